@@ -1,0 +1,103 @@
+/* analysis.h: closed-form costs of a network (thesis ch. 4): per-layer and total
+ * parameters, FLOPs, activations, receptive fields and memory estimates at any batch
+ * size; rows that show a Fire module as one line; deltas between two networks with
+ * the reach of each change (local / regional / global). Conventions and their
+ * sources: docs/conventions.md. Nothing here allocates or prints. */
+#ifndef DSE_ANALYSIS_H
+#define DSE_ANALYSIS_H
+
+#include <stdint.h>
+
+#include "metaparams/net.h"
+
+#define DSE_BYTES_PER_VALUE 4 /* float32 */
+
+struct dse_cost_layer {
+    int64_t weights;      /* learned weights */
+    int64_t biases;       /* learned biases (and batchnorm/scale shifts) */
+    int64_t params;       /* weights + biases */
+    int64_t buffers;      /* stored but not learned: batchnorm running mean and variance */
+    int64_t flops;        /* forward, whole batch, 2 per multiply-add; conv and fc only,
+                             bias adds not counted (thesis ch. 4 convention) */
+    int64_t other_ops;    /* forward, whole batch: bias adds, pooling, elementwise,
+                             normalization and softmax work, one per basic operation */
+    int64_t activations;  /* output values for the whole batch; 0 for in-place layers,
+                             1 for a loss or accuracy (one scalar per batch) */
+    /* Liveness, for the inference memory estimate. */
+    int     buffer;       /* index of the layer that owns this layer's output tensor */
+    int     last_use;     /* last layer reading that tensor (n_layers for the net output) */
+    int64_t freed_after;  /* values of the tensors that die once this layer has run */
+};
+
+struct dse_cost_totals {
+    int64_t batch;
+    int64_t weights, biases, params, buffers;
+    int64_t flops;            /* forward */
+    int64_t flops_train;      /* 3 x forward: forward, data gradient, weight gradient (thesis 4.3.3) */
+    int64_t other_ops;
+    int64_t input_values;     /* batch x C x H x W */
+    int64_t activations;      /* sum over layers, input excluded */
+    int64_t param_bytes;      /* params x 4 */
+    int64_t model_bytes;      /* (params + buffers) x 4: what a checkpoint of the weights holds */
+    int64_t activation_bytes; /* activations x 4 */
+    int64_t mem_infer_bytes;  /* estimate: model + the largest set of tensors alive at once */
+    int64_t mem_train_bytes;  /* estimate: input + activations and their gradients + params,
+                                 their gradients and momentum + buffers */
+    int64_t peak_live_values; /* the largest set of tensors alive at once, in values */
+};
+
+/* Costs of an inferred network (dse_net_infer) at the given batch. layers has room for
+ * net->n_layers entries (it is also the scratch space: nothing is allocated).
+ * Fails with DSE_ERR_CONFIG if batch < 1. */
+enum dse_status dse_cost_net(const struct dse_net *net, int64_t batch,
+                             struct dse_cost_layer *layers, struct dse_cost_totals *tot,
+                             struct dse_err *err);
+
+/* One line of a report: a primitive layer, or a run of consecutive layers of one
+ * module (a Fire module) summed. */
+struct dse_cost_row {
+    char        name[DSE_NAME_MAX];
+    const char *type;            /* the layer type's name, "fire" or "module" */
+    int         first, last;     /* layer index range, inclusive */
+    int         in_place;        /* every layer of the row works in place */
+    int         in_c, in_h, in_w;    /* input 0 of the row's first layer */
+    int         out_c, out_h, out_w;
+    int         rf_h, rf_w;
+    struct dse_cost_layer cost;  /* summed over the row's layers (liveness fields unused) */
+};
+
+/* Rows of a report: one per layer if expand, else one per module and per layer outside
+ * modules. rows has room for net->n_layers entries. Returns the number of rows. */
+int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers, int expand,
+                  struct dse_cost_row *rows);
+
+/* Deltas between two networks (thesis Tables 4.3-4.8). */
+enum dse_delta_kind { DSE_DELTA_SAME = 0, DSE_DELTA_CHANGED, DSE_DELTA_ADDED, DSE_DELTA_REMOVED };
+enum dse_reach      { DSE_REACH_NONE = 0, DSE_REACH_LOCAL, DSE_REACH_REGIONAL, DSE_REACH_GLOBAL };
+
+struct dse_delta_row {
+    enum dse_delta_kind        kind;
+    const struct dse_cost_row *base;    /* NULL if added (borrowed from the caller's rows) */
+    const struct dse_cost_row *variant; /* NULL if removed */
+};
+
+struct dse_delta {
+    int            n_rows;
+    int            first_changed, last_changed; /* indices into rows; -1 if nothing changed */
+    int            span;    /* rows that do work in [first_changed, last_changed]:
+                               in-place rows (ReLU, dropout...) follow their producer */
+    enum dse_reach reach;   /* LOCAL: the changed row and at most its successor;
+                               GLOBAL: reaches the last row; REGIONAL: in between */
+};
+
+/* Match rows by name: variant order, removed base rows placed where they stood.
+ * A row is changed if its type, input or output shape, params, FLOPs or other ops
+ * differ. out has room for
+ * nb + nv entries. */
+void dse_delta_rows(const struct dse_cost_row *base, int nb, const struct dse_cost_row *variant,
+                    int nv, struct dse_delta_row *out, struct dse_delta *d);
+
+const char *dse_reach_str(enum dse_reach r);
+const char *dse_delta_kind_str(enum dse_delta_kind k);
+
+#endif

@@ -1,0 +1,184 @@
+/* cost.c: closed-form parameter, FLOP, activation and memory counts per layer, and the
+ * report rows that fold a Fire module into one line. Conventions: docs/conventions.md.
+ * Hot path of dse_cost_net is allocation-free: a sweep costs millions of candidates. */
+#include "analysis/analysis.h"
+
+#include <string.h>
+
+static void cost_layer(const struct dse_net *net, const struct dse_layer *l, int64_t batch,
+                       struct dse_cost_layer *c) {
+    int64_t out_sp   = (int64_t)l->out_h * l->out_w;
+    int64_t out_vals = (int64_t)l->out_c * out_sp * batch;
+    c->weights = c->biases = c->buffers = c->flops = c->other_ops = 0;
+    c->activations = l->in_place ? 0 : out_vals;
+
+    switch (l->type) {
+    case DSE_LAYER_CONV:
+        c->weights   = (int64_t)(l->groups == 1 ? l->in_c : l->in_c / l->groups) * l->kernel_h *
+                       l->kernel_w * l->out_c;
+        c->biases    = l->bias ? l->out_c : 0;
+        c->flops     = 2 * c->weights * out_sp * batch;
+        c->other_ops = l->bias ? out_vals : 0;
+        break;
+    case DSE_LAYER_FC:
+        c->weights   = (int64_t)l->in_c * l->in_h * l->in_w * l->out_c;
+        c->biases    = l->bias ? l->out_c : 0;
+        c->flops     = 2 * c->weights * batch;
+        c->other_ops = l->bias ? out_vals : 0;
+        break;
+    case DSE_LAYER_MAXPOOL:
+    case DSE_LAYER_AVGPOOL:
+        c->other_ops = out_vals * l->kernel_h * l->kernel_w;
+        break;
+    case DSE_LAYER_RELU:
+    case DSE_LAYER_DROPOUT:
+        c->other_ops = out_vals; /* same shape as the input */
+        break;
+    case DSE_LAYER_ACCURACY:
+        c->other_ops = (int64_t)l->in_c * l->in_h * l->in_w * batch;
+        break;
+    case DSE_LAYER_ELTWISE:
+        c->other_ops = out_vals * (l->n_inputs - 1);
+        break;
+    case DSE_LAYER_CONCAT:
+        break;
+    case DSE_LAYER_SOFTMAX:
+        c->other_ops = 3 * out_vals; /* exp, sum, divide */
+        break;
+    case DSE_LAYER_SOFTMAX_LOSS: /* softmax, then -log of the true class */
+        c->other_ops = 3 * (int64_t)l->in_c * l->in_h * l->in_w * batch + batch;
+        break;
+    case DSE_LAYER_BATCHNORM:
+        c->biases    = l->affine ? l->out_c : 0; /* beta */
+        c->weights   = l->affine ? l->out_c : 0; /* gamma */
+        c->buffers   = 2 * (int64_t)l->out_c;    /* running mean and variance */
+        c->other_ops = (l->affine ? 4 : 2) * out_vals;
+        break;
+    case DSE_LAYER_SCALE:
+        c->weights   = l->out_c;
+        c->biases    = l->bias ? l->out_c : 0;
+        c->other_ops = (l->bias ? 2 : 1) * out_vals;
+        break;
+    case DSE_LAYER_LRN:
+        c->other_ops = (2 * (int64_t)l->lrn_size + 3) * out_vals; /* squares, sum, pow, divide */
+        break;
+    case DSE_LAYER_COUNT:
+        break;
+    }
+    if (l->type == DSE_LAYER_SOFTMAX_LOSS || l->type == DSE_LAYER_ACCURACY)
+        c->activations = 1;
+    c->params = c->weights + c->biases;
+    (void)net;
+}
+
+enum dse_status dse_cost_net(const struct dse_net *net, int64_t batch,
+                             struct dse_cost_layer *layers, struct dse_cost_totals *tot,
+                             struct dse_err *err) {
+    int n = net->n_layers;
+    if (batch < 1)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "batch = %lld; expected >= 1",
+                           (long long)batch);
+    memset(tot, 0, sizeof *tot);
+    tot->batch        = batch;
+    tot->input_values = (int64_t)net->in_c * net->in_h * net->in_w * batch;
+    int input_last_use = -1;
+    /* Sums in locals: stores through layers[] could alias *tot and force reloads. */
+    int64_t weights = 0, biases = 0, buffers = 0, flops = 0, other_ops = 0, activations = 0;
+
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &net->layers[i];
+        struct dse_cost_layer   c;
+        cost_layer(net, l, batch, &c);
+        weights     += c.weights;
+        biases      += c.biases;
+        buffers     += c.buffers;
+        flops       += c.flops;
+        other_ops   += c.other_ops;
+        activations += c.activations;
+        c.buffer      = (l->in_place && l->inputs[0] >= 0) ? layers[l->inputs[0]].buffer : i;
+        c.last_use    = i;
+        c.freed_after = 0;
+        layers[i]     = c;
+        for (int k = 0; k < l->n_inputs; k++) {
+            int in = l->inputs[k];
+            if (in == DSE_INPUT_DATA)
+                input_last_use = i;
+            else
+                layers[layers[in].buffer].last_use = i;
+        }
+    }
+    if (n > 0) layers[layers[n - 1].buffer].last_use = n; /* the output outlives the net */
+    tot->weights     = weights;
+    tot->biases      = biases;
+    tot->buffers     = buffers;
+    tot->flops       = flops;
+    tot->other_ops   = other_ops;
+    tot->activations = activations;
+
+    /* Walk the layers in order: a tensor is alive from its producer to its last reader. */
+    int64_t live = tot->input_values, peak = live;
+    for (int i = 0; i < n; i++) {
+        /* Tensor i dies after its last reader (>= i): every tensor that dies after layer i
+         * has been counted by the time step i subtracts them. */
+        if (layers[i].buffer == i && layers[i].last_use < n)
+            layers[layers[i].last_use].freed_after += layers[i].activations;
+        if (layers[i].buffer == i) live += layers[i].activations;
+        if (live > peak) peak = live;
+        live -= layers[i].freed_after;
+        if (input_last_use == i) live -= tot->input_values;
+    }
+    tot->peak_live_values = peak;
+    tot->params           = tot->weights + tot->biases;
+    tot->flops_train      = 3 * tot->flops;
+    tot->param_bytes      = tot->params * DSE_BYTES_PER_VALUE;
+    tot->model_bytes      = (tot->params + tot->buffers) * DSE_BYTES_PER_VALUE;
+    tot->activation_bytes = tot->activations * DSE_BYTES_PER_VALUE;
+    tot->mem_infer_bytes  = tot->model_bytes + peak * DSE_BYTES_PER_VALUE;
+    tot->mem_train_bytes  = (tot->input_values + 2 * tot->activations + 3 * tot->params +
+                             tot->buffers) * DSE_BYTES_PER_VALUE;
+    return DSE_OK;
+}
+
+static void row_add(struct dse_cost_row *r, const struct dse_cost_layer *c) {
+    r->cost.weights     += c->weights;
+    r->cost.biases      += c->biases;
+    r->cost.params      += c->params;
+    r->cost.buffers     += c->buffers;
+    r->cost.flops       += c->flops;
+    r->cost.other_ops   += c->other_ops;
+    r->cost.activations += c->activations;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers, int expand,
+                  struct dse_cost_row *rows) {
+    int nr = 0;
+    for (int i = 0; i < net->n_layers;) {
+        const struct dse_layer *l = &net->layers[i];
+        int j = i;
+        if (!expand && l->module[0])
+            while (j + 1 < net->n_layers && strcmp(net->layers[j + 1].module, l->module) == 0) j++;
+        struct dse_cost_row *r = &rows[nr++];
+        memset(r, 0, sizeof *r);
+        r->first = i, r->last = j;
+        r->in_place = 1;
+        dse_strlcpy(r->name, (j > i || (!expand && l->module[0])) ? l->module : l->name, DSE_NAME_MAX);
+        r->type = dse_layer_type_str(l->type);
+        for (int k = i; k <= j; k++) {
+            row_add(r, &layers[k]);
+            r->in_place &= net->layers[k].in_place;
+            if (j > i && ends_with(net->layers[k].name, "/squeeze1x1")) r->type = "fire";
+        }
+        if (j > i && strcmp(r->type, "fire") != 0) r->type = "module";
+        r->in_c = l->in_c, r->in_h = l->in_h, r->in_w = l->in_w;
+        const struct dse_layer *o = &net->layers[j];
+        r->out_c = o->out_c, r->out_h = o->out_h, r->out_w = o->out_w;
+        r->rf_h = o->rf_h, r->rf_w = o->rf_w;
+        i = j + 1;
+    }
+    return nr;
+}

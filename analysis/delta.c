@@ -1,0 +1,92 @@
+/* delta.c: the view of thesis Tables 4.3-4.8: two networks' report rows matched by
+ * name, what changed, and how far the change reaches (thesis ch. 4: local vs global
+ * changes). */
+#include "analysis/analysis.h"
+
+#include <string.h>
+
+const char *dse_reach_str(enum dse_reach r) {
+    switch (r) {
+    case DSE_REACH_NONE:     return "none";
+    case DSE_REACH_LOCAL:    return "local";
+    case DSE_REACH_REGIONAL: return "regional";
+    case DSE_REACH_GLOBAL:   return "global";
+    }
+    return "?";
+}
+
+const char *dse_delta_kind_str(enum dse_delta_kind k) {
+    switch (k) {
+    case DSE_DELTA_SAME:    return "same";
+    case DSE_DELTA_CHANGED: return "changed";
+    case DSE_DELTA_ADDED:   return "added";
+    case DSE_DELTA_REMOVED: return "removed";
+    }
+    return "?";
+}
+
+static int row_differs(const struct dse_cost_row *a, const struct dse_cost_row *b) {
+    return a->in_c != b->in_c || a->in_h != b->in_h || a->in_w != b->in_w ||
+           a->out_c != b->out_c || a->out_h != b->out_h || a->out_w != b->out_w ||
+           a->cost.params != b->cost.params || a->cost.flops != b->cost.flops ||
+           a->cost.other_ops != b->cost.other_ops ||
+           strcmp(a->type, b->type) != 0;
+}
+
+static int find_row(const struct dse_cost_row *rows, int n, const char *name) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].name, name) == 0) return i;
+    return -1;
+}
+
+static const struct dse_cost_row *row_of(const struct dse_delta_row *r) {
+    return r->variant ? r->variant : r->base;
+}
+
+void dse_delta_rows(const struct dse_cost_row *base, int nb, const struct dse_cost_row *variant,
+                    int nv, struct dse_delta_row *out, struct dse_delta *d) {
+    int n = 0, next_base = 0;
+    memset(d, 0, sizeof *d);
+    for (int v = 0; v < nv; v++) {
+        int b = find_row(base, nb, variant[v].name);
+        if (b >= next_base) { /* base rows skipped over were removed */
+            for (; next_base < b; next_base++)
+                if (find_row(variant, nv, base[next_base].name) < 0)
+                    out[n++] = (struct dse_delta_row){ DSE_DELTA_REMOVED, &base[next_base], NULL };
+            next_base = b + 1;
+        }
+        if (b < 0)
+            out[n++] = (struct dse_delta_row){ DSE_DELTA_ADDED, NULL, &variant[v] };
+        else
+            out[n++] = (struct dse_delta_row){
+                row_differs(&base[b], &variant[v]) ? DSE_DELTA_CHANGED : DSE_DELTA_SAME,
+                &base[b], &variant[v] };
+    }
+    for (; next_base < nb; next_base++)
+        if (find_row(variant, nv, base[next_base].name) < 0)
+            out[n++] = (struct dse_delta_row){ DSE_DELTA_REMOVED, &base[next_base], NULL };
+    d->n_rows = n;
+    d->first_changed = d->last_changed = -1;
+    for (int i = 0; i < n; i++) {
+        if (out[i].kind == DSE_DELTA_SAME) continue;
+        if (d->first_changed < 0) d->first_changed = i;
+        d->last_changed = i;
+    }
+    if (d->first_changed < 0) {
+        d->reach = DSE_REACH_NONE;
+        return;
+    }
+    /* Count only rows that do work: an in-place ReLU changes with its producer. */
+    int last_working = -1;
+    for (int i = 0; i < n; i++)
+        if (!row_of(&out[i])->in_place) last_working = i;
+    d->span = 0;
+    for (int i = d->first_changed; i <= d->last_changed; i++)
+        if (!row_of(&out[i])->in_place) d->span++;
+    if (d->span <= 2)
+        d->reach = DSE_REACH_LOCAL;
+    else if (d->last_changed >= last_working)
+        d->reach = DSE_REACH_GLOBAL;
+    else
+        d->reach = DSE_REACH_REGIONAL;
+}

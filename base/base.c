@@ -1,0 +1,81 @@
+/* base.c: status names, error records, assertions, small string helpers. */
+#include "base/base.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *dse_status_str(enum dse_status s) {
+    switch (s) {
+    case DSE_OK:              return "ok";
+    case DSE_ERR_CONFIG:      return "config error";
+    case DSE_ERR_IO:          return "I/O error";
+    case DSE_ERR_NOMEM:       return "out of memory";
+    case DSE_ERR_SHAPE:       return "shape error";
+    case DSE_ERR_UNSUPPORTED: return "unsupported";
+    case DSE_ERR_CUDA:        return "CUDA error";
+    case DSE_ERR_INTERNAL:    return "internal error";
+    }
+    return "unknown status";
+}
+
+enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const char *file,
+                            int line, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        err->code = code;
+        err->file = file;
+        err->line = line;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+const char *dse_err_format(const struct dse_err *err, char *buf, int size) {
+    if (err->file && err->line > 0)
+        snprintf(buf, (size_t)size, "%s:%d: %s", err->file, err->line, err->msg);
+    else if (err->file)
+        snprintf(buf, (size_t)size, "%s: %s", err->file, err->msg);
+    else
+        snprintf(buf, (size_t)size, "%s", err->msg);
+    return buf;
+}
+
+void dse_assert_fail(const char *file, int line, const char *cond) {
+    fprintf(stderr, "%s:%d: assertion '%s' failed\n", file, line, cond);
+    abort();
+}
+
+int dse_strlcpy(char *dst, const char *src, int n) {
+    size_t len = strlen(src);
+    if (n <= 0) return -1;
+    if (len < (size_t)n) {
+        memcpy(dst, src, len + 1);
+        return 0;
+    }
+    memcpy(dst, src, (size_t)n - 1);
+    dst[n - 1] = '\0';
+    return -1;
+}
+
+int dse_edit_distance(const char *a, const char *b) {
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    int row[64 + 1];
+    if (la > 64 || lb > 64) return 1000;
+    for (int j = 0; j <= lb; j++) row[j] = j;
+    for (int i = 1; i <= la; i++) {
+        int prev = row[0];
+        row[0] = i;
+        for (int j = 1; j <= lb; j++) {
+            int cur = row[j];
+            int sub = prev + (a[i - 1] != b[j - 1]);
+            int del = row[j] + 1, ins = row[j - 1] + 1;
+            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            prev = cur;
+        }
+    }
+    return row[lb];
+}

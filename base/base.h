@@ -1,0 +1,52 @@
+/* base.h: what every dse module needs and nothing more: status codes, the error
+ * record that carries file:line back to the CLI, and DSE_ASSERT for broken invariants.
+ * See shared/STYLE.md section 3 for how errors travel. Needs only libc. */
+#ifndef DSE_BASE_H
+#define DSE_BASE_H
+
+#include <stdint.h>
+
+enum dse_status {
+    DSE_OK = 0,
+    DSE_ERR_CONFIG,      /* bad network/space file or option value */
+    DSE_ERR_IO,          /* file missing, unreadable, unwritable */
+    DSE_ERR_NOMEM,
+    DSE_ERR_SHAPE,       /* shapes that do not fit (negative output, concat mismatch...) */
+    DSE_ERR_UNSUPPORTED, /* a layer type or option we do not handle */
+    DSE_ERR_CUDA,
+    DSE_ERR_INTERNAL
+};
+
+struct dse_err {
+    enum dse_status code;
+    const char     *file;   /* config or data file at fault; NULL if none (borrowed) */
+    int             line;   /* 1-based; 0 if unknown */
+    char            msg[256];
+};
+
+/* Name of a status code, e.g. "config error". Never NULL. */
+const char *dse_status_str(enum dse_status s);
+
+/* Fill err (if non-NULL) and return code. msg is printf-style. file is borrowed:
+ * it must outlive the err record (callers pass the path they were given). */
+enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const char *file,
+                            int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Format err as "file:line: msg" (or "file: msg", or "msg") into buf. Returns buf. */
+const char *dse_err_format(const struct dse_err *err, char *buf, int size);
+
+void dse_assert_fail(const char *file, int line, const char *cond);
+
+#define DSE_ASSERT(cond) \
+    ((cond) ? (void)0 : dse_assert_fail(__FILE__, __LINE__, #cond))
+
+#define DSE_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Copy src into dst of size n, always NUL-terminated. Returns 0 if it fitted, -1 if cut. */
+int dse_strlcpy(char *dst, const char *src, int n);
+
+/* Edit distance between two short strings (for "did you mean" suggestions). */
+int dse_edit_distance(const char *a, const char *b);
+
+#endif

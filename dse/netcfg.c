@@ -1,0 +1,426 @@
+/* netcfg.c: our network files (libconfig .cfg): an input shape and an ordered list of
+ * layers, Fire modules included. Every setting is checked against the keys its layer
+ * type allows, and every error names path:line. Format: docs/network-format.md. */
+#include "dse/netfile.h"
+
+#include <errno.h>
+#include <libconfig.h>
+#include <stdio.h>
+#include <string.h>
+
+struct type_spec {
+    const char         *name;     /* type as written in the file */
+    enum dse_layer_type type;     /* primitive type; ignored for "fire" */
+    const char         *keys;     /* allowed settings besides name, type, inputs */
+};
+
+/* The aliases on the left are what users write; docs/network-format.md lists them. */
+static const struct type_spec type_specs[] = {
+    { "conv",           DSE_LAYER_CONV,         "filters kernel kernel_h kernel_w stride stride_h stride_w pad pad_h pad_w dilation dilation_h dilation_w groups bias" },
+    { "maxpool",        DSE_LAYER_MAXPOOL,      "kernel kernel_h kernel_w stride stride_h stride_w pad pad_h pad_w round global" },
+    { "avgpool",        DSE_LAYER_AVGPOOL,      "kernel kernel_h kernel_w stride stride_h stride_w pad pad_h pad_w round global" },
+    { "global_avgpool", DSE_LAYER_AVGPOOL,      "" },
+    { "global_maxpool", DSE_LAYER_MAXPOOL,      "" },
+    { "relu",           DSE_LAYER_RELU,         "in_place" },
+    { "dropout",        DSE_LAYER_DROPOUT,      "ratio in_place" },
+    { "concat",         DSE_LAYER_CONCAT,       "" },
+    { "add",            DSE_LAYER_ELTWISE,      "" },
+    { "eltwise",        DSE_LAYER_ELTWISE,      "op" },
+    { "fc",             DSE_LAYER_FC,           "outputs bias" },
+    { "softmax",        DSE_LAYER_SOFTMAX,      "" },
+    { "softmax_loss",   DSE_LAYER_SOFTMAX_LOSS, "" },
+    { "accuracy",       DSE_LAYER_ACCURACY,     "" },
+    { "batchnorm",      DSE_LAYER_BATCHNORM,    "affine in_place" },
+    { "scale",          DSE_LAYER_SCALE,        "bias in_place" },
+    { "lrn",            DSE_LAYER_LRN,          "size" },
+    { "fire",           DSE_LAYER_COUNT,        "squeeze expand1x1 expand3x3 bypass" },
+};
+
+struct ctx {
+    const char     *path;
+    struct dse_err *err;
+};
+
+static enum dse_status cfg_err(struct ctx *cx, const config_setting_t *s, enum dse_status code,
+                               const char *fmt, const char *a, const char *b) {
+    char msg[256];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    return dse_err_set(cx->err, code, cx->path, s ? (int)config_setting_source_line(s) : 0, "%s", msg);
+}
+
+/* Is word in the space-separated list? */
+static int in_list(const char *list, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = list; *p;) {
+        while (*p == ' ') p++;
+        const char *e = p;
+        while (*e && *e != ' ') e++;
+        if ((size_t)(e - p) == n && strncmp(p, word, n) == 0) return 1;
+        p = e;
+    }
+    return 0;
+}
+
+/* Closest word of the list to word, into out; empty if none is close. */
+static void suggest(const char *list, const char *word, char *out, int size) {
+    int best = 3;
+    out[0] = '\0';
+    for (const char *p = list; *p;) {
+        char w[64];
+        while (*p == ' ') p++;
+        const char *e = p;
+        while (*e && *e != ' ') e++;
+        int n = (int)(e - p) < 63 ? (int)(e - p) : 63;
+        memcpy(w, p, (size_t)n);
+        w[n] = '\0';
+        int d = n ? dse_edit_distance(word, w) : 99;
+        if (d < best) {
+            best = d;
+            dse_strlcpy(out, w, size);
+        }
+        p = e;
+    }
+}
+
+static enum dse_status unknown_key(struct ctx *cx, const config_setting_t *s, const char *where,
+                                   const char *allowed) {
+    char sug[64], buf[200];
+    const char *key = config_setting_name(s);
+    suggest(allowed, key, sug, sizeof sug);
+    if (sug[0])
+        snprintf(buf, sizeof buf, "unknown setting '%s' in %s (did you mean '%s'?)", key, where, sug);
+    else
+        snprintf(buf, sizeof buf, "unknown setting '%s' in %s; allowed: %s", key, where, allowed);
+    return dse_err_set(cx->err, DSE_ERR_CONFIG, cx->path, (int)config_setting_source_line(s), "%s", buf);
+}
+
+/* Integer setting key of g into *out if present. Returns DSE_OK if absent. */
+static enum dse_status get_int(struct ctx *cx, const config_setting_t *g, const char *key, int *out,
+                               int *present) {
+    const config_setting_t *s = config_setting_get_member(g, key);
+    if (present) *present = s != NULL;
+    if (!s) return DSE_OK;
+    int t = config_setting_type(s);
+    if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s must be an integer%s", key, "");
+    long long v = config_setting_get_int64(s);
+    if (t == CONFIG_TYPE_INT) v = config_setting_get_int(s);
+    if (v < -1000000000LL || v > 1000000000LL)
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s is out of range%s", key, "");
+    *out = (int)v;
+    return DSE_OK;
+}
+
+static enum dse_status get_bool(struct ctx *cx, const config_setting_t *g, const char *key, int *out) {
+    const config_setting_t *s = config_setting_get_member(g, key);
+    if (!s) return DSE_OK;
+    if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s must be true or false%s", key, "");
+    *out = config_setting_get_bool(s);
+    return DSE_OK;
+}
+
+static enum dse_status get_string(struct ctx *cx, const config_setting_t *g, const char *key,
+                                  const char **out) {
+    const config_setting_t *s = config_setting_get_member(g, key);
+    if (!s) return DSE_OK;
+    if (config_setting_type(s) != CONFIG_TYPE_STRING)
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s must be a string in double quotes%s", key, "");
+    *out = config_setting_get_string(s);
+    return DSE_OK;
+}
+
+/* kernel = k sets both; kernel_h / kernel_w set one each. */
+static enum dse_status get_hw(struct ctx *cx, const config_setting_t *g, const char *key, int *h,
+                              int *w, int *present) {
+    char kh[32], kw[32];
+    int v, p1 = 0, p2 = 0, p3 = 0;
+    enum dse_status st;
+    if ((st = get_int(cx, g, key, &v, &p1))) return st;
+    if (p1) *h = *w = v;
+    snprintf(kh, sizeof kh, "%s_h", key);
+    snprintf(kw, sizeof kw, "%s_w", key);
+    if ((st = get_int(cx, g, kh, h, &p2))) return st;
+    if ((st = get_int(cx, g, kw, w, &p3))) return st;
+    if (p1 && (p2 || p3))
+        return cfg_err(cx, config_setting_get_member(g, key), DSE_ERR_CONFIG,
+                       "give either %s or %s_h and _w, not both%s", key, key);
+    if (p2 != p3)
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "give both %s_h and %s_w", key, key);
+    if (present) *present = p1 || p2;
+    return DSE_OK;
+}
+
+static enum dse_status resolve(struct ctx *cx, const struct dse_net *net, const config_setting_t *s,
+                               const char *name, int *idx) {
+    if (strcmp(name, "data") == 0 && dse_net_find(net, "data") < 0) {
+        *idx = DSE_INPUT_DATA;
+        return DSE_OK;
+    }
+    *idx = dse_net_find(net, name);
+    for (int i = net->n_layers - 1; *idx < 0 && i >= 0; i--)
+        if (strcmp(net->layers[i].module, name) == 0) *idx = i; /* a fire module: its output */
+    if (*idx < 0)
+        return cfg_err(cx, s, DSE_ERR_CONFIG,
+                       "input '%s' is not an earlier layer%s; inputs name layers above this one "
+                       "(or \"data\" for the network input)", name, "");
+    return DSE_OK;
+}
+
+static enum dse_status read_inputs(struct ctx *cx, const struct dse_net *net,
+                                   const config_setting_t *g, struct dse_layer *l) {
+    const config_setting_t *s = config_setting_get_member(g, "inputs");
+    if (!s) return DSE_OK;
+    int t = config_setting_type(s);
+    if (t == CONFIG_TYPE_STRING) {
+        l->n_inputs = 1;
+        return resolve(cx, net, s, config_setting_get_string(s), &l->inputs[0]);
+    }
+    if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "inputs must be a layer name or a list of names, "
+                       "e.g. [\"fire2\", \"fire3\"]%s%s", "", "");
+    int n = config_setting_length(s);
+    if (n < 1 || n > DSE_MAX_INPUTS)
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "inputs has %s names; expected 1 to %s",
+                       n < 1 ? "no" : "too many", "8");
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+        if (config_setting_type(e) != CONFIG_TYPE_STRING)
+            return cfg_err(cx, e, DSE_ERR_CONFIG, "inputs must hold layer names in quotes%s%s", "", "");
+        enum dse_status st = resolve(cx, net, s, config_setting_get_string(e), &l->inputs[i]);
+        if (st) return st;
+    }
+    l->n_inputs = n;
+    return DSE_OK;
+}
+
+static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const config_setting_t *g) {
+    const char *name = NULL, *type = NULL;
+    enum dse_status st;
+    int line = (int)config_setting_source_line(g);
+    char where[DSE_NAME_MAX + 16];
+
+    if (!config_setting_is_group(g))
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "each layer must be a group { name = ...; type = ...; }%s%s", "", "");
+    if ((st = get_string(cx, g, "name", &name))) return st;
+    if ((st = get_string(cx, g, "type", &type))) return st;
+    if (!name || !name[0])
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer has no name; add name = \"...\";%s%s", "", "");
+    if (strlen(name) >= DSE_NAME_MAX)
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer name '%.40s...' is too long; at most %s characters", name, "95");
+    if (dse_net_find(net, name) >= 0 || strcmp(name, "data") == 0)
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer name '%s' is used twice%s", name, "");
+    if (!type)
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer '%s' has no type; add type = \"conv\" (or %s)", name,
+                       "another type of docs/network-format.md");
+    const struct type_spec *spec = NULL;
+    char types[400] = "";
+    for (int i = 0; i < DSE_ARRAY_LEN(type_specs); i++) {
+        if (strcmp(type_specs[i].name, type) == 0) spec = &type_specs[i];
+        strcat(types, i ? " " : "");
+        strcat(types, type_specs[i].name);
+    }
+    if (!spec) {
+        char sug[64], buf[600];
+        suggest(types, type, sug, sizeof sug);
+        if (sug[0])
+            snprintf(buf, sizeof buf, "layer '%s': unknown type '%s' (did you mean '%s'?)", name, type, sug);
+        else
+            snprintf(buf, sizeof buf, "layer '%s': unknown type '%s'; allowed: %s", name, type, types);
+        return dse_err_set(cx->err, DSE_ERR_CONFIG, cx->path,
+                           (int)config_setting_source_line(config_setting_get_member(g, "type")), "%s", buf);
+    }
+    snprintf(where, sizeof where, "%s layer '%s'", spec->name, name);
+    for (int i = 0; i < config_setting_length(g); i++) {
+        const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
+        const char *key = config_setting_name(s);
+        if (strcmp(key, "name") && strcmp(key, "type") && strcmp(key, "inputs") && !in_list(spec->keys, key)) {
+            char allowed[300];
+            snprintf(allowed, sizeof allowed, "name type inputs %s", spec->keys);
+            return unknown_key(cx, s, where, allowed);
+        }
+    }
+
+    if (strcmp(spec->name, "fire") == 0) {
+        struct dse_fire f;
+        struct dse_layer tmp = dse_layer_make(DSE_LAYER_CONV, name);
+        const char *bypass = "none";
+        memset(&f, 0, sizeof f);
+        dse_strlcpy(f.name, name, DSE_NAME_MAX);
+        f.line = line;
+        int have_sq = 0;
+        if ((st = get_int(cx, g, "squeeze", &f.squeeze, &have_sq))) return st;
+        if ((st = get_int(cx, g, "expand1x1", &f.expand1x1, NULL))) return st;
+        if ((st = get_int(cx, g, "expand3x3", &f.expand3x3, NULL))) return st;
+        if ((st = get_string(cx, g, "bypass", &bypass))) return st;
+        if (!have_sq)
+            return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' needs squeeze = <filters>%s", name, "");
+        if (!strcmp(bypass, "none")) f.bypass = DSE_BYPASS_NONE;
+        else if (!strcmp(bypass, "simple")) f.bypass = DSE_BYPASS_SIMPLE;
+        else if (!strcmp(bypass, "complex")) f.bypass = DSE_BYPASS_COMPLEX;
+        else
+            return cfg_err(cx, config_setting_get_member(g, "bypass"), DSE_ERR_CONFIG,
+                           "bypass = \"%s\"; expected \"none\", \"simple\" or \"complex\"%s", bypass, "");
+        tmp.inputs[0] = net->n_layers - 1;
+        if ((st = read_inputs(cx, net, g, &tmp))) return st;
+        if (tmp.n_inputs > 1)
+            return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' takes one input%s", name, "");
+        st = dse_net_add_fire(net, &f, tmp.inputs[0], cx->err);
+        if (st && cx->err->file == NULL) cx->err->file = cx->path;
+        return st;
+    }
+
+    struct dse_layer l = dse_layer_make(spec->type, name);
+    l.line = line;
+    int have = 0;
+    const char *s = NULL;
+    switch (spec->type) {
+    case DSE_LAYER_CONV:
+        if ((st = get_int(cx, g, "filters", &l.num_output, &have))) return st;
+        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "conv '%s' needs filters = <count>%s", name, "");
+        if ((st = get_hw(cx, g, "kernel", &l.kernel_h, &l.kernel_w, &have))) return st;
+        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "conv '%s' needs kernel = <size> (or kernel_h and kernel_w)%s", name, "");
+        if ((st = get_hw(cx, g, "stride", &l.stride_h, &l.stride_w, NULL))) return st;
+        if ((st = get_hw(cx, g, "pad", &l.pad_h, &l.pad_w, NULL))) return st;
+        if ((st = get_hw(cx, g, "dilation", &l.dilation_h, &l.dilation_w, NULL))) return st;
+        if ((st = get_int(cx, g, "groups", &l.groups, NULL))) return st;
+        if ((st = get_bool(cx, g, "bias", &l.bias))) return st;
+        break;
+    case DSE_LAYER_MAXPOOL:
+    case DSE_LAYER_AVGPOOL:
+        if (strncmp(spec->name, "global_", 7) == 0) {
+            l.global = 1;
+            break;
+        }
+        if ((st = get_bool(cx, g, "global", &l.global))) return st;
+        if ((st = get_hw(cx, g, "kernel", &l.kernel_h, &l.kernel_w, &have))) return st;
+        if (!have && !l.global)
+            return cfg_err(cx, g, DSE_ERR_CONFIG, "%s '%s' needs kernel = <size> (or global = true)", spec->name, name);
+        if ((st = get_hw(cx, g, "stride", &l.stride_h, &l.stride_w, NULL))) return st;
+        if ((st = get_hw(cx, g, "pad", &l.pad_h, &l.pad_w, NULL))) return st;
+        if ((st = get_string(cx, g, "round", &s))) return st;
+        if (s && !strcmp(s, "floor")) l.round = DSE_ROUND_FLOOR;
+        else if (s && strcmp(s, "ceil"))
+            return cfg_err(cx, config_setting_get_member(g, "round"), DSE_ERR_CONFIG,
+                           "round = \"%s\"; expected \"ceil\" (Caffe's default) or \"floor\"%s", s, "");
+        break;
+    case DSE_LAYER_RELU:
+    case DSE_LAYER_DROPOUT:
+    case DSE_LAYER_BATCHNORM:
+    case DSE_LAYER_SCALE:
+        l.in_place = 1;
+        if ((st = get_bool(cx, g, "in_place", &l.in_place))) return st;
+        if (spec->type == DSE_LAYER_BATCHNORM && (st = get_bool(cx, g, "affine", &l.affine))) return st;
+        if (spec->type == DSE_LAYER_SCALE) {
+            l.bias = 0;
+            if ((st = get_bool(cx, g, "bias", &l.bias))) return st;
+        }
+        if (spec->type == DSE_LAYER_DROPOUT) {
+            const config_setting_t *r = config_setting_get_member(g, "ratio");
+            if (r) {
+                int t = config_setting_type(r);
+                if (t != CONFIG_TYPE_FLOAT && t != CONFIG_TYPE_INT)
+                    return cfg_err(cx, r, DSE_ERR_CONFIG, "ratio must be a number in [0, 1)%s%s", "", "");
+                l.dropout_ratio = t == CONFIG_TYPE_FLOAT ? (float)config_setting_get_float(r)
+                                                         : (float)config_setting_get_int(r);
+            }
+        }
+        break;
+    case DSE_LAYER_ELTWISE:
+        if ((st = get_string(cx, g, "op", &s))) return st;
+        if (s && !strcmp(s, "prod")) l.eltwise_op = DSE_ELTWISE_PROD;
+        else if (s && !strcmp(s, "max")) l.eltwise_op = DSE_ELTWISE_MAX;
+        else if (s && strcmp(s, "sum"))
+            return cfg_err(cx, config_setting_get_member(g, "op"), DSE_ERR_CONFIG,
+                           "op = \"%s\"; expected \"sum\", \"prod\" or \"max\"%s", s, "");
+        break;
+    case DSE_LAYER_FC:
+        if ((st = get_int(cx, g, "outputs", &l.num_output, &have))) return st;
+        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "fc '%s' needs outputs = <count>%s", name, "");
+        if ((st = get_bool(cx, g, "bias", &l.bias))) return st;
+        break;
+    case DSE_LAYER_LRN:
+        if ((st = get_int(cx, g, "size", &l.lrn_size, NULL))) return st;
+        break;
+    default:
+        break;
+    }
+    if ((st = read_inputs(cx, net, g, &l))) return st;
+    if (l.n_inputs == 0) {
+        l.n_inputs = 1;
+        l.inputs[0] = net->n_layers - 1;
+    }
+    if ((spec->type == DSE_LAYER_CONCAT || spec->type == DSE_LAYER_ELTWISE) &&
+        !config_setting_get_member(g, "inputs"))
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "%s '%s' needs inputs = [\"a\", \"b\", ...]", spec->name, name);
+    st = dse_net_add(net, &l, cx->err);
+    if (st && cx->err->file == NULL) cx->err->file = cx->path;
+    return st;
+}
+
+enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *ov,
+                                struct dse_net *out, struct dse_err *err) {
+    config_t cfg;
+    struct ctx cx = { path, err };
+    enum dse_status st = DSE_OK;
+    static const char top_keys[] = "name input layers";
+
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "r");
+    if (!f) return dse_err_set(err, DSE_ERR_IO, path, 0, "cannot open: %s", strerror(errno));
+    config_init(&cfg);
+    if (!config_read(&cfg, f)) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, path, config_error_line(&cfg),
+                         "%s; expected settings 'key = value;', groups { ... } and lists "
+                         "( ..., ... ) as in docs/network-format.md", config_error_text(&cfg));
+        fclose(f);
+        config_destroy(&cfg);
+        return st;
+    }
+    fclose(f);
+    config_setting_t *root = config_root_setting(&cfg);
+    for (int i = 0; i < config_setting_length(root); i++)
+        if (!in_list(top_keys, config_setting_name(config_setting_get_elem(root, (unsigned)i)))) {
+            st = unknown_key(&cx, config_setting_get_elem(root, (unsigned)i), "the network file", top_keys);
+            goto done;
+        }
+    const char *name = "";
+    if ((st = get_string(&cx, root, "name", &name))) goto done;
+    const config_setting_t *in = config_setting_get_member(root, "input");
+    if (!in || !config_setting_is_group(in)) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, path, in ? (int)config_setting_source_line(in) : 0,
+                         "missing input = { channels = C; height = H; width = W; };");
+        goto done;
+    }
+    int c = 0, h = 0, w = 0, pc = 0, ph = 0, pw = 0;
+    for (int i = 0; i < config_setting_length(in); i++)
+        if (!in_list("channels height width", config_setting_name(config_setting_get_elem(in, (unsigned)i)))) {
+            st = unknown_key(&cx, config_setting_get_elem(in, (unsigned)i), "input", "channels height width");
+            goto done;
+        }
+    if ((st = get_int(&cx, in, "channels", &c, &pc)) || (st = get_int(&cx, in, "height", &h, &ph)) ||
+        (st = get_int(&cx, in, "width", &w, &pw)))
+        goto done;
+    if (!pc || !ph || !pw || c <= 0 || h <= 0 || w <= 0) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, path, (int)config_setting_source_line(in),
+                         "input needs channels, height and width, each >= 1");
+        goto done;
+    }
+    if (ov && ov->c > 0) c = ov->c;
+    if (ov && ov->h > 0) h = ov->h;
+    if (ov && ov->w > 0) w = ov->w;
+    dse_net_init(out, name, c, h, w);
+    const config_setting_t *layers = config_setting_get_member(root, "layers");
+    if (!layers || !config_setting_is_list(layers) || config_setting_length(layers) == 0) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, path, layers ? (int)config_setting_source_line(layers) : 0,
+                         "missing layers = ( { name = ...; type = ...; }, ... ); a non-empty list in parentheses");
+        goto done;
+    }
+    for (int i = 0; i < config_setting_length(layers); i++)
+        if ((st = read_layer(&cx, out, config_setting_get_elem(layers, (unsigned)i)))) goto done;
+    st = dse_net_infer(out, path, err);
+done:
+    config_destroy(&cfg);
+    if (st) dse_net_deinit(out);
+    return st;
+}

@@ -1,0 +1,36 @@
+/* netfile.c: pick the reader by file extension. */
+#include "dse/netfile.h"
+
+#include <string.h>
+
+static int has_ext(const char *path, const char *ext) {
+    size_t lp = strlen(path), le = strlen(ext);
+    return lp > le && strcmp(path + lp - le, ext) == 0;
+}
+
+/* Caffe files name module layers "fire2/squeeze1x1": the part before the last '/'
+ * groups them into one report row, as our own fire layers are grouped. */
+static void modules_from_names(struct dse_net *net) {
+    for (int i = 0; i < net->n_layers; i++) {
+        struct dse_layer *l = &net->layers[i];
+        const char *slash = strrchr(l->name, '/');
+        if (l->module[0] || !slash || slash == l->name) continue;
+        int n = (int)(slash - l->name);
+        memcpy(l->module, l->name, (size_t)n);
+        l->module[n] = '\0';
+    }
+}
+
+enum dse_status dse_netfile_load(const char *path, const struct dse_input_shape *ov,
+                                 struct dse_net *out, struct dse_err *err) {
+    if (has_ext(path, ".cfg"))
+        return dse_netcfg_load(path, ov, out, err);
+    if (has_ext(path, ".prototxt") || has_ext(path, ".pt")) {
+        enum dse_status st = dse_prototxt_load(path, ov, out, err);
+        if (!st) modules_from_names(out);
+        return st;
+    }
+    memset(out, 0, sizeof *out);
+    return dse_err_set(err, DSE_ERR_CONFIG, path, 0,
+                       "unknown network file type; expected a .cfg (dse network) or .prototxt (Caffe) file");
+}

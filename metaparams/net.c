@@ -1,0 +1,361 @@
+/* net.c: building networks and inferring their shapes exactly as Caffe does
+ * (conv_layer.cpp, pooling_layer.cpp, inner_product_layer.cpp). The rules are written
+ * out with their sources in docs/conventions.md. */
+#include "metaparams/net.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int min_in, max_in, weighted;
+} layer_info[DSE_LAYER_COUNT] = {
+#define DSE_LAYER(e, name, min_in, max_in, weighted) { name, min_in, max_in, weighted },
+#include "metaparams/layers.def"
+#undef DSE_LAYER
+};
+
+const char *dse_layer_type_str(enum dse_layer_type t) {
+    return (unsigned)t < DSE_LAYER_COUNT ? layer_info[t].name : "?";
+}
+
+int dse_layer_type_from_str(const char *s, enum dse_layer_type *out) {
+    for (int i = 0; i < DSE_LAYER_COUNT; i++) {
+        if (strcmp(s, layer_info[i].name) == 0) {
+            *out = (enum dse_layer_type)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int dse_layer_type_weighted(enum dse_layer_type t) {
+    return (unsigned)t < DSE_LAYER_COUNT ? layer_info[t].weighted : 0;
+}
+
+const char *dse_bypass_str(enum dse_bypass b) {
+    switch (b) {
+    case DSE_BYPASS_NONE:    return "none";
+    case DSE_BYPASS_SIMPLE:  return "simple";
+    case DSE_BYPASS_COMPLEX: return "complex";
+    }
+    return "?";
+}
+
+struct dse_layer dse_layer_make(enum dse_layer_type t, const char *name) {
+    struct dse_layer l;
+    memset(&l, 0, sizeof l);
+    dse_strlcpy(l.name, name, DSE_NAME_MAX);
+    l.type       = t;
+    l.stride_h   = l.stride_w   = 1;
+    l.dilation_h = l.dilation_w = 1;
+    l.groups     = 1;
+    l.bias       = 1;
+    l.affine     = 1;
+    l.round      = DSE_ROUND_CEIL;
+    l.lrn_size   = 5;
+    l.dropout_ratio = 0.5f;
+    return l;
+}
+
+void dse_net_init(struct dse_net *net, const char *name, int c, int h, int w) {
+    memset(net, 0, sizeof *net);
+    dse_strlcpy(net->name, name ? name : "", DSE_NAME_MAX);
+    net->in_c = c;
+    net->in_h = h;
+    net->in_w = w;
+}
+
+void dse_net_deinit(struct dse_net *net) {
+    if (!net) return;
+    free(net->layers);
+    net->layers = NULL;
+    net->n_layers = net->cap_layers = 0;
+}
+
+enum dse_status dse_net_copy(struct dse_net *dst, const struct dse_net *src, struct dse_err *err) {
+    *dst = *src;
+    dst->layers = NULL;
+    dst->cap_layers = dst->n_layers;
+    if (src->n_layers > 0) {
+        dst->layers = malloc(sizeof *dst->layers * (size_t)src->n_layers);
+        if (!dst->layers) {
+            dst->n_layers = dst->cap_layers = 0;
+            return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory copying network");
+        }
+        memcpy(dst->layers, src->layers, sizeof *dst->layers * (size_t)src->n_layers);
+    }
+    return DSE_OK;
+}
+
+int dse_net_find(const struct dse_net *net, const char *name) {
+    for (int i = net->n_layers - 1; i >= 0; i--)
+        if (strcmp(net->layers[i].name, name) == 0) return i;
+    return -1;
+}
+
+enum dse_status dse_net_add(struct dse_net *net, const struct dse_layer *l, struct dse_err *err) {
+    int idx = net->n_layers;
+    if ((unsigned)l->type >= DSE_LAYER_COUNT)
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, l->line, "layer '%s': bad type", l->name);
+    if (net->n_layers == net->cap_layers) {
+        int cap = net->cap_layers ? net->cap_layers * 2 : 32;
+        struct dse_layer *p = realloc(net->layers, sizeof *p * (size_t)cap);
+        if (!p) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory adding layer");
+        net->layers = p;
+        net->cap_layers = cap;
+    }
+    struct dse_layer *d = &net->layers[idx];
+    *d = *l;
+    if (d->n_inputs == 0) {
+        d->n_inputs  = 1;
+        d->inputs[0] = idx - 1; /* -1 == DSE_INPUT_DATA for the first layer */
+    }
+    const char *tn = layer_info[d->type].name;
+    if (d->n_inputs < layer_info[d->type].min_in || d->n_inputs > layer_info[d->type].max_in)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, d->line,
+                           "layer '%s' (%s) has %d inputs; expected %d to %d", d->name, tn,
+                           d->n_inputs, layer_info[d->type].min_in, layer_info[d->type].max_in);
+    for (int i = 0; i < d->n_inputs; i++)
+        if (d->inputs[i] < DSE_INPUT_DATA || d->inputs[i] >= idx)
+            return dse_err_set(err, DSE_ERR_INTERNAL, NULL, d->line,
+                               "layer '%s': input %d is not an earlier layer", d->name, i);
+    if (d->in_place && d->inputs[0] == DSE_INPUT_DATA)
+        d->in_place = 0; /* nothing to overwrite but the data blob: count it as a new tensor */
+    net->n_layers++;
+    return DSE_OK;
+}
+
+static int in_shape(const struct dse_net *net, int input, int *c, int *h, int *w) {
+    if (input == DSE_INPUT_DATA) {
+        *c = net->in_c, *h = net->in_h, *w = net->in_w;
+    } else {
+        const struct dse_layer *p = &net->layers[input];
+        *c = p->out_c, *h = p->out_h, *w = p->out_w;
+    }
+    return 0;
+}
+
+static void in_rf(const struct dse_net *net, int input, int *rh, int *rw, int *jh, int *jw) {
+    if (input == DSE_INPUT_DATA) {
+        *rh = *rw = *jh = *jw = 1;
+    } else {
+        const struct dse_layer *p = &net->layers[input];
+        *rh = p->rf_h, *rw = p->rf_w, *jh = p->jump_h, *jw = p->jump_w;
+    }
+}
+
+/* Caffe pooling_layer.cpp Reshape(): ceil mode, then "if we have padding, ensure that
+ * the last pooling starts strictly inside the image (instead of at the padding);
+ * otherwise clip the last". */
+static int pool_out(int in, int k, int s, int p, enum dse_round round) {
+    int num = in + 2 * p - k;
+    int out;
+    if (s == 1) return num + 1;
+    if (round == DSE_ROUND_FLOOR)
+        out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+    else
+        out = (num >= 0 ? (num + s - 1) / s : -((-num) / s)) + 1;
+    if (p > 0 && (out - 1) * s >= in + p) out--; /* applies to both modes in Caffe */
+    return out;
+}
+
+static enum dse_status shape_err(struct dse_err *err, const char *file, const struct dse_layer *l,
+                                 const char *what) {
+    return dse_err_set(err, DSE_ERR_SHAPE, file, l->line, "layer '%s' (%s): %s", l->name,
+                       dse_layer_type_str(l->type), what);
+}
+
+/* Shape and receptive field of layer i from its inputs. Works in locals and stores once
+ * at the end: stores through l could alias the input layers' fields and force reloads. */
+static enum dse_status infer_one(struct dse_net *net, int i, const char *file, struct dse_err *err) {
+    struct dse_layer *l = &net->layers[i];
+    int c, h, w, rh, rw, jh, jw;
+    char buf[200];
+    in_shape(net, l->inputs[0], &c, &h, &w);
+    in_rf(net, l->inputs[0], &rh, &rw, &jh, &jw);
+    int oc = c, oh = h, ow = w, orh = rh, orw = rw, ojh = jh, ojw = jw;
+
+    switch (l->type) {
+    case DSE_LAYER_CONV: {
+        const int kh = l->kernel_h, kw = l->kernel_w, sh = l->stride_h, sw = l->stride_w;
+        const int dh = l->dilation_h, dw = l->dilation_w, ph = l->pad_h, pw = l->pad_w;
+        const int g = l->groups, f = l->num_output;
+        if (f <= 0) return shape_err(err, file, l, "filters must be >= 1");
+        if (kh <= 0 || kw <= 0) return shape_err(err, file, l, "kernel must be >= 1");
+        if (sh <= 0 || sw <= 0) return shape_err(err, file, l, "stride must be >= 1");
+        if (dh <= 0 || dw <= 0) return shape_err(err, file, l, "dilation must be >= 1");
+        if (ph < 0 || pw < 0) return shape_err(err, file, l, "pad must be >= 0");
+        /* Integer division costs tens of cycles: skip it in the common cases (groups 1,
+         * stride 1), which keeps a whole-network analysis near a microsecond. */
+        if (g != 1 && (g <= 0 || c % g || f % g)) {
+            snprintf(buf, sizeof buf, "groups = %d must divide input channels (%d) and filters (%d)",
+                     g, c, f);
+            return shape_err(err, file, l, buf);
+        }
+        int keh = dh * (kh - 1) + 1, kew = dw * (kw - 1) + 1;
+        int nh = h + 2 * ph - keh, nw = w + 2 * pw - kew;
+        if (nh < 0 || nw < 0) {
+            snprintf(buf, sizeof buf, "kernel %dx%d (dilated) is larger than its padded input %dx%d",
+                     keh, kew, h + 2 * ph, w + 2 * pw);
+            return shape_err(err, file, l, buf);
+        }
+        oc = f;
+        oh = (sh == 1 ? nh : nh / sh) + 1;
+        ow = (sw == 1 ? nw : nw / sw) + 1;
+        orh = rh + (keh - 1) * jh, orw = rw + (kew - 1) * jw;
+        ojh = jh * sh, ojw = jw * sw;
+        break;
+    }
+    case DSE_LAYER_MAXPOOL:
+    case DSE_LAYER_AVGPOOL: {
+        int kh = l->kernel_h, kw = l->kernel_w, sh = l->stride_h, sw = l->stride_w;
+        int ph = l->pad_h, pw = l->pad_w;
+        if (l->global) {
+            kh = h, kw = w, sh = sw = 1, ph = pw = 0;
+            l->kernel_h = kh, l->kernel_w = kw, l->stride_h = l->stride_w = 1;
+            l->pad_h = l->pad_w = 0;
+        }
+        if (kh <= 0 || kw <= 0) return shape_err(err, file, l, "kernel must be >= 1");
+        if (sh <= 0 || sw <= 0) return shape_err(err, file, l, "stride must be >= 1");
+        if (ph < 0 || pw < 0) return shape_err(err, file, l, "pad must be >= 0");
+        if (ph >= kh || pw >= kw) return shape_err(err, file, l, "pad must be smaller than kernel (Caffe's rule)");
+        oh = pool_out(h, kh, sh, ph, l->round);
+        ow = pool_out(w, kw, sw, pw, l->round);
+        orh = rh + (kh - 1) * jh, orw = rw + (kw - 1) * jw;
+        ojh = jh * sh, ojw = jw * sw;
+        break;
+    }
+    case DSE_LAYER_FC:
+        if (l->num_output <= 0) return shape_err(err, file, l, "outputs must be >= 1");
+        oc = l->num_output, oh = ow = 1;
+        orh = rh + (h - 1) * jh, orw = rw + (w - 1) * jw;
+        ojh = jh * h, ojw = jw * w;
+        break;
+    case DSE_LAYER_CONCAT:
+    case DSE_LAYER_ELTWISE: {
+        int sum_c = c;
+        for (int k = 1; k < l->n_inputs; k++) {
+            int c2, h2, w2, rh2, rw2, jh2, jw2;
+            in_shape(net, l->inputs[k], &c2, &h2, &w2);
+            in_rf(net, l->inputs[k], &rh2, &rw2, &jh2, &jw2);
+            if (h2 != h || w2 != w || (l->type == DSE_LAYER_ELTWISE && c2 != c)) {
+                snprintf(buf, sizeof buf, "input %d is %dx%dx%d but input 0 is %dx%dx%d%s", k, c2,
+                         h2, w2, c, h, w,
+                         l->type == DSE_LAYER_CONCAT ? " (heights and widths must match)" : "");
+                return shape_err(err, file, l, buf);
+            }
+            sum_c += c2;
+            if (rh2 > orh) orh = rh2;
+            if (rw2 > orw) orw = rw2;
+            if (jh2 > ojh) ojh = jh2;
+            if (jw2 > ojw) ojw = jw2;
+        }
+        if (l->type == DSE_LAYER_CONCAT) oc = sum_c;
+        break;
+    }
+    case DSE_LAYER_SOFTMAX_LOSS:
+    case DSE_LAYER_ACCURACY:
+        oc = oh = ow = 1; /* one scalar for the whole batch */
+        break;
+    case DSE_LAYER_LRN:
+        if (l->lrn_size <= 0 || l->lrn_size % 2 == 0) return shape_err(err, file, l, "local_size must be odd and >= 1");
+        break;
+    case DSE_LAYER_DROPOUT:
+        if (!(l->dropout_ratio >= 0.0f && l->dropout_ratio < 1.0f))
+            return shape_err(err, file, l, "dropout ratio must be in [0, 1)");
+        break;
+    case DSE_LAYER_RELU:
+    case DSE_LAYER_SOFTMAX:
+    case DSE_LAYER_BATCHNORM:
+    case DSE_LAYER_SCALE:
+        break;
+    case DSE_LAYER_COUNT:
+        return shape_err(err, file, l, "bad layer type");
+    }
+    if (oc <= 0 || oh <= 0 || ow <= 0) {
+        snprintf(buf, sizeof buf, "output would be %dx%dx%d from input %dx%dx%d", oc, oh, ow, c, h, w);
+        return shape_err(err, file, l, buf);
+    }
+    l->in_c = c, l->in_h = h, l->in_w = w;
+    l->out_c = oc, l->out_h = oh, l->out_w = ow;
+    l->rf_h = orh, l->rf_w = orw, l->jump_h = ojh, l->jump_w = ojw;
+    return DSE_OK;
+}
+
+enum dse_status dse_net_infer(struct dse_net *net, const char *file, struct dse_err *err) {
+    if (net->in_c <= 0 || net->in_h <= 0 || net->in_w <= 0)
+        return dse_err_set(err, DSE_ERR_SHAPE, file, 0, "network input %dx%dx%d must be positive",
+                           net->in_c, net->in_h, net->in_w);
+    for (int i = 0; i < net->n_layers; i++) {
+        enum dse_status st = infer_one(net, i, file, err);
+        if (st) return st;
+    }
+    return DSE_OK;
+}
+
+#define NO_INPUT (-2)
+
+static enum dse_status add_sub(struct dse_net *net, const struct dse_fire *f, enum dse_layer_type t,
+                               const char *suffix, int input, int input2, int filters, int k,
+                               int in_place, int *idx, struct dse_err *err) {
+    struct dse_layer l = dse_layer_make(t, "");
+    char name[DSE_NAME_MAX * 2];
+    snprintf(name, sizeof name, "%s/%s", f->name, suffix);
+    if (dse_strlcpy(l.name, name, DSE_NAME_MAX))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, f->line, "fire module name '%s' is too long", f->name);
+    dse_strlcpy(l.module, f->name, DSE_NAME_MAX);
+    l.line = f->line;
+    l.n_inputs = input2 == NO_INPUT ? 1 : 2;
+    l.inputs[0] = input;
+    l.inputs[1] = input2;
+    l.num_output = filters;
+    l.kernel_h = l.kernel_w = k;
+    l.pad_h = l.pad_w = k / 2;
+    l.in_place = in_place;
+    enum dse_status st = dse_net_add(net, &l, err);
+    if (st) return st;
+    *idx = net->n_layers - 1;
+    return DSE_OK;
+}
+
+enum dse_status dse_net_add_fire(struct dse_net *net, const struct dse_fire *f, int input,
+                                 struct dse_err *err) {
+    enum dse_status st;
+    int sq, e1 = -1, e3 = -1, cat, r, in_c;
+    if (f->squeeze <= 0 || f->expand1x1 < 0 || f->expand3x3 < 0 || f->expand1x1 + f->expand3x3 <= 0)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, f->line,
+                           "fire '%s': squeeze = %d, expand1x1 = %d, expand3x3 = %d; expected "
+                           "squeeze >= 1 and at least one expand filter",
+                           f->name, f->squeeze, f->expand1x1, f->expand3x3);
+    if ((st = dse_net_infer(net, NULL, err))) return st;
+    in_c = input == DSE_INPUT_DATA ? net->in_c : net->layers[input].out_c;
+    int out_c = f->expand1x1 + f->expand3x3;
+    if (f->bypass == DSE_BYPASS_SIMPLE && in_c != out_c)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, f->line,
+                           "fire '%s': simple bypass needs input channels (%d) == output channels "
+                           "(%d); use bypass = \"complex\" for a 1x1-conv bypass",
+                           f->name, in_c, out_c);
+
+    if ((st = add_sub(net, f, DSE_LAYER_CONV, "squeeze1x1", input, NO_INPUT, f->squeeze, 1, 0, &sq, err))) return st;
+    if ((st = add_sub(net, f, DSE_LAYER_RELU, "relu_squeeze1x1", sq, NO_INPUT, 0, 0, 1, &r, err))) return st;
+    if (f->expand1x1 > 0) {
+        if ((st = add_sub(net, f, DSE_LAYER_CONV, "expand1x1", r, NO_INPUT, f->expand1x1, 1, 0, &e1, err))) return st;
+        if ((st = add_sub(net, f, DSE_LAYER_RELU, "relu_expand1x1", e1, NO_INPUT, 0, 0, 1, &e1, err))) return st;
+    }
+    if (f->expand3x3 > 0) {
+        if ((st = add_sub(net, f, DSE_LAYER_CONV, "expand3x3", r, NO_INPUT, f->expand3x3, 3, 0, &e3, err))) return st;
+        if ((st = add_sub(net, f, DSE_LAYER_RELU, "relu_expand3x3", e3, NO_INPUT, 0, 0, 1, &e3, err))) return st;
+    }
+    if ((st = add_sub(net, f, DSE_LAYER_CONCAT, "concat", e1 >= 0 ? e1 : e3,
+                      e1 >= 0 && e3 >= 0 ? e3 : NO_INPUT, 0, 0, 0, &cat, err))) return st;
+    if (f->bypass != DSE_BYPASS_NONE) {
+        int skip = input, add;
+        if (in_c != out_c) { /* complex bypass: a 1x1 conv projects the input (thesis ch. 5.6) */
+            if ((st = add_sub(net, f, DSE_LAYER_CONV, "bypass_conv", input, NO_INPUT, out_c, 1, 0, &skip, err))) return st;
+        }
+        if ((st = add_sub(net, f, DSE_LAYER_ELTWISE, "bypass_add", cat, skip, 0, 0, 0, &add, err))) return st;
+    }
+    return DSE_OK;
+}

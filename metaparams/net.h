@@ -1,0 +1,112 @@
+/* net.h: the one in-memory network every part of dse shares (analyzer, generator,
+ * engine). A network is an input shape plus an ordered list of primitive layers; each
+ * layer names its inputs by index of an earlier layer, so the list is a DAG in
+ * topological order. Fire modules are expanded into primitive layers that remember
+ * their module name. Shapes follow Caffe's rules exactly; see docs/conventions.md. */
+#ifndef DSE_METAPARAMS_NET_H
+#define DSE_METAPARAMS_NET_H
+
+#include "base/base.h"
+
+#define DSE_NAME_MAX   96
+#define DSE_MAX_INPUTS 8
+#define DSE_INPUT_DATA (-1)  /* input index that means "the network's input blob" */
+
+enum dse_layer_type {
+#define DSE_LAYER(e, name, min_in, max_in, weighted) DSE_LAYER_##e,
+#include "metaparams/layers.def"
+#undef DSE_LAYER
+    DSE_LAYER_COUNT
+};
+
+enum dse_round   { DSE_ROUND_CEIL = 0, DSE_ROUND_FLOOR };        /* pooling output size */
+enum dse_eltwise { DSE_ELTWISE_SUM = 0, DSE_ELTWISE_PROD, DSE_ELTWISE_MAX };
+enum dse_bypass  { DSE_BYPASS_NONE = 0, DSE_BYPASS_SIMPLE, DSE_BYPASS_COMPLEX };
+
+struct dse_layer {
+    enum dse_layer_type type;
+    int   n_inputs;
+    int   inputs[DSE_MAX_INPUTS]; /* indices of earlier layers, or DSE_INPUT_DATA */
+    int   in_place;               /* output overwrites input 0 (Caffe top == bottom) */
+    int   line;                   /* line in the file it was read from; 0 if none */
+
+    /* Hyper-parameters; which ones apply depends on type. */
+    int   num_output;             /* conv filters, fc outputs */
+    int   kernel_h, kernel_w;     /* conv, pool */
+    int   stride_h, stride_w;
+    int   pad_h, pad_w;
+    int   dilation_h, dilation_w; /* conv */
+    int   groups;                 /* conv */
+    int   bias;                   /* conv, fc, scale: has a bias term */
+    int   affine;                 /* batchnorm: learns gamma and beta (2C params); Caffe's
+                                     BatchNorm does not (its Scale layer does) */
+    int   global;                 /* pool: over the whole input (kernel = input size) */
+    enum dse_round   round;       /* pool: Caffe's ceil (default) or floor */
+    enum dse_eltwise eltwise_op;  /* eltwise */
+    int   lrn_size;               /* lrn: local_size */
+    float dropout_ratio;          /* dropout */
+
+    /* Inferred by dse_net_infer. */
+    int   in_c, in_h, in_w;       /* shape of input 0 */
+    int   out_c, out_h, out_w;
+    int   rf_h, rf_w;             /* receptive field on the network input, in pixels */
+    int   jump_h, jump_w;         /* input pixels between adjacent outputs */
+
+    /* Names last: shape inference and costing never read them, so the fields they do
+     * read share fewer cache lines. */
+    char  name[DSE_NAME_MAX];
+    char  module[DSE_NAME_MAX];  /* fire module this layer was expanded from; "" if none */
+};
+
+struct dse_net {
+    char  name[DSE_NAME_MAX];
+    int   in_c, in_h, in_w;
+    int   n_layers, cap_layers;
+    struct dse_layer *layers;    /* owned */
+};
+
+/* Fire module (thesis ch. 5): squeeze 1x1 conv, then expand 1x1 and 3x3 convs
+ * concatenated on channels, with ReLU after each conv and an optional bypass. */
+struct dse_fire {
+    char name[DSE_NAME_MAX];
+    int  squeeze, expand1x1, expand3x3;
+    enum dse_bypass bypass;  /* SIMPLE: identity add, needs in channels == out channels.
+                                COMPLEX: identity where channels match, else 1x1 conv. */
+    int  line;
+};
+
+/* Name of a layer type ("conv", "maxpool", ...); "?" if out of range. */
+const char *dse_layer_type_str(enum dse_layer_type t);
+/* Type by name; returns 0 and sets *out, or -1 if no type has that name. */
+int  dse_layer_type_from_str(const char *s, enum dse_layer_type *out);
+/* 1 if layers of this type hold learned weights. */
+int  dse_layer_type_weighted(enum dse_layer_type t);
+const char *dse_bypass_str(enum dse_bypass b);
+
+/* A layer of the given type with Caffe's defaults: stride 1, dilation 1, groups 1,
+ * bias on, ceil rounding, one input: the previous layer (set by dse_net_add). */
+struct dse_layer dse_layer_make(enum dse_layer_type t, const char *name);
+
+void dse_net_init(struct dse_net *net, const char *name, int c, int h, int w);
+void dse_net_deinit(struct dse_net *net);
+/* Deep copy; dst must be uninitialized or deinitialized. */
+enum dse_status dse_net_copy(struct dse_net *dst, const struct dse_net *src, struct dse_err *err);
+
+/* Append a copy of *l. If l->n_inputs is 0 the layer takes the previous layer (or the
+ * network input if it is the first). Checks input count and indices, not shapes. */
+enum dse_status dse_net_add(struct dse_net *net, const struct dse_layer *l, struct dse_err *err);
+
+/* Append the primitive layers of a Fire module taking input `input` (a layer index or
+ * DSE_INPUT_DATA). Layer names are "<fire>/squeeze1x1", ... (docs/network-format.md).
+ * Needs input's channel count, so the net must be inferable up to `input`. */
+enum dse_status dse_net_add_fire(struct dse_net *net, const struct dse_fire *f, int input,
+                                 struct dse_err *err);
+
+/* Index of the last layer named `name`, or -1. */
+int  dse_net_find(const struct dse_net *net, const char *name);
+
+/* Shape inference and receptive fields for every layer, Caffe's rules. Fails with
+ * DSE_ERR_SHAPE naming the layer (and its line) on the first layer that cannot be built. */
+enum dse_status dse_net_infer(struct dse_net *net, const char *file, struct dse_err *err);
+
+#endif

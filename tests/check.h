@@ -1,0 +1,56 @@
+/* check.h: all the test harness there is (STYLE.md section 8). Checks print file:line
+ * and keep going; a test program lists its cases in a table with ids, runs the ones
+ * whose id starts with any argument (or all), and returns nonzero if any check failed. */
+#ifndef DSE_TESTS_CHECK_H
+#define DSE_TESTS_CHECK_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int check_failures;
+static int check_count;
+
+#define CHECK(c) do { check_count++; if (!(c)) { check_failures++; \
+    fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
+
+#define CHECK_INT_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); check_count++; \
+    if (a_ != b_) { check_failures++; fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", \
+    __FILE__, __LINE__, #a, a_, #b, b_); } } while (0)
+
+#define CHECK_NEAR(a, b, rel) do { double a_ = (double)(a), b_ = (double)(b); check_count++; \
+    if (!(fabs(a_ - b_) <= (rel) * fabs(b_))) { check_failures++; \
+    fprintf(stderr, "%s:%d: %s == %.9g, expected %.9g (rel %g)\n", __FILE__, __LINE__, #a, a_, b_, \
+    (double)(rel)); } } while (0)
+
+#define CHECK_STR_EQ(a, b) do { const char *a_ = (a), *b_ = (b); check_count++; \
+    if (!a_ || !b_ || strcmp(a_, b_) != 0) { check_failures++; \
+    fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, \
+    a_ ? a_ : "(null)", b_ ? b_ : "(null)"); } } while (0)
+
+#define CHECK_OK(st) do { int st_ = (int)(st); check_count++; if (st_ != 0) { check_failures++; \
+    fprintf(stderr, "%s:%d: %s returned status %d\n", __FILE__, __LINE__, #st, st_); } } while (0)
+
+struct check_case {
+    const char *id;
+    void (*fn)(void);
+};
+
+/* Runs cases whose id starts with one of argv[1..]; all if none given. */
+static int check_main(const struct check_case *cases, int n, int argc, char **argv) {
+    int ran = 0;
+    for (int i = 0; i < n; i++) {
+        int want = argc <= 1;
+        for (int a = 1; a < argc && !want; a++)
+            want = strncmp(cases[i].id, argv[a], strlen(argv[a])) == 0;
+        if (!want) continue;
+        int before = check_failures;
+        cases[i].fn();
+        ran++;
+        printf("%-28s %s\n", cases[i].id, check_failures == before ? "ok" : "FAILED");
+    }
+    printf("%d cases, %d checks, %d failed\n", ran, check_count, check_failures);
+    return check_failures ? 1 : (ran ? 0 : 1);
+}
+
+#endif

@@ -1,0 +1,265 @@
+/* test_analysis.c: closed-form costs against the thesis tables, memory estimates, report
+ * rows and deltas. Networks are built in C (tests/nets.h), no files involved.
+ *
+ * Sources: Forrest Iandola, "Exploring the Design Space of Deep Convolutional Neural
+ * Networks at Large Scale", PhD thesis, UC Berkeley, 2016 (EECS-2016-207): Table 4.2 (NiN),
+ * Tables 4.3-4.8 (its modifications), Table 5.1 (SqueezeNet). Page numbers were not
+ * available to us when these tests were written; the table numbers are the reference. */
+#include "analysis/analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "tests/check.h"
+#include "tests/nets.h"
+
+/* x rounded to 3 significant digits, as the thesis prints MB and TF figures. */
+static double sig3(double x) {
+    if (x == 0) return 0;
+    double p = pow(10.0, 2 - floor(log10(fabs(x))));
+    return round(x * p) / p;
+}
+
+struct costed {
+    struct dse_net         net;
+    struct dse_cost_layer *layers;
+    struct dse_cost_totals tot;
+};
+
+static void cost(struct costed *c, int64_t batch) {
+    c->layers = calloc((size_t)c->net.n_layers, sizeof *c->layers);
+    CHECK_OK(dse_cost_net(&c->net, batch, c->layers, &c->tot, NULL));
+}
+
+static void costed_free(struct costed *c) {
+    free(c->layers);
+    dse_net_deinit(&c->net);
+}
+
+static const struct dse_cost_layer *layer(const struct costed *c, const char *name) {
+    int i = dse_net_find(&c->net, name);
+    DSE_ASSERT(i >= 0);
+    return &c->layers[i];
+}
+
+static void test_nin_table_4_2(void) {
+    struct costed c;
+    CHECK_OK(build_nin(&c.net, &nin_base));
+    cost(&c, 1024);
+    /* Per-layer forward FLOPs at batch 1024 = 2 * Cin*k*k * Cout * H*W * 1024. */
+    CHECK_INT_EQ(layer(&c, "conv1")->flops, 2LL * 363 * 96 * 55 * 55 * 1024);
+    CHECK_INT_EQ(layer(&c, "conv2")->flops, 2LL * 96 * 96 * 55 * 55 * 1024);
+    CHECK_INT_EQ(layer(&c, "conv4")->flops, 2LL * 2400 * 256 * 27 * 27 * 1024);
+    CHECK_INT_EQ(layer(&c, "conv7")->flops, 2LL * 2304 * 384 * 13 * 13 * 1024);
+    CHECK_INT_EQ(layer(&c, "conv10")->flops, 2LL * 3456 * 1024 * 6 * 6 * 1024);
+    CHECK_INT_EQ(layer(&c, "conv12")->flops, 2LL * 1024 * 1000 * 6 * 6 * 1024);
+    CHECK_INT_EQ(layer(&c, "pool3")->flops, 0);
+    /* Table 4.2 totals: 30.4 MB of parameters, 2.27 TF at batch 1024. The MB figures of
+     * Tables 4.2-4.8 are weights only (4 bytes each): with biases, Table 4.6's 42.6 MB
+     * would read 42.7 MB (see experiments/nin_local_global/README.md). */
+    CHECK_INT_EQ(c.tot.weights, 7589920);
+    CHECK_INT_EQ(c.tot.params, 7595176);
+    CHECK_NEAR(sig3(c.tot.weights * 4 / 1e6), 30.4, 1e-9);
+    CHECK_INT_EQ(c.tot.flops, 2211992640LL * 1024);
+    CHECK_NEAR(sig3(c.tot.flops / 1e12), 2.27, 1e-9);
+    CHECK_INT_EQ(c.tot.flops_train, 3 * c.tot.flops);
+    /* activations: output values of each non-in-place layer */
+    CHECK_INT_EQ(layer(&c, "conv1")->activations, 96LL * 55 * 55 * 1024);
+    CHECK_INT_EQ(layer(&c, "relu1")->activations, 0);
+    CHECK_INT_EQ(layer(&c, "pool12")->activations, 1000LL * 1024);
+    costed_free(&c);
+}
+
+/* Tables 4.3-4.8: totals of each NiN modification at batch 1024. */
+static void test_nin_modifications(void) {
+    static const struct {
+        const char *what;
+        struct nin_opts o;
+        double mb, tf;   /* thesis figure; 0 = not printed */
+    } mods[] = {
+        /* Table 4.3. The thesis prints 2.92 TF; its own definition gives 2.913 TF
+         * (conv1's FLOPs x4, all else unchanged), which rounds to 2.91. We keep our
+         * figure and document the difference (experiments/nin_local_global/README.md). */
+        { "4x input channels", { 12, 227, 384, 3, 1, 1000, 1 }, 0, 2.91 },
+        { "4x filters conv8",  { 3, 227, 1536, 3, 1, 1000, 1 }, 33.9, 2.57 }, /* Table 4.4 */
+        { "conv7 6x6 pad 2",   { 3, 227, 384, 6, 2, 1000, 1 }, 41.0, 2.99 },  /* Table 4.5 */
+        { "4000 classes",      { 3, 227, 384, 3, 1, 4000, 1 }, 42.6, 2.49 },  /* Table 4.6 */
+        { "pool3 removed",     { 3, 227, 384, 3, 1, 1000, 0 }, 30.4, 8.65 },  /* Table 4.7 */
+        { "454x454 input",     { 3, 454, 384, 3, 1, 1000, 1 }, 30.4, 9.67 },  /* Table 4.8 */
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(mods); i++) {
+        struct costed c;
+        int before = check_failures;
+        CHECK_OK(build_nin(&c.net, &mods[i].o));
+        cost(&c, 1024);
+        if (mods[i].mb > 0) CHECK_NEAR(sig3(c.tot.weights * 4 / 1e6), mods[i].mb, 1e-9);
+        CHECK_NEAR(sig3(c.tot.flops / 1e12), mods[i].tf, 1e-9);
+        if (check_failures > before) fprintf(stderr, "  (modification: %s)\n", mods[i].what);
+        costed_free(&c);
+    }
+}
+
+static void test_squeezenet_table_5_1(void) {
+    struct costed c;
+    struct dse_cost_row *rows;
+    CHECK_OK(build_squeezenet(&c.net, 0, DSE_BYPASS_NONE));
+    cost(&c, 1);
+    rows = calloc((size_t)c.net.n_layers, sizeof *rows);
+    int n = dse_cost_rows(&c.net, c.layers, 0, rows);
+    /* Per-module parameters of thesis Table 5.1 (weights + biases). */
+    static const struct { const char *name; int64_t params; } want[] = {
+        { "conv1", 14208 },  { "fire2", 11920 },  { "fire3", 12432 },  { "fire4", 45344 },
+        { "fire5", 49440 },  { "fire6", 104880 }, { "fire7", 111024 }, { "fire8", 188992 },
+        { "fire9", 197184 }, { "conv10", 513000 },
+    };
+    for (int w = 0; w < DSE_ARRAY_LEN(want); w++) {
+        int found = 0;
+        for (int r = 0; r < n; r++)
+            if (!strcmp(rows[r].name, want[w].name)) {
+                found = 1;
+                CHECK_INT_EQ(rows[r].cost.params, want[w].params);
+                if (!strcmp(want[w].name, "fire2")) {
+                    CHECK_STR_EQ(rows[r].type, "fire");
+                    CHECK_INT_EQ(rows[r].out_c, 128);
+                }
+            }
+        CHECK(found);
+    }
+    CHECK_INT_EQ(c.tot.params, 1248424); /* Table 5.1 total */
+    /* fire2 FLOPs by hand: squeeze 96->16, expand 16->64 (1x1) and 16->64 (3x3), 55x55 */
+    int64_t fire2 = 2LL * 55 * 55 * (96 * 16 + 16 * 64 + 16 * 9 * 64);
+    for (int r = 0; r < n; r++)
+        if (!strcmp(rows[r].name, "fire2")) CHECK_INT_EQ(rows[r].cost.flops, fire2);
+    free(rows);
+    costed_free(&c);
+
+    CHECK_OK(build_squeezenet(&c.net, 1, DSE_BYPASS_NONE));
+    cost(&c, 1);
+    CHECK_INT_EQ(c.tot.params, 1235496); /* SqueezeNet v1.1 (DeepScale release) */
+    costed_free(&c);
+    CHECK_OK(build_squeezenet(&c.net, 0, DSE_BYPASS_SIMPLE));
+    cost(&c, 1);
+    CHECK_INT_EQ(c.tot.params, 1248424); /* simple bypass adds no parameters (Table 5.3) */
+    costed_free(&c);
+    CHECK_OK(build_squeezenet(&c.net, 0, DSE_BYPASS_COMPLEX));
+    cost(&c, 1);
+    /* + 1x1 bypass convs 96->128, 128->256, 256->384, 384->512 with biases */
+    CHECK_INT_EQ(c.tot.params, 1248424 + 12416 + 33024 + 98688 + 197120);
+    CHECK_INT_EQ(c.tot.params, 1589672);
+    costed_free(&c);
+}
+
+static void test_batch_scaling(void) {
+    struct costed a, b;
+    CHECK_OK(build_squeezenet(&a.net, 0, DSE_BYPASS_NONE));
+    CHECK_OK(build_squeezenet(&b.net, 0, DSE_BYPASS_NONE));
+    cost(&a, 1);
+    cost(&b, 32);
+    CHECK_INT_EQ(b.tot.flops, 32 * a.tot.flops);
+    CHECK_INT_EQ(b.tot.params, a.tot.params);
+    /* the loss is one scalar per batch, every other tensor scales */
+    CHECK_INT_EQ(b.tot.activations - 1, 32 * (a.tot.activations - 1));
+    CHECK_INT_EQ(dse_cost_net(&a.net, 0, a.layers, &a.tot, NULL), DSE_ERR_CONFIG);
+    costed_free(&a);
+    costed_free(&b);
+}
+
+/* A tiny net whose memory estimates can be worked out by hand. */
+static void test_memory_estimates(void) {
+    struct costed c;
+    dse_net_init(&c.net, "tiny", 1, 4, 4);
+    net_conv(&c.net, "conv", 2, 3, 1, 1);           /* 2x4x4 = 32 values, 18 + 2 params */
+    net_simple(&c.net, DSE_LAYER_RELU, "relu", 1);  /* in place */
+    net_pool(&c.net, DSE_LAYER_MAXPOOL, "pool", 2, 2, 0); /* 2x2x2 = 8 values */
+    struct dse_layer fc = dse_layer_make(DSE_LAYER_FC, "fc");
+    fc.num_output = 3;                              /* 8*3 + 3 = 27 params, 3 values */
+    dse_net_add(&c.net, &fc, NULL);
+    CHECK_OK(dse_net_infer(&c.net, NULL, NULL));
+    cost(&c, 1);
+    CHECK_INT_EQ(c.tot.params, 47);
+    CHECK_INT_EQ(c.tot.activations, 43);
+    CHECK_INT_EQ(c.tot.input_values, 16);
+    /* live: input 16 + conv 32 = 48 at the conv; the relu works in place; at the pool the
+     * input is dead: 32 + 8 = 40; at the fc: 8 + 3. Peak 48. */
+    CHECK_INT_EQ(c.tot.peak_live_values, 48);
+    CHECK_INT_EQ(c.tot.mem_infer_bytes, (47 + 48) * 4);
+    /* training: input + 2 x activations + 3 x params */
+    CHECK_INT_EQ(c.tot.mem_train_bytes, (16 + 2 * 43 + 3 * 47) * 4);
+    CHECK_INT_EQ(c.tot.flops, 2 * (18 * 16 + 24));
+    CHECK_INT_EQ(c.layers[0].other_ops, 32); /* bias adds */
+    costed_free(&c);
+}
+
+/* Reach of each NiN modification (thesis ch. 4: local vs global changes). */
+static void test_delta_reach(void) {
+    static const struct { struct nin_opts o; enum dse_reach reach; const char *first, *last; } cases[] = {
+        { { 12, 227, 384, 3, 1, 1000, 1 }, DSE_REACH_LOCAL, "conv1", "conv1" },
+        { { 3, 227, 1536, 3, 1, 1000, 1 }, DSE_REACH_LOCAL, "conv8", "conv9" },
+        { { 3, 227, 384, 6, 2, 1000, 1 }, DSE_REACH_REGIONAL, "conv7", "pool9" },
+        { { 3, 227, 384, 3, 1, 4000, 1 }, DSE_REACH_LOCAL, "conv12", "pool12" },
+        { { 3, 227, 384, 3, 1, 1000, 0 }, DSE_REACH_GLOBAL, "pool3", "pool12" },
+        { { 3, 454, 384, 3, 1, 1000, 1 }, DSE_REACH_GLOBAL, "conv1", "pool12" },
+        { { 3, 227, 384, 3, 1, 1000, 1 }, DSE_REACH_NONE, NULL, NULL },
+    };
+    struct costed base;
+    CHECK_OK(build_nin(&base.net, &nin_base));
+    cost(&base, 1);
+    struct dse_cost_row *rb = calloc((size_t)base.net.n_layers, sizeof *rb);
+    int nb = dse_cost_rows(&base.net, base.layers, 0, rb);
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        struct costed v;
+        CHECK_OK(build_nin(&v.net, &cases[i].o));
+        cost(&v, 1);
+        struct dse_cost_row *rv = calloc((size_t)v.net.n_layers, sizeof *rv);
+        struct dse_delta_row *dr = calloc((size_t)(nb + v.net.n_layers), sizeof *dr);
+        struct dse_delta d;
+        int nv = dse_cost_rows(&v.net, v.layers, 0, rv);
+        dse_delta_rows(rb, nb, rv, nv, dr, &d);
+        CHECK_STR_EQ(dse_reach_str(d.reach), dse_reach_str(cases[i].reach));
+        if (cases[i].first) {
+            const struct dse_delta_row *f = &dr[d.first_changed], *l = &dr[d.last_changed];
+            CHECK_STR_EQ((f->variant ? f->variant : f->base)->name, cases[i].first);
+            CHECK_STR_EQ((l->variant ? l->variant : l->base)->name, cases[i].last);
+        }
+        if (!cases[i].o.pool3) { /* the removed pool is listed where it stood */
+            int k = 0;
+            while (k < d.n_rows && dr[k].kind != DSE_DELTA_REMOVED) k++;
+            CHECK(k < d.n_rows && k > 0);
+            if (k < d.n_rows && k > 0) {
+                CHECK_STR_EQ(dr[k].base->name, "pool3");
+                CHECK_STR_EQ(dr[k - 1].variant->name, "relu3");
+            }
+        }
+        free(rv);
+        free(dr);
+        costed_free(&v);
+    }
+    free(rb);
+    costed_free(&base);
+}
+
+static void test_rows_expand(void) {
+    struct costed c;
+    CHECK_OK(build_squeezenet(&c.net, 0, DSE_BYPASS_NONE));
+    cost(&c, 1);
+    struct dse_cost_row *rows = calloc((size_t)c.net.n_layers, sizeof *rows);
+    CHECK_INT_EQ(dse_cost_rows(&c.net, c.layers, 1, rows), c.net.n_layers);
+    CHECK_INT_EQ(dse_cost_rows(&c.net, c.layers, 0, rows), 18); /* conv1 relu pool1 8 fires 2 pools drop conv10 relu pool10 loss */
+    int64_t sum = 0;
+    for (int i = 0; i < 18; i++) sum += rows[i].cost.params;
+    CHECK_INT_EQ(sum, c.tot.params);
+    free(rows);
+    costed_free(&c);
+}
+
+static const struct check_case cases[] = {
+    { "cost-nin-4.2",        test_nin_table_4_2 },
+    { "cost-nin-4.3-4.8",    test_nin_modifications },
+    { "cost-squeezenet-5.1", test_squeezenet_table_5_1 },
+    { "cost-batch",          test_batch_scaling },
+    { "cost-memory",         test_memory_estimates },
+    { "delta-reach",         test_delta_reach },
+    { "rows-expand",         test_rows_expand },
+};
+
+int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

@@ -1,0 +1,236 @@
+/* test_metaparams.c: building networks, Caffe's shape rules, Fire module expansion and
+ * the errors users see for networks that cannot be built. */
+#include "metaparams/net.h"
+
+#include "tests/check.h"
+#include "tests/nets.h"
+
+/* One pooling layer on a 1 x in x in input; returns the output height (or -1). */
+static int pool_size(int in, int k, int s, int p, enum dse_round round) {
+    struct dse_net n;
+    struct dse_layer l = dse_layer_make(DSE_LAYER_MAXPOOL, "pool");
+    dse_net_init(&n, "t", 1, in, in);
+    l.kernel_h = l.kernel_w = k;
+    l.stride_h = l.stride_w = s;
+    l.pad_h = l.pad_w = p;
+    l.round = round;
+    dse_net_add(&n, &l, NULL);
+    int out = dse_net_infer(&n, NULL, NULL) ? -1 : n.layers[0].out_h;
+    dse_net_deinit(&n);
+    return out;
+}
+
+static void test_pool_rounding(void) {
+    /* Caffe pooling_layer.cpp: ceil((in + 2p - k) / s) + 1 */
+    CHECK_INT_EQ(pool_size(13, 3, 2, 0, DSE_ROUND_CEIL), 6);
+    CHECK_INT_EQ(pool_size(12, 3, 2, 0, DSE_ROUND_CEIL), 6);
+    CHECK_INT_EQ(pool_size(12, 3, 2, 0, DSE_ROUND_FLOOR), 5);
+    /* SqueezeNet v1.1: 113 -> 56 -> (fires) 56 -> 28 ... ceil gives 28 and 14, floor 27 and 13 */
+    CHECK_INT_EQ(pool_size(113, 3, 2, 0, DSE_ROUND_CEIL), 56);
+    CHECK_INT_EQ(pool_size(56, 3, 2, 0, DSE_ROUND_CEIL), 28);
+    CHECK_INT_EQ(pool_size(56, 3, 2, 0, DSE_ROUND_FLOOR), 27);
+    CHECK_INT_EQ(pool_size(28, 3, 2, 0, DSE_ROUND_CEIL), 14);
+    CHECK_INT_EQ(pool_size(28, 3, 2, 0, DSE_ROUND_FLOOR), 13);
+    /* The pad-clip rule: a last window that would start in the padding is dropped. */
+    CHECK_INT_EQ(pool_size(6, 3, 4, 1, DSE_ROUND_CEIL), 2);  /* ceil gives 3, clipped */
+    CHECK_INT_EQ(pool_size(1, 2, 3, 1, DSE_ROUND_CEIL), 1);  /* ceil gives 2, clipped */
+    CHECK_INT_EQ(pool_size(5, 3, 2, 1, DSE_ROUND_CEIL), 3);  /* not clipped */
+    /* pad must be smaller than the kernel */
+    CHECK_INT_EQ(pool_size(8, 2, 2, 2, DSE_ROUND_CEIL), -1);
+}
+
+static void test_conv_shapes(void) {
+    struct dse_net n;
+    struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "c");
+    dse_net_init(&n, "t", 4, 10, 12);
+    l.num_output = 8;
+    l.kernel_h = 3, l.kernel_w = 1;
+    l.dilation_h = 2;          /* effective 5x1 */
+    l.stride_w = 2;
+    l.pad_w = 1;
+    l.groups = 2;
+    CHECK_OK(dse_net_add(&n, &l, NULL));
+    CHECK_OK(dse_net_infer(&n, NULL, NULL));
+    CHECK_INT_EQ(n.layers[0].out_c, 8);
+    CHECK_INT_EQ(n.layers[0].out_h, 6);  /* (10 - 5) / 1 + 1 */
+    CHECK_INT_EQ(n.layers[0].out_w, 7);  /* (12 + 2 - 1) / 2 + 1, rounded down */
+    CHECK_INT_EQ(n.layers[0].rf_h, 5);
+    CHECK_INT_EQ(n.layers[0].jump_w, 2);
+    dse_net_deinit(&n);
+}
+
+static void test_shape_errors(void) {
+    struct dse_net n;
+    struct dse_err err = { 0 };
+    char buf[300];
+    struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "conv1");
+    dse_net_init(&n, "t", 3, 5, 5);
+    l.num_output = 4;
+    l.kernel_h = l.kernel_w = 7;
+    l.line = 12;
+    CHECK_OK(dse_net_add(&n, &l, NULL));
+    CHECK_INT_EQ(dse_net_infer(&n, "net.cfg", &err), DSE_ERR_SHAPE);
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf),
+                 "net.cfg:12: layer 'conv1' (conv): kernel 7x7 (dilated) is larger than its padded input 5x5");
+    dse_net_deinit(&n);
+
+    /* groups must divide channels */
+    dse_net_init(&n, "t", 3, 5, 5);
+    l.kernel_h = l.kernel_w = 1;
+    l.groups = 2;
+    dse_net_add(&n, &l, NULL);
+    CHECK_INT_EQ(dse_net_infer(&n, "net.cfg", &err), DSE_ERR_SHAPE);
+    CHECK_STR_EQ(err.msg, "layer 'conv1' (conv): groups = 2 must divide input channels (3) and filters (4)");
+    dse_net_deinit(&n);
+
+    /* concat of maps with different sizes */
+    dse_net_init(&n, "t", 3, 8, 8);
+    struct dse_layer p = dse_layer_make(DSE_LAYER_MAXPOOL, "pool");
+    p.kernel_h = p.kernel_w = 2;
+    p.stride_h = p.stride_w = 2;
+    dse_net_add(&n, &p, NULL);
+    struct dse_layer c = dse_layer_make(DSE_LAYER_CONCAT, "cat");
+    c.n_inputs = 2;
+    c.inputs[0] = 0;
+    c.inputs[1] = DSE_INPUT_DATA;
+    dse_net_add(&n, &c, NULL);
+    CHECK_INT_EQ(dse_net_infer(&n, NULL, &err), DSE_ERR_SHAPE);
+    CHECK_STR_EQ(err.msg, "layer 'cat' (concat): input 1 is 3x8x8 but input 0 is 3x4x4 (heights and widths must match)");
+    dse_net_deinit(&n);
+
+    /* an input that is not an earlier layer is a programming error reported, not a crash */
+    dse_net_init(&n, "t", 3, 8, 8);
+    c.inputs[1] = 5;
+    CHECK_INT_EQ(dse_net_add(&n, &c, &err), DSE_ERR_INTERNAL);
+    dse_net_deinit(&n);
+}
+
+static void test_fire_expansion(void) {
+    struct dse_net n;
+    struct dse_err err = { 0 };
+    struct dse_fire f = { "fire2", 16, 64, 64, DSE_BYPASS_NONE, 3 };
+    dse_net_init(&n, "t", 96, 55, 55);
+    CHECK_OK(dse_net_add_fire(&n, &f, DSE_INPUT_DATA, NULL));
+    CHECK_OK(dse_net_infer(&n, NULL, NULL));
+    static const char *names[] = { "fire2/squeeze1x1", "fire2/relu_squeeze1x1", "fire2/expand1x1",
+                                   "fire2/relu_expand1x1", "fire2/expand3x3", "fire2/relu_expand3x3",
+                                   "fire2/concat" };
+    CHECK_INT_EQ(n.n_layers, 7);
+    for (int i = 0; i < 7 && i < n.n_layers; i++) {
+        CHECK_STR_EQ(n.layers[i].name, names[i]);
+        CHECK_STR_EQ(n.layers[i].module, "fire2");
+    }
+    const struct dse_layer *cat = &n.layers[n.n_layers - 1];
+    CHECK_INT_EQ(cat->out_c, 128);
+    CHECK_INT_EQ(cat->out_h, 55);
+    CHECK_INT_EQ(n.layers[4].pad_h, 1); /* expand3x3 keeps the map size */
+    CHECK_INT_EQ(n.layers[1].in_place, 1);
+
+    /* simple bypass needs matching channels: 96 in, 128 out */
+    f.bypass = DSE_BYPASS_SIMPLE;
+    dse_strlcpy(f.name, "fire3", sizeof f.name);
+    CHECK_INT_EQ(dse_net_add_fire(&n, &f, DSE_INPUT_DATA, &err), DSE_ERR_CONFIG);
+    CHECK_INT_EQ(err.line, 3);
+    CHECK_STR_EQ(err.msg, "fire 'fire3': simple bypass needs input channels (96) == output channels "
+                          "(128); use bypass = \"complex\" for a 1x1-conv bypass");
+    /* ... and works where they match */
+    CHECK_OK(dse_net_add_fire(&n, &f, n.n_layers - 1, NULL));
+    CHECK_STR_EQ(n.layers[n.n_layers - 1].name, "fire3/bypass_add");
+    CHECK_INT_EQ(n.layers[n.n_layers - 1].inputs[1], 6);
+    /* complex bypass: a 1x1 conv where channels differ */
+    f.bypass = DSE_BYPASS_COMPLEX;
+    f.expand1x1 = f.expand3x3 = 128;
+    dse_strlcpy(f.name, "fire4", sizeof f.name);
+    CHECK_OK(dse_net_add_fire(&n, &f, n.n_layers - 1, NULL));
+    CHECK_OK(dse_net_infer(&n, NULL, NULL));
+    int bc = dse_net_find(&n, "fire4/bypass_conv");
+    CHECK(bc >= 0);
+    if (bc >= 0) {
+        CHECK_INT_EQ(n.layers[bc].out_c, 256);
+        CHECK_INT_EQ(n.layers[bc].in_c, 128);
+        CHECK_INT_EQ(n.layers[bc].kernel_h, 1);
+    }
+    /* squeeze of zero is refused */
+    f.squeeze = 0;
+    CHECK_INT_EQ(dse_net_add_fire(&n, &f, n.n_layers - 1, &err), DSE_ERR_CONFIG);
+    dse_net_deinit(&n);
+}
+
+static void test_nin_shapes(void) {
+    /* Output sizes of thesis Table 4.2 (NiN, 227x227 input). */
+    struct dse_net n;
+    struct nin_opts o = nin_base;
+    CHECK_OK(build_nin(&n, &o));
+    static const struct { const char *name; int c, h; } want[] = {
+        { "conv1", 96, 55 },   { "conv3", 96, 55 },   { "pool3", 96, 27 },  { "conv4", 256, 27 },
+        { "pool6", 256, 13 },  { "conv7", 384, 13 },  { "pool9", 384, 6 },  { "conv10", 1024, 6 },
+        { "conv12", 1000, 6 }, { "pool12", 1000, 1 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(want); i++) {
+        int k = dse_net_find(&n, want[i].name);
+        CHECK(k >= 0);
+        if (k < 0) continue;
+        CHECK_INT_EQ(n.layers[k].out_c, want[i].c);
+        CHECK_INT_EQ(n.layers[k].out_h, want[i].h);
+        CHECK_INT_EQ(n.layers[k].out_w, want[i].h);
+    }
+    /* receptive fields: 11, then +2*4, then +4*8 */
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "conv1")].rf_h, 11);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool3")].rf_h, 19);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "conv4")].rf_h, 51);
+    dse_net_deinit(&n);
+
+    /* conv7 6x6 pad 2 gives 12x12, and ceil pooling still gives 6x6 (floor would give 5) */
+    o.conv7_k = 6, o.conv7_pad = 2;
+    CHECK_OK(build_nin(&n, &o));
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "conv7")].out_h, 12);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool9")].out_h, 6);
+    dse_net_deinit(&n);
+}
+
+static void test_squeezenet_shapes(void) {
+    struct dse_net n;
+    CHECK_OK(build_squeezenet(&n, 1, DSE_BYPASS_NONE));
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "conv1")].out_h, 113);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool1")].out_h, 56);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool3")].out_h, 28);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool5")].out_h, 14);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "fire9/concat")].out_c, 512);
+    dse_net_deinit(&n);
+    CHECK_OK(build_squeezenet(&n, 0, DSE_BYPASS_NONE));
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "conv1")].out_h, 111);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool1")].out_h, 55);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool4")].out_h, 27);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool8")].out_h, 13);
+    dse_net_deinit(&n);
+}
+
+static void test_copy_and_types(void) {
+    struct dse_net a, b;
+    enum dse_layer_type t;
+    CHECK_OK(build_squeezenet(&a, 0, DSE_BYPASS_SIMPLE));
+    CHECK_OK(dse_net_copy(&b, &a, NULL));
+    CHECK_INT_EQ(b.n_layers, a.n_layers);
+    CHECK_STR_EQ(b.layers[b.n_layers - 1].name, "loss");
+    CHECK(b.layers != a.layers);
+    dse_net_deinit(&a);
+    dse_net_deinit(&b);
+    dse_net_deinit(NULL);
+    CHECK_INT_EQ(dse_layer_type_from_str("maxpool", &t), 0);
+    CHECK_INT_EQ(t, DSE_LAYER_MAXPOOL);
+    CHECK_INT_EQ(dse_layer_type_from_str("pool", &t), -1);
+    CHECK_STR_EQ(dse_layer_type_str(DSE_LAYER_SOFTMAX_LOSS), "softmax_loss");
+    CHECK_STR_EQ(dse_bypass_str(DSE_BYPASS_COMPLEX), "complex");
+}
+
+static const struct check_case cases[] = {
+    { "net-pool-rounding", test_pool_rounding },
+    { "net-conv-shapes",   test_conv_shapes },
+    { "net-shape-errors",  test_shape_errors },
+    { "net-fire",          test_fire_expansion },
+    { "net-nin",           test_nin_shapes },
+    { "net-squeezenet",    test_squeezenet_shapes },
+    { "net-copy-types",    test_copy_and_types },
+};
+
+int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
