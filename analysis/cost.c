@@ -3,64 +3,78 @@
  * Hot path of dse_cost_net is allocation-free: a sweep costs millions of candidates. */
 #include "analysis/analysis.h"
 
+#include <stdint.h>
 #include <string.h>
 
-static void cost_layer(const struct dse_net *net, const struct dse_layer *l, int64_t batch,
-                       struct dse_cost_layer *c) {
-    int64_t out_sp   = (int64_t)l->out_h * l->out_w;
-    int64_t out_vals = (int64_t)l->out_c * out_sp * batch;
+/* a * b, setting *ovf on int64 overflow (a billion-image batch of a big net can). */
+static inline int64_t mul(int64_t a, int64_t b, int *ovf) {
+    int64_t r;
+    *ovf |= __builtin_mul_overflow(a, b, &r);
+    return r;
+}
+
+static inline int64_t add(int64_t a, int64_t b, int *ovf) {
+    int64_t r;
+    *ovf |= __builtin_add_overflow(a, b, &r);
+    return r;
+}
+
+static void cost_layer(const struct dse_layer *l, int64_t batch, struct dse_cost_layer *c, int *ovf) {
+    int64_t out_sp   = (int64_t)l->out_h * l->out_w; /* < 2^48: dims are at most 2^24 */
+    int64_t out_vals = mul(mul(l->out_c, out_sp, ovf), batch, ovf);
+    int64_t in_vals1 = mul(mul(l->in_c, l->in_h, ovf), l->in_w, ovf); /* one image */
     c->weights = c->biases = c->buffers = c->flops = c->other_ops = 0;
     c->activations = l->in_place ? 0 : out_vals;
 
     switch (l->type) {
     case DSE_LAYER_CONV:
-        c->weights   = (int64_t)(l->groups == 1 ? l->in_c : l->in_c / l->groups) * l->kernel_h *
-                       l->kernel_w * l->out_c;
+        c->weights   = mul(mul(mul(l->groups == 1 ? l->in_c : l->in_c / l->groups, l->kernel_h, ovf),
+                               l->kernel_w, ovf), l->out_c, ovf);
         c->biases    = l->bias ? l->out_c : 0;
-        c->flops     = 2 * c->weights * out_sp * batch;
+        c->flops     = mul(mul(2 * c->weights, out_sp, ovf), batch, ovf);
         c->other_ops = l->bias ? out_vals : 0;
         break;
     case DSE_LAYER_FC:
-        c->weights   = (int64_t)l->in_c * l->in_h * l->in_w * l->out_c;
+        c->weights   = mul(in_vals1, l->out_c, ovf);
         c->biases    = l->bias ? l->out_c : 0;
-        c->flops     = 2 * c->weights * batch;
+        c->flops     = mul(2 * c->weights, batch, ovf);
         c->other_ops = l->bias ? out_vals : 0;
         break;
     case DSE_LAYER_MAXPOOL:
     case DSE_LAYER_AVGPOOL:
-        c->other_ops = out_vals * l->kernel_h * l->kernel_w;
+        c->other_ops = mul(mul(out_vals, l->kernel_h, ovf), l->kernel_w, ovf);
         break;
     case DSE_LAYER_RELU:
     case DSE_LAYER_DROPOUT:
         c->other_ops = out_vals; /* same shape as the input */
         break;
     case DSE_LAYER_ACCURACY:
-        c->other_ops = (int64_t)l->in_c * l->in_h * l->in_w * batch;
+        c->other_ops = mul(in_vals1, batch, ovf);
         break;
     case DSE_LAYER_ELTWISE:
-        c->other_ops = out_vals * (l->n_inputs - 1);
+        c->other_ops = mul(out_vals, l->n_inputs - 1, ovf);
         break;
     case DSE_LAYER_CONCAT:
         break;
     case DSE_LAYER_SOFTMAX:
-        c->other_ops = 3 * out_vals; /* exp, sum, divide */
+        c->other_ops = mul(3, out_vals, ovf); /* exp, sum, divide */
         break;
     case DSE_LAYER_SOFTMAX_LOSS: /* softmax, then -log of the true class */
-        c->other_ops = 3 * (int64_t)l->in_c * l->in_h * l->in_w * batch + batch;
+        c->other_ops = add(mul(mul(3, in_vals1, ovf), batch, ovf), batch, ovf);
         break;
     case DSE_LAYER_BATCHNORM:
         c->biases    = l->affine ? l->out_c : 0; /* beta */
         c->weights   = l->affine ? l->out_c : 0; /* gamma */
         c->buffers   = 2 * (int64_t)l->out_c;    /* running mean and variance */
-        c->other_ops = (l->affine ? 4 : 2) * out_vals;
+        c->other_ops = mul(l->affine ? 4 : 2, out_vals, ovf);
         break;
     case DSE_LAYER_SCALE:
         c->weights   = l->out_c;
         c->biases    = l->bias ? l->out_c : 0;
-        c->other_ops = (l->bias ? 2 : 1) * out_vals;
+        c->other_ops = mul(l->bias ? 2 : 1, out_vals, ovf);
         break;
-    case DSE_LAYER_LRN:
-        c->other_ops = (2 * (int64_t)l->lrn_size + 3) * out_vals; /* squares, sum, pow, divide */
+    case DSE_LAYER_LRN: /* squares, sum, pow, divide */
+        c->other_ops = mul(2 * (int64_t)l->lrn_size + 3, out_vals, ovf);
         break;
     case DSE_LAYER_COUNT:
         break;
@@ -68,7 +82,6 @@ static void cost_layer(const struct dse_net *net, const struct dse_layer *l, int
     if (l->type == DSE_LAYER_SOFTMAX_LOSS || l->type == DSE_LAYER_ACCURACY)
         c->activations = 1;
     c->params = c->weights + c->biases;
-    (void)net;
 }
 
 enum dse_status dse_cost_net(const struct dse_net *net, int64_t batch,
@@ -78,9 +91,10 @@ enum dse_status dse_cost_net(const struct dse_net *net, int64_t batch,
     if (batch < 1)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "batch = %lld; expected >= 1",
                            (long long)batch);
+    int ovf = 0;
     memset(tot, 0, sizeof *tot);
     tot->batch        = batch;
-    tot->input_values = (int64_t)net->in_c * net->in_h * net->in_w * batch;
+    tot->input_values = mul(mul(mul(net->in_c, net->in_h, &ovf), net->in_w, &ovf), batch, &ovf);
     int input_last_use = -1;
     /* Sums in locals: stores through layers[] could alias *tot and force reloads. */
     int64_t weights = 0, biases = 0, buffers = 0, flops = 0, other_ops = 0, activations = 0;
@@ -88,13 +102,13 @@ enum dse_status dse_cost_net(const struct dse_net *net, int64_t batch,
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &net->layers[i];
         struct dse_cost_layer   c;
-        cost_layer(net, l, batch, &c);
-        weights     += c.weights;
-        biases      += c.biases;
-        buffers     += c.buffers;
-        flops       += c.flops;
-        other_ops   += c.other_ops;
-        activations += c.activations;
+        cost_layer(l, batch, &c, &ovf);
+        weights     = add(weights, c.weights, &ovf);
+        biases      = add(biases, c.biases, &ovf);
+        buffers     = add(buffers, c.buffers, &ovf);
+        flops       = add(flops, c.flops, &ovf);
+        other_ops   = add(other_ops, c.other_ops, &ovf);
+        activations = add(activations, c.activations, &ovf);
         c.buffer      = (l->in_place && l->inputs[0] >= 0) ? layers[l->inputs[0]].buffer : i;
         c.last_use    = i;
         c.freed_after = 0;
@@ -122,20 +136,25 @@ enum dse_status dse_cost_net(const struct dse_net *net, int64_t batch,
          * has been counted by the time step i subtracts them. */
         if (layers[i].buffer == i && layers[i].last_use < n)
             layers[layers[i].last_use].freed_after += layers[i].activations;
-        if (layers[i].buffer == i) live += layers[i].activations;
+        if (layers[i].buffer == i) live = add(live, layers[i].activations, &ovf);
         if (live > peak) peak = live;
         live -= layers[i].freed_after;
         if (input_last_use == i) live -= tot->input_values;
     }
     tot->peak_live_values = peak;
-    tot->params           = tot->weights + tot->biases;
-    tot->flops_train      = 3 * tot->flops;
-    tot->param_bytes      = tot->params * DSE_BYTES_PER_VALUE;
-    tot->model_bytes      = (tot->params + tot->buffers) * DSE_BYTES_PER_VALUE;
-    tot->activation_bytes = tot->activations * DSE_BYTES_PER_VALUE;
-    tot->mem_infer_bytes  = tot->model_bytes + peak * DSE_BYTES_PER_VALUE;
-    tot->mem_train_bytes  = (tot->input_values + 2 * tot->activations + 3 * tot->params +
-                             tot->buffers) * DSE_BYTES_PER_VALUE;
+    tot->params           = add(tot->weights, tot->biases, &ovf);
+    tot->flops_train      = mul(3, tot->flops, &ovf);
+    tot->param_bytes      = mul(tot->params, DSE_BYTES_PER_VALUE, &ovf);
+    tot->model_bytes      = mul(add(tot->params, tot->buffers, &ovf), DSE_BYTES_PER_VALUE, &ovf);
+    tot->activation_bytes = mul(tot->activations, DSE_BYTES_PER_VALUE, &ovf);
+    tot->mem_infer_bytes  = add(tot->model_bytes, mul(peak, DSE_BYTES_PER_VALUE, &ovf), &ovf);
+    tot->mem_train_bytes  = mul(add(add(tot->input_values, mul(2, tot->activations, &ovf), &ovf),
+                                    add(mul(3, tot->params, &ovf), tot->buffers, &ovf), &ovf),
+                                DSE_BYTES_PER_VALUE, &ovf);
+    if (ovf)
+        return dse_err_set(err, DSE_ERR_SHAPE, NULL, 0,
+                           "costs at batch %lld exceed 2^63 (int64); use a smaller batch",
+                           (long long)batch);
     return DSE_OK;
 }
 

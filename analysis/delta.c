@@ -39,16 +39,32 @@ static int find_row(const struct dse_cost_row *rows, int n, const char *name) {
     return -1;
 }
 
+/* Has base row b already been paired with a variant row (names may repeat in Caffe
+ * files, where only blob names must be unique)? */
+static int base_used(const struct dse_delta_row *out, int n, const struct dse_cost_row *b) {
+    for (int i = 0; i < n; i++)
+        if (out[i].base == b) return 1;
+    return 0;
+}
+
+/* First base row named like v not yet paired, or -1. */
+static int match_row(const struct dse_cost_row *base, int nb, const struct dse_delta_row *out,
+                     int n, const char *name) {
+    for (int i = 0; i < nb; i++)
+        if (strcmp(base[i].name, name) == 0 && !base_used(out, n, &base[i])) return i;
+    return -1;
+}
+
 static const struct dse_cost_row *row_of(const struct dse_delta_row *r) {
     return r->variant ? r->variant : r->base;
 }
 
 void dse_delta_rows(const struct dse_cost_row *base, int nb, const struct dse_cost_row *variant,
                     int nv, struct dse_delta_row *out, struct dse_delta *d) {
-    int n = 0, next_base = 0;
+    int n = 0, next_base = 0; /* base rows before next_base are placed */
     memset(d, 0, sizeof *d);
     for (int v = 0; v < nv; v++) {
-        int b = find_row(base, nb, variant[v].name);
+        int b = match_row(base, nb, out, n, variant[v].name);
         if (b >= next_base) { /* base rows skipped over were removed */
             for (; next_base < b; next_base++)
                 if (find_row(variant, nv, base[next_base].name) < 0)
@@ -62,9 +78,15 @@ void dse_delta_rows(const struct dse_cost_row *base, int nb, const struct dse_co
                 row_differs(&base[b], &variant[v]) ? DSE_DELTA_CHANGED : DSE_DELTA_SAME,
                 &base[b], &variant[v] };
     }
-    for (; next_base < nb; next_base++)
-        if (find_row(variant, nv, base[next_base].name) < 0)
-            out[n++] = (struct dse_delta_row){ DSE_DELTA_REMOVED, &base[next_base], NULL };
+    for (int b = 0; b < nb; b++) /* every base row not paired was removed */
+        if (!base_used(out, n, &base[b])) {
+            int at = n; /* place it after the row that preceded it in the base */
+            for (int k = 0; k < n; k++)
+                if (b > 0 && out[k].base == &base[b - 1]) at = k + 1;
+            for (int k = n; k > at; k--) out[k] = out[k - 1];
+            out[at] = (struct dse_delta_row){ DSE_DELTA_REMOVED, &base[b], NULL };
+            n++;
+        }
     d->n_rows = n;
     d->first_changed = d->last_changed = -1;
     for (int i = 0; i < n; i++) {

@@ -21,7 +21,7 @@ struct dse_err {
     enum dse_status code;
     const char     *file;   /* config or data file at fault; NULL if none (borrowed) */
     int             line;   /* 1-based; 0 if unknown */
-    char            msg[256];
+    char            msg[512];
 };
 
 /* Name of a status code, e.g. "config error". Never NULL. */

@@ -75,15 +75,37 @@ static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
     return 0;
 }
 
+/* "C,H,W" with each from 1 to DSE_DIM_MAX. 0 on success. */
+static int parse_shape(const char *s, struct dse_input_shape *out) {
+    long long v[3];
+    char part[32];
+    for (int i = 0; i < 3; i++) {
+        size_t n = strcspn(s, ",");
+        if (n == 0 || n >= sizeof part || (i < 2 && s[n] != ',') || (i == 2 && s[n] != '\0'))
+            return -1;
+        memcpy(part, s, n);
+        part[n] = '\0';
+        if (parse_ll(part, 1, DSE_DIM_MAX, &v[i])) return -1;
+        s += n + (i < 2);
+    }
+    *out = (struct dse_input_shape){ (int)v[0], (int)v[1], (int)v[2] };
+    return 0;
+}
+
 /* Returns -1 on success, else the exit code to return. */
 static int parse_opts(const char *cmd, int argc, char **argv, int max_pos, struct opts *o) {
     memset(o, 0, sizeof *o);
     o->batch = 1;
+    int only_files = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
         char key[32];
-        if (a[0] != '-' || a[1] == '\0') {
+        if (!only_files && !strcmp(a, "--")) {
+            only_files = 1;
+            continue;
+        }
+        if (only_files || a[0] != '-' || a[1] == '\0') {
             if (o->n_pos >= max_pos) return bad_usage(cmd, "unexpected argument '%s'", a);
             o->pos[o->n_pos++] = a;
             continue;
@@ -93,6 +115,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, int max_pos, struc
         if (klen >= sizeof key) return bad_usage(cmd, "unknown option '%s'", a);
         memcpy(key, a, klen);
         key[klen] = '\0';
+        int flag = !strcmp(key, "--help") || !strcmp(key, "-h") || !strcmp(key, "--expand");
+        if (flag && eq) return bad_usage(cmd, "option '%s' takes no value", key);
         if (!strcmp(key, "--help") || !strcmp(key, "-h")) {
             o->help = 1;
             continue;
@@ -113,12 +137,9 @@ static int parse_opts(const char *cmd, int argc, char **argv, int max_pos, struc
         } else if (!strcmp(key, "--format")) {
             if (dse_format_from_str(val, &o->fmt))
                 return bad_usage(cmd, "--format '%s' is not one of table, json, csv, md", val);
-        } else {
-            int c, h, w;
-            char tail;
-            if (sscanf(val, "%d,%d,%d%c", &c, &h, &w, &tail) != 3 || c < 1 || h < 1 || w < 1)
-                return bad_usage(cmd, "--input '%s' is not C,H,W with positive integers (e.g. 3,227,227)", val);
-            o->input = (struct dse_input_shape){ c, h, w };
+        } else if (parse_shape(val, &o->input)) {
+            return bad_usage(cmd, "--input '%s' is not C,H,W with integers from 1 to 16777216 "
+                             "(e.g. 3,227,227)", val);
         }
     }
     return -1;
@@ -165,7 +186,19 @@ static int cmd_diff(int argc, char **argv) {
     return rc;
 }
 
+static int run(int argc, char **argv);
+
+/* Output that did not reach its file is a failure, not a silent success (> /dev/full). */
 int main(int argc, char **argv) {
+    int rc = run(argc, argv);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "dse: cannot write the output: %s\n", strerror(errno));
+        return 1;
+    }
+    return rc;
+}
+
+static int run(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage_main, stderr);
         return EXIT_BAD_INPUT;
@@ -176,6 +209,10 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "help")) {
         if (argc > 2 && !strcmp(argv[2], "analyze")) return fputs(usage_analyze, stdout), 0;
         if (argc > 2 && !strcmp(argv[2], "diff")) return fputs(usage_diff, stdout), 0;
+        if (argc > 2) {
+            fprintf(stderr, "dse help: unknown command '%s'\n\n%s", argv[2], usage_main);
+            return EXIT_BAD_INPUT;
+        }
         return fputs(usage_main, stdout), 0;
     }
     if (!strcmp(cmd, "analyze")) return cmd_analyze(argc - 2, argv + 2);

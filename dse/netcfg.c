@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <libconfig.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,10 +42,14 @@ struct ctx {
     struct dse_err *err;
 };
 
+__attribute__((format(printf, 4, 5)))
 static enum dse_status cfg_err(struct ctx *cx, const config_setting_t *s, enum dse_status code,
-                               const char *fmt, const char *a, const char *b) {
-    char msg[256];
-    snprintf(msg, sizeof msg, fmt, a, b);
+                               const char *fmt, ...) {
+    char msg[sizeof cx->err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     return dse_err_set(cx->err, code, cx->path, s ? (int)config_setting_source_line(s) : 0, "%s", msg);
 }
 
@@ -70,7 +75,7 @@ static void suggest(const char *list, const char *word, char *out, int size) {
         while (*p == ' ') p++;
         const char *e = p;
         while (*e && *e != ' ') e++;
-        int n = (int)(e - p) < 63 ? (int)(e - p) : 63;
+        int n = (int)(e - p) < (int)sizeof w - 1 ? (int)(e - p) : (int)sizeof w - 1;
         memcpy(w, p, (size_t)n);
         w[n] = '\0';
         int d = n ? dse_edit_distance(word, w) : 99;
@@ -84,7 +89,7 @@ static void suggest(const char *list, const char *word, char *out, int size) {
 
 static enum dse_status unknown_key(struct ctx *cx, const config_setting_t *s, const char *where,
                                    const char *allowed) {
-    char sug[64], buf[200];
+    char sug[64], buf[sizeof cx->err->msg];
     const char *key = config_setting_name(s);
     suggest(allowed, key, sug, sizeof sug);
     if (sug[0])
@@ -102,11 +107,12 @@ static enum dse_status get_int(struct ctx *cx, const config_setting_t *g, const 
     if (!s) return DSE_OK;
     int t = config_setting_type(s);
     if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
-        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s must be an integer%s", key, "");
-    long long v = config_setting_get_int64(s);
-    if (t == CONFIG_TYPE_INT) v = config_setting_get_int(s);
-    if (v < -1000000000LL || v > 1000000000LL)
-        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s is out of range%s", key, "");
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s must be an integer", key);
+    long long v = t == CONFIG_TYPE_INT ? (long long)config_setting_get_int(s)
+                                       : (long long)config_setting_get_int64(s);
+    if (v < -DSE_DIM_MAX || v > DSE_DIM_MAX)
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s = %lld is out of range; expected at most %d",
+                       key, v, DSE_DIM_MAX);
     *out = (int)v;
     return DSE_OK;
 }
@@ -115,7 +121,7 @@ static enum dse_status get_bool(struct ctx *cx, const config_setting_t *g, const
     const config_setting_t *s = config_setting_get_member(g, key);
     if (!s) return DSE_OK;
     if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s must be true or false%s", key, "");
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s must be true or false", key);
     *out = config_setting_get_bool(s);
     return DSE_OK;
 }
@@ -125,7 +131,7 @@ static enum dse_status get_string(struct ctx *cx, const config_setting_t *g, con
     const config_setting_t *s = config_setting_get_member(g, key);
     if (!s) return DSE_OK;
     if (config_setting_type(s) != CONFIG_TYPE_STRING)
-        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s must be a string in double quotes%s", key, "");
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s must be a string in double quotes", key);
     *out = config_setting_get_string(s);
     return DSE_OK;
 }
@@ -134,7 +140,7 @@ static enum dse_status get_string(struct ctx *cx, const config_setting_t *g, con
 static enum dse_status get_hw(struct ctx *cx, const config_setting_t *g, const char *key, int *h,
                               int *w, int *present) {
     char kh[32], kw[32];
-    int v, p1 = 0, p2 = 0, p3 = 0;
+    int v = 0, p1 = 0, p2 = 0, p3 = 0;
     enum dse_status st;
     if ((st = get_int(cx, g, key, &v, &p1))) return st;
     if (p1) *h = *w = v;
@@ -144,7 +150,7 @@ static enum dse_status get_hw(struct ctx *cx, const config_setting_t *g, const c
     if ((st = get_int(cx, g, kw, w, &p3))) return st;
     if (p1 && (p2 || p3))
         return cfg_err(cx, config_setting_get_member(g, key), DSE_ERR_CONFIG,
-                       "give either %s or %s_h and _w, not both%s", key, key);
+                       "give either %s or %s_h and %s_w, not both", key, key, key);
     if (p2 != p3)
         return cfg_err(cx, g, DSE_ERR_CONFIG, "give both %s_h and %s_w", key, key);
     if (present) *present = p1 || p2;
@@ -162,8 +168,8 @@ static enum dse_status resolve(struct ctx *cx, const struct dse_net *net, const 
         if (strcmp(net->layers[i].module, name) == 0) *idx = i; /* a fire module: its output */
     if (*idx < 0)
         return cfg_err(cx, s, DSE_ERR_CONFIG,
-                       "input '%s' is not an earlier layer%s; inputs name layers above this one "
-                       "(or \"data\" for the network input)", name, "");
+                       "input '%s' is not an earlier layer; inputs name layers above this one "
+                       "(or \"data\" for the network input)", name);
     return DSE_OK;
 }
 
@@ -178,15 +184,15 @@ static enum dse_status read_inputs(struct ctx *cx, const struct dse_net *net,
     }
     if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
         return cfg_err(cx, s, DSE_ERR_CONFIG, "inputs must be a layer name or a list of names, "
-                       "e.g. [\"fire2\", \"fire3\"]%s%s", "", "");
+                       "e.g. [\"fire2\", \"fire3\"]");
     int n = config_setting_length(s);
     if (n < 1 || n > DSE_MAX_INPUTS)
-        return cfg_err(cx, s, DSE_ERR_CONFIG, "inputs has %s names; expected 1 to %s",
-                       n < 1 ? "no" : "too many", "8");
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "inputs has %d names; expected 1 to %d", n,
+                       DSE_MAX_INPUTS);
     for (int i = 0; i < n; i++) {
         const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
         if (config_setting_type(e) != CONFIG_TYPE_STRING)
-            return cfg_err(cx, e, DSE_ERR_CONFIG, "inputs must hold layer names in quotes%s%s", "", "");
+            return cfg_err(cx, e, DSE_ERR_CONFIG, "inputs must hold layer names in quotes");
         enum dse_status st = resolve(cx, net, s, config_setting_get_string(e), &l->inputs[i]);
         if (st) return st;
     }
@@ -194,22 +200,32 @@ static enum dse_status read_inputs(struct ctx *cx, const struct dse_net *net,
     return DSE_OK;
 }
 
+/* Names must be unique, fire modules' names and the names of their layers included,
+ * so that inputs and diff rows mean one thing. */
+static int name_taken(const struct dse_net *net, const char *name) {
+    if (strcmp(name, "data") == 0) return 1;
+    for (int i = 0; i < net->n_layers; i++)
+        if (!strcmp(net->layers[i].name, name) || !strcmp(net->layers[i].module, name)) return 1;
+    return 0;
+}
+
 static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const config_setting_t *g) {
     const char *name = NULL, *type = NULL;
     enum dse_status st;
     int line = (int)config_setting_source_line(g);
-    char where[DSE_NAME_MAX + 16];
+    char where[DSE_NAME_MAX + 32];
 
     if (!config_setting_is_group(g))
-        return cfg_err(cx, g, DSE_ERR_CONFIG, "each layer must be a group { name = ...; type = ...; }%s%s", "", "");
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "each layer must be a group { name = ...; type = ...; }");
     if ((st = get_string(cx, g, "name", &name))) return st;
     if ((st = get_string(cx, g, "type", &type))) return st;
     if (!name || !name[0])
-        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer has no name; add name = \"...\";%s%s", "", "");
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer has no name; add name = \"...\";");
     if (strlen(name) >= DSE_NAME_MAX)
-        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer name '%.40s...' is too long; at most %s characters", name, "95");
-    if (dse_net_find(net, name) >= 0 || strcmp(name, "data") == 0)
-        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer name '%s' is used twice%s", name, "");
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer name '%.40s...' is too long; at most %d characters",
+                       name, DSE_NAME_MAX - 1);
+    if (name_taken(net, name))
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer name '%s' is used twice", name);
     if (!type)
         return cfg_err(cx, g, DSE_ERR_CONFIG, "layer '%s' has no type; add type = \"conv\" (or %s)", name,
                        "another type of docs/network-format.md");
@@ -254,19 +270,25 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
         if ((st = get_int(cx, g, "expand3x3", &f.expand3x3, NULL))) return st;
         if ((st = get_string(cx, g, "bypass", &bypass))) return st;
         if (!have_sq)
-            return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' needs squeeze = <filters>%s", name, "");
+            return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' needs squeeze = <filters>", name);
         if (!strcmp(bypass, "none")) f.bypass = DSE_BYPASS_NONE;
         else if (!strcmp(bypass, "simple")) f.bypass = DSE_BYPASS_SIMPLE;
         else if (!strcmp(bypass, "complex")) f.bypass = DSE_BYPASS_COMPLEX;
         else
             return cfg_err(cx, config_setting_get_member(g, "bypass"), DSE_ERR_CONFIG,
-                           "bypass = \"%s\"; expected \"none\", \"simple\" or \"complex\"%s", bypass, "");
+                           "bypass = \"%s\"; expected \"none\", \"simple\" or \"complex\"", bypass);
         tmp.inputs[0] = net->n_layers - 1;
         if ((st = read_inputs(cx, net, g, &tmp))) return st;
         if (tmp.n_inputs > 1)
-            return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' takes one input%s", name, "");
+            return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' takes one input", name);
+        int first = net->n_layers;
         st = dse_net_add_fire(net, &f, tmp.inputs[0], cx->err);
         if (st && cx->err->file == NULL) cx->err->file = cx->path;
+        for (int i = first; !st && i < net->n_layers; i++) /* "fire2/concat" named twice? */
+            for (int j = 0; !st && j < first; j++)
+                if (!strcmp(net->layers[j].name, net->layers[i].name))
+                    st = cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' makes a layer '%s', a name already used",
+                                 name, net->layers[i].name);
         return st;
     }
 
@@ -277,9 +299,9 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
     switch (spec->type) {
     case DSE_LAYER_CONV:
         if ((st = get_int(cx, g, "filters", &l.num_output, &have))) return st;
-        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "conv '%s' needs filters = <count>%s", name, "");
+        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "conv '%s' needs filters = <count>", name);
         if ((st = get_hw(cx, g, "kernel", &l.kernel_h, &l.kernel_w, &have))) return st;
-        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "conv '%s' needs kernel = <size> (or kernel_h and kernel_w)%s", name, "");
+        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "conv '%s' needs kernel = <size> (or kernel_h and kernel_w)", name);
         if ((st = get_hw(cx, g, "stride", &l.stride_h, &l.stride_w, NULL))) return st;
         if ((st = get_hw(cx, g, "pad", &l.pad_h, &l.pad_w, NULL))) return st;
         if ((st = get_hw(cx, g, "dilation", &l.dilation_h, &l.dilation_w, NULL))) return st;
@@ -296,13 +318,16 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
         if ((st = get_hw(cx, g, "kernel", &l.kernel_h, &l.kernel_w, &have))) return st;
         if (!have && !l.global)
             return cfg_err(cx, g, DSE_ERR_CONFIG, "%s '%s' needs kernel = <size> (or global = true)", spec->name, name);
+        if (l.global && (have || config_setting_get_member(g, "stride") || config_setting_get_member(g, "pad")))
+            return cfg_err(cx, g, DSE_ERR_CONFIG, "%s '%s': global pooling takes no kernel, stride or pad "
+                           "(as in Caffe)", spec->name, name);
         if ((st = get_hw(cx, g, "stride", &l.stride_h, &l.stride_w, NULL))) return st;
         if ((st = get_hw(cx, g, "pad", &l.pad_h, &l.pad_w, NULL))) return st;
         if ((st = get_string(cx, g, "round", &s))) return st;
         if (s && !strcmp(s, "floor")) l.round = DSE_ROUND_FLOOR;
         else if (s && strcmp(s, "ceil"))
             return cfg_err(cx, config_setting_get_member(g, "round"), DSE_ERR_CONFIG,
-                           "round = \"%s\"; expected \"ceil\" (Caffe's default) or \"floor\"%s", s, "");
+                           "round = \"%s\"; expected \"ceil\" (Caffe's default) or \"floor\"", s);
         break;
     case DSE_LAYER_RELU:
     case DSE_LAYER_DROPOUT:
@@ -320,7 +345,7 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
             if (r) {
                 int t = config_setting_type(r);
                 if (t != CONFIG_TYPE_FLOAT && t != CONFIG_TYPE_INT)
-                    return cfg_err(cx, r, DSE_ERR_CONFIG, "ratio must be a number in [0, 1)%s%s", "", "");
+                    return cfg_err(cx, r, DSE_ERR_CONFIG, "ratio must be a number in [0, 1)");
                 l.dropout_ratio = t == CONFIG_TYPE_FLOAT ? (float)config_setting_get_float(r)
                                                          : (float)config_setting_get_int(r);
             }
@@ -332,11 +357,11 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
         else if (s && !strcmp(s, "max")) l.eltwise_op = DSE_ELTWISE_MAX;
         else if (s && strcmp(s, "sum"))
             return cfg_err(cx, config_setting_get_member(g, "op"), DSE_ERR_CONFIG,
-                           "op = \"%s\"; expected \"sum\", \"prod\" or \"max\"%s", s, "");
+                           "op = \"%s\"; expected \"sum\", \"prod\" or \"max\"", s);
         break;
     case DSE_LAYER_FC:
         if ((st = get_int(cx, g, "outputs", &l.num_output, &have))) return st;
-        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "fc '%s' needs outputs = <count>%s", name, "");
+        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "fc '%s' needs outputs = <count>", name);
         if ((st = get_bool(cx, g, "bias", &l.bias))) return st;
         break;
     case DSE_LAYER_LRN:

@@ -10,7 +10,7 @@
 #include "analysis/analysis.h"
 
 #define MAX_COLS 16
-#define CELL_MAX 48
+#define CELL_MAX (DSE_NAME_MAX + 32) /* a whole layer name fits */
 
 struct table {
     int    ncol;
@@ -70,13 +70,18 @@ static void tbl_print(FILE *f, const struct table *t, enum dse_format fmt) {
             if (n > w[c]) w[c] = n;
         }
     }
-    if (fmt == DSE_FORMAT_CSV) {
+    if (fmt == DSE_FORMAT_CSV) { /* RFC 4180: quote fields with , " CR LF; double quotes */
         for (int r = -1; r < t->nrow; r++)
             for (int c = 0; c < t->ncol; c++) {
                 const char *s = r < 0 ? t->head[c] : t->cells[r][c];
-                int quote = strpbrk(s, ",\"") != NULL;
-                fprintf(f, "%s%s%s%s", quote ? "\"" : "", s, quote ? "\"" : "",
-                        c + 1 < t->ncol ? "," : "\n");
+                int quote = strpbrk(s, ",\"\r\n") != NULL;
+                if (quote) fputc('"', f);
+                for (; *s; s++) {
+                    if (*s == '"') fputc('"', f);
+                    fputc(*s, f);
+                }
+                if (quote) fputc('"', f);
+                fputc(c + 1 < t->ncol ? ',' : '\n', f);
             }
         return;
     }
@@ -105,7 +110,7 @@ static void tbl_print(FILE *f, const struct table *t, enum dse_format fmt) {
 /* Integer with thousands separators when pretty, plain otherwise. */
 static const char *fmt_int(char *buf, int64_t v, int pretty) {
     char raw[32];
-    snprintf(raw, sizeof raw, "%" PRId64, v < 0 ? -v : v);
+    snprintf(raw, sizeof raw, "%" PRIu64, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
     if (!pretty) {
         snprintf(buf, CELL_MAX, "%" PRId64, v);
         return buf;

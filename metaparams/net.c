@@ -3,6 +3,8 @@
  * out with their sources in docs/conventions.md. */
 #include "metaparams/net.h"
 
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,8 +123,20 @@ enum dse_status dse_net_add(struct dse_net *net, const struct dse_layer *l, stru
         if (d->inputs[i] < DSE_INPUT_DATA || d->inputs[i] >= idx)
             return dse_err_set(err, DSE_ERR_INTERNAL, NULL, d->line,
                                "layer '%s': input %d is not an earlier layer", d->name, i);
+    if (d->in_place && d->type != DSE_LAYER_RELU && d->type != DSE_LAYER_DROPOUT &&
+        d->type != DSE_LAYER_BATCHNORM && d->type != DSE_LAYER_SCALE && d->type != DSE_LAYER_SOFTMAX)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, d->line,
+                           "layer '%s' (%s) cannot work in place (top == bottom); only relu, dropout, "
+                           "batchnorm, scale and softmax can", d->name, tn);
     if (d->in_place && d->inputs[0] == DSE_INPUT_DATA)
         d->in_place = 0; /* nothing to overwrite but the data blob: count it as a new tensor */
+    /* Reading a tensor that an in-place layer after its producer overwrote: that layer
+     * must keep its own output. Scans only the layers in between. */
+    for (int k = 0; k < d->n_inputs; k++) {
+        int src = d->inputs[k];
+        for (int j = src + 1; j < idx; j++)
+            if (net->layers[j].in_place && net->layers[j].inputs[0] == src) net->layers[j].in_place = 0;
+    }
     net->n_layers++;
     return DSE_OK;
 }
@@ -148,23 +162,43 @@ static void in_rf(const struct dse_net *net, int input, int *rh, int *rw, int *j
 
 /* Caffe pooling_layer.cpp Reshape(): ceil mode, then "if we have padding, ensure that
  * the last pooling starts strictly inside the image (instead of at the padding);
- * otherwise clip the last". */
-static int pool_out(int in, int k, int s, int p, enum dse_round round) {
-    int num = in + 2 * p - k;
-    int out;
-    if (s == 1) return num + 1;
-    if (round == DSE_ROUND_FLOOR)
+ * otherwise clip the last". padded: pad_h || pad_w, as Caffe tests it. */
+static int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int padded,
+                        enum dse_round round) {
+    int64_t num = in + 2 * p - k, out;
+    if (s == 1)
+        out = num + 1;
+    else if (round == DSE_ROUND_FLOOR)
         out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
     else
         out = (num >= 0 ? (num + s - 1) / s : -((-num) / s)) + 1;
-    if (p > 0 && (out - 1) * s >= in + p) out--; /* applies to both modes in Caffe */
+    /* Both modes, both dimensions, when either dimension has padding (Caffe). */
+    if (padded && (out - 1) * s >= in + p) out--;
     return out;
 }
 
+/* Out of line and cold, so that the hot path of infer_one keeps no message buffer. */
+__attribute__((cold, noinline, format(printf, 4, 5)))
 static enum dse_status shape_err(struct dse_err *err, const char *file, const struct dse_layer *l,
-                                 const char *what) {
+                                 const char *fmt, ...) {
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
     return dse_err_set(err, DSE_ERR_SHAPE, file, l->line, "layer '%s' (%s): %s", l->name,
                        dse_layer_type_str(l->type), what);
+}
+
+/* Receptive fields saturate at INT_MAX rather than overflow (many strided layers). */
+static int rf_grow(int rf, int64_t k, int jump) {
+    int64_t v = rf + (k - 1) * (int64_t)jump;
+    return v > INT_MAX ? INT_MAX : (int)v;
+}
+
+static int rf_mul(int jump, int stride) {
+    int64_t v = (int64_t)jump * stride;
+    return v > INT_MAX ? INT_MAX : (int)v;
 }
 
 /* Shape and receptive field of layer i from its inputs. Works in locals and stores once
@@ -172,7 +206,6 @@ static enum dse_status shape_err(struct dse_err *err, const char *file, const st
 static enum dse_status infer_one(struct dse_net *net, int i, const char *file, struct dse_err *err) {
     struct dse_layer *l = &net->layers[i];
     int c, h, w, rh, rw, jh, jw;
-    char buf[200];
     in_shape(net, l->inputs[0], &c, &h, &w);
     in_rf(net, l->inputs[0], &rh, &rw, &jh, &jw);
     int oc = c, oh = h, ow = w, orh = rh, orw = rw, ojh = jh, ojw = jw;
@@ -182,30 +215,30 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
         const int kh = l->kernel_h, kw = l->kernel_w, sh = l->stride_h, sw = l->stride_w;
         const int dh = l->dilation_h, dw = l->dilation_w, ph = l->pad_h, pw = l->pad_w;
         const int g = l->groups, f = l->num_output;
-        if (f <= 0) return shape_err(err, file, l, "filters must be >= 1");
+        if (f <= 0 || f > DSE_DIM_MAX) return shape_err(err, file, l, "filters = %d; expected 1 to %d", f, DSE_DIM_MAX);
         if (kh <= 0 || kw <= 0) return shape_err(err, file, l, "kernel must be >= 1");
         if (sh <= 0 || sw <= 0) return shape_err(err, file, l, "stride must be >= 1");
         if (dh <= 0 || dw <= 0) return shape_err(err, file, l, "dilation must be >= 1");
         if (ph < 0 || pw < 0) return shape_err(err, file, l, "pad must be >= 0");
         /* Integer division costs tens of cycles: skip it in the common cases (groups 1,
          * stride 1), which keeps a whole-network analysis near a microsecond. */
-        if (g != 1 && (g <= 0 || c % g || f % g)) {
-            snprintf(buf, sizeof buf, "groups = %d must divide input channels (%d) and filters (%d)",
-                     g, c, f);
-            return shape_err(err, file, l, buf);
-        }
-        int keh = dh * (kh - 1) + 1, kew = dw * (kw - 1) + 1;
-        int nh = h + 2 * ph - keh, nw = w + 2 * pw - kew;
-        if (nh < 0 || nw < 0) {
-            snprintf(buf, sizeof buf, "kernel %dx%d (dilated) is larger than its padded input %dx%d",
-                     keh, kew, h + 2 * ph, w + 2 * pw);
-            return shape_err(err, file, l, buf);
-        }
-        oc = f;
-        oh = (sh == 1 ? nh : nh / sh) + 1;
-        ow = (sw == 1 ? nw : nw / sw) + 1;
-        orh = rh + (keh - 1) * jh, orw = rw + (kew - 1) * jw;
-        ojh = jh * sh, ojw = jw * sw;
+        if (g != 1 && (g <= 0 || c % g || f % g))
+            return shape_err(err, file, l, "groups = %d must divide input channels (%d) and filters (%d)",
+                             g, c, f);
+        /* int64: hyper-parameters up to DSE_DIM_MAX cannot overflow these. */
+        int64_t keh = (int64_t)dh * (kh - 1) + 1, kew = (int64_t)dw * (kw - 1) + 1;
+        int64_t nh = h + 2 * (int64_t)ph - keh, nw = w + 2 * (int64_t)pw - kew;
+        /* Caffe divides with C's truncation: a kernel that overhangs its padded input by
+         * less than the stride still gives one output. */
+        int64_t oh64 = (sh == 1 ? nh : nh / sh) + 1, ow64 = (sw == 1 ? nw : nw / sw) + 1;
+        if (oh64 <= 0 || ow64 <= 0)
+            return shape_err(err, file, l, "kernel %lldx%lld (dilated) is larger than its padded input %lldx%lld",
+                             (long long)keh, (long long)kew, (long long)h + 2 * ph, (long long)w + 2 * pw);
+        if (oh64 > DSE_DIM_MAX || ow64 > DSE_DIM_MAX)
+            return shape_err(err, file, l, "output %lldx%lld exceeds %d", (long long)oh64, (long long)ow64, DSE_DIM_MAX);
+        oc = f, oh = (int)oh64, ow = (int)ow64;
+        orh = rf_grow(rh, keh, jh), orw = rf_grow(rw, kew, jw);
+        ojh = rf_mul(jh, sh), ojw = rf_mul(jw, sw);
         break;
     }
     case DSE_LAYER_MAXPOOL:
@@ -221,38 +254,42 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
         if (sh <= 0 || sw <= 0) return shape_err(err, file, l, "stride must be >= 1");
         if (ph < 0 || pw < 0) return shape_err(err, file, l, "pad must be >= 0");
         if (ph >= kh || pw >= kw) return shape_err(err, file, l, "pad must be smaller than kernel (Caffe's rule)");
-        oh = pool_out(h, kh, sh, ph, l->round);
-        ow = pool_out(w, kw, sw, pw, l->round);
-        orh = rh + (kh - 1) * jh, orw = rw + (kw - 1) * jw;
-        ojh = jh * sh, ojw = jw * sw;
+        int64_t oh64 = pool_out(h, kh, sh, ph, ph || pw, l->round);
+        int64_t ow64 = pool_out(w, kw, sw, pw, ph || pw, l->round);
+        if (oh64 > DSE_DIM_MAX || ow64 > DSE_DIM_MAX)
+            return shape_err(err, file, l, "output %lldx%lld exceeds %d", (long long)oh64, (long long)ow64, DSE_DIM_MAX);
+        oh = (int)(oh64 < 0 ? 0 : oh64), ow = (int)(ow64 < 0 ? 0 : ow64);
+        orh = rf_grow(rh, kh, jh), orw = rf_grow(rw, kw, jw);
+        ojh = rf_mul(jh, sh), ojw = rf_mul(jw, sw);
         break;
     }
     case DSE_LAYER_FC:
-        if (l->num_output <= 0) return shape_err(err, file, l, "outputs must be >= 1");
+        if (l->num_output <= 0 || l->num_output > DSE_DIM_MAX)
+            return shape_err(err, file, l, "outputs = %d; expected 1 to %d", l->num_output, DSE_DIM_MAX);
         oc = l->num_output, oh = ow = 1;
-        orh = rh + (h - 1) * jh, orw = rw + (w - 1) * jw;
-        ojh = jh * h, ojw = jw * w;
+        orh = rf_grow(rh, h, jh), orw = rf_grow(rw, w, jw);
+        ojh = rf_mul(jh, h), ojw = rf_mul(jw, w);
         break;
     case DSE_LAYER_CONCAT:
     case DSE_LAYER_ELTWISE: {
-        int sum_c = c;
+        int64_t sum_c = c;
         for (int k = 1; k < l->n_inputs; k++) {
             int c2, h2, w2, rh2, rw2, jh2, jw2;
             in_shape(net, l->inputs[k], &c2, &h2, &w2);
             in_rf(net, l->inputs[k], &rh2, &rw2, &jh2, &jw2);
-            if (h2 != h || w2 != w || (l->type == DSE_LAYER_ELTWISE && c2 != c)) {
-                snprintf(buf, sizeof buf, "input %d is %dx%dx%d but input 0 is %dx%dx%d%s", k, c2,
-                         h2, w2, c, h, w,
-                         l->type == DSE_LAYER_CONCAT ? " (heights and widths must match)" : "");
-                return shape_err(err, file, l, buf);
-            }
+            if (h2 != h || w2 != w || (l->type == DSE_LAYER_ELTWISE && c2 != c))
+                return shape_err(err, file, l, "input %d is %dx%dx%d but input 0 is %dx%dx%d%s", k,
+                                 c2, h2, w2, c, h, w,
+                                 l->type == DSE_LAYER_CONCAT ? " (heights and widths must match)" : "");
             sum_c += c2;
             if (rh2 > orh) orh = rh2;
             if (rw2 > orw) orw = rw2;
             if (jh2 > ojh) ojh = jh2;
             if (jw2 > ojw) ojw = jw2;
         }
-        if (l->type == DSE_LAYER_CONCAT) oc = sum_c;
+        if (sum_c > DSE_DIM_MAX)
+            return shape_err(err, file, l, "%lld channels exceed %d", (long long)sum_c, DSE_DIM_MAX);
+        if (l->type == DSE_LAYER_CONCAT) oc = (int)sum_c;
         break;
     }
     case DSE_LAYER_SOFTMAX_LOSS:
@@ -274,10 +311,8 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
     case DSE_LAYER_COUNT:
         return shape_err(err, file, l, "bad layer type");
     }
-    if (oc <= 0 || oh <= 0 || ow <= 0) {
-        snprintf(buf, sizeof buf, "output would be %dx%dx%d from input %dx%dx%d", oc, oh, ow, c, h, w);
-        return shape_err(err, file, l, buf);
-    }
+    if (oc <= 0 || oh <= 0 || ow <= 0)
+        return shape_err(err, file, l, "output would be %dx%dx%d from input %dx%dx%d", oc, oh, ow, c, h, w);
     l->in_c = c, l->in_h = h, l->in_w = w;
     l->out_c = oc, l->out_h = oh, l->out_w = ow;
     l->rf_h = orh, l->rf_w = orw, l->jump_h = ojh, l->jump_w = ojw;
@@ -285,9 +320,10 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
 }
 
 enum dse_status dse_net_infer(struct dse_net *net, const char *file, struct dse_err *err) {
-    if (net->in_c <= 0 || net->in_h <= 0 || net->in_w <= 0)
-        return dse_err_set(err, DSE_ERR_SHAPE, file, 0, "network input %dx%dx%d must be positive",
-                           net->in_c, net->in_h, net->in_w);
+    if (net->in_c <= 0 || net->in_h <= 0 || net->in_w <= 0 || net->in_c > DSE_DIM_MAX ||
+        net->in_h > DSE_DIM_MAX || net->in_w > DSE_DIM_MAX)
+        return dse_err_set(err, DSE_ERR_SHAPE, file, 0, "network input %dx%dx%d; each of C, H, W "
+                           "must be 1 to %d", net->in_c, net->in_h, net->in_w, DSE_DIM_MAX);
     for (int i = 0; i < net->n_layers; i++) {
         enum dse_status st = infer_one(net, i, file, err);
         if (st) return st;
@@ -304,7 +340,9 @@ static enum dse_status add_sub(struct dse_net *net, const struct dse_fire *f, en
     char name[DSE_NAME_MAX * 2];
     snprintf(name, sizeof name, "%s/%s", f->name, suffix);
     if (dse_strlcpy(l.name, name, DSE_NAME_MAX))
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, f->line, "fire module name '%s' is too long", f->name);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, f->line,
+                           "fire module name '%.40s...' is too long; at most %d characters", f->name,
+                           DSE_NAME_MAX - 1 - (int)sizeof "/relu_squeeze1x1" + 1);
     dse_strlcpy(l.module, f->name, DSE_NAME_MAX);
     l.line = f->line;
     l.n_inputs = input2 == NO_INPUT ? 1 : 2;
@@ -329,6 +367,7 @@ enum dse_status dse_net_add_fire(struct dse_net *net, const struct dse_fire *f, 
                            "fire '%s': squeeze = %d, expand1x1 = %d, expand3x3 = %d; expected "
                            "squeeze >= 1 and at least one expand filter",
                            f->name, f->squeeze, f->expand1x1, f->expand3x3);
+    DSE_ASSERT(input >= DSE_INPUT_DATA && input < net->n_layers);
     if ((st = dse_net_infer(net, NULL, err))) return st;
     in_c = input == DSE_INPUT_DATA ? net->in_c : net->layers[input].out_c;
     int out_c = f->expand1x1 + f->expand3x3;

@@ -11,6 +11,8 @@
 #define DSE_NAME_MAX   96
 #define DSE_MAX_INPUTS 8
 #define DSE_INPUT_DATA (-1)  /* input index that means "the network's input blob" */
+#define DSE_DIM_MAX    (1 << 24) /* largest channel count, map size or hyper-parameter:
+                                    keeps every shape product exact in int64 */
 
 enum dse_layer_type {
 #define DSE_LAYER(e, name, min_in, max_in, weighted) DSE_LAYER_##e,
@@ -93,7 +95,11 @@ void dse_net_deinit(struct dse_net *net);
 enum dse_status dse_net_copy(struct dse_net *dst, const struct dse_net *src, struct dse_err *err);
 
 /* Append a copy of *l. If l->n_inputs is 0 the layer takes the previous layer (or the
- * network input if it is the first). Checks input count and indices, not shapes. */
+ * network input if it is the first). Checks input count and indices, not shapes.
+ * in_place is allowed for relu, dropout, batchnorm, scale and softmax (shape-preserving
+ * layers, as in Caffe). A layer that reads a tensor an earlier in-place layer has
+ * overwritten (conv1 after an in-place relu1 of conv1) turns that layer out of place:
+ * the value it reads must still exist. */
 enum dse_status dse_net_add(struct dse_net *net, const struct dse_layer *l, struct dse_err *err);
 
 /* Append the primitive layers of a Fire module taking input `input` (a layer index or

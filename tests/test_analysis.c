@@ -238,6 +238,34 @@ static void test_delta_reach(void) {
     costed_free(&base);
 }
 
+/* Repeated names (legal in Caffe files, where only blobs must be unique) pair one to
+ * one: the second "relu" of the base is removed, not silently matched twice. */
+static void test_delta_duplicates(void) {
+    struct dse_cost_row b[4], v[3];
+    struct dse_delta_row out[7];
+    struct dse_delta d;
+    memset(b, 0, sizeof b);
+    memset(v, 0, sizeof v);
+    const char *bn[4] = { "conv", "relu", "relu", "fc" }, *vn[3] = { "conv", "relu", "fc" };
+    for (int i = 0; i < 4; i++) {
+        dse_strlcpy(b[i].name, bn[i], DSE_NAME_MAX);
+        b[i].type = "x", b[i].out_c = b[i].out_h = b[i].out_w = 1;
+        b[i].in_place = i == 1 || i == 2;
+    }
+    for (int i = 0; i < 3; i++) {
+        dse_strlcpy(v[i].name, vn[i], DSE_NAME_MAX);
+        v[i].type = "x", v[i].out_c = v[i].out_h = v[i].out_w = 1;
+        v[i].in_place = i == 1;
+    }
+    dse_delta_rows(b, 4, v, 3, out, &d);
+    CHECK_INT_EQ(d.n_rows, 4);
+    CHECK_INT_EQ(out[2].kind, DSE_DELTA_REMOVED);
+    CHECK(out[2].base == &b[2]);
+    CHECK(out[1].base == &b[1] && out[1].variant == &v[1]);
+    CHECK(out[3].base == &b[3] && out[3].kind == DSE_DELTA_SAME);
+    CHECK_STR_EQ(dse_reach_str(d.reach), "local");
+}
+
 static void test_rows_expand(void) {
     struct costed c;
     CHECK_OK(build_squeezenet(&c.net, 0, DSE_BYPASS_NONE));
@@ -259,6 +287,7 @@ static const struct check_case cases[] = {
     { "cost-batch",          test_batch_scaling },
     { "cost-memory",         test_memory_estimates },
     { "delta-reach",         test_delta_reach },
+    { "delta-duplicates",    test_delta_duplicates },
     { "rows-expand",         test_rows_expand },
 };
 

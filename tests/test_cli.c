@@ -108,7 +108,12 @@ static void test_prototxt_matches_cfg(void) {
             fprintf(stderr, "  %s\n", dse_err_format(&err, buf, sizeof buf));
             continue;
         }
-        CHECK_OK(dse_netfile_load(pairs_i[1], NULL, &c, &err));
+        if (dse_netfile_load(pairs_i[1], NULL, &c, &err)) {
+            CHECK(0);
+            fprintf(stderr, "  %s\n", dse_err_format(&err, buf, sizeof buf));
+            dse_net_deinit(&p);
+            continue;
+        }
         struct dse_cost_layer *lp = calloc((size_t)p.n_layers, sizeof *lp);
         struct dse_cost_layer *lc = calloc((size_t)c.n_layers, sizeof *lc);
         struct dse_cost_totals tp, tc;
@@ -171,6 +176,11 @@ static void test_bad_nets(void) {
           DSE_ERR_CONFIG },
         { "tests/bad_nets/duplicate_name.cfg",
           "tests/bad_nets/duplicate_name.cfg:5: layer name 'conv1' is used twice", DSE_ERR_CONFIG },
+        { "tests/bad_nets/duplicate_fire.cfg",
+          "tests/bad_nets/duplicate_fire.cfg:5: layer name 'fire2' is used twice", DSE_ERR_CONFIG },
+        { "tests/bad_nets/global_kernel.cfg",
+          "tests/bad_nets/global_kernel.cfg:4: avgpool 'pool': global pooling takes no kernel, stride or "
+          "pad (as in Caffe)", DSE_ERR_CONFIG },
         { "tests/bad_nets/bad_round.cfg",
           "tests/bad_nets/bad_round.cfg:5: round = \"up\"; expected \"ceil\" (Caffe's default) or \"floor\"",
           DSE_ERR_CONFIG },

@@ -205,6 +205,28 @@ static void test_squeezenet_shapes(void) {
     dse_net_deinit(&n);
 }
 
+/* conv2 reads conv1's output, which relu1 would overwrite in place: relu1 must keep its
+ * own tensor. And only shape-preserving layers may work in place. */
+static void test_in_place_rules(void) {
+    struct dse_net n;
+    struct dse_err err = { 0 };
+    dse_net_init(&n, "t", 3, 8, 8);
+    net_conv(&n, "conv1", 4, 3, 1, 1);
+    net_simple(&n, DSE_LAYER_RELU, "relu1", 1);
+    CHECK_INT_EQ(n.layers[1].in_place, 1);
+    struct dse_layer c2 = dse_layer_make(DSE_LAYER_CONV, "conv2");
+    c2.num_output = 4, c2.kernel_h = c2.kernel_w = 1;
+    c2.n_inputs = 1, c2.inputs[0] = 0;
+    CHECK_OK(dse_net_add(&n, &c2, NULL));
+    CHECK_INT_EQ(n.layers[1].in_place, 0);
+    struct dse_layer c3 = dse_layer_make(DSE_LAYER_CONV, "conv3");
+    c3.num_output = 4, c3.kernel_h = c3.kernel_w = 1, c3.in_place = 1;
+    CHECK_INT_EQ(dse_net_add(&n, &c3, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "layer 'conv3' (conv) cannot work in place (top == bottom); only relu, "
+                          "dropout, batchnorm, scale and softmax can");
+    dse_net_deinit(&n);
+}
+
 static void test_copy_and_types(void) {
     struct dse_net a, b;
     enum dse_layer_type t;
@@ -230,6 +252,7 @@ static const struct check_case cases[] = {
     { "net-fire",          test_fire_expansion },
     { "net-nin",           test_nin_shapes },
     { "net-squeezenet",    test_squeezenet_shapes },
+    { "net-in-place",      test_in_place_rules },
     { "net-copy-types",    test_copy_and_types },
 };
 
