@@ -98,6 +98,15 @@ void dse_delta_rows(const struct dse_cost_row *base, int nb, const struct dse_co
                     int nv, struct dse_delta_row *out, struct dse_delta *d);
 
 const char *dse_reach_str(enum dse_reach r);
+
+/* Pareto frontier of n points: minimize x, and maximize y (maximize_y = 1, e.g.
+ * accuracy) or minimize y (maximize_y = 0, e.g. FLOPs before training). A point is on
+ * the frontier if no other point is at least as good in both and better in one; equal
+ * points are all kept. Writes the frontier's indices to out (room for n), sorted by
+ * increasing x, and returns their count. Points with a NaN coordinate are never on it.
+ * scratch has room for n ints. O(n log n). */
+int dse_pareto_front(const double *x, const double *y, int n, int maximize_y, int *out,
+                     int *scratch);
 const char *dse_delta_kind_str(enum dse_delta_kind k);
 
 #endif

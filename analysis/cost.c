@@ -19,10 +19,18 @@ static inline int64_t add(int64_t a, int64_t b, int *ovf) {
     return r;
 }
 
-static void cost_layer(const struct dse_layer *l, int64_t batch, struct dse_cost_layer *c, int *ovf) {
+/* Values of one image's input 0. */
+static inline int64_t in_values(const struct dse_layer *l, int *ovf) {
+    return mul(mul(l->in_c, l->in_h, ovf), l->in_w, ovf);
+}
+
+/* Costs of one layer; returns nonzero if a product overflowed int64. The flag is a
+ * local so it stays in a register (through a pointer it cost a load and a store per
+ * operation). */
+static inline int cost_layer(const struct dse_layer *l, int64_t batch, struct dse_cost_layer *c) {
+    int flag = 0, *ovf = &flag;
     int64_t out_sp   = (int64_t)l->out_h * l->out_w; /* < 2^48: dims are at most 2^24 */
     int64_t out_vals = mul(mul(l->out_c, out_sp, ovf), batch, ovf);
-    int64_t in_vals1 = mul(mul(l->in_c, l->in_h, ovf), l->in_w, ovf); /* one image */
     c->weights = c->biases = c->buffers = c->flops = c->other_ops = 0;
     c->activations = l->in_place ? 0 : out_vals;
 
@@ -35,7 +43,7 @@ static void cost_layer(const struct dse_layer *l, int64_t batch, struct dse_cost
         c->other_ops = l->bias ? out_vals : 0;
         break;
     case DSE_LAYER_FC:
-        c->weights   = mul(in_vals1, l->out_c, ovf);
+        c->weights   = mul(in_values(l, ovf), l->out_c, ovf);
         c->biases    = l->bias ? l->out_c : 0;
         c->flops     = mul(2 * c->weights, batch, ovf);
         c->other_ops = l->bias ? out_vals : 0;
@@ -49,7 +57,7 @@ static void cost_layer(const struct dse_layer *l, int64_t batch, struct dse_cost
         c->other_ops = out_vals; /* same shape as the input */
         break;
     case DSE_LAYER_ACCURACY:
-        c->other_ops = mul(in_vals1, batch, ovf);
+        c->other_ops = mul(in_values(l, ovf), batch, ovf);
         break;
     case DSE_LAYER_ELTWISE:
         c->other_ops = mul(out_vals, l->n_inputs - 1, ovf);
@@ -60,7 +68,7 @@ static void cost_layer(const struct dse_layer *l, int64_t batch, struct dse_cost
         c->other_ops = mul(3, out_vals, ovf); /* exp, sum, divide */
         break;
     case DSE_LAYER_SOFTMAX_LOSS: /* softmax, then -log of the true class */
-        c->other_ops = add(mul(mul(3, in_vals1, ovf), batch, ovf), batch, ovf);
+        c->other_ops = add(mul(mul(3, in_values(l, ovf), ovf), batch, ovf), batch, ovf);
         break;
     case DSE_LAYER_BATCHNORM:
         c->biases    = l->affine ? l->out_c : 0; /* beta */
@@ -82,6 +90,7 @@ static void cost_layer(const struct dse_layer *l, int64_t batch, struct dse_cost
     if (l->type == DSE_LAYER_SOFTMAX_LOSS || l->type == DSE_LAYER_ACCURACY)
         c->activations = 1;
     c->params = c->weights + c->biases;
+    return flag;
 }
 
 enum dse_status dse_cost_net(const struct dse_net *net, int64_t batch,
@@ -102,13 +111,14 @@ enum dse_status dse_cost_net(const struct dse_net *net, int64_t batch,
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &net->layers[i];
         struct dse_cost_layer   c;
-        cost_layer(l, batch, &c, &ovf);
-        weights     = add(weights, c.weights, &ovf);
-        biases      = add(biases, c.biases, &ovf);
-        buffers     = add(buffers, c.buffers, &ovf);
-        flops       = add(flops, c.flops, &ovf);
-        other_ops   = add(other_ops, c.other_ops, &ovf);
-        activations = add(activations, c.activations, &ovf);
+        int o = cost_layer(l, batch, &c);
+        o |= __builtin_add_overflow(weights, c.weights, &weights);
+        o |= __builtin_add_overflow(biases, c.biases, &biases);
+        o |= __builtin_add_overflow(buffers, c.buffers, &buffers);
+        o |= __builtin_add_overflow(flops, c.flops, &flops);
+        o |= __builtin_add_overflow(other_ops, c.other_ops, &other_ops);
+        o |= __builtin_add_overflow(activations, c.activations, &activations);
+        ovf |= o;
         c.buffer      = (l->in_place && l->inputs[0] >= 0) ? layers[l->inputs[0]].buffer : i;
         c.last_use    = i;
         c.freed_after = 0;

@@ -449,3 +449,128 @@ done:
     if (st) dse_net_deinit(out);
     return st;
 }
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+static void write_name(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The name other layers use for layer i's output: a fire module's name for its last
+ * layer, else the layer's own name. */
+static const char *output_name(const struct dse_net *net, int i) {
+    if (i == DSE_INPUT_DATA) return "data";
+    const struct dse_layer *l = &net->layers[i];
+    if (l->module[0] && (i + 1 == net->n_layers || strcmp(net->layers[i + 1].module, l->module)))
+        return l->module;
+    return l->name;
+}
+
+static void write_hw(FILE *f, const char *key, int h, int w, int dflt) {
+    if (h == w && h != dflt) fprintf(f, " %s = %d;", key, h);
+    else if (h != w) fprintf(f, " %s_h = %d; %s_w = %d;", key, h, key, w);
+}
+
+static void write_inputs(FILE *f, const struct dse_net *net, int i, const struct dse_layer *l) {
+    if (l->n_inputs == 1 && l->inputs[0] == i - 1 && i > 0) return;
+    if (l->n_inputs == 1 && l->inputs[0] == DSE_INPUT_DATA && i == 0) return;
+    fputs(" inputs = [", f);
+    for (int k = 0; k < l->n_inputs; k++) {
+        if (k) fputs(", ", f);
+        write_name(f, output_name(net, l->inputs[k]));
+    }
+    fputs("];", f);
+}
+
+enum dse_status dse_netcfg_write(FILE *f, const struct dse_net *net, struct dse_err *err) {
+    fputs("# written by dse (docs/network-format.md)\nname = ", f);
+    write_name(f, net->name);
+    fprintf(f, ";\ninput = { channels = %d; height = %d; width = %d; };\nlayers = (\n",
+            net->in_c, net->in_h, net->in_w);
+    for (int i = 0; i < net->n_layers; i++) {
+        const struct dse_layer *l = &net->layers[i];
+        fputs(i ? ",\n  { name = " : "  { name = ", f);
+        if (l->module[0]) { /* a fire module: its layers are contiguous */
+            int j = i, sq = -1, e1 = 0, e3 = 0, bypass = 0, conv_bypass = 0;
+            while (j + 1 < net->n_layers && !strcmp(net->layers[j + 1].module, l->module)) j++;
+            for (int k = i; k <= j; k++) {
+                const char *suffix = net->layers[k].name + strlen(l->module);
+                if (!strcmp(suffix, "/squeeze1x1")) sq = net->layers[k].num_output;
+                if (!strcmp(suffix, "/expand1x1")) e1 = net->layers[k].num_output;
+                if (!strcmp(suffix, "/expand3x3")) e3 = net->layers[k].num_output;
+                if (!strcmp(suffix, "/bypass_add")) bypass = 1;
+                if (!strcmp(suffix, "/bypass_conv")) conv_bypass = 1;
+            }
+            if (sq < 0)
+                return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0,
+                                   "module '%s' is not a fire module; only fire modules can be written "
+                                   "as .cfg", l->module);
+            write_name(f, l->module);
+            fprintf(f, "; type = \"fire\"; squeeze = %d; expand1x1 = %d; expand3x3 = %d;", sq, e1, e3);
+            if (bypass) fprintf(f, " bypass = \"%s\";", conv_bypass ? "complex" : "simple");
+            write_inputs(f, net, i, l);
+            fputs(" }", f);
+            i = j;
+            continue;
+        }
+        write_name(f, l->name);
+        switch (l->type) {
+        case DSE_LAYER_CONV:
+            fprintf(f, "; type = \"conv\"; filters = %d;", l->num_output);
+            if (l->kernel_h == l->kernel_w) fprintf(f, " kernel = %d;", l->kernel_h);
+            else fprintf(f, " kernel_h = %d; kernel_w = %d;", l->kernel_h, l->kernel_w);
+            write_hw(f, "stride", l->stride_h, l->stride_w, 1);
+            write_hw(f, "pad", l->pad_h, l->pad_w, 0);
+            write_hw(f, "dilation", l->dilation_h, l->dilation_w, 1);
+            if (l->groups != 1) fprintf(f, " groups = %d;", l->groups);
+            if (!l->bias) fputs(" bias = false;", f);
+            break;
+        case DSE_LAYER_MAXPOOL:
+        case DSE_LAYER_AVGPOOL:
+            if (l->global) {
+                fprintf(f, "; type = \"global_%s\";", dse_layer_type_str(l->type));
+                break;
+            }
+            fprintf(f, "; type = \"%s\";", dse_layer_type_str(l->type));
+            if (l->kernel_h == l->kernel_w) fprintf(f, " kernel = %d;", l->kernel_h);
+            else fprintf(f, " kernel_h = %d; kernel_w = %d;", l->kernel_h, l->kernel_w);
+            write_hw(f, "stride", l->stride_h, l->stride_w, 1);
+            write_hw(f, "pad", l->pad_h, l->pad_w, 0);
+            if (l->round == DSE_ROUND_FLOOR) fputs(" round = \"floor\";", f);
+            break;
+        case DSE_LAYER_RELU:
+        case DSE_LAYER_DROPOUT:
+        case DSE_LAYER_BATCHNORM:
+        case DSE_LAYER_SCALE:
+            fprintf(f, "; type = \"%s\";", dse_layer_type_str(l->type));
+            if (l->type == DSE_LAYER_DROPOUT) fprintf(f, " ratio = %.9g;", l->dropout_ratio);
+            if (l->type == DSE_LAYER_BATCHNORM && !l->affine) fputs(" affine = false;", f);
+            if (l->type == DSE_LAYER_SCALE && l->bias) fputs(" bias = true;", f);
+            if (!l->in_place) fputs(" in_place = false;", f);
+            break;
+        case DSE_LAYER_ELTWISE:
+            fprintf(f, "; type = \"eltwise\"; op = \"%s\";",
+                    l->eltwise_op == DSE_ELTWISE_PROD ? "prod" : l->eltwise_op == DSE_ELTWISE_MAX ? "max" : "sum");
+            break;
+        case DSE_LAYER_FC:
+            fprintf(f, "; type = \"fc\"; outputs = %d;%s", l->num_output, l->bias ? "" : " bias = false;");
+            break;
+        case DSE_LAYER_LRN:
+            fprintf(f, "; type = \"lrn\"; size = %d;", l->lrn_size);
+            break;
+        default:
+            fprintf(f, "; type = \"%s\";", dse_layer_type_str(l->type));
+            break;
+        }
+        write_inputs(f, net, i, l);
+        fputs(" }", f);
+    }
+    fputs("\n);\n", f);
+    if (ferror(f)) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "write error");
+    return DSE_OK;
+}

@@ -33,6 +33,11 @@ enum dse_status dse_prototxt_parse(const char *text, size_t len, const char *pat
                                    const struct dse_input_shape *ov, struct dse_net *out,
                                    struct dse_err *err);
 
+/* Write net as our .cfg format: Fire modules (layers named "<m>/squeeze1x1", ...) as one
+ * `fire` layer, everything else as primitive layers with every setting spelled out.
+ * Reading the result back gives a network with the same layers, shapes and costs. */
+enum dse_status dse_netcfg_write(FILE *f, const struct dse_net *net, struct dse_err *err);
+
 /* Write net as Caffe prototxt (layer { } format, an Input layer of shape 1xCxHxW).
  * Reading the result back gives a network with the same layers, shapes and costs. */
 enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct dse_err *err);

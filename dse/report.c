@@ -32,8 +32,8 @@ static const char *const conventions[] = {
 };
 
 int dse_format_from_str(const char *s, enum dse_format *out) {
-    static const char *names[] = { "table", "json", "csv", "md" };
-    for (int i = 0; i < 4; i++)
+    static const char *names[] = { "table", "json", "csv", "md", "tex" };
+    for (int i = 0; i < 5; i++)
         if (strcmp(s, names[i]) == 0) {
             *out = (enum dse_format)i;
             return 0;

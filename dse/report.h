@@ -1,5 +1,5 @@
-/* report.h: the text the CLI prints for `dse analyze` and `dse diff`, in four formats.
- * The JSON layout is a stable interface, documented in docs/json.md. */
+/* report.h: the text the CLI prints for `dse analyze`, `dse diff` (JSON layout:
+ * docs/json.md) and `dse report` (docs/report.md). The JSON layouts are stable. */
 #ifndef DSE_CLI_REPORT_H
 #define DSE_CLI_REPORT_H
 
@@ -8,9 +8,10 @@
 
 #include "metaparams/net.h"
 
-enum dse_format { DSE_FORMAT_TABLE = 0, DSE_FORMAT_JSON, DSE_FORMAT_CSV, DSE_FORMAT_MD };
+enum dse_format { DSE_FORMAT_TABLE = 0, DSE_FORMAT_JSON, DSE_FORMAT_CSV, DSE_FORMAT_MD, DSE_FORMAT_TEX };
 
-/* Format by name ("table", "json", "csv", "md"); 0 on success, -1 if unknown. */
+/* Format by name ("table", "json", "csv", "md", "tex"); 0 on success, -1 if unknown.
+ * dse analyze and dse diff take the first four; dse report takes md, csv, tex, json. */
 int dse_format_from_str(const char *s, enum dse_format *out);
 
 /* Costs of net (inferred) at batch; path is the file it came from (for the header).
@@ -23,5 +24,11 @@ enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_n
 enum dse_status dse_report_diff(FILE *f, const char *base_path, const struct dse_net *base,
                                 const char *var_path, const struct dse_net *var, int64_t batch,
                                 int expand, enum dse_format fmt, struct dse_err *err);
+
+/* dse report DIR (dse/report_sweep.c): every candidate of a sweep directory
+ * (docs/sweep-dir.md) and its Pareto frontier, in fmt (MD, CSV, TEX or JSON; TABLE is
+ * read as MD). If plot_path is non-NULL, also writes an SVG plot there. */
+enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt,
+                                 const char *plot_path, struct dse_err *err);
 
 #endif

@@ -4,6 +4,7 @@
 #include "metaparams/net.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,19 +46,27 @@ const char *dse_bypass_str(enum dse_bypass b) {
     return "?";
 }
 
+/* Caffe's defaults. The names are left empty, not cleared whole: the generator builds
+ * millions of layers and the 192 name bytes would dominate. */
+static void layer_defaults(struct dse_layer *l, enum dse_layer_type t) {
+    memset(l, 0, offsetof(struct dse_layer, name));
+    l->name[0]    = l->module[0] = '\0';
+    l->type       = t;
+    l->stride_h   = l->stride_w   = 1;
+    l->dilation_h = l->dilation_w = 1;
+    l->groups     = 1;
+    l->bias       = 1;
+    l->affine     = 1;
+    l->round      = DSE_ROUND_CEIL;
+    l->lrn_size   = 5;
+    l->dropout_ratio = 0.5f;
+}
+
 struct dse_layer dse_layer_make(enum dse_layer_type t, const char *name) {
     struct dse_layer l;
     memset(&l, 0, sizeof l);
+    layer_defaults(&l, t);
     dse_strlcpy(l.name, name, DSE_NAME_MAX);
-    l.type       = t;
-    l.stride_h   = l.stride_w   = 1;
-    l.dilation_h = l.dilation_w = 1;
-    l.groups     = 1;
-    l.bias       = 1;
-    l.affine     = 1;
-    l.round      = DSE_ROUND_CEIL;
-    l.lrn_size   = 5;
-    l.dropout_ratio = 0.5f;
     return l;
 }
 
@@ -97,19 +106,43 @@ int dse_net_find(const struct dse_net *net, const char *name) {
     return -1;
 }
 
-enum dse_status dse_net_add(struct dse_net *net, const struct dse_layer *l, struct dse_err *err) {
-    int idx = net->n_layers;
-    if ((unsigned)l->type >= DSE_LAYER_COUNT)
-        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, l->line, "layer '%s': bad type", l->name);
+/* The slot for the next layer, growing the array when full; NULL if out of memory. */
+static struct dse_layer *net_reserve(struct dse_net *net, struct dse_err *err) {
     if (net->n_layers == net->cap_layers) {
         int cap = net->cap_layers ? net->cap_layers * 2 : 32;
         struct dse_layer *p = realloc(net->layers, sizeof *p * (size_t)cap);
-        if (!p) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory adding layer");
+        if (!p) {
+            dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory adding layer");
+            return NULL;
+        }
         net->layers = p;
         net->cap_layers = cap;
     }
-    struct dse_layer *d = &net->layers[idx];
+    return &net->layers[net->n_layers];
+}
+
+
+enum dse_status dse_net_add(struct dse_net *net, const struct dse_layer *l, struct dse_err *err) {
+    if ((unsigned)l->type >= DSE_LAYER_COUNT)
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, l->line, "layer '%s': bad type", l->name);
+    struct dse_layer *d = net_reserve(net, err);
+    if (!d) return DSE_ERR_NOMEM;
     *d = *l;
+    return dse_net_commit(net, err);
+}
+
+struct dse_layer *dse_net_push(struct dse_net *net, enum dse_layer_type t, struct dse_err *err) {
+    struct dse_layer *l = net_reserve(net, err);
+    if (l) layer_defaults(l, t);
+    return l;
+}
+
+/* Check the layer in the slot after the last one and make it part of the network. */
+enum dse_status dse_net_commit(struct dse_net *net, struct dse_err *err) {
+    int idx = net->n_layers;
+    struct dse_layer *d = &net->layers[idx];
+    if ((unsigned)d->type >= DSE_LAYER_COUNT)
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, d->line, "layer '%s': bad type", d->name);
     if (d->n_inputs == 0) {
         d->n_inputs  = 1;
         d->inputs[0] = idx - 1; /* -1 == DSE_INPUT_DATA for the first layer */
@@ -333,26 +366,59 @@ enum dse_status dse_net_infer(struct dse_net *net, const char *file, struct dse_
 
 #define NO_INPUT (-2)
 
-static enum dse_status add_sub(struct dse_net *net, const struct dse_fire *f, enum dse_layer_type t,
-                               const char *suffix, int input, int input2, int filters, int k,
-                               int in_place, int *idx, struct dse_err *err) {
-    struct dse_layer l = dse_layer_make(t, "");
-    char name[DSE_NAME_MAX * 2];
-    snprintf(name, sizeof name, "%s/%s", f->name, suffix);
-    if (dse_strlcpy(l.name, name, DSE_NAME_MAX))
+/* Output channels of layer i (or the input), from hyper-parameters alone: a fire module
+ * needs them to choose its bypass, and a full shape inference per module would make
+ * building a network quadratic. */
+static int channels_of(const struct dse_net *net, int i) {
+    while (i != DSE_INPUT_DATA) {
+        const struct dse_layer *l = &net->layers[i];
+        switch (l->type) {
+        case DSE_LAYER_CONV:
+        case DSE_LAYER_FC:
+            return l->num_output;
+        case DSE_LAYER_SOFTMAX_LOSS:
+        case DSE_LAYER_ACCURACY:
+            return 1;
+        case DSE_LAYER_CONCAT: {
+            int c = 0;
+            for (int k = 0; k < l->n_inputs; k++) c += channels_of(net, l->inputs[k]);
+            return c;
+        }
+        default:
+            i = l->inputs[0];
+        }
+    }
+    return net->in_c;
+}
+
+/* SUFFIX(s): a suffix literal and its length, known at compile time. */
+#define SUFFIX(s) s, sizeof s - 1
+
+static enum dse_status add_sub(struct dse_net *net, const struct dse_fire *f, size_t nf,
+                               enum dse_layer_type t, const char *suffix, size_t ns, int input,
+                               int input2, int filters, int k, int in_place, int *idx,
+                               struct dse_err *err) {
+    /* "<fire>/<suffix>" without snprintf: the generator builds millions of these. */
+    if (nf + 1 + ns >= DSE_NAME_MAX)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, f->line,
                            "fire module name '%.40s...' is too long; at most %d characters", f->name,
                            DSE_NAME_MAX - 1 - (int)sizeof "/relu_squeeze1x1" + 1);
-    dse_strlcpy(l.module, f->name, DSE_NAME_MAX);
-    l.line = f->line;
-    l.n_inputs = input2 == NO_INPUT ? 1 : 2;
-    l.inputs[0] = input;
-    l.inputs[1] = input2;
-    l.num_output = filters;
-    l.kernel_h = l.kernel_w = k;
-    l.pad_h = l.pad_w = k / 2;
-    l.in_place = in_place;
-    enum dse_status st = dse_net_add(net, &l, err);
+    struct dse_layer *l = net_reserve(net, err); /* built in place: no copies */
+    if (!l) return DSE_ERR_NOMEM;
+    layer_defaults(l, t);
+    memcpy(l->name, f->name, nf);
+    l->name[nf] = '/';
+    memcpy(l->name + nf + 1, suffix, ns + 1);
+    memcpy(l->module, f->name, nf + 1);
+    l->line       = f->line;
+    l->n_inputs   = input2 == NO_INPUT ? 1 : 2;
+    l->inputs[0]  = input;
+    l->inputs[1]  = input2;
+    l->num_output = filters;
+    l->kernel_h   = l->kernel_w = k;
+    l->pad_h      = l->pad_w = k / 2;
+    l->in_place   = in_place;
+    enum dse_status st = dse_net_commit(net, err);
     if (st) return st;
     *idx = net->n_layers - 1;
     return DSE_OK;
@@ -368,8 +434,8 @@ enum dse_status dse_net_add_fire(struct dse_net *net, const struct dse_fire *f, 
                            "squeeze >= 1 and at least one expand filter",
                            f->name, f->squeeze, f->expand1x1, f->expand3x3);
     DSE_ASSERT(input >= DSE_INPUT_DATA && input < net->n_layers);
-    if ((st = dse_net_infer(net, NULL, err))) return st;
-    in_c = input == DSE_INPUT_DATA ? net->in_c : net->layers[input].out_c;
+    in_c = channels_of(net, input);
+    size_t nf = strlen(f->name);
     int out_c = f->expand1x1 + f->expand3x3;
     if (f->bypass == DSE_BYPASS_SIMPLE && in_c != out_c)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, f->line,
@@ -377,24 +443,24 @@ enum dse_status dse_net_add_fire(struct dse_net *net, const struct dse_fire *f, 
                            "(%d); use bypass = \"complex\" for a 1x1-conv bypass",
                            f->name, in_c, out_c);
 
-    if ((st = add_sub(net, f, DSE_LAYER_CONV, "squeeze1x1", input, NO_INPUT, f->squeeze, 1, 0, &sq, err))) return st;
-    if ((st = add_sub(net, f, DSE_LAYER_RELU, "relu_squeeze1x1", sq, NO_INPUT, 0, 0, 1, &r, err))) return st;
+    if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, SUFFIX("squeeze1x1"), input, NO_INPUT, f->squeeze, 1, 0, &sq, err))) return st;
+    if ((st = add_sub(net, f, nf, DSE_LAYER_RELU, SUFFIX("relu_squeeze1x1"), sq, NO_INPUT, 0, 0, 1, &r, err))) return st;
     if (f->expand1x1 > 0) {
-        if ((st = add_sub(net, f, DSE_LAYER_CONV, "expand1x1", r, NO_INPUT, f->expand1x1, 1, 0, &e1, err))) return st;
-        if ((st = add_sub(net, f, DSE_LAYER_RELU, "relu_expand1x1", e1, NO_INPUT, 0, 0, 1, &e1, err))) return st;
+        if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, SUFFIX("expand1x1"), r, NO_INPUT, f->expand1x1, 1, 0, &e1, err))) return st;
+        if ((st = add_sub(net, f, nf, DSE_LAYER_RELU, SUFFIX("relu_expand1x1"), e1, NO_INPUT, 0, 0, 1, &e1, err))) return st;
     }
     if (f->expand3x3 > 0) {
-        if ((st = add_sub(net, f, DSE_LAYER_CONV, "expand3x3", r, NO_INPUT, f->expand3x3, 3, 0, &e3, err))) return st;
-        if ((st = add_sub(net, f, DSE_LAYER_RELU, "relu_expand3x3", e3, NO_INPUT, 0, 0, 1, &e3, err))) return st;
+        if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, SUFFIX("expand3x3"), r, NO_INPUT, f->expand3x3, 3, 0, &e3, err))) return st;
+        if ((st = add_sub(net, f, nf, DSE_LAYER_RELU, SUFFIX("relu_expand3x3"), e3, NO_INPUT, 0, 0, 1, &e3, err))) return st;
     }
-    if ((st = add_sub(net, f, DSE_LAYER_CONCAT, "concat", e1 >= 0 ? e1 : e3,
+    if ((st = add_sub(net, f, nf, DSE_LAYER_CONCAT, SUFFIX("concat"), e1 >= 0 ? e1 : e3,
                       e1 >= 0 && e3 >= 0 ? e3 : NO_INPUT, 0, 0, 0, &cat, err))) return st;
     if (f->bypass != DSE_BYPASS_NONE) {
         int skip = input, add;
         if (in_c != out_c) { /* complex bypass: a 1x1 conv projects the input (thesis ch. 5.6) */
-            if ((st = add_sub(net, f, DSE_LAYER_CONV, "bypass_conv", input, NO_INPUT, out_c, 1, 0, &skip, err))) return st;
+            if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, SUFFIX("bypass_conv"), input, NO_INPUT, out_c, 1, 0, &skip, err))) return st;
         }
-        if ((st = add_sub(net, f, DSE_LAYER_ELTWISE, "bypass_add", cat, skip, 0, 0, 0, &add, err))) return st;
+        if ((st = add_sub(net, f, nf, DSE_LAYER_ELTWISE, SUFFIX("bypass_add"), cat, skip, 0, 0, 0, &add, err))) return st;
     }
     return DSE_OK;
 }

@@ -102,6 +102,13 @@ enum dse_status dse_net_copy(struct dse_net *dst, const struct dse_net *src, str
  * the value it reads must still exist. */
 enum dse_status dse_net_add(struct dse_net *net, const struct dse_layer *l, struct dse_err *err);
 
+/* The builders' fast path, with no copy of the layer: dse_net_push returns the slot
+ * after the last layer holding dse_layer_make's defaults and an empty name (NULL if out
+ * of memory); fill it in, then dse_net_commit checks it as dse_net_add does and appends
+ * it. Nothing is appended until the commit. */
+struct dse_layer *dse_net_push(struct dse_net *net, enum dse_layer_type t, struct dse_err *err);
+enum dse_status   dse_net_commit(struct dse_net *net, struct dse_err *err);
+
 /* Append the primitive layers of a Fire module taking input `input` (a layer index or
  * DSE_INPUT_DATA). Layer names are "<fire>/squeeze1x1", ... (docs/network-format.md).
  * Needs input's channel count, so the net must be inferable up to `input`. */

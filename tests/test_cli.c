@@ -4,10 +4,16 @@
 #include "dse/netfile.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "dse/fsutil.h"
 #include "dse/report.h"
+#include "dse/space.h"
+#include "dse/sweep.h"
+#include "metaparams/metaparams.h"
 #include "tests/check.h"
 #include "tests/nets.h"
 
@@ -307,6 +313,325 @@ static void test_csv_md(void) {
     free(s);
 }
 
+/* ---- design spaces (issue #3) ------------------------------------------------------ */
+
+static void test_bad_spaces(void) {
+    static const struct { const char *path, *msg; } bad[] = {
+        { "tests/bad_spaces/sr_range.cfg",
+          "tests/bad_spaces/sr_range.cfg:3: sr = 1.5 is out of range; expected 0 < sr <= 1" },
+        { "tests/bad_spaces/unknown_key.cfg",
+          "tests/bad_spaces/unknown_key.cfg:4: unknown setting 'pct3x33' in metaparams (did you mean 'pct3x3'?)" },
+        { "tests/bad_spaces/unknown_group.cfg",
+          "tests/bad_spaces/unknown_group.cfg:2: unknown setting 'metaparam' in the space file (did you mean 'metaparams'?)" },
+        { "tests/bad_spaces/bad_range.cfg",
+          "tests/bad_spaces/bad_range.cfg:3: a range needs numbers start, stop and one of step (arithmetic) "
+          "or factor (geometric), e.g. sr = { start = 0.125; stop = 1.0; step = 0.125; }" },
+        { "tests/bad_spaces/range_values.cfg",
+          "tests/bad_spaces/range_values.cfg:3: sr = 1.25 is out of range; expected 0 < sr <= 1" },
+        { "tests/bad_spaces/bad_bypass.cfg",
+          "tests/bad_spaces/bad_bypass.cfg:3: bypass = \"residual\"; expected \"none\", \"simple\" or "
+          "\"complex\" (or a list of them)" },
+        { "tests/bad_spaces/bad_pools.cfg",
+          "tests/bad_spaces/bad_pools.cfg:3: pools = \"conv1,fire1\": positions are \"conv1\" and "
+          "\"fire<k>\" (k = 2 .. fires + 1)" },
+        { "tests/bad_spaces/int_key.cfg",
+          "tests/bad_spaces/int_key.cfg:3: base_e = 12.5 must be an integer of at most 16777216" },
+        { "tests/bad_spaces/no_name.cfg",
+          "tests/bad_spaces/no_name.cfg: the space needs name = \"...\"; (letters, digits, '-', '_', '.'; "
+          "at most 95 characters)" },
+        { "tests/bad_spaces/bad_train.cfg",
+          "tests/bad_spaces/bad_train.cfg:3: dataset = \"imagenet\"; expected one of: fashion-mnist mnist "
+          "cifar10 cifar100" },
+        { "tests/bad_spaces/bad_constraint.cfg",
+          "tests/bad_spaces/bad_constraint.cfg:3: unknown setting 'max_parms' in constraints (did you mean "
+          "'max_params'?)" },
+        { "tests/bad_spaces/duplicate_value.cfg",
+          "tests/bad_spaces/duplicate_value.cfg:3: pct3x3 lists the same value twice" },
+        { "tests/bad_spaces/step_policy.cfg",
+          "tests/bad_spaces/step_policy.cfg:2: lr_policy = \"step\" needs step_epochs = <epochs between drops>" },
+        { "tests/bad_spaces/syntax.cfg",
+          "tests/bad_spaces/syntax.cfg:4: syntax error; expected settings 'key = value;', groups { ... } and "
+          "lists ( ..., ... ) as in docs/space-format.md" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        struct dse_space sp;
+        struct dse_err err = { 0 };
+        char buf[600];
+        CHECK_INT_EQ(dse_space_load(bad[i].path, &sp, &err), DSE_ERR_CONFIG);
+        CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), bad[i].msg);
+    }
+    /* A cross-key error shows up when the candidate is built, at the line of the key. */
+    struct dse_space sp;
+    struct dse_err err = { 0 };
+    struct dse_net n;
+    struct dse_mp mp;
+    char buf[600];
+    CHECK_OK(dse_space_load("tests/bad_spaces/pools_past_end.cfg", &sp, &err));
+    dse_space_candidate(&sp, 0, &mp);
+    dse_net_init(&n, "x", 1, 1, 1);
+    CHECK_INT_EQ(dse_space_build(&sp, &mp, &n, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf),
+                 "tests/bad_spaces/pools_past_end.cfg:4: pools names a Fire module past the last one (fire5)");
+    dse_net_deinit(&n);
+    dse_space_free(&sp);
+}
+
+static int64_t params_of_mp(const struct dse_mp *mp, double *mib) {
+    struct dse_net n;
+    struct dse_cost_totals t;
+    dse_net_init(&n, "x", 1, 1, 1);
+    CHECK_OK(dse_mp_build(mp, &n, NULL));
+    struct dse_cost_layer *c = calloc((size_t)n.n_layers, sizeof *c);
+    CHECK_OK(dse_cost_net(&n, 1, c, &t, NULL));
+    free(c);
+    dse_net_deinit(&n);
+    if (mib) *mib = (double)t.param_bytes / 1048576.0;
+    return t.params;
+}
+
+/* Thesis Fig. 5.3 and 5.4 (model sizes in MiB at 4 bytes per parameter). */
+static void test_space_thesis(void) {
+    struct dse_space sr, pct;
+    struct dse_mp mp;
+    double mib;
+    CHECK_OK(dse_space_load("spaces/squeeze_ratio.cfg", &sr, NULL));
+    CHECK_OK(dse_space_load("spaces/pct3x3.cfg", &pct, NULL));
+    CHECK_INT_EQ(sr.count, 8);
+    CHECK_INT_EQ(pct.count, 9);
+    dse_space_candidate(&sr, 0, &mp); /* SR 0.125: SqueezeNet v1.0 itself, 4.8 MB in Fig. 5.3 */
+    CHECK_NEAR(mp.sr, 0.125, 1e-12);
+    CHECK_INT_EQ(params_of_mp(&mp, &mib), 1248424);
+    CHECK_NEAR(round(mib * 10) / 10, 4.8, 1e-9);
+    dse_space_candidate(&sr, 5, &mp); /* SR 0.75: ~19 MB in Fig. 5.3; 18.47 MiB here */
+    CHECK_NEAR(mp.sr, 0.75, 1e-12);
+    params_of_mp(&mp, &mib);
+    CHECK_NEAR(mib, 19.0, 0.03);
+    dse_space_candidate(&sr, 7, &mp); /* SR 1.0: ~24 MB */
+    params_of_mp(&mp, &mib);
+    CHECK_NEAR(round(mib), 24.0, 1e-9);
+    /* SR 0.5 with pct3x3 50% is the ~13 MB model common to Fig. 5.3 and 5.4: the same
+     * candidate (the same id) in both spaces. */
+    struct dse_mp a, b;
+    char ida[16], idb[16];
+    dse_space_candidate(&sr, 3, &a);
+    dse_space_candidate(&pct, 4, &b);
+    CHECK_NEAR(b.pct3x3, 0.5, 1e-12);
+    dse_space_id(&a, ida);
+    dse_space_id(&b, idb);
+    CHECK_STR_EQ(ida, idb);
+    params_of_mp(&a, &mib);
+    CHECK_NEAR(mib, 13.0, 0.01);
+    /* ids are stable: pinned for SqueezeNet v1.0's metaparameters */
+    struct dse_mp v10 = dse_mp_squeezenet_v10();
+    dse_space_id(&v10, ida);
+    dse_space_candidate(&sr, 0, &mp);
+    dse_space_id(&mp, idb);
+    CHECK_STR_EQ(ida, idb);
+    CHECK_STR_EQ(ida, "cdd6b97fa682b");
+    dse_space_free(&sr);
+    dse_space_free(&pct);
+}
+
+static const char *tmpdir(void) {
+    static char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/dse_test_cli.XXXXXX");
+    return mkdtemp(dir);
+}
+
+static void write_text(const char *path, const char *text) {
+    CHECK_OK(dse_fs_write_atomic(path, text, strlen(text), NULL));
+}
+
+static void test_space_sample(void) {
+    const char *dir = tmpdir();
+    char path[256];
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(path, sizeof path, "%s/big.cfg", dir);
+    write_text(path, "name = \"big\";\n"
+                     "metaparams = { base_e = { start = 16; stop = 256; factor = 2; };\n"
+                     "  incr_e = [0, 32, 64, 128]; freq = [1, 2, 4]; pct3x3 = { start = 0.1; stop = 0.9; step = 0.1; };\n"
+                     "  sr = { start = 0.125; stop = 1.0; step = 0.125; }; bypass = [\"none\", \"simple\", \"complex\"]; };\n"
+                     "sample = 25; seed = 7;\n");
+    struct dse_space s;
+    uint64_t *a = NULL, *b = NULL, na = 0, nb = 0;
+    CHECK_OK(dse_space_load(path, &s, NULL));
+    CHECK_INT_EQ(s.axes[DSE_AX_BASE_E].n, 5);   /* 16 32 64 128 256 */
+    CHECK_INT_EQ(s.axes[DSE_AX_PCT3X3].n, 9);   /* 0.1 .. 0.9 */
+    CHECK_INT_EQ(s.count, 5 * 4 * 3 * 9 * 8 * 3);
+    CHECK_OK(dse_space_indices(&s, 1000000, &a, &na, NULL));
+    CHECK_OK(dse_space_indices(&s, 1000000, &b, &nb, NULL));
+    CHECK_INT_EQ(na, 25);
+    for (uint64_t i = 0; i < na; i++) {
+        CHECK(a[i] == b[i]);                   /* same seed, same draw */
+        CHECK(a[i] < s.count);
+        if (i) CHECK(a[i] > a[i - 1]);         /* sorted and distinct */
+    }
+    s.seed = 8;
+    free(b);
+    CHECK_OK(dse_space_indices(&s, 1000000, &b, &nb, NULL));
+    int differ = 0;
+    for (uint64_t i = 0; i < na; i++) differ |= a[i] != b[i];
+    CHECK(differ);
+    /* the grid order: the last axis varies fastest */
+    struct dse_mp mp;
+    dse_space_candidate(&s, 1, &mp);
+    CHECK_INT_EQ(mp.bypass, DSE_BYPASS_SIMPLE);
+    CHECK_INT_EQ(mp.base_e, 16);
+    dse_space_candidate(&s, s.count - 1, &mp);
+    CHECK_INT_EQ(mp.base_e, 256);
+    CHECK_NEAR(mp.sr, 1.0, 1e-12);
+    /* without a sample, a grid larger than the limit is refused with advice */
+    s.sample = 0;
+    struct dse_err err = { 0 };
+    free(b);
+    CHECK_INT_EQ(dse_space_indices(&s, 1000, &b, &nb, &err), DSE_ERR_CONFIG);
+    CHECK(b == NULL);
+    CHECK(strstr(err.msg, "draw some with sample = N") != NULL);
+    free(a);
+    free(b);
+    dse_space_free(&s);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Every candidate of every shipped space, written as prototxt and as .cfg, reads back
+ * to the same costs. */
+static void test_space_roundtrip(void) {
+    static const char *spaces[] = { "spaces/squeeze_ratio.cfg", "spaces/pct3x3.cfg", "spaces/bypass.cfg",
+                                    "spaces/fmnist_squeeze_ratio.cfg", "spaces/fmnist_pct3x3.cfg",
+                                    "spaces/fmnist_bypass.cfg" };
+    int total = 0;
+    for (int i = 0; i < DSE_ARRAY_LEN(spaces); i++) {
+        struct dse_space s;
+        struct dse_err err = { 0 };
+        char ebuf[600];
+        if (dse_space_load(spaces[i], &s, &err)) {
+            CHECK(0);
+            fprintf(stderr, "  %s\n", dse_err_format(&err, ebuf, sizeof ebuf));
+            continue;
+        }
+        struct dse_net net, back;
+        dse_net_init(&net, "x", 1, 1, 1);
+        for (uint64_t k = 0; k < s.count; k++) {
+            struct dse_mp mp;
+            dse_space_candidate(&s, k, &mp);
+            CHECK_OK(dse_space_build(&s, &mp, &net, &err));
+            for (int fmt = 0; fmt < 2; fmt++) {
+                char *buf = NULL;
+                size_t len = 0;
+                FILE *f = open_memstream(&buf, &len);
+                CHECK_OK(fmt ? dse_prototxt_write(f, &net, NULL) : dse_netcfg_write(f, &net, NULL));
+                fclose(f);
+                enum dse_status st;
+                if (fmt) {
+                    st = dse_prototxt_parse(buf, len, "mem.prototxt", NULL, &back, &err);
+                } else {
+                    char path[] = "/tmp/dse_rt_XXXXXX";
+                    int fd = mkstemp(path);
+                    CHECK(fd >= 0);
+                    if (fd >= 0) {
+                        CHECK(write(fd, buf, len) == (ssize_t)len);
+                        close(fd);
+                    }
+                    st = dse_netcfg_load(path, NULL, &back, &err);
+                    unlink(path);
+                }
+                CHECK_OK(st);
+                if (!st) {
+                    if (fmt == 0) check_same_net(&net, &back, spaces[i]);
+                    struct dse_cost_layer *c1 = calloc((size_t)net.n_layers, sizeof *c1);
+                    struct dse_cost_layer *c2 = calloc((size_t)back.n_layers, sizeof *c2);
+                    struct dse_cost_totals t1, t2;
+                    CHECK_OK(dse_cost_net(&net, 4, c1, &t1, NULL));
+                    CHECK_OK(dse_cost_net(&back, 4, c2, &t2, NULL));
+                    CHECK_INT_EQ(t2.params, t1.params);
+                    CHECK_INT_EQ(t2.flops, t1.flops);
+                    CHECK_INT_EQ(t2.activations, t1.activations);
+                    free(c1);
+                    free(c2);
+                    dse_net_deinit(&back);
+                } else {
+                    fprintf(stderr, "  %s\n", dse_err_format(&err, ebuf, sizeof ebuf));
+                }
+                free(buf);
+                total++;
+            }
+        }
+        dse_net_deinit(&net);
+        dse_space_free(&s);
+    }
+    CHECK_INT_EQ(total, 2 * (8 + 9 + 3 + 8 + 9 + 3));
+}
+
+static int count_files(const char *dir, const char *suffix) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    if (!d) return -1;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && strstr(e->d_name, suffix)) n++;
+    closedir(d);
+    return n;
+}
+
+static void test_sweep_dir(void) {
+    const char *dir = tmpdir();
+    char space[256], out[256], path[512], cands[300];
+    struct dse_space s;
+    struct dse_sweep_summary sum;
+    struct dse_err err = { 0 };
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(space, sizeof space, "%s/space.cfg", dir);
+    snprintf(out, sizeof out, "%s/sweep", dir);
+    snprintf(cands, sizeof cands, "%s/candidates", out);
+    write_text(space, "name = \"small\";\nmetaparams = { sr = [0.125, 0.25, 0.5, 1.0]; };\n"
+                      "constraints = { max_params = 3000000; };\n");
+    CHECK_OK(dse_space_load(space, &s, NULL));
+    CHECK_OK(dse_sweep_analytic(&s, out, NULL, &sum, &err));
+    CHECK_INT_EQ(sum.candidates, 4);
+    CHECK_INT_EQ(sum.pruned, 2); /* SR 0.5 (3.4M params) and 1.0 (6.3M) */
+    CHECK_INT_EQ(count_files(cands, ".json"), 4);
+    struct dse_mp mp;
+    char id[16], *text = NULL;
+    dse_space_candidate(&s, 3, &mp);
+    dse_space_id(&mp, id);
+    snprintf(path, sizeof path, "%s/%s.json", cands, id);
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    if (text) {
+        CHECK(strstr(text, "\"status\": \"pruned\"") != NULL);
+        CHECK(strstr(text, "\"pruned_by\": \"max_params = 3000000 (params 6279016)\"") != NULL);
+        CHECK(strstr(text, "\"sr\": 1,") != NULL);
+        CHECK(json_value(text) != NULL);
+        free(text);
+    }
+    /* A candidate training has finished is left alone when the sweep runs again. */
+    dse_space_candidate(&s, 0, &mp);
+    dse_space_id(&mp, id);
+    snprintf(path, sizeof path, "%s/%s.json", cands, id);
+    write_text(path, "{\"id\": \"x\", \"status\": \"done\", \"top1\": 0.9}\n");
+    CHECK_OK(dse_sweep_analytic(&s, out, NULL, &sum, &err));
+    CHECK_INT_EQ(sum.skipped, 1);
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    if (text) {
+        CHECK(strstr(text, "\"top1\": 0.9") != NULL);
+        free(text);
+    }
+    /* Another space into the same directory is refused. */
+    dse_space_free(&s);
+    write_text(space, "name = \"other\";\nmetaparams = { sr = [0.125, 0.25]; };\n");
+    CHECK_OK(dse_space_load(space, &s, NULL));
+    CHECK_INT_EQ(dse_sweep_analytic(&s, out, NULL, &sum, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "holds a sweep of another space file") != NULL);
+    dse_space_free(&s);
+    /* no stray temporary files */
+    CHECK_INT_EQ(count_files(cands, ".tmp"), 0);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static const struct check_case cases[] = {
     { "cli-cfg-matches-c",        test_cfg_matches_c },
     { "cli-prototxt-matches-cfg", test_prototxt_matches_cfg },
@@ -314,6 +639,11 @@ static const struct check_case cases[] = {
     { "cli-input-override",       test_input_override },
     { "cli-json",                 test_json },
     { "cli-csv-md",               test_csv_md },
+    { "space-bad",                test_bad_spaces },
+    { "space-thesis",             test_space_thesis },
+    { "space-sample",             test_space_sample },
+    { "space-roundtrip",          test_space_roundtrip },
+    { "sweep-dir",                test_sweep_dir },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

@@ -2,6 +2,7 @@
  * the errors users see for networks that cannot be built. */
 #include "metaparams/net.h"
 
+#include "metaparams/metaparams.h"
 #include "tests/check.h"
 #include "tests/nets.h"
 
@@ -245,6 +246,141 @@ static void test_copy_and_types(void) {
     CHECK_STR_EQ(dse_bypass_str(DSE_BYPASS_COMPLEX), "complex");
 }
 
+/* Parameters of a network from its hyper-parameters alone (conv weights + biases). */
+static long long params_of(const struct dse_net *n) {
+    long long p = 0;
+    for (int i = 0; i < n->n_layers; i++) {
+        const struct dse_layer *l = &n->layers[i];
+        if (l->type == DSE_LAYER_CONV)
+            p += (long long)l->in_c / l->groups * l->kernel_h * l->kernel_w * l->out_c + (l->bias ? l->out_c : 0);
+    }
+    return p;
+}
+
+static void test_generator_squeezenet(void) {
+    struct dse_net g, ref;
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    dse_net_init(&g, "gen", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &g, NULL));
+    CHECK_OK(build_squeezenet(&ref, 0, DSE_BYPASS_NONE));
+    /* SqueezeNet v1.0's metaparameters give exactly the network of thesis Table 5.1. */
+    CHECK_INT_EQ(g.n_layers, ref.n_layers);
+    for (int i = 0; i < g.n_layers && i < ref.n_layers; i++) {
+        CHECK_STR_EQ(g.layers[i].name, ref.layers[i].name);
+        CHECK_INT_EQ(g.layers[i].type, ref.layers[i].type);
+        CHECK_INT_EQ(g.layers[i].out_c, ref.layers[i].out_c);
+        CHECK_INT_EQ(g.layers[i].out_h, ref.layers[i].out_h);
+        CHECK_INT_EQ(g.layers[i].in_place, ref.layers[i].in_place);
+    }
+    CHECK_INT_EQ(params_of(&g), 1248424); /* Table 5.1 */
+    dse_net_deinit(&ref);
+
+    /* Simple bypass lands on fire3, 5, 7, 9 only (channels match there). */
+    mp.bypass = DSE_BYPASS_SIMPLE;
+    CHECK_OK(dse_mp_build(&mp, &g, NULL));
+    CHECK(dse_net_find(&g, "fire3/bypass_add") >= 0);
+    CHECK(dse_net_find(&g, "fire9/bypass_add") >= 0);
+    CHECK(dse_net_find(&g, "fire2/bypass_add") < 0);
+    CHECK(dse_net_find(&g, "fire4/bypass_add") < 0);
+    CHECK_INT_EQ(params_of(&g), 1248424);
+    /* Complex: plus 1x1-conv bypasses around fire2, 4, 6, 8. The thesis prints 7.7 MB for
+     * this variant; its definition gives 1,589,672 params = 6.36 MB (docs/space-format.md). */
+    mp.bypass = DSE_BYPASS_COMPLEX;
+    CHECK_OK(dse_mp_build(&mp, &g, NULL));
+    CHECK(dse_net_find(&g, "fire2/bypass_conv") >= 0);
+    CHECK(dse_net_find(&g, "fire3/bypass_conv") < 0);
+    CHECK(dse_net_find(&g, "fire3/bypass_add") >= 0);
+    CHECK_INT_EQ(params_of(&g), 1589672);
+    dse_net_deinit(&g);
+}
+
+static void test_generator_rounding(void) {
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    struct dse_fire_filters f = dse_mp_fire_filters(&mp, 0);
+    CHECK_INT_EQ(f.expand, 128);
+    CHECK_INT_EQ(f.expand3x3, 64);
+    CHECK_INT_EQ(f.squeeze, 16);
+    f = dse_mp_fire_filters(&mp, 7); /* 128 + 128 * floor(7 / 2) */
+    CHECK_INT_EQ(f.expand, 512);
+    CHECK_INT_EQ(f.squeeze, 64);
+    mp.pct3x3 = 0.01; /* 1.28 rounds to 1 */
+    CHECK_INT_EQ(dse_mp_fire_filters(&mp, 0).expand3x3, 1);
+    CHECK_INT_EQ(dse_mp_fire_filters(&mp, 0).expand1x1, 127);
+    mp.pct3x3 = 0.99; /* 126.72 -> 127 */
+    CHECK_INT_EQ(dse_mp_fire_filters(&mp, 0).expand3x3, 127);
+    mp.pct3x3 = 1.0; /* no 1x1 expand at all: the module has only the 3x3 branch */
+    CHECK_INT_EQ(dse_mp_fire_filters(&mp, 0).expand1x1, 0);
+    mp.sr = 0.001; /* at least one squeeze filter */
+    CHECK_INT_EQ(dse_mp_fire_filters(&mp, 0).squeeze, 1);
+    mp.sr = 0.75;
+    CHECK_INT_EQ(dse_mp_fire_filters(&mp, 2).squeeze, 192);
+    struct dse_net n;
+    dse_net_init(&n, "t", 1, 1, 1);
+    mp = dse_mp_squeezenet_v10();
+    mp.pct3x3 = 1.0;
+    CHECK_OK(dse_mp_build(&mp, &n, NULL));
+    CHECK(dse_net_find(&n, "fire2/expand1x1") < 0);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "fire2/concat")].out_c, 128);
+    mp.pct3x3 = 0.0;
+    CHECK_OK(dse_mp_build(&mp, &n, NULL));
+    CHECK(dse_net_find(&n, "fire2/expand3x3") < 0);
+    dse_net_deinit(&n);
+}
+
+static void test_generator_macro_and_errors(void) {
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    struct dse_err err = { 0 };
+    struct dse_net n;
+    const char *key;
+    dse_net_init(&n, "t", 1, 1, 1);
+    /* Fashion-MNIST macro: 28x28x1, 10 classes, conv1 3x3/1 pad 1, pools after conv1,
+     * fire4, fire8: 28 -> 14 -> 7 -> 3 (ceil((7 - 3) / 2) + 1). */
+    mp.input_c = 1, mp.input_h = mp.input_w = 28, mp.classes = 10;
+    mp.conv1_kernel = 3, mp.conv1_stride = 1, mp.conv1_pad = 1;
+    CHECK_OK(dse_mp_build(&mp, &n, NULL));
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool1")].out_h, 14);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool4")].out_h, 7);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "pool8")].out_h, 3);
+    CHECK_INT_EQ(n.layers[dse_net_find(&n, "conv10")].out_c, 10);
+    mp.dropout = 0;
+    CHECK_OK(dse_mp_build(&mp, &n, NULL));
+    CHECK(dse_net_find(&n, "drop9") < 0);
+    mp.fires = 3; /* names follow the count: conv5 is the classifier */
+    mp.pools = DSE_MP_POOL_CONV1 | DSE_MP_POOL_FIRE(3);
+    CHECK_OK(dse_mp_build(&mp, &n, NULL));
+    CHECK(dse_net_find(&n, "conv5") >= 0);
+    CHECK(dse_net_find(&n, "pool5") == n.n_layers - 2);
+
+    mp = dse_mp_squeezenet_v10();
+    mp.sr = 1.5;
+    CHECK_INT_EQ(dse_mp_check(&mp, &key, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(key, "sr");
+    CHECK_STR_EQ(err.msg, "sr = 1.5 is out of range; expected 0 < sr <= 1");
+    CHECK_INT_EQ(dse_mp_build(&mp, &n, NULL), DSE_ERR_CONFIG);
+    mp = dse_mp_squeezenet_v10();
+    mp.pools |= DSE_MP_POOL_FIRE(12);
+    CHECK_INT_EQ(dse_mp_check(&mp, &key, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(key, "pools");
+    CHECK_STR_EQ(err.msg, "pools names a Fire module past the last one (fire9)");
+    /* Too many pools for a small input: the shape error names the layer. */
+    mp = dse_mp_squeezenet_v10();
+    mp.input_h = mp.input_w = 16;
+    mp.pools = ~(uint64_t)0 & (DSE_MP_POOL_CONV1 | (((uint64_t)2 << 9) - 4));
+    CHECK_INT_EQ(dse_mp_build(&mp, &n, &err), DSE_ERR_SHAPE);
+    dse_net_deinit(&n);
+
+    uint64_t pools;
+    char buf[64];
+    CHECK_INT_EQ(dse_mp_pools_parse("conv1,fire4,fire8", &pools), 0);
+    CHECK(pools == (DSE_MP_POOL_CONV1 | DSE_MP_POOL_FIRE(4) | DSE_MP_POOL_FIRE(8)));
+    dse_mp_pools_str(pools, buf, sizeof buf);
+    CHECK_STR_EQ(buf, "conv1,fire4,fire8");
+    CHECK_INT_EQ(dse_mp_pools_parse("conv1,fire1", &pools), -1);
+    CHECK_INT_EQ(dse_mp_pools_parse("pool4", &pools), -1);
+    CHECK_INT_EQ(dse_mp_pools_parse("", &pools), 0);
+    CHECK(pools == 0);
+}
+
 static const struct check_case cases[] = {
     { "net-pool-rounding", test_pool_rounding },
     { "net-conv-shapes",   test_conv_shapes },
@@ -254,6 +390,9 @@ static const struct check_case cases[] = {
     { "net-squeezenet",    test_squeezenet_shapes },
     { "net-in-place",      test_in_place_rules },
     { "net-copy-types",    test_copy_and_types },
+    { "gen-squeezenet",    test_generator_squeezenet },
+    { "gen-rounding",      test_generator_rounding },
+    { "gen-macro-errors",  test_generator_macro_and_errors },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

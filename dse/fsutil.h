@@ -1,0 +1,22 @@
+/* fsutil.h: files that survive crashes and concurrent writers (docs/sweep-dir.md):
+ * whole-file replacement by atomic rename, and directory creation. */
+#ifndef DSE_CLI_FSUTIL_H
+#define DSE_CLI_FSUTIL_H
+
+#include <stddef.h>
+
+#include "base/base.h"
+
+/* Write len bytes to path atomically: a unique temporary file in the same directory
+ * (".<name>.<host>.<pid>.tmp"), fsync, rename over path, fsync the directory. Readers
+ * see the old file or the new one, never a part. */
+enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t len,
+                                    struct dse_err *err);
+
+/* mkdir -p. */
+enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err);
+
+/* Read a whole file into a malloc'ed, NUL-terminated buffer. */
+enum dse_status dse_fs_read(const char *path, char **data, size_t *len, struct dse_err *err);
+
+#endif

@@ -1,0 +1,84 @@
+/* json_read.h: a small, strict JSON reader (RFC 8259) for the files of a sweep
+ * directory (docs/sweep-dir.md). It builds a read-only tree owned by one document;
+ * errors read `path:line: what is wrong; what was expected`. Safe on hostile input:
+ * nesting is capped at DSE_JSON_DEPTH_MAX and files at DSE_JSON_SIZE_MAX bytes. */
+#ifndef DSE_CLI_JSON_READ_H
+#define DSE_CLI_JSON_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+#define DSE_JSON_DEPTH_MAX 64                   /* arrays and objects nested inside each other */
+#define DSE_JSON_SIZE_MAX  (64 * 1024 * 1024)   /* bytes of one document */
+
+enum dse_json_type {
+    DSE_JSON_NULL = 0,
+    DSE_JSON_BOOL,
+    DSE_JSON_NUMBER,
+    DSE_JSON_STRING,
+    DSE_JSON_ARRAY,
+    DSE_JSON_OBJECT
+};
+
+struct dse_json_member;
+
+/* One value. Every pointer in it is owned by its document (struct dse_json_doc). */
+struct dse_json {
+    enum dse_json_type type;
+    int                line;     /* 1-based line where the value starts */
+    int                boolean;  /* BOOL: 0 or 1 */
+    /* NUMBER: the value as a double (always finite), and, when the value is a whole
+     * number that fits, the same value exactly as an int64 (is_int = 1). Integers
+     * written without fraction or exponent are read digit by digit, so 2^53 + 1 stays
+     * exact in integer even though number rounds it. */
+    double             number;
+    int                is_int;
+    int64_t            integer;
+    /* STRING: decoded UTF-8, NUL-terminated; len excludes the NUL (a \u0000 escape
+     * makes len larger than strlen). NUMBER: the token as written ("1.0", "2e3"). */
+    const char        *str;
+    size_t             len;
+    /* ARRAY: n items. OBJECT: n members in file order; keys are unique. */
+    int                     n;
+    const struct dse_json        *items;
+    const struct dse_json_member *members;
+};
+
+struct dse_json_member {
+    const char     *key;        /* decoded UTF-8, NUL-terminated */
+    size_t          key_len;
+    int             line;       /* 1-based line of the key */
+    struct dse_json value;
+};
+
+struct dse_json_doc;
+
+/* Parse len bytes of text (UTF-8; a leading byte-order mark is skipped). path names the
+ * source in error messages and is borrowed: err->file points to it on failure. On
+ * success *out is a new document (free with dse_json_free); on failure *out is NULL and
+ * err says where and why (DSE_ERR_CONFIG for bad text, DSE_ERR_NOMEM). Rejected: trailing
+ * commas, comments, single quotes, leading zeros, NaN/Infinity, numbers that overflow a
+ * double, raw control characters and invalid UTF-8 in strings, lone surrogates,
+ * duplicate keys, nesting deeper than DSE_JSON_DEPTH_MAX, anything after the value. */
+enum dse_status dse_json_parse(const char *text, size_t len, const char *path,
+                               struct dse_json_doc **out, struct dse_err *err);
+
+/* Read the file at path and parse it. DSE_ERR_IO if it cannot be opened or read, or is
+ * larger than DSE_JSON_SIZE_MAX. path is borrowed as in dse_json_parse. */
+enum dse_status dse_json_load(const char *path, struct dse_json_doc **out, struct dse_err *err);
+
+/* Frees doc and every value in it. Accepts NULL. */
+void dse_json_free(struct dse_json_doc *doc);
+
+/* The top-level value. */
+const struct dse_json *dse_json_root(const struct dse_json_doc *doc);
+
+/* The value of member key of obj, or NULL if obj is not an object or has no such key. */
+const struct dse_json *dse_json_get(const struct dse_json *obj, const char *key);
+
+/* "null", "boolean", "number", "string", "array" or "object" (for error messages). */
+const char *dse_json_type_str(enum dse_json_type t);
+
+#endif

@@ -1,0 +1,665 @@
+/* space.c: design-space files (docs/space-format.md). Each metaparameter is a value,
+ * a list [a, b, c] or a range { start; stop; step | factor; }; every value is checked
+ * by dse_mp_check where it is read, so errors name the line of the setting at fault. */
+#include "dse/space.h"
+
+#include <errno.h>
+#include <libconfig.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/pcg32.h"
+#include "dse/fsutil.h"
+
+enum kind { K_INT, K_REAL, K_BYPASS, K_POOLS };
+
+static const struct {
+    const char *name;
+    const char *group;
+    enum kind   kind;
+} axis_info[DSE_AX_COUNT] = {
+    [DSE_AX_BASE_E]        = { "base_e",        "metaparams", K_INT },
+    [DSE_AX_INCR_E]        = { "incr_e",        "metaparams", K_INT },
+    [DSE_AX_FREQ]          = { "freq",          "metaparams", K_INT },
+    [DSE_AX_PCT3X3]        = { "pct3x3",        "metaparams", K_REAL },
+    [DSE_AX_SR]            = { "sr",            "metaparams", K_REAL },
+    [DSE_AX_BYPASS]        = { "bypass",        "metaparams", K_BYPASS },
+    [DSE_AX_INPUT_C]       = { "input_c",       "macro",      K_INT },
+    [DSE_AX_INPUT_H]       = { "input_h",       "macro",      K_INT },
+    [DSE_AX_INPUT_W]       = { "input_w",       "macro",      K_INT },
+    [DSE_AX_CLASSES]       = { "classes",       "macro",      K_INT },
+    [DSE_AX_CONV1_FILTERS] = { "conv1_filters", "macro",      K_INT },
+    [DSE_AX_CONV1_KERNEL]  = { "conv1_kernel",  "macro",      K_INT },
+    [DSE_AX_CONV1_STRIDE]  = { "conv1_stride",  "macro",      K_INT },
+    [DSE_AX_CONV1_PAD]     = { "conv1_pad",     "macro",      K_INT },
+    [DSE_AX_FIRES]         = { "fires",         "macro",      K_INT },
+    [DSE_AX_POOLS]         = { "pools",         "macro",      K_POOLS },
+    [DSE_AX_DROPOUT]       = { "dropout",       "macro",      K_REAL },
+};
+
+const char *dse_axis_name(enum dse_axis_key k) {
+    return (unsigned)k < DSE_AX_COUNT ? axis_info[k].name : "?";
+}
+
+struct ctx {
+    const char     *path;
+    struct dse_err *err;
+};
+
+__attribute__((format(printf, 3, 4)))
+static enum dse_status fail(struct ctx *cx, const config_setting_t *s, const char *fmt, ...) {
+    char msg[sizeof cx->err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return dse_err_set(cx->err, DSE_ERR_CONFIG, cx->path, s ? (int)config_setting_source_line(s) : 0,
+                       "%s", msg);
+}
+
+/* Reject settings of group g not in the space-separated list allowed, suggesting the
+ * nearest allowed name. */
+static enum dse_status check_keys(struct ctx *cx, const config_setting_t *g, const char *where,
+                                  const char *allowed) {
+    for (int i = 0; i < config_setting_length(g); i++) {
+        const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
+        const char *key = config_setting_name(s);
+        const char *best = NULL;
+        int best_d = 3, found = 0;
+        char word[64];
+        for (const char *p = allowed; *p;) {
+            while (*p == ' ') p++;
+            size_t n = strcspn(p, " ");
+            if (n == 0) break;
+            if (n >= sizeof word) n = sizeof word - 1;
+            memcpy(word, p, n);
+            word[n] = '\0';
+            p += strcspn(p, " ");
+            if (!strcmp(word, key)) found = 1;
+            int d = dse_edit_distance(key, word);
+            if (d < best_d) {
+                best_d = d;
+                best = strstr(allowed, word);
+            }
+        }
+        if (found) continue;
+        if (best)
+            return fail(cx, s, "unknown setting '%s' in %s (did you mean '%.*s'?)", key, where,
+                        (int)strcspn(best, " "), best);
+        return fail(cx, s, "unknown setting '%s' in %s; allowed: %s", key, where, allowed);
+    }
+    return DSE_OK;
+}
+
+static int is_number(const config_setting_t *s) {
+    int t = config_setting_type(s);
+    return t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64 || t == CONFIG_TYPE_FLOAT;
+}
+
+static double number(const config_setting_t *s) {
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_INT:   return config_setting_get_int(s);
+    case CONFIG_TYPE_INT64: return (double)config_setting_get_int64(s);
+    default:                return config_setting_get_float(s);
+    }
+}
+
+/* Check one value of axis k by substituting it into SqueezeNet v1.0's metaparameters. */
+static enum dse_status check_value(struct ctx *cx, const config_setting_t *s, enum dse_axis_key k,
+                                   double v, uint64_t mask) {
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    const char *key;
+    struct dse_err e = { 0 };
+    if (axis_info[k].kind == K_INT && (v != floor(v) || fabs(v) > DSE_DIM_MAX))
+        return fail(cx, s, "%s = %g must be an integer of at most %d", axis_info[k].name, v, DSE_DIM_MAX);
+    switch (k) {
+    case DSE_AX_BASE_E:        mp.base_e = (int)v; break;
+    case DSE_AX_INCR_E:        mp.incr_e = (int)v; break;
+    case DSE_AX_FREQ:          mp.freq = (int)v; break;
+    case DSE_AX_PCT3X3:        mp.pct3x3 = v; break;
+    case DSE_AX_SR:            mp.sr = v; break;
+    case DSE_AX_BYPASS:        mp.bypass = (enum dse_bypass)(int)v; break;
+    case DSE_AX_INPUT_C:       mp.input_c = (int)v; break;
+    case DSE_AX_INPUT_H:       mp.input_h = (int)v; break;
+    case DSE_AX_INPUT_W:       mp.input_w = (int)v; break;
+    case DSE_AX_CLASSES:       mp.classes = (int)v; break;
+    case DSE_AX_CONV1_FILTERS: mp.conv1_filters = (int)v; break;
+    case DSE_AX_CONV1_KERNEL:  mp.conv1_kernel = (int)v; break;
+    case DSE_AX_CONV1_STRIDE:  mp.conv1_stride = (int)v; break;
+    case DSE_AX_CONV1_PAD:     mp.conv1_pad = (int)v; break;
+    case DSE_AX_FIRES:         mp.fires = (int)v, mp.pools = 0; break;
+    case DSE_AX_POOLS:         mp.pools = mask, mp.fires = DSE_MP_MAX_FIRES; break;
+    case DSE_AX_DROPOUT:       mp.dropout = v; break;
+    case DSE_AX_COUNT:         break;
+    }
+    if (dse_mp_check(&mp, &key, &e) && key && !strcmp(key, axis_info[k].name))
+        return fail(cx, s, "%s", e.msg);
+    return DSE_OK;
+}
+
+static enum dse_status push(struct ctx *cx, const config_setting_t *s, struct dse_axis *ax,
+                            double v, uint64_t mask, int is_pools) {
+    if (ax->n >= DSE_AXIS_MAX_VALUES)
+        return fail(cx, s, "more than %d values; narrow the range or use a larger step",
+                    DSE_AXIS_MAX_VALUES);
+    if ((ax->n & (ax->n - 1)) == 0) { /* grow at powers of two */
+        int cap = ax->n ? 2 * ax->n : 1;
+        double *nv = realloc(ax->values, sizeof *nv * (size_t)cap);
+        if (!nv) return dse_err_set(cx->err, DSE_ERR_NOMEM, cx->path, 0, "out of memory");
+        ax->values = nv;
+        if (is_pools) {
+            uint64_t *nm = realloc(ax->masks, sizeof *nm * (size_t)cap);
+            if (!nm) return dse_err_set(cx->err, DSE_ERR_NOMEM, cx->path, 0, "out of memory");
+            ax->masks = nm;
+        }
+    }
+    if (is_pools) {
+        ax->masks[ax->n] = mask;
+        v = ax->n;
+    }
+    ax->values[ax->n++] = v;
+    return DSE_OK;
+}
+
+/* One scalar of axis k: a number, a bypass name or a pools value. */
+static enum dse_status scalar(struct ctx *cx, const config_setting_t *s, enum dse_axis_key k,
+                              struct dse_axis *ax) {
+    enum kind kind = axis_info[k].kind;
+    const char *name = axis_info[k].name;
+    if (kind == K_BYPASS) {
+        const char *v = config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : "";
+        for (int b = DSE_BYPASS_NONE; b <= DSE_BYPASS_COMPLEX; b++)
+            if (!strcmp(v, dse_bypass_str((enum dse_bypass)b))) return push(cx, s, ax, b, 0, 0);
+        return fail(cx, s, "bypass = \"%s\"; expected \"none\", \"simple\" or \"complex\" (or a list of them)", v);
+    }
+    if (kind == K_POOLS) { /* ["conv1", "fire4"] or "conv1,fire4,fire8" or "none" */
+        char buf[512] = "";
+        int n = 0;
+        if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+            const char *v = config_setting_get_string(s);
+            n = snprintf(buf, sizeof buf, "%s", strcmp(v, "none") ? v : "");
+        } else if (config_setting_type(s) == CONFIG_TYPE_ARRAY) {
+            for (int i = 0; i < config_setting_length(s); i++) {
+                const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+                if (config_setting_type(e) != CONFIG_TYPE_STRING)
+                    return fail(cx, s, "pools lists positions as strings, e.g. [\"conv1\", \"fire4\", \"fire8\"]");
+                n += snprintf(buf + n, sizeof buf - (size_t)(n < (int)sizeof buf ? n : (int)sizeof buf - 1),
+                              "%s%s", i ? "," : "", config_setting_get_string(e));
+                if (n >= (int)sizeof buf) return fail(cx, s, "pools lists too many positions");
+            }
+        } else {
+            return fail(cx, s, "pools must be a list of positions such as [\"conv1\", \"fire4\", \"fire8\"], "
+                               "or a list of such lists");
+        }
+        uint64_t mask;
+        if (dse_mp_pools_parse(buf, &mask))
+            return fail(cx, s, "pools = \"%s\": positions are \"conv1\" and \"fire<k>\" (k = 2 .. fires + 1)", buf);
+        enum dse_status st = check_value(cx, s, k, 0, mask);
+        return st ? st : push(cx, s, ax, 0, mask, 1);
+    }
+    if (!is_number(s))
+        return fail(cx, s, "%s must be a number, a list [a, b, ...] or a range { start = ...; stop = ...; step = ...; }", name);
+    double v = number(s);
+    enum dse_status st = check_value(cx, s, k, v, 0);
+    return st ? st : push(cx, s, ax, v, 0, 0);
+}
+
+/* { start; stop; step } (arithmetic, stop included) or { start; stop; factor } (geometric). */
+static enum dse_status range(struct ctx *cx, const config_setting_t *g, enum dse_axis_key k,
+                             struct dse_axis *ax) {
+    enum dse_status st;
+    const char *name = axis_info[k].name;
+    if ((st = check_keys(cx, g, "a range", "start stop step factor"))) return st;
+    const config_setting_t *a = config_setting_get_member(g, "start");
+    const config_setting_t *b = config_setting_get_member(g, "stop");
+    const config_setting_t *step = config_setting_get_member(g, "step");
+    const config_setting_t *fac = config_setting_get_member(g, "factor");
+    if (axis_info[k].kind == K_BYPASS || axis_info[k].kind == K_POOLS)
+        return fail(cx, g, "%s takes a value or a list, not a range", name);
+    if (!a || !b || !is_number(a) || !is_number(b) || (!step == !fac) ||
+        (step && !is_number(step)) || (fac && !is_number(fac)))
+        return fail(cx, g, "a range needs numbers start, stop and one of step (arithmetic) or factor "
+                           "(geometric), e.g. %s = { start = 0.125; stop = 1.0; step = 0.125; }", name);
+    double x0 = number(a), x1 = number(b);
+    if (x1 < x0) return fail(cx, g, "range of %s: stop = %g is below start = %g", name, x1, x0);
+    if (step) {
+        double d = number(step);
+        if (!(d > 0)) return fail(cx, step, "range of %s: step = %g must be > 0", name, d);
+        double n = floor((x1 - x0) / d + 1e-9) + 1;
+        if (n > DSE_AXIS_MAX_VALUES)
+            return fail(cx, g, "range of %s has %.0f values; at most %d", name, n, DSE_AXIS_MAX_VALUES);
+        for (int i = 0; i < (int)n; i++) {
+            double v = x0 + i * d; /* x0 + i*d, not repeated adds: 0.1 steps stay exact-ish */
+            if (axis_info[k].kind == K_REAL) v = round(v * 1e12) / 1e12;
+            if ((st = check_value(cx, g, k, v, 0)) || (st = push(cx, g, ax, v, 0, 0))) return st;
+        }
+    } else {
+        double f = number(fac);
+        if (!(f > 1)) return fail(cx, fac, "range of %s: factor = %g must be > 1", name, f);
+        if (!(x0 > 0)) return fail(cx, a, "geometric range of %s: start = %g must be > 0", name, x0);
+        for (double v = x0; v <= x1 * (1 + 1e-12); v *= f) {
+            double w = axis_info[k].kind == K_INT ? floor(v + 0.5) : v;
+            if ((st = check_value(cx, g, k, w, 0)) || (st = push(cx, g, ax, w, 0, 0))) return st;
+        }
+    }
+    return DSE_OK;
+}
+
+static enum dse_status read_axis(struct ctx *cx, const config_setting_t *s, enum dse_axis_key k,
+                                 struct dse_axis *ax) {
+    enum dse_status st;
+    ax->n = 0;
+    ax->line = (int)config_setting_source_line(s);
+    int t = config_setting_type(s);
+    if (t == CONFIG_TYPE_GROUP) return range(cx, s, k, ax);
+    /* A list, or an array of scalars (except pools, where an array is one value). */
+    if (t == CONFIG_TYPE_LIST || (t == CONFIG_TYPE_ARRAY && axis_info[k].kind != K_POOLS)) {
+        if (config_setting_length(s) == 0) return fail(cx, s, "%s lists no values", axis_info[k].name);
+        for (int i = 0; i < config_setting_length(s); i++)
+            if ((st = scalar(cx, config_setting_get_elem(s, (unsigned)i), k, ax))) return st;
+        for (int i = 0; i < ax->n; i++) /* a value listed twice would be a candidate twice */
+            for (int j = 0; j < i; j++)
+                if (ax->values[i] == ax->values[j] &&
+                    (axis_info[k].kind != K_POOLS || ax->masks[i] == ax->masks[j]))
+                    return fail(cx, s, "%s lists the same value twice", axis_info[k].name);
+        return DSE_OK;
+    }
+    return scalar(cx, s, k, ax);
+}
+
+static void set_default(struct dse_axis *ax, enum dse_axis_key k) {
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    double v = 0;
+    switch (k) {
+    case DSE_AX_BASE_E:        v = mp.base_e; break;
+    case DSE_AX_INCR_E:        v = mp.incr_e; break;
+    case DSE_AX_FREQ:          v = mp.freq; break;
+    case DSE_AX_PCT3X3:        v = mp.pct3x3; break;
+    case DSE_AX_SR:            v = mp.sr; break;
+    case DSE_AX_BYPASS:        v = mp.bypass; break;
+    case DSE_AX_INPUT_C:       v = mp.input_c; break;
+    case DSE_AX_INPUT_H:       v = mp.input_h; break;
+    case DSE_AX_INPUT_W:       v = mp.input_w; break;
+    case DSE_AX_CLASSES:       v = mp.classes; break;
+    case DSE_AX_CONV1_FILTERS: v = mp.conv1_filters; break;
+    case DSE_AX_CONV1_KERNEL:  v = mp.conv1_kernel; break;
+    case DSE_AX_CONV1_STRIDE:  v = mp.conv1_stride; break;
+    case DSE_AX_CONV1_PAD:     v = mp.conv1_pad; break;
+    case DSE_AX_FIRES:         v = mp.fires; break;
+    case DSE_AX_POOLS:         v = 0; break;
+    case DSE_AX_DROPOUT:       v = mp.dropout; break;
+    case DSE_AX_COUNT:         break;
+    }
+    ax->n = 1;
+    ax->line = 0;
+    ax->values = malloc(sizeof *ax->values);
+    if (ax->values) ax->values[0] = v;
+    if (k == DSE_AX_POOLS) {
+        ax->masks = malloc(sizeof *ax->masks);
+        if (ax->masks) ax->masks[0] = mp.pools;
+    }
+}
+
+static enum dse_status get_num(struct ctx *cx, const config_setting_t *g, const char *key,
+                               double lo, double hi, int integer, double *out, int *line) {
+    const config_setting_t *s = config_setting_get_member(g, key);
+    if (!s) return DSE_OK;
+    if (!is_number(s) || (integer && config_setting_type(s) == CONFIG_TYPE_FLOAT))
+        return fail(cx, s, "%s must be %s", key, integer ? "an integer" : "a number");
+    double v = number(s);
+    if (!(v >= lo && v <= hi)) return fail(cx, s, "%s = %g is out of range; expected %g to %g", key, v, lo, hi);
+    *out = v;
+    if (line) *line = (int)config_setting_source_line(s);
+    return DSE_OK;
+}
+
+static enum dse_status get_str(struct ctx *cx, const config_setting_t *g, const char *key,
+                               const char *allowed, char *out, int size) {
+    const config_setting_t *s = config_setting_get_member(g, key);
+    if (!s) return DSE_OK;
+    const char *v = config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : NULL;
+    int ok = v != NULL;
+    if (ok && allowed) {
+        ok = 0;
+        for (const char *p = allowed; *p; p += strcspn(p, " "), p += *p == ' ')
+            if (strlen(v) == strcspn(p, " ") && !strncmp(p, v, strlen(v))) ok = 1;
+    }
+    if (!ok) return fail(cx, s, "%s = %s%s%s; expected one of: %s", key, v ? "\"" : "", v ? v : "(not a string)",
+                         v ? "\"" : "", allowed ? allowed : "a string");
+    dse_strlcpy(out, v, size);
+    return DSE_OK;
+}
+
+static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, struct dse_train *t) {
+    enum dse_status st;
+    double v;
+    if ((st = check_keys(cx, g, "train", "dataset epochs batch lr lr_policy power gamma step_epochs "
+                                         "momentum weight_decay warmup_epochs seed")))
+        return st;
+    t->present = 1;
+    dse_strlcpy(t->dataset, "fashion-mnist", sizeof t->dataset);
+    t->epochs = 10, t->batch = 64, t->lr = 0.04;
+    dse_strlcpy(t->lr_policy, "poly", sizeof t->lr_policy);
+    t->power = 1.0, t->gamma = 0.1, t->step_epochs = 0;
+    t->momentum = 0.9, t->weight_decay = 0.0002, t->warmup_epochs = 0, t->seed = 1;
+    if ((st = get_str(cx, g, "dataset", "fashion-mnist mnist cifar10 cifar100", t->dataset, sizeof t->dataset)))
+        return st;
+    if ((st = get_str(cx, g, "lr_policy", "fixed step poly linear", t->lr_policy, sizeof t->lr_policy)))
+        return st;
+    v = t->epochs;
+    if ((st = get_num(cx, g, "epochs", 1, 100000, 1, &v, NULL))) return st;
+    t->epochs = (int)v;
+    v = t->batch;
+    if ((st = get_num(cx, g, "batch", 1, 1 << 20, 1, &v, NULL))) return st;
+    t->batch = (int)v;
+    if ((st = get_num(cx, g, "lr", 1e-12, 1e3, 0, &t->lr, NULL))) return st;
+    if ((st = get_num(cx, g, "power", 0, 100, 0, &t->power, NULL))) return st;
+    if ((st = get_num(cx, g, "gamma", 1e-12, 1, 0, &t->gamma, NULL))) return st;
+    v = t->step_epochs;
+    if ((st = get_num(cx, g, "step_epochs", 0, 100000, 1, &v, NULL))) return st;
+    t->step_epochs = (int)v;
+    if (!strcmp(t->lr_policy, "step") && t->step_epochs < 1)
+        return fail(cx, g, "lr_policy = \"step\" needs step_epochs = <epochs between drops>");
+    if ((st = get_num(cx, g, "momentum", 0, 0.999999, 0, &t->momentum, NULL))) return st;
+    if ((st = get_num(cx, g, "weight_decay", 0, 1, 0, &t->weight_decay, NULL))) return st;
+    v = t->warmup_epochs;
+    if ((st = get_num(cx, g, "warmup_epochs", 0, t->epochs, 1, &v, NULL))) return st;
+    t->warmup_epochs = (int)v;
+    v = (double)t->seed;
+    if ((st = get_num(cx, g, "seed", 0, 4294967295.0, 1, &v, NULL))) return st;
+    t->seed = (uint64_t)v;
+    return DSE_OK;
+}
+
+void dse_space_free(struct dse_space *s) {
+    if (!s) return;
+    for (int k = 0; k < DSE_AX_COUNT; k++) {
+        free(s->axes[k].values);
+        free(s->axes[k].masks);
+        s->axes[k].values = NULL;
+        s->axes[k].masks = NULL;
+    }
+}
+
+enum dse_status dse_space_load(const char *path, struct dse_space *out, struct dse_err *err) {
+    struct ctx cx = { path, err };
+    config_t cfg;
+    char *text;
+    size_t len;
+    enum dse_status st;
+
+    memset(out, 0, sizeof *out);
+    out->path = path;
+    if ((st = dse_fs_read(path, &text, &len, err))) return st;
+    out->hash = dse_fnv1a64(DSE_FNV64_INIT, text, len);
+    config_init(&cfg);
+    if (!config_read_string(&cfg, text)) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, path, config_error_line(&cfg),
+                         "%s; expected settings 'key = value;', groups { ... } and lists ( ..., ... ) "
+                         "as in docs/space-format.md", config_error_text(&cfg));
+        goto done;
+    }
+    config_setting_t *root = config_root_setting(&cfg);
+    if ((st = check_keys(&cx, root, "the space file", "name metaparams macro sample seed constraints train")))
+        goto done;
+    const char *name = NULL;
+    const config_setting_t *ns = config_setting_get_member(root, "name");
+    if (ns && config_setting_type(ns) != CONFIG_TYPE_STRING) {
+        st = fail(&cx, ns, "name must be a string in double quotes");
+        goto done;
+    }
+    name = ns ? config_setting_get_string(ns) : NULL;
+    if (!name || !name[0] || strlen(name) >= sizeof out->name || strpbrk(name, "/\\ \t\n\"")) {
+        st = fail(&cx, ns ? ns : root, "the space needs name = \"...\"; (letters, digits, '-', '_', '.'; "
+                                       "at most %d characters)", (int)sizeof out->name - 1);
+        goto done;
+    }
+    dse_strlcpy(out->name, name, sizeof out->name);
+
+    for (int k = 0; k < DSE_AX_COUNT; k++) set_default(&out->axes[k], (enum dse_axis_key)k);
+    static const char *groups[2] = { "metaparams", "macro" };
+    for (int gi = 0; gi < 2; gi++) {
+        const config_setting_t *g = config_setting_get_member(root, groups[gi]);
+        if (!g) continue;
+        char allowed[300] = "";
+        for (int k = 0; k < DSE_AX_COUNT; k++)
+            if (!strcmp(axis_info[k].group, groups[gi])) {
+                strcat(allowed, allowed[0] ? " " : "");
+                strcat(allowed, axis_info[k].name);
+            }
+        if (!config_setting_is_group(g)) {
+            st = fail(&cx, g, "%s must be a group { key = value; ... }", groups[gi]);
+            goto done;
+        }
+        if ((st = check_keys(&cx, g, groups[gi], allowed))) goto done;
+        for (int k = 0; k < DSE_AX_COUNT; k++) {
+            const config_setting_t *s;
+            if (strcmp(axis_info[k].group, groups[gi]) || !(s = config_setting_get_member(g, axis_info[k].name)))
+                continue;
+            free(out->axes[k].values);
+            free(out->axes[k].masks);
+            out->axes[k].values = NULL;
+            out->axes[k].masks = NULL;
+            if ((st = read_axis(&cx, s, (enum dse_axis_key)k, &out->axes[k]))) goto done;
+        }
+    }
+    out->count = 1;
+    for (int k = 0; k < DSE_AX_COUNT; k++) {
+        if (!out->axes[k].values) {
+            st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
+            goto done;
+        }
+        if (__builtin_mul_overflow(out->count, (uint64_t)out->axes[k].n, &out->count))
+            out->count_overflow = 1;
+    }
+
+    double v = 0;
+    if ((st = get_num(&cx, root, "sample", 0, 1e9, 1, &v, NULL))) goto done;
+    out->sample = (int64_t)v;
+    v = 1;
+    if ((st = get_num(&cx, root, "seed", 0, 4294967295.0, 1, &v, NULL))) goto done;
+    out->seed = (uint64_t)v;
+
+    const config_setting_t *t = config_setting_get_member(root, "train");
+    if (t && (st = read_train(&cx, t, &out->train))) goto done;
+    out->cons.train_mem_batch = out->train.present ? out->train.batch : 64;
+    const config_setting_t *c = config_setting_get_member(root, "constraints");
+    if (c) {
+        if ((st = check_keys(&cx, c, "constraints", "max_params max_flops max_model_mb max_train_mem_mib train_mem_batch")))
+            goto done;
+        double mp = 0, mf = 0, bt = out->cons.train_mem_batch;
+        if ((st = get_num(&cx, c, "max_params", 1, 9e15, 1, &mp, &out->cons_line[0])) ||
+            (st = get_num(&cx, c, "max_flops", 1, 9e18, 1, &mf, &out->cons_line[1])) ||
+            (st = get_num(&cx, c, "max_model_mb", 1e-6, 1e12, 0, &out->cons.max_model_mb, &out->cons_line[2])) ||
+            (st = get_num(&cx, c, "max_train_mem_mib", 1e-6, 1e12, 0, &out->cons.max_train_mem_mib, &out->cons_line[3])) ||
+            (st = get_num(&cx, c, "train_mem_batch", 1, 1 << 20, 1, &bt, NULL)))
+            goto done;
+        out->cons.max_params = (int64_t)mp;
+        out->cons.max_flops = (int64_t)mf;
+        out->cons.train_mem_batch = (int)bt;
+    }
+done:
+    config_destroy(&cfg);
+    free(text);
+    if (st) dse_space_free(out);
+    return st;
+}
+
+void dse_space_candidate(const struct dse_space *s, uint64_t k, struct dse_mp *mp) {
+    int digit[DSE_AX_COUNT];
+    for (int a = DSE_AX_COUNT - 1; a >= 0; a--) { /* the last axis varies fastest */
+        digit[a] = (int)(k % (uint64_t)s->axes[a].n);
+        k /= (uint64_t)s->axes[a].n;
+    }
+#define V(a) (s->axes[a].values[digit[a]])
+    mp->base_e        = (int)V(DSE_AX_BASE_E);
+    mp->incr_e        = (int)V(DSE_AX_INCR_E);
+    mp->freq          = (int)V(DSE_AX_FREQ);
+    mp->pct3x3        = V(DSE_AX_PCT3X3);
+    mp->sr            = V(DSE_AX_SR);
+    mp->bypass        = (enum dse_bypass)(int)V(DSE_AX_BYPASS);
+    mp->input_c       = (int)V(DSE_AX_INPUT_C);
+    mp->input_h       = (int)V(DSE_AX_INPUT_H);
+    mp->input_w       = (int)V(DSE_AX_INPUT_W);
+    mp->classes       = (int)V(DSE_AX_CLASSES);
+    mp->conv1_filters = (int)V(DSE_AX_CONV1_FILTERS);
+    mp->conv1_kernel  = (int)V(DSE_AX_CONV1_KERNEL);
+    mp->conv1_stride  = (int)V(DSE_AX_CONV1_STRIDE);
+    mp->conv1_pad     = (int)V(DSE_AX_CONV1_PAD);
+    mp->fires         = (int)V(DSE_AX_FIRES);
+    mp->pools         = s->axes[DSE_AX_POOLS].masks[digit[DSE_AX_POOLS]];
+    mp->dropout       = V(DSE_AX_DROPOUT);
+#undef V
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+enum dse_status dse_space_indices(const struct dse_space *s, uint64_t max, uint64_t **out,
+                                  uint64_t *n, struct dse_err *err) {
+    *out = NULL;
+    *n = 0;
+    uint64_t want = s->count;
+    if (s->sample > 0 && (s->count_overflow || (uint64_t)s->sample < s->count)) want = (uint64_t)s->sample;
+    else if (s->count_overflow || s->count > max)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0,
+                           "the space has %s%llu candidates, more than %llu; draw some with sample = N",
+                           s->count_overflow ? "over " : "",
+                           (unsigned long long)(s->count_overflow ? UINT64_MAX : s->count),
+                           (unsigned long long)max);
+    if (want > max)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "sample = %llu is more than %llu",
+                           (unsigned long long)want, (unsigned long long)max);
+    uint64_t *idx = malloc(sizeof *idx * (size_t)(want ? want : 1));
+    if (!idx) return dse_err_set(err, DSE_ERR_NOMEM, s->path, 0, "out of memory");
+    if (want == s->count && !s->count_overflow) {
+        for (uint64_t i = 0; i < want; i++) idx[i] = i;
+    } else {
+        /* Distinct draws: sort, drop repeats, draw again for the missing ones. */
+        struct dse_pcg32 r;
+        uint64_t total = s->count_overflow ? UINT64_MAX : s->count, have = 0;
+        dse_pcg32_seed(&r, s->seed, 0x5eed);
+        while (have < want) {
+            for (uint64_t i = have; i < want; i++) idx[i] = dse_pcg32_bounded64(&r, total);
+            qsort(idx, (size_t)want, sizeof *idx, cmp_u64);
+            have = 0;
+            for (uint64_t i = 0; i < want; i++)
+                if (i == 0 || idx[i] != idx[i - 1]) idx[have++] = idx[i];
+        }
+    }
+    *out = idx;
+    *n = want;
+    return DSE_OK;
+}
+
+static const struct {
+    const char *key;
+    enum dse_axis_key axis;
+} key_axis[] = {
+    { "base_e", DSE_AX_BASE_E }, { "incr_e", DSE_AX_INCR_E }, { "freq", DSE_AX_FREQ },
+    { "pct3x3", DSE_AX_PCT3X3 }, { "sr", DSE_AX_SR }, { "bypass", DSE_AX_BYPASS },
+    { "input_c", DSE_AX_INPUT_C }, { "input_h", DSE_AX_INPUT_H }, { "input_w", DSE_AX_INPUT_W },
+    { "classes", DSE_AX_CLASSES }, { "conv1_filters", DSE_AX_CONV1_FILTERS },
+    { "conv1_kernel", DSE_AX_CONV1_KERNEL }, { "conv1_stride", DSE_AX_CONV1_STRIDE },
+    { "conv1_pad", DSE_AX_CONV1_PAD }, { "fires", DSE_AX_FIRES }, { "pools", DSE_AX_POOLS },
+    { "dropout", DSE_AX_DROPOUT },
+};
+
+enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *mp,
+                                struct dse_net *net, struct dse_err *err) {
+    const char *key = NULL;
+    enum dse_status st = dse_mp_check(mp, &key, err);
+    if (st) {
+        err->file = s->path;
+        for (int i = 0; key && i < DSE_ARRAY_LEN(key_axis); i++)
+            if (!strcmp(key, key_axis[i].key)) err->line = s->axes[key_axis[i].axis].line;
+        return st;
+    }
+    st = dse_mp_build(mp, net, err);
+    if (st) {
+        char canon[512], msg[sizeof err->msg];
+        dse_space_canonical(mp, canon, sizeof canon);
+        for (char *p = canon; *p; p++) if (*p == '\n') *p = ' ';
+        snprintf(msg, sizeof msg, "candidate %.200s: %.280s", canon, err->msg);
+        memcpy(err->msg, msg, sizeof msg);
+        err->file = s->path;
+        err->line = 0;
+    }
+    return st;
+}
+
+/* Appenders for the canonical text: snprintf's %.17g made ids cost more than building
+ * and costing the whole network. Doubles are written as the 16 hex digits of their
+ * IEEE-754 bits: exact, and cheap. */
+static char *put_str(char *p, const char *s) {
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* A string literal, its length known at compile time. */
+#define PUT_LIT(p, lit) (memcpy(p, lit, sizeof lit - 1), p + sizeof lit - 1)
+
+static char *put_int(char *p, long long v) {
+    char d[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    if (v < 0) *p++ = '-';
+    do d[n++] = (char)('0' + u % 10); while ((u /= 10) > 0);
+    while (n) *p++ = d[--n];
+    return p;
+}
+
+static char *put_real(char *p, double v) {
+    static const char hex[] = "0123456789abcdef";
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    for (int i = 15; i >= 0; i--) *p++ = hex[(bits >> (4 * i)) & 15];
+    return p;
+}
+
+int dse_space_canonical(const struct dse_mp *mp, char *buf, int size) {
+    char tmp[512], pools[256];
+    char *p = tmp;
+    dse_mp_pools_str(mp->pools, pools, sizeof pools);
+    p = PUT_LIT(p, "base_e="), p = put_int(p, mp->base_e);
+    p = PUT_LIT(p, "\nincr_e="), p = put_int(p, mp->incr_e);
+    p = PUT_LIT(p, "\nfreq="), p = put_int(p, mp->freq);
+    p = PUT_LIT(p, "\npct3x3="), p = put_real(p, mp->pct3x3);
+    p = PUT_LIT(p, "\nsr="), p = put_real(p, mp->sr);
+    p = PUT_LIT(p, "\nbypass="), p = put_str(p, dse_bypass_str(mp->bypass));
+    p = PUT_LIT(p, "\ninput_c="), p = put_int(p, mp->input_c);
+    p = PUT_LIT(p, "\ninput_h="), p = put_int(p, mp->input_h);
+    p = PUT_LIT(p, "\ninput_w="), p = put_int(p, mp->input_w);
+    p = PUT_LIT(p, "\nclasses="), p = put_int(p, mp->classes);
+    p = PUT_LIT(p, "\nconv1_filters="), p = put_int(p, mp->conv1_filters);
+    p = PUT_LIT(p, "\nconv1_kernel="), p = put_int(p, mp->conv1_kernel);
+    p = PUT_LIT(p, "\nconv1_stride="), p = put_int(p, mp->conv1_stride);
+    p = PUT_LIT(p, "\nconv1_pad="), p = put_int(p, mp->conv1_pad);
+    p = PUT_LIT(p, "\nfires="), p = put_int(p, mp->fires);
+    p = PUT_LIT(p, "\npools="), p = put_str(p, pools);
+    p = PUT_LIT(p, "\ndropout="), p = put_real(p, mp->dropout);
+    p = PUT_LIT(p, "\n");
+    int n = (int)(p - tmp);
+    if (size > 0) {
+        int c = n < size - 1 ? n : size - 1;
+        memcpy(buf, tmp, (size_t)c);
+        buf[c] = '\0';
+    }
+    return n;
+}
+
+void dse_space_id(const struct dse_mp *mp, char id[16]) {
+    static const char hex[] = "0123456789abcdef";
+    char canon[512];
+    int n = dse_space_canonical(mp, canon, sizeof canon);
+    uint64_t h = dse_fnv1a64(DSE_FNV64_INIT, canon, (uint64_t)n) >> 16; /* 48 bits, 12 digits */
+    id[0] = 'c';
+    for (int i = 0; i < 12; i++) id[1 + i] = hex[(h >> (4 * (11 - i))) & 15];
+    id[13] = '\0';
+}

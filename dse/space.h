@@ -1,0 +1,95 @@
+/* space.h: design-space files (libconfig; docs/space-format.md): every metaparameter
+ * and macro choice as a value, a list or a range; optional random sampling; constraints
+ * that prune candidates before training; the train section later issues use. A loaded
+ * space is plain structs: metaparams/ and analysis/ never see libconfig. */
+#ifndef DSE_CLI_SPACE_H
+#define DSE_CLI_SPACE_H
+
+#include <stdint.h>
+
+#include "metaparams/metaparams.h"
+
+/* The keys a space can vary, in canonical order (candidate ids hash them in this order). */
+enum dse_axis_key {
+    DSE_AX_BASE_E, DSE_AX_INCR_E, DSE_AX_FREQ, DSE_AX_PCT3X3, DSE_AX_SR, DSE_AX_BYPASS,
+    DSE_AX_INPUT_C, DSE_AX_INPUT_H, DSE_AX_INPUT_W, DSE_AX_CLASSES,
+    DSE_AX_CONV1_FILTERS, DSE_AX_CONV1_KERNEL, DSE_AX_CONV1_STRIDE, DSE_AX_CONV1_PAD,
+    DSE_AX_FIRES, DSE_AX_POOLS, DSE_AX_DROPOUT,
+    DSE_AX_COUNT
+};
+
+#define DSE_AXIS_MAX_VALUES 100000
+
+struct dse_axis {
+    int       n;       /* values, >= 1 */
+    double   *values;  /* numbers; bypass as enum dse_bypass; pools: index into masks */
+    uint64_t *masks;   /* pools only: DSE_MP_POOL_* bitmasks */
+    int       line;    /* where it was set; 0 = default */
+};
+
+struct dse_constraints {
+    int64_t max_params;        /* 0 = none */
+    int64_t max_flops;         /* forward FLOPs per image; 0 = none */
+    double  max_model_mb;      /* params x 4 bytes, 10^6; 0 = none */
+    double  max_train_mem_mib; /* analyzer's training-memory estimate; 0 = none */
+    int     train_mem_batch;   /* batch for that estimate: train.batch, else 64 */
+};
+
+struct dse_train {
+    int      present;
+    char     dataset[64];     /* "fashion-mnist", "mnist", "cifar10", "cifar100" */
+    int      epochs, batch;
+    double   lr;
+    char     lr_policy[16];   /* "fixed", "step", "poly", "linear" */
+    double   power;           /* poly */
+    double   gamma;           /* step: lr *= gamma every step_epochs */
+    int      step_epochs;
+    double   momentum, weight_decay;
+    int      warmup_epochs;
+    uint64_t seed;
+};
+
+struct dse_space {
+    char     name[DSE_NAME_MAX];
+    const char *path;         /* borrowed: the path given to dse_space_load */
+    uint64_t hash;            /* FNV-1a 64 of the file's bytes */
+    struct dse_axis axes[DSE_AX_COUNT];
+    uint64_t count;           /* grid size: the product of the axes' sizes */
+    int      count_overflow;  /* the product exceeds 2^64 */
+    int64_t  sample;          /* 0: the whole grid; N: N distinct random candidates */
+    uint64_t seed;            /* for sampling */
+    struct dse_constraints cons;
+    int      cons_line[4];    /* lines of max_params, max_flops, max_model_mb, max_train_mem_mib */
+    struct dse_train train;
+};
+
+const char *dse_axis_name(enum dse_axis_key k);
+
+/* Read and check a space file. Every error reads "path:line: what is wrong; what is
+ * allowed"; unknown keys are rejected with a suggestion. On failure *out holds nothing
+ * to free. */
+enum dse_status dse_space_load(const char *path, struct dse_space *out, struct dse_err *err);
+void dse_space_free(struct dse_space *s);
+
+/* Metaparameters of grid index k (0 <= k < count): the first axis varies slowest. */
+void dse_space_candidate(const struct dse_space *s, uint64_t k, struct dse_mp *mp);
+
+/* Indices of the candidates a sweep covers, increasing: all of the grid, or `sample`
+ * distinct ones drawn with PCG32(seed). *out is malloc'ed (caller frees). Refuses a
+ * grid of more than max candidates (asking for sample = N instead). */
+enum dse_status dse_space_indices(const struct dse_space *s, uint64_t max, uint64_t **out,
+                                  uint64_t *n, struct dse_err *err);
+
+/* Build and check candidate k's network into net; errors name the space file's line of
+ * the key at fault when one can be told. */
+enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *mp,
+                                struct dse_net *net, struct dse_err *err);
+
+/* Canonical "key=value\n" text of mp (the order of enum dse_axis_key; integers in
+ * decimal, pct3x3, sr and dropout as the 16 hex digits of their IEEE-754 bits) and the
+ * stable candidate id: "c" + the top 48 bits of its FNV-1a 64 hash in 12 hex digits.
+ * dse_space_canonical returns the text's length (as snprintf, even if cut). */
+int  dse_space_canonical(const struct dse_mp *mp, char *buf, int size);
+void dse_space_id(const struct dse_mp *mp, char id[16]);
+
+#endif

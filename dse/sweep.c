@@ -1,0 +1,190 @@
+/* sweep.c: analytic sweeps. Each candidate: metaparameters -> network (metaparams/) ->
+ * closed-form costs (analysis/) -> constraints -> one JSON file written by atomic rename
+ * (dse/fsutil.c). The layout and file format are in docs/sweep-dir.md. */
+#include "dse/sweep.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "analysis/analysis.h"
+#include "dse/fsutil.h"
+
+#define MAX_CANDIDATES 10000000ULL /* files in one directory; sample beyond this */
+
+/* The value of "key": "..." in a JSON text we wrote ourselves (manifest, candidate). */
+static int json_string_field(const char *text, const char *key, char *out, int size) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": \"", key);
+    const char *p = strstr(text, pat);
+    if (!p) return -1;
+    p += strlen(pat);
+    int n = (int)strcspn(p, "\"");
+    if (n >= size) return -1;
+    memcpy(out, p, (size_t)n);
+    out[n] = '\0';
+    return 0;
+}
+
+static enum dse_status write_manifest(const struct dse_space *s, const char *dir, uint64_t n,
+                                      struct dse_err *err) {
+    char path[4096], buf[4096], varied[512] = "", stamp[32];
+    int len = 0;
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    for (int k = 0; k < DSE_AX_COUNT; k++)
+        if (s->axes[k].n > 1)
+            len += snprintf(varied + len, sizeof varied - (size_t)len, "%s\"%s\"", len ? ", " : "",
+                            dse_axis_name((enum dse_axis_key)k));
+    snprintf(buf, sizeof buf,
+             "{\n  \"format\": \"dse-sweep-1\",\n  \"space\": \"%s\",\n  \"space_file\": \"%s\",\n"
+             "  \"space_hash\": \"%016llx\",\n  \"candidates\": %llu,\n  \"varied\": [%s],\n"
+             "  \"created\": \"%s\",\n  \"dse_version\": \"0.1.0\"\n}\n",
+             s->name, s->path, (unsigned long long)s->hash, (unsigned long long)n, varied, stamp);
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    return dse_fs_write_atomic(path, buf, strlen(buf), err);
+}
+
+/* Refuse to mix two spaces in one directory. */
+static enum dse_status check_existing(const struct dse_space *s, const char *dir, struct dse_err *err) {
+    char path[4096], hash[32], want[32];
+    char *text;
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    struct stat st;
+    if (stat(path, &st) != 0) return DSE_OK;
+    enum dse_status rc = dse_fs_read(path, &text, NULL, err);
+    if (rc) return rc;
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)s->hash);
+    int ok = json_string_field(text, "space_hash", hash, sizeof hash) == 0 && !strcmp(hash, want);
+    free(text);
+    if (!ok)
+        return dse_err_set(err, DSE_ERR_CONFIG, dir, 0,
+                           "holds a sweep of another space file (space_hash %s, this file's is %s); "
+                           "give another --out directory", hash, want);
+    return DSE_OK;
+}
+
+
+
+/* The candidate file's text. */
+static int candidate_json(char *buf, int size, const char *id, uint64_t index, const struct dse_mp *mp,
+                          const struct dse_cost_totals *one, int64_t train_mem, int train_batch,
+                          const char *pruned_by) {
+    char pools[256];
+    dse_mp_pools_str(mp->pools, pools, sizeof pools);
+    double mb = (double)one->param_bytes / 1e6, mib = (double)one->param_bytes / 1048576.0;
+    int n = snprintf(buf, (size_t)size,
+        "{\n  \"id\": \"%s\",\n  \"index\": %llu,\n  \"metaparams\": {\n"
+        "    \"base_e\": %d, \"incr_e\": %d, \"freq\": %d, \"pct3x3\": %.17g, \"sr\": %.17g, \"bypass\": \"%s\",\n"
+        "    \"input_c\": %d, \"input_h\": %d, \"input_w\": %d, \"classes\": %d,\n"
+        "    \"conv1_filters\": %d, \"conv1_kernel\": %d, \"conv1_stride\": %d, \"conv1_pad\": %d,\n"
+        "    \"fires\": %d, \"pools\": \"%s\", \"dropout\": %.17g\n  },\n"
+        "  \"params\": %lld,\n  \"model_bytes\": %lld,\n  \"model_mb\": %.6f,\n  \"model_mib\": %.6f,\n"
+        "  \"flops\": %lld,\n  \"train_mem_bytes\": %lld,\n  \"train_mem_batch\": %d,\n"
+        "  \"status\": \"%s\",\n  \"pruned_by\": ",
+        id, (unsigned long long)index, mp->base_e, mp->incr_e, mp->freq, mp->pct3x3, mp->sr,
+        dse_bypass_str(mp->bypass), mp->input_c, mp->input_h, mp->input_w, mp->classes,
+        mp->conv1_filters, mp->conv1_kernel, mp->conv1_stride, mp->conv1_pad, mp->fires, pools,
+        mp->dropout, (long long)one->params, (long long)one->param_bytes, mb, mib,
+        (long long)one->flops, (long long)train_mem, train_batch, pruned_by ? "pruned" : "pending");
+    if (pruned_by) n += snprintf(buf + n, (size_t)(size - n), "\"%s\",\n", pruned_by);
+    else n += snprintf(buf + n, (size_t)(size - n), "null,\n");
+    n += snprintf(buf + n, (size_t)(size - n), "  \"top1\": null,\n  \"top5\": null\n}\n");
+    return n;
+}
+
+/* Candidates that training has touched keep their file. */
+static int already_trained(const char *path) {
+    char *text, status[32];
+    struct dse_err e;
+    if (dse_fs_read(path, &text, NULL, &e)) return 0;
+    int keep = json_string_field(text, "status", status, sizeof status) == 0 &&
+               strcmp(status, "pending") != 0 && strcmp(status, "pruned") != 0;
+    free(text);
+    return keep;
+}
+
+enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, FILE *progress,
+                                   struct dse_sweep_summary *sum, struct dse_err *err) {
+    enum dse_status st;
+    uint64_t *idx = NULL, n = 0;
+    char path[4096], text[4096];
+    struct dse_net net;
+    struct dse_cost_layer *costs = NULL;
+    size_t cap = 0;
+    memset(sum, 0, sizeof *sum);
+    dse_net_init(&net, s->name, 1, 1, 1);
+
+    if ((st = dse_space_indices(s, MAX_CANDIDATES, &idx, &n, err))) return st;
+    if ((st = check_existing(s, dir, err))) goto done;
+    snprintf(path, sizeof path, "%s/candidates", dir);
+    if ((st = dse_fs_mkdirs(path, err))) goto done;
+    {
+        char *copy;
+        size_t len;
+        if ((st = dse_fs_read(s->path, &copy, &len, err))) goto done;
+        snprintf(path, sizeof path, "%s/space.cfg", dir);
+        st = dse_fs_write_atomic(path, copy, len, err);
+        free(copy);
+        if (st) goto done;
+    }
+    if ((st = write_manifest(s, dir, n, err))) goto done;
+
+    for (uint64_t i = 0; i < n; i++) {
+        struct dse_mp mp;
+        struct dse_cost_totals one, train;
+        char id[16], why[200];
+        const char *pruned_by = NULL;
+        dse_space_candidate(s, idx[i], &mp);
+        if ((st = dse_space_build(s, &mp, &net, err))) goto done;
+        if ((size_t)net.n_layers > cap) {
+            free(costs);
+            cap = (size_t)net.n_layers * 2;
+            if (!(costs = malloc(sizeof *costs * cap))) {
+                st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+                goto done;
+            }
+        }
+        if ((st = dse_cost_net(&net, s->cons.train_mem_batch, costs, &train, err))) goto done;
+        one = train; /* params do not depend on the batch; FLOPs are exactly linear in it */
+        one.flops = train.flops / s->cons.train_mem_batch;
+        const struct dse_constraints *c = &s->cons;
+        if (c->max_params && one.params > c->max_params)
+            snprintf(why, sizeof why, "max_params = %lld (params %lld)", (long long)c->max_params,
+                     (long long)one.params), pruned_by = why;
+        else if (c->max_flops && one.flops > c->max_flops)
+            snprintf(why, sizeof why, "max_flops = %lld (flops %lld)", (long long)c->max_flops,
+                     (long long)one.flops), pruned_by = why;
+        else if (c->max_model_mb > 0 && one.param_bytes / 1e6 > c->max_model_mb)
+            snprintf(why, sizeof why, "max_model_mb = %g (model %.3f MB)", c->max_model_mb,
+                     one.param_bytes / 1e6), pruned_by = why;
+        else if (c->max_train_mem_mib > 0 && train.mem_train_bytes / 1048576.0 > c->max_train_mem_mib)
+            snprintf(why, sizeof why, "max_train_mem_mib = %g (%.1f MiB at batch %d)", c->max_train_mem_mib,
+                     train.mem_train_bytes / 1048576.0, c->train_mem_batch), pruned_by = why;
+        dse_space_id(&mp, id);
+        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
+        if (already_trained(path)) {
+            sum->skipped++;
+        } else {
+            int len = candidate_json(text, sizeof text, id, idx[i], &mp, &one, train.mem_train_bytes,
+                                     c->train_mem_batch, pruned_by);
+            if ((st = dse_fs_write_atomic(path, text, (size_t)len, err))) goto done;
+        }
+        sum->candidates++;
+        if (pruned_by) sum->pruned++;
+        else sum->kept++;
+        if (progress && (i + 1 == n || (i + 1) % 1000 == 0))
+            fprintf(progress, "\rdse sweep: %llu/%llu candidates", (unsigned long long)(i + 1),
+                    (unsigned long long)n);
+    }
+    if (progress) fputc('\n', progress);
+done:
+    free(idx);
+    free(costs);
+    dse_net_deinit(&net);
+    return st;
+}

@@ -1,0 +1,210 @@
+/* generator.c: metaparameters -> Fire-module network (thesis §5.5-5.6, Table 5.1).
+ * Hot path of design-space sweeps: no printf-family calls, no allocation once the
+ * network's layer array has grown to size. */
+#include "metaparams/metaparams.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+struct dse_mp dse_mp_squeezenet_v10(void) {
+    struct dse_mp mp = {
+        .base_e = 128, .incr_e = 128, .freq = 2, .pct3x3 = 0.5, .sr = 0.125,
+        .bypass = DSE_BYPASS_NONE,
+        .input_c = 3, .input_h = 227, .input_w = 227, .classes = 1000,
+        .conv1_filters = 96, .conv1_kernel = 7, .conv1_stride = 2, .conv1_pad = 0,
+        .fires = 8,
+        .pools = DSE_MP_POOL_CONV1 | DSE_MP_POOL_FIRE(4) | DSE_MP_POOL_FIRE(8),
+        .dropout = 0.5,
+    };
+    return mp;
+}
+
+/* Round half up: 0.5 * 128 = 64 exactly, 0.01 * 128 = 1.28 -> 1, 0.125 * 96 = 12. */
+static int round_half_up(double x) { return (int)floor(x + 0.5); }
+
+struct dse_fire_filters dse_mp_fire_filters(const struct dse_mp *mp, int i) {
+    struct dse_fire_filters f;
+    /* e_i = base_e + incr_e * floor(i / freq); thesis §5.5. Integer division intended. */
+    f.expand    = mp->base_e + mp->incr_e * (i / mp->freq);
+    f.expand3x3 = round_half_up(mp->pct3x3 * f.expand);
+    f.expand1x1 = f.expand - f.expand3x3;
+    f.squeeze   = round_half_up(mp->sr * f.expand);
+    if (f.squeeze < 1) f.squeeze = 1; /* a Fire module needs at least one squeeze filter */
+    return f;
+}
+
+#define CHECK_RANGE(cond, k, ...) do { if (!(cond)) { *key = k; \
+    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, __VA_ARGS__); } } while (0)
+
+enum dse_status dse_mp_check(const struct dse_mp *mp, const char **key, struct dse_err *err) {
+    const char *dummy;
+    if (!key) key = &dummy;
+    *key = NULL;
+    CHECK_RANGE(mp->base_e >= 1 && mp->base_e <= DSE_DIM_MAX, "base_e",
+                "base_e = %d is out of range; expected 1 to %d", mp->base_e, DSE_DIM_MAX);
+    CHECK_RANGE(mp->incr_e >= 0 && mp->incr_e <= DSE_DIM_MAX, "incr_e",
+                "incr_e = %d is out of range; expected 0 to %d", mp->incr_e, DSE_DIM_MAX);
+    CHECK_RANGE(mp->freq >= 1 && mp->freq <= DSE_MP_MAX_FIRES, "freq",
+                "freq = %d is out of range; expected 1 to %d", mp->freq, DSE_MP_MAX_FIRES);
+    CHECK_RANGE(mp->pct3x3 >= 0.0 && mp->pct3x3 <= 1.0, "pct3x3",
+                "pct3x3 = %g is out of range; expected 0 <= pct3x3 <= 1", mp->pct3x3);
+    CHECK_RANGE(mp->sr > 0.0 && mp->sr <= 1.0, "sr",
+                "sr = %g is out of range; expected 0 < sr <= 1", mp->sr);
+    CHECK_RANGE(mp->bypass >= DSE_BYPASS_NONE && mp->bypass <= DSE_BYPASS_COMPLEX, "bypass",
+                "bypass = %d; expected none, simple or complex", (int)mp->bypass);
+    CHECK_RANGE(mp->input_c >= 1 && mp->input_c <= DSE_DIM_MAX, "input_c",
+                "input_c = %d is out of range; expected 1 to %d", mp->input_c, DSE_DIM_MAX);
+    CHECK_RANGE(mp->input_h >= 1 && mp->input_h <= DSE_DIM_MAX, "input_h",
+                "input_h = %d is out of range; expected 1 to %d", mp->input_h, DSE_DIM_MAX);
+    CHECK_RANGE(mp->input_w >= 1 && mp->input_w <= DSE_DIM_MAX, "input_w",
+                "input_w = %d is out of range; expected 1 to %d", mp->input_w, DSE_DIM_MAX);
+    CHECK_RANGE(mp->classes >= 1 && mp->classes <= DSE_DIM_MAX, "classes",
+                "classes = %d is out of range; expected 1 to %d", mp->classes, DSE_DIM_MAX);
+    CHECK_RANGE(mp->conv1_filters >= 1 && mp->conv1_filters <= DSE_DIM_MAX, "conv1_filters",
+                "conv1_filters = %d is out of range; expected 1 to %d", mp->conv1_filters, DSE_DIM_MAX);
+    CHECK_RANGE(mp->conv1_kernel >= 1 && mp->conv1_kernel <= DSE_DIM_MAX, "conv1_kernel",
+                "conv1_kernel = %d is out of range; expected 1 to %d", mp->conv1_kernel, DSE_DIM_MAX);
+    CHECK_RANGE(mp->conv1_stride >= 1 && mp->conv1_stride <= DSE_DIM_MAX, "conv1_stride",
+                "conv1_stride = %d is out of range; expected 1 to %d", mp->conv1_stride, DSE_DIM_MAX);
+    CHECK_RANGE(mp->conv1_pad >= 0 && mp->conv1_pad <= DSE_DIM_MAX, "conv1_pad",
+                "conv1_pad = %d is out of range; expected 0 to %d", mp->conv1_pad, DSE_DIM_MAX);
+    CHECK_RANGE(mp->fires >= 1 && mp->fires <= DSE_MP_MAX_FIRES, "fires",
+                "fires = %d is out of range; expected 1 to %d", mp->fires, DSE_MP_MAX_FIRES);
+    CHECK_RANGE((mp->pools & ~(DSE_MP_POOL_CONV1 | (((uint64_t)2 << (mp->fires + 1)) - 4))) == 0,
+                "pools", "pools names a Fire module past the last one (fire%d)", mp->fires + 1);
+    CHECK_RANGE(mp->dropout >= 0.0 && mp->dropout < 1.0, "dropout",
+                "dropout = %g is out of range; expected 0 <= dropout < 1", mp->dropout);
+    /* Largest expand count, without overflow: base_e + incr_e * floor((fires-1)/freq). */
+    int64_t emax = mp->base_e + (int64_t)mp->incr_e * ((mp->fires - 1) / mp->freq);
+    CHECK_RANGE(emax <= DSE_DIM_MAX, "incr_e",
+                "the last Fire module would have %lld expand filters; at most %d", (long long)emax,
+                DSE_DIM_MAX);
+    return DSE_OK;
+}
+
+/* Layer names from a prefix and a number, without snprintf. */
+static void name_num(char *dst, const char *prefix, int k) {
+    char digits[12];
+    int n = 0;
+    size_t lp = strlen(prefix);
+    do digits[n++] = (char)('0' + k % 10); while ((k /= 10) > 0);
+    memcpy(dst, prefix, lp);
+    for (int i = 0; i < n; i++) dst[lp + (size_t)i] = digits[n - 1 - i];
+    dst[lp + (size_t)n] = '\0';
+}
+
+/* Append a layer of type t named prefix<k> (or name, when prefix is NULL). */
+static struct dse_layer *push(struct dse_net *net, enum dse_layer_type t, const char *prefix, int k,
+                              const char *name, struct dse_err *err) {
+    struct dse_layer *l = dse_net_push(net, t, err);
+    if (!l) return NULL;
+    if (prefix) name_num(l->name, prefix, k);
+    else memcpy(l->name, name, strlen(name) + 1);
+    return l;
+}
+
+static enum dse_status add_pool(struct dse_net *net, int k, struct dse_err *err) {
+    struct dse_layer *l = push(net, DSE_LAYER_MAXPOOL, "pool", k, NULL, err);
+    if (!l) return DSE_ERR_NOMEM;
+    l->kernel_h = l->kernel_w = 3;
+    l->stride_h = l->stride_w = 2;
+    return dse_net_commit(net, err);
+}
+
+enum dse_status dse_mp_build(const struct dse_mp *mp, struct dse_net *net, struct dse_err *err) {
+    enum dse_status st;
+    struct dse_layer *l;
+    if ((st = dse_mp_check(mp, NULL, err))) return st;
+    net->n_layers = 0;
+    net->in_c = mp->input_c, net->in_h = mp->input_h, net->in_w = mp->input_w;
+
+    if (!(l = push(net, DSE_LAYER_CONV, NULL, 0, "conv1", err))) return DSE_ERR_NOMEM;
+    l->num_output = mp->conv1_filters;
+    l->kernel_h = l->kernel_w = mp->conv1_kernel;
+    l->stride_h = l->stride_w = mp->conv1_stride;
+    l->pad_h = l->pad_w = mp->conv1_pad;
+    if ((st = dse_net_commit(net, err))) return st;
+    if (!(l = push(net, DSE_LAYER_RELU, NULL, 0, "relu_conv1", err))) return DSE_ERR_NOMEM;
+    l->in_place = 1;
+    if ((st = dse_net_commit(net, err))) return st;
+    if ((mp->pools & DSE_MP_POOL_CONV1) && (st = add_pool(net, 1, err))) return st;
+
+    int in_c = mp->conv1_filters;
+    for (int i = 0; i < mp->fires; i++) {
+        struct dse_fire_filters ff = dse_mp_fire_filters(mp, i);
+        struct dse_fire f;
+        name_num(f.name, "fire", i + 2);
+        f.line      = 0;
+        f.squeeze   = ff.squeeze;
+        f.expand1x1 = ff.expand1x1;
+        f.expand3x3 = ff.expand3x3;
+        f.bypass    = mp->bypass;
+        if (mp->bypass == DSE_BYPASS_SIMPLE && in_c != ff.expand)
+            f.bypass = DSE_BYPASS_NONE; /* simple bypass only where channels match */
+        if ((st = dse_net_add_fire(net, &f, net->n_layers - 1, err))) return st;
+        in_c = ff.expand;
+        if ((mp->pools & DSE_MP_POOL_FIRE(i + 2)) && (st = add_pool(net, i + 2, err))) return st;
+    }
+    int last = mp->fires + 2; /* conv10 in SqueezeNet */
+    if (mp->dropout > 0.0) {
+        if (!(l = push(net, DSE_LAYER_DROPOUT, "drop", last - 1, NULL, err))) return DSE_ERR_NOMEM;
+        l->dropout_ratio = (float)mp->dropout;
+        l->in_place = 1;
+        if ((st = dse_net_commit(net, err))) return st;
+    }
+    if (!(l = push(net, DSE_LAYER_CONV, "conv", last, NULL, err))) return DSE_ERR_NOMEM;
+    l->num_output = mp->classes;
+    l->kernel_h = l->kernel_w = 1;
+    if ((st = dse_net_commit(net, err))) return st;
+    if (!(l = push(net, DSE_LAYER_RELU, "relu_conv", last, NULL, err))) return DSE_ERR_NOMEM;
+    l->in_place = 1;
+    if ((st = dse_net_commit(net, err))) return st;
+    if (!(l = push(net, DSE_LAYER_AVGPOOL, "pool", last, NULL, err))) return DSE_ERR_NOMEM;
+    l->global = 1;
+    if ((st = dse_net_commit(net, err))) return st;
+    if (!push(net, DSE_LAYER_SOFTMAX_LOSS, NULL, 0, "loss", err)) return DSE_ERR_NOMEM;
+    if ((st = dse_net_commit(net, err))) return st;
+    return dse_net_infer(net, NULL, err);
+}
+
+void dse_mp_pools_str(uint64_t pools, char *buf, int size) {
+    char tmp[64 * 8], *p = tmp; /* at most 63 positions of at most 7 characters */
+    for (int k = 0; k < 64; k++) {
+        if (!(pools & ((uint64_t)1 << k)) || k == 1) continue;
+        if (p > tmp) *p++ = ',';
+        if (k == 0) {
+            memcpy(p, "conv1", 5), p += 5;
+        } else {
+            name_num(p, "fire", k);
+            p += strlen(p);
+        }
+    }
+    int n = (int)(p - tmp) < size - 1 ? (int)(p - tmp) : size - 1;
+    memcpy(buf, tmp, (size_t)n);
+    buf[n] = '\0';
+}
+
+int dse_mp_pools_parse(const char *s, uint64_t *out) {
+    uint64_t m = 0;
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        if (n == 5 && !strncmp(s, "conv1", 5)) {
+            m |= DSE_MP_POOL_CONV1;
+        } else if (n > 4 && n < 7 && !strncmp(s, "fire", 4)) {
+            int k = 0;
+            for (size_t i = 4; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9') return -1;
+                k = k * 10 + (s[i] - '0');
+            }
+            if (k < 2 || k > 63) return -1;
+            m |= DSE_MP_POOL_FIRE(k);
+        } else if (n > 0) {
+            return -1;
+        }
+        s += n;
+        if (*s == ',') s++;
+    }
+    *out = m;
+    return 0;
+}

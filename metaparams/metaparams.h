@@ -1,0 +1,62 @@
+/* metaparams.h: the metaparameter generator (thesis §5.5-5.6). A handful of numbers —
+ * base_e, incr_e, freq, pct3x3, SR, the bypass type — and the macro choices (input,
+ * classes, conv1, number of Fire modules, where the pools sit, dropout) expand into a
+ * whole Fire-module network (metaparams/net.h). Rounding rules: docs/space-format.md. */
+#ifndef DSE_METAPARAMS_H
+#define DSE_METAPARAMS_H
+
+#include <stdint.h>
+
+#include "metaparams/net.h"
+
+#define DSE_MP_MAX_FIRES 60
+
+/* Pool positions: bit 0 = a max-pool after conv1, bit k (2 <= k <= fires + 1) = after
+ * the Fire module named fire<k> (modules are named fire2, fire3, ... as in SqueezeNet). */
+#define DSE_MP_POOL_CONV1 ((uint64_t)1)
+#define DSE_MP_POOL_FIRE(k) ((uint64_t)1 << (k))
+
+struct dse_mp {
+    /* Fire modules: module i (0-based) has e_i = base_e + incr_e * floor(i / freq) expand
+     * filters, round(pct3x3 * e_i) of them 3x3, and round(sr * e_i) squeeze filters. */
+    int    base_e, incr_e, freq;
+    double pct3x3, sr;
+    enum dse_bypass bypass; /* SIMPLE: identity around modules whose input and output
+                               channels match; COMPLEX: also 1x1 convs around the others */
+    /* Macro choices. */
+    int    input_c, input_h, input_w, classes;
+    int    conv1_filters, conv1_kernel, conv1_stride, conv1_pad;
+    int    fires;           /* number of Fire modules, 1 to DSE_MP_MAX_FIRES */
+    uint64_t pools;         /* 3x3 stride-2 max-pools, DSE_MP_POOL_* bits */
+    double dropout;         /* dropout ratio before the classifier conv; 0 = none */
+};
+
+/* SqueezeNet v1.0's metaparameters (thesis Table 5.1): base_e 128, incr_e 128, freq 2,
+ * pct3x3 0.5, SR 0.125, no bypass; 3x227x227 input, 1000 classes, conv1 96 7x7/2,
+ * 8 Fire modules, pools after conv1, fire4 and fire8, dropout 0.5. */
+struct dse_mp dse_mp_squeezenet_v10(void);
+
+/* Range checks. On failure returns DSE_ERR_CONFIG with a message "key = value is out
+ * of range; expected ..." and sets *key to the name of the setting at fault (a constant
+ * string), so the caller can add the file and line it came from. */
+enum dse_status dse_mp_check(const struct dse_mp *mp, const char **key, struct dse_err *err);
+
+/* Filters of Fire module i (0-based). */
+struct dse_fire_filters {
+    int expand, expand1x1, expand3x3, squeeze;
+};
+struct dse_fire_filters dse_mp_fire_filters(const struct dse_mp *mp, int i);
+
+/* Build the network of mp into net (initialized by the caller; its layers are replaced,
+ * its allocation reused), shapes inferred. Layer names follow SqueezeNet's release:
+ * conv1, relu_conv1, pool1, fire2.., pool<k>, drop<fires+1>, conv<fires+2>,
+ * relu_conv<fires+2>, pool<fires+2> (global average), loss. Fails if mp does not pass
+ * dse_mp_check or the shapes do not work out (a map shrinks to nothing). */
+enum dse_status dse_mp_build(const struct dse_mp *mp, struct dse_net *net, struct dse_err *err);
+
+/* Pools bitmask to text "conv1,fire4,fire8" and back. Returns 0, or -1 if a name is
+ * not conv1 or fire<k> with 2 <= k <= 63. */
+void dse_mp_pools_str(uint64_t pools, char *buf, int size);
+int  dse_mp_pools_parse(const char *s, uint64_t *out);
+
+#endif

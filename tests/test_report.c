@@ -1,0 +1,930 @@
+/* test_report.c: `dse report` and what it stands on: the Pareto frontier
+ * (analysis/pareto.c), the strict JSON reader (dse/json_read.c) and the sweep report in
+ * every format plus the SVG plot (dse/report_sweep.c). Fixtures: tests/sweeps/ (see its
+ * README) and small sweep directories written under a mkdtemp directory. Runs from the
+ * repository root. DSE_UPDATE_GOLDEN=1 rewrites tests/sweeps/golden/. */
+#include "dse/report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "dse/json_read.h"
+#include "tests/check.h"
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+/* The memstream's pointer and size live on the heap: with them on the stack, gcc -O2
+ * takes every pointer into the report for a pointer to a local (-Wdangling-pointer). */
+struct membuf {
+    char  *buf;
+    size_t len;
+};
+
+static char *run_report(const char *dir, enum dse_format fmt, const char *plot,
+                        enum dse_status *st, struct dse_err *err) {
+    struct membuf *m = calloc(1, sizeof *m);
+    FILE          *f = m ? open_memstream(&m->buf, &m->len) : NULL;
+    if (!f) {
+        free(m);
+        *st = DSE_ERR_NOMEM;
+        return NULL;
+    }
+    *st = dse_report_sweep(f, dir, fmt, plot, err);
+    fclose(f);
+    char *out = m->buf;
+    free(m);
+    return out;
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    struct membuf *mb = calloc(1, sizeof *mb);
+    FILE          *m = mb ? open_memstream(&mb->buf, &mb->len) : NULL;
+    char           chunk[4096];
+    size_t         got;
+    if (!m) {
+        free(mb);
+        fclose(f);
+        return NULL;
+    }
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, got, m);
+    fclose(f);
+    fclose(m);
+    char *out = mb->buf;
+    free(mb);
+    return out;
+}
+
+static void write_file(const char *dir, const char *rel, const char *text) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void rm_tree(const char *path) {
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char sub[1024];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            rm_tree(sub);
+        }
+        closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static int starts_with(const char *s, const char *prefix) {
+    return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int count_of(const char *s, const char *needle) {
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* Compares text with tests/sweeps/golden/<name>, or rewrites it with DSE_UPDATE_GOLDEN=1. */
+static void check_golden(const char *name, const char *text) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/sweeps/golden/%s", name);
+    const char *upd = getenv("DSE_UPDATE_GOLDEN");
+    if (upd && *upd && strcmp(upd, "0") != 0) {
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (f) fputs(text, f), fclose(f);
+        return;
+    }
+    char *want = slurp(path);
+    CHECK(want != NULL);
+    if (want && strcmp(want, text) != 0) {
+        size_t i = 0;
+        while (want[i] && want[i] == text[i]) i++;
+        fprintf(stderr, "  %s differs at byte %zu (DSE_UPDATE_GOLDEN=1 rewrites it):\n  got  "
+                "\"%.60s\"\n  want \"%.60s\"\n", path, i, text + i, want + i);
+        CHECK(!"output matches the golden file");
+    }
+    free(want);
+}
+
+/* ---- pareto ------------------------------------------------------------------------- */
+
+static void check_front(const double *x, const double *y, int n, int maxy, const int *want,
+                        int nwant) {
+    int out[64], scratch[64];
+    int k = dse_pareto_front(x, y, n, maxy, out, scratch);
+    CHECK_INT_EQ(k, nwant);
+    for (int i = 0; i < k && i < nwant; i++) CHECK_INT_EQ(out[i], want[i]);
+}
+
+static void test_pareto_basic(void) {
+    /* minimize both: 0 dominates 3; 4 is dominated by 1 */
+    double x[] = { 1, 2, 3, 4, 2.5, 5 };
+    double y[] = { 5, 3, 1, 6, 3.5, 0.5 };
+    const int w0[] = { 0, 1, 2, 5 };
+    check_front(x, y, 6, 0, w0, 4);
+    /* maximize y (accuracy): a rising staircase; 2 and 4 fall below earlier points */
+    double ax[] = { 4.8, 5.9, 7.2, 8.7, 10.2, 11.9 };
+    double ay[] = { 0.54, 0.57, 0.56, 0.58, 0.575, 0.59 };
+    const int w1[] = { 0, 1, 3, 5 };
+    check_front(ax, ay, 6, 1, w1, 4);
+    /* output is in increasing x whatever the input order */
+    double rx[] = { 9, 1, 5 }, ry[] = { 1, 9, 5 };
+    const int w2[] = { 1, 2, 0 };
+    check_front(rx, ry, 3, 0, w2, 3);
+    int out[1], scratch[1];
+    CHECK_INT_EQ(dse_pareto_front(NULL, NULL, 0, 0, out, scratch), 0);
+    double one = 3.0;
+    const int w3[] = { 0 };
+    check_front(&one, &one, 1, 1, w3, 1);
+}
+
+static void test_pareto_ties(void) {
+    /* equal points are all kept, in index order */
+    double x[] = { 2, 1, 1, 2 }, y[] = { 1, 3, 3, 1 };
+    const int w0[] = { 1, 2, 0, 3 };
+    check_front(x, y, 4, 0, w0, 4);
+    /* same x: only the best y; same y: only the smallest x */
+    double x1[] = { 1, 1, 2, 3 }, y1[] = { 4, 2, 2, 1 };
+    const int w1[] = { 1, 3 };
+    check_front(x1, y1, 4, 0, w1, 2);
+    /* same x, maximize: the highest y wins */
+    const int w2[] = { 0 };
+    check_front(x1, y1, 4, 1, w2, 1);
+    /* a dominated pair of equal points is dropped together */
+    double x3[] = { 1, 2, 2 }, y3[] = { 1, 2, 2 };
+    const int w3[] = { 0 };
+    check_front(x3, y3, 3, 0, w3, 1);
+    /* all equal: all kept */
+    double e[] = { 7, 7, 7 };
+    const int w4[] = { 0, 1, 2 };
+    check_front(e, e, 3, 1, w4, 3);
+}
+
+static void test_pareto_nan(void) {
+    double x[] = { NAN, 2, 1, 3, 0.5 }, y[] = { 0, 2, NAN, 1, NAN };
+    const int w0[] = { 1, 3 };
+    check_front(x, y, 5, 0, w0, 2);
+    double n2[] = { NAN, NAN };
+    int    out[2], scratch[2];
+    CHECK_INT_EQ(dse_pareto_front(n2, n2, 2, 0, out, scratch), 0);
+    /* infinities are ordinary values */
+    double ix[] = { INFINITY, 1, 2 }, iy[] = { -INFINITY, 5, -INFINITY };
+    const int w1[] = { 1, 2 };
+    check_front(ix, iy, 3, 0, w1, 2);
+}
+
+/* Against the definition, O(n^2), on random small-integer points (many ties). */
+static void test_pareto_brute(void) {
+    uint64_t state = 0x853c49e6748fea9bULL;
+    for (int trial = 0; trial < 400; trial++) {
+        double x[40], y[40];
+        int    n = 1 + trial % 40, maxy = trial & 1;
+        for (int i = 0; i < n; i++) {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            x[i] = (double)((state >> 33) % 8);
+            y[i] = (double)((state >> 45) % 8);
+            if ((state >> 60) == 0) y[i] = NAN;
+        }
+        int want[40], nw = 0;
+        for (int i = 0; i < n; i++) {
+            if (isnan(x[i]) || isnan(y[i])) continue;
+            int dominated = 0;
+            for (int j = 0; j < n && !dominated; j++) {
+                if (isnan(x[j]) || isnan(y[j])) continue;
+                double gi = maxy ? -y[i] : y[i], gj = maxy ? -y[j] : y[j];
+                dominated = x[j] <= x[i] && gj <= gi && (x[j] < x[i] || gj < gi);
+            }
+            if (!dominated) want[nw++] = i;
+        }
+        for (int a = 1; a < nw; a++) /* by x, then index */
+            for (int b = a; b > 0 && (x[want[b]] < x[want[b - 1]] ||
+                                      (x[want[b]] == x[want[b - 1]] && want[b] < want[b - 1])); b--) {
+                int t = want[b];
+                want[b] = want[b - 1];
+                want[b - 1] = t;
+            }
+        int before = check_failures;
+        check_front(x, y, n, maxy, want, nw);
+        if (check_failures > before) {
+            fprintf(stderr, "  (trial %d)\n", trial);
+            return;
+        }
+    }
+}
+
+/* ---- JSON reader -------------------------------------------------------------------- */
+
+static struct dse_json_doc *parse(const char *text, struct dse_err *err) {
+    struct dse_json_doc *d = NULL;
+    dse_json_parse(text, strlen(text), "t.json", &d, err);
+    return d;
+}
+
+static void test_json_read(void) {
+    static const char text[] =
+        "\xef\xbb\xbf{\"a\": [1, -2.5e3, true, false, null, \"x\\u00e9\\ud83d\\ude00\\n\\\"\\/\"],\n"
+        " \"b\": {\"c\": 9007199254740993, \"e\": {}},\n"
+        " \"big\": 123456789012345678901, \"min\": -9223372036854775808,\n"
+        " \"f\": 1.0, \"z\": \"a\\u0000b\", \"neg0\": -0, \"e3\": 2E+3, \"frac\": 0.125,\n"
+        " \"raw\": \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\", \"arr\": []}";
+    struct dse_err       err = { 0 };
+    struct dse_json_doc *d = parse(text, &err);
+    CHECK(d != NULL);
+    if (!d) {
+        fprintf(stderr, "  %s\n", err.msg);
+        return;
+    }
+    const struct dse_json *r = dse_json_root(d), *v;
+    CHECK_INT_EQ(r->type, DSE_JSON_OBJECT);
+    CHECK_INT_EQ(r->n, 11);
+    CHECK_STR_EQ(r->members[1].key, "b");
+    CHECK_INT_EQ(r->members[1].line, 2);
+    v = dse_json_get(r, "a");
+    CHECK(v && v->type == DSE_JSON_ARRAY && v->n == 6);
+    if (v && v->n == 6) {
+        CHECK(v->items[0].is_int && v->items[0].integer == 1);
+        CHECK(v->items[1].is_int && v->items[1].integer == -2500 && v->items[1].number == -2500.0);
+        CHECK_STR_EQ(v->items[1].str, "-2.5e3");
+        CHECK(v->items[2].type == DSE_JSON_BOOL && v->items[2].boolean == 1);
+        CHECK(v->items[3].type == DSE_JSON_BOOL && v->items[3].boolean == 0);
+        CHECK_INT_EQ(v->items[4].type, DSE_JSON_NULL);
+        CHECK_STR_EQ(v->items[5].str, "x\xc3\xa9\xf0\x9f\x98\x80\n\"/");
+        CHECK_INT_EQ(v->items[5].len, 10);
+        CHECK_INT_EQ(v->items[5].line, 1);
+    }
+    v = dse_json_get(dse_json_get(r, "b"), "c");
+    CHECK(v && v->is_int && v->integer == INT64_C(9007199254740993)); /* 2^53 + 1, exact */
+    CHECK(v && v->number == 9007199254740992.0);
+    CHECK_INT_EQ(v ? v->line : 0, 2);
+    v = dse_json_get(dse_json_get(r, "b"), "e");
+    CHECK(v && v->type == DSE_JSON_OBJECT && v->n == 0);
+    v = dse_json_get(r, "big");
+    CHECK(v && !v->is_int && fabs(v->number - 1.2345678901234568e20) < 1e5);
+    v = dse_json_get(r, "min");
+    CHECK(v && v->is_int && v->integer == INT64_MIN);
+    v = dse_json_get(r, "f");
+    CHECK(v && v->is_int && v->integer == 1 && !strcmp(v->str, "1.0"));
+    v = dse_json_get(r, "z");
+    CHECK(v && v->len == 3 && !memcmp(v->str, "a\0b", 4));
+    v = dse_json_get(r, "neg0");
+    CHECK(v && v->is_int && v->integer == 0);
+    v = dse_json_get(r, "e3");
+    CHECK(v && v->is_int && v->integer == 2000);
+    v = dse_json_get(r, "frac");
+    CHECK(v && !v->is_int && v->number == 0.125);
+    v = dse_json_get(r, "raw");
+    CHECK(v && !strcmp(v->str, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"));
+    v = dse_json_get(r, "arr");
+    CHECK(v && v->type == DSE_JSON_ARRAY && v->n == 0);
+    CHECK(dse_json_get(r, "nope") == NULL);
+    CHECK(dse_json_get(dse_json_get(r, "f"), "x") == NULL);
+    CHECK_STR_EQ(dse_json_type_str(DSE_JSON_OBJECT), "object");
+    dse_json_free(d);
+    dse_json_free(NULL);
+
+    /* exactly DSE_JSON_DEPTH_MAX levels are fine; scalars at the top too */
+    char deep[2 * DSE_JSON_DEPTH_MAX + 1];
+    for (int i = 0; i < DSE_JSON_DEPTH_MAX; i++) {
+        deep[i] = '[';
+        deep[DSE_JSON_DEPTH_MAX + i] = ']';
+    }
+    deep[2 * DSE_JSON_DEPTH_MAX] = '\0';
+    d = parse(deep, &err);
+    CHECK(d != NULL);
+    dse_json_free(d);
+    d = parse(" \"s\" \n", &err);
+    CHECK(d && dse_json_root(d)->type == DSE_JSON_STRING);
+    dse_json_free(d);
+    d = parse("-0.5e-2", &err);
+    CHECK(d && dse_json_root(d)->number == -0.005);
+    dse_json_free(d);
+
+    /* a missing file is an I/O error naming it */
+    CHECK_INT_EQ(dse_json_load("tests/sweeps/no_such.json", &d, &err), DSE_ERR_IO);
+    CHECK(d == NULL);
+    CHECK_STR_EQ(err.file, "tests/sweeps/no_such.json");
+    CHECK_STR_EQ(err.msg, "cannot open: No such file or directory");
+}
+
+static void test_json_errors(void) {
+    static const struct { const char *text, *want; } cases[] = {
+        { "", "t.json:1: unexpected end of file; expected a value (object, array, string, "
+              "number, true, false or null)" },
+        { "{\"a\": 1,}", "t.json:1: unexpected '}' in an object; expected a key in double quotes" },
+        { "[1, 2,]", "t.json:1: unexpected ']'; expected a value (object, array, string, number, "
+                     "true, false or null)" },
+        { "{\n\"a\": 01}", "t.json:2: invalid number '01': leading zeros are not allowed; "
+                           "expected e.g. 7 or 0.7" },
+        { "[1.]", "t.json:1: invalid number '1.'; expected a digit after '.'" },
+        { "[2e]", "t.json:1: invalid number '2e'; expected a digit in the exponent" },
+        { "-", "t.json:1: invalid number '-'; expected a digit after '-'" },
+        { "[1e400]", "t.json:1: number '1e400' is out of range; expected a finite number "
+                     "(|x| < 1.8e308)" },
+        { "[NaN]", "t.json:1: unexpected word 'NaN'; expected a value (object, array, string, "
+                   "number, true, false or null)" },
+        { "[tru]", "t.json:1: unexpected word 'tru'; expected a value (object, array, string, "
+                   "number, true, false or null)" },
+        { "{'a': 1}", "t.json:1: unexpected \"'\" in an object; expected a key in double quotes" },
+        { "{\"a\" 1}", "t.json:1: unexpected '1' after key \"a\"; expected ':'" },
+        { "{\"a\": 1,\n \"b\": 2,\n \"a\": 3}",
+          "t.json:3: duplicate key \"a\"; expected each key once in an object" },
+        { "\"abc", "t.json:1: unexpected end of file in a string; expected a closing '\"'" },
+        { "[\"a\tb\"]", "t.json:1: raw control character 0x09 in a string; expected it escaped "
+                        "(\\n, \\t, \\u00XX)" },
+        { "\"\\x\"", "t.json:1: invalid escape '\\x' in a string; expected one of \\\" \\\\ \\/ "
+                     "\\b \\f \\n \\r \\t \\uXXXX" },
+        { "\"\\u12G4\"", "t.json:1: invalid escape '\\u12G4' in a string; expected 4 hex digits "
+                         "after \\u" },
+        { "\"\\ud800x\"", "t.json:1: lone high surrogate '\\ud800' in a string; expected a low "
+                          "surrogate \\uDC00-\\uDFFF right after it" },
+        { "\"\\udc00\"", "t.json:1: lone low surrogate '\\udc00' in a string; expected it after a "
+                         "high surrogate \\uD800-\\uDBFF" },
+        { "\"\xff\"", "t.json:1: invalid UTF-8 byte 0xff in a string; expected UTF-8 text" },
+        { "\"\xc0\xaf\"", "t.json:1: invalid UTF-8 byte 0xc0 in a string; expected UTF-8 text" },
+        { "\"\xed\xa0\x80\"", "t.json:1: invalid UTF-8 byte 0xed in a string; expected UTF-8 text" },
+        { "\"\xe2\x82\"", "t.json:1: invalid UTF-8 byte 0xe2 in a string; expected UTF-8 text" },
+        { "[1] x", "t.json:1: unexpected 'x' after the top-level value; expected the end of "
+                   "the file" },
+        { "[1\n\n 2]", "t.json:3: unexpected '2' in an array; expected ',' or ']'" },
+        { "{\"a\": [1, 2}", "t.json:1: unexpected '}' in an array; expected ',' or ']'" },
+        { "// c\n{}", "t.json:1: unexpected '/'; expected a value (object, array, string, "
+                      "number, true, false or null)" },
+        { "{\"a\": 1", "t.json:1: unexpected end of file in an object; expected ',' or '}'" },
+        { "[\x01]", "t.json:1: unexpected byte 0x01; expected a value (object, array, string, "
+                    "number, true, false or null)" },
+        { "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]",
+          "t.json:1: arrays and objects nested more than 64 deep; expected at most 64 levels" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        struct dse_err       err = { 0 };
+        struct dse_json_doc *d = parse(cases[i].text, &err);
+        char                 buf[600];
+        CHECK(d == NULL);
+        dse_json_free(d);
+        CHECK_INT_EQ(err.code, DSE_ERR_CONFIG);
+        CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), cases[i].want);
+    }
+}
+
+/* Hostile input: deep nesting, many keys, mutated documents. Passing means no crash, no
+ * sanitizer report, and every failure says where. */
+static void test_json_hostile(void) {
+    size_t n = 200000;
+    char  *s = malloc(n + 1);
+    memset(s, '[', n);
+    s[n] = '\0';
+    struct dse_err       err = { 0 };
+    struct dse_json_doc *d = parse(s, &err);
+    CHECK(d == NULL && err.line == 1);
+    memset(s, '{', n);
+    d = parse(s, &err);
+    CHECK(d == NULL);
+    free(s);
+
+    /* 50000 keys, the last one repeating the first: found in O(n log n) */
+    size_t cap = 50000 * 24 + 64, o = 0;
+    s = malloc(cap);
+    o += (size_t)snprintf(s + o, cap - o, "{");
+    for (int i = 0; i < 50000; i++) o += (size_t)snprintf(s + o, cap - o, "\"k%d\": %d,\n", i, i);
+    snprintf(s + o, cap - o, "\"k0\": 1}");
+    d = parse(s, &err);
+    CHECK(d == NULL);
+    CHECK_INT_EQ(err.line, 50001);
+    CHECK(strstr(err.msg, "duplicate key \"k0\"") != NULL);
+    free(s);
+
+    static const char base[] = "{\"id\": \"c1\", \"n\": [1, -2.5e-3, true, null, \"\\u00e9\\ud83d"
+                               "\\ude00\"], \"o\": {\"x\": {\"y\": [[]]}}, \"s\": \"a\\\"b\"}";
+    uint64_t       state = 42;
+    char           buf[sizeof base];
+    int            ok = 0, bad = 0;
+    for (int t = 0; t < 20000; t++) {
+        memcpy(buf, base, sizeof base);
+        int muts = 1 + t % 4;
+        for (int m = 0; m < muts; m++) {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            size_t pos = (size_t)(state >> 33) % (sizeof base - 1);
+            static const char pick[] = "{}[]\",:\\u0e-+.tfn \n\x80\xff\xc3\xed";
+            buf[pos] = (state >> 20) & 1 ? pick[(state >> 40) % (sizeof pick - 1)]
+                                         : (char)(state >> 48);
+        }
+        size_t len = (size_t)(state >> 56) % sizeof base; /* truncations too */
+        d = NULL;
+        enum dse_status st = dse_json_parse(buf, len, "fuzz.json", &d, &err);
+        if (st == DSE_OK) {
+            ok++;
+            CHECK(d != NULL);
+        } else {
+            bad++;
+            CHECK(d == NULL && err.line >= 1 && err.file != NULL && strchr(err.msg, ';'));
+        }
+        dse_json_free(d);
+    }
+    CHECK(ok > 0 && bad > 0);
+}
+
+/* ---- report ------------------------------------------------------------------------- */
+
+#define SMALL "tests/sweeps/small"
+
+static void put_sweep(const char *dir, const char *space, int n, const char *varied);
+
+static void test_report_md(void) {
+    enum dse_status st;
+    struct dse_err  err = { 0 };
+    char           *s = run_report(SMALL, DSE_FORMAT_MD, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK(starts_with(s, "# Sweep small_grid: 6 candidates (2 pruned, 1 pending, 3 done)\n"));
+    /* rows by model size; the frontier marked; pruned_by in the status cell */
+    CHECK(strstr(s, "| c75cea6b631602 | 0.25 |   0.25 | 1,000,000 |     4.00 |      3.81 |  1.00 |"
+                    "        1874.9 | done ") != NULL);
+    CHECK(strstr(s, "|    50.0 |    75.0 | ★        |\n") != NULL);
+    CHECK(strstr(s, "| pruned: max_params = 2000000 (params 2500000) ") != NULL);
+    const char *a = strstr(s, "c75cea6b631602"), *b = strstr(s, "c3297165fb8c76"),
+               *c = strstr(s, "c2ad1722a1be4b");
+    CHECK(a && b && c && a < b && b < c);
+    const char *fr = strstr(s, "## Frontier (max top1, min model size): 2 of 6 candidates\n");
+    CHECK(fr != NULL);
+    if (fr) {
+        CHECK_INT_EQ(count_of(fr, "\n| c"), 2);
+        CHECK(strstr(fr, "c75cea6b631602") && strstr(fr, "c3297165fb8c76"));
+        CHECK(!strstr(fr, "c26daa3fadf099")); /* same top1 as c3297..., but larger */
+    }
+    CHECK_INT_EQ(count_of(s, "★"), 2);
+    check_golden("small.md", s);
+    /* TABLE reads as MD */
+    char *t = run_report(SMALL, DSE_FORMAT_TABLE, NULL, &st, &err);
+    CHECK_STR_EQ(t, s);
+    free(t);
+    free(s);
+    /* analytic mode: no accuracy anywhere, so FLOPs; nothing varied */
+    s = run_report("tests/sweeps/squeeze_ratio", DSE_FORMAT_MD, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK(starts_with(s, "# Sweep squeeze_ratio: 8 candidates (0 pruned, 8 pending, 0 done)\n"));
+    CHECK(strstr(s, "## Frontier (min model size, min FLOPs): 1 of 8 candidates\n") != NULL);
+    CHECK(strstr(s, "| c72d889b4c1512 | 0.125 | 1,247,805 |     4.99 |      4.76 |  1.72 |") != NULL);
+    CHECK(!strstr(s, "top-1"));
+    free(s);
+
+    /* numbers as a %.17g writer leaves them: shown shortest, 1.0 stays 1.0; JSON keeps them */
+    char tmpl[] = "/tmp/dse_test_report.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    put_sweep(dir, "digits", 2, "\"pct3x3\", \"sr\"");
+    write_file(dir, "candidates/c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": "
+               "{\"pct3x3\": 0.10000000000000001, \"sr\": 1.0}, \"params\": 1, \"model_bytes\": 4, "
+               "\"flops\": 1, \"status\": \"pending\"}");
+    write_file(dir, "candidates/c2.json", "{\"id\": \"c2\", \"index\": 1, \"metaparams\": "
+               "{\"pct3x3\": 1e-1, \"sr\": 1}, \"params\": 2, \"model_bytes\": 8, "
+               "\"flops\": 2, \"status\": \"pending\"}");
+    s = run_report(dir, DSE_FORMAT_MD, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK(strstr(s, "| c1  |    0.1 | 1.0 |      1 |") != NULL);
+    CHECK(strstr(s, "| c2  |    0.1 |   1 |      2 |") != NULL);
+    free(s);
+    s = run_report(dir, DSE_FORMAT_JSON, NULL, &st, &err);
+    CHECK(strstr(s, "\"metaparams\": {\"pct3x3\": 0.10000000000000001, \"sr\": 1.0}") != NULL);
+    free(s);
+    rm_tree(dir);
+}
+
+static void test_report_csv(void) {
+    enum dse_status st;
+    struct dse_err  err = { 0 };
+    char           *s = run_report(SMALL, DSE_FORMAT_CSV, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK(starts_with(s, "id,index,sr,pct3x3,params,model_bytes,model_mb,model_mib,flops,"
+                         "train_mem_bytes,status,pruned_by,top1,top5,frontier\n"));
+    CHECK(strstr(s, "\nc75cea6b631602,0,0.25,0.25,1000000,4000000,4,3.814697265625,1000000000,"
+                    "1966000000,done,,0.5,0.75,yes\n") != NULL);
+    CHECK(strstr(s, "\nc26daa3fadf099,2,0.5,0.25,1500000,6000000,6,5.7220458984375,1500000000,"
+                    "2149000000,done,,0.55,0.78,\n") != NULL);
+    CHECK(strstr(s, "\nc9dce5a1ddf29e,3,0.5,0.75,1800000,7200000,7.2,6.866455078125,1900000000,"
+                    "2293800000,pending,,,,\n") != NULL);
+    /* RFC 4180: a field with a comma or quote is quoted, quotes doubled */
+    CHECK(strstr(s, ",pruned,\"max_params = 2000000 (params 3000000, \"\"hard\"\" limit)\",,,\n")
+          != NULL);
+    CHECK_INT_EQ(count_of(s, "\n"), 7);
+    CHECK_INT_EQ(count_of(s, ",yes\n"), 2);
+    check_golden("small.csv", s);
+    free(s);
+}
+
+static void test_report_tex(void) {
+    enum dse_status st;
+    struct dse_err  err = { 0 };
+    char           *s = run_report(SMALL, DSE_FORMAT_TEX, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK(strstr(s, "\\begin{tabular}{lrrrrrrrlrrl}\n\\toprule\n") != NULL);
+    CHECK(strstr(s, "id & sr & pct3x3 & params & model MB & model MiB & GFLOP & train mem MiB & "
+                    "status & top-1 \\% & top-5 \\% & frontier \\\\\n\\midrule\n") != NULL);
+    CHECK(strstr(s, "c75cea6b631602 & 0.25 & 0.25 & 1,000,000 & 4.00 & 3.81 & 1.00 & 1874.9 & "
+                    "done & 50.0 & 75.0 & \\checkmark \\\\\n") != NULL);
+    CHECK(strstr(s, "pruned: max\\_params = 2000000") != NULL);
+    CHECK(strstr(s, "% dse report: Sweep small\\_grid:") != NULL);
+    CHECK(strstr(s, "\\bottomrule\n\\end{tabular}\n") != NULL);
+    CHECK_INT_EQ(count_of(s, "\\checkmark \\\\"), 2);
+    CHECK(!strstr(s, "max_params")); /* every _ escaped */
+    check_golden("small.tex", s);
+    free(s);
+}
+
+static void test_report_json(void) {
+    enum dse_status st;
+    struct dse_err  err = { 0 };
+    char           *s = run_report(SMALL, DSE_FORMAT_JSON, NULL, &st, &err);
+    CHECK_OK(st);
+    struct dse_json_doc *d = parse(s, &err);
+    CHECK(d != NULL);
+    if (!d) {
+        fprintf(stderr, "  %s\n", err.msg);
+        free(s);
+        return;
+    }
+    /* the stable keys of docs/report.md */
+    const struct dse_json *r = dse_json_root(d);
+    const struct dse_json *v = dse_json_get(r, "sweep");
+    CHECK(v && !strcmp(v->str, "small_grid"));
+    v = dse_json_get(r, "frontier_objective");
+    CHECK(v && !strcmp(v->str, "max top1, min model size"));
+    const struct dse_json *cs = dse_json_get(r, "candidates");
+    CHECK(cs && cs->type == DSE_JSON_ARRAY && cs->n == 6);
+    if (cs && cs->n == 6) {
+        const struct dse_json *c = &cs->items[1];
+        CHECK_STR_EQ(dse_json_get(c, "id")->str, "c3297165fb8c76");
+        CHECK_INT_EQ(dse_json_get(c, "index")->integer, 1);
+        const struct dse_json *mp = dse_json_get(c, "metaparams");
+        CHECK(mp && mp->n == 17);
+        CHECK_STR_EQ(dse_json_get(mp, "sr")->str, "0.25");
+        CHECK_STR_EQ(dse_json_get(mp, "pct3x3")->str, "0.75");
+        CHECK_STR_EQ(dse_json_get(mp, "bypass")->str, "none");
+        CHECK_INT_EQ(dse_json_get(mp, "base_e")->integer, 128);
+        CHECK_STR_EQ(dse_json_get(mp, "pools")->str, "conv1,fire4,fire8");
+        CHECK_INT_EQ(dse_json_get(c, "params")->integer, 1200000);
+        CHECK_INT_EQ(dse_json_get(c, "flops")->integer, 1300000000);
+        CHECK_NEAR(dse_json_get(c, "model_mb")->number, 4.8, 1e-12);
+        CHECK_STR_EQ(dse_json_get(c, "status")->str, "done");
+        CHECK_NEAR(dse_json_get(c, "top1")->number, 0.55, 1e-12);
+        CHECK_INT_EQ(dse_json_get(&cs->items[4], "top1")->type, DSE_JSON_NULL);
+        CHECK_STR_EQ(dse_json_get(&cs->items[4], "pruned_by")->str,
+                     "max_params = 2000000 (params 2500000)");
+        for (int i = 0; i < 6; i++) CHECK_INT_EQ(dse_json_get(&cs->items[i], "index")->integer, i);
+    }
+    const struct dse_json *fr = dse_json_get(r, "frontier");
+    CHECK(fr && fr->n == 2);
+    if (fr && fr->n == 2) {
+        CHECK_STR_EQ(fr->items[0].str, "c75cea6b631602");
+        CHECK_STR_EQ(fr->items[1].str, "c3297165fb8c76");
+    }
+    dse_json_free(d);
+    check_golden("small.json", s);
+    free(s);
+}
+
+/* A candidate file for the temporary sweeps. top1 < 0: null. */
+static void put_candidate(const char *dir, const char *id, int index, double sr, long params,
+                          long flops, const char *status, double top1) {
+    char text[1200], rel[64], t1[32];
+    if (top1 < 0) snprintf(t1, sizeof t1, "null");
+    else snprintf(t1, sizeof t1, "%g", top1);
+    snprintf(text, sizeof text,
+             "{\"id\": \"%s\", \"index\": %d,\n \"metaparams\": {\"sr\": %g, \"bypass\": \"none\"},\n"
+             " \"params\": %ld, \"model_bytes\": %ld, \"flops\": %ld,\n"
+             " \"train_mem_bytes\": null, \"status\": \"%s\", \"pruned_by\": %s,\n"
+             " \"top1\": %s, \"top5\": null}\n",
+             id, index, sr, params, 4 * params, flops, status,
+             strcmp(status, "pruned") ? "null" : "\"max_params = 1\"", t1);
+    snprintf(rel, sizeof rel, "candidates/%s.json", id);
+    write_file(dir, rel, text);
+}
+
+static void put_sweep(const char *dir, const char *space, int n, const char *varied) {
+    char text[400];
+    snprintf(text, sizeof text, "{\"format\": \"dse-sweep-1\", \"space\": \"%s\",\n"
+             "\"candidates\": %d, \"varied\": [%s]}\n", space, n, varied);
+    write_file(dir, "sweep.json", text);
+    char sub[512];
+    snprintf(sub, sizeof sub, "%s/candidates", dir);
+    mkdir(sub, 0777);
+}
+
+static int well_formed_xml(const char *s) {
+    const char *stack[64];
+    int         depth = 0, seen_root = 0;
+    for (const char *p = s; (p = strchr(p, '<'));) {
+        const char *e = strchr(p, '>');
+        if (!e) return 0;
+        if (p[1] == '?' || p[1] == '!') {
+            p = e + 1;
+            continue;
+        }
+        for (const char *q = p + 1; q < e; q++)
+            if (*q == '<') return 0;
+        if (p[1] == '/') {
+            size_t n = strcspn(p + 2, " >");
+            if (!depth || strncmp(stack[depth - 1], p + 2, n) != 0) return 0;
+            if (!strchr(" >\n", stack[depth - 1][n])) return 0; /* <g> closed by </gx> */
+            depth--;
+        } else if (e[-1] != '/') {
+            if (depth == 64 || (depth == 0 && seen_root)) return 0;
+            stack[depth++] = p + 1;
+            seen_root = 1;
+        }
+        p = e + 1;
+    }
+    return depth == 0 && seen_root;
+}
+
+static void check_svg(const char *path, int n_cand, const char *space) {
+    char *s = slurp(path);
+    CHECK(s != NULL);
+    if (!s) return;
+    size_t n = strlen(s);
+    CHECK(starts_with(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\""));
+    CHECK(n > 7 && !strcmp(s + n - 7, "</svg>\n"));
+    CHECK(well_formed_xml(s));
+    CHECK_INT_EQ(count_of(s, "<circle"), n_cand);
+    CHECK_INT_EQ(count_of(s, "<polyline"), 1);
+    CHECK(strstr(s, space) != NULL);
+    CHECK(!strstr(s, "nan") && !strstr(s, "inf"));
+    free(s);
+}
+
+static void test_report_plot(void) {
+    char tmpl[] = "/tmp/dse_test_report.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    char plot[256], sw[256];
+    enum dse_status st;
+    struct dse_err  err = { 0 };
+
+    snprintf(plot, sizeof plot, "%s/small.svg", dir);
+    free(run_report(SMALL, DSE_FORMAT_MD, plot, &st, &err));
+    CHECK_OK(st);
+    check_svg(plot, 6, "small_grid");
+    char *s = slurp(plot);
+    if (s) {
+        CHECK(strstr(s, "top-1 accuracy (%)") != NULL);
+        CHECK(strstr(s, "model size (MiB") != NULL);
+        CHECK(strstr(s, ">sr=0.25 pct3x3=0.75</text>") != NULL); /* labels name the values */
+        CHECK_INT_EQ(count_of(s, "fill=\"none\" stroke=\"#999\""), 2 + 1); /* pruned + legend */
+        CHECK_INT_EQ(count_of(s, "<circle cx=\"") - count_of(s, "r=\"6\" fill=\"#d62728\""), 4);
+        free(s);
+    }
+    /* atomic: only the plot is left in the directory */
+    DIR *dd = opendir(dir);
+    int  files = 0;
+    for (struct dirent *e; dd && (e = readdir(dd));) files += e->d_name[0] != '.';
+    if (dd) closedir(dd);
+    CHECK_INT_EQ(files, 1);
+
+    /* analytic mode (FLOPs), a frontier of several points, pruned ones left out */
+    snprintf(sw, sizeof sw, "%s/analytic", dir);
+    mkdir(sw, 0777);
+    put_sweep(sw, "ana", 5, "\"sr\"");
+    put_candidate(sw, "ca", 0, 0.125, 1000000, 3000000000, "pending", -1);
+    put_candidate(sw, "cb", 1, 0.25, 1500000, 2000000000, "pending", -1);
+    put_candidate(sw, "cc", 2, 0.5, 2000000, 2500000000, "pending", -1);
+    put_candidate(sw, "cd", 3, 0.75, 2500000, 1000000000, "running", -1);
+    put_candidate(sw, "ce", 4, 1.0, 500000, 500000000, "pruned", -1);
+    snprintf(plot, sizeof plot, "%s/ana.svg", dir);
+    s = run_report(sw, DSE_FORMAT_JSON, plot, &st, &err);
+    CHECK_OK(st);
+    CHECK(strstr(s, "\"frontier\": [\"ca\", \"cb\", \"cd\"]") != NULL);
+    CHECK(strstr(s, "\"frontier_objective\": \"min model size, min FLOPs\"") != NULL);
+    free(s);
+    s = run_report(sw, DSE_FORMAT_CSV, NULL, &st, &err); /* rows by model size, not index */
+    CHECK(s && strstr(s, "\nce,4,") && strstr(s, "\nca,0,") && strstr(s, "\ncd,3,"));
+    CHECK(s && strstr(s, "\nce,4,") < strstr(s, "\nca,0,") && strstr(s, "\nca,0,") < strstr(s, "\ncd,3,"));
+    free(s);
+    check_svg(plot, 5, "ana");
+    s = slurp(plot);
+    CHECK(s && strstr(s, "forward GFLOP per image") != NULL);
+    CHECK(s && count_of(s, "r=\"6\" fill=\"#d62728\"") == 3);
+    free(s);
+
+    /* one candidate, and all-equal values: no division by zero */
+    snprintf(sw, sizeof sw, "%s/one", dir);
+    mkdir(sw, 0777);
+    put_sweep(sw, "one", 1, "");
+    put_candidate(sw, "c1", 0, 0.5, 1000000, 1000000000, "done", 0.5);
+    snprintf(plot, sizeof plot, "%s/one.svg", dir);
+    free(run_report(sw, DSE_FORMAT_CSV, plot, &st, &err));
+    CHECK_OK(st);
+    check_svg(plot, 1, "one");
+    snprintf(sw, sizeof sw, "%s/equal", dir);
+    mkdir(sw, 0777);
+    put_sweep(sw, "equal", 3, "\"sr\"");
+    put_candidate(sw, "c1", 0, 0.5, 0, 0, "pending", -1);
+    put_candidate(sw, "c2", 1, 0.5, 0, 0, "pending", -1);
+    put_candidate(sw, "c3", 2, 0.5, 0, 0, "pending", -1);
+    snprintf(plot, sizeof plot, "%s/equal.svg", dir);
+    s = run_report(sw, DSE_FORMAT_JSON, plot, &st, &err);
+    CHECK_OK(st);
+    CHECK(strstr(s, "\"frontier\": [\"c1\", \"c2\", \"c3\"]") != NULL);
+    free(s);
+    check_svg(plot, 3, "equal");
+
+    /* the examples of docs/examples render from the committed fixtures */
+    snprintf(plot, sizeof plot, "%s/sr.svg", dir);
+    free(run_report("tests/sweeps/squeeze_ratio_trained", DSE_FORMAT_MD, plot, &st, &err));
+    CHECK_OK(st);
+    check_svg(plot, 8, "squeeze_ratio");
+
+    /* an unwritable plot path is an I/O error naming it, and leaves nothing behind */
+    free(run_report(SMALL, DSE_FORMAT_MD, "/nonexistent-dir/p.svg", &st, &err));
+    CHECK_INT_EQ(st, DSE_ERR_IO);
+    CHECK_STR_EQ(err.file, "/nonexistent-dir/p.svg");
+    CHECK_STR_EQ(err.msg, "cannot write the plot: No such file or directory");
+    /* a failed rename (the path is a directory) leaves no temporary file behind */
+    snprintf(plot, sizeof plot, "%s/adir", dir);
+    mkdir(plot, 0777);
+    snprintf(sw, sizeof sw, "%s/plots", dir);
+    mkdir(sw, 0777);
+    snprintf(plot, sizeof plot, "%s/plots/p.svg", dir);
+    mkdir(plot, 0777);
+    free(run_report(SMALL, DSE_FORMAT_MD, plot, &st, &err));
+    CHECK_INT_EQ(st, DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "cannot write the plot: Is a directory");
+    dd = opendir(sw);
+    files = 0;
+    for (struct dirent *e; dd && (e = readdir(dd));) files += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (dd) closedir(dd);
+    CHECK_INT_EQ(files, 1);
+    rm_tree(dir);
+}
+
+static void test_report_errors(void) {
+    char tmpl[] = "/tmp/dse_test_report.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    static const char good_sweep[] =
+        "{\"format\": \"dse-sweep-1\", \"space\": \"t\",\n\"candidates\": 1, \"varied\": []}\n";
+    static const char good_cand[] =
+        "{\"id\": \"c1\", \"index\": 0,\n \"metaparams\": {\"sr\": 0.5},\n"
+        " \"params\": 10, \"model_bytes\": 40, \"flops\": 100,\n"
+        " \"status\": \"done\", \"top1\": 0.5}\n";
+    /* sweep.json text (NULL: none), candidate file name (NULL: no candidates/ directory),
+     * its text, and the message, where %s is the temporary sweep directory */
+    static const struct {
+        const char *sweep, *name, *cand, *want;
+    } cases[] = {
+        { NULL, "c1.json", good_cand, "%s/sweep.json: cannot open: No such file or directory; "
+          "expected the manifest of a sweep directory (docs/sweep-dir.md)" },
+        { "{\"format\": \"dse-sweep-1\",\n \"space\": \"x\",\n}", "c1.json", good_cand,
+          "%s/sweep.json:3: unexpected '}' in an object; expected a key in double quotes" },
+        { "{\"format\": \"dse-sweep-2\"}", "c1.json", good_cand,
+          "%s/sweep.json:1: \"format\" = \"dse-sweep-2\" is not supported; expected "
+          "\"dse-sweep-1\"" },
+        { "{\"space\": \"x\"}", "c1.json", good_cand,
+          "%s/sweep.json:1: missing key \"format\"; expected \"dse-sweep-1\"" },
+        { "{\"format\": \"dse-sweep-1\", \"space\": \"x\", \"candidates\": 1}", "c1.json", good_cand,
+          "%s/sweep.json:1: missing key \"varied\"; expected an array" },
+        { "{\"format\": \"dse-sweep-1\", \"space\": \"x\", \"candidates\": 1,\n \"varied\": [1]}",
+          "c1.json", good_cand, "%s/sweep.json:2: \"varied\" holds a number; expected "
+          "metaparameter names as strings" },
+        { "[]", "c1.json", good_cand,
+          "%s/sweep.json:1: the file holds an array; expected an object (docs/sweep-dir.md)" },
+        { good_sweep, NULL, NULL, "%s/candidates: cannot open: No such file or directory; "
+          "expected the candidates/ directory of a sweep (docs/sweep-dir.md)" },
+        { good_sweep, "c1.json", "", "%s/candidates/c1.json:1: unexpected end of file; expected "
+          "a value (object, array, string, number, true, false or null)" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\",\n \"index\": 0,\n}",
+          "%s/candidates/c1.json:3: unexpected '}' in an object; expected a key in double quotes" },
+        { good_sweep, "c1.json", "[1]",
+          "%s/candidates/c1.json:1: the file holds an array; expected an object (docs/sweep-dir.md)" },
+        { good_sweep, "c2.json", good_cand,
+          "%s/candidates/c2.json:1: \"id\" = \"c1\" does not match the file name; expected \"c2\"" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {},\n"
+          "\"params\": \"10\"}", "%s/candidates/c1.json:2: \"params\" is a string; expected an integer" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {},\n"
+          "\"params\": 1.5}", "%s/candidates/c1.json:2: \"params\" = 1.5 is not an integer; "
+          "expected an integer" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {},\n"
+          "\"params\": -1}", "%s/candidates/c1.json:2: \"params\" = -1 is negative; expected an "
+          "integer >= 0" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {},\n"
+          "\"params\": 10, \"model_bytes\": 40}",
+          "%s/candidates/c1.json:1: missing key \"flops\"; expected an integer" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": [],\n"
+          "\"params\": 10}", "%s/candidates/c1.json:1: \"metaparams\" is an array; expected an object" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1,\n"
+          "\"model_bytes\": 4, \"flops\": 1, \"status\": \"finished\"}",
+          "%s/candidates/c1.json:2: \"status\" = \"finished\" is not a known status; expected "
+          "pending, pruned, running, done, diverged, failed or stopped" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1,\n"
+          "\"model_bytes\": 4, \"flops\": 1, \"status\": \"done\",\n\"top1\": 57.5}",
+          "%s/candidates/c1.json:3: \"top1\" = 57.5 is out of range; expected a number in [0, 1] "
+          "or null" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1,\n"
+          "\"model_bytes\": 4, \"flops\": 1, \"status\": \"done\",\n\"top5\": \"0.8\"}",
+          "%s/candidates/c1.json:3: \"top5\" is a string; expected a number or null" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1,\n"
+          "\"model_bytes\": 4, \"flops\": 1, \"status\": \"pruned\", \"pruned_by\": 5}",
+          "%s/candidates/c1.json:2: \"pruned_by\" is a number; expected a string or null" },
+        { good_sweep, "c1.json", "{\"id\": \"c1\", \"id\": \"c1\"}",
+          "%s/candidates/c1.json:1: duplicate key \"id\"; expected each key once in an object" },
+    };
+    char sw[256], want[700], got[700], sub[300];
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        snprintf(sw, sizeof sw, "%s/s%d", dir, i);
+        mkdir(sw, 0777);
+        if (cases[i].sweep) write_file(sw, "sweep.json", cases[i].sweep);
+        if (cases[i].name) {
+            snprintf(sub, sizeof sub, "%s/candidates", sw);
+            mkdir(sub, 0777);
+            snprintf(sub, sizeof sub, "candidates/%s", cases[i].name);
+            write_file(sw, sub, cases[i].cand);
+        }
+        enum dse_status st;
+        struct dse_err  err = { 0 };
+        free(run_report(sw, DSE_FORMAT_MD, NULL, &st, &err));
+        CHECK(st != DSE_OK);
+        snprintf(want, sizeof want, cases[i].want, sw);
+        CHECK_STR_EQ(dse_err_format(&err, got, sizeof got), want);
+    }
+
+    /* two files with one index: the later file (by name) is at fault */
+    snprintf(sw, sizeof sw, "%s/dup", dir);
+    mkdir(sw, 0777);
+    put_sweep(sw, "dup", 2, "");
+    put_candidate(sw, "ca", 3, 0.5, 10, 10, "pending", -1);
+    put_candidate(sw, "cb", 3, 0.5, 20, 10, "pending", -1);
+    enum dse_status st;
+    struct dse_err  err = { 0 };
+    free(run_report(sw, DSE_FORMAT_CSV, NULL, &st, &err));
+    CHECK_INT_EQ(st, DSE_ERR_CONFIG);
+    snprintf(want, sizeof want, "%s/candidates/cb.json:1: \"index\" = 3 is also the index of "
+             "%s/candidates/ca.json; expected each index once", sw, sw);
+    CHECK_STR_EQ(dse_err_format(&err, got, sizeof got), want);
+
+    /* a directory named like a candidate is read, and fails, never skipped */
+    snprintf(sw, sizeof sw, "%s/isdir", dir);
+    mkdir(sw, 0777);
+    put_sweep(sw, "isdir", 1, "");
+    snprintf(sub, sizeof sub, "%s/candidates/cx.json", sw);
+    mkdir(sub, 0777);
+    free(run_report(sw, DSE_FORMAT_CSV, NULL, &st, &err));
+    CHECK_INT_EQ(st, DSE_ERR_IO);
+    snprintf(want, sizeof want, "%s/candidates/cx.json: cannot read: Is a directory", sw);
+    CHECK_STR_EQ(dse_err_format(&err, got, sizeof got), want);
+
+    /* the directory itself */
+    free(run_report("tests/sweeps/no_such_dir", DSE_FORMAT_MD, NULL, &st, &err));
+    CHECK_INT_EQ(st, DSE_ERR_IO);
+    CHECK_STR_EQ(dse_err_format(&err, got, sizeof got),
+                 "tests/sweeps/no_such_dir: cannot open the sweep directory: No such file or "
+                 "directory; expected a directory made by dse sweep (docs/sweep-dir.md)");
+
+    /* stray files are skipped: dot files (a writer's .tmp) and names not ending in .json */
+    snprintf(sw, sizeof sw, "%s/stray", dir);
+    mkdir(sw, 0777);
+    put_sweep(sw, "stray", 1, "");
+    put_candidate(sw, "c1", 0, 0.5, 10, 10, "pending", -1);
+    write_file(sw, "candidates/.c2.json.host.1.tmp", "{torn");
+    write_file(sw, "candidates/.c3.json", "{torn");
+    write_file(sw, "candidates/notes.txt", "{torn");
+    write_file(sw, "candidates/c4.json.bak", "{torn");
+    char *s = run_report(sw, DSE_FORMAT_CSV, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK_INT_EQ(count_of(s, "\n"), 2);
+    free(s);
+    rm_tree(dir);
+}
+
+static const struct check_case cases[] = {
+    { "pareto-basic",  test_pareto_basic },
+    { "pareto-ties",   test_pareto_ties },
+    { "pareto-nan",    test_pareto_nan },
+    { "pareto-brute",  test_pareto_brute },
+    { "json-read",     test_json_read },
+    { "json-errors",   test_json_errors },
+    { "json-hostile",  test_json_hostile },
+    { "report-md",     test_report_md },
+    { "report-csv",    test_report_csv },
+    { "report-tex",    test_report_tex },
+    { "report-json",   test_report_json },
+    { "report-plot",   test_report_plot },
+    { "report-errors", test_report_errors },
+};
+
+int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
