@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "base/pcg32.h"
-#include "dse/fsutil.h"
+#include "base/fs.h"
 
 enum kind { K_INT, K_REAL, K_BYPASS, K_POOLS };
 

@@ -1,6 +1,6 @@
 /* sweep.c: analytic sweeps. Each candidate: metaparameters -> network (metaparams/) ->
  * closed-form costs (analysis/) -> constraints -> one JSON file written by atomic rename
- * (dse/fsutil.c). The layout and file format are in docs/sweep-dir.md. */
+ * (base/fs.c). The layout and file format are in docs/sweep-dir.md. */
 #include "dse/sweep.h"
 
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "analysis/analysis.h"
-#include "dse/fsutil.h"
+#include "base/fs.h"
 
 #define MAX_CANDIDATES 10000000ULL /* files in one directory; sample beyond this */
 

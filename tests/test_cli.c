@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "dse/fsutil.h"
+#include "base/fs.h"
 #include "dse/report.h"
 #include "dse/space.h"
 #include "dse/sweep.h"

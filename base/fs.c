@@ -1,6 +1,6 @@
-/* fsutil.c: atomic whole-file writes (temp file, fsync, rename, fsync the directory),
+/* fs.c: atomic whole-file writes (temp file, fsync, rename, fsync the directory),
  * mkdir -p, whole-file reads. POSIX only. */
-#include "dse/fsutil.h"
+#include "base/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>

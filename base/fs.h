@@ -1,7 +1,7 @@
-/* fsutil.h: files that survive crashes and concurrent writers (docs/sweep-dir.md):
+/* fs.h: files that survive crashes and concurrent writers (docs/sweep-dir.md):
  * whole-file replacement by atomic rename, and directory creation. */
-#ifndef DSE_CLI_FSUTIL_H
-#define DSE_CLI_FSUTIL_H
+#ifndef DSE_BASE_FS_H
+#define DSE_BASE_FS_H
 
 #include <stddef.h>
 
