@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "engine/train.h"
 #include "base/fs.h"
 #include "dse/netfile.h"
 #include "dse/report.h"
@@ -29,6 +31,9 @@ static const char usage_main[] =
     "  generate SPACE       write candidate networks as .cfg or Caffe prototxt\n"
     "  sweep SPACE          cost every candidate of a space into a sweep directory\n"
     "  report DIR           candidates and Pareto frontier of a sweep; SVG plot\n"
+    "  train NET            train a network on Fashion-MNIST (or MNIST, CIFAR) on the CPU\n"
+    "  bench NET            training or inference images per second\n"
+    "  profile NET          per-layer forward and backward time and GFLOP/s\n"
     "  help [COMMAND]       this text, or a command's options\n"
     "\n"
     "NET is a dse network file (.cfg, docs/network-format.md) or Caffe prototxt; SPACE is a\n"
@@ -98,6 +103,41 @@ static const char usage_report[] =
     "\n"
     "  --format F       md (default), csv, tex or json\n"
     "  --plot FILE.svg  also draw accuracy (or FLOPs) against model size\n";
+
+static const char usage_train[] =
+    "usage: dse train NET [--data fashion-mnist] [--epochs E] [--batch B] [--lr L]\n"
+    "                     [--lr-policy fixed|step|poly|linear] [--threads T] [--seed S]\n"
+    "                     [--limit-train N] [--limit-test N] [--init xavier|msra]\n"
+    "                     [--checkpoint-dir DIR] [--resume FILE] [--conv auto|gemm_batch|gemm_image]\n"
+    "                     [--json]\n"
+    "\n"
+    "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
+    "momentum 0.9, weight decay 2e-4; a network without a loss gets softmax cross-entropy\n"
+    "on its last layer. Reports test loss, top-1 and top-5 after every epoch; a progress\n"
+    "line on a terminal. NaN or infinite loss stops the run with status diverged.\n"
+    "\n"
+    "  --data D         dataset name (fashion-mnist, mnist, cifar-10, cifar-100) or directory\n"
+    "  --epochs E       default 1        --batch B    default 64\n"
+    "  --lr L           default 0.04     --lr-policy  default poly (power 1: linear to zero)\n"
+    "  --threads T      default 2        --seed S     default 1\n"
+    "  --limit-train N  train on the first N images; --limit-test N: test on the first N\n"
+    "  --checkpoint-dir DIR  write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)\n"
+    "  --resume FILE    continue from a checkpoint (bit-identical to an uninterrupted run)\n"
+    "  --conv S         conv strategy: auto (time each once per shape; default) or a fixed one\n"
+    "  --json           print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds\n";
+
+static const char usage_bench[] =
+    "usage: dse bench NET [--mode train|infer] [--batch B] [--threads T] [--iters N]\n"
+    "\n"
+    "Images per second of a network on synthetic data: warm-up (conv strategy timing\n"
+    "included) excluded, median of N iterations (default 10). Prints one line with\n"
+    "img_per_s=<number>.\n";
+
+static const char usage_profile[] =
+    "usage: dse profile NET [--batch B] [--threads T] [--iters N]\n"
+    "\n"
+    "Per-layer forward and backward time (median of N iterations, default 5) and GFLOP/s\n"
+    "on synthetic data, the layer-wise breakdown of Caffe's `caffe time`.\n";
 
 /* Options of a command: the flags it takes and the options that take a value. */
 struct cmd {
@@ -341,6 +381,243 @@ static int cmd_report(const struct cmd *c, const char **pos, int n_pos, char **v
     return dse_report_sweep(stdout, pos[0], fmt, vals[1], &err) ? fail(&err) : 0;
 }
 
+static void train_progress(void *arg, const struct dse_train_progress *p) {
+    FILE *f = arg;
+    if (p->done)
+        fprintf(f, "\repoch %d/%d  train loss %.4f  test loss %.4f  top-1 %.2f%%  top-5 %.2f%%  %.0f img/s%20s\n",
+                p->epoch + 1, p->epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
+                p->img_per_s, "");
+    else
+        fprintf(f, "\repoch %d/%d  iter %d/%d  loss %.4f  lr %.4g  %.0f img/s  ETA %.0f s   ", p->epoch + 1,
+                p->epochs, p->iter, p->iters, p->loss, p->lr, p->img_per_s, p->eta_s);
+    fflush(f);
+}
+
+static int opt_int(const char *cmd, const char *name, const char *v, long long lo, long long hi, int *out) {
+    long long x;
+    if (!v) return -1;
+    if (parse_ll(v, lo, hi, &x)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s '%%s' is not an integer from %lld to %lld", name, lo, hi);
+        return bad_usage(cmd, msg, v);
+    }
+    *out = (int)x;
+    return -1;
+}
+
+static int opt_conv(const char *cmd, const char *v, int *algo) {
+    if (!v || !strcmp(v, "auto")) return *algo = DSE_ALGO_AUTO, -1;
+    for (int a = 0; a < DSE_CPU_CONV_COUNT; a++)
+        if (!strcmp(v, dse_cpu_conv_algo_str(a))) return *algo = a, -1;
+    return bad_usage(cmd, "--conv '%s' is not one of auto, gemm_batch, gemm_image", v);
+}
+
+static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    struct dse_train_opts o;
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    int rc, seed = 1;
+    (void)n_pos;
+    dse_train_opts_default(&o);
+    o.threads = 2;
+    if (vals[0]) o.data = vals[0];
+    if ((rc = opt_int(c->name, "--epochs", vals[1], 1, 1024, &o.epochs)) >= 0 ||
+        (rc = opt_int(c->name, "--batch", vals[2], 1, 1 << 16, &o.batch)) >= 0 ||
+        (rc = opt_int(c->name, "--threads", vals[5], 1, 256, &o.threads)) >= 0 ||
+        (rc = opt_int(c->name, "--seed", vals[6], 0, 2147483647, &seed)) >= 0 ||
+        (rc = opt_int(c->name, "--limit-train", vals[7], 1, 1 << 30, &o.limit_train)) >= 0 ||
+        (rc = opt_int(c->name, "--limit-test", vals[8], 1, 1 << 30, &o.limit_test)) >= 0 ||
+        (rc = opt_conv(c->name, vals[12], &o.conv_algo)) >= 0)
+        return rc;
+    o.seed = (uint64_t)seed;
+    if (vals[3]) {
+        char *end;
+        double lr = strtod(vals[3], &end);
+        if (*end || !(lr > 0) || lr > 100) return bad_usage(c->name, "--lr '%s' is not a number in (0, 100]", vals[3]);
+        o.lr = (float)lr;
+    }
+    if (vals[4]) {
+        static const char *names[] = { "fixed", "step", "poly", "linear" };
+        int k = -1;
+        for (int i = 0; i < 4; i++) if (!strcmp(vals[4], names[i])) k = i;
+        if (k < 0) return bad_usage(c->name, "--lr-policy '%s' is not one of fixed, step, poly, linear", vals[4]);
+        o.policy = (enum dse_lr_policy)k;
+        if (o.policy == DSE_LR_STEP) o.step_epochs = o.epochs > 3 ? o.epochs / 3 : 1;
+    }
+    if (vals[9]) {
+        if (!strcmp(vals[9], "xavier")) o.init = DSE_INIT_XAVIER;
+        else if (!strcmp(vals[9], "msra")) o.init = DSE_INIT_MSRA;
+        else return bad_usage(c->name, "--init '%s' is not one of xavier, msra", vals[9]);
+    }
+    o.checkpoint_dir = vals[10];
+    o.resume = vals[11];
+    if (isatty(2)) o.progress = train_progress, o.progress_arg = stderr;
+    if (dse_netfile_load(pos[0], NULL, &net, &err)) return fail(&err);
+    struct dse_train_result *r = malloc(sizeof *r);
+    if (!r) return dse_net_deinit(&net), 1;
+    rc = 0;
+    if (dse_train_run(&net, &o, r, &err)) {
+        rc = fail(&err);
+    } else if (FLAG("--json")) {
+        printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %.6f, \"top5\": %.6f, \"loss\": %.6f, "
+               "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %zu",
+               r->status, r->epochs_done, r->top1, r->top5, r->loss, r->img_per_s, r->seconds,
+               (unsigned long long)r->seed, r->model_bytes);
+        if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
+                                      (long long)r->diverged_iter);
+        printf(", \"per_epoch\": [");
+        for (int e = 0; e < r->n_epochs; e++)
+            printf("%s{\"train_loss\": %.6f, \"loss\": %.6f, \"top1\": %.6f, \"top5\": %.6f, \"seconds\": %.2f}",
+                   e ? ", " : "", r->epochs[e].train_loss, r->epochs[e].test_loss, r->epochs[e].top1,
+                   r->epochs[e].top5, r->epochs[e].seconds);
+        printf("]}\n");
+    } else {
+        printf("%s after %d epoch%s: test loss %.4f, top-1 %.2f%%, top-5 %.2f%%; %.0f img/s, %.1f s\n",
+               r->status, r->epochs_done, r->epochs_done == 1 ? "" : "s", r->loss, 100 * r->top1,
+               100 * r->top5, r->img_per_s, r->seconds);
+        if (r->diverged_epoch)
+            printf("diverged in epoch %d at iteration %lld: the loss or the weights became NaN or infinite\n",
+                   r->diverged_epoch, (long long)r->diverged_iter);
+    }
+    free(r);
+    dse_net_deinit(&net);
+    return rc;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A model of net on synthetic data (values from a fixed PCG32 stream, labels i % classes). */
+static int synthetic_model(const char *path, int batch, int threads, struct dse_model **m, float **x,
+                           int **labels) {
+    struct dse_net net;
+    struct dse_err err = { 0 };
+    struct dse_model_opts mo = { batch, threads, 1, DSE_INIT_XAVIER, 0.01f };
+    if (dse_netfile_load(path, NULL, &net, &err)) return fail(&err);
+    enum dse_status st = dse_model_new(&net, &mo, m, &err);
+    dse_net_deinit(&net);
+    if (st) return fail(&err);
+    size_t n = (size_t)dse_tensor_count(&(*m)->input);
+    *x = malloc(n * sizeof **x);
+    *labels = malloc((size_t)batch * sizeof **labels);
+    if (!*x || !*labels) return 1;
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 7, 7);
+    for (size_t i = 0; i < n; i++) (*x)[i] = (float)dse_pcg32_next(&r) / 4294967296.0f - 0.5f;
+    int k = (*m)->nodes[(*m)->loss].in[0]->c;
+    for (int b = 0; b < batch; b++) (*labels)[b] = b % k;
+    return -1;
+}
+
+static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    int batch = 32, threads = 2, iters = 10, rc;
+    struct dse_model *m = NULL;
+    struct dse_err err = { 0 };
+    float *x = NULL, loss;
+    int *labels = NULL;
+    (void)n_pos, (void)flags;
+    int train = !vals[0] || !strcmp(vals[0], "train");
+    if (vals[0] && strcmp(vals[0], "train") && strcmp(vals[0], "infer"))
+        return bad_usage(c->name, "--mode '%s' is not train or infer", vals[0]);
+    if ((rc = opt_int(c->name, "--batch", vals[1], 1, 1 << 16, &batch)) >= 0 ||
+        (rc = opt_int(c->name, "--threads", vals[2], 1, 256, &threads)) >= 0 ||
+        (rc = opt_int(c->name, "--iters", vals[3], 1, 100000, &iters)) >= 0)
+        return rc;
+    if ((rc = synthetic_model(pos[0], batch, threads, &m, &x, &labels)) >= 0) goto done;
+    dse_model_set_training(m, train);
+    double *t = malloc(sizeof *t * (size_t)iters);
+    rc = 0;
+    for (int i = -2; i < iters && t; i++) { /* two warm-up iterations: strategy timing, caches */
+        double t0 = now_s();
+        if (dse_model_forward(m, x, labels, &loss, &err) || (train && dse_model_backward(m, &err))) {
+            rc = fail(&err);
+            break;
+        }
+        if (train) dse_model_sgd(m, 1e-6f, 0.9f, 0.0f);
+        if (i >= 0) t[i] = now_s() - t0;
+    }
+    if (!rc && t) {
+        qsort(t, (size_t)iters, sizeof *t, cmp_double);
+        printf("name=bench.%s net=%s mode=%s batch=%d threads=%d iters=%d median_ms=%.2f min_ms=%.2f "
+               "img_per_s=%.1f\n", m->net.name[0] ? m->net.name : "net", pos[0], train ? "train" : "infer",
+               batch, threads, iters, 1e3 * t[iters / 2], 1e3 * t[0], batch / t[iters / 2]);
+    }
+    free(t);
+done:
+    dse_model_free(m);
+    free(x);
+    free(labels);
+    return rc < 0 ? 1 : rc;
+}
+
+static int cmd_profile(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    int batch = 32, threads = 2, iters = 5, rc;
+    struct dse_model *m = NULL;
+    struct dse_err err = { 0 };
+    float *x = NULL, loss;
+    int *labels = NULL;
+    (void)n_pos, (void)flags;
+    if ((rc = opt_int(c->name, "--batch", vals[0], 1, 1 << 16, &batch)) >= 0 ||
+        (rc = opt_int(c->name, "--threads", vals[1], 1, 256, &threads)) >= 0 ||
+        (rc = opt_int(c->name, "--iters", vals[2], 1, 10000, &iters)) >= 0)
+        return rc;
+    if ((rc = synthetic_model(pos[0], batch, threads, &m, &x, &labels)) >= 0) goto done;
+    int n = m->net.n_layers;
+    double *tf = calloc((size_t)(n * iters), sizeof *tf), *tb = calloc((size_t)(n * iters), sizeof *tb);
+    rc = 0;
+    if (!tf || !tb || dse_model_forward(m, x, labels, &loss, &err) || dse_model_backward(m, &err)) {
+        rc = tf && tb ? fail(&err) : 1; /* the warm-up also times the conv strategies */
+        goto out;
+    }
+    for (int it = 0; it < iters && !rc; it++) {
+        memcpy(m->input.data, x, sizeof(float) * (size_t)dse_tensor_count(&m->input));
+        for (int i = 0; i < n && !rc; i++) {
+            double t0 = now_s();
+            if (dse_cpu_forward(&m->cx, &m->nodes[i])) rc = fail(&m->cx.err);
+            tf[i * iters + it] = now_s() - t0;
+        }
+        memset(m->grad_base, 0, m->grad_floats * sizeof(float));
+        for (int i = n - 1; i >= 0 && !rc; i--) {
+            double t0 = now_s();
+            if (dse_cpu_backward(&m->cx, &m->nodes[i])) rc = fail(&m->cx.err);
+            tb[i * iters + it] = now_s() - t0;
+        }
+    }
+    if (!rc) {
+        double sf = 0, sb = 0;
+        printf("# dse profile %s: batch %d, %d threads, median of %d iterations; GFLOP/s counts 2 per "
+               "multiply-add, backward = 2x forward FLOPs\n", pos[0], batch, threads, iters);
+        printf("%-28s %-12s %10s %10s %9s %9s\n", "layer", "op", "fwd_ms", "bwd_ms", "fwd_GF/s", "bwd_GF/s");
+        for (int i = 0; i < n; i++) {
+            qsort(tf + i * iters, (size_t)iters, sizeof *tf, cmp_double);
+            qsort(tb + i * iters, (size_t)iters, sizeof *tb, cmp_double);
+            double f = tf[i * iters + iters / 2], b = tb[i * iters + iters / 2];
+            double fl = (double)dse_node_flops(&m->nodes[i]);
+            sf += f, sb += b;
+            printf("%-28s %-12s %10.3f %10.3f %9.2f %9.2f\n", m->net.layers[i].name, dse_op_str(m->nodes[i].op),
+                   1e3 * f, 1e3 * b, f > 0 ? fl / f / 1e9 : 0, b > 0 ? 2 * fl / b / 1e9 : 0);
+        }
+        printf("%-28s %-12s %10.3f %10.3f  (%.1f img/s training)\n", "total", "", 1e3 * sf, 1e3 * sb,
+               batch / (sf + sb));
+    }
+out:
+    free(tf);
+    free(tb);
+done:
+    dse_model_free(m);
+    free(x);
+    free(labels);
+    return rc < 0 ? 1 : rc;
+}
+
 static const struct cmd cmds[] = {
     { "analyze",  1, 1, "--expand",               "--batch --format --input", usage_analyze,  cmd_analyze },
     { "diff",     2, 2, "--expand",               "--batch --format",         usage_diff,     cmd_diff },
@@ -348,11 +625,16 @@ static const struct cmd cmds[] = {
     { "generate", 1, 1, "--all",                  "--index --format --out",   usage_generate, cmd_generate },
     { "sweep",    1, 1, "--analytic-only",        "--out",                    usage_sweep,    cmd_sweep },
     { "report",   1, 1, "",                       "--format --plot",          usage_report,   cmd_report },
+    { "train",    1, 1, "--json",                 "--data --epochs --batch --lr --lr-policy --threads --seed "
+                                                  "--limit-train --limit-test --init --checkpoint-dir --resume --conv",
+                                                                              usage_train,    cmd_train },
+    { "bench",    1, 1, "",                       "--mode --batch --threads --iters", usage_bench, cmd_bench },
+    { "profile",  1, 1, "",                       "--batch --threads --iters", usage_profile,  cmd_profile },
 };
 
 static int run_cmd(const struct cmd *c, int argc, char **argv) {
     const char *pos[4];
-    char *vals[8] = { 0 };
+    char *vals[16] = { 0 };
     char flags[256] = "";
     int n_pos = 0, only_files = 0;
     for (int i = 0; i < argc; i++) {
@@ -389,7 +671,8 @@ static int run_cmd(const struct cmd *c, int argc, char **argv) {
         char msg[128];
         snprintf(msg, sizeof msg, "expected %s%%s", c->min_pos == 2 ? "two files: BASE VARIANT" :
                  !strcmp(c->name, "report") ? "a sweep directory" :
-                 !strcmp(c->name, "analyze") ? "one network file" : "a space file");
+                 (!strcmp(c->name, "analyze") || !strcmp(c->name, "train") || !strcmp(c->name, "bench") ||
+                  !strcmp(c->name, "profile")) ? "one network file" : "a space file");
         return bad_usage(c->name, msg, "");
     }
     return c->run(c, pos, n_pos, vals, flags);
@@ -402,7 +685,7 @@ static int run(int argc, char **argv) {
     }
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) return fputs(usage_main, stdout), 0;
-    if (!strcmp(name, "--version")) return puts("dse 0.1.0 (backends: cpu analysis only)"), 0;
+    if (!strcmp(name, "--version")) return puts("dse 0.1.0 (backends: cpu)"), 0;
     if (!strcmp(name, "help")) {
         if (argc == 2) return fputs(usage_main, stdout), 0;
         name = argv[2];

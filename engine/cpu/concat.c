@@ -1,0 +1,56 @@
+/* concat.c: CPU channel concatenation, forward and backward. An input that is a view of
+ * its own channel slice of the output (dse_tensor_view_channels: a Fire expand conv
+ * writing straight into the concat buffer) is already in place: forward copies nothing
+ * for it and backward adds nothing, since its grad IS that slice of the output's grad.
+ * in[t]: [N, C_t, H, W]   y: [N, sum_t C_t, H, W]. */
+#include "engine/engine.h"
+
+#include <string.h>
+
+#include "engine/cpu/cpu_impl.h"
+
+/* 1 if p (an input's data or grad) is the output's q (data or grad) at offset off with
+ * the output's image stride: nothing to move. */
+static int is_view(const float *p, const float *q, const struct dse_tensor *in, const struct dse_tensor *y,
+                   int64_t off) {
+    return q && p == q + off && in->stride_n == y->stride_n;
+}
+
+enum dse_status dse_cpu_concat_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *y = n->out;
+    const int64_t HW = (int64_t)y->h * y->w;
+    int64_t off = 0;
+    for (int t = 0; t < n->n_in; t++) {
+        const struct dse_tensor *x = n->in[t];
+        const int64_t img = dse_tensor_image(x);
+        if (!is_view(x->data, y->data, x, y, off)) {
+            DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+            for (int i = 0; i < y->n; i++)
+                memcpy(y->data + i * y->stride_n + off, x->data + i * x->stride_n, (size_t)img * sizeof(float));
+            cx->stats.concat_copy_bytes += dse_tensor_count(x) * (int64_t)sizeof(float);
+        }
+        off += x->c * HW;
+    }
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_concat_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *y = n->out;
+    const int64_t HW = (int64_t)y->h * y->w;
+    int64_t off = 0;
+    for (int t = 0; t < n->n_in; t++) {
+        const struct dse_tensor *x = n->in[t];
+        const int64_t img = dse_tensor_image(x);
+        if (x->grad && !is_view(x->grad, y->grad, x, y, off)) {
+            DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+            for (int i = 0; i < y->n; i++) {
+                const float *dy = y->grad + i * y->stride_n + off;
+                float *dx = x->grad + i * x->stride_n;
+                for (int64_t j = 0; j < img; j++) dx[j] += dy[j];
+            }
+            cx->stats.concat_copy_bytes += dse_tensor_count(x) * (int64_t)sizeof(float);
+        }
+        off += x->c * HW;
+    }
+    return DSE_OK;
+}

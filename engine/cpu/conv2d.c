@@ -1,0 +1,434 @@
+/* conv2d.c: CPU convolution, forward and backward, two lowering strategies on OpenBLAS
+ * sgemm (engine.h: enum dse_cpu_conv_algo) and the per-shape choice between them:
+ *  GEMM_BATCH  im2col over a chunk of the mini-batch, one sgemm per group (Caffe con
+ *              Troll's batched lowering: fewer, larger GEMMs; wins on small maps);
+ *  GEMM_IMAGE  Caffe's way, image by image; a 1x1 stride-1 unpadded conv is an sgemm
+ *              straight on the input, and its data gradient an sgemm straight into it.
+ * Shapes: x [N, C, H, W]  w [K, C/G, R, S]  b [K]  y [N, K, P, Q]; per group g the
+ * lowered input is col [C/G*R*S, cols] with rows (c, r, s) and columns (image, p, q). */
+#include "engine/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "engine/cpu/cpu_impl.h"
+
+struct shape {
+    int     N, C, H, W, K, R, S, P, Q;
+    int     sh, sw, ph, pw, dh, dw, G;
+    int     Cg, Kg;
+    int64_t HW, PQ, RS, CRSg; /* CRSg: rows of one group's lowered input */
+    int     is_1x1;           /* 1x1, stride 1, no pad: the input is already lowered */
+};
+
+static struct shape shape_of(const struct dse_node *n) {
+    const struct dse_layer *l = n->layer;
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    struct shape s = {
+        .N = x->n, .C = x->c, .H = x->h, .W = x->w, .K = y->c, .R = l->kernel_h, .S = l->kernel_w,
+        .P = y->h, .Q = y->w, .sh = l->stride_h, .sw = l->stride_w, .ph = l->pad_h, .pw = l->pad_w,
+        .dh = l->dilation_h, .dw = l->dilation_w, .G = l->groups,
+    };
+    s.Cg = s.C / s.G, s.Kg = s.K / s.G;
+    s.HW = (int64_t)s.H * s.W, s.PQ = (int64_t)s.P * s.Q, s.RS = (int64_t)s.R * s.S;
+    s.CRSg = (int64_t)s.Cg * s.RS;
+    s.is_1x1 = s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
+    return s;
+}
+
+/* Output columns q in [*lo, *hi) read input column q*sw + off inside [0, W). */
+static void valid_cols(const struct shape *s, int off, int *lo, int *hi) {
+    int a = off >= 0 ? 0 : (-off + s->sw - 1) / s->sw;
+    int b = s->W - 1 - off < 0 ? 0 : (s->W - 1 - off) / s->sw + 1;
+    if (b > s->Q) b = s->Q;
+    if (a > b) a = b;
+    *lo = a, *hi = b;
+}
+
+/* Lower images [0, nb) of x (image stride sx) into col [C*R*S, nb*PQ].
+ *
+ * The lowering loops here run on the calling thread, not OpenMP: they alternate with
+ * sgemm calls, and Debian's pthread OpenBLAS keeps its workers spinning for a while
+ * after each call, so a second thread pool fights them for the cores. Measured with
+ * bench_conv on 2 cores: OpenMP im2col made SqueezeNet-FMNIST's conv forward 2x and
+ * backward 1.5x slower, one layer 40x. (An OpenMP build of OpenBLAS shares one pool
+ * and would lift this.) */
+static void im2col(const struct shape *s, const float *x, int64_t sx, int nb, float *col) {
+    const int64_t rows = (int64_t)s->C * s->RS, ld = nb * s->PQ;
+    for (int64_t row = 0; row < rows; row++) {
+        const int c = (int)(row / s->RS), r = (int)(row / s->S % s->R), t = (int)(row % s->S);
+        const int off = t * s->dw - s->pw;
+        int lo, hi;
+        valid_cols(s, off, &lo, &hi);
+        for (int i = 0; i < nb; i++) {
+            const float *xc = x + i * sx + c * s->HW;
+            float *d = col + row * ld + i * s->PQ;
+            if (s->is_1x1) {
+                memcpy(d, xc, (size_t)s->HW * sizeof(float));
+                continue;
+            }
+            for (int p = 0; p < s->P; p++, d += s->Q) {
+                const int ih = p * s->sh - s->ph + r * s->dh;
+                if (ih < 0 || ih >= s->H) {
+                    memset(d, 0, (size_t)s->Q * sizeof(float));
+                    continue;
+                }
+                const float *xr = xc + (int64_t)ih * s->W; /* input column q*sw + off */
+                for (int q = 0; q < lo; q++) d[q] = 0.0f;
+                if (s->sw == 1)
+                    memcpy(d + lo, xr + lo + off, (size_t)(hi - lo) * sizeof(float));
+                else
+                    for (int q = lo; q < hi; q++) d[q] = xr[q * s->sw + off];
+                for (int q = hi; q < s->Q; q++) d[q] = 0.0f;
+            }
+        }
+    }
+}
+
+/* dx += col2im(col) for images [0, nb), each dx value summed in a fixed order. */
+static void col2im_add(const struct shape *s, const float *col, int nb, float *dx, int64_t sx) {
+    const int64_t ld = nb * s->PQ;
+    for (int c = 0; c < s->C; c++) {
+        for (int r = 0; r < s->R; r++) {
+            for (int t = 0; t < s->S; t++) {
+                const int64_t row = (c * (int64_t)s->R + r) * s->S + t;
+                const int off = t * s->dw - s->pw;
+                int lo, hi;
+                valid_cols(s, off, &lo, &hi);
+                for (int i = 0; i < nb; i++) {
+                    const float *src = col + row * ld + i * s->PQ;
+                    float *dxc = dx + i * sx + c * s->HW;
+                    for (int p = 0; p < s->P; p++, src += s->Q) {
+                        const int ih = p * s->sh - s->ph + r * s->dh;
+                        if (ih < 0 || ih >= s->H) continue;
+                        float *dr = dxc + (int64_t)ih * s->W;
+                        if (s->sw == 1)
+                            for (int q = lo; q < hi; q++) dr[q + off] += src[q];
+                        else
+                            for (int q = lo; q < hi; q++) dr[q * s->sw + off] += src[q];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* db[k] += sum over images and pixels of dy[., k, ., .] (double, fixed order). */
+static void bias_grad(const struct shape *s, const struct dse_tensor *y, float *db) {
+    for (int k = 0; k < s->K; k++) {
+        double acc = 0.0;
+        for (int i = 0; i < s->N; i++) acc += dse_cpu_sum(y->grad + i * y->stride_n + k * s->PQ, s->PQ);
+        db[k] += (float)acc;
+    }
+}
+
+/* Number of images GEMM_BATCH lowers at once: col + tmp within the ctx's limit. */
+static int batch_chunk(const struct dse_cpu_ctx *cx, const struct shape *s) {
+    const double per_image = (double)((int64_t)s->C * s->RS + s->K) * (double)s->PQ * sizeof(float);
+    double nb = (double)cx->ws_limit_bytes / per_image;
+    return nb < 1.0 ? 1 : nb > s->N ? s->N : (int)nb;
+}
+
+/* ---- GEMM_BATCH ------------------------------------------------------------------ */
+
+static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const float *w = n->weight->data, *b = n->bias ? n->bias->data : NULL;
+    const int chunk = batch_chunk(cx, s);
+    const int64_t rows = (int64_t)s->C * s->RS;
+    void *ws;
+    enum dse_status st = dse_cpu_ctx_workspace(cx, (size_t)(rows + s->K) * chunk * s->PQ * sizeof(float), &ws);
+    if (st) return st;
+    float *col = ws, *tmp = col + rows * chunk * s->PQ;
+    for (int n0 = 0; n0 < s->N; n0 += chunk) {
+        const int nb = s->N - n0 < chunk ? s->N - n0 : chunk;
+        const int64_t ld = nb * s->PQ;
+        im2col(s, x->data + n0 * x->stride_n, x->stride_n, nb, col);
+        for (int g = 0; g < s->G; g++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->Kg, (int)ld, (int)s->CRSg, 1.0f,
+                        w + g * s->Kg * s->CRSg, (int)s->CRSg, col + g * s->CRSg * ld, (int)ld, 0.0f,
+                        tmp + g * s->Kg * ld, (int)ld);
+        /* tmp [K, nb, PQ] -> y [nb, K, PQ], bias fused into the copy. */
+        for (int64_t ik = 0; ik < (int64_t)nb * s->K; ik++) {
+            const int i = (int)(ik / s->K), k = (int)(ik % s->K);
+            const float *src = tmp + k * ld + i * s->PQ;
+            float *dst = y->data + (n0 + i) * y->stride_n + k * s->PQ;
+            const float bk = b ? b[k] : 0.0f;
+            for (int64_t j = 0; j < s->PQ; j++) dst[j] = src[j] + bk;
+        }
+    }
+    return DSE_OK;
+}
+
+static enum dse_status bwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const float *w = n->weight->data;
+    float *dw = n->weight->grad, *dx = x->grad;
+    if (!dw && !dx) return DSE_OK;
+    const int chunk = batch_chunk(cx, s);
+    const int64_t rows = (int64_t)s->C * s->RS;
+    void *ws;
+    enum dse_status st = dse_cpu_ctx_workspace(cx, (size_t)(rows + s->K) * chunk * s->PQ * sizeof(float), &ws);
+    if (st) return st;
+    float *col = ws, *tmp = col + rows * chunk * s->PQ;
+    for (int n0 = 0; n0 < s->N; n0 += chunk) {
+        const int nb = s->N - n0 < chunk ? s->N - n0 : chunk;
+        const int64_t ld = nb * s->PQ;
+        /* dy [nb, K, PQ] -> tmp [K, nb, PQ] */
+        for (int64_t ik = 0; ik < (int64_t)nb * s->K; ik++) {
+            const int i = (int)(ik / s->K), k = (int)(ik % s->K);
+            memcpy(tmp + k * ld + i * s->PQ, y->grad + (n0 + i) * y->stride_n + k * s->PQ,
+                   (size_t)s->PQ * sizeof(float));
+        }
+        if (dw) {
+            im2col(s, x->data + n0 * x->stride_n, x->stride_n, nb, col);
+            for (int g = 0; g < s->G; g++) /* dw_g += dy_g col_g^T */
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->Kg, (int)s->CRSg, (int)ld, 1.0f,
+                            tmp + g * s->Kg * ld, (int)ld, col + g * s->CRSg * ld, (int)ld, 1.0f,
+                            dw + g * s->Kg * s->CRSg, (int)s->CRSg);
+        }
+        if (dx) {
+            for (int g = 0; g < s->G; g++) /* dcol_g = w_g^T dy_g, into col */
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)s->CRSg, (int)ld, s->Kg, 1.0f,
+                            w + g * s->Kg * s->CRSg, (int)s->CRSg, tmp + g * s->Kg * ld, (int)ld, 0.0f,
+                            col + g * s->CRSg * ld, (int)ld);
+            col2im_add(s, col, nb, dx + n0 * x->stride_n, x->stride_n);
+        }
+    }
+    return DSE_OK;
+}
+
+/* ---- GEMM_IMAGE ------------------------------------------------------------------ */
+
+static enum dse_status fwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const float *w = n->weight->data, *b = n->bias ? n->bias->data : NULL;
+    float *col = NULL;
+    if (!s->is_1x1) {
+        void *ws;
+        enum dse_status st = dse_cpu_ctx_workspace(cx, (size_t)(s->C * s->RS * s->PQ) * sizeof(float), &ws);
+        if (st) return st;
+        col = ws;
+    }
+    for (int i = 0; i < s->N; i++) {
+        const float *xi = x->data + i * x->stride_n;
+        float *yi = y->data + i * y->stride_n;
+        const float *B = xi; /* the 1x1 case: x_i [C, HW] is its own lowering */
+        if (!s->is_1x1) {
+            im2col(s, xi, x->stride_n, 1, col);
+            B = col;
+        }
+        for (int g = 0; g < s->G; g++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->Kg, (int)s->PQ, (int)s->CRSg, 1.0f,
+                        w + g * s->Kg * s->CRSg, (int)s->CRSg, B + g * s->CRSg * s->PQ, (int)s->PQ, 0.0f,
+                        yi + g * s->Kg * s->PQ, (int)s->PQ);
+        if (b)
+            for (int k = 0; k < s->K; k++) {
+                float *yk = yi + k * s->PQ;
+                for (int64_t j = 0; j < s->PQ; j++) yk[j] += b[k];
+            }
+    }
+    return DSE_OK;
+}
+
+static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const float *w = n->weight->data;
+    float *dw = n->weight->grad, *dx = x->grad, *col = NULL;
+    if (!dw && !dx) return DSE_OK;
+    if (!s->is_1x1) {
+        void *ws;
+        enum dse_status st = dse_cpu_ctx_workspace(cx, (size_t)(s->C * s->RS * s->PQ) * sizeof(float), &ws);
+        if (st) return st;
+        col = ws;
+    }
+    for (int i = 0; i < s->N; i++) {
+        const float *xi = x->data + i * x->stride_n, *dyi = y->grad + i * y->stride_n;
+        if (dw) {
+            const float *B = xi;
+            if (!s->is_1x1) {
+                im2col(s, xi, x->stride_n, 1, col);
+                B = col;
+            }
+            for (int g = 0; g < s->G; g++)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->Kg, (int)s->CRSg, (int)s->PQ, 1.0f,
+                            dyi + g * s->Kg * s->PQ, (int)s->PQ, B + g * s->CRSg * s->PQ, (int)s->PQ, 1.0f,
+                            dw + g * s->Kg * s->CRSg, (int)s->CRSg);
+        }
+        if (dx) {
+            float *dxi = dx + i * x->stride_n;
+            /* 1x1: accumulate straight into dx_i (beta 1); otherwise through col. */
+            float *D = s->is_1x1 ? dxi : col;
+            for (int g = 0; g < s->G; g++)
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)s->CRSg, (int)s->PQ, s->Kg, 1.0f,
+                            w + g * s->Kg * s->CRSg, (int)s->CRSg, dyi + g * s->Kg * s->PQ, (int)s->PQ,
+                            s->is_1x1 ? 1.0f : 0.0f, D + g * s->CRSg * s->PQ, (int)s->PQ);
+            if (!s->is_1x1) col2im_add(s, col, 1, dxi, x->stride_n);
+        }
+    }
+    return DSE_OK;
+}
+
+typedef enum dse_status (*conv_fn)(struct dse_cpu_ctx *, struct dse_node *, const struct shape *);
+static const conv_fn fwd_fns[DSE_CPU_CONV_COUNT] = { fwd_batch, fwd_image };
+static const conv_fn bwd_fns[DSE_CPU_CONV_COUNT] = { bwd_batch, bwd_image };
+
+const char *dse_cpu_conv_algo_str(int algo) {
+    switch (algo) {
+    case DSE_CPU_CONV_AUTO:       return "auto";
+    case DSE_CPU_CONV_GEMM_BATCH: return "gemm_batch";
+    case DSE_CPU_CONV_GEMM_IMAGE: return "gemm_image";
+    default:                      return "?";
+    }
+}
+
+/* ---- choosing a strategy ----------------------------------------------------------- */
+
+static void make_key(const struct dse_node *n, const struct shape *s, int key[16]) {
+    const int k[16] = { s->N, s->C, s->H, s->W, s->K, s->R, s->S, s->sh, s->sw, s->ph, s->pw, s->dh, s->dw,
+                        s->G, n->bias != NULL, n->in[0]->grad != NULL };
+    memcpy(key, k, sizeof k);
+}
+
+static struct dse_cpu_conv_choice *cache_find(struct dse_cpu_ctx *cx, const int key[16]) {
+    for (int i = 0; i < cx->conv_cache_n; i++)
+        if (memcmp(cx->conv_cache[i].key, key, 16 * sizeof(int)) == 0) return &cx->conv_cache[i];
+    return NULL;
+}
+
+static struct dse_cpu_conv_choice *cache_add(struct dse_cpu_ctx *cx, const int key[16]) {
+    if (cx->conv_cache_n == cx->conv_cache_cap) {
+        int cap = cx->conv_cache_cap ? 2 * cx->conv_cache_cap : 16;
+        struct dse_cpu_conv_choice *p = realloc(cx->conv_cache, (size_t)cap * sizeof *p);
+        if (!p) return NULL;
+        cx->conv_cache = p, cx->conv_cache_cap = cap;
+    }
+    struct dse_cpu_conv_choice *c = &cx->conv_cache[cx->conv_cache_n++];
+    memset(c, 0, sizeof *c);
+    memcpy(c->key, key, 16 * sizeof(int));
+    c->algo_fwd = c->algo_bwd = DSE_CPU_CONV_AUTO;
+    return c;
+}
+
+/* Each strategy once untimed (it grows the workspace and faults its pages in), then
+ * TIMING_REPS rounds that run the strategies in turn, keeping each one's fastest run:
+ * alternating keeps a load change on a shared machine from favouring one of them. */
+#define TIMING_REPS 3
+
+static enum dse_status time_all(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s,
+                                const conv_fn *fns, float *ms) {
+    double best[DSE_CPU_CONV_COUNT];
+    for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
+        enum dse_status st = fns[a](cx, n, s);
+        if (st) return st;
+        best[a] = 1e30;
+    }
+    for (int rep = 0; rep < TIMING_REPS; rep++) {
+        for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
+            double t0 = dse_cpu_now_ms();
+            enum dse_status st = fns[a](cx, n, s);
+            double t = dse_cpu_now_ms() - t0;
+            if (st) return st;
+            if (t < best[a]) best[a] = t;
+        }
+    }
+    for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) ms[a] = (float)best[a];
+    return DSE_OK;
+}
+
+static int fastest(const float *ms) {
+    int best = 0;
+    for (int a = 1; a < DSE_CPU_CONV_COUNT; a++)
+        if (ms[a] < ms[best]) best = a;
+    return best;
+}
+
+static int wants_bwd(const struct dse_node *n) {
+    return n->training && (n->weight->grad || (n->bias && n->bias->grad) || n->in[0]->grad);
+}
+
+/* Backward timing on scratch gradients, so the node's own grads are untouched. */
+static enum dse_status time_bwd(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s,
+                                float *ms) {
+    struct dse_node shadow = *n;
+    struct dse_tensor x = *n->in[0], y = *n->out, w = *n->weight;
+    const int64_t nx = x.n * x.stride_n, ny = y.n * y.stride_n, nw = dse_tensor_count(&w);
+    float *buf = calloc((size_t)(nx + ny + nw), sizeof(float));
+    if (!buf) return dse_cpu_fail(cx, n, DSE_ERR_NOMEM, "out of memory timing conv strategies");
+    x.grad = n->in[0]->grad ? buf : NULL;
+    y.grad = n->out->grad ? n->out->grad : buf + nx; /* read only */
+    w.grad = n->weight->grad ? buf + nx + ny : NULL;
+    shadow.in[0] = &x, shadow.out = &y, shadow.weight = &w, shadow.bias = NULL;
+    enum dse_status st = time_all(cx, &shadow, s, bwd_fns, ms);
+    free(buf);
+    return st;
+}
+
+static enum dse_status choose(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s, int do_fwd,
+                              int do_bwd, struct dse_cpu_conv_choice *out) {
+    int key[16];
+    make_key(n, s, key);
+    struct dse_cpu_conv_choice *c = cache_find(cx, key);
+    if (!c && !(c = cache_add(cx, key)))
+        return dse_cpu_fail(cx, n, DSE_ERR_NOMEM, "out of memory for the conv strategy cache");
+    enum dse_status st = DSE_OK;
+    if (do_fwd && c->algo_fwd == DSE_CPU_CONV_AUTO) {
+        float ms[DSE_CPU_CONV_COUNT];
+        if ((st = time_all(cx, n, s, fwd_fns, ms))) return st;
+        memcpy(c->ms_fwd, ms, sizeof ms);
+        c->algo_fwd = fastest(ms);
+        cx->stats.conv_timings++;
+    }
+    if (do_bwd && c->algo_bwd == DSE_CPU_CONV_AUTO && wants_bwd(n)) {
+        float ms[DSE_CPU_CONV_COUNT];
+        if ((st = time_bwd(cx, n, s, ms))) return st;
+        memcpy(c->ms_bwd, ms, sizeof ms);
+        c->algo_bwd = fastest(ms);
+        cx->stats.conv_timings++;
+    }
+    if (out) *out = *c;
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_conv2d_choose(struct dse_cpu_ctx *cx, struct dse_node *n,
+                                      struct dse_cpu_conv_choice *out) {
+    DSE_ASSERT(n->op == DSE_OP_CONV2D);
+    struct shape s = shape_of(n);
+    return choose(cx, n, &s, 1, 1, out);
+}
+
+/* The strategy to run: the node's override, the ctx's, or the cached (timed) choice. */
+static enum dse_status pick(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s, int bwd,
+                            int *algo) {
+    int a = bwd ? n->algo_bwd : n->algo_fwd;
+    if (a == DSE_CPU_CONV_AUTO) a = cx->conv_force;
+    if (a == DSE_CPU_CONV_AUTO) {
+        struct dse_cpu_conv_choice c;
+        enum dse_status st = choose(cx, n, s, !bwd, bwd, &c);
+        if (st) return st;
+        a = bwd ? c.algo_bwd : c.algo_fwd;
+        if (a == DSE_CPU_CONV_AUTO) a = DSE_CPU_CONV_GEMM_BATCH; /* nothing to time */
+    }
+    if (a < 0 || a >= DSE_CPU_CONV_COUNT)
+        return dse_cpu_fail(cx, n, DSE_ERR_CONFIG, "conv strategy %d does not exist on the CPU", a);
+    *algo = a;
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_conv2d_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    struct shape s = shape_of(n);
+    int a = DSE_CPU_CONV_GEMM_BATCH;
+    enum dse_status st = pick(cx, n, &s, 0, &a);
+    return st ? st : fwd_fns[a](cx, n, &s);
+}
+
+enum dse_status dse_cpu_conv2d_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    struct shape s = shape_of(n);
+    if (n->bias && n->bias->grad) bias_grad(&s, n->out, n->bias->grad);
+    if (!n->weight->grad && !n->in[0]->grad) return DSE_OK;
+    int a = DSE_CPU_CONV_GEMM_BATCH;
+    enum dse_status st = pick(cx, n, &s, 1, &a);
+    return st ? st : bwd_fns[a](cx, n, &s);
+}

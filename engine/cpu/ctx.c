@@ -1,0 +1,141 @@
+/* ctx.c: the CPU backend's context (threads, PCG32 stream, workspace, conv choice
+ * cache), its kernel table built from engine/ops.def, and per-node state allocation.
+ * Kernels: one file per op family next to this one. */
+#include "engine/engine.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cblas.h>
+
+#include "engine/cpu/cpu_impl.h"
+
+#define ALIGN 64
+
+const struct dse_cpu_kernel dse_cpu_kernels[DSE_OP_COUNT] = {
+#define DSE_OP(e, name, layer, min_in, max_in, weights) \
+    [DSE_OP_##e] = { dse_cpu_##name##_fwd, dse_cpu_##name##_bwd },
+#include "engine/ops.def"
+#undef DSE_OP
+};
+
+enum dse_status dse_cpu_ctx_init(struct dse_cpu_ctx *cx, int threads, uint64_t seed, struct dse_err *err) {
+    memset(cx, 0, sizeof *cx);
+    if (threads < 1 || threads > 1024)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "threads = %d is out of range; expected 1 to 1024",
+                           threads);
+    cx->seed = seed;
+    dse_pcg32_seed(&cx->rng, seed, 0x5eed);
+    cx->ws_limit_bytes = (size_t)256 << 20;
+    cx->conv_force = DSE_CPU_CONV_AUTO;
+    dse_cpu_ctx_set_threads(cx, threads);
+    return DSE_OK;
+}
+
+void dse_cpu_ctx_deinit(struct dse_cpu_ctx *cx) {
+    if (!cx) return;
+    free(cx->ws);
+    free(cx->conv_cache);
+    memset(cx, 0, sizeof *cx);
+}
+
+void dse_cpu_ctx_set_threads(struct dse_cpu_ctx *cx, int threads) {
+    DSE_ASSERT(threads >= 1);
+    cx->threads = threads;
+    openblas_set_num_threads(threads);
+}
+
+enum dse_status dse_cpu_ctx_workspace(struct dse_cpu_ctx *cx, size_t bytes, void **out) {
+    if (bytes > cx->ws_bytes) {
+        /* Grow by at least a quarter so a sequence of slightly larger layers does not
+         * reallocate each time; the contents need not survive. */
+        size_t want = bytes > cx->ws_bytes + cx->ws_bytes / 4 ? bytes : cx->ws_bytes + cx->ws_bytes / 4;
+        want = (want + ALIGN - 1) / ALIGN * ALIGN;
+        free(cx->ws);
+        cx->ws = aligned_alloc(ALIGN, want);
+        cx->ws_bytes = cx->ws ? want : 0;
+        if (!cx->ws) {
+            *out = NULL;
+            return dse_err_set(&cx->err, DSE_ERR_NOMEM, NULL, 0, "out of memory for a %zu-byte workspace", bytes);
+        }
+    }
+    *out = cx->ws;
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_fail(struct dse_cpu_ctx *cx, const struct dse_node *n, enum dse_status code,
+                             const char *fmt, ...) {
+    char what[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return dse_err_set(&cx->err, code, NULL, n->layer ? n->layer->line : 0, "layer '%s' (%s): %s",
+                       n->layer ? n->layer->name : "?", dse_op_str(n->op), what);
+}
+
+double dse_cpu_now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* Bytes for `count` elements of `size`, rounded up so the next piece stays aligned. */
+static size_t piece(int64_t count, size_t size) {
+    return ((size_t)count * size + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+enum dse_status dse_cpu_node_prepare(struct dse_cpu_ctx *cx, struct dse_node *n, struct dse_err *err) {
+    enum dse_status st = dse_node_check(n, err);
+    if (st) return st;
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int64_t per_image = dse_tensor_image(x), all = per_image * x->n;
+    const int in_place = dse_cpu_in_place(n);
+    size_t s_argmax = 0, s_mask = 0, s_stats = 0, s_saved = 0, s_prob = 0;
+    switch (n->op) {
+    case DSE_OP_MAXPOOL:      s_argmax = piece(dse_tensor_count(y), sizeof(int32_t)); break;
+    case DSE_OP_DROPOUT:      s_mask = piece(all, 1); break;
+    case DSE_OP_BATCHNORM:    s_stats = piece(x->c, sizeof(float));
+                              s_saved = in_place ? piece(all, sizeof(float)) : 0; break;
+    case DSE_OP_SCALE:        s_saved = in_place ? piece(all, sizeof(float)) : 0; break;
+    case DSE_OP_SOFTMAX_XENT: s_prob = piece(all, sizeof(float)); break;
+    default: break;
+    }
+    size_t bytes = s_argmax + s_mask + 2 * s_stats + s_saved + s_prob;
+    if (bytes > n->st.bytes) {
+        DSE_ASSERT(n->st.mem == DSE_MEM_HOST);
+        free(n->st.block);
+        memset(&n->st, 0, sizeof n->st);
+        n->st.block = aligned_alloc(ALIGN, bytes);
+        if (!n->st.block)
+            return dse_err_set(err, DSE_ERR_NOMEM, NULL, n->layer->line,
+                               "layer '%s' (%s): out of memory for %zu bytes of op state", n->layer->name,
+                               dse_op_str(n->op), bytes);
+        memset(n->st.block, 0, bytes);
+        n->st.bytes = bytes;
+    }
+    n->st.mem = DSE_MEM_HOST;
+    if (!n->st.block) return DSE_OK; /* an op without state */
+    char *p = n->st.block;
+    n->st.argmax = s_argmax ? (int32_t *)p : NULL, p += s_argmax;
+    n->st.mask   = s_mask ? (uint8_t *)p : NULL,   p += s_mask;
+    n->st.mean   = s_stats ? (float *)p : NULL,    p += s_stats;
+    n->st.invstd = s_stats ? (float *)p : NULL,    p += s_stats;
+    n->st.saved  = s_saved ? (float *)p : NULL,    p += s_saved;
+    n->st.prob   = s_prob ? (float *)p : NULL;
+    (void)cx;
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_forward(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
+    return dse_cpu_kernels[n->op].fwd(cx, n);
+}
+
+enum dse_status dse_cpu_backward(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
+    return dse_cpu_kernels[n->op].bwd(cx, n);
+}

@@ -1,0 +1,218 @@
+/* eltwise.c: CPU elementwise ops, forward and backward: relu, dropout (inverted: kept
+ * values scaled by 1/(1-p) in training, identity in inference), eltwise add of N inputs
+ * and Caffe's per-channel scale. x, y: [N, C, H, W], each with its own stride_n.
+ * Gradient rule (accumulate; overwrite in place): engine/engine.h, struct dse_node. */
+#include "engine/engine.h"
+
+#include <string.h>
+
+#include "engine/cpu/cpu_impl.h"
+
+/* Elementwise loops run over blocks of one image, so views (stride_n > c*h*w) need no
+ * special case and threads get equal shares whatever N is. */
+#define BLOCK 8192
+
+struct blocks {
+    int64_t img, per_img, count; /* values per image, blocks per image, blocks */
+};
+
+static struct blocks blocks_of(const struct dse_tensor *t) {
+    struct blocks b;
+    b.img = dse_tensor_image(t);
+    b.per_img = (b.img + BLOCK - 1) / BLOCK;
+    b.count = b.per_img * t->n;
+    return b;
+}
+
+/* Image i and value range [*j0, *j1) of block k. */
+static int64_t block_at(const struct blocks *b, int64_t k, int64_t *j0, int64_t *j1) {
+    *j0 = (k % b->per_img) * BLOCK;
+    *j1 = *j0 + BLOCK < b->img ? *j0 + BLOCK : b->img;
+    return k / b->per_img;
+}
+
+/* ---- relu ------------------------------------------------------------------------ */
+
+enum dse_status dse_cpu_relu_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const struct blocks b = blocks_of(x);
+    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+    for (int64_t k = 0; k < b.count; k++) {
+        int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
+        const float *xi = x->data + i * x->stride_n;
+        float *yi = y->data + i * y->stride_n;
+        for (int64_t j = j0; j < j1; j++) yi[j] = xi[j] > 0.0f ? xi[j] : 0.0f;
+    }
+    return DSE_OK;
+}
+
+/* Uses y, not x: y > 0 exactly where x > 0, and in place x is gone. */
+enum dse_status dse_cpu_relu_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    if (!x->grad) return DSE_OK;
+    const int in_place = dse_cpu_in_place(n);
+    const struct blocks b = blocks_of(x);
+    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+    for (int64_t k = 0; k < b.count; k++) {
+        int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
+        const float *yi = y->data + i * y->stride_n, *dyi = y->grad + i * y->stride_n;
+        float *dxi = x->grad + i * x->stride_n;
+        if (in_place)
+            for (int64_t j = j0; j < j1; j++) dxi[j] = yi[j] > 0.0f ? dyi[j] : 0.0f;
+        else
+            for (int64_t j = j0; j < j1; j++) dxi[j] += yi[j] > 0.0f ? dyi[j] : 0.0f;
+    }
+    return DSE_OK;
+}
+
+/* ---- dropout --------------------------------------------------------------------- */
+
+static float keep_scale(const struct dse_node *n) { return 1.0f / (1.0f - n->layer->dropout_ratio); }
+
+/* Training draws one PCG32 number per value, in index order and on one thread, so the
+ * mask depends on the seed and nothing else (not the thread count). A value is kept
+ * when its draw is >= p * 2^32. */
+enum dse_status dse_cpu_dropout_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const struct blocks b = blocks_of(x);
+    const float p = n->layer->dropout_ratio;
+    if (!n->training || p == 0.0f) {
+        if (!dse_cpu_in_place(n))
+            for (int i = 0; i < x->n; i++)
+                memcpy(y->data + i * y->stride_n, x->data + i * x->stride_n, (size_t)b.img * sizeof(float));
+        return DSE_OK;
+    }
+    uint8_t *mask = n->st.mask;
+    DSE_ASSERT(mask);
+    const uint32_t threshold = (uint32_t)((double)p * 4294967296.0);
+    const int64_t count = b.img * x->n;
+    for (int64_t j = 0; j < count; j++) mask[j] = dse_pcg32_next(&cx->rng) >= threshold;
+    const float scale = keep_scale(n);
+    DSE_OMP_FOR(cx->threads, count)
+    for (int64_t k = 0; k < b.count; k++) {
+        int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
+        const float *xi = x->data + i * x->stride_n;
+        const uint8_t *mi = mask + i * b.img;
+        float *yi = y->data + i * y->stride_n;
+        for (int64_t j = j0; j < j1; j++) yi[j] = mi[j] ? xi[j] * scale : 0.0f;
+    }
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_dropout_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    if (!x->grad) return DSE_OK;
+    const int in_place = dse_cpu_in_place(n);
+    const int masked = n->training && n->layer->dropout_ratio != 0.0f;
+    if (in_place && !masked) return DSE_OK; /* identity */
+    const struct blocks b = blocks_of(x);
+    const float scale = masked ? keep_scale(n) : 1.0f;
+    const uint8_t *mask = n->st.mask;
+    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+    for (int64_t k = 0; k < b.count; k++) {
+        int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
+        const float *dyi = y->grad + i * y->stride_n;
+        float *dxi = x->grad + i * x->stride_n;
+        const uint8_t *mi = masked ? mask + i * b.img : NULL;
+        if (!masked)
+            for (int64_t j = j0; j < j1; j++) dxi[j] += dyi[j];
+        else if (in_place)
+            for (int64_t j = j0; j < j1; j++) dxi[j] = mi[j] ? dyi[j] * scale : 0.0f;
+        else
+            for (int64_t j = j0; j < j1; j++) dxi[j] += mi[j] ? dyi[j] * scale : 0.0f;
+    }
+    return DSE_OK;
+}
+
+/* ---- eltwise add: y = in[0] + in[1] + ... ----------------------------------------- */
+
+enum dse_status dse_cpu_eltwise_add_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *y = n->out;
+    const struct blocks b = blocks_of(y);
+    DSE_OMP_FOR(cx->threads, dse_tensor_count(y) * n->n_in)
+    for (int64_t k = 0; k < b.count; k++) {
+        int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
+        float *yi = y->data + i * y->stride_n;
+        const float *a = n->in[0]->data + i * n->in[0]->stride_n;
+        const float *c = n->in[1]->data + i * n->in[1]->stride_n;
+        for (int64_t j = j0; j < j1; j++) yi[j] = a[j] + c[j];
+        for (int t = 2; t < n->n_in; t++) {
+            const float *d = n->in[t]->data + i * n->in[t]->stride_n;
+            for (int64_t j = j0; j < j1; j++) yi[j] += d[j];
+        }
+    }
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_eltwise_add_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *y = n->out;
+    const struct blocks b = blocks_of(y);
+    for (int t = 0; t < n->n_in; t++) {
+        const struct dse_tensor *x = n->in[t];
+        if (!x->grad) continue;
+        DSE_OMP_FOR(cx->threads, dse_tensor_count(y))
+        for (int64_t k = 0; k < b.count; k++) {
+            int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
+            const float *dyi = y->grad + i * y->stride_n;
+            float *dxi = x->grad + i * x->stride_n;
+            for (int64_t j = j0; j < j1; j++) dxi[j] += dyi[j];
+        }
+    }
+    return DSE_OK;
+}
+
+/* ---- scale: y = gamma[c] x (+ beta[c]) --------------------------------------------- */
+
+enum dse_status dse_cpu_scale_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int C = x->c;
+    const int64_t HW = (int64_t)x->h * x->w;
+    const float *g = n->weight->data, *be = n->bias ? n->bias->data : NULL;
+    float *saved = dse_cpu_in_place(n) ? n->st.saved : NULL; /* x, for backward */
+    DSE_ASSERT(!dse_cpu_in_place(n) || saved);
+    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+    for (int64_t nc = 0; nc < (int64_t)x->n * C; nc++) {
+        const int i = (int)(nc / C), c = (int)(nc % C);
+        const float *xp = x->data + i * x->stride_n + c * HW;
+        float *yp = y->data + i * y->stride_n + c * HW;
+        if (saved) memcpy(saved + nc * HW, xp, (size_t)HW * sizeof(float));
+        const float gc = g[c], bc = be ? be[c] : 0.0f;
+        for (int64_t j = 0; j < HW; j++) yp[j] = xp[j] * gc + bc;
+    }
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_scale_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int C = x->c, N = x->n, in_place = dse_cpu_in_place(n);
+    const int64_t HW = (int64_t)x->h * x->w;
+    const float *g = n->weight->data;
+    float *dg = n->weight->grad, *db = n->bias ? n->bias->grad : NULL;
+    /* Parameter grads first: in place, dx overwrites dy. One thread per channel. */
+    if (dg || db) {
+        DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+        for (int c = 0; c < C; c++) {
+            double sg = 0.0, sb = 0.0;
+            for (int i = 0; i < N; i++) {
+                const float *dyp = y->grad + i * y->stride_n + c * HW;
+                const float *xp = in_place ? n->st.saved + ((int64_t)i * C + c) * HW
+                                           : x->data + i * x->stride_n + c * HW;
+                for (int64_t j = 0; j < HW; j++) sg += (double)dyp[j] * xp[j], sb += dyp[j];
+            }
+            if (dg) dg[c] += (float)sg;
+            if (db) db[c] += (float)sb;
+        }
+    }
+    if (!x->grad) return DSE_OK;
+    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+    for (int64_t nc = 0; nc < (int64_t)N * C; nc++) {
+        const int i = (int)(nc / C), c = (int)(nc % C);
+        const float *dyp = y->grad + i * y->stride_n + c * HW;
+        float *dxp = x->grad + i * x->stride_n + c * HW;
+        if (in_place)
+            for (int64_t j = 0; j < HW; j++) dxp[j] = dyp[j] * g[c];
+        else
+            for (int64_t j = 0; j < HW; j++) dxp[j] += dyp[j] * g[c];
+    }
+    return DSE_OK;
+}

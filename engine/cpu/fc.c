@@ -1,0 +1,46 @@
+/* fc.c: CPU fully connected layer (Caffe's InnerProduct), forward and backward, one
+ * sgemm each. x: [N, C, H, W] read as [N, D = C*H*W] (lda = stride_n, so views work)
+ * w: [K, D]   b: [K]   y: [N, K]. */
+#include "engine/engine.h"
+
+#include <cblas.h>
+
+#include "engine/cpu/cpu_impl.h"
+
+enum dse_status dse_cpu_fc_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int N = x->n, K = y->c, D = (int)dse_tensor_image(x);
+    /* y = x w^T */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, K, D, 1.0f, x->data, (int)x->stride_n,
+                n->weight->data, D, 0.0f, y->data, (int)y->stride_n);
+    if (n->bias) {
+        const float *b = n->bias->data;
+        for (int i = 0; i < N; i++) {
+            float *yi = y->data + i * y->stride_n;
+            for (int k = 0; k < K; k++) yi[k] += b[k];
+        }
+    }
+    (void)cx;
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_fc_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int N = x->n, K = y->c, D = (int)dse_tensor_image(x);
+    if (n->weight->grad) /* dw += dy^T x */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, D, N, 1.0f, y->grad, (int)y->stride_n, x->data,
+                    (int)x->stride_n, 1.0f, n->weight->grad, D);
+    if (n->bias && n->bias->grad) {
+        float *db = n->bias->grad;
+        for (int k = 0; k < K; k++) {
+            double s = 0.0;
+            for (int i = 0; i < N; i++) s += y->grad[i * y->stride_n + k];
+            db[k] += (float)s;
+        }
+    }
+    if (x->grad) /* dx += dy w */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, D, K, 1.0f, y->grad, (int)y->stride_n,
+                    n->weight->data, D, 1.0f, x->grad, (int)x->stride_n);
+    (void)cx;
+    return DSE_OK;
+}

@@ -1,0 +1,151 @@
+/* pool.c: CPU max and average pooling (global pooling too: the kernel is the input),
+ * forward and backward, window for window as Caffe's pooling_layer.cpp computes them:
+ * windows that overhang the input (ceil rounding, padding) are clipped; max ignores
+ * out-of-range positions, average divides by the window clipped to the PADDED input,
+ * so padding counts as zeros but the overhang past the padding does not.
+ * x: [N, C, H, W]   y: [N, C, P, Q]   argmax: [N, C, P, Q] (y*W+x in the input plane). */
+#include "engine/engine.h"
+
+#include "engine/cpu/cpu_impl.h"
+
+/* Windows are separable: rows depend on p only, columns on q only, so their bounds are
+ * computed once per call (in the ctx workspace), not once per output value. */
+struct windows {
+    int *h0, *h1, *hn; /* rows [h0, h1) clipped to the input; hn: Caffe's AVE row count,
+                          clipped to the padded input only */
+    int *w0, *w1, *wn; /* the same for columns */
+};
+
+static void bounds(int i, int k, int stride, int pad, int in, int *lo, int *hi, int *count) {
+    int start = i * stride - pad, end = start + k;
+    if (end > in + pad) end = in + pad;
+    *count = end - start;
+    *lo = start < 0 ? 0 : start;
+    *hi = end > in ? in : end;
+}
+
+static enum dse_status windows_of(struct dse_cpu_ctx *cx, const struct dse_node *n, struct windows *w) {
+    const struct dse_layer *l = n->layer;
+    const int H = n->in[0]->h, W = n->in[0]->w, P = n->out->h, Q = n->out->w;
+    void *ws;
+    enum dse_status st = dse_cpu_ctx_workspace(cx, 3 * (size_t)(P + Q) * sizeof(int), &ws);
+    if (st) return st;
+    int *p = ws;
+    w->h0 = p, w->h1 = p + P, w->hn = p + 2 * P;
+    w->w0 = p + 3 * P, w->w1 = w->w0 + Q, w->wn = w->w0 + 2 * Q;
+    for (int i = 0; i < P; i++) bounds(i, l->kernel_h, l->stride_h, l->pad_h, H, &w->h0[i], &w->h1[i], &w->hn[i]);
+    for (int i = 0; i < Q; i++) bounds(i, l->kernel_w, l->stride_w, l->pad_w, W, &w->w0[i], &w->w1[i], &w->wn[i]);
+    return DSE_OK;
+}
+
+/* An empty window (possible with ceil rounding when the kernel is smaller than the
+ * stride) gives 0 and no gradient; Caffe would give -FLT_MAX for max and 0/0 for avg. */
+static int empty(const struct windows *w, int p, int q) {
+    return w->h0[p] >= w->h1[p] || w->w0[q] >= w->w1[q] || w->hn[p] <= 0 || w->wn[q] <= 0;
+}
+
+enum dse_status dse_cpu_maxpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
+    int32_t *argmax = n->st.argmax;
+    DSE_ASSERT(argmax);
+    struct windows win;
+    enum dse_status st = windows_of(cx, n, &win);
+    if (st) return st;
+    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+    for (int64_t nc = 0; nc < (int64_t)x->n * C; nc++) {
+        const int i = (int)(nc / C), c = (int)(nc % C);
+        const float *xp = x->data + i * x->stride_n + (int64_t)c * H * W;
+        float *yp = y->data + i * y->stride_n + (int64_t)c * P * Q;
+        int32_t *ap = argmax + nc * P * Q;
+        for (int p = 0; p < P; p++) {
+            /* Locals: stores to ap (int32_t) could alias the window arrays. */
+            const int h0 = win.h0[p], h1 = win.h1[p], hn = win.hn[p];
+            for (int q = 0; q < Q; q++) {
+                const int w0 = win.w0[q], w1 = win.w1[q];
+                if (h0 >= h1 || w0 >= w1 || hn <= 0 || win.wn[q] <= 0) {
+                    yp[p * Q + q] = 0.0f, ap[p * Q + q] = -1;
+                    continue;
+                }
+                /* The first of equal maxima wins, as in Caffe (strict >). */
+                int32_t arg = h0 * W + w0;
+                float best = xp[arg];
+                for (int h = h0; h < h1; h++) {
+                    for (int w = w0; w < w1; w++) {
+                        const float v = xp[h * W + w];
+                        const int more = v > best; /* branch-free: maxima are unpredictable */
+                        best = more ? v : best;
+                        arg = more ? h * W + w : arg;
+                    }
+                }
+                yp[p * Q + q] = best;
+                ap[p * Q + q] = arg;
+            }
+        }
+    }
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_maxpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    if (!x->grad) return DSE_OK;
+    const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
+    const int32_t *argmax = n->st.argmax;
+    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+    for (int64_t nc = 0; nc < (int64_t)x->n * C; nc++) {
+        const int i = (int)(nc / C), c = (int)(nc % C);
+        float *dxp = x->grad + i * x->stride_n + (int64_t)c * H * W;
+        const float *dyp = y->grad + i * y->stride_n + (int64_t)c * P * Q;
+        const int32_t *ap = argmax + nc * P * Q;
+        for (int64_t j = 0; j < (int64_t)P * Q; j++)
+            if (ap[j] >= 0) dxp[ap[j]] += dyp[j];
+    }
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_avgpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
+    struct windows win;
+    enum dse_status st = windows_of(cx, n, &win);
+    if (st) return st;
+    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+    for (int64_t nc = 0; nc < (int64_t)x->n * C; nc++) {
+        const int i = (int)(nc / C), c = (int)(nc % C);
+        const float *xp = x->data + i * x->stride_n + (int64_t)c * H * W;
+        float *yp = y->data + i * y->stride_n + (int64_t)c * P * Q;
+        for (int p = 0; p < P; p++) {
+            for (int q = 0; q < Q; q++) {
+                float sum = 0.0f;
+                for (int h = win.h0[p]; h < win.h1[p]; h++)
+                    for (int w = win.w0[q]; w < win.w1[q]; w++) sum += xp[h * W + w];
+                yp[p * Q + q] = empty(&win, p, q) ? 0.0f : sum / (float)(win.hn[p] * win.wn[q]);
+            }
+        }
+    }
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_avgpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    if (!x->grad) return DSE_OK;
+    const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
+    struct windows win;
+    enum dse_status st = windows_of(cx, n, &win);
+    if (st) return st;
+    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
+    for (int64_t nc = 0; nc < (int64_t)x->n * C; nc++) {
+        const int i = (int)(nc / C), c = (int)(nc % C);
+        float *dxp = x->grad + i * x->stride_n + (int64_t)c * H * W;
+        const float *dyp = y->grad + i * y->stride_n + (int64_t)c * P * Q;
+        for (int p = 0; p < P; p++) {
+            for (int q = 0; q < Q; q++) {
+                if (empty(&win, p, q)) continue;
+                const float g = dyp[p * Q + q] / (float)(win.hn[p] * win.wn[q]);
+                for (int h = win.h0[p]; h < win.h1[p]; h++)
+                    for (int w = win.w0[q]; w < win.w1[q]; w++) dxp[h * W + w] += g;
+            }
+        }
+    }
+    return DSE_OK;
+}

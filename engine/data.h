@@ -1,0 +1,198 @@
+/* data.h: training data for the engine: IDX (MNIST, Fashion-MNIST) and CIFAR-10/100
+ * binary files read into memory, per-channel normalization, random crop and flip,
+ * per-epoch shuffling, and a loader that prepares the next batch in a background thread.
+ * Everything random comes from PCG32 seeded by the caller: the same seed gives the same
+ * bytes, and epoch k can be reproduced without replaying epochs 0..k-1. docs/data.md has
+ * the larger picture (where files are looked up, the formats, the loader's threading). */
+#ifndef DSE_ENGINE_DATA_H
+#define DSE_ENGINE_DATA_H
+
+#include <stdint.h>
+
+#include "base/base.h"
+#include "base/pcg32.h"
+
+#define DSE_DATA_MAX_CHANNELS 4
+#define DSE_DATA_MAX_FILES    6     /* CIFAR-10 has 5 training batches */
+#define DSE_DATA_PATH_MAX     1024
+#define DSE_DATA_ROOT         "/usr/share/datasets" /* where Debian's dataset-* packages install */
+
+/* ---- the in-memory dataset ---------------------------------------------------------- */
+
+struct dse_dataset {
+    int      n;        /* images */
+    int      c, h, w;  /* channels, rows, columns of every image */
+    int      classes;  /* every label is in 0..classes-1 */
+    uint8_t *pixels;   /* [n, c, h, w], owned */
+    int     *labels;   /* [n], owned */
+};
+
+/* An empty dataset of n images (pixels and labels zeroed), for tests and synthetic data.
+ * n >= 1, 1 <= c <= DSE_DATA_MAX_CHANNELS, h, w >= 1, classes >= 1; anything else is
+ * DSE_ERR_CONFIG. On failure *out is NULL. */
+enum dse_status dse_dataset_new(int n, int c, int h, int w, int classes,
+                                struct dse_dataset **out, struct dse_err *err);
+void dse_dataset_free(struct dse_dataset *d); /* accepts NULL */
+
+/* --limit-train N: keep only the first n images in file order (the rest are dropped, the
+ * memory is kept). File order is the deterministic choice: Fashion-MNIST's training file
+ * is already in random order with balanced classes (its first 10,000 images hold 942 to
+ * 1,027 of each class). n larger than d->n keeps everything. n < 1 is DSE_ERR_CONFIG. */
+enum dse_status dse_dataset_limit(struct dse_dataset *d, int n, struct dse_err *err);
+
+/* ---- reading files ------------------------------------------------------------------ */
+
+/* Read an IDX image file (magic 0x00000803, unsigned bytes, [n, rows, cols]) and its IDX
+ * label file (magic 0x00000801, [n]), each gzip-compressed or not (zlib reads both).
+ * classes > 0: every label must be below it; classes == 0: classes = largest label + 1.
+ * A missing, truncated, corrupt or mismatched file is DSE_ERR_IO with err->file set to
+ * that path (borrowed: the caller's string) and a message saying what is wrong, e.g.
+ *   truncated: expected 47040016 bytes (16-byte header + 60000 images of 28x28), got 1000
+ * On failure *out is NULL and nothing leaks. */
+enum dse_status dse_data_read_idx(const char *images_path, const char *labels_path,
+                                  int classes, struct dse_dataset **out, struct dse_err *err);
+
+/* Read CIFAR binary batches (gzip-compressed or not) and concatenate them in the order
+ * given. classes = 10: records of 1 label byte + 3072 pixel bytes (3x32x32, R, G, B
+ * planes, rows top to bottom). classes = 100: records of a coarse label (0..19), a fine
+ * label (0..99) and 3072 pixel bytes; the fine label is kept. Any number of records per
+ * file (the real files hold 10,000, or 50,000 for CIFAR-100's train.bin); a file that is
+ * empty, not a whole number of records or holds a label out of range is DSE_ERR_IO with
+ * err->file = that path (borrowed). On failure *out is NULL. */
+enum dse_status dse_data_read_cifar(const char *const *paths, int npaths, int classes,
+                                    struct dse_dataset **out, struct dse_err *err);
+
+/* ---- finding a dataset by name ------------------------------------------------------- */
+
+enum dse_data_format { DSE_DATA_FORMAT_IDX, DSE_DATA_FORMAT_CIFAR10, DSE_DATA_FORMAT_CIFAR100 };
+enum dse_data_split  { DSE_DATA_SPLIT_TRAIN, DSE_DATA_SPLIT_TEST };
+
+/* Random crop with zero padding and horizontal flip, applied to the raw pixels before
+ * normalization (the order of torchvision's RandomCrop(padding) then RandomHorizontalFlip):
+ * the image is padded with crop_pad pixels of value 0 on every side and an h x w window is
+ * cut at a uniform random offset; then, if flip, it is mirrored left-right with
+ * probability 1/2. All zero: no augmentation (and no random draws). */
+struct dse_data_aug {
+    int crop_pad; /* 0..min(h, w); 0 = no crop */
+    int flip;     /* 0 or 1 */
+};
+
+struct dse_data_split_files {
+    int  n;                                         /* files used */
+    char path[DSE_DATA_MAX_FILES][DSE_DATA_PATH_MAX]; /* IDX: [0] images, [1] labels;
+                                                     * CIFAR: the batch files, in order */
+};
+
+struct dse_data_files {
+    char                        name[64];    /* "fashion-mnist", "mnist", "cifar-10", ... */
+    enum dse_data_format        format;
+    int                         classes;     /* 10 or 100; the caller may change it (IDX) */
+    struct dse_data_aug         aug_default; /* flip off for (Fashion-)MNIST, pad 4 + flip for CIFAR */
+    struct dse_data_split_files train, test;
+};
+
+/* What `--data SPEC` means. SPEC is a dataset name or a directory:
+ *   fashion-mnist   ROOT/fashion-mnist/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]
+ *                   (Debian's dataset-fashion-mnist; if missing, the error says
+ *                   "install it with: apt-get install dataset-fashion-mnist")
+ *   mnist           ROOT/mnist/, the same file names
+ *   cifar-10        ROOT/cifar-10/ holding data_batch_{1..5}.bin and test_batch.bin
+ *   cifar-100       ROOT/cifar-100/ holding train.bin and test.bin
+ *   a directory     holding any of those sets of files (or, for CIFAR, the
+ *                   cifar-10-batches-bin/ or cifar-100-binary/ folder the archives unpack to)
+ * Names are matched without regard to case, and win over a directory of the same name
+ * (write ./mnist for the directory). ROOT is root, or DSE_DATA_ROOT if root is NULL.
+ * A file "x" is looked up as "x", then
+ * "x.gz". Nothing is ever downloaded. Fills *out (caller storage) with the paths found;
+ * checks only that the files exist. Unknown names are DSE_ERR_CONFIG (with a suggestion),
+ * missing files DSE_ERR_IO with err->file pointing into *out (so *out must outlive err). */
+enum dse_status dse_data_locate(const char *spec, const char *root, struct dse_data_files *out,
+                                struct dse_err *err);
+
+/* Read one split of a located dataset. err->file points into *f on failure. */
+enum dse_status dse_data_load(const struct dse_data_files *f, enum dse_data_split split,
+                              struct dse_dataset **out, struct dse_err *err);
+
+/* ---- preprocessing ------------------------------------------------------------------ */
+
+/* Per-channel normalization: x = (pixel / 255 - mean[ch]) / std[ch], in float.
+ * c == 0 means none: x = pixel / 255. */
+struct dse_data_norm {
+    int   c;
+    float mean[DSE_DATA_MAX_CHANNELS];
+    float std[DSE_DATA_MAX_CHANNELS];
+};
+
+/* Mean and (population) standard deviation of pixel / 255 per channel over all images of d,
+ * from exact integer sums, so the result does not depend on thread count or order.
+ * A channel with std 0 (constant) gets std 1. Fashion-MNIST's training set: 0.2860406,
+ * 0.3530242. */
+void dse_data_norm_of(const struct dse_dataset *d, struct dse_data_norm *out);
+
+/* The random generators of epoch `epoch` (>= 0) for a run seeded with `seed`: one PCG32
+ * stream for the shuffle, another for augmentation, both chosen from (seed, epoch) alone,
+ * so a resumed run reproduces epoch k exactly. */
+void dse_data_rng_shuffle(struct dse_pcg32 *r, uint64_t seed, int epoch);
+void dse_data_rng_aug(struct dse_pcg32 *r, uint64_t seed, int epoch);
+
+/* perm[0..n-1] = a uniformly random permutation of 0..n-1 (Fisher-Yates, drawing from
+ * dse_data_rng_shuffle(seed, epoch)). Deterministic for (n, seed, epoch). */
+void dse_data_shuffle(int *perm, int n, uint64_t seed, int epoch);
+
+/* Build one batch: images idx[0..count-1] of d, augmented by aug (NULL or all zero: none,
+ * and rng is not touched; otherwise rng must be non-NULL and is advanced: per image, crop
+ * row then column offset if crop_pad, then the flip bit if flip) and normalized by norm
+ * (NULL: none). This is the synchronous reference the loader's thread runs.
+ * x: [count, C, H, W]   labels: [count]. norm->c must be 0 or d->c. */
+void dse_data_batch(const struct dse_dataset *d, const int *idx, int count,
+                    const struct dse_data_aug *aug, const struct dse_data_norm *norm,
+                    struct dse_pcg32 *rng, float *x, int *labels);
+
+/* ---- the loader ---------------------------------------------------------------------- */
+
+struct dse_loader_opts {
+    int                  batch;    /* images per batch, >= 1 */
+    int                  shuffle;  /* 1: dse_data_shuffle(seed, epoch) order; 0: file order */
+    struct dse_data_aug  aug;      /* all zero: none (evaluation) */
+    struct dse_data_norm norm;     /* c == 0: x = pixel / 255 */
+    uint64_t             seed;
+    int                  synchronous; /* 0 (default): prepare the next batch in a background
+                                       * thread; 1: build each batch inside dse_loader_next,
+                                       * no thread. Both give the same bytes. */
+};
+
+struct dse_loader;
+
+/* A loader over d. Borrows d: it must outlive the loader and must not change while the
+ * loader exists (the background thread reads it). opts is copied. Bad options (batch < 1,
+ * crop_pad out of range, flip not 0/1, norm.c not 0 or d->c, std <= 0) are
+ * DSE_ERR_CONFIG; failing to start the thread is DSE_ERR_INTERNAL. On failure *out is NULL.
+ *
+ * Threading: unless opts.synchronous, the loader owns one worker thread, started here and
+ * joined in dse_loader_free. The worker alone touches the permutation and the
+ * augmentation RNG; it fills two internal batch buffers in turn and hands them over under
+ * a mutex, so it builds batch k+1 while the caller computes on batch k. The loader object
+ * itself is not thread-safe: create it, call start_epoch/next and free it from one thread
+ * (or serialize those calls). */
+enum dse_status dse_loader_new(const struct dse_dataset *d, const struct dse_loader_opts *opts,
+                               struct dse_loader **out, struct dse_err *err);
+
+/* Begin epoch `epoch` (>= 0): order dse_data_shuffle(n, seed, epoch) if shuffle, else
+ * 0..n-1; augmentation draws from dse_data_rng_aug(seed, epoch). Any batch of the
+ * previous epoch not yet taken is discarded. Epochs may be started in any order. */
+void dse_loader_start_epoch(struct dse_loader *l, int epoch);
+
+/* Copy the next batch of the current epoch into x: [batch, C, H, W] and labels: [batch]
+ * (caller-owned, room for a full batch) and set *count to the images in it. Every batch
+ * is full except the epoch's last, which holds the n % batch remaining images when batch
+ * does not divide n (it is returned, not dropped). Returns 1 if a batch was written, 0
+ * (with *count = 0) once the epoch is exhausted or before the first start_epoch. */
+int dse_loader_next(struct dse_loader *l, float *x, int *labels, int *count);
+
+/* Batches in one epoch: ceil(n / batch). */
+int dse_loader_batches(const struct dse_loader *l);
+
+/* Stops and joins the worker thread; accepts NULL. Does not free the dataset. */
+void dse_loader_free(struct dse_loader *l);
+
+#endif

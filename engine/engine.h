@@ -1,0 +1,306 @@
+/* engine.h: the public header of the engine (issue #4): float32 NCHW tensors, op nodes
+ * built from the shared network description (metaparams/net.h), and the CPU backend's
+ * context and kernels. The op list is engine/ops.def; the larger picture is
+ * engine/README.md and shared/STYLE.md sections 2 and 4. The trainable model (network ->
+ * nodes and tensors, SGD, checkpoints) adds its own section at the end of this file. */
+#ifndef DSE_ENGINE_H
+#define DSE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "base/pcg32.h"
+#include "metaparams/net.h"
+
+/* ======================================================================================
+ * Tensors
+ * ======================================================================================
+ * A tensor is a 4-D float32 array in NCHW order: element (i, c, y, x) of data lies at
+ * data[i * stride_n + (c * h + y) * w + x]. Only the image stride is free: within an
+ * image the c*h*w values are contiguous. stride_n > c*h*w makes a view of a channel
+ * slice of a wider tensor, which is how a Fire module's expand convs write straight
+ * into their part of the concat buffer (dse_tensor_view_channels).
+ *
+ * grad holds dL/dtensor with exactly the layout of data (same stride_n), or is NULL
+ * when nobody needs that gradient (the network input, frozen weights); kernels never
+ * compute a gradient into a NULL grad.
+ *
+ * Memory: data and grad are addresses in the memory named by `mem`. On the CPU backend
+ * that is host memory. A device backend (issue #6) allocates a device buffer (its own
+ * arena) and points data/grad into it with mem = DSE_MEM_DEVICE and owns = 0, as ggml
+ * does; the struct is the same, and views and stride_n mean the same thing there
+ * (cuDNN's strided tensor descriptors take nStride). Host code reads device tensors
+ * only through that backend's copy functions.
+ *
+ * Ownership (STYLE section 4): a tensor owns the memory flagged in `owns` and frees it
+ * in dse_tensor_deinit; views and wrapped memory are borrowed and must not outlive
+ * their owner. The model will carve every host buffer out of one arena and wrap it. */
+
+enum dse_mem { DSE_MEM_HOST = 0, DSE_MEM_DEVICE };
+
+#define DSE_TENSOR_OWNS_DATA 1u
+#define DSE_TENSOR_OWNS_GRAD 2u
+
+struct dse_tensor {
+    int          n, c, h, w;  /* shape; all >= 1 */
+    int64_t      stride_n;    /* elements from one image to the next in data and grad; >= c*h*w */
+    float       *data;        /* [n, c, h, w] with stride_n */
+    float       *grad;        /* same layout as data; NULL when no gradient is needed */
+    enum dse_mem mem;         /* address space of data and grad */
+    unsigned     owns;        /* DSE_TENSOR_OWNS_*: what dse_tensor_deinit frees */
+};
+
+/* Flags for dse_tensor_init / dse_tensor_new. */
+#define DSE_TENSOR_GRAD 1u    /* also allocate grad */
+
+/* Allocate a contiguous n x c x h x w host tensor (stride_n = c*h*w), zero-filled and
+ * 64-byte aligned; grad too if flags has DSE_TENSOR_GRAD. The tensor owns both. Fails
+ * with DSE_ERR_SHAPE for a dimension < 1 or a size that overflows, DSE_ERR_NOMEM; on
+ * failure *t is left empty (deinit is still safe) and nothing leaks. */
+enum dse_status dse_tensor_init(struct dse_tensor *t, int n, int c, int h, int w, unsigned flags,
+                                struct dse_err *err);
+/* Free what t owns and empty it. Safe on an emptied or zeroed struct. */
+void dse_tensor_deinit(struct dse_tensor *t);
+
+/* Heap descriptor + dse_tensor_init. *out is NULL on failure. */
+enum dse_status dse_tensor_new(int n, int c, int h, int w, unsigned flags, struct dse_tensor **out,
+                               struct dse_err *err);
+/* Accepts NULL. */
+void dse_tensor_free(struct dse_tensor *t);
+
+/* Allocate (zeroed) grad for a tensor that owns its data and has none yet. */
+enum dse_status dse_tensor_alloc_grad(struct dse_tensor *t, struct dse_err *err);
+
+/* Describe memory owned by someone else (an arena, a data loader's batch). Borrows data
+ * and grad (grad may be NULL). stride_n >= c*h*w. Owns nothing. */
+void dse_tensor_wrap(struct dse_tensor *t, int n, int c, int h, int w, int64_t stride_n, float *data,
+                     float *grad, enum dse_mem mem);
+
+/* v = channels [c0, c0 + c) of parent: same n, h, w and stride_n; data and grad (if
+ * parent has one) point into parent's. Borrows parent's memory. */
+void dse_tensor_view_channels(struct dse_tensor *v, const struct dse_tensor *parent, int c0, int c);
+
+/* Number of values, n*c*h*w, and values per image, c*h*w. */
+int64_t dse_tensor_count(const struct dse_tensor *t);
+int64_t dse_tensor_image(const struct dse_tensor *t);
+/* 1 if stride_n == c*h*w (no gaps between images). */
+int     dse_tensor_contiguous(const struct dse_tensor *t);
+/* Host tensors: set every value of data / of grad (if any) to v; a view touches only
+ * its own slice. */
+void    dse_tensor_fill(struct dse_tensor *t, float v);
+void    dse_tensor_zero_grad(struct dse_tensor *t);
+
+/* ======================================================================================
+ * Ops and nodes
+ * ====================================================================================== */
+
+enum dse_op {
+#define DSE_OP(e, name, layer, min_in, max_in, weights) DSE_OP_##e,
+#include "engine/ops.def"
+#undef DSE_OP
+    DSE_OP_COUNT
+};
+
+/* "conv2d", "maxpool", ...; "?" if out of range. */
+const char *dse_op_str(enum dse_op op);
+
+/* The op that runs a layer. DSE_ERR_UNSUPPORTED (naming the layer) for layer types the
+ * engine has no op for (lrn, softmax without loss, accuracy, eltwise prod/max). */
+enum dse_status dse_op_from_layer(const struct dse_layer *l, enum dse_op *out, struct dse_err *err);
+
+/* Backend-specific strategy ids (algo_fwd, algo_bwd) share this "choose for me" value. */
+#define DSE_ALGO_AUTO (-1)
+
+/* Op state, owned by the node: allocated by the backend's node_prepare in `mem`,
+ * sized for the batch of the node's tensors, reused across steps. Unused ones are NULL. */
+struct dse_node_state {
+    int32_t     *argmax;   /* maxpool [N, C, P, Q]: y*W+x of the max within its input plane; -1 for an empty window */
+    uint8_t     *mask;     /* dropout [N, C*H*W]: 1 = kept (scaled by 1/(1-p)), 0 = dropped */
+    float       *mean;     /* batchnorm [C]: batch mean of the last training forward */
+    float       *invstd;   /* batchnorm [C]: 1/sqrt(batch var + eps) (biased var) */
+    float       *saved;    /* [N, C*H*W] for in-place nodes whose input is overwritten:
+                              batchnorm's x_hat, scale's x */
+    float       *prob;     /* softmax_xent [N, K]: probabilities (for accuracy) */
+    void        *block;    /* the one allocation all of the above point into */
+    size_t       bytes;
+    enum dse_mem mem;
+};
+
+/* One op instance. Tensors are borrowed (the model owns them); the node owns `st`.
+ *
+ * Gradient rule (every backend): backward ACCUMULATES. For each non-NULL grad it adds
+ * this node's contribution: in[i]->grad += dL/din[i], weight->grad += dL/dweight,
+ * bias->grad += dL/dbias. A tensor may feed several consumers (a Fire squeeze output
+ * feeds both expands; a bypass feeds an eltwise add), so the caller zeroes every
+ * activation grad and every parameter grad once per step before backward.
+ * Exception, in place (out->data == in[0]->data, so they share grad too): on entry the
+ * shared grad holds dL/dout, on return dL/din (overwritten, as Caffe does).
+ * Backward reads out->grad (dL/dout), except softmax_xent, which starts the chain:
+ * it adds (p - onehot(label)) / N into in[0]->grad (loss weight 1) and ignores out->grad.
+ *
+ * Layouts:
+ *   conv2d       in[0] x [N, C, H, W]  weight [K, C/groups, R, S]  bias [1, K, 1, 1]  out y [N, K, P, Q]
+ *   fc           in[0] x [N, C, H, W] read as [N, D = C*H*W]  weight [K, D, 1, 1]  bias [1, K, 1, 1]  out [N, K, 1, 1]
+ *   maxpool/avgpool  x [N, C, H, W] -> y [N, C, P, Q]; global pooling has R, S = H, W
+ *   relu, dropout    x [N, C, H, W] -> y [N, C, H, W], may be in place
+ *   concat       in[i] [N, C_i, H, W] -> y [N, sum C_i, H, W]; an input that is a view of
+ *                its slice of y is neither copied forward nor backward
+ *   eltwise_add  in[i] [N, C, H, W] -> y = sum_i in[i]
+ *   softmax_xent x logits [N, K, 1, 1], labels [N] in [0, K) -> out [1, 1, 1, 1] = mean over
+ *                the batch of -log softmax(x)[label]; st.prob [N, K]
+ *   batchnorm    x [N, C, H, W] -> y = gamma (x - mean) / sqrt(var + eps) + beta; weight gamma
+ *                [1, C, 1, 1] and bias beta only if layer->affine; may be in place
+ *   scale        x [N, C, H, W] -> y = gamma[c] x (+ beta[c] if layer->bias); may be in place */
+struct dse_node {
+    enum dse_op             op;
+    const struct dse_layer *layer;       /* borrowed: hyper-parameters and inferred shapes */
+    int                     training;    /* 1: dropout masks, batch statistics; 0: inference */
+    int                     n_in;
+    struct dse_tensor      *in[DSE_MAX_INPUTS];
+    struct dse_tensor      *out;
+    struct dse_tensor      *weight;      /* NULL if the op has none */
+    struct dse_tensor      *bias;        /* NULL if none */
+    struct dse_tensor      *run_mean;    /* batchnorm [1, C, 1, 1]: running averages, model */
+    struct dse_tensor      *run_var;     /*   buffers (checkpointed, not learned); grad unused */
+    const int32_t          *labels;      /* softmax_xent: [N] host, borrowed; set before forward */
+    float                   bn_momentum; /* running = (1 - m) * running + m * batch (PyTorch's
+                                            rule; var unbiased, m/(m-1)); default 0.1 */
+    float                   bn_eps;      /* default 1e-5 */
+    int                     algo_fwd;    /* conv strategy (the backend's enum) to force, or */
+    int                     algo_bwd;    /*   DSE_ALGO_AUTO: the fastest, timed once per shape
+                                            and cached in the backend's ctx */
+    struct dse_node_state   st;
+    void                   *dev;         /* a device backend's own per-node state (cuDNN
+                                            descriptors); owned by that backend, NULL on CPU */
+};
+
+/* Zero n and set op, layer and defaults (training 1, bn_momentum 0.1, bn_eps 1e-5,
+ * algos AUTO). Borrows layer. The caller then sets n_in, in[], out, weight, bias... */
+void dse_node_init(struct dse_node *n, enum dse_op op, const struct dse_layer *layer);
+/* Free the node's host state (device state must be released by its backend first). */
+void dse_node_deinit(struct dse_node *n);
+
+/* Check that the node's tensors fit its op and layer: input count, every shape against
+ * the layer's hyper-parameters and inferred output, parameters present with the right
+ * shapes, grads only where the tensor's data exists. DSE_ERR_SHAPE naming the layer and
+ * the tensor at fault, e.g. "layer 'fire2/expand3x3' (conv2d): weight is 64x16x3x1;
+ * expected 64x16x3x3". Backends call it from node_prepare; kernels assume it passed. */
+enum dse_status dse_node_check(const struct dse_node *n, struct dse_err *err);
+
+/* Forward FLOPs of the node at its tensors' batch, 2 per multiply-add, conv and fc only
+ * (docs/conventions.md); 0 for other ops. */
+int64_t dse_node_flops(const struct dse_node *n);
+
+/* ======================================================================================
+ * CPU backend
+ * ======================================================================================
+ * A backend is a context struct plus one fwd and one bwd kernel per op, built from
+ * ops.def. The CUDA backend (issue #6) plugs in beside this one without changing any
+ * struct above: struct dse_cuda_ctx holds the cuBLAS/cuDNN handles, the stream, a
+ * device workspace that grows like ws below and its own algorithm cache (cuDNN's
+ * benchmark mode, keyed like dse_cpu_conv_choice); the model allocates tensors in a
+ * device buffer (mem = DSE_MEM_DEVICE), keeps per-node descriptors in node->dev and op
+ * state in node->st with st.mem = DSE_MEM_DEVICE; dse_cuda_<op>_fwd/_bwd follow the
+ * same gradient rule and return once the work is queued on the stream. Its table has
+ * NULL for ops it cannot run, and engine/backend.c (the only #ifdef DSE_CUDA) falls
+ * back to these kernels for them. */
+
+/* Conv strategies of the CPU backend (node algo_fwd / algo_bwd, ctx conv_force). */
+enum dse_cpu_conv_algo {
+    DSE_CPU_CONV_AUTO = DSE_ALGO_AUTO,
+    DSE_CPU_CONV_GEMM_BATCH = 0, /* im2col over the whole mini-batch (in chunks that fit
+                                    ws_limit_bytes) + one sgemm per group and chunk, as in
+                                    Caffe con Troll; a 1x1 conv gathers instead of lowering */
+    DSE_CPU_CONV_GEMM_IMAGE,     /* per image: im2col + one sgemm per group (Caffe); a 1x1
+                                    stride-1 unpadded conv runs sgemm straight on the input */
+    DSE_CPU_CONV_COUNT
+};
+const char *dse_cpu_conv_algo_str(int algo); /* "gemm_batch", "gemm_image", "auto", "?" */
+
+/* One cached choice: a conv shape (batch included) and the fastest strategy for it.
+ * Plain data: a run that must repeat another bit for bit (resuming from a checkpoint)
+ * saves the entries and puts them back, since timing may choose differently. */
+struct dse_cpu_conv_choice {
+    int   key[16];                           /* N, C, H, W, K, R, S, stride h/w, pad h/w,
+                                                dilation h/w, groups, has bias, wants dx */
+    int   algo_fwd, algo_bwd;                /* DSE_CPU_CONV_AUTO: not timed yet */
+    float ms_fwd[DSE_CPU_CONV_COUNT];        /* what the timing saw, for reports */
+    float ms_bwd[DSE_CPU_CONV_COUNT];
+};
+
+/* Counters for tests and profiles; the kernels only add to them. */
+struct dse_cpu_stats {
+    int64_t concat_copy_bytes; /* bytes concat forward/backward actually moved */
+    int64_t conv_timings;      /* shapes timed by dse_cpu_conv2d_choose */
+};
+
+/* Everything mutable the CPU kernels share; one per thread of control, owned by the
+ * caller (dse_cpu_ctx_init / deinit). Nothing in the engine is global except OpenBLAS's
+ * thread count, which is process-wide inside OpenBLAS: the last ctx initialized (or
+ * dse_cpu_ctx_set_threads) sets it. OpenMP loops pass num_threads(threads) explicitly.
+ * Results are bit-identical for the same seed, machine and thread count. */
+struct dse_cpu_ctx {
+    int                         threads;        /* OpenBLAS and OpenMP threads, >= 1 */
+    struct dse_pcg32            rng;            /* dropout masks */
+    uint64_t                    seed;           /* what rng was seeded with (recorded in results) */
+    void                       *ws;             /* workspace (im2col columns...), owned, 64-byte aligned */
+    size_t                      ws_bytes;       /* its size; grows on demand, never shrinks */
+    size_t                      ws_limit_bytes; /* GEMM_BATCH lowers at most this much at once
+                                                   (default 256 MiB); one image always fits */
+    int                         conv_force;     /* DSE_CPU_CONV_AUTO, or a strategy for every conv
+                                                   whose node says AUTO (tests, benchmarks) */
+    struct dse_cpu_conv_choice *conv_cache;     /* owned */
+    int                         conv_cache_n, conv_cache_cap;
+    struct dse_cpu_stats        stats;
+    struct dse_err              err;            /* why the last failing kernel failed */
+};
+
+/* threads >= 1; seed and stream 0x5eed seed rng. Calls openblas_set_num_threads. */
+enum dse_status dse_cpu_ctx_init(struct dse_cpu_ctx *cx, int threads, uint64_t seed, struct dse_err *err);
+void dse_cpu_ctx_deinit(struct dse_cpu_ctx *cx);
+void dse_cpu_ctx_set_threads(struct dse_cpu_ctx *cx, int threads);
+/* A host workspace of at least `bytes`, valid until the next call (kernels only). */
+enum dse_status dse_cpu_ctx_workspace(struct dse_cpu_ctx *cx, size_t bytes, void **out);
+
+/* dse_node_check, then allocate (or grow) the node's host state for its tensors' batch.
+ * Call once after building the node and again if the batch grows. Steady-state forward
+ * and backward then allocate nothing (besides a workspace that only grows). */
+enum dse_status dse_cpu_node_prepare(struct dse_cpu_ctx *cx, struct dse_node *n, struct dse_err *err);
+
+/* Kernels: the same signature on every backend (dse_cuda_<op>_fwd takes a
+ * struct dse_cuda_ctx *). A kernel returns DSE_OK, or a status with the reason in
+ * cx->err (a label out of range, out of memory for the workspace). CPU kernels finish
+ * before returning; a device backend's return once the work is queued on its stream. */
+#define DSE_OP(e, name, layer, min_in, max_in, weights) \
+    enum dse_status dse_cpu_##name##_fwd(struct dse_cpu_ctx *cx, struct dse_node *n); \
+    enum dse_status dse_cpu_##name##_bwd(struct dse_cpu_ctx *cx, struct dse_node *n);
+#include "engine/ops.def"
+#undef DSE_OP
+
+typedef enum dse_status (*dse_cpu_kernel_fn)(struct dse_cpu_ctx *cx, struct dse_node *n);
+struct dse_cpu_kernel {
+    dse_cpu_kernel_fn fwd, bwd;
+};
+/* Built from ops.def: the CPU backend runs every op. */
+extern const struct dse_cpu_kernel dse_cpu_kernels[DSE_OP_COUNT];
+
+/* Run node n's forward / backward through the table. */
+enum dse_status dse_cpu_forward(struct dse_cpu_ctx *cx, struct dse_node *n);
+enum dse_status dse_cpu_backward(struct dse_cpu_ctx *cx, struct dse_node *n);
+
+/* Time every conv strategy on n's shape: forward, and backward when the node is
+ * training and wants some gradient; one warm-up run each, then the best of three runs
+ * taken in turn. Cache the fastest in cx keyed by shape and batch, and copy the cache
+ * entry to *out (if non-NULL). Forward timing overwrites n->out's data; backward timing
+ * writes scratch gradients only. A conv kernel whose node algo is AUTO (and whose ctx
+ * conv_force is AUTO) looks its shape up in the cache and times it on a miss (forward
+ * times only forward, backward only backward); node algo_fwd / algo_bwd override. */
+enum dse_status dse_cpu_conv2d_choose(struct dse_cpu_ctx *cx, struct dse_node *n,
+                                      struct dse_cpu_conv_choice *out);
+
+/* ======================================================================================
+ * Model and training (issue #4, second half): below this line.
+ * ====================================================================================== */
+
+#endif

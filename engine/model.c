@@ -1,0 +1,373 @@
+/* model.c: network -> nodes and tensors (one arena), initialization, forward, backward
+ * and SGD on the CPU backend. See engine/model.h; tensor and gradient rules: engine.h. */
+#include "engine/model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The model's own copy of the net: without accuracy layers and a final softmax (a
+ * deploy file's "prob"), with softmax cross-entropy on the last layer if none exists. */
+static enum dse_status training_net(const struct dse_net *src, struct dse_net *dst, int *loss,
+                                    struct dse_err *err) {
+    int *map = malloc(sizeof *map * (size_t)(src->n_layers + 1));
+    enum dse_status st = DSE_OK;
+    if (!map) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    dse_net_init(dst, src->name, src->in_c, src->in_h, src->in_w);
+    *loss = -1;
+    for (int i = 0; i < src->n_layers && !st; i++) {
+        struct dse_layer l = src->layers[i];
+        int last = i == src->n_layers - 1 || (i == src->n_layers - 2 &&
+                                              src->layers[i + 1].type == DSE_LAYER_ACCURACY);
+        map[i] = -2; /* dropped */
+        if (l.type == DSE_LAYER_ACCURACY || (l.type == DSE_LAYER_SOFTMAX && last && *loss < 0))
+            continue;
+        for (int k = 0; k < l.n_inputs; k++) {
+            int in = l.inputs[k];
+            if (in >= 0 && map[in] == -2) {
+                st = dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, l.line,
+                                 "layer '%s' reads '%s', which training drops", l.name,
+                                 src->layers[in].name);
+                break;
+            }
+            l.inputs[k] = in >= 0 ? map[in] : in;
+        }
+        if (st) break;
+        if (l.type == DSE_LAYER_SOFTMAX_LOSS) {
+            if (*loss >= 0) {
+                st = dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, l.line,
+                                 "layer '%s': the engine trains nets with one loss", l.name);
+                break;
+            }
+            *loss = dst->n_layers;
+        }
+        if ((st = dse_net_add(dst, &l, err))) break;
+        map[i] = dst->n_layers - 1;
+    }
+    if (!st && *loss < 0) { /* a deploy-style net: attach the loss to its last layer */
+        struct dse_layer l = dse_layer_make(DSE_LAYER_SOFTMAX_LOSS, "loss");
+        st = dse_net_add(dst, &l, err);
+        *loss = dst->n_layers - 1;
+    }
+    if (!st && *loss != dst->n_layers - 1)
+        st = dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, dst->layers[*loss].line,
+                         "layer '%s': the loss must be the last layer the engine runs",
+                         dst->layers[*loss].name);
+    if (!st) st = dse_net_infer(dst, NULL, err);
+    free(map);
+    if (st) dse_net_deinit(dst);
+    return st;
+}
+
+/* Standard normal from two uniform draws (Box-Muller). */
+static float gauss(struct dse_pcg32 *r) {
+    double u1 = (dse_pcg32_next(r) + 1.0) / 4294967297.0, u2 = dse_pcg32_next(r) / 4294967296.0;
+    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+static void init_weights(struct dse_tensor *w, int64_t fan_in, const struct dse_model_opts *o,
+                         struct dse_pcg32 *r) {
+    int64_t n = dse_tensor_count(w);
+    double a = sqrt(3.0 / (double)fan_in), s = sqrt(2.0 / (double)fan_in);
+    for (int64_t i = 0; i < n; i++) {
+        switch (o->init) {
+        case DSE_INIT_XAVIER:   w->data[i] = (float)(a * (2.0 * dse_pcg32_next(r) / 4294967296.0 - 1.0)); break;
+        case DSE_INIT_MSRA:     w->data[i] = (float)(s * gauss(r)); break;
+        case DSE_INIT_GAUSSIAN: w->data[i] = o->init_std * gauss(r); break;
+        }
+    }
+}
+
+void dse_model_free(struct dse_model *m) {
+    if (!m) return;
+    for (int i = 0; m->nodes && i < m->net.n_layers; i++) dse_node_deinit(&m->nodes[i]);
+    for (int i = 0; m->owned && i < 4 * m->net.n_layers; i++) dse_tensor_deinit(&m->owned[i]);
+    for (int i = 0; m->momentum && i < m->n_params; i++) free(m->momentum[i]);
+    free(m->momentum);
+    free(m->params);
+    free(m->decay);
+    free(m->owned);
+    free(m->outs);
+    free(m->nodes);
+    free(m->labels);
+    free(m->arena);
+    dse_tensor_deinit(&m->input);
+    dse_cpu_ctx_deinit(&m->cx);
+    dse_net_deinit(&m->net);
+    free(m);
+}
+
+/* Parameter tensors of layer i (weights, bias, batchnorm running statistics). */
+static enum dse_status make_params(struct dse_model *m, int i, const struct dse_model_opts *o,
+                                   struct dse_pcg32 *r, struct dse_err *err) {
+    const struct dse_layer *l = &m->net.layers[i];
+    struct dse_node *n = &m->nodes[i];
+    struct dse_tensor *t = &m->owned[4 * i];
+    enum dse_status st = DSE_OK;
+    switch (l->type) {
+    case DSE_LAYER_CONV: {
+        int cg = l->in_c / l->groups;
+        if ((st = dse_tensor_init(&t[0], l->out_c, cg, l->kernel_h, l->kernel_w, DSE_TENSOR_GRAD, err))) return st;
+        init_weights(&t[0], (int64_t)cg * l->kernel_h * l->kernel_w, o, r);
+        n->weight = &t[0];
+        if (l->bias) {
+            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err))) return st;
+            n->bias = &t[1];
+        }
+        break;
+    }
+    case DSE_LAYER_FC: {
+        int64_t d = (int64_t)l->in_c * l->in_h * l->in_w;
+        if (d > DSE_DIM_MAX) return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, l->line, "fc '%s' too wide", l->name);
+        if ((st = dse_tensor_init(&t[0], l->out_c, (int)d, 1, 1, DSE_TENSOR_GRAD, err))) return st;
+        init_weights(&t[0], d, o, r);
+        n->weight = &t[0];
+        if (l->bias) {
+            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err))) return st;
+            n->bias = &t[1];
+        }
+        break;
+    }
+    case DSE_LAYER_BATCHNORM:
+        if (l->affine) {
+            if ((st = dse_tensor_init(&t[0], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err)) ||
+                (st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err)))
+                return st;
+            dse_tensor_fill(&t[0], 1.0f);
+            n->weight = &t[0], n->bias = &t[1];
+        }
+        if ((st = dse_tensor_init(&t[2], 1, l->out_c, 1, 1, 0, err)) ||
+            (st = dse_tensor_init(&t[3], 1, l->out_c, 1, 1, 0, err)))
+            return st;
+        dse_tensor_fill(&t[3], 1.0f);
+        n->run_mean = &t[2], n->run_var = &t[3];
+        break;
+    case DSE_LAYER_SCALE:
+        if ((st = dse_tensor_init(&t[0], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err))) return st;
+        dse_tensor_fill(&t[0], 1.0f);
+        n->weight = &t[0];
+        if (l->bias) {
+            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err))) return st;
+            n->bias = &t[1];
+        }
+        break;
+    default:
+        break;
+    }
+    if (n->weight) {
+        m->params[m->n_params] = n->weight;
+        m->decay[m->n_params++] = l->type == DSE_LAYER_CONV || l->type == DSE_LAYER_FC;
+    }
+    if (n->bias) {
+        m->params[m->n_params] = n->bias;
+        m->decay[m->n_params++] = 0;
+    }
+    return st;
+}
+
+enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_opts *opts,
+                              struct dse_model **out, struct dse_err *err) {
+    enum dse_status st;
+    struct dse_model *m = calloc(1, sizeof *m);
+    *out = NULL;
+    if (!m) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    if (opts->batch < 1 || opts->threads < 1) {
+        free(m);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "batch and threads must be >= 1");
+    }
+    if ((st = training_net(net, &m->net, &m->loss, err))) {
+        free(m);
+        return st;
+    }
+    if ((st = dse_cpu_ctx_init(&m->cx, opts->threads, opts->seed, err))) {
+        dse_net_deinit(&m->net);
+        free(m);
+        return st;
+    }
+    const int n = m->net.n_layers, B = opts->batch;
+    m->batch  = B;
+    m->nodes  = calloc((size_t)n, sizeof *m->nodes);
+    m->outs   = calloc((size_t)n, sizeof *m->outs);
+    m->owned  = calloc((size_t)n * 4, sizeof *m->owned);
+    m->params = calloc((size_t)n * 2, sizeof *m->params);
+    m->decay  = calloc((size_t)n * 2, sizeof *m->decay);
+    m->labels = calloc((size_t)B, sizeof *m->labels);
+    int *own = calloc((size_t)n, sizeof *own), *consumers = calloc((size_t)n, sizeof *consumers);
+    int *view_of = calloc((size_t)n, sizeof *view_of), *view_c0 = calloc((size_t)n, sizeof *view_c0);
+    size_t *offset = calloc((size_t)n, sizeof *offset);
+    if (!m->nodes || !m->outs || !m->owned || !m->params || !m->decay || !m->labels || !own ||
+        !consumers || !view_of || !view_c0 || !offset) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        goto fail;
+    }
+    if ((st = dse_tensor_init(&m->input, B, m->net.in_c, m->net.in_h, m->net.in_w, 0, err))) goto fail;
+
+    /* Who owns each layer's output: in-place layers write into their input's tensor. */
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        own[i] = l->in_place && l->inputs[0] >= 0 ? own[l->inputs[0]] : i;
+        view_of[i] = -1;
+        for (int k = 0; k < l->n_inputs; k++)
+            if (l->inputs[k] >= 0 && !(l->in_place && k == 0)) consumers[own[l->inputs[k]]]++;
+    }
+    /* A concat input read by nothing else is written straight into its channel slice
+     * of the concat buffer (Fire modules' expands): no copy forward or backward. */
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        if (l->type != DSE_LAYER_CONCAT) continue;
+        int c0 = 0;
+        for (int k = 0; k < l->n_inputs; k++) {
+            int in = l->inputs[k];
+            int o = in >= 0 ? own[in] : -1;
+            if (o >= 0 && consumers[o] == 1 && view_of[o] < 0 && m->net.layers[o].type != DSE_LAYER_CONCAT) {
+                view_of[o] = i;
+                view_c0[o] = c0;
+            }
+            c0 += in >= 0 ? m->net.layers[in].out_c : m->net.in_c;
+        }
+    }
+    /* One arena: every owned output's data, then every gradient. */
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        if (own[i] != i || view_of[i] >= 0) continue;
+        offset[i] = total;
+        total += (size_t)B * l->out_c * l->out_h * l->out_w;
+        total = (total + 15) & ~(size_t)15; /* 64-byte alignment */
+    }
+    m->arena_floats = 2 * total;
+    m->grad_floats  = total;
+    m->arena = aligned_alloc(64, (m->arena_floats ? m->arena_floats : 16) * sizeof(float));
+    if (!m->arena) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for %zu activation values",
+                         m->arena_floats);
+        goto fail;
+    }
+    memset(m->arena, 0, m->arena_floats * sizeof(float));
+    m->grad_base = m->arena + total;
+    for (int i = 0; i < n; i++) { /* owners first (concat buffers exist before their views) */
+        const struct dse_layer *l = &m->net.layers[i];
+        if (own[i] != i || view_of[i] >= 0) continue;
+        int64_t img = (int64_t)l->out_c * l->out_h * l->out_w;
+        dse_tensor_wrap(&m->outs[i], B, l->out_c, l->out_h, l->out_w, img, m->arena + offset[i],
+                        m->grad_base + offset[i], DSE_MEM_HOST);
+    }
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        if (own[i] == i && view_of[i] >= 0)
+            dse_tensor_view_channels(&m->outs[i], &m->outs[view_of[i]], view_c0[i], l->out_c);
+    }
+    for (int i = 0; i < n; i++)
+        if (own[i] != i) m->outs[i] = m->outs[own[i]];
+
+    /* Nodes and parameters, in layer order (initialization order is part of the seed's
+     * meaning: same seed, same weights). */
+    struct dse_pcg32 rng;
+    dse_pcg32_seed(&rng, opts->seed, 0x1417);
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        struct dse_node *nd = &m->nodes[i];
+        enum dse_op op;
+        if ((st = dse_op_from_layer(l, &op, err))) goto fail;
+        dse_node_init(nd, op, l);
+        nd->n_in = l->n_inputs;
+        for (int k = 0; k < l->n_inputs; k++)
+            nd->in[k] = l->inputs[k] >= 0 ? &m->outs[l->inputs[k]] : &m->input;
+        nd->out = &m->outs[i];
+        if (op == DSE_OP_SOFTMAX_XENT) nd->labels = m->labels;
+        if ((st = make_params(m, i, opts, &rng, err))) goto fail;
+        if ((st = dse_cpu_node_prepare(&m->cx, nd, err))) goto fail;
+    }
+    m->momentum = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *m->momentum);
+    if (!m->momentum) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        goto fail;
+    }
+    for (int p = 0; p < m->n_params; p++)
+        if (!(m->momentum[p] = calloc((size_t)dse_tensor_count(m->params[p]), sizeof(float)))) {
+            st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+            goto fail;
+        }
+    free(own), free(consumers), free(view_of), free(view_c0), free(offset);
+    *out = m;
+    return DSE_OK;
+fail:
+    free(own), free(consumers), free(view_of), free(view_c0), free(offset);
+    dse_model_free(m);
+    return st;
+}
+
+void dse_model_set_training(struct dse_model *m, int training) {
+    for (int i = 0; i < m->net.n_layers; i++) m->nodes[i].training = training;
+}
+
+enum dse_status dse_model_forward(struct dse_model *m, const float *x, const int *labels,
+                                  float *loss, struct dse_err *err) {
+    memcpy(m->input.data, x, sizeof(float) * (size_t)dse_tensor_count(&m->input));
+    for (int b = 0; b < m->batch; b++) m->labels[b] = labels[b];
+    for (int i = 0; i < m->net.n_layers; i++) {
+        enum dse_status st = dse_cpu_forward(&m->cx, &m->nodes[i]);
+        if (st) {
+            *err = m->cx.err;
+            return st;
+        }
+    }
+    *loss = m->outs[m->loss].data[0];
+    return DSE_OK;
+}
+
+enum dse_status dse_model_backward(struct dse_model *m, struct dse_err *err) {
+    memset(m->grad_base, 0, m->grad_floats * sizeof(float));
+    for (int p = 0; p < m->n_params; p++) dse_tensor_zero_grad(m->params[p]);
+    for (int i = m->net.n_layers - 1; i >= 0; i--) {
+        enum dse_status st = dse_cpu_backward(&m->cx, &m->nodes[i]);
+        if (st) {
+            *err = m->cx.err;
+            return st;
+        }
+    }
+    return DSE_OK;
+}
+
+void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_decay) {
+    for (int p = 0; p < m->n_params; p++) {
+        struct dse_tensor *t = m->params[p];
+        float *v = m->momentum[p], wd = m->decay[p] ? weight_decay : 0.0f;
+        int64_t n = dse_tensor_count(t);
+        for (int64_t i = 0; i < n; i++) {
+            v[i] = momentum * v[i] + lr * (t->grad[i] + wd * t->data[i]);
+            t->data[i] -= v[i];
+        }
+    }
+}
+
+void dse_model_hits(const struct dse_model *m, int count, int *top1, int *top5) {
+    const struct dse_node *ln = &m->nodes[m->loss];
+    int k = ln->in[0]->c;
+    *top1 = *top5 = 0;
+    for (int b = 0; b < count && b < m->batch; b++) {
+        const float *p = ln->st.prob + (size_t)b * (size_t)k;
+        int label = m->labels[b], rank = 0;
+        for (int j = 0; j < k; j++) /* classes strictly more likely, ties to the lower index */
+            if (p[j] > p[label] || (p[j] == p[label] && j < label)) rank++;
+        *top1 += rank == 0;
+        *top5 += rank < 5;
+    }
+}
+
+int dse_model_nonfinite(const struct dse_model *m) {
+    for (int p = 0; p < m->n_params; p++) {
+        const struct dse_tensor *t = m->params[p];
+        int64_t n = dse_tensor_count(t);
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(t->data[i])) return 1;
+    }
+    return 0;
+}
+
+size_t dse_model_bytes(const struct dse_model *m) {
+    size_t b = m->arena_floats * sizeof(float) + (size_t)dse_tensor_count(&m->input) * sizeof(float);
+    for (int p = 0; p < m->n_params; p++) b += 3 * (size_t)dse_tensor_count(m->params[p]) * sizeof(float);
+    for (int i = 0; i < m->net.n_layers; i++) b += m->nodes[i].st.bytes;
+    return b + m->cx.ws_bytes;
+}

@@ -1,0 +1,356 @@
+/* train.c: the training loop, learning-rate policies, evaluation and checkpoints.
+ * Determinism: initialization and dropout draw from PCG32 seeded by opts->seed, the data
+ * order and augmentation of epoch k from (seed, k) (engine/data.h), so a run resumed from
+ * epoch k's checkpoint reproduces the uninterrupted run bit for bit on the same machine
+ * and thread count (tests/test_engine_train.c checks it). */
+#include "engine/train.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "base/fs.h"
+#include "engine/data.h"
+
+void dse_train_opts_default(struct dse_train_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->data = "fashion-mnist";
+    o->epochs = 1, o->batch = 64, o->threads = 1;
+    o->lr = 0.04f, o->policy = DSE_LR_POLY, o->power = 1.0f, o->gamma = 0.1f;
+    o->momentum = 0.9f, o->weight_decay = 0.0002f;
+    o->seed = 1;
+    o->init = DSE_INIT_XAVIER, o->init_std = 0.01f;
+    o->conv_algo = DSE_ALGO_AUTO;
+}
+
+float dse_train_lr(const struct dse_train_opts *o, int64_t it, int64_t iters, int iters_per_epoch) {
+    double lr = o->lr, frac = iters > 0 ? (double)it / (double)iters : 0;
+    switch (o->policy) {
+    case DSE_LR_FIXED:  break;
+    case DSE_LR_STEP:   lr *= pow(o->gamma, (double)(it / iters_per_epoch / (o->step_epochs ? o->step_epochs : 1))); break;
+    case DSE_LR_POLY:   lr *= pow(1.0 - frac, o->power); break;
+    case DSE_LR_LINEAR: lr *= 1.0 - frac; break;
+    }
+    int64_t warm = (int64_t)o->warmup_epochs * iters_per_epoch;
+    if (it < warm) lr *= (double)(it + 1) / (double)warm;
+    return (float)lr;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- checkpoints --------------------------------------------------------------------- */
+
+#define CKPT_MAGIC   "DSECKPT1"
+#define CKPT_VERSION 1u
+
+struct ckpt_header {
+    char     magic[8];
+    uint32_t version, crc;       /* crc: CRC-32 (zlib) of the uncompressed payload */
+    int32_t  next_epoch, pad;
+    int64_t  iter;
+    uint64_t net_hash;           /* FNV-1a 64 of the layer shapes */
+    uint64_t values;             /* float32 values in the payload */
+    uint64_t compressed;         /* bytes after the header */
+    uint64_t rng_state, rng_inc; /* the dropout generator */
+};
+
+static uint64_t net_hash(const struct dse_model *m) {
+    uint64_t h = DSE_FNV64_INIT;
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        int v[5] = { (int)l->type, l->out_c, l->out_h, l->out_w, l->in_c };
+        h = dse_fnv1a64(h, v, sizeof v);
+    }
+    return h;
+}
+
+/* The tensors a checkpoint holds, in order: parameters, momentum, running statistics. */
+static uint64_t ckpt_walk(const struct dse_model *m, float *buf, int store) {
+    uint64_t n = 0;
+    for (int p = 0; p < m->n_params; p++) {
+        size_t c = (size_t)dse_tensor_count(m->params[p]);
+        if (buf && store) memcpy(buf + n, m->params[p]->data, c * sizeof(float));
+        if (buf && !store) memcpy(m->params[p]->data, buf + n, c * sizeof(float));
+        n += c;
+        if (buf && store) memcpy(buf + n, m->momentum[p], c * sizeof(float));
+        if (buf && !store) memcpy(m->momentum[p], buf + n, c * sizeof(float));
+        n += c;
+    }
+    for (int i = 0; i < m->net.n_layers; i++) {
+        struct dse_tensor *rs[2] = { m->nodes[i].run_mean, m->nodes[i].run_var };
+        for (int k = 0; k < 2; k++) {
+            if (!rs[k]) continue;
+            size_t c = (size_t)dse_tensor_count(rs[k]);
+            if (buf && store) memcpy(buf + n, rs[k]->data, c * sizeof(float));
+            if (buf && !store) memcpy(rs[k]->data, buf + n, c * sizeof(float));
+            n += c;
+        }
+    }
+    return n;
+}
+
+enum dse_status dse_checkpoint_save(const struct dse_model *m, int next_epoch, int64_t iter,
+                                    const char *path, struct dse_err *err) {
+    uint64_t n = ckpt_walk(m, NULL, 1);
+    size_t raw_bytes = (size_t)n * sizeof(float);
+    uLongf bound = compressBound((uLong)raw_bytes);
+    float *raw = malloc(raw_bytes ? raw_bytes : 1);
+    unsigned char *file = malloc(sizeof(struct ckpt_header) + bound);
+    enum dse_status st = DSE_OK;
+    if (!raw || !file) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory writing the checkpoint");
+        goto done;
+    }
+    ckpt_walk(m, raw, 1);
+    struct ckpt_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, CKPT_MAGIC, 8);
+    h.version = CKPT_VERSION;
+    h.crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)raw, (uInt)raw_bytes);
+    h.next_epoch = next_epoch;
+    h.iter = iter;
+    h.net_hash = net_hash(m);
+    h.values = n;
+    h.rng_state = m->cx.rng.state;
+    h.rng_inc = m->cx.rng.inc;
+    uLongf clen = bound;
+    if (compress2(file + sizeof h, &clen, (const Bytef *)raw, (uLong)raw_bytes, 6) != Z_OK) {
+        st = dse_err_set(err, DSE_ERR_INTERNAL, path, 0, "zlib could not compress the checkpoint");
+        goto done;
+    }
+    h.compressed = clen;
+    memcpy(file, &h, sizeof h);
+    st = dse_fs_write_atomic(path, file, sizeof h + clen, err);
+done:
+    free(raw);
+    free(file);
+    return st;
+}
+
+enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *next_epoch,
+                                    int64_t *iter, struct dse_err *err) {
+    char *file;
+    size_t len;
+    struct ckpt_header h;
+    enum dse_status st = dse_fs_read(path, &file, &len, err);
+    if (st) return st;
+    uint64_t n = ckpt_walk(m, NULL, 1);
+    float *raw = NULL;
+    if (len < sizeof h || memcmp(file, CKPT_MAGIC, 8) != 0) {
+        st = dse_err_set(err, DSE_ERR_IO, path, 0, "not a dse checkpoint (bad magic)");
+        goto done;
+    }
+    memcpy(&h, file, sizeof h);
+    if (h.version != CKPT_VERSION) {
+        st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint version %u; this dse reads version %u",
+                         h.version, CKPT_VERSION);
+        goto done;
+    }
+    if (h.net_hash != net_hash(m) || h.values != n) {
+        st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network (%llu values; this "
+                         "network has %llu)", (unsigned long long)h.values, (unsigned long long)n);
+        goto done;
+    }
+    if (h.compressed != len - sizeof h) {
+        st = dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: %zu bytes of data, the header "
+                         "says %llu", len - sizeof h, (unsigned long long)h.compressed);
+        goto done;
+    }
+    uLongf raw_bytes = (uLongf)(n * sizeof(float));
+    raw = malloc(raw_bytes ? raw_bytes : 1);
+    if (!raw) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the checkpoint");
+        goto done;
+    }
+    uLongf got = raw_bytes;
+    if (uncompress((Bytef *)raw, &got, (const Bytef *)file + sizeof h, (uLong)h.compressed) != Z_OK ||
+        got != raw_bytes) {
+        st = dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: the compressed data does not decode");
+        goto done;
+    }
+    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)raw, (uInt)raw_bytes);
+    if (crc != h.crc) {
+        st = dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: CRC-32 %08x, expected %08x", crc, h.crc);
+        goto done;
+    }
+    ckpt_walk(m, raw, 0);
+    m->cx.rng.state = h.rng_state;
+    m->cx.rng.inc = h.rng_inc;
+    *next_epoch = h.next_epoch;
+    *iter = h.iter;
+done:
+    free(raw);
+    free(file);
+    return st;
+}
+
+/* ---- training ------------------------------------------------------------------------- */
+
+/* Test-set loss and top-1/top-5 accuracy. */
+static enum dse_status evaluate(struct dse_model *m, struct dse_loader *ld, float *x, int *labels,
+                                float *loss, float *top1, float *top5, struct dse_err *err) {
+    int count, seen = 0, h1 = 0, h5 = 0;
+    double sum = 0;
+    float l;
+    dse_model_set_training(m, 0);
+    dse_loader_start_epoch(ld, 0);
+    while (dse_loader_next(ld, x, labels, &count)) {
+        for (int b = count; b < m->batch; b++) labels[b] = labels[0]; /* pad a short batch */
+        enum dse_status st = dse_model_forward(m, x, labels, &l, err);
+        if (st) return st;
+        int t1, t5;
+        dse_model_hits(m, count, &t1, &t5);
+        h1 += t1, h5 += t5;
+        const struct dse_node *ln = &m->nodes[m->loss];
+        int k = ln->in[0]->c;
+        for (int b = 0; b < count; b++) {
+            float p = ln->st.prob[(size_t)b * (size_t)k + (size_t)labels[b]];
+            sum -= log(p > 1e-30f ? p : 1e-30f);
+        }
+        seen += count;
+    }
+    dse_model_set_training(m, 1);
+    *loss = seen ? (float)(sum / seen) : 0;
+    *top1 = seen ? (float)h1 / (float)seen : 0;
+    *top5 = seen ? (float)h5 / (float)seen : 0;
+    return DSE_OK;
+}
+
+enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_opts *o,
+                              struct dse_train_result *r, struct dse_err *err) {
+    struct dse_data_files files;
+    struct dse_dataset *train = NULL, *test = NULL;
+    struct dse_loader *ltrain = NULL, *ltest = NULL;
+    struct dse_model *m = NULL;
+    float *x = NULL;
+    int *labels = NULL;
+    enum dse_status st;
+
+    memset(r, 0, sizeof *r);
+    r->seed = o->seed;
+    if (o->epochs < 1 || o->epochs > (int)(sizeof r->epochs / sizeof r->epochs[0]) || o->batch < 1 ||
+        o->threads < 1 || !(o->lr > 0))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "epochs (1 to 1024), batch, threads must be >= 1 "
+                           "and lr > 0");
+    if ((st = dse_data_locate(o->data, o->data_root, &files, err)) ||
+        (st = dse_data_load(&files, DSE_DATA_SPLIT_TRAIN, &train, err)) ||
+        (st = dse_data_load(&files, DSE_DATA_SPLIT_TEST, &test, err)))
+        goto done;
+    if (o->limit_train > 0 && (st = dse_dataset_limit(train, o->limit_train, err))) goto done;
+    if (o->limit_test > 0 && (st = dse_dataset_limit(test, o->limit_test, err))) goto done;
+    if (train->c != net->in_c || train->h != net->in_h || train->w != net->in_w) {
+        st = dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network takes %dx%dx%d input; %s images are "
+                         "%dx%dx%d", net->in_c, net->in_h, net->in_w, files.name, train->c, train->h, train->w);
+        goto done;
+    }
+    if (train->n < o->batch) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "batch %d is larger than the %d training images",
+                         o->batch, train->n);
+        goto done;
+    }
+    struct dse_model_opts mo = { o->batch, o->threads, o->seed, o->init, o->init_std };
+    if ((st = dse_model_new(net, &mo, &m, err))) goto done;
+    if (m->net.layers[m->loss].in_c != train->classes && m->net.layers[m->loss].in_c < train->classes) {
+        st = dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network has %d outputs; %s has %d classes",
+                         m->net.layers[m->loss].in_c, files.name, train->classes);
+        goto done;
+    }
+    m->cx.conv_force = o->conv_algo;
+    struct dse_loader_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.batch = o->batch, lo.shuffle = 1, lo.aug = files.aug_default, lo.seed = o->seed;
+    dse_data_norm_of(train, &lo.norm);
+    if ((st = dse_loader_new(train, &lo, &ltrain, err))) goto done;
+    lo.shuffle = 0;
+    memset(&lo.aug, 0, sizeof lo.aug);
+    if ((st = dse_loader_new(test, &lo, &ltest, err))) goto done;
+    x = malloc(sizeof *x * (size_t)dse_tensor_count(&m->input));
+    labels = malloc(sizeof *labels * (size_t)o->batch);
+    if (!x || !labels) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        goto done;
+    }
+
+    int start = 0;
+    int64_t it = 0;
+    if (o->resume && (st = dse_checkpoint_load(m, o->resume, &start, &it, err))) goto done;
+    const int ipe = train->n / o->batch; /* full batches; the last partial batch is dropped */
+    const int64_t iters = (int64_t)ipe * o->epochs;
+    double t_train = 0, t0 = now_s();
+    int64_t imgs = 0;
+    strcpy(r->status, "done");
+    for (int e = start; e < o->epochs; e++) {
+        double te = now_s(), loss_sum = 0;
+        int count;
+        dse_loader_start_epoch(ltrain, e);
+        for (int i = 0; i < ipe && dse_loader_next(ltrain, x, labels, &count); i++, it++) {
+            float loss, lr = dse_train_lr(o, it, iters, ipe);
+            if ((st = dse_model_forward(m, x, labels, &loss, err))) goto done;
+            if (!isfinite(loss)) {
+                strcpy(r->status, "diverged");
+                r->diverged_epoch = e + 1;
+                r->diverged_iter = i;
+                goto finish;
+            }
+            if ((st = dse_model_backward(m, err))) goto done;
+            dse_model_sgd(m, lr, o->momentum, o->weight_decay);
+            loss_sum += loss;
+            imgs += o->batch;
+            if (o->progress && (i % 10 == 0 || i == ipe - 1)) {
+                double el = t_train + now_s() - te;
+                struct dse_train_progress p = { e, o->epochs, i + 1, ipe, (float)(loss_sum / (i + 1)), lr,
+                                                imgs / (el > 0 ? el : 1e-9), 0, 0, 0, 0, 0 };
+                p.eta_s = (double)(iters - it - 1) * o->batch / (p.img_per_s > 0 ? p.img_per_s : 1);
+                o->progress(o->progress_arg, &p);
+            }
+        }
+        t_train += now_s() - te;
+        if (dse_model_nonfinite(m)) {
+            strcpy(r->status, "diverged");
+            r->diverged_epoch = e + 1;
+            r->diverged_iter = ipe - 1;
+            goto finish;
+        }
+        struct dse_epoch_result *er = &r->epochs[r->n_epochs++];
+        er->train_loss = (float)(loss_sum / (ipe ? ipe : 1));
+        er->seconds = now_s() - te;
+        er->img_per_s = (double)ipe * o->batch / (er->seconds > 0 ? er->seconds : 1e-9);
+        if ((st = evaluate(m, ltest, x, labels, &er->test_loss, &er->top1, &er->top5, err))) goto done;
+        er->seconds = now_s() - te;
+        r->epochs_done = e + 1;
+        r->loss = er->test_loss, r->top1 = er->top1, r->top5 = er->top5;
+        if (o->progress) {
+            struct dse_train_progress p = { e, o->epochs, ipe, ipe, er->train_loss, 0,
+                                            er->img_per_s, 0, 1, er->top1, er->top5, er->test_loss };
+            o->progress(o->progress_arg, &p);
+        }
+        if (o->checkpoint_dir) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/epoch-%d.ckpt", o->checkpoint_dir, e + 1);
+            if ((st = dse_fs_mkdirs(o->checkpoint_dir, err)) ||
+                (st = dse_checkpoint_save(m, e + 1, it, path, err)))
+                goto done;
+        }
+    }
+finish:
+    r->seconds = now_s() - t0;
+    r->img_per_s = t_train > 0 ? (double)imgs / t_train : 0;
+    r->model_bytes = dse_model_bytes(m);
+    st = DSE_OK;
+done:
+    dse_loader_free(ltrain);
+    dse_loader_free(ltest);
+    dse_dataset_free(train);
+    dse_dataset_free(test);
+    dse_model_free(m);
+    free(x);
+    free(labels);
+    return st;
+}

@@ -1,0 +1,90 @@
+/* train.h: training and evaluation of a model on a dataset (issue #4): SGD with
+ * momentum and weight decay, learning-rate policies, per-epoch test metrics, crash-safe
+ * compressed checkpoints that resume bit-identically, and divergence detection. */
+#ifndef DSE_ENGINE_TRAIN_H
+#define DSE_ENGINE_TRAIN_H
+
+#include <stdint.h>
+
+#include "engine/model.h"
+
+enum dse_lr_policy { DSE_LR_FIXED = 0, DSE_LR_STEP, DSE_LR_POLY, DSE_LR_LINEAR };
+
+/* Progress of a running training, for a progress line. */
+struct dse_train_progress {
+    int     epoch, epochs;      /* 0-based epoch, total */
+    int     iter, iters;        /* iteration within the epoch, iterations per epoch */
+    float   loss;               /* mean training loss of the epoch so far */
+    float   lr;
+    double  img_per_s;
+    double  eta_s;              /* seconds left, estimated */
+    int     done;               /* 1 at the end of an epoch: test metrics below are set */
+    float   test_top1, test_top5, test_loss;
+};
+
+struct dse_train_opts {
+    const char *data;           /* dataset name or directory (engine/data.h: dse_data_locate) */
+    const char *data_root;      /* NULL: DSE_DATA_ROOT */
+    int         epochs, batch, threads;
+    float       lr;
+    enum dse_lr_policy policy;
+    float       power;          /* poly: lr (1 - iter/iters)^power; linear is power 1 */
+    float       gamma;          /* step: lr gamma^floor(epoch / step_epochs) */
+    int         step_epochs;
+    float       momentum, weight_decay;
+    int         warmup_epochs;  /* lr ramps up linearly over these epochs' iterations */
+    uint64_t    seed;           /* initialization, shuffling, dropout */
+    int         limit_train;    /* 0: every training image; N: the first N */
+    int         limit_test;     /* 0: every test image */
+    enum dse_init init;
+    float       init_std;
+    int         conv_algo;      /* DSE_ALGO_AUTO: time the strategies once per shape;
+                                   else a dse_cpu_conv_algo for every conv */
+    const char *checkpoint_dir; /* NULL: none; else DIR/epoch-<k>.ckpt after epoch k (1-based) */
+    const char *resume;         /* NULL, or a checkpoint to continue from */
+    void      (*progress)(void *arg, const struct dse_train_progress *p);
+    void       *progress_arg;
+};
+
+/* Defaults: fashion-mnist, 1 epoch, batch 64, 1 thread, lr 0.04 poly power 1 (linear
+ * decay to zero, as SqueezeNet), momentum 0.9, weight decay 2e-4, seed 1, xavier. */
+void dse_train_opts_default(struct dse_train_opts *o);
+
+struct dse_epoch_result {
+    float  train_loss, test_loss, top1, top5;
+    double seconds, img_per_s;
+};
+
+struct dse_train_result {
+    char     status[16];        /* "done", "diverged" */
+    int      epochs_done;
+    int      diverged_epoch;    /* 1-based; 0 if not diverged */
+    int64_t  diverged_iter;     /* iteration within that epoch, 0-based */
+    float    loss, top1, top5;  /* test metrics after the last epoch done */
+    double   img_per_s;         /* training images per second, evaluation excluded */
+    double   seconds;
+    size_t   model_bytes;       /* measured: what the model allocated */
+    uint64_t seed;
+    int      n_epochs;
+    struct dse_epoch_result epochs[1024]; /* the first n_epochs are set */
+};
+
+/* Train net. A diverged run (NaN or infinite loss or weights) is not an error: it returns
+ * DSE_OK with status "diverged" and where it happened. Errors: bad options, missing or
+ * corrupt data or checkpoint, layers the engine cannot run. */
+enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_opts *o,
+                              struct dse_train_result *r, struct dse_err *err);
+
+/* The learning rate at iteration `it` (0-based, over all epochs) of `iters` in total. */
+float dse_train_lr(const struct dse_train_opts *o, int64_t it, int64_t iters, int iters_per_epoch);
+
+/* Checkpoints: parameters, momentum, batchnorm running statistics, the dropout RNG and
+ * the next epoch, zlib-compressed behind a header with a CRC-32 of the payload and a hash
+ * of the network's shapes; written atomically (temp file, fsync, rename). A checkpoint
+ * whose magic, version, network, sizes or CRC do not match is reported, never loaded. */
+enum dse_status dse_checkpoint_save(const struct dse_model *m, int next_epoch, int64_t iter,
+                                    const char *path, struct dse_err *err);
+enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *next_epoch,
+                                    int64_t *iter, struct dse_err *err);
+
+#endif
