@@ -8,27 +8,48 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static enum dse_status io_err(struct dse_err *err, const char *path, const char *what) {
     return dse_err_set(err, DSE_ERR_IO, path, 0, "%s: %s", what, strerror(errno));
 }
 
-enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t len,
-                                    struct dse_err *err) {
-    char tmp[4096], dir[4096], host[64] = "host";
+/* The directory part of path ("." if none, "/" for "/x"). */
+static int dir_of(const char *path, char *dir, size_t size) {
+    const char *slash = strrchr(path, '/');
+    int n = !slash ? snprintf(dir, size, ".")
+          : slash == path ? snprintf(dir, size, "/")
+          : snprintf(dir, size, "%.*s", (int)(slash - path), path);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* Write data to a new, uniquely named temporary file next to path (O_EXCL, never
+ * following a symlink), fsync it and close it; its name goes to tmp. Names mix the host,
+ * the pid, a per-call counter and the clock, and a clash is retried. */
+static enum dse_status write_temp(const char *path, const void *data, size_t len, char *tmp,
+                                  size_t tmp_size, struct dse_err *err) {
+    char dir[4096], host[64] = "host";
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
-    int dlen = slash ? (int)(slash - path) : 0;
+    static _Atomic unsigned counter; /* makes names unique across threads of one process */
+    if (dir_of(path, dir, sizeof dir)) return dse_err_set(err, DSE_ERR_IO, path, 0, "path too long");
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
     for (char *p = host; *p; p++)
         if (*p == '/' || *p == '.') *p = '_';
-    if (snprintf(dir, sizeof dir, "%.*s", dlen ? dlen : 1, dlen ? path : ".") >= (int)sizeof dir ||
-        snprintf(tmp, sizeof tmp, "%s/.%s.%s.%ld.tmp", dir, base, host, (long)getpid()) >= (int)sizeof tmp)
-        return dse_err_set(err, DSE_ERR_IO, path, 0, "path too long");
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) return io_err(err, tmp, "cannot create");
+    int fd = -1;
+    for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        unsigned c = counter++;
+        if (snprintf(tmp, tmp_size, "%s/.%s.%s.%ld.%u.%lx.tmp", dir, base, host, (long)getpid(), c,
+                     (unsigned long)ts.tv_nsec) >= (int)tmp_size)
+            return dse_err_set(err, DSE_ERR_IO, path, 0, "path too long");
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+        if (fd < 0 && errno != EEXIST) return io_err(err, tmp, "cannot create");
+    }
+    if (fd < 0) return io_err(err, tmp, "cannot create a unique temporary file");
     const char *p = data;
     size_t left = len;
     while (left > 0) {
@@ -43,26 +64,62 @@ enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t l
         p += w;
         left -= (size_t)w;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
+    int synced = fsync(fd) == 0;
+    if (close(fd) != 0 || !synced) {
         enum dse_status st = io_err(err, tmp, "cannot sync");
         unlink(tmp);
         return st;
     }
+    return DSE_OK;
+}
+
+/* The rename or link itself must reach the disk: fsync the directory. */
+static enum dse_status sync_dir(const char *path, struct dse_err *err) {
+    char dir[4096];
+    if (dir_of(path, dir, sizeof dir)) return DSE_OK;
+    int dfd = open(dir, O_RDONLY);
+    if (dfd < 0) return io_err(err, dir, "cannot open the directory to sync it");
+    int ok = fsync(dfd) == 0 || errno == EINVAL; /* some filesystems cannot sync directories */
+    close(dfd);
+    return ok ? DSE_OK : io_err(err, dir, "cannot sync the directory");
+}
+
+enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t len,
+                                    struct dse_err *err) {
+    char tmp[4400];
+    enum dse_status st = write_temp(path, data, len, tmp, sizeof tmp, err);
+    if (st) return st;
     if (rename(tmp, path) != 0) {
-        enum dse_status st = io_err(err, path, "cannot rename the temporary file into place");
+        st = io_err(err, path, "cannot rename the temporary file into place");
         unlink(tmp);
         return st;
     }
-    int dfd = open(dir, O_RDONLY);
-    if (dfd >= 0) { /* the rename itself must reach the disk */
-        fsync(dfd);
-        close(dfd);
+    return sync_dir(path, err);
+}
+
+enum dse_status dse_fs_create_atomic(const char *path, const void *data, size_t len, int *existed,
+                                     struct dse_err *err) {
+    char tmp[4400];
+    *existed = 0;
+    enum dse_status st = write_temp(path, data, len, tmp, sizeof tmp, err);
+    if (st) return st;
+    if (link(tmp, path) != 0) { /* link() fails if path exists: create-if-absent, atomically */
+        int e = errno;
+        unlink(tmp);
+        if (e == EEXIST) {
+            *existed = 1;
+            return DSE_OK;
+        }
+        errno = e;
+        return io_err(err, path, "cannot create");
     }
-    return DSE_OK;
+    unlink(tmp);
+    return sync_dir(path, err);
 }
 
 enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err) {
     char buf[4096];
+    if (!path[0]) return dse_err_set(err, DSE_ERR_IO, path, 0, "empty directory name");
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "path too long");
     for (char *p = buf + 1; ; p++) {

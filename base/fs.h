@@ -13,6 +13,12 @@
 enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t len,
                                     struct dse_err *err);
 
+/* Create path with the given contents only if it does not exist yet, atomically (a
+ * temporary file hard-linked into place: link() refuses to replace). *existed = 1 and
+ * nothing changes if it was there. Two processes racing: exactly one creates it. */
+enum dse_status dse_fs_create_atomic(const char *path, const void *data, size_t len, int *existed,
+                                     struct dse_err *err);
+
 /* mkdir -p. */
 enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err);
 

@@ -30,7 +30,8 @@ uint64_t dse_pcg32_bounded64(struct dse_pcg32 *r, uint64_t bound) {
     if (bound <= UINT32_MAX) return dse_pcg32_bounded(r, (uint32_t)bound);
     uint64_t threshold = -bound % bound;
     for (;;) {
-        uint64_t v = ((uint64_t)dse_pcg32_next(r) << 32) | dse_pcg32_next(r);
+        uint64_t hi = dse_pcg32_next(r); /* two statements: the order of draws is fixed */
+        uint64_t v = (hi << 32) | dse_pcg32_next(r);
         if (v >= threshold) return v % bound;
     }
 }

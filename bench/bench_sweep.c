@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     double t0 = now_s();
     for (uint64_t k = 0; k < s.count; k++) {
         struct dse_mp mp;
-        char id[16];
+        char id[DSE_ID_SIZE];
         dse_space_candidate(&s, k, &mp);
         dse_space_id(&mp, id);
         sink += (unsigned char)id[5];
@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
     double t1 = now_s();
     for (uint64_t k = 0; k < s.count; k++) {
         struct dse_mp mp;
-        char id[16];
+        char id[DSE_ID_SIZE];
         dse_space_candidate(&s, k, &mp);
         if (dse_space_build(&s, &mp, &net, &err) || net.n_layers > 1024 ||
             dse_cost_net(&net, s.cons.train_mem_batch, costs, &train, &err)) {

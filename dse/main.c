@@ -287,7 +287,7 @@ static int cmd_count(const struct cmd *c, const char **pos, int n_pos, char **va
 static enum dse_status write_candidate(FILE *f, const struct dse_space *s, uint64_t k, int prototxt,
                                        struct dse_net *net, struct dse_err *err) {
     struct dse_mp mp;
-    char id[16];
+    char id[DSE_ID_SIZE];
     enum dse_status st;
     dse_space_candidate(s, k, &mp);
     if ((st = dse_space_build(s, &mp, net, err))) return st;
@@ -307,7 +307,7 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
         return bad_usage(c->name, "--format '%s' is not one of: cfg prototxt", vals[1]);
     prototxt = vals[1] && !strcmp(vals[1], "prototxt");
     if (FLAG("--all") && vals[0]) return bad_usage(c->name, "give --index or --all, not both%s", "");
-    if (FLAG("--all") && !vals[2]) return bad_usage(c->name, "--all needs --out DIR%s", "");
+    if (FLAG("--all") && (!vals[2] || !vals[2][0])) return bad_usage(c->name, "--all needs --out DIR%s", "");
     if (vals[0] && parse_ll(vals[0], 0, INT64_MAX, &index))
         return bad_usage(c->name, "--index '%s' is not an integer >= 0", vals[0]);
     if (dse_space_load(pos[0], &s, &err)) return fail(&err);
@@ -327,7 +327,7 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
         } else {
             for (uint64_t i = 0; i < n && !rc; i++) {
                 struct dse_mp mp;
-                char id[16], path[4096], *buf = NULL;
+                char id[DSE_ID_SIZE], path[4096], *buf = NULL;
                 size_t len = 0;
                 dse_space_candidate(&s, idx[i], &mp);
                 dse_space_id(&mp, id);
@@ -357,6 +357,7 @@ static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **va
     struct dse_sweep_summary sum;
     char dir[4096];
     (void)n_pos;
+    if (vals[0] && !vals[0][0]) return bad_usage(c->name, "--out needs a directory name%s", "");
     if (!FLAG("--analytic-only"))
         return bad_usage(c->name, "training sweeps arrive with the training engine (issues #4, #5); "
                                   "use --analytic-only to cost the candidates%s", "");

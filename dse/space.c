@@ -64,16 +64,20 @@ static enum dse_status fail(struct ctx *cx, const config_setting_t *s, const cha
  * nearest allowed name. */
 static enum dse_status check_keys(struct ctx *cx, const config_setting_t *g, const char *where,
                                   const char *allowed) {
+    if (!config_setting_is_group(g))
+        return fail(cx, g, "%s must be a group { key = value; ... }", where);
     for (int i = 0; i < config_setting_length(g); i++) {
         const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
         const char *key = config_setting_name(s);
         const char *best = NULL;
         int best_d = 3, found = 0;
         char word[64];
+        if (!key) return fail(cx, s, "%s must be a group { key = value; ... }", where);
         for (const char *p = allowed; *p;) {
             while (*p == ' ') p++;
             size_t n = strcspn(p, " ");
             if (n == 0) break;
+            const char *start = p;
             if (n >= sizeof word) n = sizeof word - 1;
             memcpy(word, p, n);
             word[n] = '\0';
@@ -82,7 +86,7 @@ static enum dse_status check_keys(struct ctx *cx, const config_setting_t *g, con
             int d = dse_edit_distance(key, word);
             if (d < best_d) {
                 best_d = d;
-                best = strstr(allowed, word);
+                best = start;
             }
         }
         if (found) continue;
@@ -110,7 +114,12 @@ static double number(const config_setting_t *s) {
 /* Check one value of axis k by substituting it into SqueezeNet v1.0's metaparameters. */
 static enum dse_status check_value(struct ctx *cx, const config_setting_t *s, enum dse_axis_key k,
                                    double v, uint64_t mask) {
+    /* SqueezeNet v1.0's values, but one Fire module, no increments and no pools, so that
+     * only this key's own range is checked here; checks across keys (the pools against
+     * fires, the last module's width) happen per candidate. */
     struct dse_mp mp = dse_mp_squeezenet_v10();
+    mp.fires = 1, mp.incr_e = 0, mp.pools = 0;
+    if (!isfinite(v)) return fail(cx, s, "%s = %g is not a finite number", axis_info[k].name, v);
     const char *key;
     struct dse_err e = { 0 };
     if (axis_info[k].kind == K_INT && (v != floor(v) || fabs(v) > DSE_DIM_MAX))
@@ -130,7 +139,7 @@ static enum dse_status check_value(struct ctx *cx, const config_setting_t *s, en
     case DSE_AX_CONV1_KERNEL:  mp.conv1_kernel = (int)v; break;
     case DSE_AX_CONV1_STRIDE:  mp.conv1_stride = (int)v; break;
     case DSE_AX_CONV1_PAD:     mp.conv1_pad = (int)v; break;
-    case DSE_AX_FIRES:         mp.fires = (int)v, mp.pools = 0; break;
+    case DSE_AX_FIRES:         mp.fires = (int)v; break;
     case DSE_AX_POOLS:         mp.pools = mask, mp.fires = DSE_MP_MAX_FIRES; break;
     case DSE_AX_DROPOUT:       mp.dropout = v; break;
     case DSE_AX_COUNT:         break;
@@ -224,6 +233,8 @@ static enum dse_status range(struct ctx *cx, const config_setting_t *g, enum dse
         return fail(cx, g, "a range needs numbers start, stop and one of step (arithmetic) or factor "
                            "(geometric), e.g. %s = { start = 0.125; stop = 1.0; step = 0.125; }", name);
     double x0 = number(a), x1 = number(b);
+    if (!isfinite(x0) || !isfinite(x1) || (step && !isfinite(number(step))) || (fac && !isfinite(number(fac))))
+        return fail(cx, g, "range of %s: start, stop, step and factor must be finite numbers", name);
     if (x1 < x0) return fail(cx, g, "range of %s: stop = %g is below start = %g", name, x1, x0);
     if (step) {
         double d = number(step);
@@ -241,11 +252,43 @@ static enum dse_status range(struct ctx *cx, const config_setting_t *g, enum dse
         if (!(f > 1)) return fail(cx, fac, "range of %s: factor = %g must be > 1", name, f);
         if (!(x0 > 0)) return fail(cx, a, "geometric range of %s: start = %g must be > 0", name, x0);
         for (double v = x0; v <= x1 * (1 + 1e-12); v *= f) {
-            double w = axis_info[k].kind == K_INT ? floor(v + 0.5) : v;
+            double w = axis_info[k].kind == K_INT ? floor(v + 0.5) : round(v * 1e12) / 1e12;
             if ((st = check_value(cx, g, k, w, 0)) || (st = push(cx, g, ax, w, 0, 0))) return st;
         }
     }
     return DSE_OK;
+}
+
+/* A value twice on an axis would be the same candidate twice (listed twice, or two
+ * range values that round to one). O(n log n): ranges may hold many values. */
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_u64v(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static enum dse_status check_distinct(struct ctx *cx, const config_setting_t *s, enum dse_axis_key k,
+                                      const struct dse_axis *ax) {
+    int pools = axis_info[k].kind == K_POOLS;
+    size_t n = (size_t)ax->n, sz = pools ? sizeof(uint64_t) : sizeof(double);
+    void *v = malloc(sz * (n ? n : 1));
+    if (!v) return dse_err_set(cx->err, DSE_ERR_NOMEM, cx->path, 0, "out of memory");
+    memcpy(v, pools ? (void *)ax->masks : (void *)ax->values, sz * n);
+    qsort(v, n, sz, pools ? cmp_u64v : cmp_double);
+    int dup = -1;
+    for (size_t i = 1; i < n && dup < 0; i++)
+        if (pools ? ((uint64_t *)v)[i] == ((uint64_t *)v)[i - 1] : ((double *)v)[i] == ((double *)v)[i - 1])
+            dup = (int)i;
+    double dv = dup >= 0 && !pools ? ((double *)v)[dup] : 0;
+    free(v);
+    if (dup < 0) return DSE_OK;
+    if (pools) return fail(cx, s, "pools lists the same set of positions twice");
+    return fail(cx, s, "%s holds the value %g twice (listed twice, or range values that round to one)",
+                axis_info[k].name, dv);
 }
 
 static enum dse_status read_axis(struct ctx *cx, const config_setting_t *s, enum dse_axis_key k,
@@ -254,20 +297,18 @@ static enum dse_status read_axis(struct ctx *cx, const config_setting_t *s, enum
     ax->n = 0;
     ax->line = (int)config_setting_source_line(s);
     int t = config_setting_type(s);
-    if (t == CONFIG_TYPE_GROUP) return range(cx, s, k, ax);
-    /* A list, or an array of scalars (except pools, where an array is one value). */
-    if (t == CONFIG_TYPE_LIST || (t == CONFIG_TYPE_ARRAY && axis_info[k].kind != K_POOLS)) {
+    if (t == CONFIG_TYPE_GROUP) {
+        st = range(cx, s, k, ax);
+    } else if (t == CONFIG_TYPE_LIST || (t == CONFIG_TYPE_ARRAY && axis_info[k].kind != K_POOLS)) {
+        /* A list, or an array of scalars (except pools, where an array is one value). */
         if (config_setting_length(s) == 0) return fail(cx, s, "%s lists no values", axis_info[k].name);
-        for (int i = 0; i < config_setting_length(s); i++)
-            if ((st = scalar(cx, config_setting_get_elem(s, (unsigned)i), k, ax))) return st;
-        for (int i = 0; i < ax->n; i++) /* a value listed twice would be a candidate twice */
-            for (int j = 0; j < i; j++)
-                if (ax->values[i] == ax->values[j] &&
-                    (axis_info[k].kind != K_POOLS || ax->masks[i] == ax->masks[j]))
-                    return fail(cx, s, "%s lists the same value twice", axis_info[k].name);
-        return DSE_OK;
+        st = DSE_OK;
+        for (int i = 0; i < config_setting_length(s) && !st; i++)
+            st = scalar(cx, config_setting_get_elem(s, (unsigned)i), k, ax);
+    } else {
+        st = scalar(cx, s, k, ax);
     }
-    return scalar(cx, s, k, ax);
+    return st ? st : check_distinct(cx, s, k, ax);
 }
 
 static void set_default(struct dse_axis *ax, enum dse_axis_key k) {
@@ -396,6 +437,19 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
     if ((st = dse_fs_read(path, &text, &len, err))) return st;
     out->hash = dse_fnv1a64(DSE_FNV64_INIT, text, len);
     config_init(&cfg);
+    /* The file must hold the whole space: its hash identifies the sweep directory's space,
+     * and space.cfg is copied there. */
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        const char *q = p;
+        while (*q == ' ' || *q == '\t') q++;
+        if (!strncmp(q, "@include", 8)) {
+            int line = 1;
+            for (const char *c = text; c < p; c++) line += *c == '\n';
+            st = dse_err_set(err, DSE_ERR_CONFIG, path, line, "@include is not allowed in a space file; "
+                             "put every setting in the one file (it identifies the sweep)");
+            goto done;
+        }
+    }
     if (!config_read_string(&cfg, text)) {
         st = dse_err_set(err, DSE_ERR_CONFIG, path, config_error_line(&cfg),
                          "%s; expected settings 'key = value;', groups { ... } and lists ( ..., ... ) "
@@ -412,7 +466,11 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
         goto done;
     }
     name = ns ? config_setting_get_string(ns) : NULL;
-    if (!name || !name[0] || strlen(name) >= sizeof out->name || strpbrk(name, "/\\ \t\n\"")) {
+    int name_ok = name && name[0] && strlen(name) < sizeof out->name && strcmp(name, ".") && strcmp(name, "..");
+    for (const char *p = name; name_ok && *p; p++)
+        name_ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                  *p == '-' || *p == '_' || *p == '.';
+    if (!name_ok) {
         st = fail(&cx, ns ? ns : root, "the space needs name = \"...\"; (letters, digits, '-', '_', '.'; "
                                        "at most %d characters)", (int)sizeof out->name - 1);
         goto done;
@@ -520,37 +578,54 @@ static int cmp_u64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Is v in the open-addressing set (size a power of two, empty = UINT64_MAX)? Insert it if not. */
+static int set_insert(uint64_t *set, uint64_t mask, uint64_t v) {
+    uint64_t h = (v * 0x9e3779b97f4a7c15ULL) & mask;
+    while (set[h] != UINT64_MAX) {
+        if (set[h] == v) return 0;
+        h = (h + 1) & mask;
+    }
+    set[h] = v;
+    return 1;
+}
+
 enum dse_status dse_space_indices(const struct dse_space *s, uint64_t max, uint64_t **out,
                                   uint64_t *n, struct dse_err *err) {
     *out = NULL;
     *n = 0;
+    if (s->count_overflow)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "the space has more than 2^64 candidates; "
+                           "narrow some ranges (sampling needs a grid it can number)");
     uint64_t want = s->count;
-    if (s->sample > 0 && (s->count_overflow || (uint64_t)s->sample < s->count)) want = (uint64_t)s->sample;
-    else if (s->count_overflow || s->count > max)
-        return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0,
-                           "the space has %s%llu candidates, more than %llu; draw some with sample = N",
-                           s->count_overflow ? "over " : "",
-                           (unsigned long long)(s->count_overflow ? UINT64_MAX : s->count),
-                           (unsigned long long)max);
+    if (s->sample > 0 && (uint64_t)s->sample < s->count) want = (uint64_t)s->sample;
     if (want > max)
-        return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "sample = %llu is more than %llu",
-                           (unsigned long long)want, (unsigned long long)max);
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "%s %llu candidates, more than %llu; %s",
+                           want == s->count ? "the space has" : "sample =", (unsigned long long)want,
+                           (unsigned long long)max,
+                           want == s->count ? "draw some with sample = N" : "draw fewer");
     uint64_t *idx = malloc(sizeof *idx * (size_t)(want ? want : 1));
     if (!idx) return dse_err_set(err, DSE_ERR_NOMEM, s->path, 0, "out of memory");
-    if (want == s->count && !s->count_overflow) {
+    if (want == s->count) {
         for (uint64_t i = 0; i < want; i++) idx[i] = i;
     } else {
-        /* Distinct draws: sort, drop repeats, draw again for the missing ones. */
-        struct dse_pcg32 r;
-        uint64_t total = s->count_overflow ? UINT64_MAX : s->count, have = 0;
-        dse_pcg32_seed(&r, s->seed, 0x5eed);
-        while (have < want) {
-            for (uint64_t i = have; i < want; i++) idx[i] = dse_pcg32_bounded64(&r, total);
-            qsort(idx, (size_t)want, sizeof *idx, cmp_u64);
-            have = 0;
-            for (uint64_t i = 0; i < want; i++)
-                if (i == 0 || idx[i] != idx[i - 1]) idx[have++] = idx[i];
+        /* Floyd's algorithm: `want` distinct indices, uniformly, in O(want). */
+        uint64_t cap = 1;
+        while (cap < 2 * want) cap <<= 1;
+        uint64_t *set = malloc(sizeof *set * (size_t)cap);
+        if (!set) {
+            free(idx);
+            return dse_err_set(err, DSE_ERR_NOMEM, s->path, 0, "out of memory");
         }
+        memset(set, 0xff, sizeof *set * (size_t)cap);
+        struct dse_pcg32 r;
+        uint64_t k = 0;
+        dse_pcg32_seed(&r, s->seed, 0x5eed);
+        for (uint64_t j = s->count - want; j < s->count; j++) {
+            uint64_t t = dse_pcg32_bounded64(&r, j + 1);
+            idx[k++] = set_insert(set, cap - 1, t) ? t : (set_insert(set, cap - 1, j), j);
+        }
+        free(set);
+        qsort(idx, (size_t)want, sizeof *idx, cmp_u64);
     }
     *out = idx;
     *n = want;
@@ -582,10 +657,10 @@ enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *
     }
     st = dse_mp_build(mp, net, err);
     if (st) {
-        char canon[512], msg[sizeof err->msg];
-        dse_space_canonical(mp, canon, sizeof canon);
-        for (char *p = canon; *p; p++) if (*p == '\n') *p = ' ';
-        snprintf(msg, sizeof msg, "candidate %.200s: %.280s", canon, err->msg);
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "candidate base_e=%d incr_e=%d freq=%d pct3x3=%g sr=%g bypass=%s "
+                 "input=%dx%dx%d fires=%d: %.300s", mp->base_e, mp->incr_e, mp->freq, mp->pct3x3, mp->sr,
+                 dse_bypass_str(mp->bypass), mp->input_c, mp->input_h, mp->input_w, mp->fires, err->msg);
         memcpy(err->msg, msg, sizeof msg);
         err->file = s->path;
         err->line = 0;
@@ -624,7 +699,9 @@ static char *put_real(char *p, double v) {
 }
 
 int dse_space_canonical(const struct dse_mp *mp, char *buf, int size) {
-    char tmp[512], pools[256];
+    /* Worst case: 17 keys (~160 bytes), 13 ints of up to 11 characters, 3 reals of 16,
+     * pools of up to 61 positions of 7 characters: under 1000 bytes. */
+    char tmp[1536], pools[600];
     char *p = tmp;
     dse_mp_pools_str(mp->pools, pools, sizeof pools);
     p = PUT_LIT(p, "base_e="), p = put_int(p, mp->base_e);
@@ -654,12 +731,12 @@ int dse_space_canonical(const struct dse_mp *mp, char *buf, int size) {
     return n;
 }
 
-void dse_space_id(const struct dse_mp *mp, char id[16]) {
+void dse_space_id(const struct dse_mp *mp, char id[DSE_ID_SIZE]) {
     static const char hex[] = "0123456789abcdef";
-    char canon[512];
+    char canon[1536];
     int n = dse_space_canonical(mp, canon, sizeof canon);
-    uint64_t h = dse_fnv1a64(DSE_FNV64_INIT, canon, (uint64_t)n) >> 16; /* 48 bits, 12 digits */
+    uint64_t h = dse_fnv1a64(DSE_FNV64_INIT, canon, (uint64_t)(n < (int)sizeof canon ? n : (int)sizeof canon - 1));
     id[0] = 'c';
-    for (int i = 0; i < 12; i++) id[1 + i] = hex[(h >> (4 * (11 - i))) & 15];
-    id[13] = '\0';
+    for (int i = 0; i < 16; i++) id[1 + i] = hex[(h >> (4 * (15 - i))) & 15];
+    id[17] = '\0';
 }

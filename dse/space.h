@@ -87,9 +87,11 @@ enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *
 
 /* Canonical "key=value\n" text of mp (the order of enum dse_axis_key; integers in
  * decimal, pct3x3, sr and dropout as the 16 hex digits of their IEEE-754 bits) and the
- * stable candidate id: "c" + the top 48 bits of its FNV-1a 64 hash in 12 hex digits.
+ * stable candidate id: "c" + its FNV-1a 64 hash in 16 hex digits (collisions are checked
+ * per sweep: an id repeated within a sweep is an error, never an overwrite).
  * dse_space_canonical returns the text's length (as snprintf, even if cut). */
+#define DSE_ID_SIZE 18 /* "c" + 16 hex digits + NUL */
 int  dse_space_canonical(const struct dse_mp *mp, char *buf, int size);
-void dse_space_id(const struct dse_mp *mp, char id[16]);
+void dse_space_id(const struct dse_mp *mp, char id[DSE_ID_SIZE]);
 
 #endif

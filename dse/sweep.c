@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "analysis/analysis.h"
@@ -28,10 +27,30 @@ static int json_string_field(const char *text, const char *key, char *out, int s
     return 0;
 }
 
-static enum dse_status write_manifest(const struct dse_space *s, const char *dir, uint64_t n,
-                                      struct dse_err *err) {
-    char path[4096], buf[4096], varied[512] = "", stamp[32];
-    int len = 0;
+/* s as a JSON string (quotes included) into out. */
+static void json_escape(char *out, size_t size, const char *s) {
+    size_t o = 0;
+    if (size < 3) return;
+    out[o++] = '"';
+    for (; *s && o + 8 < size; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') o += (size_t)snprintf(out + o, size - o, "\\%c", c);
+        else if (c < 0x20) o += (size_t)snprintf(out + o, size - o, "\\u%04x", c);
+        else out[o++] = (char)c;
+    }
+    out[o++] = '"';
+    out[o] = '\0';
+}
+
+/* The manifest and the copy of the space file are created once. A directory that
+ * already holds a sweep must hold this space's (same file hash), else it is refused;
+ * two processes starting the same sweep at once both go on, two different ones cannot
+ * mix (only one of them can create sweep.json). */
+static enum dse_status claim_dir(const struct dse_space *s, const char *dir, uint64_t n,
+                                 struct dse_err *err) {
+    char path[4096], buf[10000], varied[512] = "", stamp[32], name[300], file[8300], hash[32] = "", want[32];
+    int len = 0, existed;
+    enum dse_status st;
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
@@ -40,35 +59,38 @@ static enum dse_status write_manifest(const struct dse_space *s, const char *dir
         if (s->axes[k].n > 1)
             len += snprintf(varied + len, sizeof varied - (size_t)len, "%s\"%s\"", len ? ", " : "",
                             dse_axis_name((enum dse_axis_key)k));
-    snprintf(buf, sizeof buf,
-             "{\n  \"format\": \"dse-sweep-1\",\n  \"space\": \"%s\",\n  \"space_file\": \"%s\",\n"
-             "  \"space_hash\": \"%016llx\",\n  \"candidates\": %llu,\n  \"varied\": [%s],\n"
-             "  \"created\": \"%s\",\n  \"dse_version\": \"0.1.0\"\n}\n",
-             s->name, s->path, (unsigned long long)s->hash, (unsigned long long)n, varied, stamp);
-    snprintf(path, sizeof path, "%s/sweep.json", dir);
-    return dse_fs_write_atomic(path, buf, strlen(buf), err);
-}
-
-/* Refuse to mix two spaces in one directory. */
-static enum dse_status check_existing(const struct dse_space *s, const char *dir, struct dse_err *err) {
-    char path[4096], hash[32], want[32];
-    char *text;
-    snprintf(path, sizeof path, "%s/sweep.json", dir);
-    struct stat st;
-    if (stat(path, &st) != 0) return DSE_OK;
-    enum dse_status rc = dse_fs_read(path, &text, NULL, err);
-    if (rc) return rc;
+    json_escape(name, sizeof name, s->name);
+    json_escape(file, sizeof file, s->path);
     snprintf(want, sizeof want, "%016llx", (unsigned long long)s->hash);
-    int ok = json_string_field(text, "space_hash", hash, sizeof hash) == 0 && !strcmp(hash, want);
-    free(text);
-    if (!ok)
-        return dse_err_set(err, DSE_ERR_CONFIG, dir, 0,
-                           "holds a sweep of another space file (space_hash %s, this file's is %s); "
-                           "give another --out directory", hash, want);
-    return DSE_OK;
+    snprintf(buf, sizeof buf,
+             "{\n  \"format\": \"dse-sweep-1\",\n  \"space\": %s,\n  \"space_file\": %s,\n"
+             "  \"space_hash\": \"%s\",\n  \"candidates\": %llu,\n  \"varied\": [%s],\n"
+             "  \"created\": \"%s\",\n  \"dse_version\": \"0.1.0\"\n}\n",
+             name, file, want, (unsigned long long)n, varied, stamp);
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    if ((st = dse_fs_create_atomic(path, buf, strlen(buf), &existed, err))) return st;
+    if (existed) {
+        char *text;
+        if ((st = dse_fs_read(path, &text, NULL, err))) return st;
+        int ok = json_string_field(text, "space_hash", hash, sizeof hash) == 0 && !strcmp(hash, want);
+        free(text);
+        if (!ok)
+            return dse_err_set(err, DSE_ERR_CONFIG, dir, 0,
+                               "holds a sweep of another space file (space_hash %s, this file's is %s); "
+                               "give another --out directory", hash[0] ? hash : "missing", want);
+    }
+    char *copy;
+    size_t clen;
+    if ((st = dse_fs_read(s->path, &copy, &clen, err))) return st;
+    snprintf(path, sizeof path, "%s/space.cfg", dir);
+    st = dse_fs_create_atomic(path, copy, clen, &existed, err);
+    free(copy);
+    return st;
 }
 
-
+static int cmp_id(const void *a, const void *b) {
+    return strcmp((const char *)a, (const char *)b);
+}
 
 /* The candidate file's text. */
 static int candidate_json(char *buf, int size, const char *id, uint64_t index, const struct dse_mp *mp,
@@ -97,22 +119,11 @@ static int candidate_json(char *buf, int size, const char *id, uint64_t index, c
     return n;
 }
 
-/* Candidates that training has touched keep their file. */
-static int already_trained(const char *path) {
-    char *text, status[32];
-    struct dse_err e;
-    if (dse_fs_read(path, &text, NULL, &e)) return 0;
-    int keep = json_string_field(text, "status", status, sizeof status) == 0 &&
-               strcmp(status, "pending") != 0 && strcmp(status, "pruned") != 0;
-    free(text);
-    return keep;
-}
-
 enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, FILE *progress,
                                    struct dse_sweep_summary *sum, struct dse_err *err) {
     enum dse_status st;
     uint64_t *idx = NULL, n = 0;
-    char path[4096], text[4096];
+    char path[4096], text[4096], (*ids)[DSE_ID_SIZE] = NULL;
     struct dse_net net;
     struct dse_cost_layer *costs = NULL;
     size_t cap = 0;
@@ -120,24 +131,33 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
     dse_net_init(&net, s->name, 1, 1, 1);
 
     if ((st = dse_space_indices(s, MAX_CANDIDATES, &idx, &n, err))) return st;
-    if ((st = check_existing(s, dir, err))) goto done;
-    snprintf(path, sizeof path, "%s/candidates", dir);
-    if ((st = dse_fs_mkdirs(path, err))) goto done;
-    {
-        char *copy;
-        size_t len;
-        if ((st = dse_fs_read(s->path, &copy, &len, err))) goto done;
-        snprintf(path, sizeof path, "%s/space.cfg", dir);
-        st = dse_fs_write_atomic(path, copy, len, err);
-        free(copy);
-        if (st) goto done;
+    /* Before writing anything: every candidate builds, and no two share an id (a 64-bit
+     * hash: a clash is astronomically unlikely, but it must never be an overwrite). */
+    ids = malloc(sizeof *ids * (size_t)(n ? n : 1));
+    if (!ids) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        goto done;
     }
-    if ((st = write_manifest(s, dir, n, err))) goto done;
+    for (uint64_t i = 0; i < n; i++) {
+        struct dse_mp mp;
+        dse_space_candidate(s, idx[i], &mp);
+        if ((st = dse_space_build(s, &mp, &net, err))) goto done;
+        dse_space_id(&mp, ids[i]);
+    }
+    qsort(ids, (size_t)n, sizeof *ids, cmp_id);
+    for (uint64_t i = 1; i < n; i++)
+        if (!strcmp(ids[i], ids[i - 1])) {
+            st = dse_err_set(err, DSE_ERR_INTERNAL, s->path, 0, "two candidates hash to the id %s; "
+                             "please report this", ids[i]);
+            goto done;
+        }
+    snprintf(path, sizeof path, "%s/candidates", dir);
+    if ((st = dse_fs_mkdirs(path, err)) || (st = claim_dir(s, dir, n, err))) goto done;
 
     for (uint64_t i = 0; i < n; i++) {
         struct dse_mp mp;
         struct dse_cost_totals one, train;
-        char id[16], why[200];
+        char id[DSE_ID_SIZE], why[200];
         const char *pruned_by = NULL;
         dse_space_candidate(s, idx[i], &mp);
         if ((st = dse_space_build(s, &mp, &net, err))) goto done;
@@ -167,13 +187,12 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
                      train.mem_train_bytes / 1048576.0, c->train_mem_batch), pruned_by = why;
         dse_space_id(&mp, id);
         snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
-        if (already_trained(path)) {
-            sum->skipped++;
-        } else {
-            int len = candidate_json(text, sizeof text, id, idx[i], &mp, &one, train.mem_train_bytes,
-                                     c->train_mem_batch, pruned_by);
-            if ((st = dse_fs_write_atomic(path, text, (size_t)len, err))) goto done;
-        }
+        /* Never replace a candidate file: its analytic part depends only on the
+         * metaparameters (and this space), and training may have added results. */
+        int len = candidate_json(text, sizeof text, id, idx[i], &mp, &one, train.mem_train_bytes,
+                                 c->train_mem_batch, pruned_by), existed;
+        if ((st = dse_fs_create_atomic(path, text, (size_t)len, &existed, err))) goto done;
+        sum->skipped += existed;
         sum->candidates++;
         if (pruned_by) sum->pruned++;
         else sum->kept++;
@@ -184,6 +203,7 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
     if (progress) fputc('\n', progress);
 done:
     free(idx);
+    free(ids);
     free(costs);
     dse_net_deinit(&net);
     return st;

@@ -86,8 +86,8 @@ int64_t dse_tensor_count(const struct dse_tensor *t);
 int64_t dse_tensor_image(const struct dse_tensor *t);
 /* 1 if stride_n == c*h*w (no gaps between images). */
 int     dse_tensor_contiguous(const struct dse_tensor *t);
-/* Host tensors: set every value of data / of grad (if any) to v; a view touches only
- * its own slice. */
+/* Host tensors only. fill sets every value of data to v; zero_grad zeroes grad (if
+ * any). On a view both touch only the view's own slice. */
 void    dse_tensor_fill(struct dse_tensor *t, float v);
 void    dse_tensor_zero_grad(struct dse_tensor *t);
 

@@ -346,7 +346,21 @@ static void test_bad_spaces(void) {
           "tests/bad_spaces/bad_constraint.cfg:3: unknown setting 'max_parms' in constraints (did you mean "
           "'max_params'?)" },
         { "tests/bad_spaces/duplicate_value.cfg",
-          "tests/bad_spaces/duplicate_value.cfg:3: pct3x3 lists the same value twice" },
+          "tests/bad_spaces/duplicate_value.cfg:3: pct3x3 holds the value 0.25 twice (listed twice, or range "
+          "values that round to one)" },
+        { "tests/bad_spaces/geometric_dup.cfg",
+          "tests/bad_spaces/geometric_dup.cfg:3: base_e holds the value 2 twice (listed twice, or range "
+          "values that round to one)" },
+        { "tests/bad_spaces/pools_dup.cfg",
+          "tests/bad_spaces/pools_dup.cfg:3: pools lists the same set of positions twice" },
+        { "tests/bad_spaces/constraints_list.cfg",
+          "tests/bad_spaces/constraints_list.cfg:2: constraints must be a group { key = value; ... }" },
+        { "tests/bad_spaces/bad_name.cfg",
+          "tests/bad_spaces/bad_name.cfg:1: the space needs name = \"...\"; (letters, digits, '-', '_', '.'; "
+          "at most 95 characters)" },
+        { "tests/bad_spaces/include.cfg",
+          "tests/bad_spaces/include.cfg:2: @include is not allowed in a space file; put every setting in the "
+          "one file (it identifies the sweep)" },
         { "tests/bad_spaces/step_policy.cfg",
           "tests/bad_spaces/step_policy.cfg:2: lr_policy = \"step\" needs step_epochs = <epochs between drops>" },
         { "tests/bad_spaces/syntax.cfg",
@@ -390,6 +404,21 @@ static int64_t params_of_mp(const struct dse_mp *mp, double *mib) {
 }
 
 /* Thesis Fig. 5.3 and 5.4 (model sizes in MiB at 4 bytes per parameter). */
+/* The longest canonical text (every int at its limit, 61 pool positions) fits. */
+static void test_space_canonical_limits(void) {
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    char buf[2048], id[DSE_ID_SIZE];
+    mp.base_e = mp.incr_e = mp.input_c = mp.input_h = mp.input_w = mp.classes = DSE_DIM_MAX;
+    mp.conv1_filters = mp.conv1_kernel = mp.conv1_stride = mp.conv1_pad = DSE_DIM_MAX;
+    mp.fires = DSE_MP_MAX_FIRES, mp.freq = DSE_MP_MAX_FIRES;
+    mp.pools = ~(uint64_t)0 & ~(uint64_t)2;
+    int n = dse_space_canonical(&mp, buf, sizeof buf);
+    CHECK(n > 700 && n < 1536);
+    CHECK_INT_EQ((int)strlen(buf), n);
+    dse_space_id(&mp, id);
+    CHECK_INT_EQ((int)strlen(id), 17);
+}
+
 static void test_space_thesis(void) {
     struct dse_space sr, pct;
     struct dse_mp mp;
@@ -412,7 +441,7 @@ static void test_space_thesis(void) {
     /* SR 0.5 with pct3x3 50% is the ~13 MB model common to Fig. 5.3 and 5.4: the same
      * candidate (the same id) in both spaces. */
     struct dse_mp a, b;
-    char ida[16], idb[16];
+    char ida[DSE_ID_SIZE], idb[DSE_ID_SIZE];
     dse_space_candidate(&sr, 3, &a);
     dse_space_candidate(&pct, 4, &b);
     CHECK_NEAR(b.pct3x3, 0.5, 1e-12);
@@ -427,7 +456,7 @@ static void test_space_thesis(void) {
     dse_space_candidate(&sr, 0, &mp);
     dse_space_id(&mp, idb);
     CHECK_STR_EQ(ida, idb);
-    CHECK_STR_EQ(ida, "cdd6b97fa682b");
+    CHECK_STR_EQ(ida, "cdd6b97fa682bcf4a");
     dse_space_free(&sr);
     dse_space_free(&pct);
 }
@@ -594,7 +623,7 @@ static void test_sweep_dir(void) {
     CHECK_INT_EQ(sum.pruned, 2); /* SR 0.5 (3.4M params) and 1.0 (6.3M) */
     CHECK_INT_EQ(count_files(cands, ".json"), 4);
     struct dse_mp mp;
-    char id[16], *text = NULL;
+    char id[DSE_ID_SIZE], *text = NULL;
     dse_space_candidate(&s, 3, &mp);
     dse_space_id(&mp, id);
     snprintf(path, sizeof path, "%s/%s.json", cands, id);
@@ -611,8 +640,18 @@ static void test_sweep_dir(void) {
     dse_space_id(&mp, id);
     snprintf(path, sizeof path, "%s/%s.json", cands, id);
     write_text(path, "{\"id\": \"x\", \"status\": \"done\", \"top1\": 0.9}\n");
+    char *manifest = NULL, *manifest2 = NULL;
+    snprintf(path, sizeof path, "%s/sweep.json", out);
+    CHECK_OK(dse_fs_read(path, &manifest, NULL, NULL));
+    snprintf(path, sizeof path, "%s/%s.json", cands, id);
     CHECK_OK(dse_sweep_analytic(&s, out, NULL, &sum, &err));
-    CHECK_INT_EQ(sum.skipped, 1);
+    CHECK_INT_EQ(sum.skipped, 4); /* every file existed: none is replaced */
+    snprintf(path, sizeof path, "%s/sweep.json", out);
+    CHECK_OK(dse_fs_read(path, &manifest2, NULL, NULL));
+    if (manifest && manifest2) CHECK_STR_EQ(manifest2, manifest); /* written once */
+    free(manifest);
+    free(manifest2);
+    snprintf(path, sizeof path, "%s/%s.json", cands, id);
     CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
     if (text) {
         CHECK(strstr(text, "\"top1\": 0.9") != NULL);
@@ -624,6 +663,16 @@ static void test_sweep_dir(void) {
     CHECK_OK(dse_space_load(space, &s, NULL));
     CHECK_INT_EQ(dse_sweep_analytic(&s, out, NULL, &sum, &err), DSE_ERR_CONFIG);
     CHECK(strstr(err.msg, "holds a sweep of another space file") != NULL);
+    dse_space_free(&s);
+    /* A space with an infeasible candidate writes nothing. */
+    char out2[300];
+    snprintf(out2, sizeof out2, "%s/sweep2", dir);
+    write_text(space, "name = \"infeasible\";\nmacro = { input_h = [227, 16]; input_w = 16; };\n");
+    CHECK_OK(dse_space_load(space, &s, NULL));
+    CHECK_INT_EQ(dse_sweep_analytic(&s, out2, NULL, &sum, &err), DSE_ERR_SHAPE);
+    CHECK(strstr(err.msg, "candidate base_e=128 incr_e=128 freq=2 pct3x3=0.5 sr=0.125 bypass=none "
+                          "input=3x227x16 fires=8: layer 'pool8' (maxpool)") != NULL);
+    CHECK(access(out2, F_OK) != 0);
     dse_space_free(&s);
     /* no stray temporary files */
     CHECK_INT_EQ(count_files(cands, ".tmp"), 0);
@@ -641,6 +690,7 @@ static const struct check_case cases[] = {
     { "cli-csv-md",               test_csv_md },
     { "space-bad",                test_bad_spaces },
     { "space-thesis",             test_space_thesis },
+    { "space-canonical",          test_space_canonical_limits },
     { "space-sample",             test_space_sample },
     { "space-roundtrip",          test_space_roundtrip },
     { "sweep-dir",                test_sweep_dir },

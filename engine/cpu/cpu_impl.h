@@ -11,7 +11,9 @@
 
 /* Without -fopenmp these expand to nothing, so no unknown-pragma warning and the loop
  * runs serially. num_threads comes from the ctx: no omp_set_num_threads (global). The
- * `if` keeps small loops serial: waking threads costs more than a few thousand floats. */
+ * `if` keeps small loops serial: waking threads costs more than a few thousand floats.
+ * Used by the elementwise, pooling, batchnorm and concat kernels; conv2d.c lowers on
+ * the calling thread (why: the comment on its im2col). */
 #define DSE_PRAGMA(x) _Pragma(#x)
 #ifdef _OPENMP
 #define DSE_OMP_FOR(nt, work) \
@@ -33,8 +35,7 @@ static inline int dse_cpu_in_place(const struct dse_node *n) {
     return n->out->data == n->in[0]->data;
 }
 
-/* x[i] += a * y[i] style loops over one image are written out in each kernel; this is
- * the one shared reduction: sum of n floats in double, in index order (deterministic). */
+/* Sum of n floats in double, in index order: the same bits whatever the threads. */
 static inline double dse_cpu_sum(const float *x, int64_t n) {
     double s = 0.0;
     for (int64_t i = 0; i < n; i++) s += x[i];
