@@ -199,7 +199,7 @@ enum dse_status dse_cpu_scale_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
                                            : x->data + i * x->stride_n + c * HW;
                 for (int64_t j = 0; j < HW; j++) sg += (double)dyp[j] * xp[j], sb += dyp[j];
             }
-            if (dg) dg[c] = (float)sg;
+            if (dg) dg[c] += (float)sg;
             if (db) db[c] += (float)sb;
         }
     }
