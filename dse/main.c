@@ -107,18 +107,18 @@ static const char usage_report[] =
 static const char usage_train[] =
     "usage: dse train NET [--data fashion-mnist] [--epochs E] [--batch B] [--lr L]\n"
     "                     [--lr-policy fixed|step|poly|linear] [--threads T] [--seed S]\n"
-    "                     [--limit-train N] [--limit-test N] [--init xavier|msra]\n"
+    "                     [--limit-train N] [--limit-test N] [--init msra|xavier]\n"
     "                     [--checkpoint-dir DIR] [--resume FILE] [--conv auto|gemm_batch|gemm_image]\n"
     "                     [--json]\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
-    "momentum 0.9, weight decay 2e-4; a network without a loss gets softmax cross-entropy\n"
+    "momentum 0.9, weight decay 2e-4, MSRA init; a network without a loss gets softmax cross-entropy\n"
     "on its last layer. Reports test loss, top-1 and top-5 after every epoch; a progress\n"
     "line on a terminal. NaN or infinite loss stops the run with status diverged.\n"
     "\n"
     "  --data D         dataset name (fashion-mnist, mnist, cifar-10, cifar-100) or directory\n"
     "  --epochs E       default 1        --batch B    default 64\n"
-    "  --lr L           default 0.04     --lr-policy  default poly (power 1: linear to zero)\n"
+    "  --lr L           default 0.01     --lr-policy  default poly (power 1: linear to zero)\n"
     "  --threads T      default 2        --seed S     default 1\n"
     "  --limit-train N  train on the first N images; --limit-test N: test on the first N\n"
     "  --checkpoint-dir DIR  write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)\n"
@@ -546,10 +546,18 @@ static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **va
         if (i >= 0) t[i] = now_s() - t0;
     }
     if (!rc && t) {
+        /* The engine's measured memory beside the analyzer's estimate (docs/conventions.md). */
+        struct dse_cost_layer *cl = calloc((size_t)m->net.n_layers, sizeof *cl);
+        struct dse_cost_totals tot;
+        memset(&tot, 0, sizeof tot);
+        if (cl) dse_cost_net(&m->net, batch, cl, &tot, NULL);
+        free(cl);
         qsort(t, (size_t)iters, sizeof *t, cmp_double);
         printf("name=bench.%s net=%s mode=%s batch=%d threads=%d iters=%d median_ms=%.2f min_ms=%.2f "
-               "img_per_s=%.1f\n", m->net.name[0] ? m->net.name : "net", pos[0], train ? "train" : "infer",
-               batch, threads, iters, 1e3 * t[iters / 2], 1e3 * t[0], batch / t[iters / 2]);
+               "img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld\n", m->net.name[0] ? m->net.name : "net",
+               pos[0], train ? "train" : "infer", batch, threads, iters, 1e3 * t[iters / 2], 1e3 * t[0],
+               batch / t[iters / 2], dse_model_bytes(m),
+               (long long)(train ? tot.mem_train_bytes : tot.mem_infer_bytes));
     }
     free(t);
 done:

@@ -647,15 +647,16 @@ static const struct {
 
 enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *mp,
                                 struct dse_net *net, struct dse_err *err) {
-    const char *key = NULL;
-    enum dse_status st = dse_mp_check(mp, &key, err);
-    if (st) {
+    enum dse_status st = dse_mp_build(mp, net, err); /* it checks mp first */
+    if (st == DSE_ERR_CONFIG) { /* a range: name the line of the key at fault */
+        const char *key = NULL;
+        dse_mp_check(mp, &key, err);
         err->file = s->path;
+        err->line = 0;
         for (int i = 0; key && i < DSE_ARRAY_LEN(key_axis); i++)
             if (!strcmp(key, key_axis[i].key)) err->line = s->axes[key_axis[i].axis].line;
         return st;
     }
-    st = dse_mp_build(mp, net, err);
     if (st) {
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "candidate base_e=%d incr_e=%d freq=%d pct3x3=%g sr=%g bypass=%s "

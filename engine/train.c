@@ -19,10 +19,10 @@ void dse_train_opts_default(struct dse_train_opts *o) {
     memset(o, 0, sizeof *o);
     o->data = "fashion-mnist";
     o->epochs = 1, o->batch = 64, o->threads = 1;
-    o->lr = 0.04f, o->policy = DSE_LR_POLY, o->power = 1.0f, o->gamma = 0.1f;
+    o->lr = 0.01f, o->policy = DSE_LR_POLY, o->power = 1.0f, o->gamma = 0.1f;
     o->momentum = 0.9f, o->weight_decay = 0.0002f;
     o->seed = 1;
-    o->init = DSE_INIT_XAVIER, o->init_std = 0.01f;
+    o->init = DSE_INIT_MSRA, o->init_std = 0.01f;
     o->conv_algo = DSE_ALGO_AUTO;
 }
 
