@@ -460,10 +460,17 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
     if (dse_train_run(&net, &o, r, &err)) {
         rc = fail(&err);
     } else if (FLAG("--json")) {
+        /* The engine's measured memory beside the analyzer's training estimate. */
+        struct dse_cost_layer *cl = calloc((size_t)net.n_layers, sizeof *cl);
+        struct dse_cost_totals tot;
+        memset(&tot, 0, sizeof tot);
+        if (cl) dse_cost_net(&net, o.batch, cl, &tot, NULL);
+        free(cl);
         printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %.6f, \"top5\": %.6f, \"loss\": %.6f, "
-               "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %zu",
+               "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %zu, "
+               "\"estimate_train_bytes\": %lld",
                r->status, r->epochs_done, r->top1, r->top5, r->loss, r->img_per_s, r->seconds,
-               (unsigned long long)r->seed, r->model_bytes);
+               (unsigned long long)r->seed, r->model_bytes, (long long)tot.mem_train_bytes);
         if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
                                       (long long)r->diverged_iter);
         printf(", \"per_epoch\": [");

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""pytorch_ref.py: PyTorch reference models of the two networks of issue #4 item 10 (Speed),
+timed the way `dse bench` times ours: synthetic inputs, warm-up iterations excluded, median of
+N iterations, images per second. Not a test (STYLE section 9).
+
+  squeezenet_fmnist  28x28x1, conv1 3x3/1 pad 1 with 96 filters, max-pool 3x3/2 (ceil) after
+                     conv1, fire4 and fire8, fire2-fire9 with SqueezeNet v1.0's dims, dropout
+                     0.5, conv10 1x1 to 10 classes, ReLU, global average pool (727,306 params,
+                     as `dse analyze experiments/squeezenet/squeezenet_fmnist.cfg` counts).
+  squeezenet_v1.0    227x227x3, conv1 7x7/2 with 96 filters, the same pools (ceil mode, as in
+                     Caffe), 1000 classes (1,248,424 params).
+
+One step of --mode train is zero_grad + forward + cross-entropy + backward + SGD step
+(momentum 0.9, lr 1e-6 and no weight decay, as `dse bench` uses); --mode infer is a forward
+pass under torch.no_grad() in eval mode. Inputs are uniform in [-0.5, 0.5), labels i % classes.
+
+Prints one line per measurement, for example
+  name=bench.squeezenet_fmnist impl=pytorch mode=train batch=128 threads=2 iters=10 median_ms=...
+  min_ms=... img_per_s=... malloc=stock
+(malloc=tuned when GLIBC_TUNABLES is set in the environment). --params prints the parameter
+count of the net and exits 1 if it differs from ours.
+
+Usage: pytorch_ref.py --net fmnist|v10 [--mode train|infer] [--batch B] [--threads T]
+                      [--iters N] [--warmup W] [--params]
+Needs Debian's python3-torch (apt-get install -y python3-torch); run it with /usr/bin/python3.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+NETS = {
+    # key: (name as in the .cfg, input C, H/W, conv1 (filters, kernel, stride, pad), classes,
+    #       parameter count of our engine)
+    "fmnist": ("squeezenet_fmnist", 1, 28, (96, 3, 1, 1), 10, 727306),
+    "v10": ("squeezenet_v1.0", 3, 227, (96, 7, 2, 0), 1000, 1248424),
+}
+
+# SqueezeNet v1.0's fire modules: (squeeze, expand1x1, expand3x3) for fire2..fire9.
+FIRES = [(16, 64, 64), (16, 64, 64), (32, 128, 128), (32, 128, 128),
+         (48, 192, 192), (48, 192, 192), (64, 256, 256), (64, 256, 256)]
+
+
+class Fire(nn.Module):
+    def __init__(self, cin, s, e1, e3):
+        super().__init__()
+        self.squeeze = nn.Conv2d(cin, s, 1)
+        self.expand1x1 = nn.Conv2d(s, e1, 1)
+        self.expand3x3 = nn.Conv2d(s, e3, 3, padding=1)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        x = self.relu(self.squeeze(x))
+        return torch.cat([self.relu(self.expand1x1(x)), self.relu(self.expand3x3(x))], 1)
+
+
+def squeezenet(cin, conv1, classes):
+    """conv1, relu, pool1, fire2-4, pool4, fire5-8, pool8, fire9, dropout, conv10, relu, gap."""
+    f, k, s, p = conv1
+    layers = [nn.Conv2d(cin, f, k, stride=s, padding=p), nn.ReLU(inplace=True),
+              nn.MaxPool2d(3, 2, ceil_mode=True)]
+    c = f
+    for i, (sq, e1, e3) in enumerate(FIRES):
+        layers.append(Fire(c, sq, e1, e3))
+        c = e1 + e3
+        if i + 2 in (4, 8):  # pools after fire4 and fire8
+            layers.append(nn.MaxPool2d(3, 2, ceil_mode=True))
+    layers += [nn.Dropout(0.5), nn.Conv2d(c, classes, 1), nn.ReLU(inplace=True),
+               nn.AdaptiveAvgPool2d(1), nn.Flatten()]
+    return nn.Sequential(*layers)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--net", choices=sorted(NETS), required=True)
+    ap.add_argument("--mode", choices=["train", "infer"], default="train")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--params", action="store_true", help="print the parameter count and exit")
+    a = ap.parse_args()
+    if a.batch < 1 or a.threads < 1 or a.iters < 1 or a.warmup < 0:
+        ap.error("--batch, --threads and --iters must be >= 1, --warmup >= 0")
+
+    name, cin, hw, conv1, classes, ours_params = NETS[a.net]
+    torch.manual_seed(1)
+    model = squeezenet(cin, conv1, classes)
+    n_params = sum(p.numel() for p in model.parameters())
+    if a.params:
+        same = n_params == ours_params
+        print(f"name=params.{name} impl=pytorch params={n_params} ours={ours_params} "
+              f"equal={'yes' if same else 'no'}")
+        return 0 if same else 1
+
+    torch.set_num_threads(a.threads)
+    gen = torch.Generator().manual_seed(7)
+    x = torch.rand(a.batch, cin, hw, hw, generator=gen) - 0.5
+    y = torch.arange(a.batch) % classes
+    times = []
+    if a.mode == "train":
+        model.train()
+        loss_fn = nn.CrossEntropyLoss()
+        opt = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9, weight_decay=0.0)
+        for i in range(a.warmup + a.iters):
+            t0 = time.perf_counter()
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            t = time.perf_counter() - t0
+            if i >= a.warmup:
+                times.append(t)
+        if not torch.isfinite(loss):
+            print(f"pytorch_ref: loss is {loss.item()}", file=sys.stderr)
+            return 1
+    else:
+        model.eval()
+        with torch.no_grad():
+            for i in range(a.warmup + a.iters):
+                t0 = time.perf_counter()
+                model(x)
+                t = time.perf_counter() - t0
+                if i >= a.warmup:
+                    times.append(t)
+
+    med = statistics.median(times)
+    malloc = "tuned" if os.environ.get("GLIBC_TUNABLES") else "stock"
+    print(f"name=bench.{name} impl=pytorch mode={a.mode} batch={a.batch} threads={a.threads} "
+          f"iters={a.iters} median_ms={med * 1e3:.2f} min_ms={min(times) * 1e3:.2f} "
+          f"img_per_s={a.batch / med:.1f} malloc={malloc}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
