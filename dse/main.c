@@ -466,10 +466,16 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         memset(&tot, 0, sizeof tot);
         if (cl) dse_cost_net(&net, o.batch, cl, &tot, NULL);
         free(cl);
-        printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %.6f, \"top5\": %.6f, \"loss\": %.6f, "
+        char m1[32] = "null", m5[32] = "null", ml[32] = "null"; /* no epoch finished: no metrics */
+        if (r->epochs_done > 0) {
+            snprintf(m1, sizeof m1, "%.6f", r->top1);
+            snprintf(m5, sizeof m5, "%.6f", r->top5);
+            snprintf(ml, sizeof ml, "%.6f", r->loss);
+        }
+        printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %s, \"top5\": %s, \"loss\": %s, "
                "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %zu, "
                "\"estimate_train_bytes\": %lld",
-               r->status, r->epochs_done, r->top1, r->top5, r->loss, r->img_per_s, r->seconds,
+               r->status, r->epochs_done, m1, m5, ml, r->img_per_s, r->seconds,
                (unsigned long long)r->seed, r->model_bytes, (long long)tot.mem_train_bytes);
         if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
                                       (long long)r->diverged_iter);
@@ -480,9 +486,13 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
                    r->epochs[e].top5, r->epochs[e].seconds);
         printf("]}\n");
     } else {
-        printf("%s after %d epoch%s: test loss %.4f, top-1 %.2f%%, top-5 %.2f%%; %.0f img/s, %.1f s\n",
-               r->status, r->epochs_done, r->epochs_done == 1 ? "" : "s", r->loss, 100 * r->top1,
-               100 * r->top5, r->img_per_s, r->seconds);
+        if (r->epochs_done > 0)
+            printf("%s after %d epoch%s: test loss %.4f, top-1 %.2f%%, top-5 %.2f%%; %.0f img/s, %.1f s\n",
+                   r->status, r->epochs_done, r->epochs_done == 1 ? "" : "s", r->loss, 100 * r->top1,
+                   100 * r->top5, r->img_per_s, r->seconds);
+        else
+            printf("%s before the first epoch ended (no test metrics); %.0f img/s, %.1f s\n", r->status,
+                   r->img_per_s, r->seconds);
         if (r->diverged_epoch)
             printf("diverged in epoch %d at iteration %lld: the loss or the weights became NaN or infinite\n",
                    r->diverged_epoch, (long long)r->diverged_iter);
