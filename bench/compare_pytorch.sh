@@ -69,6 +69,11 @@ torch.nn.Conv2d(16, 16, 3, padding=1)(torch.rand(16, 16, 14, 14))' 2>/dev/null |
 echo "machine cores=$cores cpu=\"$cpu\" threads=$threads OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}" \
      "loadavg=\"$(loadavg)\" rounds=$rounds"
 echo "pytorch python=$py $torch_facts onednn_isa=\"${isa:-unknown}\""
+if awk -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN { exit !(l >= 0.5) }'; then
+    echo "compare_pytorch: warning: load average $(loadavg) on $cores cores; another process shares the CPU." \
+         "PyTorch's OpenMP threads spin while waiting and slow down several-fold when descheduled," \
+         "so the ratios of this run say little." >&2
+fi
 echo "pytorch_tuned GLIBC_TUNABLES=$tuned"
 echo "dse path=$dse"
 
@@ -88,7 +93,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if
 
 # case: key cfg-name mode batch iters
 run_case() {
-    local key=$1 net=$2 mode=$3 batch=$4 iters=$5 r line ours= stock= tune=
+    local key=$1 net=$2 mode=$3 batch=$4 iters=$5 r line ours='' stock='' tune=''
     for ((r = 1; r <= rounds; r++)); do
         line=$("$dse" bench "experiments/squeezenet/$net.cfg" --mode "$mode" --batch "$batch" \
                --threads "$threads" --iters "$iters") || { echo "compare_pytorch: dse bench failed" >&2; exit 1; }
@@ -107,7 +112,7 @@ run_case() {
     o=$(printf '%s' "$ours" | median) s=$(printf '%s' "$stock" | median) t=$(printf '%s' "$tune" | median)
     awk -v n="compare.$net.$mode.b$batch" -v o="$o" -v s="$s" -v t="$t" 'BEGIN {
         printf "name=%s ours_img_per_s=%s pytorch_img_per_s=%s pytorch_tuned_img_per_s=%s ratio=%.2f ratio_tuned=%.2f\n",
-               n, o, s, t, s > 0 ? o / s : 0, t > 0 ? o / t : 0 }'
+               n, o, s, t, (s > 0 ? o / s : 0), (t > 0 ? o / t : 0) }'
 }
 
 start=$(date +%s)
