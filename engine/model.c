@@ -97,21 +97,22 @@ void dse_model_free(struct dse_model *m) {
     free(m);
 }
 
-/* Init gain of layer i: 1, or 0 for the expand convs of a Fire module with a bypass, so
- * that each such module starts as its shortcut (the zero-init of residual branches,
- * Goyal et al. 2017). Without batchnorm, summing a ReLU branch onto its input doubles
- * the activations' mean at every bypassed module: with gain 1, SqueezeNet-FMNIST with
- * complex bypass started at a loss of 23.6 and diverged within 20 iterations (lr 0.01);
- * with simple bypass it stayed at chance. The expands still get gradients at once
- * (dL/dW = dL/dy x squeeze output); the squeeze learns once they move. */
+/* Init gain of layer i: 1, except in Fire modules with a bypass. Without batchnorm,
+ * adding a ReLU branch onto its input grows the activations' mean at every bypassed
+ * module, and a complex bypass's 1x1 conv has no ReLU after it (MSRA's factor 2 would
+ * double the variance): with gain 1, SqueezeNet-FMNIST with complex bypass started at a
+ * loss of 23.6 and diverged within 20 iterations (lr 0.01), and 1/sqrt(2) on both was
+ * not enough. So the expands of a bypassed module start small (each module starts
+ * close to its shortcut; a zero init, as for residual branches, would leave them dead:
+ * the ReLU after an expand passes no gradient at exactly 0) and the 1x1 bypass conv
+ * gets a linear layer's gain. */
+#define DSE_BYPASS_BRANCH_GAIN 0.2
 static double init_gain(const struct dse_net *net, int i) {
     const struct dse_layer *l = &net->layers[i];
-    /* A complex bypass's 1x1 conv has no ReLU after it: MSRA's factor 2 (for the half of
-     * the values a ReLU drops) would double the variance at every such module. */
     if (l->module[0] && strstr(l->name, "/bypass_conv")) return sqrt(0.5);
     if (!l->module[0] || l->type != DSE_LAYER_CONV || !strstr(l->name, "/expand")) return 1.0;
     for (int j = i + 1; j < net->n_layers && !strcmp(net->layers[j].module, l->module); j++)
-        if (net->layers[j].type == DSE_LAYER_ELTWISE) return 0.0;
+        if (net->layers[j].type == DSE_LAYER_ELTWISE) return DSE_BYPASS_BRANCH_GAIN;
     return 1.0;
 }
 
