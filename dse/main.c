@@ -514,11 +514,11 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* A model of net on synthetic data (values from a fixed PCG32 stream, labels i % classes). */
-static int synthetic_model(const char *path, int batch, int threads, struct dse_model **m, float **x,
-                           int **labels) {
+static int synthetic_model(const char *path, int batch, int threads, int inference, struct dse_model **m,
+                           float **x, int **labels) {
     struct dse_net net;
     struct dse_err err = { 0 };
-    struct dse_model_opts mo = { batch, threads, 1, DSE_INIT_XAVIER, 0.01f };
+    struct dse_model_opts mo = { batch, threads, 1, DSE_INIT_MSRA, 0.01f, inference };
     if (dse_netfile_load(path, NULL, &net, &err)) return fail(&err);
     enum dse_status st = dse_model_new(&net, &mo, m, &err);
     dse_net_deinit(&net);
@@ -549,7 +549,7 @@ static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **va
         (rc = opt_int(c->name, "--threads", vals[2], 1, 256, &threads)) >= 0 ||
         (rc = opt_int(c->name, "--iters", vals[3], 1, 100000, &iters)) >= 0)
         return rc;
-    if ((rc = synthetic_model(pos[0], batch, threads, &m, &x, &labels)) >= 0) goto done;
+    if ((rc = synthetic_model(pos[0], batch, threads, !train, &m, &x, &labels)) >= 0) goto done;
     dse_model_set_training(m, train);
     double *t = malloc(sizeof *t * (size_t)iters);
     rc = 0;
@@ -595,7 +595,7 @@ static int cmd_profile(const struct cmd *c, const char **pos, int n_pos, char **
         (rc = opt_int(c->name, "--threads", vals[1], 1, 256, &threads)) >= 0 ||
         (rc = opt_int(c->name, "--iters", vals[2], 1, 10000, &iters)) >= 0)
         return rc;
-    if ((rc = synthetic_model(pos[0], batch, threads, &m, &x, &labels)) >= 0) goto done;
+    if ((rc = synthetic_model(pos[0], batch, threads, 0, &m, &x, &labels)) >= 0) goto done;
     int n = m->net.n_layers;
     double *tf = calloc((size_t)(n * iters), sizeof *tf), *tb = calloc((size_t)(n * iters), sizeof *tb);
     rc = 0;

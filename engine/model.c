@@ -120,17 +120,18 @@ static double init_gain(const struct dse_net *net, int i) {
 static enum dse_status make_params(struct dse_model *m, int i, const struct dse_model_opts *o,
                                    struct dse_pcg32 *r, struct dse_err *err) {
     const struct dse_layer *l = &m->net.layers[i];
+    const unsigned gradf = o->inference ? 0u : DSE_TENSOR_GRAD; /* inference: no gradients */
     struct dse_node *n = &m->nodes[i];
     struct dse_tensor *t = &m->owned[4 * i];
     enum dse_status st = DSE_OK;
     switch (l->type) {
     case DSE_LAYER_CONV: {
         int cg = l->in_c / l->groups;
-        if ((st = dse_tensor_init(&t[0], l->out_c, cg, l->kernel_h, l->kernel_w, DSE_TENSOR_GRAD, err))) return st;
+        if ((st = dse_tensor_init(&t[0], l->out_c, cg, l->kernel_h, l->kernel_w, gradf, err))) return st;
         init_weights(&t[0], (int64_t)cg * l->kernel_h * l->kernel_w, init_gain(&m->net, i), o, r);
         n->weight = &t[0];
         if (l->bias) {
-            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err))) return st;
+            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
             n->bias = &t[1];
         }
         break;
@@ -138,19 +139,19 @@ static enum dse_status make_params(struct dse_model *m, int i, const struct dse_
     case DSE_LAYER_FC: {
         int64_t d = (int64_t)l->in_c * l->in_h * l->in_w;
         if (d > DSE_DIM_MAX) return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, l->line, "fc '%s' too wide", l->name);
-        if ((st = dse_tensor_init(&t[0], l->out_c, (int)d, 1, 1, DSE_TENSOR_GRAD, err))) return st;
+        if ((st = dse_tensor_init(&t[0], l->out_c, (int)d, 1, 1, gradf, err))) return st;
         init_weights(&t[0], d, 1.0, o, r);
         n->weight = &t[0];
         if (l->bias) {
-            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err))) return st;
+            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
             n->bias = &t[1];
         }
         break;
     }
     case DSE_LAYER_BATCHNORM:
         if (l->affine) {
-            if ((st = dse_tensor_init(&t[0], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err)) ||
-                (st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err)))
+            if ((st = dse_tensor_init(&t[0], 1, l->out_c, 1, 1, gradf, err)) ||
+                (st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err)))
                 return st;
             dse_tensor_fill(&t[0], 1.0f);
             n->weight = &t[0], n->bias = &t[1];
@@ -162,11 +163,11 @@ static enum dse_status make_params(struct dse_model *m, int i, const struct dse_
         n->run_mean = &t[2], n->run_var = &t[3];
         break;
     case DSE_LAYER_SCALE:
-        if ((st = dse_tensor_init(&t[0], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err))) return st;
+        if ((st = dse_tensor_init(&t[0], 1, l->out_c, 1, 1, gradf, err))) return st;
         dse_tensor_fill(&t[0], 1.0f);
         n->weight = &t[0];
         if (l->bias) {
-            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, DSE_TENSOR_GRAD, err))) return st;
+            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
             n->bias = &t[1];
         }
         break;
@@ -205,6 +206,7 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
     }
     const int n = m->net.n_layers, B = opts->batch;
     m->batch  = B;
+    m->inference = opts->inference;
     m->nodes  = calloc((size_t)n, sizeof *m->nodes);
     m->outs   = calloc((size_t)n, sizeof *m->outs);
     m->owned  = calloc((size_t)n * 4, sizeof *m->owned);
@@ -254,8 +256,8 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
         total += (size_t)B * l->out_c * l->out_h * l->out_w;
         total = (total + 15) & ~(size_t)15; /* 64-byte alignment */
     }
-    m->arena_floats = 2 * total;
-    m->grad_floats  = total;
+    m->arena_floats = opts->inference ? total : 2 * total; /* inference: no gradient half */
+    m->grad_floats  = opts->inference ? 0 : total;
     m->arena = aligned_alloc(64, (m->arena_floats ? m->arena_floats : 16) * sizeof(float));
     if (!m->arena) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for %zu activation values",
@@ -269,7 +271,7 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
         if (own[i] != i || view_of[i] >= 0) continue;
         int64_t img = (int64_t)l->out_c * l->out_h * l->out_w;
         dse_tensor_wrap(&m->outs[i], B, l->out_c, l->out_h, l->out_w, img, m->arena + offset[i],
-                        m->grad_base + offset[i], DSE_MEM_HOST);
+                        opts->inference ? NULL : m->grad_base + offset[i], DSE_MEM_HOST);
     }
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &m->net.layers[i];
@@ -302,7 +304,7 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto fail;
     }
-    for (int p = 0; p < m->n_params; p++)
+    for (int p = 0; p < m->n_params && !opts->inference; p++)
         if (!(m->momentum[p] = calloc((size_t)dse_tensor_count(m->params[p]), sizeof(float)))) {
             st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
             goto fail;
@@ -336,6 +338,8 @@ enum dse_status dse_model_forward(struct dse_model *m, const float *x, const int
 }
 
 enum dse_status dse_model_backward(struct dse_model *m, struct dse_err *err) {
+    if (m->inference)
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "backward on a model built for inference only");
     memset(m->grad_base, 0, m->grad_floats * sizeof(float));
     for (int p = 0; p < m->n_params; p++) dse_tensor_zero_grad(m->params[p]);
     for (int i = m->net.n_layers - 1; i >= 0; i--) {
@@ -349,7 +353,7 @@ enum dse_status dse_model_backward(struct dse_model *m, struct dse_err *err) {
 }
 
 void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_decay) {
-    for (int p = 0; p < m->n_params; p++) {
+    for (int p = 0; p < m->n_params && !m->inference; p++) {
         struct dse_tensor *t = m->params[p];
         float *v = m->momentum[p], wd = m->decay[p] ? weight_decay : 0.0f;
         int64_t n = dse_tensor_count(t);
@@ -386,7 +390,8 @@ int dse_model_nonfinite(const struct dse_model *m) {
 
 size_t dse_model_bytes(const struct dse_model *m) {
     size_t b = m->arena_floats * sizeof(float) + (size_t)dse_tensor_count(&m->input) * sizeof(float);
-    for (int p = 0; p < m->n_params; p++) b += 3 * (size_t)dse_tensor_count(m->params[p]) * sizeof(float);
+    for (int p = 0; p < m->n_params; p++) /* weights, and for training their grads and momentum */
+        b += (m->inference ? 1 : 3) * (size_t)dse_tensor_count(m->params[p]) * sizeof(float);
     for (int i = 0; i < m->net.n_layers; i++) b += m->nodes[i].st.bytes;
     return b + m->cx.ws_bytes;
 }

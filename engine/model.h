@@ -16,12 +16,14 @@ struct dse_model_opts {
     enum dse_init init;      /* weights: Caffe's xavier (uniform +-sqrt(3 / fan_in)), msra
                                 (gaussian, std sqrt(2 / fan_in)) or gaussian(init_std) */
     float         init_std;  /* for DSE_INIT_GAUSSIAN */
+    int           inference; /* 1: no gradients, no momentum (dse_model_backward refuses) */
 };
 
 struct dse_model {
     struct dse_net     net;       /* owned copy: accuracy layers and a final softmax dropped,
                                      softmax cross-entropy attached if the net had no loss */
     int                batch;
+    int                inference; /* built without gradients */
     struct dse_node   *nodes;     /* [net.n_layers] */
     struct dse_tensor *outs;      /* [net.n_layers]: each layer's output; in-place layers
                                      share their input's, concat inputs may be views */

@@ -255,7 +255,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                          o->batch, train->n);
         goto done;
     }
-    struct dse_model_opts mo = { o->batch, o->threads, o->seed, o->init, o->init_std };
+    struct dse_model_opts mo = { o->batch, o->threads, o->seed, o->init, o->init_std, 0 };
     if ((st = dse_model_new(net, &mo, &m, err))) goto done;
     if (m->net.layers[m->loss].in_c != train->classes && m->net.layers[m->loss].in_c < train->classes) {
         st = dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network has %d outputs; %s has %d classes",

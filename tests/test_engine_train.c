@@ -36,7 +36,7 @@ static void test_model_gradients(void) {
     struct dse_err err = { 0 };
     dse_net_init(&net, "tiny", 1, 1, 1);
     CHECK_OK(dse_mp_build(&mp, &net, NULL));
-    struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0 };
+    struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0, 0 };
     CHECK_OK(dse_model_new(&net, &mo, &m, &err));
     if (!m) return;
     /* the expand outputs are views into the concat buffer: no copy */
@@ -73,6 +73,22 @@ static void test_model_gradients(void) {
     }
     CHECK(checked > 30);
     CHECK_INT_EQ(bad, 0);
+    /* The same net for inference only: same loss, no gradients, less memory. */
+    struct dse_model *mi = NULL;
+    mo.inference = 1;
+    CHECK_OK(dse_model_new(&net, &mo, &mi, &err));
+    if (mi) {
+        float li;
+        dse_model_set_training(mi, 0);
+        dse_model_set_training(m, 0);
+        CHECK_OK(dse_model_forward(mi, x, labels, &li, &err));
+        CHECK_OK(dse_model_forward(m, x, labels, &loss, &err));
+        CHECK(li == loss);
+        CHECK(mi->outs[0].grad == NULL && mi->params[0]->grad == NULL);
+        CHECK(dse_model_bytes(mi) < dse_model_bytes(m));
+        CHECK_INT_EQ(dse_model_backward(mi, &err), DSE_ERR_INTERNAL);
+        dse_model_free(mi);
+    }
     dse_model_free(m);
     dse_net_deinit(&net);
 }
