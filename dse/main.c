@@ -109,6 +109,7 @@ static const char usage_train[] =
     "                     [--lr-policy fixed|step|poly|linear] [--threads T] [--seed S]\n"
     "                     [--limit-train N] [--limit-test N] [--init msra|xavier]\n"
     "                     [--checkpoint-dir DIR] [--resume FILE] [--conv auto|gemm_batch|gemm_image]\n"
+    "                     [--conv-cache FILE|none]\n"
     "                     [--json]\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
@@ -124,6 +125,9 @@ static const char usage_train[] =
     "  --checkpoint-dir DIR  write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)\n"
     "  --resume FILE    continue from a checkpoint (bit-identical to an uninterrupted run)\n"
     "  --conv S         conv strategy: auto (time each once per shape; default) or a fixed one\n"
+    "  --conv-cache F   where auto's choices are kept, so that every run on this machine and thread\n"
+    "                   count makes the same ones and repeats bit for bit (default\n"
+    "                   $XDG_CACHE_HOME/dse or ~/.cache/dse/conv-t<threads>.txt; none: time every run)\n"
     "  --json           print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds\n";
 
 static const char usage_bench[] =
@@ -452,6 +456,19 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
     }
     o.checkpoint_dir = vals[10];
     o.resume = vals[11];
+    char cache[4096];
+    if (vals[13] && strcmp(vals[13], "none")) {
+        o.conv_cache = vals[13];
+    } else if (!vals[13]) { /* the default: one file per thread count, like a compiler cache */
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        char dir[3000];
+        int ok = xdg && xdg[0] ? snprintf(dir, sizeof dir, "%s/dse", xdg) < (int)sizeof dir
+               : home && home[0] ? snprintf(dir, sizeof dir, "%s/.cache/dse", home) < (int)sizeof dir : 0;
+        if (ok && !dse_fs_mkdirs(dir, NULL)) {
+            snprintf(cache, sizeof cache, "%s/conv-t%d.txt", dir, o.threads);
+            o.conv_cache = cache;
+        }
+    }
     if (isatty(2)) o.progress = train_progress, o.progress_arg = stderr;
     if (dse_netfile_load(pos[0], NULL, &net, &err)) return fail(&err);
     struct dse_train_result *r = malloc(sizeof *r);
@@ -652,7 +669,8 @@ static const struct cmd cmds[] = {
     { "sweep",    1, 1, "--analytic-only",        "--out",                    usage_sweep,    cmd_sweep },
     { "report",   1, 1, "",                       "--format --plot",          usage_report,   cmd_report },
     { "train",    1, 1, "--json",                 "--data --epochs --batch --lr --lr-policy --threads --seed "
-                                                  "--limit-train --limit-test --init --checkpoint-dir --resume --conv",
+                                                  "--limit-train --limit-test --init --checkpoint-dir --resume --conv "
+                                                  "--conv-cache",
                                                                               usage_train,    cmd_train },
     { "bench",    1, 1, "",                       "--mode --batch --threads --iters", usage_bench, cmd_bench },
     { "profile",  1, 1, "",                       "--batch --threads --iters", usage_profile,  cmd_profile },

@@ -40,6 +40,12 @@ struct dse_train_opts {
     float       init_std;
     int         conv_algo;      /* DSE_ALGO_AUTO: time the strategies once per shape;
                                    else a dse_cpu_conv_algo for every conv */
+    const char *conv_cache;     /* NULL, or a file of conv strategy choices: read before
+                                   training, written (atomically) after. With auto choice, the
+                                   strategy is timed per run and the strategies differ in the
+                                   last bits, so two runs of one candidate could differ; with a
+                                   cache file every run on this machine and thread count uses the
+                                   same choices and results are bit-identical. */
     const char *checkpoint_dir; /* NULL: none; else DIR/epoch-<k>.ckpt after epoch k (1-based) */
     const char *resume;         /* NULL, or a checkpoint to continue from */
     void      (*progress)(void *arg, const struct dse_train_progress *p);
@@ -88,5 +94,10 @@ enum dse_status dse_checkpoint_save(const struct dse_model *m, int next_epoch, i
                                     const char *path, struct dse_err *err);
 enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *next_epoch,
                                     int64_t *iter, struct dse_err *err);
+
+/* The CPU context's conv strategy choices as text ("16 key ints, algo_fwd, algo_bwd" per
+ * line), and back: a missing file loads nothing; a line that does not parse is an error. */
+enum dse_status dse_conv_cache_save(const struct dse_cpu_ctx *cx, const char *path, struct dse_err *err);
+enum dse_status dse_conv_cache_load(struct dse_cpu_ctx *cx, const char *path, struct dse_err *err);
 
 #endif

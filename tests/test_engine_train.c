@@ -237,6 +237,48 @@ static void test_resume_bit_identical(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* Two fresh runs with automatic conv strategy choice and one choice file: the second
+ * reads the choices the first made, so the runs are bit-identical (without the file the
+ * timing could choose differently, and the strategies differ in the last bits). */
+static void test_fresh_runs_identical(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[] = "/tmp/dse_fresh_XXXXXX", a[256], b[256], cache[256], ca[300], cb[300];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(b, sizeof b, "%s/b", dir);
+    snprintf(cache, sizeof cache, "%s/conv.txt", dir);
+    struct dse_net net;
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r);
+    struct dse_mp mp = tiny_mp();
+    mp.input_h = mp.input_w = 28, mp.classes = 10;
+    dse_net_init(&net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    dse_train_opts_default(&o);
+    o.epochs = 1, o.batch = 32, o.limit_train = 256, o.limit_test = 64, o.threads = 2;
+    o.conv_algo = DSE_ALGO_AUTO, o.conv_cache = cache, o.checkpoint_dir = a;
+    CHECK_OK(dse_train_run(&net, &o, r, NULL));
+    FILE *f = fopen(cache, "r");
+    CHECK(f != NULL); /* the choices were written */
+    if (f) fclose(f);
+    o.checkpoint_dir = b;
+    CHECK_OK(dse_train_run(&net, &o, r, NULL));
+    snprintf(ca, sizeof ca, "%s/epoch-1.ckpt", a);
+    snprintf(cb, sizeof cb, "%s/epoch-1.ckpt", b);
+    CHECK(same_file(ca, cb));
+    free(r);
+    dse_net_deinit(&net);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* A learning rate far too high: status diverged with where, never a crash or a NaN top-1. */
 static void test_divergence(void) {
     if (!data_installed()) {
@@ -265,6 +307,7 @@ static const struct check_case cases[] = {
     { "train-lr",        test_lr_policies },
     { "train-learns",    test_learns },
     { "train-resume",    test_resume_bit_identical },
+    { "train-fresh",     test_fresh_runs_identical },
     { "train-diverge",   test_divergence },
 };
 
