@@ -2,7 +2,8 @@
  * 32) and SqueezeNet-FMNIST (issue #4 item 10; batch 128) for each CPU conv strategy,
  * with the yardstick measured in the same run: one bare cblas_sgemm of the layer's
  * M = K/groups, N = batch*P*Q, K = C/groups*R*S (STYLE section 9). One line per
- * measurement; machine facts first; per-net totals last. Not a test.
+ * measurement; machine facts first; per-net totals last. supported=0 marks a strategy
+ * that cannot run the layer (winograd off 3x3 stride 1): it ran gemm_batch. Not a test.
  * Usage: bench_conv [--net v10|fmnist|all] [--batch B] [--threads T] [--reps R] [--layer NAME] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,16 +140,19 @@ static int bench_layer(struct dse_cpu_ctx *cx, const char *net_name, const struc
     for (int pass = 0; pass < 2; pass++) {
         for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
             n.algo_fwd = n.algo_bwd = a;
+            /* winograd on a shape it cannot run: timing skipped it (-1) and forcing it runs
+             * gemm_batch, which is what this line and the strategy's total then measure. */
+            const int supported = (pass ? choice.ms_bwd[a] : choice.ms_fwd[a]) >= 0.0f;
             struct timing t;
             if (time_pass(cx, &n, pass, reps, &t)) return -1;
             const double gflops = flops_pass[pass] / (t.median_ms * 1e6);
             printf("name=conv2d.%s net=%s backend=cpu batch=%d pass=%s strategy=%s median_ms=%.3f min_ms=%.3f "
                    "gflops=%.1f yardstick=sgemm yardstick_gflops=%.1f ratio=%.2f m=%d n=%d k=%d auto=%s "
-                   "auto_timed_ms=%.1f\n",
+                   "auto_timed_ms=%.1f supported=%d\n",
                    l->name, net_name, batch, pass_name[pass], dse_cpu_conv_algo_str(a), t.median_ms, t.min_ms,
                    gflops, y_gflops, gflops / y_gflops, M, N, K,
                    dse_cpu_conv_algo_str(pass ? choice.algo_bwd : choice.algo_fwd),
-                   (double)(pass ? choice.ms_bwd[a] : choice.ms_fwd[a]));
+                   (double)(pass ? choice.ms_bwd[a] : choice.ms_fwd[a]), supported);
             tot->ms[pass][a] += t.median_ms;
             if (t.median_ms < best[pass]) best[pass] = t.median_ms;
             if (a == (pass ? choice.algo_bwd : choice.algo_fwd)) tot->ms_auto[pass] += t.median_ms;

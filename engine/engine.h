@@ -214,9 +214,16 @@ enum dse_cpu_conv_algo {
                                     Caffe con Troll; a 1x1 conv gathers instead of lowering */
     DSE_CPU_CONV_GEMM_IMAGE,     /* per image: im2col + one sgemm per group (Caffe); a 1x1
                                     stride-1 unpadded conv runs sgemm straight on the input */
+    DSE_CPU_CONV_WINOGRAD,       /* Winograd F(2x2, 3x3) (Lavin & Gray 2016) over the mini-batch
+                                    (chunked like GEMM_BATCH): 16 sgemms [K x C] x [C x tiles];
+                                    3x3, stride 1, dilation 1, groups 1, any pad only. Its data
+                                    gradient is Winograd too (dy with the rotated, transposed
+                                    filters), its weight gradient GEMM_BATCH's. Other shapes:
+                                    timing skips it (ms -1) so AUTO never picks it, and forcing
+                                    it (node or ctx) runs GEMM_BATCH instead */
     DSE_CPU_CONV_COUNT
 };
-const char *dse_cpu_conv_algo_str(int algo); /* "gemm_batch", "gemm_image", "auto", "?" */
+const char *dse_cpu_conv_algo_str(int algo); /* "gemm_batch", "gemm_image", "winograd", "auto", "?" */
 
 /* One cached choice: a conv shape (batch included) and the fastest strategy for it.
  * Plain data: a run that must repeat another bit for bit (resuming from a checkpoint)

@@ -1,6 +1,7 @@
 /* test_engine_cpu.c: the engine's CPU backend (issue #4): tensors and views, node shape
  * checks, Caffe's pooling windows, finite-difference gradient checks for every op (and
- * every conv strategy), agreement between conv strategies, the strategy cache,
+ * every conv strategy), agreement between conv strategies (Winograd on odd maps and
+ * views), the strategy cache (AUTO never picks Winograd where it cannot run),
  * bit-identical reruns, and a Fire module whose expand convs write straight into the
  * concat buffer. Usage: test_engine_cpu [case-id-prefix...] (tests/check.h). */
 #include "engine/engine.h"
@@ -474,6 +475,36 @@ static void conv_grad(int algo) {
 
 static void test_grad_conv_batch(void) { conv_grad(DSE_CPU_CONV_GEMM_BATCH); }
 static void test_grad_conv_image(void) { conv_grad(DSE_CPU_CONV_GEMM_IMAGE); }
+/* Winograd: conv_cases (the shapes it cannot run fall back to GEMM_BATCH), then shapes it
+ * runs itself: pads 0..3 (the data gradient reads dy at pad 2 - pad, negative for 3),
+ * odd and even sizes, partial edge tiles, one image, a chunk of one image. */
+static void test_grad_conv_wino(void) {
+    conv_grad(DSE_CPU_CONV_WINOGRAD);
+    static const struct conv_case wcases[] = {
+        /* id           N  C  H  W  K kh kw sh sw ph pw dh dw  g bias ws_limit */
+        { "w-pad0",     2, 3, 6, 7, 2, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "w-pad1-7",   1, 2, 7, 7, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "w-pad2-1",   3, 1, 4, 5, 2, 3, 3, 1, 1, 2, 1, 1, 1, 1, 0, 0 },
+        { "w-pad3",     2, 2, 3, 4, 1, 3, 3, 1, 1, 3, 3, 1, 1, 1, 1, 0 },
+        { "w-tiny",     2, 3, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "w-chunked",  3, 3, 5, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
+    };
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    for (int i = 0; i < DSE_ARRAY_LEN(wcases); i++) {
+        const struct conv_case *c = &wcases[i];
+        struct dse_layer l = conv_layer(c);
+        struct fx f;
+        fx_init(&f, &cx, &l, c->N, 1, NULL, 0, 30 + i);
+        f.node.algo_fwd = f.node.algo_bwd = DSE_CPU_CONV_WINOGRAD;
+        cx.ws_limit_bytes = c->ws_limit ? c->ws_limit : (size_t)256 << 20;
+        char what[80];
+        snprintf(what, sizeof what, "conv %s winograd", c->id);
+        grad_check(&cx, &f.node, EPS, TOL_CONV, FLOOR, what);
+        fx_deinit(&f);
+    }
+    dse_cpu_ctx_deinit(&cx);
+}
 
 /* Max |a - b| over max |b|, both read image by image. */
 static double rel_diff(const struct dse_tensor *t, const float *a, const float *b) {
@@ -487,7 +518,8 @@ static double rel_diff(const struct dse_tensor *t, const float *a, const float *
     return m > 0.0 ? d / m : d;
 }
 
-/* Both strategies, same tensors: forward outputs and every gradient agree to 1e-4. */
+/* Every strategy, same tensors: forward outputs and every gradient agree with
+ * GEMM_BATCH's to 1e-4 (Winograd runs a-3x3 and a-chunked itself). */
 static void test_conv_agree(void) {
     static const struct conv_case cases[] = {
         { "a-3x3",      4, 16, 13, 13, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
@@ -528,15 +560,158 @@ static void test_conv_agree(void) {
         }
         static const char *names[4] = { "y", "dx", "dw", "db" };
         const struct dse_tensor *shapes[4] = { &f.out, &f.in[0], &f.w, &f.b };
-        for (int k = 0; k < 4; k++) {
-            if (k == 3 && !nb) continue;
-            double d = rel_diff(shapes[k], res[DSE_CPU_CONV_GEMM_IMAGE][k], res[DSE_CPU_CONV_GEMM_BATCH][k]);
-            if (!(d <= 1e-4)) fprintf(stderr, "  %s: %s differs by %.3g between strategies\n", c->id, names[k], d);
-            CHECK(d <= 1e-4);
-        }
+        for (int a = 1; a < DSE_CPU_CONV_COUNT; a++)
+            for (int k = 0; k < 4; k++) {
+                if (k == 3 && !nb) continue;
+                double d = rel_diff(shapes[k], res[a][k], res[DSE_CPU_CONV_GEMM_BATCH][k]);
+                if (!(d <= 1e-4))
+                    fprintf(stderr, "  %s: %s differs by %.3g between gemm_batch and %s\n", c->id, names[k], d,
+                            dse_cpu_conv_algo_str(a));
+                CHECK(d <= 1e-4);
+            }
         for (int a = 0; a < DSE_CPU_CONV_COUNT; a++)
             for (int k = 0; k < 4; k++) free(res[a][k]);
         free(dy);
+        fx_deinit(&f);
+    }
+    dse_cpu_ctx_deinit(&cx);
+}
+
+/* Winograd against GEMM_BATCH on larger shapes (SqueezeNet's odd maps, pads 0 and 1,
+ * C and K of no particular multiple), with y a view of channels [2, 2+K) of a wider
+ * tensor (a concat buffer): y, dx, dw, db agree to 1e-4 of the largest value, and the
+ * channels outside the view keep their contents, forward and backward. */
+static void test_conv_wino_agree(void) {
+    static const struct conv_case cases[] = {
+        /* id            N   C   H   W   K kh kw sh sw ph pw dh dw  g bias ws_limit */
+        { "wa-7",        3, 17,  7,  7, 23, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "wa-13",       2, 16, 13, 13, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "wa-14-pad0",  1,  9, 14, 14, 11, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "wa-27",       2,  5, 27, 27,  7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
+        { "wa-27-pad0",  3,  3, 27, 26,  6, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "wa-chunked",  3, 10, 13, 13,  9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 60000 },
+    };
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        const struct conv_case *c = &cases[i];
+        struct dse_layer l = conv_layer(c);
+        struct dse_pcg32 r;
+        dse_pcg32_seed(&r, 70 + i, 3);
+        struct dse_tensor x, wide, y, w, b;
+        memset(&b, 0, sizeof b);
+        CHECK_OK(dse_tensor_init(&x, c->N, c->C, c->H, c->W, DSE_TENSOR_GRAD, NULL));
+        CHECK_OK(dse_tensor_init(&wide, c->N, c->K + 3, l.out_h, l.out_w, DSE_TENSOR_GRAD, NULL));
+        dse_tensor_view_channels(&y, &wide, 2, c->K);
+        CHECK_OK(dse_tensor_init(&w, c->K, c->C, 3, 3, DSE_TENSOR_GRAD, NULL));
+        if (c->bias) CHECK_OK(dse_tensor_init(&b, 1, c->K, 1, 1, DSE_TENSOR_GRAD, NULL));
+        fill_uniform(&x, &r, -1, 1);
+        fill_uniform(&w, &r, -1, 1);
+        if (c->bias) fill_uniform(&b, &r, -1, 1);
+        struct dse_node n;
+        dse_node_init(&n, DSE_OP_CONV2D, &l);
+        n.n_in = 1, n.in[0] = &x, n.out = &y, n.weight = &w, n.bias = c->bias ? &b : NULL;
+        struct dse_err err = { 0 };
+        CHECK_OK(dse_cpu_node_prepare(&cx, &n, &err));
+        cx.ws_limit_bytes = c->ws_limit ? c->ws_limit : (size_t)256 << 20;
+        const int64_t nwide = dse_tensor_count(&wide), nx = dse_tensor_count(&x), nw = dse_tensor_count(&w);
+        const int64_t nb = c->bias ? c->K : 0;
+        float *dwide = malloc((size_t)nwide * sizeof(float));
+        for (int64_t j = 0; j < nwide; j++) dwide[j] = uniform(&r, -1, 1);
+        float *res[2][4];
+        const int algos[2] = { DSE_CPU_CONV_GEMM_BATCH, DSE_CPU_CONV_WINOGRAD };
+        for (int a = 0; a < 2; a++) {
+            n.algo_fwd = n.algo_bwd = algos[a];
+            dse_tensor_fill(&wide, 7.0f); /* sentinel outside the view */
+            CHECK_OK(dse_cpu_forward(&cx, &n));
+            memcpy(wide.grad, dwide, (size_t)nwide * sizeof(float));
+            dse_tensor_zero_grad(&x);
+            dse_tensor_zero_grad(&w);
+            if (nb) dse_tensor_zero_grad(&b);
+            CHECK_OK(dse_cpu_backward(&cx, &n));
+            const int64_t img = dse_tensor_image(&wide), PQ = (int64_t)l.out_h * l.out_w;
+            int outside_ok = 1;
+            for (int im = 0; im < c->N; im++)
+                for (int64_t j = 0; j < img; j++) {
+                    const int ch = (int)(j / PQ);
+                    if (ch >= 2 && ch < 2 + c->K) continue;
+                    if (wide.data[im * wide.stride_n + j] != 7.0f || wide.grad[im * wide.stride_n + j] != dwide[im * img + j])
+                        outside_ok = 0;
+                }
+            CHECK(outside_ok);
+            const float *src[4] = { wide.data, x.grad, w.grad, nb ? b.grad : NULL };
+            const int64_t cnt[4] = { nwide, nx, nw, nb };
+            for (int k = 0; k < 4; k++) {
+                res[a][k] = malloc((size_t)(cnt[k] ? cnt[k] : 1) * sizeof(float));
+                if (cnt[k]) memcpy(res[a][k], src[k], (size_t)cnt[k] * sizeof(float));
+            }
+        }
+        static const char *names[4] = { "y", "dx", "dw", "db" };
+        const struct dse_tensor *shapes[4] = { &y, &x, &w, &b };
+        for (int k = 0; k < 4; k++) {
+            if (k == 3 && !nb) continue;
+            /* y is compared through the view (image stride of the wide tensor). */
+            const int64_t off = k == 0 ? y.data - wide.data : 0;
+            double d = rel_diff(shapes[k], res[1][k] + off, res[0][k] + off);
+            if (!(d <= 1e-4)) fprintf(stderr, "  %s: %s differs by %.3g (winograd vs gemm_batch)\n", c->id, names[k], d);
+            CHECK(d <= 1e-4);
+        }
+        for (int a = 0; a < 2; a++)
+            for (int k = 0; k < 4; k++) free(res[a][k]);
+        free(dwide);
+        dse_node_deinit(&n);
+        dse_tensor_deinit(&x), dse_tensor_deinit(&wide), dse_tensor_deinit(&w), dse_tensor_deinit(&b);
+    }
+    dse_cpu_ctx_deinit(&cx);
+}
+
+/* AUTO never picks Winograd for a shape it does not run: timing skips it (ms -1), and
+ * forcing it runs GEMM_BATCH (the same bits). A 3x3 stride-1 shape times it. */
+static void test_conv_wino_choose(void) {
+    static const struct conv_case cases[] = {
+        /* id            N  C  H  W  K kh kw sh sw ph pw dh dw  g bias ws_limit */
+        { "wc-ok",       2, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "wc-s2",       2, 4, 9, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0 },
+        { "wc-1x1",      2, 4, 8, 8, 4, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "wc-5x5",      2, 4, 8, 8, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1, 1, 0 },
+        { "wc-dil2",     2, 4, 8, 8, 4, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 0 },
+        { "wc-groups2",  2, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 2, 1, 0 },
+        { "wc-3x1",      2, 4, 8, 8, 4, 3, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0 },
+    };
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        const struct conv_case *c = &cases[i];
+        struct dse_layer l = conv_layer(c);
+        struct fx f;
+        fx_init(&f, &cx, &l, c->N, 1, NULL, 0, 90 + i);
+        struct dse_cpu_conv_choice ch;
+        CHECK_OK(dse_cpu_conv2d_choose(&cx, &f.node, &ch));
+        if (i == 0) {
+            CHECK(ch.ms_fwd[DSE_CPU_CONV_WINOGRAD] > 0.0f && ch.ms_bwd[DSE_CPU_CONV_WINOGRAD] > 0.0f);
+            fx_deinit(&f);
+            continue;
+        }
+        CHECK(ch.ms_fwd[DSE_CPU_CONV_WINOGRAD] == -1.0f && ch.ms_bwd[DSE_CPU_CONV_WINOGRAD] == -1.0f);
+        CHECK(ch.algo_fwd != DSE_CPU_CONV_WINOGRAD && ch.algo_bwd != DSE_CPU_CONV_WINOGRAD);
+        CHECK(ch.algo_fwd >= 0 && ch.algo_bwd >= 0);
+        const int64_t ny = dse_tensor_count(&f.out), nx = dse_tensor_count(&f.in[0]);
+        float *ref = malloc((size_t)(ny + nx) * sizeof(float));
+        for (int64_t j = 0; j < ny; j++) f.out.grad[j] = (float)(j % 7) - 3.0f;
+        for (int a = 0; a < 2; a++) {
+            f.node.algo_fwd = f.node.algo_bwd = a ? DSE_CPU_CONV_WINOGRAD : DSE_CPU_CONV_GEMM_BATCH;
+            CHECK_OK(dse_cpu_forward(&cx, &f.node));
+            dse_tensor_zero_grad(&f.in[0]);
+            CHECK_OK(dse_cpu_backward(&cx, &f.node));
+            if (!a) {
+                memcpy(ref, f.out.data, (size_t)ny * sizeof(float));
+                memcpy(ref + ny, f.in[0].grad, (size_t)nx * sizeof(float));
+            } else {
+                CHECK(memcmp(ref, f.out.data, (size_t)ny * sizeof(float)) == 0);
+                CHECK(memcmp(ref + ny, f.in[0].grad, (size_t)nx * sizeof(float)) == 0);
+            }
+        }
+        free(ref);
         fx_deinit(&f);
     }
     dse_cpu_ctx_deinit(&cx);
@@ -1107,6 +1282,7 @@ static void fire_views(int algo) {
 static void test_fire_views(void) {
     fire_views(DSE_CPU_CONV_GEMM_BATCH);
     fire_views(DSE_CPU_CONV_GEMM_IMAGE);
+    fire_views(DSE_CPU_CONV_WINOGRAD);
 }
 
 /* conv -> batchnorm -> relu -> dropout -> pool -> fire -> fc -> loss. */
@@ -1219,7 +1395,10 @@ static const struct check_case cases[] = {
     { "node-check",          test_node_check },
     { "grad-conv-batch",     test_grad_conv_batch },
     { "grad-conv-image",     test_grad_conv_image },
+    { "grad-conv-winograd",  test_grad_conv_wino },
     { "conv-agree",          test_conv_agree },
+    { "conv-wino-agree",     test_conv_wino_agree },
+    { "conv-wino-choose",    test_conv_wino_choose },
     { "conv-choose",         test_conv_choose },
     { "grad-pool",           test_grad_pool },
     { "pool-values",         test_pool_values },
