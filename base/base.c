@@ -79,3 +79,37 @@ int dse_edit_distance(const char *a, const char *b) {
     }
     return row[lb];
 }
+
+/* The word of list starting at or after p: *len its length, NULL when no word is left. */
+static const char *next_word(const char *p, size_t *len) {
+    while (*p == ' ') p++;
+    if (!*p) return NULL;
+    *len = strcspn(p, " ");
+    return p;
+}
+
+int dse_word_index(const char *list, const char *word) {
+    size_t n = strlen(word), m;
+    int i = 0;
+    for (const char *p = next_word(list, &m); p; p = next_word(p + m, &m), i++)
+        if (m == n && strncmp(p, word, n) == 0) return i;
+    return -1;
+}
+
+int dse_word_suggest(const char *list, const char *word, char *out, int size) {
+    int best = 3;
+    size_t m;
+    out[0] = '\0';
+    for (const char *p = next_word(list, &m); p; p = next_word(p + m, &m)) {
+        char w[64];
+        size_t n = m < sizeof w - 1 ? m : sizeof w - 1;
+        memcpy(w, p, n);
+        w[n] = '\0';
+        int d = dse_edit_distance(word, w);
+        if (d < best) {
+            best = d;
+            dse_strlcpy(out, w, size);
+        }
+    }
+    return out[0] != '\0';
+}

@@ -49,4 +49,11 @@ int dse_strlcpy(char *dst, const char *src, int n);
 /* Edit distance between two short strings (for "did you mean" suggestions). */
 int dse_edit_distance(const char *a, const char *b);
 
+/* Index of word in a space-separated list of words, or -1. */
+int dse_word_index(const char *list, const char *word);
+
+/* The word of the list closest to word (edit distance below 3; the first of equals) into
+ * out; returns 0 and leaves out empty if none is that close. */
+int dse_word_suggest(const char *list, const char *word, char *out, int size);
+
 #endif

@@ -186,19 +186,6 @@ static int parse_shape(const char *s, struct dse_input_shape *out) {
     return 0;
 }
 
-/* Index of word in a space-separated list, or -1. */
-static int word_index(const char *list, const char *word) {
-    int i = 0;
-    size_t n = strlen(word);
-    for (const char *p = list; *p; i++) {
-        size_t m = strcspn(p, " ");
-        if (m == n && !strncmp(p, word, n)) return i;
-        p += m;
-        while (*p == ' ') p++;
-    }
-    return -1;
-}
-
 static int fail(const struct dse_err *err) {
     char buf[1024];
     fprintf(stderr, "dse: %s\n", dse_err_format(err, buf, sizeof buf));
@@ -216,7 +203,7 @@ static int opt_batch(const char *cmd, const char *v, long long *batch) {
 static int opt_format(const char *cmd, const char *v, const char *allowed, enum dse_format dflt,
                       enum dse_format *fmt) {
     *fmt = dflt;
-    if (v && (word_index(allowed, v) < 0 || dse_format_from_str(v, fmt))) {
+    if (v && (dse_word_index(allowed, v) < 0 || dse_format_from_str(v, fmt))) {
         char msg[160];
         snprintf(msg, sizeof msg, "--format '%%s' is not one of: %s", allowed);
         return bad_usage(cmd, msg, v);
@@ -224,7 +211,7 @@ static int opt_format(const char *cmd, const char *v, const char *allowed, enum 
     return -1;
 }
 
-#define FLAG(name) (word_index(flags, name) >= 0)
+#define FLAG(name) (dse_word_index(flags, name) >= 0)
 
 static int cmd_analyze(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
     struct dse_err err = { 0 };
@@ -699,13 +686,13 @@ static int run_cmd(const struct cmd *c, int argc, char **argv) {
         memcpy(key, a, klen);
         key[klen] = '\0';
         if (!strcmp(key, "-h")) strcpy(key, "--help");
-        if (!strcmp(key, "--help") || word_index(c->flags, key) >= 0) {
+        if (!strcmp(key, "--help") || dse_word_index(c->flags, key) >= 0) {
             if (eq) return bad_usage(c->name, "option '%s' takes no value", key);
             if (!strcmp(key, "--help")) return fputs(c->usage, stdout), 0;
             if (strlen(flags) + strlen(key) + 2 < sizeof flags) strcat(strcat(flags, " "), key);
             continue;
         }
-        int v = word_index(c->valued, key);
+        int v = dse_word_index(c->valued, key);
         if (v < 0) return bad_usage(c->name, "unknown option '%s'", a);
         if (eq) vals[v] = (char *)eq + 1;
         else if (i + 1 < argc) vals[v] = argv[++i];

@@ -53,45 +53,11 @@ static enum dse_status cfg_err(struct ctx *cx, const config_setting_t *s, enum d
     return dse_err_set(cx->err, code, cx->path, s ? (int)config_setting_source_line(s) : 0, "%s", msg);
 }
 
-/* Is word in the space-separated list? */
-static int in_list(const char *list, const char *word) {
-    size_t n = strlen(word);
-    for (const char *p = list; *p;) {
-        while (*p == ' ') p++;
-        const char *e = p;
-        while (*e && *e != ' ') e++;
-        if ((size_t)(e - p) == n && strncmp(p, word, n) == 0) return 1;
-        p = e;
-    }
-    return 0;
-}
-
-/* Closest word of the list to word, into out; empty if none is close. */
-static void suggest(const char *list, const char *word, char *out, int size) {
-    int best = 3;
-    out[0] = '\0';
-    for (const char *p = list; *p;) {
-        char w[64];
-        while (*p == ' ') p++;
-        const char *e = p;
-        while (*e && *e != ' ') e++;
-        int n = (int)(e - p) < (int)sizeof w - 1 ? (int)(e - p) : (int)sizeof w - 1;
-        memcpy(w, p, (size_t)n);
-        w[n] = '\0';
-        int d = n ? dse_edit_distance(word, w) : 99;
-        if (d < best) {
-            best = d;
-            dse_strlcpy(out, w, size);
-        }
-        p = e;
-    }
-}
-
 static enum dse_status unknown_key(struct ctx *cx, const config_setting_t *s, const char *where,
                                    const char *allowed) {
     char sug[64], buf[sizeof cx->err->msg];
     const char *key = config_setting_name(s);
-    suggest(allowed, key, sug, sizeof sug);
+    dse_word_suggest(allowed, key, sug, sizeof sug);
     if (sug[0])
         snprintf(buf, sizeof buf, "unknown setting '%s' in %s (did you mean '%s'?)", key, where, sug);
     else
@@ -238,7 +204,7 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
     }
     if (!spec) {
         char sug[64], buf[600];
-        suggest(types, type, sug, sizeof sug);
+        dse_word_suggest(types, type, sug, sizeof sug);
         if (sug[0])
             snprintf(buf, sizeof buf, "layer '%s': unknown type '%s' (did you mean '%s'?)", name, type, sug);
         else
@@ -250,7 +216,7 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
     for (int i = 0; i < config_setting_length(g); i++) {
         const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
         const char *key = config_setting_name(s);
-        if (strcmp(key, "name") && strcmp(key, "type") && strcmp(key, "inputs") && !in_list(spec->keys, key)) {
+        if (strcmp(key, "name") && strcmp(key, "type") && strcmp(key, "inputs") && dse_word_index(spec->keys, key) < 0) {
             char allowed[300];
             snprintf(allowed, sizeof allowed, "name type inputs %s", spec->keys);
             return unknown_key(cx, s, where, allowed);
@@ -405,7 +371,7 @@ enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *
     fclose(f);
     config_setting_t *root = config_root_setting(&cfg);
     for (int i = 0; i < config_setting_length(root); i++)
-        if (!in_list(top_keys, config_setting_name(config_setting_get_elem(root, (unsigned)i)))) {
+        if (dse_word_index(top_keys, config_setting_name(config_setting_get_elem(root, (unsigned)i))) < 0) {
             st = unknown_key(&cx, config_setting_get_elem(root, (unsigned)i), "the network file", top_keys);
             goto done;
         }
@@ -419,7 +385,7 @@ enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *
     }
     int c = 0, h = 0, w = 0, pc = 0, ph = 0, pw = 0;
     for (int i = 0; i < config_setting_length(in); i++)
-        if (!in_list("channels height width", config_setting_name(config_setting_get_elem(in, (unsigned)i)))) {
+        if (dse_word_index("channels height width", config_setting_name(config_setting_get_elem(in, (unsigned)i))) < 0) {
             st = unknown_key(&cx, config_setting_get_elem(in, (unsigned)i), "input", "channels height width");
             goto done;
         }

@@ -69,30 +69,11 @@ static enum dse_status check_keys(struct ctx *cx, const config_setting_t *g, con
     for (int i = 0; i < config_setting_length(g); i++) {
         const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
         const char *key = config_setting_name(s);
-        const char *best = NULL;
-        int best_d = 3, found = 0;
-        char word[64];
+        char sug[64];
         if (!key) return fail(cx, s, "%s must be a group { key = value; ... }", where);
-        for (const char *p = allowed; *p;) {
-            while (*p == ' ') p++;
-            size_t n = strcspn(p, " ");
-            if (n == 0) break;
-            const char *start = p;
-            if (n >= sizeof word) n = sizeof word - 1;
-            memcpy(word, p, n);
-            word[n] = '\0';
-            p += strcspn(p, " ");
-            if (!strcmp(word, key)) found = 1;
-            int d = dse_edit_distance(key, word);
-            if (d < best_d) {
-                best_d = d;
-                best = start;
-            }
-        }
-        if (found) continue;
-        if (best)
-            return fail(cx, s, "unknown setting '%s' in %s (did you mean '%.*s'?)", key, where,
-                        (int)strcspn(best, " "), best);
+        if (dse_word_index(allowed, key) >= 0) continue;
+        if (dse_word_suggest(allowed, key, sug, sizeof sug))
+            return fail(cx, s, "unknown setting '%s' in %s (did you mean '%s'?)", key, where, sug);
         return fail(cx, s, "unknown setting '%s' in %s; allowed: %s", key, where, allowed);
     }
     return DSE_OK;

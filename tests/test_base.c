@@ -28,6 +28,14 @@ static void test_strings(void) {
     CHECK_INT_EQ(dse_edit_distance("pct3x3", "pct3x33"), 1);
     CHECK_INT_EQ(dse_edit_distance("kernel", "kernel"), 0);
     CHECK_INT_EQ(dse_edit_distance("", "abc"), 3);
+    char sug[16];
+    CHECK_INT_EQ(dse_word_index("  name type  inputs ", "inputs"), 2);
+    CHECK_INT_EQ(dse_word_index("name type", "nam"), -1);
+    CHECK_INT_EQ(dse_word_index("", "x"), -1);
+    CHECK_INT_EQ(dse_word_suggest("kernel stride pad", "strid", sug, sizeof sug), 1);
+    CHECK_STR_EQ(sug, "stride");
+    CHECK_INT_EQ(dse_word_suggest("kernel stride pad", "dilation", sug, sizeof sug), 0);
+    CHECK_STR_EQ(sug, "");
 }
 
 /* The reference output of pcg32-demo (pcg-c-basic): seed 42, stream 54. */
