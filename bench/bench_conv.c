@@ -73,7 +73,10 @@ static int time_pass(struct dse_cpu_ctx *cx, struct dse_node *n, int bwd, int re
 }
 
 /* The yardstick: C[M, N] = A[M, K] B[K, N], as large as the layer's lowered GEMM. */
-static double sgemm_gflops(int M, int N, int K, int groups, int reps, struct timing *out) {
+static double sgemm_gflops(int threads, int M, int N, int K, int groups, int reps, struct timing *out) {
+    /* OpenBLAS's own threads for the yardstick; the engine sets it back to one (its
+     * kernels split the batch over their own threads, engine/cpu/team.c). */
+    openblas_set_num_threads(threads);
     float *a = calloc((size_t)M * K, sizeof *a), *b = calloc((size_t)K * N, sizeof *b);
     float *c = calloc((size_t)M * N, sizeof *c);
     struct dse_pcg32 r;
@@ -90,6 +93,7 @@ static double sgemm_gflops(int M, int N, int K, int groups, int reps, struct tim
     *out = summarize(ms, reps);
     free(ms);
     free(a), free(b), free(c);
+    openblas_set_num_threads(1);
     return 2.0 * M * (double)N * K * groups / (out->median_ms * 1e6);
 }
 
@@ -132,7 +136,7 @@ static int bench_layer(struct dse_cpu_ctx *cx, const char *net_name, const struc
     const int G = l->groups, M = l->num_output / G, K = l->in_c / G * l->kernel_h * l->kernel_w;
     const int N = batch * l->out_h * l->out_w;
     struct timing ty;
-    const double y_gflops = sgemm_gflops(M, N, K, G, reps, &ty);
+    const double y_gflops = sgemm_gflops(cx->threads, M, N, K, G, reps, &ty);
     const double flops = (double)dse_node_flops(&n);
     const double flops_pass[2] = { flops, first ? flops : 2 * flops }; /* bwd: dW (+ dX) */
     static const char *pass_name[2] = { "fwd", "bwd" };
@@ -225,16 +229,14 @@ int main(int argc, char **argv) {
         return 1;
     }
     const char *coretype = getenv("OPENBLAS_CORETYPE");
-#ifdef _OPENMP
-    const char *omp = "yes";
-#else
-    const char *omp = "no";
-#endif
-    printf("machine cores=%ld blas=openblas blas_core=%s blas_threads=%d threads=%d openmp=%s "
-           "OPENBLAS_CORETYPE=%s reps=%d\n",
-           cores, openblas_get_corename(), openblas_get_num_threads(), o.threads, omp,
-           coretype ? coretype : "(unset)", o.reps);
+    printf("machine cores=%ld blas=openblas blas_core=%s threads=%d OPENBLAS_CORETYPE=%s reps=%d\n", cores,
+           openblas_get_corename(), o.threads, coretype ? coretype : "(unset)", o.reps);
     printf("blas_config=\"%s\"\n", openblas_get_config());
+    /* The sgemm peak: a large square product on OpenBLAS's own threads (as many as ours). */
+    struct timing pk;
+    double peak = sgemm_gflops(o.threads, 2048, 2048, 2048, 1, o.reps, &pk);
+    printf("name=sgemm_peak M=2048 N=2048 K=2048 threads=%d median_ms=%.3f gflops=%.1f\n", o.threads, pk.median_ms,
+           peak);
 
     int rc = 0;
     if (!strcmp(o.net, "v10") || !strcmp(o.net, "all")) {

@@ -243,18 +243,27 @@ struct dse_cpu_stats {
 };
 
 /* Everything mutable the CPU kernels share; one per thread of control, owned by the
- * caller (dse_cpu_ctx_init / deinit). Nothing in the engine is global except OpenBLAS's
- * thread count, which is process-wide inside OpenBLAS: the last ctx initialized (or
- * dse_cpu_ctx_set_threads) sets it. OpenMP loops pass num_threads(threads) explicitly.
- * Results are bit-identical for the same seed, machine and thread count. */
+ * caller (dse_cpu_ctx_init / deinit), with its own worker threads. Nothing in the engine
+ * is global except OpenBLAS's thread count, process-wide inside OpenBLAS, which every
+ * ctx sets to 1. Results are bit-identical for the same seed, machine and thread count. */
+struct dse_cpu_team;
+struct dse_cpu_ws {
+    void  *p;
+    size_t bytes;
+};
+
 struct dse_cpu_ctx {
-    int                         threads;        /* OpenBLAS and OpenMP threads, >= 1 */
+    int                         threads;        /* the kernels' threads, >= 1 (engine/cpu/team.c);
+                                                   OpenBLAS itself runs on one */
+    struct dse_cpu_team        *team;           /* threads - 1 workers, started on first use */
     struct dse_pcg32            rng;            /* dropout masks */
     uint64_t                    seed;           /* what rng was seeded with (recorded in results) */
-    void                       *ws;             /* workspace (im2col columns...), owned, 64-byte aligned */
-    size_t                      ws_bytes;       /* its size; grows on demand, never shrinks */
-    size_t                      ws_limit_bytes; /* GEMM_BATCH lowers at most this much at once
-                                                   (default 256 MiB); one image always fits */
+    struct dse_cpu_ws          *ws;             /* one workspace per thread (im2col columns...),
+                                                   owned, 64-byte aligned, grown on demand */
+    size_t                      ws_bytes;       /* their sizes summed */
+    size_t                      ws_limit_bytes; /* GEMM_BATCH lowers at most this much at once,
+                                                   over all threads (default 256 MiB); one image
+                                                   per thread always fits */
     int                         conv_force;     /* DSE_CPU_CONV_AUTO, or a strategy for every conv
                                                    whose node says AUTO (tests, benchmarks) */
     struct dse_cpu_conv_choice *conv_cache;     /* owned */
@@ -263,12 +272,16 @@ struct dse_cpu_ctx {
     struct dse_err              err;            /* why the last failing kernel failed */
 };
 
-/* threads >= 1; seed and stream 0x5eed seed rng. Calls openblas_set_num_threads. */
+/* threads >= 1; seed and stream 0x5eed seed rng. Sets OpenBLAS to one thread (the
+ * kernels split their work over the ctx's threads themselves). */
 enum dse_status dse_cpu_ctx_init(struct dse_cpu_ctx *cx, int threads, uint64_t seed, struct dse_err *err);
 void dse_cpu_ctx_deinit(struct dse_cpu_ctx *cx);
-void dse_cpu_ctx_set_threads(struct dse_cpu_ctx *cx, int threads);
-/* A host workspace of at least `bytes`, valid until the next call (kernels only). */
+/* Restart the ctx's threads as `threads` (workspaces are freed). */
+enum dse_status dse_cpu_ctx_set_threads(struct dse_cpu_ctx *cx, int threads, struct dse_err *err);
+/* Thread 0's host workspace of at least `bytes`, valid until the next call (kernels only). */
 enum dse_status dse_cpu_ctx_workspace(struct dse_cpu_ctx *cx, size_t bytes, void **out);
+/* Thread t's (0 <= t < threads); call before the job that uses it, on the calling thread. */
+enum dse_status dse_cpu_ctx_workspace_at(struct dse_cpu_ctx *cx, int t, size_t bytes, void **out);
 
 /* dse_node_check, then allocate (or grow) the node's host state for its tensors' batch.
  * Call once after building the node and again if the batch grows. Steady-state forward

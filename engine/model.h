@@ -11,7 +11,7 @@ enum dse_init { DSE_INIT_XAVIER = 0, DSE_INIT_MSRA, DSE_INIT_GAUSSIAN };
 
 struct dse_model_opts {
     int           batch;     /* images per step, >= 1 */
-    int           threads;   /* OpenBLAS/OpenMP threads, >= 1 */
+    int           threads;   /* the kernels' threads (engine/cpu/team.c), >= 1 */
     uint64_t      seed;      /* initialization and dropout */
     enum dse_init init;      /* weights: Caffe's xavier (uniform +-sqrt(3 / fan_in)), msra
                                 (gaussian, std sqrt(2 / fan_in)) or gaussian(init_std) */

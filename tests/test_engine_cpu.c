@@ -577,6 +577,118 @@ static void test_conv_agree(void) {
     dse_cpu_ctx_deinit(&cx);
 }
 
+/* Forward y and every gradient of node f under `threads` threads, into res[0..3]. */
+static void run_threads(struct fx *f, int threads, int algo, const float *dy, float *res[4]) {
+    struct dse_cpu_ctx cx;
+    CHECK_OK(dse_cpu_ctx_init(&cx, threads, 1234, NULL));
+    CHECK_OK(dse_cpu_node_prepare(&cx, &f->node, NULL));
+    f->node.algo_fwd = f->node.algo_bwd = algo;
+    const int has_b = f->node.bias != NULL;
+    CHECK_OK(dse_cpu_forward(&cx, &f->node));
+    dse_tensor_zero_grad(&f->in[0]);
+    dse_tensor_zero_grad(&f->w);
+    if (has_b) dse_tensor_zero_grad(&f->b);
+    memcpy(f->out.grad, dy, (size_t)dse_tensor_count(&f->out) * sizeof *dy);
+    CHECK_OK(dse_cpu_backward(&cx, &f->node));
+    const float *src[4] = { f->out.data, f->in[0].grad, f->w.grad, has_b ? f->b.grad : NULL };
+    const int64_t cnt[4] = { dse_tensor_count(&f->out), dse_tensor_count(&f->in[0]), dse_tensor_count(&f->w),
+                             has_b ? dse_tensor_count(&f->b) : 0 };
+    for (int k = 0; k < 4; k++) {
+        res[k] = calloc((size_t)(cnt[k] ? cnt[k] : 1), sizeof(float));
+        if (cnt[k]) memcpy(res[k], src[k], (size_t)cnt[k] * sizeof(float));
+    }
+    dse_cpu_ctx_deinit(&cx);
+}
+
+/* The kernels split the batch (or, below one image per thread, the output channels)
+ * over the ctx's threads (engine/cpu/team.c). Every strategy on shapes with fewer
+ * images than threads, more, and a non-multiple: 2, 3 and 4 threads agree with 1 to
+ * 1e-5 (only the order of the weight-gradient sums changes), and a second run with the
+ * same threads is bit-identical. */
+static void test_conv_threads(void) {
+    static const struct conv_case cases[] = {
+        { "t-one-image", 1, 8, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "t-1x1-one",   1, 16, 6, 6, 10, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "t-five",      5, 6, 8, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "t-groups",    3, 8, 7, 7, 8, 3, 3, 2, 2, 1, 1, 1, 1, 2, 1, 0 },
+        { "t-1x1-seven", 7, 12, 5, 5, 6, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        const struct conv_case *c = &cases[i];
+        struct dse_layer l = conv_layer(c);
+        struct dse_cpu_ctx cx0;
+        ctx_init(&cx0);
+        struct fx f;
+        fx_init(&f, &cx0, &l, c->N, 1, NULL, 0, 70 + i);
+        struct dse_pcg32 r;
+        dse_pcg32_seed(&r, 9, 9);
+        const int64_t ny = dse_tensor_count(&f.out);
+        float *dy = malloc((size_t)ny * sizeof *dy);
+        for (int64_t j = 0; j < ny; j++) dy[j] = uniform(&r, -1, 1);
+        const struct dse_tensor *shapes[4] = { &f.out, &f.in[0], &f.w, &f.b };
+        static const char *names[4] = { "y", "dx", "dw", "db" };
+        for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
+            float *ref[4], *got[4], *again[4];
+            run_threads(&f, 1, a, dy, ref);
+            for (int t = 2; t <= 4; t++) {
+                run_threads(&f, t, a, dy, got);
+                run_threads(&f, t, a, dy, again);
+                for (int k = 0; k < 4; k++) {
+                    if (k == 3 && !f.node.bias) continue;
+                    const double d = rel_diff(shapes[k], got[k], ref[k]);
+                    if (!(d <= 1e-5))
+                        fprintf(stderr, "  %s %s: %s differs by %.3g between 1 and %d threads\n", c->id,
+                                dse_cpu_conv_algo_str(a), names[k], d, t);
+                    CHECK(d <= 1e-5);
+                    CHECK(memcmp(got[k], again[k], (size_t)dse_tensor_count(shapes[k]) * sizeof(float)) == 0);
+                }
+                for (int k = 0; k < 4; k++) free(got[k]), free(again[k]);
+            }
+            for (int k = 0; k < 4; k++) free(ref[k]);
+        }
+        free(dy);
+        fx_deinit(&f);
+        dse_cpu_ctx_deinit(&cx0);
+    }
+}
+
+/* Elementwise and pooling kernels split planes or blocks over the threads, each value
+ * computed the same way: 1 and 3 threads give the same bits. */
+static void test_elementwise_threads(void) {
+    struct dse_layer pool = dse_layer_make(DSE_LAYER_MAXPOOL, "pool");
+    pool.kernel_h = pool.kernel_w = 3, pool.stride_h = pool.stride_w = 2;
+    struct dse_layer avg = dse_layer_make(DSE_LAYER_AVGPOOL, "avg");
+    avg.kernel_h = avg.kernel_w = 3, avg.stride_h = avg.stride_w = 2, avg.pad_h = avg.pad_w = 1;
+    struct dse_layer relu = dse_layer_make(DSE_LAYER_RELU, "relu");
+    const struct dse_layer ls[3] = { infer_layer(pool, 1, 7, 33, 33), infer_layer(avg, 1, 7, 33, 33),
+                                     infer_layer(relu, 1, 7, 33, 33) };
+    for (int i = 0; i < 3; i++) {
+        float *res[2][2];
+        for (int v = 0; v < 2; v++) {
+            struct dse_cpu_ctx cx;
+            CHECK_OK(dse_cpu_ctx_init(&cx, v ? 3 : 1, 1234, NULL));
+            struct fx f;
+            fx_init(&f, &cx, &ls[i], 9, 1, NULL, 0, 90 + i);
+            CHECK_OK(dse_cpu_forward(&cx, &f.node));
+            dse_tensor_zero_grad(&f.in[0]);
+            for (int64_t j = 0; j < dse_tensor_count(&f.out); j++) f.out.grad[j] = (float)(j % 13) - 6.0f;
+            CHECK_OK(dse_cpu_backward(&cx, &f.node));
+            const int64_t ny = dse_tensor_count(&f.out), nx = dse_tensor_count(&f.in[0]);
+            res[v][0] = malloc((size_t)ny * sizeof(float));
+            res[v][1] = malloc((size_t)nx * sizeof(float));
+            memcpy(res[v][0], f.out.data, (size_t)ny * sizeof(float));
+            memcpy(res[v][1], f.in[0].grad, (size_t)nx * sizeof(float));
+            if (v) {
+                CHECK(memcmp(res[0][0], res[1][0], (size_t)ny * sizeof(float)) == 0);
+                CHECK(memcmp(res[0][1], res[1][1], (size_t)nx * sizeof(float)) == 0);
+            }
+            fx_deinit(&f);
+            dse_cpu_ctx_deinit(&cx);
+        }
+        for (int v = 0; v < 2; v++) free(res[v][0]), free(res[v][1]);
+    }
+}
+
 /* Winograd against GEMM_BATCH on larger shapes (SqueezeNet's odd maps, pads 0 and 1,
  * C and K of no particular multiple), with y a view of channels [2, 2+K) of a wider
  * tensor (a concat buffer): y, dx, dw, db agree to 1e-4 of the largest value, and the
@@ -1398,6 +1510,8 @@ static const struct check_case cases[] = {
     { "grad-conv-winograd",  test_grad_conv_wino },
     { "conv-agree",          test_conv_agree },
     { "conv-wino-agree",     test_conv_wino_agree },
+    { "conv-threads",        test_conv_threads },
+    { "elementwise-threads", test_elementwise_threads },
     { "conv-wino-choose",    test_conv_wino_choose },
     { "conv-choose",         test_conv_choose },
     { "grad-pool",           test_grad_pool },

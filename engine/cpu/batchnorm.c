@@ -21,7 +21,6 @@ enum dse_status dse_cpu_batchnorm_fwd(struct dse_cpu_ctx *cx, struct dse_node *n
     float *rmean = n->run_mean->data, *rvar = n->run_var->data;
     const double mom = n->bn_momentum;
     DSE_ASSERT(n->st.mean && (!dse_cpu_in_place(n) || saved));
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
     for (int c = 0; c < C; c++) {
         double mean, var;
         if (n->training) {
@@ -65,7 +64,6 @@ enum dse_status dse_cpu_batchnorm_bwd(struct dse_cpu_ctx *cx, struct dse_node *n
     const float *gamma = n->weight ? n->weight->data : NULL;
     float *dgamma = n->weight ? n->weight->grad : NULL, *dbeta = n->bias ? n->bias->grad : NULL;
     if (!x->grad && !dgamma && !dbeta) return DSE_OK;
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
     for (int c = 0; c < C; c++) {
         const float m = n->st.mean[c], invstd = n->st.invstd[c];
         double sdy = 0.0, sdyx = 0.0;

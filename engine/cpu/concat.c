@@ -24,7 +24,6 @@ enum dse_status dse_cpu_concat_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
         const struct dse_tensor *x = n->in[t];
         const int64_t img = dse_tensor_image(x);
         if (!is_view(x->data, y->data, x, y, off)) {
-            DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
             for (int i = 0; i < y->n; i++)
                 memcpy(y->data + i * y->stride_n + off, x->data + i * x->stride_n, (size_t)img * sizeof(float));
             cx->stats.concat_copy_bytes += dse_tensor_count(x) * (int64_t)sizeof(float);
@@ -42,7 +41,6 @@ enum dse_status dse_cpu_concat_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
         const struct dse_tensor *x = n->in[t];
         const int64_t img = dse_tensor_image(x);
         if (x->grad && !is_view(x->grad, y->grad, x, y, off)) {
-            DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
             for (int i = 0; i < y->n; i++) {
                 const float *dy = y->grad + i * y->stride_n + off;
                 float *dx = x->grad + i * x->stride_n;

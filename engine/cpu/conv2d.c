@@ -50,14 +50,8 @@ static void valid_cols(const struct shape *s, int off, int *lo, int *hi) {
     *lo = a, *hi = b;
 }
 
-/* Lower images [0, nb) of x (image stride sx) into col [C*R*S, nb*PQ].
- *
- * The lowering loops here run on the calling thread, not OpenMP: they alternate with
- * sgemm calls, and Debian's pthread OpenBLAS keeps its workers spinning for a while
- * after each call, so a second thread pool fights them for the cores. Measured with
- * bench_conv on 2 cores: OpenMP im2col made SqueezeNet-FMNIST's conv forward 2x and
- * backward 1.5x slower, one layer 40x. (An OpenMP build of OpenBLAS shares one pool
- * and would lift this.) */
+/* Lower images [0, nb) of x (image stride sx) into col [C*R*S, nb*PQ]. Each thread
+ * lowers its own share of the batch into its own workspace (section "threads" below). */
 static void im2col(const struct shape *s, const float *x, int64_t sx, int nb, float *col) {
     const int64_t rows = (int64_t)s->C * s->RS, ld = nb * s->PQ;
     for (int64_t row = 0; row < rows; row++) {
@@ -118,73 +112,181 @@ static void col2im_add(const struct shape *s, const float *col, int nb, float *d
     }
 }
 
-/* db[k] += sum over images and pixels of dy[., k, ., .] (double, fixed order). */
-static void bias_grad(const struct shape *s, const struct dse_tensor *y, float *db) {
-    for (int k = 0; k < s->K; k++) {
+/* db[k] += sum over images and pixels of dy[., k, ., .] (double, fixed order), channels
+ * shared among the threads. */
+struct bias_job {
+    const struct shape      *s;
+    const struct dse_tensor *y;
+    float                   *db;
+};
+
+static void bias_part(void *p, int64_t lo, int64_t hi) {
+    const struct bias_job *j = p;
+    for (int64_t k = lo; k < hi; k++) {
         double acc = 0.0;
-        for (int i = 0; i < s->N; i++) acc += dse_cpu_sum(y->grad + i * y->stride_n + k * s->PQ, s->PQ);
-        db[k] += (float)acc;
+        for (int i = 0; i < j->s->N; i++)
+            acc += dse_cpu_sum(j->y->grad + i * j->y->stride_n + k * j->s->PQ, j->s->PQ);
+        j->db[k] += (float)acc;
     }
 }
 
-/* Number of images GEMM_BATCH lowers at once: col + tmp within the ctx's limit. */
+static void bias_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struct dse_tensor *y, float *db) {
+    struct bias_job j = { s, y, db };
+    dse_cpu_for(cx, s->K, (int64_t)s->N * s->K * s->PQ, bias_part, &j);
+}
+
+/* ---- threads ----------------------------------------------------------------------- */
+/* Every strategy splits the mini-batch: thread t takes a contiguous share of the images
+ * (dse_cpu_share) and runs the whole strategy on it with OpenBLAS on one thread, in its
+ * own workspace. Weight gradients: thread 0 adds into dw, the others into zeroed
+ * buffers that are then added to dw in thread order (reduce_dw), so a result depends
+ * on the thread count only. With fewer images than threads (inference at batch 1) a
+ * forward pass without groups splits the output channels instead. */
+
+struct cj {
+    struct dse_cpu_ctx *cx;
+    struct dse_node    *n;
+    const struct shape *s;
+    int                 chunk;    /* images lowered at once */
+    int                 split_k;  /* share output channels, not images */
+    int64_t             dw_off;   /* floats into a thread's workspace where its dw goes */
+    /* Winograd */
+    const struct wgeo  *g;
+    const float        *U, *in, *bias, *w;
+    float              *out;
+    int64_t             sx, sy, nU;
+    int                 N, acc;
+};
+
+/* Each thread's workspace at least `bytes`; thread 0's `extra0` more in front. */
+static enum dse_status reserve(struct dse_cpu_ctx *cx, size_t bytes, size_t extra0) {
+    for (int t = 0; t < cx->threads; t++) {
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, bytes + (t ? 0 : extra0), &p);
+        if (st) return st;
+    }
+    return DSE_OK;
+}
+
+static float *ws_of(const struct dse_cpu_ctx *cx, int t) { return cx->ws[t].p; }
+
+static void share_of(const struct cj *j, int t, int nt, int64_t *i0, int64_t *i1, int64_t *k0, int64_t *k1,
+                     int K) {
+    if (j->split_k) {
+        *i0 = 0, *i1 = j->s->N;
+        dse_cpu_share(K, t, nt, k0, k1);
+    } else {
+        dse_cpu_share(j->s->N, t, nt, i0, i1);
+        *k0 = 0, *k1 = K;
+    }
+}
+
+static int want_split_k(const struct dse_cpu_ctx *cx, const struct shape *s) {
+    return s->N < cx->threads && s->G == 1 && s->K >= 2 * cx->threads;
+}
+
+/* dw += the other threads' weight gradients, in thread order. */
+struct reduce_job {
+    const struct dse_cpu_ctx *cx;
+    float                    *dw;
+    int64_t                   off;
+};
+
+static void reduce_part(void *p, int64_t lo, int64_t hi) {
+    const struct reduce_job *j = p;
+    for (int t = 1; t < j->cx->threads; t++) {
+        const float *src = ws_of(j->cx, t) + j->off;
+        for (int64_t e = lo; e < hi; e++) j->dw[e] += src[e];
+    }
+}
+
+static void reduce_dw(struct dse_cpu_ctx *cx, float *dw, int64_t count, int64_t off) {
+    if (cx->threads == 1) return;
+    struct reduce_job j = { cx, dw, off };
+    dse_cpu_for(cx, count, count * cx->threads, reduce_part, &j);
+}
+
+/* A thread's dw: thread 0's is dw itself, the others' are zeroed here. */
+static float *thread_dw(const struct cj *j, int t, float *dw, int64_t count) {
+    if (t == 0) return dw;
+    float *mine = ws_of(j->cx, t) + j->dw_off;
+    memset(mine, 0, (size_t)count * sizeof(float));
+    return mine;
+}
+
+/* Number of images GEMM_BATCH lowers at once: col + tmp within each thread's share of
+ * the ctx's limit. */
 static int batch_chunk(const struct dse_cpu_ctx *cx, const struct shape *s) {
     const double per_image = (double)((int64_t)s->C * s->RS + s->K) * (double)s->PQ * sizeof(float);
-    double nb = (double)cx->ws_limit_bytes / per_image;
+    double nb = (double)cx->ws_limit_bytes / cx->threads / per_image;
     return nb < 1.0 ? 1 : nb > s->N ? s->N : (int)nb;
 }
 
 /* ---- GEMM_BATCH ------------------------------------------------------------------ */
 
-static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    const float *w = n->weight->data, *b = n->bias ? n->bias->data : NULL;
-    const int chunk = batch_chunk(cx, s);
+static void fwd_batch_part(void *p, int t, int nt) {
+    const struct cj *j = p;
+    const struct shape *s = j->s;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const float *w = j->n->weight->data, *b = j->n->bias ? j->n->bias->data : NULL;
+    int64_t i0, i1, k0, k1;
+    share_of(j, t, nt, &i0, &i1, &k0, &k1, s->K);
+    if (i0 >= i1 || k0 >= k1) return;
     const int64_t rows = (int64_t)s->C * s->RS;
-    void *ws;
-    enum dse_status st = dse_cpu_ctx_workspace(cx, (size_t)(rows + s->K) * chunk * s->PQ * sizeof(float), &ws);
-    if (st) return st;
-    float *col = ws, *tmp = col + rows * chunk * s->PQ;
-    for (int n0 = 0; n0 < s->N; n0 += chunk) {
-        const int nb = s->N - n0 < chunk ? s->N - n0 : chunk;
+    float *col = ws_of(j->cx, t), *tmp = col + rows * j->chunk * s->PQ;
+    for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
+        const int nb = (int)(i1 - n0 < j->chunk ? i1 - n0 : j->chunk);
         const int64_t ld = nb * s->PQ;
         im2col(s, x->data + n0 * x->stride_n, x->stride_n, nb, col);
-        for (int g = 0; g < s->G; g++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->Kg, (int)ld, (int)s->CRSg, 1.0f,
-                        w + g * s->Kg * s->CRSg, (int)s->CRSg, col + g * s->CRSg * ld, (int)ld, 0.0f,
-                        tmp + g * s->Kg * ld, (int)ld);
+        if (j->split_k)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(k1 - k0), (int)ld, (int)s->CRSg, 1.0f,
+                        w + k0 * s->CRSg, (int)s->CRSg, col, (int)ld, 0.0f, tmp + k0 * ld, (int)ld);
+        else
+            for (int g = 0; g < s->G; g++)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->Kg, (int)ld, (int)s->CRSg, 1.0f,
+                            w + g * s->Kg * s->CRSg, (int)s->CRSg, col + g * s->CRSg * ld, (int)ld, 0.0f,
+                            tmp + g * s->Kg * ld, (int)ld);
         /* tmp [K, nb, PQ] -> y [nb, K, PQ], bias fused into the copy. */
-        for (int64_t ik = 0; ik < (int64_t)nb * s->K; ik++) {
-            const int i = (int)(ik / s->K), k = (int)(ik % s->K);
-            const float *src = tmp + k * ld + i * s->PQ;
-            float *dst = y->data + (n0 + i) * y->stride_n + k * s->PQ;
-            const float bk = b ? b[k] : 0.0f;
-            for (int64_t j = 0; j < s->PQ; j++) dst[j] = src[j] + bk;
-        }
+        for (int i = 0; i < nb; i++)
+            for (int64_t k = k0; k < k1; k++) {
+                const float *src = tmp + k * ld + i * s->PQ;
+                float *dst = y->data + (n0 + i) * y->stride_n + k * s->PQ;
+                const float bk = b ? b[k] : 0.0f;
+                for (int64_t e = 0; e < s->PQ; e++) dst[e] = src[e] + bk;
+            }
     }
+}
+
+static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s), .split_k = want_split_k(cx, s) };
+    if (j.split_k) j.chunk = s->N;
+    const int64_t rows = (int64_t)s->C * s->RS;
+    enum dse_status st = reserve(cx, (size_t)(rows + s->K) * j.chunk * s->PQ * sizeof(float), 0);
+    if (st) return st;
+    dse_cpu_run(cx, fwd_batch_part, &j);
     return DSE_OK;
 }
 
-static enum dse_status bwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    const float *w = n->weight->data;
-    float *dw = n->weight->grad, *dx = x->grad;
-    if (!dw && !dx) return DSE_OK;
-    const int chunk = batch_chunk(cx, s);
+static void bwd_batch_part(void *p, int t, int nt) {
+    const struct cj *j = p;
+    const struct shape *s = j->s;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const float *w = j->n->weight->data;
+    float *dx = x->grad, *dw = j->n->weight->grad;
+    int64_t i0, i1;
+    dse_cpu_share(s->N, t, nt, &i0, &i1);
+    if (dw) dw = thread_dw(j, t, dw, (int64_t)s->K * s->CRSg);
+    if (i0 >= i1) return;
     const int64_t rows = (int64_t)s->C * s->RS;
-    void *ws;
-    enum dse_status st = dse_cpu_ctx_workspace(cx, (size_t)(rows + s->K) * chunk * s->PQ * sizeof(float), &ws);
-    if (st) return st;
-    float *col = ws, *tmp = col + rows * chunk * s->PQ;
-    for (int n0 = 0; n0 < s->N; n0 += chunk) {
-        const int nb = s->N - n0 < chunk ? s->N - n0 : chunk;
+    float *col = ws_of(j->cx, t), *tmp = col + rows * j->chunk * s->PQ;
+    for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
+        const int nb = (int)(i1 - n0 < j->chunk ? i1 - n0 : j->chunk);
         const int64_t ld = nb * s->PQ;
         /* dy [nb, K, PQ] -> tmp [K, nb, PQ] */
-        for (int64_t ik = 0; ik < (int64_t)nb * s->K; ik++) {
-            const int i = (int)(ik / s->K), k = (int)(ik % s->K);
-            memcpy(tmp + k * ld + i * s->PQ, y->grad + (n0 + i) * y->stride_n + k * s->PQ,
-                   (size_t)s->PQ * sizeof(float));
-        }
+        for (int i = 0; i < nb; i++)
+            for (int k = 0; k < s->K; k++)
+                memcpy(tmp + k * ld + i * s->PQ, y->grad + (n0 + i) * y->stride_n + k * s->PQ,
+                       (size_t)s->PQ * sizeof(float));
         if (dw) {
             im2col(s, x->data + n0 * x->stride_n, x->stride_n, nb, col);
             for (int g = 0; g < s->G; g++) /* dw_g += dy_g col_g^T */
@@ -200,22 +302,33 @@ static enum dse_status bwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, con
             col2im_add(s, col, nb, dx + n0 * x->stride_n, x->stride_n);
         }
     }
+}
+
+static enum dse_status bwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    float *dw = n->weight->grad;
+    if (!dw && !n->in[0]->grad) return DSE_OK;
+    struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s) };
+    const int64_t rows = (int64_t)s->C * s->RS, ndw = (int64_t)s->K * s->CRSg;
+    j.dw_off = (rows + s->K) * j.chunk * s->PQ;
+    enum dse_status st = reserve(cx, (size_t)(j.dw_off + (dw ? ndw : 0)) * sizeof(float), 0);
+    if (st) return st;
+    dse_cpu_run(cx, bwd_batch_part, &j);
+    if (dw) reduce_dw(cx, dw, ndw, j.dw_off);
     return DSE_OK;
 }
 
 /* ---- GEMM_IMAGE ------------------------------------------------------------------ */
 
-static enum dse_status fwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    const float *w = n->weight->data, *b = n->bias ? n->bias->data : NULL;
-    float *col = NULL;
-    if (!s->is_1x1) {
-        void *ws;
-        enum dse_status st = dse_cpu_ctx_workspace(cx, (size_t)(s->C * s->RS * s->PQ) * sizeof(float), &ws);
-        if (st) return st;
-        col = ws;
-    }
-    for (int i = 0; i < s->N; i++) {
+static void fwd_image_part(void *p, int t, int nt) {
+    const struct cj *j = p;
+    const struct shape *s = j->s;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const float *w = j->n->weight->data, *b = j->n->bias ? j->n->bias->data : NULL;
+    int64_t i0, i1, k0, k1;
+    share_of(j, t, nt, &i0, &i1, &k0, &k1, s->K);
+    if (i0 >= i1 || k0 >= k1) return;
+    float *col = ws_of(j->cx, t);
+    for (int64_t i = i0; i < i1; i++) {
         const float *xi = x->data + i * x->stride_n;
         float *yi = y->data + i * y->stride_n;
         const float *B = xi; /* the 1x1 case: x_i [C, HW] is its own lowering */
@@ -223,31 +336,40 @@ static enum dse_status fwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, con
             im2col(s, xi, x->stride_n, 1, col);
             B = col;
         }
-        for (int g = 0; g < s->G; g++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->Kg, (int)s->PQ, (int)s->CRSg, 1.0f,
-                        w + g * s->Kg * s->CRSg, (int)s->CRSg, B + g * s->CRSg * s->PQ, (int)s->PQ, 0.0f,
-                        yi + g * s->Kg * s->PQ, (int)s->PQ);
+        if (j->split_k)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(k1 - k0), (int)s->PQ, (int)s->CRSg, 1.0f,
+                        w + k0 * s->CRSg, (int)s->CRSg, B, (int)s->PQ, 0.0f, yi + k0 * s->PQ, (int)s->PQ);
+        else
+            for (int g = 0; g < s->G; g++)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->Kg, (int)s->PQ, (int)s->CRSg, 1.0f,
+                            w + g * s->Kg * s->CRSg, (int)s->CRSg, B + g * s->CRSg * s->PQ, (int)s->PQ, 0.0f,
+                            yi + g * s->Kg * s->PQ, (int)s->PQ);
         if (b)
-            for (int k = 0; k < s->K; k++) {
+            for (int64_t k = k0; k < k1; k++) {
                 float *yk = yi + k * s->PQ;
-                for (int64_t j = 0; j < s->PQ; j++) yk[j] += b[k];
+                for (int64_t e = 0; e < s->PQ; e++) yk[e] += b[k];
             }
     }
+}
+
+static enum dse_status fwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    struct cj j = { .cx = cx, .n = n, .s = s, .split_k = want_split_k(cx, s) };
+    enum dse_status st = reserve(cx, s->is_1x1 ? 64 : (size_t)(s->C * s->RS * s->PQ) * sizeof(float), 0);
+    if (st) return st;
+    dse_cpu_run(cx, fwd_image_part, &j);
     return DSE_OK;
 }
 
-static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    const float *w = n->weight->data;
-    float *dw = n->weight->grad, *dx = x->grad, *col = NULL;
-    if (!dw && !dx) return DSE_OK;
-    if (!s->is_1x1) {
-        void *ws;
-        enum dse_status st = dse_cpu_ctx_workspace(cx, (size_t)(s->C * s->RS * s->PQ) * sizeof(float), &ws);
-        if (st) return st;
-        col = ws;
-    }
-    for (int i = 0; i < s->N; i++) {
+static void bwd_image_part(void *p, int t, int nt) {
+    const struct cj *j = p;
+    const struct shape *s = j->s;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const float *w = j->n->weight->data;
+    float *dw = j->n->weight->grad, *dx = x->grad, *col = ws_of(j->cx, t);
+    int64_t i0, i1;
+    dse_cpu_share(s->N, t, nt, &i0, &i1);
+    if (dw) dw = thread_dw(j, t, dw, (int64_t)s->K * s->CRSg);
+    for (int64_t i = i0; i < i1; i++) {
         const float *xi = x->data + i * x->stride_n, *dyi = y->grad + i * y->stride_n;
         if (dw) {
             const float *B = xi;
@@ -271,6 +393,19 @@ static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, con
             if (!s->is_1x1) col2im_add(s, col, 1, dxi, x->stride_n);
         }
     }
+}
+
+static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    float *dw = n->weight->grad;
+    if (!dw && !n->in[0]->grad) return DSE_OK;
+    struct cj j = { .cx = cx, .n = n, .s = s };
+    const int64_t ndw = (int64_t)s->K * s->CRSg;
+    j.dw_off = s->is_1x1 ? 0 : (int64_t)s->C * s->RS * s->PQ;
+    j.dw_off = (j.dw_off + 15) / 16 * 16;
+    enum dse_status st = reserve(cx, (size_t)(j.dw_off + (dw ? ndw : 0) + 16) * sizeof(float), 0);
+    if (st) return st;
+    dse_cpu_run(cx, bwd_image_part, &j);
+    if (dw) reduce_dw(cx, dw, ndw, j.dw_off);
     return DSE_OK;
 }
 
@@ -357,11 +492,11 @@ static void wino_inputs(const struct wgeo *g, const float *in, int64_t sx, int n
         }
 }
 
-/* out (images [0, nb), stride so) = A^T m A (+ bias), or += it if acc. */
+/* out (images [0, nb), stride so, channels [k0, k1)) = A^T m A (+ bias), or += it if acc. */
 static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *out, int64_t so, const float *bias,
-                         int acc) {
+                         int acc, int k0, int k1) {
     const int64_t T = nb * g->tpi, KT = (int64_t)g->Co * T, HW = (int64_t)g->Ho * g->Wo;
-    for (int k = 0; k < g->Co; k++) {
+    for (int k = k0; k < k1; k++) {
         const float bk = bias ? bias[k] : 0.0f;
         for (int i = 0; i < nb; i++) {
             const float *m = M + k * T + i * g->tpi;
@@ -388,35 +523,60 @@ static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *ou
     }
 }
 
-/* The filters are transformed once per call; the batch goes in chunks whose V and M fit
- * in ws_limit_bytes and in about one core's L2 (WINO_BLOCK_BYTES), at least one image:
- * M is 4x the output it becomes, so a whole-batch chunk streams it through memory.
- * bench_conv, SqueezeNet-FMNIST batch 128 on 2 EPYC cores: 1 MiB made the 14x14
- * expand3x3 forwards 2x faster than a whole-batch chunk, 4 and 16 MiB about 1.3x. */
+/* The filters are transformed once per call, into thread 0's workspace, which all
+ * threads then read; each thread takes its share of the images in chunks whose V and M
+ * fit in its share of ws_limit_bytes and in about one core's L2 (WINO_BLOCK_BYTES), at
+ * least one image: M is 4x the output it becomes, so a whole-batch chunk streams it
+ * through memory. bench_conv, SqueezeNet-FMNIST batch 128 on 2 EPYC cores: 1 MiB made
+ * the 14x14 expand3x3 forwards 2x faster than a whole-batch chunk, 4 and 16 MiB about 1.3x.
+ * With fewer images than threads, each thread transforms every image and computes its
+ * share of the output channels. */
 #define WINO_BLOCK_BYTES ((size_t)1 << 20)
+
+static void wino_part(void *p, int t, int nt) {
+    const struct cj *j = p;
+    const struct wgeo *g = j->g;
+    int64_t i0, i1, k0, k1;
+    if (j->split_k) {
+        i0 = 0, i1 = j->N;
+        dse_cpu_share(g->Co, t, nt, &k0, &k1);
+    } else {
+        dse_cpu_share(j->N, t, nt, &i0, &i1);
+        k0 = 0, k1 = g->Co;
+    }
+    if (i0 >= i1 || k0 >= k1) return;
+    float *V = ws_of(j->cx, t) + (t ? 0 : j->nU), *M = V + 16 * (int64_t)g->Ci * j->chunk * g->tpi;
+    for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
+        const int nb = (int)(i1 - n0 < j->chunk ? i1 - n0 : j->chunk);
+        const int64_t T = nb * g->tpi;
+        wino_inputs(g, j->in + n0 * j->sx, j->sx, nb, V);
+        for (int e = 0; e < 16; e++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(k1 - k0), (int)T, g->Ci, 1.0f,
+                        j->U + e * (int64_t)g->Co * g->Ci + k0 * g->Ci, g->Ci, V + e * (int64_t)g->Ci * T, (int)T,
+                        0.0f, M + e * (int64_t)g->Co * T + k0 * T, (int)T);
+        wino_outputs(g, M, nb, j->out + n0 * j->sy, j->sy, j->bias, j->acc, (int)k0, (int)k1);
+    }
+}
+
 static enum dse_status wino_run(struct dse_cpu_ctx *cx, const struct wgeo *g, int N, const float *w, int64_t so,
                                 int64_t si, int flip, const float *in, int64_t sx, float *out, int64_t sy,
                                 const float *bias, int acc) {
     const int64_t nU = 16 * (int64_t)g->Co * g->Ci, per_image = 16 * (int64_t)(g->Ci + g->Co) * g->tpi;
-    double room = ((double)cx->ws_limit_bytes - (double)nU * sizeof(float)) / ((double)per_image * sizeof(float));
+    const double limit = (double)cx->ws_limit_bytes / cx->threads;
+    double room = (limit - (double)nU * sizeof(float)) / ((double)per_image * sizeof(float));
     const double cache = (double)WINO_BLOCK_BYTES / ((double)per_image * sizeof(float));
     if (room > cache) room = cache;
-    const int chunk = room < 1.0 ? 1 : room > N ? N : (int)room;
-    void *ws;
-    enum dse_status st = dse_cpu_ctx_workspace(cx, (size_t)(nU + per_image * chunk) * sizeof(float), &ws);
+    struct cj j = { .cx = cx, .g = g, .in = in, .out = out, .sx = sx, .sy = sy, .bias = bias, .acc = acc,
+                    .nU = (nU + 15) / 16 * 16, .N = N };
+    j.split_k = N < cx->threads && g->Co >= 2 * cx->threads;
+    const int64_t per_thread = j.split_k ? N : (N + cx->threads - 1) / cx->threads;
+    j.chunk = room < 1.0 ? 1 : room > per_thread ? (int)per_thread : (int)room;
+    enum dse_status st = reserve(cx, (size_t)(per_image * j.chunk) * sizeof(float), (size_t)j.nU * sizeof(float));
     if (st) return st;
-    float *U = ws, *V = U + nU, *M = V + 16 * (int64_t)g->Ci * chunk * g->tpi;
+    float *U = ws_of(cx, 0);
     wino_filters(w, g->Co, g->Ci, so, si, flip, U);
-    for (int n0 = 0; n0 < N; n0 += chunk) {
-        const int nb = N - n0 < chunk ? N - n0 : chunk;
-        const int64_t T = nb * g->tpi;
-        wino_inputs(g, in + n0 * sx, sx, nb, V);
-        for (int e = 0; e < 16; e++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->Co, (int)T, g->Ci, 1.0f,
-                        U + e * (int64_t)g->Co * g->Ci, g->Ci, V + e * (int64_t)g->Ci * T, (int)T, 0.0f,
-                        M + e * (int64_t)g->Co * T, (int)T);
-        wino_outputs(g, M, nb, out + n0 * sy, sy, bias, acc);
-    }
+    j.U = U;
+    dse_cpu_run(cx, wino_part, &j);
     return DSE_OK;
 }
 
@@ -613,7 +773,7 @@ enum dse_status dse_cpu_conv2d_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
 
 enum dse_status dse_cpu_conv2d_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     struct shape s = shape_of(n);
-    if (n->bias && n->bias->grad) bias_grad(&s, n->out, n->bias->grad);
+    if (n->bias && n->bias->grad) bias_grad(cx, &s, n->out, n->bias->grad);
     if (!n->weight->grad && !n->in[0]->grad) return DSE_OK;
     int a = DSE_CPU_CONV_GEMM_BATCH;
     enum dse_status st = pick(cx, n, &s, 1, &a);

@@ -1,5 +1,5 @@
-/* cpu_impl.h: helpers private to the CPU backend's kernels (every engine/cpu/ file): OpenMP
- * pragmas that vanish without OpenMP, and small shared utilities. Public interface:
+/* cpu_impl.h: helpers private to the CPU backend's kernels (every engine/cpu/ file): the
+ * threads that split a kernel's work, and small shared utilities. Public interface:
  * engine/engine.h. */
 #ifndef DSE_ENGINE_CPU_IMPL_H
 #define DSE_ENGINE_CPU_IMPL_H
@@ -9,19 +9,28 @@
 
 #include "engine/engine.h"
 
-/* Without -fopenmp these expand to nothing, so no unknown-pragma warning and the loop
- * runs serially. num_threads comes from the ctx: no omp_set_num_threads (global). The
- * `if` keeps small loops serial: waking threads costs more than a few thousand floats.
- * Used by the elementwise, pooling, batchnorm and concat kernels; conv2d.c lowers on
- * the calling thread (why: the comment on its im2col). */
-#define DSE_PRAGMA(x) _Pragma(#x)
-#ifdef _OPENMP
-#define DSE_OMP_FOR(nt, work) \
-    DSE_PRAGMA(omp parallel for schedule(static) num_threads(nt) if((nt) > 1 && (work) >= DSE_OMP_MIN_WORK))
-#else
-#define DSE_OMP_FOR(nt, work)
-#endif
-#define DSE_OMP_MIN_WORK 32768 /* values touched below which a loop stays serial */
+/* Threads (team.c). A job runs fn(arg, t, nt) once on each of the ctx's nt threads,
+ * t = 0 on the caller, and returns when all are done. Jobs do not nest. */
+typedef void (*dse_cpu_job_fn)(void *arg, int t, int nt);
+struct dse_cpu_team *dse_cpu_team_new(int threads); /* NULL if the threads cannot start */
+void dse_cpu_team_free(struct dse_cpu_team *tm);
+void dse_cpu_team_run(struct dse_cpu_team *tm, dse_cpu_job_fn fn, void *arg);
+void dse_cpu_run(struct dse_cpu_ctx *cx, dse_cpu_job_fn fn, void *arg);
+
+/* Thread t's share [*lo, *hi) of count items: contiguous, sizes differing by at most 1,
+ * so a result depends on the thread count, never on timing. */
+static inline void dse_cpu_share(int64_t count, int t, int nt, int64_t *lo, int64_t *hi) {
+    const int64_t q = count / nt, r = count % nt;
+    *lo = t * q + (t < r ? t : r);
+    *hi = *lo + q + (t < r);
+}
+
+/* fn(arg, lo, hi) over [0, count) in one share per thread; serially, in one call, when
+ * `work` (values touched, about) is below DSE_CPU_PAR_MIN_WORK: waking a thread costs
+ * more than a few thousand floats. */
+typedef void (*dse_cpu_range_fn)(void *arg, int64_t lo, int64_t hi);
+void dse_cpu_for(struct dse_cpu_ctx *cx, int64_t count, int64_t work, dse_cpu_range_fn fn, void *arg);
+#define DSE_CPU_PAR_MIN_WORK 32768
 
 /* Fill cx->err and return code (kernels report through the ctx). */
 enum dse_status dse_cpu_fail(struct dse_cpu_ctx *cx, const struct dse_node *n, enum dse_status code,

@@ -31,39 +31,69 @@ enum dse_status dse_cpu_ctx_init(struct dse_cpu_ctx *cx, int threads, uint64_t s
     dse_pcg32_seed(&cx->rng, seed, 0x5eed);
     cx->ws_limit_bytes = (size_t)256 << 20;
     cx->conv_force = DSE_CPU_CONV_AUTO;
-    dse_cpu_ctx_set_threads(cx, threads);
-    return DSE_OK;
+    openblas_set_num_threads(1);
+    return dse_cpu_ctx_set_threads(cx, threads, err);
+}
+
+static void free_ws(struct dse_cpu_ctx *cx) {
+    for (int t = 0; cx->ws && t < cx->threads; t++) free(cx->ws[t].p);
+    free(cx->ws);
+    cx->ws = NULL;
+    cx->ws_bytes = 0;
 }
 
 void dse_cpu_ctx_deinit(struct dse_cpu_ctx *cx) {
     if (!cx) return;
-    free(cx->ws);
+    dse_cpu_team_free(cx->team);
+    free_ws(cx);
     free(cx->conv_cache);
     memset(cx, 0, sizeof *cx);
 }
 
-void dse_cpu_ctx_set_threads(struct dse_cpu_ctx *cx, int threads) {
+enum dse_status dse_cpu_ctx_set_threads(struct dse_cpu_ctx *cx, int threads, struct dse_err *err) {
     DSE_ASSERT(threads >= 1);
+    dse_cpu_team_free(cx->team);
+    cx->team = NULL;
+    free_ws(cx);
     cx->threads = threads;
-    openblas_set_num_threads(threads);
+    cx->ws = calloc((size_t)threads, sizeof *cx->ws);
+    if (!cx->ws) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for %d threads", threads);
+    return DSE_OK;
 }
 
-enum dse_status dse_cpu_ctx_workspace(struct dse_cpu_ctx *cx, size_t bytes, void **out) {
-    if (bytes > cx->ws_bytes) {
+void dse_cpu_run(struct dse_cpu_ctx *cx, dse_cpu_job_fn fn, void *arg) {
+    if (cx->threads > 1 && !cx->team) cx->team = dse_cpu_team_new(cx->threads);
+    if (!cx->team) { /* one thread, or none could be started: thread 0 does every share */
+        for (int t = 0; t < cx->threads; t++) fn(arg, t, cx->threads);
+        return;
+    }
+    dse_cpu_team_run(cx->team, fn, arg);
+}
+
+enum dse_status dse_cpu_ctx_workspace_at(struct dse_cpu_ctx *cx, int t, size_t bytes, void **out) {
+    DSE_ASSERT(t >= 0 && t < cx->threads);
+    struct dse_cpu_ws *w = &cx->ws[t];
+    if (bytes > w->bytes) {
         /* Grow by at least a quarter so a sequence of slightly larger layers does not
          * reallocate each time; the contents need not survive. */
-        size_t want = bytes > cx->ws_bytes + cx->ws_bytes / 4 ? bytes : cx->ws_bytes + cx->ws_bytes / 4;
+        size_t want = bytes > w->bytes + w->bytes / 4 ? bytes : w->bytes + w->bytes / 4;
         want = (want + ALIGN - 1) / ALIGN * ALIGN;
-        free(cx->ws);
-        cx->ws = aligned_alloc(ALIGN, want);
-        cx->ws_bytes = cx->ws ? want : 0;
-        if (!cx->ws) {
+        free(w->p);
+        cx->ws_bytes -= w->bytes;
+        w->p = aligned_alloc(ALIGN, want);
+        w->bytes = w->p ? want : 0;
+        cx->ws_bytes += w->bytes;
+        if (!w->p) {
             *out = NULL;
             return dse_err_set(&cx->err, DSE_ERR_NOMEM, NULL, 0, "out of memory for a %zu-byte workspace", bytes);
         }
     }
-    *out = cx->ws;
+    *out = w->p;
     return DSE_OK;
+}
+
+enum dse_status dse_cpu_ctx_workspace(struct dse_cpu_ctx *cx, size_t bytes, void **out) {
+    return dse_cpu_ctx_workspace_at(cx, 0, bytes, out);
 }
 
 enum dse_status dse_cpu_fail(struct dse_cpu_ctx *cx, const struct dse_node *n, enum dse_status code,

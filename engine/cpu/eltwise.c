@@ -33,41 +33,84 @@ static int64_t block_at(const struct blocks *b, int64_t k, int64_t *j0, int64_t 
 
 /* ---- relu ------------------------------------------------------------------------ */
 
-enum dse_status dse_cpu_relu_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    const struct blocks b = blocks_of(x);
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
-    for (int64_t k = 0; k < b.count; k++) {
-        int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
+/* What a parallel elementwise loop needs: the node, its blocks and a few constants. */
+struct ew {
+    const struct dse_node *n;
+    struct blocks          b;
+    float                  scale;
+    const uint8_t         *mask;
+    int                    in_place, masked, t;
+};
+
+static void run_blocks(struct dse_cpu_ctx *cx, struct ew *a, int64_t work, dse_cpu_range_fn fn) {
+    dse_cpu_for(cx, a->b.count, work, fn, a);
+}
+
+static void relu_fwd_part(void *p, int64_t lo, int64_t hi) {
+    const struct ew *a = p;
+    const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
+    for (int64_t k = lo; k < hi; k++) {
+        int64_t j0, j1, i = block_at(&a->b, k, &j0, &j1);
         const float *xi = x->data + i * x->stride_n;
         float *yi = y->data + i * y->stride_n;
         for (int64_t j = j0; j < j1; j++) yi[j] = xi[j] > 0.0f ? xi[j] : 0.0f;
     }
+}
+
+enum dse_status dse_cpu_relu_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    struct ew a = { .n = n, .b = blocks_of(n->in[0]) };
+    run_blocks(cx, &a, dse_tensor_count(n->in[0]), relu_fwd_part);
     return DSE_OK;
 }
 
 /* Uses y, not x: y > 0 exactly where x > 0, and in place x is gone. */
-enum dse_status dse_cpu_relu_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    if (!x->grad) return DSE_OK;
-    const int in_place = dse_cpu_in_place(n);
-    const struct blocks b = blocks_of(x);
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
-    for (int64_t k = 0; k < b.count; k++) {
-        int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
+static void relu_bwd_part(void *p, int64_t lo, int64_t hi) {
+    const struct ew *a = p;
+    const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
+    for (int64_t k = lo; k < hi; k++) {
+        int64_t j0, j1, i = block_at(&a->b, k, &j0, &j1);
         const float *yi = y->data + i * y->stride_n, *dyi = y->grad + i * y->stride_n;
         float *dxi = x->grad + i * x->stride_n;
-        if (in_place)
-            for (int64_t j = j0; j < j1; j++) dxi[j] = yi[j] > 0.0f ? dyi[j] : 0.0f;
+        /* Loads outside the conditional, so the compiler may vectorize the select. */
+        if (a->in_place)
+            for (int64_t j = j0; j < j1; j++) {
+                const float g = dyi[j];
+                dxi[j] = yi[j] > 0.0f ? g : 0.0f;
+            }
         else
-            for (int64_t j = j0; j < j1; j++) dxi[j] += yi[j] > 0.0f ? dyi[j] : 0.0f;
+            for (int64_t j = j0; j < j1; j++) {
+                const float g = dyi[j], d = dxi[j];
+                dxi[j] = d + (yi[j] > 0.0f ? g : 0.0f);
+            }
     }
+}
+
+enum dse_status dse_cpu_relu_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    if (!n->in[0]->grad) return DSE_OK;
+    struct ew a = { .n = n, .b = blocks_of(n->in[0]), .in_place = dse_cpu_in_place(n) };
+    run_blocks(cx, &a, dse_tensor_count(n->in[0]), relu_bwd_part);
     return DSE_OK;
 }
 
 /* ---- dropout --------------------------------------------------------------------- */
 
 static float keep_scale(const struct dse_node *n) { return 1.0f / (1.0f - n->layer->dropout_ratio); }
+
+static void dropout_fwd_part(void *p, int64_t lo, int64_t hi) {
+    const struct ew *a = p;
+    const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
+    const float scale = a->scale;
+    for (int64_t k = lo; k < hi; k++) {
+        int64_t j0, j1, i = block_at(&a->b, k, &j0, &j1);
+        const float *xi = x->data + i * x->stride_n;
+        const uint8_t *mi = a->mask + i * a->b.img;
+        float *yi = y->data + i * y->stride_n;
+        for (int64_t j = j0; j < j1; j++) {
+            const float v = xi[j] * scale;
+            yi[j] = mi[j] ? v : 0.0f;
+        }
+    }
+}
 
 /* Training draws one PCG32 number per value, in index order and on one thread, so the
  * mask depends on the seed and nothing else (not the thread count). A value is kept
@@ -87,51 +130,55 @@ enum dse_status dse_cpu_dropout_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
     const uint32_t threshold = (uint32_t)((double)p * 4294967296.0);
     const int64_t count = b.img * x->n;
     for (int64_t j = 0; j < count; j++) mask[j] = dse_pcg32_next(&cx->rng) >= threshold;
-    const float scale = keep_scale(n);
-    DSE_OMP_FOR(cx->threads, count)
-    for (int64_t k = 0; k < b.count; k++) {
-        int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
-        const float *xi = x->data + i * x->stride_n;
-        const uint8_t *mi = mask + i * b.img;
-        float *yi = y->data + i * y->stride_n;
-        for (int64_t j = j0; j < j1; j++) yi[j] = mi[j] ? xi[j] * scale : 0.0f;
-    }
+    struct ew a = { .n = n, .b = b, .scale = keep_scale(n), .mask = mask };
+    run_blocks(cx, &a, count, dropout_fwd_part);
     return DSE_OK;
 }
 
+static void dropout_bwd_part(void *p, int64_t lo, int64_t hi) {
+    const struct ew *a = p;
+    const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
+    const float scale = a->scale;
+    for (int64_t k = lo; k < hi; k++) {
+        int64_t j0, j1, i = block_at(&a->b, k, &j0, &j1);
+        const float *dyi = y->grad + i * y->stride_n;
+        float *dxi = x->grad + i * x->stride_n;
+        const uint8_t *mi = a->masked ? a->mask + i * a->b.img : NULL;
+        if (!a->masked)
+            for (int64_t j = j0; j < j1; j++) dxi[j] += dyi[j];
+        else if (a->in_place)
+            for (int64_t j = j0; j < j1; j++) {
+                const float g = dyi[j] * scale;
+                dxi[j] = mi[j] ? g : 0.0f;
+            }
+        else
+            for (int64_t j = j0; j < j1; j++) {
+                const float g = dyi[j] * scale, d = dxi[j];
+                dxi[j] = d + (mi[j] ? g : 0.0f);
+            }
+    }
+}
+
 enum dse_status dse_cpu_dropout_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const struct dse_tensor *x = n->in[0];
     if (!x->grad) return DSE_OK;
     const int in_place = dse_cpu_in_place(n);
     const int masked = n->training && n->layer->dropout_ratio != 0.0f;
     if (in_place && !masked) return DSE_OK; /* identity */
-    const struct blocks b = blocks_of(x);
-    const float scale = masked ? keep_scale(n) : 1.0f;
-    const uint8_t *mask = n->st.mask;
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
-    for (int64_t k = 0; k < b.count; k++) {
-        int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
-        const float *dyi = y->grad + i * y->stride_n;
-        float *dxi = x->grad + i * x->stride_n;
-        const uint8_t *mi = masked ? mask + i * b.img : NULL;
-        if (!masked)
-            for (int64_t j = j0; j < j1; j++) dxi[j] += dyi[j];
-        else if (in_place)
-            for (int64_t j = j0; j < j1; j++) dxi[j] = mi[j] ? dyi[j] * scale : 0.0f;
-        else
-            for (int64_t j = j0; j < j1; j++) dxi[j] += mi[j] ? dyi[j] * scale : 0.0f;
-    }
+    struct ew a = { .n = n, .b = blocks_of(x), .scale = masked ? keep_scale(n) : 1.0f, .mask = n->st.mask,
+                    .in_place = in_place, .masked = masked };
+    run_blocks(cx, &a, dse_tensor_count(x), dropout_bwd_part);
     return DSE_OK;
 }
 
 /* ---- eltwise add: y = in[0] + in[1] + ... ----------------------------------------- */
 
-enum dse_status dse_cpu_eltwise_add_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+static void add_fwd_part(void *p, int64_t lo, int64_t hi) {
+    const struct ew *e = p;
+    const struct dse_node *n = e->n;
     const struct dse_tensor *y = n->out;
-    const struct blocks b = blocks_of(y);
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(y) * n->n_in)
-    for (int64_t k = 0; k < b.count; k++) {
-        int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
+    for (int64_t k = lo; k < hi; k++) {
+        int64_t j0, j1, i = block_at(&e->b, k, &j0, &j1);
         float *yi = y->data + i * y->stride_n;
         const float *a = n->in[0]->data + i * n->in[0]->stride_n;
         const float *c = n->in[1]->data + i * n->in[1]->stride_n;
@@ -141,23 +188,29 @@ enum dse_status dse_cpu_eltwise_add_fwd(struct dse_cpu_ctx *cx, struct dse_node 
             for (int64_t j = j0; j < j1; j++) yi[j] += d[j];
         }
     }
+}
+
+enum dse_status dse_cpu_eltwise_add_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    struct ew a = { .n = n, .b = blocks_of(n->out) };
+    run_blocks(cx, &a, dse_tensor_count(n->out) * n->n_in, add_fwd_part);
     return DSE_OK;
 }
 
-enum dse_status dse_cpu_eltwise_add_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    const struct dse_tensor *y = n->out;
-    const struct blocks b = blocks_of(y);
-    for (int t = 0; t < n->n_in; t++) {
-        const struct dse_tensor *x = n->in[t];
-        if (!x->grad) continue;
-        DSE_OMP_FOR(cx->threads, dse_tensor_count(y))
-        for (int64_t k = 0; k < b.count; k++) {
-            int64_t j0, j1, i = block_at(&b, k, &j0, &j1);
-            const float *dyi = y->grad + i * y->stride_n;
-            float *dxi = x->grad + i * x->stride_n;
-            for (int64_t j = j0; j < j1; j++) dxi[j] += dyi[j];
-        }
+static void add_bwd_part(void *p, int64_t lo, int64_t hi) {
+    const struct ew *a = p;
+    const struct dse_tensor *x = a->n->in[a->t], *y = a->n->out;
+    for (int64_t k = lo; k < hi; k++) {
+        int64_t j0, j1, i = block_at(&a->b, k, &j0, &j1);
+        const float *dyi = y->grad + i * y->stride_n;
+        float *dxi = x->grad + i * x->stride_n;
+        for (int64_t j = j0; j < j1; j++) dxi[j] += dyi[j];
     }
+}
+
+enum dse_status dse_cpu_eltwise_add_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    struct ew a = { .n = n, .b = blocks_of(n->out) };
+    for (a.t = 0; a.t < n->n_in; a.t++)
+        if (n->in[a.t]->grad) run_blocks(cx, &a, dse_tensor_count(n->out), add_bwd_part);
     return DSE_OK;
 }
 
@@ -170,7 +223,6 @@ enum dse_status dse_cpu_scale_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     const float *g = n->weight->data, *be = n->bias ? n->bias->data : NULL;
     float *saved = dse_cpu_in_place(n) ? n->st.saved : NULL; /* x, for backward */
     DSE_ASSERT(!dse_cpu_in_place(n) || saved);
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
     for (int64_t nc = 0; nc < (int64_t)x->n * C; nc++) {
         const int i = (int)(nc / C), c = (int)(nc % C);
         const float *xp = x->data + i * x->stride_n + c * HW;
@@ -190,7 +242,6 @@ enum dse_status dse_cpu_scale_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     float *dg = n->weight->grad, *db = n->bias ? n->bias->grad : NULL;
     /* Parameter grads first: in place, dx overwrites dy. One thread per channel. */
     if (dg || db) {
-        DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
         for (int c = 0; c < C; c++) {
             double sg = 0.0, sb = 0.0;
             for (int i = 0; i < N; i++) {
@@ -204,7 +255,6 @@ enum dse_status dse_cpu_scale_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
         }
     }
     if (!x->grad) return DSE_OK;
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
     for (int64_t nc = 0; nc < (int64_t)N * C; nc++) {
         const int i = (int)(nc / C), c = (int)(nc % C);
         const float *dyp = y->grad + i * y->stride_n + c * HW;

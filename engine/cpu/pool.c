@@ -38,22 +38,26 @@ static enum dse_status windows_of(struct dse_cpu_ctx *cx, const struct dse_node 
     return DSE_OK;
 }
 
+/* What a parallel pooling loop over (image, channel) planes needs. */
+struct pj {
+    const struct dse_node *n;
+    struct windows         win;
+};
+
 /* An empty window (possible with ceil rounding when the kernel is smaller than the
  * stride) gives 0 and no gradient; Caffe would give -FLT_MAX for max and 0/0 for avg. */
 static int empty(const struct windows *w, int p, int q) {
     return w->h0[p] >= w->h1[p] || w->w0[q] >= w->w1[q] || w->hn[p] <= 0 || w->wn[q] <= 0;
 }
 
-enum dse_status dse_cpu_maxpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
+    const struct pj *a = job;
+    const struct dse_node *n = a->n;
+    const struct windows win = a->win;
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
     int32_t *argmax = n->st.argmax;
-    DSE_ASSERT(argmax);
-    struct windows win;
-    enum dse_status st = windows_of(cx, n, &win);
-    if (st) return st;
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
-    for (int64_t nc = 0; nc < (int64_t)x->n * C; nc++) {
+    for (int64_t nc = lo; nc < hi; nc++) {
         const int i = (int)(nc / C), c = (int)(nc % C);
         const float *xp = x->data + i * x->stride_n + (int64_t)c * H * W;
         float *yp = y->data + i * y->stride_n + (int64_t)c * P * Q;
@@ -83,16 +87,33 @@ enum dse_status dse_cpu_maxpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
             }
         }
     }
+    (void)H;
+}
+
+/* One share of planes per thread; windows_of's bounds, in thread 0's workspace, are
+ * only read. */
+static enum dse_status run_planes(struct dse_cpu_ctx *cx, const struct dse_node *n, int need_windows,
+                                  dse_cpu_range_fn fn) {
+    struct pj a = { .n = n };
+    if (need_windows) {
+        enum dse_status st = windows_of(cx, n, &a.win);
+        if (st) return st;
+    }
+    dse_cpu_for(cx, (int64_t)n->in[0]->n * n->in[0]->c, dse_tensor_count(n->in[0]), fn, &a);
     return DSE_OK;
 }
 
-enum dse_status dse_cpu_maxpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    if (!x->grad) return DSE_OK;
+enum dse_status dse_cpu_maxpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    DSE_ASSERT(n->st.argmax);
+    return run_planes(cx, n, 1, maxpool_fwd_part);
+}
+
+static void maxpool_bwd_part(void *arg, int64_t lo, int64_t hi) {
+    const struct pj *a = arg;
+    const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
     const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
-    const int32_t *argmax = n->st.argmax;
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
-    for (int64_t nc = 0; nc < (int64_t)x->n * C; nc++) {
+    const int32_t *argmax = a->n->st.argmax;
+    for (int64_t nc = lo; nc < hi; nc++) {
         const int i = (int)(nc / C), c = (int)(nc % C);
         float *dxp = x->grad + i * x->stride_n + (int64_t)c * H * W;
         const float *dyp = y->grad + i * y->stride_n + (int64_t)c * P * Q;
@@ -100,17 +121,18 @@ enum dse_status dse_cpu_maxpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
         for (int64_t j = 0; j < (int64_t)P * Q; j++)
             if (ap[j] >= 0) dxp[ap[j]] += dyp[j];
     }
-    return DSE_OK;
 }
 
-enum dse_status dse_cpu_avgpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
+enum dse_status dse_cpu_maxpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    return n->in[0]->grad ? run_planes(cx, n, 0, maxpool_bwd_part) : DSE_OK;
+}
+
+static void avgpool_fwd_part(void *arg, int64_t lo, int64_t hi) {
+    const struct pj *a = arg;
+    const struct windows win = a->win;
+    const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
     const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
-    struct windows win;
-    enum dse_status st = windows_of(cx, n, &win);
-    if (st) return st;
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
-    for (int64_t nc = 0; nc < (int64_t)x->n * C; nc++) {
+    for (int64_t nc = lo; nc < hi; nc++) {
         const int i = (int)(nc / C), c = (int)(nc % C);
         const float *xp = x->data + i * x->stride_n + (int64_t)c * H * W;
         float *yp = y->data + i * y->stride_n + (int64_t)c * P * Q;
@@ -123,18 +145,18 @@ enum dse_status dse_cpu_avgpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
             }
         }
     }
-    return DSE_OK;
 }
 
-enum dse_status dse_cpu_avgpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    if (!x->grad) return DSE_OK;
+enum dse_status dse_cpu_avgpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    return run_planes(cx, n, 1, avgpool_fwd_part);
+}
+
+static void avgpool_bwd_part(void *arg, int64_t lo, int64_t hi) {
+    const struct pj *a = arg;
+    const struct windows win = a->win;
+    const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
     const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
-    struct windows win;
-    enum dse_status st = windows_of(cx, n, &win);
-    if (st) return st;
-    DSE_OMP_FOR(cx->threads, dse_tensor_count(x))
-    for (int64_t nc = 0; nc < (int64_t)x->n * C; nc++) {
+    for (int64_t nc = lo; nc < hi; nc++) {
         const int i = (int)(nc / C), c = (int)(nc % C);
         float *dxp = x->grad + i * x->stride_n + (int64_t)c * H * W;
         const float *dyp = y->grad + i * y->stride_n + (int64_t)c * P * Q;
@@ -147,5 +169,8 @@ enum dse_status dse_cpu_avgpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
             }
         }
     }
-    return DSE_OK;
+}
+
+enum dse_status dse_cpu_avgpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    return n->in[0]->grad ? run_planes(cx, n, 1, avgpool_bwd_part) : DSE_OK;
 }
