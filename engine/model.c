@@ -185,6 +185,75 @@ static enum dse_status make_params(struct dse_model *m, int i, const struct dse_
     return st;
 }
 
+/* Floats of layer i's output buffer, rounded up to 64 bytes. */
+static size_t buffer_floats(const struct dse_net *net, int B, int i) {
+    const struct dse_layer *l = &net->layers[i];
+    return ((size_t)B * l->out_c * l->out_h * l->out_w + 15) & ~(size_t)15;
+}
+
+/* Buffers (layers i with own[i] == i and no concat view) one after another. */
+static size_t stack_buffers(const struct dse_net *net, int B, const int *own, const int *view_of, size_t *offset) {
+    size_t total = 0;
+    for (int i = 0; i < net->n_layers; i++) {
+        if (own[i] != i || view_of[i] >= 0) continue;
+        offset[i] = total;
+        total += buffer_floats(net, B, i);
+    }
+    return total;
+}
+
+/* Inference: a buffer lives from the first layer that writes it (a concat buffer: its
+ * first view's producer) to the last layer that reads it; buffers are placed first-fit,
+ * in order of their first write, into space no live buffer holds. Returns the arena's
+ * floats. The loss layer is last, so what it reads lives to the end. */
+static size_t share_buffers(const struct dse_net *net, int B, const int *own, const int *view_of, size_t *offset) {
+    const int n = net->n_layers;
+    int *first = malloc(sizeof *first * (size_t)n * 3), *last = first ? first + n : NULL, *order = last ? last + n : NULL;
+    if (!first) return stack_buffers(net, B, own, view_of, offset);
+    for (int i = 0; i < n; i++) first[i] = n, last[i] = -1;
+#define BUF(j) (view_of[own[j]] >= 0 ? view_of[own[j]] : own[j])
+    for (int j = 0; j < n; j++) {
+        const struct dse_layer *l = &net->layers[j];
+        const int b = BUF(j);
+        if (j < first[b]) first[b] = j;
+        if (j > last[b]) last[b] = j;
+        for (int k = 0; k < l->n_inputs; k++)
+            if (l->inputs[k] >= 0 && last[BUF(l->inputs[k])] < j) last[BUF(l->inputs[k])] = j;
+    }
+#undef BUF
+    int nb = 0;
+    for (int i = 0; i < n; i++)
+        if (own[i] == i && view_of[i] < 0) order[nb++] = i;
+    for (int a = 1; a < nb; a++) /* by first write; few buffers: insertion sort */
+        for (int b = a; b > 0 && first[order[b]] < first[order[b - 1]]; b--) {
+            int t = order[b];
+            order[b] = order[b - 1], order[b - 1] = t;
+        }
+    size_t total = 0;
+    for (int a = 0; a < nb; a++) {
+        const int i = order[a];
+        const size_t size = buffer_floats(net, B, i);
+        /* Lowest offset free of every earlier-placed buffer still live at first[i]. */
+        size_t at = 0;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            for (int c = 0; c < a; c++) {
+                const int o = order[c];
+                if (last[o] < first[i]) continue; /* dead by then */
+                const size_t os = buffer_floats(net, B, o);
+                if (at < offset[o] + os && offset[o] < at + size) {
+                    at = offset[o] + os;
+                    moved = 1;
+                }
+            }
+        }
+        offset[i] = at;
+        if (at + size > total) total = at + size;
+    }
+    free(first);
+    return total;
+}
+
 enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_opts *opts,
                               struct dse_model **out, struct dse_err *err) {
     enum dse_status st;
@@ -247,15 +316,10 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
             c0 += in >= 0 ? m->net.layers[in].out_c : m->net.in_c;
         }
     }
-    /* One arena: every owned output's data, then every gradient. */
-    size_t total = 0;
-    for (int i = 0; i < n; i++) {
-        const struct dse_layer *l = &m->net.layers[i];
-        if (own[i] != i || view_of[i] >= 0) continue;
-        offset[i] = total;
-        total += (size_t)B * l->out_c * l->out_h * l->out_w;
-        total = (total + 15) & ~(size_t)15; /* 64-byte alignment */
-    }
+    /* One arena: every owned output's data, then every gradient. Training keeps every
+     * output for backward; inference lets outputs whose lives do not overlap share. */
+    size_t total = opts->inference ? share_buffers(&m->net, B, own, view_of, offset)
+                                   : stack_buffers(&m->net, B, own, view_of, offset);
     m->arena_floats = opts->inference ? total : 2 * total; /* inference: no gradient half */
     m->grad_floats  = opts->inference ? 0 : total;
     m->arena = aligned_alloc(64, (m->arena_floats ? m->arena_floats : 16) * sizeof(float));

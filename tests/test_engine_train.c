@@ -86,6 +86,9 @@ static void test_model_gradients(void) {
         CHECK(li == loss);
         CHECK(mi->outs[0].grad == NULL && mi->params[0]->grad == NULL);
         CHECK(dse_model_bytes(mi) < dse_model_bytes(m));
+        /* Inference shares activation buffers whose lives do not overlap: its arena is
+         * smaller than the training arena's data half (every output kept). */
+        CHECK(mi->arena_floats < m->arena_floats - m->grad_floats);
         CHECK_INT_EQ(dse_model_backward(mi, &err), DSE_ERR_INTERNAL);
         dse_model_free(mi);
     }
