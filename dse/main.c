@@ -127,7 +127,7 @@ static const char usage_train[] =
     "  --conv S         conv strategy: auto (time each once per shape; default) or a fixed one\n"
     "  --conv-cache F   where auto's choices are kept, so that every run on this machine and thread\n"
     "                   count makes the same ones and repeats bit for bit (default\n"
-    "                   $XDG_CACHE_HOME/dse or ~/.cache/dse/conv-t<threads>.txt; none: time every run)\n"
+    "                   $XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v2-t<threads>.txt; none: time every run)\n"
     "  --json           print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds\n";
 
 static const char usage_bench[] =
@@ -373,6 +373,16 @@ static int cmd_report(const struct cmd *c, const char **pos, int n_pos, char **v
     return dse_report_sweep(stdout, pos[0], fmt, vals[1], &err) ? fail(&err) : 0;
 }
 
+/* On a terminal: a progress line redrawn in place, and one line per epoch. Otherwise
+ * (a log file, a pipe): the epoch lines only. */
+static void train_log(void *arg, const struct dse_train_progress *p) {
+    if (p->done)
+        fprintf(arg, "epoch %d/%d  train loss %.4f  test loss %.4f  top-1 %.2f%%  top-5 %.2f%%  %.0f img/s\n",
+                p->epoch + 1, p->epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
+                p->img_per_s);
+    fflush(arg);
+}
+
 static void train_progress(void *arg, const struct dse_train_progress *p) {
     FILE *f = arg;
     if (p->done)
@@ -452,11 +462,12 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         int ok = xdg && xdg[0] ? snprintf(dir, sizeof dir, "%s/dse", xdg) < (int)sizeof dir
                : home && home[0] ? snprintf(dir, sizeof dir, "%s/.cache/dse", home) < (int)sizeof dir : 0;
         if (ok && !dse_fs_mkdirs(dir, NULL)) {
-            snprintf(cache, sizeof cache, "%s/conv-t%d.txt", dir, o.threads);
+            /* v2: choices timed with the kernels splitting the batch over their own threads */
+            snprintf(cache, sizeof cache, "%s/conv-v2-t%d.txt", dir, o.threads);
             o.conv_cache = cache;
         }
     }
-    if (isatty(2)) o.progress = train_progress, o.progress_arg = stderr;
+    o.progress = isatty(2) ? train_progress : train_log, o.progress_arg = stderr;
     if (dse_netfile_load(pos[0], NULL, &net, &err)) return fail(&err);
     struct dse_train_result *r = malloc(sizeof *r);
     if (!r) return dse_net_deinit(&net), 1;
