@@ -689,6 +689,47 @@ static void test_elementwise_threads(void) {
     }
 }
 
+/* Max pooling with many equal values (three levels): every output and argmax equal a
+ * plain row-major scan of its clipped window keeping the first maximum (Caffe's rule),
+ * on shapes whose interior columns take the vectorized stride-2 path and whose edges
+ * (padding, ceil overhang) take the general one. */
+static void test_pool_ties(void) {
+    static const struct { int H, W, k, s, pad; } shapes[] = {
+        { 28, 28, 3, 2, 0 }, { 13, 17, 3, 2, 1 }, { 9, 10, 2, 2, 0 }, { 11, 11, 5, 2, 2 }, { 8, 9, 3, 1, 1 },
+    };
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    for (int sh = 0; sh < DSE_ARRAY_LEN(shapes); sh++) {
+        struct dse_layer l = dse_layer_make(DSE_LAYER_MAXPOOL, "pool");
+        l.kernel_h = l.kernel_w = shapes[sh].k, l.stride_h = l.stride_w = shapes[sh].s;
+        l.pad_h = l.pad_w = shapes[sh].pad;
+        l = infer_layer(l, 1, 3, shapes[sh].H, shapes[sh].W);
+        struct fx f;
+        fx_init(&f, &cx, &l, 2, 1, NULL, 0, 60 + sh);
+        for (int64_t j = 0; j < dse_tensor_count(&f.in[0]); j++) f.in[0].data[j] = (float)((j * 7) % 3);
+        CHECK_OK(dse_cpu_forward(&cx, &f.node));
+        const int H = l.in_h, W = l.in_w, P = l.out_h, Q = l.out_w, k = l.kernel_h, st = l.stride_h, pd = l.pad_h;
+        int bad = 0;
+        for (int nc = 0; nc < 2 * 3; nc++)
+            for (int p = 0; p < P; p++)
+                for (int q = 0; q < Q; q++) {
+                    int h0 = p * st - pd, w0 = q * st - pd, h1 = h0 + k, w1 = w0 + k;
+                    h0 = h0 < 0 ? 0 : h0, w0 = w0 < 0 ? 0 : w0, h1 = h1 > H ? H : h1, w1 = w1 > W ? W : w1;
+                    const float *xp = f.in[0].data + (int64_t)nc * H * W;
+                    int arg = h0 * W + w0;
+                    for (int h = h0; h < h1; h++)
+                        for (int w = w0; w < w1; w++)
+                            if (xp[h * W + w] > xp[arg]) arg = h * W + w;
+                    const int64_t o = ((int64_t)nc * P + p) * Q + q;
+                    bad += f.out.data[o] != xp[arg] || f.node.st.argmax[o] != arg;
+                }
+        if (bad) fprintf(stderr, "  pool shape %d: %d outputs differ from a plain scan\n", sh, bad);
+        CHECK_INT_EQ(bad, 0);
+        fx_deinit(&f);
+    }
+    dse_cpu_ctx_deinit(&cx);
+}
+
 /* Winograd against GEMM_BATCH on larger shapes (SqueezeNet's odd maps, pads 0 and 1,
  * C and K of no particular multiple), with y a view of channels [2, 2+K) of a wider
  * tensor (a concat buffer): y, dx, dw, db agree to 1e-4 of the largest value, and the
@@ -1516,6 +1557,7 @@ static const struct check_case cases[] = {
     { "conv-choose",         test_conv_choose },
     { "grad-pool",           test_grad_pool },
     { "pool-values",         test_pool_values },
+    { "pool-ties",           test_pool_ties },
     { "grad-relu",           test_grad_relu },
     { "grad-dropout",        test_grad_dropout },
     { "dropout-values",      test_dropout_values },
