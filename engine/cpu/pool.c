@@ -50,62 +50,13 @@ static int empty(const struct windows *w, int p, int q) {
     return w->h0[p] >= w->h1[p] || w->w0[q] >= w->w1[q] || w->hn[p] <= 0 || w->wn[q] <= 0;
 }
 
-/* Output q of row p, any window: the first of equal maxima wins, as in Caffe (strict >). */
-static void max_one(const float *xp, int W, int h0, int h1, int w0, int w1, float *y, int32_t *a) {
-    int32_t arg = h0 * W + w0;
-    float best = xp[arg];
-    for (int h = h0; h < h1; h++) {
-        for (int w = w0; w < w1; w++) {
-            const float v = xp[h * W + w];
-            const int more = v > best; /* branch-free: maxima are unpredictable */
-            best = more ? v : best;
-            arg = more ? h * W + w : arg;
-        }
-    }
-    *y = best, *a = arg;
-}
-
-/* Outputs [qa, qb) of one row, stride 2 and whole windows of width kw starting at
- * column 2q + off: rows outside, window columns next, outputs innermost, so the
- * compiler vectorizes across outputs; each output still sees its window in row-major
- * order, so the same maximum and argmax as max_one. */
-static void max_row_s2(const float *xp, int W, int h0, int h1, int kw, int off, int qa, int qb, float *y,
-                       int32_t *a) {
-    for (int q = qa; q < qb; q++) y[q] = xp[h0 * W + 2 * q + off], a[q] = h0 * W + 2 * q + off;
-    for (int h = h0; h < h1; h++)
-        for (int k = 0; k < kw; k++) {
-            const float *r = xp + h * W + off + k;
-            const int32_t base = h * W + off + k;
-            for (int q = qa; q < qb; q++) {
-                const float v = r[2 * q], b = y[q];
-                const int more = v > b;
-                y[q] = more ? v : b;
-                a[q] = more ? base + 2 * q : a[q];
-            }
-        }
-}
-
 static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
     const struct pj *a = job;
     const struct dse_node *n = a->n;
-    const struct dse_layer *l = n->layer;
     const struct windows win = a->win;
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
     int32_t *argmax = n->st.argmax;
-    /* Columns [qa, qb) have whole windows inside the input (used with stride 2). */
-    int qa = 0, qb = 0;
-    if (l->stride_w == 2 && !l->global) {
-        qa = Q, qb = Q;
-        for (int q = 0; q < Q; q++)
-            if (win.w0[q] == 2 * q - l->pad_w && win.w1[q] - win.w0[q] == l->kernel_w && win.wn[q] == l->kernel_w) {
-                if (qa == Q) qa = q;
-                qb = q + 1;
-            } else if (qa < Q) {
-                break;
-            }
-        if (qa >= qb) qa = qb = 0;
-    }
     for (int64_t nc = lo; nc < hi; nc++) {
         const int i = (int)(nc / C), c = (int)(nc % C);
         const float *xp = x->data + i * x->stride_n + (int64_t)c * H * W;
@@ -114,17 +65,25 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
         for (int p = 0; p < P; p++) {
             /* Locals: stores to ap (int32_t) could alias the window arrays. */
             const int h0 = win.h0[p], h1 = win.h1[p], hn = win.hn[p];
-            const int fast = h0 < h1 && hn > 0 && qa < qb;
-            if (fast) max_row_s2(xp, W, h0, h1, l->kernel_w, -l->pad_w, qa, qb, yp + p * Q, ap + p * Q);
             for (int q = 0; q < Q; q++) {
-                if (fast && q == qa) q = qb;
-                if (q >= Q) break;
                 const int w0 = win.w0[q], w1 = win.w1[q];
                 if (h0 >= h1 || w0 >= w1 || hn <= 0 || win.wn[q] <= 0) {
                     yp[p * Q + q] = 0.0f, ap[p * Q + q] = -1;
                     continue;
                 }
-                max_one(xp, W, h0, h1, w0, w1, yp + p * Q + q, ap + p * Q + q);
+                /* The first of equal maxima wins, as in Caffe (strict >). */
+                int32_t arg = h0 * W + w0;
+                float best = xp[arg];
+                for (int h = h0; h < h1; h++) {
+                    for (int w = w0; w < w1; w++) {
+                        const float v = xp[h * W + w];
+                        const int more = v > best; /* branch-free: maxima are unpredictable */
+                        best = more ? v : best;
+                        arg = more ? h * W + w : arg;
+                    }
+                }
+                yp[p * Q + q] = best;
+                ap[p * Q + q] = arg;
             }
         }
     }
