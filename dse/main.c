@@ -29,7 +29,8 @@ static const char usage_main[] =
     "  diff BASE VARIANT    per-layer ratios between two networks and the reach of the change\n"
     "  count SPACE          how many candidates a design space holds\n"
     "  generate SPACE       write candidate networks as .cfg or Caffe prototxt\n"
-    "  sweep SPACE          cost every candidate of a space into a sweep directory\n"
+    "  sweep SPACE          cost and train every candidate of a space, with many workers\n"
+    "  status DIR           progress of a training sweep: done, running, pending, ETA\n"
     "  report DIR           candidates and Pareto frontier of a sweep; SVG plot\n"
     "  train NET            train a network on Fashion-MNIST (or MNIST, CIFAR) on the CPU\n"
     "  bench NET            training or inference images per second\n"
@@ -84,15 +85,49 @@ static const char usage_generate[] =
     "  --out DIR        directory for --all (created if missing)\n";
 
 static const char usage_sweep[] =
-    "usage: dse sweep SPACE --analytic-only [--out DIR]\n"
+    "usage: dse sweep SPACE [--out DIR] [--workers N] [--threads T] [--budget E|Nh|Nm]\n"
+    "                       [--early-stop none|sh] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
+    "                       [--conv auto|gemm_batch|gemm_image|winograd] [--lease-seconds S]\n"
+    "                       [--max-crashes N] [--data-root DIR]\n"
+    "       dse sweep SPACE --analytic-only [--out DIR]\n"
     "\n"
     "Generate and cost every candidate of a design space (or its sample), prune by the\n"
-    "space's constraints, and record each candidate in DIR (default sweeps/<space name>):\n"
-    "a stable id, metaparameters, params, model size, FLOPs, training-memory estimate and\n"
-    "status (docs/sweep-dir.md). Several processes and machines can share DIR.\n"
+    "space's constraints, record each candidate in DIR (default sweeps/<space name>), then\n"
+    "train every unpruned candidate with the space's train section: per-epoch loss, top-1,\n"
+    "top-5, wall time, images/s and a status (done, diverged, failed, stopped) go into its\n"
+    "file (docs/sweep-dir.md). Any number of these commands, on one machine or several\n"
+    "sharing DIR, work on the same sweep: candidates are claimed with leases that expire if a\n"
+    "worker dies, and a dead worker's candidate resumes from its last checkpoint. Running it\n"
+    "again joins or resumes the sweep. Progress lines go to stderr; 'dse status DIR' shows it.\n"
     "\n"
-    "  --analytic-only  cost only (training sweeps come with the training engine)\n"
-    "  --out DIR        the sweep directory\n";
+    "  --out DIR          the sweep directory\n"
+    "  --analytic-only    cost and prune only; train nothing\n"
+    "  --workers N        worker processes this command starts (default 2)\n"
+    "  --threads T        engine threads per worker (default 1; 2 workers x 1 thread use two\n"
+    "                     cores best, docs/sweep-dir.md)\n"
+    "  --budget B         B or Be: epochs per candidate (the schedule's length; default: the\n"
+    "                     space's train.epochs); Nh or Nm: stop this command after N hours or\n"
+    "                     minutes (the candidates resume from their checkpoints next time)\n"
+    "  --early-stop S     none (default): train every candidate fully; sh: successive halving\n"
+    "  --eta N            halving: the top 1/N of each rung go on (default 3)\n"
+    "  --min-epochs R     halving: rungs at R, R*eta, R*eta^2, ... epochs (default 1)\n"
+    "  --rank K           halving: pareto (default: Pareto rank on top-1 and model size, so\n"
+    "                     small models are not culled for being small) or top1\n"
+    "  --conv S           conv strategy: auto (timed once per candidate; default) or a fixed one\n"
+    "  --lease-seconds S  a lease's time to live (default 60; renewed every S/10 seconds)\n"
+    "  --max-crashes N    a candidate whose workers die N times in a row without finishing an\n"
+    "                     epoch is marked failed (default 3)\n"
+    "  --data-root DIR    where datasets are looked up (default /usr/share/datasets)\n"
+    "\n"
+    "The options that change results (--budget epochs, --early-stop, --eta, --min-epochs, --rank,\n"
+    "--conv) are fixed by the sweep's first worker in DIR/plan.json; later ones must agree.\n";
+
+static const char usage_status[] =
+    "usage: dse status DIR\n"
+    "\n"
+    "Where a training sweep stands: candidates done, stopped (by rung), diverged, failed,\n"
+    "running (and on which host and pid), waiting for a rung decision and pending; epochs and\n"
+    "time spent against full training; an ETA. Reads only: safe while workers run.\n";
 
 static const char usage_report[] =
     "usage: dse report DIR [--format md|csv|tex|json] [--plot FILE.svg]\n"
@@ -342,26 +377,104 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
     return rc;
 }
 
+static int opt_conv(const char *cmd, const char *v, int *algo);
+static int opt_int(const char *cmd, const char *name, const char *v, long long lo, long long hi, int *out);
+
+/* --budget: "5" or "5e" epochs per candidate, "2h" or "90m" a time limit. */
+static int opt_budget(const char *cmd, const char *v, struct dse_sweep_opts *o) {
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || errno || !(x > 0)) goto bad;
+    if (*end == 'h' && !end[1]) return o->hours = x, -1;
+    if (*end == 'm' && !end[1]) return o->hours = x / 60, -1;
+    if ((!*end || (*end == 'e' && !end[1])) && x == (double)(int)x && x <= 1024) {
+        o->plan.epochs = (int)x;
+        o->set_epochs = 1;
+        return -1;
+    }
+bad:
+    return bad_usage(cmd, "--budget '%s' is not E or Ee (epochs per candidate, 1 to 1024), Nh (hours) or Nm "
+                          "(minutes)", v);
+}
+
 static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
     struct dse_space s;
     struct dse_err err = { 0 };
     struct dse_sweep_summary sum;
+    struct dse_sweep_opts o;
     char dir[4096];
+    int rc;
     (void)n_pos;
+    dse_sweep_opts_default(&o);
     if (vals[0] && !vals[0][0]) return bad_usage(c->name, "--out needs a directory name%s", "");
-    if (!FLAG("--analytic-only"))
-        return bad_usage(c->name, "training sweeps arrive with the training engine (issues #4, #5); "
-                                  "use --analytic-only to cost the candidates%s", "");
+    if ((rc = opt_int(c->name, "--workers", vals[1], 1, 256, &o.workers)) >= 0 ||
+        (rc = opt_int(c->name, "--threads", vals[2], 1, 256, &o.threads)) >= 0 ||
+        (vals[3] && (rc = opt_budget(c->name, vals[3], &o)) >= 0) ||
+        (rc = opt_int(c->name, "--eta", vals[5], 2, 1000, &o.plan.eta)) >= 0 ||
+        (rc = opt_int(c->name, "--min-epochs", vals[6], 1, 1024, &o.plan.min_epochs)) >= 0 ||
+        (rc = opt_int(c->name, "--max-crashes", vals[10], 1, 1000000, &o.max_crashes)) >= 0)
+        return rc;
+    o.set_eta = vals[5] != NULL, o.set_min_epochs = vals[6] != NULL;
+    if (vals[4]) {
+        if (strcmp(vals[4], "none") && strcmp(vals[4], "sh"))
+            return bad_usage(c->name, "--early-stop '%s' is not none or sh (successive halving)", vals[4]);
+        o.plan.halving = !strcmp(vals[4], "sh");
+        o.set_halving = 1;
+    }
+    if (vals[7]) {
+        if (strcmp(vals[7], "pareto") && strcmp(vals[7], "top1"))
+            return bad_usage(c->name, "--rank '%s' is not pareto or top1", vals[7]);
+        o.plan.rank = !strcmp(vals[7], "top1") ? DSE_SWEEP_RANK_TOP1 : DSE_SWEEP_RANK_PARETO;
+        o.set_rank = 1;
+    }
+    if (vals[8]) {
+        if ((rc = opt_conv(c->name, vals[8], &o.plan.conv)) >= 0) return rc;
+        o.set_conv = 1;
+    }
+    if (vals[9]) {
+        char *end;
+        double ttl = strtod(vals[9], &end);
+        if (end == vals[9] || *end || !(ttl >= 0.5) || ttl > 86400)
+            return bad_usage(c->name, "--lease-seconds '%s' is not a number from 0.5 to 86400", vals[9]);
+        o.lease_s = ttl;
+    }
+    o.data_root = vals[11];
+    int analytic = FLAG("--analytic-only");
+    if (analytic && (vals[1] || vals[2] || vals[3] || vals[4] || vals[5] || vals[6] || vals[7] || vals[8] || vals[9] ||
+                     vals[10] || vals[11]))
+        return bad_usage(c->name, "--analytic-only trains nothing: give only --out with it%s", "");
     if (dse_space_load(pos[0], &s, &err)) return fail(&err);
     snprintf(dir, sizeof dir, "%s", vals[0] ? vals[0] : "sweeps/");
     if (!vals[0]) strncat(dir, s.name, sizeof dir - strlen(dir) - 1);
-    int rc = dse_sweep_analytic(&s, dir, isatty(2) ? stderr : NULL, &sum, &err) ? fail(&err) : 0;
-    if (!rc)
+    rc = 0;
+    if (!analytic && !s.train.present) {
+        dse_err_set(&err, DSE_ERR_CONFIG, pos[0], 0, "no train section, so nothing to train; add train = { dataset = "
+                    "\"fashion-mnist\"; epochs = 5; ... } (docs/space-format.md), or give --analytic-only");
+        rc = fail(&err);
+    } else if (dse_sweep_analytic(&s, dir, isatty(2) ? stderr : NULL, &sum, &err)) {
+        rc = fail(&err);
+    } else {
         printf("%s: %llu candidates in %s: %llu kept, %llu pruned by constraints%s\n", s.name,
                (unsigned long long)sum.candidates, dir, (unsigned long long)sum.kept,
                (unsigned long long)sum.pruned, sum.skipped ? " (trained ones left as they were)" : "");
+        fflush(stdout);
+    }
+    if (!rc && !analytic) {
+        int finished = 0;
+        o.log = stderr;
+        if (dse_sweep_train(&s, dir, &o, &finished, &err)) rc = fail(&err);
+        else if (dse_sweep_status(stdout, dir, &err)) rc = fail(&err);
+        else if (!finished) printf("Not finished: run the same command again to go on.\n");
+    }
     dse_space_free(&s);
     return rc;
+}
+
+static int cmd_status(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    struct dse_err err = { 0 };
+    (void)c, (void)n_pos, (void)vals, (void)flags;
+    return dse_sweep_status(stdout, pos[0], &err) ? fail(&err) : 0;
 }
 
 static int cmd_report(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
@@ -664,7 +777,10 @@ static const struct cmd cmds[] = {
     { "diff",     2, 2, "--expand",               "--batch --format",         usage_diff,     cmd_diff },
     { "count",    1, 1, "",                       "",                         usage_count,    cmd_count },
     { "generate", 1, 1, "--all",                  "--index --format --out",   usage_generate, cmd_generate },
-    { "sweep",    1, 1, "--analytic-only",        "--out",                    usage_sweep,    cmd_sweep },
+    { "sweep",    1, 1, "--analytic-only",        "--out --workers --threads --budget --early-stop --eta --min-epochs "
+                                                  "--rank --conv --lease-seconds --max-crashes --data-root",
+                                                                              usage_sweep,    cmd_sweep },
+    { "status",   1, 1, "",                       "",                         usage_status,   cmd_status },
     { "report",   1, 1, "",                       "--format --plot",          usage_report,   cmd_report },
     { "train",    1, 1, "--json",                 "--data --epochs --batch --lr --lr-policy --threads --seed "
                                                   "--limit-train --limit-test --init --checkpoint-dir --resume --conv "
@@ -712,7 +828,7 @@ static int run_cmd(const struct cmd *c, int argc, char **argv) {
     if (n_pos < c->min_pos) {
         char msg[128];
         snprintf(msg, sizeof msg, "expected %s%%s", c->min_pos == 2 ? "two files: BASE VARIANT" :
-                 !strcmp(c->name, "report") ? "a sweep directory" :
+                 (!strcmp(c->name, "report") || !strcmp(c->name, "status")) ? "a sweep directory" :
                  (!strcmp(c->name, "analyze") || !strcmp(c->name, "train") || !strcmp(c->name, "bench") ||
                   !strcmp(c->name, "profile")) ? "one network file" : "a space file");
         return bad_usage(c->name, msg, "");

@@ -15,6 +15,7 @@
 
 #include "analysis/analysis.h"
 #include "dse/json_read.h"
+#include "dse/sweep_impl.h"
 
 #define MIB        (1024.0 * 1024.0)
 #define VARIED_MAX 32 /* varied metaparameters: a column each in the tables */
@@ -40,6 +41,12 @@ struct cand {
     int                    has_top1, has_top5;
     double                 top1, top5;        /* in [0, 1] */
     int                    on_front;
+    /* training sweeps (docs/sweep-dir.md); 0 / -1 / NULL when absent */
+    int                    epochs_done;
+    int                    stopped_rung, stopped_epoch, diverged_epoch;
+    int64_t                diverged_iter;
+    const char            *failed_why;
+    double                 train_seconds;
 };
 
 struct sweep {
@@ -55,6 +62,9 @@ struct sweep {
     int                  trained;     /* frontier over top1 instead of FLOPs */
     int                  n_front;
     struct cand        **front;       /* increasing model size */
+    int                  has_plan;    /* a training sweep: DIR/plan.json */
+    struct dse_sweep_plan plan;
+    struct dse_rung      rung[DSE_SWEEP_RUNGS_MAX];
 };
 
 /* ---- errors ------------------------------------------------------------------------ */
@@ -305,7 +315,22 @@ static enum dse_status read_candidate(struct cand *c, const char *name, struct d
     if ((st = get(path, root, "pruned_by", WANT_STR, 1, &v, err))) return st;
     c->pruned_by = v ? v->str : NULL;
     if ((st = get_accuracy(path, root, "top1", &c->has_top1, &c->top1, err))) return st;
-    return get_accuracy(path, root, "top5", &c->has_top5, &c->top5, err);
+    if ((st = get_accuracy(path, root, "top5", &c->has_top5, &c->top5, err))) return st;
+    /* the training keys, all optional */
+    static const char *const ints[] = { "epochs_done", "stopped_rung", "stopped_epoch", "diverged_epoch",
+                                        "diverged_iter" };
+    int64_t iv[5] = { 0, -1, 0, 0, 0 };
+    for (int i = 0; i < 5; i++) {
+        if ((st = get(path, root, ints[i], WANT_INT, 1, &v, err))) return st;
+        if (v) iv[i] = v->integer;
+    }
+    c->epochs_done = (int)iv[0], c->stopped_rung = (int)iv[1], c->stopped_epoch = (int)iv[2];
+    c->diverged_epoch = (int)iv[3], c->diverged_iter = iv[4];
+    if ((st = get(path, root, "failed_why", WANT_STR, 1, &v, err))) return st;
+    c->failed_why = v ? v->str : NULL;
+    if ((st = get(path, root, "train_seconds", WANT_NUM, 1, &v, err))) return st;
+    c->train_seconds = v ? v->number : 0;
+    return DSE_OK;
 }
 
 static int cand_index_cmp(const void *a, const void *b) {
@@ -331,6 +356,7 @@ static void sweep_free(struct sweep *s) {
     free(s->front);
     free(s->varied);
     dse_json_free(s->doc);
+    for (int k = 0; k < DSE_SWEEP_RUNGS_MAX; k++) dse_rung_deinit(&s->rung[k]);
 }
 
 /* The frontier: over trained candidates (done, with top1) maximizing top1 if any
@@ -401,6 +427,14 @@ static enum dse_status sweep_read(struct sweep *s, const char *dir, struct dse_e
             return bad(err, s->c[i].path, v->line, "\"index\" = %" PRId64 " is also the index of "
                        "%s; expected each index once", s->c[i].index, s->c[i - 1].path);
         }
+    int no_plan;
+    if ((st = dse_plan_read(dir, &s->plan, &no_plan, err))) return st;
+    s->has_plan = !no_plan;
+    for (int k = 0; s->has_plan && k < s->plan.n_rungs; k++) {
+        int absent;
+        if ((st = dse_rung_read(dir, k, &s->rung[k], &absent, err))) return st;
+        if (absent) break;
+    }
     s->by_size = malloc(sizeof *s->by_size * (size_t)(s->n ? s->n : 1));
     if (!s->by_size) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     for (int i = 0; i < s->n; i++) s->by_size[i] = &s->c[i];
@@ -684,6 +718,12 @@ static const char *objective(const struct sweep *s) {
 static const char *status_cell(char *buf, size_t size, const struct cand *c) {
     if (c->status == ST_PRUNED && c->pruned_by)
         snprintf(buf, size, "pruned: %s", c->pruned_by);
+    else if (c->status == ST_STOPPED && c->stopped_rung >= 0)
+        snprintf(buf, size, "stopped at rung %d (epoch %d)", c->stopped_rung, c->stopped_epoch);
+    else if (c->status == ST_DIVERGED && c->diverged_epoch > 0)
+        snprintf(buf, size, "diverged in epoch %d (iteration %" PRId64 ")", c->diverged_epoch, c->diverged_iter);
+    else if (c->status == ST_FAILED && c->failed_why)
+        snprintf(buf, size, "failed: %.200s", c->failed_why);
     else
         snprintf(buf, size, "%s", status_names[c->status]);
     return buf;
@@ -756,6 +796,91 @@ static void header_line(char *buf, size_t size, const struct sweep *s) {
              decl, counts);
 }
 
+/* Epochs and seconds spent against full training of every unpruned candidate. */
+struct effort {
+    int64_t epochs, epochs_full;
+    double  seconds, seconds_full;
+    int     unpruned, final;
+};
+
+static void effort_of(const struct sweep *s, struct effort *e) {
+    memset(e, 0, sizeof *e);
+    double per_epoch = 0;
+    int timed = 0;
+    for (int i = 0; i < s->n; i++) {
+        const struct cand *c = &s->c[i];
+        if (c->status == ST_PRUNED) continue;
+        e->unpruned++;
+        e->final += c->status != ST_PENDING && c->status != ST_RUNNING;
+        e->epochs += c->epochs_done;
+        e->seconds += c->train_seconds;
+        if (c->epochs_done > 0 && c->train_seconds > 0) {
+            e->seconds_full += c->train_seconds / c->epochs_done * s->plan.epochs;
+            per_epoch += c->train_seconds / c->epochs_done, timed++;
+        }
+    }
+    e->epochs_full = (int64_t)e->unpruned * s->plan.epochs;
+    for (int i = 0; i < s->n && timed; i++) /* candidates not trained yet: the mean epoch time */
+        if (s->c[i].status != ST_PRUNED && !(s->c[i].epochs_done > 0 && s->c[i].train_seconds > 0))
+            e->seconds_full += per_epoch / timed * s->plan.epochs;
+}
+
+static int write_md_training(FILE *f, const struct sweep *s) {
+    char desc[400], a[32], b[32];
+    struct effort e;
+    effort_of(s, &e);
+    dse_plan_describe(&s->plan, desc, sizeof desc);
+    dse_fmt_duration(a, sizeof a, e.seconds);
+    dse_fmt_duration(b, sizeof b, e.seconds_full);
+    fprintf(f, "\n## Training\n\nPlan: %s. %d of %d candidates finished.\n\n", desc, e.final, e.unpruned);
+    fprintf(f, "Epochs trained: %" PRId64 "; full training of every candidate: %" PRId64 "", e.epochs, e.epochs_full);
+    if (s->plan.halving && e.epochs_full > 0 && e.final == e.unpruned)
+        fprintf(f, " (early stopping saved %" PRId64 " epochs, %.0f%%)", e.epochs_full - e.epochs,
+                100.0 * (double)(e.epochs_full - e.epochs) / (double)e.epochs_full);
+    fprintf(f, ". Training time: %s (summed over candidates); full training: about %s (each candidate's "
+               "epoch time x %d).\n", a, b, s->plan.epochs);
+    if (!s->plan.halving) return 0;
+    struct tbl t = { 0 };
+    tbl_head(&t, "rung", 1);
+    tbl_head(&t, "epoch", 1);
+    tbl_head(&t, "reached", 1);
+    tbl_head(&t, "went on", 1);
+    tbl_head(&t, "stopped here", 0);
+    for (int k = 0; k < s->plan.n_rungs; k++) {
+        const struct dse_rung *r = &s->rung[k];
+        char buf[64], *ids = NULL;
+        size_t len = 0;
+        snprintf(buf, sizeof buf, "%d", k);
+        tbl_add(&t, buf);
+        snprintf(buf, sizeof buf, "%d", s->plan.rungs[k]);
+        tbl_add(&t, buf);
+        if (!r->decided) {
+            tbl_add(&t, "-");
+            tbl_add(&t, "-");
+            tbl_add(&t, "not decided yet");
+            continue;
+        }
+        snprintf(buf, sizeof buf, "%d", r->n_promoted + r->n_stopped);
+        tbl_add(&t, buf);
+        snprintf(buf, sizeof buf, "%d", r->n_promoted);
+        tbl_add(&t, buf);
+        FILE *m = open_memstream(&ids, &len);
+        if (!m) {
+            t.oom = 1;
+            break;
+        }
+        for (int j = 0; j < r->n_stopped; j++) fprintf(m, "%s%s", j ? ", " : "", r->stopped[j]);
+        fclose(m);
+        tbl_add(&t, ids && ids[0] ? ids : "-");
+        free(ids);
+    }
+    fputc('\n', f);
+    int oom = t.oom;
+    if (!oom) tbl_print_md(f, &t);
+    tbl_free(&t);
+    return oom;
+}
+
 static int write_md(FILE *f, const struct sweep *s) {
     char       line[700];
     struct tbl t = { 0 };
@@ -775,6 +900,7 @@ static int write_md(FILE *f, const struct sweep *s) {
     oom |= t.oom;
     if (!oom) tbl_print_md(f, &t);
     tbl_free(&t);
+    if (!oom && s->has_plan) oom = write_md_training(f, s);
     return oom;
 }
 
@@ -788,6 +914,8 @@ static int write_csv(FILE *f, const struct sweep *s) {
                                         "train_mem_bytes", "status", "pruned_by", "top1", "top5",
                                         "frontier" };
     for (int k = 0; k < DSE_ARRAY_LEN(rest); k++) tbl_head(&t, rest[k], 0);
+    static const char *const trained[] = { "epochs_done", "stopped_rung", "stopped_epoch", "diverged_epoch" };
+    for (int k = 0; s->has_plan && k < DSE_ARRAY_LEN(trained); k++) tbl_head(&t, trained[k], 0);
     for (int i = 0; i < s->n; i++) {
         const struct cand *c = s->by_size[i];
         tbl_add(&t, c->id);
@@ -807,6 +935,12 @@ static int write_csv(FILE *f, const struct sweep *s) {
         tbl_add(&t, c->has_top1 ? fmt_num(b, sizeof b, c->top1) : "");
         tbl_add(&t, c->has_top5 ? fmt_num(b, sizeof b, c->top5) : "");
         tbl_add(&t, c->on_front ? "yes" : "");
+        if (s->has_plan) {
+            tbl_add(&t, fmt_int(b, sizeof b, c->epochs_done, 0));
+            tbl_add(&t, c->stopped_rung >= 0 ? fmt_int(b, sizeof b, c->stopped_rung, 0) : "");
+            tbl_add(&t, c->stopped_rung >= 0 ? fmt_int(b, sizeof b, c->stopped_epoch, 0) : "");
+            tbl_add(&t, c->diverged_epoch > 0 ? fmt_int(b, sizeof b, c->diverged_epoch, 0) : "");
+        }
     }
     int oom = t.oom;
     if (!oom) tbl_print_csv(f, &t);
@@ -859,14 +993,47 @@ static int write_json(FILE *f, const struct sweep *s) {
         json_cstr(f, c->pruned_by);
         fprintf(f, ", \"top1\": %s", c->has_top1 ? fmt_num(b, sizeof b, c->top1) : "null");
         fprintf(f, ", \"top5\": %s", c->has_top5 ? fmt_num(b, sizeof b, c->top5) : "null");
-        fprintf(f, ", \"on_frontier\": %s}", c->on_front ? "true" : "false");
+        fprintf(f, ", \"on_frontier\": %s", c->on_front ? "true" : "false");
+        if (s->has_plan) {
+            fprintf(f, ",\n   \"epochs_done\": %d, \"stopped_rung\": ", c->epochs_done);
+            if (c->stopped_rung >= 0) fprintf(f, "%d, \"stopped_epoch\": %d", c->stopped_rung, c->stopped_epoch);
+            else fputs("null, \"stopped_epoch\": null", f);
+            fputs(", \"diverged_epoch\": ", f);
+            if (c->diverged_epoch > 0) fprintf(f, "%d, \"diverged_iter\": %" PRId64, c->diverged_epoch, c->diverged_iter);
+            else fputs("null, \"diverged_iter\": null", f);
+            fputs(", \"failed_why\": ", f);
+            json_cstr(f, c->failed_why);
+            fprintf(f, ", \"train_seconds\": %s", fmt_num(b, sizeof b, c->train_seconds));
+        }
+        fputc('}', f);
     }
     fputs(s->n ? "\n ],\n \"frontier\": [" : "],\n \"frontier\": [", f);
     for (int k = 0; k < s->n_front; k++) {
         if (k) fputs(", ", f);
         json_cstr(f, s->front[k]->id);
     }
-    fputs("]}\n", f);
+    fputc(']', f);
+    if (s->has_plan) {
+        struct effort e;
+        effort_of(s, &e);
+        fprintf(f, ",\n \"training\": {\"epochs\": %d, \"halving\": %s, \"eta\": %d, \"rank\": \"%s\", "
+                   "\"finished\": %d, \"unpruned\": %d, \"epochs_trained\": %" PRId64 ", \"epochs_full\": %" PRId64,
+                s->plan.epochs, s->plan.halving ? "true" : "false", s->plan.eta,
+                s->plan.rank == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto", e.final, e.unpruned, e.epochs, e.epochs_full);
+        fprintf(f, ", \"seconds\": %s", fmt_num(b, sizeof b, e.seconds));
+        fprintf(f, ", \"seconds_full_estimate\": %s,\n  \"rungs\": [", fmt_num(b, sizeof b, e.seconds_full));
+        for (int k = 0; s->plan.halving && k < s->plan.n_rungs; k++) {
+            const struct dse_rung *r = &s->rung[k];
+            fprintf(f, "%s{\"rung\": %d, \"epoch\": %d, \"decided\": %s, \"promoted\": [", k ? ", " : "", k,
+                    s->plan.rungs[k], r->decided ? "true" : "false");
+            for (int j = 0; j < r->n_promoted; j++) fprintf(f, "%s\"%s\"", j ? ", " : "", r->promoted[j]);
+            fputs("], \"stopped\": [", f);
+            for (int j = 0; j < r->n_stopped; j++) fprintf(f, "%s\"%s\"", j ? ", " : "", r->stopped[j]);
+            fputs("]}", f);
+        }
+        fputs("]}", f);
+    }
+    fputs("}\n", f);
     return 0;
 }
 

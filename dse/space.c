@@ -359,11 +359,11 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     enum dse_status st;
     double v;
     if ((st = check_keys(cx, g, "train", "dataset epochs batch lr lr_policy power gamma step_epochs "
-                                         "momentum weight_decay warmup_epochs seed")))
+                                         "momentum weight_decay warmup_epochs seed limit_train limit_test")))
         return st;
     t->present = 1;
     dse_strlcpy(t->dataset, "fashion-mnist", sizeof t->dataset);
-    t->epochs = 10, t->batch = 64, t->lr = 0.04;
+    t->epochs = 10, t->batch = 64, t->lr = 0.01; /* the engine's recipe (engine/train.h) */
     dse_strlcpy(t->lr_policy, "poly", sizeof t->lr_policy);
     t->power = 1.0, t->gamma = 0.1, t->step_epochs = 0;
     t->momentum = 0.9, t->weight_decay = 0.0002, t->warmup_epochs = 0, t->seed = 1;
@@ -393,6 +393,12 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     v = (double)t->seed;
     if ((st = get_num(cx, g, "seed", 0, 4294967295.0, 1, &v, NULL))) return st;
     t->seed = (uint64_t)v;
+    v = t->limit_train;
+    if ((st = get_num(cx, g, "limit_train", 0, 1 << 30, 1, &v, NULL))) return st;
+    t->limit_train = (int)v;
+    v = t->limit_test;
+    if ((st = get_num(cx, g, "limit_test", 0, 1 << 30, 1, &v, NULL))) return st;
+    t->limit_test = (int)v;
     return DSE_OK;
 }
 

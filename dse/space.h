@@ -47,6 +47,8 @@ struct dse_train {
     double   momentum, weight_decay;
     int      warmup_epochs;
     uint64_t seed;
+    int      limit_train;     /* 0: every training image; N: the first N (quick sweeps, tests) */
+    int      limit_test;      /* 0: every test image */
 };
 
 struct dse_space {

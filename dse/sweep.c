@@ -92,31 +92,96 @@ static int cmp_id(const void *a, const void *b) {
     return strcmp((const char *)a, (const char *)b);
 }
 
-/* The candidate file's text. */
-static int candidate_json(char *buf, int size, const char *id, uint64_t index, const struct dse_mp *mp,
-                          const struct dse_cost_totals *one, int64_t train_mem, int train_batch,
-                          const char *pruned_by) {
+/* The analytic part of a candidate file: everything before "status". */
+static int candidate_head(char *buf, int size, const char *id, uint64_t index, const struct dse_mp *mp,
+                          const struct dse_cost_totals *one, int64_t train_mem, int train_batch) {
     char pools[256];
     dse_mp_pools_str(mp->pools, pools, sizeof pools);
     double mb = (double)one->param_bytes / 1e6, mib = (double)one->param_bytes / 1048576.0;
-    int n = snprintf(buf, (size_t)size,
+    return snprintf(buf, (size_t)size,
         "{\n  \"id\": \"%s\",\n  \"index\": %llu,\n  \"metaparams\": {\n"
         "    \"base_e\": %d, \"incr_e\": %d, \"freq\": %d, \"pct3x3\": %.17g, \"sr\": %.17g, \"bypass\": \"%s\",\n"
         "    \"input_c\": %d, \"input_h\": %d, \"input_w\": %d, \"classes\": %d,\n"
         "    \"conv1_filters\": %d, \"conv1_kernel\": %d, \"conv1_stride\": %d, \"conv1_pad\": %d,\n"
         "    \"fires\": %d, \"pools\": \"%s\", \"dropout\": %.17g\n  },\n"
         "  \"params\": %lld,\n  \"model_bytes\": %lld,\n  \"model_mb\": %.6f,\n  \"model_mib\": %.6f,\n"
-        "  \"flops\": %lld,\n  \"train_mem_bytes\": %lld,\n  \"train_mem_batch\": %d,\n"
-        "  \"status\": \"%s\",\n  \"pruned_by\": ",
+        "  \"flops\": %lld,\n  \"train_mem_bytes\": %lld,\n  \"train_mem_batch\": %d,\n",
         id, (unsigned long long)index, mp->base_e, mp->incr_e, mp->freq, mp->pct3x3, mp->sr,
         dse_bypass_str(mp->bypass), mp->input_c, mp->input_h, mp->input_w, mp->classes,
         mp->conv1_filters, mp->conv1_kernel, mp->conv1_stride, mp->conv1_pad, mp->fires, pools,
         mp->dropout, (long long)one->params, (long long)one->param_bytes, mb, mib,
-        (long long)one->flops, (long long)train_mem, train_batch, pruned_by ? "pruned" : "pending");
+        (long long)one->flops, (long long)train_mem, train_batch);
+}
+
+/* The candidate file's text, as the analytic sweep writes it. */
+static int candidate_json(char *buf, int size, const char *id, uint64_t index, const struct dse_mp *mp,
+                          const struct dse_cost_totals *one, int64_t train_mem, int train_batch,
+                          const char *pruned_by) {
+    int n = candidate_head(buf, size, id, index, mp, one, train_mem, train_batch);
+    n += snprintf(buf + n, (size_t)(size - n), "  \"status\": \"%s\",\n  \"pruned_by\": ",
+                  pruned_by ? "pruned" : "pending");
     if (pruned_by) n += snprintf(buf + n, (size_t)(size - n), "\"%s\",\n", pruned_by);
     else n += snprintf(buf + n, (size_t)(size - n), "null,\n");
     n += snprintf(buf + n, (size_t)(size - n), "  \"top1\": null,\n  \"top5\": null\n}\n");
     return n;
+}
+
+/* Costs of candidate mp (built into net) and the constraint that prunes it, if any. */
+static enum dse_status cost_candidate(const struct dse_space *s, const struct dse_mp *mp, struct dse_net *net,
+                                      struct dse_cost_layer **costs, size_t *cap, struct dse_cost_totals *one,
+                                      struct dse_cost_totals *train, char *why, int why_size,
+                                      const char **pruned_by, struct dse_err *err) {
+    enum dse_status st;
+    *pruned_by = NULL;
+    if ((st = dse_space_build(s, mp, net, err))) return st;
+    if ((size_t)net->n_layers > *cap) {
+        free(*costs);
+        *cap = (size_t)net->n_layers * 2;
+        if (!(*costs = malloc(sizeof **costs * *cap))) {
+            *cap = 0;
+            return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        }
+    }
+    if ((st = dse_cost_net(net, s->cons.train_mem_batch, *costs, train, err))) return st;
+    *one = *train; /* params do not depend on the batch; FLOPs are exactly linear in it */
+    one->flops = train->flops / s->cons.train_mem_batch;
+    const struct dse_constraints *c = &s->cons;
+    if (c->max_params && one->params > c->max_params)
+        snprintf(why, (size_t)why_size, "max_params = %lld (params %lld)", (long long)c->max_params,
+                 (long long)one->params), *pruned_by = why;
+    else if (c->max_flops && one->flops > c->max_flops)
+        snprintf(why, (size_t)why_size, "max_flops = %lld (flops %lld)", (long long)c->max_flops,
+                 (long long)one->flops), *pruned_by = why;
+    else if (c->max_model_mb > 0 && one->param_bytes / 1e6 > c->max_model_mb)
+        snprintf(why, (size_t)why_size, "max_model_mb = %g (model %.3f MB)", c->max_model_mb,
+                 one->param_bytes / 1e6), *pruned_by = why;
+    else if (c->max_train_mem_mib > 0 && train->mem_train_bytes / 1048576.0 > c->max_train_mem_mib)
+        snprintf(why, (size_t)why_size, "max_train_mem_mib = %g (%.1f MiB at batch %d)", c->max_train_mem_mib,
+                 train->mem_train_bytes / 1048576.0, c->train_mem_batch), *pruned_by = why;
+    return DSE_OK;
+}
+
+enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, char *buf, int size, int *len,
+                                         int *pruned, struct dse_err *err) {
+    struct dse_net net;
+    struct dse_cost_layer *costs = NULL;
+    struct dse_cost_totals one, train;
+    struct dse_mp mp;
+    size_t cap = 0;
+    char id[DSE_ID_SIZE], why[200];
+    const char *pruned_by;
+    dse_net_init(&net, s->name, 1, 1, 1);
+    dse_space_candidate(s, k, &mp);
+    enum dse_status st = cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err);
+    if (!st) {
+        dse_space_id(&mp, id);
+        *len = candidate_head(buf, size, id, k, &mp, &one, train.mem_train_bytes, s->cons.train_mem_batch);
+        *pruned = pruned_by != NULL;
+        if (*len >= size) st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "candidate text too long");
+    }
+    free(costs);
+    dse_net_deinit(&net);
+    return st;
 }
 
 enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, FILE *progress,
@@ -159,32 +224,10 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
         struct dse_cost_totals one, train;
         char id[DSE_ID_SIZE], why[200];
         const char *pruned_by = NULL;
-        dse_space_candidate(s, idx[i], &mp);
-        if ((st = dse_space_build(s, &mp, &net, err))) goto done;
-        if ((size_t)net.n_layers > cap) {
-            free(costs);
-            cap = (size_t)net.n_layers * 2;
-            if (!(costs = malloc(sizeof *costs * cap))) {
-                st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-                goto done;
-            }
-        }
-        if ((st = dse_cost_net(&net, s->cons.train_mem_batch, costs, &train, err))) goto done;
-        one = train; /* params do not depend on the batch; FLOPs are exactly linear in it */
-        one.flops = train.flops / s->cons.train_mem_batch;
         const struct dse_constraints *c = &s->cons;
-        if (c->max_params && one.params > c->max_params)
-            snprintf(why, sizeof why, "max_params = %lld (params %lld)", (long long)c->max_params,
-                     (long long)one.params), pruned_by = why;
-        else if (c->max_flops && one.flops > c->max_flops)
-            snprintf(why, sizeof why, "max_flops = %lld (flops %lld)", (long long)c->max_flops,
-                     (long long)one.flops), pruned_by = why;
-        else if (c->max_model_mb > 0 && one.param_bytes / 1e6 > c->max_model_mb)
-            snprintf(why, sizeof why, "max_model_mb = %g (model %.3f MB)", c->max_model_mb,
-                     one.param_bytes / 1e6), pruned_by = why;
-        else if (c->max_train_mem_mib > 0 && train.mem_train_bytes / 1048576.0 > c->max_train_mem_mib)
-            snprintf(why, sizeof why, "max_train_mem_mib = %g (%.1f MiB at batch %d)", c->max_train_mem_mib,
-                     train.mem_train_bytes / 1048576.0, c->train_mem_batch), pruned_by = why;
+        dse_space_candidate(s, idx[i], &mp);
+        if ((st = cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err)))
+            goto done;
         dse_space_id(&mp, id);
         snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
         /* Never replace a candidate file: its analytic part depends only on the

@@ -301,9 +301,9 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     memset(r, 0, sizeof *r);
     r->seed = o->seed;
     if (o->epochs < 1 || o->epochs > (int)(sizeof r->epochs / sizeof r->epochs[0]) || o->batch < 1 ||
-        o->threads < 1 || !(o->lr > 0))
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "epochs (1 to 1024), batch, threads must be >= 1 "
-                           "and lr > 0");
+        o->threads < 1 || !(o->lr > 0) || o->stop_after_epoch < 0 || o->stop_after_epoch > o->epochs)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "epochs (1 to 1024), batch, threads must be >= 1, "
+                           "lr > 0 and stop_after_epoch 0 to epochs");
     if ((st = dse_data_locate(o->data, o->data_root, &files, err)) ||
         (st = dse_data_load(&files, DSE_DATA_SPLIT_TRAIN, &train, err)) ||
         (st = dse_data_load(&files, DSE_DATA_SPLIT_TEST, &test, err)))
@@ -351,12 +351,17 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     const int64_t iters = (int64_t)ipe * o->epochs;
     double t_train = 0, t0 = now_s();
     int64_t imgs = 0;
+    const int stop = o->stop_after_epoch > 0 ? o->stop_after_epoch : o->epochs;
     strcpy(r->status, "done");
-    for (int e = start; e < o->epochs; e++) {
+    for (int e = start; e < stop; e++) {
         double te = now_s(), loss_sum = 0;
         int count;
         dse_loader_start_epoch(ltrain, e);
         for (int i = 0; i < ipe && dse_loader_next(ltrain, x, labels, &count); i++, it++) {
+            if (o->cancel && o->cancel(o->progress_arg)) {
+                strcpy(r->status, "cancelled");
+                goto finish;
+            }
             float loss, lr = dse_train_lr(o, it, iters, ipe);
             if ((st = dse_model_forward(m, x, labels, &loss, err))) goto done;
             if (!isfinite(loss)) {
@@ -405,6 +410,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                 goto done;
         }
     }
+    if (stop < o->epochs && !strcmp(r->status, "done")) strcpy(r->status, "paused");
 finish:
     if (o->conv_cache && (st = dse_conv_cache_save(&m->cx, o->conv_cache, err))) goto done;
     r->seconds = now_s() - t0;

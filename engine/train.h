@@ -50,6 +50,14 @@ struct dse_train_opts {
     const char *resume;         /* NULL, or a checkpoint to continue from */
     void      (*progress)(void *arg, const struct dse_train_progress *p);
     void       *progress_arg;
+    int         stop_after_epoch; /* 0: train to `epochs`; k (1 <= k < epochs): return after
+                                     epoch k (its checkpoint written) with status "paused". The
+                                     learning-rate schedule still spans `epochs`, so a run
+                                     resumed from that checkpoint is the uninterrupted run
+                                     (successive halving pauses candidates at rungs this way) */
+    int       (*cancel)(void *arg); /* NULL, or asked with progress_arg before every iteration:
+                                     nonzero stops the run at once with status "cancelled" and
+                                     no checkpoint (a sweep worker that lost its lease) */
 };
 
 /* Defaults: fashion-mnist, 1 epoch, batch 64, 1 thread, lr 0.01 poly power 1 (linear
@@ -64,7 +72,7 @@ struct dse_epoch_result {
 };
 
 struct dse_train_result {
-    char     status[16];        /* "done", "diverged" */
+    char     status[16];        /* "done", "diverged"; "paused" (stop_after_epoch), "cancelled" */
     int      epochs_done;
     int      diverged_epoch;    /* 1-based; 0 if not diverged */
     int64_t  diverged_iter;     /* iteration within that epoch, 0-based */

@@ -1,0 +1,125 @@
+/* sweep_impl.h: what dse/sweep_rec.c, dse/sweep_train.c and dse/sweep_status.c share:
+ * the training part of a candidate file (docs/sweep-dir.md), the sweep's plan and its
+ * rung decisions, and a tally of a sweep's progress. */
+#ifndef DSE_CLI_SWEEP_IMPL_H
+#define DSE_CLI_SWEEP_IMPL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dse/lease.h"
+#include "dse/space.h"
+#include "dse/sweep.h"
+
+enum dse_rec_status { DSE_REC_PENDING = 0, DSE_REC_PRUNED, DSE_REC_DONE, DSE_REC_DIVERGED, DSE_REC_FAILED,
+                      DSE_REC_STOPPED, DSE_REC_COUNT };
+
+const char *dse_rec_status_str(enum dse_rec_status s);
+
+struct dse_rec_epoch {
+    float  train_loss, test_loss, top1, top5; /* NaN: unknown (written as null) */
+    double seconds, img_per_s;
+};
+
+#define DSE_REC_ATTEMPTS_MAX 32 /* the last ones are kept; attempts_total counts them all */
+
+/* One stretch of training of a candidate by one worker under one lease. */
+struct dse_rec_attempt {
+    char    worker[96];     /* host:pid */
+    int64_t lease_gen;
+    int     threads;        /* the engine's threads: results are bit-identical for equal counts */
+    int     from_epoch, to_epoch;
+    double  seconds;
+    char    end[16];        /* "paused", "done", "diverged", "failed", "lost", "budget"; "" while training */
+};
+
+/* The training part of a candidate file. */
+struct dse_rec {
+    char                 id[DSE_ID_SIZE];
+    int64_t              index, params, model_bytes, flops;
+    enum dse_rec_status  status;
+    int                  n_epochs;         /* epochs with results: epochs_done */
+    int                  cap_epochs;
+    struct dse_rec_epoch *ep;              /* [n_epochs], owned */
+    int                  epochs_planned;
+    uint64_t             seed;
+    int                  diverged_epoch;   /* 1-based; 0 if not diverged */
+    int64_t              diverged_iter;
+    char                 failed_why[400];
+    int                  stopped_rung;     /* -1 if not stopped */
+    int                  stopped_epoch;
+    int64_t              lease_gen;        /* the lease gen it was last written under (a fence) */
+    int                  n_att, att_total;
+    struct dse_rec_attempt att[DSE_REC_ATTEMPTS_MAX];
+};
+
+void dse_rec_init(struct dse_rec *r);
+void dse_rec_deinit(struct dse_rec *r);
+int  dse_rec_final(const struct dse_rec *r);
+
+/* Read DIR/candidates/<id>.json (the analytic keys it needs and the training keys). */
+enum dse_status dse_rec_read(const char *dir, const char *id, struct dse_rec *r, struct dse_err *err);
+/* Read a candidate file by path (dse status lists the directory). */
+enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err);
+
+/* Set epoch e (0-based) and make n_epochs e + 1. */
+enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_rec_epoch *v, struct dse_err *err);
+
+/* Replace DIR/candidates/<id>.json (atomic rename) with the analytic part recomputed
+ * from the space (grid index r->index) and r's training part. The caller holds the lease. */
+enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, const struct dse_rec *r,
+                              struct dse_err *err);
+
+/* ---- plan and rungs ---------------------------------------------------------------------- */
+
+/* DIR/plan.json. *missing = 1 (and DSE_OK) if there is none yet. */
+enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *missing, struct dse_err *err);
+/* Create DIR/plan.json if absent; *existed = 1 if another worker made it first. */
+enum dse_status dse_plan_create(const char *dir, const struct dse_sweep_plan *p, const char *by, int *existed,
+                                struct dse_err *err);
+/* "5 epochs per candidate; successive halving (eta 3) with rungs at 1, 3 epochs, ranked by ..." */
+void dse_plan_describe(const struct dse_sweep_plan *p, char *buf, int size);
+
+/* One rung's decision, DIR/rungs/rung-<k>.json, written once. */
+struct dse_rung {
+    int    decided;
+    int    epoch;
+    int    n_promoted, n_stopped, n_out;
+    char (*promoted)[DSE_ID_SIZE], (*stopped)[DSE_ID_SIZE];
+};
+
+void dse_rung_deinit(struct dse_rung *r);
+int  dse_rung_promoted(const struct dse_rung *r, const char *id);
+enum dse_status dse_rung_read(const char *dir, int k, struct dse_rung *r, int *missing, struct dse_err *err);
+
+/* ---- progress ------------------------------------------------------------------------------ */
+
+/* Counts over a sweep's candidates, for progress lines and dse status. */
+struct dse_tally {
+    int    n, pruned, by_status[DSE_REC_COUNT];
+    int    running, waiting;      /* waiting: paused at a rung whose decision is not made yet */
+    int    stopped_at[DSE_SWEEP_RUNGS_MAX];
+    int64_t epochs_done;          /* epochs with results, over all candidates */
+    int64_t epochs_full;          /* unpruned candidates x R */
+    double  epochs_planned;       /* with halving, the expected total */
+    double  seconds;              /* sum of the recorded epochs' seconds */
+    double  seconds_full;         /* each candidate's mean epoch time x R, summed (estimate) */
+    int     timed;                /* epochs with a time */
+};
+
+/* recs[n]; rungs[plan->n_rungs] as far as decided; running[i] = 1 if candidate i has a live lease. */
+void dse_tally_make(struct dse_tally *t, const struct dse_rec *recs, int n, const struct dse_sweep_plan *p,
+                    const struct dse_rung *rungs, const int *running);
+/* Seconds left, estimated: epochs left x the mean epoch time / max(1, running workers). -1 if unknown. */
+double dse_tally_eta(const struct dse_tally *t);
+/* "1h 02m", "3m 10s", "12 s" */
+void dse_fmt_duration(char *buf, int size, double s);
+
+/* The next thing to do for a candidate. */
+enum dse_action { DSE_ACT_NONE = 0, DSE_ACT_WAIT, DSE_ACT_TRAIN, DSE_ACT_STOP };
+/* From its record and the rung decisions so far: TRAIN to *target epochs, STOP at rung
+ * *rung, WAIT for a rung decision, or NONE (final). */
+enum dse_action dse_sweep_next(const struct dse_rec *r, const struct dse_sweep_plan *p, const struct dse_rung *rungs,
+                               int *target, int *rung);
+
+#endif

@@ -1,0 +1,637 @@
+/* sweep_rec.c: the training part of candidate files, the plan of a training sweep, its
+ * rung decisions, successive halving's ranking, and tallies of a sweep's progress
+ * (sweep_impl.h). The file formats are in docs/sweep-dir.md. Numbers that are not
+ * finite are written as null: JSON has no NaN, and every reader then agrees. */
+#include "dse/sweep_impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "base/fs.h"
+#include "dse/json_read.h"
+#include "engine/engine.h"
+
+static const char *const rec_status_names[DSE_REC_COUNT] = {
+    "pending", "pruned", "done", "diverged", "failed", "stopped",
+};
+
+const char *dse_rec_status_str(enum dse_rec_status s) {
+    return s >= 0 && s < DSE_REC_COUNT ? rec_status_names[s] : "?";
+}
+
+void dse_rec_init(struct dse_rec *r) {
+    memset(r, 0, sizeof *r);
+    r->stopped_rung = -1;
+}
+
+void dse_rec_deinit(struct dse_rec *r) {
+    free(r->ep);
+    dse_rec_init(r);
+}
+
+int dse_rec_final(const struct dse_rec *r) {
+    return r->status != DSE_REC_PENDING;
+}
+
+enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_rec_epoch *v, struct dse_err *err) {
+    if (e < 0 || e >= 1024) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "epoch %d out of range", e);
+    if (e >= r->cap_epochs) {
+        int cap = r->cap_epochs ? r->cap_epochs : 8;
+        while (cap <= e) cap *= 2;
+        struct dse_rec_epoch *p = realloc(r->ep, sizeof *p * (size_t)cap);
+        if (!p) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        r->ep = p, r->cap_epochs = cap;
+    }
+    for (int k = r->n_epochs; k < e; k++) /* a gap cannot happen; keep the array defined anyway */
+        r->ep[k] = (struct dse_rec_epoch){ NAN, NAN, NAN, NAN, 0, 0 };
+    r->ep[e] = *v;
+    r->n_epochs = e + 1;
+    return DSE_OK;
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+/* 0 if path is certainly absent (ENOENT), 1 otherwise: a reader then reports why. */
+static int may_exist(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 || errno != ENOENT;
+}
+
+static float num_f(const struct dse_json *v) {
+    /* the token as written, to float directly: what was written from a float reads back
+     * as the same float, bit for bit */
+    return v && v->type == DSE_JSON_NUMBER ? strtof(v->str, NULL) : NAN;
+}
+
+static double num_d(const struct dse_json *v, double dflt) {
+    return v && v->type == DSE_JSON_NUMBER ? v->number : dflt;
+}
+
+static int64_t num_i(const struct dse_json *v, int64_t dflt) {
+    return v && v->type == DSE_JSON_NUMBER && v->is_int ? v->integer : dflt;
+}
+
+static void str_of(const struct dse_json *v, char *out, int size) {
+    out[0] = '\0';
+    if (v && v->type == DSE_JSON_STRING) dse_strlcpy(out, v->str, size);
+}
+
+enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err) {
+    struct dse_json_doc *doc = NULL;
+    struct dse_err e = { 0 };
+    char buf[64];
+    dse_rec_deinit(r);
+    enum dse_status st = dse_json_load(path, &doc, &e);
+    if (st) {
+        if (e.line) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
+        return dse_err_set(err, st, NULL, 0, "%s: %s", path, e.msg);
+    }
+    const struct dse_json *root = dse_json_root(doc), *v;
+    if (root->type != DSE_JSON_OBJECT) {
+        dse_json_free(doc);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: not a candidate file (docs/sweep-dir.md)", path);
+    }
+    str_of(dse_json_get(root, "id"), r->id, sizeof r->id);
+    r->index = num_i(dse_json_get(root, "index"), -1);
+    r->params = num_i(dse_json_get(root, "params"), 0);
+    r->model_bytes = num_i(dse_json_get(root, "model_bytes"), 0);
+    r->flops = num_i(dse_json_get(root, "flops"), 0);
+    str_of(dse_json_get(root, "status"), buf, sizeof buf);
+    int k = 0;
+    while (k < DSE_REC_COUNT && strcmp(buf, rec_status_names[k]) != 0) k++;
+    if (!strcmp(buf, "running")) k = DSE_REC_PENDING; /* never written by dse; read as not final */
+    if (k == DSE_REC_COUNT || !r->id[0] || r->index < 0) {
+        dse_json_free(doc);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: not a candidate file: missing id, index or a known "
+                           "status (docs/sweep-dir.md)", path);
+    }
+    r->status = (enum dse_rec_status)k;
+    r->epochs_planned = (int)num_i(dse_json_get(root, "epochs_planned"), 0);
+    r->seed = (uint64_t)num_i(dse_json_get(root, "seed"), 0);
+    r->diverged_epoch = (int)num_i(dse_json_get(root, "diverged_epoch"), 0);
+    r->diverged_iter = num_i(dse_json_get(root, "diverged_iter"), 0);
+    str_of(dse_json_get(root, "failed_why"), r->failed_why, sizeof r->failed_why);
+    r->stopped_rung = (int)num_i(dse_json_get(root, "stopped_rung"), -1);
+    r->stopped_epoch = (int)num_i(dse_json_get(root, "stopped_epoch"), 0);
+    r->att_total = (int)num_i(dse_json_get(root, "attempts_total"), 0);
+    r->lease_gen = num_i(dse_json_get(root, "lease_gen"), 0);
+    st = DSE_OK;
+    v = dse_json_get(root, "per_epoch");
+    for (int i = 0; v && v->type == DSE_JSON_ARRAY && i < v->n && !st; i++) {
+        const struct dse_json *o = &v->items[i];
+        struct dse_rec_epoch ep = { num_f(dse_json_get(o, "train_loss")), num_f(dse_json_get(o, "loss")),
+                                    num_f(dse_json_get(o, "top1")), num_f(dse_json_get(o, "top5")),
+                                    num_d(dse_json_get(o, "seconds"), 0), num_d(dse_json_get(o, "img_per_s"), 0) };
+        st = dse_rec_set_epoch(r, i, &ep, err);
+    }
+    v = dse_json_get(root, "attempts");
+    for (int i = 0; v && v->type == DSE_JSON_ARRAY && i < v->n && r->n_att < DSE_REC_ATTEMPTS_MAX; i++) {
+        const struct dse_json *o = &v->items[i];
+        struct dse_rec_attempt *a = &r->att[r->n_att++];
+        str_of(dse_json_get(o, "worker"), a->worker, sizeof a->worker);
+        a->lease_gen = num_i(dse_json_get(o, "lease_gen"), 0);
+        a->threads = (int)num_i(dse_json_get(o, "threads"), 0);
+        a->from_epoch = (int)num_i(dse_json_get(o, "from_epoch"), 0);
+        a->to_epoch = (int)num_i(dse_json_get(o, "to_epoch"), 0);
+        a->seconds = num_d(dse_json_get(o, "seconds"), 0);
+        str_of(dse_json_get(o, "end"), a->end, sizeof a->end);
+    }
+    if (r->att_total < r->n_att) r->att_total = r->n_att;
+    dse_json_free(doc);
+    return st;
+}
+
+enum dse_status dse_rec_read(const char *dir, const char *id, struct dse_rec *r, struct dse_err *err) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
+    enum dse_status st = dse_rec_read_path(path, r, err);
+    if (!st && strcmp(r->id, id) != 0)
+        st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"id\" = \"%s\" does not match the file name", path, r->id);
+    return st;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+/* The shortest text that reads back (strtof) as the same float; null if not finite. */
+static void put_float(FILE *f, float v) {
+    char b[40];
+    if (!isfinite(v)) {
+        fputs("null", f);
+        return;
+    }
+    for (int p = 1; p <= 9; p++) {
+        snprintf(b, sizeof b, "%.*g", p, (double)v);
+        if (strtof(b, NULL) == v) break;
+    }
+    fputs(b, f);
+}
+
+static void put_fixed(FILE *f, double v, int decimals) {
+    if (isfinite(v)) fprintf(f, "%.*f", decimals, v);
+    else fputs("null", f);
+}
+
+static void put_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void put_opt_int(FILE *f, int has, long long v) {
+    if (has) fprintf(f, "%lld", v);
+    else fputs("null", f);
+}
+
+enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, const struct dse_rec *r,
+                              struct dse_err *err) {
+    char head[8192], path[4096];
+    int len, pruned;
+    enum dse_status st = dse_sweep_candidate_head(s, (uint64_t)r->index, head, sizeof head, &len, &pruned, err);
+    if (st) return st;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    fwrite(head, 1, (size_t)len, f);
+    const struct dse_rec_epoch *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
+    /* top1/top5/loss: the result of a finished training (done), or where it was stopped */
+    int show = last && (r->status == DSE_REC_DONE || r->status == DSE_REC_STOPPED);
+    fprintf(f, "  \"status\": \"%s\",\n  \"pruned_by\": null,\n  \"top1\": ", dse_rec_status_str(r->status));
+    if (show) put_float(f, last->top1);
+    else fputs("null", f);
+    fputs(",\n  \"top5\": ", f);
+    if (show) put_float(f, last->top5);
+    else fputs("null", f);
+    fputs(",\n  \"loss\": ", f);
+    if (show) put_float(f, last->test_loss);
+    else fputs("null", f);
+    /* Every epoch trains on the same number of images, so the overall rate is the
+     * harmonic mean of the epochs' rates (evaluation excluded, as in each epoch's). */
+    double secs = 0, inv = 0;
+    int rated = 0;
+    for (int e = 0; e < r->n_epochs; e++) {
+        secs += r->ep[e].seconds;
+        if (r->ep[e].img_per_s > 0) inv += 1.0 / r->ep[e].img_per_s, rated++;
+    }
+    fprintf(f, ",\n  \"epochs_done\": %d,\n  \"epochs_planned\": %d,\n  \"seed\": %llu,\n  \"per_epoch\": [",
+            r->n_epochs, r->epochs_planned, (unsigned long long)r->seed);
+    for (int e = 0; e < r->n_epochs; e++) {
+        const struct dse_rec_epoch *p = &r->ep[e];
+        fprintf(f, "%s\n    {\"epoch\": %d, \"train_loss\": ", e ? "," : "", e + 1);
+        put_float(f, p->train_loss);
+        fputs(", \"loss\": ", f);
+        put_float(f, p->test_loss);
+        fputs(", \"top1\": ", f);
+        put_float(f, p->top1);
+        fputs(", \"top5\": ", f);
+        put_float(f, p->top5);
+        fputs(", \"seconds\": ", f);
+        put_fixed(f, p->seconds, 3);
+        fputs(", \"img_per_s\": ", f);
+        put_fixed(f, p->img_per_s, 1);
+        fputc('}', f);
+    }
+    fprintf(f, "%s],\n  \"train_seconds\": ", r->n_epochs ? "\n  " : "");
+    put_fixed(f, secs, 3);
+    fputs(",\n  \"img_per_s\": ", f);
+    put_fixed(f, rated ? rated / inv : NAN, 1);
+    fputs(",\n  \"diverged_epoch\": ", f);
+    put_opt_int(f, r->diverged_epoch > 0, r->diverged_epoch);
+    fputs(", \"diverged_iter\": ", f);
+    put_opt_int(f, r->diverged_epoch > 0, (long long)r->diverged_iter);
+    fputs(",\n  \"failed_why\": ", f);
+    if (r->failed_why[0]) put_str(f, r->failed_why);
+    else fputs("null", f);
+    fputs(",\n  \"stopped_rung\": ", f);
+    put_opt_int(f, r->stopped_rung >= 0, r->stopped_rung);
+    fputs(", \"stopped_epoch\": ", f);
+    put_opt_int(f, r->stopped_rung >= 0, r->stopped_epoch);
+    fprintf(f, ",\n  \"lease_gen\": %lld,\n  \"attempts_total\": %d,\n  \"attempts\": [", (long long)r->lease_gen,
+            r->att_total);
+    for (int i = 0; i < r->n_att; i++) {
+        const struct dse_rec_attempt *a = &r->att[i];
+        fprintf(f, "%s\n    {\"worker\": ", i ? "," : "");
+        put_str(f, a->worker);
+        fprintf(f, ", \"lease_gen\": %lld, \"threads\": %d, \"from_epoch\": %d, \"to_epoch\": %d, \"seconds\": ",
+                (long long)a->lease_gen, a->threads, a->from_epoch, a->to_epoch);
+        put_fixed(f, a->seconds, 3);
+        fputs(", \"end\": ", f);
+        if (a->end[0]) put_str(f, a->end);
+        else fputs("null", f);
+        fputc('}', f);
+    }
+    fprintf(f, "%s]\n}\n", r->n_att ? "\n  " : "");
+    if (fclose(f) != 0 || !buf) {
+        free(buf);
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    }
+    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, r->id);
+    st = dse_fs_write_atomic(path, buf, size, err);
+    free(buf);
+    return st;
+}
+
+/* ---- plan ------------------------------------------------------------------------------- */
+
+static const char *rank_str(enum dse_sweep_rank r) {
+    return r == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto";
+}
+
+enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *err) {
+    p->n_rungs = 0;
+    if (!p->halving) return DSE_OK;
+    if (p->eta < 2 || p->min_epochs < 1)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "successive halving needs eta >= 2 and min-epochs >= 1");
+    for (long long r = p->min_epochs; r < p->epochs && p->n_rungs < DSE_SWEEP_RUNGS_MAX; r *= p->eta)
+        p->rungs[p->n_rungs++] = (int)r;
+    if (!p->n_rungs)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "successive halving with --min-epochs %d and a budget of %d "
+                           "epochs has no rung: the first rung must come before the last epoch",
+                           p->min_epochs, p->epochs);
+    return DSE_OK;
+}
+
+void dse_plan_describe(const struct dse_sweep_plan *p, char *buf, int size) {
+    int n = snprintf(buf, (size_t)size, "%d epoch%s per candidate", p->epochs, p->epochs == 1 ? "" : "s");
+    if (p->halving && n < size) {
+        n += snprintf(buf + n, (size_t)(size - n), "; successive halving (eta %d), rungs at", p->eta);
+        for (int k = 0; k < p->n_rungs && n < size; k++)
+            n += snprintf(buf + n, (size_t)(size - n), "%s %d", k ? "," : "", p->rungs[k]);
+        if (n < size)
+            n += snprintf(buf + n, (size_t)(size - n), " epochs, ranked by %s", p->rank == DSE_SWEEP_RANK_TOP1 ?
+                          "top-1" : "Pareto rank on top-1 and model size");
+    }
+    if (n < size)
+        snprintf(buf + n, (size_t)(size - n), "; conv %s", p->conv == DSE_ALGO_AUTO ? "auto (timed once per candidate)" :
+                 dse_cpu_conv_algo_str(p->conv));
+}
+
+enum dse_status dse_plan_create(const char *dir, const struct dse_sweep_plan *p, const char *by, int *existed,
+                                struct dse_err *err) {
+    char text[2048], stamp[32], path[4096];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int n = snprintf(text, sizeof text,
+                     "{\n  \"format\": \"dse-plan-1\",\n  \"epochs\": %d,\n  \"halving\": %s,\n  \"eta\": %d,\n"
+                     "  \"min_epochs\": %d,\n  \"rank\": \"%s\",\n  \"rungs\": [",
+                     p->epochs, p->halving ? "true" : "false", p->eta, p->min_epochs, rank_str(p->rank));
+    for (int k = 0; k < p->n_rungs; k++) n += snprintf(text + n, sizeof text - (size_t)n, "%s%d", k ? ", " : "", p->rungs[k]);
+    n += snprintf(text + n, sizeof text - (size_t)n, "],\n  \"conv\": \"%s\",\n  \"created\": \"%s\",\n  \"by\": ",
+                  p->conv == DSE_ALGO_AUTO ? "auto" : dse_cpu_conv_algo_str(p->conv), stamp);
+    char *b = NULL;
+    size_t bl = 0;
+    FILE *f = open_memstream(&b, &bl);
+    if (!f) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    fwrite(text, 1, (size_t)n, f);
+    put_str(f, by);
+    fputs("\n}\n", f);
+    if (fclose(f) != 0 || !b) {
+        free(b);
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    }
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    enum dse_status st = dse_fs_create_atomic(path, b, bl, existed, err);
+    free(b);
+    return st;
+}
+
+enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *missing, struct dse_err *err) {
+    char path[4096], buf[64];
+    struct dse_json_doc *doc = NULL;
+    struct dse_err e = { 0 };
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    *missing = 0;
+    memset(p, 0, sizeof *p);
+    if (!may_exist(path)) {
+        *missing = 1;
+        return DSE_OK;
+    }
+    enum dse_status st = dse_json_load(path, &doc, &e);
+    if (st) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
+    const struct dse_json *root = dse_json_root(doc), *v;
+    str_of(dse_json_get(root, "format"), buf, sizeof buf);
+    if (strcmp(buf, "dse-plan-1") != 0) {
+        dse_json_free(doc);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"format\" is not \"dse-plan-1\"", path);
+    }
+    p->epochs = (int)num_i(dse_json_get(root, "epochs"), 0);
+    v = dse_json_get(root, "halving");
+    p->halving = v && v->type == DSE_JSON_BOOL && v->boolean;
+    p->eta = (int)num_i(dse_json_get(root, "eta"), 3);
+    p->min_epochs = (int)num_i(dse_json_get(root, "min_epochs"), 1);
+    str_of(dse_json_get(root, "rank"), buf, sizeof buf);
+    p->rank = !strcmp(buf, "top1") ? DSE_SWEEP_RANK_TOP1 : DSE_SWEEP_RANK_PARETO;
+    str_of(dse_json_get(root, "conv"), buf, sizeof buf);
+    p->conv = DSE_ALGO_AUTO;
+    for (int a = 0; a < DSE_CPU_CONV_COUNT; a++)
+        if (!strcmp(buf, dse_cpu_conv_algo_str(a))) p->conv = a;
+    dse_json_free(doc);
+    if (p->epochs < 1 || p->epochs > 1024)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"epochs\" must be 1 to 1024", path);
+    /* the rungs follow from the rest; recomputed rather than trusted */
+    st = dse_sweep_plan_rungs(p, err);
+    return st;
+}
+
+/* ---- rungs ------------------------------------------------------------------------------ */
+
+void dse_rung_deinit(struct dse_rung *r) {
+    free(r->promoted);
+    free(r->stopped);
+    memset(r, 0, sizeof *r);
+}
+
+int dse_rung_promoted(const struct dse_rung *r, const char *id) {
+    for (int i = 0; i < r->n_promoted; i++)
+        if (!strcmp(r->promoted[i], id)) return 1;
+    return 0;
+}
+
+static enum dse_status ids_of(const struct dse_json *v, char (**out)[DSE_ID_SIZE], int *n, struct dse_err *err) {
+    *out = NULL;
+    *n = 0;
+    if (!v || v->type != DSE_JSON_ARRAY) return DSE_OK;
+    *out = calloc((size_t)(v->n ? v->n : 1), sizeof **out);
+    if (!*out) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int i = 0; i < v->n; i++)
+        if (v->items[i].type == DSE_JSON_STRING) dse_strlcpy((*out)[(*n)++], v->items[i].str, DSE_ID_SIZE);
+    return DSE_OK;
+}
+
+enum dse_status dse_rung_read(const char *dir, int k, struct dse_rung *r, int *missing, struct dse_err *err) {
+    char path[4096];
+    struct dse_json_doc *doc = NULL;
+    struct dse_err e = { 0 };
+    snprintf(path, sizeof path, "%s/rungs/rung-%d.json", dir, k);
+    dse_rung_deinit(r);
+    *missing = 0;
+    if (!may_exist(path)) {
+        *missing = 1;
+        return DSE_OK;
+    }
+    enum dse_status st = dse_json_load(path, &doc, &e);
+    if (st) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
+    const struct dse_json *root = dse_json_root(doc);
+    r->epoch = (int)num_i(dse_json_get(root, "epoch"), 0);
+    r->n_out = (int)num_i(dse_json_get(root, "out_count"), 0);
+    st = ids_of(dse_json_get(root, "promoted"), &r->promoted, &r->n_promoted, err);
+    if (!st) st = ids_of(dse_json_get(root, "stopped"), &r->stopped, &r->n_stopped, err);
+    dse_json_free(doc);
+    if (st) {
+        dse_rung_deinit(r);
+        return st;
+    }
+    r->decided = 1;
+    return DSE_OK;
+}
+
+/* ---- ranking ---------------------------------------------------------------------------- */
+
+struct rank_ctx {
+    int                 n;
+    const double       *top1;
+    const int64_t      *bytes;
+    const char *const  *ids;
+    const int          *prank;
+    const double       *crowd;
+};
+
+/* qsort has no context argument in C11: sort an array of (index, ctx) pairs. */
+struct rank_item {
+    int                     i;
+    const struct rank_ctx  *cx;
+};
+
+static int by_top1(const struct rank_item *a, const struct rank_item *b) {
+    const struct rank_ctx *c = a->cx;
+    if (c->top1[a->i] != c->top1[b->i]) return c->top1[a->i] > c->top1[b->i] ? -1 : 1;
+    if (c->bytes[a->i] != c->bytes[b->i]) return c->bytes[a->i] < c->bytes[b->i] ? -1 : 1;
+    return strcmp(c->ids[a->i], c->ids[b->i]);
+}
+
+static int cmp_top1(const void *pa, const void *pb) {
+    return by_top1(pa, pb);
+}
+
+static int cmp_pareto(const void *pa, const void *pb) {
+    const struct rank_item *a = pa, *b = pb;
+    const struct rank_ctx *c = a->cx;
+    if (c->prank[a->i] != c->prank[b->i]) return c->prank[a->i] < c->prank[b->i] ? -1 : 1;
+    if (c->crowd[a->i] != c->crowd[b->i]) return c->crowd[a->i] > c->crowd[b->i] ? -1 : 1;
+    return by_top1(a, b);
+}
+
+static int cmp_bytes(const void *pa, const void *pb) {
+    const struct rank_item *a = pa, *b = pb;
+    const struct rank_ctx *c = a->cx;
+    if (c->bytes[a->i] != c->bytes[b->i]) return c->bytes[a->i] < c->bytes[b->i] ? -1 : 1;
+    if (c->top1[a->i] != c->top1[b->i]) return c->top1[a->i] > c->top1[b->i] ? -1 : 1;
+    return strcmp(c->ids[a->i], c->ids[b->i]);
+}
+
+int dse_sweep_keep(int n, int eta) {
+    if (n <= 0) return 0;
+    int k = n / (eta > 1 ? eta : 2);
+    return k < 1 ? 1 : k;
+}
+
+void dse_sweep_rank_rung(int n, const double *top1, const int64_t *model_bytes, const char *const *ids,
+                         enum dse_sweep_rank rank, int *order, int *pareto_rank) {
+    if (n <= 0) return;
+    int *prank = calloc((size_t)n, sizeof *prank);
+    double *crowd = calloc((size_t)n, sizeof *crowd);
+    struct rank_item *items = calloc((size_t)n, sizeof *items), *front = calloc((size_t)n, sizeof *front);
+    struct rank_ctx cx = { n, top1, model_bytes, ids, prank, crowd };
+    DSE_ASSERT(prank && crowd && items && front); /* a rung is at most the sweep's candidates */
+    for (int i = 0; i < n; i++) items[i] = (struct rank_item){ i, &cx }, prank[i] = -1;
+    /* Non-dominated sorting: a dominates b if it is at least as accurate and at most as
+     * large, and strictly better in one. O(n^2) per front; rungs are small. */
+    int left = n;
+    for (int r = 0; left > 0; r++) {
+        int nf = 0;
+        for (int i = 0; i < n; i++) {
+            if (prank[i] >= 0) continue;
+            int dominated = 0;
+            for (int j = 0; j < n && !dominated; j++) {
+                if (j == i || (prank[j] >= 0 && prank[j] < r)) continue;
+                dominated = top1[j] >= top1[i] && model_bytes[j] <= model_bytes[i] &&
+                            (top1[j] > top1[i] || model_bytes[j] < model_bytes[i]);
+            }
+            if (!dominated) front[nf++] = items[i];
+        }
+        for (int k = 0; k < nf; k++) prank[front[k].i] = r;
+        left -= nf;
+        /* NSGA-II crowding distance along the front, sorted by size: the two ends get
+         * infinity, so the smallest model on a front goes on as surely as the most
+         * accurate one. */
+        qsort(front, (size_t)nf, sizeof *front, cmp_bytes);
+        double bmin = (double)model_bytes[front[0].i], bmax = (double)model_bytes[front[nf - 1].i];
+        double tmin = top1[front[0].i], tmax = tmin;
+        for (int k = 0; k < nf; k++) {
+            double t = top1[front[k].i];
+            if (t < tmin) tmin = t;
+            if (t > tmax) tmax = t;
+        }
+        for (int k = 0; k < nf; k++) {
+            int i = front[k].i;
+            if (k == 0 || k == nf - 1) {
+                crowd[i] = INFINITY;
+                continue;
+            }
+            double d = 0;
+            int a = front[k - 1].i, b = front[k + 1].i;
+            if (bmax > bmin) d += ((double)model_bytes[b] - (double)model_bytes[a]) / (bmax - bmin);
+            if (tmax > tmin) d += fabs(top1[a] - top1[b]) / (tmax - tmin);
+            crowd[i] = d;
+        }
+    }
+    qsort(items, (size_t)n, sizeof *items, rank == DSE_SWEEP_RANK_TOP1 ? cmp_top1 : cmp_pareto);
+    for (int k = 0; k < n; k++) order[k] = items[k].i;
+    if (pareto_rank)
+        for (int i = 0; i < n; i++) pareto_rank[i] = prank[i];
+    free(prank), free(crowd), free(items), free(front);
+}
+
+/* ---- progress ---------------------------------------------------------------------------- */
+
+enum dse_action dse_sweep_next(const struct dse_rec *r, const struct dse_sweep_plan *p, const struct dse_rung *rungs,
+                               int *target, int *rung) {
+    *target = p->epochs;
+    *rung = -1;
+    if (dse_rec_final(r)) return DSE_ACT_NONE;
+    int e = r->n_epochs;
+    for (int k = 0; p->halving && k < p->n_rungs; k++) {
+        if (e < p->rungs[k]) {
+            *target = p->rungs[k];
+            return DSE_ACT_TRAIN;
+        }
+        if (!rungs[k].decided) return DSE_ACT_WAIT;
+        if (!dse_rung_promoted(&rungs[k], r->id)) {
+            *rung = k;
+            return DSE_ACT_STOP;
+        }
+    }
+    return DSE_ACT_TRAIN; /* to R; with nothing left to train the worker only finishes it */
+}
+
+void dse_tally_make(struct dse_tally *t, const struct dse_rec *recs, int n, const struct dse_sweep_plan *p,
+                    const struct dse_rung *rungs, const int *running) {
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    int unpruned = 0;
+    double full_known = 0;
+    int full_known_n = 0;
+    for (int i = 0; i < n; i++) {
+        const struct dse_rec *r = &recs[i];
+        t->by_status[r->status]++;
+        if (r->status == DSE_REC_PRUNED) {
+            t->pruned++;
+            continue;
+        }
+        unpruned++;
+        if (r->status == DSE_REC_STOPPED && r->stopped_rung >= 0 && r->stopped_rung < DSE_SWEEP_RUNGS_MAX)
+            t->stopped_at[r->stopped_rung]++;
+        int tgt, rg;
+        int live = running && running[i] && !dse_rec_final(r);
+        if (live) t->running++;
+        else if (p && !dse_rec_final(r) && dse_sweep_next(r, p, rungs, &tgt, &rg) == DSE_ACT_WAIT) t->waiting++;
+        t->epochs_done += r->n_epochs;
+        double s = 0;
+        int timed = 0;
+        for (int e = 0; e < r->n_epochs; e++)
+            if (r->ep[e].seconds > 0) s += r->ep[e].seconds, timed++;
+        t->seconds += s;
+        t->timed += timed;
+        if (timed && p) {
+            full_known += s / timed * p->epochs;
+            full_known_n++;
+        }
+    }
+    if (!p) return;
+    t->epochs_full = (int64_t)unpruned * p->epochs;
+    double mean = t->timed ? t->seconds / t->timed : 0;
+    t->seconds_full = full_known + (double)(unpruned - full_known_n) * mean * p->epochs;
+    if (!p->halving) {
+        t->epochs_planned = (double)t->epochs_full;
+    } else {
+        double cnt = unpruned, total = 0;
+        int prev = 0;
+        for (int k = 0; k < p->n_rungs; k++) {
+            total += cnt * (p->rungs[k] - prev);
+            prev = p->rungs[k];
+            cnt = rungs && rungs[k].decided ? rungs[k].n_promoted : dse_sweep_keep((int)cnt, p->eta);
+        }
+        total += cnt * (p->epochs - prev);
+        t->epochs_planned = total;
+    }
+}
+
+double dse_tally_eta(const struct dse_tally *t) {
+    int final = 0;
+    for (int k = 0; k < DSE_REC_COUNT; k++)
+        if (k != DSE_REC_PENDING) final += t->by_status[k];
+    if (final == t->n) return 0;
+    if (!t->timed) return -1;
+    double left = t->epochs_planned - (double)t->epochs_done;
+    if (left < 1) left = 1;
+    return left * (t->seconds / t->timed) / (t->running > 1 ? t->running : 1);
+}
+
+void dse_fmt_duration(char *buf, int size, double s) {
+    if (s < 0) snprintf(buf, (size_t)size, "unknown");
+    else if (s < 10) snprintf(buf, (size_t)size, "%.1f s", s);
+    else if (s < 60) snprintf(buf, (size_t)size, "%.0f s", s);
+    else if (s < 3600) snprintf(buf, (size_t)size, "%dm %02ds", (int)(s / 60), (int)fmod(s, 60));
+    else snprintf(buf, (size_t)size, "%dh %02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}

@@ -1,0 +1,197 @@
+/* sweep_status.c: `dse status DIR`: where a training sweep stands, read from its
+ * directory alone (docs/sweep-dir.md): candidates by status, who trains what, epochs and
+ * time spent against full training, and an ETA. Reads only; safe while workers run. */
+#include "dse/sweep_impl.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dse/json_read.h"
+
+struct status_cand {
+    struct dse_rec   rec;
+    int64_t          lease_gen;
+    struct dse_lease lease;
+    int              have_lease;
+};
+
+struct status_ctx {
+    struct status_cand *c;
+    int                 n;
+};
+
+static void lease_seen(void *arg, const char *id, int64_t gen) {
+    struct status_ctx *x = arg;
+    for (int i = 0; i < x->n; i++) /* a status call, not a hot loop */
+        if (!strcmp(x->c[i].rec.id, id)) x->c[i].lease_gen = gen;
+}
+
+static int by_index(const void *a, const void *b) {
+    const struct status_cand *x = a, *y = b;
+    return (x->rec.index > y->rec.index) - (x->rec.index < y->rec.index);
+}
+
+enum dse_status dse_sweep_status(FILE *f, const char *dir, struct dse_err *err) {
+    char path[4096], space[128] = "?";
+    struct dse_json_doc *doc = NULL;
+    struct dse_err e = { 0 };
+    struct status_ctx x = { NULL, 0 };
+    struct dse_sweep_plan plan;
+    struct dse_rung rung[DSE_SWEEP_RUNGS_MAX];
+    struct dse_lease_me me;
+    int missing, cap = 0, *running = NULL;
+    struct dse_rec *recs = NULL;
+    enum dse_status st;
+    memset(rung, 0, sizeof rung);
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    if ((st = dse_json_load(path, &doc, &e)))
+        return dse_err_set(err, st, NULL, 0, "%s: %s; expected a sweep directory made by dse sweep "
+                           "(docs/sweep-dir.md)", path, e.msg);
+    const struct dse_json *v = dse_json_get(dse_json_root(doc), "space");
+    if (v && v->type == DSE_JSON_STRING) dse_strlcpy(space, v->str, sizeof space);
+    dse_json_free(doc);
+    if ((st = dse_plan_read(dir, &plan, &missing, err))) return st;
+
+    snprintf(path, sizeof path, "%s/candidates", dir);
+    DIR *d = opendir(path);
+    if (!d) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: cannot open: %s", path, strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(d)) && !st) {
+        size_t len = strlen(de->d_name);
+        if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
+        if (x.n == cap) {
+            cap = cap ? 2 * cap : 64;
+            struct status_cand *p = realloc(x.c, sizeof *p * (size_t)cap);
+            if (!p) {
+                st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+                break;
+            }
+            x.c = p;
+        }
+        struct status_cand *c = &x.c[x.n];
+        memset(c, 0, sizeof *c);
+        dse_rec_init(&c->rec);
+        char file[4400];
+        snprintf(file, sizeof file, "%s/%s", path, de->d_name);
+        if ((st = dse_rec_read_path(file, &c->rec, err))) dse_rec_deinit(&c->rec);
+        else x.n++;
+    }
+    closedir(d);
+    if (!st && x.n) qsort(x.c, (size_t)x.n, sizeof *x.c, by_index);
+    if (!st) st = dse_lease_scan(dir, lease_seen, &x, err);
+    for (int k = 0; !st && !missing && k < plan.n_rungs; k++) {
+        int absent;
+        if ((st = dse_rung_read(dir, k, &rung[k], &absent, err)) || absent) break;
+    }
+    running = calloc((size_t)(x.n ? x.n : 1), sizeof *running);
+    recs = malloc(sizeof *recs * (size_t)(x.n ? x.n : 1));
+    if (!st && (!running || !recs)) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    if (st) goto done;
+    dse_lease_me_init(&me);
+    double now = dse_lease_wall();
+    for (int i = 0; i < x.n; i++) {
+        struct status_cand *c = &x.c[i];
+        recs[i] = c->rec;
+        if (dse_rec_final(&c->rec) || !c->lease_gen) continue;
+        int gone;
+        c->have_lease = !dse_lease_read(dir, c->rec.id, c->lease_gen, &c->lease, &gone, NULL) && !c->lease.released;
+        running[i] = c->have_lease && now <= c->lease.renewed + 2 * c->lease.ttl_s &&
+                     !dse_lease_holder_dead(&c->lease, &me);
+    }
+    struct dse_tally t;
+    dse_tally_make(&t, recs, x.n, missing ? NULL : &plan, rung, running);
+    int final = 0;
+    for (int k = 0; k < DSE_REC_COUNT; k++)
+        if (k != DSE_REC_PENDING && k != DSE_REC_PRUNED) final += t.by_status[k];
+    int unpruned = t.n - t.pruned;
+    fprintf(f, "Sweep %s in %s: %d candidate%s, %d pruned by constraints\n", space, dir, t.n, t.n == 1 ? "" : "s",
+            t.pruned);
+    if (missing) {
+        fprintf(f, "Not trained yet: no plan.json. Start training with: dse sweep SPACE --out %s\n", dir);
+        goto done;
+    }
+    char desc[400], a[32], b[32];
+    dse_plan_describe(&plan, desc, sizeof desc);
+    fprintf(f, "Plan: %s\n", desc);
+    fprintf(f, "Finished %d of %d: %d done, %d stopped", final, unpruned, t.by_status[DSE_REC_DONE],
+            t.by_status[DSE_REC_STOPPED]);
+    if (t.by_status[DSE_REC_STOPPED]) {
+        fputs(" (", f);
+        for (int k = 0, any = 0; k < plan.n_rungs; k++)
+            if (t.stopped_at[k]) fprintf(f, "%srung %d at epoch %d: %d", any++ ? ", " : "", k, plan.rungs[k], t.stopped_at[k]);
+        fputc(')', f);
+    }
+    fprintf(f, ", %d diverged, %d failed\n", t.by_status[DSE_REC_DIVERGED], t.by_status[DSE_REC_FAILED]);
+    fprintf(f, "Running %d, waiting for a rung decision %d, pending %d\n", t.running, t.waiting,
+            t.by_status[DSE_REC_PENDING] - t.running - t.waiting);
+    double expect = final == unpruned ? (double)t.epochs_done : t.epochs_planned;
+    fprintf(f, "Epochs: %lld trained", (long long)t.epochs_done);
+    if (final != unpruned) fprintf(f, " of about %.0f planned", t.epochs_planned);
+    fprintf(f, "; full training of every candidate: %lld", (long long)t.epochs_full);
+    if (plan.halving && t.epochs_full > 0)
+        fprintf(f, " (early stopping %s %.0f epochs, %.0f%%)", final == unpruned ? "saved" : "saves about",
+                (double)t.epochs_full - expect, 100.0 * ((double)t.epochs_full - expect) / (double)t.epochs_full);
+    fputc('\n', f);
+    dse_fmt_duration(a, sizeof a, t.seconds);
+    dse_fmt_duration(b, sizeof b, t.seconds_full);
+    if (t.timed)
+        fprintf(f, "Training time: %s so far (summed over candidates); full training of every candidate: about %s\n", a, b);
+    else
+        fprintf(f, "Training time: none recorded yet\n");
+    double eta = dse_tally_eta(&t);
+    if (eta < 0 && final != unpruned) { /* no epoch finished yet: the speed the running ones report */
+        double est = 0;
+        int k = 0;
+        for (int i = 0; i < x.n; i++)
+            if (running[i] && x.c[i].lease.epoch_s > 0) est += x.c[i].lease.epoch_s, k++;
+        if (k) {
+            double left = t.epochs_planned - (double)t.epochs_done;
+            eta = (left > 1 ? left : 1) * est / k / (t.running > 1 ? t.running : 1);
+        }
+    }
+    if (final == unpruned) {
+        fprintf(f, "Finished.\n");
+    } else if (eta < 0) {
+        fprintf(f, "ETA: not known until an epoch has been timed\n");
+    } else {
+        dse_fmt_duration(a, sizeof a, eta);
+        fprintf(f, "ETA: about %s with %d worker%s\n", a, t.running > 1 ? t.running : 1, t.running > 1 ? "s" : "");
+    }
+    int heading = 0;
+    for (int i = 0; i < x.n; i++) {
+        struct status_cand *c = &x.c[i];
+        if (!running[i]) continue;
+        int target, rg;
+        dse_sweep_next(&c->rec, &plan, rung, &target, &rg);
+        if (!heading++) fputs("Training now:\n", f);
+        char at[64] = "";
+        if (c->lease.iters > 0)
+            snprintf(at, sizeof at, " (epoch %d at %.0f%%)", c->lease.epoch + 1, 100.0 * c->lease.iter / c->lease.iters);
+        fprintf(f, "  %s  epochs %d -> %d of %d%s  on %s:%ld, renewed %.0f s ago\n", c->rec.id, c->rec.n_epochs, target,
+                plan.epochs, at, c->lease.host, c->lease.pid, now - c->lease.renewed);
+    }
+    heading = 0;
+    for (int i = 0; i < x.n; i++) {
+        struct status_cand *c = &x.c[i];
+        if (running[i] || !c->have_lease || dse_rec_final(&c->rec)) continue;
+        if (!heading++) fputs("Stale leases (worker presumed dead; the next worker takes the candidate over from its "
+                              "last checkpoint):\n", f);
+        fprintf(f, "  %s  %s:%ld, last renewed %.0f s ago\n", c->rec.id, c->lease.host, c->lease.pid, now - c->lease.renewed);
+    }
+    heading = 0;
+    for (int i = 0; i < x.n; i++) {
+        const struct dse_rec *r = &x.c[i].rec;
+        if (r->status != DSE_REC_FAILED && r->status != DSE_REC_DIVERGED) continue;
+        if (!heading++) fputs("Not finished normally:\n", f);
+        if (r->status == DSE_REC_FAILED) fprintf(f, "  %s  failed: %s\n", r->id, r->failed_why);
+        else fprintf(f, "  %s  diverged in epoch %d at iteration %lld\n", r->id, r->diverged_epoch,
+                     (long long)r->diverged_iter);
+    }
+done:
+    for (int i = 0; i < x.n; i++) dse_rec_deinit(&x.c[i].rec);
+    for (int k = 0; k < DSE_SWEEP_RUNGS_MAX; k++) dse_rung_deinit(&rung[k]);
+    free(x.c), free(running), free(recs);
+    return st;
+}

@@ -1,0 +1,825 @@
+/* test_sweep.c: training sweeps (dse/lease.c, dse/sweep_rec.c, dse/sweep_train.c,
+ * dse/sweep_status.c): the lease protocol (claims, a race of many claimers, expiry
+ * rules), successive halving's ranking and rungs, and whole sweeps run with the built
+ * dse binary: many workers at once train each candidate exactly once (sweep-multi),
+ * workers killed with SIGKILL at random moments and restarted give the same final
+ * records and report as an uninterrupted run, bit for bit (sweep-crash), a worker
+ * stopped past its lease cannot overwrite the one that took over (sweep-stall), and a
+ * diverging candidate is recorded without NaN (sweep-diverge). Seed of the kill times:
+ * DSE_CRASH_SEED (printed). */
+#include "dse/sweep_impl.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "base/pcg32.h"
+#include "dse/json_read.h"
+#include "tests/check.h"
+
+#ifndef DSE_BINARY
+#define DSE_BINARY "build/dse"
+#endif
+
+#define TINY    "tests/spaces/sweep_tiny.cfg"
+#define DIVERGE "tests/spaces/sweep_diverge.cfg"
+
+static int data_installed(void) {
+    return access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) == 0;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void nap(double s) {
+    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+static void rm_rf(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* The test's scratch folder, made once per process; kept if a check failed. */
+static const char *scratch(void) {
+    static char dir[64] = "";
+    if (!dir[0]) {
+        strcpy(dir, "/tmp/dse_sweep_XXXXXX");
+        if (!mkdtemp(dir)) {
+            perror("mkdtemp");
+            exit(1);
+        }
+    }
+    return dir;
+}
+
+/* Start the dse binary with args (NULL-terminated), stdout and stderr appended to log. */
+static pid_t spawn(const char *log, const char *const *args) {
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = DSE_BINARY;
+    for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t p = fork();
+    if (p == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        execv(DSE_BINARY, (char *const *)argv);
+        _exit(127);
+    }
+    return p;
+}
+
+/* Wait for p at most limit seconds (then SIGKILL it); its exit status, or -1 if killed
+ * by a signal. */
+static int wait_for(pid_t p, double limit) {
+    double t0 = now_s();
+    int status;
+    for (;;) {
+        pid_t r = waitpid(p, &status, WNOHANG);
+        if (r == p) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        if (r < 0) return -2;
+        if (now_s() - t0 > limit) {
+            fprintf(stderr, "  pid %ld still running after %.0f s: killed\n", (long)p, limit);
+            kill(p, SIGKILL);
+            waitpid(p, &status, 0);
+            return -3;
+        }
+        nap(0.02);
+    }
+}
+
+static int run_dse(const char *log, const char *const *args, double limit) {
+    pid_t p = spawn(log, args);
+    return p > 0 ? wait_for(p, limit) : -4;
+}
+
+static void show_log(const char *log) {
+    char *text;
+    if (dse_fs_read(log, &text, NULL, NULL)) return;
+    size_t n = strlen(text);
+    fprintf(stderr, "---- %s (last 4000 bytes)\n%s\n----\n", log, n > 4000 ? text + n - 4000 : text);
+    free(text);
+}
+
+/* ---- records ------------------------------------------------------------------------- */
+
+struct recs {
+    struct dse_rec r[16];
+    int            n;
+};
+
+static int rec_cmp(const void *a, const void *b) {
+    return strcmp(((const struct dse_rec *)a)->id, ((const struct dse_rec *)b)->id);
+}
+
+static void recs_load(const char *dir, struct recs *x) {
+    char path[600];
+    memset(x, 0, sizeof *x);
+    snprintf(path, sizeof path, "%s/candidates", dir);
+    DIR *d = opendir(path);
+    CHECK(d != NULL);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) && x->n < 16) {
+        if (e->d_name[0] == '.' || !strstr(e->d_name, ".json")) continue;
+        char file[900];
+        snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        dse_rec_init(&x->r[x->n]);
+        struct dse_err err = { 0 };
+        CHECK_OK(dse_rec_read_path(file, &x->r[x->n], &err));
+        x->n++;
+    }
+    closedir(d);
+    qsort(x->r, (size_t)x->n, sizeof x->r[0], rec_cmp);
+}
+
+static void recs_free(struct recs *x) {
+    for (int i = 0; i < x->n; i++) dse_rec_deinit(&x->r[i]);
+}
+
+/* Ids, statuses, rungs and every per-epoch loss and accuracy, bit for bit. */
+static int recs_same(const struct recs *a, const struct recs *b) {
+    int same = a->n == b->n && a->n > 0;
+    for (int i = 0; same && i < a->n; i++) {
+        const struct dse_rec *x = &a->r[i], *y = &b->r[i];
+        same = !strcmp(x->id, y->id) && x->status == y->status && x->n_epochs == y->n_epochs &&
+               x->stopped_rung == y->stopped_rung && x->stopped_epoch == y->stopped_epoch &&
+               x->diverged_epoch == y->diverged_epoch;
+        for (int e = 0; same && e < x->n_epochs; e++) {
+            float fx[4] = { x->ep[e].train_loss, x->ep[e].test_loss, x->ep[e].top1, x->ep[e].top5 };
+            float fy[4] = { y->ep[e].train_loss, y->ep[e].test_loss, y->ep[e].top1, y->ep[e].top5 };
+            same = memcmp(fx, fy, sizeof fx) == 0;
+        }
+        if (!same)
+            fprintf(stderr, "  %s: status %s/%s, epochs %d/%d, rung %d/%d differ (or a loss or accuracy)\n", x->id,
+                    dse_rec_status_str(x->status), dse_rec_status_str(y->status), x->n_epochs, y->n_epochs,
+                    x->stopped_rung, y->stopped_rung);
+    }
+    return same;
+}
+
+/* `dse report DIR --format csv` into out (no timings, no directory name in it). */
+static char *report_csv(const char *dir) {
+    char log[600], *text = NULL;
+    snprintf(log, sizeof log, "%s.csv", dir);
+    unlink(log);
+    const char *args[] = { "report", dir, "--format", "csv", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 60), 0);
+    if (dse_fs_read(log, &text, NULL, NULL)) return NULL;
+    return text;
+}
+
+/* Reference sweeps, run once by one uninterrupted worker: full training and successive
+ * halving (eta 2: rungs at 1 and 2 epochs of 3). */
+static const char *reference(int halving) {
+    static char dirs[2][128];
+    char *dir = dirs[halving];
+    if (dir[0]) return dir;
+    snprintf(dir, sizeof dirs[0], "%s/ref_%s", scratch(), halving ? "sh" : "full");
+    char log[200];
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *full[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", NULL };
+    const char *sh[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--early-stop", "sh",
+                         "--eta", "2", NULL };
+    double t0 = now_s();
+    int rc = run_dse(log, halving ? sh : full, 300);
+    CHECK_INT_EQ(rc, 0);
+    if (rc) show_log(log);
+    printf("  reference (%s): %.1f s\n", halving ? "halving" : "full", now_s() - t0);
+    return dir;
+}
+
+/* ---- leases ---------------------------------------------------------------------------- */
+
+static void test_lease_claim(void) {
+    char dir[200];
+    snprintf(dir, sizeof dir, "%s/lease_claim", scratch());
+    struct dse_lease_me a, b;
+    struct dse_lease la, lb, lc;
+    struct dse_err err = { 0 };
+    int won, held, missing;
+    dse_lease_me_init(&a);
+    dse_lease_me_init(&b);
+    CHECK(strcmp(a.token, b.token) != 0);
+    CHECK_OK(dse_lease_claim(dir, "cand", 0, &a, 30, 0, 0, &la, &won, &err));
+    CHECK(won);
+    CHECK_INT_EQ(la.gen, 1);
+    CHECK_OK(dse_lease_claim(dir, "cand", 0, &b, 30, 0, 0, &lb, &won, &err)); /* gen 1 exists: b loses */
+    CHECK(!won);
+    CHECK_OK(dse_lease_check(dir, &la, &held, &err));
+    CHECK(held);
+    CHECK_OK(dse_lease_renew(dir, &la, &held, &err));
+    CHECK(held);
+    CHECK_INT_EQ(la.beat, 1);
+    CHECK_OK(dse_lease_read(dir, "cand", 1, &lc, &missing, &err));
+    CHECK_INT_EQ(lc.beat, 1);
+    CHECK_STR_EQ(lc.token, a.token);
+    CHECK_OK(dse_lease_release(dir, &la, &err));
+    CHECK_OK(dse_lease_read(dir, "cand", 1, &lc, &missing, &err));
+    CHECK(lc.released);
+    /* b takes gen 2; a's old lease is no longer held and cannot be renewed */
+    CHECK_OK(dse_lease_claim(dir, "cand", 1, &b, 30, 0, 0, &lb, &won, &err));
+    CHECK(won);
+    CHECK_OK(dse_lease_check(dir, &la, &held, &err));
+    CHECK(!held);
+    CHECK_OK(dse_lease_renew(dir, &la, &held, &err));
+    CHECK(!held);
+    /* a stale view (gen 1 named as current after gens 2..4 were made): the claim must lose */
+    CHECK_OK(dse_lease_claim(dir, "cand", 2, &a, 30, 0, 0, &la, &won, &err));
+    CHECK(won); /* gen 3 */
+    CHECK_OK(dse_lease_claim(dir, "cand", 3, &b, 30, 0, 0, &lb, &won, &err));
+    CHECK(won); /* gen 4; gen 2 removed, gen 3 kept */
+    char path[300];
+    dse_lease_path(dir, "cand", 2, path, sizeof path);
+    CHECK(access(path, F_OK) != 0);
+    dse_lease_path(dir, "cand", 3, path, sizeof path);
+    CHECK(access(path, F_OK) == 0);
+    CHECK_OK(dse_lease_claim(dir, "cand", 1, &a, 30, 0, 0, &lc, &won, &err)); /* creates gen 2 again, sees 4 */
+    CHECK(!won);
+    dse_lease_path(dir, "cand", 2, path, sizeof path);
+    CHECK(access(path, F_OK) != 0); /* and took it back */
+    CHECK_OK(dse_lease_check(dir, &la, &held, &err)); /* gen 3: gen 4 exists */
+    CHECK(!held);
+    CHECK_OK(dse_lease_check(dir, &lb, &held, &err));
+    CHECK(held);
+}
+
+/* 12 processes try to take the same expired lease at the same moment, 15 times over:
+ * exactly one wins each time. */
+static void test_lease_race(void) {
+    char dir[200], go[300];
+    snprintf(dir, sizeof dir, "%s/lease_race", scratch());
+    CHECK_OK(dse_fs_mkdirs(dir, NULL));
+    for (int round = 0; round < 15; round++) {
+        enum { N = 12 };
+        pid_t kids[N];
+        snprintf(go, sizeof go, "%s/go.%d", dir, round);
+        for (int k = 0; k < N; k++) {
+            fflush(NULL);
+            kids[k] = fork();
+            if (kids[k] == 0) {
+                struct dse_lease_me me;
+                struct dse_lease l;
+                int won = 0;
+                dse_lease_me_init(&me);
+                while (access(go, F_OK) != 0) nap(0.001);
+                if (dse_lease_claim(dir, "x", round, &me, 30, 0, 0, &l, &won, NULL)) _exit(2);
+                _exit(won ? 0 : 1);
+            }
+        }
+        nap(0.05);
+        int fd = open(go, O_WRONLY | O_CREAT, 0644);
+        if (fd >= 0) close(fd);
+        int winners = 0, errors = 0;
+        for (int k = 0; k < N; k++) {
+            int rc = wait_for(kids[k], 30);
+            winners += rc == 0;
+            errors += rc != 0 && rc != 1;
+        }
+        CHECK_INT_EQ(winners, 1);
+        CHECK_INT_EQ(errors, 0);
+    }
+}
+
+/* The expiry rules, on made-up leases and clocks. */
+static void test_lease_free(void) {
+    struct dse_lease_me me;
+    struct dse_lease l;
+    struct dse_lease_obs obs = { 0, 0, 0 };
+    const char *why;
+    dse_lease_me_init(&me);
+    memset(&l, 0, sizeof l);
+    strcpy(l.id, "c"), strcpy(l.token, "t"), strcpy(l.host, "elsewhere"), strcpy(l.pidns, me.pidns);
+    l.gen = 3, l.pid = 12345, l.beat = 7, l.renewed = 1000, l.ttl_s = 10;
+    /* another host, fresh by its clock: not free; then unchanged for a ttl of ours: free */
+    CHECK(!dse_lease_free(&l, &obs, &me, 1005, 50, &why));
+    CHECK(!dse_lease_free(&l, &obs, &me, 1005, 59, &why));
+    CHECK(dse_lease_free(&l, &obs, &me, 1005, 61, &why));
+    CHECK(strstr(why, "not renewed") != NULL);
+    /* a new beat restarts the observation */
+    l.beat = 8;
+    CHECK(!dse_lease_free(&l, &obs, &me, 1005, 62, &why));
+    CHECK(!dse_lease_free(&l, &obs, &me, 1005, 71, &why));
+    /* stale by the holder's clock by more than a second ttl: free at once */
+    struct dse_lease_obs fresh = { 0, 0, 0 };
+    CHECK(!dse_lease_free(&l, &fresh, &me, 1019, 0, &why));
+    CHECK(dse_lease_free(&l, &fresh, &me, 1021, 0, &why));
+    /* released: free */
+    l.released = 1;
+    CHECK(dse_lease_free(&l, &fresh, &me, 1000, 0, &why));
+    l.released = 0;
+    /* same host and pid namespace, pid gone: free at once; pid alive (ours): not */
+    strcpy(l.host, me.host);
+    fflush(NULL);
+    pid_t p = fork();
+    if (p == 0) _exit(0);
+    waitpid(p, NULL, 0);
+    l.pid = p;
+    struct dse_lease_obs o2 = { 0, 0, 0 };
+    if (me.pidns[0]) {
+        CHECK(dse_lease_holder_dead(&l, &me));
+        CHECK(dse_lease_free(&l, &o2, &me, 1000, 0, &why));
+        strcpy(l.pidns, "1"); /* another pid namespace: the pid says nothing */
+        CHECK(!dse_lease_holder_dead(&l, &me));
+        strcpy(l.pidns, me.pidns);
+    }
+    l.pid = (long)getppid();
+    CHECK(!dse_lease_holder_dead(&l, &me));
+}
+
+/* ---- successive halving ------------------------------------------------------------------ */
+
+static void test_rank(void) {
+    /* a front of three (small and weak, middle, big and strong), one dominated */
+    const double top1[] = { 0.60, 0.80, 0.90, 0.70 };
+    const int64_t bytes[] = { 100, 200, 400, 300 };
+    const char *const ids[] = { "a", "b", "c", "d" };
+    int order[4], prank[4];
+    dse_sweep_rank_rung(4, top1, bytes, ids, DSE_SWEEP_RANK_PARETO, order, prank);
+    CHECK_INT_EQ(prank[0], 0);
+    CHECK_INT_EQ(prank[1], 0);
+    CHECK_INT_EQ(prank[2], 0);
+    CHECK_INT_EQ(prank[3], 1);
+    /* the front's ends first (the smallest is not culled for being small), larger top-1 first */
+    CHECK_INT_EQ(order[0], 2);
+    CHECK_INT_EQ(order[1], 0);
+    CHECK_INT_EQ(order[2], 1);
+    CHECK_INT_EQ(order[3], 3);
+    dse_sweep_rank_rung(4, top1, bytes, ids, DSE_SWEEP_RANK_TOP1, order, NULL);
+    CHECK_INT_EQ(order[0], 2);
+    CHECK_INT_EQ(order[1], 1);
+    CHECK_INT_EQ(order[2], 3);
+    CHECK_INT_EQ(order[3], 0);
+    /* ties: equal points share a rank; the id decides, so the order never depends on input order */
+    const double t2[] = { 0.5, 0.5 };
+    const int64_t b2[] = { 10, 10 };
+    const char *const i2[] = { "z", "y" };
+    dse_sweep_rank_rung(2, t2, b2, i2, DSE_SWEEP_RANK_PARETO, order, prank);
+    CHECK_INT_EQ(prank[0], 0);
+    CHECK_INT_EQ(prank[1], 0);
+    CHECK_INT_EQ(order[0], 1);
+    CHECK_INT_EQ(dse_sweep_keep(9, 3), 3);
+    CHECK_INT_EQ(dse_sweep_keep(2, 3), 1);
+    CHECK_INT_EQ(dse_sweep_keep(0, 3), 0);
+    CHECK_INT_EQ(dse_sweep_keep(8, 2), 4);
+}
+
+static void test_plan(void) {
+    struct dse_sweep_plan p;
+    struct dse_err err = { 0 };
+    memset(&p, 0, sizeof p);
+    p.epochs = 10, p.halving = 1, p.eta = 3, p.min_epochs = 1;
+    CHECK_OK(dse_sweep_plan_rungs(&p, &err));
+    CHECK_INT_EQ(p.n_rungs, 3); /* 1, 3, 9 */
+    CHECK_INT_EQ(p.rungs[2], 9);
+    p.epochs = 9;
+    CHECK_OK(dse_sweep_plan_rungs(&p, &err));
+    CHECK_INT_EQ(p.n_rungs, 2);
+    p.min_epochs = 9;
+    CHECK_INT_EQ(dse_sweep_plan_rungs(&p, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "no rung") != NULL);
+    p.halving = 0;
+    CHECK_OK(dse_sweep_plan_rungs(&p, &err));
+    CHECK_INT_EQ(p.n_rungs, 0);
+    /* what to do next, from a record and the rungs */
+    struct dse_rec r;
+    struct dse_rung rungs[2];
+    int target, rung;
+    memset(rungs, 0, sizeof rungs);
+    dse_rec_init(&r);
+    strcpy(r.id, "c1");
+    p.halving = 1, p.epochs = 5, p.eta = 3, p.min_epochs = 1;
+    CHECK_OK(dse_sweep_plan_rungs(&p, &err)); /* rungs at 1, 3 */
+    CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_TRAIN);
+    CHECK_INT_EQ(target, 1);
+    struct dse_rec_epoch ep = { 1, 1, 0.5f, 0.9f, 1, 1 };
+    CHECK_OK(dse_rec_set_epoch(&r, 0, &ep, &err));
+    CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_WAIT);
+    char promoted[1][DSE_ID_SIZE] = { "c1" };
+    rungs[0].decided = 1, rungs[0].promoted = promoted, rungs[0].n_promoted = 1;
+    CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_TRAIN);
+    CHECK_INT_EQ(target, 3);
+    rungs[0].n_promoted = 0;
+    CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_STOP);
+    CHECK_INT_EQ(rung, 0);
+    r.status = DSE_REC_STOPPED;
+    CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_NONE);
+    dse_rec_deinit(&r);
+}
+
+/* ---- whole sweeps ------------------------------------------------------------------------ */
+
+/* Four workers at once (one command with --workers 2 and two with --workers 1): every
+ * candidate trained exactly once, in one stretch from epoch 0 to 3, and the results
+ * those of one lone worker. */
+static void test_multi(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *ref = reference(0);
+    char dir[200], log[260];
+    snprintf(dir, sizeof dir, "%s/multi", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *two[] = { "sweep", TINY, "--out", dir, "--workers", "2", "--conv", "gemm_batch", NULL };
+    const char *one[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", NULL };
+    double t0 = now_s();
+    pid_t p[3] = { spawn(log, two), spawn(log, one), spawn(log, one) };
+    int bad = 0;
+    for (int k = 0; k < 3; k++) bad |= wait_for(p[k], 300) != 0;
+    CHECK(!bad);
+    printf("  4 workers: %.1f s\n", now_s() - t0);
+    struct recs a, b;
+    recs_load(ref, &a);
+    recs_load(dir, &b);
+    CHECK_INT_EQ(b.n, 4);
+    char workers[4][96];
+    int n_workers = 0;
+    for (int i = 0; i < b.n; i++) {
+        const struct dse_rec *r = &b.r[i];
+        CHECK_INT_EQ(r->status, DSE_REC_DONE);
+        CHECK_INT_EQ(r->att_total, 1); /* trained once */
+        CHECK_INT_EQ(r->n_att, 1);
+        if (r->n_att != 1) continue;
+        CHECK_INT_EQ(r->att[0].from_epoch, 0);
+        CHECK_INT_EQ(r->att[0].to_epoch, 3);
+        CHECK_STR_EQ(r->att[0].end, "done");
+        int seen = 0;
+        for (int k = 0; k < n_workers; k++) seen |= !strcmp(workers[k], r->att[0].worker);
+        if (!seen) strcpy(workers[n_workers++], r->att[0].worker);
+    }
+    printf("  candidates trained by %d different workers\n", n_workers);
+    CHECK(recs_same(&a, &b));
+    char *ca = report_csv(ref), *cb = report_csv(dir);
+    CHECK(ca && cb && !strcmp(ca, cb));
+    free(ca), free(cb);
+    recs_free(&a), recs_free(&b);
+    if (bad) show_log(log);
+}
+
+/* Wait (at most limit seconds) until process pid holds a lease in dir: 1 if it does. */
+static int holds_lease(const char *dir, pid_t pid, double limit) {
+    char leases[300], want[64];
+    snprintf(leases, sizeof leases, "%s/leases", dir);
+    snprintf(want, sizeof want, "\"pid\": %ld,", (long)pid);
+    for (double t0 = now_s();; nap(0.005)) { /* one look at least */
+        DIR *d = opendir(leases);
+        struct dirent *e;
+        int found = 0;
+        while (d && (e = readdir(d)) && !found) {
+            char path[600], *text = NULL;
+            if (e->d_name[0] == '.') continue;
+            snprintf(path, sizeof path, "%s/%s", leases, e->d_name);
+            if (dse_fs_read(path, &text, NULL, NULL)) continue;
+            found = strstr(text, want) && strstr(text, "\"released\": false");
+            free(text);
+        }
+        if (d) closedir(d);
+        if (found) return 1;
+        if (now_s() - t0 >= limit) return 0;
+    }
+}
+
+/* Two workers; again and again one of them is killed with SIGKILL at a random moment
+ * and started again. The sweep (successive halving, so rung decisions and paused
+ * candidates are crashed into too) must end with the same records and report as the
+ * uninterrupted reference, bit for bit, and nothing left running. */
+static int crash_run(int halving, int attempt, struct dse_pcg32 *rng) {
+    const char *ref = reference(halving);
+    char dir[200], log[260];
+    snprintf(dir, sizeof dir, "%s/crash_%s_%d", scratch(), halving ? "sh" : "full", attempt);
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *sh[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--early-stop", "sh",
+                         "--eta", "2", "--max-crashes", "1000", NULL };
+    const char *full[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--max-crashes",
+                           "1000", NULL };
+    const char *const *args = halving ? sh : full;
+    double t0 = now_s();
+    pid_t w[2] = { spawn(log, args), spawn(log, args) };
+    int kills = 0, bad = 0;
+    for (int round = 0; round < 60 && kills < 8; round++) {
+        int k = (int)(dse_pcg32_next(rng) & 1), status;
+        /* every other kill waits until the victim holds a lease, so that training itself
+         * (not only start-up) is cut; then a random moment */
+        if (round % 2) holds_lease(dir, w[k], 3.0);
+        double base = round % 2 ? (halving ? 0.2 : 0.35) : 0.02; /* full: past the first epoch's checkpoint */
+        nap(base + (round % 2 ? 0.4 : 0.7) * (double)dse_pcg32_next(rng) / 4294967296.0);
+        pid_t r = waitpid(w[k], &status, WNOHANG);
+        if (r != 0) { /* a worker only ends by itself when every candidate is final */
+            bad |= r != w[k] || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+            w[k] = 0;
+            break;
+        }
+        kill(w[k], SIGKILL);
+        waitpid(w[k], &status, 0);
+        kills++;
+        w[k] = spawn(log, args);
+    }
+    for (int k = 0; k < 2; k++) bad |= w[k] && wait_for(w[k], 300) != 0;
+    CHECK(!bad);
+    /* one more worker finds nothing to do */
+    CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    printf("  %s: %d SIGKILLs, %.1f s\n", halving ? "halving" : "full training", kills, now_s() - t0);
+    struct recs a, b;
+    recs_load(ref, &a);
+    recs_load(dir, &b);
+    CHECK_INT_EQ(b.n, 4);
+    CHECK(recs_same(&a, &b));
+    for (int i = 0; i < b.n; i++) CHECK(dse_rec_final(&b.r[i]));
+    char *text = NULL;
+    int taken = 0;
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    int resumed = 0;
+    for (const char *p = text; p && (p = strstr(p, "taking over from")); p++) taken++;
+    for (const char *p = text; p && (p = strstr(p, "resumed from its checkpoint")); p++) resumed++;
+    free(text);
+    printf("  %d candidates taken over from a killed worker; %d stretches resumed from a checkpoint\n", taken, resumed);
+    CHECK(taken >= 1);
+    char *ca = report_csv(ref), *cb = report_csv(dir);
+    CHECK(ca && cb && !strcmp(ca, cb));
+    free(ca), free(cb);
+    /* the rung decisions are the same files */
+    for (int k = 0; halving && k < 2; k++) {
+        char pa[300], pb[300], *ta = NULL, *tb = NULL;
+        snprintf(pa, sizeof pa, "%s/rungs/rung-%d.json", ref, k);
+        snprintf(pb, sizeof pb, "%s/rungs/rung-%d.json", dir, k);
+        CHECK_OK(dse_fs_read(pa, &ta, NULL, NULL));
+        CHECK_OK(dse_fs_read(pb, &tb, NULL, NULL));
+        CHECK(ta && tb && !strcmp(ta, tb));
+        free(ta), free(tb);
+    }
+    /* dse status: finished, nothing running or stale */
+    char slog[300], *st = NULL;
+    snprintf(slog, sizeof slog, "%s.status", dir);
+    const char *sargs[] = { "status", dir, NULL };
+    CHECK_INT_EQ(run_dse(slog, sargs, 60), 0);
+    CHECK_OK(dse_fs_read(slog, &st, NULL, NULL));
+    CHECK(st && strstr(st, "Finished 4 of 4") && strstr(st, "Running 0") && !strstr(st, "Stale"));
+    free(st);
+    recs_free(&a), recs_free(&b);
+    if (check_failures) show_log(log);
+    return kills;
+}
+
+static void test_crash(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *env = getenv("DSE_CRASH_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
+    struct dse_pcg32 rng;
+    dse_pcg32_seed(&rng, seed, 11);
+    /* a sweep that finished before enough kills is run again, in a fresh directory */
+    for (int halving = 1; halving >= 0; halving--) {
+        int kills = 0;
+        for (int attempt = 0; attempt < 3 && kills < 5; attempt++) kills += crash_run(halving, attempt, &rng);
+        CHECK(kills >= 5);
+    }
+}
+
+/* A worker stopped (SIGSTOP) while it holds a lease: another takes the candidate over
+ * once the lease has not been renewed for its ttl (same host, but the pid is alive, so
+ * only the observation rule applies). When the first wakes up it must notice, write
+ * nothing, and leave. */
+static void test_stall(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *ref = reference(0);
+    char dir[200], log[260];
+    snprintf(dir, sizeof dir, "%s/stall", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *args[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--lease-seconds", "1",
+                           NULL };
+    pid_t a = spawn(log, args);
+    /* stop a while it holds a lease (a lease file with its pid, not released): it may
+     * let go between the look and the stop, so look again once it is stopped */
+    int holding = 0;
+    for (int tries = 0; tries < 50 && !holding; tries++) {
+        if (!holds_lease(dir, a, 60)) break;
+        kill(a, SIGSTOP);
+        if (!(holding = holds_lease(dir, a, 0))) {
+            kill(a, SIGCONT);
+            nap(0.01);
+        }
+    }
+    CHECK(holding);
+    double t0 = now_s();
+    int rc = run_dse(log, args, 300);
+    CHECK_INT_EQ(rc, 0);
+    printf("  the second worker finished the sweep in %.1f s\n", now_s() - t0);
+    kill(a, SIGCONT);
+    CHECK_INT_EQ(wait_for(a, 120), 0);
+    struct recs x, y;
+    recs_load(ref, &x);
+    recs_load(dir, &y);
+    CHECK(recs_same(&x, &y));
+    int taken = 0;
+    for (int i = 0; i < y.n; i++) {
+        const struct dse_rec *r = &y.r[i];
+        CHECK_INT_EQ(r->status, DSE_REC_DONE);
+        CHECK(r->n_att >= 1 && !strcmp(r->att[r->n_att - 1].end, "done"));
+        taken += r->n_att > 1 || r->lease_gen > 1;
+    }
+    CHECK(taken >= 1);
+    recs_free(&x), recs_free(&y);
+    if (check_failures) show_log(log);
+}
+
+/* A candidate that diverges: status diverged with the epoch and iteration, its file is
+ * strict JSON (no NaN), and the report and status read it. */
+static void test_diverge(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[200], log[260];
+    snprintf(dir, sizeof dir, "%s/diverge", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *args[] = { "sweep", DIVERGE, "--out", dir, "--workers", "1", "--conv", "gemm_batch", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK_INT_EQ(x.n, 1);
+    if (x.n == 1) {
+        CHECK_INT_EQ(x.r[0].status, DSE_REC_DIVERGED);
+        CHECK(x.r[0].diverged_epoch >= 1);
+        char path[400], *text = NULL;
+        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, x.r[0].id);
+        struct dse_json_doc *doc = NULL;
+        CHECK_OK(dse_json_load(path, &doc, NULL)); /* strict: NaN would not parse */
+        dse_json_free(doc);
+        CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+        CHECK(text && !strstr(text, "nan") && !strstr(text, "NaN") && !strstr(text, "inf"));
+        free(text);
+    }
+    recs_free(&x);
+    const char *rep[] = { "report", dir, NULL };
+    CHECK_INT_EQ(run_dse(log, rep, 60), 0);
+    char *text = NULL;
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "diverged in epoch"));
+    free(text);
+}
+
+/* A sweep trains one way: a command that asks for another plan is refused, naming it. */
+static void test_plan_clash(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *ref = reference(1);
+    char log[300], *text = NULL;
+    snprintf(log, sizeof log, "%s/clash.log", scratch());
+    const char *args[] = { "sweep", TINY, "--out", ref, "--early-stop", "none", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 60), 2);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "plan.json: this sweep was started with --early-stop sh, and this command gives none"));
+    free(text);
+}
+
+/* What dse report and dse status say of a finished successive-halving sweep: 4
+ * candidates, eta 2: two stop at rung 0, one at rung 1, 7 epochs of 12. */
+static void test_report(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *ref = reference(1);
+    char log[300], *text = NULL;
+    snprintf(log, sizeof log, "%s/report.log", scratch());
+    unlink(log);
+    const char *rep[] = { "report", ref, NULL };
+    CHECK_INT_EQ(run_dse(log, rep, 60), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "# Sweep sweep_tiny: 4 candidates (0 pruned, 0 pending, 1 done, 3 stopped)"));
+    CHECK(text && strstr(text, "3 stopped"));
+    CHECK(text && strstr(text, "stopped at rung 0 (epoch 1)"));
+    CHECK(text && strstr(text, "stopped at rung 1 (epoch 2)"));
+    CHECK(text && strstr(text, "## Training"));
+    CHECK(text && strstr(text, "Epochs trained: 7; full training of every candidate: 12 (early stopping saved 5 "
+                              "epochs, 42%)"));
+    free(text);
+    unlink(log);
+    const char *st[] = { "status", ref, NULL };
+    CHECK_INT_EQ(run_dse(log, st, 60), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "Finished 4 of 4: 1 done, 3 stopped (rung 0 at epoch 1: 2, rung 1 at epoch 2: 1)"));
+    CHECK(text && strstr(text, "early stopping saved 5 epochs, 42%"));
+    free(text);
+}
+
+/* The default conv choice (auto): the strategies are timed once per candidate and kept
+ * with its checkpoints, so a stretch resumed by another worker runs the same ones. A
+ * sweep given the first one's choice files and killed mid-training twice ends with the
+ * first one's results, bit for bit. */
+static void test_conv_auto(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char a[200], b[200], log[260];
+    snprintf(a, sizeof a, "%s/auto_a", scratch());
+    snprintf(b, sizeof b, "%s/auto_b", scratch());
+    snprintf(log, sizeof log, "%s/auto.log", scratch());
+    const char *args_a[] = { "sweep", TINY, "--out", a, "--workers", "1", NULL };
+    const char *args_b[] = { "sweep", TINY, "--out", b, "--workers", "1", "--max-crashes", "100", NULL };
+    CHECK_INT_EQ(run_dse(log, args_a, 300), 0);
+    struct recs x, y;
+    recs_load(a, &x);
+    for (int i = 0; i < x.n; i++) { /* hand b the choices a made */
+        char from[400], to[400], *text = NULL;
+        size_t len;
+        snprintf(from, sizeof from, "%s/checkpoints/%s/conv-t1.txt", a, x.r[i].id);
+        snprintf(to, sizeof to, "%s/checkpoints/%s", b, x.r[i].id);
+        CHECK_OK(dse_fs_mkdirs(to, NULL));
+        snprintf(to, sizeof to, "%s/checkpoints/%s/conv-t1.txt", b, x.r[i].id);
+        CHECK_OK(dse_fs_read(from, &text, &len, NULL));
+        if (text) CHECK_OK(dse_fs_write_atomic(to, text, len, NULL));
+        free(text);
+    }
+    for (int k = 0; k < 2; k++) {
+        pid_t p = spawn(log, args_b);
+        if (holds_lease(b, p, 30)) nap(0.3);
+        kill(p, SIGKILL);
+        waitpid(p, NULL, 0);
+    }
+    CHECK_INT_EQ(run_dse(log, args_b, 300), 0);
+    recs_load(b, &y);
+    CHECK(recs_same(&x, &y));
+    recs_free(&x), recs_free(&y);
+}
+
+/* Pausing at rungs changes nothing: every epoch a halving sweep trained is bit for bit
+ * the epoch full training computed (same schedule over R, resumed from the rung's
+ * checkpoint). */
+static void test_pause(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    struct recs full, sh;
+    recs_load(reference(0), &full);
+    recs_load(reference(1), &sh);
+    CHECK_INT_EQ(full.n, 4);
+    CHECK_INT_EQ(sh.n, 4);
+    int compared = 0;
+    for (int i = 0; i < full.n && i < sh.n; i++) {
+        const struct dse_rec *f = &full.r[i], *h = &sh.r[i];
+        CHECK_STR_EQ(f->id, h->id);
+        CHECK(h->n_epochs >= 1 && h->n_epochs <= f->n_epochs);
+        for (int e = 0; e < h->n_epochs && e < f->n_epochs; e++, compared++) {
+            float a[4] = { f->ep[e].train_loss, f->ep[e].test_loss, f->ep[e].top1, f->ep[e].top5 };
+            float b[4] = { h->ep[e].train_loss, h->ep[e].test_loss, h->ep[e].top1, h->ep[e].top5 };
+            CHECK(memcmp(a, b, sizeof a) == 0);
+        }
+    }
+    CHECK_INT_EQ(compared, 7);
+    recs_free(&full), recs_free(&sh);
+}
+
+static const struct check_case cases[] = {
+    { "lease-claim",   test_lease_claim },
+    { "lease-race",    test_lease_race },
+    { "lease-free",    test_lease_free },
+    { "rank",          test_rank },
+    { "plan",          test_plan },
+    { "sweep-diverge", test_diverge },
+    { "sweep-clash",   test_plan_clash },
+    { "sweep-report",  test_report },
+    { "sweep-pause",   test_pause },
+    { "sweep-conv",    test_conv_auto },
+    { "sweep-multi",   test_multi },
+    { "sweep-crash",   test_crash },
+    { "sweep-stall",   test_stall },
+};
+
+int main(int argc, char **argv) {
+    int rc = check_main(cases, DSE_ARRAY_LEN(cases), argc, argv);
+    if (!check_failures) rm_rf(scratch());
+    else printf("kept %s for a look\n", scratch());
+    return rc;
+}
