@@ -99,6 +99,8 @@ static const char usage_sweep[] =
     "sharing DIR, work on the same sweep: candidates are claimed with leases that expire if a\n"
     "worker dies, and a dead worker's candidate resumes from its last checkpoint. Running it\n"
     "again joins or resumes the sweep. Progress lines go to stderr; 'dse status DIR' shows it.\n"
+    "When every candidate has ended, prints the report (dse report) and writes DIR/frontier.svg\n"
+    "and DIR/curves.svg.\n"
     "\n"
     "  --out DIR          the sweep directory\n"
     "  --analytic-only    cost and prune only; train nothing\n"
@@ -130,14 +132,15 @@ static const char usage_status[] =
     "time spent against full training; an ETA. Reads only: safe while workers run.\n";
 
 static const char usage_report[] =
-    "usage: dse report DIR [--format md|csv|tex|json] [--plot FILE.svg]\n"
+    "usage: dse report DIR [--format md|csv|tex|json] [--plot FILE.svg] [--curves FILE.svg]\n"
     "\n"
     "All candidates of a sweep directory and the Pareto frontier: maximize accuracy and\n"
     "minimize model size once candidates are trained, before that minimize model size\n"
     "and FLOPs. docs/report.md describes the formats.\n"
     "\n"
     "  --format F       md (default), csv, tex or json\n"
-    "  --plot FILE.svg  also draw accuracy (or FLOPs) against model size\n";
+    "  --plot FILE.svg  also draw accuracy (or FLOPs) against model size\n"
+    "  --curves FILE.svg  also draw each trained candidate's test top-1 after every epoch\n";
 
 static const char usage_train[] =
     "usage: dse train NET [--data fashion-mnist] [--epochs E] [--batch B] [--lr L]\n"
@@ -463,9 +466,17 @@ static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **va
     if (!rc && !analytic) {
         int finished = 0;
         o.log = stderr;
+        char plot[4200], curves[4200];
+        snprintf(plot, sizeof plot, "%s/frontier.svg", dir);
+        snprintf(curves, sizeof curves, "%s/curves.svg", dir);
         if (dse_sweep_train(&s, dir, &o, &finished, &err)) rc = fail(&err);
         else if (dse_sweep_status(stdout, dir, &err)) rc = fail(&err);
         else if (!finished) printf("Not finished: run the same command again to go on.\n");
+        else if (printf("\n"), dse_report_sweep(stdout, dir, DSE_FORMAT_MD, plot, &err) ||
+                 dse_report_curves(dir, curves, &err))
+            rc = fail(&err);
+        else
+            printf("\nPlot (top-1 against model size, frontier in red): %s\nLearning curves: %s\n", plot, curves);
     }
     dse_space_free(&s);
     return rc;
@@ -483,7 +494,8 @@ static int cmd_report(const struct cmd *c, const char **pos, int n_pos, char **v
     int rc;
     (void)n_pos, (void)flags;
     if ((rc = opt_format(c->name, vals[0], "md csv tex json", DSE_FORMAT_MD, &fmt)) >= 0) return rc;
-    return dse_report_sweep(stdout, pos[0], fmt, vals[1], &err) ? fail(&err) : 0;
+    if (dse_report_sweep(stdout, pos[0], fmt, vals[1], &err)) return fail(&err);
+    return vals[2] && dse_report_curves(pos[0], vals[2], &err) ? fail(&err) : 0;
 }
 
 /* On a terminal: a progress line redrawn in place, and one line per epoch. Otherwise
@@ -781,7 +793,7 @@ static const struct cmd cmds[] = {
                                                   "--rank --conv --lease-seconds --max-crashes --data-root",
                                                                               usage_sweep,    cmd_sweep },
     { "status",   1, 1, "",                       "",                         usage_status,   cmd_status },
-    { "report",   1, 1, "",                       "--format --plot",          usage_report,   cmd_report },
+    { "report",   1, 1, "",                       "--format --plot --curves", usage_report,   cmd_report },
     { "train",    1, 1, "--json",                 "--data --epochs --batch --lr --lr-policy --threads --seed "
                                                   "--limit-train --limit-test --init --checkpoint-dir --resume --conv "
                                                   "--conv-cache",

@@ -31,4 +31,8 @@ enum dse_status dse_report_diff(FILE *f, const char *base_path, const struct dse
 enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt,
                                  const char *plot_path, struct dse_err *err);
 
+/* Learning curves of a sweep directory as an SVG file: test top-1 after each epoch of
+ * every trained candidate (the frontier's highlighted, stopped and diverged ones marked). */
+enum dse_status dse_report_curves(const char *dir, const char *svg_path, struct dse_err *err);
+
 #endif

@@ -47,6 +47,7 @@ struct cand {
     int64_t                diverged_iter;
     const char            *failed_why;
     double                 train_seconds;
+    const struct dse_json *per_epoch;         /* the "per_epoch" array, or NULL */
 };
 
 struct sweep {
@@ -330,6 +331,15 @@ static enum dse_status read_candidate(struct cand *c, const char *name, struct d
     c->failed_why = v ? v->str : NULL;
     if ((st = get(path, root, "train_seconds", WANT_NUM, 1, &v, err))) return st;
     c->train_seconds = v ? v->number : 0;
+    if ((st = get(path, root, "per_epoch", WANT_ARR, 1, &v, err))) return st;
+    c->per_epoch = v;
+    for (int e = 0; v && e < v->n; e++) { /* {"epoch": k, "top1": x or null, ...} */
+        const struct dse_json *it = &v->items[e], *ep = dse_json_get(it, "epoch"), *t1 = dse_json_get(it, "top1");
+        if (it->type != DSE_JSON_OBJECT || !ep || ep->type != DSE_JSON_NUMBER || !ep->is_int || ep->integer < 1 ||
+            (t1 && t1->type != DSE_JSON_NULL && (t1->type != DSE_JSON_NUMBER || t1->number < 0 || t1->number > 1)))
+            return bad(err, path, it->line, "\"per_epoch\"[%d] is not {\"epoch\": k >= 1, \"top1\": a number "
+                       "in [0, 1] or null, ...} (docs/sweep-dir.md)", e);
+    }
     return DSE_OK;
 }
 
@@ -1349,41 +1359,165 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
     fputs("</g>\n</svg>\n", f);
 }
 
-/* Written to a temporary file beside plot_path, then renamed over it. */
-static enum dse_status write_plot(const struct sweep *s, const char *plot_path,
-                                  struct dse_err *err) {
+/* What an SVG writer needs: the sweep, and scratch room for s->n points. */
+struct svg_job {
+    const struct sweep *s;
+    struct pt          *p;
+    double             *lx, *ly, *fx, *fy;
+    int                *anchor;
+};
+
+typedef void (*svg_fn)(FILE *f, const struct svg_job *j);
+
+static void plot_svg(FILE *f, const struct svg_job *j) { write_svg(f, j->s, j->p, j->lx, j->ly, j->anchor, j->fx, j->fy); }
+
+/* Written to a temporary file beside path, then renamed over it. */
+static enum dse_status write_svg_file(const struct sweep *s, const char *path, svg_fn fn, const char *what,
+                                      struct dse_err *err) {
     size_t      n = (size_t)(s->n ? s->n : 1);
-    struct pt  *p = calloc(n, sizeof *p);
-    double     *lx = calloc(n, sizeof *lx), *ly = calloc(n, sizeof *ly);
-    double     *fx = calloc(n, sizeof *fx), *fy = calloc(n, sizeof *fy);
-    int        *anchor = calloc(n, sizeof *anchor);
-    size_t      len = strlen(plot_path) + 32;
+    struct svg_job j = { s, calloc(n, sizeof(struct pt)), calloc(n, sizeof(double)), calloc(n, sizeof(double)),
+                         calloc(n, sizeof(double)), calloc(n, sizeof(double)), calloc(n, sizeof(int)) };
+    size_t      len = strlen(path) + 32;
     char       *tmp = malloc(len);
     enum dse_status st = DSE_OK;
-    if (!p || !lx || !ly || !anchor || !fx || !fy || !tmp) {
+    if (!j.p || !j.lx || !j.ly || !j.anchor || !j.fx || !j.fy || !tmp) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto out;
     }
-    snprintf(tmp, len, "%s.%ld.tmp", plot_path, (long)getpid());
+    snprintf(tmp, len, "%s.%ld.tmp", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
-        st = dse_err_set(err, DSE_ERR_IO, plot_path, 0, "cannot write the plot: %s",
-                         strerror(errno));
+        st = dse_err_set(err, DSE_ERR_IO, path, 0, "cannot write the %s: %s", what, strerror(errno));
         goto out;
     }
-    write_svg(f, s, p, lx, ly, anchor, fx, fy);
+    fn(f, &j);
     int bad_write = ferror(f) != 0;
     bad_write |= fflush(f) != 0;
     bad_write |= fsync(fileno(f)) != 0;
     int e = errno;
     bad_write |= fclose(f) != 0;
-    if (!bad_write && rename(tmp, plot_path) != 0) bad_write = 1, e = errno;
+    if (!bad_write && rename(tmp, path) != 0) bad_write = 1, e = errno;
     if (bad_write) {
         remove(tmp);
-        st = dse_err_set(err, DSE_ERR_IO, plot_path, 0, "cannot write the plot: %s", strerror(e));
+        st = dse_err_set(err, DSE_ERR_IO, path, 0, "cannot write the %s: %s", what, strerror(e));
     }
 out:
-    free(p), free(lx), free(ly), free(anchor), free(fx), free(fy), free(tmp);
+    free(j.p), free(j.lx), free(j.ly), free(j.anchor), free(j.fx), free(j.fy), free(tmp);
+    return st;
+}
+
+static enum dse_status write_plot(const struct sweep *s, const char *plot_path, struct dse_err *err) {
+    return write_svg_file(s, plot_path, plot_svg, "plot", err);
+}
+
+/* ---- learning curves ----------------------------------------------------------------- */
+
+/* Test top-1 after each epoch, one line per trained candidate, in epochs: the
+ * frontier's candidates in red and labelled, the others in blue; a candidate stopped by
+ * successive halving ends at its rung (a hollow end marker), a diverged one with a
+ * cross at the epoch it diverged. */
+static void curves_svg(FILE *f, const struct svg_job *j) {
+    const struct sweep *s = j->s;
+    const double left = 84, right = SVG_W - 170, top = 92, axis_y = SVG_H - 70;
+    double emax = 1, ylo = INFINITY, yhi = -INFINITY;
+    int lines = 0;
+    for (int i = 0; i < s->n; i++) {
+        const struct dse_json *pe = s->c[i].per_epoch;
+        for (int e = 0; pe && e < pe->n; e++) {
+            const struct dse_json *t1 = dse_json_get(&pe->items[e], "top1");
+            emax = fmax(emax, (double)dse_json_get(&pe->items[e], "epoch")->integer);
+            if (t1 && t1->type == DSE_JSON_NUMBER) ylo = fmin(ylo, 100 * t1->number), yhi = fmax(yhi, 100 * t1->number);
+        }
+        lines += pe && pe->n > 0;
+    }
+    if (!(ylo <= yhi)) ylo = 0, yhi = 100;
+    struct axis ax, ay;
+    axis_fit(&ax, 1, emax, left, right);
+    if (emax - 1 < 10) ax.step = 1, ax.decimals = 0; /* whole epochs */
+    axis_fit(&ay, ylo, yhi, axis_y, top);
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+               "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n<title>Learning curves ", SVG_W, SVG_H, SVG_W, SVG_H);
+    svg_text(f, s->space);
+    fprintf(f, "</title>\n<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", SVG_W, SVG_H);
+    fprintf(f, "<text x=\"%.1f\" y=\"26\" font-size=\"17\" font-weight=\"bold\" text-anchor=\"middle\" "
+               "fill=\"#222\">Sweep ", SVG_W / 2.0);
+    svg_text(f, s->space);
+    fprintf(f, ": test top-1 after each epoch</text>\n<text x=\"%.1f\" y=\"46\" font-size=\"12\" "
+               "text-anchor=\"middle\" fill=\"#555\">%d trained candidate%s; red: on the Pareto frontier (%s); "
+               "hollow end: stopped by successive halving; x: diverged</text>\n", SVG_W / 2.0, lines,
+            lines == 1 ? "" : "s", objective(s));
+    fputs("<g font-size=\"11\" fill=\"#444\">\n", f);
+    for (double k = ceil(ax.lo / ax.step - 1e-9); k * ax.step <= ax.hi + 1e-9 * ax.step; k++) {
+        const double v = k * ax.step, x = axis_px(&ax, v);
+        if (v < 1 - 1e-9) continue;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>\n", x, top, x, axis_y);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.*f</text>\n", x, axis_y + 18, ax.decimals, v);
+    }
+    for (double k = ceil(ay.lo / ay.step - 1e-9); k * ay.step <= ay.hi + 1e-9 * ay.step; k++) {
+        const double v = k * ay.step, y = axis_px(&ay, v);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>\n", left, y, right, y);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>\n", left - 8, y + 4, ay.decimals, v);
+    }
+    fputs("</g>\n", f);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#444\"/>\n",
+            left, top, right - left, axis_y - top);
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"13\" text-anchor=\"middle\" fill=\"#222\">epoch</text>\n",
+            (left + right) / 2, SVG_H - 28);
+    fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" font-size=\"13\" text-anchor=\"middle\" "
+               "fill=\"#222\">test top-1 accuracy (%%)</text>\n", (top + axis_y) / 2);
+    /* the others first, the frontier on top */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < s->n; i++) {
+            const struct cand *c = &s->c[i];
+            const struct dse_json *pe = c->per_epoch;
+            if (!pe || pe->n == 0 || c->on_front != pass) continue;
+            const char *color = pass ? "#d62728" : "#4c78a8";
+            fprintf(f, "<g><title>%s", c->id);
+            for (int v = 0; v < s->n_varied; v++) {
+                char vb[48];
+                fprintf(f, " %s=", s->varied[v]);
+                svg_text(f, fmt_value(vb, sizeof vb, dse_json_get(c->metaparams, s->varied[v])));
+            }
+            fprintf(f, "</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" stroke-opacity=\"%s\" "
+                       "points=\"", color, pass ? "2.2" : "1.4", pass ? "1" : "0.7");
+            double lx = 0, ly = 0;
+            int any = 0;
+            for (int e = 0; e < pe->n; e++) {
+                const struct dse_json *t1 = dse_json_get(&pe->items[e], "top1");
+                if (!t1 || t1->type != DSE_JSON_NUMBER) continue;
+                lx = axis_px(&ax, (double)dse_json_get(&pe->items[e], "epoch")->integer);
+                ly = axis_px(&ay, 100 * t1->number);
+                fprintf(f, "%s%.1f,%.1f", any++ ? " " : "", lx, ly);
+            }
+            fputs("\"/>\n", f);
+            if (any && c->status == ST_STOPPED)
+                fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"white\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+                        lx, ly, color);
+            else if (any)
+                fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", lx, ly, color);
+            if (c->status == ST_DIVERGED && c->diverged_epoch > 0) {
+                const double x = axis_px(&ax, (double)c->diverged_epoch), y = axis_y - 10;
+                fprintf(f, "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"#333\" stroke-width=\"1.5\"/>\n", x - 4, y - 4);
+            }
+            if (pass && any) { /* label the frontier's curves at their right end */
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\">", right + 6, ly + 4, color);
+                for (int v = 0; v < s->n_varied; v++) {
+                    char vb[48];
+                    fprintf(f, "%s%s=", v ? " " : "", s->varied[v]);
+                    svg_text(f, fmt_value(vb, sizeof vb, dse_json_get(c->metaparams, s->varied[v])));
+                }
+                fputs("</text>\n", f);
+            }
+            fputs("</g>\n", f);
+        }
+    fputs("</svg>\n", f);
+}
+
+enum dse_status dse_report_curves(const char *dir, const char *svg_path, struct dse_err *err) {
+    struct sweep    s;
+    enum dse_status st = sweep_read(&s, dir, err);
+    if (!st) st = write_svg_file(&s, svg_path, curves_svg, "learning curves", err);
+    sweep_free(&s);
     return st;
 }
 

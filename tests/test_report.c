@@ -911,6 +911,89 @@ static void test_report_errors(void) {
     rm_tree(dir);
 }
 
+/* A trained candidate with per-epoch results (docs/sweep-dir.md); top1s: one per epoch,
+ * negative for null. */
+static void put_trained(const char *dir, const char *id, int index, double sr, long params, const char *status,
+                        const double *top1s, int epochs, const char *extra) {
+    char text[3000], rel[64], pe[1500] = "";
+    int o = 0;
+    for (int e = 0; e < epochs; e++) {
+        char t1[32];
+        if (top1s[e] < 0) snprintf(t1, sizeof t1, "null");
+        else snprintf(t1, sizeof t1, "%g", top1s[e]);
+        o += snprintf(pe + o, sizeof pe - (size_t)o, "%s{\"epoch\": %d, \"train_loss\": 1.0, \"loss\": 1.0, "
+                      "\"top1\": %s, \"top5\": null, \"seconds\": 2.5, \"img_per_s\": 100}", e ? ", " : "", e + 1, t1);
+    }
+    snprintf(text, sizeof text,
+             "{\"id\": \"%s\", \"index\": %d,\n \"metaparams\": {\"sr\": %g, \"bypass\": \"none\"},\n"
+             " \"params\": %ld, \"model_bytes\": %ld, \"flops\": 1000,\n"
+             " \"train_mem_bytes\": null, \"status\": \"%s\", \"pruned_by\": null,\n"
+             " \"top1\": %g, \"top5\": null, \"epochs_done\": %d, \"per_epoch\": [%s]%s}\n",
+             id, index, sr, params, 4 * params, status, top1s[epochs - 1] < 0 ? 0.1 : top1s[epochs - 1], epochs,
+             pe, extra);
+    snprintf(rel, sizeof rel, "candidates/%s.json", id);
+    write_file(dir, rel, text);
+}
+
+/* dse report --curves: one polyline per trained candidate, points per epoch with a
+ * top-1 (null epochs skipped), the frontier's in red and labelled, a stopped one ending
+ * in a hollow marker, a diverged one crossed; a bad per_epoch entry is an error naming
+ * the file and line. */
+static void test_report_curves(void) {
+    char tmpl[] = "/tmp/dse_test_curves.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    char sw[256], svg[300];
+    struct dse_err err = { 0 };
+    snprintf(sw, sizeof sw, "%s/trained", dir);
+    mkdir(sw, 0777);
+    put_sweep(sw, "curvy", 4, "\"sr\"");
+    const double a[3] = { 0.5, 0.6, 0.7 }, b[3] = { 0.4, 0.55, 0.65 }, c[1] = { 0.3 }, d[2] = { 0.2, -1 };
+    put_trained(sw, "ca", 0, 0.125, 1000, "done", a, 3, "");               /* small and best: frontier */
+    put_trained(sw, "cb", 1, 0.25, 2000, "done", b, 3, "");                /* dominated */
+    /* smallest, but stopped: the frontier is over fully trained candidates only */
+    put_trained(sw, "cc", 2, 0.5, 500, "stopped", c, 1, ", \"stopped_rung\": 0, \"stopped_epoch\": 1");
+    put_trained(sw, "cd", 3, 1.0, 4000, "diverged", d, 2, ", \"diverged_epoch\": 2, \"diverged_iter\": 7");
+    snprintf(svg, sizeof svg, "%s/curves.svg", dir);
+    CHECK_OK(dse_report_curves(sw, svg, &err));
+    char *s = slurp(svg);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK(starts_with(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\""));
+        CHECK(well_formed_xml(s));
+        CHECK_INT_EQ(count_of(s, "<polyline"), 4);
+        CHECK(strstr(s, "points=\"") != NULL);
+        CHECK_INT_EQ(count_of(s, "stroke=\"#d62728\" stroke-width=\"2.2\""), 1); /* ca, the frontier */
+        CHECK_INT_EQ(count_of(s, "fill=\"white\" stroke="), 1 + 0);               /* cc stopped */
+        CHECK_INT_EQ(count_of(s, "l8 8m0 -8l-8 8"), 1);                               /* cd diverged */
+        CHECK(strstr(s, ">sr=0.125</text>") && !strstr(s, ">sr=0.5</text>") && !strstr(s, ">sr=0.25</text>"));
+        CHECK(strstr(s, "test top-1 after each epoch") != NULL);
+        CHECK(!strstr(s, "nan") && !strstr(s, "inf"));
+        /* ca's line has 3 points, cd's 1 (its second epoch has no top-1) */
+        const char *pa = strstr(s, "<title>ca sr=0.125</title>");
+        CHECK(pa != NULL);
+        if (pa) {
+            const char *pts = strstr(pa, "points=\""), *end = pts ? strchr(pts + 8, '"') : NULL;
+            int commas = 0;
+            for (const char *q = pts; q && q < end; q++) commas += *q == ',';
+            CHECK_INT_EQ(commas, 3);
+        }
+        free(s);
+    }
+    /* a per_epoch entry without an epoch number */
+    put_trained(sw, "cb", 1, 0.25, 2000, "done", b, 3, ", \"per_epoch_note\": 1");
+    write_file(sw, "candidates/cb.json", "{\"id\": \"cb\", \"index\": 1, \"metaparams\": {\"sr\": 0.25},\n"
+               "\"params\": 1, \"model_bytes\": 4, \"flops\": 1, \"status\": \"done\", \"top1\": 0.5,\n"
+               "\"per_epoch\": [{\"top1\": 0.5}]}\n");
+    CHECK_INT_EQ(dse_report_curves(sw, svg, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "cb.json:3: \"per_epoch\"[0] is not {\"epoch\": k >= 1") != NULL);
+    if (!strstr(err.msg, "cb.json:3:")) fprintf(stderr, "  got: %s\n", err.msg);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_INT_EQ(system(cmd), 0);
+}
+
 static const struct check_case cases[] = {
     { "pareto-basic",  test_pareto_basic },
     { "pareto-ties",   test_pareto_ties },
@@ -924,6 +1007,7 @@ static const struct check_case cases[] = {
     { "report-tex",    test_report_tex },
     { "report-json",   test_report_json },
     { "report-plot",   test_report_plot },
+    { "report-curves", test_report_curves },
     { "report-errors", test_report_errors },
 };
 
