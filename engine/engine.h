@@ -323,4 +323,25 @@ enum dse_status dse_cpu_conv2d_choose(struct dse_cpu_ctx *cx, struct dse_node *n
  * Model and training (issue #4, second half): below this line.
  * ====================================================================================== */
 
+/* ======================================================================================
+ * Backends and devices (issue #6): engine/backend.c, the registry. The CUDA backend's own
+ * interface is engine/cuda/cuda.h (in every build; without CUDA it says so).
+ * ====================================================================================== */
+
+/* The backends this build has, for `dse --version`: "cpu" or "cpu cuda". */
+const char *dse_engine_backends(void);
+
+/* Where a model's tensors live and its nodes run. Zeroed = the CPU. */
+enum dse_device_kind { DSE_DEVICE_CPU = 0, DSE_DEVICE_CUDA };
+struct dse_device {
+    enum dse_device_kind kind;
+    int                  index; /* CUDA device index; 0 for the CPU */
+};
+
+/* "cpu", "cuda" (= cuda:0) or "cuda:N" -> *out; DSE_ERR_CONFIG quoting the text
+ * otherwise. Whether the device exists is checked when a model is built on it. */
+enum dse_status dse_device_parse(const char *s, struct dse_device *out, struct dse_err *err);
+/* "cpu" or "cuda:N" into buf; returns buf. */
+const char *dse_device_str(const struct dse_device *d, char *buf, int size);
+
 #endif

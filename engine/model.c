@@ -1,5 +1,7 @@
 /* model.c: network -> nodes and tensors (one arena), initialization, forward, backward
- * and SGD on the CPU backend. See engine/model.h; tensor and gradient rules: engine.h. */
+ * and SGD on the CPU backend, or on a CUDA device (issue #6: the same arena layout in
+ * device memory, parameters in one device block, nodes run by engine/cuda/). See
+ * engine/model.h; tensor and gradient rules: engine.h. */
 #include "engine/model.h"
 
 #include <math.h>
@@ -80,9 +82,14 @@ static void init_weights(struct dse_tensor *w, int64_t fan_in, double gain, cons
 
 void dse_model_free(struct dse_model *m) {
     if (!m) return;
-    for (int i = 0; m->nodes && i < m->net.n_layers; i++) dse_node_deinit(&m->nodes[i]);
+    const int on_gpu = m->device.kind == DSE_DEVICE_CUDA;
+    for (int i = 0; m->nodes && i < m->net.n_layers; i++) {
+        if (m->gpu) dse_cuda_node_release(m->gpu, &m->nodes[i]);
+        dse_node_deinit(&m->nodes[i]);
+    }
+    /* Device tensors are wrapped (own nothing); host ones not yet moved free themselves. */
     for (int i = 0; m->owned && i < 4 * m->net.n_layers; i++) dse_tensor_deinit(&m->owned[i]);
-    for (int i = 0; m->momentum && i < m->n_params; i++) free(m->momentum[i]);
+    for (int i = 0; m->momentum && !on_gpu && i < m->n_params; i++) free(m->momentum[i]);
     free(m->momentum);
     free(m->params);
     free(m->decay);
@@ -90,8 +97,18 @@ void dse_model_free(struct dse_model *m) {
     free(m->outs);
     free(m->nodes);
     free(m->labels);
-    free(m->arena);
+    free(m->host_prob);
+    if (on_gpu) {
+        if (m->gpu) {
+            dse_cuda_free(m->gpu, m->arena);
+            dse_cuda_free(m->gpu, m->dev_block);
+        }
+    } else {
+        free(m->arena);
+    }
     dse_tensor_deinit(&m->input);
+    if (m->gpu) dse_cuda_ctx_deinit(m->gpu);
+    free(m->gpu);
     dse_cpu_ctx_deinit(&m->cx);
     dse_net_deinit(&m->net);
     free(m);
@@ -254,9 +271,103 @@ static size_t share_buffers(const struct dse_net *net, int B, const int *own, co
     return total;
 }
 
+/* ---- device models ------------------------------------------------------------------- */
+
+/* Floats rounded up to 256 bytes (cuDNN and cuBLAS like aligned tensors). */
+static size_t dev_round(size_t floats) { return (floats + 63) & ~(size_t)63; }
+
+/* The CUDA context of a device model, on opts->device. */
+static enum dse_status gpu_init(struct dse_model *m, const struct dse_model_opts *o,
+                                const struct dse_model_device_opts *dev, struct dse_err *err) {
+    struct dse_cuda_ctx *g = calloc(1, sizeof *g);
+    if (!g) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    enum dse_status st = dse_cuda_ctx_init(g, dev->device.index, o->seed, err);
+    if (st) {
+        free(g);
+        return st;
+    }
+    g->math = dev->math;
+    g->deterministic = !dev->nondeterministic;
+    if (dev->ws_limit_bytes) g->ws_limit_bytes = dev->ws_limit_bytes;
+    g->dropout_rng = &m->cx.rng; /* one dropout stream, the one checkpoints store */
+    m->gpu = g;
+    return DSE_OK;
+}
+
+/* Move a host tensor's data into device memory at dev (grad at dev_grad, zeroed, or
+ * none): upload, free the host copy, wrap the device memory. */
+static enum dse_status move_tensor(struct dse_model *m, struct dse_tensor *t, float *dev, float *dev_grad,
+                                   struct dse_err *err) {
+    enum dse_status st = dse_cuda_upload(m->gpu, dev, t->data, (size_t)dse_tensor_count(t) * sizeof(float), err);
+    if (st) return st;
+    const int n = t->n, c = t->c, h = t->h, w = t->w;
+    dse_tensor_deinit(t);
+    dse_tensor_wrap(t, n, c, h, w, (int64_t)c * h * w, dev, dev_grad, DSE_MEM_DEVICE);
+    return DSE_OK;
+}
+
+/* Parameters (initialized on the host), running statistics and the input into one device
+ * block: [decayed params | other params] data, then grads and momentum in the same
+ * layout (so zeroing grads is one memset and SGD two launches), then statistics, input. */
+static enum dse_status params_to_device(struct dse_model *m, struct dse_err *err) {
+    const int n = m->net.n_layers;
+    size_t *off = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *off), at = 0;
+    if (!off) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int pass = 0; pass < 2; pass++) { /* weights with decay first */
+        for (int p = 0; p < m->n_params; p++) {
+            if (m->decay[p] != (pass == 0)) continue;
+            off[p] = at;
+            at += dev_round((size_t)dse_tensor_count(m->params[p]));
+        }
+        if (pass == 0) m->decay_floats = at;
+    }
+    m->param_floats = at;
+    size_t total = m->inference ? at : 3 * at;
+    for (int i = 0; i < n; i++) {
+        if (m->nodes[i].run_mean) total += dev_round((size_t)dse_tensor_count(m->nodes[i].run_mean));
+        if (m->nodes[i].run_var) total += dev_round((size_t)dse_tensor_count(m->nodes[i].run_var));
+    }
+    const size_t input_at = total;
+    total += dev_round((size_t)dse_tensor_count(&m->input));
+    void *block = NULL;
+    enum dse_status st = dse_cuda_alloc(m->gpu, total * sizeof(float), &block, err);
+    if (st) {
+        free(off);
+        return st;
+    }
+    m->dev_block = block, m->dev_floats = total;
+    float *base = m->dev_block;
+    for (int p = 0; p < m->n_params && !st; p++) {
+        float *grad = m->inference ? NULL : base + at + off[p];
+        st = move_tensor(m, m->params[p], base + off[p], grad, err);
+        if (!m->inference) m->momentum[p] = base + 2 * at + off[p];
+    }
+    size_t s = m->inference ? at : 3 * at;
+    for (int i = 0; i < n && !st; i++) {
+        struct dse_tensor *rs[2] = { m->nodes[i].run_mean, m->nodes[i].run_var };
+        for (int k = 0; k < 2 && !st; k++) {
+            if (!rs[k]) continue;
+            const size_t c = (size_t)dse_tensor_count(rs[k]);
+            st = move_tensor(m, rs[k], base + s, NULL, err);
+            s += dev_round(c);
+        }
+    }
+    if (!st) st = move_tensor(m, &m->input, base + input_at, NULL, err);
+    free(off);
+    return st;
+}
+
 enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_opts *opts,
                               struct dse_model **out, struct dse_err *err) {
+    return dse_model_new_on(net, opts, NULL, out, err);
+}
+
+enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_model_opts *opts,
+                                 const struct dse_model_device_opts *dev, struct dse_model **out,
+                                 struct dse_err *err) {
+    static const struct dse_model_device_opts cpu = { { DSE_DEVICE_CPU, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
     enum dse_status st;
+    if (!dev) dev = &cpu;
     struct dse_model *m = calloc(1, sizeof *m);
     *out = NULL;
     if (!m) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
@@ -274,6 +385,15 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
         return st;
     }
     const int n = m->net.n_layers, B = opts->batch;
+    const int on_gpu = dev->device.kind == DSE_DEVICE_CUDA;
+    const enum dse_mem mem = on_gpu ? DSE_MEM_DEVICE : DSE_MEM_HOST;
+    m->device = dev->device;
+    if (on_gpu && (st = gpu_init(m, opts, dev, err))) {
+        dse_cpu_ctx_deinit(&m->cx);
+        dse_net_deinit(&m->net);
+        free(m);
+        return st;
+    }
     m->batch  = B;
     m->inference = opts->inference;
     m->nodes  = calloc((size_t)n, sizeof *m->nodes);
@@ -322,20 +442,27 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
                                    : stack_buffers(&m->net, B, own, view_of, offset);
     m->arena_floats = opts->inference ? total : 2 * total; /* inference: no gradient half */
     m->grad_floats  = opts->inference ? 0 : total;
-    m->arena = aligned_alloc(64, (m->arena_floats ? m->arena_floats : 16) * sizeof(float));
-    if (!m->arena) {
-        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for %zu activation values",
-                         m->arena_floats);
-        goto fail;
+    const size_t arena_bytes = (m->arena_floats ? m->arena_floats : 16) * sizeof(float);
+    if (on_gpu) { /* zeroed */
+        void *p = NULL;
+        if ((st = dse_cuda_alloc(m->gpu, arena_bytes, &p, err))) goto fail;
+        m->arena = p;
+    } else {
+        m->arena = aligned_alloc(64, arena_bytes);
+        if (!m->arena) {
+            st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for %zu activation values",
+                             m->arena_floats);
+            goto fail;
+        }
+        memset(m->arena, 0, m->arena_floats * sizeof(float));
     }
-    memset(m->arena, 0, m->arena_floats * sizeof(float));
     m->grad_base = m->arena + total;
     for (int i = 0; i < n; i++) { /* owners first (concat buffers exist before their views) */
         const struct dse_layer *l = &m->net.layers[i];
         if (own[i] != i || view_of[i] >= 0) continue;
         int64_t img = (int64_t)l->out_c * l->out_h * l->out_w;
         dse_tensor_wrap(&m->outs[i], B, l->out_c, l->out_h, l->out_w, img, m->arena + offset[i],
-                        opts->inference ? NULL : m->grad_base + offset[i], DSE_MEM_HOST);
+                        opts->inference ? NULL : m->grad_base + offset[i], mem);
     }
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &m->net.layers[i];
@@ -346,7 +473,7 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
         if (own[i] != i) m->outs[i] = m->outs[own[i]];
 
     /* Nodes and parameters, in layer order (initialization order is part of the seed's
-     * meaning: same seed, same weights). */
+     * meaning: same seed, same weights, on every device). */
     struct dse_pcg32 rng;
     dse_pcg32_seed(&rng, opts->seed, 0x1417);
     for (int i = 0; i < n; i++) {
@@ -361,18 +488,29 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
         nd->out = &m->outs[i];
         if (op == DSE_OP_SOFTMAX_XENT) nd->labels = m->labels;
         if ((st = make_params(m, i, opts, &rng, err))) goto fail;
-        if ((st = dse_cpu_node_prepare(&m->cx, nd, err))) goto fail;
+        if (!on_gpu && (st = dse_cpu_node_prepare(&m->cx, nd, err))) goto fail;
     }
     m->momentum = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *m->momentum);
     if (!m->momentum) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto fail;
     }
-    for (int p = 0; p < m->n_params && !opts->inference; p++)
+    if (on_gpu) {
+        const struct dse_layer *l = &m->net.layers[m->loss];
+        m->host_prob = calloc((size_t)B * (size_t)(l->in_c > 0 ? l->in_c : 1), sizeof *m->host_prob);
+        if (!m->host_prob) {
+            st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+            goto fail;
+        }
+        if ((st = params_to_device(m, err))) goto fail;
+    }
+    for (int p = 0; p < m->n_params && !opts->inference && !on_gpu; p++)
         if (!(m->momentum[p] = calloc((size_t)dse_tensor_count(m->params[p]), sizeof(float)))) {
             st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
             goto fail;
         }
+    for (int i = 0; i < n && on_gpu; i++) /* the parameters are on the device now */
+        if ((st = dse_cuda_node_prepare(m->gpu, &m->nodes[i], err))) goto fail;
     free(own), free(consumers), free(view_of), free(view_c0), free(offset);
     *out = m;
     return DSE_OK;
@@ -386,37 +524,63 @@ void dse_model_set_training(struct dse_model *m, int training) {
     for (int i = 0; i < m->net.n_layers; i++) m->nodes[i].training = training;
 }
 
+enum dse_status dse_model_load_batch(struct dse_model *m, const float *x, const int *labels,
+                                     struct dse_err *err) {
+    for (int b = 0; b < m->batch; b++) m->labels[b] = labels[b];
+    const size_t bytes = sizeof(float) * (size_t)dse_tensor_count(&m->input);
+    if (m->gpu) return dse_cuda_upload(m->gpu, m->input.data, x, bytes, err);
+    memcpy(m->input.data, x, bytes);
+    return DSE_OK;
+}
+
+enum dse_status dse_model_zero_grad(struct dse_model *m, struct dse_err *err) {
+    if (m->inference)
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "backward on a model built for inference only");
+    if (m->gpu) {
+        enum dse_status st = dse_cuda_zero(m->gpu, m->grad_base, m->grad_floats * sizeof(float), err);
+        return st ? st : dse_cuda_zero(m->gpu, m->dev_block + m->param_floats, m->param_floats * sizeof(float), err);
+    }
+    memset(m->grad_base, 0, m->grad_floats * sizeof(float));
+    for (int p = 0; p < m->n_params; p++) dse_tensor_zero_grad(m->params[p]);
+    return DSE_OK;
+}
+
 enum dse_status dse_model_forward(struct dse_model *m, const float *x, const int *labels,
                                   float *loss, struct dse_err *err) {
-    memcpy(m->input.data, x, sizeof(float) * (size_t)dse_tensor_count(&m->input));
-    for (int b = 0; b < m->batch; b++) m->labels[b] = labels[b];
-    for (int i = 0; i < m->net.n_layers; i++) {
-        enum dse_status st = dse_cpu_forward(&m->cx, &m->nodes[i]);
-        if (st) {
-            *err = m->cx.err;
-            return st;
-        }
+    if (m->pending) { /* an SGD step that failed on the device */
+        if (err) *err = m->pending_err;
+        return m->pending;
     }
-    *loss = m->outs[m->loss].data[0];
-    return DSE_OK;
+    enum dse_status st = dse_model_load_batch(m, x, labels, err);
+    for (int i = 0; i < m->net.n_layers && !st; i++) st = dse_model_node_forward(m, i, err);
+    if (st) return st;
+    if (!m->gpu) {
+        *loss = m->outs[m->loss].data[0];
+        return DSE_OK;
+    }
+    /* The loss, and the probabilities for dse_model_hits. */
+    const struct dse_node *ln = &m->nodes[m->loss];
+    if ((st = dse_cuda_download(m->gpu, loss, m->outs[m->loss].data, sizeof(float), err))) return st;
+    return dse_cuda_download(m->gpu, m->host_prob, ln->st.prob,
+                             sizeof(float) * (size_t)m->batch * (size_t)ln->in[0]->c, err);
 }
 
 enum dse_status dse_model_backward(struct dse_model *m, struct dse_err *err) {
-    if (m->inference)
-        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "backward on a model built for inference only");
-    memset(m->grad_base, 0, m->grad_floats * sizeof(float));
-    for (int p = 0; p < m->n_params; p++) dse_tensor_zero_grad(m->params[p]);
-    for (int i = m->net.n_layers - 1; i >= 0; i--) {
-        enum dse_status st = dse_cpu_backward(&m->cx, &m->nodes[i]);
-        if (st) {
-            *err = m->cx.err;
-            return st;
-        }
-    }
-    return DSE_OK;
+    enum dse_status st = dse_model_zero_grad(m, err);
+    for (int i = m->net.n_layers - 1; i >= 0 && !st; i--) st = dse_model_node_backward(m, i, err);
+    return st;
 }
 
 void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_decay) {
+    if (m->gpu) { /* the decayed parameters, then the rest: each one contiguous run */
+        if (m->inference || m->pending) return;
+        float *w = m->dev_block, *g = w + m->param_floats, *v = g + m->param_floats;
+        const size_t d = m->decay_floats, rest = m->param_floats - d;
+        enum dse_status st = dse_cuda_sgd(m->gpu, w, g, v, (int64_t)d, lr, momentum, weight_decay);
+        if (!st) st = dse_cuda_sgd(m->gpu, w + d, g + d, v + d, (int64_t)rest, lr, momentum, 0.0f);
+        if (st) m->pending = st, m->pending_err = m->gpu->err;
+        return;
+    }
     for (int p = 0; p < m->n_params && !m->inference; p++) {
         struct dse_tensor *t = m->params[p];
         float *v = m->momentum[p], wd = m->decay[p] ? weight_decay : 0.0f;
@@ -432,8 +596,9 @@ void dse_model_hits(const struct dse_model *m, int count, int *top1, int *top5) 
     const struct dse_node *ln = &m->nodes[m->loss];
     int k = ln->in[0]->c;
     *top1 = *top5 = 0;
+    const float *prob = m->gpu ? m->host_prob : ln->st.prob; /* a device model downloads it */
     for (int b = 0; b < count && b < m->batch; b++) {
-        const float *p = ln->st.prob + (size_t)b * (size_t)k;
+        const float *p = prob + (size_t)b * (size_t)k;
         int label = m->labels[b], rank = 0;
         for (int j = 0; j < k; j++) /* classes strictly more likely, ties to the lower index */
             if (p[j] > p[label] || (p[j] == p[label] && j < label)) rank++;
@@ -443,6 +608,11 @@ void dse_model_hits(const struct dse_model *m, int count, int *top1, int *top5) 
 }
 
 int dse_model_nonfinite(const struct dse_model *m) {
+    if (m->gpu) { /* every parameter value is in the first run of dev_block */
+        int bad = 0;
+        enum dse_status st = dse_cuda_nonfinite(m->gpu, m->dev_block, (int64_t)m->param_floats, &bad);
+        return bad || st; /* a device that cannot say counts as diverged; forward reports why */
+    }
     for (int p = 0; p < m->n_params; p++) {
         const struct dse_tensor *t = m->params[p];
         int64_t n = dse_tensor_count(t);
@@ -453,9 +623,93 @@ int dse_model_nonfinite(const struct dse_model *m) {
 }
 
 size_t dse_model_bytes(const struct dse_model *m) {
+    if (m->gpu) { /* device memory: arena, parameter block, node state, workspace */
+        size_t b = (m->arena_floats + m->dev_floats) * sizeof(float);
+        for (int i = 0; i < m->net.n_layers; i++) b += m->nodes[i].st.bytes;
+        return b + m->gpu->stats.workspace_bytes;
+    }
     size_t b = m->arena_floats * sizeof(float) + (size_t)dse_tensor_count(&m->input) * sizeof(float);
     for (int p = 0; p < m->n_params; p++) /* weights, and for training their grads and momentum */
         b += (m->inference ? 1 : 3) * (size_t)dse_tensor_count(m->params[p]) * sizeof(float);
     for (int i = 0; i < m->net.n_layers; i++) b += m->nodes[i].st.bytes;
     return b + m->cx.ws_bytes;
+}
+
+/* ---- devices (issue #6) ------------------------------------------------------------------ */
+
+enum dse_status dse_model_node_forward(struct dse_model *m, int i, struct dse_err *err) {
+    DSE_ASSERT(i >= 0 && i < m->net.n_layers);
+    enum dse_status st = m->gpu ? dse_cuda_forward(m->gpu, &m->nodes[i]) : dse_cpu_forward(&m->cx, &m->nodes[i]);
+    if (st && err) *err = m->gpu ? m->gpu->err : m->cx.err;
+    return st;
+}
+
+enum dse_status dse_model_node_backward(struct dse_model *m, int i, struct dse_err *err) {
+    DSE_ASSERT(i >= 0 && i < m->net.n_layers);
+    enum dse_status st = m->gpu ? dse_cuda_backward(m->gpu, &m->nodes[i]) : dse_cpu_backward(&m->cx, &m->nodes[i]);
+    if (st && err) *err = m->gpu ? m->gpu->err : m->cx.err;
+    return st;
+}
+
+enum dse_status dse_model_sync(struct dse_model *m, struct dse_err *err) {
+    return m->gpu ? dse_cuda_sync(m->gpu, err) : DSE_OK;
+}
+
+/* Walk the checkpointed values in checkpoint order, copying them into buf or from src
+ * (neither: only count). Returns the count; stops at the first failure (*st). */
+static uint64_t state_walk(const struct dse_model *m, float *buf, const float *src, enum dse_status *st,
+                           struct dse_err *err) {
+    uint64_t n = 0;
+    *st = DSE_OK;
+    for (int p = 0; p < m->n_params && !*st; p++) {
+        const size_t c = (size_t)dse_tensor_count(m->params[p]);
+        float *where[2] = { m->params[p]->data, m->momentum[p] };
+        for (int k = 0; k < 2 && !*st; k++, n += c) {
+            if (!buf && !src) continue;
+            if (!where[k]) continue; /* inference: no momentum; zeros */
+            if (m->gpu)
+                *st = buf ? dse_cuda_download(m->gpu, buf + n, where[k], c * sizeof(float), err)
+                          : dse_cuda_upload(m->gpu, where[k], src + n, c * sizeof(float), err);
+            else if (buf)
+                memcpy(buf + n, where[k], c * sizeof(float));
+            else
+                memcpy(where[k], src + n, c * sizeof(float));
+        }
+    }
+    for (int i = 0; i < m->net.n_layers && !*st; i++) {
+        struct dse_tensor *rs[2] = { m->nodes[i].run_mean, m->nodes[i].run_var };
+        for (int k = 0; k < 2 && !*st; k++) {
+            if (!rs[k]) continue;
+            const size_t c = (size_t)dse_tensor_count(rs[k]);
+            if (m->gpu && (buf || src))
+                *st = buf ? dse_cuda_download(m->gpu, buf + n, rs[k]->data, c * sizeof(float), err)
+                          : dse_cuda_upload(m->gpu, rs[k]->data, src + n, c * sizeof(float), err);
+            else if (buf)
+                memcpy(buf + n, rs[k]->data, c * sizeof(float));
+            else if (src)
+                memcpy(rs[k]->data, src + n, c * sizeof(float));
+            n += c;
+        }
+    }
+    return n;
+}
+
+uint64_t dse_model_state_count(const struct dse_model *m) {
+    enum dse_status st;
+    return state_walk(m, NULL, NULL, &st, NULL);
+}
+
+enum dse_status dse_model_state_get(const struct dse_model *m, float *buf, struct dse_err *err) {
+    enum dse_status st;
+    uint64_t n = 0;
+    for (int p = 0; p < m->n_params; p++) n += 2 * (uint64_t)dse_tensor_count(m->params[p]);
+    if (m->inference) memset(buf, 0, (size_t)n * sizeof(float)); /* no momentum to copy: zeros */
+    state_walk(m, buf, NULL, &st, err);
+    return st;
+}
+
+enum dse_status dse_model_state_put(struct dse_model *m, const float *buf, struct dse_err *err) {
+    enum dse_status st;
+    state_walk(m, NULL, buf, &st, err);
+    return st;
 }

@@ -5,6 +5,7 @@
 #ifndef DSE_ENGINE_MODEL_H
 #define DSE_ENGINE_MODEL_H
 
+#include "engine/cuda/cuda.h"
 #include "engine/engine.h"
 
 enum dse_init { DSE_INIT_XAVIER = 0, DSE_INIT_MSRA, DSE_INIT_GAUSSIAN };
@@ -17,6 +18,17 @@ struct dse_model_opts {
                                 (gaussian, std sqrt(2 / fan_in)) or gaussian(init_std) */
     float         init_std;  /* for DSE_INIT_GAUSSIAN */
     int           inference; /* 1: no gradients, no momentum (dse_model_backward refuses) */
+};
+
+/* Where a model runs (issue #6): dse_model_new_on. Kept out of dse_model_opts, which
+ * callers fill positionally. Zeroed = the CPU. */
+struct dse_model_device_opts {
+    struct dse_device  device;           /* cpu or cuda:N */
+    enum dse_cuda_math math;             /* cuda: precision of conv and fc (fp32, tf32) */
+    int                nondeterministic; /* cuda: 1 lets cuDNN's find pick algorithms that
+                                            add in a varying order (faster; runs then
+                                            differ in the last bits) */
+    size_t             ws_limit_bytes;   /* cuda: conv workspace limit; 0 = 512 MiB */
 };
 
 struct dse_model {
@@ -39,7 +51,24 @@ struct dse_model {
     size_t             arena_floats;
     size_t             grad_floats; /* the gradient half of the arena, zeroed every step */
     float             *grad_base;
-    struct dse_cpu_ctx cx;
+    struct dse_cpu_ctx cx;        /* the CPU backend (on a device model: its generator is
+                                     the dropout generator both backends draw from, which
+                                     checkpoints store) */
+    /* Device models (issue #6). Every float pointer above then points into device memory
+     * (tensors have mem = DSE_MEM_DEVICE; params' host copies are freed after upload),
+     * except labels; momentum[p] points into dev_block. */
+    struct dse_device    device;
+    struct dse_cuda_ctx *gpu;          /* owned; NULL on the CPU */
+    float               *dev_block;    /* parameters with weight decay, then the others;
+                                          their grads in the same layout; their momentum;
+                                          running statistics; the input */
+    size_t               dev_floats;   /* floats in dev_block */
+    size_t               param_floats; /* floats of each of the data, grad and momentum runs */
+    size_t               decay_floats; /* the first of them, which take weight decay */
+    float               *host_prob;    /* [batch, classes]: the last forward's probabilities,
+                                          downloaded for dse_model_hits */
+    enum dse_status      pending;      /* a failure dse_model_sgd (void) could not report: */
+    struct dse_err       pending_err;  /*   the next forward returns it */
 };
 
 /* Build the model of net for opts->batch images. Borrows nothing: net is copied.
@@ -47,6 +76,10 @@ struct dse_model {
  * On failure *out is NULL. */
 enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_opts *opts,
                               struct dse_model **out, struct dse_err *err);
+/* The same on a device (dev NULL: the CPU, which is dse_model_new). */
+enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_model_opts *opts,
+                                 const struct dse_model_device_opts *dev, struct dse_model **out,
+                                 struct dse_err *err);
 void dse_model_free(struct dse_model *m); /* accepts NULL */
 
 /* 1: dropout and batch statistics; 0: inference. */
@@ -70,5 +103,35 @@ int dse_model_nonfinite(const struct dse_model *m);
 /* Measured memory: bytes the model allocated (arena, parameters, momentum, node state,
  * workspace), to set beside the analyzer's estimate. */
 size_t dse_model_bytes(const struct dse_model *m);
+
+/* ---- devices (issue #6) ------------------------------------------------------------ */
+/* A model built on device cuda:N (dse_model_new_on) keeps every tensor on that GPU and
+ * runs every node through the CUDA backend (engine/cuda/cuda.h); forward, backward, sgd,
+ * hits, nonfinite and bytes above work the same on it. Building one fails with
+ * DSE_ERR_UNSUPPORTED when the build has no CUDA or the device does not exist. Weights
+ * are initialized on the host from the seed exactly as on the CPU, then uploaded: the
+ * same seed gives the same starting model on every device. */
+
+/* The two halves of forward's and backward's set-up, for callers that run nodes one by
+ * one: load_batch copies x [B, C, H, W] to the input (uploads it on a device) and the
+ * labels; zero_grad zeroes every activation and parameter gradient (fails on a model
+ * built for inference). */
+enum dse_status dse_model_load_batch(struct dse_model *m, const float *x, const int *labels,
+                                     struct dse_err *err);
+enum dse_status dse_model_zero_grad(struct dse_model *m, struct dse_err *err);
+/* Forward / backward of node i alone (dse bench, dse profile: per-layer times). On a
+ * device the work is queued: dse_model_sync before reading a clock. */
+enum dse_status dse_model_node_forward(struct dse_model *m, int i, struct dse_err *err);
+enum dse_status dse_model_node_backward(struct dse_model *m, int i, struct dse_err *err);
+/* Wait for the model's queued device work (nothing to do on the CPU). */
+enum dse_status dse_model_sync(struct dse_model *m, struct dse_err *err);
+
+/* The values a checkpoint holds, on any device, in checkpoint order: for each parameter
+ * its values then its momentum, then each node's running mean and variance (the order
+ * engine/train.c's ckpt_walk uses, so files stay compatible). count: how many floats;
+ * get copies them into buf, put copies them back. */
+uint64_t        dse_model_state_count(const struct dse_model *m);
+enum dse_status dse_model_state_get(const struct dse_model *m, float *buf, struct dse_err *err);
+enum dse_status dse_model_state_put(struct dse_model *m, const float *buf, struct dse_err *err);
 
 #endif

@@ -1,0 +1,168 @@
+/* bench_cuda.c: the CUDA backend's speed on whole networks (issue #6): per-layer forward
+ * and backward time on the GPU, cuDNN's chosen conv algorithms with the time cuDNN's
+ * find measured for them (the yardstick: cuDNN's own best), and whole training steps
+ * (forward, backward, SGD) in images per second, for FP32 and TF32. One key=value line
+ * per measurement (STYLE section 9); machine facts first. Synthetic data. Not a test;
+ * the comparison with PyTorch on the same GPU is issue #6 item 6 (TODO).
+ * Usage: bench_cuda [--net fmnist|v10|FILE] [--batch B] [--math fp32|tf32|both]
+ *                   [--iters N] [--device N] [--layers]
+ * Without a CUDA device it prints "skipped: no CUDA device (...)" and exits 77. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dse/netfile.h"
+#include "engine/cuda/cuda.h"
+#include "engine/model.h"
+#include "metaparams/metaparams.h"
+
+struct opts {
+    const char *net;    /* fmnist, v10 or a network file */
+    int         batch;  /* 0: 128 for fmnist, 32 for v10 and files */
+    const char *math;   /* fp32, tf32 or both */
+    int         iters, device, layers;
+};
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int load_net(const char *name, struct dse_net *net, struct dse_err *err) {
+    if (!strcmp(name, "v10")) {
+        struct dse_mp mp = dse_mp_squeezenet_v10();
+        dse_net_init(net, "squeezenet_v1.0", 3, 227, 227);
+        return dse_mp_build(&mp, net, err) ? -1 : 0;
+    }
+    const char *path = !strcmp(name, "fmnist") ? "experiments/squeezenet/squeezenet_fmnist.cfg" : name;
+    return dse_netfile_load(path, NULL, net, err) ? -1 : 0;
+}
+
+/* Time one network at one precision. Returns 0, or 1 after printing why. */
+static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_math math) {
+    const int B = o->batch ? o->batch : !strcmp(o->net, "fmnist") ? 128 : 32;
+    struct dse_model_opts mo = { B, 1, 1, DSE_INIT_MSRA, 0.01f, 0 };
+    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, o->device }, math, 0, 0 };
+    struct dse_model *m = NULL;
+    struct dse_err err = { 0 };
+    if (dse_model_new_on(net, &mo, &dev, &m, &err)) {
+        fprintf(stderr, "bench_cuda: %s\n", err.msg);
+        return 1;
+    }
+    const int n = m->net.n_layers;
+    const size_t count = (size_t)dse_tensor_count(&m->input);
+    float *x = malloc(count * sizeof *x), loss = 0.0f;
+    int *labels = malloc((size_t)B * sizeof *labels), rc = 0;
+    double *step = malloc((size_t)o->iters * sizeof *step);
+    double *tf = calloc((size_t)(n * o->iters), sizeof *tf), *tb = calloc((size_t)(n * o->iters), sizeof *tb);
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 7, 7);
+    for (size_t i = 0; i < count; i++) x[i] = (float)dse_pcg32_next(&r) / 4294967296.0f - 0.5f;
+    const int classes = m->nodes[m->loss].in[0]->c;
+    for (int b = 0; b < B; b++) labels[b] = b % classes;
+    /* Whole steps; two warm-ups (cuDNN's find runs in the first). */
+    for (int it = -2; it < o->iters && !rc; it++) {
+        const double t0 = now_ms();
+        if (dse_model_forward(m, x, labels, &loss, &err) || dse_model_backward(m, &err)) rc = 1;
+        dse_model_sgd(m, 1e-6f, 0.9f, 0.0f);
+        if (!rc && dse_model_sync(m, &err)) rc = 1;
+        if (it >= 0) step[it] = now_ms() - t0;
+    }
+    /* Layer by layer, each timed between two waits for the device. */
+    for (int it = 0; it < o->iters && !rc && o->layers; it++) {
+        if (dse_model_load_batch(m, x, labels, &err) || dse_model_sync(m, &err)) rc = 1;
+        for (int i = 0; i < n && !rc; i++) {
+            const double t0 = now_ms();
+            if (dse_model_node_forward(m, i, &err) || dse_model_sync(m, &err)) rc = 1;
+            tf[i * o->iters + it] = now_ms() - t0;
+        }
+        if (!rc && (dse_model_zero_grad(m, &err) || dse_model_sync(m, &err))) rc = 1;
+        for (int i = n - 1; i >= 0 && !rc; i--) {
+            const double t0 = now_ms();
+            if (dse_model_node_backward(m, i, &err) || dse_model_sync(m, &err)) rc = 1;
+            tb[i * o->iters + it] = now_ms() - t0;
+        }
+    }
+    if (rc) {
+        fprintf(stderr, "bench_cuda: %s\n", err.msg);
+    } else {
+        const char *mn = dse_cuda_math_str(math), *net_name = m->net.name[0] ? m->net.name : o->net;
+        for (int i = 0; i < n && o->layers; i++) {
+            struct dse_node *nd = &m->nodes[i];
+            qsort(tf + i * o->iters, (size_t)o->iters, sizeof *tf, cmp_double);
+            qsort(tb + i * o->iters, (size_t)o->iters, sizeof *tb, cmp_double);
+            const double f = tf[i * o->iters + o->iters / 2], b = tb[i * o->iters + o->iters / 2];
+            const double fl = (double)dse_node_flops(nd);
+            printf("name=cuda.layer.%s net=%s op=%s batch=%d math=%s fwd_median_ms=%.4f bwd_median_ms=%.4f "
+                   "fwd_gflops=%.1f bwd_gflops=%.1f", m->net.layers[i].name, net_name, dse_op_str(nd->op), B, mn, f,
+                   b, f > 0 ? fl / f / 1e6 : 0.0, b > 0 ? 2 * fl / b / 1e6 : 0.0);
+            struct dse_cuda_conv_choice c;
+            if (nd->op == DSE_OP_CONV2D && !dse_cuda_conv2d_choose(m->gpu, nd, &c))
+                printf(" algo_fwd=%s yardstick=cudnn_find yardstick_fwd_ms=%.4f algo_bwd_data=%s algo_bwd_filter=%s "
+                       "find_bwd_ms=%.4f", dse_cuda_conv_algo_str(0, c.algo_fwd), (double)c.ms_fwd,
+                       dse_cuda_conv_algo_str(1, c.algo_bwd_data), dse_cuda_conv_algo_str(2, c.algo_bwd_filter),
+                       (double)(c.algo_bwd_data >= 0 ? c.ms_bwd_data : 0.0f) + (double)c.ms_bwd_filter);
+            printf("\n");
+        }
+        qsort(step, (size_t)o->iters, sizeof *step, cmp_double);
+        const double med = step[o->iters / 2];
+        printf("name=cuda.train net=%s batch=%d math=%s iters=%d median_ms=%.3f min_ms=%.3f img_per_s=%.1f "
+               "loss=%.4f device_bytes=%zu conv_finds=%lld nondeterministic=%lld\n", net_name, B, mn, o->iters, med,
+               step[0], med > 0 ? 1e3 * B / med : 0.0, (double)loss, dse_model_bytes(m),
+               (long long)m->gpu->stats.conv_finds, (long long)m->gpu->stats.conv_nondeterministic);
+    }
+    free(x), free(labels), free(step), free(tf), free(tb);
+    dse_model_free(m);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    struct opts o = { "fmnist", 0, "both", 10, 0, 1 };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--net") && v) o.net = v, i++;
+        else if (!strcmp(a, "--batch") && v) o.batch = atoi(v), i++;
+        else if (!strcmp(a, "--math") && v) o.math = v, i++;
+        else if (!strcmp(a, "--iters") && v) o.iters = atoi(v), i++;
+        else if (!strcmp(a, "--device") && v) o.device = atoi(v), i++;
+        else if (!strcmp(a, "--no-layers")) o.layers = 0;
+        else {
+            fprintf(stderr, "usage: bench_cuda [--net fmnist|v10|FILE] [--batch B] [--math fp32|tf32|both] "
+                            "[--iters N] [--device N] [--no-layers]\n");
+            return 2;
+        }
+    }
+    if (o.iters < 1) o.iters = 1;
+    char why[256];
+    if (dse_cuda_device_count(why, sizeof why) == 0) {
+        printf("skipped: no CUDA device (%s)\n", why);
+        return 77;
+    }
+    char info[512];
+    struct dse_err err = { 0 };
+    if (dse_cuda_device_info(o.device, info, sizeof info, &err)) {
+        fprintf(stderr, "bench_cuda: %s\n", err.msg);
+        return 1;
+    }
+    printf("# %s\n", info);
+    struct dse_net net;
+    if (load_net(o.net, &net, &err)) {
+        fprintf(stderr, "bench_cuda: %s\n", err.msg);
+        return 1;
+    }
+    int rc = 0;
+    for (int m = 0; m < DSE_CUDA_MATH_COUNT; m++) {
+        const char *mn = dse_cuda_math_str((enum dse_cuda_math)m);
+        if (strcmp(o.math, "both") && strcmp(o.math, mn)) continue;
+        rc |= bench(&o, &net, (enum dse_cuda_math)m);
+    }
+    dse_net_deinit(&net);
+    return rc;
+}

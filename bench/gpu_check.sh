@@ -1,0 +1,207 @@
+#!/bin/sh
+# gpu_check.sh: the one-shot check of the CUDA backend (issue #6 item 7). On a fresh GPU
+# machine with the CUDA toolkit and cuDNN (system-wide, or only inside PyTorch's pip
+# packages), from a copy of this repository: find the build dependencies (installed, or
+# the .deb files tools/fetch-debs downloaded elsewhere, unpacked with dpkg -x), configure
+# with the CUDA backend required, build, run every GPU test and the GPU benchmarks, and
+# print a one-screen summary. Needs no package registry and no network. A few minutes.
+#
+# Usage: bench/gpu_check.sh [--all-tests] [--quick]
+#   --all-tests  also run the CPU test suite in the GPU build
+#   --quick      skip the SqueezeNet v1.0 benchmark
+# Environment: BUILD (default build-gpu), CUDNN_ROOT, CUDA_ARCH (e.g. 90; default: the
+# GPU's), DSE_GPU_CHECK_DEBS=1 (use third_party/debs even if the system has the -dev
+# packages), JOBS. Exit status 0 when everything built and passed. Logs: $BUILD/gpu_check/.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+src=$(pwd)
+build=${BUILD:-build-gpu}
+logs=$build/gpu_check
+all_tests=0 quick=0
+for a in "$@"; do
+    case $a in
+    --all-tests) all_tests=1 ;;
+    --quick) quick=1 ;;
+    *) echo "usage: bench/gpu_check.sh [--all-tests] [--quick]" >&2; exit 2 ;;
+    esac
+done
+mkdir -p "$logs"
+summary=$logs/summary.txt
+: > "$summary"
+say() { echo "$*" | tee -a "$summary"; }
+note() { echo "gpu_check: $*" >&2; }
+status=0
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+
+# ---- facts ----------------------------------------------------------------------------
+gpu="none found"
+if command -v nvidia-smi >/dev/null 2>&1; then
+    gpu=$(nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader 2>/dev/null |
+          head -1)
+    [ -n "$gpu" ] || gpu="nvidia-smi failed: $(nvidia-smi 2>&1 | head -1)"
+fi
+nvcc=$(command -v nvcc 2>/dev/null || true)
+[ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc
+nvcc_v=none
+[ -n "$nvcc" ] && nvcc_v=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p' | head -1)
+torch=$(python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn",
+torch.backends.cudnn.version(), "gpus", torch.cuda.device_count())' 2>/dev/null || echo "no PyTorch")
+
+# ---- build dependencies: installed, or unpacked from third_party/debs ------------------
+cmake_args=""
+have_sys=1
+pkg-config --exists libconfig openblas 2>/dev/null || have_sys=0
+[ -e /usr/include/zlib.h ] || have_sys=0
+deps=system
+if [ "$have_sys" = 0 ] || [ "${DSE_GPU_CHECK_DEBS:-0}" = 1 ]; then
+    debs=third_party/debs
+    root=$src/$debs/root
+    if ! ls "$debs"/*.deb >/dev/null 2>&1; then
+        note "libconfig/OpenBLAS/zlib headers are not installed and $debs/ has no .deb files:"
+        note "run tools/fetch-debs on a Debian/Ubuntu machine with apt and copy $debs/ here"
+        exit 1
+    fi
+    rm -rf "$root" && mkdir -p "$root"
+    for d in "$debs"/*.deb; do
+        if command -v dpkg-deb >/dev/null 2>&1; then
+            dpkg-deb -x "$d" "$root" || { note "dpkg-deb -x $d failed"; exit 1; }
+        else # no dpkg: a .deb is an ar archive holding data.tar.*
+            python3 - "$d" "$root" <<'EOF' || { note "cannot unpack $d"; exit 1; }
+import io, sys, tarfile
+data = open(sys.argv[1], 'rb').read()
+assert data[:8] == b'!<arch>\n'
+at = 8
+while at < len(data):
+    name, size = data[at:at + 16].decode().strip().rstrip('/'), int(data[at + 48:at + 58])
+    body = data[at + 60:at + 60 + size]
+    if name.startswith('data.tar'):
+        tarfile.open(fileobj=io.BytesIO(body)).extractall(sys.argv[2])
+    at += 60 + size + (size & 1)
+EOF
+        fi
+    done
+    lib=$root/usr/lib/x86_64-linux-gnu
+    # Only the unpacked .pc files, with their /usr paths moved under root.
+    export PKG_CONFIG_LIBDIR="$lib/pkgconfig:$lib/openblas-pthread/pkgconfig:$root/usr/share/pkgconfig"
+    export PKG_CONFIG_SYSROOT_DIR="$root"
+    export LD_LIBRARY_PATH="$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    cmake_args="-DCMAKE_PREFIX_PATH=$root/usr -DZLIB_ROOT=$root/usr"
+    if ! command -v pkg-config >/dev/null 2>&1; then
+        cmake_args="$cmake_args -DPKG_CONFIG_EXECUTABLE=$root/usr/bin/pkgconf"
+    fi
+    deps="unpacked $(ls "$debs"/*.deb | wc -l) .debs into $debs/root"
+fi
+
+# ---- cuDNN: system, CUDNN_ROOT, or PyTorch's site-packages/nvidia/cudnn -----------------
+cudnn_root=${CUDNN_ROOT:-}
+if [ -z "$cudnn_root" ] && ! ls /usr/include/cudnn_version.h /usr/include/*/cudnn_version.h \
+        /usr/local/cuda/include/cudnn_version.h >/dev/null 2>&1; then
+    cudnn_root=$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null || true)
+fi
+if [ -n "$cudnn_root" ]; then
+    cmake_args="$cmake_args -DCUDNN_ROOT=$cudnn_root"
+    export LD_LIBRARY_PATH="$cudnn_root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # PyTorch's wheels keep cuBLAS beside it; the toolkit's is used for the build.
+    cublas=$(dirname "$cudnn_root")/cublas/lib
+    [ -d "$cublas" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$cublas"
+fi
+
+# ---- configure and build ----------------------------------------------------------------
+arch=${CUDA_ARCH:-}
+if [ -z "$arch" ] && command -v nvidia-smi >/dev/null 2>&1; then
+    arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
+fi
+[ -n "$arch" ] || arch=90
+[ -n "$nvcc" ] && cmake_args="$cmake_args -DCMAKE_CUDA_COMPILER=$nvcc"
+configure() {
+    # shellcheck disable=SC2086
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDSE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+        $cmake_args "$@" > "$logs/configure.log" 2>&1
+}
+built=no
+rm -f "$build/CMakeCache.txt" # a fresh configure: dependencies may come from elsewhere than last time
+if ! configure; then
+    if grep -q "unsupported GNU version\|unsupported host compiler" "$logs/configure.log"; then
+        note "nvcc rejects this host compiler's version; retrying with -allow-unsupported-compiler"
+        rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+        configure -DCMAKE_CUDA_FLAGS=-allow-unsupported-compiler || true
+    fi
+fi
+if grep -q "dse: CUDA backend on" "$logs/configure.log"; then
+    if cmake --build "$build" -j "$jobs" > "$logs/build.log" 2>&1; then
+        built=yes
+    else
+        status=1
+        built="FAILED (see $logs/build.log)"
+        tail -20 "$logs/build.log" >&2
+    fi
+else
+    status=1
+    built="configure FAILED (see $logs/configure.log)"
+    tail -20 "$logs/configure.log" >&2
+fi
+warnings=$(grep -c "warning" "$logs/build.log" 2>/dev/null || true)
+backend=$(sed -n 's/.*dse: CUDA backend on (\(.*\))/\1/p' "$logs/configure.log" | head -1)
+
+# ---- tests --------------------------------------------------------------------------------
+tests="not run"
+if [ "$built" = yes ]; then
+    DSE_TEST_VERBOSE=1 "$build/test_engine_cuda" > "$logs/test_engine_cuda.log" 2>&1
+    rc=$?
+    ok=$(grep -c " ok$" "$logs/test_engine_cuda.log")
+    bad=$(grep -c " FAILED$" "$logs/test_engine_cuda.log")
+    case $rc in
+    0) tests="test_engine_cuda passed ($ok cases)" ;;
+    77) tests="test_engine_cuda SKIPPED: $(grep '^skipped:' "$logs/test_engine_cuda.log")"; status=1 ;;
+    *) tests="test_engine_cuda FAILED ($bad of $((ok + bad)) cases; see $logs/test_engine_cuda.log)"; status=1 ;;
+    esac
+    (cd "$build" && ctest -L gpu --output-on-failure) > "$logs/ctest_gpu.log" 2>&1 || status=1
+    ctest_gpu=$(grep "tests passed\|tests failed" "$logs/ctest_gpu.log" | tail -1)
+    skips=$(grep -c "(Skipped)" "$logs/ctest_gpu.log")
+    [ "$skips" = 0 ] || ctest_gpu="$ctest_gpu; $skips of them SKIPPED (ctest counts skips as passed)"
+    if [ "$all_tests" = 1 ]; then
+        (cd "$build" && ctest -j "$jobs" --output-on-failure) > "$logs/ctest_all.log" 2>&1 || status=1
+        ctest_all=$(grep "tests passed\|tests failed" "$logs/ctest_all.log" | tail -1)
+    fi
+fi
+
+# ---- benchmarks ---------------------------------------------------------------------------
+: > "$logs/bench.log"
+if [ "$built" = yes ] && [ "$status" = 0 ]; then
+    "$build/bench_cuda" --net fmnist --iters 10 >> "$logs/bench.log" 2>&1 || status=1
+    if [ "$quick" = 0 ]; then
+        "$build/bench_cuda" --net v10 --batch 64 --iters 5 --no-layers >> "$logs/bench.log" 2>&1 || status=1
+    fi
+fi
+
+# ---- summary ------------------------------------------------------------------------------
+say "==== dse gpu_check: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+say "gpu:      $gpu"
+device=$(grep -h '^  device=\|^# device=' "$logs"/test_engine_cuda.log "$logs/bench.log" 2>/dev/null | head -1 |
+         sed 's/^[ #]*//')
+say "device:   ${device:-none (no CUDA device answered)}"
+libs=$(grep -h '^  driver=' "$logs/test_engine_cuda.log" 2>/dev/null | head -1 | sed 's/^ *//')
+say "libs:     ${libs:-unknown (test_engine_cuda did not run)}"
+say "toolkit:  nvcc $nvcc_v; $torch"
+say "deps:     $deps; cuDNN ${cudnn_root:-from the system}"
+say "backend:  ${backend:-not configured}"
+say "build:    $built ($warnings warning lines) in $build, CUDA architectures $arch"
+say "tests:    $tests"
+[ -n "${ctest_gpu:-}" ] && say "ctest:    gpu label: $ctest_gpu"
+[ -n "${ctest_all:-}" ] && say "ctest:    all: $ctest_all"
+grep " FAILED$" "$logs/test_engine_cuda.log" 2>/dev/null | sed 's/^/  failed: /' | tee -a "$summary"
+grep "NMSE .* > tol" "$logs/test_engine_cuda.log" 2>/dev/null | head -8 | sed 's/^ */  /' | tee -a "$summary"
+if [ -s "$logs/bench.log" ]; then
+    say "bench:"
+    grep "^name=cuda.train" "$logs/bench.log" |
+        sed 's/^name=cuda.train /  /; s/ device_bytes=.*//' | tee -a "$summary"
+fi
+say "logs:     $logs/ (summary.txt, configure, build, test_engine_cuda, bench)"
+if [ "$status" = 0 ]; then
+    say "result:   PASS"
+elif grep -q "^skipped:" "$logs/test_engine_cuda.log" 2>/dev/null; then
+    say "result:   FAIL: no CUDA device, so nothing ran on a GPU (the backend built)"
+else
+    say "result:   FAIL"
+fi
+exit "$status"

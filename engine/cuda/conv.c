@@ -1,0 +1,340 @@
+/* conv.c: convolution on cuDNN, forward, backward data, backward filter and bias, and
+ * the choice of algorithm: the first time a shape runs (batch, image strides, precision
+ * and limits are part of the shape), cuDNN's find benchmarks every algorithm on the
+ * node's own buffers (scratch gradients) with a workspace of at most ws_limit_bytes, and
+ * the fastest that qualifies (deterministic when the ctx asks, no TF32 in FP32 mode) is
+ * cached in the ctx. Views work: descriptors carry the image stride, so a Fire expand
+ * conv writes straight into its slice of the concat buffer and reads its gradient there.
+ * Gradients accumulate (beta = 1), as engine.h's rule says.
+ * x [N, C, H, W]   w [K, C/G, R, S]   b [1, K, 1, 1]   y [N, K, P, Q]. */
+#include "engine/cuda/cuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cuda/cuda_impl.h"
+
+enum { DIR_FWD = 0, DIR_BWD_DATA, DIR_BWD_FILTER };
+
+static const char *const fwd_names[] = { "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft",
+                                         "fft_tiling", "winograd", "winograd_nonfused" };
+static const char *const bwd_data_names[] = { "algo_0", "algo_1", "fft", "fft_tiling", "winograd",
+                                              "winograd_nonfused" };
+static const char *const bwd_filter_names[] = { "algo_0", "algo_1", "fft", "algo_3", "winograd",
+                                                "winograd_nonfused", "fft_tiling" };
+
+const char *dse_cuda_conv_algo_str(int direction, int algo) {
+    switch (direction) {
+    case DIR_FWD:        return algo >= 0 && algo < DSE_ARRAY_LEN(fwd_names) ? fwd_names[algo] : "?";
+    case DIR_BWD_DATA:   return algo >= 0 && algo < DSE_ARRAY_LEN(bwd_data_names) ? bwd_data_names[algo] : "?";
+    case DIR_BWD_FILTER: return algo >= 0 && algo < DSE_ARRAY_LEN(bwd_filter_names) ? bwd_filter_names[algo] : "?";
+    default:             return "?";
+    }
+}
+
+/* ---- descriptors --------------------------------------------------------------------- */
+
+static enum dse_status set_descs(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_node *d) {
+    const struct dse_layer *l = n->layer;
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    enum dse_status st;
+    if ((st = dse_cuda_desc_of(cx, n, d->x, x)) || (st = dse_cuda_desc_of(cx, n, d->y, y))) return st;
+    DSE_CUDNN_TRY(cx, n, cudnnSetFilter4dDescriptor(d->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, y->c,
+                                                    x->c / l->groups, l->kernel_h, l->kernel_w));
+    DSE_CUDNN_TRY(cx, n, cudnnSetConvolution2dDescriptor(d->conv, l->pad_h, l->pad_w, l->stride_h, l->stride_w,
+                                                         l->dilation_h, l->dilation_w, CUDNN_CROSS_CORRELATION,
+                                                         CUDNN_DATA_FLOAT));
+    DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionGroupCount(d->conv, l->groups));
+    if (n->bias && (st = dse_cuda_desc4d(cx, n, d->b, 1, y->c, 1, 1, y->c))) return st;
+    /* cuDNN's output size rule is Caffe's (floor) for convolutions: say so if not. */
+    int on, oc, oh, ow;
+    DSE_CUDNN_TRY(cx, n, cudnnGetConvolution2dForwardOutputDim(d->conv, d->x, d->w, &on, &oc, &oh, &ow));
+    if (on != y->n || oc != y->c || oh != y->h || ow != y->w)
+        return dse_cuda_fail(cx, n, DSE_ERR_SHAPE, "cuDNN computes a %dx%dx%dx%d output; the node's is %dx%dx%dx%d",
+                             on, oc, oh, ow, y->n, y->c, y->h, y->w);
+    return DSE_OK;
+}
+
+/* The math type find starts from: FMA only (no tensor cores, no TF32) or cuDNN's default,
+ * which allows TF32 tensor cores for float data on Ampere and later. */
+static cudnnMathType_t find_math(const struct dse_cuda_ctx *cx) {
+    return cx->math == DSE_CUDA_MATH_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+}
+
+/* The math type an algorithm found with math type `found` runs with. */
+static cudnnMathType_t run_math(const struct dse_cuda_ctx *cx, int found) {
+    return cx->math == DSE_CUDA_MATH_TF32 ? (cudnnMathType_t)found : CUDNN_FMA_MATH;
+}
+
+/* ---- the choice cache ---------------------------------------------------------------- */
+
+/* Byte alignment of a device address, up to 16: some cuDNN kernels load 16 bytes at a
+ * time, so a view at an odd offset may not run what an aligned buffer ran. */
+static int64_t align16(const void *p) {
+    const uintptr_t a = (uintptr_t)p;
+    return a % 16 == 0 ? 16 : a % 8 == 0 ? 8 : a % 4 == 0 ? 4 : 1;
+}
+
+static void make_key(const struct dse_cuda_ctx *cx, const struct dse_node *n, int64_t key[DSE_CUDA_CONV_KEY]) {
+    const struct dse_layer *l = n->layer;
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int64_t k[DSE_CUDA_CONV_KEY] = {
+        x->n, x->c, x->h, x->w, y->c, l->kernel_h, l->kernel_w, l->stride_h, l->stride_w, l->pad_h, l->pad_w,
+        l->dilation_h, l->dilation_w, l->groups, x->stride_n, y->stride_n, cx->math, cx->deterministic,
+        (int64_t)(cx->ws_limit_bytes >> 20), align16(x->data) + 100 * align16(y->data),
+    };
+    memcpy(key, k, sizeof k);
+}
+
+/* Index of the cache entry for n's shape, added (nothing chosen) if missing; -1 if out
+ * of memory. */
+static int cache_entry(struct dse_cuda_ctx *cx, const struct dse_node *n) {
+    struct dse_cuda_impl *m = cx->impl;
+    int64_t key[DSE_CUDA_CONV_KEY];
+    make_key(cx, n, key);
+    for (int i = 0; i < m->cache_n; i++)
+        if (memcmp(m->cache[i].key, key, sizeof key) == 0) return i;
+    if (m->cache_n == m->cache_cap) {
+        const int cap = m->cache_cap ? 2 * m->cache_cap : 16;
+        struct dse_cuda_conv_choice *c = realloc(m->cache, (size_t)cap * sizeof *c);
+        if (!c) return -1;
+        m->cache = c;
+        int *mt = realloc(m->cache_math, (size_t)cap * 3 * sizeof *mt);
+        if (!mt) return -1;
+        m->cache_math = mt;
+        m->cache_cap = cap;
+    }
+    struct dse_cuda_conv_choice *c = &m->cache[m->cache_n];
+    memset(c, 0, sizeof *c);
+    memcpy(c->key, key, sizeof key);
+    c->algo_fwd = c->algo_bwd_data = c->algo_bwd_filter = -1;
+    return m->cache_n++;
+}
+
+/* One perf result, whatever its direction. */
+struct perf {
+    int    algo, math, deterministic;
+    int    ok;
+    float  ms;
+    size_t memory;
+};
+
+/* The index of the result to take: results come fastest first; take the first that ran,
+ * fits the workspace limit and, in this order of preference, is deterministic (when the
+ * ctx asks) and uses no tensor-op math (in FP32 mode). -1 if none ran within the limit. */
+static int pick(struct dse_cuda_ctx *cx, const struct perf *p, int count) {
+    for (int pass = 0; pass < 3; pass++) {
+        for (int i = 0; i < count; i++) {
+            if (!p[i].ok || p[i].memory > cx->ws_limit_bytes) continue;
+            if (pass < 1 && cx->deterministic && !p[i].deterministic) continue;
+            if (pass < 2 && cx->math == DSE_CUDA_MATH_FP32 &&
+                (p[i].math == CUDNN_TENSOR_OP_MATH || p[i].math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+                continue;
+            if (cx->deterministic && !p[i].deterministic) cx->stats.conv_nondeterministic++;
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* A find workspace: as much of ws_limit_bytes as the device can spare now. */
+static void *find_workspace(struct dse_cuda_ctx *cx, size_t *bytes) {
+    size_t free_b = 0, total_b = 0, want = cx->ws_limit_bytes;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && want > free_b / 10 * 8) want = free_b / 10 * 8;
+    (void)cudaGetLastError();
+    for (; want >= ((size_t)1 << 20); want /= 2) {
+        void *p = NULL;
+        if (cudaMalloc(&p, want) == cudaSuccess) {
+            *bytes = want;
+            return p;
+        }
+        (void)cudaGetLastError();
+    }
+    *bytes = 0;
+    return NULL;
+}
+
+/* Device scratch of `floats` floats for find to write gradients into; NULL on failure
+ * (reported in cx->err). */
+static float *scratch(struct dse_cuda_ctx *cx, const struct dse_node *n, int64_t floats) {
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, (size_t)floats * sizeof(float));
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        dse_cuda_fail(cx, n, DSE_ERR_NOMEM, "cudaMalloc: %s: %lld floats of scratch for cuDNN's find",
+                      cudaGetErrorName(e), (long long)floats);
+        return NULL;
+    }
+    return p;
+}
+
+static enum dse_status find_fwd(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_node *d,
+                                struct perf *out, int *count, void *ws, size_t ws_bytes) {
+    cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    DSE_CUDNN_TRY(cx, n, cudnnFindConvolutionForwardAlgorithmEx(
+                             cx->impl->cudnn, d->x, n->in[0]->data, d->w, n->weight->data, d->conv, d->y,
+                             n->out->data, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, count, r, ws, ws_bytes));
+    for (int i = 0; i < *count; i++)
+        out[i] = (struct perf){ (int)r[i].algo, (int)r[i].mathType, r[i].determinism == CUDNN_DETERMINISTIC,
+                                r[i].status == CUDNN_STATUS_SUCCESS, r[i].time, r[i].memory };
+    return DSE_OK;
+}
+
+static enum dse_status find_bwd_data(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_node *d,
+                                     struct perf *out, int *count, void *ws, size_t ws_bytes) {
+    const struct dse_tensor *x = n->in[0];
+    float *dx = scratch(cx, n, (int64_t)x->n * x->stride_n);
+    if (!dx) return cx->err.code;
+    cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    cudnnStatus_t s = cudnnFindConvolutionBackwardDataAlgorithmEx(
+        cx->impl->cudnn, d->w, n->weight->data, d->y, n->out->grad, d->conv, d->x, dx,
+        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, count, r, ws, ws_bytes);
+    (void)cudaFree(dx);
+    DSE_CUDNN_TRY(cx, n, s);
+    for (int i = 0; i < *count; i++)
+        out[i] = (struct perf){ (int)r[i].algo, (int)r[i].mathType, r[i].determinism == CUDNN_DETERMINISTIC,
+                                r[i].status == CUDNN_STATUS_SUCCESS, r[i].time, r[i].memory };
+    return DSE_OK;
+}
+
+static enum dse_status find_bwd_filter(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_node *d,
+                                       struct perf *out, int *count, void *ws, size_t ws_bytes) {
+    float *dw = scratch(cx, n, dse_tensor_count(n->weight));
+    if (!dw) return cx->err.code;
+    cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    cudnnStatus_t s = cudnnFindConvolutionBackwardFilterAlgorithmEx(
+        cx->impl->cudnn, d->x, n->in[0]->data, d->y, n->out->grad, d->conv, d->w, dw,
+        CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, count, r, ws, ws_bytes);
+    (void)cudaFree(dw);
+    DSE_CUDNN_TRY(cx, n, s);
+    for (int i = 0; i < *count; i++)
+        out[i] = (struct perf){ (int)r[i].algo, (int)r[i].mathType, r[i].determinism == CUDNN_DETERMINISTIC,
+                                r[i].status == CUDNN_STATUS_SUCCESS, r[i].time, r[i].memory };
+    return DSE_OK;
+}
+
+typedef enum dse_status (*find_fn)(struct dse_cuda_ctx *, const struct dse_node *, struct dse_cuda_node *,
+                                   struct perf *, int *, void *, size_t);
+
+/* Benchmark direction dir of n's shape into cache entry e. */
+static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_node *d, int e,
+                            int dir) {
+    static const find_fn fns[3] = { find_fwd, find_bwd_data, find_bwd_filter };
+    struct perf p[CUDNN_CONVOLUTION_FWD_ALGO_COUNT]; /* the largest of the three counts */
+    int count = 0;
+    size_t ws_bytes = 0;
+    DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, find_math(cx)));
+    /* Find times on the device: nothing of ours may still be running. */
+    DSE_CUDA_TRY(cx, n, cudaStreamSynchronize(cx->impl->stream));
+    void *ws = find_workspace(cx, &ws_bytes);
+    enum dse_status st = fns[dir](cx, n, d, p, &count, ws, ws_bytes);
+    (void)cudaFree(ws);
+    if (st) return st;
+    const int i = pick(cx, p, count);
+    if (i < 0) {
+        char tried[256] = "";
+        for (int k = 0, len = 0; k < count && len < (int)sizeof tried - 40; k++)
+            len += snprintf(tried + len, sizeof tried - (size_t)len, "%s%s:%s", k ? ", " : "",
+                            dse_cuda_conv_algo_str(dir, p[k].algo), p[k].ok ? "ok" : "failed");
+        return dse_cuda_fail(cx, n, DSE_ERR_CUDA, "no cuDNN %s algorithm runs this conv within a %zu MiB "
+                             "workspace (tried %s)", dir == DIR_FWD ? "forward" : dir == DIR_BWD_DATA ?
+                             "backward-data" : "backward-filter", cx->ws_limit_bytes >> 20, tried);
+    }
+    struct dse_cuda_conv_choice *c = &cx->impl->cache[e];
+    int *algo = dir == DIR_FWD ? &c->algo_fwd : dir == DIR_BWD_DATA ? &c->algo_bwd_data : &c->algo_bwd_filter;
+    float *ms = dir == DIR_FWD ? &c->ms_fwd : dir == DIR_BWD_DATA ? &c->ms_bwd_data : &c->ms_bwd_filter;
+    size_t *wsb = dir == DIR_FWD ? &c->ws_fwd : dir == DIR_BWD_DATA ? &c->ws_bwd_data : &c->ws_bwd_filter;
+    *algo = p[i].algo, *ms = p[i].ms, *wsb = p[i].memory;
+    cx->impl->cache_math[3 * e + dir] = p[i].math;
+    cx->stats.conv_finds++;
+    return DSE_OK;
+}
+
+/* Make sure the directions asked for are chosen; *entry = the cache index. */
+static enum dse_status choose(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_node *d, int fwd,
+                              int bwd_data, int bwd_filter, int *entry) {
+    const int e = cache_entry(cx, n);
+    if (e < 0) return dse_cuda_fail(cx, n, DSE_ERR_NOMEM, "out of memory for the conv algorithm cache");
+    const struct dse_cuda_conv_choice *c = &cx->impl->cache[e];
+    enum dse_status st = DSE_OK;
+    if (fwd && c->algo_fwd < 0) st = find(cx, n, d, e, DIR_FWD);
+    if (!st && bwd_data && cx->impl->cache[e].algo_bwd_data < 0) st = find(cx, n, d, e, DIR_BWD_DATA);
+    if (!st && bwd_filter && cx->impl->cache[e].algo_bwd_filter < 0) st = find(cx, n, d, e, DIR_BWD_FILTER);
+    *entry = e;
+    return st;
+}
+
+enum dse_status dse_cuda_conv2d_choose(struct dse_cuda_ctx *cx, struct dse_node *n,
+                                       struct dse_cuda_conv_choice *out) {
+    DSE_ASSERT(n->op == DSE_OP_CONV2D);
+    struct dse_cuda_node *d = dse_cuda_dev(n);
+    if (!cx->impl || !d) return dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "node not prepared for the CUDA backend");
+    enum dse_status st = dse_cuda_use(cx);
+    if (!st) st = set_descs(cx, n, d);
+    const int bwd = n->training && n->out->grad;
+    int e = -1;
+    if (!st) st = choose(cx, n, d, 1, bwd && n->in[0]->grad, bwd && n->weight->grad, &e);
+    if (!st && out) *out = cx->impl->cache[e];
+    return st;
+}
+
+/* ---- kernels ------------------------------------------------------------------------- */
+
+enum dse_status dse_cuda_conv2d_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    struct dse_cuda_node *d = dse_cuda_dev(n);
+    cudnnHandle_t h = cx->impl->cudnn;
+    int e;
+    enum dse_status st = set_descs(cx, n, d);
+    if (!st) st = choose(cx, n, d, 1, 0, 0, &e);
+    if (st) return st;
+    const cudnnConvolutionFwdAlgo_t algo = (cudnnConvolutionFwdAlgo_t)cx->impl->cache[e].algo_fwd;
+    DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e])));
+    size_t bytes = 0;
+    void *ws = NULL;
+    DSE_CUDNN_TRY(cx, n, cudnnGetConvolutionForwardWorkspaceSize(h, d->x, d->w, d->conv, d->y, algo, &bytes));
+    if ((st = dse_cuda_workspace(cx, n, bytes, &ws))) return st;
+    DSE_CUDNN_TRY(cx, n, cudnnConvolutionForward(h, &dse_cuda_alpha1, d->x, n->in[0]->data, d->w, n->weight->data,
+                                                 d->conv, algo, ws, bytes, &dse_cuda_beta0, d->y, n->out->data));
+    if (n->bias)
+        DSE_CUDNN_TRY(cx, n, cudnnAddTensor(h, &dse_cuda_alpha1, d->b, n->bias->data, &dse_cuda_alpha1, d->y,
+                                            n->out->data));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_conv2d_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    struct dse_cuda_node *d = dse_cuda_dev(n);
+    cudnnHandle_t h = cx->impl->cudnn;
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    float *dx = x->grad, *dw = n->weight->grad;
+    enum dse_status st = set_descs(cx, n, d);
+    if (st) return st;
+    if (n->bias && n->bias->grad)
+        DSE_CUDNN_TRY(cx, n, cudnnConvolutionBackwardBias(h, &dse_cuda_alpha1, d->y, y->grad, &dse_cuda_alpha1, d->b,
+                                                          n->bias->grad));
+    if (!dx && !dw) return DSE_OK;
+    int e;
+    if ((st = choose(cx, n, d, 0, dx != NULL, dw != NULL, &e))) return st;
+    const struct dse_cuda_conv_choice c = cx->impl->cache[e];
+    size_t bytes = 0;
+    void *ws = NULL;
+    if (dw) {
+        const cudnnConvolutionBwdFilterAlgo_t algo = (cudnnConvolutionBwdFilterAlgo_t)c.algo_bwd_filter;
+        DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e + 2])));
+        DSE_CUDNN_TRY(cx, n, cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d->x, d->y, d->conv, d->w, algo,
+                                                                            &bytes));
+        if ((st = dse_cuda_workspace(cx, n, bytes, &ws))) return st;
+        DSE_CUDNN_TRY(cx, n, cudnnConvolutionBackwardFilter(h, &dse_cuda_alpha1, d->x, x->data, d->y, y->grad,
+                                                            d->conv, algo, ws, bytes, &dse_cuda_alpha1, d->w, dw));
+    }
+    if (dx) {
+        const cudnnConvolutionBwdDataAlgo_t algo = (cudnnConvolutionBwdDataAlgo_t)c.algo_bwd_data;
+        DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e + 1])));
+        DSE_CUDNN_TRY(cx, n, cudnnGetConvolutionBackwardDataWorkspaceSize(h, d->w, d->y, d->conv, d->x, algo,
+                                                                          &bytes));
+        if ((st = dse_cuda_workspace(cx, n, bytes, &ws))) return st;
+        DSE_CUDNN_TRY(cx, n, cudnnConvolutionBackwardData(h, &dse_cuda_alpha1, d->w, n->weight->data, d->y, y->grad,
+                                                          d->conv, algo, ws, bytes, &dse_cuda_alpha1, d->x, dx));
+    }
+    return DSE_OK;
+}

@@ -1,0 +1,543 @@
+/* ctx.c: the CUDA backend's context (stream, cuDNN and cuBLAS handles, workspace),
+ * error reporting with call and file:line, device memory and tensor copies, per-node
+ * state, the kernel table built from engine/ops.def, SGD and the non-finite check. The
+ * kernels: conv.c (cuDNN convolution) and ops.c (everything else). Interface:
+ * engine/cuda/cuda.h. */
+#include "engine/cuda/cuda.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cuda/cuda_impl.h"
+
+#define ALIGN 256 /* device pieces: cuDNN and cuBLAS like 128-byte alignment or more */
+
+const float dse_cuda_alpha1 = 1.0f, dse_cuda_beta0 = 0.0f;
+
+const struct dse_cuda_kernel dse_cuda_kernels[DSE_OP_COUNT] = {
+#define DSE_OP(e, name, layer, min_in, max_in, weights) \
+    [DSE_OP_##e] = { dse_cuda_##name##_fwd, dse_cuda_##name##_bwd },
+#include "engine/ops.def"
+#undef DSE_OP
+};
+
+/* ---- errors -------------------------------------------------------------------------- */
+
+static int vprefix(char *buf, int size, const struct dse_node *n) {
+    if (!n) return 0;
+    int k = snprintf(buf, (size_t)size, "layer '%s' (%s): ", n->layer ? n->layer->name : "?", dse_op_str(n->op));
+    return k < 0 ? 0 : k >= size ? size - 1 : k;
+}
+
+enum dse_status dse_cuda_fail(struct dse_cuda_ctx *cx, const struct dse_node *n, enum dse_status code,
+                              const char *fmt, ...) {
+    char msg[sizeof cx->err.msg];
+    int k = vprefix(msg, (int)sizeof msg, n);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg + k, sizeof msg - (size_t)k, fmt, ap);
+    va_end(ap);
+    return dse_err_set(&cx->err, code, NULL, n && n->layer ? n->layer->line : 0, "%s", msg);
+}
+
+enum dse_status dse_cuda_fail_call(struct dse_cuda_ctx *cx, const struct dse_node *n, const char *call,
+                                   const char *what, int nomem, const char *detail, const char *file, int line) {
+    const char *table = strncmp(call, "DSE_CUBLAS(", 11) == 0 ? strstr(call, ").") : NULL;
+    if (table) call = table + 2; /* DSE_CUBLAS(cx).cublasSgemm_v2(...) -> cublasSgemm_v2 */
+    const char *paren = strchr(call, '(');
+    const int name_len = paren ? (int)(paren - call) : (int)strlen(call);
+    const char *rel = strstr(file, "engine/cuda/"); /* __FILE__ may be absolute */
+    return dse_cuda_fail(cx, n, nomem ? DSE_ERR_NOMEM : DSE_ERR_CUDA, "%.*s: %s (%s:%d)%s%s", name_len, call,
+                         what ? what : "?", rel ? rel : file, line, detail ? "; " : "", detail ? detail : "");
+}
+
+enum dse_status dse_cuda_report(struct dse_cuda_ctx *cx, enum dse_status code, struct dse_err *err) {
+    if (err && err != &cx->err) *err = cx->err;
+    return code;
+}
+
+/* ---- cuBLAS, loaded at run time ------------------------------------------------------- */
+
+int dse_cublas_open(struct dse_cublas *b, char *why, int size) {
+    memset(b, 0, sizeof *b);
+    char soname[32];
+    snprintf(soname, sizeof soname, "libcublas.so.%d", CUBLAS_VER_MAJOR);
+#ifndef DSE_CUBLAS_LIBRARY
+#define DSE_CUBLAS_LIBRARY "libcublas.so"
+#endif
+    const char *names[] = { DSE_CUBLAS_LIBRARY, soname, "libcublas.so" };
+    for (int i = 0; i < DSE_ARRAY_LEN(names) && !b->lib; i++) b->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!b->lib) {
+        const char *e = dlerror();
+        snprintf(why, (size_t)size, "cannot load cuBLAS (%s, %s): %s", DSE_CUBLAS_LIBRARY, soname, e ? e : "?");
+        return -1;
+    }
+    /* dlsym's void * to a function pointer: what POSIX requires to work. */
+#define SYM(f) (*(void **)&b->f = dlsym(b->lib, #f)) == NULL
+    if (SYM(cublasCreate_v2) || SYM(cublasDestroy_v2) || SYM(cublasSetStream_v2) || SYM(cublasSetMathMode) ||
+        SYM(cublasSgemm_v2) || SYM(cublasGetStatusName) || SYM(cublasGetProperty)) {
+        snprintf(why, (size_t)size, "cuBLAS at %s lacks a function this build needs", DSE_CUBLAS_LIBRARY);
+        dse_cublas_close(b);
+        return -1;
+    }
+#undef SYM
+    return 0;
+}
+
+void dse_cublas_close(struct dse_cublas *b) {
+    if (b->lib) dlclose(b->lib);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- devices ------------------------------------------------------------------------- */
+
+int dse_cuda_device_count(char *why, int size) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        if (why && size > 0)
+            snprintf(why, (size_t)size, "cudaGetDeviceCount: %s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (count == 0 && why && size > 0) snprintf(why, (size_t)size, "cudaGetDeviceCount: 0 devices");
+    return count;
+}
+
+static void version_str(int v, int scale, char *buf, size_t size) {
+    /* CUDA: 1000 * major + 10 * minor; cuDNN 9: 10000 * major + 100 * minor + patch. */
+    if (scale == 1000)
+        snprintf(buf, size, "%d.%d", v / 1000, v % 1000 / 10);
+    else
+        snprintf(buf, size, "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
+}
+
+const char *dse_cuda_versions(char *buf, int size) {
+    int drv = 0, rt = 0, cb[3] = { 0, 0, 0 };
+    (void)cudaDriverGetVersion(&drv);
+    (void)cudaRuntimeGetVersion(&rt);
+    (void)cudaGetLastError();
+    char sd[32] = "none", sr[32], sc[32], sh[32], blas[200];
+    if (drv) version_str(drv, 1000, sd, sizeof sd);
+    version_str(rt, 1000, sr, sizeof sr);
+    version_str((int)cudnnGetVersion(), 10000, sc, sizeof sc);
+    version_str(CUDNN_VERSION, 10000, sh, sizeof sh);
+    struct dse_cublas b;
+    char why[160];
+    if (dse_cublas_open(&b, why, (int)sizeof why) == 0) {
+        (void)b.cublasGetProperty(MAJOR_VERSION, &cb[0]);
+        (void)b.cublasGetProperty(MINOR_VERSION, &cb[1]);
+        (void)b.cublasGetProperty(PATCH_LEVEL, &cb[2]);
+        dse_cublas_close(&b);
+        snprintf(blas, sizeof blas, "%d.%d.%d", cb[0], cb[1], cb[2]);
+    } else {
+        snprintf(blas, sizeof blas, "none (%s)", why);
+    }
+    snprintf(buf, (size_t)size, "driver=%s runtime=%s cudnn=%s cudnn_headers=%s cublas=%s", sd, sr, sc, sh, blas);
+    return buf;
+}
+
+enum dse_status dse_cuda_device_info(int device, char *buf, int size, struct dse_err *err) {
+    struct cudaDeviceProp p;
+    cudaError_t e = cudaGetDeviceProperties(&p, device);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return dse_err_set(err, DSE_ERR_CUDA, NULL, 0, "cudaGetDeviceProperties: %s: %s (device %d)",
+                           cudaGetErrorName(e), cudaGetErrorString(e), device);
+    }
+    char v[300];
+    snprintf(buf, (size_t)size, "device=%d name=\"%s\" cc=%d.%d sms=%d mem_gib=%.1f %s", device, p.name, p.major,
+             p.minor, p.multiProcessorCount, (double)p.totalGlobalMem / (1u << 30), dse_cuda_versions(v, sizeof v));
+    return DSE_OK;
+}
+
+/* ---- context ------------------------------------------------------------------------- */
+
+enum dse_status dse_cuda_use(struct dse_cuda_ctx *cx) {
+    int cur = -1;
+    DSE_CUDA_TRY(cx, NULL, cudaGetDevice(&cur));
+    if (cur != cx->device) DSE_CUDA_TRY(cx, NULL, cudaSetDevice(cx->device));
+    return DSE_OK;
+}
+
+static enum dse_status init_impl(struct dse_cuda_ctx *cx) {
+    char why[256] = "";
+    const int count = dse_cuda_device_count(why, (int)sizeof why);
+    if (count == 0) return dse_cuda_fail(cx, NULL, DSE_ERR_UNSUPPORTED, "no CUDA device (%s)", why);
+    if (cx->device < 0 || cx->device >= count)
+        return dse_cuda_fail(cx, NULL, DSE_ERR_UNSUPPORTED, "CUDA device %d does not exist; this machine has %d "
+                             "(cuda:0 to cuda:%d)", cx->device, count, count - 1);
+    if (cudnnGetVersion() / 10000 != CUDNN_MAJOR)
+        return dse_cuda_fail(cx, NULL, DSE_ERR_UNSUPPORTED, "cuDNN %zu found at run time; built with %d.%d",
+                             cudnnGetVersion(), CUDNN_MAJOR, CUDNN_MINOR);
+    struct dse_cuda_impl *m = calloc(1, sizeof *m);
+    if (!m) return dse_cuda_fail(cx, NULL, DSE_ERR_NOMEM, "out of memory");
+    cx->impl = m;
+    DSE_CUDA_TRY(cx, NULL, cudaSetDevice(cx->device));
+    DSE_CUDA_TRY(cx, NULL, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    DSE_CUDNN_TRY(cx, NULL, cudnnCreate(&m->cudnn));
+    DSE_CUDNN_TRY(cx, NULL, cudnnSetStream(m->cudnn, m->stream));
+    char why_blas[300];
+    if (dse_cublas_open(&m->blas, why_blas, (int)sizeof why_blas))
+        return dse_cuda_fail(cx, NULL, DSE_ERR_UNSUPPORTED, "%s", why_blas);
+    DSE_CUBLAS_TRY(cx, NULL, DSE_CUBLAS(cx).cublasCreate_v2(&m->cublas));
+    DSE_CUBLAS_TRY(cx, NULL, DSE_CUBLAS(cx).cublasSetStream_v2(m->cublas, m->stream));
+    DSE_CUDA_TRY(cx, NULL, cudaMalloc((void **)&m->flag, sizeof(int)));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_ctx_init(struct dse_cuda_ctx *cx, int device, uint64_t seed, struct dse_err *err) {
+    memset(cx, 0, sizeof *cx);
+    cx->device = device;
+    cx->math = DSE_CUDA_MATH_FP32;
+    cx->deterministic = 1;
+    cx->ws_limit_bytes = (size_t)512 << 20;
+    const char *sync = getenv("DSE_CUDA_SYNC");
+    cx->sync_each = sync && sync[0] == '1';
+    cx->seed = seed;
+    dse_pcg32_seed(&cx->rng, seed, 0x5eed);
+    cx->dropout_rng = &cx->rng;
+    enum dse_status st = init_impl(cx);
+    if (st) {
+        struct dse_err e = cx->err;
+        dse_cuda_ctx_deinit(cx);
+        if (err) *err = e;
+        return st;
+    }
+    return DSE_OK;
+}
+
+void dse_cuda_ctx_deinit(struct dse_cuda_ctx *cx) {
+    if (!cx) return;
+    struct dse_cuda_impl *m = cx->impl;
+    if (m) {
+        (void)cudaSetDevice(cx->device);
+        if (m->stream) (void)cudaStreamSynchronize(m->stream);
+        if (m->cublas) (void)m->blas.cublasDestroy_v2(m->cublas);
+        dse_cublas_close(&m->blas);
+        if (m->cudnn) (void)cudnnDestroy(m->cudnn);
+        (void)cudaFree(m->ws);
+        (void)cudaFree(m->flag);
+        if (m->stream) (void)cudaStreamDestroy(m->stream);
+        (void)cudaGetLastError();
+        free(m->cache);
+        free(m->cache_math);
+        free(m);
+    }
+    memset(cx, 0, sizeof *cx);
+}
+
+static enum dse_status sync_(struct dse_cuda_ctx *cx) {
+    if (!cx->impl) return dse_cuda_fail(cx, NULL, DSE_ERR_INTERNAL, "CUDA context not initialized");
+    DSE_CUDA_TRY(cx, NULL, cudaStreamSynchronize(cx->impl->stream));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_sync(struct dse_cuda_ctx *cx, struct dse_err *err) {
+    enum dse_status st = sync_(cx);
+    return st ? dse_cuda_report(cx, st, err) : DSE_OK;
+}
+
+enum dse_status dse_cuda_workspace(struct dse_cuda_ctx *cx, const struct dse_node *n, size_t bytes, void **out) {
+    struct dse_cuda_impl *m = cx->impl;
+    if (bytes > m->ws_bytes) {
+        size_t want = bytes > m->ws_bytes + m->ws_bytes / 4 ? bytes : m->ws_bytes + m->ws_bytes / 4;
+        want = (want + ALIGN - 1) / ALIGN * ALIGN;
+        DSE_CUDA_TRY(cx, n, cudaStreamSynchronize(m->stream)); /* no queued kernel still uses it */
+        DSE_CUDA_TRY(cx, n, cudaFree(m->ws));
+        m->ws = NULL, m->ws_bytes = 0, cx->stats.workspace_bytes = 0;
+        DSE_CUDA_TRY(cx, n, cudaMalloc(&m->ws, want));
+        m->ws_bytes = want, cx->stats.workspace_bytes = want;
+    }
+    *out = m->ws;
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_desc4d(struct dse_cuda_ctx *cx, const struct dse_node *n, cudnnTensorDescriptor_t d,
+                                int N, int C, int H, int W, int64_t stride_n) {
+    if (stride_n > INT32_MAX || (int64_t)N * stride_n > ((int64_t)1 << 40))
+        return dse_cuda_fail(cx, n, DSE_ERR_UNSUPPORTED, "tensor %dx%dx%dx%d with image stride %lld is too large "
+                             "for cuDNN's int strides", N, C, H, W, (long long)stride_n);
+    DSE_CUDNN_TRY(cx, n, cudnnSetTensor4dDescriptorEx(d, CUDNN_DATA_FLOAT, N, C, H, W, (int)stride_n, H * W, W, 1));
+    return DSE_OK;
+}
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+static enum dse_status alloc_(struct dse_cuda_ctx *cx, size_t bytes, void **out) {
+    *out = NULL;
+    enum dse_status st = dse_cuda_use(cx);
+    if (st) return st;
+    void *p = NULL;
+    bytes = (bytes ? bytes + ALIGN - 1 : ALIGN) / ALIGN * ALIGN;
+    DSE_CUDA_TRY(cx, NULL, cudaMalloc(&p, bytes));
+    cudaError_t e = cudaMemsetAsync(p, 0, bytes, cx->impl->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(cx->impl->stream);
+    if (e != cudaSuccess) {
+        (void)cudaFree(p);
+        DSE_CUDA_TRY(cx, NULL, e);
+    }
+    *out = p;
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_alloc(struct dse_cuda_ctx *cx, size_t bytes, void **out, struct dse_err *err) {
+    enum dse_status st = alloc_(cx, bytes, out);
+    return st ? dse_cuda_report(cx, st, err) : DSE_OK;
+}
+
+void dse_cuda_free(struct dse_cuda_ctx *cx, void *p) {
+    if (!p) return;
+    (void)dse_cuda_use(cx);
+    if (cx->impl) (void)cudaStreamSynchronize(cx->impl->stream); /* no queued kernel still uses it */
+    (void)cudaFree(p);
+    (void)cudaGetLastError();
+}
+
+static enum dse_status copy_(struct dse_cuda_ctx *cx, void *dst, const void *src, size_t bytes,
+                             enum cudaMemcpyKind kind) {
+    enum dse_status st = dse_cuda_use(cx);
+    if (st || !bytes) return st;
+    DSE_CUDA_TRY(cx, NULL, cudaMemcpyAsync(dst, src, bytes, kind, cx->impl->stream));
+    if (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToDevice)
+        DSE_CUDA_TRY(cx, NULL, cudaStreamSynchronize(cx->impl->stream));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_upload(struct dse_cuda_ctx *cx, void *dst, const void *src, size_t bytes,
+                                struct dse_err *err) {
+    enum dse_status st = copy_(cx, dst, src, bytes, cudaMemcpyHostToDevice);
+    return st ? dse_cuda_report(cx, st, err) : DSE_OK;
+}
+
+enum dse_status dse_cuda_download(struct dse_cuda_ctx *cx, void *dst, const void *src, size_t bytes,
+                                  struct dse_err *err) {
+    enum dse_status st = copy_(cx, dst, src, bytes, cudaMemcpyDeviceToHost);
+    return st ? dse_cuda_report(cx, st, err) : DSE_OK;
+}
+
+static enum dse_status zero_(struct dse_cuda_ctx *cx, void *dst, size_t bytes) {
+    enum dse_status st = dse_cuda_use(cx);
+    if (st || !bytes) return st;
+    DSE_CUDA_TRY(cx, NULL, cudaMemsetAsync(dst, 0, bytes, cx->impl->stream));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_zero(struct dse_cuda_ctx *cx, void *dst, size_t bytes, struct dse_err *err) {
+    enum dse_status st = zero_(cx, dst, bytes);
+    return st ? dse_cuda_report(cx, st, err) : DSE_OK;
+}
+
+/* One 2-D copy of a tensor's n images of c*h*w floats between two image strides. */
+static enum dse_status copy_images(struct dse_cuda_ctx *cx, float *dst, int64_t sd, const float *src, int64_t ss,
+                                   const struct dse_tensor *t, enum cudaMemcpyKind kind) {
+    const size_t width = (size_t)dse_tensor_image(t) * sizeof(float);
+    DSE_CUDA_TRY(cx, NULL, cudaMemcpy2DAsync(dst, (size_t)sd * sizeof(float), src, (size_t)ss * sizeof(float),
+                                             width, (size_t)t->n, kind, cx->impl->stream));
+    return DSE_OK;
+}
+
+static enum dse_status tensor_copy(struct dse_cuda_ctx *cx, struct dse_tensor *dst, const struct dse_tensor *src,
+                                   int with_grad, enum cudaMemcpyKind kind) {
+    if (dst->n != src->n || dst->c != src->c || dst->h != src->h || dst->w != src->w)
+        return dse_cuda_fail(cx, NULL, DSE_ERR_SHAPE, "tensor copy between %dx%dx%dx%d and %dx%dx%dx%d", src->n,
+                             src->c, src->h, src->w, dst->n, dst->c, dst->h, dst->w);
+    const enum dse_mem want_dst = kind == cudaMemcpyHostToDevice ? DSE_MEM_DEVICE : DSE_MEM_HOST;
+    if (dst->mem != want_dst || src->mem == want_dst)
+        return dse_cuda_fail(cx, NULL, DSE_ERR_INTERNAL, "tensor copy: tensors are in the wrong memory");
+    enum dse_status st = dse_cuda_use(cx);
+    if (!st) st = copy_images(cx, dst->data, dst->stride_n, src->data, src->stride_n, src, kind);
+    if (!st && with_grad && dst->grad && src->grad)
+        st = copy_images(cx, dst->grad, dst->stride_n, src->grad, src->stride_n, src, kind);
+    if (st) return st;
+    DSE_CUDA_TRY(cx, NULL, cudaStreamSynchronize(cx->impl->stream));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_tensor_upload(struct dse_cuda_ctx *cx, struct dse_tensor *dev,
+                                       const struct dse_tensor *host, int with_grad, struct dse_err *err) {
+    enum dse_status st = tensor_copy(cx, dev, host, with_grad, cudaMemcpyHostToDevice);
+    return st ? dse_cuda_report(cx, st, err) : DSE_OK;
+}
+
+enum dse_status dse_cuda_tensor_download(struct dse_cuda_ctx *cx, struct dse_tensor *host,
+                                         const struct dse_tensor *dev, int with_grad, struct dse_err *err) {
+    enum dse_status st = tensor_copy(cx, host, dev, with_grad, cudaMemcpyDeviceToHost);
+    return st ? dse_cuda_report(cx, st, err) : DSE_OK;
+}
+
+/* ---- nodes ----------------------------------------------------------------------------- */
+
+static size_t piece(int64_t count, size_t size) {
+    return ((size_t)count * size + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+static int all_on_device(const struct dse_node *n) {
+    const struct dse_tensor *ts[] = { n->out, n->weight, n->bias, n->run_mean, n->run_var };
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i]->mem != DSE_MEM_DEVICE) return 0;
+    for (int i = 0; i < DSE_ARRAY_LEN(ts); i++)
+        if (ts[i] && ts[i]->mem != DSE_MEM_DEVICE) return 0;
+    return 1;
+}
+
+static enum dse_status make_descriptors(struct dse_cuda_ctx *cx, struct dse_node *n, struct dse_cuda_node *d) {
+    int x = 0, y = 0, b = 0, p = 0, w = 0, conv = 0, act = 0;
+    switch (n->op) {
+    case DSE_OP_CONV2D:       x = y = b = w = conv = 1; break;
+    case DSE_OP_RELU:         x = y = act = 1; break;
+    case DSE_OP_FC:           y = b = 1; break;
+    case DSE_OP_SOFTMAX_XENT: x = p = 1; break;
+    default: break;
+    }
+    if (x && !d->x) DSE_CUDNN_TRY(cx, n, cudnnCreateTensorDescriptor(&d->x));
+    if (y && !d->y) DSE_CUDNN_TRY(cx, n, cudnnCreateTensorDescriptor(&d->y));
+    if (b && !d->b) DSE_CUDNN_TRY(cx, n, cudnnCreateTensorDescriptor(&d->b));
+    if (p && !d->p) DSE_CUDNN_TRY(cx, n, cudnnCreateTensorDescriptor(&d->p));
+    if (w && !d->w) DSE_CUDNN_TRY(cx, n, cudnnCreateFilterDescriptor(&d->w));
+    if (conv && !d->conv) DSE_CUDNN_TRY(cx, n, cudnnCreateConvolutionDescriptor(&d->conv));
+    if (act && !d->act) {
+        DSE_CUDNN_TRY(cx, n, cudnnCreateActivationDescriptor(&d->act));
+        /* NaN is not propagated: max(NaN, 0) = 0, as the CPU's x > 0 ? x : 0 gives. */
+        DSE_CUDNN_TRY(cx, n, cudnnSetActivationDescriptor(d->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    }
+    return DSE_OK;
+}
+
+static enum dse_status prepare_(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    enum dse_status st = dse_node_check(n, &cx->err);
+    if (st) return st;
+    if (!cx->impl) return dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "CUDA context not initialized");
+    if (!all_on_device(n))
+        return dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "a tensor of the node is in host memory; the CUDA backend "
+                             "runs on device tensors only");
+    if (n->st.block && n->st.mem != DSE_MEM_DEVICE)
+        return dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "the node has CPU op state; release it first");
+    if ((st = dse_cuda_use(cx))) return st;
+    struct dse_cuda_node *d = dse_cuda_dev(n);
+    if (!d) {
+        if (!(d = calloc(1, sizeof *d))) return dse_cuda_fail(cx, n, DSE_ERR_NOMEM, "out of memory");
+        n->dev = d;
+    }
+    if ((st = make_descriptors(cx, n, d))) return st;
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int64_t all = dse_tensor_image(x) * x->n;
+    const int in_place = dse_cuda_in_place(n);
+    size_t s_argmax = 0, s_mask = 0, s_stats = 0, s_saved = 0, s_prob = 0, s_labels = 0, s_ab = 0;
+    switch (n->op) {
+    case DSE_OP_MAXPOOL:      s_argmax = piece(dse_tensor_count(y), sizeof(int32_t)); break;
+    case DSE_OP_DROPOUT:      s_mask = piece(all, 1); break;
+    case DSE_OP_BATCHNORM:    s_stats = piece(x->c, sizeof(float));
+                              s_ab = piece(2 * (int64_t)x->c, sizeof(float));
+                              s_saved = in_place ? piece(all, sizeof(float)) : 0; break;
+    case DSE_OP_SCALE:        s_saved = in_place ? piece(all, sizeof(float)) : 0; break;
+    case DSE_OP_SOFTMAX_XENT: s_prob = piece(all, sizeof(float));
+                              s_labels = piece(x->n, sizeof(int32_t)); break;
+    default: break;
+    }
+    const size_t bytes = s_argmax + s_mask + 2 * s_stats + s_saved + s_prob + s_labels + s_ab;
+    if (bytes > n->st.bytes) {
+        if (n->st.block) {
+            DSE_CUDA_TRY(cx, n, cudaStreamSynchronize(cx->impl->stream));
+            DSE_CUDA_TRY(cx, n, cudaFree(n->st.block));
+            cx->stats.state_bytes -= n->st.bytes;
+        }
+        memset(&n->st, 0, sizeof n->st);
+        void *block = NULL;
+        DSE_CUDA_TRY(cx, n, cudaMalloc(&block, bytes));
+        n->st.block = block;
+        n->st.bytes = bytes;
+        n->st.mem = DSE_MEM_DEVICE;
+        cx->stats.state_bytes += bytes;
+        DSE_CUDA_TRY(cx, n, cudaMemsetAsync(block, 0, bytes, cx->impl->stream));
+    }
+    if (!n->st.block) return DSE_OK; /* an op without state */
+    char *p = n->st.block;
+    n->st.argmax = s_argmax ? (int32_t *)p : NULL, p += s_argmax;
+    n->st.mask   = s_mask ? (uint8_t *)p : NULL,   p += s_mask;
+    n->st.mean   = s_stats ? (float *)p : NULL,    p += s_stats;
+    n->st.invstd = s_stats ? (float *)p : NULL,    p += s_stats;
+    n->st.saved  = s_saved ? (float *)p : NULL,    p += s_saved;
+    n->st.prob   = s_prob ? (float *)p : NULL,     p += s_prob;
+    d->labels    = s_labels ? (int32_t *)p : NULL, p += s_labels;
+    d->ab        = s_ab ? (float *)p : NULL;
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_node_prepare(struct dse_cuda_ctx *cx, struct dse_node *n, struct dse_err *err) {
+    enum dse_status st = prepare_(cx, n);
+    return st ? dse_cuda_report(cx, st, err) : DSE_OK;
+}
+
+void dse_cuda_node_release(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    if (!n) return;
+    struct dse_cuda_node *d = dse_cuda_dev(n);
+    if (cx->impl) (void)dse_cuda_use(cx);
+    if (d) {
+        if (d->x) (void)cudnnDestroyTensorDescriptor(d->x);
+        if (d->y) (void)cudnnDestroyTensorDescriptor(d->y);
+        if (d->b) (void)cudnnDestroyTensorDescriptor(d->b);
+        if (d->p) (void)cudnnDestroyTensorDescriptor(d->p);
+        if (d->w) (void)cudnnDestroyFilterDescriptor(d->w);
+        if (d->conv) (void)cudnnDestroyConvolutionDescriptor(d->conv);
+        if (d->act) (void)cudnnDestroyActivationDescriptor(d->act);
+        free(d);
+        n->dev = NULL;
+    }
+    if (n->st.mem == DSE_MEM_DEVICE && n->st.block) {
+        if (cx->impl) (void)cudaStreamSynchronize(cx->impl->stream); /* no queued kernel still uses it */
+        (void)cudaFree(n->st.block);
+        cx->stats.state_bytes -= n->st.bytes;
+        memset(&n->st, 0, sizeof n->st);
+    }
+}
+
+/* ---- running nodes ----------------------------------------------------------------------- */
+
+static enum dse_status run(struct dse_cuda_ctx *cx, struct dse_node *n, int bwd) {
+    DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
+    if (!cx->impl) return dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "CUDA context not initialized");
+    if (!n->dev) return dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "node not prepared for the CUDA backend");
+    enum dse_status st = dse_cuda_use(cx);
+    if (st) return st;
+    const dse_cuda_kernel_fn fn = bwd ? dse_cuda_kernels[n->op].bwd : dse_cuda_kernels[n->op].fwd;
+    if (!fn) return dse_cuda_fail(cx, n, DSE_ERR_UNSUPPORTED, "the CUDA backend has no kernel for this op");
+    if ((st = fn(cx, n))) return st;
+    if (cx->sync_each) {
+        cudaError_t e = cudaStreamSynchronize(cx->impl->stream);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            return dse_cuda_fail(cx, n, DSE_ERR_CUDA, "%s: %s: %s (after its %s kernels)", "cudaStreamSynchronize",
+                                 cudaGetErrorName(e), cudaGetErrorString(e), bwd ? "backward" : "forward");
+        }
+    }
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_forward(struct dse_cuda_ctx *cx, struct dse_node *n) { return run(cx, n, 0); }
+enum dse_status dse_cuda_backward(struct dse_cuda_ctx *cx, struct dse_node *n) { return run(cx, n, 1); }
+
+/* ---- training helpers -------------------------------------------------------------------- */
+
+enum dse_status dse_cuda_sgd(struct dse_cuda_ctx *cx, float *w, const float *g, float *v, int64_t n, float lr,
+                             float momentum, float wd) {
+    enum dse_status st = dse_cuda_use(cx);
+    if (st || n <= 0) return st;
+    DSE_CUDA_TRY(cx, NULL, dse_cuk_sgd(cx->impl->stream, w, g, v, n, lr, momentum, wd));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_nonfinite(struct dse_cuda_ctx *cx, const float *p, int64_t n, int *out) {
+    *out = 0;
+    enum dse_status st = dse_cuda_use(cx);
+    if (st || n <= 0) return st;
+    struct dse_cuda_impl *m = cx->impl;
+    DSE_CUDA_TRY(cx, NULL, cudaMemsetAsync(m->flag, 0, sizeof(int), m->stream));
+    DSE_CUDA_TRY(cx, NULL, dse_cuk_nonfinite(m->stream, p, n, m->flag));
+    DSE_CUDA_TRY(cx, NULL, cudaMemcpyAsync(out, m->flag, sizeof(int), cudaMemcpyDeviceToHost, m->stream));
+    DSE_CUDA_TRY(cx, NULL, cudaStreamSynchronize(m->stream));
+    return DSE_OK;
+}

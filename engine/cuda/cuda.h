@@ -1,0 +1,188 @@
+/* cuda.h: the CUDA backend's public interface (issue #6): its context (cuDNN and cuBLAS
+ * handles, one stream, a device workspace, the per-shape conv algorithm cache), device
+ * memory, per-node state and the kernel table built from engine/ops.def. Plain C, so C
+ * code includes it in every build. The implementation is host C (engine/cuda/ctx.c,
+ * conv.c, ops.c: the CUDA runtime, cuDNN and cuBLAS C APIs) plus the few kernels no
+ * library call covers (engine/cuda/kernels.cu). It is built only when CMake finds CUDA
+ * and cuDNN; otherwise engine/backend.c answers every call here with
+ * DSE_ERR_UNSUPPORTED. Larger picture: docs/gpu.md, engine/README.md, STYLE.md 2-4. */
+#ifndef DSE_ENGINE_CUDA_H
+#define DSE_ENGINE_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+/* Precision of conv and fc. Every other op is float32 arithmetic either way. */
+enum dse_cuda_math {
+    DSE_CUDA_MATH_FP32 = 0, /* FMA kernels only (cuDNN CUDNN_FMA_MATH, cuBLAS default
+                               math): agrees with the CPU backend to float rounding */
+    DSE_CUDA_MATH_TF32,     /* tensor cores with inputs rounded to TF32 (10-bit mantissa) */
+    DSE_CUDA_MATH_COUNT
+};
+const char *dse_cuda_math_str(enum dse_cuda_math m); /* "fp32", "tf32", "?" */
+/* "fp32" or "tf32" -> *out; DSE_ERR_CONFIG naming the text otherwise. */
+enum dse_status dse_cuda_math_parse(const char *s, enum dse_cuda_math *out, struct dse_err *err);
+
+/* Counters for tests and profiles; the backend only adds to them. */
+struct dse_cuda_stats {
+    int64_t conv_finds;            /* (shape, direction) pairs benchmarked with cuDNN's find */
+    int64_t conv_nondeterministic; /* of those, how many had no deterministic algorithm
+                                      within the workspace limit and took another */
+    int64_t concat_copy_bytes;     /* bytes concat forward/backward actually moved */
+    size_t  workspace_bytes;       /* the ctx's device workspace now */
+    size_t  state_bytes;           /* device op state of prepared nodes */
+};
+
+/* One cached conv algorithm choice: the shape (batch, image strides, precision and
+ * limits included) and, per direction, cuDNN's algorithm enum value (-1: not chosen
+ * yet), the time find measured and the workspace it needs. Plain data, like
+ * dse_cpu_conv_choice, so a run can report or pin its choices. */
+#define DSE_CUDA_CONV_KEY 20
+struct dse_cuda_conv_choice {
+    int64_t key[DSE_CUDA_CONV_KEY]; /* N, C, H, W, K, R, S, stride h/w, pad h/w, dilation
+                                       h/w, groups, x stride_n, y stride_n, math,
+                                       deterministic, workspace limit (MiB), x and y
+                                       address alignment (x + 100 y, bytes up to 16) */
+    int     algo_fwd, algo_bwd_data, algo_bwd_filter;
+    float   ms_fwd, ms_bwd_data, ms_bwd_filter;
+    size_t  ws_fwd, ws_bwd_data, ws_bwd_filter;
+};
+
+struct dse_cuda_impl; /* handles, stream, workspace, cache: engine/cuda/cuda_impl.h */
+
+/* Everything mutable the CUDA kernels share; one per thread of control, owned by the
+ * caller (dse_cuda_ctx_init / deinit). Options (math, deterministic, ws_limit_bytes,
+ * sync_each) may be changed between kernel calls; the algorithm cache is keyed by them. */
+struct dse_cuda_ctx {
+    int                   device;         /* CUDA device index */
+    enum dse_cuda_math    math;           /* default DSE_CUDA_MATH_FP32 */
+    int                   deterministic;  /* 1 (default): only cuDNN algorithms that give
+                                             the same bits every run, where one fits */
+    size_t                ws_limit_bytes; /* largest workspace one conv algorithm may use
+                                             (default 512 MiB); find runs within it */
+    int                   sync_each;      /* 1: wait for every kernel, so an asynchronous
+                                             failure names its op (tests; env DSE_CUDA_SYNC=1) */
+    uint64_t              seed;           /* what rng was seeded with (recorded in results) */
+    struct dse_pcg32      rng;            /* seeded (seed, 0x5eed) like the CPU ctx's */
+    struct dse_pcg32     *dropout_rng;    /* the generator dropout masks draw from: &rng
+                                             unless the owner points it elsewhere (the model
+                                             points it at its CPU ctx's, which checkpoints
+                                             store). Borrowed. Dropout draws the same
+                                             numbers for the same values as the CPU kernel */
+    struct dse_cuda_stats stats;
+    struct dse_err        err;            /* why the last failing call failed */
+    struct dse_cuda_impl *impl;           /* owned */
+};
+
+/* ---- devices ---------------------------------------------------------------------- */
+
+/* Number of usable CUDA devices; 0 when there is no driver, no device or no CUDA in
+ * this build, with the reason in why (if non-NULL), e.g. "cudaGetDeviceCount:
+ * cudaErrorNoDevice: no CUDA-capable device is detected". Never fails. */
+int dse_cuda_device_count(char *why, int size);
+
+/* The libraries as this process finds them, without needing a device: "driver=12.4
+ * runtime=13.0 cudnn=9.19.0 cudnn_headers=9.19.0 cublas=13.0.0" (driver=none without a
+ * driver, cublas=none (reason) when cuBLAS cannot be loaded); "built without CUDA" in
+ * such a build. Returns buf. */
+const char *dse_cuda_versions(char *buf, int size);
+
+/* One line of facts about device `device`: name, compute capability, memory, driver
+ * and runtime versions, cuDNN and cuBLAS versions. Fails (DSE_ERR_CUDA) if the device
+ * cannot be queried. */
+enum dse_status dse_cuda_device_info(int device, char *buf, int size, struct dse_err *err);
+
+/* ---- context ---------------------------------------------------------------------- */
+
+/* Select `device`, create its stream and the cuDNN and cuBLAS handles bound to it, seed
+ * rng with (seed, 0x5eed). Fails with DSE_ERR_UNSUPPORTED if the build has no CUDA or
+ * the device does not exist (message says which), DSE_ERR_CUDA for a failing call.
+ * On failure *cx is left deinitialized (deinit is still safe). */
+enum dse_status dse_cuda_ctx_init(struct dse_cuda_ctx *cx, int device, uint64_t seed, struct dse_err *err);
+void dse_cuda_ctx_deinit(struct dse_cuda_ctx *cx); /* safe on a zeroed or failed ctx */
+
+/* Wait for everything queued on the ctx's stream; reports an asynchronous failure
+ * (a kernel that faulted) as DSE_ERR_CUDA. */
+enum dse_status dse_cuda_sync(struct dse_cuda_ctx *cx, struct dse_err *err);
+
+/* ---- device memory ---------------------------------------------------------------- */
+
+/* bytes (>= 1) of zeroed device memory on the ctx's device, 256-byte aligned. */
+enum dse_status dse_cuda_alloc(struct dse_cuda_ctx *cx, size_t bytes, void **out, struct dse_err *err);
+void dse_cuda_free(struct dse_cuda_ctx *cx, void *p); /* accepts NULL */
+/* Host -> device; returns once src may be reused. */
+enum dse_status dse_cuda_upload(struct dse_cuda_ctx *cx, void *dst, const void *src, size_t bytes,
+                                struct dse_err *err);
+/* Device -> host, after everything queued before it. */
+enum dse_status dse_cuda_download(struct dse_cuda_ctx *cx, void *dst, const void *src, size_t bytes,
+                                  struct dse_err *err);
+/* Zero device memory (queued). */
+enum dse_status dse_cuda_zero(struct dse_cuda_ctx *cx, void *dst, size_t bytes, struct dse_err *err);
+
+/* Copy data (and grad, if with_grad and both have one) between a host tensor and a
+ * device tensor of the same shape, each with its own stride_n (views work). */
+enum dse_status dse_cuda_tensor_upload(struct dse_cuda_ctx *cx, struct dse_tensor *dev,
+                                       const struct dse_tensor *host, int with_grad, struct dse_err *err);
+enum dse_status dse_cuda_tensor_download(struct dse_cuda_ctx *cx, struct dse_tensor *host,
+                                         const struct dse_tensor *dev, int with_grad, struct dse_err *err);
+
+/* ---- nodes and kernels ------------------------------------------------------------ */
+
+/* dse_node_check, then the node's cuDNN descriptors (node->dev) and its op state in
+ * device memory (node->st, st.mem = DSE_MEM_DEVICE; same fields and layouts as the CPU
+ * backend's), sized for its tensors' batch. Every tensor of the node must have
+ * mem = DSE_MEM_DEVICE. Call once after building the node and again if the batch grows. */
+enum dse_status dse_cuda_node_prepare(struct dse_cuda_ctx *cx, struct dse_node *n, struct dse_err *err);
+/* Free node->dev and the device op state; call before dse_node_deinit. Accepts a node
+ * that was never prepared. */
+void dse_cuda_node_release(struct dse_cuda_ctx *cx, struct dse_node *n);
+
+/* Kernels: the CPU kernels' signature with a struct dse_cuda_ctx *, the same gradient
+ * rule (engine.h, struct dse_node) and the same results to float rounding (dropout
+ * masks, max-pool argmax and tie-breaking, Caffe's pooling windows: bit for bit). They
+ * return once the work is queued on the ctx's stream; a failure returns a status with
+ * the reason in cx->err, naming the layer, the failing call and where it is, e.g.
+ * "layer 'conv1' (conv2d): cudnnConvolutionForward: CUDNN_STATUS_BAD_PARAM
+ * (engine/cuda/conv.c:123)". softmax_xent forward also checks the labels (host memory,
+ * as on the CPU) and fails with DSE_ERR_CONFIG for one out of range. */
+#define DSE_OP(e, name, layer, min_in, max_in, weights) \
+    enum dse_status dse_cuda_##name##_fwd(struct dse_cuda_ctx *cx, struct dse_node *n); \
+    enum dse_status dse_cuda_##name##_bwd(struct dse_cuda_ctx *cx, struct dse_node *n);
+#include "engine/ops.def"
+#undef DSE_OP
+
+typedef enum dse_status (*dse_cuda_kernel_fn)(struct dse_cuda_ctx *cx, struct dse_node *n);
+struct dse_cuda_kernel {
+    dse_cuda_kernel_fn fwd, bwd;
+};
+/* Built from ops.def (engine/cuda/ctx.c); NULL would mean "not supported", but the CUDA
+ * backend runs every op. Defined only in builds with CUDA. */
+extern const struct dse_cuda_kernel dse_cuda_kernels[DSE_OP_COUNT];
+
+/* Run node n's forward / backward through the CUDA kernel table (every op has an entry). */
+enum dse_status dse_cuda_forward(struct dse_cuda_ctx *cx, struct dse_node *n);
+enum dse_status dse_cuda_backward(struct dse_cuda_ctx *cx, struct dse_node *n);
+
+/* Benchmark n's conv shape with cuDNN's find (forward; and backward data / filter when
+ * the node is training and wants those gradients) unless cached, and copy the cache
+ * entry to *out (if non-NULL). Conv kernels do this themselves on a cache miss; this is
+ * for profiles. Find writes scratch buffers only (and n->out's data, which forward
+ * overwrites anyway). */
+enum dse_status dse_cuda_conv2d_choose(struct dse_cuda_ctx *cx, struct dse_node *n,
+                                       struct dse_cuda_conv_choice *out);
+/* cuDNN's name for an algorithm of a direction (0 forward, 1 backward data, 2 backward
+ * filter), e.g. "implicit_precomp_gemm"; "?" if unknown. */
+const char *dse_cuda_conv_algo_str(int direction, int algo);
+
+/* ---- training helpers ------------------------------------------------------------- */
+
+/* SGD with momentum in Caffe's form on n device values (dse_model_sgd's arithmetic):
+ * v = momentum v + lr (g + wd w), w -= v. Queued. */
+enum dse_status dse_cuda_sgd(struct dse_cuda_ctx *cx, float *w, const float *g, float *v, int64_t n, float lr,
+                             float momentum, float wd);
+/* *out = 1 if any of n device values is NaN or infinite, else 0. Waits for the stream. */
+enum dse_status dse_cuda_nonfinite(struct dse_cuda_ctx *cx, const float *p, int64_t n, int *out);
+
+#endif

@@ -1,0 +1,102 @@
+/* kernels.h: the CUDA kernels that no cuDNN or cuBLAS call covers (engine/cuda/kernels.cu),
+ * as plain C launchers the host code (engine/cuda/ops.c) calls: pooling with Caffe's
+ * windows, dropout from the PCG32 stream, eltwise sums, the loss, batchnorm and scale,
+ * SGD, the non-finite check. Each queues its work on `s` and returns cudaGetLastError()
+ * (a launch failure), never waiting. Layouts and arithmetic mirror engine/cpu/ line for
+ * line; the comments there are the contract. Every tensor is [n, img] with its own image
+ * stride (engine.h: views differ only in stride_n). */
+#ifndef DSE_ENGINE_CUDA_KERNELS_H
+#define DSE_ENGINE_CUDA_KERNELS_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "engine/cuda/shared.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* y[i][j] += x[i][j] for n images of img values. */
+cudaError_t dse_cuk_add(cudaStream_t s, int n, int64_t img, const float *x, int64_t sx, float *y, int64_t sy);
+
+/* y = x[0] + x[1] + ... (added in input order, as the CPU does). */
+#define DSE_CUK_MAX_IN 8
+struct dse_cuk_inputs {
+    const float *x[DSE_CUK_MAX_IN];
+    int64_t      sx[DSE_CUK_MAX_IN];
+    int          count;
+};
+cudaError_t dse_cuk_eltwise_sum(cudaStream_t s, struct dse_cuk_inputs in, int n, int64_t img, float *y, int64_t sy);
+
+/* Training dropout: mask[e] = draw e >= threshold, draws continuing the PCG32 stream at
+ * (state, inc) in value order e = i * img + j; y = mask ? x * scale : 0 (may be in place). */
+cudaError_t dse_cuk_dropout_fwd(cudaStream_t s, const float *x, int64_t sx, float *y, int64_t sy, uint8_t *mask,
+                                int n, int64_t img, uint32_t threshold, float scale, uint64_t state, uint64_t inc);
+/* masked: dx (+)= mask ? dy * scale : 0 (overwrite in place); unmasked: dx += dy. */
+cudaError_t dse_cuk_dropout_bwd(cudaStream_t s, const float *dy, int64_t sy, float *dx, int64_t sx,
+                                const uint8_t *mask, int n, int64_t img, float scale, int masked, int in_place);
+
+/* Pooling geometry: x [N, C, H, W] (image stride sx), y [N, C, P, Q] (stride sy). */
+struct dse_cuk_pool {
+    int     N, C, H, W, P, Q;
+    int     kh, kw, sh, sw, ph, pw;
+    int64_t sx, sy;
+};
+cudaError_t dse_cuk_maxpool_fwd(cudaStream_t s, struct dse_cuk_pool g, const float *x, float *y, int32_t *argmax);
+/* dx += dy at argmax; each dx value gathers its windows in (p, q) order: the CPU's bits. */
+cudaError_t dse_cuk_maxpool_bwd(cudaStream_t s, struct dse_cuk_pool g, const float *dy, const int32_t *argmax,
+                                float *dx);
+cudaError_t dse_cuk_avgpool_fwd(cudaStream_t s, struct dse_cuk_pool g, const float *x, float *y);
+cudaError_t dse_cuk_avgpool_bwd(cudaStream_t s, struct dse_cuk_pool g, const float *dy, float *dx);
+
+/* *loss = mean over the N rows of x [N, K] (stride sx) of log(sum exp(x - max)) -
+ * (x[label] - max), in double, as the CPU computes it (labels checked by the caller). */
+cudaError_t dse_cuk_xent_fwd(cudaStream_t s, const float *x, int64_t sx, int N, int K, const int32_t *labels,
+                             float *loss);
+/* dx[i][k] += (prob[i][k] - [k == label_i]) / N. */
+cudaError_t dse_cuk_xent_bwd(cudaStream_t s, const float *prob, const int32_t *labels, int N, int K, float *dx,
+                             int64_t sx);
+
+/* Batchnorm over x [N, C, HW]: per channel mean and invstd (batch statistics in
+ * training, updating the running ones; running ones in inference). */
+cudaError_t dse_cuk_bn_stats(cudaStream_t s, const float *x, int64_t sx, int N, int C, int64_t HW, int training,
+                             float *rmean, float *rvar, float momentum, float eps, float *mean, float *invstd);
+/* y = (x - mean) invstd gamma + beta (gamma, beta may be NULL); saved (if non-NULL) gets
+ * x_hat [N, C, HW]. */
+cudaError_t dse_cuk_bn_apply(cudaStream_t s, const float *x, int64_t sx, float *y, int64_t sy, int N, int C,
+                             int64_t HW, const float *mean, const float *invstd, const float *gamma,
+                             const float *beta, float *saved);
+/* Per channel sums of dy and dy x_hat (x_hat from saved if non-NULL): dgamma += and
+ * dbeta += them (each may be NULL); ab[c] = mean(dy), ab[C + c] = mean(dy x_hat) in
+ * training, 0 in inference. */
+cudaError_t dse_cuk_bn_bwd_reduce(cudaStream_t s, const float *dy, int64_t sy, const float *x, int64_t sx,
+                                  const float *saved, int N, int C, int64_t HW, const float *mean,
+                                  const float *invstd, float *dgamma, float *dbeta, float *ab, int training);
+/* dx (+)= gamma invstd (dy - ab[c] - x_hat ab[C + c]); overwrite in place. */
+cudaError_t dse_cuk_bn_bwd_apply(cudaStream_t s, const float *dy, int64_t sy, const float *x, int64_t sx,
+                                 const float *saved, float *dx, int N, int C, int64_t HW, const float *mean,
+                                 const float *invstd, const float *gamma, const float *ab, int in_place);
+
+/* Scale: y = gamma[c] x + (beta[c] or 0); saved (if non-NULL) gets x [N, C, HW]. */
+cudaError_t dse_cuk_scale_fwd(cudaStream_t s, const float *x, int64_t sx, float *y, int64_t sy, int N, int C,
+                              int64_t HW, const float *gamma, const float *beta, float *saved);
+/* dgamma[c] += sum dy x, dbeta[c] += sum dy (x from saved if non-NULL; either may be NULL). */
+cudaError_t dse_cuk_scale_bwd_params(cudaStream_t s, const float *dy, int64_t sy, const float *x, int64_t sx,
+                                     const float *saved, int N, int C, int64_t HW, float *dgamma, float *dbeta);
+/* dx (+)= dy gamma[c]; overwrite in place. */
+cudaError_t dse_cuk_scale_bwd_data(cudaStream_t s, const float *dy, int64_t sy, float *dx, int64_t sx, int N,
+                                   int C, int64_t HW, const float *gamma, int in_place);
+
+/* v = momentum v + lr (g + wd w); w -= v, for n values. */
+cudaError_t dse_cuk_sgd(cudaStream_t s, float *w, const float *g, float *v, int64_t n, float lr, float momentum,
+                        float wd);
+/* *flag = 1 if any of n values is NaN or infinite (flag is not cleared). */
+cudaError_t dse_cuk_nonfinite(cudaStream_t s, const float *p, int64_t n, int *flag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

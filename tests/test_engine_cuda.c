@@ -1,0 +1,1095 @@
+/* test_engine_cuda.c: the CUDA backend (issue #6) against the CPU backend. Every op's
+ * forward and backward on random shapes (and the special layouts: in place, concat
+ * views, a conv writing into its concat slice, a missing input gradient), each compared
+ * buffer by buffer by normalized mean squared error with a tolerance per op (ggml's
+ * test-backend-ops); ops whose GPU kernels repeat the CPU's arithmetic (pooling, relu,
+ * dropout masks from the same PCG32 stream, concat, eltwise) are held to exact-looking
+ * tolerances. Then whole models: two epochs of SGD on two small nets (Fire modules with
+ * bypass and dropout; batchnorm, scale, fc) step by step against the CPU, and inference.
+ *
+ * Host-only cases run everywhere (PCG32 jump-ahead, device names, the no-device path).
+ * Then, with no CUDA device or no CUDA in the build, it prints "skipped: no CUDA device
+ * (reason)" and exits 77, which ctest reports as not run, never as passed.
+ * Usage: test_engine_cuda [case-id-prefix...] (tests/check.h). DSE_TEST_VERBOSE=1 prints
+ * every comparison's error. */
+#include "engine/cuda/cuda.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/pcg32.h"
+#include "engine/cuda/shared.h"
+#include "engine/model.h"
+#include "metaparams/metaparams.h"
+#include "metaparams/net.h"
+#include "tests/check.h"
+
+#define SEED 1234
+
+/* NMSE tolerances: sum (cpu - cuda)^2 / sum cpu^2 over a buffer. float32 reordering
+ * gives about 1e-12 on these sizes, cuDNN's FFT and Winograd algorithms up to about
+ * 1e-10; TF32 about 1e-7 (op-no-tf32 checks FP32 mode for TF32 exactly). Kernels that
+ * repeat the CPU's arithmetic should agree exactly; they get 1e-12 (a real bug is far
+ * above). */
+#define TOL_EXACT    1e-12
+#define TOL_CONV     1e-7
+#define TOL_FC       1e-7
+#define TOL_SOFTMAX  1e-9
+#define TOL_BN       1e-10
+#define TOL_SCALE    1e-10
+#define TOL_TF32     1e-4
+
+static int verbose;
+
+/* ---- random values ------------------------------------------------------------------ */
+
+static float uniform(struct dse_pcg32 *r, float lo, float hi) {
+    return lo + (hi - lo) * (float)(dse_pcg32_next(r) >> 8) * (1.0f / 16777216.0f);
+}
+
+static int irand(struct dse_pcg32 *r, int lo, int hi) { /* [lo, hi] */
+    return lo + (int)dse_pcg32_bounded(r, (uint32_t)(hi - lo + 1));
+}
+
+static void fill_floats(float *p, int64_t n, struct dse_pcg32 *r, float lo, float hi) {
+    for (int64_t i = 0; i < n; i++) p[i] = uniform(r, lo, hi);
+}
+
+/* ---- host-only cases ------------------------------------------------------------------ */
+
+/* The kernels' jump-ahead gives the draws dse_pcg32_next gives, from any offset. */
+static void test_pcg_advance(void) {
+    static const uint64_t seeds[] = { 1, 42, 0xdeadbeefULL };
+    static const uint64_t deltas[] = { 0, 1, 2, 63, 64, 65, 1000, 4097 };
+    for (int s = 0; s < DSE_ARRAY_LEN(seeds); s++) {
+        struct dse_pcg32 ref;
+        dse_pcg32_seed(&ref, seeds[s], 0x5eed);
+        const struct dse_pcg32 start = ref;
+        uint32_t draws[4200];
+        for (int i = 0; i < 4200; i++) draws[i] = dse_pcg32_next(&ref);
+        for (int d = 0; d < DSE_ARRAY_LEN(deltas); d++) {
+            uint64_t st = dse_pcg32_advance(start.state, start.inc, deltas[d]);
+            int same = 1;
+            for (int k = 0; k < 64; k++) { /* a kernel thread's run: one jump, then steps */
+                same &= dse_pcg32_output(st) == draws[deltas[d] + (uint64_t)k];
+                st = st * DSE_PCG32_MULT + start.inc;
+            }
+            CHECK(same);
+        }
+        /* Advancing past all draws leaves the generator where the CPU leaves it. */
+        CHECK(dse_pcg32_advance(start.state, start.inc, 4200) == ref.state);
+    }
+}
+
+static void test_device_names(void) {
+    struct dse_device d;
+    struct dse_err err = { 0 };
+    char buf[32];
+    CHECK_OK(dse_device_parse("cpu", &d, &err));
+    CHECK_INT_EQ(d.kind, DSE_DEVICE_CPU);
+    CHECK_OK(dse_device_parse("cuda", &d, &err));
+    CHECK(d.kind == DSE_DEVICE_CUDA && d.index == 0);
+    CHECK_OK(dse_device_parse("cuda:3", &d, &err));
+    CHECK(d.kind == DSE_DEVICE_CUDA && d.index == 3);
+    CHECK_STR_EQ(dse_device_str(&d, buf, sizeof buf), "cuda:3");
+    static const char *const bad[] = { "gpu", "cuda:", "cuda:x", "cuda:-1", "cuda:1x", "cuda0", "" };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) CHECK_INT_EQ(dse_device_parse(bad[i], &d, &err), DSE_ERR_CONFIG);
+    dse_device_parse("gpu", &d, &err);
+    CHECK_STR_EQ(err.msg, "device 'gpu' is not known; expected cpu, cuda or cuda:N");
+    enum dse_cuda_math m;
+    CHECK_OK(dse_cuda_math_parse("tf32", &m, &err));
+    CHECK_INT_EQ(m, DSE_CUDA_MATH_TF32);
+    CHECK_INT_EQ(dse_cuda_math_parse("fp16", &m, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(dse_cuda_math_str(DSE_CUDA_MATH_FP32), "fp32");
+    const char *b = dse_engine_backends();
+    CHECK(strcmp(b, "cpu") == 0 || strcmp(b, "cpu cuda") == 0);
+}
+
+/* The libraries load without a device: cuDNN (linked) and cuBLAS (dlopen'ed when a ctx
+ * is made) report their versions. */
+static void test_versions(void) {
+    char v[400];
+    dse_cuda_versions(v, sizeof v);
+    printf("  %s\n", v);
+    if (strcmp(dse_engine_backends(), "cpu cuda") == 0) {
+        CHECK(strstr(v, "cudnn=9.") != NULL);
+        CHECK(strstr(v, "cublas=") != NULL && strstr(v, "cublas=none") == NULL);
+    } else {
+        CHECK_STR_EQ(v, "built without CUDA");
+    }
+}
+
+/* A tiny Fire-module net (test_engine_train.c's): conv1, pool, fire2 (complex bypass),
+ * fire3 (simple bypass), dropout, classifier conv, global average pool, loss. */
+static void fire_net(struct dse_net *net) {
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    mp.input_c = 1, mp.input_h = mp.input_w = 12, mp.classes = 4;
+    mp.conv1_filters = 6, mp.conv1_kernel = 3, mp.conv1_stride = 1, mp.conv1_pad = 1;
+    mp.base_e = 8, mp.incr_e = 0, mp.freq = 2, mp.sr = 0.25, mp.pct3x3 = 0.5;
+    mp.fires = 2, mp.pools = DSE_MP_POOL_CONV1, mp.dropout = 0.5;
+    mp.bypass = DSE_BYPASS_COMPLEX;
+    dse_net_init(net, "fire", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, net, NULL));
+}
+
+/* No device (or no CUDA): a ctx or a device model cannot be made, and says why. */
+static void test_no_device(void) {
+    char why[256];
+    if (dse_cuda_device_count(why, sizeof why) > 0) return; /* covered by the device cases */
+    struct dse_cuda_ctx cx;
+    struct dse_err err = { 0 };
+    CHECK_INT_EQ(dse_cuda_ctx_init(&cx, 0, 1, &err), DSE_ERR_UNSUPPORTED);
+    if (strcmp(dse_engine_backends(), "cpu cuda") == 0) {
+        /* The failing runtime call, named with its error: "no CUDA device
+         * (cudaGetDeviceCount: cudaErrorNoDevice: ...)". */
+        CHECK(strncmp(err.msg, "no CUDA device (cudaGetDeviceCount: cuda", 40) == 0);
+    } else {
+        CHECK(strstr(err.msg, "built without the CUDA backend") != NULL);
+    }
+    if (verbose) printf("  ctx: %s\n", err.msg);
+    dse_cuda_ctx_deinit(&cx);
+    dse_cuda_ctx_deinit(&cx); /* twice is safe */
+
+    struct dse_net net;
+    fire_net(&net);
+    struct dse_model_opts mo = { 4, 1, 5, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
+    struct dse_model *m = (struct dse_model *)&err; /* must come back NULL */
+    CHECK_INT_EQ(dse_model_new_on(&net, &mo, &dev, &m, &err), DSE_ERR_UNSUPPORTED);
+    CHECK(m == NULL);
+    dse_net_deinit(&net);
+}
+
+/* The checkpoint view of a model (dse_model_state_*) round-trips, on the CPU. */
+static void test_model_state_cpu(void) {
+    struct dse_net net;
+    fire_net(&net);
+    struct dse_model_opts mo = { 4, 1, 5, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model *m = NULL;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_model_new_on(&net, &mo, NULL, &m, &err));
+    if (!m) return;
+    const uint64_t n = dse_model_state_count(m);
+    CHECK(n > 0);
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    CHECK_OK(dse_model_state_get(m, a, &err));
+    for (uint64_t i = 0; i < n; i++) b[i] = a[i] + 1.0f;
+    CHECK_OK(dse_model_state_put(m, b, &err));
+    CHECK(m->params[0]->data[0] == a[0] + 1.0f);
+    CHECK_OK(dse_model_state_get(m, a, &err));
+    CHECK(memcmp(a, b, n * sizeof *a) == 0);
+    CHECK_OK(dse_model_sync(m, &err));
+    free(a), free(b);
+    dse_model_free(m);
+    dse_net_deinit(&net);
+}
+
+/* ---- comparing buffers ------------------------------------------------------------------ */
+
+/* NMSE of b against a over n values; the worst element in *at. Inf or NaN anywhere: inf. */
+static double nmse(const float *a, const float *b, int64_t n, int64_t *at) {
+    double num = 0.0, den = 0.0, worst = -1.0;
+    *at = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = (double)a[i] - (double)b[i];
+        if (!isfinite(d) && !(a[i] == b[i])) return INFINITY;
+        num += d * d, den += (double)a[i] * a[i];
+        if (fabs(d) > worst) worst = fabs(d), *at = i;
+    }
+    return den > 0.0 ? num / den : num;
+}
+
+/* Compare n floats of the CPU's a with the device's b (downloaded); print what differs. */
+static void compare(struct dse_cuda_ctx *gx, const char *what, const char *buf, const float *a, const float *dev_b,
+                    int64_t n, double tol) {
+    float *b = malloc((size_t)(n ? n : 1) * sizeof *b);
+    struct dse_err err = { 0 };
+    enum dse_status st = dse_cuda_download(gx, b, dev_b, (size_t)n * sizeof *b, &err);
+    CHECK_OK(st);
+    if (st) {
+        fprintf(stderr, "  %s: %s: download failed: %s\n", what, buf, err.msg);
+        free(b);
+        return;
+    }
+    int64_t at;
+    const double e = nmse(a, b, n, &at);
+    if (verbose) printf("  %-60s %-12s nmse %.3g\n", what, buf, e);
+    if (!(e <= tol))
+        fprintf(stderr, "  %s: %s: NMSE %.3g > tol %.3g over %lld values; worst at [%lld]: cpu %.9g, cuda %.9g\n",
+                what, buf, e, tol, (long long)n, (long long)at, (double)a[at], (double)b[at]);
+    CHECK(e <= tol);
+    free(b);
+}
+
+static void compare_exact_bytes(struct dse_cuda_ctx *gx, const char *what, const char *buf, const void *a,
+                                const void *dev_b, size_t bytes) {
+    unsigned char *b = malloc(bytes ? bytes : 1);
+    CHECK_OK(dse_cuda_download(gx, b, dev_b, bytes, NULL));
+    size_t at = 0;
+    while (at < bytes && ((const unsigned char *)a)[at] == b[at]) at++;
+    if (at < bytes) fprintf(stderr, "  %s: %s differs first at byte %zu of %zu\n", what, buf, at, bytes);
+    CHECK(at == bytes);
+    free(b);
+}
+
+/* ---- one node on both backends ----------------------------------------------------------- */
+
+/* Every host buffer a fixture owns, with its device twin: data and grad, n * stride_n
+ * floats each, uploaded whole (views and in-place tensors then point into them at the
+ * same offsets), compared whole (gaps included: a kernel writing outside its view fails). */
+struct twin {
+    const char *name;
+    float      *host_data, *host_grad;
+    float      *dev_data, *dev_grad;
+    int64_t     floats;
+};
+
+enum {
+    FX_IN_PLACE = 1, /* out is in[0] */
+    FX_VIEWS    = 2, /* concat: inputs are views of their slices of out */
+    FX_NO_DX    = 4, /* input 0 has no gradient (a first conv) */
+    FX_OUT_VIEW = 8, /* out is a channel slice of a wider buffer (a Fire expand) */
+};
+
+struct fx {
+    struct dse_layer  layer;
+    struct dse_node   cn, gn;               /* CPU node, CUDA node */
+    struct dse_tensor cin[4], cout, cw, cb, crm, crv, cwide;
+    struct dse_tensor gin[4], gout, gw, gb, grm, grv, gwide;
+    int               n_in;
+    int32_t           labels[64];
+    struct twin       tw[12];
+    int               n_tw;
+};
+
+struct pair {
+    struct dse_cpu_ctx  cx;
+    struct dse_cuda_ctx gx;
+    int                 ok;
+};
+
+static void pair_init(struct pair *p) {
+    struct dse_err err = { 0 };
+    memset(p, 0, sizeof *p);
+    CHECK_OK(dse_cpu_ctx_init(&p->cx, 2, SEED, &err));
+    p->cx.conv_force = DSE_CPU_CONV_GEMM_BATCH; /* the plain reference, no timing */
+    enum dse_status st = dse_cuda_ctx_init(&p->gx, 0, SEED, &err);
+    CHECK_OK(st);
+    if (st) fprintf(stderr, "  %s\n", err.msg);
+    p->gx.sync_each = 1; /* a failing kernel is reported by the op that queued it */
+    p->ok = !st;
+}
+
+static void pair_deinit(struct pair *p) {
+    dse_cuda_ctx_deinit(&p->gx);
+    dse_cpu_ctx_deinit(&p->cx);
+}
+
+/* The layer as a one-layer network with n_in copies of a c x h x w input infers it;
+ * 0 if that shape does not work. */
+static int infer_layer(struct dse_layer *l, int n_in, int c, int h, int w) {
+    struct dse_net net;
+    dse_net_init(&net, "t", c, h, w);
+    l->n_inputs = n_in;
+    for (int i = 0; i < n_in; i++) l->inputs[i] = DSE_INPUT_DATA;
+    int ok = dse_net_add(&net, l, NULL) == DSE_OK && dse_net_infer(&net, NULL, NULL) == DSE_OK;
+    if (ok) *l = net.layers[0];
+    dse_net_deinit(&net);
+    return ok;
+}
+
+/* Record a host tensor that owns its memory and make its device twin (same shape and
+ * stride, data and grad uploaded whole). */
+static void twin_owned(struct pair *p, struct fx *f, const char *name, struct dse_tensor *h, struct dse_tensor *d) {
+    struct twin *t = &f->tw[f->n_tw++];
+    const int64_t floats = (int64_t)h->n * h->stride_n;
+    void *dd = NULL, *dg = NULL;
+    CHECK_OK(dse_cuda_alloc(&p->gx, (size_t)floats * sizeof(float), &dd, NULL));
+    if (h->grad) CHECK_OK(dse_cuda_alloc(&p->gx, (size_t)floats * sizeof(float), &dg, NULL));
+    *t = (struct twin){ name, h->data, h->grad, dd, dg, floats };
+    dse_tensor_wrap(d, h->n, h->c, h->h, h->w, h->stride_n, dd, dg, DSE_MEM_DEVICE);
+}
+
+/* The device twin of a host tensor that borrows memory (a view, in place): the same
+ * offsets into the twin of the buffer it points into. */
+static void twin_borrowed(struct fx *f, const struct dse_tensor *h, struct dse_tensor *d) {
+    for (int i = 0; i < f->n_tw; i++) {
+        const struct twin *t = &f->tw[i];
+        if (h->data >= t->host_data && h->data < t->host_data + t->floats) {
+            const int64_t off = h->data - t->host_data;
+            dse_tensor_wrap(d, h->n, h->c, h->h, h->w, h->stride_n, t->dev_data + off,
+                            h->grad ? t->dev_grad + (h->grad - t->host_grad) : NULL, DSE_MEM_DEVICE);
+            return;
+        }
+    }
+    DSE_ASSERT(!"borrowed tensor outside every buffer");
+}
+
+static void twins_upload(struct pair *p, struct fx *f) {
+    for (int i = 0; i < f->n_tw; i++) {
+        const struct twin *t = &f->tw[i];
+        CHECK_OK(dse_cuda_upload(&p->gx, t->dev_data, t->host_data, (size_t)t->floats * sizeof(float), NULL));
+        if (t->host_grad)
+            CHECK_OK(dse_cuda_upload(&p->gx, t->dev_grad, t->host_grad, (size_t)t->floats * sizeof(float), NULL));
+    }
+}
+
+static void twins_compare(struct pair *p, struct fx *f, const char *what, const char *phase, double tol) {
+    char buf[64];
+    for (int i = 0; i < f->n_tw; i++) {
+        const struct twin *t = &f->tw[i];
+        snprintf(buf, sizeof buf, "%s.data", t->name);
+        compare(&p->gx, what, buf, t->host_data, t->dev_data, t->floats, tol);
+        if (t->host_grad && !strcmp(phase, "backward")) {
+            snprintf(buf, sizeof buf, "%s.grad", t->name);
+            compare(&p->gx, what, buf, t->host_grad, t->dev_grad, t->floats, tol);
+        }
+    }
+}
+
+/* Build a node for an inferred layer on both backends: inputs [N, in_c[i] (or the
+ * layer's), H, W], parameters, every value and every gradient random (gradients
+ * pre-filled, so backward's accumulation is checked too), then prepare both. */
+static int fx_init(struct pair *p, struct fx *f, const struct dse_layer *l, int N, int n_in, const int *in_c,
+                   unsigned flags, uint64_t seed) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, seed, 7);
+    memset(f, 0, sizeof *f);
+    f->layer = *l;
+    f->n_in = n_in;
+    enum dse_op op;
+    CHECK_OK(dse_op_from_layer(l, &op, NULL));
+    dse_node_init(&f->cn, op, &f->layer);
+    const int H = l->in_h, W = l->in_w, C = l->in_c, K = l->num_output;
+    const unsigned G = DSE_TENSOR_GRAD;
+    /* Output first when inputs view it. */
+    if (op == DSE_OP_SOFTMAX_XENT) {
+        CHECK_OK(dse_tensor_init(&f->cout, 1, 1, 1, 1, G, NULL));
+    } else if (flags & FX_VIEWS) {
+        CHECK_OK(dse_tensor_init(&f->cout, N, l->out_c, l->out_h, l->out_w, G, NULL));
+    } else if (flags & FX_OUT_VIEW) { /* a slice of channels [2, 2 + out_c) of out_c + 3 */
+        CHECK_OK(dse_tensor_init(&f->cwide, N, l->out_c + 3, l->out_h, l->out_w, G, NULL));
+        dse_tensor_view_channels(&f->cout, &f->cwide, 2, l->out_c);
+    }
+    int c0 = 0;
+    for (int i = 0; i < n_in; i++) {
+        const int c = in_c ? in_c[i] : C;
+        if (flags & FX_VIEWS)
+            dse_tensor_view_channels(&f->cin[i], &f->cout, c0, c);
+        else
+            CHECK_OK(dse_tensor_init(&f->cin[i], N, c, H, W, (i == 0 && (flags & FX_NO_DX)) ? 0 : G, NULL));
+        c0 += c;
+        f->cn.in[i] = &f->cin[i];
+    }
+    f->cn.n_in = n_in;
+    if (flags & FX_IN_PLACE)
+        dse_tensor_wrap(&f->cout, N, f->cin[0].c, H, W, f->cin[0].stride_n, f->cin[0].data, f->cin[0].grad,
+                        DSE_MEM_HOST);
+    else if (!f->cout.data)
+        CHECK_OK(dse_tensor_init(&f->cout, N, l->out_c, l->out_h, l->out_w, G, NULL));
+    f->cn.out = &f->cout;
+    switch (op) {
+    case DSE_OP_CONV2D: CHECK_OK(dse_tensor_init(&f->cw, K, C / l->groups, l->kernel_h, l->kernel_w, G, NULL)); break;
+    case DSE_OP_FC:     CHECK_OK(dse_tensor_init(&f->cw, K, C * H * W, 1, 1, G, NULL)); break;
+    case DSE_OP_BATCHNORM:
+        CHECK_OK(dse_tensor_init(&f->crm, 1, C, 1, 1, 0, NULL));
+        CHECK_OK(dse_tensor_init(&f->crv, 1, C, 1, 1, 0, NULL));
+        fill_floats(f->crm.data, C, &r, -0.5f, 0.5f);
+        fill_floats(f->crv.data, C, &r, 0.5f, 1.5f);
+        f->cn.run_mean = &f->crm, f->cn.run_var = &f->crv;
+        if (l->affine) {
+            CHECK_OK(dse_tensor_init(&f->cw, 1, C, 1, 1, G, NULL));
+            CHECK_OK(dse_tensor_init(&f->cb, 1, C, 1, 1, G, NULL));
+        }
+        break;
+    case DSE_OP_SCALE:  CHECK_OK(dse_tensor_init(&f->cw, 1, C, 1, 1, G, NULL)); break;
+    case DSE_OP_SOFTMAX_XENT:
+        for (int i = 0; i < N && i < 64; i++) f->labels[i] = (int32_t)dse_pcg32_bounded(&r, (uint32_t)C);
+        f->cn.labels = f->labels;
+        break;
+    default: break;
+    }
+    if ((op == DSE_OP_CONV2D || op == DSE_OP_FC || op == DSE_OP_SCALE) && l->bias)
+        CHECK_OK(dse_tensor_init(&f->cb, 1, op == DSE_OP_SCALE ? C : K, 1, 1, G, NULL));
+    if (f->cw.data) f->cn.weight = &f->cw;
+    if (f->cb.data) f->cn.bias = &f->cb;
+
+    /* Random contents of every owned buffer, data and grad. */
+    struct dse_tensor *owned[] = { &f->cin[0], &f->cin[1], &f->cin[2], &f->cin[3], &f->cout, &f->cwide,
+                                   &f->cw, &f->cb, &f->crm, &f->crv };
+    for (int i = 0; i < DSE_ARRAY_LEN(owned); i++) {
+        struct dse_tensor *t = owned[i];
+        if (!t->data || !t->owns) continue;
+        const int64_t n = (int64_t)t->n * t->stride_n;
+        if (t != &f->crm && t != &f->crv) fill_floats(t->data, n, &r, -1.0f, 1.0f);
+        if (t->grad) fill_floats(t->grad, n, &r, -1.0f, 1.0f);
+    }
+
+    /* The CUDA node: the same op, layer and options, device twins of every tensor. */
+    f->gn = f->cn;
+    f->gn.st = (struct dse_node_state){ 0 };
+    f->gn.dev = NULL;
+    static const char *const in_names[] = { "in0", "in1", "in2", "in3" };
+    struct dse_tensor *cs[] = { &f->cwide, &f->cout, &f->cin[0], &f->cin[1], &f->cin[2], &f->cin[3], &f->cw, &f->cb,
+                                &f->crm, &f->crv };
+    struct dse_tensor *gs[] = { &f->gwide, &f->gout, &f->gin[0], &f->gin[1], &f->gin[2], &f->gin[3], &f->gw, &f->gb,
+                                &f->grm, &f->grv };
+    const char *names[] = { "wide", "out", in_names[0], in_names[1], in_names[2], in_names[3], "weight", "bias",
+                            "run_mean", "run_var" };
+    for (int pass = 0; pass < 2; pass++) /* owners, then the tensors borrowing from them */
+        for (int i = 0; i < DSE_ARRAY_LEN(cs); i++) {
+            if (!cs[i]->data || (cs[i]->owns != 0) != (pass == 0)) continue;
+            if (pass == 0)
+                twin_owned(p, f, names[i], cs[i], gs[i]);
+            else
+                twin_borrowed(f, cs[i], gs[i]);
+        }
+    for (int i = 0; i < n_in; i++) f->gn.in[i] = &f->gin[i];
+    f->gn.out = &f->gout;
+    f->gn.weight = f->cn.weight ? &f->gw : NULL;
+    f->gn.bias = f->cn.bias ? &f->gb : NULL;
+    f->gn.run_mean = f->cn.run_mean ? &f->grm : NULL;
+    f->gn.run_var = f->cn.run_var ? &f->grv : NULL;
+    twins_upload(p, f);
+
+    struct dse_err err = { 0 };
+    enum dse_status st = dse_cpu_node_prepare(&p->cx, &f->cn, &err);
+    CHECK_OK(st);
+    if (!st) {
+        st = dse_cuda_node_prepare(&p->gx, &f->gn, &err);
+        CHECK_OK(st);
+    }
+    if (st) fprintf(stderr, "  prepare: %s\n", err.msg);
+    return !st;
+}
+
+static void fx_deinit(struct pair *p, struct fx *f) {
+    dse_cuda_node_release(&p->gx, &f->gn);
+    dse_node_deinit(&f->gn);
+    dse_node_deinit(&f->cn);
+    for (int i = 0; i < f->n_tw; i++) {
+        dse_cuda_free(&p->gx, f->tw[i].dev_data);
+        dse_cuda_free(&p->gx, f->tw[i].dev_grad);
+    }
+    struct dse_tensor *ts[] = { &f->cin[0], &f->cin[1], &f->cin[2], &f->cin[3], &f->cout, &f->cwide,
+                                &f->cw, &f->cb, &f->crm, &f->crv };
+    for (int i = 0; i < DSE_ARRAY_LEN(ts); i++) dse_tensor_deinit(ts[i]);
+}
+
+/* Run forward on both, compare every buffer and the op state; backward, compare again. */
+static void run_compare(struct pair *p, struct fx *f, const char *what, double tol) {
+    struct dse_err err = { 0 };
+    enum dse_status a = dse_cpu_forward(&p->cx, &f->cn), b = dse_cuda_forward(&p->gx, &f->gn);
+    CHECK_OK(a);
+    CHECK_OK(b);
+    if (a || b) {
+        fprintf(stderr, "  %s: forward: %s\n", what, a ? p->cx.err.msg : p->gx.err.msg);
+        return;
+    }
+    CHECK_OK(dse_cuda_sync(&p->gx, &err));
+    twins_compare(p, f, what, "forward", tol);
+    const struct dse_node_state *cs = &f->cn.st, *gs = &f->gn.st;
+    const struct dse_tensor *x = f->cn.in[0];
+    if (cs->argmax) compare_exact_bytes(&p->gx, what, "argmax", cs->argmax, gs->argmax,
+                                        (size_t)dse_tensor_count(f->cn.out) * sizeof(int32_t));
+    if (cs->mask && f->cn.training && f->layer.dropout_ratio > 0.0f)
+        compare_exact_bytes(&p->gx, what, "mask", cs->mask, gs->mask, (size_t)dse_tensor_count(x));
+    if (cs->mean) {
+        compare(&p->gx, what, "mean", cs->mean, gs->mean, x->c, tol);
+        compare(&p->gx, what, "invstd", cs->invstd, gs->invstd, x->c, tol);
+    }
+    if (cs->saved) compare(&p->gx, what, "saved", cs->saved, gs->saved, dse_tensor_count(x), tol);
+    if (cs->prob) compare(&p->gx, what, "prob", cs->prob, gs->prob, dse_tensor_count(x), tol);
+    CHECK(p->cx.rng.state == p->gx.rng.state); /* dropout drew as many numbers on both */
+
+    a = dse_cpu_backward(&p->cx, &f->cn), b = dse_cuda_backward(&p->gx, &f->gn);
+    CHECK_OK(a);
+    CHECK_OK(b);
+    if (a || b) {
+        fprintf(stderr, "  %s: backward: %s\n", what, a ? p->cx.err.msg : p->gx.err.msg);
+        return;
+    }
+    CHECK_OK(dse_cuda_sync(&p->gx, &err));
+    twins_compare(p, f, what, "backward", tol);
+}
+
+/* One comparison: layer l inferred for n_in inputs of c x h x w (first input's c; in_c
+ * for concat), N images. */
+static void one(struct pair *p, const char *what, const struct dse_layer *l, int N, int n_in, const int *in_c,
+                unsigned flags, uint64_t seed, double tol, int training) {
+    struct fx f;
+    if (fx_init(p, &f, l, N, n_in, in_c, flags, seed)) {
+        f.cn.training = f.gn.training = training;
+        run_compare(p, &f, what, tol);
+    }
+    fx_deinit(p, &f);
+}
+
+/* ---- per-op cases ---------------------------------------------------------------------- */
+
+static struct pair *P; /* the device cases' contexts */
+
+static void conv_cases(enum dse_cuda_math math, double tol, int trials) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 77, (uint64_t)math);
+    P->gx.math = math;
+    for (int t = 0, done = 0; done < trials && t < 50 * trials; t++) {
+        struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "conv");
+        const int N = irand(&r, 1, 4), C = irand(&r, 1, 9), H = irand(&r, 1, 13), W = irand(&r, 1, 13);
+        static const int ks[] = { 1, 1, 2, 3, 3, 5 };
+        l.num_output = irand(&r, 1, 9);
+        l.kernel_h = ks[irand(&r, 0, 5)], l.kernel_w = irand(&r, 0, 3) ? l.kernel_h : ks[irand(&r, 0, 5)];
+        l.stride_h = irand(&r, 1, 3), l.stride_w = irand(&r, 0, 1) ? l.stride_h : irand(&r, 1, 3);
+        l.pad_h = irand(&r, 0, l.kernel_h - 1), l.pad_w = irand(&r, 0, l.kernel_w - 1);
+        l.dilation_h = l.dilation_w = irand(&r, 0, 4) ? 1 : 2;
+        const int g = irand(&r, 1, 3);
+        l.groups = C % g == 0 && l.num_output % g == 0 ? g : 1;
+        l.bias = irand(&r, 0, 3) != 0;
+        if (!infer_layer(&l, 1, C, H, W)) continue;
+        const unsigned flags = (irand(&r, 0, 3) == 0 ? FX_NO_DX : 0) | (irand(&r, 0, 2) == 0 ? FX_OUT_VIEW : 0);
+        char what[160];
+        snprintf(what, sizeof what, "conv %s N%d C%d %dx%d K%d %dx%d s%d,%d p%d,%d d%d g%d%s%s%s",
+                 dse_cuda_math_str(math), N, C, H, W, l.num_output, l.kernel_h, l.kernel_w, l.stride_h, l.stride_w, l.pad_h, l.pad_w,
+                 l.dilation_h, l.groups, l.bias ? " bias" : "", flags & FX_NO_DX ? " no-dx" : "",
+                 flags & FX_OUT_VIEW ? " out-view" : "");
+        one(P, what, &l, N, 1, NULL, flags, 100 + (uint64_t)t, tol, 1);
+        done++;
+    }
+    P->gx.math = DSE_CUDA_MATH_FP32;
+}
+
+static void test_conv(void) { conv_cases(DSE_CUDA_MATH_FP32, TOL_CONV, 24); }
+static void test_conv_tf32(void) { conv_cases(DSE_CUDA_MATH_TF32, TOL_TF32, 6); }
+
+/* SqueezeNet's shapes at a real size: fire expand 3x3 into its concat slice, conv1. */
+static void test_conv_squeezenet(void) {
+    struct dse_layer e3 = dse_layer_make(DSE_LAYER_CONV, "fire2/expand3x3");
+    e3.num_output = 64, e3.kernel_h = e3.kernel_w = 3, e3.pad_h = e3.pad_w = 1;
+    if (infer_layer(&e3, 1, 16, 55, 55)) one(P, "conv fire2/expand3x3 N8 16x55x55 -> 64 (out-view)", &e3, 8, 1, NULL,
+                                             FX_OUT_VIEW, 5, TOL_CONV, 1);
+    struct dse_layer c1 = dse_layer_make(DSE_LAYER_CONV, "conv1");
+    c1.num_output = 96, c1.kernel_h = c1.kernel_w = 7, c1.stride_h = c1.stride_w = 2;
+    if (infer_layer(&c1, 1, 3, 111, 111)) one(P, "conv conv1 N4 3x111x111 -> 96 7x7/2 (no-dx)", &c1, 4, 1, NULL,
+                                              FX_NO_DX, 6, TOL_CONV, 1);
+}
+
+/* FP32 mode must not round inputs to TF32 (10-bit mantissa): x = w = 1 + 2^-13 is exact
+ * in float32 and 1 in TF32, so a 16-input dot product is 16 + 2^-8 in FP32 (exactly, in
+ * any order) and 16 in TF32. Conv (cuDNN) and fc (cuBLAS). */
+static void test_no_tf32(void) {
+    const float v = 1.0f + 1.0f / 8192.0f, want = 16.0f + 1.0f / 256.0f;
+    struct dse_layer conv = dse_layer_make(DSE_LAYER_CONV, "conv1x1"), fc = dse_layer_make(DSE_LAYER_FC, "fc");
+    conv.num_output = 4, conv.kernel_h = conv.kernel_w = 1, conv.bias = 0;
+    fc.num_output = 4, fc.bias = 0;
+    const int ok_conv = infer_layer(&conv, 1, 16, 8, 8), ok_fc = infer_layer(&fc, 1, 16, 1, 1);
+    CHECK(ok_conv && ok_fc);
+    const struct dse_layer *layers[2] = { &conv, &fc };
+    for (int k = 0; k < 2 && ok_conv && ok_fc; k++) {
+        struct fx f;
+        if (fx_init(P, &f, layers[k], 2, 1, NULL, 0, 1)) {
+            for (int64_t i = 0; i < dse_tensor_count(&f.cin[0]); i++) f.cin[0].data[i] = v;
+            for (int64_t i = 0; i < dse_tensor_count(&f.cw); i++) f.cw.data[i] = v;
+            twins_upload(P, &f);
+            CHECK_OK(dse_cuda_forward(&P->gx, &f.gn));
+            const int64_t n = dse_tensor_count(&f.gout);
+            float *y = malloc((size_t)n * sizeof *y);
+            CHECK_OK(dse_cuda_download(&P->gx, y, f.gout.data, (size_t)n * sizeof *y, NULL));
+            double worst = 0.0;
+            for (int64_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)y[i] - want));
+            if (!(worst <= 1e-5))
+                fprintf(stderr, "  %s in FP32 mode: output %.9g, expected %.9g: inputs were rounded to TF32 "
+                        "(tensor cores)\n", k ? "fc" : "conv", (double)y[0], (double)want);
+            CHECK(worst <= 1e-5);
+            free(y);
+        }
+        fx_deinit(P, &f);
+    }
+}
+
+static void pool_cases(enum dse_layer_type type, int ties) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 78, (uint64_t)type + 10 * (uint64_t)ties);
+    for (int t = 0, done = 0; done < 16 && t < 400; t++) {
+        struct dse_layer l = dse_layer_make(type, type == DSE_LAYER_MAXPOOL ? "maxpool" : "avgpool");
+        const int N = irand(&r, 1, 3), C = irand(&r, 1, 5), H = irand(&r, 1, 12), W = irand(&r, 1, 12);
+        l.global = irand(&r, 0, 5) == 0;
+        l.kernel_h = irand(&r, 1, 4), l.kernel_w = irand(&r, 0, 2) ? l.kernel_h : irand(&r, 1, 4);
+        l.stride_h = irand(&r, 1, 3), l.stride_w = irand(&r, 1, 3);
+        l.pad_h = irand(&r, 0, l.kernel_h - 1), l.pad_w = irand(&r, 0, l.kernel_w - 1);
+        l.round = irand(&r, 0, 3) ? DSE_ROUND_CEIL : DSE_ROUND_FLOOR;
+        if (l.global) l.pad_h = l.pad_w = 0, l.stride_h = l.stride_w = 1;
+        if (!infer_layer(&l, 1, C, H, W)) continue;
+        struct fx f;
+        char what[160];
+        snprintf(what, sizeof what, "%s%s N%d C%d %dx%d k%dx%d s%d,%d p%d,%d%s%s", dse_layer_type_str(type),
+                 ties ? " ties" : "", N, C, H, W, l.kernel_h, l.kernel_w, l.stride_h, l.stride_w, l.pad_h, l.pad_w,
+                 l.global ? " global" : "", l.round == DSE_ROUND_FLOOR ? " floor" : "");
+        if (fx_init(P, &f, &l, N, 1, NULL, 0, 200 + (uint64_t)t)) {
+            if (ties) { /* values from {0, 0.5, 1}, as after a relu: windows with equal maxima */
+                const int64_t n = (int64_t)f.cin[0].n * f.cin[0].stride_n;
+                for (int64_t i = 0; i < n; i++) f.cin[0].data[i] = 0.5f * (float)irand(&r, 0, 2);
+                CHECK_OK(dse_cuda_upload(&P->gx, f.gin[0].data, f.cin[0].data, (size_t)n * sizeof(float), NULL));
+            }
+            run_compare(P, &f, what, TOL_EXACT);
+        }
+        fx_deinit(P, &f);
+        done++;
+    }
+}
+
+static void test_maxpool(void) { pool_cases(DSE_LAYER_MAXPOOL, 0); }
+static void test_maxpool_ties(void) { pool_cases(DSE_LAYER_MAXPOOL, 1); }
+static void test_avgpool(void) { pool_cases(DSE_LAYER_AVGPOOL, 0); }
+
+/* Elementwise ops with one input: relu, dropout (several ratios, training or not),
+ * scale, batchnorm; each out of place and in place. */
+static void test_relu(void) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 79, 1);
+    for (int t = 0; t < 8; t++) {
+        struct dse_layer l = dse_layer_make(DSE_LAYER_RELU, "relu");
+        const int N = irand(&r, 1, 4), C = irand(&r, 1, 7), H = irand(&r, 1, 9), W = irand(&r, 1, 9);
+        if (!infer_layer(&l, 1, C, H, W)) continue;
+        for (int ip = 0; ip < 2; ip++) {
+            char what[96];
+            snprintf(what, sizeof what, "relu N%d C%d %dx%d%s", N, C, H, W, ip ? " in-place" : "");
+            one(P, what, &l, N, 1, NULL, ip ? FX_IN_PLACE : 0, 300 + (uint64_t)t, TOL_EXACT, 1);
+        }
+    }
+}
+
+static void test_dropout(void) {
+    static const float ratios[] = { 0.5f, 0.3f, 0.0f, 0.9f };
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 80, 1);
+    for (int t = 0; t < 8; t++) {
+        struct dse_layer l = dse_layer_make(DSE_LAYER_DROPOUT, "drop");
+        l.dropout_ratio = ratios[t % 4];
+        const int N = irand(&r, 1, 4), C = irand(&r, 1, 9), H = irand(&r, 1, 17), W = irand(&r, 1, 17);
+        if (!infer_layer(&l, 1, C, H, W)) continue;
+        for (int k = 0; k < 4; k++) {
+            const int ip = k & 1, training = k < 2 || t == 0;
+            char what[96];
+            snprintf(what, sizeof what, "dropout %.1f N%d C%d %dx%d%s%s", (double)l.dropout_ratio, N, C, H, W,
+                     ip ? " in-place" : "", training ? "" : " inference");
+            one(P, what, &l, N, 1, NULL, ip ? FX_IN_PLACE : 0, 400 + (uint64_t)t, TOL_EXACT, training);
+        }
+    }
+}
+
+static void test_concat(void) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 81, 1);
+    for (int t = 0; t < 8; t++) {
+        const int n_in = irand(&r, 1, 4), N = irand(&r, 1, 3), H = irand(&r, 1, 8), W = irand(&r, 1, 8);
+        int in_c[4], sum = 0;
+        for (int i = 0; i < n_in; i++) sum += in_c[i] = irand(&r, 1, 5);
+        struct dse_layer l = dse_layer_make(DSE_LAYER_CONCAT, "concat");
+        /* Infer with equal inputs, then describe the real ones: concat's shape is the sum. */
+        if (!infer_layer(&l, n_in, in_c[0], H, W)) continue;
+        l.out_c = sum;
+        for (int views = 0; views < 2; views++) {
+            char what[96];
+            snprintf(what, sizeof what, "concat %d inputs N%d C%d %dx%d%s", n_in, N, sum, H, W,
+                     views ? " views" : " copies");
+            one(P, what, &l, N, n_in, in_c, views ? FX_VIEWS : 0, 500 + (uint64_t)t, TOL_EXACT, 1);
+        }
+    }
+}
+
+static void test_eltwise(void) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 82, 1);
+    for (int t = 0; t < 8; t++) {
+        const int n_in = irand(&r, 2, 4), N = irand(&r, 1, 3), C = irand(&r, 1, 6), H = irand(&r, 1, 8),
+                  W = irand(&r, 1, 8);
+        struct dse_layer l = dse_layer_make(DSE_LAYER_ELTWISE, "add");
+        if (!infer_layer(&l, n_in, C, H, W)) continue;
+        char what[96];
+        snprintf(what, sizeof what, "eltwise_add %d inputs N%d C%d %dx%d", n_in, N, C, H, W);
+        one(P, what, &l, N, n_in, NULL, 0, 600 + (uint64_t)t, TOL_EXACT, 1);
+    }
+}
+
+static void test_fc(void) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 83, 1);
+    for (int t = 0; t < 12; t++) {
+        const int N = irand(&r, 1, 9), C = irand(&r, 1, 20), H = irand(&r, 1, 5), W = irand(&r, 1, 5);
+        struct dse_layer l = dse_layer_make(DSE_LAYER_FC, "fc");
+        l.num_output = irand(&r, 1, 17);
+        l.bias = irand(&r, 0, 3) != 0;
+        if (!infer_layer(&l, 1, C, H, W)) continue;
+        const unsigned flags = irand(&r, 0, 3) == 0 ? FX_NO_DX : 0;
+        for (int m = 0; m < 2; m++) {
+            P->gx.math = m ? DSE_CUDA_MATH_TF32 : DSE_CUDA_MATH_FP32;
+            char what[96];
+            snprintf(what, sizeof what, "fc %s N%d D%d K%d%s%s", dse_cuda_math_str(P->gx.math), N, C * H * W,
+                     l.num_output, l.bias ? " bias" : "", flags ? " no-dx" : "");
+            one(P, what, &l, N, 1, NULL, flags, 700 + (uint64_t)t, m ? TOL_TF32 : TOL_FC, 1);
+        }
+        P->gx.math = DSE_CUDA_MATH_FP32;
+    }
+}
+
+static void test_softmax(void) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 84, 1);
+    for (int t = 0; t < 8; t++) {
+        const int N = irand(&r, 1, 64), K = irand(&r, 1, 1000);
+        struct dse_layer l = dse_layer_make(DSE_LAYER_SOFTMAX_LOSS, "loss");
+        if (!infer_layer(&l, 1, K, 1, 1)) continue;
+        char what[96];
+        snprintf(what, sizeof what, "softmax_xent N%d K%d", N, K);
+        one(P, what, &l, N, 1, NULL, 0, 800 + (uint64_t)t, TOL_SOFTMAX, 1);
+    }
+    /* A label out of range is the CPU's error, word for word. */
+    struct dse_layer l = dse_layer_make(DSE_LAYER_SOFTMAX_LOSS, "loss");
+    struct fx f;
+    if (infer_layer(&l, 1, 5, 1, 1) && fx_init(P, &f, &l, 3, 1, NULL, 0, 9)) {
+        f.labels[1] = 5;
+        CHECK_INT_EQ(dse_cpu_forward(&P->cx, &f.cn), DSE_ERR_CONFIG);
+        CHECK_INT_EQ(dse_cuda_forward(&P->gx, &f.gn), DSE_ERR_CONFIG);
+        CHECK_STR_EQ(P->gx.err.msg, P->cx.err.msg);
+        fx_deinit(P, &f);
+    }
+}
+
+static void test_batchnorm(void) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 85, 1);
+    for (int t = 0; t < 6; t++) {
+        const int N = irand(&r, 1, 5), C = irand(&r, 1, 8), H = irand(&r, 1, 9), W = irand(&r, 1, 9);
+        for (int k = 0; k < 8; k++) {
+            struct dse_layer l = dse_layer_make(DSE_LAYER_BATCHNORM, "bn");
+            l.affine = k & 1;
+            const int ip = (k >> 1) & 1, training = !(k >> 2);
+            if (!infer_layer(&l, 1, C, H, W)) continue;
+            char what[96];
+            snprintf(what, sizeof what, "batchnorm N%d C%d %dx%d%s%s%s", N, C, H, W, l.affine ? " affine" : "",
+                     ip ? " in-place" : "", training ? "" : " inference");
+            one(P, what, &l, N, 1, NULL, ip ? FX_IN_PLACE : 0, 900 + (uint64_t)t, TOL_BN, training);
+        }
+    }
+}
+
+static void test_scale(void) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 86, 1);
+    for (int t = 0; t < 6; t++) {
+        const int N = irand(&r, 1, 5), C = irand(&r, 1, 8), H = irand(&r, 1, 9), W = irand(&r, 1, 9);
+        for (int k = 0; k < 4; k++) {
+            struct dse_layer l = dse_layer_make(DSE_LAYER_SCALE, "scale");
+            l.bias = k & 1;
+            const int ip = k >> 1;
+            if (!infer_layer(&l, 1, C, H, W)) continue;
+            char what[96];
+            snprintf(what, sizeof what, "scale N%d C%d %dx%d%s%s", N, C, H, W, l.bias ? " bias" : "",
+                     ip ? " in-place" : "");
+            one(P, what, &l, N, 1, NULL, ip ? FX_IN_PLACE : 0, 1000 + (uint64_t)t, TOL_SCALE, 1);
+        }
+    }
+}
+
+/* ---- the context itself ------------------------------------------------------------------ */
+
+static void test_ctx(void) {
+    struct dse_err err = { 0 };
+    char info[512];
+    CHECK_OK(dse_cuda_device_info(0, info, sizeof info, &err));
+    printf("  %s\n", info);
+    /* A failing runtime call comes back with its name, error and place. */
+    void *p = NULL;
+    CHECK_INT_EQ(dse_cuda_alloc(&P->gx, (size_t)1 << 62, &p, &err), DSE_ERR_NOMEM);
+    CHECK(p == NULL);
+    CHECK(strncmp(err.msg, "cudaMalloc: cudaErrorMemoryAllocation (engine/cuda/ctx.c:", 57) == 0);
+    if (verbose) printf("  %s\n", err.msg);
+    /* The context still works after it. */
+    CHECK_OK(dse_cuda_alloc(&P->gx, 1000, &p, &err));
+    dse_cuda_free(&P->gx, p);
+    char why[256];
+    const int count = dse_cuda_device_count(why, sizeof why);
+    struct dse_cuda_ctx cx;
+    CHECK_INT_EQ(dse_cuda_ctx_init(&cx, count, 1, &err), DSE_ERR_UNSUPPORTED);
+    CHECK(strstr(err.msg, "does not exist") != NULL);
+    /* Non-finite detection. */
+    float host[5] = { 1, 2, 3, 4, 5 };
+    float *dev = NULL;
+    int bad = -1;
+    CHECK_OK(dse_cuda_alloc(&P->gx, sizeof host, (void **)&dev, &err));
+    CHECK_OK(dse_cuda_upload(&P->gx, dev, host, sizeof host, &err));
+    CHECK_OK(dse_cuda_nonfinite(&P->gx, dev, 5, &bad));
+    CHECK_INT_EQ(bad, 0);
+    host[3] = NAN;
+    CHECK_OK(dse_cuda_upload(&P->gx, dev, host, sizeof host, &err));
+    CHECK_OK(dse_cuda_nonfinite(&P->gx, dev, 5, &bad));
+    CHECK_INT_EQ(bad, 1);
+    dse_cuda_free(&P->gx, dev);
+}
+
+/* The conv algorithm cache: one find per shape and direction, reused after. */
+static void test_conv_cache(void) {
+    struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "conv");
+    l.num_output = 8, l.kernel_h = l.kernel_w = 3, l.pad_h = l.pad_w = 1;
+    struct fx f;
+    if (!infer_layer(&l, 1, 4, 10, 10) || !fx_init(P, &f, &l, 2, 1, NULL, 0, 3)) return;
+    struct dse_cuda_conv_choice c;
+    const int64_t finds = P->gx.stats.conv_finds;
+    CHECK_OK(dse_cuda_conv2d_choose(&P->gx, &f.gn, &c));
+    CHECK(c.algo_fwd >= 0 && c.algo_bwd_data >= 0 && c.algo_bwd_filter >= 0);
+    const int64_t after = P->gx.stats.conv_finds;
+    CHECK(after - finds <= 3);
+    CHECK_OK(dse_cuda_forward(&P->gx, &f.gn));
+    CHECK_OK(dse_cuda_backward(&P->gx, &f.gn));
+    CHECK_INT_EQ(P->gx.stats.conv_finds, after);
+    printf("  3x3 conv N2 4x10x10 -> 8: fwd %s (%.3f ms), bwd data %s (%.3f ms), bwd filter %s (%.3f ms)\n",
+           dse_cuda_conv_algo_str(0, c.algo_fwd), (double)c.ms_fwd, dse_cuda_conv_algo_str(1, c.algo_bwd_data),
+           (double)c.ms_bwd_data, dse_cuda_conv_algo_str(2, c.algo_bwd_filter), (double)c.ms_bwd_filter);
+    fx_deinit(P, &f);
+}
+
+/* ---- whole models ------------------------------------------------------------------------ */
+
+/* conv -> batchnorm (affine, in place) -> relu -> conv -> scale (in place) -> relu ->
+ * maxpool -> fc -> loss, on 2x10x10. */
+static void bn_net(struct dse_net *net) {
+    dse_net_init(net, "bn", 2, 10, 10);
+    struct dse_layer l;
+    l = dse_layer_make(DSE_LAYER_CONV, "conv1");
+    l.num_output = 6, l.kernel_h = l.kernel_w = 3, l.pad_h = l.pad_w = 1, l.bias = 0;
+    CHECK_OK(dse_net_add(net, &l, NULL));
+    l = dse_layer_make(DSE_LAYER_BATCHNORM, "bn1");
+    l.affine = 1, l.in_place = 1;
+    CHECK_OK(dse_net_add(net, &l, NULL));
+    l = dse_layer_make(DSE_LAYER_RELU, "relu1");
+    l.in_place = 1;
+    CHECK_OK(dse_net_add(net, &l, NULL));
+    l = dse_layer_make(DSE_LAYER_CONV, "conv2");
+    l.num_output = 8, l.kernel_h = l.kernel_w = 3, l.stride_h = l.stride_w = 2;
+    CHECK_OK(dse_net_add(net, &l, NULL));
+    l = dse_layer_make(DSE_LAYER_SCALE, "scale2");
+    l.in_place = 1, l.bias = 1;
+    CHECK_OK(dse_net_add(net, &l, NULL));
+    l = dse_layer_make(DSE_LAYER_RELU, "relu2");
+    l.in_place = 1;
+    CHECK_OK(dse_net_add(net, &l, NULL));
+    l = dse_layer_make(DSE_LAYER_MAXPOOL, "pool2");
+    l.kernel_h = l.kernel_w = 3, l.stride_h = l.stride_w = 2;
+    CHECK_OK(dse_net_add(net, &l, NULL));
+    l = dse_layer_make(DSE_LAYER_FC, "fc3");
+    l.num_output = 5;
+    CHECK_OK(dse_net_add(net, &l, NULL));
+    l = dse_layer_make(DSE_LAYER_SOFTMAX_LOSS, "loss");
+    CHECK_OK(dse_net_add(net, &l, NULL));
+    CHECK_OK(dse_net_infer(net, NULL, NULL));
+}
+
+/* A synthetic dataset: images with a class-dependent pattern plus noise. */
+static void make_data(int count, int c, int h, int w, int classes, float *x, int *labels) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 31337, 1);
+    const int64_t img = (int64_t)c * h * w;
+    for (int i = 0; i < count; i++) {
+        labels[i] = (int)dse_pcg32_bounded(&r, (uint32_t)classes);
+        for (int64_t j = 0; j < img; j++)
+            x[i * img + j] = uniform(&r, -1.0f, 1.0f) + (j % classes == labels[i] ? 1.0f : 0.0f);
+    }
+}
+
+/* Train the same net on the CPU and the GPU from the same seed over the same batches:
+ * every step's loss, then every parameter, momentum and running statistic at the end. */
+static void train_compare(const char *what, struct dse_net *net, int classes) {
+    const int B = 8, count = 64, epochs = 2;
+    struct dse_model_opts mo = { B, 2, 11, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
+    struct dse_model *cm = NULL, *gm = NULL;
+    struct dse_err err = { 0 };
+    enum dse_status st = dse_model_new_on(net, &mo, NULL, &cm, &err);
+    CHECK_OK(st);
+    if (!st) st = dse_model_new_on(net, &mo, &dev, &gm, &err);
+    CHECK_OK(st);
+    if (st) {
+        fprintf(stderr, "  %s: %s\n", what, err.msg);
+        dse_model_free(cm);
+        return;
+    }
+    cm->cx.conv_force = DSE_CPU_CONV_GEMM_BATCH;
+    gm->gpu->sync_each = 1;
+    const int64_t img = (int64_t)net->in_c * net->in_h * net->in_w;
+    float *x = malloc((size_t)(count * img) * sizeof *x);
+    int *labels = malloc((size_t)count * sizeof *labels);
+    make_data(count, net->in_c, net->in_h, net->in_w, classes, x, labels);
+    double worst_loss = 0.0;
+    float first = 0.0f, last = 0.0f;
+    for (int e = 0; e < epochs; e++)
+        for (int b = 0; b + B <= count; b += B) {
+            float lc = 0.0f, lg = 0.0f;
+            CHECK_OK(dse_model_forward(cm, x + b * img, labels + b, &lc, &err));
+            st = dse_model_forward(gm, x + b * img, labels + b, &lg, &err);
+            CHECK_OK(st);
+            if (!st) st = dse_model_backward(gm, &err);
+            CHECK_OK(st);
+            if (st) {
+                fprintf(stderr, "  %s: %s\n", what, err.msg);
+                goto done;
+            }
+            CHECK_OK(dse_model_backward(cm, &err));
+            int h1c, h5c, h1g, h5g;
+            dse_model_hits(cm, B, &h1c, &h5c);
+            dse_model_hits(gm, B, &h1g, &h5g);
+            CHECK(abs(h1c - h1g) <= 1);
+            dse_model_sgd(cm, 0.01f, 0.9f, 2e-4f);
+            dse_model_sgd(gm, 0.01f, 0.9f, 2e-4f);
+            const double rel = fabs((double)lc - lg) / fmax(fabs((double)lc), 1e-6);
+            if (rel > worst_loss) worst_loss = rel;
+            if (e == 0 && b == 0) first = lc;
+            last = lc;
+        }
+    if (verbose || worst_loss > 1e-4)
+        printf("  %s: loss %.4f -> %.4f, worst relative loss difference %.3g\n", what, (double)first, (double)last,
+               worst_loss);
+    CHECK(worst_loss <= 1e-4);
+    CHECK(!dse_model_nonfinite(gm));
+    {
+        const uint64_t n = dse_model_state_count(cm);
+        CHECK_INT_EQ(dse_model_state_count(gm), n);
+        float *a = malloc(n * sizeof *a), *g = malloc(n * sizeof *g);
+        CHECK_OK(dse_model_state_get(cm, a, &err));
+        CHECK_OK(dse_model_state_get(gm, g, &err));
+        int64_t at;
+        const double e = nmse(a, g, (int64_t)n, &at);
+        if (verbose || !(e <= 1e-6))
+            printf("  %s: parameters, momentum, running statistics: NMSE %.3g (worst [%lld] cpu %.9g cuda %.9g)\n",
+                   what, e, (long long)at, (double)a[at], (double)g[at]);
+        CHECK(e <= 1e-6);
+        free(a), free(g);
+    }
+    CHECK(gm->cx.rng.state == cm->cx.rng.state); /* the same dropout draws */
+done:
+    free(x), free(labels);
+    dse_model_free(cm);
+    dse_model_free(gm);
+}
+
+static void test_train_fire(void) {
+    struct dse_net net;
+    fire_net(&net);
+    train_compare("fire net (conv, pool, fire with bypass, dropout)", &net, 4);
+    dse_net_deinit(&net);
+}
+
+static void test_train_bn(void) {
+    struct dse_net net;
+    bn_net(&net);
+    train_compare("bn net (batchnorm, scale, fc)", &net, 5);
+    dse_net_deinit(&net);
+}
+
+/* Inference models (outputs share buffers) agree too. */
+static void test_inference(void) {
+    struct dse_net net;
+    fire_net(&net);
+    struct dse_model_opts mo = { 16, 1, 3, DSE_INIT_MSRA, 0, 1 };
+    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
+    struct dse_model *cm = NULL, *gm = NULL;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_model_new_on(&net, &mo, NULL, &cm, &err));
+    CHECK_OK(dse_model_new_on(&net, &mo, &dev, &gm, &err));
+    if (cm && gm) {
+        dse_model_set_training(cm, 0);
+        dse_model_set_training(gm, 0);
+        float *x = malloc(16 * 144 * sizeof *x), lc = 0, lg = 0;
+        int labels[16];
+        make_data(16, 1, 12, 12, 4, x, labels);
+        CHECK_OK(dse_model_forward(cm, x, labels, &lc, &err));
+        CHECK_OK(dse_model_forward(gm, x, labels, &lg, &err));
+        CHECK_NEAR(lg, lc, 1e-5);
+        int64_t at;
+        const double e = nmse(cm->nodes[cm->loss].st.prob, gm->host_prob, 16 * 4, &at);
+        CHECK(e <= TOL_SOFTMAX * 100);
+        CHECK_INT_EQ(dse_model_backward(gm, &err), DSE_ERR_INTERNAL);
+        free(x);
+    } else {
+        fprintf(stderr, "  inference: %s\n", err.msg);
+    }
+    dse_model_free(cm);
+    dse_model_free(gm);
+    dse_net_deinit(&net);
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+struct cuda_case {
+    const char *id;
+    void (*fn)(void);
+    int         device; /* 1: needs a CUDA device */
+};
+
+static const struct cuda_case cases[] = {
+    { "host-pcg-advance",  test_pcg_advance,     0 },
+    { "host-device-names", test_device_names,    0 },
+    { "host-versions",     test_versions,        0 },
+    { "host-no-device",    test_no_device,       0 },
+    { "host-model-state",  test_model_state_cpu, 0 },
+    { "ctx",               test_ctx,             1 },
+    { "conv-cache",        test_conv_cache,      1 },
+    { "op-conv",           test_conv,            1 },
+    { "op-conv-squeezenet", test_conv_squeezenet, 1 },
+    { "op-conv-tf32",      test_conv_tf32,       1 },
+    { "op-no-tf32",        test_no_tf32,         1 },
+    { "op-maxpool",        test_maxpool,         1 },
+    { "op-maxpool-ties",   test_maxpool_ties,    1 },
+    { "op-avgpool",        test_avgpool,         1 },
+    { "op-relu",           test_relu,            1 },
+    { "op-dropout",        test_dropout,         1 },
+    { "op-concat",         test_concat,          1 },
+    { "op-eltwise",        test_eltwise,         1 },
+    { "op-fc",             test_fc,              1 },
+    { "op-softmax",        test_softmax,         1 },
+    { "op-batchnorm",      test_batchnorm,       1 },
+    { "op-scale",          test_scale,           1 },
+    { "train-fire",        test_train_fire,      1 },
+    { "train-bn",          test_train_bn,        1 },
+    { "inference",         test_inference,       1 },
+};
+
+static int wanted(const char *id, int argc, char **argv) {
+    if (argc <= 1) return 1;
+    for (int a = 1; a < argc; a++)
+        if (strncmp(id, argv[a], strlen(argv[a])) == 0) return 1;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    verbose = getenv("DSE_TEST_VERBOSE") != NULL;
+    char why[256] = "";
+    const int devices = dse_cuda_device_count(why, sizeof why);
+    int want_device = 0, skipped = 0, n = 0;
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++)
+        want_device |= cases[i].device && wanted(cases[i].id, argc, argv);
+    struct pair pair;
+    memset(&pair, 0, sizeof pair);
+    if (want_device && devices > 0) {
+        pair_init(&pair);
+        P = &pair;
+    }
+    struct check_case run[DSE_ARRAY_LEN(cases)];
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        if (cases[i].device && !pair.ok) {
+            skipped += wanted(cases[i].id, argc, argv);
+            continue;
+        }
+        run[n].id = cases[i].id, run[n].fn = cases[i].fn;
+        n++;
+    }
+    const int rc = check_main(run, n, argc, argv);
+    if (want_device && devices > 0) pair_deinit(&pair);
+    if (check_failures) return 1;
+    if (skipped) {
+        printf("skipped: no CUDA device (%s): %d device cases not run\n", why, skipped);
+        return 77;
+    }
+    return rc;
+}
