@@ -1196,18 +1196,20 @@ static void svg_circle(FILE *f, const struct pt *p, const char *style) {
 /* One row under the title: symbol, then text, left to right (text width estimated at
  * 0.55 em per character, generous for the generic sans-serif faces). */
 static void write_legend(FILE *f, const struct sweep *s, double x, double y, int band) {
-    int pruned = 0;
-    for (int i = 0; i < s->n; i++) pruned |= s->c[i].status == ST_PRUNED;
-    const char *text[4] = { "candidate", "Pareto frontier", "pruned", "not trained (no top-1)" };
-    int         show[4] = { 1, 1, pruned, band };
-    static const char *const style[4] = {
+    int pruned = 0, stopped = 0;
+    for (int i = 0; i < s->n; i++) pruned |= s->c[i].status == ST_PRUNED, stopped |= s->c[i].status == ST_STOPPED;
+    const char *text[5] = { "candidate", "Pareto frontier", "pruned", "not trained (no top-1)",
+                            "stopped early (top-1 at its rung)" };
+    int         show[5] = { 1, 1, pruned, band, stopped };
+    static const char *const style[5] = {
         "fill=\"#4c78a8\"",
         "fill=\"#d62728\" stroke=\"#7f1416\"",
         "fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\"",
         "fill=\"#4c78a8\" fill-opacity=\"0.45\" stroke=\"#4c78a8\"",
+        "fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.8\"",
     };
     fputs("<g font-size=\"12\" fill=\"#333\">\n", f);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         if (!show[k]) continue;
         double cx = x + 6, cy = y - 4;
         if (k == 1)
@@ -1341,6 +1343,8 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
             svg_circle(f, &p[i], "r=\"5\" fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\"");
         else if (p[i].band)
             svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" fill-opacity=\"0.45\" stroke=\"#4c78a8\"");
+        else if (p[i].c->status == ST_STOPPED) /* its top-1 is from an earlier epoch */
+            svg_circle(f, &p[i], "r=\"5\" fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.8\"");
         else
             svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" stroke=\"white\" stroke-width=\"1\"");
     }

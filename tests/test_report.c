@@ -981,6 +981,16 @@ static void test_report_curves(void) {
         }
         free(s);
     }
+    /* the size plot: the stopped candidate hollow (its top-1 is from its rung), with a
+     * legend entry saying so */
+    snprintf(svg, sizeof svg, "%s/plot.svg", dir);
+    enum dse_status pst;
+    free(run_report(sw, DSE_FORMAT_MD, svg, &pst, &err));
+    CHECK_OK(pst);
+    s = slurp(svg);
+    CHECK(s && count_of(s, "fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.8\"") == 2);
+    CHECK(s && strstr(s, ">stopped early (top-1 at its rung)</text>") != NULL);
+    free(s);
     /* a per_epoch entry without an epoch number */
     put_trained(sw, "cb", 1, 0.25, 2000, "done", b, 3, ", \"per_epoch_note\": 1");
     write_file(sw, "candidates/cb.json", "{\"id\": \"cb\", \"index\": 1, \"metaparams\": {\"sr\": 0.25},\n"
