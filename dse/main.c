@@ -32,7 +32,7 @@ static const char usage_main[] =
     "  sweep SPACE          cost and train every candidate of a space, with many workers\n"
     "  status DIR           progress of a training sweep: done, running, pending, ETA\n"
     "  report DIR           candidates and Pareto frontier of a sweep; SVG plot\n"
-    "  train NET            train a network on Fashion-MNIST (or MNIST, CIFAR) on the CPU\n"
+    "  train NET            train a network on Fashion-MNIST (or MNIST, CIFAR) on the CPU or a GPU\n"
     "  bench NET            training or inference images per second\n"
     "  profile NET          per-layer forward and backward time and GFLOP/s\n"
     "  help [COMMAND]       this text, or a command's options\n"
@@ -147,8 +147,8 @@ static const char usage_train[] =
     "                     [--lr-policy fixed|step|poly|linear] [--threads T] [--seed S]\n"
     "                     [--limit-train N] [--limit-test N] [--init msra|xavier]\n"
     "                     [--checkpoint-dir DIR] [--resume FILE] [--conv auto|gemm_batch|gemm_image]\n"
-    "                     [--conv-cache FILE|none]\n"
-    "                     [--json]\n"
+    "                     [--conv-cache FILE|none] [--device cpu|cuda|cuda:N]\n"
+    "                     [--precision fp32|tf32] [--json]\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
     "momentum 0.9, weight decay 2e-4, MSRA init; a network without a loss gets softmax cross-entropy\n"
@@ -161,25 +161,43 @@ static const char usage_train[] =
     "  --threads T      default 2        --seed S     default 1\n"
     "  --limit-train N  train on the first N images; --limit-test N: test on the first N\n"
     "  --checkpoint-dir DIR  write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)\n"
-    "  --resume FILE    continue from a checkpoint (bit-identical to an uninterrupted run)\n"
+    "  --resume FILE    continue from a checkpoint (on the CPU: bit-identical to an uninterrupted run)\n"
     "  --conv S         conv strategy: auto (time each once per shape; default) or a fixed one\n"
     "  --conv-cache F   where auto's choices are kept, so that every run on this machine and thread\n"
     "                   count makes the same ones and repeats bit for bit (default\n"
     "                   $XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v2-t<threads>.txt; none: time every run)\n"
+    "  --device D       cpu (default), cuda (= cuda:0) or cuda:N: train on that GPU (docs/gpu.md);\n"
+    "                   --conv and --conv-cache are CPU options (on a GPU cuDNN chooses)\n"
+    "  --precision P    conv and fc arithmetic on a GPU: fp32 (default) or tf32 (tensor cores,\n"
+    "                   inputs rounded to a 10-bit mantissa); the CPU computes in fp32 only\n"
     "  --json           print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds\n";
 
 static const char usage_bench[] =
     "usage: dse bench NET [--mode train|infer] [--batch B] [--threads T] [--iters N]\n"
+    "                     [--device cpu|cuda|cuda:N] [--precision fp32|tf32]\n"
     "\n"
-    "Images per second of a network on synthetic data: warm-up (conv strategy timing\n"
-    "included) excluded, median of N iterations (default 10). Prints one line with\n"
-    "img_per_s=<number>.\n";
+    "Images per second of a network on synthetic data: warm-up (conv strategy timing or\n"
+    "cuDNN's algorithm search included) excluded, median of N iterations (default 10).\n"
+    "Prints one line with img_per_s=<number>.\n"
+    "\n"
+    "  --mode M         train (default: forward, backward, SGD) or infer (forward)\n"
+    "  --batch B        default 32       --threads T  CPU threads, default 2\n"
+    "  --iters N        default 10\n"
+    "  --device D       cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)\n"
+    "  --precision P    on a GPU: fp32 (default) or tf32 conv and fc\n";
 
 static const char usage_profile[] =
-    "usage: dse profile NET [--batch B] [--threads T] [--iters N]\n"
+    "usage: dse profile NET [--batch B] [--threads T] [--iters N] [--device cpu|cuda|cuda:N]\n"
+    "                       [--precision fp32|tf32]\n"
     "\n"
     "Per-layer forward and backward time (median of N iterations, default 5) and GFLOP/s\n"
-    "on synthetic data, the layer-wise breakdown of Caffe's `caffe time`.\n";
+    "on synthetic data, the layer-wise breakdown of Caffe's `caffe time`. On a GPU each\n"
+    "layer's time is measured from queueing it to the device finishing it.\n"
+    "\n"
+    "  --batch B        default 32       --threads T  CPU threads, default 2\n"
+    "  --iters N        default 5\n"
+    "  --device D       cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)\n"
+    "  --precision P    on a GPU: fp32 (default) or tf32 conv and fc\n";
 
 /* Options of a command: the flags it takes and the options that take a value. */
 struct cmd {
@@ -539,6 +557,47 @@ static int opt_conv(const char *cmd, const char *v, int *algo) {
     return bad_usage(cmd, "--conv '%s' is not one of auto, gemm_batch, gemm_image", v);
 }
 
+/* --device and --precision (train, bench, profile): where the model runs, zeroed = the
+ * CPU in fp32. On a bad value: the usage error, and its exit code. */
+static int opt_device(const char *cmd, const char *device, const char *precision,
+                      struct dse_model_device_opts *d) {
+    struct dse_err err = { 0 };
+    memset(d, 0, sizeof *d);
+    if (device && dse_device_parse(device, &d->device, &err))
+        return bad_usage(cmd, "--device '%s' is not cpu, cuda or cuda:N", device);
+    if (precision && dse_cuda_math_parse(precision, &d->math, &err))
+        return bad_usage(cmd, "--precision '%s' is not fp32 or tf32", precision);
+    if (d->device.kind == DSE_DEVICE_CPU && d->math != DSE_CUDA_MATH_FP32)
+        return bad_usage(cmd, "--precision %s is for --device cuda; the CPU computes in fp32 only", precision);
+    return -1;
+}
+
+/* Before any work (loading data, building a model): a CUDA device this build or this
+ * machine does not have is one line naming why, and exit status 2 (as the model build
+ * would fail); a usable one is named on stderr with its facts. -1: go on. */
+static int device_ready(const char *cmd, const struct dse_model_device_opts *d) {
+    char name[32], why[256], info[512];
+    if (d->device.kind != DSE_DEVICE_CUDA) return -1;
+    dse_device_str(&d->device, name, (int)sizeof name);
+    const int count = dse_cuda_device_count(why, (int)sizeof why);
+    if (!strstr(dse_engine_backends(), "cuda"))
+        fprintf(stderr, "dse %s: --device %s: this dse was built without the CUDA backend (docs/gpu.md, "
+                        "Building)\n", cmd, name);
+    else if (count == 0)
+        fprintf(stderr, "dse %s: --device %s: no CUDA device (%s)\n", cmd, name, why);
+    else if (d->device.index >= count)
+        fprintf(stderr, "dse %s: --device %s does not exist; this machine has %d CUDA device%s (cuda:0 to "
+                        "cuda:%d)\n", cmd, name, count, count == 1 ? "" : "s", count - 1);
+    else {
+        struct dse_err err = { 0 };
+        if (dse_cuda_device_info(d->device.index, info, (int)sizeof info, &err))
+            snprintf(info, sizeof info, "%s", err.msg);
+        fprintf(stderr, "dse %s: %s, precision %s: %s\n", cmd, name, dse_cuda_math_str(d->math), info);
+        return -1;
+    }
+    return EXIT_BAD_INPUT;
+}
+
 static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
     struct dse_train_opts o;
     struct dse_err err = { 0 };
@@ -554,8 +613,13 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         (rc = opt_int(c->name, "--seed", vals[6], 0, 2147483647, &seed)) >= 0 ||
         (rc = opt_int(c->name, "--limit-train", vals[7], 1, 1 << 30, &o.limit_train)) >= 0 ||
         (rc = opt_int(c->name, "--limit-test", vals[8], 1, 1 << 30, &o.limit_test)) >= 0 ||
-        (rc = opt_conv(c->name, vals[12], &o.conv_algo)) >= 0)
+        (rc = opt_conv(c->name, vals[12], &o.conv_algo)) >= 0 ||
+        (rc = opt_device(c->name, vals[14], vals[15], &o.dev)) >= 0)
         return rc;
+    const int on_gpu = o.dev.device.kind != DSE_DEVICE_CPU;
+    if (on_gpu && ((vals[12] && strcmp(vals[12], "auto")) || (vals[13] && strcmp(vals[13], "none"))))
+        return bad_usage(c->name, "--conv and --conv-cache choose CPU conv strategies; on --device %s cuDNN "
+                                  "chooses (leave them out)", vals[14]);
     o.seed = (uint64_t)seed;
     if (vals[3]) {
         char *end;
@@ -581,7 +645,7 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
     char cache[4096];
     if (vals[13] && strcmp(vals[13], "none")) {
         o.conv_cache = vals[13];
-    } else if (!vals[13]) { /* the default: one file per thread count, like a compiler cache */
+    } else if (!vals[13] && !on_gpu) { /* the default: one file per thread count, like a compiler cache */
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
         char dir[3000];
         int ok = xdg && xdg[0] ? snprintf(dir, sizeof dir, "%s/dse", xdg) < (int)sizeof dir
@@ -594,6 +658,7 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
     }
     o.progress = isatty(2) ? train_progress : train_log, o.progress_arg = stderr;
     if (dse_netfile_load(pos[0], NULL, &net, &err)) return fail(&err);
+    if ((rc = device_ready(c->name, &o.dev)) >= 0) return dse_net_deinit(&net), rc;
     struct dse_train_result *r = malloc(sizeof *r);
     if (!r) return dse_net_deinit(&net), 1;
     rc = 0;
@@ -607,6 +672,7 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         if (cl) dse_cost_net(&net, o.batch, cl, &tot, NULL);
         free(cl);
         char m1[32] = "null", m5[32] = "null", ml[32] = "null"; /* no epoch finished: no metrics */
+        char dev[32];
         if (r->epochs_done > 0) {
             snprintf(m1, sizeof m1, "%.6f", r->top1);
             snprintf(m5, sizeof m5, "%.6f", r->top5);
@@ -614,9 +680,10 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         }
         printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %s, \"top5\": %s, \"loss\": %s, "
                "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %zu, "
-               "\"estimate_train_bytes\": %lld",
+               "\"estimate_train_bytes\": %lld, \"device\": \"%s\", \"precision\": \"%s\"",
                r->status, r->epochs_done, m1, m5, ml, r->img_per_s, r->seconds,
-               (unsigned long long)r->seed, r->model_bytes, (long long)tot.mem_train_bytes);
+               (unsigned long long)r->seed, r->model_bytes, (long long)tot.mem_train_bytes,
+               dse_device_str(&o.dev.device, dev, (int)sizeof dev), dse_cuda_math_str(o.dev.math));
         if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
                                       (long long)r->diverged_iter);
         printf(", \"per_epoch\": [");
@@ -653,14 +720,17 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* A model of net on synthetic data (values from a fixed PCG32 stream, labels i % classes). */
-static int synthetic_model(const char *path, int batch, int threads, int inference, struct dse_model **m,
-                           float **x, int **labels) {
+/* A model of net on dev with synthetic data (values from a fixed PCG32 stream, labels
+ * i % classes). -1, or the exit code after printing why. */
+static int synthetic_model(const char *cmd, const char *path, int batch, int threads, int inference,
+                           const struct dse_model_device_opts *dev, struct dse_model **m, float **x, int **labels) {
     struct dse_net net;
     struct dse_err err = { 0 };
     struct dse_model_opts mo = { batch, threads, 1, DSE_INIT_MSRA, 0.01f, inference };
+    int rc;
     if (dse_netfile_load(path, NULL, &net, &err)) return fail(&err);
-    enum dse_status st = dse_model_new(&net, &mo, m, &err);
+    if ((rc = device_ready(cmd, dev)) >= 0) return dse_net_deinit(&net), rc;
+    enum dse_status st = dse_model_new_on(&net, &mo, dev, m, &err);
     dse_net_deinit(&net);
     if (st) return fail(&err);
     size_t n = (size_t)dse_tensor_count(&(*m)->input);
@@ -685,11 +755,13 @@ static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **va
     int train = !vals[0] || !strcmp(vals[0], "train");
     if (vals[0] && strcmp(vals[0], "train") && strcmp(vals[0], "infer"))
         return bad_usage(c->name, "--mode '%s' is not train or infer", vals[0]);
+    struct dse_model_device_opts dev;
     if ((rc = opt_int(c->name, "--batch", vals[1], 1, 1 << 16, &batch)) >= 0 ||
         (rc = opt_int(c->name, "--threads", vals[2], 1, 256, &threads)) >= 0 ||
-        (rc = opt_int(c->name, "--iters", vals[3], 1, 100000, &iters)) >= 0)
+        (rc = opt_int(c->name, "--iters", vals[3], 1, 100000, &iters)) >= 0 ||
+        (rc = opt_device(c->name, vals[4], vals[5], &dev)) >= 0)
         return rc;
-    if ((rc = synthetic_model(pos[0], batch, threads, !train, &m, &x, &labels)) >= 0) goto done;
+    if ((rc = synthetic_model(c->name, pos[0], batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
     dse_model_set_training(m, train);
     double *t = malloc(sizeof *t * (size_t)iters);
     rc = 0;
@@ -700,6 +772,10 @@ static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **va
             break;
         }
         if (train) dse_model_sgd(m, 1e-6f, 0.9f, 0.0f);
+        if (dse_model_sync(m, &err)) { /* a device queues the step: wait for it before the clock */
+            rc = fail(&err);
+            break;
+        }
         if (i >= 0) t[i] = now_s() - t0;
     }
     if (!rc && t) {
@@ -710,10 +786,12 @@ static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **va
         if (cl) dse_cost_net(&m->net, batch, cl, &tot, NULL);
         free(cl);
         qsort(t, (size_t)iters, sizeof *t, cmp_double);
-        printf("name=bench.%s net=%s mode=%s batch=%d threads=%d iters=%d median_ms=%.2f min_ms=%.2f "
-               "img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld\n", m->net.name[0] ? m->net.name : "net",
-               pos[0], train ? "train" : "infer", batch, threads, iters, 1e3 * t[iters / 2], 1e3 * t[0],
-               batch / t[iters / 2], dse_model_bytes(m),
+        char name[32];
+        printf("name=bench.%s net=%s mode=%s batch=%d threads=%d device=%s precision=%s iters=%d median_ms=%.2f "
+               "min_ms=%.2f img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld\n",
+               m->net.name[0] ? m->net.name : "net", pos[0], train ? "train" : "infer", batch, threads,
+               dse_device_str(&dev.device, name, (int)sizeof name), dse_cuda_math_str(dev.math), iters,
+               1e3 * t[iters / 2], 1e3 * t[0], batch / t[iters / 2], dse_model_bytes(m),
                (long long)(train ? tot.mem_train_bytes : tot.mem_infer_bytes));
     }
     free(t);
@@ -731,11 +809,13 @@ static int cmd_profile(const struct cmd *c, const char **pos, int n_pos, char **
     float *x = NULL, loss;
     int *labels = NULL;
     (void)n_pos, (void)flags;
+    struct dse_model_device_opts dev;
     if ((rc = opt_int(c->name, "--batch", vals[0], 1, 1 << 16, &batch)) >= 0 ||
         (rc = opt_int(c->name, "--threads", vals[1], 1, 256, &threads)) >= 0 ||
-        (rc = opt_int(c->name, "--iters", vals[2], 1, 10000, &iters)) >= 0)
+        (rc = opt_int(c->name, "--iters", vals[2], 1, 10000, &iters)) >= 0 ||
+        (rc = opt_device(c->name, vals[3], vals[4], &dev)) >= 0)
         return rc;
-    if ((rc = synthetic_model(pos[0], batch, threads, 0, &m, &x, &labels)) >= 0) goto done;
+    if ((rc = synthetic_model(c->name, pos[0], batch, threads, 0, &dev, &m, &x, &labels)) >= 0) goto done;
     int n = m->net.n_layers;
     double *tf = calloc((size_t)(n * iters), sizeof *tf), *tb = calloc((size_t)(n * iters), sizeof *tb);
     rc = 0;
@@ -743,24 +823,30 @@ static int cmd_profile(const struct cmd *c, const char **pos, int n_pos, char **
         rc = tf && tb ? fail(&err) : 1; /* the warm-up also times the conv strategies */
         goto out;
     }
+    /* Node by node through the model (either device); on a device each node's queued work
+     * is waited for before the clock is read (dse_model_sync: nothing on the CPU). */
     for (int it = 0; it < iters && !rc; it++) {
-        memcpy(m->input.data, x, sizeof(float) * (size_t)dse_tensor_count(&m->input));
+        if (dse_model_load_batch(m, x, labels, &err) || dse_model_sync(m, &err)) rc = fail(&err);
         for (int i = 0; i < n && !rc; i++) {
             double t0 = now_s();
-            if (dse_cpu_forward(&m->cx, &m->nodes[i])) rc = fail(&m->cx.err);
+            if (dse_model_node_forward(m, i, &err) || dse_model_sync(m, &err)) rc = fail(&err);
             tf[i * iters + it] = now_s() - t0;
         }
-        memset(m->grad_base, 0, m->grad_floats * sizeof(float));
+        if (!rc && (dse_model_zero_grad(m, &err) || dse_model_sync(m, &err))) rc = fail(&err);
         for (int i = n - 1; i >= 0 && !rc; i--) {
             double t0 = now_s();
-            if (dse_cpu_backward(&m->cx, &m->nodes[i])) rc = fail(&m->cx.err);
+            if (dse_model_node_backward(m, i, &err) || dse_model_sync(m, &err)) rc = fail(&err);
             tb[i * iters + it] = now_s() - t0;
         }
     }
     if (!rc) {
         double sf = 0, sb = 0;
-        printf("# dse profile %s: batch %d, %d threads, median of %d iterations; GFLOP/s counts 2 per "
-               "multiply-add, backward = 2x forward FLOPs\n", pos[0], batch, threads, iters);
+        char where[64], name[32];
+        if (dev.device.kind == DSE_DEVICE_CPU) snprintf(where, sizeof where, "%d threads", threads);
+        else snprintf(where, sizeof where, "%s %s", dse_device_str(&dev.device, name, (int)sizeof name),
+                      dse_cuda_math_str(dev.math));
+        printf("# dse profile %s: batch %d, %s, median of %d iterations; GFLOP/s counts 2 per "
+               "multiply-add, backward = 2x forward FLOPs\n", pos[0], batch, where, iters);
         printf("%-28s %-12s %10s %10s %9s %9s\n", "layer", "op", "fwd_ms", "bwd_ms", "fwd_GF/s", "bwd_GF/s");
         for (int i = 0; i < n; i++) {
             qsort(tf + i * iters, (size_t)iters, sizeof *tf, cmp_double);
@@ -796,15 +882,17 @@ static const struct cmd cmds[] = {
     { "report",   1, 1, "",                       "--format --plot --curves", usage_report,   cmd_report },
     { "train",    1, 1, "--json",                 "--data --epochs --batch --lr --lr-policy --threads --seed "
                                                   "--limit-train --limit-test --init --checkpoint-dir --resume --conv "
-                                                  "--conv-cache",
+                                                  "--conv-cache --device --precision",
                                                                               usage_train,    cmd_train },
-    { "bench",    1, 1, "",                       "--mode --batch --threads --iters", usage_bench, cmd_bench },
-    { "profile",  1, 1, "",                       "--batch --threads --iters", usage_profile,  cmd_profile },
+    { "bench",    1, 1, "",                       "--mode --batch --threads --iters --device --precision",
+                                                                              usage_bench,    cmd_bench },
+    { "profile",  1, 1, "",                       "--batch --threads --iters --device --precision",
+                                                                              usage_profile,  cmd_profile },
 };
 
 static int run_cmd(const struct cmd *c, int argc, char **argv) {
     const char *pos[4];
-    char *vals[16] = { 0 };
+    char *vals[24] = { 0 };
     char flags[256] = "";
     int n_pos = 0, only_files = 0;
     for (int i = 0; i < argc; i++) {
@@ -833,6 +921,7 @@ static int run_cmd(const struct cmd *c, int argc, char **argv) {
         }
         int v = dse_word_index(c->valued, key);
         if (v < 0) return bad_usage(c->name, "unknown option '%s'", a);
+        DSE_ASSERT(v < DSE_ARRAY_LEN(vals));
         if (eq) vals[v] = (char *)eq + 1;
         else if (i + 1 < argc) vals[v] = argv[++i];
         else return bad_usage(c->name, "option '%s' needs a value", key);

@@ -368,8 +368,11 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
     static const struct dse_model_device_opts cpu = { { DSE_DEVICE_CPU, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
     enum dse_status st;
     if (!dev) dev = &cpu;
-    struct dse_model *m = calloc(1, sizeof *m);
     *out = NULL;
+    if (dev->device.kind == DSE_DEVICE_CPU && dev->math != DSE_CUDA_MATH_FP32)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "precision %s needs a CUDA device; the CPU backend "
+                           "computes in fp32 only", dse_cuda_math_str(dev->math));
+    struct dse_model *m = calloc(1, sizeof *m);
     if (!m) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     if (opts->batch < 1 || opts->threads < 1) {
         free(m);
@@ -592,11 +595,15 @@ void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_d
     }
 }
 
+const float *dse_model_probs(const struct dse_model *m) {
+    return m->gpu ? m->host_prob : m->nodes[m->loss].st.prob; /* a device model downloads it */
+}
+
 void dse_model_hits(const struct dse_model *m, int count, int *top1, int *top5) {
     const struct dse_node *ln = &m->nodes[m->loss];
     int k = ln->in[0]->c;
     *top1 = *top5 = 0;
-    const float *prob = m->gpu ? m->host_prob : ln->st.prob; /* a device model downloads it */
+    const float *prob = dse_model_probs(m);
     for (int b = 0; b < count && b < m->batch; b++) {
         const float *p = prob + (size_t)b * (size_t)k;
         int label = m->labels[b], rank = 0;

@@ -76,7 +76,8 @@ struct dse_model {
  * On failure *out is NULL. */
 enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_opts *opts,
                               struct dse_model **out, struct dse_err *err);
-/* The same on a device (dev NULL: the CPU, which is dse_model_new). */
+/* The same on a device (dev NULL: the CPU, which is dse_model_new). A precision other
+ * than fp32 on the CPU is DSE_ERR_CONFIG: the CPU backend computes in fp32 only. */
 enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_model_opts *opts,
                                  const struct dse_model_device_opts *dev, struct dse_model **out,
                                  struct dse_err *err);
@@ -96,6 +97,11 @@ void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_d
 
 /* Top-1 and top-5 hits among the first count images of the last forward. */
 void dse_model_hits(const struct dse_model *m, int count, int *top1, int *top5);
+
+/* The last forward's softmax probabilities in host memory, [batch, classes] (classes:
+ * the loss layer's input channels): the loss node's own on the CPU, the copy forward
+ * downloaded on a device. Valid until the next forward. */
+const float *dse_model_probs(const struct dse_model *m);
 
 /* Values in params, momentum and buffers; 1 if any is NaN or infinite. */
 int dse_model_nonfinite(const struct dse_model *m);

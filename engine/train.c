@@ -2,7 +2,9 @@
  * Determinism: initialization and dropout draw from PCG32 seeded by opts->seed, the data
  * order and augmentation of epoch k from (seed, k) (engine/data.h), so a run resumed from
  * epoch k's checkpoint reproduces the uninterrupted run bit for bit on the same machine
- * and thread count (tests/test_engine_train.c checks it). */
+ * and thread count (tests/test_engine_train.c checks it). On a CUDA device (opts->dev)
+ * the loop is the same code through the model API; cuDNN's algorithm choices depend on
+ * timing, so runs there agree to float rounding, not bit for bit (docs/gpu.md). */
 #include "engine/train.h"
 
 #include <math.h>
@@ -71,34 +73,11 @@ static uint64_t net_hash(const struct dse_model *m) {
     return h;
 }
 
-/* The tensors a checkpoint holds, in order: parameters, momentum, running statistics. */
-static uint64_t ckpt_walk(const struct dse_model *m, float *buf, int store) {
-    uint64_t n = 0;
-    for (int p = 0; p < m->n_params; p++) {
-        size_t c = (size_t)dse_tensor_count(m->params[p]);
-        if (buf && store) memcpy(buf + n, m->params[p]->data, c * sizeof(float));
-        if (buf && !store) memcpy(m->params[p]->data, buf + n, c * sizeof(float));
-        n += c;
-        if (buf && store) memcpy(buf + n, m->momentum[p], c * sizeof(float));
-        if (buf && !store) memcpy(m->momentum[p], buf + n, c * sizeof(float));
-        n += c;
-    }
-    for (int i = 0; i < m->net.n_layers; i++) {
-        struct dse_tensor *rs[2] = { m->nodes[i].run_mean, m->nodes[i].run_var };
-        for (int k = 0; k < 2; k++) {
-            if (!rs[k]) continue;
-            size_t c = (size_t)dse_tensor_count(rs[k]);
-            if (buf && store) memcpy(buf + n, rs[k]->data, c * sizeof(float));
-            if (buf && !store) memcpy(rs[k]->data, buf + n, c * sizeof(float));
-            n += c;
-        }
-    }
-    return n;
-}
-
 enum dse_status dse_checkpoint_save(const struct dse_model *m, int next_epoch, int64_t iter,
                                     const char *path, struct dse_err *err) {
-    uint64_t n = ckpt_walk(m, NULL, 1);
+    /* The values, in order: each parameter then its momentum, then running statistics
+     * (dse_model_state_*: the same order and bytes on every device). */
+    uint64_t n = dse_model_state_count(m);
     size_t raw_bytes = (size_t)n * sizeof(float);
     uLongf bound = compressBound((uLong)raw_bytes);
     float *raw = malloc(raw_bytes ? raw_bytes : 1);
@@ -108,7 +87,7 @@ enum dse_status dse_checkpoint_save(const struct dse_model *m, int next_epoch, i
         st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory writing the checkpoint");
         goto done;
     }
-    ckpt_walk(m, raw, 1);
+    if ((st = dse_model_state_get(m, raw, err))) goto done;
     struct ckpt_header h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, CKPT_MAGIC, 8);
@@ -141,7 +120,7 @@ enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *
     struct ckpt_header h;
     enum dse_status st = dse_fs_read(path, &file, &len, err);
     if (st) return st;
-    uint64_t n = ckpt_walk(m, NULL, 1);
+    uint64_t n = dse_model_state_count(m);
     float *raw = NULL;
     if (len < sizeof h || memcmp(file, CKPT_MAGIC, 8) != 0) {
         st = dse_err_set(err, DSE_ERR_IO, path, 0, "not a dse checkpoint (bad magic)");
@@ -180,7 +159,7 @@ enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *
         st = dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: CRC-32 %08x, expected %08x", crc, h.crc);
         goto done;
     }
-    ckpt_walk(m, raw, 0);
+    if ((st = dse_model_state_put(m, raw, err))) goto done;
     m->cx.rng.state = h.rng_state;
     m->cx.rng.inc = h.rng_inc;
     *next_epoch = h.next_epoch;
@@ -273,10 +252,10 @@ static enum dse_status evaluate(struct dse_model *m, struct dse_loader *ld, floa
         int t1, t5;
         dse_model_hits(m, count, &t1, &t5);
         h1 += t1, h5 += t5;
-        const struct dse_node *ln = &m->nodes[m->loss];
-        int k = ln->in[0]->c;
+        const float *prob = dse_model_probs(m); /* host memory on every device */
+        const int k = m->nodes[m->loss].in[0]->c;
         for (int b = 0; b < count; b++) {
-            float p = ln->st.prob[(size_t)b * (size_t)k + (size_t)labels[b]];
+            float p = prob[(size_t)b * (size_t)k + (size_t)labels[b]];
             sum -= log(p > 1e-30f ? p : 1e-30f);
         }
         seen += count;
@@ -321,14 +300,17 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         goto done;
     }
     struct dse_model_opts mo = { o->batch, o->threads, o->seed, o->init, o->init_std, 0 };
-    if ((st = dse_model_new(net, &mo, &m, err))) goto done;
+    if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
+    /* Conv strategies (conv_algo, conv_cache) are the CPU backend's: on a device cuDNN's
+     * find chooses, and the file of CPU choices is neither read nor written. */
+    const int on_cpu = o->dev.device.kind == DSE_DEVICE_CPU;
     if (m->net.layers[m->loss].in_c != train->classes && m->net.layers[m->loss].in_c < train->classes) {
         st = dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network has %d outputs; %s has %d classes",
                          m->net.layers[m->loss].in_c, files.name, train->classes);
         goto done;
     }
     m->cx.conv_force = o->conv_algo;
-    if (o->conv_cache && (st = dse_conv_cache_load(&m->cx, o->conv_cache, err))) goto done;
+    if (on_cpu && o->conv_cache && (st = dse_conv_cache_load(&m->cx, o->conv_cache, err))) goto done;
     struct dse_loader_opts lo;
     memset(&lo, 0, sizeof lo);
     lo.batch = o->batch, lo.shuffle = 1, lo.aug = files.aug_default, lo.seed = o->seed;
@@ -382,6 +364,14 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                 o->progress(o->progress_arg, &p);
             }
         }
+        /* A device queues its steps: wait for them before reading the clock, and report an
+         * SGD step that failed there (not divergence). Nothing to do on the CPU. */
+        if ((st = dse_model_sync(m, err))) goto done;
+        if (m->pending) {
+            if (err) *err = m->pending_err;
+            st = m->pending;
+            goto done;
+        }
         t_train += now_s() - te;
         if (dse_model_nonfinite(m)) {
             strcpy(r->status, "diverged");
@@ -412,7 +402,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     }
     if (stop < o->epochs && !strcmp(r->status, "done")) strcpy(r->status, "paused");
 finish:
-    if (o->conv_cache && (st = dse_conv_cache_save(&m->cx, o->conv_cache, err))) goto done;
+    if (on_cpu && o->conv_cache && (st = dse_conv_cache_save(&m->cx, o->conv_cache, err))) goto done;
     r->seconds = now_s() - t0;
     r->img_per_s = t_train > 0 ? (double)imgs / t_train : 0;
     r->model_bytes = dse_model_bytes(m);

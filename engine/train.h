@@ -58,6 +58,10 @@ struct dse_train_opts {
     int       (*cancel)(void *arg); /* NULL, or asked with progress_arg before every iteration:
                                      nonzero stops the run at once with status "cancelled" and
                                      no checkpoint (a sweep worker that lost its lease) */
+    struct dse_model_device_opts dev; /* where the model runs (issue #6); zeroed (the default):
+                                     the CPU. On a CUDA device conv_algo and conv_cache are not
+                                     used (cuDNN's find chooses); checkpoints have the same
+                                     format and value order on every device */
 };
 
 /* Defaults: fashion-mnist, 1 epoch, batch 64, 1 thread, lr 0.01 poly power 1 (linear

@@ -6,6 +6,8 @@
  * dropout masks from the same PCG32 stream, concat, eltwise) are held to exact-looking
  * tolerances. Then whole models: two epochs of SGD on two small nets (Fire modules with
  * bypass and dropout; batchnorm, scale, fc) step by step against the CPU, and inference.
+ * Then the training loop (engine/train.c) on the device: dse_train_run against the CPU on
+ * a synthetic dataset, its checkpoints read on the other device, resumes on the GPU.
  *
  * Host-only cases run everywhere (PCG32 jump-ahead, device names, the no-device path).
  * Then, with no CUDA device or no CUDA in the build, it prints "skipped: no CUDA device
@@ -18,10 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/pcg32.h"
 #include "engine/cuda/shared.h"
 #include "engine/model.h"
+#include "engine/train.h"
 #include "metaparams/metaparams.h"
 #include "metaparams/net.h"
 #include "tests/check.h"
@@ -1019,6 +1023,166 @@ static void test_inference(void) {
     dse_net_deinit(&net);
 }
 
+/* ---- the training loop on a device ---------------------------------------------------------- */
+
+static void put_be32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)(v >> 24), p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8), p[3] = (unsigned char)v;
+}
+
+/* dir/<prefix>-images-idx3-ubyte and -labels-idx1-ubyte: count 12x12 images, 10 classes,
+ * noise plus a class-dependent stripe (learnable). 0 on success. */
+static int write_idx(const char *dir, const char *prefix, int count, uint64_t seed) {
+    const int hw = 144;
+    unsigned char *img = malloc(16 + (size_t)count * hw), *lab = malloc(8 + (size_t)count);
+    char path[600];
+    int bad = !img || !lab;
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, seed, 3);
+    if (!bad) {
+        put_be32(img, 0x803), put_be32(img + 4, (uint32_t)count), put_be32(img + 8, 12), put_be32(img + 12, 12);
+        put_be32(lab, 0x801), put_be32(lab + 4, (uint32_t)count);
+        for (int i = 0; i < count; i++) {
+            const int label = (int)dse_pcg32_bounded(&r, 10);
+            lab[8 + i] = (unsigned char)label;
+            for (int j = 0; j < hw; j++)
+                img[16 + (size_t)i * hw + j] =
+                    (unsigned char)(dse_pcg32_bounded(&r, 128) + (j % 10 == label ? 127 : 0));
+        }
+    }
+    for (int k = 0; k < 2 && !bad; k++) {
+        snprintf(path, sizeof path, "%s/%s-%s", dir, prefix, k ? "labels-idx1-ubyte" : "images-idx3-ubyte");
+        FILE *f = fopen(path, "wb");
+        const size_t n = k ? 8 + (size_t)count : 16 + (size_t)count * hw;
+        bad = !f || fwrite(k ? lab : img, 1, n, f) != n;
+        if (f) bad |= fclose(f) != 0;
+    }
+    free(img), free(lab);
+    return bad;
+}
+
+/* A checkpoint's values and dropout generator, read into a CPU model of net. */
+static float *ckpt_values(const struct dse_net *net, const char *path, uint64_t *n, struct dse_pcg32 *rng) {
+    struct dse_model_opts mo = { 1, 1, 1, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model *m = NULL;
+    struct dse_err err = { 0 };
+    float *v = NULL;
+    int next = 0;
+    int64_t iter = 0;
+    CHECK_OK(dse_model_new(net, &mo, &m, &err));
+    if (m && !dse_checkpoint_load(m, path, &next, &iter, &err)) {
+        *n = dse_model_state_count(m);
+        v = malloc(*n * sizeof *v);
+        if (v) CHECK_OK(dse_model_state_get(m, v, &err));
+        *rng = m->cx.rng;
+    } else {
+        fprintf(stderr, "  %s: %s\n", path, err.msg);
+        CHECK(0);
+    }
+    dse_model_free(m);
+    return v;
+}
+
+/* Checkpoint values a and b agree within NMSE tol; their dropout generators exactly. */
+static void ckpt_compare(const char *what, const struct dse_net *net, const char *a, const char *b, double tol) {
+    uint64_t na = 0, nb = 0;
+    struct dse_pcg32 ra, rb;
+    float *va = ckpt_values(net, a, &na, &ra), *vb = ckpt_values(net, b, &nb, &rb);
+    if (va && vb) {
+        CHECK_INT_EQ(na, nb);
+        int64_t at;
+        const double e = nmse(va, vb, (int64_t)na, &at);
+        if (verbose || !(e <= tol))
+            printf("  %s: NMSE %.3g (worst [%lld] %.9g vs %.9g)\n", what, e, (long long)at, (double)va[at],
+                   (double)vb[at]);
+        CHECK(e <= tol);
+        CHECK(ra.state == rb.state && ra.inc == rb.inc);
+    }
+    free(va), free(vb);
+}
+
+/* dse_train_run on cuda:0 against the CPU from the same seed (dropout included): per-epoch
+ * losses and accuracy, checkpoints (a GPU-written one read by a CPU model), a GPU run
+ * resumed from its own checkpoint and from the CPU's. Not bit for bit: cuDNN's algorithm
+ * choices are timed per model. */
+static void test_train_run(void) {
+    char dir[] = "/tmp/dse_cuda_train_XXXXXX", data[300], d[4][300], ck[8][320];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(data, sizeof data, "%s/data", dir);
+    for (int k = 0; k < 4; k++) snprintf(d[k], sizeof d[k], "%s/run%d", dir, k);
+    for (int k = 0; k < 8; k++) snprintf(ck[k], sizeof ck[k], "%s/epoch-%d.ckpt", d[k / 2], k % 2 + 1);
+    CHECK(mkdir(data, 0777) == 0);
+    CHECK(write_idx(data, "train", 320, 1) == 0);
+    CHECK(write_idx(data, "t10k", 96, 2) == 0);
+    struct dse_mp mp = dse_mp_squeezenet_v10(); /* fire_net with 10 classes */
+    mp.input_c = 1, mp.input_h = mp.input_w = 12, mp.classes = 10;
+    mp.conv1_filters = 6, mp.conv1_kernel = 3, mp.conv1_stride = 1, mp.conv1_pad = 1;
+    mp.base_e = 8, mp.incr_e = 0, mp.freq = 2, mp.sr = 0.25, mp.pct3x3 = 0.5;
+    mp.fires = 2, mp.pools = DSE_MP_POOL_CONV1, mp.dropout = 0.5;
+    mp.bypass = DSE_BYPASS_COMPLEX;
+    struct dse_net net;
+    dse_net_init(&net, "fire10", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    struct dse_train_opts o;
+    struct dse_train_result *rc = malloc(sizeof *rc), *rg = malloc(sizeof *rg), *rr = malloc(sizeof *rr);
+    struct dse_err err = { 0 };
+    dse_train_opts_default(&o);
+    o.data = data, o.epochs = 2, o.batch = 32, o.threads = 2, o.seed = 5;
+    o.conv_algo = DSE_CPU_CONV_GEMM_BATCH;
+    o.checkpoint_dir = d[0]; /* run0: the CPU */
+    enum dse_status st = dse_train_run(&net, &o, rc, &err);
+    CHECK_OK(st);
+    if (st) fprintf(stderr, "  cpu: %s\n", err.msg);
+    o.dev.device.kind = DSE_DEVICE_CUDA, o.dev.device.index = 0;
+    o.checkpoint_dir = d[1]; /* run1: the GPU */
+    if (!st) {
+        st = dse_train_run(&net, &o, rg, &err);
+        CHECK_OK(st);
+        if (st) fprintf(stderr, "  cuda: %s\n", err.msg);
+    }
+    if (!st) {
+        CHECK_STR_EQ(rg->status, "done");
+        CHECK_INT_EQ(rg->epochs_done, 2);
+        CHECK_INT_EQ(rg->n_epochs, rc->n_epochs);
+        for (int e = 0; e < rg->n_epochs && e < rc->n_epochs; e++) {
+            const struct dse_epoch_result *a = &rc->epochs[e], *b = &rg->epochs[e];
+            if (verbose)
+                printf("  epoch %d: train loss cpu %.6f cuda %.6f, test loss %.6f %.6f, top-1 %.4f %.4f\n", e + 1,
+                       (double)a->train_loss, (double)b->train_loss, (double)a->test_loss, (double)b->test_loss,
+                       (double)a->top1, (double)b->top1);
+            CHECK_NEAR(b->train_loss, a->train_loss, 1e-3);
+            CHECK_NEAR(b->test_loss, a->test_loss, 1e-3);
+            CHECK(fabs((double)b->top1 - a->top1) <= 4.0 / 96 + 1e-6); /* a few near-ties may flip */
+        }
+        CHECK(rg->model_bytes > 0);
+        ckpt_compare("cpu vs cuda, epoch 2", &net, ck[1], ck[3], 1e-6);
+        /* run2: the GPU resumed from its own epoch 1; run3: from the CPU's */
+        o.resume = ck[2], o.checkpoint_dir = d[2];
+        CHECK_OK(dse_train_run(&net, &o, rr, &err));
+        CHECK_INT_EQ(rr->epochs_done, 2);
+        ckpt_compare("cuda resumed vs uninterrupted", &net, ck[3], ck[5], 1e-6);
+        o.resume = ck[0], o.checkpoint_dir = d[3];
+        CHECK_OK(dse_train_run(&net, &o, rr, &err));
+        ckpt_compare("cuda resumed from the cpu's checkpoint vs cpu", &net, ck[1], ck[7], 1e-6);
+        /* The conv strategy cache (CPU choices) is neither read nor written on the GPU. */
+        char cache[320];
+        snprintf(cache, sizeof cache, "%s/conv.txt", dir);
+        o.resume = NULL, o.checkpoint_dir = NULL, o.epochs = 1, o.conv_algo = DSE_ALGO_AUTO, o.conv_cache = cache;
+        CHECK_OK(dse_train_run(&net, &o, rr, &err));
+        FILE *f = fopen(cache, "r");
+        CHECK(f == NULL);
+        if (f) fclose(f);
+    }
+    free(rc), free(rg), free(rr);
+    dse_net_deinit(&net);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 struct cuda_case {
@@ -1053,6 +1217,7 @@ static const struct cuda_case cases[] = {
     { "train-fire",        test_train_fire,      1 },
     { "train-bn",          test_train_bn,        1 },
     { "inference",         test_inference,       1 },
+    { "train-run",         test_train_run,       1 },
 };
 
 static int wanted(const char *id, int argc, char **argv) {

@@ -1,7 +1,9 @@
 /* test_engine_train.c: the trainable model (engine/model.c) and training loop
  * (engine/train.c): whole-network gradients against finite differences (Fire modules with
  * bypass, concat views included), learning on Fashion-MNIST, bit-identical resume from a
- * checkpoint, corrupt checkpoints refused, divergence reported, learning-rate policies. */
+ * checkpoint, corrupt checkpoints refused, divergence reported, learning-rate policies,
+ * device options refused cleanly where they cannot work (no GPU, tf32 on the CPU). The
+ * training loop on a GPU: tests/test_engine_cuda.c (train-run). */
 #include "engine/train.h"
 
 #include <math.h>
@@ -305,6 +307,46 @@ static void test_divergence(void) {
     dse_net_deinit(&net);
 }
 
+/* Device options that cannot work fail with a status and a message, never a crash or a
+ * leak (the sanitizer build runs this): tf32 on the CPU; cuda:0 without a device or in a
+ * build without CUDA (on a machine with a GPU, test_engine_cuda's train-run trains). */
+static void test_device_errors(void) {
+    struct dse_mp mp = tiny_mp();
+    struct dse_net net;
+    struct dse_model *m = (struct dse_model *)&mp; /* must come back NULL */
+    struct dse_err err = { 0 };
+    dse_net_init(&net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    struct dse_model_opts mo = { 2, 1, 1, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model_device_opts dev = { { DSE_DEVICE_CPU, 0 }, DSE_CUDA_MATH_TF32, 0, 0 };
+    CHECK_INT_EQ(dse_model_new_on(&net, &mo, &dev, &m, &err), DSE_ERR_CONFIG);
+    CHECK(m == NULL);
+    CHECK_STR_EQ(err.msg, "precision tf32 needs a CUDA device; the CPU backend computes in fp32 only");
+    dse_net_deinit(&net);
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char why[256];
+    mp.input_h = mp.input_w = 28, mp.classes = 10;
+    dse_net_init(&net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r);
+    dse_train_opts_default(&o);
+    o.batch = 32, o.limit_train = 64, o.limit_test = 32;
+    o.dev.math = DSE_CUDA_MATH_TF32;
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "fp32 only") != NULL);
+    o.dev.math = DSE_CUDA_MATH_FP32, o.dev.device.kind = DSE_DEVICE_CUDA;
+    if (dse_cuda_device_count(why, sizeof why) == 0) {
+        CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_UNSUPPORTED);
+        CHECK(strstr(err.msg, "no CUDA device (") != NULL || strstr(err.msg, "built without the CUDA backend"));
+    }
+    free(r);
+    dse_net_deinit(&net);
+}
+
 static const struct check_case cases[] = {
     { "model-gradients", test_model_gradients },
     { "train-lr",        test_lr_policies },
@@ -312,6 +354,7 @@ static const struct check_case cases[] = {
     { "train-resume",    test_resume_bit_identical },
     { "train-fresh",     test_fresh_runs_identical },
     { "train-diverge",   test_divergence },
+    { "train-device",    test_device_errors },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
