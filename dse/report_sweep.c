@@ -11,10 +11,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "dse/json_read.h"
+#include "dse/lease.h"
 #include "dse/sweep_impl.h"
 
 #define MIB        (1024.0 * 1024.0)
@@ -399,6 +401,33 @@ static enum dse_status find_front(struct sweep *s, struct dse_err *err) {
     return DSE_OK;
 }
 
+/* Candidate files never say "running" (a crash would leave it stuck): a pending
+ * candidate whose current lease is held and was renewed within two of its times to live
+ * is shown as running, as dse status does. Lease files that cannot be read are skipped:
+ * the report does not depend on them. */
+struct lease_mark {
+    const char    *dir;
+    struct cand  **by_id; /* sorted by id */
+    int            n;
+    double         now;
+};
+
+static int cand_id_cmp(const void *a, const void *b) {
+    return strcmp((*(struct cand *const *)a)->id, (*(struct cand *const *)b)->id);
+}
+
+static void mark_running(void *arg, const char *id, int64_t gen) {
+    struct lease_mark *m = arg;
+    struct cand        key = { .id = id }, *kp = &key;
+    struct cand      **hit = bsearch(&kp, m->by_id, (size_t)m->n, sizeof *m->by_id, cand_id_cmp);
+    if (!hit || (*hit)->status != ST_PENDING) return;
+    struct dse_lease l;
+    struct dse_err   e = { 0 };
+    int              missing;
+    if (!dse_lease_read(m->dir, id, gen, &l, &missing, &e) && !l.released && m->now <= l.renewed + 2 * l.ttl_s)
+        (*hit)->status = ST_RUNNING;
+}
+
 static enum dse_status sweep_read(struct sweep *s, const char *dir, struct dse_err *err) {
     memset(s, 0, sizeof *s);
     s->dir = dir;
@@ -428,6 +457,16 @@ static enum dse_status sweep_read(struct sweep *s, const char *dir, struct dse_e
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
     free(cdir);
+    if (st) return st;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    struct lease_mark lm = { dir, malloc(sizeof(struct cand *) * (size_t)(s->n ? s->n : 1)), s->n,
+                             (double)now.tv_sec + 1e-9 * (double)now.tv_nsec };
+    if (!lm.by_id) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int i = 0; i < s->n; i++) lm.by_id[i] = &s->c[i];
+    if (s->n) qsort(lm.by_id, (size_t)s->n, sizeof *lm.by_id, cand_id_cmp);
+    st = dse_lease_scan(dir, mark_running, &lm, err);
+    free(lm.by_id);
     if (st) return st;
 
     if (s->n) qsort(s->c, (size_t)s->n, sizeof *s->c, cand_index_cmp);

@@ -3,6 +3,7 @@
  * every format plus the SVG plot (dse/report_sweep.c). Fixtures: tests/sweeps/ (see its
  * README) and small sweep directories written under a mkdtemp directory. Runs from the
  * repository root. DSE_UPDATE_GOLDEN=1 rewrites tests/sweeps/golden/. */
+#include "dse/lease.h"
 #include "dse/report.h"
 
 #include <dirent.h>
@@ -1004,6 +1005,38 @@ static void test_report_curves(void) {
     CHECK_INT_EQ(system(cmd), 0);
 }
 
+/* A pending candidate with a live lease shows as running (candidate files never say
+ * running); once the lease is released it is pending again. */
+static void test_report_running(void) {
+    char tmpl[] = "/tmp/dse_test_running.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    struct dse_err  err = { 0 };
+    enum dse_status st;
+    put_sweep(dir, "live", 2, "\"sr\"");
+    put_candidate(dir, "ca", 0, 0.125, 1000, 1000, "pending", -1);
+    put_candidate(dir, "cb", 1, 0.25, 2000, 2000, "pending", -1);
+    struct dse_lease_me me;
+    struct dse_lease    l;
+    int                 won = 0;
+    dse_lease_me_init(&me);
+    CHECK_OK(dse_lease_claim(dir, "ca", 0, &me, 60.0, 0, 0, &l, &won, &err));
+    CHECK_INT_EQ(won, 1);
+    char *s = run_report(dir, DSE_FORMAT_CSV, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK(s && strstr(s, "\nca,0,") && strstr(strstr(s, "\nca,0,"), ",running,") != NULL);
+    CHECK(s && strstr(s, "\ncb,1,") && strstr(strstr(s, "\ncb,1,"), ",pending,") != NULL);
+    free(s);
+    CHECK_OK(dse_lease_release(dir, &l, &err));
+    s = run_report(dir, DSE_FORMAT_CSV, NULL, &st, &err);
+    CHECK(s && strstr(s, "\nca,0,") && strstr(strstr(s, "\nca,0,"), ",pending,") != NULL);
+    free(s);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_INT_EQ(system(cmd), 0);
+}
+
 static const struct check_case cases[] = {
     { "pareto-basic",  test_pareto_basic },
     { "pareto-ties",   test_pareto_ties },
@@ -1018,6 +1051,7 @@ static const struct check_case cases[] = {
     { "report-json",   test_report_json },
     { "report-plot",   test_report_plot },
     { "report-curves", test_report_curves },
+    { "report-running", test_report_running },
     { "report-errors", test_report_errors },
 };
 
