@@ -533,6 +533,17 @@ static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *ou
  * share of the output channels. */
 #define WINO_BLOCK_BYTES ((size_t)1 << 20)
 
+/* Images per Winograd chunk: V and M of that many images (per_image floats each) beside
+ * nU floats of transformed filters fit in one thread's share of ws_limit_bytes and in
+ * WINO_BLOCK_BYTES; at least one, at most per_thread. */
+static int wino_chunk(const struct dse_cpu_ctx *cx, int64_t nU, int64_t per_image, int64_t per_thread) {
+    const double limit = (double)cx->ws_limit_bytes / cx->threads;
+    double room = (limit - (double)nU * sizeof(float)) / ((double)per_image * sizeof(float));
+    const double cache = (double)WINO_BLOCK_BYTES / ((double)per_image * sizeof(float));
+    if (room > cache) room = cache;
+    return room < 1.0 ? 1 : room > per_thread ? (int)per_thread : (int)room;
+}
+
 static void wino_part(void *p, int t, int nt) {
     const struct cj *j = p;
     const struct wgeo *g = j->g;
@@ -562,15 +573,10 @@ static enum dse_status wino_run(struct dse_cpu_ctx *cx, const struct wgeo *g, in
                                 int64_t si, int flip, const float *in, int64_t sx, float *out, int64_t sy,
                                 const float *bias, int acc) {
     const int64_t nU = 16 * (int64_t)g->Co * g->Ci, per_image = 16 * (int64_t)(g->Ci + g->Co) * g->tpi;
-    const double limit = (double)cx->ws_limit_bytes / cx->threads;
-    double room = (limit - (double)nU * sizeof(float)) / ((double)per_image * sizeof(float));
-    const double cache = (double)WINO_BLOCK_BYTES / ((double)per_image * sizeof(float));
-    if (room > cache) room = cache;
     struct cj j = { .cx = cx, .g = g, .in = in, .out = out, .sx = sx, .sy = sy, .bias = bias, .acc = acc,
                     .nU = (nU + 15) / 16 * 16, .N = N };
     j.split_k = N < cx->threads && g->Co >= 2 * cx->threads;
-    const int64_t per_thread = j.split_k ? N : (N + cx->threads - 1) / cx->threads;
-    j.chunk = room < 1.0 ? 1 : room > per_thread ? (int)per_thread : (int)room;
+    j.chunk = wino_chunk(cx, nU, per_image, j.split_k ? N : (N + cx->threads - 1) / cx->threads);
     enum dse_status st = reserve(cx, (size_t)(per_image * j.chunk) * sizeof(float), (size_t)j.nU * sizeof(float));
     if (st) return st;
     float *U = ws_of(cx, 0);
@@ -641,23 +647,15 @@ static enum dse_status wino_dw(struct dse_cpu_ctx *cx, struct dse_node *n, const
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const struct wgeo g = wgeo_make(s->C, s->H, s->W, s->K, s->P, s->Q, s->ph, s->pw);
     const int64_t OI = (int64_t)g.Co * g.Ci, nU = 16 * OI, per_image = 16 * (int64_t)(g.Ci + g.Co) * g.tpi;
-    const double limit = (double)cx->ws_limit_bytes / cx->threads;
-    double room = (limit - (double)nU * sizeof(float)) / ((double)per_image * sizeof(float));
-    const double cache = (double)WINO_BLOCK_BYTES / ((double)per_image * sizeof(float));
-    if (room > cache) room = cache;
     struct cj j = { .cx = cx, .g = &g, .in = x->data, .out = y->grad, .sx = x->stride_n, .sy = y->stride_n,
                     .nU = (nU + 15) / 16 * 16, .N = s->N };
-    const int64_t per_thread = (s->N + cx->threads - 1) / cx->threads;
-    j.chunk = room < 1.0 ? 1 : room > per_thread ? (int)per_thread : (int)room;
+    j.chunk = wino_chunk(cx, nU, per_image, (s->N + cx->threads - 1) / cx->threads);
     enum dse_status st = reserve(cx, (size_t)(j.nU + per_image * j.chunk) * sizeof(float), 0);
     if (st) return st;
     /* out is only read here: dy. */
     dse_cpu_run(cx, wino_dw_part, &j);
     float *dU = ws_of(cx, 0), *dw = n->weight->grad;
-    for (int t = 1; t < cx->threads; t++) {
-        const float *o = ws_of(cx, t);
-        for (int64_t e = 0; e < nU; e++) dU[e] += o[e];
-    }
+    reduce_dw(cx, dU, nU, 0); /* the other threads' dU, each at the front of its workspace */
     for (int64_t oi = 0; oi < OI; oi++) { /* dw[o][i] += G^T dU[o][i] G */
         float u[16], t[12];
         for (int e = 0; e < 16; e++) u[e] = dU[e * OI + oi];
