@@ -188,6 +188,18 @@ void dse_node_deinit(struct dse_node *n);
  * expected 64x16x3x3". Backends call it from node_prepare; kernels assume it passed. */
 enum dse_status dse_node_check(const struct dse_node *n, struct dse_err *err);
 
+/* The op state every backend keeps in n->st, as byte sizes of its pieces, each rounded
+ * up to `align`: maxpool's argmax, dropout's mask, batchnorm's mean and invstd (stats
+ * each), the input an in-place batchnorm or scale overwrites (saved), softmax_xent's
+ * probabilities. Returns their sum. A backend may append pieces of its own. */
+struct dse_state_plan {
+    size_t argmax, mask, stats, saved, prob;
+};
+size_t dse_node_state_plan(const struct dse_node *n, size_t align, struct dse_state_plan *plan);
+/* Point n->st's pieces into the block at p, laid out by plan (in the order above);
+ * returns the first byte after them. */
+char *dse_node_state_carve(struct dse_node *n, char *p, const struct dse_state_plan *plan);
+
 /* Forward FLOPs of the node at its tensors' batch, 2 per multiply-add, conv and fc only
  * (docs/conventions.md); 0 for other ops. */
 int64_t dse_node_flops(const struct dse_node *n);

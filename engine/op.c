@@ -55,6 +55,39 @@ void dse_node_deinit(struct dse_node *n) {
     memset(&n->st, 0, sizeof n->st);
 }
 
+/* ---- op state layout --------------------------------------------------------------- */
+
+static size_t piece(int64_t count, size_t size, size_t align) {
+    return ((size_t)count * size + align - 1) / align * align;
+}
+
+size_t dse_node_state_plan(const struct dse_node *n, size_t align, struct dse_state_plan *plan) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int64_t all = dse_tensor_image(x) * x->n;
+    const int in_place = y->data == x->data;
+    memset(plan, 0, sizeof *plan);
+    switch (n->op) {
+    case DSE_OP_MAXPOOL:      plan->argmax = piece(dse_tensor_count(y), sizeof(int32_t), align); break;
+    case DSE_OP_DROPOUT:      plan->mask = piece(all, 1, align); break;
+    case DSE_OP_BATCHNORM:    plan->stats = piece(x->c, sizeof(float), align);
+                              plan->saved = in_place ? piece(all, sizeof(float), align) : 0; break;
+    case DSE_OP_SCALE:        plan->saved = in_place ? piece(all, sizeof(float), align) : 0; break;
+    case DSE_OP_SOFTMAX_XENT: plan->prob = piece(all, sizeof(float), align); break;
+    default: break;
+    }
+    return plan->argmax + plan->mask + 2 * plan->stats + plan->saved + plan->prob;
+}
+
+char *dse_node_state_carve(struct dse_node *n, char *p, const struct dse_state_plan *plan) {
+    n->st.argmax = plan->argmax ? (int32_t *)(void *)p : NULL, p += plan->argmax;
+    n->st.mask   = plan->mask ? (uint8_t *)p : NULL,           p += plan->mask;
+    n->st.mean   = plan->stats ? (float *)(void *)p : NULL,    p += plan->stats;
+    n->st.invstd = plan->stats ? (float *)(void *)p : NULL,    p += plan->stats;
+    n->st.saved  = plan->saved ? (float *)(void *)p : NULL,    p += plan->saved;
+    n->st.prob   = plan->prob ? (float *)(void *)p : NULL,     p += plan->prob;
+    return p;
+}
+
 /* ---- dse_node_check ------------------------------------------------------------- */
 
 __attribute__((cold, format(printf, 3, 4)))

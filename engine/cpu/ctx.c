@@ -113,28 +113,11 @@ double dse_cpu_now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-/* Bytes for `count` elements of `size`, rounded up so the next piece stays aligned. */
-static size_t piece(int64_t count, size_t size) {
-    return ((size_t)count * size + ALIGN - 1) / ALIGN * ALIGN;
-}
-
 enum dse_status dse_cpu_node_prepare(struct dse_cpu_ctx *cx, struct dse_node *n, struct dse_err *err) {
     enum dse_status st = dse_node_check(n, err);
     if (st) return st;
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    const int64_t per_image = dse_tensor_image(x), all = per_image * x->n;
-    const int in_place = dse_cpu_in_place(n);
-    size_t s_argmax = 0, s_mask = 0, s_stats = 0, s_saved = 0, s_prob = 0;
-    switch (n->op) {
-    case DSE_OP_MAXPOOL:      s_argmax = piece(dse_tensor_count(y), sizeof(int32_t)); break;
-    case DSE_OP_DROPOUT:      s_mask = piece(all, 1); break;
-    case DSE_OP_BATCHNORM:    s_stats = piece(x->c, sizeof(float));
-                              s_saved = in_place ? piece(all, sizeof(float)) : 0; break;
-    case DSE_OP_SCALE:        s_saved = in_place ? piece(all, sizeof(float)) : 0; break;
-    case DSE_OP_SOFTMAX_XENT: s_prob = piece(all, sizeof(float)); break;
-    default: break;
-    }
-    size_t bytes = s_argmax + s_mask + 2 * s_stats + s_saved + s_prob;
+    struct dse_state_plan plan;
+    const size_t bytes = dse_node_state_plan(n, ALIGN, &plan);
     if (bytes > n->st.bytes) {
         DSE_ASSERT(n->st.mem == DSE_MEM_HOST);
         free(n->st.block);
@@ -149,13 +132,7 @@ enum dse_status dse_cpu_node_prepare(struct dse_cpu_ctx *cx, struct dse_node *n,
     }
     n->st.mem = DSE_MEM_HOST;
     if (!n->st.block) return DSE_OK; /* an op without state */
-    char *p = n->st.block;
-    n->st.argmax = s_argmax ? (int32_t *)p : NULL, p += s_argmax;
-    n->st.mask   = s_mask ? (uint8_t *)p : NULL,   p += s_mask;
-    n->st.mean   = s_stats ? (float *)p : NULL,    p += s_stats;
-    n->st.invstd = s_stats ? (float *)p : NULL,    p += s_stats;
-    n->st.saved  = s_saved ? (float *)p : NULL,    p += s_saved;
-    n->st.prob   = s_prob ? (float *)p : NULL;
+    dse_node_state_carve(n, n->st.block, &plan);
     (void)cx;
     return DSE_OK;
 }

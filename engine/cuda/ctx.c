@@ -423,22 +423,13 @@ static enum dse_status prepare_(struct dse_cuda_ctx *cx, struct dse_node *n) {
         n->dev = d;
     }
     if ((st = make_descriptors(cx, n, d))) return st;
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    const int64_t all = dse_tensor_image(x) * x->n;
-    const int in_place = dse_cuda_in_place(n);
-    size_t s_argmax = 0, s_mask = 0, s_stats = 0, s_saved = 0, s_prob = 0, s_labels = 0, s_ab = 0;
-    switch (n->op) {
-    case DSE_OP_MAXPOOL:      s_argmax = piece(dse_tensor_count(y), sizeof(int32_t)); break;
-    case DSE_OP_DROPOUT:      s_mask = piece(all, 1); break;
-    case DSE_OP_BATCHNORM:    s_stats = piece(x->c, sizeof(float));
-                              s_ab = piece(2 * (int64_t)x->c, sizeof(float));
-                              s_saved = in_place ? piece(all, sizeof(float)) : 0; break;
-    case DSE_OP_SCALE:        s_saved = in_place ? piece(all, sizeof(float)) : 0; break;
-    case DSE_OP_SOFTMAX_XENT: s_prob = piece(all, sizeof(float));
-                              s_labels = piece(x->n, sizeof(int32_t)); break;
-    default: break;
-    }
-    const size_t bytes = s_argmax + s_mask + 2 * s_stats + s_saved + s_prob + s_labels + s_ab;
+    /* The pieces both backends keep (dse_node_state_plan), then the device's own: the
+     * labels softmax_xent reads on the device, batchnorm backward's per-channel means. */
+    const struct dse_tensor *x = n->in[0];
+    struct dse_state_plan plan;
+    const size_t s_labels = n->op == DSE_OP_SOFTMAX_XENT ? piece(x->n, sizeof(int32_t)) : 0;
+    const size_t s_ab = n->op == DSE_OP_BATCHNORM ? piece(2 * (int64_t)x->c, sizeof(float)) : 0;
+    const size_t bytes = dse_node_state_plan(n, ALIGN, &plan) + s_labels + s_ab;
     if (bytes > n->st.bytes) {
         if (n->st.block) {
             DSE_CUDA_TRY(cx, n, cudaStreamSynchronize(cx->impl->stream));
@@ -455,13 +446,7 @@ static enum dse_status prepare_(struct dse_cuda_ctx *cx, struct dse_node *n) {
         DSE_CUDA_TRY(cx, n, cudaMemsetAsync(block, 0, bytes, cx->impl->stream));
     }
     if (!n->st.block) return DSE_OK; /* an op without state */
-    char *p = n->st.block;
-    n->st.argmax = s_argmax ? (int32_t *)p : NULL, p += s_argmax;
-    n->st.mask   = s_mask ? (uint8_t *)p : NULL,   p += s_mask;
-    n->st.mean   = s_stats ? (float *)p : NULL,    p += s_stats;
-    n->st.invstd = s_stats ? (float *)p : NULL,    p += s_stats;
-    n->st.saved  = s_saved ? (float *)p : NULL,    p += s_saved;
-    n->st.prob   = s_prob ? (float *)p : NULL,     p += s_prob;
+    char *p = dse_node_state_carve(n, n->st.block, &plan);
     d->labels    = s_labels ? (int32_t *)p : NULL, p += s_labels;
     d->ab        = s_ab ? (float *)p : NULL;
     return DSE_OK;
