@@ -12,6 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "tests/nets.h"
+#include "bench/bench.h"
 
 #define SAMPLES 15
 
@@ -19,11 +20,6 @@ static double now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static volatile int64_t sink;
@@ -77,9 +73,9 @@ int main(int argc, char **argv) {
         t_cost[s] = (t2 - t1) / (double)iters;
         t_copy[s] = (t3 - t2) / (double)iters;
     }
-    qsort(t_an, SAMPLES, sizeof(double), cmp_double);
-    qsort(t_cost, SAMPLES, sizeof(double), cmp_double);
-    qsort(t_copy, SAMPLES, sizeof(double), cmp_double);
+    qsort(t_an, SAMPLES, sizeof(double), bench_cmp_double);
+    qsort(t_cost, SAMPLES, sizeof(double), bench_cmp_double);
+    qsort(t_copy, SAMPLES, sizeof(double), bench_cmp_double);
     double med = t_an[SAMPLES / 2], ymed = t_copy[SAMPLES / 2];
     printf("name=analysis.squeezenet_v1.0 what=infer+cost layers=%d iters=%ld median_ns=%.1f "
            "min_ns=%.1f analyses_per_s=%.0f target_per_s=1000000 yardstick=memcpy_layers "

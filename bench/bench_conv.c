@@ -15,6 +15,7 @@
 
 #include "engine/engine.h"
 #include "metaparams/metaparams.h"
+#include "bench/bench.h"
 
 struct opts {
     const char *net;   /* v10, fmnist or all */
@@ -23,23 +24,12 @@ struct opts {
     const char *layer; /* only layers whose name contains this */
 };
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 struct timing {
     double median_ms, min_ms;
 };
 
 static struct timing summarize(double *ms, int n) {
-    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+    qsort(ms, (size_t)n, sizeof *ms, bench_cmp_double);
     struct timing t = { n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]), ms[0] };
     return t;
 }
@@ -57,9 +47,9 @@ static int time_pass(struct dse_cpu_ctx *cx, struct dse_node *n, int bwd, int re
             dse_tensor_zero_grad(n->bias);
             dse_tensor_zero_grad(n->in[0]);
         }
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         enum dse_status st = bwd ? dse_cpu_backward(cx, n) : dse_cpu_forward(cx, n);
-        double t = now_ms() - t0;
+        double t = bench_now_ms() - t0;
         if (st) {
             fprintf(stderr, "bench_conv: %s\n", cx->err.msg);
             free(ms);
@@ -85,10 +75,10 @@ static double sgemm_gflops(int threads, int M, int N, int K, int groups, int rep
     fill(b, (int64_t)K * N, &r);
     double *ms = malloc((size_t)reps * sizeof *ms);
     for (int i = -1; i < reps; i++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         for (int g = 0; g < groups; g++)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
-        if (i >= 0) ms[i] = now_ms() - t0;
+        if (i >= 0) ms[i] = bench_now_ms() - t0;
     }
     *out = summarize(ms, reps);
     free(ms);

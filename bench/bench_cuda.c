@@ -16,6 +16,7 @@
 #include "engine/cuda/cuda.h"
 #include "engine/model.h"
 #include "metaparams/metaparams.h"
+#include "bench/bench.h"
 
 struct opts {
     const char *net;    /* fmnist, v10 or a network file */
@@ -23,17 +24,6 @@ struct opts {
     const char *math;   /* fp32, tf32 or both */
     int         iters, device, layers;
 };
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static int load_net(const char *name, struct dse_net *net, struct dse_err *err) {
     if (!strcmp(name, "v10")) {
@@ -69,25 +59,25 @@ static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_
     for (int b = 0; b < B; b++) labels[b] = b % classes;
     /* Whole steps; two warm-ups (cuDNN's find runs in the first). */
     for (int it = -2; it < o->iters && !rc; it++) {
-        const double t0 = now_ms();
+        const double t0 = bench_now_ms();
         if (dse_model_forward(m, x, labels, &loss, &err) || dse_model_backward(m, &err)) rc = 1;
         dse_model_sgd(m, 1e-6f, 0.9f, 0.0f);
         if (!rc && dse_model_sync(m, &err)) rc = 1;
-        if (it >= 0) step[it] = now_ms() - t0;
+        if (it >= 0) step[it] = bench_now_ms() - t0;
     }
     /* Layer by layer, each timed between two waits for the device. */
     for (int it = 0; it < o->iters && !rc && o->layers; it++) {
         if (dse_model_load_batch(m, x, labels, &err) || dse_model_sync(m, &err)) rc = 1;
         for (int i = 0; i < n && !rc; i++) {
-            const double t0 = now_ms();
+            const double t0 = bench_now_ms();
             if (dse_model_node_forward(m, i, &err) || dse_model_sync(m, &err)) rc = 1;
-            tf[i * o->iters + it] = now_ms() - t0;
+            tf[i * o->iters + it] = bench_now_ms() - t0;
         }
         if (!rc && (dse_model_zero_grad(m, &err) || dse_model_sync(m, &err))) rc = 1;
         for (int i = n - 1; i >= 0 && !rc; i--) {
-            const double t0 = now_ms();
+            const double t0 = bench_now_ms();
             if (dse_model_node_backward(m, i, &err) || dse_model_sync(m, &err)) rc = 1;
-            tb[i * o->iters + it] = now_ms() - t0;
+            tb[i * o->iters + it] = bench_now_ms() - t0;
         }
     }
     if (rc) {
@@ -96,8 +86,8 @@ static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_
         const char *mn = dse_cuda_math_str(math), *net_name = m->net.name[0] ? m->net.name : o->net;
         for (int i = 0; i < n && o->layers; i++) {
             struct dse_node *nd = &m->nodes[i];
-            qsort(tf + i * o->iters, (size_t)o->iters, sizeof *tf, cmp_double);
-            qsort(tb + i * o->iters, (size_t)o->iters, sizeof *tb, cmp_double);
+            qsort(tf + i * o->iters, (size_t)o->iters, sizeof *tf, bench_cmp_double);
+            qsort(tb + i * o->iters, (size_t)o->iters, sizeof *tb, bench_cmp_double);
             const double f = tf[i * o->iters + o->iters / 2], b = tb[i * o->iters + o->iters / 2];
             const double fl = (double)dse_node_flops(nd);
             printf("name=cuda.layer.%s net=%s op=%s batch=%d math=%s fwd_median_ms=%.4f bwd_median_ms=%.4f "
@@ -111,7 +101,7 @@ static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_
                        (double)(c.algo_bwd_data >= 0 ? c.ms_bwd_data : 0.0f) + (double)c.ms_bwd_filter);
             printf("\n");
         }
-        qsort(step, (size_t)o->iters, sizeof *step, cmp_double);
+        qsort(step, (size_t)o->iters, sizeof *step, bench_cmp_double);
         const double med = step[o->iters / 2];
         printf("name=cuda.train net=%s batch=%d math=%s iters=%d median_ms=%.3f min_ms=%.3f img_per_s=%.1f "
                "loss=%.4f device_bytes=%zu conv_finds=%lld nondeterministic=%lld\n", net_name, B, mn, o->iters, med,
