@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "metaparams/metaparams.h"
 #include "metaparams/net.h"
 
 struct nin_opts {
@@ -100,6 +101,19 @@ static inline int build_squeezenet(struct dse_net *n, int v11, enum dse_bypass b
     rc |= net_simple(n, DSE_LAYER_SOFTMAX_LOSS, "loss", 0);
     rc |= dse_net_infer(n, NULL, NULL);
     return rc;
+}
+
+/* A tiny Fire-module network for engine tests, on 1x12x12 input: conv1, pool, fire2
+ * (complex bypass), fire3 (simple bypass), classifier conv, global average pool, loss;
+ * no dropout. */
+static inline struct dse_mp tiny_fire_mp(void) {
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    mp.input_c = 1, mp.input_h = mp.input_w = 12, mp.classes = 4;
+    mp.conv1_filters = 6, mp.conv1_kernel = 3, mp.conv1_stride = 1, mp.conv1_pad = 1;
+    mp.base_e = 8, mp.incr_e = 0, mp.freq = 2, mp.sr = 0.25, mp.pct3x3 = 0.5;
+    mp.fires = 2, mp.pools = DSE_MP_POOL_CONV1, mp.dropout = 0;
+    mp.bypass = DSE_BYPASS_COMPLEX;
+    return mp;
 }
 
 #endif

@@ -29,6 +29,7 @@
 #include "metaparams/metaparams.h"
 #include "metaparams/net.h"
 #include "tests/check.h"
+#include "tests/nets.h"
 
 #define SEED 1234
 
@@ -125,15 +126,10 @@ static void test_versions(void) {
     }
 }
 
-/* A tiny Fire-module net (test_engine_train.c's): conv1, pool, fire2 (complex bypass),
- * fire3 (simple bypass), dropout, classifier conv, global average pool, loss. */
+/* tests/nets.h's tiny Fire-module net with dropout 0.5 before the classifier conv. */
 static void fire_net(struct dse_net *net) {
-    struct dse_mp mp = dse_mp_squeezenet_v10();
-    mp.input_c = 1, mp.input_h = mp.input_w = 12, mp.classes = 4;
-    mp.conv1_filters = 6, mp.conv1_kernel = 3, mp.conv1_stride = 1, mp.conv1_pad = 1;
-    mp.base_e = 8, mp.incr_e = 0, mp.freq = 2, mp.sr = 0.25, mp.pct3x3 = 0.5;
-    mp.fires = 2, mp.pools = DSE_MP_POOL_CONV1, mp.dropout = 0.5;
-    mp.bypass = DSE_BYPASS_COMPLEX;
+    struct dse_mp mp = tiny_fire_mp();
+    mp.dropout = 0.5;
     dse_net_init(net, "fire", 1, 1, 1);
     CHECK_OK(dse_mp_build(&mp, net, NULL));
 }

@@ -13,18 +13,7 @@
 
 #include "metaparams/metaparams.h"
 #include "tests/check.h"
-
-/* A small Fire-module network on 1x12x12 input: conv1, pool, fire2 (complex bypass),
- * fire3 (simple bypass), classifier, global average pool, loss. */
-static struct dse_mp tiny_mp(void) {
-    struct dse_mp mp = dse_mp_squeezenet_v10();
-    mp.input_c = 1, mp.input_h = mp.input_w = 12, mp.classes = 4;
-    mp.conv1_filters = 6, mp.conv1_kernel = 3, mp.conv1_stride = 1, mp.conv1_pad = 1;
-    mp.base_e = 8, mp.incr_e = 0, mp.freq = 2, mp.sr = 0.25, mp.pct3x3 = 0.5;
-    mp.fires = 2, mp.pools = DSE_MP_POOL_CONV1, mp.dropout = 0;
-    mp.bypass = DSE_BYPASS_COMPLEX;
-    return mp;
-}
+#include "tests/nets.h"
 
 static int data_installed(void) {
     return access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) == 0;
@@ -32,7 +21,7 @@ static int data_installed(void) {
 
 /* d loss / d param by central differences in double, against the model's gradient. */
 static void test_model_gradients(void) {
-    struct dse_mp mp = tiny_mp();
+    struct dse_mp mp = tiny_fire_mp();
     struct dse_net net;
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
@@ -197,7 +186,7 @@ static void test_resume_bit_identical(void) {
     struct dse_train_opts o;
     struct dse_train_result *r = malloc(sizeof *r);
     struct dse_err err = { 0 };
-    struct dse_mp mp = tiny_mp();
+    struct dse_mp mp = tiny_fire_mp();
     mp.input_h = mp.input_w = 28, mp.classes = 10, mp.dropout = 0.5; /* dropout: the RNG must resume too */
     dse_net_init(&net, "t", 1, 1, 1);
     CHECK_OK(dse_mp_build(&mp, &net, NULL));
@@ -261,7 +250,7 @@ static void test_fresh_runs_identical(void) {
     struct dse_net net;
     struct dse_train_opts o;
     struct dse_train_result *r = malloc(sizeof *r);
-    struct dse_mp mp = tiny_mp();
+    struct dse_mp mp = tiny_fire_mp();
     mp.input_h = mp.input_w = 28, mp.classes = 10;
     dse_net_init(&net, "t", 1, 1, 1);
     CHECK_OK(dse_mp_build(&mp, &net, NULL));
@@ -293,7 +282,7 @@ static void test_divergence(void) {
     struct dse_net net;
     struct dse_train_opts o;
     struct dse_train_result *r = malloc(sizeof *r);
-    struct dse_mp mp = tiny_mp();
+    struct dse_mp mp = tiny_fire_mp();
     mp.input_h = mp.input_w = 28, mp.classes = 10;
     dse_net_init(&net, "t", 1, 1, 1);
     CHECK_OK(dse_mp_build(&mp, &net, NULL));
@@ -311,7 +300,7 @@ static void test_divergence(void) {
  * leak (the sanitizer build runs this): tf32 on the CPU; cuda:0 without a device or in a
  * build without CUDA (on a machine with a GPU, test_engine_cuda's train-run trains). */
 static void test_device_errors(void) {
-    struct dse_mp mp = tiny_mp();
+    struct dse_mp mp = tiny_fire_mp();
     struct dse_net net;
     struct dse_model *m = (struct dse_model *)&mp; /* must come back NULL */
     struct dse_err err = { 0 };
