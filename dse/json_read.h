@@ -6,6 +6,7 @@
 #define DSE_CLI_JSON_READ_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "base/base.h"
@@ -80,5 +81,10 @@ const struct dse_json *dse_json_get(const struct dse_json *obj, const char *key)
 
 /* "null", "boolean", "number", "string", "array" or "object" (for error messages). */
 const char *dse_json_type_str(enum dse_json_type t);
+
+/* Write len bytes of s (UTF-8) to f as a JSON string, quotes included: '"' and '\\'
+ * escaped, newline and tab as \n and \t, other control characters and DEL as \u00XX.
+ * The one string writer of every JSON file and report dse writes. */
+void dse_json_write_str(FILE *f, const char *s, size_t len);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "dse/json_read.h"
 
 #define MAX_COLS 16
 #define CELL_MAX (DSE_NAME_MAX + 32) /* a whole layer name fits */
@@ -152,17 +153,6 @@ static void print_conventions(FILE *f, enum dse_format fmt) {
     if (fmt == DSE_FORMAT_MD) fputc('\n', f);
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 /* Everything a report needs about one network, allocated together. */
 struct analyzed {
     struct dse_cost_layer *layers;
@@ -207,6 +197,8 @@ static void json_totals(FILE *f, const struct dse_cost_totals *t) {
             t->activation_bytes, t->mem_infer_bytes, t->mem_train_bytes);
 }
 
+
+static void json_str(FILE *f, const char *s) { dse_json_write_str(f, s, strlen(s)); }
 static void json_row(FILE *f, const struct dse_cost_row *r) {
     fputs("{\"name\": ", f);
     json_str(f, r->name);

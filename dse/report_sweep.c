@@ -572,21 +572,8 @@ static int utf8_width(const char *s) {
     return n;
 }
 
-static void json_str(FILE *f, const char *s, size_t len) {
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch == '\n') fputs("\\n", f);
-        else if (ch == '\t') fputs("\\t", f);
-        else if (ch < 0x20 || ch == 0x7f) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 static void json_cstr(FILE *f, const char *s) {
-    if (s) json_str(f, s, strlen(s));
+    if (s) dse_json_write_str(f, s, strlen(s));
     else fputs("null", f);
 }
 
@@ -596,7 +583,7 @@ static void json_value(FILE *f, const struct dse_json *v) {
     case DSE_JSON_NULL:   fputs("null", f); break;
     case DSE_JSON_BOOL:   fputs(v->boolean ? "true" : "false", f); break;
     case DSE_JSON_NUMBER: fputs(v->str, f); break; /* the token as written is JSON */
-    case DSE_JSON_STRING: json_str(f, v->str, v->len); break;
+    case DSE_JSON_STRING: dse_json_write_str(f, v->str, v->len); break;
     case DSE_JSON_ARRAY:
         fputc('[', f);
         for (int i = 0; i < v->n; i++) {
@@ -609,7 +596,7 @@ static void json_value(FILE *f, const struct dse_json *v) {
         fputc('{', f);
         for (int i = 0; i < v->n; i++) {
             if (i) fputs(", ", f);
-            json_str(f, v->members[i].key, v->members[i].key_len);
+            dse_json_write_str(f, v->members[i].key, v->members[i].key_len);
             fputs(": ", f);
             json_value(f, &v->members[i].value);
         }

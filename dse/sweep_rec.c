@@ -175,16 +175,7 @@ static void put_fixed(FILE *f, double v, int decimals) {
     else fputs("null", f);
 }
 
-static void put_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
+static void put_str(FILE *f, const char *s) { dse_json_write_str(f, s, strlen(s)); }
 
 static void put_opt_int(FILE *f, int has, long long v) {
     if (has) fprintf(f, "%lld", v);
