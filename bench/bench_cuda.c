@@ -5,7 +5,13 @@
  * per measurement (STYLE section 9); machine facts first. Synthetic data. Not a test;
  * the comparison with PyTorch on the same GPU is issue #6 item 6 (TODO).
  * Usage: bench_cuda [--net fmnist|v10|FILE] [--batch B] [--math fp32|tf32|both]
- *                   [--iters N] [--device N] [--layers]
+ *                   [--iters N] [--device N] [--algos det|any|both] [--api graph|legacy|both]
+ *                   [--no-layers]
+ * --api: convolutions through cuDNN's graph API (the engine's default) or its legacy API.
+ * --algos: cuDNN algorithms deterministic only (det, the engine's default) or any (the
+ * fastest find measured, as PyTorch's benchmark mode picks). cuda.passes lines give the
+ * host's time to queue a whole forward or backward pass beside the time to finish it: a
+ * queue time close to the pass time means the host, not the GPU, sets the pace.
  * Without a CUDA device it prints "skipped: no CUDA device (...)" and exits 77. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +29,8 @@ struct opts {
     int         batch;  /* 0: 128 for fmnist, 32 for v10 and files */
     const char *math;   /* fp32, tf32 or both */
     int         iters, device, layers;
+    const char *algos;  /* det, any or both: cuDNN algorithms deterministic only, or any */
+    const char *api;    /* graph, legacy or both: cuDNN's graph API (default) or legacy API */
 };
 
 static int load_net(const char *name, struct dse_net *net, struct dse_err *err) {
@@ -36,16 +44,18 @@ static int load_net(const char *name, struct dse_net *net, struct dse_err *err) 
 }
 
 /* Time one network at one precision. Returns 0, or 1 after printing why. */
-static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_math math) {
+static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_math math, int any_algo,
+                 int legacy) {
     const int B = o->batch ? o->batch : !strcmp(o->net, "fmnist") ? 128 : 32;
     struct dse_model_opts mo = { B, 1, 1, DSE_INIT_MSRA, 0.01f, 0 };
-    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, o->device }, math, 0, 0 };
+    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, o->device }, math, any_algo, 0 };
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     if (dse_model_new_on(net, &mo, &dev, &m, &err)) {
         fprintf(stderr, "bench_cuda: %s\n", err.msg);
         return 1;
     }
+    m->gpu->legacy_conv = legacy;
     const int n = m->net.n_layers;
     const size_t count = (size_t)dse_tensor_count(&m->input);
     float *x = malloc(count * sizeof *x), loss = 0.0f;
@@ -64,6 +74,37 @@ static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_
         dse_model_sgd(m, 1e-6f, 0.9f, 0.0f);
         if (!rc && dse_model_sync(m, &err)) rc = 1;
         if (it >= 0) step[it] = bench_now_ms() - t0;
+    }
+    /* Whole steps on a batch already on the device (as PyTorch's reference keeps its
+     * batch), and the upload of one batch on its own. */
+    double *res = calloc((size_t)(2 * o->iters), sizeof *res);
+    for (int it = 0; it < o->iters && !rc && res; it++) {
+        const double t0 = bench_now_ms();
+        if (dse_model_load_batch(m, x, labels, &err) || dse_model_sync(m, &err)) rc = 1;
+        const double t1 = bench_now_ms();
+        for (int i = 0; i < n && !rc; i++)
+            if (dse_model_node_forward(m, i, &err)) rc = 1;
+        if (!rc && dse_model_backward(m, &err)) rc = 1;
+        dse_model_sgd(m, 1e-6f, 0.9f, 0.0f);
+        if (!rc && dse_model_sync(m, &err)) rc = 1;
+        res[it] = bench_now_ms() - t1, res[o->iters + it] = t1 - t0;
+    }
+    /* Whole passes, the time to queue them (the host's share) and to finish them. */
+    double *split = calloc((size_t)(4 * o->iters), sizeof *split);
+    for (int it = 0; it < o->iters && !rc && split; it++) {
+        if (dse_model_load_batch(m, x, labels, &err) || dse_model_sync(m, &err)) rc = 1;
+        const double t0 = bench_now_ms();
+        for (int i = 0; i < n && !rc; i++)
+            if (dse_model_node_forward(m, i, &err)) rc = 1;
+        const double t1 = bench_now_ms();
+        if (!rc && dse_model_sync(m, &err)) rc = 1;
+        const double t2 = bench_now_ms();
+        if (!rc && dse_model_backward(m, &err)) rc = 1;
+        const double t3 = bench_now_ms();
+        if (!rc && dse_model_sync(m, &err)) rc = 1;
+        const double t4 = bench_now_ms();
+        split[it] = t1 - t0, split[o->iters + it] = t2 - t0;
+        split[2 * o->iters + it] = t3 - t2, split[3 * o->iters + it] = t4 - t2;
     }
     /* Layer by layer, each timed between two waits for the device. */
     for (int it = 0; it < o->iters && !rc && o->layers; it++) {
@@ -90,31 +131,51 @@ static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_
             qsort(tb + i * o->iters, (size_t)o->iters, sizeof *tb, bench_cmp_double);
             const double f = tf[i * o->iters + o->iters / 2], b = tb[i * o->iters + o->iters / 2];
             const double fl = (double)dse_node_flops(nd);
-            printf("name=cuda.layer.%s net=%s op=%s batch=%d math=%s fwd_median_ms=%.4f bwd_median_ms=%.4f "
-                   "fwd_gflops=%.1f bwd_gflops=%.1f", m->net.layers[i].name, net_name, dse_op_str(nd->op), B, mn, f,
+            printf("name=cuda.layer.%s net=%s op=%s batch=%d math=%s algos=%s api=%s fwd_median_ms=%.4f bwd_median_ms=%.4f "
+                   "fwd_gflops=%.1f bwd_gflops=%.1f", m->net.layers[i].name, net_name, dse_op_str(nd->op), B, mn,
+                   any_algo ? "any" : "det", legacy ? "legacy" : "graph", f,
                    b, f > 0 ? fl / f / 1e6 : 0.0, b > 0 ? 2 * fl / b / 1e6 : 0.0);
             struct dse_cuda_conv_choice c;
             if (nd->op == DSE_OP_CONV2D && !dse_cuda_conv2d_choose(m->gpu, nd, &c))
-                printf(" algo_fwd=%s yardstick=cudnn_find yardstick_fwd_ms=%.4f algo_bwd_data=%s algo_bwd_filter=%s "
-                       "find_bwd_ms=%.4f", dse_cuda_conv_algo_str(0, c.algo_fwd), (double)c.ms_fwd,
-                       dse_cuda_conv_algo_str(1, c.algo_bwd_data), dse_cuda_conv_algo_str(2, c.algo_bwd_filter),
+                printf(" algo_fwd=%s%d yardstick=cudnn_find yardstick_fwd_ms=%.4f algo_bwd_data=%s%d algo_bwd_filter=%s%d "
+                       "find_bwd_ms=%.4f", dse_cuda_conv_algo_str(0, c.algo_fwd), c.algo_fwd % DSE_CUDA_CONV_ENGINE,
+                       (double)c.ms_fwd, dse_cuda_conv_algo_str(1, c.algo_bwd_data),
+                       c.algo_bwd_data % DSE_CUDA_CONV_ENGINE, dse_cuda_conv_algo_str(2, c.algo_bwd_filter),
+                       c.algo_bwd_filter % DSE_CUDA_CONV_ENGINE,
                        (double)(c.algo_bwd_data >= 0 ? c.ms_bwd_data : 0.0f) + (double)c.ms_bwd_filter);
             printf("\n");
         }
+        if (split) {
+            for (int k = 0; k < 4; k++) qsort(split + k * o->iters, (size_t)o->iters, sizeof *split, bench_cmp_double);
+            const int h = o->iters / 2;
+            printf("name=cuda.passes net=%s batch=%d math=%s algos=%s api=%s fwd_queue_ms=%.3f fwd_ms=%.3f "
+                   "bwd_queue_ms=%.3f bwd_ms=%.3f\n", net_name, B, mn, any_algo ? "any" : "det",
+                   legacy ? "legacy" : "graph", split[h], split[o->iters + h],
+                   split[2 * o->iters + h], split[3 * o->iters + h]);
+        }
         qsort(step, (size_t)o->iters, sizeof *step, bench_cmp_double);
         const double med = step[o->iters / 2];
-        printf("name=cuda.train net=%s batch=%d math=%s iters=%d median_ms=%.3f min_ms=%.3f img_per_s=%.1f "
-               "loss=%.4f device_bytes=%zu conv_finds=%lld nondeterministic=%lld\n", net_name, B, mn, o->iters, med,
-               step[0], med > 0 ? 1e3 * B / med : 0.0, (double)loss, dse_model_bytes(m),
-               (long long)m->gpu->stats.conv_finds, (long long)m->gpu->stats.conv_nondeterministic);
+        double rmed = 0.0, umed = 0.0;
+        if (res) {
+            qsort(res, (size_t)o->iters, sizeof *res, bench_cmp_double);
+            qsort(res + o->iters, (size_t)o->iters, sizeof *res, bench_cmp_double);
+            rmed = res[o->iters / 2], umed = res[o->iters + o->iters / 2];
+        }
+        printf("name=cuda.train net=%s batch=%d math=%s algos=%s api=%s iters=%d median_ms=%.3f min_ms=%.3f img_per_s=%.1f "
+               "resident_ms=%.3f resident_img_per_s=%.1f upload_ms=%.3f loss=%.4f device_bytes=%zu conv_finds=%lld "
+               "graph_found=%lld graph_taken=%lld nondeterministic=%lld\n", net_name, B, mn,
+               any_algo ? "any" : "det", legacy ? "legacy" : "graph", o->iters, med,
+               step[0], med > 0 ? 1e3 * B / med : 0.0, rmed, rmed > 0 ? 1e3 * B / rmed : 0.0, umed, (double)loss, dse_model_bytes(m),
+               (long long)m->gpu->stats.conv_finds, (long long)m->gpu->stats.conv_graph_found,
+               (long long)m->gpu->stats.conv_graph_taken, (long long)m->gpu->stats.conv_nondeterministic);
     }
-    free(x), free(labels), free(step), free(tf), free(tb);
+    free(x), free(labels), free(step), free(tf), free(tb), free(split), free(res);
     dse_model_free(m);
     return rc;
 }
 
 int main(int argc, char **argv) {
-    struct opts o = { "fmnist", 0, "both", 10, 0, 1 };
+    struct opts o = { "fmnist", 0, "both", 10, 0, 1, "det", "graph" };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--net") && v) o.net = v, i++;
@@ -122,10 +183,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--math") && v) o.math = v, i++;
         else if (!strcmp(a, "--iters") && v) o.iters = atoi(v), i++;
         else if (!strcmp(a, "--device") && v) o.device = atoi(v), i++;
+        else if (!strcmp(a, "--algos") && v) o.algos = v, i++;
+        else if (!strcmp(a, "--api") && v) o.api = v, i++;
         else if (!strcmp(a, "--no-layers")) o.layers = 0;
         else {
             fprintf(stderr, "usage: bench_cuda [--net fmnist|v10|FILE] [--batch B] [--math fp32|tf32|both] "
-                            "[--iters N] [--device N] [--no-layers]\n");
+                            "[--iters N] [--device N] [--algos det|any|both] [--api graph|legacy|both] [--no-layers]\n");
             return 2;
         }
     }
@@ -151,7 +214,11 @@ int main(int argc, char **argv) {
     for (int m = 0; m < DSE_CUDA_MATH_COUNT; m++) {
         const char *mn = dse_cuda_math_str((enum dse_cuda_math)m);
         if (strcmp(o.math, "both") && strcmp(o.math, mn)) continue;
-        rc |= bench(&o, &net, (enum dse_cuda_math)m);
+        for (int legacy = 0; legacy < 2; legacy++)
+            for (int any = 0; any < 2; any++)
+                if ((!strcmp(o.algos, "both") || !strcmp(o.algos, any ? "any" : "det")) &&
+                    (!strcmp(o.api, "both") || !strcmp(o.api, legacy ? "legacy" : "graph")))
+                    rc |= bench(&o, &net, (enum dse_cuda_math)m, any, legacy);
     }
     dse_net_deinit(&net);
     return rc;

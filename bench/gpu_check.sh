@@ -8,7 +8,7 @@
 #
 # Usage: bench/gpu_check.sh [--all-tests] [--quick]
 #   --all-tests  also run the CPU test suite in the GPU build
-#   --quick      skip the SqueezeNet v1.0 benchmark
+#   --quick      skip the SqueezeNet v1.0 benchmark and the packing benchmark
 # Environment: BUILD (default build-gpu), CUDNN_ROOT, CUDA_ARCH (e.g. 90; default: the
 # GPU's), DSE_GPU_CHECK_DEBS=1 (use third_party/debs even if the system has the -dev
 # packages), JOBS. Exit status 0 when everything built and passed. Logs: $BUILD/gpu_check/.
@@ -166,11 +166,48 @@ if [ "$built" = yes ]; then
 fi
 
 # ---- benchmarks ---------------------------------------------------------------------------
+# Ours (bench_cuda) and PyTorch + cuDNN (bench/pytorch_ref.py --device cuda) on the same GPU
+# in the same run, issue #6 item 6: SqueezeNet-FMNIST at batch 256 and SqueezeNet v1.0 at
+# batch 64, FP32 and TF32, deterministic cuDNN algorithms only (our default) and any.
+# Compared: our step on a batch already on the device (resident_img_per_s, as PyTorch's
+# reference keeps its batch) against PyTorch's images/s; our step with the upload is in
+# bench.log too. Then packing (bench/gpu_pack.sh): K candidates one at a time vs sharing the GPU.
 : > "$logs/bench.log"
+: > "$logs/compare.log"
+py=$(command -v python3 2>/dev/null || true)
+have_torch=0
+[ -n "$py" ] && "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1
 if [ "$built" = yes ] && [ "$status" = 0 ]; then
-    "$build/bench_cuda" --net fmnist --iters 10 >> "$logs/bench.log" 2>&1 || status=1
+    "$build/bench_cuda" --net fmnist --batch 256 --iters 20 --algos both --math both >> "$logs/bench.log" 2>&1 || status=1
     if [ "$quick" = 0 ]; then
-        "$build/bench_cuda" --net v10 --batch 64 --iters 5 --no-layers >> "$logs/bench.log" 2>&1 || status=1
+        "$build/bench_cuda" --net v10 --batch 64 --iters 10 --algos both --math both --no-layers >> "$logs/bench.log" 2>&1 ||
+            status=1
+    fi
+    if [ "$have_torch" = 1 ]; then
+        for net in fmnist v10; do
+            [ "$net" = v10 ] && [ "$quick" = 1 ] && continue
+            b=256 it=20
+            [ "$net" = v10 ] && b=64 it=10
+            for prec in fp32 tf32; do
+                for det in --deterministic ""; do
+                    PYTHONUNBUFFERED=1 "$py" bench/pytorch_ref.py --net "$net" --batch "$b" --iters "$it" --warmup 5 \
+                        --device cuda --precision "$prec" $det >> "$logs/bench.log" 2>&1 || status=1
+                done
+            done
+        done
+        # name=compare.gpu.NET.PREC.ALGOS ours=... pytorch=... ratio=ours/pytorch
+        awk '
+            function kv(line, key,   a, i, n, f) { n = split(line, f, " "); for (i = 1; i <= n; i++) {
+                split(f[i], a, "="); if (a[1] == key) return substr(f[i], length(key) + 2) } return "" }
+            /^name=cuda.train / { k = kv($0, "net") "." kv($0, "math") "." kv($0, "algos"); ours[k] = kv($0, "resident_img_per_s") }
+            /^name=bench.* impl=pytorch / { nm = kv($0, "name"); sub(/^bench[.]/, "", nm); k = nm "." kv($0, "precision") "." kv($0, "algos");
+                                             torch[k] = kv($0, "img_per_s") }
+            END { for (k in ours) if (k in torch) printf "name=compare.gpu.%s ours_img_per_s=%s pytorch_img_per_s=%s ratio=%.2f\n",
+                                                    k, ours[k], torch[k], ours[k] / torch[k] }' "$logs/bench.log" |
+            sort > "$logs/compare.log"
+    fi
+    if [ "$quick" = 0 ]; then
+        GPU_PACK_K=${GPU_PACK_K:-8} sh bench/gpu_pack.sh "$build" > "$logs/pack.log" 2>&1 || status=1
     fi
 fi
 
@@ -194,9 +231,19 @@ grep "NMSE .* > tol" "$logs/test_engine_cuda.log" 2>/dev/null | head -8 | sed 's
 if [ -s "$logs/bench.log" ]; then
     say "bench:"
     grep "^name=cuda.train" "$logs/bench.log" |
-        sed 's/^name=cuda.train /  /; s/ device_bytes=.*//' | tee -a "$summary"
+        sed 's/^name=cuda.train /  /; s/ iters=[0-9]*//; s/ min_ms=[0-9.]*//; s/ loss=.*//' | tee -a "$summary"
 fi
-say "logs:     $logs/ (summary.txt, configure, build, test_engine_cuda, bench)"
+if [ -s "$logs/compare.log" ]; then
+    say "vs PyTorch (same GPU, same run; ours on a resident batch, as PyTorch's):"
+    sed 's/^name=compare.gpu./  /' "$logs/compare.log" | tee -a "$summary"
+elif [ "$have_torch" = 0 ]; then
+    say "vs PyTorch: not run (no python3 with a CUDA-enabled torch)"
+fi
+if [ -s "$logs/pack.log" ]; then
+    say "packing:"
+    grep "^name=gpu_pack.fmnist" "$logs/pack.log" | sed 's/^name=gpu_pack./  /' | tee -a "$summary"
+fi
+say "logs:     $logs/ (summary.txt, configure, build, test_engine_cuda, ctest, bench, compare, pack)"
 if [ "$status" = 0 ]; then
     say "result:   PASS"
 elif grep -q "^skipped:" "$logs/test_engine_cuda.log" 2>/dev/null; then

@@ -21,7 +21,10 @@ Prints one line per measurement, for example
 count of the net and exits 1 if it differs from ours.
 
 Usage: pytorch_ref.py --net fmnist|v10 [--mode train|infer] [--batch B] [--threads T]
-                      [--iters N] [--warmup W] [--params]
+                      [--iters N] [--warmup W] [--device cpu|cuda[:N]] [--precision fp32|tf32]
+                      [--deterministic] [--params]
+On CUDA, cuDNN's benchmark mode is on (its best algorithm per shape) and each step ends with
+a device synchronisation, as `bench_cuda` times ours.
 Needs Debian's python3-torch (apt-get install -y python3-torch); run it with /usr/bin/python3.
 """
 import argparse
@@ -82,6 +85,11 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda[:N] (cuDNN benchmark mode on)")
+    ap.add_argument("--precision", choices=["fp32", "tf32"], default="fp32",
+                    help="on CUDA: fp32 (TF32 off everywhere) or tf32 (TF32 in conv and matmul)")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="on CUDA: torch.backends.cudnn.deterministic (deterministic cuDNN algorithms only)")
     ap.add_argument("--params", action="store_true", help="print the parameter count and exit")
     a = ap.parse_args()
     if a.batch < 1 or a.threads < 1 or a.iters < 1 or a.warmup < 0:
@@ -98,9 +106,19 @@ def main():
         return 0 if same else 1
 
     torch.set_num_threads(a.threads)
+    dev = torch.device(a.device)
+    cuda = dev.type == "cuda"
+    if cuda:
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.deterministic = a.deterministic
+        tf32 = a.precision == "tf32"
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+    sync = (lambda: torch.cuda.synchronize(dev)) if cuda else (lambda: None)
     gen = torch.Generator().manual_seed(7)
-    x = torch.rand(a.batch, cin, hw, hw, generator=gen) - 0.5
-    y = torch.arange(a.batch) % classes
+    x = (torch.rand(a.batch, cin, hw, hw, generator=gen) - 0.5).to(dev)
+    y = (torch.arange(a.batch) % classes).to(dev)
+    model = model.to(dev)
     times = []
     if a.mode == "train":
         model.train()
@@ -112,6 +130,7 @@ def main():
             loss = loss_fn(model(x), y)
             loss.backward()
             opt.step()
+            sync()
             t = time.perf_counter() - t0
             if i >= a.warmup:
                 times.append(t)
@@ -124,14 +143,17 @@ def main():
             for i in range(a.warmup + a.iters):
                 t0 = time.perf_counter()
                 model(x)
+                sync()
                 t = time.perf_counter() - t0
                 if i >= a.warmup:
                     times.append(t)
 
     med = statistics.median(times)
     malloc = "tuned" if os.environ.get("GLIBC_TUNABLES") else "stock"
-    print(f"name=bench.{name} impl=pytorch mode={a.mode} batch={a.batch} threads={a.threads} "
-          f"iters={a.iters} median_ms={med * 1e3:.2f} min_ms={min(times) * 1e3:.2f} "
+    where = (f"device={a.device} precision={a.precision} algos={'det' if a.deterministic else 'any'}" if cuda
+             else f"threads={a.threads}")
+    print(f"name=bench.{name} impl=pytorch mode={a.mode} batch={a.batch} {where} "
+          f"iters={a.iters} median_ms={med * 1e3:.3f} min_ms={min(times) * 1e3:.3f} "
           f"img_per_s={a.batch / med:.1f} malloc={malloc}", flush=True)
     return 0
 

@@ -69,10 +69,11 @@ static int lease_text(const struct dse_lease *l, char *buf, int size) {
                     "{\"id\": \"%s\", \"gen\": %lld, \"token\": \"%s\", \"host\": \"%s\", \"pidns\": \"%s\", "
                     "\"pid\": %ld, \"beat\": %lld, \"renewed\": %.3f, \"ttl_s\": %.3f, \"released\": %s, "
                     "\"crashes\": %d, \"epochs_at_claim\": %d, \"epoch\": %d, \"iter\": %d, \"iters\": %d, "
-                    "\"epoch_s\": %.3f}\n",
+                    "\"epoch_s\": %.3f, \"device\": \"%s\"}\n",
                     l->id, (long long)l->gen, l->token, l->host, l->pidns, l->pid, (long long)l->beat,
                     l->renewed, l->ttl_s, l->released ? "true" : "false", l->crashes, l->epochs_at_claim,
-                    l->epoch, l->iter, l->iters, l->epoch_s >= 0 && l->epoch_s < 1e12 ? l->epoch_s : 0.0);
+                    l->epoch, l->iter, l->iters, l->epoch_s >= 0 && l->epoch_s < 1e12 ? l->epoch_s : 0.0,
+                    l->device);
 }
 
 static void copy_str(const struct dse_json *root, const char *key, char *out, int size) {
@@ -121,6 +122,7 @@ enum dse_status dse_lease_read(const char *dir, const char *id, int64_t gen, str
     l->iter = (int)get_num(root, "iter", 0);
     l->iters = (int)get_num(root, "iters", 0);
     l->epoch_s = get_num(root, "epoch_s", 0);
+    copy_str(root, "device", l->device, sizeof l->device);
     dse_json_free(doc);
     if (l->gen != gen || strcmp(l->id, id) != 0 || !l->token[0])
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: not a lease file of %s, gen %lld", path, id,

@@ -36,6 +36,8 @@ struct dse_lease {
     /* progress of the training under this lease, for dse status (0 if none yet) */
     int     epoch, iter, iters; /* 0-based epoch, iteration within it, iterations per epoch */
     double  epoch_s;         /* estimated seconds per epoch at the current speed */
+    char    device[16];      /* where it trains, "cpu" or "cuda:N", for dse status ("" until its
+                                first renewal) */
 };
 
 /* Fill me for this process (a new random token each call). */

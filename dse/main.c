@@ -89,6 +89,7 @@ static const char usage_sweep[] =
     "                       [--early-stop none|sh] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
     "                       [--conv auto|gemm_batch|gemm_image|winograd] [--lease-seconds S]\n"
     "                       [--max-crashes N] [--data-root DIR]\n"
+    "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32] [--max-oom N]]\n"
     "       dse sweep SPACE --analytic-only [--out DIR]\n"
     "\n"
     "Generate and cost every candidate of a design space (or its sample), prune by the\n"
@@ -121,8 +122,21 @@ static const char usage_sweep[] =
     "                     epoch is marked failed (default 3)\n"
     "  --data-root DIR    where datasets are looked up (default /usr/share/datasets)\n"
     "\n"
+    "On GPUs (docs/sweep-dir.md, \"Sweeps on shared GPUs\"):\n"
+    "  --gpus LIST        train on these CUDA devices instead of the CPU: comma-separated indices as\n"
+    "                     this process sees them (CUDA_VISIBLE_DEVICES renumbers them from 0), or\n"
+    "                     all. A worker claims a candidate only when the analyzer's training-memory\n"
+    "                     estimate, plus 10% and 768 MiB, fits in its GPU's free memory (other\n"
+    "                     users' processes included); otherwise it waits\n"
+    "  --per-gpu K        workers per GPU: a number, or auto (default: as many as fit, at most 8,\n"
+    "                     at most the CPU cores per GPU)\n"
+    "  --precision P      conv and fc arithmetic: fp32 (default) or tf32 (tensor cores; changes results)\n"
+    "  --max-oom N        a candidate that runs out of GPU memory is re-queued with a note and asks\n"
+    "                     for more next time; after N times in a row it is marked failed (default 4)\n"
+    "\n"
     "The options that change results (--budget epochs, --early-stop, --eta, --min-epochs, --rank,\n"
-    "--conv) are fixed by the sweep's first worker in DIR/plan.json; later ones must agree.\n";
+    "--conv, --precision) are fixed by the sweep's first worker in DIR/plan.json; later ones must\n"
+    "agree. Which GPU, how many workers and threads do not change them beyond float rounding.\n";
 
 static const char usage_status[] =
     "usage: dse status DIR\n"
@@ -401,6 +415,29 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
 static int opt_conv(const char *cmd, const char *v, int *algo);
 static int opt_int(const char *cmd, const char *name, const char *v, long long lo, long long hi, int *out);
 
+/* --gpus: "all" or a comma list of distinct device indices 0 to 1023. */
+static int opt_gpus(const char *cmd, const char *v, struct dse_sweep_opts *o) {
+    if (!strcmp(v, "all")) return o->gpus_all = 1, -1;
+    const char *p = v;
+    o->n_gpus = 0;
+    for (;;) {
+        char part[16];
+        long long g;
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof part) break;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        if (parse_ll(part, 0, 1023, &g) || o->n_gpus == DSE_SWEEP_GPUS_MAX) break;
+        for (int k = 0; k < o->n_gpus; k++)
+            if (o->gpus[k] == g) return bad_usage(cmd, "--gpus '%s' names a device twice", v);
+        o->gpus[o->n_gpus++] = (int)g;
+        if (!p[n]) return -1;
+        p += n + 1;
+    }
+    o->n_gpus = 0;
+    return bad_usage(cmd, "--gpus '%s' is not all or a comma-separated list of CUDA device indices (e.g. 0 or 0,2)", v);
+}
+
 /* --budget: "5" or "5e" epochs per candidate, "2h" or "90m" a time limit. */
 static int opt_budget(const char *cmd, const char *v, struct dse_sweep_opts *o) {
     char *end;
@@ -461,9 +498,32 @@ static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **va
         o.lease_s = ttl;
     }
     o.data_root = vals[11];
+    if (vals[12] && (rc = opt_gpus(c->name, vals[12], &o)) >= 0) return rc;
+    const int gpus = vals[12] != NULL;
+    if (vals[13]) {
+        if (!gpus) return bad_usage(c->name, "--per-gpu %s needs --gpus", vals[13]);
+        long long k = 0;
+        if (strcmp(vals[13], "auto") && parse_ll(vals[13], 1, 64, &k))
+            return bad_usage(c->name, "--per-gpu '%s' is not auto or a number of workers from 1 to 64", vals[13]);
+        o.per_gpu = (int)k;
+    }
+    if (vals[14]) {
+        if (dse_cuda_math_parse(vals[14], &o.plan.precision, &err))
+            return bad_usage(c->name, "--precision '%s' is not fp32 or tf32", vals[14]);
+        if (!gpus && o.plan.precision != DSE_CUDA_MATH_FP32)
+            return bad_usage(c->name, "--precision %s needs --gpus; the CPU computes in fp32 only", vals[14]);
+        o.set_precision = 1;
+    }
+    if ((rc = opt_int(c->name, "--max-oom", vals[15], 1, 1000000, &o.max_oom)) >= 0) return rc;
+    if (vals[15] && !gpus) return bad_usage(c->name, "--max-oom %s needs --gpus", vals[15]);
+    if (gpus && vals[1])
+        return bad_usage(c->name, "--workers %s is for the CPU; with --gpus give --per-gpu (workers per GPU)", vals[1]);
+    if (gpus && vals[8] && strcmp(vals[8], "auto"))
+        return bad_usage(c->name, "--conv %s chooses CPU conv strategies; on GPUs cuDNN chooses (leave it out)",
+                         vals[8]);
     int analytic = FLAG("--analytic-only");
     if (analytic && (vals[1] || vals[2] || vals[3] || vals[4] || vals[5] || vals[6] || vals[7] || vals[8] || vals[9] ||
-                     vals[10] || vals[11]))
+                     vals[10] || vals[11] || vals[12] || vals[13] || vals[14] || vals[15]))
         return bad_usage(c->name, "--analytic-only trains nothing: give only --out with it%s", "");
     if (dse_space_load(pos[0], &s, &err)) return fail(&err);
     snprintf(dir, sizeof dir, "%s", vals[0] ? vals[0] : "sweeps/");
@@ -472,6 +532,8 @@ static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **va
     if (!analytic && !s.train.present) {
         dse_err_set(&err, DSE_ERR_CONFIG, pos[0], 0, "no train section, so nothing to train; add train = { dataset = "
                     "\"fashion-mnist\"; epochs = 5; ... } (docs/space-format.md), or give --analytic-only");
+        rc = fail(&err);
+    } else if (!analytic && dse_sweep_gpus_check(&o, stderr, &err)) { /* before anything is written */
         rc = fail(&err);
     } else if (dse_sweep_analytic(&s, dir, isatty(2) ? stderr : NULL, &sum, &err)) {
         rc = fail(&err);
@@ -876,7 +938,8 @@ static const struct cmd cmds[] = {
     { "count",    1, 1, "",                       "",                         usage_count,    cmd_count },
     { "generate", 1, 1, "--all",                  "--index --format --out",   usage_generate, cmd_generate },
     { "sweep",    1, 1, "--analytic-only",        "--out --workers --threads --budget --early-stop --eta --min-epochs "
-                                                  "--rank --conv --lease-seconds --max-crashes --data-root",
+                                                  "--rank --conv --lease-seconds --max-crashes --data-root --gpus "
+                                                  "--per-gpu --precision --max-oom",
                                                                               usage_sweep,    cmd_sweep },
     { "status",   1, 1, "",                       "",                         usage_status,   cmd_status },
     { "report",   1, 1, "",                       "--format --plot --curves", usage_report,   cmd_report },

@@ -184,6 +184,25 @@ enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, 
     return st;
 }
 
+enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int batch, int64_t *bytes,
+                                    struct dse_err *err) {
+    struct dse_net net;
+    struct dse_mp mp;
+    struct dse_cost_totals tot;
+    struct dse_cost_layer *costs = NULL;
+    *bytes = 0;
+    dse_net_init(&net, s->name, 1, 1, 1);
+    dse_space_candidate(s, k, &mp);
+    enum dse_status st = dse_space_build(s, &mp, &net, err);
+    if (!st && !(costs = malloc(sizeof *costs * (size_t)(net.n_layers ? net.n_layers : 1))))
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    if (!st) st = dse_cost_net(&net, batch, costs, &tot, err);
+    if (!st) *bytes = tot.mem_train_bytes;
+    free(costs);
+    dse_net_deinit(&net);
+    return st;
+}
+
 enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, FILE *progress,
                                    struct dse_sweep_summary *sum, struct dse_err *err) {
     enum dse_status st;

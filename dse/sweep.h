@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "dse/space.h"
+#include "engine/cuda/cuda.h"
 
 struct dse_sweep_summary {
     uint64_t candidates, pruned, kept, skipped; /* skipped: the file existed, left alone */
@@ -29,6 +30,11 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
 enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, char *buf, int size, int *len,
                                          int *pruned, struct dse_err *err);
 
+/* The analyzer's training-memory estimate (analysis.h, mem_train_bytes) of grid index
+ * k's candidate at `batch` images: what a GPU worker checks against free device memory. */
+enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int batch, int64_t *bytes,
+                                    struct dse_err *err);
+
 /* ---- training sweeps (dse/sweep_train.c, docs/sweep-dir.md) ------------------------------ */
 
 #define DSE_SWEEP_RUNGS_MAX 32
@@ -43,15 +49,27 @@ struct dse_sweep_plan {
     int                 eta;         /* halving: the top 1/eta of a rung go on (>= 2) */
     int                 min_epochs;  /* halving: the first rung, r */
     enum dse_sweep_rank rank;        /* halving: how a rung is ranked */
-    int                 conv;        /* DSE_ALGO_AUTO (timed once per candidate) or one strategy */
+    int                 conv;        /* DSE_ALGO_AUTO (timed once per candidate) or one strategy;
+                                        CPU workers only (on a GPU cuDNN chooses) */
+    enum dse_cuda_math  precision;   /* conv and fc arithmetic: fp32 (the CPU's only one) or tf32
+                                        (GPUs only; changes results) */
     int                 n_rungs;     /* rungs at r eta^k epochs below R */
     int                 rungs[DSE_SWEEP_RUNGS_MAX];
 };
 
+#define DSE_SWEEP_GPUS_MAX 64
+
 struct dse_sweep_opts {
     struct dse_sweep_plan plan;      /* the fields below say which ones the user gave */
-    int         set_epochs, set_halving, set_eta, set_min_epochs, set_rank, set_conv;
-    int         workers;             /* worker processes started by this command (default 2) */
+    int         set_epochs, set_halving, set_eta, set_min_epochs, set_rank, set_conv, set_precision;
+    int         workers;             /* worker processes started by this command (default 2); CPU only */
+    int         n_gpus;              /* 0: train on the CPU; else on CUDA devices gpus[0 .. n_gpus) */
+    int         gpus[DSE_SWEEP_GPUS_MAX]; /* device indices as CUDA numbers them for this process
+                                        (after CUDA_VISIBLE_DEVICES), distinct */
+    int         gpus_all;            /* --gpus all: every device; dse_sweep_gpus_check fills gpus */
+    int         per_gpu;             /* workers per GPU; 0: auto (DSE_SWEEP_PER_GPU_AUTO) */
+    int         max_oom;             /* a candidate that runs out of device memory this many times
+                                        in a row is marked failed; before that it is re-queued */
     int         threads;             /* the engine's threads per worker (default 1) */
     double      lease_s;             /* a lease's time to live; renewed every lease_s / 10 */
     double      hours;               /* > 0: this command stops after that long (time budget) */
@@ -61,9 +79,19 @@ struct dse_sweep_opts {
     FILE       *log;                 /* progress lines; NULL: quiet */
 };
 
-/* workers 2, threads 1, lease 60 s, no time budget, max_crashes 3; the plan from the
- * space's train section, no halving, eta 3, min_epochs 1, Pareto rank, conv auto. */
+/* workers 2, threads 1, lease 60 s, no time budget, max_crashes 3, the CPU (no GPUs),
+ * per_gpu auto, max_oom 4; the plan from the space's train section, no halving, eta 3,
+ * min_epochs 1, Pareto rank, conv auto, fp32. */
 void dse_sweep_opts_default(struct dse_sweep_opts *o);
+
+/* With GPUs (o->n_gpus or o->gpus_all): check in a short-lived child process (this one
+ * must not initialize CUDA before it forks the workers: CUDA does not survive fork())
+ * that this build has the CUDA backend and that every listed device exists, fill
+ * o->gpus for --gpus all, and write one line of facts per device to log (may be NULL).
+ * DSE_ERR_UNSUPPORTED: built without CUDA, or no device (the message says why);
+ * DSE_ERR_CONFIG: an index this process does not see (the message names
+ * CUDA_VISIBLE_DEVICES). Without GPUs: DSE_OK, nothing done. */
+enum dse_status dse_sweep_gpus_check(struct dse_sweep_opts *o, FILE *log, struct dse_err *err);
 
 /* Train every unpruned candidate of the sweep in dir (made by dse_sweep_analytic for s)
  * with o->workers processes (1: this one). Safe to run any number of times at once, on
@@ -90,5 +118,36 @@ void dse_sweep_rank_rung(int n, const double *top1, const int64_t *model_bytes, 
 
 /* How many of n go on at a rung: max(1, floor(n / eta)), 0 if n is 0. */
 int dse_sweep_keep(int n, int eta);
+
+/* ---- placing candidates on shared GPUs (docs/sweep-dir.md, "Sweeps on shared GPUs") ---- */
+
+/* Device memory a candidate is given beyond the analyzer's estimate: a fixed margin for
+ * the cuDNN and cuBLAS handles and cuDNN's conv workspace (at most 512 MiB by default,
+ * docs/gpu.md) plus a share of the estimate for what it leaves out (op state such as
+ * pooling argmax and dropout masks, alignment). The worker's own CUDA context is already
+ * in use when it looks at free memory. */
+#define DSE_SWEEP_GPU_MARGIN_BYTES ((int64_t)768 << 20)
+#define DSE_SWEEP_GPU_MARGIN_PCT   10
+/* --per-gpu auto: at most this many workers per GPU (and no more than the CPU cores per
+ * GPU, nor the candidates); each claims only what fits in the memory free at the time. */
+#define DSE_SWEEP_PER_GPU_AUTO     8
+
+enum dse_gpu_fit { DSE_GPU_FITS = 0, DSE_GPU_WAIT, DSE_GPU_NEVER };
+
+/* Device memory to ask for a candidate whose training estimate (at the training batch)
+ * is estimate_bytes, after oom_streak out-of-memory failures in a row: each failure adds
+ * half the estimate again, so an estimate that is too low grows until the candidate
+ * fits (or can never fit):  estimate x (100 + PCT + 50 x oom_streak) / 100 + MARGIN.
+ * An unknown estimate (< 0) counts as 0. */
+int64_t dse_sweep_gpu_need(int64_t estimate_bytes, int oom_streak);
+
+/* Whether a candidate that needs need_bytes may be started now on a device with
+ * free_bytes free (as cudaMemGetInfo reports it: other processes' memory, other users'
+ * included, is taken off) and total_bytes in all, while held_bytes are promised to this
+ * command's other workers on it that have claimed a candidate and not allocated yet:
+ * FITS if need <= free - held; NEVER if need > total (it cannot fit even on the empty
+ * device); WAIT otherwise. Pure: no device is asked. */
+enum dse_gpu_fit dse_sweep_gpu_fit(uint64_t free_bytes, uint64_t total_bytes, uint64_t held_bytes,
+                                   int64_t need_bytes);
 
 #endif

@@ -28,9 +28,13 @@ struct dse_rec_attempt {
     char    worker[96];     /* host:pid */
     int64_t lease_gen;
     int     threads;        /* the engine's threads: results are bit-identical for equal counts */
+    char    device[16];     /* "cpu" or "cuda:N" (N as the worker's process numbered it); "" unknown */
+    char    precision[8];   /* "fp32" or "tf32"; "" unknown (files written before GPUs) */
     int     from_epoch, to_epoch;
     double  seconds;
-    char    end[16];        /* "paused", "done", "diverged", "failed", "lost", "budget"; "" while training */
+    char    end[16];        /* "paused", "done", "diverged", "failed", "oom", "budget"; "" while
+                               training (or cut short: its worker died) */
+    char    note[240];      /* "" or why it ended so, e.g. "out of memory on cuda:0 with ..." */
 };
 
 /* The training part of a candidate file. */
@@ -61,6 +65,25 @@ int  dse_rec_final(const struct dse_rec *r);
 enum dse_status dse_rec_read(const char *dir, const char *id, struct dse_rec *r, struct dse_err *err);
 /* Read a candidate file by path (dse status lists the directory). */
 enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err);
+
+/* Start an attempt (the oldest is dropped when DSE_REC_ATTEMPTS_MAX are kept) at epoch
+ * `from`; returns it. attempts_total counts it. */
+struct dse_rec_attempt *dse_rec_push_attempt(struct dse_rec *r, const char *worker, int64_t lease_gen, int threads,
+                                             const char *device, const char *precision, int from);
+
+/* Out-of-memory attempts in a row at the end of r's attempts: counted back from the last
+ * one while they ended "oom", stopping after one that finished an epoch (progress
+ * resets the count, as it does for --max-crashes). */
+int dse_rec_oom_streak(const struct dse_rec *r);
+
+/* The last attempt of r (there must be one) ran out of memory on `device` with free_mib
+ * free when the candidate was claimed, where it was given need_mib; why is the engine's
+ * message. The attempt ends "oom" with a note saying so. If that makes max_oom in a row
+ * (dse_rec_oom_streak), r is failed, failed_why naming the count, the memory and why;
+ * else it stays pending: re-queued, and whichever worker claims it next resumes it from
+ * its newest checkpoint. Returns 1 if r was failed. */
+int dse_rec_oom(struct dse_rec *r, const char *device, double free_mib, double need_mib, const char *why,
+                int max_oom);
 
 /* Set epoch e (0-based) and make n_epochs e + 1. */
 enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_rec_epoch *v, struct dse_err *err);

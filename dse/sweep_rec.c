@@ -13,6 +13,7 @@
 
 #include "base/fs.h"
 #include "dse/json_read.h"
+#include "engine/cuda/cuda.h"
 #include "engine/engine.h"
 
 static const char *const rec_status_names[DSE_REC_COUNT] = {
@@ -35,6 +36,50 @@ void dse_rec_deinit(struct dse_rec *r) {
 
 int dse_rec_final(const struct dse_rec *r) {
     return r->status != DSE_REC_PENDING;
+}
+
+struct dse_rec_attempt *dse_rec_push_attempt(struct dse_rec *r, const char *worker, int64_t lease_gen, int threads,
+                                             const char *device, const char *precision, int from) {
+    if (r->n_att == DSE_REC_ATTEMPTS_MAX) {
+        memmove(r->att, r->att + 1, sizeof r->att[0] * (DSE_REC_ATTEMPTS_MAX - 1));
+        r->n_att--;
+    }
+    struct dse_rec_attempt *a = &r->att[r->n_att++];
+    memset(a, 0, sizeof *a);
+    dse_strlcpy(a->worker, worker, sizeof a->worker);
+    dse_strlcpy(a->device, device, sizeof a->device);
+    dse_strlcpy(a->precision, precision, sizeof a->precision);
+    a->lease_gen = lease_gen;
+    a->threads = threads;
+    a->from_epoch = a->to_epoch = from;
+    r->att_total++;
+    return a;
+}
+
+int dse_rec_oom_streak(const struct dse_rec *r) {
+    int n = 0;
+    for (int i = r->n_att - 1; i >= 0 && !strcmp(r->att[i].end, "oom"); i--) {
+        n++;
+        if (r->att[i].to_epoch > r->att[i].from_epoch) break;
+    }
+    return n;
+}
+
+int dse_rec_oom(struct dse_rec *r, const char *device, double free_mib, double need_mib, const char *why,
+                int max_oom) {
+    DSE_ASSERT(r->n_att > 0);
+    struct dse_rec_attempt *a = &r->att[r->n_att - 1];
+    dse_strlcpy(a->end, "oom", sizeof a->end);
+    const int streak = dse_rec_oom_streak(r);
+    const int failed = streak >= max_oom;
+    snprintf(a->note, sizeof a->note, "out of memory on %s with %.0f MiB free at its claim (given %.0f MiB); %s",
+             device, free_mib, need_mib, failed ? "failed" : "re-queued");
+    if (failed) {
+        snprintf(r->failed_why, sizeof r->failed_why, "out of memory on a GPU %d times in a row (see --max-oom); "
+                 "the last on %s with %.0f MiB free, given %.0f MiB: %s", streak, device, free_mib, need_mib, why);
+        r->status = DSE_REC_FAILED;
+    }
+    return failed;
 }
 
 enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_rec_epoch *v, struct dse_err *err) {
@@ -135,6 +180,9 @@ enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct ds
         str_of(dse_json_get(o, "worker"), a->worker, sizeof a->worker);
         a->lease_gen = num_i(dse_json_get(o, "lease_gen"), 0);
         a->threads = (int)num_i(dse_json_get(o, "threads"), 0);
+        str_of(dse_json_get(o, "device"), a->device, sizeof a->device);
+        str_of(dse_json_get(o, "precision"), a->precision, sizeof a->precision);
+        str_of(dse_json_get(o, "note"), a->note, sizeof a->note);
         a->from_epoch = (int)num_i(dse_json_get(o, "from_epoch"), 0);
         a->to_epoch = (int)num_i(dse_json_get(o, "to_epoch"), 0);
         a->seconds = num_d(dse_json_get(o, "seconds"), 0);
@@ -176,6 +224,11 @@ static void put_fixed(FILE *f, double v, int decimals) {
 }
 
 static void put_str(FILE *f, const char *s) { dse_json_write_str(f, s, strlen(s)); }
+
+static void put_opt_str(FILE *f, const char *s) {
+    if (s[0]) put_str(f, s);
+    else fputs("null", f);
+}
 
 static void put_opt_int(FILE *f, int has, long long v) {
     if (has) fprintf(f, "%lld", v);
@@ -252,12 +305,18 @@ enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, const 
         const struct dse_rec_attempt *a = &r->att[i];
         fprintf(f, "%s\n    {\"worker\": ", i ? "," : "");
         put_str(f, a->worker);
-        fprintf(f, ", \"lease_gen\": %lld, \"threads\": %d, \"from_epoch\": %d, \"to_epoch\": %d, \"seconds\": ",
-                (long long)a->lease_gen, a->threads, a->from_epoch, a->to_epoch);
+        fprintf(f, ", \"lease_gen\": %lld, \"threads\": %d, \"device\": ", (long long)a->lease_gen, a->threads);
+        put_opt_str(f, a->device);
+        fputs(", \"precision\": ", f);
+        put_opt_str(f, a->precision);
+        fprintf(f, ", \"from_epoch\": %d, \"to_epoch\": %d, \"seconds\": ", a->from_epoch, a->to_epoch);
         put_fixed(f, a->seconds, 3);
         fputs(", \"end\": ", f);
-        if (a->end[0]) put_str(f, a->end);
-        else fputs("null", f);
+        put_opt_str(f, a->end);
+        if (a->note[0]) {
+            fputs(", \"note\": ", f);
+            put_str(f, a->note);
+        }
         fputc('}', f);
     }
     fprintf(f, "%s]\n}\n", r->n_att ? "\n  " : "");
@@ -302,8 +361,10 @@ void dse_plan_describe(const struct dse_sweep_plan *p, char *buf, int size) {
                           "top-1" : "Pareto rank on top-1 and model size");
     }
     if (n < size)
-        snprintf(buf + n, (size_t)(size - n), "; conv %s", p->conv == DSE_ALGO_AUTO ? "auto (timed once per candidate)" :
-                 dse_cpu_conv_algo_str(p->conv));
+        n += snprintf(buf + n, (size_t)(size - n), "; conv %s", p->conv == DSE_ALGO_AUTO ?
+                      "auto (timed once per candidate)" : dse_cpu_conv_algo_str(p->conv));
+    if (n < size && p->precision != DSE_CUDA_MATH_FP32) /* fp32, the CPU's, goes without saying */
+        snprintf(buf + n, (size_t)(size - n), "; precision %s (GPUs only)", dse_cuda_math_str(p->precision));
 }
 
 enum dse_status dse_plan_create(const char *dir, const struct dse_sweep_plan *p, const char *by, int *existed,
@@ -318,8 +379,10 @@ enum dse_status dse_plan_create(const char *dir, const struct dse_sweep_plan *p,
                      "  \"min_epochs\": %d,\n  \"rank\": \"%s\",\n  \"rungs\": [",
                      p->epochs, p->halving ? "true" : "false", p->eta, p->min_epochs, rank_str(p->rank));
     for (int k = 0; k < p->n_rungs; k++) n += snprintf(text + n, sizeof text - (size_t)n, "%s%d", k ? ", " : "", p->rungs[k]);
-    n += snprintf(text + n, sizeof text - (size_t)n, "],\n  \"conv\": \"%s\",\n  \"created\": \"%s\",\n  \"by\": ",
-                  p->conv == DSE_ALGO_AUTO ? "auto" : dse_cpu_conv_algo_str(p->conv), stamp);
+    n += snprintf(text + n, sizeof text - (size_t)n, "],\n  \"conv\": \"%s\",\n  \"precision\": \"%s\",\n"
+                  "  \"created\": \"%s\",\n  \"by\": ",
+                  p->conv == DSE_ALGO_AUTO ? "auto" : dse_cpu_conv_algo_str(p->conv), dse_cuda_math_str(p->precision),
+                  stamp);
     char *b = NULL;
     size_t bl = 0;
     FILE *f = open_memstream(&b, &bl);
@@ -367,6 +430,11 @@ enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *mi
     p->conv = DSE_ALGO_AUTO;
     for (int a = 0; a < DSE_CPU_CONV_COUNT; a++)
         if (!strcmp(buf, dse_cpu_conv_algo_str(a))) p->conv = a;
+    str_of(dse_json_get(root, "precision"), buf, sizeof buf); /* absent (plans made before GPUs): fp32 */
+    if (buf[0] && dse_cuda_math_parse(buf, &p->precision, NULL)) {
+        dse_json_free(doc);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"precision\": \"%s\" is not fp32 or tf32", path, buf);
+    }
     dse_json_free(doc);
     if (p->epochs < 1 || p->epochs > 1024)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"epochs\" must be 1 to 1024", path);
@@ -625,4 +693,22 @@ void dse_fmt_duration(char *buf, int size, double s) {
     else if (s < 60) snprintf(buf, (size_t)size, "%.0f s", s);
     else if (s < 3600) snprintf(buf, (size_t)size, "%dm %02ds", (int)(s / 60), (int)fmod(s, 60));
     else snprintf(buf, (size_t)size, "%dh %02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+/* ---- GPU placement ------------------------------------------------------------------------ */
+
+int64_t dse_sweep_gpu_need(int64_t estimate_bytes, int oom_streak) {
+    if (estimate_bytes < 0) estimate_bytes = 0;
+    if (oom_streak < 0) oom_streak = 0;
+    const double pct = 100.0 + DSE_SWEEP_GPU_MARGIN_PCT + 50.0 * oom_streak;
+    const double need = (double)estimate_bytes * pct / 100.0 + (double)DSE_SWEEP_GPU_MARGIN_BYTES;
+    return need >= 9.0e18 ? INT64_MAX : (int64_t)need;
+}
+
+enum dse_gpu_fit dse_sweep_gpu_fit(uint64_t free_bytes, uint64_t total_bytes, uint64_t held_bytes,
+                                   int64_t need_bytes) {
+    const uint64_t need = need_bytes > 0 ? (uint64_t)need_bytes : 0;
+    if (need > total_bytes) return DSE_GPU_NEVER;
+    const uint64_t avail = free_bytes > held_bytes ? free_bytes - held_bytes : 0;
+    return need <= avail ? DSE_GPU_FITS : DSE_GPU_WAIT;
 }

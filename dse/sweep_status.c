@@ -169,8 +169,10 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, struct dse_err *err) 
         char at[64] = "";
         if (c->lease.iters > 0)
             snprintf(at, sizeof at, " (epoch %d at %.0f%%)", c->lease.epoch + 1, 100.0 * c->lease.iter / c->lease.iters);
-        fprintf(f, "  %s  epochs %d -> %d of %d%s  on %s:%ld, renewed %.0f s ago\n", c->rec.id, c->rec.n_epochs, target,
-                plan.epochs, at, c->lease.host, c->lease.pid, now - c->lease.renewed);
+        char dev[32] = "";
+        if (c->lease.device[0]) snprintf(dev, sizeof dev, " (%s)", c->lease.device);
+        fprintf(f, "  %s  epochs %d -> %d of %d%s  on %s:%ld%s, renewed %.0f s ago\n", c->rec.id, c->rec.n_epochs,
+                target, plan.epochs, at, c->lease.host, c->lease.pid, dev, now - c->lease.renewed);
     }
     heading = 0;
     for (int i = 0; i < x.n; i++) {
@@ -179,6 +181,15 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, struct dse_err *err) 
         if (!heading++) fputs("Stale leases (worker presumed dead; the next worker takes the candidate over from its "
                               "last checkpoint):\n", f);
         fprintf(f, "  %s  %s:%ld, last renewed %.0f s ago\n", c->rec.id, c->lease.host, c->lease.pid, now - c->lease.renewed);
+    }
+    heading = 0;
+    for (int i = 0; i < x.n; i++) {
+        const struct dse_rec *r = &x.c[i].rec;
+        const int oom = dse_rec_oom_streak(r);
+        if (dse_rec_final(r) || !oom) continue;
+        if (!heading++) fputs("Re-queued after running out of GPU memory (each asks for more next time; "
+                              "--max-oom in a row fail it):\n", f);
+        fprintf(f, "  %s  %d in a row; last: %s\n", r->id, oom, r->att[r->n_att - 1].note);
     }
     heading = 0;
     for (int i = 0; i < x.n; i++) {

@@ -2,17 +2,21 @@
  * leases (dse/lease.c), train them with the engine (engine/train.h) from their last
  * checkpoint, write per-epoch results into the candidate files, and, with successive
  * halving, pause candidates at rungs and decide the rungs once every candidate of a rung
- * has reached it. docs/sweep-dir.md has the protocol and why each step is safe. */
+ * has reached it. With --gpus, each worker is bound to a GPU and claims only candidates
+ * whose memory estimate fits in what is free there; out of memory re-queues. The
+ * protocol and why each step is safe: docs/sweep-dir.md ("Sweeps on shared GPUs"). */
 #include "dse/sweep_impl.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +36,9 @@ void dse_sweep_opts_default(struct dse_sweep_opts *o) {
     o->threads = 1;
     o->lease_s = 60;
     o->max_crashes = 3;
+    o->per_gpu = 0; /* auto */
+    o->max_oom = 4;
+    o->plan.precision = DSE_CUDA_MATH_FP32;
 }
 
 /* ---- the worker's view of the sweep ---------------------------------------------------- */
@@ -44,12 +51,72 @@ struct cand {
     int64_t        lease_gen;  /* highest lease gen at the last scan; 0: none */
     int            live;       /* its lease looked held at the last scan */
     struct dse_lease_obs obs;  /* what this worker has seen of its lease */
+    int            est_known;
+    int64_t        est_bytes;  /* the analyzer's training memory at the training batch; -1 unknown */
 };
 
 struct idref {
     const char *id;
     int         i;
 };
+
+/* ---- GPUs shared by one command's workers ------------------------------------------------ */
+
+#define BOOK_SLOTS 512 /* workers one command may start */
+
+/* What the workers of one command share about their GPUs, in memory the command maps
+ * (shared) before it forks them: the device of each worker slot, the device memory each
+ * has promised to a candidate it claimed and has not allocated yet (two workers on one
+ * GPU would otherwise both count the same free memory), and each GPU's total once a
+ * worker has seen it. A robust process-shared mutex guards it, so a worker killed while
+ * holding it blocks nobody. Other commands and other users are not in it: cudaMemGetInfo
+ * counts their memory once they have allocated it, and a race with them ends at worst in
+ * an out-of-memory error, which re-queues the candidate. */
+struct gpu_book {
+    pthread_mutex_t mu;
+    int             slot_gpu[BOOK_SLOTS];
+    int64_t         slot_held[BOOK_SLOTS];
+    int             n_gpus;
+    int             gpu[DSE_SWEEP_GPUS_MAX];
+    uint64_t        total[DSE_SWEEP_GPUS_MAX]; /* 0: not seen yet */
+};
+
+static struct gpu_book *book_new(const struct dse_sweep_opts *o, struct dse_err *err) {
+    /* MAP_ANONYMOUS is not POSIX 2008; a shared mapping of /dev/zero is the same thing */
+    int fd = open("/dev/zero", O_RDWR);
+    if (fd < 0) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "/dev/zero: %s", strerror(errno)), NULL;
+    void *p = mmap(NULL, sizeof(struct gpu_book), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "mmap: %s", strerror(errno)), NULL;
+    struct gpu_book *b = p;
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    int rc = pthread_mutex_init(&b->mu, &a);
+    pthread_mutexattr_destroy(&a);
+    if (rc) {
+        munmap(p, sizeof *b);
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "pthread_mutex_init: %s", strerror(rc)), NULL;
+    }
+    b->n_gpus = o->n_gpus;
+    for (int g = 0; g < o->n_gpus; g++) b->gpu[g] = o->gpus[g];
+    return b;
+}
+
+static void book_free(struct gpu_book *b) {
+    if (!b) return;
+    pthread_mutex_destroy(&b->mu);
+    munmap(b, sizeof *b);
+}
+
+static void book_lock(struct gpu_book *b) {
+    if (pthread_mutex_lock(&b->mu) == EOWNERDEAD) pthread_mutex_consistent(&b->mu); /* its holder died */
+}
+
+static void book_unlock(struct gpu_book *b) {
+    pthread_mutex_unlock(&b->mu);
+}
 
 struct worker {
     const struct dse_space *s;
@@ -64,6 +131,15 @@ struct worker {
     struct dse_rung         rung[DSE_SWEEP_RUNGS_MAX];
     double                  deadline;    /* monotonic; 0: none */
     struct dse_tally        tally;       /* at the last refresh */
+    /* GPU workers (docs/sweep-dir.md, "Sweeps on shared GPUs") */
+    int                     gpu;         /* CUDA device index; -1: the CPU */
+    int                     slot;        /* this worker's slot in book */
+    struct gpu_book        *book;        /* shared with the command's other workers; NULL on the CPU */
+    int                     gpu_seen;    /* its memory was looked at (this process has a CUDA context) */
+    int64_t                 held;        /* bytes promised in book for a claim, not allocated yet */
+    double                  claim_free_mib, claim_need_mib; /* at the last claim */
+    int                     restart;     /* a CUDA error: leave, so that a fresh process (a fresh
+                                            CUDA context) takes this slot */
 };
 
 static void say(const struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -162,6 +238,98 @@ static void progress_text(const struct worker *w, int self, char *buf, int size)
     t.running += self;
     dse_fmt_duration(eta, sizeof eta, dse_tally_eta(&t));
     snprintf(buf, (size_t)size, "%d of %d finished, %d running, ETA %s", final, unpruned, t.running, eta);
+}
+
+/* ---- this worker's GPU ------------------------------------------------------------------ */
+
+#define MIB(b) ((double)(b) / 1048576.0)
+
+/* Its GPU as the worker sees it now. */
+struct gpu_view {
+    uint64_t free, total;  /* cudaMemGetInfo: the whole device, other processes included */
+    uint64_t held;         /* promised to this command's other workers on it, not allocated yet */
+};
+
+/* Under the book's lock: ask the device (the first time, this creates the process's CUDA
+ * context), add up what the other slots on it hold, publish its total. */
+static enum dse_status gpu_view_locked(struct worker *w, struct gpu_view *v, struct dse_err *err) {
+    size_t f = 0, t = 0;
+    enum dse_status st = dse_cuda_mem_info(w->gpu, &f, &t, err);
+    if (st == DSE_ERR_UNSUPPORTED) {
+        const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+        char msg[256];
+        dse_strlcpy(msg, err->msg, sizeof msg);
+        return dse_err_set(err, st, NULL, 0, "--gpus %d: %s (--gpus counts the devices this process sees: %s%s)",
+                           w->gpu, msg, vis ? "CUDA_VISIBLE_DEVICES=" : "CUDA_VISIBLE_DEVICES is not set",
+                           vis ? vis : "");
+    }
+    if (st) return st;
+    v->free = f, v->total = t, v->held = 0;
+    for (int k = 0; k < BOOK_SLOTS; k++)
+        if (k != w->slot && w->book->slot_gpu[k] == w->gpu && w->book->slot_held[k] > 0)
+            v->held += (uint64_t)w->book->slot_held[k];
+    for (int g = 0; g < w->book->n_gpus; g++)
+        if (w->book->gpu[g] == w->gpu) w->book->total[g] = t;
+    return DSE_OK;
+}
+
+static enum dse_status gpu_look(struct worker *w, struct gpu_view *v, struct dse_err *err) {
+    book_lock(w->book);
+    enum dse_status st = gpu_view_locked(w, v, err);
+    book_unlock(w->book);
+    if (!st && !w->gpu_seen) {
+        w->gpu_seen = 1;
+        say(w, "on cuda:%d: %.0f of %.0f MiB free", w->gpu, MIB(v->free), MIB(v->total));
+    }
+    return st;
+}
+
+/* Look again under the lock and, if need_bytes fits, promise it (*ok = 1): the other
+ * workers of this command then count it as taken until this one has allocated. */
+static enum dse_status gpu_reserve(struct worker *w, int64_t need_bytes, struct gpu_view *v, int *ok,
+                                   struct dse_err *err) {
+    book_lock(w->book);
+    enum dse_status st = gpu_view_locked(w, v, err);
+    *ok = !st && dse_sweep_gpu_fit(v->free, v->total, v->held, need_bytes) == DSE_GPU_FITS;
+    if (*ok) {
+        w->book->slot_held[w->slot] = w->held = need_bytes;
+        w->claim_free_mib = MIB(v->free - (v->held < v->free ? v->held : v->free));
+        w->claim_need_mib = MIB(need_bytes);
+    }
+    book_unlock(w->book);
+    return st;
+}
+
+/* The promise is kept until the candidate's memory is allocated (its first iterations
+ * ran) or its training ended. */
+static void gpu_unreserve(struct worker *w) {
+    if (!w->book || !w->held) return;
+    book_lock(w->book);
+    w->book->slot_held[w->slot] = w->held = 0;
+    book_unlock(w->book);
+}
+
+/* 1 if need_bytes is more than every GPU of this command has in all (each one's total
+ * known): no worker of it can ever train the candidate. 0 while some GPU is not known
+ * yet, or one is large enough (its workers will take it). */
+static int gpu_never_anywhere(struct worker *w, int64_t need_bytes) {
+    uint64_t most = 0;
+    int known = 1;
+    book_lock(w->book);
+    for (int g = 0; g < w->book->n_gpus; g++) {
+        known &= w->book->total[g] > 0;
+        if (w->book->total[g] > most) most = w->book->total[g];
+    }
+    book_unlock(w->book);
+    return known && need_bytes > 0 && (uint64_t)need_bytes > most;
+}
+
+static int64_t cand_estimate(struct worker *w, struct cand *c) {
+    if (!c->est_known) {
+        c->est_known = 1;
+        if (dse_sweep_train_mem(w->s, c->index, w->s->train.batch, &c->est_bytes, NULL)) c->est_bytes = -1;
+    }
+    return c->est_bytes;
 }
 
 /* ---- rung decisions -------------------------------------------------------------------- */
@@ -298,10 +466,11 @@ static void *heartbeat_main(void *arg) {
     return NULL;
 }
 
-static int heartbeat_start(struct heartbeat *h, const char *dir, const struct dse_lease *l) {
+static int heartbeat_start(struct heartbeat *h, const char *dir, const struct dse_lease *l, const char *device) {
     memset(h, 0, sizeof *h);
     h->dir = dir;
     h->lease = *l;
+    dse_strlcpy(h->lease.device, device, sizeof h->lease.device);
     h->interval = l->ttl_s / 10;
     atomic_init(&h->lost, 0);
     pthread_mutex_init(&h->mu, NULL);
@@ -366,6 +535,7 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     struct seg *sg = arg;
     struct worker *w = sg->w;
     struct dse_rec *r = &sg->c->rec;
+    gpu_unreserve(w); /* an iteration ran: its memory is allocated, and cudaMemGetInfo shows it */
     if (!p->done) { /* for dse status: where it is and how fast, in the next renewal */
         pthread_mutex_lock(&sg->hb->mu);
         sg->hb->epoch = p->epoch, sg->hb->iter = p->iter, sg->hb->iters = p->iters;
@@ -485,6 +655,19 @@ static void train_opts(const struct worker *w, struct dse_train_opts *o) {
     o->limit_train = t->limit_train;
     o->limit_test = t->limit_test;
     o->conv_algo = w->plan.conv;
+    if (w->gpu >= 0) {
+        o->dev.device.kind = DSE_DEVICE_CUDA;
+        o->dev.device.index = w->gpu;
+        o->dev.math = w->plan.precision;
+        o->conv_algo = DSE_ALGO_AUTO; /* the plan's conv is the CPU's; cuDNN's find chooses here */
+    }
+}
+
+/* "cpu" or "cuda:N": where this worker trains. */
+static const char *worker_device(const struct worker *w, char *buf, int size) {
+    if (w->gpu >= 0) snprintf(buf, (size_t)size, "cuda:%d", w->gpu);
+    else snprintf(buf, (size_t)size, "cpu");
+    return buf;
 }
 
 /* Release the lease; a failure only delays others until it expires. */
@@ -513,17 +696,9 @@ static enum dse_status commit(struct worker *w, struct cand *c, struct dse_lease
 }
 
 static void push_attempt(struct worker *w, struct dse_rec *r, const struct dse_lease *l, int from) {
-    if (r->n_att == DSE_REC_ATTEMPTS_MAX) {
-        memmove(r->att, r->att + 1, sizeof r->att[0] * (DSE_REC_ATTEMPTS_MAX - 1));
-        r->n_att--;
-    }
-    struct dse_rec_attempt *a = &r->att[r->n_att++];
-    memset(a, 0, sizeof *a);
-    dse_strlcpy(a->worker, w->name, sizeof a->worker);
-    a->lease_gen = l->gen;
-    a->threads = w->o.threads;
-    a->from_epoch = a->to_epoch = from;
-    r->att_total++;
+    char dev[16];
+    dse_rec_push_attempt(r, w->name, l->gen, w->o.threads, worker_device(w, dev, sizeof dev),
+                         dse_cuda_math_str(w->gpu >= 0 ? w->plan.precision : DSE_CUDA_MATH_FP32), from);
 }
 
 /* Train c from its newest checkpoint to `target` epochs (a rung, or R). Errors returned
@@ -560,7 +735,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
     }
     if (from < r->n_epochs) r->n_epochs = from; /* results past the checkpoint are computed again */
     if (from < target) {
-        if (w->plan.conv == DSE_ALGO_AUTO) {
+        if (w->plan.conv == DSE_ALGO_AUTO && w->gpu < 0) { /* on a GPU cuDNN chooses */
             snprintf(conv, sizeof conv, "%s/conv-t%d.txt", ckdir, o.threads);
             if ((st = pretime_conv(&net, &o, conv, err))) goto candidate_failed;
             o.conv_cache = conv;
@@ -571,7 +746,11 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         else snprintf(span, sizeof span, "epochs %d-%d", from + 1, target);
         for (int k = 0; k < w->plan.n_rungs; k++)
             if (w->plan.halving && w->plan.rungs[k] == target) snprintf(rung, sizeof rung, ", up to rung %d", k);
-        say(w, "%s: training %s of %d%s%s", c->id, span, w->plan.epochs, rung,
+        char where[80] = "", dev[16];
+        if (w->gpu >= 0)
+            snprintf(where, sizeof where, " on %s (%.0f MiB free, given %.0f)", worker_device(w, dev, sizeof dev),
+                     w->claim_free_mib, w->claim_need_mib);
+        say(w, "%s: training %s of %d%s%s%s", c->id, span, w->plan.epochs, rung, where,
             from ? " (resumed from its checkpoint)" : "");
         struct dse_train_result *res = malloc(sizeof *res);
         if (!res) {
@@ -580,7 +759,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         }
         struct heartbeat hb;
         struct seg sg = { w, c, &hb, l, target, dse_lease_mono(), 0, DSE_OK, { 0 } };
-        if (heartbeat_start(&hb, w->dir, l)) {
+        if (heartbeat_start(&hb, w->dir, l, worker_device(w, dev, sizeof dev))) {
             free(res);
             st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot start the heartbeat thread");
             goto out;
@@ -594,8 +773,9 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
             if (from > 0) ckpt_path(w, c->id, from, resume, sizeof resume);
             o.resume = from > 0 ? resume : NULL;
             st = dse_train_run(&net, &o, res, err);
-            /* a checkpoint that does not load (cut short by a full disk, say): the one before it */
-            if (st && from > 0 && strstr(err->msg, "checkpoint")) {
+            /* a checkpoint that does not load (cut short by a full disk, say): the one before it
+             * (not for want of memory: the checkpoint is fine) */
+            if (st && st != DSE_ERR_NOMEM && from > 0 && strstr(err->msg, "checkpoint")) {
                 char bad[4300];
                 say(w, "%s: %s; going back one checkpoint", c->id, err->msg);
                 snprintf(bad, sizeof bad, "%s.bad", resume);
@@ -609,10 +789,13 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
             break;
         }
         heartbeat_stop(&hb, l);
+        gpu_unreserve(w);
         if (!st && sg.wst) st = sg.wst, *err = sg.werr;
         if (st) {
             free(res);
             if (st == DSE_ERR_IO) goto out; /* the disk or the data: the worker's problem */
+            if (st == DSE_ERR_NOMEM && w->gpu >= 0) goto out_of_memory;
+            if (st == DSE_ERR_CUDA && w->gpu >= 0) w->restart = 1; /* its CUDA context may be unusable now */
             goto candidate_failed;
         }
         struct dse_rec_attempt *a = &r->att[r->n_att - 1];
@@ -658,6 +841,22 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
     prune_checkpoints(w, c->id, r->n_epochs);
     let_go(w, l);
     goto out;
+out_of_memory: {
+        /* Not the candidate's fault, most likely: other processes took the memory between the
+         * look and the allocation, or the estimate was low. It goes back to the queue with a
+         * note; the next claim asks for more (dse_sweep_gpu_need) and resumes it from its
+         * newest checkpoint. A lease released normally: no crash is counted. */
+        char msg[600], dev[16];
+        dse_err_format(err, msg, sizeof msg);
+        worker_device(w, dev, sizeof dev);
+        int failed = dse_rec_oom(r, dev, w->claim_free_mib, w->claim_need_mib, msg, w->o.max_oom);
+        if (failed) say(w, "%s failed: %s", c->id, r->failed_why);
+        else say(w, "%s: %s (%d in a row; --max-oom %d)", c->id, r->att[r->n_att - 1].note, dse_rec_oom_streak(r),
+                 w->o.max_oom);
+        memset(err, 0, sizeof *err);
+        if (!(st = commit(w, c, l, err))) let_go(w, l);
+        goto out;
+    }
 candidate_failed: {
         char msg[600];
         dse_err_format(err, msg, sizeof msg);
@@ -728,6 +927,7 @@ static enum dse_status worker_init(struct worker *w, const struct dse_space *s, 
     uint64_t *idx = NULL, n = 0;
     memset(w, 0, sizeof *w);
     w->s = s, w->dir = dir, w->o = *o, w->plan = *plan;
+    w->gpu = w->slot = -1;
     dse_lease_me_init(&w->me);
     snprintf(w->name, sizeof w->name, "%s:%ld", w->me.host, w->me.pid);
     w->deadline = deadline;
@@ -760,23 +960,61 @@ static void worker_deinit(struct worker *w) {
     free(w->by_id);
 }
 
+/* Having won c's lease on a GPU worker: the candidate needs need_bytes, more than any GPU
+ * of this command has: it can never be trained here. */
+static enum dse_status never_fits(struct worker *w, struct cand *c, struct dse_lease *l, int64_t need_bytes,
+                                  struct dse_err *err) {
+    enum dse_status st;
+    if ((st = dse_rec_read(w->dir, c->id, &c->rec, err))) return st;
+    c->read_ok = 1;
+    if (dse_rec_final(&c->rec)) {
+        let_go(w, l);
+        return DSE_OK;
+    }
+    uint64_t most = 0;
+    book_lock(w->book);
+    for (int g = 0; g < w->book->n_gpus; g++)
+        if (w->book->total[g] > most) most = w->book->total[g];
+    book_unlock(w->book);
+    const int streak = dse_rec_oom_streak(&c->rec);
+    char oom[80] = "";
+    if (streak) snprintf(oom, sizeof oom, ", asked for more after %d out-of-memory failure%s", streak,
+                         streak == 1 ? "" : "s");
+    snprintf(c->rec.failed_why, sizeof c->rec.failed_why, "needs about %.0f MiB of GPU memory (training estimate %.0f "
+             "MiB at batch %d, plus %d%% and %.0f MiB%s), more than the largest GPU of this sweep command has "
+             "(%.0f MiB in all)", MIB(need_bytes), MIB(c->est_bytes > 0 ? c->est_bytes : 0), w->s->train.batch,
+             DSE_SWEEP_GPU_MARGIN_PCT, MIB(DSE_SWEEP_GPU_MARGIN_BYTES), oom, MIB(most));
+    c->rec.status = DSE_REC_FAILED;
+    say(w, "%s failed: %s", c->id, c->rec.failed_why);
+    if (!(st = commit(w, c, l, err))) let_go(w, l);
+    return st;
+}
+
 /* The worker's loop: refresh, decide what rungs can be decided, claim the first
- * candidate (in grid order) that has work and a free lease, work on it; sleep a little
- * when nothing is free (others are training, or a rung waits for them). */
+ * candidate (in grid order) that has work and a free lease (and, on a GPU, fits in the
+ * memory free there now), work on it; sleep a little when nothing is free (others are
+ * training, or a rung waits for them, or the GPU is full). */
 static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
     enum dse_status st;
     double nap = 0.05;
-    int announced_wait = 0;
+    int announced_wait = 0; /* 1: nothing free; 2: nothing fits in the GPU's memory */
     for (;;) {
         if (w->deadline > 0 && dse_lease_mono() > w->deadline) {
             say(w, "time budget reached; stopping");
+            return DSE_OK;
+        }
+        if (w->restart) {
+            say(w, "leaving after a CUDA error; a fresh worker process takes its place");
             return DSE_OK;
         }
         if ((st = refresh(w, err))) return st;
         for (int k = 0; k < w->plan.n_rungs; k++)
             if ((st = try_decide(w, k, err))) return st;
         if (all_final(w)) return DSE_OK;
-        int worked = 0;
+        int worked = 0, looked = 0;
+        struct gpu_view view = { 0, 0, 0 };
+        struct cand *waits = NULL;       /* the smallest candidate that waits for memory */
+        int64_t wait_need = 0;
         for (int i = 0; i < w->n && !worked; i++) {
             struct cand *c = &w->c[i];
             int target, rung, have;
@@ -784,16 +1022,38 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
             struct dse_lease cur, mine;
             if (dse_sweep_next(&c->rec, &w->plan, w->rung, &target, &rung) <= DSE_ACT_WAIT) continue;
             if (!lease_free(w, c, &cur, &have, &why)) continue;
+            int64_t need = 0;
+            enum dse_gpu_fit fit = DSE_GPU_FITS;
+            if (w->gpu >= 0) { /* claim only what fits now: decided here, at claim time */
+                if (!looked && (st = gpu_look(w, &view, err))) return st;
+                looked = 1;
+                need = dse_sweep_gpu_need(cand_estimate(w, c), dse_rec_oom_streak(&c->rec));
+                fit = dse_sweep_gpu_fit(view.free, view.total, view.held, need);
+                if (fit == DSE_GPU_NEVER && !gpu_never_anywhere(w, need)) continue; /* for a larger GPU */
+                int ok = 0;
+                if (fit == DSE_GPU_FITS && (st = gpu_reserve(w, need, &view, &ok, err))) return st;
+                if (fit != DSE_GPU_NEVER && !ok) {
+                    if (!waits || need < wait_need) waits = c, wait_need = need;
+                    continue;
+                }
+            }
             int crashes = 0;
             if (have && !cur.released) /* its worker died: count it if it had made no progress */
                 crashes = c->rec.n_epochs <= cur.epochs_at_claim ? cur.crashes + 1 : 1;
             int won;
             if ((st = dse_lease_claim(w->dir, c->id, c->lease_gen, &w->me, w->o.lease_s, crashes, c->rec.n_epochs,
-                                      &mine, &won, err)))
+                                      &mine, &won, err))) {
+                gpu_unreserve(w);
                 return st;
-            if (!won) continue;
+            }
+            if (!won) {
+                gpu_unreserve(w);
+                continue;
+            }
             if (have && !cur.released) say(w, "%s: taking over from %s:%ld (%s)", c->id, cur.host, cur.pid, why);
-            if ((st = work_on(w, c, &mine, crashes, err))) {
+            st = fit == DSE_GPU_NEVER ? never_fits(w, c, &mine, need, err) : work_on(w, c, &mine, crashes, err);
+            gpu_unreserve(w);
+            if (st) {
                 let_go(w, &mine);
                 return st;
             }
@@ -804,7 +1064,13 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
             nap = 0.05;
             continue;
         }
-        if (!announced_wait) {
+        if (waits && announced_wait != 2) {
+            say(w, "nothing fits on cuda:%d now: %s needs %.0f MiB (training estimate %.0f MiB at batch %d, plus "
+                "margin), %.0f MiB are free and %.0f MiB promised to this command's other workers there; waiting "
+                "for memory", w->gpu, waits->id, MIB(wait_need), MIB(waits->est_bytes > 0 ? waits->est_bytes : 0),
+                w->s->train.batch, MIB(view.free), MIB(view.held));
+            announced_wait = 2;
+        } else if (!waits && announced_wait != 1) {
             char prog[200];
             progress_text(w, 0, prog, sizeof prog);
             say(w, "nothing free to train; waiting for other workers (%s)", prog);
@@ -815,16 +1081,20 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
     }
 }
 
+/* One worker, in this process: on the CPU (book NULL), or on the GPU of book's slot.
+ * *restart = 1 if it left after a CUDA error (a fresh process should take its place). */
 static enum dse_status worker_run(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
-                                  const struct dse_sweep_plan *plan, double deadline, int *finished,
-                                  struct dse_err *err) {
+                                  const struct dse_sweep_plan *plan, double deadline, struct gpu_book *book,
+                                  int slot, int *finished, int *restart, struct dse_err *err) {
     struct worker w;
     enum dse_status st = worker_init(&w, s, dir, o, plan, deadline, err);
+    if (!st && book) w.book = book, w.slot = slot, w.gpu = book->slot_gpu[slot];
     if (!st) st = worker_loop(&w, err);
     if (!st && finished) {
         st = refresh(&w, err);
         *finished = !st && all_final(&w);
     }
+    if (restart) *restart = w.restart;
     worker_deinit(&w);
     return st;
 }
@@ -862,6 +1132,9 @@ static enum dse_status settle_plan(const struct dse_space *s, const char *dir, c
     else if (o->set_rank && have.halving && want.rank != have.rank)
         clash = "--rank", snprintf(a, sizeof a, "%s", have.rank == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto"),
         snprintf(b, sizeof b, "%s", want.rank == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto");
+    else if (o->set_precision && want.precision != have.precision)
+        clash = "--precision", snprintf(a, sizeof a, "%s", dse_cuda_math_str(have.precision)),
+        snprintf(b, sizeof b, "%s", dse_cuda_math_str(want.precision));
     else if (o->set_conv && want.conv != have.conv)
         clash = "--conv", snprintf(a, sizeof a, "%s", have.conv == DSE_ALGO_AUTO ? "auto" : dse_cpu_conv_algo_str(have.conv)),
         snprintf(b, sizeof b, "%s", want.conv == DSE_ALGO_AUTO ? "auto" : dse_cpu_conv_algo_str(want.conv));
@@ -869,40 +1142,186 @@ static enum dse_status settle_plan(const struct dse_space *s, const char *dir, c
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s/plan.json: this sweep was started with %s %s, and this "
                            "command gives %s; give the same value or leave it out (or use another --out)",
                            dir, clash, a, b);
+    if (have.precision != DSE_CUDA_MATH_FP32 && !o->n_gpus)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s/plan.json: this sweep trains with --precision %s, which "
+                           "only GPUs compute; give --gpus (or use another --out)", dir,
+                           dse_cuda_math_str(have.precision));
     *plan = have;
     return DSE_OK;
 }
 
-/* A child process running one worker; its pid, or -1. */
+/* ---- GPUs: what this process may know before it forks ------------------------------------ */
+
+#define PROBE_LINE 400
+
+/* The CUDA devices as a child process sees them: their number, why there is none, and a
+ * line of facts for each of the first n_info. The child initializes CUDA and exits; this
+ * process must not (CUDA does not survive fork(), and the workers are forked later). */
+static enum dse_status probe_gpus(int *count, char *why, int why_size, char (*info)[PROBE_LINE], int n_info,
+                                  struct dse_err *err) {
+    int fd[2];
+    *count = 0;
+    why[0] = '\0';
+    if (pipe(fd)) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t p = fork();
+    if (p < 0) {
+        close(fd[0]), close(fd[1]);
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "fork: %s", strerror(errno));
+    }
+    if (p == 0) {
+        char line[PROBE_LINE + 16], reason[256] = "";
+        close(fd[0]);
+        const int n = dse_cuda_device_count(reason, (int)sizeof reason);
+        FILE *f = fdopen(fd[1], "w");
+        if (!f) _exit(1);
+        for (char *q = reason; *q; q++) if (*q == '\n') *q = ' ';
+        fprintf(f, "%d\n%s\n", n, reason);
+        for (int i = 0; i < n && i < n_info; i++) {
+            struct dse_err e = { 0 };
+            if (dse_cuda_device_info(i, line, (int)sizeof line, &e)) dse_strlcpy(line, e.msg, (int)sizeof line);
+            for (char *q = line; *q; q++) if (*q == '\n') *q = ' ';
+            fprintf(f, "%s\n", line);
+        }
+        fclose(f);
+        _exit(0);
+    }
+    close(fd[1]);
+    FILE *f = fdopen(fd[0], "r");
+    char line[PROBE_LINE + 16];
+    int got = 0;
+    if (f && fgets(line, sizeof line, f)) {
+        *count = atoi(line);
+        got = 1;
+        if (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = '\0';
+            dse_strlcpy(why, line, why_size);
+        }
+        for (int i = 0; i < *count && i < n_info && fgets(line, sizeof line, f); i++) {
+            line[strcspn(line, "\n")] = '\0';
+            dse_strlcpy(info[i], line, PROBE_LINE);
+        }
+    }
+    if (f) fclose(f);
+    else close(fd[0]);
+    int status;
+    while (waitpid(p, &status, 0) < 0 && errno == EINTR) {}
+    if (!got)
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "the process that looks for CUDA devices died (%s %d)",
+                           WIFSIGNALED(status) ? "signal" : "exit status",
+                           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    return DSE_OK;
+}
+
+enum dse_status dse_sweep_gpus_check(struct dse_sweep_opts *o, FILE *log, struct dse_err *err) {
+    if (!o->n_gpus && !o->gpus_all) return DSE_OK;
+    if (!strstr(dse_engine_backends(), "cuda"))
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "--gpus: this dse was built without the CUDA backend "
+                           "(docs/gpu.md, Building)");
+    static char info[DSE_SWEEP_GPUS_MAX][PROBE_LINE];
+    char why[256];
+    int count;
+    enum dse_status st = probe_gpus(&count, why, sizeof why, info, DSE_SWEEP_GPUS_MAX, err);
+    if (st) return st;
+    if (count <= 0) return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "--gpus: no CUDA device (%s)", why);
+    if (o->gpus_all) {
+        o->n_gpus = count < DSE_SWEEP_GPUS_MAX ? count : DSE_SWEEP_GPUS_MAX;
+        for (int g = 0; g < o->n_gpus; g++) o->gpus[g] = g;
+    }
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    for (int g = 0; g < o->n_gpus; g++)
+        if (o->gpus[g] >= count)
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--gpus: there is no CUDA device %d: this process sees "
+                               "%d (0 to %d), numbered %s%s", o->gpus[g], count, count - 1,
+                               vis ? "from 0 in the order of CUDA_VISIBLE_DEVICES=" :
+                               "as the driver does (CUDA_VISIBLE_DEVICES is not set)", vis ? vis : "");
+    for (int g = 0; log && g < o->n_gpus; g++)
+        fprintf(log, "dse sweep: cuda:%d: %s\n", o->gpus[g], o->gpus[g] < DSE_SWEEP_GPUS_MAX ? info[o->gpus[g]] : "");
+    if (log) fflush(log);
+    return DSE_OK;
+}
+
+/* ---- the processes ------------------------------------------------------------------------- */
+
+#define EXIT_RESTART 3 /* a worker that left after a CUDA error: start a fresh one in its slot */
+
+/* A child process running one worker (on the GPU of book's slot, if book); its pid, or -1. */
 static pid_t spawn_worker(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
-                          const struct dse_sweep_plan *plan, double deadline) {
+                          const struct dse_sweep_plan *plan, double deadline, struct gpu_book *book, int slot) {
     fflush(NULL); /* nothing buffered twice */
     pid_t p = fork();
     if (p != 0) return p;
     struct dse_err e = { 0 };
-    enum dse_status st = worker_run(s, dir, o, plan, deadline, NULL, &e);
+    int restart = 0;
+    enum dse_status st = worker_run(s, dir, o, plan, deadline, book, slot, NULL, &restart, &e);
     if (st) {
         char msg[700];
         fprintf(stderr, "dse sweep: worker %ld: %s\n", (long)getpid(), dse_err_format(&e, msg, sizeof msg));
     }
     fflush(NULL);
-    _exit(st ? 1 : 0);
+    _exit(st ? 1 : restart ? EXIT_RESTART : 0);
+}
+
+/* Workers per GPU for --per-gpu auto: DSE_SWEEP_PER_GPU_AUTO, but no more than the CPU
+ * cores per GPU (each worker feeds its GPU from a core) nor the candidates left per GPU. */
+static int per_gpu_auto(int n_gpus, int left) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int k = DSE_SWEEP_PER_GPU_AUTO;
+    if (cpus > 0 && cpus / n_gpus < k) k = (int)(cpus / n_gpus);
+    if ((left + n_gpus - 1) / n_gpus < k) k = (left + n_gpus - 1) / n_gpus;
+    return k < 1 ? 1 : k;
 }
 
 enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
                                 int *finished, struct dse_err *err) {
     struct dse_sweep_plan plan;
     struct dse_data_files files;
+    struct gpu_book *book = NULL;
     enum dse_status st;
     *finished = 0;
     if (!s->train.present)
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "the space has no train section; add train = { dataset "
                            "= \"fashion-mnist\"; epochs = 5; ... } (docs/space-format.md) or use --analytic-only");
-    if (o->workers < 1 || o->threads < 1 || !(o->lease_s > 0) || o->max_crashes < 1)
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "workers, threads, max crashes must be >= 1 and the lease > 0");
+    if (o->workers < 1 || o->threads < 1 || !(o->lease_s > 0) || o->max_crashes < 1 || o->max_oom < 1 ||
+        o->per_gpu < 0)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "workers, threads, max crashes, max oom must be >= 1, "
+                           "per_gpu >= 0 and the lease > 0");
+    if (o->gpus_all && !o->n_gpus)
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "--gpus all: call dse_sweep_gpus_check first");
     if ((st = dse_data_locate(engine_dataset(s->train.dataset), o->data_root, &files, err))) return st;
     if ((st = settle_plan(s, dir, o, &plan, err))) return st;
-    if (o->log) {
+    struct worker w;
+    int n_workers = o->workers;
+    if (o->n_gpus) {
+        int left = 0, per = o->per_gpu;
+        if (!per) { /* auto: no more workers than candidates left (read from the files; no CUDA here) */
+            if ((st = worker_init(&w, s, dir, o, &plan, 0, err))) return st;
+            st = refresh(&w, err);
+            for (int i = 0; i < w.n; i++) left += !dse_rec_final(&w.c[i].rec);
+            worker_deinit(&w);
+            if (st) return st;
+            per = per_gpu_auto(o->n_gpus, left);
+        }
+        n_workers = o->n_gpus * per;
+        if (n_workers > BOOK_SLOTS)
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%d GPUs x %d workers: at most %d workers per command",
+                               o->n_gpus, per, BOOK_SLOTS);
+        if (!(book = book_new(o, err))) return err ? err->code : DSE_ERR_NOMEM;
+        for (int k = 0; k < BOOK_SLOTS; k++) book->slot_gpu[k] = -1;
+        for (int k = 0; k < n_workers; k++) book->slot_gpu[k] = o->gpus[k % o->n_gpus]; /* spread first */
+        if (o->log) {
+            char desc[400], list[300] = "";
+            int n = 0;
+            dse_plan_describe(&plan, desc, sizeof desc);
+            for (int g = 0; g < o->n_gpus && n < (int)sizeof list - 16; g++)
+                n += snprintf(list + n, sizeof list - (size_t)n, "%scuda:%d", g ? ", " : "", o->gpus[g]);
+            fprintf(o->log, "dse sweep: %s: %s; precision %s; %s x %d worker%s each (%s), %d thread%s each; a worker "
+                    "claims a candidate only when it fits in its GPU's free memory\n", dir, desc,
+                    dse_cuda_math_str(plan.precision), list, per, per == 1 ? "" : "s",
+                    o->per_gpu ? "--per-gpu" : "--per-gpu auto", o->threads, o->threads == 1 ? "" : "s");
+            fflush(o->log);
+        }
+    } else if (o->log) {
         char desc[400];
         dse_plan_describe(&plan, desc, sizeof desc);
         fprintf(o->log, "dse sweep: %s: %s; %d worker%s x %d thread%s\n", dir, desc, o->workers,
@@ -912,16 +1331,20 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
     /* one deadline for every worker of this command, restarted ones too (the monotonic
      * clock is the machine's, shared by the children) */
     double deadline = o->hours > 0 ? dse_lease_mono() + o->hours * 3600 : 0;
-    if (o->workers == 1) return worker_run(s, dir, o, &plan, deadline, finished, err);
+    if (n_workers == 1 && !book) return worker_run(s, dir, o, &plan, deadline, NULL, -1, finished, NULL, err);
 
-    /* Several workers: child processes, each the same loop as a lone worker. A child
+    /* Several workers, or GPU workers (always processes of their own, so that this one
+     * never touches CUDA): child processes, each the same loop as a lone worker. A child
      * that dies (killed, crashed) is replaced while work remains; its candidate is taken
      * over at once (same host: its pid is gone). */
-    pid_t *kids = calloc((size_t)o->workers, sizeof *kids);
-    if (!kids) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    pid_t *kids = calloc((size_t)n_workers, sizeof *kids);
+    if (!kids) {
+        book_free(book);
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    }
     int alive = 0, restarts = 0, failed = 0;
-    for (int k = 0; k < o->workers; k++) {
-        if ((kids[k] = spawn_worker(s, dir, o, &plan, deadline)) < 0) {
+    for (int k = 0; k < n_workers; k++) {
+        if ((kids[k] = spawn_worker(s, dir, o, &plan, deadline, book, k)) < 0) {
             st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot start a worker process: %s", strerror(errno));
             break;
         }
@@ -935,32 +1358,39 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
             break;
         }
         int k = 0;
-        while (k < o->workers && kids[k] != p) k++;
-        if (k == o->workers) continue;
+        while (k < n_workers && kids[k] != p) k++;
+        if (k == n_workers) continue;
         alive--;
         kids[k] = 0;
-        if (WIFEXITED(status)) {
+        if (book) { /* what it promised on its GPU is nobody's now */
+            book_lock(book);
+            book->slot_held[k] = 0;
+            book_unlock(book);
+        }
+        const int again = WIFEXITED(status) && WEXITSTATUS(status) == EXIT_RESTART;
+        if (WIFEXITED(status) && !again) {
             failed += WEXITSTATUS(status) != 0;
             continue;
         }
-        if (restarts >= 2 * o->workers || st) {
+        if (restarts >= 2 * n_workers || st) {
             failed++;
             continue;
         }
         if (o->log) {
-            fprintf(o->log, "dse sweep: worker %ld died (signal %d); starting another\n", (long)p,
-                    WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+            if (again) fprintf(o->log, "dse sweep: worker %ld left after a CUDA error; starting another\n", (long)p);
+            else fprintf(o->log, "dse sweep: worker %ld died (signal %d); starting another\n", (long)p,
+                         WIFSIGNALED(status) ? WTERMSIG(status) : 0);
             fflush(o->log);
         }
-        if ((kids[k] = spawn_worker(s, dir, o, &plan, deadline)) > 0) alive++, restarts++;
+        if ((kids[k] = spawn_worker(s, dir, o, &plan, deadline, book, k)) > 0) alive++, restarts++;
         else failed++;
     }
     free(kids);
+    book_free(book);
     if (st) return st;
     if (failed) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "%d worker%s failed (see above)", failed,
                                    failed == 1 ? "" : "s");
     /* what the workers left */
-    struct worker w;
     if ((st = worker_init(&w, s, dir, o, &plan, 0, err))) return st;
     st = refresh(&w, err);
     *finished = !st && all_final(&w);

@@ -89,6 +89,12 @@ enum dse_status dse_cuda_device_info(int device, char *buf, int size, struct dse
     return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s", NO_CUDA);
 }
 
+enum dse_status dse_cuda_mem_info(int device, size_t *free_bytes, size_t *total_bytes, struct dse_err *err) {
+    (void)device;
+    *free_bytes = *total_bytes = 0;
+    return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s", NO_CUDA);
+}
+
 enum dse_status dse_cuda_ctx_init(struct dse_cuda_ctx *cx, int device, uint64_t seed, struct dse_err *err) {
     memset(cx, 0, sizeof *cx);
     dse_err_set(&cx->err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s", NO_CUDA);

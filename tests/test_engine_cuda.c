@@ -562,6 +562,13 @@ static void conv_cases(enum dse_cuda_math math, double tol, int trials) {
 
 static void test_conv(void) { conv_cases(DSE_CUDA_MATH_FP32, TOL_CONV, 24); }
 static void test_conv_tf32(void) { conv_cases(DSE_CUDA_MATH_TF32, TOL_TF32, 6); }
+/* The same shapes through cuDNN's legacy API (its 8 algorithms), which the engine falls
+ * back to when the graph API offers no engine for a shape. */
+static void test_conv_legacy(void) {
+    P->gx.legacy_conv = 1;
+    conv_cases(DSE_CUDA_MATH_FP32, TOL_CONV, 12);
+    P->gx.legacy_conv = 0;
+}
 
 /* SqueezeNet's shapes at a real size: fire expand 3x3 into its concat slice, conv1. */
 static void test_conv_squeezenet(void) {
@@ -836,17 +843,22 @@ static void test_conv_cache(void) {
     struct fx f;
     if (!infer_layer(&l, 1, 4, 10, 10) || !fx_init(P, &f, &l, 2, 1, NULL, 0, 3)) return;
     struct dse_cuda_conv_choice c;
-    const int64_t finds = P->gx.stats.conv_finds;
+    const int64_t finds = P->gx.stats.conv_finds, graph = P->gx.stats.conv_graph_found;
     CHECK_OK(dse_cuda_conv2d_choose(&P->gx, &f.gn, &c));
     CHECK(c.algo_fwd >= 0 && c.algo_bwd_data >= 0 && c.algo_bwd_filter >= 0);
+    /* A plain 3x3 conv has graph-API engines in every direction (conv_graph.c); whether
+     * they beat the legacy API's best depends on the GPU. */
+    CHECK_INT_EQ(P->gx.stats.conv_graph_found - graph, 3);
     const int64_t after = P->gx.stats.conv_finds;
     CHECK(after - finds <= 3);
     CHECK_OK(dse_cuda_forward(&P->gx, &f.gn));
     CHECK_OK(dse_cuda_backward(&P->gx, &f.gn));
     CHECK_INT_EQ(P->gx.stats.conv_finds, after);
-    printf("  3x3 conv N2 4x10x10 -> 8: fwd %s (%.3f ms), bwd data %s (%.3f ms), bwd filter %s (%.3f ms)\n",
-           dse_cuda_conv_algo_str(0, c.algo_fwd), (double)c.ms_fwd, dse_cuda_conv_algo_str(1, c.algo_bwd_data),
-           (double)c.ms_bwd_data, dse_cuda_conv_algo_str(2, c.algo_bwd_filter), (double)c.ms_bwd_filter);
+    printf("  3x3 conv N2 4x10x10 -> 8: fwd %s %d (%.3f ms), bwd data %s %d (%.3f ms), bwd filter %s %d (%.3f ms)\n",
+           dse_cuda_conv_algo_str(0, c.algo_fwd), c.algo_fwd % DSE_CUDA_CONV_ENGINE, (double)c.ms_fwd,
+           dse_cuda_conv_algo_str(1, c.algo_bwd_data), c.algo_bwd_data % DSE_CUDA_CONV_ENGINE, (double)c.ms_bwd_data,
+           dse_cuda_conv_algo_str(2, c.algo_bwd_filter), c.algo_bwd_filter % DSE_CUDA_CONV_ENGINE,
+           (double)c.ms_bwd_filter);
     fx_deinit(P, &f);
 }
 
@@ -1198,6 +1210,7 @@ static const struct cuda_case cases[] = {
     { "op-conv",           test_conv,            1 },
     { "op-conv-squeezenet", test_conv_squeezenet, 1 },
     { "op-conv-tf32",      test_conv_tf32,       1 },
+    { "op-conv-legacy",    test_conv_legacy,     1 },
     { "op-no-tf32",        test_no_tf32,         1 },
     { "op-maxpool",        test_maxpool,         1 },
     { "op-maxpool-ties",   test_maxpool_ties,    1 },

@@ -5,8 +5,10 @@
  * workers killed with SIGKILL at random moments and restarted give the same final
  * records and report as an uninterrupted run, bit for bit (sweep-crash), a worker
  * stopped past its lease cannot overwrite the one that took over (sweep-stall), and a
- * diverging candidate is recorded without NaN (sweep-diverge). Seed of the kill times:
- * DSE_CRASH_SEED (printed). */
+ * diverging candidate is recorded without NaN (sweep-diverge); GPU placement (gpu-fit),
+ * the out-of-memory re-queue bookkeeping (gpu-oom) and `dse sweep --gpus` (sweep-gpus:
+ * on a machine without a CUDA device, the clear refusal; with one, a sweep on it). Seed
+ * of the kill times: DSE_CRASH_SEED (printed). */
 #include "dse/sweep_impl.h"
 
 #include <dirent.h>
@@ -24,6 +26,7 @@
 #include "base/fs.h"
 #include "base/pcg32.h"
 #include "dse/json_read.h"
+#include "engine/cuda/cuda.h"
 #include "tests/check.h"
 
 #ifndef DSE_BINARY
@@ -427,6 +430,242 @@ static void test_plan(void) {
     dse_rec_deinit(&r);
 }
 
+/* ---- GPUs ------------------------------------------------------------------------------ */
+
+#define MiB ((int64_t)1 << 20)
+#define GiB ((int64_t)1 << 30)
+
+/* Placement: what a candidate asks for, and fits / wait / never against a device. */
+static void test_gpu_fit(void) {
+    /* 768 MiB for the handles and conv workspace, plus 10% of the estimate; each
+     * out-of-memory failure in a row adds half the estimate */
+    CHECK_INT_EQ(DSE_SWEEP_GPU_MARGIN_BYTES, 768 * MiB);
+    CHECK_INT_EQ(dse_sweep_gpu_need(0, 0), 768 * MiB);
+    CHECK_INT_EQ(dse_sweep_gpu_need(-1, 0), 768 * MiB); /* unknown estimate */
+    CHECK_INT_EQ(dse_sweep_gpu_need(1000 * MiB, 0), 1100 * MiB + 768 * MiB);
+    CHECK_INT_EQ(dse_sweep_gpu_need(1000 * MiB, 1), 1600 * MiB + 768 * MiB);
+    CHECK_INT_EQ(dse_sweep_gpu_need(1000 * MiB, 2), 2100 * MiB + 768 * MiB);
+    CHECK(dse_sweep_gpu_need(INT64_MAX / 2, 3) == INT64_MAX); /* saturates, never wraps */
+    /* an 80 GiB device with 10 GiB free */
+    const uint64_t total = 80 * GiB, free_b = 10 * GiB;
+    CHECK_INT_EQ(dse_sweep_gpu_fit(free_b, total, 0, 2 * GiB), DSE_GPU_FITS);
+    CHECK_INT_EQ(dse_sweep_gpu_fit(free_b, total, 0, 10 * GiB), DSE_GPU_FITS);      /* exactly what is free */
+    CHECK_INT_EQ(dse_sweep_gpu_fit(free_b, total, 0, 10 * GiB + 1), DSE_GPU_WAIT);
+    /* what the command's other workers on it have claimed and not yet allocated is not free */
+    CHECK_INT_EQ(dse_sweep_gpu_fit(free_b, total, 9 * GiB, 2 * GiB), DSE_GPU_WAIT);
+    CHECK_INT_EQ(dse_sweep_gpu_fit(free_b, total, 8 * GiB, 2 * GiB), DSE_GPU_FITS);
+    CHECK_INT_EQ(dse_sweep_gpu_fit(free_b, total, 20 * GiB, 1), DSE_GPU_WAIT);      /* no underflow */
+    /* more than the whole device: never, however much is free */
+    CHECK_INT_EQ(dse_sweep_gpu_fit(total, total, 0, 80 * GiB), DSE_GPU_FITS);
+    CHECK_INT_EQ(dse_sweep_gpu_fit(total, total, 0, 80 * GiB + 1), DSE_GPU_NEVER);
+    CHECK_INT_EQ(dse_sweep_gpu_fit(0, total, 0, 81 * GiB), DSE_GPU_NEVER);
+    /* a full device: wait (other users' processes are respected) */
+    CHECK_INT_EQ(dse_sweep_gpu_fit(0, total, 0, 1), DSE_GPU_WAIT);
+    CHECK_INT_EQ(dse_sweep_gpu_fit(0, total, 0, 0), DSE_GPU_FITS);
+    /* a candidate whose estimate was too low: after OOMs it asks for more until it waits */
+    const int64_t est = 6 * GiB; /* needs 7.35 GiB, then 10.35 GiB */
+    CHECK_INT_EQ(dse_sweep_gpu_fit(free_b, total, 0, dse_sweep_gpu_need(est, 0)), DSE_GPU_FITS);
+    CHECK_INT_EQ(dse_sweep_gpu_fit(free_b, total, 0, dse_sweep_gpu_need(est, 1)), DSE_GPU_WAIT);
+    CHECK_INT_EQ(dse_sweep_gpu_fit(total, total, 0, dse_sweep_gpu_need(est, 40)), DSE_GPU_NEVER);
+}
+
+/* Out of memory: the attempt ends "oom" with a note, the candidate stays pending
+ * (re-queued) until --max-oom in a row, then fails naming why; progress or another end
+ * resets the count; the attempts' device, precision and note survive the file. */
+static void test_gpu_oom(void) {
+    struct dse_rec r;
+    dse_rec_init(&r);
+    strcpy(r.id, "c1");
+    struct dse_rec_attempt *a = dse_rec_push_attempt(&r, "h:1", 1, 1, "cuda:0", "fp32", 0);
+    CHECK_STR_EQ(a->device, "cuda:0");
+    CHECK_INT_EQ(r.att_total, 1);
+    CHECK_INT_EQ(dse_rec_oom_streak(&r), 0);
+    CHECK_INT_EQ(dse_rec_oom(&r, "cuda:0", 1234, 900, "cudaMalloc: cudaErrorMemoryAllocation", 3), 0);
+    CHECK_INT_EQ(r.status, DSE_REC_PENDING);
+    CHECK_STR_EQ(r.att[0].end, "oom");
+    CHECK_STR_EQ(r.att[0].note, "out of memory on cuda:0 with 1234 MiB free at its claim (given 900 MiB); re-queued");
+    CHECK_INT_EQ(dse_rec_oom_streak(&r), 1);
+    dse_rec_push_attempt(&r, "h:2", 2, 1, "cuda:1", "fp32", 0);
+    CHECK_INT_EQ(dse_rec_oom_streak(&r), 0); /* the new attempt has not ended */
+    CHECK_INT_EQ(dse_rec_oom(&r, "cuda:1", 2000, 1400, "x", 3), 0);
+    CHECK_INT_EQ(dse_rec_oom_streak(&r), 2);
+    /* an attempt that finished an epoch before running out: the count starts again there */
+    a = dse_rec_push_attempt(&r, "h:3", 3, 1, "cuda:0", "fp32", 0);
+    a->to_epoch = 1;
+    CHECK_INT_EQ(dse_rec_oom(&r, "cuda:0", 3000, 1900, "x", 3), 0);
+    CHECK_INT_EQ(dse_rec_oom_streak(&r), 1);
+    dse_rec_push_attempt(&r, "h:3", 4, 1, "cuda:0", "fp32", 1);
+    CHECK_INT_EQ(dse_rec_oom(&r, "cuda:0", 3000, 2400, "x", 3), 0);
+    CHECK_INT_EQ(dse_rec_oom_streak(&r), 2);
+    CHECK_INT_EQ(r.status, DSE_REC_PENDING);
+    dse_rec_push_attempt(&r, "h:3", 5, 1, "cuda:0", "fp32", 1);
+    CHECK_INT_EQ(dse_rec_oom(&r, "cuda:0", 3100, 2900, "cudnnConvolutionForward: CUDNN_STATUS_ALLOC_FAILED", 3), 1);
+    CHECK_INT_EQ(r.status, DSE_REC_FAILED);
+    CHECK(strstr(r.failed_why, "out of memory on a GPU 3 times in a row") != NULL);
+    CHECK(strstr(r.failed_why, "CUDNN_STATUS_ALLOC_FAILED") != NULL);
+    CHECK(strstr(r.att[r.n_att - 1].note, "; failed") != NULL);
+    /* another ending breaks the run of OOMs */
+    struct dse_rec q;
+    dse_rec_init(&q);
+    dse_rec_push_attempt(&q, "h:1", 1, 1, "cuda:0", "fp32", 0);
+    dse_rec_oom(&q, "cuda:0", 1, 1, "x", 5);
+    a = dse_rec_push_attempt(&q, "h:1", 2, 1, "cuda:0", "fp32", 0);
+    strcpy(a->end, "budget");
+    dse_rec_push_attempt(&q, "h:1", 3, 1, "cuda:0", "fp32", 0);
+    dse_rec_oom(&q, "cuda:0", 1, 1, "x", 5);
+    CHECK_INT_EQ(dse_rec_oom_streak(&q), 1);
+    /* only the last DSE_REC_ATTEMPTS_MAX are kept; attempts_total counts them all */
+    for (int k = 0; k < DSE_REC_ATTEMPTS_MAX + 3; k++) dse_rec_push_attempt(&q, "h:9", 10 + k, 1, "cpu", "fp32", 0);
+    CHECK_INT_EQ(q.n_att, DSE_REC_ATTEMPTS_MAX);
+    CHECK_INT_EQ(q.att_total, 3 + DSE_REC_ATTEMPTS_MAX + 3);
+    CHECK_INT_EQ(q.att[DSE_REC_ATTEMPTS_MAX - 1].lease_gen, 10 + DSE_REC_ATTEMPTS_MAX + 2);
+    dse_rec_deinit(&q);
+
+    /* through a candidate file and back */
+    struct dse_space sp;
+    struct dse_sweep_summary sum;
+    struct dse_err err = { 0 };
+    char dir[200];
+    snprintf(dir, sizeof dir, "%s/gpu_oom", scratch());
+    CHECK_OK(dse_space_load(TINY, &sp, &err));
+    CHECK_OK(dse_sweep_analytic(&sp, dir, NULL, &sum, &err));
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK_INT_EQ(x.n, 4);
+    if (x.n == 4) {
+        struct dse_rec *w = &x.r[0];
+        dse_rec_push_attempt(w, "h:1", 1, 2, "cuda:3", "tf32", 0);
+        dse_rec_oom(w, "cuda:3", 512, 800, "out of memory \"quoted\"", 4);
+        dse_rec_push_attempt(w, "h:2", 2, 1, "cpu", "fp32", 0);
+        strcpy(w->att[1].end, "done");
+        CHECK_OK(dse_rec_write(dir, &sp, w, &err));
+        struct dse_rec back;
+        dse_rec_init(&back);
+        CHECK_OK(dse_rec_read(dir, w->id, &back, &err));
+        CHECK_INT_EQ(back.n_att, 2);
+        CHECK_INT_EQ(back.status, DSE_REC_PENDING);
+        CHECK_STR_EQ(back.att[0].device, "cuda:3");
+        CHECK_STR_EQ(back.att[0].precision, "tf32");
+        CHECK_INT_EQ(back.att[0].threads, 2);
+        CHECK_STR_EQ(back.att[0].end, "oom");
+        CHECK_STR_EQ(back.att[0].note, w->att[0].note);
+        CHECK_STR_EQ(back.att[1].device, "cpu");
+        CHECK_STR_EQ(back.att[1].note, "");
+        CHECK_INT_EQ(dse_rec_oom_streak(&back), 0);
+        /* dse status lists a candidate whose last attempt ran out of memory, with its note */
+        dse_rec_push_attempt(w, "h:3", 3, 1, "cuda:1", "fp32", 0);
+        dse_rec_oom(w, "cuda:1", 700, 900, "x", 4);
+        CHECK_OK(dse_rec_write(dir, &sp, w, &err));
+        struct dse_sweep_plan plan;
+        memset(&plan, 0, sizeof plan);
+        plan.epochs = 3, plan.eta = 3, plan.min_epochs = 1, plan.conv = DSE_ALGO_AUTO;
+        int existed = 0;
+        CHECK_OK(dse_plan_create(dir, &plan, "test", &existed, &err));
+        char *st = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&st, &len);
+        CHECK_OK(dse_sweep_status(f, dir, &err));
+        fclose(f);
+        CHECK(st && strstr(st, "Re-queued after running out of GPU memory"));
+        CHECK(st && strstr(st, "1 in a row; last: out of memory on cuda:1 with 700 MiB free at its claim (given 900 "
+                              "MiB); re-queued"));
+        free(st);
+        dse_rec_deinit(&back);
+    }
+    recs_free(&x);
+    dse_space_free(&sp);
+    dse_rec_deinit(&r);
+}
+
+/* `dse sweep --gpus`: without a CUDA device (or CUDA in the build) it stops at once, says
+ * why, exits 2 and writes nothing; with devices, an index past them is refused naming
+ * CUDA_VISIBLE_DEVICES, and (with Fashion-MNIST) a sweep trains on cuda:0, two workers
+ * packed on it, each attempt recording the device and precision. A plan made for tf32
+ * refuses CPU workers. */
+static void test_sweep_gpus(void) {
+    char dir[200], log[260], *text = NULL, why[256] = "", path[300];
+    snprintf(dir, sizeof dir, "%s/gpus", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    const int count = dse_cuda_device_count(why, (int)sizeof why);
+    printf("  CUDA devices: %d%s%s\n", count, count ? "" : ": ", why);
+    if (count == 0) {
+        const char *args[] = { "sweep", TINY, "--out", dir, "--gpus", "0", NULL };
+        CHECK_INT_EQ(run_dse(log, args, 60), 2);
+        CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+        CHECK(text && (strstr(text, "dse: --gpus: no CUDA device (") ||
+                       strstr(text, "dse: --gpus: this dse was built without the CUDA backend")));
+        free(text), text = NULL;
+        snprintf(path, sizeof path, "%s/sweep.json", dir);
+        CHECK(access(path, F_OK) != 0); /* refused before anything was written */
+        const char *all[] = { "sweep", TINY, "--out", dir, "--gpus", "all", "--per-gpu", "2", NULL };
+        unlink(log);
+        CHECK_INT_EQ(run_dse(log, all, 60), 2);
+    } else {
+        char past[16];
+        snprintf(past, sizeof past, "%d", count);
+        const char *args[] = { "sweep", TINY, "--out", dir, "--gpus", past, NULL };
+        CHECK_INT_EQ(run_dse(log, args, 60), 2);
+        CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+        CHECK(text && strstr(text, "there is no CUDA device") && strstr(text, "CUDA_VISIBLE_DEVICES"));
+        free(text), text = NULL;
+    }
+    if (!data_installed()) {
+        printf("SKIP (the rest): dataset-fashion-mnist not installed\n");
+        return;
+    }
+    if (count > 0) { /* a real sweep on the GPU: two workers on cuda:0 */
+        const char *args[] = { "sweep", TINY, "--out", dir, "--gpus", "0", "--per-gpu", "2", NULL };
+        unlink(log);
+        int rc = run_dse(log, args, 300);
+        CHECK_INT_EQ(rc, 0);
+        struct recs x;
+        recs_load(dir, &x);
+        CHECK_INT_EQ(x.n, 4);
+        for (int i = 0; i < x.n; i++) {
+            const struct dse_rec *r = &x.r[i];
+            CHECK_INT_EQ(r->status, DSE_REC_DONE);
+            for (int k = 0; k < r->n_att; k++) {
+                CHECK_STR_EQ(r->att[k].device, "cuda:0");
+                CHECK_STR_EQ(r->att[k].precision, "fp32");
+            }
+        }
+        recs_free(&x);
+        /* the plan is fp32: another precision is refused */
+        const char *tf32[] = { "sweep", TINY, "--out", dir, "--gpus", "0", "--precision", "tf32", NULL };
+        unlink(log);
+        CHECK_INT_EQ(run_dse(log, tf32, 60), 2);
+        CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+        CHECK(text && strstr(text, "was started with --precision fp32, and this command gives tf32"));
+        free(text), text = NULL;
+        if (rc) show_log(log);
+    }
+    /* a sweep whose plan says tf32 cannot take CPU workers */
+    char tdir[200];
+    struct dse_space sp;
+    struct dse_sweep_summary sum;
+    struct dse_err err = { 0 };
+    snprintf(tdir, sizeof tdir, "%s/tf32", scratch());
+    CHECK_OK(dse_space_load(TINY, &sp, &err));
+    CHECK_OK(dse_sweep_analytic(&sp, tdir, NULL, &sum, &err));
+    struct dse_sweep_plan plan;
+    memset(&plan, 0, sizeof plan);
+    plan.epochs = sp.train.epochs, plan.eta = 3, plan.min_epochs = 1, plan.conv = DSE_ALGO_AUTO;
+    plan.precision = DSE_CUDA_MATH_TF32;
+    int existed = 0, missing = 0;
+    CHECK_OK(dse_plan_create(tdir, &plan, "test", &existed, &err));
+    struct dse_sweep_plan back;
+    CHECK_OK(dse_plan_read(tdir, &back, &missing, &err));
+    CHECK_INT_EQ(back.precision, DSE_CUDA_MATH_TF32);
+    const char *cpu[] = { "sweep", TINY, "--out", tdir, "--workers", "1", NULL };
+    unlink(log);
+    CHECK_INT_EQ(run_dse(log, cpu, 60), 2);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "plan.json: this sweep trains with --precision tf32, which only GPUs compute; give "
+                              "--gpus"));
+    free(text);
+    dse_space_free(&sp);
+}
+
 /* ---- whole sweeps ------------------------------------------------------------------------ */
 
 /* Four workers at once (one command with --workers 2 and two with --workers 1): every
@@ -809,6 +1048,9 @@ static const struct check_case cases[] = {
     { "lease-free",    test_lease_free },
     { "rank",          test_rank },
     { "plan",          test_plan },
+    { "gpu-fit",       test_gpu_fit },
+    { "gpu-oom",       test_gpu_oom },
+    { "sweep-gpus",    test_sweep_gpus },
     { "sweep-diverge", test_diverge },
     { "sweep-clash",   test_plan_clash },
     { "sweep-report",  test_report },

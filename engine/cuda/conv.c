@@ -25,6 +25,7 @@ static const char *const bwd_filter_names[] = { "algo_0", "algo_1", "fft", "algo
                                                 "winograd_nonfused", "fft_tiling" };
 
 const char *dse_cuda_conv_algo_str(int direction, int algo) {
+    if (algo >= DSE_CUDA_CONV_ENGINE) return "engine"; /* a graph-API plan: engine algo - DSE_CUDA_CONV_ENGINE */
     switch (direction) {
     case DIR_FWD:        return algo >= 0 && algo < DSE_ARRAY_LEN(fwd_names) ? fwd_names[algo] : "?";
     case DIR_BWD_DATA:   return algo >= 0 && algo < DSE_ARRAY_LEN(bwd_data_names) ? bwd_data_names[algo] : "?";
@@ -83,6 +84,7 @@ static void make_key(const struct dse_cuda_ctx *cx, const struct dse_node *n, in
         x->n, x->c, x->h, x->w, y->c, l->kernel_h, l->kernel_w, l->stride_h, l->stride_w, l->pad_h, l->pad_w,
         l->dilation_h, l->dilation_w, l->groups, x->stride_n, y->stride_n, cx->math, cx->deterministic,
         (int64_t)(cx->ws_limit_bytes >> 20), align16(x->data) + 100 * align16(y->data),
+        cx->legacy_conv + 2 * (align16(x->grad) + 100 * align16(y->grad)),
     };
     memcpy(key, k, sizeof k);
 }
@@ -103,6 +105,10 @@ static int cache_entry(struct dse_cuda_ctx *cx, const struct dse_node *n) {
         int *mt = realloc(m->cache_math, (size_t)cap * 3 * sizeof *mt);
         if (!mt) return -1;
         m->cache_math = mt;
+        struct dse_cuda_plan **pl = realloc(m->plans, (size_t)cap * 3 * sizeof *pl);
+        if (!pl) return -1;
+        memset(pl + 3 * m->cache_cap, 0, (size_t)(cap - m->cache_cap) * 3 * sizeof *pl);
+        m->plans = pl;
         m->cache_cap = cap;
     }
     struct dse_cuda_conv_choice *c = &m->cache[m->cache_n];
@@ -131,7 +137,6 @@ static int pick(struct dse_cuda_ctx *cx, const struct perf *p, int count) {
             if (pass < 2 && cx->math == DSE_CUDA_MATH_FP32 &&
                 (p[i].math == CUDNN_TENSOR_OP_MATH || p[i].math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
                 continue;
-            if (cx->deterministic && !p[i].deterministic) cx->stats.conv_nondeterministic++;
             return i;
         }
     }
@@ -228,10 +233,54 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
     /* Find times on the device: nothing of ours may still be running. */
     DSE_CUDA_TRY(cx, n, cudaStreamSynchronize(cx->impl->stream));
     void *ws = find_workspace(cx, &ws_bytes);
+    struct dse_cuda_conv_choice *c = &cx->impl->cache[e];
+    int *algo = dir == DIR_FWD ? &c->algo_fwd : dir == DIR_BWD_DATA ? &c->algo_bwd_data : &c->algo_bwd_filter;
+    float *ms = dir == DIR_FWD ? &c->ms_fwd : dir == DIR_BWD_DATA ? &c->ms_bwd_data : &c->ms_bwd_filter;
+    size_t *wsb = dir == DIR_FWD ? &c->ws_fwd : dir == DIR_BWD_DATA ? &c->ws_bwd_data : &c->ws_bwd_filter;
+    struct dse_cuda_plan *plan = NULL;
+    float plan_ms = 0.0f;
+    if (!cx->legacy_conv) { /* cuDNN's graph API: every engine it has */
+        const struct dse_tensor *x = n->in[0];
+        float *scr = dir == DIR_FWD ? NULL : scratch(cx, n, dir == DIR_BWD_DATA ? (int64_t)x->n * x->stride_n
+                                                                                 : dse_tensor_count(n->weight));
+        if (dir != DIR_FWD && !scr) {
+            (void)cudaFree(ws);
+            return cx->err.code;
+        }
+        void *px = dir == DIR_BWD_DATA ? scr : x->data, *pw = dir == DIR_BWD_FILTER ? scr : n->weight->data;
+        void *py = dir == DIR_FWD ? n->out->data : n->out->grad;
+        enum dse_status st = dse_cuda_plan_find(cx, n, dir, px, pw, py, ws, ws_bytes, &plan, &plan_ms);
+        (void)cudaFree(scr);
+        if (st) {
+            (void)cudaFree(ws);
+            return st;
+        }
+    }
+    /* The legacy API's algorithms too: its find sometimes times an engine the graph API's
+     * heuristics did not offer. */
     enum dse_status st = fns[dir](cx, n, d, p, &count, ws, ws_bytes);
     (void)cudaFree(ws);
-    if (st) return st;
+    if (st) {
+        dse_cuda_plan_free(plan);
+        return st;
+    }
     const int i = pick(cx, p, count);
+    if (plan) cx->stats.conv_graph_found++;
+    if (plan && i >= 0) { /* deterministic first when asked, then the faster */
+        const int pd = dse_cuda_plan_deterministic(plan), ld = p[i].deterministic;
+        const int take_plan = cx->deterministic && pd != ld ? pd : plan_ms <= p[i].ms;
+        if (!take_plan) dse_cuda_plan_free(plan), plan = NULL;
+    }
+    dse_cuda_plan_free(cx->impl->plans[3 * e + dir]);
+    cx->impl->plans[3 * e + dir] = plan;
+    if (plan) {
+        *algo = DSE_CUDA_CONV_ENGINE + (int)dse_cuda_plan_engine(plan), *ms = plan_ms;
+        *wsb = dse_cuda_plan_ws(plan);
+        cx->impl->cache_math[3 * e + dir] = 0;
+        if (cx->deterministic && !dse_cuda_plan_deterministic(plan)) cx->stats.conv_nondeterministic++;
+        cx->stats.conv_finds++, cx->stats.conv_graph_taken++;
+        return DSE_OK;
+    }
     if (i < 0) {
         char tried[256] = "";
         for (int k = 0, len = 0; k < count && len < (int)sizeof tried - 40; k++)
@@ -241,10 +290,7 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
                              "workspace (tried %s)", dir == DIR_FWD ? "forward" : dir == DIR_BWD_DATA ?
                              "backward-data" : "backward-filter", cx->ws_limit_bytes >> 20, tried);
     }
-    struct dse_cuda_conv_choice *c = &cx->impl->cache[e];
-    int *algo = dir == DIR_FWD ? &c->algo_fwd : dir == DIR_BWD_DATA ? &c->algo_bwd_data : &c->algo_bwd_filter;
-    float *ms = dir == DIR_FWD ? &c->ms_fwd : dir == DIR_BWD_DATA ? &c->ms_bwd_data : &c->ms_bwd_filter;
-    size_t *wsb = dir == DIR_FWD ? &c->ws_fwd : dir == DIR_BWD_DATA ? &c->ws_bwd_data : &c->ws_bwd_filter;
+    if (cx->deterministic && !p[i].deterministic) cx->stats.conv_nondeterministic++;
     *algo = p[i].algo, *ms = p[i].ms, *wsb = p[i].memory;
     cx->impl->cache_math[3 * e + dir] = p[i].math;
     cx->stats.conv_finds++;
@@ -281,6 +327,15 @@ enum dse_status dse_cuda_conv2d_choose(struct dse_cuda_ctx *cx, struct dse_node 
 
 /* ---- kernels ------------------------------------------------------------------------- */
 
+/* y += bias per channel (ours: cudnnAddTensor was as slow as the conv on small maps). */
+static enum dse_status bias_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *y = n->out;
+    if (n->bias)
+        DSE_CUDA_TRY(cx, n, dse_cuk_bias_fwd(cx->impl->stream, y->data, y->stride_n, y->n, y->c, (int64_t)y->h * y->w,
+                                             n->bias->data));
+    return DSE_OK;
+}
+
 enum dse_status dse_cuda_conv2d_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
     struct dse_cuda_node *d = dse_cuda_dev(n);
     cudnnHandle_t h = cx->impl->cudnn;
@@ -288,6 +343,11 @@ enum dse_status dse_cuda_conv2d_fwd(struct dse_cuda_ctx *cx, struct dse_node *n)
     enum dse_status st = set_descs(cx, n, d);
     if (!st) st = choose(cx, n, d, 1, 0, 0, &e);
     if (st) return st;
+    struct dse_cuda_plan *plan = cx->impl->plans[3 * e + DIR_FWD];
+    if (plan) {
+        if ((st = dse_cuda_plan_run(cx, n, plan, n->in[0]->data, n->weight->data, n->out->data))) return st;
+        return bias_fwd(cx, n);
+    }
     const cudnnConvolutionFwdAlgo_t algo = (cudnnConvolutionFwdAlgo_t)cx->impl->cache[e].algo_fwd;
     DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e])));
     size_t bytes = 0;
@@ -296,10 +356,7 @@ enum dse_status dse_cuda_conv2d_fwd(struct dse_cuda_ctx *cx, struct dse_node *n)
     if ((st = dse_cuda_workspace(cx, n, bytes, &ws))) return st;
     DSE_CUDNN_TRY(cx, n, cudnnConvolutionForward(h, &dse_cuda_alpha1, d->x, n->in[0]->data, d->w, n->weight->data,
                                                  d->conv, algo, ws, bytes, &dse_cuda_beta0, d->y, n->out->data));
-    if (n->bias)
-        DSE_CUDNN_TRY(cx, n, cudnnAddTensor(h, &dse_cuda_alpha1, d->b, n->bias->data, &dse_cuda_alpha1, d->y,
-                                            n->out->data));
-    return DSE_OK;
+    return bias_fwd(cx, n);
 }
 
 enum dse_status dse_cuda_conv2d_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
@@ -309,16 +366,23 @@ enum dse_status dse_cuda_conv2d_bwd(struct dse_cuda_ctx *cx, struct dse_node *n)
     float *dx = x->grad, *dw = n->weight->grad;
     enum dse_status st = set_descs(cx, n, d);
     if (st) return st;
-    if (n->bias && n->bias->grad)
-        DSE_CUDNN_TRY(cx, n, cudnnConvolutionBackwardBias(h, &dse_cuda_alpha1, d->y, y->grad, &dse_cuda_alpha1, d->b,
-                                                          n->bias->grad));
+    if (n->bias && n->bias->grad) { /* ours: cudnnConvolutionBackwardBias took ms on SqueezeNet's maps */
+        void *part = NULL;
+        if ((st = dse_cuda_workspace(cx, n, (size_t)dse_cuk_bias_bwd_part(y->n, y->c) * sizeof(double), &part)))
+            return st;
+        DSE_CUDA_TRY(cx, n, dse_cuk_bias_bwd(cx->impl->stream, y->grad, y->stride_n, y->n, y->c,
+                                             (int64_t)y->h * y->w, n->bias->grad, part));
+    }
     if (!dx && !dw) return DSE_OK;
     int e;
     if ((st = choose(cx, n, d, 0, dx != NULL, dw != NULL, &e))) return st;
     const struct dse_cuda_conv_choice c = cx->impl->cache[e];
     size_t bytes = 0;
     void *ws = NULL;
-    if (dw) {
+    struct dse_cuda_plan *pf = cx->impl->plans[3 * e + DIR_BWD_FILTER], *pd = cx->impl->plans[3 * e + DIR_BWD_DATA];
+    if (dw && pf) {
+        if ((st = dse_cuda_plan_run(cx, n, pf, x->data, dw, y->grad))) return st;
+    } else if (dw) {
         const cudnnConvolutionBwdFilterAlgo_t algo = (cudnnConvolutionBwdFilterAlgo_t)c.algo_bwd_filter;
         DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e + 2])));
         DSE_CUDNN_TRY(cx, n, cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d->x, d->y, d->conv, d->w, algo,
@@ -327,7 +391,9 @@ enum dse_status dse_cuda_conv2d_bwd(struct dse_cuda_ctx *cx, struct dse_node *n)
         DSE_CUDNN_TRY(cx, n, cudnnConvolutionBackwardFilter(h, &dse_cuda_alpha1, d->x, x->data, d->y, y->grad,
                                                             d->conv, algo, ws, bytes, &dse_cuda_alpha1, d->w, dw));
     }
-    if (dx) {
+    if (dx && pd) {
+        if ((st = dse_cuda_plan_run(cx, n, pd, dx, n->weight->data, y->grad))) return st;
+    } else if (dx) {
         const cudnnConvolutionBwdDataAlgo_t algo = (cudnnConvolutionBwdDataAlgo_t)c.algo_bwd_data;
         DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e + 1])));
         DSE_CUDNN_TRY(cx, n, cudnnGetConvolutionBackwardDataWorkspaceSize(h, d->w, d->y, d->conv, d->x, algo,

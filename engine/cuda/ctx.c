@@ -154,6 +154,26 @@ enum dse_status dse_cuda_device_info(int device, char *buf, int size, struct dse
     return DSE_OK;
 }
 
+enum dse_status dse_cuda_mem_info(int device, size_t *free_bytes, size_t *total_bytes, struct dse_err *err) {
+    *free_bytes = *total_bytes = 0;
+    char why[256] = "";
+    const int count = dse_cuda_device_count(why, (int)sizeof why);
+    if (device < 0 || device >= count)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "no CUDA device %d (%d found%s%s)", device, count,
+                           why[0] ? ": " : "", why);
+    int cur = -1;
+    cudaError_t e = cudaGetDevice(&cur);
+    if (e == cudaSuccess && cur != device) e = cudaSetDevice(device);
+    if (e == cudaSuccess) e = cudaMemGetInfo(free_bytes, total_bytes);
+    if (e == cudaSuccess && cur >= 0 && cur != device) e = cudaSetDevice(cur);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return dse_err_set(err, DSE_ERR_CUDA, NULL, 0, "cudaMemGetInfo: %s: %s (device %d)", cudaGetErrorName(e),
+                           cudaGetErrorString(e), device);
+    }
+    return DSE_OK;
+}
+
 /* ---- context ------------------------------------------------------------------------- */
 
 enum dse_status dse_cuda_use(struct dse_cuda_ctx *cx) {
@@ -218,6 +238,8 @@ void dse_cuda_ctx_deinit(struct dse_cuda_ctx *cx) {
         if (m->stream) (void)cudaStreamSynchronize(m->stream);
         if (m->cublas) (void)m->blas.cublasDestroy_v2(m->cublas);
         dse_cublas_close(&m->blas);
+        for (int i = 0; m->plans && i < 3 * m->cache_n; i++) dse_cuda_plan_free(m->plans[i]); /* before the handle */
+        free(m->plans);
         if (m->cudnn) (void)cudnnDestroy(m->cudnn);
         (void)cudaFree(m->ws);
         (void)cudaFree(m->flag);
@@ -385,10 +407,9 @@ static int all_on_device(const struct dse_node *n) {
 }
 
 static enum dse_status make_descriptors(struct dse_cuda_ctx *cx, struct dse_node *n, struct dse_cuda_node *d) {
-    int x = 0, y = 0, b = 0, p = 0, w = 0, conv = 0, act = 0;
+    int x = 0, y = 0, b = 0, p = 0, w = 0, conv = 0;
     switch (n->op) {
     case DSE_OP_CONV2D:       x = y = b = w = conv = 1; break;
-    case DSE_OP_RELU:         x = y = act = 1; break;
     case DSE_OP_FC:           y = b = 1; break;
     case DSE_OP_SOFTMAX_XENT: x = p = 1; break;
     default: break;
@@ -399,11 +420,6 @@ static enum dse_status make_descriptors(struct dse_cuda_ctx *cx, struct dse_node
     if (p && !d->p) DSE_CUDNN_TRY(cx, n, cudnnCreateTensorDescriptor(&d->p));
     if (w && !d->w) DSE_CUDNN_TRY(cx, n, cudnnCreateFilterDescriptor(&d->w));
     if (conv && !d->conv) DSE_CUDNN_TRY(cx, n, cudnnCreateConvolutionDescriptor(&d->conv));
-    if (act && !d->act) {
-        DSE_CUDNN_TRY(cx, n, cudnnCreateActivationDescriptor(&d->act));
-        /* NaN is not propagated: max(NaN, 0) = 0, as the CPU's x > 0 ? x : 0 gives. */
-        DSE_CUDNN_TRY(cx, n, cudnnSetActivationDescriptor(d->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
-    }
     return DSE_OK;
 }
 
@@ -468,7 +484,6 @@ void dse_cuda_node_release(struct dse_cuda_ctx *cx, struct dse_node *n) {
         if (d->p) (void)cudnnDestroyTensorDescriptor(d->p);
         if (d->w) (void)cudnnDestroyFilterDescriptor(d->w);
         if (d->conv) (void)cudnnDestroyConvolutionDescriptor(d->conv);
-        if (d->act) (void)cudnnDestroyActivationDescriptor(d->act);
         free(d);
         n->dev = NULL;
     }

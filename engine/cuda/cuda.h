@@ -30,6 +30,8 @@ struct dse_cuda_stats {
     int64_t conv_finds;            /* (shape, direction) pairs benchmarked with cuDNN's find */
     int64_t conv_nondeterministic; /* of those, how many had no deterministic algorithm
                                       within the workspace limit and took another */
+    int64_t conv_graph_found;      /* of those, how many cuDNN's graph API had a plan for */
+    int64_t conv_graph_taken;      /* ... and how many took it (faster than the legacy API's) */
     int64_t concat_copy_bytes;     /* bytes concat forward/backward actually moved */
     size_t  workspace_bytes;       /* the ctx's device workspace now */
     size_t  state_bytes;           /* device op state of prepared nodes */
@@ -39,12 +41,14 @@ struct dse_cuda_stats {
  * limits included) and, per direction, cuDNN's algorithm enum value (-1: not chosen
  * yet), the time find measured and the workspace it needs. Plain data, like
  * dse_cpu_conv_choice, so a run can report or pin its choices. */
-#define DSE_CUDA_CONV_KEY 20
+#define DSE_CUDA_CONV_KEY 21
+#define DSE_CUDA_CONV_ENGINE 1000 /* algo values from here: cuDNN graph-API engine (algo - this) */
 struct dse_cuda_conv_choice {
     int64_t key[DSE_CUDA_CONV_KEY]; /* N, C, H, W, K, R, S, stride h/w, pad h/w, dilation
                                        h/w, groups, x stride_n, y stride_n, math,
                                        deterministic, workspace limit (MiB), x and y
-                                       address alignment (x + 100 y, bytes up to 16) */
+                                       address alignment (x + 100 y, bytes up to 16),
+                                       legacy_conv + 2 (their gradients' alignment) */
     int     algo_fwd, algo_bwd_data, algo_bwd_filter;
     float   ms_fwd, ms_bwd_data, ms_bwd_filter;
     size_t  ws_fwd, ws_bwd_data, ws_bwd_filter;
@@ -62,6 +66,10 @@ struct dse_cuda_ctx {
                                              the same bits every run, where one fits */
     size_t                ws_limit_bytes; /* largest workspace one conv algorithm may use
                                              (default 512 MiB); find runs within it */
+    int                   legacy_conv;    /* 1: convolutions through cuDNN's legacy API only
+                                             (its 8 algorithms); 0 (default): its graph API
+                                             first (every engine; conv_graph.c), legacy when
+                                             no engine qualifies */
     int                   sync_each;      /* 1: wait for every kernel, so an asynchronous
                                              failure names its op (tests; env DSE_CUDA_SYNC=1) */
     uint64_t              seed;           /* what rng was seeded with (recorded in results) */
@@ -93,6 +101,14 @@ const char *dse_cuda_versions(char *buf, int size);
  * and runtime versions, cuDNN and cuBLAS versions. Fails (DSE_ERR_CUDA) if the device
  * cannot be queried. */
 enum dse_status dse_cuda_device_info(int device, char *buf, int size, struct dse_err *err);
+
+/* Free and total memory of device `device` as the driver reports it now (other
+ * processes' allocations included), from cudaMemGetInfo. The first call in a process
+ * creates a CUDA context on the device (a few hundred MiB of its memory, for as long as
+ * the process lives), so call it in the process that will train there, never before a
+ * fork(). Fails with DSE_ERR_UNSUPPORTED without CUDA or such a device, DSE_ERR_CUDA for
+ * a failing call. */
+enum dse_status dse_cuda_mem_info(int device, size_t *free_bytes, size_t *total_bytes, struct dse_err *err);
 
 /* ---- context ---------------------------------------------------------------------- */
 

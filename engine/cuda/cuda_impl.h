@@ -46,6 +46,8 @@ struct dse_cuda_impl {
     size_t                       ws_bytes;
     struct dse_cuda_conv_choice *cache;    /* algorithm choices by shape (conv.c) */
     int                         *cache_math; /* [cache_cap * 3]: cuDNN math type per direction */
+    struct dse_cuda_plan       **plans;    /* [cache_cap * 3]: graph-API plan per direction, or
+                                              NULL (legacy algorithm or not chosen) */
     int                          cache_n, cache_cap;
     int                         *flag;     /* device int for dse_cuda_nonfinite */
 };
@@ -57,10 +59,29 @@ struct dse_cuda_node {
     cudnnTensorDescriptor_t      x, y, b, p;  /* input 0, output, bias [1,K,1,1], softmax prob */
     cudnnFilterDescriptor_t      w;
     cudnnConvolutionDescriptor_t conv;
-    cudnnActivationDescriptor_t  act;
     int32_t                     *labels;      /* softmax_xent: the labels on the device [N] */
     float                       *ab;          /* batchnorm backward: per-channel means [2C] */
 };
+
+/* ---- conv_graph.c: convolutions through cuDNN's graph API --------------------------------- */
+
+struct dse_cuda_plan; /* an execution plan and the descriptors it was made from */
+
+/* Benchmark the engines cuDNN's heuristics offer for direction dir (0 forward, 1 backward
+ * data, 2 backward filter) of conv node n on the given device buffers (dir 0: x, w, y =
+ * input, weights, output; 1: dx, w, dy; 2: x, dw, dy), with workspace ws of ws_bytes, and
+ * set *out to the fastest that the ctx's rules allow (owned by the caller) with its median
+ * time in *ms, or to NULL when none qualifies or cuDNN has no graph for the shape (the
+ * caller then uses the legacy API). Buffers written by the direction get scratch values. */
+enum dse_status dse_cuda_plan_find(struct dse_cuda_ctx *cx, const struct dse_node *n, int dir, void *x, void *w,
+                                   void *y, void *ws, size_t ws_bytes, struct dse_cuda_plan **out, float *ms);
+/* Run plan on the buffers (same order as for find) with the ctx's workspace. */
+enum dse_status dse_cuda_plan_run(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_plan *p,
+                                  void *x, void *w, void *y);
+int64_t dse_cuda_plan_engine(const struct dse_cuda_plan *p); /* cuDNN's global engine index */
+size_t  dse_cuda_plan_ws(const struct dse_cuda_plan *p);     /* workspace bytes it needs */
+int     dse_cuda_plan_deterministic(const struct dse_cuda_plan *p); /* cuDNN does not note it nondeterministic */
+void    dse_cuda_plan_free(struct dse_cuda_plan *p);          /* accepts NULL */
 
 /* Fill cx->err with "layer 'NAME' (OP): " (when n is non-NULL) + the formatted text;
  * return code. */

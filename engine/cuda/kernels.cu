@@ -120,6 +120,87 @@ extern "C" cudaError_t dse_cuk_dropout_bwd(cudaStream_t s, const float *dy, int6
     return cudaGetLastError();
 }
 
+/* ---- relu ----------------------------------------------------------------------------- */
+
+/* Image i in blockIdx.y (grid-strided), its values in x-blocks; four at a time when every
+ * image start is 16-byte aligned (V = 4), one at a time otherwise. */
+template <int V>
+__global__ static void k_relu_fwd(const float *x, int64_t sx, float *y, int64_t sy, int n, int64_t img) {
+    for (int i = blockIdx.y; i < n; i += gridDim.y) {
+        const float *xi = x + i * sx;
+        float *yi = y + i * sy;
+        for (int64_t j = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * V; j < img;
+             j += (int64_t)gridDim.x * blockDim.x * V) {
+            if (V == 4 && j + 4 <= img) {
+                float4 v = *(const float4 *)(xi + j);
+                v.x = v.x > 0.0f ? v.x : 0.0f, v.y = v.y > 0.0f ? v.y : 0.0f;
+                v.z = v.z > 0.0f ? v.z : 0.0f, v.w = v.w > 0.0f ? v.w : 0.0f;
+                *(float4 *)(yi + j) = v;
+            } else {
+                for (int64_t k = j; k < j + V && k < img; k++) yi[k] = xi[k] > 0.0f ? xi[k] : 0.0f;
+            }
+        }
+    }
+}
+
+template <int V>
+__global__ static void k_relu_bwd(const float *y, const float *dy, int64_t sy, float *dx, int64_t sx, int n,
+                                  int64_t img, int in_place) {
+    for (int i = blockIdx.y; i < n; i += gridDim.y) {
+        const float *yi = y + i * sy, *dyi = dy + i * sy;
+        float *dxi = dx + i * sx;
+        for (int64_t j = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * V; j < img;
+             j += (int64_t)gridDim.x * blockDim.x * V) {
+            if (V == 4 && j + 4 <= img) {
+                const float4 a = *(const float4 *)(yi + j), g = *(const float4 *)(dyi + j);
+                float4 d = make_float4(a.x > 0.0f ? g.x : 0.0f, a.y > 0.0f ? g.y : 0.0f, a.z > 0.0f ? g.z : 0.0f,
+                                       a.w > 0.0f ? g.w : 0.0f);
+                if (!in_place) {
+                    const float4 o = *(const float4 *)(dxi + j);
+                    d.x = o.x + d.x, d.y = o.y + d.y, d.z = o.z + d.z, d.w = o.w + d.w;
+                }
+                *(float4 *)(dxi + j) = d;
+            } else {
+                for (int64_t k = j; k < j + V && k < img; k++) {
+                    const float v = yi[k] > 0.0f ? dyi[k] : 0.0f;
+                    dxi[k] = in_place ? v : dxi[k] + v;
+                }
+            }
+        }
+    }
+}
+
+static dim3 image_grid(int n, int64_t img, int v) {
+    int64_t bx = (img + (int64_t)THREADS * v - 1) / ((int64_t)THREADS * v);
+    if (bx > 1024) bx = 1024;
+    if (bx < 1) bx = 1;
+    return dim3((unsigned)bx, (unsigned)(n < 65535 ? (n < 1 ? 1 : n) : 65535));
+}
+
+/* 1 if every image of every pointer starts 16-byte aligned. */
+static int aligned4(const void *a, int64_t sa, const void *b, int64_t sb, const void *c) {
+    return (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0 && (uintptr_t)c % 16 == 0 && sa % 4 == 0 &&
+           sb % 4 == 0;
+}
+
+extern "C" cudaError_t dse_cuk_relu_fwd(cudaStream_t s, const float *x, int64_t sx, float *y, int64_t sy, int n,
+                                        int64_t img) {
+    if (aligned4(x, sx, y, sy, y))
+        k_relu_fwd<4><<<image_grid(n, img, 4), THREADS, 0, s>>>(x, sx, y, sy, n, img);
+    else
+        k_relu_fwd<1><<<image_grid(n, img, 1), THREADS, 0, s>>>(x, sx, y, sy, n, img);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t dse_cuk_relu_bwd(cudaStream_t s, const float *y, const float *dy, int64_t sy, float *dx,
+                                        int64_t sx, int n, int64_t img, int in_place) {
+    if (aligned4(y, sy, dx, sx, dy))
+        k_relu_bwd<4><<<image_grid(n, img, 4), THREADS, 0, s>>>(y, dy, sy, dx, sx, n, img, in_place);
+    else
+        k_relu_bwd<1><<<image_grid(n, img, 1), THREADS, 0, s>>>(y, dy, sy, dx, sx, n, img, in_place);
+    return cudaGetLastError();
+}
+
 /* ---- pooling ----------------------------------------------------------------------- */
 
 struct win {
@@ -175,28 +256,32 @@ extern "C" cudaError_t dse_cuk_maxpool_fwd(cudaStream_t s, struct dse_cuk_pool g
     return cudaGetLastError();
 }
 
+/* One (image, channel) plane per blockIdx.y (grid-strided), its H x W inputs in x-blocks:
+ * no 64-bit division per value. */
 __global__ static void k_maxpool_bwd(struct dse_cuk_pool g, const float *dy, const int32_t *argmax, float *dx) {
-    const int64_t HW = (int64_t)g.H * g.W, PQ = (int64_t)g.P * g.Q;
-    GRID_LOOP(e, (int64_t)g.N * g.C * HW) {
-        const int64_t nc = e / HW, hw = e - nc * HW;
-        const int i = (int)(nc / g.C), c = (int)(nc % g.C), h = (int)(hw / g.W), v = (int)(hw % g.W);
+    const int HW = g.H * g.W, PQ = g.P * g.Q;
+    for (int64_t nc = blockIdx.y; nc < (int64_t)g.N * g.C; nc += gridDim.y) {
+        const int i = (int)(nc / g.C), c = (int)(nc - (int64_t)i * g.C);
         const float *dyp = dy + i * g.sy + (int64_t)c * PQ;
         const int32_t *ap = argmax + nc * PQ;
-        int p0, p1, q0, q1;
-        covering(h, g.kh, g.sh, g.ph, g.P, &p0, &p1);
-        covering(v, g.kw, g.sw, g.pw, g.Q, &q0, &q1);
-        float *d = dx + i * g.sx + (int64_t)c * HW + hw;
-        float acc = *d;
-        for (int p = p0; p <= p1; p++)
-            for (int q = q0; q <= q1; q++)
-                if (ap[(int64_t)p * g.Q + q] == (int32_t)hw) acc += dyp[(int64_t)p * g.Q + q];
-        *d = acc;
+        float *dxp = dx + i * g.sx + (int64_t)c * HW;
+        for (int hw = blockIdx.x * blockDim.x + threadIdx.x; hw < HW; hw += gridDim.x * blockDim.x) {
+            const int h = hw / g.W, v = hw - h * g.W;
+            int p0, p1, q0, q1;
+            covering(h, g.kh, g.sh, g.ph, g.P, &p0, &p1);
+            covering(v, g.kw, g.sw, g.pw, g.Q, &q0, &q1);
+            float acc = dxp[hw];
+            for (int p = p0; p <= p1; p++)
+                for (int q = q0; q <= q1; q++)
+                    if (ap[p * g.Q + q] == hw) acc += dyp[p * g.Q + q];
+            dxp[hw] = acc;
+        }
     }
 }
 
 extern "C" cudaError_t dse_cuk_maxpool_bwd(cudaStream_t s, struct dse_cuk_pool g, const float *dy,
                                            const int32_t *argmax, float *dx) {
-    k_maxpool_bwd<<<blocks_for((int64_t)g.N * g.C * g.H * g.W), THREADS, 0, s>>>(g, dy, argmax, dx);
+    k_maxpool_bwd<<<image_grid(g.N * g.C, (int64_t)g.H * g.W, 1), THREADS, 0, s>>>(g, dy, argmax, dx);
     return cudaGetLastError();
 }
 
@@ -454,6 +539,66 @@ extern "C" cudaError_t dse_cuk_scale_bwd_params(cudaStream_t s, const float *dy,
                                                 int64_t sx, const float *saved, int N, int C, int64_t HW,
                                                 float *dgamma, float *dbeta) {
     k_scale_bwd_params<<<C, THREADS, 0, s>>>(dy, sy, x, sx, saved, N, C, HW, dgamma, dbeta);
+    return cudaGetLastError();
+}
+
+/* ---- conv bias ------------------------------------------------------------------------- */
+
+/* Images in blockIdx.y (grid-strided), each image's C x HW values in x-blocks: no tiny
+ * block per 7x7 plane (SqueezeNet's late maps), one 32-bit division per value. */
+__global__ static void k_bias_fwd(float *y, int64_t sy, int N, int C, int HW, const float *b) {
+    const int img = C * HW;
+    for (int i = blockIdx.y; i < N; i += gridDim.y) {
+        float *yi = y + i * sy;
+        for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < img; j += gridDim.x * blockDim.x)
+            yi[j] += b[j / HW];
+    }
+}
+
+extern "C" cudaError_t dse_cuk_bias_fwd(cudaStream_t s, float *y, int64_t sy, int N, int C, int64_t HW,
+                                        const float *b) {
+    if ((int64_t)C * HW > 0x7fffffff) return cudaErrorInvalidValue; /* 32-bit index math */
+    k_bias_fwd<<<image_grid(N, (int64_t)C * HW, 1), THREADS, 0, s>>>(y, sy, N, C, (int)HW, b);
+    return cudaGetLastError();
+}
+
+/* Runs of images per partial sum: enough blocks (C x runs) to fill the GPU. */
+static int bias_runs(int N, int C) {
+    int runs = (1024 + C - 1) / C;
+    return runs < 1 ? 1 : runs > N ? N : runs;
+}
+
+extern "C" int64_t dse_cuk_bias_bwd_part(int N, int C) { return (int64_t)C * bias_runs(N, C); }
+
+__global__ static void k_bias_bwd_part(const float *dy, int64_t sy, int N, int C, int HW, int runs,
+                                       double *part) {
+    __shared__ double sh[THREADS];
+    const int c = blockIdx.y, run = blockIdx.x;
+    const int per = (N + runs - 1) / runs, i0 = run * per, i1 = i0 + per < N ? i0 + per : N;
+    const int count = (i1 - i0) * HW; /* the run's values, image by image */
+    double acc = 0.0;
+    for (int f = threadIdx.x; f < count; f += THREADS) {
+        const int i = f / HW, j = f - i * HW;
+        acc += dy[(int64_t)(i0 + i) * sy + (int64_t)c * HW + j];
+    }
+    acc = block_sum(acc, sh);
+    if (threadIdx.x == 0) part[(int64_t)c * runs + run] = acc;
+}
+
+__global__ static void k_bias_bwd_sum(int C, int runs, const double *part, float *db) {
+    GRID_LOOP(c, (int64_t)C) {
+        double acc = 0.0;
+        for (int r = 0; r < runs; r++) acc += part[c * runs + r];
+        db[c] += (float)acc;
+    }
+}
+
+extern "C" cudaError_t dse_cuk_bias_bwd(cudaStream_t s, const float *dy, int64_t sy, int N, int C, int64_t HW,
+                                        float *db, double *part) {
+    const int runs = bias_runs(N, C);
+    if ((int64_t)((N + runs - 1) / runs) * HW > 0x7fffffff) return cudaErrorInvalidValue; /* 32-bit index math */
+    k_bias_bwd_part<<<dim3((unsigned)runs, (unsigned)C), THREADS, 0, s>>>(dy, sy, N, C, (int)HW, runs, part);
+    k_bias_bwd_sum<<<blocks_for(C), THREADS, 0, s>>>(C, runs, part, db);
     return cudaGetLastError();
 }
 

@@ -38,6 +38,12 @@ cudaError_t dse_cuk_dropout_fwd(cudaStream_t s, const float *x, int64_t sx, floa
 cudaError_t dse_cuk_dropout_bwd(cudaStream_t s, const float *dy, int64_t sy, float *dx, int64_t sx,
                                 const uint8_t *mask, int n, int64_t img, float scale, int masked, int in_place);
 
+/* relu over n images of img values: y = x > 0 ? x : 0 (may be in place). */
+cudaError_t dse_cuk_relu_fwd(cudaStream_t s, const float *x, int64_t sx, float *y, int64_t sy, int n, int64_t img);
+/* dx = (y > 0 ? dy : 0) in place (dx is dy's memory), dx += that otherwise. */
+cudaError_t dse_cuk_relu_bwd(cudaStream_t s, const float *y, const float *dy, int64_t sy, float *dx, int64_t sx,
+                             int n, int64_t img, int in_place);
+
 /* Pooling geometry: x [N, C, H, W] (image stride sx), y [N, C, P, Q] (stride sy). */
 struct dse_cuk_pool {
     int     N, C, H, W, P, Q;
@@ -88,6 +94,15 @@ cudaError_t dse_cuk_scale_bwd_params(cudaStream_t s, const float *dy, int64_t sy
 /* dx (+)= dy gamma[c]; overwrite in place. */
 cudaError_t dse_cuk_scale_bwd_data(cudaStream_t s, const float *dy, int64_t sy, float *dx, int64_t sx, int N,
                                    int C, int64_t HW, const float *gamma, int in_place);
+
+/* Conv bias: y[i][c][j] += b[c] over y [N, C, HW] (image stride sy). */
+cudaError_t dse_cuk_bias_fwd(cudaStream_t s, float *y, int64_t sy, int N, int C, int64_t HW, const float *b);
+/* Conv bias gradient: db[c] += sum over i, j of dy[i][c][j], in double, in a fixed order
+ * (partial sums over runs of images, then their sum): the same bits every run. part: device
+ * scratch of dse_cuk_bias_bwd_part(N, C) doubles. */
+int64_t     dse_cuk_bias_bwd_part(int N, int C);
+cudaError_t dse_cuk_bias_bwd(cudaStream_t s, const float *dy, int64_t sy, int N, int C, int64_t HW, float *db,
+                             double *part);
 
 /* v = momentum v + lr (g + wd w); w -= v, for n values. */
 cudaError_t dse_cuk_sgd(cudaStream_t s, float *w, const float *g, float *v, int64_t n, float lr, float momentum,
