@@ -89,7 +89,8 @@ static const char usage_sweep[] =
     "                       [--early-stop none|sh] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
     "                       [--conv auto|gemm_batch|gemm_image|winograd] [--lease-seconds S]\n"
     "                       [--max-crashes N] [--data-root DIR]\n"
-    "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32] [--max-oom N]]\n"
+    "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32] [--max-oom N]\n"
+    "                        [--algos det|any]]\n"
     "       dse sweep SPACE --analytic-only [--out DIR]\n"
     "\n"
     "Generate and cost every candidate of a design space (or its sample), prune by the\n"
@@ -133,10 +134,13 @@ static const char usage_sweep[] =
     "  --precision P      conv and fc arithmetic: fp32 (default) or tf32 (tensor cores; changes results)\n"
     "  --max-oom N        a candidate that runs out of GPU memory is re-queued with a note and asks\n"
     "                     for more next time; after N times in a row it is marked failed (default 4)\n"
+    "  --algos A          cuDNN's algorithms: det (default: deterministic ones only) or any (also\n"
+    "                     those that add in a varying order; faster)\n"
     "\n"
     "The options that change results (--budget epochs, --early-stop, --eta, --min-epochs, --rank,\n"
-    "--conv, --precision) are fixed by the sweep's first worker in DIR/plan.json; later ones must\n"
-    "agree. Which GPU, how many workers and threads do not change them beyond float rounding.\n";
+    "--conv, --precision, --algos) are fixed by the sweep's first worker in DIR/plan.json; later\n"
+    "ones must agree. Which GPU, how many workers and threads do not change them beyond float\n"
+    "rounding.\n";
 
 static const char usage_status[] =
     "usage: dse status DIR\n"
@@ -162,7 +166,7 @@ static const char usage_train[] =
     "                     [--limit-train N] [--limit-test N] [--init msra|xavier]\n"
     "                     [--checkpoint-dir DIR] [--resume FILE] [--conv auto|gemm_batch|gemm_image]\n"
     "                     [--conv-cache FILE|none] [--device cpu|cuda|cuda:N]\n"
-    "                     [--precision fp32|tf32] [--json]\n"
+    "                     [--precision fp32|tf32] [--algos det|any] [--json]\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
     "momentum 0.9, weight decay 2e-4, MSRA init; a network without a loss gets softmax cross-entropy\n"
@@ -184,11 +188,13 @@ static const char usage_train[] =
     "                   --conv and --conv-cache are CPU options (on a GPU cuDNN chooses)\n"
     "  --precision P    conv and fc arithmetic on a GPU: fp32 (default) or tf32 (tensor cores,\n"
     "                   inputs rounded to a 10-bit mantissa); the CPU computes in fp32 only\n"
+    "  --algos A        cuDNN's algorithms on a GPU: det (default: the same bits every run) or any\n"
+    "                   (also those that add in a varying order; about 1.5x faster in FP32)\n"
     "  --json           print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds\n";
 
 static const char usage_bench[] =
     "usage: dse bench NET [--mode train|infer] [--batch B] [--threads T] [--iters N]\n"
-    "                     [--device cpu|cuda|cuda:N] [--precision fp32|tf32]\n"
+    "                     [--device cpu|cuda|cuda:N] [--precision fp32|tf32] [--algos det|any]\n"
     "\n"
     "Images per second of a network on synthetic data: warm-up (conv strategy timing or\n"
     "cuDNN's algorithm search included) excluded, median of N iterations (default 10).\n"
@@ -198,11 +204,12 @@ static const char usage_bench[] =
     "  --batch B        default 32       --threads T  CPU threads, default 2\n"
     "  --iters N        default 10\n"
     "  --device D       cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)\n"
-    "  --precision P    on a GPU: fp32 (default) or tf32 conv and fc\n";
+    "  --precision P    on a GPU: fp32 (default) or tf32 conv and fc\n"
+    "  --algos A        on a GPU: cuDNN's deterministic algorithms only (det, default) or any\n";
 
 static const char usage_profile[] =
     "usage: dse profile NET [--batch B] [--threads T] [--iters N] [--device cpu|cuda|cuda:N]\n"
-    "                       [--precision fp32|tf32]\n"
+    "                       [--precision fp32|tf32] [--algos det|any]\n"
     "\n"
     "Per-layer forward and backward time (median of N iterations, default 5) and GFLOP/s\n"
     "on synthetic data, the layer-wise breakdown of Caffe's `caffe time`. On a GPU each\n"
@@ -211,7 +218,8 @@ static const char usage_profile[] =
     "  --batch B        default 32       --threads T  CPU threads, default 2\n"
     "  --iters N        default 5\n"
     "  --device D       cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)\n"
-    "  --precision P    on a GPU: fp32 (default) or tf32 conv and fc\n";
+    "  --precision P    on a GPU: fp32 (default) or tf32 conv and fc\n"
+    "  --algos A        on a GPU: cuDNN's deterministic algorithms only (det, default) or any\n";
 
 /* Options of a command: the flags it takes and the options that take a value. */
 struct cmd {
@@ -514,6 +522,13 @@ static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **va
             return bad_usage(c->name, "--precision %s needs --gpus; the CPU computes in fp32 only", vals[14]);
         o.set_precision = 1;
     }
+    if (vals[16]) {
+        if (strcmp(vals[16], "det") && strcmp(vals[16], "any"))
+            return bad_usage(c->name, "--algos '%s' is not det or any", vals[16]);
+        if (!gpus) return bad_usage(c->name, "--algos %s needs --gpus; the CPU's kernels are deterministic", vals[16]);
+        o.plan.nondeterministic = !strcmp(vals[16], "any");
+        o.set_algos = 1;
+    }
     if ((rc = opt_int(c->name, "--max-oom", vals[15], 1, 1000000, &o.max_oom)) >= 0) return rc;
     if (vals[15] && !gpus) return bad_usage(c->name, "--max-oom %s needs --gpus", vals[15]);
     if (gpus && vals[1])
@@ -523,7 +538,7 @@ static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **va
                          vals[8]);
     int analytic = FLAG("--analytic-only");
     if (analytic && (vals[1] || vals[2] || vals[3] || vals[4] || vals[5] || vals[6] || vals[7] || vals[8] || vals[9] ||
-                     vals[10] || vals[11] || vals[12] || vals[13] || vals[14] || vals[15]))
+                     vals[10] || vals[11] || vals[12] || vals[13] || vals[14] || vals[15] || vals[16]))
         return bad_usage(c->name, "--analytic-only trains nothing: give only --out with it%s", "");
     if (dse_space_load(pos[0], &s, &err)) return fail(&err);
     snprintf(dir, sizeof dir, "%s", vals[0] ? vals[0] : "sweeps/");
@@ -619,9 +634,9 @@ static int opt_conv(const char *cmd, const char *v, int *algo) {
     return bad_usage(cmd, "--conv '%s' is not one of auto, gemm_batch, gemm_image", v);
 }
 
-/* --device and --precision (train, bench, profile): where the model runs, zeroed = the
- * CPU in fp32. On a bad value: the usage error, and its exit code. */
-static int opt_device(const char *cmd, const char *device, const char *precision,
+/* --device, --precision and --algos (train, bench, profile): where the model runs,
+ * zeroed = the CPU in fp32. On a bad value: the usage error, and its exit code. */
+static int opt_device(const char *cmd, const char *device, const char *precision, const char *algos,
                       struct dse_model_device_opts *d) {
     struct dse_err err = { 0 };
     memset(d, 0, sizeof *d);
@@ -631,6 +646,11 @@ static int opt_device(const char *cmd, const char *device, const char *precision
         return bad_usage(cmd, "--precision '%s' is not fp32 or tf32", precision);
     if (d->device.kind == DSE_DEVICE_CPU && d->math != DSE_CUDA_MATH_FP32)
         return bad_usage(cmd, "--precision %s is for --device cuda; the CPU computes in fp32 only", precision);
+    if (algos && strcmp(algos, "det") && strcmp(algos, "any"))
+        return bad_usage(cmd, "--algos '%s' is not det or any", algos);
+    d->nondeterministic = algos && !strcmp(algos, "any");
+    if (d->device.kind == DSE_DEVICE_CPU && d->nondeterministic)
+        return bad_usage(cmd, "--algos %s is for --device cuda; the CPU's kernels are deterministic", algos);
     return -1;
 }
 
@@ -676,7 +696,7 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         (rc = opt_int(c->name, "--limit-train", vals[7], 1, 1 << 30, &o.limit_train)) >= 0 ||
         (rc = opt_int(c->name, "--limit-test", vals[8], 1, 1 << 30, &o.limit_test)) >= 0 ||
         (rc = opt_conv(c->name, vals[12], &o.conv_algo)) >= 0 ||
-        (rc = opt_device(c->name, vals[14], vals[15], &o.dev)) >= 0)
+        (rc = opt_device(c->name, vals[14], vals[15], vals[16], &o.dev)) >= 0)
         return rc;
     const int on_gpu = o.dev.device.kind != DSE_DEVICE_CPU;
     if (on_gpu && ((vals[12] && strcmp(vals[12], "auto")) || (vals[13] && strcmp(vals[13], "none"))))
@@ -742,10 +762,11 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         }
         printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %s, \"top5\": %s, \"loss\": %s, "
                "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %zu, "
-               "\"estimate_train_bytes\": %lld, \"device\": \"%s\", \"precision\": \"%s\"",
+               "\"estimate_train_bytes\": %lld, \"device\": \"%s\", \"precision\": \"%s\", \"algos\": \"%s\"",
                r->status, r->epochs_done, m1, m5, ml, r->img_per_s, r->seconds,
                (unsigned long long)r->seed, r->model_bytes, (long long)tot.mem_train_bytes,
-               dse_device_str(&o.dev.device, dev, (int)sizeof dev), dse_cuda_math_str(o.dev.math));
+               dse_device_str(&o.dev.device, dev, (int)sizeof dev), dse_cuda_math_str(o.dev.math),
+               o.dev.nondeterministic ? "any" : "det");
         if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
                                       (long long)r->diverged_iter);
         printf(", \"per_epoch\": [");
@@ -821,7 +842,7 @@ static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **va
     if ((rc = opt_int(c->name, "--batch", vals[1], 1, 1 << 16, &batch)) >= 0 ||
         (rc = opt_int(c->name, "--threads", vals[2], 1, 256, &threads)) >= 0 ||
         (rc = opt_int(c->name, "--iters", vals[3], 1, 100000, &iters)) >= 0 ||
-        (rc = opt_device(c->name, vals[4], vals[5], &dev)) >= 0)
+        (rc = opt_device(c->name, vals[4], vals[5], vals[6], &dev)) >= 0)
         return rc;
     if ((rc = synthetic_model(c->name, pos[0], batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
     dse_model_set_training(m, train);
@@ -849,10 +870,11 @@ static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **va
         free(cl);
         qsort(t, (size_t)iters, sizeof *t, cmp_double);
         char name[32];
-        printf("name=bench.%s net=%s mode=%s batch=%d threads=%d device=%s precision=%s iters=%d median_ms=%.2f "
-               "min_ms=%.2f img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld\n",
+        printf("name=bench.%s net=%s mode=%s batch=%d threads=%d device=%s precision=%s algos=%s iters=%d "
+               "median_ms=%.2f min_ms=%.2f img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld\n",
                m->net.name[0] ? m->net.name : "net", pos[0], train ? "train" : "infer", batch, threads,
-               dse_device_str(&dev.device, name, (int)sizeof name), dse_cuda_math_str(dev.math), iters,
+               dse_device_str(&dev.device, name, (int)sizeof name), dse_cuda_math_str(dev.math),
+               dev.nondeterministic ? "any" : "det", iters,
                1e3 * t[iters / 2], 1e3 * t[0], batch / t[iters / 2], dse_model_bytes(m),
                (long long)(train ? tot.mem_train_bytes : tot.mem_infer_bytes));
     }
@@ -875,7 +897,7 @@ static int cmd_profile(const struct cmd *c, const char **pos, int n_pos, char **
     if ((rc = opt_int(c->name, "--batch", vals[0], 1, 1 << 16, &batch)) >= 0 ||
         (rc = opt_int(c->name, "--threads", vals[1], 1, 256, &threads)) >= 0 ||
         (rc = opt_int(c->name, "--iters", vals[2], 1, 10000, &iters)) >= 0 ||
-        (rc = opt_device(c->name, vals[3], vals[4], &dev)) >= 0)
+        (rc = opt_device(c->name, vals[3], vals[4], vals[5], &dev)) >= 0)
         return rc;
     if ((rc = synthetic_model(c->name, pos[0], batch, threads, 0, &dev, &m, &x, &labels)) >= 0) goto done;
     int n = m->net.n_layers;
@@ -939,17 +961,17 @@ static const struct cmd cmds[] = {
     { "generate", 1, 1, "--all",                  "--index --format --out",   usage_generate, cmd_generate },
     { "sweep",    1, 1, "--analytic-only",        "--out --workers --threads --budget --early-stop --eta --min-epochs "
                                                   "--rank --conv --lease-seconds --max-crashes --data-root --gpus "
-                                                  "--per-gpu --precision --max-oom",
+                                                  "--per-gpu --precision --max-oom --algos",
                                                                               usage_sweep,    cmd_sweep },
     { "status",   1, 1, "",                       "",                         usage_status,   cmd_status },
     { "report",   1, 1, "",                       "--format --plot --curves", usage_report,   cmd_report },
     { "train",    1, 1, "--json",                 "--data --epochs --batch --lr --lr-policy --threads --seed "
                                                   "--limit-train --limit-test --init --checkpoint-dir --resume --conv "
-                                                  "--conv-cache --device --precision",
+                                                  "--conv-cache --device --precision --algos",
                                                                               usage_train,    cmd_train },
-    { "bench",    1, 1, "",                       "--mode --batch --threads --iters --device --precision",
+    { "bench",    1, 1, "",                       "--mode --batch --threads --iters --device --precision --algos",
                                                                               usage_bench,    cmd_bench },
-    { "profile",  1, 1, "",                       "--batch --threads --iters --device --precision",
+    { "profile",  1, 1, "",                       "--batch --threads --iters --device --precision --algos",
                                                                               usage_profile,  cmd_profile },
 };
 

@@ -53,6 +53,8 @@ struct dse_sweep_plan {
                                         CPU workers only (on a GPU cuDNN chooses) */
     enum dse_cuda_math  precision;   /* conv and fc arithmetic: fp32 (the CPU's only one) or tf32
                                         (GPUs only; changes results) */
+    int                 nondeterministic; /* GPUs: cuDNN may use algorithms that add in a varying
+                                        order (--algos any): faster, not bit-identical */
     int                 n_rungs;     /* rungs at r eta^k epochs below R */
     int                 rungs[DSE_SWEEP_RUNGS_MAX];
 };
@@ -61,7 +63,7 @@ struct dse_sweep_plan {
 
 struct dse_sweep_opts {
     struct dse_sweep_plan plan;      /* the fields below say which ones the user gave */
-    int         set_epochs, set_halving, set_eta, set_min_epochs, set_rank, set_conv, set_precision;
+    int         set_epochs, set_halving, set_eta, set_min_epochs, set_rank, set_conv, set_precision, set_algos;
     int         workers;             /* worker processes started by this command (default 2); CPU only */
     int         n_gpus;              /* 0: train on the CPU; else on CUDA devices gpus[0 .. n_gpus) */
     int         gpus[DSE_SWEEP_GPUS_MAX]; /* device indices as CUDA numbers them for this process

@@ -364,7 +364,9 @@ void dse_plan_describe(const struct dse_sweep_plan *p, char *buf, int size) {
         n += snprintf(buf + n, (size_t)(size - n), "; conv %s", p->conv == DSE_ALGO_AUTO ?
                       "auto (timed once per candidate)" : dse_cpu_conv_algo_str(p->conv));
     if (n < size && p->precision != DSE_CUDA_MATH_FP32) /* fp32, the CPU's, goes without saying */
-        snprintf(buf + n, (size_t)(size - n), "; precision %s (GPUs only)", dse_cuda_math_str(p->precision));
+        n += snprintf(buf + n, (size_t)(size - n), "; precision %s (GPUs only)", dse_cuda_math_str(p->precision));
+    if (n < size && p->nondeterministic)
+        snprintf(buf + n, (size_t)(size - n), "; any cuDNN algorithm (GPUs only; not bit-identical)");
 }
 
 enum dse_status dse_plan_create(const char *dir, const struct dse_sweep_plan *p, const char *by, int *existed,
@@ -379,10 +381,10 @@ enum dse_status dse_plan_create(const char *dir, const struct dse_sweep_plan *p,
                      "  \"min_epochs\": %d,\n  \"rank\": \"%s\",\n  \"rungs\": [",
                      p->epochs, p->halving ? "true" : "false", p->eta, p->min_epochs, rank_str(p->rank));
     for (int k = 0; k < p->n_rungs; k++) n += snprintf(text + n, sizeof text - (size_t)n, "%s%d", k ? ", " : "", p->rungs[k]);
-    n += snprintf(text + n, sizeof text - (size_t)n, "],\n  \"conv\": \"%s\",\n  \"precision\": \"%s\",\n"
+    n += snprintf(text + n, sizeof text - (size_t)n, "],\n  \"conv\": \"%s\",\n  \"precision\": \"%s\",\n  \"algos\": \"%s\",\n"
                   "  \"created\": \"%s\",\n  \"by\": ",
                   p->conv == DSE_ALGO_AUTO ? "auto" : dse_cpu_conv_algo_str(p->conv), dse_cuda_math_str(p->precision),
-                  stamp);
+                  p->nondeterministic ? "any" : "det", stamp);
     char *b = NULL;
     size_t bl = 0;
     FILE *f = open_memstream(&b, &bl);
@@ -435,6 +437,12 @@ enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *mi
         dse_json_free(doc);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"precision\": \"%s\" is not fp32 or tf32", path, buf);
     }
+    str_of(dse_json_get(root, "algos"), buf, sizeof buf); /* absent (plans made before it): det */
+    if (buf[0] && strcmp(buf, "det") && strcmp(buf, "any")) {
+        dse_json_free(doc);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"algos\": \"%s\" is not det or any", path, buf);
+    }
+    p->nondeterministic = !strcmp(buf, "any");
     dse_json_free(doc);
     if (p->epochs < 1 || p->epochs > 1024)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"epochs\" must be 1 to 1024", path);

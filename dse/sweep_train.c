@@ -659,6 +659,7 @@ static void train_opts(const struct worker *w, struct dse_train_opts *o) {
         o->dev.device.kind = DSE_DEVICE_CUDA;
         o->dev.device.index = w->gpu;
         o->dev.math = w->plan.precision;
+        o->dev.nondeterministic = w->plan.nondeterministic;
         o->conv_algo = DSE_ALGO_AUTO; /* the plan's conv is the CPU's; cuDNN's find chooses here */
     }
 }
@@ -1135,6 +1136,9 @@ static enum dse_status settle_plan(const struct dse_space *s, const char *dir, c
     else if (o->set_precision && want.precision != have.precision)
         clash = "--precision", snprintf(a, sizeof a, "%s", dse_cuda_math_str(have.precision)),
         snprintf(b, sizeof b, "%s", dse_cuda_math_str(want.precision));
+    else if (o->set_algos && want.nondeterministic != have.nondeterministic)
+        clash = "--algos", snprintf(a, sizeof a, "%s", have.nondeterministic ? "any" : "det"),
+        snprintf(b, sizeof b, "%s", want.nondeterministic ? "any" : "det");
     else if (o->set_conv && want.conv != have.conv)
         clash = "--conv", snprintf(a, sizeof a, "%s", have.conv == DSE_ALGO_AUTO ? "auto" : dse_cpu_conv_algo_str(have.conv)),
         snprintf(b, sizeof b, "%s", want.conv == DSE_ALGO_AUTO ? "auto" : dse_cpu_conv_algo_str(want.conv));
@@ -1142,6 +1146,9 @@ static enum dse_status settle_plan(const struct dse_space *s, const char *dir, c
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s/plan.json: this sweep was started with %s %s, and this "
                            "command gives %s; give the same value or leave it out (or use another --out)",
                            dir, clash, a, b);
+    if (have.nondeterministic && !o->n_gpus)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s/plan.json: this sweep trains with --algos any, which "
+                           "only GPUs use; give --gpus (or use another --out)", dir);
     if (have.precision != DSE_CUDA_MATH_FP32 && !o->n_gpus)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s/plan.json: this sweep trains with --precision %s, which "
                            "only GPUs compute; give --gpus (or use another --out)", dir,

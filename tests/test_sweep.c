@@ -428,6 +428,21 @@ static void test_plan(void) {
     r.status = DSE_REC_STOPPED;
     CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_NONE);
     dse_rec_deinit(&r);
+    /* plan.json round trip: the GPU fields (precision, algos) come back as written */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/plan-rt", scratch());
+    CHECK_OK(dse_fs_mkdirs(dir, NULL));
+    p.precision = DSE_CUDA_MATH_TF32, p.nondeterministic = 1;
+    int existed = -1, missing = -1;
+    CHECK_OK(dse_plan_create(dir, &p, "test", &existed, &err));
+    CHECK_INT_EQ(existed, 0);
+    struct dse_sweep_plan q;
+    memset(&q, 0, sizeof q);
+    CHECK_OK(dse_plan_read(dir, &q, &missing, &err));
+    CHECK_INT_EQ(missing, 0);
+    CHECK_INT_EQ(q.precision, DSE_CUDA_MATH_TF32);
+    CHECK_INT_EQ(q.nondeterministic, 1);
+    CHECK_INT_EQ(q.epochs, p.epochs);
 }
 
 /* ---- GPUs ------------------------------------------------------------------------------ */
