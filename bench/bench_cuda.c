@@ -4,7 +4,7 @@
  * (forward, backward, SGD) in images per second, for FP32 and TF32. One key=value line
  * per measurement (STYLE section 9); machine facts first. Synthetic data. Not a test;
  * the comparison with PyTorch on the same GPU is issue #6 item 6 (TODO).
- * Usage: bench_cuda [--net fmnist|v10|FILE] [--batch B] [--math fp32|tf32|both]
+ * Usage: bench_cuda [--net fmnist|v10|FILE] [--batch B] [--math fp32|tf32|fp16|bf16|all]
  *                   [--iters N] [--device N] [--algos det|any|both] [--api graph|legacy|both]
  *                   [--no-layers]
  * --api: convolutions through cuDNN's graph API (the engine's default) or its legacy API.
@@ -187,7 +187,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--api") && v) o.api = v, i++;
         else if (!strcmp(a, "--no-layers")) o.layers = 0;
         else {
-            fprintf(stderr, "usage: bench_cuda [--net fmnist|v10|FILE] [--batch B] [--math fp32|tf32|both] "
+            fprintf(stderr, "usage: bench_cuda [--net fmnist|v10|FILE] [--batch B] [--math fp32|tf32|fp16|bf16|all] "
                             "[--iters N] [--device N] [--algos det|any|both] [--api graph|legacy|both] [--no-layers]\n");
             return 2;
         }
@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (int m = 0; m < DSE_CUDA_MATH_COUNT; m++) {
         const char *mn = dse_cuda_math_str((enum dse_cuda_math)m);
-        if (strcmp(o.math, "both") && strcmp(o.math, mn)) continue;
+        if (strcmp(o.math, "both") && strcmp(o.math, "all") && strcmp(o.math, mn)) continue;
         for (int legacy = 0; legacy < 2; legacy++)
             for (int any = 0; any < 2; any++)
                 if ((!strcmp(o.algos, "both") || !strcmp(o.algos, any ? "any" : "det")) &&

@@ -89,7 +89,7 @@ static const char usage_sweep[] =
     "                       [--early-stop none|sh] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
     "                       [--conv auto|gemm_batch|gemm_image|winograd] [--lease-seconds S]\n"
     "                       [--max-crashes N] [--data-root DIR]\n"
-    "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32] [--max-oom N]\n"
+    "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32|fp16|bf16] [--max-oom N]\n"
     "                        [--algos det|any]]\n"
     "       dse sweep SPACE --analytic-only [--out DIR]\n"
     "\n"
@@ -131,7 +131,8 @@ static const char usage_sweep[] =
     "                     users' processes included); otherwise it waits\n"
     "  --per-gpu K        workers per GPU: a number, or auto (default: as many as fit, at most 8,\n"
     "                     at most the CPU cores per GPU)\n"
-    "  --precision P      conv and fc arithmetic: fp32 (default) or tf32 (tensor cores; changes results)\n"
+    "  --precision P      conv and fc arithmetic: fp32 (default), tf32 (tensor cores), or mixed:\n"
+    "                     fp16 (with loss scaling) or bf16 convs; all but fp32 change results\n"
     "  --max-oom N        a candidate that runs out of GPU memory is re-queued with a note and asks\n"
     "                     for more next time; after N times in a row it is marked failed (default 4)\n"
     "  --algos A          cuDNN's algorithms: det (default: deterministic ones only) or any (also\n"
@@ -166,7 +167,7 @@ static const char usage_train[] =
     "                     [--limit-train N] [--limit-test N] [--init msra|xavier]\n"
     "                     [--checkpoint-dir DIR] [--resume FILE] [--conv auto|gemm_batch|gemm_image]\n"
     "                     [--conv-cache FILE|none] [--device cpu|cuda|cuda:N]\n"
-    "                     [--precision fp32|tf32] [--algos det|any] [--json]\n"
+    "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--json]\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
     "momentum 0.9, weight decay 2e-4, MSRA init; a network without a loss gets softmax cross-entropy\n"
@@ -186,15 +187,16 @@ static const char usage_train[] =
     "                   $XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v2-t<threads>.txt; none: time every run)\n"
     "  --device D       cpu (default), cuda (= cuda:0) or cuda:N: train on that GPU (docs/gpu.md);\n"
     "                   --conv and --conv-cache are CPU options (on a GPU cuDNN chooses)\n"
-    "  --precision P    conv and fc arithmetic on a GPU: fp32 (default) or tf32 (tensor cores,\n"
-    "                   inputs rounded to a 10-bit mantissa); the CPU computes in fp32 only\n"
-    "  --algos A        cuDNN's algorithms on a GPU: det (default: the same bits every run) or any\n"
+    "  --precision P    arithmetic on a GPU: fp32 (default), tf32 (conv and fc on tensor cores,\n"
+    "                   inputs rounded to a 10-bit mantissa), or mixed precision: convs in fp16\n"
+    "                   (dynamic loss scaling) or bf16, the rest fp32; the CPU computes in fp32 only\n"
+    "  --algos A        cuDNN's algorithms on a GPU: det (default: deterministic ones only) or any\n"
     "                   (also those that add in a varying order; about 1.5x faster in FP32)\n"
     "  --json           print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds\n";
 
 static const char usage_bench[] =
     "usage: dse bench NET [--mode train|infer] [--batch B] [--threads T] [--iters N]\n"
-    "                     [--device cpu|cuda|cuda:N] [--precision fp32|tf32] [--algos det|any]\n"
+    "                     [--device cpu|cuda|cuda:N] [--precision fp32|tf32|fp16|bf16] [--algos det|any]\n"
     "\n"
     "Images per second of a network on synthetic data: warm-up (conv strategy timing or\n"
     "cuDNN's algorithm search included) excluded, median of N iterations (default 10).\n"
@@ -204,12 +206,12 @@ static const char usage_bench[] =
     "  --batch B        default 32       --threads T  CPU threads, default 2\n"
     "  --iters N        default 10\n"
     "  --device D       cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)\n"
-    "  --precision P    on a GPU: fp32 (default) or tf32 conv and fc\n"
+    "  --precision P    on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)\n"
     "  --algos A        on a GPU: cuDNN's deterministic algorithms only (det, default) or any\n";
 
 static const char usage_profile[] =
     "usage: dse profile NET [--batch B] [--threads T] [--iters N] [--device cpu|cuda|cuda:N]\n"
-    "                       [--precision fp32|tf32] [--algos det|any]\n"
+    "                       [--precision fp32|tf32|fp16|bf16] [--algos det|any]\n"
     "\n"
     "Per-layer forward and backward time (median of N iterations, default 5) and GFLOP/s\n"
     "on synthetic data, the layer-wise breakdown of Caffe's `caffe time`. On a GPU each\n"
@@ -218,7 +220,7 @@ static const char usage_profile[] =
     "  --batch B        default 32       --threads T  CPU threads, default 2\n"
     "  --iters N        default 5\n"
     "  --device D       cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)\n"
-    "  --precision P    on a GPU: fp32 (default) or tf32 conv and fc\n"
+    "  --precision P    on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)\n"
     "  --algos A        on a GPU: cuDNN's deterministic algorithms only (det, default) or any\n";
 
 /* Options of a command: the flags it takes and the options that take a value. */
@@ -517,7 +519,7 @@ static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **va
     }
     if (vals[14]) {
         if (dse_cuda_math_parse(vals[14], &o.plan.precision, &err))
-            return bad_usage(c->name, "--precision '%s' is not fp32 or tf32", vals[14]);
+            return bad_usage(c->name, "--precision '%s' is not fp32, tf32, fp16 or bf16", vals[14]);
         if (!gpus && o.plan.precision != DSE_CUDA_MATH_FP32)
             return bad_usage(c->name, "--precision %s needs --gpus; the CPU computes in fp32 only", vals[14]);
         o.set_precision = 1;
@@ -643,7 +645,7 @@ static int opt_device(const char *cmd, const char *device, const char *precision
     if (device && dse_device_parse(device, &d->device, &err))
         return bad_usage(cmd, "--device '%s' is not cpu, cuda or cuda:N", device);
     if (precision && dse_cuda_math_parse(precision, &d->math, &err))
-        return bad_usage(cmd, "--precision '%s' is not fp32 or tf32", precision);
+        return bad_usage(cmd, "--precision '%s' is not fp32, tf32, fp16 or bf16", precision);
     if (d->device.kind == DSE_DEVICE_CPU && d->math != DSE_CUDA_MATH_FP32)
         return bad_usage(cmd, "--precision %s is for --device cuda; the CPU computes in fp32 only", precision);
     if (algos && strcmp(algos, "det") && strcmp(algos, "any"))

@@ -435,7 +435,7 @@ enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *mi
     str_of(dse_json_get(root, "precision"), buf, sizeof buf); /* absent (plans made before GPUs): fp32 */
     if (buf[0] && dse_cuda_math_parse(buf, &p->precision, NULL)) {
         dse_json_free(doc);
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"precision\": \"%s\" is not fp32 or tf32", path, buf);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"precision\": \"%s\" is not fp32, tf32, fp16 or bf16", path, buf);
     }
     str_of(dse_json_get(root, "algos"), buf, sizeof buf); /* absent (plans made before it): det */
     if (buf[0] && strcmp(buf, "det") && strcmp(buf, "any")) {

@@ -55,6 +55,8 @@ const char *dse_cuda_math_str(enum dse_cuda_math m) {
     switch (m) {
     case DSE_CUDA_MATH_FP32: return "fp32";
     case DSE_CUDA_MATH_TF32: return "tf32";
+    case DSE_CUDA_MATH_FP16: return "fp16";
+    case DSE_CUDA_MATH_BF16: return "bf16";
     default:                 return "?";
     }
 }
@@ -65,8 +67,8 @@ enum dse_status dse_cuda_math_parse(const char *s, enum dse_cuda_math *out, stru
             *out = (enum dse_cuda_math)m;
             return DSE_OK;
         }
-    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "precision '%s' is not known; expected fp32 or tf32 "
-                       "(fp16 and bf16: TODO(#6))", s ? s : "");
+    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "precision '%s' is not known; expected fp32, tf32, fp16 "
+                       "or bf16", s ? s : "");
 }
 
 #ifndef DSE_CUDA
@@ -92,6 +94,12 @@ enum dse_status dse_cuda_device_info(int device, char *buf, int size, struct dse
 enum dse_status dse_cuda_mem_info(int device, size_t *free_bytes, size_t *total_bytes, struct dse_err *err) {
     (void)device;
     *free_bytes = *total_bytes = 0;
+    return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s", NO_CUDA);
+}
+
+enum dse_status dse_cuda_mp_step(struct dse_cuda_ctx *cx, int *skip, struct dse_err *err) {
+    (void)cx;
+    *skip = 0;
     return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s", NO_CUDA);
 }
 

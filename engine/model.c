@@ -577,6 +577,12 @@ enum dse_status dse_model_backward(struct dse_model *m, struct dse_err *err) {
 void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_decay) {
     if (m->gpu) { /* the decayed parameters, then the rest: each one contiguous run */
         if (m->inference || m->pending) return;
+        int skip = 0; /* FP16: a conv gradient overflowed at this loss scale */
+        if (dse_cuda_mp_step(m->gpu, &skip, NULL)) {
+            m->pending = m->gpu->err.code, m->pending_err = m->gpu->err;
+            return;
+        }
+        if (skip) return;
         float *w = m->dev_block, *g = w + m->param_floats, *v = g + m->param_floats;
         const size_t d = m->decay_floats, rest = m->param_floats - d;
         enum dse_status st = dse_cuda_sgd(m->gpu, w, g, v, (int64_t)d, lr, momentum, weight_decay);
@@ -633,7 +639,7 @@ size_t dse_model_bytes(const struct dse_model *m) {
     if (m->gpu) { /* device memory: arena, parameter block, node state, workspace */
         size_t b = (m->arena_floats + m->dev_floats) * sizeof(float);
         for (int i = 0; i < m->net.n_layers; i++) b += m->nodes[i].st.bytes;
-        return b + m->gpu->stats.workspace_bytes;
+        return b + m->gpu->stats.workspace_bytes + m->gpu->stats.scratch16_bytes;
     }
     size_t b = m->arena_floats * sizeof(float) + (size_t)dse_tensor_count(&m->input) * sizeof(float);
     for (int p = 0; p < m->n_params; p++) /* weights, and for training their grads and momentum */

@@ -26,6 +26,7 @@ static const char *const bwd_filter_names[] = { "algo_0", "algo_1", "fft", "algo
 
 const char *dse_cuda_conv_algo_str(int direction, int algo) {
     if (algo >= DSE_CUDA_CONV_ENGINE) return "engine"; /* a graph-API plan: engine algo - DSE_CUDA_CONV_ENGINE */
+    if (algo == DSE_CUDA_CONV_FP32) return "fp32";     /* mixed precision without a 16-bit engine */
     switch (direction) {
     case DIR_FWD:        return algo >= 0 && algo < DSE_ARRAY_LEN(fwd_names) ? fwd_names[algo] : "?";
     case DIR_BWD_DATA:   return algo >= 0 && algo < DSE_ARRAY_LEN(bwd_data_names) ? bwd_data_names[algo] : "?";
@@ -239,6 +240,25 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
     size_t *wsb = dir == DIR_FWD ? &c->ws_fwd : dir == DIR_BWD_DATA ? &c->ws_bwd_data : &c->ws_bwd_filter;
     struct dse_cuda_plan *plan = NULL;
     float plan_ms = 0.0f;
+    if (dse_cuda_math_is16(cx->math)) { /* mixed precision: the graph API on the 16-bit copies only */
+        void *const *io = cx->impl->mp_io[dir];
+        enum dse_status st = dse_cuda_plan_find(cx, n, dir, io[0], io[1], io[2], ws, ws_bytes, &plan, &plan_ms);
+        (void)cudaFree(ws);
+        if (st) return st;
+        dse_cuda_plan_free(cx->impl->plans[3 * e + dir]);
+        cx->impl->plans[3 * e + dir] = plan;
+        if (!plan) { /* no 16-bit engine for the shape: this direction runs in fp32 */
+            *algo = DSE_CUDA_CONV_FP32, *ms = 0.0f, *wsb = 0;
+            cx->stats.conv_finds++, cx->stats.mp_fp32_fallbacks++;
+            return DSE_OK;
+        }
+        *algo = DSE_CUDA_CONV_ENGINE + (int)dse_cuda_plan_engine(plan), *ms = plan_ms;
+        *wsb = dse_cuda_plan_ws(plan);
+        cx->impl->cache_math[3 * e + dir] = 0;
+        if (cx->deterministic && !dse_cuda_plan_deterministic(plan)) cx->stats.conv_nondeterministic++;
+        cx->stats.conv_finds++, cx->stats.conv_graph_found++, cx->stats.conv_graph_taken++;
+        return DSE_OK;
+    }
     if (!cx->legacy_conv) { /* cuDNN's graph API: every engine it has */
         const struct dse_tensor *x = n->in[0];
         float *scr = dir == DIR_FWD ? NULL : scratch(cx, n, dir == DIR_BWD_DATA ? (int64_t)x->n * x->stride_n
@@ -320,9 +340,113 @@ enum dse_status dse_cuda_conv2d_choose(struct dse_cuda_ctx *cx, struct dse_node 
     if (!st) st = set_descs(cx, n, d);
     const int bwd = n->training && n->out->grad;
     int e = -1;
-    if (!st) st = choose(cx, n, d, 1, bwd && n->in[0]->grad, bwd && n->weight->grad, &e);
+    if (!st && dse_cuda_math_is16(cx->math)) { /* chosen at the first run, on its 16-bit copies */
+        e = cache_entry(cx, n);
+        const struct dse_cuda_conv_choice *c = e >= 0 ? &cx->impl->cache[e] : NULL;
+        if (!c || c->algo_fwd < 0 || (bwd && n->in[0]->grad && c->algo_bwd_data < 0) ||
+            (bwd && n->weight->grad && c->algo_bwd_filter < 0))
+            st = dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "in %s a conv's engines are chosen when it first runs; run "
+                               "it forward and backward first", dse_cuda_math_str(cx->math));
+    } else if (!st) {
+        st = choose(cx, n, d, 1, bwd && n->in[0]->grad, bwd && n->weight->grad, &e);
+    }
     if (!st && out) *out = cx->impl->cache[e];
     return st;
+}
+
+/* ---- mixed precision (FP16, BF16) ------------------------------------------------------ */
+
+/* The conv runs on 16-bit copies of its operands (packed NCHW, in the ctx's scratch16),
+ * with cuDNN's graph API (tensor cores, float accumulation); the results are rounded
+ * back and added to the float tensors, which stay what the rest of the engine sees. In
+ * FP16 the output gradient is multiplied by the loss scale before rounding (small
+ * gradients would flush to zero) and the input and weight gradients divided by it after;
+ * a non-finite one sets mp_flag, and dse_cuda_mp_step skips that SGD step. */
+
+static int kind16(const struct dse_cuda_ctx *cx) { return cx->math == DSE_CUDA_MATH_BF16; }
+
+static enum dse_status fwd_float(struct dse_cuda_ctx *cx, struct dse_node *n);
+static enum dse_status bwd_float(struct dse_cuda_ctx *cx, struct dse_node *n, float *dx, float *dw);
+
+/* A shape cuDNN has no 16-bit engine for runs in fp32 (its choices cached under fp32). */
+static enum dse_status in_fp32(struct dse_cuda_ctx *cx, struct dse_node *n, int bwd, float *dx, float *dw) {
+    const enum dse_cuda_math keep = cx->math;
+    cx->math = DSE_CUDA_MATH_FP32;
+    const enum dse_status st = bwd ? bwd_float(cx, n, dx, dw) : fwd_float(cx, n);
+    cx->math = keep;
+    return st;
+}
+
+/* Pieces of scratch16 (2 bytes a value), each 256-byte aligned; grown as needed. */
+static enum dse_status scratch16(struct dse_cuda_ctx *cx, const struct dse_node *n, const int64_t *counts, int k,
+                                 void **out) {
+    size_t at[8], total = 0;
+    for (int i = 0; i < k; i++) at[i] = total, total += ((size_t)counts[i] * 2 + 255) / 256 * 256;
+    struct dse_cuda_impl *m = cx->impl;
+    if (total > m->scratch16_bytes) {
+        DSE_CUDA_TRY(cx, n, cudaStreamSynchronize(m->stream)); /* no queued kernel still uses it */
+        DSE_CUDA_TRY(cx, n, cudaFree(m->scratch16));
+        m->scratch16 = NULL, m->scratch16_bytes = 0, cx->stats.scratch16_bytes = 0;
+        DSE_CUDA_TRY(cx, n, cudaMalloc(&m->scratch16, total));
+        m->scratch16_bytes = total, cx->stats.scratch16_bytes = total;
+    }
+    for (int i = 0; i < k; i++) out[i] = (char *)m->scratch16 + at[i];
+    return DSE_OK;
+}
+
+static enum dse_status fwd16(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    struct dse_cuda_node *d = dse_cuda_dev(n);
+    const struct dse_tensor *x = n->in[0], *y = n->out, *w = n->weight;
+    const int kind = kind16(cx);
+    cudaStream_t s = cx->impl->stream;
+    const int64_t counts[3] = { x->n * dse_tensor_image(x), dse_tensor_count(w), y->n * dse_tensor_image(y) };
+    void *b[3];
+    enum dse_status st = scratch16(cx, n, counts, 3, b);
+    int e;
+    if (st || (st = set_descs(cx, n, d))) return st;
+    DSE_CUDA_TRY(cx, n, dse_cuk_to16(s, kind, x->data, x->stride_n, b[0], x->n, dse_tensor_image(x), 1.0f));
+    DSE_CUDA_TRY(cx, n, dse_cuk_to16(s, kind, w->data, counts[1], b[1], 1, counts[1], 1.0f));
+    cx->impl->mp_io[DIR_FWD][0] = b[0], cx->impl->mp_io[DIR_FWD][1] = b[1], cx->impl->mp_io[DIR_FWD][2] = b[2];
+    if ((st = choose(cx, n, d, 1, 0, 0, &e))) return st;
+    if (!cx->impl->plans[3 * e + DIR_FWD]) return in_fp32(cx, n, 0, NULL, NULL);
+    if ((st = dse_cuda_plan_run(cx, n, cx->impl->plans[3 * e + DIR_FWD], b[0], b[1], b[2]))) return st;
+    DSE_CUDA_TRY(cx, n, dse_cuk_from16_bias(s, kind, b[2], y->data, y->stride_n, y->n, y->c, (int64_t)y->h * y->w,
+                                            n->bias ? n->bias->data : NULL));
+    return DSE_OK;
+}
+
+static enum dse_status bwd16(struct dse_cuda_ctx *cx, struct dse_node *n, float *dx, float *dw) {
+    struct dse_cuda_node *d = dse_cuda_dev(n);
+    struct dse_cuda_impl *m = cx->impl;
+    const struct dse_tensor *x = n->in[0], *y = n->out, *w = n->weight;
+    const int kind = kind16(cx);
+    const float scale = cx->math == DSE_CUDA_MATH_FP16 ? cx->loss_scale : 1.0f;
+    cudaStream_t s = m->stream;
+    const int64_t nx = x->n * dse_tensor_image(x), nw = dse_tensor_count(w), ny = y->n * dse_tensor_image(y);
+    /* x16, w16, dy16, dx16, dw16 */
+    const int64_t counts[5] = { dw ? nx : 0, dx ? nw : 0, ny, dx ? nx : 0, dw ? nw : 0 };
+    void *b[5];
+    enum dse_status st = scratch16(cx, n, counts, 5, b);
+    int e;
+    if (st) return st;
+    DSE_CUDA_TRY(cx, n, dse_cuk_to16(s, kind, y->grad, y->stride_n, b[2], y->n, dse_tensor_image(y), scale));
+    if (dw) DSE_CUDA_TRY(cx, n, dse_cuk_to16(s, kind, x->data, x->stride_n, b[0], x->n, dse_tensor_image(x), 1.0f));
+    if (dx) DSE_CUDA_TRY(cx, n, dse_cuk_to16(s, kind, w->data, nw, b[1], 1, nw, 1.0f));
+    void *io[3][3] = { { NULL, NULL, NULL }, { b[3], b[1], b[2] }, { b[0], b[4], b[2] } };
+    memcpy(m->mp_io, io, sizeof io);
+    if ((st = choose(cx, n, d, 0, dx != NULL, dw != NULL, &e))) return st;
+    if ((dw && !m->plans[3 * e + DIR_BWD_FILTER]) || (dx && !m->plans[3 * e + DIR_BWD_DATA]))
+        return in_fp32(cx, n, 1, dx, dw);
+    if (dw) {
+        if ((st = dse_cuda_plan_run(cx, n, m->plans[3 * e + DIR_BWD_FILTER], b[0], b[4], b[2]))) return st;
+        DSE_CUDA_TRY(cx, n, dse_cuk_from16_acc(s, kind, b[4], dw, nw, 1, nw, 1.0f / scale, m->mp_flag));
+    }
+    if (dx) {
+        if ((st = dse_cuda_plan_run(cx, n, m->plans[3 * e + DIR_BWD_DATA], b[3], b[1], b[2]))) return st;
+        DSE_CUDA_TRY(cx, n, dse_cuk_from16_acc(s, kind, b[3], dx, x->stride_n, x->n, dse_tensor_image(x), 1.0f / scale,
+                                               m->mp_flag));
+    }
+    return DSE_OK;
 }
 
 /* ---- kernels ------------------------------------------------------------------------- */
@@ -337,9 +461,13 @@ static enum dse_status bias_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
 }
 
 enum dse_status dse_cuda_conv2d_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    return dse_cuda_math_is16(cx->math) ? fwd16(cx, n) : fwd_float(cx, n);
+}
+
+static enum dse_status fwd_float(struct dse_cuda_ctx *cx, struct dse_node *n) {
     struct dse_cuda_node *d = dse_cuda_dev(n);
     cudnnHandle_t h = cx->impl->cudnn;
-    int e;
+    int e = 0;
     enum dse_status st = set_descs(cx, n, d);
     if (!st) st = choose(cx, n, d, 1, 0, 0, &e);
     if (st) return st;
@@ -361,7 +489,6 @@ enum dse_status dse_cuda_conv2d_fwd(struct dse_cuda_ctx *cx, struct dse_node *n)
 
 enum dse_status dse_cuda_conv2d_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
     struct dse_cuda_node *d = dse_cuda_dev(n);
-    cudnnHandle_t h = cx->impl->cudnn;
     const struct dse_tensor *x = n->in[0], *y = n->out;
     float *dx = x->grad, *dw = n->weight->grad;
     enum dse_status st = set_descs(cx, n, d);
@@ -374,6 +501,16 @@ enum dse_status dse_cuda_conv2d_bwd(struct dse_cuda_ctx *cx, struct dse_node *n)
                                              (int64_t)y->h * y->w, n->bias->grad, part));
     }
     if (!dx && !dw) return DSE_OK;
+    return dse_cuda_math_is16(cx->math) ? bwd16(cx, n, dx, dw) : bwd_float(cx, n, dx, dw);
+}
+
+/* dw += and dx += through cuDNN in fp32 or tf32 (the bias gradient is done). */
+static enum dse_status bwd_float(struct dse_cuda_ctx *cx, struct dse_node *n, float *dx, float *dw) {
+    struct dse_cuda_node *d = dse_cuda_dev(n);
+    cudnnHandle_t h = cx->impl->cudnn;
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    enum dse_status st = set_descs(cx, n, d);
+    if (st) return st;
     int e;
     if ((st = choose(cx, n, d, 0, dx != NULL, dw != NULL, &e))) return st;
     const struct dse_cuda_conv_choice c = cx->impl->cache[e];

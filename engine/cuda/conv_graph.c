@@ -55,9 +55,8 @@ static int64_t align_of(const void *a, const void *b) {
     return v % 16 == 0 ? 16 : v % 8 == 0 ? 8 : 4;
 }
 
-static cudnnStatus_t tensor(cudnnBackendDescriptor_t *d, int64_t uid, const int64_t dims[4],
+static cudnnStatus_t tensor(cudnnBackendDescriptor_t *d, int64_t uid, cudnnDataType_t dt, const int64_t dims[4],
                             const int64_t strides[4], int64_t align) {
-    cudnnDataType_t dt = CUDNN_DATA_FLOAT;
     cudnnStatus_t s = cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, d);
     if (!s) s = cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
     if (!s) s = cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
@@ -73,15 +72,21 @@ static cudnnStatus_t make_graph(struct dse_cuda_ctx *cx, const struct dse_node *
     const struct dse_layer *l = n->layer;
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const int64_t g = l->groups, cg = x->c / g;
-    const int64_t xd[4] = { x->n, x->c, x->h, x->w }, xs[4] = { x->stride_n, (int64_t)x->h * x->w, x->w, 1 };
+    /* Mixed precision (conv_mp.c): 16-bit copies, packed, written with beta 0 and added to
+     * the float tensors after. */
+    const int mp = dse_cuda_math_is16(cx->math);
+    const cudnnDataType_t dt = !mp ? CUDNN_DATA_FLOAT : cx->math == DSE_CUDA_MATH_FP16 ? CUDNN_DATA_HALF
+                                                                                      : CUDNN_DATA_BFLOAT16;
+    const int64_t sxn = mp ? dse_tensor_image(x) : x->stride_n, syn = mp ? dse_tensor_image(y) : y->stride_n;
+    const int64_t xd[4] = { x->n, x->c, x->h, x->w }, xs[4] = { sxn, (int64_t)x->h * x->w, x->w, 1 };
     const int64_t wd[4] = { y->c, cg, l->kernel_h, l->kernel_w };
     const int64_t ws[4] = { cg * l->kernel_h * l->kernel_w, (int64_t)l->kernel_h * l->kernel_w, l->kernel_w, 1 };
-    const int64_t yd[4] = { y->n, y->c, y->h, y->w }, ys[4] = { y->stride_n, (int64_t)y->h * y->w, y->w, 1 };
+    const int64_t yd[4] = { y->n, y->c, y->h, y->w }, ys[4] = { syn, (int64_t)y->h * y->w, y->w, 1 };
     const float *xg = dir == 1 ? x->grad : x->data, *yg = dir == 0 ? y->data : y->grad;
     const float *wg = dir == 2 ? n->weight->grad : n->weight->data;
-    cudnnStatus_t s = tensor(&p->x, UID_X, xd, xs, align_of(xg, x->data));
-    if (!s) s = tensor(&p->w, UID_W, wd, ws, align_of(wg, n->weight->data));
-    if (!s) s = tensor(&p->y, UID_Y, yd, ys, align_of(yg, y->data));
+    cudnnStatus_t s = tensor(&p->x, UID_X, dt, xd, xs, mp ? 16 : align_of(xg, x->data));
+    if (!s) s = tensor(&p->w, UID_W, dt, wd, ws, mp ? 16 : align_of(wg, n->weight->data));
+    if (!s) s = tensor(&p->y, UID_Y, dt, yd, ys, mp ? 16 : align_of(yg, y->data));
     if (s) return s;
     const int64_t dims = 2, dil[2] = { l->dilation_h, l->dilation_w }, str[2] = { l->stride_h, l->stride_w };
     const int64_t pad[2] = { l->pad_h, l->pad_w };
@@ -98,8 +103,9 @@ static cudnnStatus_t make_graph(struct dse_cuda_ctx *cx, const struct dse_node *
     if (!s) s = cudnnBackendSetAttribute(p->conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad);
     if (!s) s = cudnnBackendFinalize(p->conv);
     if (s) return s;
-    /* Forward overwrites y; the backward passes accumulate into dx and dw (engine.h). */
-    const float alpha = 1.0f, beta = dir == 0 ? 0.0f : 1.0f;
+    /* Forward overwrites y; the backward passes accumulate into dx and dw (engine.h), but
+     * into 16-bit scratch that conv_mp.c adds to the float gradients. */
+    const float alpha = 1.0f, beta = dir == 0 || mp ? 0.0f : 1.0f;
     static const cudnnBackendDescriptorType_t kinds[3] = {
         CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
         CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
@@ -181,7 +187,8 @@ static int engine_of(struct dse_cuda_ctx *cx, cudnnBackendDescriptor_t cfg, cudn
     *deterministic = 1;
     for (int64_t i = 0; i < nn; i++) {
         if (notes[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) *deterministic = 0;
-        /* float data on tensor cores is TF32: not in FP32 mode; nothing reduced in precision */
+        /* float data on tensor cores is TF32: not in FP32 mode; nothing reduced in precision
+         * (FP16 / BF16 data: float accumulation) */
         if (cx->math == DSE_CUDA_MATH_FP32 &&
             (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE || notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS))
             return -1;

@@ -206,6 +206,8 @@ static enum dse_status init_impl(struct dse_cuda_ctx *cx) {
     DSE_CUBLAS_TRY(cx, NULL, DSE_CUBLAS(cx).cublasCreate_v2(&m->cublas));
     DSE_CUBLAS_TRY(cx, NULL, DSE_CUBLAS(cx).cublasSetStream_v2(m->cublas, m->stream));
     DSE_CUDA_TRY(cx, NULL, cudaMalloc((void **)&m->flag, sizeof(int)));
+    DSE_CUDA_TRY(cx, NULL, cudaMalloc((void **)&m->mp_flag, sizeof(int)));
+    DSE_CUDA_TRY(cx, NULL, cudaMemset(m->mp_flag, 0, sizeof(int)));
     return DSE_OK;
 }
 
@@ -215,6 +217,7 @@ enum dse_status dse_cuda_ctx_init(struct dse_cuda_ctx *cx, int device, uint64_t 
     cx->math = DSE_CUDA_MATH_FP32;
     cx->deterministic = 1;
     cx->ws_limit_bytes = (size_t)512 << 20;
+    cx->loss_scale = DSE_LOSS_SCALE_INIT;
     const char *sync = getenv("DSE_CUDA_SYNC");
     cx->sync_each = sync && sync[0] == '1';
     cx->seed = seed;
@@ -243,6 +246,8 @@ void dse_cuda_ctx_deinit(struct dse_cuda_ctx *cx) {
         if (m->cudnn) (void)cudnnDestroy(m->cudnn);
         (void)cudaFree(m->ws);
         (void)cudaFree(m->flag);
+        (void)cudaFree(m->mp_flag);
+        (void)cudaFree(m->scratch16);
         if (m->stream) (void)cudaStreamDestroy(m->stream);
         (void)cudaGetLastError();
         free(m->cache);
@@ -527,6 +532,30 @@ enum dse_status dse_cuda_sgd(struct dse_cuda_ctx *cx, float *w, const float *g, 
     enum dse_status st = dse_cuda_use(cx);
     if (st || n <= 0) return st;
     DSE_CUDA_TRY(cx, NULL, dse_cuk_sgd(cx->impl->stream, w, g, v, n, lr, momentum, wd));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_mp_step(struct dse_cuda_ctx *cx, int *skip, struct dse_err *err) {
+    *skip = 0;
+    if (!dse_cuda_math_is16(cx->math)) return DSE_OK;
+    struct dse_cuda_impl *m = cx->impl;
+    enum dse_status st = m ? dse_cuda_use(cx) : dse_cuda_fail(cx, NULL, DSE_ERR_INTERNAL, "CUDA context not initialized");
+    int bad = 0;
+    cudaError_t e = cudaSuccess;
+    if (!st) e = cudaMemcpyAsync(&bad, m->mp_flag, sizeof(int), cudaMemcpyDeviceToHost, m->stream);
+    if (!st && e == cudaSuccess) e = cudaMemsetAsync(m->mp_flag, 0, sizeof(int), m->stream);
+    if (!st && e == cudaSuccess) e = cudaStreamSynchronize(m->stream);
+    if (!st && e != cudaSuccess) {
+        (void)cudaGetLastError();
+        st = dse_cuda_fail(cx, NULL, DSE_ERR_CUDA, "mixed precision overflow check: %s: %s", cudaGetErrorName(e),
+                           cudaGetErrorString(e));
+    }
+    if (st) return dse_cuda_report(cx, st, err);
+    if (cx->math == DSE_CUDA_MATH_FP16) { /* BF16 has float's range: an overflow there is divergence */
+        cx->loss_scale = dse_loss_scale_next(cx->loss_scale, bad, &cx->mp_good_steps, DSE_LOSS_SCALE_INTERVAL);
+        *skip = bad;
+        cx->stats.mp_steps_skipped += bad;
+    }
     return DSE_OK;
 }
 

@@ -19,10 +19,18 @@ enum dse_cuda_math {
     DSE_CUDA_MATH_FP32 = 0, /* FMA kernels only (cuDNN CUDNN_FMA_MATH, cuBLAS default
                                math): agrees with the CPU backend to float rounding */
     DSE_CUDA_MATH_TF32,     /* tensor cores with inputs rounded to TF32 (10-bit mantissa) */
+    DSE_CUDA_MATH_FP16,     /* mixed precision: conv inputs, weights and gradients in FP16 on
+                               tensor cores (float accumulation), dynamic loss scaling;
+                               activations, parameters and fc stay float32 (conv_mp.c) */
+    DSE_CUDA_MATH_BF16,     /* the same in BF16 (float's range: no loss scaling) */
     DSE_CUDA_MATH_COUNT
 };
+/* 1 for the mixed precisions, whose convs run on 16-bit copies. */
+static inline int dse_cuda_math_is16(enum dse_cuda_math m) {
+    return m == DSE_CUDA_MATH_FP16 || m == DSE_CUDA_MATH_BF16;
+}
 const char *dse_cuda_math_str(enum dse_cuda_math m); /* "fp32", "tf32", "?" */
-/* "fp32" or "tf32" -> *out; DSE_ERR_CONFIG naming the text otherwise. */
+/* "fp32", "tf32", "fp16" or "bf16" -> *out; DSE_ERR_CONFIG naming the text otherwise. */
 enum dse_status dse_cuda_math_parse(const char *s, enum dse_cuda_math *out, struct dse_err *err);
 
 /* Counters for tests and profiles; the backend only adds to them. */
@@ -34,6 +42,10 @@ struct dse_cuda_stats {
     int64_t conv_graph_taken;      /* ... and how many took it (faster than the legacy API's) */
     int64_t concat_copy_bytes;     /* bytes concat forward/backward actually moved */
     size_t  workspace_bytes;       /* the ctx's device workspace now */
+    size_t  scratch16_bytes;       /* mixed precision: the 16-bit copies of conv operands */
+    int64_t mp_steps_skipped;      /* FP16: steps skipped for non-finite gradients */
+    int64_t mp_fp32_fallbacks;     /* FP16 / BF16: (shape, direction) pairs with no 16-bit
+                                      engine, run in fp32 */
     size_t  state_bytes;           /* device op state of prepared nodes */
 };
 
@@ -43,6 +55,7 @@ struct dse_cuda_stats {
  * dse_cpu_conv_choice, so a run can report or pin its choices. */
 #define DSE_CUDA_CONV_KEY 21
 #define DSE_CUDA_CONV_ENGINE 1000 /* algo values from here: cuDNN graph-API engine (algo - this) */
+#define DSE_CUDA_CONV_FP32   900  /* FP16 / BF16: no 16-bit engine for the shape; runs in fp32 */
 struct dse_cuda_conv_choice {
     int64_t key[DSE_CUDA_CONV_KEY]; /* N, C, H, W, K, R, S, stride h/w, pad h/w, dilation
                                        h/w, groups, x stride_n, y stride_n, math,
@@ -70,6 +83,11 @@ struct dse_cuda_ctx {
                                              (its 8 algorithms); 0 (default): its graph API
                                              first (every engine; conv_graph.c), legacy when
                                              no engine qualifies */
+    float                 loss_scale;     /* FP16: conv output gradients are multiplied by it
+                                             before they are rounded to FP16 and the results
+                                             divided by it (dynamic: dse_cuda_mp_step);
+                                             default 65536; 1 in BF16 */
+    int64_t               mp_good_steps;  /* FP16: steps since the scale last changed */
     int                   sync_each;      /* 1: wait for every kernel, so an asynchronous
                                              failure names its op (tests; env DSE_CUDA_SYNC=1) */
     uint64_t              seed;           /* what rng was seeded with (recorded in results) */
@@ -122,6 +140,30 @@ void dse_cuda_ctx_deinit(struct dse_cuda_ctx *cx); /* safe on a zeroed or failed
 /* Wait for everything queued on the ctx's stream; reports an asynchronous failure
  * (a kernel that faulted) as DSE_ERR_CUDA. */
 enum dse_status dse_cuda_sync(struct dse_cuda_ctx *cx, struct dse_err *err);
+
+/* ---- mixed precision ------------------------------------------------------------- */
+
+/* Dynamic loss scaling, as PyTorch's GradScaler: a step whose gradients overflowed is
+ * skipped and the scale halved (not below 1); after `interval` good steps in a row it is
+ * doubled (not above 2^24). Returns the new scale; *good counts the good steps. Pure. */
+static inline float dse_loss_scale_next(float scale, int overflow, int64_t *good, int64_t interval) {
+    if (overflow) {
+        *good = 0;
+        return scale > 2.0f ? scale * 0.5f : 1.0f;
+    }
+    if (++*good >= interval) {
+        *good = 0;
+        return scale < 16777216.0f ? scale * 2.0f : scale;
+    }
+    return scale;
+}
+#define DSE_LOSS_SCALE_INIT     65536.0f
+#define DSE_LOSS_SCALE_INTERVAL 2000
+
+/* After a backward pass in FP16 or BF16: *skip = 1 if a conv gradient was not finite
+ * (FP16: the SGD step must be skipped; the scale is updated), 0 otherwise; waits for the
+ * device. A no-op (*skip = 0) in FP32 and TF32. */
+enum dse_status dse_cuda_mp_step(struct dse_cuda_ctx *cx, int *skip, struct dse_err *err);
 
 /* ---- device memory ---------------------------------------------------------------- */
 

@@ -50,6 +50,11 @@ struct dse_cuda_impl {
                                               NULL (legacy algorithm or not chosen) */
     int                          cache_n, cache_cap;
     int                         *flag;     /* device int for dse_cuda_nonfinite */
+    int                         *mp_flag;  /* device int: a 16-bit conv gradient was not finite */
+    void                        *scratch16; /* the 16-bit copies of one conv's operands */
+    size_t                       scratch16_bytes;
+    void                        *mp_io[3][3]; /* per direction, the 16-bit (x, w, y) buffers
+                                                 find benchmarks on (conv.c) */
 };
 
 /* A node's own device-side state (node->dev), created by dse_cuda_node_prepare. The

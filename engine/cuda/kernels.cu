@@ -7,6 +7,9 @@
  * in double, in a fixed order: the same bits every run. */
 #include "engine/cuda/kernels.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #define THREADS 256
 
 /* Blocks for a grid-stride loop over `count` items. */
@@ -599,6 +602,73 @@ extern "C" cudaError_t dse_cuk_bias_bwd(cudaStream_t s, const float *dy, int64_t
     if ((int64_t)((N + runs - 1) / runs) * HW > 0x7fffffff) return cudaErrorInvalidValue; /* 32-bit index math */
     k_bias_bwd_part<<<dim3((unsigned)runs, (unsigned)C), THREADS, 0, s>>>(dy, sy, N, C, (int)HW, runs, part);
     k_bias_bwd_sum<<<blocks_for(C), THREADS, 0, s>>>(C, runs, part, db);
+    return cudaGetLastError();
+}
+
+/* ---- mixed precision: float <-> FP16 / BF16 ------------------------------------------- */
+
+template <typename H> __device__ static H to_h(float v);
+template <> __device__ __half to_h<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __nv_bfloat16 to_h<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__device__ static float from_h(__half v) { return __half2float(v); }
+__device__ static float from_h(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename H>
+__global__ static void k_to16(const float *x, int64_t sx, H *h, int n, int64_t img, float scale) {
+    for (int i = blockIdx.y; i < n; i += gridDim.y)
+        for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < img; j += (int64_t)gridDim.x * blockDim.x)
+            h[i * img + j] = to_h<H>(x[i * sx + j] * scale);
+}
+
+extern "C" cudaError_t dse_cuk_to16(cudaStream_t s, int kind, const float *x, int64_t sx, void *h, int n, int64_t img,
+                                    float scale) {
+    if (kind == 0)
+        k_to16<__half><<<image_grid(n, img, 1), THREADS, 0, s>>>(x, sx, (__half *)h, n, img, scale);
+    else
+        k_to16<__nv_bfloat16><<<image_grid(n, img, 1), THREADS, 0, s>>>(x, sx, (__nv_bfloat16 *)h, n, img, scale);
+    return cudaGetLastError();
+}
+
+template <typename H>
+__global__ static void k_from16_bias(const H *h, float *y, int64_t sy, int N, int C, int HW, const float *bias) {
+    const int img = C * HW;
+    for (int i = blockIdx.y; i < N; i += gridDim.y)
+        for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < img; j += gridDim.x * blockDim.x)
+            y[i * sy + j] = from_h(h[(int64_t)i * img + j]) + (bias ? bias[j / HW] : 0.0f);
+}
+
+extern "C" cudaError_t dse_cuk_from16_bias(cudaStream_t s, int kind, const void *h, float *y, int64_t sy, int N,
+                                           int C, int64_t HW, const float *bias) {
+    if ((int64_t)C * HW > 0x7fffffff) return cudaErrorInvalidValue; /* 32-bit index math */
+    const dim3 g = image_grid(N, (int64_t)C * HW, 1);
+    if (kind == 0)
+        k_from16_bias<__half><<<g, THREADS, 0, s>>>((const __half *)h, y, sy, N, C, (int)HW, bias);
+    else
+        k_from16_bias<__nv_bfloat16><<<g, THREADS, 0, s>>>((const __nv_bfloat16 *)h, y, sy, N, C, (int)HW, bias);
+    return cudaGetLastError();
+}
+
+template <typename H>
+__global__ static void k_from16_acc(const H *h, float *g, int64_t sg, int n, int64_t img, float inv_scale,
+                                    int *flag) {
+    int bad = 0;
+    for (int i = blockIdx.y; i < n; i += gridDim.y)
+        for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < img;
+             j += (int64_t)gridDim.x * blockDim.x) {
+            const float v = from_h(h[i * img + j]) * inv_scale;
+            bad |= !isfinite(v);
+            g[i * sg + j] += v;
+        }
+    if (bad) *flag = 1;
+}
+
+extern "C" cudaError_t dse_cuk_from16_acc(cudaStream_t s, int kind, const void *h, float *g, int64_t sg, int n,
+                                          int64_t img, float inv_scale, int *flag) {
+    const dim3 gr = image_grid(n, img, 1);
+    if (kind == 0)
+        k_from16_acc<__half><<<gr, THREADS, 0, s>>>((const __half *)h, g, sg, n, img, inv_scale, flag);
+    else
+        k_from16_acc<__nv_bfloat16><<<gr, THREADS, 0, s>>>((const __nv_bfloat16 *)h, g, sg, n, img, inv_scale, flag);
     return cudaGetLastError();
 }
 

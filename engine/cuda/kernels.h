@@ -104,6 +104,20 @@ int64_t     dse_cuk_bias_bwd_part(int N, int C);
 cudaError_t dse_cuk_bias_bwd(cudaStream_t s, const float *dy, int64_t sy, int N, int C, int64_t HW, float *db,
                              double *part);
 
+/* Mixed precision (conv in FP16 or BF16, engine/cuda/conv_mp.c). kind: 0 = FP16 (__half),
+ * 1 = BF16 (__nv_bfloat16); a 16-bit buffer is packed (image stride = img).
+ * to16: h[i][j] = round(scale x[i][j]) for n images of img values (x image stride sx). */
+cudaError_t dse_cuk_to16(cudaStream_t s, int kind, const float *x, int64_t sx, void *h, int n, int64_t img,
+                         float scale);
+/* from16, forward: y[i][c][j] = float(h[i][c][j]) + (bias ? bias[c] : 0) over [N, C, HW]
+ * (y image stride sy). */
+cudaError_t dse_cuk_from16_bias(cudaStream_t s, int kind, const void *h, float *y, int64_t sy, int N, int C,
+                                int64_t HW, const float *bias);
+/* from16, backward: g[i][j] += float(h[i][j]) * inv_scale; *flag = 1 where that is not
+ * finite (the value is still added: the step will be skipped). */
+cudaError_t dse_cuk_from16_acc(cudaStream_t s, int kind, const void *h, float *g, int64_t sg, int n, int64_t img,
+                               float inv_scale, int *flag);
+
 /* v = momentum v + lr (g + wd w); w -= v, for n values. */
 cudaError_t dse_cuk_sgd(cudaStream_t s, float *w, const float *g, float *v, int64_t n, float lr, float momentum,
                         float wd);
