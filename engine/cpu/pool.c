@@ -8,6 +8,11 @@
 
 #include "engine/cpu/cpu_impl.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DSE_POOL_AVX2 1
+#endif
+
 /* Windows are separable: rows depend on p only, columns on q only, so their bounds are
  * computed once per call (in the ctx workspace), not once per output value. */
 struct windows {
@@ -50,6 +55,55 @@ static int empty(const struct windows *w, int p, int q) {
     return w->h0[p] >= w->h1[p] || w->w0[q] >= w->w1[q] || w->hn[p] <= 0 || w->wn[q] <= 0;
 }
 
+#ifdef DSE_POOL_AVX2
+/* 3x3 windows at stride 2 (SqueezeNet's pools), 8 outputs at a time with AVX2 where
+ * the CPU has it (checked at run time; the build targets baseline x86-64): output q
+ * reads columns w0 + 2q + (0, 1, 2), so one window column of 8 outputs is the even
+ * (or odd) half of 16 consecutive inputs. The 9 window values are taken in the scalar
+ * loop's row-major order with the same strict > (vcmpps GT_OQ: NaN never wins), so
+ * maxima and argmaxes are the scalar loop's, bit for bit (test pool-ties). Does the
+ * outputs [q, q_end) of row p whose windows are full and whose loads stay inside the
+ * row; returns the first q it did not do. */
+__attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, int h0, int w0q, int Q, float *yrow,
+                                                        int32_t *arow) {
+    int q = 0;
+    const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    const __m256i step = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    for (; q + 8 <= Q && w0q + 2 * q + 18 <= W; q += 8) {
+        const int c0 = w0q + 2 * q; /* window column 0 of output q */
+        __m256 best = _mm256_setzero_ps();
+        __m256i arg = _mm256_setzero_si256();
+        for (int dh = 0; dh < 3; dh++) {
+            const float *row = xp + (int64_t)(h0 + dh) * W + c0;
+            const __m256 a = _mm256_loadu_ps(row), b = _mm256_loadu_ps(row + 8);
+            const __m256 c = _mm256_loadu_ps(row + 2), d = _mm256_loadu_ps(row + 10);
+            /* even and odd lanes of row[0..15], and the even lanes of row[2..17] */
+            const __m256 e0 = _mm256_castsi256_ps(
+                _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), perm));
+            const __m256 o1 = _mm256_castsi256_ps(
+                _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), perm));
+            const __m256 e2 = _mm256_castsi256_ps(
+                _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(c, d, _MM_SHUFFLE(2, 0, 2, 0))), perm));
+            const __m256 vals[3] = { e0, o1, e2 };
+            const __m256i base = _mm256_add_epi32(_mm256_set1_epi32((h0 + dh) * W + c0), step);
+            for (int dw = 0; dw < 3; dw++) {
+                const __m256i idx = _mm256_add_epi32(base, _mm256_set1_epi32(dw));
+                if (dh == 0 && dw == 0) {
+                    best = vals[0], arg = idx;
+                    continue;
+                }
+                const __m256 more = _mm256_cmp_ps(vals[dw], best, _CMP_GT_OQ);
+                best = _mm256_blendv_ps(best, vals[dw], more);
+                arg = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(arg), _mm256_castsi256_ps(idx), more));
+            }
+        }
+        _mm256_storeu_ps(yrow + q, best);
+        _mm256_storeu_si256((__m256i *)(arow + q), arg);
+    }
+    return q;
+}
+#endif
+
 static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
     const struct pj *a = job;
     const struct dse_node *n = a->n;
@@ -57,6 +111,13 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
     int32_t *argmax = n->st.argmax;
+    const struct dse_layer *l = n->layer;
+    int fast = 0; /* 3x3 windows at stride 2 on AVX2: max3s2_avx2 does the full ones */
+#ifdef DSE_POOL_AVX2
+    fast = l->kernel_h == 3 && l->kernel_w == 3 && l->stride_h == 2 && l->stride_w == 2 &&
+           __builtin_cpu_supports("avx2");
+#endif
+    const int q_first = (l->pad_w + 1) / 2; /* the first output whose window starts inside the row */
     for (int64_t nc = lo; nc < hi; nc++) {
         const int i = (int)(nc / C), c = (int)(nc % C);
         const float *xp = x->data + i * x->stride_n + (int64_t)c * H * W;
@@ -65,7 +126,16 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
         for (int p = 0; p < P; p++) {
             /* Locals: stores to ap (int32_t) could alias the window arrays. */
             const int h0 = win.h0[p], h1 = win.h1[p], hn = win.hn[p];
+            int v0 = Q, v1 = Q; /* outputs [v0, v1) done by the vector path */
+#ifdef DSE_POOL_AVX2
+            if (fast && h1 - h0 == 3 && q_first < Q) {
+                v0 = q_first;
+                v1 = v0 + max3s2_avx2(xp, W, h0, 2 * q_first - l->pad_w, Q - q_first, yp + p * Q + v0, ap + p * Q + v0);
+            }
+#endif
             for (int q = 0; q < Q; q++) {
+                if (q == v0) q = v1;
+                if (q >= Q) break;
                 const int w0 = win.w0[q], w1 = win.w1[q];
                 if (h0 >= h1 || w0 >= w1 || hn <= 0 || win.wn[q] <= 0) {
                     yp[p * Q + q] = 0.0f, ap[p * Q + q] = -1;
