@@ -459,9 +459,52 @@ static void wino_filters(const float *w, int no, int ni, int64_t so, int64_t si,
         }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DSE_WINO_AVX2 1
+/* Eight consecutive tiles of one tile row at once with AVX2 (run-time check): tile t
+ * reads columns w0 + 2t + (0..3), i.e. the even and odd halves of 18 consecutive
+ * inputs, and its 16 transformed values go to 8 consecutive floats of each plane of V
+ * instead of 16 scattered stores. The same additions in the same order as the scalar
+ * transform: the same bits. row0 = the tile row's top-left input (all 4 rows and
+ * w0 .. w0 + 17 inside the map); v = V + c T + first tile. */
+__attribute__((target("avx2"))) static void wino_in8_avx2(const float *row0, int64_t Wi, float *v, int64_t CT) {
+    const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    __m256 d[4][4];
+    for (int r = 0; r < 4; r++) {
+        const float *R = row0 + r * Wi;
+        const __m256 a = _mm256_loadu_ps(R), b = _mm256_loadu_ps(R + 8);
+        const __m256 c = _mm256_loadu_ps(R + 2), e = _mm256_loadu_ps(R + 10);
+#define DSE_HALF(x, y, sel) _mm256_castsi256_ps(_mm256_permutevar8x32_epi32( \
+            _mm256_castps_si256(_mm256_shuffle_ps(x, y, sel)), perm))
+        d[r][0] = DSE_HALF(a, b, _MM_SHUFFLE(2, 0, 2, 0)), d[r][1] = DSE_HALF(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+        d[r][2] = DSE_HALF(c, e, _MM_SHUFFLE(2, 0, 2, 0)), d[r][3] = DSE_HALF(c, e, _MM_SHUFFLE(3, 1, 3, 1));
+#undef DSE_HALF
+    }
+    __m256 t[16];
+    for (int j = 0; j < 4; j++) { /* B^T d */
+        t[j] = _mm256_sub_ps(d[0][j], d[2][j]), t[4 + j] = _mm256_add_ps(d[1][j], d[2][j]);
+        t[8 + j] = _mm256_sub_ps(d[2][j], d[1][j]), t[12 + j] = _mm256_sub_ps(d[1][j], d[3][j]);
+    }
+    for (int r = 0; r < 4; r++) { /* (B^T d) B */
+        const __m256 *a = t + 4 * r;
+        float *o = v + 4 * r * CT;
+        _mm256_storeu_ps(o, _mm256_sub_ps(a[0], a[2]));
+        _mm256_storeu_ps(o + CT, _mm256_add_ps(a[1], a[2]));
+        _mm256_storeu_ps(o + 2 * CT, _mm256_sub_ps(a[2], a[1]));
+        _mm256_storeu_ps(o + 3 * CT, _mm256_sub_ps(a[1], a[3]));
+    }
+}
+#endif
+
 /* V[e][c][tile] = (B^T d B)[e] for every tile of images [0, nb) of in (image stride sx). */
 static void wino_inputs(const struct wgeo *g, const float *in, int64_t sx, int nb, float *V) {
     const int64_t T = nb * g->tpi, CT = (int64_t)g->Ci * T, HW = (int64_t)g->Hi * g->Wi;
+    int fast = 0;
+#ifdef DSE_WINO_AVX2
+    fast = __builtin_cpu_supports("avx2");
+#endif
+    (void)fast;
     for (int c = 0; c < g->Ci; c++)
         for (int i = 0; i < nb; i++) {
             const float *xc = in + i * sx + c * HW;
@@ -469,6 +512,13 @@ static void wino_inputs(const struct wgeo *g, const float *in, int64_t sx, int n
             for (int ty = 0; ty < g->th; ty++)
                 for (int tx = 0; tx < g->tw; tx++, v++) {
                     const int h0 = 2 * ty - g->oh, w0 = 2 * tx - g->ow;
+#ifdef DSE_WINO_AVX2
+                    if (fast && tx + 8 <= g->tw && h0 >= 0 && h0 + 4 <= g->Hi && w0 >= 0 && w0 + 18 <= g->Wi) {
+                        wino_in8_avx2(xc + (int64_t)h0 * g->Wi + w0, g->Wi, v, CT);
+                        tx += 7, v += 7; /* the loop adds the eighth */
+                        continue;
+                    }
+#endif
                     float d[16], t[16];
                     if (h0 >= 0 && h0 + 4 <= g->Hi && w0 >= 0 && w0 + 4 <= g->Wi) {
                         for (int r = 0; r < 4; r++) memcpy(d + 4 * r, xc + (int64_t)(h0 + r) * g->Wi + w0, 4 * sizeof(float));

@@ -118,6 +118,7 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
            __builtin_cpu_supports("avx2");
 #endif
     const int q_first = (l->pad_w + 1) / 2; /* the first output whose window starts inside the row */
+    (void)fast, (void)q_first;
     for (int64_t nc = lo; nc < hi; nc++) {
         const int i = (int)(nc / C), c = (int)(nc % C);
         const float *xp = x->data + i * x->stride_n + (int64_t)c * H * W;
