@@ -542,10 +542,45 @@ static void wino_inputs(const struct wgeo *g, const float *in, int64_t sx, int n
         }
 }
 
+#ifdef DSE_WINO_AVX2
+/* The inverse transform of eight consecutive tiles of a tile row with AVX2: 16 vector
+ * loads, the scalar transform's additions in its order, and the 2x2 outputs of each tile
+ * interleaved into two rows of 16 consecutive outputs (y0: the tiles' top row). */
+__attribute__((target("avx2"))) static void wino_out8_avx2(const float *m, int64_t KT, float *y0, int64_t Wo,
+                                                          int acc, float bk) {
+    __m256 e[16], t[8];
+    for (int j = 0; j < 16; j++) e[j] = _mm256_loadu_ps(m + j * KT);
+    for (int j = 0; j < 4; j++) { /* A^T m */
+        t[j] = _mm256_add_ps(_mm256_add_ps(e[j], e[4 + j]), e[8 + j]);
+        t[4 + j] = _mm256_sub_ps(_mm256_sub_ps(e[4 + j], e[8 + j]), e[12 + j]);
+    }
+    const __m256 o[4] = { _mm256_add_ps(_mm256_add_ps(t[0], t[1]), t[2]), _mm256_sub_ps(_mm256_sub_ps(t[1], t[2]), t[3]),
+                          _mm256_add_ps(_mm256_add_ps(t[4], t[5]), t[6]), _mm256_sub_ps(_mm256_sub_ps(t[5], t[6]), t[7]) };
+    const __m256 b = _mm256_set1_ps(bk);
+    for (int r = 0; r < 2; r++) {
+        const __m256 lo = _mm256_unpacklo_ps(o[2 * r], o[2 * r + 1]), hi = _mm256_unpackhi_ps(o[2 * r], o[2 * r + 1]);
+        const __m256 first = _mm256_permute2f128_ps(lo, hi, 0x20), second = _mm256_permute2f128_ps(lo, hi, 0x31);
+        float *dst = y0 + r * Wo;
+        if (acc) {
+            _mm256_storeu_ps(dst, _mm256_add_ps(_mm256_loadu_ps(dst), first));
+            _mm256_storeu_ps(dst + 8, _mm256_add_ps(_mm256_loadu_ps(dst + 8), second));
+        } else {
+            _mm256_storeu_ps(dst, _mm256_add_ps(first, b));
+            _mm256_storeu_ps(dst + 8, _mm256_add_ps(second, b));
+        }
+    }
+}
+#endif
+
 /* out (images [0, nb), stride so, channels [k0, k1)) = A^T m A (+ bias), or += it if acc. */
 static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *out, int64_t so, const float *bias,
                          int acc, int k0, int k1) {
     const int64_t T = nb * g->tpi, KT = (int64_t)g->Co * T, HW = (int64_t)g->Ho * g->Wo;
+    int fast = 0;
+#ifdef DSE_WINO_AVX2
+    fast = __builtin_cpu_supports("avx2");
+#endif
+    (void)fast;
     for (int k = k0; k < k1; k++) {
         const float bk = bias ? bias[k] : 0.0f;
         for (int i = 0; i < nb; i++) {
@@ -553,6 +588,13 @@ static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *ou
             float *yc = out + i * so + k * HW;
             for (int ty = 0; ty < g->th; ty++)
                 for (int tx = 0; tx < g->tw; tx++, m++) {
+#ifdef DSE_WINO_AVX2
+                    if (fast && tx + 8 <= g->tw && 2 * ty + 2 <= g->Ho && 2 * tx + 16 <= g->Wo) {
+                        wino_out8_avx2(m, KT, yc + (int64_t)(2 * ty) * g->Wo + 2 * tx, g->Wo, acc, bk);
+                        tx += 7, m += 7; /* the loop adds the eighth */
+                        continue;
+                    }
+#endif
                     float e[16], t[8];
                     for (int j = 0; j < 16; j++) e[j] = m[j * KT];
                     for (int j = 0; j < 4; j++) /* A^T m */
