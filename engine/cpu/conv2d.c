@@ -692,8 +692,39 @@ static enum dse_status fwd_wino(struct dse_cpu_ctx *cx, struct dse_node *n, cons
  * and dw = G^T dU G per filter: 2.25x fewer multiply-adds than im2col's dw. Each thread
  * sums its share of the images into its own dU, the dUs are added in thread order and
  * transformed once. */
+#ifdef DSE_WINO_AVX2
+/* wino_dy for eight consecutive full tiles with AVX2: the even and odd halves of two rows
+ * of 16 outputs, the scalar arithmetic in its order, 16 vector stores. */
+__attribute__((target("avx2"))) static void wino_dy8_avx2(const float *y0, int64_t Wo, float *d, int64_t KT) {
+    const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+#define DSE_HALF(x, y, sel) _mm256_castsi256_ps(_mm256_permutevar8x32_epi32( \
+        _mm256_castps_si256(_mm256_shuffle_ps(x, y, sel)), perm))
+    const __m256 r0a = _mm256_loadu_ps(y0), r0b = _mm256_loadu_ps(y0 + 8);
+    const __m256 r1a = _mm256_loadu_ps(y0 + Wo), r1b = _mm256_loadu_ps(y0 + Wo + 8);
+    const __m256 a = DSE_HALF(r0a, r0b, _MM_SHUFFLE(2, 0, 2, 0)), b = DSE_HALF(r0a, r0b, _MM_SHUFFLE(3, 1, 3, 1));
+    const __m256 c = DSE_HALF(r1a, r1b, _MM_SHUFFLE(2, 0, 2, 0)), e = DSE_HALF(r1a, r1b, _MM_SHUFFLE(3, 1, 3, 1));
+#undef DSE_HALF
+    const __m256 sign = _mm256_set1_ps(-0.0f); /* x ^ sign = -x exactly (0 - x would turn -0 into +0) */
+    const __m256 t[8] = { a, b, _mm256_add_ps(a, c), _mm256_add_ps(b, e), _mm256_sub_ps(a, c), _mm256_sub_ps(b, e),
+                          _mm256_xor_ps(c, sign), _mm256_xor_ps(e, sign) };
+    for (int r = 0; r < 4; r++) {
+        const __m256 u = t[2 * r], v = t[2 * r + 1];
+        float *o = d + 4 * r * KT;
+        _mm256_storeu_ps(o, u);
+        _mm256_storeu_ps(o + KT, _mm256_add_ps(u, v));
+        _mm256_storeu_ps(o + 2 * KT, _mm256_sub_ps(u, v));
+        _mm256_storeu_ps(o + 3 * KT, _mm256_xor_ps(v, sign));
+    }
+}
+#endif
+
 static void wino_dy(const struct wgeo *g, const float *dy, int64_t sy, int nb, float *D) {
     const int64_t T = nb * g->tpi, KT = (int64_t)g->Co * T, HW = (int64_t)g->Ho * g->Wo;
+    int fast = 0;
+#ifdef DSE_WINO_AVX2
+    fast = __builtin_cpu_supports("avx2");
+#endif
+    (void)fast;
     for (int k = 0; k < g->Co; k++)
         for (int i = 0; i < nb; i++) {
             const float *yc = dy + i * sy + k * HW;
@@ -701,6 +732,13 @@ static void wino_dy(const struct wgeo *g, const float *dy, int64_t sy, int nb, f
             for (int ty = 0; ty < g->th; ty++)
                 for (int tx = 0; tx < g->tw; tx++, d++) {
                     const int h = 2 * ty, w = 2 * tx;
+#ifdef DSE_WINO_AVX2
+                    if (fast && tx + 8 <= g->tw && h + 2 <= g->Ho && w + 16 <= g->Wo) {
+                        wino_dy8_avx2(yc + (int64_t)h * g->Wo + w, g->Wo, d, KT);
+                        tx += 7, d += 7; /* the loop adds the eighth */
+                        continue;
+                    }
+#endif
                     const int h1 = h + 1 < g->Ho, w1 = w + 1 < g->Wo;
                     const float a = yc[(int64_t)h * g->Wo + w], b = w1 ? yc[(int64_t)h * g->Wo + w + 1] : 0.0f;
                     const float c = h1 ? yc[(int64_t)(h + 1) * g->Wo + w] : 0.0f;
