@@ -184,7 +184,7 @@ static const char usage_train[] =
     "  --conv S         conv strategy: auto (time each once per shape; default) or a fixed one\n"
     "  --conv-cache F   where auto's choices are kept, so that every run on this machine and thread\n"
     "                   count makes the same ones and repeats bit for bit (default\n"
-    "                   $XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v2-t<threads>.txt; none: time every run)\n"
+    "                   $XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v3-t<threads>.txt; none: time every run)\n"
     "  --device D       cpu (default), cuda (= cuda:0) or cuda:N: train on that GPU (docs/gpu.md);\n"
     "                   --conv and --conv-cache are CPU options (on a GPU cuDNN chooses)\n"
     "  --precision P    arithmetic on a GPU: fp32 (default), tf32 (conv and fc on tensor cores,\n"
@@ -735,8 +735,9 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         int ok = xdg && xdg[0] ? snprintf(dir, sizeof dir, "%s/dse", xdg) < (int)sizeof dir
                : home && home[0] ? snprintf(dir, sizeof dir, "%s/.cache/dse", home) < (int)sizeof dir : 0;
         if (ok && !dse_fs_mkdirs(dir, NULL)) {
-            /* v2: choices timed with the kernels splitting the batch over their own threads */
-            snprintf(cache, sizeof cache, "%s/conv-v2-t%d.txt", dir, o.threads);
+            /* v3: choices timed with the AVX2 Winograd transforms (v2: kernels splitting the batch
+             * over their own threads); a newer version re-times, since the fastest may differ */
+            snprintf(cache, sizeof cache, "%s/conv-v3-t%d.txt", dir, o.threads);
             o.conv_cache = cache;
         }
     }
