@@ -43,6 +43,13 @@ static int load_net(const char *name, struct dse_net *net, struct dse_err *err) 
     return dse_netfile_load(path, NULL, net, err) ? -1 : 0;
 }
 
+/* "engine70" for a graph-API engine, cuDNN's legacy name (or "fp32") otherwise. */
+static const char *algo_name(int dir, int algo, char *buf, int size) {
+    if (algo >= DSE_CUDA_CONV_ENGINE) snprintf(buf, (size_t)size, "engine%d", algo - DSE_CUDA_CONV_ENGINE);
+    else snprintf(buf, (size_t)size, "%s", dse_cuda_conv_algo_str(dir, algo));
+    return buf;
+}
+
 /* Time one network at one precision. Returns 0, or 1 after printing why. */
 static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_math math, int any_algo,
                  int legacy) {
@@ -136,12 +143,11 @@ static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_
                    any_algo ? "any" : "det", legacy ? "legacy" : "graph", f,
                    b, f > 0 ? fl / f / 1e6 : 0.0, b > 0 ? 2 * fl / b / 1e6 : 0.0);
             struct dse_cuda_conv_choice c;
+            char a0[32], a1[32], a2[32];
             if (nd->op == DSE_OP_CONV2D && !dse_cuda_conv2d_choose(m->gpu, nd, &c))
-                printf(" algo_fwd=%s%d yardstick=cudnn_find yardstick_fwd_ms=%.4f algo_bwd_data=%s%d algo_bwd_filter=%s%d "
-                       "find_bwd_ms=%.4f", dse_cuda_conv_algo_str(0, c.algo_fwd), c.algo_fwd % DSE_CUDA_CONV_ENGINE,
-                       (double)c.ms_fwd, dse_cuda_conv_algo_str(1, c.algo_bwd_data),
-                       c.algo_bwd_data % DSE_CUDA_CONV_ENGINE, dse_cuda_conv_algo_str(2, c.algo_bwd_filter),
-                       c.algo_bwd_filter % DSE_CUDA_CONV_ENGINE,
+                printf(" algo_fwd=%s yardstick=cudnn_find yardstick_fwd_ms=%.4f algo_bwd_data=%s algo_bwd_filter=%s "
+                       "find_bwd_ms=%.4f", algo_name(0, c.algo_fwd, a0, 32), (double)c.ms_fwd,
+                       algo_name(1, c.algo_bwd_data, a1, 32), algo_name(2, c.algo_bwd_filter, a2, 32),
                        (double)(c.algo_bwd_data >= 0 ? c.ms_bwd_data : 0.0f) + (double)c.ms_bwd_filter);
             printf("\n");
         }

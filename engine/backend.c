@@ -97,6 +97,11 @@ enum dse_status dse_cuda_mem_info(int device, size_t *free_bytes, size_t *total_
     return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s", NO_CUDA);
 }
 
+enum dse_status dse_cuda_mp_clear(struct dse_cuda_ctx *cx, struct dse_err *err) {
+    (void)cx;
+    return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s", NO_CUDA);
+}
+
 enum dse_status dse_cuda_mp_step(struct dse_cuda_ctx *cx, int *skip, struct dse_err *err) {
     (void)cx;
     *skip = 0;

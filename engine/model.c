@@ -540,7 +540,8 @@ enum dse_status dse_model_zero_grad(struct dse_model *m, struct dse_err *err) {
     if (m->inference)
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "backward on a model built for inference only");
     if (m->gpu) {
-        enum dse_status st = dse_cuda_zero(m->gpu, m->grad_base, m->grad_floats * sizeof(float), err);
+        enum dse_status st = dse_cuda_mp_clear(m->gpu, err);
+        if (!st) st = dse_cuda_zero(m->gpu, m->grad_base, m->grad_floats * sizeof(float), err);
         return st ? st : dse_cuda_zero(m->gpu, m->dev_block + m->param_floats, m->param_floats * sizeof(float), err);
     }
     memset(m->grad_base, 0, m->grad_floats * sizeof(float));

@@ -821,6 +821,76 @@ static void test_conv_wino_agree(void) {
     dse_cpu_ctx_deinit(&cx);
 }
 
+/* One forward and backward of f's node; out, dx, dw, db copied into buf (in that order). */
+static size_t run_copy(struct dse_cpu_ctx *cx, struct fx *f, float *buf) {
+    dse_tensor_zero_grad(&f->in[0]);
+    dse_tensor_zero_grad(&f->w);
+    if (f->node.bias) dse_tensor_zero_grad(&f->b);
+    CHECK_OK(dse_cpu_forward(cx, &f->node));
+    for (int64_t j = 0; j < dse_tensor_count(&f->out); j++) f->out.grad[j] = (float)((j * 37) % 11) - 5.0f;
+    CHECK_OK(dse_cpu_backward(cx, &f->node));
+    size_t n = 0;
+    const struct dse_tensor *ts[4] = { &f->out, &f->in[0], &f->w, f->node.bias ? &f->b : NULL };
+    for (int k = 0; k < 4; k++) {
+        if (!ts[k]) continue;
+        const float *src = k == 0 ? ts[k]->data : ts[k]->grad;
+        const int64_t c = dse_tensor_count(ts[k]);
+        if (buf) memcpy(buf + n, src, (size_t)c * sizeof(float));
+        n += (size_t)c;
+    }
+    return n;
+}
+
+/* The AVX2 kernels (Winograd tile transforms, 3x3/2 max pooling) give the scalar code's
+ * bits: the same operations in the same order. Each shape runs both ways
+ * (DSE_CPU_NO_AVX2) and must agree exactly; shapes with rows of at least 8 tiles or 8
+ * full pooling windows, so the vector paths run. */
+static void test_simd_exact(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!__builtin_cpu_supports("avx2")) {
+        printf("  this CPU has no AVX2: only the scalar kernels exist to compare\n");
+        return;
+    }
+#endif
+    static const struct conv_case wc[] = {
+        /* id            N   C   H   W   K kh kw sh sw ph pw dh dw  g bias ws_limit */
+        { "se-27",       2,  5, 27, 27,  7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "se-40-pad0",  2,  3, 40, 35,  4, 3, 3, 1, 1, 0, 0, 1, 1, 1, 0, 0 },
+    };
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    const char *keep = getenv("DSE_CPU_NO_AVX2");
+    for (int i = 0; i < DSE_ARRAY_LEN(wc) + 2; i++) {
+        struct dse_layer l;
+        int N = 2;
+        if (i < DSE_ARRAY_LEN(wc)) {
+            l = conv_layer(&wc[i]);
+            N = wc[i].N;
+        } else { /* SqueezeNet v1.0's pool1, and a padded one with a scalar head */
+            l = dse_layer_make(DSE_LAYER_MAXPOOL, "pool");
+            l.kernel_h = l.kernel_w = 3, l.stride_h = l.stride_w = 2, l.pad_h = l.pad_w = i - DSE_ARRAY_LEN(wc);
+            l = infer_layer(l, 1, 3, 111, 60 + i);
+        }
+        struct fx f;
+        fx_init(&f, &cx, &l, N, 1, NULL, 0, 90 + i);
+        if (l.type == DSE_LAYER_CONV) f.node.algo_fwd = f.node.algo_bwd = DSE_CPU_CONV_WINOGRAD;
+        unsetenv("DSE_CPU_NO_AVX2");
+        const size_t n = run_copy(&cx, &f, NULL);
+        float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+        run_copy(&cx, &f, a);
+        setenv("DSE_CPU_NO_AVX2", "1", 1);
+        run_copy(&cx, &f, b);
+        const int same = memcmp(a, b, n * sizeof *a) == 0;
+        if (!same) fprintf(stderr, "  %s: AVX2 and scalar results differ\n", i < DSE_ARRAY_LEN(wc) ? wc[i].id : "pool");
+        CHECK(same);
+        free(a), free(b);
+        fx_deinit(&f);
+    }
+    if (keep) setenv("DSE_CPU_NO_AVX2", keep, 1);
+    else unsetenv("DSE_CPU_NO_AVX2");
+    dse_cpu_ctx_deinit(&cx);
+}
+
 /* AUTO never picks Winograd for a shape it does not run: timing skips it (ms -1), and
  * forcing it runs GEMM_BATCH (the same bits). A 3x3 stride-1 shape times it. */
 static void test_conv_wino_choose(void) {
@@ -1554,6 +1624,7 @@ static const struct check_case cases[] = {
     { "grad-conv-winograd",  test_grad_conv_wino },
     { "conv-agree",          test_conv_agree },
     { "conv-wino-agree",     test_conv_wino_agree },
+    { "simd-exact",          test_simd_exact },
     { "conv-threads",        test_conv_threads },
     { "elementwise-threads", test_elementwise_threads },
     { "conv-wino-choose",    test_conv_wino_choose },

@@ -502,7 +502,7 @@ static void wino_inputs(const struct wgeo *g, const float *in, int64_t sx, int n
     const int64_t T = nb * g->tpi, CT = (int64_t)g->Ci * T, HW = (int64_t)g->Hi * g->Wi;
     int fast = 0;
 #ifdef DSE_WINO_AVX2
-    fast = __builtin_cpu_supports("avx2");
+    fast = dse_cpu_avx2();
 #endif
     (void)fast;
     for (int c = 0; c < g->Ci; c++)
@@ -578,7 +578,7 @@ static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *ou
     const int64_t T = nb * g->tpi, KT = (int64_t)g->Co * T, HW = (int64_t)g->Ho * g->Wo;
     int fast = 0;
 #ifdef DSE_WINO_AVX2
-    fast = __builtin_cpu_supports("avx2");
+    fast = dse_cpu_avx2();
 #endif
     (void)fast;
     for (int k = k0; k < k1; k++) {
@@ -722,7 +722,7 @@ static void wino_dy(const struct wgeo *g, const float *dy, int64_t sy, int nb, f
     const int64_t T = nb * g->tpi, KT = (int64_t)g->Co * T, HW = (int64_t)g->Ho * g->Wo;
     int fast = 0;
 #ifdef DSE_WINO_AVX2
-    fast = __builtin_cpu_supports("avx2");
+    fast = dse_cpu_avx2();
 #endif
     (void)fast;
     for (int k = 0; k < g->Co; k++)

@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "engine/engine.h"
 
@@ -40,6 +41,18 @@ enum dse_status dse_cpu_fail(struct dse_cpu_ctx *cx, const struct dse_node *n, e
 double dse_cpu_now_ms(void);
 
 /* 1 if the node runs in place (its output is its first input's memory). */
+/* 1 if the AVX2 kernels may run: the CPU has AVX2 (the build targets baseline x86-64,
+ * the AVX2 functions carry target attributes) and DSE_CPU_NO_AVX2 is not set (tests
+ * compare the two paths bit for bit; users can rule the AVX2 ones out). */
+static inline int dse_cpu_avx2(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const char *off = getenv("DSE_CPU_NO_AVX2");
+    return __builtin_cpu_supports("avx2") && !(off && off[0] && off[0] != '0');
+#else
+    return 0;
+#endif
+}
+
 static inline int dse_cpu_in_place(const struct dse_node *n) {
     return n->out->data == n->in[0]->data;
 }

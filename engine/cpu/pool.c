@@ -115,7 +115,7 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
     int fast = 0; /* 3x3 windows at stride 2 on AVX2: max3s2_avx2 does the full ones */
 #ifdef DSE_POOL_AVX2
     fast = l->kernel_h == 3 && l->kernel_w == 3 && l->stride_h == 2 && l->stride_w == 2 &&
-           __builtin_cpu_supports("avx2");
+           dse_cpu_avx2();
 #endif
     const int q_first = (l->pad_w + 1) / 2; /* the first output whose window starts inside the row */
     (void)fast, (void)q_first;

@@ -280,10 +280,8 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
      * heuristics did not offer. */
     enum dse_status st = fns[dir](cx, n, d, p, &count, ws, ws_bytes);
     (void)cudaFree(ws);
-    if (st) {
-        dse_cuda_plan_free(plan);
-        return st;
-    }
+    if (st && !plan) return st;
+    if (st) count = 0; /* the legacy find failed, the graph API's plan stands */
     const int i = pick(cx, p, count);
     if (plan) cx->stats.conv_graph_found++;
     if (plan && i >= 0) { /* deterministic first when asked, then the faster */

@@ -72,7 +72,7 @@ static cudnnStatus_t make_graph(struct dse_cuda_ctx *cx, const struct dse_node *
     const struct dse_layer *l = n->layer;
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const int64_t g = l->groups, cg = x->c / g;
-    /* Mixed precision (conv_mp.c): 16-bit copies, packed, written with beta 0 and added to
+    /* Mixed precision (engine/cuda/conv.c, "mixed precision"): 16-bit copies, packed, written with beta 0 and added to
      * the float tensors after. */
     const int mp = dse_cuda_math_is16(cx->math);
     const cudnnDataType_t dt = !mp ? CUDNN_DATA_FLOAT : cx->math == DSE_CUDA_MATH_FP16 ? CUDNN_DATA_HALF
@@ -104,7 +104,7 @@ static cudnnStatus_t make_graph(struct dse_cuda_ctx *cx, const struct dse_node *
     if (!s) s = cudnnBackendFinalize(p->conv);
     if (s) return s;
     /* Forward overwrites y; the backward passes accumulate into dx and dw (engine.h), but
-     * into 16-bit scratch that conv_mp.c adds to the float gradients. */
+     * into 16-bit scratch that conv.c (mixed precision) adds to the float gradients. */
     const float alpha = 1.0f, beta = dir == 0 || mp ? 0.0f : 1.0f;
     static const cudnnBackendDescriptorType_t kinds[3] = {
         CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,

@@ -207,7 +207,9 @@ static enum dse_status init_impl(struct dse_cuda_ctx *cx) {
     DSE_CUBLAS_TRY(cx, NULL, DSE_CUBLAS(cx).cublasSetStream_v2(m->cublas, m->stream));
     DSE_CUDA_TRY(cx, NULL, cudaMalloc((void **)&m->flag, sizeof(int)));
     DSE_CUDA_TRY(cx, NULL, cudaMalloc((void **)&m->mp_flag, sizeof(int)));
-    DSE_CUDA_TRY(cx, NULL, cudaMemset(m->mp_flag, 0, sizeof(int)));
+    DSE_CUDA_TRY(cx, NULL, cudaMemsetAsync(m->mp_flag, 0, sizeof(int), m->stream)); /* the stream does not
+                                                                                 wait for the legacy one */
+    DSE_CUDA_TRY(cx, NULL, cudaStreamSynchronize(m->stream));
     return DSE_OK;
 }
 
@@ -533,6 +535,20 @@ enum dse_status dse_cuda_sgd(struct dse_cuda_ctx *cx, float *w, const float *g, 
     if (st || n <= 0) return st;
     DSE_CUDA_TRY(cx, NULL, dse_cuk_sgd(cx->impl->stream, w, g, v, n, lr, momentum, wd));
     return DSE_OK;
+}
+
+enum dse_status dse_cuda_mp_clear(struct dse_cuda_ctx *cx, struct dse_err *err) {
+    if (!dse_cuda_math_is16(cx->math)) return DSE_OK;
+    enum dse_status st = cx->impl ? dse_cuda_use(cx) : dse_cuda_fail(cx, NULL, DSE_ERR_INTERNAL, "CUDA context not initialized");
+    if (!st) {
+        cudaError_t e = cudaMemsetAsync(cx->impl->mp_flag, 0, sizeof(int), cx->impl->stream);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            st = dse_cuda_fail(cx, NULL, DSE_ERR_CUDA, "cudaMemsetAsync: %s: %s (the overflow flag)",
+                               cudaGetErrorName(e), cudaGetErrorString(e));
+        }
+    }
+    return st ? dse_cuda_report(cx, st, err) : DSE_OK;
 }
 
 enum dse_status dse_cuda_mp_step(struct dse_cuda_ctx *cx, int *skip, struct dse_err *err) {

@@ -21,7 +21,7 @@ enum dse_cuda_math {
     DSE_CUDA_MATH_TF32,     /* tensor cores with inputs rounded to TF32 (10-bit mantissa) */
     DSE_CUDA_MATH_FP16,     /* mixed precision: conv inputs, weights and gradients in FP16 on
                                tensor cores (float accumulation), dynamic loss scaling;
-                               activations, parameters and fc stay float32 (conv_mp.c) */
+                               activations, parameters and fc stay float32 (engine/cuda/conv.c, "mixed precision") */
     DSE_CUDA_MATH_BF16,     /* the same in BF16 (float's range: no loss scaling) */
     DSE_CUDA_MATH_COUNT
 };
@@ -164,6 +164,9 @@ static inline float dse_loss_scale_next(float scale, int overflow, int64_t *good
  * (FP16: the SGD step must be skipped; the scale is updated), 0 otherwise; waits for the
  * device. A no-op (*skip = 0) in FP32 and TF32. */
 enum dse_status dse_cuda_mp_step(struct dse_cuda_ctx *cx, int *skip, struct dse_err *err);
+/* Before a backward pass: forget any overflow a backward pass without an SGD step left
+ * (queued; a no-op in FP32 and TF32). dse_model_zero_grad calls it. */
+enum dse_status dse_cuda_mp_clear(struct dse_cuda_ctx *cx, struct dse_err *err);
 
 /* ---- device memory ---------------------------------------------------------------- */
 

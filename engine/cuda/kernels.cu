@@ -600,6 +600,7 @@ extern "C" cudaError_t dse_cuk_bias_bwd(cudaStream_t s, const float *dy, int64_t
                                         float *db, double *part) {
     const int runs = bias_runs(N, C);
     if ((int64_t)((N + runs - 1) / runs) * HW > 0x7fffffff) return cudaErrorInvalidValue; /* 32-bit index math */
+    if (C > 65535) return cudaErrorInvalidValue; /* channels are gridDim.y */
     k_bias_bwd_part<<<dim3((unsigned)runs, (unsigned)C), THREADS, 0, s>>>(dy, sy, N, C, (int)HW, runs, part);
     k_bias_bwd_sum<<<blocks_for(C), THREADS, 0, s>>>(C, runs, part, db);
     return cudaGetLastError();

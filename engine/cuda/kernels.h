@@ -104,7 +104,7 @@ int64_t     dse_cuk_bias_bwd_part(int N, int C);
 cudaError_t dse_cuk_bias_bwd(cudaStream_t s, const float *dy, int64_t sy, int N, int C, int64_t HW, float *db,
                              double *part);
 
-/* Mixed precision (conv in FP16 or BF16, engine/cuda/conv_mp.c). kind: 0 = FP16 (__half),
+/* Mixed precision (conv in FP16 or BF16, engine/cuda/conv.c, "mixed precision"). kind: 0 = FP16 (__half),
  * 1 = BF16 (__nv_bfloat16); a 16-bit buffer is packed (image stride = img).
  * to16: h[i][j] = round(scale x[i][j]) for n images of img values (x image stride sx). */
 cudaError_t dse_cuk_to16(cudaStream_t s, int kind, const float *x, int64_t sx, void *h, int n, int64_t img,
