@@ -824,16 +824,17 @@ static void test_conv_wino_agree(void) {
 /* One forward and backward of f's node; out, dx, dw, db copied into buf (in that order). */
 static size_t run_copy(struct dse_cpu_ctx *cx, struct fx *f, float *buf) {
     dse_tensor_zero_grad(&f->in[0]);
-    dse_tensor_zero_grad(&f->w);
+    if (f->node.weight) dse_tensor_zero_grad(&f->w);
     if (f->node.bias) dse_tensor_zero_grad(&f->b);
     CHECK_OK(dse_cpu_forward(cx, &f->node));
     for (int64_t j = 0; j < dse_tensor_count(&f->out); j++) f->out.grad[j] = (float)((j * 37) % 11) - 5.0f;
     CHECK_OK(dse_cpu_backward(cx, &f->node));
     size_t n = 0;
-    const struct dse_tensor *ts[4] = { &f->out, &f->in[0], &f->w, f->node.bias ? &f->b : NULL };
+    const struct dse_tensor *ts[4] = { &f->out, &f->in[0], f->node.weight ? &f->w : NULL,
+                                       f->node.bias ? &f->b : NULL };
     for (int k = 0; k < 4; k++) {
-        if (!ts[k]) continue;
-        const float *src = k == 0 ? ts[k]->data : ts[k]->grad;
+        const float *src = !ts[k] ? NULL : k == 0 ? ts[k]->data : ts[k]->grad;
+        if (!src || dse_tensor_count(ts[k]) == 0) continue; /* pooling has no weights */
         const int64_t c = dse_tensor_count(ts[k]);
         if (buf) memcpy(buf + n, src, (size_t)c * sizeof(float));
         n += (size_t)c;
