@@ -459,9 +459,7 @@ static void wino_filters(const float *w, int no, int ni, int64_t so, int64_t si,
         }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define DSE_WINO_AVX2 1
+#ifdef DSE_CPU_HAS_AVX2_CODE
 /* Eight consecutive tiles of one tile row at once with AVX2 (run-time check): tile t
  * reads columns w0 + 2t + (0..3), i.e. the even and odd halves of 18 consecutive
  * inputs, and its 16 transformed values go to 8 consecutive floats of each plane of V
@@ -469,17 +467,13 @@ static void wino_filters(const float *w, int no, int ni, int64_t so, int64_t si,
  * transform: the same bits. row0 = the tile row's top-left input (all 4 rows and
  * w0 .. w0 + 17 inside the map); v = V + c T + first tile. */
 __attribute__((target("avx2"))) static void wino_in8_avx2(const float *row0, int64_t Wi, float *v, int64_t CT) {
-    const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
     __m256 d[4][4];
     for (int r = 0; r < 4; r++) {
         const float *R = row0 + r * Wi;
         const __m256 a = _mm256_loadu_ps(R), b = _mm256_loadu_ps(R + 8);
         const __m256 c = _mm256_loadu_ps(R + 2), e = _mm256_loadu_ps(R + 10);
-#define DSE_HALF(x, y, sel) _mm256_castsi256_ps(_mm256_permutevar8x32_epi32( \
-            _mm256_castps_si256(_mm256_shuffle_ps(x, y, sel)), perm))
-        d[r][0] = DSE_HALF(a, b, _MM_SHUFFLE(2, 0, 2, 0)), d[r][1] = DSE_HALF(a, b, _MM_SHUFFLE(3, 1, 3, 1));
-        d[r][2] = DSE_HALF(c, e, _MM_SHUFFLE(2, 0, 2, 0)), d[r][3] = DSE_HALF(c, e, _MM_SHUFFLE(3, 1, 3, 1));
-#undef DSE_HALF
+        d[r][0] = dse_avx2_half(a, b, 0), d[r][1] = dse_avx2_half(a, b, 1);
+        d[r][2] = dse_avx2_half(c, e, 0), d[r][3] = dse_avx2_half(c, e, 1);
     }
     __m256 t[16];
     for (int j = 0; j < 4; j++) { /* B^T d */
@@ -501,7 +495,7 @@ __attribute__((target("avx2"))) static void wino_in8_avx2(const float *row0, int
 static void wino_inputs(const struct wgeo *g, const float *in, int64_t sx, int nb, float *V) {
     const int64_t T = nb * g->tpi, CT = (int64_t)g->Ci * T, HW = (int64_t)g->Hi * g->Wi;
     int fast = 0;
-#ifdef DSE_WINO_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
     fast = dse_cpu_avx2();
 #endif
     (void)fast;
@@ -512,7 +506,7 @@ static void wino_inputs(const struct wgeo *g, const float *in, int64_t sx, int n
             for (int ty = 0; ty < g->th; ty++)
                 for (int tx = 0; tx < g->tw; tx++, v++) {
                     const int h0 = 2 * ty - g->oh, w0 = 2 * tx - g->ow;
-#ifdef DSE_WINO_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
                     if (fast && tx + 8 <= g->tw && h0 >= 0 && h0 + 4 <= g->Hi && w0 >= 0 && w0 + 18 <= g->Wi) {
                         wino_in8_avx2(xc + (int64_t)h0 * g->Wi + w0, g->Wi, v, CT);
                         tx += 7, v += 7; /* the loop adds the eighth */
@@ -542,7 +536,7 @@ static void wino_inputs(const struct wgeo *g, const float *in, int64_t sx, int n
         }
 }
 
-#ifdef DSE_WINO_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
 /* The inverse transform of eight consecutive tiles of a tile row with AVX2: 16 vector
  * loads, the scalar transform's additions in its order, and the 2x2 outputs of each tile
  * interleaved into two rows of 16 consecutive outputs (y0: the tiles' top row). */
@@ -577,7 +571,7 @@ static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *ou
                          int acc, int k0, int k1) {
     const int64_t T = nb * g->tpi, KT = (int64_t)g->Co * T, HW = (int64_t)g->Ho * g->Wo;
     int fast = 0;
-#ifdef DSE_WINO_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
     fast = dse_cpu_avx2();
 #endif
     (void)fast;
@@ -588,7 +582,7 @@ static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *ou
             float *yc = out + i * so + k * HW;
             for (int ty = 0; ty < g->th; ty++)
                 for (int tx = 0; tx < g->tw; tx++, m++) {
-#ifdef DSE_WINO_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
                     if (fast && tx + 8 <= g->tw && 2 * ty + 2 <= g->Ho && 2 * tx + 16 <= g->Wo) {
                         wino_out8_avx2(m, KT, yc + (int64_t)(2 * ty) * g->Wo + 2 * tx, g->Wo, acc, bk);
                         tx += 7, m += 7; /* the loop adds the eighth */
@@ -692,18 +686,14 @@ static enum dse_status fwd_wino(struct dse_cpu_ctx *cx, struct dse_node *n, cons
  * and dw = G^T dU G per filter: 2.25x fewer multiply-adds than im2col's dw. Each thread
  * sums its share of the images into its own dU, the dUs are added in thread order and
  * transformed once. */
-#ifdef DSE_WINO_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
 /* wino_dy for eight consecutive full tiles with AVX2: the even and odd halves of two rows
  * of 16 outputs, the scalar arithmetic in its order, 16 vector stores. */
 __attribute__((target("avx2"))) static void wino_dy8_avx2(const float *y0, int64_t Wo, float *d, int64_t KT) {
-    const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
-#define DSE_HALF(x, y, sel) _mm256_castsi256_ps(_mm256_permutevar8x32_epi32( \
-        _mm256_castps_si256(_mm256_shuffle_ps(x, y, sel)), perm))
     const __m256 r0a = _mm256_loadu_ps(y0), r0b = _mm256_loadu_ps(y0 + 8);
     const __m256 r1a = _mm256_loadu_ps(y0 + Wo), r1b = _mm256_loadu_ps(y0 + Wo + 8);
-    const __m256 a = DSE_HALF(r0a, r0b, _MM_SHUFFLE(2, 0, 2, 0)), b = DSE_HALF(r0a, r0b, _MM_SHUFFLE(3, 1, 3, 1));
-    const __m256 c = DSE_HALF(r1a, r1b, _MM_SHUFFLE(2, 0, 2, 0)), e = DSE_HALF(r1a, r1b, _MM_SHUFFLE(3, 1, 3, 1));
-#undef DSE_HALF
+    const __m256 a = dse_avx2_half(r0a, r0b, 0), b = dse_avx2_half(r0a, r0b, 1);
+    const __m256 c = dse_avx2_half(r1a, r1b, 0), e = dse_avx2_half(r1a, r1b, 1);
     const __m256 sign = _mm256_set1_ps(-0.0f); /* x ^ sign = -x exactly (0 - x would turn -0 into +0) */
     const __m256 t[8] = { a, b, _mm256_add_ps(a, c), _mm256_add_ps(b, e), _mm256_sub_ps(a, c), _mm256_sub_ps(b, e),
                           _mm256_xor_ps(c, sign), _mm256_xor_ps(e, sign) };
@@ -721,7 +711,7 @@ __attribute__((target("avx2"))) static void wino_dy8_avx2(const float *y0, int64
 static void wino_dy(const struct wgeo *g, const float *dy, int64_t sy, int nb, float *D) {
     const int64_t T = nb * g->tpi, KT = (int64_t)g->Co * T, HW = (int64_t)g->Ho * g->Wo;
     int fast = 0;
-#ifdef DSE_WINO_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
     fast = dse_cpu_avx2();
 #endif
     (void)fast;
@@ -732,7 +722,7 @@ static void wino_dy(const struct wgeo *g, const float *dy, int64_t sy, int nb, f
             for (int ty = 0; ty < g->th; ty++)
                 for (int tx = 0; tx < g->tw; tx++, d++) {
                     const int h = 2 * ty, w = 2 * tx;
-#ifdef DSE_WINO_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
                     if (fast && tx + 8 <= g->tw && h + 2 <= g->Ho && w + 16 <= g->Wo) {
                         wino_dy8_avx2(yc + (int64_t)h * g->Wo + w, g->Wo, d, KT);
                         tx += 7, d += 7; /* the loop adds the eighth */

@@ -41,11 +41,28 @@ enum dse_status dse_cpu_fail(struct dse_cpu_ctx *cx, const struct dse_node *n, e
 double dse_cpu_now_ms(void);
 
 /* 1 if the node runs in place (its output is its first input's memory). */
+/* AVX2 kernels (pool.c, conv2d.c) are built on x86-64 with GCC-compatible compilers,
+ * each function with target("avx2"), and run only where dse_cpu_avx2() says so. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DSE_CPU_HAS_AVX2_CODE 1
+
+/* The even (odd = 0) or odd (odd = 1) lanes of the 16 floats lo, hi, in order: values
+ * 0, 2, ..., 14 (or 1, 3, ..., 15). A window column at stride 2 of 8 pooling outputs,
+ * or of 8 Winograd tiles, is one such half. */
+__attribute__((target("avx2"))) static inline __m256 dse_avx2_half(__m256 lo, __m256 hi, int odd) {
+    const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7); /* lanes in order across the 128-bit halves */
+    const __m256 s = odd ? _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1))
+                         : _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(_mm256_castps_si256(s), perm));
+}
+#endif
+
 /* 1 if the AVX2 kernels may run: the CPU has AVX2 (the build targets baseline x86-64,
  * the AVX2 functions carry target attributes) and DSE_CPU_NO_AVX2 is not set (tests
  * compare the two paths bit for bit; users can rule the AVX2 ones out). */
 static inline int dse_cpu_avx2(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef DSE_CPU_HAS_AVX2_CODE
     const char *off = getenv("DSE_CPU_NO_AVX2");
     return __builtin_cpu_supports("avx2") && !(off && off[0] && off[0] != '0');
 #else

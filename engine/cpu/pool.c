@@ -8,11 +8,6 @@
 
 #include "engine/cpu/cpu_impl.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define DSE_POOL_AVX2 1
-#endif
-
 /* Windows are separable: rows depend on p only, columns on q only, so their bounds are
  * computed once per call (in the ctx workspace), not once per output value. */
 struct windows {
@@ -55,7 +50,7 @@ static int empty(const struct windows *w, int p, int q) {
     return w->h0[p] >= w->h1[p] || w->w0[q] >= w->w1[q] || w->hn[p] <= 0 || w->wn[q] <= 0;
 }
 
-#ifdef DSE_POOL_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
 /* 3x3 windows at stride 2 (SqueezeNet's pools), 8 outputs at a time with AVX2 where
  * the CPU has it (checked at run time; the build targets baseline x86-64): output q
  * reads columns w0 + 2q + (0, 1, 2), so one window column of 8 outputs is the even
@@ -67,7 +62,6 @@ static int empty(const struct windows *w, int p, int q) {
 __attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, int h0, int w0q, int Q, float *yrow,
                                                         int32_t *arow) {
     int q = 0;
-    const __m256i perm = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
     const __m256i step = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
     for (; q + 8 <= Q && w0q + 2 * q + 18 <= W; q += 8) {
         const int c0 = w0q + 2 * q; /* window column 0 of output q */
@@ -78,13 +72,7 @@ __attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, i
             const __m256 a = _mm256_loadu_ps(row), b = _mm256_loadu_ps(row + 8);
             const __m256 c = _mm256_loadu_ps(row + 2), d = _mm256_loadu_ps(row + 10);
             /* even and odd lanes of row[0..15], and the even lanes of row[2..17] */
-            const __m256 e0 = _mm256_castsi256_ps(
-                _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), perm));
-            const __m256 o1 = _mm256_castsi256_ps(
-                _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), perm));
-            const __m256 e2 = _mm256_castsi256_ps(
-                _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(c, d, _MM_SHUFFLE(2, 0, 2, 0))), perm));
-            const __m256 vals[3] = { e0, o1, e2 };
+            const __m256 vals[3] = { dse_avx2_half(a, b, 0), dse_avx2_half(a, b, 1), dse_avx2_half(c, d, 0) };
             const __m256i base = _mm256_add_epi32(_mm256_set1_epi32((h0 + dh) * W + c0), step);
             for (int dw = 0; dw < 3; dw++) {
                 const __m256i idx = _mm256_add_epi32(base, _mm256_set1_epi32(dw));
@@ -113,7 +101,7 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
     int32_t *argmax = n->st.argmax;
     const struct dse_layer *l = n->layer;
     int fast = 0; /* 3x3 windows at stride 2 on AVX2: max3s2_avx2 does the full ones */
-#ifdef DSE_POOL_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
     fast = l->kernel_h == 3 && l->kernel_w == 3 && l->stride_h == 2 && l->stride_w == 2 &&
            dse_cpu_avx2();
 #endif
@@ -128,7 +116,7 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
             /* Locals: stores to ap (int32_t) could alias the window arrays. */
             const int h0 = win.h0[p], h1 = win.h1[p], hn = win.hn[p];
             int v0 = Q, v1 = Q; /* outputs [v0, v1) done by the vector path */
-#ifdef DSE_POOL_AVX2
+#ifdef DSE_CPU_HAS_AVX2_CODE
             if (fast && h1 - h0 == 3 && q_first < Q) {
                 v0 = q_first;
                 v1 = v0 + max3s2_avx2(xp, W, h0, 2 * q_first - l->pad_w, Q - q_first, yp + p * Q + v0, ap + p * Q + v0);
