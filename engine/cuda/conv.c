@@ -223,6 +223,20 @@ static enum dse_status find_bwd_filter(struct dse_cuda_ctx *cx, const struct dse
 typedef enum dse_status (*find_fn)(struct dse_cuda_ctx *, const struct dse_node *, struct dse_cuda_node *,
                                    struct perf *, int *, void *, size_t);
 
+/* Cache entry e's choice for direction dir becomes plan (owned from here; NULL: none),
+ * replacing any plan it had; with a plan, its engine, time and workspace are recorded. */
+static void keep_plan(struct dse_cuda_ctx *cx, int e, int dir, struct dse_cuda_plan *plan, float plan_ms, int *algo,
+                      float *ms, size_t *wsb) {
+    dse_cuda_plan_free(cx->impl->plans[3 * e + dir]);
+    cx->impl->plans[3 * e + dir] = plan;
+    if (!plan) return;
+    *algo = DSE_CUDA_CONV_ENGINE + (int)dse_cuda_plan_engine(plan), *ms = plan_ms;
+    *wsb = dse_cuda_plan_ws(plan);
+    cx->impl->cache_math[3 * e + dir] = 0;
+    if (cx->deterministic && !dse_cuda_plan_deterministic(plan)) cx->stats.conv_nondeterministic++;
+    cx->stats.conv_finds++, cx->stats.conv_graph_taken++;
+}
+
 /* Benchmark direction dir of n's shape into cache entry e. */
 static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_node *d, int e,
                             int dir) {
@@ -245,18 +259,13 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
         enum dse_status st = dse_cuda_plan_find(cx, n, dir, io[0], io[1], io[2], ws, ws_bytes, &plan, &plan_ms);
         (void)cudaFree(ws);
         if (st) return st;
-        dse_cuda_plan_free(cx->impl->plans[3 * e + dir]);
-        cx->impl->plans[3 * e + dir] = plan;
-        if (!plan) { /* no 16-bit engine for the shape: this direction runs in fp32 */
+        keep_plan(cx, e, dir, plan, plan_ms, algo, ms, wsb);
+        if (plan) {
+            cx->stats.conv_graph_found++;
+        } else { /* no 16-bit engine for the shape: this direction runs in fp32 */
             *algo = DSE_CUDA_CONV_FP32, *ms = 0.0f, *wsb = 0;
             cx->stats.conv_finds++, cx->stats.mp_fp32_fallbacks++;
-            return DSE_OK;
         }
-        *algo = DSE_CUDA_CONV_ENGINE + (int)dse_cuda_plan_engine(plan), *ms = plan_ms;
-        *wsb = dse_cuda_plan_ws(plan);
-        cx->impl->cache_math[3 * e + dir] = 0;
-        if (cx->deterministic && !dse_cuda_plan_deterministic(plan)) cx->stats.conv_nondeterministic++;
-        cx->stats.conv_finds++, cx->stats.conv_graph_found++, cx->stats.conv_graph_taken++;
         return DSE_OK;
     }
     if (!cx->legacy_conv) { /* cuDNN's graph API: every engine it has */
@@ -289,16 +298,8 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
         const int take_plan = cx->deterministic && pd != ld ? pd : plan_ms <= p[i].ms;
         if (!take_plan) dse_cuda_plan_free(plan), plan = NULL;
     }
-    dse_cuda_plan_free(cx->impl->plans[3 * e + dir]);
-    cx->impl->plans[3 * e + dir] = plan;
-    if (plan) {
-        *algo = DSE_CUDA_CONV_ENGINE + (int)dse_cuda_plan_engine(plan), *ms = plan_ms;
-        *wsb = dse_cuda_plan_ws(plan);
-        cx->impl->cache_math[3 * e + dir] = 0;
-        if (cx->deterministic && !dse_cuda_plan_deterministic(plan)) cx->stats.conv_nondeterministic++;
-        cx->stats.conv_finds++, cx->stats.conv_graph_taken++;
-        return DSE_OK;
-    }
+    keep_plan(cx, e, dir, plan, plan_ms, algo, ms, wsb);
+    if (plan) return DSE_OK;
     if (i < 0) {
         char tried[256] = "";
         for (int k = 0, len = 0; k < count && len < (int)sizeof tried - 40; k++)
