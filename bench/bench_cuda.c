@@ -54,7 +54,7 @@ static const char *algo_name(int dir, int algo, char *buf, int size) {
 static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_math math, int any_algo,
                  int legacy) {
     const int B = o->batch ? o->batch : !strcmp(o->net, "fmnist") ? 128 : 32;
-    struct dse_model_opts mo = { B, 1, 1, DSE_INIT_MSRA, 0.01f, 0 };
+    struct dse_model_opts mo = { B, 1, 1, DSE_INIT_MSRA, 0.01f, 0, 0 };
     struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, o->device }, math, any_algo, 0 };
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };

@@ -167,11 +167,12 @@ static const char usage_train[] =
     "                     [--limit-train N] [--limit-test N] [--init msra|xavier]\n"
     "                     [--checkpoint-dir DIR] [--resume FILE] [--conv auto|gemm_batch|gemm_image]\n"
     "                     [--conv-cache FILE|none] [--device cpu|cuda|cuda:N]\n"
-    "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--json]\n"
+    "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--clip-norm C] [--json]\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
-    "momentum 0.9, weight decay 2e-4, MSRA init; a network without a loss gets softmax cross-entropy\n"
-    "on its last layer. Reports test loss, top-1 and top-5 after every epoch; a progress\n"
+    "momentum 0.9, weight decay 2e-4, MSRA init, gradients clipped to a global L2 norm of 2, and\n"
+    "the classifier's bias at 0.5 when a ReLU follows it (SqueezeNet's conv10: no class starts\n"
+    "dead; docs/training.md); a network without a loss gets softmax cross-entropy on its last layer. Reports test loss, top-1 and top-5 after every epoch; a progress\n"
     "line on a terminal. NaN or infinite loss stops the run with status diverged.\n"
     "\n"
     "  --data D         dataset name (fashion-mnist, mnist, cifar-10, cifar-100) or directory\n"
@@ -192,6 +193,8 @@ static const char usage_train[] =
     "                   (dynamic loss scaling) or bf16, the rest fp32; the CPU computes in fp32 only\n"
     "  --algos A        cuDNN's algorithms on a GPU: det (default: deterministic ones only) or any\n"
     "                   (also those that add in a varying order; about 1.5x faster in FP32)\n"
+    "  --clip-norm C    scale the gradients down to global L2 norm C when above it (default 2;\n"
+    "                   0: never); --json reports clipped_steps\n"
     "  --json           print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds\n";
 
 static const char usage_bench[] =
@@ -719,6 +722,13 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         o.policy = (enum dse_lr_policy)k;
         if (o.policy == DSE_LR_STEP) o.step_epochs = o.epochs > 3 ? o.epochs / 3 : 1;
     }
+    if (vals[17]) {
+        char *end;
+        double cn = strtod(vals[17], &end);
+        if (*end || !(cn >= 0) || cn > 1e6)
+            return bad_usage(c->name, "--clip-norm '%s' is not a number in [0, 1e6] (0: no clipping)", vals[17]);
+        o.clip_norm = (float)cn;
+    }
     if (vals[9]) {
         if (!strcmp(vals[9], "xavier")) o.init = DSE_INIT_XAVIER;
         else if (!strcmp(vals[9], "msra")) o.init = DSE_INIT_MSRA;
@@ -765,11 +775,12 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         }
         printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %s, \"top5\": %s, \"loss\": %s, "
                "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %zu, "
-               "\"estimate_train_bytes\": %lld, \"device\": \"%s\", \"precision\": \"%s\", \"algos\": \"%s\"",
+               "\"estimate_train_bytes\": %lld, \"device\": \"%s\", \"precision\": \"%s\", \"algos\": \"%s\", "
+               "\"clip_norm\": %g, \"clipped_steps\": %lld",
                r->status, r->epochs_done, m1, m5, ml, r->img_per_s, r->seconds,
                (unsigned long long)r->seed, r->model_bytes, (long long)tot.mem_train_bytes,
                dse_device_str(&o.dev.device, dev, (int)sizeof dev), dse_cuda_math_str(o.dev.math),
-               o.dev.nondeterministic ? "any" : "det");
+               o.dev.nondeterministic ? "any" : "det", (double)o.clip_norm, (long long)r->clipped_steps);
         if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
                                       (long long)r->diverged_iter);
         printf(", \"per_epoch\": [");
@@ -812,7 +823,7 @@ static int synthetic_model(const char *cmd, const char *path, int batch, int thr
                            const struct dse_model_device_opts *dev, struct dse_model **m, float **x, int **labels) {
     struct dse_net net;
     struct dse_err err = { 0 };
-    struct dse_model_opts mo = { batch, threads, 1, DSE_INIT_MSRA, 0.01f, inference };
+    struct dse_model_opts mo = { batch, threads, 1, DSE_INIT_MSRA, 0.01f, inference, 0 };
     int rc;
     if (dse_netfile_load(path, NULL, &net, &err)) return fail(&err);
     if ((rc = device_ready(cmd, dev)) >= 0) return dse_net_deinit(&net), rc;
@@ -970,7 +981,7 @@ static const struct cmd cmds[] = {
     { "report",   1, 1, "",                       "--format --plot --curves", usage_report,   cmd_report },
     { "train",    1, 1, "--json",                 "--data --epochs --batch --lr --lr-policy --threads --seed "
                                                   "--limit-train --limit-test --init --checkpoint-dir --resume --conv "
-                                                  "--conv-cache --device --precision --algos",
+                                                  "--conv-cache --device --precision --algos --clip-norm",
                                                                               usage_train,    cmd_train },
     { "bench",    1, 1, "",                       "--mode --batch --threads --iters --device --precision --algos",
                                                                               usage_bench,    cmd_bench },

@@ -359,14 +359,14 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     enum dse_status st;
     double v;
     if ((st = check_keys(cx, g, "train", "dataset epochs batch lr lr_policy power gamma step_epochs "
-                                         "momentum weight_decay warmup_epochs seed limit_train limit_test")))
+                                         "momentum weight_decay warmup_epochs clip_norm seed limit_train limit_test")))
         return st;
     t->present = 1;
     dse_strlcpy(t->dataset, "fashion-mnist", sizeof t->dataset);
     t->epochs = 10, t->batch = 64, t->lr = 0.01; /* the engine's recipe (engine/train.h) */
     dse_strlcpy(t->lr_policy, "poly", sizeof t->lr_policy);
     t->power = 1.0, t->gamma = 0.1, t->step_epochs = 0;
-    t->momentum = 0.9, t->weight_decay = 0.0002, t->warmup_epochs = 0, t->seed = 1;
+    t->momentum = 0.9, t->weight_decay = 0.0002, t->warmup_epochs = 0, t->clip_norm = 2.0, t->seed = 1;
     if ((st = get_str(cx, g, "dataset", "fashion-mnist mnist cifar10 cifar100", t->dataset, sizeof t->dataset)))
         return st;
     if ((st = get_str(cx, g, "lr_policy", "fixed step poly linear", t->lr_policy, sizeof t->lr_policy)))
@@ -390,6 +390,7 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     v = t->warmup_epochs;
     if ((st = get_num(cx, g, "warmup_epochs", 0, t->epochs, 1, &v, NULL))) return st;
     t->warmup_epochs = (int)v;
+    if ((st = get_num(cx, g, "clip_norm", 0, 1e6, 0, &t->clip_norm, NULL))) return st;
     v = (double)t->seed;
     if ((st = get_num(cx, g, "seed", 0, 4294967295.0, 1, &v, NULL))) return st;
     t->seed = (uint64_t)v;

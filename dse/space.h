@@ -46,6 +46,7 @@ struct dse_train {
     int      step_epochs;
     double   momentum, weight_decay;
     int      warmup_epochs;
+    double   clip_norm;      /* 0: no gradient clipping (engine/train.h) */
     uint64_t seed;
     int      limit_train;     /* 0: every training image; N: the first N (quick sweeps, tests) */
     int      limit_test;      /* 0: every test image */

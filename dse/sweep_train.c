@@ -651,6 +651,7 @@ static void train_opts(const struct worker *w, struct dse_train_opts *o) {
     o->momentum = (float)t->momentum;
     o->weight_decay = (float)t->weight_decay;
     o->warmup_epochs = t->warmup_epochs;
+    o->clip_norm = (float)t->clip_norm;
     o->seed = t->seed;
     o->limit_train = t->limit_train;
     o->limit_test = t->limit_test;

@@ -178,7 +178,12 @@ enum dse_status dse_cuda_conv2d_choose(struct dse_cuda_ctx *cx, struct dse_node 
 const char *dse_cuda_conv_algo_str(int direction, int algo) { return "?"; }
 
 enum dse_status dse_cuda_sgd(struct dse_cuda_ctx *cx, float *w, const float *g, float *v, int64_t n, float lr,
-                             float momentum, float wd) {
+                             float momentum, float wd, float gscale) {
+    return no_cuda(cx, NULL);
+}
+
+enum dse_status dse_cuda_sumsq(struct dse_cuda_ctx *cx, const float *p, int64_t n, double *out) {
+    *out = 0;
     return no_cuda(cx, NULL);
 }
 

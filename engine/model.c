@@ -133,6 +133,20 @@ static double init_gain(const struct dse_net *net, int i) {
     return 1.0;
 }
 
+/* 1 if layer i is the last conv/fc layer and a ReLU comes after it (SqueezeNet's conv10,
+ * whose ReLU feeds the global average pool and the loss). A class whose pre-activation is
+ * negative for every image gets no gradient through that ReLU and is never predicted
+ * again; dse_model_opts.classifier_bias starts them all above zero. */
+static int classifier_behind_relu(const struct dse_net *net, int i) {
+    int relu = 0;
+    for (int j = i + 1; j < net->n_layers; j++) {
+        enum dse_layer_type t = net->layers[j].type;
+        if (t == DSE_LAYER_CONV || t == DSE_LAYER_FC) return 0;
+        relu |= t == DSE_LAYER_RELU;
+    }
+    return relu;
+}
+
 /* Parameter tensors of layer i (weights, bias, batchnorm running statistics). */
 static enum dse_status make_params(struct dse_model *m, int i, const struct dse_model_opts *o,
                                    struct dse_pcg32 *r, struct dse_err *err) {
@@ -150,6 +164,7 @@ static enum dse_status make_params(struct dse_model *m, int i, const struct dse_
         if (l->bias) {
             if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
             n->bias = &t[1];
+            if (classifier_behind_relu(&m->net, i)) dse_tensor_fill(&t[1], o->classifier_bias);
         }
         break;
     }
@@ -162,6 +177,7 @@ static enum dse_status make_params(struct dse_model *m, int i, const struct dse_
         if (l->bias) {
             if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
             n->bias = &t[1];
+            if (classifier_behind_relu(&m->net, i)) dse_tensor_fill(&t[1], o->classifier_bias);
         }
         break;
     }
@@ -374,6 +390,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
                            "computes in fp32 only", dse_cuda_math_str(dev->math));
     struct dse_model *m = calloc(1, sizeof *m);
     if (!m) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    m->grad_scale = 1.0f;
     if (opts->batch < 1 || opts->threads < 1) {
         free(m);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "batch and threads must be >= 1");
@@ -583,23 +600,55 @@ void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_d
             m->pending = m->gpu->err.code, m->pending_err = m->gpu->err;
             return;
         }
-        if (skip) return;
-        float *w = m->dev_block, *g = w + m->param_floats, *v = g + m->param_floats;
+        if (skip) {
+            m->grad_scale = 1.0f;
+            return;
+        }
+        float *w = m->dev_block, *g = w + m->param_floats, *v = g + m->param_floats, s = m->grad_scale;
         const size_t d = m->decay_floats, rest = m->param_floats - d;
-        enum dse_status st = dse_cuda_sgd(m->gpu, w, g, v, (int64_t)d, lr, momentum, weight_decay);
-        if (!st) st = dse_cuda_sgd(m->gpu, w + d, g + d, v + d, (int64_t)rest, lr, momentum, 0.0f);
+        m->grad_scale = 1.0f;
+        enum dse_status st = dse_cuda_sgd(m->gpu, w, g, v, (int64_t)d, lr, momentum, weight_decay, s);
+        if (!st) st = dse_cuda_sgd(m->gpu, w + d, g + d, v + d, (int64_t)rest, lr, momentum, 0.0f, s);
         if (st) m->pending = st, m->pending_err = m->gpu->err;
         return;
     }
+    const float s = m->grad_scale; /* 1 * g == g: without clipping the step is unchanged */
+    m->grad_scale = 1.0f;
     for (int p = 0; p < m->n_params && !m->inference; p++) {
         struct dse_tensor *t = m->params[p];
         float *v = m->momentum[p], wd = m->decay[p] ? weight_decay : 0.0f;
         int64_t n = dse_tensor_count(t);
         for (int64_t i = 0; i < n; i++) {
-            v[i] = momentum * v[i] + lr * (t->grad[i] + wd * t->data[i]);
+            v[i] = momentum * v[i] + lr * (s * t->grad[i] + wd * t->data[i]);
             t->data[i] -= v[i];
         }
     }
+}
+
+enum dse_status dse_model_clip_grad(struct dse_model *m, double max_norm, double *norm, int *clipped,
+                                    struct dse_err *err) {
+    double sum = 0;
+    *norm = 0, *clipped = 0;
+    if (m->inference) return DSE_OK;
+    if (m->gpu) { /* the gradients are one run after the parameters in dev_block */
+        enum dse_status st = dse_cuda_sumsq(m->gpu, m->dev_block + m->param_floats, (int64_t)m->param_floats, &sum);
+        if (st) {
+            if (err) *err = m->gpu->err;
+            return st;
+        }
+    } else {
+        for (int p = 0; p < m->n_params; p++) {
+            const struct dse_tensor *t = m->params[p];
+            const int64_t n = dse_tensor_count(t);
+            for (int64_t i = 0; i < n; i++) sum += (double)t->grad[i] * (double)t->grad[i];
+        }
+    }
+    *norm = sqrt(sum);
+    if (max_norm > 0 && isfinite(*norm) && *norm > max_norm) {
+        m->grad_scale = (float)(max_norm / *norm);
+        *clipped = 1;
+    }
+    return DSE_OK;
 }
 
 const float *dse_model_probs(const struct dse_model *m) {

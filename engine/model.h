@@ -18,6 +18,10 @@ struct dse_model_opts {
                                 (gaussian, std sqrt(2 / fan_in)) or gaussian(init_std) */
     float         init_std;  /* for DSE_INIT_GAUSSIAN */
     int           inference; /* 1: no gradients, no momentum (dse_model_backward refuses) */
+    float         classifier_bias; /* initial bias of the last conv/fc layer when a ReLU
+                                      follows it (SqueezeNet's conv10); 0 like every other
+                                      bias otherwise. Positive keeps every class's ReLU open
+                                      at the start (engine/train.h: why) */
 };
 
 /* Where a model runs (issue #6): dse_model_new_on. Kept out of dse_model_opts, which
@@ -67,6 +71,8 @@ struct dse_model {
     size_t               decay_floats; /* the first of them, which take weight decay */
     float               *host_prob;    /* [batch, classes]: the last forward's probabilities,
                                           downloaded for dse_model_hits */
+    float                grad_scale;   /* the next dse_model_sgd's factor on the gradients
+                                          (dse_model_clip_grad); 1 after every step */
     enum dse_status      pending;      /* a failure dse_model_sgd (void) could not report: */
     struct dse_err       pending_err;  /*   the next forward returns it */
 };
@@ -91,9 +97,16 @@ enum dse_status dse_model_forward(struct dse_model *m, const float *x, const int
                                   float *loss, struct dse_err *err);
 /* Zero every gradient, then backward from the loss. */
 enum dse_status dse_model_backward(struct dse_model *m, struct dse_err *err);
-/* SGD with momentum, Caffe's form: v = momentum v + lr (g + wd w) (wd on weights only),
- * w -= v. */
+/* SGD with momentum, Caffe's form: v = momentum v + lr (s g + wd w) (wd on weights only),
+ * w -= v, where s is 1 unless dse_model_clip_grad set it for this step. */
 void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_decay);
+/* Gradient clipping by global norm: *norm = the L2 norm of all gradients of the last
+ * backward taken as one vector (summed in double in a fixed order: the same for the same
+ * gradients); if it exceeds max_norm > 0 (and is finite), the next dse_model_sgd uses
+ * the gradients times max_norm / *norm. Sets *clipped to 1 then, else 0. A device model
+ * waits for its stream. */
+enum dse_status dse_model_clip_grad(struct dse_model *m, double max_norm, double *norm, int *clipped,
+                                    struct dse_err *err);
 
 /* Top-1 and top-5 hits among the first count images of the last forward. */
 void dse_model_hits(const struct dse_model *m, int count, int *top1, int *top5);

@@ -25,6 +25,7 @@ void dse_train_opts_default(struct dse_train_opts *o) {
     o->momentum = 0.9f, o->weight_decay = 0.0002f;
     o->seed = 1;
     o->init = DSE_INIT_MSRA, o->init_std = 0.01f;
+    o->clip_norm = 2.0f, o->classifier_bias = 0.5f;
     o->conv_algo = DSE_ALGO_AUTO;
 }
 
@@ -299,7 +300,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                          o->batch, train->n);
         goto done;
     }
-    struct dse_model_opts mo = { o->batch, o->threads, o->seed, o->init, o->init_std, 0 };
+    struct dse_model_opts mo = { o->batch, o->threads, o->seed, o->init, o->init_std, 0, o->classifier_bias };
     if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
     /* Conv strategies (conv_algo, conv_cache) are the CPU backend's: on a device cuDNN's
      * find chooses, and the file of CPU choices is neither read nor written. */
@@ -353,6 +354,12 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                 goto finish;
             }
             if ((st = dse_model_backward(m, err))) goto done;
+            if (o->clip_norm > 0) {
+                double norm;
+                int clipped;
+                if ((st = dse_model_clip_grad(m, o->clip_norm, &norm, &clipped, err))) goto done;
+                r->clipped_steps += clipped;
+            }
             dse_model_sgd(m, lr, o->momentum, o->weight_decay);
             loss_sum += loss;
             imgs += o->batch;

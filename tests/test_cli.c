@@ -363,6 +363,8 @@ static void test_bad_spaces(void) {
           "one file (it identifies the sweep)" },
         { "tests/bad_spaces/step_policy.cfg",
           "tests/bad_spaces/step_policy.cfg:2: lr_policy = \"step\" needs step_epochs = <epochs between drops>" },
+        { "tests/bad_spaces/clip_norm.cfg",
+          "tests/bad_spaces/clip_norm.cfg:3: clip_norm = -1 is out of range; expected 0 to 1e+06" },
         { "tests/bad_spaces/syntax.cfg",
           "tests/bad_spaces/syntax.cfg:4: syntax error; expected settings 'key = value;', groups { ... } and "
           "lists ( ..., ... ) as in docs/space-format.md" },

@@ -182,7 +182,7 @@ static void test_no_device(void) {
 
     struct dse_net net;
     fire_net(&net);
-    struct dse_model_opts mo = { 4, 1, 5, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model_opts mo = { 4, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
     struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
     struct dse_model *m = (struct dse_model *)&err; /* must come back NULL */
     CHECK_INT_EQ(dse_model_new_on(&net, &mo, &dev, &m, &err), DSE_ERR_UNSUPPORTED);
@@ -194,7 +194,7 @@ static void test_no_device(void) {
 static void test_model_state_cpu(void) {
     struct dse_net net;
     fire_net(&net);
-    struct dse_model_opts mo = { 4, 1, 5, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model_opts mo = { 4, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     CHECK_OK(dse_model_new_on(&net, &mo, NULL, &m, &err));
@@ -990,7 +990,7 @@ static void make_data(int count, int c, int h, int w, int classes, float *x, int
 static void train_compare_in(const char *what, struct dse_net *net, int classes, enum dse_cuda_math math,
                              double loss_tol, int hits_tol, double state_tol) {
     const int B = 8, count = 64, epochs = 2;
-    struct dse_model_opts mo = { B, 2, 11, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model_opts mo = { B, 2, 11, DSE_INIT_MSRA, 0, 0, 0 };
     struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, math, 0, 0 };
     struct dse_model *cm = NULL, *gm = NULL;
     struct dse_err err = { 0 };
@@ -1031,6 +1031,13 @@ static void train_compare_in(const char *what, struct dse_net *net, int classes,
             dse_model_hits(cm, B, &h1c, &h5c);
             dse_model_hits(gm, B, &h1g, &h5g);
             CHECK(abs(h1c - h1g) <= hits_tol);
+            /* Clipping as dse train does it (norm 0.5: most of these steps are clipped), so
+             * the device's sum of squares and its scaled step are checked against the CPU. */
+            double nc = 0, ng = 0;
+            int cc = 0, cg = 0;
+            CHECK_OK(dse_model_clip_grad(cm, 0.5, &nc, &cc, &err));
+            CHECK_OK(dse_model_clip_grad(gm, 0.5, &ng, &cg, &err));
+            CHECK(fabs(nc - ng) <= 0.05 * fmax(nc, 1e-6));
             dse_model_sgd(cm, 0.01f, 0.9f, 2e-4f);
             dse_model_sgd(gm, 0.01f, 0.9f, 2e-4f);
             const double rel = fabs((double)lc - lg) / fmax(fabs((double)lc), 1e-6);
@@ -1097,7 +1104,7 @@ static void test_train_bn(void) {
 static void test_inference(void) {
     struct dse_net net;
     fire_net(&net);
-    struct dse_model_opts mo = { 16, 1, 3, DSE_INIT_MSRA, 0, 1 };
+    struct dse_model_opts mo = { 16, 1, 3, DSE_INIT_MSRA, 0, 1, 0 };
     struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
     struct dse_model *cm = NULL, *gm = NULL;
     struct dse_err err = { 0 };
@@ -1165,7 +1172,7 @@ static int write_idx(const char *dir, const char *prefix, int count, uint64_t se
 
 /* A checkpoint's values and dropout generator, read into a CPU model of net. */
 static float *ckpt_values(const struct dse_net *net, const char *path, uint64_t *n, struct dse_pcg32 *rng) {
-    struct dse_model_opts mo = { 1, 1, 1, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model_opts mo = { 1, 1, 1, DSE_INIT_MSRA, 0, 0, 0 };
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     float *v = NULL;

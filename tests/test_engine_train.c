@@ -27,7 +27,7 @@ static void test_model_gradients(void) {
     struct dse_err err = { 0 };
     dse_net_init(&net, "tiny", 1, 1, 1);
     CHECK_OK(dse_mp_build(&mp, &net, NULL));
-    struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
     CHECK_OK(dse_model_new(&net, &mo, &m, &err));
     if (!m) return;
     /* the expand outputs are views into the concat buffer: no copy */
@@ -154,6 +154,150 @@ static void test_learns(void) {
     dse_net_deinit(&net);
 }
 
+/* Gradient clipping (dse_model_clip_grad): the norm is the L2 norm of every gradient
+ * as one vector; above max_norm the next step is the step with the gradients times
+ * max_norm / norm (bit for bit: the same float products), below it the plain step, and
+ * the factor does not carry over to the step after. */
+static void test_clip_grad(void) {
+    struct dse_mp mp = tiny_fire_mp();
+    struct dse_net net;
+    struct dse_model *a = NULL, *b = NULL;
+    struct dse_err err = { 0 };
+    dse_net_init(&net, "tiny", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
+    CHECK_OK(dse_model_new(&net, &mo, &a, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &b, &err));
+    if (!a || !b) goto done;
+    float x[3 * 144], loss;
+    int labels[3] = { 0, 3, 1 };
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 7, 7);
+    for (int i = 0; i < 3 * 144; i++) x[i] = (float)dse_pcg32_next(&r) / 4294967296.0f - 0.5f;
+    for (int step = 0; step < 3; step++) {
+        CHECK_OK(dse_model_forward(a, x, labels, &loss, &err));
+        CHECK_OK(dse_model_backward(a, &err));
+        CHECK_OK(dse_model_forward(b, x, labels, &loss, &err));
+        CHECK_OK(dse_model_backward(b, &err));
+        double sum = 0, norm = -1;
+        for (int p = 0; p < b->n_params; p++)
+            for (int64_t i = 0; i < dse_tensor_count(b->params[p]); i++)
+                sum += (double)b->params[p]->grad[i] * b->params[p]->grad[i];
+        int clipped = -1;
+        /* step 0 clips to a quarter of the norm, step 1 allows twice the norm, step 2 is off */
+        const double max = step == 0 ? sqrt(sum) / 4 : step == 1 ? 2 * sqrt(sum) : 0;
+        CHECK_OK(dse_model_clip_grad(a, max, &norm, &clipped, &err));
+        CHECK_NEAR(norm, sqrt(sum), 1e-9 * sqrt(sum));
+        CHECK(sum > 0);
+        CHECK_INT_EQ(clipped, step == 0);
+        const float s = step == 0 ? (float)(max / norm) : 1.0f;
+        for (int p = 0; p < b->n_params; p++)
+            for (int64_t i = 0; i < dse_tensor_count(b->params[p]); i++) b->params[p]->grad[i] *= s;
+        dse_model_sgd(a, 0.05f, 0.9f, 1e-3f);
+        dse_model_sgd(b, 0.05f, 0.9f, 1e-3f);
+        int same = 1;
+        for (int p = 0; p < a->n_params; p++)
+            same &= !memcmp(a->params[p]->data, b->params[p]->data, sizeof(float) * (size_t)dse_tensor_count(a->params[p]));
+        CHECK(same);
+    }
+done:
+    dse_model_free(a);
+    dse_model_free(b);
+    dse_net_deinit(&net);
+}
+
+/* dse_model_opts.classifier_bias goes to the last conv/fc layer when a ReLU follows it
+ * (SqueezeNet's conv10), and nowhere else; every other bias starts at 0. */
+static void test_classifier_bias(void) {
+    struct dse_mp mp = tiny_fire_mp();
+    struct dse_net net;
+    struct dse_model *m = NULL;
+    struct dse_err err = { 0 };
+    dse_net_init(&net, "tiny", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    struct dse_model_opts mo = { 2, 1, 5, DSE_INIT_MSRA, 0, 0, 0.5f };
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    const int cls = m ? dse_net_find(&m->net, "conv4") : -1; /* fire2, fire3, then the classifier */
+    CHECK(cls >= 0);
+    if (cls >= 0) {
+        CHECK(m->net.layers[cls + 1].type == DSE_LAYER_RELU);
+        int seen = 0;
+        for (int i = 0; i < m->net.n_layers; i++) {
+            const struct dse_tensor *bias = m->nodes[i].bias;
+            if (!bias) continue;
+            seen++;
+            for (int64_t k = 0; k < dse_tensor_count(bias); k++) CHECK(bias->data[k] == (i == cls ? 0.5f : 0.0f));
+        }
+        CHECK(seen >= 5);
+    }
+    dse_model_free(m);
+    dse_net_deinit(&net);
+    /* conv, ReLU, fc: the conv has a ReLU after it but is not the last; nothing follows the
+     * fc. Both biases stay 0. */
+    dse_net_init(&net, "t", 1, 6, 6);
+    struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "conv1");
+    l.num_output = 4, l.kernel_h = l.kernel_w = 3;
+    CHECK_OK(dse_net_add(&net, &l, NULL));
+    l = dse_layer_make(DSE_LAYER_RELU, "relu1");
+    l.in_place = 1;
+    CHECK_OK(dse_net_add(&net, &l, NULL));
+    l = dse_layer_make(DSE_LAYER_FC, "fc");
+    l.num_output = 3;
+    CHECK_OK(dse_net_add(&net, &l, NULL));
+    CHECK_OK(dse_net_infer(&net, NULL, NULL));
+    m = NULL;
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    for (int i = 0; m && i < m->net.n_layers; i++)
+        if (m->nodes[i].bias) CHECK(m->nodes[i].bias->data[0] == 0.0f);
+    dse_model_free(m);
+    dse_net_deinit(&net);
+}
+
+/* Issue #4 item 9: the default recipe makes SqueezeNet-FMNIST learn in its first epoch
+ * over 10,000 images, for more than one seed. Threshold 40% top-1 (chance: 10%) and 90%
+ * top-5: before clipping and the classifier bias, seed 2 stayed at exactly 10.0% (every
+ * conv10 ReLU closed) and other runs had a class that was never predicted (top-5 near
+ * 89%, one class in ten always outside it). Measured with this recipe: 66-74% top-1,
+ * top-5 >= 97.5% on seeds 1-6 (docs/training.md). */
+static void test_default_recipe(void) {
+#ifdef DSE_SANITIZED
+    printf("SKIP: learning speed is measured in the build without sanitizers (about 10x faster)\n");
+    return;
+#endif
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    struct dse_mp mp = dse_mp_squeezenet_v10(); /* SqueezeNet-FMNIST, as experiments/squeezenet */
+    mp.input_c = 1, mp.input_h = mp.input_w = 28, mp.classes = 10;
+    mp.conv1_kernel = 3, mp.conv1_stride = 1, mp.conv1_pad = 1;
+    struct dse_net net;
+    dse_net_init(&net, "squeezenet_fmnist", 1, 28, 28);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    struct dse_train_result *r = malloc(sizeof *r);
+    struct dse_err err = { 0 };
+    char buf[600];
+    for (int seed = 1; seed <= 2; seed++) {
+        struct dse_train_opts o;
+        dse_train_opts_default(&o);
+        o.threads = 2, o.limit_train = 10000, o.limit_test = 2000, o.seed = (uint64_t)seed;
+        o.conv_algo = DSE_CPU_CONV_GEMM_BATCH; /* no timing: the same choices on every machine */
+        enum dse_status st = dse_train_run(&net, &o, r, &err);
+        CHECK_OK(st);
+        if (st) {
+            fprintf(stderr, "  %s\n", dse_err_format(&err, buf, sizeof buf));
+            break;
+        }
+        printf("  seed %d: top-1 %.1f%%, top-5 %.1f%%, %lld of 156 steps clipped, %.0f img/s\n", seed, 100 * r->top1,
+               100 * r->top5, (long long)r->clipped_steps, r->img_per_s);
+        CHECK(r->top1 >= 0.40f);
+        CHECK(r->top5 >= 0.90f);
+        CHECK(r->clipped_steps > 0);
+    }
+    free(r);
+    dse_net_deinit(&net);
+}
+
 static int same_file(const char *a, const char *b) {
     FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
     int same = fa && fb;
@@ -273,7 +417,8 @@ static void test_fresh_runs_identical(void) {
     CHECK(system(cmd) == 0);
 }
 
-/* A learning rate far too high: status diverged with where, never a crash or a NaN top-1. */
+/* A learning rate far too high, without gradient clipping (with the default clipping at
+ * 2 even lr 90 stays finite): status diverged with where, never a crash or a NaN top-1. */
 static void test_divergence(void) {
     if (!data_installed()) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
@@ -288,6 +433,7 @@ static void test_divergence(void) {
     CHECK_OK(dse_mp_build(&mp, &net, NULL));
     dse_train_opts_default(&o);
     o.epochs = 2, o.batch = 32, o.limit_train = 512, o.limit_test = 64, o.lr = 90.0f, o.policy = DSE_LR_FIXED;
+    o.clip_norm = 0;
     CHECK_OK(dse_train_run(&net, &o, r, NULL));
     CHECK_STR_EQ(r->status, "diverged");
     CHECK(r->diverged_epoch >= 1);
@@ -306,7 +452,7 @@ static void test_device_errors(void) {
     struct dse_err err = { 0 };
     dse_net_init(&net, "t", 1, 1, 1);
     CHECK_OK(dse_mp_build(&mp, &net, NULL));
-    struct dse_model_opts mo = { 2, 1, 1, DSE_INIT_MSRA, 0, 0 };
+    struct dse_model_opts mo = { 2, 1, 1, DSE_INIT_MSRA, 0, 0, 0 };
     struct dse_model_device_opts dev = { { DSE_DEVICE_CPU, 0 }, DSE_CUDA_MATH_TF32, 0, 0 };
     CHECK_INT_EQ(dse_model_new_on(&net, &mo, &dev, &m, &err), DSE_ERR_CONFIG);
     CHECK(m == NULL);
@@ -344,6 +490,9 @@ static const struct check_case cases[] = {
     { "train-fresh",     test_fresh_runs_identical },
     { "train-diverge",   test_divergence },
     { "train-device",    test_device_errors },
+    { "clip-grad",       test_clip_grad },
+    { "classifier-bias", test_classifier_bias },
+    { "train-recipe",    test_default_recipe },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

@@ -207,6 +207,7 @@ static enum dse_status init_impl(struct dse_cuda_ctx *cx) {
     DSE_CUBLAS_TRY(cx, NULL, DSE_CUBLAS(cx).cublasSetStream_v2(m->cublas, m->stream));
     DSE_CUDA_TRY(cx, NULL, cudaMalloc((void **)&m->flag, sizeof(int)));
     DSE_CUDA_TRY(cx, NULL, cudaMalloc((void **)&m->mp_flag, sizeof(int)));
+    DSE_CUDA_TRY(cx, NULL, cudaMalloc((void **)&m->sumsq, sizeof(double) * (DSE_SUMSQ_BLOCKS + 1)));
     DSE_CUDA_TRY(cx, NULL, cudaMemsetAsync(m->mp_flag, 0, sizeof(int), m->stream)); /* the stream does not
                                                                                  wait for the legacy one */
     DSE_CUDA_TRY(cx, NULL, cudaStreamSynchronize(m->stream));
@@ -249,6 +250,7 @@ void dse_cuda_ctx_deinit(struct dse_cuda_ctx *cx) {
         (void)cudaFree(m->ws);
         (void)cudaFree(m->flag);
         (void)cudaFree(m->mp_flag);
+        (void)cudaFree(m->sumsq);
         (void)cudaFree(m->scratch16);
         if (m->stream) (void)cudaStreamDestroy(m->stream);
         (void)cudaGetLastError();
@@ -530,10 +532,22 @@ enum dse_status dse_cuda_backward(struct dse_cuda_ctx *cx, struct dse_node *n) {
 /* ---- training helpers -------------------------------------------------------------------- */
 
 enum dse_status dse_cuda_sgd(struct dse_cuda_ctx *cx, float *w, const float *g, float *v, int64_t n, float lr,
-                             float momentum, float wd) {
+                             float momentum, float wd, float gscale) {
     enum dse_status st = dse_cuda_use(cx);
     if (st || n <= 0) return st;
-    DSE_CUDA_TRY(cx, NULL, dse_cuk_sgd(cx->impl->stream, w, g, v, n, lr, momentum, wd));
+    DSE_CUDA_TRY(cx, NULL, dse_cuk_sgd(cx->impl->stream, w, g, v, n, lr, momentum, wd, gscale));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_sumsq(struct dse_cuda_ctx *cx, const float *p, int64_t n, double *out) {
+    *out = 0;
+    enum dse_status st = dse_cuda_use(cx);
+    if (st || n <= 0) return st;
+    cudaStream_t s = cx->impl->stream;
+    DSE_CUDA_TRY(cx, NULL, dse_cuk_sumsq(s, p, n, cx->impl->sumsq));
+    DSE_CUDA_TRY(cx, NULL, cudaMemcpyAsync(out, cx->impl->sumsq + DSE_SUMSQ_BLOCKS, sizeof(double),
+                                           cudaMemcpyDeviceToHost, s));
+    DSE_CUDA_TRY(cx, NULL, cudaStreamSynchronize(s));
     return DSE_OK;
 }
 

@@ -240,9 +240,12 @@ const char *dse_cuda_conv_algo_str(int direction, int algo);
 /* ---- training helpers ------------------------------------------------------------- */
 
 /* SGD with momentum in Caffe's form on n device values (dse_model_sgd's arithmetic):
- * v = momentum v + lr (g + wd w), w -= v. Queued. */
+ * v = momentum v + lr (gscale g + wd w), w -= v. Queued. */
 enum dse_status dse_cuda_sgd(struct dse_cuda_ctx *cx, float *w, const float *g, float *v, int64_t n, float lr,
-                             float momentum, float wd);
+                             float momentum, float wd, float gscale);
+/* *out = the sum of the squares of n device values, added in double in a fixed order
+ * (the same sum every run). Waits for the stream. */
+enum dse_status dse_cuda_sumsq(struct dse_cuda_ctx *cx, const float *p, int64_t n, double *out);
 /* *out = 1 if any of n device values is NaN or infinite, else 0. Waits for the stream. */
 enum dse_status dse_cuda_nonfinite(struct dse_cuda_ctx *cx, const float *p, int64_t n, int *out);
 

@@ -51,6 +51,7 @@ struct dse_cuda_impl {
     int                          cache_n, cache_cap;
     int                         *flag;     /* device int for dse_cuda_nonfinite */
     int                         *mp_flag;  /* device int: a 16-bit conv gradient was not finite */
+    double                      *sumsq;    /* [DSE_SUMSQ_BLOCKS + 1] for dse_cuda_sumsq */
     void                        *scratch16; /* the 16-bit copies of one conv's operands */
     size_t                       scratch16_bytes;
     void                        *mp_io[3][3]; /* per direction, the 16-bit (x, w, y) buffers

@@ -695,17 +695,42 @@ extern "C" cudaError_t dse_cuk_scale_bwd_data(cudaStream_t s, const float *dy, i
 
 /* ---- SGD, non-finite check -------------------------------------------------------------- */
 
-__global__ static void k_sgd(float *w, const float *g, float *v, int64_t n, float lr, float momentum, float wd) {
+__global__ static void k_sgd(float *w, const float *g, float *v, int64_t n, float lr, float momentum, float wd,
+                             float gscale) {
     GRID_LOOP(e, n) {
-        const float ve = momentum * v[e] + lr * (g[e] + wd * w[e]);
+        const float ve = momentum * v[e] + lr * (gscale * g[e] + wd * w[e]);
         v[e] = ve;
         w[e] -= ve;
     }
 }
 
 extern "C" cudaError_t dse_cuk_sgd(cudaStream_t s, float *w, const float *g, float *v, int64_t n, float lr,
-                                   float momentum, float wd) {
-    k_sgd<<<blocks_for(n), THREADS, 0, s>>>(w, g, v, n, lr, momentum, wd);
+                                   float momentum, float wd, float gscale) {
+    k_sgd<<<blocks_for(n), THREADS, 0, s>>>(w, g, v, n, lr, momentum, wd, gscale);
+    return cudaGetLastError();
+}
+
+/* Sum of squares in double, in a fixed order: DSE_SUMSQ_BLOCKS partial sums (a grid-stride
+ * loop per thread, then block_sum's tree), then one block adds the partials. */
+__global__ static void k_sumsq_part(const float *p, int64_t n, double *part) {
+    __shared__ double sh[THREADS];
+    double acc = 0;
+    GRID_LOOP(e, n) acc += (double)p[e] * (double)p[e];
+    const double t = block_sum(acc, sh);
+    if (threadIdx.x == 0) part[blockIdx.x] = t;
+}
+
+__global__ static void k_sumsq_final(const double *part, double *out) {
+    __shared__ double sh[THREADS];
+    double acc = 0;
+    for (int i = threadIdx.x; i < DSE_SUMSQ_BLOCKS; i += THREADS) acc += part[i];
+    const double t = block_sum(acc, sh);
+    if (threadIdx.x == 0) *out = t;
+}
+
+extern "C" cudaError_t dse_cuk_sumsq(cudaStream_t s, const float *p, int64_t n, double *part) {
+    k_sumsq_part<<<DSE_SUMSQ_BLOCKS, THREADS, 0, s>>>(p, n, part);
+    k_sumsq_final<<<1, THREADS, 0, s>>>(part, part + DSE_SUMSQ_BLOCKS);
     return cudaGetLastError();
 }
 

@@ -118,9 +118,13 @@ cudaError_t dse_cuk_from16_bias(cudaStream_t s, int kind, const void *h, float *
 cudaError_t dse_cuk_from16_acc(cudaStream_t s, int kind, const void *h, float *g, int64_t sg, int n, int64_t img,
                                float inv_scale, int *flag);
 
-/* v = momentum v + lr (g + wd w); w -= v, for n values. */
+/* v = momentum v + lr (gscale g + wd w); w -= v, for n values. */
 cudaError_t dse_cuk_sgd(cudaStream_t s, float *w, const float *g, float *v, int64_t n, float lr, float momentum,
-                        float wd);
+                        float wd, float gscale);
+/* part[DSE_SUMSQ_BLOCKS] = the sum of the squares of n values, in double and a fixed order;
+ * part[0..DSE_SUMSQ_BLOCKS-1] are partial sums. part holds DSE_SUMSQ_BLOCKS + 1 doubles. */
+#define DSE_SUMSQ_BLOCKS 256
+cudaError_t dse_cuk_sumsq(cudaStream_t s, const float *p, int64_t n, double *part);
 /* *flag = 1 if any of n values is NaN or infinite (flag is not cleared). */
 cudaError_t dse_cuk_nonfinite(cudaStream_t s, const float *p, int64_t n, int *flag);
 
