@@ -172,8 +172,9 @@ static const char usage_train[] =
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
     "momentum 0.9, weight decay 2e-4, MSRA init, gradients clipped to a global L2 norm of 2, and\n"
     "the classifier's bias at 0.5 when a ReLU follows it (SqueezeNet's conv10: no class starts\n"
-    "dead; docs/training.md); a network without a loss gets softmax cross-entropy on its last layer. Reports test loss, top-1 and top-5 after every epoch; a progress\n"
-    "line on a terminal. NaN or infinite loss stops the run with status diverged.\n"
+    "dead; docs/training.md). A network without a loss gets softmax cross-entropy on its last\n"
+    "layer. Reports test loss, top-1 and top-5 after every epoch; a progress line on a\n"
+    "terminal. NaN or infinite loss stops the run with status diverged.\n"
     "\n"
     "  --data D         dataset name (fashion-mnist, mnist, cifar-10, cifar-100) or directory\n"
     "  --epochs E       default 1        --batch B    default 64\n"
@@ -725,7 +726,7 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
     if (vals[17]) {
         char *end;
         double cn = strtod(vals[17], &end);
-        if (*end || !(cn >= 0) || cn > 1e6)
+        if (end == vals[17] || *end || !(cn >= 0) || cn > 1e6 || (cn > 0 && (float)cn == 0.0f))
             return bad_usage(c->name, "--clip-norm '%s' is not a number in [0, 1e6] (0: no clipping)", vals[17]);
         o.clip_norm = (float)cn;
     }

@@ -593,6 +593,8 @@ enum dse_status dse_model_backward(struct dse_model *m, struct dse_err *err) {
 }
 
 void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_decay) {
+    const float s = m->grad_scale; /* this step's only: 1 * g == g, so unclipped steps are unchanged */
+    m->grad_scale = 1.0f;
     if (m->gpu) { /* the decayed parameters, then the rest: each one contiguous run */
         if (m->inference || m->pending) return;
         int skip = 0; /* FP16: a conv gradient overflowed at this loss scale */
@@ -600,20 +602,14 @@ void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_d
             m->pending = m->gpu->err.code, m->pending_err = m->gpu->err;
             return;
         }
-        if (skip) {
-            m->grad_scale = 1.0f;
-            return;
-        }
-        float *w = m->dev_block, *g = w + m->param_floats, *v = g + m->param_floats, s = m->grad_scale;
+        if (skip) return;
+        float *w = m->dev_block, *g = w + m->param_floats, *v = g + m->param_floats;
         const size_t d = m->decay_floats, rest = m->param_floats - d;
-        m->grad_scale = 1.0f;
         enum dse_status st = dse_cuda_sgd(m->gpu, w, g, v, (int64_t)d, lr, momentum, weight_decay, s);
         if (!st) st = dse_cuda_sgd(m->gpu, w + d, g + d, v + d, (int64_t)rest, lr, momentum, 0.0f, s);
         if (st) m->pending = st, m->pending_err = m->gpu->err;
         return;
     }
-    const float s = m->grad_scale; /* 1 * g == g: without clipping the step is unchanged */
-    m->grad_scale = 1.0f;
     for (int p = 0; p < m->n_params && !m->inference; p++) {
         struct dse_tensor *t = m->params[p];
         float *v = m->momentum[p], wd = m->decay[p] ? weight_decay : 0.0f;
@@ -629,6 +625,7 @@ enum dse_status dse_model_clip_grad(struct dse_model *m, double max_norm, double
                                     struct dse_err *err) {
     double sum = 0;
     *norm = 0, *clipped = 0;
+    m->grad_scale = 1.0f; /* a factor set before but never stepped with does not carry over */
     if (m->inference) return DSE_OK;
     if (m->gpu) { /* the gradients are one run after the parameters in dev_block */
         enum dse_status st = dse_cuda_sumsq(m->gpu, m->dev_block + m->param_floats, (int64_t)m->param_floats, &sum);
