@@ -602,20 +602,28 @@ static int cmd_report(const struct cmd *c, const char **pos, int n_pos, char **v
 /* On a terminal: a progress line redrawn in place, and one line per epoch. Otherwise
  * (a log file, a pipe): the epoch lines only. */
 static void train_log(void *arg, const struct dse_train_progress *p) {
-    if (p->done)
+    if (p->done) {
         fprintf(arg, "epoch %d/%d  train loss %.4f  test loss %.4f  top-1 %.2f%%  top-5 %.2f%%  %.0f img/s\n",
                 p->epoch + 1, p->epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
                 p->img_per_s);
+        if (p->unpredicted)
+            fprintf(arg, "  warning: %d class%s of the test set never predicted (a dead classifier unit?)\n",
+                    p->unpredicted, p->unpredicted == 1 ? "" : "es");
+    }
     fflush(arg);
 }
 
 static void train_progress(void *arg, const struct dse_train_progress *p) {
     FILE *f = arg;
     if (p->done)
+    {
         fprintf(f, "\repoch %d/%d  train loss %.4f  test loss %.4f  top-1 %.2f%%  top-5 %.2f%%  %.0f img/s%20s\n",
                 p->epoch + 1, p->epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
                 p->img_per_s, "");
-    else
+        if (p->unpredicted)
+            fprintf(f, "  warning: %d class%s of the test set never predicted (a dead classifier unit?)\n",
+                    p->unpredicted, p->unpredicted == 1 ? "" : "es");
+    } else
         fprintf(f, "\repoch %d/%d  iter %d/%d  loss %.4f  lr %.4g  %.0f img/s  ETA %.0f s   ", p->epoch + 1,
                 p->epochs, p->iter, p->iters, p->loss, p->lr, p->img_per_s, p->eta_s);
     fflush(f);
@@ -786,9 +794,10 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
                                       (long long)r->diverged_iter);
         printf(", \"per_epoch\": [");
         for (int e = 0; e < r->n_epochs; e++)
-            printf("%s{\"train_loss\": %.6f, \"loss\": %.6f, \"top1\": %.6f, \"top5\": %.6f, \"seconds\": %.2f}",
+            printf("%s{\"train_loss\": %.6f, \"loss\": %.6f, \"top1\": %.6f, \"top5\": %.6f, \"seconds\": %.2f, "
+                   "\"unpredicted\": %d}",
                    e ? ", " : "", r->epochs[e].train_loss, r->epochs[e].test_loss, r->epochs[e].top1,
-                   r->epochs[e].top5, r->epochs[e].seconds);
+                   r->epochs[e].top5, r->epochs[e].seconds, r->epochs[e].unpredicted);
         printf("]}\n");
     } else {
         if (r->epochs_done > 0)

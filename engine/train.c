@@ -238,33 +238,47 @@ enum dse_status dse_conv_cache_load(struct dse_cpu_ctx *cx, const char *path, st
 
 /* ---- training ------------------------------------------------------------------------- */
 
-/* Test-set loss and top-1/top-5 accuracy. */
+/* Test-set loss, top-1/top-5 accuracy, and the classes no image was predicted as. */
 static enum dse_status evaluate(struct dse_model *m, struct dse_loader *ld, float *x, int *labels,
-                                float *loss, float *top1, float *top5, struct dse_err *err) {
+                                struct dse_epoch_result *er, struct dse_err *err) {
     int count, seen = 0, h1 = 0, h5 = 0;
     double sum = 0;
     float l;
+    const int k = m->nodes[m->loss].in[0]->c;
+    unsigned char *cls = calloc((size_t)k, 1); /* bit 0: a label, bit 1: a prediction */
+    if (!cls) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     dse_model_set_training(m, 0);
     dse_loader_start_epoch(ld, 0);
     while (dse_loader_next(ld, x, labels, &count)) {
         for (int b = count; b < m->batch; b++) labels[b] = labels[0]; /* pad a short batch */
         enum dse_status st = dse_model_forward(m, x, labels, &l, err);
-        if (st) return st;
+        if (st) {
+            free(cls);
+            return st;
+        }
         int t1, t5;
         dse_model_hits(m, count, &t1, &t5);
         h1 += t1, h5 += t5;
         const float *prob = dse_model_probs(m); /* host memory on every device */
-        const int k = m->nodes[m->loss].in[0]->c;
         for (int b = 0; b < count; b++) {
-            float p = prob[(size_t)b * (size_t)k + (size_t)labels[b]];
+            const float *pb = prob + (size_t)b * (size_t)k;
+            float p = pb[labels[b]];
             sum -= log(p > 1e-30f ? p : 1e-30f);
+            int best = 0; /* ties to the lower index, as dse_model_hits */
+            for (int j = 1; j < k; j++)
+                if (pb[j] > pb[best]) best = j;
+            if (labels[b] >= 0 && labels[b] < k) cls[labels[b]] |= 1;
+            cls[best] |= 2;
         }
         seen += count;
     }
     dse_model_set_training(m, 1);
-    *loss = seen ? (float)(sum / seen) : 0;
-    *top1 = seen ? (float)h1 / (float)seen : 0;
-    *top5 = seen ? (float)h5 / (float)seen : 0;
+    er->test_loss = seen ? (float)(sum / seen) : 0;
+    er->top1 = seen ? (float)h1 / (float)seen : 0;
+    er->top5 = seen ? (float)h5 / (float)seen : 0;
+    er->unpredicted = 0;
+    for (int j = 0; j < k; j++) er->unpredicted += cls[j] == 1;
+    free(cls);
     return DSE_OK;
 }
 
@@ -366,7 +380,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
             if (o->progress && (i % 10 == 0 || i == ipe - 1)) {
                 double el = t_train + now_s() - te;
                 struct dse_train_progress p = { e, o->epochs, i + 1, ipe, (float)(loss_sum / (i + 1)), lr,
-                                                imgs / (el > 0 ? el : 1e-9), 0, 0, 0, 0, 0 };
+                                                imgs / (el > 0 ? el : 1e-9), 0, 0, 0, 0, 0, 0 };
                 p.eta_s = (double)(iters - it - 1) * o->batch / (p.img_per_s > 0 ? p.img_per_s : 1);
                 o->progress(o->progress_arg, &p);
             }
@@ -390,13 +404,14 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         er->train_loss = (float)(loss_sum / (ipe ? ipe : 1));
         er->seconds = now_s() - te;
         er->img_per_s = (double)ipe * o->batch / (er->seconds > 0 ? er->seconds : 1e-9);
-        if ((st = evaluate(m, ltest, x, labels, &er->test_loss, &er->top1, &er->top5, err))) goto done;
+        if ((st = evaluate(m, ltest, x, labels, er, err))) goto done;
         er->seconds = now_s() - te;
         r->epochs_done = e + 1;
         r->loss = er->test_loss, r->top1 = er->top1, r->top5 = er->top5;
         if (o->progress) {
             struct dse_train_progress p = { e, o->epochs, ipe, ipe, er->train_loss, 0,
-                                            er->img_per_s, 0, 1, er->top1, er->top5, er->test_loss };
+                                            er->img_per_s, 0, 1, er->top1, er->top5, er->test_loss,
+                                            er->unpredicted };
             o->progress(o->progress_arg, &p);
         }
         if (o->checkpoint_dir) {

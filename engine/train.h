@@ -20,6 +20,7 @@ struct dse_train_progress {
     double  eta_s;              /* seconds left, estimated */
     int     done;               /* 1 at the end of an epoch: test metrics below are set */
     float   test_top1, test_top5, test_loss;
+    int     unpredicted;        /* dse_epoch_result.unpredicted, when done */
 };
 
 struct dse_train_opts {
@@ -84,6 +85,8 @@ void dse_train_opts_default(struct dse_train_opts *o);
 struct dse_epoch_result {
     float  train_loss, test_loss, top1, top5;
     double seconds, img_per_s;
+    int    unpredicted;         /* classes of the test set that no test image was predicted
+                                   as (top-1): a class whose classifier unit died (0 is normal) */
 };
 
 struct dse_train_result {

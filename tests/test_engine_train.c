@@ -150,6 +150,7 @@ static void test_learns(void) {
     if (r->top1 <= 0.6f) fprintf(stderr, "  top-1 %.3f, losses %.3f %.3f\n", r->top1, r->epochs[0].train_loss, r->epochs[1].train_loss);
     CHECK(r->top5 >= r->top1);
     CHECK(r->img_per_s > 0);
+    CHECK_INT_EQ(r->epochs[1].unpredicted, 0);
     free(r);
     dse_net_deinit(&net);
 }
@@ -295,6 +296,33 @@ static void test_default_recipe(void) {
         CHECK(r->top5 >= 0.90f);
         CHECK(r->clipped_steps > 0);
     }
+    free(r);
+    dse_net_deinit(&net);
+}
+
+/* Classes never predicted are counted per epoch: a net whose weights are all 0 (and so
+ * stay 0: every ReLU closed, no gradient) predicts class 0 for every image, leaving the
+ * other 9 classes of the first 300 test images unpredicted; a net that learns leaves
+ * none (train-learns checks that). */
+static void test_unpredicted(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    struct dse_mp mp = tiny_fire_mp();
+    mp.input_h = mp.input_w = 28, mp.classes = 10;
+    struct dse_net net;
+    dse_net_init(&net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r);
+    dse_train_opts_default(&o);
+    o.batch = 32, o.limit_train = 64, o.limit_test = 300;
+    o.init = DSE_INIT_GAUSSIAN, o.init_std = 0, o.classifier_bias = 0;
+    CHECK_OK(dse_train_run(&net, &o, r, NULL));
+    CHECK_STR_EQ(r->status, "done");
+    CHECK_INT_EQ(r->epochs[0].unpredicted, 9);
+    CHECK(r->top1 < 0.2f); /* the share of class 0 */
     free(r);
     dse_net_deinit(&net);
 }
@@ -494,6 +522,7 @@ static const struct check_case cases[] = {
     { "clip-grad",       test_clip_grad },
     { "classifier-bias", test_classifier_bias },
     { "train-recipe",    test_default_recipe },
+    { "train-unpredicted", test_unpredicted },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
