@@ -444,8 +444,8 @@ static const struct conv_case conv_cases[] = {
     { "3x1-mixed",    2, 2, 6, 5, 3, 3, 1, 2, 1, 0, 1, 2, 1, 1, 0, 0 },
     { "overhang",     2, 2, 6, 6, 2, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, 0 }, /* (6-3)/2+1 = 2: last column unread */
     { "chunked",      3, 3, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
-    { "1ch-3x3",      2, 1, 6, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 }, /* GEMM_IMAGE: dw_direct's 1x3x3 kernel */
-    { "2x5-pad",      2, 2, 7, 6, 3, 2, 5, 1, 1, 1, 2, 1, 1, 1, 1, 0 }, /* GEMM_IMAGE: dw_direct, 2x2x5 */
+    { "1ch-3x3",      2, 1, 6, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 }, /* one input channel (conv1 on MNIST) */
+    { "2x5-pad",      2, 2, 7, 6, 3, 2, 5, 1, 1, 1, 2, 1, 1, 1, 1, 0 }, /* non-square filter, wider pad */
 };
 
 static struct dse_layer conv_layer(const struct conv_case *c) {
@@ -860,10 +860,6 @@ static void test_simd_exact(void) {
         /* id            N   C   H   W   K kh kw sh sw ph pw dh dw  g bias ws_limit */
         { "se-27",       2,  5, 27, 27,  7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
         { "se-40-pad0",  2,  3, 40, 35,  4, 3, 3, 1, 1, 0, 0, 1, 1, 1, 0, 0 },
-        /* GEMM_IMAGE's direct weight gradient: the 1x3x3 kernel (SqueezeNet-FMNIST's
-         * conv1) and the general one, rows not a multiple of 8 */
-        { "se-d-c1k3",   2,  1, 28, 28,  8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
-        { "se-d-c3",     2,  3, 11, 13,  5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
     };
     struct dse_cpu_ctx cx;
     ctx_init(&cx);
@@ -881,8 +877,7 @@ static void test_simd_exact(void) {
         }
         struct fx f;
         fx_init(&f, &cx, &l, N, 1, NULL, 0, 90 + i);
-        if (l.type == DSE_LAYER_CONV)
-            f.node.algo_fwd = f.node.algo_bwd = strncmp(wc[i].id, "se-d", 4) ? DSE_CPU_CONV_WINOGRAD : DSE_CPU_CONV_GEMM_IMAGE;
+        if (l.type == DSE_LAYER_CONV) f.node.algo_fwd = f.node.algo_bwd = DSE_CPU_CONV_WINOGRAD;
         unsetenv("DSE_CPU_NO_AVX2");
         const size_t n = run_copy(&cx, &f, NULL);
         float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);

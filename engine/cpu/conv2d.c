@@ -3,9 +3,7 @@
  *  GEMM_BATCH  im2col over a chunk of the mini-batch, one sgemm per group (Caffe con
  *              Troll's batched lowering: fewer, larger GEMMs; wins on small maps);
  *  GEMM_IMAGE  Caffe's way, image by image; a 1x1 stride-1 unpadded conv is an sgemm
- *              straight on the input, and its data gradient an sgemm straight into it;
- *              the weight gradient of a stride-1 conv with C R S <= 27 is computed
- *              directly, without lowering (dw_direct).
+ *              straight on the input, and its data gradient an sgemm straight into it.
  *  WINOGRAD    F(2x2, 3x3) (Lavin & Gray 2016) for 3x3 stride-1 undilated ungrouped convs,
  *              batched: 16 sgemms per chunk of the mini-batch, forward, data gradient
  *              and weight gradient. Other shapes: never timed or chosen; forcing it runs GEMM_BATCH.
@@ -321,129 +319,6 @@ static enum dse_status bwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, con
 
 /* ---- GEMM_IMAGE ------------------------------------------------------------------ */
 
-/* The weight gradient of a stride-1 ungrouped conv with few weights per filter (C R S <=
- * DW_DIRECT_MAX; SqueezeNet-FMNIST's conv1 has 1 x 3 x 3) without lowering. Lowered, it
- * is an sgemm [K x PQ] x [PQ x CRS] with an output 9 columns wide, which OpenBLAS ran at
- * 11-22 GFLOP/s; directly, each output row of dy meets the C R S shifted input rows it
- * multiplied: dw[k][c][r][s] += sum_{p,q} dy[k][p][q] x[c][p + r - ph][q + s - pw]. The
- * input is copied once per image into zero-padded planes as wide as the output row
- * rounded up to 8, so every row is whole vectors; accumulators per (c, r, s) and lane,
- * added up in a fixed order at the end. */
-#define DW_DIRECT_MAX 27
-
-static int dw_direct_ok(const struct shape *s) {
-    return s->G == 1 && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 && !s->is_1x1 &&
-           (int64_t)s->C * s->RS <= DW_DIRECT_MAX;
-}
-
-/* Floats of dw_direct's workspace: the padded planes and one padded row of dy. */
-static int64_t dw_direct_floats(const struct shape *s) {
-    const int64_t Q8 = (s->Q + 7) / 8 * 8;
-    return (int64_t)s->C * (s->P + s->R - 1) * (Q8 + s->S - 1) + Q8;
-}
-
-static inline __attribute__((always_inline)) void dw_direct_body(const struct shape *s, const float *x,
-                                                                 const float *dy, float *dw, float *ws, const int C,
-                                                                 const int R, const int S) {
-    const int Q8 = (s->Q + 7) / 8 * 8, Hp = s->P + R - 1, Wp = Q8 + S - 1;
-    float *xp = ws, *row = ws + (int64_t)C * Hp * Wp;
-    memset(xp, 0, sizeof(float) * (size_t)C * (size_t)Hp * (size_t)Wp);
-    for (int c = 0; c < C; c++)
-        for (int h = 0; h < s->H; h++)
-            memcpy(xp + ((int64_t)c * Hp + h + s->ph) * Wp + s->pw, x + c * s->HW + (int64_t)h * s->W,
-                   sizeof(float) * (size_t)s->W);
-    for (int q = s->Q; q < Q8; q++) row[q] = 0.0f;
-    for (int k = 0; k < s->K; k++) {
-        float acc[DW_DIRECT_MAX][8];
-        for (int e = 0; e < C * R * S; e++)
-            for (int l = 0; l < 8; l++) acc[e][l] = 0.0f;
-        for (int p = 0; p < s->P; p++) {
-            memcpy(row, dy + k * s->PQ + (int64_t)p * s->Q, sizeof(float) * (size_t)s->Q);
-            for (int q0 = 0; q0 < Q8; q0 += 8)
-                for (int c = 0; c < C; c++)
-                    for (int r = 0; r < R; r++)
-                        for (int t = 0; t < S; t++) {
-                            const float *xr = xp + ((int64_t)c * Hp + p + r) * Wp + q0 + t;
-                            float *a = acc[(c * R + r) * S + t];
-                            for (int l = 0; l < 8; l++) a[l] += row[q0 + l] * xr[l];
-                        }
-        }
-        float *dwk = dw + (int64_t)k * C * R * S;
-        for (int e = 0; e < C * R * S; e++) {
-            const float *a = acc[e];
-            dwk[e] += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-        }
-    }
-}
-
-/* 1 x 3 x 3 (a one-channel input, 3x3 filters) with constant loop bounds, so that the 9
- * accumulators stay in registers; any other shape through the general body. The AVX2
- * clones compute the same products and sums in the same order (no FMA contraction:
- * target avx2 only), so the bits do not depend on the machine's vector width. */
-static void dw_direct_c1k3(const struct shape *s, const float *x, const float *dy, float *dw, float *ws) {
-    dw_direct_body(s, x, dy, dw, ws, 1, 3, 3);
-}
-static void dw_direct_any(const struct shape *s, const float *x, const float *dy, float *dw, float *ws) {
-    dw_direct_body(s, x, dy, dw, ws, s->C, s->R, s->S);
-}
-#ifdef DSE_CPU_HAS_AVX2_CODE
-/* dw_direct_body(1, 3, 3) in intrinsics: nine accumulators in registers. */
-__attribute__((target("avx2"))) static void dw_direct_c1k3_avx2(const struct shape *s, const float *x,
-                                                                const float *dy, float *dw, float *ws) {
-    const int Q8 = (s->Q + 7) / 8 * 8, Hp = s->P + 2, Wp = Q8 + 2;
-    float *xp = ws, *row = ws + (int64_t)Hp * Wp;
-    memset(xp, 0, sizeof(float) * (size_t)Hp * (size_t)Wp);
-    for (int h = 0; h < s->H; h++)
-        memcpy(xp + (int64_t)(h + s->ph) * Wp + s->pw, x + (int64_t)h * s->W, sizeof(float) * (size_t)s->W);
-    for (int q = s->Q; q < Q8; q++) row[q] = 0.0f;
-    for (int k = 0; k < s->K; k++) {
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0;
-        for (int p = 0; p < s->P; p++) {
-            memcpy(row, dy + k * s->PQ + (int64_t)p * s->Q, sizeof(float) * (size_t)s->Q);
-            const float *x0 = xp + (int64_t)p * Wp, *x1 = x0 + Wp, *x2 = x1 + Wp;
-            for (int q0 = 0; q0 < Q8; q0 += 8) {
-                const __m256 d = _mm256_loadu_ps(row + q0);
-                a0 = _mm256_add_ps(a0, _mm256_mul_ps(d, _mm256_loadu_ps(x0 + q0)));
-                a1 = _mm256_add_ps(a1, _mm256_mul_ps(d, _mm256_loadu_ps(x0 + q0 + 1)));
-                a2 = _mm256_add_ps(a2, _mm256_mul_ps(d, _mm256_loadu_ps(x0 + q0 + 2)));
-                a3 = _mm256_add_ps(a3, _mm256_mul_ps(d, _mm256_loadu_ps(x1 + q0)));
-                a4 = _mm256_add_ps(a4, _mm256_mul_ps(d, _mm256_loadu_ps(x1 + q0 + 1)));
-                a5 = _mm256_add_ps(a5, _mm256_mul_ps(d, _mm256_loadu_ps(x1 + q0 + 2)));
-                a6 = _mm256_add_ps(a6, _mm256_mul_ps(d, _mm256_loadu_ps(x2 + q0)));
-                a7 = _mm256_add_ps(a7, _mm256_mul_ps(d, _mm256_loadu_ps(x2 + q0 + 1)));
-                a8 = _mm256_add_ps(a8, _mm256_mul_ps(d, _mm256_loadu_ps(x2 + q0 + 2)));
-            }
-        }
-        float acc[9][8];
-        _mm256_storeu_ps(acc[0], a0), _mm256_storeu_ps(acc[1], a1), _mm256_storeu_ps(acc[2], a2);
-        _mm256_storeu_ps(acc[3], a3), _mm256_storeu_ps(acc[4], a4), _mm256_storeu_ps(acc[5], a5);
-        _mm256_storeu_ps(acc[6], a6), _mm256_storeu_ps(acc[7], a7), _mm256_storeu_ps(acc[8], a8);
-        float *dwk = dw + (int64_t)k * 9;
-        for (int e = 0; e < 9; e++) {
-            const float *a = acc[e];
-            dwk[e] += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-        }
-    }
-}
-__attribute__((target("avx2"))) static void dw_direct_any_avx2(const struct shape *s, const float *x,
-                                                               const float *dy, float *dw, float *ws) {
-    dw_direct_body(s, x, dy, dw, ws, s->C, s->R, s->S);
-}
-#endif
-
-static void dw_direct(const struct shape *s, const float *x, const float *dy, float *dw, float *ws) {
-    const int c1k3 = s->C == 1 && s->R == 3 && s->S == 3;
-#ifdef DSE_CPU_HAS_AVX2_CODE
-    if (dse_cpu_avx2()) {
-        if (c1k3) dw_direct_c1k3_avx2(s, x, dy, dw, ws);
-        else dw_direct_any_avx2(s, x, dy, dw, ws);
-        return;
-    }
-#endif
-    if (c1k3) dw_direct_c1k3(s, x, dy, dw, ws);
-    else dw_direct_any(s, x, dy, dw, ws);
-}
-
 static void fwd_image_part(void *p, int t, int nt) {
     const struct cj *j = p;
     const struct shape *s = j->s;
@@ -496,9 +371,7 @@ static void bwd_image_part(void *p, int t, int nt) {
     if (dw) dw = thread_dw(j, t, dw, (int64_t)s->K * s->CRSg);
     for (int64_t i = i0; i < i1; i++) {
         const float *xi = x->data + i * x->stride_n, *dyi = y->grad + i * y->stride_n;
-        if (dw && dw_direct_ok(s)) {
-            dw_direct(s, xi, dyi, dw, col);
-        } else if (dw) {
+        if (dw) {
             const float *B = xi;
             if (!s->is_1x1) {
                 im2col(s, xi, x->stride_n, 1, col);
@@ -528,7 +401,6 @@ static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, con
     struct cj j = { .cx = cx, .n = n, .s = s };
     const int64_t ndw = (int64_t)s->K * s->CRSg;
     j.dw_off = s->is_1x1 ? 0 : (int64_t)s->C * s->RS * s->PQ;
-    if (dw_direct_ok(s) && dw_direct_floats(s) > j.dw_off) j.dw_off = dw_direct_floats(s);
     j.dw_off = (j.dw_off + 15) / 16 * 16;
     enum dse_status st = reserve(cx, (size_t)(j.dw_off + (dw ? ndw : 0) + 16) * sizeof(float), 0);
     if (st) return st;
