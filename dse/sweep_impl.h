@@ -19,6 +19,8 @@ const char *dse_rec_status_str(enum dse_rec_status s);
 struct dse_rec_epoch {
     float  train_loss, test_loss, top1, top5; /* NaN: unknown (written as null) */
     double seconds, img_per_s;
+    int    unpredicted; /* test classes never predicted (engine/train.h); -1: unknown (a file
+                           written before it was recorded; not written) */
 };
 
 #define DSE_REC_ATTEMPTS_MAX 32 /* the last ones are kept; attempts_total counts them all */

@@ -92,7 +92,7 @@ enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_rec
         r->ep = p, r->cap_epochs = cap;
     }
     for (int k = r->n_epochs; k < e; k++) /* a gap cannot happen; keep the array defined anyway */
-        r->ep[k] = (struct dse_rec_epoch){ NAN, NAN, NAN, NAN, 0, 0 };
+        r->ep[k] = (struct dse_rec_epoch){ NAN, NAN, NAN, NAN, 0, 0, -1 };
     r->ep[e] = *v;
     r->n_epochs = e + 1;
     return DSE_OK;
@@ -170,7 +170,8 @@ enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct ds
         const struct dse_json *o = &v->items[i];
         struct dse_rec_epoch ep = { num_f(dse_json_get(o, "train_loss")), num_f(dse_json_get(o, "loss")),
                                     num_f(dse_json_get(o, "top1")), num_f(dse_json_get(o, "top5")),
-                                    num_d(dse_json_get(o, "seconds"), 0), num_d(dse_json_get(o, "img_per_s"), 0) };
+                                    num_d(dse_json_get(o, "seconds"), 0), num_d(dse_json_get(o, "img_per_s"), 0),
+                                    (int)num_i(dse_json_get(o, "unpredicted"), -1) };
         st = dse_rec_set_epoch(r, i, &ep, err);
     }
     v = dse_json_get(root, "attempts");
@@ -282,6 +283,7 @@ enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, const 
         put_fixed(f, p->seconds, 3);
         fputs(", \"img_per_s\": ", f);
         put_fixed(f, p->img_per_s, 1);
+        if (p->unpredicted >= 0) fprintf(f, ", \"unpredicted\": %d", p->unpredicted);
         fputc('}', f);
     }
     fprintf(f, "%s],\n  \"train_seconds\": ", r->n_epochs ? "\n  " : "");

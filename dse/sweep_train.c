@@ -545,7 +545,8 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     }
     if (sg->wst) return;
     double now = dse_lease_mono();
-    struct dse_rec_epoch ep = { p->loss, p->test_loss, p->test_top1, p->test_top5, now - sg->t_mark, p->img_per_s };
+    struct dse_rec_epoch ep = { p->loss,        p->test_loss, p->test_top1,   p->test_top5,
+                                now - sg->t_mark, p->img_per_s, p->unpredicted };
     struct dse_rec_attempt *a = &r->att[r->n_att - 1];
     a->seconds += now - sg->t_mark;
     sg->t_mark = now;
@@ -565,6 +566,9 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     say(w, "%s epoch %d/%d: train loss %.4f, test loss %.4f, top-1 %.2f%%, top-5 %.2f%%, %.0f img/s | %s",
         sg->c->id, p->epoch + 1, w->plan.epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
         p->img_per_s, prog);
+    if (p->unpredicted)
+        say(w, "%s epoch %d: warning: %d test class%s never predicted (a dead classifier unit?)", sg->c->id,
+            p->epoch + 1, p->unpredicted, p->unpredicted == 1 ? "" : "es");
 }
 
 static void ckpt_path(const struct worker *w, const char *id, int epoch, char *buf, int size) {

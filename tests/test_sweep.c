@@ -160,7 +160,8 @@ static void recs_free(struct recs *x) {
     for (int i = 0; i < x->n; i++) dse_rec_deinit(&x->r[i]);
 }
 
-/* Ids, statuses, rungs and every per-epoch loss and accuracy, bit for bit. */
+/* Ids, statuses, rungs and every per-epoch loss and accuracy, bit for bit, and the count of
+ * classes never predicted. */
 static int recs_same(const struct recs *a, const struct recs *b) {
     int same = a->n == b->n && a->n > 0;
     for (int i = 0; same && i < a->n; i++) {
@@ -172,6 +173,8 @@ static int recs_same(const struct recs *a, const struct recs *b) {
             float fx[4] = { x->ep[e].train_loss, x->ep[e].test_loss, x->ep[e].top1, x->ep[e].top5 };
             float fy[4] = { y->ep[e].train_loss, y->ep[e].test_loss, y->ep[e].top1, y->ep[e].top5 };
             same = memcmp(fx, fy, sizeof fx) == 0;
+            /* classes never predicted: recorded (not -1, a file without it) and equal */
+            same &= x->ep[e].unpredicted >= 0 && x->ep[e].unpredicted == y->ep[e].unpredicted;
         }
         if (!same)
             fprintf(stderr, "  %s: status %s/%s, epochs %d/%d, rung %d/%d differ (or a loss or accuracy)\n", x->id,
@@ -415,7 +418,7 @@ static void test_plan(void) {
     CHECK_OK(dse_sweep_plan_rungs(&p, &err)); /* rungs at 1, 3 */
     CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_TRAIN);
     CHECK_INT_EQ(target, 1);
-    struct dse_rec_epoch ep = { 1, 1, 0.5f, 0.9f, 1, 1 };
+    struct dse_rec_epoch ep = { 1, 1, 0.5f, 0.9f, 1, 1, 0 };
     CHECK_OK(dse_rec_set_epoch(&r, 0, &ep, &err));
     CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_WAIT);
     char promoted[1][DSE_ID_SIZE] = { "c1" };
