@@ -599,6 +599,13 @@ static int cmd_report(const struct cmd *c, const char **pos, int n_pos, char **v
     return vals[2] && dse_report_curves(pos[0], vals[2], &err) ? fail(&err) : 0;
 }
 
+/* The line under an epoch's results when some test classes were never predicted. */
+static void warn_unpredicted(FILE *f, const struct dse_train_progress *p) {
+    if (p->unpredicted)
+        fprintf(f, "  warning: %d class%s of the test set never predicted (a dead classifier unit?)\n",
+                p->unpredicted, p->unpredicted == 1 ? "" : "es");
+}
+
 /* On a terminal: a progress line redrawn in place, and one line per epoch. Otherwise
  * (a log file, a pipe): the epoch lines only. */
 static void train_log(void *arg, const struct dse_train_progress *p) {
@@ -606,23 +613,18 @@ static void train_log(void *arg, const struct dse_train_progress *p) {
         fprintf(arg, "epoch %d/%d  train loss %.4f  test loss %.4f  top-1 %.2f%%  top-5 %.2f%%  %.0f img/s\n",
                 p->epoch + 1, p->epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
                 p->img_per_s);
-        if (p->unpredicted)
-            fprintf(arg, "  warning: %d class%s of the test set never predicted (a dead classifier unit?)\n",
-                    p->unpredicted, p->unpredicted == 1 ? "" : "es");
+        warn_unpredicted(arg, p);
     }
     fflush(arg);
 }
 
 static void train_progress(void *arg, const struct dse_train_progress *p) {
     FILE *f = arg;
-    if (p->done)
-    {
+    if (p->done) {
         fprintf(f, "\repoch %d/%d  train loss %.4f  test loss %.4f  top-1 %.2f%%  top-5 %.2f%%  %.0f img/s%20s\n",
                 p->epoch + 1, p->epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
                 p->img_per_s, "");
-        if (p->unpredicted)
-            fprintf(f, "  warning: %d class%s of the test set never predicted (a dead classifier unit?)\n",
-                    p->unpredicted, p->unpredicted == 1 ? "" : "es");
+        warn_unpredicted(f, p);
     } else
         fprintf(f, "\repoch %d/%d  iter %d/%d  loss %.4f  lr %.4g  %.0f img/s  ETA %.0f s   ", p->epoch + 1,
                 p->epochs, p->iter, p->iters, p->loss, p->lr, p->img_per_s, p->eta_s);

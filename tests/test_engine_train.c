@@ -19,14 +19,21 @@ static int data_installed(void) {
     return access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) == 0;
 }
 
+/* tiny_fire_mp's network into net (initialized here); fmnist: on Fashion-MNIST's 28x28
+ * input with 10 classes. */
+static void tiny_net(struct dse_net *net, int fmnist) {
+    struct dse_mp mp = tiny_fire_mp();
+    if (fmnist) mp.input_h = mp.input_w = 28, mp.classes = 10;
+    dse_net_init(net, "tiny", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, net, NULL));
+}
+
 /* d loss / d param by central differences in double, against the model's gradient. */
 static void test_model_gradients(void) {
-    struct dse_mp mp = tiny_fire_mp();
     struct dse_net net;
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
-    dse_net_init(&net, "tiny", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    tiny_net(&net, 0);
     struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
     CHECK_OK(dse_model_new(&net, &mo, &m, &err));
     if (!m) return;
@@ -160,12 +167,10 @@ static void test_learns(void) {
  * max_norm / norm (bit for bit: the same float products), below it the plain step, and
  * the factor does not carry over to the step after. */
 static void test_clip_grad(void) {
-    struct dse_mp mp = tiny_fire_mp();
     struct dse_net net;
     struct dse_model *a = NULL, *b = NULL;
     struct dse_err err = { 0 };
-    dse_net_init(&net, "tiny", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    tiny_net(&net, 0);
     struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
     CHECK_OK(dse_model_new(&net, &mo, &a, &err));
     CHECK_OK(dse_model_new(&net, &mo, &b, &err));
@@ -211,12 +216,10 @@ done:
 /* dse_model_opts.classifier_bias goes to the last conv/fc layer when a ReLU follows it
  * (SqueezeNet's conv10), and nowhere else; every other bias starts at 0. */
 static void test_classifier_bias(void) {
-    struct dse_mp mp = tiny_fire_mp();
     struct dse_net net;
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
-    dse_net_init(&net, "tiny", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    tiny_net(&net, 0);
     struct dse_model_opts mo = { 2, 1, 5, DSE_INIT_MSRA, 0, 0, 0.5f };
     CHECK_OK(dse_model_new(&net, &mo, &m, &err));
     const int cls = m ? dse_net_find(&m->net, "conv4") : -1; /* fire2, fire3, then the classifier */
@@ -309,11 +312,8 @@ static void test_unpredicted(void) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
         return;
     }
-    struct dse_mp mp = tiny_fire_mp();
-    mp.input_h = mp.input_w = 28, mp.classes = 10;
     struct dse_net net;
-    dse_net_init(&net, "t", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    tiny_net(&net, 1);
     struct dse_train_opts o;
     struct dse_train_result *r = malloc(sizeof *r);
     dse_train_opts_default(&o);
@@ -423,10 +423,7 @@ static void test_fresh_runs_identical(void) {
     struct dse_net net;
     struct dse_train_opts o;
     struct dse_train_result *r = malloc(sizeof *r);
-    struct dse_mp mp = tiny_fire_mp();
-    mp.input_h = mp.input_w = 28, mp.classes = 10;
-    dse_net_init(&net, "t", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    tiny_net(&net, 1);
     dse_train_opts_default(&o);
     o.epochs = 1, o.batch = 32, o.limit_train = 256, o.limit_test = 64, o.threads = 2;
     o.conv_algo = DSE_ALGO_AUTO, o.conv_cache = cache, o.checkpoint_dir = a;
@@ -456,10 +453,7 @@ static void test_divergence(void) {
     struct dse_net net;
     struct dse_train_opts o;
     struct dse_train_result *r = malloc(sizeof *r);
-    struct dse_mp mp = tiny_fire_mp();
-    mp.input_h = mp.input_w = 28, mp.classes = 10;
-    dse_net_init(&net, "t", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    tiny_net(&net, 1);
     dse_train_opts_default(&o);
     o.epochs = 2, o.batch = 32, o.limit_train = 512, o.limit_test = 64, o.lr = 90.0f, o.policy = DSE_LR_FIXED;
     o.clip_norm = 0;
