@@ -170,6 +170,13 @@ struct dse_node {
     int                     algo_fwd;    /* conv strategy (the backend's enum) to force, or */
     int                     algo_bwd;    /*   DSE_ALGO_AUTO: the fastest, timed once per shape
                                             and cached in the backend's ctx */
+    int                     relu_out;    /* conv2d on the CPU: apply the in-place ReLU that
+                                            follows it, max(0, .) as the output is written
+                                            and the incoming gradient masked by out > 0
+                                            before use (one pass fewer each way, the mask
+                                            while an image's gradient is in cache) */
+    int                     fused;       /* 1: the node before it does this node's work (that
+                                            ReLU); forward and backward return at once */
     struct dse_node_state   st;
     void                   *dev;         /* a device backend's own per-node state (cuDNN
                                             descriptors); owned by that backend, NULL on CPU */
@@ -317,7 +324,7 @@ struct dse_cpu_kernel {
 /* Built from ops.def: the CPU backend runs every op. */
 extern const struct dse_cpu_kernel dse_cpu_kernels[DSE_OP_COUNT];
 
-/* Run node n's forward / backward through the table. */
+/* Run node n's forward / backward through the table (nothing for a fused node). */
 enum dse_status dse_cpu_forward(struct dse_cpu_ctx *cx, struct dse_node *n);
 enum dse_status dse_cpu_backward(struct dse_cpu_ctx *cx, struct dse_node *n);
 

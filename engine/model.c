@@ -378,6 +378,22 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
     return dse_model_new_on(net, opts, NULL, out, err);
 }
 
+/* CPU: a conv whose output only an in-place ReLU right after it reads (SqueezeNet's every
+ * conv) applies that ReLU itself (dse_node.relu_out); the ReLU node is marked fused. Same
+ * values and gradients, bit for bit (test model-fused-relu), one pass over the output fewer
+ * forward and backward. DSE_CPU_NO_FUSE=1 turns it off. */
+static void fuse_relus(struct dse_model *m, const int *own) {
+    const char *off = getenv("DSE_CPU_NO_FUSE");
+    if (off && off[0] && off[0] != '0') return;
+    for (int i = 1; i < m->net.n_layers; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        struct dse_node *conv = &m->nodes[i - 1];
+        if (m->nodes[i].op == DSE_OP_RELU && l->in_place && l->inputs[0] == i - 1 && conv->op == DSE_OP_CONV2D &&
+            own[i - 1] == i - 1)
+            conv->relu_out = 1, m->nodes[i].fused = 1;
+    }
+}
+
 enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_model_opts *opts,
                                  const struct dse_model_device_opts *dev, struct dse_model **out,
                                  struct dse_err *err) {
@@ -510,6 +526,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
         if ((st = make_params(m, i, opts, &rng, err))) goto fail;
         if (!on_gpu && (st = dse_cpu_node_prepare(&m->cx, nd, err))) goto fail;
     }
+    if (!on_gpu) fuse_relus(m, own);
     m->momentum = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *m->momentum);
     if (!m->momentum) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");

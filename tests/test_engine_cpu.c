@@ -702,6 +702,11 @@ static void test_pool_ties(void) {
         /* SqueezeNet v1.0's pool1 and shapes whose rows the AVX2 3x3/2 path takes 8 outputs
          * at a time, with a scalar head (pad 1) and tail */
         { 111, 111, 3, 2, 0 }, { 57, 60, 3, 2, 1 }, { 40, 37, 3, 2, 0 },
+        /* SqueezeNet-FMNIST's pool4 and pool8 (rows of 7 and 3 outputs: one masked group
+         * of fewer than 8), rows of 8 + 1 masked, 16 + 1, and windows clipped to 1 or 2
+         * rows by padding or the ceil overhang */
+        { 14, 14, 3, 2, 0 }, { 7, 7, 3, 2, 0 }, { 19, 20, 3, 2, 0 }, { 34, 35, 3, 2, 0 }, { 6, 5, 3, 2, 1 },
+        { 3, 3, 3, 2, 0 }, { 4, 4, 3, 2, 1 },
     };
     struct dse_cpu_ctx cx;
     ctx_init(&cx);

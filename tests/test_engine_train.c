@@ -213,6 +213,67 @@ done:
     dse_net_deinit(&net);
 }
 
+/* The CPU model fuses each conv's ReLU into the conv (dse_node.relu_out, engine/model.c
+ * fuse_relus): against the same model built with DSE_CPU_NO_FUSE=1, every activation and
+ * gradient (the whole arena), the loss and the parameters after two SGD steps are the same
+ * bits, for every conv strategy (each masks and adds its bias in its own place), on 1 and
+ * 2 threads, with simple and complex bypass and with dropout (classifier bias 0.5, so
+ * conv10's ReLU is open where the mask matters). */
+static void test_fused_relu(void) {
+    static const int algos[] = { DSE_CPU_CONV_GEMM_BATCH, DSE_CPU_CONV_GEMM_IMAGE, DSE_CPU_CONV_WINOGRAD };
+    for (int v = 0; v < 2 * 2 * DSE_ARRAY_LEN(algos); v++) {
+        const int algo = algos[v % DSE_ARRAY_LEN(algos)], threads = 1 + v / DSE_ARRAY_LEN(algos) % 2;
+        struct dse_mp mp = tiny_fire_mp();
+        if (v / (2 * DSE_ARRAY_LEN(algos))) mp.bypass = DSE_BYPASS_SIMPLE, mp.dropout = 0.5;
+        struct dse_net net;
+        dse_net_init(&net, "tiny", 1, 1, 1);
+        CHECK_OK(dse_mp_build(&mp, &net, NULL));
+        struct dse_model *m[2] = { NULL, NULL };
+        struct dse_err err = { 0 };
+        struct dse_model_opts mo = { 3, threads, 5, DSE_INIT_MSRA, 0, 0, 0.5f };
+        CHECK_OK(dse_model_new(&net, &mo, &m[0], &err));
+        setenv("DSE_CPU_NO_FUSE", "1", 1);
+        CHECK_OK(dse_model_new(&net, &mo, &m[1], &err));
+        unsetenv("DSE_CPU_NO_FUSE");
+        if (!m[0] || !m[1]) goto next;
+        int fused[2] = { 0, 0 };
+        for (int k = 0; k < 2; k++) {
+            m[k]->cx.conv_force = algo;
+            for (int i = 0; i < m[k]->net.n_layers; i++) fused[k] += m[k]->nodes[i].fused;
+        }
+        CHECK(fused[0] >= 6); /* conv1, conv10, and each fire's squeeze and expands */
+        CHECK_INT_EQ(fused[1], 0);
+        float x[3 * 144], loss[2];
+        int labels[3] = { 0, 3, 1 };
+        struct dse_pcg32 r;
+        dse_pcg32_seed(&r, 9, 9);
+        for (int i = 0; i < 3 * 144; i++) x[i] = (float)dse_pcg32_next(&r) / 4294967296.0f - 0.5f;
+        int same = 1;
+        for (int step = 0; step < 2; step++) {
+            for (int k = 0; k < 2; k++) {
+                CHECK_OK(dse_model_forward(m[k], x, labels, &loss[k], &err));
+                CHECK_OK(dse_model_backward(m[k], &err));
+            }
+            same &= !memcmp(&loss[0], &loss[1], sizeof loss[0]);
+            same &= !memcmp(m[0]->arena, m[1]->arena, m[0]->arena_floats * sizeof(float));
+            for (int p = 0; p < m[0]->n_params; p++)
+                same &= !memcmp(m[0]->params[p]->grad, m[1]->params[p]->grad,
+                                sizeof(float) * (size_t)dse_tensor_count(m[0]->params[p]));
+            for (int k = 0; k < 2; k++) dse_model_sgd(m[k], 0.05f, 0.9f, 1e-3f);
+        }
+        for (int p = 0; p < m[0]->n_params; p++)
+            same &= !memcmp(m[0]->params[p]->data, m[1]->params[p]->data,
+                            sizeof(float) * (size_t)dse_tensor_count(m[0]->params[p]));
+        if (!same) fprintf(stderr, "  fused-relu: %s, %d threads, bypass %d: results differ\n",
+                           dse_cpu_conv_algo_str(algo), threads, (int)mp.bypass);
+        CHECK(same);
+    next:
+        dse_model_free(m[0]);
+        dse_model_free(m[1]);
+        dse_net_deinit(&net);
+    }
+}
+
 /* dse_model_opts.classifier_bias goes to the last conv/fc layer when a ReLU follows it
  * (SqueezeNet's conv10), and nowhere else; every other bias starts at 0. */
 static void test_classifier_bias(void) {
@@ -514,6 +575,7 @@ static const struct check_case cases[] = {
     { "train-diverge",   test_divergence },
     { "train-device",    test_device_errors },
     { "clip-grad",       test_clip_grad },
+    { "fused-relu",      test_fused_relu },
     { "classifier-bias", test_classifier_bias },
     { "train-recipe",    test_default_recipe },
     { "train-unpredicted", test_unpredicted },

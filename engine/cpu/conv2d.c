@@ -135,6 +135,34 @@ static void bias_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struc
     dse_cpu_for(cx, s->K, (int64_t)s->N * s->K * s->PQ, bias_part, &j);
 }
 
+/* A fused ReLU (dse_node.relu_out): the value written, and the gradient masked where the
+ * output (after the ReLU) is not positive, the ReLU kernels' rules (eltwise.c). */
+static inline float relu_of(float v) { return v > 0.0f ? v : 0.0f; }
+
+static void relu_mask(const float *y, float *g, int64_t n) {
+    for (int64_t e = 0; e < n; e++) {
+        const float d = g[e];
+        g[e] = y[e] > 0.0f ? d : 0.0f;
+    }
+}
+
+static void relu_inplace(float *y, int64_t n) {
+    for (int64_t e = 0; e < n; e++) y[e] = relu_of(y[e]);
+}
+
+/* dy masked by y > 0 in place, images shared among the threads (strategies other than
+ * GEMM_IMAGE, which masks image by image). */
+static void mask_part(void *p, int64_t lo, int64_t hi) {
+    const struct bias_job *j = p;
+    for (int64_t i = lo; i < hi; i++)
+        relu_mask(j->y->data + i * j->y->stride_n, j->y->grad + i * j->y->stride_n, j->s->K * j->s->PQ);
+}
+
+static void mask_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struct dse_tensor *y) {
+    struct bias_job j = { s, y, NULL };
+    dse_cpu_for(cx, s->N, (int64_t)s->N * s->K * s->PQ, mask_part, &j);
+}
+
 /* ---- threads ----------------------------------------------------------------------- */
 /* Every strategy splits the mini-batch: thread t takes a contiguous share of the images
  * (dse_cpu_share) and runs the whole strategy on it with OpenBLAS on one thread, in its
@@ -150,6 +178,9 @@ struct cj {
     int                 chunk;    /* images lowered at once */
     int                 split_k;  /* share output channels, not images */
     int64_t             dw_off;   /* floats into a thread's workspace where its dw goes */
+    int64_t             db_off;   /* GEMM_IMAGE: where its bias-gradient sums go (K doubles), */
+    int                 sum_db;   /*   if sum_db */
+    int                 relu;     /* forward: ReLU the output; GEMM_IMAGE backward: mask dy */
     /* Winograd */
     const struct wgeo  *g;
     const float        *U, *in, *bias, *w;
@@ -252,13 +283,17 @@ static void fwd_batch_part(void *p, int t, int nt) {
                 const float *src = tmp + k * ld + i * s->PQ;
                 float *dst = y->data + (n0 + i) * y->stride_n + k * s->PQ;
                 const float bk = b ? b[k] : 0.0f;
-                for (int64_t e = 0; e < s->PQ; e++) dst[e] = src[e] + bk;
+                if (j->relu)
+                    for (int64_t e = 0; e < s->PQ; e++) dst[e] = relu_of(src[e] + bk);
+                else
+                    for (int64_t e = 0; e < s->PQ; e++) dst[e] = src[e] + bk;
             }
     }
 }
 
 static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
-    struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s), .split_k = want_split_k(cx, s) };
+    struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s), .split_k = want_split_k(cx, s),
+                    .relu = n->relu_out };
     if (j.split_k) j.chunk = s->N;
     const int64_t rows = (int64_t)s->C * s->RS;
     enum dse_status st = reserve(cx, (size_t)(rows + s->K) * j.chunk * s->PQ * sizeof(float), 0);
@@ -344,16 +379,19 @@ static void fwd_image_part(void *p, int t, int nt) {
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->Kg, (int)s->PQ, (int)s->CRSg, 1.0f,
                             w + g * s->Kg * s->CRSg, (int)s->CRSg, B + g * s->CRSg * s->PQ, (int)s->PQ, 0.0f,
                             yi + g * s->Kg * s->PQ, (int)s->PQ);
-        if (b)
-            for (int64_t k = k0; k < k1; k++) {
-                float *yk = yi + k * s->PQ;
-                for (int64_t e = 0; e < s->PQ; e++) yk[e] += b[k];
-            }
+        for (int64_t k = k0; k < k1 && (b || j->relu); k++) { /* while y_i is in cache */
+            float *yk = yi + k * s->PQ;
+            const float bk = b ? b[k] : 0.0f;
+            if (j->relu)
+                for (int64_t e = 0; e < s->PQ; e++) yk[e] = relu_of(yk[e] + bk);
+            else
+                for (int64_t e = 0; e < s->PQ; e++) yk[e] += bk;
+        }
     }
 }
 
 static enum dse_status fwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
-    struct cj j = { .cx = cx, .n = n, .s = s, .split_k = want_split_k(cx, s) };
+    struct cj j = { .cx = cx, .n = n, .s = s, .split_k = want_split_k(cx, s), .relu = n->relu_out };
     enum dse_status st = reserve(cx, s->is_1x1 ? 64 : (size_t)(s->C * s->RS * s->PQ) * sizeof(float), 0);
     if (st) return st;
     dse_cpu_run(cx, fwd_image_part, &j);
@@ -366,11 +404,18 @@ static void bwd_image_part(void *p, int t, int nt) {
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
     const float *w = j->n->weight->data;
     float *dw = j->n->weight->grad, *dx = x->grad, *col = ws_of(j->cx, t);
+    double *db = j->sum_db ? (double *)(col + j->db_off) : NULL; /* 64-byte aligned */
     int64_t i0, i1;
     dse_cpu_share(s->N, t, nt, &i0, &i1);
     if (dw) dw = thread_dw(j, t, dw, (int64_t)s->K * s->CRSg);
+    for (int k = 0; db && k < s->K; k++) db[k] = 0.0;
     for (int64_t i = i0; i < i1; i++) {
-        const float *xi = x->data + i * x->stride_n, *dyi = y->grad + i * y->stride_n;
+        const float *xi = x->data + i * x->stride_n;
+        float *dyi = y->grad + i * y->stride_n;
+        /* The fused ReLU's mask and the bias gradient, as the image's dy comes into cache
+         * for the sgemms below. */
+        if (j->relu) relu_mask(y->data + i * y->stride_n, dyi, s->K * s->PQ);
+        for (int k = 0; db && k < s->K; k++) db[k] += dse_cpu_sum(dyi + k * s->PQ, s->PQ);
         if (dw) {
             const float *B = xi;
             if (!s->is_1x1) {
@@ -395,17 +440,26 @@ static void bwd_image_part(void *p, int t, int nt) {
     }
 }
 
+/* Also the node's fused ReLU mask and bias gradient (dse_cpu_conv2d_bwd leaves them to
+ * it): each thread sums its images' dy per channel in double, and db gets the threads'
+ * sums added in thread order (with one thread, bias_grad's order and bits). */
 static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
-    float *dw = n->weight->grad;
-    if (!dw && !n->in[0]->grad) return DSE_OK;
-    struct cj j = { .cx = cx, .n = n, .s = s };
+    float *dw = n->weight->grad, *db = n->bias && n->bias->grad ? n->bias->grad : NULL;
+    if (!dw && !n->in[0]->grad && !db && !n->relu_out) return DSE_OK;
+    struct cj j = { .cx = cx, .n = n, .s = s, .relu = n->relu_out };
     const int64_t ndw = (int64_t)s->K * s->CRSg;
     j.dw_off = s->is_1x1 ? 0 : (int64_t)s->C * s->RS * s->PQ;
     j.dw_off = (j.dw_off + 15) / 16 * 16;
-    enum dse_status st = reserve(cx, (size_t)(j.dw_off + (dw ? ndw : 0) + 16) * sizeof(float), 0);
+    j.db_off = j.dw_off + (dw ? (ndw + 15) / 16 * 16 : 0), j.sum_db = db != NULL;
+    enum dse_status st = reserve(cx, (size_t)(j.db_off + (db ? 2 * s->K : 0) + 16) * sizeof(float), 0);
     if (st) return st;
     dse_cpu_run(cx, bwd_image_part, &j);
     if (dw) reduce_dw(cx, dw, ndw, j.dw_off);
+    for (int k = 0; db && k < s->K; k++) {
+        double acc = 0.0;
+        for (int t = 0; t < cx->threads; t++) acc += ((const double *)(ws_of(cx, t) + j.db_off))[k];
+        db[k] += (float)acc;
+    }
     return DSE_OK;
 }
 
@@ -652,15 +706,17 @@ static void wino_part(void *p, int t, int nt) {
                         j->U + e * (int64_t)g->Co * g->Ci + k0 * g->Ci, g->Ci, V + e * (int64_t)g->Ci * T, (int)T,
                         0.0f, M + e * (int64_t)g->Co * T + k0 * T, (int)T);
         wino_outputs(g, M, nb, j->out + n0 * j->sy, j->sy, j->bias, j->acc, (int)k0, (int)k1);
+        for (int i = 0; j->relu && i < nb; i++) /* while the chunk's outputs are in cache */
+            relu_inplace(j->out + (n0 + i) * j->sy + k0 * g->Ho * g->Wo, (k1 - k0) * g->Ho * g->Wo);
     }
 }
 
 static enum dse_status wino_run(struct dse_cpu_ctx *cx, const struct wgeo *g, int N, const float *w, int64_t so,
                                 int64_t si, int flip, const float *in, int64_t sx, float *out, int64_t sy,
-                                const float *bias, int acc) {
+                                const float *bias, int acc, int relu) {
     const int64_t nU = 16 * (int64_t)g->Co * g->Ci, per_image = 16 * (int64_t)(g->Ci + g->Co) * g->tpi;
     struct cj j = { .cx = cx, .g = g, .in = in, .out = out, .sx = sx, .sy = sy, .bias = bias, .acc = acc,
-                    .nU = (nU + 15) / 16 * 16, .N = N };
+                    .nU = (nU + 15) / 16 * 16, .N = N, .relu = relu };
     j.split_k = N < cx->threads && g->Co >= 2 * cx->threads;
     j.chunk = wino_chunk(cx, nU, per_image, j.split_k ? N : (N + cx->threads - 1) / cx->threads);
     enum dse_status st = reserve(cx, (size_t)(per_image * j.chunk) * sizeof(float), (size_t)j.nU * sizeof(float));
@@ -677,7 +733,7 @@ static enum dse_status fwd_wino(struct dse_cpu_ctx *cx, struct dse_node *n, cons
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const struct wgeo g = wgeo_make(s->C, s->H, s->W, s->K, s->P, s->Q, s->ph, s->pw);
     return wino_run(cx, &g, s->N, n->weight->data, (int64_t)s->C * 9, 9, 0, x->data, x->stride_n, y->data,
-                    y->stride_n, n->bias ? n->bias->data : NULL, 0);
+                    y->stride_n, n->bias ? n->bias->data : NULL, 0, n->relu_out);
 }
 
 /* Weight gradient in the Winograd domain. Forward computes M[e] = U[e] V[e] (summed over
@@ -806,7 +862,7 @@ static enum dse_status bwd_wino(struct dse_cpu_ctx *cx, struct dse_node *n, cons
     if (!x->grad) return DSE_OK;
     const struct wgeo g = wgeo_make(s->K, s->P, s->Q, s->C, s->H, s->W, 2 - s->ph, 2 - s->pw);
     return wino_run(cx, &g, s->N, n->weight->data, 9, (int64_t)s->C * 9, 1, y->grad, y->stride_n, x->grad,
-                    x->stride_n, NULL, 1);
+                    x->stride_n, NULL, 1, 0);
 }
 
 typedef enum dse_status (*conv_fn)(struct dse_cpu_ctx *, struct dse_node *, const struct shape *);
@@ -909,6 +965,7 @@ static enum dse_status time_bwd(struct dse_cpu_ctx *cx, struct dse_node *n, cons
     y.grad = n->out->grad ? n->out->grad : buf + nx; /* read only */
     w.grad = n->weight->grad ? buf + nx + ny : NULL;
     shadow.in[0] = &x, shadow.out = &y, shadow.weight = &w, shadow.bias = NULL;
+    shadow.relu_out = 0; /* y.grad is the node's own: timing must not mask it */
     enum dse_status st = time_all(cx, &shadow, s, bwd_fns, ms);
     free(buf);
     return st;
@@ -973,11 +1030,18 @@ enum dse_status dse_cpu_conv2d_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     return st ? st : fwd_fns[a](cx, n, &s);
 }
 
+/* The fused ReLU's mask first, then the bias gradient, then the strategy: GEMM_IMAGE does
+ * all three image by image (bwd_image). */
 enum dse_status dse_cpu_conv2d_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     struct shape s = shape_of(n);
-    if (n->bias && n->bias->grad) bias_grad(cx, &s, n->out, n->bias->grad);
-    if (!n->weight->grad && !n->in[0]->grad) return DSE_OK;
+    const int grads = n->weight->grad || n->in[0]->grad;
     int a = DSE_CPU_CONV_GEMM_BATCH;
-    enum dse_status st = pick(cx, n, &s, 1, &a);
-    return st ? st : bwd_fns[a](cx, n, &s);
+    if (grads) {
+        enum dse_status st = pick(cx, n, &s, 1, &a);
+        if (st) return st;
+        if (a == DSE_CPU_CONV_GEMM_IMAGE) return bwd_image(cx, n, &s);
+    }
+    if (n->relu_out) mask_grad(cx, &s, n->out);
+    if (n->bias && n->bias->grad) bias_grad(cx, &s, n->out, n->bias->grad);
+    return grads ? bwd_fns[a](cx, n, &s) : DSE_OK;
 }

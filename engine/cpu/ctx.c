@@ -139,10 +139,10 @@ enum dse_status dse_cpu_node_prepare(struct dse_cpu_ctx *cx, struct dse_node *n,
 
 enum dse_status dse_cpu_forward(struct dse_cpu_ctx *cx, struct dse_node *n) {
     DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
-    return dse_cpu_kernels[n->op].fwd(cx, n);
+    return n->fused ? DSE_OK : dse_cpu_kernels[n->op].fwd(cx, n);
 }
 
 enum dse_status dse_cpu_backward(struct dse_cpu_ctx *cx, struct dse_node *n) {
     DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
-    return dse_cpu_kernels[n->op].bwd(cx, n);
+    return n->fused ? DSE_OK : dse_cpu_kernels[n->op].bwd(cx, n);
 }

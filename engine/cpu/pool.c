@@ -54,23 +54,42 @@ static int empty(const struct windows *w, int p, int q) {
 /* 3x3 windows at stride 2 (SqueezeNet's pools), 8 outputs at a time with AVX2 where
  * the CPU has it (checked at run time; the build targets baseline x86-64): output q
  * reads columns w0 + 2q + (0, 1, 2), so one window column of 8 outputs is the even
- * (or odd) half of 16 consecutive inputs. The 9 window values are taken in the scalar
+ * (or odd) half of 16 consecutive inputs. The window values are taken in the scalar
  * loop's row-major order with the same strict > (vcmpps GT_OQ: NaN never wins), so
- * maxima and argmaxes are the scalar loop's, bit for bit (test pool-ties). Does the
- * outputs [q, q_end) of row p whose windows are full and whose loads stay inside the
- * row; returns the first q it did not do. */
-__attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, int h0, int w0q, int Q, float *yrow,
-                                                        int32_t *arow) {
-    int q = 0;
-    const __m256i step = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
-    for (; q + 8 <= Q && w0q + 2 * q + 18 <= W; q += 8) {
+ * maxima and argmaxes are the scalar loop's, bit for bit (test pool-ties). Rows h0 ..
+ * h0 + nrows - 1 (nrows 1 to 3: a window clipped at the top or bottom edge). Does the
+ * outputs of row p from the first (q = 0 here) whose windows are full in width and
+ * inside the row; returns the first q it did not do. The last group of fewer than 8
+ * (maps of 7 or 14 outputs a row: SqueezeNet-FMNIST's pools) loads and stores under a
+ * mask, so no load leaves the row's columns. */
+__attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, int h0, int nrows, int w0q, int Q,
+                                                        float *yrow, int32_t *arow) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i step = _mm256_add_epi32(lane, lane);
+    /* outputs whose 3 columns w0q + 2q .. w0q + 2q + 2 are inside the row */
+    int nq = W - 3 - w0q < 0 ? 0 : (W - 3 - w0q) / 2 + 1;
+    if (nq > Q) nq = Q;
+    for (int q = 0; q < nq; q += 8) {
         const int c0 = w0q + 2 * q; /* window column 0 of output q */
+        const int full = q + 8 <= nq && c0 + 18 <= W, left = W - c0;
+        /* masks: lanes of the loads at columns c0 + off + lane that lie inside the row */
+        const __m256i avail = _mm256_set1_epi32(left);
+        const __m256i m0 = _mm256_cmpgt_epi32(avail, lane);
+        const __m256i m8 = _mm256_cmpgt_epi32(avail, _mm256_add_epi32(lane, _mm256_set1_epi32(8)));
+        const __m256i m2 = _mm256_cmpgt_epi32(avail, _mm256_add_epi32(lane, _mm256_set1_epi32(2)));
+        const __m256i m10 = _mm256_cmpgt_epi32(avail, _mm256_add_epi32(lane, _mm256_set1_epi32(10)));
         __m256 best = _mm256_setzero_ps();
         __m256i arg = _mm256_setzero_si256();
-        for (int dh = 0; dh < 3; dh++) {
+        for (int dh = 0; dh < nrows; dh++) {
             const float *row = xp + (int64_t)(h0 + dh) * W + c0;
-            const __m256 a = _mm256_loadu_ps(row), b = _mm256_loadu_ps(row + 8);
-            const __m256 c = _mm256_loadu_ps(row + 2), d = _mm256_loadu_ps(row + 10);
+            __m256 a, b, c, d;
+            if (full) {
+                a = _mm256_loadu_ps(row), b = _mm256_loadu_ps(row + 8);
+                c = _mm256_loadu_ps(row + 2), d = _mm256_loadu_ps(row + 10);
+            } else {
+                a = _mm256_maskload_ps(row, m0), b = _mm256_maskload_ps(row + 8, m8);
+                c = _mm256_maskload_ps(row + 2, m2), d = _mm256_maskload_ps(row + 10, m10);
+            }
             /* even and odd lanes of row[0..15], and the even lanes of row[2..17] */
             const __m256 vals[3] = { dse_avx2_half(a, b, 0), dse_avx2_half(a, b, 1), dse_avx2_half(c, d, 0) };
             const __m256i base = _mm256_add_epi32(_mm256_set1_epi32((h0 + dh) * W + c0), step);
@@ -85,10 +104,16 @@ __attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, i
                 arg = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(arg), _mm256_castsi256_ps(idx), more));
             }
         }
-        _mm256_storeu_ps(yrow + q, best);
-        _mm256_storeu_si256((__m256i *)(arow + q), arg);
+        if (full) {
+            _mm256_storeu_ps(yrow + q, best);
+            _mm256_storeu_si256((__m256i *)(arow + q), arg);
+        } else { /* lanes of outputs q .. nq - 1 */
+            const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(nq - q), lane);
+            _mm256_maskstore_ps(yrow + q, keep, best);
+            _mm256_maskstore_epi32(arow + q, keep, arg);
+        }
     }
-    return q;
+    return nq;
 }
 #endif
 
@@ -117,9 +142,10 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
             const int h0 = win.h0[p], h1 = win.h1[p], hn = win.hn[p];
             int v0 = Q, v1 = Q; /* outputs [v0, v1) done by the vector path */
 #ifdef DSE_CPU_HAS_AVX2_CODE
-            if (fast && h1 - h0 == 3 && q_first < Q) {
+            if (fast && h1 > h0 && hn > 0 && q_first < Q) {
                 v0 = q_first;
-                v1 = v0 + max3s2_avx2(xp, W, h0, 2 * q_first - l->pad_w, Q - q_first, yp + p * Q + v0, ap + p * Q + v0);
+                v1 = v0 + max3s2_avx2(xp, W, h0, h1 - h0, 2 * q_first - l->pad_w, Q - q_first, yp + p * Q + v0,
+                                      ap + p * Q + v0);
             }
 #endif
             for (int q = 0; q < Q; q++) {
