@@ -10,14 +10,6 @@ void dse_pcg32_seed(struct dse_pcg32 *r, uint64_t seed, uint64_t stream) {
     dse_pcg32_next(r);
 }
 
-uint32_t dse_pcg32_next(struct dse_pcg32 *r) {
-    uint64_t old = r->state;
-    r->state = old * 6364136223846793005ULL + r->inc;
-    uint32_t xorshifted = (uint32_t)(((old >> 18u) ^ old) >> 27u);
-    uint32_t rot = (uint32_t)(old >> 59u);
-    return (xorshifted >> rot) | (xorshifted << ((-rot) & 31));
-}
-
 uint32_t dse_pcg32_bounded(struct dse_pcg32 *r, uint32_t bound) {
     uint32_t threshold = -bound % bound; /* 2^32 mod bound: values below it are biased */
     for (;;) {

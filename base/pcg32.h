@@ -14,7 +14,15 @@ struct dse_pcg32 {
 
 /* pcg32_srandom_r: seed and stream (initseq) pick one of 2^63 independent streams. */
 void     dse_pcg32_seed(struct dse_pcg32 *r, uint64_t seed, uint64_t stream);
-uint32_t dse_pcg32_next(struct dse_pcg32 *r);
+/* pcg32_random_r; inline, as loops drawing one number per value (dropout masks) call it.
+ * Jump-ahead: dse_pcg32_advance (engine/cuda/shared.h, shared with the GPU kernels). */
+static inline uint32_t dse_pcg32_next(struct dse_pcg32 *r) {
+    uint64_t old = r->state;
+    r->state = old * 6364136223846793005ULL + r->inc;
+    uint32_t xorshifted = (uint32_t)(((old >> 18u) ^ old) >> 27u);
+    uint32_t rot = (uint32_t)(old >> 59u);
+    return (xorshifted >> rot) | (xorshifted << ((-rot) & 31));
+}
 /* Uniform in [0, bound) without modulo bias (pcg32_boundedrand_r); bound >= 1. */
 uint32_t dse_pcg32_bounded(struct dse_pcg32 *r, uint32_t bound);
 /* Uniform in [0, bound) for 64-bit bounds (rejection sampling on two draws); bound >= 1. */

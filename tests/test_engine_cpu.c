@@ -1148,26 +1148,39 @@ static void test_grad_dropout(void) {
 }
 
 /* Inverted dropout: kept values scaled by 1/(1-p), about p of them dropped, identity in
- * inference, the mask a function of the seed. */
+ * inference, the mask a function of the seed: value j kept iff draw j of the ctx's
+ * generator is >= p * 2^32, drawn in index order by one thread or shared among three
+ * (each from its own jump-ahead), the generator left after the last draw. */
 static void test_dropout_values(void) {
     struct dse_cpu_ctx cx;
     ctx_init(&cx);
     struct dse_layer l = dse_layer_make(DSE_LAYER_DROPOUT, "drop");
     l.dropout_ratio = 0.25f;
-    l = infer_layer(l, 1, 8, 16, 16);
+    l = infer_layer(l, 1, 8, 40, 40); /* two blocks an image (eltwise.c BLOCK), enough to share */
     struct fx f;
     fx_init(&f, &cx, &l, 4, 1, NULL, 0, 32);
     dse_tensor_fill(&f.in[0], 3.0f);
-    CHECK_OK(dse_cpu_forward(&cx, &f.node));
     int64_t kept = 0, bad = 0, count = dse_tensor_count(&f.out);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        struct dse_cpu_ctx cy;
+        CHECK_OK(dse_cpu_ctx_init(&cy, threads, 1234, NULL));
+        cy.rng.state += 99u; /* the first layer's draws start anywhere in the stream */
+        struct dse_pcg32 ref = cy.rng;
+        CHECK_OK(dse_cpu_forward(&cy, &f.node));
+        for (int64_t j = 0; j < count; j++) bad += f.node.st.mask[j] != (dse_pcg32_next(&ref) >= 1073741824u);
+        CHECK(cy.rng.state == ref.state);
+        dse_cpu_ctx_deinit(&cy);
+    }
+    CHECK_INT_EQ(bad, 0);
+    CHECK_OK(dse_cpu_forward(&cx, &f.node));
     for (int64_t j = 0; j < count; j++) {
         kept += f.out.data[j] != 0.0f;
         bad += f.out.data[j] != 0.0f && f.out.data[j] != 4.0f; /* 3 / 0.75 */
         bad += (f.out.data[j] != 0.0f) != f.node.st.mask[j];
     }
     CHECK_INT_EQ(bad, 0);
-    /* 8192 draws of p = 0.75: sd = 39; 5 sd either side. */
-    CHECK(kept > 6144 - 200 && kept < 6144 + 200);
+    /* 51200 draws of p = 0.75: sd = 98; 5 sd either side. */
+    CHECK(kept > 38400 - 500 && kept < 38400 + 500);
     f.node.training = 0;
     CHECK_OK(dse_cpu_forward(&cx, &f.node));
     CHECK(f.out.data[0] == 3.0f && f.out.data[count - 1] == 3.0f);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/cpu/cpu_impl.h"
+#include "engine/cuda/shared.h" /* dse_pcg32_advance, the GPU dropout's too */
 
 /* Elementwise loops run over blocks of one image, so views (stride_n > c*h*w) need no
  * special case and threads get equal shares whatever N is. */
@@ -40,6 +41,9 @@ struct ew {
     float                  scale;
     const uint8_t         *mask;
     int                    in_place, masked, t;
+    uint8_t               *mask_out;  /* dropout forward: the mask it draws, */
+    struct dse_pcg32       rng;       /*   from this generator, */
+    uint32_t               threshold; /*   keeping draws >= this */
 };
 
 static void run_blocks(struct dse_cpu_ctx *cx, struct ew *a, int64_t work, dse_cpu_range_fn fn) {
@@ -96,15 +100,23 @@ enum dse_status dse_cpu_relu_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
 
 static float keep_scale(const struct dse_node *n) { return 1.0f / (1.0f - n->layer->dropout_ratio); }
 
+/* Value v of the batch (v = image * values per image + j) is kept when draw v of the
+ * sequence starting at rng is >= threshold: each share of blocks (consecutive values)
+ * starts its own copy of the generator at its first value (dse_pcg32_advance), so the
+ * mask is the one a single thread drawing in index order makes, whatever the threads. */
 static void dropout_fwd_part(void *p, int64_t lo, int64_t hi) {
     const struct ew *a = p;
     const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
     const float scale = a->scale;
+    struct dse_pcg32 r = a->rng;
+    int64_t j0, j1, i = block_at(&a->b, lo, &j0, &j1);
+    r.state = dse_pcg32_advance(r.state, r.inc, (uint64_t)(i * a->b.img + j0));
     for (int64_t k = lo; k < hi; k++) {
-        int64_t j0, j1, i = block_at(&a->b, k, &j0, &j1);
+        i = block_at(&a->b, k, &j0, &j1);
         const float *xi = x->data + i * x->stride_n;
-        const uint8_t *mi = a->mask + i * a->b.img;
+        uint8_t *mi = a->mask_out + i * a->b.img;
         float *yi = y->data + i * y->stride_n;
+        for (int64_t j = j0; j < j1; j++) mi[j] = dse_pcg32_next(&r) >= a->threshold;
         for (int64_t j = j0; j < j1; j++) {
             const float v = xi[j] * scale;
             yi[j] = mi[j] ? v : 0.0f;
@@ -112,9 +124,9 @@ static void dropout_fwd_part(void *p, int64_t lo, int64_t hi) {
     }
 }
 
-/* Training draws one PCG32 number per value, in index order and on one thread, so the
- * mask depends on the seed and nothing else (not the thread count). A value is kept
- * when its draw is >= p * 2^32. */
+/* Training draws one PCG32 number per value, in index order (shared among the threads
+ * as dropout_fwd_part says), so the mask depends on the seed and nothing else (not the
+ * thread count). A value is kept when its draw is >= p * 2^32. */
 enum dse_status dse_cpu_dropout_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const struct blocks b = blocks_of(x);
@@ -125,13 +137,12 @@ enum dse_status dse_cpu_dropout_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
                 memcpy(y->data + i * y->stride_n, x->data + i * x->stride_n, (size_t)b.img * sizeof(float));
         return DSE_OK;
     }
-    uint8_t *mask = n->st.mask;
-    DSE_ASSERT(mask);
-    const uint32_t threshold = (uint32_t)((double)p * 4294967296.0);
+    DSE_ASSERT(n->st.mask);
     const int64_t count = b.img * x->n;
-    for (int64_t j = 0; j < count; j++) mask[j] = dse_pcg32_next(&cx->rng) >= threshold;
-    struct ew a = { .n = n, .b = b, .scale = keep_scale(n), .mask = mask };
+    struct ew a = { .n = n, .b = b, .scale = keep_scale(n), .mask_out = n->st.mask, .rng = cx->rng,
+                    .threshold = (uint32_t)((double)p * 4294967296.0) };
     run_blocks(cx, &a, count, dropout_fwd_part);
+    cx->rng.state = dse_pcg32_advance(cx->rng.state, cx->rng.inc, (uint64_t)count);
     return DSE_OK;
 }
 
