@@ -578,7 +578,7 @@ enum dse_status dse_model_zero_grad(struct dse_model *m, struct dse_err *err) {
         if (!st) st = dse_cuda_zero(m->gpu, m->grad_base, m->grad_floats * sizeof(float), err);
         return st ? st : dse_cuda_zero(m->gpu, m->dev_block + m->param_floats, m->param_floats * sizeof(float), err);
     }
-    memset(m->grad_base, 0, m->grad_floats * sizeof(float));
+    dse_cpu_zero(&m->cx, m->grad_base, (int64_t)m->grad_floats);
     for (int p = 0; p < m->n_params; p++) dse_tensor_zero_grad(m->params[p]);
     return DSE_OK;
 }

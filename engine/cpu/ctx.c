@@ -137,6 +137,14 @@ enum dse_status dse_cpu_node_prepare(struct dse_cpu_ctx *cx, struct dse_node *n,
     return DSE_OK;
 }
 
+static void zero_part(void *p, int64_t lo, int64_t hi) {
+    memset((float *)p + lo, 0, (size_t)(hi - lo) * sizeof(float));
+}
+
+void dse_cpu_zero(struct dse_cpu_ctx *cx, float *p, int64_t n) {
+    dse_cpu_for(cx, n, n, zero_part, p);
+}
+
 enum dse_status dse_cpu_forward(struct dse_cpu_ctx *cx, struct dse_node *n) {
     DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
     return n->fused ? DSE_OK : dse_cpu_kernels[n->op].fwd(cx, n);
