@@ -530,6 +530,10 @@ static void test_conv_agree(void) {
         { "a-grp-dil",  3, 8, 11, 10, 12, 3, 3, 1, 2, 2, 1, 2, 1, 4, 0, 0 },
         { "a-chunked",  5, 6, 8, 8, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20000 },
         { "a-conv1",    4, 1, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        /* images whose col outgrows GEMM_BLOCK_BYTES: GEMM_IMAGE lowers 10 rows of 60 at a
+         * time (6 blocks), v1.0's conv1 8 of 111 (14 blocks, the last of 7 rows) */
+        { "a-rows-3x3", 2, 24, 60, 60, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "a-rows-v10", 1, 3, 227, 227, 8, 7, 7, 2, 2, 0, 0, 1, 1, 1, 1, 0 },
     };
     struct dse_cpu_ctx cx;
     ctx_init(&cx);

@@ -50,10 +50,12 @@ static void valid_cols(const struct shape *s, int off, int *lo, int *hi) {
     *lo = a, *hi = b;
 }
 
-/* Lower images [0, nb) of x (image stride sx) into col [C*R*S, nb*PQ]. Each thread
- * lowers its own share of the batch into its own workspace (section "threads" below). */
-static void im2col(const struct shape *s, const float *x, int64_t sx, int nb, float *col) {
-    const int64_t rows = (int64_t)s->C * s->RS, ld = nb * s->PQ;
+/* Lower output rows [p0, p1) of images [0, nb) of x (image stride sx) into col
+ * [C*R*S, nb*(p1-p0)*Q]: image i's columns are (p - p0, q). Each thread lowers its own
+ * share of the batch into its own workspace (section "threads" below); GEMM_IMAGE lowers
+ * an image a block of rows at a time (image_rows). */
+static void im2col(const struct shape *s, const float *x, int64_t sx, int nb, int p0, int p1, float *col) {
+    const int64_t rows = (int64_t)s->C * s->RS, seg = (int64_t)(p1 - p0) * s->Q, ld = nb * seg;
     for (int64_t row = 0; row < rows; row++) {
         const int c = (int)(row / s->RS), r = (int)(row / s->S % s->R), t = (int)(row % s->S);
         const int off = t * s->dw - s->pw;
@@ -61,12 +63,12 @@ static void im2col(const struct shape *s, const float *x, int64_t sx, int nb, fl
         valid_cols(s, off, &lo, &hi);
         for (int i = 0; i < nb; i++) {
             const float *xc = x + i * sx + c * s->HW;
-            float *d = col + row * ld + i * s->PQ;
-            if (s->is_1x1) {
-                memcpy(d, xc, (size_t)s->HW * sizeof(float));
+            float *d = col + row * ld + i * seg;
+            if (s->is_1x1) { /* P = H, Q = W */
+                memcpy(d, xc + (int64_t)p0 * s->Q, (size_t)seg * sizeof(float));
                 continue;
             }
-            for (int p = 0; p < s->P; p++, d += s->Q) {
+            for (int p = p0; p < p1; p++, d += s->Q) {
                 const int ih = p * s->sh - s->ph + r * s->dh;
                 if (ih < 0 || ih >= s->H) {
                     memset(d, 0, (size_t)s->Q * sizeof(float));
@@ -84,9 +86,10 @@ static void im2col(const struct shape *s, const float *x, int64_t sx, int nb, fl
     }
 }
 
-/* dx += col2im(col) for images [0, nb), each dx value summed in a fixed order. */
-static void col2im_add(const struct shape *s, const float *col, int nb, float *dx, int64_t sx) {
-    const int64_t ld = nb * s->PQ;
+/* dx += col2im(col) for output rows [p0, p1) of images [0, nb) (col laid out as im2col
+ * makes it), each dx value summed in a fixed order. */
+static void col2im_add(const struct shape *s, const float *col, int nb, int p0, int p1, float *dx, int64_t sx) {
+    const int64_t seg = (int64_t)(p1 - p0) * s->Q, ld = nb * seg;
     for (int c = 0; c < s->C; c++) {
         for (int r = 0; r < s->R; r++) {
             for (int t = 0; t < s->S; t++) {
@@ -95,9 +98,9 @@ static void col2im_add(const struct shape *s, const float *col, int nb, float *d
                 int lo, hi;
                 valid_cols(s, off, &lo, &hi);
                 for (int i = 0; i < nb; i++) {
-                    const float *src = col + row * ld + i * s->PQ;
+                    const float *src = col + row * ld + i * seg;
                     float *dxc = dx + i * sx + c * s->HW;
-                    for (int p = 0; p < s->P; p++, src += s->Q) {
+                    for (int p = p0; p < p1; p++, src += s->Q) {
                         const int ih = p * s->sh - s->ph + r * s->dh;
                         if (ih < 0 || ih >= s->H) continue;
                         float *dr = dxc + (int64_t)ih * s->W;
@@ -262,6 +265,15 @@ static int batch_chunk(const struct dse_cpu_ctx *cx, const struct shape *s) {
     return nb < 1.0 ? 1 : nb > s->N ? s->N : (int)nb;
 }
 
+/* Output rows GEMM_IMAGE lowers at once: an image's whole col when it fits
+ * GEMM_BLOCK_BYTES (and the 1x1 case, which lowers nothing), else blocks of rows that do,
+ * at least one (SqueezeNet v1.0's conv1: 7 MB a whole image, 8 rows of 111 a block). */
+static int image_rows(const struct shape *s) {
+    const double per_row = (double)s->C * (double)s->RS * s->Q * sizeof(float);
+    const double rows = (double)GEMM_BLOCK_BYTES / per_row;
+    return s->is_1x1 || rows >= s->P ? s->P : rows < 1.0 ? 1 : (int)rows;
+}
+
 /* ---- GEMM_BATCH ------------------------------------------------------------------ */
 
 static void fwd_batch_part(void *p, int t, int nt) {
@@ -277,7 +289,7 @@ static void fwd_batch_part(void *p, int t, int nt) {
     for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
         const int nb = (int)(i1 - n0 < j->chunk ? i1 - n0 : j->chunk);
         const int64_t ld = nb * s->PQ;
-        im2col(s, x->data + n0 * x->stride_n, x->stride_n, nb, col);
+        im2col(s, x->data + n0 * x->stride_n, x->stride_n, nb, 0, s->P, col);
         if (j->split_k)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(k1 - k0), (int)ld, (int)s->CRSg, 1.0f,
                         w + k0 * s->CRSg, (int)s->CRSg, col, (int)ld, 0.0f, tmp + k0 * ld, (int)ld);
@@ -332,7 +344,7 @@ static void bwd_batch_part(void *p, int t, int nt) {
                 memcpy(tmp + k * ld + i * s->PQ, y->grad + (n0 + i) * y->stride_n + k * s->PQ,
                        (size_t)s->PQ * sizeof(float));
         if (dw) {
-            im2col(s, x->data + n0 * x->stride_n, x->stride_n, nb, col);
+            im2col(s, x->data + n0 * x->stride_n, x->stride_n, nb, 0, s->P, col);
             for (int g = 0; g < s->G; g++) /* dw_g += dy_g col_g^T */
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->Kg, (int)s->CRSg, (int)ld, 1.0f,
                             tmp + g * s->Kg * ld, (int)ld, col + g * s->CRSg * ld, (int)ld, 1.0f,
@@ -343,7 +355,7 @@ static void bwd_batch_part(void *p, int t, int nt) {
                 cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)s->CRSg, (int)ld, s->Kg, 1.0f,
                             w + g * s->Kg * s->CRSg, (int)s->CRSg, tmp + g * s->Kg * ld, (int)ld, 0.0f,
                             col + g * s->CRSg * ld, (int)ld);
-            col2im_add(s, col, nb, dx + n0 * x->stride_n, x->stride_n);
+            col2im_add(s, col, nb, 0, s->P, dx + n0 * x->stride_n, x->stride_n);
         }
     }
 }
@@ -372,22 +384,29 @@ static void fwd_image_part(void *p, int t, int nt) {
     share_of(j, t, nt, &i0, &i1, &k0, &k1, s->K);
     if (i0 >= i1 || k0 >= k1) return;
     float *col = ws_of(j->cx, t);
+    const int prows = image_rows(s);
     for (int64_t i = i0; i < i1; i++) {
         const float *xi = x->data + i * x->stride_n;
         float *yi = y->data + i * y->stride_n;
-        const float *B = xi; /* the 1x1 case: x_i [C, HW] is its own lowering */
-        if (!s->is_1x1) {
-            im2col(s, xi, x->stride_n, 1, col);
-            B = col;
+        /* The 1x1 case: x_i [C, HW] is its own lowering, one block of all the rows. */
+        for (int p0 = 0; p0 < s->P; p0 += prows) {
+            const int p1 = p0 + prows < s->P ? p0 + prows : s->P;
+            const int64_t nc = s->is_1x1 ? s->PQ : (int64_t)(p1 - p0) * s->Q, c0 = (int64_t)p0 * s->Q;
+            const float *B = xi;
+            if (!s->is_1x1) {
+                im2col(s, xi, x->stride_n, 1, p0, p1, col);
+                B = col;
+            }
+            /* y_i's columns [c0, c0 + nc) (ldc = PQ) from B [CRS, nc] */
+            if (j->split_k)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(k1 - k0), (int)nc, (int)s->CRSg, 1.0f,
+                            w + k0 * s->CRSg, (int)s->CRSg, B, (int)nc, 0.0f, yi + k0 * s->PQ + c0, (int)s->PQ);
+            else
+                for (int g = 0; g < s->G; g++)
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->Kg, (int)nc, (int)s->CRSg, 1.0f,
+                                w + g * s->Kg * s->CRSg, (int)s->CRSg, B + g * s->CRSg * nc, (int)nc, 0.0f,
+                                yi + g * s->Kg * s->PQ + c0, (int)s->PQ);
         }
-        if (j->split_k)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(k1 - k0), (int)s->PQ, (int)s->CRSg, 1.0f,
-                        w + k0 * s->CRSg, (int)s->CRSg, B, (int)s->PQ, 0.0f, yi + k0 * s->PQ, (int)s->PQ);
-        else
-            for (int g = 0; g < s->G; g++)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->Kg, (int)s->PQ, (int)s->CRSg, 1.0f,
-                            w + g * s->Kg * s->CRSg, (int)s->CRSg, B + g * s->CRSg * s->PQ, (int)s->PQ, 0.0f,
-                            yi + g * s->Kg * s->PQ, (int)s->PQ);
         for (int64_t k = k0; k < k1 && (b || j->relu); k++) { /* while y_i is in cache */
             float *yk = yi + k * s->PQ;
             const float bk = b ? b[k] : 0.0f;
@@ -401,7 +420,7 @@ static void fwd_image_part(void *p, int t, int nt) {
 
 static enum dse_status fwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
     struct cj j = { .cx = cx, .n = n, .s = s, .split_k = want_split_k(cx, s), .relu = n->relu_out };
-    enum dse_status st = reserve(cx, s->is_1x1 ? 64 : (size_t)(s->C * s->RS * s->PQ) * sizeof(float), 0);
+    enum dse_status st = reserve(cx, s->is_1x1 ? 64 : (size_t)(s->C * s->RS * image_rows(s) * s->Q) * sizeof(float), 0);
     if (st) return st;
     dse_cpu_run(cx, fwd_image_part, &j);
     return DSE_OK;
@@ -413,6 +432,7 @@ static void bwd_image_part(void *p, int t, int nt) {
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
     const float *w = j->n->weight->data;
     float *dw = j->n->weight->grad, *dx = x->grad, *col = ws_of(j->cx, t);
+    const int prows = image_rows(s);
     double *db = j->sum_db ? (double *)(col + j->db_off) : NULL; /* 64-byte aligned */
     int64_t i0, i1;
     dse_cpu_share(s->N, t, nt, &i0, &i1);
@@ -425,26 +445,31 @@ static void bwd_image_part(void *p, int t, int nt) {
          * for the sgemms below. */
         if (j->relu) relu_mask(y->data + i * y->stride_n, dyi, s->K * s->PQ);
         for (int k = 0; db && k < s->K; k++) db[k] += dse_cpu_sum(dyi + k * s->PQ, s->PQ);
-        if (dw) {
-            const float *B = xi;
-            if (!s->is_1x1) {
-                im2col(s, xi, x->stride_n, 1, col);
-                B = col;
+        /* A block of output rows at a time: dy_i's columns [c0, c0 + nc) (ld PQ). */
+        for (int p0 = 0; p0 < s->P; p0 += prows) {
+            const int p1 = p0 + prows < s->P ? p0 + prows : s->P;
+            const int64_t nc = s->is_1x1 ? s->PQ : (int64_t)(p1 - p0) * s->Q, c0 = (int64_t)p0 * s->Q;
+            if (dw) {
+                const float *B = xi;
+                if (!s->is_1x1) {
+                    im2col(s, xi, x->stride_n, 1, p0, p1, col);
+                    B = col;
+                }
+                for (int g = 0; g < s->G; g++)
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->Kg, (int)s->CRSg, (int)nc, 1.0f,
+                                dyi + g * s->Kg * s->PQ + c0, (int)s->PQ, B + g * s->CRSg * nc, (int)nc, 1.0f,
+                                dw + g * s->Kg * s->CRSg, (int)s->CRSg);
             }
-            for (int g = 0; g < s->G; g++)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->Kg, (int)s->CRSg, (int)s->PQ, 1.0f,
-                            dyi + g * s->Kg * s->PQ, (int)s->PQ, B + g * s->CRSg * s->PQ, (int)s->PQ, 1.0f,
-                            dw + g * s->Kg * s->CRSg, (int)s->CRSg);
-        }
-        if (dx) {
-            float *dxi = dx + i * x->stride_n;
-            /* 1x1: accumulate straight into dx_i (beta 1); otherwise through col. */
-            float *D = s->is_1x1 ? dxi : col;
-            for (int g = 0; g < s->G; g++)
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)s->CRSg, (int)s->PQ, s->Kg, 1.0f,
-                            w + g * s->Kg * s->CRSg, (int)s->CRSg, dyi + g * s->Kg * s->PQ, (int)s->PQ,
-                            s->is_1x1 ? 1.0f : 0.0f, D + g * s->CRSg * s->PQ, (int)s->PQ);
-            if (!s->is_1x1) col2im_add(s, col, 1, dxi, x->stride_n);
+            if (dx) {
+                float *dxi = dx + i * x->stride_n;
+                /* 1x1: accumulate straight into dx_i (beta 1); otherwise through col. */
+                float *D = s->is_1x1 ? dxi : col;
+                for (int g = 0; g < s->G; g++)
+                    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)s->CRSg, (int)nc, s->Kg, 1.0f,
+                                w + g * s->Kg * s->CRSg, (int)s->CRSg, dyi + g * s->Kg * s->PQ + c0, (int)s->PQ,
+                                s->is_1x1 ? 1.0f : 0.0f, D + g * s->CRSg * nc, (int)nc);
+                if (!s->is_1x1) col2im_add(s, col, 1, p0, p1, dxi, x->stride_n);
+            }
         }
     }
 }
@@ -457,7 +482,7 @@ static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, con
     if (!dw && !n->in[0]->grad && !db && !n->relu_out) return DSE_OK;
     struct cj j = { .cx = cx, .n = n, .s = s, .relu = n->relu_out };
     const int64_t ndw = (int64_t)s->K * s->CRSg;
-    j.dw_off = s->is_1x1 ? 0 : (int64_t)s->C * s->RS * s->PQ;
+    j.dw_off = s->is_1x1 ? 0 : (int64_t)s->C * s->RS * image_rows(s) * s->Q;
     j.dw_off = (j.dw_off + 15) / 16 * 16;
     j.db_off = j.dw_off + (dw ? (ndw + 15) / 16 * 16 : 0), j.sum_db = db != NULL;
     enum dse_status st = reserve(cx, (size_t)(j.db_off + (db ? 2 * s->K : 0) + 16) * sizeof(float), 0);
