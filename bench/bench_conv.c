@@ -2,7 +2,9 @@
  * 32) and SqueezeNet-FMNIST (issue #4 item 10; batch 128) for each CPU conv strategy,
  * with the yardstick measured in the same run: one bare cblas_sgemm of the layer's
  * M = K/groups, N = batch*P*Q, K = C/groups*R*S (STYLE section 9). One line per
- * measurement; machine facts first; per-net totals last. supported=0 marks a strategy
+ * measurement; machine facts first; per-net totals, then conv2d.efficiency lines: the
+ * engine's own choices over all the net's conv layers, their FLOP/s as a share of the
+ * sgemm peak (issue #4's target: 60%). supported=0 marks a strategy
  * that cannot run the layer (winograd off 3x3 stride 1): it ran gemm_batch. Not a test.
  * Usage: bench_conv [--net v10|fmnist|all] [--batch B] [--threads T] [--reps R] [--layer NAME] */
 #include <stdio.h>
@@ -90,6 +92,7 @@ static double sgemm_gflops(int threads, int M, int N, int K, int groups, int rep
 struct totals {
     double ms[2][DSE_CPU_CONV_COUNT]; /* [fwd/bwd][strategy], medians */
     double ms_auto[2], ms_best[2];
+    double gflop_auto[2]; /* the layers' FLOPs (1e9) of each pass, for the efficiency line */
 };
 
 static int bench_layer(struct dse_cpu_ctx *cx, const char *net_name, const struct dse_layer *l, int first,
@@ -149,7 +152,10 @@ static int bench_layer(struct dse_cpu_ctx *cx, const char *net_name, const struc
                    (double)(pass ? choice.ms_bwd[a] : choice.ms_fwd[a]), supported);
             tot->ms[pass][a] += t.median_ms;
             if (t.median_ms < best[pass]) best[pass] = t.median_ms;
-            if (a == (pass ? choice.algo_bwd : choice.algo_fwd)) tot->ms_auto[pass] += t.median_ms;
+            if (a == (pass ? choice.algo_bwd : choice.algo_fwd)) {
+                tot->ms_auto[pass] += t.median_ms;
+                tot->gflop_auto[pass] += flops_pass[pass] * 1e-9;
+            }
         }
         tot->ms_best[pass] += best[pass];
     }
@@ -160,7 +166,7 @@ static int bench_layer(struct dse_cpu_ctx *cx, const char *net_name, const struc
 }
 
 static int bench_net(struct dse_cpu_ctx *cx, const char *name, const struct dse_mp *mp, int batch,
-                     const struct opts *o) {
+                     const struct opts *o, double peak) {
     struct dse_net net;
     struct dse_err err = { 0 };
     dse_net_init(&net, name, 1, 1, 1);
@@ -185,6 +191,16 @@ static int bench_net(struct dse_cpu_ctx *cx, const char *name, const struct dse_
                    pass_name[pass], dse_cpu_conv_algo_str(a), tot.ms[pass][a]);
         printf("name=conv2d.total net=%s backend=cpu batch=%d pass=%s strategy=auto median_ms=%.1f best_ms=%.1f\n",
                name, batch, pass_name[pass], tot.ms_auto[pass], tot.ms_best[pass]);
+    }
+    /* Issue #4's conv target: every conv layer, with the strategies the engine picks, as a
+     * share of the sgemm peak measured at the start of this run. */
+    for (int pass = 0; pass < 3 && !rc && !o->layer; pass++) {
+        const double ms = pass < 2 ? tot.ms_auto[pass] : tot.ms_auto[0] + tot.ms_auto[1];
+        const double gf = pass < 2 ? tot.gflop_auto[pass] : tot.gflop_auto[0] + tot.gflop_auto[1];
+        const double gflops = ms > 0 ? gf / (ms * 1e-3) : 0.0;
+        printf("name=conv2d.efficiency net=%s backend=cpu batch=%d pass=%s strategy=auto median_ms=%.1f gflops=%.1f "
+               "yardstick=sgemm_peak yardstick_gflops=%.1f ratio=%.3f\n", name, batch,
+               pass == 0 ? "fwd" : pass == 1 ? "bwd" : "fwd+bwd", ms, gflops, peak, gflops / peak);
     }
     dse_net_deinit(&net);
     return rc;
@@ -231,7 +247,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (!strcmp(o.net, "v10") || !strcmp(o.net, "all")) {
         struct dse_mp mp = dse_mp_squeezenet_v10();
-        rc |= bench_net(&cx, "squeezenet_v1.0", &mp, o.batch ? o.batch : 32, &o);
+        rc |= bench_net(&cx, "squeezenet_v1.0", &mp, o.batch ? o.batch : 32, &o, peak);
     }
     if (!rc && (!strcmp(o.net, "fmnist") || !strcmp(o.net, "all"))) {
         /* SqueezeNet-FMNIST (issue #4, item 10): 28x28x1, conv1 3x3/1 pad 1 with 96
@@ -239,7 +255,7 @@ int main(int argc, char **argv) {
         struct dse_mp mp = dse_mp_squeezenet_v10();
         mp.input_c = 1, mp.input_h = mp.input_w = 28, mp.classes = 10;
         mp.conv1_filters = 96, mp.conv1_kernel = 3, mp.conv1_stride = 1, mp.conv1_pad = 1;
-        rc |= bench_net(&cx, "squeezenet_fmnist", &mp, o.batch ? o.batch : 128, &o);
+        rc |= bench_net(&cx, "squeezenet_fmnist", &mp, o.batch ? o.batch : 128, &o, peak);
     }
     dse_cpu_ctx_deinit(&cx);
     return rc ? 1 : 0;
