@@ -696,7 +696,7 @@ static void test_elementwise_threads(void) {
     }
 }
 
-/* Max pooling with many equal values (three levels): every output and argmax equal a
+/* Max pooling with many equal values (three levels, at random): every output and argmax equal a
  * plain row-major scan of its clipped window keeping the first maximum (Caffe's rule),
  * on shapes whose interior columns take the vectorized stride-2 path and whose edges
  * (padding, ceil overhang) take the general one. */
@@ -721,7 +721,11 @@ static void test_pool_ties(void) {
         l = infer_layer(l, 1, 3, shapes[sh].H, shapes[sh].W);
         struct fx f;
         fx_init(&f, &cx, &l, 2, 1, NULL, 0, 60 + sh);
-        for (int64_t j = 0; j < dse_tensor_count(&f.in[0]); j++) f.in[0].data[j] = (float)((j * 7) % 3);
+        /* -1, 0 or 1 at random: ties within rows and across them, maxima in any row */
+        struct dse_pcg32 r;
+        dse_pcg32_seed(&r, 61 + sh, 1);
+        for (int64_t j = 0; j < dse_tensor_count(&f.in[0]); j++)
+            f.in[0].data[j] = (float)dse_pcg32_bounded(&r, 3) - 1.0f;
         CHECK_OK(dse_cpu_forward(&cx, &f.node));
         const int H = l.in_h, W = l.in_w, P = l.out_h, Q = l.out_w, k = l.kernel_h, st = l.stride_h, pd = l.pad_h;
         int bad = 0;

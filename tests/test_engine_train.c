@@ -217,20 +217,22 @@ done:
  * fuse_relus): against the same model built with DSE_CPU_NO_FUSE=1, every activation and
  * gradient (the whole arena), the loss and the parameters after two SGD steps are the same
  * bits, for every conv strategy (each masks and adds its bias in its own place), on 1 and
- * 2 threads, with simple and complex bypass and with dropout (classifier bias 0.5, so
+ * 2 threads, at batch 3 and 1 (2 threads share a single image's output channels
+ * forward), with complex bypass, and simple bypass with dropout (classifier bias 0.5, so
  * conv10's ReLU is open where the mask matters). */
 static void test_fused_relu(void) {
     static const int algos[] = { DSE_CPU_CONV_GEMM_BATCH, DSE_CPU_CONV_GEMM_IMAGE, DSE_CPU_CONV_WINOGRAD };
-    for (int v = 0; v < 2 * 2 * DSE_ARRAY_LEN(algos); v++) {
-        const int algo = algos[v % DSE_ARRAY_LEN(algos)], threads = 1 + v / DSE_ARRAY_LEN(algos) % 2;
+    const int na = DSE_ARRAY_LEN(algos);
+    for (int v = 0; v < 2 * 2 * 2 * na; v++) {
+        const int algo = algos[v % na], threads = 1 + v / na % 2, batch = v / (2 * na) % 2 ? 1 : 3;
         struct dse_mp mp = tiny_fire_mp();
-        if (v / (2 * DSE_ARRAY_LEN(algos))) mp.bypass = DSE_BYPASS_SIMPLE, mp.dropout = 0.5;
+        if (v / (4 * na)) mp.bypass = DSE_BYPASS_SIMPLE, mp.dropout = 0.5;
         struct dse_net net;
         dse_net_init(&net, "tiny", 1, 1, 1);
         CHECK_OK(dse_mp_build(&mp, &net, NULL));
         struct dse_model *m[2] = { NULL, NULL };
         struct dse_err err = { 0 };
-        struct dse_model_opts mo = { 3, threads, 5, DSE_INIT_MSRA, 0, 0, 0.5f };
+        struct dse_model_opts mo = { batch, threads, 5, DSE_INIT_MSRA, 0, 0, 0.5f };
         CHECK_OK(dse_model_new(&net, &mo, &m[0], &err));
         setenv("DSE_CPU_NO_FUSE", "1", 1);
         CHECK_OK(dse_model_new(&net, &mo, &m[1], &err));
@@ -264,8 +266,8 @@ static void test_fused_relu(void) {
         for (int p = 0; p < m[0]->n_params; p++)
             same &= !memcmp(m[0]->params[p]->data, m[1]->params[p]->data,
                             sizeof(float) * (size_t)dse_tensor_count(m[0]->params[p]));
-        if (!same) fprintf(stderr, "  fused-relu: %s, %d threads, bypass %d: results differ\n",
-                           dse_cpu_conv_algo_str(algo), threads, (int)mp.bypass);
+        if (!same) fprintf(stderr, "  fused-relu: %s, %d threads, batch %d, bypass %d: results differ\n",
+                           dse_cpu_conv_algo_str(algo), threads, batch, (int)mp.bypass);
         CHECK(same);
     next:
         dse_model_free(m[0]);
