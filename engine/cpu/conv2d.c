@@ -253,8 +253,9 @@ static float *thread_dw(const struct cj *j, int t, float *dw, int64_t count) {
  * core's L2 when the sgemm reads it (and tmp when it is copied out), at least one image.
  * bench_conv's layers alternating in one process, SqueezeNet-FMNIST batch 128 and v1.0
  * batch 16 on 2 EPYC (Zen 4) cores: against chunks of the whole share, 512 KiB made
- * GEMM_BATCH 10-50% faster on the 1x1 convs and most 3x3s (totals 280 -> 256 ms and 713
- * -> 590 ms), 256 KiB and 1 MiB a little slower than 512, 2 MiB slower still. */
+ * GEMM_BATCH 10-50% faster on the 1x1 convs and most 3x3s (summed over the layers, forward
+ * and backward: FMNIST 325 -> 257 ms at 1 MiB, v1.0 713 -> 590 ms at 512 KiB); 512 KiB beat
+ * 1 MiB by up to 10% on the 1x1 convs, 256 KiB and 2 MiB were slower. */
 #define GEMM_BLOCK_BYTES ((size_t)512 << 10)
 
 static int batch_chunk(const struct dse_cpu_ctx *cx, const struct shape *s) {
