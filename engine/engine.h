@@ -326,6 +326,8 @@ extern const struct dse_cpu_kernel dse_cpu_kernels[DSE_OP_COUNT];
 
 /* p[0 .. n) = 0, shared among the ctx's threads (a model's gradients each step). */
 void dse_cpu_zero(struct dse_cpu_ctx *cx, float *p, int64_t n);
+/* Sum of the squares of x[0 .. n) in double, in a fixed order (gradient clipping's norm). */
+double dse_cpu_sumsq(const float *x, int64_t n);
 
 /* Run node n's forward / backward through the table (nothing for a fused node). */
 enum dse_status dse_cpu_forward(struct dse_cpu_ctx *cx, struct dse_node *n);

@@ -638,19 +638,6 @@ void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_d
     }
 }
 
-/* Sum of squares of n floats in double: eight running sums (vectorized), then a tree, then
- * the tail; a fixed order. One running sum would be a chain of dependent adds, a few
- * cycles a parameter every step. */
-static double sumsq(const float *x, int64_t n) {
-    double p[8] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) p[l] += (double)x[i + l] * (double)x[i + l];
-    double s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
-    for (; i < n; i++) s += (double)x[i] * (double)x[i];
-    return s;
-}
-
 enum dse_status dse_model_clip_grad(struct dse_model *m, double max_norm, double *norm, int *clipped,
                                     struct dse_err *err) {
     double sum = 0;
@@ -664,7 +651,7 @@ enum dse_status dse_model_clip_grad(struct dse_model *m, double max_norm, double
             return st;
         }
     } else {
-        for (int p = 0; p < m->n_params; p++) sum += sumsq(m->params[p]->grad, dse_tensor_count(m->params[p]));
+        for (int p = 0; p < m->n_params; p++) sum += dse_cpu_sumsq(m->params[p]->grad, dse_tensor_count(m->params[p]));
     }
     *norm = sqrt(sum);
     if (max_norm > 0 && isfinite(*norm) && *norm > max_norm) {

@@ -19,13 +19,26 @@ static int data_installed(void) {
     return access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) == 0;
 }
 
-/* tiny_fire_mp's network into net (initialized here); fmnist: on Fashion-MNIST's 28x28
- * input with 10 classes. */
+/* mp's network into net (initialized here). */
+static void mp_net(struct dse_net *net, const struct dse_mp *mp) {
+    dse_net_init(net, "tiny", 1, 1, 1);
+    CHECK_OK(dse_mp_build(mp, net, NULL));
+}
+
+/* tiny_fire_mp's network into net; fmnist: on Fashion-MNIST's 28x28 input with 10
+ * classes. */
 static void tiny_net(struct dse_net *net, int fmnist) {
     struct dse_mp mp = tiny_fire_mp();
     if (fmnist) mp.input_h = mp.input_w = 28, mp.classes = 10;
-    dse_net_init(net, "tiny", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, net, NULL));
+    mp_net(net, &mp);
+}
+
+/* Three 12x12 images of uniform values in [-0.5, 0.5) from PCG32 seed (seed, seed), the
+ * input of the tests on tiny_net(net, 0). */
+static void tiny_input(float x[3 * 144], uint64_t seed) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, seed, seed);
+    for (int i = 0; i < 3 * 144; i++) x[i] = (float)dse_pcg32_next(&r) / 4294967296.0f - 0.5f;
 }
 
 /* d loss / d param by central differences in double, against the model's gradient. */
@@ -43,9 +56,7 @@ static void test_model_gradients(void) {
     if (e1 >= 0 && cat >= 0) CHECK(m->outs[e1].data == m->outs[cat].data);
     float x[3 * 144], loss, lp, lm;
     int labels[3] = { 0, 3, 1 };
-    struct dse_pcg32 r;
-    dse_pcg32_seed(&r, 3, 3);
-    for (int i = 0; i < 3 * 144; i++) x[i] = (float)dse_pcg32_next(&r) / 4294967296.0f - 0.5f;
+    tiny_input(x, 3);
     CHECK_OK(dse_model_forward(m, x, labels, &loss, &err));
     CHECK_OK(dse_model_backward(m, &err));
     CHECK(isfinite(loss) && loss > 0);
@@ -178,9 +189,7 @@ static void test_clip_grad(void) {
     a->cx.conv_force = b->cx.conv_force = DSE_CPU_CONV_GEMM_BATCH; /* timed choices could differ */
     float x[3 * 144], loss;
     int labels[3] = { 0, 3, 1 };
-    struct dse_pcg32 r;
-    dse_pcg32_seed(&r, 7, 7);
-    for (int i = 0; i < 3 * 144; i++) x[i] = (float)dse_pcg32_next(&r) / 4294967296.0f - 0.5f;
+    tiny_input(x, 7);
     for (int step = 0; step < 3; step++) {
         CHECK_OK(dse_model_forward(a, x, labels, &loss, &err));
         CHECK_OK(dse_model_backward(a, &err));
@@ -228,8 +237,7 @@ static void test_fused_relu(void) {
         struct dse_mp mp = tiny_fire_mp();
         if (v / (4 * na)) mp.bypass = DSE_BYPASS_SIMPLE, mp.dropout = 0.5;
         struct dse_net net;
-        dse_net_init(&net, "tiny", 1, 1, 1);
-        CHECK_OK(dse_mp_build(&mp, &net, NULL));
+        mp_net(&net, &mp);
         struct dse_model *m[2] = { NULL, NULL };
         struct dse_err err = { 0 };
         struct dse_model_opts mo = { batch, threads, 5, DSE_INIT_MSRA, 0, 0, 0.5f };
@@ -247,9 +255,7 @@ static void test_fused_relu(void) {
         CHECK_INT_EQ(fused[1], 0);
         float x[3 * 144], loss[2];
         int labels[3] = { 0, 3, 1 };
-        struct dse_pcg32 r;
-        dse_pcg32_seed(&r, 9, 9);
-        for (int i = 0; i < 3 * 144; i++) x[i] = (float)dse_pcg32_next(&r) / 4294967296.0f - 0.5f;
+        tiny_input(x, 9);
         int same = 1;
         for (int step = 0; step < 2; step++) {
             for (int k = 0; k < 2; k++) {

@@ -138,19 +138,9 @@ static void bias_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struc
     dse_cpu_for(cx, s->K, (int64_t)s->N * s->K * s->PQ, bias_part, &j);
 }
 
-/* A fused ReLU (dse_node.relu_out): the value written, and the gradient masked where the
- * output (after the ReLU) is not positive, the ReLU kernels' rules (eltwise.c). */
-static inline float relu_of(float v) { return v > 0.0f ? v : 0.0f; }
-
-static void relu_mask(const float *y, float *g, int64_t n) {
-    for (int64_t e = 0; e < n; e++) {
-        const float d = g[e];
-        g[e] = y[e] > 0.0f ? d : 0.0f;
-    }
-}
-
+/* A fused ReLU (dse_node.relu_out), by the relu kernels' rules (cpu_impl.h). */
 static void relu_inplace(float *y, int64_t n) {
-    for (int64_t e = 0; e < n; e++) y[e] = relu_of(y[e]);
+    for (int64_t e = 0; e < n; e++) y[e] = dse_cpu_relu(y[e]);
 }
 
 /* dy masked by y > 0 in place, images shared among the threads (strategies other than
@@ -158,7 +148,7 @@ static void relu_inplace(float *y, int64_t n) {
 static void mask_part(void *p, int64_t lo, int64_t hi) {
     const struct bias_job *j = p;
     for (int64_t i = lo; i < hi; i++)
-        relu_mask(j->y->data + i * j->y->stride_n, j->y->grad + i * j->y->stride_n, j->s->K * j->s->PQ);
+        dse_cpu_relu_mask(j->y->data + i * j->y->stride_n, j->y->grad + i * j->y->stride_n, j->s->K * j->s->PQ);
 }
 
 static void mask_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struct dse_tensor *y) {
@@ -306,7 +296,7 @@ static void fwd_batch_part(void *p, int t, int nt) {
                 float *dst = y->data + (n0 + i) * y->stride_n + k * s->PQ;
                 const float bk = b ? b[k] : 0.0f;
                 if (j->relu)
-                    for (int64_t e = 0; e < s->PQ; e++) dst[e] = relu_of(src[e] + bk);
+                    for (int64_t e = 0; e < s->PQ; e++) dst[e] = dse_cpu_relu(src[e] + bk);
                 else
                     for (int64_t e = 0; e < s->PQ; e++) dst[e] = src[e] + bk;
             }
@@ -412,7 +402,7 @@ static void fwd_image_part(void *p, int t, int nt) {
             float *yk = yi + k * s->PQ;
             const float bk = b ? b[k] : 0.0f;
             if (j->relu)
-                for (int64_t e = 0; e < s->PQ; e++) yk[e] = relu_of(yk[e] + bk);
+                for (int64_t e = 0; e < s->PQ; e++) yk[e] = dse_cpu_relu(yk[e] + bk);
             else
                 for (int64_t e = 0; e < s->PQ; e++) yk[e] += bk;
         }
@@ -444,7 +434,7 @@ static void bwd_image_part(void *p, int t, int nt) {
         float *dyi = y->grad + i * y->stride_n;
         /* The fused ReLU's mask and the bias gradient, as the image's dy comes into cache
          * for the sgemms below. */
-        if (j->relu) relu_mask(y->data + i * y->stride_n, dyi, s->K * s->PQ);
+        if (j->relu) dse_cpu_relu_mask(y->data + i * y->stride_n, dyi, s->K * s->PQ);
         for (int k = 0; db && k < s->K; k++) db[k] += dse_cpu_sum(dyi + k * s->PQ, s->PQ);
         /* A block of output rows at a time: dy_i's columns [c0, c0 + nc) (ld PQ). */
         for (int p0 = 0; p0 < s->P; p0 += prows) {

@@ -74,19 +74,34 @@ static inline int dse_cpu_in_place(const struct dse_node *n) {
     return n->out->data == n->in[0]->data;
 }
 
-/* Sum of n floats in double, in a fixed order (the same bits whatever the threads):
- * eight running sums over x[i + l] (l = i mod 8, which the compiler turns into vector
- * adds), added as a tree, then the tail. One running sum was a chain of dependent adds:
- * 4 cycles a value, and conv bias gradients (every conv output summed each step) took
- * longer than conv1's weight gradient. */
-static inline double dse_cpu_sum(const float *x, int64_t n) {
+/* Sum of n floats (squares: of their squares) in double, in a fixed order (the same bits
+ * whatever the threads): eight running sums over x[i + l] (l = i mod 8, which the compiler
+ * turns into vector adds), added as a tree, then the tail. One running sum was a chain of
+ * dependent adds: 4 cycles a value, and conv bias gradients (every conv output summed each
+ * step) took longer than conv1's weight gradient. `squares` is a constant at every call,
+ * so each use compiles to its own loop. */
+static inline double dse_cpu_sum_of(const float *x, int64_t n, int squares) {
     double p[8] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; l++) p[l] += (double)x[i + l];
+        for (int l = 0; l < 8; l++) p[l] += squares ? (double)x[i + l] * (double)x[i + l] : (double)x[i + l];
     double s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
-    for (; i < n; i++) s += x[i];
+    for (; i < n; i++) s += squares ? (double)x[i] * (double)x[i] : (double)x[i];
     return s;
+}
+
+static inline double dse_cpu_sum(const float *x, int64_t n) { return dse_cpu_sum_of(x, n, 0); }
+
+/* The ReLU's rules, one copy for the relu kernels (eltwise.c) and the convs that apply
+ * their ReLU themselves (conv2d.c, dse_node.relu_out), so the two give the same bits:
+ * the value, and the gradient g masked in place where the output y is not positive. */
+static inline float dse_cpu_relu(float v) { return v > 0.0f ? v : 0.0f; }
+
+static inline void dse_cpu_relu_mask(const float *y, float *g, int64_t n) {
+    for (int64_t e = 0; e < n; e++) { /* loads outside the select, so it vectorizes */
+        const float d = g[e];
+        g[e] = y[e] > 0.0f ? d : 0.0f;
+    }
 }
 
 #endif

@@ -145,6 +145,8 @@ void dse_cpu_zero(struct dse_cpu_ctx *cx, float *p, int64_t n) {
     dse_cpu_for(cx, n, n, zero_part, p);
 }
 
+double dse_cpu_sumsq(const float *x, int64_t n) { return dse_cpu_sum_of(x, n, 1); }
+
 enum dse_status dse_cpu_forward(struct dse_cpu_ctx *cx, struct dse_node *n) {
     DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
     return n->fused ? DSE_OK : dse_cpu_kernels[n->op].fwd(cx, n);

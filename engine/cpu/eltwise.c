@@ -57,7 +57,7 @@ static void relu_fwd_part(void *p, int64_t lo, int64_t hi) {
         int64_t j0, j1, i = block_at(&a->b, k, &j0, &j1);
         const float *xi = x->data + i * x->stride_n;
         float *yi = y->data + i * y->stride_n;
-        for (int64_t j = j0; j < j1; j++) yi[j] = xi[j] > 0.0f ? xi[j] : 0.0f;
+        for (int64_t j = j0; j < j1; j++) yi[j] = dse_cpu_relu(xi[j]);
     }
 }
 
@@ -76,11 +76,8 @@ static void relu_bwd_part(void *p, int64_t lo, int64_t hi) {
         const float *yi = y->data + i * y->stride_n, *dyi = y->grad + i * y->stride_n;
         float *dxi = x->grad + i * x->stride_n;
         /* Loads outside the conditional, so the compiler may vectorize the select. */
-        if (a->in_place)
-            for (int64_t j = j0; j < j1; j++) {
-                const float g = dyi[j];
-                dxi[j] = yi[j] > 0.0f ? g : 0.0f;
-            }
+        if (a->in_place) /* dxi == dyi */
+            dse_cpu_relu_mask(yi + j0, dxi + j0, j1 - j0);
         else
             for (int64_t j = j0; j < j1; j++) {
                 const float g = dyi[j], d = dxi[j];
