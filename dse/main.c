@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "engine/synth.h"
 #include "engine/train.h"
 #include "base/fs.h"
+#include "dse/dataprep.h"
 #include "dse/netfile.h"
 #include "dse/report.h"
 #include "dse/space.h"
@@ -32,7 +34,7 @@ static const char usage_main[] =
     "  sweep SPACE          cost and train every candidate of a space, with many workers\n"
     "  status DIR           progress of a training sweep: done, running, pending, ETA\n"
     "  report DIR           candidates and Pareto frontier of a sweep; SVG plot\n"
-    "  train NET            train a network on Fashion-MNIST (or MNIST, CIFAR) on the CPU or a GPU\n"
+    "  train NET            train a network on Fashion-MNIST, MNIST, CIFAR or an image folder, CPU or GPU\n"
     "  bench NET            training or inference images per second\n"
     "  profile NET          per-layer forward and backward time and GFLOP/s\n"
     "  help [COMMAND]       this text, or a command's options\n"
@@ -43,7 +45,7 @@ static const char usage_main[] =
 
 static const char usage_analyze[] =
     "usage: dse analyze NET [--batch N] [--format table|json|csv|md] [--expand]\n"
-    "                       [--input C,H,W]\n"
+    "                       [--input C,H,W] [--classes K]\n"
     "\n"
     "Closed-form cost of a network: per layer the output shape, params (weights + biases),\n"
     "FLOPs (2 per multiply-add, conv and fc), activations and receptive field; totals,\n"
@@ -52,7 +54,8 @@ static const char usage_analyze[] =
     "  --batch N        images per batch (default 1)\n"
     "  --format F       table (default), json (docs/json.md), csv or md\n"
     "  --expand         one row per primitive layer instead of one per Fire module\n"
-    "  --input C,H,W    override the network's input shape (e.g. 3,454,454)\n";
+    "  --input C,H,W    override the network's input shape (e.g. 3,454,454)\n"
+    "  --classes K      give the classifier (the last conv or fc) K outputs\n";
 
 static const char usage_diff[] =
     "usage: dse diff BASE VARIANT [--batch N] [--format table|json|csv|md] [--expand]\n"
@@ -168,6 +171,8 @@ static const char usage_train[] =
     "                     [--checkpoint-dir DIR] [--resume FILE] [--conv auto|gemm_batch|gemm_image]\n"
     "                     [--conv-cache FILE|none] [--device cpu|cuda|cuda:N]\n"
     "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--clip-norm C] [--json]\n"
+    "                     [--input C,H,W] [--classes K] [--aug auto|rrc|crop|flip|none] [--loader-threads N]\n"
+    "                     [--pack-cache DIR]\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
     "momentum 0.9, weight decay 2e-4, MSRA init, gradients clipped to a global L2 norm of 2, and\n"
@@ -176,7 +181,15 @@ static const char usage_train[] =
     "layer. Reports test loss, top-1 and top-5 after every epoch; a progress line on a\n"
     "terminal. NaN or infinite loss stops the run with status diverged.\n"
     "\n"
-    "  --data D         dataset name (fashion-mnist, mnist, cifar-10, cifar-100) or directory\n"
+    "  --data D         dataset name (fashion-mnist, mnist, cifar-10, cifar-100), an IDX or CIFAR\n"
+    "                   directory, an image pack (dse data pack), or an image folder: DIR/train/<class>/\n"
+    "                   *.jpg|png and DIR/val/ (or test/), packed on first use into the pack cache\n"
+    "  --input C,H,W    fit the network's input (conv1's channels, the input size) to the data\n"
+    "  --classes K      fit the classifier (the last conv or fc) to K classes\n"
+    "  --aug A          image packs and folders: auto (default: random-resized-crop + flip above 64\n"
+    "                   pixels, else 4-pixel pad-and-crop + flip), rrc, crop, flip or none\n"
+    "  --loader-threads N  image packs and folders: decoding threads (default: one per core)\n"
+    "  --pack-cache DIR where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)\n"
     "  --epochs E       default 1        --batch B    default 64\n"
     "  --lr L           default 0.01     --lr-policy  default poly (power 1: linear to zero)\n"
     "  --threads T      default 2        --seed S     default 1\n"
@@ -201,6 +214,7 @@ static const char usage_train[] =
 static const char usage_bench[] =
     "usage: dse bench NET [--mode train|infer] [--batch B] [--threads T] [--iters N]\n"
     "                     [--device cpu|cuda|cuda:N] [--precision fp32|tf32|fp16|bf16] [--algos det|any]\n"
+    "                     [--input C,H,W] [--classes K]\n"
     "\n"
     "Images per second of a network on synthetic data: warm-up (conv strategy timing or\n"
     "cuDNN's algorithm search included) excluded, median of N iterations (default 10).\n"
@@ -211,11 +225,12 @@ static const char usage_bench[] =
     "  --iters N        default 10\n"
     "  --device D       cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)\n"
     "  --precision P    on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)\n"
-    "  --algos A        on a GPU: cuDNN's deterministic algorithms only (det, default) or any\n";
+    "  --algos A        on a GPU: cuDNN's deterministic algorithms only (det, default) or any\n"
+    "  --input C,H,W    fit the network's input; --classes K: its classifier's outputs\n";
 
 static const char usage_profile[] =
     "usage: dse profile NET [--batch B] [--threads T] [--iters N] [--device cpu|cuda|cuda:N]\n"
-    "                       [--precision fp32|tf32|fp16|bf16] [--algos det|any]\n"
+    "                       [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--input C,H,W] [--classes K]\n"
     "\n"
     "Per-layer forward and backward time (median of N iterations, default 5) and GFLOP/s\n"
     "on synthetic data, the layer-wise breakdown of Caffe's `caffe time`. On a GPU each\n"
@@ -225,7 +240,8 @@ static const char usage_profile[] =
     "  --iters N        default 5\n"
     "  --device D       cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)\n"
     "  --precision P    on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)\n"
-    "  --algos A        on a GPU: cuDNN's deterministic algorithms only (det, default) or any\n";
+    "  --algos A        on a GPU: cuDNN's deterministic algorithms only (det, default) or any\n"
+    "  --input C,H,W    fit the network's input; --classes K: its classifier's outputs\n";
 
 /* Options of a command: the flags it takes and the options that take a value. */
 struct cmd {
@@ -266,8 +282,18 @@ static int parse_shape(const char *s, struct dse_input_shape *out) {
         if (parse_ll(part, 1, DSE_DIM_MAX, &v[i])) return -1;
         s += n + (i < 2);
     }
-    *out = (struct dse_input_shape){ (int)v[0], (int)v[1], (int)v[2] };
+    out->c = (int)v[0], out->h = (int)v[1], out->w = (int)v[2]; /* classes: --classes, left as it is */
     return 0;
+}
+
+static int opt_int(const char *cmd, const char *name, const char *v, long long lo, long long hi, int *out);
+
+/* --input C,H,W and --classes K: how to fit a network to data. -1, or the usage error's code. */
+static int opt_fit(const char *cmd, const char *input, const char *classes, struct dse_input_shape *in) {
+    memset(in, 0, sizeof *in);
+    if (input && parse_shape(input, in))
+        return bad_usage(cmd, "--input '%s' is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)", input);
+    return opt_int(cmd, "--classes", classes, 1, DSE_DIM_MAX, &in->classes);
 }
 
 static int fail(const struct dse_err *err) {
@@ -300,16 +326,14 @@ static int opt_format(const char *cmd, const char *v, const char *allowed, enum 
 static int cmd_analyze(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
     struct dse_err err = { 0 };
     struct dse_net net;
-    struct dse_input_shape in = { 0, 0, 0 };
+    struct dse_input_shape in;
     long long batch;
     enum dse_format fmt;
     int rc;
     (void)n_pos;
     if ((rc = opt_batch(c->name, vals[0], &batch)) >= 0) return rc;
     if ((rc = opt_format(c->name, vals[1], "table json csv md", DSE_FORMAT_TABLE, &fmt)) >= 0) return rc;
-    if (vals[2] && parse_shape(vals[2], &in))
-        return bad_usage(c->name, "--input '%s' is not C,H,W with integers from 1 to 16777216 "
-                                  "(e.g. 3,227,227)", vals[2]);
+    if ((rc = opt_fit(c->name, vals[2], vals[3], &in)) >= 0) return rc;
     if (dse_netfile_load(pos[0], &in, &net, &err)) return fail(&err);
     rc = dse_report_analyze(stdout, pos[0], &net, batch, FLAG("--expand"), fmt, &err) ? fail(&err) : 0;
     dse_net_deinit(&net);
@@ -427,7 +451,6 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
 }
 
 static int opt_conv(const char *cmd, const char *v, int *algo);
-static int opt_int(const char *cmd, const char *name, const char *v, long long lo, long long hi, int *out);
 
 /* --gpus: "all" or a comma list of distinct device indices 0 to 1023. */
 static int opt_gpus(const char *cmd, const char *v, struct dse_sweep_opts *o) {
@@ -762,9 +785,26 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
             o.conv_cache = cache;
         }
     }
+    struct dse_input_shape in;
+    if ((rc = opt_fit(c->name, vals[18], vals[19], &in)) >= 0 ||
+        (rc = opt_int(c->name, "--loader-threads", vals[21], 1, 256, &o.loader_workers)) >= 0)
+        return rc;
+    if (vals[20]) {
+        int k = dse_word_index(DSE_AUG_NAMES, vals[20]);
+        if (k < 0) return bad_usage(c->name, "--aug '%s' is not one of: " DSE_AUG_NAMES, vals[20]);
+        o.aug = (enum dse_aug_mode)k;
+    }
     o.progress = isatty(2) ? train_progress : train_log, o.progress_arg = stderr;
-    if (dse_netfile_load(pos[0], NULL, &net, &err)) return fail(&err);
+    if (dse_netfile_load(pos[0], &in, &net, &err)) return fail(&err);
     if ((rc = device_ready(c->name, &o.dev)) >= 0) return dse_net_deinit(&net), rc;
+    /* The data before the work: does the network fit it (naming the flags that would), and
+     * an image folder becomes its pack in the cache on first use. */
+    struct dse_data_info info;
+    char data_path[4096];
+    if (dse_data_probe(o.data, o.data_root, &info, &err) || dse_dataprep_check_fit(&net, &info, "flags", &err) ||
+        dse_dataprep_resolve(o.data, vals[22], net.in_h, net.in_w, stderr, data_path, sizeof data_path, &err))
+        return dse_net_deinit(&net), fail(&err);
+    o.data = data_path;
     struct dse_train_result *r = malloc(sizeof *r);
     if (!r) return dse_net_deinit(&net), 1;
     rc = 0;
@@ -831,13 +871,14 @@ static int cmp_double(const void *a, const void *b) {
 
 /* A model of net on dev with synthetic data (values from a fixed PCG32 stream, labels
  * i % classes). -1, or the exit code after printing why. */
-static int synthetic_model(const char *cmd, const char *path, int batch, int threads, int inference,
-                           const struct dse_model_device_opts *dev, struct dse_model **m, float **x, int **labels) {
+static int synthetic_model(const char *cmd, const char *path, const struct dse_input_shape *in, int batch,
+                           int threads, int inference, const struct dse_model_device_opts *dev, struct dse_model **m,
+                           float **x, int **labels) {
     struct dse_net net;
     struct dse_err err = { 0 };
     struct dse_model_opts mo = { batch, threads, 1, DSE_INIT_MSRA, 0.01f, inference, 0 };
     int rc;
-    if (dse_netfile_load(path, NULL, &net, &err)) return fail(&err);
+    if (dse_netfile_load(path, in, &net, &err)) return fail(&err);
     if ((rc = device_ready(cmd, dev)) >= 0) return dse_net_deinit(&net), rc;
     enum dse_status st = dse_model_new_on(&net, &mo, dev, m, &err);
     dse_net_deinit(&net);
@@ -865,12 +906,14 @@ static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **va
     if (vals[0] && strcmp(vals[0], "train") && strcmp(vals[0], "infer"))
         return bad_usage(c->name, "--mode '%s' is not train or infer", vals[0]);
     struct dse_model_device_opts dev;
+    struct dse_input_shape in;
     if ((rc = opt_int(c->name, "--batch", vals[1], 1, 1 << 16, &batch)) >= 0 ||
         (rc = opt_int(c->name, "--threads", vals[2], 1, 256, &threads)) >= 0 ||
         (rc = opt_int(c->name, "--iters", vals[3], 1, 100000, &iters)) >= 0 ||
-        (rc = opt_device(c->name, vals[4], vals[5], vals[6], &dev)) >= 0)
+        (rc = opt_device(c->name, vals[4], vals[5], vals[6], &dev)) >= 0 ||
+        (rc = opt_fit(c->name, vals[7], vals[8], &in)) >= 0)
         return rc;
-    if ((rc = synthetic_model(c->name, pos[0], batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
+    if ((rc = synthetic_model(c->name, pos[0], &in, batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
     dse_model_set_training(m, train);
     double *t = malloc(sizeof *t * (size_t)iters);
     rc = 0;
@@ -920,12 +963,14 @@ static int cmd_profile(const struct cmd *c, const char **pos, int n_pos, char **
     int *labels = NULL;
     (void)n_pos, (void)flags;
     struct dse_model_device_opts dev;
+    struct dse_input_shape in;
     if ((rc = opt_int(c->name, "--batch", vals[0], 1, 1 << 16, &batch)) >= 0 ||
         (rc = opt_int(c->name, "--threads", vals[1], 1, 256, &threads)) >= 0 ||
         (rc = opt_int(c->name, "--iters", vals[2], 1, 10000, &iters)) >= 0 ||
-        (rc = opt_device(c->name, vals[3], vals[4], vals[5], &dev)) >= 0)
+        (rc = opt_device(c->name, vals[3], vals[4], vals[5], &dev)) >= 0 ||
+        (rc = opt_fit(c->name, vals[6], vals[7], &in)) >= 0)
         return rc;
-    if ((rc = synthetic_model(c->name, pos[0], batch, threads, 0, &dev, &m, &x, &labels)) >= 0) goto done;
+    if ((rc = synthetic_model(c->name, pos[0], &in, batch, threads, 0, &dev, &m, &x, &labels)) >= 0) goto done;
     int n = m->net.n_layers;
     double *tf = calloc((size_t)(n * iters), sizeof *tf), *tb = calloc((size_t)(n * iters), sizeof *tb);
     rc = 0;
@@ -980,8 +1025,307 @@ done:
     return rc < 0 ? 1 : rc;
 }
 
+
+/* ---- dse data: image folders and packs (issue #13) ------------------------------------ */
+
+static const char usage_data[] =
+    "usage: dse data pack DIR --out FILE [--size S] [--format jpeg|raw] [--quality Q] [--channels 1|3]\n"
+    "                         [--threads T] [--skip-bad]\n"
+    "       dse data info SOURCE [--verify]\n"
+    "       dse data bench SOURCE [--size N] [--batch B] [--threads T] [--seconds S] [--aug A] [--split train|val]\n"
+    "       dse data synth DIR [--classes K] [--train N] [--val N] [--sides MIN-MAX] [--seed S] [--mixed]\n"
+    "\n"
+    "Image data for dse train and dse sweep (docs/data.md). An image folder is laid out as\n"
+    "torchvision's ImageFolder: DIR/train/<class>/*.jpg|jpeg|png and DIR/val/<class>/... (or test/);\n"
+    "classes sorted by name. A pack is that folder decoded once into one random-access file.\n"
+    "\n"
+    "  pack   decode, resize (short side S) and store every image, on every core; atomic\n"
+    "  info   classes, images, format and statistics of a pack or a folder; --verify reads every record\n"
+    "  bench  images per second the loader delivers (crop, flip, normalize) from a pack or a folder\n"
+    "  synth  write a synthetic image folder (learnable classes) for tests and trials\n"
+    "Run 'dse data SUBCOMMAND --help' for its options.\n";
+
+static const char usage_data_pack[] =
+    "usage: dse data pack DIR --out FILE [--size S] [--format jpeg|raw] [--quality Q] [--channels 1|3]\n"
+    "                         [--threads T] [--skip-bad]\n"
+    "\n"
+    "Pack an image folder (DIR/train/<class>/*.jpg|png, DIR/val/ or DIR/test/) into one file: each\n"
+    "image decoded (JPEG, PNG; gray, RGB, RGBA, CMYK, 16-bit), resized so its short side is S with an\n"
+    "antialiasing filter, and stored as raw pixels or re-encoded JPEG, with an index (offsets, labels,\n"
+    "sizes, a CRC-32 per record and one over the index), class names and per-channel mean and std.\n"
+    "Uses every core; the file appears only when complete (a killed pack leaves none).\n"
+    "\n"
+    "  --out FILE       the pack to write (replaced atomically if it exists)\n"
+    "  --size S         short side in pixels, 8 to 4096, or 0 to keep each image's size (default 256)\n"
+    "  --format F       jpeg (default above 64 pixels: small files, decoded when read) or raw\n"
+    "                   (default at 64 and below: no decoding when read)\n"
+    "  --quality Q      JPEG quality, 1 to 100 (default 90)\n"
+    "  --channels C     3 (default: RGB) or 1 (gray)\n"
+    "  --threads T      decoding threads (default: one per core)\n"
+    "  --skip-bad       leave out images that do not decode, naming each, instead of stopping\n";
+
+static const char usage_data_info[] =
+    "usage: dse data info SOURCE [--verify]\n"
+    "\n"
+    "What a pack, an image folder or a dataset name holds: classes, images per split, image format\n"
+    "and size, per-channel statistics.\n"
+    "\n"
+    "  --verify         packs: check every record's CRC-32 and decode it\n";
+
+static const char usage_data_bench[] =
+    "usage: dse data bench SOURCE [--size N] [--batch B] [--threads T] [--seconds S] [--aug A]\n"
+    "                             [--split train|val]\n"
+    "\n"
+    "Images per second the loader delivers from a pack or an image folder (read and decoded file by\n"
+    "file), cropped and resized to NxN, flipped and normalized into float batches, as dse train\n"
+    "consumes them. Prints one line: name=loader.dse ... img_per_s=X img_per_s_per_core=Y.\n"
+    "\n"
+    "  --size N         output size (default 227)      --batch B   default 256\n"
+    "  --threads T      decoding threads (default: one per core)\n"
+    "  --seconds S      how long to measure, after 2 warm-up batches (default 10)\n"
+    "  --aug A          auto, rrc (default: random-resized-crop + flip), crop, flip or none\n"
+    "  --split S        train (default) or val\n";
+
+static const char usage_data_synth[] =
+    "usage: dse data synth DIR [--classes K] [--train N] [--val N] [--sides MIN-MAX] [--seed S] [--mixed]\n"
+    "\n"
+    "Write a synthetic image folder: K classes of stripes whose colours, frequency and angle tell the\n"
+    "class apart (learnable after crops and flips), N training and validation images per class,\n"
+    "sides drawn from MIN-MAX. Deterministic for a seed.\n"
+    "\n"
+    "  --classes K      default 10                     --train N   per class, default 20\n"
+    "  --val N          per class, default 5           --sides     default 48-96\n"
+    "  --seed S         default 1\n"
+    "  --mixed          cycle through every decoder path (RGB/gray/CMYK JPEG, RGB/gray/RGBA/16-bit/palette\n"
+    "                   PNG) instead of RGB JPEGs only\n";
+
+static int cmd_data_pack(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    struct dse_imgfolder f;
+    struct dse_pack_opts o;
+    struct dse_pack_summary sum;
+    struct dse_err err = { 0 };
+    int rc;
+    (void)n_pos;
+    dse_pack_opts_default(&o);
+    if (!vals[0] || !vals[0][0]) return bad_usage(c->name, "--out FILE is required (the pack to write)%s", "");
+    if ((rc = opt_int(c->name, "--size", vals[1], 0, 4096, &o.size)) >= 0 ||
+        (rc = opt_int(c->name, "--quality", vals[3], 1, 100, &o.quality)) >= 0 ||
+        (rc = opt_int(c->name, "--threads", vals[5], 1, 256, &o.threads)) >= 0)
+        return rc;
+    if (o.size > 0 && o.size < 8) return bad_usage(c->name, "--size '%s' is not 0 or an integer from 8 to 4096", vals[1]);
+    o.format = o.size > 0 && o.size <= 64 ? DSE_PACK_RAW : DSE_PACK_JPEG;
+    if (vals[2]) {
+        if (strcmp(vals[2], "jpeg") && strcmp(vals[2], "raw"))
+            return bad_usage(c->name, "--format '%s' is not jpeg or raw", vals[2]);
+        o.format = !strcmp(vals[2], "raw") ? DSE_PACK_RAW : DSE_PACK_JPEG;
+    }
+    if (vals[4]) {
+        if (strcmp(vals[4], "1") && strcmp(vals[4], "3")) return bad_usage(c->name, "--channels '%s' is not 1 or 3", vals[4]);
+        o.channels = vals[4][0] - '0';
+    }
+    o.skip_bad = FLAG("--skip-bad");
+    if (dse_imgfolder_scan(pos[0], &f, &err)) {
+        dse_imgfolder_deinit(&f);
+        return fail(&err);
+    }
+    fprintf(stderr, "dse data pack: %s: %d classes, %d train + %d %s images%s; short side %d, %s, %d threads\n",
+            pos[0], f.classes, f.count[0], f.count[1], f.val_name[0] ? f.val_name : "val",
+            f.ignored ? " (files without .jpg/.jpeg/.png ignored)" : "", o.size,
+            o.format == DSE_PACK_JPEG ? "JPEG" : "raw", o.threads);
+    if (dse_dataprep_pack(&f, vals[0], &o, stderr, isatty(2), &sum, &err)) {
+        rc = fail(&err);
+    } else {
+        printf("%s: %d train + %d %s images of %d classes, %.1f MB, %.1f s (%.0f img/s)%s\n", vals[0],
+               sum.records[0], sum.records[1], f.val_name[0] ? f.val_name : "val", f.classes, (double)sum.bytes / 1e6,
+               sum.seconds, (sum.records[0] + sum.records[1] + sum.skipped) / (sum.seconds > 0 ? sum.seconds : 1e-9), "");
+        if (sum.skipped) printf("skipped %d images that did not decode (named above)\n", sum.skipped);
+        printf("next: dse train NET --data %s [--input C,H,W --classes %d]\n", vals[0], f.classes);
+        rc = 0;
+    }
+    dse_imgfolder_deinit(&f);
+    return rc;
+}
+
+static int cmd_data_info(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    struct dse_err err = { 0 };
+    struct dse_data_info info;
+    (void)c, (void)n_pos, (void)vals;
+    if (dse_pack_is(pos[0])) {
+        struct dse_pack *p;
+        if (dse_pack_open(pos[0], &p, &err)) return fail(&err);
+        printf("%s: dse pack v%u, %s%s, %d channel%s, short side %d, %zu bytes\n", pos[0], DSE_PACK_VERSION,
+               p->format == DSE_PACK_JPEG ? "JPEG" : "raw pixels", p->format == DSE_PACK_JPEG ? " records" : "",
+               p->channels, p->channels == 1 ? "" : "s", p->short_side, p->size);
+        printf("splits: %s %d images, %s %d images\n", p->split_name[0], p->count[0],
+               p->split_name[1][0] ? p->split_name[1] : "val", p->count[1]);
+        printf("classes (%d):", p->classes);
+        for (int k = 0; k < p->classes && k < 20; k++) printf(" %s", p->class_names[k]);
+        printf("%s\nmean:", p->classes > 20 ? " ..." : "");
+        for (int ch = 0; ch < p->channels; ch++) printf(" %.6f", p->mean[ch]);
+        printf("  std:");
+        for (int ch = 0; ch < p->channels; ch++) printf(" %.6f", p->std[ch]);
+        printf("  (of pixel/255 over the train split)\n");
+        int rc = 0;
+        if (FLAG("--verify")) {
+            if (dse_pack_verify(p, 1, &err)) rc = fail(&err);
+            else printf("verified: every record's CRC-32 matches and every record decodes\n");
+        }
+        dse_pack_close(p);
+        return rc;
+    }
+    if (dse_data_probe(pos[0], NULL, &info, &err)) return fail(&err);
+    printf("%s: %s, %d classes, %d channel%s", pos[0], info.kind == DSE_DATA_KIND_FOLDER ? "image folder" : info.name,
+           info.classes, info.c, info.c == 1 ? "" : "s");
+    if (info.h) printf(" of %dx%d", info.h, info.w);
+    if (info.n_train) printf(", %d train + %d evaluation images", info.n_train, info.n_test);
+    printf("\n");
+    if (info.kind == DSE_DATA_KIND_FOLDER) printf("next: dse data pack %s --out FILE.pack\n", pos[0]);
+    return 0;
+}
+
+static double data_now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmd_data_bench(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    struct dse_err err = { 0 };
+    struct dse_pack *p = NULL;
+    struct dse_imgfolder f;
+    struct dse_loader *l = NULL;
+    struct dse_loader_opts lo;
+    int size = 227, batch = 256, threads = 0, seconds = 10, split = DSE_PACK_TRAIN, rc;
+    enum dse_aug_mode aug = DSE_AUG_RRC;
+    (void)n_pos, (void)flags;
+    memset(&f, 0, sizeof f);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = cpus > 0 ? (int)cpus : 1;
+    if ((rc = opt_int(c->name, "--size", vals[0], 1, 8192, &size)) >= 0 ||
+        (rc = opt_int(c->name, "--batch", vals[1], 1, 1 << 16, &batch)) >= 0 ||
+        (rc = opt_int(c->name, "--threads", vals[2], 1, 256, &threads)) >= 0 ||
+        (rc = opt_int(c->name, "--seconds", vals[3], 1, 100000, &seconds)) >= 0)
+        return rc;
+    if (vals[4]) {
+        int k = dse_word_index(DSE_AUG_NAMES, vals[4]);
+        if (k < 0) return bad_usage(c->name, "--aug '%s' is not one of: " DSE_AUG_NAMES, vals[4]);
+        aug = (enum dse_aug_mode)k;
+    }
+    if (vals[5]) {
+        if (strcmp(vals[5], "train") && strcmp(vals[5], "val")) return bad_usage(c->name, "--split '%s' is not train or val", vals[5]);
+        split = !strcmp(vals[5], "val") ? DSE_PACK_VAL : DSE_PACK_TRAIN;
+    }
+    memset(&lo, 0, sizeof lo);
+    lo.batch = batch, lo.shuffle = 1, lo.seed = 1, lo.out_h = size, lo.out_w = size, lo.workers = threads;
+    const int is_pack = dse_pack_is(pos[0]);
+    int channels = 3, short_side = size;
+    if (is_pack) {
+        if (dse_pack_open(pos[0], &p, &err)) return fail(&err);
+        channels = p->channels;
+        if (p->short_side) short_side = p->short_side;
+        lo.norm.c = channels;
+        memcpy(lo.norm.mean, p->mean, sizeof lo.norm.mean);
+        memcpy(lo.norm.std, p->std, sizeof lo.norm.std);
+    } else if (dse_imgfolder_scan(pos[0], &f, &err)) {
+        dse_imgfolder_deinit(&f);
+        return fail(&err);
+    } else {
+        lo.norm.c = 3; /* ImageNet's, as the torchvision comparison uses */
+        const float m[3] = { 0.485f, 0.456f, 0.406f }, sd[3] = { 0.229f, 0.224f, 0.225f };
+        memcpy(lo.norm.mean, m, sizeof m), memcpy(lo.norm.std, sd, sizeof sd);
+        lo.decode_min_short = size;
+    }
+    dse_data_aug_of(aug, short_side, &lo.aug, &lo.center);
+    float *x = NULL;
+    int *labels = NULL;
+    if ((is_pack ? dse_loader_new_pack(p, split, &lo, &l, &err) : dse_loader_new_folder(&f, split, channels, &lo, &l, &err))) {
+        rc = fail(&err);
+        goto out;
+    }
+    x = malloc((size_t)batch * channels * size * size * sizeof *x);
+    labels = malloc((size_t)batch * sizeof *labels);
+    if (!x || !labels) {
+        rc = 1;
+        goto out;
+    }
+    long long images = 0;
+    int count, warm = 2, epoch = 0;
+    double t0 = 0, t = 0;
+    dse_loader_start_epoch(l, epoch);
+    for (;;) {
+        if (!dse_loader_next(l, x, labels, &count)) {
+            if (dse_loader_status(l, &err)) {
+                rc = fail(&err);
+                goto out;
+            }
+            dse_loader_start_epoch(l, ++epoch);
+            continue;
+        }
+        if (warm > 0 && --warm == 0) {
+            t0 = data_now_s();
+            continue;
+        }
+        if (warm > 0) continue;
+        images += count;
+        t = data_now_s() - t0;
+        if (t >= seconds) break;
+    }
+    char augs[32];
+    snprintf(augs, sizeof augs, "%s%s", lo.aug.rrc ? "rrc" : lo.aug.crop_pad ? "crop" : "center", lo.aug.flip ? "+flip" : "");
+    printf("name=loader.dse source=%s format=%s threads=%d batch=%d size=%d aug=%s images=%lld seconds=%.2f "
+           "img_per_s=%.1f img_per_s_per_core=%.1f\n", is_pack ? "pack" : "folder",
+           is_pack ? (p->format == DSE_PACK_JPEG ? "jpeg" : "raw") : "files", threads, batch, size, augs, images, t,
+           images / t, images / t / (threads < cpus ? threads : cpus));
+    rc = 0;
+out:
+    free(x);
+    free(labels);
+    dse_loader_free(l);
+    dse_pack_close(p);
+    dse_imgfolder_deinit(&f);
+    return rc;
+}
+
+static int cmd_data_synth(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    struct dse_synth_opts o;
+    struct dse_err err = { 0 };
+    int rc, seed = 1;
+    (void)n_pos;
+    dse_synth_opts_default(&o);
+    if ((rc = opt_int(c->name, "--classes", vals[0], 2, 1000, &o.classes)) >= 0 ||
+        (rc = opt_int(c->name, "--train", vals[1], 1, 1000000, &o.train_per_class)) >= 0 ||
+        (rc = opt_int(c->name, "--val", vals[2], 0, 1000000, &o.val_per_class)) >= 0 ||
+        (rc = opt_int(c->name, "--seed", vals[4], 0, 2147483647, &seed)) >= 0)
+        return rc;
+    if (vals[3]) {
+        int a, b, used = 0;
+        if (sscanf(vals[3], "%d-%d%n", &a, &b, &used) != 2 || vals[3][used] || a < 8 || b < a || b > 4096)
+            return bad_usage(c->name, "--sides '%s' is not MIN-MAX with 8 <= MIN <= MAX <= 4096 (e.g. 256-400)", vals[3]);
+        o.min_side = a, o.max_side = b;
+    }
+    o.seed = (uint64_t)seed;
+    o.mixed = FLAG("--mixed");
+    if (dse_synth_folder(pos[0], &o, &err)) return fail(&err);
+    printf("%s: %d classes x (%d train + %d val) images, sides %d to %d%s\nnext: dse data pack %s --out %s.pack\n",
+           pos[0], o.classes, o.train_per_class, o.val_per_class, o.min_side, o.max_side,
+           o.mixed ? ", every decoder path" : ", RGB JPEG", pos[0], pos[0]);
+    return 0;
+}
+
+static const struct cmd data_cmds[] = {
+    { "data pack",  1, 1, "--skip-bad", "--out --size --format --quality --channels --threads", usage_data_pack,
+      cmd_data_pack },
+    { "data info",  1, 1, "--verify",   "",                                                      usage_data_info,
+      cmd_data_info },
+    { "data bench", 1, 1, "",           "--size --batch --threads --seconds --aug --split",      usage_data_bench,
+      cmd_data_bench },
+    { "data synth", 1, 1, "--mixed",    "--classes --train --val --sides --seed",                usage_data_synth,
+      cmd_data_synth },
+};
+
 static const struct cmd cmds[] = {
-    { "analyze",  1, 1, "--expand",               "--batch --format --input", usage_analyze,  cmd_analyze },
+    { "analyze",  1, 1, "--expand",               "--batch --format --input --classes",
+                                                                              usage_analyze,  cmd_analyze },
     { "diff",     2, 2, "--expand",               "--batch --format",         usage_diff,     cmd_diff },
     { "count",    1, 1, "",                       "",                         usage_count,    cmd_count },
     { "generate", 1, 1, "--all",                  "--index --format --out",   usage_generate, cmd_generate },
@@ -993,11 +1337,14 @@ static const struct cmd cmds[] = {
     { "report",   1, 1, "",                       "--format --plot --curves", usage_report,   cmd_report },
     { "train",    1, 1, "--json",                 "--data --epochs --batch --lr --lr-policy --threads --seed "
                                                   "--limit-train --limit-test --init --checkpoint-dir --resume --conv "
-                                                  "--conv-cache --device --precision --algos --clip-norm",
+                                                  "--conv-cache --device --precision --algos --clip-norm --input "
+                                                  "--classes --aug --loader-threads --pack-cache",
                                                                               usage_train,    cmd_train },
-    { "bench",    1, 1, "",                       "--mode --batch --threads --iters --device --precision --algos",
+    { "bench",    1, 1, "",                       "--mode --batch --threads --iters --device --precision --algos "
+                                                  "--input --classes",
                                                                               usage_bench,    cmd_bench },
-    { "profile",  1, 1, "",                       "--batch --threads --iters --device --precision --algos",
+    { "profile",  1, 1, "",                       "--batch --threads --iters --device --precision --algos "
+                                                  "--input --classes",
                                                                               usage_profile,  cmd_profile },
 };
 
@@ -1041,6 +1388,8 @@ static int run_cmd(const struct cmd *c, int argc, char **argv) {
         char msg[128];
         snprintf(msg, sizeof msg, "expected %s%%s", c->min_pos == 2 ? "two files: BASE VARIANT" :
                  (!strcmp(c->name, "report") || !strcmp(c->name, "status")) ? "a sweep directory" :
+                 !strcmp(c->name, "data pack") || !strcmp(c->name, "data synth") ? "an image folder DIR" :
+                 !strncmp(c->name, "data ", 5) ? "a pack, an image folder or a dataset name" :
                  (!strcmp(c->name, "analyze") || !strcmp(c->name, "train") || !strcmp(c->name, "bench") ||
                   !strcmp(c->name, "profile")) ? "one network file" : "a space file");
         return bad_usage(c->name, msg, "");
@@ -1061,7 +1410,17 @@ static int run(int argc, char **argv) {
         name = argv[2];
         for (int i = 0; i < DSE_ARRAY_LEN(cmds); i++)
             if (!strcmp(name, cmds[i].name)) return fputs(cmds[i].usage, stdout), 0;
+        if (!strcmp(name, "data")) return fputs(usage_data, stdout), 0;
         fprintf(stderr, "dse help: unknown command '%s'\n\n%s", name, usage_main);
+        return EXIT_BAD_INPUT;
+    }
+    if (!strcmp(name, "data")) {
+        const char *sub = argc > 2 ? argv[2] : "";
+        if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) return fputs(usage_data, stdout), 0;
+        for (int i = 0; i < DSE_ARRAY_LEN(data_cmds); i++)
+            if (!strcmp(sub, data_cmds[i].name + 5)) return run_cmd(&data_cmds[i], argc - 3, argv + 3);
+        fprintf(stderr, "dse data: %s '%s'\n\n%s", sub[0] ? "unknown subcommand" : "expected a subcommand", sub,
+                usage_data);
         return EXIT_BAD_INPUT;
     }
     for (int i = 0; i < DSE_ARRAY_LEN(cmds); i++)

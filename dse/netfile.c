@@ -21,14 +21,22 @@ static void modules_from_names(struct dse_net *net) {
     }
 }
 
+/* --classes: refit the loaded network's classifier. */
+static enum dse_status fit_classes(const char *path, const struct dse_input_shape *ov, struct dse_net *out,
+                                   enum dse_status st, struct dse_err *err) {
+    if (st || !ov || ov->classes <= 0) return st;
+    if ((st = dse_net_set_classes(out, ov->classes, path, err))) dse_net_deinit(out);
+    return st;
+}
+
 enum dse_status dse_netfile_load(const char *path, const struct dse_input_shape *ov,
                                  struct dse_net *out, struct dse_err *err) {
     if (has_ext(path, ".cfg"))
-        return dse_netcfg_load(path, ov, out, err);
+        return fit_classes(path, ov, out, dse_netcfg_load(path, ov, out, err), err);
     if (has_ext(path, ".prototxt") || has_ext(path, ".pt")) {
         enum dse_status st = dse_prototxt_load(path, ov, out, err);
         if (!st) modules_from_names(out);
-        return st;
+        return fit_classes(path, ov, out, st, err);
     }
     memset(out, 0, sizeof *out);
     return dse_err_set(err, DSE_ERR_CONFIG, path, 0,

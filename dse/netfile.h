@@ -10,9 +10,11 @@
 #include "metaparams/net.h"
 
 /* Input shape given on the command line (--input C,H,W); a zero field means "as the
- * file says". Applied before any layer is built. */
+ * file says". Applied before any layer is built. classes (--classes K): the classifier
+ * (dse_net_classifier) gets K outputs after the file is read; 0: as the file says. */
 struct dse_input_shape {
     int c, h, w;
+    int classes;
 };
 
 /* Load PATH by its extension: .cfg -> dse_netcfg_load, .prototxt/.pt -> dse_prototxt_load.

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/pcg32.h"
 #include "base/fs.h"
@@ -367,8 +368,12 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     dse_strlcpy(t->lr_policy, "poly", sizeof t->lr_policy);
     t->power = 1.0, t->gamma = 0.1, t->step_epochs = 0;
     t->momentum = 0.9, t->weight_decay = 0.0002, t->warmup_epochs = 0, t->clip_norm = 2.0, t->seed = 1;
-    if ((st = get_str(cx, g, "dataset", "fashion-mnist mnist cifar10 cifar100", t->dataset, sizeof t->dataset)))
-        return st;
+    if ((st = get_str(cx, g, "dataset", NULL, t->dataset, sizeof t->dataset))) return st;
+    if (dse_word_index("fashion-mnist mnist cifar10 cifar100 cifar-10 cifar-100", t->dataset) < 0 &&
+        access(t->dataset, F_OK) != 0)
+        return fail(cx, config_setting_get_member(g, "dataset"), "dataset = \"%s\" is neither a dataset name "
+                    "(fashion-mnist, mnist, cifar10, cifar100) nor an existing file or folder (an IDX or CIFAR "
+                    "directory, an image pack, an image folder)", t->dataset);
     if ((st = get_str(cx, g, "lr_policy", "fixed step poly linear", t->lr_policy, sizeof t->lr_policy)))
         return st;
     v = t->epochs;

@@ -37,7 +37,9 @@ struct dse_constraints {
 
 struct dse_train {
     int      present;
-    char     dataset[64];     /* "fashion-mnist", "mnist", "cifar10", "cifar100" */
+    char     dataset[1024];   /* a name ("fashion-mnist", "mnist", "cifar10" or "cifar-10",
+                                 "cifar100" or "cifar-100"), or a path: an IDX or CIFAR
+                                 directory, an image pack, an image folder */
     int      epochs, batch;
     double   lr;
     char     lr_policy[16];   /* "fixed", "step", "poly", "linear" */

@@ -1287,7 +1287,7 @@ static int per_gpu_auto(int n_gpus, int left) {
 enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
                                 int *finished, struct dse_err *err) {
     struct dse_sweep_plan plan;
-    struct dse_data_files files;
+    struct dse_data_info info;
     struct gpu_book *book = NULL;
     enum dse_status st;
     *finished = 0;
@@ -1300,7 +1300,7 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
                            "per_gpu >= 0 and the lease > 0");
     if (o->gpus_all && !o->n_gpus)
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "--gpus all: call dse_sweep_gpus_check first");
-    if ((st = dse_data_locate(engine_dataset(s->train.dataset), o->data_root, &files, err))) return st;
+    if ((st = dse_data_probe(engine_dataset(s->train.dataset), o->data_root, &info, err))) return st;
     if ((st = settle_plan(s, dir, o, &plan, err))) return st;
     struct worker w;
     int n_workers = o->workers;

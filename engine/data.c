@@ -2,6 +2,7 @@
  * normalization, augmentation, per-epoch shuffling and the double-buffered background
  * loader. The contract of each function is in data.h; docs/data.md has the overview. */
 #include "engine/data.h"
+#include "engine/data_impl.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -575,6 +576,67 @@ enum dse_status dse_data_load(const struct dse_data_files *f, enum dse_data_spli
     return dse_data_read_cifar(p, s->n, f->format == DSE_DATA_FORMAT_CIFAR100 ? 100 : 10, out, err);
 }
 
+/* ---- any source --------------------------------------------------------------------------- */
+
+static const char *base_name(const char *path) {
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--;
+    const char *p = path + n;
+    while (p > path && p[-1] != '/') p--;
+    return p;
+}
+
+enum dse_status dse_data_probe(const char *spec, const char *root, struct dse_data_info *out,
+                               struct dse_err *err) {
+    enum dse_status st;
+    memset(out, 0, sizeof *out);
+    if (dse_pack_is(spec)) {
+        struct dse_pack *p;
+        if ((st = dse_pack_open(spec, &p, err))) return st;
+        out->kind = DSE_DATA_KIND_PACK;
+        out->c = p->channels, out->classes = p->classes;
+        out->n_train = p->count[DSE_PACK_TRAIN], out->n_test = p->count[DSE_PACK_VAL];
+        dse_pack_close(p);
+    } else if (dse_imgfolder_is(spec)) {
+        struct dse_imgfolder f;
+        if ((st = dse_imgfolder_scan(spec, &f, err))) {
+            dse_imgfolder_deinit(&f);
+            return st;
+        }
+        out->kind = DSE_DATA_KIND_FOLDER;
+        out->c = 3, out->classes = f.classes;
+        out->n_train = f.count[DSE_PACK_TRAIN], out->n_test = f.count[DSE_PACK_VAL];
+        dse_imgfolder_deinit(&f);
+    } else {
+        struct dse_data_files files;
+        struct dse_dataset *test = NULL;
+        if ((st = dse_data_locate(spec, root, &files, err))) return st;
+        /* the (smaller) test split tells the shape; err->file points into files, so copy */
+        if ((st = dse_data_load(&files, DSE_DATA_SPLIT_TEST, &test, err))) {
+            struct dse_err e = *err; /* e.file points into files, which is about to go */
+            return dse_err_set(err, st, spec, 0, "%s%s%s", e.file ? base_name(e.file) : "", e.file ? ": " : "",
+                               e.msg);
+        }
+        out->kind = DSE_DATA_KIND_TENSOR;
+        out->c = test->c, out->h = test->h, out->w = test->w, out->classes = files.classes;
+        out->n_test = test->n;
+        dse_dataset_free(test);
+        dse_strlcpy(out->name, files.name, (int)sizeof out->name);
+        return DSE_OK;
+    }
+    dse_strlcpy(out->name, base_name(spec), (int)sizeof out->name);
+    return DSE_OK;
+}
+
+void dse_data_aug_of(enum dse_aug_mode mode, int short_side, struct dse_data_aug *aug, float *center) {
+    memset(aug, 0, sizeof *aug);
+    if (mode == DSE_AUG_AUTO) mode = short_side > 64 ? DSE_AUG_RRC : DSE_AUG_CROP;
+    aug->rrc = mode == DSE_AUG_RRC;
+    aug->crop_pad = mode == DSE_AUG_CROP ? 4 : 0;
+    aug->flip = mode != DSE_AUG_NONE;
+    *center = mode == DSE_AUG_RRC ? 0.875f : 1.0f;
+}
+
 /* ---- preprocessing ----------------------------------------------------------------------- */
 
 void dse_data_norm_of(const struct dse_dataset *d, struct dse_data_norm *out) {
@@ -698,6 +760,7 @@ struct slot {
 };
 
 struct dse_loader {
+    struct dse_imgloader     *il; /* an image source's loader (imgload.c); else d */
     const struct dse_dataset *d; /* borrowed */
     struct dse_loader_opts    o;
     lut_t                     lut;
@@ -775,7 +838,44 @@ static void *loader_worker(void *arg) {
 }
 
 int dse_loader_batches(const struct dse_loader *l) {
-    return l->nbatches;
+    return l->il ? dse_imgloader_batches(l->il) : l->nbatches;
+}
+
+int dse_loader_images(const struct dse_loader *l) {
+    return l->il ? dse_imgloader_images(l->il) : l->d->n;
+}
+
+enum dse_status dse_loader_status(const struct dse_loader *l, struct dse_err *err) {
+    return l->il ? dse_imgloader_status(l->il, err) : DSE_OK;
+}
+
+/* A dse_loader around a new image loader. */
+static enum dse_status loader_wrap(const struct dse_pack *p, const struct dse_imgfolder *f, int split,
+                                   int channels, const struct dse_loader_opts *opts, struct dse_loader **out,
+                                   struct dse_err *err) {
+    struct dse_imgloader *il = NULL;
+    enum dse_status st = dse_imgloader_new(p, f, split, channels, opts, &il, err);
+    *out = NULL;
+    if (st) return st;
+    struct dse_loader *l = calloc(1, sizeof *l);
+    if (!l) {
+        dse_imgloader_free(il);
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for a loader");
+    }
+    l->il = il;
+    *out = l;
+    return DSE_OK;
+}
+
+enum dse_status dse_loader_new_pack(const struct dse_pack *p, int split, const struct dse_loader_opts *opts,
+                                    struct dse_loader **out, struct dse_err *err) {
+    return loader_wrap(p, NULL, split, p->channels, opts, out, err);
+}
+
+enum dse_status dse_loader_new_folder(const struct dse_imgfolder *f, int split, int channels,
+                                      const struct dse_loader_opts *opts, struct dse_loader **out,
+                                      struct dse_err *err) {
+    return loader_wrap(NULL, f, split, channels, opts, out, err);
 }
 
 enum dse_status dse_loader_new(const struct dse_dataset *d, const struct dse_loader_opts *opts,
@@ -840,6 +940,10 @@ enum dse_status dse_loader_new(const struct dse_dataset *d, const struct dse_loa
 
 void dse_loader_start_epoch(struct dse_loader *l, int epoch) {
     DSE_ASSERT(epoch >= 0);
+    if (l->il) {
+        dse_imgloader_start_epoch(l->il, epoch);
+        return;
+    }
     l->taken = 0;
     l->take = 0;
     if (!l->has_thread) {
@@ -859,6 +963,7 @@ void dse_loader_start_epoch(struct dse_loader *l, int epoch) {
 }
 
 int dse_loader_next(struct dse_loader *l, float *x, int *labels, int *count) {
+    if (l->il) return dse_imgloader_next(l->il, x, labels, count);
     *count = 0;
     if (!l->started || l->taken >= l->nbatches) return 0;
     struct slot *s = &l->slot[l->take];
@@ -886,6 +991,11 @@ int dse_loader_next(struct dse_loader *l, float *x, int *labels, int *count) {
 
 void dse_loader_free(struct dse_loader *l) {
     if (!l) return;
+    if (l->il) {
+        dse_imgloader_free(l->il);
+        free(l);
+        return;
+    }
     if (l->has_thread) {
         pthread_mutex_lock(&l->mu);
         l->quit = 1;

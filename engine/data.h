@@ -11,6 +11,7 @@
 
 #include "base/base.h"
 #include "base/pcg32.h"
+#include "engine/pack.h"
 
 #define DSE_DATA_MAX_CHANNELS 4
 #define DSE_DATA_MAX_FILES    6     /* CIFAR-10 has 5 training batches */
@@ -75,6 +76,12 @@ enum dse_data_split  { DSE_DATA_SPLIT_TRAIN, DSE_DATA_SPLIT_TEST };
 struct dse_data_aug {
     int crop_pad; /* 0..min(h, w); 0 = no crop */
     int flip;     /* 0 or 1 */
+    /* Image sources only (packs and folders): random-resized-crop as torchvision's
+     * RandomResizedCrop: a box of a random fraction of the area (scale) and aspect ratio
+     * (ratio, drawn log-uniform), 10 tries then a centered fallback, resized to the
+     * output size. All four zero: scale 0.08..1, ratio 3/4..4/3. */
+    int   rrc;
+    float scale_min, scale_max, ratio_min, ratio_max;
 };
 
 struct dse_data_split_files {
@@ -112,6 +119,37 @@ enum dse_status dse_data_locate(const char *spec, const char *root, struct dse_d
 /* Read one split of a located dataset. err->file points into *f on failure. */
 enum dse_status dse_data_load(const struct dse_data_files *f, enum dse_data_split split,
                               struct dse_dataset **out, struct dse_err *err);
+
+/* ---- any source: what it holds ------------------------------------------------------- */
+
+enum dse_data_kind { DSE_DATA_KIND_TENSOR = 0, DSE_DATA_KIND_PACK, DSE_DATA_KIND_FOLDER };
+
+/* What `--data SPEC` holds, without loading it: a dataset name or IDX/CIFAR directory
+ * (kind TENSOR: fixed-size images, c x h x w), an image pack (SPEC is a file starting with
+ * the pack magic) or an image folder (a directory with train/): images of any size,
+ * cropped and resized to whatever the network takes (h = w = 0). */
+struct dse_data_info {
+    enum dse_data_kind kind;
+    char               name[64];  /* "fashion-mnist", or the pack's or folder's file name */
+    int                c, h, w;   /* h = w = 0 for images of any size */
+    int                classes;
+    int                n_train, n_test;
+};
+
+/* Fill *out for SPEC (root as for dse_data_locate). A folder is scanned (its images are
+ * not decoded: c is 3); a pack's header and index are checked. Errors as the readers'. */
+enum dse_status dse_data_probe(const char *spec, const char *root, struct dse_data_info *out,
+                               struct dse_err *err);
+
+/* Augmentation of image sources, by name: auto (rrc + flip when the images' short side is
+ * above 64 pixels, as ImageNet recipes; else random crop with 4 pixels of padding + flip, as
+ * CIFAR recipes), rrc, crop (pad 4), flip, none. */
+enum dse_aug_mode { DSE_AUG_AUTO = 0, DSE_AUG_RRC, DSE_AUG_CROP, DSE_AUG_FLIP, DSE_AUG_NONE };
+#define DSE_AUG_NAMES "auto rrc crop flip none"
+
+/* The training augmentation of mode for images whose short side is `short_side`, and the
+ * evaluation's centered box (opts.center): 0.875 after rrc, 1 otherwise. */
+void dse_data_aug_of(enum dse_aug_mode mode, int short_side, struct dse_data_aug *aug, float *center);
 
 /* ---- preprocessing ------------------------------------------------------------------ */
 
@@ -159,6 +197,18 @@ struct dse_loader_opts {
     int                  synchronous; /* 0 (default): prepare the next batch in a background
                                        * thread; 1: build each batch inside dse_loader_next,
                                        * no thread. Both give the same bytes. */
+    /* Image sources only (dse_loader_new_pack, dse_loader_new_folder): */
+    int                  out_h, out_w; /* every image is cropped and resized to this (the
+                                          network's input) */
+    float                center;   /* without rrc: the centered box keeps this fraction of the
+                                      short side (0: 0.875, torchvision's Resize(256) +
+                                      CenterCrop(224); 1: the whole short side) */
+    int                  workers;  /* decoding threads; 0: one per core */
+    int                  prefetch; /* batches built ahead of the caller; 0: 3 */
+    int                  limit;    /* 0: every image of the split; N: the first N of a fixed
+                                      shuffle of it (seed 0), so every class is represented */
+    int                  decode_min_short; /* folders: JPEGs may decode at 1/2..1/8 size while
+                                      their short side stays >= this (0: full size) */
 };
 
 struct dse_loader;
@@ -176,6 +226,30 @@ struct dse_loader;
  * (or serialize those calls). */
 enum dse_status dse_loader_new(const struct dse_dataset *d, const struct dse_loader_opts *opts,
                                struct dse_loader **out, struct dse_err *err);
+
+/* A loader over split `split` (DSE_PACK_TRAIN or DSE_PACK_VAL) of an image pack, or
+ * of a scanned image folder read and decoded file by file. Borrows the source. Each
+ * image's random draws come from its own PCG32 stream chosen by (seed, epoch, position in
+ * the epoch), so the bytes do not depend on the number of workers. Per image, in order:
+ * the pixels (a pack's record, a folder's file decoded), the box (rrc: torchvision's
+ * draws; else centered, `center` of the short side, the output's aspect), the box
+ * resized to out_w x out_h (dse_image_resize), then the crop offsets (crop_pad) and the
+ * flip bit drawn and applied as for in-memory datasets, then normalization. A pack's
+ * channel count must equal norm.c when norm.c > 0. Errors while loading (a record that
+ * fails its CRC, a file that no longer decodes) end the epoch early: dse_loader_next
+ * returns 0 and dse_loader_status reports the error. */
+enum dse_status dse_loader_new_pack(const struct dse_pack *p, int split, const struct dse_loader_opts *opts,
+                                    struct dse_loader **out, struct dse_err *err);
+enum dse_status dse_loader_new_folder(const struct dse_imgfolder *f, int split, int channels,
+                                      const struct dse_loader_opts *opts, struct dse_loader **out,
+                                      struct dse_err *err);
+
+/* DSE_OK, or the first error met while loading (image sources; err->file borrowed from the
+ * source). */
+enum dse_status dse_loader_status(const struct dse_loader *l, struct dse_err *err);
+
+/* Images in one epoch. */
+int dse_loader_images(const struct dse_loader *l);
 
 /* Begin epoch `epoch` (>= 0): order dse_data_shuffle(n, seed, epoch) if shuffle, else
  * 0..n-1; augmentation draws from dse_data_rng_aug(seed, epoch). Any batch of the

@@ -273,6 +273,11 @@ static enum dse_status evaluate(struct dse_model *m, struct dse_loader *ld, floa
         seen += count;
     }
     dse_model_set_training(m, 1);
+    enum dse_status lst = dse_loader_status(ld, err);
+    if (lst) {
+        free(cls);
+        return lst;
+    }
     er->test_loss = seen ? (float)(sum / seen) : 0;
     er->top1 = seen ? (float)h1 / (float)seen : 0;
     er->top5 = seen ? (float)h5 / (float)seen : 0;
@@ -282,36 +287,113 @@ static enum dse_status evaluate(struct dse_model *m, struct dse_loader *ld, floa
     return DSE_OK;
 }
 
+/* The training and test data of a run and their loaders: an in-memory dataset (IDX,
+ * CIFAR) or an image source (pack, folder). */
+struct run_data {
+    struct dse_data_files files;
+    struct dse_dataset   *train, *test;
+    struct dse_pack      *pack;
+    struct dse_imgfolder  folder;
+    const char           *name;
+    int                   c, h, w, classes; /* h = w = 0: any size (image sources) */
+    struct dse_loader    *ltrain, *ltest;
+};
+
+static void run_data_free(struct run_data *d) {
+    dse_loader_free(d->ltrain);
+    dse_loader_free(d->ltest);
+    dse_dataset_free(d->train);
+    dse_dataset_free(d->test);
+    dse_pack_close(d->pack);
+    dse_imgfolder_deinit(&d->folder);
+}
+
+/* ImageNet's statistics for a folder read file by file (a pack carries its own). */
+static void imagenet_norm(int c, struct dse_data_norm *n) {
+    static const float mean[3] = { 0.485f, 0.456f, 0.406f }, sd[3] = { 0.229f, 0.224f, 0.225f };
+    memset(n, 0, sizeof *n);
+    n->c = c;
+    for (int ch = 0; ch < c; ch++) n->mean[ch] = c == 1 ? 0.449f : mean[ch], n->std[ch] = c == 1 ? 0.226f : sd[ch];
+}
+
+static enum dse_status run_data_open(const struct dse_net *net, const struct dse_train_opts *o, struct run_data *d,
+                                     struct dse_err *err) {
+    enum dse_status st;
+    struct dse_loader_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.batch = o->batch, lo.shuffle = 1, lo.seed = o->seed;
+    if (dse_pack_is(o->data) || dse_imgfolder_is(o->data)) {
+        int is_pack = dse_pack_is(o->data), short_side;
+        if (is_pack) {
+            if ((st = dse_pack_open(o->data, &d->pack, err))) return st;
+            d->c = d->pack->channels, d->classes = d->pack->classes;
+            short_side = d->pack->short_side ? d->pack->short_side : net->in_h < net->in_w ? net->in_h : net->in_w;
+            lo.norm.c = d->c;
+            memcpy(lo.norm.mean, d->pack->mean, sizeof lo.norm.mean);
+            memcpy(lo.norm.std, d->pack->std, sizeof lo.norm.std);
+        } else {
+            if ((st = dse_imgfolder_scan(o->data, &d->folder, err))) return st;
+            d->c = net->in_c == 1 ? 1 : 3, d->classes = d->folder.classes;
+            short_side = net->in_h < net->in_w ? net->in_h : net->in_w;
+            imagenet_norm(d->c, &lo.norm);
+        }
+        d->name = o->data;
+        if (net->in_c != d->c)
+            return dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network takes %d-channel input; %s holds %d-channel "
+                               "images", net->in_c, o->data, d->c);
+        float center;
+        dse_data_aug_of(o->aug, short_side, &lo.aug, &center);
+        lo.out_h = net->in_h, lo.out_w = net->in_w, lo.workers = o->loader_workers, lo.limit = o->limit_train;
+        lo.center = center, lo.decode_min_short = is_pack ? 0 : short_side;
+        st = is_pack ? dse_loader_new_pack(d->pack, DSE_PACK_TRAIN, &lo, &d->ltrain, err)
+                     : dse_loader_new_folder(&d->folder, DSE_PACK_TRAIN, d->c, &lo, &d->ltrain, err);
+        if (st) return st;
+        lo.shuffle = 0, lo.limit = o->limit_test;
+        memset(&lo.aug, 0, sizeof lo.aug);
+        return is_pack ? dse_loader_new_pack(d->pack, DSE_PACK_VAL, &lo, &d->ltest, err)
+                       : dse_loader_new_folder(&d->folder, DSE_PACK_VAL, d->c, &lo, &d->ltest, err);
+    }
+    if ((st = dse_data_locate(o->data, o->data_root, &d->files, err)) ||
+        (st = dse_data_load(&d->files, DSE_DATA_SPLIT_TRAIN, &d->train, err)) ||
+        (st = dse_data_load(&d->files, DSE_DATA_SPLIT_TEST, &d->test, err)))
+        return st;
+    if (o->limit_train > 0 && (st = dse_dataset_limit(d->train, o->limit_train, err))) return st;
+    if (o->limit_test > 0 && (st = dse_dataset_limit(d->test, o->limit_test, err))) return st;
+    d->name = d->files.name;
+    d->c = d->train->c, d->h = d->train->h, d->w = d->train->w, d->classes = d->train->classes;
+    if (d->c != net->in_c || d->h != net->in_h || d->w != net->in_w)
+        return dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network takes %dx%dx%d input; %s images are %dx%dx%d",
+                           net->in_c, net->in_h, net->in_w, d->name, d->c, d->h, d->w);
+    lo.aug = d->files.aug_default;
+    dse_data_norm_of(d->train, &lo.norm);
+    if ((st = dse_loader_new(d->train, &lo, &d->ltrain, err))) return st;
+    lo.shuffle = 0;
+    memset(&lo.aug, 0, sizeof lo.aug);
+    return dse_loader_new(d->test, &lo, &d->ltest, err);
+}
+
 enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_opts *o,
                               struct dse_train_result *r, struct dse_err *err) {
-    struct dse_data_files files;
-    struct dse_dataset *train = NULL, *test = NULL;
-    struct dse_loader *ltrain = NULL, *ltest = NULL;
+    struct run_data data;
+    struct dse_loader *ltrain, *ltest;
     struct dse_model *m = NULL;
     float *x = NULL;
     int *labels = NULL;
     enum dse_status st;
 
     memset(r, 0, sizeof *r);
+    memset(&data, 0, sizeof data);
     r->seed = o->seed;
     if (o->epochs < 1 || o->epochs > (int)(sizeof r->epochs / sizeof r->epochs[0]) || o->batch < 1 ||
         o->threads < 1 || !(o->lr > 0) || o->stop_after_epoch < 0 || o->stop_after_epoch > o->epochs)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "epochs (1 to 1024), batch, threads must be >= 1, "
                            "lr > 0 and stop_after_epoch 0 to epochs");
-    if ((st = dse_data_locate(o->data, o->data_root, &files, err)) ||
-        (st = dse_data_load(&files, DSE_DATA_SPLIT_TRAIN, &train, err)) ||
-        (st = dse_data_load(&files, DSE_DATA_SPLIT_TEST, &test, err)))
-        goto done;
-    if (o->limit_train > 0 && (st = dse_dataset_limit(train, o->limit_train, err))) goto done;
-    if (o->limit_test > 0 && (st = dse_dataset_limit(test, o->limit_test, err))) goto done;
-    if (train->c != net->in_c || train->h != net->in_h || train->w != net->in_w) {
-        st = dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network takes %dx%dx%d input; %s images are "
-                         "%dx%dx%d", net->in_c, net->in_h, net->in_w, files.name, train->c, train->h, train->w);
-        goto done;
-    }
-    if (train->n < o->batch) {
+    if ((st = run_data_open(net, o, &data, err))) goto done;
+    ltrain = data.ltrain, ltest = data.ltest;
+    const int n_train = dse_loader_images(ltrain);
+    if (n_train < o->batch) {
         st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "batch %d is larger than the %d training images",
-                         o->batch, train->n);
+                         o->batch, n_train);
         goto done;
     }
     struct dse_model_opts mo = { o->batch, o->threads, o->seed, o->init, o->init_std, 0, o->classifier_bias };
@@ -319,21 +401,13 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     /* Conv strategies (conv_algo, conv_cache) are the CPU backend's: on a device cuDNN's
      * find chooses, and the file of CPU choices is neither read nor written. */
     const int on_cpu = o->dev.device.kind == DSE_DEVICE_CPU;
-    if (m->net.layers[m->loss].in_c != train->classes && m->net.layers[m->loss].in_c < train->classes) {
+    if (m->net.layers[m->loss].in_c != data.classes && m->net.layers[m->loss].in_c < data.classes) {
         st = dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network has %d outputs; %s has %d classes",
-                         m->net.layers[m->loss].in_c, files.name, train->classes);
+                         m->net.layers[m->loss].in_c, data.name, data.classes);
         goto done;
     }
     m->cx.conv_force = o->conv_algo;
     if (on_cpu && o->conv_cache && (st = dse_conv_cache_load(&m->cx, o->conv_cache, err))) goto done;
-    struct dse_loader_opts lo;
-    memset(&lo, 0, sizeof lo);
-    lo.batch = o->batch, lo.shuffle = 1, lo.aug = files.aug_default, lo.seed = o->seed;
-    dse_data_norm_of(train, &lo.norm);
-    if ((st = dse_loader_new(train, &lo, &ltrain, err))) goto done;
-    lo.shuffle = 0;
-    memset(&lo.aug, 0, sizeof lo.aug);
-    if ((st = dse_loader_new(test, &lo, &ltest, err))) goto done;
     x = malloc(sizeof *x * (size_t)dse_tensor_count(&m->input));
     labels = malloc(sizeof *labels * (size_t)o->batch);
     if (!x || !labels) {
@@ -344,7 +418,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     int start = 0;
     int64_t it = 0;
     if (o->resume && (st = dse_checkpoint_load(m, o->resume, &start, &it, err))) goto done;
-    const int ipe = train->n / o->batch; /* full batches; the last partial batch is dropped */
+    const int ipe = n_train / o->batch; /* full batches; the last partial batch is dropped */
     const int64_t iters = (int64_t)ipe * o->epochs;
     double t_train = 0, t0 = now_s();
     int64_t imgs = 0;
@@ -385,6 +459,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                 o->progress(o->progress_arg, &p);
             }
         }
+        if ((st = dse_loader_status(ltrain, err))) goto done; /* an image that failed to load */
         /* A device queues its steps: wait for them before reading the clock, and report an
          * SGD step that failed there (not divergence). Nothing to do on the CPU. */
         if ((st = dse_model_sync(m, err))) goto done;
@@ -430,10 +505,7 @@ finish:
     r->model_bytes = dse_model_bytes(m);
     st = DSE_OK;
 done:
-    dse_loader_free(ltrain);
-    dse_loader_free(ltest);
-    dse_dataset_free(train);
-    dse_dataset_free(test);
+    run_data_free(&data);
     dse_model_free(m);
     free(x);
     free(labels);

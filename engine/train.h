@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "engine/data.h"
 #include "engine/model.h"
 
 enum dse_lr_policy { DSE_LR_FIXED = 0, DSE_LR_STEP, DSE_LR_POLY, DSE_LR_LINEAR };
@@ -24,7 +25,9 @@ struct dse_train_progress {
 };
 
 struct dse_train_opts {
-    const char *data;           /* dataset name or directory (engine/data.h: dse_data_locate) */
+    const char *data;           /* dataset name or IDX/CIFAR directory (engine/data.h:
+                                   dse_data_locate), an image pack, or an image folder (read
+                                   file by file; the dse command packs folders first) */
     const char *data_root;      /* NULL: DSE_DATA_ROOT */
     int         epochs, batch, threads;
     float       lr;
@@ -40,6 +43,8 @@ struct dse_train_opts {
     uint64_t    seed;           /* initialization, shuffling, dropout */
     int         limit_train;    /* 0: every training image; N: the first N */
     int         limit_test;     /* 0: every test image */
+    enum dse_aug_mode aug;      /* image packs and folders: training augmentation (data.h) */
+    int         loader_workers; /* image packs and folders: decoding threads; 0: one per core */
     enum dse_init init;
     float       init_std;
     int         conv_algo;      /* DSE_ALGO_AUTO: time the strategies once per shape;

@@ -100,6 +100,24 @@ enum dse_status dse_net_copy(struct dse_net *dst, const struct dse_net *src, str
     return DSE_OK;
 }
 
+int dse_net_classifier(const struct dse_net *net) {
+    for (int i = net->n_layers - 1; i >= 0; i--)
+        if (net->layers[i].type == DSE_LAYER_CONV || net->layers[i].type == DSE_LAYER_FC) return i;
+    return -1;
+}
+
+enum dse_status dse_net_set_classes(struct dse_net *net, int classes, const char *file, struct dse_err *err) {
+    int k = dse_net_classifier(net);
+    if (classes < 1 || classes > DSE_DIM_MAX)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%d classes is out of range; expected 1..%d", classes,
+                           DSE_DIM_MAX);
+    if (k < 0)
+        return dse_err_set(err, DSE_ERR_SHAPE, file, 0, "the network has no conv or fc layer to fit to %d classes",
+                           classes);
+    net->layers[k].num_output = classes;
+    return dse_net_infer(net, file, err);
+}
+
 int dse_net_find(const struct dse_net *net, const char *name) {
     for (int i = net->n_layers - 1; i >= 0; i--)
         if (strcmp(net->layers[i].name, name) == 0) return i;

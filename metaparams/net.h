@@ -115,6 +115,14 @@ enum dse_status   dse_net_commit(struct dse_net *net, struct dse_err *err);
 enum dse_status dse_net_add_fire(struct dse_net *net, const struct dse_fire *f, int input,
                                  struct dse_err *err);
 
+/* The classifier: the last conv or fc layer in the list (SqueezeNet's conv10, AlexNet's
+ * fc8), whose outputs are the classes; -1 if the network has none. */
+int  dse_net_classifier(const struct dse_net *net);
+
+/* Fit the classifier to `classes` outputs (>= 1) and infer shapes again (file names the
+ * network in errors). A network without conv or fc is DSE_ERR_SHAPE. */
+enum dse_status dse_net_set_classes(struct dse_net *net, int classes, const char *file, struct dse_err *err);
+
 /* Index of the last layer named `name`, or -1. */
 int  dse_net_find(const struct dse_net *net, const char *name);
 

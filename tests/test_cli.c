@@ -211,7 +211,7 @@ static void test_bad_nets(void) {
 
 static void test_input_override(void) {
     struct dse_net a, b;
-    struct dse_input_shape ov = { 0, 454, 454 };
+    struct dse_input_shape ov = { .c = 0, .h = 454, .w = 454 };
     CHECK_OK(dse_netfile_load("experiments/nin_local_global/nin.cfg", &ov, &a, NULL));
     CHECK_OK(dse_netfile_load("experiments/nin_local_global/nin_input454.cfg", NULL, &b, NULL));
     check_same_net(&a, &b, "nin.cfg --input 3,454,454 vs nin_input454.cfg");

@@ -398,7 +398,7 @@ static void test_inputs(void) {
     struct dse_net net;
     struct dse_err err;
     char buf[512];
-    struct dse_input_shape ov = { 0, 224, 224 };
+    struct dse_input_shape ov = { .c = 0, .h = 224, .w = 224 };
     const char *relu = "layer { name: \"r\" type: \"ReLU\" bottom: \"data\" top: \"r\" }\n";
     char text[1024];
 
@@ -479,7 +479,7 @@ static void test_inputs(void) {
         }
     }
     /* The HDF5Data case with --input C,H,W. */
-    struct dse_input_shape full = { 2, 10, 12 };
+    struct dse_input_shape full = { .c = 2, .h = 10, .w = 12 };
     snprintf(text, sizeof text, "%s%s", cases[7].layer, relu);
     CHECK_OK(parse(text, &full, &net, &err));
     CHECK_INT_EQ(net.in_c, 2);

@@ -1,0 +1,742 @@
+/* pack.c: image folders scanned as torchvision's ImageFolder, packed once on many threads
+ * into one random-access file, and read back through a memory map. The contract of each
+ * function is in pack.h; docs/data.md ("Image folders and packs") has the byte layout. */
+#include "engine/pack.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "base/fs.h"
+#include "base/pcg32.h"
+
+_Static_assert(sizeof(struct dse_pack_record) == 24, "pack index entries are 24 bytes");
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static uint32_t crc_of(const void *p, size_t n) {
+    uLong c = crc32(0L, Z_NULL, 0);
+    const unsigned char *b = p;
+    while (n > 0) { /* zlib takes uInt lengths */
+        uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        c = crc32(c, b, k);
+        b += k, n -= k;
+    }
+    return (uint32_t)c;
+}
+
+/* ---- scanning a folder ---------------------------------------------------------------- */
+
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int dse_imgfolder_is(const char *dir) {
+    char p[1100];
+    if (snprintf(p, sizeof p, "%s/train", dir) >= (int)sizeof p) return 0;
+    return is_dir(dir) && is_dir(p);
+}
+
+static int has_image_ext(const char *name) {
+    const char *dot = strrchr(name, '.');
+    return dot && (!strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png"));
+}
+
+static int cmp_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of dir (hidden ones, starting with '.', left out), sorted by name in byte
+ * order. *names is malloc'd strings in a malloc'd array. -1 if dir cannot be read. */
+static int list_dir(const char *dir, char ***names, int *n) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int cap = 0;
+    *names = NULL, *n = 0;
+    if (!d) return -1;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **nn = realloc(*names, (size_t)cap * sizeof *nn);
+            if (!nn) break;
+            *names = nn;
+        }
+        if (!((*names)[*n] = strdup(e->d_name))) break;
+        (*n)++;
+    }
+    closedir(d);
+    if (*n) qsort(*names, (size_t)*n, sizeof **names, cmp_name);
+    return 0;
+}
+
+static void free_names(char **names, int n) {
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+static enum dse_status add_item(struct dse_imgfolder *f, const char *path, int label, int split,
+                                struct dse_err *err) {
+    if (f->n == f->cap) {
+        int cap = f->cap ? 2 * f->cap : 1024;
+        struct dse_imgfolder_item *ni = realloc(f->items, (size_t)cap * sizeof *ni);
+        if (!ni) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory scanning %s", f->root);
+        f->items = ni, f->cap = cap;
+    }
+    char *p = strdup(path);
+    if (!p) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory scanning %s", f->root);
+    f->items[f->n++] = (struct dse_imgfolder_item){ .path = p, .label = label, .split = split };
+    f->count[split]++;
+    return DSE_OK;
+}
+
+/* Add the images below dir (recursively; files of a folder before its subfolders, each
+ * sorted by name, as torchvision's sorted os.walk) to f; their fingerprint goes into *h. */
+static enum dse_status walk(struct dse_imgfolder *f, const char *dir, int label, int split, int depth,
+                            uint64_t *h, struct dse_err *err) {
+    char **names, path[4096];
+    int n;
+    enum dse_status st = DSE_OK;
+    if (depth > 32) return DSE_OK; /* a link loop */
+    if (list_dir(dir, &names, &n))
+        return dse_err_set(err, DSE_ERR_IO, dir, 0, "cannot read the folder: %s", strerror(errno));
+    for (int pass = 0; pass < 2 && !st; pass++)
+        for (int i = 0; i < n && !st; i++) {
+            struct stat sb;
+            if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path) continue;
+            if (stat(path, &sb) != 0) continue; /* a dangling link */
+            if (pass == 0 && S_ISREG(sb.st_mode)) {
+                if (!has_image_ext(names[i])) {
+                    f->ignored++;
+                    continue;
+                }
+                int64_t v[3] = { (int64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec, (int64_t)sb.st_mtim.tv_nsec };
+                *h = dse_fnv1a64(*h, path + strlen(f->root), strlen(path + strlen(f->root)));
+                *h = dse_fnv1a64(*h, v, sizeof v);
+                st = add_item(f, path, label, split, err);
+            } else if (pass == 1 && S_ISDIR(sb.st_mode)) {
+                st = walk(f, path, label, split, depth + 1, h, err);
+            }
+        }
+    free_names(names, n);
+    return st;
+}
+
+void dse_imgfolder_deinit(struct dse_imgfolder *f) {
+    if (!f) return;
+    for (int i = 0; i < f->n; i++) free(f->items[i].path);
+    free(f->items);
+    free(f->class_names);
+    f->items = NULL, f->class_names = NULL, f->n = f->cap = f->classes = 0;
+}
+
+enum dse_status dse_imgfolder_scan(const char *dir, struct dse_imgfolder *f, struct dse_err *err) {
+    char train[1100], val[1100], cls[1200];
+    char **names = NULL, **vnames = NULL;
+    int n = 0, vn = 0;
+    enum dse_status st = DSE_OK;
+    memset(f, 0, sizeof *f);
+    if (dse_strlcpy(f->root, dir, (int)sizeof f->root))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "image folder path is too long (over %d bytes)",
+                           (int)sizeof f->root - 1);
+    size_t rl = strlen(f->root);
+    while (rl > 1 && f->root[rl - 1] == '/') f->root[--rl] = '\0';
+    snprintf(train, sizeof train, "%s/train", f->root);
+    if (!is_dir(f->root))
+        return dse_err_set(err, DSE_ERR_IO, dir, 0, "no such folder");
+    if (!is_dir(train))
+        return dse_err_set(err, DSE_ERR_IO, dir, 0,
+                           "no train/ folder; expected an image folder: train/<class>/<image>.jpg|png and "
+                           "val/<class>/... (or test/), as torchvision's ImageFolder");
+    if (list_dir(train, &names, &n))
+        return dse_err_set(err, DSE_ERR_IO, dir, 0, "cannot read train/: %s", strerror(errno));
+    /* classes: the subfolders of train/ */
+    int nc = 0;
+    for (int i = 0; i < n; i++) {
+        snprintf(cls, sizeof cls, "%s/%s", train, names[i]);
+        if (is_dir(cls)) names[nc++] = names[i];
+        else free(names[i]);
+    }
+    n = nc;
+    if (n < 2) {
+        st = dse_err_set(err, DSE_ERR_IO, dir, 0,
+                         n ? "train/ holds one class folder (%s); a classifier needs at least 2"
+                           : "train/ holds no class folders%s; expected train/<class>/<image>.jpg|png",
+                         n ? names[0] : "");
+        goto done;
+    }
+    f->classes = n;
+    f->class_names = calloc((size_t)n, sizeof *f->class_names);
+    if (!f->class_names) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n; i++)
+        if (dse_strlcpy(f->class_names[i], names[i], DSE_PACK_CLASS_MAX)) {
+            st = dse_err_set(err, DSE_ERR_IO, dir, 0, "train/%.40s...: class name longer than %d bytes",
+                             names[i], DSE_PACK_CLASS_MAX - 1);
+            goto done;
+        }
+    uint64_t h = DSE_FNV64_INIT;
+    for (int i = 0; i < n && !st; i++) {
+        int before = f->n;
+        snprintf(cls, sizeof cls, "%s/%s", train, names[i]);
+        if ((st = walk(f, cls, i, DSE_PACK_TRAIN, 0, &h, err))) goto done;
+        if (f->n == before) {
+            st = dse_err_set(err, DSE_ERR_IO, dir, 0, "train/%s: class folder with no images (.jpg, .jpeg, "
+                             ".png); every class needs at least one", names[i]);
+            goto done;
+        }
+    }
+    /* the evaluation split: val/, else test/ */
+    for (int k = 0; k < 2; k++) {
+        const char *sub = k ? "test" : "val";
+        snprintf(val, sizeof val, "%s/%s", f->root, sub);
+        if (is_dir(val)) {
+            dse_strlcpy(f->val_name, sub, (int)sizeof f->val_name);
+            break;
+        }
+    }
+    if (f->val_name[0]) {
+        if (list_dir(val, &vnames, &vn)) {
+            st = dse_err_set(err, DSE_ERR_IO, dir, 0, "cannot read %s/: %s", f->val_name, strerror(errno));
+            goto done;
+        }
+        for (int i = 0; i < vn && !st; i++) {
+            snprintf(cls, sizeof cls, "%s/%s", val, vnames[i]);
+            if (!is_dir(cls)) continue;
+            int label = -1;
+            for (int c = 0; c < n && label < 0; c++)
+                if (!strcmp(names[c], vnames[i])) label = c;
+            if (label < 0) {
+                st = dse_err_set(err, DSE_ERR_IO, dir, 0, "%s/%s: class '%s' is in %s/ but not in train/: its "
+                                 "images would get no label", f->val_name, vnames[i], vnames[i], f->val_name);
+                goto done;
+            }
+            st = walk(f, cls, label, DSE_PACK_VAL, 0, &h, err);
+        }
+    }
+    f->fingerprint = h;
+done:
+    free_names(names, n);
+    free_names(vnames, vn);
+    return st;
+}
+
+/* ---- the file layout ------------------------------------------------------------------ */
+
+/* Header fields, little-endian at fixed offsets (docs/data.md). */
+enum {
+    H_MAGIC = 0, H_VERSION = 8, H_HEADER_BYTES = 12, H_FORMAT = 16, H_CHANNELS = 20, H_SHORT = 24,
+    H_QUALITY = 28, H_CLASSES = 32, H_N = 36, H_SPLITS = 40, /* 2 x { name[8], first u32, count u32 } */
+    H_MEAN = 72, H_STD = 88, H_INDEX_OFF = 104, H_INDEX_BYTES = 112, H_NAMES_OFF = 120,
+    H_NAMES_BYTES = 128, H_DATA_OFF = 136, H_DATA_BYTES = 144, H_FINGERPRINT = 152, H_CREATED = 160,
+    H_INDEX_CRC = 168, H_CRC = DSE_PACK_HEADER - 4
+};
+
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static uint32_t get32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = v << 8 | p[i]; return v; }
+static uint64_t get64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
+static void putf(uint8_t *p, float f) { uint32_t v; memcpy(&v, &f, 4); put32(p, v); }
+static float getf(const uint8_t *p) { uint32_t v = get32(p); float f; memcpy(&f, &v, 4); return f; }
+
+static int host_little_endian(void) {
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+/* ---- writing a pack ------------------------------------------------------------------ */
+
+/* The rename must reach the disk too: fsync the folder that holds path (best effort). */
+static void sync_parent(const char *path) {
+    char dir[1200];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+
+void dse_pack_opts_default(struct dse_pack_opts *o) {
+    memset(o, 0, sizeof *o);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o->size = 256, o->channels = 3, o->format = DSE_PACK_JPEG, o->quality = 90;
+    o->threads = cpus > 0 ? (int)cpus : 1;
+}
+
+/* One image on its way from a worker to the writer. */
+struct result {
+    int      state;        /* 0 pending, 1 ready */
+    uint8_t *bytes;        /* the record (malloc'd) or NULL if bad */
+    size_t   len;
+    int      w, h;
+    char    *why;          /* malloc'd, when bad */
+    uint64_t sum[3], sum2[3];
+};
+
+struct writer {
+    const struct dse_imgfolder *f;
+    const struct dse_pack_opts *o;
+    pthread_mutex_t mu;
+    pthread_cond_t  cv_ready, cv_space;
+    struct result  *ring;
+    int             window, next, written, abort;
+};
+
+/* Decode item i, resize it and encode the record. */
+static void make_record(struct writer *wr, int i, struct result *r, struct dse_image *im,
+                        struct dse_image *rs, struct dse_image_work *work) {
+    const struct dse_pack_opts *o = wr->o;
+    struct dse_err err = { 0 };
+    char *data = NULL;
+    size_t len;
+    r->bytes = NULL, r->why = NULL;
+    memset(r->sum, 0, sizeof r->sum), memset(r->sum2, 0, sizeof r->sum2);
+    if (dse_fs_read(wr->f->items[i].path, &data, &len, &err) ||
+        dse_image_decode((const uint8_t *)data, len, o->channels, o->size, im, &err)) {
+        free(data);
+        r->why = strdup(err.msg);
+        return;
+    }
+    free(data);
+    const struct dse_image *out = im;
+    if (o->size > 0) {
+        int sw = im->w, sh = im->h;
+        long long tw, th; /* short side to size, the long side rounded to nearest */
+        if (sw <= sh) tw = o->size, th = ((long long)sh * o->size * 2 + sw) / (2LL * sw);
+        else th = o->size, tw = ((long long)sw * o->size * 2 + sh) / (2LL * sh);
+        if (tw < 1) tw = 1;
+        if (th < 1) th = 1;
+        if (tw > 65535 || th > 65535) {
+            r->why = strdup("image is too elongated: its long side would exceed 65535 pixels");
+            return;
+        }
+        if ((tw != sw || th != sh) &&
+            dse_image_resize(im, 0, 0, sw, sh, (int)tw, (int)th, rs, work, &err)) {
+            r->why = strdup(err.msg);
+            return;
+        }
+        if (tw != sw || th != sh) out = rs;
+    }
+    if (out->w > 65535 || out->h > 65535) {
+        r->why = strdup("image is larger than 65535 pixels a side; pack it with --size");
+        return;
+    }
+    r->w = out->w, r->h = out->h;
+    if (wr->f->items[i].split == DSE_PACK_TRAIN) { /* per-channel sums for the statistics */
+        size_t np = (size_t)out->w * out->h;
+        for (int ch = 0; ch < out->c; ch++) {
+            uint64_t s = 0, s2 = 0;
+            for (size_t k = 0; k < np; k++) {
+                uint32_t v = out->px[k * out->c + ch];
+                s += v, s2 += v * v;
+            }
+            r->sum[ch] = s, r->sum2[ch] = s2;
+        }
+    }
+    if (o->format == DSE_PACK_JPEG) {
+        if (dse_image_encode_jpeg(out, o->quality, &r->bytes, &r->len, &err)) r->why = strdup(err.msg);
+        return;
+    }
+    r->len = (size_t)out->w * out->h * out->c;
+    r->bytes = malloc(r->len ? r->len : 1);
+    if (!r->bytes) r->why = strdup("out of memory");
+    else memcpy(r->bytes, out->px, r->len);
+}
+
+static void *pack_worker(void *arg) {
+    struct writer *wr = arg;
+    struct dse_image im = { 0 }, rs = { 0 };
+    struct dse_image_work work = { 0 };
+    pthread_mutex_lock(&wr->mu);
+    for (;;) {
+        while (!wr->abort && wr->next < wr->f->n && wr->next >= wr->written + wr->window)
+            pthread_cond_wait(&wr->cv_space, &wr->mu);
+        if (wr->abort || wr->next >= wr->f->n) break;
+        int i = wr->next++;
+        struct result *r = &wr->ring[i % wr->window];
+        pthread_mutex_unlock(&wr->mu);
+        make_record(wr, i, r, &im, &rs, &work);
+        pthread_mutex_lock(&wr->mu);
+        r->state = 1;
+        pthread_cond_broadcast(&wr->cv_ready);
+    }
+    pthread_mutex_unlock(&wr->mu);
+    dse_image_deinit(&im);
+    dse_image_deinit(&rs);
+    dse_image_work_deinit(&work);
+    return NULL;
+}
+
+static enum dse_status write_all(FILE *fp, const char *tmp, const void *p, size_t n, struct dse_err *err) {
+    if (n && fwrite(p, 1, n, fp) != n)
+        return dse_err_set(err, DSE_ERR_IO, tmp, 0, "cannot write: %s", strerror(errno));
+    return DSE_OK;
+}
+
+enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_path,
+                               const struct dse_pack_opts *o, struct dse_pack_summary *sum,
+                               struct dse_err *err) {
+    char tmp[1200];
+    FILE *fp = NULL;
+    struct writer wr;
+    pthread_t *th = NULL;
+    int nth = 0, kept = 0;
+    struct dse_pack_record *index = NULL;
+    int *per_class = NULL;
+    enum dse_status st = DSE_OK;
+    uint64_t s[3] = { 0 }, s2[3] = { 0 }, pixels = 0, off = DSE_PACK_HEADER;
+    double t0 = now_s(), last = t0;
+    memset(sum, 0, sizeof *sum);
+    memset(&wr, 0, sizeof wr);
+    if (o->size < 0 || o->size > 4096 || o->size == 1 || (o->size > 0 && o->size < 8))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--size %d is out of range; expected 8..4096, or 0 "
+                           "to keep each image's size", o->size);
+    if (o->channels != 1 && o->channels != 3)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%d channels; expected 1 or 3", o->channels);
+    if (o->quality < 1 || o->quality > 100)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--quality %d is out of range; expected 1..100", o->quality);
+    if (o->threads < 1) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "threads must be >= 1");
+    if (!host_little_endian())
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "packs are written on little-endian hosts only");
+    if (f->n < 1) return dse_err_set(err, DSE_ERR_IO, f->root, 0, "no images to pack");
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "output path is too long");
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    if (fd < 0) return dse_err_set(err, DSE_ERR_IO, out_path, 0, "cannot create %s: %s", tmp, strerror(errno));
+    fp = fdopen(fd, "wb");
+    if (!fp) {
+        close(fd);
+        unlink(tmp);
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    }
+    setvbuf(fp, NULL, _IOFBF, 1 << 20);
+    uint8_t header[DSE_PACK_HEADER];
+    memset(header, 0, sizeof header);
+    if ((st = write_all(fp, tmp, header, sizeof header, err))) goto done;
+
+    index = malloc((size_t)f->n * sizeof *index);
+    per_class = calloc((size_t)f->classes, sizeof *per_class);
+    wr.f = f, wr.o = o;
+    wr.window = 8 * o->threads + 8;
+    wr.ring = calloc((size_t)wr.window, sizeof *wr.ring);
+    th = calloc((size_t)o->threads, sizeof *th);
+    if (!index || !per_class || !wr.ring || !th) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for the index of %d images", f->n);
+        goto done;
+    }
+    pthread_mutex_init(&wr.mu, NULL);
+    pthread_cond_init(&wr.cv_ready, NULL);
+    pthread_cond_init(&wr.cv_space, NULL);
+    for (nth = 0; nth < o->threads; nth++)
+        if (pthread_create(&th[nth], NULL, pack_worker, &wr)) break;
+    if (nth == 0) {
+        st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot start a packing thread");
+        goto join;
+    }
+    /* Write the records in the folder's order as the workers finish them. */
+    for (int i = 0; i < f->n; i++) {
+        struct result *r = &wr.ring[i % wr.window];
+        pthread_mutex_lock(&wr.mu);
+        while (!r->state) pthread_cond_wait(&wr.cv_ready, &wr.mu);
+        pthread_mutex_unlock(&wr.mu);
+        const struct dse_imgfolder_item *it = &f->items[i];
+        if (!r->bytes) {
+            if (!o->skip_bad) {
+                st = dse_err_set(err, DSE_ERR_IO, it->path, 0, "%s (pass --skip-bad to leave bad images out)",
+                                 r->why ? r->why : "cannot decode");
+            } else {
+                if (o->bad) o->bad(o->arg, it->path, r->why ? r->why : "cannot decode");
+                sum->skipped++;
+            }
+        } else {
+            struct dse_pack_record *rec = &index[kept++];
+            rec->offset = off, rec->bytes = (uint32_t)r->len;
+            rec->w = (uint16_t)r->w, rec->h = (uint16_t)r->h;
+            rec->label = (uint32_t)it->label;
+            rec->crc = crc_of(r->bytes, r->len);
+            if (r->len > UINT32_MAX) st = dse_err_set(err, DSE_ERR_IO, it->path, 0, "record over 4 GiB");
+            else st = write_all(fp, tmp, r->bytes, r->len, err);
+            off += r->len;
+            sum->records[it->split]++;
+            if (it->split == DSE_PACK_TRAIN) {
+                per_class[it->label]++;
+                for (int ch = 0; ch < o->channels; ch++) s[ch] += r->sum[ch], s2[ch] += r->sum2[ch];
+                pixels += (uint64_t)r->w * (uint64_t)r->h;
+            }
+        }
+        free(r->bytes);
+        free(r->why);
+        memset(r, 0, sizeof *r);
+        pthread_mutex_lock(&wr.mu);
+        wr.written = i + 1;
+        if (st) wr.abort = 1;
+        pthread_cond_broadcast(&wr.cv_space);
+        pthread_mutex_unlock(&wr.mu);
+        if (st) break;
+        double t = now_s();
+        if (o->progress && (t - last >= 0.5 || i == f->n - 1)) {
+            struct dse_pack_progress p = { .done = i + 1, .total = f->n, .skipped = sum->skipped,
+                                           .bytes = off - DSE_PACK_HEADER, .seconds = t - t0 };
+            o->progress(o->arg, &p);
+            last = t;
+        }
+    }
+join:
+    pthread_mutex_lock(&wr.mu);
+    wr.abort = 1;
+    pthread_cond_broadcast(&wr.cv_space);
+    pthread_mutex_unlock(&wr.mu);
+    for (int t = 0; t < nth; t++) pthread_join(th[t], NULL);
+    for (int k = 0; k < wr.window; k++) free(wr.ring[k].bytes), free(wr.ring[k].why);
+    pthread_mutex_destroy(&wr.mu);
+    pthread_cond_destroy(&wr.cv_ready);
+    pthread_cond_destroy(&wr.cv_space);
+    if (st) goto done;
+    if (sum->records[DSE_PACK_TRAIN] == 0) {
+        st = dse_err_set(err, DSE_ERR_IO, f->root, 0, "every training image was bad; nothing to pack");
+        goto done;
+    }
+    for (int c = 0; c < f->classes; c++)
+        if (!per_class[c]) {
+            st = dse_err_set(err, DSE_ERR_IO, f->root, 0, "class '%s' has no good training image left",
+                             f->class_names[c]);
+            goto done;
+        }
+    if (f->count[DSE_PACK_VAL] > 0 && sum->records[DSE_PACK_VAL] == 0) {
+        st = dse_err_set(err, DSE_ERR_IO, f->root, 0, "every %s/ image was bad", f->val_name);
+        goto done;
+    }
+
+    /* The index, the class names, then the header, which makes the file valid. */
+    uint64_t index_off = off, index_bytes = (uint64_t)kept * sizeof *index;
+    uint64_t names_bytes = (uint64_t)f->classes * DSE_PACK_CLASS_MAX;
+    if ((st = write_all(fp, tmp, index, (size_t)index_bytes, err)) ||
+        (st = write_all(fp, tmp, f->class_names, (size_t)names_bytes, err)))
+        goto done;
+    uLong icrc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)index, (uInt)index_bytes);
+    icrc = crc32(icrc, (const Bytef *)f->class_names, (uInt)names_bytes);
+    memcpy(header + H_MAGIC, DSE_PACK_MAGIC, 8);
+    put32(header + H_VERSION, DSE_PACK_VERSION);
+    put32(header + H_HEADER_BYTES, DSE_PACK_HEADER);
+    put32(header + H_FORMAT, (uint32_t)o->format);
+    put32(header + H_CHANNELS, (uint32_t)o->channels);
+    put32(header + H_SHORT, (uint32_t)o->size);
+    put32(header + H_QUALITY, o->format == DSE_PACK_JPEG ? (uint32_t)o->quality : 0);
+    put32(header + H_CLASSES, (uint32_t)f->classes);
+    put32(header + H_N, (uint32_t)kept);
+    memcpy(header + H_SPLITS, "train", 5);
+    put32(header + H_SPLITS + 8, 0);
+    put32(header + H_SPLITS + 12, (uint32_t)sum->records[DSE_PACK_TRAIN]);
+    memcpy(header + H_SPLITS + 16, f->val_name, strlen(f->val_name));
+    put32(header + H_SPLITS + 24, (uint32_t)sum->records[DSE_PACK_TRAIN]);
+    put32(header + H_SPLITS + 28, (uint32_t)sum->records[DSE_PACK_VAL]);
+    for (int ch = 0; ch < 4; ch++) {
+        double mean = 0, sd = 1;
+        if (ch < o->channels && pixels) {
+            mean = (double)s[ch] / (double)pixels / 255.0;
+            double var = (double)s2[ch] / (double)pixels / (255.0 * 255.0) - mean * mean;
+            sd = var > 0 ? sqrt(var) : 1.0;
+        }
+        putf(header + H_MEAN + 4 * ch, (float)mean);
+        putf(header + H_STD + 4 * ch, (float)sd);
+    }
+    put64(header + H_INDEX_OFF, index_off);
+    put64(header + H_INDEX_BYTES, index_bytes);
+    put64(header + H_NAMES_OFF, index_off + index_bytes);
+    put64(header + H_NAMES_BYTES, names_bytes);
+    put64(header + H_DATA_OFF, DSE_PACK_HEADER);
+    put64(header + H_DATA_BYTES, index_off - DSE_PACK_HEADER);
+    put64(header + H_FINGERPRINT, f->fingerprint);
+    put64(header + H_CREATED, (uint64_t)time(NULL));
+    put32(header + H_INDEX_CRC, (uint32_t)icrc);
+    put32(header + H_CRC, crc_of(header, H_CRC));
+    if (fflush(fp) || fseek(fp, 0, SEEK_SET) || (st = write_all(fp, tmp, header, sizeof header, err)) ||
+        fflush(fp) || fsync(fileno(fp))) {
+        if (!st) st = dse_err_set(err, DSE_ERR_IO, tmp, 0, "cannot write: %s", strerror(errno));
+        goto done;
+    }
+    sum->bytes = index_off + index_bytes + names_bytes;
+done:
+    if (fp && fclose(fp) && !st) st = dse_err_set(err, DSE_ERR_IO, tmp, 0, "cannot close: %s", strerror(errno));
+    if (!st && rename(tmp, out_path))
+        st = dse_err_set(err, DSE_ERR_IO, out_path, 0, "cannot rename %s into place: %s", tmp, strerror(errno));
+    if (st) unlink(tmp);
+    else sync_parent(out_path);
+    free(index);
+    free(per_class);
+    free(wr.ring);
+    free(th);
+    sum->seconds = now_s() - t0;
+    return st;
+}
+
+/* ---- reading a pack ------------------------------------------------------------------ */
+
+int dse_pack_is(const char *path) {
+    char m[8];
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return 0;
+    int ok = fread(m, 1, 8, fp) == 8 && !memcmp(m, DSE_PACK_MAGIC, 7); /* any version */
+    fclose(fp);
+    return ok;
+}
+
+void dse_pack_close(struct dse_pack *p) {
+    if (!p) return;
+    if (p->map) munmap((void *)p->map, p->size);
+    if (p->fd >= 0) close(p->fd);
+    free(p->class_names);
+    free(p);
+}
+
+static enum dse_status bad_pack(struct dse_pack *p, const char *path, struct dse_err *err, const char *what) {
+    dse_pack_close(p);
+    return dse_err_set(err, DSE_ERR_IO, path, 0, "%s", what);
+}
+
+enum dse_status dse_pack_open(const char *path, struct dse_pack **out, struct dse_err *err) {
+    struct stat sb;
+    char msg[300];
+    *out = NULL;
+    struct dse_pack *p = calloc(1, sizeof *p);
+    if (!p) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    p->fd = -1;
+    dse_strlcpy(p->path, path, (int)sizeof p->path);
+    if (!host_little_endian()) return bad_pack(p, path, err, "packs are read on little-endian hosts only");
+    p->fd = open(path, O_RDONLY);
+    if (p->fd < 0 || fstat(p->fd, &sb)) {
+        snprintf(msg, sizeof msg, "cannot open: %s", strerror(errno));
+        return bad_pack(p, path, err, msg);
+    }
+    if (!S_ISREG(sb.st_mode)) return bad_pack(p, path, err, "not a file; expected a .pack file");
+    p->size = (size_t)sb.st_size;
+    if (p->size < DSE_PACK_HEADER) {
+        snprintf(msg, sizeof msg, "truncated: %zu bytes, less than the %d-byte pack header", p->size,
+                 DSE_PACK_HEADER);
+        return bad_pack(p, path, err, msg);
+    }
+    void *m = mmap(NULL, p->size, PROT_READ, MAP_SHARED, p->fd, 0);
+    if (m == MAP_FAILED) {
+        snprintf(msg, sizeof msg, "cannot map: %s", strerror(errno));
+        return bad_pack(p, path, err, msg);
+    }
+    p->map = m;
+    const uint8_t *h = p->map;
+    if (memcmp(h, DSE_PACK_MAGIC, 7)) return bad_pack(p, path, err, "not a dse pack (bad magic)");
+    uint32_t version = get32(h + H_VERSION);
+    if (version > DSE_PACK_VERSION || h[7] != DSE_PACK_MAGIC[7]) {
+        snprintf(msg, sizeof msg, "pack format version %u is newer than this dse reads (version %u); "
+                 "update dse or re-pack the folder with this one", version, DSE_PACK_VERSION);
+        return bad_pack(p, path, err, msg);
+    }
+    if (get32(h + H_CRC) != crc_of(h, H_CRC))
+        return bad_pack(p, path, err, "corrupt pack: the header's CRC-32 does not match");
+    p->format = (enum dse_pack_format)get32(h + H_FORMAT);
+    p->channels = (int)get32(h + H_CHANNELS);
+    p->short_side = (int)get32(h + H_SHORT);
+    p->quality = (int)get32(h + H_QUALITY);
+    p->classes = (int)get32(h + H_CLASSES);
+    p->n = (int)get32(h + H_N);
+    p->fingerprint = get64(h + H_FINGERPRINT);
+    uint64_t io = get64(h + H_INDEX_OFF), ib = get64(h + H_INDEX_BYTES);
+    uint64_t no = get64(h + H_NAMES_OFF), nb = get64(h + H_NAMES_BYTES);
+    uint64_t dof = get64(h + H_DATA_OFF), db = get64(h + H_DATA_BYTES);
+    if ((p->format != DSE_PACK_RAW && p->format != DSE_PACK_JPEG) || (p->channels != 1 && p->channels != 3) ||
+        p->classes < 2 || p->n < 1 || get32(h + H_N) > INT_MAX || get32(h + H_CLASSES) > 1000000 ||
+        ib != (uint64_t)p->n * sizeof(struct dse_pack_record) || nb != (uint64_t)p->classes * DSE_PACK_CLASS_MAX ||
+        dof != DSE_PACK_HEADER || dof + db != io || io + ib != no)
+        return bad_pack(p, path, err, "corrupt pack: the header's fields do not fit together");
+    if (no + nb > p->size) {
+        snprintf(msg, sizeof msg, "truncated: %zu bytes, the header says %llu", p->size,
+                 (unsigned long long)(no + nb));
+        return bad_pack(p, path, err, msg);
+    }
+    uLong icrc = crc32(crc32(0L, Z_NULL, 0), p->map + io, (uInt)ib);
+    icrc = crc32(icrc, p->map + no, (uInt)nb);
+    if ((uint32_t)icrc != get32(h + H_INDEX_CRC))
+        return bad_pack(p, path, err, "corrupt pack: the index's CRC-32 does not match");
+    for (int k = 0; k < DSE_PACK_SPLITS; k++) {
+        const uint8_t *sp = h + H_SPLITS + 16 * k;
+        memcpy(p->split_name[k], sp, 7);
+        p->split_name[k][7] = '\0';
+        p->first[k] = (int)get32(sp + 8);
+        p->count[k] = (int)get32(sp + 12);
+    }
+    if (p->first[0] != 0 || p->count[0] < 1 || p->first[1] != p->count[0] ||
+        (int64_t)p->count[0] + p->count[1] != p->n)
+        return bad_pack(p, path, err, "corrupt pack: the splits do not cover the records");
+    for (int ch = 0; ch < 4; ch++) p->mean[ch] = getf(h + H_MEAN + 4 * ch), p->std[ch] = getf(h + H_STD + 4 * ch);
+    p->index = (const struct dse_pack_record *)(const void *)(p->map + io);
+    for (int i = 0; i < p->n; i++) {
+        const struct dse_pack_record *r = &p->index[i];
+        uint64_t raw = (uint64_t)r->w * r->h * (uint64_t)p->channels;
+        if (r->offset < dof || r->offset + r->bytes > io || r->label >= (uint32_t)p->classes || !r->w || !r->h ||
+            (p->format == DSE_PACK_RAW && r->bytes != raw)) {
+            snprintf(msg, sizeof msg, "corrupt pack: record %d does not fit its data", i);
+            return bad_pack(p, path, err, msg);
+        }
+    }
+    p->class_names = calloc((size_t)p->classes, sizeof *p->class_names);
+    if (!p->class_names) return bad_pack(p, path, err, "out of memory");
+    memcpy(p->class_names, p->map + no, (size_t)nb);
+    for (int c = 0; c < p->classes; c++) p->class_names[c][DSE_PACK_CLASS_MAX - 1] = '\0';
+    *out = p;
+    return DSE_OK;
+}
+
+enum dse_status dse_pack_image(const struct dse_pack *p, int i, struct dse_image *im, struct dse_err *err) {
+    const struct dse_pack_record *r = &p->index[i];
+    const uint8_t *b = p->map + r->offset;
+    enum dse_status st;
+    if (crc_of(b, r->bytes) != r->crc)
+        return dse_err_set(err, DSE_ERR_IO, p->path, 0, "corrupt pack: record %d fails its CRC-32 check", i);
+    if (p->format == DSE_PACK_RAW) {
+        if ((st = dse_image_reserve(im, r->w, r->h, p->channels, err))) return st;
+        memcpy(im->px, b, r->bytes);
+        return DSE_OK;
+    }
+    struct dse_err e = { 0 };
+    if ((st = dse_image_decode(b, r->bytes, p->channels, 0, im, &e)))
+        return dse_err_set(err, st, p->path, 0, "record %d: %s", i, e.msg);
+    return DSE_OK;
+}
+
+enum dse_status dse_pack_verify(const struct dse_pack *p, int decode, struct dse_err *err) {
+    struct dse_image im = { 0 };
+    enum dse_status st = DSE_OK;
+    for (int i = 0; i < p->n && !st; i++) {
+        const struct dse_pack_record *r = &p->index[i];
+        if (!decode) {
+            if (crc_of(p->map + r->offset, r->bytes) != r->crc)
+                st = dse_err_set(err, DSE_ERR_IO, p->path, 0, "corrupt pack: record %d fails its CRC-32 check", i);
+        } else {
+            st = dse_pack_image(p, i, &im, err);
+        }
+    }
+    dse_image_deinit(&im);
+    return st;
+}
