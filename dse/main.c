@@ -37,6 +37,7 @@ static const char usage_main[] =
     "  train NET            train a network on Fashion-MNIST, MNIST, CIFAR or an image folder, CPU or GPU\n"
     "  bench NET            training or inference images per second\n"
     "  profile NET          per-layer forward and backward time and GFLOP/s\n"
+    "  data SUBCOMMAND      image folders and packs: pack, info, bench, synth ('dse data --help')\n"
     "  help [COMMAND]       this text, or a command's options\n"
     "\n"
     "NET is a dse network file (.cfg, docs/network-format.md) or Caffe prototxt; SPACE is a\n"
@@ -493,6 +494,26 @@ bad:
                           "(minutes)", v);
 }
 
+/* Before a sweep trains: the space's first candidate must fit its dataset (channels, size,
+ * classes; the fix named in the macro section's words), and an image folder becomes its
+ * pack in the cache, which every worker then reads. */
+static enum dse_status sweep_data(struct dse_space *s, const char *root, struct dse_err *err) {
+    struct dse_data_info info;
+    struct dse_net net;
+    struct dse_mp mp;
+    char path[sizeof s->train.dataset];
+    enum dse_status st;
+    if ((st = dse_data_probe(s->train.dataset, root, &info, err))) return st;
+    dse_net_init(&net, s->name, 1, 1, 1);
+    dse_space_candidate(s, 0, &mp);
+    if (!(st = dse_space_build(s, &mp, &net, err)) && !(st = dse_dataprep_check_fit(&net, &info, "macro", err)) &&
+        !(st = dse_dataprep_resolve(s->train.dataset, NULL, net.in_h, net.in_w, stderr, path, sizeof path, err)))
+        dse_strlcpy(s->train.dataset, path, (int)sizeof s->train.dataset);
+    if (st && err && !err->file) err->file = s->path;
+    dse_net_deinit(&net);
+    return st;
+}
+
 static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
     struct dse_space s;
     struct dse_err err = { 0 };
@@ -587,6 +608,7 @@ static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **va
                (unsigned long long)sum.pruned, sum.skipped ? " (trained ones left as they were)" : "");
         fflush(stdout);
     }
+    if (!rc && !analytic && sweep_data(&s, o.data_root, &err)) rc = fail(&err);
     if (!rc && !analytic) {
         int finished = 0;
         o.log = stderr;

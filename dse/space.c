@@ -369,6 +369,8 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     t->power = 1.0, t->gamma = 0.1, t->step_epochs = 0;
     t->momentum = 0.9, t->weight_decay = 0.0002, t->warmup_epochs = 0, t->clip_norm = 2.0, t->seed = 1;
     if ((st = get_str(cx, g, "dataset", NULL, t->dataset, sizeof t->dataset))) return st;
+    if (!strcmp(t->dataset, "cifar10") || !strcmp(t->dataset, "cifar100")) /* the engine's spelling */
+        memmove(t->dataset + 6, t->dataset + 5, strlen(t->dataset + 5) + 1), t->dataset[5] = '-';
     if (dse_word_index("fashion-mnist mnist cifar10 cifar100 cifar-10 cifar-100", t->dataset) < 0 &&
         access(t->dataset, F_OK) != 0)
         return fail(cx, config_setting_get_member(g, "dataset"), "dataset = \"%s\" is neither a dataset name "

@@ -340,8 +340,9 @@ static void test_bad_spaces(void) {
           "tests/bad_spaces/no_name.cfg: the space needs name = \"...\"; (letters, digits, '-', '_', '.'; "
           "at most 95 characters)" },
         { "tests/bad_spaces/bad_train.cfg",
-          "tests/bad_spaces/bad_train.cfg:3: dataset = \"imagenet\"; expected one of: fashion-mnist mnist "
-          "cifar10 cifar100" },
+          "tests/bad_spaces/bad_train.cfg:3: dataset = \"imagenet\" is neither a dataset name (fashion-mnist, "
+          "mnist, cifar10, cifar100) nor an existing file or folder (an IDX or CIFAR directory, an image pack, an "
+          "image folder)" },
         { "tests/bad_spaces/bad_constraint.cfg",
           "tests/bad_spaces/bad_constraint.cfg:3: unknown setting 'max_parms' in constraints (did you mean "
           "'max_params'?)" },

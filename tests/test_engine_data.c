@@ -16,6 +16,7 @@
 #include "base/base.h"
 #include "base/pcg32.h"
 #include "tests/check.h"
+#include "tests/testfs.h"
 
 #define FMNIST_DIR DSE_DATA_ROOT "/fashion-mnist"
 
@@ -35,38 +36,10 @@ static int fmnist_present(void) {
     return 1;
 }
 
-static void tmpdir_make(char *dir) {
-    strcpy(dir, "/tmp/dse_test_data_XXXXXX");
-    DSE_ASSERT(mkdtemp(dir) != NULL);
-}
-
-static void tmpdir_remove(const char *dir) {
-    DIR           *d = opendir(dir);
-    struct dirent *e;
-    char           p[1024];
-    struct stat    st;
-    if (!d) return;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) tmpdir_remove(p);
-        else unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 static const char *path_in(char *buf, const char *dir, const char *name) {
     int k = snprintf(buf, 1024, "%s/%s", dir, name);
     DSE_ASSERT(k > 0 && k < 1024);
     return buf;
-}
-
-static void write_raw(const char *path, const void *data, size_t n) {
-    FILE *f = fopen(path, "wb");
-    DSE_ASSERT(f);
-    DSE_ASSERT(fwrite(data, 1, n, f) == n);
-    fclose(f);
 }
 
 static void write_gz(const char *path, const void *data, size_t n) {
@@ -74,18 +47,6 @@ static void write_gz(const char *path, const void *data, size_t n) {
     DSE_ASSERT(g);
     DSE_ASSERT(n == 0 || gzwrite(g, data, (unsigned)n) == (int)n);
     gzclose(g);
-}
-
-static unsigned char *read_all(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    DSE_ASSERT(f);
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(*n + 1);
-    DSE_ASSERT(b && fread(b, 1, *n, f) == *n);
-    fclose(f);
-    return b;
 }
 
 static void put_be32(unsigned char *p, uint32_t v) {
