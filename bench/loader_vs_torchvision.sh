@@ -7,7 +7,7 @@
 # It generates an image folder once (`dse data synth`), packs it once as JPEG (`dse data pack`),
 # reads both once so every run finds them in the page cache, then for ROUNDS rounds runs
 #   dse data bench PACK            (source=pack)
-#   dse data bench FOLDER/train    (source=folder)
+#   dse data bench FOLDER          (source=folder: its train/ split, read file by file)
 #   bench/torchvision_loader.py    (ImageFolder(FOLDER/train), DataLoader, num_workers=THREADS)
 # rotating which one goes first from round to round (so none always follows the same one), each
 # with THREADS threads/workers (default: all cores). Prints the machine facts first, each run's
@@ -153,7 +153,7 @@ run_one() {
     local impl=$1 r=$2 line rate pc
     case $impl in
     pack | folder)
-        local src=$pack; [ "$impl" = folder ] && src=$data/train
+        local src=$pack; [ "$impl" = folder ] && src=$data   # its train split, as ImageFolder(FOLDER/train)
         line=$("$dse" data bench "$src" --size "$size" --batch "$batch" --threads "$threads" \
                --seconds "$duration" --aug rrc) || { echo "loader_vs_torchvision: dse data bench $src failed" >&2; exit 1; } ;;
     torchvision)

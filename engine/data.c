@@ -531,7 +531,8 @@ enum dse_status dse_data_locate(const char *spec, const char *root, struct dse_d
         if (best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", best);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0,
                            "unknown dataset '%s'%s; expected fashion-mnist, mnist, cifar-10, "
-                           "cifar-100 or a directory holding one of them",
+                           "cifar-100, a directory holding one of them, an image folder (DIR/train/<class>/...) or "
+                           "an image pack",
                            spec, hint);
     }
 

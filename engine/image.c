@@ -158,7 +158,10 @@ static enum dse_status jpeg_decode_body(struct jpeg_dec *d) {
     }
     jpeg_start_decompress(cinfo);
     int ow = (int)cinfo->output_width, oh = (int)cinfo->output_height;
-    DSE_ASSERT(cinfo->output_components == comps);
+    if (cinfo->output_components != comps) /* libjpeg refuses such files itself, so far */
+        return dse_err_set(d->err, DSE_ERR_IO, NULL, 0,
+                           "unsupported JPEG: %d components in colour space %d",
+                           cinfo->num_components, (int)cinfo->jpeg_color_space);
     enum dse_status st = dse_image_reserve(d->out, ow, oh, d->channels, d->err);
     if (st) return st;
     size_t stride = (size_t)ow * (size_t)d->channels;
@@ -336,11 +339,15 @@ static void png_io_fail(png_structp png, png_const_charp words) {
     png_longjmp(png, 1);
 }
 
-/* Warnings concern ancillary chunks (an iCCP profile, a text chunk with a bad CRC, which
- * libpng drops), never the pixels: ignored. */
+/* Warnings are about ancillary chunks (a bad iCCP profile, a text chunk with a bad CRC,
+ * which libpng then drops) and leave the pixels alone: ignored. Except one: libpng checks
+ * the end of the image data (zlib's Adler-32 among it) after the last row, and reports
+ * damage found there only as a warning ("benign error"): "IDAT: incorrect data check".
+ * Extra data after a complete image is harmless and stays a warning. */
 static void png_io_warn(png_structp png, png_const_charp words) {
-    (void)png;
-    (void)words;
+    if (strncmp(words, "IDAT: ", 6) == 0 && !strstr(words, "Extra compressed data") &&
+        !strstr(words, "Too much image data"))
+        png_io_fail(png, words);
 }
 
 static void png_io_read(png_structp png, png_bytep data, size_t n) {
@@ -403,7 +410,8 @@ static enum dse_status png_decode_body(struct png_dec *d) {
     if (png_get_channels(png, info) != oc || png_get_bit_depth(png, info) != 8 ||
         png_get_rowbytes(png, info) != (size_t)w * (size_t)oc)
         return dse_err_set(d->err, DSE_ERR_INTERNAL, NULL, 0,
-                           "libpng delivers %d channels of %d bits for PNG colour type %d, depth %d",
+                           "libpng delivers %d channels of %d bits for PNG colour type %d, "
+                           "depth %d",
                            png_get_channels(png, info), png_get_bit_depth(png, info), ctype, depth);
     /* A colour image wanted gray is read as RGB, then turned to luma in place. */
     enum dse_status st = dse_image_reserve(d->out, (int)w, (int)h, oc, d->err);
@@ -503,8 +511,9 @@ enum dse_status dse_image_decode(const uint8_t *buf, size_t len, int channels, i
     case DSE_IMAGE_UNKNOWN: break;
     }
     if (len == 0) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "not a JPEG or PNG file: empty");
-    return dse_err_set(err, DSE_ERR_IO, NULL, 0, "not a JPEG or PNG file: starts with %02x %02x %02x",
-                       buf[0], len > 1 ? buf[1] : 0, len > 2 ? buf[2] : 0);
+    return dse_err_set(err, DSE_ERR_IO, NULL, 0,
+                       "not a JPEG or PNG file: starts with %02x %02x %02x", buf[0],
+                       len > 1 ? buf[1] : 0, len > 2 ? buf[2] : 0);
 }
 
 /* ---- resampling ---------------------------------------------------------------------- */
@@ -550,7 +559,8 @@ static void rs_coeffs(int in, int out, int pad, struct rs_axis *a, double *wt) {
             sum += wt[j];
         }
         int16_t *cf = a->cf + (size_t)i * (size_t)a->k;
-        for (int j = 0; j < n; j++) cf[j] = (int16_t)(int)(0.5 + (sum > 0 ? wt[j] / sum : 0) * RS_ONE);
+        for (int j = 0; j < n; j++)
+            cf[j] = (int16_t)(int)(0.5 + (sum > 0 ? wt[j] / sum : 0) * RS_ONE);
         int first = 0, last = n;
         while (first < last - 1 && cf[first] == 0) first++;
         while (last - 1 > first && cf[last - 1] == 0) last--;
@@ -809,8 +819,8 @@ enum dse_status dse_image_resize(const struct dse_image *src, int x0, int y0, in
             if (va.lo[i] < first) first = va.lo[i];
             if (va.lo[i] + va.n[i] > last) last = va.lo[i] + va.n[i];
         }
-        rs_horiz_any(box + (size_t)first * sstride, sstride, last - first, mid, dstride, dst_w, &ha, c,
-                     simd, pairs, end);
+        rs_horiz_any(box + (size_t)first * sstride, sstride, last - first, mid, dstride, dst_w,
+                     &ha, c, simd, pairs, end);
         for (int i = 0; i < dst_h; i++) va.lo[i] -= first;
         rs_vert(mid, dstride, dst->px, dstride, dst_h, dstride, &va);
     } else if (horiz) {

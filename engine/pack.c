@@ -531,7 +531,12 @@ join:
         goto done;
     }
 
-    /* The index, the class names, then the header, which makes the file valid. */
+    /* Zeros up to a multiple of 8 (the index is read in place, as 24-byte records with a
+     * u64 first), the index, the class names, then the header, which makes the file valid. */
+    static const uint8_t zeros[8];
+    size_t pad = (size_t)((8 - off % 8) % 8);
+    if ((st = write_all(fp, tmp, zeros, pad, err))) goto done;
+    off += pad;
     uint64_t index_off = off, index_bytes = (uint64_t)kept * sizeof *index;
     uint64_t names_bytes = (uint64_t)f->classes * DSE_PACK_CLASS_MAX;
     if ((st = write_all(fp, tmp, index, (size_t)index_bytes, err)) ||
@@ -668,7 +673,7 @@ enum dse_status dse_pack_open(const char *path, struct dse_pack **out, struct ds
     if ((p->format != DSE_PACK_RAW && p->format != DSE_PACK_JPEG) || (p->channels != 1 && p->channels != 3) ||
         p->classes < 2 || p->n < 1 || get32(h + H_N) > INT_MAX || get32(h + H_CLASSES) > 1000000 ||
         ib != (uint64_t)p->n * sizeof(struct dse_pack_record) || nb != (uint64_t)p->classes * DSE_PACK_CLASS_MAX ||
-        dof != DSE_PACK_HEADER || dof + db != io || io + ib != no)
+        dof != DSE_PACK_HEADER || dof + db != io || io % 8 || io + ib != no)
         return bad_pack(p, path, err, "corrupt pack: the header's fields do not fit together");
     if (no + nb > p->size) {
         snprintf(msg, sizeof msg, "truncated: %zu bytes, the header says %llu", p->size,

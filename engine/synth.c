@@ -160,9 +160,9 @@ static int jpeg_cmyk_guarded(struct jpeg_raw *j) {
     j_compress_ptr cinfo = &j->cinfo;
     cinfo->err = jpeg_std_error(&j->jerr);
     j->jerr.error_exit = raw_jpeg_fail;
+    cinfo->client_data = j; /* kept by jpeg_create_compress, needed by its errors */
     if (setjmp(j->jmp)) return -1;
     jpeg_create_compress(cinfo);
-    cinfo->client_data = j;
     j->dest.init_destination = raw_jpeg_dest_init;
     j->dest.empty_output_buffer = raw_jpeg_dest_flush;
     j->dest.term_destination = raw_jpeg_dest_term;
@@ -187,7 +187,8 @@ static enum dse_status jpeg_cmyk_encode(struct jpeg_raw *j, struct dse_err *err)
     int bad = jpeg_cmyk_guarded(j);
     jpeg_destroy_compress(&j->cinfo);
     if (!bad) return DSE_OK;
-    if (j->out.nomem) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory encoding a JPEG");
+    if (j->out.nomem)
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory encoding a JPEG");
     return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot encode CMYK JPEG: %s", j->out.msg);
 }
 
@@ -236,7 +237,8 @@ static void draw_image(const struct look *l, int w, int h, struct dse_pcg32 *r, 
     for (int t = 0; t < 1024; t++) {
         double s = 0.5 + 0.8 * sin(2.0 * SYNTH_PI * t / 1024.0);
         s = s < 0 ? 0 : s > 1 ? 1 : s;
-        for (int ch = 0; ch < 3; ch++) lut[t][ch] = clamp255(255.0 * bright * (l->b[ch] + (l->a[ch] - l->b[ch]) * s));
+        for (int ch = 0; ch < 3; ch++)
+            lut[t][ch] = clamp255(255.0 * bright * (l->b[ch] + (l->a[ch] - l->b[ch]) * s));
     }
     for (int y = 0; y < h; y++) {
         uint32_t u = phase + (uint32_t)y * dy;
@@ -278,7 +280,8 @@ static enum dse_status check_opts(const struct dse_synth_opts *o, struct dse_err
 static enum dse_status write_file(const char *path, const uint8_t *data, size_t len,
                                   struct dse_err *err) {
     FILE *f = fopen(path, "wb");
-    if (!f) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "cannot create %s: %s", path, strerror(errno));
+    if (!f)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "cannot create %s: %s", path, strerror(errno));
     int ok = fwrite(data, 1, len, f) == len;
     int e = errno;
     if (fclose(f) != 0 && ok) ok = 0, e = errno;
@@ -289,7 +292,8 @@ static enum dse_status write_file(const char *path, const uint8_t *data, size_t 
 static enum dse_status aux_reserve(struct synth_job *j, size_t n, struct dse_err *err) {
     if (n <= j->aux_cap) return DSE_OK;
     uint8_t *nb = realloc(j->aux, n);
-    if (!nb) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for a %zu-byte image", n);
+    if (!nb)
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for a %zu-byte image", n);
     j->aux = nb;
     j->aux_cap = n;
     return DSE_OK;
@@ -312,7 +316,8 @@ static enum dse_status encode(struct synth_job *j, enum fmt f, uint8_t **out, si
     uint8_t *a = j->aux;
     if (f == FMT_PNG_GRAY || f == FMT_JPEG_GRAY) {
         for (size_t i = 0; i < n; i++)
-            a[i] = (uint8_t)((s[3 * i] * 299 + s[3 * i + 1] * 587 + s[3 * i + 2] * 114 + 500) / 1000);
+            a[i] = (uint8_t)((s[3 * i] * 299 + s[3 * i + 1] * 587 + s[3 * i + 2] * 114 + 500) /
+                             1000); /* the luma of image.h */
         struct dse_image g = { .w = w, .h = h, .c = 1, .px = a, .cap = n };
         return f == FMT_PNG_GRAY ? dse_image_encode_png(&g, out, len, err)
                                  : dse_image_encode_jpeg(&g, 90, out, len, err);
@@ -329,7 +334,8 @@ static enum dse_status encode(struct synth_job *j, enum fmt f, uint8_t **out, si
             p[2] = (uint8_t)(k ? (b * 255 + k / 2) / k : 0);
         }
         struct jpeg_raw *jr = calloc(1, sizeof *jr);
-        if (!jr) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for a JPEG encoder");
+        if (!jr)
+            return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for a JPEG encoder");
         jr->w = w, jr->h = h, jr->quality = 90, jr->px = a;
         st = jpeg_cmyk_encode(jr, err);
         if (st) free(jr->out.buf);
@@ -393,7 +399,8 @@ static enum dse_status synth_split(const char *dir, const char *split, int split
         for (int i = 0; i < per_class; i++) {
             /* One stream per image: its bytes do not depend on the others. */
             struct dse_pcg32 r;
-            dse_pcg32_seed(&r, o->seed, ((uint64_t)split_id << 40) | ((uint64_t)k << 20) | (uint64_t)i);
+            dse_pcg32_seed(&r, o->seed,
+                           ((uint64_t)split_id << 40) | ((uint64_t)k << 20) | (uint64_t)i);
             uint32_t span = (uint32_t)(o->max_side - o->min_side + 1);
             int w = o->min_side + (int)dse_pcg32_bounded(&r, span);
             int h = o->min_side + (int)dse_pcg32_bounded(&r, span);
@@ -401,8 +408,8 @@ static enum dse_status synth_split(const char *dir, const char *split, int split
             draw_image(&l, w, h, &r, j->rgb.px);
             enum fmt f = o->mixed ? (enum fmt)(i % FMT_COUNT) : FMT_JPEG_RGB;
             int jpeg = f == FMT_JPEG_RGB || f == FMT_JPEG_GRAY || f == FMT_JPEG_CMYK;
-            if (snprintf(path + dlen, sizeof path - dlen, "/img_%05d.%s", i, jpeg ? "jpg" : "png") >=
-                (int)(sizeof path - dlen))
+            if (snprintf(path + dlen, sizeof path - dlen, "/img_%05d.%s", i,
+                         jpeg ? "jpg" : "png") >= (int)(sizeof path - dlen))
                 return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: path too long", dir);
             uint8_t *buf;
             size_t len;
@@ -410,7 +417,6 @@ static enum dse_status synth_split(const char *dir, const char *split, int split
             st = write_file(path, buf, len, err);
             free(buf);
             if (st) return st;
-            path[dlen] = '\0';
         }
     }
     return DSE_OK;

@@ -30,8 +30,9 @@ void dse_synth_opts_default(struct dse_synth_opts *o);
  * KK is the class index zero-padded to the digits of classes - 1 (at least 2), so sorting
  * the folder names gives the class order; NNNNN is the image's index in its folder, 5
  * digits or more. Creates dir and its parents; existing files of the same names are
- * overwritten, others are left alone. The bytes depend only on o (PCG32 streams drawn
- * from o->seed and each image's place), not on the machine or on what dir held.
+ * overwritten, others are left alone. The pixels depend only on o (PCG32 streams drawn
+ * from o->seed and each image's place) and on the C library's sin and cos, not on what
+ * dir held; the file bytes also on the libjpeg and zlib versions.
  * Errors: DSE_ERR_CONFIG for options out of range (naming the option), DSE_ERR_IO naming
  * the path that could not be created or written (err->file is left NULL: the path is in
  * the message), DSE_ERR_NOMEM. Files already written stay. Prints nothing. */

@@ -541,11 +541,12 @@ static void test_locate(void) {
     /* unknown names, missing and empty directories */
     CHECK_INT_EQ(dse_data_locate("fashion-mnst", dir, &f, &err), DSE_ERR_CONFIG);
     CHECK_STR_EQ(err.msg, "unknown dataset 'fashion-mnst' (did you mean 'fashion-mnist'?); "
-                          "expected fashion-mnist, mnist, cifar-10, cifar-100 or a directory "
-                          "holding one of them");
+                          "expected fashion-mnist, mnist, cifar-10, cifar-100, a directory "
+                          "holding one of them, an image folder (DIR/train/<class>/...) or an image pack");
     CHECK_INT_EQ(dse_data_locate("imagenet", dir, &f, &err), DSE_ERR_CONFIG);
     CHECK_STR_EQ(err.msg, "unknown dataset 'imagenet'; expected fashion-mnist, mnist, cifar-10, "
-                          "cifar-100 or a directory holding one of them");
+                          "cifar-100, a directory holding one of them, an image folder (DIR/train/<class>/...) or "
+                           "an image pack");
     CHECK_INT_EQ(dse_data_locate("./no/such/dir", dir, &f, &err), DSE_ERR_IO);
     CHECK_STR_EQ(err.file, "./no/such/dir");
     CHECK_STR_EQ(err.msg, "no such dataset directory");
