@@ -1150,10 +1150,10 @@ static int cmd_data_pack(const struct cmd *c, const char **pos, int n_pos, char 
         dse_imgfolder_deinit(&f);
         return fail(&err);
     }
-    fprintf(stderr, "dse data pack: %s: %d classes, %d train + %d %s images%s; short side %d, %s, %d threads\n",
+    fprintf(stderr, "dse data pack: %s: %d classes, %d train + %d %s images%s; short side %d, %s, %d thread%s\n",
             pos[0], f.classes, f.count[0], f.count[1], f.val_name[0] ? f.val_name : "val",
             f.ignored ? " (files without .jpg/.jpeg/.png ignored)" : "", o.size,
-            o.format == DSE_PACK_JPEG ? "JPEG" : "raw", o.threads);
+            o.format == DSE_PACK_JPEG ? "JPEG" : "raw", o.threads, o.threads == 1 ? "" : "s");
     if (dse_dataprep_pack(&f, vals[0], &o, stderr, isatty(2), &sum, &err)) {
         rc = fail(&err);
     } else {
@@ -1172,7 +1172,7 @@ static int cmd_data_info(const struct cmd *c, const char **pos, int n_pos, char 
     struct dse_err err = { 0 };
     struct dse_data_info info;
     (void)c, (void)n_pos, (void)vals;
-    if (dse_pack_is(pos[0])) {
+    if (dse_pack_is(pos[0]) || (strlen(pos[0]) > 5 && !strcmp(pos[0] + strlen(pos[0]) - 5, ".pack"))) {
         struct dse_pack *p;
         if (dse_pack_open(pos[0], &p, &err)) return fail(&err);
         printf("%s: dse pack v%u, %s%s, %d channel%s, short side %d, %zu bytes\n", pos[0], DSE_PACK_VERSION,

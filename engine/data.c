@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -591,7 +592,9 @@ enum dse_status dse_data_probe(const char *spec, const char *root, struct dse_da
                                struct dse_err *err) {
     enum dse_status st;
     memset(out, 0, sizeof *out);
-    if (dse_pack_is(spec)) {
+    size_t len = strlen(spec);
+    int named_pack = len > 5 && !strcmp(spec + len - 5, ".pack") && access(spec, F_OK) == 0;
+    if (dse_pack_is(spec) || named_pack) { /* a .pack that is not one: dse_pack_open says why */
         struct dse_pack *p;
         if ((st = dse_pack_open(spec, &p, err))) return st;
         out->kind = DSE_DATA_KIND_PACK;

@@ -126,7 +126,7 @@ enum dse_data_kind { DSE_DATA_KIND_TENSOR = 0, DSE_DATA_KIND_PACK, DSE_DATA_KIND
 
 /* What `--data SPEC` holds, without loading it: a dataset name or IDX/CIFAR directory
  * (kind TENSOR: fixed-size images, c x h x w), an image pack (SPEC is a file starting with
- * the pack magic) or an image folder (a directory with train/): images of any size,
+ * the pack magic, or an existing file named *.pack, which must then be one) or an image folder (a directory with train/): images of any size,
  * cropped and resized to whatever the network takes (h = w = 0). */
 struct dse_data_info {
     enum dse_data_kind kind;

@@ -639,6 +639,9 @@ enum dse_status dse_pack_open(const char *path, struct dse_pack **out, struct ds
     }
     if (!S_ISREG(sb.st_mode)) return bad_pack(p, path, err, "not a file; expected a .pack file");
     p->size = (size_t)sb.st_size;
+    char magic[8];
+    if (p->size < 8 || pread(p->fd, magic, 8, 0) != 8 || memcmp(magic, DSE_PACK_MAGIC, 7))
+        return bad_pack(p, path, err, "not a dse pack (bad magic)");
     if (p->size < DSE_PACK_HEADER) {
         snprintf(msg, sizeof msg, "truncated: %zu bytes, less than the %d-byte pack header", p->size,
                  DSE_PACK_HEADER);
