@@ -137,6 +137,13 @@ enum dse_status dse_cuda_alloc(struct dse_cuda_ctx *cx, size_t bytes, void **out
 
 void dse_cuda_free(struct dse_cuda_ctx *cx, void *p) {}
 
+enum dse_status dse_cuda_host_alloc(struct dse_cuda_ctx *cx, size_t bytes, void **out, struct dse_err *err) {
+    *out = NULL;
+    return no_cuda(cx, err);
+}
+
+void dse_cuda_host_free(struct dse_cuda_ctx *cx, void *p) {}
+
 enum dse_status dse_cuda_upload(struct dse_cuda_ctx *cx, void *dst, const void *src, size_t bytes,
                                 struct dse_err *err) {
     return no_cuda(cx, err);

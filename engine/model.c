@@ -561,6 +561,17 @@ void dse_model_set_training(struct dse_model *m, int training) {
     for (int i = 0; i < m->net.n_layers; i++) m->nodes[i].training = training;
 }
 
+void *dse_model_host_alloc(struct dse_model *m, size_t bytes, int *pinned) {
+    void *p = NULL;
+    *pinned = m->gpu && dse_cuda_host_alloc(m->gpu, bytes, &p, NULL) == DSE_OK;
+    return *pinned ? p : malloc(bytes ? bytes : 1);
+}
+
+void dse_model_host_free(struct dse_model *m, void *p, int pinned) {
+    if (pinned) dse_cuda_host_free(m->gpu, p);
+    else free(p);
+}
+
 enum dse_status dse_model_load_batch(struct dse_model *m, const float *x, const int *labels,
                                      struct dse_err *err) {
     for (int b = 0; b < m->batch; b++) m->labels[b] = labels[b];

@@ -123,6 +123,13 @@ int dse_model_nonfinite(const struct dse_model *m);
  * workspace), to set beside the analyzer's estimate. */
 size_t dse_model_bytes(const struct dse_model *m);
 
+/* Host memory of bytes for the batches a caller hands to dse_model_forward: pinned on a
+ * CUDA device (uploads at the bus's speed), plain malloc on the CPU or where the driver
+ * refuses to pin (*pinned says which). NULL when out of memory. Free it with
+ * dse_model_host_free on the same model, before dse_model_free. */
+void *dse_model_host_alloc(struct dse_model *m, size_t bytes, int *pinned);
+void  dse_model_host_free(struct dse_model *m, void *p, int pinned);
+
 /* ---- devices (issue #6) ------------------------------------------------------------ */
 /* A model built on device cuda:N (dse_model_new_on) keeps every tensor on that GPU and
  * runs every node through the CUDA backend (engine/cuda/cuda.h); forward, backward, sgd,

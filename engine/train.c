@@ -378,7 +378,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     struct dse_loader *ltrain, *ltest;
     struct dse_model *m = NULL;
     float *x = NULL;
-    int *labels = NULL;
+    int *labels = NULL, x_pinned = 0;
     enum dse_status st;
 
     memset(r, 0, sizeof *r);
@@ -408,7 +408,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     }
     m->cx.conv_force = o->conv_algo;
     if (on_cpu && o->conv_cache && (st = dse_conv_cache_load(&m->cx, o->conv_cache, err))) goto done;
-    x = malloc(sizeof *x * (size_t)dse_tensor_count(&m->input));
+    x = dse_model_host_alloc(m, sizeof *x * (size_t)dse_tensor_count(&m->input), &x_pinned); /* pinned on a GPU */
     labels = malloc(sizeof *labels * (size_t)o->batch);
     if (!x || !labels) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
@@ -506,8 +506,9 @@ finish:
     st = DSE_OK;
 done:
     run_data_free(&data);
+    if (m) dse_model_host_free(m, x, x_pinned);
+    else free(x);
     dse_model_free(m);
-    free(x);
     free(labels);
     return st;
 }

@@ -328,6 +328,28 @@ void dse_cuda_free(struct dse_cuda_ctx *cx, void *p) {
     (void)cudaGetLastError();
 }
 
+enum dse_status dse_cuda_host_alloc(struct dse_cuda_ctx *cx, size_t bytes, void **out, struct dse_err *err) {
+    *out = NULL;
+    enum dse_status st = dse_cuda_use(cx);
+    if (st) return dse_cuda_report(cx, st, err);
+    void *p = NULL;
+    cudaError_t e = cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return dse_err_set(err, DSE_ERR_CUDA, NULL, 0, "cudaHostAlloc of %zu bytes: %s", bytes, cudaGetErrorString(e));
+    }
+    *out = p;
+    return DSE_OK;
+}
+
+void dse_cuda_host_free(struct dse_cuda_ctx *cx, void *p) {
+    if (!p) return;
+    (void)dse_cuda_use(cx);
+    if (cx->impl) (void)cudaStreamSynchronize(cx->impl->stream); /* no queued copy still reads it */
+    (void)cudaFreeHost(p);
+    (void)cudaGetLastError();
+}
+
 static enum dse_status copy_(struct dse_cuda_ctx *cx, void *dst, const void *src, size_t bytes,
                              enum cudaMemcpyKind kind) {
     enum dse_status st = dse_cuda_use(cx);

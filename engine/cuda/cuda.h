@@ -173,6 +173,11 @@ enum dse_status dse_cuda_mp_clear(struct dse_cuda_ctx *cx, struct dse_err *err);
 /* bytes (>= 1) of zeroed device memory on the ctx's device, 256-byte aligned. */
 enum dse_status dse_cuda_alloc(struct dse_cuda_ctx *cx, size_t bytes, void **out, struct dse_err *err);
 void dse_cuda_free(struct dse_cuda_ctx *cx, void *p); /* accepts NULL */
+/* bytes of page-locked ("pinned") host memory (cudaHostAlloc): uploads from it go at the
+ * bus's speed instead of through a staging copy. DSE_ERR_CUDA when the driver refuses (the
+ * caller may fall back to malloc). dse_cuda_host_free accepts NULL. */
+enum dse_status dse_cuda_host_alloc(struct dse_cuda_ctx *cx, size_t bytes, void **out, struct dse_err *err);
+void dse_cuda_host_free(struct dse_cuda_ctx *cx, void *p);
 /* Host -> device; returns once src may be reused. */
 enum dse_status dse_cuda_upload(struct dse_cuda_ctx *cx, void *dst, const void *src, size_t bytes,
                                 struct dse_err *err);
