@@ -74,7 +74,7 @@ static enum dse_status write_temp(const char *path, const void *data, size_t len
 }
 
 /* The rename or link itself must reach the disk: fsync the directory. */
-static enum dse_status sync_dir(const char *path, struct dse_err *err) {
+enum dse_status dse_fs_sync_dir(const char *path, struct dse_err *err) {
     char dir[4096];
     if (dir_of(path, dir, sizeof dir)) return DSE_OK;
     int dfd = open(dir, O_RDONLY);
@@ -94,7 +94,7 @@ enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t l
         unlink(tmp);
         return st;
     }
-    return sync_dir(path, err);
+    return dse_fs_sync_dir(path, err);
 }
 
 enum dse_status dse_fs_create_atomic(const char *path, const void *data, size_t len, int *existed,
@@ -114,7 +114,7 @@ enum dse_status dse_fs_create_atomic(const char *path, const void *data, size_t 
         return io_err(err, path, "cannot create");
     }
     unlink(tmp);
-    return sync_dir(path, err);
+    return dse_fs_sync_dir(path, err);
 }
 
 enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err) {
@@ -126,10 +126,12 @@ enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err) {
         if (*p == '/' || *p == '\0') {
             char c = *p;
             *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST) return io_err(err, buf, "cannot create directory");
+            /* err->file is path (the caller's); the part at fault goes into the message */
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return dse_err_set(err, DSE_ERR_IO, path, 0, "cannot create directory %s: %s", buf, strerror(errno));
             struct stat st;
             if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-                return dse_err_set(err, DSE_ERR_IO, buf, 0, "exists and is not a directory");
+                return dse_err_set(err, DSE_ERR_IO, path, 0, "%s exists and is not a directory", buf);
             *p = c;
             if (!c) break;
         }

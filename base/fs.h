@@ -19,7 +19,11 @@ enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t l
 enum dse_status dse_fs_create_atomic(const char *path, const void *data, size_t len, int *existed,
                                      struct dse_err *err);
 
-/* mkdir -p. */
+/* fsync the directory that holds path, so that a rename or link into it is on disk. */
+enum dse_status dse_fs_sync_dir(const char *path, struct dse_err *err);
+
+/* mkdir -p. An error names path (err->file, the caller's string) and, in the message, the
+ * part of it that could not be made. */
 enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err);
 
 /* Read a whole file into a malloc'ed, NUL-terminated buffer. */

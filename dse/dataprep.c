@@ -4,6 +4,7 @@
 #include "dse/dataprep.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,13 +32,34 @@ static void pack_bad(void *arg, const char *path, const char *why) {
     fprintf(pl->f, "%sskipped %s: %s\n", pl->tty ? "\r" : "", path, why);
 }
 
+/* Ctrl-C or a TERM while packing: the pack stops and removes its temporary file (a pack
+ * of ImageNet is many GB) instead of dying with it on disk. The flag is this module's. */
+static volatile sig_atomic_t pack_stop;
+
+static void on_stop_signal(int sig) {
+    (void)sig;
+    pack_stop = 1;
+}
+
 enum dse_status dse_dataprep_pack(const struct dse_imgfolder *f, const char *out_path,
                                   const struct dse_pack_opts *o, FILE *log, int tty,
                                   struct dse_pack_summary *sum, struct dse_err *err) {
     struct pack_log pl = { log, tty };
     struct dse_pack_opts po = *o;
+    struct sigaction sa, old_int, old_term;
     if (log) po.progress = pack_progress, po.bad = pack_bad, po.arg = &pl;
-    return dse_pack_write(f, out_path, &po, sum, err);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    pack_stop = 0;
+    po.cancel = &pack_stop;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    enum dse_status st = dse_pack_write(f, out_path, &po, sum, err);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (log && tty) fputc('\n', log);
+    return st;
 }
 
 static void cache_dir_of(const char *given, char *dir, size_t size) {
@@ -48,14 +70,14 @@ static void cache_dir_of(const char *given, char *dir, size_t size) {
     else snprintf(dir, size, "%s/.cache/dse/packs", home && home[0] ? home : "/tmp");
 }
 
-enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, int in_h, int in_w,
+enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, int in_c, int in_h, int in_w,
                                      FILE *log, char *out, size_t out_size, struct dse_err *err) {
     struct dse_imgfolder f;
     struct dse_pack_opts po;
     struct dse_pack_summary sum;
     char dir[2048], real[PATH_MAX], path[4096];
     enum dse_status st;
-    if (!dse_imgfolder_is(spec) || dse_pack_is(spec)) {
+    if (!dse_imgfolder_is(spec) || dse_pack_named(spec)) {
         if ((size_t)snprintf(out, out_size, "%s", spec) >= out_size)
             return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "data path is too long");
         return DSE_OK;
@@ -66,13 +88,14 @@ enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, in
     if (po.size < 8) po.size = 8;
     if (po.size > 4096) po.size = 4096;
     po.format = po.size > 64 ? DSE_PACK_JPEG : DSE_PACK_RAW;
+    po.channels = in_c == 1 ? 1 : 3;
     if (!realpath(spec, real)) snprintf(real, sizeof real, "%s", spec);
     const char *base = strrchr(real, '/');
     base = base && base[1] ? base + 1 : real;
     uint64_t h = dse_fnv1a64(DSE_FNV64_INIT, real, strlen(real));
     cache_dir_of(cache_dir, dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/%.64s-%016llx-s%d-%s.pack", dir, base, (unsigned long long)h, po.size,
-             po.format == DSE_PACK_JPEG ? "jpeg" : "raw");
+    snprintf(path, sizeof path, "%s/%.64s-%016llx-s%d-%s%s.pack", dir, base, (unsigned long long)h, po.size,
+             po.format == DSE_PACK_JPEG ? "jpeg" : "raw", po.channels == 1 ? "-gray" : "");
     if ((size_t)snprintf(out, out_size, "%s", path) >= out_size)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "pack cache path is too long");
     if ((st = dse_imgfolder_scan(spec, &f, err))) {
@@ -113,26 +136,28 @@ enum dse_status dse_dataprep_check_fit(const struct dse_net *net, const struct d
     int k = dse_net_classifier(net), outputs = k >= 0 ? net->layers[k].out_c : 0;
     int macro = !strcmp(how, "macro");
     int want_h = info->h ? info->h : net->in_h, want_w = info->w ? info->w : net->in_w;
-    int shape = net->in_c != info->c || want_h != net->in_h || want_w != net->in_w;
+    int want_c = info->c ? info->c : net->in_c == 1 ? 1 : 3; /* a folder converts to 1 or 3 */
+    int shape = net->in_c != want_c || want_h != net->in_h || want_w != net->in_w;
     int classes = k >= 0 && outputs < info->classes;
     char fix[256];
     if (!shape && !classes) return DSE_OK;
     if (macro && info->h)
         snprintf(fix, sizeof fix, "set input_c = %d; input_h = %d; input_w = %d; classes = %d; in the space's macro "
-                 "section", info->c, info->h, info->w, info->classes);
+                 "section", want_c, info->h, info->w, info->classes);
     else if (macro)
-        snprintf(fix, sizeof fix, "set input_c = %d; classes = %d; in the space's macro section", info->c,
+        snprintf(fix, sizeof fix, "set input_c = %d; classes = %d; in the space's macro section", want_c,
                  info->classes);
     else
-        snprintf(fix, sizeof fix, "add --input %d,%d,%d --classes %d to fit the network to it", info->c, want_h,
+        snprintf(fix, sizeof fix, "add --input %d,%d,%d --classes %d to fit the network to it", want_c, want_h,
                  want_w, info->classes);
     if (shape && info->h)
         return dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network takes %dx%dx%d input; %s images are %dx%dx%d: %s",
-                           net->in_c, net->in_h, net->in_w, info->name, info->c, info->h, info->w, fix);
+                           net->in_c, net->in_h, net->in_w, info->name, want_c, info->h, info->w, fix);
     if (shape)
-        return dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network takes %d-channel input; %s holds %d-channel "
+        return dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network takes %d-channel input; %s %s %d-channel "
                            "images (any size: they are cropped and resized to the network's %dx%d): %s",
-                           net->in_c, info->name, info->c, net->in_h, net->in_w, fix);
+                           net->in_c, info->name, info->c ? "holds" : "can give 1- or", want_c, net->in_h,
+                           net->in_w, fix);
     return dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network has %d outputs; %s has %d classes: %s", outputs,
                        info->name, info->classes, fix);
 }

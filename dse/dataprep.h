@@ -16,13 +16,13 @@ enum dse_status dse_dataprep_pack(const struct dse_imgfolder *f, const char *out
                                   const struct dse_pack_opts *o, FILE *log, int tty,
                                   struct dse_pack_summary *sum, struct dse_err *err);
 
-/* Where --data SPEC's images come from for a network of input in_h x in_w: an image
+/* Where --data SPEC's images come from for a network of input in_c x in_h x in_w: an image
  * folder becomes its pack in the cache (cache_dir, or $DSE_PACK_CACHE, $XDG_CACHE_HOME/dse/packs,
  * ~/.cache/dse/packs), made on first use (short side ceil(max(in_h, in_w) * 8 / 7), JPEG of
- * quality 90 above 64 pixels, raw below) and made again when the folder's files changed
+ * quality 90 above 64 pixels, raw below; gray for a 1-channel network) and made again when the folder's files changed
  * (the pack records the folder's fingerprint); its path goes to out. Anything else is
  * copied to out unchanged. What is done is said on log. */
-enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, int in_h, int in_w,
+enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, int in_c, int in_h, int in_w,
                                      FILE *log, char *out, size_t out_size, struct dse_err *err);
 
 /* The network against the data (info from dse_data_probe): channels, size (fixed-size

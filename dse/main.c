@@ -507,7 +507,8 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     dse_net_init(&net, s->name, 1, 1, 1);
     dse_space_candidate(s, 0, &mp);
     if (!(st = dse_space_build(s, &mp, &net, err)) && !(st = dse_dataprep_check_fit(&net, &info, "macro", err)) &&
-        !(st = dse_dataprep_resolve(s->train.dataset, NULL, net.in_h, net.in_w, stderr, path, sizeof path, err)))
+        !(st = dse_dataprep_resolve(s->train.dataset, NULL, net.in_c, net.in_h, net.in_w, stderr, path, sizeof path,
+                                     err)))
         dse_strlcpy(s->train.dataset, path, (int)sizeof s->train.dataset);
     if (st && err && !err->file) err->file = s->path;
     dse_net_deinit(&net);
@@ -824,7 +825,8 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
     struct dse_data_info info;
     char data_path[4096];
     if (dse_data_probe(o.data, o.data_root, &info, &err) || dse_dataprep_check_fit(&net, &info, "flags", &err) ||
-        dse_dataprep_resolve(o.data, vals[22], net.in_h, net.in_w, stderr, data_path, sizeof data_path, &err))
+        dse_dataprep_resolve(o.data, vals[22], net.in_c, net.in_h, net.in_w, stderr, data_path, sizeof data_path,
+                             &err))
         return dse_net_deinit(&net), fail(&err);
     o.data = data_path;
     struct dse_train_result *r = malloc(sizeof *r);
@@ -1172,10 +1174,10 @@ static int cmd_data_info(const struct cmd *c, const char **pos, int n_pos, char 
     struct dse_err err = { 0 };
     struct dse_data_info info;
     (void)c, (void)n_pos, (void)vals;
-    if (dse_pack_is(pos[0]) || (strlen(pos[0]) > 5 && !strcmp(pos[0] + strlen(pos[0]) - 5, ".pack"))) {
+    if (dse_pack_named(pos[0])) {
         struct dse_pack *p;
         if (dse_pack_open(pos[0], &p, &err)) return fail(&err);
-        printf("%s: dse pack v%u, %s%s, %d channel%s, short side %d, %zu bytes\n", pos[0], DSE_PACK_VERSION,
+        printf("%s: dse pack v%d, %s%s, %d channel%s, short side %d, %zu bytes\n", pos[0], p->version,
                p->format == DSE_PACK_JPEG ? "JPEG" : "raw pixels", p->format == DSE_PACK_JPEG ? " records" : "",
                p->channels, p->channels == 1 ? "" : "s", p->short_side, p->size);
         printf("splits: %s %d images, %s %d images\n", p->split_name[0], p->count[0],
@@ -1196,19 +1198,15 @@ static int cmd_data_info(const struct cmd *c, const char **pos, int n_pos, char 
         return rc;
     }
     if (dse_data_probe(pos[0], NULL, &info, &err)) return fail(&err);
-    printf("%s: %s, %d classes, %d channel%s", pos[0], info.kind == DSE_DATA_KIND_FOLDER ? "image folder" : info.name,
-           info.classes, info.c, info.c == 1 ? "" : "s");
+    printf("%s: %s, %d classes, ", pos[0], info.kind == DSE_DATA_KIND_FOLDER ? "image folder" : info.name,
+           info.classes);
+    if (info.c) printf("%d channel%s", info.c, info.c == 1 ? "" : "s");
+    else printf("JPEG and PNG images of any mode and size (made 1 or 3 channels when packed)");
     if (info.h) printf(" of %dx%d", info.h, info.w);
     if (info.n_train) printf(", %d train + %d evaluation images", info.n_train, info.n_test);
     printf("\n");
     if (info.kind == DSE_DATA_KIND_FOLDER) printf("next: dse data pack %s --out FILE.pack\n", pos[0]);
     return 0;
-}
-
-static double data_now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 static int cmd_data_bench(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
@@ -1239,7 +1237,7 @@ static int cmd_data_bench(const struct cmd *c, const char **pos, int n_pos, char
     }
     memset(&lo, 0, sizeof lo);
     lo.batch = batch, lo.shuffle = 1, lo.seed = 1, lo.out_h = size, lo.out_w = size, lo.workers = threads;
-    const int is_pack = dse_pack_is(pos[0]);
+    const int is_pack = dse_pack_named(pos[0]);
     int channels = 3, short_side = size;
     if (is_pack) {
         if (dse_pack_open(pos[0], &p, &err)) return fail(&err);
@@ -1252,9 +1250,7 @@ static int cmd_data_bench(const struct cmd *c, const char **pos, int n_pos, char
         dse_imgfolder_deinit(&f);
         return fail(&err);
     } else {
-        lo.norm.c = 3; /* ImageNet's, as the torchvision comparison uses */
-        const float m[3] = { 0.485f, 0.456f, 0.406f }, sd[3] = { 0.229f, 0.224f, 0.225f };
-        memcpy(lo.norm.mean, m, sizeof m), memcpy(lo.norm.std, sd, sizeof sd);
+        dse_data_norm_imagenet(channels, &lo.norm); /* as the torchvision comparison uses */
         lo.decode_min_short = size;
     }
     dse_data_aug_of(aug, short_side, &lo.aug, &lo.center);
@@ -1284,12 +1280,12 @@ static int cmd_data_bench(const struct cmd *c, const char **pos, int n_pos, char
             continue;
         }
         if (warm > 0 && --warm == 0) {
-            t0 = data_now_s();
+            t0 = now_s();
             continue;
         }
         if (warm > 0) continue;
         images += count;
-        t = data_now_s() - t0;
+        t = now_s() - t0;
         if (t >= seconds) break;
     }
     char augs[32];

@@ -371,11 +371,21 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     if ((st = get_str(cx, g, "dataset", NULL, t->dataset, sizeof t->dataset))) return st;
     if (!strcmp(t->dataset, "cifar10") || !strcmp(t->dataset, "cifar100")) /* the engine's spelling */
         memmove(t->dataset + 6, t->dataset + 5, strlen(t->dataset + 5) + 1), t->dataset[5] = '-';
-    if (dse_word_index("fashion-mnist mnist cifar10 cifar100 cifar-10 cifar-100", t->dataset) < 0 &&
-        access(t->dataset, F_OK) != 0)
-        return fail(cx, config_setting_get_member(g, "dataset"), "dataset = \"%s\" is neither a dataset name "
-                    "(fashion-mnist, mnist, cifar10, cifar100) nor an existing file or folder (an IDX or CIFAR "
-                    "directory, an image pack, an image folder)", t->dataset);
+    if (dse_word_index("fashion-mnist mnist cifar-10 cifar-100", t->dataset) < 0) {
+        /* A path, relative to the space file's folder (the file travels with its data). It
+         * is checked when a sweep trains, not here: count and generate need no data. A bare
+         * word that names nothing there is taken for a misspelt dataset name. */
+        const config_setting_t *ds = config_setting_get_member(g, "dataset");
+        const char *slash = strrchr(cx->path, '/');
+        char path[sizeof t->dataset];
+        if (t->dataset[0] != '/' && slash &&
+            snprintf(path, sizeof path, "%.*s/%s", (int)(slash - cx->path), cx->path, t->dataset) < (int)sizeof path)
+            dse_strlcpy(t->dataset, path, (int)sizeof t->dataset);
+        if (!strchr(config_setting_get_string(ds), '/') && access(t->dataset, F_OK) != 0)
+            return fail(cx, ds, "dataset = \"%s\" is neither a dataset name (fashion-mnist, mnist, cifar10, "
+                        "cifar100) nor an existing file or folder (an IDX or CIFAR directory, an image pack, an "
+                        "image folder)", config_setting_get_string(ds));
+    }
     if ((st = get_str(cx, g, "lr_policy", "fixed step poly linear", t->lr_policy, sizeof t->lr_policy)))
         return st;
     v = t->epochs;

@@ -632,16 +632,10 @@ static enum dse_status pretime_conv(const struct dse_net *net, const struct dse_
     return st;
 }
 
-static const char *engine_dataset(const char *space_name) {
-    if (!strcmp(space_name, "cifar10")) return "cifar-10";
-    if (!strcmp(space_name, "cifar100")) return "cifar-100";
-    return space_name;
-}
-
 static void train_opts(const struct worker *w, struct dse_train_opts *o) {
     const struct dse_train *t = &w->s->train;
     dse_train_opts_default(o);
-    o->data = engine_dataset(t->dataset);
+    o->data = t->dataset; /* the space reader spells names as the engine does */
     o->data_root = w->o.data_root;
     o->epochs = w->plan.epochs;
     o->batch = t->batch;
@@ -1300,7 +1294,7 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
                            "per_gpu >= 0 and the lease > 0");
     if (o->gpus_all && !o->n_gpus)
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "--gpus all: call dse_sweep_gpus_check first");
-    if ((st = dse_data_probe(engine_dataset(s->train.dataset), o->data_root, &info, err))) return st;
+    if ((st = dse_data_probe(s->train.dataset, o->data_root, &info, err))) return st;
     if ((st = settle_plan(s, dir, o, &plan, err))) return st;
     struct worker w;
     int n_workers = o->workers;

@@ -592,9 +592,7 @@ enum dse_status dse_data_probe(const char *spec, const char *root, struct dse_da
                                struct dse_err *err) {
     enum dse_status st;
     memset(out, 0, sizeof *out);
-    size_t len = strlen(spec);
-    int named_pack = len > 5 && !strcmp(spec + len - 5, ".pack") && access(spec, F_OK) == 0;
-    if (dse_pack_is(spec) || named_pack) { /* a .pack that is not one: dse_pack_open says why */
+    if (dse_pack_named(spec)) { /* a .pack that is not one: dse_pack_open says why */
         struct dse_pack *p;
         if ((st = dse_pack_open(spec, &p, err))) return st;
         out->kind = DSE_DATA_KIND_PACK;
@@ -608,7 +606,7 @@ enum dse_status dse_data_probe(const char *spec, const char *root, struct dse_da
             return st;
         }
         out->kind = DSE_DATA_KIND_FOLDER;
-        out->c = 3, out->classes = f.classes;
+        out->c = 0, out->classes = f.classes; /* converted to the network's 1 or 3 channels */
         out->n_train = f.count[DSE_PACK_TRAIN], out->n_test = f.count[DSE_PACK_VAL];
         dse_imgfolder_deinit(&f);
     } else {
@@ -642,6 +640,13 @@ void dse_data_aug_of(enum dse_aug_mode mode, int short_side, struct dse_data_aug
 }
 
 /* ---- preprocessing ----------------------------------------------------------------------- */
+
+void dse_data_norm_imagenet(int c, struct dse_data_norm *n) {
+    static const float mean[3] = { 0.485f, 0.456f, 0.406f }, sd[3] = { 0.229f, 0.224f, 0.225f };
+    memset(n, 0, sizeof *n);
+    n->c = c;
+    for (int ch = 0; ch < c; ch++) n->mean[ch] = c == 1 ? 0.449f : mean[ch], n->std[ch] = c == 1 ? 0.226f : sd[ch];
+}
 
 void dse_data_norm_of(const struct dse_dataset *d, struct dse_data_norm *out) {
     size_t plane = (size_t)d->h * (size_t)d->w;

@@ -161,6 +161,11 @@ struct dse_data_norm {
     float std[DSE_DATA_MAX_CHANNELS];
 };
 
+/* ImageNet's per-channel statistics (torchvision's: mean 0.485, 0.456, 0.406, std 0.229,
+ * 0.224, 0.225; for 1 channel their luma-weighted mean, 0.449 and 0.226), for images read
+ * straight from a folder, which carries no statistics of its own. c is 1 or 3. */
+void dse_data_norm_imagenet(int c, struct dse_data_norm *out);
+
 /* Mean and (population) standard deviation of pixel / 255 per channel over all images of d,
  * from exact integer sums, so the result does not depend on thread count or order.
  * A channel with std 0 (constant) gets std 1. Fashion-MNIST's training set: 0.2860406,
@@ -206,7 +211,8 @@ struct dse_loader_opts {
     int                  workers;  /* decoding threads; 0: one per core */
     int                  prefetch; /* batches built ahead of the caller; 0: 3 */
     int                  limit;    /* 0: every image of the split; N: the first N of a fixed
-                                      shuffle of it (seed 0), so every class is represented */
+                                      shuffle of it (seed 0): classes about in proportion, not
+                                      the first one or two classes of the file order */
     int                  decode_min_short; /* folders: JPEGs may decode at 1/2..1/8 size while
                                       their short side stays >= this (0: full size) */
 };

@@ -34,8 +34,11 @@ struct dse_imgloader {
     int           **labels;             /* [q][batch] */
     int            *left;               /* [q] images of the slot's batch not yet built */
     int            *slot_batch;         /* [q] the batch a slot holds or is building; -1 none */
+    enum dse_status *slot_st;           /* [q] the first error building the slot's batch */
+    struct dse_err  *slot_err;          /* [q] */
     int             gen, epoch, started, quit, cursor, taken, inflight;
-    enum dse_status st;                 /* the first error of this epoch */
+    enum dse_status st;                 /* the error of the batch the caller reached: a batch
+                                           built ahead and never asked for fails nothing */
     struct dse_err  err;
 
     int                nthreads;
@@ -170,7 +173,7 @@ static int take_chunk(struct dse_imgloader *l, int *g0) {
     int g = l->cursor, k = g / l->o.batch, end = k * l->o.batch + batch_count(l, k);
     int n = end - g < 4 ? end - g : 4;
     int s = k % l->q;
-    if (g == k * l->o.batch) l->slot_batch[s] = k, l->left[s] = batch_count(l, k);
+    if (g == k * l->o.batch) l->slot_batch[s] = k, l->left[s] = batch_count(l, k), l->slot_st[s] = DSE_OK;
     l->cursor += n;
     *g0 = g;
     return n;
@@ -201,9 +204,9 @@ static void *pool_worker(void *arg) {
         pthread_mutex_lock(&l->mu);
         l->inflight--;
         if (l->gen == gen) {
-            if (st && !l->st) l->st = st, l->err = e;
+            if (st && !l->slot_st[s]) l->slot_st[s] = st, l->slot_err[s] = e;
             l->left[s] -= n;
-            if (l->left[s] == 0 || l->st) pthread_cond_broadcast(&l->cv_ready);
+            if (l->left[s] == 0) pthread_cond_broadcast(&l->cv_ready);
         }
         if (!l->inflight) pthread_cond_broadcast(&l->cv_idle);
     }
@@ -234,7 +237,7 @@ void dse_imgloader_free(struct dse_imgloader *l) {
             dse_image_deinit(&l->bufs[t].rs);
             dse_image_work_deinit(&l->bufs[t].work);
         }
-    free(l->x), free(l->labels), free(l->left), free(l->slot_batch);
+    free(l->x), free(l->labels), free(l->left), free(l->slot_batch), free(l->slot_st), free(l->slot_err);
     free(l->sel), free(l->perm), free(l->threads), free(l->bufs);
     free(l);
 }
@@ -302,9 +305,11 @@ enum dse_status dse_imgloader_new(const struct dse_pack *p, const struct dse_img
     l->labels = calloc((size_t)l->q, sizeof *l->labels);
     l->left = calloc((size_t)l->q, sizeof *l->left);
     l->slot_batch = calloc((size_t)l->q, sizeof *l->slot_batch);
+    l->slot_st = calloc((size_t)l->q, sizeof *l->slot_st);
+    l->slot_err = calloc((size_t)l->q, sizeof *l->slot_err);
     l->bufs = calloc((size_t)l->nthreads + 1, sizeof *l->bufs);
     l->threads = l->nthreads ? calloc((size_t)l->nthreads, sizeof *l->threads) : NULL;
-    int ok = l->sel && l->perm && l->x && l->labels && l->left && l->slot_batch && l->bufs &&
+    int ok = l->sel && l->perm && l->x && l->labels && l->left && l->slot_batch && l->slot_st && l->slot_err && l->bufs &&
              (l->threads || !l->nthreads);
     for (int i = 0; i < l->q && ok; i++) {
         l->x[i] = malloc((size_t)o->batch * l->img * sizeof(float));
@@ -370,7 +375,7 @@ void dse_imgloader_start_epoch(struct dse_imgloader *l, int epoch) {
     else
         for (int i = 0; i < l->n; i++) l->perm[i] = i;
     l->epoch = epoch, l->cursor = 0, l->taken = 0, l->st = DSE_OK, l->started = 1;
-    for (int i = 0; i < l->q; i++) l->slot_batch[i] = -1, l->left[i] = 0;
+    for (int i = 0; i < l->q; i++) l->slot_batch[i] = -1, l->left[i] = 0, l->slot_st[i] = DSE_OK;
     pthread_cond_broadcast(&l->cv_work);
     pthread_mutex_unlock(&l->mu);
 }
@@ -388,6 +393,7 @@ int dse_imgloader_next(struct dse_imgloader *l, float *x, int *labels, int *coun
     } else {
         pthread_mutex_lock(&l->mu);
         while (!l->st && !(l->slot_batch[s] == k && l->left[s] == 0)) pthread_cond_wait(&l->cv_ready, &l->mu);
+        if (!l->st && l->slot_st[s]) l->st = l->slot_st[s], l->err = l->slot_err[s]; /* stops the workers */
         enum dse_status st = l->st;
         pthread_mutex_unlock(&l->mu);
         if (st) return 0;

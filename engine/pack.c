@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,9 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static uint32_t crc_of(const void *p, size_t n) {
-    uLong c = crc32(0L, Z_NULL, 0);
+/* CRC-32 (zlib's) of n bytes continuing from c, for any n (zlib takes uInt lengths). */
+static uint32_t crc_more(uint32_t c0, const void *p, size_t n) {
+    uLong c = c0;
     const unsigned char *b = p;
     while (n > 0) { /* zlib takes uInt lengths */
         uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
@@ -40,6 +42,10 @@ static uint32_t crc_of(const void *p, size_t n) {
         b += k, n -= k;
     }
     return (uint32_t)c;
+}
+
+static uint32_t crc_of(const void *p, size_t n) {
+    return crc_more((uint32_t)crc32(0L, Z_NULL, 0), p, n);
 }
 
 /* ---- scanning a folder ---------------------------------------------------------------- */
@@ -66,24 +72,44 @@ static int cmp_name(const void *a, const void *b) {
 
 /* The entries of dir (hidden ones, starting with '.', left out), sorted by name in byte
  * order. *names is malloc'd strings in a malloc'd array. -1 if dir cannot be read. */
+static void free_names(char **names, int n);
+
 static int list_dir(const char *dir, char ***names, int *n) {
     DIR *d = opendir(dir);
     struct dirent *e;
-    int cap = 0;
+    int cap = 0, bad = 0;
     *names = NULL, *n = 0;
     if (!d) return -1;
-    while ((e = readdir(d))) {
+    for (;;) {
+        errno = 0;
+        if (!(e = readdir(d))) {
+            bad = errno != 0; /* an error, not the end */
+            break;
+        }
         if (e->d_name[0] == '.') continue;
         if (*n == cap) {
             cap = cap ? 2 * cap : 64;
             char **nn = realloc(*names, (size_t)cap * sizeof *nn);
-            if (!nn) break;
+            if (!nn) {
+                bad = 1, errno = ENOMEM;
+                break;
+            }
             *names = nn;
         }
-        if (!((*names)[*n] = strdup(e->d_name))) break;
+        if (!((*names)[*n] = strdup(e->d_name))) {
+            bad = 1, errno = ENOMEM;
+            break;
+        }
         (*n)++;
     }
+    int saved = errno;
     closedir(d);
+    if (bad) { /* a partial list would silently lose images */
+        free_names(*names, *n);
+        *names = NULL, *n = 0;
+        errno = saved;
+        return -1;
+    }
     if (*n) qsort(*names, (size_t)*n, sizeof **names, cmp_name);
     return 0;
 }
@@ -110,14 +136,15 @@ static enum dse_status add_item(struct dse_imgfolder *f, const char *path, int l
 
 /* Add the images below dir (recursively; files of a folder before its subfolders, each
  * sorted by name, as torchvision's sorted os.walk) to f; their fingerprint goes into *h. */
-static enum dse_status walk(struct dse_imgfolder *f, const char *dir, int label, int split, int depth,
-                            uint64_t *h, struct dse_err *err) {
+static enum dse_status walk(struct dse_imgfolder *f, const char *top, const char *dir, int label, int split,
+                            int depth, uint64_t *h, struct dse_err *err) {
     char **names, path[4096];
     int n;
     enum dse_status st = DSE_OK;
     if (depth > 32) return DSE_OK; /* a link loop */
-    if (list_dir(dir, &names, &n))
-        return dse_err_set(err, DSE_ERR_IO, dir, 0, "cannot read the folder: %s", strerror(errno));
+    if (list_dir(dir, &names, &n)) /* err->file is the caller's top folder; dir is this frame's */
+        return dse_err_set(err, DSE_ERR_IO, top, 0, "%s: cannot read the folder: %s", dir + strlen(f->root) + 1,
+                           strerror(errno));
     for (int pass = 0; pass < 2 && !st; pass++)
         for (int i = 0; i < n && !st; i++) {
             struct stat sb;
@@ -133,7 +160,7 @@ static enum dse_status walk(struct dse_imgfolder *f, const char *dir, int label,
                 *h = dse_fnv1a64(*h, v, sizeof v);
                 st = add_item(f, path, label, split, err);
             } else if (pass == 1 && S_ISDIR(sb.st_mode)) {
-                st = walk(f, path, label, split, depth + 1, h, err);
+                st = walk(f, top, path, label, split, depth + 1, h, err);
             }
         }
     free_names(names, n);
@@ -199,7 +226,7 @@ enum dse_status dse_imgfolder_scan(const char *dir, struct dse_imgfolder *f, str
     for (int i = 0; i < n && !st; i++) {
         int before = f->n;
         snprintf(cls, sizeof cls, "%s/%s", train, names[i]);
-        if ((st = walk(f, cls, i, DSE_PACK_TRAIN, 0, &h, err))) goto done;
+        if ((st = walk(f, dir, cls, i, DSE_PACK_TRAIN, 0, &h, err))) goto done;
         if (f->n == before) {
             st = dse_err_set(err, DSE_ERR_IO, dir, 0, "train/%s: class folder with no images (.jpg, .jpeg, "
                              ".png); every class needs at least one", names[i]);
@@ -231,7 +258,7 @@ enum dse_status dse_imgfolder_scan(const char *dir, struct dse_imgfolder *f, str
                                  "images would get no label", f->val_name, vnames[i], vnames[i], f->val_name);
                 goto done;
             }
-            st = walk(f, cls, label, DSE_PACK_VAL, 0, &h, err);
+            st = walk(f, dir, cls, label, DSE_PACK_VAL, 0, &h, err);
         }
     }
     f->fingerprint = h;
@@ -265,20 +292,6 @@ static int host_little_endian(void) {
 }
 
 /* ---- writing a pack ------------------------------------------------------------------ */
-
-/* The rename must reach the disk too: fsync the folder that holds path (best effort). */
-static void sync_parent(const char *path) {
-    char dir[1200];
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    int fd = open(dir, O_RDONLY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
 
 void dse_pack_opts_default(struct dse_pack_opts *o) {
     memset(o, 0, sizeof *o);
@@ -391,10 +404,38 @@ static void *pack_worker(void *arg) {
     return NULL;
 }
 
-static enum dse_status write_all(FILE *fp, const char *tmp, const void *p, size_t n, struct dse_err *err) {
+/* Errors name the pack being made (out, the caller's string) and the temporary file in the
+ * message: the temporary file is gone by the time the error is printed. */
+static enum dse_status write_all(FILE *fp, const char *out, const char *tmp, const void *p, size_t n,
+                                 struct dse_err *err) {
     if (n && fwrite(p, 1, n, fp) != n)
-        return dse_err_set(err, DSE_ERR_IO, tmp, 0, "cannot write: %s", strerror(errno));
+        return dse_err_set(err, DSE_ERR_IO, out, 0, "cannot write %s: %s", tmp, strerror(errno));
     return DSE_OK;
+}
+
+/* Temporary files of packs to out_path whose process is gone (killed: SIGKILL, a crash, a
+ * machine that went down) are removed, so a pack cache does not fill with half-made packs.
+ * A live process's file, or one of another host (its pid says nothing here), is left. */
+static void remove_stale_temps(const char *out_path) {
+    char dir[1200], path[2400];
+    const char *slash = strrchr(out_path, '/');
+    const char *base = slash ? slash + 1 : out_path;
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == out_path ? 1 : (int)(slash - out_path), out_path);
+    size_t bl = strlen(base);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    if (!d) return;
+    while ((e = readdir(d))) {
+        const char *nm = e->d_name;
+        char *end;
+        if (strncmp(nm, base, bl) || strncmp(nm + bl, ".tmp.", 5)) continue;
+        long pid = strtol(nm + bl + 5, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        if (snprintf(path, sizeof path, "%s/%s", dir, nm) < (int)sizeof path) unlink(path);
+    }
+    closedir(d);
 }
 
 enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_path,
@@ -425,6 +466,7 @@ enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_pa
     if (f->n < 1) return dse_err_set(err, DSE_ERR_IO, f->root, 0, "no images to pack");
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "output path is too long");
+    remove_stale_temps(out_path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
     if (fd < 0) return dse_err_set(err, DSE_ERR_IO, out_path, 0, "cannot create %s: %s", tmp, strerror(errno));
     fp = fdopen(fd, "wb");
@@ -436,7 +478,7 @@ enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_pa
     setvbuf(fp, NULL, _IOFBF, 1 << 20);
     uint8_t header[DSE_PACK_HEADER];
     memset(header, 0, sizeof header);
-    if ((st = write_all(fp, tmp, header, sizeof header, err))) goto done;
+    if ((st = write_all(fp, out_path, tmp, header, sizeof header, err))) goto done;
 
     index = malloc((size_t)f->n * sizeof *index);
     per_class = calloc((size_t)f->classes, sizeof *per_class);
@@ -479,7 +521,7 @@ enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_pa
             rec->label = (uint32_t)it->label;
             rec->crc = crc_of(r->bytes, r->len);
             if (r->len > UINT32_MAX) st = dse_err_set(err, DSE_ERR_IO, it->path, 0, "record over 4 GiB");
-            else st = write_all(fp, tmp, r->bytes, r->len, err);
+            else st = write_all(fp, out_path, tmp, r->bytes, r->len, err);
             off += r->len;
             sum->records[it->split]++;
             if (it->split == DSE_PACK_TRAIN) {
@@ -491,6 +533,9 @@ enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_pa
         free(r->bytes);
         free(r->why);
         memset(r, 0, sizeof *r);
+        if (!st && o->cancel && *o->cancel)
+            st = dse_err_set(err, DSE_ERR_IO, out_path, 0, "interrupted after %d of %d images; nothing was "
+                             "written (run the command again)", i + 1, f->n);
         pthread_mutex_lock(&wr.mu);
         wr.written = i + 1;
         if (st) wr.abort = 1;
@@ -535,15 +580,14 @@ join:
      * u64 first), the index, the class names, then the header, which makes the file valid. */
     static const uint8_t zeros[8];
     size_t pad = (size_t)((8 - off % 8) % 8);
-    if ((st = write_all(fp, tmp, zeros, pad, err))) goto done;
+    if ((st = write_all(fp, out_path, tmp, zeros, pad, err))) goto done;
     off += pad;
     uint64_t index_off = off, index_bytes = (uint64_t)kept * sizeof *index;
     uint64_t names_bytes = (uint64_t)f->classes * DSE_PACK_CLASS_MAX;
-    if ((st = write_all(fp, tmp, index, (size_t)index_bytes, err)) ||
-        (st = write_all(fp, tmp, f->class_names, (size_t)names_bytes, err)))
+    if ((st = write_all(fp, out_path, tmp, index, (size_t)index_bytes, err)) ||
+        (st = write_all(fp, out_path, tmp, f->class_names, (size_t)names_bytes, err)))
         goto done;
-    uLong icrc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)index, (uInt)index_bytes);
-    icrc = crc32(icrc, (const Bytef *)f->class_names, (uInt)names_bytes);
+    uint32_t icrc = crc_more(crc_of(index, (size_t)index_bytes), f->class_names, (size_t)names_bytes);
     memcpy(header + H_MAGIC, DSE_PACK_MAGIC, 8);
     put32(header + H_VERSION, DSE_PACK_VERSION);
     put32(header + H_HEADER_BYTES, DSE_PACK_HEADER);
@@ -579,18 +623,19 @@ join:
     put64(header + H_CREATED, (uint64_t)time(NULL));
     put32(header + H_INDEX_CRC, (uint32_t)icrc);
     put32(header + H_CRC, crc_of(header, H_CRC));
-    if (fflush(fp) || fseek(fp, 0, SEEK_SET) || (st = write_all(fp, tmp, header, sizeof header, err)) ||
+    if (fflush(fp) || fseek(fp, 0, SEEK_SET) || (st = write_all(fp, out_path, tmp, header, sizeof header, err)) ||
         fflush(fp) || fsync(fileno(fp))) {
-        if (!st) st = dse_err_set(err, DSE_ERR_IO, tmp, 0, "cannot write: %s", strerror(errno));
+        if (!st) st = dse_err_set(err, DSE_ERR_IO, out_path, 0, "cannot write %s: %s", tmp, strerror(errno));
         goto done;
     }
     sum->bytes = index_off + index_bytes + names_bytes;
 done:
-    if (fp && fclose(fp) && !st) st = dse_err_set(err, DSE_ERR_IO, tmp, 0, "cannot close: %s", strerror(errno));
+    if (fp && fclose(fp) && !st)
+        st = dse_err_set(err, DSE_ERR_IO, out_path, 0, "cannot close %s: %s", tmp, strerror(errno));
     if (!st && rename(tmp, out_path))
         st = dse_err_set(err, DSE_ERR_IO, out_path, 0, "cannot rename %s into place: %s", tmp, strerror(errno));
     if (st) unlink(tmp);
-    else sync_parent(out_path);
+    else dse_fs_sync_dir(out_path, NULL);
     free(index);
     free(per_class);
     free(wr.ring);
@@ -608,6 +653,11 @@ int dse_pack_is(const char *path) {
     int ok = fread(m, 1, 8, fp) == 8 && !memcmp(m, DSE_PACK_MAGIC, 7); /* any version */
     fclose(fp);
     return ok;
+}
+
+int dse_pack_named(const char *path) {
+    size_t n = strlen(path);
+    return dse_pack_is(path) || (n > 5 && !strcmp(path + n - 5, ".pack") && access(path, F_OK) == 0);
 }
 
 void dse_pack_close(struct dse_pack *p) {
@@ -663,46 +713,50 @@ enum dse_status dse_pack_open(const char *path, struct dse_pack **out, struct ds
     }
     if (get32(h + H_CRC) != crc_of(h, H_CRC))
         return bad_pack(p, path, err, "corrupt pack: the header's CRC-32 does not match");
-    p->format = (enum dse_pack_format)get32(h + H_FORMAT);
-    p->channels = (int)get32(h + H_CHANNELS);
-    p->short_side = (int)get32(h + H_SHORT);
-    p->quality = (int)get32(h + H_QUALITY);
-    p->classes = (int)get32(h + H_CLASSES);
-    p->n = (int)get32(h + H_N);
-    p->fingerprint = get64(h + H_FINGERPRINT);
+    /* The header is as written (or forged with a right CRC): every field is checked before it
+     * is used, and sizes are compared, never summed where the sum could wrap. */
+    uint32_t n32 = get32(h + H_N), c32 = get32(h + H_CLASSES), fmt = get32(h + H_FORMAT), nch = get32(h + H_CHANNELS);
     uint64_t io = get64(h + H_INDEX_OFF), ib = get64(h + H_INDEX_BYTES);
     uint64_t no = get64(h + H_NAMES_OFF), nb = get64(h + H_NAMES_BYTES);
-    uint64_t dof = get64(h + H_DATA_OFF), db = get64(h + H_DATA_BYTES);
-    if ((p->format != DSE_PACK_RAW && p->format != DSE_PACK_JPEG) || (p->channels != 1 && p->channels != 3) ||
-        p->classes < 2 || p->n < 1 || get32(h + H_N) > INT_MAX || get32(h + H_CLASSES) > 1000000 ||
-        ib != (uint64_t)p->n * sizeof(struct dse_pack_record) || nb != (uint64_t)p->classes * DSE_PACK_CLASS_MAX ||
-        dof != DSE_PACK_HEADER || dof + db != io || io % 8 || io + ib != no)
+    uint64_t dof = get64(h + H_DATA_OFF), db = get64(h + H_DATA_BYTES), size = p->size;
+    if (version < 1 || get32(h + H_HEADER_BYTES) != DSE_PACK_HEADER || (fmt != DSE_PACK_RAW && fmt != DSE_PACK_JPEG) ||
+        (nch != 1 && nch != 3) || c32 < 2 || c32 > 1000000 || n32 < 1 || n32 > INT_MAX ||
+        ib != (uint64_t)n32 * sizeof(struct dse_pack_record) || nb != (uint64_t)c32 * DSE_PACK_CLASS_MAX ||
+        dof != DSE_PACK_HEADER || (db <= size - dof && (io != dof + db || io % 8 || no != io + ib)))
         return bad_pack(p, path, err, "corrupt pack: the header's fields do not fit together");
-    if (no + nb > p->size) {
-        snprintf(msg, sizeof msg, "truncated: %zu bytes, the header says %llu", p->size,
-                 (unsigned long long)(no + nb));
+    if (db > size - dof || ib + nb > size - dof - db) { /* ib, nb < 2^37: no wrap */
+        if (db > size - dof) snprintf(msg, sizeof msg, "truncated: %zu bytes, the header says more", p->size);
+        else snprintf(msg, sizeof msg, "truncated: %zu bytes, the header says %llu", p->size,
+                      (unsigned long long)(dof + db + ib + nb));
         return bad_pack(p, path, err, msg);
     }
-    uLong icrc = crc32(crc32(0L, Z_NULL, 0), p->map + io, (uInt)ib);
-    icrc = crc32(icrc, p->map + no, (uInt)nb);
-    if ((uint32_t)icrc != get32(h + H_INDEX_CRC))
+    p->version = (int)version;
+    p->format = (enum dse_pack_format)fmt;
+    p->channels = (int)nch;
+    p->short_side = (int)get32(h + H_SHORT);
+    p->quality = (int)get32(h + H_QUALITY);
+    p->classes = (int)c32;
+    p->n = (int)n32;
+    p->fingerprint = get64(h + H_FINGERPRINT);
+    if (crc_more(crc_of(p->map + io, (size_t)ib), p->map + no, (size_t)nb) != get32(h + H_INDEX_CRC))
         return bad_pack(p, path, err, "corrupt pack: the index's CRC-32 does not match");
+    uint32_t first[DSE_PACK_SPLITS], count[DSE_PACK_SPLITS];
     for (int k = 0; k < DSE_PACK_SPLITS; k++) {
         const uint8_t *sp = h + H_SPLITS + 16 * k;
         memcpy(p->split_name[k], sp, 7);
         p->split_name[k][7] = '\0';
-        p->first[k] = (int)get32(sp + 8);
-        p->count[k] = (int)get32(sp + 12);
+        first[k] = get32(sp + 8), count[k] = get32(sp + 12);
     }
-    if (p->first[0] != 0 || p->count[0] < 1 || p->first[1] != p->count[0] ||
-        (int64_t)p->count[0] + p->count[1] != p->n)
+    if (first[0] != 0 || count[0] < 1 || first[1] != count[0] || (uint64_t)count[0] + count[1] != n32)
         return bad_pack(p, path, err, "corrupt pack: the splits do not cover the records");
+    for (int k = 0; k < DSE_PACK_SPLITS; k++) p->first[k] = (int)first[k], p->count[k] = (int)count[k];
     for (int ch = 0; ch < 4; ch++) p->mean[ch] = getf(h + H_MEAN + 4 * ch), p->std[ch] = getf(h + H_STD + 4 * ch);
     p->index = (const struct dse_pack_record *)(const void *)(p->map + io);
     for (int i = 0; i < p->n; i++) {
         const struct dse_pack_record *r = &p->index[i];
         uint64_t raw = (uint64_t)r->w * r->h * (uint64_t)p->channels;
-        if (r->offset < dof || r->offset + r->bytes > io || r->label >= (uint32_t)p->classes || !r->w || !r->h ||
+        if (r->offset < dof || r->offset > io || r->bytes > io - r->offset || r->label >= (uint32_t)p->classes ||
+            !r->w || !r->h ||
             (p->format == DSE_PACK_RAW && r->bytes != raw)) {
             snprintf(msg, sizeof msg, "corrupt pack: record %d does not fit its data", i);
             return bad_pack(p, path, err, msg);
@@ -717,6 +771,7 @@ enum dse_status dse_pack_open(const char *path, struct dse_pack **out, struct ds
 }
 
 enum dse_status dse_pack_image(const struct dse_pack *p, int i, struct dse_image *im, struct dse_err *err) {
+    DSE_ASSERT(i >= 0 && i < p->n);
     const struct dse_pack_record *r = &p->index[i];
     const uint8_t *b = p->map + r->offset;
     enum dse_status st;
@@ -730,6 +785,9 @@ enum dse_status dse_pack_image(const struct dse_pack *p, int i, struct dse_image
     struct dse_err e = { 0 };
     if ((st = dse_image_decode(b, r->bytes, p->channels, 0, im, &e)))
         return dse_err_set(err, st, p->path, 0, "record %d: %s", i, e.msg);
+    if (im->w != r->w || im->h != r->h)
+        return dse_err_set(err, DSE_ERR_IO, p->path, 0, "corrupt pack: record %d decodes to %dx%d; the index says %dx%d",
+                           i, im->w, im->h, r->w, r->h);
     return DSE_OK;
 }
 

@@ -7,6 +7,7 @@
 #ifndef DSE_ENGINE_PACK_H
 #define DSE_ENGINE_PACK_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,6 +78,9 @@ struct dse_pack_opts {
     void (*progress)(void *arg, const struct dse_pack_progress *p); /* ~2 a second; NULL */
     void (*bad)(void *arg, const char *path, const char *why);     /* skip_bad; NULL */
     void  *arg;
+    volatile sig_atomic_t *cancel; /* NULL, or set nonzero (from a signal handler, say) to stop:
+                                      the pack ends with DSE_ERR_IO "interrupted", its
+                                      temporary file removed */
 };
 
 /* Defaults: short side 256, 3 channels, JPEG of quality 90, one thread per core. */
@@ -93,7 +97,10 @@ struct dse_pack_summary {
  * short side is opts->size (dse_image_resize over the whole image), stored raw or as
  * JPEG, in the folder's order, on opts->threads threads. The file is written as
  * out_path.tmp.<pid>, synced and renamed: a killed pack never leaves a file at out_path,
- * and an old pack there stays until the new one is complete. A bad image without
+ * and an old pack there stays until the new one is complete. A pack stopped by an error or
+ * by opts->cancel removes its temporary file; one killed outright leaves it, and the next
+ * pack to the same out_path removes temporary files whose process is gone. Errors about
+ * writing name out_path (err->file) and the temporary file in the message. A bad image without
  * skip_bad is DSE_ERR_IO with err->file = its path (pointing into *f). A split left with
  * no image, or a class of train left with no image, is DSE_ERR_IO too. */
 enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_path,
@@ -112,6 +119,7 @@ struct dse_pack_record {
 
 struct dse_pack {
     char                  path[1024];
+    int                   version;     /* the file's format version */
     int                   fd;
     const uint8_t        *map;         /* the whole file, read-only */
     size_t                size;
@@ -135,6 +143,11 @@ void dse_pack_close(struct dse_pack *p); /* accepts NULL */
 
 /* 1 if the file at path starts with the pack magic. */
 int dse_pack_is(const char *path);
+
+/* 1 if path is to be read as a pack: it starts with the magic, or it is an existing file
+ * whose name ends in ".pack" (dse_pack_open then says what is wrong with it, rather than
+ * the caller taking it for a dataset name). */
+int dse_pack_named(const char *path);
 
 /* Record i (0..n-1, over both splits) as pixels: a raw record is copied, a JPEG record
  * decoded (im->c = p->channels). Its CRC-32 is checked first: a mismatch is DSE_ERR_IO

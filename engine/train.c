@@ -299,6 +299,23 @@ struct run_data {
     struct dse_loader    *ltrain, *ltest;
 };
 
+/* An error whose err->file points into d (a pack's path, a folder's image, a dataset file's
+ * name) would dangle once d is freed: the caller's data string is named instead, and a path
+ * of d's goes into the message. */
+static void run_data_keep_err(const struct run_data *d, const char *data, struct dse_err *err) {
+    if (!err || !err->file) return;
+    const char *f = err->file;
+    const char *lo = (const char *)&d->files, *hi = lo + sizeof d->files;
+    int inside = f >= lo && f < hi;
+    for (int i = 0; i < d->folder.n && !inside; i++) inside = f == d->folder.items[i].path;
+    if (d->pack && f == d->pack->path) {
+        err->file = data;
+    } else if (inside) {
+        struct dse_err e = *err;
+        dse_err_set(err, e.code, NULL, e.line, "%s: %s", e.file, e.msg);
+    }
+}
+
 static void run_data_free(struct run_data *d) {
     dse_loader_free(d->ltrain);
     dse_loader_free(d->ltest);
@@ -308,22 +325,14 @@ static void run_data_free(struct run_data *d) {
     dse_imgfolder_deinit(&d->folder);
 }
 
-/* ImageNet's statistics for a folder read file by file (a pack carries its own). */
-static void imagenet_norm(int c, struct dse_data_norm *n) {
-    static const float mean[3] = { 0.485f, 0.456f, 0.406f }, sd[3] = { 0.229f, 0.224f, 0.225f };
-    memset(n, 0, sizeof *n);
-    n->c = c;
-    for (int ch = 0; ch < c; ch++) n->mean[ch] = c == 1 ? 0.449f : mean[ch], n->std[ch] = c == 1 ? 0.226f : sd[ch];
-}
-
 static enum dse_status run_data_open(const struct dse_net *net, const struct dse_train_opts *o, struct run_data *d,
                                      struct dse_err *err) {
     enum dse_status st;
     struct dse_loader_opts lo;
     memset(&lo, 0, sizeof lo);
     lo.batch = o->batch, lo.shuffle = 1, lo.seed = o->seed;
-    if (dse_pack_is(o->data) || dse_imgfolder_is(o->data)) {
-        int is_pack = dse_pack_is(o->data), short_side;
+    if (dse_pack_named(o->data) || dse_imgfolder_is(o->data)) {
+        int is_pack = dse_pack_named(o->data), short_side;
         if (is_pack) {
             if ((st = dse_pack_open(o->data, &d->pack, err))) return st;
             d->c = d->pack->channels, d->classes = d->pack->classes;
@@ -335,7 +344,7 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
             if ((st = dse_imgfolder_scan(o->data, &d->folder, err))) return st;
             d->c = net->in_c == 1 ? 1 : 3, d->classes = d->folder.classes;
             short_side = net->in_h < net->in_w ? net->in_h : net->in_w;
-            imagenet_norm(d->c, &lo.norm);
+            dse_data_norm_imagenet(d->c, &lo.norm); /* a folder carries no statistics */
         }
         d->name = o->data;
         if (net->in_c != d->c)
@@ -505,6 +514,7 @@ finish:
     r->model_bytes = dse_model_bytes(m);
     st = DSE_OK;
 done:
+    if (st) run_data_keep_err(&data, o->data, err);
     run_data_free(&data);
     if (m) dse_model_host_free(m, x, x_pinned);
     else free(x);
