@@ -429,6 +429,18 @@ static void put_le32(unsigned char *p, uint32_t v) {
     for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 
+/* bad = good (the pack at out, n bytes, b scratch) with a bit flipped `at` bytes into record
+ * `rec` (-1: the train split's last). */
+static void flip_in_record(const char *out, const char *bad, const unsigned char *good, unsigned char *b, size_t n,
+                           int rec, size_t at) {
+    struct dse_pack *pk = NULL;
+    DSE_ASSERT(dse_pack_open(out, &pk, NULL) == DSE_OK);
+    size_t off = (size_t)pk->index[rec < 0 ? pk->count[DSE_PACK_TRAIN] - 1 : rec].offset;
+    dse_pack_close(pk);
+    memcpy(b, good, n), b[off + at] ^= 0x40;
+    write_raw(bad, b, n);
+}
+
 static void test_bad_packs(void) {
     char dir[64], p[2048], out[2048], bad[2048];
     struct dse_err err = { 0 };
@@ -464,12 +476,7 @@ static void test_bad_packs(void) {
     expect_open_error(bad, "pack format version 2 is newer than this dse reads (version 1); update dse or re-pack "
                            "the folder with this one");
     /* a flipped byte in a record: opens, then that record and the loader say so */
-    CHECK_OK(dse_pack_open(out, &pk, &err));
-    size_t rec1 = pk ? (size_t)pk->index[1].offset : 600;
-    dse_pack_close(pk);
-    pk = NULL;
-    memcpy(b, good, n), b[rec1 + 5] ^= 0x40;
-    write_raw(bad, b, n);
+    flip_in_record(out, bad, good, b, n, 1, 5);
     CHECK_OK(dse_pack_open(bad, &pk, &err));
     if (pk) {
         struct dse_image im = { 0 };
@@ -499,12 +506,7 @@ static void test_bad_packs(void) {
     /* A bad record only in the epoch's partial last batch, which dse train drops: reading the
      * full batches never fails, however many workers build ahead (it once failed in about 1
      * epoch of 10 with 3 workers: the error of a batch nobody asked for ended the epoch). */
-    CHECK_OK(dse_pack_open(out, &pk, &err));
-    size_t last = pk ? (size_t)pk->index[pk->count[0] - 1].offset : 600;
-    dse_pack_close(pk);
-    pk = NULL;
-    memcpy(b, good, n), b[last + 2] ^= 0x40;
-    write_raw(bad, b, n);
+    flip_in_record(out, bad, good, b, n, -1, 2);
     CHECK_OK(dse_pack_open(bad, &pk, &err));
     if (pk) {
         struct dse_loader_opts o;
