@@ -44,7 +44,7 @@ static void on_stop_signal(int sig) {
 enum dse_status dse_dataprep_pack(const struct dse_imgfolder *f, const char *out_path,
                                   const struct dse_pack_opts *o, FILE *log, int tty,
                                   struct dse_pack_summary *sum, struct dse_err *err) {
-    struct pack_log pl = { log, tty };
+    struct pack_log pl = { .f = log, .tty = tty };
     struct dse_pack_opts po = *o;
     struct sigaction sa, old_int, old_term;
     if (log) po.progress = pack_progress, po.bad = pack_bad, po.arg = &pl;
