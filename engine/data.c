@@ -578,6 +578,22 @@ enum dse_status dse_data_load(const struct dse_data_files *f, enum dse_data_spli
     return dse_data_read_cifar(p, s->n, f->format == DSE_DATA_FORMAT_CIFAR100 ? 100 : 10, out, err);
 }
 
+/* ---- class names ------------------------------------------------------------------------- */
+
+static const char fmnist_names[10][64] = { "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                           "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot" };
+static const char mnist_names[10][64] = { "0", "1", "2", "3", "4", "5", "6", "7", "8", "9" };
+static const char cifar10_names[10][64] = { "airplane", "automobile", "bird", "cat", "deer",
+                                            "dog", "frog", "horse", "ship", "truck" };
+
+const char (*dse_data_class_names(const char *name, int classes))[64] {
+    if (classes != 10 || !name) return NULL;
+    if (!strcmp(name, "fashion-mnist")) return fmnist_names;
+    if (!strcmp(name, "mnist")) return mnist_names;
+    if (!strcmp(name, "cifar-10")) return cifar10_names;
+    return NULL;
+}
+
 /* ---- any source --------------------------------------------------------------------------- */
 
 static const char *base_name(const char *path) {

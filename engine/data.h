@@ -120,6 +120,11 @@ enum dse_status dse_data_locate(const char *spec, const char *root, struct dse_d
 enum dse_status dse_data_load(const struct dse_data_files *f, enum dse_data_split split,
                               struct dse_dataset **out, struct dse_err *err);
 
+/* The class names of a named dataset with that many classes (Fashion-MNIST's ten, as its
+ * authors list them; MNIST's digits; CIFAR-10's), or NULL (CIFAR-100 and directories carry
+ * none here). Label k is entry k. */
+const char (*dse_data_class_names(const char *name, int classes))[64];
+
 /* ---- any source: what it holds ------------------------------------------------------- */
 
 enum dse_data_kind { DSE_DATA_KIND_TENSOR = 0, DSE_DATA_KIND_PACK, DSE_DATA_KIND_FOLDER };

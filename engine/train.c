@@ -50,10 +50,14 @@ static double now_s(void) {
 
 /* ---- checkpoints --------------------------------------------------------------------- */
 
-#define CKPT_MAGIC   "DSECKPT1"
-#define CKPT_VERSION 1u
+/* Format 1 (read only): a header, then the zlib-compressed values; the CRC covered the values
+ * alone. Format 2 (written): the CRC covers the header, a text block describing every tensor
+ * and the data, and the values. docs/checkpoint.md has both byte by byte. */
+#define CKPT1_MAGIC "DSECKPT1"
+#define CKPT2_MAGIC "DSECKPT2"
+#define CKPT_VERSION 2u
 
-struct ckpt_header {
+struct ckpt1_header {
     char     magic[8];
     uint32_t version, crc;       /* crc: CRC-32 (zlib) of the uncompressed payload */
     int32_t  next_epoch, pad;
@@ -63,6 +67,23 @@ struct ckpt_header {
     uint64_t compressed;         /* bytes after the header */
     uint64_t rng_state, rng_inc; /* the dropout generator */
 };
+
+struct ckpt2_header {
+    char     magic[8];           /* "DSECKPT2" */
+    uint32_t version;            /* 2 */
+    uint32_t header_bytes;       /* sizeof (struct ckpt2_header): 80 */
+    int32_t  next_epoch;         /* 0 .. 1024: the epoch a resumed run starts with */
+    uint32_t meta_bytes;         /* the text block after the header */
+    int64_t  iter;               /* >= 0: iterations done */
+    uint64_t net_hash;           /* FNV-1a 64 of the layer shapes */
+    uint64_t values;             /* float32 values in the payload */
+    uint64_t compressed;         /* bytes of the zlib stream after the text block */
+    uint64_t rng_state, rng_inc; /* the dropout generator */
+    uint32_t crc;                /* CRC-32 of this header (crc = 0), the text, the values */
+    uint32_t reserved;           /* 0 */
+};
+
+_Static_assert(sizeof(struct ckpt2_header) == 80, "checkpoint header layout");
 
 static uint64_t net_hash(const struct dse_model *m) {
     uint64_t h = DSE_FNV64_INIT;
@@ -74,98 +95,233 @@ static uint64_t net_hash(const struct dse_model *m) {
     return h;
 }
 
+/* The text block's tensor lines: every value of the payload, in its order (each parameter
+ * then its momentum, then running statistics: dse_model_state_get's order). */
+static void tensor_lines(FILE *f, const struct dse_model *m) {
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_tensor *t[2] = { m->nodes[i].weight, m->nodes[i].bias };
+        static const char *const role[2] = { "weight", "bias" };
+        for (int k = 0; k < 2; k++)
+            if (t[k]) fprintf(f, "param %s %s %dx%dx%dx%d +momentum\n", m->net.layers[i].name, role[k], t[k]->n,
+                              t[k]->c, t[k]->h, t[k]->w);
+    }
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_tensor *t[2] = { m->nodes[i].run_mean, m->nodes[i].run_var };
+        static const char *const role[2] = { "run_mean", "run_var" };
+        for (int k = 0; k < 2; k++)
+            if (t[k]) fprintf(f, "state %s %s %dx%dx%dx%d\n", m->net.layers[i].name, role[k], t[k]->n, t[k]->c,
+                              t[k]->h, t[k]->w);
+    }
+}
+
+/* The whole text block of m and meta into a malloc'd string. */
+static char *meta_text(const struct dse_model *m, const struct dse_ckpt_meta *meta, size_t *len) {
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    if (!f) return NULL;
+    fprintf(f, "dse checkpoint 2\nnetwork %s\ninput %d %d %d\n", m->net.name[0] ? m->net.name : "-", m->net.in_c,
+            m->net.in_h, m->net.in_w);
+    tensor_lines(f, m);
+    if (meta) {
+        fprintf(f, "seed %llu\n", (unsigned long long)meta->seed);
+        if (meta->data[0]) fprintf(f, "data %s\n", meta->data);
+        if (meta->norm.c) {
+            fprintf(f, "norm %d", meta->norm.c);
+            for (int c = 0; c < meta->norm.c; c++) fprintf(f, " %.9g", (double)meta->norm.mean[c]);
+            for (int c = 0; c < meta->norm.c; c++) fprintf(f, " %.9g", (double)meta->norm.std[c]);
+            fprintf(f, "\n");
+        }
+        if (meta->classes > 0) fprintf(f, "classes %d\n", meta->classes);
+        for (int c = 0; c < meta->classes && meta->class_names; c++) fprintf(f, "class %d %s\n", c, meta->class_names[c]);
+    }
+    if (fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 enum dse_status dse_checkpoint_save(const struct dse_model *m, int next_epoch, int64_t iter,
-                                    const char *path, struct dse_err *err) {
+                                    const struct dse_ckpt_meta *meta, const char *path, struct dse_err *err) {
     /* The values, in order: each parameter then its momentum, then running statistics
      * (dse_model_state_*: the same order and bytes on every device). */
     uint64_t n = dse_model_state_count(m);
-    size_t raw_bytes = (size_t)n * sizeof(float);
+    size_t raw_bytes = (size_t)n * sizeof(float), meta_bytes = 0;
     uLongf bound = compressBound((uLong)raw_bytes);
     float *raw = malloc(raw_bytes ? raw_bytes : 1);
-    unsigned char *file = malloc(sizeof(struct ckpt_header) + bound);
+    char *text = meta_text(m, meta, &meta_bytes);
+    unsigned char *file = text ? malloc(sizeof(struct ckpt2_header) + meta_bytes + bound) : NULL;
     enum dse_status st = DSE_OK;
     if (!raw || !file) {
         st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory writing the checkpoint");
         goto done;
     }
     if ((st = dse_model_state_get(m, raw, err))) goto done;
-    struct ckpt_header h;
+    struct ckpt2_header h;
     memset(&h, 0, sizeof h);
-    memcpy(h.magic, CKPT_MAGIC, 8);
+    memcpy(h.magic, CKPT2_MAGIC, 8);
     h.version = CKPT_VERSION;
-    h.crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)raw, (uInt)raw_bytes);
+    h.header_bytes = sizeof h;
     h.next_epoch = next_epoch;
+    h.meta_bytes = (uint32_t)meta_bytes;
     h.iter = iter;
     h.net_hash = net_hash(m);
     h.values = n;
     h.rng_state = m->cx.rng.state;
     h.rng_inc = m->cx.rng.inc;
     uLongf clen = bound;
-    if (compress2(file + sizeof h, &clen, (const Bytef *)raw, (uLong)raw_bytes, 6) != Z_OK) {
+    if (compress2(file + sizeof h + meta_bytes, &clen, (const Bytef *)raw, (uLong)raw_bytes, 6) != Z_OK) {
         st = dse_err_set(err, DSE_ERR_INTERNAL, path, 0, "zlib could not compress the checkpoint");
         goto done;
     }
     h.compressed = clen;
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)&h, sizeof h); /* with crc = 0 */
+    crc = crc32(crc, (const Bytef *)text, (uInt)meta_bytes);
+    h.crc = (uint32_t)crc32(crc, (const Bytef *)raw, (uInt)raw_bytes);
     memcpy(file, &h, sizeof h);
-    st = dse_fs_write_atomic(path, file, sizeof h + clen, err);
+    memcpy(file + sizeof h, text, meta_bytes);
+    st = dse_fs_write_atomic(path, file, sizeof h + meta_bytes + clen, err);
 done:
     free(raw);
+    free(text);
     free(file);
     return st;
+}
+
+/* The first line of a that differs from b's, or a's first line past b's end, into out (at
+ * most size bytes); "" if a has nothing b lacks. */
+static void first_difference(const char *a, const char *b, char *out, size_t size) {
+    out[0] = '\0';
+    while (*a && *b) {
+        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+        if (la != lb || memcmp(a, b, la)) {
+            snprintf(out, size, "%.*s", (int)la, a);
+            return;
+        }
+        a += la + (a[la] == '\n'), b += lb + (b[lb] == '\n');
+    }
+    if (*a) snprintf(out, size, "%.*s", (int)strcspn(a, "\n"), a); /* b ended first */
+}
+
+/* The tensor lines of a text block (from its first "param" line up to the lines after the
+ * last "state"/"param" line), as the NUL-terminated copy at *out. */
+static char *tensor_part(const char *text, size_t len) {
+    char *t = malloc(len + 1), *o = t;
+    if (!t) return NULL;
+    for (const char *p = text; p < text + len;) {
+        size_t l = strcspn(p, "\n");
+        if (p + l > text + len) l = (size_t)(text + len - p);
+        if ((l > 6 && !strncmp(p, "param ", 6)) || (l > 6 && !strncmp(p, "state ", 6)))
+            memcpy(o, p, l), o += l, *o++ = '\n';
+        p += l + 1;
+    }
+    *o = '\0';
+    return t;
+}
+
+static enum dse_status load_v1(struct dse_model *m, const char *path, const char *file, size_t len, int *next_epoch,
+                               int64_t *iter, float **raw, struct dse_err *err) {
+    struct ckpt1_header h;
+    uint64_t n = dse_model_state_count(m);
+    if (len < sizeof h) return dse_err_set(err, DSE_ERR_IO, path, 0, "truncated checkpoint: %zu bytes", len);
+    memcpy(&h, file, sizeof h);
+    if (h.version != 1)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint format 1 with version %u; not a dse checkpoint",
+                           h.version);
+    if (h.net_hash != net_hash(m) || h.values != n)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network (%llu values; this network has "
+                           "%llu)", (unsigned long long)h.values, (unsigned long long)n);
+    if (h.compressed != len - sizeof h)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: %zu bytes of data, the header says %llu",
+                           len - sizeof h, (unsigned long long)h.compressed);
+    if (h.next_epoch < 0 || h.next_epoch > 1024 || h.iter < 0)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld",
+                           h.next_epoch, (long long)h.iter);
+    uLongf raw_bytes = (uLongf)(n * sizeof(float)), got = raw_bytes;
+    if (!(*raw = malloc(raw_bytes ? raw_bytes : 1)))
+        return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the checkpoint");
+    if (uncompress((Bytef *)*raw, &got, (const Bytef *)file + sizeof h, (uLong)h.compressed) != Z_OK ||
+        got != raw_bytes)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: the compressed data does not decode");
+    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)*raw, (uInt)raw_bytes);
+    if (crc != h.crc)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: CRC-32 %08x, expected %08x", crc, h.crc);
+    m->cx.rng.state = h.rng_state, m->cx.rng.inc = h.rng_inc;
+    *next_epoch = h.next_epoch, *iter = h.iter;
+    return DSE_OK;
+}
+
+static enum dse_status load_v2(struct dse_model *m, const char *path, const char *file, size_t len, int *next_epoch,
+                               int64_t *iter, float **raw, struct dse_err *err) {
+    struct ckpt2_header h;
+    uint64_t n = dse_model_state_count(m);
+    enum dse_status st = DSE_OK;
+    if (len < sizeof h) return dse_err_set(err, DSE_ERR_IO, path, 0, "truncated checkpoint: %zu bytes", len);
+    memcpy(&h, file, sizeof h);
+    if (h.version != CKPT_VERSION)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint format version %u; this dse reads versions 1 and %u",
+                           h.version, CKPT_VERSION);
+    if (h.header_bytes != sizeof h || h.meta_bytes > len - sizeof h || h.compressed != len - sizeof h - h.meta_bytes)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "truncated or corrupt checkpoint: %zu bytes, the header says "
+                           "%llu", len, (unsigned long long)sizeof h + h.meta_bytes + h.compressed);
+    const char *text = file + sizeof h;
+    /* Damage first (the CRC over everything, when the value count fits this network), then
+     * whether it is this network, named by the first tensor that differs. */
+    if (h.values == n) {
+        uLongf raw_bytes = (uLongf)(n * sizeof(float)), got = raw_bytes;
+        if (!(*raw = malloc(raw_bytes ? raw_bytes : 1)))
+            return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the checkpoint");
+        if (uncompress((Bytef *)*raw, &got, (const Bytef *)text + h.meta_bytes, (uLong)h.compressed) != Z_OK ||
+            got != raw_bytes)
+            return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: the compressed data does not decode");
+        struct ckpt2_header z = h;
+        z.crc = 0;
+        uLong crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)&z, sizeof z);
+        crc = crc32(crc, (const Bytef *)text, (uInt)h.meta_bytes);
+        crc = crc32(crc, (const Bytef *)*raw, (uInt)raw_bytes);
+        if ((uint32_t)crc != h.crc)
+            return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: CRC-32 %08x, expected %08x (it covers "
+                               "the header, the text block and the values)", (unsigned)crc, h.crc);
+    }
+    size_t mine_len = 0;
+    char *mine = meta_text(m, NULL, &mine_len), diff[256], mdiff[256];
+    char *theirs = tensor_part(text, h.meta_bytes), *ours = mine ? tensor_part(mine, mine_len) : NULL;
+    if (!mine || !theirs || !ours) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the checkpoint");
+    } else if (strcmp(theirs, ours) || h.net_hash != net_hash(m) || h.values != n) {
+        first_difference(theirs, ours, diff, sizeof diff);
+        first_difference(ours, theirs, mdiff, sizeof mdiff);
+        if (diff[0] || mdiff[0])
+            st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network: it has '%s' where this "
+                             "network has '%s'", diff[0] ? diff : "nothing", mdiff[0] ? mdiff : "nothing");
+        else
+            st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network, or corrupt (%llu values; this "
+                             "network has %llu)", (unsigned long long)h.values, (unsigned long long)n);
+    }
+    free(mine), free(theirs), free(ours);
+    if (st) return st;
+    if (h.next_epoch < 0 || h.next_epoch > 1024 || h.iter < 0) /* a right CRC over a wrong writer */
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld",
+                           h.next_epoch, (long long)h.iter);
+    m->cx.rng.state = h.rng_state, m->cx.rng.inc = h.rng_inc;
+    *next_epoch = h.next_epoch, *iter = h.iter;
+    return DSE_OK;
 }
 
 enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *next_epoch,
                                     int64_t *iter, struct dse_err *err) {
     char *file;
     size_t len;
-    struct ckpt_header h;
+    float *raw = NULL;
+    int e = 0;
+    int64_t it = 0;
     enum dse_status st = dse_fs_read(path, &file, &len, err);
     if (st) return st;
-    uint64_t n = dse_model_state_count(m);
-    float *raw = NULL;
-    if (len < sizeof h || memcmp(file, CKPT_MAGIC, 8) != 0) {
-        st = dse_err_set(err, DSE_ERR_IO, path, 0, "not a dse checkpoint (bad magic)");
-        goto done;
-    }
-    memcpy(&h, file, sizeof h);
-    if (h.version != CKPT_VERSION) {
-        st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint version %u; this dse reads version %u",
-                         h.version, CKPT_VERSION);
-        goto done;
-    }
-    if (h.net_hash != net_hash(m) || h.values != n) {
-        st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network (%llu values; this "
-                         "network has %llu)", (unsigned long long)h.values, (unsigned long long)n);
-        goto done;
-    }
-    if (h.compressed != len - sizeof h) {
-        st = dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: %zu bytes of data, the header "
-                         "says %llu", len - sizeof h, (unsigned long long)h.compressed);
-        goto done;
-    }
-    uLongf raw_bytes = (uLongf)(n * sizeof(float));
-    raw = malloc(raw_bytes ? raw_bytes : 1);
-    if (!raw) {
-        st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the checkpoint");
-        goto done;
-    }
-    uLongf got = raw_bytes;
-    if (uncompress((Bytef *)raw, &got, (const Bytef *)file + sizeof h, (uLong)h.compressed) != Z_OK ||
-        got != raw_bytes) {
-        st = dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: the compressed data does not decode");
-        goto done;
-    }
-    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)raw, (uInt)raw_bytes);
-    if (crc != h.crc) {
-        st = dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: CRC-32 %08x, expected %08x", crc, h.crc);
-        goto done;
-    }
-    if ((st = dse_model_state_put(m, raw, err))) goto done;
-    m->cx.rng.state = h.rng_state;
-    m->cx.rng.inc = h.rng_inc;
-    *next_epoch = h.next_epoch;
-    *iter = h.iter;
-done:
+    if (len >= 8 && !memcmp(file, CKPT2_MAGIC, 8)) st = load_v2(m, path, file, len, &e, &it, &raw, err);
+    else if (len >= 8 && !memcmp(file, CKPT1_MAGIC, 8)) st = load_v1(m, path, file, len, &e, &it, &raw, err);
+    else st = dse_err_set(err, DSE_ERR_IO, path, 0, "not a dse checkpoint (bad magic)");
+    if (!st) st = dse_model_state_put(m, raw, err);
+    if (!st) *next_epoch = e, *iter = it;
     free(raw);
     free(file);
     return st;
@@ -296,6 +452,7 @@ struct run_data {
     struct dse_imgfolder  folder;
     const char           *name;
     int                   c, h, w, classes; /* h = w = 0: any size (image sources) */
+    struct dse_data_norm  norm;             /* what the loaders normalize with */
     struct dse_loader    *ltrain, *ltest;
 };
 
@@ -351,6 +508,7 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
             return dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network takes %d-channel input; %s holds %d-channel "
                                "images", net->in_c, o->data, d->c);
         float center;
+        d->norm = lo.norm;
         dse_data_aug_of(o->aug, short_side, &lo.aug, &center);
         lo.out_h = net->in_h, lo.out_w = net->in_w, lo.workers = o->loader_workers, lo.limit = o->limit_train;
         lo.center = center, lo.decode_min_short = is_pack ? 0 : short_side;
@@ -375,6 +533,7 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
                            net->in_c, net->in_h, net->in_w, d->name, d->c, d->h, d->w);
     lo.aug = d->files.aug_default;
     dse_data_norm_of(d->train, &lo.norm);
+    d->norm = lo.norm;
     if ((st = dse_loader_new(d->train, &lo, &d->ltrain, err))) return st;
     lo.shuffle = 0;
     memset(&lo.aug, 0, sizeof lo.aug);
@@ -424,6 +583,11 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         goto done;
     }
 
+    struct dse_ckpt_meta meta = { .seed = o->seed, .norm = data.norm, .classes = data.classes,
+                                  .class_names = data.pack ? (const char(*)[64])data.pack->class_names
+                                               : data.folder.n ? (const char(*)[64])data.folder.class_names
+                                               : dse_data_class_names(data.name, data.classes) };
+    dse_strlcpy(meta.data, o->data, (int)sizeof meta.data);
     int start = 0;
     int64_t it = 0;
     if (o->resume && (st = dse_checkpoint_load(m, o->resume, &start, &it, err))) goto done;
@@ -502,7 +666,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
             char path[4096];
             snprintf(path, sizeof path, "%s/epoch-%d.ckpt", o->checkpoint_dir, e + 1);
             if ((st = dse_fs_mkdirs(o->checkpoint_dir, err)) ||
-                (st = dse_checkpoint_save(m, e + 1, it, path, err)))
+                (st = dse_checkpoint_save(m, e + 1, it, &meta, path, err)))
                 goto done;
         }
     }

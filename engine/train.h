@@ -118,12 +118,26 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
 /* The learning rate at iteration `it` (0-based, over all epochs) of `iters` in total. */
 float dse_train_lr(const struct dse_train_opts *o, int64_t it, int64_t iters, int iters_per_epoch);
 
-/* Checkpoints: parameters, momentum, batchnorm running statistics, the dropout RNG and
- * the next epoch, zlib-compressed behind a header with a CRC-32 of the payload and a hash
- * of the network's shapes; written atomically (temp file, fsync, rename). A checkpoint
- * whose magic, version, network, sizes or CRC do not match is reported, never loaded. */
+/* What a checkpoint records beside the values, so that an evaluated or exported model
+ * means what it meant in training: the data it was trained on, its classes' names and the
+ * input normalization. Any part may be empty. */
+struct dse_ckpt_meta {
+    char                  data[256];    /* the --data given ("fashion-mnist", a pack's path) */
+    uint64_t              seed;
+    struct dse_data_norm  norm;         /* c = 0: none recorded */
+    int                   classes;      /* 0: none recorded */
+    const char          (*class_names)[64]; /* [classes] or NULL; borrowed */
+};
+
+/* Checkpoints (format 2, docs/checkpoint.md byte by byte): parameters, momentum,
+ * batchnorm running statistics, the dropout RNG, the next epoch and the iteration,
+ * zlib-compressed, after a header and a text block naming every tensor (layer, role,
+ * shape) and meta (NULL: none); one CRC-32 covers the header, the text and the values.
+ * Written atomically (temp file, fsync, rename). Loading reads formats 1 and 2; a
+ * checkpoint whose magic, version, network (named by its first differing tensor), sizes,
+ * CRC or counters do not fit is reported, never loaded. */
 enum dse_status dse_checkpoint_save(const struct dse_model *m, int next_epoch, int64_t iter,
-                                    const char *path, struct dse_err *err);
+                                    const struct dse_ckpt_meta *meta, const char *path, struct dse_err *err);
 enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *next_epoch,
                                     int64_t *iter, struct dse_err *err);
 
