@@ -37,6 +37,8 @@ static const char usage_main[] =
     "  train NET            train a network on Fashion-MNIST, MNIST, CIFAR or an image folder, CPU or GPU\n"
     "  bench NET            training or inference images per second\n"
     "  profile NET          per-layer forward and backward time and GFLOP/s\n"
+    "  eval NET             a trained checkpoint's loss, top-1, top-5 and per-class accuracy\n"
+    "  predict NET IMAGE... the top classes of JPEG/PNG images by a trained checkpoint\n"
     "  data SUBCOMMAND      image folders and packs: pack, info, bench, synth ('dse data --help')\n"
     "  help [COMMAND]       this text, or a command's options\n"
     "\n"
@@ -1330,6 +1332,198 @@ static int cmd_data_synth(const struct cmd *c, const char **pos, int n_pos, char
     return 0;
 }
 
+
+/* ---- dse eval, dse predict (issue #14 item 3) ----------------------------------------- */
+
+static const char usage_eval[] =
+    "usage: dse eval NET --checkpoint FILE [--data D] [--batch B] [--threads T] [--limit-test N]\n"
+    "                    [--input C,H,W] [--classes K] [--json]\n"
+    "\n"
+    "A trained checkpoint on a dataset's test split (val/ for image folders and packs): test loss,\n"
+    "top-1, top-5 and a per-class table (images, top-1 hits, accuracy, with the class names the\n"
+    "checkpoint records). The same evaluation batches dse train reports after each epoch.\n"
+    "\n"
+    "  --checkpoint F   a checkpoint of NET (dse train --checkpoint-dir, or a sweep's)\n"
+    "  --data D         default: the data the checkpoint was trained on, else fashion-mnist\n"
+    "  --batch B        default 64       --threads T  default 2\n"
+    "  --limit-test N   evaluate the first N test images\n"
+    "  --input C,H,W, --classes K  fit NET as it was fitted for training\n"
+    "  --json           print {\"loss\", \"top1\", \"top5\", \"images\", \"per_class\": [...]} instead\n";
+
+static const char usage_predict[] =
+    "usage: dse predict NET --checkpoint FILE [--top K] [--input C,H,W] [--classes K] [--json] IMAGE...\n"
+    "\n"
+    "The top-K classes (default 5) of each JPEG or PNG image with their probabilities, by a trained\n"
+    "checkpoint of NET. Each image is prepared as evaluation prepared the test images: the centred\n"
+    "box the checkpoint records, resized to the network's input, normalized with the training\n"
+    "data's statistics; class names come from the checkpoint.\n"
+    "\n"
+    "  --checkpoint F   a checkpoint of NET\n"
+    "  --top K          classes to print per image (default 5)\n"
+    "  --input C,H,W, --classes K  fit NET as it was fitted for training\n"
+    "  --json           one JSON object per image: {\"image\", \"top\": [{\"class\", \"name\", \"p\"}]}\n";
+
+/* A JSON string of s (names come from folders: quotes, backslashes and control bytes escaped). */
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static int cmd_eval(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    struct dse_train_opts o;
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    struct dse_input_shape in;
+    struct dse_ckpt_info info;
+    struct dse_eval_result r;
+    int rc;
+    (void)n_pos;
+    dse_train_opts_default(&o);
+    o.threads = 2;
+    if (!vals[0]) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
+    if ((rc = opt_int(c->name, "--batch", vals[2], 1, 1 << 16, &o.batch)) >= 0 ||
+        (rc = opt_int(c->name, "--threads", vals[3], 1, 256, &o.threads)) >= 0 ||
+        (rc = opt_int(c->name, "--limit-test", vals[4], 1, 1 << 30, &o.limit_test)) >= 0 ||
+        (rc = opt_fit(c->name, vals[5], vals[6], &in)) >= 0)
+        return rc;
+    if (dse_checkpoint_info(vals[0], &info, &err)) return fail(&err);
+    o.data = vals[1] ? vals[1] : info.data[0] ? info.data : "fashion-mnist";
+    o.limit_train = 1; /* the training split is not read for evaluation (image sources) */
+    o.conv_algo = DSE_CPU_CONV_GEMM_BATCH; /* no timing: the same bits every run */
+    if (dse_netfile_load(pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
+    if (dse_eval_run(&net, &o, vals[0], &r, &err)) {
+        rc = fail(&err);
+    } else {
+        rc = 0;
+        if (FLAG("--json")) {
+            printf("{\"checkpoint\": ");
+            json_str(stdout, vals[0]);
+            printf(", \"data\": ");
+            json_str(stdout, o.data);
+            printf(", \"images\": %d, \"loss\": %.6f, \"top1\": %.6f, \"top5\": %.6f, \"unpredicted\": %d, \"per_class\": [",
+                   r.images, r.loss, r.top1, r.top5, r.unpredicted);
+            for (int k = 0; k < r.classes; k++) {
+                printf("%s{\"class\": %d, \"name\": ", k ? ", " : "", k);
+                json_str(stdout, k < info.classes && info.class_names ? info.class_names[k] : "");
+                printf(", \"images\": %d, \"top1_hits\": %d}", r.class_n[k], r.class_hits[k]);
+            }
+            printf("]}\n");
+        } else {
+            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%\n", vals[0], o.data, r.images,
+                   r.loss, 100 * r.top1, 100 * r.top5);
+            printf("%5s  %-24s %8s %8s %8s\n", "class", "name", "images", "top-1", "top-1 %");
+            for (int k = 0; k < r.classes; k++)
+                if (r.class_n[k])
+                    printf("%5d  %-24.24s %8d %8d %8.2f\n", k,
+                           k < info.classes && info.class_names ? info.class_names[k] : "", r.class_n[k],
+                           r.class_hits[k], 100.0 * r.class_hits[k] / r.class_n[k]);
+        }
+        dse_eval_result_free(&r);
+    }
+    free(info.class_names);
+    dse_net_deinit(&net);
+    return rc;
+}
+
+struct ranked {
+    int   k;
+    float p;
+};
+
+static int cmp_ranked(const void *a, const void *b) {
+    const struct ranked *x = a, *y = b;
+    return x->p < y->p ? 1 : x->p > y->p ? -1 : x->k - y->k; /* ties to the lower class, as top-1 */
+}
+
+static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    struct dse_input_shape in;
+    struct dse_ckpt_info info;
+    struct dse_model *m = NULL;
+    struct dse_image im = { 0 }, tmp = { 0 };
+    struct dse_image_work work = { 0 };
+    float *x = NULL;
+    struct ranked *rk = NULL;
+    int top = 5, rc, next, label = 0;
+    int64_t it;
+    if (!vals[0]) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
+    if (n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
+    if ((rc = opt_int(c->name, "--top", vals[1], 1, 1000, &top)) >= 0 ||
+        (rc = opt_fit(c->name, vals[2], vals[3], &in)) >= 0)
+        return rc;
+    if (dse_checkpoint_info(vals[0], &info, &err)) return fail(&err);
+    if (dse_netfile_load(pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
+    struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+    rc = 0;
+    if (net.in_c != 1 && net.in_c != 3) {
+        dse_err_set(&err, DSE_ERR_CONFIG, pos[0], 0, "the network takes %d-channel input; images give 1 or 3", net.in_c);
+        rc = fail(&err);
+        goto out;
+    }
+    if (dse_model_new(&net, &mo, &m, &err) || dse_checkpoint_load(m, vals[0], &next, &it, &err)) {
+        rc = fail(&err);
+        goto out;
+    }
+    m->cx.conv_force = DSE_CPU_CONV_GEMM_BATCH;
+    dse_model_set_training(m, 0);
+    const int k = m->nodes[m->loss].in[0]->c;
+    x = malloc(sizeof *x * (size_t)dse_tensor_count(&m->input));
+    rk = malloc(sizeof *rk * (size_t)k);
+    if (!x || !rk) {
+        rc = 1;
+        goto out;
+    }
+    if (top > k) top = k;
+    if (!info.norm.c) fprintf(stderr, "dse predict: %s records no normalization (format 1, or made without data): "
+                                      "pixels are used as pixel/255\n", vals[0]);
+    for (int i = 1; i < n_pos && !rc; i++) {
+        char *data = NULL;
+        size_t len;
+        float loss;
+        if (dse_fs_read(pos[i], &data, &len, &err) ||
+            dse_image_decode((const uint8_t *)data, len, net.in_c, 0, &im, &err) ||
+            dse_data_image_eval(&im, net.in_h, net.in_w, info.eval_center, info.norm.c == net.in_c ? &info.norm : NULL,
+                                &tmp, &work, x, &err) ||
+            dse_model_forward(m, x, &label, &loss, &err)) {
+            if (!err.file) err.file = pos[i];
+            rc = fail(&err);
+        }
+        free(data);
+        if (rc) break;
+        const float *p = dse_model_probs(m);
+        for (int j = 0; j < k; j++) rk[j] = (struct ranked){ .k = j, .p = p[j] };
+        qsort(rk, (size_t)k, sizeof *rk, cmp_ranked);
+        if (FLAG("--json")) {
+            printf("{\"image\": ");
+            json_str(stdout, pos[i]);
+            printf(", \"top\": [");
+            for (int j = 0; j < top; j++) {
+                printf("%s{\"class\": %d, \"name\": ", j ? ", " : "", rk[j].k);
+                json_str(stdout, rk[j].k < info.classes && info.class_names ? info.class_names[rk[j].k] : "");
+                printf(", \"p\": %.6f}", rk[j].p);
+            }
+            printf("]}\n");
+        } else {
+            printf("%s\n", pos[i]);
+            for (int j = 0; j < top; j++)
+                printf("  %d. %-24s class %-4d p = %.4f\n", j + 1,
+                       rk[j].k < info.classes && info.class_names ? info.class_names[rk[j].k] : "?", rk[j].k, rk[j].p);
+        }
+    }
+out:
+    dse_image_deinit(&im), dse_image_deinit(&tmp), dse_image_work_deinit(&work);
+    free(x), free(rk), free(info.class_names);
+    dse_model_free(m);
+    dse_net_deinit(&net);
+    return rc;
+}
+
 static const struct cmd data_cmds[] = {
     { "data pack",  1, 1, "--skip-bad", "--out --size --format --quality --channels --threads", usage_data_pack,
       cmd_data_pack },
@@ -1364,10 +1558,14 @@ static const struct cmd cmds[] = {
     { "profile",  1, 1, "",                       "--batch --threads --iters --device --precision --algos "
                                                   "--input --classes",
                                                                               usage_profile,  cmd_profile },
+    { "eval",     1, 1, "--json",                 "--checkpoint --data --batch --threads --limit-test --input --classes",
+                                                                              usage_eval,     cmd_eval },
+    { "predict",  1, 64, "--json",                "--checkpoint --top --input --classes",
+                                                                              usage_predict,  cmd_predict },
 };
 
 static int run_cmd(const struct cmd *c, int argc, char **argv) {
-    const char *pos[4];
+    const char *pos[64]; /* at least every command's max_pos */
     char *vals[24] = { 0 };
     char flags[256] = "";
     int n_pos = 0, only_files = 0;
@@ -1409,7 +1607,8 @@ static int run_cmd(const struct cmd *c, int argc, char **argv) {
                  !strcmp(c->name, "data pack") || !strcmp(c->name, "data synth") ? "an image folder DIR" :
                  !strncmp(c->name, "data ", 5) ? "a pack, an image folder or a dataset name" :
                  (!strcmp(c->name, "analyze") || !strcmp(c->name, "train") || !strcmp(c->name, "bench") ||
-                  !strcmp(c->name, "profile")) ? "one network file" : "a space file");
+                  !strcmp(c->name, "profile") || !strcmp(c->name, "eval") || !strcmp(c->name, "predict"))
+                     ? "one network file" : "a space file");
         return bad_usage(c->name, msg, "");
     }
     return c->run(c, pos, n_pos, vals, flags);

@@ -255,6 +255,14 @@ enum dse_status dse_loader_new_folder(const struct dse_imgfolder *f, int split, 
                                       const struct dse_loader_opts *opts, struct dse_loader **out,
                                       struct dse_err *err);
 
+/* One image as evaluation sees it (dse predict): the centred box with the output's aspect
+ * covering `center` of the short side (0: 0.875), resized to out_w x out_h, normalized by
+ * norm (NULL or c = 0: pixel / 255) into x: [im->c, out_h, out_w]. tmp and w are scratch,
+ * reused across calls. The same steps as an image source's evaluation batches. */
+enum dse_status dse_data_image_eval(const struct dse_image *im, int out_h, int out_w, float center,
+                                    const struct dse_data_norm *norm, struct dse_image *tmp,
+                                    struct dse_image_work *w, float *x, struct dse_err *err);
+
 /* DSE_OK, or the first error met while loading (image sources; err->file borrowed from the
  * source). */
 enum dse_status dse_loader_status(const struct dse_loader *l, struct dse_err *err);

@@ -118,11 +118,13 @@ static enum dse_status fetch(struct dse_imgloader *l, int src, struct worker_buf
     return DSE_OK;
 }
 
+static void to_float(const struct dse_image *rs, int oy, int ox, int fl, const float lut[][256], float *x);
+
 /* Image at position g of epoch `epoch` into x: [C, out_h, out_w]. */
 static enum dse_status build_image(struct dse_imgloader *l, int epoch, int g, struct worker_buf *b, float *x,
                                    int *label, struct dse_err *err) {
     const struct dse_data_aug *a = &l->o.aug;
-    const int OH = l->o.out_h, OW = l->o.out_w, C = l->channels;
+    const int OH = l->o.out_h, OW = l->o.out_w;
     struct dse_pcg32 r;
     enum dse_status st;
     int x0, y0, cw, ch, oy = 0, ox = 0, fl = 0;
@@ -136,9 +138,18 @@ static enum dse_status build_image(struct dse_imgloader *l, int epoch, int g, st
         ox = (int)dse_pcg32_bounded(&r, 2u * (uint32_t)a->crop_pad + 1) - a->crop_pad;
     }
     if (a->flip) fl = (int)(dse_pcg32_next(&r) >> 31);
-    const uint8_t *px = b->rs.px;
+    to_float(&b->rs, oy, ox, fl, (const float(*)[256])l->lut, x);
+    return DSE_OK;
+}
+
+/* The resized image rs (OH x OW, interleaved) into x: [C, OH, OW] through the per-channel
+ * tables, shifted by (oy, ox) with value-0 pixels where the shift leaves the image (the
+ * padded crop) and mirrored when fl. */
+static void to_float(const struct dse_image *rs, int oy, int ox, int fl, const float lut[][256], float *x) {
+    const int OH = rs->h, OW = rs->w, C = rs->c;
+    const uint8_t *px = rs->px;
     for (int c = 0; c < C; c++) {
-        const float *t = l->lut[c];
+        const float *t = lut[c];
         float *o = x + (size_t)c * OH * OW;
         for (int y = 0; y < OH; y++, o += OW) {
             int sy = y + oy;
@@ -157,6 +168,29 @@ static enum dse_status build_image(struct dse_imgloader *l, int epoch, int g, st
             }
         }
     }
+}
+
+static void lut_of(const struct dse_data_norm *norm, int channels, float lut[][256]) {
+    for (int c = 0; c < channels; c++)
+        for (int v = 0; v < 256; v++) {
+            float xv = (float)v / 255.0f;
+            lut[c][v] = norm && norm->c ? (xv - norm->mean[c]) / norm->std[c] : xv;
+        }
+}
+
+enum dse_status dse_data_image_eval(const struct dse_image *im, int out_h, int out_w, float center,
+                                    const struct dse_data_norm *norm, struct dse_image *tmp,
+                                    struct dse_image_work *w, float *x, struct dse_err *err) {
+    float lut[3][256];
+    int x0, y0, cw, ch;
+    enum dse_status st;
+    if (norm && norm->c && norm->c != im->c)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "normalization for %d channels, but the image has %d",
+                           norm->c, im->c);
+    center_box(center, im->w, im->h, out_w, out_h, &x0, &y0, &cw, &ch);
+    if ((st = dse_image_resize(im, x0, y0, cw, ch, out_w, out_h, tmp, w, err))) return st;
+    lut_of(norm, im->c, lut);
+    to_float(tmp, 0, 0, 0, (const float(*)[256])lut, x);
     return DSE_OK;
 }
 
@@ -292,11 +326,7 @@ enum dse_status dse_imgloader_new(const struct dse_pack *p, const struct dse_img
     l->q = o->prefetch > 0 ? o->prefetch : 3;
     if (l->q > l->nbatches) l->q = l->nbatches;
     l->img = (size_t)channels * o->out_h * o->out_w;
-    for (int c = 0; c < channels; c++)
-        for (int v = 0; v < 256; v++) {
-            float xv = (float)v / 255.0f;
-            l->lut[c][v] = o->norm.c ? (xv - o->norm.mean[c]) / o->norm.std[c] : xv;
-        }
+    lut_of(&o->norm, channels, l->lut);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     l->nthreads = o->synchronous ? 0 : o->workers > 0 ? o->workers : cpus > 0 ? (int)cpus : 1;
     l->sel = malloc((size_t)count * sizeof *l->sel);

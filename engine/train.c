@@ -131,6 +131,7 @@ static char *meta_text(const struct dse_model *m, const struct dse_ckpt_meta *me
             for (int c = 0; c < meta->norm.c; c++) fprintf(f, " %.9g", (double)meta->norm.std[c]);
             fprintf(f, "\n");
         }
+        if (meta->eval_center > 0) fprintf(f, "eval_center %.9g\n", (double)meta->eval_center);
         if (meta->classes > 0) fprintf(f, "classes %d\n", meta->classes);
         for (int c = 0; c < meta->classes && meta->class_names; c++) fprintf(f, "class %d %s\n", c, meta->class_names[c]);
     }
@@ -308,6 +309,77 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
     return DSE_OK;
 }
 
+enum dse_status dse_checkpoint_info(const char *path, struct dse_ckpt_info *out, struct dse_err *err) {
+    char *file;
+    size_t len;
+    struct ckpt2_header h;
+    memset(out, 0, sizeof *out);
+    enum dse_status st = dse_fs_read(path, &file, &len, err);
+    if (st) return st;
+    if (len >= sizeof(struct ckpt1_header) && !memcmp(file, CKPT1_MAGIC, 8)) {
+        struct ckpt1_header h1;
+        memcpy(&h1, file, sizeof h1);
+        out->version = 1, out->next_epoch = h1.next_epoch, out->iter = h1.iter;
+        free(file);
+        return DSE_OK;
+    }
+    if (len < sizeof h || memcmp(file, CKPT2_MAGIC, 8)) {
+        free(file);
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "not a dse checkpoint (bad magic)");
+    }
+    memcpy(&h, file, sizeof h);
+    if (h.meta_bytes > len - sizeof h) {
+        free(file);
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "truncated checkpoint: %zu bytes", len);
+    }
+    out->version = (int)h.version, out->next_epoch = h.next_epoch, out->iter = h.iter;
+    const char *text = file + sizeof h, *end = text + h.meta_bytes;
+    int line = 0;
+    for (const char *p = text; p < end && !st;) {
+        size_t l = strcspn(p, "\n");
+        if (p + l > end) l = (size_t)(end - p);
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)(l < sizeof buf ? l : sizeof buf - 1), p);
+        line++;
+        int k, used = 0;
+        if (!strncmp(buf, "data ", 5)) {
+            dse_strlcpy(out->data, buf + 5, (int)sizeof out->data);
+        } else if (!strncmp(buf, "seed ", 5)) {
+            out->seed = strtoull(buf + 5, NULL, 10);
+        } else if (!strncmp(buf, "eval_center ", 12)) {
+            out->eval_center = strtof(buf + 12, NULL);
+        } else if (!strncmp(buf, "norm ", 5)) {
+            char *q = buf + 5, *e;
+            int c = (int)strtol(q, &e, 10);
+            if (c < 1 || c > DSE_DATA_MAX_CHANNELS) st = DSE_ERR_IO;
+            for (int i = 0; i < 2 * c && !st; i++) {
+                q = e;
+                float v = strtof(q, &e);
+                if (e == q) st = DSE_ERR_IO;
+                else if (i < c) out->norm.mean[i] = v;
+                else out->norm.std[i - c] = v;
+            }
+            if (!st) out->norm.c = c;
+        } else if (sscanf(buf, "classes %d", &k) == 1 && !out->class_names) {
+            if (k < 1 || k > DSE_DIM_MAX || !(out->class_names = calloc((size_t)k, sizeof *out->class_names)))
+                st = DSE_ERR_IO;
+            else out->classes = k;
+        } else if (sscanf(buf, "class %d %n", &k, &used) == 1 && used > 0) {
+            if (k < 0 || k >= out->classes) st = DSE_ERR_IO;
+            else dse_strlcpy(out->class_names[k], buf + used, 64);
+        }
+        p += l + 1;
+    }
+    free(file);
+    if (st) {
+        free(out->class_names);
+        out->class_names = NULL, out->classes = 0;
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: line %d of its text block does not parse",
+                           line);
+    }
+    return DSE_OK;
+}
+
 enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *next_epoch,
                                     int64_t *iter, struct dse_err *err) {
     char *file;
@@ -396,7 +468,7 @@ enum dse_status dse_conv_cache_load(struct dse_cpu_ctx *cx, const char *path, st
 
 /* Test-set loss, top-1/top-5 accuracy, and the classes no image was predicted as. */
 static enum dse_status evaluate(struct dse_model *m, struct dse_loader *ld, float *x, int *labels,
-                                struct dse_epoch_result *er, struct dse_err *err) {
+                                struct dse_epoch_result *er, int *class_n, int *class_hits, struct dse_err *err) {
     int count, seen = 0, h1 = 0, h5 = 0;
     double sum = 0;
     float l;
@@ -425,6 +497,7 @@ static enum dse_status evaluate(struct dse_model *m, struct dse_loader *ld, floa
                 if (pb[j] > pb[best]) best = j;
             if (labels[b] >= 0 && labels[b] < k) cls[labels[b]] |= 1;
             cls[best] |= 2;
+            if (class_n && labels[b] >= 0 && labels[b] < k) class_n[labels[b]]++, class_hits[labels[b]] += best == labels[b];
         }
         seen += count;
     }
@@ -453,6 +526,7 @@ struct run_data {
     const char           *name;
     int                   c, h, w, classes; /* h = w = 0: any size (image sources) */
     struct dse_data_norm  norm;             /* what the loaders normalize with */
+    float                 eval_center;      /* the evaluation loader's centred box */
     struct dse_loader    *ltrain, *ltest;
 };
 
@@ -517,6 +591,8 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
         if (st) return st;
         lo.shuffle = 0, lo.limit = o->limit_test;
         memset(&lo.aug, 0, sizeof lo.aug);
+        if (o->eval_center > 0) lo.center = o->eval_center;
+        d->eval_center = lo.center;
         return is_pack ? dse_loader_new_pack(d->pack, DSE_PACK_VAL, &lo, &d->ltest, err)
                        : dse_loader_new_folder(&d->folder, DSE_PACK_VAL, d->c, &lo, &d->ltest, err);
     }
@@ -533,7 +609,7 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
                            net->in_c, net->in_h, net->in_w, d->name, d->c, d->h, d->w);
     lo.aug = d->files.aug_default;
     dse_data_norm_of(d->train, &lo.norm);
-    d->norm = lo.norm;
+    d->norm = lo.norm, d->eval_center = 1; /* fixed-size images: the whole image */
     if ((st = dse_loader_new(d->train, &lo, &d->ltrain, err))) return st;
     lo.shuffle = 0;
     memset(&lo.aug, 0, sizeof lo.aug);
@@ -586,7 +662,8 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     struct dse_ckpt_meta meta = { .seed = o->seed, .norm = data.norm, .classes = data.classes,
                                   .class_names = data.pack ? (const char(*)[64])data.pack->class_names
                                                : data.folder.n ? (const char(*)[64])data.folder.class_names
-                                               : dse_data_class_names(data.name, data.classes) };
+                                               : dse_data_class_names(data.name, data.classes),
+                                  .eval_center = data.eval_center };
     dse_strlcpy(meta.data, o->data, (int)sizeof meta.data);
     int start = 0;
     int64_t it = 0;
@@ -652,7 +729,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         er->train_loss = (float)(loss_sum / (ipe ? ipe : 1));
         er->seconds = now_s() - te;
         er->img_per_s = (double)ipe * o->batch / (er->seconds > 0 ? er->seconds : 1e-9);
-        if ((st = evaluate(m, ltest, x, labels, er, err))) goto done;
+        if ((st = evaluate(m, ltest, x, labels, er, NULL, NULL, err))) goto done;
         er->seconds = now_s() - te;
         r->epochs_done = e + 1;
         r->loss = er->test_loss, r->top1 = er->top1, r->top5 = er->top5;
@@ -685,4 +762,63 @@ done:
     dse_model_free(m);
     free(labels);
     return st;
+}
+
+/* ---- evaluating a checkpoint ---------------------------------------------------------- */
+
+enum dse_status dse_eval_run(const struct dse_net *net, const struct dse_train_opts *o, const char *checkpoint,
+                             struct dse_eval_result *r, struct dse_err *err) {
+    struct run_data data;
+    struct dse_model *m = NULL;
+    struct dse_epoch_result er;
+    float *x = NULL;
+    int *labels = NULL, next, x_pinned = 0;
+    int64_t it;
+    enum dse_status st;
+    memset(r, 0, sizeof *r);
+    memset(&data, 0, sizeof data);
+    if (o->batch < 1 || o->threads < 1)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "batch and threads must be >= 1");
+    struct dse_ckpt_info info;
+    struct dse_train_opts eo = *o;
+    if ((st = dse_checkpoint_info(checkpoint, &info, err))) return st;
+    free(info.class_names);
+    if (info.eval_center > 0) eo.eval_center = info.eval_center; /* as training evaluated */
+    if ((st = run_data_open(net, &eo, &data, err))) goto done;
+    struct dse_model_opts mo = { .batch = o->batch, .threads = o->threads, .seed = o->seed, .init = o->init,
+                                 .init_std = o->init_std, .inference = 1 };
+    if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
+    m->cx.conv_force = o->conv_algo;
+    if ((st = dse_checkpoint_load(m, checkpoint, &next, &it, err))) goto done;
+    const int k = m->nodes[m->loss].in[0]->c;
+    r->classes = k;
+    r->class_n = calloc((size_t)k, sizeof *r->class_n);
+    r->class_hits = calloc((size_t)k, sizeof *r->class_hits);
+    x = dse_model_host_alloc(m, sizeof *x * (size_t)dse_tensor_count(&m->input), &x_pinned);
+    labels = malloc(sizeof *labels * (size_t)o->batch);
+    if (!r->class_n || !r->class_hits || !x || !labels) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        goto done;
+    }
+    memset(&er, 0, sizeof er);
+    if ((st = evaluate(m, data.ltest, x, labels, &er, r->class_n, r->class_hits, err))) goto done;
+    r->loss = er.test_loss, r->top1 = er.top1, r->top5 = er.top5, r->unpredicted = er.unpredicted;
+    for (int c = 0; c < k; c++) r->images += r->class_n[c];
+done:
+    if (st) {
+        run_data_keep_err(&data, o->data, err);
+        dse_eval_result_free(r);
+    }
+    run_data_free(&data);
+    if (m) dse_model_host_free(m, x, x_pinned);
+    else free(x);
+    dse_model_free(m);
+    free(labels);
+    return st;
+}
+
+void dse_eval_result_free(struct dse_eval_result *r) {
+    if (!r) return;
+    free(r->class_n), free(r->class_hits);
+    r->class_n = r->class_hits = NULL;
 }

@@ -45,6 +45,9 @@ struct dse_train_opts {
     int         limit_test;     /* 0: every test image */
     enum dse_aug_mode aug;      /* image packs and folders: training augmentation (data.h) */
     int         loader_workers; /* image packs and folders: decoding threads; 0: one per core */
+    float       eval_center;    /* image packs and folders: evaluation's centred box; 0: the one
+                                   that goes with aug (dse_data_aug_of). dse_eval_run sets the
+                                   one the checkpoint records */
     enum dse_init init;
     float       init_std;
     int         conv_algo;      /* DSE_ALGO_AUTO: time the strategies once per shape;
@@ -115,6 +118,20 @@ struct dse_train_result {
 enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_opts *o,
                               struct dse_train_result *r, struct dse_err *err);
 
+/* A checkpoint evaluated on the test split of o->data (o->data, data_root, batch, threads,
+ * limit_test, dev, conv_algo as for training; the evaluation box the checkpoint records;
+ * the same evaluation batches training reported): test loss, top-1, top-5 and per class the images and the top-1 hits. The
+ * network must be the checkpoint's (DSE_ERR_IO otherwise, naming the tensor that differs).
+ * class_n and class_hits are malloc'd: dse_eval_result_free. */
+struct dse_eval_result {
+    float loss, top1, top5;
+    int   images, classes, unpredicted;
+    int  *class_n, *class_hits;   /* [classes] */
+};
+enum dse_status dse_eval_run(const struct dse_net *net, const struct dse_train_opts *o, const char *checkpoint,
+                             struct dse_eval_result *r, struct dse_err *err);
+void dse_eval_result_free(struct dse_eval_result *r);
+
 /* The learning rate at iteration `it` (0-based, over all epochs) of `iters` in total. */
 float dse_train_lr(const struct dse_train_opts *o, int64_t it, int64_t iters, int iters_per_epoch);
 
@@ -127,7 +144,26 @@ struct dse_ckpt_meta {
     struct dse_data_norm  norm;         /* c = 0: none recorded */
     int                   classes;      /* 0: none recorded */
     const char          (*class_names)[64]; /* [classes] or NULL; borrowed */
+    float                 eval_center;  /* image data: the centred box evaluation takes
+                                           (dse_data_image_eval); 0: none recorded */
 };
+
+/* What a checkpoint says about itself (dse predict, dse eval, export): format 2's text
+ * block read back; a format-1 file gives version 1 and nothing else. */
+struct dse_ckpt_info {
+    int                  version, next_epoch;
+    int64_t              iter;
+    uint64_t             seed;
+    char                 data[256];
+    struct dse_data_norm norm;         /* c = 0: not recorded */
+    float                eval_center;  /* 0: not recorded */
+    int                  classes;      /* 0: not recorded */
+    char               (*class_names)[64]; /* [classes] or NULL; owned: free() it */
+};
+
+/* Read path's header and text block (not the values). Errors: missing file, bad magic,
+ * truncated header, a text block that does not parse (DSE_ERR_IO naming the line). */
+enum dse_status dse_checkpoint_info(const char *path, struct dse_ckpt_info *out, struct dse_err *err);
 
 /* Checkpoints (format 2, docs/checkpoint.md byte by byte): parameters, momentum,
  * batchnorm running statistics, the dropout RNG, the next epoch and the iteration,

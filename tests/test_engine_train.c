@@ -642,6 +642,7 @@ static void test_device_errors(void) {
 static void test_train_pack(void) {
     char dir[64], src[128], pack[128];
     struct dse_synth_opts so;
+    (void)0;
     struct dse_imgfolder f;
     struct dse_pack_opts po;
     struct dse_pack_summary sum;
@@ -665,7 +666,10 @@ static void test_train_pack(void) {
     for (int k = 0; k < 2; k++) {
         struct dse_train_opts o;
         dse_train_opts_default(&o);
+        char ckdir[160];
+        snprintf(ckdir, sizeof ckdir, "%s/ckpt", dir);
         o.data = pack, o.epochs = 4, o.batch = 16, o.aug = DSE_AUG_RRC, o.loader_workers = 1 + 2 * k;
+        o.checkpoint_dir = ckdir;
         o.conv_algo = DSE_CPU_CONV_GEMM_BATCH; /* no timing: the same choices in both runs */
         CHECK_OK(dse_train_run(&net, &o, r[k], &err));
         if (err.code) fprintf(stderr, "  %s\n", err.msg);
@@ -675,6 +679,56 @@ static void test_train_pack(void) {
     if (r[0]->top1 <= 0.6f) fprintf(stderr, "  top-1 %.3f\n", r[0]->top1);
     CHECK(r[0]->top1 == r[1]->top1 && r[0]->loss == r[1]->loss);
     CHECK(r[0]->epochs[0].train_loss == r[1]->epochs[0].train_loss);
+    /* the last checkpoint evaluated again: the metrics training reported, bit for bit; it
+     * records the pack's class names, statistics and evaluation box */
+    char ck[160];
+    snprintf(ck, sizeof ck, "%s/ckpt/epoch-4.ckpt", dir);
+    struct dse_train_opts o;
+    struct dse_eval_result ev;
+    struct dse_ckpt_info info;
+    dse_train_opts_default(&o);
+    o.data = pack, o.batch = 16, o.conv_algo = DSE_CPU_CONV_GEMM_BATCH;
+    CHECK_OK(dse_eval_run(&net, &o, ck, &ev, &err));
+    CHECK(ev.loss == r[1]->loss && ev.top1 == r[1]->top1 && ev.top5 == r[1]->top5);
+    CHECK_INT_EQ(ev.images, 40);
+    int hits = 0;
+    for (int c = 0; c < ev.classes; c++) hits += ev.class_hits[c];
+    CHECK_INT_EQ(hits, (int)lroundf(ev.top1 * 40));
+    dse_eval_result_free(&ev);
+    CHECK_OK(dse_checkpoint_info(ck, &info, &err));
+    CHECK_INT_EQ(info.version, 2);
+    CHECK_INT_EQ(info.next_epoch, 4);
+    CHECK_INT_EQ(info.classes, 4);
+    if (info.class_names) CHECK_STR_EQ(info.class_names[3], "class_03");
+    CHECK_STR_EQ(info.data, pack);
+    CHECK_INT_EQ(info.norm.c, 3);
+    struct dse_pack *pk = NULL;
+    CHECK_OK(dse_pack_open(pack, &pk, &err));
+    if (pk) CHECK(info.norm.mean[1] == pk->mean[1] && info.norm.std[2] == pk->std[2]);
+    CHECK(info.eval_center == 0.875f);
+    /* dse predict's preparation of one image (dse_data_image_eval) is the evaluation
+     * loader's, byte for byte: the first val image, batch 1, no shuffle */
+    if (pk) {
+        struct dse_loader_opts lo = { .batch = 1, .out_h = 24, .out_w = 24, .center = info.eval_center,
+                                      .norm = info.norm, .synchronous = 1 };
+        struct dse_loader *l = NULL;
+        struct dse_image im = { 0 }, tmp = { 0 };
+        struct dse_image_work w = { 0 };
+        float a[3 * 24 * 24], b[3 * 24 * 24];
+        int label, count;
+        CHECK_OK(dse_loader_new_pack(pk, DSE_PACK_VAL, &lo, &l, &err));
+        if (l) {
+            dse_loader_start_epoch(l, 0);
+            CHECK(dse_loader_next(l, a, &label, &count));
+            CHECK_OK(dse_pack_image(pk, pk->first[DSE_PACK_VAL], &im, &err));
+            CHECK_OK(dse_data_image_eval(&im, 24, 24, info.eval_center, &info.norm, &tmp, &w, b, &err));
+            CHECK(!memcmp(a, b, sizeof a));
+        }
+        dse_loader_free(l);
+        dse_image_deinit(&im), dse_image_deinit(&tmp), dse_image_work_deinit(&w);
+    }
+    dse_pack_close(pk);
+    free(info.class_names);
     free(r[0]), free(r[1]);
     dse_net_deinit(&net);
     tmpdir_remove(dir);
