@@ -556,6 +556,20 @@ static void run_data_free(struct run_data *d) {
     dse_imgfolder_deinit(&d->folder);
 }
 
+/* The end of a run (training or evaluation), whatever happened: an error's file kept from
+ * dangling, the data, the batch buffer (pinned on a device), the model, the labels freed.
+ * Returns st. */
+static enum dse_status run_end(struct run_data *d, const char *data, struct dse_model *m, float *x, int x_pinned,
+                               int *labels, enum dse_status st, struct dse_err *err) {
+    if (st) run_data_keep_err(d, data, err);
+    run_data_free(d);
+    if (m) dse_model_host_free(m, x, x_pinned);
+    else free(x);
+    dse_model_free(m);
+    free(labels);
+    return st;
+}
+
 static enum dse_status run_data_open(const struct dse_net *net, const struct dse_train_opts *o, struct run_data *d,
                                      struct dse_err *err) {
     enum dse_status st;
@@ -755,13 +769,7 @@ finish:
     r->model_bytes = dse_model_bytes(m);
     st = DSE_OK;
 done:
-    if (st) run_data_keep_err(&data, o->data, err);
-    run_data_free(&data);
-    if (m) dse_model_host_free(m, x, x_pinned);
-    else free(x);
-    dse_model_free(m);
-    free(labels);
-    return st;
+    return run_end(&data, o->data, m, x, x_pinned, labels, st, err);
 }
 
 /* ---- evaluating a checkpoint ---------------------------------------------------------- */
@@ -805,16 +813,8 @@ enum dse_status dse_eval_run(const struct dse_net *net, const struct dse_train_o
     r->loss = er.test_loss, r->top1 = er.top1, r->top5 = er.top5, r->unpredicted = er.unpredicted;
     for (int c = 0; c < k; c++) r->images += r->class_n[c];
 done:
-    if (st) {
-        run_data_keep_err(&data, o->data, err);
-        dse_eval_result_free(r);
-    }
-    run_data_free(&data);
-    if (m) dse_model_host_free(m, x, x_pinned);
-    else free(x);
-    dse_model_free(m);
-    free(labels);
-    return st;
+    if (st) dse_eval_result_free(r);
+    return run_end(&data, o->data, m, x, x_pinned, labels, st, err);
 }
 
 void dse_eval_result_free(struct dse_eval_result *r) {
