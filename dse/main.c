@@ -1245,9 +1245,7 @@ static int cmd_data_bench(const struct cmd *c, const char **pos, int n_pos, char
         if (dse_pack_open(pos[0], &p, &err)) return fail(&err);
         channels = p->channels;
         if (p->short_side) short_side = p->short_side;
-        lo.norm.c = channels;
-        memcpy(lo.norm.mean, p->mean, sizeof lo.norm.mean);
-        memcpy(lo.norm.std, p->std, sizeof lo.norm.std);
+        dse_data_norm_of_pack(p, &lo.norm);
     } else if (dse_imgfolder_scan(pos[0], &f, &err)) {
         dse_imgfolder_deinit(&f);
         return fail(&err);

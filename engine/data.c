@@ -657,6 +657,13 @@ void dse_data_aug_of(enum dse_aug_mode mode, int short_side, struct dse_data_aug
 
 /* ---- preprocessing ----------------------------------------------------------------------- */
 
+void dse_data_norm_of_pack(const struct dse_pack *p, struct dse_data_norm *out) {
+    memset(out, 0, sizeof *out);
+    out->c = p->channels;
+    memcpy(out->mean, p->mean, sizeof out->mean);
+    memcpy(out->std, p->std, sizeof out->std);
+}
+
 void dse_data_norm_imagenet(int c, struct dse_data_norm *n) {
     static const float mean[3] = { 0.485f, 0.456f, 0.406f }, sd[3] = { 0.229f, 0.224f, 0.225f };
     memset(n, 0, sizeof *n);
@@ -685,21 +692,18 @@ void dse_data_norm_of(const struct dse_dataset *d, struct dse_data_norm *out) {
     }
 }
 
-/* The PCG32 stream of (tag, epoch): FNV-1a over the tag and the epoch's 8 bytes written
- * little-endian, so it does not depend on the host. */
-static uint64_t epoch_stream(const char *tag, int epoch) {
+uint64_t dse_data_stream(const char *tag, uint64_t v) {
     unsigned char e[8];
-    uint64_t      v = (uint64_t)(int64_t)epoch;
     for (int i = 0; i < 8; i++) e[i] = (unsigned char)(v >> (8 * i));
     return dse_fnv1a64(dse_fnv1a64(DSE_FNV64_INIT, tag, strlen(tag)), e, 8);
 }
 
 void dse_data_rng_shuffle(struct dse_pcg32 *r, uint64_t seed, int epoch) {
-    dse_pcg32_seed(r, seed, epoch_stream("dse.data.shuffle", epoch));
+    dse_pcg32_seed(r, seed, dse_data_stream("dse.data.shuffle", (uint64_t)(int64_t)epoch));
 }
 
 void dse_data_rng_aug(struct dse_pcg32 *r, uint64_t seed, int epoch) {
-    dse_pcg32_seed(r, seed, epoch_stream("dse.data.augment", epoch));
+    dse_pcg32_seed(r, seed, dse_data_stream("dse.data.augment", (uint64_t)(int64_t)epoch));
 }
 
 void dse_data_shuffle(int *perm, int n, uint64_t seed, int epoch) {
@@ -713,9 +717,7 @@ void dse_data_shuffle(int *perm, int n, uint64_t seed, int epoch) {
     }
 }
 
-typedef float lut_t[DSE_DATA_MAX_CHANNELS][256];
-
-static void lut_build(lut_t lut, int c, const struct dse_data_norm *norm) {
+void dse_data_lut(float lut[][256], int c, const struct dse_data_norm *norm) {
     for (int ch = 0; ch < c; ch++)
         for (int v = 0; v < 256; v++) {
             float x = (float)v / 255.0f;
@@ -771,7 +773,7 @@ void dse_data_batch(const struct dse_dataset *d, const int *idx, int count,
     lut_t lut;
     DSE_ASSERT(!norm || norm->c == 0 || norm->c == d->c);
     DSE_ASSERT(!aug || (!aug->crop_pad && !aug->flip) || rng);
-    lut_build(lut, d->c, norm);
+    dse_data_lut(lut, d->c, norm);
     batch_fill(d, idx, count, aug, (const float(*)[256])lut, rng, x, labels);
 }
 
@@ -936,7 +938,7 @@ enum dse_status dse_loader_new(const struct dse_dataset *d, const struct dse_loa
     l->o = *opts;
     l->img = image_bytes(d);
     l->nbatches = (int)(((int64_t)d->n + opts->batch - 1) / opts->batch);
-    lut_build(l->lut, d->c, nm);
+    dse_data_lut(l->lut, d->c, nm);
     size_t bmax = (size_t)(opts->batch < d->n ? opts->batch : d->n);
     l->perm = malloc((size_t)d->n * sizeof *l->perm);
     int ok = l->perm != NULL;

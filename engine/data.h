@@ -171,6 +171,9 @@ struct dse_data_norm {
  * straight from a folder, which carries no statistics of its own. c is 1 or 3. */
 void dse_data_norm_imagenet(int c, struct dse_data_norm *out);
 
+/* The statistics a pack stores (its train split's mean and std per channel). */
+void dse_data_norm_of_pack(const struct dse_pack *p, struct dse_data_norm *out);
+
 /* Mean and (population) standard deviation of pixel / 255 per channel over all images of d,
  * from exact integer sums, so the result does not depend on thread count or order.
  * A channel with std 0 (constant) gets std 1. Fashion-MNIST's training set: 0.2860406,

@@ -6,6 +6,16 @@
 
 #include "engine/data.h"
 
+/* Pixel value -> normalized float, per channel: lut[ch][v] = (v / 255 - mean) / std, or
+ * v / 255 when norm is NULL or norm->c is 0. Rows 0..c-1 are written. */
+typedef float lut_t[DSE_DATA_MAX_CHANNELS][256];
+void dse_data_lut(float lut[][256], int c, const struct dse_data_norm *norm);
+
+/* The PCG32 stream of (tag, v): FNV-1a over the tag and v's 8 bytes written little-endian,
+ * so it does not depend on the host. The epoch streams use v = epoch; each image of an image
+ * source v = epoch << 32 | position. */
+uint64_t dse_data_stream(const char *tag, uint64_t v);
+
 struct dse_imgloader;
 
 /* p or f (the other NULL) is the source; see dse_loader_new_pack in data.h. */

@@ -26,7 +26,7 @@ struct dse_imgloader {
     size_t                      img;    /* floats per output image */
     int                        *sel;    /* [n] the source's index of each image of the split */
     int                        *perm;   /* [n] this epoch's order over sel */
-    float                       lut[3][256];
+    lut_t                       lut;
 
     pthread_mutex_t mu;
     pthread_cond_t  cv_work, cv_ready, cv_idle;
@@ -47,14 +47,6 @@ struct dse_imgloader {
 };
 
 /* ---- one image ---------------------------------------------------------------------- */
-
-static uint64_t image_stream(int epoch, int pos) {
-    unsigned char e[8];
-    uint64_t v = (uint64_t)(uint32_t)epoch << 32 | (uint32_t)pos;
-    for (int i = 0; i < 8; i++) e[i] = (unsigned char)(v >> (8 * i));
-    static const char tag[] = "dse.data.image";
-    return dse_fnv1a64(dse_fnv1a64(DSE_FNV64_INIT, tag, sizeof tag - 1), e, 8);
-}
 
 static double uniform(struct dse_pcg32 *r, double lo, double hi) {
     return lo + (hi - lo) * ((double)dse_pcg32_next(r) / 4294967296.0);
@@ -129,7 +121,7 @@ static enum dse_status build_image(struct dse_imgloader *l, int epoch, int g, st
     enum dse_status st;
     int x0, y0, cw, ch, oy = 0, ox = 0, fl = 0;
     if ((st = fetch(l, l->sel[l->perm[g]], b, label, err))) return st;
-    dse_pcg32_seed(&r, l->o.seed, image_stream(epoch, g));
+    dse_pcg32_seed(&r, l->o.seed, dse_data_stream("dse.data.image", (uint64_t)(uint32_t)epoch << 32 | (uint32_t)g));
     if (a->rrc) rrc_box(a, b->im.w, b->im.h, &r, &x0, &y0, &cw, &ch);
     else center_box(l->o.center, b->im.w, b->im.h, OW, OH, &x0, &y0, &cw, &ch);
     if ((st = dse_image_resize(&b->im, x0, y0, cw, ch, OW, OH, &b->rs, &b->work, err))) return st;
@@ -170,18 +162,10 @@ static void to_float(const struct dse_image *rs, int oy, int ox, int fl, const f
     }
 }
 
-static void lut_of(const struct dse_data_norm *norm, int channels, float lut[][256]) {
-    for (int c = 0; c < channels; c++)
-        for (int v = 0; v < 256; v++) {
-            float xv = (float)v / 255.0f;
-            lut[c][v] = norm && norm->c ? (xv - norm->mean[c]) / norm->std[c] : xv;
-        }
-}
-
 enum dse_status dse_data_image_eval(const struct dse_image *im, int out_h, int out_w, float center,
                                     const struct dse_data_norm *norm, struct dse_image *tmp,
                                     struct dse_image_work *w, float *x, struct dse_err *err) {
-    float lut[3][256];
+    lut_t lut;
     int x0, y0, cw, ch;
     enum dse_status st;
     if (norm && norm->c && norm->c != im->c)
@@ -189,7 +173,7 @@ enum dse_status dse_data_image_eval(const struct dse_image *im, int out_h, int o
                            norm->c, im->c);
     center_box(center, im->w, im->h, out_w, out_h, &x0, &y0, &cw, &ch);
     if ((st = dse_image_resize(im, x0, y0, cw, ch, out_w, out_h, tmp, w, err))) return st;
-    lut_of(norm, im->c, lut);
+    dse_data_lut(lut, im->c, norm);
     to_float(tmp, 0, 0, 0, (const float(*)[256])lut, x);
     return DSE_OK;
 }
@@ -326,7 +310,7 @@ enum dse_status dse_imgloader_new(const struct dse_pack *p, const struct dse_img
     l->q = o->prefetch > 0 ? o->prefetch : 3;
     if (l->q > l->nbatches) l->q = l->nbatches;
     l->img = (size_t)channels * o->out_h * o->out_w;
-    lut_of(&o->norm, channels, l->lut);
+    dse_data_lut(l->lut, channels, &o->norm);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     l->nthreads = o->synchronous ? 0 : o->workers > 0 ? o->workers : cpus > 0 ? (int)cpus : 1;
     l->sel = malloc((size_t)count * sizeof *l->sel);

@@ -95,6 +95,27 @@ static uint64_t net_hash(const struct dse_model *m) {
     return h;
 }
 
+/* Format 2's CRC-32: the header with its crc field zero, the text block, the values. */
+static uint32_t ckpt2_crc(const struct ckpt2_header *h, const char *text, const float *raw, size_t raw_bytes) {
+    struct ckpt2_header z = *h;
+    z.crc = 0;
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)&z, sizeof z);
+    crc = crc32(crc, (const Bytef *)text, (uInt)h->meta_bytes);
+    return (uint32_t)crc32(crc, (const Bytef *)raw, (uInt)raw_bytes);
+}
+
+/* The n values of a checkpoint from their zlib stream into a new *raw (the caller frees it,
+ * also after a failure). */
+static enum dse_status inflate_values(const char *path, const unsigned char *z, uint64_t zbytes, uint64_t n,
+                                      float **raw, struct dse_err *err) {
+    uLongf raw_bytes = (uLongf)(n * sizeof(float)), got = raw_bytes;
+    if (!(*raw = malloc(raw_bytes ? raw_bytes : 1)))
+        return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the checkpoint");
+    if (uncompress((Bytef *)*raw, &got, z, (uLong)zbytes) != Z_OK || got != raw_bytes)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: the compressed data does not decode");
+    return DSE_OK;
+}
+
 /* The text block's tensor lines: every value of the payload, in its order (each parameter
  * then its momentum, then running statistics: dse_model_state_get's order). */
 static void tensor_lines(FILE *f, const struct dse_model *m) {
@@ -176,9 +197,7 @@ enum dse_status dse_checkpoint_save(const struct dse_model *m, int next_epoch, i
         goto done;
     }
     h.compressed = clen;
-    uLong crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)&h, sizeof h); /* with crc = 0 */
-    crc = crc32(crc, (const Bytef *)text, (uInt)meta_bytes);
-    h.crc = (uint32_t)crc32(crc, (const Bytef *)raw, (uInt)raw_bytes);
+    h.crc = ckpt2_crc(&h, text, raw, raw_bytes);
     memcpy(file, &h, sizeof h);
     memcpy(file + sizeof h, text, meta_bytes);
     st = dse_fs_write_atomic(path, file, sizeof h + meta_bytes + clen, err);
@@ -238,13 +257,9 @@ static enum dse_status load_v1(struct dse_model *m, const char *path, const char
     if (h.next_epoch < 0 || h.next_epoch > 1024 || h.iter < 0)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld",
                            h.next_epoch, (long long)h.iter);
-    uLongf raw_bytes = (uLongf)(n * sizeof(float)), got = raw_bytes;
-    if (!(*raw = malloc(raw_bytes ? raw_bytes : 1)))
-        return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the checkpoint");
-    if (uncompress((Bytef *)*raw, &got, (const Bytef *)file + sizeof h, (uLong)h.compressed) != Z_OK ||
-        got != raw_bytes)
-        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: the compressed data does not decode");
-    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)*raw, (uInt)raw_bytes);
+    enum dse_status st = inflate_values(path, (const unsigned char *)file + sizeof h, h.compressed, n, raw, err);
+    if (st) return st;
+    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)*raw, (uInt)(n * sizeof(float)));
     if (crc != h.crc)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: CRC-32 %08x, expected %08x", crc, h.crc);
     m->cx.rng.state = h.rng_state, m->cx.rng.inc = h.rng_inc;
@@ -269,18 +284,10 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
     /* Damage first (the CRC over everything, when the value count fits this network), then
      * whether it is this network, named by the first tensor that differs. */
     if (h.values == n) {
-        uLongf raw_bytes = (uLongf)(n * sizeof(float)), got = raw_bytes;
-        if (!(*raw = malloc(raw_bytes ? raw_bytes : 1)))
-            return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the checkpoint");
-        if (uncompress((Bytef *)*raw, &got, (const Bytef *)text + h.meta_bytes, (uLong)h.compressed) != Z_OK ||
-            got != raw_bytes)
-            return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: the compressed data does not decode");
-        struct ckpt2_header z = h;
-        z.crc = 0;
-        uLong crc = crc32(crc32(0L, Z_NULL, 0), (const Bytef *)&z, sizeof z);
-        crc = crc32(crc, (const Bytef *)text, (uInt)h.meta_bytes);
-        crc = crc32(crc, (const Bytef *)*raw, (uInt)raw_bytes);
-        if ((uint32_t)crc != h.crc)
+        if ((st = inflate_values(path, (const unsigned char *)text + h.meta_bytes, h.compressed, n, raw, err)))
+            return st;
+        uint32_t crc = ckpt2_crc(&h, text, *raw, (size_t)n * sizeof(float));
+        if (crc != h.crc)
             return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: CRC-32 %08x, expected %08x (it covers "
                                "the header, the text block and the values)", (unsigned)crc, h.crc);
     }
@@ -582,9 +589,7 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
             if ((st = dse_pack_open(o->data, &d->pack, err))) return st;
             d->c = d->pack->channels, d->classes = d->pack->classes;
             short_side = d->pack->short_side ? d->pack->short_side : net->in_h < net->in_w ? net->in_h : net->in_w;
-            lo.norm.c = d->c;
-            memcpy(lo.norm.mean, d->pack->mean, sizeof lo.norm.mean);
-            memcpy(lo.norm.std, d->pack->std, sizeof lo.norm.std);
+            dse_data_norm_of_pack(d->pack, &lo.norm);
         } else {
             if ((st = dse_imgfolder_scan(o->data, &d->folder, err))) return st;
             d->c = net->in_c == 1 ? 1 : 3, d->classes = d->folder.classes;
