@@ -1619,7 +1619,7 @@ static int run(int argc, char **argv) {
     }
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) return fputs(usage_main, stdout), 0;
-    if (!strcmp(name, "--version")) return printf("dse 0.1.0 (backends: %s)\n", dse_engine_backends()), 0;
+    if (!strcmp(name, "--version")) return printf("dse " DSE_VERSION " (backends: %s)\n", dse_engine_backends()), 0;
     if (!strcmp(name, "help")) {
         if (argc == 2) return fputs(usage_main, stdout), 0;
         name = argv[2];

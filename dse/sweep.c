@@ -65,7 +65,7 @@ static enum dse_status claim_dir(const struct dse_space *s, const char *dir, uin
     snprintf(buf, sizeof buf,
              "{\n  \"format\": \"dse-sweep-1\",\n  \"space\": %s,\n  \"space_file\": %s,\n"
              "  \"space_hash\": \"%s\",\n  \"candidates\": %llu,\n  \"varied\": [%s],\n"
-             "  \"created\": \"%s\",\n  \"dse_version\": \"0.1.0\"\n}\n",
+             "  \"created\": \"%s\",\n  \"dse_version\": \"" DSE_VERSION "\"\n}\n",
              name, file, want, (unsigned long long)n, varied, stamp);
     snprintf(path, sizeof path, "%s/sweep.json", dir);
     if ((st = dse_fs_create_atomic(path, buf, strlen(buf), &existed, err))) return st;

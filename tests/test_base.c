@@ -1,6 +1,7 @@
 /* test_base.c: status names, error records and string helpers. */
 #include "base/base.h"
 
+#include "base/pb.h"
 #include "base/pcg32.h"
 #include "tests/check.h"
 
@@ -63,11 +64,99 @@ static void test_fnv(void) {
     CHECK(dse_fnv1a64(DSE_FNV64_INIT, "foobar", 6) == 0x85944171f73967e8ULL);
 }
 
+static int bytes_eq(const struct dse_pb *w, const char *hex) {
+    char got[256] = "";
+    for (size_t i = 0; i < w->len && 2 * i + 3 < sizeof got; i++) snprintf(got + 2 * i, 3, "%02x", w->buf[i]);
+    if (strcmp(got, hex)) fprintf(stderr, "pb bytes %s, expected %s\n", got, hex);
+    return !strcmp(got, hex);
+}
+
+/* The wire format's own examples (protobuf.dev, "Encoding"): 150 as field 1, the string
+ * "testing" as field 2, a message holding field 1 = 150 as field 3, packed 3, 270, 86942
+ * as field 4; then a message longer than 127 bytes (a two-byte length) inside another, and
+ * everything read back. */
+static void test_pb(void) {
+    struct dse_pb w;
+    struct dse_err err = { 0 };
+    dse_pb_init(&w);
+    dse_pb_varint(&w, 1, 150);
+    CHECK(bytes_eq(&w, "089601"));
+    w.len = 0;
+    dse_pb_string(&w, 2, "testing");
+    CHECK(bytes_eq(&w, "120774657374696e67"));
+    w.len = 0;
+    dse_pb_begin(&w, 3);
+    dse_pb_varint(&w, 1, 150);
+    dse_pb_end(&w);
+    CHECK(bytes_eq(&w, "1a03089601"));
+    w.len = 0;
+    const int64_t packed[3] = { 3, 270, 86942 };
+    dse_pb_packed_varints(&w, 4, packed, 3);
+    CHECK(bytes_eq(&w, "2206038e029ea705"));
+    w.len = 0;
+    dse_pb_float(&w, 2, 1.0f);
+    CHECK(bytes_eq(&w, "150000803f"));
+    w.len = 0;
+
+    float v[40];
+    for (int i = 0; i < 40; i++) v[i] = (float)i * 0.5f;
+    dse_pb_begin(&w, 7);
+    dse_pb_string(&w, 1, "outer");
+    dse_pb_begin(&w, 100);
+    dse_pb_packed_floats(&w, 5, v, 40); /* 160 bytes: the inner length takes two bytes */
+    dse_pb_varint(&w, 3, (uint64_t)-1); /* ten bytes */
+    dse_pb_end(&w);
+    dse_pb_end(&w);
+    CHECK_OK(dse_pb_finish(&w, &err));
+
+    struct dse_pb_reader r, in, inner;
+    struct dse_pb_field f, g;
+    dse_pb_reader_init(&r, w.buf, w.len);
+    CHECK_INT_EQ(dse_pb_next(&r, &f), 1);
+    CHECK_INT_EQ(f.field, 7);
+    CHECK_INT_EQ(f.wire, DSE_PB_LEN);
+    CHECK_INT_EQ(f.len, w.len - 3); /* tag and a two-byte length */
+    CHECK_INT_EQ(dse_pb_next(&r, &g), 0);
+    dse_pb_reader_init(&in, f.data, f.len);
+    CHECK_INT_EQ(dse_pb_next(&in, &g), 1);
+    CHECK(g.field == 1 && g.len == 5 && !memcmp(g.data, "outer", 5));
+    CHECK_INT_EQ(dse_pb_next(&in, &g), 1);
+    CHECK_INT_EQ(g.field, 100);
+    dse_pb_reader_init(&inner, g.data, g.len);
+    CHECK_INT_EQ(dse_pb_next(&inner, &f), 1);
+    float back[40];
+    size_t n = 0;
+    CHECK_INT_EQ(dse_pb_floats(&f, back, 40, &n), 0);
+    CHECK_INT_EQ(n, 40);
+    CHECK(!memcmp(back, v, sizeof v));
+    n = 0;
+    CHECK_INT_EQ(dse_pb_floats(&f, back, 39, &n), -1); /* does not fit */
+    CHECK_INT_EQ(dse_pb_next(&inner, &f), 1);
+    CHECK(f.field == 3 && f.wire == DSE_PB_VARINT && f.v == UINT64_MAX);
+    CHECK_INT_EQ(dse_pb_next(&inner, &f), 0);
+    CHECK_INT_EQ(dse_pb_next(&in, &g), 0);
+
+    /* malformed: a length past the end, an unterminated varint, a group, field 0 */
+    static const struct { const char *bytes; size_t len; } bad[] = {
+        { "\x0a\x05" "abc", 5 }, { "\x08\x80\x80", 3 }, { "\x0b", 1 }, { "\x00\x01", 2 }, { "\x0f\x00", 2 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        dse_pb_reader_init(&r, bad[i].bytes, bad[i].len);
+        CHECK_INT_EQ(dse_pb_next(&r, &f), -1);
+    }
+    /* unbalanced writes are reported, not written */
+    w.len = 0;
+    dse_pb_begin(&w, 1);
+    CHECK_INT_EQ(dse_pb_finish(&w, &err), DSE_ERR_INTERNAL);
+    dse_pb_free(&w);
+}
+
 static const struct check_case cases[] = {
     { "base-errors",  test_errors },
     { "base-strings", test_strings },
     { "base-pcg32",   test_pcg32 },
     { "base-fnv",     test_fnv },
+    { "base-pb",      test_pb },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

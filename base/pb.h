@@ -1,0 +1,73 @@
+/* pb.h: Protocol Buffers' wire format (https://protobuf.dev/programming-guides/encoding/),
+ * the part ONNX and Caffe files need: a writer of varints, 32-bit floats, length-delimited
+ * bytes and nested messages, and a reader that walks a message's fields. No schema, no
+ * generated code: engine/onnx.c and engine/caffemodel.c name their fields by number, each
+ * beside the .proto line it writes (docs/export.md says why this and not protobuf-c). */
+#ifndef DSE_BASE_PB_H
+#define DSE_BASE_PB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+enum dse_pb_wire { DSE_PB_VARINT = 0, DSE_PB_I64 = 1, DSE_PB_LEN = 2, DSE_PB_I32 = 5 };
+
+#define DSE_PB_DEPTH 16 /* nested messages open at once */
+
+/* A message being written into one growing buffer. Calls after an allocation failure do
+ * nothing; dse_pb_finish reports it. */
+struct dse_pb {
+    uint8_t *buf;
+    size_t   len, cap;
+    int      nomem;
+    int      depth;
+    size_t   open[DSE_PB_DEPTH]; /* where each open message's content starts */
+};
+
+void dse_pb_init(struct dse_pb *w);
+void dse_pb_free(struct dse_pb *w);
+
+void dse_pb_varint(struct dse_pb *w, int field, uint64_t v);       /* int32/int64/bool/enum */
+void dse_pb_float(struct dse_pb *w, int field, float v);           /* float (fixed32) */
+void dse_pb_bytes(struct dse_pb *w, int field, const void *p, size_t n);
+void dse_pb_string(struct dse_pb *w, int field, const char *s);
+/* Packed repeated fields: one length-delimited field holding every value. */
+void dse_pb_packed_floats(struct dse_pb *w, int field, const float *v, size_t n);
+void dse_pb_packed_varints(struct dse_pb *w, int field, const int64_t *v, size_t n);
+/* A nested message: fields written between begin and end are its content. */
+void dse_pb_begin(struct dse_pb *w, int field);
+void dse_pb_end(struct dse_pb *w);
+
+/* DSE_OK with every message closed, else DSE_ERR_NOMEM or DSE_ERR_INTERNAL (unbalanced). */
+enum dse_status dse_pb_finish(struct dse_pb *w, struct dse_err *err);
+
+/* ---- reading ------------------------------------------------------------------------ */
+struct dse_pb_reader {
+    const uint8_t *p, *end;
+};
+
+struct dse_pb_field {
+    int              field;
+    enum dse_pb_wire wire;
+    uint64_t         v;      /* VARINT, I64 and I32 (the raw bits) */
+    const uint8_t   *data;   /* LEN: the bytes (a string, a message, packed values) */
+    size_t           len;
+};
+
+void dse_pb_reader_init(struct dse_pb_reader *r, const void *data, size_t len);
+/* The next field: 1 and *f set, 0 at the end, -1 if the bytes are not a well-formed
+ * message (a varint over 10 bytes, a length past the end, wire types 3 and 4 (groups), 6, 7,
+ * field number 0). */
+int dse_pb_next(struct dse_pb_reader *r, struct dse_pb_field *f);
+
+/* A float field's value: I32 bits as a float. */
+float dse_pb_as_float(const struct dse_pb_field *f);
+/* Packed or unpacked repeated values of f appended to out[*n] (at most cap): floats from
+ * a LEN field of 4-byte values or one I32 field; varints from a LEN field of varints or
+ * one VARINT field. -1 if f has another wire type, the bytes do not divide, or cap is
+ * exceeded (*n then is what fitted). */
+int dse_pb_floats(const struct dse_pb_field *f, float *out, size_t cap, size_t *n);
+int dse_pb_varints(const struct dse_pb_field *f, int64_t *out, size_t cap, size_t *n);
+
+#endif
