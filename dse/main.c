@@ -3,6 +3,7 @@
  * (usage, network or space file, shapes), 1 anything else. docs/cli.md describes every
  * command. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "engine/train.h"
 #include "base/fs.h"
 #include "dse/dataprep.h"
+#include "dse/exportcmd.h"
 #include "dse/netfile.h"
 #include "dse/report.h"
 #include "dse/space.h"
@@ -39,6 +41,8 @@ static const char usage_main[] =
     "  profile NET          per-layer forward and backward time and GFLOP/s\n"
     "  eval NET             a trained checkpoint's loss, top-1, top-5 and per-class accuracy\n"
     "  predict NET IMAGE... the top classes of JPEG/PNG images by a trained checkpoint\n"
+    "  export NET|SWEEPDIR  a trained network as ONNX, or Caffe prototxt + caffemodel\n"
+    "  import MODEL NET     a .caffemodel's weights into a dse checkpoint\n"
     "  data SUBCOMMAND      image folders and packs: pack, info, bench, synth ('dse data --help')\n"
     "  help [COMMAND]       this text, or a command's options\n"
     "\n"
@@ -1351,10 +1355,12 @@ static const char usage_eval[] =
 static const char usage_predict[] =
     "usage: dse predict NET --checkpoint FILE [--top K] [--input C,H,W] [--classes K] [--json] IMAGE...\n"
     "\n"
-    "The top-K classes (default 5) of each JPEG or PNG image with their probabilities, by a trained\n"
-    "checkpoint of NET. Each image is prepared as evaluation prepared the test images: the centred\n"
-    "box the checkpoint records, resized to the network's input, normalized with the training\n"
-    "data's statistics; class names come from the checkpoint.\n"
+    "The top-K classes (default 5) of each image with their probabilities, by a trained checkpoint\n"
+    "of NET. An IMAGE is a JPEG or PNG file, or an entry of an IDX or CIFAR dataset written\n"
+    "DATA:SPLIT:N (fashion-mnist:test:0 is the first test image; SPLIT is train or test). Each is\n"
+    "prepared as evaluation prepared the test images: the centred box the checkpoint records,\n"
+    "resized to the network's input, normalized with the training data's statistics; class names\n"
+    "come from the checkpoint.\n"
     "\n"
     "  --checkpoint F   a checkpoint of NET\n"
     "  --top K          classes to print per image (default 5)\n"
@@ -1438,6 +1444,48 @@ static int cmp_ranked(const void *a, const void *b) {
     return x->p < y->p ? 1 : x->p > y->p ? -1 : x->k - y->k; /* ties to the lower class, as top-1 */
 }
 
+/* An IDX or CIFAR entry "DATA:SPLIT:N" that is not a file: 1 and its parts, else 0. */
+static int data_entry(const char *arg, char *spec, size_t size, enum dse_data_split *split, int *index) {
+    const char *b = strrchr(arg, ':');
+    if (!b || b == arg || access(arg, F_OK) == 0) return 0;
+    const char *a = b - 1;
+    while (a > arg && *a != ':') a--;
+    if (*a != ':' || a == arg || (size_t)(a - arg) >= size) return 0;
+    long long n;
+    if (parse_ll(b + 1, 0, INT32_MAX, &n)) return 0;
+    if ((size_t)(b - a - 1) == 5 && !strncmp(a + 1, "train", 5)) *split = DSE_DATA_SPLIT_TRAIN;
+    else if ((size_t)(b - a - 1) == 4 && !strncmp(a + 1, "test", 4)) *split = DSE_DATA_SPLIT_TEST;
+    else return 0;
+    memcpy(spec, arg, (size_t)(a - arg));
+    spec[a - arg] = '\0';
+    *index = (int)n;
+    return 1;
+}
+
+/* Entry `index` of a dataset split as an image (interleaved channels), loading the split
+ * unless *ds already holds it (the spec and split in key). */
+static enum dse_status data_image(const char *arg, const char *spec, enum dse_data_split split, int index,
+                                  struct dse_data_files *files, struct dse_dataset **ds, char *key, size_t key_size,
+                                  struct dse_image *im, struct dse_err *err) {
+    char want[320];
+    enum dse_status st;
+    snprintf(want, sizeof want, "%s:%d", spec, (int)split);
+    if (!*ds || strcmp(key, want)) {
+        dse_dataset_free(*ds), *ds = NULL;
+        if ((st = dse_data_locate(spec, NULL, files, err)) || (st = dse_data_load(files, split, ds, err))) return st;
+        snprintf(key, key_size, "%s", want);
+    }
+    const struct dse_dataset *d = *ds;
+    if (index >= d->n)
+        return dse_err_set(err, DSE_ERR_CONFIG, arg, 0, "the %s split has %d images (0 to %d)",
+                           split == DSE_DATA_SPLIT_TRAIN ? "train" : "test", d->n, d->n - 1);
+    if ((st = dse_image_reserve(im, d->w, d->h, d->c, err))) return st;
+    const uint8_t *p = d->pixels + (size_t)index * (size_t)(d->c * d->h * d->w);
+    for (int ch = 0; ch < d->c; ch++)
+        for (int i = 0; i < d->h * d->w; i++) im->px[(size_t)i * d->c + ch] = p[(size_t)ch * d->h * d->w + i];
+    return DSE_OK;
+}
+
 static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
     struct dse_err err = { 0 };
     struct dse_net net;
@@ -1446,6 +1494,9 @@ static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **
     struct dse_model *m = NULL;
     struct dse_image im = { 0 }, tmp = { 0 };
     struct dse_image_work work = { 0 };
+    struct dse_data_files files;
+    struct dse_dataset *ds = NULL;
+    char ds_key[320] = "";
     float *x = NULL;
     struct ranked *rk = NULL;
     int top = 5, rc, next, label = 0;
@@ -1481,11 +1532,15 @@ static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **
     if (!info.norm.c) fprintf(stderr, "dse predict: %s records no normalization (format 1, or made without data): "
                                       "pixels are used as pixel/255\n", vals[0]);
     for (int i = 1; i < n_pos && !rc; i++) {
-        char *data = NULL;
+        char *data = NULL, spec[256];
         size_t len;
         float loss;
-        if (dse_fs_read(pos[i], &data, &len, &err) ||
-            dse_image_decode((const uint8_t *)data, len, net.in_c, 0, &im, &err) ||
+        enum dse_data_split split;
+        int index;
+        const int entry = data_entry(pos[i], spec, sizeof spec, &split, &index);
+        if ((entry ? data_image(pos[i], spec, split, index, &files, &ds, ds_key, sizeof ds_key, &im, &err)
+                   : (dse_fs_read(pos[i], &data, &len, &err) ||
+                      dse_image_decode((const uint8_t *)data, len, net.in_c, 0, &im, &err))) ||
             dse_data_image_eval(&im, net.in_h, net.in_w, info.eval_center, info.norm.c == net.in_c ? &info.norm : NULL,
                                 &tmp, &work, x, &err) ||
             dse_model_forward(m, x, &label, &loss, &err)) {
@@ -1516,10 +1571,117 @@ static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **
     }
 out:
     dse_image_deinit(&im), dse_image_deinit(&tmp), dse_image_work_deinit(&work);
+    dse_dataset_free(ds);
     free(x), free(rk), free(info.class_names);
     dse_model_free(m);
     dse_net_deinit(&net);
     return rc;
+}
+
+static const char usage_export[] =
+    "usage: dse export NET --checkpoint FILE [--format onnx|caffe] [--out PATH] [--input C,H,W] [--classes K]\n"
+    "       dse export SWEEPDIR --id ID | --best [--max-mb M] [--format onnx|caffe] [--out PATH]\n"
+    "\n"
+    "A trained network as a file other tools run (docs/export.md): ONNX (opset 13: onnxruntime,\n"
+    "TensorRT, PyTorch's importers) or Caffe (a deploy prototxt and a .caffemodel of the weights).\n"
+    "The weights come from a checkpoint of NET, or from a sweep's candidate: by id (dse report lists\n"
+    "them), or --best, the most accurate trained candidate, within --max-mb megabytes of float32\n"
+    "parameters if given. The ONNX model takes 'data' [N, C, H, W] as pixel / 255 and normalizes it\n"
+    "itself with the training data's statistics; it outputs 'prob' [N, classes]. Its metadata names\n"
+    "the candidate, its metaparameters, the data, the class names and top-1.\n"
+    "\n"
+    "  --format F   onnx (default) or caffe\n"
+    "  --out PATH   default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
+    "               candidate id or the network file's)\n"
+    "  --input C,H,W, --classes K  fit NET as it was fitted for training\n";
+
+static const char usage_import[] =
+    "usage: dse import MODEL.caffemodel NET [--out FILE.ckpt] [--mean M,... --std S,...] [--input C,H,W]\n"
+    "                  [--classes K]\n"
+    "\n"
+    "Caffe's trained weights (a .caffemodel, such as a released SqueezeNet's) into a dse checkpoint\n"
+    "of NET (its prototxt, or a .cfg with the same layer names), to evaluate, fine-tune or compare:\n"
+    "layers are matched by name as Caffe matches them, shapes must agree.\n"
+    "\n"
+    "  --out FILE   default: MODEL with .ckpt for .caffemodel\n"
+    "  --mean M,..., --std S,...  the input normalization to record, x = (pixel / 255 - mean) / std per\n"
+    "               channel (what dse export printed); without them evaluation uses the data's own\n";
+
+static int cmd_export(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    struct dse_export_req q = { .format = DSE_EXPORT_ONNX };
+    struct dse_err err = { 0 };
+    int rc;
+    (void)n_pos;
+    if (vals[3] && strcmp(vals[3], "onnx") && strcmp(vals[3], "caffe"))
+        return bad_usage(c->name, "--format '%s' is not one of: onnx caffe", vals[3]);
+    q.format = vals[3] && !strcmp(vals[3], "caffe") ? DSE_EXPORT_CAFFE : DSE_EXPORT_ONNX;
+    q.out = vals[4];
+    if ((rc = opt_fit(c->name, vals[5], vals[6], &q.fit)) >= 0) return rc;
+    const int sweep = vals[1] || FLAG("--best");
+    if (vals[0] && sweep) return bad_usage(c->name, "give NET --checkpoint FILE, or SWEEPDIR --id/--best, not both%s", "");
+    if (!vals[0] && !sweep)
+        return bad_usage(c->name, "say where the weights are: --checkpoint FILE (with a network file), or --id ID or "
+                                  "--best (with a sweep directory)%s", "");
+    if (vals[1] && FLAG("--best")) return bad_usage(c->name, "give --id or --best, not both%s", "");
+    if (vals[2] && !FLAG("--best")) return bad_usage(c->name, "--max-mb goes with --best%s", "");
+    if (vals[2]) {
+        char *end;
+        q.max_mb = strtod(vals[2], &end);
+        if (end == vals[2] || *end || !(q.max_mb > 0) || q.max_mb > 1e9)
+            return bad_usage(c->name, "--max-mb '%s' is not a number of megabytes above 0", vals[2]);
+    }
+    if (vals[1] && (strlen(vals[1]) != DSE_ID_SIZE - 1 || vals[1][0] != 'c' ||
+                    strspn(vals[1] + 1, "0123456789abcdef") != DSE_ID_SIZE - 2))
+        return bad_usage(c->name, "--id '%s' is not a candidate id (c and 16 hex digits, as dse report shows them)",
+                         vals[1]);
+    if (sweep && (q.fit.c || q.fit.classes))
+        return bad_usage(c->name, "--input and --classes fit a network file; a sweep's candidates are fitted already%s", "");
+    if (sweep) q.sweep_dir = pos[0], q.id = vals[1], q.best = FLAG("--best");
+    else q.net_path = pos[0], q.checkpoint = vals[0];
+    return dse_export_run(&q, stderr, &err) ? fail(&err) : 0;
+}
+
+/* "a,b,c": up to DSE_DATA_MAX_CHANNELS floats (positive if pos) into v; their count, or -1. */
+static int parse_floats(const char *s, int pos, float *v) {
+    int n = 0;
+    while (n < DSE_DATA_MAX_CHANNELS) {
+        char *end;
+        errno = 0;
+        double x = strtod(s, &end);
+        if (end == s || errno || !isfinite(x) || (pos && !(x > 0))) return -1;
+        v[n++] = (float)x;
+        if (*end == '\0') return n;
+        if (*end != ',') return -1;
+        s = end + 1;
+    }
+    return -1;
+}
+
+static int cmd_import(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+    struct dse_input_shape fit;
+    struct dse_data_norm norm = { 0 };
+    struct dse_err err = { 0 };
+    char out[4200];
+    int rc;
+    (void)n_pos, (void)flags;
+    if ((rc = opt_fit(c->name, vals[1], vals[2], &fit)) >= 0) return rc;
+    if (!vals[3] != !vals[4]) return bad_usage(c->name, "--mean and --std go together%s", "");
+    if (vals[3]) {
+        int nm = parse_floats(vals[3], 0, norm.mean), ns = parse_floats(vals[4], 1, norm.std);
+        if (nm < 0) return bad_usage(c->name, "--mean '%s' is not a comma-separated list of numbers (one a channel)", vals[3]);
+        if (ns < 0) return bad_usage(c->name, "--std '%s' is not a comma-separated list of numbers above 0", vals[4]);
+        if (nm != ns) return bad_usage(c->name, "--mean and --std give different channel counts%s", "");
+        norm.c = nm;
+    }
+    if (vals[0]) {
+        snprintf(out, sizeof out, "%s", vals[0]);
+    } else {
+        snprintf(out, sizeof out, "%s", pos[0]);
+        size_t n = strlen(out);
+        if (n > 11 && !strcmp(out + n - 11, ".caffemodel")) out[n - 11] = '\0';
+        snprintf(out + strlen(out), sizeof out - strlen(out), ".ckpt");
+    }
+    return dse_import_run(pos[0], pos[1], &fit, &norm, out, stderr, &err) ? fail(&err) : 0;
 }
 
 static const struct cmd data_cmds[] = {
@@ -1560,6 +1722,10 @@ static const struct cmd cmds[] = {
                                                                               usage_eval,     cmd_eval },
     { "predict",  1, 64, "--json",                "--checkpoint --top --input --classes",
                                                                               usage_predict,  cmd_predict },
+    { "export",   1, 1, "--best",                 "--checkpoint --id --max-mb --format --out --input --classes",
+                                                                              usage_export,   cmd_export },
+    { "import",   2, 2, "",                       "--out --input --classes --mean --std",
+                                                                              usage_import,   cmd_import },
 };
 
 static int run_cmd(const struct cmd *c, int argc, char **argv) {

@@ -601,6 +601,7 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
             return dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network takes %d-channel input; %s holds %d-channel "
                                "images", net->in_c, o->data, d->c);
         float center;
+        if (o->norm && o->norm->c == d->c) lo.norm = *o->norm;
         d->norm = lo.norm;
         dse_data_aug_of(o->aug, short_side, &lo.aug, &center);
         lo.out_h = net->in_h, lo.out_w = net->in_w, lo.workers = o->loader_workers, lo.limit = o->limit_train;
@@ -628,6 +629,7 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
                            net->in_c, net->in_h, net->in_w, d->name, d->c, d->h, d->w);
     lo.aug = d->files.aug_default;
     dse_data_norm_of(d->train, &lo.norm);
+    if (o->norm && o->norm->c == d->c) lo.norm = *o->norm;
     d->norm = lo.norm, d->eval_center = 1; /* fixed-size images: the whole image */
     if ((st = dse_loader_new(d->train, &lo, &d->ltrain, err))) return st;
     lo.shuffle = 0;
@@ -797,6 +799,7 @@ enum dse_status dse_eval_run(const struct dse_net *net, const struct dse_train_o
     if ((st = dse_checkpoint_info(checkpoint, &info, err))) return st;
     free(info.class_names);
     if (info.eval_center > 0) eo.eval_center = info.eval_center; /* as training evaluated */
+    if (info.norm.c) eo.norm = &info.norm; /* as training normalized, whatever part of the data it read */
     if ((st = run_data_open(net, &eo, &data, err))) goto done;
     struct dse_model_opts mo = { .batch = o->batch, .threads = o->threads, .seed = o->seed, .init = o->init,
                                  .init_std = o->init_std, .inference = 1 };

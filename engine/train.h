@@ -48,6 +48,10 @@ struct dse_train_opts {
     float       eval_center;    /* image packs and folders: evaluation's centred box; 0: the one
                                    that goes with aug (dse_data_aug_of). dse_eval_run sets the
                                    one the checkpoint records */
+    const struct dse_data_norm *norm; /* NULL: the input normalization of the training data
+                                   (its first limit_train images); else this one.
+                                   dse_eval_run sets the one the checkpoint records, so
+                                   evaluation normalizes as training did */
     enum dse_init init;
     float       init_std;
     int         conv_algo;      /* DSE_ALGO_AUTO: time the strategies once per shape;

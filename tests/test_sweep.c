@@ -10,6 +10,7 @@
  * on a machine without a CUDA device, the clear refusal; with one, a sweep on it). Seed
  * of the kill times: DSE_CRASH_SEED (printed). */
 #include "dse/sweep_impl.h"
+#include "engine/train.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -991,6 +992,93 @@ static void test_report(void) {
     free(text);
 }
 
+/* dse export from a trained sweep (issue #14): the best candidate to ONNX and to Caffe,
+ * Caffe's files read back by dse import and evaluated to the top-1 the sweep recorded; a
+ * stopped candidate by id; an id not in the sweep, a checkpoint of another network and a
+ * truncated checkpoint refused with exit 2 and the file named. */
+static void test_export(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *ref = reference(1);
+    char log[300], onnx[300], caffe[300], model[320], proto[320], ckpt[320], other[400], trunc[320];
+    char *text = NULL, done_id[DSE_ID_SIZE] = "", stopped_id[DSE_ID_SIZE] = "";
+    float done_top1 = 0;
+    struct recs x;
+    recs_load(ref, &x);
+    for (int i = 0; i < x.n; i++) {
+        if (x.r[i].status == DSE_REC_DONE) snprintf(done_id, sizeof done_id, "%s", x.r[i].id),
+                                           done_top1 = x.r[i].ep[x.r[i].n_epochs - 1].top1;
+        if (x.r[i].status == DSE_REC_STOPPED && !stopped_id[0]) snprintf(stopped_id, sizeof stopped_id, "%s", x.r[i].id);
+    }
+    CHECK(done_id[0] && stopped_id[0]);
+    snprintf(log, sizeof log, "%s/export.log", scratch());
+    snprintf(onnx, sizeof onnx, "%s/best.onnx", scratch());
+    snprintf(caffe, sizeof caffe, "%s/best", scratch());
+    snprintf(model, sizeof model, "%s.caffemodel", caffe);
+    snprintf(proto, sizeof proto, "%s.prototxt", caffe);
+    snprintf(ckpt, sizeof ckpt, "%s/imported.ckpt", scratch());
+    const char *a1[] = { "export", ref, "--best", "--out", onnx, NULL };
+    CHECK_INT_EQ(run_dse(log, a1, 60), 0);
+    CHECK(access(onnx, R_OK) == 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, done_id));
+    free(text), text = NULL;
+    const char *a2[] = { "export", ref, "--best", "--max-mb", "1000", "--format", "caffe", "--out", caffe, NULL };
+    CHECK_INT_EQ(run_dse(log, a2, 60), 0);
+    CHECK(access(model, R_OK) == 0 && access(proto, R_OK) == 0);
+    /* the normalization the sweep trained with, as dse export printed it */
+    char best_ckpt[400], mean[64], std[64];
+    struct dse_ckpt_info info;
+    snprintf(best_ckpt, sizeof best_ckpt, "%s/checkpoints/%s/epoch-%d.ckpt", ref, done_id, 3);
+    CHECK_OK(dse_checkpoint_info(best_ckpt, &info, NULL));
+    free(info.class_names);
+    CHECK_INT_EQ(info.norm.c, 1);
+    snprintf(mean, sizeof mean, "%.9g", (double)info.norm.mean[0]);
+    snprintf(std, sizeof std, "%.9g", (double)info.norm.std[0]);
+    const char *a3[] = { "import", model, proto, "--out", ckpt, "--mean", mean, "--std", std, NULL };
+    CHECK_INT_EQ(run_dse(log, a3, 60), 0);
+    /* the imported weights evaluate to the sweep's recorded top-1 on the same 200 test images */
+    const char *a4[] = { "eval", proto, "--checkpoint", ckpt, "--data", "fashion-mnist", "--limit-test", "200", "--json",
+                         NULL };
+    CHECK_INT_EQ(run_dse(log, a4, 60), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    char want[64];
+    snprintf(want, sizeof want, "\"top1\": %.6f", (double)done_top1);
+    CHECK(text && strstr(text, want));
+    if (text && !strstr(text, want)) fprintf(stderr, "expected %s in: %s\n", want, text);
+    free(text), text = NULL;
+    const char *a5[] = { "export", ref, "--id", stopped_id, "--out", onnx, NULL };
+    CHECK_INT_EQ(run_dse(log, a5, 60), 0);
+    /* bad inputs */
+    const char *b1[] = { "export", ref, "--id", "c0123456789abcdef", NULL };
+    CHECK_INT_EQ(run_dse(log, b1, 60), 2);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "no candidate 'c0123456789abcdef' in this sweep"));
+    free(text), text = NULL;
+    const char *b2[] = { "export", ref, "--best", "--max-mb", "0.0001", NULL };
+    CHECK_INT_EQ(run_dse(log, b2, 60), 2);
+    snprintf(other, sizeof other, "%s/checkpoints/%s/epoch-1.ckpt", ref, stopped_id);
+    const char *b3[] = { "export", proto, "--checkpoint", other, NULL };
+    CHECK_INT_EQ(run_dse(log, b3, 60), 2);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "checkpoint of another network"));
+    free(text), text = NULL;
+    char *bytes = NULL;
+    size_t len = 0;
+    snprintf(trunc, sizeof trunc, "%s/trunc.ckpt", scratch());
+    CHECK_OK(dse_fs_read(ckpt, &bytes, &len, NULL));
+    if (bytes) CHECK_OK(dse_fs_write_atomic(trunc, bytes, len / 2, NULL));
+    free(bytes);
+    const char *b4[] = { "export", proto, "--checkpoint", trunc, NULL };
+    CHECK_INT_EQ(run_dse(log, b4, 60), 2);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, trunc));
+    free(text);
+    recs_free(&x);
+}
+
 /* The default conv choice (auto): the strategies are timed once per candidate and kept
  * with its checkpoints, so a stretch resumed by another worker runs the same ones. A
  * sweep given the first one's choice files and killed mid-training twice ends with the
@@ -1072,6 +1160,7 @@ static const struct check_case cases[] = {
     { "sweep-diverge", test_diverge },
     { "sweep-clash",   test_plan_clash },
     { "sweep-report",  test_report },
+    { "sweep-export",  test_export },
     { "sweep-pause",   test_pause },
     { "sweep-conv",    test_conv_auto },
     { "sweep-multi",   test_multi },

@@ -1,0 +1,290 @@
+/* exportcmd.c: dse export and dse import (exportcmd.h). */
+#include "dse/exportcmd.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/fs.h"
+#include "dse/space.h"
+#include "dse/sweep.h"
+#include "dse/sweep_impl.h"
+#include "engine/export.h"
+#include "engine/train.h"
+
+/* What an export starts from, once resolved. */
+struct source {
+    struct dse_net       net;
+    char                 checkpoint[4200];
+    char                 name[DSE_NAME_MAX];  /* default output name */
+    char                 id[DSE_ID_SIZE];     /* sweep candidates */
+    char                *metaparams;          /* JSON object, malloc'd; NULL if none */
+    double               top1;                /* < 0: unknown */
+};
+
+static int file_exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* Top-1 of a trained record: its last epoch's. NaN if none. */
+static double rec_top1(const struct dse_rec *r) { return r->n_epochs ? r->ep[r->n_epochs - 1].top1 : NAN; }
+
+/* --best: the done candidate of highest top-1 within max_mb (10^6 bytes of float32
+ * parameters; <= 0: any), ties to the smaller model, then the smaller id. */
+static enum dse_status pick_best(const char *dir, double max_mb, char id[DSE_ID_SIZE], struct dse_err *err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/candidates", dir);
+    DIR *d = opendir(path);
+    if (!d) return dse_err_set(err, DSE_ERR_IO, dir, 0, "not a sweep directory (no candidates/ in it)");
+    struct dirent *e;
+    double best = -1;
+    int64_t best_bytes = 0;
+    int done = 0, fit = 0;
+    enum dse_status st = DSE_OK;
+    id[0] = '\0';
+    while ((e = readdir(d)) && !st) {
+        size_t n = strlen(e->d_name);
+        if (e->d_name[0] == '.' || n < 6 || strcmp(e->d_name + n - 5, ".json")) continue;
+        struct dse_rec r;
+        dse_rec_init(&r);
+        snprintf(path, sizeof path, "%s/candidates/%s", dir, e->d_name);
+        st = dse_rec_read_path(path, &r, err);
+        if (!st && r.status == DSE_REC_DONE && isfinite(rec_top1(&r))) {
+            done++;
+            const double t = rec_top1(&r);
+            if (max_mb <= 0 || (double)r.model_bytes / 1e6 <= max_mb) {
+                fit++;
+                if (t > best || (t == best && (r.model_bytes < best_bytes ||
+                                               (r.model_bytes == best_bytes && strcmp(r.id, id) < 0)))) {
+                    best = t, best_bytes = r.model_bytes;
+                    snprintf(id, DSE_ID_SIZE, "%s", r.id);
+                }
+            }
+        }
+        dse_rec_deinit(&r);
+    }
+    closedir(d);
+    if (st) return st;
+    if (!done) return dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "no candidate of this sweep has finished training; "
+                                                              "'dse status %s' shows where it stands", dir);
+    if (!fit) return dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "none of the %d trained candidates is within "
+                                                              "--max-mb %g; 'dse report %s' lists their sizes",
+                                 done, max_mb, dir);
+    return DSE_OK;
+}
+
+/* The "metaparams" object of the candidate's record head, as JSON text (no nested braces). */
+static char *metaparams_json(const struct dse_space *s, uint64_t k) {
+    char head[8192];
+    int len = 0, pruned = 0;
+    struct dse_err e = { 0 };
+    if (dse_sweep_candidate_head(s, k, head, sizeof head, &len, &pruned, &e)) return NULL;
+    const char *a = strstr(head, "\"metaparams\": {");
+    if (!a) return NULL;
+    a = strchr(a, '{');
+    const char *b = strchr(a, '}');
+    return b ? strndup(a, (size_t)(b - a + 1)) : NULL;
+}
+
+/* The newest checkpoint of a candidate: epoch-<epochs_done>.ckpt, or the newest below. */
+static enum dse_status sweep_checkpoint(const char *dir, const struct dse_rec *r, char *out, size_t size,
+                                        struct dse_err *err) {
+    for (int e = r->n_epochs; e >= 1; e--) {
+        snprintf(out, size, "%s/checkpoints/%s/epoch-%d.ckpt", dir, r->id, e);
+        if (file_exists(out)) return DSE_OK;
+    }
+    return dse_err_set(err, DSE_ERR_IO, dir, 0, "candidate %s has no checkpoint under %s/checkpoints/%s/", r->id, dir,
+                       r->id);
+}
+
+static enum dse_status from_sweep(const struct dse_export_req *q, struct source *src, FILE *log, struct dse_err *err) {
+    const char *dir = q->sweep_dir;
+    char path[4200], id[DSE_ID_SIZE];
+    struct dse_space s;
+    struct dse_rec r;
+    enum dse_status st;
+    if (q->best) {
+        if ((st = pick_best(dir, q->max_mb, id, err))) return st;
+    } else {
+        snprintf(id, sizeof id, "%s", q->id);
+    }
+    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
+    if (!file_exists(path)) {
+        snprintf(path, sizeof path, "%s/sweep.json", dir);
+        if (!file_exists(path))
+            return dse_err_set(err, DSE_ERR_IO, dir, 0, "not a sweep directory (no sweep.json in it)");
+        return dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "no candidate '%s' in this sweep; 'dse report %s' lists "
+                                                        "the candidates and their ids", id, dir);
+    }
+    dse_rec_init(&r);
+    if ((st = dse_rec_read_path(path, &r, err))) return dse_rec_deinit(&r), st;
+    if (r.status != DSE_REC_DONE && r.status != DSE_REC_STOPPED) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, path, 0, "candidate %s is %s: only trained candidates (done, or stopped "
+                                                       "at a rung) have weights to export", id,
+                         dse_rec_status_str(r.status));
+        dse_rec_deinit(&r);
+        return st;
+    }
+    snprintf(path, sizeof path, "%s/space.cfg", dir);
+    if ((st = dse_space_load(path, &s, err))) return dse_rec_deinit(&r), st;
+    struct dse_mp mp;
+    char again[DSE_ID_SIZE];
+    if (r.index < 0 || (!s.count_overflow && (uint64_t)r.index >= s.count)) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "candidate %s has grid index %lld, outside its space", id,
+                         (long long)r.index);
+    } else {
+        dse_space_candidate(&s, (uint64_t)r.index, &mp);
+        dse_space_id(&mp, again);
+        if (strcmp(again, id))
+            st = dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "candidate %s's grid index %lld is %s in space.cfg: the "
+                                                          "sweep directory is inconsistent", id, (long long)r.index, again);
+    }
+    if (!st) {
+        dse_net_init(&src->net, s.name, 1, 1, 1);
+        st = dse_space_build(&s, &mp, &src->net, err);
+        if (st) dse_net_deinit(&src->net);
+    }
+    if (!st) st = sweep_checkpoint(dir, &r, src->checkpoint, sizeof src->checkpoint, err);
+    if (!st) {
+        snprintf(src->net.name, sizeof src->net.name, "%.70s_%s", s.name, id);
+        snprintf(src->name, sizeof src->name, "%s", id);
+        snprintf(src->id, sizeof src->id, "%s", id);
+        src->metaparams = metaparams_json(&s, (uint64_t)r.index);
+        src->top1 = isfinite(rec_top1(&r)) ? rec_top1(&r) : -1;
+        fprintf(log, "dse export: %s: candidate %s (grid index %lld, %s, top-1 %.4f, %.3f MB), %s\n", dir, id,
+                (long long)r.index, dse_rec_status_str(r.status), rec_top1(&r), (double)r.model_bytes / 1e6,
+                src->checkpoint);
+    } else if (src->net.layers) {
+        dse_net_deinit(&src->net);
+    }
+    dse_space_free(&s);
+    dse_rec_deinit(&r);
+    return st;
+}
+
+static enum dse_status from_file(const struct dse_export_req *q, struct source *src, struct dse_err *err) {
+    enum dse_status st = dse_netfile_load(q->net_path, &q->fit, &src->net, err);
+    if (st) return st;
+    snprintf(src->checkpoint, sizeof src->checkpoint, "%s", q->checkpoint);
+    const char *base = strrchr(q->net_path, '/');
+    base = base ? base + 1 : q->net_path;
+    snprintf(src->name, sizeof src->name, "%.*s", (int)strcspn(base, "."), base);
+    src->top1 = -1;
+    return DSE_OK;
+}
+
+/* The deploy network Caffe loads: the model's own (loss attached, accuracy dropped) with
+ * the loss made a Softmax named "prob". */
+static enum dse_status deploy_prototxt(const struct dse_model *m, const char *path, struct dse_err *err) {
+    struct dse_net net;
+    enum dse_status st = dse_net_copy(&net, &m->net, err);
+    if (st) return st;
+    struct dse_layer *loss = &net.layers[m->loss];
+    loss->type = DSE_LAYER_SOFTMAX;
+    snprintf(loss->name, sizeof loss->name, "prob");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    if (!st) st = dse_net_infer(&net, NULL, err);
+    if (!st) st = dse_prototxt_write(f, &net, err);
+    if (f) fclose(f);
+    if (!st) st = dse_fs_write_atomic(path, buf, len, err);
+    free(buf);
+    dse_net_deinit(&net);
+    return st;
+}
+
+enum dse_status dse_export_run(const struct dse_export_req *q, FILE *log, struct dse_err *err) {
+    struct source src = { .top1 = -1 };
+    struct dse_ckpt_info info = { 0 };
+    struct dse_model *m = NULL;
+    enum dse_status st = q->sweep_dir ? from_sweep(q, &src, log, err) : from_file(q, &src, err);
+    if (st) return st;
+    char path[4200], proto[4200];
+    int next;
+    int64_t it;
+    struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+    if ((st = dse_checkpoint_info(src.checkpoint, &info, err)) || (st = dse_model_new(&src.net, &mo, &m, err)) ||
+        (st = dse_checkpoint_load(m, src.checkpoint, &next, &it, err)))
+        goto out;
+    if (q->format == DSE_EXPORT_ONNX) {
+        snprintf(path, sizeof path, "%s", q->out ? q->out : src.name);
+        if (!q->out) snprintf(path + strlen(path), sizeof path - strlen(path), ".onnx");
+        struct dse_export_meta meta = {
+            .candidate = src.id, .metaparams = src.metaparams, .data = info.data,
+            .norm = info.norm.c == m->net.in_c ? &info.norm : NULL, .classes = info.classes,
+            .class_names = (const char (*)[64])info.class_names, .top1 = src.top1, .checkpoint = src.checkpoint,
+        };
+        if ((st = dse_onnx_save(m, &meta, path, err))) goto out;
+        const int K = m->nodes[m->loss].in[0]->c;
+        fprintf(log, "dse export: wrote %s (ONNX opset %d): input 'data' float [N, %d, %d, %d]%s, output 'prob' "
+                     "[N, %d]\n", path, DSE_ONNX_OPSET, m->net.in_c, m->net.in_h, m->net.in_w,
+                meta.norm ? " = pixel / 255, normalized in the model" : "", K);
+        fprintf(log, "next: python3 -c \"import onnxruntime as ort; s = ort.InferenceSession('%s'); "
+                     "print(s.get_inputs()[0].shape)\"\n", path);
+    } else {
+        /* OUT, OUT.caffemodel or OUT.prototxt name the pair */
+        snprintf(path, sizeof path, "%s", q->out ? q->out : src.name);
+        size_t n = strlen(path);
+        if (n > 11 && !strcmp(path + n - 11, ".caffemodel")) path[n - 11] = '\0';
+        else if (n > 9 && !strcmp(path + n - 9, ".prototxt")) path[n - 9] = '\0';
+        snprintf(proto, sizeof proto, "%s.prototxt", path);
+        snprintf(path + strlen(path), sizeof path - strlen(path), ".caffemodel");
+        if ((st = deploy_prototxt(m, proto, err)) || (st = dse_caffemodel_save(m, path, err))) goto out;
+        fprintf(log, "dse export: wrote %s (deploy network) and %s (weights)\n", proto, path);
+        char mean[256] = "", std[256] = "";
+        for (int c = 0; c < info.norm.c; c++) {
+            snprintf(mean + strlen(mean), sizeof mean - strlen(mean), "%s%.9g", c ? "," : "", (double)info.norm.mean[c]);
+            snprintf(std + strlen(std), sizeof std - strlen(std), "%s%.9g", c ? "," : "", (double)info.norm.std[c]);
+        }
+        if (info.norm.c)
+            fprintf(log, "  Caffe's files have no place for the input normalization: feed (pixel / 255 - mean) / std "
+                         "with mean %s and std %s (RGB order)\n", mean, std);
+        fprintf(log, "next: dse import %s %s --out roundtrip.ckpt%s%s%s%s  (back into a dse checkpoint)\n", path, proto,
+                info.norm.c ? " --mean " : "", mean, info.norm.c ? " --std " : "", std);
+    }
+out:
+    dse_model_free(m);
+    free(info.class_names);
+    free(src.metaparams);
+    dse_net_deinit(&src.net);
+    return st;
+}
+
+enum dse_status dse_import_run(const char *caffemodel, const char *net_path, const struct dse_input_shape *fit,
+                               const struct dse_data_norm *norm, const char *out, FILE *log, struct dse_err *err) {
+    struct dse_net net;
+    struct dse_model *m = NULL;
+    int skipped = 0;
+    enum dse_status st = dse_netfile_load(net_path, fit, &net, err);
+    if (st) return st;
+    struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+    struct dse_ckpt_meta meta = { .data = "" };
+    if (norm && norm->c) {
+        if (norm->c != net.in_c) {
+            st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--mean and --std give %d channels; %s takes %d", norm->c,
+                             net_path, net.in_c);
+            dse_net_deinit(&net);
+            return st;
+        }
+        meta.norm = *norm;
+    }
+    if (!(st = dse_model_new(&net, &mo, &m, err)) && !(st = dse_caffemodel_load(m, caffemodel, &skipped, err)) &&
+        !(st = dse_checkpoint_save(m, 0, 0, &meta, out, err))) {
+        fprintf(log, "dse import: wrote %s: the weights of %s's %d learned tensors from %s", out, net_path, m->n_params,
+                caffemodel);
+        if (skipped) fprintf(log, " (%d layers of the file are not in the network: skipped, as Caffe skips them)",
+                             skipped);
+        if (!meta.norm.c)
+            fprintf(log, "\n  It records no input normalization (give --mean and --std): evaluation will use the "
+                         "data's own statistics");
+        fprintf(log, "\nnext: dse eval %s --checkpoint %s --data DATA\n", net_path, out);
+    }
+    dse_model_free(m);
+    dse_net_deinit(&net);
+    return st;
+}

@@ -1,0 +1,39 @@
+/* exportcmd.h: what `dse export` and `dse import` do (issue #14; docs/export.md): find
+ * the trained network (a network file and a checkpoint, or a sweep candidate by id or
+ * the most accurate under a size limit), load its weights, write ONNX or Caffe files;
+ * and a .caffemodel's weights into a dse checkpoint. */
+#ifndef DSE_CLI_EXPORTCMD_H
+#define DSE_CLI_EXPORTCMD_H
+
+#include <stdio.h>
+
+#include "dse/netfile.h"
+#include "engine/data.h"
+
+enum dse_export_format { DSE_EXPORT_ONNX = 0, DSE_EXPORT_CAFFE };
+
+struct dse_export_req {
+    /* either a network file and its checkpoint ... */
+    const char *net_path;
+    struct dse_input_shape fit;     /* --input, --classes */
+    const char *checkpoint;
+    /* ... or a sweep directory and a candidate: by id, or the best (max_mb <= 0: any size) */
+    const char *sweep_dir;
+    const char *id;
+    int         best;
+    double      max_mb;
+    enum dse_export_format format;
+    const char *out;                /* NULL: <name>.onnx, or <name>.prototxt + <name>.caffemodel */
+};
+
+/* Do it; what was written, and the next command, go to `log`. Errors name the file at
+ * fault (checkpoint of another network, truncated file, id not in the sweep, a layer ONNX
+ * export cannot express). */
+enum dse_status dse_export_run(const struct dse_export_req *r, FILE *log, struct dse_err *err);
+
+/* A .caffemodel's weights into a format-2 checkpoint of the network at net_path, recording
+ * norm (NULL or c = 0: none) as the input normalization evaluation and export use. */
+enum dse_status dse_import_run(const char *caffemodel, const char *net_path, const struct dse_input_shape *fit,
+                               const struct dse_data_norm *norm, const char *out, FILE *log, struct dse_err *err);
+
+#endif
