@@ -1049,6 +1049,21 @@ static void test_export(void) {
     CHECK(text && strstr(text, want));
     if (text && !strstr(text, want)) fprintf(stderr, "expected %s in: %s\n", want, text);
     free(text), text = NULL;
+    /* the ONNX file in onnxruntime over the same 200 test images: the sweep's top-1 */
+    if (system("/usr/bin/python3 -c 'import onnxruntime' 2>/dev/null") != 0) {
+        printf("SKIP (part): onnxruntime is not installed for /usr/bin/python3 (tools/install-test-tools)\n");
+    } else {
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/onnx_idx_eval.py %s "
+                 "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz "
+                 "/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz 200 > %s 2>&1", onnx, log);
+        CHECK_INT_EQ(system(cmd), 0);
+        snprintf(want, sizeof want, "top1=%.6f", (double)done_top1);
+        CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+        CHECK(text && strstr(text, want));
+        if (text && !strstr(text, want)) fprintf(stderr, "expected %s in: %s\n", want, text);
+        free(text), text = NULL;
+    }
     const char *a5[] = { "export", ref, "--id", stopped_id, "--out", onnx, NULL };
     CHECK_INT_EQ(run_dse(log, a5, 60), 0);
     /* bad inputs */
