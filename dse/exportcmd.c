@@ -212,7 +212,7 @@ enum dse_status dse_export_run(const struct dse_export_req *q, FILE *log, struct
         (st = dse_checkpoint_load(m, src.checkpoint, &next, &it, err)))
         goto out;
     if (q->format == DSE_EXPORT_ONNX) {
-        snprintf(path, sizeof path, "%s", q->out ? q->out : src.name);
+        snprintf(path, sizeof path, "%.4000s", q->out ? q->out : src.name);
         if (!q->out) snprintf(path + strlen(path), sizeof path - strlen(path), ".onnx");
         struct dse_export_meta meta = {
             .candidate = src.id, .metaparams = src.metaparams, .data = info.data,
@@ -228,11 +228,11 @@ enum dse_status dse_export_run(const struct dse_export_req *q, FILE *log, struct
                      "print(s.get_inputs()[0].shape)\"\n", path);
     } else {
         /* OUT, OUT.caffemodel or OUT.prototxt name the pair */
-        snprintf(path, sizeof path, "%s", q->out ? q->out : src.name);
+        snprintf(path, sizeof path, "%.4000s", q->out ? q->out : src.name);
         size_t n = strlen(path);
         if (n > 11 && !strcmp(path + n - 11, ".caffemodel")) path[n - 11] = '\0';
         else if (n > 9 && !strcmp(path + n - 9, ".prototxt")) path[n - 9] = '\0';
-        snprintf(proto, sizeof proto, "%s.prototxt", path);
+        snprintf(proto, sizeof proto, "%.4000s.prototxt", path);
         snprintf(path + strlen(path), sizeof path - strlen(path), ".caffemodel");
         if ((st = deploy_prototxt(m, proto, err)) || (st = dse_caffemodel_save(m, path, err))) goto out;
         fprintf(log, "dse export: wrote %s (deploy network) and %s (weights)\n", proto, path);

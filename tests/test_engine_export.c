@@ -308,7 +308,10 @@ static void test_caffe_bad(void) {
     struct dse_model *bn = trained(net_case("bn")), *fm = trained(net_case("fmnist"));
     struct dse_err err = { 0 };
     char dir[64], path[128], trunc[128], junk[128];
-    if (!bn || !fm) return;
+    if (!bn || !fm) {
+        dse_model_free(bn), dse_model_free(fm);
+        return;
+    }
     tmpdir_make(dir);
     snprintf(path, sizeof path, "%s/bn.caffemodel", dir);
     snprintf(trunc, sizeof trunc, "%s/trunc.caffemodel", dir);
