@@ -1,13 +1,13 @@
 /* exportcmd.c: dse export and dse import (exportcmd.h). */
 #include "dse/exportcmd.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "base/fs.h"
+#include "dse/report.h"
 #include "dse/space.h"
 #include "dse/sweep.h"
 #include "dse/sweep_impl.h"
@@ -31,50 +31,6 @@ static int file_exists(const char *path) {
 
 /* Top-1 of a trained record: its last epoch's. NaN if none. */
 static double rec_top1(const struct dse_rec *r) { return r->n_epochs ? r->ep[r->n_epochs - 1].top1 : NAN; }
-
-/* --best: the done candidate of highest top-1 within max_mb (10^6 bytes of float32
- * parameters; <= 0: any), ties to the smaller model, then the smaller id. */
-static enum dse_status pick_best(const char *dir, double max_mb, char id[DSE_ID_SIZE], struct dse_err *err) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/candidates", dir);
-    DIR *d = opendir(path);
-    if (!d) return dse_err_set(err, DSE_ERR_IO, dir, 0, "not a sweep directory (no candidates/ in it)");
-    struct dirent *e;
-    double best = -1;
-    int64_t best_bytes = 0;
-    int done = 0, fit = 0;
-    enum dse_status st = DSE_OK;
-    id[0] = '\0';
-    while ((e = readdir(d)) && !st) {
-        size_t n = strlen(e->d_name);
-        if (e->d_name[0] == '.' || n < 6 || strcmp(e->d_name + n - 5, ".json")) continue;
-        struct dse_rec r;
-        dse_rec_init(&r);
-        snprintf(path, sizeof path, "%s/candidates/%s", dir, e->d_name);
-        st = dse_rec_read_path(path, &r, err);
-        if (!st && r.status == DSE_REC_DONE && isfinite(rec_top1(&r))) {
-            done++;
-            const double t = rec_top1(&r);
-            if (max_mb <= 0 || (double)r.model_bytes / 1e6 <= max_mb) {
-                fit++;
-                if (t > best || (t == best && (r.model_bytes < best_bytes ||
-                                               (r.model_bytes == best_bytes && strcmp(r.id, id) < 0)))) {
-                    best = t, best_bytes = r.model_bytes;
-                    snprintf(id, DSE_ID_SIZE, "%s", r.id);
-                }
-            }
-        }
-        dse_rec_deinit(&r);
-    }
-    closedir(d);
-    if (st) return st;
-    if (!done) return dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "no candidate of this sweep has finished training; "
-                                                              "'dse status %s' shows where it stands", dir);
-    if (!fit) return dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "none of the %d trained candidates is within "
-                                                              "--max-mb %g; 'dse report %s' lists their sizes",
-                                 done, max_mb, dir);
-    return DSE_OK;
-}
 
 /* The "metaparams" object of the candidate's record head, as JSON text (no nested braces). */
 static char *metaparams_json(const struct dse_space *s, uint64_t k) {
@@ -107,7 +63,9 @@ static enum dse_status from_sweep(const struct dse_export_req *q, struct source 
     struct dse_rec r;
     enum dse_status st;
     if (q->best) {
-        if ((st = pick_best(dir, q->max_mb, id, err))) return st;
+        struct dse_report_best best;
+        if ((st = dse_report_best(dir, q->max_mb, &best, err))) return st;
+        snprintf(id, sizeof id, "%.*s", DSE_ID_SIZE - 1, best.id);
     } else {
         snprintf(id, sizeof id, "%s", q->id);
     }

@@ -83,13 +83,15 @@ static const char usage_count[] =
     "of the number of values of each metaparameter (thesis 4.7), each factor shown.\n";
 
 static const char usage_generate[] =
-    "usage: dse generate SPACE [--index K | --all] [--format cfg|prototxt] [--out DIR]\n"
+    "usage: dse generate SPACE [--index K | --id ID | --all] [--format cfg|prototxt] [--out DIR]\n"
     "\n"
     "Write candidate networks of a design space. --index K (default 0) writes candidate K\n"
-    "of the grid to standard output; --all writes every candidate the space covers (its\n"
-    "sample, if it has one) to DIR/<id>.cfg or DIR/<id>.prototxt.\n"
+    "of the grid to standard output, --id ID the candidate with that id (as dse report\n"
+    "shows both); --all writes every candidate the space covers (its sample, if it has\n"
+    "one) to DIR/<id>.cfg or DIR/<id>.prototxt.\n"
     "\n"
     "  --index K        grid index, 0 to count - 1\n"
+    "  --id ID          candidate id: c and 16 hex digits (dse report, sweep DIR/candidates/)\n"
     "  --all            every candidate; needs --out\n"
     "  --format F       cfg (default; docs/network-format.md) or prototxt (Caffe)\n"
     "  --out DIR        directory for --all (created if missing)\n";
@@ -409,16 +411,24 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
     long long index = 0;
     int prototxt = 0, rc = 0;
     (void)n_pos;
-    if (vals[1] && strcmp(vals[1], "cfg") && strcmp(vals[1], "prototxt"))
-        return bad_usage(c->name, "--format '%s' is not one of: cfg prototxt", vals[1]);
-    prototxt = vals[1] && !strcmp(vals[1], "prototxt");
-    if (FLAG("--all") && vals[0]) return bad_usage(c->name, "give --index or --all, not both%s", "");
-    if (FLAG("--all") && (!vals[2] || !vals[2][0])) return bad_usage(c->name, "--all needs --out DIR%s", "");
+    if (vals[2] && strcmp(vals[2], "cfg") && strcmp(vals[2], "prototxt"))
+        return bad_usage(c->name, "--format '%s' is not one of: cfg prototxt", vals[2]);
+    prototxt = vals[2] && !strcmp(vals[2], "prototxt");
+    if (FLAG("--all") + !!vals[0] + !!vals[1] > 1)
+        return bad_usage(c->name, "give one of --index, --id and --all%s", "");
+    if (vals[1] && !dse_space_id_valid(vals[1]))
+        return bad_usage(c->name, "--id '%s' is not a candidate id; expected c and 16 hex digits, "
+                                  "e.g. c3f1a9d0b2e47c5a1", vals[1]);
+    if (FLAG("--all") && (!vals[3] || !vals[3][0])) return bad_usage(c->name, "--all needs --out DIR%s", "");
     if (vals[0] && parse_ll(vals[0], 0, INT64_MAX, &index))
         return bad_usage(c->name, "--index '%s' is not an integer >= 0", vals[0]);
     if (dse_space_load(pos[0], &s, &err)) return fail(&err);
     dse_net_init(&net, s.name, 1, 1, 1);
-    if (!FLAG("--all")) {
+    if (vals[1]) {
+        uint64_t k;
+        if (dse_space_find_id(&s, vals[1], DSE_SPACE_FIND_MAX, &k, &err)) rc = fail(&err);
+        else if (write_candidate(stdout, &s, k, prototxt, &net, &err)) rc = fail(&err);
+    } else if (!FLAG("--all")) {
         if (!s.count_overflow && (uint64_t)index >= s.count) {
             fprintf(stderr, "dse generate: --index %lld is out of range; the space has %llu candidates "
                             "(0 to %llu)\n", index, (unsigned long long)s.count, (unsigned long long)s.count - 1);
@@ -428,7 +438,7 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
         }
     } else {
         uint64_t *idx = NULL, n = 0;
-        if (dse_space_indices(&s, 1000000, &idx, &n, &err) || dse_fs_mkdirs(vals[2], &err)) {
+        if (dse_space_indices(&s, 1000000, &idx, &n, &err) || dse_fs_mkdirs(vals[3], &err)) {
             rc = fail(&err);
         } else {
             for (uint64_t i = 0; i < n && !rc; i++) {
@@ -437,7 +447,7 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
                 size_t len = 0;
                 dse_space_candidate(&s, idx[i], &mp);
                 dse_space_id(&mp, id);
-                snprintf(path, sizeof path, "%s/%s.%s", vals[2], id, prototxt ? "prototxt" : "cfg");
+                snprintf(path, sizeof path, "%s/%s.%s", vals[3], id, prototxt ? "prototxt" : "cfg");
                 FILE *m = open_memstream(&buf, &len);
                 if (!m) {
                     rc = 1;
@@ -448,7 +458,7 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
                 if (st || dse_fs_write_atomic(path, buf, len, &err)) rc = fail(&err);
                 free(buf);
             }
-            if (!rc) fprintf(stderr, "dse generate: wrote %llu networks to %s\n", (unsigned long long)n, vals[2]);
+            if (!rc) fprintf(stderr, "dse generate: wrote %llu networks to %s\n", (unsigned long long)n, vals[3]);
         }
         free(idx);
     }
@@ -625,7 +635,7 @@ static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **va
         if (dse_sweep_train(&s, dir, &o, &finished, &err)) rc = fail(&err);
         else if (dse_sweep_status(stdout, dir, &err)) rc = fail(&err);
         else if (!finished) printf("Not finished: run the same command again to go on.\n");
-        else if (printf("\n"), dse_report_sweep(stdout, dir, DSE_FORMAT_MD, plot, &err) ||
+        else if (printf("\n"), dse_report_sweep(stdout, dir, DSE_FORMAT_MD, plot, NULL, &err) ||
                  dse_report_curves(dir, curves, &err))
             rc = fail(&err);
         else
@@ -647,8 +657,14 @@ static int cmd_report(const struct cmd *c, const char **pos, int n_pos, char **v
     int rc;
     (void)n_pos, (void)flags;
     if ((rc = opt_format(c->name, vals[0], "md csv tex json", DSE_FORMAT_MD, &fmt)) >= 0) return rc;
-    if (dse_report_sweep(stdout, pos[0], fmt, vals[1], &err)) return fail(&err);
-    return vals[2] && dse_report_curves(pos[0], vals[2], &err) ? fail(&err) : 0;
+    struct dse_report_best best;
+    if (dse_report_sweep(stdout, pos[0], fmt, vals[1], &best, &err)) return fail(&err);
+    if (vals[2] && dse_report_curves(pos[0], vals[2], &err)) return fail(&err);
+    fflush(stdout);
+    if (best.id[0] && fmt != DSE_FORMAT_MD && fmt != DSE_FORMAT_TABLE) /* MD says it in its "Next" section */
+        fprintf(stderr, "next: dse export %s --id %s --out %s.onnx (the most accurate candidate; --best --max-mb M "
+                        "picks within a size limit)\n", pos[0], best.id, best.id);
+    return 0;
 }
 
 /* The line under an epoch's results when some test classes were never predicted. */
@@ -1700,7 +1716,7 @@ static const struct cmd cmds[] = {
                                                                               usage_analyze,  cmd_analyze },
     { "diff",     2, 2, "--expand",               "--batch --format",         usage_diff,     cmd_diff },
     { "count",    1, 1, "",                       "",                         usage_count,    cmd_count },
-    { "generate", 1, 1, "--all",                  "--index --format --out",   usage_generate, cmd_generate },
+    { "generate", 1, 1, "--all",                  "--index --id --format --out", usage_generate, cmd_generate },
     { "sweep",    1, 1, "--analytic-only",        "--out --workers --threads --budget --early-stop --eta --min-epochs "
                                                   "--rank --conv --lease-seconds --max-crashes --data-root --gpus "
                                                   "--per-gpu --precision --max-oom --algos",

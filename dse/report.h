@@ -25,11 +25,27 @@ enum dse_status dse_report_diff(FILE *f, const char *base_path, const struct dse
                                 const char *var_path, const struct dse_net *var, int64_t batch,
                                 int expand, enum dse_format fmt, struct dse_err *err);
 
+/* A sweep's best trained candidate: the done candidate of highest top-1, ties to the
+ * smaller model, then the smaller id. id is "" when there is none. */
+struct dse_report_best {
+    char    id[40];
+    int64_t index;        /* grid index */
+    double  top1;         /* in [0, 1] */
+    int64_t model_bytes;
+};
+
 /* dse report DIR (dse/report_sweep.c): every candidate of a sweep directory
  * (docs/sweep-dir.md) and its Pareto frontier, in fmt (MD, CSV, TEX or JSON; TABLE is
- * read as MD). If plot_path is non-NULL, also writes an SVG plot there. */
-enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt,
-                                 const char *plot_path, struct dse_err *err);
+ * read as MD). If plot_path is non-NULL, also writes an SVG plot there. If best is
+ * non-NULL it receives the best candidate once the sweep has finished (no candidate
+ * pending or running), else id "". */
+enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
+                                 struct dse_report_best *best, struct dse_err *err);
+
+/* dse export --best: the best trained candidate of a sweep directory whose model is within
+ * max_mb (10^6 bytes; <= 0: any size), finished or not. DSE_ERR_CONFIG if no candidate has
+ * finished training or none fits. */
+enum dse_status dse_report_best(const char *dir, double max_mb, struct dse_report_best *out, struct dse_err *err);
 
 /* Learning curves of a sweep directory as an SVG file: test top-1 after each epoch of
  * every trained candidate (the frontier's highlighted, stopped and diverged ones marked). */

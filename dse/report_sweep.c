@@ -771,6 +771,7 @@ static void table_human(struct tbl *t, const struct sweep *s, struct cand *const
     char b[600];
     int  t1 = any_top(s, 0), t5 = any_top(s, 1);
     tbl_head(t, "id", 0);
+    tbl_head(t, "index", 1);
     for (int v = 0; v < s->n_varied; v++) tbl_head(t, s->varied[v], 1);
     tbl_head(t, "params", 1);
     tbl_head(t, "model MB", 1);
@@ -787,6 +788,7 @@ static void table_human(struct tbl *t, const struct sweep *s, struct cand *const
     for (int i = 0; i < n; i++) {
         const struct cand *c = rows[i];
         tbl_add(t, c->id);
+        tbl_add(t, fmt_int(b, sizeof b, c->index, 0));
         for (int v = 0; v < s->n_varied; v++)
             tbl_add(t, fmt_value(b, sizeof b, dse_json_get(c->metaparams, s->varied[v])));
         tbl_add(t, fmt_int(b, sizeof b, c->params, 1));
@@ -830,6 +832,52 @@ static void header_line(char *buf, size_t size, const struct sweep *s) {
         snprintf(decl, sizeof decl, " of %" PRId64 " listed in sweep.json", s->declared);
     snprintf(buf, size, "Sweep %s: %d candidate%s%s (%s)", s->space, s->n, s->n == 1 ? "" : "s",
              decl, counts);
+}
+
+/* The most accurate trained candidate (status done, with a top-1) whose model is within
+ * max_mb (10^6 bytes; <= 0: any size), ties to the smaller model, then to the smaller id:
+ * the rule of `dse export --best` and of the report's "Next" line. NULL if there is none;
+ * n_done and n_fit count the trained candidates and those within max_mb. */
+static const struct cand *best_cand(const struct sweep *s, double max_mb, int *n_done, int *n_fit) {
+    const struct cand *best = NULL;
+    *n_done = *n_fit = 0;
+    for (int i = 0; i < s->n; i++) {
+        const struct cand *c = &s->c[i];
+        if (c->status != ST_DONE || !c->has_top1) continue;
+        ++*n_done;
+        if (max_mb > 0 && (double)c->model_bytes / 1e6 > max_mb) continue;
+        ++*n_fit;
+        if (!best || c->top1 > best->top1 ||
+            (c->top1 == best->top1 && (c->model_bytes < best->model_bytes ||
+                                       (c->model_bytes == best->model_bytes && strcmp(c->id, best->id) < 0))))
+            best = c;
+    }
+    return best;
+}
+
+/* A trained sweep where no candidate is pending or running any more: its best is final. */
+static const struct cand *final_best(const struct sweep *s) {
+    int done, fit;
+    for (int i = 0; i < s->n; i++)
+        if (s->c[i].status == ST_PENDING || s->c[i].status == ST_RUNNING) return NULL;
+    return s->trained ? best_cand(s, 0, &done, &fit) : NULL;
+}
+
+static void best_out(const struct cand *c, struct dse_report_best *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!c) return;
+    snprintf(out->id, sizeof out->id, "%s", c->id);
+    out->index = c->index;
+    out->top1 = c->top1;
+    out->model_bytes = c->model_bytes;
+}
+
+static void write_md_next(FILE *f, const struct sweep *s, const struct cand *c) {
+    fprintf(f, "\n## Next\n\nBest trained candidate: %s (index %" PRId64 ", top-1 %.2f%%, %.2f MB). "
+               "Export it to ONNX (or to Caffe with --format caffe):\n\n    dse export %s --id %s --out %s.onnx\n\n"
+               "dse export %s --best --max-mb M takes the most accurate candidate within M MB instead.\n",
+            c->id, c->index, 100.0 * c->top1, (double)c->model_bytes / 1e6, s->dir, c->id, c->id, s->dir);
 }
 
 /* Epochs and seconds spent against full training of every unpruned candidate. */
@@ -937,6 +985,8 @@ static int write_md(FILE *f, const struct sweep *s) {
     if (!oom) tbl_print_md(f, &t);
     tbl_free(&t);
     if (!oom && s->has_plan) oom = write_md_training(f, s);
+    const struct cand *best = final_best(s);
+    if (!oom && best) write_md_next(f, s, best);
     return oom;
 }
 
@@ -1068,6 +1118,20 @@ static int write_json(FILE *f, const struct sweep *s) {
             fputs("]}", f);
         }
         fputs("]}", f);
+    }
+    const struct cand *best = final_best(s);
+    fputs(",\n \"best\": ", f);
+    if (best) {
+        fputs("{\"id\": ", f);
+        json_cstr(f, best->id);
+        fprintf(f, ", \"index\": %" PRId64 ", \"top1\": %s, \"export\": ", best->index,
+                fmt_num(b, sizeof b, best->top1));
+        char cmd[4400];
+        snprintf(cmd, sizeof cmd, "dse export %s --id %s --out %s.onnx", s->dir, best->id, best->id);
+        json_cstr(f, cmd);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
     }
     fputs("}\n", f);
     return 0;
@@ -1551,14 +1615,16 @@ enum dse_status dse_report_curves(const char *dir, const char *svg_path, struct 
     return st;
 }
 
-enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt,
-                                 const char *plot_path, struct dse_err *err) {
+enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
+                                 struct dse_report_best *best, struct dse_err *err) {
     struct sweep    s;
     enum dse_status st = sweep_read(&s, dir, err);
+    best_out(NULL, best);
     if (st) {
         sweep_free(&s);
         return st;
     }
+    best_out(final_best(&s), best);
     int oom = 0;
     switch (fmt) {
     case DSE_FORMAT_TABLE:
@@ -1570,6 +1636,25 @@ enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt,
     if (oom) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     else if (ferror(f)) st = dse_err_set(err, DSE_ERR_IO, NULL, 0, "cannot write the report");
     if (!st && plot_path) st = write_plot(&s, plot_path, err);
+    sweep_free(&s);
+    return st;
+}
+
+enum dse_status dse_report_best(const char *dir, double max_mb, struct dse_report_best *out, struct dse_err *err) {
+    struct sweep    s;
+    enum dse_status st = sweep_read(&s, dir, err);
+    best_out(NULL, out);
+    if (!st) {
+        int done, fit;
+        const struct cand *c = best_cand(&s, max_mb, &done, &fit);
+        if (!done)
+            st = dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "no candidate of this sweep has finished training; "
+                             "'dse status %s' shows where it stands", dir);
+        else if (!fit)
+            st = dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "none of the %d trained candidates is within --max-mb %g; "
+                             "'dse report %s' lists their sizes", done, max_mb, dir);
+        best_out(c, out);
+    }
     sweep_free(&s);
     return st;
 }

@@ -746,3 +746,46 @@ void dse_space_id(const struct dse_mp *mp, char id[DSE_ID_SIZE]) {
     for (int i = 0; i < 16; i++) id[1 + i] = hex[(h >> (4 * (15 - i))) & 15];
     id[17] = '\0';
 }
+
+int dse_space_id_valid(const char *id) {
+    if (!id || id[0] != 'c' || strlen(id) != DSE_ID_SIZE - 1) return 0;
+    for (int i = 1; i < DSE_ID_SIZE - 1; i++)
+        if (!strchr("0123456789abcdef", id[i])) return 0;
+    return 1;
+}
+
+static int id_at(const struct dse_space *s, uint64_t k, const char *id) {
+    struct dse_mp mp;
+    char got[DSE_ID_SIZE];
+    dse_space_candidate(s, k, &mp);
+    dse_space_id(&mp, got);
+    return !strcmp(got, id);
+}
+
+enum dse_status dse_space_find_id(const struct dse_space *s, const char *id, uint64_t max, uint64_t *index,
+                                  struct dse_err *err) {
+    if (!s->count_overflow && s->count <= max) {
+        for (uint64_t k = 0; k < s->count; k++)
+            if (id_at(s, k, id)) return *index = k, DSE_OK;
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "no candidate of this space has id %s (all %llu "
+                           "searched); 'dse report DIR' lists a sweep's ids beside their grid indices",
+                           id, (unsigned long long)s->count);
+    }
+    if (s->sample <= 0)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "the space has %s candidates, too many to search for "
+                           "id %s (at most %llu without a sample); give --index K instead ('dse report DIR' "
+                           "shows each id's index)", s->count_overflow ? "more than 2^64" : "so many", id,
+                           (unsigned long long)max);
+    uint64_t *idx = NULL, n = 0;
+    enum dse_status st = dse_space_indices(s, max, &idx, &n, err);
+    for (uint64_t i = 0; !st && i < n; i++)
+        if (id_at(s, idx[i], id)) {
+            *index = idx[i];
+            free(idx);
+            return DSE_OK;
+        }
+    free(idx);
+    return st ? st : dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "no candidate of this space's sample has id %s "
+                                 "(%llu searched); 'dse report DIR' lists a sweep's ids beside their grid indices",
+                                 id, (unsigned long long)n);
+}

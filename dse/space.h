@@ -99,4 +99,15 @@ enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *
 int  dse_space_canonical(const struct dse_mp *mp, char *buf, int size);
 void dse_space_id(const struct dse_mp *mp, char id[DSE_ID_SIZE]);
 
+/* 1 if id has the form of a candidate id ("c" + 16 lower-case hex digits), else 0. */
+int dse_space_id_valid(const char *id);
+
+/* The grid index of the candidate whose id is id. Searches the whole grid when it has at
+ * most max candidates (dse generate: DSE_SPACE_FIND_MAX, about 10 s), else the space's
+ * sample (the candidates a sweep covers). DSE_ERR_CONFIG naming the space when no
+ * candidate has that id or the grid is too large to search and has no sample. */
+#define DSE_SPACE_FIND_MAX 20000000ULL
+enum dse_status dse_space_find_id(const struct dse_space *s, const char *id, uint64_t max, uint64_t *index,
+                                  struct dse_err *err);
+
 #endif

@@ -527,6 +527,57 @@ static void test_space_sample(void) {
     rmdir(dir);
 }
 
+/* dse generate --id: every candidate found at its own grid index, in the grid and, past
+ * the search limit, in the sample; malformed and unknown ids refused. */
+static void test_space_find_id(void) {
+    static const struct { const char *id; int ok; } forms[] = {
+        { "c0123456789abcdef", 1 }, { "cffffffffffffffff", 1 },
+        { "c0123456789abcde", 0 },  { "c0123456789abcdef0", 0 }, { "C0123456789abcdef", 0 },
+        { "c0123456789ABCDEF", 0 }, { "x0123456789abcdef", 0 },  { "c0123456789abcdeg", 0 }, { "", 0 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(forms); i++) CHECK_INT_EQ(dse_space_id_valid(forms[i].id), forms[i].ok);
+    CHECK_INT_EQ(dse_space_id_valid(NULL), 0);
+    struct dse_space s;
+    struct dse_err err = { 0 };
+    struct dse_mp mp;
+    char id[DSE_ID_SIZE];
+    uint64_t k = 0;
+    CHECK_OK(dse_space_load("spaces/pct3x3.cfg", &s, NULL));
+    for (uint64_t i = 0; i < s.count; i++) {
+        dse_space_candidate(&s, i, &mp);
+        dse_space_id(&mp, id);
+        CHECK_OK(dse_space_find_id(&s, id, DSE_SPACE_FIND_MAX, &k, &err));
+        CHECK_INT_EQ(k, i);
+    }
+    CHECK_INT_EQ(dse_space_find_id(&s, "c0123456789abcdef", DSE_SPACE_FIND_MAX, &k, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "no candidate of this space has id c0123456789abcdef (all 9 searched); 'dse report "
+                          "DIR' lists a sweep's ids beside their grid indices");
+    /* over the limit, without a sample: refused with advice */
+    CHECK_INT_EQ(dse_space_find_id(&s, id, 4, &k, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "too many to search") && strstr(err.msg, "give --index K"));
+    /* over the limit, with a sample: the sample is searched, candidates outside it are not */
+    s.sample = 3;
+    uint64_t *idx = NULL, n = 0;
+    CHECK_OK(dse_space_indices(&s, 100, &idx, &n, NULL));
+    CHECK_INT_EQ(n, 3);
+    for (uint64_t i = 0; i < n; i++) {
+        dse_space_candidate(&s, idx[i], &mp);
+        dse_space_id(&mp, id);
+        CHECK_OK(dse_space_find_id(&s, id, 4, &k, &err));
+        CHECK_INT_EQ(k, idx[i]);
+    }
+    uint64_t out = 0;
+    while (out < s.count && (out == idx[0] || out == idx[1] || out == idx[2])) out++;
+    dse_space_candidate(&s, out, &mp);
+    dse_space_id(&mp, id);
+    CHECK_INT_EQ(dse_space_find_id(&s, id, 4, &k, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "sample has id") != NULL);
+    CHECK_OK(dse_space_find_id(&s, id, DSE_SPACE_FIND_MAX, &k, &err)); /* within the limit: the whole grid */
+    CHECK_INT_EQ(k, out);
+    free(idx);
+    dse_space_free(&s);
+}
+
 /* Every candidate of every shipped space, written as prototxt and as .cfg, reads back
  * to the same costs. */
 static void test_space_roundtrip(void) {
@@ -695,6 +746,7 @@ static const struct check_case cases[] = {
     { "space-thesis",             test_space_thesis },
     { "space-canonical",          test_space_canonical_limits },
     { "space-sample",             test_space_sample },
+    { "space-find-id",            test_space_find_id },
     { "space-roundtrip",          test_space_roundtrip },
     { "sweep-dir",                test_sweep_dir },
 };

@@ -36,7 +36,7 @@ static char *run_report(const char *dir, enum dse_format fmt, const char *plot,
         *st = DSE_ERR_NOMEM;
         return NULL;
     }
-    *st = dse_report_sweep(f, dir, fmt, plot, err);
+    *st = dse_report_sweep(f, dir, fmt, plot, NULL, err);
     fclose(f);
     char *out = m->buf;
     free(m);
@@ -453,8 +453,10 @@ static void test_report_md(void) {
     CHECK_OK(st);
     CHECK(starts_with(s, "# Sweep small_grid: 6 candidates (2 pruned, 1 pending, 3 done)\n"));
     /* rows by model size; the frontier marked; pruned_by in the status cell */
-    CHECK(strstr(s, "| c75cea6b631602 | 0.25 |   0.25 | 1,000,000 |     4.00 |      3.81 |  1.00 |"
+    CHECK(strstr(s, "| c75cea6b631602 |     0 | 0.25 |   0.25 | 1,000,000 |     4.00 |      3.81 |  1.00 |"
                     "        1874.9 | done ") != NULL);
+    CHECK(strstr(s, "| id             | index |   sr |") != NULL); /* the grid index beside the id */
+    CHECK(!strstr(s, "## Next")); /* one candidate still pending: no best yet */
     CHECK(strstr(s, "|    50.0 |    75.0 | ★        |\n") != NULL);
     CHECK(strstr(s, "| pruned: max_params = 2000000 (params 2500000) ") != NULL);
     const char *a = strstr(s, "c75cea6b631602"), *b = strstr(s, "c3297165fb8c76"),
@@ -479,7 +481,8 @@ static void test_report_md(void) {
     CHECK_OK(st);
     CHECK(starts_with(s, "# Sweep squeeze_ratio: 8 candidates (0 pruned, 8 pending, 0 done)\n"));
     CHECK(strstr(s, "## Frontier (min model size, min FLOPs): 1 of 8 candidates\n") != NULL);
-    CHECK(strstr(s, "| c72d889b4c1512 | 0.125 | 1,247,805 |     4.99 |      4.76 |  1.72 |") != NULL);
+    CHECK(strstr(s, "| c72d889b4c1512 |     0 | 0.125 | 1,247,805 |     4.99 |      4.76 |  1.72 |") != NULL);
+    CHECK(!strstr(s, "## Next")); /* nothing trained */
     CHECK(!strstr(s, "top-1"));
     free(s);
 
@@ -497,8 +500,8 @@ static void test_report_md(void) {
                "\"flops\": 2, \"status\": \"pending\"}");
     s = run_report(dir, DSE_FORMAT_MD, NULL, &st, &err);
     CHECK_OK(st);
-    CHECK(strstr(s, "| c1  |    0.1 | 1.0 |      1 |") != NULL);
-    CHECK(strstr(s, "| c2  |    0.1 |   1 |      2 |") != NULL);
+    CHECK(strstr(s, "| c1  |     0 |    0.1 | 1.0 |      1 |") != NULL);
+    CHECK(strstr(s, "| c2  |     1 |    0.1 |   1 |      2 |") != NULL);
     free(s);
     s = run_report(dir, DSE_FORMAT_JSON, NULL, &st, &err);
     CHECK(strstr(s, "\"metaparams\": {\"pct3x3\": 0.10000000000000001, \"sr\": 1.0}") != NULL);
@@ -533,10 +536,10 @@ static void test_report_tex(void) {
     struct dse_err  err = { 0 };
     char           *s = run_report(SMALL, DSE_FORMAT_TEX, NULL, &st, &err);
     CHECK_OK(st);
-    CHECK(strstr(s, "\\begin{tabular}{lrrrrrrrlrrl}\n\\toprule\n") != NULL);
-    CHECK(strstr(s, "id & sr & pct3x3 & params & model MB & model MiB & GFLOP & train mem MiB & "
+    CHECK(strstr(s, "\\begin{tabular}{lrrrrrrrrlrrl}\n\\toprule\n") != NULL);
+    CHECK(strstr(s, "id & index & sr & pct3x3 & params & model MB & model MiB & GFLOP & train mem MiB & "
                     "status & top-1 \\% & top-5 \\% & frontier \\\\\n\\midrule\n") != NULL);
-    CHECK(strstr(s, "c75cea6b631602 & 0.25 & 0.25 & 1,000,000 & 4.00 & 3.81 & 1.00 & 1874.9 & "
+    CHECK(strstr(s, "c75cea6b631602 & 0 & 0.25 & 0.25 & 1,000,000 & 4.00 & 3.81 & 1.00 & 1874.9 & "
                     "done & 50.0 & 75.0 & \\checkmark \\\\\n") != NULL);
     CHECK(strstr(s, "pruned: max\\_params = 2000000") != NULL);
     CHECK(strstr(s, "% dse report: Sweep small\\_grid:") != NULL);
@@ -624,6 +627,78 @@ static void put_sweep(const char *dir, const char *space, int n, const char *var
     char sub[512];
     snprintf(sub, sizeof sub, "%s/candidates", dir);
     mkdir(sub, 0777);
+}
+
+/* A finished trained sweep names its best candidate (highest top-1, ties to the smaller
+ * model, then the smaller id) and the command that exports it; dse_report_best is the
+ * rule dse export --best uses, with a size limit. */
+static void test_report_next(void) {
+    char tmpl[] = "/tmp/dse_test_report.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    enum dse_status st;
+    struct dse_err  err = { 0 };
+    struct dse_report_best best;
+    put_sweep(dir, "next", 6, "\"sr\"");
+    put_candidate(dir, "c01", 0, 0.125, 1000, 10, "done", 0.5);
+    put_candidate(dir, "c02", 1, 0.25, 3000, 30, "done", 0.75);
+    put_candidate(dir, "c03", 2, 0.5, 2000, 20, "done", 0.75); /* ties c02, smaller: the best */
+    put_candidate(dir, "c04", 3, 0.75, 500, 5, "stopped", 0.9); /* stopped at a rung: not a final result */
+    put_candidate(dir, "c05", 4, 1.0, 99999, 5, "pruned", -1);
+    put_candidate(dir, "c06", 5, 0.0625, 2000, 20, "pending", -1);
+    /* unfinished: no Next section, no best from the report; dse_report_best still picks */
+    char *s = run_report(dir, DSE_FORMAT_MD, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK(s && !strstr(s, "## Next"));
+    free(s);
+    CHECK_OK(dse_report_best(dir, 0, &best, &err));
+    CHECK_STR_EQ(best.id, "c03");
+    CHECK_INT_EQ(best.index, 2);
+    CHECK_NEAR(best.top1, 0.75, 0);
+    CHECK_INT_EQ(best.model_bytes, 8000);
+    CHECK_OK(dse_report_best(dir, 0.006, &best, &err)); /* 6,000 bytes: c03 is 8,000 */
+    CHECK_STR_EQ(best.id, "c01");
+    CHECK_INT_EQ(dse_report_best(dir, 0.001, &best, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(best.id, "");
+    CHECK(strstr(err.msg, "none of the 3 trained candidates is within --max-mb 0.001") != NULL);
+    /* finished: the Next section and the JSON "best" */
+    put_candidate(dir, "c06", 5, 0.0625, 2000, 20, "failed", -1);
+    s = run_report(dir, DSE_FORMAT_MD, NULL, &st, &err);
+    CHECK_OK(st);
+    char want[1200];
+    snprintf(want, sizeof want, "\n## Next\n\nBest trained candidate: c03 (index 2, top-1 75.00%%, 0.01 MB). "
+             "Export it to ONNX (or to Caffe with --format caffe):\n\n    dse export %s --id c03 --out c03.onnx\n\n"
+             "dse export %s --best --max-mb M takes the most accurate candidate within M MB instead.\n", dir, dir);
+    CHECK(s && strstr(s, want) != NULL);
+    free(s);
+    s = run_report(dir, DSE_FORMAT_JSON, NULL, &st, &err);
+    CHECK_OK(st);
+    struct dse_json_doc *d = s ? parse(s, &err) : NULL;
+    CHECK(d != NULL);
+    if (d) {
+        const struct dse_json *b = dse_json_get(dse_json_root(d), "best");
+        CHECK(b && b->type == DSE_JSON_OBJECT);
+        if (b && b->type == DSE_JSON_OBJECT) {
+            CHECK_STR_EQ(dse_json_get(b, "id")->str, "c03");
+            CHECK_INT_EQ(dse_json_get(b, "index")->integer, 2);
+            snprintf(want, sizeof want, "dse export %s --id c03 --out c03.onnx", dir);
+            CHECK_STR_EQ(dse_json_get(b, "export")->str, want);
+        }
+        dse_json_free(d);
+    }
+    free(s);
+    FILE *f = fopen("/dev/null", "w");
+    CHECK_OK(dse_report_sweep(f, dir, DSE_FORMAT_CSV, NULL, &best, &err));
+    CHECK_STR_EQ(best.id, "c03");
+    if (f) fclose(f);
+    /* nothing trained at all */
+    put_candidate(dir, "c01", 0, 0.125, 1000, 10, "failed", -1);
+    put_candidate(dir, "c02", 1, 0.25, 3000, 30, "failed", -1);
+    put_candidate(dir, "c03", 2, 0.5, 2000, 20, "diverged", -1);
+    CHECK_INT_EQ(dse_report_best(dir, 0, &best, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "no candidate of this sweep has finished training") != NULL);
+    rm_tree(dir);
 }
 
 static int well_formed_xml(const char *s) {
@@ -1052,6 +1127,7 @@ static const struct check_case cases[] = {
     { "report-plot",   test_report_plot },
     { "report-curves", test_report_curves },
     { "report-running", test_report_running },
+    { "report-next",   test_report_next },
     { "report-errors", test_report_errors },
 };
 
