@@ -84,6 +84,19 @@ static inline int cost_layer(const struct dse_layer *l, int64_t batch, struct ds
     case DSE_LAYER_LRN: /* squares, sum, pow, divide */
         c->other_ops = mul(2 * (int64_t)l->lrn_size + 3, out_vals, ovf);
         break;
+    case DSE_LAYER_FLATTEN: /* Caffe shares the input's data: no new values, no work */
+    case DSE_LAYER_RESHAPE:
+        c->activations = 0;
+        break;
+    case DSE_LAYER_SLICE: /* a copy */
+        break;
+    case DSE_LAYER_SIGMOID: /* exp, add, divide */
+    case DSE_LAYER_TANH:    /* exp, subtract, add, divide: counted as the sigmoid's 3 */
+        c->other_ops = mul(3, out_vals, ovf);
+        break;
+    case DSE_LAYER_POWER: /* scale, shift and pow, each only when it is not the identity */
+        c->other_ops = mul((l->power_scale != 1.0f) + (l->power_shift != 0.0f) + (l->power != 1.0f), out_vals, ovf);
+        break;
     case DSE_LAYER_COUNT:
         break;
     }
@@ -119,7 +132,9 @@ enum dse_status dse_cost_net(const struct dse_net *net, int64_t batch,
         o |= __builtin_add_overflow(other_ops, c.other_ops, &other_ops);
         o |= __builtin_add_overflow(activations, c.activations, &activations);
         ovf |= o;
-        c.buffer      = (l->in_place && l->inputs[0] >= 0) ? layers[l->inputs[0]].buffer : i;
+        /* in place, or a view of its input (flatten, reshape): the input's buffer */
+        c.buffer      = ((l->in_place || l->type == DSE_LAYER_FLATTEN || l->type == DSE_LAYER_RESHAPE) &&
+                         l->inputs[0] >= 0) ? layers[l->inputs[0]].buffer : i;
         c.last_use    = i;
         c.freed_after = 0;
         layers[i]     = c;

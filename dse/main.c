@@ -855,6 +855,7 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
     if (!r) return dse_net_deinit(&net), 1;
     rc = 0;
     if (dse_train_run(&net, &o, r, &err)) {
+        if (!err.file && err.line > 0) err.file = pos[0]; /* a layer's line: in the network file */
         rc = fail(&err);
     } else if (FLAG("--json")) {
         /* The engine's measured memory beside the analyzer's training estimate. */

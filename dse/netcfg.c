@@ -453,7 +453,19 @@ static void write_inputs(FILE *f, const struct dse_net *net, int i, const struct
     fputs("];", f);
 }
 
+/* 1 if the .cfg format (type_specs) has a layer of this type. */
+static int cfg_has_type(enum dse_layer_type t) {
+    for (int i = 0; i < DSE_ARRAY_LEN(type_specs); i++)
+        if (type_specs[i].type == t) return 1;
+    return 0;
+}
+
 enum dse_status dse_netcfg_write(FILE *f, const struct dse_net *net, struct dse_err *err) {
+    for (int i = 0; i < net->n_layers; i++) /* before anything is written */
+        if (!cfg_has_type(net->layers[i].type))
+            return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, net->layers[i].line,
+                               "layer '%s' (%s) has no .cfg form; write the network as prototxt instead",
+                               net->layers[i].name, dse_layer_type_str(net->layers[i].type));
     fputs("# written by dse (docs/network-format.md)\nname = ", f);
     write_name(f, net->name);
     fprintf(f, ";\ninput = { channels = %d; height = %d; width = %d; };\nlayers = (\n",

@@ -8,19 +8,6 @@ static int has_ext(const char *path, const char *ext) {
     return lp > le && strcmp(path + lp - le, ext) == 0;
 }
 
-/* Caffe files name module layers "fire2/squeeze1x1": the part before the last '/'
- * groups them into one report row, as our own fire layers are grouped. */
-static void modules_from_names(struct dse_net *net) {
-    for (int i = 0; i < net->n_layers; i++) {
-        struct dse_layer *l = &net->layers[i];
-        const char *slash = strrchr(l->name, '/');
-        if (l->module[0] || !slash || slash == l->name) continue;
-        int n = (int)(slash - l->name);
-        memcpy(l->module, l->name, (size_t)n);
-        l->module[n] = '\0';
-    }
-}
-
 /* --classes: refit the loaded network's classifier. */
 static enum dse_status fit_classes(const char *path, const struct dse_input_shape *ov, struct dse_net *out,
                                    enum dse_status st, struct dse_err *err) {
@@ -34,9 +21,7 @@ enum dse_status dse_netfile_load(const char *path, const struct dse_input_shape 
     if (has_ext(path, ".cfg"))
         return fit_classes(path, ov, out, dse_netcfg_load(path, ov, out, err), err);
     if (has_ext(path, ".prototxt") || has_ext(path, ".pt")) {
-        enum dse_status st = dse_prototxt_load(path, ov, out, err);
-        if (!st) modules_from_names(out);
-        return fit_classes(path, ov, out, st, err);
+        return fit_classes(path, ov, out, dse_prototxt_load(path, ov, out, err), err);
     }
     memset(out, 0, sizeof *out);
     return dse_err_set(err, DSE_ERR_CONFIG, path, 0,

@@ -597,8 +597,25 @@ static const struct mspec memory_data = { memory_data_f };
 static const struct fspec pooling_f[] = {
     F_E("pool", "MAX AVE STOCHASTIC"), F_U("pad"), F_U("pad_h"), F_U("pad_w"), F_U("kernel_size"),
     F_U("kernel_h"), F_U("kernel_w"), F_U("stride"), F_U("stride_h"), F_U("stride_w"),
-    F_E("engine", ENGINE), F_B("global_pooling"), F_E("round_mode", "CEIL FLOOR"), F_END };
+    F_E("engine", ENGINE), F_B("global_pooling"), F_E("round_mode", "CEIL FLOOR"),
+    F_B("ceil_mode"), /* a Caffe-fork extension (DenseNet, SSD): true = CEIL, false = FLOOR */
+    F_END };
 static const struct mspec pooling = { pooling_f };
+
+static const struct fspec flatten_f[] = { F_I("axis"), F_I("end_axis"), F_END };
+static const struct mspec flatten = { flatten_f };
+
+static const struct fspec reshape_f[] = { F_M("shape", blob_shape), F_I("axis"), F_I("num_axes"), F_END };
+static const struct mspec reshape = { reshape_f };
+
+static const struct fspec slice_f[] = { F_I("axis"), F_U("slice_point"), F_U("slice_dim"), F_END };
+static const struct mspec slice = { slice_f };
+
+static const struct fspec neuron_f[] = { F_E("engine", ENGINE), F_END }; /* sigmoid_param, tanh_param */
+static const struct mspec neuron = { neuron_f };
+
+static const struct fspec power_f[] = { F_F("power"), F_F("scale"), F_F("shift"), F_END };
+static const struct mspec power = { power_f };
 
 static const struct fspec relu_f[] = { F_F("negative_slope"), F_E("engine", ENGINE), F_END };
 static const struct mspec relu = { relu_f };
@@ -620,16 +637,16 @@ static const struct fspec layer_f[] = {
     F_M("concat_param", concat), F_X("contrastive_loss_param"), F_M("convolution_param", conv),
     F_X("crop_param"), F_M("data_param", data), F_M("dropout_param", dropout),
     F_X("dummy_data_param"), F_M("eltwise_param", eltwise), F_X("elu_param"), F_X("embed_param"),
-    F_X("exp_param"), F_X("flatten_param"), F_M("hdf5_data_param", hdf5_data),
+    F_X("exp_param"), F_M("flatten_param", flatten), F_M("hdf5_data_param", hdf5_data),
     F_X("hdf5_output_param"), F_X("hinge_loss_param"), F_M("image_data_param", image_data),
     F_X("infogain_loss_param"), F_M("inner_product_param", inner_product),
     F_M("input_param", input), F_X("log_param"), F_M("lrn_param", lrn),
     F_M("memory_data_param", memory_data), F_X("mvn_param"), F_X("parameter_param"),
-    F_M("pooling_param", pooling), F_X("power_param"), F_X("prelu_param"), F_X("python_param"),
+    F_M("pooling_param", pooling), F_M("power_param", power), F_X("prelu_param"), F_X("python_param"),
     F_X("recurrent_param"), F_X("reduction_param"), F_M("relu_param", relu),
-    F_X("reshape_param"), F_M("scale_param", scale), F_X("sigmoid_param"),
-    F_M("softmax_param", softmax), F_X("spp_param"), F_X("slice_param"), F_X("swish_param"),
-    F_X("tanh_param"), F_X("threshold_param"), F_X("tile_param"), F_X("window_data_param"),
+    F_M("reshape_param", reshape), F_M("scale_param", scale), F_M("sigmoid_param", neuron),
+    F_M("softmax_param", softmax), F_X("spp_param"), F_M("slice_param", slice), F_X("swish_param"),
+    F_M("tanh_param", neuron), F_X("threshold_param"), F_X("tile_param"), F_X("window_data_param"),
     F_END };
 static const struct mspec layer_v2 = { layer_f };
 
@@ -645,8 +662,8 @@ static const struct fspec layers_f[] = {
     F_M("image_data_param", image_data), F_X("infogain_loss_param"),
     F_M("inner_product_param", inner_product), F_M("lrn_param", lrn),
     F_M("memory_data_param", memory_data), F_X("mvn_param"), F_M("pooling_param", pooling),
-    F_X("power_param"), F_M("relu_param", relu), F_X("sigmoid_param"),
-    F_M("softmax_param", softmax), F_X("slice_param"), F_X("tanh_param"),
+    F_M("power_param", power), F_M("relu_param", relu), F_M("sigmoid_param", neuron),
+    F_M("softmax_param", softmax), F_M("slice_param", slice), F_M("tanh_param", neuron),
     F_X("threshold_param"), F_X("window_data_param"), F_M("transform_param", transform),
     F_M("loss_param", loss), F_X("layer"), F_END };
 static const struct mspec layer_v1 = { layers_f };
@@ -799,6 +816,19 @@ static enum dse_status check_field(struct ptree *t, int c, const struct fspec *f
     return DSE_OK;
 }
 
+static int type_known(const struct ptree *t, int layer, int v1);
+
+/* "<x>_param { }" in a layer whose type dse does not know: that type's parameter block,
+ * left for the type check to report (an unknown type), or skipped with a layer Caffe
+ * does not build. */
+static int param_of_unknown_type(const struct ptree *t, int layer, const struct mspec *spec,
+                                 const struct pnode *nd) {
+    static const char sfx[] = "_param";
+    return (spec == &layer_v2 || spec == &layer_v1) && nd->is_msg && nd->name_len > sizeof sfx - 1 &&
+           memcmp(t->text + nd->name + nd->name_len - (sizeof sfx - 1), sfx, sizeof sfx - 1) == 0 &&
+           !type_known(t, layer, spec == &layer_v1);
+}
+
 static enum dse_status check_msg(struct ptree *t, int node, const struct mspec *spec,
                                  const char *where) {
     for (int c = t->nodes[node].first; c >= 0; c = t->nodes[c].next) {
@@ -809,6 +839,7 @@ static enum dse_status check_msg(struct ptree *t, int node, const struct mspec *
                 f = s;
                 break;
             }
+        if (!f && param_of_unknown_type(t, node, spec, nd)) continue;
         if (!f) {
             char name[48], hint[96] = "";
             struct suggest sg;
@@ -830,7 +861,8 @@ static enum dse_status check_msg(struct ptree *t, int node, const struct mspec *
 enum kind {
     K_INPUT, K_DATA, K_IMAGE_DATA, K_MEMORY_DATA, K_HDF5_DATA, /* data layers first */
     K_CONV, K_POOL, K_RELU, K_DROPOUT, K_CONCAT, K_ELTWISE, K_FC, K_SOFTMAX, K_SOFTMAX_LOSS,
-    K_ACCURACY, K_LRN, K_BATCHNORM, K_SCALE
+    K_ACCURACY, K_LRN, K_BATCHNORM, K_SCALE, K_DEPTHWISE, K_FLATTEN, K_RESHAPE, K_SLICE, K_SIGMOID,
+    K_TANH, K_POWER
 };
 
 static const struct {
@@ -855,7 +887,30 @@ static const struct {
     { "LRN",             "LRN",           K_LRN },
     { "BatchNorm",       NULL,            K_BATCHNORM },
     { "Scale",           NULL,            K_SCALE },
+    /* Caffe-fork depthwise convolutions: a Convolution with one group per input channel */
+    { "ConvolutionDepthwise", NULL,       K_DEPTHWISE },
+    { "DepthwiseConvolution", NULL,       K_DEPTHWISE },
+    { "Flatten",         "FLATTEN",       K_FLATTEN },
+    { "Reshape",         NULL,            K_RESHAPE },
+    { "Slice",           "SLICE",         K_SLICE },
+    { "Sigmoid",         "SIGMOID",       K_SIGMOID },
+    { "TanH",            "TANH",          K_TANH },
+    { "Power",           "POWER",         K_POWER },
 };
+
+/* 1 if the layer's type is one of layer_types (0 without a type). */
+static int type_known(const struct ptree *t, int layer, int v1) {
+    int tc = child(t, layer, "type");
+    if (tc < 0) return 0;
+    const struct pnode *tn = &t->nodes[tc];
+    if (tn->is_msg || tn->vkind != (v1 ? TK_IDENT : TK_STRING)) return 0;
+    const char *v = v1 ? t->text + tn->val : str_val(t, tn);
+    for (int i = 0; i < DSE_ARRAY_LEN(layer_types); i++) {
+        const char *n = v1 ? layer_types[i].v1 : layer_types[i].v2;
+        if (n && strlen(n) == tn->val_len && memcmp(n, v, tn->val_len) == 0) return 1;
+    }
+    return 0;
+}
 
 /* Sub-layer names dse_net_add_fire gives; a layer "<m>/<one of these>" belongs to module m. */
 static const char *const fire_parts[] = {
@@ -1083,7 +1138,7 @@ static enum dse_status build_inputs(struct build *b) {
 }
 
 static enum dse_status unknown_type(struct build *b, int node, const char *type, int v1) {
-    char list[200] = "", hint[96] = "";
+    char list[400] = "", hint[96] = "";
     size_t used = 0;
     struct suggest sg;
     suggest_init(&sg, type);
@@ -1181,6 +1236,7 @@ static enum dse_status build_params(struct build *b, int node, enum kind k, stru
     snprintf(ctx, sizeof ctx, "%s layer '%s'", type, l->name);
     switch (k) {
     case K_CONV:
+    case K_DEPTHWISE:
         p = child(t, node, "convolution_param");
         l->type = DSE_LAYER_CONV;
         l->num_output = 0;
@@ -1204,6 +1260,7 @@ static enum dse_status build_params(struct build *b, int node, enum kind k, stru
                          &given)))
             return st;
         if ((st = get_int(b, p, "group", 1, &l->groups))) return st;
+        if (k == K_DEPTHWISE) l->groups = 0; /* one group per input channel (dse_net_infer) */
         l->bias = get_bool(t, p, "bias_term", 1);
         if ((c = child(t, p, "axis")) >= 0 && t->nodes[c].ival != 1)
             return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
@@ -1234,6 +1291,15 @@ static enum dse_status build_params(struct build *b, int node, enum kind k, stru
             return st;
         if ((c = child(t, p, "round_mode")) >= 0 && val_is(t, &t->nodes[c], "FLOOR"))
             l->round = DSE_ROUND_FLOOR;
+        if ((given = child(t, p, "ceil_mode")) >= 0) {
+            enum dse_round r = t->nodes[given].ival ? DSE_ROUND_CEIL : DSE_ROUND_FLOOR;
+            if (c >= 0 && r != l->round)
+                return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[given].line,
+                            "%s: 'ceil_mode: %s' contradicts 'round_mode: %s' (line %d); expected one of them",
+                            ctx, r == DSE_ROUND_CEIL ? "true" : "false",
+                            l->round == DSE_ROUND_CEIL ? "CEIL" : "FLOOR", t->nodes[c].line);
+            l->round = r;
+        }
         return DSE_OK;
     case K_FC:
         p = child(t, node, "inner_product_param");
@@ -1288,6 +1354,59 @@ static enum dse_status build_params(struct build *b, int node, enum kind k, stru
             return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
                         "%s: only per-channel scaling (axis: 1, num_axes: 1) is supported", ctx);
         return DSE_OK;
+    case K_FLATTEN:
+        p = child(t, node, "flatten_param");
+        l->type = DSE_LAYER_FLATTEN;
+        if (((c = child(t, p, "axis")) >= 0 && t->nodes[c].ival != 1) ||
+            ((c = child(t, p, "end_axis")) >= 0 && t->nodes[c].ival != -1 && t->nodes[c].ival != 3))
+            return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
+                        "%s: only flattening from axis 1 to the last (axis: 1, end_axis: -1) is supported", ctx);
+        return DSE_OK;
+    case K_RESHAPE: {
+        p = child(t, node, "reshape_param");
+        l->type = DSE_LAYER_RESHAPE;
+        int shape = child(t, p, "shape"), nd = child_count(t, shape, "dim");
+        if (((c = child(t, p, "axis")) >= 0 && t->nodes[c].ival != 0) ||
+            ((c = child(t, p, "num_axes")) >= 0 && t->nodes[c].ival != -1))
+            return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
+                        "%s: only a reshape of all axes (axis: 0, num_axes: -1) is supported", ctx);
+        if (shape < 0 || nd < 1 || nd > 4)
+            return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, shape < 0 ? t->nodes[node].line : t->nodes[shape].line,
+                        "%s: reshape_param { shape } has %d dims; dse networks are N x C x H x W, so expected "
+                        "1 to 4 dims", ctx, nd);
+        for (int d = 0; d < nd; d++) {
+            const struct pnode *dn = &t->nodes[child_nth(t, shape, "dim", d)];
+            if (dn->ival < -1 || dn->ival > MAX_VALUE)
+                return fail(b->err, DSE_ERR_CONFIG, b->path, dn->line,
+                            "%s: 'dim: %lld' is out of range; expected -1 (infer), 0 (copy) or 1 to %d", ctx,
+                            dn->ival, MAX_VALUE);
+            if (d == 0 && dn->ival != 0)
+                return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, dn->line,
+                            "%s: the first dim is %lld; expected 0 (keep the batch): dse costs one image", ctx,
+                            dn->ival);
+            if (d > 0) l->dims[d - 1] = (int)dn->ival;
+        }
+        for (int d = nd - 1; d < 3; d++) l->dims[d] = 1; /* missing trailing dims: 1 */
+        return DSE_OK;
+    }
+    case K_SLICE:
+        p = child(t, node, "slice_param");
+        l->type = DSE_LAYER_SLICE;
+        if (((c = child(t, p, "axis")) >= 0 && t->nodes[c].ival != 1) ||
+            ((c = child(t, p, "slice_dim")) >= 0 && t->nodes[c].ival != 1))
+            return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
+                        "%s: slicing along axis %lld is not supported; expected axis 1 (channels)", ctx,
+                        t->nodes[c].ival);
+        return DSE_OK;
+    case K_POWER:
+        p = child(t, node, "power_param");
+        l->type = DSE_LAYER_POWER;
+        if ((c = child(t, p, "power")) >= 0) l->power = (float)t->nodes[c].dval;
+        if ((c = child(t, p, "scale")) >= 0) l->power_scale = (float)t->nodes[c].dval;
+        if ((c = child(t, p, "shift")) >= 0) l->power_shift = (float)t->nodes[c].dval;
+        return DSE_OK;
+    case K_SIGMOID:      l->type = DSE_LAYER_SIGMOID;      return DSE_OK;
+    case K_TANH:         l->type = DSE_LAYER_TANH;         return DSE_OK;
     case K_RELU:         l->type = DSE_LAYER_RELU;         return DSE_OK;
     case K_SOFTMAX:      l->type = DSE_LAYER_SOFTMAX;      return DSE_OK;
     case K_SOFTMAX_LOSS: l->type = DSE_LAYER_SOFTMAX_LOSS; return DSE_OK;
@@ -1296,6 +1415,55 @@ static enum dse_status build_params(struct build *b, int node, enum kind k, stru
         break;
     }
     return fail(b->err, DSE_ERR_INTERNAL, b->path, t->nodes[node].line, "%s: not a computing layer", ctx);
+}
+
+/* A Slice layer: one dse layer per top, each a channel range of the bottom. With several
+ * tops they are named "<layer>:<k>"; slice_point gives the ranges' ends, or without it the
+ * channels split into equal parts. */
+static enum dse_status build_slice(struct build *b, int node, struct dse_layer *l, int n_top) {
+    const struct ptree *t = b->t;
+    enum dse_status st;
+    char base[DSE_NAME_MAX], top[DSE_NAME_MAX];
+    int p = child(t, node, "slice_param"), n_pt = child_count(t, p, "slice_point");
+    if (n_top == 0)
+        return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[node].line, "Slice layer '%s' has no top", l->name);
+    if (l->n_inputs != 1)
+        return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[node].line, "Slice layer '%s' has %d bottoms; "
+                    "expected 1", l->name, l->n_inputs);
+    if (n_pt && n_pt != n_top - 1)
+        return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[child(t, p, "slice_point")].line,
+                    "Slice layer '%s' has %d slice_point for %d tops; expected %d (one fewer than the tops)",
+                    l->name, n_pt, n_top, n_top - 1);
+    memcpy(base, l->name, sizeof base);
+    for (int k = 0, prev = 0; k < n_top; k++) {
+        struct dse_layer s = *l;
+        if (n_pt) {
+            int end = k < n_pt ? (int)t->nodes[child_nth(t, p, "slice_point", k)].ival : 0;
+            if (k < n_pt && end <= prev)
+                return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[child_nth(t, p, "slice_point", k)].line,
+                            "Slice layer '%s': slice_point %d is not above the one before (%d); expected "
+                            "increasing channel indices", base, end, prev);
+            s.slice_begin = prev, s.slice_end = end;
+            prev = end;
+        } else if (n_top > 1) {
+            s.slice_part = k, s.slice_parts = n_top;
+        }
+        if (n_top > 1) {
+            char nm[DSE_NAME_MAX + 16];
+            snprintf(nm, sizeof nm, "%s:%d", base, k);
+            if (strlen(nm) >= DSE_NAME_MAX)
+                return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[node].line, "Slice layer name '%.40s...' "
+                            "is too long; at most %d characters", base, DSE_NAME_MAX - 5);
+            memcpy(s.name, nm, DSE_NAME_MAX);
+        }
+        if ((st = get_name(b, child_nth(t, node, "top", k), top, "top"))) return st;
+        if ((st = dse_net_add(b->net, &s, b->err))) {
+            if (b->err && !b->err->file) b->err->file = b->path;
+            return st;
+        }
+        if ((st = set_blob(b, top, b->net->n_layers - 1, 0))) return st;
+    }
+    return DSE_OK;
 }
 
 static enum dse_status build_layer(struct build *b, int node, int v1) {
@@ -1350,9 +1518,9 @@ static enum dse_status build_layer(struct build *b, int node, int v1) {
     }
     if ((st = build_params(b, node, (enum kind)k, &l, type))) return st;
 
-    if (n_top > 1)
+    if (n_top > 1 && k != K_SLICE)
         return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[child_nth(t, node, "top", 1)].line,
-                    "layer '%s' has %d tops; only data layers may have more than one", name, n_top);
+                    "layer '%s' has %d tops; only data and Slice layers may have more than one", name, n_top);
     if (n_bot == 0)
         return fail(b->err, DSE_ERR_CONFIG, b->path, line,
                     "layer '%s' has no bottom; expected bottom: \"<blob>\" naming its input", name);
@@ -1385,6 +1553,7 @@ static enum dse_status build_layer(struct build *b, int node, int v1) {
     if (l.n_inputs == 0)
         return fail(b->err, DSE_ERR_CONFIG, b->path, line,
                     "layer '%s' takes only the label; expected a data bottom too", name);
+    if (k == K_SLICE) return build_slice(b, node, &l, n_top);
     char top[DSE_NAME_MAX] = "";
     if (n_top == 1 && (st = get_name(b, child(t, node, "top"), top, "top"))) return st;
     l.in_place = n_top == 1 && strcmp(top, first_bottom) == 0 && !b->blobs[find_blob(b, top)].label;
@@ -1532,6 +1701,65 @@ static void put_hw(FILE *f, const char *base, const char *hname, const char *wna
     else fprintf(f, "    %s: %d\n    %s: %d\n", base, h, base, w);
 }
 
+/* Channels [*b, *e) that slice layer l takes of its (inferred) input. */
+static void slice_range(const struct dse_layer *l, int *b, int *e) {
+    if (l->slice_parts > 0) {
+        *b = l->slice_part * (l->in_c / l->slice_parts), *e = *b + l->in_c / l->slice_parts;
+    } else {
+        *b = l->slice_begin, *e = l->slice_end ? l->slice_end : l->in_c;
+    }
+}
+
+/* Slice layers i.. as Caffe Slice layers; returns the last layer written. Adjacent slices
+ * of one input that tile its channels in order (what the reader makes of a Slice with
+ * several tops) become one Slice again; a lone range gets placeholder tops for the
+ * channels before and after it ("<top>_before", "<top>_after"). */
+static int write_slice(FILE *f, const struct dse_net *net, int i, char (*tops)[DSE_NAME_MAX + 16]) {
+    const struct dse_layer *l = &net->layers[i];
+    int b, e, j = i, end;
+    slice_range(l, &b, &e);
+    end = e;
+    while (b == 0 && j + 1 < net->n_layers && net->layers[j + 1].type == DSE_LAYER_SLICE &&
+           net->layers[j + 1].inputs[0] == l->inputs[0]) {
+        int b2, e2;
+        slice_range(&net->layers[j + 1], &b2, &e2);
+        if (b2 != end) break;
+        j++, end = e2;
+    }
+    if (j > i && end != l->in_c) j = i, end = e; /* does not tile: one at a time */
+    char name[DSE_NAME_MAX];
+    dse_strlcpy(name, l->name, DSE_NAME_MAX);
+    size_t nl = strlen(name);
+    if (j > i && nl > 2 && strcmp(name + nl - 2, ":0") == 0) name[nl - 2] = '\0';
+    fprintf(f, "layer {\n");
+    put_field(f, "name", name);
+    fprintf(f, "  type: \"Slice\"\n");
+    put_field(f, "bottom", l->inputs[0] == DSE_INPUT_DATA ? "data" : tops[l->inputs[0]]);
+    char extra[DSE_NAME_MAX + 32];
+    if (j == i && b > 0) {
+        snprintf(extra, sizeof extra, "%s_before", tops[i]);
+        put_field(f, "top", extra);
+    }
+    for (int k = i; k <= j; k++) put_field(f, "top", tops[k]);
+    if (j == i && e < l->in_c) {
+        snprintf(extra, sizeof extra, "%s_after", tops[i]);
+        put_field(f, "top", extra);
+    }
+    fprintf(f, "  slice_param {\n    axis: 1\n");
+    if (j == i) {
+        if (b > 0) fprintf(f, "    slice_point: %d\n", b);
+        if (e < l->in_c) fprintf(f, "    slice_point: %d\n", e);
+    } else {
+        for (int k = i; k < j; k++) {
+            int bk, ek;
+            slice_range(&net->layers[k], &bk, &ek);
+            fprintf(f, "    slice_point: %d\n", ek);
+        }
+    }
+    fprintf(f, "  }\n}\n");
+    return j;
+}
+
 enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct dse_err *err) {
     int n = net->n_layers, label = 0;
     char (*tops)[DSE_NAME_MAX + 16] = NULL;
@@ -1592,6 +1820,10 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &net->layers[i];
         const char *type = "?";
+        if (l->type == DSE_LAYER_SLICE) {
+            i = write_slice(f, net, i, tops);
+            continue;
+        }
         switch (l->type) {
         case DSE_LAYER_CONV:         type = "Convolution"; break;
         case DSE_LAYER_MAXPOOL:
@@ -1607,6 +1839,12 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
         case DSE_LAYER_BATCHNORM:    type = "BatchNorm"; break;
         case DSE_LAYER_SCALE:        type = "Scale"; break;
         case DSE_LAYER_LRN:          type = "LRN"; break;
+        case DSE_LAYER_FLATTEN:      type = "Flatten"; break;
+        case DSE_LAYER_RESHAPE:      type = "Reshape"; break;
+        case DSE_LAYER_SLICE:        type = "Slice"; break;
+        case DSE_LAYER_SIGMOID:      type = "Sigmoid"; break;
+        case DSE_LAYER_TANH:         type = "TanH"; break;
+        case DSE_LAYER_POWER:        type = "Power"; break;
         case DSE_LAYER_COUNT:        break;
         }
         if (l->type == DSE_LAYER_BATCHNORM && l->affine)
@@ -1628,7 +1866,7 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
             put_hw(f, "stride", "stride_h", "stride_w", l->stride_h, l->stride_w, 1);
             put_hw(f, "pad", "pad_h", "pad_w", l->pad_h, l->pad_w, 0);
             put_hw(f, "dilation", NULL, NULL, l->dilation_h, l->dilation_w, 1);
-            if (l->groups != 1) fprintf(f, "    group: %d\n", l->groups);
+            if (l->groups != 1) fprintf(f, "    group: %d\n", l->groups ? l->groups : l->in_c);
             fprintf(f, "  }\n");
             break;
         case DSE_LAYER_MAXPOOL:
@@ -1661,6 +1899,17 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
             break;
         case DSE_LAYER_SCALE:
             if (l->bias) fprintf(f, "  scale_param { bias_term: true }\n");
+            break;
+        case DSE_LAYER_RESHAPE:
+            fprintf(f, "  reshape_param { shape { dim: 0 dim: %d dim: %d dim: %d } }\n", l->dims[0], l->dims[1],
+                    l->dims[2]);
+            break;
+        case DSE_LAYER_POWER:
+            fprintf(f, "  power_param {");
+            if (l->power != 1.0f) fprintf(f, " power: %.9g", (double)l->power);
+            if (l->power_scale != 1.0f) fprintf(f, " scale: %.9g", (double)l->power_scale);
+            if (l->power_shift != 0.0f) fprintf(f, " shift: %.9g", (double)l->power_shift);
+            fprintf(f, " }\n");
             break;
         default:
             break;

@@ -60,6 +60,7 @@ static void layer_defaults(struct dse_layer *l, enum dse_layer_type t) {
     l->round      = DSE_ROUND_CEIL;
     l->lrn_size   = 5;
     l->dropout_ratio = 0.5f;
+    l->power      = l->power_scale = 1.0f;
 }
 
 struct dse_layer dse_layer_make(enum dse_layer_type t, const char *name) {
@@ -175,10 +176,11 @@ enum dse_status dse_net_commit(struct dse_net *net, struct dse_err *err) {
             return dse_err_set(err, DSE_ERR_INTERNAL, NULL, d->line,
                                "layer '%s': input %d is not an earlier layer", d->name, i);
     if (d->in_place && d->type != DSE_LAYER_RELU && d->type != DSE_LAYER_DROPOUT &&
-        d->type != DSE_LAYER_BATCHNORM && d->type != DSE_LAYER_SCALE && d->type != DSE_LAYER_SOFTMAX)
+        d->type != DSE_LAYER_BATCHNORM && d->type != DSE_LAYER_SCALE && d->type != DSE_LAYER_SOFTMAX &&
+        d->type != DSE_LAYER_SIGMOID && d->type != DSE_LAYER_TANH && d->type != DSE_LAYER_POWER)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, d->line,
                            "layer '%s' (%s) cannot work in place (top == bottom); only relu, dropout, "
-                           "batchnorm, scale and softmax can", d->name, tn);
+                           "batchnorm, scale, softmax, sigmoid, tanh and power can", d->name, tn);
     if (d->in_place && d->inputs[0] == DSE_INPUT_DATA)
         d->in_place = 0; /* nothing to overwrite but the data blob: count it as a new tensor */
     /* Reading a tensor that an in-place layer after its producer overwrote: that layer
@@ -265,6 +267,7 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
     case DSE_LAYER_CONV: {
         const int kh = l->kernel_h, kw = l->kernel_w, sh = l->stride_h, sw = l->stride_w;
         const int dh = l->dilation_h, dw = l->dilation_w, ph = l->pad_h, pw = l->pad_w;
+        if (l->groups == 0) l->groups = c; /* depthwise */
         const int g = l->groups, f = l->num_output;
         if (f <= 0 || f > DSE_DIM_MAX) return shape_err(err, file, l, "filters = %d; expected 1 to %d", f, DSE_DIM_MAX);
         if (kh <= 0 || kw <= 0) return shape_err(err, file, l, "kernel must be >= 1");
@@ -354,10 +357,60 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
         if (!(l->dropout_ratio >= 0.0f && l->dropout_ratio < 1.0f))
             return shape_err(err, file, l, "dropout ratio must be in [0, 1)");
         break;
+    case DSE_LAYER_FLATTEN: /* Caffe's Flatten from axis 1: C x H x W values as channels */
+        if ((int64_t)c * h * w > DSE_DIM_MAX)
+            return shape_err(err, file, l, "%lld values exceed %d", (long long)c * h * w, DSE_DIM_MAX);
+        oc = c * h * w, oh = ow = 1;
+        break;
+    case DSE_LAYER_RESHAPE: {
+        const int64_t in = (int64_t)c * h * w, from[3] = { c, h, w };
+        int64_t d[3], known = 1;
+        int infer = -1;
+        for (int k = 0; k < 3; k++) {
+            d[k] = l->dims[k] == 0 ? from[k] : l->dims[k];
+            if (l->dims[k] == -1) {
+                if (infer >= 0) return shape_err(err, file, l, "more than one dimension is -1 (inferred)");
+                infer = k;
+            } else if (d[k] < 1 || d[k] > DSE_DIM_MAX) {
+                return shape_err(err, file, l, "dimension %d is %lld; expected 1 to %d, 0 (copy) or -1 (infer)",
+                                 k + 1, (long long)d[k], DSE_DIM_MAX);
+            } else {
+                known *= d[k];
+            }
+        }
+        if (infer >= 0) {
+            if (in % known) return shape_err(err, file, l, "%lld input values do not divide into %lld", (long long)in,
+                                             (long long)known);
+            d[infer] = in / known;
+            if (d[infer] > DSE_DIM_MAX) return shape_err(err, file, l, "inferred dimension exceeds %d", DSE_DIM_MAX);
+        }
+        if (d[0] * d[1] * d[2] != in)
+            return shape_err(err, file, l, "shape %lldx%lldx%lld holds %lld values; the input %dx%dx%d holds %lld",
+                             (long long)d[0], (long long)d[1], (long long)d[2], (long long)(d[0] * d[1] * d[2]), c, h,
+                             w, (long long)in);
+        oc = (int)d[0], oh = (int)d[1], ow = (int)d[2];
+        break;
+    }
+    case DSE_LAYER_SLICE: {
+        int b = l->slice_begin, e = l->slice_end ? l->slice_end : c;
+        if (l->slice_parts > 0) {
+            if (c % l->slice_parts)
+                return shape_err(err, file, l, "%d channels do not split into %d equal parts; give slice_point", c,
+                                 l->slice_parts);
+            b = l->slice_part * (c / l->slice_parts), e = b + c / l->slice_parts;
+        }
+        if (b < 0 || e > c || b >= e)
+            return shape_err(err, file, l, "channels %d to %d are not within the input's %d channels", b, e, c);
+        oc = e - b;
+        break;
+    }
     case DSE_LAYER_RELU:
     case DSE_LAYER_SOFTMAX:
     case DSE_LAYER_BATCHNORM:
     case DSE_LAYER_SCALE:
+    case DSE_LAYER_SIGMOID:
+    case DSE_LAYER_TANH:
+    case DSE_LAYER_POWER:
         break;
     case DSE_LAYER_COUNT:
         return shape_err(err, file, l, "bad layer type");

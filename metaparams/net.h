@@ -38,7 +38,8 @@ struct dse_layer {
     int   stride_h, stride_w;
     int   pad_h, pad_w;
     int   dilation_h, dilation_w; /* conv */
-    int   groups;                 /* conv */
+    int   groups;                 /* conv; 0: one group per input channel (depthwise), set
+                                     to the input's channels by dse_net_infer */
     int   bias;                   /* conv, fc, scale: has a bias term */
     int   affine;                 /* batchnorm: learns gamma and beta (2C params); Caffe's
                                      BatchNorm does not (its Scale layer does) */
@@ -47,6 +48,13 @@ struct dse_layer {
     enum dse_eltwise eltwise_op;  /* eltwise */
     int   lrn_size;               /* lrn: local_size */
     float dropout_ratio;          /* dropout */
+    int   dims[3];                /* reshape: output C, H, W; 0 copies the input's, -1 is
+                                     inferred from the others (at most one) */
+    int   slice_begin, slice_end; /* slice: channels [begin, end) of the input; end 0: to
+                                     the last channel */
+    int   slice_part, slice_parts;/* slice with parts > 0: part `part` of `parts` equal
+                                     parts of the channels (Caffe's Slice without points) */
+    float power, power_scale, power_shift; /* power: (shift + scale * x) ^ power */
 
     /* Inferred by dse_net_infer. */
     int   in_c, in_h, in_w;       /* shape of input 0 */

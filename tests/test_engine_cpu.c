@@ -405,6 +405,17 @@ static void test_node_check(void) {
     CHECK_INT_EQ(dse_op_from_layer(&lrn, &op, &err), DSE_ERR_UNSUPPORTED);
     CHECK_STR_EQ(err.msg, "layer 'norm1' (lrn): the engine has no op for this layer type");
     CHECK_INT_EQ(err.line, 12);
+    /* the model-zoo types the analyzer costs but the engine has no op for (issue #14) */
+    static const enum dse_layer_type zoo[] = { DSE_LAYER_FLATTEN, DSE_LAYER_RESHAPE, DSE_LAYER_SLICE,
+                                               DSE_LAYER_SIGMOID, DSE_LAYER_TANH, DSE_LAYER_POWER };
+    for (int k = 0; k < DSE_ARRAY_LEN(zoo); k++) {
+        char want[128];
+        struct dse_layer z = dse_layer_make(zoo[k], "zoo");
+        snprintf(want, sizeof want, "layer 'zoo' (%s): the engine has no op for this layer type",
+                 dse_layer_type_str(zoo[k]));
+        CHECK_INT_EQ(dse_op_from_layer(&z, &op, &err), DSE_ERR_UNSUPPORTED);
+        CHECK_STR_EQ(err.msg, want);
+    }
     struct dse_layer prod = dse_layer_make(DSE_LAYER_ELTWISE, "mul");
     prod.eltwise_op = DSE_ELTWISE_PROD;
     CHECK_INT_EQ(dse_op_from_layer(&prod, &op, &err), DSE_ERR_UNSUPPORTED);

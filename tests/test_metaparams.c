@@ -224,7 +224,7 @@ static void test_in_place_rules(void) {
     c3.num_output = 4, c3.kernel_h = c3.kernel_w = 1, c3.in_place = 1;
     CHECK_INT_EQ(dse_net_add(&n, &c3, &err), DSE_ERR_CONFIG);
     CHECK_STR_EQ(err.msg, "layer 'conv3' (conv) cannot work in place (top == bottom); only relu, "
-                          "dropout, batchnorm, scale and softmax can");
+                          "dropout, batchnorm, scale, softmax, sigmoid, tanh and power can");
     dse_net_deinit(&n);
 }
 
@@ -381,6 +381,44 @@ static void test_generator_macro_and_errors(void) {
     CHECK(pools == 0);
 }
 
+/* Model-zoo layer types (issue #14): depthwise conv takes its groups from its input,
+ * flatten and reshape keep the values, slice takes a channel range or an equal part. */
+static void test_zoo_shapes(void) {
+    struct dse_net n;
+    struct dse_err err = { 0 };
+    dse_net_init(&n, "zoo", 12, 6, 4);
+    struct dse_layer dw = dse_layer_make(DSE_LAYER_CONV, "dw");
+    dw.num_output = 24, dw.kernel_h = dw.kernel_w = 3, dw.pad_h = dw.pad_w = 1, dw.groups = 0;
+    CHECK_OK(dse_net_add(&n, &dw, &err));
+    struct dse_layer s = dse_layer_make(DSE_LAYER_SLICE, "part2of3");
+    s.slice_part = 2, s.slice_parts = 3;
+    CHECK_OK(dse_net_add(&n, &s, &err));
+    struct dse_layer r = dse_layer_make(DSE_LAYER_RESHAPE, "r");
+    r.dims[0] = 0, r.dims[1] = -1, r.dims[2] = 2;
+    CHECK_OK(dse_net_add(&n, &r, &err));
+    struct dse_layer f = dse_layer_make(DSE_LAYER_FLATTEN, "flat");
+    CHECK_OK(dse_net_add(&n, &f, &err));
+    struct dse_layer sg = dse_layer_make(DSE_LAYER_SIGMOID, "sig");
+    sg.in_place = 1;
+    CHECK_OK(dse_net_add(&n, &sg, &err));
+    CHECK_OK(dse_net_infer(&n, NULL, &err));
+    CHECK_INT_EQ(n.layers[0].groups, 12);               /* one group per input channel */
+    CHECK_INT_EQ(n.layers[0].out_c, 24);
+    CHECK_INT_EQ(n.layers[1].out_c, 8);                 /* channels 16..23 of 24 */
+    CHECK_INT_EQ(n.layers[2].out_c, 8);                 /* 8 x 24 values as 8 x 12 x 2 */
+    CHECK_INT_EQ(n.layers[2].out_h, 12);
+    CHECK_INT_EQ(n.layers[2].out_w, 2);
+    CHECK_INT_EQ(n.layers[3].out_c, 8 * 6 * 4);
+    CHECK_INT_EQ(n.layers[3].out_h, 1);
+    CHECK_INT_EQ(n.layers[4].out_c, 192);
+    /* a range past the channels is a shape error naming the layer */
+    n.layers[1].slice_parts = 0, n.layers[1].slice_begin = 20, n.layers[1].slice_end = 30;
+    CHECK_INT_EQ(dse_net_infer(&n, "zoo.prototxt", &err), DSE_ERR_SHAPE);
+    CHECK_STR_EQ(err.msg, "layer 'part2of3' (slice): channels 20 to 30 are not within the input's 24 channels");
+    CHECK_STR_EQ(dse_layer_type_str(DSE_LAYER_POWER), "power");
+    dse_net_deinit(&n);
+}
+
 static const struct check_case cases[] = {
     { "net-pool-rounding", test_pool_rounding },
     { "net-conv-shapes",   test_conv_shapes },
@@ -390,6 +428,7 @@ static const struct check_case cases[] = {
     { "net-squeezenet",    test_squeezenet_shapes },
     { "net-in-place",      test_in_place_rules },
     { "net-copy-types",    test_copy_and_types },
+    { "net-zoo-shapes",    test_zoo_shapes },
     { "gen-squeezenet",    test_generator_squeezenet },
     { "gen-rounding",      test_generator_rounding },
     { "gen-macro-errors",  test_generator_macro_and_errors },

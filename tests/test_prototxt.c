@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "metaparams/net.h"
 #include "tests/check.h"
 
@@ -499,11 +500,13 @@ static void test_errors(void) {
           "tests/prototxt/bad_type.prototxt:11: unknown layer type 'Convolutoin' (did you mean "
           "'Convolution'?); supported: Input, Data, ImageData, MemoryData, HDF5Data, Convolution, "
           "Pooling, ReLU, Dropout, Concat, Eltwise, InnerProduct, Softmax, SoftmaxWithLoss, Accuracy, "
-          "LRN, BatchNorm, Scale" },
+          "LRN, BatchNorm, Scale, ConvolutionDepthwise, DepthwiseConvolution, Flatten, Reshape, Slice, Sigmoid, "
+          "TanH, Power" },
         { "tests/prototxt/bad_v1type.prototxt", DSE_ERR_UNSUPPORTED,
           "tests/prototxt/bad_v1type.prototxt:11: unknown layer type 'CONVOLUTON' (did you mean "
           "'CONVOLUTION'?); supported: DATA, IMAGE_DATA, MEMORY_DATA, HDF5_DATA, CONVOLUTION, POOLING, "
-          "RELU, DROPOUT, CONCAT, ELTWISE, INNER_PRODUCT, SOFTMAX, SOFTMAX_LOSS, ACCURACY, LRN" },
+          "RELU, DROPOUT, CONCAT, ELTWISE, INNER_PRODUCT, SOFTMAX, SOFTMAX_LOSS, ACCURACY, LRN, FLATTEN, SLICE, "
+          "SIGMOID, TANH, POWER" },
         { "tests/prototxt/bad_token.prototxt", DSE_ERR_CONFIG,
           "tests/prototxt/bad_token.prototxt:16: expected ':' or '{' after field 'kernel_size', "
           "found number 3" },
@@ -549,7 +552,7 @@ static void test_errors(void) {
           "earlier layer; no network input is defined before it (expected an Input or Data layer, "
           "or input: \"data\" with input_dim)" },
         { "tests/prototxt/bad_tops.prototxt", DSE_ERR_UNSUPPORTED,
-          "tests/prototxt/bad_tops.prototxt:14: layer 'conv1' has 2 tops; only data layers may "
+          "tests/prototxt/bad_tops.prototxt:14: layer 'conv1' has 2 tops; only data and Slice layers may "
           "have more than one" },
         { "tests/prototxt/bad_stochastic.prototxt", DSE_ERR_UNSUPPORTED,
           "tests/prototxt/bad_stochastic.prototxt:15: Pooling layer 'pool1': STOCHASTIC pooling is "
@@ -672,6 +675,67 @@ static void test_errors(void) {
         { "layer { name: 'x' > ", "mem.prototxt:1: unexpected '>'; expected '}' to close 'layer' "
                                   "opened at line 1" },
         { "12: 3", "mem.prototxt:1: expected a field name, found number 12" },
+        /* a type dse does not know is named as such, not mistaken for a misspelt field */
+        { "input: 'data' input_dim: [1, 3, 8, 8] layer { name: 'roi' type: 'ROIPooling' bottom: 'data' "
+          "top: 'roi' roi_pooling_param { pooled_w: 6 } }",
+          "mem.prototxt:1: unknown layer type 'ROIPooling' (did you mean 'Pooling'?); supported: Input, Data, ImageData, MemoryData, "
+          "HDF5Data, Convolution, Pooling, ReLU, Dropout, Concat, Eltwise, InnerProduct, Softmax, SoftmaxWithLoss, "
+          "Accuracy, LRN, BatchNorm, Scale, ConvolutionDepthwise, DepthwiseConvolution, Flatten, Reshape, Slice, "
+          "Sigmoid, TanH, Power" },
+        { "input: 'data' input_dim: [1, 3, 8, 8] layer { name: 'p' type: 'Pooling' bottom: 'data' top: 'p' "
+          "roi_pooling_param { pooled_w: 6 } pooling_param { kernel_size: 2 } }",
+          "mem.prototxt:1: unknown field 'roi_pooling_param' in layer (did you mean 'pooling_param'?)" },
+        { "input: 'data' input_dim: [1, 3, 8, 8] layer { name: 'p' type: 'Pooling' bottom: 'data' top: 'p' "
+          "pooling_param { kernel_size: 2 round_mode: FLOOR ceil_mode: true } }",
+          "mem.prototxt:1: Pooling layer 'p': 'ceil_mode: true' contradicts 'round_mode: FLOOR' (line 1); "
+          "expected one of them" },
+        { "input: 'data' input_dim: [1, 3, 8, 8] layer { name: 'p' type: 'Pooling' bottom: 'data' top: 'p' "
+          "pooling_param { kernel_size: 2 ceil_mode: maybe } }",
+          "mem.prototxt:1: 'ceil_mode: maybe': expected true or false" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 's' type: 'Slice' bottom: 'data' top: 'a' "
+          "top: 'b' slice_param { slice_point: 1 slice_point: 2 } }",
+          "mem.prototxt:1: Slice layer 's' has 2 slice_point for 2 tops; expected 1 (one fewer than the tops)" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 's' type: 'Slice' bottom: 'data' top: 'a' "
+          "top: 'b' top: 'c' slice_param { slice_point: 2 slice_point: 2 } }",
+          "mem.prototxt:1: Slice layer 's': slice_point 2 is not above the one before (2); expected increasing "
+          "channel indices" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 's' type: 'Slice' bottom: 'data' top: 'a' "
+          "top: 'b' slice_param { axis: 2 } }",
+          "mem.prototxt:1: Slice layer 's': slicing along axis 2 is not supported; expected axis 1 (channels)" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 's' type: 'Slice' bottom: 'data' top: 'a' "
+          "top: 'b' top: 'c' }",
+          "mem.prototxt:1: layer 's:0' (slice): 4 channels do not split into 3 equal parts; give slice_point" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 's' type: 'Slice' bottom: 'data' top: 'a' "
+          "top: 'b' slice_param { slice_point: 4 } }",
+          "mem.prototxt:1: layer 's:1' (slice): channels 4 to 4 are not within the input's 4 channels" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 'f' type: 'Flatten' bottom: 'data' top: 'f' "
+          "flatten_param { axis: 2 } }",
+          "mem.prototxt:1: Flatten layer 'f': only flattening from axis 1 to the last (axis: 1, end_axis: -1) "
+          "is supported" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 'r' type: 'Reshape' bottom: 'data' top: 'r' "
+          "reshape_param { shape { dim: 0 dim: 2 dim: 2 dim: 8 dim: -1 } } }",
+          "mem.prototxt:1: Reshape layer 'r': reshape_param { shape } has 5 dims; dse networks are N x C x H x W, "
+          "so expected 1 to 4 dims" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 'r' type: 'Reshape' bottom: 'data' top: 'r' "
+          "reshape_param { shape { dim: 1 dim: -1 } } }",
+          "mem.prototxt:1: Reshape layer 'r': the first dim is 1; expected 0 (keep the batch): dse costs one image" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 'r' type: 'Reshape' bottom: 'data' top: 'r' "
+          "reshape_param { shape { dim: 0 dim: -1 dim: -1 } } }",
+          "mem.prototxt:1: layer 'r' (reshape): more than one dimension is -1 (inferred)" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 'r' type: 'Reshape' bottom: 'data' top: 'r' "
+          "reshape_param { shape { dim: 0 dim: 3 dim: -1 } } }",
+          "mem.prototxt:1: layer 'r' (reshape): 256 input values do not divide into 3" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 'r' type: 'Reshape' bottom: 'data' top: 'r' "
+          "reshape_param { shape { dim: 0 dim: 4 dim: 8 dim: 4 } } }",
+          "mem.prototxt:1: layer 'r' (reshape): shape 4x8x4 holds 128 values; the input 4x8x8 holds 256" },
+        { "input: 'data' input_dim: [1, 6, 8, 8] layer { name: 'd' type: 'ConvolutionDepthwise' bottom: 'data' "
+          "top: 'd' convolution_param { num_output: 4 kernel_size: 3 } }",
+          "mem.prototxt:1: layer 'd' (conv): groups = 6 must divide input channels (6) and filters (4)" },
+        { "input: 'data' input_dim: [1, 4, 8, 8] layer { name: 'c' type: 'Convolution' bottom: 'data' top: 'c' "
+          "convolution_param { num_output: 4 kernel_size: 1 } } layer { name: 'f' type: 'Flatten' bottom: 'c' "
+          "top: 'c' }",
+          "mem.prototxt:1: layer 'f' (flatten) cannot work in place (top == bottom); only relu, dropout, batchnorm, "
+          "scale, softmax, sigmoid, tanh and power can" },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(inline_cases); i++) {
         struct dse_net net;
@@ -733,7 +797,8 @@ static enum dse_status fuzz_one(const char *src, size_t len) {
 static void test_fuzz(void) {
     static const char interesting[] = "{}<>:[],;#\"'\\-+.eExX0159\n \t_azAZ\x7f\x80\xff";
     const char *paths[] = { "experiments/squeezenet/squeezenet_v1.0.prototxt",
-                            "experiments/nin_local_global/nin.prototxt" };
+                            "experiments/nin_local_global/nin.prototxt",
+                            "tests/prototxt/zoo_layers.prototxt" };
     uint64_t rng = 0x9e3779b97f4a7c15ULL; /* fixed seed: failures reproduce */
     int n_ok = 0, n_err = 0;
 
@@ -1007,6 +1072,115 @@ static void test_roundtrip(void) {
     dse_net_deinit(&net);
 }
 
+/* Layer types and fields of model-zoo files (tests/prototxt/zoo_layers.prototxt), each
+ * shape and cost worked out by hand; layers named like MobileNet-Caffe's ("conv2_1/dw",
+ * "conv2_1/dw/bn") are rows of their own, not modules. */
+static void test_zoo_layers(void) {
+    static const struct {
+        const char *name, *type;
+        int c, h, w;
+        long long params, macs;
+    } want[] = {
+        { "conv1",         "conv",      16, 16, 16, 432,   432 * 256 },  /* 3x3x3x16, (32+2-3)/2+1 = 16 */
+        { "conv1/bn",      "batchnorm", 16, 16, 16, 0,     0 },
+        { "conv1/scale",   "scale",     16, 16, 16, 32,    0 },
+        { "pool1",         "maxpool",   16, 8, 8,   0,     0 },          /* floor((16+2-3)/2)+1 = 8; ceil: 9 */
+        { "conv2_1/dw",    "conv",      16, 8, 8,   144,   144 * 64 },   /* 16 groups of 1x3x3 */
+        { "conv2_1/dw/bn", "batchnorm", 16, 8, 8,   0,     0 },
+        { "relu2_1/dw",    "relu",      16, 8, 8,   0,     0 },
+        { "conv2_1/sep",   "conv",      32, 8, 8,   544,   512 * 64 },
+        { "pool2",         "avgpool",   32, 4, 4,   0,     0 },          /* ceil((8-3)/2)+1 = 4 */
+        { "split:0",       "slice",     8, 4, 4,    0,     0 },          /* channels 0..7 */
+        { "split:1",       "slice",     24, 4, 4,   0,     0 },          /* channels 8..31 */
+        { "gate",          "sigmoid",   8, 4, 4,    0,     0 },
+        { "squash",        "tanh",      24, 4, 4,   0,     0 },
+        { "halves:0",      "slice",     12, 4, 4,   0,     0 },          /* equal parts without points */
+        { "halves:1",      "slice",     12, 4, 4,   0,     0 },
+        { "cube",          "power",     12, 4, 4,   0,     0 },
+        { "join",          "concat",    32, 4, 4,   0,     0 },
+        { "flat",          "flatten",   512, 1, 1,  0,     0 },
+        { "fc",            "fc",        64, 1, 1,   32832, 512 * 64 },
+        { "grid",          "reshape",   4, 4, 4,    0,     0 },          /* 0, 4, -1, 4: 64 / 16 = 4 */
+        { "head",          "conv",      10, 1, 1,   650,   640 },
+        { "prob",          "softmax",   10, 1, 1,   0,     0 },
+    };
+    struct dse_net net;
+    struct dse_err err = { 0 };
+    if (load("tests/prototxt/zoo_layers.prototxt", NULL, &net)) {
+        CHECK(0);
+        return;
+    }
+    CHECK_INT_EQ(net.n_layers, DSE_ARRAY_LEN(want));
+    for (int i = 0; i < DSE_ARRAY_LEN(want) && i < net.n_layers; i++) {
+        const struct dse_layer *l = &net.layers[i];
+        CHECK_STR_EQ(l->name, want[i].name);
+        CHECK_STR_EQ(dse_layer_type_str(l->type), want[i].type);
+        CHECK_INT_EQ(l->out_c, want[i].c);
+        CHECK_INT_EQ(l->out_h, want[i].h);
+        CHECK_INT_EQ(l->out_w, want[i].w);
+        CHECK_INT_EQ(layer_params(l), want[i].params);
+        CHECK_INT_EQ(layer_macs(l), want[i].macs);
+        CHECK_STR_EQ(l->module, "");
+    }
+    CHECK_INT_EQ(layer(&net, "conv2_1/dw")->groups, 16);
+    CHECK_INT_EQ(layer(&net, "pool1")->round, DSE_ROUND_FLOOR);
+    CHECK_INT_EQ(layer(&net, "pool2")->round, DSE_ROUND_CEIL);
+    CHECK_INT_EQ(layer(&net, "squash")->in_place, 1);
+    CHECK_INT_EQ(layer(&net, "cube")->in_place, 1);
+    CHECK_NEAR(layer(&net, "cube")->power, 3, 0);
+    CHECK_NEAR(layer(&net, "cube")->power_scale, 0.5, 0);
+    CHECK_INT_EQ(layer(&net, "halves:1")->inputs[0], dse_net_find(&net, "squash"));
+    /* the analyzer: one row per layer (no modules), views cost no memory, work per element */
+    struct dse_cost_layer c[32];
+    struct dse_cost_totals tot;
+    struct dse_cost_row rows[32];
+    CHECK_OK(dse_cost_net(&net, 1, c, &tot, &err));
+    CHECK_INT_EQ(dse_cost_rows(&net, c, 0, rows), net.n_layers);
+    CHECK_INT_EQ(tot.params, 34634);
+    CHECK_INT_EQ(tot.flops, 371968);
+    CHECK_INT_EQ(c[dse_net_find(&net, "flat")].activations, 0);
+    CHECK_INT_EQ(c[dse_net_find(&net, "grid")].activations, 0);
+    CHECK_INT_EQ(c[dse_net_find(&net, "split:1")].activations, 24 * 16);
+    CHECK_INT_EQ(c[dse_net_find(&net, "gate")].other_ops, 3 * 8 * 16);
+    CHECK_INT_EQ(c[dse_net_find(&net, "cube")].other_ops, 2 * 12 * 16); /* scale and pow; no shift */
+    dse_net_deinit(&net);
+
+    /* V1 names of the same types */
+    CHECK_OK(parse("input: 'data' input_dim: [1, 4, 2, 2] layers { name: 's' type: SLICE bottom: 'data' "
+                   "top: 'a' top: 'b' } layers { name: 'g' type: SIGMOID bottom: 'a' top: 'a' } "
+                   "layers { name: 't' type: TANH bottom: 'b' top: 't' } layers { name: 'p' type: POWER "
+                   "bottom: 't' top: 'p' power_param { shift: 1 } } layers { name: 'f' type: FLATTEN "
+                   "bottom: 'p' top: 'f' }", NULL, &net, &err));
+    CHECK_INT_EQ(net.n_layers, 6);
+    if (net.n_layers == 6) {
+        CHECK_INT_EQ(layer(&net, "f")->out_c, 8);
+        CHECK_NEAR(layer(&net, "p")->power_shift, 1, 0);
+        dse_net_deinit(&net);
+    }
+
+    /* a lone channel range written back: placeholder tops for the channels around it */
+    dse_net_init(&net, "lone", 6, 2, 2);
+    struct dse_layer s = dse_layer_make(DSE_LAYER_SLICE, "mid");
+    s.slice_begin = 2, s.slice_end = 4;
+    CHECK_OK(dse_net_add(&net, &s, &err));
+    CHECK_OK(dse_net_infer(&net, NULL, &err));
+    CHECK_INT_EQ(net.layers[0].out_c, 2);
+    size_t len = 0;
+    char *text = write_net(&net, &len);
+    CHECK(text && strstr(text, "  top: \"mid_before\"\n  top: \"mid\"\n  top: \"mid_after\"\n") != NULL);
+    CHECK(text && strstr(text, "slice_point: 2\n    slice_point: 4\n") != NULL);
+    struct dse_net back;
+    if (text && !dse_prototxt_parse(text, len, "written.prototxt", NULL, &back, &err)) {
+        CHECK_INT_EQ(back.n_layers, 3);
+        CHECK_INT_EQ(layer(&back, "mid:1")->out_c, 2);
+        dse_net_deinit(&back);
+    } else {
+        CHECK(0);
+    }
+    free(text);
+    dse_net_deinit(&net);
+}
+
 static const struct check_case cases[] = {
     { "proto-squeeze10",  test_squeeze10 },
     { "proto-squeeze11",  test_squeeze11 },
@@ -1016,6 +1190,7 @@ static const struct check_case cases[] = {
     { "proto-errors",     test_errors },
     { "proto-fuzz",       test_fuzz },
     { "proto-roundtrip",  test_roundtrip },
+    { "proto-zoo-layers", test_zoo_layers },
 };
 
 int main(int argc, char **argv) {
