@@ -193,11 +193,6 @@ static void row_add(struct dse_cost_row *r, const struct dse_cost_layer *c) {
     r->cost.activations += c->activations;
 }
 
-static int ends_with(const char *s, const char *suffix) {
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
 int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers, int expand,
                   struct dse_cost_row *rows) {
     int nr = 0;
@@ -215,7 +210,7 @@ int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers
         for (int k = i; k <= j; k++) {
             row_add(r, &layers[k]);
             r->in_place &= net->layers[k].in_place;
-            if (j > i && ends_with(net->layers[k].name, "/squeeze1x1")) r->type = "fire";
+            if (j > i && net->layers[k].role == DSE_ROLE_SQUEEZE) r->type = "fire";
         }
         if (j > i && strcmp(r->type, "fire") != 0) r->type = "module";
         r->in_c = l->in_c, r->in_h = l->in_h, r->in_w = l->in_w;

@@ -477,12 +477,12 @@ enum dse_status dse_netcfg_write(FILE *f, const struct dse_net *net, struct dse_
             int j = i, sq = -1, e1 = 0, e3 = 0, bypass = 0, conv_bypass = 0;
             while (j + 1 < net->n_layers && !strcmp(net->layers[j + 1].module, l->module)) j++;
             for (int k = i; k <= j; k++) {
-                const char *suffix = net->layers[k].name + strlen(l->module);
-                if (!strcmp(suffix, "/squeeze1x1")) sq = net->layers[k].num_output;
-                if (!strcmp(suffix, "/expand1x1")) e1 = net->layers[k].num_output;
-                if (!strcmp(suffix, "/expand3x3")) e3 = net->layers[k].num_output;
-                if (!strcmp(suffix, "/bypass_add")) bypass = 1;
-                if (!strcmp(suffix, "/bypass_conv")) conv_bypass = 1;
+                const struct dse_layer *p = &net->layers[k];
+                if (p->role == DSE_ROLE_SQUEEZE) sq = p->num_output;
+                if (p->role == DSE_ROLE_EXPAND1X1) e1 = p->num_output;
+                if (p->role == DSE_ROLE_EXPAND3X3) e3 = p->num_output;
+                if (p->role == DSE_ROLE_BYPASS_ADD) bypass = 1;
+                if (p->role == DSE_ROLE_BYPASS_CONV) conv_bypass = 1;
             }
             if (sq < 0)
                 return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0,

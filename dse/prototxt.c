@@ -912,12 +912,6 @@ static int type_known(const struct ptree *t, int layer, int v1) {
     return 0;
 }
 
-/* Sub-layer names dse_net_add_fire gives; a layer "<m>/<one of these>" belongs to module m. */
-static const char *const fire_parts[] = {
-    "squeeze1x1", "relu_squeeze1x1", "expand1x1", "relu_expand1x1", "expand3x3",
-    "relu_expand3x3", "concat", "bypass_conv", "bypass_add",
-};
-
 struct blob {
     char name[DSE_NAME_MAX];
     int  layer; /* producing layer index, or DSE_INPUT_DATA */
@@ -1509,12 +1503,10 @@ static enum dse_status build_layer(struct build *b, int node, int v1) {
 
     struct dse_layer l = dse_layer_make(DSE_LAYER_RELU, name);
     l.line = line;
-    for (int i = 0; i < DSE_ARRAY_LEN(fire_parts); i++) {
-        const char *slash = strrchr(name, '/');
-        if (slash && slash != name && strcmp(slash + 1, fire_parts[i]) == 0) {
-            memcpy(l.module, name, (size_t)(slash - name));
-            l.module[slash - name] = '\0';
-        }
+    const char *slash = strrchr(name, '/'); /* "<fire>/<part>": a part of Fire module <fire> */
+    if (slash && slash != name && (l.role = dse_role_from_suffix(slash + 1)) != DSE_ROLE_NONE) {
+        memcpy(l.module, name, (size_t)(slash - name));
+        l.module[slash - name] = '\0';
     }
     if ((st = build_params(b, node, (enum kind)k, &l, type))) return st;
 
@@ -1564,6 +1556,18 @@ static enum dse_status build_layer(struct build *b, int node, int v1) {
         return st;
     }
     return n_top == 1 ? set_blob(b, top, b->net->n_layers - 1, 0) : DSE_OK;
+}
+
+/* A module is a Fire module only if it has a squeeze layer: "inception_3a/concat" alone
+ * is a layer of its own, not a module. */
+static void drop_non_fire_modules(struct dse_net *net) {
+    for (int i = 0; i < net->n_layers; i++) {
+        struct dse_layer *l = &net->layers[i];
+        int fire = 0;
+        for (int j = 0; j < net->n_layers && l->module[0] && !fire; j++)
+            fire = net->layers[j].role == DSE_ROLE_SQUEEZE && !strcmp(net->layers[j].module, l->module);
+        if (!fire) l->module[0] = '\0', l->role = DSE_ROLE_NONE;
+    }
 }
 
 static enum dse_status build_net(struct build *b) {
@@ -1623,6 +1627,7 @@ enum dse_status dse_prototxt_parse(const char *text, size_t len, const char *pat
     if (!st) st = parse_block(&t, root, 0, 0);
     if (!st) st = check_msg(&t, root, &net_spec, "at top level");
     if (!st) st = build_net(&b);
+    if (!st) drop_non_fire_modules(out);
     if (!st) st = dse_net_infer(out, path, err);
     free(t.nodes);
     free(t.pool);

@@ -126,10 +126,10 @@ void dse_model_free(struct dse_model *m) {
 #define DSE_BYPASS_BRANCH_GAIN 0.2
 static double init_gain(const struct dse_net *net, int i) {
     const struct dse_layer *l = &net->layers[i];
-    if (l->module[0] && strstr(l->name, "/bypass_conv")) return sqrt(0.5);
-    if (!l->module[0] || l->type != DSE_LAYER_CONV || !strstr(l->name, "/expand")) return 1.0;
+    if (l->role == DSE_ROLE_BYPASS_CONV) return sqrt(0.5);
+    if (l->role != DSE_ROLE_EXPAND1X1 && l->role != DSE_ROLE_EXPAND3X3) return 1.0;
     for (int j = i + 1; j < net->n_layers && !strcmp(net->layers[j].module, l->module); j++)
-        if (net->layers[j].type == DSE_LAYER_ELTWISE) return DSE_BYPASS_BRANCH_GAIN;
+        if (net->layers[j].role == DSE_ROLE_BYPASS_ADD) return DSE_BYPASS_BRANCH_GAIN;
     return 1.0;
 }
 

@@ -37,6 +37,21 @@ int dse_layer_type_weighted(enum dse_layer_type t) {
     return (unsigned)t < DSE_LAYER_COUNT ? layer_info[t].weighted : 0;
 }
 
+static const char *const role_suffix[DSE_ROLE_COUNT] = {
+    [DSE_ROLE_NONE] = "",
+#define DSE_ROLE(e, suffix) [DSE_ROLE_##e] = suffix,
+#include "metaparams/roles.def"
+#undef DSE_ROLE
+};
+
+const char *dse_role_suffix(enum dse_role r) { return (unsigned)r < DSE_ROLE_COUNT ? role_suffix[r] : ""; }
+
+enum dse_role dse_role_from_suffix(const char *s) {
+    for (int r = 1; r < DSE_ROLE_COUNT; r++)
+        if (!strcmp(s, role_suffix[r])) return (enum dse_role)r;
+    return DSE_ROLE_NONE;
+}
+
 const char *dse_bypass_str(enum dse_bypass b) {
     switch (b) {
     case DSE_BYPASS_NONE:    return "none";
@@ -462,14 +477,13 @@ static int channels_of(const struct dse_net *net, int i) {
     return net->in_c;
 }
 
-/* SUFFIX(s): a suffix literal and its length, known at compile time. */
-#define SUFFIX(s) s, sizeof s - 1
-
 static enum dse_status add_sub(struct dse_net *net, const struct dse_fire *f, size_t nf,
-                               enum dse_layer_type t, const char *suffix, size_t ns, int input,
+                               enum dse_layer_type t, enum dse_role role, int input,
                                int input2, int filters, int k, int in_place, int *idx,
                                struct dse_err *err) {
     /* "<fire>/<suffix>" without snprintf: the generator builds millions of these. */
+    const char *suffix = role_suffix[role];
+    size_t ns = strlen(suffix);
     if (nf + 1 + ns >= DSE_NAME_MAX)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, f->line,
                            "fire module name '%.40s...' is too long; at most %d characters", f->name,
@@ -481,6 +495,7 @@ static enum dse_status add_sub(struct dse_net *net, const struct dse_fire *f, si
     l->name[nf] = '/';
     memcpy(l->name + nf + 1, suffix, ns + 1);
     memcpy(l->module, f->name, nf + 1);
+    l->role       = role;
     l->line       = f->line;
     l->n_inputs   = input2 == NO_INPUT ? 1 : 2;
     l->inputs[0]  = input;
@@ -514,24 +529,24 @@ enum dse_status dse_net_add_fire(struct dse_net *net, const struct dse_fire *f, 
                            "(%d); use bypass = \"complex\" for a 1x1-conv bypass",
                            f->name, in_c, out_c);
 
-    if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, SUFFIX("squeeze1x1"), input, NO_INPUT, f->squeeze, 1, 0, &sq, err))) return st;
-    if ((st = add_sub(net, f, nf, DSE_LAYER_RELU, SUFFIX("relu_squeeze1x1"), sq, NO_INPUT, 0, 0, 1, &r, err))) return st;
+    if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, DSE_ROLE_SQUEEZE, input, NO_INPUT, f->squeeze, 1, 0, &sq, err))) return st;
+    if ((st = add_sub(net, f, nf, DSE_LAYER_RELU, DSE_ROLE_RELU_SQUEEZE, sq, NO_INPUT, 0, 0, 1, &r, err))) return st;
     if (f->expand1x1 > 0) {
-        if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, SUFFIX("expand1x1"), r, NO_INPUT, f->expand1x1, 1, 0, &e1, err))) return st;
-        if ((st = add_sub(net, f, nf, DSE_LAYER_RELU, SUFFIX("relu_expand1x1"), e1, NO_INPUT, 0, 0, 1, &e1, err))) return st;
+        if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, DSE_ROLE_EXPAND1X1, r, NO_INPUT, f->expand1x1, 1, 0, &e1, err))) return st;
+        if ((st = add_sub(net, f, nf, DSE_LAYER_RELU, DSE_ROLE_RELU_EXPAND1X1, e1, NO_INPUT, 0, 0, 1, &e1, err))) return st;
     }
     if (f->expand3x3 > 0) {
-        if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, SUFFIX("expand3x3"), r, NO_INPUT, f->expand3x3, 3, 0, &e3, err))) return st;
-        if ((st = add_sub(net, f, nf, DSE_LAYER_RELU, SUFFIX("relu_expand3x3"), e3, NO_INPUT, 0, 0, 1, &e3, err))) return st;
+        if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, DSE_ROLE_EXPAND3X3, r, NO_INPUT, f->expand3x3, 3, 0, &e3, err))) return st;
+        if ((st = add_sub(net, f, nf, DSE_LAYER_RELU, DSE_ROLE_RELU_EXPAND3X3, e3, NO_INPUT, 0, 0, 1, &e3, err))) return st;
     }
-    if ((st = add_sub(net, f, nf, DSE_LAYER_CONCAT, SUFFIX("concat"), e1 >= 0 ? e1 : e3,
+    if ((st = add_sub(net, f, nf, DSE_LAYER_CONCAT, DSE_ROLE_CONCAT, e1 >= 0 ? e1 : e3,
                       e1 >= 0 && e3 >= 0 ? e3 : NO_INPUT, 0, 0, 0, &cat, err))) return st;
     if (f->bypass != DSE_BYPASS_NONE) {
         int skip = input, add;
         if (in_c != out_c) { /* complex bypass: a 1x1 conv projects the input (thesis ch. 5.6) */
-            if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, SUFFIX("bypass_conv"), input, NO_INPUT, out_c, 1, 0, &skip, err))) return st;
+            if ((st = add_sub(net, f, nf, DSE_LAYER_CONV, DSE_ROLE_BYPASS_CONV, input, NO_INPUT, out_c, 1, 0, &skip, err))) return st;
         }
-        if ((st = add_sub(net, f, nf, DSE_LAYER_ELTWISE, SUFFIX("bypass_add"), cat, skip, 0, 0, 0, &add, err))) return st;
+        if ((st = add_sub(net, f, nf, DSE_LAYER_ELTWISE, DSE_ROLE_BYPASS_ADD, cat, skip, 0, 0, 0, &add, err))) return st;
     }
     return DSE_OK;
 }

@@ -21,6 +21,15 @@ enum dse_layer_type {
     DSE_LAYER_COUNT
 };
 
+/* A layer's part in a Fire module (metaparams/roles.def); NONE outside one. */
+enum dse_role {
+    DSE_ROLE_NONE = 0,
+#define DSE_ROLE(e, suffix) DSE_ROLE_##e,
+#include "metaparams/roles.def"
+#undef DSE_ROLE
+    DSE_ROLE_COUNT
+};
+
 enum dse_round   { DSE_ROUND_CEIL = 0, DSE_ROUND_FLOOR };        /* pooling output size */
 enum dse_eltwise { DSE_ELTWISE_SUM = 0, DSE_ELTWISE_PROD, DSE_ELTWISE_MAX };
 enum dse_bypass  { DSE_BYPASS_NONE = 0, DSE_BYPASS_SIMPLE, DSE_BYPASS_COMPLEX };
@@ -31,6 +40,7 @@ struct dse_layer {
     int   inputs[DSE_MAX_INPUTS]; /* indices of earlier layers, or DSE_INPUT_DATA */
     int   in_place;               /* output overwrites input 0 (Caffe top == bottom) */
     int   line;                   /* line in the file it was read from; 0 if none */
+    enum dse_role role;           /* part of the Fire module `module`; NONE outside one */
 
     /* Hyper-parameters; which ones apply depends on type. */
     int   num_output;             /* conv filters, fc outputs */
@@ -65,7 +75,8 @@ struct dse_layer {
     /* Names last: shape inference and costing never read them, so the fields they do
      * read share fewer cache lines. */
     char  name[DSE_NAME_MAX];
-    char  module[DSE_NAME_MAX];  /* fire module this layer was expanded from; "" if none */
+    char  module[DSE_NAME_MAX];  /* fire module this layer was expanded from (role != NONE);
+                                    "" if none */
 };
 
 struct dse_net {
@@ -92,6 +103,10 @@ int  dse_layer_type_from_str(const char *s, enum dse_layer_type *out);
 /* 1 if layers of this type hold learned weights. */
 int  dse_layer_type_weighted(enum dse_layer_type t);
 const char *dse_bypass_str(enum dse_bypass b);
+/* A role's sub-layer name suffix ("squeeze1x1", ...); "" for NONE. */
+const char *dse_role_suffix(enum dse_role r);
+/* The role whose suffix is s; NONE if no role has it. */
+enum dse_role dse_role_from_suffix(const char *s);
 
 /* A layer of the given type with Caffe's defaults: stride 1, dilation 1, groups 1,
  * bias on, ceil rounding, one input: the previous layer (set by dse_net_add). */

@@ -734,6 +734,50 @@ static void test_train_pack(void) {
     tmpdir_remove(dir);
 }
 
+/* Initialization reads each layer's role in its Fire module, not its name: the same
+ * complex-bypass Fire net with every layer and module renamed starts from the same
+ * weights, bit for bit (the expands' small gain and the bypass conv's 1/sqrt(2)). */
+static void test_init_by_role(void) {
+    struct dse_net a, b;
+    struct dse_err err = { 0 };
+    struct dse_model *ma = NULL, *mb = NULL;
+    dse_net_init(&a, "roles", 4, 6, 6);
+    struct dse_layer c = dse_layer_make(DSE_LAYER_CONV, "conv1");
+    c.num_output = 8, c.kernel_h = c.kernel_w = 3, c.pad_h = c.pad_w = 1;
+    CHECK_OK(dse_net_add(&a, &c, &err));
+    struct dse_fire f = { "fire2", 4, 6, 6, DSE_BYPASS_COMPLEX, 0 };
+    CHECK_OK(dse_net_add_fire(&a, &f, 0, &err));
+    c = dse_layer_make(DSE_LAYER_CONV, "conv10");
+    c.num_output = 3, c.kernel_h = c.kernel_w = 1;
+    CHECK_OK(dse_net_add(&a, &c, &err));
+    struct dse_layer p = dse_layer_make(DSE_LAYER_AVGPOOL, "pool");
+    p.global = 1;
+    CHECK_OK(dse_net_add(&a, &p, &err));
+    CHECK_OK(dse_net_infer(&a, NULL, &err));
+    CHECK_OK(dse_net_copy(&b, &a, &err));
+    for (int i = 0; i < b.n_layers; i++) {
+        snprintf(b.layers[i].name, DSE_NAME_MAX, "L%d", i);
+        if (b.layers[i].module[0]) snprintf(b.layers[i].module, DSE_NAME_MAX, "M");
+    }
+    CHECK_INT_EQ(a.layers[dse_net_find(&a, "fire2/bypass_conv")].role, DSE_ROLE_BYPASS_CONV);
+    struct dse_model_opts mo = { 2, 1, 11, DSE_INIT_MSRA, 0, 0, 0 };
+    CHECK_OK(dse_model_new(&a, &mo, &ma, &err));
+    CHECK_OK(dse_model_new(&b, &mo, &mb, &err));
+    if (ma && mb) {
+        CHECK_INT_EQ(ma->n_params, mb->n_params);
+        int same = ma->n_params == mb->n_params;
+        for (int k = 0; same && k < ma->n_params; k++)
+            same = dse_tensor_count(ma->params[k]) == dse_tensor_count(mb->params[k]) &&
+                   !memcmp(ma->params[k]->data, mb->params[k]->data,
+                           sizeof(float) * (size_t)dse_tensor_count(ma->params[k]));
+        CHECK(same);
+    }
+    dse_model_free(ma);
+    dse_model_free(mb);
+    dse_net_deinit(&a);
+    dse_net_deinit(&b);
+}
+
 static const struct check_case cases[] = {
     { "train-pack",      test_train_pack },
     { "model-gradients", test_model_gradients },
@@ -748,6 +792,7 @@ static const struct check_case cases[] = {
     { "classifier-bias", test_classifier_bias },
     { "train-recipe",    test_default_recipe },
     { "train-unpredicted", test_unpredicted },
+    { "init-by-role",    test_init_by_role },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

@@ -117,9 +117,13 @@ static void test_fire_expansion(void) {
                                    "fire2/relu_expand1x1", "fire2/expand3x3", "fire2/relu_expand3x3",
                                    "fire2/concat" };
     CHECK_INT_EQ(n.n_layers, 7);
+    static const enum dse_role roles[] = { DSE_ROLE_SQUEEZE, DSE_ROLE_RELU_SQUEEZE, DSE_ROLE_EXPAND1X1,
+                                           DSE_ROLE_RELU_EXPAND1X1, DSE_ROLE_EXPAND3X3, DSE_ROLE_RELU_EXPAND3X3,
+                                           DSE_ROLE_CONCAT };
     for (int i = 0; i < 7 && i < n.n_layers; i++) {
         CHECK_STR_EQ(n.layers[i].name, names[i]);
         CHECK_STR_EQ(n.layers[i].module, "fire2");
+        CHECK_INT_EQ(n.layers[i].role, roles[i]);
     }
     const struct dse_layer *cat = &n.layers[n.n_layers - 1];
     CHECK_INT_EQ(cat->out_c, 128);
@@ -416,6 +420,13 @@ static void test_zoo_shapes(void) {
     CHECK_INT_EQ(dse_net_infer(&n, "zoo.prototxt", &err), DSE_ERR_SHAPE);
     CHECK_STR_EQ(err.msg, "layer 'part2of3' (slice): channels 20 to 30 are not within the input's 24 channels");
     CHECK_STR_EQ(dse_layer_type_str(DSE_LAYER_POWER), "power");
+    /* roles: each suffix once, read back to its role; a name no role has is NONE */
+    for (int k = 1; k < DSE_ROLE_COUNT; k++) {
+        CHECK(dse_role_suffix((enum dse_role)k)[0] != '\0');
+        CHECK_INT_EQ(dse_role_from_suffix(dse_role_suffix((enum dse_role)k)), k);
+    }
+    CHECK_INT_EQ(dse_role_from_suffix("dw"), DSE_ROLE_NONE);
+    CHECK_STR_EQ(dse_role_suffix(DSE_ROLE_NONE), "");
     dse_net_deinit(&n);
 }
 

@@ -1055,6 +1055,10 @@ static void test_roundtrip(void) {
         CHECK_INT_EQ(layer(&back, "bn2/scale")->in_place, 1);
         CHECK_STR_EQ(layer(&back, "fire2/concat")->module, "fire2");
         CHECK_STR_EQ(layer(&back, "fire3/bypass_conv")->module, "fire3");
+        CHECK_INT_EQ(layer(&back, "fire3/bypass_conv")->role, DSE_ROLE_BYPASS_CONV); /* roles from the names */
+        CHECK_INT_EQ(layer(&back, "fire2/squeeze1x1")->role, DSE_ROLE_SQUEEZE);
+        CHECK_INT_EQ(layer(&back, "fire2/relu_expand3x3")->role, DSE_ROLE_RELU_EXPAND3X3);
+        CHECK_INT_EQ(layer(&back, "conv1")->role, DSE_ROLE_NONE);
         CHECK_INT_EQ(layer(&back, "grouped")->groups, 4);
         CHECK_INT_EQ(layer(&back, "grouped")->dilation_w, 2);
         CHECK_INT_EQ(layer(&back, "conv1")->kernel_w, 5);
@@ -1155,6 +1159,16 @@ static void test_zoo_layers(void) {
     if (net.n_layers == 6) {
         CHECK_INT_EQ(layer(&net, "f")->out_c, 8);
         CHECK_NEAR(layer(&net, "p")->power_shift, 1, 0);
+        dse_net_deinit(&net);
+    }
+
+    /* a Fire part's name without a squeeze beside it is no module: Inception's concat */
+    CHECK_OK(parse("input: 'data' input_dim: [1, 4, 2, 2] layer { name: 'inception_3a/1x1' type: 'Convolution' "
+                   "bottom: 'data' top: 'a' convolution_param { num_output: 2 kernel_size: 1 } } layer { name: "
+                   "'inception_3a/concat' type: 'Concat' bottom: 'a' bottom: 'data' top: 'c' }", NULL, &net, &err));
+    if (net.n_layers == 2) {
+        CHECK_STR_EQ(net.layers[1].module, "");
+        CHECK_INT_EQ(net.layers[1].role, DSE_ROLE_NONE);
         dse_net_deinit(&net);
     }
 
