@@ -24,6 +24,12 @@ static inline int64_t in_values(const struct dse_layer *l, int *ovf) {
     return mul(mul(l->in_c, l->in_h, ovf), l->in_w, ovf);
 }
 
+/* A layer whose output is its input's data: flatten, reshape (layers.def), and a slice
+ * of every channel (Caffe's Slice with one top shares the data). */
+static inline int is_view(const struct dse_layer *l) {
+    return dse_layer_type_view(l->type) || (l->type == DSE_LAYER_SLICE && l->out_c == l->in_c);
+}
+
 /* Costs of one layer; returns nonzero if a product overflowed int64. The flag is a
  * local so it stays in a register (through a pointer it cost a load and a store per
  * operation). */
@@ -84,11 +90,9 @@ static inline int cost_layer(const struct dse_layer *l, int64_t batch, struct ds
     case DSE_LAYER_LRN: /* squares, sum, pow, divide */
         c->other_ops = mul(2 * (int64_t)l->lrn_size + 3, out_vals, ovf);
         break;
-    case DSE_LAYER_FLATTEN: /* Caffe shares the input's data: no new values, no work */
+    case DSE_LAYER_FLATTEN: /* views: no values, no work (below) */
     case DSE_LAYER_RESHAPE:
-        c->activations = 0;
-        break;
-    case DSE_LAYER_SLICE: /* a copy */
+    case DSE_LAYER_SLICE:   /* a copy, unless it takes every channel (a view, as in Caffe) */
         break;
     case DSE_LAYER_SIGMOID: /* exp, add, divide */
     case DSE_LAYER_TANH:    /* exp, subtract, add, divide: counted as the sigmoid's 3 */
@@ -102,6 +106,7 @@ static inline int cost_layer(const struct dse_layer *l, int64_t batch, struct ds
     }
     if (l->type == DSE_LAYER_SOFTMAX_LOSS || l->type == DSE_LAYER_ACCURACY)
         c->activations = 1;
+    if (is_view(l)) c->activations = 0;
     c->params = c->weights + c->biases;
     return flag;
 }
@@ -133,15 +138,14 @@ enum dse_status dse_cost_net(const struct dse_net *net, int64_t batch,
         o |= __builtin_add_overflow(activations, c.activations, &activations);
         ovf |= o;
         /* in place, or a view of its input (flatten, reshape): the input's buffer */
-        c.buffer      = ((l->in_place || l->type == DSE_LAYER_FLATTEN || l->type == DSE_LAYER_RESHAPE) &&
-                         l->inputs[0] >= 0) ? layers[l->inputs[0]].buffer : i;
+        c.buffer      = ((l->in_place || is_view(l)) && l->inputs[0] >= 0) ? layers[l->inputs[0]].buffer : i;
         c.last_use    = i;
         c.freed_after = 0;
         layers[i]     = c;
         for (int k = 0; k < l->n_inputs; k++) {
             int in = l->inputs[k];
-            if (in == DSE_INPUT_DATA)
-                input_last_use = i;
+            if (in == DSE_INPUT_DATA || (net->layers[in].inputs[0] == DSE_INPUT_DATA && is_view(&net->layers[in])))
+                input_last_use = i; /* the input, or a view of it */
             else
                 layers[layers[in].buffer].last_use = i;
         }

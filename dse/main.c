@@ -311,6 +311,13 @@ static int fail(const struct dse_err *err) {
     return (err->code == DSE_ERR_NOMEM || err->code == DSE_ERR_INTERNAL) ? 1 : EXIT_BAD_INPUT;
 }
 
+/* fail() for an error about a network read from net_path: a layer's line (the engine
+ * refusing a layer type, a shape) is in that file. */
+static int fail_net(struct dse_err *err, const char *net_path) {
+    if (!err->file && err->line > 0) err->file = net_path;
+    return fail(err);
+}
+
 /* Shared option readers: on a bad value they print the usage error and return its code. */
 static int opt_batch(const char *cmd, const char *v, long long *batch) {
     *batch = 1;
@@ -661,9 +668,11 @@ static int cmd_report(const struct cmd *c, const char **pos, int n_pos, char **v
     if (dse_report_sweep(stdout, pos[0], fmt, vals[1], &best, &err)) return fail(&err);
     if (vals[2] && dse_report_curves(pos[0], vals[2], &err)) return fail(&err);
     fflush(stdout);
-    if (best.id[0] && fmt != DSE_FORMAT_MD && fmt != DSE_FORMAT_TABLE) /* MD says it in its "Next" section */
-        fprintf(stderr, "next: dse export %s --id %s --out %s.onnx (the most accurate candidate; --best --max-mb M "
-                        "picks within a size limit)\n", pos[0], best.id, best.id);
+    if (best.id[0] && (fmt == DSE_FORMAT_CSV || fmt == DSE_FORMAT_TEX)) { /* MD and JSON say it themselves */
+        char cmd[4400];
+        dse_report_export_cmd(cmd, sizeof cmd, pos[0], best.id);
+        fprintf(stderr, "next: %s (the most accurate candidate; --best --max-mb M picks within a size limit)\n", cmd);
+    }
     return 0;
 }
 
@@ -855,8 +864,7 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
     if (!r) return dse_net_deinit(&net), 1;
     rc = 0;
     if (dse_train_run(&net, &o, r, &err)) {
-        if (!err.file && err.line > 0) err.file = pos[0]; /* a layer's line: in the network file */
-        rc = fail(&err);
+        rc = fail_net(&err, pos[0]);
     } else if (FLAG("--json")) {
         /* The engine's measured memory beside the analyzer's training estimate. */
         struct dse_cost_layer *cl = calloc((size_t)net.n_layers, sizeof *cl);
@@ -929,7 +937,7 @@ static int synthetic_model(const char *cmd, const char *path, const struct dse_i
     if ((rc = device_ready(cmd, dev)) >= 0) return dse_net_deinit(&net), rc;
     enum dse_status st = dse_model_new_on(&net, &mo, dev, m, &err);
     dse_net_deinit(&net);
-    if (st) return fail(&err);
+    if (st) return fail_net(&err, path);
     size_t n = (size_t)dse_tensor_count(&(*m)->input);
     *x = malloc(n * sizeof **x);
     *labels = malloc((size_t)batch * sizeof **labels);
@@ -1418,7 +1426,7 @@ static int cmd_eval(const struct cmd *c, const char **pos, int n_pos, char **val
     o.conv_algo = DSE_CPU_CONV_GEMM_BATCH; /* no timing: the same bits every run */
     if (dse_netfile_load(pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
     if (dse_eval_run(&net, &o, vals[0], &r, &err)) {
-        rc = fail(&err);
+        rc = fail_net(&err, pos[0]);
     } else {
         rc = 0;
         if (FLAG("--json")) {
@@ -1533,7 +1541,7 @@ static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **
         goto out;
     }
     if (dse_model_new(&net, &mo, &m, &err) || dse_checkpoint_load(m, vals[0], &next, &it, &err)) {
-        rc = fail(&err);
+        rc = fail_net(&err, pos[0]);
         goto out;
     }
     m->cx.conv_force = DSE_CPU_CONV_GEMM_BATCH;
@@ -1647,15 +1655,14 @@ static int cmd_export(const struct cmd *c, const char **pos, int n_pos, char **v
         if (end == vals[2] || *end || !(q.max_mb > 0) || q.max_mb > 1e9)
             return bad_usage(c->name, "--max-mb '%s' is not a number of megabytes above 0", vals[2]);
     }
-    if (vals[1] && (strlen(vals[1]) != DSE_ID_SIZE - 1 || vals[1][0] != 'c' ||
-                    strspn(vals[1] + 1, "0123456789abcdef") != DSE_ID_SIZE - 2))
+    if (vals[1] && !dse_space_id_valid(vals[1]))
         return bad_usage(c->name, "--id '%s' is not a candidate id (c and 16 hex digits, as dse report shows them)",
                          vals[1]);
     if (sweep && (q.fit.c || q.fit.classes))
         return bad_usage(c->name, "--input and --classes fit a network file; a sweep's candidates are fitted already%s", "");
     if (sweep) q.sweep_dir = pos[0], q.id = vals[1], q.best = FLAG("--best");
     else q.net_path = pos[0], q.checkpoint = vals[0];
-    return dse_export_run(&q, stderr, &err) ? fail(&err) : 0;
+    return dse_export_run(&q, stderr, &err) ? (sweep ? fail(&err) : fail_net(&err, pos[0])) : 0;
 }
 
 /* "a,b,c": up to DSE_DATA_MAX_CHANNELS floats (positive if pos) into v; their count, or -1. */
@@ -1698,7 +1705,7 @@ static int cmd_import(const struct cmd *c, const char **pos, int n_pos, char **v
         if (n > 11 && !strcmp(out + n - 11, ".caffemodel")) out[n - 11] = '\0';
         snprintf(out + strlen(out), sizeof out - strlen(out), ".ckpt");
     }
-    return dse_import_run(pos[0], pos[1], &fit, &norm, out, stderr, &err) ? fail(&err) : 0;
+    return dse_import_run(pos[0], pos[1], &fit, &norm, out, stderr, &err) ? fail_net(&err, pos[1]) : 0;
 }
 
 static const struct cmd data_cmds[] = {

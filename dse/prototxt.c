@@ -1254,7 +1254,7 @@ static enum dse_status build_params(struct build *b, int node, enum kind k, stru
                          &given)))
             return st;
         if ((st = get_int(b, p, "group", 1, &l->groups))) return st;
-        if (k == K_DEPTHWISE) l->groups = 0; /* one group per input channel (dse_net_infer) */
+        l->depthwise = k == K_DEPTHWISE; /* groups = input channels (dse_net_infer) */
         l->bias = get_bool(t, p, "bias_term", 1);
         if ((c = child(t, p, "axis")) >= 0 && t->nodes[c].ival != 1)
             return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
@@ -1871,7 +1871,7 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
             put_hw(f, "stride", "stride_h", "stride_w", l->stride_h, l->stride_w, 1);
             put_hw(f, "pad", "pad_h", "pad_w", l->pad_h, l->pad_w, 0);
             put_hw(f, "dilation", NULL, NULL, l->dilation_h, l->dilation_w, 1);
-            if (l->groups != 1) fprintf(f, "    group: %d\n", l->groups ? l->groups : l->in_c);
+            if (l->groups != 1) fprintf(f, "    group: %d\n", l->groups);
             fprintf(f, "  }\n");
             break;
         case DSE_LAYER_MAXPOOL:

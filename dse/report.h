@@ -42,6 +42,10 @@ struct dse_report_best {
 enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
                                  struct dse_report_best *best, struct dse_err *err);
 
+/* The command that exports candidate id of sweep dir to ONNX, "dse export DIR --id ID
+ * --out ID.onnx", the directory quoted for a POSIX shell where it needs quotes. */
+void dse_report_export_cmd(char *buf, size_t size, const char *dir, const char *id);
+
 /* dse export --best: the best trained candidate of a sweep directory whose model is within
  * max_mb (10^6 bytes; <= 0: any size), finished or not. DSE_ERR_CONFIG if no candidate has
  * finished training or none fits. */

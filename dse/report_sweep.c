@@ -873,11 +873,39 @@ static void best_out(const struct cand *c, struct dse_report_best *out) {
     out->model_bytes = c->model_bytes;
 }
 
+/* dir as one POSIX shell word: as it is when it has only safe characters, else in single
+ * quotes (a quote inside as '\''). */
+static void shell_word(char *buf, size_t size, const char *dir) {
+    if (dir[0] && strspn(dir, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./+:@%,=") == strlen(dir)) {
+        snprintf(buf, size, "%s", dir);
+        return;
+    }
+    size_t o = 0;
+    if (size < 3) return (void)(size ? buf[0] = '\0' : 0);
+    buf[o++] = '\'';
+    for (const char *p = dir; *p && o + 5 < size; p++) {
+        if (*p == '\'') memcpy(buf + o, "'\\''", 4), o += 4;
+        else buf[o++] = *p;
+    }
+    buf[o++] = '\'';
+    buf[o] = '\0';
+}
+
+void dse_report_export_cmd(char *buf, size_t size, const char *dir, const char *id) {
+    char word[4200];
+    shell_word(word, sizeof word, dir);
+    snprintf(buf, size, "dse export %s --id %s --out %s.onnx", word, id, id);
+}
+
 static void write_md_next(FILE *f, const struct sweep *s, const struct cand *c) {
+    char cmd[4400], word[4200];
+    dse_report_export_cmd(cmd, sizeof cmd, s->dir, c->id);
+    shell_word(word, sizeof word, s->dir);
     fprintf(f, "\n## Next\n\nBest trained candidate: %s (index %" PRId64 ", top-1 %.2f%%, %.2f MB). "
-               "Export it to ONNX (or to Caffe with --format caffe):\n\n    dse export %s --id %s --out %s.onnx\n\n"
-               "dse export %s --best --max-mb M takes the most accurate candidate within M MB instead.\n",
-            c->id, c->index, 100.0 * c->top1, (double)c->model_bytes / 1e6, s->dir, c->id, c->id, s->dir);
+               "Export it to ONNX:\n\n    %s\n\nWith --format caffe (and --out %s) it writes Caffe's "
+               "%s.prototxt and %s.caffemodel instead; dse export %s --best --max-mb M takes the most accurate "
+               "candidate within M MB.\n",
+            c->id, c->index, 100.0 * c->top1, (double)c->model_bytes / 1e6, cmd, c->id, c->id, c->id, word);
 }
 
 /* Epochs and seconds spent against full training of every unpruned candidate. */
@@ -1127,7 +1155,7 @@ static int write_json(FILE *f, const struct sweep *s) {
         fprintf(f, ", \"index\": %" PRId64 ", \"top1\": %s, \"export\": ", best->index,
                 fmt_num(b, sizeof b, best->top1));
         char cmd[4400];
-        snprintf(cmd, sizeof cmd, "dse export %s --id %s --out %s.onnx", s->dir, best->id, best->id);
+        dse_report_export_cmd(cmd, sizeof cmd, s->dir, best->id);
         json_cstr(f, cmd);
         fputc('}', f);
     } else {

@@ -12,9 +12,10 @@
 
 static const struct {
     const char *name;
-    int min_in, max_in, weighted;
+    int min_in, max_in, weighted, in_place, view;
 } layer_info[DSE_LAYER_COUNT] = {
-#define DSE_LAYER(e, name, min_in, max_in, weighted) { name, min_in, max_in, weighted },
+#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view) \
+    { name, min_in, max_in, weighted, in_place, view },
 #include "metaparams/layers.def"
 #undef DSE_LAYER
 };
@@ -35,6 +36,14 @@ int dse_layer_type_from_str(const char *s, enum dse_layer_type *out) {
 
 int dse_layer_type_weighted(enum dse_layer_type t) {
     return (unsigned)t < DSE_LAYER_COUNT ? layer_info[t].weighted : 0;
+}
+
+int dse_layer_type_in_place(enum dse_layer_type t) {
+    return (unsigned)t < DSE_LAYER_COUNT ? layer_info[t].in_place : 0;
+}
+
+int dse_layer_type_view(enum dse_layer_type t) {
+    return (unsigned)t < DSE_LAYER_COUNT ? layer_info[t].view : 0;
 }
 
 static const char *const role_suffix[DSE_ROLE_COUNT] = {
@@ -190,12 +199,18 @@ enum dse_status dse_net_commit(struct dse_net *net, struct dse_err *err) {
         if (d->inputs[i] < DSE_INPUT_DATA || d->inputs[i] >= idx)
             return dse_err_set(err, DSE_ERR_INTERNAL, NULL, d->line,
                                "layer '%s': input %d is not an earlier layer", d->name, i);
-    if (d->in_place && d->type != DSE_LAYER_RELU && d->type != DSE_LAYER_DROPOUT &&
-        d->type != DSE_LAYER_BATCHNORM && d->type != DSE_LAYER_SCALE && d->type != DSE_LAYER_SOFTMAX &&
-        d->type != DSE_LAYER_SIGMOID && d->type != DSE_LAYER_TANH && d->type != DSE_LAYER_POWER)
+    if (d->in_place && !layer_info[d->type].in_place) {
+        char can[200]; /* "relu, dropout, ... and power", from the table */
+        int o = 0, last = 0;
+        for (int t = 0; t < DSE_LAYER_COUNT; t++)
+            if (layer_info[t].in_place) last = t;
+        for (int t = 0, k = 0; t < DSE_LAYER_COUNT && o < (int)sizeof can; t++)
+            if (layer_info[t].in_place)
+                o += snprintf(can + o, sizeof can - (size_t)o, "%s%s", k++ ? (t == last ? " and " : ", ") : "",
+                              layer_info[t].name);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, d->line,
-                           "layer '%s' (%s) cannot work in place (top == bottom); only relu, dropout, "
-                           "batchnorm, scale, softmax, sigmoid, tanh and power can", d->name, tn);
+                           "layer '%s' (%s) cannot work in place (top == bottom); only %s can", d->name, tn, can);
+    }
     if (d->in_place && d->inputs[0] == DSE_INPUT_DATA)
         d->in_place = 0; /* nothing to overwrite but the data blob: count it as a new tensor */
     /* Reading a tensor that an in-place layer after its producer overwrote: that layer
@@ -269,6 +284,12 @@ static int rf_mul(int jump, int stride) {
     return v > INT_MAX ? INT_MAX : (int)v;
 }
 
+/* a * b * c, or -1 if that overflows int64 (three dimensions of up to 2^24 can). */
+static int64_t mul3(int64_t a, int64_t b, int64_t c) {
+    int64_t ab, abc;
+    return __builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc) ? -1 : abc;
+}
+
 /* Shape and receptive field of layer i from its inputs. Works in locals and stores once
  * at the end: stores through l could alias the input layers' fields and force reloads. */
 static enum dse_status infer_one(struct dse_net *net, int i, const char *file, struct dse_err *err) {
@@ -282,7 +303,7 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
     case DSE_LAYER_CONV: {
         const int kh = l->kernel_h, kw = l->kernel_w, sh = l->stride_h, sw = l->stride_w;
         const int dh = l->dilation_h, dw = l->dilation_w, ph = l->pad_h, pw = l->pad_w;
-        if (l->groups == 0) l->groups = c; /* depthwise */
+        if (l->depthwise) l->groups = c;
         const int g = l->groups, f = l->num_output;
         if (f <= 0 || f > DSE_DIM_MAX) return shape_err(err, file, l, "filters = %d; expected 1 to %d", f, DSE_DIM_MAX);
         if (kh <= 0 || kw <= 0) return shape_err(err, file, l, "kernel must be >= 1");
@@ -373,12 +394,15 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
             return shape_err(err, file, l, "dropout ratio must be in [0, 1)");
         break;
     case DSE_LAYER_FLATTEN: /* Caffe's Flatten from axis 1: C x H x W values as channels */
-        if ((int64_t)c * h * w > DSE_DIM_MAX)
-            return shape_err(err, file, l, "%lld values exceed %d", (long long)c * h * w, DSE_DIM_MAX);
+        if (mul3(c, h, w) > DSE_DIM_MAX || mul3(c, h, w) < 0)
+            return shape_err(err, file, l, "%d x %d x %d values exceed %d", c, h, w, DSE_DIM_MAX);
         oc = c * h * w, oh = ow = 1;
+        orh = rf_grow(rh, h, jh), orw = rf_grow(rw, w, jw); /* each output sees the whole map */
+        ojh = rf_mul(jh, h), ojw = rf_mul(jw, w);
         break;
     case DSE_LAYER_RESHAPE: {
-        const int64_t in = (int64_t)c * h * w, from[3] = { c, h, w };
+        const int64_t in = mul3(c, h, w), from[3] = { c, h, w };
+        if (in < 0) return shape_err(err, file, l, "%d x %d x %d input values overflow", c, h, w);
         int64_t d[3], known = 1;
         int infer = -1;
         for (int k = 0; k < 3; k++) {
@@ -390,7 +414,8 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
                 return shape_err(err, file, l, "dimension %d is %lld; expected 1 to %d, 0 (copy) or -1 (infer)",
                                  k + 1, (long long)d[k], DSE_DIM_MAX);
             } else {
-                known *= d[k];
+                known = mul3(known, d[k], 1);
+                if (known < 0) return shape_err(err, file, l, "the shape's values overflow");
             }
         }
         if (infer >= 0) {
@@ -399,11 +424,15 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
             d[infer] = in / known;
             if (d[infer] > DSE_DIM_MAX) return shape_err(err, file, l, "inferred dimension exceeds %d", DSE_DIM_MAX);
         }
-        if (d[0] * d[1] * d[2] != in)
+        if (mul3(d[0], d[1], d[2]) != in)
             return shape_err(err, file, l, "shape %lldx%lldx%lld holds %lld values; the input %dx%dx%d holds %lld",
-                             (long long)d[0], (long long)d[1], (long long)d[2], (long long)(d[0] * d[1] * d[2]), c, h,
-                             w, (long long)in);
+                             (long long)d[0], (long long)d[1], (long long)d[2], (long long)mul3(d[0], d[1], d[2]), c,
+                             h, w, (long long)in);
         oc = (int)d[0], oh = (int)d[1], ow = (int)d[2];
+        if (oh != h || ow != w) { /* the map is rearranged: an output may see any input pixel */
+            orh = rf_grow(rh, h, jh), orw = rf_grow(rw, w, jw);
+            ojh = rf_mul(jh, h), ojw = rf_mul(jw, w);
+        }
         break;
     }
     case DSE_LAYER_SLICE: {

@@ -15,7 +15,7 @@
                                     keeps every shape product exact in int64 */
 
 enum dse_layer_type {
-#define DSE_LAYER(e, name, min_in, max_in, weighted) DSE_LAYER_##e,
+#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view) DSE_LAYER_##e,
 #include "metaparams/layers.def"
 #undef DSE_LAYER
     DSE_LAYER_COUNT
@@ -48,8 +48,9 @@ struct dse_layer {
     int   stride_h, stride_w;
     int   pad_h, pad_w;
     int   dilation_h, dilation_w; /* conv */
-    int   groups;                 /* conv; 0: one group per input channel (depthwise), set
-                                     to the input's channels by dse_net_infer */
+    int   groups;                 /* conv */
+    int   depthwise;              /* conv: one group per input channel; dse_net_infer sets
+                                     groups to the input's channels */
     int   bias;                   /* conv, fc, scale: has a bias term */
     int   affine;                 /* batchnorm: learns gamma and beta (2C params); Caffe's
                                      BatchNorm does not (its Scale layer does) */
@@ -102,6 +103,10 @@ const char *dse_layer_type_str(enum dse_layer_type t);
 int  dse_layer_type_from_str(const char *s, enum dse_layer_type *out);
 /* 1 if layers of this type hold learned weights. */
 int  dse_layer_type_weighted(enum dse_layer_type t);
+/* 1 if layers of this type may work in place (top == bottom). */
+int  dse_layer_type_in_place(enum dse_layer_type t);
+/* 1 if a layer of this type is a view of its input (flatten, reshape): no new values. */
+int  dse_layer_type_view(enum dse_layer_type t);
 const char *dse_bypass_str(enum dse_bypass b);
 /* A role's sub-layer name suffix ("squeeze1x1", ...); "" for NONE. */
 const char *dse_role_suffix(enum dse_role r);

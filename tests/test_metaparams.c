@@ -228,7 +228,7 @@ static void test_in_place_rules(void) {
     c3.num_output = 4, c3.kernel_h = c3.kernel_w = 1, c3.in_place = 1;
     CHECK_INT_EQ(dse_net_add(&n, &c3, &err), DSE_ERR_CONFIG);
     CHECK_STR_EQ(err.msg, "layer 'conv3' (conv) cannot work in place (top == bottom); only relu, "
-                          "dropout, batchnorm, scale, softmax, sigmoid, tanh and power can");
+                          "dropout, softmax, batchnorm, scale, sigmoid, tanh and power can");
     dse_net_deinit(&n);
 }
 
@@ -392,7 +392,7 @@ static void test_zoo_shapes(void) {
     struct dse_err err = { 0 };
     dse_net_init(&n, "zoo", 12, 6, 4);
     struct dse_layer dw = dse_layer_make(DSE_LAYER_CONV, "dw");
-    dw.num_output = 24, dw.kernel_h = dw.kernel_w = 3, dw.pad_h = dw.pad_w = 1, dw.groups = 0;
+    dw.num_output = 24, dw.kernel_h = dw.kernel_w = 3, dw.pad_h = dw.pad_w = 1, dw.depthwise = 1;
     CHECK_OK(dse_net_add(&n, &dw, &err));
     struct dse_layer s = dse_layer_make(DSE_LAYER_SLICE, "part2of3");
     s.slice_part = 2, s.slice_parts = 3;

@@ -633,7 +633,7 @@ static void put_sweep(const char *dir, const char *space, int n, const char *var
  * model, then the smaller id) and the command that exports it; dse_report_best is the
  * rule dse export --best uses, with a size limit. */
 static void test_report_next(void) {
-    char tmpl[] = "/tmp/dse_test_report.XXXXXX";
+    char tmpl[] = "/tmp/dse test report.XXXXXX"; /* a space: the commands quote the directory */
     char *dir = mkdtemp(tmpl);
     CHECK(dir != NULL);
     if (!dir) return;
@@ -668,8 +668,9 @@ static void test_report_next(void) {
     CHECK_OK(st);
     char want[1200];
     snprintf(want, sizeof want, "\n## Next\n\nBest trained candidate: c03 (index 2, top-1 75.00%%, 0.01 MB). "
-             "Export it to ONNX (or to Caffe with --format caffe):\n\n    dse export %s --id c03 --out c03.onnx\n\n"
-             "dse export %s --best --max-mb M takes the most accurate candidate within M MB instead.\n", dir, dir);
+             "Export it to ONNX:\n\n    dse export '%s' --id c03 --out c03.onnx\n\nWith --format caffe (and --out "
+             "c03) it writes Caffe's c03.prototxt and c03.caffemodel instead; dse export '%s' --best --max-mb M takes "
+             "the most accurate candidate within M MB.\n", dir, dir);
     CHECK(s && strstr(s, want) != NULL);
     free(s);
     s = run_report(dir, DSE_FORMAT_JSON, NULL, &st, &err);
@@ -682,7 +683,7 @@ static void test_report_next(void) {
         if (b && b->type == DSE_JSON_OBJECT) {
             CHECK_STR_EQ(dse_json_get(b, "id")->str, "c03");
             CHECK_INT_EQ(dse_json_get(b, "index")->integer, 2);
-            snprintf(want, sizeof want, "dse export %s --id c03 --out c03.onnx", dir);
+            snprintf(want, sizeof want, "dse export '%s' --id c03 --out c03.onnx", dir); /* quoted: a space */
             CHECK_STR_EQ(dse_json_get(b, "export")->str, want);
         }
         dse_json_free(d);
@@ -692,6 +693,11 @@ static void test_report_next(void) {
     CHECK_OK(dse_report_sweep(f, dir, DSE_FORMAT_CSV, NULL, &best, &err));
     CHECK_STR_EQ(best.id, "c03");
     if (f) fclose(f);
+    char cmd[200];
+    dse_report_export_cmd(cmd, sizeof cmd, "it's here", "c1");
+    CHECK_STR_EQ(cmd, "dse export 'it'\\''s here' --id c1 --out c1.onnx");
+    dse_report_export_cmd(cmd, sizeof cmd, "sweeps/sr_1", "c1");
+    CHECK_STR_EQ(cmd, "dse export sweeps/sr_1 --id c1 --out c1.onnx");
     /* nothing trained at all */
     put_candidate(dir, "c01", 0, 0.125, 1000, 10, "failed", -1);
     put_candidate(dir, "c02", 1, 0.25, 3000, 30, "failed", -1);
