@@ -66,6 +66,9 @@ struct sweep {
     int                  n_front;
     struct cand        **front;       /* increasing model size */
     int                  has_plan;    /* a training sweep: DIR/plan.json */
+    /* the space's limits on the plot's axes (DIR/space.cfg; 0: none): model MB (from
+     * max_model_mb and max_params at 4 bytes each) and, analytic, forward GFLOP */
+    double               limit_mb, limit_gflop;
     struct dse_sweep_plan plan;
     struct dse_rung      rung[DSE_SWEEP_RUNGS_MAX];
 };
@@ -428,6 +431,19 @@ static void mark_running(void *arg, const char *id, int64_t gen) {
         (*hit)->status = ST_RUNNING;
 }
 
+/* The constraints of DIR/space.cfg that the plot can draw. A sweep without its space
+ * file (a hand-made fixture) or with one that no longer loads has none to draw. */
+static void read_limits(struct sweep *s) {
+    char path[4200];
+    struct dse_space sp;
+    snprintf(path, sizeof path, "%s/space.cfg", s->dir);
+    if (access(path, R_OK) || dse_space_load(path, &sp, NULL)) return;
+    double mb = sp.cons.max_model_mb, p_mb = (double)sp.cons.max_params * 4 / 1e6;
+    s->limit_mb = mb > 0 && (p_mb <= 0 || mb < p_mb) ? mb : p_mb;
+    s->limit_gflop = (double)sp.cons.max_flops / 1e9;
+    dse_space_free(&sp);
+}
+
 static enum dse_status sweep_read(struct sweep *s, const char *dir, struct dse_err *err) {
     memset(s, 0, sizeof *s);
     s->dir = dir;
@@ -484,6 +500,7 @@ static enum dse_status sweep_read(struct sweep *s, const char *dir, struct dse_e
         if ((st = dse_rung_read(dir, k, &s->rung[k], &absent, err))) return st;
         if (absent) break;
     }
+    read_limits(s);
     s->by_size = malloc(sizeof *s->by_size * (size_t)(s->n ? s->n : 1));
     if (!s->by_size) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     for (int i = 0; i < s->n; i++) s->by_size[i] = &s->c[i];
@@ -1021,9 +1038,20 @@ static int write_md(FILE *f, const struct sweep *s) {
 static int write_csv(FILE *f, const struct sweep *s) {
     char       b[600];
     struct tbl t = { 0 };
+    /* every metaparameter, varied or fixed, so that sweeps' CSVs stack: the keys of the
+     * candidates' "metaparams" objects in order of first appearance */
+    const char *keys[VARIED_MAX * 4];
+    int n_keys = 0;
+    for (int i = 0; i < s->n; i++)
+        for (int k = 0; k < s->c[i].metaparams->n; k++) {
+            const char *key = s->c[i].metaparams->members[k].key;
+            int seen = 0;
+            for (int j = 0; j < n_keys && !seen; j++) seen = !strcmp(keys[j], key);
+            if (!seen && n_keys < DSE_ARRAY_LEN(keys)) keys[n_keys++] = key;
+        }
     tbl_head(&t, "id", 0);
     tbl_head(&t, "index", 0);
-    for (int v = 0; v < s->n_varied; v++) tbl_head(&t, s->varied[v], 0);
+    for (int v = 0; v < n_keys; v++) tbl_head(&t, keys[v], 0);
     static const char *const rest[] = { "params", "model_bytes", "model_mb", "model_mib", "flops",
                                         "train_mem_bytes", "status", "pruned_by", "top1", "top5",
                                         "frontier" };
@@ -1034,8 +1062,8 @@ static int write_csv(FILE *f, const struct sweep *s) {
         const struct cand *c = s->by_size[i];
         tbl_add(&t, c->id);
         tbl_add(&t, fmt_int(b, sizeof b, c->index, 0));
-        for (int v = 0; v < s->n_varied; v++) {
-            const struct dse_json *mv = dse_json_get(c->metaparams, s->varied[v]);
+        for (int v = 0; v < n_keys; v++) {
+            const struct dse_json *mv = dse_json_get(c->metaparams, keys[v]);
             tbl_add(&t, mv ? fmt_value(b, sizeof b, mv) : "");
         }
         tbl_add(&t, fmt_int(b, sizeof b, c->params, 0));
@@ -1313,26 +1341,36 @@ static void svg_circle(FILE *f, const struct pt *p, const char *style) {
 
 /* One row under the title: symbol, then text, left to right (text width estimated at
  * 0.55 em per character, generous for the generic sans-serif faces). */
-static void write_legend(FILE *f, const struct sweep *s, double x, double y, int band) {
+/* Only the kinds the plot shows get an entry. */
+static void write_legend(FILE *f, const struct sweep *s, double x, double y, int plain, int front, int band,
+                         int limit) {
     int pruned = 0, stopped = 0;
     for (int i = 0; i < s->n; i++) pruned |= s->c[i].status == ST_PRUNED, stopped |= s->c[i].status == ST_STOPPED;
-    const char *text[5] = { "candidate", "Pareto frontier", "pruned", "not trained (no top-1)",
-                            "stopped early (top-1 at its rung)" };
-    int         show[5] = { 1, 1, pruned, band, stopped };
-    static const char *const style[5] = {
+    const char *text[6] = { "candidate", "Pareto frontier", "pruned", "not trained (no top-1)",
+                            "stopped early (top-1 at its rung)", "space limit" };
+    int         show[6] = { plain, front, pruned, band, stopped, limit };
+    static const char *const style[6] = {
         "fill=\"#4c78a8\"",
         "fill=\"#d62728\" stroke=\"#7f1416\"",
         "fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\"",
         "fill=\"#4c78a8\" fill-opacity=\"0.45\" stroke=\"#4c78a8\"",
         "fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.8\"",
+        NULL,
     };
     fputs("<g font-size=\"12\" fill=\"#333\">\n", f);
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         if (!show[k]) continue;
         double cx = x + 6, cy = y - 4;
         if (k == 1)
             fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" "
                        "stroke-width=\"2\"/>\n", cx - 8, cy, cx + 8, cy);
+        if (k == 5) {
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#8c564b\" "
+                       "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                    cx - 8, cy, cx + 8, cy, x + 18, y, text[k]);
+            x += 18 + 6.6 * (double)strlen(text[k]) + 22;
+            continue;
+        }
         /* a circle drawn as a path: <circle> elements are the candidates, one each */
         fprintf(f, "<path d=\"M%.1f %.1fa5 5 0 1 0 10 0a5 5 0 1 0 -10 0z\" %s/>\n", cx - 5, cy,
                 style[k]);
@@ -1352,13 +1390,18 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
     double       xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (int i = 0; i < s->n; i++) {
         const struct cand *c = s->by_size[i];
-        double x = (double)c->model_bytes / MIB;
+        double x = (double)c->model_bytes / 1e6; /* MB, as the space's max_model_mb */
         xlo = fmin(xlo, x), xhi = fmax(xhi, x);
         if (!s->trained || c->has_top1) {
             double y = s->trained ? 100.0 * c->top1 : (double)c->flops / 1e9;
             ylo = fmin(ylo, y), yhi = fmax(yhi, y);
         }
     }
+    /* a limit near the data is drawn (the axis stretched to it); one far beyond is not */
+    const int lim_x = s->limit_mb > 0 && s->limit_mb <= xhi + (xhi - xlo) + 0.5 * xhi;
+    const int lim_y = !s->trained && s->limit_gflop > 0 && s->limit_gflop <= yhi + (yhi - ylo) + 0.5 * yhi;
+    if (lim_x) xlo = fmin(xlo, s->limit_mb), xhi = fmax(xhi, s->limit_mb);
+    if (lim_y) ylo = fmin(ylo, s->limit_gflop), yhi = fmax(yhi, s->limit_gflop);
     struct axis ax, ay;
     axis_fit(&ax, xlo, xhi, left, right);
     axis_fit(&ay, ylo, yhi, bottom, top);
@@ -1371,7 +1414,7 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
         int    o = 0;
         p[i].c = c;
         p[i].band = s->trained && !c->has_top1;
-        p[i].px = axis_px(&ax, (double)c->model_bytes / MIB);
+        p[i].px = axis_px(&ax, (double)c->model_bytes / 1e6);
         p[i].py = p[i].band ? axis_y - 24
                             : axis_px(&ay, s->trained ? 100.0 * c->top1 : (double)c->flops / 1e9);
         p[i].label[0] = '\0';
@@ -1410,7 +1453,9 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
                "%d candidate%s (%s); frontier (%s): %d point%s</text>\n", SVG_W / 2.0, s->n,
             s->n == 1 ? "" : "s", counts,
             objective(s), s->n_front, s->n_front == 1 ? "" : "s");
-    write_legend(f, s, left, 72, band);
+    int plain = 0; /* ordinary points: not pruned, not on the frontier */
+    for (int i = 0; i < s->n; i++) plain |= !p[i].c->on_front && p[i].c->status != ST_PRUNED;
+    write_legend(f, s, left, 72, plain, nf > 0, band, lim_x || lim_y);
 
     /* grid, ticks, frame */
     fputs("<g font-size=\"11\" fill=\"#444\">\n", f);
@@ -1444,15 +1489,31 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
                "stroke=\"#444\"/>\n", left, top, right - left, axis_y - top);
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"13\" text-anchor=\"middle\" fill=\"#222\">"
-               "model size (MiB, 4 bytes per parameter)</text>\n", (left + right) / 2, SVG_H - 28);
+               "model size (MB = 10^6 bytes, 4 bytes per parameter)</text>\n", (left + right) / 2, SVG_H - 28);
     fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" font-size=\"13\" "
                "text-anchor=\"middle\" fill=\"#222\">%s</text>\n", (top + bottom) / 2, ylabel);
 
-    /* the frontier line, then the points, the frontier on top, then the labels */
-    if (nf > 0) {
+    /* the limits, the frontier, then the points, the frontier on top, then the labels */
+    const char *dash = "stroke=\"#8c564b\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"";
+    if (lim_x) {
+        double x = axis_px(&ax, s->limit_mb);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" %s/>\n", x, top, x, axis_y, dash);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#8c564b\" text-anchor=\"end\">limit "
+                   "%g MB</text>\n", x - 4, top + 14, s->limit_mb);
+    }
+    if (lim_y) {
+        double y = axis_px(&ay, s->limit_gflop);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" %s/>\n", left, y, right, y, dash);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#8c564b\" text-anchor=\"end\">limit "
+                   "%g GFLOP</text>\n", right - 4, y - 4, s->limit_gflop);
+    }
+    if (nf > 0) { /* a step: the best value within each size holds until the next point */
         fputs("<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" "
               "stroke-linejoin=\"round\" points=\"", f);
-        for (int k = 0; k < nf; k++) fprintf(f, "%s%.1f,%.1f", k ? " " : "", fx[k], fy[k]);
+        for (int k = 0; k < nf; k++) {
+            if (k) fprintf(f, " %.1f,%.1f", fx[k], fy[k - 1]);
+            fprintf(f, "%s%.1f,%.1f", k ? " " : "", fx[k], fy[k]);
+        }
         fputs("\"/>\n", f);
     }
     for (int i = 0; i < s->n; i++) {

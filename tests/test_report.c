@@ -514,14 +514,17 @@ static void test_report_csv(void) {
     struct dse_err  err = { 0 };
     char           *s = run_report(SMALL, DSE_FORMAT_CSV, NULL, &st, &err);
     CHECK_OK(st);
-    CHECK(starts_with(s, "id,index,sr,pct3x3,params,model_bytes,model_mb,model_mib,flops,"
-                         "train_mem_bytes,status,pruned_by,top1,top5,frontier\n"));
-    CHECK(strstr(s, "\nc75cea6b631602,0,0.25,0.25,1000000,4000000,4,3.814697265625,1000000000,"
-                    "1966000000,done,,0.5,0.75,yes\n") != NULL);
-    CHECK(strstr(s, "\nc26daa3fadf099,2,0.5,0.25,1500000,6000000,6,5.7220458984375,1500000000,"
-                    "2149000000,done,,0.55,0.78,\n") != NULL);
-    CHECK(strstr(s, "\nc9dce5a1ddf29e,3,0.5,0.75,1800000,7200000,7.2,6.866455078125,1900000000,"
-                    "2293800000,pending,,,,\n") != NULL);
+    /* every metaparameter, the fixed ones too (so sweeps' CSVs stack), in the records' order */
+    CHECK(starts_with(s, "id,index,base_e,incr_e,freq,pct3x3,sr,bypass,input_c,input_h,input_w,classes,"
+                         "conv1_filters,conv1_kernel,conv1_stride,conv1_pad,fires,pools,dropout,params,"
+                         "model_bytes,model_mb,model_mib,flops,train_mem_bytes,status,pruned_by,top1,top5,"
+                         "frontier\n"));
+    CHECK(strstr(s, "\nc75cea6b631602,0,128,128,2,0.25,0.25,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
+                    "0.5,1000000,4000000,4,3.814697265625,1000000000,1966000000,done,,0.5,0.75,yes\n") != NULL);
+    CHECK(strstr(s, "\nc26daa3fadf099,2,128,128,2,0.25,0.5,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
+                    "0.5,1500000,6000000,6,5.7220458984375,1500000000,2149000000,done,,0.55,0.78,\n") != NULL);
+    CHECK(strstr(s, "\nc9dce5a1ddf29e,3,128,128,2,0.75,0.5,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
+                    "0.5,1800000,7200000,7.2,6.866455078125,1900000000,2293800000,pending,,,,\n") != NULL);
     /* RFC 4180: a field with a comma or quote is quoted, quotes doubled */
     CHECK(strstr(s, ",pruned,\"max_params = 2000000 (params 3000000, \"\"hard\"\" limit)\",,,\n")
           != NULL);
@@ -765,7 +768,8 @@ static void test_report_plot(void) {
     char *s = slurp(plot);
     if (s) {
         CHECK(strstr(s, "top-1 accuracy (%)") != NULL);
-        CHECK(strstr(s, "model size (MiB") != NULL);
+        CHECK(strstr(s, "model size (MB = 10^6 bytes") != NULL); /* the unit of max_model_mb */
+        CHECK(!strstr(s, "space limit"));                          /* no space.cfg: no limits */
         CHECK(strstr(s, ">sr=0.25 pct3x3=0.75</text>") != NULL); /* labels name the values */
         CHECK_INT_EQ(count_of(s, "fill=\"none\" stroke=\"#999\""), 2 + 1); /* pruned + legend */
         CHECK_INT_EQ(count_of(s, "<circle cx=\"") - count_of(s, "r=\"6\" fill=\"#d62728\""), 4);
@@ -801,6 +805,27 @@ static void test_report_plot(void) {
     s = slurp(plot);
     CHECK(s && strstr(s, "forward GFLOP per image") != NULL);
     CHECK(s && count_of(s, "r=\"6\" fill=\"#d62728\"") == 3);
+    /* the frontier as a step: 3 points and the 2 corners between them */
+    const char *pl = s ? strstr(s, "<polyline fill=\"none\" stroke=\"#d62728\"") : NULL;
+    CHECK(pl != NULL);
+    if (pl) {
+        const char *pts = strstr(pl, "points=\""), *end = pts ? strchr(pts + 8, '"') : NULL;
+        int n = 1;
+        for (const char *q = pts + 8; pts && end && q < end; q++) n += *q == ' ';
+        CHECK_INT_EQ(n, 5);
+    }
+    free(s);
+
+    /* the space's limits, from DIR/space.cfg: max_model_mb (MB axis) and max_flops (GFLOP axis) */
+    write_file(sw, "space.cfg", "name = \"ana\";\nmetaparams = { sr = [0.125, 0.25]; };\n"
+                                "constraints = { max_model_mb = 9.5; max_flops = 2800000000L; };\n");
+    free(run_report(sw, DSE_FORMAT_CSV, plot, &st, &err));
+    CHECK_OK(st);
+    s = slurp(plot);
+    CHECK(s && strstr(s, ">limit 9.5 MB</text>") != NULL);
+    CHECK(s && strstr(s, ">limit 2.8 GFLOP</text>") != NULL);
+    CHECK(s && strstr(s, ">space limit</text>") != NULL);
+    CHECK(s && strstr(s, ">candidate</text>") != NULL); /* cc is off the frontier */
     free(s);
 
     /* one candidate, and all-equal values: no division by zero */
@@ -812,6 +837,9 @@ static void test_report_plot(void) {
     free(run_report(sw, DSE_FORMAT_CSV, plot, &st, &err));
     CHECK_OK(st);
     check_svg(plot, 1, "one");
+    s = slurp(plot);
+    CHECK(s && !strstr(s, ">candidate</text>") && strstr(s, ">Pareto frontier</text>")); /* only kinds drawn */
+    free(s);
     snprintf(sw, sizeof sw, "%s/equal", dir);
     mkdir(sw, 0777);
     put_sweep(sw, "equal", 3, "\"sr\"");
