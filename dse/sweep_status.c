@@ -153,6 +153,8 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, struct dse_err *err) 
     }
     if (final == unpruned) {
         fprintf(f, "Finished.\n");
+    } else if (t.running == 0) { /* no live lease: nothing is moving, so no time to promise */
+        fprintf(f, "No worker is running: the sweep is paused. Go on with: dse sweep SPACE --out %s\n", dir);
     } else if (eta < 0) {
         fprintf(f, "ETA: not known until an epoch has been timed\n");
     } else {

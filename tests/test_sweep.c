@@ -1163,6 +1163,21 @@ static void test_pause(void) {
         }
     }
     CHECK_INT_EQ(compared, 7);
+    /* paused: a candidate left pending and no worker alive. dse status promises no ETA
+     * and says how to go on */
+    char dir[200], cmd[1200], log[300], *text = NULL;
+    snprintf(dir, sizeof dir, "%s.paused", reference(0));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && sed -i 's/\"status\": \"done\"/\"status\": "
+             "\"pending\"/' '%s/candidates/%s.json'", dir, reference(0), dir, dir, full.r[0].id);
+    CHECK_INT_EQ(system(cmd), 0);
+    snprintf(log, sizeof log, "%s.status", dir);
+    const char *args[] = { "status", dir, NULL };
+    CHECK_INT_EQ(run_dse(log, args, 60), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "Finished 3 of 4") && strstr(text, "No worker is running: the sweep is paused. "
+                                                                    "Go on with: dse sweep SPACE --out "));
+    CHECK(text && !strstr(text, "ETA"));
+    free(text);
     recs_free(&full), recs_free(&sh);
 }
 
