@@ -62,12 +62,14 @@ if(NOT _dse_cuda_want STREQUAL "OFF")
         target_compile_options(dse_engine_cudak PRIVATE
             --fmad=false -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter
             $<$<BOOL:${DSE_WERROR}>:-Werror=all-warnings -Xcompiler=-Werror>)
-        target_include_directories(dse_engine_cudak PRIVATE ${CMAKE_SOURCE_DIR})
+        # The kernels are part of the engine: they see what it sees (CMakeLists.txt, dse_layer).
+        get_target_property(_dse_engine_root dse_engine DSE_INCLUDE_ROOT)
+        target_include_directories(dse_engine_cudak PRIVATE ${_dse_engine_root})
         target_link_libraries(dse_engine_cudak PUBLIC CUDA::cudart_static)
 
         target_sources(dse_engine PRIVATE ${CMAKE_SOURCE_DIR}/engine/cuda/ctx.c
                        ${CMAKE_SOURCE_DIR}/engine/cuda/conv.c ${CMAKE_SOURCE_DIR}/engine/cuda/conv_graph.c
-                       ${CMAKE_SOURCE_DIR}/engine/cuda/ops.c)
+                       ${CMAKE_SOURCE_DIR}/engine/cuda/ops.c ${CMAKE_SOURCE_DIR}/engine/cuda/fail.c)
         set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/backend.c PROPERTIES COMPILE_DEFINITIONS DSE_CUDA)
         # cuBLAS is loaded with dlopen when a CUDA context is made (engine/cuda/ctx.c): linked,
         # its relocations would cost every dse process about 0.1 s at start-up. Only its

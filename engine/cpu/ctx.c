@@ -61,15 +61,6 @@ enum dse_status dse_cpu_ctx_set_threads(struct dse_cpu_ctx *cx, int threads, str
     return DSE_OK;
 }
 
-void dse_cpu_run(struct dse_cpu_ctx *cx, dse_cpu_job_fn fn, void *arg) {
-    if (cx->threads > 1 && !cx->team) cx->team = dse_cpu_team_new(cx->threads);
-    if (!cx->team) { /* one thread, or none could be started: thread 0 does every share */
-        for (int t = 0; t < cx->threads; t++) fn(arg, t, cx->threads);
-        return;
-    }
-    dse_cpu_team_run(cx->team, fn, arg);
-}
-
 enum dse_status dse_cpu_ctx_workspace_at(struct dse_cpu_ctx *cx, int t, size_t bytes, void **out) {
     DSE_ASSERT(t >= 0 && t < cx->threads);
     struct dse_cpu_ws *w = &cx->ws[t];

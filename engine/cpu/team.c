@@ -141,6 +141,18 @@ void dse_cpu_team_run(struct dse_cpu_team *tm, dse_cpu_job_fn fn, void *arg) {
     }
 }
 
+/* The ctx's team, started at its first job (a ctx that never runs a parallel kernel
+ * starts no threads). Here, not in ctx.c, so that calls go one way: ctx.c starts and
+ * frees teams, team.c never calls back into it. */
+void dse_cpu_run(struct dse_cpu_ctx *cx, dse_cpu_job_fn fn, void *arg) {
+    if (cx->threads > 1 && !cx->team) cx->team = dse_cpu_team_new(cx->threads);
+    if (!cx->team) { /* one thread, or none could be started: thread 0 does every share */
+        for (int t = 0; t < cx->threads; t++) fn(arg, t, cx->threads);
+        return;
+    }
+    dse_cpu_team_run(cx->team, fn, arg);
+}
+
 /* ---- ranges ------------------------------------------------------------------------ */
 
 struct range_job {

@@ -353,6 +353,14 @@ enum dse_status dse_cuda_conv2d_choose(struct dse_cuda_ctx *cx, struct dse_node 
     return st;
 }
 
+/* Run a graph-API plan (conv_graph.c) with the ctx's workspace, grown to what it needs. */
+static enum dse_status run_plan(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_plan *p, void *x,
+                                void *w, void *y) {
+    void *ws = NULL;
+    enum dse_status st = dse_cuda_workspace(cx, n, dse_cuda_plan_ws(p), &ws);
+    return st ? st : dse_cuda_plan_run(cx, n, p, x, w, y, ws);
+}
+
 /* ---- mixed precision (FP16, BF16) ------------------------------------------------------ */
 
 /* The conv runs on 16-bit copies of its operands (packed NCHW, in the ctx's scratch16),
@@ -408,7 +416,7 @@ static enum dse_status fwd16(struct dse_cuda_ctx *cx, struct dse_node *n) {
     cx->impl->mp_io[DIR_FWD][0] = b[0], cx->impl->mp_io[DIR_FWD][1] = b[1], cx->impl->mp_io[DIR_FWD][2] = b[2];
     if ((st = choose(cx, n, d, 1, 0, 0, &e))) return st;
     if (!cx->impl->plans[3 * e + DIR_FWD]) return in_fp32(cx, n, 0, NULL, NULL);
-    if ((st = dse_cuda_plan_run(cx, n, cx->impl->plans[3 * e + DIR_FWD], b[0], b[1], b[2]))) return st;
+    if ((st = run_plan(cx, n, cx->impl->plans[3 * e + DIR_FWD], b[0], b[1], b[2]))) return st;
     DSE_CUDA_TRY(cx, n, dse_cuk_from16_bias(s, kind, b[2], y->data, y->stride_n, y->n, y->c, (int64_t)y->h * y->w,
                                             n->bias ? n->bias->data : NULL));
     return DSE_OK;
@@ -437,11 +445,11 @@ static enum dse_status bwd16(struct dse_cuda_ctx *cx, struct dse_node *n, float 
     if ((dw && !m->plans[3 * e + DIR_BWD_FILTER]) || (dx && !m->plans[3 * e + DIR_BWD_DATA]))
         return in_fp32(cx, n, 1, dx, dw);
     if (dw) {
-        if ((st = dse_cuda_plan_run(cx, n, m->plans[3 * e + DIR_BWD_FILTER], b[0], b[4], b[2]))) return st;
+        if ((st = run_plan(cx, n, m->plans[3 * e + DIR_BWD_FILTER], b[0], b[4], b[2]))) return st;
         DSE_CUDA_TRY(cx, n, dse_cuk_from16_acc(s, kind, b[4], dw, nw, 1, nw, 1.0f / scale, m->mp_flag));
     }
     if (dx) {
-        if ((st = dse_cuda_plan_run(cx, n, m->plans[3 * e + DIR_BWD_DATA], b[3], b[1], b[2]))) return st;
+        if ((st = run_plan(cx, n, m->plans[3 * e + DIR_BWD_DATA], b[3], b[1], b[2]))) return st;
         DSE_CUDA_TRY(cx, n, dse_cuk_from16_acc(s, kind, b[3], dx, x->stride_n, x->n, dse_tensor_image(x), 1.0f / scale,
                                                m->mp_flag));
     }
@@ -472,7 +480,7 @@ static enum dse_status fwd_float(struct dse_cuda_ctx *cx, struct dse_node *n) {
     if (st) return st;
     struct dse_cuda_plan *plan = cx->impl->plans[3 * e + DIR_FWD];
     if (plan) {
-        if ((st = dse_cuda_plan_run(cx, n, plan, n->in[0]->data, n->weight->data, n->out->data))) return st;
+        if ((st = run_plan(cx, n, plan, n->in[0]->data, n->weight->data, n->out->data))) return st;
         return bias_fwd(cx, n);
     }
     const cudnnConvolutionFwdAlgo_t algo = (cudnnConvolutionFwdAlgo_t)cx->impl->cache[e].algo_fwd;
@@ -517,7 +525,7 @@ static enum dse_status bwd_float(struct dse_cuda_ctx *cx, struct dse_node *n, fl
     void *ws = NULL;
     struct dse_cuda_plan *pf = cx->impl->plans[3 * e + DIR_BWD_FILTER], *pd = cx->impl->plans[3 * e + DIR_BWD_DATA];
     if (dw && pf) {
-        if ((st = dse_cuda_plan_run(cx, n, pf, x->data, dw, y->grad))) return st;
+        if ((st = run_plan(cx, n, pf, x->data, dw, y->grad))) return st;
     } else if (dw) {
         const cudnnConvolutionBwdFilterAlgo_t algo = (cudnnConvolutionBwdFilterAlgo_t)c.algo_bwd_filter;
         DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e + 2])));
@@ -528,7 +536,7 @@ static enum dse_status bwd_float(struct dse_cuda_ctx *cx, struct dse_node *n, fl
                                                             d->conv, algo, ws, bytes, &dse_cuda_alpha1, d->w, dw));
     }
     if (dx && pd) {
-        if ((st = dse_cuda_plan_run(cx, n, pd, dx, n->weight->data, y->grad))) return st;
+        if ((st = run_plan(cx, n, pd, dx, n->weight->data, y->grad))) return st;
     } else if (dx) {
         const cudnnConvolutionBwdDataAlgo_t algo = (cudnnConvolutionBwdDataAlgo_t)c.algo_bwd_data;
         DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e + 1])));

@@ -219,10 +219,7 @@ static cudnnStatus_t execute(cudnnHandle_t h, cudnnBackendDescriptor_t plan, voi
 }
 
 enum dse_status dse_cuda_plan_run(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_plan *p,
-                                  void *x, void *w, void *y) {
-    void *ws = NULL;
-    enum dse_status st = dse_cuda_workspace(cx, n, p->ws_bytes, &ws);
-    if (st) return st;
+                                  void *x, void *w, void *y, void *ws) {
     DSE_CUDNN_TRY(cx, n, execute(cx->impl->cudnn, p->plan, x, w, y, ws));
     return DSE_OK;
 }

@@ -1,7 +1,10 @@
-/* cuda_impl.h: what the CUDA backend's host files (engine/cuda/ctx.c, conv.c, ops.c)
- * share and nobody else sees: the ctx's handles, per-node descriptors, and the macros
- * that check every CUDA, cuDNN and cuBLAS return code (STYLE.md section 3). Public
- * interface: engine/cuda/cuda.h. */
+/* cuda_impl.h: what the CUDA backend's host files (engine/cuda/ctx.c, conv.c,
+ * conv_graph.c, ops.c, fail.c) share and nobody else sees: the ctx's handles, per-node
+ * descriptors, and the macros that check every CUDA, cuDNN and cuBLAS return code
+ * (STYLE.md section 3). Calls go down, never back (ctx.c's kernel table only names the
+ * kernels): the kernels (conv.c, ops.c) -> ctx.c (workspace, descriptors) -> conv_graph.c
+ * (plans; ctx.c frees them) -> fail.c (errors, what the macros call), which calls no
+ * other file here. Public interface: engine/cuda/cuda.h. */
 #ifndef DSE_ENGINE_CUDA_IMPL_H
 #define DSE_ENGINE_CUDA_IMPL_H
 
@@ -81,13 +84,17 @@ struct dse_cuda_plan; /* an execution plan and the descriptors it was made from 
  * caller then uses the legacy API). Buffers written by the direction get scratch values. */
 enum dse_status dse_cuda_plan_find(struct dse_cuda_ctx *cx, const struct dse_node *n, int dir, void *x, void *w,
                                    void *y, void *ws, size_t ws_bytes, struct dse_cuda_plan **out, float *ms);
-/* Run plan on the buffers (same order as for find) with the ctx's workspace. */
+/* Run plan on the buffers (same order as for find) with workspace ws of at least
+ * dse_cuda_plan_ws(p) bytes (the caller gets it: conv_graph.c calls nothing in ctx.c). */
 enum dse_status dse_cuda_plan_run(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_plan *p,
-                                  void *x, void *w, void *y);
+                                  void *x, void *w, void *y, void *ws);
 int64_t dse_cuda_plan_engine(const struct dse_cuda_plan *p); /* cuDNN's global engine index */
 size_t  dse_cuda_plan_ws(const struct dse_cuda_plan *p);     /* workspace bytes it needs */
 int     dse_cuda_plan_deterministic(const struct dse_cuda_plan *p); /* cuDNN does not note it nondeterministic */
 void    dse_cuda_plan_free(struct dse_cuda_plan *p);          /* accepts NULL */
+
+/* ---- fail.c: error messages, the lowest file (the macros below call it, it calls no other
+ * file of engine/cuda/) ---------------------------------------------------------------------- */
 
 /* Fill cx->err with "layer 'NAME' (OP): " (when n is non-NULL) + the formatted text;
  * return code. */
@@ -121,6 +128,8 @@ enum dse_status dse_cuda_fail_call(struct dse_cuda_ctx *cx, const struct dse_nod
 /* Copy cx->err into err (if non-NULL and distinct) and return code: for API functions
  * that take an err argument. */
 enum dse_status dse_cuda_report(struct dse_cuda_ctx *cx, enum dse_status code, struct dse_err *err);
+
+/* ---- ctx.c: the context ------------------------------------------------------------------ */
 
 /* Make the ctx's device current for this thread (a process may hold contexts on several
  * devices). */
