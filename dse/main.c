@@ -278,14 +278,16 @@ static int opt_budget(const char *cmd, const char *v, struct dse_sweep_opts *o) 
     if (end == v || errno || !(x > 0)) goto bad;
     if (*end == 'h' && !end[1]) return o->hours = x, -1;
     if (*end == 'm' && !end[1]) return o->hours = x / 60, -1;
-    if ((!*end || (*end == 'e' && !end[1])) && x == (double)(int)x && x <= 1024) {
+    if ((!*end || (*end == 'e' && !end[1])) && x == (double)(int)x && x <= DSE_OPT_EPOCHS_MAX) {
         o->plan.epochs = (int)x;
         o->set_epochs = 1;
         return -1;
     }
 bad:
-    return bad_usage(cmd, "--budget '%s' is not E or Ee (epochs per candidate, 1 to 1024), Nh (hours) or Nm "
-                          "(minutes)", v);
+    char msg[160];
+    snprintf(msg, sizeof msg, "--budget '%%s' is not E or Ee (epochs per candidate, 1 to %d), Nh (hours) or Nm "
+                              "(minutes)", DSE_OPT_EPOCHS_MAX);
+    return bad_usage(cmd, msg, v);
 }
 
 /* Before a sweep trains: the space's first candidate must fit its dataset (channels, size,
