@@ -320,27 +320,27 @@ static const struct dse_opt_line lines_train[] = {
     OWN(JSON, "print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds"),
 };
 
+/* bench and profile: where the model on synthetic data runs, and how it is fitted */
+#define SYNTHETIC_MODEL_LINES                                                                 \
+    OWN(DEVICE, "cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)"),                    \
+    OWN(PRECISION, "on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)"), \
+    OWN(ALGOS, "on a GPU: cuDNN's deterministic algorithms only (det, default) or any"),      \
+    OWN(INPUT, "fit the network's input; --classes K: its classifier's outputs"),             \
+    IN_TEXT(CLASSES)
+
 static const struct dse_opt_line lines_bench[] = {
     OWN(MODE, "train (default: forward, backward, SGD) or infer (forward)"),
     OWN(BATCH, "default 32"),
     RIGHT(THREADS, NULL, "CPU threads, default 2"),
     OWN(ITERS, "default 10"),
-    OWN(DEVICE, "cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)"),
-    OWN(PRECISION, "on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)"),
-    OWN(ALGOS, "on a GPU: cuDNN's deterministic algorithms only (det, default) or any"),
-    OWN(INPUT, "fit the network's input; --classes K: its classifier's outputs"),
-    IN_TEXT(CLASSES),
+    SYNTHETIC_MODEL_LINES,
 };
 
 static const struct dse_opt_line lines_profile[] = {
     OWN(BATCH, "default 32"),
     RIGHT(THREADS, NULL, "CPU threads, default 2"),
     OWN(ITERS, "default 5"),
-    OWN(DEVICE, "cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)"),
-    OWN(PRECISION, "on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)"),
-    OWN(ALGOS, "on a GPU: cuDNN's deterministic algorithms only (det, default) or any"),
-    OWN(INPUT, "fit the network's input; --classes K: its classifier's outputs"),
-    IN_TEXT(CLASSES),
+    SYNTHETIC_MODEL_LINES,
 };
 
 static const struct dse_opt_line lines_eval[] = {
