@@ -17,6 +17,7 @@
 #include "dse/dataprep.h"
 #include "dse/exportcmd.h"
 #include "dse/netfile.h"
+#include "dse/options.h"
 #include "dse/report.h"
 #include "dse/space.h"
 #include "dse/sweep.h"
@@ -49,218 +50,6 @@ static const char usage_main[] =
     "NET is a dse network file (.cfg, docs/network-format.md) or Caffe prototxt; SPACE is a\n"
     "design-space file (docs/space-format.md).\n"
     "Run 'dse COMMAND --help' for a command's options. Exit status: 0 ok, 2 bad input, 1 other errors.\n";
-
-static const char usage_analyze[] =
-    "usage: dse analyze NET [--batch N] [--format table|json|csv|md] [--expand]\n"
-    "                       [--input C,H,W] [--classes K]\n"
-    "\n"
-    "Closed-form cost of a network: per layer the output shape, params (weights + biases),\n"
-    "FLOPs (2 per multiply-add, conv and fc), activations and receptive field; totals,\n"
-    "model size, training FLOPs (3x forward) and memory estimates for inference and training.\n"
-    "\n"
-    "  --batch N        images per batch (default 1)\n"
-    "  --format F       table (default), json (docs/json.md), csv or md\n"
-    "  --expand         one row per primitive layer instead of one per Fire module\n"
-    "  --input C,H,W    override the network's input shape (e.g. 3,454,454)\n"
-    "  --classes K      give the classifier (the last conv or fc) K outputs\n";
-
-static const char usage_diff[] =
-    "usage: dse diff BASE VARIANT [--batch N] [--format table|json|csv|md] [--expand]\n"
-    "\n"
-    "Compare two networks layer by layer (matched by name), as thesis Tables 4.3-4.8:\n"
-    "ratios variant/base of output size, params and FLOPs, added and removed layers,\n"
-    "totals, and the reach of the change: local (the changed layer and at most its\n"
-    "successor), regional, or global (reaches the last layer).\n"
-    "\n"
-    "  --batch N        images per batch (default 1)\n"
-    "  --format F       table (default), json, csv or md\n"
-    "  --expand         compare primitive layers instead of whole Fire modules\n";
-
-static const char usage_count[] =
-    "usage: dse count SPACE\n"
-    "\n"
-    "The number of candidates in a design space, without enumerating them: the product\n"
-    "of the number of values of each metaparameter (thesis 4.7), each factor shown.\n";
-
-static const char usage_generate[] =
-    "usage: dse generate SPACE [--index K | --id ID | --all] [--format cfg|prototxt] [--out DIR]\n"
-    "\n"
-    "Write candidate networks of a design space. --index K (default 0) writes candidate K\n"
-    "of the grid to standard output, --id ID the candidate with that id (as dse report\n"
-    "shows both); --all writes every candidate the space covers (its sample, if it has\n"
-    "one) to DIR/<id>.cfg or DIR/<id>.prototxt.\n"
-    "\n"
-    "  --index K        grid index, 0 to count - 1\n"
-    "  --id ID          candidate id: c and 16 hex digits (dse report, sweep DIR/candidates/)\n"
-    "  --all            every candidate; needs --out\n"
-    "  --format F       cfg (default; docs/network-format.md) or prototxt (Caffe)\n"
-    "  --out DIR        directory for --all (created if missing)\n";
-
-static const char usage_sweep[] =
-    "usage: dse sweep SPACE [--out DIR] [--workers N] [--threads T] [--budget E|Nh|Nm]\n"
-    "                       [--early-stop none|sh] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
-    "                       [--conv auto|gemm_batch|gemm_image|winograd] [--lease-seconds S]\n"
-    "                       [--max-crashes N] [--data-root DIR]\n"
-    "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32|fp16|bf16] [--max-oom N]\n"
-    "                        [--algos det|any]]\n"
-    "       dse sweep SPACE --analytic-only [--out DIR]\n"
-    "\n"
-    "Generate and cost every candidate of a design space (or its sample), prune by the\n"
-    "space's constraints, record each candidate in DIR (default sweeps/<space name>), then\n"
-    "train every unpruned candidate with the space's train section: per-epoch loss, top-1,\n"
-    "top-5, wall time, images/s and a status (done, diverged, failed, stopped) go into its\n"
-    "file (docs/sweep-dir.md). Any number of these commands, on one machine or several\n"
-    "sharing DIR, work on the same sweep: candidates are claimed with leases that expire if a\n"
-    "worker dies, and a dead worker's candidate resumes from its last checkpoint. Running it\n"
-    "again joins or resumes the sweep. Progress lines go to stderr; 'dse status DIR' shows it.\n"
-    "When every candidate has ended, prints the report (dse report) and writes DIR/frontier.svg\n"
-    "and DIR/curves.svg.\n"
-    "\n"
-    "  --out DIR          the sweep directory\n"
-    "  --analytic-only    cost and prune only; train nothing\n"
-    "  --workers N        worker processes this command starts (default 2)\n"
-    "  --threads T        engine threads per worker (default 1; 2 workers x 1 thread use two\n"
-    "                     cores best, docs/sweep-dir.md)\n"
-    "  --budget B         B or Be: epochs per candidate (the schedule's length; default: the\n"
-    "                     space's train.epochs); Nh or Nm: stop this command after N hours or\n"
-    "                     minutes (the candidates resume from their checkpoints next time)\n"
-    "  --early-stop S     none (default): train every candidate fully; sh: successive halving\n"
-    "  --eta N            halving: the top 1/N of each rung go on (default 3)\n"
-    "  --min-epochs R     halving: rungs at R, R*eta, R*eta^2, ... epochs (default 1)\n"
-    "  --rank K           halving: pareto (default: Pareto rank on top-1 and model size, so\n"
-    "                     small models are not culled for being small) or top1\n"
-    "  --conv S           conv strategy: auto (timed once per candidate; default) or a fixed one\n"
-    "  --lease-seconds S  a lease's time to live (default 60; renewed every S/10 seconds)\n"
-    "  --max-crashes N    a candidate whose workers die N times in a row without finishing an\n"
-    "                     epoch is marked failed (default 3)\n"
-    "  --data-root DIR    where datasets are looked up (default /usr/share/datasets)\n"
-    "\n"
-    "On GPUs (docs/sweep-dir.md, \"Sweeps on shared GPUs\"):\n"
-    "  --gpus LIST        train on these CUDA devices instead of the CPU: comma-separated indices as\n"
-    "                     this process sees them (CUDA_VISIBLE_DEVICES renumbers them from 0), or\n"
-    "                     all. A worker claims a candidate only when the analyzer's training-memory\n"
-    "                     estimate, plus 10% and 768 MiB, fits in its GPU's free memory (other\n"
-    "                     users' processes included); otherwise it waits\n"
-    "  --per-gpu K        workers per GPU: a number, or auto (default: as many as fit, at most 8,\n"
-    "                     at most the CPU cores per GPU)\n"
-    "  --precision P      conv and fc arithmetic: fp32 (default), tf32 (tensor cores), or mixed:\n"
-    "                     fp16 (with loss scaling) or bf16 convs; all but fp32 change results\n"
-    "  --max-oom N        a candidate that runs out of GPU memory is re-queued with a note and asks\n"
-    "                     for more next time; after N times in a row it is marked failed (default 4)\n"
-    "  --algos A          cuDNN's algorithms: det (default: deterministic ones only) or any (also\n"
-    "                     those that add in a varying order; faster)\n"
-    "\n"
-    "The options that change results (--budget epochs, --early-stop, --eta, --min-epochs, --rank,\n"
-    "--conv, --precision, --algos) are fixed by the sweep's first worker in DIR/plan.json; later\n"
-    "ones must agree. Which GPU, how many workers and threads do not change them beyond float\n"
-    "rounding.\n";
-
-static const char usage_status[] =
-    "usage: dse status DIR\n"
-    "\n"
-    "Where a training sweep stands: candidates done, stopped (by rung), diverged, failed,\n"
-    "running (and on which host and pid), waiting for a rung decision and pending; epochs and\n"
-    "time spent against full training; an ETA. Reads only: safe while workers run.\n";
-
-static const char usage_report[] =
-    "usage: dse report DIR [--format md|csv|tex|json] [--plot FILE.svg] [--curves FILE.svg]\n"
-    "\n"
-    "All candidates of a sweep directory and the Pareto frontier: maximize accuracy and\n"
-    "minimize model size once candidates are trained, before that minimize model size\n"
-    "and FLOPs. docs/report.md describes the formats.\n"
-    "\n"
-    "  --format F       md (default), csv, tex or json\n"
-    "  --plot FILE.svg  also draw accuracy (or FLOPs) against model size\n"
-    "  --curves FILE.svg  also draw each trained candidate's test top-1 after every epoch\n";
-
-static const char usage_train[] =
-    "usage: dse train NET [--data fashion-mnist] [--epochs E] [--batch B] [--lr L]\n"
-    "                     [--lr-policy fixed|step|poly|linear] [--threads T] [--seed S]\n"
-    "                     [--limit-train N] [--limit-test N] [--init msra|xavier]\n"
-    "                     [--checkpoint-dir DIR] [--resume FILE] [--conv auto|gemm_batch|gemm_image]\n"
-    "                     [--conv-cache FILE|none] [--device cpu|cuda|cuda:N]\n"
-    "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--clip-norm C] [--json]\n"
-    "                     [--input C,H,W] [--classes K] [--aug auto|rrc|crop|flip|none] [--loader-threads N]\n"
-    "                     [--pack-cache DIR]\n"
-    "\n"
-    "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
-    "momentum 0.9, weight decay 2e-4, MSRA init, gradients clipped to a global L2 norm of 2, and\n"
-    "the classifier's bias at 0.5 when a ReLU follows it (SqueezeNet's conv10: no class starts\n"
-    "dead; docs/training.md). A network without a loss gets softmax cross-entropy on its last\n"
-    "layer. Reports test loss, top-1 and top-5 after every epoch; a progress line on a\n"
-    "terminal. NaN or infinite loss stops the run with status diverged.\n"
-    "\n"
-    "  --data D         dataset name (fashion-mnist, mnist, cifar-10, cifar-100), an IDX or CIFAR\n"
-    "                   directory, an image pack (dse data pack), or an image folder: DIR/train/<class>/\n"
-    "                   *.jpg|png and DIR/val/ (or test/), packed on first use into the pack cache\n"
-    "  --input C,H,W    fit the network's input (conv1's channels, the input size) to the data\n"
-    "  --classes K      fit the classifier (the last conv or fc) to K classes\n"
-    "  --aug A          image packs and folders: auto (default: random-resized-crop + flip above 64\n"
-    "                   pixels, else 4-pixel pad-and-crop + flip), rrc, crop, flip or none\n"
-    "  --loader-threads N  image packs and folders: decoding threads (default: one per core)\n"
-    "  --pack-cache DIR where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)\n"
-    "  --epochs E       default 1        --batch B    default 64\n"
-    "  --lr L           default 0.01     --lr-policy  default poly (power 1: linear to zero)\n"
-    "  --threads T      default 2        --seed S     default 1\n"
-    "  --limit-train N  train on the first N images; --limit-test N: test on the first N\n"
-    "  --checkpoint-dir DIR  write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)\n"
-    "  --resume FILE    continue from a checkpoint (on the CPU: bit-identical to an uninterrupted run)\n"
-    "  --conv S         conv strategy: auto (time each once per shape; default) or a fixed one\n"
-    "  --conv-cache F   where auto's choices are kept, so that every run on this machine and thread\n"
-    "                   count makes the same ones and repeats bit for bit (default\n"
-    "                   $XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v3-t<threads>.txt; none: time every run)\n"
-    "  --device D       cpu (default), cuda (= cuda:0) or cuda:N: train on that GPU (docs/gpu.md);\n"
-    "                   --conv and --conv-cache are CPU options (on a GPU cuDNN chooses)\n"
-    "  --precision P    arithmetic on a GPU: fp32 (default), tf32 (conv and fc on tensor cores,\n"
-    "                   inputs rounded to a 10-bit mantissa), or mixed precision: convs in fp16\n"
-    "                   (dynamic loss scaling) or bf16, the rest fp32; the CPU computes in fp32 only\n"
-    "  --algos A        cuDNN's algorithms on a GPU: det (default: deterministic ones only) or any\n"
-    "                   (also those that add in a varying order; about 1.5x faster in FP32)\n"
-    "  --clip-norm C    scale the gradients down to global L2 norm C when above it (default 2;\n"
-    "                   0: never); --json reports clipped_steps\n"
-    "  --json           print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds\n";
-
-static const char usage_bench[] =
-    "usage: dse bench NET [--mode train|infer] [--batch B] [--threads T] [--iters N]\n"
-    "                     [--device cpu|cuda|cuda:N] [--precision fp32|tf32|fp16|bf16] [--algos det|any]\n"
-    "                     [--input C,H,W] [--classes K]\n"
-    "\n"
-    "Images per second of a network on synthetic data: warm-up (conv strategy timing or\n"
-    "cuDNN's algorithm search included) excluded, median of N iterations (default 10).\n"
-    "Prints one line with img_per_s=<number>.\n"
-    "\n"
-    "  --mode M         train (default: forward, backward, SGD) or infer (forward)\n"
-    "  --batch B        default 32       --threads T  CPU threads, default 2\n"
-    "  --iters N        default 10\n"
-    "  --device D       cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)\n"
-    "  --precision P    on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)\n"
-    "  --algos A        on a GPU: cuDNN's deterministic algorithms only (det, default) or any\n"
-    "  --input C,H,W    fit the network's input; --classes K: its classifier's outputs\n";
-
-static const char usage_profile[] =
-    "usage: dse profile NET [--batch B] [--threads T] [--iters N] [--device cpu|cuda|cuda:N]\n"
-    "                       [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--input C,H,W] [--classes K]\n"
-    "\n"
-    "Per-layer forward and backward time (median of N iterations, default 5) and GFLOP/s\n"
-    "on synthetic data, the layer-wise breakdown of Caffe's `caffe time`. On a GPU each\n"
-    "layer's time is measured from queueing it to the device finishing it.\n"
-    "\n"
-    "  --batch B        default 32       --threads T  CPU threads, default 2\n"
-    "  --iters N        default 5\n"
-    "  --device D       cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)\n"
-    "  --precision P    on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)\n"
-    "  --algos A        on a GPU: cuDNN's deterministic algorithms only (det, default) or any\n"
-    "  --input C,H,W    fit the network's input; --classes K: its classifier's outputs\n";
-
-/* Options of a command: the flags it takes and the options that take a value. */
-struct cmd {
-    const char *name;
-    int         min_pos, max_pos;
-    const char *flags;   /* space-separated */
-    const char *valued;  /* space-separated */
-    const char *usage;
-    int (*run)(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags);
-};
 
 static int bad_usage(const char *cmd, const char *fmt, const char *arg) {
     fprintf(stderr, "dse %s: ", cmd);
@@ -295,14 +84,20 @@ static int parse_shape(const char *s, struct dse_input_shape *out) {
     return 0;
 }
 
-static int opt_int(const char *cmd, const char *name, const char *v, long long lo, long long hi, int *out);
+/* Option o of a command's dse_opt_args a: its text (NULL if not given), its value if an
+ * integer (d if not given), or whether the flag was given. */
+#define OPT(o)        (a->val[DSE_OPT_##o])
+#define OPT_INT(o, d) (OPT(o) ? (int)a->num[DSE_OPT_##o] : (d))
+#define FLAG(o)       (OPT(o) != NULL)
 
 /* --input C,H,W and --classes K: how to fit a network to data. -1, or the usage error's code. */
-static int opt_fit(const char *cmd, const char *input, const char *classes, struct dse_input_shape *in) {
+static int opt_fit(const char *cmd, const struct dse_opt_args *a, struct dse_input_shape *in) {
     memset(in, 0, sizeof *in);
-    if (input && parse_shape(input, in))
-        return bad_usage(cmd, "--input '%s' is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)", input);
-    return opt_int(cmd, "--classes", classes, 1, DSE_DIM_MAX, &in->classes);
+    if (OPT(INPUT) && parse_shape(OPT(INPUT), in))
+        return bad_usage(cmd, "--input '%s' is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)",
+                         OPT(INPUT));
+    in->classes = OPT_INT(CLASSES, 0);
+    return -1;
 }
 
 static int fail(const struct dse_err *err) {
@@ -318,70 +113,50 @@ static int fail_net(struct dse_err *err, const char *net_path) {
     return fail(err);
 }
 
-/* Shared option readers: on a bad value they print the usage error and return its code. */
-static int opt_batch(const char *cmd, const char *v, long long *batch) {
-    *batch = 1;
-    if (v && parse_ll(v, 1, 1000000000LL, batch))
-        return bad_usage(cmd, "--batch '%s' is not an integer from 1 to 10^9", v);
-    return -1;
+/* --format, checked against the command's words already: the format it names, else dflt. */
+static enum dse_format opt_format(const char *v, enum dse_format dflt) {
+    enum dse_format fmt = dflt;
+    if (v && dse_format_from_str(v, &fmt)) fmt = dflt;
+    return fmt;
 }
 
-static int opt_format(const char *cmd, const char *v, const char *allowed, enum dse_format dflt,
-                      enum dse_format *fmt) {
-    *fmt = dflt;
-    if (v && (dse_word_index(allowed, v) < 0 || dse_format_from_str(v, fmt))) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "--format '%%s' is not one of: %s", allowed);
-        return bad_usage(cmd, msg, v);
-    }
-    return -1;
-}
-
-#define FLAG(name) (dse_word_index(flags, name) >= 0)
-
-static int cmd_analyze(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_net net;
     struct dse_input_shape in;
-    long long batch;
-    enum dse_format fmt;
+    const long long batch = OPT_INT(BATCH, 1);
+    const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
-    (void)n_pos;
-    if ((rc = opt_batch(c->name, vals[0], &batch)) >= 0) return rc;
-    if ((rc = opt_format(c->name, vals[1], "table json csv md", DSE_FORMAT_TABLE, &fmt)) >= 0) return rc;
-    if ((rc = opt_fit(c->name, vals[2], vals[3], &in)) >= 0) return rc;
-    if (dse_netfile_load(pos[0], &in, &net, &err)) return fail(&err);
-    rc = dse_report_analyze(stdout, pos[0], &net, batch, FLAG("--expand"), fmt, &err) ? fail(&err) : 0;
+    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
+    rc = dse_report_analyze(stdout, a->pos[0], &net, batch, FLAG(EXPAND), fmt, &err) ? fail(&err) : 0;
     dse_net_deinit(&net);
     return rc;
 }
 
-static int cmd_diff(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_diff(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_net base, var;
-    long long batch;
-    enum dse_format fmt;
+    const long long batch = OPT_INT(BATCH, 1);
+    const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
-    (void)n_pos;
-    if ((rc = opt_batch(c->name, vals[0], &batch)) >= 0) return rc;
-    if ((rc = opt_format(c->name, vals[1], "table json csv md", DSE_FORMAT_TABLE, &fmt)) >= 0) return rc;
-    if (dse_netfile_load(pos[0], NULL, &base, &err)) return fail(&err);
-    if (dse_netfile_load(pos[1], NULL, &var, &err)) {
+    if (dse_netfile_load(a->pos[0], NULL, &base, &err)) return fail(&err);
+    if (dse_netfile_load(a->pos[1], NULL, &var, &err)) {
         dse_net_deinit(&base);
         return fail(&err);
     }
-    rc = dse_report_diff(stdout, pos[0], &base, pos[1], &var, batch, FLAG("--expand"), fmt, &err)
+    rc = dse_report_diff(stdout, a->pos[0], &base, a->pos[1], &var, batch, FLAG(EXPAND), fmt, &err)
              ? fail(&err) : 0;
     dse_net_deinit(&base);
     dse_net_deinit(&var);
     return rc;
 }
 
-static int cmd_count(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_count(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_space s;
     struct dse_err err = { 0 };
-    (void)c, (void)n_pos, (void)vals, (void)flags;
-    if (dse_space_load(pos[0], &s, &err)) return fail(&err);
+    (void)c;
+    if (dse_space_load(a->pos[0], &s, &err)) return fail(&err);
     printf("%s: ", s.name);
     int any = 0;
     for (int k = 0; k < DSE_AX_COUNT; k++)
@@ -411,31 +186,27 @@ static enum dse_status write_candidate(FILE *f, const struct dse_space *s, uint6
     return prototxt ? dse_prototxt_write(f, net, err) : dse_netcfg_write(f, net, err);
 }
 
-static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_generate(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_space s;
     struct dse_err err = { 0 };
     struct dse_net net;
     long long index = 0;
     int prototxt = 0, rc = 0;
-    (void)n_pos;
-    if (vals[2] && strcmp(vals[2], "cfg") && strcmp(vals[2], "prototxt"))
-        return bad_usage(c->name, "--format '%s' is not one of: cfg prototxt", vals[2]);
-    prototxt = vals[2] && !strcmp(vals[2], "prototxt");
-    if (FLAG("--all") + !!vals[0] + !!vals[1] > 1)
+    prototxt = OPT(FORMAT) && !strcmp(OPT(FORMAT), "prototxt");
+    if (FLAG(ALL) + !!OPT(INDEX) + !!OPT(ID) > 1)
         return bad_usage(c->name, "give one of --index, --id and --all%s", "");
-    if (vals[1] && !dse_space_id_valid(vals[1]))
+    if (OPT(ID) && !dse_space_id_valid(OPT(ID)))
         return bad_usage(c->name, "--id '%s' is not a candidate id; expected c and 16 hex digits, "
-                                  "e.g. c3f1a9d0b2e47c5a1", vals[1]);
-    if (FLAG("--all") && (!vals[3] || !vals[3][0])) return bad_usage(c->name, "--all needs --out DIR%s", "");
-    if (vals[0] && parse_ll(vals[0], 0, INT64_MAX, &index))
-        return bad_usage(c->name, "--index '%s' is not an integer >= 0", vals[0]);
-    if (dse_space_load(pos[0], &s, &err)) return fail(&err);
+                                  "e.g. c3f1a9d0b2e47c5a1", OPT(ID));
+    if (FLAG(ALL) && (!OPT(OUT) || !OPT(OUT)[0])) return bad_usage(c->name, "--all needs --out DIR%s", "");
+    if (OPT(INDEX)) index = a->num[DSE_OPT_INDEX];
+    if (dse_space_load(a->pos[0], &s, &err)) return fail(&err);
     dse_net_init(&net, s.name, 1, 1, 1);
-    if (vals[1]) {
+    if (OPT(ID)) {
         uint64_t k;
-        if (dse_space_find_id(&s, vals[1], DSE_SPACE_FIND_MAX, &k, &err)) rc = fail(&err);
+        if (dse_space_find_id(&s, OPT(ID), DSE_SPACE_FIND_MAX, &k, &err)) rc = fail(&err);
         else if (write_candidate(stdout, &s, k, prototxt, &net, &err)) rc = fail(&err);
-    } else if (!FLAG("--all")) {
+    } else if (!FLAG(ALL)) {
         if (!s.count_overflow && (uint64_t)index >= s.count) {
             fprintf(stderr, "dse generate: --index %lld is out of range; the space has %llu candidates "
                             "(0 to %llu)\n", index, (unsigned long long)s.count, (unsigned long long)s.count - 1);
@@ -445,7 +216,7 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
         }
     } else {
         uint64_t *idx = NULL, n = 0;
-        if (dse_space_indices(&s, 1000000, &idx, &n, &err) || dse_fs_mkdirs(vals[3], &err)) {
+        if (dse_space_indices(&s, 1000000, &idx, &n, &err) || dse_fs_mkdirs(OPT(OUT), &err)) {
             rc = fail(&err);
         } else {
             for (uint64_t i = 0; i < n && !rc; i++) {
@@ -454,7 +225,7 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
                 size_t len = 0;
                 dse_space_candidate(&s, idx[i], &mp);
                 dse_space_id(&mp, id);
-                snprintf(path, sizeof path, "%s/%s.%s", vals[3], id, prototxt ? "prototxt" : "cfg");
+                snprintf(path, sizeof path, "%s/%s.%s", OPT(OUT), id, prototxt ? "prototxt" : "cfg");
                 FILE *m = open_memstream(&buf, &len);
                 if (!m) {
                     rc = 1;
@@ -465,7 +236,7 @@ static int cmd_generate(const struct cmd *c, const char **pos, int n_pos, char *
                 if (st || dse_fs_write_atomic(path, buf, len, &err)) rc = fail(&err);
                 free(buf);
             }
-            if (!rc) fprintf(stderr, "dse generate: wrote %llu networks to %s\n", (unsigned long long)n, vals[3]);
+            if (!rc) fprintf(stderr, "dse generate: wrote %llu networks to %s\n", (unsigned long long)n, OPT(OUT));
         }
         free(idx);
     }
@@ -507,14 +278,16 @@ static int opt_budget(const char *cmd, const char *v, struct dse_sweep_opts *o) 
     if (end == v || errno || !(x > 0)) goto bad;
     if (*end == 'h' && !end[1]) return o->hours = x, -1;
     if (*end == 'm' && !end[1]) return o->hours = x / 60, -1;
-    if ((!*end || (*end == 'e' && !end[1])) && x == (double)(int)x && x <= 1024) {
+    if ((!*end || (*end == 'e' && !end[1])) && x == (double)(int)x && x <= DSE_OPT_EPOCHS_MAX) {
         o->plan.epochs = (int)x;
         o->set_epochs = 1;
         return -1;
     }
 bad:
-    return bad_usage(cmd, "--budget '%s' is not E or Ee (epochs per candidate, 1 to 1024), Nh (hours) or Nm "
-                          "(minutes)", v);
+    char msg[160];
+    snprintf(msg, sizeof msg, "--budget '%%s' is not E or Ee (epochs per candidate, 1 to %d), Nh (hours) or Nm "
+                              "(minutes)", DSE_OPT_EPOCHS_MAX);
+    return bad_usage(cmd, msg, v);
 }
 
 /* Before a sweep trains: the space's first candidate must fit its dataset (channels, size,
@@ -538,88 +311,80 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     return st;
 }
 
-static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_space s;
     struct dse_err err = { 0 };
     struct dse_sweep_summary sum;
     struct dse_sweep_opts o;
     char dir[4096];
     int rc;
-    (void)n_pos;
     dse_sweep_opts_default(&o);
-    if (vals[0] && !vals[0][0]) return bad_usage(c->name, "--out needs a directory name%s", "");
-    if ((rc = opt_int(c->name, "--workers", vals[1], 1, 256, &o.workers)) >= 0 ||
-        (rc = opt_int(c->name, "--threads", vals[2], 1, 256, &o.threads)) >= 0 ||
-        (vals[3] && (rc = opt_budget(c->name, vals[3], &o)) >= 0) ||
-        (rc = opt_int(c->name, "--eta", vals[5], 2, 1000, &o.plan.eta)) >= 0 ||
-        (rc = opt_int(c->name, "--min-epochs", vals[6], 1, 1024, &o.plan.min_epochs)) >= 0 ||
-        (rc = opt_int(c->name, "--max-crashes", vals[10], 1, 1000000, &o.max_crashes)) >= 0)
-        return rc;
-    o.set_eta = vals[5] != NULL, o.set_min_epochs = vals[6] != NULL;
-    if (vals[4]) {
-        if (strcmp(vals[4], "none") && strcmp(vals[4], "sh"))
-            return bad_usage(c->name, "--early-stop '%s' is not none or sh (successive halving)", vals[4]);
-        o.plan.halving = !strcmp(vals[4], "sh");
+    if (OPT(OUT) && !OPT(OUT)[0]) return bad_usage(c->name, "--out needs a directory name%s", "");
+    o.workers = OPT_INT(WORKERS, o.workers);
+    o.threads = OPT_INT(THREADS, o.threads);
+    o.plan.eta = OPT_INT(ETA, o.plan.eta);
+    o.plan.min_epochs = OPT_INT(MIN_EPOCHS, o.plan.min_epochs);
+    o.max_crashes = OPT_INT(MAX_CRASHES, o.max_crashes);
+    o.max_oom = OPT_INT(MAX_OOM, o.max_oom);
+    if (OPT(BUDGET) && (rc = opt_budget(c->name, OPT(BUDGET), &o)) >= 0) return rc;
+    o.set_eta = OPT(ETA) != NULL, o.set_min_epochs = OPT(MIN_EPOCHS) != NULL;
+    if (OPT(EARLY_STOP)) {
+        o.plan.halving = !strcmp(OPT(EARLY_STOP), "sh");
         o.set_halving = 1;
     }
-    if (vals[7]) {
-        if (strcmp(vals[7], "pareto") && strcmp(vals[7], "top1"))
-            return bad_usage(c->name, "--rank '%s' is not pareto or top1", vals[7]);
-        o.plan.rank = !strcmp(vals[7], "top1") ? DSE_SWEEP_RANK_TOP1 : DSE_SWEEP_RANK_PARETO;
+    if (OPT(RANK)) {
+        o.plan.rank = !strcmp(OPT(RANK), "top1") ? DSE_SWEEP_RANK_TOP1 : DSE_SWEEP_RANK_PARETO;
         o.set_rank = 1;
     }
-    if (vals[8]) {
-        if ((rc = opt_conv(c->name, vals[8], &o.plan.conv)) >= 0) return rc;
+    if (OPT(CONV)) {
+        if ((rc = opt_conv(c->name, OPT(CONV), &o.plan.conv)) >= 0) return rc;
         o.set_conv = 1;
     }
-    if (vals[9]) {
+    if (OPT(LEASE_SECONDS)) {
         char *end;
-        double ttl = strtod(vals[9], &end);
-        if (end == vals[9] || *end || !(ttl >= 0.5) || ttl > 86400)
-            return bad_usage(c->name, "--lease-seconds '%s' is not a number from 0.5 to 86400", vals[9]);
+        double ttl = strtod(OPT(LEASE_SECONDS), &end);
+        if (end == OPT(LEASE_SECONDS) || *end || !(ttl >= 0.5) || ttl > 86400)
+            return bad_usage(c->name, "--lease-seconds '%s' is not a number from 0.5 to 86400", OPT(LEASE_SECONDS));
         o.lease_s = ttl;
     }
-    o.data_root = vals[11];
-    if (vals[12] && (rc = opt_gpus(c->name, vals[12], &o)) >= 0) return rc;
-    const int gpus = vals[12] != NULL;
-    if (vals[13]) {
-        if (!gpus) return bad_usage(c->name, "--per-gpu %s needs --gpus", vals[13]);
+    o.data_root = OPT(DATA_ROOT);
+    if (OPT(GPUS) && (rc = opt_gpus(c->name, OPT(GPUS), &o)) >= 0) return rc;
+    const int gpus = OPT(GPUS) != NULL;
+    if (OPT(PER_GPU)) {
+        if (!gpus) return bad_usage(c->name, "--per-gpu %s needs --gpus", OPT(PER_GPU));
         long long k = 0;
-        if (strcmp(vals[13], "auto") && parse_ll(vals[13], 1, 64, &k))
-            return bad_usage(c->name, "--per-gpu '%s' is not auto or a number of workers from 1 to 64", vals[13]);
+        if (strcmp(OPT(PER_GPU), "auto") && parse_ll(OPT(PER_GPU), 1, 64, &k))
+            return bad_usage(c->name, "--per-gpu '%s' is not auto or a number of workers from 1 to 64", OPT(PER_GPU));
         o.per_gpu = (int)k;
     }
-    if (vals[14]) {
-        if (dse_cuda_math_parse(vals[14], &o.plan.precision, &err))
-            return bad_usage(c->name, "--precision '%s' is not fp32, tf32, fp16 or bf16", vals[14]);
+    if (OPT(PRECISION)) {
+        if (dse_cuda_math_parse(OPT(PRECISION), &o.plan.precision, &err))
+            return bad_usage(c->name, "--precision '%s' is not fp32, tf32, fp16 or bf16", OPT(PRECISION));
         if (!gpus && o.plan.precision != DSE_CUDA_MATH_FP32)
-            return bad_usage(c->name, "--precision %s needs --gpus; the CPU computes in fp32 only", vals[14]);
+            return bad_usage(c->name, "--precision %s needs --gpus; the CPU computes in fp32 only", OPT(PRECISION));
         o.set_precision = 1;
     }
-    if (vals[16]) {
-        if (strcmp(vals[16], "det") && strcmp(vals[16], "any"))
-            return bad_usage(c->name, "--algos '%s' is not det or any", vals[16]);
-        if (!gpus) return bad_usage(c->name, "--algos %s needs --gpus; the CPU's kernels are deterministic", vals[16]);
-        o.plan.nondeterministic = !strcmp(vals[16], "any");
+    if (OPT(ALGOS)) {
+        if (!gpus) return bad_usage(c->name, "--algos %s needs --gpus; the CPU's kernels are deterministic", OPT(ALGOS));
+        o.plan.nondeterministic = !strcmp(OPT(ALGOS), "any");
         o.set_algos = 1;
     }
-    if ((rc = opt_int(c->name, "--max-oom", vals[15], 1, 1000000, &o.max_oom)) >= 0) return rc;
-    if (vals[15] && !gpus) return bad_usage(c->name, "--max-oom %s needs --gpus", vals[15]);
-    if (gpus && vals[1])
-        return bad_usage(c->name, "--workers %s is for the CPU; with --gpus give --per-gpu (workers per GPU)", vals[1]);
-    if (gpus && vals[8] && strcmp(vals[8], "auto"))
+    if (OPT(MAX_OOM) && !gpus) return bad_usage(c->name, "--max-oom %s needs --gpus", OPT(MAX_OOM));
+    if (gpus && OPT(WORKERS))
+        return bad_usage(c->name, "--workers %s is for the CPU; with --gpus give --per-gpu (workers per GPU)", OPT(WORKERS));
+    if (gpus && OPT(CONV) && strcmp(OPT(CONV), "auto"))
         return bad_usage(c->name, "--conv %s chooses CPU conv strategies; on GPUs cuDNN chooses (leave it out)",
-                         vals[8]);
-    int analytic = FLAG("--analytic-only");
-    if (analytic && (vals[1] || vals[2] || vals[3] || vals[4] || vals[5] || vals[6] || vals[7] || vals[8] || vals[9] ||
-                     vals[10] || vals[11] || vals[12] || vals[13] || vals[14] || vals[15] || vals[16]))
+                         OPT(CONV));
+    int analytic = FLAG(ANALYTIC_ONLY);
+    if (analytic && (OPT(WORKERS) || OPT(THREADS) || OPT(BUDGET) || OPT(EARLY_STOP) || OPT(ETA) || OPT(MIN_EPOCHS) || OPT(RANK) || OPT(CONV) || OPT(LEASE_SECONDS) ||
+                     OPT(MAX_CRASHES) || OPT(DATA_ROOT) || OPT(GPUS) || OPT(PER_GPU) || OPT(PRECISION) || OPT(MAX_OOM) || OPT(ALGOS)))
         return bad_usage(c->name, "--analytic-only trains nothing: give only --out with it%s", "");
-    if (dse_space_load(pos[0], &s, &err)) return fail(&err);
-    snprintf(dir, sizeof dir, "%s", vals[0] ? vals[0] : "sweeps/");
-    if (!vals[0]) strncat(dir, s.name, sizeof dir - strlen(dir) - 1);
+    if (dse_space_load(a->pos[0], &s, &err)) return fail(&err);
+    snprintf(dir, sizeof dir, "%s", OPT(OUT) ? OPT(OUT) : "sweeps/");
+    if (!OPT(OUT)) strncat(dir, s.name, sizeof dir - strlen(dir) - 1);
     rc = 0;
     if (!analytic && !s.train.present) {
-        dse_err_set(&err, DSE_ERR_CONFIG, pos[0], 0, "no train section, so nothing to train; add train = { dataset = "
+        dse_err_set(&err, DSE_ERR_CONFIG, a->pos[0], 0, "no train section, so nothing to train; add train = { dataset = "
                     "\"fashion-mnist\"; epochs = 5; ... } (docs/space-format.md), or give --analytic-only");
         rc = fail(&err);
     } else if (!analytic && dse_sweep_gpus_check(&o, stderr, &err)) { /* before anything is written */
@@ -652,25 +417,22 @@ static int cmd_sweep(const struct cmd *c, const char **pos, int n_pos, char **va
     return rc;
 }
 
-static int cmd_status(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_status(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
-    (void)c, (void)n_pos, (void)vals, (void)flags;
-    return dse_sweep_status(stdout, pos[0], &err) ? fail(&err) : 0;
+    (void)c;
+    return dse_sweep_status(stdout, a->pos[0], &err) ? fail(&err) : 0;
 }
 
-static int cmd_report(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_report(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
-    enum dse_format fmt;
-    int rc;
-    (void)n_pos, (void)flags;
-    if ((rc = opt_format(c->name, vals[0], "md csv tex json", DSE_FORMAT_MD, &fmt)) >= 0) return rc;
+    const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_MD);
     struct dse_report_best best;
-    if (dse_report_sweep(stdout, pos[0], fmt, vals[1], &best, &err)) return fail(&err);
-    if (vals[2] && dse_report_curves(pos[0], vals[2], &err)) return fail(&err);
+    if (dse_report_sweep(stdout, a->pos[0], fmt, OPT(PLOT), &best, &err)) return fail(&err);
+    if (OPT(CURVES) && dse_report_curves(a->pos[0], OPT(CURVES), &err)) return fail(&err);
     fflush(stdout);
     if (best.id[0] && (fmt == DSE_FORMAT_CSV || fmt == DSE_FORMAT_TEX)) { /* MD and JSON say it themselves */
         char cmd[4400];
-        dse_report_export_cmd(cmd, sizeof cmd, pos[0], best.id);
+        dse_report_export_cmd(cmd, sizeof cmd, a->pos[0], best.id);
         fprintf(stderr, "next: %s (the most accurate candidate; --best --max-mb M picks within a size limit)\n", cmd);
     }
     return 0;
@@ -708,18 +470,6 @@ static void train_progress(void *arg, const struct dse_train_progress *p) {
     fflush(f);
 }
 
-static int opt_int(const char *cmd, const char *name, const char *v, long long lo, long long hi, int *out) {
-    long long x;
-    if (!v) return -1;
-    if (parse_ll(v, lo, hi, &x)) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s '%%s' is not an integer from %lld to %lld", name, lo, hi);
-        return bad_usage(cmd, msg, v);
-    }
-    *out = (int)x;
-    return -1;
-}
-
 static int opt_conv(const char *cmd, const char *v, int *algo) {
     if (!v || !strcmp(v, "auto")) return *algo = DSE_ALGO_AUTO, -1;
     for (int a = 0; a < DSE_CPU_CONV_COUNT; a++)
@@ -739,8 +489,6 @@ static int opt_device(const char *cmd, const char *device, const char *precision
         return bad_usage(cmd, "--precision '%s' is not fp32, tf32, fp16 or bf16", precision);
     if (d->device.kind == DSE_DEVICE_CPU && d->math != DSE_CUDA_MATH_FP32)
         return bad_usage(cmd, "--precision %s is for --device cuda; the CPU computes in fp32 only", precision);
-    if (algos && strcmp(algos, "det") && strcmp(algos, "any"))
-        return bad_usage(cmd, "--algos '%s' is not det or any", algos);
     d->nondeterministic = algos && !strcmp(algos, "any");
     if (d->device.kind == DSE_DEVICE_CPU && d->nondeterministic)
         return bad_usage(cmd, "--algos %s is for --device cuda; the CPU's kernels are deterministic", algos);
@@ -773,61 +521,56 @@ static int device_ready(const char *cmd, const struct dse_model_device_opts *d) 
     return EXIT_BAD_INPUT;
 }
 
-static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_train_opts o;
     struct dse_err err = { 0 };
     struct dse_net net;
     int rc, seed = 1;
-    (void)n_pos;
     dse_train_opts_default(&o);
     o.threads = 2;
-    if (vals[0]) o.data = vals[0];
-    if ((rc = opt_int(c->name, "--epochs", vals[1], 1, 1024, &o.epochs)) >= 0 ||
-        (rc = opt_int(c->name, "--batch", vals[2], 1, 1 << 16, &o.batch)) >= 0 ||
-        (rc = opt_int(c->name, "--threads", vals[5], 1, 256, &o.threads)) >= 0 ||
-        (rc = opt_int(c->name, "--seed", vals[6], 0, 2147483647, &seed)) >= 0 ||
-        (rc = opt_int(c->name, "--limit-train", vals[7], 1, 1 << 30, &o.limit_train)) >= 0 ||
-        (rc = opt_int(c->name, "--limit-test", vals[8], 1, 1 << 30, &o.limit_test)) >= 0 ||
-        (rc = opt_conv(c->name, vals[12], &o.conv_algo)) >= 0 ||
-        (rc = opt_device(c->name, vals[14], vals[15], vals[16], &o.dev)) >= 0)
+    if (OPT(DATA)) o.data = OPT(DATA);
+    o.epochs = OPT_INT(EPOCHS, o.epochs);
+    o.batch = OPT_INT(BATCH, o.batch);
+    o.threads = OPT_INT(THREADS, o.threads);
+    seed = OPT_INT(SEED, seed);
+    o.limit_train = OPT_INT(LIMIT_TRAIN, o.limit_train);
+    o.limit_test = OPT_INT(LIMIT_TEST, o.limit_test);
+    o.loader_workers = OPT_INT(LOADER_THREADS, o.loader_workers);
+    if ((rc = opt_conv(c->name, OPT(CONV), &o.conv_algo)) >= 0 ||
+        (rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &o.dev)) >= 0)
         return rc;
     const int on_gpu = o.dev.device.kind != DSE_DEVICE_CPU;
-    if (on_gpu && ((vals[12] && strcmp(vals[12], "auto")) || (vals[13] && strcmp(vals[13], "none"))))
+    if (on_gpu && ((OPT(CONV) && strcmp(OPT(CONV), "auto")) || (OPT(CONV_CACHE) && strcmp(OPT(CONV_CACHE), "none"))))
         return bad_usage(c->name, "--conv and --conv-cache choose CPU conv strategies; on --device %s cuDNN "
-                                  "chooses (leave them out)", vals[14]);
+                                  "chooses (leave them out)", OPT(DEVICE));
     o.seed = (uint64_t)seed;
-    if (vals[3]) {
+    if (OPT(LR)) {
         char *end;
-        double lr = strtod(vals[3], &end);
-        if (*end || !(lr > 0) || lr > 100) return bad_usage(c->name, "--lr '%s' is not a number in (0, 100]", vals[3]);
+        double lr = strtod(OPT(LR), &end);
+        if (*end || !(lr > 0) || lr > 100) return bad_usage(c->name, "--lr '%s' is not a number in (0, 100]", OPT(LR));
         o.lr = (float)lr;
     }
-    if (vals[4]) {
-        static const char *names[] = { "fixed", "step", "poly", "linear" };
-        int k = -1;
-        for (int i = 0; i < 4; i++) if (!strcmp(vals[4], names[i])) k = i;
-        if (k < 0) return bad_usage(c->name, "--lr-policy '%s' is not one of fixed, step, poly, linear", vals[4]);
-        o.policy = (enum dse_lr_policy)k;
+    if (OPT(LR_POLICY)) {
+        /* the words in enum dse_lr_policy's order */
+        o.policy = (enum dse_lr_policy)dse_word_index(dse_opt_specs[DSE_OPT_LR_POLICY].words, OPT(LR_POLICY));
         if (o.policy == DSE_LR_STEP) o.step_epochs = o.epochs > 3 ? o.epochs / 3 : 1;
     }
-    if (vals[17]) {
+    if (OPT(CLIP_NORM)) {
         char *end;
-        double cn = strtod(vals[17], &end);
-        if (end == vals[17] || *end || !(cn >= 0) || cn > 1e6 || (cn > 0 && (float)cn == 0.0f))
-            return bad_usage(c->name, "--clip-norm '%s' is not a number in [0, 1e6] (0: no clipping)", vals[17]);
+        double cn = strtod(OPT(CLIP_NORM), &end);
+        if (end == OPT(CLIP_NORM) || *end || !(cn >= 0) || cn > 1e6 || (cn > 0 && (float)cn == 0.0f))
+            return bad_usage(c->name, "--clip-norm '%s' is not a number in [0, 1e6] (0: no clipping)", OPT(CLIP_NORM));
         o.clip_norm = (float)cn;
     }
-    if (vals[9]) {
-        if (!strcmp(vals[9], "xavier")) o.init = DSE_INIT_XAVIER;
-        else if (!strcmp(vals[9], "msra")) o.init = DSE_INIT_MSRA;
-        else return bad_usage(c->name, "--init '%s' is not one of xavier, msra", vals[9]);
+    if (OPT(INIT)) {
+        o.init = !strcmp(OPT(INIT), "xavier") ? DSE_INIT_XAVIER : DSE_INIT_MSRA;
     }
-    o.checkpoint_dir = vals[10];
-    o.resume = vals[11];
+    o.checkpoint_dir = OPT(CHECKPOINT_DIR);
+    o.resume = OPT(RESUME);
     char cache[4096];
-    if (vals[13] && strcmp(vals[13], "none")) {
-        o.conv_cache = vals[13];
-    } else if (!vals[13] && !on_gpu) { /* the default: one file per thread count, like a compiler cache */
+    if (OPT(CONV_CACHE) && strcmp(OPT(CONV_CACHE), "none")) {
+        o.conv_cache = OPT(CONV_CACHE);
+    } else if (!OPT(CONV_CACHE) && !on_gpu) { /* the default: one file per thread count, like a compiler cache */
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
         char dir[3000];
         int ok = xdg && xdg[0] ? snprintf(dir, sizeof dir, "%s/dse", xdg) < (int)sizeof dir
@@ -840,23 +583,17 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
         }
     }
     struct dse_input_shape in;
-    if ((rc = opt_fit(c->name, vals[18], vals[19], &in)) >= 0 ||
-        (rc = opt_int(c->name, "--loader-threads", vals[21], 1, 256, &o.loader_workers)) >= 0)
-        return rc;
-    if (vals[20]) {
-        int k = dse_word_index(DSE_AUG_NAMES, vals[20]);
-        if (k < 0) return bad_usage(c->name, "--aug '%s' is not one of: " DSE_AUG_NAMES, vals[20]);
-        o.aug = (enum dse_aug_mode)k;
-    }
+    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    if (OPT(AUG)) o.aug = (enum dse_aug_mode)dse_word_index(DSE_AUG_NAMES, OPT(AUG));
     o.progress = isatty(2) ? train_progress : train_log, o.progress_arg = stderr;
-    if (dse_netfile_load(pos[0], &in, &net, &err)) return fail(&err);
+    if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
     if ((rc = device_ready(c->name, &o.dev)) >= 0) return dse_net_deinit(&net), rc;
     /* The data before the work: does the network fit it (naming the flags that would), and
      * an image folder becomes its pack in the cache on first use. */
     struct dse_data_info info;
     char data_path[4096];
     if (dse_data_probe(o.data, o.data_root, &info, &err) || dse_dataprep_check_fit(&net, &info, "flags", &err) ||
-        dse_dataprep_resolve(o.data, vals[22], net.in_c, net.in_h, net.in_w, stderr, data_path, sizeof data_path,
+        dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, stderr, data_path, sizeof data_path,
                              &err))
         return dse_net_deinit(&net), fail(&err);
     o.data = data_path;
@@ -864,8 +601,8 @@ static int cmd_train(const struct cmd *c, const char **pos, int n_pos, char **va
     if (!r) return dse_net_deinit(&net), 1;
     rc = 0;
     if (dse_train_run(&net, &o, r, &err)) {
-        rc = fail_net(&err, pos[0]);
-    } else if (FLAG("--json")) {
+        rc = fail_net(&err, a->pos[0]);
+    } else if (FLAG(JSON)) {
         /* The engine's measured memory beside the analyzer's training estimate. */
         struct dse_cost_layer *cl = calloc((size_t)net.n_layers, sizeof *cl);
         struct dse_cost_totals tot;
@@ -950,25 +687,20 @@ static int synthetic_model(const char *cmd, const char *path, const struct dse_i
     return -1;
 }
 
-static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     int batch = 32, threads = 2, iters = 10, rc;
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     float *x = NULL, loss;
     int *labels = NULL;
-    (void)n_pos, (void)flags;
-    int train = !vals[0] || !strcmp(vals[0], "train");
-    if (vals[0] && strcmp(vals[0], "train") && strcmp(vals[0], "infer"))
-        return bad_usage(c->name, "--mode '%s' is not train or infer", vals[0]);
+    const int train = !OPT(MODE) || !strcmp(OPT(MODE), "train");
     struct dse_model_device_opts dev;
     struct dse_input_shape in;
-    if ((rc = opt_int(c->name, "--batch", vals[1], 1, 1 << 16, &batch)) >= 0 ||
-        (rc = opt_int(c->name, "--threads", vals[2], 1, 256, &threads)) >= 0 ||
-        (rc = opt_int(c->name, "--iters", vals[3], 1, 100000, &iters)) >= 0 ||
-        (rc = opt_device(c->name, vals[4], vals[5], vals[6], &dev)) >= 0 ||
-        (rc = opt_fit(c->name, vals[7], vals[8], &in)) >= 0)
+    batch = OPT_INT(BATCH, batch), threads = OPT_INT(THREADS, threads), iters = OPT_INT(ITERS, iters);
+    if ((rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &dev)) >= 0 ||
+        (rc = opt_fit(c->name, a, &in)) >= 0)
         return rc;
-    if ((rc = synthetic_model(c->name, pos[0], &in, batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
+    if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
     dse_model_set_training(m, train);
     double *t = malloc(sizeof *t * (size_t)iters);
     rc = 0;
@@ -996,7 +728,7 @@ static int cmd_bench(const struct cmd *c, const char **pos, int n_pos, char **va
         char name[32];
         printf("name=bench.%s net=%s mode=%s batch=%d threads=%d device=%s precision=%s algos=%s iters=%d "
                "median_ms=%.2f min_ms=%.2f img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld\n",
-               m->net.name[0] ? m->net.name : "net", pos[0], train ? "train" : "infer", batch, threads,
+               m->net.name[0] ? m->net.name : "net", a->pos[0], train ? "train" : "infer", batch, threads,
                dse_device_str(&dev.device, name, (int)sizeof name), dse_cuda_math_str(dev.math),
                dev.nondeterministic ? "any" : "det", iters,
                1e3 * t[iters / 2], 1e3 * t[0], batch / t[iters / 2], dse_model_bytes(m),
@@ -1010,22 +742,19 @@ done:
     return rc < 0 ? 1 : rc;
 }
 
-static int cmd_profile(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_profile(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     int batch = 32, threads = 2, iters = 5, rc;
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     float *x = NULL, loss;
     int *labels = NULL;
-    (void)n_pos, (void)flags;
     struct dse_model_device_opts dev;
     struct dse_input_shape in;
-    if ((rc = opt_int(c->name, "--batch", vals[0], 1, 1 << 16, &batch)) >= 0 ||
-        (rc = opt_int(c->name, "--threads", vals[1], 1, 256, &threads)) >= 0 ||
-        (rc = opt_int(c->name, "--iters", vals[2], 1, 10000, &iters)) >= 0 ||
-        (rc = opt_device(c->name, vals[3], vals[4], vals[5], &dev)) >= 0 ||
-        (rc = opt_fit(c->name, vals[6], vals[7], &in)) >= 0)
+    batch = OPT_INT(BATCH, batch), threads = OPT_INT(THREADS, threads), iters = OPT_INT(ITERS, iters);
+    if ((rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &dev)) >= 0 ||
+        (rc = opt_fit(c->name, a, &in)) >= 0)
         return rc;
-    if ((rc = synthetic_model(c->name, pos[0], &in, batch, threads, 0, &dev, &m, &x, &labels)) >= 0) goto done;
+    if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, 0, &dev, &m, &x, &labels)) >= 0) goto done;
     int n = m->net.n_layers;
     double *tf = calloc((size_t)(n * iters), sizeof *tf), *tb = calloc((size_t)(n * iters), sizeof *tb);
     rc = 0;
@@ -1056,7 +785,7 @@ static int cmd_profile(const struct cmd *c, const char **pos, int n_pos, char **
         else snprintf(where, sizeof where, "%s %s", dse_device_str(&dev.device, name, (int)sizeof name),
                       dse_cuda_math_str(dev.math));
         printf("# dse profile %s: batch %d, %s, median of %d iterations; GFLOP/s counts 2 per "
-               "multiply-add, backward = 2x forward FLOPs\n", pos[0], batch, where, iters);
+               "multiply-add, backward = 2x forward FLOPs\n", a->pos[0], batch, where, iters);
         printf("%-28s %-12s %10s %10s %9s %9s\n", "layer", "op", "fwd_ms", "bwd_ms", "fwd_GF/s", "bwd_GF/s");
         for (int i = 0; i < n; i++) {
             qsort(tf + i * iters, (size_t)iters, sizeof *tf, cmp_double);
@@ -1100,115 +829,54 @@ static const char usage_data[] =
     "  synth  write a synthetic image folder (learnable classes) for tests and trials\n"
     "Run 'dse data SUBCOMMAND --help' for its options.\n";
 
-static const char usage_data_pack[] =
-    "usage: dse data pack DIR --out FILE [--size S] [--format jpeg|raw] [--quality Q] [--channels 1|3]\n"
-    "                         [--threads T] [--skip-bad]\n"
-    "\n"
-    "Pack an image folder (DIR/train/<class>/*.jpg|png, DIR/val/ or DIR/test/) into one file: each\n"
-    "image decoded (JPEG, PNG; gray, RGB, RGBA, CMYK, 16-bit), resized so its short side is S with an\n"
-    "antialiasing filter, and stored as raw pixels or re-encoded JPEG, with an index (offsets, labels,\n"
-    "sizes, a CRC-32 per record and one over the index), class names and per-channel mean and std.\n"
-    "Uses every core; the file appears only when complete (a killed pack leaves none).\n"
-    "\n"
-    "  --out FILE       the pack to write (replaced atomically if it exists)\n"
-    "  --size S         short side in pixels, 8 to 4096, or 0 to keep each image's size (default 256)\n"
-    "  --format F       jpeg (default above 64 pixels: small files, decoded when read) or raw\n"
-    "                   (default at 64 and below: no decoding when read)\n"
-    "  --quality Q      JPEG quality, 1 to 100 (default 90)\n"
-    "  --channels C     3 (default: RGB) or 1 (gray)\n"
-    "  --threads T      decoding threads (default: one per core)\n"
-    "  --skip-bad       leave out images that do not decode, naming each, instead of stopping\n";
-
-static const char usage_data_info[] =
-    "usage: dse data info SOURCE [--verify]\n"
-    "\n"
-    "What a pack, an image folder or a dataset name holds: classes, images per split, image format\n"
-    "and size, per-channel statistics.\n"
-    "\n"
-    "  --verify         packs: check every record's CRC-32 and decode it\n";
-
-static const char usage_data_bench[] =
-    "usage: dse data bench SOURCE [--size N] [--batch B] [--threads T] [--seconds S] [--aug A]\n"
-    "                             [--split train|val]\n"
-    "\n"
-    "Images per second the loader delivers from a pack or an image folder (read and decoded file by\n"
-    "file), cropped and resized to NxN, flipped and normalized into float batches, as dse train\n"
-    "consumes them. Prints one line: name=loader.dse ... img_per_s=X img_per_s_per_core=Y.\n"
-    "\n"
-    "  --size N         output size (default 227)      --batch B   default 256\n"
-    "  --threads T      decoding threads (default: one per core)\n"
-    "  --seconds S      how long to measure, after 2 warm-up batches (default 10)\n"
-    "  --aug A          auto, rrc (default: random-resized-crop + flip), crop, flip or none\n"
-    "  --split S        train (default) or val\n";
-
-static const char usage_data_synth[] =
-    "usage: dse data synth DIR [--classes K] [--train N] [--val N] [--sides MIN-MAX] [--seed S] [--mixed]\n"
-    "\n"
-    "Write a synthetic image folder: K classes of stripes whose colours, frequency and angle tell the\n"
-    "class apart (learnable after crops and flips), N training and validation images per class,\n"
-    "sides drawn from MIN-MAX. Deterministic for a seed.\n"
-    "\n"
-    "  --classes K      default 10                     --train N   per class, default 20\n"
-    "  --val N          per class, default 5           --sides     default 48-96\n"
-    "  --seed S         default 1\n"
-    "  --mixed          cycle through every decoder path (RGB/gray/CMYK JPEG, RGB/gray/RGBA/16-bit/palette\n"
-    "                   PNG) instead of RGB JPEGs only\n";
-
-static int cmd_data_pack(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_imgfolder f;
     struct dse_pack_opts o;
     struct dse_pack_summary sum;
     struct dse_err err = { 0 };
     int rc;
-    (void)n_pos;
     dse_pack_opts_default(&o);
-    if (!vals[0] || !vals[0][0]) return bad_usage(c->name, "--out FILE is required (the pack to write)%s", "");
-    if ((rc = opt_int(c->name, "--size", vals[1], 0, 4096, &o.size)) >= 0 ||
-        (rc = opt_int(c->name, "--quality", vals[3], 1, 100, &o.quality)) >= 0 ||
-        (rc = opt_int(c->name, "--threads", vals[5], 1, 256, &o.threads)) >= 0)
-        return rc;
-    if (o.size > 0 && o.size < 8) return bad_usage(c->name, "--size '%s' is not 0 or an integer from 8 to 4096", vals[1]);
+    if (!OPT(OUT) || !OPT(OUT)[0]) return bad_usage(c->name, "--out FILE is required (the pack to write)%s", "");
+    o.size = OPT_INT(PACK_SIZE, o.size), o.quality = OPT_INT(QUALITY, o.quality), o.threads = OPT_INT(THREADS, o.threads);
+    if (o.size > 0 && o.size < 8) return bad_usage(c->name, "--size '%s' is not 0 or an integer from 8 to 4096", OPT(PACK_SIZE));
     o.format = o.size > 0 && o.size <= 64 ? DSE_PACK_RAW : DSE_PACK_JPEG;
-    if (vals[2]) {
-        if (strcmp(vals[2], "jpeg") && strcmp(vals[2], "raw"))
-            return bad_usage(c->name, "--format '%s' is not jpeg or raw", vals[2]);
-        o.format = !strcmp(vals[2], "raw") ? DSE_PACK_RAW : DSE_PACK_JPEG;
+    if (OPT(FORMAT)) {
+        o.format = !strcmp(OPT(FORMAT), "raw") ? DSE_PACK_RAW : DSE_PACK_JPEG;
     }
-    if (vals[4]) {
-        if (strcmp(vals[4], "1") && strcmp(vals[4], "3")) return bad_usage(c->name, "--channels '%s' is not 1 or 3", vals[4]);
-        o.channels = vals[4][0] - '0';
+    if (OPT(CHANNELS)) {
+        o.channels = OPT(CHANNELS)[0] - '0';
     }
-    o.skip_bad = FLAG("--skip-bad");
-    if (dse_imgfolder_scan(pos[0], &f, &err)) {
+    o.skip_bad = FLAG(SKIP_BAD);
+    if (dse_imgfolder_scan(a->pos[0], &f, &err)) {
         dse_imgfolder_deinit(&f);
         return fail(&err);
     }
     fprintf(stderr, "dse data pack: %s: %d classes, %d train + %d %s images%s; short side %d, %s, %d thread%s\n",
-            pos[0], f.classes, f.count[0], f.count[1], f.val_name[0] ? f.val_name : "val",
+            a->pos[0], f.classes, f.count[0], f.count[1], f.val_name[0] ? f.val_name : "val",
             f.ignored ? " (files without .jpg/.jpeg/.png ignored)" : "", o.size,
             o.format == DSE_PACK_JPEG ? "JPEG" : "raw", o.threads, o.threads == 1 ? "" : "s");
-    if (dse_dataprep_pack(&f, vals[0], &o, stderr, isatty(2), &sum, &err)) {
+    if (dse_dataprep_pack(&f, OPT(OUT), &o, stderr, isatty(2), &sum, &err)) {
         rc = fail(&err);
     } else {
-        printf("%s: %d train + %d %s images of %d classes, %.1f MB, %.1f s (%.0f img/s)%s\n", vals[0],
+        printf("%s: %d train + %d %s images of %d classes, %.1f MB, %.1f s (%.0f img/s)%s\n", OPT(OUT),
                sum.records[0], sum.records[1], f.val_name[0] ? f.val_name : "val", f.classes, (double)sum.bytes / 1e6,
                sum.seconds, (sum.records[0] + sum.records[1] + sum.skipped) / (sum.seconds > 0 ? sum.seconds : 1e-9), "");
         if (sum.skipped) printf("skipped %d images that did not decode (named above)\n", sum.skipped);
-        printf("next: dse train NET --data %s [--input C,H,W --classes %d]\n", vals[0], f.classes);
+        printf("next: dse train NET --data %s [--input C,H,W --classes %d]\n", OPT(OUT), f.classes);
         rc = 0;
     }
     dse_imgfolder_deinit(&f);
     return rc;
 }
 
-static int cmd_data_info(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_data_info(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_data_info info;
-    (void)c, (void)n_pos, (void)vals;
-    if (dse_pack_named(pos[0])) {
+    (void)c;
+    if (dse_pack_named(a->pos[0])) {
         struct dse_pack *p;
-        if (dse_pack_open(pos[0], &p, &err)) return fail(&err);
-        printf("%s: dse pack v%d, %s%s, %d channel%s, short side %d, %zu bytes\n", pos[0], p->version,
+        if (dse_pack_open(a->pos[0], &p, &err)) return fail(&err);
+        printf("%s: dse pack v%d, %s%s, %d channel%s, short side %d, %zu bytes\n", a->pos[0], p->version,
                p->format == DSE_PACK_JPEG ? "JPEG" : "raw pixels", p->format == DSE_PACK_JPEG ? " records" : "",
                p->channels, p->channels == 1 ? "" : "s", p->short_side, p->size);
         printf("splits: %s %d images, %s %d images\n", p->split_name[0], p->count[0],
@@ -1221,26 +889,26 @@ static int cmd_data_info(const struct cmd *c, const char **pos, int n_pos, char 
         for (int ch = 0; ch < p->channels; ch++) printf(" %.6f", p->std[ch]);
         printf("  (of pixel/255 over the train split)\n");
         int rc = 0;
-        if (FLAG("--verify")) {
+        if (FLAG(VERIFY)) {
             if (dse_pack_verify(p, 1, &err)) rc = fail(&err);
             else printf("verified: every record's CRC-32 matches and every record decodes\n");
         }
         dse_pack_close(p);
         return rc;
     }
-    if (dse_data_probe(pos[0], NULL, &info, &err)) return fail(&err);
-    printf("%s: %s, %d classes, ", pos[0], info.kind == DSE_DATA_KIND_FOLDER ? "image folder" : info.name,
+    if (dse_data_probe(a->pos[0], NULL, &info, &err)) return fail(&err);
+    printf("%s: %s, %d classes, ", a->pos[0], info.kind == DSE_DATA_KIND_FOLDER ? "image folder" : info.name,
            info.classes);
     if (info.c) printf("%d channel%s", info.c, info.c == 1 ? "" : "s");
     else printf("JPEG and PNG images of any mode and size (made 1 or 3 channels when packed)");
     if (info.h) printf(" of %dx%d", info.h, info.w);
     if (info.n_train) printf(", %d train + %d evaluation images", info.n_train, info.n_test);
     printf("\n");
-    if (info.kind == DSE_DATA_KIND_FOLDER) printf("next: dse data pack %s --out FILE.pack\n", pos[0]);
+    if (info.kind == DSE_DATA_KIND_FOLDER) printf("next: dse data pack %s --out FILE.pack\n", a->pos[0]);
     return 0;
 }
 
-static int cmd_data_bench(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_data_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_pack *p = NULL;
     struct dse_imgfolder f;
@@ -1248,34 +916,23 @@ static int cmd_data_bench(const struct cmd *c, const char **pos, int n_pos, char
     struct dse_loader_opts lo;
     int size = 227, batch = 256, threads = 0, seconds = 10, split = DSE_PACK_TRAIN, rc;
     enum dse_aug_mode aug = DSE_AUG_RRC;
-    (void)n_pos, (void)flags;
     memset(&f, 0, sizeof f);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     threads = cpus > 0 ? (int)cpus : 1;
-    if ((rc = opt_int(c->name, "--size", vals[0], 1, 8192, &size)) >= 0 ||
-        (rc = opt_int(c->name, "--batch", vals[1], 1, 1 << 16, &batch)) >= 0 ||
-        (rc = opt_int(c->name, "--threads", vals[2], 1, 256, &threads)) >= 0 ||
-        (rc = opt_int(c->name, "--seconds", vals[3], 1, 100000, &seconds)) >= 0)
-        return rc;
-    if (vals[4]) {
-        int k = dse_word_index(DSE_AUG_NAMES, vals[4]);
-        if (k < 0) return bad_usage(c->name, "--aug '%s' is not one of: " DSE_AUG_NAMES, vals[4]);
-        aug = (enum dse_aug_mode)k;
-    }
-    if (vals[5]) {
-        if (strcmp(vals[5], "train") && strcmp(vals[5], "val")) return bad_usage(c->name, "--split '%s' is not train or val", vals[5]);
-        split = !strcmp(vals[5], "val") ? DSE_PACK_VAL : DSE_PACK_TRAIN;
-    }
+    size = OPT_INT(CROP_SIZE, size), batch = OPT_INT(BATCH, batch), threads = OPT_INT(THREADS, threads);
+    seconds = OPT_INT(SECONDS, seconds);
+    if (OPT(AUG)) aug = (enum dse_aug_mode)dse_word_index(DSE_AUG_NAMES, OPT(AUG));
+    if (OPT(SPLIT)) split = !strcmp(OPT(SPLIT), "val") ? DSE_PACK_VAL : DSE_PACK_TRAIN;
     memset(&lo, 0, sizeof lo);
     lo.batch = batch, lo.shuffle = 1, lo.seed = 1, lo.out_h = size, lo.out_w = size, lo.workers = threads;
-    const int is_pack = dse_pack_named(pos[0]);
+    const int is_pack = dse_pack_named(a->pos[0]);
     int channels = 3, short_side = size;
     if (is_pack) {
-        if (dse_pack_open(pos[0], &p, &err)) return fail(&err);
+        if (dse_pack_open(a->pos[0], &p, &err)) return fail(&err);
         channels = p->channels;
         if (p->short_side) short_side = p->short_side;
         dse_data_norm_of_pack(p, &lo.norm);
-    } else if (dse_imgfolder_scan(pos[0], &f, &err)) {
+    } else if (dse_imgfolder_scan(a->pos[0], &f, &err)) {
         dse_imgfolder_deinit(&f);
         return fail(&err);
     } else {
@@ -1333,64 +990,32 @@ out:
     return rc;
 }
 
-static int cmd_data_synth(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_data_synth(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_synth_opts o;
     struct dse_err err = { 0 };
-    int rc, seed = 1;
-    (void)n_pos;
+    int seed = 1;
     dse_synth_opts_default(&o);
-    if ((rc = opt_int(c->name, "--classes", vals[0], 2, 1000, &o.classes)) >= 0 ||
-        (rc = opt_int(c->name, "--train", vals[1], 1, 1000000, &o.train_per_class)) >= 0 ||
-        (rc = opt_int(c->name, "--val", vals[2], 0, 1000000, &o.val_per_class)) >= 0 ||
-        (rc = opt_int(c->name, "--seed", vals[4], 0, 2147483647, &seed)) >= 0)
-        return rc;
-    if (vals[3]) {
-        int a, b, used = 0;
-        if (sscanf(vals[3], "%d-%d%n", &a, &b, &used) != 2 || vals[3][used] || a < 8 || b < a || b > 4096)
-            return bad_usage(c->name, "--sides '%s' is not MIN-MAX with 8 <= MIN <= MAX <= 4096 (e.g. 256-400)", vals[3]);
-        o.min_side = a, o.max_side = b;
+    o.classes = OPT_INT(SYNTH_CLASSES, o.classes);
+    o.train_per_class = OPT_INT(TRAIN_IMAGES, o.train_per_class);
+    o.val_per_class = OPT_INT(VAL_IMAGES, o.val_per_class);
+    seed = OPT_INT(SEED, seed);
+    if (OPT(SIDES)) {
+        int lo, hi, used = 0;
+        if (sscanf(OPT(SIDES), "%d-%d%n", &lo, &hi, &used) != 2 || OPT(SIDES)[used] || lo < 8 || hi < lo || hi > 4096)
+            return bad_usage(c->name, "--sides '%s' is not MIN-MAX with 8 <= MIN <= MAX <= 4096 (e.g. 256-400)", OPT(SIDES));
+        o.min_side = lo, o.max_side = hi;
     }
     o.seed = (uint64_t)seed;
-    o.mixed = FLAG("--mixed");
-    if (dse_synth_folder(pos[0], &o, &err)) return fail(&err);
+    o.mixed = FLAG(MIXED);
+    if (dse_synth_folder(a->pos[0], &o, &err)) return fail(&err);
     printf("%s: %d classes x (%d train + %d val) images, sides %d to %d%s\nnext: dse data pack %s --out %s.pack\n",
-           pos[0], o.classes, o.train_per_class, o.val_per_class, o.min_side, o.max_side,
-           o.mixed ? ", every decoder path" : ", RGB JPEG", pos[0], pos[0]);
+           a->pos[0], o.classes, o.train_per_class, o.val_per_class, o.min_side, o.max_side,
+           o.mixed ? ", every decoder path" : ", RGB JPEG", a->pos[0], a->pos[0]);
     return 0;
 }
 
 
 /* ---- dse eval, dse predict (issue #14 item 3) ----------------------------------------- */
-
-static const char usage_eval[] =
-    "usage: dse eval NET --checkpoint FILE [--data D] [--batch B] [--threads T] [--limit-test N]\n"
-    "                    [--input C,H,W] [--classes K] [--json]\n"
-    "\n"
-    "A trained checkpoint on a dataset's test split (val/ for image folders and packs): test loss,\n"
-    "top-1, top-5 and a per-class table (images, top-1 hits, accuracy, with the class names the\n"
-    "checkpoint records). The same evaluation batches dse train reports after each epoch.\n"
-    "\n"
-    "  --checkpoint F   a checkpoint of NET (dse train --checkpoint-dir, or a sweep's)\n"
-    "  --data D         default: the data the checkpoint was trained on, else fashion-mnist\n"
-    "  --batch B        default 64       --threads T  default 2\n"
-    "  --limit-test N   evaluate the first N test images\n"
-    "  --input C,H,W, --classes K  fit NET as it was fitted for training\n"
-    "  --json           print {\"loss\", \"top1\", \"top5\", \"images\", \"per_class\": [...]} instead\n";
-
-static const char usage_predict[] =
-    "usage: dse predict NET --checkpoint FILE [--top K] [--input C,H,W] [--classes K] [--json] IMAGE...\n"
-    "\n"
-    "The top-K classes (default 5) of each image with their probabilities, by a trained checkpoint\n"
-    "of NET. An IMAGE is a JPEG or PNG file, or an entry of an IDX or CIFAR dataset written\n"
-    "DATA:SPLIT:N (fashion-mnist:test:0 is the first test image; SPLIT is train or test). Each is\n"
-    "prepared as evaluation prepared the test images: the centred box the checkpoint records,\n"
-    "resized to the network's input, normalized with the training data's statistics; class names\n"
-    "come from the checkpoint.\n"
-    "\n"
-    "  --checkpoint F   a checkpoint of NET\n"
-    "  --top K          classes to print per image (default 5)\n"
-    "  --input C,H,W, --classes K  fit NET as it was fitted for training\n"
-    "  --json           one JSON object per image: {\"image\", \"top\": [{\"class\", \"name\", \"p\"}]}\n";
 
 /* A JSON string of s (names come from folders: quotes, backslashes and control bytes escaped). */
 static void json_str(FILE *f, const char *s) {
@@ -1403,7 +1028,7 @@ static void json_str(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-static int cmd_eval(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_train_opts o;
     struct dse_err err = { 0 };
     struct dse_net net;
@@ -1411,27 +1036,24 @@ static int cmd_eval(const struct cmd *c, const char **pos, int n_pos, char **val
     struct dse_ckpt_info info;
     struct dse_eval_result r;
     int rc;
-    (void)n_pos;
     dse_train_opts_default(&o);
     o.threads = 2;
-    if (!vals[0]) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
-    if ((rc = opt_int(c->name, "--batch", vals[2], 1, 1 << 16, &o.batch)) >= 0 ||
-        (rc = opt_int(c->name, "--threads", vals[3], 1, 256, &o.threads)) >= 0 ||
-        (rc = opt_int(c->name, "--limit-test", vals[4], 1, 1 << 30, &o.limit_test)) >= 0 ||
-        (rc = opt_fit(c->name, vals[5], vals[6], &in)) >= 0)
-        return rc;
-    if (dse_checkpoint_info(vals[0], &info, &err)) return fail(&err);
-    o.data = vals[1] ? vals[1] : info.data[0] ? info.data : "fashion-mnist";
+    if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
+    o.batch = OPT_INT(BATCH, o.batch), o.threads = OPT_INT(THREADS, o.threads);
+    o.limit_test = OPT_INT(LIMIT_TEST, o.limit_test);
+    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
+    o.data = OPT(DATA) ? OPT(DATA) : info.data[0] ? info.data : "fashion-mnist";
     o.limit_train = 1; /* the training split is not read for evaluation (image sources) */
     o.conv_algo = DSE_CPU_CONV_GEMM_BATCH; /* no timing: the same bits every run */
-    if (dse_netfile_load(pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
-    if (dse_eval_run(&net, &o, vals[0], &r, &err)) {
-        rc = fail_net(&err, pos[0]);
+    if (dse_netfile_load(a->pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
+    if (dse_eval_run(&net, &o, OPT(CHECKPOINT), &r, &err)) {
+        rc = fail_net(&err, a->pos[0]);
     } else {
         rc = 0;
-        if (FLAG("--json")) {
+        if (FLAG(JSON)) {
             printf("{\"checkpoint\": ");
-            json_str(stdout, vals[0]);
+            json_str(stdout, OPT(CHECKPOINT));
             printf(", \"data\": ");
             json_str(stdout, o.data);
             printf(", \"images\": %d, \"loss\": %.6f, \"top1\": %.6f, \"top5\": %.6f, \"unpredicted\": %d, \"per_class\": [",
@@ -1443,7 +1065,7 @@ static int cmd_eval(const struct cmd *c, const char **pos, int n_pos, char **val
             }
             printf("]}\n");
         } else {
-            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%\n", vals[0], o.data, r.images,
+            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%\n", OPT(CHECKPOINT), o.data, r.images,
                    r.loss, 100 * r.top1, 100 * r.top5);
             printf("%5s  %-24s %8s %8s %8s\n", "class", "name", "images", "top-1", "top-1 %");
             for (int k = 0; k < r.classes; k++)
@@ -1511,7 +1133,7 @@ static enum dse_status data_image(const char *arg, const char *spec, enum dse_da
     return DSE_OK;
 }
 
-static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_net net;
     struct dse_input_shape in;
@@ -1526,22 +1148,21 @@ static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **
     struct ranked *rk = NULL;
     int top = 5, rc, next, label = 0;
     int64_t it;
-    if (!vals[0]) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
-    if (n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
-    if ((rc = opt_int(c->name, "--top", vals[1], 1, 1000, &top)) >= 0 ||
-        (rc = opt_fit(c->name, vals[2], vals[3], &in)) >= 0)
-        return rc;
-    if (dse_checkpoint_info(vals[0], &info, &err)) return fail(&err);
-    if (dse_netfile_load(pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
+    if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
+    if (a->n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
+    top = OPT_INT(TOP, top);
+    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
+    if (dse_netfile_load(a->pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
     struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
     rc = 0;
     if (net.in_c != 1 && net.in_c != 3) {
-        dse_err_set(&err, DSE_ERR_CONFIG, pos[0], 0, "the network takes %d-channel input; images give 1 or 3", net.in_c);
+        dse_err_set(&err, DSE_ERR_CONFIG, a->pos[0], 0, "the network takes %d-channel input; images give 1 or 3", net.in_c);
         rc = fail(&err);
         goto out;
     }
-    if (dse_model_new(&net, &mo, &m, &err) || dse_checkpoint_load(m, vals[0], &next, &it, &err)) {
-        rc = fail_net(&err, pos[0]);
+    if (dse_model_new(&net, &mo, &m, &err) || dse_checkpoint_load(m, OPT(CHECKPOINT), &next, &it, &err)) {
+        rc = fail_net(&err, a->pos[0]);
         goto out;
     }
     m->cx.conv_force = DSE_CPU_CONV_GEMM_BATCH;
@@ -1555,21 +1176,21 @@ static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **
     }
     if (top > k) top = k;
     if (!info.norm.c) fprintf(stderr, "dse predict: %s records no normalization (format 1, or made without data): "
-                                      "pixels are used as pixel/255\n", vals[0]);
-    for (int i = 1; i < n_pos && !rc; i++) {
+                                      "pixels are used as pixel/255\n", OPT(CHECKPOINT));
+    for (int i = 1; i < a->n_pos && !rc; i++) {
         char *data = NULL, spec[256];
         size_t len;
         float loss;
         enum dse_data_split split;
         int index;
-        const int entry = data_entry(pos[i], spec, sizeof spec, &split, &index);
-        if ((entry ? data_image(pos[i], spec, split, index, &files, &ds, ds_key, sizeof ds_key, &im, &err)
-                   : (dse_fs_read(pos[i], &data, &len, &err) ||
+        const int entry = data_entry(a->pos[i], spec, sizeof spec, &split, &index);
+        if ((entry ? data_image(a->pos[i], spec, split, index, &files, &ds, ds_key, sizeof ds_key, &im, &err)
+                   : (dse_fs_read(a->pos[i], &data, &len, &err) ||
                       dse_image_decode((const uint8_t *)data, len, net.in_c, 0, &im, &err))) ||
             dse_data_image_eval(&im, net.in_h, net.in_w, info.eval_center, info.norm.c == net.in_c ? &info.norm : NULL,
                                 &tmp, &work, x, &err) ||
             dse_model_forward(m, x, &label, &loss, &err)) {
-            if (!err.file) err.file = pos[i];
+            if (!err.file) err.file = a->pos[i];
             rc = fail(&err);
         }
         free(data);
@@ -1577,9 +1198,9 @@ static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **
         const float *p = dse_model_probs(m);
         for (int j = 0; j < k; j++) rk[j] = (struct ranked){ .k = j, .p = p[j] };
         qsort(rk, (size_t)k, sizeof *rk, cmp_ranked);
-        if (FLAG("--json")) {
+        if (FLAG(JSON)) {
             printf("{\"image\": ");
-            json_str(stdout, pos[i]);
+            json_str(stdout, a->pos[i]);
             printf(", \"top\": [");
             for (int j = 0; j < top; j++) {
                 printf("%s{\"class\": %d, \"name\": ", j ? ", " : "", rk[j].k);
@@ -1588,7 +1209,7 @@ static int cmd_predict(const struct cmd *c, const char **pos, int n_pos, char **
             }
             printf("]}\n");
         } else {
-            printf("%s\n", pos[i]);
+            printf("%s\n", a->pos[i]);
             for (int j = 0; j < top; j++)
                 printf("  %d. %-24s class %-4d p = %.4f\n", j + 1,
                        rk[j].k < info.classes && info.class_names ? info.class_names[rk[j].k] : "?", rk[j].k, rk[j].p);
@@ -1603,66 +1224,34 @@ out:
     return rc;
 }
 
-static const char usage_export[] =
-    "usage: dse export NET --checkpoint FILE [--format onnx|caffe] [--out PATH] [--input C,H,W] [--classes K]\n"
-    "       dse export SWEEPDIR --id ID | --best [--max-mb M] [--format onnx|caffe] [--out PATH]\n"
-    "\n"
-    "A trained network as a file other tools run (docs/export.md): ONNX (opset 13: onnxruntime,\n"
-    "TensorRT, PyTorch's importers) or Caffe (a deploy prototxt and a .caffemodel of the weights).\n"
-    "The weights come from a checkpoint of NET, or from a sweep's candidate: by id (dse report lists\n"
-    "them), or --best, the most accurate trained candidate, within --max-mb megabytes of float32\n"
-    "parameters if given. The ONNX model takes 'data' [N, C, H, W] as pixel / 255 and normalizes it\n"
-    "itself with the training data's statistics; it outputs 'prob' [N, classes]. Its metadata names\n"
-    "the candidate, its metaparameters, the data, the class names and top-1.\n"
-    "\n"
-    "  --format F   onnx (default) or caffe\n"
-    "  --out PATH   default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
-    "               candidate id or the network file's)\n"
-    "  --input C,H,W, --classes K  fit NET as it was fitted for training\n";
-
-static const char usage_import[] =
-    "usage: dse import MODEL.caffemodel NET [--out FILE.ckpt] [--mean M,... --std S,...] [--input C,H,W]\n"
-    "                  [--classes K]\n"
-    "\n"
-    "Caffe's trained weights (a .caffemodel, such as a released SqueezeNet's) into a dse checkpoint\n"
-    "of NET (its prototxt, or a .cfg with the same layer names), to evaluate, fine-tune or compare:\n"
-    "layers are matched by name as Caffe matches them, shapes must agree.\n"
-    "\n"
-    "  --out FILE   default: MODEL with .ckpt for .caffemodel\n"
-    "  --mean M,..., --std S,...  the input normalization to record, x = (pixel / 255 - mean) / std per\n"
-    "               channel (what dse export printed); without them evaluation uses the data's own\n";
-
-static int cmd_export(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_export(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_export_req q = { .format = DSE_EXPORT_ONNX };
     struct dse_err err = { 0 };
     int rc;
-    (void)n_pos;
-    if (vals[3] && strcmp(vals[3], "onnx") && strcmp(vals[3], "caffe"))
-        return bad_usage(c->name, "--format '%s' is not one of: onnx caffe", vals[3]);
-    q.format = vals[3] && !strcmp(vals[3], "caffe") ? DSE_EXPORT_CAFFE : DSE_EXPORT_ONNX;
-    q.out = vals[4];
-    if ((rc = opt_fit(c->name, vals[5], vals[6], &q.fit)) >= 0) return rc;
-    const int sweep = vals[1] || FLAG("--best");
-    if (vals[0] && sweep) return bad_usage(c->name, "give NET --checkpoint FILE, or SWEEPDIR --id/--best, not both%s", "");
-    if (!vals[0] && !sweep)
+    q.format = OPT(FORMAT) && !strcmp(OPT(FORMAT), "caffe") ? DSE_EXPORT_CAFFE : DSE_EXPORT_ONNX;
+    q.out = OPT(OUT);
+    if ((rc = opt_fit(c->name, a, &q.fit)) >= 0) return rc;
+    const int sweep = OPT(ID) || FLAG(BEST);
+    if (OPT(CHECKPOINT) && sweep) return bad_usage(c->name, "give NET --checkpoint FILE, or SWEEPDIR --id/--best, not both%s", "");
+    if (!OPT(CHECKPOINT) && !sweep)
         return bad_usage(c->name, "say where the weights are: --checkpoint FILE (with a network file), or --id ID or "
                                   "--best (with a sweep directory)%s", "");
-    if (vals[1] && FLAG("--best")) return bad_usage(c->name, "give --id or --best, not both%s", "");
-    if (vals[2] && !FLAG("--best")) return bad_usage(c->name, "--max-mb goes with --best%s", "");
-    if (vals[2]) {
+    if (OPT(ID) && FLAG(BEST)) return bad_usage(c->name, "give --id or --best, not both%s", "");
+    if (OPT(MAX_MB) && !FLAG(BEST)) return bad_usage(c->name, "--max-mb goes with --best%s", "");
+    if (OPT(MAX_MB)) {
         char *end;
-        q.max_mb = strtod(vals[2], &end);
-        if (end == vals[2] || *end || !(q.max_mb > 0) || q.max_mb > 1e9)
-            return bad_usage(c->name, "--max-mb '%s' is not a number of megabytes above 0", vals[2]);
+        q.max_mb = strtod(OPT(MAX_MB), &end);
+        if (end == OPT(MAX_MB) || *end || !(q.max_mb > 0) || q.max_mb > 1e9)
+            return bad_usage(c->name, "--max-mb '%s' is not a number of megabytes above 0", OPT(MAX_MB));
     }
-    if (vals[1] && !dse_space_id_valid(vals[1]))
+    if (OPT(ID) && !dse_space_id_valid(OPT(ID)))
         return bad_usage(c->name, "--id '%s' is not a candidate id (c and 16 hex digits, as dse report shows them)",
-                         vals[1]);
+                         OPT(ID));
     if (sweep && (q.fit.c || q.fit.classes))
         return bad_usage(c->name, "--input and --classes fit a network file; a sweep's candidates are fitted already%s", "");
-    if (sweep) q.sweep_dir = pos[0], q.id = vals[1], q.best = FLAG("--best");
-    else q.net_path = pos[0], q.checkpoint = vals[0];
-    return dse_export_run(&q, stderr, &err) ? (sweep ? fail(&err) : fail_net(&err, pos[0])) : 0;
+    if (sweep) q.sweep_dir = a->pos[0], q.id = OPT(ID), q.best = FLAG(BEST);
+    else q.net_path = a->pos[0], q.checkpoint = OPT(CHECKPOINT);
+    return dse_export_run(&q, stderr, &err) ? (sweep ? fail(&err) : fail_net(&err, a->pos[0])) : 0;
 }
 
 /* "a,b,c": up to DSE_DATA_MAX_CHANNELS floats (positive if pos) into v; their count, or -1. */
@@ -1681,125 +1270,47 @@ static int parse_floats(const char *s, int pos, float *v) {
     return -1;
 }
 
-static int cmd_import(const struct cmd *c, const char **pos, int n_pos, char **vals, const char *flags) {
+static int cmd_import(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_input_shape fit;
     struct dse_data_norm norm = { 0 };
     struct dse_err err = { 0 };
     char out[4200];
     int rc;
-    (void)n_pos, (void)flags;
-    if ((rc = opt_fit(c->name, vals[1], vals[2], &fit)) >= 0) return rc;
-    if (!vals[3] != !vals[4]) return bad_usage(c->name, "--mean and --std go together%s", "");
-    if (vals[3]) {
-        int nm = parse_floats(vals[3], 0, norm.mean), ns = parse_floats(vals[4], 1, norm.std);
-        if (nm < 0) return bad_usage(c->name, "--mean '%s' is not a comma-separated list of numbers (one a channel)", vals[3]);
-        if (ns < 0) return bad_usage(c->name, "--std '%s' is not a comma-separated list of numbers above 0", vals[4]);
+    if ((rc = opt_fit(c->name, a, &fit)) >= 0) return rc;
+    if (!OPT(MEAN) != !OPT(STD)) return bad_usage(c->name, "--mean and --std go together%s", "");
+    if (OPT(MEAN)) {
+        int nm = parse_floats(OPT(MEAN), 0, norm.mean), ns = parse_floats(OPT(STD), 1, norm.std);
+        if (nm < 0) return bad_usage(c->name, "--mean '%s' is not a comma-separated list of numbers (one a channel)", OPT(MEAN));
+        if (ns < 0) return bad_usage(c->name, "--std '%s' is not a comma-separated list of numbers above 0", OPT(STD));
         if (nm != ns) return bad_usage(c->name, "--mean and --std give different channel counts%s", "");
         norm.c = nm;
     }
-    if (vals[0]) {
-        snprintf(out, sizeof out, "%s", vals[0]);
+    if (OPT(OUT)) {
+        snprintf(out, sizeof out, "%s", OPT(OUT));
     } else {
-        snprintf(out, sizeof out, "%s", pos[0]);
+        snprintf(out, sizeof out, "%s", a->pos[0]);
         size_t n = strlen(out);
         if (n > 11 && !strcmp(out + n - 11, ".caffemodel")) out[n - 11] = '\0';
         snprintf(out + strlen(out), sizeof out - strlen(out), ".ckpt");
     }
-    return dse_import_run(pos[0], pos[1], &fit, &norm, out, stderr, &err) ? fail_net(&err, pos[1]) : 0;
+    return dse_import_run(a->pos[0], a->pos[1], &fit, &norm, out, stderr, &err) ? fail_net(&err, a->pos[1]) : 0;
 }
 
-static const struct cmd data_cmds[] = {
-    { "data pack",  1, 1, "--skip-bad", "--out --size --format --quality --channels --threads", usage_data_pack,
-      cmd_data_pack },
-    { "data info",  1, 1, "--verify",   "",                                                      usage_data_info,
-      cmd_data_info },
-    { "data bench", 1, 1, "",           "--size --batch --threads --seconds --aug --split",      usage_data_bench,
-      cmd_data_bench },
-    { "data synth", 1, 1, "--mixed",    "--classes --train --val --sides --seed",                usage_data_synth,
-      cmd_data_synth },
+/* The function that runs each command of DSE_COMMANDS (dse/options.h). */
+typedef int cmd_fn(const struct dse_opt_cmd *c, const struct dse_opt_args *a);
+static cmd_fn *const cmd_runs[DSE_CMD_COUNT] = {
+#define X(e, fn, name) [DSE_CMD_##e] = cmd_##fn,
+    DSE_COMMANDS(X)
+#undef X
 };
 
-static const struct cmd cmds[] = {
-    { "analyze",  1, 1, "--expand",               "--batch --format --input --classes",
-                                                                              usage_analyze,  cmd_analyze },
-    { "diff",     2, 2, "--expand",               "--batch --format",         usage_diff,     cmd_diff },
-    { "count",    1, 1, "",                       "",                         usage_count,    cmd_count },
-    { "generate", 1, 1, "--all",                  "--index --id --format --out", usage_generate, cmd_generate },
-    { "sweep",    1, 1, "--analytic-only",        "--out --workers --threads --budget --early-stop --eta --min-epochs "
-                                                  "--rank --conv --lease-seconds --max-crashes --data-root --gpus "
-                                                  "--per-gpu --precision --max-oom --algos",
-                                                                              usage_sweep,    cmd_sweep },
-    { "status",   1, 1, "",                       "",                         usage_status,   cmd_status },
-    { "report",   1, 1, "",                       "--format --plot --curves", usage_report,   cmd_report },
-    { "train",    1, 1, "--json",                 "--data --epochs --batch --lr --lr-policy --threads --seed "
-                                                  "--limit-train --limit-test --init --checkpoint-dir --resume --conv "
-                                                  "--conv-cache --device --precision --algos --clip-norm --input "
-                                                  "--classes --aug --loader-threads --pack-cache",
-                                                                              usage_train,    cmd_train },
-    { "bench",    1, 1, "",                       "--mode --batch --threads --iters --device --precision --algos "
-                                                  "--input --classes",
-                                                                              usage_bench,    cmd_bench },
-    { "profile",  1, 1, "",                       "--batch --threads --iters --device --precision --algos "
-                                                  "--input --classes",
-                                                                              usage_profile,  cmd_profile },
-    { "eval",     1, 1, "--json",                 "--checkpoint --data --batch --threads --limit-test --input --classes",
-                                                                              usage_eval,     cmd_eval },
-    { "predict",  1, 64, "--json",                "--checkpoint --top --input --classes",
-                                                                              usage_predict,  cmd_predict },
-    { "export",   1, 1, "--best",                 "--checkpoint --id --max-mb --format --out --input --classes",
-                                                                              usage_export,   cmd_export },
-    { "import",   2, 2, "",                       "--out --input --classes --mean --std",
-                                                                              usage_import,   cmd_import },
-};
-
-static int run_cmd(const struct cmd *c, int argc, char **argv) {
-    const char *pos[64]; /* at least every command's max_pos */
-    char *vals[24] = { 0 };
-    char flags[256] = "";
-    int n_pos = 0, only_files = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        char key[32];
-        if (!only_files && !strcmp(a, "--")) {
-            only_files = 1;
-            continue;
-        }
-        if (only_files || a[0] != '-' || a[1] == '\0') {
-            if (n_pos >= c->max_pos) return bad_usage(c->name, "unexpected argument '%s'", a);
-            pos[n_pos++] = a;
-            continue;
-        }
-        const char *eq = strchr(a, '=');
-        size_t klen = eq ? (size_t)(eq - a) : strlen(a);
-        if (klen >= sizeof key) return bad_usage(c->name, "unknown option '%s'", a);
-        memcpy(key, a, klen);
-        key[klen] = '\0';
-        if (!strcmp(key, "-h")) strcpy(key, "--help");
-        if (!strcmp(key, "--help") || dse_word_index(c->flags, key) >= 0) {
-            if (eq) return bad_usage(c->name, "option '%s' takes no value", key);
-            if (!strcmp(key, "--help")) return fputs(c->usage, stdout), 0;
-            if (strlen(flags) + strlen(key) + 2 < sizeof flags) strcat(strcat(flags, " "), key);
-            continue;
-        }
-        int v = dse_word_index(c->valued, key);
-        if (v < 0) return bad_usage(c->name, "unknown option '%s'", a);
-        DSE_ASSERT(v < DSE_ARRAY_LEN(vals));
-        if (eq) vals[v] = (char *)eq + 1;
-        else if (i + 1 < argc) vals[v] = argv[++i];
-        else return bad_usage(c->name, "option '%s' needs a value", key);
-    }
-    if (n_pos < c->min_pos) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "expected %s%%s", c->min_pos == 2 ? "two files: BASE VARIANT" :
-                 (!strcmp(c->name, "report") || !strcmp(c->name, "status")) ? "a sweep directory" :
-                 !strcmp(c->name, "data pack") || !strcmp(c->name, "data synth") ? "an image folder DIR" :
-                 !strncmp(c->name, "data ", 5) ? "a pack, an image folder or a dataset name" :
-                 (!strcmp(c->name, "analyze") || !strcmp(c->name, "train") || !strcmp(c->name, "bench") ||
-                  !strcmp(c->name, "profile") || !strcmp(c->name, "eval") || !strcmp(c->name, "predict"))
-                     ? "one network file" : "a space file");
-        return bad_usage(c->name, msg, "");
-    }
-    return c->run(c, pos, n_pos, vals, flags);
+static int run_cmd(enum dse_cmd k, int argc, char **argv) {
+    const struct dse_opt_cmd *c = &dse_opt_cmds[k];
+    struct dse_opt_args a;
+    struct dse_err err = { 0 };
+    if (dse_opts_parse(c, argc, argv, &a, &err)) return bad_usage(c->name, "%s", err.msg);
+    if (a.help) return dse_opts_usage(stdout, c), 0;
+    return cmd_runs[k](c, &a);
 }
 
 static int run(int argc, char **argv) {
@@ -1813,8 +1324,9 @@ static int run(int argc, char **argv) {
     if (!strcmp(name, "help")) {
         if (argc == 2) return fputs(usage_main, stdout), 0;
         name = argv[2];
-        for (int i = 0; i < DSE_ARRAY_LEN(cmds); i++)
-            if (!strcmp(name, cmds[i].name)) return fputs(cmds[i].usage, stdout), 0;
+        for (int k = 0; k < DSE_CMD_COUNT; k++)
+            if (strncmp(dse_opt_cmds[k].name, "data ", 5) && !strcmp(name, dse_opt_cmds[k].name))
+                return dse_opts_usage(stdout, &dse_opt_cmds[k]), 0;
         if (!strcmp(name, "data")) return fputs(usage_data, stdout), 0;
         fprintf(stderr, "dse help: unknown command '%s'\n\n%s", name, usage_main);
         return EXIT_BAD_INPUT;
@@ -1822,14 +1334,16 @@ static int run(int argc, char **argv) {
     if (!strcmp(name, "data")) {
         const char *sub = argc > 2 ? argv[2] : "";
         if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) return fputs(usage_data, stdout), 0;
-        for (int i = 0; i < DSE_ARRAY_LEN(data_cmds); i++)
-            if (!strcmp(sub, data_cmds[i].name + 5)) return run_cmd(&data_cmds[i], argc - 3, argv + 3);
+        for (int k = 0; k < DSE_CMD_COUNT; k++)
+            if (!strncmp(dse_opt_cmds[k].name, "data ", 5) && !strcmp(sub, dse_opt_cmds[k].name + 5))
+                return run_cmd((enum dse_cmd)k, argc - 3, argv + 3);
         fprintf(stderr, "dse data: %s '%s'\n\n%s", sub[0] ? "unknown subcommand" : "expected a subcommand", sub,
                 usage_data);
         return EXIT_BAD_INPUT;
     }
-    for (int i = 0; i < DSE_ARRAY_LEN(cmds); i++)
-        if (!strcmp(name, cmds[i].name)) return run_cmd(&cmds[i], argc - 2, argv + 2);
+    for (int k = 0; k < DSE_CMD_COUNT; k++)
+        if (strncmp(dse_opt_cmds[k].name, "data ", 5) && !strcmp(name, dse_opt_cmds[k].name))
+            return run_cmd((enum dse_cmd)k, argc - 2, argv + 2);
     fprintf(stderr, "dse: unknown command '%s'\n\n%s", name, usage_main);
     return EXIT_BAD_INPUT;
 }

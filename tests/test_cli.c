@@ -10,6 +10,7 @@
 
 #include "analysis/analysis.h"
 #include "base/fs.h"
+#include "dse/options.h"
 #include "dse/report.h"
 #include "dse/space.h"
 #include "dse/sweep.h"
@@ -735,6 +736,89 @@ static void test_sweep_dir(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* Every command's --help names every option of its table, with the placeholder it shows;
+ * no command takes two options of one name. */
+static void test_options_help(void) {
+    for (int k = 0; k < DSE_CMD_COUNT; k++) {
+        const struct dse_opt_cmd *c = &dse_opt_cmds[k];
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        CHECK(f != NULL);
+        if (!f) return;
+        dse_opts_usage(f, c);
+        fclose(f);
+        CHECK(!strncmp(text, "usage: dse ", 11));
+        const char *opts = text + strlen(c->usage); /* the option lines, not the usage line above */
+        for (int i = 0; i < c->n_lines; i++) {
+            const struct dse_opt_line *l = &c->lines[i];
+            if (l->place == DSE_OPT_PLACE_HEADING) continue;
+            const struct dse_opt_spec *o = &dse_opt_specs[l->opt];
+            const char *arg = l->arg ? l->arg : o->arg;
+            char want[80];
+            snprintf(want, sizeof want, l->place == DSE_OPT_PLACE_TEXT ? "%s" : "  %s%s%s", o->name,
+                     arg[0] ? " " : "", arg);
+            if (l->place == DSE_OPT_PLACE_JOIN) snprintf(want, sizeof want, ", %s%s%s", o->name, arg[0] ? " " : "", arg);
+            if (!strstr(opts, want)) fprintf(stderr, "  dse %s --help lacks '%s'\n", c->name, want);
+            CHECK(strstr(opts, want) != NULL);
+            CHECK(l->place == DSE_OPT_PLACE_OWN || l->place == DSE_OPT_PLACE_HEADING || i > 0);
+            for (int j = 0; j < i; j++)
+                CHECK(c->lines[j].place == DSE_OPT_PLACE_HEADING || strcmp(dse_opt_specs[c->lines[j].opt].name, o->name));
+            CHECK((o->kind == DSE_OPT_KIND_WORD && (l->words || o->words[0])) || !l->words);
+        }
+        free(text);
+    }
+}
+
+/* A value out of an option's one range is refused with the same message by every command
+ * that takes the option: below, above, not a number, not one of the words. */
+static void test_options_one_range(void) {
+    int shared = 0;
+    for (int o = 0; o < DSE_OPT_COUNT; o++) {
+        const struct dse_opt_spec *spec = &dse_opt_specs[o];
+        char bad[3][32];
+        int n_bad = 0;
+        if (spec->kind == DSE_OPT_KIND_INT) {
+            snprintf(bad[n_bad++], sizeof bad[0], "%lld", spec->min - 1);
+            if (spec->max < INT64_MAX) snprintf(bad[n_bad++], sizeof bad[0], "%lld", spec->max + 1);
+            snprintf(bad[n_bad++], sizeof bad[0], "x");
+        } else if (spec->kind == DSE_OPT_KIND_WORD) {
+            snprintf(bad[n_bad++], sizeof bad[0], "no-such-word");
+        }
+        for (int b = 0; b < n_bad; b++) {
+            char first[sizeof ((struct dse_err *)0)->msg] = "";
+            int takers = 0;
+            for (int k = 0; k < DSE_CMD_COUNT; k++) {
+                const struct dse_opt_cmd *c = &dse_opt_cmds[k];
+                const struct dse_opt_line *l = dse_opts_line(c, (enum dse_opt)o);
+                if (!l || l->words) continue; /* --format: each command its own words */
+                char *argv[8] = { "x", "y", (char *)spec->name, bad[b] };
+                char *ok_argv[8] = { "x", "y", (char *)spec->name, "1" };
+                struct dse_opt_args a;
+                struct dse_err err = { 0 };
+                /* the positionals first, so that the value is what is refused */
+                char **v = argv + (2 - c->min_pos);
+                CHECK_INT_EQ(dse_opts_parse(c, c->min_pos + 2, v, &a, &err), DSE_ERR_CONFIG);
+                if (!takers++) snprintf(first, sizeof first, "%s", err.msg);
+                else if (strcmp(first, err.msg)) fprintf(stderr, "  dse %s: '%s' vs '%s'\n", c->name, err.msg, first);
+                CHECK_STR_EQ(err.msg, first);
+                if (spec->kind == DSE_OPT_KIND_INT && spec->min <= 1 && spec->max >= 1) {
+                    CHECK_OK(dse_opts_parse(c, c->min_pos + 2, ok_argv + (2 - c->min_pos), &a, &err));
+                    CHECK_INT_EQ(a.num[o], 1);
+                }
+            }
+            if (b == 0 && takers > 1) shared++;
+        }
+    }
+    CHECK(shared >= 5); /* --batch, --threads, --classes, --algos, --aug, ... */
+    /* the range is the option's, whichever command: --batch 0 in analyze as in train */
+    struct dse_opt_args a;
+    struct dse_err err = { 0 };
+    char *argv[] = { "net.cfg", "--batch", "65537" };
+    CHECK_INT_EQ(dse_opts_parse(&dse_opt_cmds[DSE_CMD_ANALYZE], 3, argv, &a, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "--batch '65537' is not an integer from 1 to 65536");
+}
+
 static const struct check_case cases[] = {
     { "cli-cfg-matches-c",        test_cfg_matches_c },
     { "cli-prototxt-matches-cfg", test_prototxt_matches_cfg },
@@ -749,6 +833,8 @@ static const struct check_case cases[] = {
     { "space-find-id",            test_space_find_id },
     { "space-roundtrip",          test_space_roundtrip },
     { "sweep-dir",                test_sweep_dir },
+    { "cli-options-help",         test_options_help },
+    { "cli-options-one-range",    test_options_one_range },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

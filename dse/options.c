@@ -1,0 +1,607 @@
+/* options.c: the option table (options.h's DSE_OPTIONS), one table per command with its
+ * usage prose and option lines, the parser that reads a command line against them and the
+ * printer that makes the --help text from the same lines. dse/main.c runs the commands. */
+#include "dse/options.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/data.h"
+#include "metaparams/net.h"
+
+const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT] = {
+#define X(e, nm, a, k, lo, hi, wd, wy) \
+    [DSE_OPT_##e] = { .name = nm, .arg = a, .kind = DSE_OPT_KIND_##k, .min = lo, .max = hi, .words = wd, .why = wy },
+    DSE_OPTIONS(X)
+#undef X
+};
+
+/* ---- the commands' usage prose: the lines above their options ----------------------- */
+
+static const char usage_analyze[] =
+    "usage: dse analyze NET [--batch N] [--format table|json|csv|md] [--expand]\n"
+    "                       [--input C,H,W] [--classes K]\n"
+    "\n"
+    "Closed-form cost of a network: per layer the output shape, params (weights + biases),\n"
+    "FLOPs (2 per multiply-add, conv and fc), activations and receptive field; totals,\n"
+    "model size, training FLOPs (3x forward) and memory estimates for inference and training.\n"
+    "\n";
+
+static const char usage_diff[] =
+    "usage: dse diff BASE VARIANT [--batch N] [--format table|json|csv|md] [--expand]\n"
+    "\n"
+    "Compare two networks layer by layer (matched by name), as thesis Tables 4.3-4.8:\n"
+    "ratios variant/base of output size, params and FLOPs, added and removed layers,\n"
+    "totals, and the reach of the change: local (the changed layer and at most its\n"
+    "successor), regional, or global (reaches the last layer).\n"
+    "\n";
+
+static const char usage_count[] =
+    "usage: dse count SPACE\n"
+    "\n"
+    "The number of candidates in a design space, without enumerating them: the product\n"
+    "of the number of values of each metaparameter (thesis 4.7), each factor shown.\n";
+
+static const char usage_generate[] =
+    "usage: dse generate SPACE [--index K | --id ID | --all] [--format cfg|prototxt] [--out DIR]\n"
+    "\n"
+    "Write candidate networks of a design space. --index K (default 0) writes candidate K\n"
+    "of the grid to standard output, --id ID the candidate with that id (as dse report\n"
+    "shows both); --all writes every candidate the space covers (its sample, if it has\n"
+    "one) to DIR/<id>.cfg or DIR/<id>.prototxt.\n"
+    "\n";
+
+static const char usage_sweep[] =
+    "usage: dse sweep SPACE [--out DIR] [--workers N] [--threads T] [--budget E|Nh|Nm]\n"
+    "                       [--early-stop none|sh] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
+    "                       [--conv auto|gemm_batch|gemm_image|winograd] [--lease-seconds S]\n"
+    "                       [--max-crashes N] [--data-root DIR]\n"
+    "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32|fp16|bf16] [--max-oom N]\n"
+    "                        [--algos det|any]]\n"
+    "       dse sweep SPACE --analytic-only [--out DIR]\n"
+    "\n"
+    "Generate and cost every candidate of a design space (or its sample), prune by the\n"
+    "space's constraints, record each candidate in DIR (default sweeps/<space name>), then\n"
+    "train every unpruned candidate with the space's train section: per-epoch loss, top-1,\n"
+    "top-5, wall time, images/s and a status (done, diverged, failed, stopped) go into its\n"
+    "file (docs/sweep-dir.md). Any number of these commands, on one machine or several\n"
+    "sharing DIR, work on the same sweep: candidates are claimed with leases that expire if a\n"
+    "worker dies, and a dead worker's candidate resumes from its last checkpoint. Running it\n"
+    "again joins or resumes the sweep. Progress lines go to stderr; 'dse status DIR' shows it.\n"
+    "When every candidate has ended, prints the report (dse report) and writes DIR/frontier.svg\n"
+    "and DIR/curves.svg.\n"
+    "\n";
+
+static const char usage_status[] =
+    "usage: dse status DIR\n"
+    "\n"
+    "Where a training sweep stands: candidates done, stopped (by rung), diverged, failed,\n"
+    "running (and on which host and pid), waiting for a rung decision and pending; epochs and\n"
+    "time spent against full training; an ETA. Reads only: safe while workers run.\n";
+
+static const char usage_report[] =
+    "usage: dse report DIR [--format md|csv|tex|json] [--plot FILE.svg] [--curves FILE.svg]\n"
+    "\n"
+    "All candidates of a sweep directory and the Pareto frontier: maximize accuracy and\n"
+    "minimize model size once candidates are trained, before that minimize model size\n"
+    "and FLOPs. docs/report.md describes the formats.\n"
+    "\n";
+
+static const char usage_train[] =
+    "usage: dse train NET [--data fashion-mnist] [--epochs E] [--batch B] [--lr L]\n"
+    "                     [--lr-policy fixed|step|poly|linear] [--threads T] [--seed S]\n"
+    "                     [--limit-train N] [--limit-test N] [--init msra|xavier]\n"
+    "                     [--checkpoint-dir DIR] [--resume FILE] [--conv auto|gemm_batch|gemm_image]\n"
+    "                     [--conv-cache FILE|none] [--device cpu|cuda|cuda:N]\n"
+    "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--clip-norm C] [--json]\n"
+    "                     [--input C,H,W] [--classes K] [--aug auto|rrc|crop|flip|none] [--loader-threads N]\n"
+    "                     [--pack-cache DIR]\n"
+    "\n"
+    "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
+    "momentum 0.9, weight decay 2e-4, MSRA init, gradients clipped to a global L2 norm of 2, and\n"
+    "the classifier's bias at 0.5 when a ReLU follows it (SqueezeNet's conv10: no class starts\n"
+    "dead; docs/training.md). A network without a loss gets softmax cross-entropy on its last\n"
+    "layer. Reports test loss, top-1 and top-5 after every epoch; a progress line on a\n"
+    "terminal. NaN or infinite loss stops the run with status diverged.\n"
+    "\n";
+
+static const char usage_bench[] =
+    "usage: dse bench NET [--mode train|infer] [--batch B] [--threads T] [--iters N]\n"
+    "                     [--device cpu|cuda|cuda:N] [--precision fp32|tf32|fp16|bf16] [--algos det|any]\n"
+    "                     [--input C,H,W] [--classes K]\n"
+    "\n"
+    "Images per second of a network on synthetic data: warm-up (conv strategy timing or\n"
+    "cuDNN's algorithm search included) excluded, median of N iterations (default 10).\n"
+    "Prints one line with img_per_s=<number>.\n"
+    "\n";
+
+static const char usage_profile[] =
+    "usage: dse profile NET [--batch B] [--threads T] [--iters N] [--device cpu|cuda|cuda:N]\n"
+    "                       [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--input C,H,W] [--classes K]\n"
+    "\n"
+    "Per-layer forward and backward time (median of N iterations, default 5) and GFLOP/s\n"
+    "on synthetic data, the layer-wise breakdown of Caffe's `caffe time`. On a GPU each\n"
+    "layer's time is measured from queueing it to the device finishing it.\n"
+    "\n";
+
+static const char usage_eval[] =
+    "usage: dse eval NET --checkpoint FILE [--data D] [--batch B] [--threads T] [--limit-test N]\n"
+    "                    [--input C,H,W] [--classes K] [--json]\n"
+    "\n"
+    "A trained checkpoint on a dataset's test split (val/ for image folders and packs): test loss,\n"
+    "top-1, top-5 and a per-class table (images, top-1 hits, accuracy, with the class names the\n"
+    "checkpoint records). The same evaluation batches dse train reports after each epoch.\n"
+    "\n";
+
+static const char usage_predict[] =
+    "usage: dse predict NET --checkpoint FILE [--top K] [--input C,H,W] [--classes K] [--json] IMAGE...\n"
+    "\n"
+    "The top-K classes (default 5) of each image with their probabilities, by a trained checkpoint\n"
+    "of NET. An IMAGE is a JPEG or PNG file, or an entry of an IDX or CIFAR dataset written\n"
+    "DATA:SPLIT:N (fashion-mnist:test:0 is the first test image; SPLIT is train or test). Each is\n"
+    "prepared as evaluation prepared the test images: the centred box the checkpoint records,\n"
+    "resized to the network's input, normalized with the training data's statistics; class names\n"
+    "come from the checkpoint.\n"
+    "\n";
+
+static const char usage_export[] =
+    "usage: dse export NET --checkpoint FILE [--format onnx|caffe] [--out PATH] [--input C,H,W] [--classes K]\n"
+    "       dse export SWEEPDIR --id ID | --best [--max-mb M] [--format onnx|caffe] [--out PATH]\n"
+    "\n"
+    "A trained network as a file other tools run (docs/export.md): ONNX (opset 13: onnxruntime,\n"
+    "TensorRT, PyTorch's importers) or Caffe (a deploy prototxt and a .caffemodel of the weights).\n"
+    "The weights come from a checkpoint of NET, or from a sweep's candidate: by id (dse report lists\n"
+    "them), or --best, the most accurate trained candidate, within --max-mb megabytes of float32\n"
+    "parameters if given. The ONNX model takes 'data' [N, C, H, W] as pixel / 255 and normalizes it\n"
+    "itself with the training data's statistics; it outputs 'prob' [N, classes]. Its metadata names\n"
+    "the candidate, its metaparameters, the data, the class names and top-1.\n"
+    "\n";
+
+static const char usage_import[] =
+    "usage: dse import MODEL.caffemodel NET [--out FILE.ckpt] [--mean M,... --std S,...] [--input C,H,W]\n"
+    "                  [--classes K]\n"
+    "\n"
+    "Caffe's trained weights (a .caffemodel, such as a released SqueezeNet's) into a dse checkpoint\n"
+    "of NET (its prototxt, or a .cfg with the same layer names), to evaluate, fine-tune or compare:\n"
+    "layers are matched by name as Caffe matches them, shapes must agree.\n"
+    "\n";
+
+static const char usage_data_pack[] =
+    "usage: dse data pack DIR --out FILE [--size S] [--format jpeg|raw] [--quality Q] [--channels 1|3]\n"
+    "                         [--threads T] [--skip-bad]\n"
+    "\n"
+    "Pack an image folder (DIR/train/<class>/*.jpg|png, DIR/val/ or DIR/test/) into one file: each\n"
+    "image decoded (JPEG, PNG; gray, RGB, RGBA, CMYK, 16-bit), resized so its short side is S with an\n"
+    "antialiasing filter, and stored as raw pixels or re-encoded JPEG, with an index (offsets, labels,\n"
+    "sizes, a CRC-32 per record and one over the index), class names and per-channel mean and std.\n"
+    "Uses every core; the file appears only when complete (a killed pack leaves none).\n"
+    "\n";
+
+static const char usage_data_info[] =
+    "usage: dse data info SOURCE [--verify]\n"
+    "\n"
+    "What a pack, an image folder or a dataset name holds: classes, images per split, image format\n"
+    "and size, per-channel statistics.\n"
+    "\n";
+
+static const char usage_data_bench[] =
+    "usage: dse data bench SOURCE [--size N] [--batch B] [--threads T] [--seconds S] [--aug A]\n"
+    "                             [--split train|val]\n"
+    "\n"
+    "Images per second the loader delivers from a pack or an image folder (read and decoded file by\n"
+    "file), cropped and resized to NxN, flipped and normalized into float batches, as dse train\n"
+    "consumes them. Prints one line: name=loader.dse ... img_per_s=X img_per_s_per_core=Y.\n"
+    "\n";
+
+static const char usage_data_synth[] =
+    "usage: dse data synth DIR [--classes K] [--train N] [--val N] [--sides MIN-MAX] [--seed S] [--mixed]\n"
+    "\n"
+    "Write a synthetic image folder: K classes of stripes whose colours, frequency and angle tell the\n"
+    "class apart (learnable after crops and flips), N training and validation images per class,\n"
+    "sides drawn from MIN-MAX. Deterministic for a seed.\n"
+    "\n";
+
+/* ---- the commands' option lines, in --help order ------------------------------------- */
+
+#define OWN(o, h)       { .opt = DSE_OPT_##o, .help = h }
+#define OWNA(o, a, h)   { .opt = DSE_OPT_##o, .arg = a, .help = h }
+#define RIGHT(o, a, h)  { .opt = DSE_OPT_##o, .place = DSE_OPT_PLACE_RIGHT, .arg = a, .help = h }
+#define JOIN(o, a)      { .opt = DSE_OPT_##o, .place = DSE_OPT_PLACE_JOIN, .arg = a }
+#define IN_TEXT(o)      { .opt = DSE_OPT_##o, .place = DSE_OPT_PLACE_TEXT }
+#define FORMAT(w, h)    { .opt = DSE_OPT_FORMAT, .words = w, .help = h }
+#define HEADING(h)      { .place = DSE_OPT_PLACE_HEADING, .help = h }
+
+static const struct dse_opt_line lines_analyze[] = {
+    OWNA(BATCH, "N", "images per batch (default 1)"),
+    FORMAT("table json csv md", "table (default), json (docs/json.md), csv or md"),
+    OWN(EXPAND, "one row per primitive layer instead of one per Fire module"),
+    OWN(INPUT, "override the network's input shape (e.g. 3,454,454)"),
+    OWN(CLASSES, "give the classifier (the last conv or fc) K outputs"),
+};
+
+static const struct dse_opt_line lines_diff[] = {
+    OWNA(BATCH, "N", "images per batch (default 1)"),
+    FORMAT("table json csv md", "table (default), json, csv or md"),
+    OWN(EXPAND, "compare primitive layers instead of whole Fire modules"),
+};
+
+static const struct dse_opt_line lines_generate[] = {
+    OWN(INDEX, "grid index, 0 to count - 1"),
+    OWN(ID, "candidate id: c and 16 hex digits (dse report, sweep DIR/candidates/)"),
+    OWN(ALL, "every candidate; needs --out"),
+    FORMAT("cfg prototxt", "cfg (default; docs/network-format.md) or prototxt (Caffe)"),
+    OWN(OUT, "directory for --all (created if missing)"),
+};
+
+static const struct dse_opt_line lines_sweep[] = {
+    OWN(OUT, "the sweep directory"),
+    OWN(ANALYTIC_ONLY, "cost and prune only; train nothing"),
+    OWN(WORKERS, "worker processes this command starts (default 2)"),
+    OWN(THREADS, "engine threads per worker (default 1; 2 workers x 1 thread use two\n"
+                 "cores best, docs/sweep-dir.md)"),
+    OWN(BUDGET, "B or Be: epochs per candidate (the schedule's length; default: the\n"
+                "space's train.epochs); Nh or Nm: stop this command after N hours or\n"
+                "minutes (the candidates resume from their checkpoints next time)"),
+    OWN(EARLY_STOP, "none (default): train every candidate fully; sh: successive halving"),
+    OWN(ETA, "halving: the top 1/N of each rung go on (default 3)"),
+    OWN(MIN_EPOCHS, "halving: rungs at R, R*eta, R*eta^2, ... epochs (default 1)"),
+    OWN(RANK, "halving: pareto (default: Pareto rank on top-1 and model size, so\n"
+              "small models are not culled for being small) or top1"),
+    OWN(CONV, "conv strategy: auto (timed once per candidate; default) or a fixed one"),
+    OWN(LEASE_SECONDS, "a lease's time to live (default 60; renewed every S/10 seconds)"),
+    OWN(MAX_CRASHES, "a candidate whose workers die N times in a row without finishing an\n"
+                     "epoch is marked failed (default 3)"),
+    OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),
+    HEADING("\nOn GPUs (docs/sweep-dir.md, \"Sweeps on shared GPUs\"):\n"),
+    OWN(GPUS, "train on these CUDA devices instead of the CPU: comma-separated indices as\n"
+              "this process sees them (CUDA_VISIBLE_DEVICES renumbers them from 0), or\n"
+              "all. A worker claims a candidate only when the analyzer's training-memory\n"
+              "estimate, plus 10% and 768 MiB, fits in its GPU's free memory (other\n"
+              "users' processes included); otherwise it waits"),
+    OWN(PER_GPU, "workers per GPU: a number, or auto (default: as many as fit, at most 8,\n"
+                 "at most the CPU cores per GPU)"),
+    OWN(PRECISION, "conv and fc arithmetic: fp32 (default), tf32 (tensor cores), or mixed:\n"
+                   "fp16 (with loss scaling) or bf16 convs; all but fp32 change results"),
+    OWN(MAX_OOM, "a candidate that runs out of GPU memory is re-queued with a note and asks\n"
+                 "for more next time; after N times in a row it is marked failed (default 4)"),
+    OWN(ALGOS, "cuDNN's algorithms: det (default: deterministic ones only) or any (also\n"
+               "those that add in a varying order; faster)"),
+};
+
+static const char tail_sweep[] =
+    "\n"
+    "The options that change results (--budget epochs, --early-stop, --eta, --min-epochs, --rank,\n"
+    "--conv, --precision, --algos) are fixed by the sweep's first worker in DIR/plan.json; later\n"
+    "ones must agree. Which GPU, how many workers and threads do not change them beyond float\n"
+    "rounding.\n";
+
+static const struct dse_opt_line lines_report[] = {
+    FORMAT("md csv tex json", "md (default), csv, tex or json"),
+    OWN(PLOT, "also draw accuracy (or FLOPs) against model size"),
+    OWN(CURVES, "also draw each trained candidate's test top-1 after every epoch"),
+};
+
+static const struct dse_opt_line lines_train[] = {
+    OWN(DATA, "dataset name (fashion-mnist, mnist, cifar-10, cifar-100), an IDX or CIFAR\n"
+              "directory, an image pack (dse data pack), or an image folder: DIR/train/<class>/\n"
+              "*.jpg|png and DIR/val/ (or test/), packed on first use into the pack cache"),
+    OWN(INPUT, "fit the network's input (conv1's channels, the input size) to the data"),
+    OWN(CLASSES, "fit the classifier (the last conv or fc) to K classes"),
+    OWN(AUG, "image packs and folders: auto (default: random-resized-crop + flip above 64\n"
+             "pixels, else 4-pixel pad-and-crop + flip), rrc, crop, flip or none"),
+    OWN(LOADER_THREADS, "image packs and folders: decoding threads (default: one per core)"),
+    OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
+    OWN(EPOCHS, "default 1"),
+    RIGHT(BATCH, NULL, "default 64"),
+    OWN(LR, "default 0.01"),
+    RIGHT(LR_POLICY, "", "default poly (power 1: linear to zero)"),
+    OWN(THREADS, "default 2"),
+    RIGHT(SEED, NULL, "default 1"),
+    OWN(LIMIT_TRAIN, "train on the first N images; --limit-test N: test on the first N"),
+    IN_TEXT(LIMIT_TEST),
+    OWN(INIT, "weight initialization: msra (default) or xavier"),
+    OWN(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)"),
+    OWN(RESUME, "continue from a checkpoint (on the CPU: bit-identical to an uninterrupted run)"),
+    OWN(CONV, "conv strategy: auto (time each once per shape; default) or a fixed one"),
+    OWN(CONV_CACHE, "where auto's choices are kept, so that every run on this machine and thread\n"
+                    "count makes the same ones and repeats bit for bit (default\n"
+                    "$XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v3-t<threads>.txt; none: time every run)"),
+    OWN(DEVICE, "cpu (default), cuda (= cuda:0) or cuda:N: train on that GPU (docs/gpu.md);\n"
+                "--conv and --conv-cache are CPU options (on a GPU cuDNN chooses)"),
+    OWN(PRECISION, "arithmetic on a GPU: fp32 (default), tf32 (conv and fc on tensor cores,\n"
+                   "inputs rounded to a 10-bit mantissa), or mixed precision: convs in fp16\n"
+                   "(dynamic loss scaling) or bf16, the rest fp32; the CPU computes in fp32 only"),
+    OWN(ALGOS, "cuDNN's algorithms on a GPU: det (default: deterministic ones only) or any\n"
+               "(also those that add in a varying order; about 1.5x faster in FP32)"),
+    OWN(CLIP_NORM, "scale the gradients down to global L2 norm C when above it (default 2;\n"
+                   "0: never); --json reports clipped_steps"),
+    OWN(JSON, "print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds"),
+};
+
+/* bench and profile: where the model on synthetic data runs, and how it is fitted */
+#define SYNTHETIC_MODEL_LINES                                                                 \
+    OWN(DEVICE, "cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)"),                    \
+    OWN(PRECISION, "on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)"), \
+    OWN(ALGOS, "on a GPU: cuDNN's deterministic algorithms only (det, default) or any"),      \
+    OWN(INPUT, "fit the network's input; --classes K: its classifier's outputs"),             \
+    IN_TEXT(CLASSES)
+
+static const struct dse_opt_line lines_bench[] = {
+    OWN(MODE, "train (default: forward, backward, SGD) or infer (forward)"),
+    OWN(BATCH, "default 32"),
+    RIGHT(THREADS, NULL, "CPU threads, default 2"),
+    OWN(ITERS, "default 10"),
+    SYNTHETIC_MODEL_LINES,
+};
+
+static const struct dse_opt_line lines_profile[] = {
+    OWN(BATCH, "default 32"),
+    RIGHT(THREADS, NULL, "CPU threads, default 2"),
+    OWN(ITERS, "default 5"),
+    SYNTHETIC_MODEL_LINES,
+};
+
+static const struct dse_opt_line lines_eval[] = {
+    OWNA(CHECKPOINT, "F", "a checkpoint of NET (dse train --checkpoint-dir, or a sweep's)"),
+    OWN(DATA, "default: the data the checkpoint was trained on, else fashion-mnist"),
+    OWN(BATCH, "default 64"),
+    RIGHT(THREADS, NULL, "default 2"),
+    OWN(LIMIT_TEST, "evaluate the first N test images"),
+    OWN(INPUT, "fit NET as it was fitted for training"),
+    JOIN(CLASSES, NULL),
+    OWN(JSON, "print {\"loss\", \"top1\", \"top5\", \"images\", \"per_class\": [...]} instead"),
+};
+
+static const struct dse_opt_line lines_predict[] = {
+    OWNA(CHECKPOINT, "F", "a checkpoint of NET"),
+    OWN(TOP, "classes to print per image (default 5)"),
+    OWN(INPUT, "fit NET as it was fitted for training"),
+    JOIN(CLASSES, NULL),
+    OWN(JSON, "one JSON object per image: {\"image\", \"top\": [{\"class\", \"name\", \"p\"}]}"),
+};
+
+static const struct dse_opt_line lines_export[] = {
+    OWN(CHECKPOINT, "a checkpoint of NET (dse train --checkpoint-dir)"),
+    OWN(ID, "a candidate of SWEEPDIR (dse report lists the ids)"),
+    OWN(BEST, "the most accurate trained candidate of SWEEPDIR"),
+    OWN(MAX_MB, "with --best: at most M megabytes of float32 parameters"),
+    FORMAT("onnx caffe", "onnx (default) or caffe"),
+    OWNA(OUT, "PATH", "default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
+                      "candidate id or the network file's)"),
+    OWN(INPUT, "fit NET as it was fitted for training"),
+    JOIN(CLASSES, NULL),
+};
+
+static const struct dse_opt_line lines_import[] = {
+    OWNA(OUT, "FILE", "default: MODEL with .ckpt for .caffemodel"),
+    OWN(MEAN, "the input normalization to record, x = (pixel / 255 - mean) / std per\n"
+              "channel (what dse export printed); without them evaluation uses the data's own"),
+    JOIN(STD, NULL),
+    OWN(INPUT, "fit NET as it was fitted for training"),
+    JOIN(CLASSES, NULL),
+};
+
+static const struct dse_opt_line lines_data_pack[] = {
+    OWNA(OUT, "FILE", "the pack to write (replaced atomically if it exists)"),
+    OWN(PACK_SIZE, "short side in pixels, 8 to 4096, or 0 to keep each image's size (default 256)"),
+    FORMAT("jpeg raw", "jpeg (default above 64 pixels: small files, decoded when read) or raw\n"
+                       "(default at 64 and below: no decoding when read)"),
+    OWN(QUALITY, "JPEG quality, 1 to 100 (default 90)"),
+    OWN(CHANNELS, "3 (default: RGB) or 1 (gray)"),
+    OWN(THREADS, "decoding threads (default: one per core)"),
+    OWN(SKIP_BAD, "leave out images that do not decode, naming each, instead of stopping"),
+};
+
+static const struct dse_opt_line lines_data_info[] = {
+    OWN(VERIFY, "packs: check every record's CRC-32 and decode it"),
+};
+
+static const struct dse_opt_line lines_data_bench[] = {
+    OWN(CROP_SIZE, "output size (default 227)"),
+    RIGHT(BATCH, NULL, "default 256"),
+    OWN(THREADS, "decoding threads (default: one per core)"),
+    OWN(SECONDS, "how long to measure, after 2 warm-up batches (default 10)"),
+    OWN(AUG, "auto, rrc (default: random-resized-crop + flip), crop, flip or none"),
+    OWN(SPLIT, "train (default) or val"),
+};
+
+static const struct dse_opt_line lines_data_synth[] = {
+    OWN(SYNTH_CLASSES, "default 10"),
+    RIGHT(TRAIN_IMAGES, NULL, "per class, default 20"),
+    OWN(VAL_IMAGES, "per class, default 5"),
+    RIGHT(SIDES, "", "default 48-96"),
+    OWN(SEED, "default 1"),
+    OWN(MIXED, "cycle through every decoder path (RGB/gray/CMYK JPEG, RGB/gray/RGBA/16-bit/palette\n"
+               "PNG) instead of RGB JPEGs only"),
+};
+
+#define NET      "one network file"
+#define SPACE    "a space file"
+#define SWEEPDIR "a sweep directory"
+#define LINES(l) .lines = l, .n_lines = DSE_ARRAY_LEN(l)
+
+const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
+    [DSE_CMD_ANALYZE]  = { .name = "analyze", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_analyze,
+                           LINES(lines_analyze) },
+    [DSE_CMD_DIFF]     = { .name = "diff", .min_pos = 2, .max_pos = 2, .pos_what = "two files: BASE VARIANT",
+                           .usage = usage_diff, LINES(lines_diff) },
+    [DSE_CMD_COUNT_SPACE] = { .name = "count", .min_pos = 1, .max_pos = 1, .pos_what = SPACE, .usage = usage_count },
+    [DSE_CMD_GENERATE] = { .name = "generate", .min_pos = 1, .max_pos = 1, .pos_what = SPACE,
+                           .usage = usage_generate, LINES(lines_generate) },
+    [DSE_CMD_SWEEP]    = { .name = "sweep", .min_pos = 1, .max_pos = 1, .pos_what = SPACE, .usage = usage_sweep,
+                           LINES(lines_sweep), .tail = tail_sweep, .col = 21 },
+    [DSE_CMD_STATUS]   = { .name = "status", .min_pos = 1, .max_pos = 1, .pos_what = SWEEPDIR,
+                           .usage = usage_status },
+    [DSE_CMD_REPORT]   = { .name = "report", .min_pos = 1, .max_pos = 1, .pos_what = SWEEPDIR,
+                           .usage = usage_report, LINES(lines_report) },
+    [DSE_CMD_TRAIN]    = { .name = "train", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_train,
+                           LINES(lines_train) },
+    [DSE_CMD_BENCH]    = { .name = "bench", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_bench,
+                           LINES(lines_bench) },
+    [DSE_CMD_PROFILE]  = { .name = "profile", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_profile,
+                           LINES(lines_profile) },
+    [DSE_CMD_EVAL]     = { .name = "eval", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_eval,
+                           LINES(lines_eval) },
+    [DSE_CMD_PREDICT]  = { .name = "predict", .min_pos = 1, .max_pos = DSE_OPT_POS_MAX, .pos_what = NET,
+                           .usage = usage_predict, LINES(lines_predict) },
+    [DSE_CMD_EXPORT]   = { .name = "export", .min_pos = 1, .max_pos = 1,
+                           .pos_what = "a network file or a sweep directory", .usage = usage_export,
+                           LINES(lines_export), .col = 15 },
+    [DSE_CMD_IMPORT]   = { .name = "import", .min_pos = 2, .max_pos = 2, .pos_what = "two files: MODEL NET",
+                           .usage = usage_import, LINES(lines_import), .col = 15 },
+    [DSE_CMD_DATA_PACK]  = { .name = "data pack", .min_pos = 1, .max_pos = 1, .pos_what = "an image folder DIR",
+                             .usage = usage_data_pack, LINES(lines_data_pack) },
+    [DSE_CMD_DATA_INFO]  = { .name = "data info", .min_pos = 1, .max_pos = 1,
+                             .pos_what = "a pack, an image folder or a dataset name", .usage = usage_data_info,
+                             LINES(lines_data_info) },
+    [DSE_CMD_DATA_BENCH] = { .name = "data bench", .min_pos = 1, .max_pos = 1,
+                             .pos_what = "a pack, an image folder or a dataset name", .usage = usage_data_bench,
+                             LINES(lines_data_bench), .col2 = 50, .w2 = 12 },
+    [DSE_CMD_DATA_SYNTH] = { .name = "data synth", .min_pos = 1, .max_pos = 1, .pos_what = "an image folder DIR",
+                             .usage = usage_data_synth, LINES(lines_data_synth), .col2 = 50, .w2 = 12 },
+};
+
+/* ---- the parser ------------------------------------------------------------------------ */
+
+const struct dse_opt_line *dse_opts_line(const struct dse_opt_cmd *c, enum dse_opt o) {
+    for (int i = 0; i < c->n_lines; i++)
+        if (c->lines[i].place != DSE_OPT_PLACE_HEADING && c->lines[i].opt == o) return &c->lines[i];
+    return NULL;
+}
+
+static const struct dse_opt_line *line_named(const struct dse_opt_cmd *c, const char *name) {
+    for (int i = 0; i < c->n_lines; i++)
+        if (c->lines[i].place != DSE_OPT_PLACE_HEADING && !strcmp(dse_opt_specs[c->lines[i].opt].name, name))
+            return &c->lines[i];
+    return NULL;
+}
+
+/* An INT or WORD value against its range: DSE_OK, or the usage error. */
+static enum dse_status check_value(const struct dse_opt_line *l, const char *v, long long *num,
+                                   struct dse_err *err) {
+    const struct dse_opt_spec *o = &dse_opt_specs[l->opt];
+    if (o->kind == DSE_OPT_KIND_INT) {
+        char *end;
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (!errno && end != v && !*end && x >= o->min && x <= o->max) return *num = x, DSE_OK;
+        if (o->max == INT64_MAX)
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' is not an integer >= %lld", o->name, v, o->min);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' is not an integer from %lld to %lld", o->name, v,
+                           o->min, o->max);
+    }
+    if (o->kind == DSE_OPT_KIND_WORD) {
+        const char *words = l->words ? l->words : o->words;
+        if (dse_word_index(words, v) >= 0) return DSE_OK;
+        if (o->why && !l->words) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' %s", o->name, v, o->why);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' is not one of: %s", o->name, v, words);
+    }
+    return DSE_OK;
+}
+
+enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **argv, struct dse_opt_args *a,
+                               struct dse_err *err) {
+    int only_files = 0;
+    DSE_ASSERT(c->max_pos <= DSE_OPT_POS_MAX);
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        char key[32];
+        if (!only_files && !strcmp(arg, "--")) {
+            only_files = 1;
+            continue;
+        }
+        if (only_files || arg[0] != '-' || arg[1] == '\0') {
+            if (a->n_pos >= c->max_pos)
+                return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unexpected argument '%s'", arg);
+            a->pos[a->n_pos++] = arg;
+            continue;
+        }
+        const char *eq = strchr(arg, '=');
+        size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (klen >= sizeof key) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unknown option '%s'", arg);
+        memcpy(key, arg, klen);
+        key[klen] = '\0';
+        if (!strcmp(key, "-h")) strcpy(key, "--help");
+        const struct dse_opt_line *l = strcmp(key, "--help") ? line_named(c, key) : NULL;
+        if (!l && strcmp(key, "--help")) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unknown option '%s'", arg);
+        if (!l || dse_opt_specs[l->opt].kind == DSE_OPT_KIND_FLAG) {
+            if (eq) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "option '%s' takes no value", key);
+            if (!l) return a->help = 1, DSE_OK;
+            a->val[l->opt] = dse_opt_specs[l->opt].name;
+            continue;
+        }
+        if (eq) a->val[l->opt] = eq + 1;
+        else if (i + 1 < argc) a->val[l->opt] = argv[++i];
+        else return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "option '%s' needs a value", key);
+    }
+    if (a->n_pos < c->min_pos) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "expected %s", c->pos_what);
+    for (int i = 0; i < c->n_lines; i++) {
+        const struct dse_opt_line *l = &c->lines[i];
+        enum dse_status st;
+        if (l->place != DSE_OPT_PLACE_HEADING && a->val[l->opt] &&
+            (st = check_value(l, a->val[l->opt], &a->num[l->opt], err)))
+            return st;
+    }
+    return DSE_OK;
+}
+
+/* ---- the --help text ------------------------------------------------------------------- */
+
+/* "--name ARG" of line l, appended to buf. */
+static void label_cat(char *buf, size_t size, const struct dse_opt_line *l) {
+    const struct dse_opt_spec *o = &dse_opt_specs[l->opt];
+    const char *arg = l->arg ? l->arg : o->arg;
+    size_t n = strlen(buf);
+    snprintf(buf + n, size - n, "%s%s%s", o->name, arg[0] ? " " : "", arg);
+}
+
+/* Spaces from column `at` to column `to`; two if `at` is already there or past it. */
+static int pad(FILE *f, int at, int to) {
+    int n = at < to ? to - at : 2;
+    fprintf(f, "%*s", n, "");
+    return at + n;
+}
+
+void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c) {
+    const int col = c->col ? c->col : 19, col2 = c->col2 ? c->col2 : 36, w2 = c->w2 ? c->w2 : 13;
+    int at = -1; /* the column the open line ends at; -1: no line open */
+    fputs(c->usage, f);
+    for (int i = 0; i < c->n_lines; i++) {
+        const struct dse_opt_line *l = &c->lines[i];
+        char label[160] = "";
+        if (l->place == DSE_OPT_PLACE_HEADING) {
+            if (at >= 0) fputc('\n', f);
+            fputs(l->help, f);
+            at = -1;
+            continue;
+        }
+        if (l->place == DSE_OPT_PLACE_JOIN || l->place == DSE_OPT_PLACE_TEXT) continue; /* the line above's */
+        label_cat(label, sizeof label, l);
+        for (int j = i + 1; j < c->n_lines && c->lines[j].place == DSE_OPT_PLACE_JOIN; j++) {
+            strcat(label, ", ");
+            label_cat(label, sizeof label, &c->lines[j]);
+        }
+        if (l->place == DSE_OPT_PLACE_RIGHT && at >= 0) {
+            at = pad(f, at, col2);
+            at += fprintf(f, "%s", label);
+            at = pad(f, at, at - (int)strlen(label) + w2);
+        } else {
+            if (at >= 0) fputc('\n', f);
+            at = fprintf(f, "  %s", label);
+            at = pad(f, at, col);
+        }
+        for (const char *h = l->help; *h; h++) { /* further lines of the help start at col */
+            if (*h != '\n') {
+                fputc(*h, f), at++;
+                continue;
+            }
+            fprintf(f, "\n%*s", col, "");
+            at = col;
+        }
+    }
+    if (at >= 0) fputc('\n', f);
+    if (c->tail) fputs(c->tail, f);
+}

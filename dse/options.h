@@ -1,0 +1,209 @@
+/* options.h: every option of every dse command, each once (DSE_OPTIONS: name, placeholder,
+ * parser, range), and one table per command (its usage prose and option lines) from which
+ * both the argument parser and the --help text are made. docs/cli.md lists the options;
+ * dse/main.c runs the commands. */
+#ifndef DSE_CLI_OPTIONS_H
+#define DSE_CLI_OPTIONS_H
+
+#include <stdio.h>
+
+#include "base/base.h"
+
+/* The engine keeps the results of at most 1,024 epochs (engine/train.h): --epochs, --budget
+ * and --min-epochs stop there. */
+#define DSE_OPT_EPOCHS_MAX 1024
+#define DSE_OPT_BATCH_MAX  65536
+
+/* How an option's value is read. FLAG: no value. TEXT: any text, read by its command.
+ * INT: a base-10 integer from min to max. WORD: one of the space-separated words. */
+enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_OPT_KIND_WORD };
+
+/* Every option, once, with one range everywhere it is taken. X(ENUM, name, placeholder, kind,
+ * min, max, words, why): why is what a refused WORD value "is not" (NULL: "is not one of:
+ * <words>"); a command may accept fewer words (--format). Options of the same name that
+ * mean different things in different commands (data synth's --classes makes classes; the
+ * others fit a network to them) are different rows. */
+#define DSE_OPTIONS(X)                                                                                       \
+    /* ENUM            name               arg        kind  min  max                 words / why */           \
+    /* shared by several commands */                                                                         \
+    X(BATCH,           "--batch",         "B",       INT,  1,   DSE_OPT_BATCH_MAX,  NULL, NULL)              \
+    X(THREADS,         "--threads",       "T",       INT,  1,   256,                NULL, NULL)              \
+    X(EPOCHS,          "--epochs",        "E",       INT,  1,   DSE_OPT_EPOCHS_MAX, NULL, NULL)              \
+    X(INPUT,           "--input",         "C,H,W",   TEXT, 0,   0,                  NULL, NULL)              \
+    X(CLASSES,         "--classes",       "K",       INT,  1,   DSE_DIM_MAX,        NULL, NULL)              \
+    X(FORMAT,          "--format",        "F",       WORD, 0,   0,                  "", NULL)                \
+    X(CONV,            "--conv",          "S",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(DEVICE,          "--device",        "D",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(PRECISION,       "--precision",     "P",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(ALGOS,           "--algos",         "A",       WORD, 0,   0,                  "det any", "is not det or any") \
+    X(DATA,            "--data",          "D",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(SEED,            "--seed",          "S",       INT,  0,   2147483647,         NULL, NULL)              \
+    X(OUT,             "--out",           "DIR",     TEXT, 0,   0,                  NULL, NULL)              \
+    X(CHECKPOINT,      "--checkpoint",    "FILE",    TEXT, 0,   0,                  NULL, NULL)              \
+    X(LIMIT_TEST,      "--limit-test",    "N",       INT,  1,   1 << 30,            NULL, NULL)              \
+    X(AUG,             "--aug",           "A",       WORD, 0,   0,                  DSE_AUG_NAMES, NULL)     \
+    X(JSON,            "--json",          "",        FLAG, 0,   0,                  NULL, NULL)              \
+    /* analyze, diff, generate */                                                                            \
+    X(EXPAND,          "--expand",        "",        FLAG, 0,   0,                  NULL, NULL)              \
+    X(INDEX,           "--index",         "K",       INT,  0,   INT64_MAX,          NULL, NULL)              \
+    X(ID,              "--id",            "ID",      TEXT, 0,   0,                  NULL, NULL)              \
+    X(ALL,             "--all",           "",        FLAG, 0,   0,                  NULL, NULL)              \
+    /* sweep */                                                                                              \
+    X(ANALYTIC_ONLY,   "--analytic-only", "",        FLAG, 0,   0,                  NULL, NULL)              \
+    X(WORKERS,         "--workers",       "N",       INT,  1,   256,                NULL, NULL)              \
+    X(BUDGET,          "--budget",        "B",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(EARLY_STOP,      "--early-stop",    "S",       WORD, 0,   0,                  "none sh", "is not none or sh (successive halving)") \
+    X(ETA,             "--eta",           "N",       INT,  2,   1000,               NULL, NULL)              \
+    X(MIN_EPOCHS,      "--min-epochs",    "R",       INT,  1,   DSE_OPT_EPOCHS_MAX, NULL, NULL)              \
+    X(RANK,            "--rank",          "K",       WORD, 0,   0,                  "pareto top1", "is not pareto or top1") \
+    X(LEASE_SECONDS,   "--lease-seconds", "S",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(MAX_CRASHES,     "--max-crashes",   "N",       INT,  1,   1000000,            NULL, NULL)              \
+    X(DATA_ROOT,       "--data-root",     "DIR",     TEXT, 0,   0,                  NULL, NULL)              \
+    X(GPUS,            "--gpus",          "LIST",    TEXT, 0,   0,                  NULL, NULL)              \
+    X(PER_GPU,         "--per-gpu",       "K",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(MAX_OOM,         "--max-oom",       "N",       INT,  1,   1000000,            NULL, NULL)              \
+    /* report */                                                                                             \
+    X(PLOT,            "--plot",          "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
+    X(CURVES,          "--curves",        "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
+    /* train, bench, profile, eval, predict */                                                               \
+    X(LR,              "--lr",            "L",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(LR_POLICY,       "--lr-policy",     "P",       WORD, 0,   0,                  "fixed step poly linear", "is not one of fixed, step, poly, linear") \
+    X(LIMIT_TRAIN,     "--limit-train",   "N",       INT,  1,   1 << 30,            NULL, NULL)              \
+    X(INIT,            "--init",          "I",       WORD, 0,   0,                  "msra xavier", "is not one of xavier, msra") \
+    X(CHECKPOINT_DIR,  "--checkpoint-dir", "DIR",    TEXT, 0,   0,                  NULL, NULL)              \
+    X(RESUME,          "--resume",        "FILE",    TEXT, 0,   0,                  NULL, NULL)              \
+    X(CONV_CACHE,      "--conv-cache",    "F",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(CLIP_NORM,       "--clip-norm",     "C",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(LOADER_THREADS,  "--loader-threads", "N",      INT,  1,   256,                NULL, NULL)              \
+    X(PACK_CACHE,      "--pack-cache",    "DIR",     TEXT, 0,   0,                  NULL, NULL)              \
+    X(MODE,            "--mode",          "M",       WORD, 0,   0,                  "train infer", "is not train or infer") \
+    X(ITERS,           "--iters",         "N",       INT,  1,   100000,             NULL, NULL)              \
+    X(TOP,             "--top",           "K",       INT,  1,   1000,               NULL, NULL)              \
+    /* export, import */                                                                                     \
+    X(BEST,            "--best",          "",        FLAG, 0,   0,                  NULL, NULL)              \
+    X(MAX_MB,          "--max-mb",        "M",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(MEAN,            "--mean",          "M,...",   TEXT, 0,   0,                  NULL, NULL)              \
+    X(STD,             "--std",           "S,...",   TEXT, 0,   0,                  NULL, NULL)              \
+    /* data pack, info, bench, synth */                                                                      \
+    X(PACK_SIZE,       "--size",          "S",       INT,  0,   4096,               NULL, NULL)              \
+    X(QUALITY,         "--quality",       "Q",       INT,  1,   100,                NULL, NULL)              \
+    X(CHANNELS,        "--channels",      "C",       WORD, 0,   0,                  "1 3", "is not 1 or 3")  \
+    X(SKIP_BAD,        "--skip-bad",      "",        FLAG, 0,   0,                  NULL, NULL)              \
+    X(VERIFY,          "--verify",        "",        FLAG, 0,   0,                  NULL, NULL)              \
+    X(CROP_SIZE,       "--size",          "N",       INT,  1,   8192,               NULL, NULL)              \
+    X(SECONDS,         "--seconds",       "S",       INT,  1,   100000,             NULL, NULL)              \
+    X(SPLIT,           "--split",         "S",       WORD, 0,   0,                  "train val", "is not train or val") \
+    X(SYNTH_CLASSES,   "--classes",       "K",       INT,  2,   1000,               NULL, NULL)              \
+    X(TRAIN_IMAGES,    "--train",         "N",       INT,  1,   1000000,            NULL, NULL)              \
+    X(VAL_IMAGES,      "--val",           "N",       INT,  0,   1000000,            NULL, NULL)              \
+    X(SIDES,           "--sides",         "MIN-MAX", TEXT, 0,   0,                  NULL, NULL)              \
+    X(MIXED,           "--mixed",         "",        FLAG, 0,   0,                  NULL, NULL)
+
+enum dse_opt {
+#define X(e, name, arg, kind, lo, hi, words, why) DSE_OPT_##e,
+    DSE_OPTIONS(X)
+#undef X
+    DSE_OPT_COUNT
+};
+
+struct dse_opt_spec {
+    const char       *name;   /* "--batch" */
+    const char       *arg;    /* "B": the value's placeholder in --help; "" for a flag */
+    enum dse_opt_kind kind;
+    long long         min, max;  /* INT */
+    const char       *words;  /* WORD: the values allowed */
+    const char       *why;    /* WORD: "is not det or any"; NULL: "is not one of: <words>" */
+};
+
+extern const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT];
+
+/* Where a command's --help shows an option. OWN: its own line, "  --name ARG", the help text
+ * in the command's help column (further lines of the text indented to it). RIGHT: on the
+ * right half of the line above. JOIN: its name after the line above's name ("--input C,H,W,
+ * --classes K  fit ..."). TEXT: named in the line above's help text. HEADING: no option; the
+ * help text is printed as it is between option lines. */
+enum dse_opt_place {
+    DSE_OPT_PLACE_OWN = 0,
+    DSE_OPT_PLACE_RIGHT,
+    DSE_OPT_PLACE_JOIN,
+    DSE_OPT_PLACE_TEXT,
+    DSE_OPT_PLACE_HEADING
+};
+
+struct dse_opt_line {
+    enum dse_opt       opt;
+    enum dse_opt_place place;
+    const char        *arg;    /* the placeholder this command shows; NULL: the option's own */
+    const char        *words;  /* WORD: the values this command accepts; NULL: the option's own */
+    const char        *help;   /* OWN and RIGHT: the text beside the name */
+};
+
+/* Every command, once. X(ENUM, function suffix, name); count is COUNT_SPACE, DSE_CMD_COUNT
+ * being the number of commands. */
+#define DSE_COMMANDS(X)                    \
+    X(ANALYZE,    analyze,    "analyze")    \
+    X(DIFF,       diff,       "diff")       \
+    X(COUNT_SPACE, count,     "count")      \
+    X(GENERATE,   generate,   "generate")   \
+    X(SWEEP,      sweep,      "sweep")      \
+    X(STATUS,     status,     "status")     \
+    X(REPORT,     report,     "report")     \
+    X(TRAIN,      train,      "train")      \
+    X(BENCH,      bench,      "bench")      \
+    X(PROFILE,    profile,    "profile")    \
+    X(EVAL,       eval,       "eval")       \
+    X(PREDICT,    predict,    "predict")    \
+    X(EXPORT,     export,     "export")     \
+    X(IMPORT,     import,     "import")     \
+    X(DATA_PACK,  data_pack,  "data pack")  \
+    X(DATA_INFO,  data_info,  "data info")  \
+    X(DATA_BENCH, data_bench, "data bench") \
+    X(DATA_SYNTH, data_synth, "data synth")
+
+enum dse_cmd {
+#define X(e, fn, name) DSE_CMD_##e,
+    DSE_COMMANDS(X)
+#undef X
+    DSE_CMD_COUNT
+};
+
+#define DSE_OPT_POS_MAX 64 /* positional arguments a command may take, at most */
+
+/* One command: its positional arguments, its usage text and its options in --help order. */
+struct dse_opt_cmd {
+    const char                *name;       /* "train", "data pack" */
+    int                        min_pos, max_pos;
+    const char                *pos_what;   /* "one network file": what too few positionals lack */
+    const char                *usage;      /* usage lines and prose, up to the option lines */
+    const struct dse_opt_line *lines;
+    int                        n_lines;
+    const char                *tail;       /* prose after the option lines, or NULL */
+    int                        col;        /* help text column (default 19) */
+    int                        col2, w2;   /* RIGHT: its column and name width (default 36, 13) */
+};
+
+extern const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT];
+
+/* What a command line gave. */
+struct dse_opt_args {
+    const char *pos[DSE_OPT_POS_MAX];
+    int         n_pos;
+    const char *val[DSE_OPT_COUNT];  /* the value given last; a flag's name; NULL: not given */
+    long long   num[DSE_OPT_COUNT];  /* INT options given: the value */
+    int         help;                /* --help or -h: nothing else was read */
+};
+
+/* Reads argv[0 .. argc-1] against c's options: "--name value", "--name=value", flags, "--"
+ * (only positionals after it), -h/--help. Then checks the positional count and every INT and
+ * WORD value given, in c's line order. On a usage error: DSE_ERR_CONFIG, err->msg saying
+ * what is wrong (without "dse CMD: "). argv is borrowed by *a. */
+enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **argv, struct dse_opt_args *a,
+                               struct dse_err *err);
+
+/* c's --help text: its usage and prose, its option lines, its tail. */
+void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c);
+
+/* The line of c that takes option o, or NULL. */
+const struct dse_opt_line *dse_opts_line(const struct dse_opt_cmd *c, enum dse_opt o);
+
+#endif
