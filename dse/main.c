@@ -1322,7 +1322,9 @@ static int run(int argc, char **argv) {
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) return fputs(usage_main, stdout), 0;
     if (!strcmp(name, "--version")) return printf("dse " DSE_VERSION " (backends: %s)\n", dse_engine_backends()), 0;
     if (!strcmp(name, "help")) {
-        if (argc == 2) return fputs(usage_main, stdout), 0;
+        /* dse help, dse help --help, dse help help: what help does is in the main usage */
+        if (argc == 2 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help"))
+            return fputs(usage_main, stdout), 0;
         name = argv[2];
         for (int k = 0; k < DSE_CMD_COUNT; k++)
             if (strncmp(dse_opt_cmds[k].name, "data ", 5) && !strcmp(name, dse_opt_cmds[k].name))
