@@ -203,6 +203,12 @@ enum dse_status dse_mp_build(const struct dse_mp *mp, struct dse_net *net, struc
             f.bypass = DSE_BYPASS_NONE; /* simple bypass only where channels match */
         if ((st = dse_net_add_fire(net, &f, net->n_layers - 1, err))) return st;
         in_c = ff.expand;
+        if (mp->fire_dropout > 0.0) { /* in place on the module's output, before its pool */
+            if (!(l = push(net, DSE_LAYER_DROPOUT, "drop_fire", i + 2, NULL, err))) return DSE_ERR_NOMEM;
+            l->dropout_ratio = (float)mp->fire_dropout;
+            l->in_place = 1;
+            if ((st = dse_net_commit(net, err))) return st;
+        }
         if ((mp->pools & DSE_MP_POOL_FIRE(i + 2)) && (st = add_pool(net, i + 2, err))) return st;
     }
     int last = mp->fires + 2; /* conv10 in SqueezeNet */

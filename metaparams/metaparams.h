@@ -97,7 +97,8 @@ struct dse_fire_filters dse_mp_fire_filters(const struct dse_mp *mp, int i);
 
 /* Build the network of mp into net (initialized by the caller; its layers are replaced,
  * its allocation reused), shapes inferred. Layer names follow SqueezeNet's release:
- * conv1, relu_conv1, pool1, fire2.., pool<k>, drop<fires+1>, conv<fires+2>,
+ * conv1, relu_conv1, pool1, fire2.., drop_fire<k> (fire_dropout > 0; not in SqueezeNet),
+ * pool<k>, drop<fires+1>, conv<fires+2>,
  * relu_conv<fires+2>, pool<fires+2> (global average), loss. Fails if mp does not pass
  * dse_mp_check or the shapes do not work out (a map shrinks to nothing). */
 enum dse_status dse_mp_build(const struct dse_mp *mp, struct dse_net *net, struct dse_err *err);
