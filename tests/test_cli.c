@@ -593,6 +593,32 @@ static void test_space_fire_dropout(void) {
     rmdir(dir);
 }
 
+/* docs/space-format.md's key table has a row for every row of metaparams/mp.def, in
+ * the same order (it is the order of grid indices and canonical text). */
+static void test_space_doc_keys(void) {
+    char *doc = NULL;
+    CHECK_OK(dse_fs_read("docs/space-format.md", &doc, NULL, NULL));
+    if (!doc) return;
+    const char *prev = doc;
+    for (int k = 0; k < DSE_MP_COUNT; k++) {
+        char cell[64];
+        snprintf(cell, sizeof cell, "`%s`", dse_mp_info[k].key);
+        const char *at = NULL;
+        for (const char *line = doc; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+            const char *end = strchr(line, '\n');
+            const char *hit = strstr(line, cell);
+            if (!strncmp(line, "| `", 3) && hit && (!end || hit < end)) {
+                at = hit;
+                break;
+            }
+        }
+        CHECK(at != NULL && at >= prev);
+        if (!at) printf("  docs/space-format.md: no table row for %s\n", dse_mp_info[k].key);
+        if (at) prev = at;
+    }
+    free(doc);
+}
+
 static void test_space_find_id(void) {
     static const struct { const char *id; int ok; } forms[] = {
         { "c0123456789abcdef", 1 }, { "cffffffffffffffff", 1 },
@@ -812,6 +838,7 @@ static const struct check_case cases[] = {
     { "space-sample",             test_space_sample },
     { "space-find-id",            test_space_find_id },
     { "space-fire-dropout",       test_space_fire_dropout },
+    { "space-doc-keys",           test_space_doc_keys },
     { "space-roundtrip",          test_space_roundtrip },
     { "sweep-dir",                test_sweep_dir },
 };
