@@ -15,34 +15,11 @@
 #include "base/pcg32.h"
 #include "base/fs.h"
 
-enum kind { K_INT, K_REAL, K_BYPASS, K_POOLS };
-
-static const struct {
-    const char *name;
-    const char *group;
-    enum kind   kind;
-} axis_info[DSE_AX_COUNT] = {
-    [DSE_AX_BASE_E]        = { "base_e",        "metaparams", K_INT },
-    [DSE_AX_INCR_E]        = { "incr_e",        "metaparams", K_INT },
-    [DSE_AX_FREQ]          = { "freq",          "metaparams", K_INT },
-    [DSE_AX_PCT3X3]        = { "pct3x3",        "metaparams", K_REAL },
-    [DSE_AX_SR]            = { "sr",            "metaparams", K_REAL },
-    [DSE_AX_BYPASS]        = { "bypass",        "metaparams", K_BYPASS },
-    [DSE_AX_INPUT_C]       = { "input_c",       "macro",      K_INT },
-    [DSE_AX_INPUT_H]       = { "input_h",       "macro",      K_INT },
-    [DSE_AX_INPUT_W]       = { "input_w",       "macro",      K_INT },
-    [DSE_AX_CLASSES]       = { "classes",       "macro",      K_INT },
-    [DSE_AX_CONV1_FILTERS] = { "conv1_filters", "macro",      K_INT },
-    [DSE_AX_CONV1_KERNEL]  = { "conv1_kernel",  "macro",      K_INT },
-    [DSE_AX_CONV1_STRIDE]  = { "conv1_stride",  "macro",      K_INT },
-    [DSE_AX_CONV1_PAD]     = { "conv1_pad",     "macro",      K_INT },
-    [DSE_AX_FIRES]         = { "fires",         "macro",      K_INT },
-    [DSE_AX_POOLS]         = { "pools",         "macro",      K_POOLS },
-    [DSE_AX_DROPOUT]       = { "dropout",       "macro",      K_REAL },
-};
+/* The metaparameters and their types, ranges and space-file sections: metaparams/mp.def. */
+#define INFO(k) (&dse_mp_info[k])
 
 const char *dse_axis_name(enum dse_axis_key k) {
-    return (unsigned)k < DSE_AX_COUNT ? axis_info[k].name : "?";
+    return (unsigned)k < DSE_AX_COUNT ? INFO(k)->key : "?";
 }
 
 struct ctx {
@@ -101,32 +78,14 @@ static enum dse_status check_value(struct ctx *cx, const config_setting_t *s, en
      * fires, the last module's width) happen per candidate. */
     struct dse_mp mp = dse_mp_squeezenet_v10();
     mp.fires = 1, mp.incr_e = 0, mp.pools = 0;
-    if (!isfinite(v)) return fail(cx, s, "%s = %g is not a finite number", axis_info[k].name, v);
+    if (!isfinite(v)) return fail(cx, s, "%s = %g is not a finite number", INFO(k)->key, v);
     const char *key;
     struct dse_err e = { 0 };
-    if (axis_info[k].kind == K_INT && (v != floor(v) || fabs(v) > DSE_DIM_MAX))
-        return fail(cx, s, "%s = %g must be an integer of at most %d", axis_info[k].name, v, DSE_DIM_MAX);
-    switch (k) {
-    case DSE_AX_BASE_E:        mp.base_e = (int)v; break;
-    case DSE_AX_INCR_E:        mp.incr_e = (int)v; break;
-    case DSE_AX_FREQ:          mp.freq = (int)v; break;
-    case DSE_AX_PCT3X3:        mp.pct3x3 = v; break;
-    case DSE_AX_SR:            mp.sr = v; break;
-    case DSE_AX_BYPASS:        mp.bypass = (enum dse_bypass)(int)v; break;
-    case DSE_AX_INPUT_C:       mp.input_c = (int)v; break;
-    case DSE_AX_INPUT_H:       mp.input_h = (int)v; break;
-    case DSE_AX_INPUT_W:       mp.input_w = (int)v; break;
-    case DSE_AX_CLASSES:       mp.classes = (int)v; break;
-    case DSE_AX_CONV1_FILTERS: mp.conv1_filters = (int)v; break;
-    case DSE_AX_CONV1_KERNEL:  mp.conv1_kernel = (int)v; break;
-    case DSE_AX_CONV1_STRIDE:  mp.conv1_stride = (int)v; break;
-    case DSE_AX_CONV1_PAD:     mp.conv1_pad = (int)v; break;
-    case DSE_AX_FIRES:         mp.fires = (int)v; break;
-    case DSE_AX_POOLS:         mp.pools = mask, mp.fires = DSE_MP_MAX_FIRES; break;
-    case DSE_AX_DROPOUT:       mp.dropout = v; break;
-    case DSE_AX_COUNT:         break;
-    }
-    if (dse_mp_check(&mp, &key, &e) && key && !strcmp(key, axis_info[k].name))
+    if (INFO(k)->type == DSE_MP_TYPE_INT && (v != floor(v) || fabs(v) > DSE_DIM_MAX))
+        return fail(cx, s, "%s = %g must be an integer of at most %d", INFO(k)->key, v, DSE_DIM_MAX);
+    dse_mp_set(&mp, (enum dse_mp_key)k, (struct dse_mp_value){ .num = v, .mask = mask });
+    if (INFO(k)->type == DSE_MP_TYPE_POOLS) mp.fires = DSE_MP_MAX_FIRES;
+    if (dse_mp_check(&mp, &key, &e) && key && !strcmp(key, INFO(k)->key))
         return fail(cx, s, "%s", e.msg);
     return DSE_OK;
 }
@@ -158,15 +117,15 @@ static enum dse_status push(struct ctx *cx, const config_setting_t *s, struct ds
 /* One scalar of axis k: a number, a bypass name or a pools value. */
 static enum dse_status scalar(struct ctx *cx, const config_setting_t *s, enum dse_axis_key k,
                               struct dse_axis *ax) {
-    enum kind kind = axis_info[k].kind;
-    const char *name = axis_info[k].name;
-    if (kind == K_BYPASS) {
+    enum dse_mp_type kind = INFO(k)->type;
+    const char *name = INFO(k)->key;
+    if (kind == DSE_MP_TYPE_BYPASS) {
         const char *v = config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : "";
         for (int b = DSE_BYPASS_NONE; b <= DSE_BYPASS_COMPLEX; b++)
             if (!strcmp(v, dse_bypass_str((enum dse_bypass)b))) return push(cx, s, ax, b, 0, 0);
         return fail(cx, s, "bypass = \"%s\"; expected \"none\", \"simple\" or \"complex\" (or a list of them)", v);
     }
-    if (kind == K_POOLS) { /* ["conv1", "fire4"] or "conv1,fire4,fire8" or "none" */
+    if (kind == DSE_MP_TYPE_POOLS) { /* ["conv1", "fire4"] or "conv1,fire4,fire8" or "none" */
         char buf[512] = "";
         int n = 0;
         if (config_setting_type(s) == CONFIG_TYPE_STRING) {
@@ -202,13 +161,13 @@ static enum dse_status scalar(struct ctx *cx, const config_setting_t *s, enum ds
 static enum dse_status range(struct ctx *cx, const config_setting_t *g, enum dse_axis_key k,
                              struct dse_axis *ax) {
     enum dse_status st;
-    const char *name = axis_info[k].name;
+    const char *name = INFO(k)->key;
     if ((st = check_keys(cx, g, "a range", "start stop step factor"))) return st;
     const config_setting_t *a = config_setting_get_member(g, "start");
     const config_setting_t *b = config_setting_get_member(g, "stop");
     const config_setting_t *step = config_setting_get_member(g, "step");
     const config_setting_t *fac = config_setting_get_member(g, "factor");
-    if (axis_info[k].kind == K_BYPASS || axis_info[k].kind == K_POOLS)
+    if (INFO(k)->type == DSE_MP_TYPE_BYPASS || INFO(k)->type == DSE_MP_TYPE_POOLS)
         return fail(cx, g, "%s takes a value or a list, not a range", name);
     if (!a || !b || !is_number(a) || !is_number(b) || (!step == !fac) ||
         (step && !is_number(step)) || (fac && !is_number(fac)))
@@ -226,7 +185,7 @@ static enum dse_status range(struct ctx *cx, const config_setting_t *g, enum dse
             return fail(cx, g, "range of %s has %.0f values; at most %d", name, n, DSE_AXIS_MAX_VALUES);
         for (int i = 0; i < (int)n; i++) {
             double v = x0 + i * d; /* x0 + i*d, not repeated adds: 0.1 steps stay exact-ish */
-            if (axis_info[k].kind == K_REAL) v = round(v * 1e12) / 1e12;
+            if (INFO(k)->type == DSE_MP_TYPE_REAL) v = round(v * 1e12) / 1e12;
             if ((st = check_value(cx, g, k, v, 0)) || (st = push(cx, g, ax, v, 0, 0))) return st;
         }
     } else {
@@ -234,7 +193,7 @@ static enum dse_status range(struct ctx *cx, const config_setting_t *g, enum dse
         if (!(f > 1)) return fail(cx, fac, "range of %s: factor = %g must be > 1", name, f);
         if (!(x0 > 0)) return fail(cx, a, "geometric range of %s: start = %g must be > 0", name, x0);
         for (double v = x0; v <= x1 * (1 + 1e-12); v *= f) {
-            double w = axis_info[k].kind == K_INT ? floor(v + 0.5) : round(v * 1e12) / 1e12;
+            double w = INFO(k)->type == DSE_MP_TYPE_INT ? floor(v + 0.5) : round(v * 1e12) / 1e12;
             if ((st = check_value(cx, g, k, w, 0)) || (st = push(cx, g, ax, w, 0, 0))) return st;
         }
     }
@@ -255,7 +214,7 @@ static int cmp_u64v(const void *a, const void *b) {
 
 static enum dse_status check_distinct(struct ctx *cx, const config_setting_t *s, enum dse_axis_key k,
                                       const struct dse_axis *ax) {
-    int pools = axis_info[k].kind == K_POOLS;
+    int pools = INFO(k)->type == DSE_MP_TYPE_POOLS;
     size_t n = (size_t)ax->n, sz = pools ? sizeof(uint64_t) : sizeof(double);
     void *v = malloc(sz * (n ? n : 1));
     if (!v) return dse_err_set(cx->err, DSE_ERR_NOMEM, cx->path, 0, "out of memory");
@@ -270,7 +229,7 @@ static enum dse_status check_distinct(struct ctx *cx, const config_setting_t *s,
     if (dup < 0) return DSE_OK;
     if (pools) return fail(cx, s, "pools lists the same set of positions twice");
     return fail(cx, s, "%s holds the value %g twice (listed twice, or range values that round to one)",
-                axis_info[k].name, dv);
+                INFO(k)->key, dv);
 }
 
 static enum dse_status read_axis(struct ctx *cx, const config_setting_t *s, enum dse_axis_key k,
@@ -281,9 +240,9 @@ static enum dse_status read_axis(struct ctx *cx, const config_setting_t *s, enum
     int t = config_setting_type(s);
     if (t == CONFIG_TYPE_GROUP) {
         st = range(cx, s, k, ax);
-    } else if (t == CONFIG_TYPE_LIST || (t == CONFIG_TYPE_ARRAY && axis_info[k].kind != K_POOLS)) {
+    } else if (t == CONFIG_TYPE_LIST || (t == CONFIG_TYPE_ARRAY && INFO(k)->type != DSE_MP_TYPE_POOLS)) {
         /* A list, or an array of scalars (except pools, where an array is one value). */
-        if (config_setting_length(s) == 0) return fail(cx, s, "%s lists no values", axis_info[k].name);
+        if (config_setting_length(s) == 0) return fail(cx, s, "%s lists no values", INFO(k)->key);
         st = DSE_OK;
         for (int i = 0; i < config_setting_length(s) && !st; i++)
             st = scalar(cx, config_setting_get_elem(s, (unsigned)i), k, ax);
@@ -295,34 +254,14 @@ static enum dse_status read_axis(struct ctx *cx, const config_setting_t *s, enum
 
 static void set_default(struct dse_axis *ax, enum dse_axis_key k) {
     struct dse_mp mp = dse_mp_squeezenet_v10();
-    double v = 0;
-    switch (k) {
-    case DSE_AX_BASE_E:        v = mp.base_e; break;
-    case DSE_AX_INCR_E:        v = mp.incr_e; break;
-    case DSE_AX_FREQ:          v = mp.freq; break;
-    case DSE_AX_PCT3X3:        v = mp.pct3x3; break;
-    case DSE_AX_SR:            v = mp.sr; break;
-    case DSE_AX_BYPASS:        v = mp.bypass; break;
-    case DSE_AX_INPUT_C:       v = mp.input_c; break;
-    case DSE_AX_INPUT_H:       v = mp.input_h; break;
-    case DSE_AX_INPUT_W:       v = mp.input_w; break;
-    case DSE_AX_CLASSES:       v = mp.classes; break;
-    case DSE_AX_CONV1_FILTERS: v = mp.conv1_filters; break;
-    case DSE_AX_CONV1_KERNEL:  v = mp.conv1_kernel; break;
-    case DSE_AX_CONV1_STRIDE:  v = mp.conv1_stride; break;
-    case DSE_AX_CONV1_PAD:     v = mp.conv1_pad; break;
-    case DSE_AX_FIRES:         v = mp.fires; break;
-    case DSE_AX_POOLS:         v = 0; break;
-    case DSE_AX_DROPOUT:       v = mp.dropout; break;
-    case DSE_AX_COUNT:         break;
-    }
+    struct dse_mp_value v = dse_mp_get(&mp, (enum dse_mp_key)k);
     ax->n = 1;
     ax->line = 0;
     ax->values = malloc(sizeof *ax->values);
-    if (ax->values) ax->values[0] = v;
-    if (k == DSE_AX_POOLS) {
+    if (ax->values) ax->values[0] = v.num; /* pools: index 0 into masks */
+    if (INFO(k)->type == DSE_MP_TYPE_POOLS) {
         ax->masks = malloc(sizeof *ax->masks);
-        if (ax->masks) ax->masks[0] = mp.pools;
+        if (ax->masks) ax->masks[0] = v.mask;
     }
 }
 
@@ -489,9 +428,9 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
         if (!g) continue;
         char allowed[300] = "";
         for (int k = 0; k < DSE_AX_COUNT; k++)
-            if (!strcmp(axis_info[k].group, groups[gi])) {
+            if (!strcmp(INFO(k)->section, groups[gi])) {
                 strcat(allowed, allowed[0] ? " " : "");
-                strcat(allowed, axis_info[k].name);
+                strcat(allowed, INFO(k)->key);
             }
         if (!config_setting_is_group(g)) {
             st = fail(&cx, g, "%s must be a group { key = value; ... }", groups[gi]);
@@ -500,7 +439,7 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
         if ((st = check_keys(&cx, g, groups[gi], allowed))) goto done;
         for (int k = 0; k < DSE_AX_COUNT; k++) {
             const config_setting_t *s;
-            if (strcmp(axis_info[k].group, groups[gi]) || !(s = config_setting_get_member(g, axis_info[k].name)))
+            if (strcmp(INFO(k)->section, groups[gi]) || !(s = config_setting_get_member(g, INFO(k)->key)))
                 continue;
             free(out->axes[k].values);
             free(out->axes[k].masks);
@@ -557,25 +496,11 @@ void dse_space_candidate(const struct dse_space *s, uint64_t k, struct dse_mp *m
         digit[a] = (int)(k % (uint64_t)s->axes[a].n);
         k /= (uint64_t)s->axes[a].n;
     }
-#define V(a) (s->axes[a].values[digit[a]])
-    mp->base_e        = (int)V(DSE_AX_BASE_E);
-    mp->incr_e        = (int)V(DSE_AX_INCR_E);
-    mp->freq          = (int)V(DSE_AX_FREQ);
-    mp->pct3x3        = V(DSE_AX_PCT3X3);
-    mp->sr            = V(DSE_AX_SR);
-    mp->bypass        = (enum dse_bypass)(int)V(DSE_AX_BYPASS);
-    mp->input_c       = (int)V(DSE_AX_INPUT_C);
-    mp->input_h       = (int)V(DSE_AX_INPUT_H);
-    mp->input_w       = (int)V(DSE_AX_INPUT_W);
-    mp->classes       = (int)V(DSE_AX_CLASSES);
-    mp->conv1_filters = (int)V(DSE_AX_CONV1_FILTERS);
-    mp->conv1_kernel  = (int)V(DSE_AX_CONV1_KERNEL);
-    mp->conv1_stride  = (int)V(DSE_AX_CONV1_STRIDE);
-    mp->conv1_pad     = (int)V(DSE_AX_CONV1_PAD);
-    mp->fires         = (int)V(DSE_AX_FIRES);
-    mp->pools         = s->axes[DSE_AX_POOLS].masks[digit[DSE_AX_POOLS]];
-    mp->dropout       = V(DSE_AX_DROPOUT);
-#undef V
+    for (int a = 0; a < DSE_AX_COUNT; a++) {
+        const struct dse_axis *ax = &s->axes[a];
+        struct dse_mp_value v = { .num = ax->values[digit[a]], .mask = ax->masks ? ax->masks[digit[a]] : 0 };
+        dse_mp_set(mp, (enum dse_mp_key)a, v);
+    }
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -637,19 +562,6 @@ enum dse_status dse_space_indices(const struct dse_space *s, uint64_t max, uint6
     return DSE_OK;
 }
 
-static const struct {
-    const char *key;
-    enum dse_axis_key axis;
-} key_axis[] = {
-    { "base_e", DSE_AX_BASE_E }, { "incr_e", DSE_AX_INCR_E }, { "freq", DSE_AX_FREQ },
-    { "pct3x3", DSE_AX_PCT3X3 }, { "sr", DSE_AX_SR }, { "bypass", DSE_AX_BYPASS },
-    { "input_c", DSE_AX_INPUT_C }, { "input_h", DSE_AX_INPUT_H }, { "input_w", DSE_AX_INPUT_W },
-    { "classes", DSE_AX_CLASSES }, { "conv1_filters", DSE_AX_CONV1_FILTERS },
-    { "conv1_kernel", DSE_AX_CONV1_KERNEL }, { "conv1_stride", DSE_AX_CONV1_STRIDE },
-    { "conv1_pad", DSE_AX_CONV1_PAD }, { "fires", DSE_AX_FIRES }, { "pools", DSE_AX_POOLS },
-    { "dropout", DSE_AX_DROPOUT },
-};
-
 enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *mp,
                                 struct dse_net *net, struct dse_err *err) {
     enum dse_status st = dse_mp_build(mp, net, err); /* it checks mp first */
@@ -658,8 +570,8 @@ enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *
         dse_mp_check(mp, &key, err);
         err->file = s->path;
         err->line = 0;
-        for (int i = 0; key && i < DSE_ARRAY_LEN(key_axis); i++)
-            if (!strcmp(key, key_axis[i].key)) err->line = s->axes[key_axis[i].axis].line;
+        int k = dse_mp_find(key);
+        if (k >= 0) err->line = s->axes[k].line;
         return st;
     }
     if (st) {
@@ -683,9 +595,6 @@ static char *put_str(char *p, const char *s) {
     return p + n;
 }
 
-/* A string literal, its length known at compile time. */
-#define PUT_LIT(p, lit) (memcpy(p, lit, sizeof lit - 1), p + sizeof lit - 1)
-
 static char *put_int(char *p, long long v) {
     char d[24];
     int n = 0;
@@ -705,29 +614,27 @@ static char *put_real(char *p, double v) {
 }
 
 int dse_space_canonical(const struct dse_mp *mp, char *buf, int size) {
-    /* Worst case: 17 keys (~160 bytes), 13 ints of up to 11 characters, 3 reals of 16,
-     * pools of up to 61 positions of 7 characters: under 1000 bytes. */
+    /* Worst case: 18 keys (~190 bytes), 13 ints of up to 11 characters, 4 reals of 16,
+     * pools of up to 61 positions of 7 characters: under 1100 bytes. */
     char tmp[1536], pools[600];
     char *p = tmp;
-    dse_mp_pools_str(mp->pools, pools, sizeof pools);
-    p = PUT_LIT(p, "base_e="), p = put_int(p, mp->base_e);
-    p = PUT_LIT(p, "\nincr_e="), p = put_int(p, mp->incr_e);
-    p = PUT_LIT(p, "\nfreq="), p = put_int(p, mp->freq);
-    p = PUT_LIT(p, "\npct3x3="), p = put_real(p, mp->pct3x3);
-    p = PUT_LIT(p, "\nsr="), p = put_real(p, mp->sr);
-    p = PUT_LIT(p, "\nbypass="), p = put_str(p, dse_bypass_str(mp->bypass));
-    p = PUT_LIT(p, "\ninput_c="), p = put_int(p, mp->input_c);
-    p = PUT_LIT(p, "\ninput_h="), p = put_int(p, mp->input_h);
-    p = PUT_LIT(p, "\ninput_w="), p = put_int(p, mp->input_w);
-    p = PUT_LIT(p, "\nclasses="), p = put_int(p, mp->classes);
-    p = PUT_LIT(p, "\nconv1_filters="), p = put_int(p, mp->conv1_filters);
-    p = PUT_LIT(p, "\nconv1_kernel="), p = put_int(p, mp->conv1_kernel);
-    p = PUT_LIT(p, "\nconv1_stride="), p = put_int(p, mp->conv1_stride);
-    p = PUT_LIT(p, "\nconv1_pad="), p = put_int(p, mp->conv1_pad);
-    p = PUT_LIT(p, "\nfires="), p = put_int(p, mp->fires);
-    p = PUT_LIT(p, "\npools="), p = put_str(p, pools);
-    p = PUT_LIT(p, "\ndropout="), p = put_real(p, mp->dropout);
-    p = PUT_LIT(p, "\n");
+    for (int k = 0; k < DSE_MP_COUNT; k++) {
+        const struct dse_mp_info *in = INFO(k);
+        if (in->id == DSE_MP_ID_IF_SET && dse_mp_is_default(mp, (enum dse_mp_key)k)) continue;
+        struct dse_mp_value v = dse_mp_get(mp, (enum dse_mp_key)k);
+        p = put_str(p, in->key);
+        *p++ = '=';
+        switch (in->type) {
+        case DSE_MP_TYPE_INT:    p = put_int(p, (long long)v.num); break;
+        case DSE_MP_TYPE_REAL:   p = put_real(p, v.num); break;
+        case DSE_MP_TYPE_BYPASS: p = put_str(p, dse_bypass_str((enum dse_bypass)(int)v.num)); break;
+        case DSE_MP_TYPE_POOLS:
+            dse_mp_pools_str(v.mask, pools, sizeof pools);
+            p = put_str(p, pools);
+            break;
+        }
+        *p++ = '\n';
+    }
     int n = (int)(p - tmp);
     if (size > 0) {
         int c = n < size - 1 ? n : size - 1;

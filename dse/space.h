@@ -9,13 +9,13 @@
 
 #include "metaparams/metaparams.h"
 
-/* The keys a space can vary, in canonical order (candidate ids hash them in this order). */
+/* The keys a space can vary: the metaparameters of metaparams/mp.def, in its order
+ * (candidate ids hash them in this order). */
 enum dse_axis_key {
-    DSE_AX_BASE_E, DSE_AX_INCR_E, DSE_AX_FREQ, DSE_AX_PCT3X3, DSE_AX_SR, DSE_AX_BYPASS,
-    DSE_AX_INPUT_C, DSE_AX_INPUT_H, DSE_AX_INPUT_W, DSE_AX_CLASSES,
-    DSE_AX_CONV1_FILTERS, DSE_AX_CONV1_KERNEL, DSE_AX_CONV1_STRIDE, DSE_AX_CONV1_PAD,
-    DSE_AX_FIRES, DSE_AX_POOLS, DSE_AX_DROPOUT,
-    DSE_AX_COUNT
+#define DSE_MP(E, f, g, T, def, lo, hi, bnd, id, doc) DSE_AX_##E = DSE_MP_##E,
+#include "metaparams/mp.def"
+#undef DSE_MP
+    DSE_AX_COUNT = DSE_MP_COUNT
 };
 
 #define DSE_AXIS_MAX_VALUES 100000
@@ -90,8 +90,9 @@ enum dse_status dse_space_indices(const struct dse_space *s, uint64_t max, uint6
 enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *mp,
                                 struct dse_net *net, struct dse_err *err);
 
-/* Canonical "key=value\n" text of mp (the order of enum dse_axis_key; integers in
- * decimal, pct3x3, sr and dropout as the 16 hex digits of their IEEE-754 bits) and the
+/* Canonical "key=value\n" text of mp (mp.def's order; integers in decimal, reals such as
+ * pct3x3, sr and dropout as the 16 hex digits of their IEEE-754 bits; an IF_SET key only
+ * where it differs from its default, so ids from before it was added hold) and the
  * stable candidate id: "c" + its FNV-1a 64 hash in 16 hex digits (collisions are checked
  * per sweep: an id repeated within a sweep is an error, never an overwrite).
  * dse_space_canonical returns the text's length (as snprintf, even if cut). */

@@ -92,32 +92,60 @@ static int cmp_id(const void *a, const void *b) {
     return strcmp((const char *)a, (const char *)b);
 }
 
-/* The analytic part of a candidate file: everything before "status". */
-static int candidate_head(char *buf, int size, const char *id, uint64_t index, const struct dse_mp *mp,
-                          const struct dse_cost_totals *one, int64_t train_mem, int train_batch) {
+/* The "metaparams" object of a candidate record: mp.def's keys in its order, one line per
+ * group; an IF_SET key only where the space sets it or it differs from its default (so
+ * the records of spaces that never name it stay as they were). */
+static int record_metaparams(char *buf, int size, const struct dse_space *s, const struct dse_mp *mp) {
+    int n = 0, group = -1;
     char pools[256];
-    dse_mp_pools_str(mp->pools, pools, sizeof pools);
+    for (int k = 0; k < DSE_MP_COUNT; k++) {
+        const struct dse_mp_info *in = &dse_mp_info[k];
+        if (in->id == DSE_MP_ID_IF_SET && !s->axes[k].line && dse_mp_is_default(mp, (enum dse_mp_key)k))
+            continue;
+        struct dse_mp_value v = dse_mp_get(mp, (enum dse_mp_key)k);
+        const char *sep = group < 0 ? "    " : group != (int)in->group ? ",\n    " : ", ";
+        n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "%s\"%s\": ", sep, in->key);
+        group = (int)in->group;
+        switch (in->type) {
+        case DSE_MP_TYPE_INT:
+            n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "%d", (int)v.num);
+            break;
+        case DSE_MP_TYPE_REAL:
+            n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "%.17g", v.num);
+            break;
+        case DSE_MP_TYPE_BYPASS:
+            n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "\"%s\"",
+                          dse_bypass_str((enum dse_bypass)(int)v.num));
+            break;
+        case DSE_MP_TYPE_POOLS:
+            dse_mp_pools_str(v.mask, pools, sizeof pools);
+            n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "\"%s\"", pools);
+            break;
+        }
+    }
+    return n;
+}
+
+/* The analytic part of a candidate file: everything before "status". */
+static int candidate_head(char *buf, int size, const struct dse_space *s, const char *id, uint64_t index,
+                          const struct dse_mp *mp, const struct dse_cost_totals *one, int64_t train_mem,
+                          int train_batch) {
+    char mps[2048];
+    record_metaparams(mps, sizeof mps, s, mp);
     double mb = (double)one->param_bytes / 1e6, mib = (double)one->param_bytes / 1048576.0;
     return snprintf(buf, (size_t)size,
-        "{\n  \"id\": \"%s\",\n  \"index\": %llu,\n  \"metaparams\": {\n"
-        "    \"base_e\": %d, \"incr_e\": %d, \"freq\": %d, \"pct3x3\": %.17g, \"sr\": %.17g, \"bypass\": \"%s\",\n"
-        "    \"input_c\": %d, \"input_h\": %d, \"input_w\": %d, \"classes\": %d,\n"
-        "    \"conv1_filters\": %d, \"conv1_kernel\": %d, \"conv1_stride\": %d, \"conv1_pad\": %d,\n"
-        "    \"fires\": %d, \"pools\": \"%s\", \"dropout\": %.17g\n  },\n"
+        "{\n  \"id\": \"%s\",\n  \"index\": %llu,\n  \"metaparams\": {\n%s\n  },\n"
         "  \"params\": %lld,\n  \"model_bytes\": %lld,\n  \"model_mb\": %.6f,\n  \"model_mib\": %.6f,\n"
         "  \"flops\": %lld,\n  \"train_mem_bytes\": %lld,\n  \"train_mem_batch\": %d,\n",
-        id, (unsigned long long)index, mp->base_e, mp->incr_e, mp->freq, mp->pct3x3, mp->sr,
-        dse_bypass_str(mp->bypass), mp->input_c, mp->input_h, mp->input_w, mp->classes,
-        mp->conv1_filters, mp->conv1_kernel, mp->conv1_stride, mp->conv1_pad, mp->fires, pools,
-        mp->dropout, (long long)one->params, (long long)one->param_bytes, mb, mib,
+        id, (unsigned long long)index, mps, (long long)one->params, (long long)one->param_bytes, mb, mib,
         (long long)one->flops, (long long)train_mem, train_batch);
 }
 
 /* The candidate file's text, as the analytic sweep writes it. */
-static int candidate_json(char *buf, int size, const char *id, uint64_t index, const struct dse_mp *mp,
-                          const struct dse_cost_totals *one, int64_t train_mem, int train_batch,
-                          const char *pruned_by) {
-    int n = candidate_head(buf, size, id, index, mp, one, train_mem, train_batch);
+static int candidate_json(char *buf, int size, const struct dse_space *s, const char *id, uint64_t index,
+                          const struct dse_mp *mp, const struct dse_cost_totals *one, int64_t train_mem,
+                          int train_batch, const char *pruned_by) {
+    int n = candidate_head(buf, size, s, id, index, mp, one, train_mem, train_batch);
     n += snprintf(buf + n, (size_t)(size - n), "  \"status\": \"%s\",\n  \"pruned_by\": ",
                   pruned_by ? "pruned" : "pending");
     if (pruned_by) n += snprintf(buf + n, (size_t)(size - n), "\"%s\",\n", pruned_by);
@@ -175,7 +203,7 @@ enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, 
     enum dse_status st = cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err);
     if (!st) {
         dse_space_id(&mp, id);
-        *len = candidate_head(buf, size, id, k, &mp, &one, train.mem_train_bytes, s->cons.train_mem_batch);
+        *len = candidate_head(buf, size, s, id, k, &mp, &one, train.mem_train_bytes, s->cons.train_mem_batch);
         *pruned = pruned_by != NULL;
         if (*len >= size) st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "candidate text too long");
     }
@@ -251,7 +279,7 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
         snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
         /* Never replace a candidate file: its analytic part depends only on the
          * metaparameters (and this space), and training may have added results. */
-        int len = candidate_json(text, sizeof text, id, idx[i], &mp, &one, train.mem_train_bytes,
+        int len = candidate_json(text, sizeof text, s, id, idx[i], &mp, &one, train.mem_train_bytes,
                                  c->train_mem_batch, pruned_by), existed;
         if ((st = dse_fs_create_atomic(path, text, (size_t)len, &existed, err))) goto done;
         sum->skipped += existed;

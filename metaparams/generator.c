@@ -9,15 +9,67 @@
 
 struct dse_mp dse_mp_squeezenet_v10(void) {
     struct dse_mp mp = {
-        .base_e = 128, .incr_e = 128, .freq = 2, .pct3x3 = 0.5, .sr = 0.125,
-        .bypass = DSE_BYPASS_NONE,
-        .input_c = 3, .input_h = 227, .input_w = 227, .classes = 1000,
-        .conv1_filters = 96, .conv1_kernel = 7, .conv1_stride = 2, .conv1_pad = 0,
-        .fires = 8,
-        .pools = DSE_MP_POOL_CONV1 | DSE_MP_POOL_FIRE(4) | DSE_MP_POOL_FIRE(8),
-        .dropout = 0.5,
+#define DSE_MP(E, f, g, T, def, lo, hi, bnd, id, doc) .f = def,
+#include "metaparams/mp.def"
+#undef DSE_MP
     };
     return mp;
+}
+
+#define SECTION_FIRE  "metaparams"
+#define SECTION_INPUT "macro"
+#define SECTION_CONV1 "macro"
+#define SECTION_BODY  "macro"
+
+const struct dse_mp_info dse_mp_info[DSE_MP_COUNT] = {
+#define DSE_MP(E, f, g, T, def, lo_, hi_, bnd_, id_, doc_)                                           \
+    [DSE_MP_##E] = { .key = #f, .section = SECTION_##g, .group = DSE_MP_GROUP_##g,                  \
+                     .type = DSE_MP_TYPE_##T, .lo = lo_, .hi = hi_, .bnd = DSE_MP_BND_##bnd_,         \
+                     .id = DSE_MP_ID_##id_, .doc = doc_ },
+#include "metaparams/mp.def"
+#undef DSE_MP
+};
+
+int dse_mp_find(const char *key) {
+    for (int k = 0; key && k < DSE_MP_COUNT; k++)
+        if (!strcmp(key, dse_mp_info[k].key)) return k;
+    return -1;
+}
+
+#define GET_INT(f)    v.num = mp->f
+#define GET_REAL(f)   v.num = mp->f
+#define GET_BYPASS(f) v.num = (double)mp->f
+#define GET_POOLS(f)  v.mask = mp->f
+
+struct dse_mp_value dse_mp_get(const struct dse_mp *mp, enum dse_mp_key k) {
+    struct dse_mp_value v = { 0, 0 };
+    switch (k) {
+#define DSE_MP(E, f, g, T, def, lo, hi, bnd, id, doc) case DSE_MP_##E: GET_##T(f); break;
+#include "metaparams/mp.def"
+#undef DSE_MP
+    case DSE_MP_COUNT: break;
+    }
+    return v;
+}
+
+#define SET_INT(f)    mp->f = (int)v.num
+#define SET_REAL(f)   mp->f = v.num
+#define SET_BYPASS(f) mp->f = (enum dse_bypass)(int)v.num
+#define SET_POOLS(f)  mp->f = v.mask
+
+void dse_mp_set(struct dse_mp *mp, enum dse_mp_key k, struct dse_mp_value v) {
+    switch (k) {
+#define DSE_MP(E, f, g, T, def, lo, hi, bnd, id, doc) case DSE_MP_##E: SET_##T(f); break;
+#include "metaparams/mp.def"
+#undef DSE_MP
+    case DSE_MP_COUNT: break;
+    }
+}
+
+int dse_mp_is_default(const struct dse_mp *mp, enum dse_mp_key k) {
+    struct dse_mp d = dse_mp_squeezenet_v10();
+    struct dse_mp_value a = dse_mp_get(mp, k), b = dse_mp_get(&d, k);
+    return a.num == b.num && a.mask == b.mask;
 }
 
 /* Round half up: 0.5 * 128 = 64 exactly, 0.01 * 128 = 1.28 -> 1, 0.125 * 96 = 12. */
@@ -34,52 +86,59 @@ struct dse_fire_filters dse_mp_fire_filters(const struct dse_mp *mp, int i) {
     return f;
 }
 
-#define CHECK_RANGE(cond, k, ...) do { if (!(cond)) { *key = k; \
-    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, __VA_ARGS__); } } while (0)
+/* The range of metaparameter k, as "0 < sr <= 1" (REAL) or "1 to 60" (INT). */
+static void range_str(enum dse_mp_key k, char *buf, size_t size) {
+    const struct dse_mp_info *in = &dse_mp_info[k];
+    if (in->type == DSE_MP_TYPE_REAL)
+        snprintf(buf, size, "%g %s %s %s %g", in->lo, in->bnd == DSE_MP_BND_LO_OPEN ? "<" : "<=", in->key,
+                 in->bnd == DSE_MP_BND_HI_OPEN ? "<" : "<=", in->hi);
+    else
+        snprintf(buf, size, "%d to %d", (int)in->lo, (int)in->hi);
+}
+
+/* Does metaparameter k of mp lie in its range? (NaN does not.) */
+static int in_range(const struct dse_mp *mp, enum dse_mp_key k) {
+    const struct dse_mp_info *in = &dse_mp_info[k];
+    struct dse_mp_value v = dse_mp_get(mp, k);
+    if (in->type == DSE_MP_TYPE_POOLS) /* conv1 and fire2 .. fire<fires+1> */
+        return (v.mask & ~(DSE_MP_POOL_CONV1 | (((uint64_t)2 << (mp->fires + 1)) - 4))) == 0;
+    return (in->bnd == DSE_MP_BND_LO_OPEN ? v.num > in->lo : v.num >= in->lo) &&
+           (in->bnd == DSE_MP_BND_HI_OPEN ? v.num < in->hi : v.num <= in->hi);
+}
 
 enum dse_status dse_mp_check(const struct dse_mp *mp, const char **key, struct dse_err *err) {
     const char *dummy;
+    char range[64];
     if (!key) key = &dummy;
     *key = NULL;
-    CHECK_RANGE(mp->base_e >= 1 && mp->base_e <= DSE_DIM_MAX, "base_e",
-                "base_e = %d is out of range; expected 1 to %d", mp->base_e, DSE_DIM_MAX);
-    CHECK_RANGE(mp->incr_e >= 0 && mp->incr_e <= DSE_DIM_MAX, "incr_e",
-                "incr_e = %d is out of range; expected 0 to %d", mp->incr_e, DSE_DIM_MAX);
-    CHECK_RANGE(mp->freq >= 1 && mp->freq <= DSE_MP_MAX_FIRES, "freq",
-                "freq = %d is out of range; expected 1 to %d", mp->freq, DSE_MP_MAX_FIRES);
-    CHECK_RANGE(mp->pct3x3 >= 0.0 && mp->pct3x3 <= 1.0, "pct3x3",
-                "pct3x3 = %g is out of range; expected 0 <= pct3x3 <= 1", mp->pct3x3);
-    CHECK_RANGE(mp->sr > 0.0 && mp->sr <= 1.0, "sr",
-                "sr = %g is out of range; expected 0 < sr <= 1", mp->sr);
-    CHECK_RANGE(mp->bypass >= DSE_BYPASS_NONE && mp->bypass <= DSE_BYPASS_COMPLEX, "bypass",
-                "bypass = %d; expected none, simple or complex", (int)mp->bypass);
-    CHECK_RANGE(mp->input_c >= 1 && mp->input_c <= DSE_DIM_MAX, "input_c",
-                "input_c = %d is out of range; expected 1 to %d", mp->input_c, DSE_DIM_MAX);
-    CHECK_RANGE(mp->input_h >= 1 && mp->input_h <= DSE_DIM_MAX, "input_h",
-                "input_h = %d is out of range; expected 1 to %d", mp->input_h, DSE_DIM_MAX);
-    CHECK_RANGE(mp->input_w >= 1 && mp->input_w <= DSE_DIM_MAX, "input_w",
-                "input_w = %d is out of range; expected 1 to %d", mp->input_w, DSE_DIM_MAX);
-    CHECK_RANGE(mp->classes >= 1 && mp->classes <= DSE_DIM_MAX, "classes",
-                "classes = %d is out of range; expected 1 to %d", mp->classes, DSE_DIM_MAX);
-    CHECK_RANGE(mp->conv1_filters >= 1 && mp->conv1_filters <= DSE_DIM_MAX, "conv1_filters",
-                "conv1_filters = %d is out of range; expected 1 to %d", mp->conv1_filters, DSE_DIM_MAX);
-    CHECK_RANGE(mp->conv1_kernel >= 1 && mp->conv1_kernel <= DSE_DIM_MAX, "conv1_kernel",
-                "conv1_kernel = %d is out of range; expected 1 to %d", mp->conv1_kernel, DSE_DIM_MAX);
-    CHECK_RANGE(mp->conv1_stride >= 1 && mp->conv1_stride <= DSE_DIM_MAX, "conv1_stride",
-                "conv1_stride = %d is out of range; expected 1 to %d", mp->conv1_stride, DSE_DIM_MAX);
-    CHECK_RANGE(mp->conv1_pad >= 0 && mp->conv1_pad <= DSE_DIM_MAX, "conv1_pad",
-                "conv1_pad = %d is out of range; expected 0 to %d", mp->conv1_pad, DSE_DIM_MAX);
-    CHECK_RANGE(mp->fires >= 1 && mp->fires <= DSE_MP_MAX_FIRES, "fires",
-                "fires = %d is out of range; expected 1 to %d", mp->fires, DSE_MP_MAX_FIRES);
-    CHECK_RANGE((mp->pools & ~(DSE_MP_POOL_CONV1 | (((uint64_t)2 << (mp->fires + 1)) - 4))) == 0,
-                "pools", "pools names a Fire module past the last one (fire%d)", mp->fires + 1);
-    CHECK_RANGE(mp->dropout >= 0.0 && mp->dropout < 1.0, "dropout",
-                "dropout = %g is out of range; expected 0 <= dropout < 1", mp->dropout);
+    for (int k = 0; k < DSE_MP_COUNT; k++) {
+        const struct dse_mp_info *in = &dse_mp_info[k];
+        if (in_range(mp, (enum dse_mp_key)k)) continue;
+        *key = in->key;
+        double v = dse_mp_get(mp, (enum dse_mp_key)k).num;
+        range_str((enum dse_mp_key)k, range, sizeof range);
+        switch (in->type) {
+        case DSE_MP_TYPE_INT:
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s = %d is out of range; expected %s", in->key,
+                               (int)v, range);
+        case DSE_MP_TYPE_REAL:
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s = %g is out of range; expected %s", in->key, v,
+                               range);
+        case DSE_MP_TYPE_BYPASS:
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s = %d; expected none, simple or complex", in->key,
+                               (int)v);
+        case DSE_MP_TYPE_POOLS:
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s names a Fire module past the last one (fire%d)",
+                               in->key, mp->fires + 1);
+        }
+    }
     /* Largest expand count, without overflow: base_e + incr_e * floor((fires-1)/freq). */
     int64_t emax = mp->base_e + (int64_t)mp->incr_e * ((mp->fires - 1) / mp->freq);
-    CHECK_RANGE(emax <= DSE_DIM_MAX, "incr_e",
-                "the last Fire module would have %lld expand filters; at most %d", (long long)emax,
-                DSE_DIM_MAX);
+    if (emax > DSE_DIM_MAX) {
+        *key = dse_mp_info[DSE_MP_INCR_E].key;
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "the last Fire module would have %lld expand filters; "
+                           "at most %d", (long long)emax, DSE_DIM_MAX);
+    }
     return DSE_OK;
 }
 
@@ -144,6 +203,12 @@ enum dse_status dse_mp_build(const struct dse_mp *mp, struct dse_net *net, struc
             f.bypass = DSE_BYPASS_NONE; /* simple bypass only where channels match */
         if ((st = dse_net_add_fire(net, &f, net->n_layers - 1, err))) return st;
         in_c = ff.expand;
+        if (mp->fire_dropout > 0.0) { /* in place on the module's output, before its pool */
+            if (!(l = push(net, DSE_LAYER_DROPOUT, "drop_fire", i + 2, NULL, err))) return DSE_ERR_NOMEM;
+            l->dropout_ratio = (float)mp->fire_dropout;
+            l->in_place = 1;
+            if ((st = dse_net_commit(net, err))) return st;
+        }
         if ((mp->pools & DSE_MP_POOL_FIRE(i + 2)) && (st = add_pool(net, i + 2, err))) return st;
     }
     int last = mp->fires + 2; /* conv10 in SqueezeNet */

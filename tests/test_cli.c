@@ -335,6 +335,8 @@ static void test_bad_spaces(void) {
         { "tests/bad_spaces/bad_pools.cfg",
           "tests/bad_spaces/bad_pools.cfg:3: pools = \"conv1,fire1\": positions are \"conv1\" and "
           "\"fire<k>\" (k = 2 .. fires + 1)" },
+        { "tests/bad_spaces/fire_dropout_range.cfg",
+          "tests/bad_spaces/fire_dropout_range.cfg:3: fire_dropout = 1 is out of range; expected 0 <= fire_dropout < 1" },
         { "tests/bad_spaces/int_key.cfg",
           "tests/bad_spaces/int_key.cfg:3: base_e = 12.5 must be an integer of at most 16777216" },
         { "tests/bad_spaces/no_name.cfg",
@@ -530,6 +532,94 @@ static void test_space_sample(void) {
 
 /* dse generate --id: every candidate found at its own grid index, in the grid and, past
  * the search limit, in the sample; malformed and unknown ids refused. */
+/* A key added to mp.def after ids were published (fire_dropout, IF_SET): a space that
+ * leaves it at its default keeps its ids and records; one that varies it gets the layers,
+ * a new id per value, and the key in each record. */
+static void test_space_fire_dropout(void) {
+    const char *dir = tmpdir();
+    char with[256], without[256], canon[1536], ida[DSE_ID_SIZE], idb[DSE_ID_SIZE], head[8192];
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(with, sizeof with, "%s/with.cfg", dir);
+    snprintf(without, sizeof without, "%s/without.cfg", dir);
+    write_text(without, "name = \"fd\";\nmacro = { input_c = 1; input_h = 28; input_w = 28; classes = 10;\n"
+                        "  conv1_kernel = 3; conv1_stride = 1; conv1_pad = 1; };\n");
+    write_text(with, "name = \"fd\";\nmacro = { input_c = 1; input_h = 28; input_w = 28; classes = 10;\n"
+                     "  conv1_kernel = 3; conv1_stride = 1; conv1_pad = 1;\n  fire_dropout = [0.0, 0.25]; };\n");
+    struct dse_space a, b;
+    struct dse_mp mp;
+    struct dse_net n;
+    int len = 0, pruned = 0;
+    CHECK_OK(dse_space_load(without, &a, NULL));
+    CHECK_OK(dse_space_load(with, &b, NULL));
+    CHECK_INT_EQ(a.count, 1);
+    CHECK_INT_EQ(b.count, 2);
+    CHECK_INT_EQ(b.axes[DSE_AX_FIRE_DROPOUT].line, 4);
+    CHECK_STR_EQ(dse_axis_name(DSE_AX_FIRE_DROPOUT), "fire_dropout");
+    /* fire_dropout = 0 is the candidate of the space that never names it: same id */
+    dse_space_candidate(&a, 0, &mp);
+    dse_space_id(&mp, ida);
+    dse_space_canonical(&mp, canon, sizeof canon);
+    CHECK(strstr(canon, "fire_dropout") == NULL);
+    dse_space_candidate(&b, 0, &mp);
+    CHECK(mp.fire_dropout == 0.0);
+    dse_space_id(&mp, idb);
+    CHECK_STR_EQ(ida, idb);
+    /* 0.25 is another candidate: its canonical text ends with the key, its id differs */
+    dse_space_candidate(&b, 1, &mp);
+    CHECK(mp.fire_dropout == 0.25);
+    dse_space_canonical(&mp, canon, sizeof canon);
+    CHECK(strlen(canon) > 31 && !strcmp(canon + strlen(canon) - 31, "\nfire_dropout=3fd0000000000000\n"));
+    dse_space_id(&mp, idb);
+    CHECK(strcmp(ida, idb) != 0);
+    dse_net_init(&n, "x", 1, 1, 1);
+    CHECK_OK(dse_space_build(&b, &mp, &n, NULL));
+    int d = dse_net_find(&n, "drop_fire2");
+    CHECK(d >= 0 && d == dse_net_find(&n, "fire2/concat") + 1);
+    if (d >= 0) CHECK_NEAR(n.layers[d].dropout_ratio, 0.25, 1e-7);
+    CHECK(dse_net_find(&n, "drop_fire9") >= 0);
+    dse_net_deinit(&n);
+    /* The record: no fire_dropout where the space does not name it; the key last otherwise */
+    CHECK_OK(dse_sweep_candidate_head(&a, 0, head, sizeof head, &len, &pruned, NULL));
+    CHECK(strstr(head, "fire_dropout") == NULL);
+    CHECK(strstr(head, "\"fires\": 8, \"pools\": \"conv1,fire4,fire8\", \"dropout\": 0.5\n  },\n") != NULL);
+    CHECK_OK(dse_sweep_candidate_head(&b, 0, head, sizeof head, &len, &pruned, NULL));
+    CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0\n  },\n") != NULL);
+    CHECK_OK(dse_sweep_candidate_head(&b, 1, head, sizeof head, &len, &pruned, NULL));
+    CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0.25\n  },\n") != NULL);
+    dse_space_free(&a);
+    dse_space_free(&b);
+    unlink(with);
+    unlink(without);
+    rmdir(dir);
+}
+
+/* docs/space-format.md's key table has a row for every row of metaparams/mp.def, in
+ * the same order (it is the order of grid indices and canonical text). */
+static void test_space_doc_keys(void) {
+    char *doc = NULL;
+    CHECK_OK(dse_fs_read("docs/space-format.md", &doc, NULL, NULL));
+    if (!doc) return;
+    const char *prev = doc;
+    for (int k = 0; k < DSE_MP_COUNT; k++) {
+        char cell[64];
+        snprintf(cell, sizeof cell, "`%s`", dse_mp_info[k].key);
+        const char *at = NULL;
+        for (const char *line = doc; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+            const char *end = strchr(line, '\n');
+            const char *hit = strstr(line, cell);
+            if (!strncmp(line, "| `", 3) && hit && (!end || hit < end)) {
+                at = hit;
+                break;
+            }
+        }
+        CHECK(at != NULL && at >= prev);
+        if (!at) printf("  docs/space-format.md: no table row for %s\n", dse_mp_info[k].key);
+        if (at) prev = at;
+    }
+    free(doc);
+}
+
 static void test_space_find_id(void) {
     static const struct { const char *id; int ok; } forms[] = {
         { "c0123456789abcdef", 1 }, { "cffffffffffffffff", 1 },
@@ -831,6 +921,8 @@ static const struct check_case cases[] = {
     { "space-canonical",          test_space_canonical_limits },
     { "space-sample",             test_space_sample },
     { "space-find-id",            test_space_find_id },
+    { "space-fire-dropout",       test_space_fire_dropout },
+    { "space-doc-keys",           test_space_doc_keys },
     { "space-roundtrip",          test_space_roundtrip },
     { "sweep-dir",                test_sweep_dir },
     { "cli-options-help",         test_options_help },

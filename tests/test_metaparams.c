@@ -430,6 +430,107 @@ static void test_zoo_shapes(void) {
     dse_net_deinit(&n);
 }
 
+/* metaparams/mp.def: every row has a key, a section, a doc line and a default inside its
+ * range; every range check rejects a value just outside it with a message that names the
+ * key, and the keys are found by name. */
+static void test_mp_table(void) {
+    struct dse_mp def = dse_mp_squeezenet_v10();
+    struct dse_err err = { 0 };
+    const char *key;
+    CHECK_OK(dse_mp_check(&def, &key, &err));
+    CHECK(key == NULL);
+    for (int k = 0; k < DSE_MP_COUNT; k++) {
+        const struct dse_mp_info *in = &dse_mp_info[k];
+        CHECK(in->key && in->key[0] && in->doc && in->doc[0]);
+        CHECK(!strcmp(in->section, "metaparams") || !strcmp(in->section, "macro"));
+        CHECK_INT_EQ(dse_mp_find(in->key), k);
+        CHECK(dse_mp_is_default(&def, (enum dse_mp_key)k));
+        /* One value past each end (pools: a module past the last), on SqueezeNet v1.0 with
+         * one module and no increment or pools, so that no check across keys fires first. */
+        struct dse_mp_value bad[2];
+        int n_bad = 0;
+        switch (in->type) {
+        case DSE_MP_TYPE_INT:
+        case DSE_MP_TYPE_BYPASS:
+            bad[n_bad++] = (struct dse_mp_value){ .num = in->lo - 1 };
+            bad[n_bad++] = (struct dse_mp_value){ .num = in->hi + 1 };
+            break;
+        case DSE_MP_TYPE_REAL:
+            bad[n_bad++] = (struct dse_mp_value){ .num = in->bnd == DSE_MP_BND_LO_OPEN ? in->lo : in->lo - 0.5 };
+            bad[n_bad++] = (struct dse_mp_value){ .num = in->bnd == DSE_MP_BND_HI_OPEN ? in->hi : in->hi + 0.5 };
+            break;
+        case DSE_MP_TYPE_POOLS:
+            bad[n_bad++] = (struct dse_mp_value){ .mask = DSE_MP_POOL_FIRE(3) };
+            break;
+        }
+        for (int b = 0; b < n_bad; b++) {
+            struct dse_mp mp = dse_mp_squeezenet_v10();
+            mp.fires = 1, mp.incr_e = 0, mp.pools = 0;
+            CHECK_OK(dse_mp_check(&mp, NULL, NULL));
+            dse_mp_set(&mp, (enum dse_mp_key)k, bad[b]);
+            CHECK(!dse_mp_is_default(&mp, (enum dse_mp_key)k));
+            err.msg[0] = '\0';
+            key = NULL;
+            CHECK_INT_EQ(dse_mp_check(&mp, &key, &err), DSE_ERR_CONFIG);
+            CHECK(key && !strcmp(key, in->key));
+            CHECK(!strncmp(err.msg, in->key, strlen(in->key)) && err.msg[strlen(in->key)] == ' ');
+            if (!key || strcmp(key, in->key)) printf("  mp-table: %s: %s\n", in->key, err.msg);
+        }
+        /* get and set agree, and set touches only its own field */
+        struct dse_mp mp = dse_mp_squeezenet_v10();
+        dse_mp_set(&mp, (enum dse_mp_key)k, bad[0]);
+        for (int j = 0; j < DSE_MP_COUNT; j++)
+            CHECK_INT_EQ(dse_mp_is_default(&mp, (enum dse_mp_key)j), j != k);
+        dse_mp_set(&mp, (enum dse_mp_key)k, dse_mp_get(&def, (enum dse_mp_key)k));
+        CHECK(dse_mp_is_default(&mp, (enum dse_mp_key)k));
+    }
+    CHECK_INT_EQ(dse_mp_find("pct3x33"), -1);
+    CHECK_INT_EQ(dse_mp_find(NULL), -1);
+    /* Messages as users see them (tests/bad_spaces pins them with file and line). */
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    mp.fire_dropout = 1.0;
+    CHECK_INT_EQ(dse_mp_check(&mp, &key, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "fire_dropout = 1 is out of range; expected 0 <= fire_dropout < 1");
+    mp = dse_mp_squeezenet_v10();
+    mp.freq = 61;
+    CHECK_INT_EQ(dse_mp_check(&mp, &key, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "freq = 61 is out of range; expected 1 to 60");
+}
+
+/* fire_dropout (mp.def's newest row): an in-place dropout after every Fire module,
+ * before its pool; no parameters, so the costs stay those of Table 5.1. */
+static void test_generator_fire_dropout(void) {
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    struct dse_net n;
+    dse_net_init(&n, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &n, NULL));
+    int plain = n.n_layers;
+    CHECK(dse_net_find(&n, "drop_fire2") < 0);
+    mp.fire_dropout = 0.25;
+    CHECK_OK(dse_mp_build(&mp, &n, NULL));
+    CHECK_INT_EQ(n.n_layers, plain + 8);
+    for (int k = 2; k <= 9; k++) {
+        char name[32], concat[32];
+        snprintf(name, sizeof name, "drop_fire%d", k);
+        snprintf(concat, sizeof concat, "fire%d/concat", k);
+        int i = dse_net_find(&n, name), c = dse_net_find(&n, concat);
+        CHECK(i >= 0 && i == c + 1);
+        if (i < 0) continue;
+        CHECK_INT_EQ(n.layers[i].type, DSE_LAYER_DROPOUT);
+        CHECK_NEAR(n.layers[i].dropout_ratio, 0.25, 1e-7);
+        CHECK(n.layers[i].in_place);
+        CHECK_INT_EQ(n.layers[i].out_c, n.layers[c].out_c);
+    }
+    CHECK_INT_EQ(dse_net_find(&n, "pool4"), dse_net_find(&n, "drop_fire4") + 1);
+    CHECK(dse_net_find(&n, "drop9") >= 0); /* the classifier's dropout stays */
+    CHECK_INT_EQ(params_of(&n), 1248424);
+    /* With simple bypass the dropout follows the module's add, whose output it drops. */
+    mp.bypass = DSE_BYPASS_SIMPLE;
+    CHECK_OK(dse_mp_build(&mp, &n, NULL));
+    CHECK_INT_EQ(dse_net_find(&n, "drop_fire3"), dse_net_find(&n, "fire3/bypass_add") + 1);
+    dse_net_deinit(&n);
+}
+
 static const struct check_case cases[] = {
     { "net-pool-rounding", test_pool_rounding },
     { "net-conv-shapes",   test_conv_shapes },
@@ -443,6 +544,8 @@ static const struct check_case cases[] = {
     { "gen-squeezenet",    test_generator_squeezenet },
     { "gen-rounding",      test_generator_rounding },
     { "gen-macro-errors",  test_generator_macro_and_errors },
+    { "gen-fire-dropout",  test_generator_fire_dropout },
+    { "mp-table",          test_mp_table },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
