@@ -405,7 +405,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         snprintf(plot, sizeof plot, "%s/frontier.svg", dir);
         snprintf(curves, sizeof curves, "%s/curves.svg", dir);
         if (dse_sweep_train(&s, dir, &o, &finished, &err)) rc = fail(&err);
-        else if (dse_sweep_status(stdout, dir, &err)) rc = fail(&err);
+        else if (dse_sweep_status(stdout, dir, 0, NULL, &err)) rc = fail(&err);
         else if (!finished) printf("Not finished: run the same command again to go on.\n");
         else if (printf("\n"), dse_report_sweep(stdout, dir, DSE_FORMAT_MD, plot, NULL, &err) ||
                  dse_report_curves(dir, curves, &err))
@@ -417,10 +417,25 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     return rc;
 }
 
+/* dse status DIR [--json] [--watch S]: once, or again every S seconds (a timestamp line
+ * between text reports; JSON Lines with --json) until the sweep has finished. */
 static int cmd_status(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
+    const int json = FLAG(JSON), watch = OPT_INT(WATCH, 0);
     (void)c;
-    return dse_sweep_status(stdout, a->pos[0], &err) ? fail(&err) : 0;
+    for (int round = 0;; round++) {
+        int finished = 0;
+        if (watch && !json && round) {
+            char when[32];
+            time_t now = time(NULL);
+            strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
+            printf("\n--- %s ---\n", when);
+        }
+        if (dse_sweep_status(stdout, a->pos[0], json, &finished, &err)) return fail(&err);
+        fflush(stdout);
+        if (!watch || finished) return 0;
+        sleep((unsigned)watch);
+    }
 }
 
 static int cmd_report(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {

@@ -75,11 +75,13 @@ static const char usage_sweep[] =
     "\n";
 
 static const char usage_status[] =
-    "usage: dse status DIR\n"
+    "usage: dse status DIR [--json] [--watch S]\n"
     "\n"
     "Where a training sweep stands: candidates done, stopped (by rung), diverged, failed,\n"
     "running (and on which host and pid), waiting for a rung decision and pending; epochs and\n"
-    "time spent against full training; an ETA. Reads only: safe while workers run.\n";
+    "time spent against full training; an ETA while a worker runs (a sweep with none is\n"
+    "paused, and says how to go on). Reads only: safe while workers run.\n"
+    "\n";
 
 static const char usage_report[] =
     "usage: dse report DIR [--format md|csv|tex|json] [--plot FILE.svg] [--curves FILE.svg]\n"
@@ -277,6 +279,11 @@ static const char tail_sweep[] =
     "ones must agree. Which GPU, how many workers and threads do not change them beyond float\n"
     "rounding.\n";
 
+static const struct dse_opt_line lines_status[] = {
+    OWN(JSON, "one line, a JSON object: state, counts by status, workers, epochs, eta_seconds"),
+    OWN(WATCH, "report again every S seconds until the sweep has finished (JSON Lines with --json)"),
+};
+
 static const struct dse_opt_line lines_report[] = {
     FORMAT("md csv tex json", "md (default), csv, tex or json"),
     OWN(PLOT, "also draw accuracy (or FLOPs) against model size"),
@@ -433,7 +440,7 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_SWEEP]    = { .name = "sweep", .min_pos = 1, .max_pos = 1, .pos_what = SPACE, .usage = usage_sweep,
                            LINES(lines_sweep), .tail = tail_sweep, .col = 21 },
     [DSE_CMD_STATUS]   = { .name = "status", .min_pos = 1, .max_pos = 1, .pos_what = SWEEPDIR,
-                           .usage = usage_status },
+                           .usage = usage_status, LINES(lines_status) },
     [DSE_CMD_REPORT]   = { .name = "report", .min_pos = 1, .max_pos = 1, .pos_what = SWEEPDIR,
                            .usage = usage_report, LINES(lines_report) },
     [DSE_CMD_TRAIN]    = { .name = "train", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_train,

@@ -62,6 +62,8 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(GPUS,            "--gpus",          "LIST",    TEXT, 0,   0,                  NULL, NULL)              \
     X(PER_GPU,         "--per-gpu",       "K",       TEXT, 0,   0,                  NULL, NULL)              \
     X(MAX_OOM,         "--max-oom",       "N",       INT,  1,   1000000,            NULL, NULL)              \
+    /* status */                                                                                             \
+    X(WATCH,           "--watch",         "S",       INT,  1,   86400,              NULL, NULL)              \
     /* report */                                                                                             \
     X(PLOT,            "--plot",          "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
     X(CURVES,          "--curves",        "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \

@@ -108,8 +108,10 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
 enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *err);
 
 /* `dse status DIR`: counts (done, stopped, diverged, failed, running, waiting, pending),
- * the candidates being trained and by whom, epochs spent against full training, ETA. */
-enum dse_status dse_sweep_status(FILE *f, const char *dir, struct dse_err *err);
+ * the candidates being trained and by whom, epochs spent against full training, ETA; with
+ * json, one line holding a JSON object instead (docs/sweep-dir.md). *finished (may be
+ * NULL) = 1 when the sweep has been trained and every unpruned candidate is final. */
+enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finished, struct dse_err *err);
 
 /* Successive halving's ranking of one rung, best first, written to order[] (indices
  * into the arrays). TOP1: by top-1, then smaller model, then id. PARETO: by Pareto rank

@@ -4,6 +4,7 @@
 #include "dse/sweep_impl.h"
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +29,47 @@ static void lease_seen(void *arg, const char *id, int64_t gen) {
         if (!strcmp(x->c[i].rec.id, id)) x->c[i].lease_gen = gen;
 }
 
+/* fprintf, or nothing when f is NULL (dse status --json prints no text). */
+__attribute__((format(printf, 2, 3))) static void say(FILE *f, const char *fmt, ...) {
+    if (!f) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+}
+
+/* dse status --json: one line, an object (docs/sweep-dir.md): counts by status, workers,
+ * epochs and seconds, the ETA (null when not known or nothing runs), and what state the
+ * sweep is in: "untrained" (no plan.json), "finished", "paused" (no live worker) or
+ * "running". */
+static void status_json(FILE *f, const char *space, const char *dir, const struct dse_tally *t, int trained,
+                        int final, double eta) {
+    const int unpruned = t->n - t->pruned;
+    const char *state = !trained ? "untrained" : final == unpruned ? "finished" : !t->running ? "paused" : "running";
+    fputs("{\"sweep\": ", f);
+    dse_json_write_str(f, space, strlen(space));
+    fputs(", \"dir\": ", f);
+    dse_json_write_str(f, dir, strlen(dir));
+    fprintf(f, ", \"state\": \"%s\", \"candidates\": %d, \"pruned\": %d, \"finished\": %d, \"by_status\": {",
+            state, t->n, t->pruned, final);
+    for (int k = 0; k < DSE_REC_COUNT; k++)
+        fprintf(f, "%s\"%s\": %d", k ? ", " : "", dse_rec_status_str((enum dse_rec_status)k), t->by_status[k]);
+    fprintf(f, "}, \"running\": %d, \"waiting\": %d, \"epochs_done\": %lld, \"epochs_full\": %lld, "
+               "\"seconds\": %.3f, \"eta_seconds\": ", t->running, t->waiting, (long long)t->epochs_done,
+            (long long)t->epochs_full, t->seconds);
+    if (trained && final != unpruned && t->running && eta >= 0) fprintf(f, "%.0f", eta);
+    else fputs("null", f);
+    fputs("}\n", f);
+}
+
 static int by_index(const void *a, const void *b) {
     const struct status_cand *x = a, *y = b;
     return (x->rec.index > y->rec.index) - (x->rec.index < y->rec.index);
 }
 
-enum dse_status dse_sweep_status(FILE *f, const char *dir, struct dse_err *err) {
+enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finished, struct dse_err *err) {
+    FILE *tf = json ? NULL : f; /* the text lines; JSON is written at the end */
+    if (finished) *finished = 0;
     char path[4096], space[128] = "?";
     struct dse_json_doc *doc = NULL;
     struct dse_err e = { 0 };
@@ -106,40 +142,42 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, struct dse_err *err) 
     for (int k = 0; k < DSE_REC_COUNT; k++)
         if (k != DSE_REC_PENDING && k != DSE_REC_PRUNED) final += t.by_status[k];
     int unpruned = t.n - t.pruned;
-    fprintf(f, "Sweep %s in %s: %d candidate%s, %d pruned by constraints\n", space, dir, t.n, t.n == 1 ? "" : "s",
+    say(tf, "Sweep %s in %s: %d candidate%s, %d pruned by constraints\n", space, dir, t.n, t.n == 1 ? "" : "s",
             t.pruned);
     if (missing) {
-        fprintf(f, "Not trained yet: no plan.json. Start training with: dse sweep SPACE --out %s\n", dir);
+        say(tf, "Not trained yet: no plan.json. Start training with: dse sweep SPACE --out %s\n", dir);
+        if (json) status_json(f, space, dir, &t, 0, final, -1);
         goto done;
     }
+    if (finished) *finished = final == unpruned;
     char desc[400], a[32], b[32];
     dse_plan_describe(&plan, desc, sizeof desc);
-    fprintf(f, "Plan: %s\n", desc);
-    fprintf(f, "Finished %d of %d: %d done, %d stopped", final, unpruned, t.by_status[DSE_REC_DONE],
+    say(tf, "Plan: %s\n", desc);
+    say(tf, "Finished %d of %d: %d done, %d stopped", final, unpruned, t.by_status[DSE_REC_DONE],
             t.by_status[DSE_REC_STOPPED]);
     if (t.by_status[DSE_REC_STOPPED]) {
-        fputs(" (", f);
+        say(tf, "%s", " (");
         for (int k = 0, any = 0; k < plan.n_rungs; k++)
-            if (t.stopped_at[k]) fprintf(f, "%srung %d at epoch %d: %d", any++ ? ", " : "", k, plan.rungs[k], t.stopped_at[k]);
-        fputc(')', f);
+            if (t.stopped_at[k]) say(tf, "%srung %d at epoch %d: %d", any++ ? ", " : "", k, plan.rungs[k], t.stopped_at[k]);
+        say(tf, ")");
     }
-    fprintf(f, ", %d diverged, %d failed\n", t.by_status[DSE_REC_DIVERGED], t.by_status[DSE_REC_FAILED]);
-    fprintf(f, "Running %d, waiting for a rung decision %d, pending %d\n", t.running, t.waiting,
+    say(tf, ", %d diverged, %d failed\n", t.by_status[DSE_REC_DIVERGED], t.by_status[DSE_REC_FAILED]);
+    say(tf, "Running %d, waiting for a rung decision %d, pending %d\n", t.running, t.waiting,
             t.by_status[DSE_REC_PENDING] - t.running - t.waiting);
     double expect = final == unpruned ? (double)t.epochs_done : t.epochs_planned;
-    fprintf(f, "Epochs: %lld trained", (long long)t.epochs_done);
-    if (final != unpruned) fprintf(f, " of about %.0f planned", t.epochs_planned);
-    fprintf(f, "; full training of every candidate: %lld", (long long)t.epochs_full);
+    say(tf, "Epochs: %lld trained", (long long)t.epochs_done);
+    if (final != unpruned) say(tf, " of about %.0f planned", t.epochs_planned);
+    say(tf, "; full training of every candidate: %lld", (long long)t.epochs_full);
     if (plan.halving && t.epochs_full > 0)
-        fprintf(f, " (early stopping %s %.0f epochs, %.0f%%)", final == unpruned ? "saved" : "saves about",
+        say(tf, " (early stopping %s %.0f epochs, %.0f%%)", final == unpruned ? "saved" : "saves about",
                 (double)t.epochs_full - expect, 100.0 * ((double)t.epochs_full - expect) / (double)t.epochs_full);
-    fputc('\n', f);
+    say(tf, "\n");
     dse_fmt_duration(a, sizeof a, t.seconds);
     dse_fmt_duration(b, sizeof b, t.seconds_full);
     if (t.timed)
-        fprintf(f, "Training time: %s so far (summed over candidates); full training of every candidate: about %s\n", a, b);
+        say(tf, "Training time: %s so far (summed over candidates); full training of every candidate: about %s\n", a, b);
     else
-        fprintf(f, "Training time: none recorded yet\n");
+        say(tf, "Training time: none recorded yet\n");
     double eta = dse_tally_eta(&t);
     if (eta < 0 && final != unpruned) { /* no epoch finished yet: the speed the running ones report */
         double est = 0;
@@ -151,15 +189,19 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, struct dse_err *err) 
             eta = (left > 1 ? left : 1) * est / k / (t.running > 1 ? t.running : 1);
         }
     }
+    if (json) {
+        status_json(f, space, dir, &t, 1, final, eta);
+        goto done;
+    }
     if (final == unpruned) {
-        fprintf(f, "Finished.\n");
+        say(tf, "Finished.\n");
     } else if (t.running == 0) { /* no live lease: nothing is moving, so no time to promise */
-        fprintf(f, "No worker is running: the sweep is paused. Go on with: dse sweep SPACE --out %s\n", dir);
+        say(tf, "No worker is running: the sweep is paused. Go on with: dse sweep SPACE --out %s\n", dir);
     } else if (eta < 0) {
-        fprintf(f, "ETA: not known until an epoch has been timed\n");
+        say(tf, "ETA: not known until an epoch has been timed\n");
     } else {
         dse_fmt_duration(a, sizeof a, eta);
-        fprintf(f, "ETA: about %s with %d worker%s\n", a, t.running > 1 ? t.running : 1, t.running > 1 ? "s" : "");
+        say(tf, "ETA: about %s with %d worker%s\n", a, t.running > 1 ? t.running : 1, t.running > 1 ? "s" : "");
     }
     int heading = 0;
     for (int i = 0; i < x.n; i++) {
@@ -167,39 +209,39 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, struct dse_err *err) 
         if (!running[i]) continue;
         int target, rg;
         dse_sweep_next(&c->rec, &plan, rung, &target, &rg);
-        if (!heading++) fputs("Training now:\n", f);
+        if (!heading++) say(tf, "%s", "Training now:\n");
         char at[64] = "";
         if (c->lease.iters > 0)
             snprintf(at, sizeof at, " (epoch %d at %.0f%%)", c->lease.epoch + 1, 100.0 * c->lease.iter / c->lease.iters);
         char dev[32] = "";
         if (c->lease.device[0]) snprintf(dev, sizeof dev, " (%s)", c->lease.device);
-        fprintf(f, "  %s  epochs %d -> %d of %d%s  on %s:%ld%s, renewed %.0f s ago\n", c->rec.id, c->rec.n_epochs,
+        say(tf, "  %s  epochs %d -> %d of %d%s  on %s:%ld%s, renewed %.0f s ago\n", c->rec.id, c->rec.n_epochs,
                 target, plan.epochs, at, c->lease.host, c->lease.pid, dev, now - c->lease.renewed);
     }
     heading = 0;
     for (int i = 0; i < x.n; i++) {
         struct status_cand *c = &x.c[i];
         if (running[i] || !c->have_lease || dse_rec_final(&c->rec)) continue;
-        if (!heading++) fputs("Stale leases (worker presumed dead; the next worker takes the candidate over from its "
-                              "last checkpoint):\n", f);
-        fprintf(f, "  %s  %s:%ld, last renewed %.0f s ago\n", c->rec.id, c->lease.host, c->lease.pid, now - c->lease.renewed);
+        if (!heading++) say(tf, "%s", "Stale leases (worker presumed dead; the next worker takes the candidate over from its "
+                              "last checkpoint):\n");
+        say(tf, "  %s  %s:%ld, last renewed %.0f s ago\n", c->rec.id, c->lease.host, c->lease.pid, now - c->lease.renewed);
     }
     heading = 0;
     for (int i = 0; i < x.n; i++) {
         const struct dse_rec *r = &x.c[i].rec;
         const int oom = dse_rec_oom_streak(r);
         if (dse_rec_final(r) || !oom) continue;
-        if (!heading++) fputs("Re-queued after running out of GPU memory (each asks for more next time; "
-                              "--max-oom in a row fail it):\n", f);
-        fprintf(f, "  %s  %d in a row; last: %s\n", r->id, oom, r->att[r->n_att - 1].note);
+        if (!heading++) say(tf, "%s", "Re-queued after running out of GPU memory (each asks for more next time; "
+                              "--max-oom in a row fail it):\n");
+        say(tf, "  %s  %d in a row; last: %s\n", r->id, oom, r->att[r->n_att - 1].note);
     }
     heading = 0;
     for (int i = 0; i < x.n; i++) {
         const struct dse_rec *r = &x.c[i].rec;
         if (r->status != DSE_REC_FAILED && r->status != DSE_REC_DIVERGED) continue;
-        if (!heading++) fputs("Not finished normally:\n", f);
-        if (r->status == DSE_REC_FAILED) fprintf(f, "  %s  failed: %s\n", r->id, r->failed_why);
-        else fprintf(f, "  %s  diverged in epoch %d at iteration %lld\n", r->id, r->diverged_epoch,
+        if (!heading++) say(tf, "%s", "Not finished normally:\n");
+        if (r->status == DSE_REC_FAILED) say(tf, "  %s  failed: %s\n", r->id, r->failed_why);
+        else say(tf, "  %s  diverged in epoch %d at iteration %lld\n", r->id, r->diverged_epoch,
                      (long long)r->diverged_iter);
     }
 done:

@@ -186,6 +186,12 @@ static int recs_same(const struct recs *a, const struct recs *b) {
 }
 
 /* `dse report DIR --format csv` into out (no timings, no directory name in it). */
+static int count_lines_of(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
 static char *report_csv(const char *dir) {
     char log[600], *text = NULL;
     snprintf(log, sizeof log, "%s.csv", dir);
@@ -586,7 +592,7 @@ static void test_gpu_oom(void) {
         char *st = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&st, &len);
-        CHECK_OK(dse_sweep_status(f, dir, &err));
+        CHECK_OK(dse_sweep_status(f, dir, 0, NULL, &err));
         fclose(f);
         CHECK(st && strstr(st, "Re-queued after running out of GPU memory"));
         CHECK(st && strstr(st, "1 in a row; last: out of memory on cuda:1 with 700 MiB free at its claim (given 900 "
@@ -1177,6 +1183,24 @@ static void test_pause(void) {
     CHECK(text && strstr(text, "Finished 3 of 4") && strstr(text, "No worker is running: the sweep is paused. "
                                                                     "Go on with: dse sweep SPACE --out "));
     CHECK(text && !strstr(text, "ETA"));
+    free(text);
+    /* --json: one line; the paused state and no ETA */
+    text = NULL;
+    const char *jargs[] = { "status", dir, "--json", NULL };
+    snprintf(log, sizeof log, "%s.json", dir); /* run_dse appends to its log */
+    CHECK_INT_EQ(run_dse(log, jargs, 60), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "\"state\": \"paused\", \"candidates\": 4, \"pruned\": 0, \"finished\": 3, "
+                               "\"by_status\": {\"pending\": 1, \"pruned\": 0, \"done\": 3,"));
+    CHECK(text && strstr(text, "\"eta_seconds\": null}\n") && count_lines_of(text) == 1);
+    free(text);
+    /* --watch on a finished sweep reports once and returns */
+    text = NULL;
+    const char *wargs[] = { "status", reference(0), "--json", "--watch", "5", NULL };
+    snprintf(log, sizeof log, "%s.watch", dir);
+    CHECK_INT_EQ(run_dse(log, wargs, 4), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "\"state\": \"finished\"") && count_lines_of(text) == 1);
     free(text);
     recs_free(&full), recs_free(&sh);
 }
