@@ -683,7 +683,8 @@ static int synthetic_model(const char *cmd, const char *path, const struct dse_i
                            float **x, int **labels) {
     struct dse_net net;
     struct dse_err err = { 0 };
-    struct dse_model_opts mo = { batch, threads, 1, DSE_INIT_MSRA, 0.01f, inference, 0 };
+    struct dse_model_opts mo = { .batch = batch, .threads = threads, .seed = 1, .init = DSE_INIT_MSRA,
+                                 .init_std = 0.01f, .inference = inference };
     int rc;
     if (dse_netfile_load(path, in, &net, &err)) return fail(&err);
     if ((rc = device_ready(cmd, dev)) >= 0) return dse_net_deinit(&net), rc;

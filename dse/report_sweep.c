@@ -22,12 +22,6 @@
 #define MIB        (1024.0 * 1024.0)
 #define VARIED_MAX 32 /* varied metaparameters: a column each in the tables */
 
-enum cand_status { ST_PENDING = 0, ST_PRUNED, ST_RUNNING, ST_DONE, ST_DIVERGED, ST_FAILED,
-                   ST_STOPPED, ST_COUNT };
-
-static const char *const status_names[ST_COUNT] = {
-    "pending", "pruned", "running", "done", "diverged", "failed", "stopped",
-};
 
 /* One candidate file. Strings and metaparams are borrowed from doc. */
 struct cand {
@@ -38,7 +32,7 @@ struct cand {
     const struct dse_json *metaparams;
     int64_t                params, model_bytes, flops;
     int64_t                train_mem_bytes;   /* -1 if null or absent */
-    enum cand_status       status;
+    enum dse_rec_status       status;
     const char            *pruned_by;         /* NULL if null or absent */
     int                    has_top1, has_top5;
     double                 top1, top5;        /* in [0, 1] */
@@ -312,23 +306,33 @@ static enum dse_status read_candidate(struct cand *c, const char *name, struct d
         c->train_mem_bytes = v->integer;
     }
     if ((st = get(path, root, "status", WANT_STR, 0, &v, err))) return st;
-    int k = 0;
-    while (k < ST_COUNT && strcmp(v->str, status_names[k]) != 0) k++;
-    if (k == ST_COUNT)
-        return bad(err, path, v->line, "\"status\" = \"%.64s\" is not a known status; expected "
-                   "pending, pruned, running, done, diverged, failed or stopped", v->str);
-    c->status = (enum cand_status)k;
+    int k = dse_rec_status_from_str(v->str);
+    if (k < 0) {
+        char known[160]; /* "pending, pruned, ... or stopped", from the one table */
+        int o = 0;
+        for (int j = 0; j < DSE_REC_COUNT && o < (int)sizeof known; j++)
+            o += snprintf(known + o, sizeof known - (size_t)o, "%s%s", j ? (j == DSE_REC_COUNT - 1 ? " or " : ", ") : "",
+                          dse_rec_status_str((enum dse_rec_status)j));
+        return bad(err, path, v->line, "\"status\" = \"%.64s\" is not a known status; expected %s", v->str, known);
+    }
+    c->status = (enum dse_rec_status)k;
     if ((st = get(path, root, "pruned_by", WANT_STR, 1, &v, err))) return st;
     c->pruned_by = v ? v->str : NULL;
     if ((st = get_accuracy(path, root, "top1", &c->has_top1, &c->top1, err))) return st;
     if ((st = get_accuracy(path, root, "top5", &c->has_top5, &c->top5, err))) return st;
     /* the training keys, all optional */
-    static const char *const ints[] = { "epochs_done", "stopped_rung", "stopped_epoch", "diverged_epoch",
-                                        "diverged_iter" };
-    int64_t iv[5] = { 0, -1, 0, 0, 0 };
+    static const struct { const char *key; int64_t dflt, lo, hi; } ints[] = { /* the ranges dse writes */
+        { "epochs_done", 0, 0, INT32_MAX }, { "stopped_rung", -1, -1, DSE_SWEEP_RUNGS_MAX },
+        { "stopped_epoch", 0, 0, INT32_MAX }, { "diverged_epoch", 0, 0, INT32_MAX },
+        { "diverged_iter", 0, 0, INT64_MAX },
+    };
+    int64_t iv[5];
     for (int i = 0; i < 5; i++) {
-        if ((st = get(path, root, ints[i], WANT_INT, 1, &v, err))) return st;
-        if (v) iv[i] = v->integer;
+        if ((st = get(path, root, ints[i].key, WANT_INT, 1, &v, err))) return st;
+        iv[i] = v ? v->integer : ints[i].dflt;
+        if (iv[i] < ints[i].lo || iv[i] > ints[i].hi)
+            return bad(err, path, v->line, "\"%s\" = %" PRId64 " is out of range; expected %" PRId64 " to %" PRId64
+                       " or null", ints[i].key, iv[i], ints[i].lo, ints[i].hi);
     }
     c->epochs_done = (int)iv[0], c->stopped_rung = (int)iv[1], c->stopped_epoch = (int)iv[2];
     c->diverged_epoch = (int)iv[3], c->diverged_iter = iv[4];
@@ -389,7 +393,7 @@ static enum dse_status find_front(struct sweep *s, struct dse_err *err) {
     }
     for (int i = 0; i < s->n; i++) {
         const struct cand *c = &s->c[i];
-        int in = s->trained ? c->status == ST_DONE && c->has_top1 : c->status != ST_PRUNED;
+        int in = s->trained ? c->status == DSE_REC_DONE && c->has_top1 : c->status != DSE_REC_PRUNED;
         x[i] = in ? (double)c->model_bytes : NAN;
         y[i] = s->trained ? c->top1 : (double)c->flops;
     }
@@ -423,12 +427,12 @@ static void mark_running(void *arg, const char *id, int64_t gen) {
     struct lease_mark *m = arg;
     struct cand        key = { .id = id }, *kp = &key;
     struct cand      **hit = bsearch(&kp, m->by_id, (size_t)m->n, sizeof *m->by_id, cand_id_cmp);
-    if (!hit || (*hit)->status != ST_PENDING) return;
+    if (!hit || (*hit)->status != DSE_REC_PENDING) return;
     struct dse_lease l;
     struct dse_err   e = { 0 };
     int              missing;
     if (!dse_lease_read(m->dir, id, gen, &l, &missing, &e) && !l.released && m->now <= l.renewed + 2 * l.ttl_s)
-        (*hit)->status = ST_RUNNING;
+        (*hit)->status = DSE_REC_RUNNING;
 }
 
 /* The constraints of DIR/space.cfg that the plot can draw. A sweep without its space
@@ -506,6 +510,19 @@ static enum dse_status sweep_read(struct sweep *s, const char *dir, struct dse_e
     for (int i = 0; i < s->n; i++) s->by_size[i] = &s->c[i];
     if (s->n) qsort(s->by_size, (size_t)s->n, sizeof *s->by_size, cand_size_cmp);
     return find_front(s, err);
+}
+
+enum dse_status dse_report_check_candidate(const char *path, struct dse_err *err) {
+    struct cand c;
+    memset(&c, 0, sizeof c);
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    size_t n = strlen(name);
+    if (n < 6 || strcmp(name + n - 5, ".json"))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: a candidate file's name is <id>.json", path);
+    c.path = (char *)path; /* read only */
+    enum dse_status st = read_candidate(&c, name, err);
+    dse_json_free(c.doc);
+    return st;
 }
 
 /* ---- formatting helpers ------------------------------------------------------------ */
@@ -769,16 +786,16 @@ static const char *objective(const struct sweep *s) {
 }
 
 static const char *status_cell(char *buf, size_t size, const struct cand *c) {
-    if (c->status == ST_PRUNED && c->pruned_by)
+    if (c->status == DSE_REC_PRUNED && c->pruned_by)
         snprintf(buf, size, "pruned: %s", c->pruned_by);
-    else if (c->status == ST_STOPPED && c->stopped_rung >= 0)
+    else if (c->status == DSE_REC_STOPPED && c->stopped_rung >= 0)
         snprintf(buf, size, "stopped at rung %d (epoch %d)", c->stopped_rung, c->stopped_epoch);
-    else if (c->status == ST_DIVERGED && c->diverged_epoch > 0)
+    else if (c->status == DSE_REC_DIVERGED && c->diverged_epoch > 0)
         snprintf(buf, size, "diverged in epoch %d (iteration %" PRId64 ")", c->diverged_epoch, c->diverged_iter);
-    else if (c->status == ST_FAILED && c->failed_why)
+    else if (c->status == DSE_REC_FAILED && c->failed_why)
         snprintf(buf, size, "failed: %.200s", c->failed_why);
     else
-        snprintf(buf, size, "%s", status_names[c->status]);
+        snprintf(buf, size, "%s", dse_rec_status_str(c->status));
     return buf;
 }
 
@@ -833,13 +850,13 @@ static void table_human(struct tbl *t, const struct sweep *s, struct cand *const
 }
 
 static void counts_text(char *buf, size_t size, const struct sweep *s) {
-    int cnt[ST_COUNT] = { 0 };
+    int cnt[DSE_REC_COUNT] = { 0 };
     for (int i = 0; i < s->n; i++) cnt[s->c[i].status]++;
-    int o = snprintf(buf, size, "%d pruned, %d pending, %d done", cnt[ST_PRUNED], cnt[ST_PENDING],
-                     cnt[ST_DONE]);
-    for (int k = 0; k < ST_COUNT; k++)
-        if (cnt[k] && k != ST_PRUNED && k != ST_PENDING && k != ST_DONE && o < (int)size)
-            o += snprintf(buf + o, size - (size_t)o, ", %d %s", cnt[k], status_names[k]);
+    int o = snprintf(buf, size, "%d pruned, %d pending, %d done", cnt[DSE_REC_PRUNED], cnt[DSE_REC_PENDING],
+                     cnt[DSE_REC_DONE]);
+    for (int k = 0; k < DSE_REC_COUNT; k++)
+        if (cnt[k] && k != DSE_REC_PRUNED && k != DSE_REC_PENDING && k != DSE_REC_DONE && o < (int)size)
+            o += snprintf(buf + o, size - (size_t)o, ", %d %s", cnt[k], dse_rec_status_str((enum dse_rec_status)k));
 }
 
 static void header_line(char *buf, size_t size, const struct sweep *s) {
@@ -860,7 +877,7 @@ static const struct cand *best_cand(const struct sweep *s, double max_mb, int *n
     *n_done = *n_fit = 0;
     for (int i = 0; i < s->n; i++) {
         const struct cand *c = &s->c[i];
-        if (c->status != ST_DONE || !c->has_top1) continue;
+        if (c->status != DSE_REC_DONE || !c->has_top1) continue;
         ++*n_done;
         if (max_mb > 0 && (double)c->model_bytes / 1e6 > max_mb) continue;
         ++*n_fit;
@@ -876,7 +893,7 @@ static const struct cand *best_cand(const struct sweep *s, double max_mb, int *n
 static const struct cand *final_best(const struct sweep *s) {
     int done, fit;
     for (int i = 0; i < s->n; i++)
-        if (s->c[i].status == ST_PENDING || s->c[i].status == ST_RUNNING) return NULL;
+        if (s->c[i].status == DSE_REC_PENDING || s->c[i].status == DSE_REC_RUNNING) return NULL;
     return s->trained ? best_cand(s, 0, &done, &fit) : NULL;
 }
 
@@ -938,9 +955,9 @@ static void effort_of(const struct sweep *s, struct effort *e) {
     int timed = 0;
     for (int i = 0; i < s->n; i++) {
         const struct cand *c = &s->c[i];
-        if (c->status == ST_PRUNED) continue;
+        if (c->status == DSE_REC_PRUNED) continue;
         e->unpruned++;
-        e->final += c->status != ST_PENDING && c->status != ST_RUNNING;
+        e->final += c->status != DSE_REC_PENDING && c->status != DSE_REC_RUNNING;
         e->epochs += c->epochs_done;
         e->seconds += c->train_seconds;
         if (c->epochs_done > 0 && c->train_seconds > 0) {
@@ -950,7 +967,7 @@ static void effort_of(const struct sweep *s, struct effort *e) {
     }
     e->epochs_full = (int64_t)e->unpruned * s->plan.epochs;
     for (int i = 0; i < s->n && timed; i++) /* candidates not trained yet: the mean epoch time */
-        if (s->c[i].status != ST_PRUNED && !(s->c[i].epochs_done > 0 && s->c[i].train_seconds > 0))
+        if (s->c[i].status != DSE_REC_PRUNED && !(s->c[i].epochs_done > 0 && s->c[i].train_seconds > 0))
             e->seconds_full += per_epoch / timed * s->plan.epochs;
 }
 
@@ -1072,7 +1089,7 @@ static int write_csv(FILE *f, const struct sweep *s) {
         tbl_add(&t, fmt_num(b, sizeof b, (double)c->model_bytes / MIB));
         tbl_add(&t, fmt_int(b, sizeof b, c->flops, 0));
         tbl_add(&t, c->train_mem_bytes >= 0 ? fmt_int(b, sizeof b, c->train_mem_bytes, 0) : "");
-        tbl_add(&t, status_names[c->status]);
+        tbl_add(&t, dse_rec_status_str(c->status));
         tbl_add(&t, c->pruned_by ? c->pruned_by : "");
         tbl_add(&t, c->has_top1 ? fmt_num(b, sizeof b, c->top1) : "");
         tbl_add(&t, c->has_top5 ? fmt_num(b, sizeof b, c->top5) : "");
@@ -1131,7 +1148,7 @@ static int write_json(FILE *f, const struct sweep *s) {
         fprintf(f, ", \"flops\": %" PRId64 ", \"train_mem_bytes\": ", c->flops);
         if (c->train_mem_bytes >= 0) fprintf(f, "%" PRId64, c->train_mem_bytes);
         else fputs("null", f);
-        fprintf(f, ",\n   \"status\": \"%s\", \"pruned_by\": ", status_names[c->status]);
+        fprintf(f, ",\n   \"status\": \"%s\", \"pruned_by\": ", dse_rec_status_str(c->status));
         json_cstr(f, c->pruned_by);
         fprintf(f, ", \"top1\": %s", c->has_top1 ? fmt_num(b, sizeof b, c->top1) : "null");
         fprintf(f, ", \"top5\": %s", c->has_top5 ? fmt_num(b, sizeof b, c->top5) : "null");
@@ -1345,7 +1362,7 @@ static void svg_circle(FILE *f, const struct pt *p, const char *style) {
 static void write_legend(FILE *f, const struct sweep *s, double x, double y, int plain, int front, int band,
                          int limit) {
     int pruned = 0, stopped = 0;
-    for (int i = 0; i < s->n; i++) pruned |= s->c[i].status == ST_PRUNED, stopped |= s->c[i].status == ST_STOPPED;
+    for (int i = 0; i < s->n; i++) pruned |= s->c[i].status == DSE_REC_PRUNED, stopped |= s->c[i].status == DSE_REC_STOPPED;
     const char *text[6] = { "candidate", "Pareto frontier", "pruned", "not trained (no top-1)",
                             "stopped early (top-1 at its rung)", "space limit" };
     int         show[6] = { plain, front, pruned, band, stopped, limit };
@@ -1454,7 +1471,7 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
             s->n == 1 ? "" : "s", counts,
             objective(s), s->n_front, s->n_front == 1 ? "" : "s");
     int plain = 0; /* ordinary points: not pruned, not on the frontier */
-    for (int i = 0; i < s->n; i++) plain |= !p[i].c->on_front && p[i].c->status != ST_PRUNED;
+    for (int i = 0; i < s->n; i++) plain |= !p[i].c->on_front && p[i].c->status != DSE_REC_PRUNED;
     write_legend(f, s, left, 72, plain, nf > 0, band, lim_x || lim_y);
 
     /* grid, ticks, frame */
@@ -1518,11 +1535,11 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
     }
     for (int i = 0; i < s->n; i++) {
         if (p[i].c->on_front) continue;
-        if (p[i].c->status == ST_PRUNED)
+        if (p[i].c->status == DSE_REC_PRUNED)
             svg_circle(f, &p[i], "r=\"5\" fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\"");
         else if (p[i].band)
             svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" fill-opacity=\"0.45\" stroke=\"#4c78a8\"");
-        else if (p[i].c->status == ST_STOPPED) /* its top-1 is from an earlier epoch */
+        else if (p[i].c->status == DSE_REC_STOPPED) /* its top-1 is from an earlier epoch */
             svg_circle(f, &p[i], "r=\"5\" fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.8\"");
         else
             svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" stroke=\"white\" stroke-width=\"1\"");
@@ -1673,12 +1690,12 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
                 fprintf(f, "%s%.1f,%.1f", any++ ? " " : "", lx, ly);
             }
             fputs("\"/>\n", f);
-            if (any && c->status == ST_STOPPED)
+            if (any && c->status == DSE_REC_STOPPED)
                 fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"white\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
                         lx, ly, color);
             else if (any)
                 fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", lx, ly, color);
-            if (c->status == ST_DIVERGED && c->diverged_epoch > 0) {
+            if (c->status == DSE_REC_DIVERGED && c->diverged_epoch > 0) {
                 const double x = axis_px(&ax, (double)c->diverged_epoch), y = axis_y - 10;
                 fprintf(f, "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"#333\" stroke-width=\"1.5\"/>\n", x - 4, y - 4);
             }

@@ -11,10 +11,29 @@
 #include "dse/space.h"
 #include "dse/sweep.h"
 
-enum dse_rec_status { DSE_REC_PENDING = 0, DSE_REC_PRUNED, DSE_REC_DONE, DSE_REC_DIVERGED, DSE_REC_FAILED,
-                      DSE_REC_STOPPED, DSE_REC_COUNT };
+/* A candidate's statuses, each once, with the name candidate files and reports use, in
+ * the reports' order. RUNNING is never written by dse: dse status and dse report show a
+ * pending candidate whose lease is alive so (dse_rec_read_path reads a file that says
+ * running as pending; dse report, which only shows, keeps it). */
+#define DSE_REC_STATUSES(X) \
+    X(PENDING,  "pending")  \
+    X(PRUNED,   "pruned")   \
+    X(RUNNING,  "running")  \
+    X(DONE,     "done")     \
+    X(DIVERGED, "diverged") \
+    X(FAILED,   "failed")   \
+    X(STOPPED,  "stopped")
+
+enum dse_rec_status {
+#define DSE_REC_ENUM(e, name) DSE_REC_##e,
+    DSE_REC_STATUSES(DSE_REC_ENUM)
+#undef DSE_REC_ENUM
+    DSE_REC_COUNT
+};
 
 const char *dse_rec_status_str(enum dse_rec_status s);
+/* The status named s; -1 if none is. */
+int dse_rec_status_from_str(const char *s);
 
 struct dse_rec_epoch {
     float  train_loss, test_loss, top1, top5; /* NaN: unknown (written as null) */

@@ -17,11 +17,19 @@
 #include "engine/engine.h"
 
 static const char *const rec_status_names[DSE_REC_COUNT] = {
-    "pending", "pruned", "done", "diverged", "failed", "stopped",
+#define DSE_REC_NAME(e, name) [DSE_REC_##e] = name,
+    DSE_REC_STATUSES(DSE_REC_NAME)
+#undef DSE_REC_NAME
 };
 
 const char *dse_rec_status_str(enum dse_rec_status s) {
     return s >= 0 && s < DSE_REC_COUNT ? rec_status_names[s] : "?";
+}
+
+int dse_rec_status_from_str(const char *s) {
+    for (int k = 0; k < DSE_REC_COUNT; k++)
+        if (!strcmp(s, rec_status_names[k])) return k;
+    return -1;
 }
 
 void dse_rec_init(struct dse_rec *r) {
@@ -146,10 +154,9 @@ enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct ds
     r->model_bytes = num_i(dse_json_get(root, "model_bytes"), 0);
     r->flops = num_i(dse_json_get(root, "flops"), 0);
     str_of(dse_json_get(root, "status"), buf, sizeof buf);
-    int k = 0;
-    while (k < DSE_REC_COUNT && strcmp(buf, rec_status_names[k]) != 0) k++;
-    if (!strcmp(buf, "running")) k = DSE_REC_PENDING; /* never written by dse; read as not final */
-    if (k == DSE_REC_COUNT || !r->id[0] || r->index < 0) {
+    int k = dse_rec_status_from_str(buf);
+    if (k == DSE_REC_RUNNING) k = DSE_REC_PENDING; /* never written by dse; read as not final */
+    if (k < 0 || !r->id[0] || r->index < 0) {
         dse_json_free(doc);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: not a candidate file: missing id, index or a known "
                            "status (docs/sweep-dir.md)", path);
@@ -168,10 +175,12 @@ enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct ds
     v = dse_json_get(root, "per_epoch");
     for (int i = 0; v && v->type == DSE_JSON_ARRAY && i < v->n && !st; i++) {
         const struct dse_json *o = &v->items[i];
-        struct dse_rec_epoch ep = { num_f(dse_json_get(o, "train_loss")), num_f(dse_json_get(o, "loss")),
-                                    num_f(dse_json_get(o, "top1")), num_f(dse_json_get(o, "top5")),
-                                    num_d(dse_json_get(o, "seconds"), 0), num_d(dse_json_get(o, "img_per_s"), 0),
-                                    (int)num_i(dse_json_get(o, "unpredicted"), -1) };
+        struct dse_rec_epoch ep = { .train_loss = num_f(dse_json_get(o, "train_loss")),
+                                    .test_loss = num_f(dse_json_get(o, "loss")), .top1 = num_f(dse_json_get(o, "top1")),
+                                    .top5 = num_f(dse_json_get(o, "top5")),
+                                    .seconds = num_d(dse_json_get(o, "seconds"), 0),
+                                    .img_per_s = num_d(dse_json_get(o, "img_per_s"), 0),
+                                    .unpredicted = (int)num_i(dse_json_get(o, "unpredicted"), -1) };
         st = dse_rec_set_epoch(r, i, &ep, err);
     }
     v = dse_json_get(root, "attempts");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dse/json_read.h"
+#include "dse/report.h"
 
 struct status_cand {
     struct dse_rec   rec;
@@ -52,8 +53,9 @@ static void status_json(FILE *f, const char *space, const char *dir, const struc
     dse_json_write_str(f, dir, strlen(dir));
     fprintf(f, ", \"state\": \"%s\", \"candidates\": %d, \"pruned\": %d, \"finished\": %d, \"by_status\": {",
             state, t->n, t->pruned, final);
-    for (int k = 0; k < DSE_REC_COUNT; k++)
-        fprintf(f, "%s\"%s\": %d", k ? ", " : "", dse_rec_status_str((enum dse_rec_status)k), t->by_status[k]);
+    for (int k = 0, any = 0; k < DSE_REC_COUNT; k++) /* running: the worker count below */
+        if (k != DSE_REC_RUNNING)
+            fprintf(f, "%s\"%s\": %d", any++ ? ", " : "", dse_rec_status_str((enum dse_rec_status)k), t->by_status[k]);
     fprintf(f, "}, \"running\": %d, \"waiting\": %d, \"epochs_done\": %lld, \"epochs_full\": %lld, "
                "\"seconds\": %.3f, \"eta_seconds\": ", t->running, t->waiting, (long long)t->epochs_done,
             (long long)t->epochs_full, t->seconds);
@@ -111,7 +113,8 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         dse_rec_init(&c->rec);
         char file[4400];
         snprintf(file, sizeof file, "%s/%s", path, de->d_name);
-        if ((st = dse_rec_read_path(file, &c->rec, err))) dse_rec_deinit(&c->rec);
+        if ((st = dse_report_check_candidate(file, err)) || (st = dse_rec_read_path(file, &c->rec, err)))
+            dse_rec_deinit(&c->rec);
         else x.n++;
     }
     closedir(d);

@@ -545,8 +545,9 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     }
     if (sg->wst) return;
     double now = dse_lease_mono();
-    struct dse_rec_epoch ep = { p->loss,        p->test_loss, p->test_top1,   p->test_top5,
-                                now - sg->t_mark, p->img_per_s, p->unpredicted };
+    struct dse_rec_epoch ep = { .train_loss = p->loss, .test_loss = p->test_loss, .top1 = p->test_top1,
+                                .top5 = p->test_top5, .seconds = now - sg->t_mark, .img_per_s = p->img_per_s,
+                                .unpredicted = p->unpredicted };
     struct dse_rec_attempt *a = &r->att[r->n_att - 1];
     a->seconds += now - sg->t_mark;
     sg->t_mark = now;

@@ -397,7 +397,8 @@ static void fuse_relus(struct dse_model *m, const int *own) {
 enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_model_opts *opts,
                                  const struct dse_model_device_opts *dev, struct dse_model **out,
                                  struct dse_err *err) {
-    static const struct dse_model_device_opts cpu = { { DSE_DEVICE_CPU, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
+    static const struct dse_model_device_opts cpu = { .device = { .kind = DSE_DEVICE_CPU },
+                                                      .math = DSE_CUDA_MATH_FP32 };
     enum dse_status st;
     if (!dev) dev = &cpu;
     *out = NULL;

@@ -661,7 +661,8 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                          o->batch, n_train);
         goto done;
     }
-    struct dse_model_opts mo = { o->batch, o->threads, o->seed, o->init, o->init_std, 0, o->classifier_bias };
+    struct dse_model_opts mo = { .batch = o->batch, .threads = o->threads, .seed = o->seed, .init = o->init,
+                                 .init_std = o->init_std, .classifier_bias = o->classifier_bias };
     if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
     /* Conv strategies (conv_algo, conv_cache) are the CPU backend's: on a device cuDNN's
      * find chooses, and the file of CPU choices is neither read nor written. */
@@ -724,8 +725,9 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
             imgs += o->batch;
             if (o->progress && (i % 10 == 0 || i == ipe - 1)) {
                 double el = t_train + now_s() - te;
-                struct dse_train_progress p = { e, o->epochs, i + 1, ipe, (float)(loss_sum / (i + 1)), lr,
-                                                imgs / (el > 0 ? el : 1e-9), 0, 0, 0, 0, 0, 0 };
+                struct dse_train_progress p = { .epoch = e, .epochs = o->epochs, .iter = i + 1, .iters = ipe,
+                                                .loss = (float)(loss_sum / (i + 1)), .lr = lr,
+                                                .img_per_s = imgs / (el > 0 ? el : 1e-9) };
                 p.eta_s = (double)(iters - it - 1) * o->batch / (p.img_per_s > 0 ? p.img_per_s : 1);
                 o->progress(o->progress_arg, &p);
             }
@@ -755,9 +757,10 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         r->epochs_done = e + 1;
         r->loss = er->test_loss, r->top1 = er->top1, r->top5 = er->top5;
         if (o->progress) {
-            struct dse_train_progress p = { e, o->epochs, ipe, ipe, er->train_loss, 0,
-                                            er->img_per_s, 0, 1, er->top1, er->top5, er->test_loss,
-                                            er->unpredicted };
+            struct dse_train_progress p = { .epoch = e, .epochs = o->epochs, .iter = ipe, .iters = ipe,
+                                            .loss = er->train_loss, .img_per_s = er->img_per_s, .done = 1,
+                                            .test_top1 = er->top1, .test_top5 = er->top5,
+                                            .test_loss = er->test_loss, .unpredicted = er->unpredicted };
             o->progress(o->progress_arg, &p);
         }
         if (o->checkpoint_dir) {

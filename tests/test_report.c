@@ -5,6 +5,7 @@
  * repository root. DSE_UPDATE_GOLDEN=1 rewrites tests/sweeps/golden/. */
 #include "dse/lease.h"
 #include "dse/report.h"
+#include "dse/sweep.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -710,6 +711,46 @@ static void test_report_next(void) {
     rm_tree(dir);
 }
 
+/* dse status and dse report accept the same candidate files: the hostile ones a
+ * lenient reader once let through (a file copied under another name, top-1 1e308,
+ * negative params, an epoch count past int) get the same path:line message from both. */
+static void test_status_strict(void) {
+    static const struct { const char *file, *text, *msg; } bad_files[] = {
+        { "c2.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, "
+                     "\"flops\": 1, \"status\": \"done\"}", "\"id\" = \"c1\" does not match the file name" },
+        { "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, "
+                     "\"flops\": 1, \"status\": \"done\", \"top1\": 1e308}", "\"top1\" = 1e308 is out of range" },
+        { "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": -5, \"model_bytes\": 4, "
+                     "\"flops\": 1, \"status\": \"done\"}", "\"params\" = -5" },
+        { "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, "
+                     "\"flops\": 1, \"status\": \"done\", \"epochs_done\": 999999999999}",
+          "\"epochs_done\" = 999999999999 is out of range; expected 0 to 2147483647 or null" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad_files); i++) {
+        char tmpl[] = "/tmp/dse_test_status.XXXXXX";
+        char *dir = mkdtemp(tmpl);
+        CHECK(dir != NULL);
+        if (!dir) return;
+        put_sweep(dir, "strict", 1, "");
+        write_file(dir, "candidates/x", ""); /* not a .json: skipped by both */
+        char rel[64];
+        snprintf(rel, sizeof rel, "candidates/%s", bad_files[i].file);
+        write_file(dir, rel, bad_files[i].text);
+        struct dse_err e1 = { 0 }, e2 = { 0 };
+        FILE *f = fopen("/dev/null", "w");
+        CHECK_INT_EQ(dse_report_sweep(f, dir, DSE_FORMAT_CSV, NULL, NULL, &e1), DSE_ERR_CONFIG);
+        CHECK_INT_EQ(dse_sweep_status(f, dir, 0, NULL, &e2), DSE_ERR_CONFIG);
+        if (f) fclose(f);
+        char b1[600], b2[600];
+        dse_err_format(&e1, b1, sizeof b1);
+        dse_err_format(&e2, b2, sizeof b2);
+        CHECK_STR_EQ(b2, b1);
+        CHECK(strstr(b1, bad_files[i].msg) != NULL);
+        if (!strstr(b1, bad_files[i].msg)) fprintf(stderr, "  %s\n", b1);
+        rm_tree(dir);
+    }
+}
+
 static int well_formed_xml(const char *s) {
     const char *stack[64];
     int         depth = 0, seen_root = 0;
@@ -1162,6 +1203,7 @@ static const struct check_case cases[] = {
     { "report-curves", test_report_curves },
     { "report-running", test_report_running },
     { "report-next",   test_report_next },
+    { "status-strict", test_status_strict },
     { "report-errors", test_report_errors },
 };
 

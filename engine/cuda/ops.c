@@ -21,8 +21,9 @@
 static struct dse_cuk_pool pool_of(const struct dse_node *n) {
     const struct dse_layer *l = n->layer;
     const struct dse_tensor *x = n->in[0], *y = n->out;
-    struct dse_cuk_pool g = { x->n, x->c, x->h, x->w, y->h, y->w, l->kernel_h, l->kernel_w, l->stride_h,
-                              l->stride_w, l->pad_h, l->pad_w, x->stride_n, y->stride_n };
+    struct dse_cuk_pool g = { .N = x->n, .C = x->c, .H = x->h, .W = x->w, .P = y->h, .Q = y->w,
+                              .kh = l->kernel_h, .kw = l->kernel_w, .sh = l->stride_h, .sw = l->stride_w,
+                              .ph = l->pad_h, .pw = l->pad_w, .sx = x->stride_n, .sy = y->stride_n };
     return g;
 }
 
