@@ -278,7 +278,7 @@ static int opt_budget(const char *cmd, const char *v, struct dse_sweep_opts *o) 
     if (end == v || errno || !(x > 0)) goto bad;
     if (*end == 'h' && !end[1]) return o->hours = x, -1;
     if (*end == 'm' && !end[1]) return o->hours = x / 60, -1;
-    if ((!*end || (*end == 'e' && !end[1])) && x == (double)(int)x && x <= DSE_OPT_EPOCHS_MAX) {
+    if ((!*end || (*end == 'e' && !end[1])) && x <= DSE_OPT_EPOCHS_MAX && x == (double)(int)x) { /* range first */
         o->plan.epochs = (int)x;
         o->set_epochs = 1;
         return -1;
@@ -376,9 +376,9 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         return bad_usage(c->name, "--conv %s chooses CPU conv strategies; on GPUs cuDNN chooses (leave it out)",
                          OPT(CONV));
     int analytic = FLAG(ANALYTIC_ONLY);
-    if (analytic && (OPT(WORKERS) || OPT(THREADS) || OPT(BUDGET) || OPT(EARLY_STOP) || OPT(ETA) || OPT(MIN_EPOCHS) || OPT(RANK) || OPT(CONV) || OPT(LEASE_SECONDS) ||
-                     OPT(MAX_CRASHES) || OPT(DATA_ROOT) || OPT(GPUS) || OPT(PER_GPU) || OPT(PRECISION) || OPT(MAX_OOM) || OPT(ALGOS)))
-        return bad_usage(c->name, "--analytic-only trains nothing: give only --out with it%s", "");
+    for (int k = 0; analytic && k < DSE_OPT_COUNT; k++) /* any training option given */
+        if (a->val[k] && k != DSE_OPT_OUT && k != DSE_OPT_ANALYTIC_ONLY)
+            return bad_usage(c->name, "--analytic-only trains nothing: give only --out with it%s", "");
     if (dse_space_load(a->pos[0], &s, &err)) return fail(&err);
     snprintf(dir, sizeof dir, "%s", OPT(OUT) ? OPT(OUT) : "sweeps/");
     if (!OPT(OUT)) strncat(dir, s.name, sizeof dir - strlen(dir) - 1);
@@ -489,7 +489,12 @@ static int opt_conv(const char *cmd, const char *v, int *algo) {
     if (!v || !strcmp(v, "auto")) return *algo = DSE_ALGO_AUTO, -1;
     for (int a = 0; a < DSE_CPU_CONV_COUNT; a++)
         if (!strcmp(v, dse_cpu_conv_algo_str(a))) return *algo = a, -1;
-    return bad_usage(cmd, "--conv '%s' is not one of auto, gemm_batch, gemm_image", v);
+    char known[160] = "auto"; /* from the engine's table */
+    for (int a = 0, o = 4; a < DSE_CPU_CONV_COUNT && o < (int)sizeof known; a++)
+        o += snprintf(known + o, sizeof known - (size_t)o, ", %s", dse_cpu_conv_algo_str(a));
+    char msg[240];
+    snprintf(msg, sizeof msg, "--conv '%%s' is not one of %s", known);
+    return bad_usage(cmd, msg, v);
 }
 
 /* --device, --precision and --algos (train, bench, profile): where the model runs,

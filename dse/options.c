@@ -455,7 +455,7 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
                            .usage = usage_predict, LINES(lines_predict) },
     [DSE_CMD_EXPORT]   = { .name = "export", .min_pos = 1, .max_pos = 1,
                            .pos_what = "a network file or a sweep directory", .usage = usage_export,
-                           LINES(lines_export), .col = 15 },
+                           LINES(lines_export), .col = 21 },
     [DSE_CMD_IMPORT]   = { .name = "import", .min_pos = 2, .max_pos = 2, .pos_what = "two files: MODEL NET",
                            .usage = usage_import, LINES(lines_import), .col = 15 },
     [DSE_CMD_DATA_PACK]  = { .name = "data pack", .min_pos = 1, .max_pos = 1, .pos_what = "an image folder DIR",

@@ -8,10 +8,10 @@
 #include <stdio.h>
 
 #include "base/base.h"
+#include "engine/train.h"
 
-/* The engine keeps the results of at most 1,024 epochs (engine/train.h): --epochs, --budget
- * and --min-epochs stop there. */
-#define DSE_OPT_EPOCHS_MAX 1024
+/* The engine's cap on epochs (engine/train.h): --epochs, --budget and --min-epochs stop there. */
+#define DSE_OPT_EPOCHS_MAX DSE_TRAIN_EPOCHS_MAX
 #define DSE_OPT_BATCH_MAX  65536
 
 /* How an option's value is read. FLAG: no value. TEXT: any text, read by its command.

@@ -1055,17 +1055,21 @@ static int write_md(FILE *f, const struct sweep *s) {
 static int write_csv(FILE *f, const struct sweep *s) {
     char       b[600];
     struct tbl t = { 0 };
-    /* every metaparameter, varied or fixed, so that sweeps' CSVs stack: the keys of the
-     * candidates' "metaparams" objects in order of first appearance */
-    const char *keys[VARIED_MAX * 4];
-    int n_keys = 0;
+    /* every metaparameter, varied or fixed, so that sweeps' CSVs stack with the same
+     * columns: each of mp.def's in its order, then any other key the records hold */
+    int n_keys = 0, cap = DSE_MP_COUNT;
+    for (int i = 0; i < s->n; i++) cap += s->c[i].metaparams->n;
+    const char **keys = malloc(sizeof *keys * (size_t)cap);
+    if (!keys) return 1;
+    for (int k = 0; k < DSE_MP_COUNT; k++) keys[n_keys++] = dse_mp_info[k].key;
     for (int i = 0; i < s->n; i++)
         for (int k = 0; k < s->c[i].metaparams->n; k++) {
             const char *key = s->c[i].metaparams->members[k].key;
-            int seen = 0;
-            for (int j = 0; j < n_keys && !seen; j++) seen = !strcmp(keys[j], key);
-            if (!seen && n_keys < DSE_ARRAY_LEN(keys)) keys[n_keys++] = key;
+            int seen = dse_mp_find(key) >= 0;
+            for (int j = DSE_MP_COUNT; j < n_keys && !seen; j++) seen = !strcmp(keys[j], key);
+            if (!seen) keys[n_keys++] = key;
         }
+    const struct dse_mp dflt = dse_mp_squeezenet_v10();
     tbl_head(&t, "id", 0);
     tbl_head(&t, "index", 0);
     for (int v = 0; v < n_keys; v++) tbl_head(&t, keys[v], 0);
@@ -1081,7 +1085,11 @@ static int write_csv(FILE *f, const struct sweep *s) {
         tbl_add(&t, fmt_int(b, sizeof b, c->index, 0));
         for (int v = 0; v < n_keys; v++) {
             const struct dse_json *mv = dse_json_get(c->metaparams, keys[v]);
-            tbl_add(&t, mv ? fmt_value(b, sizeof b, mv) : "");
+            const int k = v < DSE_MP_COUNT ? v : -1; /* a key records leave out at its default */
+            if (!mv && k >= 0 && dse_mp_info[k].id == DSE_MP_ID_IF_SET)
+                tbl_add(&t, fmt_num(b, sizeof b, dse_mp_get(&dflt, (enum dse_mp_key)k).num));
+            else
+                tbl_add(&t, mv ? fmt_value(b, sizeof b, mv) : "");
         }
         tbl_add(&t, fmt_int(b, sizeof b, c->params, 0));
         tbl_add(&t, fmt_int(b, sizeof b, c->model_bytes, 0));
@@ -1104,6 +1112,7 @@ static int write_csv(FILE *f, const struct sweep *s) {
     int oom = t.oom;
     if (!oom) tbl_print_csv(f, &t);
     tbl_free(&t);
+    free(keys);
     return oom;
 }
 
@@ -1471,7 +1480,8 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
             s->n == 1 ? "" : "s", counts,
             objective(s), s->n_front, s->n_front == 1 ? "" : "s");
     int plain = 0; /* ordinary points: not pruned, not on the frontier */
-    for (int i = 0; i < s->n; i++) plain |= !p[i].c->on_front && p[i].c->status != DSE_REC_PRUNED;
+    for (int i = 0; i < s->n; i++) /* drawn in the plain style: not pruned, stopped, untrained or on the frontier */
+        plain |= !p[i].c->on_front && p[i].c->status != DSE_REC_PRUNED && p[i].c->status != DSE_REC_STOPPED && !p[i].band;
     write_legend(f, s, left, 72, plain, nf > 0, band, lim_x || lim_y);
 
     /* grid, ticks, frame */

@@ -15,6 +15,7 @@
 #include "dse/json_read.h"
 #include "engine/cuda/cuda.h"
 #include "engine/engine.h"
+#include "engine/train.h"
 
 static const char *const rec_status_names[DSE_REC_COUNT] = {
 #define DSE_REC_NAME(e, name) [DSE_REC_##e] = name,
@@ -91,7 +92,7 @@ int dse_rec_oom(struct dse_rec *r, const char *device, double free_mib, double n
 }
 
 enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_rec_epoch *v, struct dse_err *err) {
-    if (e < 0 || e >= 1024) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "epoch %d out of range", e);
+    if (e < 0 || e >= DSE_TRAIN_EPOCHS_MAX) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "epoch %d out of range", e);
     if (e >= r->cap_epochs) {
         int cap = r->cap_epochs ? r->cap_epochs : 8;
         while (cap <= e) cap *= 2;
@@ -455,8 +456,8 @@ enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *mi
     }
     p->nondeterministic = !strcmp(buf, "any");
     dse_json_free(doc);
-    if (p->epochs < 1 || p->epochs > 1024)
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"epochs\" must be 1 to 1024", path);
+    if (p->epochs < 1 || p->epochs > DSE_TRAIN_EPOCHS_MAX)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"epochs\" must be 1 to %d", path, DSE_TRAIN_EPOCHS_MAX);
     /* the rungs follow from the rest; recomputed rather than trusted */
     st = dse_sweep_plan_rungs(p, err);
     return st;

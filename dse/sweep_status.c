@@ -41,12 +41,13 @@ __attribute__((format(printf, 2, 3))) static void say(FILE *f, const char *fmt, 
 
 /* dse status --json: one line, an object (docs/sweep-dir.md): counts by status, workers,
  * epochs and seconds, the ETA (null when not known or nothing runs), and what state the
- * sweep is in: "untrained" (no plan.json), "finished", "paused" (no live worker) or
+ * sweep is in: "untrained" (no plan.json), "finished", "idle" (no live lease: no candidate
+ * is being trained, though a worker may be between candidates or waiting for a GPU) or
  * "running". */
 static void status_json(FILE *f, const char *space, const char *dir, const struct dse_tally *t, int trained,
                         int final, double eta) {
     const int unpruned = t->n - t->pruned;
-    const char *state = !trained ? "untrained" : final == unpruned ? "finished" : !t->running ? "paused" : "running";
+    const char *state = !trained ? "untrained" : final == unpruned ? "finished" : !t->running ? "idle" : "running";
     fputs("{\"sweep\": ", f);
     dse_json_write_str(f, space, strlen(space));
     fputs(", \"dir\": ", f);
@@ -150,6 +151,7 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     if (missing) {
         say(tf, "Not trained yet: no plan.json. Start training with: dse sweep SPACE --out %s\n", dir);
         if (json) status_json(f, space, dir, &t, 0, final, -1);
+        if (finished) *finished = 1; /* nothing to wait for: no training has been planned */
         goto done;
     }
     if (finished) *finished = final == unpruned;
@@ -199,7 +201,8 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     if (final == unpruned) {
         say(tf, "Finished.\n");
     } else if (t.running == 0) { /* no live lease: nothing is moving, so no time to promise */
-        say(tf, "No worker is running: the sweep is paused. Go on with: dse sweep SPACE --out %s\n", dir);
+        say(tf, "No candidate is being trained (no live lease). If no dse sweep is running on it, go on with: "
+                "dse sweep SPACE --out %s\n", dir);
     } else if (eta < 0) {
         say(tf, "ETA: not known until an epoch has been timed\n");
     } else {

@@ -72,7 +72,7 @@ struct ckpt2_header {
     char     magic[8];           /* "DSECKPT2" */
     uint32_t version;            /* 2 */
     uint32_t header_bytes;       /* sizeof (struct ckpt2_header): 80 */
-    int32_t  next_epoch;         /* 0 .. 1024: the epoch a resumed run starts with */
+    int32_t  next_epoch;         /* 0 .. DSE_TRAIN_EPOCHS_MAX: the epoch a resumed run starts with */
     uint32_t meta_bytes;         /* the text block after the header */
     int64_t  iter;               /* >= 0: iterations done */
     uint64_t net_hash;           /* FNV-1a 64 of the layer shapes */
@@ -254,7 +254,7 @@ static enum dse_status load_v1(struct dse_model *m, const char *path, const char
     if (h.compressed != len - sizeof h)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: %zu bytes of data, the header says %llu",
                            len - sizeof h, (unsigned long long)h.compressed);
-    if (h.next_epoch < 0 || h.next_epoch > 1024 || h.iter < 0)
+    if (h.next_epoch < 0 || h.next_epoch > DSE_TRAIN_EPOCHS_MAX || h.iter < 0)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld",
                            h.next_epoch, (long long)h.iter);
     enum dse_status st = inflate_values(path, (const unsigned char *)file + sizeof h, h.compressed, n, raw, err);
@@ -308,7 +308,7 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
     }
     free(mine), free(theirs), free(ours);
     if (st) return st;
-    if (h.next_epoch < 0 || h.next_epoch > 1024 || h.iter < 0) /* a right CRC over a wrong writer */
+    if (h.next_epoch < 0 || h.next_epoch > DSE_TRAIN_EPOCHS_MAX || h.iter < 0) /* a right CRC over a wrong writer */
         return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld",
                            h.next_epoch, (long long)h.iter);
     m->cx.rng.state = h.rng_state, m->cx.rng.inc = h.rng_inc;
@@ -651,8 +651,8 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     r->seed = o->seed;
     if (o->epochs < 1 || o->epochs > (int)(sizeof r->epochs / sizeof r->epochs[0]) || o->batch < 1 ||
         o->threads < 1 || !(o->lr > 0) || o->stop_after_epoch < 0 || o->stop_after_epoch > o->epochs)
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "epochs (1 to 1024), batch, threads must be >= 1, "
-                           "lr > 0 and stop_after_epoch 0 to epochs");
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "epochs (1 to %d), batch, threads must be >= 1, "
+                           "lr > 0 and stop_after_epoch 0 to epochs", DSE_TRAIN_EPOCHS_MAX);
     if ((st = run_data_open(net, o, &data, err))) goto done;
     ltrain = data.ltrain, ltest = data.ltest;
     const int n_train = dse_loader_images(ltrain);

@@ -12,6 +12,10 @@
 enum dse_lr_policy { DSE_LR_FIXED = 0, DSE_LR_STEP, DSE_LR_POLY, DSE_LR_LINEAR };
 
 /* Progress of a running training, for a progress line. */
+/* The most epochs one run trains (and one result array holds): the one cap of --epochs,
+ * --budget, --min-epochs, a space's train.epochs, checkpoints and candidate records. */
+#define DSE_TRAIN_EPOCHS_MAX 1024
+
 struct dse_train_progress {
     int     epoch, epochs;      /* 0-based epoch, total */
     int     iter, iters;        /* iteration within the epoch, iterations per epoch */
@@ -113,7 +117,7 @@ struct dse_train_result {
     size_t   model_bytes;       /* measured: what the model allocated */
     uint64_t seed;
     int      n_epochs;
-    struct dse_epoch_result epochs[1024]; /* the first n_epochs are set */
+    struct dse_epoch_result epochs[DSE_TRAIN_EPOCHS_MAX]; /* the first n_epochs are set */
 };
 
 /* Train net. A diverged run (NaN or infinite loss or weights) is not an error: it returns

@@ -517,15 +517,15 @@ static void test_report_csv(void) {
     CHECK_OK(st);
     /* every metaparameter, the fixed ones too (so sweeps' CSVs stack), in the records' order */
     CHECK(starts_with(s, "id,index,base_e,incr_e,freq,pct3x3,sr,bypass,input_c,input_h,input_w,classes,"
-                         "conv1_filters,conv1_kernel,conv1_stride,conv1_pad,fires,pools,dropout,params,"
+                         "conv1_filters,conv1_kernel,conv1_stride,conv1_pad,fires,pools,dropout,fire_dropout,params,"
                          "model_bytes,model_mb,model_mib,flops,train_mem_bytes,status,pruned_by,top1,top5,"
                          "frontier\n"));
     CHECK(strstr(s, "\nc75cea6b631602,0,128,128,2,0.25,0.25,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
-                    "0.5,1000000,4000000,4,3.814697265625,1000000000,1966000000,done,,0.5,0.75,yes\n") != NULL);
+                    "0.5,0,1000000,4000000,4,3.814697265625,1000000000,1966000000,done,,0.5,0.75,yes\n") != NULL);
     CHECK(strstr(s, "\nc26daa3fadf099,2,128,128,2,0.25,0.5,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
-                    "0.5,1500000,6000000,6,5.7220458984375,1500000000,2149000000,done,,0.55,0.78,\n") != NULL);
+                    "0.5,0,1500000,6000000,6,5.7220458984375,1500000000,2149000000,done,,0.55,0.78,\n") != NULL);
     CHECK(strstr(s, "\nc9dce5a1ddf29e,3,128,128,2,0.75,0.5,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
-                    "0.5,1800000,7200000,7.2,6.866455078125,1900000000,2293800000,pending,,,,\n") != NULL);
+                    "0.5,0,1800000,7200000,7.2,6.866455078125,1900000000,2293800000,pending,,,,\n") != NULL);
     /* RFC 4180: a field with a comma or quote is quoted, quotes doubled */
     CHECK(strstr(s, ",pruned,\"max_params = 2000000 (params 3000000, \"\"hard\"\" limit)\",,,\n")
           != NULL);

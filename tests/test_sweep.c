@@ -1180,8 +1180,9 @@ static void test_pause(void) {
     const char *args[] = { "status", dir, NULL };
     CHECK_INT_EQ(run_dse(log, args, 60), 0);
     CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
-    CHECK(text && strstr(text, "Finished 3 of 4") && strstr(text, "No worker is running: the sweep is paused. "
-                                                                    "Go on with: dse sweep SPACE --out "));
+    CHECK(text && strstr(text, "Finished 3 of 4") && strstr(text, "No candidate is being trained (no live lease). If "
+                                                                    "no dse sweep is running on it, go on with: "
+                                                                    "dse sweep SPACE --out "));
     CHECK(text && !strstr(text, "ETA"));
     free(text);
     /* --json: one line; the paused state and no ETA */
@@ -1190,7 +1191,7 @@ static void test_pause(void) {
     snprintf(log, sizeof log, "%s.json", dir); /* run_dse appends to its log */
     CHECK_INT_EQ(run_dse(log, jargs, 60), 0);
     CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
-    CHECK(text && strstr(text, "\"state\": \"paused\", \"candidates\": 4, \"pruned\": 0, \"finished\": 3, "
+    CHECK(text && strstr(text, "\"state\": \"idle\", \"candidates\": 4, \"pruned\": 0, \"finished\": 3, "
                                "\"by_status\": {\"pending\": 1, \"pruned\": 0, \"done\": 3,"));
     CHECK(text && strstr(text, "\"eta_seconds\": null}\n") && count_lines_of(text) == 1);
     free(text);
