@@ -637,11 +637,11 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
             snprintf(ml, sizeof ml, "%.6f", r->loss);
         }
         printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %s, \"top5\": %s, \"loss\": %s, "
-               "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %zu, "
+               "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %lld, \"engine_bytes\": %zu, "
                "\"estimate_train_bytes\": %lld, \"device\": \"%s\", \"precision\": \"%s\", \"algos\": \"%s\", "
                "\"clip_norm\": %g, \"clipped_steps\": %lld",
                r->status, r->epochs_done, m1, m5, ml, r->img_per_s, r->seconds,
-               (unsigned long long)r->seed, r->model_bytes, (long long)tot.mem_train_bytes,
+               (unsigned long long)r->seed, (long long)tot.model_bytes, r->engine_bytes, (long long)tot.mem_train_bytes,
                dse_device_str(&o.dev.device, dev, (int)sizeof dev), dse_cuda_math_str(o.dev.math),
                o.dev.nondeterministic ? "any" : "det", (double)o.clip_norm, (long long)r->clipped_steps);
         if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,

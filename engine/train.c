@@ -776,7 +776,7 @@ finish:
     if (on_cpu && o->conv_cache && (st = dse_conv_cache_save(&m->cx, o->conv_cache, err))) goto done;
     r->seconds = now_s() - t0;
     r->img_per_s = t_train > 0 ? (double)imgs / t_train : 0;
-    r->model_bytes = dse_model_bytes(m);
+    r->engine_bytes = dse_model_bytes(m);
     st = DSE_OK;
 done:
     return run_end(&data, o->data, m, x, x_pinned, labels, st, err);

@@ -114,7 +114,9 @@ struct dse_train_result {
     float    loss, top1, top5;  /* test metrics after the last epoch done */
     double   img_per_s;         /* training images per second, evaluation excluded */
     double   seconds;
-    size_t   model_bytes;       /* measured: what the model allocated */
+    size_t   engine_bytes;      /* measured: what the model allocated (arena, parameters,
+                                   momentum, node state, workspace). Not model_bytes, which
+                                   everywhere else means the model file: (params + buffers) x 4 */
     uint64_t seed;
     int      n_epochs;
     struct dse_epoch_result epochs[DSE_TRAIN_EPOCHS_MAX]; /* the first n_epochs are set */

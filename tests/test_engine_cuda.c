@@ -1266,7 +1266,7 @@ static void test_train_run(void) {
             CHECK_NEAR(b->test_loss, a->test_loss, 1e-3);
             CHECK(fabs((double)b->top1 - a->top1) <= 4.0 / 96 + 1e-6); /* a few near-ties may flip */
         }
-        CHECK(rg->model_bytes > 0);
+        CHECK(rg->engine_bytes > 0);
         ckpt_compare("cpu vs cuda, epoch 2", &net, ck[1], ck[3], 1e-6);
         /* run2: the GPU resumed from its own epoch 1; run3: from the CPU's */
         o.resume = ck[2], o.checkpoint_dir = d[2];

@@ -26,7 +26,9 @@
 
 #include "base/fs.h"
 #include "base/pcg32.h"
+#include "analysis/analysis.h"
 #include "dse/json_read.h"
+#include "dse/netfile.h"
 #include "engine/cuda/cuda.h"
 #include "tests/check.h"
 
@@ -1202,6 +1204,31 @@ static void test_pause(void) {
     CHECK_INT_EQ(run_dse(log, wargs, 4), 0);
     CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
     CHECK(text && strstr(text, "\"state\": \"finished\"") && count_lines_of(text) == 1);
+    free(text);
+    /* dse train --json: model_bytes is the model file, as in sweeps ((params + buffers) x 4);
+     * what the engine allocated is engine_bytes */
+    const char *net = "experiments/squeezenet/squeezenet_fmnist.cfg";
+    const char *targs[] = { "train", net, "--epochs", "1", "--limit-train", "64", "--limit-test", "64", "--batch",
+                            "32", "--json", NULL };
+    snprintf(log, sizeof log, "%s.train", dir);
+    CHECK_INT_EQ(run_dse(log, targs, 120), 0);
+    text = NULL;
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    struct dse_net n;
+    struct dse_err e = { 0 };
+    if (!dse_netfile_load(net, NULL, &n, &e)) {
+        struct dse_cost_layer *cl = calloc((size_t)n.n_layers, sizeof *cl);
+        struct dse_cost_totals tot;
+        if (cl && !dse_cost_net(&n, 1, cl, &tot, &e)) {
+            char want[64];
+            snprintf(want, sizeof want, "\"model_bytes\": %lld, \"engine_bytes\": ", (long long)tot.model_bytes);
+            CHECK(text && strstr(text, want));
+        }
+        free(cl);
+        dse_net_deinit(&n);
+    } else {
+        CHECK(0);
+    }
     free(text);
     recs_free(&full), recs_free(&sh);
 }
