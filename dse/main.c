@@ -392,10 +392,23 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     } else if (dse_sweep_analytic(&s, dir, isatty(2) ? stderr : NULL, &sum, &err)) {
         rc = fail(&err);
     } else {
+        char kept[64] = "";
+        if (sum.skipped) snprintf(kept, sizeof kept, " (%llu already there, left as they were)",
+                                  (unsigned long long)sum.skipped);
         printf("%s: %llu candidates in %s: %llu kept, %llu pruned by constraints%s\n", s.name,
                (unsigned long long)sum.candidates, dir, (unsigned long long)sum.kept,
-               (unsigned long long)sum.pruned, sum.skipped ? " (trained ones left as they were)" : "");
+               (unsigned long long)sum.pruned, kept);
         fflush(stdout);
+        if (analytic && sum.candidates <= 200) { /* the costs and the analytic frontier at once */
+            char plot[4200];
+            snprintf(plot, sizeof plot, "%s/frontier.svg", dir);
+            if (printf("\n"), dse_report_sweep(stdout, dir, DSE_FORMAT_MD, plot, NULL, &err)) rc = fail(&err);
+            else printf("\nPlot (forward FLOPs against model size): %s\nnext: dse sweep %s --out %s  (train them; "
+                        "the space needs a train section)\n", plot, a->pos[0], dir);
+        } else if (analytic) {
+            printf("%llu candidates are too many to list here: dse report %s --format csv lists them, "
+                   "--plot FILE.svg draws them\n", (unsigned long long)sum.candidates, dir);
+        }
     }
     if (!rc && !analytic && sweep_data(&s, o.data_root, &err)) rc = fail(&err);
     if (!rc && !analytic) {

@@ -1205,6 +1205,21 @@ static void test_pause(void) {
     CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
     CHECK(text && strstr(text, "\"state\": \"finished\"") && count_lines_of(text) == 1);
     free(text);
+    /* an analytic sweep prints its table and frontier, and the next command */
+    const char *aargs[] = { "sweep", "spaces/squeeze_ratio.cfg", "--analytic-only", "--out", dir, NULL };
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK_INT_EQ(system(cmd), 0);
+    for (int run = 0; run < 2; run++) {
+        snprintf(log, sizeof log, "%s.analytic%d", dir, run);
+        CHECK_INT_EQ(run_dse(log, aargs, 60), 0);
+        text = NULL;
+        CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+        CHECK(text && strstr(text, run ? "8 kept, 0 pruned by constraints (8 already there, left as they were)\n"
+                                       : "8 kept, 0 pruned by constraints\n"));
+        CHECK(text && strstr(text, "## Frontier (min model size, min FLOPs): 1 of 8 candidates"));
+        CHECK(text && strstr(text, "next: dse sweep spaces/squeeze_ratio.cfg --out "));
+        free(text);
+    }
     /* dse train --json: model_bytes is the model file, as in sweeps ((params + buffers) x 4);
      * what the engine allocated is engine_bytes */
     const char *net = "experiments/squeezenet/squeezenet_fmnist.cfg";
