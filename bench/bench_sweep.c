@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "dse/space.h"
+#include "sweep/space.h"
 
 static double now_s(void) {
     struct timespec t;

@@ -8,9 +8,9 @@
 
 #include "base/fs.h"
 #include "dse/report.h"
-#include "dse/space.h"
-#include "dse/sweep.h"
-#include "dse/sweep_impl.h"
+#include "sweep/space.h"
+#include "sweep/sweep.h"
+#include "sweep/sweep_impl.h"
 #include "engine/export.h"
 #include "engine/train.h"
 

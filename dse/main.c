@@ -19,8 +19,8 @@
 #include "dse/netfile.h"
 #include "dse/options.h"
 #include "dse/report.h"
-#include "dse/space.h"
-#include "dse/sweep.h"
+#include "sweep/space.h"
+#include "sweep/sweep.h"
 
 #define EXIT_BAD_INPUT 2
 

@@ -12,7 +12,7 @@
 
 /* The engine's cap on epochs (engine/train.h): --epochs, --budget and --min-epochs stop there. */
 #define DSE_OPT_EPOCHS_MAX DSE_TRAIN_EPOCHS_MAX
-#define DSE_OPT_BATCH_MAX  65536
+#define DSE_OPT_BATCH_MAX  DSE_TRAIN_BATCH_MAX
 
 /* How an option's value is read. FLAG: no value. TEXT: any text, read by its command.
  * INT: a base-10 integer from min to max. WORD: one of the space-separated words. */

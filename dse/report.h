@@ -46,11 +46,6 @@ enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, 
  * --out ID.onnx", the directory quoted for a POSIX shell where it needs quotes. */
 void dse_report_export_cmd(char *buf, size_t size, const char *dir, const char *id);
 
-/* The strict check of one candidate file (path: DIR/candidates/<id>.json) that dse report
- * applies: every key's type and range, the id equal to the file name; errors name the
- * file and line. dse status checks each file with it, so both accept the same files. */
-enum dse_status dse_report_check_candidate(const char *path, struct dse_err *err);
-
 /* dse export --best: the best trained candidate of a sweep directory whose model is within
  * max_mb (10^6 bytes; <= 0: any size), finished or not. DSE_ERR_CONFIG if no candidate has
  * finished training or none fits. */

@@ -15,515 +15,13 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "dse/json_read.h"
-#include "dse/lease.h"
-#include "dse/sweep_impl.h"
+#include "sweep/json_read.h"
+#include "sweep/lease.h"
+#include "sweep/sweep_impl.h"
+#include "sweep/sweep_read.h"
 
 #define MIB        (1024.0 * 1024.0)
-#define VARIED_MAX 32 /* varied metaparameters: a column each in the tables */
 
-
-/* One candidate file. Strings and metaparams are borrowed from doc. */
-struct cand {
-    struct dse_json_doc   *doc;
-    char                  *path;
-    const char            *id;
-    int64_t                index;
-    const struct dse_json *metaparams;
-    int64_t                params, model_bytes, flops;
-    int64_t                train_mem_bytes;   /* -1 if null or absent */
-    enum dse_rec_status       status;
-    const char            *pruned_by;         /* NULL if null or absent */
-    int                    has_top1, has_top5;
-    double                 top1, top5;        /* in [0, 1] */
-    int                    on_front;
-    /* training sweeps (docs/sweep-dir.md); 0 / -1 / NULL when absent */
-    int                    epochs_done;
-    int                    stopped_rung, stopped_epoch, diverged_epoch;
-    int64_t                diverged_iter;
-    const char            *failed_why;
-    double                 train_seconds;
-    const struct dse_json *per_epoch;         /* the "per_epoch" array, or NULL */
-};
-
-struct sweep {
-    const char          *dir;
-    struct dse_json_doc *doc;         /* sweep.json */
-    const char          *space;
-    int64_t              declared;    /* "candidates" of sweep.json */
-    int                  n_varied;
-    const char         **varied;
-    int                  n;
-    struct cand         *c;           /* sorted by index */
-    struct cand        **by_size;     /* sorted by model size, then index */
-    int                  trained;     /* frontier over top1 instead of FLOPs */
-    int                  n_front;
-    struct cand        **front;       /* increasing model size */
-    int                  has_plan;    /* a training sweep: DIR/plan.json */
-    /* the space's limits on the plot's axes (DIR/space.cfg; 0: none): model MB (from
-     * max_model_mb and max_params at 4 bytes each) and, analytic, forward GFLOP */
-    double               limit_mb, limit_gflop;
-    struct dse_sweep_plan plan;
-    struct dse_rung      rung[DSE_SWEEP_RUNGS_MAX];
-};
-
-/* ---- errors ------------------------------------------------------------------------ */
-
-/* err->file may only borrow strings that outlive the call (base.h), and the paths of
- * the files inside DIR are built here: fold "path:line: " into the message instead. */
-static enum dse_status fold_path(struct dse_err *err, enum dse_status st) {
-    if (st && err && err->file) {
-        char buf[sizeof err->msg];
-        dse_err_format(err, buf, (int)sizeof buf);
-        dse_strlcpy(err->msg, buf, (int)sizeof err->msg);
-        err->file = NULL;
-        err->line = 0;
-    }
-    return st;
-}
-
-static enum dse_status bad(struct dse_err *err, const char *path, int line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static enum dse_status bad(struct dse_err *err, const char *path, int line, const char *fmt, ...) {
-    char    msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (line > 0) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s:%d: %s", path, line, msg);
-    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: %s", path, msg);
-}
-
-static char *path_join(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
-    char  *p = malloc(la + lb + 2);
-    if (!p) return NULL;
-    memcpy(p, a, la);
-    size_t o = la;
-    if (la && a[la - 1] != '/') p[o++] = '/';
-    memcpy(p + o, b, lb + 1);
-    return p;
-}
-
-/* ---- reading ------------------------------------------------------------------------ */
-
-/* "a number", "an array", ... */
-static const char *a_type(enum dse_json_type t) {
-    switch (t) {
-    case DSE_JSON_NULL:   return "null";
-    case DSE_JSON_BOOL:   return "a boolean";
-    case DSE_JSON_NUMBER: return "a number";
-    case DSE_JSON_STRING: return "a string";
-    case DSE_JSON_ARRAY:  return "an array";
-    case DSE_JSON_OBJECT: return "an object";
-    }
-    return "a value";
-}
-
-enum want { WANT_INT, WANT_NUM, WANT_STR, WANT_OBJ, WANT_ARR };
-
-static const char *const want_str[] = {
-    "an integer", "a number", "a string", "an object", "an array",
-};
-
-/* Member key of obj, checked against w. optional: absent or null gives *out = NULL. */
-static enum dse_status get(const char *path, const struct dse_json *obj, const char *key,
-                           enum want w, int optional, const struct dse_json **out,
-                           struct dse_err *err) {
-    const struct dse_json *v = dse_json_get(obj, key);
-    *out = NULL;
-    if (!v || v->type == DSE_JSON_NULL) {
-        if (optional) return DSE_OK;
-        if (!v) return bad(err, path, obj->line, "missing key \"%s\"; expected %s", key, want_str[w]);
-        return bad(err, path, v->line, "\"%s\" is null; expected %s", key, want_str[w]);
-    }
-    static const enum dse_json_type type_of[] = { DSE_JSON_NUMBER, DSE_JSON_NUMBER, DSE_JSON_STRING,
-                                                   DSE_JSON_OBJECT, DSE_JSON_ARRAY };
-    if (v->type != type_of[w])
-        return bad(err, path, v->line, "\"%s\" is %s; expected %s%s", key, a_type(v->type),
-                   want_str[w], optional ? " or null" : "");
-    if (w == WANT_INT && !v->is_int)
-        return bad(err, path, v->line, "\"%s\" = %.40s is not an integer; expected an integer%s",
-                   key, v->str, optional ? " or null" : "");
-    *out = v;
-    return DSE_OK;
-}
-
-static enum dse_status get_count(const char *path, const struct dse_json *obj, const char *key,
-                                 int64_t *out, struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status        st = get(path, obj, key, WANT_INT, 0, &v, err);
-    if (st) return st;
-    if (v->integer < 0)
-        return bad(err, path, v->line, "\"%s\" = %" PRId64 " is negative; expected an integer >= 0",
-                   key, v->integer);
-    *out = v->integer;
-    return DSE_OK;
-}
-
-static enum dse_status get_accuracy(const char *path, const struct dse_json *obj, const char *key,
-                                    int *has, double *out, struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status        st = get(path, obj, key, WANT_NUM, 1, &v, err);
-    *has = 0;
-    if (st || !v) return st;
-    if (!(v->number >= 0.0 && v->number <= 1.0))
-        return bad(err, path, v->line, "\"%s\" = %.40s is out of range; expected a number in "
-                   "[0, 1] or null", key, v->str);
-    *has = 1;
-    *out = v->number;
-    return DSE_OK;
-}
-
-static enum dse_status read_manifest(struct sweep *s, struct dse_err *err) {
-    char *path = path_join(s->dir, "sweep.json");
-    if (!path) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    enum dse_status        st = fold_path(err, dse_json_load(path, &s->doc, err));
-    const struct dse_json *root, *v;
-    if (st == DSE_ERR_IO && err) {
-        size_t n = strlen(err->msg);
-        snprintf(err->msg + n, sizeof err->msg - n, "; expected the manifest of a sweep "
-                 "directory (docs/sweep-dir.md)");
-    }
-    if (st) goto out;
-    root = dse_json_root(s->doc);
-    if (root->type != DSE_JSON_OBJECT) {
-        st = bad(err, path, root->line, "the file holds %s; expected an object (docs/sweep-dir.md)",
-                 a_type(root->type));
-        goto out;
-    }
-    v = dse_json_get(root, "format");
-    if (!v || v->type != DSE_JSON_STRING || strcmp(v->str, "dse-sweep-1") != 0) {
-        if (!v) st = bad(err, path, root->line, "missing key \"format\"; expected \"dse-sweep-1\"");
-        else if (v->type != DSE_JSON_STRING)
-            st = bad(err, path, v->line, "\"format\" is %s; expected \"dse-sweep-1\"",
-                     a_type(v->type));
-        else
-            st = bad(err, path, v->line, "\"format\" = \"%.64s\" is not supported; expected "
-                     "\"dse-sweep-1\"", v->str);
-        goto out;
-    }
-    if ((st = get(path, root, "space", WANT_STR, 0, &v, err))) goto out;
-    s->space = v->str;
-    if ((st = get_count(path, root, "candidates", &s->declared, err))) goto out;
-    if ((st = get(path, root, "varied", WANT_ARR, 0, &v, err))) goto out;
-    s->varied = calloc((size_t)v->n + 1, sizeof *s->varied);
-    if (!s->varied) {
-        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-        goto out;
-    }
-    if (v->n > VARIED_MAX) {
-        st = bad(err, path, v->line, "\"varied\" lists %d names; expected at most %d", v->n,
-                 VARIED_MAX);
-        goto out;
-    }
-    for (int i = 0; i < v->n; i++) {
-        if (v->items[i].type != DSE_JSON_STRING) {
-            st = bad(err, path, v->items[i].line, "\"varied\" holds %s; expected metaparameter "
-                     "names as strings", a_type(v->items[i].type));
-            goto out;
-        }
-        s->varied[s->n_varied++] = v->items[i].str;
-    }
-out:
-    free(path);
-    return st;
-}
-
-static int has_suffix(const char *s, const char *suf) {
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-static int str_ptr_cmp(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Names of the candidate files in dirpath, sorted. */
-static enum dse_status list_candidates(const char *dirpath, char ***out, int *count,
-                                       struct dse_err *err) {
-    DIR *d = opendir(dirpath);
-    *out = NULL;
-    *count = 0;
-    if (!d)
-        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: cannot open: %s; expected the "
-                           "candidates/ directory of a sweep (docs/sweep-dir.md)", dirpath,
-                           strerror(errno));
-    char         **names = NULL;
-    int            n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || !has_suffix(e->d_name, ".json")) continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            char **q = realloc(names, sizeof *names * (size_t)cap);
-            if (!q) goto oom;
-            names = q;
-        }
-        if (!(names[n] = strdup(e->d_name))) goto oom;
-        n++;
-    }
-    closedir(d);
-    if (n) qsort(names, (size_t)n, sizeof *names, str_ptr_cmp);
-    *out = names;
-    *count = n;
-    return DSE_OK;
-oom:
-    closedir(d);
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
-    return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-}
-
-static enum dse_status read_candidate(struct cand *c, const char *name, struct dse_err *err) {
-    const char            *path = c->path;
-    const struct dse_json *root, *v;
-    enum dse_status        st = fold_path(err, dse_json_load(path, &c->doc, err));
-    if (st) return st;
-    root = dse_json_root(c->doc);
-    if (root->type != DSE_JSON_OBJECT)
-        return bad(err, path, root->line, "the file holds %s; expected an object "
-                   "(docs/sweep-dir.md)", a_type(root->type));
-    if ((st = get(path, root, "id", WANT_STR, 0, &v, err))) return st;
-    c->id = v->str;
-    size_t stem = strlen(name) - 5; /* without ".json" */
-    if (strlen(c->id) != stem || strncmp(c->id, name, stem) != 0)
-        return bad(err, path, v->line, "\"id\" = \"%.64s\" does not match the file name; expected "
-                   "\"%.*s\"", c->id, (int)(stem < 64 ? stem : 64), name);
-    if ((st = get(path, root, "index", WANT_INT, 0, &v, err))) return st;
-    c->index = v->integer;
-    if ((st = get(path, root, "metaparams", WANT_OBJ, 0, &c->metaparams, err))) return st;
-    if ((st = get_count(path, root, "params", &c->params, err))) return st;
-    if ((st = get_count(path, root, "model_bytes", &c->model_bytes, err))) return st;
-    if ((st = get_count(path, root, "flops", &c->flops, err))) return st;
-    c->train_mem_bytes = -1;
-    if ((st = get(path, root, "train_mem_bytes", WANT_INT, 1, &v, err))) return st;
-    if (v) {
-        if (v->integer < 0)
-            return bad(err, path, v->line, "\"train_mem_bytes\" = %" PRId64 " is negative; "
-                       "expected an integer >= 0 or null", v->integer);
-        c->train_mem_bytes = v->integer;
-    }
-    if ((st = get(path, root, "status", WANT_STR, 0, &v, err))) return st;
-    int k = dse_rec_status_from_str(v->str);
-    if (k < 0) {
-        char known[160]; /* "pending, pruned, ... or stopped", from the one table */
-        int o = 0;
-        for (int j = 0; j < DSE_REC_COUNT && o < (int)sizeof known; j++)
-            o += snprintf(known + o, sizeof known - (size_t)o, "%s%s", j ? (j == DSE_REC_COUNT - 1 ? " or " : ", ") : "",
-                          dse_rec_status_str((enum dse_rec_status)j));
-        return bad(err, path, v->line, "\"status\" = \"%.64s\" is not a known status; expected %s", v->str, known);
-    }
-    c->status = (enum dse_rec_status)k;
-    if ((st = get(path, root, "pruned_by", WANT_STR, 1, &v, err))) return st;
-    c->pruned_by = v ? v->str : NULL;
-    if ((st = get_accuracy(path, root, "top1", &c->has_top1, &c->top1, err))) return st;
-    if ((st = get_accuracy(path, root, "top5", &c->has_top5, &c->top5, err))) return st;
-    /* the training keys, all optional */
-    static const struct { const char *key; int64_t dflt, lo, hi; } ints[] = { /* the ranges dse writes */
-        { "epochs_done", 0, 0, INT32_MAX }, { "stopped_rung", -1, -1, DSE_SWEEP_RUNGS_MAX },
-        { "stopped_epoch", 0, 0, INT32_MAX }, { "diverged_epoch", 0, 0, INT32_MAX },
-        { "diverged_iter", 0, 0, INT64_MAX },
-    };
-    int64_t iv[5];
-    for (int i = 0; i < 5; i++) {
-        if ((st = get(path, root, ints[i].key, WANT_INT, 1, &v, err))) return st;
-        iv[i] = v ? v->integer : ints[i].dflt;
-        if (iv[i] < ints[i].lo || iv[i] > ints[i].hi)
-            return bad(err, path, v->line, "\"%s\" = %" PRId64 " is out of range; expected %" PRId64 " to %" PRId64
-                       " or null", ints[i].key, iv[i], ints[i].lo, ints[i].hi);
-    }
-    c->epochs_done = (int)iv[0], c->stopped_rung = (int)iv[1], c->stopped_epoch = (int)iv[2];
-    c->diverged_epoch = (int)iv[3], c->diverged_iter = iv[4];
-    if ((st = get(path, root, "failed_why", WANT_STR, 1, &v, err))) return st;
-    c->failed_why = v ? v->str : NULL;
-    if ((st = get(path, root, "train_seconds", WANT_NUM, 1, &v, err))) return st;
-    c->train_seconds = v ? v->number : 0;
-    if ((st = get(path, root, "per_epoch", WANT_ARR, 1, &v, err))) return st;
-    c->per_epoch = v;
-    for (int e = 0; v && e < v->n; e++) { /* {"epoch": k, "top1": x or null, ...} */
-        const struct dse_json *it = &v->items[e], *ep = dse_json_get(it, "epoch"), *t1 = dse_json_get(it, "top1");
-        if (it->type != DSE_JSON_OBJECT || !ep || ep->type != DSE_JSON_NUMBER || !ep->is_int || ep->integer < 1 ||
-            (t1 && t1->type != DSE_JSON_NULL && (t1->type != DSE_JSON_NUMBER || t1->number < 0 || t1->number > 1)))
-            return bad(err, path, it->line, "\"per_epoch\"[%d] is not {\"epoch\": k >= 1, \"top1\": a number "
-                       "in [0, 1] or null, ...} (docs/sweep-dir.md)", e);
-    }
-    return DSE_OK;
-}
-
-static int cand_index_cmp(const void *a, const void *b) {
-    const struct cand *x = a, *y = b;
-    if (x->index != y->index) return x->index < y->index ? -1 : 1;
-    return strcmp(x->id, y->id);
-}
-
-static int cand_size_cmp(const void *a, const void *b) {
-    const struct cand *x = *(struct cand *const *)a, *y = *(struct cand *const *)b;
-    if (x->model_bytes != y->model_bytes) return x->model_bytes < y->model_bytes ? -1 : 1;
-    if (x->index != y->index) return x->index < y->index ? -1 : 1;
-    return strcmp(x->id, y->id);
-}
-
-static void sweep_free(struct sweep *s) {
-    for (int i = 0; i < s->n; i++) {
-        dse_json_free(s->c[i].doc);
-        free(s->c[i].path);
-    }
-    free(s->c);
-    free(s->by_size);
-    free(s->front);
-    free(s->varied);
-    dse_json_free(s->doc);
-    for (int k = 0; k < DSE_SWEEP_RUNGS_MAX; k++) dse_rung_deinit(&s->rung[k]);
-}
-
-/* The frontier: over trained candidates (done, with top1) maximizing top1 if any
- * candidate has a top1, else over candidates not pruned minimizing FLOPs; model size is
- * always minimized. Candidates left out get NaN, which dse_pareto_front skips. */
-static enum dse_status find_front(struct sweep *s, struct dse_err *err) {
-    for (int i = 0; i < s->n; i++) s->trained |= s->c[i].has_top1;
-    size_t  n = (size_t)(s->n ? s->n : 1);
-    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-    int    *idx = malloc(n * sizeof *idx), *scratch = malloc(n * sizeof *scratch);
-    s->front = malloc(n * sizeof *s->front);
-    if (!x || !y || !idx || !scratch || !s->front) {
-        free(x), free(y), free(idx), free(scratch);
-        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    }
-    for (int i = 0; i < s->n; i++) {
-        const struct cand *c = &s->c[i];
-        int in = s->trained ? c->status == DSE_REC_DONE && c->has_top1 : c->status != DSE_REC_PRUNED;
-        x[i] = in ? (double)c->model_bytes : NAN;
-        y[i] = s->trained ? c->top1 : (double)c->flops;
-    }
-    s->n_front = dse_pareto_front(x, y, s->n, s->trained, idx, scratch);
-    for (int k = 0; k < s->n_front; k++) {
-        s->c[idx[k]].on_front = 1;
-        s->front[k] = &s->c[idx[k]];
-    }
-    /* equal model sizes come out by y; list them like the tables: by size, then index */
-    qsort(s->front, (size_t)s->n_front, sizeof *s->front, cand_size_cmp);
-    free(x), free(y), free(idx), free(scratch);
-    return DSE_OK;
-}
-
-/* Candidate files never say "running" (a crash would leave it stuck): a pending
- * candidate whose current lease is held and was renewed within two of its times to live
- * is shown as running, as dse status does. Lease files that cannot be read are skipped:
- * the report does not depend on them. */
-struct lease_mark {
-    const char    *dir;
-    struct cand  **by_id; /* sorted by id */
-    int            n;
-    double         now;
-};
-
-static int cand_id_cmp(const void *a, const void *b) {
-    return strcmp((*(struct cand *const *)a)->id, (*(struct cand *const *)b)->id);
-}
-
-static void mark_running(void *arg, const char *id, int64_t gen) {
-    struct lease_mark *m = arg;
-    struct cand        key = { .id = id }, *kp = &key;
-    struct cand      **hit = bsearch(&kp, m->by_id, (size_t)m->n, sizeof *m->by_id, cand_id_cmp);
-    if (!hit || (*hit)->status != DSE_REC_PENDING) return;
-    struct dse_lease l;
-    struct dse_err   e = { 0 };
-    int              missing;
-    if (!dse_lease_read(m->dir, id, gen, &l, &missing, &e) && !l.released && m->now <= l.renewed + 2 * l.ttl_s)
-        (*hit)->status = DSE_REC_RUNNING;
-}
-
-/* The constraints of DIR/space.cfg that the plot can draw. A sweep without its space
- * file (a hand-made fixture) or with one that no longer loads has none to draw. */
-static void read_limits(struct sweep *s) {
-    char path[4200];
-    struct dse_space sp;
-    snprintf(path, sizeof path, "%s/space.cfg", s->dir);
-    if (access(path, R_OK) || dse_space_load(path, &sp, NULL)) return;
-    double mb = sp.cons.max_model_mb, p_mb = (double)sp.cons.max_params * 4 / 1e6;
-    s->limit_mb = mb > 0 && (p_mb <= 0 || mb < p_mb) ? mb : p_mb;
-    s->limit_gflop = (double)sp.cons.max_flops / 1e9;
-    dse_space_free(&sp);
-}
-
-static enum dse_status sweep_read(struct sweep *s, const char *dir, struct dse_err *err) {
-    memset(s, 0, sizeof *s);
-    s->dir = dir;
-    DIR *d = opendir(dir);
-    if (!d)
-        return dse_err_set(err, DSE_ERR_IO, dir, 0, "cannot open the sweep directory: %s; "
-                           "expected a directory made by dse sweep (docs/sweep-dir.md)",
-                           strerror(errno));
-    closedir(d);
-    enum dse_status st = read_manifest(s, err);
-    if (st) return st;
-
-    char  *cdir = path_join(dir, "candidates");
-    char **names = NULL;
-    int    n = 0;
-    if (!cdir) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    st = list_candidates(cdir, &names, &n, err);
-    if (!st && n && !(s->c = calloc((size_t)n, sizeof *s->c)))
-        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    for (int i = 0; i < n && !st; i++) {
-        struct cand *c = &s->c[s->n++];
-        if (!(c->path = path_join(cdir, names[i])))
-            st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-        else
-            st = read_candidate(c, names[i], err);
-    }
-    for (int i = 0; i < n; i++) free(names[i]);
-    free(names);
-    free(cdir);
-    if (st) return st;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    struct lease_mark lm = { dir, malloc(sizeof(struct cand *) * (size_t)(s->n ? s->n : 1)), s->n,
-                             (double)now.tv_sec + 1e-9 * (double)now.tv_nsec };
-    if (!lm.by_id) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    for (int i = 0; i < s->n; i++) lm.by_id[i] = &s->c[i];
-    if (s->n) qsort(lm.by_id, (size_t)s->n, sizeof *lm.by_id, cand_id_cmp);
-    st = dse_lease_scan(dir, mark_running, &lm, err);
-    free(lm.by_id);
-    if (st) return st;
-
-    if (s->n) qsort(s->c, (size_t)s->n, sizeof *s->c, cand_index_cmp);
-    for (int i = 1; i < s->n; i++)
-        if (s->c[i].index == s->c[i - 1].index) {
-            const struct dse_json *v = dse_json_get(dse_json_root(s->c[i].doc), "index");
-            return bad(err, s->c[i].path, v->line, "\"index\" = %" PRId64 " is also the index of "
-                       "%s; expected each index once", s->c[i].index, s->c[i - 1].path);
-        }
-    int no_plan;
-    if ((st = dse_plan_read(dir, &s->plan, &no_plan, err))) return st;
-    s->has_plan = !no_plan;
-    for (int k = 0; s->has_plan && k < s->plan.n_rungs; k++) {
-        int absent;
-        if ((st = dse_rung_read(dir, k, &s->rung[k], &absent, err))) return st;
-        if (absent) break;
-    }
-    read_limits(s);
-    s->by_size = malloc(sizeof *s->by_size * (size_t)(s->n ? s->n : 1));
-    if (!s->by_size) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    for (int i = 0; i < s->n; i++) s->by_size[i] = &s->c[i];
-    if (s->n) qsort(s->by_size, (size_t)s->n, sizeof *s->by_size, cand_size_cmp);
-    return find_front(s, err);
-}
-
-enum dse_status dse_report_check_candidate(const char *path, struct dse_err *err) {
-    struct cand c;
-    memset(&c, 0, sizeof c);
-    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-    size_t n = strlen(name);
-    if (n < 6 || strcmp(name + n - 5, ".json"))
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: a candidate file's name is <id>.json", path);
-    c.path = (char *)path; /* read only */
-    enum dse_status st = read_candidate(&c, name, err);
-    dse_json_free(c.doc);
-    return st;
-}
 
 /* ---- formatting helpers ------------------------------------------------------------ */
 
@@ -775,17 +273,17 @@ static void tbl_print_tex(FILE *f, const struct tbl *t) {
 
 /* ---- the report ---------------------------------------------------------------------- */
 
-static int any_top(const struct sweep *s, int five) {
+static int any_top(const struct dse_sweep_view *s, int five) {
     for (int i = 0; i < s->n; i++)
         if (five ? s->c[i].has_top5 : s->c[i].has_top1) return 1;
     return 0;
 }
 
-static const char *objective(const struct sweep *s) {
+static const char *objective(const struct dse_sweep_view *s) {
     return s->trained ? "max top1, min model size" : "min model size, min FLOPs";
 }
 
-static const char *status_cell(char *buf, size_t size, const struct cand *c) {
+static const char *status_cell(char *buf, size_t size, const struct dse_cand *c) {
     if (c->status == DSE_REC_PRUNED && c->pruned_by)
         snprintf(buf, size, "pruned: %s", c->pruned_by);
     else if (c->status == DSE_REC_STOPPED && c->stopped_rung >= 0)
@@ -800,7 +298,7 @@ static const char *status_cell(char *buf, size_t size, const struct cand *c) {
 }
 
 /* The human tables (MD and TeX): pretty numbers. frontier_col adds the marker column. */
-static void table_human(struct tbl *t, const struct sweep *s, struct cand *const *rows, int n,
+static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct dse_cand *const *rows, int n,
                         int frontier_col, const char *mark) {
     char b[600];
     int  t1 = any_top(s, 0), t5 = any_top(s, 1);
@@ -820,7 +318,7 @@ static void table_human(struct tbl *t, const struct sweep *s, struct cand *const
         tbl_head(t, "frontier", 0);
     }
     for (int i = 0; i < n; i++) {
-        const struct cand *c = rows[i];
+        const struct dse_cand *c = rows[i];
         tbl_add(t, c->id);
         tbl_add(t, fmt_int(b, sizeof b, c->index, 0));
         for (int v = 0; v < s->n_varied; v++)
@@ -849,7 +347,7 @@ static void table_human(struct tbl *t, const struct sweep *s, struct cand *const
     }
 }
 
-static void counts_text(char *buf, size_t size, const struct sweep *s) {
+static void counts_text(char *buf, size_t size, const struct dse_sweep_view *s) {
     int cnt[DSE_REC_COUNT] = { 0 };
     for (int i = 0; i < s->n; i++) cnt[s->c[i].status]++;
     int o = snprintf(buf, size, "%d pruned, %d pending, %d done", cnt[DSE_REC_PRUNED], cnt[DSE_REC_PENDING],
@@ -859,7 +357,7 @@ static void counts_text(char *buf, size_t size, const struct sweep *s) {
             o += snprintf(buf + o, size - (size_t)o, ", %d %s", cnt[k], dse_rec_status_str((enum dse_rec_status)k));
 }
 
-static void header_line(char *buf, size_t size, const struct sweep *s) {
+static void header_line(char *buf, size_t size, const struct dse_sweep_view *s) {
     char counts[200], decl[64] = "";
     counts_text(counts, sizeof counts, s);
     if (s->declared != s->n)
@@ -868,36 +366,15 @@ static void header_line(char *buf, size_t size, const struct sweep *s) {
              decl, counts);
 }
 
-/* The most accurate trained candidate (status done, with a top-1) whose model is within
- * max_mb (10^6 bytes; <= 0: any size), ties to the smaller model, then to the smaller id:
- * the rule of `dse export --best` and of the report's "Next" line. NULL if there is none;
- * n_done and n_fit count the trained candidates and those within max_mb. */
-static const struct cand *best_cand(const struct sweep *s, double max_mb, int *n_done, int *n_fit) {
-    const struct cand *best = NULL;
-    *n_done = *n_fit = 0;
-    for (int i = 0; i < s->n; i++) {
-        const struct cand *c = &s->c[i];
-        if (c->status != DSE_REC_DONE || !c->has_top1) continue;
-        ++*n_done;
-        if (max_mb > 0 && (double)c->model_bytes / 1e6 > max_mb) continue;
-        ++*n_fit;
-        if (!best || c->top1 > best->top1 ||
-            (c->top1 == best->top1 && (c->model_bytes < best->model_bytes ||
-                                       (c->model_bytes == best->model_bytes && strcmp(c->id, best->id) < 0))))
-            best = c;
-    }
-    return best;
-}
-
 /* A trained sweep where no candidate is pending or running any more: its best is final. */
-static const struct cand *final_best(const struct sweep *s) {
+static const struct dse_cand *final_best(const struct dse_sweep_view *s) {
     int done, fit;
     for (int i = 0; i < s->n; i++)
         if (s->c[i].status == DSE_REC_PENDING || s->c[i].status == DSE_REC_RUNNING) return NULL;
-    return s->trained ? best_cand(s, 0, &done, &fit) : NULL;
+    return s->trained ? dse_sweep_best(s, 0, &done, &fit) : NULL;
 }
 
-static void best_out(const struct cand *c, struct dse_report_best *out) {
+static void best_out(const struct dse_cand *c, struct dse_report_best *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!c) return;
@@ -931,7 +408,7 @@ void dse_report_export_cmd(char *buf, size_t size, const char *dir, const char *
     snprintf(buf, size, "dse export %s --id %s --out %s.onnx", word, id, id);
 }
 
-static void write_md_next(FILE *f, const struct sweep *s, const struct cand *c) {
+static void write_md_next(FILE *f, const struct dse_sweep_view *s, const struct dse_cand *c) {
     char cmd[4400], word[4200];
     dse_report_export_cmd(cmd, sizeof cmd, s->dir, c->id);
     shell_word(word, sizeof word, s->dir);
@@ -949,12 +426,12 @@ struct effort {
     int     unpruned, final;
 };
 
-static void effort_of(const struct sweep *s, struct effort *e) {
+static void effort_of(const struct dse_sweep_view *s, struct effort *e) {
     memset(e, 0, sizeof *e);
     double per_epoch = 0;
     int timed = 0;
     for (int i = 0; i < s->n; i++) {
-        const struct cand *c = &s->c[i];
+        const struct dse_cand *c = &s->c[i];
         if (c->status == DSE_REC_PRUNED) continue;
         e->unpruned++;
         e->final += c->status != DSE_REC_PENDING && c->status != DSE_REC_RUNNING;
@@ -971,7 +448,7 @@ static void effort_of(const struct sweep *s, struct effort *e) {
             e->seconds_full += per_epoch / timed * s->plan.epochs;
 }
 
-static int write_md_training(FILE *f, const struct sweep *s) {
+static int write_md_training(FILE *f, const struct dse_sweep_view *s) {
     char desc[400], a[32], b[32];
     struct effort e;
     effort_of(s, &e);
@@ -1027,7 +504,7 @@ static int write_md_training(FILE *f, const struct sweep *s) {
     return oom;
 }
 
-static int write_md(FILE *f, const struct sweep *s) {
+static int write_md(FILE *f, const struct dse_sweep_view *s) {
     char       line[700];
     struct tbl t = { 0 };
     header_line(line, sizeof line, s);
@@ -1047,12 +524,12 @@ static int write_md(FILE *f, const struct sweep *s) {
     if (!oom) tbl_print_md(f, &t);
     tbl_free(&t);
     if (!oom && s->has_plan) oom = write_md_training(f, s);
-    const struct cand *best = final_best(s);
+    const struct dse_cand *best = final_best(s);
     if (!oom && best) write_md_next(f, s, best);
     return oom;
 }
 
-static int write_csv(FILE *f, const struct sweep *s) {
+static int write_csv(FILE *f, const struct dse_sweep_view *s) {
     char       b[600];
     struct tbl t = { 0 };
     /* every metaparameter, varied or fixed, so that sweeps' CSVs stack with the same
@@ -1080,7 +557,7 @@ static int write_csv(FILE *f, const struct sweep *s) {
     static const char *const trained[] = { "epochs_done", "stopped_rung", "stopped_epoch", "diverged_epoch" };
     for (int k = 0; s->has_plan && k < DSE_ARRAY_LEN(trained); k++) tbl_head(&t, trained[k], 0);
     for (int i = 0; i < s->n; i++) {
-        const struct cand *c = s->by_size[i];
+        const struct dse_cand *c = s->by_size[i];
         tbl_add(&t, c->id);
         tbl_add(&t, fmt_int(b, sizeof b, c->index, 0));
         for (int v = 0; v < n_keys; v++) {
@@ -1116,7 +593,7 @@ static int write_csv(FILE *f, const struct sweep *s) {
     return oom;
 }
 
-static int write_tex(FILE *f, const struct sweep *s) {
+static int write_tex(FILE *f, const struct dse_sweep_view *s) {
     char       line[700];
     struct tbl t = { 0 };
     header_line(line, sizeof line, s);
@@ -1133,7 +610,7 @@ static int write_tex(FILE *f, const struct sweep *s) {
     return oom;
 }
 
-static int write_json(FILE *f, const struct sweep *s) {
+static int write_json(FILE *f, const struct dse_sweep_view *s) {
     char b[64];
     fputs("{\"sweep\": ", f);
     json_cstr(f, s->space);
@@ -1146,7 +623,7 @@ static int write_json(FILE *f, const struct sweep *s) {
     }
     fprintf(f, "], \"frontier_objective\": \"%s\",\n \"candidates\": [", objective(s));
     for (int i = 0; i < s->n; i++) {
-        const struct cand *c = &s->c[i];
+        const struct dse_cand *c = &s->c[i];
         fputs(i ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
         json_cstr(f, c->id);
         fprintf(f, ", \"index\": %" PRId64 ", \"metaparams\": ", c->index);
@@ -1201,7 +678,7 @@ static int write_json(FILE *f, const struct sweep *s) {
         }
         fputs("]}", f);
     }
-    const struct cand *best = final_best(s);
+    const struct dse_cand *best = final_best(s);
     fputs(",\n \"best\": ", f);
     if (best) {
         fputs("{\"id\": ", f);
@@ -1267,7 +744,7 @@ static void svg_text(FILE *f, const char *s) {
 }
 
 struct pt {
-    const struct cand *c;
+    const struct dse_cand *c;
     double             px, py;
     int                band;    /* drawn in the "not trained" strip */
     char               label[160];
@@ -1368,7 +845,7 @@ static void svg_circle(FILE *f, const struct pt *p, const char *style) {
 /* One row under the title: symbol, then text, left to right (text width estimated at
  * 0.55 em per character, generous for the generic sans-serif faces). */
 /* Only the kinds the plot shows get an entry. */
-static void write_legend(FILE *f, const struct sweep *s, double x, double y, int plain, int front, int band,
+static void write_legend(FILE *f, const struct dse_sweep_view *s, double x, double y, int plain, int front, int band,
                          int limit) {
     int pruned = 0, stopped = 0;
     for (int i = 0; i < s->n; i++) pruned |= s->c[i].status == DSE_REC_PRUNED, stopped |= s->c[i].status == DSE_REC_STOPPED;
@@ -1407,7 +884,7 @@ static void write_legend(FILE *f, const struct sweep *s, double x, double y, int
 }
 
 /* p, lx, ly, anchor, fx, fy: room for s->n entries each. */
-static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, double *ly,
+static void write_svg(FILE *f, const struct dse_sweep_view *s, struct pt *p, double *lx, double *ly,
                       int *anchor, double *fx, double *fy) {
     const double left = 84, right = SVG_W - 30, top = 92, axis_y = SVG_H - 70;
     int          band = 0;
@@ -1415,7 +892,7 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
     const double bottom = band ? axis_y - 54 : axis_y; /* of the main area */
     double       xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (int i = 0; i < s->n; i++) {
-        const struct cand *c = s->by_size[i];
+        const struct dse_cand *c = s->by_size[i];
         double x = (double)c->model_bytes / 1e6; /* MB, as the space's max_model_mb */
         xlo = fmin(xlo, x), xhi = fmax(xhi, x);
         if (!s->trained || c->has_top1) {
@@ -1435,7 +912,7 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
     double fs = small ? 9.0 : 11.0;
 
     for (int i = 0; i < s->n; i++) {
-        const struct cand *c = s->by_size[i];
+        const struct dse_cand *c = s->by_size[i];
         char   vb[48];
         int    o = 0;
         p[i].c = c;
@@ -1571,7 +1048,7 @@ static void write_svg(FILE *f, const struct sweep *s, struct pt *p, double *lx, 
 
 /* What an SVG writer needs: the sweep, and scratch room for s->n points. */
 struct svg_job {
-    const struct sweep *s;
+    const struct dse_sweep_view *s;
     struct pt          *p;
     double             *lx, *ly, *fx, *fy;
     int                *anchor;
@@ -1582,7 +1059,7 @@ typedef void (*svg_fn)(FILE *f, const struct svg_job *j);
 static void plot_svg(FILE *f, const struct svg_job *j) { write_svg(f, j->s, j->p, j->lx, j->ly, j->anchor, j->fx, j->fy); }
 
 /* Written to a temporary file beside path, then renamed over it. */
-static enum dse_status write_svg_file(const struct sweep *s, const char *path, svg_fn fn, const char *what,
+static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char *path, svg_fn fn, const char *what,
                                       struct dse_err *err) {
     size_t      n = (size_t)(s->n ? s->n : 1);
     struct svg_job j = { s, calloc(n, sizeof(struct pt)), calloc(n, sizeof(double)), calloc(n, sizeof(double)),
@@ -1616,7 +1093,7 @@ out:
     return st;
 }
 
-static enum dse_status write_plot(const struct sweep *s, const char *plot_path, struct dse_err *err) {
+static enum dse_status write_plot(const struct dse_sweep_view *s, const char *plot_path, struct dse_err *err) {
     return write_svg_file(s, plot_path, plot_svg, "plot", err);
 }
 
@@ -1627,7 +1104,7 @@ static enum dse_status write_plot(const struct sweep *s, const char *plot_path, 
  * successive halving ends at its rung (a hollow end marker), a diverged one with a
  * cross at the epoch it diverged. */
 static void curves_svg(FILE *f, const struct svg_job *j) {
-    const struct sweep *s = j->s;
+    const struct dse_sweep_view *s = j->s;
     const double left = 84, right = SVG_W - 170, top = 92, axis_y = SVG_H - 70;
     double emax = 1, ylo = INFINITY, yhi = -INFINITY;
     int lines = 0;
@@ -1678,7 +1155,7 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
     /* the others first, the frontier on top */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < s->n; i++) {
-            const struct cand *c = &s->c[i];
+            const struct dse_cand *c = &s->c[i];
             const struct dse_json *pe = c->per_epoch;
             if (!pe || pe->n == 0 || c->on_front != pass) continue;
             const char *color = pass ? "#d62728" : "#4c78a8";
@@ -1724,20 +1201,20 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
 }
 
 enum dse_status dse_report_curves(const char *dir, const char *svg_path, struct dse_err *err) {
-    struct sweep    s;
-    enum dse_status st = sweep_read(&s, dir, err);
+    struct dse_sweep_view    s;
+    enum dse_status st = dse_sweep_read(&s, dir, err);
     if (!st) st = write_svg_file(&s, svg_path, curves_svg, "learning curves", err);
-    sweep_free(&s);
+    dse_sweep_view_free(&s);
     return st;
 }
 
 enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
                                  struct dse_report_best *best, struct dse_err *err) {
-    struct sweep    s;
-    enum dse_status st = sweep_read(&s, dir, err);
+    struct dse_sweep_view    s;
+    enum dse_status st = dse_sweep_read(&s, dir, err);
     best_out(NULL, best);
     if (st) {
-        sweep_free(&s);
+        dse_sweep_view_free(&s);
         return st;
     }
     best_out(final_best(&s), best);
@@ -1752,17 +1229,17 @@ enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, 
     if (oom) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     else if (ferror(f)) st = dse_err_set(err, DSE_ERR_IO, NULL, 0, "cannot write the report");
     if (!st && plot_path) st = write_plot(&s, plot_path, err);
-    sweep_free(&s);
+    dse_sweep_view_free(&s);
     return st;
 }
 
 enum dse_status dse_report_best(const char *dir, double max_mb, struct dse_report_best *out, struct dse_err *err) {
-    struct sweep    s;
-    enum dse_status st = sweep_read(&s, dir, err);
+    struct dse_sweep_view    s;
+    enum dse_status st = dse_sweep_read(&s, dir, err);
     best_out(NULL, out);
     if (!st) {
         int done, fit;
-        const struct cand *c = best_cand(&s, max_mb, &done, &fit);
+        const struct dse_cand *c = dse_sweep_best(&s, max_mb, &done, &fit);
         if (!done)
             st = dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "no candidate of this sweep has finished training; "
                              "'dse status %s' shows where it stands", dir);
@@ -1771,6 +1248,6 @@ enum dse_status dse_report_best(const char *dir, double max_mb, struct dse_repor
                              "'dse report %s' lists their sizes", done, max_mb, dir);
         best_out(c, out);
     }
-    sweep_free(&s);
+    dse_sweep_view_free(&s);
     return st;
 }

@@ -15,6 +15,8 @@ enum dse_lr_policy { DSE_LR_FIXED = 0, DSE_LR_STEP, DSE_LR_POLY, DSE_LR_LINEAR }
 /* The most epochs one run trains (and one result array holds): the one cap of --epochs,
  * --budget, --min-epochs, a space's train.epochs, checkpoints and candidate records. */
 #define DSE_TRAIN_EPOCHS_MAX 1024
+/* The largest batch: the one cap of --batch and a space's train.batch. */
+#define DSE_TRAIN_BATCH_MAX 65536
 
 struct dse_train_progress {
     int     epoch, epochs;      /* 0-based epoch, total */

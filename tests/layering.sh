@@ -1,6 +1,6 @@
 #!/bin/sh
 # layering.sh: dependencies point one way (shared/STYLE.md section 1):
-# dse -> {analysis, engine} -> metaparams -> base. Fails naming each include that breaks it.
+# dse -> sweep -> {analysis, engine} -> metaparams -> base. Fails naming each include that breaks it.
 bad=0
 check() { # folder, forbidden include prefixes...
     dir=$1; shift
@@ -11,10 +11,11 @@ check() { # folder, forbidden include prefixes...
         fi
     done
 }
-check base metaparams analysis engine dse
-check metaparams analysis engine dse
-check analysis engine dse
-check engine analysis dse
-grep -rln "libconfig" base metaparams analysis engine --include='*.[ch]' && { echo "only dse/ may use libconfig"; bad=1; }
+check base metaparams analysis engine sweep dse
+check metaparams analysis engine sweep dse
+check analysis engine sweep dse
+check engine analysis sweep dse
+check sweep dse
+grep -rln "libconfig" base metaparams analysis engine --include='*.[ch]' && { echo "only sweep/ and dse/ may use libconfig"; bad=1; }
 [ $bad -eq 0 ] && echo "layering ok"
 exit $bad

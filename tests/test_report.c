@@ -3,9 +3,9 @@
  * every format plus the SVG plot (dse/report_sweep.c). Fixtures: tests/sweeps/ (see its
  * README) and small sweep directories written under a mkdtemp directory. Runs from the
  * repository root. DSE_UPDATE_GOLDEN=1 rewrites tests/sweeps/golden/. */
-#include "dse/lease.h"
+#include "sweep/lease.h"
 #include "dse/report.h"
-#include "dse/sweep.h"
+#include "sweep/sweep.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "dse/json_read.h"
+#include "sweep/json_read.h"
 #include "tests/check.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */

@@ -9,7 +9,7 @@
  * the out-of-memory re-queue bookkeeping (gpu-oom) and `dse sweep --gpus` (sweep-gpus:
  * on a machine without a CUDA device, the clear refusal; with one, a sweep on it). Seed
  * of the kill times: DSE_CRASH_SEED (printed). */
-#include "dse/sweep_impl.h"
+#include "sweep/sweep_impl.h"
 #include "engine/train.h"
 
 #include <dirent.h>
@@ -27,7 +27,7 @@
 #include "base/fs.h"
 #include "base/pcg32.h"
 #include "analysis/analysis.h"
-#include "dse/json_read.h"
+#include "sweep/json_read.h"
 #include "dse/netfile.h"
 #include "engine/cuda/cuda.h"
 #include "tests/check.h"

@@ -1,7 +1,7 @@
 /* sweep_status.c: `dse status DIR`: where a training sweep stands, read from its
  * directory alone (docs/sweep-dir.md): candidates by status, who trains what, epochs and
  * time spent against full training, and an ETA. Reads only; safe while workers run. */
-#include "dse/sweep_impl.h"
+#include "sweep/sweep_impl.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dse/json_read.h"
-#include "dse/report.h"
+#include "sweep/json_read.h"
+#include "sweep/sweep_read.h"
 
 struct status_cand {
     struct dse_rec   rec;
@@ -114,7 +114,7 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         dse_rec_init(&c->rec);
         char file[4400];
         snprintf(file, sizeof file, "%s/%s", path, de->d_name);
-        if ((st = dse_report_check_candidate(file, err)) || (st = dse_rec_read_path(file, &c->rec, err)))
+        if ((st = dse_sweep_check_candidate(file, err)) || (st = dse_rec_read_path(file, &c->rec, err)))
             dse_rec_deinit(&c->rec);
         else x.n++;
     }

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dse/space.h"
+#include "sweep/space.h"
 #include "engine/cuda/cuda.h"
 
 struct dse_sweep_summary {

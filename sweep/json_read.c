@@ -2,7 +2,7 @@
  * The document owns a copy of the text; strings are decoded into that copy in place
  * (an escape never decodes longer than it is written), and arrays and objects live in
  * a bump arena freed with the document. Contract and limits: dse/json_read.h. */
-#include "dse/json_read.h"
+#include "sweep/json_read.h"
 
 #include <errno.h>
 #include <math.h>

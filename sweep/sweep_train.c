@@ -5,7 +5,7 @@
  * has reached it. With --gpus, each worker is bound to a GPU and claims only candidates
  * whose memory estimate fits in what is free there; out of memory re-queues. The
  * protocol and why each step is safe: docs/sweep-dir.md ("Sweeps on shared GPUs"). */
-#include "dse/sweep_impl.h"
+#include "sweep/sweep_impl.h"
 
 #include <dirent.h>
 #include <errno.h>

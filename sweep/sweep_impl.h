@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dse/lease.h"
-#include "dse/space.h"
-#include "dse/sweep.h"
+#include "sweep/lease.h"
+#include "sweep/space.h"
+#include "sweep/sweep.h"
 
 /* A candidate's statuses, each once, with the name candidate files and reports use, in
  * the reports' order. RUNNING is never written by dse: dse status and dse report show a

@@ -1,7 +1,7 @@
 /* lease.c: leases on sweep candidates (lease.h; the protocol and why it is safe:
  * docs/sweep-dir.md, "Leases"). Files are written with base/fs.c: created with link()
  * (create-only, atomic on NFS too) or replaced by rename; never written in place. */
-#include "dse/lease.h"
+#include "sweep/lease.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 
 #include "base/fs.h"
 #include "base/pcg32.h"
-#include "dse/json_read.h"
+#include "sweep/json_read.h"
 
 double dse_lease_wall(void) {
     struct timespec t;

@@ -1,7 +1,7 @@
 /* space.c: design-space files (docs/space-format.md). Each metaparameter is a value,
  * a list [a, b, c] or a range { start; stop; step | factor; }; every value is checked
  * by dse_mp_check where it is read, so errors name the line of the setting at fault. */
-#include "dse/space.h"
+#include "sweep/space.h"
 
 #include <errno.h>
 #include <libconfig.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "base/pcg32.h"
-#include "dse/options.h"
+#include "engine/train.h"
 #include "base/fs.h"
 
 /* The metaparameters and their types, ranges and space-file sections: metaparams/mp.def. */
@@ -329,16 +329,16 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     if ((st = get_str(cx, g, "lr_policy", "fixed step poly linear", t->lr_policy, sizeof t->lr_policy)))
         return st;
     v = t->epochs;
-    if ((st = get_num(cx, g, "epochs", 1, DSE_OPT_EPOCHS_MAX, 1, &v, NULL))) return st; /* as --epochs */
+    if ((st = get_num(cx, g, "epochs", 1, DSE_TRAIN_EPOCHS_MAX, 1, &v, NULL))) return st; /* as --epochs */
     t->epochs = (int)v;
     v = t->batch;
-    if ((st = get_num(cx, g, "batch", 1, DSE_OPT_BATCH_MAX, 1, &v, NULL))) return st; /* as --batch */
+    if ((st = get_num(cx, g, "batch", 1, DSE_TRAIN_BATCH_MAX, 1, &v, NULL))) return st; /* as --batch */
     t->batch = (int)v;
     if ((st = get_num(cx, g, "lr", 1e-12, 1e3, 0, &t->lr, NULL))) return st;
     if ((st = get_num(cx, g, "power", 0, 100, 0, &t->power, NULL))) return st;
     if ((st = get_num(cx, g, "gamma", 1e-12, 1, 0, &t->gamma, NULL))) return st;
     v = t->step_epochs;
-    if ((st = get_num(cx, g, "step_epochs", 0, DSE_OPT_EPOCHS_MAX, 1, &v, NULL))) return st;
+    if ((st = get_num(cx, g, "step_epochs", 0, DSE_TRAIN_EPOCHS_MAX, 1, &v, NULL))) return st;
     t->step_epochs = (int)v;
     if (!strcmp(t->lr_policy, "step") && t->step_epochs < 1)
         return fail(cx, g, "lr_policy = \"step\" needs step_epochs = <epochs between drops>");
@@ -478,7 +478,7 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
             (st = get_num(&cx, c, "max_flops", 1, 9e18, 1, &mf, &out->cons_line[1])) ||
             (st = get_num(&cx, c, "max_model_mb", 1e-6, 1e12, 0, &out->cons.max_model_mb, &out->cons_line[2])) ||
             (st = get_num(&cx, c, "max_train_mem_mib", 1e-6, 1e12, 0, &out->cons.max_train_mem_mib, &out->cons_line[3])) ||
-            (st = get_num(&cx, c, "train_mem_batch", 1, DSE_OPT_BATCH_MAX, 1, &bt, NULL)))
+            (st = get_num(&cx, c, "train_mem_batch", 1, DSE_TRAIN_BATCH_MAX, 1, &bt, NULL)))
             goto done;
         out->cons.max_params = (int64_t)mp;
         out->cons.max_flops = (int64_t)mf;

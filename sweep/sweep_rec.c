@@ -2,7 +2,7 @@
  * rung decisions, successive halving's ranking, and tallies of a sweep's progress
  * (sweep_impl.h). The file formats are in docs/sweep-dir.md. Numbers that are not
  * finite are written as null: JSON has no NaN, and every reader then agrees. */
-#include "dse/sweep_impl.h"
+#include "sweep/sweep_impl.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "base/fs.h"
-#include "dse/json_read.h"
+#include "sweep/json_read.h"
 #include "engine/cuda/cuda.h"
 #include "engine/engine.h"
 #include "engine/train.h"

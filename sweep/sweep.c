@@ -1,7 +1,7 @@
 /* sweep.c: analytic sweeps. Each candidate: metaparameters -> network (metaparams/) ->
  * closed-form costs (analysis/) -> constraints -> one JSON file written by atomic rename
  * (base/fs.c). The layout and file format are in docs/sweep-dir.md. */
-#include "dse/sweep.h"
+#include "sweep/sweep.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,0 +1,73 @@
+/* sweep_read.h: a sweep directory read whole and checked strictly (docs/sweep-dir.md,
+ * docs/report.md "What is read"): the manifest, every candidate file (each key's type and
+ * range, the id equal to the file name; errors name file and line), the plan and rungs,
+ * the live leases (a pending candidate being trained reads as running), the space's
+ * limits, and the Pareto frontier. The one strict reader: dse report formats it, dse
+ * status checks every file with it. */
+#ifndef DSE_SWEEP_READ_H
+#define DSE_SWEEP_READ_H
+
+#include "sweep/json_read.h"
+#include "sweep/sweep_impl.h"
+
+#define DSE_SWEEP_VARIED_MAX 32 /* varied metaparameters a manifest may list */
+
+/* One candidate file. Strings and metaparams are borrowed from doc. */
+struct dse_cand {
+    struct dse_json_doc   *doc;
+    char                  *path;
+    const char            *id;
+    int64_t                index;
+    const struct dse_json *metaparams;
+    int64_t                params, model_bytes, flops;
+    int64_t                train_mem_bytes;   /* -1 if null or absent */
+    enum dse_rec_status       status;
+    const char            *pruned_by;         /* NULL if null or absent */
+    int                    has_top1, has_top5;
+    double                 top1, top5;        /* in [0, 1] */
+    int                    on_front;
+    /* training sweeps (docs/sweep-dir.md); 0 / -1 / NULL when absent */
+    int                    epochs_done;
+    int                    stopped_rung, stopped_epoch, diverged_epoch;
+    int64_t                diverged_iter;
+    const char            *failed_why;
+    double                 train_seconds;
+    const struct dse_json *per_epoch;         /* the "per_epoch" array, or NULL */
+};
+
+struct dse_sweep_view {
+    const char          *dir;
+    struct dse_json_doc *doc;         /* sweep.json */
+    const char          *space;
+    int64_t              declared;    /* "candidates" of sweep.json */
+    int                  n_varied;
+    const char         **varied;
+    int                  n;
+    struct dse_cand         *c;           /* sorted by index */
+    struct dse_cand        **by_size;     /* sorted by model size, then index */
+    int                  trained;     /* frontier over top1 instead of FLOPs */
+    int                  n_front;
+    struct dse_cand        **front;       /* increasing model size */
+    int                  has_plan;    /* a training sweep: DIR/plan.json */
+    /* the space's limits on the plot's axes (DIR/space.cfg; 0: none): model MB (from
+     * max_model_mb and max_params at 4 bytes each) and, analytic, forward GFLOP */
+    double               limit_mb, limit_gflop;
+    struct dse_sweep_plan plan;
+    struct dse_rung      rung[DSE_SWEEP_RUNGS_MAX];
+};
+
+/* Reads dir into *s (dse_sweep_view_free it, also after a failure). */
+enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct dse_err *err);
+void dse_sweep_view_free(struct dse_sweep_view *s);
+
+/* The strict check of one candidate file, DIR/candidates/<id>.json, as dse_sweep_read
+ * checks each: dse status applies it, so it and dse report accept the same files. */
+enum dse_status dse_sweep_check_candidate(const char *path, struct dse_err *err);
+
+/* The most accurate trained candidate (status done, with a top-1) whose model is within
+ * max_mb (10^6 bytes; <= 0: any size), ties to the smaller model, then to the smaller id:
+ * the rule of dse export --best and of the report's "Next" section. NULL if none; n_done
+ * and n_fit count the trained candidates and those within max_mb. */
+const struct dse_cand *dse_sweep_best(const struct dse_sweep_view *s, double max_mb, int *n_done, int *n_fit);
+
+#endif
