@@ -455,6 +455,18 @@ static int cmd_report(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
     struct dse_err err = { 0 };
     const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_MD);
     struct dse_report_best best;
+    if (a->n_pos > 1) { /* several sweeps: each report in turn, their frontiers on one plot */
+        if (!OPT(PLOT)) return bad_usage(c->name, "several sweeps compare on a plot: give --plot FILE.svg%s", "");
+        if (fmt != DSE_FORMAT_MD || OPT(CURVES))
+            return bad_usage(c->name, "with several sweeps, give only --plot (the reports print as Markdown)%s", "");
+        for (int k = 0; k < a->n_pos; k++) {
+            if (k) printf("\n");
+            if (dse_report_sweep(stdout, a->pos[k], DSE_FORMAT_MD, NULL, NULL, &err)) return fail(&err);
+        }
+        if (dse_report_overlay(a->pos, a->n_pos, OPT(PLOT), &err)) return fail(&err);
+        printf("\nFrontiers of %d sweeps: %s\n", a->n_pos, OPT(PLOT));
+        return 0;
+    }
     if (dse_report_sweep(stdout, a->pos[0], fmt, OPT(PLOT), &best, &err)) return fail(&err);
     if (OPT(CURVES) && dse_report_curves(a->pos[0], OPT(CURVES), &err)) return fail(&err);
     fflush(stdout);

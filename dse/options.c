@@ -85,10 +85,13 @@ static const char usage_status[] =
 
 static const char usage_report[] =
     "usage: dse report DIR [--format md|csv|tex|json] [--plot FILE.svg] [--curves FILE.svg]\n"
+    "       dse report DIR DIR2... --plot FILE.svg\n"
     "\n"
     "All candidates of a sweep directory and the Pareto frontier: maximize accuracy and\n"
     "minimize model size once candidates are trained, before that minimize model size\n"
-    "and FLOPs. docs/report.md describes the formats.\n"
+    "and FLOPs. docs/report.md describes the formats. With several directories (up to 8)\n"
+    "each one's report is printed in turn (Markdown) and --plot draws their frontiers on\n"
+    "one plot, each in its colour.\n"
     "\n";
 
 static const char usage_train[] =
@@ -441,7 +444,7 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
                            LINES(lines_sweep), .tail = tail_sweep, .col = 21 },
     [DSE_CMD_STATUS]   = { .name = "status", .min_pos = 1, .max_pos = 1, .pos_what = SWEEPDIR,
                            .usage = usage_status, LINES(lines_status) },
-    [DSE_CMD_REPORT]   = { .name = "report", .min_pos = 1, .max_pos = 1, .pos_what = SWEEPDIR,
+    [DSE_CMD_REPORT]   = { .name = "report", .min_pos = 1, .max_pos = 8, .pos_what = SWEEPDIR,
                            .usage = usage_report, LINES(lines_report) },
     [DSE_CMD_TRAIN]    = { .name = "train", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_train,
                            LINES(lines_train) },

@@ -51,6 +51,11 @@ void dse_report_export_cmd(char *buf, size_t size, const char *dir, const char *
  * finished training or none fits. */
 enum dse_status dse_report_best(const char *dir, double max_mb, struct dse_report_best *out, struct dse_err *err);
 
+/* The Pareto frontiers of n sweep directories (1 to 8, all trained or all untrained) on
+ * one SVG plot, each in its colour, for comparing two design spaces (dse report A B
+ * --plot F). */
+enum dse_status dse_report_overlay(const char *const *dirs, int n, const char *plot_path, struct dse_err *err);
+
 /* Learning curves of a sweep directory as an SVG file: test top-1 after each epoch of
  * every trained candidate (the frontier's highlighted, stopped and diverged ones marked). */
 enum dse_status dse_report_curves(const char *dir, const char *svg_path, struct dse_err *err);

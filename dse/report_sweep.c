@@ -883,6 +883,57 @@ static void write_legend(FILE *f, const struct dse_sweep_view *s, double x, doub
     fputs("</g>\n", f);
 }
 
+/* The grid and tick labels of both axes. */
+static void svg_grid(FILE *f, const struct axis *ax, const struct axis *ay, double left, double right, double top,
+                     double axis_y) {
+    fputs("<g font-size=\"11\" fill=\"#444\">\n", f);
+    for (double k = ceil(ax->lo / ax->step - 1e-9); k * ax->step <= ax->hi + 1e-9 * ax->step; k++) {
+        double v = k * ax->step, x = axis_px(ax, v);
+        if (fabs(v) < ax->step * 1e-9) v = 0.0;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>\n",
+                x, top, x, axis_y);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>\n",
+                x, axis_y, x, axis_y + 5);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.*f</text>\n", x,
+                axis_y + 18, ax->decimals, v);
+    }
+    for (double k = ceil(ay->lo / ay->step - 1e-9); k * ay->step <= ay->hi + 1e-9 * ay->step; k++) {
+        double v = k * ay->step, y = axis_px(ay, v);
+        if (fabs(v) < ay->step * 1e-9) v = 0.0;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>\n",
+                left, y, right, y);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>\n",
+                left - 5, y, left, y);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>\n", left - 8,
+                y + 4, ay->decimals, v);
+    }
+    fputs("</g>\n", f);
+}
+
+/* The plotting area's frame and both axis labels (x: model size in MB). */
+static void svg_frame(FILE *f, double left, double right, double top, double axis_y, double bottom,
+                      const char *ylabel) {
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+               "stroke=\"#444\"/>\n", left, top, right - left, axis_y - top);
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"13\" text-anchor=\"middle\" fill=\"#222\">"
+               "model size (MB = 10^6 bytes, 4 bytes per parameter)</text>\n", (left + right) / 2, SVG_H - 28);
+    fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" font-size=\"13\" "
+               "text-anchor=\"middle\" fill=\"#222\">%s</text>\n", (top + bottom) / 2, ylabel);
+}
+
+/* The frontier of points (x, y) in x order as a step: the best value within each size
+ * holds until the next point. */
+static void svg_step(FILE *f, const double *x, const double *y, int n, const char *color) {
+    if (n <= 0) return;
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" stroke-linejoin=\"round\" points=\"",
+            color);
+    for (int k = 0; k < n; k++) {
+        if (k) fprintf(f, " %.1f,%.1f", x[k], y[k - 1]);
+        fprintf(f, "%s%.1f,%.1f", k ? " " : "", x[k], y[k]);
+    }
+    fputs("\"/>\n", f);
+}
+
 /* p, lx, ly, anchor, fx, fy: room for s->n entries each. */
 static void write_svg(FILE *f, const struct dse_sweep_view *s, struct pt *p, double *lx, double *ly,
                       int *anchor, double *fx, double *fy) {
@@ -961,41 +1012,14 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, struct pt *p, dou
         plain |= !p[i].c->on_front && p[i].c->status != DSE_REC_PRUNED && p[i].c->status != DSE_REC_STOPPED && !p[i].band;
     write_legend(f, s, left, 72, plain, nf > 0, band, lim_x || lim_y);
 
-    /* grid, ticks, frame */
-    fputs("<g font-size=\"11\" fill=\"#444\">\n", f);
-    for (double k = ceil(ax.lo / ax.step - 1e-9); k * ax.step <= ax.hi + 1e-9 * ax.step; k++) {
-        double v = k * ax.step, x = axis_px(&ax, v);
-        if (fabs(v) < ax.step * 1e-9) v = 0.0;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>\n",
-                x, top, x, axis_y);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>\n",
-                x, axis_y, x, axis_y + 5);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.*f</text>\n", x,
-                axis_y + 18, ax.decimals, v);
-    }
-    for (double k = ceil(ay.lo / ay.step - 1e-9); k * ay.step <= ay.hi + 1e-9 * ay.step; k++) {
-        double v = k * ay.step, y = axis_px(&ay, v);
-        if (fabs(v) < ay.step * 1e-9) v = 0.0;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>\n",
-                left, y, right, y);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>\n",
-                left - 5, y, left, y);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>\n", left - 8,
-                y + 4, ay.decimals, v);
-    }
-    fputs("</g>\n", f);
+    svg_grid(f, &ax, &ay, left, right, top, axis_y);
     if (band) {
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#bbb\" "
                    "stroke-dasharray=\"4 3\"/>\n", left, bottom + 6, right, bottom + 6);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#666\" text-anchor=\"end\">"
                    "no top-1</text>\n", left - 8, axis_y - 20);
     }
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-               "stroke=\"#444\"/>\n", left, top, right - left, axis_y - top);
-    fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"13\" text-anchor=\"middle\" fill=\"#222\">"
-               "model size (MB = 10^6 bytes, 4 bytes per parameter)</text>\n", (left + right) / 2, SVG_H - 28);
-    fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" font-size=\"13\" "
-               "text-anchor=\"middle\" fill=\"#222\">%s</text>\n", (top + bottom) / 2, ylabel);
+    svg_frame(f, left, right, top, axis_y, bottom, ylabel);
 
     /* the limits, the frontier, then the points, the frontier on top, then the labels */
     const char *dash = "stroke=\"#8c564b\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"";
@@ -1011,15 +1035,7 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, struct pt *p, dou
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#8c564b\" text-anchor=\"end\">limit "
                    "%g GFLOP</text>\n", right - 4, y - 4, s->limit_gflop);
     }
-    if (nf > 0) { /* a step: the best value within each size holds until the next point */
-        fputs("<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" "
-              "stroke-linejoin=\"round\" points=\"", f);
-        for (int k = 0; k < nf; k++) {
-            if (k) fprintf(f, " %.1f,%.1f", fx[k], fy[k - 1]);
-            fprintf(f, "%s%.1f,%.1f", k ? " " : "", fx[k], fy[k]);
-        }
-        fputs("\"/>\n", f);
-    }
+    svg_step(f, fx, fy, nf, "#d62728");
     for (int i = 0; i < s->n; i++) {
         if (p[i].c->on_front) continue;
         if (p[i].c->status == DSE_REC_PRUNED)
@@ -1048,6 +1064,7 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, struct pt *p, dou
 
 /* What an SVG writer needs: the sweep, and scratch room for s->n points. */
 struct svg_job {
+    const void         *extra; /* what a writer needs besides the sweep, or NULL */
     const struct dse_sweep_view *s;
     struct pt          *p;
     double             *lx, *ly, *fx, *fy;
@@ -1060,10 +1077,11 @@ static void plot_svg(FILE *f, const struct svg_job *j) { write_svg(f, j->s, j->p
 
 /* Written to a temporary file beside path, then renamed over it. */
 static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char *path, svg_fn fn, const char *what,
-                                      struct dse_err *err) {
+                                      struct dse_err *err, const void *extra) {
     size_t      n = (size_t)(s->n ? s->n : 1);
-    struct svg_job j = { s, calloc(n, sizeof(struct pt)), calloc(n, sizeof(double)), calloc(n, sizeof(double)),
-                         calloc(n, sizeof(double)), calloc(n, sizeof(double)), calloc(n, sizeof(int)) };
+    struct svg_job j = { .extra = extra, .s = s, .p = calloc(n, sizeof(struct pt)), .lx = calloc(n, sizeof(double)),
+                         .ly = calloc(n, sizeof(double)), .fx = calloc(n, sizeof(double)),
+                         .fy = calloc(n, sizeof(double)), .anchor = calloc(n, sizeof(int)) };
     size_t      len = strlen(path) + 32;
     char       *tmp = malloc(len);
     enum dse_status st = DSE_OK;
@@ -1094,7 +1112,117 @@ out:
 }
 
 static enum dse_status write_plot(const struct dse_sweep_view *s, const char *plot_path, struct dse_err *err) {
-    return write_svg_file(s, plot_path, plot_svg, "plot", err);
+    return write_svg_file(s, plot_path, plot_svg, "plot", err, NULL);
+}
+
+/* ---- several sweeps' frontiers on one plot -------------------------------------------- */
+
+#define OVERLAY_MAX 8
+static const char *const overlay_color[OVERLAY_MAX] = { "#d62728", "#1f77b4", "#2ca02c", "#9467bd",
+                                                        "#ff7f0e", "#8c564b", "#e377c2", "#17becf" };
+
+/* A candidate that the frontier rule ranks (the plot draws it). */
+static int ranked(const struct dse_sweep_view *s, const struct dse_cand *c) {
+    return c->status != DSE_REC_PRUNED && (!s->trained || (c->status == DSE_REC_DONE && c->has_top1));
+}
+
+static double plot_y(const struct dse_sweep_view *s, const struct dse_cand *c) {
+    return s->trained ? 100.0 * c->top1 : (double)c->flops / 1e9;
+}
+
+/* Each sweep in its colour: its ranked candidates as small faded points, its frontier as a
+ * step with its points; a legend names each sweep. All sweeps follow one rule (checked). */
+static void overlay_svg(FILE *f, const struct dse_sweep_view *const *v, int n) {
+    const double left = 84, right = SVG_W - 30, top = 92, axis_y = SVG_H - 70;
+    const int trained = v[0]->trained;
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < v[k]->n; i++) {
+            const struct dse_cand *c = &v[k]->c[i];
+            if (!ranked(v[k], c)) continue;
+            xlo = fmin(xlo, (double)c->model_bytes / 1e6), xhi = fmax(xhi, (double)c->model_bytes / 1e6);
+            ylo = fmin(ylo, plot_y(v[k], c)), yhi = fmax(yhi, plot_y(v[k], c));
+        }
+    if (!(xlo <= xhi)) xlo = 0, xhi = 1, ylo = 0, yhi = 1; /* nothing ranked yet */
+    struct axis ax, ay;
+    axis_fit(&ax, xlo, xhi, left, right);
+    axis_fit(&ay, ylo, yhi, axis_y, top);
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+               "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n<title>Frontiers of %d sweeps</title>\n"
+               "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
+            SVG_W, SVG_H, SVG_W, SVG_H, n, SVG_W, SVG_H);
+    fprintf(f, "<text x=\"%.1f\" y=\"26\" font-size=\"17\" font-weight=\"bold\" text-anchor=\"middle\" "
+               "fill=\"#222\">Pareto frontiers of %d sweeps: model size vs %s</text>\n", SVG_W / 2.0, n,
+            trained ? "top-1 accuracy" : "forward FLOPs");
+    fprintf(f, "<text x=\"%.1f\" y=\"46\" font-size=\"12\" text-anchor=\"middle\" fill=\"#555\">frontier "
+               "(%s) as a step; each sweep's other candidates as small points</text>\n", SVG_W / 2.0,
+            trained ? "max top1, min model size" : "min model size, min FLOPs");
+    fputs("<g font-size=\"12\" fill=\"#333\">\n", f);
+    for (int k = 0, y = 66; k < n; k++, y += 16) {
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"/>\n"
+                   "<text x=\"%.1f\" y=\"%d\">", left, y - 4, left + 16, y - 4, overlay_color[k], left + 22, y);
+        svg_text(f, v[k]->space);
+        fputs(" (", f);
+        svg_text(f, v[k]->dir);
+        fprintf(f, "): %d on the frontier</text>\n", v[k]->n_front);
+    }
+    fputs("</g>\n", f);
+    svg_grid(f, &ax, &ay, left, right, top, axis_y);
+    svg_frame(f, left, right, top, axis_y, axis_y, trained ? "top-1 accuracy (%)" : "forward GFLOP per image");
+    for (int k = 0; k < n; k++) {
+        const struct dse_sweep_view *s = v[k];
+        double *fx = calloc((size_t)(s->n_front ? s->n_front : 1), sizeof *fx);
+        double *fy = calloc((size_t)(s->n_front ? s->n_front : 1), sizeof *fy);
+        for (int i = 0; i < s->n; i++)
+            if (ranked(s, &s->c[i]) && !s->c[i].on_front)
+                fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\" fill-opacity=\"0.35\"/>\n",
+                        axis_px(&ax, (double)s->c[i].model_bytes / 1e6), axis_px(&ay, plot_y(s, &s->c[i])),
+                        overlay_color[k]);
+        for (int i = 0; fx && fy && i < s->n_front; i++)
+            fx[i] = axis_px(&ax, (double)s->front[i]->model_bytes / 1e6), fy[i] = axis_px(&ay, plot_y(s, s->front[i]));
+        if (fx && fy) svg_step(f, fx, fy, s->n_front, overlay_color[k]);
+        for (int i = 0; fx && fy && i < s->n_front; i++) {
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"white\"><title>", fx[i],
+                    fy[i], overlay_color[k]);
+            svg_text(f, s->front[i]->id);
+            fputs("</title></circle>\n", f);
+        }
+        free(fx), free(fy);
+    }
+    fputs("</svg>\n", f);
+}
+
+struct overlay_job {
+    const struct dse_sweep_view *const *v;
+    int n;
+};
+
+static void overlay_fn(FILE *f, const struct svg_job *j) {
+    const struct overlay_job *o = j->extra;
+    overlay_svg(f, o->v, o->n);
+}
+
+enum dse_status dse_report_overlay(const char *const *dirs, int n, const char *plot_path, struct dse_err *err) {
+    if (n < 1 || n > OVERLAY_MAX)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%d sweeps to overlay; expected 1 to %d", n, OVERLAY_MAX);
+    struct dse_sweep_view v[OVERLAY_MAX];
+    const struct dse_sweep_view *pv[OVERLAY_MAX];
+    enum dse_status st = DSE_OK;
+    int read = 0;
+    for (; read < n && !st; read++) {
+        st = dse_sweep_read(&v[read], dirs[read], err);
+        pv[read] = &v[read];
+        if (!st && read && v[read].trained != v[0].trained)
+            st = dse_err_set(err, DSE_ERR_CONFIG, dirs[read], 0, "this sweep's frontier is %s but %s's is %s; "
+                             "overlay sweeps that are all trained or all untrained", v[read].trained ? "trained" :
+                             "analytic", dirs[0], v[0].trained ? "trained" : "analytic");
+    }
+    if (!st) {
+        struct overlay_job o = { pv, n };
+        st = write_svg_file(&v[0], plot_path, overlay_fn, "plot", err, &o);
+    }
+    for (int k = 0; k < read; k++) dse_sweep_view_free(&v[k]);
+    return st;
 }
 
 /* ---- learning curves ----------------------------------------------------------------- */
@@ -1203,7 +1331,7 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
 enum dse_status dse_report_curves(const char *dir, const char *svg_path, struct dse_err *err) {
     struct dse_sweep_view    s;
     enum dse_status st = dse_sweep_read(&s, dir, err);
-    if (!st) st = write_svg_file(&s, svg_path, curves_svg, "learning curves", err);
+    if (!st) st = write_svg_file(&s, svg_path, curves_svg, "learning curves", err, NULL);
     dse_sweep_view_free(&s);
     return st;
 }

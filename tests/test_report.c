@@ -1187,6 +1187,34 @@ static void test_report_running(void) {
     CHECK_INT_EQ(system(cmd), 0);
 }
 
+/* dse report A B --plot: both frontiers on one plot, each in its colour, named in the
+ * legend; a trained and an untrained sweep do not mix. */
+static void test_report_overlay(void) {
+    char tmpl[] = "/tmp/dse_test_overlay.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    char plot[256];
+    struct dse_err err = { 0 };
+    snprintf(plot, sizeof plot, "%s/both.svg", dir);
+    const char *dirs[] = { SMALL, "tests/sweeps/squeeze_ratio_trained" };
+    CHECK_OK(dse_report_overlay(dirs, 2, plot, &err));
+    char *s = slurp(plot);
+    CHECK(s && well_formed_xml(s));
+    CHECK(s && strstr(s, ">Pareto frontiers of 2 sweeps: model size vs top-1 accuracy</text>"));
+    CHECK(s && strstr(s, ">small_grid (tests/sweeps/small): 2 on the frontier</text>"));
+    CHECK(s && strstr(s, ">squeeze_ratio (tests/sweeps/squeeze_ratio_trained): 6 on the frontier</text>"));
+    CHECK(s && count_of(s, "<polyline fill=\"none\" stroke=\"#d62728\"") == 1);
+    CHECK(s && count_of(s, "<polyline fill=\"none\" stroke=\"#1f77b4\"") == 1);
+    CHECK(s && count_of(s, "r=\"5\" fill=\"#1f77b4\"") == 6); /* sweep 2's frontier points */
+    free(s);
+    const char *mixed[] = { SMALL, "tests/sweeps/squeeze_ratio" };
+    CHECK_INT_EQ(dse_report_overlay(mixed, 2, plot, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "this sweep's frontier is analytic but tests/sweeps/small's is trained") != NULL);
+    CHECK_INT_EQ(dse_report_overlay(mixed, 9, plot, &err), DSE_ERR_CONFIG);
+    rm_tree(dir);
+}
+
 static const struct check_case cases[] = {
     { "pareto-basic",  test_pareto_basic },
     { "pareto-ties",   test_pareto_ties },
@@ -1204,6 +1232,7 @@ static const struct check_case cases[] = {
     { "report-running", test_report_running },
     { "report-next",   test_report_next },
     { "status-strict", test_status_strict },
+    { "report-overlay", test_report_overlay },
     { "report-errors", test_report_errors },
 };
 
