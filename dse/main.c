@@ -543,7 +543,7 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     int rc, seed = 1;
     dse_train_opts_default(&o);
     o.threads = 2;
-    if (OPT(DATA)) o.data = OPT(DATA);
+    if (OPT(DATA)) o.data = dse_data_name_find(OPT(DATA)) ? dse_data_name_find(OPT(DATA)) : OPT(DATA); /* one spelling */
     o.epochs = OPT_INT(EPOCHS, o.epochs);
     o.batch = OPT_INT(BATCH, o.batch);
     o.threads = OPT_INT(THREADS, o.threads);
