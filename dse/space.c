@@ -308,6 +308,7 @@ static enum dse_status read_dataset(struct ctx *cx, const config_setting_t *g, s
     const config_setting_t *ds = config_setting_get_member(g, "dataset");
     const char *name = dse_data_name_find(t->dataset), *slash = strrchr(cx->path, '/');
     char given[sizeof t->dataset];
+    t->dataset_line = ds ? (int)config_setting_source_line(ds) : 0;
     if (name) {
         dse_strlcpy(t->dataset, name, (int)sizeof t->dataset);
         return DSE_OK;

@@ -41,6 +41,7 @@ struct dse_train {
                                  its canonical spelling ("cifar10" in the file reads "cifar-10"),
                                  or a path: an IDX or CIFAR directory, an image pack, an image
                                  folder; a relative one joined to the space file's folder */
+    int      dataset_line;    /* where dataset was set; 0 = default */
     int      epochs, batch;
     double   lr;
     char     lr_policy[16];   /* "fixed", "step", "poly", "linear" */
