@@ -297,13 +297,25 @@ static enum dse_status get_str(struct ctx *cx, const config_setting_t *g, const 
     return DSE_OK;
 }
 
+/* 1 if path is a sweep's copy DIR/space.cfg (DIR holds sweep.json; docs/sweep-dir.md): its
+ * relative dataset was beside the original file, so is not looked for beside the copy. */
+static int sweep_copy(const char *path) {
+    const char *base = strrchr(path, '/');
+    char manifest[4200];
+    base = base ? base + 1 : path;
+    if (strcmp(base, "space.cfg") ||
+        snprintf(manifest, sizeof manifest, "%.*ssweep.json", (int)(base - path), path) >= (int)sizeof manifest)
+        return 0;
+    return access(manifest, F_OK) == 0;
+}
+
 /* train.dataset: what `--data` takes. A name of engine/data.h's DSE_DATA_SETS (or its alias)
  * becomes its canonical spelling. Anything else is a path, relative to the space file's
  * folder (the file travels with its data, and a sweep resumed from another working
  * directory finds it), joined to that folder here. A path is checked when a sweep trains,
  * not here: count and generate need no data, and a sweep's copy DIR/space.cfg must load
  * where its data is not. Only a bare word (no '/', no '.') that names nothing beside the
- * file is taken for a misspelt dataset name. */
+ * file (other than such a copy) is taken for a misspelt dataset name. */
 static enum dse_status read_dataset(struct ctx *cx, const config_setting_t *g, struct dse_train *t) {
     const config_setting_t *ds = config_setting_get_member(g, "dataset");
     const char *name = dse_data_name_find(t->dataset), *slash = strrchr(cx->path, '/');
@@ -319,7 +331,7 @@ static enum dse_status read_dataset(struct ctx *cx, const config_setting_t *g, s
         snprintf(t->dataset, sizeof t->dataset, "%.*s/%s", (int)(slash - cx->path), cx->path, given) >=
             (int)sizeof t->dataset)
         return fail(cx, ds, "dataset = \"%.40s...\": the path, joined to the space file's folder, is too long", given);
-    if (!strpbrk(given, "/.") && access(t->dataset, F_OK) != 0) {
+    if (!strpbrk(given, "/.") && access(t->dataset, F_OK) != 0 && !sweep_copy(cx->path)) {
         const char *near = dse_data_name_near(given);
         char hint[64] = "";
         if (near) snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", near);

@@ -533,6 +533,11 @@ static void test_space_dataset(void) {
              "cifar-10, cifar-100, or a path relative to the space file (an IDX or CIFAR folder, an image pack or "
              "folder; \"./mydata\" for a folder of that name)", dir);
     CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), want);
+    CHECK_INT_EQ(load_dataset(dir, "space.cfg", "mydata", &sp, &err), DSE_ERR_CONFIG);
+    snprintf(want, sizeof want, "%s/sweep.json", dir); /* beside a sweep's manifest, space.cfg is its copy */
+    write_text(want, "{}");
+    CHECK_OK(load_dataset(dir, "space.cfg", "mydata", &sp, &err));
+    dse_space_free(&sp);
     CHECK_INT_EQ(load_dataset(dir, "s.cfg", "cifar1O", &sp, &err), DSE_ERR_CONFIG);
     CHECK(strstr(err.msg, "dataset = \"cifar1O\" names no dataset (did you mean \"cifar-10\"?); expected "
                           "fashion-mnist, mnist, cifar-10, cifar-100, or a path") == err.msg);
