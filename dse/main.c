@@ -299,7 +299,12 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     struct dse_mp mp;
     char path[sizeof s->train.dataset];
     enum dse_status st;
-    if ((st = dse_data_probe(s->train.dataset, root, &info, err))) return st;
+    if ((st = dse_data_probe(s->train.dataset, root, &info, err))) { /* at the space's line */
+        struct dse_err e = err ? *err : (struct dse_err){ 0 };
+        int other = e.file && strcmp(e.file, s->train.dataset);
+        return dse_err_set(err, st, s->path, s->train.dataset_line, "dataset \"%s\": %s%s%s", s->train.dataset,
+                           other ? e.file : "", other ? ": " : "", e.msg);
+    }
     dse_net_init(&net, s->name, 1, 1, 1);
     dse_space_candidate(s, 0, &mp);
     if (!(st = dse_space_build(s, &mp, &net, err)) && !(st = dse_dataprep_check_fit(&net, &info, "macro", err)) &&
@@ -573,7 +578,7 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     int rc, seed = 1;
     dse_train_opts_default(&o);
     o.threads = 2;
-    if (OPT(DATA)) o.data = OPT(DATA);
+    if (OPT(DATA)) o.data = dse_data_name_find(OPT(DATA)) ? dse_data_name_find(OPT(DATA)) : OPT(DATA); /* one spelling */
     o.epochs = OPT_INT(EPOCHS, o.epochs);
     o.batch = OPT_INT(BATCH, o.batch);
     o.threads = OPT_INT(THREADS, o.threads);
@@ -637,7 +642,9 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
      * an image folder becomes its pack in the cache on first use. */
     struct dse_data_info info;
     char data_path[4096];
-    if (dse_data_probe(o.data, o.data_root, &info, &err) || dse_dataprep_check_fit(&net, &info, "flags", &err) ||
+    if (dse_data_probe(o.data, o.data_root, &info, &err) && err.code == DSE_ERR_CONFIG && !err.file)
+        return dse_net_deinit(&net), bad_usage(c->name, "--data: %s", err.msg); /* a name it does not know */
+    if (err.code || dse_dataprep_check_fit(&net, &info, "flags", &err) ||
         dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, stderr, data_path, sizeof data_path,
                              &err))
         return dse_net_deinit(&net), fail(&err);

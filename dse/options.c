@@ -294,7 +294,7 @@ static const struct dse_opt_line lines_report[] = {
 };
 
 static const struct dse_opt_line lines_train[] = {
-    OWN(DATA, "dataset name (fashion-mnist, mnist, cifar-10, cifar-100), an IDX or CIFAR\n"
+    OWN(DATA, "a dataset name: " DSE_DATA_NAMES_LIST "an IDX or CIFAR\n"
               "directory, an image pack (dse data pack), or an image folder: DIR/train/<class>/\n"
               "*.jpg|png and DIR/val/ (or test/), packed on first use into the pack cache"),
     OWN(INPUT, "fit the network's input (conv1's channels, the input size) to the data"),

@@ -432,25 +432,36 @@ static int find_file(char *dst, const char *dir, const char *name, int prefer_gz
 }
 
 struct known {
-    const char          *name;
-    const char          *dir;     /* under the root */
+    const char          *name;    /* also the folder under the root */
+    const char          *alias;   /* "": none */
     enum dse_data_format format;
     const char          *missing; /* what to tell the user when the files are not there */
 };
 
 static const struct known known_sets[] = {
-    { "fashion-mnist", "fashion-mnist", DSE_DATA_FORMAT_IDX,
-      "install it with: apt-get install dataset-fashion-mnist" },
-    { "mnist", "mnist", DSE_DATA_FORMAT_IDX,
-      "no Debian package ships MNIST: put its four IDX files in a directory and name that "
-      "directory instead" },
-    { "cifar-10", "cifar-10", DSE_DATA_FORMAT_CIFAR10,
-      "no Debian package ships CIFAR-10: unpack the binary version and name its "
-      "cifar-10-batches-bin directory instead" },
-    { "cifar-100", "cifar-100", DSE_DATA_FORMAT_CIFAR100,
-      "no Debian package ships CIFAR-100: unpack the binary version and name its "
-      "cifar-100-binary directory instead" },
+#define X(nm, al, fmt, miss) { .name = nm, .alias = al, .format = DSE_DATA_FORMAT_##fmt, .missing = miss },
+    DSE_DATA_SETS(X)
+#undef X
 };
+
+const char *dse_data_name_find(const char *spec) {
+    for (int i = 0; spec && i < DSE_ARRAY_LEN(known_sets); i++)
+        if (!strcasecmp(spec, known_sets[i].name) || (known_sets[i].alias[0] && !strcasecmp(spec, known_sets[i].alias)))
+            return known_sets[i].name;
+    return NULL;
+}
+
+const char *dse_data_name_near(const char *spec) {
+    const char *best = NULL;
+    int         bestd = 4;
+    for (int i = 0; spec && i < DSE_ARRAY_LEN(known_sets); i++) {
+        int d = dse_edit_distance(spec, known_sets[i].name);
+        if (known_sets[i].alias[0] && dse_edit_distance(spec, known_sets[i].alias) < d)
+            d = dse_edit_distance(spec, known_sets[i].alias);
+        if (d < bestd) bestd = d, best = known_sets[i].name;
+    }
+    return best;
+}
 
 static const char *const idx_names[4] = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
                                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte" };
@@ -512,9 +523,9 @@ enum dse_status dse_data_locate(const char *spec, const char *root, struct dse_d
 
     for (int i = 0; i < DSE_ARRAY_LEN(known_sets); i++) {
         const struct known *k = &known_sets[i];
-        if (strcasecmp(spec, k->name) != 0) continue;
+        if (k->name != dse_data_name_find(spec)) continue;
         dse_strlcpy(out->name, k->name, (int)sizeof out->name);
-        if (snprintf(dir, sizeof dir, "%s/%s", root, k->dir) >= (int)sizeof dir)
+        if (snprintf(dir, sizeof dir, "%s/%s", root, k->name) >= (int)sizeof dir)
             return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "dataset root path is too long");
         return fill_paths(out, dir, k->format, k->missing, err);
     }
@@ -522,18 +533,12 @@ enum dse_status dse_data_locate(const char *spec, const char *root, struct dse_d
     if (!is_dir(spec)) {
         if (strchr(spec, '/') || spec[0] == '.' || spec[0] == '\0')
             return dse_err_set(err, DSE_ERR_IO, spec, 0, "no such dataset directory");
-        const char *best = NULL;
-        int         bestd = 4;
-        for (int i = 0; i < DSE_ARRAY_LEN(known_sets); i++) {
-            int dist = dse_edit_distance(spec, known_sets[i].name);
-            if (dist < bestd) bestd = dist, best = known_sets[i].name;
-        }
-        char hint[96] = "";
+        const char *best = dse_data_name_near(spec);
+        char        hint[96] = "";
         if (best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", best);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0,
-                           "unknown dataset '%s'%s; expected fashion-mnist, mnist, cifar-10, "
-                           "cifar-100, a directory holding one of them, an image folder (DIR/train/<class>/...) or "
-                           "an image pack",
+                           "unknown dataset '%s'%s; expected " DSE_DATA_NAMES_LIST "a directory holding one "
+                           "of them, an image folder (DIR/train/<class>/...) or an image pack",
                            spec, hint);
     }
 

@@ -68,6 +68,36 @@ enum dse_status dse_data_read_cifar(const char *const *paths, int npaths, int cl
 enum dse_data_format { DSE_DATA_FORMAT_IDX, DSE_DATA_FORMAT_CIFAR10, DSE_DATA_FORMAT_CIFAR100 };
 enum dse_data_split  { DSE_DATA_SPLIT_TRAIN, DSE_DATA_SPLIT_TEST };
 
+/* The datasets known by name: the one list that `--data`, a space's train.dataset, the
+ * --help text, the errors and docs/data.md's table follow (issue #15).
+ * X(name, alias, format, missing): name is the one spelling printed everywhere and the
+ * folder under the data root; alias another spelling accepted for compatibility ("": none;
+ * space files said "cifar10" before the CLI's "cifar-10"); format a DSE_DATA_FORMAT_ suffix;
+ * missing what to tell the user when the files are not there. */
+#define DSE_DATA_SETS(X)                                                                                   \
+    X("fashion-mnist", "", IDX, "install it with: apt-get install dataset-fashion-mnist")                    \
+    X("mnist", "", IDX,                                                                                     \
+      "no Debian package ships MNIST: put its four IDX files in a directory and name that directory instead") \
+    X("cifar-10", "cifar10", CIFAR10,                                                                       \
+      "no Debian package ships CIFAR-10: unpack the binary version and name its cifar-10-batches-bin "       \
+      "directory instead")                                                                                  \
+    X("cifar-100", "cifar100", CIFAR100,                                                                    \
+      "no Debian package ships CIFAR-100: unpack the binary version and name its cifar-100-binary "         \
+      "directory instead")
+
+/* The names as text, each followed by ", ": "fashion-mnist, mnist, cifar-10, cifar-100, ",
+ * for messages that go on with the other kinds of SPEC. */
+#define DSE_DATA_NAME_ITEM_(name, alias, format, missing) name ", "
+#define DSE_DATA_NAMES_LIST DSE_DATA_SETS(DSE_DATA_NAME_ITEM_)
+
+/* The canonical name of the dataset that spec names (a name or an alias of DSE_DATA_SETS,
+ * matched without regard to case), or NULL if it names none. */
+const char *dse_data_name_find(const char *spec);
+
+/* The canonical name nearest to a misspelt spec (at most 3 edits from a name or alias), or
+ * NULL: what "did you mean" suggests. */
+const char *dse_data_name_near(const char *spec);
+
 /* Random crop with zero padding and horizontal flip, applied to the raw pixels before
  * normalization (the order of torchvision's RandomCrop(padding) then RandomHorizontalFlip):
  * the image is padded with crop_pad pixels of value 0 on every side and an h x w window is
@@ -107,8 +137,9 @@ struct dse_data_files {
  *   cifar-100       ROOT/cifar-100/ holding train.bin and test.bin
  *   a directory     holding any of those sets of files (or, for CIFAR, the
  *                   cifar-10-batches-bin/ or cifar-100-binary/ folder the archives unpack to)
- * Names are matched without regard to case, and win over a directory of the same name
- * (write ./mnist for the directory). ROOT is root, or DSE_DATA_ROOT if root is NULL.
+ * (the names and aliases of DSE_DATA_SETS; out->name is the canonical spelling). Names are
+ * matched without regard to case, and win over a directory of the same name (write ./mnist
+ * for the directory). ROOT is root, or DSE_DATA_ROOT if root is NULL.
  * A file "x" is looked up as "x", then
  * "x.gz". Nothing is ever downloaded. Fills *out (caller storage) with the paths found;
  * checks only that the files exist. Unknown names are DSE_ERR_CONFIG (with a suggestion),

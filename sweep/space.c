@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/pcg32.h"
+#include "engine/data.h"
 #include "engine/train.h"
 #include "base/fs.h"
 
@@ -296,6 +297,51 @@ static enum dse_status get_str(struct ctx *cx, const config_setting_t *g, const 
     return DSE_OK;
 }
 
+/* 1 if path is a sweep's copy DIR/space.cfg (DIR holds sweep.json; docs/sweep-dir.md): its
+ * relative dataset was beside the original file, so is not looked for beside the copy. */
+static int sweep_copy(const char *path) {
+    const char *base = strrchr(path, '/');
+    char manifest[4200];
+    base = base ? base + 1 : path;
+    if (strcmp(base, "space.cfg") ||
+        snprintf(manifest, sizeof manifest, "%.*ssweep.json", (int)(base - path), path) >= (int)sizeof manifest)
+        return 0;
+    return access(manifest, F_OK) == 0;
+}
+
+/* train.dataset: what `--data` takes. A name of engine/data.h's DSE_DATA_SETS (or its alias)
+ * becomes its canonical spelling. Anything else is a path, relative to the space file's
+ * folder (the file travels with its data, and a sweep resumed from another working
+ * directory finds it), joined to that folder here. A path is checked when a sweep trains,
+ * not here: count and generate need no data, and a sweep's copy DIR/space.cfg must load
+ * where its data is not. Only a bare word (no '/', no '.') that names nothing beside the
+ * file (other than such a copy) is taken for a misspelt dataset name. */
+static enum dse_status read_dataset(struct ctx *cx, const config_setting_t *g, struct dse_train *t) {
+    const config_setting_t *ds = config_setting_get_member(g, "dataset");
+    const char *name = dse_data_name_find(t->dataset), *slash = strrchr(cx->path, '/');
+    char given[sizeof t->dataset];
+    t->dataset_line = ds ? (int)config_setting_source_line(ds) : 0;
+    if (name) {
+        dse_strlcpy(t->dataset, name, (int)sizeof t->dataset);
+        return DSE_OK;
+    }
+    dse_strlcpy(given, t->dataset, (int)sizeof given);
+    if (!given[0]) return fail(cx, ds, "dataset = \"\" names no dataset; expected " DSE_DATA_NAMES_LIST "or a path");
+    if (given[0] != '/' && slash &&
+        snprintf(t->dataset, sizeof t->dataset, "%.*s/%s", (int)(slash - cx->path), cx->path, given) >=
+            (int)sizeof t->dataset)
+        return fail(cx, ds, "dataset = \"%.40s...\": the path, joined to the space file's folder, is too long", given);
+    if (!strpbrk(given, "/.") && access(t->dataset, F_OK) != 0 && !sweep_copy(cx->path)) {
+        const char *near = dse_data_name_near(given);
+        char hint[64] = "";
+        if (near) snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", near);
+        return fail(cx, ds, "dataset = \"%.40s\" names no dataset%s; expected " DSE_DATA_NAMES_LIST "or a path "
+                    "relative to the space file (an IDX or CIFAR folder, an image pack or folder; \"./%.40s\" for "
+                    "a folder of that name)", given, hint, given);
+    }
+    return DSE_OK;
+}
+
 static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, struct dse_train *t) {
     enum dse_status st;
     double v;
@@ -309,23 +355,7 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     t->power = 1.0, t->gamma = 0.1, t->step_epochs = 0;
     t->momentum = 0.9, t->weight_decay = 0.0002, t->warmup_epochs = 0, t->clip_norm = 2.0, t->seed = 1;
     if ((st = get_str(cx, g, "dataset", NULL, t->dataset, sizeof t->dataset))) return st;
-    if (!strcmp(t->dataset, "cifar10") || !strcmp(t->dataset, "cifar100")) /* the engine's spelling */
-        memmove(t->dataset + 6, t->dataset + 5, strlen(t->dataset + 5) + 1), t->dataset[5] = '-';
-    if (dse_word_index("fashion-mnist mnist cifar-10 cifar-100", t->dataset) < 0) {
-        /* A path, relative to the space file's folder (the file travels with its data). It
-         * is checked when a sweep trains, not here: count and generate need no data. A bare
-         * word that names nothing there is taken for a misspelt dataset name. */
-        const config_setting_t *ds = config_setting_get_member(g, "dataset");
-        const char *slash = strrchr(cx->path, '/');
-        char path[sizeof t->dataset];
-        if (t->dataset[0] != '/' && slash &&
-            snprintf(path, sizeof path, "%.*s/%s", (int)(slash - cx->path), cx->path, t->dataset) < (int)sizeof path)
-            dse_strlcpy(t->dataset, path, (int)sizeof t->dataset);
-        if (!strchr(config_setting_get_string(ds), '/') && access(t->dataset, F_OK) != 0)
-            return fail(cx, ds, "dataset = \"%s\" is neither a dataset name (fashion-mnist, mnist, cifar10, "
-                        "cifar100) nor an existing file or folder (an IDX or CIFAR directory, an image pack, an "
-                        "image folder)", config_setting_get_string(ds));
-    }
+    if ((st = read_dataset(cx, g, t))) return st;
     if ((st = get_str(cx, g, "lr_policy", "fixed step poly linear", t->lr_policy, sizeof t->lr_policy)))
         return st;
     v = t->epochs;

@@ -37,9 +37,11 @@ struct dse_constraints {
 
 struct dse_train {
     int      present;
-    char     dataset[1024];   /* a name ("fashion-mnist", "mnist", "cifar10" or "cifar-10",
-                                 "cifar100" or "cifar-100"), or a path: an IDX or CIFAR
-                                 directory, an image pack, an image folder */
+    char     dataset[1024];   /* what --data takes: a name of engine/data.h's DSE_DATA_SETS in
+                                 its canonical spelling ("cifar10" in the file reads "cifar-10"),
+                                 or a path: an IDX or CIFAR directory, an image pack, an image
+                                 folder; a relative one joined to the space file's folder */
+    int      dataset_line;    /* where dataset was set; 0 = default */
     int      epochs, batch;
     double   lr;
     char     lr_policy[16];   /* "fixed", "step", "poly", "linear" */

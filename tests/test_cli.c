@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -343,9 +344,9 @@ static void test_bad_spaces(void) {
           "tests/bad_spaces/no_name.cfg: the space needs name = \"...\"; (letters, digits, '-', '_', '.'; "
           "at most 95 characters)" },
         { "tests/bad_spaces/bad_train.cfg",
-          "tests/bad_spaces/bad_train.cfg:3: dataset = \"imagenet\" is neither a dataset name (fashion-mnist, "
-          "mnist, cifar10, cifar100) nor an existing file or folder (an IDX or CIFAR directory, an image pack, an "
-          "image folder)" },
+          "tests/bad_spaces/bad_train.cfg:3: dataset = \"imagenet\" names no dataset; expected fashion-mnist, "
+          "mnist, cifar-10, cifar-100, or a path relative to the space file (an IDX or CIFAR folder, an image pack "
+          "or folder; \"./imagenet\" for a folder of that name)" },
         { "tests/bad_spaces/bad_constraint.cfg",
           "tests/bad_spaces/bad_constraint.cfg:3: unknown setting 'max_parms' in constraints (did you mean "
           "'max_params'?)" },
@@ -475,6 +476,80 @@ static const char *tmpdir(void) {
 
 static void write_text(const char *path, const char *text) {
     CHECK_OK(dse_fs_write_atomic(path, text, strlen(text), NULL));
+}
+
+/* A space's dataset is what --data takes (issue #15): a name in the engine's one spelling
+ * (either spelling in the file), or a path relative to the space file's folder, which a
+ * sweep's copy DIR/space.cfg must load without. */
+static enum dse_status load_dataset(const char *dir, const char *file, const char *dataset, struct dse_space *sp,
+                                    struct dse_err *err) {
+    char path[256], text[512];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    snprintf(text, sizeof text, "name = \"d\";\nmetaparams = { sr = 0.5; };\ntrain = {\n  dataset = \"%s\";\n};\n",
+             dataset);
+    write_text(path, text);
+    static char keep[256]; /* sp->path borrows it */
+    snprintf(keep, sizeof keep, "%s", path);
+    return dse_space_load(keep, sp, err);
+}
+
+static void test_space_dataset(void) {
+    static const struct { const char *given, *want; } names[] = {
+        { "cifar10", "cifar-10" }, { "cifar-10", "cifar-10" }, { "CIFAR100", "cifar-100" },
+        { "Fashion-MNIST", "fashion-mnist" }, { "mnist", "mnist" },
+    };
+    const char *dir = tmpdir();
+    char want[512], sub[256], buf[600];
+    struct dse_space sp;
+    struct dse_err err = { 0 };
+    CHECK(dir != NULL);
+    if (!dir) return;
+    for (int i = 0; i < DSE_ARRAY_LEN(names); i++) {
+        CHECK_OK(load_dataset(dir, "s.cfg", names[i].given, &sp, &err));
+        CHECK_STR_EQ(sp.train.dataset, names[i].want);
+        CHECK_INT_EQ(sp.train.dataset_line, 4);
+        dse_space_free(&sp);
+    }
+    /* paths join the space file's folder, whatever the working directory */
+    CHECK_OK(load_dataset(dir, "s.cfg", "data/imgs.pack", &sp, &err));
+    snprintf(want, sizeof want, "%s/data/imgs.pack", dir);
+    CHECK_STR_EQ(sp.train.dataset, want);
+    dse_space_free(&sp);
+    CHECK_OK(load_dataset(dir, "s.cfg", "/abs/cifar-10-batches-bin", &sp, &err));
+    CHECK_STR_EQ(sp.train.dataset, "/abs/cifar-10-batches-bin");
+    dse_space_free(&sp);
+    CHECK_OK(dse_space_load("tests/spaces/data_path.cfg", &sp, &err));
+    CHECK_STR_EQ(sp.train.dataset, "tests/spaces/../bad_data/rgb_2classes");
+    dse_space_free(&sp);
+    /* a bare word is a folder beside the file if there is one, else a misspelt name */
+    snprintf(sub, sizeof sub, "%s/mydata", dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    CHECK_OK(load_dataset(dir, "s.cfg", "mydata", &sp, &err));
+    CHECK_STR_EQ(sp.train.dataset, sub);
+    dse_space_free(&sp);
+    CHECK(rmdir(sub) == 0);
+    CHECK_INT_EQ(load_dataset(dir, "s.cfg", "mydata", &sp, &err), DSE_ERR_CONFIG);
+    snprintf(want, sizeof want, "%s/s.cfg:4: dataset = \"mydata\" names no dataset; expected fashion-mnist, mnist, "
+             "cifar-10, cifar-100, or a path relative to the space file (an IDX or CIFAR folder, an image pack or "
+             "folder; \"./mydata\" for a folder of that name)", dir);
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), want);
+    CHECK_INT_EQ(load_dataset(dir, "space.cfg", "mydata", &sp, &err), DSE_ERR_CONFIG);
+    snprintf(want, sizeof want, "%s/sweep.json", dir); /* beside a sweep's manifest, space.cfg is its copy */
+    write_text(want, "{}");
+    CHECK_OK(load_dataset(dir, "space.cfg", "mydata", &sp, &err));
+    dse_space_free(&sp);
+    CHECK_INT_EQ(load_dataset(dir, "s.cfg", "cifar1O", &sp, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "dataset = \"cifar1O\" names no dataset (did you mean \"cifar-10\"?); expected "
+                          "fashion-mnist, mnist, cifar-10, cifar-100, or a path") == err.msg);
+    CHECK_INT_EQ(load_dataset(dir, "s.cfg", "", &sp, &err), DSE_ERR_CONFIG);
+    CHECK_INT_EQ(err.line, 4);
+    /* a path that is not there yet (a pack made later, a sweep's copy far from its data) loads */
+    CHECK_OK(load_dataset(dir, "space.cfg", "./synth227", &sp, &err));
+    dse_space_free(&sp);
+    CHECK_OK(load_dataset(dir, "space.cfg", "imagenet-s260.pack", &sp, &err));
+    dse_space_free(&sp);
+    snprintf(want, sizeof want, "rm -rf '%s'", dir);
+    CHECK(system(want) == 0);
 }
 
 static void test_space_sample(void) {
@@ -920,6 +995,7 @@ static const struct check_case cases[] = {
     { "space-thesis",             test_space_thesis },
     { "space-canonical",          test_space_canonical_limits },
     { "space-sample",             test_space_sample },
+    { "space-dataset",            test_space_dataset },
     { "space-find-id",            test_space_find_id },
     { "space-fire-dropout",       test_space_fire_dropout },
     { "space-doc-keys",           test_space_doc_keys },

@@ -547,6 +547,8 @@ static void test_locate(void) {
     CHECK_STR_EQ(err.msg, "unknown dataset 'imagenet'; expected fashion-mnist, mnist, cifar-10, "
                           "cifar-100, a directory holding one of them, an image folder (DIR/train/<class>/...) or "
                            "an image pack");
+    CHECK_INT_EQ(dse_data_locate("cifar1", dir, &f, &err), DSE_ERR_CONFIG); /* near an alias */
+    CHECK(strstr(err.msg, "(did you mean 'cifar-10'?)") != NULL);
     CHECK_INT_EQ(dse_data_locate("./no/such/dir", dir, &f, &err), DSE_ERR_IO);
     CHECK_STR_EQ(err.file, "./no/such/dir");
     CHECK_STR_EQ(err.msg, "no such dataset directory");
@@ -566,7 +568,7 @@ static void test_locate(void) {
     CHECK_STR_EQ(err.file, path_in(p, fm, "t10k-labels-idx1-ubyte.gz"));
     CHECK_STR_EQ(err.msg, "no such file");
     write_gz(path_in(p, fm, "t10k-labels-idx1-ubyte.gz"), lab, sizeof lab);
-    CHECK_OK(dse_data_locate("MNIST", dir, &f, &err)); /* by name under a root */
+    CHECK_OK(dse_data_locate("MNIST", dir, &f, &err)); /* by name under a root, canonical spelling */
     CHECK_STR_EQ(f.name, "mnist");
     CHECK_STR_EQ(f.train.path[0], path_in(p, fm, "train-images-idx3-ubyte.gz"));
     CHECK_STR_EQ(f.train.path[1], path_in(p, fm, "train-labels-idx1-ubyte"));
@@ -578,6 +580,37 @@ static void test_locate(void) {
     write_raw(path_in(p, fm, "t10k-images-idx3-ubyte"), img, 20);
     CHECK_INT_EQ(dse_data_load(&f, DSE_DATA_SPLIT_TEST, &d, &err), DSE_ERR_IO);
     CHECK(err.file == f.test.path[0]);
+    tmpdir_remove(dir);
+}
+
+/* One table of names (engine/data.h DSE_DATA_SETS) for --data and space files (issue #15):
+ * aliases read as the canonical spelling, which is what every door prints. */
+static void test_names(void) {
+    CHECK_STR_EQ(dse_data_name_find("cifar10"), "cifar-10");
+    CHECK_STR_EQ(dse_data_name_find("CIFAR-10"), "cifar-10");
+    CHECK_STR_EQ(dse_data_name_find("cifar100"), "cifar-100");
+    CHECK_STR_EQ(dse_data_name_find("Fashion-MNIST"), "fashion-mnist");
+    CHECK_STR_EQ(dse_data_name_find("mnist"), "mnist");
+    CHECK(dse_data_name_find("cifar") == NULL && dse_data_name_find("./mnist") == NULL);
+    CHECK(dse_data_name_find("") == NULL && dse_data_name_find(NULL) == NULL);
+    CHECK_STR_EQ(dse_data_name_near("cifar1O"), "cifar-10");
+    CHECK_STR_EQ(dse_data_name_near("fmnist"), "mnist");
+    CHECK(dse_data_name_near("imagenet") == NULL);
+    CHECK_STR_EQ(DSE_DATA_NAMES_LIST, "fashion-mnist, mnist, cifar-10, cifar-100, ");
+    /* an alias locates the canonical name's folder under the root, and reports that name */
+    static const char *const b[6] = { "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
+                                      "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin" };
+    char                  dir[64], sub[1024], p[1024];
+    struct dse_data_files f;
+    struct dse_err        err = { 0 };
+    tmpdir_make(dir);
+    mkdir(path_in(sub, dir, "cifar-10"), 0700);
+    for (int i = 0; i < 6; i++) write_raw(path_in(p, sub, b[i]), (const unsigned char *)"", 0);
+    CHECK_OK(dse_data_locate("cifar10", dir, &f, &err));
+    CHECK_STR_EQ(f.name, "cifar-10");
+    CHECK_INT_EQ(f.format, DSE_DATA_FORMAT_CIFAR10);
+    CHECK_STR_EQ(f.test.path[0], path_in(p, sub, "test_batch.bin"));
+    CHECK(dse_data_class_names(f.name, 10) != NULL); /* CIFAR-10's, whichever spelling was given */
     tmpdir_remove(dir);
 }
 
@@ -940,6 +973,7 @@ static const struct check_case cases[] = {
     { "data-cifar10",        test_cifar10 },
     { "data-cifar100",       test_cifar100 },
     { "data-locate",         test_locate },
+    { "data-names",          test_names },
     { "data-norm",           test_norm },
     { "data-augment",        test_augment },
     { "data-shuffle",        test_shuffle },
