@@ -1,6 +1,7 @@
 /* base.c: status names, error records, assertions, small string helpers. */
 #include "base/base.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,4 +113,14 @@ int dse_word_suggest(const char *list, const char *word, char *out, int size) {
         }
     }
     return out[0] != '\0';
+}
+
+const char *dse_fmt_shortest(char *buf, size_t size, double v, int as_float) {
+    int p0 = 1;
+    if (fabs(v) >= 1.0 && fabs(v) < 1e15) p0 = (int)floor(log10(fabs(v))) + 1;
+    for (int p = p0; p <= (as_float ? 9 : 17); p++) {
+        snprintf(buf, size, "%.*g", p, v);
+        if (as_float ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) break;
+    }
+    return buf;
 }

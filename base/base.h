@@ -4,6 +4,7 @@
 #ifndef DSE_BASE_H
 #define DSE_BASE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum dse_status {
@@ -45,6 +46,12 @@ void dse_assert_fail(const char *file, int line, const char *cond);
 
 /* Copy src into dst of size n, always NUL-terminated. Returns 0 if it fitted, -1 if cut. */
 int dse_strlcpy(char *dst, const char *src, int n);
+
+/* The shortest decimal text that reads back as v: as the double with strtod, or with
+ * as_float as the float (float)v with strtof. At least v's integer digits, so 10 is
+ * "10", not "1e+01"; 0.1 is "0.1". The one writer of numbers that must read back (records,
+ * rungs, reports). */
+const char *dse_fmt_shortest(char *buf, size_t size, double v, int as_float);
 
 /* Edit distance between two short strings (for "did you mean" suggestions). */
 int dse_edit_distance(const char *a, const char *b);

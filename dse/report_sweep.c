@@ -26,15 +26,7 @@
 /* ---- formatting helpers ------------------------------------------------------------ */
 
 /* Shortest text that reads back as the same double. */
-static const char *fmt_num(char *buf, size_t size, double v) {
-    int p0 = 1; /* at least the integer digits, so 10 does not come out as 1e+01 */
-    if (fabs(v) >= 1.0 && fabs(v) < 1e15) p0 = (int)floor(log10(fabs(v))) + 1;
-    for (int p = p0; p <= 17; p++) {
-        snprintf(buf, size, "%.*g", p, v);
-        if (strtod(buf, NULL) == v) break;
-    }
-    return buf;
-}
+static const char *fmt_num(char *buf, size_t size, double v) { return dse_fmt_shortest(buf, size, v, 0); }
 
 static const char *fmt_int(char *buf, size_t size, int64_t v, int pretty) {
     char raw[32];

@@ -222,11 +222,7 @@ static void put_float(FILE *f, float v) {
         fputs("null", f);
         return;
     }
-    for (int p = 1; p <= 9; p++) {
-        snprintf(b, sizeof b, "%.*g", p, (double)v);
-        if (strtof(b, NULL) == v) break;
-    }
-    fputs(b, f);
+    fputs(dse_fmt_shortest(b, sizeof b, v, 1), f);
 }
 
 static void put_fixed(FILE *f, double v, int decimals) {

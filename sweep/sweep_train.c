@@ -386,10 +386,7 @@ static enum dse_status try_decide(struct worker *w, int k, struct dse_err *err) 
     for (int j = 0; j < n; j++) {
         int i = order[j];
         char t[40];
-        for (int p = 1; p <= 9; p++) { /* as the candidate file has it */
-            snprintf(t, sizeof t, "%.*g", p, top1[i]);
-            if (strtof(t, NULL) == (float)top1[i]) break;
-        }
+        dse_fmt_shortest(t, sizeof t, top1[i], 1); /* as the candidate file has it */
         fprintf(f, "%s\n    {\"id\": \"%s\", \"top1\": %s, \"model_bytes\": %lld, \"pareto_rank\": %d, \"promoted\": %s}",
                 j ? "," : "", ids[i], t, (long long)bytes[i], prank[i], j < keep ? "true" : "false");
     }

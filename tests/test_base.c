@@ -1,6 +1,8 @@
 /* test_base.c: status names, error records and string helpers. */
 #include "base/base.h"
 
+#include <stdlib.h>
+
 #include "base/pb.h"
 #include "base/pcg32.h"
 #include "tests/check.h"
@@ -151,12 +153,29 @@ static void test_pb(void) {
     dse_pb_free(&w);
 }
 
+/* dse_fmt_shortest: the shortest text that reads back, as a double or as a float. */
+static void test_shortest(void) {
+    static const struct { double v; int as_float; const char *want; } cases[] = {
+        { 10, 0, "10" }, { 0.1, 0, "0.1" }, { 0.1 + 0.2, 0, "0.30000000000000004" }, { 1e-5, 0, "1e-05" },
+        { 1.0, 0, "1" }, { -2.5, 0, "-2.5" }, { 123456789012, 0, "123456789012" },
+        { (double)0.7487f, 1, "0.7487" }, { (double)0.1f, 1, "0.1" }, { (double)10.0f, 1, "10" },
+        { (double)3.14159274f, 1, "3.1415927" },
+    };
+    char buf[64];
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        CHECK_STR_EQ(dse_fmt_shortest(buf, sizeof buf, cases[i].v, cases[i].as_float), cases[i].want);
+        if (cases[i].as_float) CHECK(strtof(buf, NULL) == (float)cases[i].v);
+        else CHECK(strtod(buf, NULL) == cases[i].v);
+    }
+}
+
 static const struct check_case cases[] = {
     { "base-errors",  test_errors },
     { "base-strings", test_strings },
     { "base-pcg32",   test_pcg32 },
     { "base-fnv",     test_fnv },
     { "base-pb",      test_pb },
+    { "base-shortest", test_shortest },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
