@@ -116,9 +116,11 @@ int dse_word_suggest(const char *list, const char *word, char *out, int size) {
 }
 
 const char *dse_fmt_shortest(char *buf, size_t size, double v, int as_float) {
+    const int pmax = as_float ? 9 : 17; /* digits that always read back */
     int p0 = 1;
     if (fabs(v) >= 1.0 && fabs(v) < 1e15) p0 = (int)floor(log10(fabs(v))) + 1;
-    for (int p = p0; p <= (as_float ? 9 : 17); p++) {
+    if (p0 > pmax) p0 = pmax; /* a float from 1e9 up: its 9 digits, in exponent form */
+    for (int p = p0; p <= pmax; p++) {
         snprintf(buf, size, "%.*g", p, v);
         if (as_float ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) break;
     }

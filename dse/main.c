@@ -464,11 +464,11 @@ static int cmd_report(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
         if (!OPT(PLOT)) return bad_usage(c->name, "several sweeps compare on a plot: give --plot FILE.svg%s", "");
         if (fmt != DSE_FORMAT_MD || OPT(CURVES))
             return bad_usage(c->name, "with several sweeps, give only --plot (the reports print as Markdown)%s", "");
+        if (dse_report_overlay(a->pos, a->n_pos, OPT(PLOT), &err)) return fail(&err); /* checks them first */
         for (int k = 0; k < a->n_pos; k++) {
             if (k) printf("\n");
             if (dse_report_sweep(stdout, a->pos[k], DSE_FORMAT_MD, NULL, NULL, &err)) return fail(&err);
         }
-        if (dse_report_overlay(a->pos, a->n_pos, OPT(PLOT), &err)) return fail(&err);
         printf("\nFrontiers of %d sweeps: %s\n", a->n_pos, OPT(PLOT));
         return 0;
     }

@@ -1125,7 +1125,7 @@ static double plot_y(const struct dse_sweep_view *s, const struct dse_cand *c) {
 /* Each sweep in its colour: its ranked candidates as small faded points, its frontier as a
  * step with its points; a legend names each sweep. All sweeps follow one rule (checked). */
 static void overlay_svg(FILE *f, const struct dse_sweep_view *const *v, int n) {
-    const double left = 84, right = SVG_W - 30, top = 92, axis_y = SVG_H - 70;
+    const double left = 84, right = SVG_W - 30, top = 60 + 16.0 * n, axis_y = SVG_H - 70; /* below the legend */
     const int trained = v[0]->trained;
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (int k = 0; k < n; k++)

@@ -1,7 +1,7 @@
 /* json_read.c: a strict recursive-descent JSON reader (RFC 8259) with a depth cap.
  * The document owns a copy of the text; strings are decoded into that copy in place
  * (an escape never decodes longer than it is written), and arrays and objects live in
- * a bump arena freed with the document. Contract and limits: dse/json_read.h. */
+ * a bump arena freed with the document. Contract and limits: sweep/json_read.h. */
 #include "sweep/json_read.h"
 
 #include <errno.h>

@@ -2,8 +2,8 @@
  * directory (docs/sweep-dir.md). It builds a read-only tree owned by one document;
  * errors read `path:line: what is wrong; what was expected`. Safe on hostile input:
  * nesting is capped at DSE_JSON_DEPTH_MAX and files at DSE_JSON_SIZE_MAX bytes. */
-#ifndef DSE_CLI_JSON_READ_H
-#define DSE_CLI_JSON_READ_H
+#ifndef DSE_SWEEP_JSON_READ_H
+#define DSE_SWEEP_JSON_READ_H
 
 #include <stddef.h>
 #include <stdio.h>

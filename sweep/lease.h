@@ -3,8 +3,8 @@
  * hosts. The protocol (docs/sweep-dir.md, "Leases"): DIR/leases/<id>.<gen> files, the
  * highest gen is the current lease; a claim creates gen + 1 with link() (of two claimers
  * exactly one wins); the holder rewrites its file by atomic rename to renew it. */
-#ifndef DSE_CLI_LEASE_H
-#define DSE_CLI_LEASE_H
+#ifndef DSE_SWEEP_LEASE_H
+#define DSE_SWEEP_LEASE_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  * and macro choice as a value, a list or a range; optional random sampling; constraints
  * that prune candidates before training; the train section later issues use. A loaded
  * space is plain structs: metaparams/ and analysis/ never see libconfig. */
-#ifndef DSE_CLI_SPACE_H
-#define DSE_CLI_SPACE_H
+#ifndef DSE_SWEEP_SPACE_H
+#define DSE_SWEEP_SPACE_H
 
 #include <stdint.h>
 

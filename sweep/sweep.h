@@ -1,9 +1,9 @@
 /* sweep.h: `dse sweep`: every candidate of a space generated, costed and checked
  * against the constraints, recorded in a sweep directory built for many concurrent
- * writers (dse/sweep.c), then trained by any number of workers that claim candidates with
- * leases (dse/sweep_train.c), with `dse status` (dse/sweep_status.c). docs/sweep-dir.md. */
-#ifndef DSE_CLI_SWEEP_H
-#define DSE_CLI_SWEEP_H
+ * writers (sweep/sweep.c), then trained by any number of workers that claim candidates with
+ * leases (sweep/sweep_train.c), with `dse status` (sweep/sweep_status.c). docs/sweep-dir.md. */
+#ifndef DSE_SWEEP_SWEEP_H
+#define DSE_SWEEP_SWEEP_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -35,7 +35,7 @@ enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, 
 enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int batch, int64_t *bytes,
                                     struct dse_err *err);
 
-/* ---- training sweeps (dse/sweep_train.c, docs/sweep-dir.md) ------------------------------ */
+/* ---- training sweeps (sweep/sweep_train.c, docs/sweep-dir.md) ------------------------------ */
 
 #define DSE_SWEEP_RUNGS_MAX 32
 

@@ -1,8 +1,8 @@
-/* sweep_impl.h: what dse/sweep_rec.c, dse/sweep_train.c and dse/sweep_status.c share:
+/* sweep_impl.h: what sweep/sweep_rec.c, sweep/sweep_train.c and sweep/sweep_status.c share:
  * the training part of a candidate file (docs/sweep-dir.md), the sweep's plan and its
  * rung decisions, and a tally of a sweep's progress. */
-#ifndef DSE_CLI_SWEEP_IMPL_H
-#define DSE_CLI_SWEEP_IMPL_H
+#ifndef DSE_SWEEP_SWEEP_IMPL_H
+#define DSE_SWEEP_SWEEP_IMPL_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* sweep_train.c: `dse sweep SPACE` trains: worker processes claim candidates with
- * leases (dse/lease.c), train them with the engine (engine/train.h) from their last
+ * leases (sweep/lease.c), train them with the engine (engine/train.h) from their last
  * checkpoint, write per-epoch results into the candidate files, and, with successive
  * halving, pause candidates at rungs and decide the rungs once every candidate of a rung
  * has reached it. With --gpus, each worker is bound to a GPU and claims only candidates
