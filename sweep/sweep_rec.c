@@ -13,6 +13,7 @@
 
 #include "base/fs.h"
 #include "sweep/json_read.h"
+#include "sweep/sweep_read.h"
 #include "engine/cuda/cuda.h"
 #include "engine/engine.h"
 #include "engine/train.h"
@@ -139,7 +140,11 @@ enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct ds
     struct dse_err e = { 0 };
     char buf[64];
     dse_rec_deinit(r);
-    enum dse_status st = dse_json_load(path, &doc, &e);
+    /* First the one strict check (sweep/sweep_read.c), so every door (workers, status,
+     * export) accepts exactly the files dse report does; then take what training needs. */
+    enum dse_status st = dse_sweep_check_candidate(path, err);
+    if (st) return st;
+    st = dse_json_load(path, &doc, &e);
     if (st) {
         if (e.line) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
         return dse_err_set(err, st, NULL, 0, "%s: %s", path, e.msg);

@@ -114,7 +114,7 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         dse_rec_init(&c->rec);
         char file[4400];
         snprintf(file, sizeof file, "%s/%s", path, de->d_name);
-        if ((st = dse_sweep_check_candidate(file, err)) || (st = dse_rec_read_path(file, &c->rec, err)))
+        if ((st = dse_rec_read_path(file, &c->rec, err))) /* checked strictly there */
             dse_rec_deinit(&c->rec);
         else x.n++;
     }
