@@ -21,6 +21,7 @@
 #include "dse/report.h"
 #include "sweep/space.h"
 #include "sweep/sweep.h"
+#include "sweep/sweep_impl.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -679,11 +680,14 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
                                       (long long)r->diverged_iter);
         printf(", \"per_epoch\": [");
-        for (int e = 0; e < r->n_epochs; e++)
-            printf("%s{\"train_loss\": %.6f, \"loss\": %.6f, \"top1\": %.6f, \"top5\": %.6f, \"seconds\": %.2f, "
-                   "\"unpredicted\": %d}",
-                   e ? ", " : "", r->epochs[e].train_loss, r->epochs[e].test_loss, r->epochs[e].top1,
-                   r->epochs[e].top5, r->epochs[e].seconds, r->epochs[e].unpredicted);
+        for (int e = 0; e < r->n_epochs; e++) { /* as a candidate record's per_epoch entries (sweep/epoch.def) */
+            const struct dse_epoch_result *er = &r->epochs[e];
+            const struct dse_rec_epoch ep = { .train_loss = er->train_loss, .test_loss = er->test_loss,
+                                              .top1 = er->top1, .top5 = er->top5, .seconds = er->seconds,
+                                              .img_per_s = er->img_per_s, .unpredicted = er->unpredicted };
+            if (e) fputs(", ", stdout);
+            dse_rec_epoch_write(stdout, e + 1, &ep);
+        }
         printf("]}\n");
     } else {
         if (r->epochs_done > 0)

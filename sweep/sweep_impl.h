@@ -35,12 +35,26 @@ const char *dse_rec_status_str(enum dse_rec_status s);
 /* The status named s; -1 if none is. */
 int dse_rec_status_from_str(const char *s);
 
+struct dse_json;
+
+/* One epoch's results: the fields, keys and formats of sweep/epoch.def. */
+#define DSE_EPOCH_CTYPE_FLOAT  float
+#define DSE_EPOCH_CTYPE_FIXED3 double
+#define DSE_EPOCH_CTYPE_FIXED1 double
+#define DSE_EPOCH_CTYPE_COUNT  int
 struct dse_rec_epoch {
-    float  train_loss, test_loss, top1, top5; /* NaN: unknown (written as null) */
-    double seconds, img_per_s;
-    int    unpredicted; /* test classes never predicted (engine/train.h); -1: unknown (a file
-                           written before it was recorded; not written) */
+#define DSE_EPOCH(key, field, kind, unknown) DSE_EPOCH_CTYPE_##kind field;
+#include "sweep/epoch.def"
+#undef DSE_EPOCH
 };
+
+/* An epoch whose results are all unknown. */
+struct dse_rec_epoch dse_rec_epoch_unknown(void);
+/* {"epoch": epoch, <epoch.def's keys>} as one JSON object on one line: a candidate
+ * record's per_epoch entries and dse train --json's. */
+void dse_rec_epoch_write(FILE *f, int epoch, const struct dse_rec_epoch *p);
+/* One "per_epoch" entry read back (absent keys: unknown). */
+struct dse_rec_epoch dse_rec_epoch_read(const struct dse_json *o);
 
 #define DSE_REC_ATTEMPTS_MAX 32 /* the last ones are kept; attempts_total counts them all */
 

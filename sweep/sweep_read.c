@@ -223,6 +223,17 @@ oom:
     return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
 }
 
+/* One value of a per_epoch entry: absent, null, a number, or for a count an integer >= 0. */
+static enum dse_status epoch_value(const char *path, int e, const struct dse_json *v, const char *key, int count,
+                                   struct dse_err *err) {
+    if (!v || v->type == DSE_JSON_NULL) return DSE_OK;
+    if (v->type != DSE_JSON_NUMBER || (count && (!v->is_int || v->integer < 0)))
+        return bad(err, path, v->line, "\"per_epoch\"[%d].\"%s\" is %s; expected %s or null", e, key,
+                   v->type == DSE_JSON_NUMBER ? "not a whole number >= 0" : a_type(v->type),
+                   count ? "an integer >= 0" : "a number");
+    return DSE_OK;
+}
+
 static enum dse_status read_candidate(struct dse_cand *c, const char *name, struct dse_err *err) {
     const char            *path = c->path;
     const struct dse_json *root, *v;
@@ -295,6 +306,11 @@ static enum dse_status read_candidate(struct dse_cand *c, const char *name, stru
             (t1 && t1->type != DSE_JSON_NULL && (t1->type != DSE_JSON_NUMBER || t1->number < 0 || t1->number > 1)))
             return bad(err, path, it->line, "\"per_epoch\"[%d] is not {\"epoch\": k >= 1, \"top1\": a number "
                        "in [0, 1] or null, ...} (docs/sweep-dir.md)", e);
+        /* every key of sweep/epoch.def: a number (a count: an integer >= 0) or null */
+#define DSE_EPOCH(key, field, kind, unknown)                                                                  \
+        if ((st = epoch_value(path, e, dse_json_get(it, key), key, !strcmp(#kind, "COUNT"), err))) return st;
+#include "sweep/epoch.def"
+#undef DSE_EPOCH
     }
     return DSE_OK;
 }

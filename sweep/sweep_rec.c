@@ -102,7 +102,7 @@ enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_rec
         r->ep = p, r->cap_epochs = cap;
     }
     for (int k = r->n_epochs; k < e; k++) /* a gap cannot happen; keep the array defined anyway */
-        r->ep[k] = (struct dse_rec_epoch){ NAN, NAN, NAN, NAN, 0, 0, -1 };
+        r->ep[k] = dse_rec_epoch_unknown();
     r->ep[e] = *v;
     r->n_epochs = e + 1;
     return DSE_OK;
@@ -181,12 +181,7 @@ enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct ds
     v = dse_json_get(root, "per_epoch");
     for (int i = 0; v && v->type == DSE_JSON_ARRAY && i < v->n && !st; i++) {
         const struct dse_json *o = &v->items[i];
-        struct dse_rec_epoch ep = { .train_loss = num_f(dse_json_get(o, "train_loss")),
-                                    .test_loss = num_f(dse_json_get(o, "loss")), .top1 = num_f(dse_json_get(o, "top1")),
-                                    .top5 = num_f(dse_json_get(o, "top5")),
-                                    .seconds = num_d(dse_json_get(o, "seconds"), 0),
-                                    .img_per_s = num_d(dse_json_get(o, "img_per_s"), 0),
-                                    .unpredicted = (int)num_i(dse_json_get(o, "unpredicted"), -1) };
+        struct dse_rec_epoch ep = dse_rec_epoch_read(o);
         st = dse_rec_set_epoch(r, i, &ep, err);
     }
     v = dse_json_get(root, "attempts");
@@ -235,6 +230,54 @@ static void put_fixed(FILE *f, double v, int decimals) {
     else fputs("null", f);
 }
 
+/* ---- one epoch's results (sweep/epoch.def) ---------------------------------------------- */
+
+static void put_epoch_FLOAT(FILE *f, const char *key, float v) {
+    fprintf(f, ", \"%s\": ", key);
+    put_float(f, v);
+}
+static void put_epoch_FIXED3(FILE *f, const char *key, double v) {
+    fprintf(f, ", \"%s\": ", key);
+    put_fixed(f, v, 3);
+}
+static void put_epoch_FIXED1(FILE *f, const char *key, double v) {
+    fprintf(f, ", \"%s\": ", key);
+    put_fixed(f, v, 1);
+}
+static void put_epoch_COUNT(FILE *f, const char *key, int v) {
+    if (v >= 0) fprintf(f, ", \"%s\": %d", key, v);
+}
+
+void dse_rec_epoch_write(FILE *f, int epoch, const struct dse_rec_epoch *p) {
+    fprintf(f, "{\"epoch\": %d", epoch);
+#define DSE_EPOCH(key, field, kind, unknown) put_epoch_##kind(f, key, p->field);
+#include "sweep/epoch.def"
+#undef DSE_EPOCH
+    fputc('}', f);
+}
+
+struct dse_rec_epoch dse_rec_epoch_unknown(void) {
+    struct dse_rec_epoch e = {
+#define DSE_EPOCH(key, field, kind, unknown) .field = unknown,
+#include "sweep/epoch.def"
+#undef DSE_EPOCH
+    };
+    return e;
+}
+
+static float get_epoch_FLOAT(const struct dse_json *v, double unknown) { return v ? num_f(v) : (float)unknown; }
+static double get_epoch_FIXED3(const struct dse_json *v, double unknown) { return num_d(v, unknown); }
+static double get_epoch_FIXED1(const struct dse_json *v, double unknown) { return num_d(v, unknown); }
+static int get_epoch_COUNT(const struct dse_json *v, double unknown) { return (int)num_i(v, (int64_t)unknown); }
+
+struct dse_rec_epoch dse_rec_epoch_read(const struct dse_json *o) {
+    struct dse_rec_epoch e;
+#define DSE_EPOCH(key, field, kind, unknown) e.field = get_epoch_##kind(dse_json_get(o, key), unknown);
+#include "sweep/epoch.def"
+#undef DSE_EPOCH
+    return e;
+}
+
 static void put_str(FILE *f, const char *s) { dse_json_write_str(f, s, strlen(s)); }
 
 static void put_opt_str(FILE *f, const char *s) {
@@ -281,21 +324,8 @@ enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, const 
     fprintf(f, ",\n  \"epochs_done\": %d,\n  \"epochs_planned\": %d,\n  \"seed\": %llu,\n  \"per_epoch\": [",
             r->n_epochs, r->epochs_planned, (unsigned long long)r->seed);
     for (int e = 0; e < r->n_epochs; e++) {
-        const struct dse_rec_epoch *p = &r->ep[e];
-        fprintf(f, "%s\n    {\"epoch\": %d, \"train_loss\": ", e ? "," : "", e + 1);
-        put_float(f, p->train_loss);
-        fputs(", \"loss\": ", f);
-        put_float(f, p->test_loss);
-        fputs(", \"top1\": ", f);
-        put_float(f, p->top1);
-        fputs(", \"top5\": ", f);
-        put_float(f, p->top5);
-        fputs(", \"seconds\": ", f);
-        put_fixed(f, p->seconds, 3);
-        fputs(", \"img_per_s\": ", f);
-        put_fixed(f, p->img_per_s, 1);
-        if (p->unpredicted >= 0) fprintf(f, ", \"unpredicted\": %d", p->unpredicted);
-        fputc('}', f);
+        fputs(e ? ",\n    " : "\n    ", f);
+        dse_rec_epoch_write(f, e + 1, &r->ep[e]);
     }
     fprintf(f, "%s],\n  \"train_seconds\": ", r->n_epochs ? "\n  " : "");
     put_fixed(f, secs, 3);

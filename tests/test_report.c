@@ -17,6 +17,7 @@
 
 #include "analysis/analysis.h"
 #include "sweep/json_read.h"
+#include "sweep/sweep_impl.h"
 #include "tests/check.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
@@ -725,6 +726,13 @@ static void test_status_strict(void) {
         { "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, "
                      "\"flops\": 1, \"status\": \"done\", \"epochs_done\": 999999999999}",
           "\"epochs_done\" = 999999999999 is out of range; expected 0 to 2147483647 or null" },
+        { "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, "
+                     "\"flops\": 1, \"status\": \"done\", \"per_epoch\": [{\"epoch\": 1, \"top1\": 0.5, "
+                     "\"unpredicted\": -3}]}",
+          "\"per_epoch\"[0].\"unpredicted\" is not a whole number >= 0; expected an integer >= 0 or null" },
+        { "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, "
+                     "\"flops\": 1, \"status\": \"done\", \"per_epoch\": [{\"epoch\": 1, \"loss\": \"low\"}]}",
+          "\"per_epoch\"[0].\"loss\" is a string; expected a number or null" },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(bad_files); i++) {
         char tmpl[] = "/tmp/dse_test_status.XXXXXX";
@@ -1215,6 +1223,42 @@ static void test_report_overlay(void) {
     rm_tree(dir);
 }
 
+/* One epoch's results (sweep/epoch.def) written as a record's per_epoch entry and read
+ * back: the same bits; unknown values as null, an unknown count left out. */
+static void test_epoch_record(void) {
+    const struct dse_rec_epoch in = { .train_loss = 2.4603744f, .test_loss = 0.1f, .top1 = 0.7487f, .top5 = 1.0f,
+                                      .seconds = 12.3456, .img_per_s = 563.75, .unpredicted = 2 };
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return;
+    dse_rec_epoch_write(f, 3, &in);
+    fclose(f);
+    CHECK_STR_EQ(text, "{\"epoch\": 3, \"train_loss\": 2.4603744, \"loss\": 0.1, \"top1\": 0.7487, \"top5\": 1, "
+                       "\"seconds\": 12.346, \"img_per_s\": 563.8, \"unpredicted\": 2}");
+    struct dse_err err = { 0 };
+    struct dse_json_doc *d = parse(text, &err);
+    CHECK(d != NULL);
+    if (d) {
+        struct dse_rec_epoch out = dse_rec_epoch_read(dse_json_root(d));
+        CHECK(out.train_loss == in.train_loss && out.test_loss == in.test_loss && out.top1 == in.top1 &&
+              out.top5 == in.top5);
+        CHECK_NEAR(out.seconds, 12.346, 0);
+        CHECK_INT_EQ(out.unpredicted, 2);
+        dse_json_free(d);
+    }
+    free(text);
+    text = NULL;
+    f = open_memstream(&text, &len);
+    if (!f) return;
+    const struct dse_rec_epoch unknown = dse_rec_epoch_unknown();
+    dse_rec_epoch_write(f, 1, &unknown);
+    fclose(f);
+    CHECK_STR_EQ(text, "{\"epoch\": 1, \"train_loss\": null, \"loss\": null, \"top1\": null, \"top5\": null, "
+                       "\"seconds\": 0.000, \"img_per_s\": 0.0}");
+    free(text);
+}
+
 static const struct check_case cases[] = {
     { "pareto-basic",  test_pareto_basic },
     { "pareto-ties",   test_pareto_ties },
@@ -1233,6 +1277,7 @@ static const struct check_case cases[] = {
     { "report-next",   test_report_next },
     { "status-strict", test_status_strict },
     { "report-overlay", test_report_overlay },
+    { "epoch-record",  test_epoch_record },
     { "report-errors", test_report_errors },
 };
 
