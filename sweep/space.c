@@ -274,7 +274,14 @@ static enum dse_status get_num(struct ctx *cx, const config_setting_t *g, const 
     if (!is_number(s) || (integer && config_setting_type(s) == CONFIG_TYPE_FLOAT))
         return fail(cx, s, "%s must be %s", key, integer ? "an integer" : "a number");
     double v = number(s);
-    if (!(v >= lo && v <= hi)) return fail(cx, s, "%s = %g is out of range; expected %g to %g", key, v, lo, hi);
+    /* libconfig 1.5 wraps an integer beyond 2^31 - 1 written without L: say so */
+    const int wrapped = config_setting_type(s) == CONFIG_TYPE_INT && v < 0 && lo >= 0;
+    char vb[40], lb[40], hb[40]; /* shortest forms: 2147483647, not 2.14748e+09 */
+    if (!(v >= lo && v <= hi))
+        return fail(cx, s, "%s = %s is out of range; expected %s to %s%s", key, dse_fmt_shortest(vb, sizeof vb, v, 0),
+                    dse_fmt_shortest(lb, sizeof lb, lo, 0), dse_fmt_shortest(hb, sizeof hb, hi, 0),
+                    wrapped ? " (an integer above 2147483647 needs an L suffix in libconfig files, e.g. "
+                              "3000000000L; without it, it reads as a negative number)" : "");
     *out = v;
     if (line) *line = (int)config_setting_source_line(s);
     return DSE_OK;
@@ -364,7 +371,7 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     v = t->batch;
     if ((st = get_num(cx, g, "batch", 1, DSE_TRAIN_BATCH_MAX, 1, &v, NULL))) return st; /* as --batch */
     t->batch = (int)v;
-    if ((st = get_num(cx, g, "lr", 1e-12, 1e3, 0, &t->lr, NULL))) return st;
+    if ((st = get_num(cx, g, "lr", 1e-12, 100, 0, &t->lr, NULL))) return st;
     if ((st = get_num(cx, g, "power", 0, 100, 0, &t->power, NULL))) return st;
     if ((st = get_num(cx, g, "gamma", 1e-12, 1, 0, &t->gamma, NULL))) return st;
     v = t->step_epochs;
@@ -379,7 +386,7 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     t->warmup_epochs = (int)v;
     if ((st = get_num(cx, g, "clip_norm", 0, 1e6, 0, &t->clip_norm, NULL))) return st;
     v = (double)t->seed;
-    if ((st = get_num(cx, g, "seed", 0, 4294967295.0, 1, &v, NULL))) return st;
+    if ((st = get_num(cx, g, "seed", 0, 2147483647.0, 1, &v, NULL))) return st;
     t->seed = (uint64_t)v;
     v = t->limit_train;
     if ((st = get_num(cx, g, "limit_train", 0, 1 << 30, 1, &v, NULL))) return st;

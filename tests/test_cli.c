@@ -336,6 +336,12 @@ static void test_bad_spaces(void) {
         { "tests/bad_spaces/bad_pools.cfg",
           "tests/bad_spaces/bad_pools.cfg:3: pools = \"conv1,fire1\": positions are \"conv1\" and "
           "\"fire<k>\" (k = 2 .. fires + 1)" },
+        { "tests/bad_spaces/train_seed_range.cfg", /* the CLI's --seed range; libconfig's L suffix named */
+          "tests/bad_spaces/train_seed_range.cfg:4: seed = -1294967296 is out of range; expected 0 to 2147483647 (an "
+          "integer above 2147483647 needs an L suffix in libconfig files, e.g. 3000000000L; without it, it reads as "
+          "a negative number)" },
+        { "tests/bad_spaces/train_lr_range.cfg", /* the CLI's --lr range */
+          "tests/bad_spaces/train_lr_range.cfg:3: lr = 200 is out of range; expected 1e-12 to 100" },
         { "tests/bad_spaces/fire_dropout_range.cfg",
           "tests/bad_spaces/fire_dropout_range.cfg:3: fire_dropout = 1 is out of range; expected 0 <= fire_dropout < 1" },
         { "tests/bad_spaces/int_key.cfg",
@@ -369,7 +375,7 @@ static void test_bad_spaces(void) {
         { "tests/bad_spaces/step_policy.cfg",
           "tests/bad_spaces/step_policy.cfg:2: lr_policy = \"step\" needs step_epochs = <epochs between drops>" },
         { "tests/bad_spaces/clip_norm.cfg",
-          "tests/bad_spaces/clip_norm.cfg:3: clip_norm = -1 is out of range; expected 0 to 1e+06" },
+          "tests/bad_spaces/clip_norm.cfg:3: clip_norm = -1 is out of range; expected 0 to 1000000" },
         { "tests/bad_spaces/syntax.cfg",
           "tests/bad_spaces/syntax.cfg:4: syntax error; expected settings 'key = value;', groups { ... } and "
           "lists ( ..., ... ) as in docs/space-format.md" },
