@@ -80,14 +80,13 @@ struct dse_rec {
     int                  n_epochs;         /* epochs with results: epochs_done */
     int                  cap_epochs;
     struct dse_rec_epoch *ep;              /* [n_epochs], owned */
-    int                  epochs_planned;
     uint64_t             seed;
-    int                  diverged_epoch;   /* 1-based; 0 if not diverged */
-    int64_t              diverged_iter;
     char                 failed_why[400];
-    int                  stopped_rung;     /* -1 if not stopped */
-    int                  stopped_epoch;
-    int64_t              lease_gen;        /* the lease gen it was last written under (a fence) */
+    struct { /* sweep/record.def's integer keys: epochs_planned, diverged_*, stopped_*, lease_gen */
+#define DSE_REC_INT(key, field, ctype, absent, lo, hi) ctype field;
+#include "sweep/record.def"
+#undef DSE_REC_INT
+    };
     int                  n_att, att_total;
     struct dse_rec_attempt att[DSE_REC_ATTEMPTS_MAX];
 };

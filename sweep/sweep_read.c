@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "engine/train.h"
 #include "sweep/lease.h"
 
 /* ---- errors ------------------------------------------------------------------------ */
@@ -234,6 +235,19 @@ static enum dse_status epoch_value(const char *path, int e, const struct dse_jso
     return DSE_OK;
 }
 
+/* An optional integer key of a record: absent or null gives absent; else within [lo, hi]. */
+static enum dse_status get_rec_int(const char *path, const struct dse_json *root, const char *key, int64_t absent,
+                                   int64_t lo, int64_t hi, int64_t *out, struct dse_err *err) {
+    const struct dse_json *v;
+    enum dse_status st = get(path, root, key, WANT_INT, 1, &v, err);
+    if (st) return st;
+    *out = v ? v->integer : absent;
+    if (*out < lo || *out > hi)
+        return bad(err, path, v->line, "\"%s\" = %" PRId64 " is out of range; expected %" PRId64 " to %" PRId64
+                   " or null", key, *out, lo, hi);
+    return DSE_OK;
+}
+
 static enum dse_status read_candidate(struct dse_cand *c, const char *name, struct dse_err *err) {
     const char            *path = c->path;
     const struct dse_json *root, *v;
@@ -279,21 +293,14 @@ static enum dse_status read_candidate(struct dse_cand *c, const char *name, stru
     if ((st = get_accuracy(path, root, "top1", &c->has_top1, &c->top1, err))) return st;
     if ((st = get_accuracy(path, root, "top5", &c->has_top5, &c->top5, err))) return st;
     /* the training keys, all optional */
-    static const struct { const char *key; int64_t dflt, lo, hi; } ints[] = { /* the ranges dse writes */
-        { "epochs_done", 0, 0, INT32_MAX }, { "stopped_rung", -1, -1, DSE_SWEEP_RUNGS_MAX },
-        { "stopped_epoch", 0, 0, INT32_MAX }, { "diverged_epoch", 0, 0, INT32_MAX },
-        { "diverged_iter", 0, 0, INT64_MAX },
-    };
-    int64_t iv[5];
-    for (int i = 0; i < 5; i++) {
-        if ((st = get(path, root, ints[i].key, WANT_INT, 1, &v, err))) return st;
-        iv[i] = v ? v->integer : ints[i].dflt;
-        if (iv[i] < ints[i].lo || iv[i] > ints[i].hi)
-            return bad(err, path, v->line, "\"%s\" = %" PRId64 " is out of range; expected %" PRId64 " to %" PRId64
-                       " or null", ints[i].key, iv[i], ints[i].lo, ints[i].hi);
-    }
-    c->epochs_done = (int)iv[0], c->stopped_rung = (int)iv[1], c->stopped_epoch = (int)iv[2];
-    c->diverged_epoch = (int)iv[3], c->diverged_iter = iv[4];
+    int64_t x;
+    if ((st = get_rec_int(path, root, "epochs_done", 0, 0, INT32_MAX, &x, err))) return st;
+    c->epochs_done = (int)x;
+#define DSE_REC_INT(key, field, ctype, absent, lo, hi)                                   \
+    if ((st = get_rec_int(path, root, key, absent, lo, hi, &x, err))) return st;         \
+    c->field = (ctype)x;
+#include "sweep/record.def"
+#undef DSE_REC_INT
     if ((st = get(path, root, "failed_why", WANT_STR, 1, &v, err))) return st;
     c->failed_why = v ? v->str : NULL;
     if ((st = get(path, root, "train_seconds", WANT_NUM, 1, &v, err))) return st;

@@ -28,8 +28,11 @@ struct dse_cand {
     int                    on_front;
     /* training sweeps (docs/sweep-dir.md); 0 / -1 / NULL when absent */
     int                    epochs_done;
-    int                    stopped_rung, stopped_epoch, diverged_epoch;
-    int64_t                diverged_iter;
+    struct { /* sweep/record.def's integer keys, as struct dse_rec has them */
+#define DSE_REC_INT(key, field, ctype, absent, lo, hi) ctype field;
+#include "sweep/record.def"
+#undef DSE_REC_INT
+    };
     const char            *failed_why;
     double                 train_seconds;
     const struct dse_json *per_epoch;         /* the "per_epoch" array, or NULL */

@@ -168,15 +168,12 @@ enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct ds
                            "status (docs/sweep-dir.md)", path);
     }
     r->status = (enum dse_rec_status)k;
-    r->epochs_planned = (int)num_i(dse_json_get(root, "epochs_planned"), 0);
+#define DSE_REC_INT(key, field, ctype, absent, lo, hi) r->field = (ctype)num_i(dse_json_get(root, key), absent);
+#include "sweep/record.def" /* checked by dse_sweep_check_candidate above */
+#undef DSE_REC_INT
     r->seed = (uint64_t)num_i(dse_json_get(root, "seed"), 0);
-    r->diverged_epoch = (int)num_i(dse_json_get(root, "diverged_epoch"), 0);
-    r->diverged_iter = num_i(dse_json_get(root, "diverged_iter"), 0);
     str_of(dse_json_get(root, "failed_why"), r->failed_why, sizeof r->failed_why);
-    r->stopped_rung = (int)num_i(dse_json_get(root, "stopped_rung"), -1);
-    r->stopped_epoch = (int)num_i(dse_json_get(root, "stopped_epoch"), 0);
     r->att_total = (int)num_i(dse_json_get(root, "attempts_total"), 0);
-    r->lease_gen = num_i(dse_json_get(root, "lease_gen"), 0);
     st = DSE_OK;
     v = dse_json_get(root, "per_epoch");
     for (int i = 0; v && v->type == DSE_JSON_ARRAY && i < v->n && !st; i++) {

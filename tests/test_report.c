@@ -733,6 +733,9 @@ static void test_status_strict(void) {
         { "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, "
                      "\"flops\": 1, \"status\": \"done\", \"per_epoch\": [{\"epoch\": 1, \"loss\": \"low\"}]}",
           "\"per_epoch\"[0].\"loss\" is a string; expected a number or null" },
+        { "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, "
+                     "\"flops\": 1, \"status\": \"done\", \"lease_gen\": -1}", /* a key of sweep/record.def */
+          "\"lease_gen\" = -1 is out of range; expected 0 to 9223372036854775807 or null" },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(bad_files); i++) {
         char tmpl[] = "/tmp/dse_test_status.XXXXXX";
