@@ -760,7 +760,7 @@ static void test_init_by_role(void) {
         if (b.layers[i].module[0]) snprintf(b.layers[i].module, DSE_NAME_MAX, "M");
     }
     CHECK_INT_EQ(a.layers[dse_net_find(&a, "fire2/bypass_conv")].role, DSE_ROLE_BYPASS_CONV);
-    struct dse_model_opts mo = { 2, 1, 11, DSE_INIT_MSRA, 0, 0, 0 };
+    struct dse_model_opts mo = { .batch = 2, .threads = 1, .seed = 11, .init = DSE_INIT_MSRA };
     CHECK_OK(dse_model_new(&a, &mo, &ma, &err));
     CHECK_OK(dse_model_new(&b, &mo, &mb, &err));
     if (ma && mb) {
