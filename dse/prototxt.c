@@ -899,17 +899,20 @@ static const struct {
 };
 
 /* 1 if the layer's type is one of layer_types (0 without a type). */
-static int type_known(const struct ptree *t, int layer, int v1) {
-    int tc = child(t, layer, "type");
-    if (tc < 0) return 0;
-    const struct pnode *tn = &t->nodes[tc];
-    if (tn->is_msg || tn->vkind != (v1 ? TK_IDENT : TK_STRING)) return 0;
+/* The kind of a layer's type value tn (a V2 string or a V1 enum name); -1 if it names none. */
+static int type_kind(const struct ptree *t, const struct pnode *tn, int v1) {
+    if (tn->is_msg || tn->vkind != (v1 ? TK_IDENT : TK_STRING)) return -1;
     const char *v = v1 ? t->text + tn->val : str_val(t, tn);
     for (int i = 0; i < DSE_ARRAY_LEN(layer_types); i++) {
         const char *n = v1 ? layer_types[i].v1 : layer_types[i].v2;
-        if (n && strlen(n) == tn->val_len && memcmp(n, v, tn->val_len) == 0) return 1;
+        if (n && strlen(n) == tn->val_len && memcmp(n, v, tn->val_len) == 0) return (int)layer_types[i].kind;
     }
-    return 0;
+    return -1;
+}
+
+static int type_known(const struct ptree *t, int layer, int v1) {
+    int tc = child(t, layer, "type");
+    return tc >= 0 && type_kind(t, &t->nodes[tc], v1) >= 0;
 }
 
 struct blob {
@@ -1494,11 +1497,7 @@ static enum dse_status build_layer(struct build *b, int node, int v1) {
                     name, v1 ? "type: CONVOLUTION or another V1 type" : "type: \"Convolution\" or another type");
     const struct pnode *tn = &t->nodes[tc];
     show(type, sizeof type, v1 ? t->text + tn->val : str_val(t, tn), tn->val_len);
-    for (int i = 0; i < DSE_ARRAY_LEN(layer_types); i++) {
-        const char *n = v1 ? layer_types[i].v1 : layer_types[i].v2;
-        if (n && strlen(n) == tn->val_len && strcmp(n, type) == 0) k = (int)layer_types[i].kind;
-    }
-    if (k < 0) return unknown_type(b, tc, type, v1);
+    if ((k = type_kind(t, tn, v1)) < 0) return unknown_type(b, tc, type, v1);
     if (k <= K_HDF5_DATA) return build_data(b, node, (enum kind)k, name, type, n_top);
 
     struct dse_layer l = dse_layer_make(DSE_LAYER_RELU, name);
