@@ -926,9 +926,9 @@ static void svg_step(FILE *f, const double *x, const double *y, int n, const cha
     fputs("\"/>\n", f);
 }
 
-/* p, lx, ly, anchor, fx, fy: room for s->n entries each. */
-static void write_svg(FILE *f, const struct dse_sweep_view *s, struct pt *p, double *lx, double *ly,
-                      int *anchor, double *fx, double *fy) {
+/* p, lx, ly, anchor, fx, fy: room for s->n entries each; lim: the space's limits to draw. */
+static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_sweep_limits *lim, struct pt *p,
+                      double *lx, double *ly, int *anchor, double *fx, double *fy) {
     const double left = 84, right = SVG_W - 30, top = 92, axis_y = SVG_H - 70;
     int          band = 0;
     for (int i = 0; i < s->n; i++) band |= s->trained && !s->c[i].has_top1;
@@ -944,10 +944,10 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, struct pt *p, dou
         }
     }
     /* a limit near the data is drawn (the axis stretched to it); one far beyond is not */
-    const int lim_x = s->limit_mb > 0 && s->limit_mb <= xhi + (xhi - xlo) + 0.5 * xhi;
-    const int lim_y = !s->trained && s->limit_gflop > 0 && s->limit_gflop <= yhi + (yhi - ylo) + 0.5 * yhi;
-    if (lim_x) xlo = fmin(xlo, s->limit_mb), xhi = fmax(xhi, s->limit_mb);
-    if (lim_y) ylo = fmin(ylo, s->limit_gflop), yhi = fmax(yhi, s->limit_gflop);
+    const int lim_x = lim->mb > 0 && lim->mb <= xhi + (xhi - xlo) + 0.5 * xhi;
+    const int lim_y = !s->trained && lim->gflop > 0 && lim->gflop <= yhi + (yhi - ylo) + 0.5 * yhi;
+    if (lim_x) xlo = fmin(xlo, lim->mb), xhi = fmax(xhi, lim->mb);
+    if (lim_y) ylo = fmin(ylo, lim->gflop), yhi = fmax(yhi, lim->gflop);
     struct axis ax, ay;
     axis_fit(&ax, xlo, xhi, left, right);
     axis_fit(&ay, ylo, yhi, bottom, top);
@@ -1016,16 +1016,16 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, struct pt *p, dou
     /* the limits, the frontier, then the points, the frontier on top, then the labels */
     const char *dash = "stroke=\"#8c564b\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"";
     if (lim_x) {
-        double x = axis_px(&ax, s->limit_mb);
+        double x = axis_px(&ax, lim->mb);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" %s/>\n", x, top, x, axis_y, dash);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#8c564b\" text-anchor=\"end\">limit "
-                   "%g MB</text>\n", x - 4, top + 14, s->limit_mb);
+                   "%g MB</text>\n", x - 4, top + 14, lim->mb);
     }
     if (lim_y) {
-        double y = axis_px(&ay, s->limit_gflop);
+        double y = axis_px(&ay, lim->gflop);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" %s/>\n", left, y, right, y, dash);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#8c564b\" text-anchor=\"end\">limit "
-                   "%g GFLOP</text>\n", right - 4, y - 4, s->limit_gflop);
+                   "%g GFLOP</text>\n", right - 4, y - 4, lim->gflop);
     }
     svg_step(f, fx, fy, nf, "#d62728");
     for (int i = 0; i < s->n; i++) {
@@ -1065,7 +1065,9 @@ struct svg_job {
 
 typedef void (*svg_fn)(FILE *f, const struct svg_job *j);
 
-static void plot_svg(FILE *f, const struct svg_job *j) { write_svg(f, j->s, j->p, j->lx, j->ly, j->anchor, j->fx, j->fy); }
+static void plot_svg(FILE *f, const struct svg_job *j) {
+    write_svg(f, j->s, j->extra, j->p, j->lx, j->ly, j->anchor, j->fx, j->fy); /* extra: the space's limits */
+}
 
 /* Written to a temporary file beside path, then renamed over it. */
 static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char *path, svg_fn fn, const char *what,
@@ -1104,7 +1106,8 @@ out:
 }
 
 static enum dse_status write_plot(const struct dse_sweep_view *s, const char *plot_path, struct dse_err *err) {
-    return write_svg_file(s, plot_path, plot_svg, "plot", err, NULL);
+    const struct dse_sweep_limits lim = dse_sweep_limits(s->dir);
+    return write_svg_file(s, plot_path, plot_svg, "plot", err, &lim);
 }
 
 /* ---- several sweeps' frontiers on one plot -------------------------------------------- */
@@ -1112,11 +1115,6 @@ static enum dse_status write_plot(const struct dse_sweep_view *s, const char *pl
 #define OVERLAY_MAX 8
 static const char *const overlay_color[OVERLAY_MAX] = { "#d62728", "#1f77b4", "#2ca02c", "#9467bd",
                                                         "#ff7f0e", "#8c564b", "#e377c2", "#17becf" };
-
-/* A candidate that the frontier rule ranks (the plot draws it). */
-static int ranked(const struct dse_sweep_view *s, const struct dse_cand *c) {
-    return c->status != DSE_REC_PRUNED && (!s->trained || (c->status == DSE_REC_DONE && c->has_top1));
-}
 
 static double plot_y(const struct dse_sweep_view *s, const struct dse_cand *c) {
     return s->trained ? 100.0 * c->top1 : (double)c->flops / 1e9;
@@ -1131,7 +1129,7 @@ static void overlay_svg(FILE *f, const struct dse_sweep_view *const *v, int n) {
     for (int k = 0; k < n; k++)
         for (int i = 0; i < v[k]->n; i++) {
             const struct dse_cand *c = &v[k]->c[i];
-            if (!ranked(v[k], c)) continue;
+            if (!dse_sweep_ranked(v[k], c)) continue;
             xlo = fmin(xlo, (double)c->model_bytes / 1e6), xhi = fmax(xhi, (double)c->model_bytes / 1e6);
             ylo = fmin(ylo, plot_y(v[k], c)), yhi = fmax(yhi, plot_y(v[k], c));
         }
@@ -1166,7 +1164,7 @@ static void overlay_svg(FILE *f, const struct dse_sweep_view *const *v, int n) {
         double *fx = calloc((size_t)(s->n_front ? s->n_front : 1), sizeof *fx);
         double *fy = calloc((size_t)(s->n_front ? s->n_front : 1), sizeof *fy);
         for (int i = 0; i < s->n; i++)
-            if (ranked(s, &s->c[i]) && !s->c[i].on_front)
+            if (dse_sweep_ranked(s, &s->c[i]) && !s->c[i].on_front)
                 fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\" fill-opacity=\"0.35\"/>\n",
                         axis_px(&ax, (double)s->c[i].model_bytes / 1e6), axis_px(&ay, plot_y(s, &s->c[i])),
                         overlay_color[k]);
@@ -1210,7 +1208,7 @@ enum dse_status dse_report_overlay(const char *const *dirs, int n, const char *p
                              "analytic", dirs[0], v[0].trained ? "trained" : "analytic");
     }
     if (!st) {
-        struct overlay_job o = { pv, n };
+        struct overlay_job o = { .v = pv, .n = n };
         st = write_svg_file(&v[0], plot_path, overlay_fn, "plot", err, &o);
     }
     for (int k = 0; k < read; k++) dse_sweep_view_free(&v[k]);

@@ -248,12 +248,13 @@ static enum dse_status get_rec_int(const char *path, const struct dse_json *root
     return DSE_OK;
 }
 
-static enum dse_status read_candidate(struct dse_cand *c, const char *name, struct dse_err *err) {
+/* The checks of a candidate file parsed into root (c->path: its path, name: its file name),
+ * filling c with what it borrows from root. */
+static enum dse_status check_candidate(struct dse_cand *c, const char *name, const struct dse_json *root,
+                                       struct dse_err *err) {
     const char            *path = c->path;
-    const struct dse_json *root, *v;
-    enum dse_status        st = fold_path(err, dse_json_load(path, &c->doc, err));
-    if (st) return st;
-    root = dse_json_root(c->doc);
+    const struct dse_json *v;
+    enum dse_status        st;
     if (root->type != DSE_JSON_OBJECT)
         return bad(err, path, root->line, "the file holds %s; expected an object "
                    "(docs/sweep-dir.md)", a_type(root->type));
@@ -322,6 +323,12 @@ static enum dse_status read_candidate(struct dse_cand *c, const char *name, stru
     return DSE_OK;
 }
 
+/* One candidate file of the directory: parsed into c->doc, then checked. */
+static enum dse_status read_candidate(struct dse_cand *c, const char *name, struct dse_err *err) {
+    enum dse_status st = fold_path(err, dse_json_load(c->path, &c->doc, err));
+    return st ? st : check_candidate(c, name, dse_json_root(c->doc), err);
+}
+
 static int cand_index_cmp(const void *a, const void *b) {
     const struct dse_cand *x = a, *y = b;
     if (x->index != y->index) return x->index < y->index ? -1 : 1;
@@ -351,6 +358,10 @@ void dse_sweep_view_free(struct dse_sweep_view *s) {
 /* The frontier: over trained candidates (done, with top1) maximizing top1 if any
  * candidate has a top1, else over candidates not pruned minimizing FLOPs; model size is
  * always minimized. Candidates left out get NaN, which dse_pareto_front skips. */
+int dse_sweep_ranked(const struct dse_sweep_view *s, const struct dse_cand *c) {
+    return s->trained ? c->status == DSE_REC_DONE && c->has_top1 : c->status != DSE_REC_PRUNED;
+}
+
 static enum dse_status find_front(struct dse_sweep_view *s, struct dse_err *err) {
     for (int i = 0; i < s->n; i++) s->trained |= s->c[i].has_top1;
     size_t  n = (size_t)(s->n ? s->n : 1);
@@ -363,8 +374,7 @@ static enum dse_status find_front(struct dse_sweep_view *s, struct dse_err *err)
     }
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = &s->c[i];
-        int in = s->trained ? c->status == DSE_REC_DONE && c->has_top1 : c->status != DSE_REC_PRUNED;
-        x[i] = in ? (double)c->model_bytes : NAN;
+        x[i] = dse_sweep_ranked(s, c) ? (double)c->model_bytes : NAN;
         y[i] = s->trained ? c->top1 : (double)c->flops;
     }
     s->n_front = dse_pareto_front(x, y, s->n, s->trained, idx, scratch);
@@ -405,17 +415,17 @@ static void mark_running(void *arg, const char *id, int64_t gen) {
         (*hit)->status = DSE_REC_RUNNING;
 }
 
-/* The constraints of DIR/space.cfg that the plot can draw. A sweep without its space
- * file (a hand-made fixture) or with one that no longer loads has none to draw. */
-static void read_limits(struct dse_sweep_view *s) {
+struct dse_sweep_limits dse_sweep_limits(const char *dir) {
+    struct dse_sweep_limits lim = { .mb = 0, .gflop = 0 };
     char path[4200];
     struct dse_space sp;
-    snprintf(path, sizeof path, "%s/space.cfg", s->dir);
-    if (access(path, R_OK) || dse_space_load(path, &sp, NULL)) return;
+    snprintf(path, sizeof path, "%s/space.cfg", dir);
+    if (access(path, R_OK) || dse_space_load(path, &sp, NULL)) return lim;
     double mb = sp.cons.max_model_mb, p_mb = (double)sp.cons.max_params * 4 / 1e6;
-    s->limit_mb = mb > 0 && (p_mb <= 0 || mb < p_mb) ? mb : p_mb;
-    s->limit_gflop = (double)sp.cons.max_flops / 1e9;
+    lim.mb = mb > 0 && (p_mb <= 0 || mb < p_mb) ? mb : p_mb;
+    lim.gflop = (double)sp.cons.max_flops / 1e9;
     dse_space_free(&sp);
+    return lim;
 }
 
 enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct dse_err *err) {
@@ -474,7 +484,6 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
         if ((st = dse_rung_read(dir, k, &s->rung[k], &absent, err))) return st;
         if (absent) break;
     }
-    read_limits(s);
     s->by_size = malloc(sizeof *s->by_size * (size_t)(s->n ? s->n : 1));
     if (!s->by_size) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     for (int i = 0; i < s->n; i++) s->by_size[i] = &s->c[i];
@@ -482,7 +491,7 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
     return find_front(s, err);
 }
 
-enum dse_status dse_sweep_check_candidate(const char *path, struct dse_err *err) {
+enum dse_status dse_sweep_check_candidate(const char *path, const struct dse_json *root, struct dse_err *err) {
     struct dse_cand c;
     memset(&c, 0, sizeof c);
     const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
@@ -490,9 +499,7 @@ enum dse_status dse_sweep_check_candidate(const char *path, struct dse_err *err)
     if (n < 6 || strcmp(name + n - 5, ".json"))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: a candidate file's name is <id>.json", path);
     c.path = (char *)path; /* read only */
-    enum dse_status st = read_candidate(&c, name, err);
-    dse_json_free(c.doc);
-    return st;
+    return check_candidate(&c, name, root, err);
 }
 
 /* The most accurate trained candidate (status done, with a top-1) whose model is within

@@ -52,20 +52,31 @@ struct dse_sweep_view {
     int                  n_front;
     struct dse_cand        **front;       /* increasing model size */
     int                  has_plan;    /* a training sweep: DIR/plan.json */
-    /* the space's limits on the plot's axes (DIR/space.cfg; 0: none): model MB (from
-     * max_model_mb and max_params at 4 bytes each) and, analytic, forward GFLOP */
-    double               limit_mb, limit_gflop;
     struct dse_sweep_plan plan;
     struct dse_rung      rung[DSE_SWEEP_RUNGS_MAX];
 };
+
+/* 1 if the frontier rule ranks c: trained sweeps, a done candidate with a top-1;
+ * untrained ones, any candidate not pruned. */
+int dse_sweep_ranked(const struct dse_sweep_view *s, const struct dse_cand *c);
+
+/* The constraints of DIR/space.cfg a plot can draw (0: none; also when the sweep has no
+ * space file, as a hand-made fixture, or one that no longer loads): model MB (max_model_mb,
+ * or max_params at 4 bytes each, whichever is tighter) and forward GFLOP (max_flops).
+ * Read only when a plot is drawn: it loads the space file. */
+struct dse_sweep_limits {
+    double mb, gflop;
+};
+struct dse_sweep_limits dse_sweep_limits(const char *dir);
 
 /* Reads dir into *s (dse_sweep_view_free it, also after a failure). */
 enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct dse_err *err);
 void dse_sweep_view_free(struct dse_sweep_view *s);
 
-/* The strict check of one candidate file, DIR/candidates/<id>.json, as dse_sweep_read
- * checks each: dse status applies it, so it and dse report accept the same files. */
-enum dse_status dse_sweep_check_candidate(const char *path, struct dse_err *err);
+/* The strict check of one candidate file, DIR/candidates/<id>.json, already parsed into
+ * root, as dse_sweep_read checks each: the workers', dse status's and dse export's reader
+ * (dse_rec_read_path) applies it, so all accept the files dse report does. */
+enum dse_status dse_sweep_check_candidate(const char *path, const struct dse_json *root, struct dse_err *err);
 
 /* The most accurate trained candidate (status done, with a top-1) whose model is within
  * max_mb (10^6 bytes; <= 0: any size), ties to the smaller model, then to the smaller id:

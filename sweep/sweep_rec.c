@@ -140,19 +140,17 @@ enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct ds
     struct dse_err e = { 0 };
     char buf[64];
     dse_rec_deinit(r);
-    /* First the one strict check (sweep/sweep_read.c), so every door (workers, status,
-     * export) accepts exactly the files dse report does; then take what training needs. */
-    enum dse_status st = dse_sweep_check_candidate(path, err);
-    if (st) return st;
-    st = dse_json_load(path, &doc, &e);
+    enum dse_status st = dse_json_load(path, &doc, &e);
     if (st) {
         if (e.line) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
         return dse_err_set(err, st, NULL, 0, "%s: %s", path, e.msg);
     }
     const struct dse_json *root = dse_json_root(doc), *v;
-    if (root->type != DSE_JSON_OBJECT) {
+    /* The one strict check (sweep/sweep_read.c), so every door (workers, status, export)
+     * accepts exactly the files dse report does; then take what training needs. */
+    if ((st = dse_sweep_check_candidate(path, root, err))) {
         dse_json_free(doc);
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: not a candidate file (docs/sweep-dir.md)", path);
+        return st;
     }
     str_of(dse_json_get(root, "id"), r->id, sizeof r->id);
     r->index = num_i(dse_json_get(root, "index"), -1);
