@@ -496,7 +496,8 @@ static int write_md_training(FILE *f, const struct dse_sweep_view *s) {
     return oom;
 }
 
-static int write_md(FILE *f, const struct dse_sweep_view *s) {
+/* best: the finished sweep's best candidate (final_best), or NULL. */
+static int write_md(FILE *f, const struct dse_sweep_view *s, const struct dse_cand *best) {
     char       line[700];
     struct tbl t = { 0 };
     header_line(line, sizeof line, s);
@@ -516,7 +517,6 @@ static int write_md(FILE *f, const struct dse_sweep_view *s) {
     if (!oom) tbl_print_md(f, &t);
     tbl_free(&t);
     if (!oom && s->has_plan) oom = write_md_training(f, s);
-    const struct dse_cand *best = final_best(s);
     if (!oom && best) write_md_next(f, s, best);
     return oom;
 }
@@ -602,7 +602,7 @@ static int write_tex(FILE *f, const struct dse_sweep_view *s) {
     return oom;
 }
 
-static int write_json(FILE *f, const struct dse_sweep_view *s) {
+static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_cand *best) {
     char b[64];
     fputs("{\"sweep\": ", f);
     json_cstr(f, s->space);
@@ -670,7 +670,6 @@ static int write_json(FILE *f, const struct dse_sweep_view *s) {
         }
         fputs("]}", f);
     }
-    const struct dse_cand *best = final_best(s);
     fputs(",\n \"best\": ", f);
     if (best) {
         fputs("{\"id\": ", f);
@@ -1335,14 +1334,15 @@ enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, 
         dse_sweep_view_free(&s);
         return st;
     }
-    best_out(final_best(&s), best);
+    const struct dse_cand *fb = final_best(&s);
+    best_out(fb, best);
     int oom = 0;
     switch (fmt) {
     case DSE_FORMAT_TABLE:
-    case DSE_FORMAT_MD:   oom = write_md(f, &s); break;
+    case DSE_FORMAT_MD:   oom = write_md(f, &s, fb); break;
     case DSE_FORMAT_CSV:  oom = write_csv(f, &s); break;
     case DSE_FORMAT_TEX:  oom = write_tex(f, &s); break;
-    case DSE_FORMAT_JSON: oom = write_json(f, &s); break;
+    case DSE_FORMAT_JSON: oom = write_json(f, &s, fb); break;
     }
     if (oom) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     else if (ferror(f)) st = dse_err_set(err, DSE_ERR_IO, NULL, 0, "cannot write the report");
