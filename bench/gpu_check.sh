@@ -178,9 +178,9 @@ py=$(command -v python3 2>/dev/null || true)
 have_torch=0
 [ -n "$py" ] && "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1
 if [ "$built" = yes ] && [ "$status" = 0 ]; then
-    "$build/bench_cuda" --net fmnist --batch 256 --iters 20 --algos both --math both >> "$logs/bench.log" 2>&1 || status=1
+    "$build/bench_cuda" --net fmnist --batch 256 --iters 20 --algos both --math all >> "$logs/bench.log" 2>&1 || status=1
     if [ "$quick" = 0 ]; then
-        "$build/bench_cuda" --net v10 --batch 64 --iters 10 --algos both --math both --no-layers >> "$logs/bench.log" 2>&1 ||
+        "$build/bench_cuda" --net v10 --batch 64 --iters 10 --algos both --math all --no-layers >> "$logs/bench.log" 2>&1 ||
             status=1
     fi
     if [ "$have_torch" = 1 ]; then
@@ -188,23 +188,49 @@ if [ "$built" = yes ] && [ "$status" = 0 ]; then
             [ "$net" = v10 ] && [ "$quick" = 1 ] && continue
             b=256 it=20
             [ "$net" = v10 ] && b=64 it=10
-            for prec in fp32 tf32; do
-                for det in --deterministic ""; do
-                    PYTHONUNBUFFERED=1 "$py" bench/pytorch_ref.py --net "$net" --batch "$b" --iters "$it" --warmup 5 \
-                        --device cuda --precision "$prec" $det >> "$logs/bench.log" 2>&1 || status=1
-                done
-            done
+            # Every precision, both algorithm sets, both memory formats, in one process.
+            PYTHONUNBUFFERED=1 "$py" bench/pytorch_ref.py --net "$net" --batch "$b" --iters "$it" --warmup 5 \
+                --device cuda --precision all --algos both --memory-format both >> "$logs/bench.log" 2>&1 || status=1
         done
-        # name=compare.gpu.NET.PREC.ALGOS ours=... pytorch=... ratio=ours/pytorch
+        # name=compare.gpu.NET.PREC.ALGOS ours=... pytorch=... (PyTorch's better memory format) ratio=ours/pytorch
         awk '
             function kv(line, key,   a, i, n, f) { n = split(line, f, " "); for (i = 1; i <= n; i++) {
                 split(f[i], a, "="); if (a[1] == key) return substr(f[i], length(key) + 2) } return "" }
             /^name=cuda.train / { k = kv($0, "net") "." kv($0, "math") "." kv($0, "algos"); ours[k] = kv($0, "resident_img_per_s") }
             /^name=bench.* impl=pytorch / { nm = kv($0, "name"); sub(/^bench[.]/, "", nm); k = nm "." kv($0, "precision") "." kv($0, "algos");
-                                             torch[k] = kv($0, "img_per_s") }
-            END { for (k in ours) if (k in torch) printf "name=compare.gpu.%s ours_img_per_s=%s pytorch_img_per_s=%s ratio=%.2f\n",
-                                                    k, ours[k], torch[k], ours[k] / torch[k] }' "$logs/bench.log" |
+                                             v = kv($0, "img_per_s") + 0; if (v > torch[k]) { torch[k] = v; fmt[k] = kv($0, "format") } }
+            END { for (k in ours) if (k in torch) printf "name=compare.gpu.%s ours_img_per_s=%s pytorch_img_per_s=%.1f pytorch_format=%s ratio=%.2f\n",
+                                                    k, ours[k], torch[k], fmt[k], ours[k] / torch[k] }' "$logs/bench.log" |
             sort > "$logs/compare.log"
+    fi
+    # Epochs at step speed (issue #20 item 3): dse train's epoch throughput on Fashion-MNIST
+    # at batch 256 against bench_cuda's step on a resident batch, same net, precision, algorithms.
+    fm=${DSE_GPU_CHECK_FMNIST:-}
+    [ -z "$fm" ] && for d in .data/fashion-mnist /usr/share/datasets/fashion-mnist; do
+        [ -f "$d/train-images-idx3-ubyte.gz" ] || [ -f "$d/train-images-idx3-ubyte" ] && { fm=$d; break; }
+    done
+    : > "$logs/epoch.log"
+    if [ -n "$fm" ]; then
+        for prec in fp32 tf32; do
+            "$build/dse" train experiments/squeezenet/squeezenet_fmnist.cfg --data "$fm" --device cuda --batch 256 \
+                --epochs 3 --precision "$prec" --algos any --json > "$logs/epoch_$prec.json" 2>> "$logs/epoch.log" || status=1
+            "$py" - "$logs/epoch_$prec.json" "$prec" "$logs/bench.log" >> "$logs/epoch.log" <<'EOF2' || status=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+ep = [e["img_per_s"] for e in r.get("per_epoch", [])][1:] or [r["img_per_s"]]
+step = 0.0
+for line in open(sys.argv[3]):
+    f = dict(w.split("=", 1) for w in line.split() if "=" in w)
+    if line.startswith("name=cuda.train ") and f.get("net") == "squeezenet_fmnist" and f.get("math") == sys.argv[2] \
+            and f.get("algos") == "any" and f.get("batch") == "256":
+        step = float(f["resident_img_per_s"])
+best = max(ep)
+print(f"name=epoch_vs_step.fmnist.{sys.argv[2]}.any epoch_img_per_s={best:.1f} step_img_per_s={step:.1f} "
+      f"ratio={best / step if step else 0:.3f} top1={r.get('top1')}")
+EOF2
+        done
+    else
+        echo "name=epoch_vs_step skipped: no Fashion-MNIST (.data/fashion-mnist or /usr/share/datasets)" >> "$logs/epoch.log"
     fi
     if [ "$quick" = 0 ]; then
         GPU_PACK_K=${GPU_PACK_K:-8} sh bench/gpu_pack.sh "$build" > "$logs/pack.log" 2>&1 || status=1
@@ -238,6 +264,10 @@ if [ -s "$logs/compare.log" ]; then
     sed 's/^name=compare.gpu./  /' "$logs/compare.log" | tee -a "$summary"
 elif [ "$have_torch" = 0 ]; then
     say "vs PyTorch: not run (no python3 with a CUDA-enabled torch)"
+fi
+if [ -s "$logs/epoch.log" ]; then
+    say "epochs vs steps (dse train, epochs 2-3, best; bench_cuda resident step, batch 256):"
+    grep "^name=epoch_vs_step" "$logs/epoch.log" | sed 's/^name=epoch_vs_step./  /' | tee -a "$summary"
 fi
 if [ -s "$logs/pack.log" ]; then
     say "packing:"

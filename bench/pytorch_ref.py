@@ -21,10 +21,15 @@ Prints one line per measurement, for example
 count of the net and exits 1 if it differs from ours.
 
 Usage: pytorch_ref.py --net fmnist|v10 [--mode train|infer] [--batch B] [--threads T]
-                      [--iters N] [--warmup W] [--device cpu|cuda[:N]] [--precision fp32|tf32]
-                      [--deterministic] [--params]
+                      [--iters N] [--warmup W] [--device cpu|cuda[:N]]
+                      [--precision fp32|tf32|fp16|bf16|all] [--deterministic] [--algos det|any|both]
+                      [--memory-format nchw|nhwc|both] [--params]
 On CUDA, cuDNN's benchmark mode is on (its best algorithm per shape) and each step ends with
-a device synchronisation, as `bench_cuda` times ours.
+a device synchronisation, as `bench_cuda` times ours. fp16 and bf16 are PyTorch's automatic
+mixed precision (torch.autocast; fp16 with a GradScaler), its recommended 16-bit training.
+nhwc is channels_last (model and input), which cuDNN's tensor-core kernels prefer. "all" and
+"both" measure every combination in one process (one line each): the caller takes the best
+memory format per case (bench/gpu_check.sh), PyTorch's best configuration.
 Needs Debian's python3-torch (apt-get install -y python3-torch); run it with /usr/bin/python3.
 """
 import argparse
@@ -86,10 +91,15 @@ def main():
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--device", default="cpu", help="cpu or cuda[:N] (cuDNN benchmark mode on)")
-    ap.add_argument("--precision", choices=["fp32", "tf32"], default="fp32",
-                    help="on CUDA: fp32 (TF32 off everywhere) or tf32 (TF32 in conv and matmul)")
+    ap.add_argument("--precision", choices=["fp32", "tf32", "fp16", "bf16", "all"], default="fp32",
+                    help="on CUDA: fp32 (TF32 off everywhere), tf32 (TF32 in conv and matmul), "
+                         "fp16 or bf16 (autocast mixed precision; fp16 with loss scaling), all")
     ap.add_argument("--deterministic", action="store_true",
                     help="on CUDA: torch.backends.cudnn.deterministic (deterministic cuDNN algorithms only)")
+    ap.add_argument("--algos", choices=["det", "any", "both"], default=None,
+                    help="on CUDA: det (= --deterministic), any (default) or both")
+    ap.add_argument("--memory-format", choices=["nchw", "nhwc", "both"], default="nchw",
+                    help="on CUDA: nchw (contiguous), nhwc (channels_last) or both")
     ap.add_argument("--params", action="store_true", help="print the parameter count and exit")
     a = ap.parse_args()
     if a.batch < 1 or a.threads < 1 or a.iters < 1 or a.warmup < 0:
@@ -108,28 +118,58 @@ def main():
     torch.set_num_threads(a.threads)
     dev = torch.device(a.device)
     cuda = dev.type == "cuda"
+    precs = ["fp32", "tf32", "fp16", "bf16"] if a.precision == "all" else [a.precision]
+    algos = a.algos or ("det" if a.deterministic else "any")
+    algos = ["det", "any"] if algos == "both" else [algos]
+    fmts = ["nchw", "nhwc"] if a.memory_format == "both" else [a.memory_format]
+    if not cuda and (precs != ["fp32"] or fmts != ["nchw"] or algos == ["det"]):
+        ap.error("--precision, --algos det and --memory-format are CUDA options")
+    model = model.to(dev)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    rc = 0
+    for prec in precs:
+        for alg in algos:
+            for fmt in fmts:
+                model.load_state_dict(state)
+                rc |= run_case(a, name, model, dev, cuda, cin, hw, classes, prec, alg, fmt)
+    return rc
+
+
+def run_case(a, name, model, dev, cuda, cin, hw, classes, prec, alg, fmt):
+    """Time one configuration; print its line. 0, or 1 when the loss is not finite."""
+    amp = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(prec)
     if cuda:
         torch.backends.cudnn.benchmark = True
-        torch.backends.cudnn.deterministic = a.deterministic
-        tf32 = a.precision == "tf32"
+        torch.backends.cudnn.deterministic = alg == "det"
+        tf32 = prec == "tf32"
         torch.backends.cudnn.allow_tf32 = tf32
         torch.backends.cuda.matmul.allow_tf32 = tf32
+    mf = torch.channels_last if fmt == "nhwc" else torch.contiguous_format
+    model = model.to(memory_format=mf)
     sync = (lambda: torch.cuda.synchronize(dev)) if cuda else (lambda: None)
     gen = torch.Generator().manual_seed(7)
-    x = (torch.rand(a.batch, cin, hw, hw, generator=gen) - 0.5).to(dev)
+    x = (torch.rand(a.batch, cin, hw, hw, generator=gen) - 0.5).to(dev).contiguous(memory_format=mf)
     y = (torch.arange(a.batch) % classes).to(dev)
-    model = model.to(dev)
+    autocast = (lambda: torch.autocast(device_type="cuda", dtype=amp)) if amp is not None else \
+        (lambda: torch.autocast(device_type=dev.type, enabled=False))
     times = []
     if a.mode == "train":
         model.train()
         loss_fn = nn.CrossEntropyLoss()
         opt = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.9, weight_decay=0.0)
+        scaler = torch.amp.GradScaler("cuda") if prec == "fp16" else None
         for i in range(a.warmup + a.iters):
             t0 = time.perf_counter()
             opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            opt.step()
+            with autocast():
+                loss = loss_fn(model(x), y)
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
             sync()
             t = time.perf_counter() - t0
             if i >= a.warmup:
@@ -139,7 +179,7 @@ def main():
             return 1
     else:
         model.eval()
-        with torch.no_grad():
+        with torch.no_grad(), autocast():
             for i in range(a.warmup + a.iters):
                 t0 = time.perf_counter()
                 model(x)
@@ -150,13 +190,12 @@ def main():
 
     med = statistics.median(times)
     malloc = "tuned" if os.environ.get("GLIBC_TUNABLES") else "stock"
-    where = (f"device={a.device} precision={a.precision} algos={'det' if a.deterministic else 'any'}" if cuda
+    where = (f"device={a.device} precision={prec} algos={alg} format={fmt}" if cuda
              else f"threads={a.threads}")
     print(f"name=bench.{name} impl=pytorch mode={a.mode} batch={a.batch} {where} "
           f"iters={a.iters} median_ms={med * 1e3:.3f} min_ms={min(times) * 1e3:.3f} "
           f"img_per_s={a.batch / med:.1f} malloc={malloc}", flush=True)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

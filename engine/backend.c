@@ -198,4 +198,28 @@ enum dse_status dse_cuda_nonfinite(struct dse_cuda_ctx *cx, const float *p, int6
     *out = 0;
     return no_cuda(cx, NULL);
 }
+enum dse_status dse_cuda_tally_loss(struct dse_cuda_ctx *cx, const float *loss) { return no_cuda(cx, NULL); }
+enum dse_status dse_cuda_tally_scale(struct dse_cuda_ctx *cx, const float *g, int64_t n, double clip_norm) {
+    return no_cuda(cx, NULL);
+}
+enum dse_status dse_cuda_sgd_tallied(struct dse_cuda_ctx *cx, float *w, const float *g, float *v, int64_t n,
+                                     float lr, float momentum, float wd) {
+    return no_cuda(cx, NULL);
+}
+enum dse_status dse_cuda_tally_take(struct dse_cuda_ctx *cx, struct dse_step_tally *out, int reset,
+                                    struct dse_err *err) {
+    memset(out, 0, sizeof *out);
+    out->diverged_at = -1;
+    return no_cuda(cx, err);
+}
+enum dse_status dse_cuda_slot_upload(struct dse_cuda_ctx *cx, int slot, void *dst, const void *src, size_t bytes,
+                                     struct dse_err *err) {
+    return no_cuda(cx, err);
+}
+enum dse_status dse_cuda_slot_release(struct dse_cuda_ctx *cx, int slot, struct dse_err *err) {
+    return no_cuda(cx, err);
+}
+enum dse_status dse_cuda_slot_wait_host(struct dse_cuda_ctx *cx, int slot, struct dse_err *err) {
+    return no_cuda(cx, err);
+}
 #endif

@@ -127,6 +127,16 @@ struct dse_node_state {
     enum dse_mem mem;
 };
 
+/* What a model's training steps add up (engine/model.h, dse_model_step), on the host or on
+ * a device (engine/cuda/step.c), between two resets. */
+struct dse_step_tally {
+    double  loss_sum;    /* the steps' losses, added in step order in double */
+    int64_t steps;       /* steps taken */
+    int64_t diverged_at; /* the first of them (from 0) whose loss was not finite, or -1:
+                            from that step on no step changes the parameters */
+    int64_t clipped;     /* steps whose gradients were scaled down to the clip norm */
+};
+
 /* One op instance. Tensors are borrowed (the model owns them); the node owns `st`.
  *
  * Gradient rule (every backend): backward ACCUMULATES. For each non-NULL grad it adds

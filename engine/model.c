@@ -98,8 +98,11 @@ void dse_model_free(struct dse_model *m) {
     free(m->nodes);
     free(m->labels);
     free(m->host_prob);
+    for (int k = 0; k < 2; k++)
+        if (m->batch_host[k]) dse_model_host_free(m, m->batch_host[k], m->batch_pinned[k]);
     if (on_gpu) {
         if (m->gpu) {
+            dse_cuda_free(m->gpu, m->batch_dev[1]);
             dse_cuda_free(m->gpu, m->arena);
             dse_cuda_free(m->gpu, m->dev_block);
         }
@@ -406,6 +409,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "precision %s needs a CUDA device; the CPU backend "
                            "computes in fp32 only", dse_cuda_math_str(dev->math));
     struct dse_model *m = calloc(1, sizeof *m);
+    if (m) m->tally.diverged_at = -1;
     if (!m) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     m->grad_scale = 1.0f;
     if (opts->batch < 1 || opts->threads < 1) {
@@ -549,6 +553,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
         }
     for (int i = 0; i < n && on_gpu; i++) /* the parameters are on the device now */
         if ((st = dse_cuda_node_prepare(m->gpu, &m->nodes[i], err))) goto fail;
+    m->batch_dev[0] = on_gpu ? m->input.data : NULL;
     free(own), free(consumers), free(view_of), free(view_c0), free(offset);
     *out = m;
     return DSE_OK;
@@ -650,6 +655,106 @@ void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_d
     }
 }
 
+/* ---- training steps that do not wait ---------------------------------------------------- */
+
+float *dse_model_batch_buffer(struct dse_model *m, struct dse_err *err) {
+    const size_t bytes = sizeof(float) * (size_t)dse_tensor_count(&m->input);
+    const int k = m->gpu ? m->slot : 0;
+    if (!m->batch_host[k] && !(m->batch_host[k] = dse_model_host_alloc(m, bytes, &m->batch_pinned[k]))) {
+        dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory (a batch buffer of %zu bytes)", bytes);
+        return NULL;
+    }
+    if (m->gpu && dse_cuda_slot_wait_host(m->gpu, k, err)) return NULL; /* its last batch has left it */
+    return m->batch_host[k];
+}
+
+/* The CPU's step: what engine/train.c's loop did before steps were queued. */
+static enum dse_status cpu_step(struct dse_model *m, const float *x, const int *labels, float lr, float momentum,
+                                float weight_decay, double clip_norm, struct dse_err *err) {
+    struct dse_step_tally *t = &m->tally;
+    if (t->diverged_at >= 0) { /* nothing more until the tally is reset */
+        t->steps++;
+        return DSE_OK;
+    }
+    float loss;
+    enum dse_status st = dse_model_forward(m, x, labels, &loss, err);
+    if (st) return st;
+    t->loss_sum += loss;
+    if (!isfinite(loss)) {
+        t->diverged_at = t->steps++;
+        return DSE_OK;
+    }
+    t->steps++;
+    if ((st = dse_model_backward(m, err))) return st;
+    if (clip_norm > 0) {
+        double norm;
+        int clipped;
+        if ((st = dse_model_clip_grad(m, clip_norm, &norm, &clipped, err))) return st;
+        t->clipped += clipped;
+    }
+    dse_model_sgd(m, lr, momentum, weight_decay);
+    return DSE_OK;
+}
+
+/* A failure the device's ctx recorded, as the caller's. */
+static enum dse_status gpu_fail(const struct dse_cuda_ctx *g, struct dse_err *err) {
+    if (err) *err = g->err;
+    return g->err.code ? g->err.code : DSE_ERR_CUDA;
+}
+
+/* A device's step, queued: the input on the copy stream (or copied now), forward, the
+ * loss into the tally, backward, the clip factor and SGD reading the tally. */
+static enum dse_status gpu_step(struct dse_model *m, const float *x, const int *labels, float lr, float momentum,
+                                float weight_decay, double clip_norm, struct dse_err *err) {
+    struct dse_cuda_ctx *g = m->gpu;
+    const size_t bytes = sizeof(float) * (size_t)dse_tensor_count(&m->input);
+    const int k = m->slot;
+    enum dse_status st;
+    if (m->pending) { /* an SGD step that failed on the device */
+        if (err) *err = m->pending_err;
+        return m->pending;
+    }
+    if (m->inference)
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "a training step on a model built for inference only");
+    if (!m->batch_dev[k] && (st = dse_cuda_alloc(g, bytes, (void **)&m->batch_dev[k], err))) return st;
+    m->input.data = m->batch_dev[k];
+    for (int b = 0; b < m->batch; b++) m->labels[b] = labels[b];
+    st = x == m->batch_host[k] && m->batch_pinned[k] ? dse_cuda_slot_upload(g, k, m->input.data, x, bytes, err)
+                                                      : dse_cuda_upload(g, m->input.data, x, bytes, err);
+    for (int i = 0; i < m->net.n_layers && !st; i++) st = dse_model_node_forward(m, i, err);
+    if (!st && dse_cuda_tally_loss(g, m->outs[m->loss].data)) st = gpu_fail(g, err);
+    if (!st) st = dse_model_backward(m, err);
+    if (st) return st;
+    int skip = 0; /* FP16: a conv gradient overflowed at this loss scale (this waits) */
+    if ((st = dse_cuda_mp_step(g, &skip, err))) return st;
+    float *w = m->dev_block, *gr = w + m->param_floats, *v = gr + m->param_floats;
+    const size_t d = m->decay_floats, rest = m->param_floats - d;
+    m->grad_scale = 1.0f;
+    if (!skip && (dse_cuda_tally_scale(g, gr, (int64_t)m->param_floats, clip_norm) ||
+                  dse_cuda_sgd_tallied(g, w, gr, v, (int64_t)d, lr, momentum, weight_decay) ||
+                  dse_cuda_sgd_tallied(g, w + d, gr + d, v + d, (int64_t)rest, lr, momentum, 0.0f)))
+        return gpu_fail(g, err);
+    st = dse_cuda_slot_release(g, k, err);
+    m->slot ^= 1;
+    return st;
+}
+
+enum dse_status dse_model_step(struct dse_model *m, const float *x, const int *labels, float lr, float momentum,
+                               float weight_decay, double clip_norm, struct dse_err *err) {
+    return m->gpu ? gpu_step(m, x, labels, lr, momentum, weight_decay, clip_norm, err)
+                  : cpu_step(m, x, labels, lr, momentum, weight_decay, clip_norm, err);
+}
+
+enum dse_status dse_model_tally(struct dse_model *m, struct dse_step_tally *t, int reset, struct dse_err *err) {
+    if (m->gpu) return dse_cuda_tally_take(m->gpu, t, reset, err);
+    *t = m->tally;
+    if (reset) {
+        memset(&m->tally, 0, sizeof m->tally);
+        m->tally.diverged_at = -1;
+    }
+    return DSE_OK;
+}
+
 enum dse_status dse_model_clip_grad(struct dse_model *m, double max_norm, double *norm, int *clipped,
                                     struct dse_err *err) {
     double sum = 0;
@@ -710,6 +815,7 @@ int dse_model_nonfinite(const struct dse_model *m) {
 size_t dse_model_bytes(const struct dse_model *m) {
     if (m->gpu) { /* device memory: arena, parameter block, node state, workspace */
         size_t b = (m->arena_floats + m->dev_floats) * sizeof(float);
+        if (m->batch_dev[1]) b += (size_t)dse_tensor_count(&m->input) * sizeof(float);
         for (int i = 0; i < m->net.n_layers; i++) b += m->nodes[i].st.bytes;
         return b + m->gpu->stats.workspace_bytes + m->gpu->stats.scratch16_bytes;
     }

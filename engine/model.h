@@ -75,6 +75,13 @@ struct dse_model {
                                           (dse_model_clip_grad); 1 after every step */
     enum dse_status      pending;      /* a failure dse_model_sgd (void) could not report: */
     struct dse_err       pending_err;  /*   the next forward returns it */
+    /* dse_model_step (issue #20 item 3) */
+    struct dse_step_tally tally;       /* the CPU's (a device keeps its own) */
+    float               *batch_host[2]; /* dse_model_batch_buffer's: pinned on a device */
+    int                  batch_pinned[2];
+    float               *batch_dev[2]; /* a device's two input buffers: [0] is the input's
+                                          own place in dev_block, [1] made on first use */
+    int                  slot;         /* the input slot of the next step (0 or 1) */
 };
 
 /* Build the model of net for opts->batch images. Borrows nothing: net is copied.
@@ -129,6 +136,30 @@ size_t dse_model_bytes(const struct dse_model *m);
  * dse_model_host_free on the same model, before dse_model_free. */
 void *dse_model_host_alloc(struct dse_model *m, size_t bytes, int *pinned);
 void  dse_model_host_free(struct dse_model *m, void *p, int pinned);
+
+/* ---- training steps that do not wait (issue #20 item 3) ----------------------------- */
+
+/* The host buffer for the next dse_model_step's batch ([B, C, H, W] floats), owned by the
+ * model. On a device it is one of two pinned buffers, returned once the device has copied
+ * the batch it last held, so the caller fills one while the device computes on the
+ * other; on the CPU it is one buffer. NULL (err says why) when out of memory. */
+float *dse_model_batch_buffer(struct dse_model *m, struct dse_err *err);
+
+/* One SGD step: forward x and labels; then, unless the loss is not finite, backward,
+ * clipping to the global L2 norm clip_norm (0: never; as dse_model_clip_grad) and SGD with
+ * momentum (dse_model_sgd). The loss, whether it was finite and whether the step clipped
+ * go into the model's tally (dse_model_tally). On the CPU the step runs now, and after a
+ * non-finite loss later steps do nothing until the tally is reset. On a device it is
+ * queued and this returns without waiting: x, when it is the buffer dse_model_batch_buffer
+ * returned, uploads on a second stream while the device works on the previous step (any
+ * other x is copied before this returns); the device skips SGD from the first non-finite
+ * loss on. The same arithmetic as forward + backward + clip + sgd, so the same bits. */
+enum dse_status dse_model_step(struct dse_model *m, const float *x, const int *labels, float lr, float momentum,
+                               float weight_decay, double clip_norm, struct dse_err *err);
+
+/* What the steps since the last reset added up (a device: waits for its queued work and
+ * reports a failure of it); with reset, start a new tally. */
+enum dse_status dse_model_tally(struct dse_model *m, struct dse_step_tally *t, int reset, struct dse_err *err);
 
 /* ---- devices (issue #6) ------------------------------------------------------------ */
 /* A model built on device cuda:N (dse_model_new_on) keeps every tensor on that GPU and

@@ -699,38 +699,57 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     for (int e = start; e < stop; e++) {
         double te = now_s(), loss_sum = 0;
         int count;
+        /* Steps are queued (a device runs behind the host, issue #20 item 3): the loss,
+         * divergence and clipping add up in the model's tally, read at progress points and
+         * at the end of the epoch, and after every step on the CPU, where reading is free
+         * and a diverged run stops at once. */
+        struct dse_step_tally tl;
+        const int64_t clipped0 = r->clipped_steps;
+        if ((st = dse_model_tally(m, &tl, 1, err))) goto done;
         dse_loader_start_epoch(ltrain, e);
-        for (int i = 0; i < ipe && dse_loader_next(ltrain, x, labels, &count); i++, it++) {
+        for (int i = 0; i < ipe; i++, it++) {
+            float *xb = dse_model_batch_buffer(m, err); /* on a device: free once its last batch uploaded */
+            if (!xb) {
+                st = err && err->code ? err->code : DSE_ERR_NOMEM;
+                goto done;
+            }
+            if (!dse_loader_next(ltrain, xb, labels, &count)) break;
             if (o->cancel && o->cancel(o->progress_arg)) {
+                if ((st = dse_model_tally(m, &tl, 0, err))) goto done;
+                r->clipped_steps = clipped0 + tl.clipped;
                 strcpy(r->status, "cancelled");
                 goto finish;
             }
-            float loss, lr = dse_train_lr(o, it, iters, ipe);
-            if ((st = dse_model_forward(m, x, labels, &loss, err))) goto done;
-            if (!isfinite(loss)) {
+            float lr = dse_train_lr(o, it, iters, ipe);
+            if ((st = dse_model_step(m, xb, labels, lr, o->momentum, o->weight_decay, o->clip_norm, err))) goto done;
+            imgs += o->batch;
+            const int report = o->progress && (i % 10 == 0 || i == ipe - 1);
+            if (!on_cpu && !report) continue;
+            if ((st = dse_model_tally(m, &tl, 0, err))) goto done;
+            r->clipped_steps = clipped0 + tl.clipped;
+            if (tl.diverged_at >= 0) {
                 strcpy(r->status, "diverged");
                 r->diverged_epoch = e + 1;
-                r->diverged_iter = i;
+                r->diverged_iter = (int)tl.diverged_at;
                 goto finish;
             }
-            if ((st = dse_model_backward(m, err))) goto done;
-            if (o->clip_norm > 0) {
-                double norm;
-                int clipped;
-                if ((st = dse_model_clip_grad(m, o->clip_norm, &norm, &clipped, err))) goto done;
-                r->clipped_steps += clipped;
-            }
-            dse_model_sgd(m, lr, o->momentum, o->weight_decay);
-            loss_sum += loss;
-            imgs += o->batch;
-            if (o->progress && (i % 10 == 0 || i == ipe - 1)) {
+            if (report) {
                 double el = t_train + now_s() - te;
                 struct dse_train_progress p = { .epoch = e, .epochs = o->epochs, .iter = i + 1, .iters = ipe,
-                                                .loss = (float)(loss_sum / (i + 1)), .lr = lr,
-                                                .img_per_s = imgs / (el > 0 ? el : 1e-9) };
+                                                .loss = (float)(tl.loss_sum / (double)(tl.steps ? tl.steps : 1)),
+                                                .lr = lr, .img_per_s = imgs / (el > 0 ? el : 1e-9) };
                 p.eta_s = (double)(iters - it - 1) * o->batch / (p.img_per_s > 0 ? p.img_per_s : 1);
                 o->progress(o->progress_arg, &p);
             }
+        }
+        if ((st = dse_model_tally(m, &tl, 0, err))) goto done; /* waits for the epoch's steps */
+        r->clipped_steps = clipped0 + tl.clipped;
+        loss_sum = tl.loss_sum;
+        if (tl.diverged_at >= 0) {
+            strcpy(r->status, "diverged");
+            r->diverged_epoch = e + 1;
+            r->diverged_iter = (int)tl.diverged_at;
+            goto finish;
         }
         if ((st = dse_loader_status(ltrain, err))) goto done; /* an image that failed to load */
         /* A device queues its steps: wait for them before reading the clock, and report an

@@ -1086,6 +1086,91 @@ static void test_train_mixed(void) {
     dse_net_deinit(&net);
 }
 
+/* Steps that do not wait (dse_model_step, issue #20 item 3): the fire net trained with
+ * queued steps on the GPU (inputs through the two pinned batch buffers and the copy
+ * stream, no wait between steps, clipping and the SGD factor on the device) against the
+ * CPU's steps: the tallied loss, the clipped steps, every parameter. Then a step whose
+ * loss is +inf - inf (positive parameters, input +inf): the device marks the tally
+ * diverged at that step and no later step changes anything. */
+static void test_train_step(void) {
+    struct dse_net net;
+    fire_net(&net);
+    const int B = 8, count = 64, epochs = 2, classes = 4;
+    struct dse_model_opts mo = { B, 2, 11, DSE_INIT_MSRA, 0, 0, 0 };
+    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
+    struct dse_model *cm = NULL, *gm = NULL;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_model_new_on(&net, &mo, NULL, &cm, &err));
+    CHECK_OK(dse_model_new_on(&net, &mo, &dev, &gm, &err));
+    const int64_t img = (int64_t)net.in_c * net.in_h * net.in_w;
+    float *x = malloc((size_t)(count * img) * sizeof *x);
+    int *labels = malloc((size_t)count * sizeof *labels);
+    float *a = NULL, *g = NULL;
+    if (!cm || !gm || !x || !labels) goto done;
+    cm->cx.conv_force = DSE_CPU_CONV_GEMM_BATCH;
+    make_data(count, net.in_c, net.in_h, net.in_w, classes, x, labels);
+    struct dse_step_tally tc, tg;
+    CHECK_OK(dse_model_tally(gm, &tg, 1, &err));
+    for (int e = 0; e < epochs; e++)
+        for (int b = 0; b + B <= count; b += B) {
+            float *xb = dse_model_batch_buffer(gm, &err);
+            CHECK(xb != NULL);
+            if (!xb) goto done;
+            memcpy(xb, x + b * img, sizeof *x * (size_t)(B * img));
+            CHECK_OK(dse_model_step(cm, x + b * img, labels + b, 0.01f, 0.9f, 2e-4f, 0.5, &err));
+            CHECK_OK(dse_model_step(gm, xb, labels + b, 0.01f, 0.9f, 2e-4f, 0.5, &err));
+        }
+    CHECK_OK(dse_model_tally(cm, &tc, 1, &err));
+    CHECK_OK(dse_model_tally(gm, &tg, 1, &err));
+    CHECK_INT_EQ(tg.steps, epochs * (count / B));
+    CHECK_INT_EQ(tg.diverged_at, -1);
+    CHECK_INT_EQ(tg.clipped, tc.clipped);
+    CHECK(tc.clipped > 0);
+    CHECK(fabs(tc.loss_sum - tg.loss_sum) <= 1e-4 * fabs(tc.loss_sum));
+    if (verbose) printf("  loss sum cpu %.9g cuda %.9g, clipped %lld\n", tc.loss_sum, tg.loss_sum, (long long)tg.clipped);
+    const uint64_t n = dse_model_state_count(cm);
+    a = malloc(n * sizeof *a), g = malloc(n * sizeof *g);
+    if (!a || !g) goto done;
+    CHECK_OK(dse_model_state_get(cm, a, &err));
+    CHECK_OK(dse_model_state_get(gm, g, &err));
+    int64_t at;
+    const double e = nmse(a, g, (int64_t)n, &at);
+    if (verbose || !(e <= 1e-6)) printf("  train-step: state NMSE %.3g\n", e);
+    CHECK(e <= 1e-6);
+    CHECK(gm->cx.rng.state == cm->cx.rng.state);
+    /* divergence: every parameter positive, momentum 0 (state order: each parameter's
+     * values, then its momentum; the fire net has no running statistics) */
+    uint64_t off = 0;
+    for (int p = 0; p < gm->n_params; p++) {
+        const uint64_t c = (uint64_t)dse_tensor_count(gm->params[p]);
+        for (uint64_t i = 0; i < c; i++) g[off + i] = fabsf(g[off + i]) + 1e-3f, g[off + c + i] = 0;
+        off += 2 * c;
+    }
+    CHECK_INT_EQ(off, n);
+    CHECK_OK(dse_model_state_put(gm, g, &err));
+    for (int step = 0; step < 4; step++) {
+        float *xb = dse_model_batch_buffer(gm, &err);
+        CHECK(xb != NULL);
+        if (!xb) goto done;
+        memcpy(xb, x + step * B * img, sizeof *x * (size_t)(B * img));
+        if (step == 1) {
+            for (int64_t i = 0; i < B * img; i++) xb[i] = INFINITY;
+            CHECK_OK(dse_model_state_get(gm, a, &err)); /* waits: the state before step 1 */
+        }
+        CHECK_OK(dse_model_step(gm, xb, labels, step ? 0.05f : 0.0f, 0.9f, 2e-4f, 0, &err));
+    }
+    CHECK_OK(dse_model_tally(gm, &tg, 1, &err));
+    CHECK_INT_EQ(tg.steps, 4);
+    CHECK_INT_EQ(tg.diverged_at, 1);
+    CHECK_OK(dse_model_state_get(gm, g, &err));
+    CHECK(!memcmp(a, g, n * sizeof *a));
+done:
+    free(a), free(g), free(x), free(labels);
+    dse_model_free(cm);
+    dse_model_free(gm);
+    dse_net_deinit(&net);
+}
+
 static void test_train_fire(void) {
     struct dse_net net;
     fire_net(&net);
@@ -1329,6 +1414,7 @@ static const struct cuda_case cases[] = {
     { "op-batchnorm",      test_batchnorm,       1 },
     { "op-scale",          test_scale,           1 },
     { "train-fire",        test_train_fire,      1 },
+    { "train-step",        test_train_step,      1 },
     { "train-mixed",       test_train_mixed,     1 },
     { "train-bn",          test_train_bn,        1 },
     { "inference",         test_inference,       1 },

@@ -227,6 +227,89 @@ done:
     dse_net_deinit(&net);
 }
 
+/* dse_model_step (the training loop's step, issue #20 item 3) is forward + backward + clip +
+ * SGD bit for bit, with the losses and clipped steps in the tally; a non-finite loss marks
+ * the tally diverged at that step and leaves the parameters alone from there until the
+ * tally is reset. */
+static void test_step_tally(void) {
+    struct dse_net net;
+    struct dse_model *a = NULL, *b = NULL;
+    struct dse_err err = { 0 };
+    tiny_net(&net, 0);
+    struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
+    CHECK_OK(dse_model_new(&net, &mo, &a, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &b, &err));
+    if (!a || !b) goto done;
+    a->cx.conv_force = b->cx.conv_force = DSE_CPU_CONV_GEMM_BATCH; /* timed choices could differ */
+    float x[3 * 144], loss;
+    int labels[3] = { 0, 3, 1 };
+    double sum = 0;
+    int64_t clipped = 0;
+    struct dse_step_tally t;
+    for (int step = 0; step < 4; step++) {
+        tiny_input(x, 7 + (uint64_t)step);
+        const double clip = step % 2 ? 0.05 : 0; /* tiny: odd steps clip */
+        CHECK_OK(dse_model_forward(a, x, labels, &loss, &err));
+        CHECK_OK(dse_model_backward(a, &err));
+        double norm;
+        int c = 0;
+        if (clip > 0) CHECK_OK(dse_model_clip_grad(a, clip, &norm, &c, &err));
+        dse_model_sgd(a, 0.05f, 0.9f, 1e-3f);
+        sum += loss, clipped += c;
+        float *xb = dse_model_batch_buffer(b, &err);
+        CHECK(xb != NULL);
+        if (!xb) goto done;
+        memcpy(xb, x, sizeof x);
+        CHECK_OK(dse_model_step(b, xb, labels, 0.05f, 0.9f, 1e-3f, clip, &err));
+    }
+    CHECK_OK(dse_model_tally(b, &t, 0, &err));
+    CHECK_INT_EQ(t.steps, 4);
+    CHECK_INT_EQ(t.diverged_at, -1);
+    CHECK_INT_EQ(t.clipped, 2);
+    CHECK_INT_EQ(clipped, 2);
+    CHECK(t.loss_sum == sum);
+    int same = 1;
+    for (int p = 0; p < a->n_params; p++)
+        same &= !memcmp(a->params[p]->data, b->params[p]->data, sizeof(float) * (size_t)dse_tensor_count(a->params[p]));
+    CHECK(same);
+    /* Step 1 of a new tally has a loss that is not finite: every parameter positive and an
+     * input of +inf make every logit +inf, and the softmax inf - inf (a NaN in the input
+     * would not do: ReLU maps NaN to 0). Diverged there, and nothing changes from then on,
+     * though steps 2 and 3 (finite, lr 0.05) would change the parameters. */
+    CHECK_OK(dse_model_tally(b, &t, 1, &err));
+    for (int p = 0; p < b->n_params; p++) {
+        for (int64_t i = 0; i < dse_tensor_count(b->params[p]); i++)
+            b->params[p]->data[i] = fabsf(b->params[p]->data[i]) + 1e-3f;
+        memset(b->momentum[p], 0, sizeof(float) * (size_t)dse_tensor_count(b->params[p]));
+    }
+    const uint64_t n = dse_model_state_count(b);
+    float *before = malloc(n * sizeof *before), *after = malloc(n * sizeof *after);
+    for (int step = 0; step < 4 && before && after; step++) {
+        tiny_input(x, 20 + (uint64_t)step);
+        if (step == 1) {
+            for (int i = 0; i < 3 * 144; i++) x[i] = INFINITY;
+            CHECK_OK(dse_model_state_get(b, before, &err));
+        }
+        CHECK_OK(dse_model_step(b, x, labels, step ? 0.05f : 0.0f, 0.9f, 1e-3f, 0, &err));
+    }
+    CHECK_OK(dse_model_tally(b, &t, 1, &err));
+    CHECK_INT_EQ(t.steps, 4);
+    CHECK_INT_EQ(t.diverged_at, 1);
+    CHECK(!isfinite(t.loss_sum));
+    if (before && after) {
+        CHECK_OK(dse_model_state_get(b, after, &err));
+        CHECK(!memcmp(before, after, n * sizeof *before));
+    }
+    free(before), free(after);
+    CHECK_OK(dse_model_tally(b, &t, 0, &err)); /* reset: a new tally */
+    CHECK_INT_EQ(t.steps, 0);
+    CHECK_INT_EQ(t.diverged_at, -1);
+done:
+    dse_model_free(a);
+    dse_model_free(b);
+    dse_net_deinit(&net);
+}
+
 /* The CPU model fuses each conv's ReLU into the conv (dse_node.relu_out, engine/model.c
  * fuse_relus): against the same model built with DSE_CPU_NO_FUSE=1, every activation and
  * gradient (the whole arena), the loss and the parameters after two SGD steps are the same
@@ -788,6 +871,7 @@ static const struct check_case cases[] = {
     { "train-diverge",   test_divergence },
     { "train-device",    test_device_errors },
     { "clip-grad",       test_clip_grad },
+    { "step-tally",      test_step_tally },
     { "fused-relu",      test_fused_relu },
     { "classifier-bias", test_classifier_bias },
     { "train-recipe",    test_default_recipe },

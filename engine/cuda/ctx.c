@@ -216,6 +216,12 @@ void dse_cuda_ctx_deinit(struct dse_cuda_ctx *cx) {
         (void)cudaFree(m->mp_flag);
         (void)cudaFree(m->sumsq);
         (void)cudaFree(m->scratch16);
+        (void)cudaFree(m->tally);
+        for (int k = 0; k < 2; k++) {
+            if (m->uploaded[k]) (void)cudaEventDestroy(m->uploaded[k]);
+            if (m->released[k]) (void)cudaEventDestroy(m->released[k]);
+        }
+        if (m->copy) (void)cudaStreamSynchronize(m->copy), (void)cudaStreamDestroy(m->copy);
         if (m->stream) (void)cudaStreamDestroy(m->stream);
         (void)cudaGetLastError();
         free(m->cache);
@@ -553,7 +559,8 @@ enum dse_status dse_cuda_mp_clear(struct dse_cuda_ctx *cx, struct dse_err *err) 
 
 enum dse_status dse_cuda_mp_step(struct dse_cuda_ctx *cx, int *skip, struct dse_err *err) {
     *skip = 0;
-    if (!dse_cuda_math_is16(cx->math)) return DSE_OK;
+    if (cx->math != DSE_CUDA_MATH_FP16) return DSE_OK; /* BF16 has float's range: an overflow there is divergence,
+                                                          which the loss shows; nothing to wait for */
     struct dse_cuda_impl *m = cx->impl;
     enum dse_status st = m ? dse_cuda_use(cx) : dse_cuda_fail(cx, NULL, DSE_ERR_INTERNAL, "CUDA context not initialized");
     int bad = 0;
@@ -567,11 +574,9 @@ enum dse_status dse_cuda_mp_step(struct dse_cuda_ctx *cx, int *skip, struct dse_
                            cudaGetErrorString(e));
     }
     if (st) return dse_cuda_report(cx, st, err);
-    if (cx->math == DSE_CUDA_MATH_FP16) { /* BF16 has float's range: an overflow there is divergence */
-        cx->loss_scale = dse_loss_scale_next(cx->loss_scale, bad, &cx->mp_good_steps, DSE_LOSS_SCALE_INTERVAL);
-        *skip = bad;
-        cx->stats.mp_steps_skipped += bad;
-    }
+    cx->loss_scale = dse_loss_scale_next(cx->loss_scale, bad, &cx->mp_good_steps, DSE_LOSS_SCALE_INTERVAL);
+    *skip = bad;
+    cx->stats.mp_steps_skipped += bad;
     return DSE_OK;
 }
 

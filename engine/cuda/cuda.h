@@ -160,9 +160,10 @@ static inline float dse_loss_scale_next(float scale, int overflow, int64_t *good
 #define DSE_LOSS_SCALE_INIT     65536.0f
 #define DSE_LOSS_SCALE_INTERVAL 2000
 
-/* After a backward pass in FP16 or BF16: *skip = 1 if a conv gradient was not finite
- * (FP16: the SGD step must be skipped; the scale is updated), 0 otherwise; waits for the
- * device. A no-op (*skip = 0) in FP32 and TF32. */
+/* After a backward pass in FP16: *skip = 1 if a conv gradient was not finite (the SGD
+ * step must be skipped; the scale is updated), 0 otherwise; waits for the device (the one
+ * wait per step left in FP16). A no-op (*skip = 0) in FP32, TF32 and BF16 (float's range:
+ * an overflow there is divergence, which the loss shows). */
 enum dse_status dse_cuda_mp_step(struct dse_cuda_ctx *cx, int *skip, struct dse_err *err);
 /* Before a backward pass: forget any overflow a backward pass without an SGD step left
  * (queued; a no-op in FP32 and TF32). dse_model_zero_grad calls it. */
@@ -253,5 +254,38 @@ enum dse_status dse_cuda_sgd(struct dse_cuda_ctx *cx, float *w, const float *g, 
 enum dse_status dse_cuda_sumsq(struct dse_cuda_ctx *cx, const float *p, int64_t n, double *out);
 /* *out = 1 if any of n device values is NaN or infinite, else 0. Waits for the stream. */
 enum dse_status dse_cuda_nonfinite(struct dse_cuda_ctx *cx, const float *p, int64_t n, int *out);
+
+/* ---- steps that do not wait (issue #20 item 3) ------------------------------------ */
+/* A training loop that downloaded its loss every step waited for the device every step.
+ * Instead the device adds up what the host needs and the host reads it now and then. */
+
+/* Queue: add the device float *loss to the tally (a non-finite one marks it diverged). */
+enum dse_status dse_cuda_tally_loss(struct dse_cuda_ctx *cx, const float *loss);
+/* Queue: the factor the next dse_cuda_sgd_tallied applies to the gradients: with
+ * clip_norm > 0, the L2 norm of the n device values g (summed in double in a fixed order,
+ * as dse_cuda_sumsq) and, when it is finite and above clip_norm, clip_norm / norm (the
+ * step counts as clipped); 1 otherwise. The same arithmetic as the host's
+ * dse_model_clip_grad, so the same bits. */
+enum dse_status dse_cuda_tally_scale(struct dse_cuda_ctx *cx, const float *g, int64_t n, double clip_norm);
+/* Queue dse_cuda_sgd with that factor; nothing once the tally is diverged. */
+enum dse_status dse_cuda_sgd_tallied(struct dse_cuda_ctx *cx, float *w, const float *g, float *v, int64_t n,
+                                     float lr, float momentum, float wd);
+/* Wait for the stream and copy the tally (struct dse_step_tally, engine/engine.h) into
+ * *out; with reset, start a new one. */
+enum dse_status dse_cuda_tally_take(struct dse_cuda_ctx *cx, struct dse_step_tally *out, int reset,
+                                    struct dse_err *err);
+
+/* Double-buffered input: two slots (0, 1), each a device buffer the compute stream reads
+ * during a step and a pinned host buffer the caller fills. dse_cuda_slot_upload queues the
+ * copy on the ctx's second (copy) stream once the compute stream has released the slot's
+ * previous batch, and makes the compute stream wait for it, so the copy of step i + 1
+ * overlaps step i. dse_cuda_slot_release marks, on the compute stream, the point after
+ * which the slot's device buffer is free again (the end of the step that read it).
+ * dse_cuda_slot_wait_host returns once the slot's last copy has left the host buffer,
+ * so the caller may refill it. */
+enum dse_status dse_cuda_slot_upload(struct dse_cuda_ctx *cx, int slot, void *dst, const void *src, size_t bytes,
+                                     struct dse_err *err);
+enum dse_status dse_cuda_slot_release(struct dse_cuda_ctx *cx, int slot, struct dse_err *err);
+enum dse_status dse_cuda_slot_wait_host(struct dse_cuda_ctx *cx, int slot, struct dse_err *err);
 
 #endif

@@ -59,6 +59,11 @@ struct dse_cuda_impl {
     size_t                       scratch16_bytes;
     void                        *mp_io[3][3]; /* per direction, the 16-bit (x, w, y) buffers
                                                  find benchmarks on (conv.c) */
+    /* steps that do not wait (step.c makes these on first use; ctx.c frees them) */
+    struct dse_cuk_tally        *tally;    /* device: the running tally */
+    cudaStream_t                 copy;     /* the second stream: input uploads */
+    cudaEvent_t                  uploaded[2], released[2]; /* per input slot */
+    int                          released_once[2]; /* released[k] has been recorded */
 };
 
 /* A node's own device-side state (node->dev), created by dse_cuda_node_prepare. The

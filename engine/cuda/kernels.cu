@@ -744,3 +744,67 @@ extern "C" cudaError_t dse_cuk_nonfinite(cudaStream_t s, const float *p, int64_t
     k_nonfinite<<<blocks_for(n), THREADS, 0, s>>>(p, n, flag);
     return cudaGetLastError();
 }
+
+/* ---- steps that do not wait ------------------------------------------------------------- */
+
+__global__ static void k_tally_reset(struct dse_cuk_tally *t) {
+    t->loss_sum = 0;
+    t->steps = 0;
+    t->diverged_at = -1;
+    t->clipped = 0;
+    t->gscale = 1.0f;
+    t->unused = 0;
+}
+
+extern "C" cudaError_t dse_cuk_tally_reset(cudaStream_t s, struct dse_cuk_tally *t) {
+    k_tally_reset<<<1, 1, 0, s>>>(t);
+    return cudaGetLastError();
+}
+
+__global__ static void k_tally_loss(const float *loss, struct dse_cuk_tally *t) {
+    const float l = *loss;
+    if (!isfinite(l) && t->diverged_at < 0) t->diverged_at = t->steps;
+    t->loss_sum += (double)l;
+    t->steps++;
+}
+
+extern "C" cudaError_t dse_cuk_tally_loss(cudaStream_t s, const float *loss, struct dse_cuk_tally *t) {
+    k_tally_loss<<<1, 1, 0, s>>>(loss, t);
+    return cudaGetLastError();
+}
+
+/* The host's rule (engine/model.c, dse_model_clip_grad) in the same double arithmetic. */
+__global__ static void k_tally_scale(const double *sumsq, double clip, struct dse_cuk_tally *t) {
+    float f = 1.0f;
+    if (sumsq && clip > 0) {
+        const double norm = sqrt(*sumsq);
+        if (isfinite(norm) && norm > clip) {
+            f = (float)(clip / norm);
+            t->clipped++;
+        }
+    }
+    t->gscale = f;
+}
+
+extern "C" cudaError_t dse_cuk_tally_scale(cudaStream_t s, const double *sumsq, double clip,
+                                           struct dse_cuk_tally *t) {
+    k_tally_scale<<<1, 1, 0, s>>>(sumsq, clip, t);
+    return cudaGetLastError();
+}
+
+__global__ static void k_sgd_tallied(float *w, const float *g, float *v, int64_t n, float lr, float momentum,
+                                     float wd, const struct dse_cuk_tally *t) {
+    if (t->diverged_at >= 0) return;
+    const float gscale = t->gscale;
+    GRID_LOOP(e, n) {
+        const float ve = momentum * v[e] + lr * (gscale * g[e] + wd * w[e]);
+        v[e] = ve;
+        w[e] -= ve;
+    }
+}
+
+extern "C" cudaError_t dse_cuk_sgd_tallied(cudaStream_t s, float *w, const float *g, float *v, int64_t n, float lr,
+                                           float momentum, float wd, const struct dse_cuk_tally *t) {
+    k_sgd_tallied<<<blocks_for(n), THREADS, 0, s>>>(w, g, v, n, lr, momentum, wd, t);
+    return cudaGetLastError();
+}

@@ -128,6 +128,25 @@ cudaError_t dse_cuk_sumsq(cudaStream_t s, const float *p, int64_t n, double *par
 /* *flag = 1 if any of n values is NaN or infinite (flag is not cleared). */
 cudaError_t dse_cuk_nonfinite(cudaStream_t s, const float *p, int64_t n, int *flag);
 
+/* ---- steps that do not wait (engine/cuda/step.c) ---------------------------------------- */
+/* The device side of struct dse_step_tally, plus this step's gradient factor. */
+struct dse_cuk_tally {
+    double    loss_sum;
+    long long steps, diverged_at, clipped;
+    float     gscale; /* the next tallied SGD step's factor on the gradients */
+    int       unused;
+};
+/* *t = { 0, 0, -1, 0, 1 }. */
+cudaError_t dse_cuk_tally_reset(cudaStream_t s, struct dse_cuk_tally *t);
+/* t->loss_sum += *loss; the first non-finite one sets t->diverged_at = t->steps; steps++. */
+cudaError_t dse_cuk_tally_loss(cudaStream_t s, const float *loss, struct dse_cuk_tally *t);
+/* t->gscale = clip / sqrt(*sumsq) when sumsq is non-NULL, clip > 0 and the norm is finite
+ * and above clip (t->clipped++); else 1. */
+cudaError_t dse_cuk_tally_scale(cudaStream_t s, const double *sumsq, double clip, struct dse_cuk_tally *t);
+/* dse_cuk_sgd with gscale = t->gscale; nothing when t->diverged_at >= 0. */
+cudaError_t dse_cuk_sgd_tallied(cudaStream_t s, float *w, const float *g, float *v, int64_t n, float lr,
+                                float momentum, float wd, const struct dse_cuk_tally *t);
+
 #ifdef __cplusplus
 }
 #endif
