@@ -265,8 +265,9 @@ static const struct dse_opt_line lines_sweep[] = {
               "all. A worker claims a candidate only when the analyzer's training-memory\n"
               "estimate, plus 10% and 768 MiB, fits in its GPU's free memory (other\n"
               "users' processes included); otherwise it waits"),
-    OWN(PER_GPU, "workers per GPU: a number, or auto (default: as many as fit, at most 8,\n"
-                 "at most the CPU cores per GPU)"),
+    OWN(PER_GPU, "workers per GPU, threads of one process so that their kernels overlap:\n"
+                 "a number, or auto (default: as many as fit, at most 8, at most the CPU\n"
+                 "cores per GPU)"),
     OWN(PRECISION, "conv and fc arithmetic: fp32 (default), tf32 (tensor cores), or mixed:\n"
                    "fp16 (with loss scaling) or bf16 convs; all but fp32 change results"),
     OWN(MAX_OOM, "a candidate that runs out of GPU memory is re-queued with a note and asks\n"

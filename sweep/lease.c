@@ -60,6 +60,19 @@ void dse_lease_me_init(struct dse_lease_me *me) {
     snprintf(me->token, sizeof me->token, "%016llx%016llx", (unsigned long long)r[0], (unsigned long long)r[1]);
 }
 
+static void worker_name(const char *host, long pid, int thread, char *buf, int size) {
+    if (thread > 0) snprintf(buf, (size_t)size, "%s:%ld.%d", host, pid, thread);
+    else snprintf(buf, (size_t)size, "%s:%ld", host, pid);
+}
+
+void dse_lease_me_name(const struct dse_lease_me *me, char *buf, int size) {
+    worker_name(me->host, me->pid, me->thread, buf, size);
+}
+
+void dse_lease_holder_name(const struct dse_lease *l, char *buf, int size) {
+    worker_name(l->host, l->pid, l->thread, buf, size);
+}
+
 void dse_lease_path(const char *dir, const char *id, int64_t gen, char *buf, int size) {
     snprintf(buf, (size_t)size, "%s/leases/%s.%lld", dir, id, (long long)gen);
 }
@@ -67,10 +80,10 @@ void dse_lease_path(const char *dir, const char *id, int64_t gen, char *buf, int
 static int lease_text(const struct dse_lease *l, char *buf, int size) {
     return snprintf(buf, (size_t)size,
                     "{\"id\": \"%s\", \"gen\": %lld, \"token\": \"%s\", \"host\": \"%s\", \"pidns\": \"%s\", "
-                    "\"pid\": %ld, \"beat\": %lld, \"renewed\": %.3f, \"ttl_s\": %.3f, \"released\": %s, "
+                    "\"pid\": %ld, \"thread\": %d, \"beat\": %lld, \"renewed\": %.3f, \"ttl_s\": %.3f, \"released\": %s, "
                     "\"crashes\": %d, \"epochs_at_claim\": %d, \"epoch\": %d, \"iter\": %d, \"iters\": %d, "
                     "\"epoch_s\": %.3f, \"device\": \"%s\"}\n",
-                    l->id, (long long)l->gen, l->token, l->host, l->pidns, l->pid, (long long)l->beat,
+                    l->id, (long long)l->gen, l->token, l->host, l->pidns, l->pid, l->thread, (long long)l->beat,
                     l->renewed, l->ttl_s, l->released ? "true" : "false", l->crashes, l->epochs_at_claim,
                     l->epoch, l->iter, l->iters, l->epoch_s >= 0 && l->epoch_s < 1e12 ? l->epoch_s : 0.0,
                     l->device);
@@ -111,6 +124,7 @@ enum dse_status dse_lease_read(const char *dir, const char *id, int64_t gen, str
     copy_str(root, "pidns", l->pidns, sizeof l->pidns);
     l->gen = (int64_t)get_num(root, "gen", 0);
     l->pid = (long)get_num(root, "pid", 0);
+    l->thread = (int)get_num(root, "thread", 0);
     l->beat = (int64_t)get_num(root, "beat", 0);
     l->renewed = get_num(root, "renewed", 0);
     l->ttl_s = get_num(root, "ttl_s", 60);
@@ -250,6 +264,7 @@ enum dse_status dse_lease_claim(const char *dir, const char *id, int64_t cur_gen
     memcpy(l.host, me->host, sizeof l.host);
     memcpy(l.pidns, me->pidns, sizeof l.pidns);
     l.pid = me->pid;
+    l.thread = me->thread;
     l.renewed = dse_lease_wall();
     l.ttl_s = ttl_s;
     l.crashes = crashes;

@@ -12,12 +12,15 @@
 
 #define DSE_LEASE_ID_MAX 40
 
-/* Who this process is: host name, pid namespace (so that a pid is compared only inside
- * its own namespace), pid, and a random token no other process shares. */
+/* Who this worker is: host name, pid namespace (so that a pid is compared only inside
+ * its own namespace), pid, its worker thread in the process, and a random token no other
+ * worker shares (the token, not the pid, says whose a lease is: the worker threads of one
+ * process share its pid). */
 struct dse_lease_me {
     char host[64];
     char pidns[32];   /* "4026531836" from /proc/self/ns/pid; "" if unknown */
     long pid;
+    int  thread;      /* 0: the process's only worker; k >= 1: worker thread k of several */
     char token[40];   /* 32 hex digits */
 };
 
@@ -27,6 +30,7 @@ struct dse_lease {
     int64_t gen;             /* >= 1 */
     char    token[40], host[64], pidns[32];
     long    pid;
+    int     thread;          /* the holder's worker thread in its process (dse_lease_me) */
     int64_t beat;            /* renewals so far: a change means the holder is alive */
     double  renewed;         /* the holder's wall clock at the last renewal, Unix seconds */
     double  ttl_s;           /* the holder's time to live: it renews every ttl_s / 10 */
@@ -40,8 +44,14 @@ struct dse_lease {
                                 first renewal) */
 };
 
-/* Fill me for this process (a new random token each call). */
+/* Fill me for this process (a new random token each call; thread 0). */
 void dse_lease_me_init(struct dse_lease_me *me);
+
+/* "host:pid", or "host:pid.k" for worker thread k of a process that runs several: how
+ * logs, attempts and dse status name a worker. */
+void dse_lease_me_name(const struct dse_lease_me *me, char *buf, int size);
+/* The same name for the holder of l. */
+void dse_lease_holder_name(const struct dse_lease *l, char *buf, int size);
 
 /* DIR/leases/<id>.<gen> into buf. */
 void dse_lease_path(const char *dir, const char *id, int64_t gen, char *buf, int size);
@@ -74,7 +84,8 @@ enum dse_status dse_lease_renew(const char *dir, struct dse_lease *l, int *held,
 enum dse_status dse_lease_release(const char *dir, struct dse_lease *l, struct dse_err *err);
 
 /* 1 if l's holder runs on this host, in this pid namespace, and its pid is gone: its
- * lease may be taken at once. 0 when that cannot be told (another host or namespace). */
+ * lease may be taken at once. 0 when that cannot be told (another host or namespace),
+ * and for a holder in me's own process (another worker thread of it: alive while me is). */
 int dse_lease_holder_dead(const struct dse_lease *l, const struct dse_lease_me *me);
 
 /* What an observer remembers of a lease, to tell a dead holder from a live one without

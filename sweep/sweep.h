@@ -69,7 +69,12 @@ struct dse_sweep_opts {
     int         gpus[DSE_SWEEP_GPUS_MAX]; /* device indices as CUDA numbers them for this process
                                         (after CUDA_VISIBLE_DEVICES), distinct */
     int         gpus_all;            /* --gpus all: every device; dse_sweep_gpus_check fills gpus */
-    int         per_gpu;             /* workers per GPU; 0: auto (DSE_SWEEP_PER_GPU_AUTO) */
+    int         per_gpu;             /* workers per GPU; 0: auto (DSE_SWEEP_PER_GPU_AUTO). A GPU's
+                                        workers are threads of one process (one CUDA context:
+                                        their kernels run at once, as they would under MPS) */
+    int         per_process;         /* CPU: up to this many workers share a process as threads,
+                                        as a GPU's do; 0 or 1 (the default): a process each. No
+                                        CLI option: for tests of that structure without a GPU */
     int         max_oom;             /* a candidate that runs out of device memory this many times
                                         in a row is marked failed; before that it is re-queued */
     int         threads;             /* the engine's threads per worker (default 1) */
@@ -96,10 +101,12 @@ void dse_sweep_opts_default(struct dse_sweep_opts *o);
 enum dse_status dse_sweep_gpus_check(struct dse_sweep_opts *o, FILE *log, struct dse_err *err);
 
 /* Train every unpruned candidate of the sweep in dir (made by dse_sweep_analytic for s)
- * with o->workers processes (1: this one). Safe to run any number of times at once, on
- * any machines sharing dir: candidates are claimed with leases, a dead worker's
- * candidate resumes from its last checkpoint. Returns when no candidate is left to train
- * (or the time budget ends). *finished = 1 if every candidate has a final status. */
+ * with o->workers worker processes (1: this one), or o->per_gpu workers on each of
+ * o->gpus (one process per GPU, each worker a thread of it; this process never touches
+ * CUDA). Safe to run any number of times at once, on any machines sharing dir:
+ * candidates are claimed with leases, a dead worker's candidate resumes from its last
+ * checkpoint. Returns when no candidate is left to train (or the time budget ends).
+ * *finished = 1 if every candidate has a final status. */
 enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
                                 int *finished, struct dse_err *err);
 

@@ -221,8 +221,10 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
             snprintf(at, sizeof at, " (epoch %d at %.0f%%)", c->lease.epoch + 1, 100.0 * c->lease.iter / c->lease.iters);
         char dev[32] = "";
         if (c->lease.device[0]) snprintf(dev, sizeof dev, " (%s)", c->lease.device);
-        say(tf, "  %s  epochs %d -> %d of %d%s  on %s:%ld%s, renewed %.0f s ago\n", c->rec.id, c->rec.n_epochs,
-                target, plan.epochs, at, c->lease.host, c->lease.pid, dev, now - c->lease.renewed);
+        char who[100];
+        dse_lease_holder_name(&c->lease, who, (int)sizeof who);
+        say(tf, "  %s  epochs %d -> %d of %d%s  on %s%s, renewed %.0f s ago\n", c->rec.id, c->rec.n_epochs,
+                target, plan.epochs, at, who, dev, now - c->lease.renewed);
     }
     heading = 0;
     for (int i = 0; i < x.n; i++) {
@@ -230,7 +232,9 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         if (running[i] || !c->have_lease || dse_rec_final(&c->rec)) continue;
         if (!heading++) say(tf, "%s", "Stale leases (worker presumed dead; the next worker takes the candidate over from its "
                               "last checkpoint):\n");
-        say(tf, "  %s  %s:%ld, last renewed %.0f s ago\n", c->rec.id, c->lease.host, c->lease.pid, now - c->lease.renewed);
+        char who[100];
+        dse_lease_holder_name(&c->lease, who, (int)sizeof who);
+        say(tf, "  %s  %s, last renewed %.0f s ago\n", c->rec.id, who, now - c->lease.renewed);
     }
     heading = 0;
     for (int i = 0; i < x.n; i++) {

@@ -1,10 +1,12 @@
-/* sweep_train.c: `dse sweep SPACE` trains: worker processes claim candidates with
- * leases (sweep/lease.c), train them with the engine (engine/train.h) from their last
+/* sweep_train.c: `dse sweep SPACE` trains: workers claim candidates with leases
+ * (sweep/lease.c), train them with the engine (engine/train.h) from their last
  * checkpoint, write per-epoch results into the candidate files, and, with successive
  * halving, pause candidates at rungs and decide the rungs once every candidate of a rung
- * has reached it. With --gpus, each worker is bound to a GPU and claims only candidates
- * whose memory estimate fits in what is free there; out of memory re-queues. The
- * protocol and why each step is safe: docs/sweep-dir.md ("Sweeps on shared GPUs"). */
+ * has reached it. CPU workers are processes; with --gpus, the workers of one GPU are
+ * threads of one process (one CUDA context, so their kernels overlap), each bound to the
+ * GPU and claiming only candidates whose memory estimate fits in what is free there; out
+ * of memory re-queues. The protocol and why each step is safe: docs/sweep-dir.md
+ * ("Leases", "Sweeps on shared GPUs"). */
 #include "sweep/sweep_impl.h"
 
 #include <dirent.h>
@@ -118,13 +120,66 @@ static void book_unlock(struct gpu_book *b) {
     pthread_mutex_unlock(&b->mu);
 }
 
+/* ---- the worker threads of one process ------------------------------------------------------ */
+
+/* The workers of one GPU are threads of one process (docs/sweep-dir.md, "Sweeps on shared
+ * GPUs"): a process has one CUDA context per device, in which the kernels of its workers'
+ * streams run at once, while separate processes only take turns on a GPU (unless the user
+ * runs MPS). Each thread is a whole worker: its own model, CUDA stream and handles, lease
+ * identity (token; name host:pid.k) and heartbeat. What they share is this: a CUDA error
+ * may leave the process's context unusable, so the first worker to meet one fails its
+ * candidate (as a lone worker does) and marks the process broken; the others re-queue
+ * theirs and stop, and the process exits EXIT_RESTART for a fresh one. */
+struct host {
+    pthread_mutex_t mu;
+    pthread_cond_t  cv;                    /* a worker thread finished */
+    int             running;               /* worker threads not finished yet (under mu) */
+    atomic_int      broken;                /* set once: a worker met a CUDA error */
+    char            culprit[DSE_ID_SIZE];  /* its candidate (under mu) */
+};
+
+static int host_init(struct host *h) {
+    memset(h, 0, sizeof *h);
+    atomic_init(&h->broken, 0);
+    if (pthread_mutex_init(&h->mu, NULL)) return -1;
+    if (pthread_cond_init(&h->cv, NULL)) {
+        pthread_mutex_destroy(&h->mu);
+        return -1;
+    }
+    return 0;
+}
+
+static void host_deinit(struct host *h) {
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->mu);
+}
+
+/* A CUDA error while training candidate id: 1 if it is the process's first (id is taken
+ * for the cause), 0 if another worker's came first (this one most likely only met the
+ * broken context). */
+static int host_break(struct host *h, const char *id) {
+    pthread_mutex_lock(&h->mu);
+    const int first = !atomic_load(&h->broken);
+    if (first) {
+        dse_strlcpy(h->culprit, id, sizeof h->culprit);
+        atomic_store(&h->broken, 1);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return first;
+}
+
+static int host_broken(struct host *h) {
+    return atomic_load(&h->broken);
+}
+
 struct worker {
+    struct host            *host;        /* the process's workers */
     const struct dse_space *s;
     const char             *dir;
     struct dse_sweep_opts   o;
     struct dse_sweep_plan   plan;
     struct dse_lease_me     me;
-    char                    name[128];   /* host:pid */
+    char                    name[128];   /* host:pid, or host:pid.k for thread k of several */
     struct cand            *c;
     int                     n;
     struct idref           *by_id;       /* the candidates sorted by id */
@@ -138,8 +193,7 @@ struct worker {
     int                     gpu_seen;    /* its memory was looked at (this process has a CUDA context) */
     int64_t                 held;        /* bytes promised in book for a claim, not allocated yet */
     double                  claim_free_mib, claim_need_mib; /* at the last claim */
-    int                     restart;     /* a CUDA error: leave, so that a fresh process (a fresh
-                                            CUDA context) takes this slot */
+    int                     restart;     /* this worker's CUDA error broke its process (host_break) */
 };
 
 static void say(const struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -151,8 +205,12 @@ static void say(const struct worker *w, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(w->o.log, "dse sweep [%s]: %s\n", w->name, line); /* one write per line: workers share the stream */
+    /* one write per line: the workers share the stream (threads of this process through
+     * the FILE, which the lock keeps whole; other processes through the descriptor) */
+    flockfile(w->o.log);
+    fprintf(w->o.log, "dse sweep [%s]: %s\n", w->name, line);
     fflush(w->o.log);
+    funlockfile(w->o.log);
 }
 
 static int find_cand(const struct worker *w, const char *id) {
@@ -521,7 +579,7 @@ struct seg {
 
 static int seg_cancel(void *arg) {
     struct seg *sg = arg;
-    if (sg->lost || sg->wst || atomic_load(&sg->hb->lost)) return 1;
+    if (sg->lost || sg->wst || atomic_load(&sg->hb->lost) || host_broken(sg->w->host)) return 1;
     return sg->w->deadline > 0 && dse_lease_mono() > sg->w->deadline;
 }
 
@@ -793,7 +851,10 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
             free(res);
             if (st == DSE_ERR_IO) goto out; /* the disk or the data: the worker's problem */
             if (st == DSE_ERR_NOMEM && w->gpu >= 0) goto out_of_memory;
-            if (st == DSE_ERR_CUDA && w->gpu >= 0) w->restart = 1; /* its CUDA context may be unusable now */
+            if (st == DSE_ERR_CUDA && w->gpu >= 0) { /* the process's CUDA context may be unusable now */
+                if (!host_break(w->host, c->id)) goto requeue; /* another worker's error came first */
+                w->restart = 1;
+            }
             goto candidate_failed;
         }
         struct dse_rec_attempt *a = &r->att[r->n_att - 1];
@@ -803,6 +864,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
                 say(w, "%s: lost its lease to another worker; stopping", c->id);
                 goto out;
             }
+            if (host_broken(w->host)) goto requeue;
             dse_strlcpy(a->end, "budget", sizeof a->end);
             say(w, "%s: time budget reached; it resumes from its last checkpoint next time", c->id);
             if (!(st = commit(w, c, l, err))) let_go(w, l);
@@ -851,6 +913,24 @@ out_of_memory: {
         if (failed) say(w, "%s failed: %s", c->id, r->failed_why);
         else say(w, "%s: %s (%d in a row; --max-oom %d)", c->id, r->att[r->n_att - 1].note, dse_rec_oom_streak(r),
                  w->o.max_oom);
+        memset(err, 0, sizeof *err);
+        if (!(st = commit(w, c, l, err))) let_go(w, l);
+        goto out;
+    }
+requeue: {
+        /* Another worker of this process met a CUDA error, which may have broken the
+         * context they share: this one stops too, not for its candidate's sake, which goes
+         * back to the queue (its results so far are in its file; the next stretch resumes
+         * from its newest checkpoint). A lease released normally: no crash is counted. */
+        char culprit[DSE_ID_SIZE], dev[16];
+        pthread_mutex_lock(&w->host->mu);
+        dse_strlcpy(culprit, w->host->culprit, sizeof culprit);
+        pthread_mutex_unlock(&w->host->mu);
+        struct dse_rec_attempt *a = &r->att[r->n_att - 1];
+        dse_strlcpy(a->end, "restart", sizeof a->end);
+        snprintf(a->note, sizeof a->note, "stopped: a CUDA error of %s, trained by the same process on %s, may have "
+                 "broken their CUDA context; re-queued", culprit, worker_device(w, dev, sizeof dev));
+        say(w, "%s: %s", c->id, a->note);
         memset(err, 0, sizeof *err);
         if (!(st = commit(w, c, l, err))) let_go(w, l);
         goto out;
@@ -927,7 +1007,7 @@ static enum dse_status worker_init(struct worker *w, const struct dse_space *s, 
     w->s = s, w->dir = dir, w->o = *o, w->plan = *plan;
     w->gpu = w->slot = -1;
     dse_lease_me_init(&w->me);
-    snprintf(w->name, sizeof w->name, "%s:%ld", w->me.host, w->me.pid);
+    dse_lease_me_name(&w->me, w->name, sizeof w->name);
     w->deadline = deadline;
     enum dse_status st = dse_space_indices(s, 10000000ULL, &idx, &n, err);
     if (st) return st;
@@ -1001,8 +1081,9 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
             say(w, "time budget reached; stopping");
             return DSE_OK;
         }
-        if (w->restart) {
-            say(w, "leaving after a CUDA error; a fresh worker process takes its place");
+        if (w->restart || host_broken(w->host)) {
+            say(w, "leaving after a CUDA error%s; a fresh worker process takes its place",
+                w->restart ? "" : " of another worker of this process");
             return DSE_OK;
         }
         if ((st = refresh(w, err))) return st;
@@ -1048,7 +1129,11 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
                 gpu_unreserve(w);
                 continue;
             }
-            if (have && !cur.released) say(w, "%s: taking over from %s:%ld (%s)", c->id, cur.host, cur.pid, why);
+            if (have && !cur.released) {
+                char who[100];
+                dse_lease_holder_name(&cur, who, sizeof who);
+                say(w, "%s: taking over from %s (%s)", c->id, who, why);
+            }
             st = fit == DSE_GPU_NEVER ? never_fits(w, c, &mine, need, err) : work_on(w, c, &mine, crashes, err);
             gpu_unreserve(w);
             if (st) {
@@ -1079,25 +1164,38 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
     }
 }
 
-/* One worker, in this process: on the CPU (book NULL), or on the GPU of book's slot.
- * *restart = 1 if it left after a CUDA error (a fresh process should take its place). */
-static enum dse_status worker_run(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
-                                  const struct dse_sweep_plan *plan, double deadline, struct gpu_book *book,
-                                  int slot, int *finished, int *restart, struct dse_err *err) {
+/* What every worker of one command is given (a worker's own part: its slot, its thread). */
+struct worker_job {
+    const struct dse_space      *s;
+    const char                  *dir;
+    const struct dse_sweep_opts *o;
+    const struct dse_sweep_plan *plan;
+    double                       deadline; /* monotonic; 0: none */
+    struct gpu_book             *book;     /* GPU workers: the command's table; NULL on the CPU */
+};
+
+/* One worker, on this thread: on the CPU (no book), or on the GPU of book's slot. thread:
+ * 0 if it is its process's only worker, k >= 1 for worker k of several (its name, and
+ * its leases', is then host:pid.k). name (may be NULL) gets its name. */
+static enum dse_status worker_run(const struct worker_job *j, struct host *h, int slot, int thread,
+                                  int *finished, char *name, int name_size, struct dse_err *err) {
     struct worker w;
-    enum dse_status st = worker_init(&w, s, dir, o, plan, deadline, err);
-    if (!st && book) w.book = book, w.slot = slot, w.gpu = book->slot_gpu[slot];
+    enum dse_status st = worker_init(&w, j->s, j->dir, j->o, j->plan, j->deadline, err);
+    w.host = h;
+    w.me.thread = thread;
+    dse_lease_me_name(&w.me, w.name, sizeof w.name);
+    if (name) dse_strlcpy(name, w.name, name_size);
+    if (!st && j->book) w.book = j->book, w.slot = slot, w.gpu = j->book->slot_gpu[slot];
     if (!st) st = worker_loop(&w, err);
     if (!st && finished) {
         st = refresh(&w, err);
         *finished = !st && all_final(&w);
     }
-    if (restart) *restart = w.restart;
     worker_deinit(&w);
     return st;
 }
 
-/* ---- the plan and the processes ---------------------------------------------------------- */
+/* ---- the plan ------------------------------------------------------------------------------ */
 
 static enum dse_status settle_plan(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
                                    struct dse_sweep_plan *plan, struct dse_err *err) {
@@ -1222,48 +1320,137 @@ enum dse_status dse_sweep_gpus_check(struct dse_sweep_opts *o, FILE *log, struct
     if (!strstr(dse_engine_backends(), "cuda"))
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "--gpus: this dse was built without the CUDA backend "
                            "(docs/gpu.md, Building)");
-    static char info[DSE_SWEEP_GPUS_MAX][PROBE_LINE];
-    char why[256];
+    char (*info)[PROBE_LINE] = calloc(DSE_SWEEP_GPUS_MAX, sizeof *info), why[256];
     int count;
+    if (!info) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     enum dse_status st = probe_gpus(&count, why, sizeof why, info, DSE_SWEEP_GPUS_MAX, err);
-    if (st) return st;
-    if (count <= 0) return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "--gpus: no CUDA device (%s)", why);
+    if (!st && count <= 0) st = dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "--gpus: no CUDA device (%s)", why);
+    if (st) {
+        free(info);
+        return st;
+    }
     if (o->gpus_all) {
         o->n_gpus = count < DSE_SWEEP_GPUS_MAX ? count : DSE_SWEEP_GPUS_MAX;
         for (int g = 0; g < o->n_gpus; g++) o->gpus[g] = g;
     }
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    for (int g = 0; g < o->n_gpus; g++)
+    for (int g = 0; g < o->n_gpus && !st; g++)
         if (o->gpus[g] >= count)
-            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--gpus: there is no CUDA device %d: this process sees "
-                               "%d (0 to %d), numbered %s%s", o->gpus[g], count, count - 1,
-                               vis ? "from 0 in the order of CUDA_VISIBLE_DEVICES=" :
-                               "as the driver does (CUDA_VISIBLE_DEVICES is not set)", vis ? vis : "");
-    for (int g = 0; log && g < o->n_gpus; g++)
+            st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--gpus: there is no CUDA device %d: this process sees "
+                             "%d (0 to %d), numbered %s%s", o->gpus[g], count, count - 1,
+                             vis ? "from 0 in the order of CUDA_VISIBLE_DEVICES=" :
+                             "as the driver does (CUDA_VISIBLE_DEVICES is not set)", vis ? vis : "");
+    for (int g = 0; log && !st && g < o->n_gpus; g++)
         fprintf(log, "dse sweep: cuda:%d: %s\n", o->gpus[g], o->gpus[g] < DSE_SWEEP_GPUS_MAX ? info[o->gpus[g]] : "");
     if (log) fflush(log);
-    return DSE_OK;
+    free(info);
+    return st;
 }
 
-/* ---- the processes ------------------------------------------------------------------------- */
+/* ---- the processes of worker threads -------------------------------------------------------- */
 
-#define EXIT_RESTART 3 /* a worker that left after a CUDA error: start a fresh one in its slot */
+#define EXIT_RESTART 3 /* a worker process that left after a CUDA error: start a fresh one */
 
-/* A child process running one worker (on the GPU of book's slot, if book); its pid, or -1. */
-static pid_t spawn_worker(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
-                          const struct dse_sweep_plan *plan, double deadline, struct gpu_book *book, int slot) {
+/* One worker thread of a worker process: what it runs, and how it ended. */
+struct worker_thread {
+    pthread_t                th;
+    const struct worker_job *job;
+    struct host             *host;
+    int                      slot, thread;
+    enum dse_status          st;
+};
+
+static void *worker_thread_main(void *arg) {
+    struct worker_thread *t = arg;
+    struct dse_err e = { 0 };
+    char name[128] = "?", msg[700];
+    t->st = worker_run(t->job, t->host, t->slot, t->thread, NULL, name, sizeof name, &e);
+    if (t->st) {
+        flockfile(stderr);
+        fprintf(stderr, "dse sweep: worker %s: %s\n", name, dse_err_format(&e, msg, sizeof msg));
+        fflush(stderr);
+        funlockfile(stderr);
+    }
+    pthread_mutex_lock(&t->host->mu);
+    t->host->running--;
+    pthread_cond_signal(&t->host->cv);
+    pthread_mutex_unlock(&t->host->mu);
+    return NULL;
+}
+
+/* A worker process: n workers, each a thread (the same loop as a lone worker), on book
+ * slots slot0 .. slot0 + n - 1. Returns its exit status: EXIT_RESTART after a CUDA error
+ * (host_break), 1 if a worker failed, else 0. A broken process waits for its workers at
+ * most a lease's time (at least 10 s): one stuck in a broken context must not keep the
+ * others' slots, and whatever leases it holds are taken over once the process is gone. */
+static int host_main(const struct worker_job *j, int slot0, int n) {
+    struct host h;
+    struct worker_thread *t = calloc((size_t)n, sizeof *t);
+    if (!t || host_init(&h)) {
+        fprintf(stderr, "dse sweep: worker process %ld: out of memory\n", (long)getpid());
+        free(t);
+        return 1;
+    }
+    int started = 0, failed = 0;
+    for (int k = 0; k < n; k++) {
+        t[k] = (struct worker_thread){ .job = j, .host = &h, .slot = slot0 + k, .thread = n > 1 ? k + 1 : 0 };
+        pthread_mutex_lock(&h.mu);
+        h.running++;
+        pthread_mutex_unlock(&h.mu);
+        int rc = pthread_create(&t[k].th, NULL, worker_thread_main, &t[k]);
+        if (rc) {
+            pthread_mutex_lock(&h.mu);
+            h.running--;
+            pthread_mutex_unlock(&h.mu);
+            fprintf(stderr, "dse sweep: worker process %ld: cannot start a worker thread: %s\n", (long)getpid(),
+                    strerror(rc));
+            failed = 1;
+            break;
+        }
+        started++;
+    }
+    const double grace = j->o->lease_s > 10 ? j->o->lease_s : 10;
+    double broke_at = 0;
+    pthread_mutex_lock(&h.mu);
+    while (h.running > 0) {
+        if (host_broken(&h) && !broke_at) broke_at = dse_lease_mono();
+        if (broke_at && dse_lease_mono() - broke_at > grace) break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&h.cv, &h.mu, &ts);
+    }
+    const int stuck = h.running;
+    pthread_mutex_unlock(&h.mu);
+    if (stuck) { /* the caller exits; the threads go with the process */
+        fprintf(stderr, "dse sweep: worker process %ld: %d worker%s did not stop within %.0f s of a CUDA error; "
+                "leaving without %s\n", (long)getpid(), stuck, stuck == 1 ? "" : "s", grace,
+                stuck == 1 ? "it" : "them");
+        return EXIT_RESTART;
+    }
+    for (int k = 0; k < started; k++) {
+        pthread_join(t[k].th, NULL);
+        failed |= t[k].st != DSE_OK;
+    }
+    const int broken = host_broken(&h);
+    host_deinit(&h);
+    free(t);
+    return broken ? EXIT_RESTART : failed ? 1 : 0;
+}
+
+/* A child process running host_main; its pid, or -1. */
+static pid_t spawn_host(const struct worker_job *j, int slot0, int n) {
     fflush(NULL); /* nothing buffered twice */
     pid_t p = fork();
     if (p != 0) return p;
-    struct dse_err e = { 0 };
-    int restart = 0;
-    enum dse_status st = worker_run(s, dir, o, plan, deadline, book, slot, NULL, &restart, &e);
-    if (st) {
-        char msg[700];
-        fprintf(stderr, "dse sweep: worker %ld: %s\n", (long)getpid(), dse_err_format(&e, msg, sizeof msg));
-    }
+    int rc = host_main(j, slot0, n);
     fflush(NULL);
-    _exit(st ? 1 : restart ? EXIT_RESTART : 0);
+    _exit(rc);
+}
+
+/* Workers of child process k of n_kids, per_host each but the last, n_workers in all. */
+static int kid_slots(int k, int n_kids, int per_host, int n_workers) {
+    return k < n_kids - 1 ? per_host : n_workers - k * per_host;
 }
 
 /* Workers per GPU for --per-gpu auto: DSE_SWEEP_PER_GPU_AUTO, but no more than the CPU
@@ -1287,15 +1474,15 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "the space has no train section; add train = { dataset "
                            "= \"fashion-mnist\"; epochs = 5; ... } (docs/space-format.md) or use --analytic-only");
     if (o->workers < 1 || o->threads < 1 || !(o->lease_s > 0) || o->max_crashes < 1 || o->max_oom < 1 ||
-        o->per_gpu < 0)
+        o->per_gpu < 0 || o->per_process < 0)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "workers, threads, max crashes, max oom must be >= 1, "
-                           "per_gpu >= 0 and the lease > 0");
+                           "per_gpu and per_process >= 0 and the lease > 0");
     if (o->gpus_all && !o->n_gpus)
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "--gpus all: call dse_sweep_gpus_check first");
     if ((st = dse_data_probe(s->train.dataset, o->data_root, &info, err))) return st;
     if ((st = settle_plan(s, dir, o, &plan, err))) return st;
     struct worker w;
-    int n_workers = o->workers;
+    int n_workers = o->workers, per_host = o->per_process > 1 ? o->per_process : 1;
     if (o->n_gpus) {
         int left = 0, per = o->per_gpu;
         if (!per) { /* auto: no more workers than candidates left (read from the files; no CUDA here) */
@@ -1312,15 +1499,17 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
                                o->n_gpus, per, BOOK_SLOTS);
         if (!(book = book_new(o, err))) return err ? err->code : DSE_ERR_NOMEM;
         for (int k = 0; k < BOOK_SLOTS; k++) book->slot_gpu[k] = -1;
-        for (int k = 0; k < n_workers; k++) book->slot_gpu[k] = o->gpus[k % o->n_gpus]; /* spread first */
+        for (int k = 0; k < n_workers; k++) book->slot_gpu[k] = o->gpus[k / per]; /* a process per GPU */
+        per_host = per;
         if (o->log) {
             char desc[400], list[300] = "";
             int n = 0;
             dse_plan_describe(&plan, desc, sizeof desc);
             for (int g = 0; g < o->n_gpus && n < (int)sizeof list - 16; g++)
                 n += snprintf(list + n, sizeof list - (size_t)n, "%scuda:%d", g ? ", " : "", o->gpus[g]);
-            fprintf(o->log, "dse sweep: %s: %s; precision %s; %s x %d worker%s each (%s), %d thread%s each; a worker "
-                    "claims a candidate only when it fits in its GPU's free memory\n", dir, desc,
+            fprintf(o->log, "dse sweep: %s: %s; precision %s; %s x %d worker%s each (%s; one process per GPU, its "
+                    "workers threads of it), %d engine thread%s each; a worker claims a candidate only when it fits in "
+                    "its GPU's free memory\n", dir, desc,
                     dse_cuda_math_str(plan.precision), list, per, per == 1 ? "" : "s",
                     o->per_gpu ? "--per-gpu" : "--per-gpu auto", o->threads, o->threads == 1 ? "" : "s");
             fflush(o->log);
@@ -1328,27 +1517,38 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
     } else if (o->log) {
         char desc[400];
         dse_plan_describe(&plan, desc, sizeof desc);
-        fprintf(o->log, "dse sweep: %s: %s; %d worker%s x %d thread%s\n", dir, desc, o->workers,
-                o->workers == 1 ? "" : "s", o->threads, o->threads == 1 ? "" : "s");
+        char shared[64] = "";
+        if (per_host > 1) snprintf(shared, sizeof shared, " (up to %d to a process, as threads)", per_host);
+        fprintf(o->log, "dse sweep: %s: %s; %d worker%s%s x %d thread%s\n", dir, desc, o->workers,
+                o->workers == 1 ? "" : "s", shared, o->threads, o->threads == 1 ? "" : "s");
         fflush(o->log);
     }
     /* one deadline for every worker of this command, restarted ones too (the monotonic
      * clock is the machine's, shared by the children) */
     double deadline = o->hours > 0 ? dse_lease_mono() + o->hours * 3600 : 0;
-    if (n_workers == 1 && !book) return worker_run(s, dir, o, &plan, deadline, NULL, -1, finished, NULL, err);
+    const struct worker_job job = { .s = s, .dir = dir, .o = o, .plan = &plan, .deadline = deadline, .book = book };
+    if (n_workers == 1 && !book) { /* a lone CPU worker: this process */
+        struct host h;
+        if (host_init(&h)) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot make a mutex");
+        st = worker_run(&job, &h, -1, 0, finished, NULL, 0, err);
+        host_deinit(&h);
+        return st;
+    }
 
-    /* Several workers, or GPU workers (always processes of their own, so that this one
-     * never touches CUDA): child processes, each the same loop as a lone worker. A child
-     * that dies (killed, crashed) is replaced while work remains; its candidate is taken
-     * over at once (same host: its pid is gone). */
-    pid_t *kids = calloc((size_t)n_workers, sizeof *kids);
+    /* Several workers, or GPU workers (always in processes of their own, so that this
+     * one never touches CUDA): child processes, process k running workers (threads) on
+     * slots k * per_host .. (k + 1) * per_host - 1 (the last may have fewer). A child that
+     * dies (killed, crashed) or leaves after a CUDA error is replaced while work remains;
+     * its workers' candidates are taken over at once (same host: its pid is gone). */
+    const int n_kids = (n_workers + per_host - 1) / per_host;
+    pid_t *kids = calloc((size_t)n_kids, sizeof *kids);
     if (!kids) {
         book_free(book);
         return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     }
     int alive = 0, restarts = 0, failed = 0;
-    for (int k = 0; k < n_workers; k++) {
-        if ((kids[k] = spawn_worker(s, dir, o, &plan, deadline, book, k)) < 0) {
+    for (int k = 0; k < n_kids; k++) {
+        if ((kids[k] = spawn_host(&job, k * per_host, kid_slots(k, n_kids, per_host, n_workers))) < 0) {
             st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot start a worker process: %s", strerror(errno));
             break;
         }
@@ -1362,13 +1562,13 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
             break;
         }
         int k = 0;
-        while (k < n_workers && kids[k] != p) k++;
-        if (k == n_workers) continue;
+        while (k < n_kids && kids[k] != p) k++;
+        if (k == n_kids) continue;
         alive--;
         kids[k] = 0;
-        if (book) { /* what it promised on its GPU is nobody's now */
+        if (book) { /* what its workers promised on their GPU is nobody's now */
             book_lock(book);
-            book->slot_held[k] = 0;
+            for (int j = 0; j < kid_slots(k, n_kids, per_host, n_workers); j++) book->slot_held[k * per_host + j] = 0;
             book_unlock(book);
         }
         const int again = WIFEXITED(status) && WEXITSTATUS(status) == EXIT_RESTART;
@@ -1381,19 +1581,22 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
             continue;
         }
         if (o->log) {
-            if (again) fprintf(o->log, "dse sweep: worker %ld left after a CUDA error; starting another\n", (long)p);
-            else fprintf(o->log, "dse sweep: worker %ld died (signal %d); starting another\n", (long)p,
+            char who[40] = "";
+            if (kid_slots(k, n_kids, per_host, n_workers) > 1) snprintf(who, sizeof who, " (%d workers)", kid_slots(k, n_kids, per_host, n_workers));
+            if (again) fprintf(o->log, "dse sweep: worker process %ld%s left after a CUDA error; starting another\n",
+                               (long)p, who);
+            else fprintf(o->log, "dse sweep: worker process %ld%s died (signal %d); starting another\n", (long)p, who,
                          WIFSIGNALED(status) ? WTERMSIG(status) : 0);
             fflush(o->log);
         }
-        if ((kids[k] = spawn_worker(s, dir, o, &plan, deadline, book, k)) > 0) alive++, restarts++;
+        if ((kids[k] = spawn_host(&job, k * per_host, kid_slots(k, n_kids, per_host, n_workers))) > 0) alive++, restarts++;
         else failed++;
     }
     free(kids);
     book_free(book);
     if (st) return st;
-    if (failed) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "%d worker%s failed (see above)", failed,
-                                   failed == 1 ? "" : "s");
+    if (failed) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "%d worker process%s failed (see above)", failed,
+                                   failed == 1 ? "" : "es");
     /* what the workers left */
     if ((st = worker_init(&w, s, dir, o, &plan, 0, err))) return st;
     st = refresh(&w, err);

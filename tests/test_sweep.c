@@ -5,7 +5,9 @@
  * workers killed with SIGKILL at random moments and restarted give the same final
  * records and report as an uninterrupted run, bit for bit (sweep-crash), a worker
  * stopped past its lease cannot overwrite the one that took over (sweep-stall), and a
- * diverging candidate is recorded without NaN (sweep-diverge); GPU placement (gpu-fit),
+ * diverging candidate is recorded without NaN (sweep-diverge); a worker process of two
+ * worker threads, as a GPU's workers run, killed and restarted the same way
+ * (sweep-threads); GPU placement (gpu-fit),
  * the out-of-memory re-queue bookkeeping (gpu-oom) and `dse sweep --gpus` (sweep-gpus:
  * on a machine without a CUDA device, the clear refusal; with one, a sweep on it). Seed
  * of the kill times: DSE_CRASH_SEED (printed). */
@@ -19,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -610,7 +613,8 @@ static void test_gpu_oom(void) {
 /* `dse sweep --gpus`: without a CUDA device (or CUDA in the build) it stops at once, says
  * why, exits 2 and writes nothing; with devices, an index past them is refused naming
  * CUDA_VISIBLE_DEVICES, and (with Fashion-MNIST) a sweep trains on cuda:0, two workers
- * packed on it, each attempt recording the device and precision. A plan made for tf32
+ * packed on it as threads of one process, each attempt recording the device, precision
+ * and its thread. A plan made for tf32
  * refuses CPU workers. */
 static void test_sweep_gpus(void) {
     char dir[200], log[260], *text = NULL, why[256] = "", path[300];
@@ -657,6 +661,8 @@ static void test_sweep_gpus(void) {
             for (int k = 0; k < r->n_att; k++) {
                 CHECK_STR_EQ(r->att[k].device, "cuda:0");
                 CHECK_STR_EQ(r->att[k].precision, "fp32");
+                const char *colon = strrchr(r->att[k].worker, ':'); /* host:pid.1 or .2: threads of one process */
+                CHECK(colon && (strstr(colon, ".1") || strstr(colon, ".2")));
             }
         }
         recs_free(&x);
@@ -868,6 +874,166 @@ static void test_crash(void) {
         for (int attempt = 0; attempt < 8 && kills < 5; attempt++) kills += crash_run(halving, attempt, &rng);
         CHECK(kills >= 5);
     }
+}
+
+/* ---- worker threads ----------------------------------------------------------------------- */
+
+/* `dse sweep TINY --out dir --workers 2 --conv gemm_batch [--early-stop sh --eta 2]
+ * --max-crashes 1000`, with both workers threads of one worker process (per_process 2,
+ * which no CLI option sets: the structure the workers of one GPU have), run by a child of
+ * this process through the library, stdout and stderr appended to log. */
+static pid_t spawn_threaded(const char *log, const char *dir, int halving) {
+    fflush(NULL);
+    pid_t p = fork();
+    if (p != 0) return p;
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    struct dse_space sp;
+    struct dse_sweep_summary sum;
+    struct dse_sweep_opts o;
+    struct dse_err err = { 0 };
+    int finished = 0;
+    dse_sweep_opts_default(&o);
+    o.workers = 2, o.per_process = 2, o.max_crashes = 1000, o.log = stderr;
+    o.plan.conv = DSE_CPU_CONV_GEMM_BATCH, o.set_conv = 1;
+    if (halving) o.plan.halving = 1, o.set_halving = 1, o.plan.eta = 2, o.set_eta = 1;
+    enum dse_status st = dse_space_load(TINY, &sp, &err);
+    if (!st) st = dse_sweep_analytic(&sp, dir, NULL, &sum, &err);
+    if (!st) st = dse_sweep_train(&sp, dir, &o, &finished, &err);
+    if (st) {
+        char msg[700];
+        fprintf(stderr, "threaded sweep: %s\n", dse_err_format(&err, msg, sizeof msg));
+    }
+    fflush(NULL);
+    _exit(st ? 1 : !finished ? 2 : 0);
+}
+
+/* The pid of a child process of parent (its worker process), or 0 (none at this moment). */
+static pid_t child_of(pid_t parent) {
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    pid_t found = 0;
+    while (d && !found && (e = readdir(d))) {
+        char path[300], *text = NULL;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        if (dse_fs_read(path, &text, NULL, NULL)) continue;
+        const char *close_paren = strrchr(text, ')'); /* "pid (comm) state ppid ..." */
+        char state;
+        long ppid;
+        if (close_paren && sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2 && ppid == (long)parent &&
+            state != 'Z')
+            found = (pid_t)atol(e->d_name);
+        free(text);
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* Again and again, at a random moment, either the worker process (both threads at once:
+ * its command starts another) or the command with its worker process (started again
+ * here) is killed with SIGKILL. The sweep must end with the records, rung decisions and
+ * report of the uninterrupted lone worker, bit for bit; attempts name the threads. */
+static int threads_run(int halving, int attempt, struct dse_pcg32 *rng) {
+    const char *ref = reference(halving);
+    char dir[200], log[260];
+    snprintf(dir, sizeof dir, "%s/threads_%s_%d", scratch(), halving ? "sh" : "full", attempt);
+    snprintf(log, sizeof log, "%s.log", dir);
+    double t0 = now_s();
+    pid_t cmd = spawn_threaded(log, dir, halving);
+    int kills = 0, whole = 0, bad = 0, status;
+    for (int round = 0; round < 40 && kills < 6; round++) {
+        pid_t host = 0;
+        for (double t1 = now_s(); !host && now_s() - t1 < 3; nap(0.005)) host = child_of(cmd);
+        if (!host) break; /* finished (or a worker process that never started: checked below) */
+        holds_lease(dir, host, 3.0);
+        nap((halving ? 0.2 : 0.35) * (double)dse_pcg32_next(rng) / 4294967296.0);
+        if (waitpid(cmd, &status, WNOHANG) != 0) { /* ended by itself: every candidate final */
+            bad |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+            cmd = 0;
+            break;
+        }
+        if (round % 3 == 2) { /* the command too; the worker process is then this one's to reap */
+            kill(cmd, SIGKILL);
+            kill(host, SIGKILL);
+            waitpid(cmd, &status, 0);
+            waitpid(host, &status, 0);
+            cmd = spawn_threaded(log, dir, halving);
+            whole++;
+        } else {
+            kill(host, SIGKILL); /* its command reaps it and starts another */
+        }
+        kills++;
+    }
+    if (cmd) bad |= wait_for(cmd, 300) != 0;
+    CHECK(!bad);
+    /* one more command finds nothing to do */
+    cmd = spawn_threaded(log, dir, halving);
+    CHECK_INT_EQ(wait_for(cmd, 120), 0);
+    printf("  %s: %d SIGKILLs (%d of the command too), %.1f s\n", halving ? "halving" : "full training", kills, whole,
+           now_s() - t0);
+    struct recs a, b;
+    recs_load(ref, &a);
+    recs_load(dir, &b);
+    CHECK_INT_EQ(b.n, 4);
+    CHECK(recs_same(&a, &b));
+    int threaded = 0;
+    for (int i = 0; i < b.n; i++) {
+        CHECK(dse_rec_final(&b.r[i]));
+        for (int k = 0; k < b.r[i].n_att; k++) { /* host:pid.1 or host:pid.2 */
+            const char *dot = strrchr(b.r[i].att[k].worker, '.'), *colon = strrchr(b.r[i].att[k].worker, ':');
+            threaded += dot && colon && dot > colon && (!strcmp(dot, ".1") || !strcmp(dot, ".2"));
+        }
+    }
+    CHECK(threaded >= 1);
+    char *text = NULL;
+    int taken = 0;
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    for (const char *p = text; p && (p = strstr(p, "taking over from")); p++) taken++;
+    free(text);
+    printf("  %d candidates taken over from a killed worker process\n", taken);
+    CHECK(kills == 0 || taken >= 1);
+    char *ca = report_csv(ref), *cb = report_csv(dir);
+    CHECK(ca && cb && !strcmp(ca, cb));
+    free(ca), free(cb);
+    for (int k = 0; halving && k < 2; k++) {
+        char pa[300], pb[300], *ta = NULL, *tb = NULL;
+        snprintf(pa, sizeof pa, "%s/rungs/rung-%d.json", ref, k);
+        snprintf(pb, sizeof pb, "%s/rungs/rung-%d.json", dir, k);
+        CHECK_OK(dse_fs_read(pa, &ta, NULL, NULL));
+        CHECK_OK(dse_fs_read(pb, &tb, NULL, NULL));
+        CHECK(ta && tb && !strcmp(ta, tb));
+        free(ta), free(tb);
+    }
+    recs_free(&a), recs_free(&b);
+    if (check_failures) show_log(log);
+    return kills;
+}
+
+static void test_threads(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *env = getenv("DSE_CRASH_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
+    struct dse_pcg32 rng;
+    dse_pcg32_seed(&rng, seed, 13);
+    /* a worker process whose command is killed with it becomes this process's child, so
+     * that it is reaped at once (a zombie's pid is not gone: its leases would wait out
+     * their ttl) */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    for (int halving = 1; halving >= 0; halving--) {
+        int kills = 0;
+        for (int attempt = 0; attempt < 6 && kills < 4; attempt++) kills += threads_run(halving, attempt, &rng);
+        CHECK(kills >= 4);
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 /* A worker stopped (SIGSTOP) while it holds a lease: another takes the candidate over
@@ -1265,6 +1431,7 @@ static const struct check_case cases[] = {
     { "sweep-conv",    test_conv_auto },
     { "sweep-multi",   test_multi },
     { "sweep-crash",   test_crash },
+    { "sweep-threads", test_threads },
     { "sweep-stall",   test_stall },
 };
 
