@@ -1320,10 +1320,12 @@ static void ckpt_compare(const char *what, const struct dse_net *net, const char
     free(va), free(vb);
 }
 
+static int file_has(const char *path, const char *needle);
+
 /* dse_train_run on cuda:0 against the CPU from the same seed (dropout included): per-epoch
  * losses and accuracy, checkpoints (a GPU-written one read by a CPU model), a GPU run
  * resumed from its own checkpoint and from the CPU's. Not bit for bit: cuDNN's algorithm
- * choices are timed per model (conv-pin pins them). */
+ * choices are timed per model (train-pinned pins them). */
 static void test_train_run(void) {
     char dir[] = "/tmp/dse_cuda_train_XXXXXX", data[300], d[4][300], ck[8][320];
     if (!mkdtemp(dir)) {
@@ -1386,14 +1388,22 @@ static void test_train_run(void) {
         o.resume = ck[0], o.checkpoint_dir = d[3];
         CHECK_OK(dse_train_run(&net, &o, rr, &err));
         ckpt_compare("cuda resumed from the cpu's checkpoint vs cpu", &net, ck[1], ck[7], 1e-6);
-        /* The conv strategy cache (CPU choices) is neither read nor written on the GPU. */
-        char cache[320];
+        /* On the GPU the conv cache holds cuDNN's choices (test conv-pin), never the CPU's
+         * strategies: a file of CPU strategies is refused, naming its first line. */
+        char cache[320], cpu_cache[320];
         snprintf(cache, sizeof cache, "%s/conv.txt", dir);
+        snprintf(cpu_cache, sizeof cpu_cache, "%s/conv-cpu.txt", dir);
         o.resume = NULL, o.checkpoint_dir = NULL, o.epochs = 1, o.conv_algo = DSE_ALGO_AUTO, o.conv_cache = cache;
         CHECK_OK(dse_train_run(&net, &o, rr, &err));
-        FILE *f = fopen(cache, "r");
-        CHECK(f == NULL);
-        if (f) fclose(f);
+        CHECK(file_has(cache, "dse-cudnn-choices 1 cudnn "));
+        struct dse_train_opts oc = o;
+        oc.dev.device.kind = DSE_DEVICE_CPU, oc.conv_cache = cpu_cache;
+        CHECK_OK(dse_train_run(&net, &oc, rr, &err));
+        CHECK(file_has(cpu_cache, "# dse conv strategy choices"));
+        o.conv_cache = cpu_cache;
+        CHECK_INT_EQ(dse_train_run(&net, &o, rr, &err), DSE_ERR_IO);
+        CHECK(err.file == NULL || !strcmp(err.file, cpu_cache));
+        CHECK(err.line == 1 && strstr(err.msg, "not a cuDNN choice file") != NULL);
     }
     free(rc), free(rg), free(rr);
     dse_net_deinit(&net);
@@ -1415,6 +1425,19 @@ static int read_text(const char *path, char **out) {
     buf[n] = '\0';
     *out = buf;
     return 0;
+}
+
+/* 1 if the file at path holds needle anywhere (binary files too). */
+static int file_has(const char *path, const char *needle) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char *buf = malloc(1 << 20);
+    const size_t n = buf ? fread(buf, 1, 1 << 20, f) : 0, k = strlen(needle);
+    fclose(f);
+    int found = 0;
+    for (size_t i = 0; i + k <= n && !found; i++) found = !memcmp(buf + i, needle, k);
+    free(buf);
+    return found;
 }
 
 static int write_text(const char *path, const char *text) {
@@ -1608,6 +1631,136 @@ static void test_conv_pin(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* FP16's dynamic loss scale travels in checkpoints ("loss_scale S G" in the text block): a
+ * resumed FP16 run goes on with the scale and count the interrupted one had. A checkpoint
+ * without the line (fp32's, an older dse's) leaves an FP16 model's scale as it is; a CPU
+ * model reads an FP16 model's checkpoint. */
+static void test_ckpt_loss_scale(void) {
+    char dir[] = "/tmp/dse_cuda_ls_XXXXXX", p16[300], p32[300];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(p16, sizeof p16, "%s/fp16.ckpt", dir);
+    snprintf(p32, sizeof p32, "%s/fp32.ckpt", dir);
+    struct dse_net net;
+    fire_net(&net);
+    struct dse_model_opts mo = { .batch = 4, .threads = 1, .seed = 5, .init = DSE_INIT_MSRA };
+    struct dse_model_device_opts d16 = { .device = { DSE_DEVICE_CUDA, 0 }, .math = DSE_CUDA_MATH_FP16 };
+    struct dse_model_device_opts d32 = { .device = { DSE_DEVICE_CUDA, 0 }, .math = DSE_CUDA_MATH_FP32 };
+    struct dse_model *a = NULL, *b = NULL, *c = NULL, *cpu = NULL;
+    struct dse_err err = { 0 };
+    int next = 0;
+    int64_t iter = 0;
+    CHECK_OK(dse_model_new_on(&net, &mo, &d16, &a, &err));
+    CHECK_OK(dse_model_new_on(&net, &mo, &d16, &b, &err));
+    CHECK_OK(dse_model_new_on(&net, &mo, &d32, &c, &err));
+    CHECK_OK(dse_model_new_on(&net, &mo, NULL, &cpu, &err));
+    if (a && b && c && cpu) {
+        a->gpu->loss_scale = 1024.0f, a->gpu->mp_good_steps = 77;
+        CHECK_OK(dse_checkpoint_save(a, 1, 10, NULL, p16, &err));
+        CHECK_OK(dse_checkpoint_save(c, 1, 10, NULL, p32, &err));
+        CHECK(file_has(p16, "\nloss_scale 1024 77\n")); /* a line of the text block */
+        CHECK(!file_has(p32, "loss_scale"));
+        CHECK_NEAR(b->gpu->loss_scale, DSE_LOSS_SCALE_INIT, 0.0);
+        CHECK_OK(dse_checkpoint_load(b, p16, &next, &iter, &err));
+        CHECK_NEAR(b->gpu->loss_scale, 1024.0f, 0.0);
+        CHECK_INT_EQ(b->gpu->mp_good_steps, 77);
+        CHECK_OK(dse_checkpoint_load(b, p32, &next, &iter, &err)); /* no line: as it was */
+        CHECK_NEAR(b->gpu->loss_scale, 1024.0f, 0.0);
+        CHECK_OK(dse_checkpoint_load(cpu, p16, &next, &iter, &err));
+        CHECK_OK(dse_checkpoint_load(c, p16, &next, &iter, &err)); /* fp32 has no scale: ignored */
+        CHECK_NEAR(c->gpu->loss_scale, DSE_LOSS_SCALE_INIT, 0.0);
+    }
+    dse_model_free(a), dse_model_free(b), dse_model_free(c), dse_model_free(cpu);
+    dse_net_deinit(&net);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void count_note(void *arg, const char *text) {
+    int *n = arg; /* [0] found and pinned, [1] loaded, [2] other */
+    n[strstr(text, "found and pinned in") ? 0 : strstr(text, "shapes pinned by") ? 1 : 2]++;
+}
+
+/* 1 if both files exist and hold the same bytes. */
+static int same_file(const char *a, const char *b) {
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int ca = 0, cb = 0;
+    while (fa && fb && (ca = getc(fa)) == (cb = getc(fb)) && ca != EOF) {}
+    const int same = fa && fb && ca == EOF && cb == EOF;
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* dse_train_run with conv_cache on cuda:0, fp32 and fp16: the first run finds and pins
+ * (before its first epoch is reported), a second uninterrupted run loads the file and writes the
+ * same checkpoints byte for byte, and a run resumed from the first's epoch-1 checkpoint
+ * (the state a worker killed after epoch 1 leaves) ends with the same epoch-2 checkpoint. */
+static void test_train_pinned(void) {
+    char dir[] = "/tmp/dse_cuda_pinrun_XXXXXX", data[300], d[3][300], pin[300], a[400], b[400];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(data, sizeof data, "%s/data", dir);
+    CHECK(mkdir(data, 0777) == 0);
+    CHECK(write_idx(data, "train", 320, 1) == 0);
+    CHECK(write_idx(data, "t10k", 96, 2) == 0);
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    mp.input_c = 1, mp.input_h = mp.input_w = 12, mp.classes = 10;
+    mp.conv1_filters = 6, mp.conv1_kernel = 3, mp.conv1_stride = 1, mp.conv1_pad = 1;
+    mp.base_e = 8, mp.incr_e = 0, mp.freq = 2, mp.sr = 0.25, mp.pct3x3 = 0.5;
+    mp.fires = 2, mp.pools = DSE_MP_POOL_CONV1, mp.dropout = 0.5;
+    struct dse_net net;
+    dse_net_init(&net, "fire10", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    struct dse_train_result *r = malloc(sizeof *r);
+    static const enum dse_cuda_math maths[2] = { DSE_CUDA_MATH_FP32, DSE_CUDA_MATH_FP16 };
+    for (int k = 0; k < 2; k++) {
+        const char *ms = dse_cuda_math_str(maths[k]);
+        for (int i = 0; i < 3; i++) snprintf(d[i], sizeof d[i], "%s/%s-run%d", dir, ms, i);
+        snprintf(pin, sizeof pin, "%s/cudnn-%s-det.txt", dir, ms);
+        struct dse_train_opts o;
+        struct dse_err err = { 0 };
+        int notes[3] = { 0, 0, 0 };
+        dse_train_opts_default(&o);
+        o.data = data, o.epochs = 2, o.batch = 32, o.threads = 2, o.seed = 5;
+        o.dev.device.kind = DSE_DEVICE_CUDA, o.dev.device.index = 0, o.dev.math = maths[k];
+        o.conv_cache = pin, o.note = count_note, o.progress_arg = notes;
+        o.checkpoint_dir = d[0];
+        enum dse_status st = dse_train_run(&net, &o, r, &err);
+        CHECK_OK(st);
+        if (st) fprintf(stderr, "  %s: %s\n", ms, err.msg);
+        CHECK(notes[0] == 1 && notes[1] == 0); /* found, pinned once (before epoch 1's checkpoint) */
+        o.checkpoint_dir = d[1];
+        st = dse_train_run(&net, &o, r, &err);
+        CHECK_OK(st);
+        CHECK(notes[0] == 1 && notes[1] == 1); /* loaded, nothing found */
+        o.checkpoint_dir = d[2];
+        snprintf(a, sizeof a, "%s/epoch-1.ckpt", d[0]);
+        o.resume = a;
+        st = dse_train_run(&net, &o, r, &err);
+        CHECK_OK(st);
+        CHECK(notes[0] == 1 && notes[1] == 2 && notes[2] == 0);
+        for (int i = 1; i < 3; i++) {
+            snprintf(a, sizeof a, "%s/epoch-2.ckpt", d[0]);
+            snprintf(b, sizeof b, "%s/epoch-2.ckpt", d[i]);
+            CHECK(same_file(a, b));
+        }
+        snprintf(a, sizeof a, "%s/epoch-1.ckpt", d[0]);
+        snprintf(b, sizeof b, "%s/epoch-1.ckpt", d[1]);
+        CHECK(same_file(a, b));
+    }
+    free(r);
+    dse_net_deinit(&net);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 struct cuda_case {
@@ -1651,6 +1804,8 @@ static const struct cuda_case cases[] = {
     { "inference",         test_inference,       1 },
     { "train-run",         test_train_run,       1 },
     { "conv-pin",          test_conv_pin,        1 },
+    { "ckpt-loss-scale",   test_ckpt_loss_scale, 1 },
+    { "train-pinned",      test_train_pinned,    1 },
 };
 
 static int wanted(const char *id, int argc, char **argv) {
