@@ -503,6 +503,12 @@ static void train_log(void *arg, const struct dse_train_progress *p) {
     fflush(arg);
 }
 
+/* What the run wants said once (a cuDNN choice file loaded, written or set aside). */
+static void train_note(void *arg, const char *text) {
+    fprintf(arg, "dse train: %s\n", text);
+    fflush(arg);
+}
+
 static void train_progress(void *arg, const struct dse_train_progress *p) {
     FILE *f = arg;
     if (p->done) {
@@ -591,9 +597,9 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         (rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &o.dev)) >= 0)
         return rc;
     const int on_gpu = o.dev.device.kind != DSE_DEVICE_CPU;
-    if (on_gpu && ((OPT(CONV) && strcmp(OPT(CONV), "auto")) || (OPT(CONV_CACHE) && strcmp(OPT(CONV_CACHE), "none"))))
-        return bad_usage(c->name, "--conv and --conv-cache choose CPU conv strategies; on --device %s cuDNN "
-                                  "chooses (leave them out)", OPT(DEVICE));
+    if (on_gpu && OPT(CONV) && strcmp(OPT(CONV), "auto"))
+        return bad_usage(c->name, "--conv chooses a CPU conv strategy; on --device %s cuDNN chooses (leave it "
+                                  "out; --conv-cache FILE pins cuDNN's choices)", OPT(DEVICE));
     o.seed = (uint64_t)seed;
     if (OPT(LR)) {
         char *end;
@@ -620,8 +626,9 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     o.resume = OPT(RESUME);
     char cache[4096];
     if (OPT(CONV_CACHE) && strcmp(OPT(CONV_CACHE), "none")) {
-        o.conv_cache = OPT(CONV_CACHE);
-    } else if (!OPT(CONV_CACHE) && !on_gpu) { /* the default: one file per thread count, like a compiler cache */
+        o.conv_cache = OPT(CONV_CACHE); /* on a GPU: cuDNN's choices, pinned (docs/gpu.md, "Determinism") */
+    } else if (!OPT(CONV_CACHE) && !on_gpu) { /* the default: one file per thread count, like a compiler cache;
+                                                 none on a GPU (find every run) */
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
         char dir[3000];
         int ok = xdg && xdg[0] ? snprintf(dir, sizeof dir, "%s/dse", xdg) < (int)sizeof dir
@@ -636,7 +643,7 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     struct dse_input_shape in;
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (OPT(AUG)) o.aug = (enum dse_aug_mode)dse_word_index(DSE_AUG_NAMES, OPT(AUG));
-    o.progress = isatty(2) ? train_progress : train_log, o.progress_arg = stderr;
+    o.progress = isatty(2) ? train_progress : train_log, o.progress_arg = stderr, o.note = train_note;
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
     if ((rc = device_ready(c->name, &o.dev)) >= 0) return dse_net_deinit(&net), rc;
     /* The data before the work: does the network fit it (naming the flags that would), and

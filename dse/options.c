@@ -314,13 +314,17 @@ static const struct dse_opt_line lines_train[] = {
     IN_TEXT(LIMIT_TEST),
     OWN(INIT, "weight initialization: msra (default) or xavier"),
     OWN(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)"),
-    OWN(RESUME, "continue from a checkpoint (on the CPU: bit-identical to an uninterrupted run)"),
+    OWN(RESUME, "continue from a checkpoint (bit-identical to an uninterrupted run: on the CPU;\n"
+                "on a GPU with --conv-cache FILE and deterministic algorithms)"),
     OWN(CONV, "conv strategy: auto (time each once per shape; default) or a fixed one"),
     OWN(CONV_CACHE, "where auto's choices are kept, so that every run on this machine and thread\n"
                     "count makes the same ones and repeats bit for bit (default\n"
-                    "$XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v3-t<threads>.txt; none: time every run)"),
+                    "$XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v3-t<threads>.txt; none: time every run);\n"
+                    "on a GPU: a file pinning cuDNN's engine and algorithm choices, so that runs\n"
+                    "and resumes on this GPU model and cuDNN repeat bit for bit (default none:\n"
+                    "cuDNN's find chooses anew in every run)"),
     OWN(DEVICE, "cpu (default), cuda (= cuda:0) or cuda:N: train on that GPU (docs/gpu.md);\n"
-                "--conv and --conv-cache are CPU options (on a GPU cuDNN chooses)"),
+                "--conv is a CPU option (on a GPU cuDNN chooses)"),
     OWN(PRECISION, "arithmetic on a GPU: fp32 (default), tf32 (conv and fc on tensor cores,\n"
                    "inputs rounded to a 10-bit mantissa), or mixed precision: convs in fp16\n"
                    "(dynamic loss scaling) or bf16, the rest fp32; the CPU computes in fp32 only"),

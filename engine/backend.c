@@ -184,6 +184,16 @@ enum dse_status dse_cuda_conv2d_choose(struct dse_cuda_ctx *cx, struct dse_node 
 
 const char *dse_cuda_conv_algo_str(int direction, int algo) { return "?"; }
 
+enum dse_status dse_cuda_conv_cache_load(struct dse_cuda_ctx *cx, const char *path, struct dse_cuda_conv_load *out,
+                                         struct dse_err *err) {
+    memset(out, 0, sizeof *out);
+    return no_cuda(cx, err);
+}
+
+enum dse_status dse_cuda_conv_cache_save(struct dse_cuda_ctx *cx, const char *path, struct dse_err *err) {
+    return no_cuda(cx, err);
+}
+
 enum dse_status dse_cuda_sgd(struct dse_cuda_ctx *cx, float *w, const float *g, float *v, int64_t n, float lr,
                              float momentum, float wd, float gscale) {
     return no_cuda(cx, NULL);

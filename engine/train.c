@@ -4,7 +4,9 @@
  * epoch k's checkpoint reproduces the uninterrupted run bit for bit on the same machine
  * and thread count (tests/test_engine_train.c checks it). On a CUDA device (opts->dev)
  * the loop is the same code through the model API; cuDNN's algorithm choices depend on
- * timing, so runs there agree to float rounding, not bit for bit (docs/gpu.md). */
+ * timing, so runs there agree to float rounding, unless opts->conv_cache pins the choices:
+ * then a resumed run repeats the uninterrupted one bit for bit on the same GPU model and
+ * cuDNN (checkpoints also carry FP16's loss scale; docs/gpu.md, "Determinism"). */
 #include "engine/train.h"
 
 #include <math.h>
@@ -143,6 +145,8 @@ static char *meta_text(const struct dse_model *m, const struct dse_ckpt_meta *me
     fprintf(f, "dse checkpoint 2\nnetwork %s\ninput %d %d %d\n", m->net.name[0] ? m->net.name : "-", m->net.in_c,
             m->net.in_h, m->net.in_w);
     tensor_lines(f, m);
+    if (m->gpu && m->gpu->math == DSE_CUDA_MATH_FP16) /* FP16's dynamic loss scale: the next steps depend on it */
+        fprintf(f, "loss_scale %.9g %lld\n", (double)m->gpu->loss_scale, (long long)m->gpu->mp_good_steps);
     if (meta) {
         fprintf(f, "seed %llu\n", (unsigned long long)meta->seed);
         if (meta->data[0]) fprintf(f, "data %s\n", meta->data);
@@ -267,6 +271,31 @@ static enum dse_status load_v1(struct dse_model *m, const char *path, const char
     return DSE_OK;
 }
 
+/* FP16's loss scale and good-step count from a text block's "loss_scale S G" line, into an
+ * FP16 device model (a checkpoint without the line, from an older dse or another precision,
+ * leaves the model's: 65,536 and 0 in a new one). Other models ignore it. */
+static enum dse_status loss_scale_load(struct dse_model *m, const char *path, const char *text, size_t len,
+                                       struct dse_err *err) {
+    for (const char *p = text; p < text + len;) {
+        size_t l = strcspn(p, "\n");
+        if (p + l > text + len) l = (size_t)(text + len - p);
+        if (l > 11 && !strncmp(p, "loss_scale ", 11)) {
+            char buf[128];
+            float scale = 0;
+            long long good = -1;
+            int used = 0;
+            snprintf(buf, sizeof buf, "%.*s", (int)(l < sizeof buf ? l : sizeof buf - 1), p);
+            if (sscanf(buf + 11, "%g %lld%n", &scale, &good, &used) != 2 || buf[11 + used] || !(scale >= 1.0f) ||
+                scale > 16777216.0f || good < 0)
+                return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: '%s' in its text block; expected "
+                                   "'loss_scale S G' with 1 <= S <= 2^24 and G >= 0", buf);
+            if (m->gpu && m->gpu->math == DSE_CUDA_MATH_FP16) m->gpu->loss_scale = scale, m->gpu->mp_good_steps = good;
+        }
+        p += l + 1;
+    }
+    return DSE_OK;
+}
+
 static enum dse_status load_v2(struct dse_model *m, const char *path, const char *file, size_t len, int *next_epoch,
                                int64_t *iter, float **raw, struct dse_err *err) {
     struct ckpt2_header h;
@@ -311,6 +340,7 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
     if (h.next_epoch < 0 || h.next_epoch > DSE_TRAIN_EPOCHS_MAX || h.iter < 0) /* a right CRC over a wrong writer */
         return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld",
                            h.next_epoch, (long long)h.iter);
+    if ((st = loss_scale_load(m, path, text, h.meta_bytes, err))) return st;
     m->cx.rng.state = h.rng_state, m->cx.rng.inc = h.rng_inc;
     *next_epoch = h.next_epoch, *iter = h.iter;
     return DSE_OK;
@@ -468,6 +498,49 @@ enum dse_status dse_conv_cache_load(struct dse_cpu_ctx *cx, const char *path, st
         p = end ? end + 1 : NULL;
     }
     free(text);
+    return DSE_OK;
+}
+
+/* ---- conv choices ---------------------------------------------------------------------- */
+
+/* o->conv_cache into the model's backend before the first step: the CPU's strategies, or on a
+ * CUDA device cuDNN's choices. *pinned = the device's find count the file covers. */
+static enum dse_status choices_load(struct dse_model *m, const struct dse_train_opts *o, int64_t *pinned,
+                                    struct dse_err *err) {
+    *pinned = 0;
+    if (!o->conv_cache) return DSE_OK;
+    if (!m->gpu) return dse_conv_cache_load(&m->cx, o->conv_cache, err);
+    struct dse_cuda_conv_load ld;
+    char msg[1000];
+    enum dse_status st = dse_cuda_conv_cache_load(m->gpu, o->conv_cache, &ld, err);
+    if (st) return st;
+    *pinned = m->gpu->stats.conv_finds;
+    if (ld.stale) snprintf(msg, sizeof msg, "warning: %s", ld.why);
+    else if (ld.found) snprintf(msg, sizeof msg, "cuDNN conv choices: %d shapes pinned by %s", ld.loaded, o->conv_cache);
+    if (o->note && ld.found) o->note(o->progress_arg, msg);
+    return DSE_OK;
+}
+
+/* The choices into o->conv_cache: the CPU's after training (at_end); on a device, whenever
+ * find chose something since the file was read or written: after each epoch's steps, before
+ * its results are reported (a sweep records them) and its checkpoint written (nothing that
+ * outlives the run may hold work done with choices the file lacks: a run resumed from it
+ * would choose again), and at the end. */
+static enum dse_status choices_save(struct dse_model *m, const struct dse_train_opts *o, int at_end, int64_t *pinned,
+                                    struct dse_err *err) {
+    if (!o->conv_cache) return DSE_OK;
+    if (!m->gpu) return at_end ? dse_conv_cache_save(&m->cx, o->conv_cache, err) : DSE_OK;
+    const int64_t finds = m->gpu->stats.conv_finds;
+    if (finds == *pinned) return DSE_OK;
+    enum dse_status st = dse_cuda_conv_cache_save(m->gpu, o->conv_cache, err);
+    if (st) return st;
+    if (o->note) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "cuDNN conv choices: %lld found and pinned in %s", (long long)(finds - *pinned),
+                 o->conv_cache);
+        o->note(o->progress_arg, msg);
+    }
+    *pinned = finds;
     return DSE_OK;
 }
 
@@ -664,16 +737,14 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     struct dse_model_opts mo = { .batch = o->batch, .threads = o->threads, .seed = o->seed, .init = o->init,
                                  .init_std = o->init_std, .classifier_bias = o->classifier_bias };
     if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
-    /* Conv strategies (conv_algo, conv_cache) are the CPU backend's: on a device cuDNN's
-     * find chooses, and the file of CPU choices is neither read nor written. */
-    const int on_cpu = o->dev.device.kind == DSE_DEVICE_CPU;
     if (m->net.layers[m->loss].in_c != data.classes && m->net.layers[m->loss].in_c < data.classes) {
         st = dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network has %d outputs; %s has %d classes",
                          m->net.layers[m->loss].in_c, data.name, data.classes);
         goto done;
     }
-    m->cx.conv_force = o->conv_algo;
-    if (on_cpu && o->conv_cache && (st = dse_conv_cache_load(&m->cx, o->conv_cache, err))) goto done;
+    m->cx.conv_force = o->conv_algo; /* the CPU's: on a device cuDNN's find chooses */
+    int64_t pinned = 0;
+    if ((st = choices_load(m, o, &pinned, err))) goto done;
     x = dse_model_host_alloc(m, sizeof *x * (size_t)dse_tensor_count(&m->input), &x_pinned); /* pinned on a GPU */
     labels = malloc(sizeof *labels * (size_t)o->batch);
     if (!x || !labels) {
@@ -771,6 +842,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         er->train_loss = (float)(loss_sum / (ipe ? ipe : 1));
         er->seconds = now_s() - te;
         er->img_per_s = (double)ipe * o->batch / (er->seconds > 0 ? er->seconds : 1e-9);
+        if ((st = choices_save(m, o, 0, &pinned, err))) goto done; /* before the epoch is reported */
         if ((st = evaluate(m, ltest, x, labels, er, NULL, NULL, err))) goto done;
         er->seconds = now_s() - te;
         r->epochs_done = e + 1;
@@ -785,14 +857,14 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         if (o->checkpoint_dir) {
             char path[4096];
             snprintf(path, sizeof path, "%s/epoch-%d.ckpt", o->checkpoint_dir, e + 1);
-            if ((st = dse_fs_mkdirs(o->checkpoint_dir, err)) ||
+            if ((st = choices_save(m, o, 0, &pinned, err)) || (st = dse_fs_mkdirs(o->checkpoint_dir, err)) ||
                 (st = dse_checkpoint_save(m, e + 1, it, &meta, path, err)))
                 goto done;
         }
     }
     if (stop < o->epochs && !strcmp(r->status, "done")) strcpy(r->status, "paused");
 finish:
-    if (on_cpu && o->conv_cache && (st = dse_conv_cache_save(&m->cx, o->conv_cache, err))) goto done;
+    if ((st = choices_save(m, o, 1, &pinned, err))) goto done;
     r->seconds = now_s() - t0;
     r->img_per_s = t_train > 0 ? (double)imgs / t_train : 0;
     r->engine_bytes = dse_model_bytes(m);

@@ -62,12 +62,20 @@ struct dse_train_opts {
     float       init_std;
     int         conv_algo;      /* DSE_ALGO_AUTO: time the strategies once per shape;
                                    else a dse_cpu_conv_algo for every conv */
-    const char *conv_cache;     /* NULL, or a file of conv strategy choices: read before
-                                   training, written (atomically) after. With auto choice, the
+    const char *conv_cache;     /* NULL, or a file of conv choices: read before training,
+                                   written (atomically) when it lacks some. With auto choice, the
                                    strategy is timed per run and the strategies differ in the
                                    last bits, so two runs of one candidate could differ; with a
                                    cache file every run on this machine and thread count uses the
-                                   same choices and results are bit-identical. */
+                                   same choices and results are bit-identical. On the CPU: the
+                                   conv strategies (dse_conv_cache_*), written after training.
+                                   On a CUDA device: cuDNN's engines and algorithms
+                                   (dse_cuda_conv_cache_*), written when find chose something the
+                                   file lacked: after that epoch's steps, before its results are
+                                   reported and checkpointed, and at the end, so every checkpoint
+                                   was computed with choices the file holds; a file
+                                   from another GPU or cuDNN is set aside (said through note)
+                                   and replaced. */
     const char *checkpoint_dir; /* NULL: none; else DIR/epoch-<k>.ckpt after epoch k (1-based) */
     const char *resume;         /* NULL, or a checkpoint to continue from */
     void      (*progress)(void *arg, const struct dse_train_progress *p);
@@ -81,9 +89,12 @@ struct dse_train_opts {
                                      nonzero stops the run at once with status "cancelled" and
                                      no checkpoint (a sweep worker that lost its lease) */
     struct dse_model_device_opts dev; /* where the model runs (issue #6); zeroed (the default):
-                                     the CPU. On a CUDA device conv_algo and conv_cache are not
-                                     used (cuDNN's find chooses); checkpoints have the same
-                                     format and value order on every device */
+                                     the CPU. On a CUDA device conv_algo is not used (cuDNN's
+                                     find chooses; conv_cache pins its choices); checkpoints have
+                                     the same format and value order on every device */
+    void      (*note)(void *arg, const char *text); /* NULL, or told (with progress_arg) what
+                                     the user should hear once, as it happens: a cuDNN choice
+                                     file loaded, written, or set aside as another GPU's */
 };
 
 /* Defaults: fashion-mnist, 1 epoch, batch 64, 1 thread, lr 0.01 poly power 1 (linear

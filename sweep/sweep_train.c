@@ -627,6 +627,13 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
             p->epoch + 1, p->unpredicted, p->unpredicted == 1 ? "" : "es");
 }
 
+/* A GPU stretch's word about its pinned cuDNN choices (engine/train.c: loaded, written, or
+ * another GPU's set aside), in the worker's log. */
+static void seg_note(void *arg, const char *text) {
+    struct seg *sg = arg;
+    say(sg->w, "%s: %s", sg->c->id, text);
+}
+
 static void ckpt_path(const struct worker *w, const char *id, int epoch, char *buf, int size) {
     snprintf(buf, (size_t)size, "%s/checkpoints/%s/epoch-%d.ckpt", w->dir, id, epoch);
 }
@@ -664,7 +671,8 @@ static void prune_checkpoints(const struct worker *w, const char *id, int keep) 
 
 /* The conv strategies are timed once per candidate, before its first epoch, and kept in
  * its checkpoint folder: every stretch of its training, by whichever worker, then runs
- * the same strategies, so a resumed run is the uninterrupted one bit for bit. */
+ * the same strategies, so a resumed run is the uninterrupted one bit for bit. (On a GPU the
+ * first stretch pins cuDNN's choices there itself: train_stretch, engine/train.c.) */
 static enum dse_status pretime_conv(const struct dse_net *net, const struct dse_train_opts *o, const char *path,
                                     struct dse_err *err) {
     if (file_exists(path)) return DSE_OK;
@@ -791,7 +799,11 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
     }
     if (from < r->n_epochs) r->n_epochs = from; /* results past the checkpoint are computed again */
     if (from < target) {
-        if (w->plan.conv == DSE_ALGO_AUTO && w->gpu < 0) { /* on a GPU cuDNN chooses */
+        if (w->gpu >= 0) { /* cuDNN's choices, pinned by the first stretch (engine/train.c) */
+            snprintf(conv, sizeof conv, "%s/cudnn-%s-%s.txt", ckdir, dse_cuda_math_str(w->plan.precision),
+                     w->plan.nondeterministic ? "any" : "det");
+            o.conv_cache = conv, o.note = seg_note;
+        } else if (w->plan.conv == DSE_ALGO_AUTO) {
             snprintf(conv, sizeof conv, "%s/conv-t%d.txt", ckdir, o.threads);
             if ((st = pretime_conv(&net, &o, conv, err))) goto candidate_failed;
             o.conv_cache = conv;

@@ -7,9 +7,12 @@
  * tolerances. Then whole models: two epochs of SGD on two small nets (Fire modules with
  * bypass and dropout; batchnorm, scale, fc) step by step against the CPU, and inference.
  * Then the training loop (engine/train.c) on the device: dse_train_run against the CPU on
- * a synthetic dataset, its checkpoints read on the other device, resumes on the GPU.
+ * a synthetic dataset, its checkpoints read on the other device, resumes on the GPU; and
+ * pinned cuDNN choices (the choice file), with which a resumed GPU run repeats an
+ * uninterrupted one bit for bit.
  *
- * Host-only cases run everywhere (PCG32 jump-ahead, device names, the no-device path).
+ * Host-only cases run everywhere (PCG32 jump-ahead, device names, the no-device path,
+ * the choice file's reader).
  * Then, with no CUDA device or no CUDA in the build, it prints "skipped: no CUDA device
  * (reason)" and exits 77, which ctest reports as not run, never as passed.
  * Usage: test_engine_cuda [case-id-prefix...] (tests/check.h). DSE_TEST_VERBOSE=1 prints
@@ -152,6 +155,113 @@ static void test_versions(void) {
     } else {
         CHECK_STR_EQ(v, "built without CUDA");
     }
+}
+
+/* ---- the cuDNN choice file's text (no device) ---------------------------------------------- */
+
+#define PIN_HEADER "dse-cudnn-choices 1 cudnn 91900 cc 9.0 sms 132 device NVIDIA H100 80GB HBM3\n"
+#define PIN_KEY    "8 1 12 12 6 3 3 1 1 1 1 1 1 1 144 864 0 1 512 1616 1618"
+#define PIN_FORM   "expected none, fp32, 'legacy ALGO math MATH ws BYTES' or 'engine ID ws BYTES knobs [TYPE=VALUE]...'"
+
+/* Every malformed file is refused with path:line and what is wrong (the CPU's file reports
+ * its bad lines the same way); a good one reads back what was written. */
+static void test_conv_file(void) {
+    static const struct {
+        const char *text;
+        int         line;
+        const char *msg;
+    } bad[] = {
+        { "", 1, "not a cuDNN choice file; expected the header 'dse-cudnn-choices 1 cudnn VERSION cc MAJOR.MINOR sms "
+                 "COUNT device NAME'" },
+        { "# dse conv strategy choices: 16 shape ints, forward, backward\n", 1,
+          "not a cuDNN choice file; expected the header 'dse-cudnn-choices 1 cudnn VERSION cc MAJOR.MINOR sms COUNT "
+          "device NAME'" },
+        { "dse-cudnn-choices 2 cudnn 91900 cc 9.0 sms 132 device X\n", 1,
+          "choice file format 2; this dse reads format 1 (delete the file to choose again)" },
+        { "dse-cudnn-choices 1 cudnn 91900 cc 9 sms 132 device X\n", 1,
+          "the header does not parse; expected 'dse-cudnn-choices 1 cudnn VERSION cc MAJOR.MINOR sms COUNT device "
+          "NAME'" },
+        { "dse-cudnn-choices 1 cudnn 91900 cc 9.0 sms 132 device\n", 1,
+          "the header does not parse; expected 'dse-cudnn-choices 1 cudnn VERSION cc MAJOR.MINOR sms COUNT device "
+          "NAME'" },
+        { PIN_HEADER "1 2 3 ; none ; none ; none\n", 2, "the shape key is not 21 integers" },
+        { PIN_HEADER PIN_KEY " 22 ; none ; none ; none\n", 2, "the shape key is not 21 integers" },
+        { PIN_HEADER "\n# c\n" PIN_KEY " ; none ; none\n", 4,
+          "3 fields; expected 'KEY ; FORWARD ; BACKWARD-DATA ; BACKWARD-FILTER' (4 fields separated by ';')" },
+        { PIN_HEADER PIN_KEY " ; none ; none ; none ; none\n", 2,
+          "more than 4 fields separated by ';'; expected 'KEY ; FORWARD ; BACKWARD-DATA ; BACKWARD-FILTER'" },
+        { PIN_HEADER PIN_KEY " ; engine 12 ws 0 ; none ; none\n", 2,
+          "forward: 'engine 12 ws 0' does not parse; " PIN_FORM },
+        { PIN_HEADER PIN_KEY " ; none ; legacy 1 math 0 ws -5 ; none\n", 2,
+          "backward data: 'legacy 1 math 0 ws -5' does not parse; " PIN_FORM },
+        { PIN_HEADER PIN_KEY " ; none ; none ; engine 3 ws 0 knobs 1=2 3\n", 2,
+          "backward filter: 'engine 3 ws 0 knobs 1=2 3' does not parse; " PIN_FORM },
+        { PIN_HEADER PIN_KEY " ; winograd ; none ; none\n", 2, "forward: 'winograd' does not parse; " PIN_FORM },
+        { PIN_HEADER PIN_KEY " ; fp32 1 ; none ; none\n", 2, "forward: 'fp32 1' does not parse; " PIN_FORM },
+        { PIN_HEADER PIN_KEY " ; none ; none ; none\n# again\n" PIN_KEY " ; fp32 ; none ; none\n", 4,
+          "the shape key of line 2 again" },
+    };
+    const char *path = "pins/cudnn-fp32-det.txt";
+    struct dse_cuda_conv_file f;
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        struct dse_err err = { 0 };
+        CHECK_INT_EQ(dse_cuda_conv_file_parse(path, bad[i].text, &f, &err), DSE_ERR_IO);
+        CHECK(err.file == path);
+        CHECK_INT_EQ(err.line, bad[i].line);
+        CHECK_STR_EQ(err.msg, bad[i].msg);
+        CHECK(f.n == 0 && f.choices == NULL);
+    }
+    { /* 65 knobs: one more than an identity holds */
+        char text[2000];
+        int n = snprintf(text, sizeof text, PIN_HEADER PIN_KEY " ; engine 7 ws 0 knobs");
+        for (int k = 0; k <= DSE_CUDA_CONV_KNOBS; k++) n += snprintf(text + n, sizeof text - (size_t)n, " %d=1", k);
+        snprintf(text + n, sizeof text - (size_t)n, " ; none ; none\n");
+        struct dse_err err = { 0 };
+        CHECK_INT_EQ(dse_cuda_conv_file_parse(path, text, &f, &err), DSE_ERR_IO);
+        CHECK_INT_EQ(err.line, 2);
+        CHECK_STR_EQ(err.msg, "forward: more than 64 knobs");
+    }
+    /* a good file: comments and blank lines skipped, each kind of direction, back as written */
+    const char *good = PIN_HEADER "# comment\n\n"
+                       PIN_KEY " ; engine 12 ws 4096 knobs 2=1 14=3 ; none ; legacy 1 math 2 ws 1024\n"
+                       "8 6 12 12 8 1 1 1 1 0 0 1 1 1 864 1152 2 1 512 1616 1618 ; fp32 ; engine 0 ws 0 knobs ; fp32\n";
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_cuda_conv_file_parse(path, good, &f, &err));
+    CHECK_INT_EQ(f.version, 1);
+    CHECK_INT_EQ(f.cudnn, 91900);
+    CHECK(f.cc_major == 9 && f.cc_minor == 0 && f.sms == 132);
+    CHECK_STR_EQ(f.device, "NVIDIA H100 80GB HBM3");
+    CHECK_INT_EQ(f.n, 2);
+    if (f.n == 2) {
+        const struct dse_cuda_conv_choice *a = &f.choices[0], *b = &f.choices[1];
+        CHECK(f.lines[0] == 4 && f.lines[1] == 5);
+        CHECK(a->key[0] == 8 && a->key[14] == 144 && a->key[20] == 1618 && b->key[16] == 2);
+        CHECK_INT_EQ(a->algo_fwd, DSE_CUDA_CONV_ENGINE + 12);
+        CHECK(a->engine[0].id == 12 && a->engine[0].n_knobs == 2 && a->ws_fwd == 4096);
+        CHECK(a->engine[0].knob_type[1] == 14 && a->engine[0].knob_value[1] == 3);
+        CHECK_INT_EQ(a->algo_bwd_data, -1);
+        CHECK(a->algo_bwd_filter == 1 && a->math[2] == 2 && a->ws_bwd_filter == 1024 && a->engine[2].id == -1);
+        CHECK(b->algo_fwd == DSE_CUDA_CONV_FP32 && b->algo_bwd_filter == DSE_CUDA_CONV_FP32);
+        CHECK(b->algo_bwd_data == DSE_CUDA_CONV_ENGINE && b->engine[1].id == 0 && b->engine[1].n_knobs == 0);
+        /* written and read back: the same choices; an entry with nothing chosen is left out */
+        struct dse_cuda_conv_choice three[3] = { *a, *b, *b };
+        three[2].key[0] = 99, three[2].algo_fwd = three[2].algo_bwd_data = three[2].algo_bwd_filter = -1;
+        struct dse_cuda_conv_file w = f, back;
+        w.choices = three, w.n = 3;
+        char *text = dse_cuda_conv_file_format(&w);
+        CHECK(text != NULL);
+        if (text) {
+            CHECK(strncmp(text, PIN_HEADER, strlen(PIN_HEADER)) == 0);
+            CHECK_OK(dse_cuda_conv_file_parse(path, text, &back, &err));
+            CHECK_INT_EQ(back.n, 2);
+            CHECK(back.n == 2 && !memcmp(&back.choices[0], a, sizeof *a) && !memcmp(&back.choices[1], b, sizeof *b));
+            CHECK_STR_EQ(back.device, f.device);
+            dse_cuda_conv_file_deinit(&back);
+            if (verbose) printf("%s", text);
+        }
+        free(text);
+    }
+    dse_cuda_conv_file_deinit(&f);
 }
 
 /* tests/nets.h's tiny Fire-module net with dropout 0.5 before the classifier conv. */
@@ -1295,10 +1405,12 @@ static void ckpt_compare(const char *what, const struct dse_net *net, const char
     free(va), free(vb);
 }
 
+static int file_has(const char *path, const char *needle);
+
 /* dse_train_run on cuda:0 against the CPU from the same seed (dropout included): per-epoch
  * losses and accuracy, checkpoints (a GPU-written one read by a CPU model), a GPU run
  * resumed from its own checkpoint and from the CPU's. Not bit for bit: cuDNN's algorithm
- * choices are timed per model. */
+ * choices are timed per model (train-pinned pins them). */
 static void test_train_run(void) {
     char dir[] = "/tmp/dse_cuda_train_XXXXXX", data[300], d[4][300], ck[8][320];
     if (!mkdtemp(dir)) {
@@ -1361,16 +1473,373 @@ static void test_train_run(void) {
         o.resume = ck[0], o.checkpoint_dir = d[3];
         CHECK_OK(dse_train_run(&net, &o, rr, &err));
         ckpt_compare("cuda resumed from the cpu's checkpoint vs cpu", &net, ck[1], ck[7], 1e-6);
-        /* The conv strategy cache (CPU choices) is neither read nor written on the GPU. */
-        char cache[320];
+        /* On the GPU the conv cache holds cuDNN's choices (test conv-pin), never the CPU's
+         * strategies: a file of CPU strategies is refused, naming its first line. */
+        char cache[320], cpu_cache[320];
         snprintf(cache, sizeof cache, "%s/conv.txt", dir);
+        snprintf(cpu_cache, sizeof cpu_cache, "%s/conv-cpu.txt", dir);
         o.resume = NULL, o.checkpoint_dir = NULL, o.epochs = 1, o.conv_algo = DSE_ALGO_AUTO, o.conv_cache = cache;
         CHECK_OK(dse_train_run(&net, &o, rr, &err));
-        FILE *f = fopen(cache, "r");
-        CHECK(f == NULL);
-        if (f) fclose(f);
+        CHECK(file_has(cache, "dse-cudnn-choices 1 cudnn "));
+        struct dse_train_opts oc = o;
+        oc.dev.device.kind = DSE_DEVICE_CPU, oc.conv_cache = cpu_cache;
+        CHECK_OK(dse_train_run(&net, &oc, rr, &err));
+        CHECK(file_has(cpu_cache, "# dse conv strategy choices"));
+        o.conv_cache = cpu_cache;
+        CHECK_INT_EQ(dse_train_run(&net, &o, rr, &err), DSE_ERR_IO);
+        CHECK(err.file == NULL || !strcmp(err.file, cpu_cache));
+        CHECK(err.line == 1 && strstr(err.msg, "not a cuDNN choice file") != NULL);
     }
     free(rc), free(rg), free(rr);
+    dse_net_deinit(&net);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+/* ---- pinned cuDNN choices (issue #20 item 5) ------------------------------------------------ */
+
+static int read_text(const char *path, char **out) {
+    FILE *f = fopen(path, "rb");
+    *out = NULL;
+    if (!f) return -1;
+    char *buf = malloc(1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (!buf) return -1;
+    buf[n] = '\0';
+    *out = buf;
+    return 0;
+}
+
+/* 1 if the file at path holds needle anywhere (binary files too). */
+static int file_has(const char *path, const char *needle) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char *buf = malloc(1 << 20);
+    const size_t n = buf ? fread(buf, 1, 1 << 20, f) : 0, k = strlen(needle);
+    fclose(f);
+    int found = 0;
+    for (size_t i = 0; i + k <= n && !found; i++) found = !memcmp(buf + i, needle, k);
+    free(buf);
+    return found;
+}
+
+static int write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    const size_t n = strlen(text);
+    int bad = fwrite(text, 1, n, f) != n;
+    return fclose(f) != 0 || bad ? -1 : 0;
+}
+
+/* What one pinned-choice run left: its state, its convs' choices, its counters. */
+struct pin_run {
+    enum dse_status             st;      /* of the load, a step, or the save */
+    struct dse_err              err;
+    struct dse_cuda_conv_load   ld;
+    float                      *state;   /* parameters, momentum, statistics (malloc'd) */
+    uint64_t                    n;
+    struct dse_cuda_conv_choice choice[16];
+    int                         n_conv;
+    int64_t                     finds, loaded;
+    struct dse_pcg32            rng;     /* the dropout generator after the steps */
+    float                       loss_scale;
+};
+
+/* A fresh model of net on cuda:0 in math: pin loaded first (load) or saved after (!load),
+ * 12 SGD steps over make_data's batches (clipped, as dse train does). */
+static void pin_run(struct dse_net *net, enum dse_cuda_math math, const char *pin, int load, struct pin_run *r) {
+    const int B = 8, count = 96, classes = 4;
+    struct dse_model_opts mo = { .batch = B, .threads = 2, .seed = 11, .init = DSE_INIT_MSRA };
+    struct dse_model_device_opts dev = { .device = { DSE_DEVICE_CUDA, 0 }, .math = math };
+    struct dse_model *m = NULL;
+    memset(r, 0, sizeof *r);
+    if ((r->st = dse_model_new_on(net, &mo, &dev, &m, &r->err))) return;
+    const int64_t img = (int64_t)net->in_c * net->in_h * net->in_w;
+    float *x = malloc((size_t)(count * img) * sizeof *x);
+    int *labels = malloc((size_t)count * sizeof *labels);
+    make_data(count, net->in_c, net->in_h, net->in_w, classes, x, labels);
+    if (load) r->st = dse_cuda_conv_cache_load(m->gpu, pin, &r->ld, &r->err);
+    for (int b = 0; !r->st && b + B <= count; b += B) {
+        float loss;
+        double norm;
+        int clipped;
+        if ((r->st = dse_model_forward(m, x + b * img, labels + b, &loss, &r->err)) ||
+            (r->st = dse_model_backward(m, &r->err)) || (r->st = dse_model_clip_grad(m, 0.5, &norm, &clipped, &r->err)))
+            break;
+        dse_model_sgd(m, 0.01f, 0.9f, 2e-4f);
+    }
+    if (!r->st) r->st = dse_model_sync(m, &r->err);
+    if (!r->st && !load) r->st = dse_cuda_conv_cache_save(m->gpu, pin, &r->err);
+    for (int i = 0; !r->st && i < m->net.n_layers && r->n_conv < 16; i++)
+        if (m->nodes[i].op == DSE_OP_CONV2D) r->st = dse_cuda_conv2d_choose(m->gpu, &m->nodes[i], &r->choice[r->n_conv++]);
+    if (r->st && r->err.msg[0] == '\0') r->err = m->gpu->err;
+    r->n = dse_model_state_count(m);
+    r->state = malloc(r->n * sizeof *r->state);
+    if (!r->st && r->state) r->st = dse_model_state_get(m, r->state, &r->err);
+    r->finds = m->gpu->stats.conv_finds, r->loaded = m->gpu->stats.conv_loaded;
+    r->rng = m->cx.rng, r->loss_scale = m->gpu->loss_scale;
+    free(x), free(labels);
+    dse_model_free(m);
+}
+
+/* The same choice, the time find measured aside (a loaded one has none). */
+static int same_choice(const struct dse_cuda_conv_choice *a, const struct dse_cuda_conv_choice *b) {
+    int same = !memcmp(a->key, b->key, sizeof a->key) && a->algo_fwd == b->algo_fwd &&
+               a->algo_bwd_data == b->algo_bwd_data && a->algo_bwd_filter == b->algo_bwd_filter &&
+               a->ws_fwd == b->ws_fwd && a->ws_bwd_data == b->ws_bwd_data && a->ws_bwd_filter == b->ws_bwd_filter;
+    for (int d = 0; d < 3 && same; d++) {
+        const struct dse_cuda_conv_engine *x = &a->engine[d], *y = &b->engine[d];
+        same = a->math[d] == b->math[d] && x->id == y->id && x->n_knobs == y->n_knobs;
+        for (int k = 0; k < x->n_knobs && same; k++)
+            same = x->knob_type[k] == y->knob_type[k] && x->knob_value[k] == y->knob_value[k];
+    }
+    return same;
+}
+
+/* The first graph-API engine of a choice file: the line (1-based) it is on, the direction
+ * (0-2) and where its "engine" word starts; 0 if the file has none. */
+static int first_engine(const char *text, int *dir, const char **at) {
+    int line = 1;
+    for (const char *p = text; *p; line++) {
+        const char *end = strchr(p, '\n'), *e = strstr(p, "; engine ");
+        if (line > 1 && *p != '#' && e && (!end || e < end)) {
+            *dir = 0;
+            for (const char *q = p; q < e; q++) *dir += *q == ';';
+            *at = e + 2;
+            return line;
+        }
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+/* Pinned choices at the model level, fp32 and fp16: a model trains 12 steps (find
+ * chooses) and saves its choices; a fresh model that loads the file runs no find, makes
+ * the same choice for every conv and direction, and trains to the same bits (state,
+ * dropout generator, loss scale). Then what a file from elsewhere does here: another
+ * GPU's or cuDNN's is set aside (stale) and says why; an engine this cuDNN cannot build,
+ * or one whose workspace differs from the file's, fails naming the file's line. */
+static void test_conv_pin(void) {
+    char dir[] = "/tmp/dse_cuda_pin_XXXXXX", pin[2][300], other[300];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    struct dse_net net;
+    fire_net(&net);
+    struct pin_run *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    static const enum dse_cuda_math maths[2] = { DSE_CUDA_MATH_FP32, DSE_CUDA_MATH_FP16 };
+    for (int k = 0; k < 2; k++) {
+        snprintf(pin[k], sizeof pin[k], "%s/cudnn-%s-det.txt", dir, dse_cuda_math_str(maths[k]));
+        pin_run(&net, maths[k], pin[k], 0, a);
+        CHECK_OK(a->st);
+        if (a->st) fprintf(stderr, "  %s: %s\n", dse_cuda_math_str(maths[k]), a->err.msg);
+        pin_run(&net, maths[k], pin[k], 1, b);
+        CHECK_OK(b->st);
+        if (b->st) fprintf(stderr, "  %s, pinned: %s\n", dse_cuda_math_str(maths[k]), b->err.msg);
+        printf("  %s: %lld (shape, direction) pairs found, then %d shapes (%lld pairs) loaded and %lld found\n",
+               dse_cuda_math_str(maths[k]), (long long)a->finds, b->ld.loaded, (long long)b->loaded,
+               (long long)b->finds);
+        CHECK(a->finds > 0);
+        CHECK(b->ld.found && !b->ld.stale && b->ld.loaded > 0);
+        CHECK_INT_EQ(b->loaded, a->finds);
+        CHECK_INT_EQ(b->finds, 0); /* no find ran */
+        CHECK(a->n_conv > 0 && a->n_conv == b->n_conv);
+        for (int c = 0; c < a->n_conv && c < b->n_conv; c++) CHECK(same_choice(&a->choice[c], &b->choice[c]));
+        CHECK(a->state && b->state && a->n == b->n && !memcmp(a->state, b->state, a->n * sizeof *a->state));
+        CHECK(a->rng.state == b->rng.state);
+        CHECK(a->loss_scale == b->loss_scale);
+        free(a->state), free(b->state);
+    }
+    char *text = NULL, *edit = NULL;
+    CHECK(read_text(pin[0], &text) == 0);
+    const size_t len = text ? strlen(text) : 0;
+    if (text) edit = malloc(len + 64);
+    if (text && edit) {
+        if (verbose) printf("%s", text);
+        /* another cuDNN: set aside, nothing loaded, said once with both versions */
+        const char *v = strstr(text, " cudnn ");
+        CHECK(v != NULL);
+        if (v) {
+            const char *rest = strstr(v, " cc ");
+            snprintf(edit, len + 64, "%.*s cudnn 1%s", (int)(v - text), text, rest ? rest : "");
+            snprintf(other, sizeof other, "%s/other.txt", dir);
+            CHECK(write_text(other, edit) == 0);
+            pin_run(&net, DSE_CUDA_MATH_FP32, other, 1, b);
+            CHECK_OK(b->st);
+            CHECK(b->ld.found && b->ld.stale && b->ld.loaded == 0 && b->loaded == 0 && b->finds > 0);
+            CHECK(strstr(b->ld.why, "was written with cuDNN 0.0.1 on ") != NULL);
+            CHECK(strstr(b->ld.why, "its choices are set aside and found again") != NULL);
+            if (verbose) printf("  %s\n", b->ld.why);
+            free(b->state);
+        }
+        /* an engine this cuDNN does not have; a workspace the plan does not need */
+        int d = 0;
+        const char *at = NULL;
+        const int line = first_engine(text, &d, &at);
+        static const char *const dn[3] = { "forward", "backward data", "backward filter" };
+        long long id = -1, ws = -1;
+        if (line && sscanf(at, "engine %lld ws %lld", &id, &ws) == 2) {
+            char want[500];
+            const char *after = strstr(at, " knobs");
+            snprintf(edit, len + 64, "%.*sengine 99999 ws %lld%s", (int)(at - text), text, ws, after);
+            CHECK(write_text(other, edit) == 0);
+            pin_run(&net, DSE_CUDA_MATH_FP32, other, 1, b);
+            CHECK_INT_EQ(b->st, DSE_ERR_CUDA);
+            snprintf(want, sizeof want, "%s:%d: %s engine 99999 does not fit this run (delete the file to choose "
+                     "again): cuDNN does not build its engine: CUDNN_STATUS_", other, line, dn[d]);
+            CHECK(strstr(b->err.msg, want) != NULL);
+            if (verbose || !strstr(b->err.msg, want)) printf("  %s\n", b->err.msg);
+            free(b->state);
+            snprintf(edit, len + 64, "%.*sengine %lld ws %lld%s", (int)(at - text), text, id, ws + 256, after);
+            CHECK(write_text(other, edit) == 0);
+            pin_run(&net, DSE_CUDA_MATH_FP32, other, 1, b);
+            CHECK_INT_EQ(b->st, DSE_ERR_CUDA);
+            snprintf(want, sizeof want, "%s:%d: %s engine %lld does not fit this run (delete the file to choose "
+                     "again): its plan needs %lld bytes of workspace here; the file says %lld", other, line, dn[d], id,
+                     ws, ws + 256);
+            CHECK(strstr(b->err.msg, want) != NULL);
+            if (verbose || !strstr(b->err.msg, want)) printf("  %s\n", b->err.msg);
+            free(b->state);
+        } else {
+            printf("  (every choice of the fp32 file is a legacy algorithm: the engine cases are not run)\n");
+        }
+    }
+    free(text), free(edit);
+    free(a), free(b);
+    dse_net_deinit(&net);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+/* FP16's dynamic loss scale travels in checkpoints ("loss_scale S G" in the text block): a
+ * resumed FP16 run goes on with the scale and count the interrupted one had. A checkpoint
+ * without the line (fp32's, an older dse's) leaves an FP16 model's scale as it is; a CPU
+ * model reads an FP16 model's checkpoint. */
+static void test_ckpt_loss_scale(void) {
+    char dir[] = "/tmp/dse_cuda_ls_XXXXXX", p16[300], p32[300];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(p16, sizeof p16, "%s/fp16.ckpt", dir);
+    snprintf(p32, sizeof p32, "%s/fp32.ckpt", dir);
+    struct dse_net net;
+    fire_net(&net);
+    struct dse_model_opts mo = { .batch = 4, .threads = 1, .seed = 5, .init = DSE_INIT_MSRA };
+    struct dse_model_device_opts d16 = { .device = { DSE_DEVICE_CUDA, 0 }, .math = DSE_CUDA_MATH_FP16 };
+    struct dse_model_device_opts d32 = { .device = { DSE_DEVICE_CUDA, 0 }, .math = DSE_CUDA_MATH_FP32 };
+    struct dse_model *a = NULL, *b = NULL, *c = NULL, *cpu = NULL;
+    struct dse_err err = { 0 };
+    int next = 0;
+    int64_t iter = 0;
+    CHECK_OK(dse_model_new_on(&net, &mo, &d16, &a, &err));
+    CHECK_OK(dse_model_new_on(&net, &mo, &d16, &b, &err));
+    CHECK_OK(dse_model_new_on(&net, &mo, &d32, &c, &err));
+    CHECK_OK(dse_model_new_on(&net, &mo, NULL, &cpu, &err));
+    if (a && b && c && cpu) {
+        a->gpu->loss_scale = 1024.0f, a->gpu->mp_good_steps = 77;
+        CHECK_OK(dse_checkpoint_save(a, 1, 10, NULL, p16, &err));
+        CHECK_OK(dse_checkpoint_save(c, 1, 10, NULL, p32, &err));
+        CHECK(file_has(p16, "\nloss_scale 1024 77\n")); /* a line of the text block */
+        CHECK(!file_has(p32, "loss_scale"));
+        CHECK_NEAR(b->gpu->loss_scale, DSE_LOSS_SCALE_INIT, 0.0);
+        CHECK_OK(dse_checkpoint_load(b, p16, &next, &iter, &err));
+        CHECK_NEAR(b->gpu->loss_scale, 1024.0f, 0.0);
+        CHECK_INT_EQ(b->gpu->mp_good_steps, 77);
+        CHECK_OK(dse_checkpoint_load(b, p32, &next, &iter, &err)); /* no line: as it was */
+        CHECK_NEAR(b->gpu->loss_scale, 1024.0f, 0.0);
+        CHECK_OK(dse_checkpoint_load(cpu, p16, &next, &iter, &err));
+        CHECK_OK(dse_checkpoint_load(c, p16, &next, &iter, &err)); /* fp32 has no scale: ignored */
+        CHECK_NEAR(c->gpu->loss_scale, DSE_LOSS_SCALE_INIT, 0.0);
+    }
+    dse_model_free(a), dse_model_free(b), dse_model_free(c), dse_model_free(cpu);
+    dse_net_deinit(&net);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+static void count_note(void *arg, const char *text) {
+    int *n = arg; /* [0] found and pinned, [1] loaded, [2] other */
+    n[strstr(text, "found and pinned in") ? 0 : strstr(text, "shapes pinned by") ? 1 : 2]++;
+}
+
+/* 1 if both files exist and hold the same bytes. */
+static int same_file(const char *a, const char *b) {
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int ca = 0, cb = 0;
+    while (fa && fb && (ca = getc(fa)) == (cb = getc(fb)) && ca != EOF) {}
+    const int same = fa && fb && ca == EOF && cb == EOF;
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* dse_train_run with conv_cache on cuda:0, fp32 and fp16: the first run finds and pins
+ * (before its first epoch is reported), a second uninterrupted run loads the file and writes the
+ * same checkpoints byte for byte, and a run resumed from the first's epoch-1 checkpoint
+ * (the state a worker killed after epoch 1 leaves) ends with the same epoch-2 checkpoint. */
+static void test_train_pinned(void) {
+    char dir[] = "/tmp/dse_cuda_pinrun_XXXXXX", data[300], d[3][300], pin[300], a[400], b[400];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(data, sizeof data, "%s/data", dir);
+    CHECK(mkdir(data, 0777) == 0);
+    CHECK(write_idx(data, "train", 320, 1) == 0);
+    CHECK(write_idx(data, "t10k", 96, 2) == 0);
+    struct dse_mp mp = dse_mp_squeezenet_v10();
+    mp.input_c = 1, mp.input_h = mp.input_w = 12, mp.classes = 10;
+    mp.conv1_filters = 6, mp.conv1_kernel = 3, mp.conv1_stride = 1, mp.conv1_pad = 1;
+    mp.base_e = 8, mp.incr_e = 0, mp.freq = 2, mp.sr = 0.25, mp.pct3x3 = 0.5;
+    mp.fires = 2, mp.pools = DSE_MP_POOL_CONV1, mp.dropout = 0.5;
+    struct dse_net net;
+    dse_net_init(&net, "fire10", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    struct dse_train_result *r = malloc(sizeof *r);
+    static const enum dse_cuda_math maths[2] = { DSE_CUDA_MATH_FP32, DSE_CUDA_MATH_FP16 };
+    for (int k = 0; k < 2; k++) {
+        const char *ms = dse_cuda_math_str(maths[k]);
+        for (int i = 0; i < 3; i++) snprintf(d[i], sizeof d[i], "%s/%s-run%d", dir, ms, i);
+        snprintf(pin, sizeof pin, "%s/cudnn-%s-det.txt", dir, ms);
+        struct dse_train_opts o;
+        struct dse_err err = { 0 };
+        int notes[3] = { 0, 0, 0 };
+        dse_train_opts_default(&o);
+        o.data = data, o.epochs = 2, o.batch = 32, o.threads = 2, o.seed = 5;
+        o.dev.device.kind = DSE_DEVICE_CUDA, o.dev.device.index = 0, o.dev.math = maths[k];
+        o.conv_cache = pin, o.note = count_note, o.progress_arg = notes;
+        o.checkpoint_dir = d[0];
+        enum dse_status st = dse_train_run(&net, &o, r, &err);
+        CHECK_OK(st);
+        if (st) fprintf(stderr, "  %s: %s\n", ms, err.msg);
+        CHECK(notes[0] == 1 && notes[1] == 0); /* found, pinned once (before epoch 1's checkpoint) */
+        o.checkpoint_dir = d[1];
+        st = dse_train_run(&net, &o, r, &err);
+        CHECK_OK(st);
+        CHECK(notes[0] == 1 && notes[1] == 1); /* loaded, nothing found */
+        o.checkpoint_dir = d[2];
+        snprintf(a, sizeof a, "%s/epoch-1.ckpt", d[0]);
+        o.resume = a;
+        st = dse_train_run(&net, &o, r, &err);
+        CHECK_OK(st);
+        CHECK(notes[0] == 1 && notes[1] == 2 && notes[2] == 0);
+        for (int i = 1; i < 3; i++) {
+            snprintf(a, sizeof a, "%s/epoch-2.ckpt", d[0]);
+            snprintf(b, sizeof b, "%s/epoch-2.ckpt", d[i]);
+            CHECK(same_file(a, b));
+        }
+        snprintf(a, sizeof a, "%s/epoch-1.ckpt", d[0]);
+        snprintf(b, sizeof b, "%s/epoch-1.ckpt", d[1]);
+        CHECK(same_file(a, b));
+    }
+    free(r);
     dse_net_deinit(&net);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -1392,6 +1861,7 @@ static const struct cuda_case cases[] = {
     { "host-loss-scale",   test_loss_scale_rule, 0 },
     { "host-no-device",    test_no_device,       0 },
     { "host-model-state",  test_model_state_cpu, 0 },
+    { "host-conv-file",    test_conv_file,       0 },
     { "ctx",               test_ctx,             1 },
     { "conv-cache",        test_conv_cache,      1 },
     { "op-conv",           test_conv,            1 },
@@ -1419,6 +1889,9 @@ static const struct cuda_case cases[] = {
     { "train-bn",          test_train_bn,        1 },
     { "inference",         test_inference,       1 },
     { "train-run",         test_train_run,       1 },
+    { "conv-pin",          test_conv_pin,        1 },
+    { "ckpt-loss-scale",   test_ckpt_loss_scale, 1 },
+    { "train-pinned",      test_train_pinned,    1 },
 };
 
 static int wanted(const char *id, int argc, char **argv) {

@@ -9,8 +9,10 @@
  * worker threads, as a GPU's workers run, killed and restarted the same way
  * (sweep-threads); GPU placement (gpu-fit),
  * the out-of-memory re-queue bookkeeping (gpu-oom) and `dse sweep --gpus` (sweep-gpus:
- * on a machine without a CUDA device, the clear refusal; with one, a sweep on it). Seed
- * of the kill times: DSE_CRASH_SEED (printed). */
+ * on a machine without a CUDA device, the clear refusal; with one, a sweep on it), and
+ * with a device the crash test on it (sweep-crash-gpu: pinned cuDNN choices make a
+ * killed and resumed GPU sweep the uninterrupted one, bit for bit). Seed of the kill
+ * times: DSE_CRASH_SEED (printed). */
 #include "sweep/sweep_impl.h"
 #include "engine/train.h"
 
@@ -76,8 +78,10 @@ static const char *scratch(void) {
     return dir;
 }
 
-/* Start the dse binary with args (NULL-terminated), stdout and stderr appended to log. */
-static pid_t spawn(const char *log, const char *const *args) {
+/* Start the dse binary with args (NULL-terminated), stdout and stderr appended to log; with
+ * group, as the leader of its own process group (kill(-pid) then ends its worker processes
+ * too, as a crash of the machine or of the whole command would). */
+static pid_t spawn_in(const char *log, const char *const *args, int group) {
     const char *argv[32];
     int n = 0;
     argv[n++] = DSE_BINARY;
@@ -86,6 +90,7 @@ static pid_t spawn(const char *log, const char *const *args) {
     fflush(NULL);
     pid_t p = fork();
     if (p == 0) {
+        if (group) setpgid(0, 0);
         int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (fd >= 0) {
             dup2(fd, 1);
@@ -95,8 +100,11 @@ static pid_t spawn(const char *log, const char *const *args) {
         execv(DSE_BINARY, (char *const *)argv);
         _exit(127);
     }
+    if (p > 0 && group) setpgid(p, p); /* also here: no race with the kill */
     return p;
 }
+
+static pid_t spawn(const char *log, const char *const *args) { return spawn_in(log, args, 0); }
 
 /* Wait for p at most limit seconds (then SIGKILL it); its exit status, or -1 if killed
  * by a signal. */
@@ -1036,6 +1044,156 @@ static void test_threads(void) {
     prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
+/* Occurrences of needle in the file at path (0 if it cannot be read). */
+static int count_in(const char *path, const char *needle) {
+    char *text = NULL;
+    int n = 0;
+    if (dse_fs_read(path, &text, NULL, NULL)) return 0;
+    for (const char *p = text; (p = strstr(p, needle)); p++) n++;
+    free(text);
+    return n;
+}
+
+/* The epoch lines of a sweep's log ("dse sweep [host:pid]: ID epoch E/R: train loss ...");
+ * *pid = the worker that wrote the last one if E < R (it goes on with that candidate), else 0. */
+static int epoch_lines(const char *log, pid_t *pid) {
+    char *text = NULL;
+    int n = 0;
+    const char *last = NULL;
+    *pid = 0;
+    if (dse_fs_read(log, &text, NULL, NULL)) return 0;
+    for (const char *p = text; (p = strstr(p, ": train loss ")); p++) n++, last = p;
+    if (last) {
+        const char *line = last;
+        while (line > text && line[-1] != '\n') line--;
+        const char *colon = NULL;
+        for (const char *q = line; q < last && *q != ']'; q++)
+            if (*q == ':') colon = q;
+        const char *ep = strstr(line, " epoch ");
+        int e = 0, r = 0;
+        if (colon && ep && ep < last && sscanf(ep, " epoch %d/%d:", &e, &r) == 2 && e < r)
+            *pid = (pid_t)strtol(colon + 1, NULL, 10);
+    }
+    free(text);
+    return n;
+}
+
+/* 1 if one of the commands w[0], w[1] has ended (its slot then 0; *bad |= it failed): a
+ * command ends by itself only when every candidate is final. */
+static int reap(pid_t w[2], int *bad) {
+    int any = 0;
+    for (int j = 0; j < 2; j++) {
+        int status;
+        if (w[j] > 0 && waitpid(w[j], &status, WNOHANG) == w[j]) {
+            *bad |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+            w[j] = 0, any = 1;
+        }
+    }
+    return any;
+}
+
+/* The crash test on a GPU (`--gpus 0`: two commands, each with one worker process on
+ * cuda:0): again and again, just after a worker logged an epoch of a candidate it goes on
+ * with, that worker's command and its worker are killed with SIGKILL (the process group)
+ * and started again. The first stretch of each candidate pins cuDNN's choices in its folder
+ * (cudnn-fp32-det.txt, before its first epoch is recorded) and every later stretch loads them, so
+ * the sweep must end with what one uninterrupted GPU worker computes with the same choices:
+ * records and final checkpoints bit for bit. That worker, handed the files, finds nothing
+ * and rewrites none. */
+static void test_crash_gpu(void) {
+    char why[256] = "";
+    if (dse_cuda_device_count(why, (int)sizeof why) == 0) {
+        printf("SKIP: no CUDA device (%s)\n", why);
+        return;
+    }
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *env = getenv("DSE_CRASH_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
+    struct dse_pcg32 rng;
+    dse_pcg32_seed(&rng, seed, 13);
+    char dir[200], ref[200], log[260], rlog[260];
+    snprintf(dir, sizeof dir, "%s/crash_gpu", scratch());
+    snprintf(ref, sizeof ref, "%s/ref_gpu", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    snprintf(rlog, sizeof rlog, "%s.log", ref);
+    const char *args[] = { "sweep", TINY, "--out", dir, "--gpus", "0", "--per-gpu", "1", "--max-crashes", "1000",
+                           NULL };
+    double t0 = now_s();
+    pid_t w[2] = { spawn_in(log, args, 1), spawn_in(log, args, 1) };
+    int kills = 0, bad = 0, seen = 0, ended = 0;
+    for (int round = 0; round < 40 && kills < 4 && !ended; round++) {
+        pid_t worker = 0;
+        int n = seen, k = -1, status;
+        for (double tw = now_s(); n == seen && now_s() - tw < 120 && !(ended = reap(w, &bad)); nap(0.005))
+            n = epoch_lines(log, &worker);
+        if (ended || n == seen) break; /* the sweep ended (or hangs: the waits below say) */
+        seen = n;
+        for (int j = 0; j < 2; j++)
+            if (worker > 0 && w[j] > 0 && getpgid(worker) == w[j]) k = j;
+        if (k < 0) continue; /* its candidate's last epoch, or a worker already gone */
+        nap(0.05 + 0.25 * (double)dse_pcg32_next(&rng) / 4294967296.0); /* its checkpoint is written by now */
+        if ((ended = reap(w, &bad))) break;
+        kill(-w[k], SIGKILL);
+        waitpid(w[k], &status, 0);
+        kills++;
+        w[k] = spawn_in(log, args, 1);
+    }
+    for (int k = 0; k < 2; k++) bad |= w[k] && wait_for(w[k], 300) != 0;
+    for (int k = 0; k < 2; k++)
+        if (w[k]) kill(-w[k], SIGKILL); /* nothing left behind, whatever happened */
+    CHECK(!bad);
+    CHECK_INT_EQ(run_dse(log, args, 120), 0); /* one more command finds nothing to do */
+    const int resumed = count_in(log, "resumed from its checkpoint"), found = count_in(log, "found and pinned in"),
+              loaded = count_in(log, "shapes pinned by");
+    printf("  %d SIGKILLs, %.1f s; %d stretches resumed from a checkpoint; choices found and pinned %d times, loaded "
+           "%d times\n", kills, now_s() - t0, resumed, found, loaded);
+    CHECK(kills >= 2);
+    CHECK(resumed >= 1);
+    CHECK(found >= 1);  /* a candidate's first stretch */
+    CHECK(loaded >= 1); /* a stretch after it */
+    /* the uninterrupted run, handed the choices the crashed one pinned */
+    struct recs a, b;
+    recs_load(dir, &b);
+    CHECK_INT_EQ(b.n, 4);
+    for (int i = 0; i < b.n; i++) {
+        char from[400], to[400], *text = NULL;
+        size_t len = 0;
+        CHECK_INT_EQ(b.r[i].status, DSE_REC_DONE);
+        snprintf(from, sizeof from, "%s/checkpoints/%s/cudnn-fp32-det.txt", dir, b.r[i].id);
+        snprintf(to, sizeof to, "%s/checkpoints/%s", ref, b.r[i].id);
+        CHECK_OK(dse_fs_mkdirs(to, NULL));
+        snprintf(to, sizeof to, "%s/checkpoints/%s/cudnn-fp32-det.txt", ref, b.r[i].id);
+        CHECK_OK(dse_fs_read(from, &text, &len, NULL));
+        if (text) CHECK_OK(dse_fs_write_atomic(to, text, len, NULL));
+        free(text);
+    }
+    const char *rargs[] = { "sweep", TINY, "--out", ref, "--gpus", "0", "--per-gpu", "1", NULL };
+    CHECK_INT_EQ(run_dse(rlog, rargs, 300), 0);
+    CHECK_INT_EQ(count_in(rlog, "found and pinned in"), 0);
+    CHECK_INT_EQ(count_in(rlog, "shapes pinned by"), 4); /* one stretch per candidate, each loaded its file */
+    recs_load(ref, &a);
+    CHECK(recs_same(&a, &b));
+    for (int i = 0; i < a.n && i < b.n; i++) { /* the trained models and the pinned choices, byte for byte */
+        static const char *const names[2] = { "epoch-3.ckpt", "cudnn-fp32-det.txt" };
+        for (int k = 0; k < 2; k++) {
+            char pa[400], pb[400], *ta = NULL, *tb = NULL;
+            size_t la = 0, lb = 0;
+            snprintf(pa, sizeof pa, "%s/checkpoints/%s/%s", ref, a.r[i].id, names[k]);
+            snprintf(pb, sizeof pb, "%s/checkpoints/%s/%s", dir, b.r[i].id, names[k]);
+            CHECK_OK(dse_fs_read(pa, &ta, &la, NULL));
+            CHECK_OK(dse_fs_read(pb, &tb, &lb, NULL));
+            CHECK(ta && tb && la == lb && !memcmp(ta, tb, la));
+            free(ta), free(tb);
+        }
+    }
+    recs_free(&a), recs_free(&b);
+    if (check_failures) show_log(log), show_log(rlog);
+}
+
 /* A worker stopped (SIGSTOP) while it holds a lease: another takes the candidate over
  * once the lease has not been renewed for its ttl (same host, but the pid is alive, so
  * only the observation rule applies). When the first wakes up it must notice, write
@@ -1432,6 +1590,7 @@ static const struct check_case cases[] = {
     { "sweep-multi",   test_multi },
     { "sweep-crash",   test_crash },
     { "sweep-threads", test_threads },
+    { "sweep-crash-gpu", test_crash_gpu },
     { "sweep-stall",   test_stall },
 };
 

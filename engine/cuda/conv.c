@@ -9,10 +9,12 @@
  * x [N, C, H, W]   w [K, C/G, R, S]   b [1, K, 1, 1]   y [N, K, P, Q]. */
 #include "engine/cuda/cuda.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fs.h"
 #include "engine/cuda/cuda_impl.h"
 
 enum { DIR_FWD = 0, DIR_BWD_DATA, DIR_BWD_FILTER };
@@ -90,22 +92,17 @@ static void make_key(const struct dse_cuda_ctx *cx, const struct dse_node *n, in
     memcpy(key, k, sizeof k);
 }
 
-/* Index of the cache entry for n's shape, added (nothing chosen) if missing; -1 if out
- * of memory. */
-static int cache_entry(struct dse_cuda_ctx *cx, const struct dse_node *n) {
+/* Index of a new cache entry for key (nothing chosen); -1 if out of memory. */
+static int cache_add(struct dse_cuda_ctx *cx, const int64_t key[DSE_CUDA_CONV_KEY]) {
     struct dse_cuda_impl *m = cx->impl;
-    int64_t key[DSE_CUDA_CONV_KEY];
-    make_key(cx, n, key);
-    for (int i = 0; i < m->cache_n; i++)
-        if (memcmp(m->cache[i].key, key, sizeof key) == 0) return i;
     if (m->cache_n == m->cache_cap) {
         const int cap = m->cache_cap ? 2 * m->cache_cap : 16;
         struct dse_cuda_conv_choice *c = realloc(m->cache, (size_t)cap * sizeof *c);
         if (!c) return -1;
         m->cache = c;
-        int *mt = realloc(m->cache_math, (size_t)cap * 3 * sizeof *mt);
-        if (!mt) return -1;
-        m->cache_math = mt;
+        int *ln = realloc(m->cache_line, (size_t)cap * sizeof *ln);
+        if (!ln) return -1;
+        m->cache_line = ln;
         struct dse_cuda_plan **pl = realloc(m->plans, (size_t)cap * 3 * sizeof *pl);
         if (!pl) return -1;
         memset(pl + 3 * m->cache_cap, 0, (size_t)(cap - m->cache_cap) * 3 * sizeof *pl);
@@ -114,9 +111,34 @@ static int cache_entry(struct dse_cuda_ctx *cx, const struct dse_node *n) {
     }
     struct dse_cuda_conv_choice *c = &m->cache[m->cache_n];
     memset(c, 0, sizeof *c);
-    memcpy(c->key, key, sizeof key);
+    memcpy(c->key, key, sizeof c->key);
     c->algo_fwd = c->algo_bwd_data = c->algo_bwd_filter = -1;
+    c->engine[0].id = c->engine[1].id = c->engine[2].id = -1;
+    m->cache_line[m->cache_n] = 0;
     return m->cache_n++;
+}
+
+static int cache_find(const struct dse_cuda_ctx *cx, const int64_t key[DSE_CUDA_CONV_KEY]) {
+    for (int i = 0; i < cx->impl->cache_n; i++)
+        if (memcmp(cx->impl->cache[i].key, key, sizeof cx->impl->cache[i].key) == 0) return i;
+    return -1;
+}
+
+/* Index of the cache entry for n's shape, added (nothing chosen) if missing; -1 if out
+ * of memory. */
+static int cache_entry(struct dse_cuda_ctx *cx, const struct dse_node *n) {
+    int64_t key[DSE_CUDA_CONV_KEY];
+    make_key(cx, n, key);
+    const int e = cache_find(cx, key);
+    return e >= 0 ? e : cache_add(cx, key);
+}
+
+/* Direction dir's fields of a choice. */
+static int *algo_at(struct dse_cuda_conv_choice *c, int dir) {
+    return dir == DIR_FWD ? &c->algo_fwd : dir == DIR_BWD_DATA ? &c->algo_bwd_data : &c->algo_bwd_filter;
+}
+static size_t *ws_at(struct dse_cuda_conv_choice *c, int dir) {
+    return dir == DIR_FWD ? &c->ws_fwd : dir == DIR_BWD_DATA ? &c->ws_bwd_data : &c->ws_bwd_filter;
 }
 
 /* One perf result, whatever its direction. */
@@ -224,15 +246,18 @@ typedef enum dse_status (*find_fn)(struct dse_cuda_ctx *, const struct dse_node 
                                    struct perf *, int *, void *, size_t);
 
 /* Cache entry e's choice for direction dir becomes plan (owned from here; NULL: none),
- * replacing any plan it had; with a plan, its engine, time and workspace are recorded. */
+ * replacing any plan it had; with a plan, its engine configuration, time and workspace
+ * are recorded. */
 static void keep_plan(struct dse_cuda_ctx *cx, int e, int dir, struct dse_cuda_plan *plan, float plan_ms, int *algo,
                       float *ms, size_t *wsb) {
     dse_cuda_plan_free(cx->impl->plans[3 * e + dir]);
     cx->impl->plans[3 * e + dir] = plan;
     if (!plan) return;
-    *algo = DSE_CUDA_CONV_ENGINE + (int)dse_cuda_plan_engine(plan), *ms = plan_ms;
+    struct dse_cuda_conv_choice *c = &cx->impl->cache[e];
+    c->engine[dir] = *dse_cuda_plan_config(plan);
+    *algo = DSE_CUDA_CONV_ENGINE + (int)c->engine[dir].id, *ms = plan_ms;
     *wsb = dse_cuda_plan_ws(plan);
-    cx->impl->cache_math[3 * e + dir] = 0;
+    c->math[dir] = 0;
     if (cx->deterministic && !dse_cuda_plan_deterministic(plan)) cx->stats.conv_nondeterministic++;
     cx->stats.conv_finds++, cx->stats.conv_graph_taken++;
 }
@@ -311,21 +336,47 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
     }
     if (cx->deterministic && !p[i].deterministic) cx->stats.conv_nondeterministic++;
     *algo = p[i].algo, *ms = p[i].ms, *wsb = p[i].memory;
-    cx->impl->cache_math[3 * e + dir] = p[i].math;
+    c->math[dir] = p[i].math, c->engine[dir].id = -1, c->engine[dir].n_knobs = 0;
     cx->stats.conv_finds++;
     return DSE_OK;
 }
 
-/* Make sure the directions asked for are chosen; *entry = the cache index. */
+/* A graph-API engine a choice file gave entry e for direction dir: its plan, built from the
+ * engine's identity the first time the shape runs. One that cuDNN cannot build here, that
+ * the ctx's rules exclude or that needs another workspace than the file says is an error
+ * naming the file's line: the file promised this engine, and another would differ. */
+static enum dse_status rebuild(struct dse_cuda_ctx *cx, const struct dse_node *n, int e, int dir) {
+    static const char *const names[3] = { "forward", "backward data", "backward filter" };
+    struct dse_cuda_impl *m = cx->impl;
+    struct dse_cuda_conv_choice *c = &m->cache[e];
+    if (*algo_at(c, dir) < DSE_CUDA_CONV_ENGINE || m->plans[3 * e + dir]) return DSE_OK;
+    char why[400];
+    struct dse_cuda_plan *p = NULL;
+    enum dse_status st = dse_cuda_plan_make(cx, n, dir, &c->engine[dir], &p, why, (int)sizeof why);
+    if (!st && dse_cuda_plan_ws(p) != *ws_at(c, dir)) {
+        snprintf(why, sizeof why, "its plan needs %zu bytes of workspace here; the file says %zu",
+                 dse_cuda_plan_ws(p), *ws_at(c, dir));
+        dse_cuda_plan_free(p), p = NULL;
+        st = DSE_ERR_CUDA;
+    }
+    if (st)
+        return dse_cuda_fail(cx, n, st, "%s:%d: %s engine %lld does not fit this run (delete the file to choose "
+                             "again): %s", m->pin_path ? m->pin_path : "the choice file", m->cache_line[e], names[dir],
+                             (long long)c->engine[dir].id, why);
+    m->plans[3 * e + dir] = p;
+    return DSE_OK;
+}
+
+/* Make sure the directions asked for are chosen (found, or a loaded engine built);
+ * *entry = the cache index. */
 static enum dse_status choose(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_node *d, int fwd,
                               int bwd_data, int bwd_filter, int *entry) {
     const int e = cache_entry(cx, n);
     if (e < 0) return dse_cuda_fail(cx, n, DSE_ERR_NOMEM, "out of memory for the conv algorithm cache");
-    const struct dse_cuda_conv_choice *c = &cx->impl->cache[e];
+    const int want[3] = { fwd, bwd_data, bwd_filter };
     enum dse_status st = DSE_OK;
-    if (fwd && c->algo_fwd < 0) st = find(cx, n, d, e, DIR_FWD);
-    if (!st && bwd_data && cx->impl->cache[e].algo_bwd_data < 0) st = find(cx, n, d, e, DIR_BWD_DATA);
-    if (!st && bwd_filter && cx->impl->cache[e].algo_bwd_filter < 0) st = find(cx, n, d, e, DIR_BWD_FILTER);
+    for (int dir = 0; dir < 3 && !st; dir++)
+        if (want[dir]) st = *algo_at(&cx->impl->cache[e], dir) < 0 ? find(cx, n, d, e, dir) : rebuild(cx, n, e, dir);
     *entry = e;
     return st;
 }
@@ -350,6 +401,99 @@ enum dse_status dse_cuda_conv2d_choose(struct dse_cuda_ctx *cx, struct dse_node 
         st = choose(cx, n, d, 1, bwd && n->in[0]->grad, bwd && n->weight->grad, &e);
     }
     if (!st && out) *out = cx->impl->cache[e];
+    return st;
+}
+
+/* ---- the choice file (the text: conv_file.c) ------------------------------------------- */
+
+/* The header fields of this ctx's GPU and cuDNN into f. */
+static enum dse_status this_gpu(struct dse_cuda_ctx *cx, struct dse_cuda_conv_file *f) {
+    struct cudaDeviceProp p;
+    memset(f, 0, sizeof *f);
+    DSE_CUDA_TRY(cx, NULL, cudaGetDeviceProperties(&p, cx->device));
+    f->version = 1;
+    f->cudnn = (int64_t)cudnnGetVersion();
+    f->cc_major = p.major, f->cc_minor = p.minor, f->sms = p.multiProcessorCount;
+    snprintf(f->device, sizeof f->device, "%s", p.name);
+    return DSE_OK;
+}
+
+static void cudnn_version_str(int64_t v, char *buf, size_t size) {
+    snprintf(buf, size, "%lld.%lld.%lld", (long long)(v / 10000), (long long)(v % 10000 / 100), (long long)(v % 100));
+}
+
+enum dse_status dse_cuda_conv_cache_load(struct dse_cuda_ctx *cx, const char *path, struct dse_cuda_conv_load *out,
+                                         struct dse_err *err) {
+    memset(out, 0, sizeof *out);
+    if (!cx->impl) return dse_cuda_report(cx, dse_cuda_fail(cx, NULL, DSE_ERR_INTERNAL, "CUDA context not "
+                                                            "initialized"), err);
+    FILE *probe = fopen(path, "r");
+    if (!probe) {
+        if (errno == ENOENT) return DSE_OK; /* nothing pinned yet */
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "cannot read the cuDNN choice file: %s", strerror(errno));
+    }
+    fclose(probe);
+    char *text = NULL;
+    struct dse_cuda_conv_file fl, me;
+    enum dse_status st = dse_fs_read(path, &text, NULL, err);
+    if (st) return st;
+    st = dse_cuda_conv_file_parse(path, text, &fl, err);
+    free(text);
+    if (st) return st;
+    out->found = 1;
+    if ((st = this_gpu(cx, &me))) {
+        dse_cuda_conv_file_deinit(&fl);
+        return dse_cuda_report(cx, st, err);
+    }
+    if (fl.cudnn != me.cudnn || fl.cc_major != me.cc_major || fl.cc_minor != me.cc_minor || fl.sms != me.sms ||
+        strcmp(fl.device, me.device)) {
+        char a[32], b[32];
+        cudnn_version_str(fl.cudnn, a, sizeof a);
+        cudnn_version_str(me.cudnn, b, sizeof b);
+        out->stale = 1;
+        /* the names at most 100 bytes each: the message stays within why */
+        snprintf(out->why, sizeof out->why, "%.*s was written with cuDNN %s on %.100s (compute capability %d.%d, %d "
+                 "SMs); this is cuDNN %s on %.100s (%d.%d, %d SMs): its choices are set aside and found again",
+                 160, path, a, fl.device, fl.cc_major, fl.cc_minor, fl.sms, b, me.device,
+                 me.cc_major, me.cc_minor, me.sms);
+        dse_cuda_conv_file_deinit(&fl);
+        return DSE_OK;
+    }
+    struct dse_cuda_impl *m = cx->impl;
+    char *copy = strdup(path);
+    if (!copy) {
+        dse_cuda_conv_file_deinit(&fl);
+        return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
+    }
+    free(m->pin_path);
+    m->pin_path = copy;
+    for (int i = 0; i < fl.n; i++) {
+        if (cache_find(cx, fl.choices[i].key) >= 0) continue; /* chosen here already */
+        const int e = cache_add(cx, fl.choices[i].key);
+        if (e < 0) {
+            dse_cuda_conv_file_deinit(&fl);
+            return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
+        }
+        m->cache[e] = fl.choices[i]; /* its plans are built when the shape first runs (rebuild) */
+        m->cache_line[e] = fl.lines[i];
+        for (int dir = 0; dir < 3; dir++) cx->stats.conv_loaded += *algo_at(&m->cache[e], dir) >= 0;
+        out->loaded++;
+    }
+    dse_cuda_conv_file_deinit(&fl);
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_conv_cache_save(struct dse_cuda_ctx *cx, const char *path, struct dse_err *err) {
+    struct dse_cuda_conv_file f;
+    if (!cx->impl) return dse_cuda_report(cx, dse_cuda_fail(cx, NULL, DSE_ERR_INTERNAL, "CUDA context not "
+                                                            "initialized"), err);
+    enum dse_status st = this_gpu(cx, &f);
+    if (st) return dse_cuda_report(cx, st, err);
+    f.n = cx->impl->cache_n, f.choices = cx->impl->cache; /* borrowed: not deinit'ed */
+    char *text = dse_cuda_conv_file_format(&f);
+    if (!text) return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
+    st = dse_fs_write_atomic(path, text, strlen(text), err);
+    free(text);
     return st;
 }
 
@@ -484,7 +628,7 @@ static enum dse_status fwd_float(struct dse_cuda_ctx *cx, struct dse_node *n) {
         return bias_fwd(cx, n);
     }
     const cudnnConvolutionFwdAlgo_t algo = (cudnnConvolutionFwdAlgo_t)cx->impl->cache[e].algo_fwd;
-    DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e])));
+    DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache[e].math[DIR_FWD])));
     size_t bytes = 0;
     void *ws = NULL;
     DSE_CUDNN_TRY(cx, n, cudnnGetConvolutionForwardWorkspaceSize(h, d->x, d->w, d->conv, d->y, algo, &bytes));
@@ -528,7 +672,7 @@ static enum dse_status bwd_float(struct dse_cuda_ctx *cx, struct dse_node *n, fl
         if ((st = run_plan(cx, n, pf, x->data, dw, y->grad))) return st;
     } else if (dw) {
         const cudnnConvolutionBwdFilterAlgo_t algo = (cudnnConvolutionBwdFilterAlgo_t)c.algo_bwd_filter;
-        DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e + 2])));
+        DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, c.math[DIR_BWD_FILTER])));
         DSE_CUDNN_TRY(cx, n, cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d->x, d->y, d->conv, d->w, algo,
                                                                             &bytes));
         if ((st = dse_cuda_workspace(cx, n, bytes, &ws))) return st;
@@ -539,7 +683,7 @@ static enum dse_status bwd_float(struct dse_cuda_ctx *cx, struct dse_node *n, fl
         if ((st = run_plan(cx, n, pd, dx, n->weight->data, y->grad))) return st;
     } else if (dx) {
         const cudnnConvolutionBwdDataAlgo_t algo = (cudnnConvolutionBwdDataAlgo_t)c.algo_bwd_data;
-        DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache_math[3 * e + 1])));
+        DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, c.math[DIR_BWD_DATA])));
         DSE_CUDNN_TRY(cx, n, cudnnGetConvolutionBackwardDataWorkspaceSize(h, d->w, d->y, d->conv, d->x, algo,
                                                                           &bytes));
         if ((st = dse_cuda_workspace(cx, n, bytes, &ws))) return st;

@@ -5,13 +5,16 @@
  * shape (the sm80+ xmma implicit-GEMM kernels among them) and runs a plan made once.
  *
  * For one (node shape, direction): describe the operation as a one-node operation graph,
- * ask cuDNN's heuristics (modes A and fallback) for engine configurations, drop those the
- * ctx rules out (tensor-core math in FP32 mode, run-time compiled engines, workspace over
- * the limit), finalize an execution plan for each (the first MAX_TIMED that qualify, in
- * the heuristics' order), time each on the node's own buffers (CUDA events, one warm-up,
- * median of three), and keep the fastest: deterministic first when the ctx asks, as
- * conv.c's legacy pick does. conv.c then weighs it against the legacy API's best and
- * caches the winner per shape. */
+ * ask cuDNN's heuristics (modes A and fallback) for engine configurations, read each one's
+ * identity (global engine index and knob choices: struct dse_cuda_conv_engine) and build
+ * the configuration again from it, drop those the ctx rules out (tensor-core math in FP32
+ * mode, run-time compiled engines, workspace over the limit), finalize an execution plan
+ * for each (the first MAX_TIMED that qualify, in the heuristics' order), time each on the
+ * node's own buffers (CUDA events, one warm-up, median of three), and keep the fastest:
+ * deterministic first when the ctx asks, as conv.c's legacy pick does. conv.c then weighs
+ * it against the legacy API's best and caches the winner per shape. Every plan that runs
+ * is built from its identity (dse_cuda_plan_make does the same for a choice file's entry),
+ * so a run that loads pinned choices runs the plans of the run that found them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +27,12 @@ enum { MAX_CFGS = 160, MAX_TIMED = 40, TIMED_RUNS = 3 };
 /* Everything one plan needs alive: cuDNN's finalized descriptors refer to the ones they
  * were made from. */
 struct dse_cuda_plan {
-    cudnnBackendDescriptor_t x, w, y, conv, op, graph, cfg, engine, plan;
+    cudnnBackendDescriptor_t x, w, y, conv, op, graph;     /* the operation graph */
+    cudnnBackendDescriptor_t engine, cfg, plan;            /* the configuration and its plan */
+    cudnnBackendDescriptor_t knobs[DSE_CUDA_CONV_KNOBS];   /* its knob choices */
+    int                      n_knob_desc;                  /* knobs[] made */
+    struct dse_cuda_conv_engine id;                        /* engine index, knob choices */
     int                      dir;     /* 0 fwd, 1 bwd data, 2 bwd filter */
-    int64_t                  engine_id;
     int                      deterministic;
     size_t                   ws_bytes;
 };
@@ -36,19 +42,24 @@ static void destroy(cudnnBackendDescriptor_t *d) {
     *d = NULL;
 }
 
+/* The configuration's descriptors (not the graph's). */
+static void free_config(struct dse_cuda_plan *p) {
+    destroy(&p->plan), destroy(&p->cfg);
+    for (int k = 0; k < p->n_knob_desc; k++) destroy(&p->knobs[k]);
+    p->n_knob_desc = 0;
+    destroy(&p->engine);
+}
+
 void dse_cuda_plan_free(struct dse_cuda_plan *p) {
     if (!p) return;
-    destroy(&p->plan), destroy(&p->engine), destroy(&p->cfg), destroy(&p->graph), destroy(&p->op);
-    destroy(&p->conv), destroy(&p->y), destroy(&p->w), destroy(&p->x);
+    free_config(p);
+    destroy(&p->graph), destroy(&p->op), destroy(&p->conv), destroy(&p->y), destroy(&p->w), destroy(&p->x);
     free(p);
 }
 
-int64_t dse_cuda_plan_engine(const struct dse_cuda_plan *p) { return p->engine_id; }
+const struct dse_cuda_conv_engine *dse_cuda_plan_config(const struct dse_cuda_plan *p) { return &p->id; }
 int dse_cuda_plan_deterministic(const struct dse_cuda_plan *p) { return p->deterministic; }
 size_t dse_cuda_plan_ws(const struct dse_cuda_plan *p) { return p->ws_bytes; }
-
-/* A failing backend call: the caller decides whether that is an error or a skip. */
-#define TRY(call) do { if ((call) != CUDNN_STATUS_SUCCESS) goto fail; } while (0)
 
 static int64_t align_of(const void *a, const void *b) {
     uintptr_t v = (uintptr_t)a | (uintptr_t)b;
@@ -169,19 +180,101 @@ static int heuristics(cudnnBackendDescriptor_t graph, cudnnBackendHeurMode_t mod
     return have + (int)got;
 }
 
-/* The engine behind cfg, with its global index and notes. 0 if it may run under the ctx's
- * rules, -1 to skip it. */
-static int engine_of(struct dse_cuda_ctx *cx, cudnnBackendDescriptor_t cfg, cudnnBackendDescriptor_t *engine,
-                     int64_t *id, int *deterministic) {
-    int64_t got = 0;
-    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, engine)) return -1;
-    if (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got, engine) ||
-        got != 1)
-        return -1;
-    if (cudnnBackendGetAttribute(*engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, id)) *id = -1;
+/* The identity of a configuration the heuristics made: its engine's global index and its
+ * knob choices, in order. 0, or -1 if cuDNN does not say (or it has more knobs than an
+ * identity holds): such a configuration could not be pinned, and is not used. */
+static int config_of(cudnnBackendDescriptor_t cfg, struct dse_cuda_conv_engine *id) {
+    cudnnBackendDescriptor_t engine = NULL, k[DSE_CUDA_CONV_KNOBS];
+    int64_t got = 0, count = 0;
+    int made = 0, bad = 0;
+    memset(id, 0, sizeof *id);
+    id->id = -1;
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine)) return -1;
+    bad = cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got,
+                                   &engine) || got != 1 ||
+          cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, &id->id) ||
+          got != 1 || id->id < 0 ||
+          cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                                   NULL) ||
+          count < 0 || count > DSE_CUDA_CONV_KNOBS;
+    destroy(&engine);
+    while (!bad && made < count && !cudnnBackendCreateDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &k[made]))
+        made++;
+    bad = bad || made < count ||
+          (count > 0 && (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, k) ||
+                         got != count));
+    for (int i = 0; i < made && !bad; i++) {
+        cudnnBackendKnobType_t type = CUDNN_KNOB_TYPE_COUNTS;
+        int64_t value = 0, g1 = 0, g2 = 0;
+        bad = cudnnBackendGetAttribute(k[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &g1, &type) ||
+              cudnnBackendGetAttribute(k[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &g2, &value) ||
+              g1 != 1 || g2 != 1;
+        id->knob_type[i] = (int64_t)type, id->knob_value[i] = value;
+    }
+    for (int i = 0; i < made; i++) destroy(&k[i]);
+    id->n_knobs = bad ? 0 : (int)count;
+    return bad ? -1 : 0;
+}
+
+/* Build p's configuration from p->id on p->graph, in two steps (the engine's notes are read
+ * in between, before a plan is finalized, which is what costs): build_engine, the engine by
+ * its global index; build_plan, the knob choices, the configuration, the execution plan and
+ * its workspace. On failure the status and, in *step, what failed ("engine", "knob choice",
+ * "engine config", "execution plan"); the caller frees what was made (free_config). */
+static cudnnStatus_t build_engine(struct dse_cuda_plan *p, const char **step) {
+    *step = "engine";
+    cudnnStatus_t s = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &p->engine);
+    if (!s) s = cudnnBackendSetAttribute(p->engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                         1, &p->graph);
+    if (!s) s = cudnnBackendSetAttribute(p->engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &p->id.id);
+    if (!s) s = cudnnBackendFinalize(p->engine);
+    return s;
+}
+
+static cudnnStatus_t build_plan(cudnnHandle_t h, struct dse_cuda_plan *p, const char **step) {
+    int64_t got = 0, wsb = 0;
+    cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
+    *step = "knob choice";
+    for (int k = 0; k < p->id.n_knobs && !s; k++) {
+        const cudnnBackendKnobType_t type = (cudnnBackendKnobType_t)p->id.knob_type[k];
+        s = cudnnBackendCreateDescriptor(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &p->knobs[k]);
+        if (s) break;
+        p->n_knob_desc = k + 1;
+        s = cudnnBackendSetAttribute(p->knobs[k], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type);
+        if (!s) s = cudnnBackendSetAttribute(p->knobs[k], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1,
+                                             &p->id.knob_value[k]);
+        if (!s) s = cudnnBackendFinalize(p->knobs[k]);
+    }
+    if (s) return s;
+    *step = "engine config";
+    s = cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &p->cfg);
+    if (!s) s = cudnnBackendSetAttribute(p->cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                         &p->engine);
+    if (!s && p->id.n_knobs > 0)
+        s = cudnnBackendSetAttribute(p->cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                     p->id.n_knobs, p->knobs);
+    if (!s) s = cudnnBackendFinalize(p->cfg);
+    if (s) return s;
+    *step = "execution plan";
+    s = cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &p->plan);
+    if (!s) s = cudnnBackendSetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h);
+    if (!s) s = cudnnBackendSetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->cfg);
+    if (!s) s = cudnnBackendFinalize(p->plan);
+    if (!s) s = cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got,
+                                         &wsb);
+    if (!s && wsb < 0) s = CUDNN_STATUS_INTERNAL_ERROR;
+    p->ws_bytes = (size_t)(wsb > 0 ? wsb : 0);
+    return s;
+}
+
+/* Whether engine may run under the ctx's rules (its notes), and whether it is
+ * deterministic. NULL if it may, else why not. */
+static const char *ruled_out(struct dse_cuda_ctx *cx, cudnnBackendDescriptor_t engine, int *deterministic) {
     cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
     int64_t nn = 0;
-    if (cudnnBackendGetAttribute(*engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+    if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
                                  CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &nn, notes))
         nn = 0;
     *deterministic = 1;
@@ -191,16 +284,16 @@ static int engine_of(struct dse_cuda_ctx *cx, cudnnBackendDescriptor_t cfg, cudn
          * (FP16 / BF16 data: float accumulation) */
         if (cx->math == DSE_CUDA_MATH_FP32 &&
             (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE || notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS))
-            return -1;
-        if (notes[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION) return -1;
+            return "tensor-core math, and the precision is fp32";
+        if (notes[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION) return "reduced-precision reduction";
     }
     cudnnBackendBehaviorNote_t behave[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
-    if (cudnnBackendGetAttribute(*engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+    if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
                                  CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &nn, behave))
         nn = 0;
     for (int64_t i = 0; i < nn; i++) /* compiled at run time: seconds per shape */
-        if (behave[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) return -1;
-    return 0;
+        if (behave[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) return "compiled at run time";
+    return NULL;
 }
 
 /* Run plan with the three device pointers in the order x, w, y of its graph. */
@@ -248,14 +341,13 @@ static float time_plan(struct dse_cuda_ctx *cx, cudnnBackendDescriptor_t plan, v
 enum dse_status dse_cuda_plan_find(struct dse_cuda_ctx *cx, const struct dse_node *n, int dir, void *x, void *w,
                                    void *y, void *ws, size_t ws_bytes, struct dse_cuda_plan **out, float *ms) {
     *out = NULL, *ms = 0.0f;
-    struct dse_cuda_plan base = { .dir = dir };
+    struct dse_cuda_plan base = { .dir = dir }, cand;
     cudnnBackendDescriptor_t cfgs[MAX_CFGS];
     int ncfg = 0;
     cudaEvent_t ev[TIMED_RUNS + 1] = { 0 };
     int nev = 0;
     struct dse_cuda_plan *best = NULL;
     float best_ms = 0.0f;
-    int best_det = 0;
     if (make_graph(cx, n, dir, &base)) goto done; /* cuDNN has no graph for it: legacy API */
     ncfg = heuristics(base.graph, CUDNN_HEUR_MODE_A, cfgs, 0);
     ncfg = heuristics(base.graph, CUDNN_HEUR_MODE_FALLBACK, cfgs, ncfg);
@@ -265,35 +357,31 @@ enum dse_status dse_cuda_plan_find(struct dse_cuda_ctx *cx, const struct dse_nod
         goto done;
     }
     for (int i = 0, timed = 0; i < ncfg && timed < MAX_TIMED; i++) {
-        cudnnBackendDescriptor_t engine = NULL, plan = NULL;
-        int64_t id = -1, wsb = 0, got = 0;
+        const char *step;
         int det = 0;
-        cudnnHandle_t h = cx->impl->cudnn;
-        if (engine_of(cx, cfgs[i], &engine, &id, &det)) goto skip;
-        TRY(cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan));
-        TRY(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h));
-        TRY(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                     &cfgs[i]));
-        TRY(cudnnBackendFinalize(plan));
-        TRY(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got, &wsb));
-        if (wsb < 0 || (size_t)wsb > ws_bytes || (size_t)wsb > cx->ws_limit_bytes) goto skip;
-        const float t = time_plan(cx, plan, x, w, y, ws, ev);
+        memset(&cand, 0, sizeof cand);
+        cand.graph = base.graph; /* borrowed */
+        /* the configuration as a choice file would rebuild it: what runs is what is pinned */
+        if (config_of(cfgs[i], &cand.id) || build_engine(&cand, &step) || ruled_out(cx, cand.engine, &det) ||
+            build_plan(cx->impl->cudnn, &cand, &step))
+            goto skip;
+        if (cand.ws_bytes > ws_bytes || cand.ws_bytes > cx->ws_limit_bytes) goto skip;
+        const float t = time_plan(cx, cand.plan, x, w, y, ws, ev);
         timed++;
         if (t < 0) goto skip;
         /* Deterministic first when the ctx asks: a nondeterministic plan wins only over
          * nothing, or over another nondeterministic one. */
-        const int better = !best || (cx->deterministic && det != best_det ? det : t < best_ms);
+        const int better = !best || (cx->deterministic && det != best->deterministic ? det : t < best_ms);
         if (!better) goto skip;
         if (!best && !(best = calloc(1, sizeof *best))) goto skip;
-        destroy(&best->plan), destroy(&best->engine), destroy(&best->cfg);
-        best->plan = plan, best->engine = engine, best->cfg = cfgs[i], cfgs[i] = NULL;
-        best->engine_id = id, best->deterministic = det, best->ws_bytes = (size_t)wsb;
-        best_ms = t, best_det = det;
+        free_config(best);
+        cand.graph = NULL, cand.deterministic = det;
+        *best = cand; /* the configuration's descriptors move to best */
+        best_ms = t;
         continue;
-    fail:
-        (void)cudaGetLastError();
     skip:
-        destroy(&plan), destroy(&engine);
+        (void)cudaGetLastError();
+        free_config(&cand);
     }
 done:
     for (int i = 0; i < ncfg; i++) destroy(&cfgs[i]);
@@ -307,5 +395,34 @@ done:
         destroy(&base.graph), destroy(&base.op), destroy(&base.conv), destroy(&base.y), destroy(&base.w),
             destroy(&base.x);
     }
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_plan_make(struct dse_cuda_ctx *cx, const struct dse_node *n, int dir,
+                                   const struct dse_cuda_conv_engine *id, struct dse_cuda_plan **out, char *why,
+                                   int why_size) {
+    *out = NULL;
+    why[0] = '\0';
+    struct dse_cuda_plan *p = calloc(1, sizeof *p);
+    if (!p) return snprintf(why, (size_t)why_size, "out of memory"), DSE_ERR_NOMEM;
+    p->dir = dir, p->id = *id;
+    const char *step = "operation graph", *rule = NULL;
+    cudnnStatus_t s = make_graph(cx, n, dir, p);
+    if (!s) s = build_engine(p, &step);
+    if (!s && !(rule = ruled_out(cx, p->engine, &p->deterministic))) s = build_plan(cx->impl->cudnn, p, &step);
+    if (rule) {
+        snprintf(why, (size_t)why_size, "the engine is ruled out in %s: %s", dse_cuda_math_str(cx->math), rule);
+    } else if (s) {
+        char last[200] = "";
+        cudnnGetLastErrorString(last, sizeof last);
+        snprintf(why, (size_t)why_size, "cuDNN does not build its %s: %s%s%s", step, cudnnGetErrorString(s),
+                 last[0] ? "; " : "", last);
+    }
+    (void)cudaGetLastError();
+    if (why[0]) {
+        dse_cuda_plan_free(p);
+        return s == CUDNN_STATUS_ALLOC_FAILED ? DSE_ERR_NOMEM : DSE_ERR_CUDA;
+    }
+    *out = p;
     return DSE_OK;
 }

@@ -225,7 +225,8 @@ void dse_cuda_ctx_deinit(struct dse_cuda_ctx *cx) {
         if (m->stream) (void)cudaStreamDestroy(m->stream);
         (void)cudaGetLastError();
         free(m->cache);
-        free(m->cache_math);
+        free(m->cache_line);
+        free(m->pin_path);
         free(m);
     }
     memset(cx, 0, sizeof *cx);

@@ -5,7 +5,8 @@
  * conv.c, ops.c: the CUDA runtime, cuDNN and cuBLAS C APIs) plus the few kernels no
  * library call covers (engine/cuda/kernels.cu). It is built only when CMake finds CUDA
  * and cuDNN; otherwise engine/backend.c answers every call here with
- * DSE_ERR_UNSUPPORTED. Larger picture: docs/gpu.md, engine/README.md, STYLE.md 2-4. */
+ * DSE_ERR_UNSUPPORTED, except the choice file's text (engine/cuda/conv_file.c: no CUDA,
+ * in every build). Larger picture: docs/gpu.md, engine/README.md, STYLE.md 2-4. */
 #ifndef DSE_ENGINE_CUDA_H
 #define DSE_ENGINE_CUDA_H
 
@@ -40,6 +41,8 @@ struct dse_cuda_stats {
                                       within the workspace limit and took another */
     int64_t conv_graph_found;      /* of those, how many cuDNN's graph API had a plan for */
     int64_t conv_graph_taken;      /* ... and how many took it (faster than the legacy API's) */
+    int64_t conv_loaded;           /* (shape, direction) pairs taken from a choice file
+                                      (dse_cuda_conv_cache_load) instead of found */
     int64_t concat_copy_bytes;     /* bytes concat forward/backward actually moved */
     size_t  workspace_bytes;       /* the ctx's device workspace now */
     size_t  scratch16_bytes;       /* mixed precision: the 16-bit copies of conv operands */
@@ -49,12 +52,32 @@ struct dse_cuda_stats {
     size_t  state_bytes;           /* device op state of prepared nodes */
 };
 
+/* A cuDNN graph-API engine configuration, the identity of an execution plan: cuDNN's global
+ * engine index for the operation graph (CUDNN_ATTR_ENGINE_GLOBAL_INDEX) and the knob
+ * choices of the configuration (CUDNN_ATTR_ENGINECFG_KNOB_CHOICES: knob type, value). With
+ * the same cuDNN version, GPU model and operation graph (the conv's shape, precision and
+ * alignment: the choice's key), they rebuild the same plan in any process; an index into
+ * the heuristics' list would not (its order is cuDNN's to change), nor would the engine
+ * index alone (one engine runs with many tile sizes, split-K factors, ...). */
+#define DSE_CUDA_CONV_KNOBS 64
+struct dse_cuda_conv_engine {
+    int64_t id;                              /* global engine index; -1: none */
+    int     n_knobs;                         /* 0 .. DSE_CUDA_CONV_KNOBS */
+    int64_t knob_type[DSE_CUDA_CONV_KNOBS];  /* cudnnBackendKnobType_t, in the config's order */
+    int64_t knob_value[DSE_CUDA_CONV_KNOBS];
+};
+
 /* One cached conv algorithm choice: the shape (batch, image strides, precision and
- * limits included) and, per direction, cuDNN's algorithm enum value (-1: not chosen
- * yet), the time find measured and the workspace it needs. Plain data, like
- * dse_cpu_conv_choice, so a run can report or pin its choices. */
+ * limits included) and, per direction, what runs it: algo -1 (not chosen yet), a legacy
+ * cuDNN algorithm (its enum value, run with cuDNN math type math[d]), a graph-API engine
+ * configuration (algo >= DSE_CUDA_CONV_ENGINE; engine[d] says which) or DSE_CUDA_CONV_FP32;
+ * the time find measured (0 for a choice loaded from a file) and the workspace it needs.
+ * Plain data, like dse_cpu_conv_choice, so a run can report or pin its choices
+ * (dse_cuda_conv_cache_save). Arrays indexed by direction: 0 forward, 1 backward data,
+ * 2 backward filter. */
 #define DSE_CUDA_CONV_KEY 21
-#define DSE_CUDA_CONV_ENGINE 1000 /* algo values from here: cuDNN graph-API engine (algo - this) */
+#define DSE_CUDA_CONV_ENGINE 1000 /* algo values from here: a graph-API engine (algo - this: its
+                                     global index, for reports; engine[d] identifies it) */
 #define DSE_CUDA_CONV_FP32   900  /* FP16 / BF16: no 16-bit engine for the shape; runs in fp32 */
 struct dse_cuda_conv_choice {
     int64_t key[DSE_CUDA_CONV_KEY]; /* N, C, H, W, K, R, S, stride h/w, pad h/w, dilation
@@ -65,6 +88,8 @@ struct dse_cuda_conv_choice {
     int     algo_fwd, algo_bwd_data, algo_bwd_filter;
     float   ms_fwd, ms_bwd_data, ms_bwd_filter;
     size_t  ws_fwd, ws_bwd_data, ws_bwd_filter;
+    int     math[3];                         /* legacy algorithms: cudnnMathType_t */
+    struct dse_cuda_conv_engine engine[3];   /* graph-API engines: the configuration */
 };
 
 struct dse_cuda_impl; /* handles, stream, workspace, cache: engine/cuda/cuda_impl.h */
@@ -242,6 +267,69 @@ enum dse_status dse_cuda_conv2d_choose(struct dse_cuda_ctx *cx, struct dse_node 
 /* cuDNN's name for an algorithm of a direction (0 forward, 1 backward data, 2 backward
  * filter), e.g. "implicit_precomp_gemm"; "?" if unknown. */
 const char *dse_cuda_conv_algo_str(int direction, int algo);
+
+/* ---- pinned conv choices: the choice file --------------------------------------------- */
+
+/* cuDNN's choices are timed, so two runs may choose differently and differ in the last bits.
+ * A choice file pins them: a run that loads it makes the same choices as the run that wrote
+ * it, without find, and repeats it bit for bit (docs/gpu.md, "Determinism"). Text:
+ *
+ *     dse-cudnn-choices 1 cudnn 91900 cc 9.0 sms 132 device NVIDIA H100 80GB HBM3
+ *     # comment lines and blank lines are skipped
+ *     KEY ; FORWARD ; BACKWARD-DATA ; BACKWARD-FILTER
+ *
+ * The header names the format version (1), the cuDNN version (cudnnGetVersion()), the
+ * compute capability, multiprocessor count and name of the GPU that chose. KEY is the 21 integers of
+ * dse_cuda_conv_choice.key; each direction is one of
+ *     none                                    not chosen (the conv had no such gradient)
+ *     fp32                                    DSE_CUDA_CONV_FP32 (mixed precision, no 16-bit engine)
+ *     legacy ALGO math MATH ws BYTES          a legacy algorithm and its cudnnMathType_t
+ *     engine ID ws BYTES knobs [TYPE=VALUE]...  a graph-API engine configuration
+ * Everything here is plain text work, with no device, in every build. */
+struct dse_cuda_conv_file {
+    int                          version;      /* 1 */
+    int64_t                      cudnn;        /* cudnnGetVersion() of the writer, e.g. 91900 */
+    int                          cc_major, cc_minor; /* its GPU's compute capability */
+    int                          sms;          /* its multiprocessors (a MIG slice has fewer) */
+    char                         device[256];  /* its GPU's name (cudaDeviceProp.name) */
+    int                          n;
+    struct dse_cuda_conv_choice *choices;      /* [n]; owned */
+    int                         *lines;        /* [n]: the line each came from (1-based); owned */
+};
+/* Parse text (the contents of path, which only names it in messages) into *out. Errors
+ * (DSE_ERR_IO, err->file = path, err->line = the line at fault, *out empty): a missing or
+ * malformed header, a format version other than 1, a line without 21 integers and three
+ * directions, a direction that does not parse, a negative workspace, more than
+ * DSE_CUDA_CONV_KNOBS knobs, a key given twice. */
+enum dse_status dse_cuda_conv_file_parse(const char *path, const char *text, struct dse_cuda_conv_file *out,
+                                         struct dse_err *err);
+/* f as text (the format above; times are not written), malloc'd; NULL if out of memory.
+ * Entries with no direction chosen are left out. */
+char *dse_cuda_conv_file_format(const struct dse_cuda_conv_file *f);
+void  dse_cuda_conv_file_deinit(struct dse_cuda_conv_file *f); /* frees choices and lines */
+
+/* What dse_cuda_conv_cache_load did. */
+struct dse_cuda_conv_load {
+    int  found;     /* 1: the file exists */
+    int  loaded;    /* entries taken into the ctx's cache */
+    int  stale;     /* 1: the file was written with another cuDNN version or on another GPU
+                       (name, compute capability or multiprocessor count): nothing taken
+                       (find chooses again, and the next save replaces the file); why says
+                       which, for the caller to tell the user */
+    char why[768];
+};
+/* Take path's choices into the ctx's cache: later convs of those shapes run them without
+ * find. A missing file loads nothing (DSE_OK, found = 0); entries for shapes the ctx has
+ * chosen already are ignored. A graph-API engine is rebuilt from its identity when its
+ * shape first runs; if cuDNN cannot build it there (a file edited by hand or damaged: the
+ * header matched), that conv fails with DSE_ERR_CUDA naming path:line, never silently
+ * choosing something else. Errors: those of dse_cuda_conv_file_parse, DSE_ERR_IO for a file
+ * that cannot be read, DSE_ERR_CUDA if the device cannot be queried. */
+enum dse_status dse_cuda_conv_cache_load(struct dse_cuda_ctx *cx, const char *path, struct dse_cuda_conv_load *out,
+                                         struct dse_err *err);
+/* Write the ctx's choices (every shape with a direction chosen, loaded ones included) to
+ * path atomically, with this GPU's header. DSE_ERR_IO if it cannot be written. */
+enum dse_status dse_cuda_conv_cache_save(struct dse_cuda_ctx *cx, const char *path, struct dse_err *err);
 
 /* ---- training helpers ------------------------------------------------------------- */
 

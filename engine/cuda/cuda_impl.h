@@ -48,9 +48,12 @@ struct dse_cuda_impl {
     void                        *ws;       /* device workspace shared by the conv algorithms */
     size_t                       ws_bytes;
     struct dse_cuda_conv_choice *cache;    /* algorithm choices by shape (conv.c) */
-    int                         *cache_math; /* [cache_cap * 3]: cuDNN math type per direction */
+    int                         *cache_line; /* [cache_cap]: the choice file line an entry came
+                                              from (0: chosen by this ctx) */
+    char                        *pin_path; /* the choice file loaded last (for messages); owned */
     struct dse_cuda_plan       **plans;    /* [cache_cap * 3]: graph-API plan per direction, or
-                                              NULL (legacy algorithm or not chosen) */
+                                              NULL (legacy algorithm, not chosen, or a loaded
+                                              engine not built yet) */
     int                          cache_n, cache_cap;
     int                         *flag;     /* device int for dse_cuda_nonfinite */
     int                         *mp_flag;  /* device int: a 16-bit conv gradient was not finite */
@@ -93,7 +96,15 @@ enum dse_status dse_cuda_plan_find(struct dse_cuda_ctx *cx, const struct dse_nod
  * dse_cuda_plan_ws(p) bytes (the caller gets it: conv_graph.c calls nothing in ctx.c). */
 enum dse_status dse_cuda_plan_run(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_plan *p,
                                   void *x, void *w, void *y, void *ws);
-int64_t dse_cuda_plan_engine(const struct dse_cuda_plan *p); /* cuDNN's global engine index */
+/* Build the plan of engine configuration id (a choice file's: dse_cuda_conv_cache_load) for
+ * direction dir of conv node n, as find builds its candidates. DSE_ERR_CUDA (DSE_ERR_NOMEM)
+ * with why filled, *out NULL, if cuDNN cannot build it here or the ctx's rules rule the
+ * engine out; the caller says which file and line it came from. */
+enum dse_status dse_cuda_plan_make(struct dse_cuda_ctx *cx, const struct dse_node *n, int dir,
+                                   const struct dse_cuda_conv_engine *id, struct dse_cuda_plan **out, char *why,
+                                   int why_size);
+/* The plan's identity: cuDNN's global engine index and its knob choices. */
+const struct dse_cuda_conv_engine *dse_cuda_plan_config(const struct dse_cuda_plan *p);
 size_t  dse_cuda_plan_ws(const struct dse_cuda_plan *p);     /* workspace bytes it needs */
 int     dse_cuda_plan_deterministic(const struct dse_cuda_plan *p); /* cuDNN does not note it nondeterministic */
 void    dse_cuda_plan_free(struct dse_cuda_plan *p);          /* accepts NULL */
