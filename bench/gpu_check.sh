@@ -6,9 +6,10 @@
 # with the CUDA backend required, build, run every GPU test and the GPU benchmarks, and
 # print a one-screen summary. Needs no package registry and no network. A few minutes.
 #
-# Usage: bench/gpu_check.sh [--all-tests] [--quick]
+# Usage: bench/gpu_check.sh [--all-tests] [--quick] [--no-bench]
 #   --all-tests  also run the CPU test suite in the GPU build
 #   --quick      skip the SqueezeNet v1.0 benchmark and the packing benchmark
+#   --no-bench   build and test only
 # Environment: BUILD (default build-gpu), CUDNN_ROOT, CUDA_ARCH (e.g. 90; default: the
 # GPU's), DSE_GPU_CHECK_DEBS=1 (use third_party/debs even if the system has the -dev
 # packages), JOBS. Exit status 0 when everything built and passed. Logs: $BUILD/gpu_check/.
@@ -17,12 +18,13 @@ cd "$(dirname "$0")/.." || exit 1
 src=$(pwd)
 build=${BUILD:-build-gpu}
 logs=$build/gpu_check
-all_tests=0 quick=0
+all_tests=0 quick=0 bench=1
 for a in "$@"; do
     case $a in
     --all-tests) all_tests=1 ;;
     --quick) quick=1 ;;
-    *) echo "usage: bench/gpu_check.sh [--all-tests] [--quick]" >&2; exit 2 ;;
+    --no-bench) bench=0 ;;
+    *) echo "usage: bench/gpu_check.sh [--all-tests] [--quick] [--no-bench]" >&2; exit 2 ;;
     esac
 done
 mkdir -p "$logs"
@@ -177,7 +179,7 @@ fi
 py=$(command -v python3 2>/dev/null || true)
 have_torch=0
 [ -n "$py" ] && "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1
-if [ "$built" = yes ] && [ "$status" = 0 ]; then
+if [ "$built" = yes ] && [ "$status" = 0 ] && [ "$bench" = 1 ]; then
     "$build/bench_cuda" --net fmnist --batch 256 --iters 20 --algos both --math all >> "$logs/bench.log" 2>&1 || status=1
     if [ "$quick" = 0 ]; then
         "$build/bench_cuda" --net v10 --batch 64 --iters 10 --algos both --math all --no-layers >> "$logs/bench.log" 2>&1 ||

@@ -795,7 +795,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
             if ((st = dse_model_step(m, xb, labels, lr, o->momentum, o->weight_decay, o->clip_norm, err))) goto done;
             imgs += o->batch;
             const int report = o->progress && (i % 10 == 0 || i == ipe - 1);
-            if (!on_cpu && !report) continue;
+            if (m->gpu && !report) continue; /* the CPU reads it after every step: free, and a divergence stops at once */
             if ((st = dse_model_tally(m, &tl, 0, err))) goto done;
             r->clipped_steps = clipped0 + tl.clipped;
             if (tl.diverged_at >= 0) {
