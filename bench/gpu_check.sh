@@ -88,6 +88,10 @@ EOF
     export PKG_CONFIG_SYSROOT_DIR="$root"
     export LD_LIBRARY_PATH="$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     cmake_args="-DCMAKE_PREFIX_PATH=$root/usr -DZLIB_ROOT=$root/usr"
+    # The unpacked headers before the system's: pkg-config drops -I/usr/include (a system
+    # directory) from the .pc files, so a machine with its own libjpeg headers (another
+    # version: jconfig.h says which) would compile against those and link against ours.
+    export CFLAGS="-I$root/usr/include/x86_64-linux-gnu -I$root/usr/include ${CFLAGS:-}"
     if ! command -v pkg-config >/dev/null 2>&1; then
         cmake_args="$cmake_args -DPKG_CONFIG_EXECUTABLE=$root/usr/bin/pkgconf"
     fi
