@@ -180,13 +180,16 @@ struct dse_node {
     int                     algo_fwd;    /* conv strategy (the backend's enum) to force, or */
     int                     algo_bwd;    /*   DSE_ALGO_AUTO: the fastest, timed once per shape
                                             and cached in the backend's ctx */
-    int                     relu_out;    /* conv2d on the CPU: apply the in-place ReLU that
-                                            follows it, max(0, .) as the output is written
-                                            and the incoming gradient masked by out > 0
-                                            before use (one pass fewer each way, the mask
-                                            while an image's gradient is in cache) */
+    int                     relu_out;    /* conv2d, every backend: apply the in-place ReLU
+                                            that follows it, max(0, .) as the output is
+                                            written (with the bias) and the incoming
+                                            gradient masked by out > 0 before use (with the
+                                            bias gradient): the separate ReLU's bits, one
+                                            pass fewer each way. Set by engine/model.c
+                                            (fuse_relus), the one place that decides */
     int                     fused;       /* 1: the node before it does this node's work (that
-                                            ReLU); forward and backward return at once */
+                                            ReLU); forward and backward return at once on
+                                            every backend */
     struct dse_node_state   st;
     void                   *dev;         /* a device backend's own per-node state (cuDNN
                                             descriptors); owned by that backend, NULL on CPU */

@@ -381,12 +381,14 @@ enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_
     return dse_model_new_on(net, opts, NULL, out, err);
 }
 
-/* CPU: a conv whose output only an in-place ReLU right after it reads (SqueezeNet's every
- * conv) applies that ReLU itself (dse_node.relu_out); the ReLU node is marked fused. Same
- * values and gradients, bit for bit (test model-fused-relu), one pass over the output fewer
- * forward and backward. DSE_CPU_NO_FUSE=1 turns it off. */
+/* Both backends: a conv whose output an in-place ReLU right after it reads (SqueezeNet's
+ * every conv) applies that ReLU itself (dse_node.relu_out); the ReLU node is marked fused.
+ * Same values and gradients, bit for bit (tests fused-relu on the CPU, op-conv-relu on a
+ * GPU), fewer passes over the output: on the CPU one each way, on a GPU the bias and the
+ * ReLU in one pass forward, the mask and the bias gradient in one backward.
+ * DSE_NO_FUSE=1 turns it off. */
 static void fuse_relus(struct dse_model *m, const int *own) {
-    const char *off = getenv("DSE_CPU_NO_FUSE");
+    const char *off = getenv("DSE_NO_FUSE");
     if (off && off[0] && off[0] != '0') return;
     for (int i = 1; i < m->net.n_layers; i++) {
         const struct dse_layer *l = &m->net.layers[i];
@@ -531,7 +533,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
         if ((st = make_params(m, i, opts, &rng, err))) goto fail;
         if (!on_gpu && (st = dse_cpu_node_prepare(&m->cx, nd, err))) goto fail;
     }
-    if (!on_gpu) fuse_relus(m, own);
+    fuse_relus(m, own);
     m->momentum = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *m->momentum);
     if (!m->momentum) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");

@@ -4,7 +4,8 @@
  * buffer by buffer by normalized mean squared error with a tolerance per op (ggml's
  * test-backend-ops); ops whose GPU kernels repeat the CPU's arithmetic (pooling, relu,
  * dropout masks from the same PCG32 stream, concat, eltwise) are held to exact-looking
- * tolerances. Then whole models: two epochs of SGD on two small nets (Fire modules with
+ * tolerances. A conv with its ReLU fused on the GPU is compared with the CPU's separate
+ * conv and relu nodes. Then whole models: two epochs of SGD on two small nets (Fire modules with
  * bypass and dropout; batchnorm, scale, fc) step by step against the CPU, and inference.
  * Then the training loop (engine/train.c) on the device: dse_train_run against the CPU on
  * a synthetic dataset, its checkpoints read on the other device, resumes on the GPU; and
@@ -88,7 +89,67 @@ static void test_pcg_advance(void) {
         }
         /* Advancing past all draws leaves the generator where the CPU leaves it. */
         CHECK(dse_pcg32_advance(start.state, start.inc, 4200) == ref.state);
+        /* A dropout thread's run (kernels.cu): a jump to draw k, then the T-step map,
+         * gives draws k, k + T, k + 2T, ... */
+        static const uint64_t strides[] = { 1, 2, 256, 1000 };
+        for (int t = 0; t < DSE_ARRAY_LEN(strides); t++) {
+            uint64_t mult, plus;
+            dse_pcg32_jump(start.inc, strides[t], &mult, &plus);
+            for (uint64_t k = 0; k < 3; k++) {
+                uint64_t st = dse_pcg32_advance(start.state, start.inc, k);
+                int same = 1;
+                for (uint64_t e = k; e < 4200; e += strides[t]) {
+                    same &= dse_pcg32_output(st) == draws[e];
+                    st = st * mult + plus;
+                }
+                CHECK(same);
+            }
+        }
     }
+}
+
+/* dse_div (engine/cuda/shared.h, the kernels' index math) divides as `/` does: every n
+ * below 2^16 by every divisor up to 300; then divisors of every size up to 2^31 (powers
+ * of two and their neighbours, SqueezeNet's plane sizes, random ones), each with the
+ * edges around its multiples, near 2^31 and 2^32, and random n. */
+static void test_divmod(void) {
+    int64_t bad = 0, checks = 0;
+    for (uint32_t d = 1; d <= 300; d++) {
+        const struct dse_div v = dse_div_make(d);
+        for (uint32_t n = 0; n < 65536; n++) bad += dse_div_q(v, n) != n / d;
+        checks += 65536;
+    }
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 99, 1);
+    uint32_t ds[160];
+    int nd = 0;
+    for (int k = 1; k <= 31; k++) {
+        ds[nd++] = (uint32_t)1 << k;
+        ds[nd++] = ((uint32_t)1 << k) - 1;
+        if (k < 31) ds[nd++] = ((uint32_t)1 << k) + 1;
+    }
+    static const uint32_t plane[] = { 9, 49, 169, 196, 729, 3025, 3136, 12321, 12769, 50176, 86528, 1204224 };
+    for (int k = 0; k < DSE_ARRAY_LEN(plane); k++) ds[nd++] = plane[k];
+    while (nd < DSE_ARRAY_LEN(ds)) ds[nd++] = 1u + (dse_pcg32_next(&r) >> (1 + dse_pcg32_bounded(&r, 31)));
+    for (int k = 0; k < nd; k++) {
+        const uint32_t d = ds[k];
+        if (d == 0 || d > 0x80000000u) continue;
+        const struct dse_div v = dse_div_make(d);
+        uint32_t ns[64 + 2000];
+        int nn = 0;
+        const uint64_t tops[] = { 0, 1, 2, 0x7fffffffu / d, 0xffffffffu / d - 1, 0xffffffffu / d };
+        for (int t = 0; t < DSE_ARRAY_LEN(tops); t++)
+            for (int64_t o = -1; o <= 1; o++) { /* q d - 1, q d, q d + 1 */
+                const int64_t n = (int64_t)(tops[t] * d) + o;
+                if (n >= 0 && n <= 0xffffffffLL) ns[nn++] = (uint32_t)n;
+            }
+        ns[nn++] = 0x7fffffffu, ns[nn++] = 0xffffffffu;
+        while (nn < DSE_ARRAY_LEN(ns)) ns[nn++] = dse_pcg32_next(&r) >> dse_pcg32_bounded(&r, 32);
+        for (int t = 0; t < nn; t++) bad += dse_div_q(v, ns[t]) != ns[t] / d;
+        checks += nn;
+    }
+    if (bad) fprintf(stderr, "  dse_div: %lld of %lld quotients wrong\n", (long long)bad, (long long)checks);
+    CHECK_INT_EQ(bad, 0);
 }
 
 static void test_device_names(void) {
@@ -669,37 +730,149 @@ static void one(struct pair *p, const char *what, const struct dse_layer *l, int
 
 static struct pair *P; /* the device cases' contexts */
 
+/* A random conv layer (inferred), its batch and fixture flags; 0 if the draw does not
+ * make a conv cuDNN runs. what: its description. */
+static int random_conv(struct dse_pcg32 *r, enum dse_cuda_math math, struct dse_layer *lp, int *Np, unsigned *fp,
+                       char *what, size_t size) {
+    struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "conv");
+    const int N = irand(r, 1, 4), C = irand(r, 1, 9), H = irand(r, 1, 13), W = irand(r, 1, 13);
+    static const int ks[] = { 1, 1, 2, 3, 3, 5 };
+    l.num_output = irand(r, 1, 9);
+    l.kernel_h = ks[irand(r, 0, 5)], l.kernel_w = irand(r, 0, 3) ? l.kernel_h : ks[irand(r, 0, 5)];
+    l.stride_h = irand(r, 1, 3), l.stride_w = irand(r, 0, 1) ? l.stride_h : irand(r, 1, 3);
+    l.pad_h = irand(r, 0, l.kernel_h - 1), l.pad_w = irand(r, 0, l.kernel_w - 1);
+    l.dilation_h = l.dilation_w = irand(r, 0, 4) ? 1 : 2;
+    const int g = irand(r, 1, 3);
+    l.groups = C % g == 0 && l.num_output % g == 0 ? g : 1;
+    l.bias = irand(r, 0, 3) != 0;
+    if (!infer_layer(&l, 1, C, H, W)) return 0;
+    /* cuDNN wants the padded input at least as large as the dilated kernel (Caffe's
+     * rounding gives such a conv one output row; no network here has one) */
+    if (H + 2 * l.pad_h < (l.kernel_h - 1) * l.dilation_h + 1 || W + 2 * l.pad_w < (l.kernel_w - 1) * l.dilation_w + 1)
+        return 0;
+    const unsigned flags = (irand(r, 0, 3) == 0 ? FX_NO_DX : 0) | (irand(r, 0, 2) == 0 ? FX_OUT_VIEW : 0);
+    snprintf(what, size, "conv %s N%d C%d %dx%d K%d %dx%d s%d,%d p%d,%d d%d g%d%s%s%s", dse_cuda_math_str(math), N, C,
+             H, W, l.num_output, l.kernel_h, l.kernel_w, l.stride_h, l.stride_w, l.pad_h, l.pad_w, l.dilation_h,
+             l.groups, l.bias ? " bias" : "", flags & FX_NO_DX ? " no-dx" : "", flags & FX_OUT_VIEW ? " out-view" : "");
+    *lp = l, *Np = N, *fp = flags;
+    return 1;
+}
+
 static void conv_cases(enum dse_cuda_math math, double tol, int trials) {
     struct dse_pcg32 r;
     dse_pcg32_seed(&r, 77, (uint64_t)math);
     P->gx.math = math;
     for (int t = 0, done = 0; done < trials && t < 50 * trials; t++) {
-        struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "conv");
-        const int N = irand(&r, 1, 4), C = irand(&r, 1, 9), H = irand(&r, 1, 13), W = irand(&r, 1, 13);
-        static const int ks[] = { 1, 1, 2, 3, 3, 5 };
-        l.num_output = irand(&r, 1, 9);
-        l.kernel_h = ks[irand(&r, 0, 5)], l.kernel_w = irand(&r, 0, 3) ? l.kernel_h : ks[irand(&r, 0, 5)];
-        l.stride_h = irand(&r, 1, 3), l.stride_w = irand(&r, 0, 1) ? l.stride_h : irand(&r, 1, 3);
-        l.pad_h = irand(&r, 0, l.kernel_h - 1), l.pad_w = irand(&r, 0, l.kernel_w - 1);
-        l.dilation_h = l.dilation_w = irand(&r, 0, 4) ? 1 : 2;
-        const int g = irand(&r, 1, 3);
-        l.groups = C % g == 0 && l.num_output % g == 0 ? g : 1;
-        l.bias = irand(&r, 0, 3) != 0;
-        if (!infer_layer(&l, 1, C, H, W)) continue;
-        /* cuDNN wants the padded input at least as large as the dilated kernel (Caffe's
-         * rounding gives such a conv one output row; no network here has one) */
-        if (H + 2 * l.pad_h < (l.kernel_h - 1) * l.dilation_h + 1 || W + 2 * l.pad_w < (l.kernel_w - 1) * l.dilation_w + 1)
-            continue;
-        const unsigned flags = (irand(&r, 0, 3) == 0 ? FX_NO_DX : 0) | (irand(&r, 0, 2) == 0 ? FX_OUT_VIEW : 0);
+        struct dse_layer l;
+        int N;
+        unsigned flags;
         char what[160];
-        snprintf(what, sizeof what, "conv %s N%d C%d %dx%d K%d %dx%d s%d,%d p%d,%d d%d g%d%s%s%s",
-                 dse_cuda_math_str(math), N, C, H, W, l.num_output, l.kernel_h, l.kernel_w, l.stride_h, l.stride_w, l.pad_h, l.pad_w,
-                 l.dilation_h, l.groups, l.bias ? " bias" : "", flags & FX_NO_DX ? " no-dx" : "",
-                 flags & FX_OUT_VIEW ? " out-view" : "");
+        if (!random_conv(&r, math, &l, &N, &flags, what, sizeof what)) continue;
         one(P, what, &l, N, 1, NULL, flags, 100 + (uint64_t)t, tol, 1);
         done++;
     }
     P->gx.math = DSE_CUDA_MATH_FP32;
+}
+
+/* Every twin's data downloaded over its host buffer: the CPU continues from the GPU's
+ * values. */
+static void twins_take_data(struct pair *p, struct fx *f) {
+    for (int i = 0; i < f->n_tw; i++) {
+        const struct twin *t = &f->tw[i];
+        CHECK_OK(dse_cuda_download(&p->gx, t->host_data, t->dev_data, (size_t)t->floats * sizeof(float), NULL));
+    }
+}
+
+/* A conv with its in-place ReLU fused on the GPU (dse_node.relu_out: the bias and the ReLU
+ * in one pass forward; the mask and the bias gradient in one pass backward, or the mask
+ * alone without a bias) against the CPU's unfused pair, the conv node and then a relu
+ * node in place on its output: forward, the output; backward, the masked output gradient
+ * and the input, weight and bias gradients. The CPU masks with the GPU's forward output
+ * (downloaded after the forward comparison), so a value that rounding (TF32, 16 bits)
+ * puts on the other side of 0 cannot make the masks differ. */
+static void conv_relu_one(const char *what, const struct dse_layer *l, int N, unsigned flags, uint64_t seed,
+                          double tol) {
+    struct dse_layer rl = dse_layer_make(DSE_LAYER_RELU, "relu");
+    if (!infer_layer(&rl, 1, l->out_c, l->out_h, l->out_w)) {
+        CHECK(0);
+        return;
+    }
+    struct fx f;
+    if (!fx_init(P, &f, l, N, 1, NULL, flags, seed)) {
+        fx_deinit(P, &f);
+        return;
+    }
+    struct dse_node rn;
+    struct dse_err err = { 0 };
+    dse_node_init(&rn, DSE_OP_RELU, &rl);
+    rn.n_in = 1, rn.in[0] = &f.cout, rn.out = &f.cout;
+    f.gn.relu_out = 1;
+    CHECK_OK(dse_cpu_node_prepare(&P->cx, &rn, &err));
+    enum dse_status a = dse_cpu_forward(&P->cx, &f.cn), b = dse_cuda_forward(&P->gx, &f.gn);
+    if (!a) a = dse_cpu_forward(&P->cx, &rn);
+    CHECK_OK(a);
+    CHECK_OK(b);
+    if (!a && !b) {
+        CHECK_OK(dse_cuda_sync(&P->gx, &err));
+        twins_compare(P, &f, what, "forward", tol);
+        twins_take_data(P, &f);
+        a = dse_cpu_backward(&P->cx, &rn);
+        if (!a) a = dse_cpu_backward(&P->cx, &f.cn);
+        b = dse_cuda_backward(&P->gx, &f.gn);
+        CHECK_OK(a);
+        CHECK_OK(b);
+        if (!a && !b) {
+            CHECK_OK(dse_cuda_sync(&P->gx, &err));
+            twins_compare(P, &f, what, "backward", tol);
+        }
+    }
+    if (a || b) fprintf(stderr, "  %s: %s\n", what, a ? P->cx.err.msg : P->gx.err.msg);
+    dse_node_deinit(&rn);
+    fx_deinit(P, &f);
+}
+
+static void conv_relu_cases(enum dse_cuda_math math, double tol, int trials, uint64_t seed) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, seed, (uint64_t)math);
+    const float keep_scale = P->gx.loss_scale;
+    P->gx.math = math;
+    P->gx.loss_scale = 64.0f; /* FP16: no overflow on these gradients (mixed_cases) */
+    for (int t = 0, done = 0; done < trials && t < 50 * trials; t++) {
+        struct dse_layer l;
+        int N;
+        unsigned flags;
+        char what[200];
+        if (!random_conv(&r, math, &l, &N, &flags, what, sizeof what)) continue;
+        strcat(what, " +relu");
+        conv_relu_one(what, &l, N, flags, 1100 + (uint64_t)t, tol);
+        done++;
+    }
+    if (dse_cuda_math_is16(math)) { /* no gradient overflowed (and the flag is left clear) */
+        int skip = -1;
+        CHECK_OK(dse_cuda_mp_step(&P->gx, &skip, NULL));
+        CHECK_INT_EQ(skip, 0);
+    }
+    P->gx.math = DSE_CUDA_MATH_FP32;
+    P->gx.loss_scale = keep_scale;
+}
+
+/* FP32 and TF32 take the bias pass (dse_cuk_bias_fwd), FP16 and BF16 the 16-bit copies'
+ * rounding pass (dse_cuk_from16_bias); shapes cuDNN has no 16-bit engine for run in FP32. */
+static void test_conv_relu(void) {
+    conv_relu_cases(DSE_CUDA_MATH_FP32, TOL_CONV, 16, 87);
+    conv_relu_cases(DSE_CUDA_MATH_TF32, TOL_TF32, 6, 88);
+    conv_relu_cases(DSE_CUDA_MATH_FP16, 1e-5, 6, 89);
+    conv_relu_cases(DSE_CUDA_MATH_BF16, 5e-4, 6, 90);
+    /* SqueezeNet's shapes: a fire expand into its concat slice, conv1 (several x-blocks
+     * per image, the bias gradient's runs of images) */
+    struct dse_layer e3 = dse_layer_make(DSE_LAYER_CONV, "fire2/expand3x3");
+    e3.num_output = 64, e3.kernel_h = e3.kernel_w = 3, e3.pad_h = e3.pad_w = 1;
+    if (infer_layer(&e3, 1, 16, 55, 55))
+        conv_relu_one("conv+relu fire2/expand3x3 N8 16x55x55 -> 64 (out-view)", &e3, 8, FX_OUT_VIEW, 7, TOL_CONV);
+    struct dse_layer c1 = dse_layer_make(DSE_LAYER_CONV, "conv1");
+    c1.num_output = 96, c1.kernel_h = c1.kernel_w = 7, c1.stride_h = c1.stride_w = 2;
+    if (infer_layer(&c1, 1, 3, 111, 111))
+        conv_relu_one("conv+relu conv1 N4 3x111x111 -> 96 7x7/2 (no-dx)", &c1, 4, FX_NO_DX, 8, TOL_CONV);
 }
 
 static void test_conv(void) { conv_cases(DSE_CUDA_MATH_FP32, TOL_CONV, 24); }
@@ -829,6 +1002,36 @@ static void pool_cases(enum dse_layer_type type, int ties) {
     }
 }
 
+/* SqueezeNet's pools at a real size, where an image spans more than the 1,024 x-blocks
+ * of an image grid (pool1: 3x3/2 over 113x113 maps, relu-like ties), and pool10 (global
+ * average over 13x13, 1000 channels); then 70,000 small images, more than the 65,535
+ * grid rows, so the kernels' image loops stride. */
+static void test_pool_large(void) {
+    struct dse_layer mp = dse_layer_make(DSE_LAYER_MAXPOOL, "pool1");
+    mp.kernel_h = mp.kernel_w = 3, mp.stride_h = mp.stride_w = 2;
+    struct dse_layer ap = dse_layer_make(DSE_LAYER_AVGPOOL, "pool10");
+    ap.global = 1;
+    struct dse_layer sp = dse_layer_make(DSE_LAYER_MAXPOOL, "pool");
+    sp.kernel_h = sp.kernel_w = 2, sp.stride_h = sp.stride_w = 1, sp.pad_h = 1;
+    struct fx f;
+    const int ok = infer_layer(&mp, 1, 24, 113, 113) && infer_layer(&ap, 1, 1000, 13, 13) && infer_layer(&sp, 1, 1, 3, 2);
+    CHECK(ok);
+    if (!ok) return;
+    if (fx_init(P, &f, &mp, 2, 1, NULL, 0, 31)) {
+        struct dse_pcg32 r;
+        dse_pcg32_seed(&r, 32, 1);
+        const int64_t n = (int64_t)f.cin[0].n * f.cin[0].stride_n;
+        for (int64_t i = 0; i < n; i++) f.cin[0].data[i] = irand(&r, 0, 3) ? 0.0f : uniform(&r, 0.0f, 1.0f);
+        CHECK_OK(dse_cuda_upload(&P->gx, f.gin[0].data, f.cin[0].data, (size_t)n * sizeof(float), NULL));
+        run_compare(P, &f, "maxpool pool1 N2 C24 113x113 3x3/2 (relu ties)", TOL_EXACT);
+    }
+    fx_deinit(P, &f);
+    if (fx_init(P, &f, &ap, 3, 1, NULL, 0, 33)) run_compare(P, &f, "avgpool pool10 N3 C1000 13x13 global", TOL_EXACT);
+    fx_deinit(P, &f);
+    if (fx_init(P, &f, &sp, 70000, 1, NULL, 0, 34)) run_compare(P, &f, "maxpool N70000 C1 3x2 2x2/1 p1,0", TOL_EXACT);
+    fx_deinit(P, &f);
+}
+
 static void test_maxpool(void) { pool_cases(DSE_LAYER_MAXPOOL, 0); }
 static void test_maxpool_ties(void) { pool_cases(DSE_LAYER_MAXPOOL, 1); }
 static void test_avgpool(void) { pool_cases(DSE_LAYER_AVGPOOL, 0); }
@@ -867,6 +1070,19 @@ static void test_dropout(void) {
             one(P, what, &l, N, 1, NULL, ip ? FX_IN_PLACE : 0, 400 + (uint64_t)t, TOL_EXACT, training);
         }
     }
+}
+
+/* Dropout at SqueezeNet's drop9 size (512x13x13 per image: many threads per image, each
+ * drawing a strided run), and over 70,000 one-value images (the image loop strides). */
+static void test_dropout_large(void) {
+    struct dse_layer l = dse_layer_make(DSE_LAYER_DROPOUT, "drop9");
+    l.dropout_ratio = 0.5f;
+    if (infer_layer(&l, 1, 512, 13, 13)) one(P, "dropout drop9 N3 512x13x13", &l, 3, 1, NULL, 0, 35, TOL_EXACT, 1);
+    if (infer_layer(&l, 1, 512, 13, 13))
+        one(P, "dropout drop9 N3 512x13x13 in-place", &l, 3, 1, NULL, FX_IN_PLACE, 36, TOL_EXACT, 1);
+    l = dse_layer_make(DSE_LAYER_DROPOUT, "drop");
+    l.dropout_ratio = 0.3f;
+    if (infer_layer(&l, 1, 1, 1, 1)) one(P, "dropout N70000 1x1x1", &l, 70000, 1, NULL, 0, 37, TOL_EXACT, 1);
 }
 
 static void test_concat(void) {
@@ -1115,6 +1331,10 @@ static void train_compare_in(const char *what, struct dse_net *net, int classes,
     }
     cm->cx.conv_force = DSE_CPU_CONV_GEMM_BATCH;
     gm->gpu->sync_each = 1;
+    /* Both backends fuse the same conv + ReLU pairs (engine/model.c fuse_relus). */
+    int fused_c = 0, fused_g = 0;
+    for (int i = 0; i < cm->net.n_layers; i++) fused_c += cm->nodes[i].fused, fused_g += gm->nodes[i].fused;
+    CHECK_INT_EQ(fused_g, fused_c);
     /* FP16: a scale this small neither overflows nor flushes these gradients; a skipped
      * step would part the two runs (the skipping itself: test mp-loss-scale) */
     gm->gpu->loss_scale = 256.0f;
@@ -1856,6 +2076,7 @@ struct cuda_case {
 
 static const struct cuda_case cases[] = {
     { "host-pcg-advance",  test_pcg_advance,     0 },
+    { "host-divmod",       test_divmod,          0 },
     { "host-device-names", test_device_names,    0 },
     { "host-versions",     test_versions,        0 },
     { "host-loss-scale",   test_loss_scale_rule, 0 },
@@ -1866,6 +2087,7 @@ static const struct cuda_case cases[] = {
     { "conv-cache",        test_conv_cache,      1 },
     { "op-conv",           test_conv,            1 },
     { "op-conv-squeezenet", test_conv_squeezenet, 1 },
+    { "op-conv-relu",      test_conv_relu,       1 },
     { "op-conv-tf32",      test_conv_tf32,       1 },
     { "op-conv-legacy",    test_conv_legacy,     1 },
     { "op-conv-fp16",      test_conv_fp16,       1 },
@@ -1875,8 +2097,10 @@ static const struct cuda_case cases[] = {
     { "op-maxpool",        test_maxpool,         1 },
     { "op-maxpool-ties",   test_maxpool_ties,    1 },
     { "op-avgpool",        test_avgpool,         1 },
+    { "op-pool-large",     test_pool_large,      1 },
     { "op-relu",           test_relu,            1 },
     { "op-dropout",        test_dropout,         1 },
+    { "op-dropout-large",  test_dropout_large,   1 },
     { "op-concat",         test_concat,          1 },
     { "op-eltwise",        test_eltwise,         1 },
     { "op-fc",             test_fc,              1 },

@@ -311,7 +311,7 @@ done:
 }
 
 /* The CPU model fuses each conv's ReLU into the conv (dse_node.relu_out, engine/model.c
- * fuse_relus): against the same model built with DSE_CPU_NO_FUSE=1, every activation and
+ * fuse_relus): against the same model built with DSE_NO_FUSE=1, every activation and
  * gradient (the whole arena), the loss and the parameters after two SGD steps are the same
  * bits, for every conv strategy (each masks and adds its bias in its own place), on 1 and
  * 2 threads, at batch 3 and 1 (2 threads share a single image's output channels
@@ -330,9 +330,9 @@ static void test_fused_relu(void) {
         struct dse_err err = { 0 };
         struct dse_model_opts mo = { batch, threads, 5, DSE_INIT_MSRA, 0, 0, 0.5f };
         CHECK_OK(dse_model_new(&net, &mo, &m[0], &err));
-        setenv("DSE_CPU_NO_FUSE", "1", 1);
+        setenv("DSE_NO_FUSE", "1", 1);
         CHECK_OK(dse_model_new(&net, &mo, &m[1], &err));
-        unsetenv("DSE_CPU_NO_FUSE");
+        unsetenv("DSE_NO_FUSE");
         if (!m[0] || !m[1]) goto next;
         int fused[2] = { 0, 0 };
         for (int k = 0; k < 2; k++) {

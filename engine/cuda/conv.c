@@ -562,7 +562,7 @@ static enum dse_status fwd16(struct dse_cuda_ctx *cx, struct dse_node *n) {
     if (!cx->impl->plans[3 * e + DIR_FWD]) return in_fp32(cx, n, 0, NULL, NULL);
     if ((st = run_plan(cx, n, cx->impl->plans[3 * e + DIR_FWD], b[0], b[1], b[2]))) return st;
     DSE_CUDA_TRY(cx, n, dse_cuk_from16_bias(s, kind, b[2], y->data, y->stride_n, y->n, y->c, (int64_t)y->h * y->w,
-                                            n->bias ? n->bias->data : NULL));
+                                            n->bias ? n->bias->data : NULL, n->relu_out));
     return DSE_OK;
 }
 
@@ -602,12 +602,38 @@ static enum dse_status bwd16(struct dse_cuda_ctx *cx, struct dse_node *n, float 
 
 /* ---- kernels ------------------------------------------------------------------------- */
 
-/* y += bias per channel (ours: cudnnAddTensor was as slow as the conv on small maps). */
+/* y += bias per channel (ours: cudnnAddTensor was as slow as the conv on small maps),
+ * and the fused ReLU (dse_node.relu_out) in the same pass: y = relu(y + bias). */
 static enum dse_status bias_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
     const struct dse_tensor *y = n->out;
+    cudaStream_t s = cx->impl->stream;
     if (n->bias)
-        DSE_CUDA_TRY(cx, n, dse_cuk_bias_fwd(cx->impl->stream, y->data, y->stride_n, y->n, y->c, (int64_t)y->h * y->w,
-                                             n->bias->data));
+        DSE_CUDA_TRY(cx, n, dse_cuk_bias_fwd(s, y->data, y->stride_n, y->n, y->c, (int64_t)y->h * y->w, n->bias->data,
+                                             n->relu_out));
+    else if (n->relu_out)
+        DSE_CUDA_TRY(cx, n, dse_cuk_relu_fwd(s, y->data, y->stride_n, y->data, y->stride_n, y->n, dse_tensor_image(y)));
+    return DSE_OK;
+}
+
+/* Backward's first pass over dy: the fused ReLU's mask (dy = y > 0 ? dy : 0, in place,
+ * what the ReLU node's backward did) and the bias gradient (ours, per channel, in double:
+ * cudnnConvolutionBackwardBias took ms on SqueezeNet's maps), in one read of dy when the
+ * node has both. Every later reader of dy (cuDNN, the 16-bit copies) sees it masked. */
+static enum dse_status mask_bias_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *y = n->out;
+    cudaStream_t s = cx->impl->stream;
+    if (!y->grad) return DSE_OK; /* nothing flows back into this conv */
+    if (n->bias && n->bias->grad) {
+        void *part = NULL;
+        enum dse_status st = dse_cuda_workspace(cx, n, (size_t)dse_cuk_bias_bwd_part(y->n, y->c) * sizeof(double),
+                                                &part);
+        if (st) return st;
+        DSE_CUDA_TRY(cx, n, dse_cuk_bias_bwd(s, y->grad, y->stride_n, y->n, y->c, (int64_t)y->h * y->w,
+                                             n->bias->grad, part, n->relu_out ? y->data : NULL));
+    } else if (n->relu_out) {
+        DSE_CUDA_TRY(cx, n, dse_cuk_relu_bwd(s, y->data, y->grad, y->stride_n, y->grad, y->stride_n, y->n,
+                                             dse_tensor_image(y), 1));
+    }
     return DSE_OK;
 }
 
@@ -640,17 +666,9 @@ static enum dse_status fwd_float(struct dse_cuda_ctx *cx, struct dse_node *n) {
 
 enum dse_status dse_cuda_conv2d_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
     struct dse_cuda_node *d = dse_cuda_dev(n);
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    float *dx = x->grad, *dw = n->weight->grad;
+    float *dx = n->in[0]->grad, *dw = n->weight->grad;
     enum dse_status st = set_descs(cx, n, d);
-    if (st) return st;
-    if (n->bias && n->bias->grad) { /* ours: cudnnConvolutionBackwardBias took ms on SqueezeNet's maps */
-        void *part = NULL;
-        if ((st = dse_cuda_workspace(cx, n, (size_t)dse_cuk_bias_bwd_part(y->n, y->c) * sizeof(double), &part)))
-            return st;
-        DSE_CUDA_TRY(cx, n, dse_cuk_bias_bwd(cx->impl->stream, y->grad, y->stride_n, y->n, y->c,
-                                             (int64_t)y->h * y->w, n->bias->grad, part));
-    }
+    if (st || (st = mask_bias_bwd(cx, n))) return st;
     if (!dx && !dw) return DSE_OK;
     return dse_cuda_math_is16(cx->math) ? bwd16(cx, n, dx, dw) : bwd_float(cx, n, dx, dw);
 }

@@ -409,17 +409,15 @@ static int all_on_device(const struct dse_node *n) {
 }
 
 static enum dse_status make_descriptors(struct dse_cuda_ctx *cx, struct dse_node *n, struct dse_cuda_node *d) {
-    int x = 0, y = 0, b = 0, p = 0, w = 0, conv = 0;
+    int x = 0, y = 0, b = 0, w = 0, conv = 0;
     switch (n->op) {
     case DSE_OP_CONV2D:       x = y = b = w = conv = 1; break;
     case DSE_OP_FC:           y = b = 1; break;
-    case DSE_OP_SOFTMAX_XENT: x = p = 1; break;
     default: break;
     }
     if (x && !d->x) DSE_CUDNN_TRY(cx, n, cudnnCreateTensorDescriptor(&d->x));
     if (y && !d->y) DSE_CUDNN_TRY(cx, n, cudnnCreateTensorDescriptor(&d->y));
     if (b && !d->b) DSE_CUDNN_TRY(cx, n, cudnnCreateTensorDescriptor(&d->b));
-    if (p && !d->p) DSE_CUDNN_TRY(cx, n, cudnnCreateTensorDescriptor(&d->p));
     if (w && !d->w) DSE_CUDNN_TRY(cx, n, cudnnCreateFilterDescriptor(&d->w));
     if (conv && !d->conv) DSE_CUDNN_TRY(cx, n, cudnnCreateConvolutionDescriptor(&d->conv));
     return DSE_OK;
@@ -483,7 +481,6 @@ void dse_cuda_node_release(struct dse_cuda_ctx *cx, struct dse_node *n) {
         if (d->x) (void)cudnnDestroyTensorDescriptor(d->x);
         if (d->y) (void)cudnnDestroyTensorDescriptor(d->y);
         if (d->b) (void)cudnnDestroyTensorDescriptor(d->b);
-        if (d->p) (void)cudnnDestroyTensorDescriptor(d->p);
         if (d->w) (void)cudnnDestroyFilterDescriptor(d->w);
         if (d->conv) (void)cudnnDestroyConvolutionDescriptor(d->conv);
         free(d);
@@ -503,6 +500,7 @@ static enum dse_status run(struct dse_cuda_ctx *cx, struct dse_node *n, int bwd)
     DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
     if (!cx->impl) return dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "CUDA context not initialized");
     if (!n->dev) return dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "node not prepared for the CUDA backend");
+    if (n->fused) return DSE_OK; /* the node before it did this node's work (dse_node.fused) */
     enum dse_status st = dse_cuda_use(cx);
     if (st) return st;
     const dse_cuda_kernel_fn fn = bwd ? dse_cuda_kernels[n->op].bwd : dse_cuda_kernels[n->op].fwd;

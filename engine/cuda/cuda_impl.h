@@ -73,7 +73,7 @@ struct dse_cuda_impl {
  * descriptors are set from the node's tensors at every call (host-only and cheap), so
  * they always describe what the tensors are now. */
 struct dse_cuda_node {
-    cudnnTensorDescriptor_t      x, y, b, p;  /* input 0, output, bias [1,K,1,1], softmax prob */
+    cudnnTensorDescriptor_t      x, y, b;     /* input 0, output, bias [1,K,1,1] */
     cudnnFilterDescriptor_t      w;
     cudnnConvolutionDescriptor_t conv;
     int32_t                     *labels;      /* softmax_xent: the labels on the device [N] */

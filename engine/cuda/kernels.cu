@@ -4,7 +4,11 @@
  * scale, SGD. Interface and contracts: engine/cuda/kernels.h. Arithmetic mirrors
  * engine/cpu/ operation for operation; built with --fmad=false so no multiply-add is
  * fused where the CPU rounds twice. Reductions run one block per channel (or one block)
- * in double, in a fixed order: the same bits every run. */
+ * in double, in a fixed order: the same bits every run. The add, dropout, relu, pooling,
+ * loss gradient and conv bias kernels run on image grids (image_grid): blockIdx.y walks
+ * the images, x-blocks the values of one image with 32-bit indices, and coordinates
+ * inside an image come from dse_div (engine/cuda/shared.h), not from divide instructions
+ * (batchnorm and scale still divide: no SqueezeNet has them). */
 #include "engine/cuda/kernels.h"
 
 #include <cuda_bf16.h>
@@ -24,6 +28,25 @@ static unsigned blocks_for(int64_t count) {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < (count); \
          e += (int64_t)gridDim.x * blockDim.x)
 
+/* An image grid for n images of img values, about v values a thread (more past 1,024
+ * x-blocks): images in blockIdx.y (grid-strided past 65,535), an image's values in the
+ * x-blocks. */
+static dim3 image_grid(int n, int64_t img, int v) {
+    int64_t bx = (img + (int64_t)THREADS * v - 1) / ((int64_t)THREADS * v);
+    if (bx > 1024) bx = 1024;
+    if (bx < 1) bx = 1;
+    return dim3((unsigned)bx, (unsigned)(n < 65535 ? (n < 1 ? 1 : n) : 65535));
+}
+
+/* The loops of an image grid: image i, then value j of it (img < 2^31: fits32). */
+#define IMAGE_LOOP(i, n) for (int i = blockIdx.y; i < (n); i += gridDim.y)
+#define VALUE_LOOP(j, img) \
+    for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < (img); j += gridDim.x * blockDim.x)
+
+/* 1 if an image's values can be indexed in 32 bits (the image-grid kernels' rule); the
+ * launchers return cudaErrorInvalidValue otherwise (a 2^31-value image, 8 GiB). */
+static int fits32(int64_t img) { return img >= 1 && img <= 0x7fffffff; }
+
 /* Sum v over the block (THREADS threads) in a fixed tree order; every thread gets it. */
 __device__ static double block_sum(double v, double *sh) {
     sh[threadIdx.x] = v;
@@ -39,22 +62,19 @@ __device__ static double block_sum(double v, double *sh) {
 
 /* ---- add, eltwise sum ----------------------------------------------------------------- */
 
-__global__ static void k_add(int n, int64_t img, const float *x, int64_t sx, float *y, int64_t sy) {
-    GRID_LOOP(e, (int64_t)n * img) {
-        const int64_t i = e / img, j = e - i * img;
-        y[i * sy + j] += x[i * sx + j];
-    }
+__global__ static void k_add(int n, uint32_t img, const float *x, int64_t sx, float *y, int64_t sy) {
+    IMAGE_LOOP(i, n) VALUE_LOOP(j, img) y[i * sy + j] += x[i * sx + j];
 }
 
 extern "C" cudaError_t dse_cuk_add(cudaStream_t s, int n, int64_t img, const float *x, int64_t sx, float *y,
                                    int64_t sy) {
-    k_add<<<blocks_for((int64_t)n * img), THREADS, 0, s>>>(n, img, x, sx, y, sy);
+    if (!fits32(img)) return cudaErrorInvalidValue;
+    k_add<<<image_grid(n, img, 1), THREADS, 0, s>>>(n, (uint32_t)img, x, sx, y, sy);
     return cudaGetLastError();
 }
 
-__global__ static void k_eltwise_sum(struct dse_cuk_inputs in, int n, int64_t img, float *y, int64_t sy) {
-    GRID_LOOP(e, (int64_t)n * img) {
-        const int64_t i = e / img, j = e - i * img;
+__global__ static void k_eltwise_sum(struct dse_cuk_inputs in, int n, uint32_t img, float *y, int64_t sy) {
+    IMAGE_LOOP(i, n) VALUE_LOOP(j, img) {
         float acc = in.x[0][i * in.sx[0] + j];
         for (int t = 1; t < in.count; t++) acc += in.x[t][i * in.sx[t] + j];
         y[i * sy + j] = acc;
@@ -63,50 +83,60 @@ __global__ static void k_eltwise_sum(struct dse_cuk_inputs in, int n, int64_t im
 
 extern "C" cudaError_t dse_cuk_eltwise_sum(cudaStream_t s, struct dse_cuk_inputs in, int n, int64_t img, float *y,
                                            int64_t sy) {
-    k_eltwise_sum<<<blocks_for((int64_t)n * img), THREADS, 0, s>>>(in, n, img, y, sy);
+    if (!fits32(img)) return cudaErrorInvalidValue;
+    k_eltwise_sum<<<image_grid(n, img, 1), THREADS, 0, s>>>(in, n, (uint32_t)img, y, sy);
     return cudaGetLastError();
 }
 
 /* ---- dropout ----------------------------------------------------------------------- */
 
-/* Each thread draws a run of CHUNK consecutive values: one jump-ahead, then steps. */
-#define CHUNK 64
-
+/* Value j of image i is draw e = i * img + j of the CPU's stream. Thread t of an
+ * image's x-grid (T threads) takes values t, t + T, t + 2T, ...: neighbouring threads
+ * touch neighbouring values (loads and stores coalesce), and its draws lie T apart in
+ * the stream, so one jump-ahead per image finds its first state and the T-step map
+ * (jmul, jplus: dse_pcg32_jump) each next one. Then the CPU's arithmetic: y = x * scale
+ * where kept, 0 where dropped. */
 __global__ static void k_dropout_fwd(const float *x, int64_t sx, float *y, int64_t sy, uint8_t *mask, int n,
-                                     int64_t img, uint32_t threshold, float scale, uint64_t state, uint64_t inc) {
-    const int64_t count = (int64_t)n * img, chunks = (count + CHUNK - 1) / CHUNK;
-    GRID_LOOP(k, chunks) {
-        const int64_t e0 = k * CHUNK, e1 = e0 + CHUNK < count ? e0 + CHUNK : count;
-        uint64_t st = dse_pcg32_advance(state, inc, (uint64_t)e0);
-        for (int64_t e = e0; e < e1; e++) {
+                                     uint32_t img, uint32_t threshold, float scale, uint64_t state, uint64_t inc,
+                                     uint64_t jmul, uint64_t jplus) {
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, T = gridDim.x * blockDim.x;
+    if (t >= img) return;
+    IMAGE_LOOP(i, n) {
+        uint64_t st = dse_pcg32_advance(state, inc, (uint64_t)i * img + t);
+        for (uint32_t j = t; j < img; j += T) {
             const uint8_t keep = dse_pcg32_output(st) >= threshold;
-            st = st * DSE_PCG32_MULT + inc;
-            const int64_t i = e / img, j = e - i * img;
+            st = st * jmul + jplus;
             const float v = x[i * sx + j] * scale;
-            mask[e] = keep;
+            mask[(int64_t)i * img + j] = keep;
             y[i * sy + j] = keep ? v : 0.0f;
         }
     }
 }
 
+/* Values a dropout thread draws per image, about: enough to pay for its jump-ahead. */
+#define DROPOUT_RUN 16
+
 extern "C" cudaError_t dse_cuk_dropout_fwd(cudaStream_t s, const float *x, int64_t sx, float *y, int64_t sy,
                                            uint8_t *mask, int n, int64_t img, uint32_t threshold, float scale,
                                            uint64_t state, uint64_t inc) {
-    const int64_t chunks = ((int64_t)n * img + CHUNK - 1) / CHUNK;
-    k_dropout_fwd<<<blocks_for(chunks), THREADS, 0, s>>>(x, sx, y, sy, mask, n, img, threshold, scale, state, inc);
+    if (!fits32(img)) return cudaErrorInvalidValue;
+    const dim3 g = image_grid(n, img, DROPOUT_RUN);
+    uint64_t jmul, jplus;
+    dse_pcg32_jump(inc, (uint64_t)g.x * THREADS, &jmul, &jplus); /* T, the x-grid's threads */
+    k_dropout_fwd<<<g, THREADS, 0, s>>>(x, sx, y, sy, mask, n, (uint32_t)img, threshold, scale, state, inc, jmul,
+                                        jplus);
     return cudaGetLastError();
 }
 
 __global__ static void k_dropout_bwd(const float *dy, int64_t sy, float *dx, int64_t sx, const uint8_t *mask, int n,
-                                     int64_t img, float scale, int masked, int in_place) {
-    GRID_LOOP(e, (int64_t)n * img) {
-        const int64_t i = e / img, j = e - i * img;
+                                     uint32_t img, float scale, int masked, int in_place) {
+    IMAGE_LOOP(i, n) VALUE_LOOP(j, img) {
         const float d = dy[i * sy + j];
         if (!masked) {
             dx[i * sx + j] += d;
         } else {
             const float g = d * scale;
-            const float v = mask[e] ? g : 0.0f;
+            const float v = mask[(int64_t)i * img + j] ? g : 0.0f;
             if (in_place)
                 dx[i * sx + j] = v;
             else
@@ -118,8 +148,9 @@ __global__ static void k_dropout_bwd(const float *dy, int64_t sy, float *dx, int
 extern "C" cudaError_t dse_cuk_dropout_bwd(cudaStream_t s, const float *dy, int64_t sy, float *dx, int64_t sx,
                                            const uint8_t *mask, int n, int64_t img, float scale, int masked,
                                            int in_place) {
-    k_dropout_bwd<<<blocks_for((int64_t)n * img), THREADS, 0, s>>>(dy, sy, dx, sx, mask, n, img, scale, masked,
-                                                                   in_place);
+    if (!fits32(img)) return cudaErrorInvalidValue;
+    k_dropout_bwd<<<image_grid(n, img, 1), THREADS, 0, s>>>(dy, sy, dx, sx, mask, n, (uint32_t)img, scale, masked,
+                                                            in_place);
     return cudaGetLastError();
 }
 
@@ -173,13 +204,6 @@ __global__ static void k_relu_bwd(const float *y, const float *dy, int64_t sy, f
     }
 }
 
-static dim3 image_grid(int n, int64_t img, int v) {
-    int64_t bx = (img + (int64_t)THREADS * v - 1) / ((int64_t)THREADS * v);
-    if (bx > 1024) bx = 1024;
-    if (bx < 1) bx = 1;
-    return dim3((unsigned)bx, (unsigned)(n < 65535 ? (n < 1 ? 1 : n) : 65535));
-}
-
 /* 1 if every image of every pointer starts 16-byte aligned. */
 static int aligned4(const void *a, int64_t sa, const void *b, int64_t sb, const void *c) {
     return (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0 && (uintptr_t)c % 16 == 0 && sa % 4 == 0 &&
@@ -206,6 +230,26 @@ extern "C" cudaError_t dse_cuk_relu_bwd(cudaStream_t s, const float *y, const fl
 
 /* ---- pooling ----------------------------------------------------------------------- */
 
+/* A launch's geometry with the divisors its index math needs. */
+struct poolk {
+    struct dse_cuk_pool g;
+    struct dse_div      HW, W, PQ, Q, sh, sw; /* H*W, W, P*Q, Q, stride_h, stride_w */
+};
+
+static struct poolk poolk_of(const struct dse_cuk_pool &g) {
+    struct poolk k;
+    k.g = g;
+    k.HW = dse_div_make((uint32_t)(g.H * g.W)), k.W = dse_div_make((uint32_t)g.W);
+    k.PQ = dse_div_make((uint32_t)(g.P * g.Q)), k.Q = dse_div_make((uint32_t)g.Q);
+    k.sh = dse_div_make((uint32_t)g.sh), k.sw = dse_div_make((uint32_t)g.sw);
+    return k;
+}
+
+/* 1 if a pooling launch's images fit the 32-bit index math, input and output. */
+static int pool_fits(const struct dse_cuk_pool &g) {
+    return fits32((int64_t)g.C * g.H * g.W) && fits32((int64_t)g.C * g.P * g.Q);
+}
+
 struct win {
     int h0, h1, hn, w0, w1, wn;
 };
@@ -221,152 +265,211 @@ __device__ static int empty(const struct win &w) {
     return w.h0 >= w.h1 || w.w0 >= w.w1 || w.hn <= 0 || w.wn <= 0;
 }
 
-/* Output positions p whose window (before clipping) can contain input row h. */
-__device__ static void covering(int h, int k, int stride, int pad, int P, int *lo, int *hi) {
+/* Output positions [*lo, *hi] whose window (before clipping) can contain input row h:
+ * p stride - pad <= h < p stride - pad + k. */
+__device__ static void covering(int h, int k, struct dse_div stride, int pad, int P, int *lo, int *hi) {
     const int a = h + pad - k;
-    *lo = a < 0 ? 0 : a / stride + 1;
-    int b = (h + pad) / stride;
+    *lo = a < 0 ? 0 : (int)dse_div_q(stride, (uint32_t)a) + 1;
+    const int b = (int)dse_div_q(stride, (uint32_t)(h + pad));
     *hi = b < P - 1 ? b : P - 1;
 }
 
-__global__ static void k_maxpool_fwd(struct dse_cuk_pool g, const float *x, float *y, int32_t *argmax) {
-    const int64_t PQ = (int64_t)g.P * g.Q;
-    GRID_LOOP(e, (int64_t)g.N * g.C * PQ) {
-        const int64_t nc = e / PQ, pq = e - nc * PQ;
-        const int i = (int)(nc / g.C), c = (int)(nc % g.C), p = (int)(pq / g.Q), q = (int)(pq % g.Q);
+/* One thread per output (c, p, q) of an image, the CPU's loop: the window row by row,
+ * the first of equal maxima kept (strict >). */
+__global__ static void k_maxpool_fwd(struct poolk k, const float *x, float *y, int32_t *argmax) {
+    const struct dse_cuk_pool &g = k.g;
+    const uint32_t out = (uint32_t)(g.C * g.P * g.Q);
+    IMAGE_LOOP(i, g.N) VALUE_LOOP(t, out) {
+        const int c = (int)dse_div_q(k.PQ, t), pq = (int)t - c * g.P * g.Q;
+        const int p = (int)dse_div_q(k.Q, (uint32_t)pq), q = pq - p * g.Q;
         const float *xp = x + i * g.sx + (int64_t)c * g.H * g.W;
-        float *yp = y + i * g.sy + (int64_t)c * PQ;
         const struct win w = window(g, p, q);
-        if (empty(w)) {
-            yp[pq] = 0.0f, argmax[e] = -1;
-            continue;
+        int32_t arg = -1;
+        float best = 0.0f;
+        if (!empty(w)) {
+            arg = w.h0 * g.W + w.w0;
+            best = xp[arg];
+            for (int h = w.h0; h < w.h1; h++)
+                for (int v = w.w0; v < w.w1; v++) {
+                    const float val = xp[h * g.W + v];
+                    if (val > best) best = val, arg = h * g.W + v;
+                }
         }
-        int32_t arg = w.h0 * g.W + w.w0;
-        float best = xp[arg];
-        for (int h = w.h0; h < w.h1; h++)
-            for (int v = w.w0; v < w.w1; v++) {
-                const float val = xp[h * g.W + v];
-                if (val > best) best = val, arg = h * g.W + v; /* the first of equal maxima wins */
-            }
-        yp[pq] = best;
-        argmax[e] = arg;
+        y[i * g.sy + t] = best;
+        argmax[(int64_t)i * out + t] = arg;
     }
 }
 
 extern "C" cudaError_t dse_cuk_maxpool_fwd(cudaStream_t s, struct dse_cuk_pool g, const float *x, float *y,
                                            int32_t *argmax) {
-    k_maxpool_fwd<<<blocks_for((int64_t)g.N * g.C * g.P * g.Q), THREADS, 0, s>>>(g, x, y, argmax);
+    if (!pool_fits(g)) return cudaErrorInvalidValue;
+    k_maxpool_fwd<<<image_grid(g.N, (int64_t)g.C * g.P * g.Q, 1), THREADS, 0, s>>>(poolk_of(g), x, y, argmax);
     return cudaGetLastError();
 }
 
-/* One (image, channel) plane per blockIdx.y (grid-strided), its H x W inputs in x-blocks:
- * no 64-bit division per value. */
-__global__ static void k_maxpool_bwd(struct dse_cuk_pool g, const float *dy, const int32_t *argmax, float *dx) {
+/* One thread per input (c, h, w) of an image: the outputs whose windows can contain it
+ * (covering: at most ceil(k / stride) per axis) are checked in (p, q) order, and those
+ * that chose it added to dx in that order, as the CPU's scatter in output order adds
+ * them. dx is read (gradients accumulate) and written only where some output chose the
+ * input: most of a 3x3/2 pool's inputs are nobody's maximum. */
+__global__ static void k_maxpool_bwd(struct poolk k, const float *dy, const int32_t *argmax, float *dx) {
+    const struct dse_cuk_pool &g = k.g;
     const int HW = g.H * g.W, PQ = g.P * g.Q;
-    for (int64_t nc = blockIdx.y; nc < (int64_t)g.N * g.C; nc += gridDim.y) {
-        const int i = (int)(nc / g.C), c = (int)(nc - (int64_t)i * g.C);
+    const uint32_t in = (uint32_t)(g.C * HW);
+    IMAGE_LOOP(i, g.N) VALUE_LOOP(t, in) {
+        const int c = (int)dse_div_q(k.HW, t), hw = (int)t - c * HW;
+        const int h = (int)dse_div_q(k.W, (uint32_t)hw), v = hw - h * g.W;
+        int p0, p1, q0, q1;
+        covering(h, g.kh, k.sh, g.ph, g.P, &p0, &p1);
+        covering(v, g.kw, k.sw, g.pw, g.Q, &q0, &q1);
         const float *dyp = dy + i * g.sy + (int64_t)c * PQ;
-        const int32_t *ap = argmax + nc * PQ;
-        float *dxp = dx + i * g.sx + (int64_t)c * HW;
-        for (int hw = blockIdx.x * blockDim.x + threadIdx.x; hw < HW; hw += gridDim.x * blockDim.x) {
-            const int h = hw / g.W, v = hw - h * g.W;
-            int p0, p1, q0, q1;
-            covering(h, g.kh, g.sh, g.ph, g.P, &p0, &p1);
-            covering(v, g.kw, g.sw, g.pw, g.Q, &q0, &q1);
-            float acc = dxp[hw];
-            for (int p = p0; p <= p1; p++)
-                for (int q = q0; q <= q1; q++)
-                    if (ap[p * g.Q + q] == hw) acc += dyp[p * g.Q + q];
-            dxp[hw] = acc;
-        }
+        const int32_t *ap = argmax + ((int64_t)i * g.C + c) * PQ;
+        float *d = dx + i * g.sx + t;
+        float acc = 0.0f;
+        int hit = 0;
+        for (int p = p0; p <= p1; p++)
+            for (int q = q0; q <= q1; q++)
+                if (ap[p * g.Q + q] == hw) {
+                    if (!hit) {
+                        acc = *d;
+                        hit = 1;
+                    }
+                    acc += dyp[p * g.Q + q];
+                }
+        if (hit) *d = acc;
     }
 }
 
 extern "C" cudaError_t dse_cuk_maxpool_bwd(cudaStream_t s, struct dse_cuk_pool g, const float *dy,
                                            const int32_t *argmax, float *dx) {
-    k_maxpool_bwd<<<image_grid(g.N * g.C, (int64_t)g.H * g.W, 1), THREADS, 0, s>>>(g, dy, argmax, dx);
+    if (!pool_fits(g)) return cudaErrorInvalidValue;
+    k_maxpool_bwd<<<image_grid(g.N, (int64_t)g.C * g.H * g.W, 1), THREADS, 0, s>>>(poolk_of(g), dy, argmax, dx);
     return cudaGetLastError();
 }
 
-__global__ static void k_avgpool_fwd(struct dse_cuk_pool g, const float *x, float *y) {
-    const int64_t PQ = (int64_t)g.P * g.Q;
-    GRID_LOOP(e, (int64_t)g.N * g.C * PQ) {
-        const int64_t nc = e / PQ, pq = e - nc * PQ;
-        const int i = (int)(nc / g.C), c = (int)(nc % g.C), p = (int)(pq / g.Q), q = (int)(pq % g.Q);
+/* One thread per output, the CPU's sum: the window row by row, then one division by
+ * the window clipped to the padded input. */
+__global__ static void k_avgpool_fwd(struct poolk k, const float *x, float *y) {
+    const struct dse_cuk_pool &g = k.g;
+    const uint32_t out = (uint32_t)(g.C * g.P * g.Q);
+    IMAGE_LOOP(i, g.N) VALUE_LOOP(t, out) {
+        const int c = (int)dse_div_q(k.PQ, t), pq = (int)t - c * g.P * g.Q;
+        const int p = (int)dse_div_q(k.Q, (uint32_t)pq), q = pq - p * g.Q;
         const float *xp = x + i * g.sx + (int64_t)c * g.H * g.W;
         const struct win w = window(g, p, q);
         float sum = 0.0f;
         for (int h = w.h0; h < w.h1; h++)
             for (int v = w.w0; v < w.w1; v++) sum += xp[h * g.W + v];
-        y[i * g.sy + (int64_t)c * PQ + pq] = empty(w) ? 0.0f : sum / (float)(w.hn * w.wn);
+        y[i * g.sy + t] = empty(w) ? 0.0f : sum / (float)(w.hn * w.wn);
     }
 }
 
 extern "C" cudaError_t dse_cuk_avgpool_fwd(cudaStream_t s, struct dse_cuk_pool g, const float *x, float *y) {
-    k_avgpool_fwd<<<blocks_for((int64_t)g.N * g.C * g.P * g.Q), THREADS, 0, s>>>(g, x, y);
+    if (!pool_fits(g)) return cudaErrorInvalidValue;
+    k_avgpool_fwd<<<image_grid(g.N, (int64_t)g.C * g.P * g.Q, 1), THREADS, 0, s>>>(poolk_of(g), x, y);
     return cudaGetLastError();
 }
 
-__global__ static void k_avgpool_bwd(struct dse_cuk_pool g, const float *dy, float *dx) {
-    const int64_t HW = (int64_t)g.H * g.W, PQ = (int64_t)g.P * g.Q;
-    GRID_LOOP(e, (int64_t)g.N * g.C * HW) {
-        const int64_t nc = e / HW, hw = e - nc * HW;
-        const int i = (int)(nc / g.C), c = (int)(nc % g.C), h = (int)(hw / g.W), v = (int)(hw % g.W);
-        const float *dyp = dy + i * g.sy + (int64_t)c * PQ;
+/* One thread per input: the covering outputs in (p, q) order, each adding
+ * dy / window size as the CPU's scatter does (global pooling: the one output). */
+__global__ static void k_avgpool_bwd(struct poolk k, const float *dy, float *dx) {
+    const struct dse_cuk_pool &g = k.g;
+    const int HW = g.H * g.W, PQ = g.P * g.Q;
+    const uint32_t in = (uint32_t)(g.C * HW);
+    IMAGE_LOOP(i, g.N) VALUE_LOOP(t, in) {
+        const int c = (int)dse_div_q(k.HW, t), hw = (int)t - c * HW;
+        const int h = (int)dse_div_q(k.W, (uint32_t)hw), v = hw - h * g.W;
         int p0, p1, q0, q1;
-        covering(h, g.kh, g.sh, g.ph, g.P, &p0, &p1);
-        covering(v, g.kw, g.sw, g.pw, g.Q, &q0, &q1);
-        float *d = dx + i * g.sx + (int64_t)c * HW + hw;
+        covering(h, g.kh, k.sh, g.ph, g.P, &p0, &p1);
+        covering(v, g.kw, k.sw, g.pw, g.Q, &q0, &q1);
+        const float *dyp = dy + i * g.sy + (int64_t)c * PQ;
+        float *d = dx + i * g.sx + t;
         float acc = *d;
         for (int p = p0; p <= p1; p++)
             for (int q = q0; q <= q1; q++) {
                 const struct win w = window(g, p, q);
                 if (empty(w) || h < w.h0 || h >= w.h1 || v < w.w0 || v >= w.w1) continue;
-                acc += dyp[(int64_t)p * g.Q + q] / (float)(w.hn * w.wn);
+                acc += dyp[p * g.Q + q] / (float)(w.hn * w.wn);
             }
         *d = acc;
     }
 }
 
 extern "C" cudaError_t dse_cuk_avgpool_bwd(cudaStream_t s, struct dse_cuk_pool g, const float *dy, float *dx) {
-    k_avgpool_bwd<<<blocks_for((int64_t)g.N * g.C * g.H * g.W), THREADS, 0, s>>>(g, dy, dx);
+    if (!pool_fits(g)) return cudaErrorInvalidValue;
+    k_avgpool_bwd<<<image_grid(g.N, (int64_t)g.C * g.H * g.W, 1), THREADS, 0, s>>>(poolk_of(g), dy, dx);
     return cudaGetLastError();
 }
 
 /* ---- softmax cross-entropy ------------------------------------------------------------ */
 
-__global__ static void k_xent_fwd(const float *x, int64_t sx, int N, int K, const int32_t *labels, float *loss) {
+/* The maximum of v over the block (THREADS threads); every thread gets it. Max is exact
+ * in any order (a NaN row gives NaN probabilities and loss either way). */
+__device__ static float block_max(float v, float *sh) {
+    sh[threadIdx.x] = v;
+    __syncthreads();
+    for (int half = THREADS / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half) {
+            const float o = sh[threadIdx.x + half];
+            if (o > sh[threadIdx.x]) sh[threadIdx.x] = o;
+        }
+        __syncthreads();
+    }
+    float r = sh[0];
+    __syncthreads();
+    return r;
+}
+
+/* One block per row i: the CPU's arithmetic (engine/cpu/softmax.c) with the row's values
+ * spread over the block: m = max, s = sum of expf(x - m) in double (block_sum's order),
+ * prob = expf(x - m) * (float)(1 / s), term[i] = log(s) - (x[label] - m). */
+__global__ static void k_softmax_xent_rows(const float *x, int64_t sx, int K, const int32_t *labels, float *prob,
+                                           double *term) {
+    __shared__ double shd[THREADS];
+    __shared__ float shf[THREADS];
+    const int i = blockIdx.x;
+    const float *xi = x + i * sx;
+    float m = -INFINITY;
+    for (int k = threadIdx.x; k < K; k += THREADS) m = xi[k] > m ? xi[k] : m;
+    m = block_max(m, shf);
+    double sum = 0.0;
+    for (int k = threadIdx.x; k < K; k += THREADS) sum += expf(xi[k] - m);
+    sum = block_sum(sum, shd);
+    const float inv = (float)(1.0 / sum);
+    float *pi = prob + (int64_t)i * K;
+    for (int k = threadIdx.x; k < K; k += THREADS) pi[k] = expf(xi[k] - m) * inv;
+    if (threadIdx.x == 0) term[i] = log(sum) - ((double)xi[labels[i]] - m);
+}
+
+/* *loss = the mean of the N row terms, summed in block_sum's fixed order. */
+__global__ static void k_xent_mean(const double *term, int N, float *loss) {
     __shared__ double sh[THREADS];
     double acc = 0.0;
-    for (int i = threadIdx.x; i < N; i += THREADS) {
-        const float *xi = x + i * sx;
-        float m = xi[0];
-        for (int k = 1; k < K; k++) m = xi[k] > m ? xi[k] : m;
-        double sum = 0.0;
-        for (int k = 0; k < K; k++) sum += expf(xi[k] - m);
-        acc += log(sum) - ((double)xi[labels[i]] - m);
-    }
+    for (int i = threadIdx.x; i < N; i += THREADS) acc += term[i];
     const double total = block_sum(acc, sh);
     if (threadIdx.x == 0) *loss = (float)(total / N);
 }
 
-extern "C" cudaError_t dse_cuk_xent_fwd(cudaStream_t s, const float *x, int64_t sx, int N, int K,
-                                        const int32_t *labels, float *loss) {
-    k_xent_fwd<<<1, THREADS, 0, s>>>(x, sx, N, K, labels, loss);
+extern "C" cudaError_t dse_cuk_softmax_xent_fwd(cudaStream_t s, const float *x, int64_t sx, int N, int K,
+                                                const int32_t *labels, float *prob, double *term, float *loss) {
+    k_softmax_xent_rows<<<N, THREADS, 0, s>>>(x, sx, K, labels, prob, term);
+    k_xent_mean<<<1, THREADS, 0, s>>>(term, N, loss);
     return cudaGetLastError();
 }
 
-__global__ static void k_xent_bwd(const float *prob, const int32_t *labels, int N, int K, float *dx, int64_t sx) {
+/* Row i in blockIdx.y, its K values in x-blocks. */
+__global__ static void k_xent_bwd(const float *prob, const int32_t *labels, int N, uint32_t K, float *dx,
+                                  int64_t sx) {
     const float scale = 1.0f / (float)N;
-    GRID_LOOP(e, (int64_t)N * K) {
-        const int i = (int)(e / K), k = (int)(e % K);
-        dx[i * sx + k] += (prob[e] - (k == labels[i] ? 1.0f : 0.0f)) * scale;
+    IMAGE_LOOP(i, N) {
+        const uint32_t label = (uint32_t)labels[i];
+        VALUE_LOOP(k, K) dx[i * sx + k] += (prob[(int64_t)i * K + k] - (k == label ? 1.0f : 0.0f)) * scale;
     }
 }
 
 extern "C" cudaError_t dse_cuk_xent_bwd(cudaStream_t s, const float *prob, const int32_t *labels, int N, int K,
                                         float *dx, int64_t sx) {
-    k_xent_bwd<<<blocks_for((int64_t)N * K), THREADS, 0, s>>>(prob, labels, N, K, dx, sx);
+    k_xent_bwd<<<image_grid(N, K, 1), THREADS, 0, s>>>(prob, labels, N, (uint32_t)K, dx, sx);
     return cudaGetLastError();
 }
 
@@ -545,23 +648,28 @@ extern "C" cudaError_t dse_cuk_scale_bwd_params(cudaStream_t s, const float *dy,
     return cudaGetLastError();
 }
 
-/* ---- conv bias ------------------------------------------------------------------------- */
+/* ---- conv bias (and the conv's fused ReLU) ------------------------------------------ */
 
 /* Images in blockIdx.y (grid-strided), each image's C x HW values in x-blocks: no tiny
- * block per 7x7 plane (SqueezeNet's late maps), one 32-bit division per value. */
-__global__ static void k_bias_fwd(float *y, int64_t sy, int N, int C, int HW, const float *b) {
-    const int img = C * HW;
-    for (int i = blockIdx.y; i < N; i += gridDim.y) {
+ * block per 7x7 plane (SqueezeNet's late maps); the channel by dse_div. relu (the conv's
+ * in-place ReLU fused, dse_node.relu_out): y = relu(y + b), what the bias pass and then
+ * the ReLU's pass give, in one read and one write of y. */
+__global__ static void k_bias_fwd(float *y, int64_t sy, int N, uint32_t img, struct dse_div HW, const float *b,
+                                  int relu) {
+    IMAGE_LOOP(i, N) {
         float *yi = y + i * sy;
-        for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < img; j += gridDim.x * blockDim.x)
-            yi[j] += b[j / HW];
+        VALUE_LOOP(j, img) {
+            const float v = yi[j] + b[dse_div_q(HW, j)];
+            yi[j] = relu ? (v > 0.0f ? v : 0.0f) : v;
+        }
     }
 }
 
 extern "C" cudaError_t dse_cuk_bias_fwd(cudaStream_t s, float *y, int64_t sy, int N, int C, int64_t HW,
-                                        const float *b) {
-    if ((int64_t)C * HW > 0x7fffffff) return cudaErrorInvalidValue; /* 32-bit index math */
-    k_bias_fwd<<<image_grid(N, (int64_t)C * HW, 1), THREADS, 0, s>>>(y, sy, N, C, (int)HW, b);
+                                        const float *b, int relu) {
+    if (!fits32((int64_t)C * HW)) return cudaErrorInvalidValue; /* 32-bit index math */
+    k_bias_fwd<<<image_grid(N, (int64_t)C * HW, 1), THREADS, 0, s>>>(y, sy, N, (uint32_t)(C * HW),
+                                                                     dse_div_make((uint32_t)HW), b, relu);
     return cudaGetLastError();
 }
 
@@ -573,16 +681,27 @@ static int bias_runs(int N, int C) {
 
 extern "C" int64_t dse_cuk_bias_bwd_part(int N, int C) { return (int64_t)C * bias_runs(N, C); }
 
-__global__ static void k_bias_bwd_part(const float *dy, int64_t sy, int N, int C, int HW, int runs,
-                                       double *part) {
+/* Block (run, c): channel c of the run's images, value by value (coalesced), summed in
+ * double. relu_y (the fused ReLU's output, or NULL): each dy is first masked, dy = y > 0
+ * ? dy : 0, and written back, as the ReLU's backward would have left it; the sum is of
+ * the masked values. Each value belongs to one thread of one block, so the mask and the
+ * sum share one read of dy. */
+__global__ static void k_bias_bwd_part(float *dy, int64_t sy, const float *relu_y, int N, int HW,
+                                       struct dse_div HWd, int runs, double *part) {
     __shared__ double sh[THREADS];
     const int c = blockIdx.y, run = blockIdx.x;
     const int per = (N + runs - 1) / runs, i0 = run * per, i1 = i0 + per < N ? i0 + per : N;
-    const int count = (i1 - i0) * HW; /* the run's values, image by image */
+    const int count = i1 > i0 ? (i1 - i0) * HW : 0; /* the run's values, image by image */
     double acc = 0.0;
     for (int f = threadIdx.x; f < count; f += THREADS) {
-        const int i = f / HW, j = f - i * HW;
-        acc += dy[(int64_t)(i0 + i) * sy + (int64_t)c * HW + j];
+        const int i = (int)dse_div_q(HWd, (uint32_t)f), j = f - i * HW;
+        const int64_t at = (int64_t)(i0 + i) * sy + (int64_t)c * HW + j;
+        float d = dy[at];
+        if (relu_y) {
+            d = relu_y[at] > 0.0f ? d : 0.0f;
+            dy[at] = d;
+        }
+        acc += d;
     }
     acc = block_sum(acc, sh);
     if (threadIdx.x == 0) part[(int64_t)c * runs + run] = acc;
@@ -596,12 +715,13 @@ __global__ static void k_bias_bwd_sum(int C, int runs, const double *part, float
     }
 }
 
-extern "C" cudaError_t dse_cuk_bias_bwd(cudaStream_t s, const float *dy, int64_t sy, int N, int C, int64_t HW,
-                                        float *db, double *part) {
+extern "C" cudaError_t dse_cuk_bias_bwd(cudaStream_t s, float *dy, int64_t sy, int N, int C, int64_t HW, float *db,
+                                        double *part, const float *relu_y) {
     const int runs = bias_runs(N, C);
     if ((int64_t)((N + runs - 1) / runs) * HW > 0x7fffffff) return cudaErrorInvalidValue; /* 32-bit index math */
     if (C > 65535) return cudaErrorInvalidValue; /* channels are gridDim.y */
-    k_bias_bwd_part<<<dim3((unsigned)runs, (unsigned)C), THREADS, 0, s>>>(dy, sy, N, C, (int)HW, runs, part);
+    k_bias_bwd_part<<<dim3((unsigned)runs, (unsigned)C), THREADS, 0, s>>>(dy, sy, relu_y, N, (int)HW,
+                                                                          dse_div_make((uint32_t)HW), runs, part);
     k_bias_bwd_sum<<<blocks_for(C), THREADS, 0, s>>>(C, runs, part, db);
     return cudaGetLastError();
 }
@@ -630,22 +750,26 @@ extern "C" cudaError_t dse_cuk_to16(cudaStream_t s, int kind, const float *x, in
     return cudaGetLastError();
 }
 
+/* y = float(h) + bias, then the fused ReLU if relu (k_bias_fwd's rule). */
 template <typename H>
-__global__ static void k_from16_bias(const H *h, float *y, int64_t sy, int N, int C, int HW, const float *bias) {
-    const int img = C * HW;
-    for (int i = blockIdx.y; i < N; i += gridDim.y)
-        for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < img; j += gridDim.x * blockDim.x)
-            y[i * sy + j] = from_h(h[(int64_t)i * img + j]) + (bias ? bias[j / HW] : 0.0f);
+__global__ static void k_from16_bias(const H *h, float *y, int64_t sy, int N, uint32_t img, struct dse_div HW,
+                                     const float *bias, int relu) {
+    IMAGE_LOOP(i, N) VALUE_LOOP(j, img) {
+        const float v = from_h(h[(int64_t)i * img + j]) + (bias ? bias[dse_div_q(HW, j)] : 0.0f);
+        y[i * sy + j] = relu ? (v > 0.0f ? v : 0.0f) : v;
+    }
 }
 
 extern "C" cudaError_t dse_cuk_from16_bias(cudaStream_t s, int kind, const void *h, float *y, int64_t sy, int N,
-                                           int C, int64_t HW, const float *bias) {
-    if ((int64_t)C * HW > 0x7fffffff) return cudaErrorInvalidValue; /* 32-bit index math */
+                                           int C, int64_t HW, const float *bias, int relu) {
+    if (!fits32((int64_t)C * HW)) return cudaErrorInvalidValue; /* 32-bit index math */
     const dim3 g = image_grid(N, (int64_t)C * HW, 1);
+    const uint32_t img = (uint32_t)(C * HW);
+    const struct dse_div d = dse_div_make((uint32_t)HW);
     if (kind == 0)
-        k_from16_bias<__half><<<g, THREADS, 0, s>>>((const __half *)h, y, sy, N, C, (int)HW, bias);
+        k_from16_bias<__half><<<g, THREADS, 0, s>>>((const __half *)h, y, sy, N, img, d, bias, relu);
     else
-        k_from16_bias<__nv_bfloat16><<<g, THREADS, 0, s>>>((const __nv_bfloat16 *)h, y, sy, N, C, (int)HW, bias);
+        k_from16_bias<__nv_bfloat16><<<g, THREADS, 0, s>>>((const __nv_bfloat16 *)h, y, sy, N, img, d, bias, relu);
     return cudaGetLastError();
 }
 

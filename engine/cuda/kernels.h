@@ -4,7 +4,9 @@
  * SGD, the non-finite check. Each queues its work on `s` and returns cudaGetLastError()
  * (a launch failure), never waiting. Layouts and arithmetic mirror engine/cpu/ line for
  * line; the comments there are the contract. Every tensor is [n, img] with its own image
- * stride (engine.h: views differ only in stride_n). */
+ * stride (engine.h: views differ only in stride_n). Values within one image are indexed
+ * in 32 bits: a launcher given an image of 2^31 values or more returns
+ * cudaErrorInvalidValue. */
 #ifndef DSE_ENGINE_CUDA_KERNELS_H
 #define DSE_ENGINE_CUDA_KERNELS_H
 
@@ -50,17 +52,26 @@ struct dse_cuk_pool {
     int     kh, kw, sh, sw, ph, pw;
     int64_t sx, sy;
 };
+/* y = the window's maximum, the first of equal maxima (row by row) in argmax [N, C, P, Q]
+ * (packed); an empty window: 0 and -1. */
 cudaError_t dse_cuk_maxpool_fwd(cudaStream_t s, struct dse_cuk_pool g, const float *x, float *y, int32_t *argmax);
-/* dx += dy at argmax; each dx value gathers its windows in (p, q) order: the CPU's bits. */
+/* dx += dy at argmax; each dx value gathers the outputs that chose it in (p, q) order,
+ * the order of the CPU's scatter: the CPU's bits. dx values no output chose are neither
+ * read nor written. */
 cudaError_t dse_cuk_maxpool_bwd(cudaStream_t s, struct dse_cuk_pool g, const float *dy, const int32_t *argmax,
                                 float *dx);
+/* y = the window's sum (row by row) / its size clipped to the padded input; dx += dy /
+ * that size, gathered per input in (p, q) order: the CPU's bits. */
 cudaError_t dse_cuk_avgpool_fwd(cudaStream_t s, struct dse_cuk_pool g, const float *x, float *y);
 cudaError_t dse_cuk_avgpool_bwd(cudaStream_t s, struct dse_cuk_pool g, const float *dy, float *dx);
 
-/* *loss = mean over the N rows of x [N, K] (stride sx) of log(sum exp(x - max)) -
- * (x[label] - max), in double, as the CPU computes it (labels checked by the caller). */
-cudaError_t dse_cuk_xent_fwd(cudaStream_t s, const float *x, int64_t sx, int N, int K, const int32_t *labels,
-                             float *loss);
+/* Softmax and its cross-entropy over the N rows of x [N, K] (stride sx), as the CPU
+ * computes them (engine/cpu/softmax.c): m = max, s = sum of expf(x - m) in double,
+ * prob [N, K] = expf(x - m) * (float)(1 / s), *loss = the mean over the rows of
+ * log(s) - (x[label] - m), in double, summed in a fixed order. Two launches (one block a
+ * row, then one block); term: device scratch of N doubles. Labels checked by the caller. */
+cudaError_t dse_cuk_softmax_xent_fwd(cudaStream_t s, const float *x, int64_t sx, int N, int K, const int32_t *labels,
+                                     float *prob, double *term, float *loss);
 /* dx[i][k] += (prob[i][k] - [k == label_i]) / N. */
 cudaError_t dse_cuk_xent_bwd(cudaStream_t s, const float *prob, const int32_t *labels, int N, int K, float *dx,
                              int64_t sx);
@@ -95,14 +106,18 @@ cudaError_t dse_cuk_scale_bwd_params(cudaStream_t s, const float *dy, int64_t sy
 cudaError_t dse_cuk_scale_bwd_data(cudaStream_t s, const float *dy, int64_t sy, float *dx, int64_t sx, int N,
                                    int C, int64_t HW, const float *gamma, int in_place);
 
-/* Conv bias: y[i][c][j] += b[c] over y [N, C, HW] (image stride sy). */
-cudaError_t dse_cuk_bias_fwd(cudaStream_t s, float *y, int64_t sy, int N, int C, int64_t HW, const float *b);
+/* Conv bias: y[i][c][j] += b[c] over y [N, C, HW] (image stride sy); relu: then
+ * y = y > 0 ? y : 0 in the same pass (the conv's fused ReLU, dse_node.relu_out). */
+cudaError_t dse_cuk_bias_fwd(cudaStream_t s, float *y, int64_t sy, int N, int C, int64_t HW, const float *b,
+                             int relu);
 /* Conv bias gradient: db[c] += sum over i, j of dy[i][c][j], in double, in a fixed order
  * (partial sums over runs of images, then their sum): the same bits every run. part: device
- * scratch of dse_cuk_bias_bwd_part(N, C) doubles. */
+ * scratch of dse_cuk_bias_bwd_part(N, C) doubles. relu_y (the fused ReLU's output y, same
+ * layout as dy, or NULL): first dy = y > 0 ? dy : 0 in place, in the same pass, and the
+ * sum is of the masked values (the same bits as the ReLU's backward, then this). */
 int64_t     dse_cuk_bias_bwd_part(int N, int C);
-cudaError_t dse_cuk_bias_bwd(cudaStream_t s, const float *dy, int64_t sy, int N, int C, int64_t HW, float *db,
-                             double *part);
+cudaError_t dse_cuk_bias_bwd(cudaStream_t s, float *dy, int64_t sy, int N, int C, int64_t HW, float *db,
+                             double *part, const float *relu_y);
 
 /* Mixed precision (conv in FP16 or BF16, engine/cuda/conv.c, "mixed precision"). kind: 0 = FP16 (__half),
  * 1 = BF16 (__nv_bfloat16); a 16-bit buffer is packed (image stride = img).
@@ -110,9 +125,9 @@ cudaError_t dse_cuk_bias_bwd(cudaStream_t s, const float *dy, int64_t sy, int N,
 cudaError_t dse_cuk_to16(cudaStream_t s, int kind, const float *x, int64_t sx, void *h, int n, int64_t img,
                          float scale);
 /* from16, forward: y[i][c][j] = float(h[i][c][j]) + (bias ? bias[c] : 0) over [N, C, HW]
- * (y image stride sy). */
+ * (y image stride sy); relu: then y = y > 0 ? y : 0 (the conv's fused ReLU). */
 cudaError_t dse_cuk_from16_bias(cudaStream_t s, int kind, const void *h, float *y, int64_t sy, int N, int C,
-                                int64_t HW, const float *bias);
+                                int64_t HW, const float *bias, int relu);
 /* from16, backward: g[i][j] += float(h[i][j]) * inv_scale; *flag = 1 where that is not
  * finite (the value is still added: the step will be skipped). */
 cudaError_t dse_cuk_from16_acc(cudaStream_t s, int kind, const void *h, float *g, int64_t sg, int n, int64_t img,
