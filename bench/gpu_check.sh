@@ -12,7 +12,10 @@
 #   --no-bench   build and test only
 # Environment: BUILD (default build-gpu), CUDNN_ROOT, CUDA_ARCH (e.g. 90; default: the
 # GPU's), DSE_GPU_CHECK_DEBS=1 (use third_party/debs even if the system has the -dev
-# packages), JOBS. Exit status 0 when everything built and passed. Logs: $BUILD/gpu_check/.
+# packages), DSE_GPU_CHECK_FMNIST=DIR (Fashion-MNIST's IDX files for the epoch-vs-step
+# figure; default .data/fashion-mnist or /usr/share/datasets/fashion-mnist), GPU_PACK_K and
+# GPU_PACK_IMAGES (bench/gpu_pack.sh), JOBS. Exit status 0 when everything built and
+# passed. Logs: $BUILD/gpu_check/.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 src=$(pwd)
@@ -216,7 +219,7 @@ if [ "$built" = yes ] && [ "$status" = 0 ] && [ "$bench" = 1 ]; then
         [ -f "$d/train-images-idx3-ubyte.gz" ] || [ -f "$d/train-images-idx3-ubyte" ] && { fm=$d; break; }
     done
     : > "$logs/epoch.log"
-    if [ -n "$fm" ]; then
+    if [ -n "$fm" ] && [ -n "$py" ]; then
         for prec in fp32 tf32; do
             "$build/dse" train experiments/squeezenet/squeezenet_fmnist.cfg --data "$fm" --device cuda --batch 256 \
                 --epochs 3 --precision "$prec" --algos any --json > "$logs/epoch_$prec.json" 2>> "$logs/epoch.log" || status=1
@@ -236,7 +239,8 @@ print(f"name=epoch_vs_step.fmnist.{sys.argv[2]}.any epoch_img_per_s={best:.1f} s
 EOF2
         done
     else
-        echo "name=epoch_vs_step skipped: no Fashion-MNIST (.data/fashion-mnist or /usr/share/datasets)" >> "$logs/epoch.log"
+        echo "name=epoch_vs_step skipped: no Fashion-MNIST (.data/fashion-mnist or /usr/share/datasets) or no python3" \
+            >> "$logs/epoch.log"
     fi
     if [ "$quick" = 0 ]; then
         GPU_PACK_K=${GPU_PACK_K:-8} sh bench/gpu_pack.sh "$build" > "$logs/pack.log" 2>&1 || status=1

@@ -4,6 +4,8 @@
  * engine/model.h; tensor and gradient rules: engine.h. */
 #include "engine/model.h"
 
+#include "engine/cuda/shared.h" /* dse_clip_factor, the device step's too */
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -610,6 +612,13 @@ enum dse_status dse_model_forward(struct dse_model *m, const float *x, const int
     }
     enum dse_status st = dse_model_load_batch(m, x, labels, err);
     for (int i = 0; i < m->net.n_layers && !st; i++) st = dse_model_node_forward(m, i, err);
+    /* On a device the input is one of dse_model_step's slots: a later upload into it must
+     * wait for this forward too (the downloads below wait anyway, but say so). */
+    for (int k = 0; m->gpu && k < 2; k++)
+        if (m->input.data == m->batch_dev[k]) {
+            enum dse_status rst = dse_cuda_slot_release(m->gpu, k, st ? NULL : err);
+            if (!st) st = rst;
+        }
     if (st) return st;
     if (!m->gpu) {
         *loss = m->outs[m->loss].data[0];
@@ -726,19 +735,21 @@ static enum dse_status gpu_step(struct dse_model *m, const float *x, const int *
     for (int i = 0; i < m->net.n_layers && !st; i++) st = dse_model_node_forward(m, i, err);
     if (!st && dse_cuda_tally_loss(g, m->outs[m->loss].data)) st = gpu_fail(g, err);
     if (!st) st = dse_model_backward(m, err);
-    if (st) return st;
     int skip = 0; /* FP16: a conv gradient overflowed at this loss scale (this waits) */
-    if ((st = dse_cuda_mp_step(g, &skip, err))) return st;
+    if (!st) st = dse_cuda_mp_step(g, &skip, err);
     float *w = m->dev_block, *gr = w + m->param_floats, *v = gr + m->param_floats;
     const size_t d = m->decay_floats, rest = m->param_floats - d;
     m->grad_scale = 1.0f;
-    if (!skip && (dse_cuda_tally_scale(g, gr, (int64_t)m->param_floats, clip_norm) ||
-                  dse_cuda_sgd_tallied(g, w, gr, v, (int64_t)d, lr, momentum, weight_decay) ||
-                  dse_cuda_sgd_tallied(g, w + d, gr + d, v + d, (int64_t)rest, lr, momentum, 0.0f)))
-        return gpu_fail(g, err);
-    st = dse_cuda_slot_release(g, k, err);
+    if (!st && !skip &&
+        (dse_cuda_tally_scale(g, gr, (int64_t)m->param_floats, clip_norm) ||
+         dse_cuda_sgd_tallied(g, w, gr, v, (int64_t)d, lr, momentum, weight_decay) ||
+         dse_cuda_sgd_tallied(g, w + d, gr + d, v + d, (int64_t)rest, lr, momentum, 0.0f)))
+        st = gpu_fail(g, err);
+    /* The slot is free again after whatever this step queued, failed or not; the next step
+     * takes the other one. */
+    enum dse_status rst = dse_cuda_slot_release(g, k, st ? NULL : err);
     m->slot ^= 1;
-    return st;
+    return st ? st : rst;
 }
 
 enum dse_status dse_model_step(struct dse_model *m, const float *x, const int *labels, float lr, float momentum,
@@ -772,11 +783,7 @@ enum dse_status dse_model_clip_grad(struct dse_model *m, double max_norm, double
     } else {
         for (int p = 0; p < m->n_params; p++) sum += dse_cpu_sumsq(m->params[p]->grad, dse_tensor_count(m->params[p]));
     }
-    *norm = sqrt(sum);
-    if (max_norm > 0 && isfinite(*norm) && *norm > max_norm) {
-        m->grad_scale = (float)(max_norm / *norm);
-        *clipped = 1;
-    }
+    m->grad_scale = dse_clip_factor(sum, max_norm, norm, clipped);
     return DSE_OK;
 }
 

@@ -710,6 +710,15 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
     return dse_loader_new(d->test, &lo, &d->ltest, err);
 }
 
+/* 1 if the tally of epoch e (0-based) met a loss that was not finite: r says where. */
+static int diverged(struct dse_train_result *r, int e, const struct dse_step_tally *t) {
+    if (t->diverged_at < 0) return 0;
+    strcpy(r->status, "diverged");
+    r->diverged_epoch = e + 1;
+    r->diverged_iter = (int)t->diverged_at;
+    return 1;
+}
+
 enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_opts *o,
                               struct dse_train_result *r, struct dse_err *err) {
     struct run_data data;
@@ -798,12 +807,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
             if (m->gpu && !report) continue; /* the CPU reads it after every step: free, and a divergence stops at once */
             if ((st = dse_model_tally(m, &tl, 0, err))) goto done;
             r->clipped_steps = clipped0 + tl.clipped;
-            if (tl.diverged_at >= 0) {
-                strcpy(r->status, "diverged");
-                r->diverged_epoch = e + 1;
-                r->diverged_iter = (int)tl.diverged_at;
-                goto finish;
-            }
+            if (diverged(r, e, &tl)) goto finish;
             if (report) {
                 double el = t_train + now_s() - te;
                 struct dse_train_progress p = { .epoch = e, .epochs = o->epochs, .iter = i + 1, .iters = ipe,
@@ -816,12 +820,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         if ((st = dse_model_tally(m, &tl, 0, err))) goto done; /* waits for the epoch's steps */
         r->clipped_steps = clipped0 + tl.clipped;
         loss_sum = tl.loss_sum;
-        if (tl.diverged_at >= 0) {
-            strcpy(r->status, "diverged");
-            r->diverged_epoch = e + 1;
-            r->diverged_iter = (int)tl.diverged_at;
-            goto finish;
-        }
+        if (diverged(r, e, &tl)) goto finish;
         if ((st = dse_loader_status(ltrain, err))) goto done; /* an image that failed to load */
         /* A device queues its steps: wait for them before reading the clock, and report an
          * SGD step that failed there (not divergence). Nothing to do on the CPU. */
@@ -864,7 +863,9 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     }
     if (stop < o->epochs && !strcmp(r->status, "done")) strcpy(r->status, "paused");
 finish:
-    if ((st = choices_save(m, o, 1, &pinned, err))) goto done;
+    /* A cancelled run stops at once and writes nothing: its lease may be another worker's
+     * now, whose choices the file then holds. */
+    if (strcmp(r->status, "cancelled") && (st = choices_save(m, o, 1, &pinned, err))) goto done;
     r->seconds = now_s() - t0;
     r->img_per_s = t_train > 0 ? (double)imgs / t_train : 0;
     r->engine_bytes = dse_model_bytes(m);

@@ -842,8 +842,10 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
             o.resume = from > 0 ? resume : NULL;
             st = dse_train_run(&net, &o, res, err);
             /* a checkpoint that does not load (cut short by a full disk, say): the one before it
-             * (not for want of memory: the checkpoint is fine) */
-            if (st && st != DSE_ERR_NOMEM && from > 0 && strstr(err->msg, "checkpoint")) {
+             * (not for want of memory: the checkpoint is fine). The reader names the file at
+             * fault; a message that merely mentions a path under checkpoints/ (a cuDNN choice
+             * file there) is not the checkpoint's. */
+            if (st && st != DSE_ERR_NOMEM && from > 0 && err->file && !strcmp(err->file, resume)) {
                 char bad[4300];
                 say(w, "%s: %s; going back one checkpoint", c->id, err->msg);
                 snprintf(bad, sizeof bad, "%s.bad", resume);

@@ -1426,8 +1426,9 @@ static void test_train_step(void) {
     struct dse_net net;
     fire_net(&net);
     const int B = 8, count = 64, epochs = 2, classes = 4;
-    struct dse_model_opts mo = { B, 2, 11, DSE_INIT_MSRA, 0, 0, 0 };
-    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
+    struct dse_model_opts mo = { .batch = B, .threads = 2, .seed = 11, .init = DSE_INIT_MSRA };
+    struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 },
+                                         .math = DSE_CUDA_MATH_FP32 };
     struct dse_model *cm = NULL, *gm = NULL;
     struct dse_err err = { 0 };
     CHECK_OK(dse_model_new_on(&net, &mo, NULL, &cm, &err));

@@ -236,7 +236,7 @@ static void test_step_tally(void) {
     struct dse_model *a = NULL, *b = NULL;
     struct dse_err err = { 0 };
     tiny_net(&net, 0);
-    struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
+    struct dse_model_opts mo = { .batch = 3, .threads = 1, .seed = 5, .init = DSE_INIT_MSRA };
     CHECK_OK(dse_model_new(&net, &mo, &a, &err));
     CHECK_OK(dse_model_new(&net, &mo, &b, &err));
     if (!a || !b) goto done;

@@ -1103,11 +1103,11 @@ static int reap(pid_t w[2], int *bad) {
 static void test_crash_gpu(void) {
     char why[256] = "";
     if (dse_cuda_device_count(why, (int)sizeof why) == 0) {
-        printf("SKIP: no CUDA device (%s)\n", why);
+        CHECK_SKIP("no CUDA device (%s)", why);
         return;
     }
     if (!data_installed()) {
-        printf("SKIP: dataset-fashion-mnist not installed\n");
+        CHECK_SKIP("dataset-fashion-mnist not installed");
         return;
     }
     const char *env = getenv("DSE_CRASH_SEED");

@@ -317,6 +317,7 @@ void dse_cuda_host_free(struct dse_cuda_ctx *cx, void *p) {
     if (!p) return;
     (void)dse_cuda_use(cx);
     if (cx->impl) (void)cudaStreamSynchronize(cx->impl->stream); /* no queued copy still reads it */
+    if (cx->impl && cx->impl->copy) (void)cudaStreamSynchronize(cx->impl->copy); /* nor an upload (step.c) */
     (void)cudaFreeHost(p);
     (void)cudaGetLastError();
 }

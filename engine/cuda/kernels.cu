@@ -819,13 +819,18 @@ extern "C" cudaError_t dse_cuk_scale_bwd_data(cudaStream_t s, const float *dy, i
 
 /* ---- SGD, non-finite check -------------------------------------------------------------- */
 
+/* SGD with momentum in Caffe's form on one value: dse_model_sgd's arithmetic (no fused
+ * multiply-adds: kernels.cu is built with --fmad=false). */
+__device__ static inline void sgd_one(float *w, const float *g, float *v, int64_t e, float lr, float momentum,
+                                      float wd, float gscale) {
+    const float ve = momentum * v[e] + lr * (gscale * g[e] + wd * w[e]);
+    v[e] = ve;
+    w[e] -= ve;
+}
+
 __global__ static void k_sgd(float *w, const float *g, float *v, int64_t n, float lr, float momentum, float wd,
                              float gscale) {
-    GRID_LOOP(e, n) {
-        const float ve = momentum * v[e] + lr * (gscale * g[e] + wd * w[e]);
-        v[e] = ve;
-        w[e] -= ve;
-    }
+    GRID_LOOP(e, n) sgd_one(w, g, v, e, lr, momentum, wd, gscale);
 }
 
 extern "C" cudaError_t dse_cuk_sgd(cudaStream_t s, float *w, const float *g, float *v, int64_t n, float lr,
@@ -897,17 +902,13 @@ extern "C" cudaError_t dse_cuk_tally_loss(cudaStream_t s, const float *loss, str
     return cudaGetLastError();
 }
 
-/* The host's rule (engine/model.c, dse_model_clip_grad) in the same double arithmetic. */
+/* The host's rule (engine/model.c, dse_model_clip_grad): dse_clip_factor, shared.h. */
 __global__ static void k_tally_scale(const double *sumsq, double clip, struct dse_cuk_tally *t) {
-    float f = 1.0f;
-    if (sumsq && clip > 0) {
-        const double norm = sqrt(*sumsq);
-        if (isfinite(norm) && norm > clip) {
-            f = (float)(clip / norm);
-            t->clipped++;
-        }
-    }
-    t->gscale = f;
+    if (t->diverged_at >= 0) return; /* no SGD step follows: not clipped (as the CPU, which stops) */
+    double norm;
+    int clipped = 0;
+    t->gscale = sumsq ? dse_clip_factor(*sumsq, clip, &norm, &clipped) : 1.0f;
+    t->clipped += clipped;
 }
 
 extern "C" cudaError_t dse_cuk_tally_scale(cudaStream_t s, const double *sumsq, double clip,
@@ -920,11 +921,7 @@ __global__ static void k_sgd_tallied(float *w, const float *g, float *v, int64_t
                                      float wd, const struct dse_cuk_tally *t) {
     if (t->diverged_at >= 0) return;
     const float gscale = t->gscale;
-    GRID_LOOP(e, n) {
-        const float ve = momentum * v[e] + lr * (gscale * g[e] + wd * w[e]);
-        v[e] = ve;
-        w[e] -= ve;
-    }
+    GRID_LOOP(e, n) sgd_one(w, g, v, e, lr, momentum, wd, gscale);
 }
 
 extern "C" cudaError_t dse_cuk_sgd_tallied(cudaStream_t s, float *w, const float *g, float *v, int64_t n, float lr,

@@ -6,6 +6,7 @@
 #ifndef DSE_ENGINE_CUDA_SHARED_H
 #define DSE_ENGINE_CUDA_SHARED_H
 
+#include <math.h>
 #include <stdint.h>
 
 #ifdef __CUDACC__
@@ -89,6 +90,16 @@ static inline DSE_HD void dse_pool_bounds(int i, int k, int stride, int pad, int
     *count = end - start;
     *lo = start < 0 ? 0 : start;
     *hi = end > in ? in : end;
+}
+
+/* Clipping to the global L2 norm clip (dse_model_clip_grad on the host, the step tally's
+ * kernel on a device): *norm = sqrt(sumsq); the gradients' factor is clip / *norm when clip
+ * > 0 and *norm is finite and above it (*clipped = 1), else 1 (*clipped = 0). One
+ * definition for both, in double, so both give the same bits. */
+static inline DSE_HD float dse_clip_factor(double sumsq, double clip, double *norm, int *clipped) {
+    *norm = sqrt(sumsq);
+    *clipped = clip > 0 && isfinite(*norm) && *norm > clip;
+    return *clipped ? (float)(clip / *norm) : 1.0f;
 }
 
 #endif

@@ -16,12 +16,16 @@ static enum dse_status step_state(struct dse_cuda_ctx *cx) {
     if (st) return st;
     struct dse_cuda_impl *m = cx->impl;
     if (m->tally) return DSE_OK;
-    DSE_CUDA_TRY(cx, NULL, cudaStreamCreateWithFlags(&m->copy, cudaStreamNonBlocking));
+    /* each made once, so a failure part-way (out of memory) leaks nothing when retried;
+     * ctx.c frees whatever exists */
+    if (!m->copy) DSE_CUDA_TRY(cx, NULL, cudaStreamCreateWithFlags(&m->copy, cudaStreamNonBlocking));
     for (int k = 0; k < 2; k++) {
-        DSE_CUDA_TRY(cx, NULL, cudaEventCreateWithFlags(&m->uploaded[k], cudaEventDisableTiming));
-        DSE_CUDA_TRY(cx, NULL, cudaEventCreateWithFlags(&m->released[k], cudaEventDisableTiming));
+        if (!m->uploaded[k]) DSE_CUDA_TRY(cx, NULL, cudaEventCreateWithFlags(&m->uploaded[k], cudaEventDisableTiming));
+        if (!m->released[k]) DSE_CUDA_TRY(cx, NULL, cudaEventCreateWithFlags(&m->released[k], cudaEventDisableTiming));
     }
-    DSE_CUDA_TRY(cx, NULL, cudaMalloc((void **)&m->tally, sizeof *m->tally));
+    struct dse_cuk_tally *t = NULL;
+    DSE_CUDA_TRY(cx, NULL, cudaMalloc((void **)&t, sizeof *t));
+    m->tally = t;
     DSE_CUDA_TRY(cx, NULL, dse_cuk_tally_reset(m->stream, m->tally));
     return DSE_OK;
 }
