@@ -101,6 +101,9 @@ static void json_cstr(FILE *f, const char *s) {
     else fputs("null", f);
 }
 
+/* A record's optional string: "" (absent or null) as null. */
+static void json_opt_str(FILE *f, const char *s) { json_cstr(f, s[0] ? s : NULL); }
+
 /* Any value read, written back (depth is bounded by the reader's cap). */
 static void json_value(FILE *f, const struct dse_json *v) {
     switch (v->type) {
@@ -267,7 +270,7 @@ static void tbl_print_tex(FILE *f, const struct tbl *t) {
 
 static int any_top(const struct dse_sweep_view *s, int five) {
     for (int i = 0; i < s->n; i++)
-        if (five ? s->c[i].has_top5 : s->c[i].has_top1) return 1;
+        if (five ? !isnan(s->c[i].rec.top5) : !isnan(s->c[i].rec.top1)) return 1;
     return 0;
 }
 
@@ -276,16 +279,16 @@ static const char *objective(const struct dse_sweep_view *s) {
 }
 
 static const char *status_cell(char *buf, size_t size, const struct dse_cand *c) {
-    if (c->status == DSE_REC_PRUNED && c->pruned_by)
-        snprintf(buf, size, "pruned: %s", c->pruned_by);
-    else if (c->status == DSE_REC_STOPPED && c->stopped_rung >= 0)
-        snprintf(buf, size, "stopped at rung %d (epoch %d)", c->stopped_rung, c->stopped_epoch);
-    else if (c->status == DSE_REC_DIVERGED && c->diverged_epoch > 0)
-        snprintf(buf, size, "diverged in epoch %d (iteration %" PRId64 ")", c->diverged_epoch, c->diverged_iter);
-    else if (c->status == DSE_REC_FAILED && c->failed_why)
-        snprintf(buf, size, "failed: %.200s", c->failed_why);
+    if (c->rec.status == DSE_REC_PRUNED && c->rec.pruned_by[0])
+        snprintf(buf, size, "pruned: %s", c->rec.pruned_by);
+    else if (c->rec.status == DSE_REC_STOPPED && c->rec.stopped_rung >= 0)
+        snprintf(buf, size, "stopped at rung %d (epoch %d)", c->rec.stopped_rung, c->rec.stopped_epoch);
+    else if (c->rec.status == DSE_REC_DIVERGED && c->rec.diverged_epoch > 0)
+        snprintf(buf, size, "diverged in epoch %d (iteration %" PRId64 ")", c->rec.diverged_epoch, c->rec.diverged_iter);
+    else if (c->rec.status == DSE_REC_FAILED && c->rec.failed_why[0])
+        snprintf(buf, size, "failed: %.200s", c->rec.failed_why);
     else
-        snprintf(buf, size, "%s", dse_rec_status_str(c->status));
+        snprintf(buf, size, "%s", dse_rec_status_str(c->rec.status));
     return buf;
 }
 
@@ -311,27 +314,27 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
     }
     for (int i = 0; i < n; i++) {
         const struct dse_cand *c = rows[i];
-        tbl_add(t, c->id);
-        tbl_add(t, fmt_int(b, sizeof b, c->index, 0));
+        tbl_add(t, c->rec.id);
+        tbl_add(t, fmt_int(b, sizeof b, c->rec.index, 0));
         for (int v = 0; v < s->n_varied; v++)
             tbl_add(t, fmt_value(b, sizeof b, dse_json_get(c->metaparams, s->varied[v])));
-        tbl_add(t, fmt_int(b, sizeof b, c->params, 1));
-        snprintf(b, sizeof b, "%.2f", (double)c->model_bytes / 1e6);
+        tbl_add(t, fmt_int(b, sizeof b, c->rec.params, 1));
+        snprintf(b, sizeof b, "%.2f", (double)c->rec.model_bytes / 1e6);
         tbl_add(t, b);
-        snprintf(b, sizeof b, "%.2f", (double)c->model_bytes / MIB);
+        snprintf(b, sizeof b, "%.2f", (double)c->rec.model_bytes / MIB);
         tbl_add(t, b);
-        tbl_add(t, fmt_sig3(b, sizeof b, (double)c->flops / 1e9));
+        tbl_add(t, fmt_sig3(b, sizeof b, (double)c->rec.flops / 1e9));
         if (c->train_mem_bytes >= 0) snprintf(b, sizeof b, "%.1f", (double)c->train_mem_bytes / MIB);
         else snprintf(b, sizeof b, "-");
         tbl_add(t, b);
         tbl_add(t, status_cell(b, sizeof b, c));
         if (t1) {
-            if (c->has_top1) snprintf(b, sizeof b, "%.1f", 100.0 * c->top1);
+            if (!isnan(c->rec.top1)) snprintf(b, sizeof b, "%.1f", 100.0 * c->rec.top1);
             else snprintf(b, sizeof b, "-");
             tbl_add(t, b);
         }
         if (t5) {
-            if (c->has_top5) snprintf(b, sizeof b, "%.1f", 100.0 * c->top5);
+            if (!isnan(c->rec.top5)) snprintf(b, sizeof b, "%.1f", 100.0 * c->rec.top5);
             else snprintf(b, sizeof b, "-");
             tbl_add(t, b);
         }
@@ -341,7 +344,7 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
 
 static void counts_text(char *buf, size_t size, const struct dse_sweep_view *s) {
     int cnt[DSE_REC_COUNT] = { 0 };
-    for (int i = 0; i < s->n; i++) cnt[s->c[i].status]++;
+    for (int i = 0; i < s->n; i++) cnt[s->c[i].rec.status]++;
     int o = snprintf(buf, size, "%d pruned, %d pending, %d done", cnt[DSE_REC_PRUNED], cnt[DSE_REC_PENDING],
                      cnt[DSE_REC_DONE]);
     for (int k = 0; k < DSE_REC_COUNT; k++)
@@ -362,7 +365,7 @@ static void header_line(char *buf, size_t size, const struct dse_sweep_view *s) 
 static const struct dse_cand *final_best(const struct dse_sweep_view *s) {
     int done, fit;
     for (int i = 0; i < s->n; i++)
-        if (s->c[i].status == DSE_REC_PENDING || s->c[i].status == DSE_REC_RUNNING) return NULL;
+        if (s->c[i].rec.status == DSE_REC_PENDING || s->c[i].rec.status == DSE_REC_RUNNING) return NULL;
     return s->trained ? dse_sweep_best(s, 0, &done, &fit) : NULL;
 }
 
@@ -370,10 +373,10 @@ static void best_out(const struct dse_cand *c, struct dse_report_best *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!c) return;
-    snprintf(out->id, sizeof out->id, "%s", c->id);
-    out->index = c->index;
-    out->top1 = c->top1;
-    out->model_bytes = c->model_bytes;
+    snprintf(out->id, sizeof out->id, "%s", c->rec.id);
+    out->index = c->rec.index;
+    out->top1 = c->rec.top1;
+    out->model_bytes = c->rec.model_bytes;
 }
 
 /* dir as one POSIX shell word: as it is when it has only safe characters, else in single
@@ -402,13 +405,13 @@ void dse_report_export_cmd(char *buf, size_t size, const char *dir, const char *
 
 static void write_md_next(FILE *f, const struct dse_sweep_view *s, const struct dse_cand *c) {
     char cmd[4400], word[4200];
-    dse_report_export_cmd(cmd, sizeof cmd, s->dir, c->id);
+    dse_report_export_cmd(cmd, sizeof cmd, s->dir, c->rec.id);
     shell_word(word, sizeof word, s->dir);
     fprintf(f, "\n## Next\n\nBest trained candidate: %s (index %" PRId64 ", top-1 %.2f%%, %.2f MB). "
                "Export it to ONNX:\n\n    %s\n\nWith --format caffe (and --out %s) it writes Caffe's "
                "%s.prototxt and %s.caffemodel instead; dse export %s --best --max-mb M takes the most accurate "
                "candidate within M MB.\n",
-            c->id, c->index, 100.0 * c->top1, (double)c->model_bytes / 1e6, cmd, c->id, c->id, c->id, word);
+            c->rec.id, c->rec.index, 100.0 * c->rec.top1, (double)c->rec.model_bytes / 1e6, cmd, c->rec.id, c->rec.id, c->rec.id, word);
 }
 
 /* Epochs and seconds spent against full training of every unpruned candidate. */
@@ -424,19 +427,19 @@ static void effort_of(const struct dse_sweep_view *s, struct effort *e) {
     int timed = 0;
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = &s->c[i];
-        if (c->status == DSE_REC_PRUNED) continue;
+        if (c->rec.status == DSE_REC_PRUNED) continue;
         e->unpruned++;
-        e->final += c->status != DSE_REC_PENDING && c->status != DSE_REC_RUNNING;
-        e->epochs += c->epochs_done;
-        e->seconds += c->train_seconds;
-        if (c->epochs_done > 0 && c->train_seconds > 0) {
-            e->seconds_full += c->train_seconds / c->epochs_done * s->plan.epochs;
-            per_epoch += c->train_seconds / c->epochs_done, timed++;
+        e->final += c->rec.status != DSE_REC_PENDING && c->rec.status != DSE_REC_RUNNING;
+        e->epochs += c->rec.epochs_done;
+        e->seconds += c->rec.train_seconds;
+        if (c->rec.epochs_done > 0 && c->rec.train_seconds > 0) {
+            e->seconds_full += c->rec.train_seconds / c->rec.epochs_done * s->plan.epochs;
+            per_epoch += c->rec.train_seconds / c->rec.epochs_done, timed++;
         }
     }
     e->epochs_full = (int64_t)e->unpruned * s->plan.epochs;
     for (int i = 0; i < s->n && timed; i++) /* candidates not trained yet: the mean epoch time */
-        if (s->c[i].status != DSE_REC_PRUNED && !(s->c[i].epochs_done > 0 && s->c[i].train_seconds > 0))
+        if (s->c[i].rec.status != DSE_REC_PRUNED && !(s->c[i].rec.epochs_done > 0 && s->c[i].rec.train_seconds > 0))
             e->seconds_full += per_epoch / timed * s->plan.epochs;
 }
 
@@ -550,8 +553,8 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
     for (int k = 0; s->has_plan && k < DSE_ARRAY_LEN(trained); k++) tbl_head(&t, trained[k], 0);
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = s->by_size[i];
-        tbl_add(&t, c->id);
-        tbl_add(&t, fmt_int(b, sizeof b, c->index, 0));
+        tbl_add(&t, c->rec.id);
+        tbl_add(&t, fmt_int(b, sizeof b, c->rec.index, 0));
         for (int v = 0; v < n_keys; v++) {
             const struct dse_json *mv = dse_json_get(c->metaparams, keys[v]);
             const int k = v < DSE_MP_COUNT ? v : -1; /* a key records leave out at its default */
@@ -560,22 +563,22 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
             else
                 tbl_add(&t, mv ? fmt_value(b, sizeof b, mv) : "");
         }
-        tbl_add(&t, fmt_int(b, sizeof b, c->params, 0));
-        tbl_add(&t, fmt_int(b, sizeof b, c->model_bytes, 0));
-        tbl_add(&t, fmt_num(b, sizeof b, (double)c->model_bytes / 1e6));
-        tbl_add(&t, fmt_num(b, sizeof b, (double)c->model_bytes / MIB));
-        tbl_add(&t, fmt_int(b, sizeof b, c->flops, 0));
+        tbl_add(&t, fmt_int(b, sizeof b, c->rec.params, 0));
+        tbl_add(&t, fmt_int(b, sizeof b, c->rec.model_bytes, 0));
+        tbl_add(&t, fmt_num(b, sizeof b, (double)c->rec.model_bytes / 1e6));
+        tbl_add(&t, fmt_num(b, sizeof b, (double)c->rec.model_bytes / MIB));
+        tbl_add(&t, fmt_int(b, sizeof b, c->rec.flops, 0));
         tbl_add(&t, c->train_mem_bytes >= 0 ? fmt_int(b, sizeof b, c->train_mem_bytes, 0) : "");
-        tbl_add(&t, dse_rec_status_str(c->status));
-        tbl_add(&t, c->pruned_by ? c->pruned_by : "");
-        tbl_add(&t, c->has_top1 ? fmt_num(b, sizeof b, c->top1) : "");
-        tbl_add(&t, c->has_top5 ? fmt_num(b, sizeof b, c->top5) : "");
+        tbl_add(&t, dse_rec_status_str(c->rec.status));
+        tbl_add(&t, c->rec.pruned_by);
+        tbl_add(&t, !isnan(c->rec.top1) ? fmt_num(b, sizeof b, c->rec.top1) : "");
+        tbl_add(&t, !isnan(c->rec.top5) ? fmt_num(b, sizeof b, c->rec.top5) : "");
         tbl_add(&t, c->on_front ? "yes" : "");
         if (s->has_plan) {
-            tbl_add(&t, fmt_int(b, sizeof b, c->epochs_done, 0));
-            tbl_add(&t, c->stopped_rung >= 0 ? fmt_int(b, sizeof b, c->stopped_rung, 0) : "");
-            tbl_add(&t, c->stopped_rung >= 0 ? fmt_int(b, sizeof b, c->stopped_epoch, 0) : "");
-            tbl_add(&t, c->diverged_epoch > 0 ? fmt_int(b, sizeof b, c->diverged_epoch, 0) : "");
+            tbl_add(&t, fmt_int(b, sizeof b, c->rec.epochs_done, 0));
+            tbl_add(&t, c->rec.stopped_rung >= 0 ? fmt_int(b, sizeof b, c->rec.stopped_rung, 0) : "");
+            tbl_add(&t, c->rec.stopped_rung >= 0 ? fmt_int(b, sizeof b, c->rec.stopped_epoch, 0) : "");
+            tbl_add(&t, c->rec.diverged_epoch > 0 ? fmt_int(b, sizeof b, c->rec.diverged_epoch, 0) : "");
         }
     }
     int oom = t.oom;
@@ -617,37 +620,37 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = &s->c[i];
         fputs(i ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
-        json_cstr(f, c->id);
-        fprintf(f, ", \"index\": %" PRId64 ", \"metaparams\": ", c->index);
+        json_cstr(f, c->rec.id);
+        fprintf(f, ", \"index\": %" PRId64 ", \"metaparams\": ", c->rec.index);
         json_value(f, c->metaparams);
-        fprintf(f, ",\n   \"params\": %" PRId64 ", \"model_bytes\": %" PRId64, c->params, c->model_bytes);
-        fprintf(f, ", \"model_mb\": %s", fmt_num(b, sizeof b, (double)c->model_bytes / 1e6));
-        fprintf(f, ", \"model_mib\": %s", fmt_num(b, sizeof b, (double)c->model_bytes / MIB));
-        fprintf(f, ", \"flops\": %" PRId64 ", \"train_mem_bytes\": ", c->flops);
+        fprintf(f, ",\n   \"params\": %" PRId64 ", \"model_bytes\": %" PRId64, c->rec.params, c->rec.model_bytes);
+        fprintf(f, ", \"model_mb\": %s", fmt_num(b, sizeof b, (double)c->rec.model_bytes / 1e6));
+        fprintf(f, ", \"model_mib\": %s", fmt_num(b, sizeof b, (double)c->rec.model_bytes / MIB));
+        fprintf(f, ", \"flops\": %" PRId64 ", \"train_mem_bytes\": ", c->rec.flops);
         if (c->train_mem_bytes >= 0) fprintf(f, "%" PRId64, c->train_mem_bytes);
         else fputs("null", f);
-        fprintf(f, ",\n   \"status\": \"%s\", \"pruned_by\": ", dse_rec_status_str(c->status));
-        json_cstr(f, c->pruned_by);
-        fprintf(f, ", \"top1\": %s", c->has_top1 ? fmt_num(b, sizeof b, c->top1) : "null");
-        fprintf(f, ", \"top5\": %s", c->has_top5 ? fmt_num(b, sizeof b, c->top5) : "null");
+        fprintf(f, ",\n   \"status\": \"%s\", \"pruned_by\": ", dse_rec_status_str(c->rec.status));
+        json_opt_str(f, c->rec.pruned_by);
+        fprintf(f, ", \"top1\": %s", !isnan(c->rec.top1) ? fmt_num(b, sizeof b, c->rec.top1) : "null");
+        fprintf(f, ", \"top5\": %s", !isnan(c->rec.top5) ? fmt_num(b, sizeof b, c->rec.top5) : "null");
         fprintf(f, ", \"on_frontier\": %s", c->on_front ? "true" : "false");
         if (s->has_plan) {
-            fprintf(f, ",\n   \"epochs_done\": %d, \"stopped_rung\": ", c->epochs_done);
-            if (c->stopped_rung >= 0) fprintf(f, "%d, \"stopped_epoch\": %d", c->stopped_rung, c->stopped_epoch);
+            fprintf(f, ",\n   \"epochs_done\": %d, \"stopped_rung\": ", c->rec.epochs_done);
+            if (c->rec.stopped_rung >= 0) fprintf(f, "%d, \"stopped_epoch\": %d", c->rec.stopped_rung, c->rec.stopped_epoch);
             else fputs("null, \"stopped_epoch\": null", f);
             fputs(", \"diverged_epoch\": ", f);
-            if (c->diverged_epoch > 0) fprintf(f, "%d, \"diverged_iter\": %" PRId64, c->diverged_epoch, c->diverged_iter);
+            if (c->rec.diverged_epoch > 0) fprintf(f, "%d, \"diverged_iter\": %" PRId64, c->rec.diverged_epoch, c->rec.diverged_iter);
             else fputs("null, \"diverged_iter\": null", f);
             fputs(", \"failed_why\": ", f);
-            json_cstr(f, c->failed_why);
-            fprintf(f, ", \"train_seconds\": %s", fmt_num(b, sizeof b, c->train_seconds));
+            json_opt_str(f, c->rec.failed_why);
+            fprintf(f, ", \"train_seconds\": %s", fmt_num(b, sizeof b, c->rec.train_seconds));
         }
         fputc('}', f);
     }
     fputs(s->n ? "\n ],\n \"frontier\": [" : "],\n \"frontier\": [", f);
     for (int k = 0; k < s->n_front; k++) {
         if (k) fputs(", ", f);
-        json_cstr(f, s->front[k]->id);
+        json_cstr(f, s->front[k]->rec.id);
     }
     fputc(']', f);
     if (s->has_plan) {
@@ -673,11 +676,11 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
     fputs(",\n \"best\": ", f);
     if (best) {
         fputs("{\"id\": ", f);
-        json_cstr(f, best->id);
-        fprintf(f, ", \"index\": %" PRId64 ", \"top1\": %s, \"export\": ", best->index,
-                fmt_num(b, sizeof b, best->top1));
+        json_cstr(f, best->rec.id);
+        fprintf(f, ", \"index\": %" PRId64 ", \"top1\": %s, \"export\": ", best->rec.index,
+                fmt_num(b, sizeof b, best->rec.top1));
         char cmd[4400];
-        dse_report_export_cmd(cmd, sizeof cmd, s->dir, best->id);
+        dse_report_export_cmd(cmd, sizeof cmd, s->dir, best->rec.id);
         json_cstr(f, cmd);
         fputc('}', f);
     } else {
@@ -827,7 +830,7 @@ static void place_labels(struct pt *p, int n, double fs, struct box frame, const
 
 static void svg_circle(FILE *f, const struct pt *p, const char *style) {
     fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" %s><title>", p->px, p->py, style);
-    svg_text(f, p->c->id);
+    svg_text(f, p->c->rec.id);
     fputs(" ", f);
     svg_text(f, p->label);
     fputs("</title></circle>\n", f);
@@ -839,7 +842,7 @@ static void svg_circle(FILE *f, const struct pt *p, const char *style) {
 static void write_legend(FILE *f, const struct dse_sweep_view *s, double x, double y, int plain, int front, int band,
                          int limit) {
     int pruned = 0, stopped = 0;
-    for (int i = 0; i < s->n; i++) pruned |= s->c[i].status == DSE_REC_PRUNED, stopped |= s->c[i].status == DSE_REC_STOPPED;
+    for (int i = 0; i < s->n; i++) pruned |= s->c[i].rec.status == DSE_REC_PRUNED, stopped |= s->c[i].rec.status == DSE_REC_STOPPED;
     const char *text[6] = { "candidate", "Pareto frontier", "pruned", "not trained (no top-1)",
                             "stopped early (top-1 at its rung)", "space limit" };
     int         show[6] = { plain, front, pruned, band, stopped, limit };
@@ -930,15 +933,15 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_
                       double *lx, double *ly, int *anchor, double *fx, double *fy) {
     const double left = 84, right = SVG_W - 30, top = 92, axis_y = SVG_H - 70;
     int          band = 0;
-    for (int i = 0; i < s->n; i++) band |= s->trained && !s->c[i].has_top1;
+    for (int i = 0; i < s->n; i++) band |= s->trained && isnan(s->c[i].rec.top1);
     const double bottom = band ? axis_y - 54 : axis_y; /* of the main area */
     double       xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = s->by_size[i];
-        double x = (double)c->model_bytes / 1e6; /* MB, as the space's max_model_mb */
+        double x = (double)c->rec.model_bytes / 1e6; /* MB, as the space's max_model_mb */
         xlo = fmin(xlo, x), xhi = fmax(xhi, x);
-        if (!s->trained || c->has_top1) {
-            double y = s->trained ? 100.0 * c->top1 : (double)c->flops / 1e9;
+        if (!s->trained || !isnan(c->rec.top1)) {
+            double y = s->trained ? 100.0 * c->rec.top1 : (double)c->rec.flops / 1e9;
             ylo = fmin(ylo, y), yhi = fmax(yhi, y);
         }
     }
@@ -958,16 +961,16 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_
         char   vb[48];
         int    o = 0;
         p[i].c = c;
-        p[i].band = s->trained && !c->has_top1;
-        p[i].px = axis_px(&ax, (double)c->model_bytes / 1e6);
+        p[i].band = s->trained && isnan(c->rec.top1);
+        p[i].px = axis_px(&ax, (double)c->rec.model_bytes / 1e6);
         p[i].py = p[i].band ? axis_y - 24
-                            : axis_px(&ay, s->trained ? 100.0 * c->top1 : (double)c->flops / 1e9);
+                            : axis_px(&ay, s->trained ? 100.0 * c->rec.top1 : (double)c->rec.flops / 1e9);
         p[i].label[0] = '\0';
         for (int v = 0; v < s->n_varied && o < (int)sizeof p[i].label; v++)
             o += snprintf(p[i].label + o, sizeof p[i].label - (size_t)o, "%s%s=%s", v ? " " : "",
                           s->varied[v],
                           fmt_value(vb, sizeof vb, dse_json_get(c->metaparams, s->varied[v])));
-        if (!s->n_varied) snprintf(p[i].label, sizeof p[i].label, "#%" PRId64, c->index);
+        if (!s->n_varied) snprintf(p[i].label, sizeof p[i].label, "#%" PRId64, c->rec.index);
         utf8_trim(p[i].label);
     }
     /* the frontier line, in x order (s->front is sorted by model size) */
@@ -1000,7 +1003,7 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_
             objective(s), s->n_front, s->n_front == 1 ? "" : "s");
     int plain = 0; /* ordinary points: not pruned, not on the frontier */
     for (int i = 0; i < s->n; i++) /* drawn in the plain style: not pruned, stopped, untrained or on the frontier */
-        plain |= !p[i].c->on_front && p[i].c->status != DSE_REC_PRUNED && p[i].c->status != DSE_REC_STOPPED && !p[i].band;
+        plain |= !p[i].c->on_front && p[i].c->rec.status != DSE_REC_PRUNED && p[i].c->rec.status != DSE_REC_STOPPED && !p[i].band;
     write_legend(f, s, left, 72, plain, nf > 0, band, lim_x || lim_y);
 
     svg_grid(f, &ax, &ay, left, right, top, axis_y);
@@ -1029,11 +1032,11 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_
     svg_step(f, fx, fy, nf, "#d62728");
     for (int i = 0; i < s->n; i++) {
         if (p[i].c->on_front) continue;
-        if (p[i].c->status == DSE_REC_PRUNED)
+        if (p[i].c->rec.status == DSE_REC_PRUNED)
             svg_circle(f, &p[i], "r=\"5\" fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\"");
         else if (p[i].band)
             svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" fill-opacity=\"0.45\" stroke=\"#4c78a8\"");
-        else if (p[i].c->status == DSE_REC_STOPPED) /* its top-1 is from an earlier epoch */
+        else if (p[i].c->rec.status == DSE_REC_STOPPED) /* its top-1 is from an earlier epoch */
             svg_circle(f, &p[i], "r=\"5\" fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.8\"");
         else
             svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" stroke=\"white\" stroke-width=\"1\"");
@@ -1116,7 +1119,7 @@ static const char *const overlay_color[OVERLAY_MAX] = { "#d62728", "#1f77b4", "#
                                                         "#ff7f0e", "#8c564b", "#e377c2", "#17becf" };
 
 static double plot_y(const struct dse_sweep_view *s, const struct dse_cand *c) {
-    return s->trained ? 100.0 * c->top1 : (double)c->flops / 1e9;
+    return s->trained ? 100.0 * c->rec.top1 : (double)c->rec.flops / 1e9;
 }
 
 /* Each sweep in its colour: its ranked candidates as small faded points, its frontier as a
@@ -1129,7 +1132,7 @@ static void overlay_svg(FILE *f, const struct dse_sweep_view *const *v, int n) {
         for (int i = 0; i < v[k]->n; i++) {
             const struct dse_cand *c = &v[k]->c[i];
             if (!dse_sweep_ranked(v[k], c)) continue;
-            xlo = fmin(xlo, (double)c->model_bytes / 1e6), xhi = fmax(xhi, (double)c->model_bytes / 1e6);
+            xlo = fmin(xlo, (double)c->rec.model_bytes / 1e6), xhi = fmax(xhi, (double)c->rec.model_bytes / 1e6);
             ylo = fmin(ylo, plot_y(v[k], c)), yhi = fmax(yhi, plot_y(v[k], c));
         }
     if (!(xlo <= xhi)) xlo = 0, xhi = 1, ylo = 0, yhi = 1; /* nothing ranked yet */
@@ -1165,15 +1168,15 @@ static void overlay_svg(FILE *f, const struct dse_sweep_view *const *v, int n) {
         for (int i = 0; i < s->n; i++)
             if (dse_sweep_ranked(s, &s->c[i]) && !s->c[i].on_front)
                 fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\" fill-opacity=\"0.35\"/>\n",
-                        axis_px(&ax, (double)s->c[i].model_bytes / 1e6), axis_px(&ay, plot_y(s, &s->c[i])),
+                        axis_px(&ax, (double)s->c[i].rec.model_bytes / 1e6), axis_px(&ay, plot_y(s, &s->c[i])),
                         overlay_color[k]);
         for (int i = 0; fx && fy && i < s->n_front; i++)
-            fx[i] = axis_px(&ax, (double)s->front[i]->model_bytes / 1e6), fy[i] = axis_px(&ay, plot_y(s, s->front[i]));
+            fx[i] = axis_px(&ax, (double)s->front[i]->rec.model_bytes / 1e6), fy[i] = axis_px(&ay, plot_y(s, s->front[i]));
         if (fx && fy) svg_step(f, fx, fy, s->n_front, overlay_color[k]);
         for (int i = 0; fx && fy && i < s->n_front; i++) {
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"white\"><title>", fx[i],
                     fy[i], overlay_color[k]);
-            svg_text(f, s->front[i]->id);
+            svg_text(f, s->front[i]->rec.id);
             fputs("</title></circle>\n", f);
         }
         free(fx), free(fy);
@@ -1226,13 +1229,11 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
     double emax = 1, ylo = INFINITY, yhi = -INFINITY;
     int lines = 0;
     for (int i = 0; i < s->n; i++) {
-        const struct dse_json *pe = s->c[i].per_epoch;
-        for (int e = 0; pe && e < pe->n; e++) {
-            const struct dse_json *t1 = dse_json_get(&pe->items[e], "top1");
-            emax = fmax(emax, (double)dse_json_get(&pe->items[e], "epoch")->integer);
-            if (t1 && t1->type == DSE_JSON_NUMBER) ylo = fmin(ylo, 100 * t1->number), yhi = fmax(yhi, 100 * t1->number);
-        }
-        lines += pe && pe->n > 0;
+        const struct dse_rec *r = &s->c[i].rec; /* epoch e + 1 at ep[e] */
+        for (int e = 0; e < r->n_epochs; e++)
+            if (!isnan(r->ep[e].top1)) ylo = fmin(ylo, 100.0 * r->ep[e].top1), yhi = fmax(yhi, 100.0 * r->ep[e].top1);
+        emax = fmax(emax, r->n_epochs);
+        lines += r->n_epochs > 0;
     }
     if (!(ylo <= yhi)) ylo = 0, yhi = 100;
     struct axis ax, ay;
@@ -1273,10 +1274,10 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < s->n; i++) {
             const struct dse_cand *c = &s->c[i];
-            const struct dse_json *pe = c->per_epoch;
-            if (!pe || pe->n == 0 || c->on_front != pass) continue;
+            const struct dse_rec *r = &c->rec;
+            if (r->n_epochs == 0 || c->on_front != pass) continue;
             const char *color = pass ? "#d62728" : "#4c78a8";
-            fprintf(f, "<g><title>%s", c->id);
+            fprintf(f, "<g><title>%s", c->rec.id);
             for (int v = 0; v < s->n_varied; v++) {
                 char vb[48];
                 fprintf(f, " %s=", s->varied[v]);
@@ -1286,21 +1287,20 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
                        "points=\"", color, pass ? "2.2" : "1.4", pass ? "1" : "0.7");
             double lx = 0, ly = 0;
             int any = 0;
-            for (int e = 0; e < pe->n; e++) {
-                const struct dse_json *t1 = dse_json_get(&pe->items[e], "top1");
-                if (!t1 || t1->type != DSE_JSON_NUMBER) continue;
-                lx = axis_px(&ax, (double)dse_json_get(&pe->items[e], "epoch")->integer);
-                ly = axis_px(&ay, 100 * t1->number);
+            for (int e = 0; e < r->n_epochs; e++) {
+                if (isnan(r->ep[e].top1)) continue;
+                lx = axis_px(&ax, e + 1.0);
+                ly = axis_px(&ay, 100.0 * r->ep[e].top1);
                 fprintf(f, "%s%.1f,%.1f", any++ ? " " : "", lx, ly);
             }
             fputs("\"/>\n", f);
-            if (any && c->status == DSE_REC_STOPPED)
+            if (any && c->rec.status == DSE_REC_STOPPED)
                 fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"white\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
                         lx, ly, color);
             else if (any)
                 fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", lx, ly, color);
-            if (c->status == DSE_REC_DIVERGED && c->diverged_epoch > 0) {
-                const double x = axis_px(&ax, (double)c->diverged_epoch), y = axis_y - 10;
+            if (c->rec.status == DSE_REC_DIVERGED && c->rec.diverged_epoch > 0) {
+                const double x = axis_px(&ax, (double)c->rec.diverged_epoch), y = axis_y - 10;
                 fprintf(f, "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"#333\" stroke-width=\"1.5\"/>\n", x - 4, y - 4);
             }
             if (pass && any) { /* label the frontier's curves at their right end */

@@ -1,6 +1,6 @@
 /* sweep_impl.h: what sweep/sweep_rec.c, sweep/sweep_train.c and sweep/sweep_status.c share:
- * the training part of a candidate file (docs/sweep-dir.md), the sweep's plan and its
- * rung decisions, and a tally of a sweep's progress. */
+ * a candidate record (docs/sweep-dir.md; its training keys: sweep/record.def), the sweep's
+ * plan and its rung decisions, and a tally of a sweep's progress. */
 #ifndef DSE_SWEEP_SWEEP_IMPL_H
 #define DSE_SWEEP_SWEEP_IMPL_H
 
@@ -72,36 +72,43 @@ struct dse_rec_attempt {
     char    note[240];      /* "" or why it ended so, e.g. "out of memory on cuda:0 with ..." */
 };
 
-/* The training part of a candidate file. */
+/* A candidate record: the analytic keys workers need and every training key of
+ * sweep/record.def, as fields of the same names (the kind gives the C type). */
+#define DSE_REC_DECL_STATUS(field, hi)   enum dse_rec_status field;
+#define DSE_REC_DECL_STR(field, hi)      char field[(hi) + 1];
+#define DSE_REC_DECL_FLOAT(field, hi)    double field;
+#define DSE_REC_DECL_FIXED3(field, hi)   double field;
+#define DSE_REC_DECL_FIXED1(field, hi)   double field;
+#define DSE_REC_DECL_INT(field, hi)      int field;
+#define DSE_REC_DECL_INT64(field, hi)    int64_t field;
+#define DSE_REC_DECL_UINT64(field, hi)   uint64_t field;
+#define DSE_REC_DECL_EPOCHS(field, hi)   /* ep, n_epochs, cap_epochs: below */
+#define DSE_REC_DECL_ATTEMPTS(field, hi) /* att, n_att: below */
 struct dse_rec {
     char                 id[DSE_ID_SIZE];
     int64_t              index, params, model_bytes, flops;
-    enum dse_rec_status  status;
-    int                  n_epochs;         /* epochs with results: epochs_done */
-    int                  cap_epochs;
-    struct dse_rec_epoch *ep;              /* [n_epochs], owned */
-    uint64_t             seed;
-    char                 failed_why[400];
-    struct { /* sweep/record.def's integer keys: epochs_planned, diverged_*, stopped_*, lease_gen */
-#define DSE_REC_INT(key, field, ctype, absent, lo, hi) ctype field;
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when) DSE_REC_DECL_##kind(field, hi)
 #include "sweep/record.def"
-#undef DSE_REC_INT
-    };
-    int                  n_att, att_total;
-    struct dse_rec_attempt att[DSE_REC_ATTEMPTS_MAX];
+#undef DSE_REC
+    struct dse_rec_epoch   *ep;            /* "per_epoch": [n_epochs] (epochs with results), owned */
+    int                     n_epochs, cap_epochs;
+    struct dse_rec_attempt *att;           /* "attempts": [n_att], room for DSE_REC_ATTEMPTS_MAX; owned */
+    int                     n_att;
 };
 
+/* Every key absent (record.def's absent values). */
 void dse_rec_init(struct dse_rec *r);
 void dse_rec_deinit(struct dse_rec *r);
 int  dse_rec_final(const struct dse_rec *r);
 
-/* Read DIR/candidates/<id>.json (the analytic keys it needs and the training keys). */
+/* Read DIR/candidates/<id>.json with the one strict reader (dse_rec_from_json); a record
+ * that says running (never written by dse) reads as pending. */
 enum dse_status dse_rec_read(const char *dir, const char *id, struct dse_rec *r, struct dse_err *err);
 /* Read a candidate file by path (dse status lists the directory). */
 enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err);
 
 /* Start an attempt (the oldest is dropped when DSE_REC_ATTEMPTS_MAX are kept) at epoch
- * `from`; returns it. attempts_total counts it. */
+ * `from`; returns it, or NULL if out of memory. attempts_total counts it. */
 struct dse_rec_attempt *dse_rec_push_attempt(struct dse_rec *r, const char *worker, int64_t lease_gen, int threads,
                                              const char *device, const char *precision, int from);
 
@@ -122,10 +129,15 @@ int dse_rec_oom(struct dse_rec *r, const char *device, double free_mib, double n
 /* Set epoch e (0-based) and make n_epochs e + 1. */
 enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_rec_epoch *v, struct dse_err *err);
 
+/* The attempts of a record's "attempts" array (NULL or not an array: none), the first
+ * DSE_REC_ATTEMPTS_MAX of them; attempts_total becomes at least their count. */
+enum dse_status dse_rec_attempts_read(struct dse_rec *r, const struct dse_json *v, struct dse_err *err);
+
 /* Replace DIR/candidates/<id>.json (atomic rename) with the analytic part recomputed
- * from the space (grid index r->index) and r's training part. The caller holds the lease. */
-enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, const struct dse_rec *r,
-                              struct dse_err *err);
+ * from the space (grid index r->index) and r's training part (sweep/record.def), after
+ * bringing r's summary keys up to date with its epochs and status. The caller holds the
+ * lease. */
+enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct dse_rec *r, struct dse_err *err);
 
 /* ---- plan and rungs ---------------------------------------------------------------------- */
 

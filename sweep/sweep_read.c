@@ -1,11 +1,14 @@
-/* sweep_read.c: a sweep directory read whole and checked strictly (sweep/sweep_read.h). */
+/* sweep_read.c: a sweep directory read whole and checked strictly, and the one reader of a
+ * candidate record, driven by sweep/record.def (sweep/sweep_read.h). */
 #include "sweep/sweep_read.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -110,20 +113,6 @@ static enum dse_status get_count(const char *path, const struct dse_json *obj, c
     return DSE_OK;
 }
 
-static enum dse_status get_accuracy(const char *path, const struct dse_json *obj, const char *key,
-                                    int *has, double *out, struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status        st = get(path, obj, key, WANT_NUM, 1, &v, err);
-    *has = 0;
-    if (st || !v) return st;
-    if (!(v->number >= 0.0 && v->number <= 1.0))
-        return bad(err, path, v->line, "\"%s\" = %.40s is out of range; expected a number in "
-                   "[0, 1] or null", key, v->str);
-    *has = 1;
-    *out = v->number;
-    return DSE_OK;
-}
-
 static enum dse_status read_manifest(struct dse_sweep_view *s, struct dse_err *err) {
     char *path = path_join(s->dir, "sweep.json");
     if (!path) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
@@ -224,18 +213,9 @@ oom:
     return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
 }
 
-/* One value of a per_epoch entry: absent, null, a number, or for a count an integer >= 0. */
-static enum dse_status epoch_value(const char *path, int e, const struct dse_json *v, const char *key, int count,
-                                   struct dse_err *err) {
-    if (!v || v->type == DSE_JSON_NULL) return DSE_OK;
-    if (v->type != DSE_JSON_NUMBER || (count && (!v->is_int || v->integer < 0)))
-        return bad(err, path, v->line, "\"per_epoch\"[%d].\"%s\" is %s; expected %s or null", e, key,
-                   v->type == DSE_JSON_NUMBER ? "not a whole number >= 0" : a_type(v->type),
-                   count ? "an integer >= 0" : "a number");
-    return DSE_OK;
-}
+/* ---- a record's training keys (sweep/record.def), by kind ------------------------------ */
 
-/* An optional integer key of a record: absent or null gives absent; else within [lo, hi]. */
+/* An integer key: absent or null gives absent; else within [lo, hi]. */
 static enum dse_status get_rec_int(const char *path, const struct dse_json *root, const char *key, int64_t absent,
                                    int64_t lo, int64_t hi, int64_t *out, struct dse_err *err) {
     const struct dse_json *v;
@@ -248,37 +228,64 @@ static enum dse_status get_rec_int(const char *path, const struct dse_json *root
     return DSE_OK;
 }
 
-/* The checks of a candidate file parsed into root (c->path: its path, name: its file name),
- * filling c with what it borrows from root. */
-static enum dse_status check_candidate(struct dse_cand *c, const char *name, const struct dse_json *root,
-                                       struct dse_err *err) {
-    const char            *path = c->path;
+static enum dse_status read_INT(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
+                                int *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
+    int64_t x;
+    enum dse_status st = get_rec_int(path, root, key, absent, lo, hi, &x, err);
+    *out = (int)x;
+    return st;
+}
+
+static enum dse_status read_INT64(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
+                                  int64_t *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
+    return get_rec_int(path, root, key, absent, lo, hi, out, err);
+}
+
+static enum dse_status read_UINT64(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
+                                   uint64_t *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
+    int64_t x;
+    enum dse_status st = get_rec_int(path, root, key, absent, lo, hi, &x, err);
+    *out = (uint64_t)x;
+    return st;
+}
+
+/* A number (FLOAT, FIXED3, FIXED1): absent or null gives absent; else within [lo, hi]. */
+static enum dse_status read_num(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
+                                double *out, double absent, double lo, double hi, struct dse_err *err) {
     const struct dse_json *v;
-    enum dse_status        st;
-    if (root->type != DSE_JSON_OBJECT)
-        return bad(err, path, root->line, "the file holds %s; expected an object "
-                   "(docs/sweep-dir.md)", a_type(root->type));
-    if ((st = get(path, root, "id", WANT_STR, 0, &v, err))) return st;
-    c->id = v->str;
-    size_t stem = strlen(name) - 5; /* without ".json" */
-    if (strlen(c->id) != stem || strncmp(c->id, name, stem) != 0)
-        return bad(err, path, v->line, "\"id\" = \"%.64s\" does not match the file name; expected "
-                   "\"%.*s\"", c->id, (int)(stem < 64 ? stem : 64), name);
-    if ((st = get(path, root, "index", WANT_INT, 0, &v, err))) return st;
-    c->index = v->integer;
-    if ((st = get(path, root, "metaparams", WANT_OBJ, 0, &c->metaparams, err))) return st;
-    if ((st = get_count(path, root, "params", &c->params, err))) return st;
-    if ((st = get_count(path, root, "model_bytes", &c->model_bytes, err))) return st;
-    if ((st = get_count(path, root, "flops", &c->flops, err))) return st;
-    c->train_mem_bytes = -1;
-    if ((st = get(path, root, "train_mem_bytes", WANT_INT, 1, &v, err))) return st;
-    if (v) {
-        if (v->integer < 0)
-            return bad(err, path, v->line, "\"train_mem_bytes\" = %" PRId64 " is negative; "
-                       "expected an integer >= 0 or null", v->integer);
-        c->train_mem_bytes = v->integer;
-    }
-    if ((st = get(path, root, "status", WANT_STR, 0, &v, err))) return st;
+    enum dse_status st = get(path, root, key, WANT_NUM, 1, &v, err);
+    *out = absent;
+    if (st || !v) return st;
+    if (!(v->number >= lo && v->number <= hi))
+        return bad(err, path, v->line, "\"%s\" = %.40s is out of range; expected a number in [%g, %g] or null", key,
+                   v->str, lo, hi);
+    *out = v->number;
+    return DSE_OK;
+}
+#define read_FLOAT  read_num
+#define read_FIXED3 read_num
+#define read_FIXED1 read_num
+
+/* A string of lo to hi bytes into out[hi + 1]; absent or null gives absent. */
+static enum dse_status read_STR(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
+                                char (*out)[], const char *absent, int64_t lo, int64_t hi, struct dse_err *err) {
+    const struct dse_json *v;
+    enum dse_status st = get(path, root, key, WANT_STR, 1, &v, err);
+    dse_strlcpy(*out, absent, (int)hi + 1);
+    if (st || !v) return st;
+    if ((int64_t)v->len < lo || (int64_t)v->len > hi)
+        return bad(err, path, v->line, "\"%s\" is %zu bytes long; expected %" PRId64 " to %" PRId64, key, v->len,
+                   lo, hi);
+    dse_strlcpy(*out, v->str, (int)hi + 1);
+    return DSE_OK;
+}
+
+static enum dse_status read_STATUS(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
+                                   enum dse_rec_status *out, int absent, int64_t lo, int64_t hi,
+                                   struct dse_err *err) {
+    const struct dse_json *v;
+    enum dse_status st = get(path, root, key, WANT_STR, 0, &v, err);
+    if (st) return st;
     int k = dse_rec_status_from_str(v->str);
     if (k < 0) {
         char known[160]; /* "pending, pruned, ... or stopped", from the one table */
@@ -286,57 +293,124 @@ static enum dse_status check_candidate(struct dse_cand *c, const char *name, con
         for (int j = 0; j < DSE_REC_COUNT && o < (int)sizeof known; j++)
             o += snprintf(known + o, sizeof known - (size_t)o, "%s%s", j ? (j == DSE_REC_COUNT - 1 ? " or " : ", ") : "",
                           dse_rec_status_str((enum dse_rec_status)j));
-        return bad(err, path, v->line, "\"status\" = \"%.64s\" is not a known status; expected %s", v->str, known);
+        return bad(err, path, v->line, "\"%s\" = \"%.64s\" is not a known status; expected %s", key, v->str, known);
     }
-    c->status = (enum dse_rec_status)k;
-    if ((st = get(path, root, "pruned_by", WANT_STR, 1, &v, err))) return st;
-    c->pruned_by = v ? v->str : NULL;
-    if ((st = get_accuracy(path, root, "top1", &c->has_top1, &c->top1, err))) return st;
-    if ((st = get_accuracy(path, root, "top5", &c->has_top5, &c->top5, err))) return st;
-    /* the training keys, all optional */
-    int64_t x;
-    if ((st = get_rec_int(path, root, "epochs_done", 0, 0, INT32_MAX, &x, err))) return st;
-    c->epochs_done = (int)x;
-#define DSE_REC_INT(key, field, ctype, absent, lo, hi)                                   \
-    if ((st = get_rec_int(path, root, key, absent, lo, hi, &x, err))) return st;         \
-    c->field = (ctype)x;
-#include "sweep/record.def"
-#undef DSE_REC_INT
-    if ((st = get(path, root, "failed_why", WANT_STR, 1, &v, err))) return st;
-    c->failed_why = v ? v->str : NULL;
-    if ((st = get(path, root, "train_seconds", WANT_NUM, 1, &v, err))) return st;
-    c->train_seconds = v ? v->number : 0;
-    if ((st = get(path, root, "per_epoch", WANT_ARR, 1, &v, err))) return st;
-    c->per_epoch = v;
-    for (int e = 0; v && e < v->n; e++) { /* {"epoch": k, "top1": x or null, ...} */
+    *out = (enum dse_rec_status)k;
+    return DSE_OK;
+}
+
+/* One value of a per_epoch entry: absent, null, a number, or for a count an integer >= 0. */
+static enum dse_status epoch_value(const char *path, int e, const struct dse_json *v, const char *key, int count,
+                                   struct dse_err *err) {
+    if (!v || v->type == DSE_JSON_NULL) return DSE_OK;
+    if (v->type != DSE_JSON_NUMBER || (count && (!v->is_int || v->integer < 0)))
+        return bad(err, path, v->line, "\"per_epoch\"[%d].\"%s\" is %s; expected %s or null", e, key,
+                   v->type == DSE_JSON_NUMBER ? "not a whole number >= 0" : a_type(v->type),
+                   count ? "an integer >= 0" : "a number");
+    return DSE_OK;
+}
+
+/* [{"epoch": 1, <sweep/epoch.def's keys>}, {"epoch": 2, ...}, ...]: at most hi entries, in order. */
+static enum dse_status read_EPOCHS(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
+                                   struct dse_rec_epoch **out, int absent, int64_t lo, int64_t hi,
+                                   struct dse_err *err) {
+    const struct dse_json *v;
+    enum dse_status st = get(path, root, key, WANT_ARR, 1, &v, err);
+    r->n_epochs = 0;
+    if (st || !v) return st;
+    if (v->n > hi)
+        return bad(err, path, v->line, "\"%s\" holds %d entries; expected at most %" PRId64 " (one per epoch)", key,
+                   v->n, hi);
+    for (int e = 0; e < v->n; e++) {
         const struct dse_json *it = &v->items[e], *ep = dse_json_get(it, "epoch"), *t1 = dse_json_get(it, "top1");
         if (it->type != DSE_JSON_OBJECT || !ep || ep->type != DSE_JSON_NUMBER || !ep->is_int || ep->integer < 1 ||
             (t1 && t1->type != DSE_JSON_NULL && (t1->type != DSE_JSON_NUMBER || t1->number < 0 || t1->number > 1)))
-            return bad(err, path, it->line, "\"per_epoch\"[%d] is not {\"epoch\": k >= 1, \"top1\": a number "
-                       "in [0, 1] or null, ...} (docs/sweep-dir.md)", e);
+            return bad(err, path, it->line, "\"%s\"[%d] is not {\"epoch\": k >= 1, \"top1\": a number in [0, 1] "
+                       "or null, ...} (docs/sweep-dir.md)", key, e);
+        if (ep->integer != e + 1)
+            return bad(err, path, ep->line, "\"%s\"[%d] is epoch %" PRId64 "; expected epoch %d (one entry per "
+                       "epoch, in order)", key, e, ep->integer, e + 1);
         /* every key of sweep/epoch.def: a number (a count: an integer >= 0) or null */
 #define DSE_EPOCH(key, field, kind, unknown)                                                                  \
         if ((st = epoch_value(path, e, dse_json_get(it, key), key, !strcmp(#kind, "COUNT"), err))) return st;
 #include "sweep/epoch.def"
 #undef DSE_EPOCH
+        const struct dse_rec_epoch res = dse_rec_epoch_read(it);
+        if ((st = dse_rec_set_epoch(r, e, &res, err))) return st;
     }
     return DSE_OK;
 }
 
+/* Not checked: any array, or nothing (sweep_rec.c reads what it can). */
+static enum dse_status read_ATTEMPTS(const char *path, const struct dse_json *root, const char *key,
+                                     struct dse_rec *r, struct dse_rec_attempt **out, int absent, int64_t lo,
+                                     int64_t hi, struct dse_err *err) {
+    return dse_rec_attempts_read(r, dse_json_get(root, key), err);
+}
+
+/* ---- a candidate record ------------------------------------------------------------------- */
+
+/* The checks of a candidate file parsed into root (path: its path, name: its file name),
+ * filling r (empty: dse_rec_init) and, for the report, c (or NULL). */
+static enum dse_status check_candidate(const char *path, const char *name, const struct dse_json *root,
+                                       struct dse_rec *r, struct dse_cand *c, struct dse_err *err) {
+    const struct dse_json *v;
+    enum dse_status        st;
+    if (root->type != DSE_JSON_OBJECT)
+        return bad(err, path, root->line, "the file holds %s; expected an object "
+                   "(docs/sweep-dir.md)", a_type(root->type));
+    if ((st = get(path, root, "id", WANT_STR, 0, &v, err))) return st;
+    size_t stem = strlen(name) - 5; /* without ".json" */
+    if (strlen(v->str) != stem || strncmp(v->str, name, stem) != 0)
+        return bad(err, path, v->line, "\"id\" = \"%.64s\" does not match the file name; expected "
+                   "\"%.*s\"", v->str, (int)(stem < 64 ? stem : 64), name);
+    if (stem >= sizeof r->id)
+        return bad(err, path, v->line, "\"id\" = \"%.64s\" is too long; expected \"c\" and 16 hex digits", v->str);
+    dse_strlcpy(r->id, v->str, sizeof r->id);
+    if ((st = get_count(path, root, "index", &r->index, err))) return st;
+    if ((st = get(path, root, "metaparams", WANT_OBJ, 0, &v, err))) return st;
+    if (c) c->metaparams = v;
+    if ((st = get_count(path, root, "params", &r->params, err))) return st;
+    if ((st = get_count(path, root, "model_bytes", &r->model_bytes, err))) return st;
+    if ((st = get_count(path, root, "flops", &r->flops, err))) return st;
+    if ((st = get(path, root, "train_mem_bytes", WANT_INT, 1, &v, err))) return st;
+    if (v && v->integer < 0)
+        return bad(err, path, v->line, "\"train_mem_bytes\" = %" PRId64 " is negative; "
+                   "expected an integer >= 0 or null", v->integer);
+    if (c) c->train_mem_bytes = v ? v->integer : -1;
+    /* the training keys: status is required, the rest optional */
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when) \
+    if ((st = read_##kind(path, root, key, r, &r->field, absent, lo, hi, err))) return st;
+#include "sweep/record.def"
+#undef DSE_REC
+    return DSE_OK;
+}
+
+enum dse_status dse_rec_from_json(const char *path, const struct dse_json *root, struct dse_rec *r,
+                                  struct dse_err *err) {
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    size_t n = strlen(name);
+    dse_rec_deinit(r);
+    if (n < 6 || strcmp(name + n - 5, ".json"))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: a candidate file's name is <id>.json", path);
+    return check_candidate(path, name, root, r, NULL, err);
+}
+
 /* One candidate file of the directory: parsed into c->doc, then checked. */
 static enum dse_status read_candidate(struct dse_cand *c, const char *name, struct dse_err *err) {
+    dse_rec_init(&c->rec);
     enum dse_status st = fold_path(err, dse_json_load(c->path, &c->doc, err));
-    return st ? st : check_candidate(c, name, dse_json_root(c->doc), err);
+    return st ? st : check_candidate(c->path, name, dse_json_root(c->doc), &c->rec, c, err);
 }
 
 static int cand_index_cmp(const void *a, const void *b) {
-    const struct dse_cand *x = a, *y = b;
+    const struct dse_rec *x = &((const struct dse_cand *)a)->rec, *y = &((const struct dse_cand *)b)->rec;
     if (x->index != y->index) return x->index < y->index ? -1 : 1;
     return strcmp(x->id, y->id);
 }
 
 static int cand_size_cmp(const void *a, const void *b) {
-    const struct dse_cand *x = *(struct dse_cand *const *)a, *y = *(struct dse_cand *const *)b;
+    const struct dse_rec *x = &(*(struct dse_cand *const *)a)->rec, *y = &(*(struct dse_cand *const *)b)->rec;
     if (x->model_bytes != y->model_bytes) return x->model_bytes < y->model_bytes ? -1 : 1;
     if (x->index != y->index) return x->index < y->index ? -1 : 1;
     return strcmp(x->id, y->id);
@@ -346,6 +420,7 @@ void dse_sweep_view_free(struct dse_sweep_view *s) {
     for (int i = 0; i < s->n; i++) {
         dse_json_free(s->c[i].doc);
         free(s->c[i].path);
+        dse_rec_deinit(&s->c[i].rec);
     }
     free(s->c);
     free(s->by_size);
@@ -359,11 +434,11 @@ void dse_sweep_view_free(struct dse_sweep_view *s) {
  * candidate has a top1, else over candidates not pruned minimizing FLOPs; model size is
  * always minimized. Candidates left out get NaN, which dse_pareto_front skips. */
 int dse_sweep_ranked(const struct dse_sweep_view *s, const struct dse_cand *c) {
-    return s->trained ? c->status == DSE_REC_DONE && c->has_top1 : c->status != DSE_REC_PRUNED;
+    return s->trained ? c->rec.status == DSE_REC_DONE && !isnan(c->rec.top1) : c->rec.status != DSE_REC_PRUNED;
 }
 
 static enum dse_status find_front(struct dse_sweep_view *s, struct dse_err *err) {
-    for (int i = 0; i < s->n; i++) s->trained |= s->c[i].has_top1;
+    for (int i = 0; i < s->n; i++) s->trained |= !isnan(s->c[i].rec.top1);
     size_t  n = (size_t)(s->n ? s->n : 1);
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
     int    *idx = malloc(n * sizeof *idx), *scratch = malloc(n * sizeof *scratch);
@@ -374,8 +449,8 @@ static enum dse_status find_front(struct dse_sweep_view *s, struct dse_err *err)
     }
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = &s->c[i];
-        x[i] = dse_sweep_ranked(s, c) ? (double)c->model_bytes : NAN;
-        y[i] = s->trained ? c->top1 : (double)c->flops;
+        x[i] = dse_sweep_ranked(s, c) ? (double)c->rec.model_bytes : NAN;
+        y[i] = s->trained ? c->rec.top1 : (double)c->rec.flops;
     }
     s->n_front = dse_pareto_front(x, y, s->n, s->trained, idx, scratch);
     for (int k = 0; k < s->n_front; k++) {
@@ -400,19 +475,22 @@ struct lease_mark {
 };
 
 static int cand_id_cmp(const void *a, const void *b) {
-    return strcmp((*(struct dse_cand *const *)a)->id, (*(struct dse_cand *const *)b)->id);
+    return strcmp((*(struct dse_cand *const *)a)->rec.id, (*(struct dse_cand *const *)b)->rec.id);
+}
+
+static int id_cand_cmp(const void *id, const void *c) {
+    return strcmp(id, (*(struct dse_cand *const *)c)->rec.id);
 }
 
 static void mark_running(void *arg, const char *id, int64_t gen) {
     struct lease_mark *m = arg;
-    struct dse_cand        key = { .id = id }, *kp = &key;
-    struct dse_cand      **hit = bsearch(&kp, m->by_id, (size_t)m->n, sizeof *m->by_id, cand_id_cmp);
-    if (!hit || (*hit)->status != DSE_REC_PENDING) return;
+    struct dse_cand      **hit = bsearch(id, m->by_id, (size_t)m->n, sizeof *m->by_id, id_cand_cmp);
+    if (!hit || (*hit)->rec.status != DSE_REC_PENDING) return;
     struct dse_lease l;
     struct dse_err   e = { 0 };
     int              missing;
     if (!dse_lease_read(m->dir, id, gen, &l, &missing, &e) && !l.released && m->now <= l.renewed + 2 * l.ttl_s)
-        (*hit)->status = DSE_REC_RUNNING;
+        (*hit)->rec.status = DSE_REC_RUNNING;
 }
 
 struct dse_sweep_limits dse_sweep_limits(const char *dir) {
@@ -471,10 +549,10 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
 
     if (s->n) qsort(s->c, (size_t)s->n, sizeof *s->c, cand_index_cmp);
     for (int i = 1; i < s->n; i++)
-        if (s->c[i].index == s->c[i - 1].index) {
+        if (s->c[i].rec.index == s->c[i - 1].rec.index) {
             const struct dse_json *v = dse_json_get(dse_json_root(s->c[i].doc), "index");
             return bad(err, s->c[i].path, v->line, "\"index\" = %" PRId64 " is also the index of "
-                       "%s; expected each index once", s->c[i].index, s->c[i - 1].path);
+                       "%s; expected each index once", s->c[i].rec.index, s->c[i - 1].path);
         }
     int no_plan;
     if ((st = dse_plan_read(dir, &s->plan, &no_plan, err))) return st;
@@ -491,17 +569,6 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
     return find_front(s, err);
 }
 
-enum dse_status dse_sweep_check_candidate(const char *path, const struct dse_json *root, struct dse_err *err) {
-    struct dse_cand c;
-    memset(&c, 0, sizeof c);
-    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-    size_t n = strlen(name);
-    if (n < 6 || strcmp(name + n - 5, ".json"))
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: a candidate file's name is <id>.json", path);
-    c.path = (char *)path; /* read only */
-    return check_candidate(&c, name, root, err);
-}
-
 /* The most accurate trained candidate (status done, with a top-1) whose model is within
  * max_mb (10^6 bytes; <= 0: any size), ties to the smaller model, then to the smaller id:
  * the rule of `dse export --best` and of the report's "Next" line. NULL if there is none;
@@ -511,13 +578,14 @@ const struct dse_cand *dse_sweep_best(const struct dse_sweep_view *s, double max
     *n_done = *n_fit = 0;
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = &s->c[i];
-        if (c->status != DSE_REC_DONE || !c->has_top1) continue;
+        const struct dse_rec *r = &c->rec, *b = best ? &best->rec : NULL;
+        if (r->status != DSE_REC_DONE || isnan(r->top1)) continue;
         ++*n_done;
-        if (max_mb > 0 && (double)c->model_bytes / 1e6 > max_mb) continue;
+        if (max_mb > 0 && (double)r->model_bytes / 1e6 > max_mb) continue;
         ++*n_fit;
-        if (!best || c->top1 > best->top1 ||
-            (c->top1 == best->top1 && (c->model_bytes < best->model_bytes ||
-                                       (c->model_bytes == best->model_bytes && strcmp(c->id, best->id) < 0))))
+        if (!b || r->top1 > b->top1 ||
+            (r->top1 == b->top1 && (r->model_bytes < b->model_bytes ||
+                                    (r->model_bytes == b->model_bytes && strcmp(r->id, b->id) < 0))))
             best = c;
     }
     return best;

@@ -12,30 +12,15 @@
 
 #define DSE_SWEEP_VARIED_MAX 32 /* varied metaparameters a manifest may list */
 
-/* One candidate file. Strings and metaparams are borrowed from doc. */
+/* One candidate file: its record, and what only the report shows. */
 struct dse_cand {
     struct dse_json_doc   *doc;
     char                  *path;
-    const char            *id;
-    int64_t                index;
-    const struct dse_json *metaparams;
-    int64_t                params, model_bytes, flops;
+    const struct dse_json *metaparams;        /* borrowed from doc */
     int64_t                train_mem_bytes;   /* -1 if null or absent */
-    enum dse_rec_status       status;
-    const char            *pruned_by;         /* NULL if null or absent */
-    int                    has_top1, has_top5;
-    double                 top1, top5;        /* in [0, 1] */
     int                    on_front;
-    /* training sweeps (docs/sweep-dir.md); 0 / -1 / NULL when absent */
-    int                    epochs_done;
-    struct { /* sweep/record.def's integer keys, as struct dse_rec has them */
-#define DSE_REC_INT(key, field, ctype, absent, lo, hi) ctype field;
-#include "sweep/record.def"
-#undef DSE_REC_INT
-    };
-    const char            *failed_why;
-    double                 train_seconds;
-    const struct dse_json *per_epoch;         /* the "per_epoch" array, or NULL */
+    struct dse_rec         rec;               /* every key dse_rec_from_json reads; a pending one
+                                                 with a live lease says running */
 };
 
 struct dse_sweep_view {
@@ -73,10 +58,14 @@ struct dse_sweep_limits dse_sweep_limits(const char *dir);
 enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct dse_err *err);
 void dse_sweep_view_free(struct dse_sweep_view *s);
 
-/* The strict check of one candidate file, DIR/candidates/<id>.json, already parsed into
- * root, as dse_sweep_read checks each: the workers', dse status's and dse export's reader
- * (dse_rec_read_path) applies it, so all accept the files dse report does. */
-enum dse_status dse_sweep_check_candidate(const char *path, const struct dse_json *root, struct dse_err *err);
+/* The one reader of a candidate record, DIR/candidates/<id>.json, already parsed from path
+ * into root: every key checked (type, range; the id equal to the file name; errors name
+ * path and line) and stored into r (initialized: dse_rec_init), the training keys as
+ * sweep/record.def lists them. dse_sweep_read reads each candidate with it, and the
+ * workers', dse status's and dse export's reader (dse_rec_read_path) is this one, so all
+ * accept the same files. */
+enum dse_status dse_rec_from_json(const char *path, const struct dse_json *root, struct dse_rec *r,
+                                  struct dse_err *err);
 
 /* The most accurate trained candidate (status done, with a top-1) whose model is within
  * max_mb (10^6 bytes; <= 0: any size), ties to the smaller model, then to the smaller id:

@@ -34,13 +34,19 @@ int dse_rec_status_from_str(const char *s) {
     return -1;
 }
 
+static const struct dse_rec rec_absent = {
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when) .field = absent,
+#include "sweep/record.def"
+#undef DSE_REC
+};
+
 void dse_rec_init(struct dse_rec *r) {
-    memset(r, 0, sizeof *r);
-    r->stopped_rung = -1;
+    *r = rec_absent;
 }
 
 void dse_rec_deinit(struct dse_rec *r) {
     free(r->ep);
+    free(r->att);
     dse_rec_init(r);
 }
 
@@ -50,6 +56,7 @@ int dse_rec_final(const struct dse_rec *r) {
 
 struct dse_rec_attempt *dse_rec_push_attempt(struct dse_rec *r, const char *worker, int64_t lease_gen, int threads,
                                              const char *device, const char *precision, int from) {
+    if (!r->att && !(r->att = calloc(DSE_REC_ATTEMPTS_MAX, sizeof *r->att))) return NULL;
     if (r->n_att == DSE_REC_ATTEMPTS_MAX) {
         memmove(r->att, r->att + 1, sizeof r->att[0] * (DSE_REC_ATTEMPTS_MAX - 1));
         r->n_att--;
@@ -62,7 +69,7 @@ struct dse_rec_attempt *dse_rec_push_attempt(struct dse_rec *r, const char *work
     a->lease_gen = lease_gen;
     a->threads = threads;
     a->from_epoch = a->to_epoch = from;
-    r->att_total++;
+    r->attempts_total++;
     return a;
 }
 
@@ -135,52 +142,12 @@ static void str_of(const struct dse_json *v, char *out, int size) {
     if (v && v->type == DSE_JSON_STRING) dse_strlcpy(out, v->str, size);
 }
 
-enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err) {
-    struct dse_json_doc *doc = NULL;
-    struct dse_err e = { 0 };
-    char buf[64];
-    dse_rec_deinit(r);
-    enum dse_status st = dse_json_load(path, &doc, &e);
-    if (st) {
-        if (e.line) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
-        return dse_err_set(err, st, NULL, 0, "%s: %s", path, e.msg);
-    }
-    const struct dse_json *root = dse_json_root(doc), *v;
-    /* The one strict check (sweep/sweep_read.c), so every door (workers, status, export)
-     * accepts exactly the files dse report does; then take what training needs. */
-    if ((st = dse_sweep_check_candidate(path, root, err))) {
-        dse_json_free(doc);
-        return st;
-    }
-    str_of(dse_json_get(root, "id"), r->id, sizeof r->id);
-    r->index = num_i(dse_json_get(root, "index"), -1);
-    r->params = num_i(dse_json_get(root, "params"), 0);
-    r->model_bytes = num_i(dse_json_get(root, "model_bytes"), 0);
-    r->flops = num_i(dse_json_get(root, "flops"), 0);
-    str_of(dse_json_get(root, "status"), buf, sizeof buf);
-    int k = dse_rec_status_from_str(buf);
-    if (k == DSE_REC_RUNNING) k = DSE_REC_PENDING; /* never written by dse; read as not final */
-    if (k < 0 || !r->id[0] || r->index < 0) {
-        dse_json_free(doc);
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: not a candidate file: missing id, index or a known "
-                           "status (docs/sweep-dir.md)", path);
-    }
-    r->status = (enum dse_rec_status)k;
-#define DSE_REC_INT(key, field, ctype, absent, lo, hi) r->field = (ctype)num_i(dse_json_get(root, key), absent);
-#include "sweep/record.def" /* checked by dse_sweep_check_candidate above */
-#undef DSE_REC_INT
-    r->seed = (uint64_t)num_i(dse_json_get(root, "seed"), 0);
-    str_of(dse_json_get(root, "failed_why"), r->failed_why, sizeof r->failed_why);
-    r->att_total = (int)num_i(dse_json_get(root, "attempts_total"), 0);
-    st = DSE_OK;
-    v = dse_json_get(root, "per_epoch");
-    for (int i = 0; v && v->type == DSE_JSON_ARRAY && i < v->n && !st; i++) {
-        const struct dse_json *o = &v->items[i];
-        struct dse_rec_epoch ep = dse_rec_epoch_read(o);
-        st = dse_rec_set_epoch(r, i, &ep, err);
-    }
-    v = dse_json_get(root, "attempts");
-    for (int i = 0; v && v->type == DSE_JSON_ARRAY && i < v->n && r->n_att < DSE_REC_ATTEMPTS_MAX; i++) {
+enum dse_status dse_rec_attempts_read(struct dse_rec *r, const struct dse_json *v, struct dse_err *err) {
+    r->n_att = 0;
+    if (!v || v->type != DSE_JSON_ARRAY || !v->n) return DSE_OK;
+    if (!r->att && !(r->att = calloc(DSE_REC_ATTEMPTS_MAX, sizeof *r->att)))
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int i = 0; i < v->n && r->n_att < DSE_REC_ATTEMPTS_MAX; i++) {
         const struct dse_json *o = &v->items[i];
         struct dse_rec_attempt *a = &r->att[r->n_att++];
         str_of(dse_json_get(o, "worker"), a->worker, sizeof a->worker);
@@ -194,7 +161,23 @@ enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct ds
         a->seconds = num_d(dse_json_get(o, "seconds"), 0);
         str_of(dse_json_get(o, "end"), a->end, sizeof a->end);
     }
-    if (r->att_total < r->n_att) r->att_total = r->n_att;
+    if (r->attempts_total < r->n_att) r->attempts_total = r->n_att;
+    return DSE_OK;
+}
+
+enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err) {
+    struct dse_json_doc *doc = NULL;
+    struct dse_err e = { 0 };
+    dse_rec_deinit(r);
+    enum dse_status st = dse_json_load(path, &doc, &e);
+    if (st) {
+        if (e.line) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
+        return dse_err_set(err, st, NULL, 0, "%s: %s", path, e.msg);
+    }
+    /* The one strict reader (sweep/sweep_read.c), so every door (workers, status, export)
+     * accepts exactly the files dse report does. */
+    st = dse_rec_from_json(path, dse_json_root(doc), r, err);
+    if (r->status == DSE_REC_RUNNING) r->status = DSE_REC_PENDING; /* never written by dse; read as not final */
     dse_json_free(doc);
     return st;
 }
@@ -280,67 +263,42 @@ static void put_opt_str(FILE *f, const char *s) {
     else fputs("null", f);
 }
 
-static void put_opt_int(FILE *f, int has, long long v) {
-    if (has) fprintf(f, "%lld", v);
+/* ---- a record's training keys (sweep/record.def) ----------------------------------------- */
+
+/* record.def's `when`: where an integer key is written as a number (null elsewhere). */
+static int when_ALWAYS(const struct dse_rec *r) { return 1; }
+static int when_DIVERGED(const struct dse_rec *r) { return r->diverged_epoch > 0; }
+static int when_STOPPED(const struct dse_rec *r) { return r->stopped_rung >= 0; }
+
+/* One key's value, by kind (record.def). */
+static void put_STATUS(FILE *f, const struct dse_rec *r, enum dse_rec_status v, int when) {
+    fprintf(f, "\"%s\"", dse_rec_status_str(v));
+}
+static void put_STR(FILE *f, const struct dse_rec *r, const char *v, int when) { put_opt_str(f, v); }
+static void put_FLOAT(FILE *f, const struct dse_rec *r, double v, int when) { put_float(f, (float)v); }
+static void put_FIXED3(FILE *f, const struct dse_rec *r, double v, int when) { put_fixed(f, v, 3); }
+static void put_FIXED1(FILE *f, const struct dse_rec *r, double v, int when) { put_fixed(f, v, 1); }
+static void put_INT64(FILE *f, const struct dse_rec *r, int64_t v, int when) {
+    if (when) fprintf(f, "%lld", (long long)v);
     else fputs("null", f);
 }
-
-enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, const struct dse_rec *r,
-                              struct dse_err *err) {
-    char head[8192], path[4096];
-    int len, pruned;
-    enum dse_status st = dse_sweep_candidate_head(s, (uint64_t)r->index, head, sizeof head, &len, &pruned, err);
-    if (st) return st;
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    if (!f) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    fwrite(head, 1, (size_t)len, f);
-    const struct dse_rec_epoch *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
-    /* top1/top5/loss: the result of a finished training (done), or where it was stopped */
-    int show = last && (r->status == DSE_REC_DONE || r->status == DSE_REC_STOPPED);
-    fprintf(f, "  \"status\": \"%s\",\n  \"pruned_by\": null,\n  \"top1\": ", dse_rec_status_str(r->status));
-    if (show) put_float(f, last->top1);
+static void put_INT(FILE *f, const struct dse_rec *r, int v, int when) { put_INT64(f, r, v, when); }
+static void put_UINT64(FILE *f, const struct dse_rec *r, uint64_t v, int when) {
+    if (when) fprintf(f, "%llu", (unsigned long long)v);
     else fputs("null", f);
-    fputs(",\n  \"top5\": ", f);
-    if (show) put_float(f, last->top5);
-    else fputs("null", f);
-    fputs(",\n  \"loss\": ", f);
-    if (show) put_float(f, last->test_loss);
-    else fputs("null", f);
-    /* Every epoch trains on the same number of images, so the overall rate is the
-     * harmonic mean of the epochs' rates (evaluation excluded, as in each epoch's). */
-    double secs = 0, inv = 0;
-    int rated = 0;
-    for (int e = 0; e < r->n_epochs; e++) {
-        secs += r->ep[e].seconds;
-        if (r->ep[e].img_per_s > 0) inv += 1.0 / r->ep[e].img_per_s, rated++;
-    }
-    fprintf(f, ",\n  \"epochs_done\": %d,\n  \"epochs_planned\": %d,\n  \"seed\": %llu,\n  \"per_epoch\": [",
-            r->n_epochs, r->epochs_planned, (unsigned long long)r->seed);
+}
+static void put_EPOCHS(FILE *f, const struct dse_rec *r, const struct dse_rec_epoch *ep, int when) {
+    fputc('[', f);
     for (int e = 0; e < r->n_epochs; e++) {
         fputs(e ? ",\n    " : "\n    ", f);
-        dse_rec_epoch_write(f, e + 1, &r->ep[e]);
+        dse_rec_epoch_write(f, e + 1, &ep[e]);
     }
-    fprintf(f, "%s],\n  \"train_seconds\": ", r->n_epochs ? "\n  " : "");
-    put_fixed(f, secs, 3);
-    fputs(",\n  \"img_per_s\": ", f);
-    put_fixed(f, rated ? rated / inv : NAN, 1);
-    fputs(",\n  \"diverged_epoch\": ", f);
-    put_opt_int(f, r->diverged_epoch > 0, r->diverged_epoch);
-    fputs(", \"diverged_iter\": ", f);
-    put_opt_int(f, r->diverged_epoch > 0, (long long)r->diverged_iter);
-    fputs(",\n  \"failed_why\": ", f);
-    if (r->failed_why[0]) put_str(f, r->failed_why);
-    else fputs("null", f);
-    fputs(",\n  \"stopped_rung\": ", f);
-    put_opt_int(f, r->stopped_rung >= 0, r->stopped_rung);
-    fputs(", \"stopped_epoch\": ", f);
-    put_opt_int(f, r->stopped_rung >= 0, r->stopped_epoch);
-    fprintf(f, ",\n  \"lease_gen\": %lld,\n  \"attempts_total\": %d,\n  \"attempts\": [", (long long)r->lease_gen,
-            r->att_total);
+    fputs(r->n_epochs ? "\n  ]" : "]", f);
+}
+static void put_ATTEMPTS(FILE *f, const struct dse_rec *r, const struct dse_rec_attempt *att, int when) {
+    fputc('[', f);
     for (int i = 0; i < r->n_att; i++) {
-        const struct dse_rec_attempt *a = &r->att[i];
+        const struct dse_rec_attempt *a = &att[i];
         fprintf(f, "%s\n    {\"worker\": ", i ? "," : "");
         put_str(f, a->worker);
         fprintf(f, ", \"lease_gen\": %lld, \"threads\": %d, \"device\": ", (long long)a->lease_gen, a->threads);
@@ -357,7 +315,51 @@ enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, const 
         }
         fputc('}', f);
     }
-    fprintf(f, "%s]\n}\n", r->n_att ? "\n  " : "");
+    fputs(r->n_att ? "\n  ]" : "]", f);
+}
+
+#define DSE_REC_LINE_NL ",\n  " /* record.def's `line`: what goes before the key */
+#define DSE_REC_LINE_SP ", "
+
+/* record.def's summary keys, from the epochs and the status: top1, top5 and loss are the last
+ * epoch's once training finished (done) or stopped at a rung; every epoch trains on the same
+ * number of images, so the overall rate is the harmonic mean of the epochs' rates
+ * (evaluation excluded, as in each epoch's). */
+static void rec_summarize(struct dse_rec *r) {
+    const struct dse_rec_epoch *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
+    const int show = last && (r->status == DSE_REC_DONE || r->status == DSE_REC_STOPPED);
+    double secs = 0, inv = 0;
+    int rated = 0;
+    for (int e = 0; e < r->n_epochs; e++) {
+        secs += r->ep[e].seconds;
+        if (r->ep[e].img_per_s > 0) inv += 1.0 / r->ep[e].img_per_s, rated++;
+    }
+    r->top1 = show ? last->top1 : NAN;
+    r->top5 = show ? last->top5 : NAN;
+    r->loss = show ? last->test_loss : NAN;
+    r->epochs_done = r->n_epochs;
+    r->train_seconds = secs;
+    r->img_per_s = rated ? rated / inv : NAN;
+}
+
+enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct dse_rec *r, struct dse_err *err) {
+    char head[8192], path[4096];
+    int len, pruned;
+    enum dse_status st = dse_sweep_candidate_head(s, (uint64_t)r->index, head, sizeof head, &len, &pruned, err);
+    if (st) return st;
+    DSE_ASSERT(len >= 2 && !strncmp(head + len - 2, ",\n", 2)); /* the last analytic key, then ours */
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    fwrite(head, 1, (size_t)len - 2, f);
+    rec_summarize(r);
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when) \
+    fputs(DSE_REC_LINE_##line "\"" key "\": ", f);             \
+    put_##kind(f, r, r->field, when_##when(r));
+#include "sweep/record.def"
+#undef DSE_REC
+    fputs("\n}\n", f);
     if (fclose(f) != 0 || !buf) {
         free(buf);
         return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");

@@ -759,10 +759,13 @@ static enum dse_status commit(struct worker *w, struct cand *c, struct dse_lease
     return commit_w(w, c, l, &written, err);
 }
 
-static void push_attempt(struct worker *w, struct dse_rec *r, const struct dse_lease *l, int from) {
+static enum dse_status push_attempt(struct worker *w, struct dse_rec *r, const struct dse_lease *l, int from,
+                                    struct dse_err *err) {
     char dev[16];
-    dse_rec_push_attempt(r, w->name, l->gen, w->o.threads, worker_device(w, dev, sizeof dev),
-                         dse_cuda_math_str(w->gpu >= 0 ? w->plan.precision : DSE_CUDA_MATH_FP32), from);
+    if (!dse_rec_push_attempt(r, w->name, l->gen, w->o.threads, worker_device(w, dev, sizeof dev),
+                              dse_cuda_math_str(w->gpu >= 0 ? w->plan.precision : DSE_CUDA_MATH_FP32), from))
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    return DSE_OK;
 }
 
 /* Train c from its newest checkpoint to `target` epochs (a rung, or R). Errors returned
@@ -808,7 +811,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
             if ((st = pretime_conv(&net, &o, conv, err))) goto candidate_failed;
             o.conv_cache = conv;
         }
-        push_attempt(w, r, l, from);
+        if ((st = push_attempt(w, r, l, from, err))) goto out;
         char span[64], rung[48] = "";
         if (from + 1 == target) snprintf(span, sizeof span, "epoch %d", target);
         else snprintf(span, sizeof span, "epochs %d-%d", from + 1, target);

@@ -736,6 +736,27 @@ static void test_status_strict(void) {
         { "c1.json", "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, "
                      "\"flops\": 1, \"status\": \"done\", \"lease_gen\": -1}", /* a key of sweep/record.def */
           "\"lease_gen\" = -1 is out of range; expected 0 to 9223372036854775807 or null" },
+        /* every training key of sweep/record.def is checked by its kind, also those only workers read */
+#define HEAD "{\"id\": \"c1\", \"index\": 0, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, \"flops\": 1, "
+#define X20 "xxxxxxxxxxxxxxxxxxxx"
+        { "c1.json", HEAD "\"status\": \"done\", \"loss\": \"low\"}", "\"loss\" is a string; expected a number or null" },
+        { "c1.json", HEAD "\"status\": \"done\", \"seed\": -1}",
+          "\"seed\" = -1 is out of range; expected 0 to 9223372036854775807 or null" },
+        { "c1.json", HEAD "\"status\": \"done\", \"img_per_s\": -5}",
+          "\"img_per_s\" = -5 is out of range; expected a number in [0, 1.79769e+308] or null" },
+        { "c1.json", HEAD "\"status\": \"done\", \"attempts_total\": 1.5}",
+          "\"attempts_total\" = 1.5 is not an integer; expected an integer or null" },
+        { "c1.json", HEAD "\"status\": \"failed\", \"failed_why\": 3}",
+          "\"failed_why\" is a number; expected a string or null" },
+        { "c1.json", HEAD "\"status\": \"pruned\", \"pruned_by\": \"" X20 X20 X20 X20 X20 X20 X20 X20 X20 X20 "\"}",
+          "\"pruned_by\" is 200 bytes long; expected 0 to 199" },
+        { "c1.json", HEAD "\"status\": \"done\", \"per_epoch\": [{\"epoch\": 2, \"top1\": 0.5}]}",
+          "\"per_epoch\"[0] is epoch 2; expected epoch 1 (one entry per epoch, in order)" },
+        { "c1.json", HEAD "\"per_epoch\": []}", "missing key \"status\"; expected a string" },
+        { "c1.json", "{\"id\": \"c1\", \"index\": -1, \"metaparams\": {}, \"params\": 1, \"model_bytes\": 4, "
+                     "\"flops\": 1, \"status\": \"done\"}", "\"index\" = -1 is negative; expected an integer >= 0" },
+#undef HEAD
+#undef X20
     };
     for (int i = 0; i < DSE_ARRAY_LEN(bad_files); i++) {
         char tmpl[] = "/tmp/dse_test_status.XXXXXX";

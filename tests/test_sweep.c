@@ -1,5 +1,5 @@
-/* test_sweep.c: training sweeps (dse/lease.c, dse/sweep_rec.c, dse/sweep_train.c,
- * dse/sweep_status.c): the lease protocol (claims, a race of many claimers, expiry
+/* test_sweep.c: training sweeps (sweep/lease.c, sweep/sweep_rec.c, sweep/sweep_train.c,
+ * sweep/sweep_status.c): the lease protocol (claims, a race of many claimers, expiry
  * rules), successive halving's ranking and rungs, and whole sweeps run with the built
  * dse binary: many workers at once train each candidate exactly once (sweep-multi),
  * workers killed with SIGKILL at random moments and restarted give the same final
@@ -8,7 +8,8 @@
  * diverging candidate is recorded without NaN (sweep-diverge); a worker process of two
  * worker threads, as a GPU's workers run, killed and restarted the same way
  * (sweep-threads); GPU placement (gpu-fit),
- * the out-of-memory re-queue bookkeeping (gpu-oom) and `dse sweep --gpus` (sweep-gpus:
+ * the out-of-memory re-queue bookkeeping (gpu-oom), the record writer made from
+ * sweep/record.def, byte for byte (rec-write), and `dse sweep --gpus` (sweep-gpus:
  * on a machine without a CUDA device, the clear refusal; with one, a sweep on it), and
  * with a device the crash test on it (sweep-crash-gpu: pinned cuDNN choices make a
  * killed and resumed GPU sweep the uninterrupted one, bit for bit). Seed of the kill
@@ -510,6 +511,132 @@ static void test_gpu_fit(void) {
     CHECK_INT_EQ(dse_sweep_gpu_fit(total, total, 0, dse_sweep_gpu_need(est, 40)), DSE_GPU_NEVER);
 }
 
+/* ---- the record writer (sweep/record.def) ------------------------------------------------ */
+
+static void rec_epoch(struct dse_rec *r, int e, float train_loss, float loss, float top1, float top5, double seconds,
+                      double img_per_s, int unpredicted) {
+    const struct dse_rec_epoch x = { .train_loss = train_loss, .test_loss = loss, .top1 = top1, .top5 = top5,
+                                     .seconds = seconds, .img_per_s = img_per_s, .unpredicted = unpredicted };
+    CHECK_OK(dse_rec_set_epoch(r, e, &x, NULL));
+}
+
+/* Candidate k (0-3) of TINY in one of four states: done (two epochs, two attempts), failed,
+ * diverged at iteration 0, stopped at rung 0. */
+static void rec_state(const struct dse_space *sp, int k, struct dse_rec *r) {
+    struct dse_mp mp;
+    dse_rec_init(r);
+    dse_space_candidate(sp, (uint64_t)k, &mp);
+    dse_space_id(&mp, r->id);
+    r->index = k;
+    r->seed = 7;
+    r->epochs_planned = 3;
+    r->lease_gen = 4 + k;
+    switch (k) {
+    case 0:
+        rec_epoch(r, 0, 2.4603744f, 1.25f, 0.5f, NAN, 12.5, 500.0, 2);
+        rec_epoch(r, 1, 0.1f, 0.333333343f, 0.7487f, 1.0f, 10.25, 600.0, -1);
+        dse_rec_push_attempt(r, "h:1", 1, 2, "cuda:0", "fp32", 0)->to_epoch = 1;
+        strcpy(r->att[0].end, "oom");
+        strcpy(r->att[0].note, "out of memory on \"cuda:0\"");
+        dse_rec_push_attempt(r, "h:2", 3, 1, "", "", 1)->to_epoch = 2;
+        strcpy(r->att[1].end, "done");
+        r->att[1].seconds = 1.25;
+        r->status = DSE_REC_DONE;
+        break;
+    case 1:
+        r->status = DSE_REC_FAILED;
+        strcpy(r->failed_why, "x.cfg:3: \"quoted\" and \xc3\xa9 and a\ttab");
+        break;
+    case 2:
+        rec_epoch(r, 0, NAN, NAN, NAN, NAN, 0, 0, 0);
+        r->status = DSE_REC_DIVERGED;
+        r->diverged_epoch = 1;
+        r->diverged_iter = 0;
+        break;
+    case 3:
+        rec_epoch(r, 0, 1, 2, 0.25f, 0.75f, 1, 100, 0);
+        r->status = DSE_REC_STOPPED;
+        r->stopped_rung = 0;
+        r->stopped_epoch = 1;
+        break;
+    }
+}
+
+/* The training part dse_rec_write generates from sweep/record.def, byte for byte as the
+ * hand-written writer before it had it (the sweep crash tests compare files bit for bit),
+ * and read back by the one reader and written again: the same bytes. */
+static void test_rec_write(void) {
+    static const char *const want[4] = {
+        "  \"status\": \"done\",\n  \"pruned_by\": null,\n  \"top1\": 0.7487,\n  \"top5\": 1,\n  \"loss\": 0.33333334,\n"
+        "  \"epochs_done\": 2,\n  \"epochs_planned\": 3,\n  \"seed\": 7,\n  \"per_epoch\": [\n"
+        "    {\"epoch\": 1, \"train_loss\": 2.4603744, \"loss\": 1.25, \"top1\": 0.5, \"top5\": null, \"seconds\": 12.500, "
+        "\"img_per_s\": 500.0, \"unpredicted\": 2},\n"
+        "    {\"epoch\": 2, \"train_loss\": 0.1, \"loss\": 0.33333334, \"top1\": 0.7487, \"top5\": 1, \"seconds\": 10.250, "
+        "\"img_per_s\": 600.0}\n  ],\n"
+        "  \"train_seconds\": 22.750,\n  \"img_per_s\": 545.5,\n"
+        "  \"diverged_epoch\": null, \"diverged_iter\": null,\n  \"failed_why\": null,\n"
+        "  \"stopped_rung\": null, \"stopped_epoch\": null,\n  \"lease_gen\": 4,\n  \"attempts_total\": 2,\n"
+        "  \"attempts\": [\n"
+        "    {\"worker\": \"h:1\", \"lease_gen\": 1, \"threads\": 2, \"device\": \"cuda:0\", \"precision\": \"fp32\", "
+        "\"from_epoch\": 0, \"to_epoch\": 1, \"seconds\": 0.000, \"end\": \"oom\", \"note\": \"out of memory on "
+        "\\\"cuda:0\\\"\"},\n"
+        "    {\"worker\": \"h:2\", \"lease_gen\": 3, \"threads\": 1, \"device\": null, \"precision\": null, "
+        "\"from_epoch\": 1, \"to_epoch\": 2, \"seconds\": 1.250, \"end\": \"done\"}\n  ]\n}\n",
+        "  \"status\": \"failed\",\n  \"pruned_by\": null,\n  \"top1\": null,\n  \"top5\": null,\n  \"loss\": null,\n"
+        "  \"epochs_done\": 0,\n  \"epochs_planned\": 3,\n  \"seed\": 7,\n  \"per_epoch\": [],\n"
+        "  \"train_seconds\": 0.000,\n  \"img_per_s\": null,\n  \"diverged_epoch\": null, \"diverged_iter\": null,\n"
+        "  \"failed_why\": \"x.cfg:3: \\\"quoted\\\" and \xc3\xa9 and a\\ttab\",\n"
+        "  \"stopped_rung\": null, \"stopped_epoch\": null,\n  \"lease_gen\": 5,\n  \"attempts_total\": 0,\n"
+        "  \"attempts\": []\n}\n",
+        "  \"status\": \"diverged\",\n  \"pruned_by\": null,\n  \"top1\": null,\n  \"top5\": null,\n  \"loss\": null,\n"
+        "  \"epochs_done\": 1,\n  \"epochs_planned\": 3,\n  \"seed\": 7,\n  \"per_epoch\": [\n"
+        "    {\"epoch\": 1, \"train_loss\": null, \"loss\": null, \"top1\": null, \"top5\": null, \"seconds\": 0.000, "
+        "\"img_per_s\": 0.0, \"unpredicted\": 0}\n  ],\n"
+        "  \"train_seconds\": 0.000,\n  \"img_per_s\": null,\n  \"diverged_epoch\": 1, \"diverged_iter\": 0,\n"
+        "  \"failed_why\": null,\n  \"stopped_rung\": null, \"stopped_epoch\": null,\n  \"lease_gen\": 6,\n"
+        "  \"attempts_total\": 0,\n  \"attempts\": []\n}\n",
+        "  \"status\": \"stopped\",\n  \"pruned_by\": null,\n  \"top1\": 0.25,\n  \"top5\": 0.75,\n  \"loss\": 2,\n"
+        "  \"epochs_done\": 1,\n  \"epochs_planned\": 3,\n  \"seed\": 7,\n  \"per_epoch\": [\n"
+        "    {\"epoch\": 1, \"train_loss\": 1, \"loss\": 2, \"top1\": 0.25, \"top5\": 0.75, \"seconds\": 1.000, "
+        "\"img_per_s\": 100.0, \"unpredicted\": 0}\n  ],\n"
+        "  \"train_seconds\": 1.000,\n  \"img_per_s\": 100.0,\n  \"diverged_epoch\": null, \"diverged_iter\": null,\n"
+        "  \"failed_why\": null,\n  \"stopped_rung\": 0, \"stopped_epoch\": 1,\n  \"lease_gen\": 7,\n"
+        "  \"attempts_total\": 0,\n  \"attempts\": []\n}\n",
+    };
+    struct dse_space sp;
+    struct dse_err err = { 0 };
+    char dir[200], path[400];
+    snprintf(dir, sizeof dir, "%s/rec_write/candidates", scratch());
+    CHECK_OK(dse_fs_mkdirs(dir, NULL));
+    snprintf(dir, sizeof dir, "%s/rec_write", scratch());
+    CHECK_OK(dse_space_load(TINY, &sp, &err));
+    for (int k = 0; k < 4; k++) {
+        struct dse_rec r, back;
+        char *text = NULL, *again = NULL;
+        rec_state(&sp, k, &r);
+        dse_rec_init(&back);
+        CHECK_OK(dse_rec_write(dir, &sp, &r, &err));
+        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, r.id);
+        CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+        const char *tail = text ? strstr(text, "  \"status\"") : NULL;
+        CHECK(tail && !strcmp(tail, want[k]));
+        if (tail && strcmp(tail, want[k])) fprintf(stderr, "  state %d wrote:\n%s", k, tail);
+        CHECK_OK(dse_rec_read(dir, r.id, &back, &err));
+        CHECK_INT_EQ(back.status, r.status);
+        CHECK_STR_EQ(back.failed_why, r.failed_why);
+        CHECK_INT_EQ(back.n_epochs, r.n_epochs);
+        CHECK_INT_EQ(back.n_att, r.n_att);
+        CHECK_INT_EQ(back.stopped_rung, r.stopped_rung);
+        CHECK(back.diverged_iter == r.diverged_iter && back.lease_gen == r.lease_gen && back.seed == r.seed);
+        CHECK_OK(dse_rec_write(dir, &sp, &back, &err));
+        CHECK_OK(dse_fs_read(path, &again, NULL, NULL));
+        CHECK(text && again && !strcmp(text, again));
+        free(text), free(again);
+        dse_rec_deinit(&r), dse_rec_deinit(&back);
+    }
+    dse_space_free(&sp);
+}
+
 /* Out of memory: the attempt ends "oom" with a note, the candidate stays pending
  * (re-queued) until --max-oom in a row, then fails naming why; progress or another end
  * resets the count; the attempts' device, precision and note survive the file. */
@@ -519,7 +646,7 @@ static void test_gpu_oom(void) {
     strcpy(r.id, "c1");
     struct dse_rec_attempt *a = dse_rec_push_attempt(&r, "h:1", 1, 1, "cuda:0", "fp32", 0);
     CHECK_STR_EQ(a->device, "cuda:0");
-    CHECK_INT_EQ(r.att_total, 1);
+    CHECK_INT_EQ(r.attempts_total, 1);
     CHECK_INT_EQ(dse_rec_oom_streak(&r), 0);
     CHECK_INT_EQ(dse_rec_oom(&r, "cuda:0", 1234, 900, "cudaMalloc: cudaErrorMemoryAllocation", 3), 0);
     CHECK_INT_EQ(r.status, DSE_REC_PENDING);
@@ -558,7 +685,7 @@ static void test_gpu_oom(void) {
     /* only the last DSE_REC_ATTEMPTS_MAX are kept; attempts_total counts them all */
     for (int k = 0; k < DSE_REC_ATTEMPTS_MAX + 3; k++) dse_rec_push_attempt(&q, "h:9", 10 + k, 1, "cpu", "fp32", 0);
     CHECK_INT_EQ(q.n_att, DSE_REC_ATTEMPTS_MAX);
-    CHECK_INT_EQ(q.att_total, 3 + DSE_REC_ATTEMPTS_MAX + 3);
+    CHECK_INT_EQ(q.attempts_total, 3 + DSE_REC_ATTEMPTS_MAX + 3);
     CHECK_INT_EQ(q.att[DSE_REC_ATTEMPTS_MAX - 1].lease_gen, 10 + DSE_REC_ATTEMPTS_MAX + 2);
     dse_rec_deinit(&q);
 
@@ -741,7 +868,7 @@ static void test_multi(void) {
     for (int i = 0; i < b.n; i++) {
         const struct dse_rec *r = &b.r[i];
         CHECK_INT_EQ(r->status, DSE_REC_DONE);
-        CHECK_INT_EQ(r->att_total, 1); /* trained once */
+        CHECK_INT_EQ(r->attempts_total, 1); /* trained once */
         CHECK_INT_EQ(r->n_att, 1);
         if (r->n_att != 1) continue;
         CHECK_INT_EQ(r->att[0].from_epoch, 0);
@@ -1580,6 +1707,7 @@ static const struct check_case cases[] = {
     { "plan",          test_plan },
     { "gpu-fit",       test_gpu_fit },
     { "gpu-oom",       test_gpu_oom },
+    { "rec-write",     test_rec_write },
     { "sweep-gpus",    test_sweep_gpus },
     { "sweep-diverge", test_diverge },
     { "sweep-clash",   test_plan_clash },
