@@ -504,7 +504,8 @@ static void train_log(void *arg, const struct dse_train_progress *p) {
 }
 
 /* What the run wants said once (a cuDNN choice file loaded, written or set aside). */
-static void train_note(void *arg, const char *text) {
+static void train_note(void *arg, enum dse_train_note kind, const char *text) {
+    (void)kind; /* the text says it */
     fprintf(arg, "dse train: %s\n", text);
     fflush(arg);
 }

@@ -517,7 +517,8 @@ static enum dse_status choices_load(struct dse_model *m, const struct dse_train_
     *pinned = m->gpu->stats.conv_finds;
     if (ld.stale) snprintf(msg, sizeof msg, "warning: %s", ld.why);
     else if (ld.found) snprintf(msg, sizeof msg, "cuDNN conv choices: %d shapes pinned by %s", ld.loaded, o->conv_cache);
-    if (o->note && ld.found) o->note(o->progress_arg, msg);
+    if (o->note && ld.found)
+        o->note(o->progress_arg, ld.stale ? DSE_NOTE_CHOICES_STALE : DSE_NOTE_CHOICES_LOADED, msg);
     return DSE_OK;
 }
 
@@ -538,7 +539,7 @@ static enum dse_status choices_save(struct dse_model *m, const struct dse_train_
         char msg[600];
         snprintf(msg, sizeof msg, "cuDNN conv choices: %lld found and pinned in %s", (long long)(finds - *pinned),
                  o->conv_cache);
-        o->note(o->progress_arg, msg);
+        o->note(o->progress_arg, DSE_NOTE_CHOICES_PINNED, msg);
     }
     *pinned = finds;
     return DSE_OK;

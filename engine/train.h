@@ -30,6 +30,10 @@ struct dse_train_progress {
     int     unpredicted;        /* dse_epoch_result.unpredicted, when done */
 };
 
+/* What dse_train_opts.note tells: a cuDNN choice file loaded, choices found and written to
+ * it, or a file from another GPU or cuDNN set aside (the text says which). */
+enum dse_train_note { DSE_NOTE_CHOICES_LOADED, DSE_NOTE_CHOICES_PINNED, DSE_NOTE_CHOICES_STALE };
+
 struct dse_train_opts {
     const char *data;           /* dataset name or IDX/CIFAR directory (engine/data.h:
                                    dse_data_locate), an image pack, or an image folder (read
@@ -92,9 +96,9 @@ struct dse_train_opts {
                                      the CPU. On a CUDA device conv_algo is not used (cuDNN's
                                      find chooses; conv_cache pins its choices); checkpoints have
                                      the same format and value order on every device */
-    void      (*note)(void *arg, const char *text); /* NULL, or told (with progress_arg) what
-                                     the user should hear once, as it happens: a cuDNN choice
-                                     file loaded, written, or set aside as another GPU's */
+    void      (*note)(void *arg, enum dse_train_note kind, const char *text);
+                                  /* NULL, or told (with progress_arg) what the user should
+                                     hear once, as it happens, and what kind of news it is */
 };
 
 /* Defaults: fashion-mnist, 1 epoch, batch 64, 1 thread, lr 0.01 poly power 1 (linear

@@ -629,7 +629,8 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
 
 /* A GPU stretch's word about its pinned cuDNN choices (engine/train.c: loaded, written, or
  * another GPU's set aside), in the worker's log. */
-static void seg_note(void *arg, const char *text) {
+static void seg_note(void *arg, enum dse_train_note kind, const char *text) {
+    (void)kind; /* the text says it */
     struct seg *sg = arg;
     say(sg->w, "%s: %s", sg->c->id, text);
 }

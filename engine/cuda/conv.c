@@ -331,8 +331,7 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
             len += snprintf(tried + len, sizeof tried - (size_t)len, "%s%s:%s", k ? ", " : "",
                             dse_cuda_conv_algo_str(dir, p[k].algo), p[k].ok ? "ok" : "failed");
         return dse_cuda_fail(cx, n, DSE_ERR_CUDA, "no cuDNN %s algorithm runs this conv within a %zu MiB "
-                             "workspace (tried %s)", dir == DIR_FWD ? "forward" : dir == DIR_BWD_DATA ?
-                             "backward-data" : "backward-filter", cx->ws_limit_bytes >> 20, tried);
+                             "workspace (tried %s)", dse_cuda_conv_dir_str(dir), cx->ws_limit_bytes >> 20, tried);
     }
     if (cx->deterministic && !p[i].deterministic) cx->stats.conv_nondeterministic++;
     *algo = p[i].algo, *ms = p[i].ms, *wsb = p[i].memory;
@@ -346,7 +345,6 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
  * the ctx's rules exclude or that needs another workspace than the file says is an error
  * naming the file's line: the file promised this engine, and another would differ. */
 static enum dse_status rebuild(struct dse_cuda_ctx *cx, const struct dse_node *n, int e, int dir) {
-    static const char *const names[3] = { "forward", "backward data", "backward filter" };
     struct dse_cuda_impl *m = cx->impl;
     struct dse_cuda_conv_choice *c = &m->cache[e];
     if (*algo_at(c, dir) < DSE_CUDA_CONV_ENGINE || m->plans[3 * e + dir]) return DSE_OK;
@@ -361,7 +359,7 @@ static enum dse_status rebuild(struct dse_cuda_ctx *cx, const struct dse_node *n
     }
     if (st)
         return dse_cuda_fail(cx, n, st, "%s:%d: %s engine %lld does not fit this run (delete the file to choose "
-                             "again): %s", m->pin_path ? m->pin_path : "the choice file", m->cache_line[e], names[dir],
+                             "again): %s", m->pin_path ? m->pin_path : "the choice file", m->cache_line[e], dse_cuda_conv_dir_str(dir),
                              (long long)c->engine[dir].id, why);
     m->plans[3 * e + dir] = p;
     return DSE_OK;

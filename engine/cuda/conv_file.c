@@ -16,6 +16,8 @@
 
 static const char *const dir_names[3] = { "forward", "backward data", "backward filter" };
 
+const char *dse_cuda_conv_dir_str(int dir) { return dir >= 0 && dir < 3 ? dir_names[dir] : "?"; }
+
 void dse_cuda_conv_file_deinit(struct dse_cuda_conv_file *f) {
     if (!f) return;
     free(f->choices);
@@ -227,8 +229,9 @@ char *dse_cuda_conv_file_format(const struct dse_cuda_conv_file *fl) {
     if (!f) return NULL;
     fprintf(f, MAGIC " 1 cudnn %lld cc %d.%d sms %d device %s\n", (long long)fl->cudnn, fl->cc_major, fl->cc_minor,
             fl->sms, fl->device);
-    fputs("# cuDNN's conv choices, pinned (engine/cuda/cuda.h, dse_cuda_conv_file): per shape, its 21 key numbers;\n"
-          "# then forward; backward data; backward filter: none, fp32, legacy ALGO math MATH ws BYTES, or\n"
+    fprintf(f, "# cuDNN's conv choices, pinned (engine/cuda/cuda.h, dse_cuda_conv_file): per shape, its %d key "
+            "numbers;\n", DSE_CUDA_CONV_KEY);
+    fputs("# then forward; backward data; backward filter: none, fp32, legacy ALGO math MATH ws BYTES, or\n"
           "# engine ID ws BYTES knobs TYPE=VALUE... (cuDNN's global engine index and knob choices)\n", f);
     for (int i = 0; i < fl->n; i++) {
         const struct dse_cuda_conv_choice *c = &fl->choices[i];

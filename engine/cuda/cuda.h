@@ -306,6 +306,8 @@ enum dse_status dse_cuda_conv_file_parse(const char *path, const char *text, str
 /* f as text (the format above; times are not written), malloc'd; NULL if out of memory.
  * Entries with no direction chosen are left out. */
 char *dse_cuda_conv_file_format(const struct dse_cuda_conv_file *f);
+/* "forward", "backward data" or "backward filter" for direction 0, 1 or 2; "?" else. */
+const char *dse_cuda_conv_dir_str(int dir);
 void  dse_cuda_conv_file_deinit(struct dse_cuda_conv_file *f); /* frees choices and lines */
 
 /* What dse_cuda_conv_cache_load did. */
