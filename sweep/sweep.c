@@ -189,6 +189,27 @@ static enum dse_status cost_candidate(const struct dse_space *s, const struct ds
     return DSE_OK;
 }
 
+enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struct dse_cost_totals *one,
+                                    int64_t *train_mem, int *pruned, struct dse_err *err) {
+    struct dse_net net;
+    struct dse_cost_layer *costs = NULL;
+    struct dse_cost_totals train;
+    struct dse_mp mp;
+    size_t cap = 0;
+    char why[200];
+    const char *pruned_by;
+    dse_net_init(&net, s->name, 1, 1, 1);
+    dse_space_candidate(s, k, &mp);
+    enum dse_status st = cost_candidate(s, &mp, &net, &costs, &cap, one, &train, why, sizeof why, &pruned_by, err);
+    if (!st) {
+        *train_mem = train.mem_train_bytes;
+        *pruned = pruned_by != NULL;
+    }
+    free(costs);
+    dse_net_deinit(&net);
+    return st;
+}
+
 enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, char *buf, int size, int *len,
                                          int *pruned, struct dse_err *err) {
     struct dse_net net;

@@ -11,6 +11,8 @@
 #include "sweep/space.h"
 #include "engine/cuda/cuda.h"
 
+struct dse_cost_totals; /* analysis/analysis.h */
+
 struct dse_sweep_summary {
     uint64_t candidates, pruned, kept, skipped; /* skipped: the file existed, left alone */
 };
@@ -24,6 +26,14 @@ struct dse_sweep_summary {
  * line now and then. */
 enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, FILE *progress,
                                    struct dse_sweep_summary *sum, struct dse_err *err);
+
+/* The analytic pre-filter of grid index k, the rule dse_sweep_analytic prunes by: its
+ * costs for one image (*one), its training-memory estimate at the constraints'
+ * train_mem_batch (*train_mem, bytes), and *pruned = 1 if a constraint prunes it. A
+ * candidate whose network cannot be built fails with the builder's status
+ * (DSE_ERR_CONFIG, DSE_ERR_SHAPE: a map that shrinks to nothing). */
+enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struct dse_cost_totals *one,
+                                    int64_t *train_mem, int *pruned, struct dse_err *err);
 
 /* The analytic part of grid index k's candidate file (every key before "status", the
  * object left open) into buf; *pruned = 1 if a constraint prunes it. */
