@@ -46,6 +46,12 @@ struct dse_cost_totals {
     int64_t peak_live_values; /* the largest set of tensors alive at once, in values */
 };
 
+/* Multiply-accumulates (MACs, what peers such as ptflops and fvcore count) from FLOPs:
+ * FLOPs count 2 per multiply-add and only conv and fc have any (docs/conventions.md), so
+ * MACs = FLOPs / 2 exactly, per layer and in total. The one place this rule is written:
+ * reports, dse analyze and the search's "macs" objective (sweep/objective.def) call it. */
+int64_t dse_cost_macs(int64_t flops);
+
 /* Costs of an inferred network (dse_net_infer) at the given batch. layers has room for
  * net->n_layers entries (it is also the scratch space: nothing is allocated).
  * Fails with DSE_ERR_CONFIG if batch < 1. */

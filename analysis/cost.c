@@ -19,6 +19,8 @@ static inline int64_t add(int64_t a, int64_t b, int *ovf) {
     return r;
 }
 
+int64_t dse_cost_macs(int64_t flops) { return flops / 2; }
+
 /* Values of one image's input 0. */
 static inline int64_t in_values(const struct dse_layer *l, int *ovf) {
     return mul(mul(l->in_c, l->in_h, ovf), l->in_w, ovf);

@@ -420,17 +420,19 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if (!rc && !analytic) {
         int finished = 0;
         o.log = stderr;
-        char plot[4200], curves[4200];
+        char plot[4200], plot_flops[4200], curves[4200];
         snprintf(plot, sizeof plot, "%s/frontier.svg", dir);
+        snprintf(plot_flops, sizeof plot_flops, "%s/frontier_flops.svg", dir);
         snprintf(curves, sizeof curves, "%s/curves.svg", dir);
         if (dse_sweep_train(&s, dir, &o, &finished, &err)) rc = fail(&err);
         else if (dse_sweep_status(stdout, dir, 0, NULL, &err)) rc = fail(&err);
         else if (!finished) printf("Not finished: run the same command again to go on.\n");
         else if (printf("\n"), dse_report_sweep(stdout, dir, DSE_FORMAT_MD, plot, NULL, &err) ||
-                 dse_report_curves(dir, curves, &err))
+                 dse_report_plot_flops(dir, plot_flops, &err) || dse_report_curves(dir, curves, &err))
             rc = fail(&err);
         else
-            printf("\nPlot (top-1 against model size, frontier in red): %s\nLearning curves: %s\n", plot, curves);
+            printf("\nPlot (top-1 against model size, frontier in red): %s\nPlot (top-1 against forward FLOPs, "
+                   "its own frontier): %s\nLearning curves: %s\n", plot, plot_flops, curves);
     }
     dse_space_free(&s);
     return rc;
@@ -463,7 +465,7 @@ static int cmd_report(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
     struct dse_report_best best;
     if (a->n_pos > 1) { /* several sweeps: each report in turn, their frontiers on one plot */
         if (!OPT(PLOT)) return bad_usage(c->name, "several sweeps compare on a plot: give --plot FILE.svg%s", "");
-        if (fmt != DSE_FORMAT_MD || OPT(CURVES))
+        if (fmt != DSE_FORMAT_MD || OPT(CURVES) || OPT(PLOT_FLOPS))
             return bad_usage(c->name, "with several sweeps, give only --plot (the reports print as Markdown)%s", "");
         if (dse_report_overlay(a->pos, a->n_pos, OPT(PLOT), &err)) return fail(&err); /* checks them first */
         for (int k = 0; k < a->n_pos; k++) {
@@ -474,6 +476,7 @@ static int cmd_report(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
         return 0;
     }
     if (dse_report_sweep(stdout, a->pos[0], fmt, OPT(PLOT), &best, &err)) return fail(&err);
+    if (OPT(PLOT_FLOPS) && dse_report_plot_flops(a->pos[0], OPT(PLOT_FLOPS), &err)) return fail(&err);
     if (OPT(CURVES) && dse_report_curves(a->pos[0], OPT(CURVES), &err)) return fail(&err);
     fflush(stdout);
     if (best.id[0] && (fmt == DSE_FORMAT_CSV || fmt == DSE_FORMAT_TEX)) { /* MD and JSON say it themselves */

@@ -70,8 +70,8 @@ static const char usage_sweep[] =
     "sharing DIR, work on the same sweep: candidates are claimed with leases that expire if a\n"
     "worker dies, and a dead worker's candidate resumes from its last checkpoint. Running it\n"
     "again joins or resumes the sweep. Progress lines go to stderr; 'dse status DIR' shows it.\n"
-    "When every candidate has ended, prints the report (dse report) and writes DIR/frontier.svg\n"
-    "and DIR/curves.svg.\n"
+    "When every candidate has ended, prints the report (dse report) and writes DIR/frontier.svg,\n"
+    "DIR/frontier_flops.svg and DIR/curves.svg.\n"
     "\n";
 
 static const char usage_status[] =
@@ -84,7 +84,8 @@ static const char usage_status[] =
     "\n";
 
 static const char usage_report[] =
-    "usage: dse report DIR [--format md|csv|tex|json] [--plot FILE.svg] [--curves FILE.svg]\n"
+    "usage: dse report DIR [--format md|csv|tex|json] [--plot FILE.svg] [--plot-flops FILE.svg]\n"
+    "                      [--curves FILE.svg]\n"
     "       dse report DIR DIR2... --plot FILE.svg\n"
     "\n"
     "All candidates of a sweep directory and the Pareto frontier: maximize accuracy and\n"
@@ -291,6 +292,8 @@ static const struct dse_opt_line lines_status[] = {
 static const struct dse_opt_line lines_report[] = {
     FORMAT("md csv tex json", "md (default), csv, tex or json"),
     OWN(PLOT, "also draw accuracy (or FLOPs) against model size"),
+    OWN(PLOT_FLOPS, "also draw accuracy (or model size) against forward FLOPs, with the frontier\n"
+                    "on accuracy and FLOPs (MACs = FLOPs / 2)"),
     OWN(CURVES, "also draw each trained candidate's test top-1 after every epoch"),
 };
 

@@ -66,6 +66,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(WATCH,           "--watch",         "S",       INT,  1,   86400,              NULL, NULL)              \
     /* report */                                                                                             \
     X(PLOT,            "--plot",          "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
+    X(PLOT_FLOPS,      "--plot-flops",    "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
     X(CURVES,          "--curves",        "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
     /* train, bench, profile, eval, predict */                                                               \
     X(LR,              "--lr",            "L",       TEXT, 0,   0,                  NULL, NULL)              \

@@ -23,13 +23,13 @@ struct table {
 
 /* Lines of the conventions header; joined with spaces in JSON. */
 static const char *const conventions[] = {
-    "FLOPs = 2 per multiply-add, conv and fc only; bias adds, pooling and elementwise work",
-    "are 'other ops'; training FLOPs = 3 x forward (thesis 4.3.3). params = learned weights",
-    "+ biases. activations = output values of layers not computed in place, whole batch.",
-    "4 bytes per value; MB = 10^6 bytes, MiB = 2^20 bytes. Pooling output rounds up",
-    "(Caffe's ceil; a last window starting in the padding is dropped) unless a layer says",
-    "floor; conv output rounds down. RF = receptive field on the input, in pixels, padding",
-    "included. Memory figures are estimates.",
+    "FLOPs = 2 per multiply-add, conv and fc only; MACs (multiply-adds) = FLOPs / 2; bias",
+    "adds, pooling and elementwise work are 'other ops'; training FLOPs = 3 x forward (thesis",
+    "4.3.3). params = learned weights + biases. activations = output values of layers not",
+    "computed in place, whole batch. 4 bytes per value; MB = 10^6 bytes, MiB = 2^20 bytes.",
+    "Pooling output rounds up (Caffe's ceil; a last window starting in the padding is",
+    "dropped) unless a layer says floor; conv output rounds down. RF = receptive field on",
+    "the input, in pixels, padding included. Memory figures are estimates.",
 };
 
 int dse_format_from_str(const char *s, enum dse_format *out) {
@@ -187,12 +187,13 @@ static void analyzed_free(struct analyzed *a) {
 
 static void json_totals(FILE *f, const struct dse_cost_totals *t) {
     fprintf(f, "{\"params\": %" PRId64 ", \"weights\": %" PRId64 ", \"biases\": %" PRId64
-               ", \"buffers\": %" PRId64 ", \"flops\": %" PRId64 ", \"flops_train\": %" PRId64
+               ", \"buffers\": %" PRId64 ", \"flops\": %" PRId64 ", \"macs\": %" PRId64
+               ", \"flops_train\": %" PRId64
                ", \"other_ops\": %" PRId64 ", \"activations\": %" PRId64
                ", \"input_values\": %" PRId64 ", \"param_bytes\": %" PRId64
                ", \"model_bytes\": %" PRId64 ", \"activation_bytes\": %" PRId64
                ", \"mem_infer_bytes\": %" PRId64 ", \"mem_train_bytes\": %" PRId64 "}",
-            t->params, t->weights, t->biases, t->buffers, t->flops, t->flops_train,
+            t->params, t->weights, t->biases, t->buffers, t->flops, dse_cost_macs(t->flops), t->flops_train,
             t->other_ops, t->activations, t->input_values, t->param_bytes, t->model_bytes,
             t->activation_bytes, t->mem_infer_bytes, t->mem_train_bytes);
 }
@@ -206,10 +207,10 @@ static void json_row(FILE *f, const struct dse_cost_row *r) {
     json_str(f, r->type);
     fprintf(f, ", \"out_c\": %d, \"out_h\": %d, \"out_w\": %d, \"params\": %" PRId64
                ", \"weights\": %" PRId64 ", \"biases\": %" PRId64 ", \"buffers\": %" PRId64
-               ", \"flops\": %" PRId64 ", \"other_ops\": %" PRId64 ", \"activations\": %" PRId64
-               ", \"rf_h\": %d, \"rf_w\": %d, \"in_place\": %s}",
+               ", \"flops\": %" PRId64 ", \"macs\": %" PRId64 ", \"other_ops\": %" PRId64
+               ", \"activations\": %" PRId64 ", \"rf_h\": %d, \"rf_w\": %d, \"in_place\": %s}",
             r->out_c, r->out_h, r->out_w, r->cost.params, r->cost.weights, r->cost.biases,
-            r->cost.buffers, r->cost.flops, r->cost.other_ops, r->cost.activations, r->rf_h,
+            r->cost.buffers, r->cost.flops, dse_cost_macs(r->cost.flops), r->cost.other_ops, r->cost.activations, r->rf_h,
             r->rf_w, r->in_place ? "true" : "false");
 }
 
@@ -225,6 +226,8 @@ static void print_totals_text(FILE *f, const struct dse_cost_totals *t, const ch
                 fmt_si(b, (double)t->model_bytes, "B"));
     fprintf(f, "%sFLOPs forward        %s = %s\n", prefix, fmt_int(a, t->flops, 1),
             fmt_si(b, (double)t->flops, "FLOP"));
+    fprintf(f, "%sMACs forward         %s = %s (multiply-adds: FLOPs / 2)\n", prefix,
+            fmt_int(a, dse_cost_macs(t->flops), 1), fmt_si(b, (double)dse_cost_macs(t->flops), "MAC"));
     fprintf(f, "%sFLOPs training (3x)  %s = %s\n", prefix, fmt_int(a, t->flops_train, 1),
             fmt_si(b, (double)t->flops_train, "FLOP"));
     fprintf(f, "%sother ops forward    %s = %s\n", prefix, fmt_int(a, t->other_ops, 1),
@@ -280,6 +283,7 @@ enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_n
     tbl_col(&tb, "output", 1);
     tbl_col(&tb, "params", 1);
     tbl_col(&tb, "FLOPs", 1);
+    tbl_col(&tb, "MACs", 1);
     tbl_col(&tb, "activations", 1);
     tbl_col(&tb, "RF", 1);
     if (fmt == DSE_FORMAT_CSV) {
@@ -298,11 +302,12 @@ enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_n
             strcpy(c[0], "total");
             fmt_int(c[3], t->params, pretty);
             fmt_int(c[4], t->flops, pretty);
-            fmt_int(c[5], t->activations, pretty);
+            fmt_int(c[5], dse_cost_macs(t->flops), pretty);
+            fmt_int(c[6], t->activations, pretty);
             if (fmt == DSE_FORMAT_CSV) {
-                fmt_int(c[7], t->weights, 0);
-                fmt_int(c[8], t->biases, 0);
-                fmt_int(c[9], t->other_ops, 0);
+                fmt_int(c[8], t->weights, 0);
+                fmt_int(c[9], t->biases, 0);
+                fmt_int(c[10], t->other_ops, 0);
             }
             break;
         }
@@ -312,12 +317,13 @@ enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_n
         fmt_shape(c[2], r->out_c, r->out_h, r->out_w);
         fmt_int(c[3], r->cost.params, pretty);
         fmt_int(c[4], r->cost.flops, pretty);
-        fmt_int(c[5], r->cost.activations, pretty);
-        fmt_rf(c[6], r->rf_h, r->rf_w);
+        fmt_int(c[5], dse_cost_macs(r->cost.flops), pretty);
+        fmt_int(c[6], r->cost.activations, pretty);
+        fmt_rf(c[7], r->rf_h, r->rf_w);
         if (fmt == DSE_FORMAT_CSV) {
-            fmt_int(c[7], r->cost.weights, 0);
-            fmt_int(c[8], r->cost.biases, 0);
-            fmt_int(c[9], r->cost.other_ops, 0);
+            fmt_int(c[8], r->cost.weights, 0);
+            fmt_int(c[9], r->cost.biases, 0);
+            fmt_int(c[10], r->cost.other_ops, 0);
         }
     }
     if (fmt != DSE_FORMAT_CSV) {

@@ -42,6 +42,12 @@ struct dse_report_best {
 enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
                                  struct dse_report_best *best, struct dse_err *err);
 
+/* dse report DIR --plot-flops FILE: the plot of dse_report_sweep with forward FLOPs on x
+ * instead of model size, and the frontier on (max top-1, min FLOPs); before training, on
+ * (min FLOPs, min model size) with model size on y. Written like the plot (temporary
+ * file, then renamed). */
+enum dse_status dse_report_plot_flops(const char *dir, const char *svg_path, struct dse_err *err);
+
 /* The command that exports candidate id of sweep dir to ONNX, "dse export DIR --id ID
  * --out ID.onnx", the directory quoted for a POSIX shell where it needs quotes. */
 void dse_report_export_cmd(char *buf, size_t size, const char *dir, const char *id);

@@ -1,6 +1,7 @@
 /* report_sweep.c: `dse report DIR`: reads a sweep directory (docs/sweep-dir.md), picks
  * the Pareto frontier (analysis/pareto.c) and prints every candidate as Markdown, CSV,
- * TeX or JSON; optionally plots model size against FLOPs or accuracy as an SVG file.
+ * TeX or JSON; optionally plots accuracy (or the other cost) against model size or against
+ * FLOPs as SVG files.
  * Formats, frontier rules and the stable JSON keys: docs/report.md. */
 #include "dse/report.h"
 
@@ -304,6 +305,7 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
     tbl_head(t, "model MB", 1);
     tbl_head(t, "model MiB", 1);
     tbl_head(t, "GFLOP", 1);
+    tbl_head(t, "GMAC", 1);
     tbl_head(t, "train mem MiB", 1);
     tbl_head(t, "status", 0);
     if (t1) tbl_head(t, "top-1 %", 1);
@@ -324,6 +326,7 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
         snprintf(b, sizeof b, "%.2f", (double)c->rec.model_bytes / MIB);
         tbl_add(t, b);
         tbl_add(t, fmt_sig3(b, sizeof b, (double)c->rec.flops / 1e9));
+        tbl_add(t, fmt_sig3(b, sizeof b, (double)dse_cost_macs(c->rec.flops) / 1e9));
         if (c->train_mem_bytes >= 0) snprintf(b, sizeof b, "%.1f", (double)c->train_mem_bytes / MIB);
         else snprintf(b, sizeof b, "-");
         tbl_add(t, b);
@@ -508,7 +511,7 @@ static int write_md(FILE *f, const struct dse_sweep_view *s, const struct dse_ca
     fprintf(f, "Directory: %s. Varied: ", s->dir);
     for (int v = 0; v < s->n_varied; v++) fprintf(f, "%s%s", v ? ", " : "", s->varied[v]);
     fprintf(f, "%s. Sizes: 4 bytes per value, MB = 10^6 bytes, MiB = 2^20 bytes; GFLOP = "
-               "forward, one image, 2 per multiply-add.\n\n", s->n_varied ? "" : "none");
+               "forward, one image, 2 per multiply-add; GMAC = multiply-adds = GFLOP / 2.\n\n", s->n_varied ? "" : "none");
     table_human(&t, s, s->by_size, s->n, 1, "★");
     int oom = t.oom;
     if (!oom) tbl_print_md(f, &t);
@@ -545,7 +548,7 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
     tbl_head(&t, "id", 0);
     tbl_head(&t, "index", 0);
     for (int v = 0; v < n_keys; v++) tbl_head(&t, keys[v], 0);
-    static const char *const rest[] = { "params", "model_bytes", "model_mb", "model_mib", "flops",
+    static const char *const rest[] = { "params", "model_bytes", "model_mb", "model_mib", "flops", "macs",
                                         "train_mem_bytes", "status", "pruned_by", "top1", "top5",
                                         "frontier" };
     for (int k = 0; k < DSE_ARRAY_LEN(rest); k++) tbl_head(&t, rest[k], 0);
@@ -568,6 +571,7 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
         tbl_add(&t, fmt_num(b, sizeof b, (double)c->rec.model_bytes / 1e6));
         tbl_add(&t, fmt_num(b, sizeof b, (double)c->rec.model_bytes / MIB));
         tbl_add(&t, fmt_int(b, sizeof b, c->rec.flops, 0));
+        tbl_add(&t, fmt_int(b, sizeof b, dse_cost_macs(c->rec.flops), 0));
         tbl_add(&t, c->train_mem_bytes >= 0 ? fmt_int(b, sizeof b, c->train_mem_bytes, 0) : "");
         tbl_add(&t, dse_rec_status_str(c->rec.status));
         tbl_add(&t, c->rec.pruned_by);
@@ -626,7 +630,8 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
         fprintf(f, ",\n   \"params\": %" PRId64 ", \"model_bytes\": %" PRId64, c->rec.params, c->rec.model_bytes);
         fprintf(f, ", \"model_mb\": %s", fmt_num(b, sizeof b, (double)c->rec.model_bytes / 1e6));
         fprintf(f, ", \"model_mib\": %s", fmt_num(b, sizeof b, (double)c->rec.model_bytes / MIB));
-        fprintf(f, ", \"flops\": %" PRId64 ", \"train_mem_bytes\": ", c->rec.flops);
+        fprintf(f, ", \"flops\": %" PRId64 ", \"macs\": %" PRId64 ", \"train_mem_bytes\": ", c->rec.flops,
+                dse_cost_macs(c->rec.flops));
         if (c->train_mem_bytes >= 0) fprintf(f, "%" PRId64, c->train_mem_bytes);
         else fputs("null", f);
         fprintf(f, ",\n   \"status\": \"%s\", \"pruned_by\": ", dse_rec_status_str(c->rec.status));
@@ -741,6 +746,7 @@ struct pt {
     const struct dse_cand *c;
     double             px, py;
     int                band;    /* drawn in the "not trained" strip */
+    int                front;   /* on the frontier of the plot's view */
     char               label[160];
 };
 
@@ -790,7 +796,7 @@ static void place_labels(struct pt *p, int n, double fs, struct box frame, const
     int m = 0;
     for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < n; i++)
-            if ((pass == 0 && p[i].c->on_front) || (pass == 1 && !p[i].c->on_front && !p[i].band)
+            if ((pass == 0 && p[i].front) || (pass == 1 && !p[i].front && !p[i].band)
                 || (pass == 2 && p[i].band))
                 order[m++] = i;
     int np = 0;
@@ -904,13 +910,16 @@ static void svg_grid(FILE *f, const struct axis *ax, const struct axis *ay, doub
     fputs("</g>\n", f);
 }
 
-/* The plotting area's frame and both axis labels (x: model size in MB). */
+#define XLABEL_SIZE  "model size (MB = 10^6 bytes, 4 bytes per parameter)"
+#define XLABEL_FLOPS "forward GFLOP per image (2 per multiply-add; GMAC = GFLOP / 2)"
+
+/* The plotting area's frame and both axis labels. */
 static void svg_frame(FILE *f, double left, double right, double top, double axis_y, double bottom,
-                      const char *ylabel) {
+                      const char *xlabel, const char *ylabel) {
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
                "stroke=\"#444\"/>\n", left, top, right - left, axis_y - top);
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"13\" text-anchor=\"middle\" fill=\"#222\">"
-               "model size (MB = 10^6 bytes, 4 bytes per parameter)</text>\n", (left + right) / 2, SVG_H - 28);
+               "%s</text>\n", (left + right) / 2, SVG_H - 28, xlabel);
     fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" font-size=\"13\" "
                "text-anchor=\"middle\" fill=\"#222\">%s</text>\n", (top + bottom) / 2, ylabel);
 }
@@ -928,28 +937,68 @@ static void svg_step(FILE *f, const double *x, const double *y, int n, const cha
     fputs("\"/>\n", f);
 }
 
-/* p, lx, ly, anchor, fx, fy: room for s->n entries each; lim: the space's limits to draw. */
-static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_sweep_limits *lim, struct pt *p,
-                      double *lx, double *ly, int *anchor, double *fx, double *fy) {
+/* The two views of a sweep's plot: model size on x (--plot) or forward FLOPs (--plot-flops).
+ * y is top-1 once the sweep is trained, else the other cost. Each view has its frontier. */
+enum plot_x { PLOT_X_SIZE, PLOT_X_FLOPS };
+
+static double view_x(enum plot_x v, const struct dse_cand *c) { /* MB (as max_model_mb) or GFLOP */
+    return v == PLOT_X_FLOPS ? (double)c->rec.flops / 1e9 : (double)c->rec.model_bytes / 1e6;
+}
+
+static double view_y(const struct dse_sweep_view *s, enum plot_x v, const struct dse_cand *c) {
+    if (s->trained) return 100.0 * c->rec.top1;
+    return v == PLOT_X_FLOPS ? (double)c->rec.model_bytes / 1e6 : (double)c->rec.flops / 1e9;
+}
+
+static const char *view_objective(const struct dse_sweep_view *s, enum plot_x v) {
+    if (v == PLOT_X_SIZE) return objective(s);
+    return s->trained ? "max top1, min FLOPs" : "min FLOPs, min model size";
+}
+
+/* The view's frontier into out (indices into s->c, by increasing x); returns its size. The
+ * size view's is the sweep's own (s->front). The FLOPs view's is computed on (top-1,
+ * FLOPs), or before training on (FLOPs, model size), over the candidates the sweep's rule
+ * ranks (dse_sweep_ranked). x, y, scratch: room for s->n each. */
+static int view_front(const struct dse_sweep_view *s, enum plot_x v, double *x, double *y, int *out, int *scratch) {
+    if (v == PLOT_X_SIZE) {
+        for (int k = 0; k < s->n_front; k++) out[k] = (int)(s->front[k] - s->c);
+        return s->n_front;
+    }
+    for (int i = 0; i < s->n; i++) {
+        const struct dse_cand *c = &s->c[i];
+        x[i] = dse_sweep_ranked(s, c) ? (double)c->rec.flops : NAN;
+        y[i] = s->trained ? c->rec.top1 : (double)c->rec.model_bytes;
+    }
+    return dse_pareto_front(x, y, s->n, s->trained, out, scratch);
+}
+
+/* p, lx, ly, anchor, fx, fy, front: room for s->n entries each; lim: the space's limits to draw. */
+static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view, const struct dse_sweep_limits *lim,
+                      struct pt *p, double *lx, double *ly, int *anchor, double *fx, double *fy, int *front) {
     const double left = 84, right = SVG_W - 30, top = 92, axis_y = SVG_H - 70;
+    const int    n_front = view_front(s, view, fx, fy, front, anchor); /* before fx, fy, anchor take pixels */
+    /* each limit on the axis of its unit: MB (max_model_mb) and GFLOP (max_flops) */
+    const double lim_xv = view == PLOT_X_FLOPS ? lim->gflop : lim->mb;
+    const double lim_yv = view == PLOT_X_FLOPS ? lim->mb : lim->gflop;
+    const char  *x_unit = view == PLOT_X_FLOPS ? "GFLOP" : "MB", *y_unit = view == PLOT_X_FLOPS ? "MB" : "GFLOP";
     int          band = 0;
     for (int i = 0; i < s->n; i++) band |= s->trained && isnan(s->c[i].rec.top1);
     const double bottom = band ? axis_y - 54 : axis_y; /* of the main area */
     double       xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = s->by_size[i];
-        double x = (double)c->rec.model_bytes / 1e6; /* MB, as the space's max_model_mb */
+        double x = view_x(view, c);
         xlo = fmin(xlo, x), xhi = fmax(xhi, x);
         if (!s->trained || !isnan(c->rec.top1)) {
-            double y = s->trained ? 100.0 * c->rec.top1 : (double)c->rec.flops / 1e9;
+            double y = view_y(s, view, c);
             ylo = fmin(ylo, y), yhi = fmax(yhi, y);
         }
     }
     /* a limit near the data is drawn (the axis stretched to it); one far beyond is not */
-    const int lim_x = lim->mb > 0 && lim->mb <= xhi + (xhi - xlo) + 0.5 * xhi;
-    const int lim_y = !s->trained && lim->gflop > 0 && lim->gflop <= yhi + (yhi - ylo) + 0.5 * yhi;
-    if (lim_x) xlo = fmin(xlo, lim->mb), xhi = fmax(xhi, lim->mb);
-    if (lim_y) ylo = fmin(ylo, lim->gflop), yhi = fmax(yhi, lim->gflop);
+    const int lim_x = lim_xv > 0 && lim_xv <= xhi + (xhi - xlo) + 0.5 * xhi;
+    const int lim_y = !s->trained && lim_yv > 0 && lim_yv <= yhi + (yhi - ylo) + 0.5 * yhi;
+    if (lim_x) xlo = fmin(xlo, lim_xv), xhi = fmax(xhi, lim_xv);
+    if (lim_y) ylo = fmin(ylo, lim_yv), yhi = fmax(yhi, lim_yv);
     struct axis ax, ay;
     axis_fit(&ax, xlo, xhi, left, right);
     axis_fit(&ay, ylo, yhi, bottom, top);
@@ -962,9 +1011,10 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_
         int    o = 0;
         p[i].c = c;
         p[i].band = s->trained && isnan(c->rec.top1);
-        p[i].px = axis_px(&ax, (double)c->rec.model_bytes / 1e6);
-        p[i].py = p[i].band ? axis_y - 24
-                            : axis_px(&ay, s->trained ? 100.0 * c->rec.top1 : (double)c->rec.flops / 1e9);
+        p[i].front = 0;
+        for (int k = 0; k < n_front && !p[i].front; k++) p[i].front = &s->c[front[k]] == c;
+        p[i].px = axis_px(&ax, view_x(view, c));
+        p[i].py = p[i].band ? axis_y - 24 : axis_px(&ay, view_y(s, view, c));
         p[i].label[0] = '\0';
         for (int v = 0; v < s->n_varied && o < (int)sizeof p[i].label; v++)
             o += snprintf(p[i].label + o, sizeof p[i].label - (size_t)o, "%s%s=%s", v ? " " : "",
@@ -973,15 +1023,15 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_
         if (!s->n_varied) snprintf(p[i].label, sizeof p[i].label, "#%" PRId64, c->rec.index);
         utf8_trim(p[i].label);
     }
-    /* the frontier line, in x order (s->front is sorted by model size) */
+    /* the frontier line, in x order (view_front's order) */
     int nf = 0;
-    for (int k = 0; k < s->n_front; k++)
+    for (int k = 0; k < n_front; k++)
         for (int i = 0; i < s->n; i++)
-            if (p[i].c == s->front[k]) fx[nf] = p[i].px, fy[nf++] = p[i].py;
+            if (p[i].c == &s->c[front[k]]) fx[nf] = p[i].px, fy[nf++] = p[i].py;
     struct box frame = { left + 2, top + 2, right - 2, axis_y - 2 };
     place_labels(p, s->n, fs, frame, fx, fy, nf, lx, ly, anchor);
 
-    const char *ylabel = s->trained ? "top-1 accuracy (%)" : "forward GFLOP per image";
+    const char *ylabel = s->trained ? "top-1 accuracy (%)" : view == PLOT_X_FLOPS ? XLABEL_SIZE : "forward GFLOP per image";
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
                "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n",
             SVG_W, SVG_H, SVG_W, SVG_H);
@@ -994,16 +1044,17 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_
     fprintf(f, "<text x=\"%.1f\" y=\"26\" font-size=\"17\" font-weight=\"bold\" "
                "text-anchor=\"middle\" fill=\"#222\">Sweep ", SVG_W / 2.0);
     svg_text(f, s->space);
-    fprintf(f, ": model size vs %s</text>\n", s->trained ? "top-1 accuracy" : "forward FLOPs");
+    fprintf(f, ": %s vs %s</text>\n", view == PLOT_X_FLOPS ? "forward FLOPs" : "model size",
+            s->trained ? "top-1 accuracy" : view == PLOT_X_FLOPS ? "model size" : "forward FLOPs");
     char counts[200];
     counts_text(counts, sizeof counts, s);
     fprintf(f, "<text x=\"%.1f\" y=\"46\" font-size=\"12\" text-anchor=\"middle\" fill=\"#555\">"
                "%d candidate%s (%s); frontier (%s): %d point%s</text>\n", SVG_W / 2.0, s->n,
             s->n == 1 ? "" : "s", counts,
-            objective(s), s->n_front, s->n_front == 1 ? "" : "s");
+            view_objective(s, view), n_front, n_front == 1 ? "" : "s");
     int plain = 0; /* ordinary points: not pruned, not on the frontier */
     for (int i = 0; i < s->n; i++) /* drawn in the plain style: not pruned, stopped, untrained or on the frontier */
-        plain |= !p[i].c->on_front && p[i].c->rec.status != DSE_REC_PRUNED && p[i].c->rec.status != DSE_REC_STOPPED && !p[i].band;
+        plain |= !p[i].front && p[i].c->rec.status != DSE_REC_PRUNED && p[i].c->rec.status != DSE_REC_STOPPED && !p[i].band;
     write_legend(f, s, left, 72, plain, nf > 0, band, lim_x || lim_y);
 
     svg_grid(f, &ax, &ay, left, right, top, axis_y);
@@ -1013,25 +1064,25 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#666\" text-anchor=\"end\">"
                    "no top-1</text>\n", left - 8, axis_y - 20);
     }
-    svg_frame(f, left, right, top, axis_y, bottom, ylabel);
+    svg_frame(f, left, right, top, axis_y, bottom, view == PLOT_X_FLOPS ? XLABEL_FLOPS : XLABEL_SIZE, ylabel);
 
     /* the limits, the frontier, then the points, the frontier on top, then the labels */
     const char *dash = "stroke=\"#8c564b\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"";
     if (lim_x) {
-        double x = axis_px(&ax, lim->mb);
+        double x = axis_px(&ax, lim_xv);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" %s/>\n", x, top, x, axis_y, dash);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#8c564b\" text-anchor=\"end\">limit "
-                   "%g MB</text>\n", x - 4, top + 14, lim->mb);
+                   "%g %s</text>\n", x - 4, top + 14, lim_xv, x_unit);
     }
     if (lim_y) {
-        double y = axis_px(&ay, lim->gflop);
+        double y = axis_px(&ay, lim_yv);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" %s/>\n", left, y, right, y, dash);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#8c564b\" text-anchor=\"end\">limit "
-                   "%g GFLOP</text>\n", right - 4, y - 4, lim->gflop);
+                   "%g %s</text>\n", right - 4, y - 4, lim_yv, y_unit);
     }
     svg_step(f, fx, fy, nf, "#d62728");
     for (int i = 0; i < s->n; i++) {
-        if (p[i].c->on_front) continue;
+        if (p[i].front) continue;
         if (p[i].c->rec.status == DSE_REC_PRUNED)
             svg_circle(f, &p[i], "r=\"5\" fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\"");
         else if (p[i].band)
@@ -1042,14 +1093,14 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, const struct dse_
             svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" stroke=\"white\" stroke-width=\"1\"");
     }
     for (int i = 0; i < s->n; i++)
-        if (p[i].c->on_front)
+        if (p[i].front)
             svg_circle(f, &p[i], "r=\"6\" fill=\"#d62728\" stroke=\"#7f1416\" stroke-width=\"1\"");
     static const char *const anchors[] = { "start", "middle", "end" };
     fprintf(f, "<g font-size=\"%.0f\" fill=\"#333\">\n", fs);
     for (int i = 0; i < s->n; i++) {
         if (anchor[i] < 0) continue;
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s>", lx[i], ly[i],
-                anchors[anchor[i]], p[i].c->on_front ? " font-weight=\"bold\"" : "");
+                anchors[anchor[i]], p[i].front ? " font-weight=\"bold\"" : "");
         svg_text(f, p[i].label);
         fputs("</text>\n", f);
     }
@@ -1062,13 +1113,20 @@ struct svg_job {
     const struct dse_sweep_view *s;
     struct pt          *p;
     double             *lx, *ly, *fx, *fy;
-    int                *anchor;
+    int                *anchor, *front;
 };
 
 typedef void (*svg_fn)(FILE *f, const struct svg_job *j);
 
+/* What the plot writers need besides the sweep: the view and the space's limits. */
+struct plot_job {
+    enum plot_x             view;
+    struct dse_sweep_limits lim;
+};
+
 static void plot_svg(FILE *f, const struct svg_job *j) {
-    write_svg(f, j->s, j->extra, j->p, j->lx, j->ly, j->anchor, j->fx, j->fy); /* extra: the space's limits */
+    const struct plot_job *o = j->extra;
+    write_svg(f, j->s, o->view, &o->lim, j->p, j->lx, j->ly, j->anchor, j->fx, j->fy, j->front);
 }
 
 /* Written to a temporary file beside path, then renamed over it. */
@@ -1077,11 +1135,12 @@ static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char
     size_t      n = (size_t)(s->n ? s->n : 1);
     struct svg_job j = { .extra = extra, .s = s, .p = calloc(n, sizeof(struct pt)), .lx = calloc(n, sizeof(double)),
                          .ly = calloc(n, sizeof(double)), .fx = calloc(n, sizeof(double)),
-                         .fy = calloc(n, sizeof(double)), .anchor = calloc(n, sizeof(int)) };
+                         .fy = calloc(n, sizeof(double)), .anchor = calloc(n, sizeof(int)),
+                         .front = calloc(n, sizeof(int)) };
     size_t      len = strlen(path) + 32;
     char       *tmp = malloc(len);
     enum dse_status st = DSE_OK;
-    if (!j.p || !j.lx || !j.ly || !j.anchor || !j.fx || !j.fy || !tmp) {
+    if (!j.p || !j.lx || !j.ly || !j.anchor || !j.fx || !j.fy || !j.front || !tmp) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto out;
     }
@@ -1103,13 +1162,14 @@ static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char
         st = dse_err_set(err, DSE_ERR_IO, path, 0, "cannot write the %s: %s", what, strerror(e));
     }
 out:
-    free(j.p), free(j.lx), free(j.ly), free(j.anchor), free(j.fx), free(j.fy), free(tmp);
+    free(j.p), free(j.lx), free(j.ly), free(j.anchor), free(j.fx), free(j.fy), free(j.front), free(tmp);
     return st;
 }
 
-static enum dse_status write_plot(const struct dse_sweep_view *s, const char *plot_path, struct dse_err *err) {
-    const struct dse_sweep_limits lim = dse_sweep_limits(s->dir);
-    return write_svg_file(s, plot_path, plot_svg, "plot", err, &lim);
+static enum dse_status write_plot(const struct dse_sweep_view *s, enum plot_x view, const char *plot_path,
+                                  struct dse_err *err) {
+    const struct plot_job o = { .view = view, .lim = dse_sweep_limits(s->dir) };
+    return write_svg_file(s, plot_path, plot_svg, "plot", err, &o);
 }
 
 /* ---- several sweeps' frontiers on one plot -------------------------------------------- */
@@ -1160,7 +1220,7 @@ static void overlay_svg(FILE *f, const struct dse_sweep_view *const *v, int n) {
     }
     fputs("</g>\n", f);
     svg_grid(f, &ax, &ay, left, right, top, axis_y);
-    svg_frame(f, left, right, top, axis_y, axis_y, trained ? "top-1 accuracy (%)" : "forward GFLOP per image");
+    svg_frame(f, left, right, top, axis_y, axis_y, XLABEL_SIZE, trained ? "top-1 accuracy (%)" : "forward GFLOP per image");
     for (int k = 0; k < n; k++) {
         const struct dse_sweep_view *s = v[k];
         double *fx = calloc((size_t)(s->n_front ? s->n_front : 1), sizeof *fx);
@@ -1325,6 +1385,14 @@ enum dse_status dse_report_curves(const char *dir, const char *svg_path, struct 
     return st;
 }
 
+enum dse_status dse_report_plot_flops(const char *dir, const char *svg_path, struct dse_err *err) {
+    struct dse_sweep_view s;
+    enum dse_status       st = dse_sweep_read(&s, dir, err);
+    if (!st) st = write_plot(&s, PLOT_X_FLOPS, svg_path, err);
+    dse_sweep_view_free(&s);
+    return st;
+}
+
 enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
                                  struct dse_report_best *best, struct dse_err *err) {
     struct dse_sweep_view    s;
@@ -1346,7 +1414,7 @@ enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, 
     }
     if (oom) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     else if (ferror(f)) st = dse_err_set(err, DSE_ERR_IO, NULL, 0, "cannot write the report");
-    if (!st && plot_path) st = write_plot(&s, plot_path, err);
+    if (!st && plot_path) st = write_plot(&s, PLOT_X_SIZE, plot_path, err);
     dse_sweep_view_free(&s);
     return st;
 }

@@ -33,7 +33,7 @@ double dse_evo_cost_value(enum dse_evo_cost c, const struct dse_cost_totals *one
     case DSE_EVO_PARAMS:    return (double)one->params;
     case DSE_EVO_MODEL_MB:  return (double)one->param_bytes / 1e6;
     case DSE_EVO_FLOPS:     return (double)one->flops;
-    case DSE_EVO_MACS:      return (double)one->flops / 2;
+    case DSE_EVO_MACS:      return (double)dse_cost_macs(one->flops);
     case DSE_EVO_TRAIN_MEM: return (double)train_mem / 1048576.0;
     case DSE_EVO_COST_COUNT: break;
     }

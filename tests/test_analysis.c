@@ -280,12 +280,37 @@ static void test_rows_expand(void) {
     costed_free(&c);
 }
 
+/* MACs (multiply-accumulates, what ptflops and fvcore count) beside our FLOPs (2 per
+ * multiply-add): dse_cost_macs, the one rule reports, dse analyze and the search use. */
+static void test_macs(void) {
+    struct costed c;
+    CHECK_OK(build_squeezenet(&c.net, 0, DSE_BYPASS_NONE));
+    cost(&c, 1);
+    /* SqueezeNet v1.0: the FLOPs of tests/golden/cli/analyze_squeezenet_v1.0.txt and
+     * docs/json.md; its MACs are half of them */
+    CHECK_INT_EQ(c.tot.flops, 1665335872);
+    CHECK_INT_EQ(dse_cost_macs(c.tot.flops), 832667936);
+    int64_t sum = 0;
+    for (int i = 0; i < c.net.n_layers; i++) {
+        sum += dse_cost_macs(c.layers[i].flops);
+        if (!strcmp(c.net.layers[i].name, "conv1")) /* 96 filters 3x7x7 over 111x111: multiply-adds by hand */
+            CHECK_INT_EQ(dse_cost_macs(c.layers[i].flops), 96LL * 3 * 7 * 7 * 111 * 111);
+    }
+    CHECK_INT_EQ(sum, 832667936); /* per layer, summed: the same */
+    costed_free(&c);
+    CHECK_OK(build_squeezenet(&c.net, 0, DSE_BYPASS_NONE));
+    cost(&c, 4);
+    CHECK_INT_EQ(dse_cost_macs(c.tot.flops), 4 * 832667936LL); /* whole batch, as FLOPs */
+    costed_free(&c);
+}
+
 static const struct check_case cases[] = {
     { "cost-nin-4.2",        test_nin_table_4_2 },
     { "cost-nin-4.3-4.8",    test_nin_modifications },
     { "cost-squeezenet-5.1", test_squeezenet_table_5_1 },
     { "cost-batch",          test_batch_scaling },
     { "cost-memory",         test_memory_estimates },
+    { "cost-macs",           test_macs },
     { "delta-reach",         test_delta_reach },
     { "delta-duplicates",    test_delta_duplicates },
     { "rows-expand",         test_rows_expand },

@@ -305,9 +305,9 @@ static void test_json(void) {
 
 static void test_csv_md(void) {
     char *s = report("experiments/nin_local_global/nin.cfg", NULL, DSE_FORMAT_CSV, 1024, 0);
-    CHECK(!strncmp(s, "layer,type,output,params,FLOPs,activations,RF,weights,biases,other_ops\n", 70));
-    CHECK(strstr(s, "\nconv1,conv,96x55x55,34944,215890329600,297369600,11,34848,96,") != NULL);
-    CHECK(strstr(s, "\ntotal,,,7595176,2265080463360,") != NULL);
+    CHECK(!strncmp(s, "layer,type,output,params,FLOPs,MACs,activations,RF,weights,biases,other_ops\n", 76));
+    CHECK(strstr(s, "\nconv1,conv,96x55x55,34944,215890329600,107945164800,297369600,11,34848,96,") != NULL);
+    CHECK(strstr(s, "\ntotal,,,7595176,2265080463360,1132540231680,") != NULL); /* MACs = FLOPs / 2 */
     free(s);
     s = report("experiments/squeezenet/squeezenet_v1.0.cfg", NULL, DSE_FORMAT_MD, 1, 1);
     CHECK(strstr(s, "| fire2/expand3x3 ") != NULL);

@@ -455,8 +455,8 @@ static void test_report_md(void) {
     CHECK_OK(st);
     CHECK(starts_with(s, "# Sweep small_grid: 6 candidates (2 pruned, 1 pending, 3 done)\n"));
     /* rows by model size; the frontier marked; pruned_by in the status cell */
-    CHECK(strstr(s, "| c75cea6b631602 |     0 | 0.25 |   0.25 | 1,000,000 |     4.00 |      3.81 |  1.00 |"
-                    "        1874.9 | done ") != NULL);
+    CHECK(strstr(s, "| c75cea6b631602 |     0 | 0.25 |   0.25 | 1,000,000 |     4.00 |      3.81 |  1.00 | 0.500 |"
+                    "        1874.9 | done ") != NULL); /* GMAC = GFLOP / 2 */
     CHECK(strstr(s, "| id             | index |   sr |") != NULL); /* the grid index beside the id */
     CHECK(!strstr(s, "## Next")); /* one candidate still pending: no best yet */
     CHECK(strstr(s, "|    50.0 |    75.0 | ★        |\n") != NULL);
@@ -519,14 +519,14 @@ static void test_report_csv(void) {
     /* every metaparameter, the fixed ones too (so sweeps' CSVs stack), in the records' order */
     CHECK(starts_with(s, "id,index,base_e,incr_e,freq,pct3x3,sr,bypass,input_c,input_h,input_w,classes,"
                          "conv1_filters,conv1_kernel,conv1_stride,conv1_pad,fires,pools,dropout,fire_dropout,params,"
-                         "model_bytes,model_mb,model_mib,flops,train_mem_bytes,status,pruned_by,top1,top5,"
+                         "model_bytes,model_mb,model_mib,flops,macs,train_mem_bytes,status,pruned_by,top1,top5,"
                          "frontier\n"));
     CHECK(strstr(s, "\nc75cea6b631602,0,128,128,2,0.25,0.25,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
-                    "0.5,0,1000000,4000000,4,3.814697265625,1000000000,1966000000,done,,0.5,0.75,yes\n") != NULL);
+                    "0.5,0,1000000,4000000,4,3.814697265625,1000000000,500000000,1966000000,done,,0.5,0.75,yes\n") != NULL);
     CHECK(strstr(s, "\nc26daa3fadf099,2,128,128,2,0.25,0.5,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
-                    "0.5,0,1500000,6000000,6,5.7220458984375,1500000000,2149000000,done,,0.55,0.78,\n") != NULL);
+                    "0.5,0,1500000,6000000,6,5.7220458984375,1500000000,750000000,2149000000,done,,0.55,0.78,\n") != NULL);
     CHECK(strstr(s, "\nc9dce5a1ddf29e,3,128,128,2,0.75,0.5,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
-                    "0.5,0,1800000,7200000,7.2,6.866455078125,1900000000,2293800000,pending,,,,\n") != NULL);
+                    "0.5,0,1800000,7200000,7.2,6.866455078125,1900000000,950000000,2293800000,pending,,,,\n") != NULL);
     /* RFC 4180: a field with a comma or quote is quoted, quotes doubled */
     CHECK(strstr(s, ",pruned,\"max_params = 2000000 (params 3000000, \"\"hard\"\" limit)\",,,\n")
           != NULL);
@@ -541,10 +541,10 @@ static void test_report_tex(void) {
     struct dse_err  err = { 0 };
     char           *s = run_report(SMALL, DSE_FORMAT_TEX, NULL, &st, &err);
     CHECK_OK(st);
-    CHECK(strstr(s, "\\begin{tabular}{lrrrrrrrrlrrl}\n\\toprule\n") != NULL);
-    CHECK(strstr(s, "id & index & sr & pct3x3 & params & model MB & model MiB & GFLOP & train mem MiB & "
+    CHECK(strstr(s, "\\begin{tabular}{lrrrrrrrrrlrrl}\n\\toprule\n") != NULL);
+    CHECK(strstr(s, "id & index & sr & pct3x3 & params & model MB & model MiB & GFLOP & GMAC & train mem MiB & "
                     "status & top-1 \\% & top-5 \\% & frontier \\\\\n\\midrule\n") != NULL);
-    CHECK(strstr(s, "c75cea6b631602 & 0 & 0.25 & 0.25 & 1,000,000 & 4.00 & 3.81 & 1.00 & 1874.9 & "
+    CHECK(strstr(s, "c75cea6b631602 & 0 & 0.25 & 0.25 & 1,000,000 & 4.00 & 3.81 & 1.00 & 0.500 & 1874.9 & "
                     "done & 50.0 & 75.0 & \\checkmark \\\\\n") != NULL);
     CHECK(strstr(s, "pruned: max\\_params = 2000000") != NULL);
     CHECK(strstr(s, "% dse report: Sweep small\\_grid:") != NULL);
@@ -588,6 +588,7 @@ static void test_report_json(void) {
         CHECK_STR_EQ(dse_json_get(mp, "pools")->str, "conv1,fire4,fire8");
         CHECK_INT_EQ(dse_json_get(c, "params")->integer, 1200000);
         CHECK_INT_EQ(dse_json_get(c, "flops")->integer, 1300000000);
+        CHECK_INT_EQ(dse_json_get(c, "macs")->integer, 650000000); /* FLOPs / 2 */
         CHECK_NEAR(dse_json_get(c, "model_mb")->number, 4.8, 1e-12);
         CHECK_STR_EQ(dse_json_get(c, "status")->str, "done");
         CHECK_NEAR(dse_json_get(c, "top1")->number, 0.55, 1e-12);
@@ -955,6 +956,98 @@ static void test_report_plot(void) {
     rm_tree(dir);
 }
 
+/* The ids of a plot's frontier points (red, r=6), in document order, space-separated. */
+static void front_ids(const char *svg, char *out, size_t size) {
+    out[0] = '\0';
+    for (const char *p = svg; p && (p = strstr(p, "r=\"6\" fill=\"#d62728\"")); p++) {
+        const char *t = strstr(p, "<title>"), *e = t ? strchr(t + 7, ' ') : NULL;
+        if (!e) break;
+        snprintf(out + strlen(out), size - strlen(out), "%s%.*s", out[0] ? " " : "", (int)(e - t - 7), t + 7);
+    }
+}
+
+/* dse report --plot-flops: top-1 against forward FLOPs with its own frontier (max top1,
+ * min FLOPs), which differs from the size plot's where a small model computes much and a
+ * large one little; before training, model size against FLOPs with the analytic frontier. */
+static void test_report_plot_flops(void) {
+    char tmpl[] = "/tmp/dse_test_flops.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    char sw[256], size_svg[300], flops_svg[300], ids[400];
+    enum dse_status st;
+    struct dse_err err = { 0 };
+    snprintf(sw, sizeof sw, "%s/trained", dir);
+    mkdir(sw, 0777);
+    put_sweep(sw, "flopsy", 6, "\"sr\"");
+    put_candidate(sw, "ca", 0, 0.125, 1000, 3000000000, "done", 0.7);  /* small model, many FLOPs */
+    put_candidate(sw, "cb", 1, 0.25, 3000, 1000000000, "done", 0.7);   /* large model, few FLOPs */
+    put_candidate(sw, "cc", 2, 0.5, 2000, 2000000000, "done", 0.6);    /* dominated in both views */
+    put_candidate(sw, "cd", 3, 0.75, 500, 4000000000, "done", 0.5);    /* smallest: size frontier only */
+    put_candidate(sw, "ce", 4, 1.0, 400, 500000000, "pruned", -1);     /* fewest FLOPs, but pruned */
+    put_candidate(sw, "cf", 5, 0.0625, 4000, 600000000, "pending", -1); /* not trained: not ranked */
+    snprintf(size_svg, sizeof size_svg, "%s/size.svg", dir);
+    snprintf(flops_svg, sizeof flops_svg, "%s/flops.svg", dir);
+    free(run_report(sw, DSE_FORMAT_MD, size_svg, &st, &err));
+    CHECK_OK(st);
+    CHECK_OK(dse_report_plot_flops(sw, flops_svg, &err));
+    char *a = slurp(size_svg), *b = slurp(flops_svg);
+    CHECK(a && b);
+    if (a && b) {
+        front_ids(a, ids, sizeof ids);
+        CHECK_STR_EQ(ids, "cd ca"); /* max top1, min model size */
+        front_ids(b, ids, sizeof ids);
+        CHECK_STR_EQ(ids, "cb"); /* max top1, min FLOPs */
+        CHECK(strstr(b, ">Sweep flopsy: forward FLOPs vs top-1 accuracy</text>") != NULL);
+        CHECK(strstr(b, "frontier (max top1, min FLOPs): 1 point</text>") != NULL);
+        CHECK(strstr(b, ">forward GFLOP per image (2 per multiply-add; GMAC = GFLOP / 2)</text>") != NULL);
+        CHECK(strstr(b, ">top-1 accuracy (%)</text>") != NULL);
+        CHECK(!strstr(b, "model size (MB"));
+        CHECK(strstr(a, "frontier (max top1, min model size): 2 points</text>") != NULL);
+    }
+    free(a), free(b);
+    check_svg(flops_svg, 6, "flopsy");
+
+    /* before training: model size against FLOPs; the frontier is the analytic one, and the
+     * space's limits move with their units (max_flops on x, max_model_mb on y) */
+    snprintf(sw, sizeof sw, "%s/analytic", dir);
+    mkdir(sw, 0777);
+    put_sweep(sw, "ana", 4, "\"sr\"");
+    put_candidate(sw, "ca", 0, 0.125, 1000000, 3000000000, "pending", -1);
+    put_candidate(sw, "cb", 1, 0.25, 1500000, 2000000000, "pending", -1);
+    put_candidate(sw, "cc", 2, 0.5, 2000000, 2500000000, "pending", -1);
+    put_candidate(sw, "cd", 3, 0.75, 2500000, 1000000000, "pending", -1);
+    write_file(sw, "space.cfg", "name = \"ana\";\nmetaparams = { sr = [0.125, 0.25]; };\n"
+                                "constraints = { max_model_mb = 9.5; max_flops = 2800000000L; };\n");
+    CHECK_OK(dse_report_plot_flops(sw, flops_svg, &err));
+    b = slurp(flops_svg);
+    CHECK(b != NULL);
+    if (b) {
+        front_ids(b, ids, sizeof ids);
+        CHECK_STR_EQ(ids, "ca cb cd"); /* the size view's frontier, as a set */
+        CHECK(strstr(b, ">Sweep ana: forward FLOPs vs model size</text>") != NULL);
+        CHECK(strstr(b, "frontier (min FLOPs, min model size): 3 points</text>") != NULL);
+        CHECK(strstr(b, "rotate(-90)\" font-size=\"13\" text-anchor=\"middle\" fill=\"#222\">model size (MB") != NULL);
+        /* the FLOPs limit is a vertical line (its label at the top), the size limit horizontal */
+        CHECK(strstr(b, "text-anchor=\"end\">limit 2.8 GFLOP</text>") && strstr(b, "y=\"106.0\" font-size=\"11\" "
+              "fill=\"#8c564b\" text-anchor=\"end\">limit 2.8 GFLOP</text>"));
+        CHECK(strstr(b, ">limit 9.5 MB</text>") != NULL);
+    }
+    free(b);
+    check_svg(flops_svg, 4, "ana");
+
+    /* the committed fixture, byte for byte: tests/sweeps/golden/small_flops.svg */
+    CHECK_OK(dse_report_plot_flops(SMALL, flops_svg, &err));
+    b = slurp(flops_svg);
+    CHECK(b != NULL);
+    if (b) check_golden("small_flops.svg", b);
+    free(b);
+    /* an unwritable path: the plot's I/O error */
+    CHECK_INT_EQ(dse_report_plot_flops(SMALL, "/nonexistent-dir/p.svg", &err), DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "cannot write the plot: No such file or directory");
+    rm_tree(dir);
+}
+
 static void test_report_errors(void) {
     char tmpl[] = "/tmp/dse_test_report.XXXXXX";
     char *dir = mkdtemp(tmpl);
@@ -1296,6 +1389,7 @@ static const struct check_case cases[] = {
     { "report-tex",    test_report_tex },
     { "report-json",   test_report_json },
     { "report-plot",   test_report_plot },
+    { "report-plot-flops", test_report_plot_flops },
     { "report-curves", test_report_curves },
     { "report-running", test_report_running },
     { "report-next",   test_report_next },

@@ -1449,6 +1449,18 @@ static void test_report(void) {
                               "epochs, 42%)"));
     free(text);
     unlink(log);
+    /* the finished sweep drew its figures: top-1 against size and against FLOPs, the curves */
+    static const char *const figs[] = { "frontier.svg", "frontier_flops.svg", "curves.svg" };
+    for (int k = 0; k < DSE_ARRAY_LEN(figs); k++) {
+        char fig[300];
+        snprintf(fig, sizeof fig, "%s/%s", ref, figs[k]);
+        CHECK(access(fig, R_OK) == 0);
+    }
+    snprintf(log, sizeof log, "%s/frontier_flops.svg", ref);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "frontier (max top1, min FLOPs)"));
+    free(text);
+    snprintf(log, sizeof log, "%s/report.log", scratch());
     const char *st[] = { "status", ref, NULL };
     CHECK_INT_EQ(run_dse(log, st, 60), 0);
     CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
