@@ -37,6 +37,7 @@
 #include "analysis/analysis.h"
 #include "sweep/evolve.h"
 #include "sweep/json_read.h"
+#include "sweep/search.h"
 #include "dse/netfile.h"
 #include "engine/cuda/cuda.h"
 #include "tests/check.h"
@@ -47,6 +48,7 @@
 
 #define TINY    "tests/spaces/sweep_tiny.cfg"
 #define DIVERGE "tests/spaces/sweep_diverge.cfg"
+#define EVO     "tests/spaces/sweep_evo.cfg"
 
 static int data_installed(void) {
     return access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) == 0;
@@ -1953,6 +1955,147 @@ static void test_evolve_quality(void) {
     evo_grid_free(&g);
 }
 
+
+/* ---- evolution sweeps: the search's log under kill -9 ------------------------------------ */
+
+/* The current search log of dir (its text into *text, caller frees), checked: it ended, its
+ * proposals are distinct, each has a final record in dir (and dir has no other), and
+ * replaying it from the seed gives every proposal again. Returns its proposals' count. */
+static int evo_check(const char *dir, const struct recs *x, char **text) {
+    struct dse_space sp;
+    struct dse_search_log lg;
+    struct dse_err err = { 0 };
+    int same = 0;
+    *text = NULL;
+    CHECK_OK(dse_space_load(EVO, &sp, &err));
+    CHECK_OK(dse_search_read(dir, &lg, &err));
+    CHECK(lg.ended);
+    CHECK_INT_EQ(lg.n_res, lg.n_prop); /* every proposal's result recorded, once (the reader refuses twice) */
+    CHECK_OK(dse_search_replay(&sp, &lg, &same, &err));
+    CHECK(same);
+    CHECK_INT_EQ(x->n, lg.n_prop);
+    for (int i = 0; i < lg.n_prop; i++) {
+        int found = 0;
+        for (int j = 0; j < lg.n_prop; j++) CHECK(j == i || strcmp(lg.prop[i].id, lg.prop[j].id));
+        for (int j = 0; j < x->n; j++)
+            if (!strcmp(x->r[j].id, lg.prop[i].id)) {
+                found = 1;
+                CHECK(dse_rec_final(&x->r[j]));
+            }
+        CHECK(found);
+    }
+    if (lg.text) *text = strndup(lg.text, lg.len);
+    int n = lg.n_prop;
+    dse_search_log_free(&lg);
+    dse_space_free(&sp);
+    return n;
+}
+
+/* The records of a that b also has equal b's, bit for bit (training is deterministic per
+ * candidate, whoever trains it and however often it is cut). Returns how many there were. */
+static int recs_common_same(const struct recs *a, const struct recs *b) {
+    int common = 0;
+    for (int i = 0; i < a->n; i++)
+        for (int j = 0; j < b->n; j++) {
+            if (strcmp(a->r[i].id, b->r[j].id)) continue;
+            struct recs x = { .n = 1 }, y = { .n = 1 };
+            x.r[0] = a->r[i], y.r[0] = b->r[j]; /* shallow: read only */
+            CHECK(recs_same(&x, &y));
+            common++;
+        }
+    return common;
+}
+
+/* An evolution search (tests/spaces/sweep_evo.cfg: budget 7, population 4, one epoch)
+ * run uninterrupted, then again with workers killed with SIGKILL at random moments and
+ * restarted:
+ *  - one worker at a time: the search log (every proposal and every result, in order) and
+ *    every record end as the uninterrupted run's, bit for bit; a worker also dies just
+ *    after it wrote a proposal to the log and before that proposal's candidate file;
+ *  - two workers at once: which candidates the search proposes after the initial
+ *    population depends on the order in which results were recorded, and so on timing;
+ *    what holds is that the budget is spent exactly (7 candidates, none twice, none lost),
+ *    every result is recorded once, the log replays to the same proposals, and each
+ *    candidate both runs trained has the same record, bit for bit. */
+static void test_evo_crash(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *env = getenv("DSE_CRASH_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
+    struct dse_pcg32 rng;
+    dse_pcg32_seed(&rng, seed, 13);
+    char ref[200], dir[200], log[260];
+    snprintf(ref, sizeof ref, "%s/evo_ref", scratch());
+    snprintf(log, sizeof log, "%s.log", ref);
+    const char *rargs[] = { "sweep", EVO, "--out", ref, "--workers", "1", "--conv", "gemm_batch", NULL };
+    double t0 = now_s();
+    CHECK_INT_EQ(run_dse(log, rargs, 120), 0);
+    printf("  reference: %.1f s\n", now_s() - t0);
+    struct recs a;
+    char *ta = NULL;
+    recs_load(ref, &a);
+    CHECK_INT_EQ(evo_check(ref, &a, &ta), 7);
+
+    for (int workers = 1; workers <= 2; workers++) {
+        snprintf(dir, sizeof dir, "%s/evo_crash_%d", scratch(), workers);
+        snprintf(log, sizeof log, "%s.log", dir);
+        const char *args[] = { "sweep", EVO, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--max-crashes",
+                               "1000", NULL };
+        t0 = now_s();
+        int kills = 0, bad = 0, done = 0;
+        if (workers == 1) { /* first: killed just after its second proposal reached the log */
+            setenv("DSE_TEST_SEARCH_KILL", "2", 1);
+            int rc = run_dse(log, args, 120);
+            unsetenv("DSE_TEST_SEARCH_KILL");
+            CHECK_INT_EQ(rc, -1);
+            kills++;
+        }
+        pid_t w[2] = { spawn(log, args), workers == 2 ? spawn(log, args) : 0 };
+        for (int round = 0; round < 40 && !done && kills < 6; round++) {
+            int k = workers == 2 ? (int)(dse_pcg32_next(&rng) & 1) : 0, status;
+            if (round % 2) holds_lease(dir, w[k], 2.0);
+            nap(0.02 + 0.5 * (double)dse_pcg32_next(&rng) / 4294967296.0);
+            pid_t r = waitpid(w[k], &status, WNOHANG);
+            if (r != 0) { /* ended by itself: the search is over */
+                bad |= r != w[k] || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+                w[k] = 0;
+                done = 1;
+                break;
+            }
+            kill(w[k], SIGKILL);
+            waitpid(w[k], &status, 0);
+            kills++;
+            w[k] = spawn(log, args);
+        }
+        for (int k = 0; k < 2; k++) bad |= w[k] && wait_for(w[k], 120) != 0;
+        CHECK(!bad);
+        CHECK_INT_EQ(run_dse(log, args, 60), 0); /* one more finds nothing to do */
+        printf("  %d worker%s at a time: %d SIGKILLs, %.1f s\n", workers, workers == 1 ? "" : "s", kills,
+               now_s() - t0);
+        CHECK(kills >= 3);
+        struct recs b;
+        char *tb = NULL;
+        recs_load(dir, &b);
+        CHECK_INT_EQ(evo_check(dir, &b, &tb), 7);
+        if (workers == 1) {
+            CHECK(recs_same(&a, &b));
+            CHECK(ta && tb && !strcmp(ta, tb)); /* the same proposals and results, in the same order */
+        } else {
+            int common = recs_common_same(&a, &b);
+            printf("  %d candidates in common with the uninterrupted search\n", common);
+            CHECK(common >= 4); /* the initial population at least */
+        }
+        free(tb);
+        recs_free(&b);
+        if (check_failures) show_log(log);
+    }
+    free(ta);
+    recs_free(&a);
+}
+
 static const struct check_case cases[] = {
     { "lease-claim",   test_lease_claim },
     { "lease-race",    test_lease_race },
@@ -1974,6 +2117,7 @@ static const struct check_case cases[] = {
     { "sweep-threads", test_threads },
     { "sweep-crash-gpu", test_crash_gpu },
     { "sweep-stall",   test_stall },
+    { "sweep-evo-crash", test_evo_crash },
     { "evolve-determinism", test_evolve_determinism },
     { "evolve-feasible",    test_evolve_feasible },
     { "evolve-exhaust",     test_evolve_exhaust },
