@@ -204,6 +204,13 @@ static enum dse_status commit(const char *dir, const struct dse_search_log *lg, 
     log_path(dir, lg->gen + 1, path, sizeof path);
     if ((st = dse_fs_create_atomic(path, all.p, all.n, &existed, err))) goto out;
     *won = !existed;
+    if (*won && latest_gen(dir) > lg->gen + 1) {
+        /* this worker read its log so long ago that gen + 1 had come and gone (removed
+         * below): its file is stale; take it back, as a lease claimer acting on an old view
+         * backs off */
+        unlink(path);
+        *won = 0;
+    }
     if (*won) /* the old gens are whole copies of a prefix of this one: keep the one before */
         for (int64_t g = lg->gen - 1; g >= 1; g--) {
             log_path(dir, g, path, sizeof path);
@@ -259,11 +266,13 @@ enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int
 
 enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
                                 const struct dse_rec *(*rec_of)(void *arg, const char *id), void *arg,
-                                int *changed, struct dse_err *err) {
+                                int *changed, char *what, int what_size, struct dse_err *err) {
     struct dse_search_log lg;
     enum dse_status st;
     struct buf add = { 0 };
+    char said[160] = "";
     *changed = 0;
+    if (what && what_size > 0) what[0] = '\0';
     if ((st = dse_search_read(dir, &lg, err))) return st;
     if (!lg.gen || lg.ended) goto out;
     struct dse_evo_opts o;
@@ -315,13 +324,17 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
             dse_space_candidate(s, next, &mp);
             dse_space_id(&mp, id);
             put(&add, "propose %s %llu\n", id, (unsigned long long)next);
+            snprintf(said, sizeof said, "proposed %s (index %llu), %d of %lld", id, (unsigned long long)next,
+                     lg.n_prop + 1, (long long)s->search.budget);
             proposed = 1;
         } else if (!n_excl) {
             put(&add, "end exhausted\n");
+            snprintf(said, sizeof said, "ended: the space holds no other feasible candidate");
             proposed = 1;
         }
     } else if (!n_excl) {
         put(&add, "end budget\n");
+        snprintf(said, sizeof said, "ended: the budget of %lld candidates is spent", (long long)s->search.budget);
         proposed = 1;
     }
     if (!add.p) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
@@ -329,6 +342,9 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         int won = 0;
         st = commit(dir, &lg, &add, &won, err);
         *changed = !st;
+        if (!st && won && what)
+            snprintf(what, (size_t)what_size, "search step %lld: %d result%s recorded%s%s", (long long)lg.gen + 1,
+                     newly, newly == 1 ? "" : "s", said[0] ? "; " : "", said);
         /* tests only (test_sweep sweep-evo-crash): die as a kill -9 would, just after the
          * Nth step this process won, before anything made the new proposal's file */
         const char *kill_at = getenv("DSE_TEST_SEARCH_KILL");

@@ -56,10 +56,11 @@ enum dse_status dse_search_files(const struct dse_space *s, const char *dir, con
  * budget is spent, or the space holds no more feasible candidates, and nothing is left
  * pending); write the next gen if anything changed. rec_of(arg, id) gives the worker's
  * record of a candidate (NULL: not known yet, so not final). *changed = 1 if a log (this
- * worker's, or a racing worker's) newer than the one read exists now. */
+ * worker's, or a racing worker's) newer than the one read exists now; what (may be NULL)
+ * then says what this worker's step did ("" if another worker's won). */
 enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
                                 const struct dse_rec *(*rec_of)(void *arg, const char *id), void *arg,
-                                int *changed, struct dse_err *err);
+                                int *changed, char *what, int what_size, struct dse_err *err);
 
 /* Replay lg from its start: every proposal again from the seed and the results in their
  * recorded order. *same = 1 if they match the log's, in order. */

@@ -1217,7 +1217,9 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
         }
         if (w->evolution && !w->ended) { /* nothing to train: record what has ended, propose the next */
             int changed = 0;
-            if ((st = dse_search_step(w->s, w->dir, rec_of, w, &changed, err))) return st;
+            char what[300];
+            if ((st = dse_search_step(w->s, w->dir, rec_of, w, &changed, what, sizeof what, err))) return st;
+            if (what[0]) say(w, "%s", what);
             if (changed) {
                 nap = 0.05;
                 continue;

@@ -1956,6 +1956,78 @@ static void test_evolve_quality(void) {
 }
 
 
+/* Candidate files in dir/candidates. */
+static int count_candidates(const char *dir) {
+    char path[600];
+    int n = 0;
+    snprintf(path, sizeof path, "%s/candidates", dir);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) n += e->d_name[0] != '.' && strstr(e->d_name, ".json") != NULL;
+    if (d) closedir(d);
+    return n;
+}
+
+/* The search section and --strategy (docs/space-format.md, "Search"): random draws the
+ * budget, grid covers the grid, a directory keeps its strategy; evolution's analytic
+ * phase writes the initial population only; dse status does not call a search finished
+ * while it may propose more. */
+static void test_strategy(void) {
+    char d1[200], d2[200], d3[200], log[260], *text = NULL;
+    snprintf(d1, sizeof d1, "%s/strat_random", scratch());
+    snprintf(d2, sizeof d2, "%s/strat_grid", scratch());
+    snprintf(d3, sizeof d3, "%s/strat_evo", scratch());
+    snprintf(log, sizeof log, "%s/strat.log", scratch());
+    const char *r1[] = { "sweep", EVO, "--out", d1, "--strategy", "random", "--analytic-only", NULL };
+    const char *r2[] = { "sweep", EVO, "--out", d1, "--strategy", "grid", "--analytic-only", NULL };
+    const char *g1[] = { "sweep", EVO, "--out", d2, "--strategy", "grid", "--analytic-only", NULL };
+    const char *e1[] = { "sweep", EVO, "--out", d3, "--analytic-only", NULL };
+    CHECK_INT_EQ(run_dse(log, r1, 60), 0);
+    CHECK_INT_EQ(count_candidates(d1), 7); /* budget 7 of 12, drawn as sample = 7 would */
+    CHECK_INT_EQ(run_dse(log, r2, 60), 2); /* a random sweep's directory refuses the grid */
+    CHECK_INT_EQ(run_dse(log, g1, 60), 0);
+    CHECK_INT_EQ(count_candidates(d2), 12);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "holds a sweep with strategy \"random\", and this command asks for \"grid\""));
+    free(text);
+    char path[300];
+    snprintf(path, sizeof path, "%s/sweep.json", d2);
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    CHECK(text && !strstr(text, "strategy")); /* a grid's manifest is as it was */
+    free(text);
+    snprintf(path, sizeof path, "%s/sweep.json", d1);
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    CHECK(text && strstr(text, "\"strategy\": \"random\""));
+    free(text);
+    CHECK_INT_EQ(run_dse(log, e1, 60), 0);
+    CHECK_INT_EQ(count_candidates(d3), 4); /* the initial population */
+    struct dse_search_log lg;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_search_read(d3, &lg, &err));
+    CHECK_INT_EQ(lg.gen, 1);
+    CHECK_INT_EQ(lg.n_prop, 4);
+    dse_search_log_free(&lg);
+    if (!data_installed()) {
+        printf("  (training part skipped: dataset-fashion-mnist not installed)\n");
+        return;
+    }
+    /* trained, then killed right after the first step: the population has ended, the
+     * search has not */
+    const char *t1[] = { "sweep", EVO, "--out", d3, "--workers", "1", "--conv", "gemm_batch", NULL };
+    setenv("DSE_TEST_SEARCH_KILL", "1", 1);
+    CHECK_INT_EQ(run_dse(log, t1, 120), -1);
+    unsetenv("DSE_TEST_SEARCH_KILL");
+    CHECK_INT_EQ(count_candidates(d3), 4); /* the fifth proposal is in the log, its file not made yet */
+    char slog[300];
+    snprintf(slog, sizeof slog, "%s/strat.status", scratch());
+    const char *sargs[] = { "status", d3, NULL };
+    CHECK_INT_EQ(run_dse(slog, sargs, 60), 0);
+    CHECK_OK(dse_fs_read(slog, &text, NULL, NULL));
+    CHECK(text && strstr(text, "Search: 5 proposed, 4 results recorded; more to propose") &&
+          strstr(text, "The search has not ended") && !strstr(text, "Finished."));
+    free(text);
+}
+
 /* ---- evolution sweeps: the search's log under kill -9 ------------------------------------ */
 
 /* The current search log of dir (its text into *text, caller frees), checked: it ended, its
@@ -2118,6 +2190,7 @@ static const struct check_case cases[] = {
     { "sweep-crash-gpu", test_crash_gpu },
     { "sweep-stall",   test_stall },
     { "sweep-evo-crash", test_evo_crash },
+    { "sweep-strategy", test_strategy },
     { "evolve-determinism", test_evolve_determinism },
     { "evolve-feasible",    test_evolve_feasible },
     { "evolve-exhaust",     test_evolve_exhaust },
