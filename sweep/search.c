@@ -294,8 +294,17 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
     for (int i = 0; i < lg.n_prop; i++) {
         const struct dse_search_prop *p = &lg.prop[i];
         if (p->recorded) continue;
-        const struct dse_rec *r = rec_of(arg, p->id);
-        if (!r || !dse_rec_final(r)) {
+        const struct dse_rec *seen = rec_of(arg, p->id);
+        struct dse_rec r;
+        dse_rec_init(&r);
+        /* the result as its file says it (a worker's own record of what it trained holds
+         * top-1 unrounded; the file, the shortest form of the float: every reader agrees) */
+        if (seen && dse_rec_final(seen) && (st = dse_rec_read(dir, p->id, &r, err))) {
+            dse_rec_deinit(&r);
+            goto free_out;
+        }
+        if (!seen || !dse_rec_final(seen) || !dse_rec_final(&r)) {
+            dse_rec_deinit(&r);
             excl[n_excl++] = p->index;
             continue;
         }
@@ -304,7 +313,8 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         memset(x, 0, sizeof *x);
         x->index = p->index;
         for (int j = 0; j < DSE_EVO_OBJ_MAX; j++) x->obj[j] = NAN;
-        x->obj[0] = r->status == DSE_REC_DONE && isfinite(r->top1) ? r->top1 : NAN;
+        x->obj[0] = r.status == DSE_REC_DONE && isfinite(r.top1) ? r.top1 : NAN;
+        dse_rec_deinit(&r);
         if ((st = dse_evo_costs(s, p->index, costs, n_cost, x->obj + 1, &pruned, err))) goto free_out;
         if (!isfinite(x->obj[0]))
             for (int j = 1; j <= n_cost; j++) x->obj[j] = NAN; /* seen, never a parent */

@@ -1215,7 +1215,14 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
             nap = 0.05;
             continue;
         }
-        if (w->evolution && !w->ended) { /* nothing to train: record what has ended, propose the next */
+        /* Nothing to train: record what has ended and propose the next, but only when every
+         * proposal that has not ended is being trained by a live worker. One that is free
+         * (a dead worker's, a lease being replaced, no memory for it on this GPU) is claimed
+         * on a later pass instead, so one worker at a time steps only when all have ended,
+         * and its search repeats exactly. */
+        int all_busy = 1;
+        for (int i = 0; i < w->n && all_busy; i++) all_busy = dse_rec_final(&w->c[i].rec) || w->c[i].live;
+        if (w->evolution && !w->ended && all_busy) {
             int changed = 0;
             char what[300];
             if ((st = dse_search_step(w->s, w->dir, rec_of, w, &changed, what, sizeof what, err))) return st;
