@@ -383,9 +383,13 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
                          OPT(CONV));
     int analytic = FLAG(ANALYTIC_ONLY);
     for (int k = 0; analytic && k < DSE_OPT_COUNT; k++) /* any training option given */
-        if (a->val[k] && k != DSE_OPT_OUT && k != DSE_OPT_ANALYTIC_ONLY)
-            return bad_usage(c->name, "--analytic-only trains nothing: give only --out with it%s", "");
+        if (a->val[k] && k != DSE_OPT_OUT && k != DSE_OPT_ANALYTIC_ONLY && k != DSE_OPT_STRATEGY)
+            return bad_usage(c->name, "--analytic-only trains nothing: give only --out (and --strategy) with it%s", "");
     if (dse_space_load(a->pos[0], &s, &err)) return fail(&err);
+    if (OPT(STRATEGY) && dse_space_set_strategy(&s, (enum dse_strategy)dse_strategy_find(OPT(STRATEGY)), &err)) {
+        dse_space_free(&s);
+        return fail(&err);
+    }
     snprintf(dir, sizeof dir, "%s", OPT(OUT) ? OPT(OUT) : "sweeps/");
     if (!OPT(OUT)) strncat(dir, s.name, sizeof dir - strlen(dir) - 1);
     rc = 0;

@@ -55,6 +55,7 @@ static const char usage_generate[] =
 
 static const char usage_sweep[] =
     "usage: dse sweep SPACE [--out DIR] [--workers N] [--threads T] [--budget E|Nh|Nm]\n"
+    "                       [--strategy grid|random|evolution]\n"
     "                       [--early-stop none|sh] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
     "                       [--conv auto|gemm_batch|gemm_image|winograd] [--lease-seconds S]\n"
     "                       [--max-crashes N] [--data-root DIR]\n"
@@ -244,6 +245,10 @@ static const struct dse_opt_line lines_generate[] = {
 static const struct dse_opt_line lines_sweep[] = {
     OWN(OUT, "the sweep directory"),
     OWN(ANALYTIC_ONLY, "cost and prune only; train nothing"),
+    OWN(STRATEGY, "grid (default: every candidate, or the space's sample), random (budget\n"
+                  "candidates drawn uniformly) or evolution (NSGA-II proposals, budget\n"
+                  "candidates in all); overrides the space's search.strategy, whose budget\n"
+                  "it takes (docs/space-format.md, \"Search\")"),
     OWN(WORKERS, "worker processes this command starts (default 2)"),
     OWN(THREADS, "engine threads per worker (default 1; 2 workers x 1 thread use two\n"
                  "cores best, docs/sweep-dir.md)"),

@@ -2,6 +2,7 @@
  * a list [a, b, c] or a range { start; stop; step | factor; }; every value is checked
  * by dse_mp_check where it is read, so errors name the line of the setting at fault. */
 #include "sweep/space.h"
+#include "sweep/evolve.h"
 
 #include <errno.h>
 #include <libconfig.h>
@@ -397,6 +398,99 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     return DSE_OK;
 }
 
+static const char *const strategy_names[DSE_SEARCH_COUNT] = {
+#define DSE_STRATEGY_NAME(e, name) name,
+    DSE_SEARCH_STRATEGIES(DSE_STRATEGY_NAME)
+#undef DSE_STRATEGY_NAME
+};
+
+const char *dse_strategy_str(enum dse_strategy s) {
+    return (unsigned)s < DSE_SEARCH_COUNT ? strategy_names[s] : "?";
+}
+
+int dse_strategy_find(const char *name) {
+    for (int k = 0; k < DSE_SEARCH_COUNT; k++)
+        if (!strcmp(strategy_names[k], name)) return k;
+    return -1;
+}
+
+/* search = { strategy = "grid" | "random" | "evolution"; budget = N; objectives = [...];
+ * pop = 16; seed = 1; } */
+static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, struct dse_space *out) {
+    struct dse_search *se = &out->search;
+    enum dse_status st;
+    char name[32] = "grid", allowed[200] = "";
+    double v;
+    if ((st = check_keys(cx, g, "search", "strategy budget objectives pop seed"))) return st;
+    se->present = 1;
+    se->line = (int)config_setting_source_line(g);
+    for (int k = 0; k < DSE_SEARCH_COUNT; k++)
+        snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", k ? " " : "", strategy_names[k]);
+    if ((st = get_str(cx, g, "strategy", allowed, name, sizeof name))) return st;
+    se->strategy = (enum dse_strategy)dse_strategy_find(name);
+    v = 0;
+    if ((st = get_num(cx, g, "budget", 1, DSE_SEARCH_BUDGET_MAX, 1, &v, NULL))) return st;
+    se->budget = (int64_t)v;
+    v = se->pop;
+    if ((st = get_num(cx, g, "pop", 1, 100000, 1, &v, NULL))) return st;
+    se->pop = (int)v;
+    v = (double)se->seed;
+    if ((st = get_num(cx, g, "seed", 0, 4294967295.0, 1, &v, NULL))) return st;
+    se->seed = (uint64_t)v;
+    const config_setting_t *ob = config_setting_get_member(g, "objectives");
+    if (ob) {
+        char names[200] = "";
+        for (int c = 0; c < DSE_EVO_COST_COUNT; c++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", c ? ", " : "",
+                     dse_evo_cost_name((enum dse_evo_cost)c));
+        if (config_setting_type(ob) != CONFIG_TYPE_ARRAY && config_setting_type(ob) != CONFIG_TYPE_LIST)
+            return fail(cx, ob, "objectives must be a list of costs to minimize beside top-1, e.g. [\"params\"]; "
+                        "expected some of: %s", names);
+        se->n_obj = 0;
+        for (int i = 0; i < config_setting_length(ob); i++) {
+            const config_setting_t *e = config_setting_get_elem(ob, (unsigned)i);
+            const char *n = config_setting_type(e) == CONFIG_TYPE_STRING ? config_setting_get_string(e) : NULL;
+            int c = n ? dse_evo_cost_find(n) : -1;
+            if (c < 0)
+                return fail(cx, e, "objectives: %s%s%s is not a cost; expected some of: %s (top-1 is always the "
+                            "first objective)", n ? "\"" : "", n ? n : "(not a string)", n ? "\"" : "", names);
+            for (int j = 0; j < se->n_obj; j++)
+                if (se->obj[j] == c) return fail(cx, e, "objectives: \"%s\" is listed twice", n);
+            se->obj[se->n_obj++] = c;
+        }
+        if (se->n_obj < 1)
+            return fail(cx, ob, "objectives is empty; expected at least one of: %s", names);
+    }
+    if (se->strategy == DSE_SEARCH_GRID && se->budget)
+        return fail(cx, config_setting_get_member(g, "budget"), "strategy \"grid\" trains the whole grid (or sample = "
+                    "N), so budget = %lld does not apply; give strategy = \"random\" or \"evolution\" with it",
+                    (long long)se->budget);
+    if (se->strategy != DSE_SEARCH_EVOLUTION && (config_setting_get_member(g, "pop") ||
+                                                 config_setting_get_member(g, "objectives")))
+        return fail(cx, config_setting_get_member(g, "pop") ? config_setting_get_member(g, "pop")
+                                                            : config_setting_get_member(g, "objectives"),
+                    "%s applies to strategy = \"evolution\" only",
+                    config_setting_get_member(g, "pop") ? "pop" : "objectives");
+    return DSE_OK;
+}
+
+enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st, struct dse_err *err) {
+    struct dse_search *se = &s->search;
+    se->strategy = st;
+    s->sample = s->file_sample, s->seed = s->file_seed;
+    if (st == DSE_SEARCH_GRID) return DSE_OK; /* a budget in the file is for the other strategies */
+    if (!se->budget)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "strategy \"%s\" needs a budget: search = { "
+                           "strategy = \"%s\"; budget = <candidates to train>; } (docs/space-format.md)",
+                           dse_strategy_str(st), dse_strategy_str(st));
+    if (s->file_sample > 0)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "sample = %lld and strategy \"%s\" both choose "
+                           "the candidates; give one (strategy \"random\" with budget = N draws N, as sample = N "
+                           "did)", (long long)s->file_sample, dse_strategy_str(st));
+    if (st == DSE_SEARCH_RANDOM) s->sample = se->budget, s->seed = se->seed; /* the sample's draw, seeded by search.seed */
+    return DSE_OK;
+}
+
 void dse_space_free(struct dse_space *s) {
     if (!s) return;
     for (int k = 0; k < DSE_AX_COUNT; k++) {
@@ -416,6 +510,7 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
 
     memset(out, 0, sizeof *out);
     out->path = path;
+    out->search.pop = 16, out->search.seed = 1, out->search.n_obj = 1, out->search.obj[0] = DSE_EVO_PARAMS;
     if ((st = dse_fs_read(path, &text, &len, err))) return st;
     out->hash = dse_fnv1a64(DSE_FNV64_INIT, text, len);
     config_init(&cfg);
@@ -439,7 +534,7 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
         goto done;
     }
     config_setting_t *root = config_root_setting(&cfg);
-    if ((st = check_keys(&cx, root, "the space file", "name metaparams macro sample seed constraints train")))
+    if ((st = check_keys(&cx, root, "the space file", "name metaparams macro sample seed constraints train search")))
         goto done;
     const char *name = NULL;
     const config_setting_t *ns = config_setting_get_member(root, "name");
@@ -503,8 +598,12 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
     if ((st = get_num(&cx, root, "seed", 0, 4294967295.0, 1, &v, NULL))) goto done;
     out->seed = (uint64_t)v;
 
+    out->file_sample = out->sample, out->file_seed = out->seed;
     const config_setting_t *t = config_setting_get_member(root, "train");
     if (t && (st = read_train(&cx, t, &out->train))) goto done;
+    const config_setting_t *se = config_setting_get_member(root, "search");
+    if (se && (st = read_search(&cx, se, out))) goto done;
+    if ((st = dse_space_set_strategy(out, out->search.strategy, err))) goto done;
     out->cons.train_mem_batch = out->train.present ? out->train.batch : 64;
     const config_setting_t *c = config_setting_get_member(root, "constraints");
     if (c) {

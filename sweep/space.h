@@ -56,6 +56,42 @@ struct dse_train {
     int      limit_test;      /* 0: every test image */
 };
 
+/* How a sweep chooses its candidates (the space file's `search` section, docs/space-format.md). */
+#define DSE_SEARCH_STRATEGIES(X) \
+    X(GRID,      "grid")         \
+    X(RANDOM,    "random")       \
+    X(EVOLUTION, "evolution")
+
+enum dse_strategy {
+#define DSE_STRATEGY_ENUM(e, name) DSE_SEARCH_##e,
+    DSE_SEARCH_STRATEGIES(DSE_STRATEGY_ENUM)
+#undef DSE_STRATEGY_ENUM
+    DSE_SEARCH_COUNT
+};
+
+const char *dse_strategy_str(enum dse_strategy s);
+/* The strategy named name, or -1. */
+int dse_strategy_find(const char *name);
+
+#define DSE_SEARCH_OBJ_MAX 8
+#define DSE_SEARCH_BUDGET_MAX 10000000
+
+struct dse_search {
+    int               present;     /* the file has a search section */
+    enum dse_strategy strategy;    /* grid (the default): every candidate, or `sample` */
+    int64_t           budget;      /* random, evolution: candidates to train (>= 1); 0 unset */
+    int               pop;         /* evolution: population size (default 16) */
+    uint64_t          seed;        /* random, evolution (default 1) */
+    int               n_obj;       /* costs minimized beside top-1 (objective.def names) */
+    int               obj[DSE_SEARCH_OBJ_MAX]; /* enum dse_evo_cost */
+    int               line;        /* the search section's line; 0 none */
+};
+
+struct dse_space;
+/* Set the strategy (dse sweep --strategy overrides the file's): DSE_ERR_CONFIG, naming the
+ * file, when random or evolution has no budget, or grid would be given a budget. */
+enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st, struct dse_err *err);
+
 struct dse_space {
     char     name[DSE_NAME_MAX];
     const char *path;         /* borrowed: the path given to dse_space_load */
@@ -68,6 +104,9 @@ struct dse_space {
     struct dse_constraints cons;
     int      cons_line[4];    /* lines of max_params, max_flops, max_model_mb, max_train_mem_mib */
     struct dse_train train;
+    struct dse_search search;
+    int64_t  file_sample;     /* `sample` as the file gives it (strategy random replaces sample) */
+    uint64_t file_seed;
 };
 
 const char *dse_axis_name(enum dse_axis_key k);

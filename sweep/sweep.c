@@ -10,6 +10,7 @@
 
 #include "analysis/analysis.h"
 #include "base/fs.h"
+#include "sweep/search.h"
 
 #define MAX_CANDIDATES 10000000ULL /* files in one directory; sample beyond this */
 
@@ -62,22 +63,30 @@ static enum dse_status claim_dir(const struct dse_space *s, const char *dir, uin
     json_escape(name, sizeof name, s->name);
     json_escape(file, sizeof file, s->path);
     snprintf(want, sizeof want, "%016llx", (unsigned long long)s->hash);
+    char strategy[64] = "", have_strategy[32] = "grid"; /* grid: no key, so grid sweeps' manifests stay as they were */
+    if (s->search.strategy != DSE_SEARCH_GRID)
+        snprintf(strategy, sizeof strategy, "  \"strategy\": \"%s\",\n", dse_strategy_str(s->search.strategy));
     snprintf(buf, sizeof buf,
              "{\n  \"format\": \"dse-sweep-1\",\n  \"space\": %s,\n  \"space_file\": %s,\n"
              "  \"space_hash\": \"%s\",\n  \"candidates\": %llu,\n  \"varied\": [%s],\n"
-             "  \"created\": \"%s\",\n  \"dse_version\": \"" DSE_VERSION "\"\n}\n",
-             name, file, want, (unsigned long long)n, varied, stamp);
+             "%s  \"created\": \"%s\",\n  \"dse_version\": \"" DSE_VERSION "\"\n}\n",
+             name, file, want, (unsigned long long)n, varied, strategy, stamp);
     snprintf(path, sizeof path, "%s/sweep.json", dir);
     if ((st = dse_fs_create_atomic(path, buf, strlen(buf), &existed, err))) return st;
     if (existed) {
         char *text;
         if ((st = dse_fs_read(path, &text, NULL, err))) return st;
         int ok = json_string_field(text, "space_hash", hash, sizeof hash) == 0 && !strcmp(hash, want);
+        json_string_field(text, "strategy", have_strategy, sizeof have_strategy);
         free(text);
         if (!ok)
             return dse_err_set(err, DSE_ERR_CONFIG, dir, 0,
                                "holds a sweep of another space file (space_hash %s, this file's is %s); "
                                "give another --out directory", hash[0] ? hash : "missing", want);
+        if (strcmp(have_strategy, dse_strategy_str(s->search.strategy)))
+            return dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "holds a sweep with strategy \"%s\", and this command "
+                               "asks for \"%s\"; give the same strategy (or --strategy %s), or another --out directory",
+                               have_strategy, dse_strategy_str(s->search.strategy), have_strategy);
     }
     char *copy;
     size_t clen;
@@ -210,6 +219,30 @@ enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struc
     return st;
 }
 
+enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char *dir, uint64_t k, int *existed,
+                                           struct dse_err *err) {
+    struct dse_net net;
+    struct dse_cost_layer *costs = NULL;
+    struct dse_cost_totals one, train;
+    struct dse_mp mp;
+    size_t cap = 0;
+    char id[DSE_ID_SIZE], why[200], text[4096], path[4200];
+    const char *pruned_by;
+    dse_net_init(&net, s->name, 1, 1, 1);
+    dse_space_candidate(s, k, &mp);
+    enum dse_status st = cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err);
+    if (!st) {
+        dse_space_id(&mp, id);
+        int len = candidate_json(text, sizeof text, s, id, k, &mp, &one, train.mem_train_bytes,
+                                 s->cons.train_mem_batch, pruned_by);
+        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
+        st = dse_fs_create_atomic(path, text, (size_t)len, existed, err);
+    }
+    free(costs);
+    dse_net_deinit(&net);
+    return st;
+}
+
 enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, char *buf, int size, int *len,
                                          int *pruned, struct dse_err *err) {
     struct dse_net net;
@@ -261,6 +294,15 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
     struct dse_cost_layer *costs = NULL;
     size_t cap = 0;
     memset(sum, 0, sizeof *sum);
+    if (s->search.strategy == DSE_SEARCH_EVOLUTION) { /* the proposals so far: the initial population at first */
+        int n_prop = 0;
+        snprintf(path, sizeof path, "%s/candidates", dir);
+        if ((st = dse_fs_mkdirs(path, err)) || (st = claim_dir(s, dir, (uint64_t)s->search.budget, err)) ||
+            (st = dse_search_start(s, dir, &n_prop, err)))
+            return st;
+        sum->candidates = sum->kept = (uint64_t)n_prop;
+        return DSE_OK;
+    }
     dse_net_init(&net, s->name, 1, 1, 1);
 
     if ((st = dse_space_indices(s, MAX_CANDIDATES, &idx, &n, err))) return st;

@@ -35,6 +35,11 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
 enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struct dse_cost_totals *one,
                                     int64_t *train_mem, int *pruned, struct dse_err *err);
 
+/* Create DIR/candidates/<id>.json of grid index k as the analytic sweep writes it, if it
+ * is absent (*existed = 1 then: left alone). */
+enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char *dir, uint64_t k, int *existed,
+                                           struct dse_err *err);
+
 /* The analytic part of grid index k's candidate file (every key before "status", the
  * object left open) into buf; *pruned = 1 if a constraint prunes it. */
 enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, char *buf, int size, int *len,

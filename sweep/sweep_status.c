@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sweep/json_read.h"
+#include "sweep/search.h"
 #include "sweep/sweep_read.h"
 
 struct status_cand {
@@ -45,9 +46,9 @@ __attribute__((format(printf, 2, 3))) static void say(FILE *f, const char *fmt, 
  * is being trained, though a worker may be between candidates or waiting for a GPU) or
  * "running". */
 static void status_json(FILE *f, const char *space, const char *dir, const struct dse_tally *t, int trained,
-                        int final, double eta) {
+                        int final, int search_open, double eta) {
     const int unpruned = t->n - t->pruned;
-    const char *state = !trained ? "untrained" : final == unpruned ? "finished" : !t->running ? "idle" : "running";
+    const char *state = !trained ? "untrained" : final == unpruned && !search_open ? "finished" : !t->running ? "idle" : "running";
     fputs("{\"sweep\": ", f);
     dse_json_write_str(f, space, strlen(space));
     fputs(", \"dir\": ", f);
@@ -150,14 +151,23 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
             t.pruned);
     if (missing) {
         say(tf, "Not trained yet: no plan.json. Start training with: dse sweep SPACE --out %s\n", dir);
-        if (json) status_json(f, space, dir, &t, 0, final, -1);
+        if (json) status_json(f, space, dir, &t, 0, final, 0, -1);
         if (finished) *finished = 1; /* nothing to wait for: no training has been planned */
         goto done;
     }
-    if (finished) *finished = final == unpruned;
+    /* an evolution search (sweep/search.h) that has not ended proposes more */
+    struct dse_search_log lg;
+    int search_open = 0;
+    if ((st = dse_search_read(dir, &lg, err))) goto done;
+    search_open = lg.gen && !lg.ended;
+    if (finished) *finished = final == unpruned && !search_open;
     char desc[400], a[32], b[32];
     dse_plan_describe(&plan, desc, sizeof desc);
     say(tf, "Plan: %s\n", desc);
+    if (lg.gen)
+        say(tf, "Search: %d proposed, %d results recorded; %s\n", lg.n_prop, lg.n_res,
+            lg.ended ? "ended" : "more to propose as workers free up");
+    dse_search_log_free(&lg);
     say(tf, "Finished %d of %d: %d done, %d stopped", final, unpruned, t.by_status[DSE_REC_DONE],
             t.by_status[DSE_REC_STOPPED]);
     if (t.by_status[DSE_REC_STOPPED]) {
@@ -195,11 +205,13 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         }
     }
     if (json) {
-        status_json(f, space, dir, &t, 1, final, eta);
+        status_json(f, space, dir, &t, 1, final, search_open, eta);
         goto done;
     }
-    if (final == unpruned) {
+    if (final == unpruned && !search_open) {
         say(tf, "Finished.\n");
+    } else if (final == unpruned) {
+        say(tf, "The search has not ended: go on with dse sweep SPACE --out %s\n", dir);
     } else if (t.running == 0) { /* no live lease: nothing is moving, so no time to promise */
         say(tf, "No candidate is being trained (no live lease). If no dse sweep is running on it, go on with: "
                 "dse sweep SPACE --out %s\n", dir);

@@ -8,6 +8,7 @@
  * of memory re-queues. The protocol and why each step is safe: docs/sweep-dir.md
  * ("Leases", "Sweeps on shared GPUs"). */
 #include "sweep/sweep_impl.h"
+#include "sweep/search.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -181,7 +182,9 @@ struct worker {
     struct dse_lease_me     me;
     char                    name[128];   /* host:pid, or host:pid.k for thread k of several */
     struct cand            *c;
-    int                     n;
+    int                     n, cap;      /* an evolution sweep's grow as the search proposes */
+    int                     evolution;   /* the candidates are the search log's proposals (sweep/search.h) */
+    int                     ended;       /* evolution: the log says the search has ended */
     struct idref           *by_id;       /* the candidates sorted by id */
     struct dse_rung         rung[DSE_SWEEP_RUNGS_MAX];
     double                  deadline;    /* monotonic; 0: none */
@@ -241,9 +244,54 @@ static int lease_free(struct worker *w, struct cand *c, struct dse_lease *l, int
     return dse_lease_free(l, &c->obs, &w->me, dse_lease_wall(), dse_lease_mono(), why);
 }
 
+static int cmp_by_id(const void *a, const void *b);
+
+/* An evolution sweep: add the log's proposals this worker does not know yet (their
+ * candidate files made first, if a killed proposer left them unmade). */
+static enum dse_status search_sync(struct worker *w, struct dse_err *err) {
+    struct dse_search_log lg;
+    enum dse_status st;
+    if ((st = dse_search_read(w->dir, &lg, err))) return st;
+    w->ended = lg.ended;
+    if (lg.n_prop > w->n) {
+        if ((st = dse_search_files(w->s, w->dir, &lg, err))) goto out;
+        if (lg.n_prop > w->cap) {
+            int cap = lg.n_prop * 2;
+            struct cand *c = realloc(w->c, sizeof *c * (size_t)cap);
+            struct idref *b = c ? realloc(w->by_id, sizeof *b * (size_t)cap) : NULL;
+            if (c) w->c = c;
+            if (b) w->by_id = b;
+            if (!c || !b) {
+                st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+                goto out;
+            }
+            w->cap = cap;
+        }
+        for (int i = w->n; i < lg.n_prop; i++) {
+            memset(&w->c[i], 0, sizeof w->c[i]);
+            dse_strlcpy(w->c[i].id, lg.prop[i].id, sizeof w->c[i].id);
+            w->c[i].index = lg.prop[i].index;
+            dse_rec_init(&w->c[i].rec);
+        }
+        w->n = lg.n_prop;
+        for (int i = 0; i < w->n; i++) w->by_id[i] = (struct idref){ w->c[i].id, i };
+        qsort(w->by_id, (size_t)w->n, sizeof *w->by_id, cmp_by_id);
+    }
+out:
+    dse_search_log_free(&lg);
+    return st;
+}
+
+static const struct dse_rec *rec_of(void *arg, const char *id) {
+    struct worker *w = arg;
+    int i = find_cand(w, id);
+    return i >= 0 && w->c[i].read_ok ? &w->c[i].rec : NULL;
+}
+
 /* Reread every candidate that is not final, the leases and the rung decisions. */
 static enum dse_status refresh(struct worker *w, struct dse_err *err) {
     enum dse_status st;
+    if (w->evolution && (st = search_sync(w, err))) return st;
     for (int i = 0; i < w->n; i++) {
         struct cand *c = &w->c[i];
         if (c->read_ok && dse_rec_final(&c->rec)) continue;
@@ -282,6 +330,7 @@ static enum dse_status refresh(struct worker *w, struct dse_err *err) {
 }
 
 static int all_final(const struct worker *w) {
+    if (w->evolution && !w->ended) return 0;
     for (int i = 0; i < w->n; i++)
         if (!dse_rec_final(&w->c[i].rec)) return 0;
     return 1;
@@ -1027,7 +1076,8 @@ static enum dse_status worker_init(struct worker *w, const struct dse_space *s, 
     dse_lease_me_init(&w->me);
     dse_lease_me_name(&w->me, w->name, sizeof w->name);
     w->deadline = deadline;
-    enum dse_status st = dse_space_indices(s, 10000000ULL, &idx, &n, err);
+    w->evolution = s->search.strategy == DSE_SEARCH_EVOLUTION;
+    enum dse_status st = w->evolution ? DSE_OK : dse_space_indices(s, 10000000ULL, &idx, &n, err);
     if (st) return st;
     w->c = calloc((size_t)(n ? n : 1), sizeof *w->c);
     w->by_id = calloc((size_t)(n ? n : 1), sizeof *w->by_id);
@@ -1035,7 +1085,7 @@ static enum dse_status worker_init(struct worker *w, const struct dse_space *s, 
         free(idx);
         return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     }
-    w->n = (int)n;
+    w->n = w->cap = (int)n;
     for (int i = 0; i < w->n; i++) {
         struct dse_mp mp;
         dse_space_candidate(s, idx[i], &mp);
@@ -1164,6 +1214,23 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
         if (worked) {
             nap = 0.05;
             continue;
+        }
+        /* Nothing to train: record what has ended and propose the next, but only when every
+         * proposal that has not ended is being trained by a live worker. One that is free
+         * (a dead worker's, a lease being replaced, no memory for it on this GPU) is claimed
+         * on a later pass instead, so one worker at a time steps only when all have ended,
+         * and its search repeats exactly. */
+        int all_busy = 1;
+        for (int i = 0; i < w->n && all_busy; i++) all_busy = dse_rec_final(&w->c[i].rec) || w->c[i].live;
+        if (w->evolution && !w->ended && all_busy) {
+            int changed = 0;
+            char what[300];
+            if ((st = dse_search_step(w->s, w->dir, rec_of, w, &changed, what, sizeof what, err))) return st;
+            if (what[0]) say(w, "%s", what);
+            if (changed) {
+                nap = 0.05;
+                continue;
+            }
         }
         if (waits && announced_wait != 2) {
             say(w, "nothing fits on cuda:%d now: %s needs %.0f MiB (training estimate %.0f MiB at batch %d, plus "
@@ -1499,6 +1566,10 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "--gpus all: call dse_sweep_gpus_check first");
     if ((st = dse_data_probe(s->train.dataset, o->data_root, &info, err))) return st;
     if ((st = settle_plan(s, dir, o, &plan, err))) return st;
+    if (plan.halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s/plan.json: successive halving (--early-stop sh) "
+                           "with strategy \"evolution\" is not supported yet: evolution trains each proposal to "
+                           "the full budget", dir);
     struct worker w;
     int n_workers = o->workers, per_host = o->per_process > 1 ? o->per_process : 1;
     if (o->n_gpus) {

@@ -321,6 +321,22 @@ static void test_bad_spaces(void) {
     static const struct { const char *path, *msg; } bad[] = {
         { "tests/bad_spaces/sr_range.cfg",
           "tests/bad_spaces/sr_range.cfg:3: sr = 1.5 is out of range; expected 0 < sr <= 1" },
+        { "tests/bad_spaces/search_strategy.cfg",
+          "tests/bad_spaces/search_strategy.cfg:3: strategy = \"genetic\"; expected one of: grid random evolution" },
+        { "tests/bad_spaces/search_budget.cfg",
+          "tests/bad_spaces/search_budget.cfg:3: strategy \"evolution\" needs a budget: search = { strategy = "
+          "\"evolution\"; budget = <candidates to train>; } (docs/space-format.md)" },
+        { "tests/bad_spaces/search_budget_range.cfg",
+          "tests/bad_spaces/search_budget_range.cfg:3: budget = 0 is out of range; expected 1 to 10000000" },
+        { "tests/bad_spaces/search_grid_budget.cfg",
+          "tests/bad_spaces/search_grid_budget.cfg:4: strategy \"grid\" trains the whole grid (or sample = N), so "
+          "budget = 4 does not apply; give strategy = \"random\" or \"evolution\" with it" },
+        { "tests/bad_spaces/search_objective.cfg",
+          "tests/bad_spaces/search_objective.cfg:4: objectives: \"latency\" is not a cost; expected some of: params, "
+          "model_mb, flops, macs, train_mem_mib (top-1 is always the first objective)" },
+        { "tests/bad_spaces/search_sample.cfg",
+          "tests/bad_spaces/search_sample.cfg:4: sample = 2 and strategy \"random\" both choose the candidates; give "
+          "one (strategy \"random\" with budget = N draws N, as sample = N did)" },
         { "tests/bad_spaces/unknown_key.cfg",
           "tests/bad_spaces/unknown_key.cfg:4: unknown setting 'pct3x33' in metaparams (did you mean 'pct3x3'?)" },
         { "tests/bad_spaces/unknown_group.cfg",

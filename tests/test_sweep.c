@@ -37,6 +37,7 @@
 #include "analysis/analysis.h"
 #include "sweep/evolve.h"
 #include "sweep/json_read.h"
+#include "sweep/search.h"
 #include "dse/netfile.h"
 #include "engine/cuda/cuda.h"
 #include "tests/check.h"
@@ -47,6 +48,7 @@
 
 #define TINY    "tests/spaces/sweep_tiny.cfg"
 #define DIVERGE "tests/spaces/sweep_diverge.cfg"
+#define EVO     "tests/spaces/sweep_evo.cfg"
 
 static int data_installed(void) {
     return access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) == 0;
@@ -1965,6 +1967,230 @@ static void test_evolve_quality(void) {
     evo_grid_free(&g);
 }
 
+
+/* Candidate files in dir/candidates. */
+static int count_candidates(const char *dir) {
+    char path[600];
+    int n = 0;
+    snprintf(path, sizeof path, "%s/candidates", dir);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) n += e->d_name[0] != '.' && strstr(e->d_name, ".json") != NULL;
+    if (d) closedir(d);
+    return n;
+}
+
+/* The search section and --strategy (docs/space-format.md, "Search"): random draws the
+ * budget, grid covers the grid, a directory keeps its strategy; evolution's analytic
+ * phase writes the initial population only; dse status does not call a search finished
+ * while it may propose more. */
+static void test_strategy(void) {
+    char d1[200], d2[200], d3[200], log[260], *text = NULL;
+    snprintf(d1, sizeof d1, "%s/strat_random", scratch());
+    snprintf(d2, sizeof d2, "%s/strat_grid", scratch());
+    snprintf(d3, sizeof d3, "%s/strat_evo", scratch());
+    snprintf(log, sizeof log, "%s/strat.log", scratch());
+    const char *r1[] = { "sweep", EVO, "--out", d1, "--strategy", "random", "--analytic-only", NULL };
+    const char *r2[] = { "sweep", EVO, "--out", d1, "--strategy", "grid", "--analytic-only", NULL };
+    const char *g1[] = { "sweep", EVO, "--out", d2, "--strategy", "grid", "--analytic-only", NULL };
+    const char *e1[] = { "sweep", EVO, "--out", d3, "--analytic-only", NULL };
+    CHECK_INT_EQ(run_dse(log, r1, 60), 0);
+    CHECK_INT_EQ(count_candidates(d1), 7); /* budget 7 of 12, drawn as sample = 7 would */
+    CHECK_INT_EQ(run_dse(log, r2, 60), 2); /* a random sweep's directory refuses the grid */
+    CHECK_INT_EQ(run_dse(log, g1, 60), 0);
+    CHECK_INT_EQ(count_candidates(d2), 12);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "holds a sweep with strategy \"random\", and this command asks for \"grid\""));
+    free(text);
+    char path[300];
+    snprintf(path, sizeof path, "%s/sweep.json", d2);
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    CHECK(text && !strstr(text, "strategy")); /* a grid's manifest is as it was */
+    free(text);
+    snprintf(path, sizeof path, "%s/sweep.json", d1);
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    CHECK(text && strstr(text, "\"strategy\": \"random\""));
+    free(text);
+    CHECK_INT_EQ(run_dse(log, e1, 60), 0);
+    CHECK_INT_EQ(count_candidates(d3), 4); /* the initial population */
+    struct dse_search_log lg;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_search_read(d3, &lg, &err));
+    CHECK_INT_EQ(lg.gen, 1);
+    CHECK_INT_EQ(lg.n_prop, 4);
+    dse_search_log_free(&lg);
+    if (!data_installed()) {
+        printf("  (training part skipped: dataset-fashion-mnist not installed)\n");
+        return;
+    }
+    /* trained, then killed right after the first step: the population has ended, the
+     * search has not */
+    const char *t1[] = { "sweep", EVO, "--out", d3, "--workers", "1", "--conv", "gemm_batch", NULL };
+    setenv("DSE_TEST_SEARCH_KILL", "1", 1);
+    CHECK_INT_EQ(run_dse(log, t1, 120), -1);
+    unsetenv("DSE_TEST_SEARCH_KILL");
+    CHECK_INT_EQ(count_candidates(d3), 4); /* the fifth proposal is in the log, its file not made yet */
+    char slog[300];
+    snprintf(slog, sizeof slog, "%s/strat.status", scratch());
+    const char *sargs[] = { "status", d3, NULL };
+    CHECK_INT_EQ(run_dse(slog, sargs, 60), 0);
+    CHECK_OK(dse_fs_read(slog, &text, NULL, NULL));
+    CHECK(text && strstr(text, "Search: 5 proposed, 4 results recorded; more to propose") &&
+          strstr(text, "The search has not ended") && !strstr(text, "Finished."));
+    free(text);
+}
+
+/* ---- evolution sweeps: the search's log under kill -9 ------------------------------------ */
+
+/* The current search log of dir (its text into *text, caller frees), checked: it ended, its
+ * proposals are distinct, each has a final record in dir (and dir has no other), and
+ * replaying it from the seed gives every proposal again. Returns its proposals' count. */
+static int evo_check(const char *dir, const struct recs *x, char **text) {
+    struct dse_space sp;
+    struct dse_search_log lg;
+    struct dse_err err = { 0 };
+    int same = 0;
+    *text = NULL;
+    CHECK_OK(dse_space_load(EVO, &sp, &err));
+    CHECK_OK(dse_search_read(dir, &lg, &err));
+    CHECK(lg.ended);
+    CHECK_INT_EQ(lg.n_res, lg.n_prop); /* every proposal's result recorded, once (the reader refuses twice) */
+    CHECK_OK(dse_search_replay(&sp, &lg, &same, &err));
+    CHECK(same);
+    CHECK_INT_EQ(x->n, lg.n_prop);
+    for (int i = 0; i < lg.n_prop; i++) {
+        int found = 0;
+        for (int j = 0; j < lg.n_prop; j++) CHECK(j == i || strcmp(lg.prop[i].id, lg.prop[j].id));
+        for (int j = 0; j < x->n; j++)
+            if (!strcmp(x->r[j].id, lg.prop[i].id)) {
+                found = 1;
+                CHECK(dse_rec_final(&x->r[j]));
+            }
+        CHECK(found);
+    }
+    if (lg.text) *text = strndup(lg.text, lg.len);
+    int n = lg.n_prop;
+    dse_search_log_free(&lg);
+    dse_space_free(&sp);
+    return n;
+}
+
+/* The records of a that b also has equal b's, bit for bit (training is deterministic per
+ * candidate, whoever trains it and however often it is cut). Returns how many there were. */
+static int recs_common_same(const struct recs *a, const struct recs *b) {
+    int common = 0;
+    for (int i = 0; i < a->n; i++)
+        for (int j = 0; j < b->n; j++) {
+            if (strcmp(a->r[i].id, b->r[j].id)) continue;
+            struct recs x = { .n = 1 }, y = { .n = 1 };
+            x.r[0] = a->r[i], y.r[0] = b->r[j]; /* shallow: read only */
+            CHECK(recs_same(&x, &y));
+            common++;
+        }
+    return common;
+}
+
+/* One run of test_evo_crash's killed search with `workers` workers at a time, compared
+ * with the reference (records a, log text ta); returns the kills. */
+static int evo_crash_run(int workers, int attempt, struct dse_pcg32 *rng_, const struct recs *a, const char *ta) {
+    struct dse_pcg32 rng = *rng_;
+    char dir[200], log[260];
+    snprintf(dir, sizeof dir, "%s/evo_crash_%d_%d", scratch(), workers, attempt);
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *args[] = { "sweep", EVO, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--max-crashes",
+                           "1000", NULL };
+    double t0 = now_s();
+    int kills = 0, bad = 0, done = 0;
+    if (workers == 1 && attempt == 0) { /* first: killed just after its second proposal reached the log */
+        setenv("DSE_TEST_SEARCH_KILL", "2", 1);
+        int rc = run_dse(log, args, 120);
+        unsetenv("DSE_TEST_SEARCH_KILL");
+        CHECK_INT_EQ(rc, -1);
+        kills++;
+    }
+    pid_t w[2] = { spawn(log, args), workers == 2 ? spawn(log, args) : 0 };
+    for (int round = 0; round < 40 && !done && kills < 6; round++) {
+        int k = workers == 2 ? (int)(dse_pcg32_next(&rng) & 1) : 0, status;
+        if (round % 2) holds_lease(dir, w[k], 2.0);
+        nap(0.02 + 0.5 * (double)dse_pcg32_next(&rng) / 4294967296.0);
+        pid_t r = waitpid(w[k], &status, WNOHANG);
+        if (r != 0) { /* ended by itself: the search is over */
+            bad |= r != w[k] || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+            w[k] = 0;
+            done = 1;
+            break;
+        }
+        kill(w[k], SIGKILL);
+        waitpid(w[k], &status, 0);
+        kills++;
+        w[k] = spawn(log, args);
+    }
+    for (int k = 0; k < 2; k++) bad |= w[k] && wait_for(w[k], 120) != 0;
+    CHECK(!bad);
+    CHECK_INT_EQ(run_dse(log, args, 60), 0); /* one more finds nothing to do */
+    printf("  %d worker%s at a time: %d SIGKILLs, %.1f s\n", workers, workers == 1 ? "" : "s", kills,
+           now_s() - t0);
+    struct recs b;
+    char *tb = NULL;
+    recs_load(dir, &b);
+    CHECK_INT_EQ(evo_check(dir, &b, &tb), 7);
+    if (workers == 1) {
+        CHECK(recs_same(a, &b));
+        CHECK(ta && tb && !strcmp(ta, tb)); /* the same proposals and results, in the same order */
+    } else {
+        int common = recs_common_same(a, &b);
+        printf("  %d candidates in common with the uninterrupted search\n", common);
+        CHECK(common >= 4); /* the initial population at least */
+    }
+    free(tb);
+    recs_free(&b);
+    if (check_failures) show_log(log);
+    *rng_ = rng;
+    return kills;
+}
+
+/* An evolution search (tests/spaces/sweep_evo.cfg: budget 7, population 4, one epoch)
+ * run uninterrupted, then again with workers killed with SIGKILL at random moments and
+ * restarted:
+ *  - one worker at a time: the search log (every proposal and every result, in order) and
+ *    every record end as the uninterrupted run's, bit for bit; a worker also dies just
+ *    after it wrote a proposal to the log and before that proposal's candidate file;
+ *  - two workers at once: which candidates the search proposes after the initial
+ *    population depends on the order in which results were recorded, and so on timing;
+ *    what holds is that the budget is spent exactly (7 candidates, none twice, none lost),
+ *    every result is recorded once, the log replays to the same proposals, and each
+ *    candidate both runs trained has the same record, bit for bit. */
+static void test_evo_crash(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *env = getenv("DSE_CRASH_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
+    struct dse_pcg32 rng;
+    dse_pcg32_seed(&rng, seed, 13);
+    char ref[200], log[260];
+    snprintf(ref, sizeof ref, "%s/evo_ref", scratch());
+    snprintf(log, sizeof log, "%s.log", ref);
+    const char *rargs[] = { "sweep", EVO, "--out", ref, "--workers", "1", "--conv", "gemm_batch", NULL };
+    double t0 = now_s();
+    CHECK_INT_EQ(run_dse(log, rargs, 120), 0);
+    printf("  reference: %.1f s\n", now_s() - t0);
+    struct recs a;
+    char *ta = NULL;
+    recs_load(ref, &a);
+    CHECK_INT_EQ(evo_check(ref, &a, &ta), 7);
+
+    for (int workers = 1; workers <= 2; workers++) { /* a search that ended before 3 kills: again, afresh */
+        int kills = 0;
+        for (int attempt = 0; attempt < 4 && kills < 3; attempt++) kills += evo_crash_run(workers, attempt, &rng, &a, ta);
+        CHECK(kills >= 3);
+    }
+    free(ta);
+    recs_free(&a);
+}
+
 static const struct check_case cases[] = {
     { "lease-claim",   test_lease_claim },
     { "lease-race",    test_lease_race },
@@ -1986,6 +2212,8 @@ static const struct check_case cases[] = {
     { "sweep-threads", test_threads },
     { "sweep-crash-gpu", test_crash_gpu },
     { "sweep-stall",   test_stall },
+    { "sweep-evo-crash", test_evo_crash },
+    { "sweep-strategy", test_strategy },
     { "evolve-determinism", test_evolve_determinism },
     { "evolve-feasible",    test_evolve_feasible },
     { "evolve-exhaust",     test_evolve_exhaust },

@@ -1,0 +1,412 @@
+/* search.c: an evolution sweep's log of proposals and results in DIR/search/ (search.h,
+ * docs/sweep-dir.md, "Search"). */
+#include "sweep/search.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "sweep/sweep.h"
+#include "sweep/sweep_impl.h"
+
+void dse_search_log_free(struct dse_search_log *lg) {
+    free(lg->prop);
+    free(lg->res);
+    free(lg->text);
+    memset(lg, 0, sizeof *lg);
+}
+
+void dse_search_evo_opts(const struct dse_space *s, struct dse_evo_opts *o) {
+    dse_evo_opts_default(o);
+    o->seed = s->search.seed;
+    o->pop = s->search.pop;
+    o->n_obj = 1 + s->search.n_obj;
+}
+
+/* The highest gen of dir/search/log-<gen>; 0 if none. */
+static int64_t latest_gen(const char *dir) {
+    char path[4200];
+    int64_t best = 0;
+    snprintf(path, sizeof path, "%s/search", dir);
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        if (strncmp(e->d_name, "log-", 4)) continue;
+        long long g = strtoll(e->d_name + 4, &end, 10);
+        if (*end || g < 1) continue;
+        if (g > best) best = g;
+    }
+    closedir(d);
+    return best;
+}
+
+static void log_path(const char *dir, int64_t gen, char *buf, int size) {
+    snprintf(buf, (size_t)size, "%s/search/log-%lld", dir, (long long)gen);
+}
+
+static enum dse_status bad_line(struct dse_err *err, const char *path, int line, const char *what) {
+    return dse_err_set(err, DSE_ERR_CONFIG, path, line, "%s; expected the search log of docs/sweep-dir.md", what);
+}
+
+/* Parse text (the log of gen) into lg. */
+static enum dse_status parse(const char *path, char *text, size_t len, int64_t gen, struct dse_search_log *lg,
+                             struct dse_err *err) {
+    int line = 0, cap_p = 0, cap_r = 0;
+    memset(lg, 0, sizeof *lg);
+    lg->gen = gen, lg->text = text, lg->len = len;
+    for (char *p = text; p && *p; line++) {
+        char *nl = strchr(p, '\n');
+        if (!nl) return bad_line(err, path, line + 1, "the last line is not ended");
+        *nl = '\0';
+        char id[64];
+        unsigned long long idx;
+        int n;
+        if (line == 0) {
+            if (strncmp(p, "dse-search-1 ", 13)) return bad_line(err, path, 1, "not a dse-search-1 log");
+        } else if (!strncmp(p, "step ", 5) || !strncmp(p, "end ", 4)) {
+            lg->ended |= p[0] == 'e';
+        } else if (sscanf(p, "propose %63s %llu%n", id, &idx, &n) == 2 && !p[n] && dse_space_id_valid(id)) {
+            if (lg->n_prop == cap_p) {
+                cap_p = cap_p ? cap_p * 2 : 64;
+                void *q = realloc(lg->prop, sizeof *lg->prop * (size_t)cap_p);
+                if (!q) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+                lg->prop = q;
+            }
+            struct dse_search_prop *pr = &lg->prop[lg->n_prop++];
+            memset(pr, 0, sizeof *pr);
+            dse_strlcpy(pr->id, id, sizeof pr->id);
+            pr->index = idx;
+        } else if (sscanf(p, "result %63s %llu%n", id, &idx, &n) == 2) {
+            int k = -1;
+            for (int i = 0; i < lg->n_prop && k < 0; i++)
+                if (!strcmp(lg->prop[i].id, id)) k = i;
+            if (k < 0 || lg->prop[k].recorded || lg->prop[k].index != idx)
+                return bad_line(err, path, line + 1, "a result of no proposal, or recorded twice");
+            if (lg->n_res == cap_r) {
+                cap_r = cap_r ? cap_r * 2 : 64;
+                void *q = realloc(lg->res, sizeof *lg->res * (size_t)cap_r);
+                if (!q) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+                lg->res = q;
+            }
+            struct dse_evo_result *r = &lg->res[lg->n_res++];
+            memset(r, 0, sizeof *r);
+            r->index = idx;
+            for (int o = 0; o < DSE_EVO_OBJ_MAX; o++) r->obj[o] = NAN;
+            char *q = p + n;
+            for (int o = 0; o < DSE_EVO_OBJ_MAX && *q == ' '; o++) {
+                char *end;
+                q++;
+                if (!strncmp(q, "null", 4)) r->obj[o] = NAN, end = q + 4;
+                else r->obj[o] = strtod(q, &end);
+                if (end == q) return bad_line(err, path, line + 1, "a result's objective is not a number");
+                q = end;
+            }
+            if (*q) return bad_line(err, path, line + 1, "a result line does not end after its objectives");
+            lg->prop[k].recorded = 1;
+        } else {
+            return bad_line(err, path, line + 1, "a line that is none of step, propose, result, end");
+        }
+        p = nl + 1;
+    }
+    /* the text again, whole, for the next gen */
+    for (size_t i = 0; i < len; i++)
+        if (!text[i]) text[i] = '\n';
+    return DSE_OK;
+}
+
+enum dse_status dse_search_read(const char *dir, struct dse_search_log *lg, struct dse_err *err) {
+    memset(lg, 0, sizeof *lg);
+    for (int tries = 0; tries < 100; tries++) {
+        int64_t gen = latest_gen(dir);
+        char path[4300], *text;
+        size_t len;
+        struct dse_err e = { 0 };
+        if (!gen) return DSE_OK;
+        log_path(dir, gen, path, sizeof path);
+        enum dse_status st = dse_fs_read(path, &text, &len, &e);
+        if (st && access(path, F_OK) != 0) continue; /* removed since: a newer one exists */
+        if (st) {
+            if (err) *err = e;
+            return st;
+        }
+        if ((st = parse(path, text, len, gen, lg, err))) {
+            dse_search_log_free(lg);
+            return st;
+        }
+        return DSE_OK;
+    }
+    return dse_err_set(err, DSE_ERR_IO, dir, 0, "search/: the log kept changing under this reader");
+}
+
+enum dse_status dse_search_files(const struct dse_space *s, const char *dir, const struct dse_search_log *lg,
+                                 struct dse_err *err) {
+    enum dse_status st;
+    for (int i = 0; i < lg->n_prop; i++) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, lg->prop[i].id);
+        if (access(path, F_OK) == 0) continue;
+        int existed;
+        if ((st = dse_sweep_candidate_create(s, dir, lg->prop[i].index, &existed, err))) return st;
+    }
+    return DSE_OK;
+}
+
+/* Append to buf (grown as needed). */
+struct buf {
+    char  *p;
+    size_t n, cap;
+};
+
+__attribute__((format(printf, 2, 3)))
+static int put(struct buf *b, const char *fmt, ...) {
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) return -1;
+        if (b->p && b->n + (size_t)n < b->cap) {
+            b->n += (size_t)n;
+            return 0;
+        }
+        size_t cap = (b->cap + (size_t)n + 1) * 2;
+        char *q = realloc(b->p, cap);
+        if (!q) return -1;
+        b->p = q, b->cap = cap;
+    }
+}
+
+static void put_num(struct buf *b, double v) {
+    if (isfinite(v)) put(b, " %.17g", v);
+    else put(b, " null");
+}
+
+/* Write gen (lg->gen + 1) = lg's text + add. *won = 1 if this worker's link made it. */
+static enum dse_status commit(const char *dir, const struct dse_search_log *lg, const struct buf *add, int *won,
+                              struct dse_err *err) {
+    char path[4300];
+    struct buf all = { 0 };
+    enum dse_status st;
+    int existed = 0;
+    if (put(&all, "%.*s%.*s", (int)lg->len, lg->text ? lg->text : "", (int)add->n, add->p ? add->p : ""))
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    snprintf(path, sizeof path, "%s/search", dir);
+    if ((st = dse_fs_mkdirs(path, err))) goto out;
+    log_path(dir, lg->gen + 1, path, sizeof path);
+    if ((st = dse_fs_create_atomic(path, all.p, all.n, &existed, err))) goto out;
+    *won = !existed;
+    if (*won && latest_gen(dir) > lg->gen + 1) {
+        /* this worker read its log so long ago that gen + 1 had come and gone (removed
+         * below): its file is stale; take it back, as a lease claimer acting on an old view
+         * backs off */
+        unlink(path);
+        *won = 0;
+    }
+    if (*won) /* the old gens are whole copies of a prefix of this one: keep the one before */
+        for (int64_t g = lg->gen - 1; g >= 1; g--) {
+            log_path(dir, g, path, sizeof path);
+            if (unlink(path) != 0 && errno == ENOENT) break;
+        }
+out:
+    free(all.p);
+    return st;
+}
+
+static void put_header(struct buf *b, const struct dse_space *s) {
+    put(b, "dse-search-1 %s seed=%llu pop=%d budget=%lld objectives=top1", dse_strategy_str(s->search.strategy),
+        (unsigned long long)s->search.seed, s->search.pop, (long long)s->search.budget);
+    for (int i = 0; i < s->search.n_obj; i++) put(b, ",%s", dse_evo_cost_name((enum dse_evo_cost)s->search.obj[i]));
+    put(b, "\n");
+}
+
+enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int *n_prop, struct dse_err *err) {
+    struct dse_search_log lg;
+    enum dse_status st;
+    if ((st = dse_search_read(dir, &lg, err))) return st;
+    if (!lg.gen) {
+        struct dse_evo_opts o;
+        int k = s->search.budget < s->search.pop ? (int)s->search.budget : s->search.pop, n = 0;
+        uint64_t *out = malloc(sizeof *out * (size_t)k);
+        struct buf add = { 0 };
+        int won;
+        if (!out) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        dse_search_evo_opts(s, &o);
+        st = dse_evo_propose(s, &o, NULL, 0, NULL, 0, k, out, &n, err);
+        struct dse_search_log empty = { 0 };
+        put_header(&add, s);
+        put(&add, "step 1\n");
+        for (int i = 0; !st && i < n; i++) {
+            struct dse_mp mp;
+            char id[DSE_ID_SIZE];
+            dse_space_candidate(s, out[i], &mp);
+            dse_space_id(&mp, id);
+            put(&add, "propose %s %llu\n", id, (unsigned long long)out[i]);
+        }
+        if (!st && n == 0) put(&add, "end exhausted\n");
+        if (!st && !add.p) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        if (!st) st = commit(dir, &empty, &add, &won, err);
+        free(out);
+        free(add.p);
+        if (st || (st = dse_search_read(dir, &lg, err))) return st;
+    }
+    st = dse_search_files(s, dir, &lg, err);
+    *n_prop = lg.n_prop;
+    dse_search_log_free(&lg);
+    return st;
+}
+
+enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
+                                const struct dse_rec *(*rec_of)(void *arg, const char *id), void *arg,
+                                int *changed, char *what, int what_size, struct dse_err *err) {
+    struct dse_search_log lg;
+    enum dse_status st;
+    struct buf add = { 0 };
+    char said[160] = "";
+    *changed = 0;
+    if (what && what_size > 0) what[0] = '\0';
+    if ((st = dse_search_read(dir, &lg, err))) return st;
+    if (!lg.gen || lg.ended) goto out;
+    struct dse_evo_opts o;
+    dse_search_evo_opts(s, &o);
+    const int n_cost = s->search.n_obj;
+    enum dse_evo_cost costs[DSE_SEARCH_OBJ_MAX];
+    for (int i = 0; i < n_cost; i++) costs[i] = (enum dse_evo_cost)s->search.obj[i];
+    /* results: the log's, then those newly final, in the proposals' order */
+    struct dse_evo_result *res = malloc(sizeof *res * (size_t)(lg.n_prop + 1));
+    uint64_t *excl = malloc(sizeof *excl * (size_t)(lg.n_prop + 1));
+    if (!res || !excl) {
+        free(res), free(excl);
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        goto out;
+    }
+    int n_res = lg.n_res, n_excl = 0, newly = 0;
+    memcpy(res, lg.res, sizeof *res * (size_t)lg.n_res);
+    put(&add, "step %lld\n", (long long)lg.gen + 1);
+    for (int i = 0; i < lg.n_prop; i++) {
+        const struct dse_search_prop *p = &lg.prop[i];
+        if (p->recorded) continue;
+        const struct dse_rec *seen = rec_of(arg, p->id);
+        struct dse_rec r;
+        dse_rec_init(&r);
+        /* the result as its file says it (a worker's own record of what it trained holds
+         * top-1 unrounded; the file, the shortest form of the float: every reader agrees) */
+        if (seen && dse_rec_final(seen) && (st = dse_rec_read(dir, p->id, &r, err))) {
+            dse_rec_deinit(&r);
+            goto free_out;
+        }
+        if (!seen || !dse_rec_final(seen) || !dse_rec_final(&r)) {
+            dse_rec_deinit(&r);
+            excl[n_excl++] = p->index;
+            continue;
+        }
+        struct dse_evo_result *x = &res[n_res++];
+        int pruned = 0;
+        memset(x, 0, sizeof *x);
+        x->index = p->index;
+        for (int j = 0; j < DSE_EVO_OBJ_MAX; j++) x->obj[j] = NAN;
+        x->obj[0] = r.status == DSE_REC_DONE && isfinite(r.top1) ? r.top1 : NAN;
+        dse_rec_deinit(&r);
+        if ((st = dse_evo_costs(s, p->index, costs, n_cost, x->obj + 1, &pruned, err))) goto free_out;
+        if (!isfinite(x->obj[0]))
+            for (int j = 1; j <= n_cost; j++) x->obj[j] = NAN; /* seen, never a parent */
+        put(&add, "result %s %llu", p->id, (unsigned long long)p->index);
+        for (int j = 0; j <= n_cost; j++) put_num(&add, x->obj[j]);
+        put(&add, "\n");
+        newly++;
+    }
+    int proposed = 0;
+    if (lg.n_prop < s->search.budget) {
+        uint64_t next;
+        int n = 0;
+        if ((st = dse_evo_propose(s, &o, res, n_res, excl, n_excl, 1, &next, &n, err))) goto free_out;
+        if (n == 1) {
+            struct dse_mp mp;
+            char id[DSE_ID_SIZE];
+            dse_space_candidate(s, next, &mp);
+            dse_space_id(&mp, id);
+            put(&add, "propose %s %llu\n", id, (unsigned long long)next);
+            snprintf(said, sizeof said, "proposed %s (index %llu), %d of %lld", id, (unsigned long long)next,
+                     lg.n_prop + 1, (long long)s->search.budget);
+            proposed = 1;
+        } else if (!n_excl) {
+            put(&add, "end exhausted\n");
+            snprintf(said, sizeof said, "ended: the space holds no other feasible candidate");
+            proposed = 1;
+        }
+    } else if (!n_excl) {
+        put(&add, "end budget\n");
+        snprintf(said, sizeof said, "ended: the budget of %lld candidates is spent", (long long)s->search.budget);
+        proposed = 1;
+    }
+    if (!add.p) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    else if (newly || proposed) {
+        int won = 0;
+        st = commit(dir, &lg, &add, &won, err);
+        *changed = !st;
+        if (!st && won && what)
+            snprintf(what, (size_t)what_size, "search step %lld: %d result%s recorded%s%s", (long long)lg.gen + 1,
+                     newly, newly == 1 ? "" : "s", said[0] ? "; " : "", said);
+        /* tests only (test_sweep sweep-evo-crash): die as a kill -9 would, just after the
+         * Nth step this process won, before anything made the new proposal's file */
+        const char *kill_at = getenv("DSE_TEST_SEARCH_KILL");
+        static int won_steps;
+        if (!st && won && kill_at && ++won_steps == atoi(kill_at)) raise(SIGKILL);
+    }
+free_out:
+    free(res), free(excl);
+out:
+    free(add.p);
+    dse_search_log_free(&lg);
+    return st;
+}
+
+enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_search_log *lg, int *same,
+                                  struct dse_err *err) {
+    struct dse_evo_opts o;
+    enum dse_status st = DSE_OK;
+    dse_search_evo_opts(s, &o);
+    *same = 1;
+    /* walk the log's lines: at each step, the results so far and the proposals not yet
+     * recorded go in; the step's proposals must come out */
+    uint64_t *excl = malloc(sizeof *excl * (size_t)(lg->n_prop + 1)), *out = malloc(sizeof *out * (size_t)(lg->n_prop + 1));
+    int *rec_at = calloc((size_t)(lg->n_prop + 1), sizeof *rec_at);
+    if (!excl || !out || !rec_at) {
+        free(excl), free(out), free(rec_at);
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    }
+    int n_res = 0, n_prop = 0, step_first = 0;
+    const char *p = lg->text, *end = lg->text + lg->len;
+    for (;;) {
+        int at_step = p >= end || !strncmp(p, "step ", 5) || !strncmp(p, "end ", 4);
+        if (at_step && n_prop > step_first) { /* check the step just read */
+            int n_excl = 0, n = 0;
+            for (int i = 0; i < step_first; i++)
+                if (!rec_at[i]) excl[n_excl++] = lg->prop[i].index;
+            if ((st = dse_evo_propose(s, &o, lg->res, n_res, excl, n_excl, n_prop - step_first, out, &n, err)))
+                break;
+            *same &= n == n_prop - step_first;
+            for (int i = 0; *same && i < n; i++) *same &= out[i] == lg->prop[step_first + i].index;
+        }
+        if (p >= end) break;
+        if (at_step && p[0] == 's') step_first = n_prop;
+        if (!strncmp(p, "propose ", 8)) n_prop++;
+        if (!strncmp(p, "result ", 7)) {
+            n_res++;
+            for (int i = 0; i < n_prop; i++)
+                if (lg->prop[i].index == lg->res[n_res - 1].index) rec_at[i] = n_res;
+        }
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    free(excl), free(out), free(rec_at);
+    return st;
+}

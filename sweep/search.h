@@ -1,0 +1,73 @@
+/* search.h: a search's state in its sweep directory (issue #16 item 2; docs/sweep-dir.md,
+ * "Search"). An evolution sweep's candidates are not the grid but the proposals of
+ * dse_evo_propose (sweep/evolve.h), written to DIR/search/log-<gen> before anything trains
+ * them. Each log file is the whole log (a header line, then one line per proposal and per
+ * recorded result, in the order they were made), created once by link() (create-only):
+ * the highest gen is the current log, and a step from gen g to g + 1 is one link(), which
+ * of any number of racing workers exactly one wins (the others read it and go on). A
+ * killed worker leaves gen g or gen g + 1, nothing in between, so no proposal is lost,
+ * torn or made twice; its candidate files are made from the log (create-only) by whoever
+ * reads it next. The proposals are a function of the seed and the results in the log's
+ * order: replaying a log (dse_search_replay) gives its proposals again. */
+#ifndef DSE_SWEEP_SEARCH_H
+#define DSE_SWEEP_SEARCH_H
+
+#include <stdint.h>
+
+#include "sweep/evolve.h"
+#include "sweep/space.h"
+
+struct dse_rec;
+
+struct dse_search_prop {
+    char     id[DSE_ID_SIZE];
+    uint64_t index;
+    int      recorded;  /* its result is in the log */
+};
+
+struct dse_search_log {
+    int64_t                 gen;        /* 0: no log yet */
+    int                     n_prop;
+    struct dse_search_prop *prop;       /* in the order proposed */
+    int                     n_res;
+    struct dse_evo_result  *res;        /* in the order recorded */
+    int                     ended;      /* "end" line: the budget is spent or the space exhausted */
+    char                   *text;       /* the file */
+    size_t                  len;
+};
+
+void dse_search_log_free(struct dse_search_log *lg);
+
+/* The current log of dir (lg->gen = 0 if none). DSE_ERR_CONFIG for a line it cannot read. */
+enum dse_status dse_search_read(const char *dir, struct dse_search_log *lg, struct dse_err *err);
+
+/* Evolution sweeps, the analytic phase: create search/log-1 with the initial population
+ * (dse_evo_propose with no results: min(pop, budget) candidates) unless a log exists, then
+ * every candidate file of the current log that is missing. *n_prop: proposals in the log. */
+enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int *n_prop, struct dse_err *err);
+
+/* Create the candidate files of lg's proposals that are missing (create-only). */
+enum dse_status dse_search_files(const struct dse_space *s, const char *dir, const struct dse_search_log *lg,
+                                 struct dse_err *err);
+
+/* One step of the search, by a worker that found nothing to train: read the current log;
+ * record, in the log's order, the results of its proposals that rec_of says are final and
+ * are not recorded yet; propose one more if the budget allows (or end the search when the
+ * budget is spent, or the space holds no more feasible candidates, and nothing is left
+ * pending); write the next gen if anything changed. rec_of(arg, id) gives the worker's
+ * record of a candidate (NULL: not known yet, so not final). *changed = 1 if a log (this
+ * worker's, or a racing worker's) newer than the one read exists now; what (may be NULL)
+ * then says what this worker's step did ("" if another worker's won). */
+enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
+                                const struct dse_rec *(*rec_of)(void *arg, const char *id), void *arg,
+                                int *changed, char *what, int what_size, struct dse_err *err);
+
+/* Replay lg from its start: every proposal again from the seed and the results in their
+ * recorded order. *same = 1 if they match the log's, in order. */
+enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_search_log *lg, int *same,
+                                  struct dse_err *err);
+
+/* The proposer's options of a space's search section. */
+void dse_search_evo_opts(const struct dse_space *s, struct dse_evo_opts *o);
+
+#endif
