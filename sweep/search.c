@@ -289,7 +289,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         goto out;
     }
     int n_res = lg.n_res, n_excl = 0, newly = 0;
-    memcpy(res, lg.res, sizeof *res * (size_t)lg.n_res);
+    if (lg.n_res) memcpy(res, lg.res, sizeof *res * (size_t)lg.n_res); /* lg.res is NULL before any result */
     put(&add, "step %lld\n", (long long)lg.gen + 1);
     for (int i = 0; i < lg.n_prop; i++) {
         const struct dse_search_prop *p = &lg.prop[i];
