@@ -42,7 +42,7 @@ int dse_mp_find(const char *key) {
 #define GET_POOLS(f)  v.mask = mp->f
 
 struct dse_mp_value dse_mp_get(const struct dse_mp *mp, enum dse_mp_key k) {
-    struct dse_mp_value v = { 0, 0 };
+    struct dse_mp_value v = { .num = 0, .mask = 0 };
     switch (k) {
 #define DSE_MP(E, f, g, T, def, lo, hi, bnd, id, doc) case DSE_MP_##E: GET_##T(f); break;
 #include "metaparams/mp.def"

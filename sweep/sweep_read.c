@@ -538,8 +538,8 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
     if (st) return st;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    struct lease_mark lm = { dir, malloc(sizeof(struct dse_cand *) * (size_t)(s->n ? s->n : 1)), s->n,
-                             (double)now.tv_sec + 1e-9 * (double)now.tv_nsec };
+    struct lease_mark lm = { .dir = dir, .by_id = malloc(sizeof(struct dse_cand *) * (size_t)(s->n ? s->n : 1)),
+                             .n = s->n, .now = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec };
     if (!lm.by_id) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     for (int i = 0; i < s->n; i++) lm.by_id[i] = &s->c[i];
     if (s->n) qsort(lm.by_id, (size_t)s->n, sizeof *lm.by_id, cand_id_cmp);

@@ -1773,7 +1773,7 @@ struct pin_run {
 static void pin_run(struct dse_net *net, enum dse_cuda_math math, const char *pin, int load, struct pin_run *r) {
     const int B = 8, count = 96, classes = 4;
     struct dse_model_opts mo = { .batch = B, .threads = 2, .seed = 11, .init = DSE_INIT_MSRA };
-    struct dse_model_device_opts dev = { .device = { DSE_DEVICE_CUDA, 0 }, .math = math };
+    struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 }, .math = math };
     struct dse_model *m = NULL;
     memset(r, 0, sizeof *r);
     if ((r->st = dse_model_new_on(net, &mo, &dev, &m, &r->err))) return;
@@ -1952,8 +1952,8 @@ static void test_ckpt_loss_scale(void) {
     struct dse_net net;
     fire_net(&net);
     struct dse_model_opts mo = { .batch = 4, .threads = 1, .seed = 5, .init = DSE_INIT_MSRA };
-    struct dse_model_device_opts d16 = { .device = { DSE_DEVICE_CUDA, 0 }, .math = DSE_CUDA_MATH_FP16 };
-    struct dse_model_device_opts d32 = { .device = { DSE_DEVICE_CUDA, 0 }, .math = DSE_CUDA_MATH_FP32 };
+    struct dse_model_device_opts d16 = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 }, .math = DSE_CUDA_MATH_FP16 };
+    struct dse_model_device_opts d32 = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 }, .math = DSE_CUDA_MATH_FP32 };
     struct dse_model *a = NULL, *b = NULL, *c = NULL, *cpu = NULL;
     struct dse_err err = { 0 };
     int next = 0;
