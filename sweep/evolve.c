@@ -51,7 +51,8 @@ enum dse_status dse_evo_costs(const struct dse_space *s, uint64_t k, const enum 
 }
 
 void dse_evo_opts_default(struct dse_evo_opts *o) {
-    *o = (struct dse_evo_opts){ .seed = 1, .pop = 16, .n_obj = 2, .p_crossover = 0.5, .max_tries = 32 };
+    *o = (struct dse_evo_opts){ .seed = 1, .pop = 16, .n_obj = 2, .p_crossover = 0.5, .max_tries = 32, .aging = 0,
+                                .strata = -1 };
 }
 
 /* ---- a set of grid indices (open addressing; UINT64_MAX is never an index) --------------- */
@@ -154,6 +155,8 @@ static const int axis_numeric[DSE_AX_COUNT] = {
 #undef T_POOLS
 };
 
+struct pooled;
+
 struct ctx {
     const struct dse_space *s;
     const struct dse_evo_opts *o;
@@ -166,6 +169,8 @@ struct ctx {
     int *rank[DSE_AX_COUNT];         /* numeric axes: a position's place in order */
     int n_pop;
     uint64_t *pop;                   /* parents' indices, best first */
+    struct pooled *pool;             /* opts.strata: candidates sorted by that cost */
+    int n_pool;
     struct dse_err *err;
 };
 
@@ -317,7 +322,17 @@ static enum dse_status select_population(struct ctx *c, const struct dse_evo_res
         st = dse_err_set(c->err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto done;
     }
-    for (int r = 0; r < n_res; r++) {
+    int from = 0; /* aging: only the `pop` most recent usable results compete */
+    if (c->o->aging)
+        for (int r = n_res - 1, kept = 0; r >= 0; r--) {
+            int ok = 1;
+            for (int j = 0; j < m; j++) ok &= isfinite(res[r].obj[j]) != 0;
+            if (ok && ++kept == c->o->pop) {
+                from = r;
+                break;
+            }
+        }
+    for (int r = from; r < n_res; r++) {
         int ok = 1;
         for (int j = 0; j < m; j++) ok &= isfinite(res[r].obj[j]) != 0;
         if (!ok) continue; /* no usable result: seen, never a parent */
@@ -362,11 +377,79 @@ done:
     return st;
 }
 
+/* ---- the initial population, stratified on a cost -------------------------------------- */
+
+struct pooled {
+    uint64_t k;
+    double   cost;
+};
+
+static int by_pooled_cost(const void *x, const void *y) {
+    const struct pooled *a = x, *b = y;
+    if (a->cost != b->cost) return a->cost < b->cost ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* c->strata: the feasible candidates to stratify, sorted by cost: every one for a grid of up
+ * to DSE_EVO_STRATA_SCAN, else distinct random draws (at most DSE_EVO_DRAWS_MAX of them)
+ * until DSE_EVO_STRATA_POOL x pop. Seen ones stay in (they keep the slices' bounds) and are
+ * skipped when drawn. */
+static enum dse_status strata_pool(struct ctx *c) {
+    const uint64_t count = c->s->count;
+    const int scan = count <= DSE_EVO_STRATA_SCAN;
+    const int want = scan ? (int)count : DSE_EVO_STRATA_POOL * c->o->pop;
+    struct set drawn;
+    c->pool = malloc(sizeof *c->pool * (size_t)(want ? want : 1));
+    if (!c->pool || set_init(&drawn, (size_t)want)) return dse_err_set(c->err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    enum dse_status st = DSE_OK;
+    for (int i = 0; c->n_pool < want && i < (scan ? want : DSE_EVO_DRAWS_MAX); i++) {
+        uint64_t k = scan ? (uint64_t)i : dse_pcg32_bounded64(&c->rng, count);
+        if (set_get(&drawn, k) >= 0) continue;
+        if (set_put(&drawn, k, 1)) {
+            st = dse_err_set(c->err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+            break;
+        }
+        struct dse_cost_totals one;
+        int64_t mem;
+        int pruned = 1;
+        struct dse_err e = { 0 };
+        st = dse_sweep_prefilter(c->s, k, &one, &mem, &pruned, &e);
+        if (st == DSE_ERR_CONFIG || st == DSE_ERR_SHAPE) st = DSE_OK, pruned = 1;
+        else if (st) {
+            *c->err = e;
+            break;
+        }
+        if (pruned) continue;
+        c->pool[c->n_pool++] = (struct pooled){ .k = k, .cost = dse_evo_cost_value(c->o->strata, &one, mem) };
+    }
+    set_free(&drawn);
+    if (!st) qsort(c->pool, (size_t)c->n_pool, sizeof *c->pool, by_pooled_cost);
+    return st;
+}
+
+/* Member j (0 .. pop) of the initial population: an unseen feasible candidate drawn
+ * uniformly from slice j of the pool (1), or none left there (0), or an error (-1). */
+static int stratum_candidate(struct ctx *c, int j, uint64_t *k) {
+    int lo = (int)((int64_t)c->n_pool * j / c->o->pop), hi = (int)((int64_t)c->n_pool * (j + 1) / c->o->pop);
+    if (hi <= lo) return 0;
+    int start = lo + (int)dse_pcg32_bounded(&c->rng, (uint32_t)(hi - lo));
+    for (int i = 0; i < hi - lo; i++) {
+        uint64_t x = c->pool[lo + (start - lo + i) % (hi - lo)].k;
+        int u = usable(c, x);
+        if (u) {
+            *k = x;
+            return u;
+        }
+    }
+    return 0;
+}
+
 static void ctx_free(struct ctx *c) {
     set_free(&c->seen);
     set_free(&c->feasible);
     for (int a = 0; a < DSE_AX_COUNT; a++) free(c->order[a]), free(c->rank[a]);
     free(c->pop);
+    free(c->pool);
 }
 
 static int by_value(const void *ctx, int a, int b) {
@@ -379,7 +462,7 @@ enum dse_status dse_evo_propose(const struct dse_space *s, const struct dse_evo_
                                 int k, uint64_t *out, int *n_out, struct dse_err *err) {
     *n_out = 0;
     if (o->pop < 1 || o->n_obj < 2 || o->n_obj > DSE_EVO_OBJ_MAX || !(o->p_crossover >= 0 && o->p_crossover <= 1) ||
-        o->max_tries < 1 || k < 0 || n_res < 0 || n_excl < 0)
+        o->max_tries < 1 || k < 0 || n_res < 0 || n_excl < 0 || o->strata < -1 || o->strata >= DSE_EVO_COST_COUNT)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0,
                            "evolution: pop %d, n_obj %d, p_crossover %g, max_tries %d, k %d: expected pop >= 1, "
                            "2 <= n_obj <= %d, 0 <= p_crossover <= 1, max_tries >= 1, k >= 0",
@@ -432,7 +515,15 @@ enum dse_status dse_evo_propose(const struct dse_space *s, const struct dse_evo_
     for (int p = 0; p < k; p++) {
         uint64_t x = 0;
         int found = 0;
-        int initial = (int64_t)n_res + n_excl + p < o->pop || c.n_pop == 0 || c.n_varied == 0;
+        int64_t place = (int64_t)n_res + n_excl + p; /* in the order of proposals */
+        int initial = place < o->pop || c.n_pop == 0 || c.n_varied == 0;
+        if (initial && place < o->pop && o->strata >= 0) {
+            if (!c.pool && (st = strata_pool(&c))) goto done;
+            if ((found = stratum_candidate(&c, (int)place, &x)) < 0) {
+                st = c.err->code;
+                goto done;
+            }
+        }
         for (int t = 0; !initial && t < o->max_tries && !found; t++) {
             x = child(&c);
             if ((found = usable(&c, x)) < 0) {
@@ -478,4 +569,17 @@ double dse_evo_hypervolume2(const struct dse_evo_result *res, int n, double ref_
         if (p[2 * i] > best) hv += (p[2 * i] - best) * (ref_cost - p[2 * i + 1]), best = p[2 * i];
     free(p);
     return hv;
+}
+
+void dse_evo_hv_curve(const struct dse_evo_result *res, int n, double *hv, double *ref_top1, double *ref_cost) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (isfinite(res[i].obj[0]) && isfinite(res[i].obj[1])) {
+            if (res[i].obj[0] < lo) lo = res[i].obj[0];
+            if (res[i].obj[1] > hi) hi = res[i].obj[1];
+        }
+    hi = hi > 0 ? hi * 1.01 : hi + 1e-9;
+    for (int i = 0; i < n; i++) hv[i] = dse_evo_hypervolume2(res, i + 1, lo, hi);
+    if (ref_top1) *ref_top1 = lo;
+    if (ref_cost) *ref_cost = hi;
 }

@@ -20,7 +20,8 @@
  *     proposed in this call is discarded; after max_tries discarded children the proposal
  *     falls back to a random candidate that is none of those;
  *   - while fewer than `pop` candidates have been recorded or excluded (counting the
- *     proposals of this call), proposals are that random sample: the initial population.
+ *     proposals of this call), proposals are the initial population: a random sample,
+ *     uniform or stratified on a cost (opts.strata).
  * The space's `sample` is ignored: evolution searches the whole grid.
  *
  * Determinism: all randomness comes from one PCG32 seeded with the seed, on a stream
@@ -83,9 +84,21 @@ struct dse_evo_opts {
     int      n_obj;        /* objectives per result, 2 .. DSE_EVO_OBJ_MAX */
     double   p_crossover;  /* chance that a child has two parents (uniform crossover), 0 .. 1 */
     int      max_tries;    /* children discarded before the random fallback (>= 1) */
+    int      aging;        /* 0: NSGA-II, parents from the best `pop` of all results; 1: regularized
+                              (aging) evolution, parents from the `pop` most recent results, ranked
+                              the same way (Real et al., AAAI 2019, with Pareto selection) */
+    int      strata;       /* -1: the initial population is a uniform random sample; else an enum
+                              dse_evo_cost: it is stratified on that cost, known before training:
+                              candidate j of the first `pop` is drawn from the j-th of `pop`
+                              equal-count slices of the feasible candidates sorted by it (all of
+                              them for grids of up to DSE_EVO_STRATA_SCAN; else of a random pool of
+                              DSE_EVO_STRATA_POOL x pop), so the sample spans the cost axis */
 };
+#define DSE_EVO_STRATA_SCAN 4096
+#define DSE_EVO_STRATA_POOL 16
 
-/* seed 1, pop 16, two objectives, p_crossover 0.5, max_tries 32. */
+/* seed 1, pop 16, two objectives, p_crossover 0.5, max_tries 32, NSGA-II (no aging), a
+ * uniform initial sample (strata -1). */
 void dse_evo_opts_default(struct dse_evo_opts *o);
 
 /* The next k proposals (grid indices) into out[0 .. *n_out): distinct, feasible (the
@@ -105,5 +118,11 @@ enum dse_status dse_evo_propose(const struct dse_space *s, const struct dse_evo_
  * dominates the reference. Points with NaN, or not better than the reference in both,
  * add nothing. */
 double dse_evo_hypervolume2(const struct dse_evo_result *res, int n, double ref_top1, double ref_cost);
+
+/* A search's progress: hv[i] = the hypervolume of res[0 .. i] (in recorded order) on
+ * objectives 0 and 1, for i < n, against the reference point of all n: the lowest top-1
+ * and the highest cost x 1.01 among the usable results (*ref_top1, *ref_cost; may be
+ * NULL). What a report shows as hypervolume against candidates trained. */
+void dse_evo_hv_curve(const struct dse_evo_result *res, int n, double *hv, double *ref_top1, double *ref_cost);
 
 #endif

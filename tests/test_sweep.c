@@ -1918,11 +1918,115 @@ static void test_evolve_hypervolume(void) {
     };
     CHECK_NEAR(dse_evo_hypervolume2(r, 5, 0, 4), 0.5 * 3 + 0.3 * 1, 1e-12);
     CHECK_NEAR(dse_evo_hypervolume2(r, 0, 0, 4), 0, 0);
+    /* the curve in recorded order, against the worst top-1 (0.4) and cost 5 x 1.01 */
+    double hv[5], rt, rc;
+    dse_evo_hv_curve(r, 5, hv, &rt, &rc);
+    CHECK_NEAR(rt, 0.4, 0);
+    CHECK_NEAR(rc, 5.05, 1e-12);
+    CHECK_NEAR(hv[0], 0.4 * 2.05, 1e-12);                     /* (0.8, 3) */
+    CHECK_NEAR(hv[1], 0.1 * 4.05 + 0.3 * 2.05, 1e-12);        /* + (0.5, 1) */
+    CHECK_NEAR(hv[2], hv[1], 1e-12);                          /* (0.4, 2): on the reference */
+    CHECK_NEAR(hv[3], hv[1] + 0.1 * 0.05, 1e-12);             /* + (0.9, 5) */
+    CHECK_NEAR(hv[4], hv[3], 0);                              /* NaN */
 }
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* The initial population stratified on params (opts.strata): member j is drawn from the
+ * j-th of pop equal-count slices of the feasible candidates sorted by params, so params
+ * rise along it; prefix-stable; another seed draws other members of the same slices. On
+ * a grid too large to scan (bench/large_space.cfg, 1.1 million) the slices are a random
+ * pool's, so params still rise along the population. */
+static void test_evolve_strata(void) {
+    struct evo_grid g;
+    if (evo_grid_load(&g, EVO_SPACE)) { CHECK(0); return; }
+    struct dse_err err = { 0 };
+    double *sorted = malloc(sizeof *sorted * g.n);
+    int n = 0;
+    for (uint64_t k = 0; k < g.n; k++)
+        if (!g.pruned[k]) sorted[n++] = g.params[k];
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    struct dse_evo_opts o;
+    dse_evo_opts_default(&o);
+    o.pop = 8, o.strata = DSE_EVO_PARAMS;
+    uint64_t a[8], b[3], c[8];
+    int na, nb, nc;
+    CHECK_OK(dse_evo_propose(&g.s, &o, NULL, 0, NULL, 0, 8, a, &na, &err));
+    CHECK_OK(dse_evo_propose(&g.s, &o, NULL, 0, NULL, 0, 3, b, &nb, &err));
+    o.seed = 2;
+    CHECK_OK(dse_evo_propose(&g.s, &o, NULL, 0, NULL, 0, 8, c, &nc, &err));
+    CHECK_INT_EQ(na, 8);
+    CHECK_INT_EQ(nc, 8);
+    CHECK(!memcmp(a, b, sizeof b));
+    CHECK(memcmp(a, c, sizeof a));
+    for (int j = 0; j < 8; j++) {
+        int lo = n * j / 8, hi = n * (j + 1) / 8 - 1;
+        CHECK(!g.pruned[a[j]] && !g.pruned[c[j]]);
+        CHECK(g.params[a[j]] >= sorted[lo] && g.params[a[j]] <= sorted[hi]);
+        CHECK(g.params[c[j]] >= sorted[lo] && g.params[c[j]] <= sorted[hi]);
+    }
+    /* uniform (strata -1): the same seed's sample is not sorted by params */
+    o.seed = 1, o.strata = -1;
+    CHECK_OK(dse_evo_propose(&g.s, &o, NULL, 0, NULL, 0, 8, c, &nc, &err));
+    int rises = 1;
+    for (int j = 1; j < 8; j++) rises &= g.params[c[j]] >= g.params[c[j - 1]];
+    CHECK(!rises);
+    o.strata = DSE_EVO_COST_COUNT;
+    CHECK_INT_EQ(dse_evo_propose(&g.s, &o, NULL, 0, NULL, 0, 8, c, &nc, &err), DSE_ERR_CONFIG);
+    free(sorted);
+    evo_grid_free(&g);
+
+    struct dse_space big;
+    if (dse_space_load("bench/large_space.cfg", &big, &err)) { CHECK(0); return; }
+    dse_evo_opts_default(&o);
+    o.pop = 12, o.strata = DSE_EVO_PARAMS;
+    uint64_t d[12];
+    int nd;
+    CHECK_OK(dse_evo_propose(&big, &o, NULL, 0, NULL, 0, 12, d, &nd, &err));
+    CHECK_INT_EQ(nd, 12);
+    double prev = 0;
+    for (int j = 0; j < nd; j++) {
+        double v;
+        int pruned = 1;
+        const enum dse_evo_cost cost = DSE_EVO_PARAMS;
+        CHECK_OK(dse_evo_costs(&big, d[j], &cost, 1, &v, &pruned, &err));
+        CHECK(!pruned);
+        CHECK(v >= prev);
+        prev = v;
+    }
+    dse_space_free(&big);
+}
+
+/* Aging (regularized) evolution: parents come from the pop most recent usable results
+ * only, so its proposals equal NSGA-II's on the same results with every older one made
+ * unusable (NaN: seen, never a parent); and they differ from NSGA-II's on the full
+ * results once the best are old. */
+static void test_evolve_aging(void) {
+    struct evo_grid g;
+    if (evo_grid_load(&g, EVO_SPACE)) { CHECK(0); return; }
+    struct dse_err err = { 0 };
+    struct dse_evo_opts o;
+    dse_evo_opts_default(&o);
+    o.pop = 6;
+    struct dse_evo_result res[40], masked[40];
+    CHECK_INT_EQ(evo_drive(&g, &o, 30, 3, res), 30);
+    memcpy(masked, res, sizeof res);
+    for (int r = 0; r < 30 - o.pop; r++) masked[r].obj[0] = NAN;
+    uint64_t a[8], b[8], c[8];
+    int na, nb, nc;
+    o.aging = 1;
+    CHECK_OK(dse_evo_propose(&g.s, &o, res, 30, NULL, 0, 8, a, &na, &err));
+    o.aging = 0;
+    CHECK_OK(dse_evo_propose(&g.s, &o, masked, 30, NULL, 0, 8, b, &nb, &err));
+    CHECK_OK(dse_evo_propose(&g.s, &o, res, 30, NULL, 0, 8, c, &nc, &err));
+    CHECK_INT_EQ(na, 8);
+    CHECK_INT_EQ(nb, 8);
+    CHECK(!memcmp(a, b, sizeof a));
+    CHECK(memcmp(a, c, sizeof a));
+    evo_grid_free(&g);
 }
 
 /* Evolution beats random search on the made-up objective: after BUDGET evaluations the
@@ -2219,6 +2323,8 @@ static const struct check_case cases[] = {
     { "evolve-exhaust",     test_evolve_exhaust },
     { "evolve-hypervolume", test_evolve_hypervolume },
     { "evolve-quality",     test_evolve_quality },
+    { "evolve-strata",      test_evolve_strata },
+    { "evolve-aging",       test_evolve_aging },
 };
 
 int main(int argc, char **argv) {
