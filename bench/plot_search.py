@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""plot_search.py: hypervolume against candidates trained, per strategy, from the curves of
+bench/search_replay and bench/optuna_replay.py (CSV: strategy,seed,evals,hv_frac): the
+median over seeds as a line, the quartiles as a band, the target as a dashed line. Writes
+one SVG (no plotting library needed).
+
+Usage: plot_search.py CURVES.csv OUT.svg [--target 0.95] [--title TEXT] [--ymin 0.5]"""
+import argparse
+import csv
+import sys
+from collections import defaultdict
+
+COLORS = {"evolution": "#1f77b4", "random": "#d62728", "optuna_nsga2": "#2ca02c"}
+LABELS = {"evolution": "dse evolution (NSGA-II, axis moves)", "random": "random search",
+          "optuna_nsga2": "Optuna NSGA-II"}
+
+
+def q(v, p):
+    v = sorted(v)
+    return v[int(p * (len(v) - 1) + 0.5)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("curves")
+    ap.add_argument("out")
+    ap.add_argument("--target", type=float, default=0.95)
+    ap.add_argument("--title", default="Hypervolume against candidates trained")
+    ap.add_argument("--ymin", type=float, default=0.5)
+    a = ap.parse_args()
+    data = defaultdict(lambda: defaultdict(list))
+    with open(a.curves, newline="") as f:
+        for r in csv.DictReader(f):
+            data[r["strategy"]][int(r["evals"])].append(float(r["hv_frac"]))
+    if not data:
+        print(f"plot_search: {a.curves}: no rows", file=sys.stderr)
+        return 2
+    xmax = max(max(d) for d in data.values())
+    W, H, L, R, T, B = 720, 440, 64, 20, 40, 56
+    pw, ph = W - L - R, H - T - B
+
+    def X(e):
+        return L + pw * e / xmax
+
+    def Y(v):
+        v = max(a.ymin, min(1.0, v))
+        return T + ph * (1 - (v - a.ymin) / (1 - a.ymin))
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="14">{a.title}</text>']
+    for i in range(6):  # y grid
+        v = a.ymin + (1 - a.ymin) * i / 5
+        out.append(f'<line x1="{L}" y1="{Y(v):.1f}" x2="{L + pw}" y2="{Y(v):.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{L - 6}" y="{Y(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>')
+    step = max(1, round(xmax / 8 / 5) * 5) if xmax > 20 else max(1, xmax // 8)
+    for e in range(0, xmax + 1, step):
+        out.append(f'<line x1="{X(e):.1f}" y1="{T}" x2="{X(e):.1f}" y2="{T + ph}" stroke="#eee"/>')
+        out.append(f'<text x="{X(e):.1f}" y="{T + ph + 16}" text-anchor="middle">{e}</text>')
+    out.append(f'<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="none" stroke="#333"/>')
+    out.append(f'<text x="{L + pw / 2}" y="{H - 14}" text-anchor="middle">candidates trained (evaluations)</text>')
+    out.append(f'<text x="16" y="{T + ph / 2}" text-anchor="middle" transform="rotate(-90 16 {T + ph / 2})">'
+               f'hypervolume / full grid\'s</text>')
+    out.append(f'<line x1="{L}" y1="{Y(a.target):.1f}" x2="{L + pw}" y2="{Y(a.target):.1f}" stroke="#555" '
+               f'stroke-dasharray="5,4"/>')
+    out.append(f'<text x="{L + pw - 4}" y="{Y(a.target) - 5:.1f}" text-anchor="end" fill="#555">'
+               f'{a.target:.0%} of the grid</text>')
+    order = [s for s in ("evolution", "optuna_nsga2", "random") if s in data] + \
+            sorted(s for s in data if s not in COLORS)
+    for n, s in enumerate(order):
+        d = data[s]
+        xs = sorted(d)
+        col = COLORS.get(s, "#777")
+        lo = [(X(e), Y(q(d[e], 0.25))) for e in xs]
+        hi = [(X(e), Y(q(d[e], 0.75))) for e in reversed(xs)]
+        band = " ".join(f"{x:.1f},{y:.1f}" for x, y in lo + hi)
+        out.append(f'<polygon points="{band}" fill="{col}" fill-opacity="0.15" stroke="none"/>')
+        line = " ".join(f"{X(e):.1f},{Y(q(d[e], 0.5)):.1f}" for e in xs)
+        out.append(f'<polyline points="{line}" fill="none" stroke="{col}" stroke-width="2"/>')
+        seeds = len(d[xs[0]])
+        ly = T + ph - 16 - 18 * (len(order) - 1 - n)
+        out.append(f'<line x1="{L + pw - 300}" y1="{ly - 4}" x2="{L + pw - 276}" y2="{ly - 4}" stroke="{col}" '
+                   f'stroke-width="2"/>')
+        out.append(f'<text x="{L + pw - 270}" y="{ly}">{LABELS.get(s, s)} (median of {seeds}, quartile band)</text>')
+    out.append("</svg>")
+    with open(a.out, "w") as f:
+        f.write("\n".join(out) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
