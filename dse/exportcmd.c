@@ -37,7 +37,7 @@ static char *metaparams_json(const struct dse_space *s, uint64_t k) {
     char head[8192];
     int len = 0, pruned = 0;
     struct dse_err e = { 0 };
-    if (dse_sweep_candidate_head(s, k, head, sizeof head, &len, &pruned, &e)) return NULL;
+    if (dse_sweep_candidate_head(s, k, 0, head, sizeof head, &len, &pruned, &e)) return NULL;
     const char *a = strstr(head, "\"metaparams\": {");
     if (!a) return NULL;
     a = strchr(a, '{');

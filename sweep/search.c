@@ -155,7 +155,7 @@ enum dse_status dse_search_files(const struct dse_space *s, const char *dir, con
         snprintf(path, sizeof path, "%s/candidates/%s.json", dir, lg->prop[i].id);
         if (access(path, F_OK) == 0) continue;
         int existed;
-        if ((st = dse_sweep_candidate_create(s, dir, lg->prop[i].index, &existed, err))) return st;
+        if ((st = dse_sweep_candidate_create(s, dir, lg->prop[i].index, 0, &existed, err))) return st;
     }
     return DSE_OK;
 }

@@ -368,6 +368,11 @@ static enum dse_status check_candidate(const char *path, const char *name, const
         return bad(err, path, v->line, "\"id\" = \"%.64s\" is too long; expected \"c\" and 16 hex digits", v->str);
     dse_strlcpy(r->id, v->str, sizeof r->id);
     if ((st = get_count(path, root, "index", &r->index, err))) return st;
+    if ((st = get(path, root, "replicate", WANT_INT, 1, &v, err))) return st;
+    if (v && (v->integer < 0 || v->integer >= DSE_TRAIN_REPLICATES_MAX))
+        return bad(err, path, v->line, "\"replicate\" = %" PRId64 " is out of range; expected 0 to %d",
+                   v->integer, DSE_TRAIN_REPLICATES_MAX - 1);
+    r->replicate = v ? (int)v->integer : 0;
     if ((st = get(path, root, "metaparams", WANT_OBJ, 0, &v, err))) return st;
     if (c) c->metaparams = v;
     if ((st = get_count(path, root, "params", &r->params, err))) return st;
@@ -406,6 +411,7 @@ static enum dse_status read_candidate(struct dse_cand *c, const char *name, stru
 static int cand_index_cmp(const void *a, const void *b) {
     const struct dse_rec *x = &((const struct dse_cand *)a)->rec, *y = &((const struct dse_cand *)b)->rec;
     if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    if (x->replicate != y->replicate) return x->replicate < y->replicate ? -1 : 1;
     return strcmp(x->id, y->id);
 }
 
@@ -549,10 +555,11 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
 
     if (s->n) qsort(s->c, (size_t)s->n, sizeof *s->c, cand_index_cmp);
     for (int i = 1; i < s->n; i++)
-        if (s->c[i].rec.index == s->c[i - 1].rec.index) {
+        if (s->c[i].rec.index == s->c[i - 1].rec.index && s->c[i].rec.replicate == s->c[i - 1].rec.replicate) {
             const struct dse_json *v = dse_json_get(dse_json_root(s->c[i].doc), "index");
             return bad(err, s->c[i].path, v->line, "\"index\" = %" PRId64 " is also the index of "
-                       "%s; expected each index once", s->c[i].rec.index, s->c[i - 1].path);
+                       "%s; expected each index once (each replicate of it once)", s->c[i].rec.index,
+                       s->c[i - 1].path);
         }
     int no_plan;
     if ((st = dse_plan_read(dir, &s->plan, &no_plan, err))) return st;

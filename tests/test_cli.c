@@ -392,6 +392,18 @@ static void test_bad_spaces(void) {
           "tests/bad_spaces/step_policy.cfg:2: lr_policy = \"step\" needs step_epochs = <epochs between drops>" },
         { "tests/bad_spaces/clip_norm.cfg",
           "tests/bad_spaces/clip_norm.cfg:3: clip_norm = -1 is out of range; expected 0 to 1000000" },
+        { "tests/bad_spaces/replicates_zero.cfg",
+          "tests/bad_spaces/replicates_zero.cfg:4: replicates = 0 is out of range; expected 1 to 64" },
+        { "tests/bad_spaces/replicates_range.cfg",
+          "tests/bad_spaces/replicates_range.cfg:4: replicates = 65 is out of range; expected 1 to 64" },
+        { "tests/bad_spaces/replicates_float.cfg",
+          "tests/bad_spaces/replicates_float.cfg:4: replicates must be an integer" },
+        { "tests/bad_spaces/replicates_str.cfg",
+          "tests/bad_spaces/replicates_str.cfg:4: replicates must be an integer" },
+        { "tests/bad_spaces/replicates_evolution.cfg", /* TODO(#16): rank a proposal by its replicates' mean */
+          "tests/bad_spaces/replicates_evolution.cfg:4: replicates = 2 with strategy \"evolution\" is not "
+          "supported yet (its log would rank a proposal by one replicate); give replicates = 1, or strategy "
+          "\"grid\" or \"random\"" },
         { "tests/bad_spaces/syntax.cfg",
           "tests/bad_spaces/syntax.cfg:4: syntax error; expected settings 'key = value;', groups { ... } and "
           "lists ( ..., ... ) as in docs/space-format.md" },
@@ -677,12 +689,12 @@ static void test_space_fire_dropout(void) {
     CHECK(dse_net_find(&n, "drop_fire9") >= 0);
     dse_net_deinit(&n);
     /* The record: no fire_dropout where the space does not name it; the key last otherwise */
-    CHECK_OK(dse_sweep_candidate_head(&a, 0, head, sizeof head, &len, &pruned, NULL));
+    CHECK_OK(dse_sweep_candidate_head(&a, 0, 0, head, sizeof head, &len, &pruned, NULL));
     CHECK(strstr(head, "fire_dropout") == NULL);
     CHECK(strstr(head, "\"fires\": 8, \"pools\": \"conv1,fire4,fire8\", \"dropout\": 0.5\n  },\n") != NULL);
-    CHECK_OK(dse_sweep_candidate_head(&b, 0, head, sizeof head, &len, &pruned, NULL));
+    CHECK_OK(dse_sweep_candidate_head(&b, 0, 0, head, sizeof head, &len, &pruned, NULL));
     CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0\n  },\n") != NULL);
-    CHECK_OK(dse_sweep_candidate_head(&b, 1, head, sizeof head, &len, &pruned, NULL));
+    CHECK_OK(dse_sweep_candidate_head(&b, 1, 0, head, sizeof head, &len, &pruned, NULL));
     CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0.25\n  },\n") != NULL);
     dse_space_free(&a);
     dse_space_free(&b);

@@ -1150,7 +1150,7 @@ static void test_report_errors(void) {
     free(run_report(sw, DSE_FORMAT_CSV, NULL, &st, &err));
     CHECK_INT_EQ(st, DSE_ERR_CONFIG);
     snprintf(want, sizeof want, "%s/candidates/cb.json:1: \"index\" = 3 is also the index of "
-             "%s/candidates/ca.json; expected each index once", sw, sw);
+             "%s/candidates/ca.json; expected each index once (each replicate of it once)", sw, sw);
     CHECK_STR_EQ(dse_err_format(&err, got, sizeof got), want);
 
     /* a directory named like a candidate is read, and fails, never skipped */
