@@ -1119,9 +1119,12 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
             s->trained ? "top-1 accuracy" : view == PLOT_X_FLOPS ? "model size" : "forward FLOPs");
     char counts[200];
     counts_text(counts, sizeof counts, s);
+    char reps[80] = "";
+    if (s->replicates > 1 && s->trained)
+        snprintf(reps, sizeof reps, " x %d replicates, top-1 mean ± std", s->replicates);
     fprintf(f, "<text x=\"%.1f\" y=\"46\" font-size=\"12\" text-anchor=\"middle\" fill=\"#555\">"
-               "%d candidate%s (%s); frontier (%s): %d point%s</text>\n", SVG_W / 2.0, s->n,
-            s->n == 1 ? "" : "s", counts,
+               "%d candidate%s%s (%s); frontier (%s): %d point%s</text>\n", SVG_W / 2.0, s->n,
+            s->n == 1 ? "" : "s", reps, counts,
             view_objective(s, view), n_front, n_front == 1 ? "" : "s");
     int plain = 0; /* ordinary points: not pruned, not on the frontier */
     for (int i = 0; i < s->n; i++) /* drawn in the plain style: not pruned, stopped, untrained or on the frontier */
