@@ -2253,6 +2253,12 @@ static void test_replicates(void) {
     CHECK(out && strstr(out, "# Sweep rep: 2 candidates x 3 replicates (0 pruned, 0 pending, 2 done)"));
     CHECK(out && strstr(out, "| 3/3 |") && strstr(out, " ± "));
     free(out);
+    unlink(log);
+    const char *stat[] = { "status", dir[1], NULL };
+    CHECK_INT_EQ(run_dse(log, stat, 60), 0);
+    CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
+    CHECK(out && strstr(out, ": 6 candidates (2 architectures x 3 replicates), 0 pruned by constraints\n"));
+    free(out);
     /* successive halving would rank single replicates: refused */
     unlink(log);
     const char *sh[] = { "sweep", cfg[1], "--out", dir[2], "--workers", "1", "--early-stop", "sh", NULL };
