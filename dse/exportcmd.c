@@ -95,7 +95,7 @@ static enum dse_status from_sweep(const struct dse_export_req *q, struct source 
                          (long long)r.index);
     } else {
         dse_space_candidate(&s, (uint64_t)r.index, &mp);
-        dse_space_id(&mp, again);
+        dse_space_rep_id(&mp, r.replicate, again);
         if (strcmp(again, id))
             st = dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "candidate %s's grid index %lld is %s in space.cfg: the "
                                                           "sweep directory is inconsistent", id, (long long)r.index, again);

@@ -813,6 +813,19 @@ int dse_space_id_valid(const char *id) {
     return 1;
 }
 
+int dse_space_rep_id_valid(const char *id) {
+    char base[DSE_ID_SIZE];
+    if (!id || strlen(id) < DSE_ID_BASE_LEN || strlen(id) >= DSE_ID_SIZE) return 0;
+    memcpy(base, id, DSE_ID_BASE_LEN);
+    base[DSE_ID_BASE_LEN] = '\0';
+    const char *r = id + DSE_ID_BASE_LEN;
+    if (!dse_space_id_valid(base)) return 0;
+    if (!*r) return 1;
+    char *end;
+    long k = r[0] == 'r' && r[1] >= '1' && r[1] <= '9' ? strtol(r + 1, &end, 10) : 0;
+    return k >= 1 && k < DSE_TRAIN_REPLICATES_MAX && !*end;
+}
+
 static int id_at(const struct dse_space *s, uint64_t k, const char *id) {
     struct dse_mp mp;
     char got[DSE_ID_SIZE];

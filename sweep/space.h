@@ -154,6 +154,8 @@ void dse_space_rep_id(const struct dse_mp *mp, int replicate, char id[DSE_ID_SIZ
 /* 1 if id has the form of a candidate id ("c" + 16 lower-case hex digits; no replicate
  * suffix), else 0. */
 int dse_space_id_valid(const char *id);
+/* 1 if id is a candidate id, or one with a replicate's suffix "r1" to "r63" (dse_space_rep_id). */
+int dse_space_rep_id_valid(const char *id);
 
 /* The grid index of the candidate whose id is id. Searches the whole grid when it has at
  * most max candidates (dse generate: DSE_SPACE_FIND_MAX, about 10 s), else the space's

@@ -737,6 +737,15 @@ static void test_space_find_id(void) {
     };
     for (int i = 0; i < DSE_ARRAY_LEN(forms); i++) CHECK_INT_EQ(dse_space_id_valid(forms[i].id), forms[i].ok);
     CHECK_INT_EQ(dse_space_id_valid(NULL), 0);
+    /* a replicate's id (dse_space_rep_id): the candidate id and r1 to r63; only dse export takes it */
+    static const struct { const char *id; int ok; } reps[] = {
+        { "c0123456789abcdef", 1 },   { "c0123456789abcdefr1", 1 }, { "c0123456789abcdefr63", 1 },
+        { "c0123456789abcdefr0", 0 }, { "c0123456789abcdefr64", 0 }, { "c0123456789abcdefr01", 0 },
+        { "c0123456789abcdefr", 0 },  { "c0123456789abcdefx1", 0 }, { "c0123456789abcdefr1x", 0 },
+        { "c0123456789abcder1", 0 },  { "c0123456789abcdefr100", 0 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(reps); i++) CHECK_INT_EQ(dse_space_rep_id_valid(reps[i].id), reps[i].ok);
+    CHECK_INT_EQ(dse_space_id_valid("c0123456789abcdefr1"), 0); /* --id of dse generate: the candidate's only */
     struct dse_space s;
     struct dse_err err = { 0 };
     struct dse_mp mp;

@@ -2234,6 +2234,13 @@ static void test_replicates(void) {
         /* another seed, other weights: the first epoch's training loss differs */
         if (i % 3) CHECK(r->n_epochs && r0->n_epochs && r->ep[0].train_loss != r0->ep[0].train_loss);
     }
+    if (b.n == 6) { /* a replicate's own weights export under its id */
+        char onnx[400];
+        snprintf(onnx, sizeof onnx, "%s/rep1.onnx", scratch());
+        const char *ex[] = { "export", dir[1], "--id", b.r[1].id, "--out", onnx, NULL };
+        CHECK_INT_EQ(run_dse(log, ex, 60), 0);
+        CHECK(access(onnx, R_OK) == 0);
+    }
     struct recs b0 = { .n = 2 }; /* replicate 0 of each: the replicates = 1 run's records, bit for bit */
     if (b.n == 6) b0.r[0] = b.r[0], b0.r[1] = b.r[3];
     CHECK(recs_same(&a, &b0));
