@@ -482,11 +482,6 @@ enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st
     struct dse_search *se = &s->search;
     se->strategy = st;
     s->sample = s->file_sample, s->seed = s->file_seed;
-    if (st == DSE_SEARCH_EVOLUTION && s->train.replicates > 1)
-        return dse_err_set(err, DSE_ERR_CONFIG, s->path, s->train.replicates_line, "replicates = %d with "
-                           "strategy \"evolution\" is not supported yet (its log would rank a proposal by one "
-                           "replicate); give replicates = 1, or strategy \"grid\" or \"random\"",
-                           s->train.replicates);
     if (st == DSE_SEARCH_GRID) return DSE_OK; /* a budget in the file is for the other strategies */
     if (!se->budget)
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "strategy \"%s\" needs a budget: search = { "
@@ -801,9 +796,14 @@ void dse_space_id(const struct dse_mp *mp, char id[DSE_ID_SIZE]) {
     id[17] = '\0';
 }
 
+void dse_space_id_replicate(char id[DSE_ID_SIZE], int replicate) {
+    id[DSE_ID_BASE_LEN] = '\0';
+    if (replicate > 0) snprintf(id + DSE_ID_BASE_LEN, DSE_ID_SIZE - DSE_ID_BASE_LEN, "r%d", replicate % 100);
+}
+
 void dse_space_rep_id(const struct dse_mp *mp, int replicate, char id[DSE_ID_SIZE]) {
     dse_space_id(mp, id);
-    if (replicate > 0) snprintf(id + DSE_ID_BASE_LEN, DSE_ID_SIZE - DSE_ID_BASE_LEN, "r%d", replicate % 100);
+    dse_space_id_replicate(id, replicate);
 }
 
 int dse_space_id_valid(const char *id) {

@@ -150,6 +150,8 @@ void dse_space_id(const struct dse_mp *mp, char id[DSE_ID_SIZE]);
  * the candidate id itself (a space without replicates has the ids it always had), replicate
  * r >= 1 that id + "r" + r in decimal, e.g. "c0123456789abcdefr2". */
 void dse_space_rep_id(const struct dse_mp *mp, int replicate, char id[DSE_ID_SIZE]);
+/* The same from a candidate id: id (its first DSE_ID_BASE_LEN characters) becomes replicate r's. */
+void dse_space_id_replicate(char id[DSE_ID_SIZE], int replicate);
 
 /* 1 if id has the form of a candidate id ("c" + 16 lower-case hex digits; no replicate
  * suffix), else 0. */

@@ -253,10 +253,11 @@ static enum dse_status search_sync(struct worker *w, struct dse_err *err) {
     enum dse_status st;
     if ((st = dse_search_read(w->dir, &lg, err))) return st;
     w->ended = lg.ended;
-    if (lg.n_prop > w->n) {
+    const int reps = w->s->train.replicates, n = lg.n_prop * reps; /* each proposal's replicates */
+    if (n > w->n) {
         if ((st = dse_search_files(w->s, w->dir, &lg, err))) goto out;
-        if (lg.n_prop > w->cap) {
-            int cap = lg.n_prop * 2;
+        if (n > w->cap) {
+            int cap = n * 2;
             struct cand *c = realloc(w->c, sizeof *c * (size_t)cap);
             struct idref *b = c ? realloc(w->by_id, sizeof *b * (size_t)cap) : NULL;
             if (c) w->c = c;
@@ -267,13 +268,14 @@ static enum dse_status search_sync(struct worker *w, struct dse_err *err) {
             }
             w->cap = cap;
         }
-        for (int i = w->n; i < lg.n_prop; i++) {
+        for (int i = w->n; i < n; i++) {
             memset(&w->c[i], 0, sizeof w->c[i]);
-            dse_strlcpy(w->c[i].id, lg.prop[i].id, sizeof w->c[i].id);
-            w->c[i].index = lg.prop[i].index;
+            dse_strlcpy(w->c[i].id, lg.prop[i / reps].id, sizeof w->c[i].id);
+            dse_space_id_replicate(w->c[i].id, i % reps);
+            w->c[i].index = lg.prop[i / reps].index;
             dse_rec_init(&w->c[i].rec);
         }
-        w->n = lg.n_prop;
+        w->n = n;
         for (int i = 0; i < w->n; i++) w->by_id[i] = (struct idref){ w->c[i].id, i };
         qsort(w->by_id, (size_t)w->n, sizeof *w->by_id, cmp_by_id);
     }

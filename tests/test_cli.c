@@ -400,10 +400,6 @@ static void test_bad_spaces(void) {
           "tests/bad_spaces/replicates_float.cfg:4: replicates must be an integer" },
         { "tests/bad_spaces/replicates_str.cfg",
           "tests/bad_spaces/replicates_str.cfg:4: replicates must be an integer" },
-        { "tests/bad_spaces/replicates_evolution.cfg", /* TODO(#16): rank a proposal by its replicates' mean */
-          "tests/bad_spaces/replicates_evolution.cfg:4: replicates = 2 with strategy \"evolution\" is not "
-          "supported yet (its log would rank a proposal by one replicate); give replicates = 1, or strategy "
-          "\"grid\" or \"random\"" },
         { "tests/bad_spaces/syntax.cfg",
           "tests/bad_spaces/syntax.cfg:4: syntax error; expected settings 'key = value;', groups { ... } and "
           "lists ( ..., ... ) as in docs/space-format.md" },

@@ -2275,6 +2275,65 @@ static void test_replicates(void) {
     free(out);
 }
 
+/* An evolution search with replicates = 2: each proposal is trained twice (seeds 7, 8), and
+ * the log records it once both are final, with top-1 their mean, read from the files. */
+static void test_evo_replicates(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char cfg[300], dir[300], log[300], *text = NULL;
+    snprintf(cfg, sizeof cfg, "%s/evo_rep.cfg", scratch());
+    snprintf(dir, sizeof dir, "%s/evo_rep", scratch());
+    snprintf(log, sizeof log, "%s/evo_rep.log", scratch());
+    CHECK_OK(dse_fs_read(EVO, &text, NULL, NULL));
+    char *seed = text ? strstr(text, "seed = 7;") : NULL, *search = text ? strstr(text, "search = {") : NULL;
+    CHECK(seed && search);
+    if (!seed || !search) return free(text);
+    char body[4000];
+    snprintf(body, sizeof body, "%.*sseed = 7; replicates = 2;%.*ssearch = { strategy = \"evolution\"; budget = 4; "
+             "objectives = [\"params\"]; pop = 2; seed = 3; };\n", (int)(seed - text), text,
+             (int)(search - seed - 9), seed + 9);
+    free(text);
+    CHECK_OK(dse_fs_write_atomic(cfg, body, strlen(body), NULL));
+    const char *args[] = { "sweep", cfg, "--out", dir, "--workers", "2", "--conv", "gemm_batch", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    struct dse_search_log lg;
+    struct dse_err err = { 0 };
+    struct dse_space sp;
+    CHECK_OK(dse_search_read(dir, &lg, &err));
+    CHECK(lg.ended);
+    CHECK_INT_EQ(lg.n_prop, 4);
+    CHECK_INT_EQ(lg.n_res, 4);
+    CHECK_INT_EQ(count_candidates(dir), 8); /* two files per proposal */
+    for (int i = 0; i < lg.n_res; i++) {
+        char id[DSE_ID_SIZE] = "";
+        for (int k = 0; k < lg.n_prop; k++)
+            if (lg.prop[k].index == lg.res[i].index) dse_strlcpy(id, lg.prop[k].id, sizeof id);
+        double sum = 0;
+        for (int r = 0; r < 2; r++) {
+            struct dse_rec rec;
+            char rid[DSE_ID_SIZE];
+            dse_strlcpy(rid, id, sizeof rid);
+            dse_space_id_replicate(rid, r);
+            dse_rec_init(&rec);
+            CHECK_OK(dse_rec_read(dir, rid, &rec, &err));
+            CHECK_INT_EQ((int)rec.seed, 7 + r);
+            CHECK_INT_EQ(rec.replicate, r);
+            sum += rec.top1;
+            dse_rec_deinit(&rec);
+        }
+        CHECK(lg.res[i].obj[0] == sum / 2); /* the mean, to the bit */
+    }
+    /* the log replays from its seed and results */
+    int same = 0;
+    CHECK_OK(dse_space_load(cfg, &sp, &err));
+    CHECK_OK(dse_search_replay(&sp, &lg, &same, &err));
+    CHECK(same);
+    dse_space_free(&sp);
+    dse_search_log_free(&lg);
+}
+
 static const struct check_case cases[] = {
     { "lease-claim",   test_lease_claim },
     { "lease-race",    test_lease_race },
@@ -2299,6 +2358,7 @@ static const struct check_case cases[] = {
     { "sweep-evo-crash", test_evo_crash },
     { "sweep-strategy", test_strategy },
     { "sweep-replicates", test_replicates },
+    { "sweep-evo-replicates", test_evo_replicates },
     { "evolve-determinism", test_evolve_determinism },
     { "evolve-feasible",    test_evolve_feasible },
     { "evolve-exhaust",     test_evolve_exhaust },
