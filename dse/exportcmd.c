@@ -37,7 +37,7 @@ static char *metaparams_json(const struct dse_space *s, uint64_t k) {
     char head[8192];
     int len = 0, pruned = 0;
     struct dse_err e = { 0 };
-    if (dse_sweep_candidate_head(s, k, head, sizeof head, &len, &pruned, &e)) return NULL;
+    if (dse_sweep_candidate_head(s, k, 0, head, sizeof head, &len, &pruned, &e)) return NULL;
     const char *a = strstr(head, "\"metaparams\": {");
     if (!a) return NULL;
     a = strchr(a, '{');
@@ -95,7 +95,7 @@ static enum dse_status from_sweep(const struct dse_export_req *q, struct source 
                          (long long)r.index);
     } else {
         dse_space_candidate(&s, (uint64_t)r.index, &mp);
-        dse_space_id(&mp, again);
+        dse_space_rep_id(&mp, r.replicate, again);
         if (strcmp(again, id))
             st = dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "candidate %s's grid index %lld is %s in space.cfg: the "
                                                           "sweep directory is inconsistent", id, (long long)r.index, again);

@@ -1316,8 +1316,9 @@ static int cmd_export(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
         if (end == OPT(MAX_MB) || *end || !(q.max_mb > 0) || q.max_mb > 1e9)
             return bad_usage(c->name, "--max-mb '%s' is not a number of megabytes above 0", OPT(MAX_MB));
     }
-    if (OPT(ID) && !dse_space_id_valid(OPT(ID)))
-        return bad_usage(c->name, "--id '%s' is not a candidate id (c and 16 hex digits, as dse report shows them)",
+    if (OPT(ID) && !dse_space_rep_id_valid(OPT(ID)))
+        return bad_usage(c->name, "--id '%s' is not a candidate id (c and 16 hex digits, as dse report shows them, "
+                                  "and r1 to r63 for a replicate)",
                          OPT(ID));
     if (sweep && (q.fit.c || q.fit.classes))
         return bad_usage(c->name, "--input and --classes fit a network file; a sweep's candidates are fitted already%s", "");

@@ -308,7 +308,8 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
     tbl_head(t, "GMAC", 1);
     tbl_head(t, "train mem MiB", 1);
     tbl_head(t, "status", 0);
-    if (t1) tbl_head(t, "top-1 %", 1);
+    if (s->replicates > 1) tbl_head(t, "n", 1); /* replicates with a top-1, of the architecture's */
+    if (t1) tbl_head(t, s->replicates > 1 ? "top-1 % (mean ± std)" : "top-1 %", 1);
     if (t5) tbl_head(t, "top-5 %", 1);
     if (frontier_col) {
         t->raw_col = t->ncol;
@@ -331,8 +332,14 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
         else snprintf(b, sizeof b, "-");
         tbl_add(t, b);
         tbl_add(t, status_cell(b, sizeof b, c));
+        if (s->replicates > 1) {
+            snprintf(b, sizeof b, "%d/%d", c->top1_n, c->n_reps);
+            tbl_add(t, b);
+        }
         if (t1) {
-            if (!isnan(c->rec.top1)) snprintf(b, sizeof b, "%.1f", 100.0 * c->rec.top1);
+            if (!isnan(c->rec.top1) && c->reps && !isnan(c->top1_std))
+                snprintf(b, sizeof b, "%.2f ± %.2f", 100.0 * c->rec.top1, 100.0 * c->top1_std);
+            else if (!isnan(c->rec.top1)) snprintf(b, sizeof b, c->reps ? "%.2f" : "%.1f", 100.0 * c->rec.top1);
             else snprintf(b, sizeof b, "-");
             tbl_add(t, b);
         }
@@ -360,8 +367,10 @@ static void header_line(char *buf, size_t size, const struct dse_sweep_view *s) 
     counts_text(counts, sizeof counts, s);
     if (s->declared != s->n)
         snprintf(decl, sizeof decl, " of %" PRId64 " listed in sweep.json", s->declared);
-    snprintf(buf, size, "Sweep %s: %d candidate%s%s (%s)", s->space, s->n, s->n == 1 ? "" : "s",
-             decl, counts);
+    char reps[48] = ""; /* with replicates, a row is an architecture; its status that of the group */
+    if (s->replicates > 1) snprintf(reps, sizeof reps, " x %d replicates", s->replicates);
+    snprintf(buf, size, "Sweep %s: %d candidate%s%s%s (%s)", s->space, s->n, s->n == 1 ? "" : "s",
+             decl, reps, counts);
 }
 
 /* A trained sweep where no candidate is pending or running any more: its best is final. */
@@ -424,12 +433,19 @@ struct effort {
     int     unpruned, final;
 };
 
+/* Every record of the sweep: each replicate's, where it has replicates. */
+static const struct dse_cand *records(const struct dse_sweep_view *s, int *n) {
+    *n = s->all ? s->n_all : s->n;
+    return s->all ? s->all : s->c;
+}
+
 static void effort_of(const struct dse_sweep_view *s, struct effort *e) {
     memset(e, 0, sizeof *e);
     double per_epoch = 0;
-    int timed = 0;
-    for (int i = 0; i < s->n; i++) {
-        const struct dse_cand *c = &s->c[i];
+    int timed = 0, n;
+    const struct dse_cand *all = records(s, &n);
+    for (int i = 0; i < n; i++) {
+        const struct dse_cand *c = &all[i];
         if (c->rec.status == DSE_REC_PRUNED) continue;
         e->unpruned++;
         e->final += c->rec.status != DSE_REC_PENDING && c->rec.status != DSE_REC_RUNNING;
@@ -441,8 +457,8 @@ static void effort_of(const struct dse_sweep_view *s, struct effort *e) {
         }
     }
     e->epochs_full = (int64_t)e->unpruned * s->plan.epochs;
-    for (int i = 0; i < s->n && timed; i++) /* candidates not trained yet: the mean epoch time */
-        if (s->c[i].rec.status != DSE_REC_PRUNED && !(s->c[i].rec.epochs_done > 0 && s->c[i].rec.train_seconds > 0))
+    for (int i = 0; i < n && timed; i++) /* candidates not trained yet: the mean epoch time */
+        if (all[i].rec.status != DSE_REC_PRUNED && !(all[i].rec.epochs_done > 0 && all[i].rec.train_seconds > 0))
             e->seconds_full += per_epoch / timed * s->plan.epochs;
 }
 
@@ -502,6 +518,23 @@ static int write_md_training(FILE *f, const struct dse_sweep_view *s) {
     return oom;
 }
 
+/* A sweep with replicates: the frontier is ranked by mean top-1; neighbours whose means
+ * differ by less than the larger standard deviation are not a win either way. */
+static void write_md_noise(FILE *f, const struct dse_sweep_view *s) {
+    int n = 0;
+    fprintf(f, "\nTop-1 is the mean over each architecture's replicates done with a top-1 (n), ± the sample "
+               "standard deviation (n - 1); the frontier is ranked by the mean.\n");
+    for (int k = 1; k < s->n_front; k++) {
+        const struct dse_cand *a = s->front[k - 1], *b = s->front[k];
+        if (!dse_sweep_within_noise(a, b)) continue;
+        if (!n++) fputc('\n', f);
+        fprintf(f, "- Within noise: %s (%.2f) and %s (%.2f) differ by %.2f points, less than the larger standard "
+                   "deviation (%.2f): not a win either way.\n", a->rec.id, 100.0 * a->rec.top1, b->rec.id,
+                100.0 * b->rec.top1, 100.0 * fabs(a->rec.top1 - b->rec.top1),
+                100.0 * fmax(isnan(a->top1_std) ? 0 : a->top1_std, isnan(b->top1_std) ? 0 : b->top1_std));
+    }
+}
+
 /* best: the finished sweep's best candidate (final_best), or NULL. */
 static int write_md(FILE *f, const struct dse_sweep_view *s, const struct dse_cand *best) {
     char       line[700];
@@ -522,9 +555,19 @@ static int write_md(FILE *f, const struct dse_sweep_view *s, const struct dse_ca
     oom |= t.oom;
     if (!oom) tbl_print_md(f, &t);
     tbl_free(&t);
+    if (!oom && s->replicates > 1) write_md_noise(f, s);
     if (!oom && s->has_plan) oom = write_md_training(f, s);
     if (!oom && best) write_md_next(f, s, best);
     return oom;
+}
+
+/* 1 if c is on the frontier within noise of a neighbour there (dse_sweep_within_noise). */
+static int front_noise(const struct dse_sweep_view *s, const struct dse_cand *c) {
+    for (int k = 0; k < s->n_front; k++)
+        if (s->front[k] == c)
+            return (k > 0 && dse_sweep_within_noise(s->front[k - 1], c)) ||
+                   (k + 1 < s->n_front && dse_sweep_within_noise(c, s->front[k + 1]));
+    return 0;
 }
 
 static int write_csv(FILE *f, const struct dse_sweep_view *s) {
@@ -554,6 +597,8 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
     for (int k = 0; k < DSE_ARRAY_LEN(rest); k++) tbl_head(&t, rest[k], 0);
     static const char *const trained[] = { "epochs_done", "stopped_rung", "stopped_epoch", "diverged_epoch" };
     for (int k = 0; s->has_plan && k < DSE_ARRAY_LEN(trained); k++) tbl_head(&t, trained[k], 0);
+    static const char *const replicated[] = { "replicates", "top1_n", "top1_std", "within_noise" };
+    for (int k = 0; s->replicates > 1 && k < DSE_ARRAY_LEN(replicated); k++) tbl_head(&t, replicated[k], 0);
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = s->by_size[i];
         tbl_add(&t, c->rec.id);
@@ -584,6 +629,12 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
             tbl_add(&t, c->rec.stopped_rung >= 0 ? fmt_int(b, sizeof b, c->rec.stopped_epoch, 0) : "");
             tbl_add(&t, c->rec.diverged_epoch > 0 ? fmt_int(b, sizeof b, c->rec.diverged_epoch, 0) : "");
         }
+        if (s->replicates > 1) {
+            tbl_add(&t, fmt_int(b, sizeof b, c->n_reps, 0));
+            tbl_add(&t, fmt_int(b, sizeof b, c->top1_n, 0));
+            tbl_add(&t, !isnan(c->top1_std) ? fmt_num(b, sizeof b, c->top1_std) : "");
+            tbl_add(&t, front_noise(s, c) ? "yes" : "");
+        }
     }
     int oom = t.oom;
     if (!oom) tbl_print_csv(f, &t);
@@ -613,6 +664,7 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
     char b[64];
     fputs("{\"sweep\": ", f);
     json_cstr(f, s->space);
+    if (s->replicates > 1) fprintf(f, ", \"replicates\": %d", s->replicates);
     fputs(", \"dir\": ", f);
     json_cstr(f, s->dir);
     fputs(", \"varied\": [", f);
@@ -649,6 +701,20 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
             fputs(", \"failed_why\": ", f);
             json_opt_str(f, c->rec.failed_why);
             fprintf(f, ", \"train_seconds\": %s", fmt_num(b, sizeof b, c->rec.train_seconds));
+        }
+        if (s->replicates > 1) {
+            fprintf(f, ",\n   \"top1_n\": %d, \"top1_std\": %s, \"within_noise\": %s, \"replicates\": [", c->top1_n,
+                    !isnan(c->top1_std) ? fmt_num(b, sizeof b, c->top1_std) : "null",
+                    front_noise(s, c) ? "true" : "false");
+            for (int r = 0; r < c->n_reps; r++) {
+                const struct dse_rec *q = &c->reps[r].rec;
+                fputs(r ? ",\n    {\"id\": " : "\n    {\"id\": ", f);
+                json_cstr(f, q->id);
+                fprintf(f, ", \"replicate\": %d, \"seed\": %" PRIu64 ", \"status\": \"%s\", \"top1\": %s", q->replicate,
+                        q->seed, dse_rec_status_str(q->status), !isnan(q->top1) ? fmt_num(b, sizeof b, q->top1) : "null");
+                fprintf(f, ", \"top5\": %s}", !isnan(q->top5) ? fmt_num(b, sizeof b, q->top5) : "null");
+            }
+            fputc(']', f);
         }
         fputc('}', f);
     }
@@ -945,6 +1011,11 @@ static double view_x(enum plot_x v, const struct dse_cand *c) { /* MB (as max_mo
     return v == PLOT_X_FLOPS ? (double)c->rec.flops / 1e9 : (double)c->rec.model_bytes / 1e6;
 }
 
+/* Half an error bar on a trained plot's y axis (top-1 %): the replicates' standard deviation; 0 if none. */
+static double bar(const struct dse_sweep_view *s, const struct dse_cand *c) {
+    return s->trained && c->reps && !isnan(c->top1_std) ? 100.0 * c->top1_std : 0.0;
+}
+
 static double view_y(const struct dse_sweep_view *s, enum plot_x v, const struct dse_cand *c) {
     if (s->trained) return 100.0 * c->rec.top1;
     return v == PLOT_X_FLOPS ? (double)c->rec.model_bytes / 1e6 : (double)c->rec.flops / 1e9;
@@ -990,8 +1061,8 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
         double x = view_x(view, c);
         xlo = fmin(xlo, x), xhi = fmax(xhi, x);
         if (!s->trained || !isnan(c->rec.top1)) {
-            double y = view_y(s, view, c);
-            ylo = fmin(ylo, y), yhi = fmax(yhi, y);
+            double y = view_y(s, view, c), e = bar(s, c);
+            ylo = fmin(ylo, y - e), yhi = fmax(yhi, y + e);
         }
     }
     /* a limit near the data is drawn (the axis stretched to it); one far beyond is not */
@@ -1048,9 +1119,12 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
             s->trained ? "top-1 accuracy" : view == PLOT_X_FLOPS ? "model size" : "forward FLOPs");
     char counts[200];
     counts_text(counts, sizeof counts, s);
+    char reps[80] = "";
+    if (s->replicates > 1 && s->trained)
+        snprintf(reps, sizeof reps, " x %d replicates, top-1 mean ± std", s->replicates);
     fprintf(f, "<text x=\"%.1f\" y=\"46\" font-size=\"12\" text-anchor=\"middle\" fill=\"#555\">"
-               "%d candidate%s (%s); frontier (%s): %d point%s</text>\n", SVG_W / 2.0, s->n,
-            s->n == 1 ? "" : "s", counts,
+               "%d candidate%s%s (%s); frontier (%s): %d point%s</text>\n", SVG_W / 2.0, s->n,
+            s->n == 1 ? "" : "s", reps, counts,
             view_objective(s, view), n_front, n_front == 1 ? "" : "s");
     int plain = 0; /* ordinary points: not pruned, not on the frontier */
     for (int i = 0; i < s->n; i++) /* drawn in the plain style: not pruned, stopped, untrained or on the frontier */
@@ -1081,6 +1155,14 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
                    "%g %s</text>\n", right - 4, y - 4, lim_yv, y_unit);
     }
     svg_step(f, fx, fy, nf, "#d62728");
+    for (int i = 0; i < s->n; i++) { /* error bars: mean ± std of top-1 over the replicates */
+        double e = p[i].band ? 0 : bar(s, p[i].c);
+        if (!(e > 0)) continue;
+        double y0 = axis_px(&ay, view_y(s, view, p[i].c) - e), y1 = axis_px(&ay, view_y(s, view, p[i].c) + e);
+        fprintf(f, "<path class=\"errbar\" d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" stroke=\"%s\" "
+                   "stroke-width=\"1.2\" fill=\"none\"/>\n", p[i].px, y0, y1, p[i].px - 4, y0, p[i].px + 4,
+                p[i].px - 4, y1, p[i].px + 4, p[i].front ? "#7f1416" : "#4c78a8");
+    }
     for (int i = 0; i < s->n; i++) {
         if (p[i].front) continue;
         if (p[i].c->rec.status == DSE_REC_PRUNED)

@@ -15,6 +15,7 @@
 #include "base/fs.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_impl.h"
+#include "sweep/sweep_read.h"
 
 void dse_search_log_free(struct dse_search_log *lg) {
     free(lg->prop);
@@ -150,13 +151,16 @@ enum dse_status dse_search_read(const char *dir, struct dse_search_log *lg, stru
 enum dse_status dse_search_files(const struct dse_space *s, const char *dir, const struct dse_search_log *lg,
                                  struct dse_err *err) {
     enum dse_status st;
-    for (int i = 0; i < lg->n_prop; i++) {
-        char path[4300];
-        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, lg->prop[i].id);
-        if (access(path, F_OK) == 0) continue;
-        int existed;
-        if ((st = dse_sweep_candidate_create(s, dir, lg->prop[i].index, &existed, err))) return st;
-    }
+    for (int i = 0; i < lg->n_prop; i++)
+        for (int r = 0; r < s->train.replicates; r++) { /* a proposal is trained once per replicate */
+            char path[4300], id[DSE_ID_SIZE];
+            dse_strlcpy(id, lg->prop[i].id, sizeof id);
+            dse_space_id_replicate(id, r);
+            snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
+            if (access(path, F_OK) == 0) continue;
+            int existed;
+            if ((st = dse_sweep_candidate_create(s, dir, lg->prop[i].index, r, &existed, err))) return st;
+        }
     return DSE_OK;
 }
 
@@ -294,27 +298,37 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
     for (int i = 0; i < lg.n_prop; i++) {
         const struct dse_search_prop *p = &lg.prop[i];
         if (p->recorded) continue;
-        const struct dse_rec *seen = rec_of(arg, p->id);
-        struct dse_rec r;
-        dse_rec_init(&r);
-        /* the result as its file says it (a worker's own record of what it trained holds
-         * top-1 unrounded; the file, the shortest form of the float: every reader agrees) */
-        if (seen && dse_rec_final(seen) && (st = dse_rec_read(dir, p->id, &r, err))) {
+        /* every replicate's result as its file says it (a worker's own record of what it
+         * trained holds top-1 unrounded; the file, the shortest form of the float: every
+         * reader agrees); recorded once all are final, top-1 their mean (NaN if one has none) */
+        double top1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, mean, sd;
+        int    final = 1, n_ok;
+        for (int k = 0; k < s->train.replicates && final; k++) {
+            char id[DSE_ID_SIZE];
+            dse_strlcpy(id, p->id, sizeof id);
+            dse_space_id_replicate(id, k);
+            const struct dse_rec *seen = rec_of(arg, id);
+            struct dse_rec r;
+            dse_rec_init(&r);
+            if (seen && dse_rec_final(seen) && (st = dse_rec_read(dir, id, &r, err))) {
+                dse_rec_deinit(&r);
+                goto free_out;
+            }
+            final = seen && dse_rec_final(seen) && dse_rec_final(&r);
+            top1[k] = r.status == DSE_REC_DONE && isfinite(r.top1) ? r.top1 : NAN;
             dse_rec_deinit(&r);
-            goto free_out;
         }
-        if (!seen || !dse_rec_final(seen) || !dse_rec_final(&r)) {
-            dse_rec_deinit(&r);
+        if (!final) {
             excl[n_excl++] = p->index;
             continue;
         }
+        dse_sweep_mean_std(top1, s->train.replicates, &n_ok, &mean, &sd);
         struct dse_evo_result *x = &res[n_res++];
         int pruned = 0;
         memset(x, 0, sizeof *x);
         x->index = p->index;
         for (int j = 0; j < DSE_EVO_OBJ_MAX; j++) x->obj[j] = NAN;
-        x->obj[0] = r.status == DSE_REC_DONE && isfinite(r.top1) ? r.top1 : NAN;
-        dse_rec_deinit(&r);
+        x->obj[0] = n_ok == s->train.replicates ? mean : NAN;
         if ((st = dse_evo_costs(s, p->index, costs, n_cost, x->obj + 1, &pruned, err))) goto free_out;
         if (!isfinite(x->obj[0]))
             for (int j = 1; j <= n_cost; j++) x->obj[j] = NAN; /* seen, never a parent */

@@ -354,7 +354,8 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     enum dse_status st;
     double v;
     if ((st = check_keys(cx, g, "train", "dataset epochs batch lr lr_policy power gamma step_epochs "
-                                         "momentum weight_decay warmup_epochs clip_norm seed limit_train limit_test")))
+                                         "momentum weight_decay warmup_epochs clip_norm seed limit_train limit_test "
+                                         "replicates")))
         return st;
     t->present = 1;
     dse_strlcpy(t->dataset, "fashion-mnist", sizeof t->dataset);
@@ -395,6 +396,9 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     v = t->limit_test;
     if ((st = get_num(cx, g, "limit_test", 0, 1 << 30, 1, &v, NULL))) return st;
     t->limit_test = (int)v;
+    v = t->replicates;
+    if ((st = get_num(cx, g, "replicates", 1, DSE_TRAIN_REPLICATES_MAX, 1, &v, &t->replicates_line))) return st;
+    t->replicates = (int)v;
     return DSE_OK;
 }
 
@@ -599,6 +603,7 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
     out->seed = (uint64_t)v;
 
     out->file_sample = out->sample, out->file_seed = out->seed;
+    out->train.replicates = 1; /* also without a train section: every candidate is one record */
     const config_setting_t *t = config_setting_get_member(root, "train");
     if (t && (st = read_train(&cx, t, &out->train))) goto done;
     const config_setting_t *se = config_setting_get_member(root, "search");
@@ -791,11 +796,34 @@ void dse_space_id(const struct dse_mp *mp, char id[DSE_ID_SIZE]) {
     id[17] = '\0';
 }
 
+void dse_space_id_replicate(char id[DSE_ID_SIZE], int replicate) {
+    id[DSE_ID_BASE_LEN] = '\0';
+    if (replicate > 0) snprintf(id + DSE_ID_BASE_LEN, DSE_ID_SIZE - DSE_ID_BASE_LEN, "r%d", replicate % 100);
+}
+
+void dse_space_rep_id(const struct dse_mp *mp, int replicate, char id[DSE_ID_SIZE]) {
+    dse_space_id(mp, id);
+    dse_space_id_replicate(id, replicate);
+}
+
 int dse_space_id_valid(const char *id) {
-    if (!id || id[0] != 'c' || strlen(id) != DSE_ID_SIZE - 1) return 0;
-    for (int i = 1; i < DSE_ID_SIZE - 1; i++)
+    if (!id || id[0] != 'c' || strlen(id) != DSE_ID_BASE_LEN) return 0;
+    for (int i = 1; i < DSE_ID_BASE_LEN; i++)
         if (!strchr("0123456789abcdef", id[i])) return 0;
     return 1;
+}
+
+int dse_space_rep_id_valid(const char *id) {
+    char base[DSE_ID_SIZE];
+    if (!id || strlen(id) < DSE_ID_BASE_LEN || strlen(id) >= DSE_ID_SIZE) return 0;
+    memcpy(base, id, DSE_ID_BASE_LEN);
+    base[DSE_ID_BASE_LEN] = '\0';
+    const char *r = id + DSE_ID_BASE_LEN;
+    if (!dse_space_id_valid(base)) return 0;
+    if (!*r) return 1;
+    char *end;
+    long k = r[0] == 'r' && r[1] >= '1' && r[1] <= '9' ? strtol(r + 1, &end, 10) : 0;
+    return k >= 1 && k < DSE_TRAIN_REPLICATES_MAX && !*end;
 }
 
 static int id_at(const struct dse_space *s, uint64_t k, const char *id) {

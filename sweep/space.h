@@ -54,7 +54,12 @@ struct dse_train {
     uint64_t seed;
     int      limit_train;     /* 0: every training image; N: the first N (quick sweeps, tests) */
     int      limit_test;      /* 0: every test image */
+    int      replicates;      /* seeds each chosen candidate trains with (1 to DSE_TRAIN_REPLICATES_MAX):
+                                 replicate r is its own candidate record, seed + r (dse_space_rep_id) */
+    int      replicates_line; /* where replicates was set; 0 = default */
 };
+
+#define DSE_TRAIN_REPLICATES_MAX 64
 
 /* How a sweep chooses its candidates (the space file's `search` section, docs/space-format.md). */
 #define DSE_SEARCH_STRATEGIES(X) \
@@ -137,12 +142,22 @@ enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *
  * stable candidate id: "c" + its FNV-1a 64 hash in 16 hex digits (collisions are checked
  * per sweep: an id repeated within a sweep is an error, never an overwrite).
  * dse_space_canonical returns the text's length (as snprintf, even if cut). */
-#define DSE_ID_SIZE 18 /* "c" + 16 hex digits + NUL */
+#define DSE_ID_BASE_LEN 17 /* "c" + 16 hex digits */
+#define DSE_ID_SIZE     21 /* and "r" + a replicate's 1 or 2 digits + NUL */
 int  dse_space_canonical(const struct dse_mp *mp, char *buf, int size);
 void dse_space_id(const struct dse_mp *mp, char id[DSE_ID_SIZE]);
+/* The id of replicate r (0 <= r < DSE_TRAIN_REPLICATES_MAX) of candidate mp: replicate 0 is
+ * the candidate id itself (a space without replicates has the ids it always had), replicate
+ * r >= 1 that id + "r" + r in decimal, e.g. "c0123456789abcdefr2". */
+void dse_space_rep_id(const struct dse_mp *mp, int replicate, char id[DSE_ID_SIZE]);
+/* The same from a candidate id: id (its first DSE_ID_BASE_LEN characters) becomes replicate r's. */
+void dse_space_id_replicate(char id[DSE_ID_SIZE], int replicate);
 
-/* 1 if id has the form of a candidate id ("c" + 16 lower-case hex digits), else 0. */
+/* 1 if id has the form of a candidate id ("c" + 16 lower-case hex digits; no replicate
+ * suffix), else 0. */
 int dse_space_id_valid(const char *id);
+/* 1 if id is a candidate id, or one with a replicate's suffix "r1" to "r63" (dse_space_rep_id). */
+int dse_space_rep_id_valid(const char *id);
 
 /* The grid index of the candidate whose id is id. Searches the whole grid when it has at
  * most max candidates (dse generate: DSE_SPACE_FIND_MAX, about 10 s), else the space's

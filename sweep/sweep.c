@@ -137,24 +137,25 @@ static int record_metaparams(char *buf, int size, const struct dse_space *s, con
 
 /* The analytic part of a candidate file: everything before "status". */
 static int candidate_head(char *buf, int size, const struct dse_space *s, const char *id, uint64_t index,
-                          const struct dse_mp *mp, const struct dse_cost_totals *one, int64_t train_mem,
-                          int train_batch) {
-    char mps[2048];
+                          int replicate, const struct dse_mp *mp, const struct dse_cost_totals *one,
+                          int64_t train_mem, int train_batch) {
+    char mps[2048], rep[48] = ""; /* "replicate" only where the space has replicates: other records stay as they were */
     record_metaparams(mps, sizeof mps, s, mp);
+    if (s->train.replicates > 1) snprintf(rep, sizeof rep, "  \"replicate\": %d,\n", replicate);
     double mb = (double)one->param_bytes / 1e6, mib = (double)one->param_bytes / 1048576.0;
     return snprintf(buf, (size_t)size,
-        "{\n  \"id\": \"%s\",\n  \"index\": %llu,\n  \"metaparams\": {\n%s\n  },\n"
+        "{\n  \"id\": \"%s\",\n  \"index\": %llu,\n%s  \"metaparams\": {\n%s\n  },\n"
         "  \"params\": %lld,\n  \"model_bytes\": %lld,\n  \"model_mb\": %.6f,\n  \"model_mib\": %.6f,\n"
         "  \"flops\": %lld,\n  \"train_mem_bytes\": %lld,\n  \"train_mem_batch\": %d,\n",
-        id, (unsigned long long)index, mps, (long long)one->params, (long long)one->param_bytes, mb, mib,
+        id, (unsigned long long)index, rep, mps, (long long)one->params, (long long)one->param_bytes, mb, mib,
         (long long)one->flops, (long long)train_mem, train_batch);
 }
 
 /* The candidate file's text, as the analytic sweep writes it. */
 static int candidate_json(char *buf, int size, const struct dse_space *s, const char *id, uint64_t index,
-                          const struct dse_mp *mp, const struct dse_cost_totals *one, int64_t train_mem,
-                          int train_batch, const char *pruned_by) {
-    int n = candidate_head(buf, size, s, id, index, mp, one, train_mem, train_batch);
+                          int replicate, const struct dse_mp *mp, const struct dse_cost_totals *one,
+                          int64_t train_mem, int train_batch, const char *pruned_by) {
+    int n = candidate_head(buf, size, s, id, index, replicate, mp, one, train_mem, train_batch);
     n += snprintf(buf + n, (size_t)(size - n), "  \"status\": \"%s\",\n  \"pruned_by\": ",
                   pruned_by ? "pruned" : "pending");
     if (pruned_by) n += snprintf(buf + n, (size_t)(size - n), "\"%s\",\n", pruned_by);
@@ -219,8 +220,8 @@ enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struc
     return st;
 }
 
-enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char *dir, uint64_t k, int *existed,
-                                           struct dse_err *err) {
+enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char *dir, uint64_t k, int replicate,
+                                           int *existed, struct dse_err *err) {
     struct dse_net net;
     struct dse_cost_layer *costs = NULL;
     struct dse_cost_totals one, train;
@@ -232,8 +233,8 @@ enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char
     dse_space_candidate(s, k, &mp);
     enum dse_status st = cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err);
     if (!st) {
-        dse_space_id(&mp, id);
-        int len = candidate_json(text, sizeof text, s, id, k, &mp, &one, train.mem_train_bytes,
+        dse_space_rep_id(&mp, replicate, id);
+        int len = candidate_json(text, sizeof text, s, id, k, replicate, &mp, &one, train.mem_train_bytes,
                                  s->cons.train_mem_batch, pruned_by);
         snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
         st = dse_fs_create_atomic(path, text, (size_t)len, existed, err);
@@ -243,8 +244,8 @@ enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char
     return st;
 }
 
-enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, char *buf, int size, int *len,
-                                         int *pruned, struct dse_err *err) {
+enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, int replicate, char *buf, int size,
+                                         int *len, int *pruned, struct dse_err *err) {
     struct dse_net net;
     struct dse_cost_layer *costs = NULL;
     struct dse_cost_totals one, train;
@@ -256,8 +257,9 @@ enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, 
     dse_space_candidate(s, k, &mp);
     enum dse_status st = cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err);
     if (!st) {
-        dse_space_id(&mp, id);
-        *len = candidate_head(buf, size, s, id, k, &mp, &one, train.mem_train_bytes, s->cons.train_mem_batch);
+        dse_space_rep_id(&mp, replicate, id);
+        *len = candidate_head(buf, size, s, id, k, replicate, &mp, &one, train.mem_train_bytes,
+                              s->cons.train_mem_batch);
         *pruned = pruned_by != NULL;
         if (*len >= size) st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "candidate text too long");
     }
@@ -338,17 +340,21 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
         dse_space_candidate(s, idx[i], &mp);
         if ((st = cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err)))
             goto done;
-        dse_space_id(&mp, id);
-        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
-        /* Never replace a candidate file: its analytic part depends only on the
-         * metaparameters (and this space), and training may have added results. */
-        int len = candidate_json(text, sizeof text, s, id, idx[i], &mp, &one, train.mem_train_bytes,
-                                 c->train_mem_batch, pruned_by), existed;
-        if ((st = dse_fs_create_atomic(path, text, (size_t)len, &existed, err))) goto done;
-        sum->skipped += existed;
-        sum->candidates++;
-        if (pruned_by) sum->pruned++;
-        else sum->kept++;
+        /* One record per replicate (each trains with its own seed): a replicate is a
+         * candidate to the workers, its leases and its checkpoints. */
+        for (int r = 0; r < s->train.replicates; r++) {
+            dse_space_rep_id(&mp, r, id);
+            snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
+            /* Never replace a candidate file: its analytic part depends only on the
+             * metaparameters (and this space), and training may have added results. */
+            int len = candidate_json(text, sizeof text, s, id, idx[i], r, &mp, &one, train.mem_train_bytes,
+                                     c->train_mem_batch, pruned_by), existed;
+            if ((st = dse_fs_create_atomic(path, text, (size_t)len, &existed, err))) goto done;
+            sum->skipped += existed;
+            sum->candidates++;
+            if (pruned_by) sum->pruned++;
+            else sum->kept++;
+        }
         if (progress && (i + 1 == n || (i + 1) % 1000 == 0))
             fprintf(progress, "\rdse sweep: %llu/%llu candidates", (unsigned long long)(i + 1),
                     (unsigned long long)n);

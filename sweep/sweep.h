@@ -35,15 +35,17 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
 enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struct dse_cost_totals *one,
                                     int64_t *train_mem, int *pruned, struct dse_err *err);
 
-/* Create DIR/candidates/<id>.json of grid index k as the analytic sweep writes it, if it
- * is absent (*existed = 1 then: left alone). */
-enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char *dir, uint64_t k, int *existed,
-                                           struct dse_err *err);
+/* Create DIR/candidates/<id>.json of grid index k's replicate `replicate` (0 <= it <
+ * train.replicates; its id: dse_space_rep_id) as the analytic sweep writes it, if it is
+ * absent (*existed = 1 then: left alone). */
+enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char *dir, uint64_t k, int replicate,
+                                           int *existed, struct dse_err *err);
 
-/* The analytic part of grid index k's candidate file (every key before "status", the
- * object left open) into buf; *pruned = 1 if a constraint prunes it. */
-enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, char *buf, int size, int *len,
-                                         int *pruned, struct dse_err *err);
+/* The analytic part of the candidate file of grid index k's replicate `replicate` (every
+ * key before "status", the object left open; "replicate" among them where the space has
+ * replicates > 1) into buf; *pruned = 1 if a constraint prunes it. */
+enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, int replicate, char *buf, int size,
+                                         int *len, int *pruned, struct dse_err *err);
 
 /* The analyzer's training-memory estimate (analysis.h, mem_train_bytes) of grid index
  * k's candidate at `batch` images: what a GPU worker checks against free device memory. */

@@ -87,6 +87,7 @@ struct dse_rec_attempt {
 struct dse_rec {
     char                 id[DSE_ID_SIZE];
     int64_t              index, params, model_bytes, flops;
+    int                  replicate;      /* "replicate": 0 where absent (a space without replicates) */
 #define DSE_REC(key, field, kind, absent, lo, hi, line, when) DSE_REC_DECL_##kind(field, hi)
 #include "sweep/record.def"
 #undef DSE_REC

@@ -368,6 +368,11 @@ static enum dse_status check_candidate(const char *path, const char *name, const
         return bad(err, path, v->line, "\"id\" = \"%.64s\" is too long; expected \"c\" and 16 hex digits", v->str);
     dse_strlcpy(r->id, v->str, sizeof r->id);
     if ((st = get_count(path, root, "index", &r->index, err))) return st;
+    if ((st = get(path, root, "replicate", WANT_INT, 1, &v, err))) return st;
+    if (v && (v->integer < 0 || v->integer >= DSE_TRAIN_REPLICATES_MAX))
+        return bad(err, path, v->line, "\"replicate\" = %" PRId64 " is out of range; expected 0 to %d",
+                   v->integer, DSE_TRAIN_REPLICATES_MAX - 1);
+    r->replicate = v ? (int)v->integer : 0;
     if ((st = get(path, root, "metaparams", WANT_OBJ, 0, &v, err))) return st;
     if (c) c->metaparams = v;
     if ((st = get_count(path, root, "params", &r->params, err))) return st;
@@ -406,6 +411,7 @@ static enum dse_status read_candidate(struct dse_cand *c, const char *name, stru
 static int cand_index_cmp(const void *a, const void *b) {
     const struct dse_rec *x = &((const struct dse_cand *)a)->rec, *y = &((const struct dse_cand *)b)->rec;
     if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    if (x->replicate != y->replicate) return x->replicate < y->replicate ? -1 : 1;
     return strcmp(x->id, y->id);
 }
 
@@ -417,11 +423,13 @@ static int cand_size_cmp(const void *a, const void *b) {
 }
 
 void dse_sweep_view_free(struct dse_sweep_view *s) {
-    for (int i = 0; i < s->n; i++) {
-        dse_json_free(s->c[i].doc);
-        free(s->c[i].path);
-        dse_rec_deinit(&s->c[i].rec);
+    struct dse_cand *own = s->all ? s->all : s->c; /* the rows of a sweep with replicates own nothing */
+    for (int i = 0; i < (s->all ? s->n_all : s->n); i++) {
+        dse_json_free(own[i].doc);
+        free(own[i].path);
+        dse_rec_deinit(&own[i].rec);
     }
+    free(s->all);
     free(s->c);
     free(s->by_size);
     free(s->front);
@@ -435,6 +443,73 @@ void dse_sweep_view_free(struct dse_sweep_view *s) {
  * always minimized. Candidates left out get NaN, which dse_pareto_front skips. */
 int dse_sweep_ranked(const struct dse_sweep_view *s, const struct dse_cand *c) {
     return s->trained ? c->rec.status == DSE_REC_DONE && !isnan(c->rec.top1) : c->rec.status != DSE_REC_PRUNED;
+}
+
+void dse_sweep_mean_std(const double *v, int n, int *n_ok, double *mean, double *std) {
+    double sum = 0, ss = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(v[i])) sum += v[i], k++;
+    *n_ok = k;
+    *mean = k ? sum / k : NAN;
+    for (int i = 0; i < n; i++) /* two passes: no cancellation for close values */
+        if (!isnan(v[i])) ss += (v[i] - *mean) * (v[i] - *mean);
+    *std = k >= 2 ? sqrt(ss / (k - 1)) : NAN;
+}
+
+struct dse_rec dse_sweep_group_rec(const struct dse_rec *const *reps, int n, int *n_top1, double *top1_std) {
+    struct dse_rec g = *reps[0];
+    double t1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, t5[DSE_TRAIN_REPLICATES_MAX] = { 0 }, std5;
+    int running = 0, pending = 0, n5;
+    DSE_ASSERT(n >= 1 && n <= DSE_TRAIN_REPLICATES_MAX);
+    for (int i = 0; i < n; i++) {
+        const struct dse_rec *r = reps[i];
+        const int ok = r->status == DSE_REC_DONE && !isnan(r->top1);
+        t1[i] = ok ? r->top1 : NAN;
+        t5[i] = ok ? r->top5 : NAN;
+        running |= r->status == DSE_REC_RUNNING, pending |= r->status == DSE_REC_PENDING;
+    }
+    dse_sweep_mean_std(t1, n, n_top1, &g.top1, top1_std);
+    dse_sweep_mean_std(t5, n, &n5, &g.top5, &std5);
+    g.status = running ? DSE_REC_RUNNING : pending ? DSE_REC_PENDING : *n_top1 ? DSE_REC_DONE : reps[0]->status;
+    return g;
+}
+
+int dse_sweep_within_noise(const struct dse_cand *a, const struct dse_cand *b) {
+    if (!a->reps || !b->reps || isnan(a->rec.top1) || isnan(b->rec.top1)) return 0;
+    double sa = isnan(a->top1_std) ? 0 : a->top1_std, sb = isnan(b->top1_std) ? 0 : b->top1_std;
+    return fabs(a->rec.top1 - b->rec.top1) < fmax(sa, sb);
+}
+
+/* A sweep with replicates: the records move to s->all and s->c becomes one row per index. */
+static enum dse_status group_replicates(struct dse_sweep_view *s, struct dse_err *err) {
+    int rows = 0;
+    s->replicates = 1;
+    for (int i = 0, run = 0; i < s->n; i++) {
+        run = i && s->c[i].rec.index == s->c[i - 1].rec.index ? run + 1 : 1;
+        rows += run == 1;
+        if (run > s->replicates) s->replicates = run;
+    }
+    int any = 0;
+    for (int i = 0; i < s->n; i++) any |= s->c[i].rec.replicate > 0;
+    if (!any) return s->replicates = 1, DSE_OK;
+    if (s->replicates > DSE_TRAIN_REPLICATES_MAX)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->dir, 0, "%d records of one index; expected at most %d "
+                           "replicates", s->replicates, DSE_TRAIN_REPLICATES_MAX);
+    struct dse_cand *row = calloc((size_t)rows, sizeof *row);
+    if (!row) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    s->all = s->c, s->n_all = s->n, s->c = row, s->n = rows;
+    for (int i = 0, k = 0; i < s->n_all; k++) {
+        const struct dse_rec *reps[DSE_TRAIN_REPLICATES_MAX];
+        int j = i;
+        while (j < s->n_all && s->all[j].rec.index == s->all[i].rec.index) reps[j - i] = &s->all[j].rec, j++;
+        row[k] = s->all[i];
+        row[k].reps = &s->all[i];
+        row[k].n_reps = j - i;
+        row[k].rec = dse_sweep_group_rec(reps, j - i, &row[k].top1_n, &row[k].top1_std);
+        i = j;
+    }
+    return DSE_OK;
 }
 
 static enum dse_status find_front(struct dse_sweep_view *s, struct dse_err *err) {
@@ -549,11 +624,13 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
 
     if (s->n) qsort(s->c, (size_t)s->n, sizeof *s->c, cand_index_cmp);
     for (int i = 1; i < s->n; i++)
-        if (s->c[i].rec.index == s->c[i - 1].rec.index) {
+        if (s->c[i].rec.index == s->c[i - 1].rec.index && s->c[i].rec.replicate == s->c[i - 1].rec.replicate) {
             const struct dse_json *v = dse_json_get(dse_json_root(s->c[i].doc), "index");
             return bad(err, s->c[i].path, v->line, "\"index\" = %" PRId64 " is also the index of "
-                       "%s; expected each index once", s->c[i].rec.index, s->c[i - 1].path);
+                       "%s; expected each index once (each replicate of it once)", s->c[i].rec.index,
+                       s->c[i - 1].path);
         }
+    if ((st = group_replicates(s, err))) return st;
     int no_plan;
     if ((st = dse_plan_read(dir, &s->plan, &no_plan, err))) return st;
     s->has_plan = !no_plan;

@@ -21,6 +21,13 @@ struct dse_cand {
     int                    on_front;
     struct dse_rec         rec;               /* every key dse_rec_from_json reads; a pending one
                                                  with a live lease says running */
+    /* A sweep with replicates (train.replicates > 1): the view's row of one architecture (grid
+     * index) is its replicate 0's record, with status, top1 and top5 those of the group
+     * (dse_sweep_group_rec): top1 and top5 the mean over its replicates done with a top-1. */
+    const struct dse_cand *reps;              /* its records, replicate 0 first (in s->all); NULL: no replicates */
+    int                    n_reps;            /* records of the architecture */
+    int                    top1_n;            /* replicates done with a top-1 */
+    double                 top1_std;          /* their sample standard deviation (n - 1); NaN if top1_n < 2 */
 };
 
 struct dse_sweep_view {
@@ -31,7 +38,11 @@ struct dse_sweep_view {
     int                  n_varied;
     const char         **varied;
     int                  n;
-    struct dse_cand         *c;           /* sorted by index */
+    struct dse_cand         *c;           /* sorted by index: one per record, or with replicates one row per
+                                             architecture (its fields borrowed from `all`) */
+    int                  replicates;  /* the most records of one index: 1 if the sweep has no replicates */
+    int                  n_all;
+    struct dse_cand     *all;         /* with replicates: every record, by index then replicate; else NULL */
     struct dse_cand        **by_size;     /* sorted by model size, then index */
     int                  trained;     /* frontier over top1 instead of FLOPs */
     int                  n_front;
@@ -44,6 +55,21 @@ struct dse_sweep_view {
 /* 1 if the frontier rule ranks c: trained sweeps, a done candidate with a top-1;
  * untrained ones, any candidate not pruned. */
 int dse_sweep_ranked(const struct dse_sweep_view *s, const struct dse_cand *c);
+
+/* Mean and sample standard deviation (n - 1) of the values of v[n] that are not NaN; *n_ok
+ * counts them. *mean is NaN if there are none, *std NaN if there are fewer than 2. */
+void dse_sweep_mean_std(const double *v, int n, int *n_ok, double *mean, double *std);
+
+/* The row of an architecture from its replicates' records reps[n] (replicate 0 first): a
+ * copy of reps[0] (its pointers borrowed) with the group's status (running if one is, else
+ * pending if one is, else done if one is done with a top-1, else replicate 0's), top1 and
+ * top5 the mean over the replicates done with a top-1 (*n_top1 of them; NaN if none), and
+ * *top1_std their sample standard deviation. */
+struct dse_rec dse_sweep_group_rec(const struct dse_rec *const *reps, int n, int *n_top1, double *top1_std);
+
+/* 1 if two frontier neighbours' mean top-1 differ by less than the larger of their standard
+ * deviations: not a win either way ("within noise"). 0 without replicates. */
+int dse_sweep_within_noise(const struct dse_cand *a, const struct dse_cand *b);
 
 /* The constraints of DIR/space.cfg a plot can draw (0: none; also when the sweep has no
  * space file, as a hand-made fixture, or one that no longer loads): model MB (max_model_mb,

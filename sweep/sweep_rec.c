@@ -345,7 +345,7 @@ static void rec_summarize(struct dse_rec *r) {
 enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct dse_rec *r, struct dse_err *err) {
     char head[8192], path[4096];
     int len, pruned;
-    enum dse_status st = dse_sweep_candidate_head(s, (uint64_t)r->index, head, sizeof head, &len, &pruned, err);
+    enum dse_status st = dse_sweep_candidate_head(s, (uint64_t)r->index, r->replicate, head, sizeof head, &len, &pruned, err);
     if (st) return st;
     DSE_ASSERT(len >= 2 && !strncmp(head + len - 2, ",\n", 2)); /* the last analytic key, then ours */
     char *buf = NULL;

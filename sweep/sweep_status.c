@@ -147,8 +147,15 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     for (int k = 0; k < DSE_REC_COUNT; k++)
         if (k != DSE_REC_PENDING && k != DSE_REC_PRUNED) final += t.by_status[k];
     int unpruned = t.n - t.pruned;
-    say(tf, "Sweep %s in %s: %d candidate%s, %d pruned by constraints\n", space, dir, t.n, t.n == 1 ? "" : "s",
-            t.pruned);
+    int reps = 1, archs = 0; /* train.replicates > 1: each record one replicate of an architecture */
+    for (int i = 0; i < x.n; i++) {
+        if (x.c[i].rec.replicate + 1 > reps) reps = x.c[i].rec.replicate + 1;
+        archs += !i || x.c[i].rec.index != x.c[i - 1].rec.index;
+    }
+    char per[80] = "";
+    if (reps > 1) snprintf(per, sizeof per, " (%d architectures x %d replicates)", archs, reps);
+    say(tf, "Sweep %s in %s: %d candidate%s%s, %d pruned by constraints\n", space, dir, t.n, t.n == 1 ? "" : "s",
+            per, t.pruned);
     if (missing) {
         say(tf, "Not trained yet: no plan.json. Start training with: dse sweep SPACE --out %s\n", dir);
         if (json) status_json(f, space, dir, &t, 0, final, 0, -1);

@@ -253,10 +253,11 @@ static enum dse_status search_sync(struct worker *w, struct dse_err *err) {
     enum dse_status st;
     if ((st = dse_search_read(w->dir, &lg, err))) return st;
     w->ended = lg.ended;
-    if (lg.n_prop > w->n) {
+    const int reps = w->s->train.replicates, n = lg.n_prop * reps; /* each proposal's replicates */
+    if (n > w->n) {
         if ((st = dse_search_files(w->s, w->dir, &lg, err))) goto out;
-        if (lg.n_prop > w->cap) {
-            int cap = lg.n_prop * 2;
+        if (n > w->cap) {
+            int cap = n * 2;
             struct cand *c = realloc(w->c, sizeof *c * (size_t)cap);
             struct idref *b = c ? realloc(w->by_id, sizeof *b * (size_t)cap) : NULL;
             if (c) w->c = c;
@@ -267,13 +268,14 @@ static enum dse_status search_sync(struct worker *w, struct dse_err *err) {
             }
             w->cap = cap;
         }
-        for (int i = w->n; i < lg.n_prop; i++) {
+        for (int i = w->n; i < n; i++) {
             memset(&w->c[i], 0, sizeof w->c[i]);
-            dse_strlcpy(w->c[i].id, lg.prop[i].id, sizeof w->c[i].id);
-            w->c[i].index = lg.prop[i].index;
+            dse_strlcpy(w->c[i].id, lg.prop[i / reps].id, sizeof w->c[i].id);
+            dse_space_id_replicate(w->c[i].id, i % reps);
+            w->c[i].index = lg.prop[i / reps].index;
             dse_rec_init(&w->c[i].rec);
         }
-        w->n = lg.n_prop;
+        w->n = n;
         for (int i = 0; i < w->n; i++) w->by_id[i] = (struct idref){ w->c[i].id, i };
         qsort(w->by_id, (size_t)w->n, sizeof *w->by_id, cmp_by_id);
     }
@@ -832,6 +834,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
     dse_net_init(&net, w->s->name, 1, 1, 1);
     dse_space_candidate(w->s, c->index, &mp);
     train_opts(w, &o);
+    o.seed += (uint64_t)r->replicate; /* replicate r of a candidate trains with train.seed + r */
     r->epochs_planned = w->plan.epochs;
     r->seed = o.seed;
     if ((st = dse_space_build(w->s, &mp, &net, err))) {
@@ -1079,18 +1082,19 @@ static enum dse_status worker_init(struct worker *w, const struct dse_space *s, 
     w->evolution = s->search.strategy == DSE_SEARCH_EVOLUTION;
     enum dse_status st = w->evolution ? DSE_OK : dse_space_indices(s, 10000000ULL, &idx, &n, err);
     if (st) return st;
-    w->c = calloc((size_t)(n ? n : 1), sizeof *w->c);
-    w->by_id = calloc((size_t)(n ? n : 1), sizeof *w->by_id);
+    const int reps = s->train.replicates; /* each index's replicates, one record each (dse_space_rep_id) */
+    w->c = calloc((size_t)(n ? n * (uint64_t)reps : 1), sizeof *w->c);
+    w->by_id = calloc((size_t)(n ? n * (uint64_t)reps : 1), sizeof *w->by_id);
     if (!w->c || !w->by_id) {
         free(idx);
         return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     }
-    w->n = w->cap = (int)n;
+    w->n = w->cap = (int)n * reps;
     for (int i = 0; i < w->n; i++) {
         struct dse_mp mp;
-        dse_space_candidate(s, idx[i], &mp);
-        dse_space_id(&mp, w->c[i].id);
-        w->c[i].index = idx[i];
+        dse_space_candidate(s, idx[i / reps], &mp);
+        dse_space_rep_id(&mp, i % reps, w->c[i].id);
+        w->c[i].index = idx[i / reps];
         dse_rec_init(&w->c[i].rec);
     }
     for (int i = 0; i < w->n; i++) w->by_id[i] = (struct idref){ w->c[i].id, i };
@@ -1566,6 +1570,10 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "--gpus all: call dse_sweep_gpus_check first");
     if ((st = dse_data_probe(s->train.dataset, o->data_root, &info, err))) return st;
     if ((st = settle_plan(s, dir, o, &plan, err))) return st;
+    if (plan.halving && s->train.replicates > 1)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s/plan.json: successive halving (--early-stop sh) "
+                           "with replicates = %d is not supported yet: a rung would rank single replicates, not "
+                           "their mean", dir, s->train.replicates);
     if (plan.halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s/plan.json: successive halving (--early-stop sh) "
                            "with strategy \"evolution\" is not supported yet: evolution trains each proposal to "

@@ -392,6 +392,14 @@ static void test_bad_spaces(void) {
           "tests/bad_spaces/step_policy.cfg:2: lr_policy = \"step\" needs step_epochs = <epochs between drops>" },
         { "tests/bad_spaces/clip_norm.cfg",
           "tests/bad_spaces/clip_norm.cfg:3: clip_norm = -1 is out of range; expected 0 to 1000000" },
+        { "tests/bad_spaces/replicates_zero.cfg",
+          "tests/bad_spaces/replicates_zero.cfg:4: replicates = 0 is out of range; expected 1 to 64" },
+        { "tests/bad_spaces/replicates_range.cfg",
+          "tests/bad_spaces/replicates_range.cfg:4: replicates = 65 is out of range; expected 1 to 64" },
+        { "tests/bad_spaces/replicates_float.cfg",
+          "tests/bad_spaces/replicates_float.cfg:4: replicates must be an integer" },
+        { "tests/bad_spaces/replicates_str.cfg",
+          "tests/bad_spaces/replicates_str.cfg:4: replicates must be an integer" },
         { "tests/bad_spaces/syntax.cfg",
           "tests/bad_spaces/syntax.cfg:4: syntax error; expected settings 'key = value;', groups { ... } and "
           "lists ( ..., ... ) as in docs/space-format.md" },
@@ -677,12 +685,12 @@ static void test_space_fire_dropout(void) {
     CHECK(dse_net_find(&n, "drop_fire9") >= 0);
     dse_net_deinit(&n);
     /* The record: no fire_dropout where the space does not name it; the key last otherwise */
-    CHECK_OK(dse_sweep_candidate_head(&a, 0, head, sizeof head, &len, &pruned, NULL));
+    CHECK_OK(dse_sweep_candidate_head(&a, 0, 0, head, sizeof head, &len, &pruned, NULL));
     CHECK(strstr(head, "fire_dropout") == NULL);
     CHECK(strstr(head, "\"fires\": 8, \"pools\": \"conv1,fire4,fire8\", \"dropout\": 0.5\n  },\n") != NULL);
-    CHECK_OK(dse_sweep_candidate_head(&b, 0, head, sizeof head, &len, &pruned, NULL));
+    CHECK_OK(dse_sweep_candidate_head(&b, 0, 0, head, sizeof head, &len, &pruned, NULL));
     CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0\n  },\n") != NULL);
-    CHECK_OK(dse_sweep_candidate_head(&b, 1, head, sizeof head, &len, &pruned, NULL));
+    CHECK_OK(dse_sweep_candidate_head(&b, 1, 0, head, sizeof head, &len, &pruned, NULL));
     CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0.25\n  },\n") != NULL);
     dse_space_free(&a);
     dse_space_free(&b);
@@ -725,6 +733,15 @@ static void test_space_find_id(void) {
     };
     for (int i = 0; i < DSE_ARRAY_LEN(forms); i++) CHECK_INT_EQ(dse_space_id_valid(forms[i].id), forms[i].ok);
     CHECK_INT_EQ(dse_space_id_valid(NULL), 0);
+    /* a replicate's id (dse_space_rep_id): the candidate id and r1 to r63; only dse export takes it */
+    static const struct { const char *id; int ok; } reps[] = {
+        { "c0123456789abcdef", 1 },   { "c0123456789abcdefr1", 1 }, { "c0123456789abcdefr63", 1 },
+        { "c0123456789abcdefr0", 0 }, { "c0123456789abcdefr64", 0 }, { "c0123456789abcdefr01", 0 },
+        { "c0123456789abcdefr", 0 },  { "c0123456789abcdefx1", 0 }, { "c0123456789abcdefr1x", 0 },
+        { "c0123456789abcder1", 0 },  { "c0123456789abcdefr100", 0 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(reps); i++) CHECK_INT_EQ(dse_space_rep_id_valid(reps[i].id), reps[i].ok);
+    CHECK_INT_EQ(dse_space_id_valid("c0123456789abcdefr1"), 0); /* --id of dse generate: the candidate's only */
     struct dse_space s;
     struct dse_err err = { 0 };
     struct dse_mp mp;

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include "analysis/analysis.h"
 #include "sweep/json_read.h"
 #include "sweep/sweep_impl.h"
+#include "sweep/sweep_read.h"
 #include "tests/check.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
@@ -1150,7 +1152,7 @@ static void test_report_errors(void) {
     free(run_report(sw, DSE_FORMAT_CSV, NULL, &st, &err));
     CHECK_INT_EQ(st, DSE_ERR_CONFIG);
     snprintf(want, sizeof want, "%s/candidates/cb.json:1: \"index\" = 3 is also the index of "
-             "%s/candidates/ca.json; expected each index once", sw, sw);
+             "%s/candidates/ca.json; expected each index once (each replicate of it once)", sw, sw);
     CHECK_STR_EQ(dse_err_format(&err, got, sizeof got), want);
 
     /* a directory named like a candidate is read, and fails, never skipped */
@@ -1376,6 +1378,125 @@ static void test_epoch_record(void) {
     free(text);
 }
 
+/* ---- replicates ------------------------------------------------------------------------ */
+
+#define REPLICATES "tests/sweeps/replicates"
+
+/* The statistics of a sweep with replicates (sweep_read.c), on numbers worked by hand. */
+static void test_replicates_stats(void) {
+    double mean, sd;
+    int    n;
+    const double a[] = { 0.60, 0.62, 0.64 };        /* mean 0.62; deviations -0.02, 0, 0.02: std sqrt(8e-4 / 2) = 0.02 */
+    dse_sweep_mean_std(a, 3, &n, &mean, &sd);
+    CHECK_INT_EQ(n, 3);
+    CHECK_NEAR(mean, 0.62, 1e-12);
+    CHECK_NEAR(sd, 0.02, 1e-9);
+    const double b[] = { 0.80, NAN, 0.50, 0.53 };   /* NaN skipped: mean 0.61, std sqrt(0.0546 / 2) = 0.165227 */
+    dse_sweep_mean_std(b, 4, &n, &mean, &sd);
+    CHECK_INT_EQ(n, 3);
+    CHECK_NEAR(mean, 0.61, 1e-12);
+    CHECK_NEAR(sd, 0.16522711641858, 1e-9);
+    const double c[] = { NAN, 0.7 };                /* one value: no spread */
+    dse_sweep_mean_std(c, 2, &n, &mean, &sd);
+    CHECK(n == 1 && mean == 0.7 && isnan(sd));
+    dse_sweep_mean_std(c, 1, &n, &mean, &sd);       /* none */
+    CHECK(n == 0 && isnan(mean) && isnan(sd));
+    /* the group's record: running wins over pending and done; the mean over done replicates only */
+    struct dse_rec r[3];
+    for (int i = 0; i < 3; i++) dse_rec_init(&r[i]);
+    r[0].status = DSE_REC_DONE, r[0].top1 = 0.5, r[0].top5 = 0.9;
+    r[1].status = DSE_REC_DIVERGED, r[1].top1 = 0.1;  /* not done: left out */
+    r[2].status = DSE_REC_DONE, r[2].top1 = 0.7, r[2].top5 = 0.8;
+    const struct dse_rec *reps[3] = { &r[0], &r[1], &r[2] };
+    struct dse_rec g = dse_sweep_group_rec(reps, 3, &n, &sd);
+    CHECK_INT_EQ(g.status, DSE_REC_DONE);
+    CHECK_INT_EQ(n, 2);
+    CHECK_NEAR(g.top1, 0.6, 1e-12);
+    CHECK_NEAR(g.top5, 0.85, 1e-12);
+    CHECK_NEAR(sd, 0.14142135623731, 1e-9);
+    r[1].status = DSE_REC_PENDING;
+    CHECK_INT_EQ(dse_sweep_group_rec(reps, 3, &n, &sd).status, DSE_REC_PENDING);
+    r[2].status = DSE_REC_RUNNING;
+    CHECK_INT_EQ(dse_sweep_group_rec(reps, 3, &n, &sd).status, DSE_REC_RUNNING);
+    /* within noise: the means differ by less than the larger std */
+    struct dse_cand x = { .reps = &x, .top1_std = 0.04 }, y = { .reps = &y, .top1_std = 0.01 };
+    x.rec.top1 = 0.70, y.rec.top1 = 0.72;
+    CHECK(dse_sweep_within_noise(&x, &y) && dse_sweep_within_noise(&y, &x));
+    y.rec.top1 = 0.75;
+    CHECK(!dse_sweep_within_noise(&x, &y));
+    y.rec.top1 = 0.72, x.reps = NULL;                /* no replicates: never */
+    CHECK(!dse_sweep_within_noise(&x, &y));
+}
+
+/* tests/sweeps/replicates: 4 architectures x 3 replicates (README): one row each, mean ±
+ * std worked by hand, the frontier and the best on the mean, error bars in the plot. */
+static void test_report_replicates(void) {
+    enum dse_status st;
+    struct dse_err  err = { 0 };
+    char           *s = run_report(REPLICATES, DSE_FORMAT_MD, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK(starts_with(s, "# Sweep replicates_grid: 4 candidates x 3 replicates (0 pruned, 0 pending, 4 done)\n"));
+    CHECK_INT_EQ(count_of(s, "\n| c0aaaaaaaaaaaaaaa "), 2);          /* one row per architecture (table, frontier) */
+    CHECK(s && !strstr(s, "c0aaaaaaaaaaaaaaar1"));
+    CHECK(strstr(s, "| 3/3 |         62.00 ± 2.00 |") != NULL);  /* 0.60 0.62 0.64 */
+    CHECK(strstr(s, "| 3/3 |         70.00 ± 4.00 |") != NULL);  /* 0.70 0.74 0.66 */
+    CHECK(strstr(s, "| 2/3 |         72.00 ± 1.41 |") != NULL);  /* 0.71 0.73, the third diverged */
+    CHECK(strstr(s, "| 3/3 |        61.00 ± 16.52 |    89.3 |          |") != NULL); /* 0.80 0.50 0.53: off the frontier */
+    /* the frontier on the mean: c3's replicate 0 (80%) is the best single run, its mean is not */
+    CHECK(strstr(s, "## Frontier (max top1, min model size): 3 of 4 candidates") != NULL);
+    CHECK(strstr(s, "- Within noise: c1bbbbbbbbbbbbbbb (70.00) and c2ccccccccccccccc (72.00) differ by 2.00 points, "
+                    "less than the larger standard deviation (4.00): not a win either way.\n") != NULL);
+    CHECK_INT_EQ(count_of(s, "Within noise"), 1);                  /* c0 -> c1: 8 points, more than 4 */
+    CHECK(strstr(s, "Best trained candidate: c2ccccccccccccccc (index 2, top-1 72.00%") != NULL);
+    check_golden("replicates.md", s);
+    free(s);
+    s = run_report(REPLICATES, DSE_FORMAT_CSV, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK(strstr(s, ",top1,top5,frontier,replicates,top1_n,top1_std,within_noise\n") != NULL);
+    CHECK(strstr(s, ",done,,0.72,0.95,yes,3,2,0.014142135623730963,yes\n") != NULL);
+    check_golden("replicates.csv", s);
+    free(s);
+    s = run_report(REPLICATES, DSE_FORMAT_JSON, NULL, &st, &err);
+    CHECK_OK(st);
+    struct dse_json_doc *d = parse(s, &err);
+    CHECK(d != NULL);
+    if (d) {
+        const struct dse_json *c = dse_json_get(dse_json_root(d), "candidates");
+        CHECK(c && c->n == 4);
+        const struct dse_json *c2 = c && c->n == 4 ? &c->items[2] : NULL, *reps = c2 ? dse_json_get(c2, "replicates") : NULL;
+        CHECK(reps && reps->n == 3);
+        if (reps && reps->n == 3) {
+            CHECK_STR_EQ(dse_json_get(&reps->items[1], "id")->str, "c2cccccccccccccccr1");
+            CHECK_INT_EQ((int)dse_json_get(&reps->items[2], "seed")->integer, 9);
+            CHECK_STR_EQ(dse_json_get(&reps->items[2], "status")->str, "diverged");
+        }
+        CHECK(c2 && dse_json_get(c2, "top1_n")->integer == 2);
+        dse_json_free(d);
+    }
+    check_golden("replicates.json", s);
+    free(s);
+    /* the plot: an error bar at each point (all four have a spread) */
+    char tmpl[] = "/tmp/dse_test_report.XXXXXX", plot[256];
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(plot, sizeof plot, "%s/replicates.svg", dir);
+    free(run_report(REPLICATES, DSE_FORMAT_MD, plot, &st, &err));
+    CHECK_OK(st);
+    check_svg(plot, 4, "replicates_grid");
+    s = slurp(plot);
+    CHECK_INT_EQ(count_of(s, "<path class=\"errbar\""), 4);
+    if (s) check_golden("replicates.svg", s);
+    free(s);
+    /* a sweep without replicates draws none */
+    snprintf(plot, sizeof plot, "%s/small.svg", dir);
+    free(run_report(SMALL, DSE_FORMAT_MD, plot, &st, &err));
+    s = slurp(plot);
+    CHECK(s && !strstr(s, "errbar"));
+    free(s);
+    rm_tree(dir);
+}
+
 static const struct check_case cases[] = {
     { "pareto-basic",  test_pareto_basic },
     { "pareto-ties",   test_pareto_ties },
@@ -1385,6 +1506,8 @@ static const struct check_case cases[] = {
     { "json-errors",   test_json_errors },
     { "json-hostile",  test_json_hostile },
     { "report-md",     test_report_md },
+    { "report-replicates-stats", test_replicates_stats },
+    { "report-replicates", test_report_replicates },
     { "report-csv",    test_report_csv },
     { "report-tex",    test_report_tex },
     { "report-json",   test_report_json },

@@ -2295,6 +2295,149 @@ static void test_evo_crash(void) {
     recs_free(&a);
 }
 
+/* train.replicates = 3 on two tiny candidates: replicate r is its own record, id + "r" + r,
+ * trained with seed 7 + r; replicate 0 is, bit for bit, the record of the same space with
+ * replicates = 1 (whose files hold no "replicate" key); the report groups them; successive
+ * halving is refused. */
+static void test_replicates(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char cfg[2][300], dir[3][300], log[300], text[1200], *out = NULL;
+    for (int k = 0; k < 2; k++) {
+        snprintf(cfg[k], sizeof cfg[k], "%s/rep%d.cfg", scratch(), k);
+        snprintf(text, sizeof text,
+                 "name = \"rep\";\nmetaparams = { base_e = 8; incr_e = 8; freq = 2; pct3x3 = 0.5; sr = [0.125, 0.25]; "
+                 "bypass = \"none\"; };\nmacro = { input_c = 1; input_h = 28; input_w = 28; classes = 10; "
+                 "conv1_filters = 8; conv1_kernel = 3; conv1_stride = 2; conv1_pad = 1; fires = 4; pools = [\"fire3\"]; "
+                 "dropout = 0.5; };\ntrain = { dataset = \"fashion-mnist\"; epochs = 2; batch = 32; lr = 0.05; seed = 7; "
+                 "limit_train = 512; limit_test = 100;%s };\n", k ? " replicates = 3;" : "");
+        CHECK_OK(dse_fs_write_atomic(cfg[k], text, strlen(text), NULL));
+    }
+    for (int k = 0; k < 3; k++) snprintf(dir[k], sizeof dir[k], "%s/rep_out%d", scratch(), k);
+    snprintf(log, sizeof log, "%s/rep.log", scratch());
+    const char *one[] = { "sweep", cfg[0], "--out", dir[0], "--workers", "1", "--conv", "gemm_batch", NULL };
+    const char *three[] = { "sweep", cfg[1], "--out", dir[1], "--workers", "2", "--conv", "gemm_batch", NULL };
+    CHECK_INT_EQ(run_dse(log, one, 120), 0);
+    CHECK_INT_EQ(run_dse(log, three, 120), 0);
+    struct recs a, b;
+    recs_load(dir[0], &a);
+    recs_load(dir[1], &b); /* by id: base, base + "r1", base + "r2" of each candidate */
+    CHECK_INT_EQ(a.n, 2);
+    CHECK_INT_EQ(b.n, 6);
+    for (int i = 0; i < b.n && a.n == 2 && b.n == 6; i++) {
+        const struct dse_rec *r = &b.r[i], *r0 = &b.r[i - i % 3];
+        char want[DSE_ID_SIZE];
+        snprintf(want, sizeof want, i % 3 ? "%.17sr%d" : "%.17s", a.r[i / 3].id, i % 3);
+        CHECK_STR_EQ(r->id, want);
+        CHECK_INT_EQ(r->replicate, i % 3);
+        CHECK_INT_EQ((int)r->seed, 7 + i % 3);
+        CHECK_INT_EQ(r->status, DSE_REC_DONE);
+        CHECK_INT_EQ(r->index, a.r[i / 3].index);
+        /* another seed, other weights: the first epoch's training loss differs */
+        if (i % 3) CHECK(r->n_epochs && r0->n_epochs && r->ep[0].train_loss != r0->ep[0].train_loss);
+    }
+    if (b.n == 6) { /* a replicate's own weights export under its id */
+        char onnx[400];
+        snprintf(onnx, sizeof onnx, "%s/rep1.onnx", scratch());
+        const char *ex[] = { "export", dir[1], "--id", b.r[1].id, "--out", onnx, NULL };
+        CHECK_INT_EQ(run_dse(log, ex, 60), 0);
+        CHECK(access(onnx, R_OK) == 0);
+    }
+    struct recs b0 = { .n = 2 }; /* replicate 0 of each: the replicates = 1 run's records, bit for bit */
+    if (b.n == 6) b0.r[0] = b.r[0], b0.r[1] = b.r[3];
+    CHECK(recs_same(&a, &b0));
+    /* the replicates = 1 files are as before: no "replicate" key */
+    char path[700], *file = NULL;
+    snprintf(path, sizeof path, "%s/candidates/%s.json", dir[0], a.n ? a.r[0].id : "none");
+    CHECK_OK(dse_fs_read(path, &file, NULL, NULL));
+    CHECK(file && !strstr(file, "\"replicate\""));
+    free(file);
+    recs_free(&a);
+    recs_free(&b);
+    /* the report: one row per candidate, mean ± std */
+    unlink(log);
+    const char *rep[] = { "report", dir[1], NULL };
+    CHECK_INT_EQ(run_dse(log, rep, 60), 0);
+    CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
+    CHECK(out && strstr(out, "# Sweep rep: 2 candidates x 3 replicates (0 pruned, 0 pending, 2 done)"));
+    CHECK(out && strstr(out, "| 3/3 |") && strstr(out, " ± "));
+    free(out);
+    unlink(log);
+    const char *stat[] = { "status", dir[1], NULL };
+    CHECK_INT_EQ(run_dse(log, stat, 60), 0);
+    CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
+    CHECK(out && strstr(out, ": 6 candidates (2 architectures x 3 replicates), 0 pruned by constraints\n"));
+    free(out);
+    /* successive halving would rank single replicates: refused */
+    unlink(log);
+    const char *sh[] = { "sweep", cfg[1], "--out", dir[2], "--workers", "1", "--early-stop", "sh", NULL };
+    CHECK_INT_EQ(run_dse(log, sh, 60), 2);
+    CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
+    CHECK(out && strstr(out, "successive halving (--early-stop sh) with replicates = 3 is not supported yet"));
+    free(out);
+}
+
+/* An evolution search with replicates = 2: each proposal is trained twice (seeds 7, 8), and
+ * the log records it once both are final, with top-1 their mean, read from the files. */
+static void test_evo_replicates(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char cfg[300], dir[300], log[300], *text = NULL;
+    snprintf(cfg, sizeof cfg, "%s/evo_rep.cfg", scratch());
+    snprintf(dir, sizeof dir, "%s/evo_rep", scratch());
+    snprintf(log, sizeof log, "%s/evo_rep.log", scratch());
+    CHECK_OK(dse_fs_read(EVO, &text, NULL, NULL));
+    char *seed = text ? strstr(text, "seed = 7;") : NULL, *search = text ? strstr(text, "search = {") : NULL;
+    CHECK(seed && search);
+    if (!seed || !search) return free(text);
+    char body[4000];
+    snprintf(body, sizeof body, "%.*sseed = 7; replicates = 2;%.*ssearch = { strategy = \"evolution\"; budget = 4; "
+             "objectives = [\"params\"]; pop = 2; seed = 3; };\n", (int)(seed - text), text,
+             (int)(search - seed - 9), seed + 9);
+    free(text);
+    CHECK_OK(dse_fs_write_atomic(cfg, body, strlen(body), NULL));
+    const char *args[] = { "sweep", cfg, "--out", dir, "--workers", "2", "--conv", "gemm_batch", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    struct dse_search_log lg;
+    struct dse_err err = { 0 };
+    struct dse_space sp;
+    CHECK_OK(dse_search_read(dir, &lg, &err));
+    CHECK(lg.ended);
+    CHECK_INT_EQ(lg.n_prop, 4);
+    CHECK_INT_EQ(lg.n_res, 4);
+    CHECK_INT_EQ(count_candidates(dir), 8); /* two files per proposal */
+    for (int i = 0; i < lg.n_res; i++) {
+        char id[DSE_ID_SIZE] = "";
+        for (int k = 0; k < lg.n_prop; k++)
+            if (lg.prop[k].index == lg.res[i].index) dse_strlcpy(id, lg.prop[k].id, sizeof id);
+        double sum = 0;
+        for (int r = 0; r < 2; r++) {
+            struct dse_rec rec;
+            char rid[DSE_ID_SIZE];
+            dse_strlcpy(rid, id, sizeof rid);
+            dse_space_id_replicate(rid, r);
+            dse_rec_init(&rec);
+            CHECK_OK(dse_rec_read(dir, rid, &rec, &err));
+            CHECK_INT_EQ((int)rec.seed, 7 + r);
+            CHECK_INT_EQ(rec.replicate, r);
+            sum += rec.top1;
+            dse_rec_deinit(&rec);
+        }
+        CHECK(lg.res[i].obj[0] == sum / 2); /* the mean, to the bit */
+    }
+    /* the log replays from its seed and results */
+    int same = 0;
+    CHECK_OK(dse_space_load(cfg, &sp, &err));
+    CHECK_OK(dse_search_replay(&sp, &lg, &same, &err));
+    CHECK(same);
+    dse_space_free(&sp);
+    dse_search_log_free(&lg);
+}
+
 static const struct check_case cases[] = {
     { "lease-claim",   test_lease_claim },
     { "lease-race",    test_lease_race },
@@ -2318,6 +2461,8 @@ static const struct check_case cases[] = {
     { "sweep-stall",   test_stall },
     { "sweep-evo-crash", test_evo_crash },
     { "sweep-strategy", test_strategy },
+    { "sweep-replicates", test_replicates },
+    { "sweep-evo-replicates", test_evo_replicates },
     { "evolve-determinism", test_evolve_determinism },
     { "evolve-feasible",    test_evolve_feasible },
     { "evolve-exhaust",     test_evolve_exhaust },
