@@ -18,6 +18,7 @@
 #include "analysis/analysis.h"
 #include "sweep/json_read.h"
 #include "sweep/lease.h"
+#include "sweep/search.h"
 #include "sweep/sweep_impl.h"
 #include "sweep/sweep_read.h"
 
@@ -535,6 +536,78 @@ static void write_md_noise(FILE *f, const struct dse_sweep_view *s) {
     }
 }
 
+/* An evolution sweep's search log (docs/sweep-dir.md, "Search"): *lg (lg->gen 0 if the
+ * sweep has none or it cannot be read: the report goes on without it), the hypervolume
+ * of its results in recorded order (dse_evo_hv_curve; malloc'ed, NULL if none) and the
+ * first cost objective's name from the log's header. */
+struct search_view {
+    struct dse_search_log lg;
+    double *hv;
+    double  ref_top1, ref_cost;
+    char    cost[32];
+};
+
+static void search_view_load(const struct dse_sweep_view *s, struct search_view *v) {
+    struct dse_err err = { 0 };
+    memset(v, 0, sizeof *v);
+    if (dse_search_read(s->dir, &v->lg, &err) || v->lg.gen == 0) {
+        dse_search_log_free(&v->lg);
+        return;
+    }
+    snprintf(v->cost, sizeof v->cost, "%s", "cost");
+    const char *o = strstr(v->lg.text, "objectives=top1,");
+    if (o) {
+        o += strlen("objectives=top1,");
+        int n = (int)strcspn(o, ", \n");
+        if (n > 0 && n < (int)sizeof v->cost) snprintf(v->cost, sizeof v->cost, "%.*s", n, o);
+    }
+    if (v->lg.n_res > 0 && (v->hv = malloc(sizeof *v->hv * (size_t)v->lg.n_res)))
+        dse_evo_hv_curve(v->lg.res, v->lg.n_res, v->hv, &v->ref_top1, &v->ref_cost);
+}
+
+static void search_view_free(struct search_view *v) {
+    dse_search_log_free(&v->lg);
+    free(v->hv);
+}
+
+/* "## Search": progress of an evolution sweep and its hypervolume against candidates
+ * trained, at about eight evaluation counts and the last. */
+static int write_md_search(FILE *f, const struct dse_sweep_view *s) {
+    struct search_view v;
+    search_view_load(s, &v);
+    if (!v.lg.gen) return 0;
+    fprintf(f, "\n## Search\n\nEvolution (search/log-%" PRId64 "): %d proposed, %d results recorded%s.\n", v.lg.gen,
+            v.lg.n_prop, v.lg.n_res, v.lg.ended ? ", ended" : "");
+    int oom = 0;
+    if (v.hv) {
+        char b[64];
+        fprintf(f, "Hypervolume of (top-1 up, %s down) against candidates trained, in the order their results were "
+                   "recorded, against the reference point (top-1 %.2f%%, %s %s): the worst top-1 and 1.01 x the "
+                   "largest %s among the results.\n\n", v.cost, 100.0 * v.ref_top1, v.cost,
+                fmt_sig3(b, sizeof b, v.ref_cost), v.cost);
+        struct tbl t = { 0 };
+        tbl_head(&t, "candidates trained", 1);
+        tbl_head(&t, "hypervolume", 1);
+        tbl_head(&t, "of the last", 1);
+        const int n = v.lg.n_res, step = n > 8 ? (n + 7) / 8 : 1;
+        const double last = v.hv[n - 1];
+        for (int i = step - 1;; i += step) {
+            if (i > n - 1) i = n - 1;
+            snprintf(b, sizeof b, "%d", i + 1);
+            tbl_add(&t, b);
+            tbl_add(&t, fmt_sig3(b, sizeof b, v.hv[i]));
+            snprintf(b, sizeof b, "%.1f%%", last > 0 ? 100.0 * v.hv[i] / last : 0);
+            tbl_add(&t, b);
+            if (i == n - 1) break;
+        }
+        oom = t.oom;
+        if (!oom) tbl_print_md(f, &t);
+        tbl_free(&t);
+    }
+    search_view_free(&v);
+    return oom;
+}
+
 /* best: the finished sweep's best candidate (final_best), or NULL. */
 static int write_md(FILE *f, const struct dse_sweep_view *s, const struct dse_cand *best) {
     char       line[700];
@@ -557,6 +630,7 @@ static int write_md(FILE *f, const struct dse_sweep_view *s, const struct dse_ca
     tbl_free(&t);
     if (!oom && s->replicates > 1) write_md_noise(f, s);
     if (!oom && s->has_plan) oom = write_md_training(f, s);
+    if (!oom) oom = write_md_search(f, s);
     if (!oom && best) write_md_next(f, s, best);
     return oom;
 }
@@ -744,6 +818,21 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
         }
         fputs("]}", f);
     }
+    struct search_view sv;
+    search_view_load(s, &sv);
+    if (sv.lg.gen) {
+        fprintf(f, ",\n \"search\": {\"gen\": %" PRId64 ", \"proposed\": %d, \"recorded\": %d, \"ended\": %s, "
+                   "\"cost\": ", sv.lg.gen, sv.lg.n_prop, sv.lg.n_res, sv.lg.ended ? "true" : "false");
+        json_cstr(f, sv.cost);
+        if (sv.hv) {
+            fprintf(f, ", \"ref_top1\": %s", fmt_num(b, sizeof b, sv.ref_top1));
+            fprintf(f, ", \"ref_cost\": %s, \"hypervolume\": [", fmt_num(b, sizeof b, sv.ref_cost));
+            for (int i = 0; i < sv.lg.n_res; i++) fprintf(f, "%s%s", i ? ", " : "", fmt_num(b, sizeof b, sv.hv[i]));
+            fputc(']', f);
+        }
+        fputc('}', f);
+    }
+    search_view_free(&sv);
     fputs(",\n \"best\": ", f);
     if (best) {
         fputs("{\"id\": ", f);

@@ -2285,6 +2285,36 @@ static void test_evo_crash(void) {
     char *ta = NULL;
     recs_load(ref, &a);
     CHECK_INT_EQ(evo_check(ref, &a, &ta), 7);
+    /* the report's search section: progress and the hypervolume of the log's results in
+     * recorded order (dse_evo_hv_curve), in Markdown and JSON */
+    {
+        struct dse_search_log lg = { 0 };
+        struct dse_err err = { 0 };
+        CHECK_OK(dse_search_read(ref, &lg, &err));
+        CHECK_INT_EQ(lg.n_res, 7);
+        double hv[7] = { 0 };
+        if (lg.n_res == 7) dse_evo_hv_curve(lg.res, 7, hv, NULL, NULL);
+        char path[300], *md = NULL, *js = NULL;
+        snprintf(path, sizeof path, "%s.md", ref);
+        const char *mdargs[] = { "report", ref, NULL };
+        CHECK_INT_EQ(run_dse(path, mdargs, 60), 0);
+        CHECK(!dse_fs_read(path, &md, NULL, NULL) && strstr(md, "## Search") &&
+              strstr(md, "7 proposed, 7 results recorded, ended") && strstr(md, "|                  7 |"));
+        snprintf(path, sizeof path, "%s.json", ref);
+        const char *jsargs[] = { "report", ref, "--format", "json", NULL };
+        CHECK_INT_EQ(run_dse(path, jsargs, 60), 0);
+        const char *h = !dse_fs_read(path, &js, NULL, NULL) ? strstr(js, "\"hypervolume\": [") : NULL;
+        CHECK(h && strstr(js, "\"recorded\": 7, \"ended\": true"));
+        for (int i = 0; h && i < 7; i++) {
+            char *end;
+            double v = strtod(h + (i ? 1 : strlen("\"hypervolume\": [")), &end);
+            CHECK_NEAR(v, hv[i], 1e-9 * fabs(hv[i]));
+            h = end;
+        }
+        CHECK(hv[6] > 0 && hv[6] >= hv[0]);
+        free(md), free(js);
+        dse_search_log_free(&lg);
+    }
 
     for (int workers = 1; workers <= 2; workers++) { /* a search that ended before 3 kills: again, afresh */
         int kills = 0;
