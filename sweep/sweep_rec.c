@@ -403,9 +403,9 @@ enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *e
 void dse_plan_describe(const struct dse_sweep_plan *p, char *buf, int size) {
     int n = snprintf(buf, (size_t)size, "%d epoch%s per candidate", p->epochs, p->epochs == 1 ? "" : "s");
     if (p->halving && n < size) {
-        n += snprintf(buf + n, (size_t)(size - n), "; %s (eta %d), rungs at",
-                      p->halving == DSE_SWEEP_HALVING_ASHA ? "asynchronous successive halving (ASHA)" :
-                      "successive halving", p->eta);
+        n += snprintf(buf + n, (size_t)(size - n), "; %s (%seta %d), rungs at",
+                      p->halving == DSE_SWEEP_HALVING_ASHA ? "asynchronous successive halving" : "successive halving",
+                      p->halving == DSE_SWEEP_HALVING_ASHA ? "ASHA, " : "", p->eta);
         for (int k = 0; k < p->n_rungs && n < size; k++)
             n += snprintf(buf + n, (size_t)(size - n), "%s %d", k ? "," : "", p->rungs[k]);
         if (n < size)
