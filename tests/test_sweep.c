@@ -1684,6 +1684,28 @@ static void asha_trained_once(const struct recs *x) {
     }
 }
 
+/* Run the 1-worker ASHA sweep of sweep-asha into dir: 0 if it finished. */
+static int asha_sweep(const char *dir) {
+    char log[460];
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *args[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--early-stop",
+                           "asha", "--eta", "2", "--rank", "top1", NULL };
+    double t0 = now_s();
+    int rc = run_dse(log, args, 300);
+    if (rc) show_log(log);
+    printf("  ASHA, 1 worker: %.1f s\n", now_s() - t0);
+    return rc;
+}
+
+/* The 1-worker ASHA sweep, run once for the cases that compare with it. */
+static const char *asha_reference(void) {
+    static char dir[200];
+    if (dir[0]) return dir;
+    snprintf(dir, sizeof dir, "%s/asha0", scratch());
+    CHECK_INT_EQ(asha_sweep(dir), 0);
+    return dir;
+}
+
 /* ASHA with one worker (--rank top1): every candidate reaches rung 0; the promotions, the
  * stops and who reaches R are what asha_oracle works out from the results; each promotion
  * is justified; a second run gives the same records and promotions, bit for bit (one
@@ -1695,19 +1717,10 @@ static void test_asha(void) {
     }
     struct recs x[2];
     char dir[2][200];
-    for (int run = 0; run < 2; run++) {
-        char log[460];
-        snprintf(dir[run], sizeof dir[run], "%s/asha%d", scratch(), run);
-        snprintf(log, sizeof log, "%s.log", dir[run]);
-        const char *args[] = { "sweep", TINY, "--out", dir[run], "--workers", "1", "--conv", "gemm_batch", "--early-stop",
-                               "asha", "--eta", "2", "--rank", "top1", NULL };
-        double t0 = now_s();
-        int rc = run_dse(log, args, 300);
-        CHECK_INT_EQ(rc, 0);
-        if (rc) show_log(log);
-        printf("  ASHA, 1 worker, run %d: %.1f s\n", run + 1, now_s() - t0);
-        recs_load(dir[run], &x[run]);
-    }
+    snprintf(dir[0], sizeof dir[0], "%s", asha_reference());
+    snprintf(dir[1], sizeof dir[1], "%s/asha1", scratch());
+    CHECK_INT_EQ(asha_sweep(dir[1]), 0);
+    for (int run = 0; run < 2; run++) recs_load(dir[run], &x[run]);
     CHECK_INT_EQ(x[0].n, 4);
     int epochs[16], stopped[16], prom[16][2], done = 0, trained = 0;
     asha_oracle(&x[0], epochs, stopped, prom);
@@ -1756,6 +1769,64 @@ static void test_asha(void) {
                               "not supported yet"));
     free(text);
     recs_free(&x[0]), recs_free(&x[1]);
+}
+
+/* The 1-worker ASHA sweep killed with SIGKILL at random moments (every other time while it
+ * holds a lease) and restarted, one worker at a time: what is on disk decides each next step,
+ * so it ends with the uninterrupted run's records and promotions, bit for bit. */
+static void test_asha_crash(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    const char *ref = asha_reference();
+    char dir[200], log[260], *seed_env = getenv("DSE_CRASH_SEED");
+    uint64_t seed = seed_env ? strtoull(seed_env, NULL, 10) : (uint64_t)time(NULL);
+    struct dse_pcg32 rng;
+    dse_pcg32_seed(&rng, seed, 7);
+    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
+    snprintf(dir, sizeof dir, "%s/asha_crash", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *args[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--early-stop",
+                           "asha", "--eta", "2", "--rank", "top1", "--max-crashes", "1000", NULL };
+    double t0 = now_s();
+    pid_t w = spawn(log, args);
+    int kills = 0, bad = 0, status;
+    for (int round = 0; round < 40 && kills < 5; round++) {
+        if (round % 2) holds_lease(dir, w, 3.0);
+        nap(0.05 + 0.5 * (double)dse_pcg32_next(&rng) / 4294967296.0);
+        pid_t r = waitpid(w, &status, WNOHANG);
+        if (r != 0) { /* it ended by itself: every candidate final */
+            bad |= r != w || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+            w = 0;
+            break;
+        }
+        kill(w, SIGKILL);
+        waitpid(w, &status, 0);
+        kills++;
+        w = spawn(log, args);
+    }
+    bad |= w && wait_for(w, 300) != 0;
+    CHECK(!bad);
+    CHECK_INT_EQ(run_dse(log, args, 120), 0); /* one more finds nothing to do */
+    printf("  ASHA, 1 worker: %d SIGKILLs, %.1f s\n", kills, now_s() - t0);
+    CHECK(kills >= 2);
+    struct recs a, b;
+    recs_load(ref, &a);
+    recs_load(dir, &b);
+    CHECK(recs_same(&a, &b));
+    for (int i = 0; i < a.n; i++)
+        for (int k = 0; k < DSE_ARRAY_LEN(asha_rungs); k++)
+            CHECK_INT_EQ(asha_promoted(dir, k, a.r[i].id), asha_promoted(ref, k, a.r[i].id));
+    char slog[300], *st = NULL;
+    snprintf(slog, sizeof slog, "%s.status", dir);
+    const char *sargs[] = { "status", dir, NULL };
+    CHECK_INT_EQ(run_dse(slog, sargs, 60), 0);
+    CHECK_OK(dse_fs_read(slog, &st, NULL, NULL));
+    CHECK(st && strstr(st, "Finished 4 of 4") && !strstr(st, "Stale"));
+    free(st);
+    recs_free(&a), recs_free(&b);
+    if (check_failures) show_log(log);
 }
 
 /* ASHA with two workers (--rank pareto, the default): the sweep finishes; no epoch of any
@@ -2596,6 +2667,7 @@ static const struct check_case cases[] = {
     { "sweep-clash",   test_plan_clash },
     { "sweep-asha",    test_asha },
     { "sweep-asha-multi", test_asha_multi },
+    { "sweep-asha-crash", test_asha_crash },
     { "sweep-report",  test_report },
     { "sweep-export",  test_export },
     { "sweep-pause",   test_pause },
