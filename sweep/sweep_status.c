@@ -189,9 +189,9 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         say(tf, ", pending %d\n", t.by_status[DSE_REC_PENDING] - t.running - t.waiting);
         say(tf, "Promotions (asynchronous; as results arrive):");
         for (int k = 0; k < plan.n_rungs; k++)
-            say(tf, "%s rung %d at epoch %d: %d of %d reached%s%s", k ? ";" : "", k, plan.rungs[k],
-                rung[k].n_promoted, rung[k].n_reached, rung[k].decided ? ", closed" : "",
-                rung[k].n_promotable ? ", more to promote" : "");
+            say(tf, "%s rung %d at epoch %d: %d reached, %d promoted%s%s", k ? ";" : "", k, plan.rungs[k],
+                rung[k].n_reached, rung[k].n_promoted, rung[k].n_promotable ? ", more to promote" : "",
+                rung[k].decided ? ", closed" : "");
         say(tf, "\n");
     } else {
         say(tf, "Running %d, waiting for a rung decision %d, pending %d\n", t.running, t.waiting,

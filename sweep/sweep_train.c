@@ -2,7 +2,7 @@
  * (sweep/lease.c), train them with the engine (engine/train.h) from their last
  * checkpoint, write per-epoch results into the candidate files, and, with successive
  * halving, pause candidates at rungs and decide the rungs once every candidate of a rung
- * has reached it. CPU workers are processes; with --gpus, the workers of one GPU are
+ * has reached it (with ASHA, promote them as results arrive instead: sweep/asha.c). CPU workers are processes; with --gpus, the workers of one GPU are
  * threads of one process (one CUDA context, so their kernels overlap), each bound to the
  * GPU and claiming only candidates whose memory estimate fits in what is free there; out
  * of memory re-queues. The protocol and why each step is safe: docs/sweep-dir.md
