@@ -13,7 +13,10 @@
  * on a machine without a CUDA device, the clear refusal; with one, a sweep on it), and
  * with a device the crash test on it (sweep-crash-gpu: pinned cuDNN choices make a
  * killed and resumed GPU sweep the uninterrupted one, bit for bit). Seed of the kill
- * times: DSE_CRASH_SEED (printed). The multi-objective evolution proposer (sweep/evolve.c,
+ * times: DSE_CRASH_SEED (printed). Asynchronous successive halving (sweep/asha.c): the
+ * promotion rule (asha-rule), a 1-worker sweep against an oracle, repeated bit for bit and
+ * killed and restarted (sweep-asha, sweep-asha-crash), and two workers, every promotion
+ * justified by its file (sweep-asha-multi). The multi-objective evolution proposer (sweep/evolve.c,
  * evolve-*: determinism, feasibility under constraints, no duplicates, exhaustion, the
  * hypervolume, and evolution beating random search on a made-up top-1). */
 #include "sweep/sweep_impl.h"
