@@ -49,8 +49,13 @@ static int rung_set(const struct dse_sweep_plan *p, int k, const struct dse_rec 
     return m;
 }
 
+static int cmp_id(const void *a, const void *b) {
+    return strcmp(a, b);
+}
+
 /* The promotions made at rung k: the names in DIR/rungs/asha-<k>/ (temporary files of a
- * writer, which start with '.', are not promotions). */
+ * writer, which start with '.', are not promotions), sorted (a directory's order is the
+ * filesystem's). */
 static enum dse_status read_promotions(const char *dir, int k, struct dse_rung *r, struct dse_err *err) {
     char path[4096];
     snprintf(path, sizeof path, "%s/rungs/asha-%d", dir, k);
@@ -76,6 +81,7 @@ static enum dse_status read_promotions(const char *dir, int k, struct dse_rung *
         dse_strlcpy(r->promoted[r->n_promoted++], de->d_name, DSE_ID_SIZE);
     }
     closedir(d);
+    if (r->n_promoted > 1) qsort(r->promoted, (size_t)r->n_promoted, sizeof *r->promoted, cmp_id);
     return st;
 }
 
