@@ -335,7 +335,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if (OPT(BUDGET) && (rc = opt_budget(c->name, OPT(BUDGET), &o)) >= 0) return rc;
     o.set_eta = OPT(ETA) != NULL, o.set_min_epochs = OPT(MIN_EPOCHS) != NULL;
     if (OPT(EARLY_STOP)) {
-        o.plan.halving = !strcmp(OPT(EARLY_STOP), "sh");
+        o.plan.halving = (enum dse_sweep_halving)dse_word_index(DSE_SWEEP_HALVING_NAMES, OPT(EARLY_STOP));
         o.set_halving = 1;
     }
     if (OPT(RANK)) {

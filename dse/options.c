@@ -56,7 +56,7 @@ static const char usage_generate[] =
 static const char usage_sweep[] =
     "usage: dse sweep SPACE [--out DIR] [--workers N] [--threads T] [--budget E|Nh|Nm]\n"
     "                       [--strategy grid|random|evolution]\n"
-    "                       [--early-stop none|sh] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
+    "                       [--early-stop none|sh|asha] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
     "                       [--conv auto|gemm_batch|gemm_image|winograd] [--lease-seconds S]\n"
     "                       [--max-crashes N] [--data-root DIR]\n"
     "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32|fp16|bf16] [--max-oom N]\n"
@@ -255,7 +255,11 @@ static const struct dse_opt_line lines_sweep[] = {
     OWN(BUDGET, "B or Be: epochs per candidate (the schedule's length; default: the\n"
                 "space's train.epochs); Nh or Nm: stop this command after N hours or\n"
                 "minutes (the candidates resume from their checkpoints next time)"),
-    OWN(EARLY_STOP, "none (default): train every candidate fully; sh: successive halving"),
+    OWN(EARLY_STOP, "none (default): train every candidate fully; sh: successive halving, each\n"
+                    "rung decided once all have reached it (bit-for-bit reproducible); asha:\n"
+                    "asynchronous successive halving, a candidate promoted as soon as it is in\n"
+                    "the top 1/eta of those at its rung so far (no idle workers; the promotions\n"
+                    "depend on the order results arrive in, so only a 1-worker sweep repeats)"),
     OWN(ETA, "halving: the top 1/N of each rung go on (default 3)"),
     OWN(MIN_EPOCHS, "halving: rungs at R, R*eta, R*eta^2, ... epochs (default 1)"),
     OWN(RANK, "halving: pareto (default: Pareto rank on top-1 and model size, so\n"

@@ -9,6 +9,7 @@
 
 #include "base/base.h"
 #include "engine/train.h"
+#include "sweep/sweep.h"
 
 /* The engine's cap on epochs (engine/train.h): --epochs, --budget and --min-epochs stop there. */
 #define DSE_OPT_EPOCHS_MAX DSE_TRAIN_EPOCHS_MAX
@@ -52,7 +53,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(ANALYTIC_ONLY,   "--analytic-only", "",        FLAG, 0,   0,                  NULL, NULL)              \
     X(WORKERS,         "--workers",       "N",       INT,  1,   256,                NULL, NULL)              \
     X(BUDGET,          "--budget",        "B",       TEXT, 0,   0,                  NULL, NULL)              \
-    X(EARLY_STOP,      "--early-stop",    "S",       WORD, 0,   0,                  "none sh", "is not none or sh (successive halving)") \
+    X(EARLY_STOP,      "--early-stop",    "S",       WORD, 0,   0,                  DSE_SWEEP_HALVING_NAMES, "is not none, sh (successive halving) or asha (asynchronous)") \
     X(ETA,             "--eta",           "N",       INT,  2,   1000,               NULL, NULL)              \
     X(MIN_EPOCHS,      "--min-epochs",    "R",       INT,  1,   DSE_OPT_EPOCHS_MAX, NULL, NULL)              \
     X(RANK,            "--rank",          "K",       WORD, 0,   0,                  "pareto top1", "is not pareto or top1") \

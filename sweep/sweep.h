@@ -58,11 +58,35 @@ enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int b
 
 enum dse_sweep_rank { DSE_SWEEP_RANK_PARETO = 0, DSE_SWEEP_RANK_TOP1 };
 
+/* Early stopping (--early-stop), each once: its enum value and its name on the command line
+ * and in plan.json. SH decides each rung once every candidate has reached it (bit-for-bit
+ * reproducible); ASHA promotes as results arrive (not reproducible with more than one
+ * worker). docs/sweep-dir.md, "Early stopping". */
+#define DSE_SWEEP_HALVINGS(X) \
+    X(NONE, "none")           \
+    X(SH,   "sh")             \
+    X(ASHA, "asha")
+
+enum dse_sweep_halving {
+#define DSE_SWEEP_HALVING_ENUM(e, name) DSE_SWEEP_HALVING_##e,
+    DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_ENUM)
+#undef DSE_SWEEP_HALVING_ENUM
+    DSE_SWEEP_HALVING_COUNT
+};
+
+/* "none sh asha": the names in enum order (dse_word_index gives the value). */
+#define DSE_SWEEP_HALVING_WORD(e, name) name " "
+#define DSE_SWEEP_HALVING_NAMES DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_WORD)
+
+/* The name of h ("?" if none). */
+const char *dse_sweep_halving_str(enum dse_sweep_halving h);
+
 /* How a sweep trains, fixed by its first worker in DIR/plan.json: every later worker
  * uses the same (results would not be comparable otherwise). */
 struct dse_sweep_plan {
     int                 epochs;      /* R: the full schedule (the learning rate decays over it) */
-    int                 halving;     /* 0: every candidate to R; 1: synchronous successive halving */
+    enum dse_sweep_halving halving;  /* NONE (0): every candidate to R; SH: synchronous successive
+                                        halving; ASHA: asynchronous (promotions as results arrive) */
     int                 eta;         /* halving: the top 1/eta of a rung go on (>= 2) */
     int                 min_epochs;  /* halving: the first rung, r */
     enum dse_sweep_rank rank;        /* halving: how a rung is ranked */

@@ -150,17 +150,56 @@ enum dse_status dse_plan_create(const char *dir, const struct dse_sweep_plan *p,
 /* "5 epochs per candidate; successive halving (eta 3) with rungs at 1, 3 epochs, ranked by ..." */
 void dse_plan_describe(const struct dse_sweep_plan *p, char *buf, int size);
 
-/* One rung's decision, DIR/rungs/rung-<k>.json, written once. */
+/* One rung's decision. SH: DIR/rungs/rung-<k>.json, written once. ASHA (sweep/asha.c): the
+ * promotions made so far (DIR/rungs/asha-<k>/<id>, one create-only file each), the
+ * candidates stopped there, and what the records say now: decided = closed (no candidate
+ * can reach the rung any more), promotable = in the rung's top quota and not promoted yet. */
 struct dse_rung {
     int    decided;
     int    epoch;
     int    n_promoted, n_stopped, n_out;
     char (*promoted)[DSE_ID_SIZE], (*stopped)[DSE_ID_SIZE];
+    int    n_reached, n_promotable;           /* ASHA */
+    char (*promotable)[DSE_ID_SIZE];          /* ASHA */
 };
 
 void dse_rung_deinit(struct dse_rung *r);
 int  dse_rung_promoted(const struct dse_rung *r, const char *id);
 enum dse_status dse_rung_read(const char *dir, int k, struct dse_rung *r, int *missing, struct dse_err *err);
+
+/* Every rung of plan p as far as it stands: SH, the decisions written (up to the first
+ * missing one); ASHA, dse_asha_rungs. recs[n] (pointers) are the sweep's candidates. */
+enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
+                               int n, struct dse_rung *rungs, struct dse_err *err);
+
+/* ---- asynchronous successive halving (sweep/asha.c, docs/sweep-dir.md) ------------------- */
+
+/* ASHA's promotion rule at one rung (Li et al., MLSys 2020, Algorithm 2): of the n candidates
+ * that have reached it so far (top-1 at the rung's epoch, model size, id), ranked with
+ * dse_sweep_rank_rung, those in the top quota that are not promoted[] yet are promotable
+ * (promotable[i] = 1). quota = floor(n / eta) while the rung is open; once it is closed
+ * (nobody else can reach it) max(1, floor(n / eta)) (dse_sweep_keep), so that a rung
+ * reached by fewer than eta still sends its best on, as SH does. Returns the count of
+ * promotable ones; *quota (may be NULL) gets the quota. */
+int dse_asha_promotable(int n, const double *top1, const int64_t *model_bytes, const char *const *ids,
+                        const int *promoted, int eta, enum dse_sweep_rank rank, int closed, int *promotable,
+                        int *quota);
+
+/* ASHA's rungs from DIR/rungs/asha-<k>/ and the records recs[n]: each rung's promotions
+ * made, candidates reached and stopped there, whether it is closed (rung 0: every unpruned
+ * candidate has reached it or ended; rung k: rung k - 1 is closed, none of it is still
+ * promotable, and every candidate promoted from it has reached rung k or ended) and its
+ * promotable candidates. */
+enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
+                               int n, struct dse_rung *rungs, struct dse_err *err);
+
+/* Promote candidate r at rung k: create DIR/rungs/asha-<k>/<id> once (link(): of any number of
+ * workers exactly one creates it; a promotion once made stands), holding the rung's ranking
+ * as this worker saw it in recs[n] (the justification) and `by` (the worker). *existed = 1
+ * if it was there already. The caller holds r's lease and has checked that r is promotable. */
+enum dse_status dse_asha_promote(const char *dir, const struct dse_sweep_plan *p, int k, const struct dse_rec *r,
+                                 const struct dse_rec *const *recs, int n, const struct dse_rung *rungs,
+                                 const char *by, int *existed, struct dse_err *err);
 
 /* ---- progress ------------------------------------------------------------------------------ */
 
@@ -169,6 +208,7 @@ struct dse_tally {
     int    n, pruned, by_status[DSE_REC_COUNT];
     int    running, waiting;      /* waiting: paused at a rung whose decision is not made yet */
     int    stopped_at[DSE_SWEEP_RUNGS_MAX];
+    int    waiting_at[DSE_SWEEP_RUNGS_MAX]; /* waiting, by the rung it is paused at */
     int64_t epochs_done;          /* epochs with results, over all candidates */
     int64_t epochs_full;          /* unpruned candidates x R */
     double  epochs_planned;       /* with halving, the expected total */
@@ -186,9 +226,10 @@ double dse_tally_eta(const struct dse_tally *t);
 void dse_fmt_duration(char *buf, int size, double s);
 
 /* The next thing to do for a candidate. */
-enum dse_action { DSE_ACT_NONE = 0, DSE_ACT_WAIT, DSE_ACT_TRAIN, DSE_ACT_STOP };
+enum dse_action { DSE_ACT_NONE = 0, DSE_ACT_WAIT, DSE_ACT_TRAIN, DSE_ACT_STOP, DSE_ACT_PROMOTE };
 /* From its record and the rung decisions so far: TRAIN to *target epochs, STOP at rung
- * *rung, WAIT for a rung decision, or NONE (final). */
+ * *rung, WAIT for a rung decision (*rung: the rung it is paused at), PROMOTE (ASHA: it is
+ * promotable at rung *rung; promote it, then train to *target), or NONE (final). */
 enum dse_action dse_sweep_next(const struct dse_rec *r, const struct dse_sweep_plan *p, const struct dse_rung *rungs,
                                int *target, int *rung);
 

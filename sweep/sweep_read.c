@@ -634,10 +634,13 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
     int no_plan;
     if ((st = dse_plan_read(dir, &s->plan, &no_plan, err))) return st;
     s->has_plan = !no_plan;
-    for (int k = 0; s->has_plan && k < s->plan.n_rungs; k++) {
-        int absent;
-        if ((st = dse_rung_read(dir, k, &s->rung[k], &absent, err))) return st;
-        if (absent) break;
+    if (s->has_plan) {
+        const struct dse_rec **recs = malloc(sizeof *recs * (size_t)(s->n ? s->n : 1));
+        if (!recs) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        for (int i = 0; i < s->n; i++) recs[i] = &s->c[i].rec;
+        st = dse_rungs_load(dir, &s->plan, recs, s->n, s->rung, err);
+        free(recs);
+        if (st) return st;
     }
     s->by_size = malloc(sizeof *s->by_size * (size_t)(s->n ? s->n : 1));
     if (!s->by_size) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");

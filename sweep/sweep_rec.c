@@ -376,6 +376,16 @@ static const char *rank_str(enum dse_sweep_rank r) {
     return r == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto";
 }
 
+static const char *const halving_names[DSE_SWEEP_HALVING_COUNT] = {
+#define DSE_SWEEP_HALVING_NAME(e, name) [DSE_SWEEP_HALVING_##e] = name,
+    DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_NAME)
+#undef DSE_SWEEP_HALVING_NAME
+};
+
+const char *dse_sweep_halving_str(enum dse_sweep_halving h) {
+    return h >= 0 && h < DSE_SWEEP_HALVING_COUNT ? halving_names[h] : "?";
+}
+
 enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *err) {
     p->n_rungs = 0;
     if (!p->halving) return DSE_OK;
@@ -393,7 +403,9 @@ enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *e
 void dse_plan_describe(const struct dse_sweep_plan *p, char *buf, int size) {
     int n = snprintf(buf, (size_t)size, "%d epoch%s per candidate", p->epochs, p->epochs == 1 ? "" : "s");
     if (p->halving && n < size) {
-        n += snprintf(buf + n, (size_t)(size - n), "; successive halving (eta %d), rungs at", p->eta);
+        n += snprintf(buf + n, (size_t)(size - n), "; %s (%seta %d), rungs at",
+                      p->halving == DSE_SWEEP_HALVING_ASHA ? "asynchronous successive halving" : "successive halving",
+                      p->halving == DSE_SWEEP_HALVING_ASHA ? "ASHA, " : "", p->eta);
         for (int k = 0; k < p->n_rungs && n < size; k++)
             n += snprintf(buf + n, (size_t)(size - n), "%s %d", k ? "," : "", p->rungs[k]);
         if (n < size)
@@ -416,10 +428,15 @@ enum dse_status dse_plan_create(const char *dir, const struct dse_sweep_plan *p,
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    /* none and sh: "halving" false or true in a dse-plan-1 file, as before ASHA. ASHA: "halving":
+     * "asha" in a dse-plan-2 file, which a dse from before ASHA refuses (it would otherwise
+     * read the plan as no halving, or as sh, and train the sweep another way). */
+    const int asha = p->halving == DSE_SWEEP_HALVING_ASHA;
     int n = snprintf(text, sizeof text,
-                     "{\n  \"format\": \"dse-plan-1\",\n  \"epochs\": %d,\n  \"halving\": %s,\n  \"eta\": %d,\n"
-                     "  \"min_epochs\": %d,\n  \"rank\": \"%s\",\n  \"rungs\": [",
-                     p->epochs, p->halving ? "true" : "false", p->eta, p->min_epochs, rank_str(p->rank));
+                     "{\n  \"format\": \"dse-plan-%d\",\n  \"epochs\": %d,\n  \"halving\": %s,\n  \"eta\": %d,\n"
+                     "  \"min_epochs\": %d,\n  \"rank\": \"%s\",\n  \"rungs\": [", asha ? 2 : 1,
+                     p->epochs, asha ? "\"asha\"" : p->halving ? "true" : "false", p->eta, p->min_epochs,
+                     rank_str(p->rank));
     for (int k = 0; k < p->n_rungs; k++) n += snprintf(text + n, sizeof text - (size_t)n, "%s%d", k ? ", " : "", p->rungs[k]);
     n += snprintf(text + n, sizeof text - (size_t)n, "],\n  \"conv\": \"%s\",\n  \"precision\": \"%s\",\n  \"algos\": \"%s\",\n"
                   "  \"created\": \"%s\",\n  \"by\": ",
@@ -457,13 +474,23 @@ enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *mi
     if (st) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
     const struct dse_json *root = dse_json_root(doc), *v;
     str_of(dse_json_get(root, "format"), buf, sizeof buf);
-    if (strcmp(buf, "dse-plan-1") != 0) {
+    if (strcmp(buf, "dse-plan-1") != 0 && strcmp(buf, "dse-plan-2") != 0) {
         dse_json_free(doc);
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"format\" is not \"dse-plan-1\"", path);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"format\" is not \"dse-plan-1\" or \"dse-plan-2\"",
+                           path);
     }
     p->epochs = (int)num_i(dse_json_get(root, "epochs"), 0);
-    v = dse_json_get(root, "halving");
-    p->halving = v && v->type == DSE_JSON_BOOL && v->boolean;
+    v = dse_json_get(root, "halving"); /* false, true (sh), or a name: "asha" */
+    p->halving = v && v->type == DSE_JSON_BOOL && v->boolean ? DSE_SWEEP_HALVING_SH : DSE_SWEEP_HALVING_NONE;
+    if (v && v->type == DSE_JSON_STRING) {
+        int h = dse_word_index(DSE_SWEEP_HALVING_NAMES, v->str);
+        if (h < 0) {
+            dse_json_free(doc);
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"halving\": \"%s\" is not one of: %s", path,
+                               v->str, DSE_SWEEP_HALVING_NAMES);
+        }
+        p->halving = (enum dse_sweep_halving)h;
+    }
     p->eta = (int)num_i(dse_json_get(root, "eta"), 3);
     p->min_epochs = (int)num_i(dse_json_get(root, "min_epochs"), 1);
     str_of(dse_json_get(root, "rank"), buf, sizeof buf);
@@ -496,6 +523,7 @@ enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *mi
 void dse_rung_deinit(struct dse_rung *r) {
     free(r->promoted);
     free(r->stopped);
+    free(r->promotable);
     memset(r, 0, sizeof *r);
 }
 
@@ -540,6 +568,19 @@ enum dse_status dse_rung_read(const char *dir, int k, struct dse_rung *r, int *m
         return st;
     }
     r->decided = 1;
+    return DSE_OK;
+}
+
+enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
+                               int n, struct dse_rung *rungs, struct dse_err *err) {
+    if (p->halving == DSE_SWEEP_HALVING_ASHA) return dse_asha_rungs(dir, p, recs, n, rungs, err);
+    for (int k = 0; k < p->n_rungs; k++) { /* SH: a decision once written stays */
+        int missing;
+        enum dse_status st;
+        if (rungs[k].decided) continue;
+        if ((st = dse_rung_read(dir, k, &rungs[k], &missing, err))) return st;
+        if (missing) break;
+    }
     return DSE_OK;
 }
 
@@ -663,7 +704,20 @@ enum dse_action dse_sweep_next(const struct dse_rec *r, const struct dse_sweep_p
             *target = p->rungs[k];
             return DSE_ACT_TRAIN;
         }
-        if (!rungs[k].decided) return DSE_ACT_WAIT;
+        if (p->halving == DSE_SWEEP_HALVING_ASHA) { /* sweep/asha.c: promoted, promotable, or paused here */
+            if (dse_rung_promoted(&rungs[k], r->id)) continue;
+            *rung = k;
+            for (int j = 0; j < rungs[k].n_promotable; j++)
+                if (!strcmp(rungs[k].promotable[j], r->id)) {
+                    *target = k + 1 < p->n_rungs ? p->rungs[k + 1] : p->epochs;
+                    return DSE_ACT_PROMOTE;
+                }
+            return rungs[k].decided ? DSE_ACT_STOP : DSE_ACT_WAIT;
+        }
+        if (!rungs[k].decided) {
+            *rung = k;
+            return DSE_ACT_WAIT;
+        }
         if (!dse_rung_promoted(&rungs[k], r->id)) {
             *rung = k;
             return DSE_ACT_STOP;
@@ -692,7 +746,10 @@ void dse_tally_make(struct dse_tally *t, const struct dse_rec *recs, int n, cons
         int tgt, rg;
         int live = running && running[i] && !dse_rec_final(r);
         if (live) t->running++;
-        else if (p && !dse_rec_final(r) && dse_sweep_next(r, p, rungs, &tgt, &rg) == DSE_ACT_WAIT) t->waiting++;
+        else if (p && !dse_rec_final(r) && dse_sweep_next(r, p, rungs, &tgt, &rg) == DSE_ACT_WAIT) {
+            t->waiting++;
+            if (rg >= 0 && rg < DSE_SWEEP_RUNGS_MAX) t->waiting_at[rg]++;
+        }
         t->epochs_done += r->n_epochs;
         double s = 0;
         int timed = 0;

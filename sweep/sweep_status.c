@@ -122,13 +122,13 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     closedir(d);
     if (!st && x.n) qsort(x.c, (size_t)x.n, sizeof *x.c, by_index);
     if (!st) st = dse_lease_scan(dir, lease_seen, &x, err);
-    for (int k = 0; !st && !missing && k < plan.n_rungs; k++) {
-        int absent;
-        if ((st = dse_rung_read(dir, k, &rung[k], &absent, err)) || absent) break;
-    }
     running = calloc((size_t)(x.n ? x.n : 1), sizeof *running);
     recs = malloc(sizeof *recs * (size_t)(x.n ? x.n : 1));
-    if (!st && (!running || !recs)) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    const struct dse_rec **ptrs = malloc(sizeof *ptrs * (size_t)(x.n ? x.n : 1));
+    if (!st && (!running || !recs || !ptrs)) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int i = 0; !st && i < x.n; i++) ptrs[i] = &x.c[i].rec;
+    if (!st && !missing) st = dse_rungs_load(dir, &plan, ptrs, x.n, rung, err);
+    free(ptrs);
     if (st) goto done;
     dse_lease_me_init(&me);
     double now = dse_lease_wall();
@@ -184,8 +184,26 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         say(tf, ")");
     }
     say(tf, ", %d diverged, %d failed\n", t.by_status[DSE_REC_DIVERGED], t.by_status[DSE_REC_FAILED]);
-    say(tf, "Running %d, waiting for a rung decision %d, pending %d\n", t.running, t.waiting,
+    if (plan.halving == DSE_SWEEP_HALVING_ASHA) {
+        /* ASHA: paused at a rung until more results there promote it, or the rung closes */
+        say(tf, "Running %d, paused at a rung %d", t.running, t.waiting);
+        if (t.waiting) {
+            say(tf, "%s", " (");
+            for (int k = 0, any = 0; k < plan.n_rungs; k++)
+                if (t.waiting_at[k]) say(tf, "%srung %d: %d", any++ ? ", " : "", k, t.waiting_at[k]);
+            say(tf, ")");
+        }
+        say(tf, ", pending %d\n", t.by_status[DSE_REC_PENDING] - t.running - t.waiting);
+        say(tf, "Promotions (asynchronous; as results arrive):");
+        for (int k = 0; k < plan.n_rungs; k++)
+            say(tf, "%s rung %d at epoch %d: %d reached, %d promoted%s%s", k ? ";" : "", k, plan.rungs[k],
+                rung[k].n_reached, rung[k].n_promoted, rung[k].n_promotable ? ", more to promote" : "",
+                rung[k].decided ? ", closed" : "");
+        say(tf, "\n");
+    } else {
+        say(tf, "Running %d, waiting for a rung decision %d, pending %d\n", t.running, t.waiting,
             t.by_status[DSE_REC_PENDING] - t.running - t.waiting);
+    }
     double expect = final == unpruned ? (double)t.epochs_done : t.epochs_planned;
     say(tf, "Epochs: %lld trained", (long long)t.epochs_done);
     if (final != unpruned) say(tf, " of about %.0f planned", t.epochs_planned);

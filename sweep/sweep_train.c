@@ -2,7 +2,7 @@
  * (sweep/lease.c), train them with the engine (engine/train.h) from their last
  * checkpoint, write per-epoch results into the candidate files, and, with successive
  * halving, pause candidates at rungs and decide the rungs once every candidate of a rung
- * has reached it. CPU workers are processes; with --gpus, the workers of one GPU are
+ * has reached it (with ASHA, promote them as results arrive instead: sweep/asha.c). CPU workers are processes; with --gpus, the workers of one GPU are
  * threads of one process (one CUDA context, so their kernels overlap), each bound to the
  * GPU and claiming only candidates whose memory estimate fits in what is free there; out
  * of memory re-queues. The protocol and why each step is safe: docs/sweep-dir.md
@@ -186,6 +186,7 @@ struct worker {
     int                     evolution;   /* the candidates are the search log's proposals (sweep/search.h) */
     int                     ended;       /* evolution: the log says the search has ended */
     struct idref           *by_id;       /* the candidates sorted by id */
+    int                    *order;       /* c[] in the order claims look (claim_order) */
     struct dse_rung         rung[DSE_SWEEP_RUNGS_MAX];
     double                  deadline;    /* monotonic; 0: none */
     struct dse_tally        tally;       /* at the last refresh */
@@ -302,17 +303,19 @@ static enum dse_status refresh(struct worker *w, struct dse_err *err) {
         c->lease_gen = 0;
     }
     if ((st = dse_lease_scan(w->dir, lease_seen, w, err))) return st;
-    for (int k = 0; k < w->plan.n_rungs; k++) {
-        int missing;
-        if (w->rung[k].decided) continue;
-        if ((st = dse_rung_read(w->dir, k, &w->rung[k], &missing, err))) return st;
-        if (missing) break;
-    }
     int *running = calloc((size_t)(w->n ? w->n : 1), sizeof *running);
     struct dse_rec *recs = malloc(sizeof *recs * (size_t)(w->n ? w->n : 1));
-    if (!running || !recs) {
-        free(running), free(recs);
+    const struct dse_rec **ptrs = malloc(sizeof *ptrs * (size_t)(w->n ? w->n : 1));
+    if (!running || !recs || !ptrs) {
+        free(running), free(recs), free(ptrs);
         return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    }
+    for (int i = 0; i < w->n; i++) ptrs[i] = &w->c[i].rec;
+    st = dse_rungs_load(w->dir, &w->plan, ptrs, w->n, w->rung, err);
+    free(ptrs);
+    if (st) {
+        free(running), free(recs);
+        return st;
     }
     for (int i = 0; i < w->n; i++) {
         struct cand *c = &w->c[i];
@@ -1027,8 +1030,10 @@ static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_leas
     int target, rung;
     if ((st = dse_rec_read(w->dir, c->id, &c->rec, err))) return st;
     c->read_ok = 1;
+    /* ASHA: whether c goes on depends on the others' results: the newest view of them */
+    if (w->plan.halving == DSE_SWEEP_HALVING_ASHA && (st = refresh(w, err))) return st;
     enum dse_action act = dse_sweep_next(&c->rec, &w->plan, w->rung, &target, &rung);
-    if (act == DSE_ACT_TRAIN && crashes >= w->o.max_crashes) {
+    if ((act == DSE_ACT_TRAIN || act == DSE_ACT_PROMOTE) && crashes >= w->o.max_crashes) {
         snprintf(c->rec.failed_why, sizeof c->rec.failed_why, "its workers died %d times in a row before finishing "
                  "an epoch (out of memory? see --max-crashes)", crashes);
         c->rec.status = DSE_REC_FAILED;
@@ -1048,15 +1053,63 @@ static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_leas
         r->status = DSE_REC_STOPPED;
         r->stopped_rung = rung;
         r->stopped_epoch = epoch;
-        say(w, "%s stopped at rung %d (epoch %d): not in the top 1/%d", c->id, rung, epoch, w->plan.eta);
+        if (w->plan.halving == DSE_SWEEP_HALVING_ASHA)
+            say(w, "%s stopped at rung %d (epoch %d): not in the top 1/%d of the %d that reached it, and none can "
+                "reach it any more", c->id, rung, epoch, w->plan.eta, w->rung[rung].n_reached);
+        else
+            say(w, "%s stopped at rung %d (epoch %d): not in the top 1/%d", c->id, rung, epoch, w->plan.eta);
         if ((st = commit(w, c, l, err))) return st;
         prune_checkpoints(w, c->id, epoch);
         let_go(w, l);
         return DSE_OK;
     }
+    case DSE_ACT_PROMOTE: { /* ASHA: the promotion first (it stands, whatever happens next), then on */
+        const struct dse_rec **recs = malloc(sizeof *recs * (size_t)(w->n ? w->n : 1));
+        int existed = 0;
+        if (!recs) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        for (int i = 0; i < w->n; i++) recs[i] = &w->c[i].rec;
+        st = dse_asha_promote(w->dir, &w->plan, rung, &c->rec, recs, w->n, w->rung, w->name, &existed, err);
+        free(recs);
+        if (st) return st;
+        say(w, "%s promoted at rung %d (epoch %d): in the top 1/%d of the %d that have reached it so far%s", c->id,
+            rung, w->plan.rungs[rung], w->plan.eta, w->rung[rung].n_reached,
+            existed ? " (already promoted)" : "");
+        return train_stretch(w, c, l, target, err);
+    }
     case DSE_ACT_TRAIN:
         return train_stretch(w, c, l, target, err);
     }
+    return DSE_OK;
+}
+
+static int cmp_claim(const void *a, const void *b) {
+    const int *x = a, *y = b; /* (key, index) pairs: key descending, then grid order */
+    if (x[0] != y[0]) return x[0] > y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The order in which the worker looks for a candidate to claim: grid order, but with ASHA
+ * (Li et al., Algorithm 2) stops first (cheap), then the highest rung first: a candidate
+ * promotable at rung k, or promoted and not at rung k + 1 yet, before any of rung k - 1,
+ * fresh candidates (to rung 0) last. With one worker the order, and so the whole sweep, is
+ * a function of the results alone. */
+static enum dse_status claim_order(struct worker *w, struct dse_err *err) {
+    int *o = realloc(w->order, sizeof *o * (size_t)(w->n ? w->n : 1));
+    if (!o) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    w->order = o;
+    for (int i = 0; i < w->n; i++) o[i] = i;
+    if (w->plan.halving != DSE_SWEEP_HALVING_ASHA || w->n < 2) return DSE_OK;
+    int *kv = malloc(sizeof *kv * 2 * (size_t)w->n);
+    if (!kv) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int i = 0; i < w->n; i++) {
+        int target, rung;
+        enum dse_action a = dse_sweep_next(&w->c[i].rec, &w->plan, w->rung, &target, &rung);
+        kv[2 * i] = a == DSE_ACT_STOP ? INT32_MAX : a >= DSE_ACT_TRAIN ? target : -1;
+        kv[2 * i + 1] = i;
+    }
+    qsort(kv, (size_t)w->n, 2 * sizeof *kv, cmp_claim);
+    for (int i = 0; i < w->n; i++) o[i] = kv[2 * i + 1];
+    free(kv);
     return DSE_OK;
 }
 
@@ -1108,6 +1161,7 @@ static void worker_deinit(struct worker *w) {
     for (int k = 0; k < DSE_SWEEP_RUNGS_MAX; k++) dse_rung_deinit(&w->rung[k]);
     free(w->c);
     free(w->by_id);
+    free(w->order);
 }
 
 /* Having won c's lease on a GPU worker: the candidate needs need_bytes, more than any GPU
@@ -1159,15 +1213,16 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
             return DSE_OK;
         }
         if ((st = refresh(w, err))) return st;
-        for (int k = 0; k < w->plan.n_rungs; k++)
+        for (int k = 0; w->plan.halving == DSE_SWEEP_HALVING_SH && k < w->plan.n_rungs; k++)
             if ((st = try_decide(w, k, err))) return st;
         if (all_final(w)) return DSE_OK;
+        if ((st = claim_order(w, err))) return st;
         int worked = 0, looked = 0;
         struct gpu_view view = { 0, 0, 0 };
         struct cand *waits = NULL;       /* the smallest candidate that waits for memory */
         int64_t wait_need = 0;
         for (int i = 0; i < w->n && !worked; i++) {
-            struct cand *c = &w->c[i];
+            struct cand *c = &w->c[w->order[i]];
             int target, rung, have;
             const char *why;
             struct dse_lease cur, mine;
@@ -1308,8 +1363,8 @@ static enum dse_status settle_plan(const struct dse_space *s, const char *dir, c
     if (o->set_epochs && want.epochs != have.epochs)
         clash = "--budget (epochs)", snprintf(a, sizeof a, "%de", have.epochs), snprintf(b, sizeof b, "%de", want.epochs);
     else if (o->set_halving && want.halving != have.halving)
-        clash = "--early-stop", snprintf(a, sizeof a, "%s", have.halving ? "sh" : "none"),
-        snprintf(b, sizeof b, "%s", want.halving ? "sh" : "none");
+        clash = "--early-stop", snprintf(a, sizeof a, "%s", dse_sweep_halving_str(have.halving)),
+        snprintf(b, sizeof b, "%s", dse_sweep_halving_str(want.halving));
     else if (o->set_eta && have.halving && want.eta != have.eta)
         clash = "--eta", snprintf(a, sizeof a, "%d", have.eta), snprintf(b, sizeof b, "%d", want.eta);
     else if (o->set_min_epochs && have.halving && want.min_epochs != have.min_epochs)
@@ -1575,9 +1630,10 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
                            "with replicates = %d is not supported yet: a rung would rank single replicates, not "
                            "their mean", dir, s->train.replicates);
     if (plan.halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
-        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s/plan.json: successive halving (--early-stop sh) "
-                           "with strategy \"evolution\" is not supported yet: evolution trains each proposal to "
-                           "the full budget", dir);
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s/plan.json: %s (--early-stop %s) with strategy "
+                           "\"evolution\" is not supported yet: evolution trains each proposal to the full budget",
+                           dir, plan.halving == DSE_SWEEP_HALVING_ASHA ? "asynchronous successive halving" :
+                           "successive halving", dse_sweep_halving_str(plan.halving));
     struct worker w;
     int n_workers = o->workers, per_host = o->per_process > 1 ? o->per_process : 1;
     if (o->n_gpus) {

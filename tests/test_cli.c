@@ -1023,6 +1023,42 @@ static void test_options_one_range(void) {
     CHECK_STR_EQ(err.msg, "--batch '65537' is not an integer from 1 to 65536");
 }
 
+/* --early-stop: none, sh and asha taken, in the plan's enum order (sweep.h's one table);
+ * anything else, and an eta below 2, refused with the option's message; --help says which
+ * of sh and asha is reproducible. */
+static void test_early_stop(void) {
+    const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_SWEEP];
+    static const char *const names[] = { "none", "sh", "asha" };
+    for (int h = 0; h < DSE_ARRAY_LEN(names); h++) {
+        char *argv[] = { "space.cfg", "--early-stop", (char *)names[h], "--eta", "2" };
+        struct dse_opt_args a;
+        struct dse_err err = { 0 };
+        CHECK_OK(dse_opts_parse(c, 5, argv, &a, &err));
+        CHECK_INT_EQ(dse_word_index(DSE_SWEEP_HALVING_NAMES, a.val[DSE_OPT_EARLY_STOP]), h);
+        CHECK_STR_EQ(dse_sweep_halving_str((enum dse_sweep_halving)h), names[h]);
+    }
+    CHECK_INT_EQ(DSE_SWEEP_HALVING_ASHA, 2);
+    struct dse_opt_args a;
+    struct dse_err err = { 0 };
+    char *bad[] = { "space.cfg", "--early-stop", "hyperband" };
+    CHECK_INT_EQ(dse_opts_parse(c, 3, bad, &a, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "--early-stop 'hyperband' is not none, sh (successive halving) or asha (asynchronous)");
+    char *eta[] = { "space.cfg", "--early-stop", "asha", "--eta", "1" };
+    CHECK_INT_EQ(dse_opts_parse(c, 5, eta, &a, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "--eta '1' is not an integer from 2 to 1000");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f != NULL);
+    if (!f) return;
+    dse_opts_usage(f, c);
+    fclose(f);
+    CHECK(text && strstr(text, "[--early-stop none|sh|asha]"));
+    CHECK(text && strstr(text, "(bit-for-bit reproducible)"));
+    CHECK(text && strstr(text, "so only a 1-worker sweep repeats"));
+    free(text);
+}
+
 static const struct check_case cases[] = {
     { "cli-cfg-matches-c",        test_cfg_matches_c },
     { "cli-prototxt-matches-cfg", test_prototxt_matches_cfg },
@@ -1042,6 +1078,7 @@ static const struct check_case cases[] = {
     { "sweep-dir",                test_sweep_dir },
     { "cli-options-help",         test_options_help },
     { "cli-options-one-range",    test_options_one_range },
+    { "cli-early-stop",           test_early_stop },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
