@@ -12,7 +12,7 @@ distinct configurations is printed too). Output: `name=... metric=value` lines a
 format; write search_replay's first).
 
 Usage: optuna_replay.py TABLE.csv [--seeds N] [--pop P] [--cost params] [--target F]
-                                  [--budget B] [--curves FILE]
+                                  [--budget B] [--curves FILE] [--ref-quantile Q]
 Needs optuna (pip); says "skipped" and why, exit 77, where it is missing."""
 import argparse
 import csv
@@ -48,6 +48,8 @@ def main():
     ap.add_argument("--target", type=float, default=0.95)
     ap.add_argument("--budget", type=int, default=0)
     ap.add_argument("--curves")
+    ap.add_argument("--ref-quantile", type=float, default=0.0,
+                    help="reference top-1: this quantile of the table's (search_replay's rule); 0: the lowest")
     a = ap.parse_args()
     try:
         import optuna
@@ -69,7 +71,8 @@ def main():
     for r in rows:
         top1 = float(r["top1"]) if r["top1"] else float("nan")
         table[tuple(r[k] for k in axes)] = (top1, float(r[a.cost]))
-    ref_top1 = min(v[0] for v in table.values() if v[0] == v[0])
+    tops = sorted(v[0] for v in table.values() if v[0] == v[0])
+    ref_top1 = tops[int(a.ref_quantile * (len(tops) - 1) + 0.5)] if a.ref_quantile > 0 else tops[0]
     ref_cost = max(v[1] for v in table.values()) * 1.01
     hv_grid = hypervolume2(table.values(), ref_top1, ref_cost)
     budget = a.budget or len(table)

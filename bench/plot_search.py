@@ -11,8 +11,7 @@ import sys
 from collections import defaultdict
 
 COLORS = {"evolution": "#1f77b4", "random": "#d62728", "optuna_nsga2": "#2ca02c"}
-LABELS = {"evolution": "dse evolution (NSGA-II, axis moves)", "random": "random search",
-          "optuna_nsga2": "Optuna NSGA-II"}
+LABELS = {"evolution": "dse evolution", "random": "dse random search", "optuna_nsga2": "Optuna NSGA-II"}
 
 
 def q(v, p):
@@ -53,7 +52,9 @@ def main():
         v = a.ymin + (1 - a.ymin) * i / 5
         out.append(f'<line x1="{L}" y1="{Y(v):.1f}" x2="{L + pw}" y2="{Y(v):.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{L - 6}" y="{Y(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>')
-    step = max(1, round(xmax / 8 / 5) * 5) if xmax > 20 else max(1, xmax // 8)
+    step = 1  # 1, 2, 5 x 10^k: at most 10 ticks
+    while xmax / step > 10:
+        step = step * 5 // 2 if str(step)[0] == "2" else step * 2
     for e in range(0, xmax + 1, step):
         out.append(f'<line x1="{X(e):.1f}" y1="{T}" x2="{X(e):.1f}" y2="{T + ph}" stroke="#eee"/>')
         out.append(f'<text x="{X(e):.1f}" y="{T + ph + 16}" text-anchor="middle">{e}</text>')
@@ -79,9 +80,9 @@ def main():
         out.append(f'<polyline points="{line}" fill="none" stroke="{col}" stroke-width="2"/>')
         seeds = len(d[xs[0]])
         ly = T + ph - 16 - 18 * (len(order) - 1 - n)
-        out.append(f'<line x1="{L + pw - 300}" y1="{ly - 4}" x2="{L + pw - 276}" y2="{ly - 4}" stroke="{col}" '
+        out.append(f'<line x1="{L + pw - 330}" y1="{ly - 4}" x2="{L + pw - 306}" y2="{ly - 4}" stroke="{col}" '
                    f'stroke-width="2"/>')
-        out.append(f'<text x="{L + pw - 270}" y="{ly}">{LABELS.get(s, s)} (median of {seeds}, quartile band)</text>')
+        out.append(f'<text x="{L + pw - 300}" y="{ly}">{LABELS.get(s, s)}: median of {seeds} seeds, quartiles</text>')
     out.append("</svg>")
     with open(a.out, "w") as f:
         f.write("\n".join(out) + "\n")

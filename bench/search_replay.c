@@ -10,12 +10,18 @@
  *              each time a worker finds nothing left to claim; `--workers W` trainings run
  *              at once and finish in proposal order, so W - 1 proposals are still pending
  *              (excluded, their results unknown) when the next one is made.
- *   random     `--strategy random` with budget B trains dse_space_indices' sample of B
- *              (sample = B drawn with PCG32(seed), as sweep/space.c sets it), so the curve
- *              at B is that sample's hypervolume, for every B.
+ *   random     uniform random search without replacement over the feasible candidates,
+ *              in one random order per seed (the proposer with a population as large as
+ *              the budget: all of it its initial random sample), so the first B of a run
+ *              are a uniform sample of B, as `--strategy random` with budget B trains
+ *              (that one draws from the whole grid and then prunes, so on a space with
+ *              constraints it trains fewer: this is the kinder yardstick).
  *
  * Hypervolume (dse_evo_hypervolume2) against the reference point (lowest top-1 in the
- * table, highest cost x 1.01): the worst corner, so every candidate can count. A target
+ * table, highest cost x 1.01): the worst corner, so every candidate can count. With
+ * --ref-quantile Q the reference top-1 is the table's Q-quantile instead (0.5: the median),
+ * so that only the better half of the accuracies counts: how sensitive the figures are to
+ * the reference. A target
  * fraction (default 0.95) gives each run the number of evaluations it needed to reach it.
  *
  * Output: `name=... metric=value` lines (bench/ convention; the yardstick, random search,
@@ -28,7 +34,8 @@
  * so the strategies can be replayed at that scale.
  *
  * Usage: search_replay SPACE (TABLE.csv | --analytic) [--seeds N] [--pop P] [--workers W]
- *                      [--cost NAME] [--target F] [--budget B] [--curves FILE] */
+ *                      [--cost NAME] [--target F] [--budget B] [--curves FILE]
+ *                      [--ref-quantile Q] [--aging] [--strata] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,13 +219,14 @@ static double quantile(double *v, int n, double q) {
 
 static void usage(void) {
     fprintf(stderr, "usage: search_replay SPACE (TABLE.csv | --analytic) [--seeds N] [--pop P] [--workers W]\n"
-                    "                     [--cost NAME] [--target F] [--budget B] [--curves FILE]\n");
+                    "                     [--cost NAME] [--target F] [--budget B] [--curves FILE]\n"
+                    "                     [--ref-quantile Q] [--aging] [--strata]\n");
 }
 
 int main(int argc, char **argv) {
     const char *space_path = NULL, *table_path = NULL, *curves_path = NULL;
     int seeds = 25, pop = 16, workers = 2, budget = 0, analytic = 0, aging = 0, strata = 0;
-    double target = 0.95;
+    double target = 0.95, ref_q = 0;
     enum dse_evo_cost cost = DSE_EVO_PARAMS;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -234,6 +242,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--workers")) workers = atoi(v);
             else if (!strcmp(a, "--budget")) budget = atoi(v);
             else if (!strcmp(a, "--target")) target = atof(v);
+            else if (!strcmp(a, "--ref-quantile")) ref_q = atof(v);
             else if (!strcmp(a, "--curves")) curves_path = v;
             else if (!strcmp(a, "--cost")) {
                 int c = dse_evo_cost_find(v);
@@ -244,7 +253,7 @@ int main(int argc, char **argv) {
         else if (!table_path) table_path = a;
         else return usage(), 2;
     }
-    if (!space_path || !table_path == !analytic || seeds < 1 || pop < 1 || workers < 1 || budget < 0 || !(target > 0 && target <= 1))
+    if (!space_path || !table_path == !analytic || !(ref_q >= 0 && ref_q < 1) || seeds < 1 || pop < 1 || workers < 1 || budget < 0 || !(target > 0 && target <= 1))
         return usage(), 2;
     struct dse_space s;
     struct dse_err err = { 0 };
@@ -267,6 +276,14 @@ int main(int argc, char **argv) {
         if (t.cost[k] > ref_cost) ref_cost = t.cost[k];
     }
     ref_cost *= 1.01;
+    if (ref_q > 0) { /* a reference above the failures: the ref_q-quantile of the top-1 */
+        double *v = malloc(sizeof *v * (size_t)n_all);
+        int m = 0;
+        for (int i = 0; i < n_all; i++)
+            if (isfinite(all[i].obj[0])) v[m++] = all[i].obj[0];
+        if (m) ref_top1 = quantile(v, m, ref_q);
+        free(v);
+    }
     double hv_grid = dse_evo_hypervolume2(all, n_all, ref_top1, ref_cost);
     printf("name=search_replay space=%s table=%s trainable=%d cost=%s seeds=%d pop=%d workers=%d budget=%d "
            "target=%.3f ref_top1=%.4f ref_cost=%.6g hv_grid=%.6g\n",
@@ -297,19 +314,14 @@ int main(int argc, char **argv) {
                 for (int b = 1; b <= budget; b++)
                     hv[b - 1] = dse_evo_hypervolume2(res, b < n ? b : n, ref_top1, ref_cost) / hv_grid;
             } else {
-                struct dse_space r = s;
-                r.seed = seed;
-                for (int b = 1; b <= budget; b++) {
-                    uint64_t *idx = NULL, n = 0;
-                    r.sample = b;
-                    if (dse_space_indices(&r, t.n, &idx, &n, &err))
-                        return fprintf(stderr, "search_replay: %s\n", dse_err_format(&err, msg, sizeof msg)), 1;
-                    int m = 0;
-                    for (uint64_t j = 0; j < n; j++)
-                        if (!t.pruned[idx[j]]) res[m++] = result_of(&t, idx[j]);
-                    hv[b - 1] = dse_evo_hypervolume2(res, m, ref_top1, ref_cost) / hv_grid;
-                    free(idx);
-                }
+                /* a uniform random order of the feasible candidates: the proposer with a
+                 * population as large as the budget (all of it the initial sample) */
+                struct dse_evo_opts o;
+                dse_evo_opts_default(&o);
+                o.seed = seed, o.pop = budget, o.n_obj = 2;
+                int n = run_evolution(&s, &t, &o, budget, workers, res);
+                for (int b = 1; b <= budget; b++)
+                    hv[b - 1] = dse_evo_hypervolume2(res, b < n ? b : n, ref_top1, ref_cost) / hv_grid;
             }
             need[st][i] = budget + 1; /* not reached within the budget */
             for (int b = 1; b <= budget; b++)
@@ -344,8 +356,10 @@ int main(int argc, char **argv) {
         printf("\n");
         free(col);
     }
-    printf("name=search_replay_ratio random_over_evolution=%.2f target_ratio=3 met=%s replay_ms=%.0f\n",
-           (double)med[RANDOM] / med[EVOLUTION], (double)med[RANDOM] >= 3.0 * med[EVOLUTION] ? "yes" : "no", ms);
+    /* random's median past the budget: it did not reach the target, the ratio is a lower bound */
+    printf("name=search_replay_ratio random_over_evolution=%.2f lower_bound=%s target_ratio=3 met=%s replay_ms=%.0f\n",
+           (double)med[RANDOM] / med[EVOLUTION], med[RANDOM] > budget ? "yes" : "no",
+           med[EVOLUTION] <= budget && (double)med[RANDOM] >= 3.0 * med[EVOLUTION] ? "yes" : "no", ms);
     for (int st = 0; st < N_STRATEGIES; st++) free(need[st]), free(hv_at[st]);
     free(all), free(res), free(t.top1), free(t.cost), free(t.pruned);
     dse_space_free(&s);

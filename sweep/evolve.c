@@ -508,7 +508,8 @@ enum dse_status dse_evo_propose(const struct dse_space *s, const struct dse_evo_
         }
         for (int i = 0; i < n; i++) c.rank[a][c.order[a][i]] = i;
     }
-    if ((st = select_population(&c, res, n_res))) goto done;
+    /* parents are needed only past the initial population */
+    if ((int64_t)n_res + n_excl + k > o->pop && (st = select_population(&c, res, n_res))) goto done;
     /* the stream: results and exclusions so far, so each call draws afresh */
     dse_pcg32_seed(&c.rng, o->seed, ((uint64_t)n_res << 32 ^ (uint64_t)n_excl) * 0x9e3779b97f4a7c15ULL);
 
