@@ -1754,6 +1754,13 @@ static void test_asha(void) {
     CHECK(text && strstr(text, "Running 0, paused at a rung 0, pending 0"));
     CHECK(text && strstr(text, "Finished.\n"));
     free(text);
+    /* dse report --format json names the mode */
+    snprintf(log, sizeof log, "%s.json", dir[0]);
+    const char *js[] = { "report", dir[0], "--format", "json", NULL };
+    CHECK_INT_EQ(run_dse(log, js, 60), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "\"halving\": true, \"early_stop\": \"asha\", \"eta\": 2"));
+    free(text);
     /* a sweep trains one way: sh asked of an ASHA sweep is refused */
     snprintf(log, sizeof log, "%s.clash", dir[0]);
     const char *sh[] = { "sweep", TINY, "--out", dir[0], "--early-stop", "sh", NULL };
