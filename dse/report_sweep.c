@@ -366,7 +366,7 @@ static void counts_text(char *buf, size_t size, const struct dse_sweep_view *s) 
 static void header_line(char *buf, size_t size, const struct dse_sweep_view *s) {
     char counts[200], decl[64] = "";
     counts_text(counts, sizeof counts, s);
-    if (s->declared != s->n)
+    if (s->declared != s->n && s->declared > 0) /* 0: a search bounded by hours only */
         snprintf(decl, sizeof decl, " of %" PRId64 " listed in sweep.json", s->declared);
     char reps[48] = ""; /* with replicates, a row is an architecture; its status that of the group */
     if (s->replicates > 1) snprintf(reps, sizeof reps, " x %d replicates", s->replicates);

@@ -229,7 +229,40 @@ static void put_header(struct buf *b, const struct dse_space *s) {
     put(b, "dse-search-1 %s seed=%llu pop=%d budget=%lld objectives=top1", dse_strategy_str(s->search.strategy),
         (unsigned long long)s->search.seed, s->search.pop, (long long)s->search.budget);
     for (int i = 0; i < s->search.n_obj; i++) put(b, ",%s", dse_evo_cost_name((enum dse_evo_cost)s->search.obj[i]));
+    if (s->search.budget_epochs) put(b, " budget_epochs=%lld", (long long)s->search.budget_epochs);
+    if (s->search.budget_hours > 0) put(b, " budget_hours=%g", s->search.budget_hours);
     put(b, "\n");
+}
+
+int64_t dse_search_budget_candidates(const struct dse_space *s) {
+    int64_t n = s->search.budget ? s->search.budget : INT64_MAX;
+    if (s->search.budget_epochs) {
+        int64_t e = s->search.budget_epochs / ((int64_t)s->train.epochs * s->train.replicates);
+        if (e < n) n = e;
+    }
+    return n == INT64_MAX ? 0 : n;
+}
+
+/* What the proposals of lg have spent, replicates included, as rec_of knows their records:
+ * *epochs, each record's planned epochs (epochs done where it has ended; the space's
+ * train.epochs where nothing is known yet), so that a proposal is made only when its
+ * epochs fit; *seconds, training time so far. */
+static void budget_spent(const struct dse_space *s, const struct dse_search_log *lg,
+                         const struct dse_rec *(*rec_of)(void *arg, const char *id), void *arg, int64_t *epochs,
+                         double *seconds) {
+    *epochs = 0, *seconds = 0;
+    for (int i = 0; i < lg->n_prop; i++)
+        for (int k = 0; k < s->train.replicates; k++) {
+            char id[DSE_ID_SIZE];
+            dse_strlcpy(id, lg->prop[i].id, sizeof id);
+            dse_space_id_replicate(id, k);
+            const struct dse_rec *r = rec_of(arg, id);
+            int e = s->train.epochs;
+            if (r && dse_rec_final(r)) e = r->epochs_done;
+            else if (r && r->epochs_planned > e) e = r->epochs_planned;
+            *epochs += e;
+            if (r && r->train_seconds > 0) *seconds += r->train_seconds;
+        }
 }
 
 enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int *n_prop, struct dse_err *err) {
@@ -238,8 +271,9 @@ enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int
     if ((st = dse_search_read(dir, &lg, err))) return st;
     if (!lg.gen) {
         struct dse_evo_opts o;
-        int k = s->search.budget < s->search.pop ? (int)s->search.budget : s->search.pop, n = 0;
-        uint64_t *out = malloc(sizeof *out * (size_t)k);
+        int64_t b = dse_search_budget_candidates(s);
+        int k = b && b < s->search.pop ? (int)b : s->search.pop, n = 0;
+        uint64_t *out = malloc(sizeof *out * (size_t)(k ? k : 1));
         struct buf add = { 0 };
         int won;
         if (!out) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
@@ -338,7 +372,15 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         newly++;
     }
     int proposed = 0;
-    if (lg.n_prop < s->search.budget) {
+    /* the budgets: candidates, epochs (the next proposal's must fit), hours (none once spent) */
+    int64_t spent_epochs;
+    double spent_s;
+    budget_spent(s, &lg, rec_of, arg, &spent_epochs, &spent_s);
+    const int64_t one = (int64_t)s->train.epochs * s->train.replicates;
+    const char *spent = s->search.budget && lg.n_prop >= s->search.budget ? "candidates"
+                      : s->search.budget_epochs && spent_epochs + one > s->search.budget_epochs ? "epochs"
+                      : s->search.budget_hours > 0 && spent_s >= s->search.budget_hours * 3600 ? "hours" : NULL;
+    if (!spent) {
         uint64_t next;
         int n = 0;
         if ((st = dse_evo_propose(s, &o, res, n_res, excl, n_excl, 1, &next, &n, err))) goto free_out;
@@ -348,8 +390,12 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
             dse_space_candidate(s, next, &mp);
             dse_space_id(&mp, id);
             put(&add, "propose %s %llu\n", id, (unsigned long long)next);
-            snprintf(said, sizeof said, "proposed %s (index %llu), %d of %lld", id, (unsigned long long)next,
-                     lg.n_prop + 1, (long long)s->search.budget);
+            if (s->search.budget)
+                snprintf(said, sizeof said, "proposed %s (index %llu), %d of %lld", id, (unsigned long long)next,
+                         lg.n_prop + 1, (long long)s->search.budget);
+            else
+                snprintf(said, sizeof said, "proposed %s (index %llu), proposal %d", id, (unsigned long long)next,
+                         lg.n_prop + 1);
             proposed = 1;
         } else if (!n_excl) {
             put(&add, "end exhausted\n");
@@ -358,7 +404,14 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         }
     } else if (!n_excl) {
         put(&add, "end budget\n");
-        snprintf(said, sizeof said, "ended: the budget of %lld candidates is spent", (long long)s->search.budget);
+        if (!strcmp(spent, "candidates"))
+            snprintf(said, sizeof said, "ended: the budget of %lld candidates is spent", (long long)s->search.budget);
+        else if (!strcmp(spent, "epochs"))
+            snprintf(said, sizeof said, "ended: %lld of the budget's %lld epochs are spent (a candidate takes %lld)",
+                     (long long)spent_epochs, (long long)s->search.budget_epochs, (long long)one);
+        else
+            snprintf(said, sizeof said, "ended: %.3g of the budget's %g hours of training are spent", spent_s / 3600,
+                     s->search.budget_hours);
         proposed = 1;
     }
     if (!add.p) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");

@@ -67,6 +67,11 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
 enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_search_log *lg, int *same,
                                   struct dse_err *err);
 
+/* The most candidates the search's budgets allow, known before anything trains: budget,
+ * and budget_epochs over one candidate's train.epochs x replicates (the fewer of the two);
+ * 0 when only budget_hours bounds it. What sweep.json lists as "candidates". */
+int64_t dse_search_budget_candidates(const struct dse_space *s);
+
 /* The proposer's options of a space's search section. */
 void dse_search_evo_opts(const struct dse_space *s, struct dse_evo_opts *o);
 

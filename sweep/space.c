@@ -425,7 +425,7 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
     enum dse_status st;
     char name[32] = "grid", allowed[200] = "";
     double v;
-    if ((st = check_keys(cx, g, "search", "strategy budget objectives pop seed"))) return st;
+    if ((st = check_keys(cx, g, "search", "strategy budget budget_epochs budget_hours objectives pop seed"))) return st;
     se->present = 1;
     se->line = (int)config_setting_source_line(g);
     for (int k = 0; k < DSE_SEARCH_COUNT; k++)
@@ -435,6 +435,12 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
     v = 0;
     if ((st = get_num(cx, g, "budget", 1, DSE_SEARCH_BUDGET_MAX, 1, &v, NULL))) return st;
     se->budget = (int64_t)v;
+    v = 0;
+    if ((st = get_num(cx, g, "budget_epochs", 1, 1e12, 1, &v, NULL))) return st;
+    se->budget_epochs = (int64_t)v;
+    v = 0;
+    if ((st = get_num(cx, g, "budget_hours", 1e-6, 1e6, 0, &v, NULL))) return st;
+    se->budget_hours = v;
     v = se->pop;
     if ((st = get_num(cx, g, "pop", 1, 100000, 1, &v, NULL))) return st;
     se->pop = (int)v;
@@ -465,10 +471,18 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
         if (se->n_obj < 1)
             return fail(cx, ob, "objectives is empty; expected at least one of: %s", names);
     }
-    if (se->strategy == DSE_SEARCH_GRID && se->budget)
-        return fail(cx, config_setting_get_member(g, "budget"), "strategy \"grid\" trains the whole grid (or sample = "
-                    "N), so budget = %lld does not apply; give strategy = \"random\" or \"evolution\" with it",
-                    (long long)se->budget);
+    const char *bk = se->budget ? "budget" : se->budget_epochs ? "budget_epochs" : se->budget_hours > 0 ? "budget_hours" : NULL;
+    if (se->strategy == DSE_SEARCH_GRID && bk) {
+        char val[40];
+        dse_fmt_shortest(val, sizeof val, se->budget ? (double)se->budget : se->budget_epochs ? (double)se->budget_epochs
+                                                                                            : se->budget_hours, 0);
+        return fail(cx, config_setting_get_member(g, bk), "strategy \"grid\" trains the whole grid (or sample = "
+                    "N), so %s = %s does not apply; give strategy = \"random\" or \"evolution\" with it", bk, val);
+    }
+    if (se->strategy == DSE_SEARCH_RANDOM && se->budget_hours > 0)
+        return fail(cx, config_setting_get_member(g, "budget_hours"), "strategy \"random\" draws its candidates "
+                    "before training, so budget_hours does not apply; give budget or budget_epochs, or limit the "
+                    "command with dse sweep --budget Nh");
     if (se->strategy != DSE_SEARCH_EVOLUTION && (config_setting_get_member(g, "pop") ||
                                                  config_setting_get_member(g, "objectives")))
         return fail(cx, config_setting_get_member(g, "pop") ? config_setting_get_member(g, "pop")
@@ -483,15 +497,31 @@ enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st
     se->strategy = st;
     s->sample = s->file_sample, s->seed = s->file_seed;
     if (st == DSE_SEARCH_GRID) return DSE_OK; /* a budget in the file is for the other strategies */
-    if (!se->budget)
+    if (!se->budget && !se->budget_epochs && !(st == DSE_SEARCH_EVOLUTION && se->budget_hours > 0))
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "strategy \"%s\" needs a budget: search = { "
-                           "strategy = \"%s\"; budget = <candidates to train>; } (docs/space-format.md)",
-                           dse_strategy_str(st), dse_strategy_str(st));
+                           "strategy = \"%s\"; budget = <candidates to train>; } (or budget_epochs%s; "
+                           "docs/space-format.md)", dse_strategy_str(st), dse_strategy_str(st),
+                           st == DSE_SEARCH_EVOLUTION ? ", budget_hours" : "");
+    if (st == DSE_SEARCH_RANDOM && se->budget_hours > 0)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "strategy \"random\" draws its candidates "
+                           "before training, so budget_hours does not apply; give budget or budget_epochs, or limit "
+                           "the command with dse sweep --budget Nh");
     if (s->file_sample > 0)
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "sample = %lld and strategy \"%s\" both choose "
                            "the candidates; give one (strategy \"random\" with budget = N draws N, as sample = N "
                            "did)", (long long)s->file_sample, dse_strategy_str(st));
-    if (st == DSE_SEARCH_RANDOM) s->sample = se->budget, s->seed = se->seed; /* the sample's draw, seeded by search.seed */
+    if (st == DSE_SEARCH_RANDOM) { /* the sample's draw, seeded by search.seed */
+        int64_t n = se->budget;
+        if (se->budget_epochs) {
+            int64_t by_epochs = se->budget_epochs / ((int64_t)s->train.epochs * s->train.replicates);
+            if (by_epochs < 1)
+                return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "budget_epochs = %lld is less than one "
+                                   "candidate's %d epochs x %d replicates", (long long)se->budget_epochs,
+                                   s->train.epochs, s->train.replicates);
+            if (!n || by_epochs < n) n = by_epochs;
+        }
+        s->sample = n, s->seed = se->seed;
+    }
     return DSE_OK;
 }
 

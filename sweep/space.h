@@ -85,6 +85,11 @@ struct dse_search {
     int               present;     /* the file has a search section */
     enum dse_strategy strategy;    /* grid (the default): every candidate, or `sample` */
     int64_t           budget;      /* random, evolution: candidates to train (>= 1); 0 unset */
+    int64_t           budget_epochs; /* evolution: epochs to train in all, replicates included (>= 1);
+                                      random: budget_epochs / (train.epochs x replicates) candidates;
+                                      0 unset */
+    double            budget_hours;  /* evolution: no proposal once the training time of its
+                                      candidates (summed, replicates included) reaches it; 0 unset */
     int               pop;         /* evolution: population size (default 16) */
     uint64_t          seed;        /* random, evolution (default 1) */
     int               n_obj;       /* costs minimized beside top-1 (objective.def names) */

@@ -299,7 +299,7 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
     if (s->search.strategy == DSE_SEARCH_EVOLUTION) { /* the proposals so far: the initial population at first */
         int n_prop = 0;
         snprintf(path, sizeof path, "%s/candidates", dir);
-        if ((st = dse_fs_mkdirs(path, err)) || (st = claim_dir(s, dir, (uint64_t)s->search.budget, err)) ||
+        if ((st = dse_fs_mkdirs(path, err)) || (st = claim_dir(s, dir, (uint64_t)dse_search_budget_candidates(s), err)) ||
             (st = dse_search_start(s, dir, &n_prop, err)))
             return st;
         sum->candidates = sum->kept = (uint64_t)n_prop;

@@ -325,7 +325,15 @@ static void test_bad_spaces(void) {
           "tests/bad_spaces/search_strategy.cfg:3: strategy = \"genetic\"; expected one of: grid random evolution" },
         { "tests/bad_spaces/search_budget.cfg",
           "tests/bad_spaces/search_budget.cfg:3: strategy \"evolution\" needs a budget: search = { strategy = "
-          "\"evolution\"; budget = <candidates to train>; } (docs/space-format.md)" },
+          "\"evolution\"; budget = <candidates to train>; } (or budget_epochs, budget_hours; docs/space-format.md)" },
+        { "tests/bad_spaces/search_hours_random.cfg",
+          "tests/bad_spaces/search_hours_random.cfg:4: strategy \"random\" draws its candidates before training, so "
+          "budget_hours does not apply; give budget or budget_epochs, or limit the command with dse sweep --budget Nh" },
+        { "tests/bad_spaces/search_epochs_short.cfg",
+          "tests/bad_spaces/search_epochs_short.cfg:4: budget_epochs = 5 is less than one candidate's 3 epochs x 2 "
+          "replicates" },
+        { "tests/bad_spaces/search_hours_range.cfg",
+          "tests/bad_spaces/search_hours_range.cfg:4: budget_hours = 0 is out of range; expected 1e-06 to 1000000" },
         { "tests/bad_spaces/search_budget_range.cfg",
           "tests/bad_spaces/search_budget_range.cfg:3: budget = 0 is out of range; expected 1 to 10000000" },
         { "tests/bad_spaces/search_grid_budget.cfg",

@@ -2559,6 +2559,58 @@ static int count_candidates(const char *dir) {
  * budget, grid covers the grid, a directory keeps its strategy; evolution's analytic
  * phase writes the initial population only; dse status does not call a search finished
  * while it may propose more. */
+/* Budgets in epochs and hours (search.budget_epochs, budget_hours) on EVO (1 epoch, no
+ * replicates, pop 4): an evolution search of budget_epochs = 5 proposes exactly 5 and ends
+ * saying so; one of a few milliseconds' training proposes only its initial population and
+ * ends; a random search of budget_epochs = 5 draws 5. */
+static void test_evo_budgets(void) {
+    char *base = NULL;
+    CHECK_OK(dse_fs_read(EVO, &base, NULL, NULL));
+    char *at = base ? strstr(base, "budget = 7;") : NULL;
+    CHECK(at != NULL);
+    if (!at) { free(base); return; }
+    static const struct { const char *name, *budget, *strategy; int analytic, proposals; const char *said; } c[] = {
+        { "evo_budget_random", "budget_epochs = 5;", "random", 1, 5, NULL },
+        { "evo_budget_epochs", "budget_epochs = 5;", "evolution", 0, 5,
+          "ended: 5 of the budget's 5 epochs are spent (a candidate takes 1)" },
+        { "evo_budget_hours", "budget_hours = 0.000001;", "evolution", 0, 4, "hours of training are spent" },
+    };
+    for (size_t i = 0; i < DSE_ARRAY_LEN(c); i++) {
+        if (!c[i].analytic && !data_installed()) {
+            printf("  (%s skipped: dataset-fashion-mnist not installed)\n", c[i].name);
+            continue;
+        }
+        char space[300], dir[300], log[320], *text = NULL;
+        snprintf(space, sizeof space, "%s/%s.cfg", scratch(), c[i].name);
+        snprintf(dir, sizeof dir, "%s/%s", scratch(), c[i].name);
+        snprintf(log, sizeof log, "%s.log", dir);
+        FILE *f = fopen(space, "w");
+        CHECK(f != NULL);
+        if (!f) continue;
+        fprintf(f, "%.*s%s%s", (int)(at - base), base, c[i].budget, at + strlen("budget = 7;"));
+        fclose(f);
+        const char *a[] = { "sweep", space, "--out", dir, "--strategy", c[i].strategy, "--workers", "1", "--conv",
+                            "gemm_batch", NULL };
+        const char *an[] = { "sweep", space, "--out", dir, "--strategy", c[i].strategy, "--analytic-only", NULL };
+        CHECK_INT_EQ(run_dse(log, c[i].analytic ? an : a, 300), 0);
+        if (c[i].analytic) {
+            CHECK_INT_EQ(count_candidates(dir), c[i].proposals);
+            continue;
+        }
+        struct dse_search_log lg;
+        struct dse_err err = { 0 };
+        CHECK_OK(dse_search_read(dir, &lg, &err));
+        CHECK_INT_EQ(lg.n_prop, c[i].proposals);
+        CHECK_INT_EQ(lg.n_res, c[i].proposals);
+        CHECK(lg.ended);
+        dse_search_log_free(&lg);
+        CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+        CHECK(text && strstr(text, c[i].said));
+        free(text);
+    }
+    free(base);
+}
+
 static void test_strategy(void) {
     char d1[200], d2[200], d3[200], log[260], *text = NULL;
     snprintf(d1, sizeof d1, "%s/strat_random", scratch());
@@ -2966,6 +3018,7 @@ static const struct check_case cases[] = {
     { "sweep-stall",   test_stall },
     { "sweep-evo-crash", test_evo_crash },
     { "sweep-strategy", test_strategy },
+    { "sweep-evo-budgets", test_evo_budgets },
     { "sweep-replicates", test_replicates },
     { "sweep-evo-replicates", test_evo_replicates },
     { "evolve-determinism", test_evolve_determinism },
