@@ -61,4 +61,10 @@ python3 bench/plot_search.py "$cur/table_curves_q0.5.csv" "$out/table_hv_median.
     --title "Fashion-MNIST table (96): hypervolume of (top-1, params), reference at the median top-1"
 python3 bench/plot_search.py "$cur/large_curves.csv" "$out/large_hv.svg" --ymin 0.4 \
     --title "bench/large_space.cfg (913,304 feasible): hypervolume of (FLOPs up, params down)"
-echo "results: $out/replay.txt, $out/table_hv.svg, $out/table_hv_median.svg, $out/large_hv.svg"
+# 5. a real evolution search with replicates (evo_replicates.cfg: 8 candidates x 3 seeds, 1 epoch
+#    each; about 5 minutes): its report and plot with error bars
+"$build/dse" sweep "$here/evo_replicates.cfg" --out "$out/evo_replicates" --workers 1 >/dev/null
+rm -rf "$out/evo_replicates/checkpoints" "$out/evo_replicates/leases" "$out/evo_replicates/"*.svg
+"$build/dse" report "$out/evo_replicates" --plot "$out/evo_replicates.svg" >"$out/evo_replicates.md"
+rm -f "$out/evo_replicates/"*.svg
+echo "results: $out/evo_replicates.md, $out/evo_replicates.svg, $out/replay.txt, $out/table_hv.svg, $out/table_hv_median.svg, $out/large_hv.svg"
