@@ -1,9 +1,10 @@
 #!/bin/sh
-# Runs the three Fashion-MNIST sweeps of this experiment with 2 workers x 1 thread each
+# Runs the three Fashion-MNIST sweeps of this experiment (3 seeds each) with 2 workers x 1 thread each
 # (the sweep default on 2 cores), then the pct3x3 space again with successive halving,
-# and writes the reports, plots and learning curves into results/.
+# (pct3x3_sh.cfg: one seed, as halving ranks single runs) and writes the reports, plots and
+# learning curves into results/
 # Usage: experiments/fmnist_sweeps/run.sh [path/to/dse]   (default: build/dse of this checkout)
-# About 40 minutes on 2 cores. Re-running resumes (the sweeps are crash-proof) and
+# About 60-90 minutes on 2 cores. Re-running resumes (the sweeps are crash-proof) and
 # rewrites the reports; delete results/<name>/ to train a sweep again.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,4 +25,4 @@ run() { # name space-file [sweep options]
 run squeeze_ratio squeeze_ratio.cfg
 run bypass bypass.cfg
 run pct3x3 pct3x3.cfg
-run pct3x3_sh pct3x3.cfg --early-stop sh --eta 3 --min-epochs 1
+run pct3x3_sh pct3x3_sh.cfg --early-stop sh --eta 3 --min-epochs 1
