@@ -120,10 +120,10 @@ static int table_load(const struct dse_space *s, const char *path, enum dse_evo_
         return 0;
     }
     FILE *f = fopen(path, "r");
-    if (!f) return perror(path), -1;
+    if (!f) return perror(path), free(seen), -1;
     char line[LINE_MAX_LEN], *field[FIELDS_MAX];
     int col_index = -1, col_top1 = -1, lineno = 1, rows = 0;
-    if (!fgets(line, sizeof line, f)) return fprintf(stderr, "%s: empty\n", path), fclose(f), -1;
+    if (!fgets(line, sizeof line, f)) return fprintf(stderr, "%s: empty\n", path), fclose(f), free(seen), -1;
     int nf = csv_split(line, field, FIELDS_MAX);
     for (int i = 0; i < nf; i++) {
         if (!strcmp(field[i], "index")) col_index = i;
@@ -131,28 +131,28 @@ static int table_load(const struct dse_space *s, const char *path, enum dse_evo_
     }
     if (col_index < 0 || col_top1 < 0)
         return fprintf(stderr, "%s:1: no \"index\" and \"top1\" columns (dse report DIR --format csv)\n", path),
-               fclose(f), -1;
+               fclose(f), free(seen), -1;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         nf = csv_split(line, field, FIELDS_MAX);
         if (nf <= col_index || nf <= col_top1) {
             fprintf(stderr, "%s:%d: %d fields, expected more than %d\n", path, lineno, nf,
                     col_index > col_top1 ? col_index : col_top1);
-            return fclose(f), -1;
+            return fclose(f), free(seen), -1;
         }
         char *end;
         unsigned long long k = strtoull(field[col_index], &end, 10);
         if (*end || end == field[col_index] || k >= t->n) {
             fprintf(stderr, "%s:%d: index \"%s\" is not a grid index of %s (0 .. %llu)\n", path, lineno,
                     field[col_index], s->path, (unsigned long long)t->n - 1);
-            return fclose(f), -1;
+            return fclose(f), free(seen), -1;
         }
-        if (seen[k]++) return fprintf(stderr, "%s:%d: index %llu twice\n", path, lineno, k), fclose(f), -1;
+        if (seen[k]++) return fprintf(stderr, "%s:%d: index %llu twice\n", path, lineno, k), fclose(f), free(seen), -1;
         if (field[col_top1][0]) {
             double v = strtod(field[col_top1], &end);
             if (*end || !(v >= 0 && v <= 1))
                 return fprintf(stderr, "%s:%d: top1 \"%s\" is not in [0, 1]\n", path, lineno, field[col_top1]),
-                       fclose(f), -1;
+                       fclose(f), free(seen), -1;
             t->top1[k] = v;
         }
         rows++;
@@ -162,7 +162,7 @@ static int table_load(const struct dse_space *s, const char *path, enum dse_evo_
         if (!t->pruned[k] && !seen[k]) {
             fprintf(stderr, "%s: grid index %llu of %s is trainable but not in the table (train the whole grid)\n",
                     path, (unsigned long long)k, s->path);
-            return -1;
+            return free(seen), -1;
         }
     free(seen);
     fprintf(stderr, "search_replay: %s: %d rows; %llu candidates, %d trainable\n", path, rows,
@@ -285,6 +285,9 @@ int main(int argc, char **argv) {
         free(v);
     }
     double hv_grid = dse_evo_hypervolume2(all, n_all, ref_top1, ref_cost);
+    if (!(hv_grid > 0))
+        return fprintf(stderr, "search_replay: the grid dominates nothing beyond the reference point (top-1 %g): "
+                               "lower --ref-quantile\n", ref_top1), 2;
     printf("name=search_replay space=%s table=%s trainable=%d cost=%s seeds=%d pop=%d workers=%d budget=%d "
            "target=%.3f ref_top1=%.4f ref_cost=%.6g hv_grid=%.6g\n",
            s.name, analytic ? "analytic(top1=flops)" : table_path, t.n_feasible, dse_evo_cost_name(cost), seeds, pop, workers, budget, target, ref_top1,

@@ -382,11 +382,20 @@ static const struct dse_cand *final_best(const struct dse_sweep_view *s) {
     return s->trained ? dse_sweep_best(s, 0, &done, &fit) : NULL;
 }
 
+/* The record whose weights stand for row c when it is exported: c's own, or with
+ * replicates replicate 0's if it has them (done, or stopped at a rung), else the first
+ * replicate's that has (a group is done when any replicate is). */
+static const char *export_id(const struct dse_cand *c) {
+    for (int r = 0; r < c->n_reps && c->reps; r++)
+        if (c->reps[r].rec.status == DSE_REC_DONE || c->reps[r].rec.status == DSE_REC_STOPPED) return c->reps[r].rec.id;
+    return c->rec.id;
+}
+
 static void best_out(const struct dse_cand *c, struct dse_report_best *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!c) return;
-    snprintf(out->id, sizeof out->id, "%s", c->rec.id);
+    snprintf(out->id, sizeof out->id, "%s", export_id(c));
     out->index = c->rec.index;
     out->top1 = c->rec.top1;
     out->model_bytes = c->rec.model_bytes;
@@ -418,13 +427,14 @@ void dse_report_export_cmd(char *buf, size_t size, const char *dir, const char *
 
 static void write_md_next(FILE *f, const struct dse_sweep_view *s, const struct dse_cand *c) {
     char cmd[4400], word[4200];
-    dse_report_export_cmd(cmd, sizeof cmd, s->dir, c->rec.id);
+    const char *id = export_id(c);
+    dse_report_export_cmd(cmd, sizeof cmd, s->dir, id);
     shell_word(word, sizeof word, s->dir);
     fprintf(f, "\n## Next\n\nBest trained candidate: %s (index %" PRId64 ", top-1 %.2f%%, %.2f MB). "
                "Export it to ONNX:\n\n    %s\n\nWith --format caffe (and --out %s) it writes Caffe's "
                "%s.prototxt and %s.caffemodel instead; dse export %s --best --max-mb M takes the most accurate "
                "candidate within M MB.\n",
-            c->rec.id, c->rec.index, 100.0 * c->rec.top1, (double)c->rec.model_bytes / 1e6, cmd, c->rec.id, c->rec.id, c->rec.id, word);
+            c->rec.id, c->rec.index, 100.0 * c->rec.top1, (double)c->rec.model_bytes / 1e6, cmd, id, id, id, word);
 }
 
 /* Epochs and seconds spent against full training of every unpruned candidate. */
@@ -498,7 +508,8 @@ static int write_md_training(FILE *f, const struct dse_sweep_view *s) {
             tbl_add(&t, "not decided yet");
             continue;
         }
-        snprintf(buf, sizeof buf, "%d", r->n_promoted + r->n_stopped);
+        snprintf(buf, sizeof buf, "%d", s->plan.halving == DSE_SWEEP_HALVING_ASHA ? r->n_reached
+                                                                                  : r->n_promoted + r->n_stopped);
         tbl_add(&t, buf);
         snprintf(buf, sizeof buf, "%d", r->n_promoted);
         tbl_add(&t, buf);
@@ -539,7 +550,7 @@ static void write_md_noise(FILE *f, const struct dse_sweep_view *s) {
 /* An evolution sweep's search log (docs/sweep-dir.md, "Search"): *lg (lg->gen 0 if the
  * sweep has none or it cannot be read: the report goes on without it), the hypervolume
  * of its results in recorded order (dse_evo_hv_curve; malloc'ed, NULL if none) and the
- * first cost objective's name from the log's header. */
+ * first cost objective's name (the log's header, as dse_search_read parsed it). */
 struct search_view {
     struct dse_search_log lg;
     double *hv;
@@ -554,15 +565,12 @@ static void search_view_load(const struct dse_sweep_view *s, struct search_view 
         dse_search_log_free(&v->lg);
         return;
     }
-    snprintf(v->cost, sizeof v->cost, "%s", "cost");
-    const char *o = strstr(v->lg.text, "objectives=top1,");
-    if (o) {
-        o += strlen("objectives=top1,");
-        int n = (int)strcspn(o, ", \n");
-        if (n > 0 && n < (int)sizeof v->cost) snprintf(v->cost, sizeof v->cost, "%.*s", n, o);
+    snprintf(v->cost, sizeof v->cost, "%s", v->lg.n_cost ? v->lg.cost[0] : "cost");
+    if (v->lg.n_res > 0 && (v->hv = malloc(sizeof *v->hv * (size_t)v->lg.n_res)) &&
+        !dse_evo_hv_curve(v->lg.res, v->lg.n_res, v->hv, &v->ref_top1, &v->ref_cost)) {
+        free(v->hv); /* no usable result yet (all failed or diverged): no curve */
+        v->hv = NULL;
     }
-    if (v->lg.n_res > 0 && (v->hv = malloc(sizeof *v->hv * (size_t)v->lg.n_res)))
-        dse_evo_hv_curve(v->lg.res, v->lg.n_res, v->hv, &v->ref_top1, &v->ref_cost);
 }
 
 static void search_view_free(struct search_view *v) {
@@ -841,7 +849,7 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
         fprintf(f, ", \"index\": %" PRId64 ", \"top1\": %s, \"export\": ", best->rec.index,
                 fmt_num(b, sizeof b, best->rec.top1));
         char cmd[4400];
-        dse_report_export_cmd(cmd, sizeof cmd, s->dir, best->rec.id);
+        dse_report_export_cmd(cmd, sizeof cmd, s->dir, export_id(best));
         json_cstr(f, cmd);
         fputc('}', f);
     } else {

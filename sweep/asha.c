@@ -112,7 +112,8 @@ enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, 
         int closed = k == 0 || (rungs[k - 1].decided && rungs[k - 1].n_promotable == 0);
         for (int i = 0; i < n && closed; i++) {
             const struct dse_rec *c = recs[i];
-            if (c->status == DSE_REC_PENDING && c->n_epochs < r->epoch &&
+            /* running: dse report's view marks a leased pending record so */
+            if ((c->status == DSE_REC_PENDING || c->status == DSE_REC_RUNNING) && c->n_epochs < r->epoch &&
                 (k == 0 || dse_rung_promoted(&rungs[k - 1], c->id)))
                 closed = 0;
         }
@@ -126,7 +127,7 @@ enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, 
             break;
         }
         for (int j = 0; j < m; j++) /* a final one (failed, stopped) is promoted no more */
-            if (promotable[j] && recs[idx[j]]->status == DSE_REC_PENDING)
+            if (promotable[j] && (recs[idx[j]]->status == DSE_REC_PENDING || recs[idx[j]]->status == DSE_REC_RUNNING))
                 dse_strlcpy(r->promotable[r->n_promotable++], ids[j], DSE_ID_SIZE);
         for (int i = 0; i < n; i++)
             if (recs[i]->status == DSE_REC_STOPPED && recs[i]->stopped_rung == k)

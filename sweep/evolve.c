@@ -572,15 +572,19 @@ double dse_evo_hypervolume2(const struct dse_evo_result *res, int n, double ref_
     return hv;
 }
 
-void dse_evo_hv_curve(const struct dse_evo_result *res, int n, double *hv, double *ref_top1, double *ref_cost) {
+int dse_evo_hv_curve(const struct dse_evo_result *res, int n, double *hv, double *ref_top1, double *ref_cost) {
     double lo = INFINITY, hi = -INFINITY;
+    int usable = 0;
     for (int i = 0; i < n; i++)
         if (isfinite(res[i].obj[0]) && isfinite(res[i].obj[1])) {
             if (res[i].obj[0] < lo) lo = res[i].obj[0];
             if (res[i].obj[1] > hi) hi = res[i].obj[1];
+            usable++;
         }
-    hi = hi > 0 ? hi * 1.01 : hi + 1e-9;
-    for (int i = 0; i < n; i++) hv[i] = dse_evo_hypervolume2(res, i + 1, lo, hi);
+    if (!usable) lo = hi = NAN;
+    else hi = hi > 0 ? hi * 1.01 : hi + 1e-9;
+    for (int i = 0; i < n; i++) hv[i] = usable ? dse_evo_hypervolume2(res, i + 1, lo, hi) : 0;
     if (ref_top1) *ref_top1 = lo;
     if (ref_cost) *ref_cost = hi;
+    return usable;
 }

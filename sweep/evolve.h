@@ -122,7 +122,8 @@ double dse_evo_hypervolume2(const struct dse_evo_result *res, int n, double ref_
 /* A search's progress: hv[i] = the hypervolume of res[0 .. i] (in recorded order) on
  * objectives 0 and 1, for i < n, against the reference point of all n: the lowest top-1
  * and the highest cost x 1.01 among the usable results (*ref_top1, *ref_cost; may be
- * NULL). What a report shows as hypervolume against candidates trained. */
-void dse_evo_hv_curve(const struct dse_evo_result *res, int n, double *hv, double *ref_top1, double *ref_cost);
+ * NULL). What a report shows as hypervolume against candidates trained. Returns the number
+ * of usable results (finite objectives); with none, hv[] is all 0 and the references NaN. */
+int dse_evo_hv_curve(const struct dse_evo_result *res, int n, double *hv, double *ref_top1, double *ref_cost);
 
 #endif

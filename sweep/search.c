@@ -73,6 +73,15 @@ static enum dse_status parse(const char *path, char *text, size_t len, int64_t g
         int n;
         if (line == 0) {
             if (strncmp(p, "dse-search-1 ", 13)) return bad_line(err, path, 1, "not a dse-search-1 log");
+            const char *o = strstr(p, " objectives=top1"); /* put_header's format */
+            if (!o) return bad_line(err, path, 1, "no objectives=top1,... in the header");
+            for (o += strlen(" objectives=top1"); *o == ',' && lg->n_cost < DSE_SEARCH_OBJ_MAX; lg->n_cost++) {
+                size_t k = strcspn(++o, ", ");
+                if (!k || k >= sizeof lg->cost[0]) return bad_line(err, path, 1, "an objective's name is empty or too long");
+                memcpy(lg->cost[lg->n_cost], o, k);
+                lg->cost[lg->n_cost][k] = '\0';
+                o += k;
+            }
         } else if (!strncmp(p, "step ", 5) || !strncmp(p, "end ", 4)) {
             lg->ended |= p[0] == 'e';
         } else if (sscanf(p, "propose %63s %llu%n", id, &idx, &n) == 2 && !p[n] && dse_space_id_valid(id)) {
@@ -236,7 +245,7 @@ static void put_header(struct buf *b, const struct dse_space *s) {
 
 int64_t dse_search_budget_candidates(const struct dse_space *s) {
     int64_t n = s->search.budget ? s->search.budget : INT64_MAX;
-    if (s->search.budget_epochs) {
+    if (s->search.budget_epochs && s->train.epochs > 0) { /* dse_space_load refuses it otherwise */
         int64_t e = s->search.budget_epochs / ((int64_t)s->train.epochs * s->train.replicates);
         if (e < n) n = e;
     }

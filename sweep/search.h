@@ -32,6 +32,8 @@ struct dse_search_log {
     int                     n_res;
     struct dse_evo_result  *res;        /* in the order recorded */
     int                     ended;      /* "end" line: the budget is spent or the space exhausted */
+    int                     n_cost;     /* the costs minimized beside top-1, from the header's objectives */
+    char                    cost[DSE_SEARCH_OBJ_MAX][32]; /* their names (sweep/objective.def) */
     char                   *text;       /* the file */
     size_t                  len;
 };

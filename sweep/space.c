@@ -510,14 +510,19 @@ enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "sample = %lld and strategy \"%s\" both choose "
                            "the candidates; give one (strategy \"random\" with budget = N draws N, as sample = N "
                            "did)", (long long)s->file_sample, dse_strategy_str(st));
+    if (se->budget_epochs) { /* counted in the train section's epochs per candidate */
+        if (s->train.epochs < 1)
+            return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "budget_epochs counts epochs of training: "
+                               "the space needs a train section");
+        if (se->budget_epochs < (int64_t)s->train.epochs * s->train.replicates)
+            return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "budget_epochs = %lld is less than one "
+                               "candidate's %d epochs x %d replicates", (long long)se->budget_epochs,
+                               s->train.epochs, s->train.replicates);
+    }
     if (st == DSE_SEARCH_RANDOM) { /* the sample's draw, seeded by search.seed */
         int64_t n = se->budget;
         if (se->budget_epochs) {
             int64_t by_epochs = se->budget_epochs / ((int64_t)s->train.epochs * s->train.replicates);
-            if (by_epochs < 1)
-                return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "budget_epochs = %lld is less than one "
-                                   "candidate's %d epochs x %d replicates", (long long)se->budget_epochs,
-                                   s->train.epochs, s->train.replicates);
             if (!n || by_epochs < n) n = by_epochs;
         }
         s->sample = n, s->seed = se->seed;

@@ -62,24 +62,26 @@ enum dse_sweep_rank { DSE_SWEEP_RANK_PARETO = 0, DSE_SWEEP_RANK_TOP1 };
  * and in plan.json. SH decides each rung once every candidate has reached it (bit-for-bit
  * reproducible); ASHA promotes as results arrive (not reproducible with more than one
  * worker). docs/sweep-dir.md, "Early stopping". */
-#define DSE_SWEEP_HALVINGS(X) \
-    X(NONE, "none")           \
-    X(SH,   "sh")             \
-    X(ASHA, "asha")
+#define DSE_SWEEP_HALVINGS(X)                                   \
+    X(NONE, "none", "no early stopping")                        \
+    X(SH,   "sh",   "successive halving")                       \
+    X(ASHA, "asha", "asynchronous successive halving")
 
 enum dse_sweep_halving {
-#define DSE_SWEEP_HALVING_ENUM(e, name) DSE_SWEEP_HALVING_##e,
+#define DSE_SWEEP_HALVING_ENUM(e, name, what) DSE_SWEEP_HALVING_##e,
     DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_ENUM)
 #undef DSE_SWEEP_HALVING_ENUM
     DSE_SWEEP_HALVING_COUNT
 };
 
 /* "none sh asha": the names in enum order (dse_word_index gives the value). */
-#define DSE_SWEEP_HALVING_WORD(e, name) name " "
+#define DSE_SWEEP_HALVING_WORD(e, name, what) name " "
 #define DSE_SWEEP_HALVING_NAMES DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_WORD)
 
 /* The name of h ("?" if none). */
 const char *dse_sweep_halving_str(enum dse_sweep_halving h);
+/* What h is, in words: "successive halving" ("?" if none). */
+const char *dse_sweep_halving_what(enum dse_sweep_halving h);
 
 /* How a sweep trains, fixed by its first worker in DIR/plan.json: every later worker
  * uses the same (results would not be comparable otherwise). */

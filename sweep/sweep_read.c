@@ -365,7 +365,8 @@ static enum dse_status check_candidate(const char *path, const char *name, const
         return bad(err, path, v->line, "\"id\" = \"%.64s\" does not match the file name; expected "
                    "\"%.*s\"", v->str, (int)(stem < 64 ? stem : 64), name);
     if (stem >= sizeof r->id)
-        return bad(err, path, v->line, "\"id\" = \"%.64s\" is too long; expected \"c\" and 16 hex digits", v->str);
+        return bad(err, path, v->line, "\"id\" = \"%.64s\" is too long; expected \"c\" and 16 hex digits (and \"r\" and a "
+                   "replicate number for a replicate)", v->str);
     dse_strlcpy(r->id, v->str, sizeof r->id);
     if ((st = get_count(path, root, "index", &r->index, err))) return st;
     if ((st = get(path, root, "replicate", WANT_INT, 1, &v, err))) return st;

@@ -377,13 +377,23 @@ static const char *rank_str(enum dse_sweep_rank r) {
 }
 
 static const char *const halving_names[DSE_SWEEP_HALVING_COUNT] = {
-#define DSE_SWEEP_HALVING_NAME(e, name) [DSE_SWEEP_HALVING_##e] = name,
+#define DSE_SWEEP_HALVING_NAME(e, name, what) [DSE_SWEEP_HALVING_##e] = name,
     DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_NAME)
 #undef DSE_SWEEP_HALVING_NAME
 };
 
+static const char *const halving_what[DSE_SWEEP_HALVING_COUNT] = {
+#define DSE_SWEEP_HALVING_WHAT(e, name, what) [DSE_SWEEP_HALVING_##e] = what,
+    DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_WHAT)
+#undef DSE_SWEEP_HALVING_WHAT
+};
+
 const char *dse_sweep_halving_str(enum dse_sweep_halving h) {
     return h >= 0 && h < DSE_SWEEP_HALVING_COUNT ? halving_names[h] : "?";
+}
+
+const char *dse_sweep_halving_what(enum dse_sweep_halving h) {
+    return h >= 0 && h < DSE_SWEEP_HALVING_COUNT ? halving_what[h] : "?";
 }
 
 enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *err) {
@@ -404,7 +414,7 @@ void dse_plan_describe(const struct dse_sweep_plan *p, char *buf, int size) {
     int n = snprintf(buf, (size_t)size, "%d epoch%s per candidate", p->epochs, p->epochs == 1 ? "" : "s");
     if (p->halving && n < size) {
         n += snprintf(buf + n, (size_t)(size - n), "; %s (%seta %d), rungs at",
-                      p->halving == DSE_SWEEP_HALVING_ASHA ? "asynchronous successive halving" : "successive halving",
+                      dse_sweep_halving_what(p->halving),
                       p->halving == DSE_SWEEP_HALVING_ASHA ? "ASHA, " : "", p->eta);
         for (int k = 0; k < p->n_rungs && n < size; k++)
             n += snprintf(buf + n, (size_t)(size - n), "%s %d", k ? "," : "", p->rungs[k]);

@@ -1624,16 +1624,33 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
     if (o->gpus_all && !o->n_gpus)
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "--gpus all: call dse_sweep_gpus_check first");
     if ((st = dse_data_probe(s->train.dataset, o->data_root, &info, err))) return st;
+    /* refused before settle_plan writes a plan the directory would then keep */
+    if (o->set_halving && o->plan.halving && s->train.replicates > 1)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s (--early-stop %s) with replicates = %d is not "
+                           "supported yet: a rung would rank single replicates, not their mean",
+                           dse_sweep_halving_what(o->plan.halving), dse_sweep_halving_str(o->plan.halving),
+                           s->train.replicates);
+    if (o->set_halving && o->plan.halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s (--early-stop %s) with strategy \"evolution\" is "
+                           "not supported yet: evolution trains each proposal to the full budget",
+                           dse_sweep_halving_what(o->plan.halving), dse_sweep_halving_str(o->plan.halving));
+    if (o->set_epochs && s->search.budget_epochs && o->plan.epochs != s->train.epochs)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, s->search.line, "search.budget_epochs counts train.epochs "
+                           "= %d per candidate, and --budget %de would train %d: set train.epochs in the space "
+                           "instead", s->train.epochs, o->plan.epochs, o->plan.epochs);
     if ((st = settle_plan(s, dir, o, &plan, err))) return st;
     if (plan.halving && s->train.replicates > 1)
-        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s/plan.json: successive halving (--early-stop sh) "
-                           "with replicates = %d is not supported yet: a rung would rank single replicates, not "
-                           "their mean", dir, s->train.replicates);
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s/plan.json: %s (--early-stop %s) with replicates "
+                           "= %d is not supported yet: a rung would rank single replicates, not their mean", dir,
+                           dse_sweep_halving_what(plan.halving), dse_sweep_halving_str(plan.halving),
+                           s->train.replicates);
+    if (s->search.budget_epochs && plan.epochs != s->train.epochs)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, s->search.line, "search.budget_epochs counts train.epochs "
+                           "= %d per candidate, and %s/plan.json trains %d", s->train.epochs, dir, plan.epochs);
     if (plan.halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s/plan.json: %s (--early-stop %s) with strategy "
                            "\"evolution\" is not supported yet: evolution trains each proposal to the full budget",
-                           dir, plan.halving == DSE_SWEEP_HALVING_ASHA ? "asynchronous successive halving" :
-                           "successive halving", dse_sweep_halving_str(plan.halving));
+                           dir, dse_sweep_halving_what(plan.halving), dse_sweep_halving_str(plan.halving));
     struct worker w;
     int n_workers = o->workers, per_host = o->per_process > 1 ? o->per_process : 1;
     if (o->n_gpus) {

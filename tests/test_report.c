@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "base/fs.h"
 #include "sweep/json_read.h"
 #include "sweep/sweep_impl.h"
 #include "sweep/sweep_read.h"
@@ -1430,6 +1431,47 @@ static void test_replicates_stats(void) {
 
 /* tests/sweeps/replicates: 4 architectures x 3 replicates (README): one row each, mean ±
  * std worked by hand, the frontier and the best on the mean, error bars in the plot. */
+/* The best architecture's replicate 0 diverged while replicate 1 finished: --best and the
+ * report's export command name replicate 1, whose weights exist (an architecture is done
+ * when any replicate is). A copy of REPLICATES with c2's replicates 0 and 2 swapped. */
+static void test_report_replicates_export(void) {
+    char tmpl[] = "/tmp/dse_test_report_rep.XXXXXX", cmd[300], path[300];
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(cmd, sizeof cmd, "cp -r " REPLICATES "/. %s/", dir);
+    CHECK_INT_EQ(system(cmd), 0);
+    static const char *const swap[][3] = { /* file, from, to */
+        { "c2ccccccccccccccc.json", "\"status\": \"done\"", "\"status\": \"diverged\"" },
+        { "c2ccccccccccccccc.json", "\"top1\": 0.71,", "\"top1\": null," },
+        { "c2cccccccccccccccr2.json", "\"status\": \"diverged\"", "\"status\": \"done\"" },
+        { "c2cccccccccccccccr2.json", "\"top1\": null,", "\"top1\": 0.71," },
+    };
+    for (size_t i = 0; i < DSE_ARRAY_LEN(swap); i++) {
+        char *text = NULL, *at;
+        snprintf(path, sizeof path, "%s/candidates/%s", dir, swap[i][0]);
+        CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+        CHECK(text && (at = strstr(text, swap[i][1])));
+        if (!text || !(at = strstr(text, swap[i][1]))) { free(text); continue; }
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (f) fprintf(f, "%.*s%s%s", (int)(at - text), text, swap[i][2], at + strlen(swap[i][1])), fclose(f);
+        free(text);
+    }
+    struct dse_report_best best;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_report_best(dir, 0, &best, &err));
+    CHECK_STR_EQ(best.id, "c2cccccccccccccccr1");
+    CHECK_NEAR(best.top1, 0.72, 1e-12); /* the mean of 0.73 and 0.71 */
+    enum dse_status st;
+    char *s = run_report(dir, DSE_FORMAT_MD, NULL, &st, &err);
+    CHECK_OK(st);
+    CHECK(s && strstr(s, "--id c2cccccccccccccccr1 --out c2cccccccccccccccr1.onnx"));
+    free(s);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_INT_EQ(system(cmd), 0);
+}
+
 static void test_report_replicates(void) {
     enum dse_status st;
     struct dse_err  err = { 0 };
@@ -1508,6 +1550,7 @@ static const struct check_case cases[] = {
     { "report-md",     test_report_md },
     { "report-replicates-stats", test_replicates_stats },
     { "report-replicates", test_report_replicates },
+    { "report-replicates-export", test_report_replicates_export },
     { "report-csv",    test_report_csv },
     { "report-tex",    test_report_tex },
     { "report-json",   test_report_json },

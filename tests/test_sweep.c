@@ -450,7 +450,8 @@ static void test_plan(void) {
     CHECK_OK(dse_sweep_plan_rungs(&p, &err)); /* rungs at 1, 3 */
     CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_TRAIN);
     CHECK_INT_EQ(target, 1);
-    struct dse_rec_epoch ep = { 1, 1, 0.5f, 0.9f, 1, 1, 0 };
+    struct dse_rec_epoch ep = { .train_loss = 1, .test_loss = 1, .top1 = 0.5f, .top5 = 0.9f, .seconds = 1, .img_per_s = 1,
+                                .unpredicted = 0 };
     CHECK_OK(dse_rec_set_epoch(&r, 0, &ep, &err));
     CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_WAIT);
     char promoted[1][DSE_ID_SIZE] = { "c1" };
@@ -537,7 +538,8 @@ static void test_asha_rule(void) {
     memset(rungs, 0, sizeof rungs);
     dse_rec_init(&r);
     strcpy(r.id, "c1");
-    struct dse_rec_epoch ep = { 1, 1, 0.5f, 0.9f, 1, 1, 0 };
+    struct dse_rec_epoch ep = { .train_loss = 1, .test_loss = 1, .top1 = 0.5f, .top5 = 0.9f, .seconds = 1, .img_per_s = 1,
+                                .unpredicted = 0 };
     CHECK_OK(dse_rec_set_epoch(&r, 0, &ep, &err));
     CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_WAIT);
     CHECK_INT_EQ(rung, 0);
@@ -2399,6 +2401,10 @@ static void test_evolve_hypervolume(void) {
     CHECK_NEAR(hv[2], hv[1], 1e-12);                          /* (0.4, 2): on the reference */
     CHECK_NEAR(hv[3], hv[1] + 0.1 * 0.05, 1e-12);             /* + (0.9, 5) */
     CHECK_NEAR(hv[4], hv[3], 0);                              /* NaN */
+    CHECK_INT_EQ(dse_evo_hv_curve(r, 5, hv, NULL, NULL), 4);
+    /* no usable result: no reference, nothing dominated */
+    CHECK_INT_EQ(dse_evo_hv_curve(r + 4, 1, hv, &rt, &rc), 0);
+    CHECK(isnan(rt) && isnan(rc) && hv[0] == 0);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -2485,6 +2491,7 @@ static void test_evolve_aging(void) {
     struct dse_evo_result res[40], masked[40];
     CHECK_INT_EQ(evo_drive(&g, &o, 30, 3, res), 30);
     memcpy(masked, res, sizeof res);
+    for (int r = 30 - o.pop; r < 30; r++) CHECK(isfinite(res[r].obj[0]) && isfinite(res[r].obj[1])); /* the equivalence's premise */
     for (int r = 0; r < 30 - o.pop; r++) masked[r].obj[0] = NAN;
     uint64_t a[8], b[8], c[8];
     int na, nb, nc;
@@ -2930,6 +2937,18 @@ static void test_replicates(void) {
     CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
     CHECK(out && strstr(out, "successive halving (--early-stop sh) with replicates = 3 is not supported yet"));
     free(out);
+    /* refused before a plan is written: the directory takes the same sweep without halving */
+    char plan[400];
+    snprintf(plan, sizeof plan, "%s/plan.json", dir[2]);
+    CHECK(access(plan, F_OK) != 0);
+    unlink(log);
+    const char *asha[] = { "sweep", cfg[1], "--out", dir[2], "--workers", "1", "--early-stop", "asha", NULL };
+    CHECK_INT_EQ(run_dse(log, asha, 60), 2);
+    CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
+    CHECK(out && strstr(out, "asynchronous successive halving (--early-stop asha) with replicates = 3 is not "
+                             "supported yet"));
+    free(out);
+    CHECK(access(plan, F_OK) != 0);
 }
 
 /* An evolution search with replicates = 2: each proposal is trained twice (seeds 7, 8), and

@@ -50,8 +50,8 @@ py=python3
     "$build/search_replay" bench/large_space.cfg --analytic --seeds 11 --budget 1500 \
         --curves "$cur/large_curves.csv"
     echo "# proposer variants on the large space"
-    for v in "--strata" "--aging"; do
-        echo "# $v (budget 500)"
+    for v in "" "--strata" "--aging"; do
+        echo "# ${v:-default} (budget 500)"
         "$build/search_replay" bench/large_space.cfg --analytic --seeds 11 --budget 500 $v | grep -E "^name=search_replay_evolution"
     done
 } 2>&1 | tee "$out/replay.txt"
