@@ -19,7 +19,7 @@ run() { # name space-file [sweep options]
     "$dse" report "results/$name" --plot "results/$name.svg" --curves "results/$name.curves.svg" > "results/$name.md"
     "$dse" report "results/$name" --format csv > "results/$name.csv"
     "$dse" status "results/$name" > "results/$name.status.txt"
-    rm -rf "results/$name/checkpoints" "results/$name/frontier.svg" "results/$name/curves.svg" \
+    rm -rf "results/$name/checkpoints" "results/$name/frontier.svg" "results/$name/frontier_flops.svg" "results/$name/curves.svg" \
            "results/$name/leases" # weights (megabytes; the results are in the candidate files), copies, released leases
 }
 run squeeze_ratio squeeze_ratio.cfg
