@@ -13,10 +13,24 @@
 /* ---- objectives ------------------------------------------------------------------------- */
 
 static const char *const cost_names[] = {
-#define DSE_OBJ(E, name, doc) [DSE_EVO_##E] = name,
+#define DSE_OBJ(E, name, kind, doc) [DSE_EVO_##E] = name,
 #include "sweep/objective.def"
 #undef DSE_OBJ
 };
+
+#define ANALYTIC 0
+#define MEASURED 1
+static const char cost_measured[] = {
+#define DSE_OBJ(E, name, kind, doc) [DSE_EVO_##E] = kind,
+#include "sweep/objective.def"
+#undef DSE_OBJ
+};
+#undef ANALYTIC
+#undef MEASURED
+
+int dse_evo_cost_measured(enum dse_evo_cost c) {
+    return (unsigned)c < DSE_EVO_COST_COUNT && cost_measured[c];
+}
 
 const char *dse_evo_cost_name(enum dse_evo_cost c) {
     return (unsigned)c < DSE_EVO_COST_COUNT ? cost_names[c] : "?";
@@ -35,6 +49,7 @@ double dse_evo_cost_value(enum dse_evo_cost c, const struct dse_cost_totals *one
     case DSE_EVO_FLOPS:     return (double)one->flops;
     case DSE_EVO_MACS:      return (double)dse_cost_macs(one->flops);
     case DSE_EVO_TRAIN_MEM: return (double)train_mem / 1048576.0;
+    case DSE_EVO_LATENCY_MS: return NAN; /* measured: the candidate's records */
     case DSE_EVO_COST_COUNT: break;
     }
     return NAN;
@@ -462,7 +477,8 @@ enum dse_status dse_evo_propose(const struct dse_space *s, const struct dse_evo_
                                 int k, uint64_t *out, int *n_out, struct dse_err *err) {
     *n_out = 0;
     if (o->pop < 1 || o->n_obj < 2 || o->n_obj > DSE_EVO_OBJ_MAX || !(o->p_crossover >= 0 && o->p_crossover <= 1) ||
-        o->max_tries < 1 || k < 0 || n_res < 0 || n_excl < 0 || o->strata < -1 || o->strata >= DSE_EVO_COST_COUNT)
+        o->max_tries < 1 || k < 0 || n_res < 0 || n_excl < 0 || o->strata < -1 || o->strata >= DSE_EVO_COST_COUNT ||
+        (o->strata >= 0 && dse_evo_cost_measured((enum dse_evo_cost)o->strata)))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0,
                            "evolution: pop %d, n_obj %d, p_crossover %g, max_tries %d, k %d: expected pop >= 1, "
                            "2 <= n_obj <= %d, 0 <= p_crossover <= 1, max_tries >= 1, k >= 0",

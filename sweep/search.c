@@ -344,7 +344,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         /* every replicate's result as its file says it (a worker's own record of what it
          * trained holds top-1 unrounded; the file, the shortest form of the float: every
          * reader agrees); recorded once all are final, top-1 their mean (NaN if one has none) */
-        double top1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, mean, sd;
+        double top1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, lat[DSE_TRAIN_REPLICATES_MAX] = { 0 }, mean, sd;
         int    final = 1, n_ok;
         for (int k = 0; k < s->train.replicates && final; k++) {
             char id[DSE_ID_SIZE];
@@ -359,6 +359,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
             }
             final = seen && dse_rec_final(seen) && dse_rec_final(&r);
             top1[k] = r.status == DSE_REC_DONE && isfinite(r.top1) ? r.top1 : NAN;
+            lat[k] = r.latency_ms; /* NaN where not measured */
             dse_rec_deinit(&r);
         }
         if (!final) {
@@ -373,6 +374,12 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         for (int j = 0; j < DSE_EVO_OBJ_MAX; j++) x->obj[j] = NAN;
         x->obj[0] = n_ok == s->train.replicates ? mean : NAN;
         if ((st = dse_evo_costs(s, p->index, costs, n_cost, x->obj + 1, &pruned, err))) goto free_out;
+        for (int j = 0; j < n_cost; j++) /* measured costs: the mean over the replicates' records */
+            if (dse_evo_cost_measured(costs[j])) {
+                int n_lat;
+                dse_sweep_mean_std(lat, s->train.replicates, &n_lat, &x->obj[1 + j], &sd);
+                if (n_lat < s->train.replicates) x->obj[1 + j] = NAN;
+            }
         if (!isfinite(x->obj[0]))
             for (int j = 1; j <= n_cost; j++) x->obj[j] = NAN; /* seen, never a parent */
         put(&add, "result %s %llu", p->id, (unsigned long long)p->index);

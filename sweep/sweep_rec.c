@@ -269,6 +269,7 @@ static void put_opt_str(FILE *f, const char *s) {
 static int when_ALWAYS(const struct dse_rec *r) { return 1; }
 static int when_DIVERGED(const struct dse_rec *r) { return r->diverged_epoch > 0; }
 static int when_STOPPED(const struct dse_rec *r) { return r->stopped_rung >= 0; }
+static int when_MEASURED(const struct dse_rec *r) { return isfinite(r->latency_ms); }
 
 /* One key's value, by kind (record.def). */
 static void put_STATUS(FILE *f, const struct dse_rec *r, enum dse_rec_status v, int when) {
@@ -320,6 +321,10 @@ static void put_ATTEMPTS(FILE *f, const struct dse_rec *r, const struct dse_rec_
 
 #define DSE_REC_LINE_NL ",\n  " /* record.def's `line`: what goes before the key */
 #define DSE_REC_LINE_SP ", "
+#define DSE_REC_LINE_IF ",\n  "
+#define DSE_REC_SHOW_NL 1 /* written where `when` does not hold too (as null) */
+#define DSE_REC_SHOW_SP 1
+#define DSE_REC_SHOW_IF 0
 
 /* record.def's summary keys, from the epochs and the status: top1, top5 and loss are the last
  * epoch's once training finished (done) or stopped at a rung; every epoch trains on the same
@@ -354,9 +359,11 @@ enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct
     if (!f) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     fwrite(head, 1, (size_t)len - 2, f);
     rec_summarize(r);
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when) \
-    fputs(DSE_REC_LINE_##line "\"" key "\": ", f);             \
-    put_##kind(f, r, r->field, when_##when(r));
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when)     \
+    if (DSE_REC_SHOW_##line || when_##when(r)) {                   \
+        fputs(DSE_REC_LINE_##line "\"" key "\": ", f);             \
+        put_##kind(f, r, r->field, when_##when(r));                \
+    }
 #include "sweep/record.def"
 #undef DSE_REC
     fputs("\n}\n", f);

@@ -826,6 +826,49 @@ static enum dse_status push_attempt(struct worker *w, struct dse_rec *r, const s
 /* Train c from its newest checkpoint to `target` epochs (a rung, or R). Errors returned
  * are the worker's (disk, data); the candidate's own (a network the engine cannot run,
  * out of memory) mark it failed. */
+/* 1 if the space's search minimizes a measured cost (objective.def's MEASURED): the worker
+ * that finishes a candidate measures it into the record. */
+static int wants_measured(const struct dse_space *s) {
+    for (int i = 0; s->search.strategy == DSE_SEARCH_EVOLUTION && i < s->search.n_obj; i++)
+        if (dse_evo_cost_measured((enum dse_evo_cost)s->search.obj[i])) return 1;
+    return 0;
+}
+
+/* objective.def's latency_ms: net's inference at batch 1 on the CPU with `threads` engine
+ * threads, the median of 20 forward passes after 3 that warm up (and time the conv
+ * strategies), in ms: what dse bench NET --mode infer --batch 1 measures. */
+#define LATENCY_RUNS 20
+static enum dse_status measure_latency(const struct dse_net *net, int threads, double *ms, struct dse_err *err) {
+    struct dse_model_opts mo = { .batch = 1, .threads = threads, .seed = 1, .init = DSE_INIT_MSRA, .init_std = 0.01f,
+                                 .inference = 1 };
+    struct dse_model *m = NULL;
+    enum dse_status st = dse_model_new(net, &mo, &m, err);
+    if (st) return st;
+    float *x = calloc((size_t)dse_tensor_count(&m->input), sizeof *x), loss;
+    int label = 0;
+    double t[LATENCY_RUNS];
+    if (!x) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    dse_model_set_training(m, 0);
+    for (int i = -3; !st && i < LATENCY_RUNS; i++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        st = dse_model_forward(m, x, &label, &loss, err);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        if (i >= 0) t[i] = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) * 1e-6;
+    }
+    if (!st) {
+        for (int i = 1; i < LATENCY_RUNS; i++) /* insertion sort: 20 values */
+            for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+                double v = t[j];
+                t[j] = t[j - 1], t[j - 1] = v;
+            }
+        *ms = t[LATENCY_RUNS / 2];
+    }
+    free(x);
+    dse_model_free(m);
+    return st;
+}
+
 static enum dse_status train_stretch(struct worker *w, struct cand *c, struct dse_lease *l, int target,
                                      struct dse_err *err) {
     struct dse_rec *r = &c->rec;
@@ -963,6 +1006,12 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         struct dse_rec_attempt *a = r->n_att ? &r->att[r->n_att - 1] : NULL;
         if (target >= w->plan.epochs) r->status = DSE_REC_DONE;
         if (a) dse_strlcpy(a->end, target >= w->plan.epochs ? "done" : "paused", sizeof a->end);
+    }
+    if (r->status == DSE_REC_DONE && !isfinite(r->latency_ms) && wants_measured(w->s)) {
+        struct dse_err lerr = { 0 };
+        char msg[600];
+        if (measure_latency(&net, o.threads, &r->latency_ms, &lerr)) /* not the candidate's fault: no latency */
+            say(w, "%s: latency not measured: %s", c->id, dse_err_format(&lerr, msg, sizeof msg));
     }
     int written;
     if ((st = commit_w(w, c, l, &written, err)) || !written) goto out;
@@ -1624,6 +1673,9 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
     if (o->gpus_all && !o->n_gpus)
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "--gpus all: call dse_sweep_gpus_check first");
     if ((st = dse_data_probe(s->train.dataset, o->data_root, &info, err))) return st;
+    if ((o->n_gpus || o->gpus_all) && wants_measured(s))
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, s->path, s->search.line, "objective latency_ms is measured on "
+                           "the CPU workers only for now: drop --gpus, or the objective");
     /* refused before settle_plan writes a plan the directory would then keep */
     if (o->set_halving && o->plan.halving && s->train.replicates > 1)
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s (--early-stop %s) with replicates = %d is not "

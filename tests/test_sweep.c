@@ -2618,6 +2618,68 @@ static void test_evo_budgets(void) {
     free(base);
 }
 
+/* Measured latency as an objective (objective.def's latency_ms): each finished candidate's
+ * record carries the latency its worker measured, the search log records it (the same
+ * double) as the candidate's second objective, and the log replays; records of a search
+ * that does not minimize it have no latency_ms key. */
+static void test_evo_latency(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char *base = NULL, space[300], dir[300], log[320];
+    CHECK_OK(dse_fs_read(EVO, &base, NULL, NULL));
+    char *at = base ? strstr(base, "objectives = [\"params\"];") : NULL;
+    CHECK(at != NULL);
+    if (!at) { free(base); return; }
+    snprintf(space, sizeof space, "%s/evo_latency.cfg", scratch());
+    snprintf(dir, sizeof dir, "%s/evo_latency", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    FILE *f = fopen(space, "w");
+    CHECK(f != NULL);
+    if (!f) { free(base); return; }
+    fprintf(f, "%.*sobjectives = [\"latency_ms\"];%s", (int)(at - base), base, at + strlen("objectives = [\"params\"];"));
+    fclose(f);
+    free(base);
+    const char *a[] = { "sweep", space, "--out", dir, "--workers", "1", "--conv", "gemm_batch", NULL };
+    CHECK_INT_EQ(run_dse(log, a, 300), 0);
+    struct dse_search_log lg;
+    struct dse_space s;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_search_read(dir, &lg, &err));
+    CHECK_INT_EQ(lg.n_res, 7);
+    CHECK(lg.n_cost == 1 && !strcmp(lg.cost[0], "latency_ms"));
+    for (int i = 0; i < lg.n_res; i++) {
+        struct dse_rec r;
+        const char *id = NULL;
+        for (int p = 0; p < lg.n_prop; p++)
+            if (lg.prop[p].index == lg.res[i].index) id = lg.prop[p].id;
+        dse_rec_init(&r);
+        CHECK(id && !dse_rec_read(dir, id, &r, &err));
+        CHECK(isfinite(r.latency_ms) && r.latency_ms > 0);
+        CHECK(lg.res[i].obj[1] == r.latency_ms); /* the record's value, to the bit */
+        dse_rec_deinit(&r);
+    }
+    int same = 0;
+    CHECK_OK(dse_space_load(space, &s, &err));
+    CHECK_OK(dse_search_replay(&s, &lg, &same, &err));
+    CHECK(same);
+    dse_space_free(&s);
+    dse_search_log_free(&lg);
+    /* a search on params measures nothing */
+    struct recs x;
+    const char *ref = reference(0);
+    recs_load(ref, &x);
+    CHECK(x.n > 0);
+    for (int i = 0; i < x.n; i++) CHECK(isnan(x.r[i].latency_ms));
+    char path[400], *text = NULL;
+    snprintf(path, sizeof path, "%s/candidates/%s.json", ref, x.n ? x.r[0].id : "none");
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    CHECK(text && !strstr(text, "latency_ms")); /* the key is written only where measured */
+    free(text);
+    recs_free(&x);
+}
+
 static void test_strategy(void) {
     char d1[200], d2[200], d3[200], log[260], *text = NULL;
     snprintf(d1, sizeof d1, "%s/strat_random", scratch());
@@ -3038,6 +3100,7 @@ static const struct check_case cases[] = {
     { "sweep-evo-crash", test_evo_crash },
     { "sweep-strategy", test_strategy },
     { "sweep-evo-budgets", test_evo_budgets },
+    { "sweep-evo-latency", test_evo_latency },
     { "sweep-replicates", test_replicates },
     { "sweep-evo-replicates", test_evo_replicates },
     { "evolve-determinism", test_evolve_determinism },
