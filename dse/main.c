@@ -339,7 +339,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         o.set_halving = 1;
     }
     if (OPT(RANK)) {
-        o.plan.rank = !strcmp(OPT(RANK), "top1") ? DSE_SWEEP_RANK_TOP1 : DSE_SWEEP_RANK_PARETO;
+        o.plan.rank = (enum dse_sweep_rank)dse_word_index(DSE_SWEEP_RANK_NAMES, OPT(RANK));
         o.set_rank = 1;
     }
     if (OPT(CONV)) {

@@ -813,7 +813,7 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
                    "\"rank\": \"%s\", \"finished\": %d, \"unpruned\": %d, \"epochs_trained\": %" PRId64
                    ", \"epochs_full\": %" PRId64,
                 s->plan.epochs, s->plan.halving ? "true" : "false", dse_sweep_halving_str(s->plan.halving), s->plan.eta,
-                s->plan.rank == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto", e.final, e.unpruned, e.epochs, e.epochs_full);
+                dse_sweep_rank_str(s->plan.rank), e.final, e.unpruned, e.epochs, e.epochs_full);
         fprintf(f, ", \"seconds\": %s", fmt_num(b, sizeof b, e.seconds));
         fprintf(f, ", \"seconds_full_estimate\": %s,\n  \"rungs\": [", fmt_num(b, sizeof b, e.seconds_full));
         for (int k = 0; s->plan.halving && k < s->plan.n_rungs; k++) {

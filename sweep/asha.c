@@ -175,7 +175,7 @@ enum dse_status dse_asha_promote(const char *dir, const struct dse_sweep_plan *p
     /* the justification: the rung's ranking as this worker saw it, best first */
     fprintf(f, "{\n  \"id\": \"%s\",\n  \"rung\": %d,\n  \"epoch\": %d,\n  \"eta\": %d,\n  \"rank\": \"%s\",\n"
                "  \"closed\": %s,\n  \"reached\": %d,\n  \"quota\": %d,\n  \"position\": %d,\n  \"made\": \"%s\",\n"
-               "  \"by\": ", r->id, k, p->rungs[k], p->eta, p->rank == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto",
+               "  \"by\": ", r->id, k, p->rungs[k], p->eta, dse_sweep_rank_str(p->rank),
             rungs[k].decided ? "true" : "false", m, quota, pos, stamp);
     dse_json_write_str(f, by, strlen(by));
     fputs(",\n  \"ranking\": [", f);

@@ -56,7 +56,26 @@ enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int b
 
 #define DSE_SWEEP_RUNGS_MAX 32
 
-enum dse_sweep_rank { DSE_SWEEP_RANK_PARETO = 0, DSE_SWEEP_RANK_TOP1 };
+/* How a rung is ranked (--rank), each once: its enum value, its name on the command line,
+ * in plan.json and in reports, and what it is in words. */
+#define DSE_SWEEP_RANKS(X)                                              \
+    X(PARETO, "pareto", "Pareto rank on top-1 and model size")          \
+    X(TOP1,   "top1",   "top-1")
+
+enum dse_sweep_rank {
+#define DSE_SWEEP_RANK_ENUM(e, name, what) DSE_SWEEP_RANK_##e,
+    DSE_SWEEP_RANKS(DSE_SWEEP_RANK_ENUM)
+#undef DSE_SWEEP_RANK_ENUM
+    DSE_SWEEP_RANK_COUNT
+};
+
+/* "pareto top1": the names in enum order (dse_word_index gives the value). */
+#define DSE_SWEEP_RANK_WORD(e, name, what) name " "
+#define DSE_SWEEP_RANK_NAMES DSE_SWEEP_RANKS(DSE_SWEEP_RANK_WORD)
+
+/* The name of r, and what it is in words ("?" if none). */
+const char *dse_sweep_rank_str(enum dse_sweep_rank r);
+const char *dse_sweep_rank_what(enum dse_sweep_rank r);
 
 /* Early stopping (--early-stop), each once: its enum value and its name on the command line
  * and in plan.json. SH decides each rung once every candidate has reached it (bit-for-bit

@@ -379,8 +379,24 @@ enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct
 
 /* ---- plan ------------------------------------------------------------------------------- */
 
-static const char *rank_str(enum dse_sweep_rank r) {
-    return r == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto";
+static const char *const rank_names[DSE_SWEEP_RANK_COUNT] = {
+#define DSE_SWEEP_RANK_NAME(e, name, what) [DSE_SWEEP_RANK_##e] = name,
+    DSE_SWEEP_RANKS(DSE_SWEEP_RANK_NAME)
+#undef DSE_SWEEP_RANK_NAME
+};
+
+static const char *const rank_what[DSE_SWEEP_RANK_COUNT] = {
+#define DSE_SWEEP_RANK_WHAT(e, name, what) [DSE_SWEEP_RANK_##e] = what,
+    DSE_SWEEP_RANKS(DSE_SWEEP_RANK_WHAT)
+#undef DSE_SWEEP_RANK_WHAT
+};
+
+const char *dse_sweep_rank_str(enum dse_sweep_rank r) {
+    return (unsigned)r < DSE_SWEEP_RANK_COUNT ? rank_names[r] : "?";
+}
+
+const char *dse_sweep_rank_what(enum dse_sweep_rank r) {
+    return (unsigned)r < DSE_SWEEP_RANK_COUNT ? rank_what[r] : "?";
 }
 
 static const char *const halving_names[DSE_SWEEP_HALVING_COUNT] = {
@@ -426,8 +442,7 @@ void dse_plan_describe(const struct dse_sweep_plan *p, char *buf, int size) {
         for (int k = 0; k < p->n_rungs && n < size; k++)
             n += snprintf(buf + n, (size_t)(size - n), "%s %d", k ? "," : "", p->rungs[k]);
         if (n < size)
-            n += snprintf(buf + n, (size_t)(size - n), " epochs, ranked by %s", p->rank == DSE_SWEEP_RANK_TOP1 ?
-                          "top-1" : "Pareto rank on top-1 and model size");
+            n += snprintf(buf + n, (size_t)(size - n), " epochs, ranked by %s", dse_sweep_rank_what(p->rank));
     }
     if (n < size)
         n += snprintf(buf + n, (size_t)(size - n), "; conv %s", p->conv == DSE_ALGO_AUTO ?
@@ -453,7 +468,7 @@ enum dse_status dse_plan_create(const char *dir, const struct dse_sweep_plan *p,
                      "{\n  \"format\": \"dse-plan-%d\",\n  \"epochs\": %d,\n  \"halving\": %s,\n  \"eta\": %d,\n"
                      "  \"min_epochs\": %d,\n  \"rank\": \"%s\",\n  \"rungs\": [", asha ? 2 : 1,
                      p->epochs, asha ? "\"asha\"" : p->halving ? "true" : "false", p->eta, p->min_epochs,
-                     rank_str(p->rank));
+                     dse_sweep_rank_str(p->rank));
     for (int k = 0; k < p->n_rungs; k++) n += snprintf(text + n, sizeof text - (size_t)n, "%s%d", k ? ", " : "", p->rungs[k]);
     n += snprintf(text + n, sizeof text - (size_t)n, "],\n  \"conv\": \"%s\",\n  \"precision\": \"%s\",\n  \"algos\": \"%s\",\n"
                   "  \"created\": \"%s\",\n  \"by\": ",
@@ -511,7 +526,8 @@ enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *mi
     p->eta = (int)num_i(dse_json_get(root, "eta"), 3);
     p->min_epochs = (int)num_i(dse_json_get(root, "min_epochs"), 1);
     str_of(dse_json_get(root, "rank"), buf, sizeof buf);
-    p->rank = !strcmp(buf, "top1") ? DSE_SWEEP_RANK_TOP1 : DSE_SWEEP_RANK_PARETO;
+    int rank = dse_word_index(DSE_SWEEP_RANK_NAMES, buf);
+    p->rank = rank >= 0 ? (enum dse_sweep_rank)rank : DSE_SWEEP_RANK_PARETO; /* absent: the default */
     str_of(dse_json_get(root, "conv"), buf, sizeof buf);
     p->conv = DSE_ALGO_AUTO;
     for (int a = 0; a < DSE_CPU_CONV_COUNT; a++)

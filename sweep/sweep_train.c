@@ -494,7 +494,7 @@ static enum dse_status try_decide(struct worker *w, int k, struct dse_err *err) 
     }
     fprintf(f, "{\n  \"rung\": %d,\n  \"epoch\": %d,\n  \"eta\": %d,\n  \"rank\": \"%s\",\n  \"reached\": %d,\n"
                "  \"keep\": %d,\n  \"out_count\": %d,\n  \"ranking\": [", k, epoch, w->plan.eta,
-            w->plan.rank == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto", n, keep, out);
+            dse_sweep_rank_str(w->plan.rank), n, keep, out);
     for (int j = 0; j < n; j++) {
         int i = order[j];
         char t[40];
@@ -521,7 +521,7 @@ static enum dse_status try_decide(struct worker *w, int k, struct dse_err *err) 
     if ((st = dse_fs_create_atomic(path, text, len, &existed, err))) goto done;
     if ((st = dse_rung_read(w->dir, k, &w->rung[k], &missing, err))) goto done;
     if (!existed) say(w, "rung %d (epoch %d) decided: %d of %d go on (ranked by %s)", k, epoch, keep, n,
-                      w->plan.rank == DSE_SWEEP_RANK_TOP1 ? "top-1" : "Pareto rank on top-1 and model size");
+                      dse_sweep_rank_what(w->plan.rank));
 done:
     free(top1), free(bytes), free(ids), free(order), free(prank), free(text);
     return st;
@@ -1419,8 +1419,8 @@ static enum dse_status settle_plan(const struct dse_space *s, const char *dir, c
     else if (o->set_min_epochs && have.halving && want.min_epochs != have.min_epochs)
         clash = "--min-epochs", snprintf(a, sizeof a, "%d", have.min_epochs), snprintf(b, sizeof b, "%d", want.min_epochs);
     else if (o->set_rank && have.halving && want.rank != have.rank)
-        clash = "--rank", snprintf(a, sizeof a, "%s", have.rank == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto"),
-        snprintf(b, sizeof b, "%s", want.rank == DSE_SWEEP_RANK_TOP1 ? "top1" : "pareto");
+        clash = "--rank", snprintf(a, sizeof a, "%s", dse_sweep_rank_str(have.rank)),
+        snprintf(b, sizeof b, "%s", dse_sweep_rank_str(want.rank));
     else if (o->set_precision && want.precision != have.precision)
         clash = "--precision", snprintf(a, sizeof a, "%s", dse_cuda_math_str(have.precision)),
         snprintf(b, sizeof b, "%s", dse_cuda_math_str(want.precision));
