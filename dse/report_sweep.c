@@ -370,8 +370,9 @@ static void header_line(char *buf, size_t size, const struct dse_sweep_view *s) 
         snprintf(decl, sizeof decl, " of %" PRId64 " listed in sweep.json", s->declared);
     char reps[48] = ""; /* with replicates, a row is an architecture; its status that of the group */
     if (s->replicates > 1) snprintf(reps, sizeof reps, " x %d replicates", s->replicates);
-    snprintf(buf, size, "Sweep %s: %d candidate%s%s%s (%s)", s->space, s->n, s->n == 1 ? "" : "s",
-             decl, reps, counts);
+    /* with replicates a row is an architecture, as dse status counts them */
+    const char *row = s->replicates > 1 ? "architecture" : "candidate";
+    snprintf(buf, size, "Sweep %s: %d %s%s%s%s (%s)", s->space, s->n, row, s->n == 1 ? "" : "s", decl, reps, counts);
 }
 
 /* A trained sweep where no candidate is pending or running any more: its best is final. */
@@ -1221,8 +1222,8 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
     if (s->replicates > 1 && s->trained)
         snprintf(reps, sizeof reps, " x %d replicates, top-1 mean ± std", s->replicates);
     fprintf(f, "<text x=\"%.1f\" y=\"46\" font-size=\"12\" text-anchor=\"middle\" fill=\"#555\">"
-               "%d candidate%s%s (%s); frontier (%s): %d point%s</text>\n", SVG_W / 2.0, s->n,
-            s->n == 1 ? "" : "s", reps, counts,
+               "%d %s%s%s (%s); frontier (%s): %d point%s</text>\n", SVG_W / 2.0, s->n,
+            s->replicates > 1 ? "architecture" : "candidate", s->n == 1 ? "" : "s", reps, counts,
             view_objective(s, view), n_front, n_front == 1 ? "" : "s");
     int plain = 0; /* ordinary points: not pruned, not on the frontier */
     for (int i = 0; i < s->n; i++) /* drawn in the plain style: not pruned, stopped, untrained or on the frontier */

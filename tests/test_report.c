@@ -1477,7 +1477,7 @@ static void test_report_replicates(void) {
     struct dse_err  err = { 0 };
     char           *s = run_report(REPLICATES, DSE_FORMAT_MD, NULL, &st, &err);
     CHECK_OK(st);
-    CHECK(starts_with(s, "# Sweep replicates_grid: 4 candidates x 3 replicates (0 pruned, 0 pending, 4 done)\n"));
+    CHECK(starts_with(s, "# Sweep replicates_grid: 4 architectures x 3 replicates (0 pruned, 0 pending, 4 done)\n"));
     CHECK_INT_EQ(count_of(s, "\n| c0aaaaaaaaaaaaaaa "), 2);          /* one row per architecture (table, frontier) */
     CHECK(s && !strstr(s, "c0aaaaaaaaaaaaaaar1"));
     CHECK(strstr(s, "| 3/3 |         62.00 ± 2.00 |") != NULL);  /* 0.60 0.62 0.64 */

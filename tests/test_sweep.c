@@ -2983,7 +2983,7 @@ static void test_replicates(void) {
     const char *rep[] = { "report", dir[1], NULL };
     CHECK_INT_EQ(run_dse(log, rep, 60), 0);
     CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
-    CHECK(out && strstr(out, "# Sweep rep: 2 candidates x 3 replicates (0 pruned, 0 pending, 2 done)"));
+    CHECK(out && strstr(out, "# Sweep rep: 2 architectures x 3 replicates (0 pruned, 0 pending, 2 done)"));
     CHECK(out && strstr(out, "| 3/3 |") && strstr(out, " ± "));
     free(out);
     unlink(log);
