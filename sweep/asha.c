@@ -68,7 +68,10 @@ static enum dse_status read_promotions(const char *dir, int k, struct dse_rung *
     struct dirent *de;
     enum dse_status st = DSE_OK;
     while ((de = readdir(d))) {
-        if (de->d_name[0] == '.' || strlen(de->d_name) >= DSE_ID_SIZE) continue;
+        /* a writer's temporary file ('.'), or anything that is not a candidate's id */
+        if (de->d_name[0] == '.' || strlen(de->d_name) >= DSE_ID_SIZE ||
+            !(dse_space_id_valid(de->d_name) || dse_space_rep_id_valid(de->d_name)))
+            continue;
         if (r->n_promoted == cap) {
             cap = cap ? 2 * cap : 16;
             char(*q)[DSE_ID_SIZE] = realloc(r->promoted, sizeof *q * (size_t)cap);

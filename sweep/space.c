@@ -833,7 +833,9 @@ void dse_space_id(const struct dse_mp *mp, char id[DSE_ID_SIZE]) {
 
 void dse_space_id_replicate(char id[DSE_ID_SIZE], int replicate) {
     id[DSE_ID_BASE_LEN] = '\0';
-    if (replicate > 0) snprintf(id + DSE_ID_BASE_LEN, DSE_ID_SIZE - DSE_ID_BASE_LEN, "r%d", replicate % 100);
+    DSE_ASSERT(replicate >= 0 && replicate < DSE_TRAIN_REPLICATES_MAX); /* "r63" at most: fits DSE_ID_SIZE */
+    if (replicate > 0) /* the modulo changes nothing after the assert; it bounds the width for the compiler */
+        snprintf(id + DSE_ID_BASE_LEN, DSE_ID_SIZE - DSE_ID_BASE_LEN, "r%d", replicate % DSE_TRAIN_REPLICATES_MAX);
 }
 
 void dse_space_rep_id(const struct dse_mp *mp, int replicate, char id[DSE_ID_SIZE]) {
