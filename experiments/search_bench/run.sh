@@ -41,6 +41,7 @@ py=python3
             --curves "$cur/table_curves_q$q.csv"
         "$py" bench/optuna_replay.py "$out/table.csv" --seeds 25 --ref-quantile $q \
             --curves "$cur/table_curves_q$q.csv" || true
+        "$py" bench/surrogate_replay.py "$out/table.csv" --seeds 25 --ref-quantile $q || true
     done
     echo "# proposer variants on the table (evolution only; pop, aging, strata: sweep/evolve.h)"
     for v in "--pop 8" "--pop 16 --strata" "--pop 16 --aging"; do
