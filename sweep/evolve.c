@@ -480,9 +480,10 @@ enum dse_status dse_evo_propose(const struct dse_space *s, const struct dse_evo_
         o->max_tries < 1 || k < 0 || n_res < 0 || n_excl < 0 || o->strata < -1 || o->strata >= DSE_EVO_COST_COUNT ||
         (o->strata >= 0 && dse_evo_cost_measured((enum dse_evo_cost)o->strata)))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0,
-                           "evolution: pop %d, n_obj %d, p_crossover %g, max_tries %d, k %d: expected pop >= 1, "
-                           "2 <= n_obj <= %d, 0 <= p_crossover <= 1, max_tries >= 1, k >= 0",
-                           o->pop, o->n_obj, o->p_crossover, o->max_tries, k, DSE_EVO_OBJ_MAX);
+                           "evolution: pop %d, n_obj %d, p_crossover %g, max_tries %d, k %d, strata %d: expected "
+                           "pop >= 1, 2 <= n_obj <= %d, 0 <= p_crossover <= 1, max_tries >= 1, k >= 0, strata -1 or "
+                           "an analytic cost (one known before training)",
+                           o->pop, o->n_obj, o->p_crossover, o->max_tries, k, o->strata, DSE_EVO_OBJ_MAX);
     if (s->count_overflow || s->count == 0)
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0,
                            "evolution needs a grid of at most 2^64 - 1 candidates (narrow a range)");

@@ -436,7 +436,7 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
     if ((st = get_num(cx, g, "budget", 1, DSE_SEARCH_BUDGET_MAX, 1, &v, NULL))) return st;
     se->budget = (int64_t)v;
     v = 0;
-    if ((st = get_num(cx, g, "budget_epochs", 1, 1e12, 1, &v, NULL))) return st;
+    if ((st = get_num(cx, g, "budget_epochs", 1, 1e12, 1, &v, &se->budget_epochs_line))) return st;
     se->budget_epochs = (int64_t)v;
     v = 0;
     if ((st = get_num(cx, g, "budget_hours", 1e-6, 1e6, 0, &v, NULL))) return st;
@@ -512,10 +512,10 @@ enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st
                            "did)", (long long)s->file_sample, dse_strategy_str(st));
     if (se->budget_epochs) { /* counted in the train section's epochs per candidate */
         if (s->train.epochs < 1)
-            return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "budget_epochs counts epochs of training: "
+            return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->budget_epochs_line, "budget_epochs counts epochs of training: "
                                "the space needs a train section");
         if (se->budget_epochs < (int64_t)s->train.epochs * s->train.replicates)
-            return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "budget_epochs = %lld is less than one "
+            return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->budget_epochs_line, "budget_epochs = %lld is less than one "
                                "candidate's %d epochs x %d replicates", (long long)se->budget_epochs,
                                s->train.epochs, s->train.replicates);
     }

@@ -85,6 +85,7 @@ struct dse_search {
     int               present;     /* the file has a search section */
     enum dse_strategy strategy;    /* grid (the default): every candidate, or `sample` */
     int64_t           budget;      /* random, evolution: candidates to train (>= 1); 0 unset */
+    int               budget_epochs_line; /* where budget_epochs was set; 0 none */
     int64_t           budget_epochs; /* evolution: epochs to train in all, replicates included (>= 1);
                                       random: budget_epochs / (train.epochs x replicates) candidates;
                                       0 unset */

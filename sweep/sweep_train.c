@@ -823,9 +823,6 @@ static enum dse_status push_attempt(struct worker *w, struct dse_rec *r, const s
     return DSE_OK;
 }
 
-/* Train c from its newest checkpoint to `target` epochs (a rung, or R). Errors returned
- * are the worker's (disk, data); the candidate's own (a network the engine cannot run,
- * out of memory) mark it failed. */
 /* 1 if the space's search minimizes a measured cost (objective.def's MEASURED): the worker
  * that finishes a candidate measures it into the record. */
 static int wants_measured(const struct dse_space *s) {
@@ -869,6 +866,9 @@ static enum dse_status measure_latency(const struct dse_net *net, int threads, d
     return st;
 }
 
+/* Train c from its newest checkpoint to `target` epochs (a rung, or R). Errors returned
+ * are the worker's (disk, data); the candidate's own (a network the engine cannot run,
+ * out of memory) mark it failed. */
 static enum dse_status train_stretch(struct worker *w, struct cand *c, struct dse_lease *l, int target,
                                      struct dse_err *err) {
     struct dse_rec *r = &c->rec;
@@ -1010,8 +1010,16 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
     if (r->status == DSE_REC_DONE && !isfinite(r->latency_ms) && wants_measured(w->s)) {
         struct dse_err lerr = { 0 };
         char msg[600];
-        if (measure_latency(&net, o.threads, &r->latency_ms, &lerr)) /* not the candidate's fault: no latency */
+        int held = 0;
+        /* not the candidate's fault: it stays done without a latency (its cost is then
+         * unknown: never a parent), as the docs say */
+        if (measure_latency(&net, o.threads, &r->latency_ms, &lerr))
             say(w, "%s: latency not measured: %s", c->id, dse_err_format(&lerr, msg, sizeof msg));
+        /* the heartbeat has stopped: renew the lease the measurement ran under before the
+         * commit checks it (a lost one makes the commit write nothing, as ever) */
+        memset(&lerr, 0, sizeof lerr);
+        if (dse_lease_renew(w->dir, l, &held, &lerr) || !held)
+            say(w, "%s: the lease could not be renewed after measuring its latency", c->id);
     }
     int written;
     if ((st = commit_w(w, c, l, &written, err)) || !written) goto out;

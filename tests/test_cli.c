@@ -330,8 +330,11 @@ static void test_bad_spaces(void) {
           "tests/bad_spaces/search_hours_random.cfg:4: strategy \"random\" draws its candidates before training, so "
           "budget_hours does not apply; give budget or budget_epochs, or limit the command with dse sweep --budget Nh" },
         { "tests/bad_spaces/search_epochs_short.cfg",
-          "tests/bad_spaces/search_epochs_short.cfg:4: budget_epochs = 5 is less than one candidate's 3 epochs x 2 "
+          "tests/bad_spaces/search_epochs_short.cfg:5: budget_epochs = 5 is less than one candidate's 3 epochs x 2 "
           "replicates" },
+        { "tests/bad_spaces/search_epochs_no_train.cfg",
+          "tests/bad_spaces/search_epochs_no_train.cfg:4: budget_epochs counts epochs of training: the space needs "
+          "a train section" },
         { "tests/bad_spaces/search_hours_range.cfg",
           "tests/bad_spaces/search_hours_range.cfg:4: budget_hours = 0 is out of range; expected 1e-06 to 1000000" },
         { "tests/bad_spaces/search_budget_range.cfg",
