@@ -25,6 +25,27 @@
 #define MIB        (1024.0 * 1024.0)
 
 
+/* ---- measured latency (a search minimizing latency_ms, docs/space-format.md) ------------- */
+
+/* Row c's measured latency: its record's, or with replicates the mean over the replicates
+ * that have one; NaN if none. */
+static double row_latency(const struct dse_cand *c) {
+    if (!c->reps) return c->rec.latency_ms;
+    double sum = 0;
+    int n = 0;
+    for (int r = 0; r < c->n_reps; r++)
+        if (isfinite(c->reps[r].rec.latency_ms)) sum += c->reps[r].rec.latency_ms, n++;
+    return n ? sum / n : NAN;
+}
+
+/* 1 if some row has a measured latency: the reports add a latency column then (and only
+ * then, so that other sweeps' reports are as they were). */
+static int any_latency(const struct dse_sweep_view *s) {
+    for (int i = 0; i < s->n; i++)
+        if (isfinite(row_latency(&s->c[i]))) return 1;
+    return 0;
+}
+
 /* ---- formatting helpers ------------------------------------------------------------ */
 
 /* Shortest text that reads back as the same double. */
@@ -312,6 +333,8 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
     if (s->replicates > 1) tbl_head(t, "n", 1); /* replicates with a top-1, of the architecture's */
     if (t1) tbl_head(t, s->replicates > 1 ? "top-1 % (mean ± std)" : "top-1 %", 1);
     if (t5) tbl_head(t, "top-5 %", 1);
+    const int latency = any_latency(s);
+    if (latency) tbl_head(t, "latency ms", 1);
     if (frontier_col) {
         t->raw_col = t->ncol;
         tbl_head(t, "frontier", 0);
@@ -349,6 +372,7 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
             else snprintf(b, sizeof b, "-");
             tbl_add(t, b);
         }
+        if (latency) tbl_add(t, isfinite(row_latency(c)) ? fmt_sig3(b, sizeof b, row_latency(c)) : "-");
         if (frontier_col) tbl_add(t, c->on_front ? mark : "");
     }
 }
@@ -682,6 +706,8 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
     for (int k = 0; s->has_plan && k < DSE_ARRAY_LEN(trained); k++) tbl_head(&t, trained[k], 0);
     static const char *const replicated[] = { "replicates", "top1_n", "top1_std", "within_noise" };
     for (int k = 0; s->replicates > 1 && k < DSE_ARRAY_LEN(replicated); k++) tbl_head(&t, replicated[k], 0);
+    const int latency = any_latency(s);
+    if (latency) tbl_head(&t, "latency_ms", 0);
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = s->by_size[i];
         tbl_add(&t, c->rec.id);
@@ -718,6 +744,7 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
             tbl_add(&t, !isnan(c->top1_std) ? fmt_num(b, sizeof b, c->top1_std) : "");
             tbl_add(&t, front_noise(s, c) ? "yes" : "");
         }
+        if (latency) tbl_add(&t, isfinite(row_latency(c)) ? fmt_num(b, sizeof b, row_latency(c)) : "");
     }
     int oom = t.oom;
     if (!oom) tbl_print_csv(f, &t);
@@ -774,6 +801,7 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
         fprintf(f, ", \"top1\": %s", !isnan(c->rec.top1) ? fmt_num(b, sizeof b, c->rec.top1) : "null");
         fprintf(f, ", \"top5\": %s", !isnan(c->rec.top5) ? fmt_num(b, sizeof b, c->rec.top5) : "null");
         fprintf(f, ", \"on_frontier\": %s", c->on_front ? "true" : "false");
+        if (isfinite(row_latency(c))) fprintf(f, ", \"latency_ms\": %s", fmt_num(b, sizeof b, row_latency(c)));
         if (s->has_plan) {
             fprintf(f, ",\n   \"epochs_done\": %d, \"stopped_rung\": ", c->rec.epochs_done);
             if (c->rec.stopped_rung >= 0) fprintf(f, "%d, \"stopped_epoch\": %d", c->rec.stopped_rung, c->rec.stopped_epoch);

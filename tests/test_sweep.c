@@ -2670,6 +2670,15 @@ static void test_evo_latency(void) {
     CHECK(same);
     dse_space_free(&s);
     dse_search_log_free(&lg);
+    /* the reports show it: a CSV column, a JSON key, a Markdown column */
+    char *csv = report_csv(dir), *md = NULL;
+    CHECK(csv && strstr(csv, ",latency_ms\n"));
+    free(csv);
+    snprintf(log, sizeof log, "%s.md", dir);
+    const char *mdargs[] = { "report", dir, NULL };
+    CHECK_INT_EQ(run_dse(log, mdargs, 60), 0);
+    CHECK(!dse_fs_read(log, &md, NULL, NULL) && strstr(md, "| latency ms |"));
+    free(md);
     /* an evolution search on params measures nothing */
     char ref[300];
     snprintf(ref, sizeof ref, "%s/evo_params", scratch());
@@ -2684,6 +2693,9 @@ static void test_evo_latency(void) {
     snprintf(path, sizeof path, "%s/candidates/%s.json", ref, x.n ? x.r[0].id : "none");
     CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
     CHECK(text && !strstr(text, "latency_ms")); /* the key is written only where measured */
+    free(text);
+    text = report_csv(ref); /* and no column for it */
+    CHECK(text && !strstr(text, "latency"));
     free(text);
     recs_free(&x);
 }
