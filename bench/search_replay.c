@@ -309,23 +309,17 @@ int main(int argc, char **argv) {
         for (int i = 0; i < seeds; i++) {
             uint64_t seed = 1 + (uint64_t)i;
             double *hv = hv_at[st] + (size_t)i * (size_t)budget;
-            if (st == EVOLUTION) {
-                struct dse_evo_opts o;
-                dse_evo_opts_default(&o);
-                o.seed = seed, o.pop = pop, o.n_obj = 2, o.aging = aging, o.strata = strata ? (int)cost : -1;
-                int n = run_evolution(&s, &t, &o, budget, workers, res);
-                for (int b = 1; b <= budget; b++)
-                    hv[b - 1] = dse_evo_hypervolume2(res, b < n ? b : n, ref_top1, ref_cost) / hv_grid;
-            } else {
-                /* a uniform random order of the feasible candidates: the proposer with a
-                 * population as large as the budget (all of it the initial sample) */
-                struct dse_evo_opts o;
-                dse_evo_opts_default(&o);
-                o.seed = seed, o.pop = budget, o.n_obj = 2;
-                int n = run_evolution(&s, &t, &o, budget, workers, res);
-                for (int b = 1; b <= budget; b++)
-                    hv[b - 1] = dse_evo_hypervolume2(res, b < n ? b : n, ref_top1, ref_cost) / hv_grid;
-            }
+            /* random: a uniform random order of the feasible candidates, the proposer with a
+             * population as large as the budget (all of it the initial sample) */
+            struct dse_evo_opts o;
+            dse_evo_opts_default(&o);
+            o.seed = seed, o.n_obj = 2;
+            if (st == EVOLUTION) o.pop = pop, o.aging = aging, o.strata = strata ? (int)cost : -1;
+            else o.pop = budget;
+            int n = run_evolution(&s, &t, &o, budget, workers, res);
+            if (dse_evo_hv_prefixes(res, n, ref_top1, ref_cost, hv))
+                return fprintf(stderr, "search_replay: out of memory\n"), 1;
+            for (int b = 1; b <= budget; b++) hv[b - 1] = (b <= n ? hv[b - 1] : hv[n - 1]) / hv_grid;
             need[st][i] = budget + 1; /* not reached within the budget */
             for (int b = 1; b <= budget; b++)
                 if (hv[b - 1] >= target - 1e-12) { need[st][i] = b; break; }

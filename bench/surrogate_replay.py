@@ -17,16 +17,9 @@ import math
 import random
 import sys
 
+from optuna_replay import hypervolume2  # the one Python copy of dse_evo_hypervolume2 (bench/)
+
 AXES = ["base_e", "incr_e", "freq", "pct3x3", "sr", "bypass", "conv1_filters", "pools", "dropout"]
-
-
-def hypervolume2(pts, ref_top1, ref_cost):
-    pts = sorted((c, a) for a, c in pts if a > ref_top1 and c < ref_cost)
-    area, best = 0.0, ref_top1
-    for i, (c, a) in enumerate(pts):
-        best = max(best, a)
-        area += ((pts[i + 1][0] if i + 1 < len(pts) else ref_cost) - c) * (best - ref_top1)
-    return area
 
 
 def main():

@@ -57,7 +57,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(ETA,             "--eta",           "N",       INT,  2,   1000,               NULL, NULL)              \
     X(MIN_EPOCHS,      "--min-epochs",    "R",       INT,  1,   DSE_OPT_EPOCHS_MAX, NULL, NULL)              \
     X(RANK,            "--rank",          "K",       WORD, 0,   0,                  DSE_SWEEP_RANK_NAMES, "is not pareto or top1") \
-    X(STRATEGY,        "--strategy",      "S",       WORD, 0,   0,                  "grid random evolution", "is not grid, random or evolution") \
+    X(STRATEGY,        "--strategy",      "S",       WORD, 0,   0,                  DSE_SEARCH_STRATEGY_NAMES, "is not grid, random or evolution") \
     X(LEASE_SECONDS,   "--lease-seconds", "S",       TEXT, 0,   0,                  NULL, NULL)              \
     X(MAX_CRASHES,     "--max-crashes",   "N",       INT,  1,   1000000,            NULL, NULL)              \
     X(DATA_ROOT,       "--data-root",     "DIR",     TEXT, 0,   0,                  NULL, NULL)              \

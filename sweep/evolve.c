@@ -589,6 +589,36 @@ double dse_evo_hypervolume2(const struct dse_evo_result *res, int n, double ref_
     return hv;
 }
 
+int dse_evo_hv_prefixes(const struct dse_evo_result *res, int n, double ref_top1, double ref_cost, double *hv) {
+    /* The staircase of the points so far that add area: increasing cost, increasing top-1
+     * (each one raises the best top-1 of all cheaper ones). A new point dominated by one
+     * of them (cheaper or as cheap, and as accurate or more) adds nothing; one that adds
+     * area drops the points it dominates. The area is summed over the staircase in
+     * dse_evo_hypervolume2's order, so each hv[i] is the same double. */
+    double *st = malloc(sizeof *st * 2 * (size_t)(n ? n : 1)); /* (top-1, cost) pairs */
+    if (!st) return -1;
+    int m = 0;
+    double area = 0;
+    for (int i = 0; i < n; i++) {
+        const double a = res[i].obj[0], c = res[i].obj[1];
+        int j = 0;
+        while (j < m && st[2 * j + 1] < c) j++; /* st[0 .. j): cheaper; st[j] may cost the same */
+        const int dominated = (j > 0 && st[2 * (j - 1)] >= a) || (j < m && st[2 * j + 1] == c && st[2 * j] >= a);
+        if (a > ref_top1 && c < ref_cost && !dominated) { /* NaN fails the first test */
+            int k = j;
+            while (k < m && st[2 * k] <= a) k++; /* st[j .. k): as dear or dearer, no more accurate: dominated */
+            memmove(st + 2 * (j + 1), st + 2 * k, sizeof *st * 2 * (size_t)(m - k));
+            m += 1 - (k - j);
+            st[2 * j] = a, st[2 * j + 1] = c;
+            area = 0;
+            for (int q = 0; q < m; q++) area += (st[2 * q] - (q ? st[2 * (q - 1)] : ref_top1)) * (ref_cost - st[2 * q + 1]);
+        }
+        hv[i] = area;
+    }
+    free(st);
+    return 0;
+}
+
 int dse_evo_hv_curve(const struct dse_evo_result *res, int n, double *hv, double *ref_top1, double *ref_cost) {
     double lo = INFINITY, hi = -INFINITY;
     int usable = 0;
@@ -600,7 +630,8 @@ int dse_evo_hv_curve(const struct dse_evo_result *res, int n, double *hv, double
         }
     if (!usable) lo = hi = NAN;
     else hi = hi > 0 ? hi * 1.01 : hi + 1e-9;
-    for (int i = 0; i < n; i++) hv[i] = usable ? dse_evo_hypervolume2(res, i + 1, lo, hi) : 0;
+    if (!usable || dse_evo_hv_prefixes(res, n, lo, hi, hv))
+        for (int i = 0; i < n; i++) hv[i] = usable ? dse_evo_hypervolume2(res, i + 1, lo, hi) : 0; /* none, or no memory */
     if (ref_top1) *ref_top1 = lo;
     if (ref_cost) *ref_cost = hi;
     return usable;

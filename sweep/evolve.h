@@ -122,6 +122,11 @@ enum dse_status dse_evo_propose(const struct dse_space *s, const struct dse_evo_
  * add nothing. */
 double dse_evo_hypervolume2(const struct dse_evo_result *res, int n, double ref_top1, double ref_cost);
 
+/* hv[i] = dse_evo_hypervolume2(res, i + 1, ref_top1, ref_cost) for every i < n, the same
+ * doubles, in one pass (a staircase kept as points arrive) instead of n. -1 if out of
+ * memory (hv untouched). */
+int dse_evo_hv_prefixes(const struct dse_evo_result *res, int n, double ref_top1, double ref_cost, double *hv);
+
 /* A search's progress: hv[i] = the hypervolume of res[0 .. i] (in recorded order) on
  * objectives 0 and 1, for i < n, against the reference point of all n: the lowest top-1
  * and the highest cost x 1.01 among the usable results (*ref_top1, *ref_cost; may be

@@ -74,6 +74,10 @@ enum dse_strategy {
     DSE_SEARCH_COUNT
 };
 
+/* "grid random evolution": the names in enum order (dse_word_index gives the value). */
+#define DSE_STRATEGY_WORD(e, name) name " "
+#define DSE_SEARCH_STRATEGY_NAMES DSE_SEARCH_STRATEGIES(DSE_STRATEGY_WORD)
+
 const char *dse_strategy_str(enum dse_strategy s);
 /* The strategy named name, or -1. */
 int dse_strategy_find(const char *name);

@@ -823,6 +823,28 @@ static enum dse_status push_attempt(struct worker *w, struct dse_rec *r, const s
     return DSE_OK;
 }
 
+/* What a plan may not combine with the space yet: halving (halving, not NONE) with
+ * replicates or with evolution, and an epochs budget counted at other epochs per candidate
+ * than the plan trains (epochs). where: "" or "DIR/plan.json" (prefixes the halving
+ * messages); who: what asks for those epochs ("--budget 5e", or the plan file). */
+static enum dse_status plan_supported(const struct dse_space *s, enum dse_sweep_halving halving, int epochs,
+                                      const char *where, const char *who, struct dse_err *err) {
+    const char *colon = where[0] ? ": " : "";
+    if (halving && s->train.replicates > 1)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with replicates = %d is not "
+                           "supported yet: a rung would rank single replicates, not their mean", where, colon,
+                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving), s->train.replicates);
+    if (halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with strategy \"evolution\" "
+                           "is not supported yet: evolution trains each proposal to the full budget", where, colon,
+                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving));
+    if (s->search.budget_epochs && epochs != s->train.epochs)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, s->search.line, "search.budget_epochs counts train.epochs "
+                           "= %d per candidate, and %s trains %d: set train.epochs in the space instead",
+                           s->train.epochs, who, epochs);
+    return DSE_OK;
+}
+
 /* 1 if the space's search minimizes a measured cost (objective.def's MEASURED): the worker
  * that finishes a candidate measures it into the record. */
 static int wants_measured(const struct dse_space *s) {
@@ -1684,33 +1706,17 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
     if ((o->n_gpus || o->gpus_all) && wants_measured(s))
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, s->path, s->search.line, "objective latency_ms is measured on "
                            "the CPU workers only for now: drop --gpus, or the objective");
-    /* refused before settle_plan writes a plan the directory would then keep */
-    if (o->set_halving && o->plan.halving && s->train.replicates > 1)
-        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s (--early-stop %s) with replicates = %d is not "
-                           "supported yet: a rung would rank single replicates, not their mean",
-                           dse_sweep_halving_what(o->plan.halving), dse_sweep_halving_str(o->plan.halving),
-                           s->train.replicates);
-    if (o->set_halving && o->plan.halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
-        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s (--early-stop %s) with strategy \"evolution\" is "
-                           "not supported yet: evolution trains each proposal to the full budget",
-                           dse_sweep_halving_what(o->plan.halving), dse_sweep_halving_str(o->plan.halving));
-    if (o->set_epochs && s->search.budget_epochs && o->plan.epochs != s->train.epochs)
-        return dse_err_set(err, DSE_ERR_CONFIG, s->path, s->search.line, "search.budget_epochs counts train.epochs "
-                           "= %d per candidate, and --budget %de would train %d: set train.epochs in the space "
-                           "instead", s->train.epochs, o->plan.epochs, o->plan.epochs);
-    if ((st = settle_plan(s, dir, o, &plan, err))) return st;
-    if (plan.halving && s->train.replicates > 1)
-        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s/plan.json: %s (--early-stop %s) with replicates "
-                           "= %d is not supported yet: a rung would rank single replicates, not their mean", dir,
-                           dse_sweep_halving_what(plan.halving), dse_sweep_halving_str(plan.halving),
-                           s->train.replicates);
-    if (s->search.budget_epochs && plan.epochs != s->train.epochs)
-        return dse_err_set(err, DSE_ERR_CONFIG, s->path, s->search.line, "search.budget_epochs counts train.epochs "
-                           "= %d per candidate, and %s/plan.json trains %d", s->train.epochs, dir, plan.epochs);
-    if (plan.halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
-        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s/plan.json: %s (--early-stop %s) with strategy "
-                           "\"evolution\" is not supported yet: evolution trains each proposal to the full budget",
-                           dir, dse_sweep_halving_what(plan.halving), dse_sweep_halving_str(plan.halving));
+    /* refused as asked, before settle_plan writes a plan the directory would then keep, and
+     * as settled (a plan.json written by an earlier command) */
+    char asked[32];
+    snprintf(asked, sizeof asked, "--budget %de", o->plan.epochs);
+    if ((st = plan_supported(s, o->set_halving ? o->plan.halving : DSE_SWEEP_HALVING_NONE,
+                             o->set_epochs ? o->plan.epochs : s->train.epochs, "", asked, err)) ||
+        (st = settle_plan(s, dir, o, &plan, err)))
+        return st;
+    char where[4200];
+    snprintf(where, sizeof where, "%s/plan.json", dir);
+    if ((st = plan_supported(s, plan.halving, plan.epochs, where, where, err))) return st;
     struct worker w;
     int n_workers = o->workers, per_host = o->per_process > 1 ? o->per_process : 1;
     if (o->n_gpus) {

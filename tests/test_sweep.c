@@ -2406,6 +2406,22 @@ static void test_evolve_hypervolume(void) {
     CHECK_NEAR(hv[3], hv[1] + 0.1 * 0.05, 1e-12);             /* + (0.9, 5) */
     CHECK_NEAR(hv[4], hv[3], 0);                              /* NaN */
     CHECK_INT_EQ(dse_evo_hv_curve(r, 5, hv, NULL, NULL), 4);
+    /* the one-pass prefixes are dse_evo_hypervolume2's doubles exactly: random points on a
+     * coarse grid (ties in cost, in top-1, repeated points), some NaN, some past the reference */
+    struct dse_pcg32 g;
+    dse_pcg32_seed(&g, 5, 5);
+    struct dse_evo_result rr[300];
+    double pre[300];
+    for (int i = 0; i < 300; i++) {
+        rr[i] = (struct dse_evo_result){ .index = (uint64_t)i };
+        rr[i].obj[0] = i % 37 == 0 ? NAN : 0.05 * (double)dse_pcg32_bounded(&g, 21);
+        rr[i].obj[1] = 0.5 * (double)dse_pcg32_bounded(&g, 25);
+    }
+    CHECK_INT_EQ(dse_evo_hv_prefixes(rr, 300, 0.2, 11.0, pre), 0);
+    int differ = 0;
+    for (int i = 0; i < 300; i++) differ += pre[i] != dse_evo_hypervolume2(rr, i + 1, 0.2, 11.0);
+    CHECK_INT_EQ(differ, 0);
+    CHECK(pre[299] > 0);
     /* no usable result: no reference, nothing dominated */
     CHECK_INT_EQ(dse_evo_hv_curve(r + 4, 1, hv, &rt, &rc), 0);
     CHECK(isnan(rt) && isnan(rc) && hv[0] == 0);
