@@ -23,6 +23,6 @@ message(STATUS "dse: MPI data-parallel training ${DSE_HAVE_MPI}")
 
 # tests/mpi_test.sh: real mpirun runs of dse train (bit identity, resume with another P,
 # faults); without MPI or mpirun it prints "skipped: ..." and exits 77.
-add_test(NAME mpi_train COMMAND sh ${CMAKE_SOURCE_DIR}/tests/mpi_test.sh $<TARGET_FILE:dse>
+add_test(NAME mpi_train COMMAND sh ${CMAKE_SOURCE_DIR}/tests/mpi_test.sh $<TARGET_FILE:dse> ${DSE_HAVE_MPI}
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(mpi_train PROPERTIES SKIP_RETURN_CODE 77 LABELS mpi)

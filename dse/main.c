@@ -665,11 +665,37 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
                              &err))
         return dse_net_deinit(&net), fail(&err);
     o.data = data_path;
+    /* Under mpirun: one of P ranks (engine/dist.h), joined once everything above is checked,
+     * so that a bad option ends every rank the same way before any of them waits for another. */
+    struct dse_dist *dist = NULL;
+    if (OPT(REDUCE)) o.reduce = (enum dse_dist_reduce)dse_dist_reduce_parse(OPT(REDUCE));
+    if (dse_dist_init(&dist, &err)) return dse_net_deinit(&net), fail(&err);
+    const int rank = dse_dist_rank(dist), ranks = dse_dist_size(dist);
+    o.dist = dist;
+    if (rank > 0) o.progress = NULL, o.note = NULL; /* rank 0 speaks for the group */
+    if (ranks > 1 && o.batch < ranks) { /* every rank knows it: rank 0 says it, all end alike */
+        if (rank == 0)
+            fprintf(stderr, "dse train: --batch %d is smaller than the %d ranks: each rank trains on a share of "
+                            "every batch; use --batch %d or more, or fewer ranks\n", o.batch, ranks, ranks);
+        return dse_net_deinit(&net), dse_dist_finish(dist), EXIT_BAD_INPUT;
+    }
+    if (ranks > 1 && rank == 0)
+        fprintf(stderr, "data-parallel: %d ranks, %d%s images each of every batch of %d, gradients summed by %s\n",
+                ranks, o.batch / ranks, o.batch % ranks ? " or 1 more" : "", o.batch, dse_dist_reduce_name(o.reduce));
     struct dse_train_result *r = malloc(sizeof *r);
-    if (!r) return dse_net_deinit(&net), 1;
+    if (!r) return dse_net_deinit(&net), dse_dist_finish(dist), 1;
     rc = 0;
     if (dse_train_run(&net, &o, r, &err)) {
+        if (ranks > 1) { /* one line per rank; the others may wait for this one in a sum: end them all */
+            char buf[1024];
+            if (!err.file && err.line > 0) err.file = a->pos[0];
+            fprintf(stderr, "dse train: rank %d of %d: %s\n", rank, ranks, dse_err_format(&err, buf, sizeof buf));
+            free(r), dse_net_deinit(&net);
+            dse_dist_abort(dist, (err.code == DSE_ERR_NOMEM || err.code == DSE_ERR_INTERNAL) ? 1 : EXIT_BAD_INPUT);
+        }
         rc = fail_net(&err, a->pos[0]);
+    } else if (rank > 0) {
+        /* rank 0 reports */
     } else if (FLAG(JSON)) {
         /* The engine's measured memory beside the analyzer's training estimate. */
         struct dse_cost_layer *cl = calloc((size_t)net.n_layers, sizeof *cl);
@@ -718,6 +744,7 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     }
     free(r);
     dse_net_deinit(&net);
+    dse_dist_finish(dist);
     return rc;
 }
 

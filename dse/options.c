@@ -104,14 +104,16 @@ static const char usage_train[] =
     "                     [--conv auto|gemm_batch|gemm_image|winograd] [--conv-cache FILE|none]\n"
     "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--clip-norm C] [--json]\n"
     "                     [--input C,H,W] [--classes K] [--aug auto|rrc|crop|flip|none] [--loader-threads N]\n"
-    "                     [--pack-cache DIR]\n"
+    "                     [--pack-cache DIR] [--reduce ps|tree|allreduce]\n"
+    "       mpirun -np P dse train NET --threads 1 ... (data-parallel over P ranks)\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
     "momentum 0.9, weight decay 2e-4, MSRA init, gradients clipped to a global L2 norm of 2, and\n"
     "the classifier's bias at 0.5 when a ReLU follows it (SqueezeNet's conv10: no class starts\n"
     "dead; docs/training.md). A network without a loss gets softmax cross-entropy on its last\n"
     "layer. Reports test loss, top-1 and top-5 after every epoch; a progress line on a\n"
-    "terminal. NaN or infinite loss stops the run with status diverged.\n"
+    "terminal. NaN or infinite loss stops the run with status diverged. Under mpirun each\n"
+    "rank trains on its share of every batch and the ranks sum their gradients (FireCaffe).\n"
     "\n";
 
 static const char usage_bench[] =
@@ -344,6 +346,10 @@ static const struct dse_opt_line lines_train[] = {
                "(also those that add in a varying order; about 1.5x faster in FP32)"),
     OWN(CLIP_NORM, "scale the gradients down to global L2 norm C when above it (default 2;\n"
                    "0: never); --json reports clipped_steps"),
+    OWN(REDUCE, "under mpirun -np P (data-parallel, docs/training.md): how the ranks' weight\n"
+                "gradients are summed: ps (default: a parameter server adds them in rank order;\n"
+                "P ranks of --threads 1 repeat one process of --threads P bit for bit), tree\n"
+                "(a binomial reduction tree) or allreduce (MPI_Allreduce)"),
     OWN(JSON, "print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds"),
 };
 

@@ -191,6 +191,11 @@ struct dse_node {
                                             ReLU); forward and backward return at once on
                                             every backend */
     struct dse_node_state   st;
+    double                 *db_part;     /* data-parallel training (engine/dist.h), conv and fc
+                                            with a bias: the bias gradient of this rank's share,
+                                            in double, which the ranks add before it becomes
+                                            bias->grad (engine/model.c); NULL alone. Owned by
+                                            the model */
     void                   *dev;         /* a device backend's own per-node state (cuDNN
                                             descriptors); owned by that backend, NULL on CPU */
 };
@@ -302,6 +307,13 @@ struct dse_cpu_ctx {
     int                         conv_cache_n, conv_cache_cap;
     struct dse_cpu_stats        stats;
     struct dse_err              err;            /* why the last failing kernel failed */
+    /* Data-parallel training (engine/dist.h): this rank's share of the global batch. The
+     * model's batch is the share; dropout draws the global batch's stream at the share's
+     * place and the loss is normalized by the global batch. dist_batch 0: alone. */
+    int64_t                     dist_first;     /* the share's first image in the global batch */
+    int64_t                     dist_batch;     /* the global batch, or 0 */
+    double                      dist_loss;      /* softmax_xent forward, when dist_batch: the
+                                                   share's summed loss, in double */
 };
 
 /* threads >= 1; seed and stream 0x5eed seed rng. Sets OpenBLAS to one thread (the

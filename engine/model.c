@@ -100,6 +100,9 @@ void dse_model_free(struct dse_model *m) {
     free(m->nodes);
     free(m->labels);
     free(m->host_prob);
+    for (int i = 0; m->nodes && i < m->net.n_layers; i++) free(m->nodes[i].db_part);
+    free(m->dist_f);
+    free(m->dist_d);
     for (int k = 0; k < 2; k++)
         if (m->batch_host[k]) dse_model_host_free(m, m->batch_host[k], m->batch_pinned[k]);
     if (on_gpu) {
@@ -567,6 +570,87 @@ fail:
     return st;
 }
 
+enum dse_status dse_model_set_dist(struct dse_model *m, struct dse_dist *d, enum dse_dist_reduce how,
+                                   int64_t global_batch, struct dse_err *err) {
+    const int P = dse_dist_size(d), r = dse_dist_rank(d);
+    int64_t first, count;
+    dse_dist_share(global_batch, r, P, &first, &count);
+    if (m->gpu)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "data-parallel training on a CUDA device is not built yet; "
+                           "train the ranks on the CPU (--device cpu)");
+    if (m->inference || count != m->batch)
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "rank %d's model has batch %d, not its share %lld of %lld",
+                           r, m->batch, (long long)count, (long long)global_batch);
+    int64_t nf = 0, nd = 1; /* the loss first */
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_node *n = &m->nodes[i];
+        if (n->op == DSE_OP_BATCHNORM)
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "layer %s is batchnorm: its statistics would be each "
+                               "rank's share's, not the batch's; data-parallel training takes nets without it",
+                               n->layer->name);
+        if (n->weight && n->weight->grad) nf += dse_tensor_count(n->weight);
+        if (n->bias && n->bias->grad) nd += dse_tensor_count(n->bias);
+    }
+    m->dist_f = malloc(sizeof *m->dist_f * (size_t)(nf ? nf : 1));
+    m->dist_d = malloc(sizeof *m->dist_d * (size_t)nd);
+    if (!m->dist_f || !m->dist_d) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int i = 0; i < m->net.n_layers; i++) {
+        struct dse_node *n = &m->nodes[i];
+        if (n->bias && n->bias->grad &&
+            !(n->db_part = calloc((size_t)dse_tensor_count(n->bias), sizeof *n->db_part)))
+            return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    }
+    m->dist = d, m->dist_how = how, m->dist_nf = nf, m->dist_nd = nd;
+    m->cx.dist_first = first, m->cx.dist_batch = global_batch;
+    return DSE_OK;
+}
+
+/* The ranks' loss: their shares' sums added in rank order, over the global batch. */
+static enum dse_status dist_loss(struct dse_model *m, float *loss, struct dse_err *err) {
+    m->dist_d[0] = m->cx.dist_loss;
+    enum dse_status st = dse_dist_sum_d(m->dist, m->dist_d, 1, err);
+    if (!st) *loss = (float)(m->dist_d[0] / (double)m->cx.dist_batch);
+    return st;
+}
+
+/* The ranks' gradients summed: the weights' packed into one buffer and added as dist_how
+ * says; the biases' from their doubles (db_part), in rank order, then rounded once to float,
+ * as one process's threads do (engine/cpu/conv2d.c). */
+static enum dse_status dist_grads(struct dse_model *m, struct dse_err *err) {
+    int64_t f = 0, d = 0;
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_node *n = &m->nodes[i];
+        if (n->weight && n->weight->grad) {
+            const int64_t c = dse_tensor_count(n->weight);
+            memcpy(m->dist_f + f, n->weight->grad, sizeof(float) * (size_t)c);
+            f += c;
+        }
+        if (n->db_part) {
+            const int64_t c = dse_tensor_count(n->bias);
+            memcpy(m->dist_d + d, n->db_part, sizeof(double) * (size_t)c);
+            d += c;
+        }
+    }
+    enum dse_status st = dse_dist_sum(m->dist, m->dist_how, m->dist_f, f, err);
+    if (!st) st = dse_dist_sum_d(m->dist, m->dist_d, d, err);
+    if (st) return st;
+    f = d = 0;
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_node *n = &m->nodes[i];
+        if (n->weight && n->weight->grad) {
+            const int64_t c = dse_tensor_count(n->weight);
+            memcpy(n->weight->grad, m->dist_f + f, sizeof(float) * (size_t)c);
+            f += c;
+        }
+        if (n->db_part) {
+            const int64_t c = dse_tensor_count(n->bias);
+            for (int64_t k = 0; k < c; k++) n->bias->grad[k] = (float)m->dist_d[d + k];
+            d += c;
+        }
+    }
+    return DSE_OK;
+}
+
 void dse_model_set_training(struct dse_model *m, int training) {
     for (int i = 0; i < m->net.n_layers; i++) m->nodes[i].training = training;
 }
@@ -690,6 +774,7 @@ static enum dse_status cpu_step(struct dse_model *m, const float *x, const int *
     float loss;
     enum dse_status st = dse_model_forward(m, x, labels, &loss, err);
     if (st) return st;
+    if (m->dist && (st = dist_loss(m, &loss, err))) return st; /* every rank sees the batch's loss */
     t->loss_sum += loss;
     if (!isfinite(loss)) {
         t->diverged_at = t->steps++;
@@ -697,6 +782,7 @@ static enum dse_status cpu_step(struct dse_model *m, const float *x, const int *
     }
     t->steps++;
     if ((st = dse_model_backward(m, err))) return st;
+    if (m->dist && (st = dist_grads(m, err))) return st;
     if (clip_norm > 0) {
         double norm;
         int clipped;

@@ -6,6 +6,7 @@
 #define DSE_ENGINE_MODEL_H
 
 #include "engine/cuda/cuda.h"
+#include "engine/dist.h"
 #include "engine/engine.h"
 
 enum dse_init { DSE_INIT_XAVIER = 0, DSE_INIT_MSRA, DSE_INIT_GAUSSIAN };
@@ -82,6 +83,14 @@ struct dse_model {
     float               *batch_dev[2]; /* a device's two input buffers: [0] is the input's
                                           own place in dev_block, [1] made on first use */
     int                  slot;         /* the input slot of the next step (0 or 1) */
+    /* Data-parallel training (issue #17, dse_model_set_dist): after every backward the
+     * ranks' gradients are summed (weights as dist_how adds, bias gradients and the loss
+     * as doubles in rank order) before clipping and SGD. */
+    struct dse_dist     *dist;         /* borrowed; NULL alone */
+    enum dse_dist_reduce dist_how;
+    float               *dist_f;       /* [dist_nf] the weight gradients, packed (owned) */
+    double              *dist_d;       /* [dist_nd] the loss, then every bias's db_part (owned) */
+    int64_t              dist_nf, dist_nd;
 };
 
 /* Build the model of net for opts->batch images. Borrows nothing: net is copied.
@@ -95,6 +104,16 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
                                  const struct dse_model_device_opts *dev, struct dse_model **out,
                                  struct dse_err *err);
 void dse_model_free(struct dse_model *m); /* accepts NULL */
+
+/* Make m (built for this rank's share of `global_batch`, dse_dist_share) one of the ranks
+ * of d training together (engine/dist.h): every step then adds the ranks' gradients
+ * (`how` for the weights) and every rank steps with the sum, so all keep the same
+ * parameters. With P ranks of one thread and `ps` the bits are those of one process with
+ * P threads (conv nets; fc's sgemm adds its batch in its own order). Errors (DSE_ERR_CONFIG):
+ * a batchnorm layer (its statistics would be the share's, not the batch's), a device model
+ * (not built yet), a model whose batch is not the rank's share. */
+enum dse_status dse_model_set_dist(struct dse_model *m, struct dse_dist *d, enum dse_dist_reduce how,
+                                   int64_t global_batch, struct dse_err *err);
 
 /* 1: dropout and batch statistics; 0: inference. */
 void dse_model_set_training(struct dse_model *m, int training);

@@ -529,7 +529,7 @@ static enum dse_status choices_load(struct dse_model *m, const struct dse_train_
  * would choose again), and at the end. */
 static enum dse_status choices_save(struct dse_model *m, const struct dse_train_opts *o, int at_end, int64_t *pinned,
                                     struct dse_err *err) {
-    if (!o->conv_cache) return DSE_OK;
+    if (!o->conv_cache || dse_dist_rank(o->dist) > 0) return DSE_OK; /* a data-parallel run's rank 0 writes */
     if (!m->gpu) return at_end ? dse_conv_cache_save(&m->cx, o->conv_cache, err) : DSE_OK;
     const int64_t finds = m->gpu->stats.conv_finds;
     if (finds == *pinned) return DSE_OK;
@@ -651,8 +651,9 @@ static enum dse_status run_end(struct run_data *d, const char *data, struct dse_
     return st;
 }
 
-static enum dse_status run_data_open(const struct dse_net *net, const struct dse_train_opts *o, struct run_data *d,
-                                     struct dse_err *err) {
+/* test_batch: the test loader's batch (the model's: a data-parallel rank's share). */
+static enum dse_status run_data_open(const struct dse_net *net, const struct dse_train_opts *o, int test_batch,
+                                     struct run_data *d, struct dse_err *err) {
     enum dse_status st;
     struct dse_loader_opts lo;
     memset(&lo, 0, sizeof lo);
@@ -683,7 +684,7 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
         st = is_pack ? dse_loader_new_pack(d->pack, DSE_PACK_TRAIN, &lo, &d->ltrain, err)
                      : dse_loader_new_folder(&d->folder, DSE_PACK_TRAIN, d->c, &lo, &d->ltrain, err);
         if (st) return st;
-        lo.shuffle = 0, lo.limit = o->limit_test;
+        lo.shuffle = 0, lo.limit = o->limit_test, lo.batch = test_batch;
         memset(&lo.aug, 0, sizeof lo.aug);
         if (o->eval_center > 0) lo.center = o->eval_center;
         d->eval_center = lo.center;
@@ -706,9 +707,27 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
     if (o->norm && o->norm->c == d->c) lo.norm = *o->norm;
     d->norm = lo.norm, d->eval_center = 1; /* fixed-size images: the whole image */
     if ((st = dse_loader_new(d->train, &lo, &d->ltrain, err))) return st;
-    lo.shuffle = 0;
+    lo.shuffle = 0, lo.batch = test_batch;
     memset(&lo.aug, 0, sizeof lo.aug);
     return dse_loader_new(d->test, &lo, &d->ltest, err);
+}
+
+/* What data-parallel ranks must agree on (dse_dist_same): the network's layers and
+ * parameter shapes and every option that changes what a step computes. */
+static uint64_t run_hash(const struct dse_model *m, const struct dse_train_opts *o) {
+    uint64_t h = net_hash(m);
+    for (int p = 0; p < m->n_params; p++) {
+        const int64_t c = dse_tensor_count(m->params[p]);
+        h = dse_fnv1a64(h, &c, sizeof c);
+    }
+    const double f[] = { o->lr, o->power, o->gamma, o->momentum, o->weight_decay, o->clip_norm, o->classifier_bias,
+                         o->init_std, o->eval_center };
+    const int64_t v[] = { o->epochs, o->batch, o->policy, o->step_epochs, o->warmup_epochs, (int64_t)o->seed,
+                          o->limit_train, o->limit_test, o->aug, o->init, o->reduce, o->stop_after_epoch };
+    h = dse_fnv1a64(h, f, sizeof f);
+    h = dse_fnv1a64(h, v, sizeof v);
+    h = dse_fnv1a64(h, o->data, strlen(o->data));
+    return o->resume ? dse_fnv1a64(h, o->resume, strlen(o->resume)) : h;
 }
 
 /* 1 if the tally of epoch e (0-based) met a loss that was not finite: r says where. */
@@ -725,7 +744,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     struct run_data data;
     struct dse_loader *ltrain, *ltest;
     struct dse_model *m = NULL;
-    float *x = NULL;
+    float *x = NULL, *xg = NULL;
     int *labels = NULL, x_pinned = 0;
     enum dse_status st;
 
@@ -736,7 +755,19 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         o->threads < 1 || !(o->lr > 0) || o->stop_after_epoch < 0 || o->stop_after_epoch > o->epochs)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "epochs (1 to %d), batch, threads must be >= 1, "
                            "lr > 0 and stop_after_epoch 0 to epochs", DSE_TRAIN_EPOCHS_MAX);
-    if ((st = run_data_open(net, o, &data, err))) goto done;
+    /* Data-parallel: this rank's share [first, first + share) of every batch. */
+    const int ranks = dse_dist_size(o->dist), rank = dse_dist_rank(o->dist);
+    int64_t first = 0, share = o->batch;
+    if (ranks > 1) {
+        if (o->batch < ranks) {
+            st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "batch %d is smaller than the %d ranks: every rank "
+                             "trains on a share of each batch, so the batch must be at least the ranks", o->batch,
+                             ranks);
+            goto done;
+        }
+        dse_dist_share(o->batch, rank, ranks, &first, &share);
+    }
+    if ((st = run_data_open(net, o, (int)share, &data, err))) goto done;
     ltrain = data.ltrain, ltest = data.ltest;
     const int n_train = dse_loader_images(ltrain);
     if (n_train < o->batch) {
@@ -744,9 +775,12 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                          o->batch, n_train);
         goto done;
     }
-    struct dse_model_opts mo = { .batch = o->batch, .threads = o->threads, .seed = o->seed, .init = o->init,
+    struct dse_model_opts mo = { .batch = (int)share, .threads = o->threads, .seed = o->seed, .init = o->init,
                                  .init_std = o->init_std, .classifier_bias = o->classifier_bias };
     if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
+    if (ranks > 1 && ((st = dse_dist_same(o->dist, run_hash(m, o), "network or training options", err)) ||
+                      (st = dse_model_set_dist(m, o->dist, o->reduce, o->batch, err))))
+        goto done;
     if (m->net.layers[m->loss].in_c != data.classes && m->net.layers[m->loss].in_c < data.classes) {
         st = dse_err_set(err, DSE_ERR_SHAPE, NULL, 0, "the network has %d outputs; %s has %d classes",
                          m->net.layers[m->loss].in_c, data.name, data.classes);
@@ -757,7 +791,11 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     if ((st = choices_load(m, o, &pinned, err))) goto done;
     x = dse_model_host_alloc(m, sizeof *x * (size_t)dse_tensor_count(&m->input), &x_pinned); /* pinned on a GPU */
     labels = malloc(sizeof *labels * (size_t)o->batch);
-    if (!x || !labels) {
+    /* a rank reads every batch whole (the same order, augmentation and draws as one
+     * process) into xg and trains on its share */
+    const int64_t img = dse_tensor_count(&m->input) / share;
+    if (ranks > 1) xg = malloc(sizeof *xg * (size_t)(img * o->batch));
+    if (!x || !labels || (ranks > 1 && !xg)) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto done;
     }
@@ -794,7 +832,8 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                 st = err && err->code ? err->code : DSE_ERR_NOMEM;
                 goto done;
             }
-            if (!dse_loader_next(ltrain, xb, labels, &count)) break;
+            if (!dse_loader_next(ltrain, ranks > 1 ? xg : xb, labels, &count)) break;
+            if (ranks > 1) memcpy(xb, xg + first * img, sizeof *xb * (size_t)(share * img));
             if (o->cancel && o->cancel(o->progress_arg)) {
                 if ((st = dse_model_tally(m, &tl, 0, err))) goto done;
                 r->clipped_steps = clipped0 + tl.clipped;
@@ -802,7 +841,8 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                 goto finish;
             }
             float lr = dse_train_lr(o, it, iters, ipe);
-            if ((st = dse_model_step(m, xb, labels, lr, o->momentum, o->weight_decay, o->clip_norm, err))) goto done;
+            if ((st = dse_model_step(m, xb, labels + first, lr, o->momentum, o->weight_decay, o->clip_norm, err)))
+                goto done;
             imgs += o->batch;
             const int report = o->progress && (i % 10 == 0 || i == ipe - 1);
             if (m->gpu && !report) continue; /* the CPU reads it after every step: free, and a divergence stops at once */
@@ -854,7 +894,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                                             .test_loss = er->test_loss, .unpredicted = er->unpredicted };
             o->progress(o->progress_arg, &p);
         }
-        if (o->checkpoint_dir) {
+        if (o->checkpoint_dir && rank == 0) {
             char path[4096];
             snprintf(path, sizeof path, "%s/epoch-%d.ckpt", o->checkpoint_dir, e + 1);
             if ((st = choices_save(m, o, 0, &pinned, err)) || (st = dse_fs_mkdirs(o->checkpoint_dir, err)) ||
@@ -872,6 +912,7 @@ finish:
     r->engine_bytes = dse_model_bytes(m);
     st = DSE_OK;
 done:
+    free(xg);
     return run_end(&data, o->data, m, x, x_pinned, labels, st, err);
 }
 
@@ -896,7 +937,7 @@ enum dse_status dse_eval_run(const struct dse_net *net, const struct dse_train_o
     free(info.class_names);
     if (info.eval_center > 0) eo.eval_center = info.eval_center; /* as training evaluated */
     if (info.norm.c) eo.norm = &info.norm; /* as training normalized, whatever part of the data it read */
-    if ((st = run_data_open(net, &eo, &data, err))) goto done;
+    if ((st = run_data_open(net, &eo, eo.batch, &data, err))) goto done;
     struct dse_model_opts mo = { .batch = o->batch, .threads = o->threads, .seed = o->seed, .init = o->init,
                                  .init_std = o->init_std, .inference = 1 };
     if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;

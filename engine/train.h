@@ -96,6 +96,17 @@ struct dse_train_opts {
                                      the CPU. On a CUDA device conv_algo is not used (cuDNN's
                                      find chooses; conv_cache pins its choices); checkpoints have
                                      the same format and value order on every device */
+    struct dse_dist *dist;      /* NULL or a group of one: alone. Else data-parallel (issue
+                                   #17, engine/dist.h): this process is one of P ranks; each
+                                   trains on its share of every batch of `batch` (the global
+                                   batch, split as dse_dist_share; batch >= P), the gradients
+                                   are summed as `reduce` says and every rank steps with the
+                                   sum. Every rank reads the same data in the same order, so
+                                   shuffling, augmentation and dropout are one process's;
+                                   every rank evaluates, rank 0 alone writes checkpoints and
+                                   conv choices. Every rank must be given the same net and
+                                   options (checked at the start by a hash) */
+    enum dse_dist_reduce reduce;
     void      (*note)(void *arg, enum dse_train_note kind, const char *text);
                                   /* NULL, or told (with progress_arg) what the user should
                                      hear once, as it happens, and what kind of news it is */

@@ -116,25 +116,36 @@ static void col2im_add(const struct shape *s, const float *col, int nb, int p0, 
 }
 
 /* db[k] += sum over images and pixels of dy[., k, ., .] (double, fixed order), channels
- * shared among the threads. */
+ * shared among the threads. The images are summed in the threads' shares of the batch
+ * (dse_cpu_share) and the shares' sums added in thread order, the order GEMM_IMAGE's
+ * threads and P data-parallel ranks of one thread add in (engine/dist.h). */
 struct bias_job {
+    const struct dse_node   *n;
     const struct shape      *s;
     const struct dse_tensor *y;
     float                   *db;
+    int                      nt;
 };
 
 static void bias_part(void *p, int64_t lo, int64_t hi) {
     const struct bias_job *j = p;
     for (int64_t k = lo; k < hi; k++) {
         double acc = 0.0;
-        for (int i = 0; i < j->s->N; i++)
-            acc += dse_cpu_sum(j->y->grad + i * j->y->stride_n + k * j->s->PQ, j->s->PQ);
-        j->db[k] += (float)acc;
+        for (int t = 0; t < j->nt; t++) {
+            int64_t i0, i1;
+            double part = 0.0;
+            dse_cpu_share(j->s->N, t, j->nt, &i0, &i1);
+            for (int64_t i = i0; i < i1; i++)
+                part += dse_cpu_sum(j->y->grad + i * j->y->stride_n + k * j->s->PQ, j->s->PQ);
+            acc += part;
+        }
+        dse_cpu_db_add(j->n, j->db, k, acc);
     }
 }
 
-static void bias_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struct dse_tensor *y, float *db) {
-    struct bias_job j = { s, y, db };
+static void bias_grad(struct dse_cpu_ctx *cx, const struct dse_node *n, const struct shape *s,
+                      const struct dse_tensor *y, float *db) {
+    struct bias_job j = { .n = n, .s = s, .y = y, .db = db, .nt = cx->threads };
     dse_cpu_for(cx, s->K, (int64_t)s->N * s->K * s->PQ, bias_part, &j);
 }
 
@@ -152,7 +163,7 @@ static void mask_part(void *p, int64_t lo, int64_t hi) {
 }
 
 static void mask_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struct dse_tensor *y) {
-    struct bias_job j = { s, y, NULL };
+    struct bias_job j = { .s = s, .y = y };
     dse_cpu_for(cx, s->N, (int64_t)s->N * s->K * s->PQ, mask_part, &j);
 }
 
@@ -483,7 +494,7 @@ static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, con
     for (int k = 0; db && k < s->K; k++) {
         double acc = 0.0;
         for (int t = 0; t < cx->threads; t++) acc += ((const double *)(ws_of(cx, t) + j.db_off))[k];
-        db[k] += (float)acc;
+        dse_cpu_db_add(n, db, k, acc);
     }
     return DSE_OK;
 }
@@ -1067,6 +1078,6 @@ enum dse_status dse_cpu_conv2d_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
         if (a == DSE_CPU_CONV_GEMM_IMAGE) return bwd_image(cx, n, &s);
     }
     if (n->relu_out) mask_grad(cx, &s, n->out);
-    if (n->bias && n->bias->grad) bias_grad(cx, &s, n->out, n->bias->grad);
+    if (n->bias && n->bias->grad) bias_grad(cx, n, &s, n->out, n->bias->grad);
     return grads ? bwd_fns[a](cx, n, &s) : DSE_OK;
 }

@@ -29,6 +29,14 @@ static inline void dse_cpu_share(int64_t count, int t, int nt, int64_t *lo, int6
 /* fn(arg, lo, hi) over [0, count) in one share per thread; serially, in one call, when
  * `work` (values touched, about) is below DSE_CPU_PAR_MIN_WORK: waking a thread costs
  * more than a few thousand floats. */
+/* Channel k of a bias gradient summed in double (acc): db[k] += (float)acc alone; in
+ * data-parallel training (n->db_part) kept as the double, which engine/model.c adds across
+ * the ranks in rank order before it becomes bias->grad. */
+static inline void dse_cpu_db_add(const struct dse_node *n, float *db, int64_t k, double acc) {
+    if (n->db_part) n->db_part[k] = acc;
+    else db[k] += (float)acc;
+}
+
 typedef void (*dse_cpu_range_fn)(void *arg, int64_t lo, int64_t hi);
 void dse_cpu_for(struct dse_cpu_ctx *cx, int64_t count, int64_t work, dse_cpu_range_fn fn, void *arg);
 #define DSE_CPU_PAR_MIN_WORK 32768

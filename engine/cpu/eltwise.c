@@ -138,8 +138,12 @@ enum dse_status dse_cpu_dropout_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
     const int64_t count = b.img * x->n;
     struct ew a = { .n = n, .b = b, .scale = keep_scale(n), .mask_out = n->st.mask, .rng = cx->rng,
                     .threshold = (uint32_t)((double)p * 4294967296.0) };
+    /* A data-parallel rank's share draws the global batch's mask at the share's place, and
+     * the generator moves past the whole global batch, as one process's would. */
+    if (cx->dist_batch) a.rng.state = dse_pcg32_advance(a.rng.state, a.rng.inc, (uint64_t)(cx->dist_first * b.img));
     run_blocks(cx, &a, count, dropout_fwd_part);
-    cx->rng.state = dse_pcg32_advance(cx->rng.state, cx->rng.inc, (uint64_t)count);
+    cx->rng.state = dse_pcg32_advance(cx->rng.state, cx->rng.inc,
+                                      (uint64_t)(cx->dist_batch ? cx->dist_batch * b.img : count));
     return DSE_OK;
 }
 

@@ -35,7 +35,7 @@ enum dse_status dse_cpu_fc_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
         for (int k = 0; k < K; k++) {
             double s = 0.0;
             for (int i = 0; i < N; i++) s += y->grad[i * y->stride_n + k];
-            db[k] += (float)s;
+            dse_cpu_db_add(n, db, k, s);
         }
     }
     if (x->grad) /* dx += dy w */

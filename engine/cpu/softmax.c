@@ -13,8 +13,17 @@ enum dse_status dse_cpu_softmax_xent_fwd(struct dse_cpu_ctx *cx, struct dse_node
     const int N = x->n, K = x->c;
     float *prob = n->st.prob;
     DSE_ASSERT(prob && n->labels); /* the trainer sets labels before every forward */
-    double loss = 0.0;
+    /* The loss is summed in double over the threads' shares of the batch (dse_cpu_share),
+     * the shares' sums added in thread order: the order P data-parallel ranks of one
+     * thread add theirs in (engine/dist.h), so both report the same bits. */
+    double loss = 0.0, part = 0.0;
+    int64_t t = 0, t_end = 0;
     for (int i = 0; i < N; i++) {
+        while (i >= t_end) { /* the next thread's share begins */
+            int64_t lo;
+            loss += part, part = 0.0;
+            dse_cpu_share(N, (int)t++, cx->threads, &lo, &t_end);
+        }
         const int label = n->labels[i];
         if (label < 0 || label >= K)
             return dse_cpu_fail(cx, n, DSE_ERR_CONFIG, "label %d of image %d is out of range; expected 0 to %d",
@@ -30,9 +39,15 @@ enum dse_status dse_cpu_softmax_xent_fwd(struct dse_cpu_ctx *cx, struct dse_node
         for (int k = 0; k < K; k++) pi[k] *= inv;
         /* -log p[label] = log(sum) - (x[label] - m): exact where p underflows (Caffe
          * clamps p at FLT_MIN and caps the loss at 87.3); NaN stays NaN. */
-        loss += log(sum) - ((double)xi[label] - m);
+        part += log(sum) - ((double)xi[label] - m);
     }
-    n->out->data[0] = (float)(loss / N);
+    loss += part;
+    if (cx->dist_batch) { /* the share's sum: engine/model.c adds the ranks' and divides */
+        cx->dist_loss = loss;
+        n->out->data[0] = (float)(loss / (double)cx->dist_batch);
+    } else {
+        n->out->data[0] = (float)(loss / N);
+    }
     return DSE_OK;
 }
 
@@ -41,12 +56,11 @@ enum dse_status dse_cpu_softmax_xent_bwd(struct dse_cpu_ctx *cx, struct dse_node
     const struct dse_tensor *x = n->in[0];
     if (!x->grad) return DSE_OK;
     const int N = x->n, K = x->c;
-    const float scale = 1.0f / (float)N;
+    const float scale = 1.0f / (float)(cx->dist_batch ? cx->dist_batch : N); /* the global batch's mean */
     for (int i = 0; i < N; i++) {
         const float *pi = n->st.prob + (int64_t)i * K;
         float *dxi = x->grad + i * x->stride_n;
         for (int k = 0; k < K; k++) dxi[k] += (pi[k] - (k == n->labels[i] ? 1.0f : 0.0f)) * scale;
     }
-    (void)cx;
     return DSE_OK;
 }
