@@ -1,0 +1,80 @@
+/* dist.h: ranks that train one model together (issue #17; FireCaffe, thesis ch. 3): each
+ * rank runs forward and backward on its contiguous share of the global batch, the weight
+ * gradients are summed across the ranks, and every rank applies the same SGD step.
+ *
+ * Built on MPI (Debian's OpenMPI) when CMake finds it (cmake/mpi.cmake, DSE_MPI); without
+ * it a process is a group of one, and a process that mpirun started says so as an error.
+ * Nothing here is global: the group is a value its caller owns.
+ *
+ * The sums: every rank ends with the same bits. Three ways to add (DSE_DIST_REDUCES):
+ *   ps         a parameter server: rank 0 receives every rank's buffer and adds them in
+ *              rank order, ((g0 + g1) + g2) + ..., then sends the sum to each rank (thesis
+ *              eq. 3.3: |dW| p / BW). The order of a single process's threads
+ *              (engine/cpu/conv2d.c, reduce_dw): P ranks x 1 thread give the bits of one
+ *              process with P threads.
+ *   tree       a binomial reduction tree to rank 0 and back (eq. 3.4: |dW| 2 log2(p) / BW):
+ *              rank r adds rank r + 2^k's partial sum at level k, so P = 2 and 3 add in
+ *              rank order, P = 4 as (g0 + g1) + (g2 + g3).
+ *   allreduce  MPI_Allreduce: MPI's own algorithm and order (for two ranks a + b = b + a).
+ */
+#ifndef DSE_ENGINE_DIST_H
+#define DSE_ENGINE_DIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+/* X(ENUM, name, what) */
+#define DSE_DIST_REDUCES(X)                                                                     \
+    X(DSE_DIST_PS,        "ps",        "parameter server: rank 0 adds in rank order, sends back") \
+    X(DSE_DIST_TREE,      "tree",      "binomial reduction tree and broadcast")                 \
+    X(DSE_DIST_ALLREDUCE, "allreduce", "MPI_Allreduce (MPI's order)")
+#define DSE_DIST_REDUCE_NAMES "ps tree allreduce"
+
+enum dse_dist_reduce {
+#define X(e, name, what) e,
+    DSE_DIST_REDUCES(X)
+#undef X
+        DSE_DIST_REDUCE_COUNT
+};
+const char *dse_dist_reduce_name(enum dse_dist_reduce r);
+/* -1 if name is none of them */
+int dse_dist_reduce_parse(const char *name);
+
+struct dse_dist;
+
+/* 1 when this build has MPI. */
+int dse_dist_built(void);
+/* 1 when the process was started by mpirun/srun as one of several ranks (read from the
+ * environment MPI launchers set; no MPI call). */
+int dse_dist_launched(void);
+
+/* Join the group: MPI_Init when launched, else a group of one. Errors: launched under
+ * mpirun by a build without MPI. */
+enum dse_status dse_dist_init(struct dse_dist **out, struct dse_err *err);
+int dse_dist_rank(const struct dse_dist *d);
+int dse_dist_size(const struct dse_dist *d);
+
+/* buf[0..n) summed across the ranks, in place, as `how` adds; every rank ends with the same
+ * bits. dse_dist_sum_d: doubles, always in rank order (ps), whatever the floats use. */
+enum dse_status dse_dist_sum(struct dse_dist *d, enum dse_dist_reduce how, float *buf, int64_t n,
+                             struct dse_err *err);
+enum dse_status dse_dist_sum_d(struct dse_dist *d, double *buf, int64_t n, struct dse_err *err);
+/* bytes from rank root to every rank. */
+enum dse_status dse_dist_bcast(struct dse_dist *d, void *buf, size_t bytes, int root, struct dse_err *err);
+/* Every rank's hash of what it was asked to do: an error on every rank if any differs,
+ * naming the first rank that differs from rank 0 and `what`. */
+enum dse_status dse_dist_same(struct dse_dist *d, uint64_t hash, const char *what, struct dse_err *err);
+void dse_dist_barrier(struct dse_dist *d);
+/* A failing rank ends the whole group with `code` (MPI_Abort): the others would wait
+ * forever in the next sum. */
+void dse_dist_abort(struct dse_dist *d, int code);
+/* MPI_Finalize; frees d. NULL: nothing. */
+void dse_dist_finish(struct dse_dist *d);
+
+/* Rank r's share [*first, *first + *count) of n items, contiguous, the earlier ranks one
+ * larger when n % size != 0: the split of engine/cpu's threads (dse_cpu_share). */
+void dse_dist_share(int64_t n, int r, int size, int64_t *first, int64_t *count);
+
+#endif
