@@ -115,4 +115,51 @@ int dse_pareto_front(const double *x, const double *y, int n, int maximize_y, in
                      int *scratch);
 const char *dse_delta_kind_str(enum dse_delta_kind k);
 
+/* Communication model of synchronous data-parallel training (analysis/comm.c; FireCaffe,
+ * thesis ch. 3; docs/comm-model.md). P workers each compute the weight gradients of their
+ * share of a global batch; the gradients, |grad W| bytes (4 x params), are summed across
+ * workers and every worker applies the same step. Hockney's model per message: latency
+ * alpha plus bytes / BW. Parameter server (eq. 3.3): the server's link carries P messages
+ * of |grad W| in turn (gradients in and weights out overlap on a full-duplex link, as eq.
+ * 3.3 counts them once); reduction tree (eq. 3.4): ceil(log2 P) levels up (sum) and as many
+ * down (broadcast), one message of |grad W| per level. One worker communicates nothing. */
+#define DSE_COMM_WORKERS_MAX 65536
+
+struct dse_comm_opts {
+    int64_t grad_bytes;  /* |grad W|: bytes of one worker's gradients, 4 x params */
+    double  bandwidth;   /* BW: bytes per second of one link, > 0 */
+    double  latency_s;   /* alpha: seconds per message, >= 0 (0: eqs. 3.3 and 3.4 exactly) */
+    int64_t batch;       /* global batch per step, >= 1, split as evenly as it goes */
+    double  img_per_s;   /* one worker's training throughput, images per second, > 0 */
+};
+
+struct dse_comm_point {
+    int64_t workers;
+    int64_t images;          /* the largest share of the batch: ceil(batch / workers) */
+    double  ps_s, tree_s;    /* communication per step: parameter server, reduction tree */
+    double  compute_s;       /* images / img_per_s: the slowest worker sets the step */
+    double  step_ps_s, step_tree_s;           /* compute + communication: no overlap */
+    double  speedup_ps, speedup_tree;         /* one worker's step / this step */
+    double  efficiency_ps, efficiency_tree;   /* speedup / workers */
+};
+
+/* ceil(log2 workers): the levels of a binomial reduction tree (0 for one worker); a number
+ * of workers between two powers of two costs as many levels as the next power. */
+int dse_comm_tree_levels(int64_t workers);
+
+/* Seconds per step of the parameter server, P (|grad W| / BW + alpha), and of the reduction
+ * tree, 2 ceil(log2 P) (|grad W| / BW + alpha); both 0 for P = 1. */
+double dse_comm_ps_s(const struct dse_comm_opts *o, int64_t workers);
+double dse_comm_tree_s(const struct dse_comm_opts *o, int64_t workers);
+
+/* The model at `workers` workers. DSE_ERR_CONFIG, naming the setting, if an option is out
+ * of range (bandwidth <= 0 or not finite, latency < 0, batch < 1, img_per_s <= 0,
+ * grad_bytes < 0) or workers is not from 1 to min(batch, DSE_COMM_WORKERS_MAX). */
+enum dse_status dse_comm_point(const struct dse_comm_opts *o, int64_t workers, struct dse_comm_point *out,
+                               struct dse_err *err);
+
+/* The worker counts of a report up to max: 1, 2, 4, ... below max, then max. Writes at most
+ * cap of them to out and returns how many (18 is enough for DSE_COMM_WORKERS_MAX). */
+int dse_comm_workers_list(int64_t max, int64_t *out, int cap);
+
 #endif

@@ -26,22 +26,12 @@ struct opts {
     const char *layer; /* only layers whose name contains this */
 };
 
-struct timing {
-    double median_ms, min_ms;
-};
-
-static struct timing summarize(double *ms, int n) {
-    qsort(ms, (size_t)n, sizeof *ms, bench_cmp_double);
-    struct timing t = { n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]), ms[0] };
-    return t;
-}
-
 static void fill(float *p, int64_t n, struct dse_pcg32 *r) {
     for (int64_t i = 0; i < n; i++) p[i] = (float)(dse_pcg32_next(r) >> 8) * (1.0f / 16777216.0f) - 0.5f;
 }
 
 /* Run forward or backward of n `reps` times after one warm-up. */
-static int time_pass(struct dse_cpu_ctx *cx, struct dse_node *n, int bwd, int reps, struct timing *out) {
+static int time_pass(struct dse_cpu_ctx *cx, struct dse_node *n, int bwd, int reps, struct bench_timing *out) {
     double *ms = malloc((size_t)reps * sizeof *ms);
     for (int r = -1; r < reps; r++) {
         if (bwd) { /* the caller zeroes grads per step; not part of the conv's time */
@@ -59,13 +49,13 @@ static int time_pass(struct dse_cpu_ctx *cx, struct dse_node *n, int bwd, int re
         }
         if (r >= 0) ms[r] = t;
     }
-    *out = summarize(ms, reps);
+    *out = bench_summarize(ms, reps);
     free(ms);
     return 0;
 }
 
 /* The yardstick: C[M, N] = A[M, K] B[K, N], as large as the layer's lowered GEMM. */
-static double sgemm_gflops(int threads, int M, int N, int K, int groups, int reps, struct timing *out) {
+static double sgemm_gflops(int threads, int M, int N, int K, int groups, int reps, struct bench_timing *out) {
     /* OpenBLAS's own threads for the yardstick; the engine sets it back to one (its
      * kernels split the batch over their own threads, engine/cpu/team.c). */
     openblas_set_num_threads(threads);
@@ -82,7 +72,7 @@ static double sgemm_gflops(int threads, int M, int N, int K, int groups, int rep
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
         if (i >= 0) ms[i] = bench_now_ms() - t0;
     }
-    *out = summarize(ms, reps);
+    *out = bench_summarize(ms, reps);
     free(ms);
     free(a), free(b), free(c);
     openblas_set_num_threads(1);
@@ -128,7 +118,7 @@ static int bench_layer(struct dse_cpu_ctx *cx, const char *net_name, const struc
     }
     const int G = l->groups, M = l->num_output / G, K = l->in_c / G * l->kernel_h * l->kernel_w;
     const int N = batch * l->out_h * l->out_w;
-    struct timing ty;
+    struct bench_timing ty;
     const double y_gflops = sgemm_gflops(cx->threads, M, N, K, G, reps, &ty);
     const double flops = (double)dse_node_flops(&n);
     const double flops_pass[2] = { flops, first ? flops : 2 * flops }; /* bwd: dW (+ dX) */
@@ -140,7 +130,7 @@ static int bench_layer(struct dse_cpu_ctx *cx, const char *net_name, const struc
             /* winograd on a shape it cannot run: timing skipped it (-1) and forcing it runs
              * gemm_batch, which is what this line and the strategy's total then measure. */
             const int supported = (pass ? choice.ms_bwd[a] : choice.ms_fwd[a]) >= 0.0f;
-            struct timing t;
+            struct bench_timing t;
             if (time_pass(cx, &n, pass, reps, &t)) return -1;
             const double gflops = flops_pass[pass] / (t.median_ms * 1e6);
             printf("name=conv2d.%s net=%s backend=cpu batch=%d pass=%s strategy=%s median_ms=%.3f min_ms=%.3f "
@@ -239,7 +229,7 @@ int main(int argc, char **argv) {
            openblas_get_corename(), o.threads, coretype ? coretype : "(unset)", o.reps);
     printf("blas_config=\"%s\"\n", openblas_get_config());
     /* The sgemm peak: a large square product on OpenBLAS's own threads (as many as ours). */
-    struct timing pk;
+    struct bench_timing pk;
     double peak = sgemm_gflops(o.threads, 2048, 2048, 2048, 1, o.reps, &pk);
     printf("name=sgemm_peak M=2048 N=2048 K=2048 threads=%d median_ms=%.3f gflops=%.1f\n", o.threads, pk.median_ms,
            peak);

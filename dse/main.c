@@ -121,6 +121,8 @@ static enum dse_format opt_format(const char *v, enum dse_format dflt) {
     return fmt;
 }
 
+static int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *a);
+
 static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_net net;
@@ -128,6 +130,7 @@ static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     const long long batch = OPT_INT(BATCH, 1);
     const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
+    if (OPT(COMM_WORKERS) || OPT(BANDWIDTH) || OPT(LATENCY) || OPT(IMG_PER_S)) return analyze_comm(c, a);
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
     rc = dse_report_analyze(stdout, a->pos[0], &net, batch, FLAG(EXPAND), fmt, &err) ? fail(&err) : 0;
@@ -786,11 +789,30 @@ static int synthetic_model(const char *cmd, const char *path, const struct dse_i
     return -1;
 }
 
+/* Seconds of each of iters steps of m (forward; backward and SGD if train) on x, after
+ * warmup steps (conv strategy timing, caches), sorted: t[iters / 2] is the median. */
+static enum dse_status time_steps(struct dse_model *m, const float *x, const int *labels, int train, int warmup,
+                                  int iters, double *t, struct dse_err *err) {
+    float loss;
+    dse_model_set_training(m, train);
+    for (int i = -warmup; i < iters; i++) {
+        double t0 = now_s();
+        enum dse_status st;
+        if ((st = dse_model_forward(m, x, labels, &loss, err)) || (train && (st = dse_model_backward(m, err))))
+            return st;
+        if (train) dse_model_sgd(m, 1e-6f, 0.9f, 0.0f);
+        if ((st = dse_model_sync(m, err))) return st; /* a device queues the step: wait for it before the clock */
+        if (i >= 0) t[i] = now_s() - t0;
+    }
+    qsort(t, (size_t)iters, sizeof *t, cmp_double);
+    return DSE_OK;
+}
+
 static int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     int batch = 32, threads = 2, iters = 10, rc;
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
-    float *x = NULL, loss;
+    float *x = NULL;
     int *labels = NULL;
     const int train = !OPT(MODE) || !strcmp(OPT(MODE), "train");
     struct dse_model_device_opts dev;
@@ -800,22 +822,8 @@ static int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         (rc = opt_fit(c->name, a, &in)) >= 0)
         return rc;
     if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
-    dse_model_set_training(m, train);
     double *t = malloc(sizeof *t * (size_t)iters);
-    rc = 0;
-    for (int i = -2; i < iters && t; i++) { /* two warm-up iterations: strategy timing, caches */
-        double t0 = now_s();
-        if (dse_model_forward(m, x, labels, &loss, &err) || (train && dse_model_backward(m, &err))) {
-            rc = fail(&err);
-            break;
-        }
-        if (train) dse_model_sgd(m, 1e-6f, 0.9f, 0.0f);
-        if (dse_model_sync(m, &err)) { /* a device queues the step: wait for it before the clock */
-            rc = fail(&err);
-            break;
-        }
-        if (i >= 0) t[i] = now_s() - t0;
-    }
+    rc = t && time_steps(m, x, labels, train, 2, iters, t, &err) ? fail(&err) : 0;
     if (!rc && t) {
         /* The engine's measured memory beside the analyzer's estimate (docs/conventions.md). */
         struct dse_cost_layer *cl = calloc((size_t)m->net.n_layers, sizeof *cl);
@@ -823,7 +831,6 @@ static int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         memset(&tot, 0, sizeof tot);
         if (cl) dse_cost_net(&m->net, batch, cl, &tot, NULL);
         free(cl);
-        qsort(t, (size_t)iters, sizeof *t, cmp_double);
         char name[32];
         printf("name=bench.%s net=%s mode=%s batch=%d threads=%d device=%s precision=%s algos=%s iters=%d "
                "median_ms=%.2f min_ms=%.2f img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld\n",
@@ -839,6 +846,64 @@ done:
     free(x);
     free(labels);
     return rc < 0 ? 1 : rc;
+}
+
+/* A number from text: 0 if all of s is one, finite, from lo to hi (lo excluded if open). */
+static int parse_real(const char *s, double lo, int open, double hi, double *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || v < lo || (open && v == lo) || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+/* dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X] [--batch B]:
+ * the communication model (docs/comm-model.md). Without --img-per-s one worker's training
+ * speed is measured here: 1 thread, batch B, the median of 3 steps after 1 warm-up. */
+static int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
+    struct dse_err err = { 0 };
+    struct dse_input_shape in;
+    struct dse_comm_opts o = { .batch = OPT_INT(BATCH, 32) };
+    const long long workers = OPT(COMM_WORKERS) ? a->num[DSE_OPT_COMM_WORKERS] : 0;
+    int rc;
+    if (!workers) return bad_usage(c->name, "--bandwidth, --latency and --img-per-s go with --workers P%s", "");
+    if (!OPT(BANDWIDTH)) return bad_usage(c->name, "--workers needs --bandwidth GB/s (10 Gb/s Ethernet: 1.25)%s", "");
+    if (FLAG(EXPAND)) return bad_usage(c->name, "--expand is for the cost report, not --workers%s", "");
+    if (parse_real(OPT(BANDWIDTH), 0, 1, 1e6, &o.bandwidth))
+        return bad_usage(c->name, "--bandwidth '%s' is not a number of GB/s above 0 (at most 1e6)", OPT(BANDWIDTH));
+    if (OPT(LATENCY) && parse_real(OPT(LATENCY), 0, 0, 1e9, &o.latency_s))
+        return bad_usage(c->name, "--latency '%s' is not a number of microseconds, 0 or more", OPT(LATENCY));
+    if (OPT(IMG_PER_S) && parse_real(OPT(IMG_PER_S), 0, 1, 1e12, &o.img_per_s))
+        return bad_usage(c->name, "--img-per-s '%s' is not a number above 0", OPT(IMG_PER_S));
+    if (workers > o.batch) {
+        fprintf(stderr, "dse %s: --workers %lld is more than the batch, %lld images: a worker would have none "
+                        "(--batch B sets the global batch)\n", c->name, workers, (long long)o.batch);
+        return EXIT_BAD_INPUT;
+    }
+    o.bandwidth *= 1e9, o.latency_s *= 1e-6;
+    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    if (!OPT(IMG_PER_S)) {
+        struct dse_model *m = NULL;
+        struct dse_model_device_opts dev = { 0 }; /* the CPU, fp32 */
+        float *x = NULL;
+        int *labels = NULL;
+        double t[3];
+        fprintf(stderr, "dse %s: measuring one worker's training speed (1 thread, batch %lld, 4 steps)\n", c->name,
+                (long long)o.batch);
+        rc = synthetic_model(c->name, a->pos[0], &in, (int)o.batch, 1, 0, &dev, &m, &x, &labels);
+        if (rc < 0) rc = time_steps(m, x, labels, 1, 1, DSE_ARRAY_LEN(t), t, &err) ? fail(&err) : -1;
+        dse_model_free(m);
+        free(x);
+        free(labels);
+        if (rc >= 0) return rc;
+        o.img_per_s = (double)o.batch / t[DSE_ARRAY_LEN(t) / 2];
+    }
+    struct dse_net net;
+    if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
+    rc = dse_report_comm(stdout, a->pos[0], &net, &o, workers, !OPT(IMG_PER_S),
+                         opt_format(OPT(FORMAT), DSE_FORMAT_TABLE), &err) ? fail(&err) : 0;
+    dse_net_deinit(&net);
+    return rc;
 }
 
 static int cmd_profile(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {

@@ -23,10 +23,15 @@ const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT] = {
 static const char usage_analyze[] =
     "usage: dse analyze NET [--batch N] [--format table|json|csv|md] [--expand]\n"
     "                       [--input C,H,W] [--classes K]\n"
+    "       dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X] [--batch B]\n"
+    "                       [--format table|json|csv|md]\n"
     "\n"
     "Closed-form cost of a network: per layer the output shape, params (weights + biases),\n"
     "FLOPs (2 per multiply-add, conv and fc), activations and receptive field; totals,\n"
     "model size, training FLOPs (3x forward) and memory estimates for inference and training.\n"
+    "With --workers: instead, the time of a training step data-parallel on 1, 2, 4, ... P\n"
+    "workers by FireCaffe's communication model (thesis eqs. 3.3, 3.4; docs/comm-model.md):\n"
+    "gradients summed by a parameter server or a reduction tree, compute, speedup, efficiency.\n"
     "\n";
 
 static const char usage_diff[] =
@@ -223,11 +228,17 @@ static const char usage_data_synth[] =
 #define HEADING(h)      { .place = DSE_OPT_PLACE_HEADING, .help = h }
 
 static const struct dse_opt_line lines_analyze[] = {
-    OWNA(BATCH, "N", "images per batch (default 1)"),
+    OWNA(BATCH, "N", "images per batch (default 1; with --workers the global batch, default 32)"),
     FORMAT("table json csv md", "table (default), json (docs/json.md), csv or md"),
     OWN(EXPAND, "one row per primitive layer instead of one per Fire module"),
     OWN(INPUT, "override the network's input shape (e.g. 3,454,454)"),
     OWN(CLASSES, "give the classifier (the last conv or fc) K outputs"),
+    HEADING("\nData-parallel training (docs/comm-model.md):\n"),
+    OWN(COMM_WORKERS, "the communication model for 1, 2, 4, ... and P workers (P at most the batch)"),
+    OWN(BANDWIDTH, "each link's bandwidth, 10^9 bytes/s (10 Gb/s Ethernet: 1.25)"),
+    OWN(LATENCY, "per message, microseconds (default 0: eqs. 3.3 and 3.4 as the thesis has them)"),
+    OWN(IMG_PER_S, "one worker's training images/s (default: measured here with 1 thread, a few\n"
+                   "SGD steps on synthetic data at --batch)"),
 };
 
 static const struct dse_opt_line lines_diff[] = {
@@ -457,7 +468,7 @@ static const struct dse_opt_line lines_data_synth[] = {
 
 const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_ANALYZE]  = { .name = "analyze", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_analyze,
-                           LINES(lines_analyze) },
+                           LINES(lines_analyze), .col = 21 },
     [DSE_CMD_DIFF]     = { .name = "diff", .min_pos = 2, .max_pos = 2, .pos_what = "two files: BASE VARIANT",
                            .usage = usage_diff, LINES(lines_diff) },
     [DSE_CMD_COUNT_SPACE] = { .name = "count", .min_pos = 1, .max_pos = 1, .pos_what = SPACE, .usage = usage_count },

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "analysis/analysis.h"
 #include "base/base.h"
 #include "engine/train.h"
 #include "sweep/sweep.h"
@@ -49,6 +50,12 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(INDEX,           "--index",         "K",       INT,  0,   INT64_MAX,          NULL, NULL)              \
     X(ID,              "--id",            "ID",      TEXT, 0,   0,                  NULL, NULL)              \
     X(ALL,             "--all",           "",        FLAG, 0,   0,                  NULL, NULL)              \
+    /* analyze --workers: data-parallel training's communication model (docs/comm-model.md); not  \
+       sweep's --workers, which starts worker processes */                                             \
+    X(COMM_WORKERS,    "--workers",       "P",       INT,  1,   DSE_COMM_WORKERS_MAX, NULL, NULL)            \
+    X(BANDWIDTH,       "--bandwidth",     "GB/s",    TEXT, 0,   0,                  NULL, NULL)              \
+    X(LATENCY,         "--latency",       "US",      TEXT, 0,   0,                  NULL, NULL)              \
+    X(IMG_PER_S,       "--img-per-s",     "X",       TEXT, 0,   0,                  NULL, NULL)              \
     /* sweep */                                                                                              \
     X(ANALYTIC_ONLY,   "--analytic-only", "",        FLAG, 0,   0,                  NULL, NULL)              \
     X(WORKERS,         "--workers",       "N",       INT,  1,   256,                NULL, NULL)              \

@@ -344,6 +344,100 @@ enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_n
     return DSE_OK;
 }
 
+/* The model's lines above the table: what is counted, the sizes and where img/s came from. */
+static void comm_header(FILE *f, const char *path, const struct dse_net *net, const struct dse_cost_totals *t,
+                        const struct dse_comm_opts *o, int64_t workers, int measured, enum dse_format fmt) {
+    const char *p = fmt == DSE_FORMAT_MD ? "" : "# ";
+    char a[CELL_MAX], b[CELL_MAX], c[CELL_MAX];
+    fprintf(f, "%sdse analyze %s: network \"%s\", data-parallel training on 1 to %" PRId64 " workers%s\n", p, path,
+            net->name, workers, fmt == DSE_FORMAT_MD ? "\n" : "");
+    fprintf(f, "%smodel: FireCaffe (thesis ch. 3; docs/comm-model.md). Each worker computes the gradients of its\n"
+               "%s  share of the batch; they are summed by a parameter server, eq. 3.3: P x (|dW| / BW + latency),\n"
+               "%s  or a reduction tree, eq. 3.4: 2 x ceil(log2 P) x (|dW| / BW + latency); none for P = 1.\n"
+               "%s  step = compute + communication (no overlap); speedup = one worker's step / the step.\n",
+            p, p, p, p);
+    if (fmt == DSE_FORMAT_MD) fputs("\n```\n", f);
+    fprintf(f, "|dW| per step  %s bytes = %s (%s params x 4 bytes)\n", fmt_int(a, o->grad_bytes, 1),
+            fmt_si(b, (double)o->grad_bytes, "B"), fmt_int(c, t->params, 1));
+    fprintf(f, "network        %.4g GB/s per link (%.4g Gb/s), latency %.4g us per message\n", o->bandwidth / 1e9,
+            o->bandwidth * 8 / 1e9, o->latency_s * 1e6);
+    fprintf(f, "compute        %.4g img/s per worker, ", o->img_per_s);
+    if (measured)
+        fprintf(f, "measured on this machine: 1 thread, batch %" PRId64 ", median of 3 SGD steps\n", o->batch);
+    else
+        fputs("given (--img-per-s)\n", f);
+    fprintf(f, "batch          %" PRId64 " images per step, ceil(%" PRId64 " / P) on the busiest worker\n", o->batch,
+            o->batch);
+    fputs(fmt == DSE_FORMAT_MD ? "```\n\n" : "\n", f);
+}
+
+enum dse_status dse_report_comm(FILE *f, const char *path, const struct dse_net *net,
+                                const struct dse_comm_opts *opts, int64_t workers, int measured,
+                                enum dse_format fmt, struct dse_err *err) {
+    struct analyzed a;
+    enum dse_status st = analyze(net, 1, 0, &a, err);
+    if (st) return st;
+    struct dse_comm_opts o = *opts;
+    o.grad_bytes = a.tot.param_bytes;
+    int64_t w[24];
+    int n = dse_comm_workers_list(workers, w, DSE_ARRAY_LEN(w));
+    struct dse_comm_point pts[24];
+    for (int i = 0; i < n && !st; i++) st = dse_comm_point(&o, w[i], &pts[i], err);
+    if (st) {
+        analyzed_free(&a);
+        return st;
+    }
+    if (fmt == DSE_FORMAT_JSON) {
+        fputs("{\n  \"network\": ", f);
+        json_str(f, net->name);
+        fputs(",\n  \"file\": ", f);
+        json_str(f, path);
+        fprintf(f, ",\n  \"model\": \"firecaffe\",\n  \"params\": %" PRId64 ",\n  \"grad_bytes\": %" PRId64
+                   ",\n  \"bandwidth_bytes_per_s\": %.9g,\n  \"latency_s\": %.9g,\n  \"batch\": %" PRId64
+                   ",\n  \"img_per_s\": %.9g,\n  \"img_per_s_source\": \"%s\",\n  \"points\": [\n",
+                a.tot.params, o.grad_bytes, o.bandwidth, o.latency_s, o.batch, o.img_per_s,
+                measured ? "measured" : "given");
+        for (int i = 0; i < n; i++) {
+            const struct dse_comm_point *q = &pts[i];
+            fprintf(f, "    {\"workers\": %" PRId64 ", \"images\": %" PRId64 ", \"ps_s\": %.9g, \"tree_s\": %.9g"
+                       ", \"compute_s\": %.9g, \"step_ps_s\": %.9g, \"step_tree_s\": %.9g, \"speedup_ps\": %.9g"
+                       ", \"speedup_tree\": %.9g, \"efficiency_ps\": %.9g, \"efficiency_tree\": %.9g}%s\n",
+                    q->workers, q->images, q->ps_s, q->tree_s, q->compute_s, q->step_ps_s, q->step_tree_s,
+                    q->speedup_ps, q->speedup_tree, q->efficiency_ps, q->efficiency_tree, i + 1 < n ? "," : "");
+        }
+        fputs("  ]\n}\n", f);
+        analyzed_free(&a);
+        return DSE_OK;
+    }
+    struct table tb;
+    tbl_init(&tb);
+    static const char *const head[] = { "workers",    "images",       "PS comm ms", "tree comm ms",
+                                        "compute ms", "step ms PS",   "step ms tree", "speedup PS",
+                                        "speedup tree", "efficiency PS", "efficiency tree" };
+    for (int k = 0; k < DSE_ARRAY_LEN(head); k++) tbl_col(&tb, head[k], 1);
+    const char *num = fmt == DSE_FORMAT_CSV ? "%.9g" : "%.2f";
+    for (int i = 0; i < n; i++) {
+        const struct dse_comm_point *q = &pts[i];
+        char (*c)[CELL_MAX] = tbl_row(&tb);
+        if (!c) {
+            tbl_free(&tb);
+            analyzed_free(&a);
+            return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        }
+        const double v[] = { 1e3 * q->ps_s,     1e3 * q->tree_s,     1e3 * q->compute_s, 1e3 * q->step_ps_s,
+                             1e3 * q->step_tree_s, q->speedup_ps,      q->speedup_tree,    q->efficiency_ps,
+                             q->efficiency_tree };
+        fmt_int(c[0], q->workers, 0);
+        fmt_int(c[1], q->images, 0);
+        for (int k = 0; k < DSE_ARRAY_LEN(v); k++) snprintf(c[2 + k], CELL_MAX, num, v[k]);
+    }
+    if (fmt != DSE_FORMAT_CSV) comm_header(f, path, net, &a.tot, &o, workers, measured, fmt);
+    tbl_print(f, &tb, fmt);
+    tbl_free(&tb);
+    analyzed_free(&a);
+    return DSE_OK;
+}
+
 static const char *fmt_ratio(char *buf, int64_t v, int64_t b) {
     if (b == 0 && v == 0) snprintf(buf, CELL_MAX, "-");
     else if (b == 0) snprintf(buf, CELL_MAX, "new");

@@ -3,8 +3,11 @@
  *
  * Sources: Forrest Iandola, "Exploring the Design Space of Deep Convolutional Neural
  * Networks at Large Scale", PhD thesis, UC Berkeley, 2016 (EECS-2016-207): Table 4.2 (NiN),
- * Tables 4.3-4.8 (its modifications), Table 5.1 (SqueezeNet). Page numbers were not
- * available to us when these tests were written; the table numbers are the reference. */
+ * Tables 4.3-4.8 (its modifications), Table 5.1 (SqueezeNet), eqs. 3.3 and 3.4 (FireCaffe's
+ * communication model; F. Iandola, K. Ashraf, M. Moskewicz, K. Keutzer, "FireCaffe: near-linear
+ * acceleration of deep neural network training on compute clusters", arXiv 1511.00175). Page
+ * numbers were not available to us when these tests were written; the table numbers are the
+ * reference. */
 #include "analysis/analysis.h"
 
 #include <math.h>
@@ -304,6 +307,88 @@ static void test_macs(void) {
     costed_free(&c);
 }
 
+/* The communication model (analysis/comm.c) at FireCaffe's own setting: NiN, whose
+ * gradients the paper gives as 30 MB per worker (arXiv 1511.00175, Fig. 3 caption), on
+ * 128 GPUs. The paper plots eqs. 3.3 and 3.4 there but we could not read its bar values, so
+ * the golden numbers below are the equations worked by hand from the thesis's NiN size
+ * (Table 4.2: 7,589,920 weights + 5,256 biases = 7,595,176 params, 30,380,704 bytes) at a
+ * round 1 GB/s: PS = 30,380,704 x 128 / 1e9 s, tree = 30,380,704 x 2 x 7 / 1e9 s. */
+static void test_comm_firecaffe(void) {
+    struct costed c;
+    CHECK_OK(build_nin(&c.net, &nin_base));
+    cost(&c, 1);
+    CHECK_INT_EQ(c.tot.param_bytes, 30380704);
+    CHECK_NEAR(c.tot.param_bytes / 1e6, 30.0, 0.02); /* "30MB of gradient updates" */
+    struct dse_comm_opts o = { .grad_bytes = c.tot.param_bytes, .bandwidth = 1e9, .batch = 1024, .img_per_s = 100 };
+    CHECK_NEAR(dse_comm_ps_s(&o, 128), 3.888730112, 1e-12);   /* eq. 3.3 */
+    CHECK_NEAR(dse_comm_tree_s(&o, 128), 0.425329856, 1e-12); /* eq. 3.4: log2(128) = 7 */
+    /* the tree's advantage is p / (2 log2 p): 128 / 14 at 128 workers, whatever the net */
+    CHECK_NEAR(dse_comm_ps_s(&o, 128) / dse_comm_tree_s(&o, 128), 128.0 / 14.0, 1e-12);
+    costed_free(&c);
+
+    /* SqueezeNet v1.0 on 10 Gb/s (1.25 GB/s), 32 workers: 1,248,424 params (Table 5.1) x 4 =
+     * 4,993,696 bytes; PS 4,993,696 x 32 / 1.25e9, tree 4,993,696 x 10 / 1.25e9 (docs/comm-model.md) */
+    CHECK_OK(build_squeezenet(&c.net, 0, DSE_BYPASS_NONE));
+    cost(&c, 1);
+    o.grad_bytes = c.tot.param_bytes, o.bandwidth = 1.25e9;
+    CHECK_NEAR(dse_comm_ps_s(&o, 32), 0.1278386176, 1e-12);
+    CHECK_NEAR(dse_comm_tree_s(&o, 32), 0.039949568, 1e-12);
+    costed_free(&c);
+}
+
+/* The closed forms: one worker communicates nothing; two workers cost the tree one level up
+ * and one down; a non-power of two costs the next power's levels; latency alpha per message. */
+static void test_comm_closed_forms(void) {
+    static const struct { int64_t p; int levels; } lv[] = {
+        { 1, 0 }, { 2, 1 }, { 3, 2 }, { 4, 2 }, { 5, 3 }, { 8, 3 }, { 9, 4 }, { 128, 7 }, { 65536, 16 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(lv); i++) CHECK_INT_EQ(dse_comm_tree_levels(lv[i].p), lv[i].levels);
+    const double n = 4e6, bw = 2e9; /* 4 MB at 2 GB/s: 2 ms per message */
+    struct dse_comm_opts o = { .grad_bytes = 4000000, .bandwidth = bw, .batch = 32, .img_per_s = 64 };
+    struct dse_comm_point pt;
+    CHECK_OK(dse_comm_point(&o, 1, &pt, NULL));
+    CHECK(pt.ps_s == 0 && pt.tree_s == 0);
+    CHECK_NEAR(pt.compute_s, 0.5, 1e-15); /* 32 images at 64 img/s */
+    CHECK(pt.speedup_ps == 1 && pt.speedup_tree == 1 && pt.efficiency_tree == 1);
+    CHECK_NEAR(dse_comm_tree_s(&o, 2), n * 2 / bw, 1e-15);
+    CHECK_NEAR(dse_comm_ps_s(&o, 2), n * 2 / bw, 1e-15); /* p = 2 and p = 4: the two agree */
+    CHECK_NEAR(dse_comm_ps_s(&o, 4), dse_comm_tree_s(&o, 4), 1e-15);
+    CHECK_NEAR(dse_comm_tree_s(&o, 3), 0.008, 1e-15);    /* ceil(log2 3) = 2 levels each way */
+    CHECK_NEAR(dse_comm_ps_s(&o, 3), 0.006, 1e-15);
+    /* 3 workers: the largest share is ceil(32 / 3) = 11 images; step = compute + comm */
+    CHECK_OK(dse_comm_point(&o, 3, &pt, NULL));
+    CHECK_INT_EQ(pt.images, 11);
+    CHECK_NEAR(pt.compute_s, 11.0 / 64, 1e-15);
+    CHECK_NEAR(pt.step_tree_s, 11.0 / 64 + 0.008, 1e-15);
+    CHECK_NEAR(pt.speedup_ps, 0.5 / (11.0 / 64 + 0.006), 1e-15);
+    CHECK_NEAR(pt.efficiency_ps, pt.speedup_ps / 3, 1e-15);
+    /* latency: 8 workers, alpha 50 us: PS 8 messages, tree 2 x 3 */
+    o.latency_s = 50e-6;
+    CHECK_NEAR(dse_comm_ps_s(&o, 8), 8 * (50e-6 + 0.002), 1e-15);
+    CHECK_NEAR(dse_comm_tree_s(&o, 8), 6 * (50e-6 + 0.002), 1e-15);
+    CHECK(dse_comm_ps_s(&o, 1) == 0 && dse_comm_tree_s(&o, 1) == 0);
+    /* out of range: named, never asserted */
+    struct dse_err err = { 0 };
+    CHECK_INT_EQ(dse_comm_point(&o, 33, &pt, &err), DSE_ERR_CONFIG); /* more workers than images */
+    CHECK_INT_EQ(dse_comm_point(&o, 0, &pt, &err), DSE_ERR_CONFIG);
+    o.bandwidth = 0;
+    CHECK_INT_EQ(dse_comm_point(&o, 2, &pt, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "bandwidth = 0 bytes/s; expected > 0");
+    o.bandwidth = NAN;
+    CHECK_INT_EQ(dse_comm_point(&o, 2, &pt, &err), DSE_ERR_CONFIG);
+    o.bandwidth = bw, o.latency_s = -1e-6;
+    CHECK_INT_EQ(dse_comm_point(&o, 2, &pt, &err), DSE_ERR_CONFIG);
+    /* the report's worker counts: powers of two, then the number asked for */
+    int64_t w[20];
+    int k = dse_comm_workers_list(12, w, 20);
+    CHECK_INT_EQ(k, 5);
+    CHECK(w[0] == 1 && w[1] == 2 && w[2] == 4 && w[3] == 8 && w[4] == 12);
+    CHECK_INT_EQ(dse_comm_workers_list(32, w, 20), 6);
+    CHECK_INT_EQ(w[5], 32);
+    CHECK_INT_EQ(dse_comm_workers_list(1, w, 20), 1);
+    CHECK_INT_EQ(dse_comm_workers_list(DSE_COMM_WORKERS_MAX, w, 20), 17);
+}
+
 static const struct check_case cases[] = {
     { "cost-nin-4.2",        test_nin_table_4_2 },
     { "cost-nin-4.3-4.8",    test_nin_modifications },
@@ -314,6 +399,8 @@ static const struct check_case cases[] = {
     { "delta-reach",         test_delta_reach },
     { "delta-duplicates",    test_delta_duplicates },
     { "rows-expand",         test_rows_expand },
+    { "comm-firecaffe",      test_comm_firecaffe },
+    { "comm-closed-forms",   test_comm_closed_forms },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
