@@ -320,6 +320,43 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     return st;
 }
 
+/* --ranks-per-candidate P: join the P ranks mpirun (or srun) started. Rank 0 returns -1 and
+ * goes on as the sweep's one worker (o->dist set); ranks 1.. follow it and return their exit
+ * status, as does any rank when the ranks are not what was asked. */
+static int sweep_ranks(const char *cmd, const struct dse_opt_args *a, const struct dse_space *s,
+                       struct dse_sweep_opts *o, struct dse_dist **dist) {
+    const int want = OPT_INT(RANKS_PER_CAND, 1);
+    struct dse_err err = { 0 };
+    if (OPT(GPUS)) return bad_usage(cmd, "--ranks-per-candidate trains on the CPU ranks for now; drop --gpus%s", "");
+    if (OPT(WORKERS) && o->workers != 1)
+        return bad_usage(cmd, "each group of --ranks-per-candidate ranks is one worker: leave out --workers %s "
+                              "(start more groups for more workers)", OPT(WORKERS));
+    o->workers = 1;
+    if (want > 1 && !dse_dist_launched()) {
+        fprintf(stderr, "dse sweep: --ranks-per-candidate %d: start it under mpirun -np %d (or srun -n %d), one "
+                        "process per rank\n", want, want, want);
+        return EXIT_BAD_INPUT;
+    }
+    if (dse_dist_init(dist, &err)) return fail(&err);
+    const int rank = dse_dist_rank(*dist), ranks = dse_dist_size(*dist);
+    if (ranks != want) {
+        if (rank == 0)
+            fprintf(stderr, "dse sweep: --ranks-per-candidate %d, but %d ranks were started: give mpirun -np %d\n",
+                    want, ranks, want);
+        dse_dist_finish(*dist);
+        return EXIT_BAD_INPUT;
+    }
+    o->dist = *dist;
+    if (rank == 0) return -1;
+    if (dse_sweep_follow(s, o, &err)) {
+        char buf[1024];
+        fprintf(stderr, "dse sweep: rank %d of %d: %s\n", rank, ranks, dse_err_format(&err, buf, sizeof buf));
+        dse_dist_abort(*dist, 1);
+    }
+    dse_dist_finish(*dist);
+    return 0;
+}
+
 static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_space s;
     struct dse_err err = { 0 };
@@ -395,6 +432,10 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     }
     snprintf(dir, sizeof dir, "%s", OPT(OUT) ? OPT(OUT) : "sweeps/");
     if (!OPT(OUT)) strncat(dir, s.name, sizeof dir - strlen(dir) - 1);
+    /* --ranks-per-candidate P under mpirun -np P: the ranks are one worker (issue #17); rank 0
+     * goes on below, the others train what it tells them (dse_sweep_follow) and print nothing. */
+    struct dse_dist *dist = NULL;
+    if (OPT(RANKS_PER_CAND) && (rc = sweep_ranks(c->name, a, &s, &o, &dist)) >= 0) return dse_space_free(&s), rc;
     rc = 0;
     if (!analytic && !s.train.present) {
         dse_err_set(&err, DSE_ERR_CONFIG, a->pos[0], 0, "no train section, so nothing to train; add train = { dataset = "
@@ -442,6 +483,8 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
                    "its own frontier): %s\nLearning curves: %s\n", plot, plot_flops, curves);
     }
     dse_space_free(&s);
+    if (rc && dse_dist_size(dist) > 1) dse_dist_abort(dist, rc); /* the other ranks may wait for a job */
+    dse_dist_finish(dist);
     return rc;
 }
 

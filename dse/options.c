@@ -282,6 +282,8 @@ static const struct dse_opt_line lines_sweep[] = {
     OWN(MAX_CRASHES, "a candidate whose workers die N times in a row without finishing an\n"
                      "epoch is marked failed (default 3)"),
     OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),
+    OWN(RANKS_PER_CAND, "under mpirun -np P: the ranks are one\n"
+                        "worker that trains each candidate data-parallel (docs/training.md)"),
     HEADING("\nOn GPUs (docs/sweep-dir.md, \"Sweeps on shared GPUs\"):\n"),
     OWN(GPUS, "train on these CUDA devices instead of the CPU: comma-separated indices as\n"
               "this process sees them (CUDA_VISIBLE_DEVICES renumbers them from 0), or\n"

@@ -87,6 +87,7 @@ void dse_model_free(struct dse_model *m) {
     const int on_gpu = m->device.kind == DSE_DEVICE_CUDA;
     for (int i = 0; m->nodes && i < m->net.n_layers; i++) {
         if (m->gpu) dse_cuda_node_release(m->gpu, &m->nodes[i]);
+        free(m->nodes[i].db_part);
         dse_node_deinit(&m->nodes[i]);
     }
     /* Device tensors are wrapped (own nothing); host ones not yet moved free themselves. */
@@ -100,7 +101,6 @@ void dse_model_free(struct dse_model *m) {
     free(m->nodes);
     free(m->labels);
     free(m->host_prob);
-    for (int i = 0; m->nodes && i < m->net.n_layers; i++) free(m->nodes[i].db_part);
     free(m->dist_f);
     free(m->dist_d);
     for (int k = 0; k < 2; k++)

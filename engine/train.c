@@ -730,6 +730,14 @@ static uint64_t run_hash(const struct dse_model *m, const struct dse_train_opts 
     return o->resume ? dse_fnv1a64(h, o->resume, strlen(o->resume)) : h;
 }
 
+/* o->cancel asked before a step. Data-parallel ranks stop together: rank 0 asks (a sweep
+ * worker that lost its lease) and tells the others, whose steps would otherwise wait for it. */
+static int want_cancel(const struct dse_train_opts *o) {
+    int c = o->cancel && dse_dist_rank(o->dist) == 0 ? o->cancel(o->progress_arg) : 0;
+    if (dse_dist_size(o->dist) > 1 && dse_dist_bcast(o->dist, &c, sizeof c, 0, NULL)) c = 1;
+    return c;
+}
+
 /* 1 if the tally of epoch e (0-based) met a loss that was not finite: r says where. */
 static int diverged(struct dse_train_result *r, int e, const struct dse_step_tally *t) {
     if (t->diverged_at < 0) return 0;
@@ -834,7 +842,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
             }
             if (!dse_loader_next(ltrain, ranks > 1 ? xg : xb, labels, &count)) break;
             if (ranks > 1) memcpy(xb, xg + first * img, sizeof *xb * (size_t)(share * img));
-            if (o->cancel && o->cancel(o->progress_arg)) {
+            if (want_cancel(o)) {
                 if ((st = dse_model_tally(m, &tl, 0, err))) goto done;
                 r->clipped_steps = clipped0 + tl.clipped;
                 strcpy(r->status, "cancelled");

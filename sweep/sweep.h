@@ -10,6 +10,7 @@
 
 #include "sweep/space.h"
 #include "engine/cuda/cuda.h"
+#include "engine/dist.h"
 
 struct dse_cost_totals; /* analysis/analysis.h */
 
@@ -146,6 +147,12 @@ struct dse_sweep_opts {
                                         without finishing an epoch is marked failed */
     const char *data_root;           /* NULL: DSE_DATA_ROOT */
     FILE       *log;                 /* progress lines; NULL: quiet */
+    struct dse_dist *dist;           /* --ranks-per-candidate (issue #17): NULL or a group of one:
+                                        alone. Else this process is rank 0 of a group that trains
+                                        each candidate data-parallel (engine/dist.h): its one CPU
+                                        worker claims, records and checkpoints; before every
+                                        training run it tells the other ranks, which run
+                                        dse_sweep_follow, what to train */
 };
 
 /* workers 2, threads 1, lease 60 s, no time budget, max_crashes 3, the CPU (no GPUs),
@@ -171,6 +178,12 @@ enum dse_status dse_sweep_gpus_check(struct dse_sweep_opts *o, FILE *log, struct
  * *finished = 1 if every candidate has a final status. */
 enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
                                 int *finished, struct dse_err *err);
+
+/* Ranks 1.. of a --ranks-per-candidate group (o->dist): train, data-parallel with rank 0,
+ * what rank 0's worker trains, until dse_sweep_train on rank 0 returns (it tells them).
+ * They write nothing. A rank whose training fails ends the group (dse_dist_abort): rank 0's
+ * lease then lapses and the candidate is taken over as after kill -9. */
+enum dse_status dse_sweep_follow(const struct dse_space *s, const struct dse_sweep_opts *o, struct dse_err *err);
 
 /* Fill o->plan's rungs from its other fields; DSE_ERR_CONFIG if halving has no rung
  * below the budget. */

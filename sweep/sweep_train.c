@@ -782,6 +782,57 @@ static void train_opts(const struct worker *w, struct dse_train_opts *o) {
     }
 }
 
+/* ---- ranks per candidate (issue #17) ------------------------------------------------------- */
+
+/* What rank 0 tells the other ranks before each training run: the candidate (its grid
+ * index) and the options, their strings by value; 0 in `train` ends dse_sweep_follow. */
+struct follow_job {
+    int32_t               train;
+    uint64_t              index;
+    struct dse_train_opts o;    /* its pointers are rank 0's: dse_sweep_follow sets its own */
+    char                  data[4096], data_root[4096], resume[4200], conv[4200];
+};
+
+static enum dse_status follow_send(struct dse_dist *d, uint64_t index, const struct dse_train_opts *o,
+                                   struct dse_err *err) {
+    struct follow_job *j = calloc(1, sizeof *j);
+    if (!j) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    j->train = o != NULL, j->index = index;
+    if (o) {
+        j->o = *o;
+        dse_strlcpy(j->data, o->data, (int)sizeof j->data);
+        if (o->data_root) dse_strlcpy(j->data_root, o->data_root, (int)sizeof j->data_root);
+        if (o->resume) dse_strlcpy(j->resume, o->resume, (int)sizeof j->resume);
+        if (o->conv_cache) dse_strlcpy(j->conv, o->conv_cache, (int)sizeof j->conv);
+    }
+    enum dse_status st = dse_dist_bcast(d, j, sizeof *j, 0, err);
+    free(j);
+    return st;
+}
+
+enum dse_status dse_sweep_follow(const struct dse_space *s, const struct dse_sweep_opts *o, struct dse_err *err) {
+    struct follow_job *j = malloc(sizeof *j);
+    struct dse_train_result *res = malloc(sizeof *res);
+    enum dse_status st = j && res ? DSE_OK : dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    while (!st && !(st = dse_dist_bcast(o->dist, j, sizeof *j, 0, err)) && j->train) {
+        struct dse_mp mp;
+        struct dse_net net;
+        dse_net_init(&net, s->name, 1, 1, 1);
+        dse_space_candidate(s, j->index, &mp);
+        struct dse_train_opts t = j->o;
+        t.data = j->data, t.data_root = j->data_root[0] ? j->data_root : NULL;
+        t.resume = j->resume[0] ? j->resume : NULL, t.conv_cache = j->conv[0] ? j->conv : NULL;
+        t.norm = NULL, t.checkpoint_dir = NULL; /* rank 0 writes */
+        t.progress = NULL, t.cancel = NULL, t.note = NULL, t.progress_arg = NULL;
+        t.dist = o->dist;
+        if (!(st = dse_space_build(s, &mp, &net, err))) st = dse_train_run(&net, &t, res, err);
+        dse_net_deinit(&net);
+    }
+    free(j);
+    free(res);
+    return st;
+}
+
 /* "cpu" or "cuda:N": where this worker trains. */
 static const char *worker_device(const struct worker *w, char *buf, int size) {
     if (w->gpu >= 0) snprintf(buf, (size_t)size, "cuda:%d", w->gpu);
@@ -964,7 +1015,17 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         for (;;) {
             if (from > 0) ckpt_path(w, c->id, from, resume, sizeof resume);
             o.resume = from > 0 ? resume : NULL;
+            if (w->o.dist) { /* the other ranks train it with this worker (dse_sweep_follow) */
+                o.dist = w->o.dist;
+                if ((st = follow_send(w->o.dist, c->index, &o, err))) break;
+            }
             st = dse_train_run(&net, &o, res, err);
+            /* a data-parallel run that failed may have left the other ranks waiting in a sum:
+             * end the group; the lease lapses and the candidate is taken over */
+            if (st && dse_dist_size(w->o.dist) > 1) {
+                say(w, "%s: %s; ending the %d ranks", c->id, err->msg, dse_dist_size(w->o.dist));
+                dse_dist_abort(w->o.dist, 1);
+            }
             /* a checkpoint that does not load (cut short by a full disk, say): the one before it
              * (not for want of memory: the checkpoint is fine). The reader names the file at
              * fault; a message that merely mentions a path under checkpoints/ (a cuDNN choice
@@ -1686,8 +1747,27 @@ static int per_gpu_auto(int n_gpus, int left) {
     return k < 1 ? 1 : k;
 }
 
+static enum dse_status sweep_train(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
+                                   int *finished, struct dse_err *err);
+
 enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
                                 int *finished, struct dse_err *err) {
+    const int ranks = dse_dist_size(o->dist);
+    if (ranks > 1 && (o->workers != 1 || o->n_gpus || o->gpus_all || o->per_process > 1)) {
+        *finished = 0;
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--ranks-per-candidate: each group of %d ranks is one "
+                           "CPU worker (--workers 1, no --gpus); start more groups for more workers", ranks);
+    }
+    enum dse_status st = sweep_train(s, dir, o, finished, err);
+    if (ranks > 1) { /* the other ranks' dse_sweep_follow returns */
+        struct dse_err e2 = { 0 };
+        if (follow_send(o->dist, 0, NULL, &e2)) dse_dist_abort(o->dist, 1);
+    }
+    return st;
+}
+
+static enum dse_status sweep_train(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
+                                   int *finished, struct dse_err *err) {
     struct dse_sweep_plan plan;
     struct dse_data_info info;
     struct gpu_book *book = NULL;

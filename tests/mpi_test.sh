@@ -8,6 +8,8 @@
 #      process of 2 threads (and the other way round) ends in the uninterrupted run's bits.
 #   3. Faults: ranks given different options, a batch smaller than the ranks, a batchnorm
 #      net, and a rank killed mid-epoch (mpirun ends the others, no file half-written).
+#   4. dse sweep --ranks-per-candidate 2: the same report as one worker of 2 threads, also
+#      when a rank is killed mid-sweep and the next command takes the candidate over.
 # Without MPI in the build or mpirun on PATH it prints "skipped: ..." and exits 77.
 dse=$1
 have_mpi=$2
@@ -87,7 +89,7 @@ expect2() { # expect2 WHAT PATTERN CMD...: exit status 2 and PATTERN in the outp
     shift 2
     "$@" >fault.out 2>&1
     rc=$?
-    if [ $rc -eq 2 ] && grep -q "$pat" fault.out; then echo "ok: $what: exit 2, '$pat'"
+    if [ $rc -eq 2 ] && grep -q -e "$pat" fault.out; then echo "ok: $what: exit 2, '$pat'"
     else bad "$what: exit $rc, expected 2 and '$pat':"; cat fault.out; fi
 }
 f="--epochs 1 --limit-train 96 --limit-test 50 --conv-cache none --threads 1"
@@ -124,5 +126,37 @@ for c in ck/*; do
     esac
 done
 [ -f ck/epoch-1.ckpt ] && echo "ok: ck/ holds $(ls ck | tr '\n' ' ')and each loads"
+# 4. A sweep whose candidates are each trained by 2 ranks (--ranks-per-candidate): its report
+# and checkpoints equal one worker of 2 threads; a rank killed mid-sweep ends the group, and the
+# next command takes the candidate over from its checkpoint and ends with the same report.
+space=$src/tests/spaces/sweep_tiny.cfg
+sw="--conv gemm_batch --lease-seconds 2"
+"$dse" sweep "$space" --out sw1 --workers 1 --threads 2 $sw >sw1.out 2>&1 || bad "1-worker sweep: $(tail -5 sw1.out)"
+mpirun -np 2 "$dse" sweep "$space" --out sw2 --ranks-per-candidate 2 --threads 1 $sw >sw2.out 2>&1 ||
+    bad "mpirun -np 2 dse sweep --ranks-per-candidate 2: $(tail -5 sw2.out)"
+"$dse" report sw1 --format csv >sw1.csv 2>/dev/null && "$dse" report sw2 --format csv >sw2.csv 2>/dev/null && cmp -s sw1.csv sw2.csv &&
+    echo "ok: sweep with --ranks-per-candidate 2 = 1 worker x 2 threads: the same report ($(grep -c ',done,' sw1.csv) done)" ||
+    bad "sweep report of 2 ranks per candidate differs from 1 worker x 2 threads"
+for c in sw1/checkpoints/*/epoch-3.ckpt; do cmp -s "$c" "sw2/${c#sw1/}" || bad "sweep checkpoint ${c#sw1/} differs"; done
+cat >die2.sh <<'EOF'
+#!/bin/sh
+if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then
+    (while ! ls sw3/checkpoints/*/epoch-2.ckpt >/dev/null 2>&1; do sleep 0.05; done; kill -9 $$) &
+fi
+exec "$@"
+EOF
+chmod +x die2.sh
+mpirun -np 2 ./die2.sh "$dse" sweep "$space" --out sw3 --ranks-per-candidate 2 --threads 1 $sw >sw3.out 2>&1 &&
+    bad "the sweep whose rank 1 was killed exited 0"
+mpirun -np 2 "$dse" sweep "$space" --out sw3 --ranks-per-candidate 2 --threads 1 $sw >sw3b.out 2>&1 ||
+    bad "the sweep after the kill: $(tail -5 sw3b.out)"
+"$dse" report sw3 --format csv >sw3.csv 2>/dev/null && cmp -s sw1.csv sw3.csv &&
+    echo "ok: a rank killed mid-sweep; the next command took its candidate over: the same report" ||
+    bad "the sweep after the kill ends with another report: $(diff sw1.csv sw3.csv | head -5)"
+grep -q "resumed from its checkpoint" sw3b.out &&
+    echo "ok: $(grep -m1 'resumed from its checkpoint' sw3b.out | cut -c1-150)" ||
+    bad "the second command resumed no candidate from its checkpoint: $(grep -m3 training sw3b.out)"
+expect2 "ranks other than asked" "--ranks-per-candidate 3, but 2 ranks were started" \
+    mpirun -np 2 "$dse" sweep "$space" --out sw4 --ranks-per-candidate 3
 echo "$fail failed"
 [ $fail -eq 0 ]
