@@ -408,11 +408,21 @@ enum dse_status dse_slurm_cancel(FILE *f, const char *dir, struct dse_err *err) 
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: no Slurm job is recorded there (%s is missing or empty); "
                            "dse sweep SPACE --out %s --slurm submits one", dir, path, dir);
     if ((st = need("scancel", "cancelling the job", err))) return st;
+    const int squeue = dse_slurm_have("squeue");
     for (int k = 0; k < n; k++) {
         char *out = NULL, *msg = NULL;
         int rc;
+        char *sq_argv[] = { "squeue", "-h", "-j", jobs[k].id, "-o", "%i", NULL };
+        if (squeue && !(st = run(sq_argv, &out, &msg, &rc, err)) && rc == 0 && !out[strspn(out, " \n")]) {
+            fprintf(f, "job %s (submitted %s UTC) has ended already: not in squeue, nothing to cancel\n", jobs[k].id,
+                    jobs[k].when); /* scancel would say nothing of it while Slurm remembers it (MinJobAge) */
+            free(out), free(msg);
+            continue;
+        }
+        free(out), free(msg);
+        out = msg = NULL;
         char *argv[] = { "scancel", jobs[k].id, NULL };
-        if ((st = run(argv, &out, &msg, &rc, err))) {
+        if (st || (st = run(argv, &out, &msg, &rc, err))) {
             free(out), free(msg);
             return st;
         }
