@@ -84,7 +84,8 @@ static const char usage_status[] =
     "Where a training sweep stands: candidates done, stopped (by rung), diverged, failed,\n"
     "running (and on which host and pid), waiting for a rung decision and pending; epochs and\n"
     "time spent against full training; an ETA while a worker runs (a sweep with none is\n"
-    "paused, and says how to go on). Reads only: safe while workers run.\n"
+    "paused, and says how to go on); for a sweep submitted with --slurm, the state of each of its\n"
+    "Slurm tasks (squeue, sacct). Reads only: safe while workers run.\n"
     "\n";
 
 static const char usage_report[] =
@@ -294,7 +295,8 @@ static const struct dse_opt_line lines_sweep[] = {
     OWN(ARRAY, "tasks in the array, each one worker command (default 2)"),
     OWN(GPUS_PER_TASK, "GPUs of each task (--gres=gpu:K); its worker trains on them all\n"
                        "(--gpus all) unless --gpus says otherwise, --per-gpu as above"),
-    OWN(SBATCH, "further sbatch options, written as an #SBATCH line (e.g. \"-p gpu -t 4:00:00\")"),
+    OWN(SBATCH, "further sbatch options, written as one #SBATCH line of the script\n"
+                "(e.g. \"-p gpu -t 4:00:00\")"),
     OWN(DRY_RUN, "write and print the script; submit nothing"),
     OWN(CANCEL, "with DIR: scancel the jobs recorded in DIR/slurm/jobs"),
 };
