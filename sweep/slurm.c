@@ -227,12 +227,15 @@ static enum dse_status run(char *const argv[], char **out, char **errtext, int *
     return DSE_OK;
 }
 
-/* s without its trailing white space, and its line breaks as "; " (for a one-line message). */
-static void one_line(char *s) {
-    size_t n = strlen(s);
-    while (n && strchr(" \t\r\n", s[n - 1])) s[--n] = '\0';
-    for (char *p = s; *p; p++)
-        if (*p == '\n') *p = ';';
+/* s on one line into buf: its line breaks as "; ", no trailing white space (for a message). */
+static const char *one_line(const char *s, char *buf, int size) {
+    int n = 0;
+    for (; *s && n < size - 3; s++)
+        if (*s != '\n') buf[n++] = *s == '\r' || *s == '\t' ? ' ' : *s;
+        else if (s[strspn(s, " \t\r\n")]) buf[n++] = ';', buf[n++] = ' ';
+    while (n && buf[n - 1] == ' ') n--;
+    buf[n] = '\0';
+    return buf;
 }
 
 static enum dse_status need(const char *cmd, const char *what, struct dse_err *err) {
@@ -282,10 +285,10 @@ enum dse_status dse_slurm_submit(const char *dir, int array, char *job_id, int s
     dse_slurm_script_path(dir, script, (int)sizeof script);
     char *argv[] = { "sbatch", "--parsable", script, NULL };
     if ((st = run(argv, &out, &msg, &rc, err))) goto done;
-    one_line(msg);
     if (rc != 0) {
+        char said[400];
         st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "sbatch refused the job (exit status %d): %s", rc,
-                         msg[0] ? msg : "(it said nothing)");
+                         msg[strspn(msg, " \n")] ? one_line(msg, said, (int)sizeof said) : "(it said nothing)");
         goto done;
     }
     /* --parsable: "<id>" or "<id>;<cluster>" on the last line (warnings may come before) */
@@ -294,8 +297,9 @@ enum dse_status dse_slurm_submit(const char *dir, int array, char *job_id, int s
     const char *last = strrchr(out, '\n') ? strrchr(out, '\n') + 1 : out;
     size_t digits = strspn(last, "0123456789");
     if (!digits || (last[digits] && last[digits] != ';') || (int)digits >= size) {
-        one_line(out);
-        st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "sbatch printed no job id: '%s'", out);
+        char said[400];
+        st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "sbatch printed no job id: '%s'",
+                         one_line(out, said, (int)sizeof said));
         goto done;
     }
     memcpy(job_id, last, digits);
@@ -348,6 +352,20 @@ static const char *state_of(char *lines, const char *task, char *buf, int size) 
     return NULL;
 }
 
+/* squeue's rows "<task>|<state>|<node or reason>" for job id (every array task its own row)
+ * into *rows; *known = 0 when squeue failed for another reason than not knowing the job
+ * (which it says once the job has ended and been forgotten), its message in said. */
+static enum dse_status squeue_rows(const char *id, char **rows, int *known, char *said, int size, struct dse_err *err) {
+    char *msg = NULL;
+    int rc;
+    char *argv[] = { "squeue", "-h", "-r", "-j", (char *)id, "-o", "%i|%T|%R", NULL };
+    enum dse_status st = run(argv, rows, &msg, &rc, err);
+    *known = !st && (rc == 0 || strstr(msg, "Invalid job id"));
+    if (!st && !*known) one_line(msg[0] ? msg : "failed", said, size);
+    free(msg);
+    return st;
+}
+
 enum dse_status dse_slurm_status(FILE *f, const char *dir, struct dse_err *err) {
     struct dse_slurm_rec jobs[DSE_SLURM_JOBS_MAX];
     int n;
@@ -363,22 +381,21 @@ enum dse_status dse_slurm_status(FILE *f, const char *dir, struct dse_err *err) 
                    "%s/slurm/jobs)\n", n > 1 ? "s" : "", list, dir);
         return DSE_OK;
     }
-    char *sq = NULL, *sq_err = NULL, *sa = NULL, *sa_err = NULL;
-    int rc_sq, rc_sa = -1;
-    char *sq_argv[] = { "squeue", "-h", "-r", "-j", list, "-o", "%i|%T|%R", NULL };
-    if ((st = run(sq_argv, &sq, &sq_err, &rc_sq, err))) goto done;
-    if (dse_slurm_have("sacct")) {
+    char *sa = NULL, *sa_err = NULL;
+    int rc_sa = -1;
+    if (dse_slurm_have("sacct")) { /* for the tasks squeue no longer lists; fails where there is no accounting */
         char *sa_argv[] = { "sacct", "-n", "-X", "-P", "-j", list, "-o", "JobID,State,ExitCode", NULL };
         if ((st = run(sa_argv, &sa, &sa_err, &rc_sa, err))) goto done;
     }
-    one_line(sq_err);
     fprintf(f, "Slurm (%s/slurm/jobs):\n", dir);
-    if (rc_sq != 0) /* squeue refuses a list of which a job is unknown to it: each job alone then */
-        fprintf(f, "  squeue: %s\n", sq_err[0] ? sq_err : "failed");
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < n && !st; k++) {
+        char *sq = NULL, said[300];
+        int known;
         fprintf(f, "  job %s, %d task%s, submitted %s UTC\n", jobs[k].id, jobs[k].array, jobs[k].array > 1 ? "s" : "",
                 jobs[k].when);
-        for (int t = 0; t < jobs[k].array; t++) {
+        if (!(st = squeue_rows(jobs[k].id, &sq, &known, said, (int)sizeof said, err)) && !known)
+            fprintf(f, "    squeue: %s\n", said);
+        for (int t = 0; t < jobs[k].array && !st; t++) {
             char task[64], buf[200];
             const char *s;
             snprintf(task, sizeof task, "%.31s_%d", jobs[k].id, t);
@@ -386,14 +403,15 @@ enum dse_status dse_slurm_status(FILE *f, const char *dir, struct dse_err *err) 
                 fprintf(f, "    %-12s %s\n", task, s);
             else if (rc_sa == 0 && (s = state_of(sa, task, buf, (int)sizeof buf)))
                 fprintf(f, "    %-12s %s (sacct: no longer in squeue)\n", task, s);
-            else if (rc_sq == 0)
+            else if (known)
                 fprintf(f, "    %-12s not in squeue (finished or gone)\n", task);
             else
                 fprintf(f, "    %-12s state unknown (squeue failed)\n", task);
         }
+        free(sq);
     }
 done:
-    free(sq), free(sq_err), free(sa), free(sa_err);
+    free(sa), free(sa_err);
     return st;
 }
 
@@ -412,27 +430,28 @@ enum dse_status dse_slurm_cancel(FILE *f, const char *dir, struct dse_err *err) 
     for (int k = 0; k < n; k++) {
         char *out = NULL, *msg = NULL;
         int rc;
-        char *sq_argv[] = { "squeue", "-h", "-j", jobs[k].id, "-o", "%i", NULL };
-        if (squeue && !(st = run(sq_argv, &out, &msg, &rc, err)) && rc == 0 && !out[strspn(out, " \n")]) {
+        char said[300];
+        int known = 0;
+        if (squeue && !(st = squeue_rows(jobs[k].id, &out, &known, said, (int)sizeof said, err)) && known &&
+            !out[strspn(out, " \n")]) {
             fprintf(f, "job %s (submitted %s UTC) has ended already: not in squeue, nothing to cancel\n", jobs[k].id,
                     jobs[k].when); /* scancel would say nothing of it while Slurm remembers it (MinJobAge) */
-            free(out), free(msg);
+            free(out);
             continue;
         }
-        free(out), free(msg);
-        out = msg = NULL;
+        free(out);
+        out = NULL;
         char *argv[] = { "scancel", jobs[k].id, NULL };
         if (st || (st = run(argv, &out, &msg, &rc, err))) {
             free(out), free(msg);
             return st;
         }
-        one_line(msg);
-        if (rc == 0 && !msg[0])
+        if (rc == 0 && !msg[strspn(msg, " \n")])
             fprintf(f, "cancelled job %s (%d task%s, submitted %s UTC)\n", jobs[k].id, jobs[k].array,
                     jobs[k].array > 1 ? "s" : "", jobs[k].when);
         else
             fprintf(f, "job %s (submitted %s UTC): scancel says: %s\n", jobs[k].id, jobs[k].when,
-                    msg[0] ? msg : "failed");
+                    one_line(msg[0] ? msg : "failed", said, (int)sizeof said));
         free(out), free(msg);
     }
     return DSE_OK;

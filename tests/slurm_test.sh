@@ -78,6 +78,7 @@ ReturnToService=2
 MpiDefault=none
 SwitchType=switch/none
 KillWait=5
+MinJobAge=2
 NodeName=$host NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -146,9 +147,9 @@ while :; do
     fi
     sleep 0.2
 done
-step "task 1 (pid $pid) is inside an epoch of $victim: $(sed 's/.*"epoch": \([0-9]*\), "iter": \([0-9]*\), "iters": \([0-9]*\).*/epoch \1, iteration \2 of \3/' "$lease")"
+step "task 1 (pid $pid) is inside an epoch of $victim: $(sed 's/.*"epoch": \([0-9]*\), "iter": \([0-9]*\), "iters": \([0-9]*\).*/lease: epoch \1 (0-based), iteration \2 of \3/' "$lease")"
 "$dse" status "$dir" >"$tmp/status1.txt" 2>&1 || { cat "$tmp/status1.txt"; fail "dse status failed"; }
-sed -n '/^Slurm/,$p' "$tmp/status1.txt"
+sed -n '/^\(Training now\|Slurm\)/,$p' "$tmp/status1.txt"
 grep -q "${job}_1 *RUNNING" "$tmp/status1.txt" || fail "dse status does not show task ${job}_1 running"
 scancel "${job}_1" || fail "scancel ${job}_1 failed"
 i=0
@@ -199,7 +200,8 @@ results "$dir" >"$tmp/got.results"
 step "reports (csv, md, tex, json without times) and $(wc -l <"$tmp/got.results") per-epoch figures equal the uninterrupted run's, bit for bit"
 
 # ---- --cancel: says what it did; with nothing recorded, exit 2 -------------------------------------
-"$dse" sweep "$dir" --slurm --cancel >"$tmp/cancel.log" 2>&1 || { cat "$tmp/cancel.log"; fail "--cancel failed"; }
+"$dse" sweep "$dir" --slurm --cancel >"$tmp/cancel.log" 2>&1 && grep -q "job $job .* has ended already" "$tmp/cancel.log" ||
+    { cat "$tmp/cancel.log"; fail "--cancel of the ended job"; }
 step "dse sweep DIR --slurm --cancel: $(cat "$tmp/cancel.log")"
 "$dse" sweep "$tmp/ref" --slurm --cancel >"$tmp/cancel2.log" 2>&1
 rc=$?

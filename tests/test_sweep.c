@@ -3136,13 +3136,10 @@ static void test_slurm_script(void) {
 
 /* A stand-in for a Slurm command: dir/name, a shell script with body. */
 static void fake_cmd(const char *dir, const char *name, const char *body) {
-    char path[400];
+    char path[400], text[800];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f) return;
-    fprintf(f, "#!/bin/sh\n%s\n", body);
-    fclose(f);
+    int n = snprintf(text, sizeof text, "#!/bin/sh\n%s\n", body);
+    CHECK_OK(dse_fs_write_atomic(path, text, (size_t)n, NULL));
     chmod(path, 0755);
 }
 
