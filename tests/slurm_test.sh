@@ -47,7 +47,8 @@ dd if=/dev/urandom of="$tmp/munge.key" bs=1024 count=1 2>/dev/null && chmod 400 
 munged -F -f --key-file="$tmp/munge.key" --socket="$tmp/munge.sock" --pid-file="$tmp/munged.pid" \
     --log-file="$tmp/munged.log" --seed-file="$tmp/munged.seed" >/dev/null 2>&1 &
 pids="$! $pids"
-host=$(hostname -s)
+host=$(uname -n)
+host=${host%%.*} # the short name, as slurmd calls its node
 port=$((20000 + $$ % 20000)) # two runs at once use different ports
 mkdir -p "$tmp/state" "$tmp/spool"
 cat >"$tmp/slurm.conf" <<EOF
