@@ -19,6 +19,7 @@
 #include "dse/netfile.h"
 #include "dse/options.h"
 #include "dse/report.h"
+#include "sweep/slurm.h"
 #include "sweep/space.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_impl.h"
@@ -357,6 +358,80 @@ static int sweep_ranks(const char *cmd, const struct dse_opt_args *a, const stru
     return 0;
 }
 
+/* The options of `dse sweep --slurm` itself: not passed on to the workers of its tasks
+ * (--out is, made absolute). */
+static const enum dse_opt slurm_own[] = { DSE_OPT_SLURM, DSE_OPT_ARRAY, DSE_OPT_GPUS_PER_TASK, DSE_OPT_SBATCH,
+                                          DSE_OPT_DRY_RUN, DSE_OPT_CANCEL, DSE_OPT_OUT };
+
+static int slurm_option(enum dse_opt k) {
+    for (int i = 0; i < DSE_ARRAY_LEN(slurm_own); i++)
+        if (slurm_own[i] == k) return 1;
+    return 0;
+}
+
+/* dse sweep DIR --slurm --cancel: only --out may name DIR instead. */
+static int sweep_cancel(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
+    struct dse_err err = { 0 };
+    for (int k = 0; k < DSE_OPT_COUNT; k++)
+        if (a->val[k] && k != DSE_OPT_SLURM && k != DSE_OPT_CANCEL && k != DSE_OPT_OUT)
+            return bad_usage(c->name, "--cancel stops what DIR/slurm/jobs records: give only DIR --slurm --cancel "
+                             "(%s is not for it)", dse_opt_specs[k].name);
+    return dse_slurm_cancel(stdout, OPT(OUT) ? OPT(OUT) : a->pos[0], &err) ? fail(&err) : 0;
+}
+
+/* dse sweep SPACE --out DIR --slurm ...: DIR is prepared (dse_sweep_analytic, the data);
+ * write DIR/slurm/sweep.sbatch, whose tasks run this command's worker with the options it
+ * was given (but --slurm's own), and submit it (--dry-run: print it). */
+static int sweep_slurm(const struct dse_opt_cmd *c, const struct dse_opt_args *a, const struct dse_space *s,
+                       const char *dir, const struct dse_sweep_opts *o) {
+    struct dse_err err = { 0 };
+    char dse[4096], space[4096], out[4096], data_root[4096], name[96], path[4200], *text = NULL;
+    const char *args[2 * DSE_OPT_COUNT + 2];
+    int n_args = 0, rc = 0;
+    if (dse_slurm_abspath("/proc/self/exe", dse, (int)sizeof dse) || dse_slurm_abspath(a->pos[0], space, (int)sizeof space) ||
+        dse_slurm_abspath(dir, out, (int)sizeof out))
+        return bad_usage(c->name, "cannot tell the absolute path of the dse binary, the space or '%s'", dir);
+    for (size_t n = strlen(out); n > 1 && out[n - 1] == '/';) out[--n] = '\0';
+    for (int i = 0; i < c->n_lines; i++) { /* the worker's options, in the table's order */
+        const struct dse_opt_line *l = &c->lines[i];
+        if (l->place == DSE_OPT_PLACE_HEADING || !a->val[l->opt] || slurm_option(l->opt)) continue;
+        args[n_args++] = dse_opt_specs[l->opt].name;
+        if (dse_opt_specs[l->opt].kind == DSE_OPT_KIND_FLAG) continue;
+        args[n_args++] = a->val[l->opt];
+        if (l->opt == DSE_OPT_DATA_ROOT && !dse_slurm_abspath(OPT(DATA_ROOT), data_root, (int)sizeof data_root))
+            args[n_args - 1] = data_root;
+    }
+    if (OPT(GPUS_PER_TASK) && !OPT(GPUS)) args[n_args++] = "--gpus", args[n_args++] = "all";
+    snprintf(name, sizeof name, "dse-%.80s", s->name);
+    const struct dse_slurm_job job = {
+        .dse = dse, .space = space, .dir = out, .name = name, .array = OPT_INT(ARRAY, 2),
+        .cpus_per_task = OPT(GPUS_PER_TASK) ? 0 : OPT(RANKS_PER_CAND) ? o->threads : o->workers * o->threads,
+        .gpus_per_task = OPT_INT(GPUS_PER_TASK, 0), .ranks = OPT_INT(RANKS_PER_CAND, 0),
+        .sbatch = OPT(SBATCH), .args = args, .n_args = n_args,
+    };
+    dse_slurm_script_path(out, path, (int)sizeof path);
+    if (dse_slurm_script(&job, &text, &err) || dse_slurm_script_write(out, text, &err)) {
+        free(text);
+        return fail(&err);
+    }
+    if (FLAG(DRY_RUN)) {
+        printf("%s--- dry run: %s written, nothing submitted (dse sweep without --dry-run submits and records "
+               "it; sbatch %s submits it unrecorded)\n", text, path, path);
+    } else {
+        char id[32];
+        if (dse_slurm_submit(out, job.array, id, (int)sizeof id, &err)) {
+            rc = fail(&err);
+        } else {
+            printf("Submitted Slurm job %s: %d task%s, each a worker of %s (script: %s; output: %s/slurm/%s_<task>.out)\n"
+                   "next: dse status %s               (the tasks' states beside the leases)\n"
+                   "      dse sweep %s --slurm --cancel  (scancel the job; the candidates stay, resumable)\n",
+                   id, job.array, job.array > 1 ? "s" : "", out, path, out, id, out, out);
+        }
+    }
+    free(text);
+    return rc;
+}
+
 static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_space s;
     struct dse_err err = { 0 };
@@ -366,6 +441,24 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     int rc;
     dse_sweep_opts_default(&o);
     if (OPT(OUT) && !OPT(OUT)[0]) return bad_usage(c->name, "--out needs a directory name%s", "");
+    const int slurm = FLAG(SLURM);
+    for (int i = 0; !slurm && i < DSE_ARRAY_LEN(slurm_own); i++)
+        if (slurm_own[i] != DSE_OPT_OUT && a->val[slurm_own[i]])
+            return bad_usage(c->name, "%s is for Slurm: give --slurm with it", dse_opt_specs[slurm_own[i]].name);
+    if (FLAG(CANCEL)) return sweep_cancel(c, a);
+    if (slurm && FLAG(ANALYTIC_ONLY))
+        return bad_usage(c->name, "--analytic-only trains nothing, so there is nothing for Slurm to run%s", "");
+    if (slurm && OPT(GPUS) && !OPT(GPUS_PER_TASK))
+        return bad_usage(c->name, "--gpus %s under --slurm needs --gpus-per-task K (the GPUs Slurm gives each task)",
+                         OPT(GPUS));
+    if (slurm && OPT(GPUS_PER_TASK) && OPT(WORKERS))
+        return bad_usage(c->name, "--workers %s is for the CPU; with --gpus-per-task give --per-gpu (workers per GPU)",
+                         OPT(WORKERS));
+    if (slurm && !FLAG(DRY_RUN) && !dse_slurm_have("sbatch")) { /* before anything is written */
+        dse_err_set(&err, DSE_ERR_UNSUPPORTED, NULL, 0, "sbatch is not on PATH: submitting needs Slurm's client "
+                    "commands (Debian: slurm-client); --dry-run writes and prints DIR/slurm/sweep.sbatch anyway");
+        return fail(&err);
+    }
     o.workers = OPT_INT(WORKERS, o.workers);
     o.threads = OPT_INT(THREADS, o.threads);
     o.plan.eta = OPT_INT(ETA, o.plan.eta);
@@ -395,7 +488,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     }
     o.data_root = OPT(DATA_ROOT);
     if (OPT(GPUS) && (rc = opt_gpus(c->name, OPT(GPUS), &o)) >= 0) return rc;
-    const int gpus = OPT(GPUS) != NULL;
+    const int gpus = OPT(GPUS) != NULL || OPT(GPUS_PER_TASK) != NULL; /* --gpus-per-task: --gpus all in each task */
     if (OPT(PER_GPU)) {
         if (!gpus) return bad_usage(c->name, "--per-gpu %s needs --gpus", OPT(PER_GPU));
         long long k = 0;
@@ -433,15 +526,18 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     snprintf(dir, sizeof dir, "%s", OPT(OUT) ? OPT(OUT) : "sweeps/");
     if (!OPT(OUT)) strncat(dir, s.name, sizeof dir - strlen(dir) - 1);
     /* --ranks-per-candidate P under mpirun -np P: the ranks are one worker (issue #17); rank 0
-     * goes on below, the others train what it tells them (dse_sweep_follow) and print nothing. */
+     * goes on below, the others train what it tells them (dse_sweep_follow) and print nothing.
+     * With --slurm this command only submits: the tasks run it under mpirun. */
     struct dse_dist *dist = NULL;
-    if (OPT(RANKS_PER_CAND) && (rc = sweep_ranks(c->name, a, &s, &o, &dist)) >= 0) return dse_space_free(&s), rc;
+    if (OPT(RANKS_PER_CAND) && !slurm && (rc = sweep_ranks(c->name, a, &s, &o, &dist)) >= 0)
+        return dse_space_free(&s), rc;
     rc = 0;
     if (!analytic && !s.train.present) {
         dse_err_set(&err, DSE_ERR_CONFIG, a->pos[0], 0, "no train section, so nothing to train; add train = { dataset = "
                     "\"fashion-mnist\"; epochs = 5; ... } (docs/space-format.md), or give --analytic-only");
         rc = fail(&err);
-    } else if (!analytic && dse_sweep_gpus_check(&o, stderr, &err)) { /* before anything is written */
+    } else if (!analytic && !slurm && dse_sweep_gpus_check(&o, stderr, &err)) { /* before anything is written;
+                                                  under Slurm the tasks' nodes have the GPUs, not this one */
         rc = fail(&err);
     } else if (dse_sweep_analytic(&s, dir, isatty(2) ? stderr : NULL, &sum, &err)) {
         rc = fail(&err);
@@ -465,7 +561,9 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         }
     }
     if (!rc && !analytic && sweep_data(&s, o.data_root, &err)) rc = fail(&err);
-    if (!rc && !analytic) {
+    if (!rc && slurm) {
+        rc = sweep_slurm(c, a, &s, dir, &o);
+    } else if (!rc && !analytic) {
         int finished = 0;
         o.log = stderr;
         char plot[4200], plot_flops[4200], curves[4200];
@@ -503,6 +601,7 @@ static int cmd_status(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
             printf("\n--- %s ---\n", when);
         }
         if (dse_sweep_status(stdout, a->pos[0], json, &finished, &err)) return fail(&err);
+        if (!json && dse_slurm_status(stdout, a->pos[0], &err)) return fail(&err); /* if it was submitted so */
         fflush(stdout);
         if (!watch || finished) return 0;
         sleep((unsigned)watch);

@@ -66,6 +66,9 @@ static const char usage_sweep[] =
     "                       [--max-crashes N] [--data-root DIR]\n"
     "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32|fp16|bf16] [--max-oom N]\n"
     "                        [--algos det|any]]\n"
+    "       dse sweep SPACE --out DIR --slurm [--array N] [--gpus-per-task K] [--sbatch \"ARGS\"] [--dry-run]\n"
+    "                       [worker options above]\n"
+    "       dse sweep DIR --slurm --cancel\n"
     "       dse sweep SPACE --analytic-only [--out DIR]\n"
     "\n"
     "Generate and cost every candidate of a design space (or its sample), prune by the\n"
@@ -86,7 +89,8 @@ static const char usage_status[] =
     "Where a training sweep stands: candidates done, stopped (by rung), diverged, failed,\n"
     "running (and on which host and pid), waiting for a rung decision and pending; epochs and\n"
     "time spent against full training; an ETA while a worker runs (a sweep with none is\n"
-    "paused, and says how to go on). Reads only: safe while workers run.\n"
+    "paused, and says how to go on); for a sweep submitted with --slurm, the state of each of its\n"
+    "Slurm tasks (squeue, sacct). Reads only: safe while workers run.\n"
     "\n";
 
 static const char usage_report[] =
@@ -299,6 +303,17 @@ static const struct dse_opt_line lines_sweep[] = {
                  "for more next time; after N times in a row it is marked failed (default 4)"),
     OWN(ALGOS, "cuDNN's algorithms: det (default: deterministic ones only) or any (also\n"
                "those that add in a varying order; faster)"),
+    HEADING("\nOn a Slurm cluster (docs/cluster.md):\n"),
+    OWN(SLURM, "prepare DIR, write DIR/slurm/sweep.sbatch (a job array whose every task\n"
+               "runs this command's worker, the options above passed on) and submit it\n"
+               "with sbatch; the job id is recorded in DIR/slurm/jobs for dse status"),
+    OWN(ARRAY, "tasks in the array, each one worker command (default 2)"),
+    OWN(GPUS_PER_TASK, "GPUs of each task (--gres=gpu:K); its worker trains on them all\n"
+                       "(--gpus all) unless --gpus says otherwise, --per-gpu as above"),
+    OWN(SBATCH, "further sbatch options, written as one #SBATCH line of the script\n"
+                "(e.g. \"-p gpu -t 4:00:00\")"),
+    OWN(DRY_RUN, "write and print the script; submit nothing"),
+    OWN(CANCEL, "with DIR: scancel the jobs recorded in DIR/slurm/jobs"),
 };
 
 static const char tail_sweep[] =

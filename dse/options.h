@@ -10,6 +10,7 @@
 #include "analysis/analysis.h"
 #include "base/base.h"
 #include "engine/train.h"
+#include "sweep/slurm.h"
 #include "sweep/sweep.h"
 
 /* The engine's cap on epochs (engine/train.h): --epochs, --budget and --min-epochs stop there. */
@@ -72,6 +73,12 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(GPUS,            "--gpus",          "LIST",    TEXT, 0,   0,                  NULL, NULL)              \
     X(PER_GPU,         "--per-gpu",       "K",       TEXT, 0,   0,                  NULL, NULL)              \
     X(MAX_OOM,         "--max-oom",       "N",       INT,  1,   1000000,            NULL, NULL)              \
+    X(SLURM,           "--slurm",         "",        FLAG, 0,   0,                  NULL, NULL)              \
+    X(ARRAY,           "--array",         "N",       INT,  1,   DSE_SLURM_ARRAY_MAX, NULL, NULL)             \
+    X(GPUS_PER_TASK,   "--gpus-per-task", "K",       INT,  1,   DSE_SLURM_GPUS_MAX, NULL, NULL)              \
+    X(SBATCH,          "--sbatch",        "ARGS",    TEXT, 0,   0,                  NULL, NULL)              \
+    X(DRY_RUN,         "--dry-run",       "",        FLAG, 0,   0,                  NULL, NULL)              \
+    X(CANCEL,          "--cancel",        "",        FLAG, 0,   0,                  NULL, NULL)              \
     /* status */                                                                                             \
     X(WATCH,           "--watch",         "S",       INT,  1,   86400,              NULL, NULL)              \
     /* report */                                                                                             \
