@@ -26,3 +26,5 @@ message(STATUS "dse: MPI data-parallel training ${DSE_HAVE_MPI}")
 add_test(NAME mpi_train COMMAND sh ${CMAKE_SOURCE_DIR}/tests/mpi_test.sh $<TARGET_FILE:dse> ${DSE_HAVE_MPI}
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(mpi_train PROPERTIES SKIP_RETURN_CODE 77 LABELS mpi)
+# The Slurm test (CMakeLists.txt) also runs a job of 2 ranks per candidate where MPI is built.
+set_tests_properties(slurm PROPERTIES ENVIRONMENT DSE_HAVE_MPI=${DSE_HAVE_MPI})

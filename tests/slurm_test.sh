@@ -207,5 +207,28 @@ step "dse sweep DIR --slurm --cancel: $(cat "$tmp/cancel.log")"
 "$dse" sweep "$tmp/ref" --slurm --cancel >"$tmp/cancel2.log" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "no Slurm job is recorded" "$tmp/cancel2.log" || { cat "$tmp/cancel2.log"; fail "--cancel without a job exited $rc"; }
+# ---- --ranks-per-candidate 2: each task 2 ranks (--ntasks=2, mpirun inside the job) ---------
+# The job's report equals one worker of 2 threads (engine/dist.h: the same order of addition).
+if [ "$DSE_HAVE_MPI" = ON ] && command -v mpirun >/dev/null 2>&1; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 # sbatch passes the environment on
+    tiny=tests/spaces/sweep_tiny.cfg
+    "$dse" sweep "$tiny" --out "$tmp/ref2" --workers 1 --threads 2 --conv gemm_batch >"$tmp/ref2.log" 2>&1 ||
+        { tail -5 "$tmp/ref2.log"; fail "the 2-thread reference sweep"; }
+    "$dse" sweep "$tiny" --out "$tmp/ranks" --slurm --array 1 --ranks-per-candidate 2 --threads 1 --conv gemm_batch \
+        >"$tmp/ranks.log" 2>&1 || { cat "$tmp/ranks.log"; fail "dse sweep --slurm --ranks-per-candidate 2"; }
+    grep -q "^#SBATCH --ntasks=2" "$tmp/ranks/slurm/sweep.sbatch" && grep -q "^exec mpirun -np 2 " "$tmp/ranks/slurm/sweep.sbatch" ||
+        fail "the sbatch script of --ranks-per-candidate 2 lacks --ntasks=2 or mpirun -np 2"
+    rjob=$(sed -n 's/^Submitted Slurm job \([0-9]*\).*/\1/p' "$tmp/ranks.log")
+    i=0
+    while [ $i -lt 480 ] && [ -n "$(squeue -h -j "$rjob" 2>/dev/null)" ]; do sleep 0.25; i=$((i + 1)); done
+    [ -z "$(squeue -h -j "$rjob" 2>/dev/null)" ] || fail "the --ranks-per-candidate job $rjob did not end in 2 minutes"
+    results "$tmp/ref2" >"$tmp/ref2.results"
+    results "$tmp/ranks" >"$tmp/ranks.results"
+    [ -s "$tmp/ref2.results" ] && cmp -s "$tmp/ref2.results" "$tmp/ranks.results" ||
+        { diff "$tmp/ref2.results" "$tmp/ranks.results" | head; cat "$tmp"/ranks/slurm/*.out | tail -20; fail "the 2-rank job's results differ from 1 worker x 2 threads"; }
+    step "job $rjob: 1 task of 2 MPI ranks trained all $(grep -c '"status": "done"' "$tmp/ranks.results") candidates; the same $(wc -l <"$tmp/ranks.results") per-epoch figures as 1 worker x 2 threads"
+else
+    step "not run: the --ranks-per-candidate job (this dse has no MPI, or mpirun is missing)"
+fi
 ok=1
 step "ok"
