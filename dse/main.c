@@ -323,16 +323,22 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
 
 /* --ranks-per-candidate P: join the P ranks mpirun (or srun) started. Rank 0 returns -1 and
  * goes on as the sweep's one worker (o->dist set); ranks 1.. follow it and return their exit
- * status, as does any rank when the ranks are not what was asked. */
-static int sweep_ranks(const char *cmd, const struct dse_opt_args *a, const struct dse_space *s,
+ * status, as does any rank when the ranks are not what was asked. With --slurm (submit) the
+ * same checks, before anything is written, and -1: the tasks join their ranks. */
+static int sweep_ranks(const char *cmd, const struct dse_opt_args *a, const struct dse_space *s, int submit,
                        struct dse_sweep_opts *o, struct dse_dist **dist) {
     const int want = OPT_INT(RANKS_PER_CAND, 1);
     struct dse_err err = { 0 };
-    if (OPT(GPUS)) return bad_usage(cmd, "--ranks-per-candidate trains on the CPU ranks for now; drop --gpus%s", "");
+    if (OPT(GPUS) || OPT(GPUS_PER_TASK))
+        return bad_usage(cmd, "--ranks-per-candidate trains on the CPU ranks for now; drop --gpus%s", " and --gpus-per-task");
     if (OPT(WORKERS) && o->workers != 1)
         return bad_usage(cmd, "each group of --ranks-per-candidate ranks is one worker: leave out --workers %s "
                               "(start more groups for more workers)", OPT(WORKERS));
+    if (want > 1 && !dse_dist_built())
+        return bad_usage(cmd, "--ranks-per-candidate needs a dse built with MPI (apt-get install libopenmpi-dev, "
+                              "then rebuild)%s", "");
     o->workers = 1;
+    if (submit) return -1;
     if (want > 1 && !dse_dist_launched()) {
         fprintf(stderr, "dse sweep: --ranks-per-candidate %d: start it under mpirun -np %d (or srun -n %d), one "
                         "process per rank\n", want, want, want);
@@ -529,7 +535,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
      * goes on below, the others train what it tells them (dse_sweep_follow) and print nothing.
      * With --slurm this command only submits: the tasks run it under mpirun. */
     struct dse_dist *dist = NULL;
-    if (OPT(RANKS_PER_CAND) && !slurm && (rc = sweep_ranks(c->name, a, &s, &o, &dist)) >= 0)
+    if (OPT(RANKS_PER_CAND) && (rc = sweep_ranks(c->name, a, &s, slurm, &o, &dist)) >= 0)
         return dse_space_free(&s), rc;
     rc = 0;
     if (!analytic && !s.train.present) {
@@ -831,14 +837,15 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if (!r) return dse_net_deinit(&net), dse_dist_finish(dist), 1;
     rc = 0;
     if (dse_train_run(&net, &o, r, &err)) {
-        if (ranks > 1) { /* one line per rank; the others may wait for this one in a sum: end them all */
+        if (r->dist_broken) { /* this rank's alone: the others may wait for it in a sum; end them all */
             char buf[1024];
             if (!err.file && err.line > 0) err.file = a->pos[0];
             fprintf(stderr, "dse train: rank %d of %d: %s\n", rank, ranks, dse_err_format(&err, buf, sizeof buf));
             free(r), dse_net_deinit(&net);
             dse_dist_abort(dist, (err.code == DSE_ERR_NOMEM || err.code == DSE_ERR_INTERNAL) ? 1 : EXIT_BAD_INPUT);
         }
-        rc = fail_net(&err, a->pos[0]);
+        rc = rank == 0 ? fail_net(&err, a->pos[0]) /* every rank has the same error: rank 0 says it */
+                       : (err.code == DSE_ERR_NOMEM || err.code == DSE_ERR_INTERNAL) ? 1 : EXIT_BAD_INPUT;
     } else if (rank > 0) {
         /* rank 0 reports */
     } else if (FLAG(JSON)) {

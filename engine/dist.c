@@ -28,12 +28,6 @@ int dse_dist_reduce_parse(const char *name) {
     return -1;
 }
 
-void dse_dist_share(int64_t n, int r, int size, int64_t *first, int64_t *count) {
-    const int64_t q = n / size, m = n % size;
-    *first = r * q + (r < m ? r : m);
-    *count = q + (r < m);
-}
-
 int dse_dist_built(void) {
 #ifdef DSE_HAVE_MPI
     return 1;
@@ -42,9 +36,13 @@ int dse_dist_built(void) {
 #endif
 }
 
-/* What OpenMPI's mpirun, PMI-1/2 (srun --mpi=pmi2) and PMIx (srun --mpi=pmix) set. */
+/* What OpenMPI's mpirun (OMPI_COMM_WORLD_SIZE) and PMI-1/2 (srun --mpi=pmi2: PMI_SIZE)
+ * set: launched as one of several. One process started by a launcher is alone. */
 int dse_dist_launched(void) {
-    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+    const char *v[] = { getenv("OMPI_COMM_WORLD_SIZE"), getenv("PMI_SIZE") };
+    for (int i = 0; i < 2; i++)
+        if (v[i] && atoi(v[i]) > 1) return 1;
+    return 0;
 }
 
 struct dse_dist {
@@ -61,11 +59,13 @@ enum dse_status dse_dist_init(struct dse_dist **out, struct dse_err *err) {
     d->size = 1;
     if (dse_dist_launched()) {
 #ifdef DSE_HAVE_MPI
-        int ok = 0;
+        int ok = 0, level = 0;
         MPI_Initialized(&ok);
-        if (!ok && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+        /* other threads exist (the engine's, the loader's, a sweep's heartbeat), but only the
+         * main thread calls MPI */
+        if (!ok && MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &level) != MPI_SUCCESS) {
             free(d);
-            return dse_err_set(err, DSE_ERR_IO, NULL, 0, "MPI_Init failed");
+            return dse_err_set(err, DSE_ERR_IO, NULL, 0, "MPI_Init_thread failed");
         }
         d->mpi = !ok;
         MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
@@ -248,6 +248,37 @@ enum dse_status dse_dist_same(struct dse_dist *d, uint64_t hash, const char *wha
 #else
     (void)hash, (void)what;
     return DSE_OK;
+#endif
+}
+
+enum dse_status dse_dist_agree(struct dse_dist *d, enum dse_status st, struct dse_err *err) {
+    if (!d || d->size == 1) return st;
+#ifdef DSE_HAVE_MPI
+    int mine = (int)st, *all = malloc(sizeof *all * (size_t)d->size);
+    if (!all || MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        free(all);
+        dse_dist_abort(d, 1); /* the ranks cannot even agree: end them */
+    }
+    int f = -1, failed = 0;
+    for (int r = 0; r < d->size; r++)
+        if (all[r]) failed++, f = f < 0 ? r : f;
+    free(all);
+    if (f < 0) return DSE_OK;
+    char who[32] = ""; /* a failure of every rank is the run's, not one rank's */
+    if (failed < d->size) snprintf(who, sizeof who, "rank %d: ", f);
+    struct { int code, line; char msg[512]; } e = { 0, 0, { 0 } };
+    if (d->rank == f) {
+        char text[512 + 4200];
+        if (err && err->file) snprintf(text, sizeof text, "%s%s: %s", who, err->file, err->msg);
+        else snprintf(text, sizeof text, "%s%s", who, err ? err->msg : dse_status_str(st));
+        e.code = (int)st, e.line = err ? err->line : 0;
+        dse_strlcpy(e.msg, text, (int)sizeof e.msg);
+    }
+    if (MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, f, MPI_COMM_WORLD) != MPI_SUCCESS) dse_dist_abort(d, 1);
+    return dse_err_set(err, (enum dse_status)e.code, NULL, 0, "%s", e.msg);
+#else
+    (void)err;
+    return st;
 #endif
 }
 

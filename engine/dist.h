@@ -30,7 +30,8 @@
     X(DSE_DIST_PS,        "ps",        "parameter server: rank 0 adds in rank order, sends back") \
     X(DSE_DIST_TREE,      "tree",      "binomial reduction tree and broadcast")                 \
     X(DSE_DIST_ALLREDUCE, "allreduce", "MPI_Allreduce (MPI's order)")
-#define DSE_DIST_REDUCE_NAMES "ps tree allreduce"
+#define DSE_DIST_REDUCE_WORD(e, name, what) name " "
+#define DSE_DIST_REDUCE_NAMES DSE_DIST_REDUCES(DSE_DIST_REDUCE_WORD) /* "ps tree allreduce " */
 
 enum dse_dist_reduce {
 #define X(e, name, what) e,
@@ -66,6 +67,12 @@ enum dse_status dse_dist_bcast(struct dse_dist *d, void *buf, size_t bytes, int 
 /* Every rank's hash of what it was asked to do: an error on every rank if any differs,
  * naming the first rank that differs from rank 0 and `what`. */
 enum dse_status dse_dist_same(struct dse_dist *d, uint64_t hash, const char *what, struct dse_err *err);
+/* The end of a phase every rank goes through (a run's setup): st is this rank's outcome.
+ * If any rank failed, every rank returns the first failing rank's error (its code, and its
+ * message with the file it names, prefixed "rank r: " unless every rank failed); else DSE_OK. So a failure that only
+ * some ranks meet (a file one node cannot read) ends every rank's run the same way, and
+ * none is left waiting for the others in a sum. */
+enum dse_status dse_dist_agree(struct dse_dist *d, enum dse_status st, struct dse_err *err);
 void dse_dist_barrier(struct dse_dist *d);
 /* A failing rank ends the whole group with `code` (MPI_Abort): the others would wait
  * forever in the next sum. */
@@ -74,7 +81,13 @@ void dse_dist_abort(struct dse_dist *d, int code);
 void dse_dist_finish(struct dse_dist *d);
 
 /* Rank r's share [*first, *first + *count) of n items, contiguous, the earlier ranks one
- * larger when n % size != 0: the split of engine/cpu's threads (dse_cpu_share). */
-void dse_dist_share(int64_t n, int r, int size, int64_t *first, int64_t *count);
+ * larger when n % size != 0: r q + min(r, n % size) with q = n / size. The one split: the
+ * CPU engine's threads take their shares of a batch by it too (dse_cpu_share), so P ranks of
+ * one thread see the images P threads of one process do. */
+static inline void dse_dist_share(int64_t n, int r, int size, int64_t *first, int64_t *count) {
+    const int64_t q = n / size, m = n % size;
+    *first = r * q + (r < m ? r : m);
+    *count = q + (r < m);
+}
 
 #endif

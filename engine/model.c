@@ -605,6 +605,16 @@ enum dse_status dse_model_set_dist(struct dse_model *m, struct dse_dist *d, enum
     return DSE_OK;
 }
 
+enum dse_status dse_model_dist_bcast(struct dse_model *m, struct dse_err *err) {
+    enum dse_status st = dse_dist_bcast(m->dist, &m->cx.rng, sizeof m->cx.rng, 0, err);
+    for (int p = 0; p < m->n_params && !st; p++) {
+        const size_t bytes = sizeof(float) * (size_t)dse_tensor_count(m->params[p]);
+        st = dse_dist_bcast(m->dist, m->params[p]->data, bytes, 0, err);
+        if (!st && m->momentum[p]) st = dse_dist_bcast(m->dist, m->momentum[p], bytes, 0, err);
+    }
+    return st;
+}
+
 /* The ranks' loss: their shares' sums added in rank order, over the global batch. */
 static enum dse_status dist_loss(struct dse_model *m, float *loss, struct dse_err *err) {
     m->dist_d[0] = m->cx.dist_loss;

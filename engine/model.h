@@ -115,6 +115,9 @@ void dse_model_free(struct dse_model *m); /* accepts NULL */
 enum dse_status dse_model_set_dist(struct dse_model *m, struct dse_dist *d, enum dse_dist_reduce how,
                                    int64_t global_batch, struct dse_err *err);
 
+/* Rank 0's parameters, momentum and dropout generator to every rank of m->dist. */
+enum dse_status dse_model_dist_bcast(struct dse_model *m, struct dse_err *err);
+
 /* 1: dropout and batch statistics; 0: inference. */
 void dse_model_set_training(struct dse_model *m, int training);
 

@@ -713,9 +713,14 @@ static enum dse_status run_data_open(const struct dse_net *net, const struct dse
 }
 
 /* What data-parallel ranks must agree on (dse_dist_same): the network's layers and
- * parameter shapes and every option that changes what a step computes. */
-static uint64_t run_hash(const struct dse_model *m, const struct dse_train_opts *o) {
+ * parameter shapes, the data as read (images, classes, shape, normalization) and every
+ * option that changes what a step computes. */
+static uint64_t run_hash(const struct dse_model *m, const struct dse_train_opts *o, const struct run_data *d,
+                         int n_train) {
     uint64_t h = net_hash(m);
+    const int64_t data[] = { n_train, d->classes, d->c, d->h, d->w, o->conv_algo }; /* what was read */
+    h = dse_fnv1a64(h, data, sizeof data);
+    h = dse_fnv1a64(h, &d->norm, sizeof d->norm);
     for (int p = 0; p < m->n_params; p++) {
         const int64_t c = dse_tensor_count(m->params[p]);
         h = dse_fnv1a64(h, &c, sizeof c);
@@ -752,6 +757,8 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     struct run_data data;
     struct dse_loader *ltrain, *ltest;
     struct dse_model *m = NULL;
+    int setup_agreed = 0; /* data-parallel: the ranks' setup outcomes compared (dse_dist_agree) */
+    int steps_begun = 0;  /* ... and found all well: from here an error is this rank's alone */
     float *x = NULL, *xg = NULL;
     int *labels = NULL, x_pinned = 0;
     enum dse_status st;
@@ -786,7 +793,8 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     struct dse_model_opts mo = { .batch = (int)share, .threads = o->threads, .seed = o->seed, .init = o->init,
                                  .init_std = o->init_std, .classifier_bias = o->classifier_bias };
     if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
-    if (ranks > 1 && ((st = dse_dist_same(o->dist, run_hash(m, o), "network or training options", err)) ||
+    if (ranks > 1 && ((st = dse_dist_same(o->dist, run_hash(m, o, &data, n_train), "network, data or training "
+                                          "options", err)) ||
                       (st = dse_model_set_dist(m, o->dist, o->reduce, o->batch, err))))
         goto done;
     if (m->net.layers[m->loss].in_c != data.classes && m->net.layers[m->loss].in_c < data.classes) {
@@ -817,6 +825,14 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     int start = 0;
     int64_t it = 0;
     if (o->resume && (st = dse_checkpoint_load(m, o->resume, &start, &it, err))) goto done;
+    if (ranks > 1) { /* the setup's end: every rank's outcome is every rank's; then all start
+                        from rank 0's parameters (initialization runs libm, which may differ
+                        between nodes) */
+        setup_agreed = 1;
+        if ((st = dse_dist_agree(o->dist, DSE_OK, err))) goto done; /* another rank's setup error */
+        steps_begun = 1;
+        if ((st = dse_model_dist_bcast(m, err))) goto done;
+    }
     const int ipe = n_train / o->batch; /* full batches; the last partial batch is dropped */
     const int64_t iters = (int64_t)ipe * o->epochs;
     double t_train = 0, t0 = now_s();
@@ -920,6 +936,8 @@ finish:
     r->engine_bytes = dse_model_bytes(m);
     st = DSE_OK;
 done:
+    if (ranks > 1 && !setup_agreed) st = dse_dist_agree(o->dist, st, err); /* failed in the setup */
+    else if (ranks > 1 && st && steps_begun) r->dist_broken = 1; /* the others may wait for it in a sum */
     free(xg);
     return run_end(&data, o->data, m, x, x_pinned, labels, st, err);
 }

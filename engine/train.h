@@ -147,6 +147,11 @@ struct dse_train_result {
                                    everywhere else means the model file: (params + buffers) x 4 */
     uint64_t seed;
     int      n_epochs;
+    int      dist_broken;       /* data-parallel (o->dist): the error returned came after the ranks'
+                                   setup, on this rank only, so the others may be waiting for it in
+                                   a sum: the caller ends the group (dse_dist_abort). An error in the
+                                   setup (data, network, checkpoint) is every rank's, the same, and
+                                   leaves dist_broken 0 */
     struct dse_epoch_result epochs[DSE_TRAIN_EPOCHS_MAX]; /* the first n_epochs are set */
 };
 

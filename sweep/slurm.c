@@ -100,7 +100,9 @@ enum dse_status dse_slurm_script(const struct dse_slurm_job *j, char **text, str
     fprintf(f, "\n"
                "# The worker: the same command on every task (exec, so that Slurm's signals reach it).\n"
                "exec ");
-    if (j->ranks > 1) fprintf(f, "mpirun -np %d ", j->ranks); /* OpenMPI takes the task's allocation */
+    /* OpenMPI takes the task's allocation; --bind-to none: it would pin each of 2 or fewer ranks
+     * to one core, where a rank's --threads would then share it */
+    if (j->ranks > 1) fprintf(f, "mpirun --bind-to none -np %d ", j->ranks);
     put_word(f, j->dse);
     fputs(" sweep ", f);
     put_word(f, j->space);

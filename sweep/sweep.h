@@ -181,8 +181,9 @@ enum dse_status dse_sweep_train(const struct dse_space *s, const char *dir, cons
 
 /* Ranks 1.. of a --ranks-per-candidate group (o->dist): train, data-parallel with rank 0,
  * what rank 0's worker trains, until dse_sweep_train on rank 0 returns (it tells them).
- * They write nothing. A rank whose training fails ends the group (dse_dist_abort): rank 0's
- * lease then lapses and the candidate is taken over as after kill -9. */
+ * They write nothing. A failure of a run's setup (data, network, checkpoint) is every rank's
+ * and rank 0 records it as one worker does; a failure of one rank in the steps ends the group
+ * (dse_dist_abort): rank 0's lease then lapses and the candidate is taken over as after kill -9. */
 enum dse_status dse_sweep_follow(const struct dse_space *s, const struct dse_sweep_opts *o, struct dse_err *err);
 
 /* Fill o->plan's rungs from its other fields; DSE_ERR_CONFIG if halving has no rung

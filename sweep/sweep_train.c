@@ -728,10 +728,26 @@ static void prune_checkpoints(const struct worker *w, const char *id, int keep) 
  * its checkpoint folder: every stretch of its training, by whichever worker, then runs
  * the same strategies, so a resumed run is the uninterrupted one bit for bit. (On a GPU the
  * first stretch pins cuDNN's choices there itself: train_stretch, engine/train.c.) */
+static enum dse_status pretime_batch(const struct dse_net *net, const struct dse_train_opts *o, int batch,
+                                     const char *path, struct dse_err *err);
+
+/* With --ranks-per-candidate P a rank's model takes its share of the batch (both sizes
+ * where P does not divide it): the choices are timed for those, the shapes the ranks run,
+ * so that every rank and every stretch uses the same strategies. */
 static enum dse_status pretime_conv(const struct dse_net *net, const struct dse_train_opts *o, const char *path,
                                     struct dse_err *err) {
     if (file_exists(path)) return DSE_OK;
-    struct dse_model_opts mo = { .batch = o->batch, .threads = o->threads, .seed = o->seed, .init = o->init,
+    const int P = dse_dist_size(o->dist);
+    if (P == 1) return pretime_batch(net, o, o->batch, path, err);
+    enum dse_status st = pretime_batch(net, o, (o->batch + P - 1) / P, path, err);
+    if (!st && o->batch % P) st = pretime_batch(net, o, o->batch / P, path, err);
+    return st;
+}
+
+/* One batch size's choices, added to path's (engine/train.c's file format: a cache). */
+static enum dse_status pretime_batch(const struct dse_net *net, const struct dse_train_opts *o, int batch,
+                                     const char *path, struct dse_err *err) {
+    struct dse_model_opts mo = { .batch = batch, .threads = o->threads, .seed = o->seed, .init = o->init,
                                  .init_std = o->init_std, .inference = 0 }; /* the CPU, FP32 */
     struct dse_model *m = NULL;
     enum dse_status st = dse_model_new(net, &mo, &m, err);
@@ -740,6 +756,7 @@ static enum dse_status pretime_conv(const struct dse_net *net, const struct dse_
     int *labels = calloc((size_t)o->batch, sizeof *labels);
     if (!x || !labels) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     m->cx.conv_force = DSE_ALGO_AUTO;
+    if (!st) st = dse_conv_cache_load(&m->cx, path, err); /* another batch size's, kept */
     dse_model_set_training(m, 1);
     if (!st) st = dse_model_forward(m, x, labels, &loss, err);
     if (!st) st = dse_model_backward(m, err);
@@ -773,6 +790,7 @@ static void train_opts(const struct worker *w, struct dse_train_opts *o) {
     o->limit_train = t->limit_train;
     o->limit_test = t->limit_test;
     o->conv_algo = w->plan.conv;
+    o->dist = w->o.dist; /* --ranks-per-candidate: NULL alone */
     if (w->gpu >= 0) {
         o->dev.device.kind = DSE_DEVICE_CUDA;
         o->dev.device.index = w->gpu;
@@ -825,8 +843,10 @@ enum dse_status dse_sweep_follow(const struct dse_space *s, const struct dse_swe
         t.norm = NULL, t.checkpoint_dir = NULL; /* rank 0 writes */
         t.progress = NULL, t.cancel = NULL, t.note = NULL, t.progress_arg = NULL;
         t.dist = o->dist;
-        if (!(st = dse_space_build(s, &mp, &net, err))) st = dse_train_run(&net, &t, res, err);
+        if ((st = dse_space_build(s, &mp, &net, err))) dse_dist_abort(o->dist, 1); /* rank 0 built it */
+        st = dse_train_run(&net, &t, res, err);
         dse_net_deinit(&net);
+        if (st && !res->dist_broken) st = DSE_OK; /* every rank's (the setup's): rank 0 records it */
     }
     free(j);
     free(res);
@@ -1015,14 +1035,13 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         for (;;) {
             if (from > 0) ckpt_path(w, c->id, from, resume, sizeof resume);
             o.resume = from > 0 ? resume : NULL;
-            if (w->o.dist) { /* the other ranks train it with this worker (dse_sweep_follow) */
-                o.dist = w->o.dist;
-                if ((st = follow_send(w->o.dist, c->index, &o, err))) break;
-            }
+            if (dse_dist_size(o.dist) > 1 && follow_send(o.dist, c->index, &o, err)) /* the other ranks train it */
+                dse_dist_abort(o.dist, 1);                                          /* with this worker */
             st = dse_train_run(&net, &o, res, err);
-            /* a data-parallel run that failed may have left the other ranks waiting in a sum:
-             * end the group; the lease lapses and the candidate is taken over */
-            if (st && dse_dist_size(w->o.dist) > 1) {
+            /* a data-parallel run that failed on this rank alone may have left the others
+             * waiting in a sum: end the group; the lease lapses and the candidate is taken
+             * over. A failure of the setup is every rank's and goes on as in one process. */
+            if (st && res->dist_broken) {
                 say(w, "%s: %s; ending the %d ranks", c->id, err->msg, dse_dist_size(w->o.dist));
                 dse_dist_abort(w->o.dist, 1);
             }

@@ -216,7 +216,7 @@ if [ "$DSE_HAVE_MPI" = ON ] && command -v mpirun >/dev/null 2>&1; then
         { tail -5 "$tmp/ref2.log"; fail "the 2-thread reference sweep"; }
     "$dse" sweep "$tiny" --out "$tmp/ranks" --slurm --array 1 --ranks-per-candidate 2 --threads 1 --conv gemm_batch \
         >"$tmp/ranks.log" 2>&1 || { cat "$tmp/ranks.log"; fail "dse sweep --slurm --ranks-per-candidate 2"; }
-    grep -q "^#SBATCH --ntasks=2" "$tmp/ranks/slurm/sweep.sbatch" && grep -q "^exec mpirun -np 2 " "$tmp/ranks/slurm/sweep.sbatch" ||
+    grep -q "^#SBATCH --ntasks=2" "$tmp/ranks/slurm/sweep.sbatch" && grep -q "^exec mpirun --bind-to none -np 2 " "$tmp/ranks/slurm/sweep.sbatch" ||
         fail "the sbatch script of --ranks-per-candidate 2 lacks --ntasks=2 or mpirun -np 2"
     rjob=$(sed -n 's/^Submitted Slurm job \([0-9]*\).*/\1/p' "$tmp/ranks.log")
     i=0

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "engine/dist.h"
 #include "engine/engine.h"
 
 /* Threads (team.c). A job runs fn(arg, t, nt) once on each of the ctx's nt threads,
@@ -21,14 +22,17 @@ void dse_cpu_run(struct dse_cpu_ctx *cx, dse_cpu_job_fn fn, void *arg);
 /* Thread t's share [*lo, *hi) of count items: contiguous, sizes differing by at most 1,
  * so a result depends on the thread count, never on timing. */
 static inline void dse_cpu_share(int64_t count, int t, int nt, int64_t *lo, int64_t *hi) {
-    const int64_t q = count / nt, r = count % nt;
-    *lo = t * q + (t < r ? t : r);
-    *hi = *lo + q + (t < r);
+    int64_t n;
+    dse_dist_share(count, t, nt, lo, &n); /* data-parallel ranks split by the same rule */
+    *hi = *lo + n;
 }
 
 /* fn(arg, lo, hi) over [0, count) in one share per thread; serially, in one call, when
  * `work` (values touched, about) is below DSE_CPU_PAR_MIN_WORK: waking a thread costs
  * more than a few thousand floats. */
+typedef void (*dse_cpu_range_fn)(void *arg, int64_t lo, int64_t hi);
+void dse_cpu_for(struct dse_cpu_ctx *cx, int64_t count, int64_t work, dse_cpu_range_fn fn, void *arg);
+
 /* Channel k of a bias gradient summed in double (acc): db[k] += (float)acc alone; in
  * data-parallel training (n->db_part) kept as the double, which engine/model.c adds across
  * the ranks in rank order before it becomes bias->grad. */
@@ -36,9 +40,6 @@ static inline void dse_cpu_db_add(const struct dse_node *n, float *db, int64_t k
     if (n->db_part) n->db_part[k] = acc;
     else db[k] += (float)acc;
 }
-
-typedef void (*dse_cpu_range_fn)(void *arg, int64_t lo, int64_t hi);
-void dse_cpu_for(struct dse_cpu_ctx *cx, int64_t count, int64_t work, dse_cpu_range_fn fn, void *arg);
 #define DSE_CPU_PAR_MIN_WORK 32768
 
 /* Fill cx->err and return code (kernels report through the ctx). */

@@ -252,18 +252,25 @@ enum dse_status dse_cpu_scale_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     const int64_t HW = (int64_t)x->h * x->w;
     const float *g = n->weight->data;
     float *dg = n->weight->grad, *db = n->bias ? n->bias->grad : NULL;
-    /* Parameter grads first: in place, dx overwrites dy. One thread per channel. */
+    /* Parameter grads first: in place, dx overwrites dy. The bias gradient is summed by the
+     * threads' shares of the batch, added in thread order (dse_cpu_db_add: as conv's). */
     if (dg || db) {
         for (int c = 0; c < C; c++) {
             double sg = 0.0, sb = 0.0;
-            for (int i = 0; i < N; i++) {
-                const float *dyp = y->grad + i * y->stride_n + c * HW;
-                const float *xp = in_place ? n->st.saved + ((int64_t)i * C + c) * HW
-                                           : x->data + i * x->stride_n + c * HW;
-                for (int64_t j = 0; j < HW; j++) sg += (double)dyp[j] * xp[j], sb += dyp[j];
+            for (int t = 0; t < cx->threads; t++) {
+                int64_t i0, i1;
+                double part = 0.0;
+                dse_cpu_share(N, t, cx->threads, &i0, &i1);
+                for (int64_t i = i0; i < i1; i++) {
+                    const float *dyp = y->grad + i * y->stride_n + c * HW;
+                    const float *xp = in_place ? n->st.saved + ((int64_t)i * C + c) * HW
+                                               : x->data + i * x->stride_n + c * HW;
+                    for (int64_t j = 0; j < HW; j++) sg += (double)dyp[j] * xp[j], part += dyp[j];
+                }
+                sb += part;
             }
             if (dg) dg[c] += (float)sg;
-            if (db) db[c] += (float)sb;
+            if (db) dse_cpu_db_add(n, db, c, sb);
         }
     }
     if (!x->grad) return DSE_OK;
