@@ -3,11 +3,12 @@
  * type allows, and every error names path:line. Format: docs/network-format.md. */
 #include "dse/netfile.h"
 
-#include <errno.h>
 #include <libconfig.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "sweep/cfgfile.h"
 
 struct type_spec {
     const char         *name;     /* type as written in the file */
@@ -356,19 +357,14 @@ enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *
     enum dse_status st = DSE_OK;
     static const char top_keys[] = "name input layers";
 
+    static const struct dse_cfgfile how = { .what = "network file", .doc = "docs/network-format.md" };
+
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
-    if (!f) return dse_err_set(err, DSE_ERR_IO, path, 0, "cannot open: %s", strerror(errno));
     config_init(&cfg);
-    if (!config_read(&cfg, f)) {
-        st = dse_err_set(err, DSE_ERR_CONFIG, path, config_error_line(&cfg),
-                         "%s; expected settings 'key = value;', groups { ... } and lists "
-                         "( ..., ... ) as in docs/network-format.md", config_error_text(&cfg));
-        fclose(f);
+    if ((st = dse_cfgfile_read(&cfg, path, &how, NULL, NULL, err))) {
         config_destroy(&cfg);
         return st;
     }
-    fclose(f);
     config_setting_t *root = config_root_setting(&cfg);
     for (int i = 0; i < config_setting_length(root); i++)
         if (dse_word_index(top_keys, config_setting_name(config_setting_get_elem(root, (unsigned)i))) < 0) {

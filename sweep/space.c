@@ -2,6 +2,7 @@
  * a list [a, b, c] or a range { start; stop; step | factor; }; every value is checked
  * by dse_mp_check where it is read, so errors name the line of the setting at fault. */
 #include "sweep/space.h"
+#include "sweep/cfgfile.h"
 #include "sweep/evolve.h"
 
 #include <errno.h>
@@ -543,35 +544,21 @@ void dse_space_free(struct dse_space *s) {
 enum dse_status dse_space_load(const char *path, struct dse_space *out, struct dse_err *err) {
     struct ctx cx = { path, err };
     config_t cfg;
-    char *text;
-    size_t len;
+    char *text = NULL;
+    size_t len = 0;
     enum dse_status st;
+    static const struct dse_cfgfile how = {
+        .what = "space file", .doc = "docs/space-format.md",
+        .no_include = "put every setting in the one file (it identifies the sweep)" };
 
     memset(out, 0, sizeof *out);
     out->path = path;
     out->search.pop = 16, out->search.seed = 1, out->search.n_obj = 1, out->search.obj[0] = DSE_EVO_PARAMS;
-    if ((st = dse_fs_read(path, &text, &len, err))) return st;
-    out->hash = dse_fnv1a64(DSE_FNV64_INIT, text, len);
     config_init(&cfg);
     /* The file must hold the whole space: its hash identifies the sweep directory's space,
      * and space.cfg is copied there. */
-    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-        const char *q = p;
-        while (*q == ' ' || *q == '\t') q++;
-        if (!strncmp(q, "@include", 8)) {
-            int line = 1;
-            for (const char *c = text; c < p; c++) line += *c == '\n';
-            st = dse_err_set(err, DSE_ERR_CONFIG, path, line, "@include is not allowed in a space file; "
-                             "put every setting in the one file (it identifies the sweep)");
-            goto done;
-        }
-    }
-    if (!config_read_string(&cfg, text)) {
-        st = dse_err_set(err, DSE_ERR_CONFIG, path, config_error_line(&cfg),
-                         "%s; expected settings 'key = value;', groups { ... } and lists ( ..., ... ) "
-                         "as in docs/space-format.md", config_error_text(&cfg));
-        goto done;
-    }
+    if ((st = dse_cfgfile_read(&cfg, path, &how, &text, &len, err))) goto done;
+    out->hash = dse_fnv1a64(DSE_FNV64_INIT, text, len);
     config_setting_t *root = config_root_setting(&cfg);
     if ((st = check_keys(&cx, root, "the space file", "name metaparams macro sample seed constraints train search")))
         goto done;

@@ -200,6 +200,12 @@ static void test_bad_nets(void) {
         { "tests/bad_nets/not_a_network.txt",
           "tests/bad_nets/not_a_network.txt: unknown network file type; expected a .cfg (dse network) or .prototxt "
           "(Caffe) file", DSE_ERR_CONFIG },
+        /* libconfig 1.5 would end the process on a folder ("input in flex scanner failed") */
+        { "tests/bad_nets/directory.cfg",
+          "tests/bad_nets/directory.cfg: is a directory; expected a network file", DSE_ERR_IO },
+        { "tests/bad_nets/include_directory.cfg",
+          "tests/bad_nets/include_directory.cfg:3: @include \"tests/bad_nets/directory.cfg\": is a directory; "
+          "expected a network file", DSE_ERR_CONFIG },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
         struct dse_net n;
