@@ -1,11 +1,13 @@
 /* cfgfile.c: libconfig files read safely (sweep/cfgfile.h). libconfig 1.5 has no hook for
  * @include (config_set_include_func came in 1.7), so the text is walked here first, token
- * by token as libconfig's scanner (scanner.l) would: comments and strings are skipped, and
- * each @include line's file is checked, and walked, before libconfig opens it. */
+ * by token as libconfig's scanner (scanner.l) would: comments and strings are skipped, each
+ * integer is range-checked, and each @include line's file is checked, and walked, before
+ * libconfig opens it. */
 #include "sweep/cfgfile.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,62 @@ static const char *not_regular(const char *path, const char *what, char *why, si
 
 static enum dse_status walk_text(struct walk *w, const char *p, int depth);
 
+/* libconfig 1.5's names: [A-Za-z*][-A-Za-z0-9_*]* */
+#define NAME_CHARS "-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*"
+static int name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '*'; }
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_xdigit(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+/* The number at *p (moved past it), as libconfig 1.5's scanner splits it: a float is
+ * [-+]?[0-9]*.[0-9]*([eE][-+]?[0-9]+)? or [-+]?[0-9]+(.[0-9]*)?[eE][-+]?[0-9]+; else an
+ * integer, [-+]?[0-9]+ or 0[xX][0-9a-fA-F]+, 64-bit with an L (or LL) suffix. libconfig
+ * reads an integer without L into an int (atoi, strtoul), so 4294967304 becomes 8 and
+ * 3000000000 becomes -1294967296, silently; one beyond 64 bits saturates. Both refused. */
+static enum dse_status number(struct walk *w, const char **pp, int line, const char *setting, int assigned) {
+    const char *s = *pp, *d = s + (*s == '-' || *s == '+'), *e = d;
+    int hex = d[0] == '0' && (d[1] == 'x' || d[1] == 'X') && is_xdigit(d[2]);
+    if (hex) {
+        for (e = d + 2; is_xdigit(*e); e++) {}
+    } else {
+        while (is_digit(*e)) e++;
+        int frac = *e == '.';
+        if (frac)
+            for (e++; is_digit(*e); e++) {}
+        const char *x = e + (*e == 'e' || *e == 'E');
+        x += x > e && (*x == '-' || *x == '+');
+        if (x > e && is_digit(*x)) {
+            for (e = x; is_digit(*e); e++) {}
+            frac = 1;
+        }
+        if (frac) {
+            *pp = e;
+            return DSE_OK;
+        }
+    }
+    int wide = *e == 'L';
+    *pp = e + wide + (wide && e[1] == 'L');
+    errno = 0;
+    int over;
+    if (hex) {
+        unsigned long long v = strtoull(d, NULL, 16);
+        over = errno == ERANGE || v > (wide ? (unsigned long long)INT64_MAX : (unsigned long long)INT32_MAX);
+    } else {
+        long long v = strtoll(s, NULL, 10);
+        over = errno == ERANGE || (!wide && (v < INT32_MIN || v > INT32_MAX));
+    }
+    if (!over) return DSE_OK;
+    int n = (int)(e - s) > 40 ? 40 : (int)(e - s);
+    char what[120];
+    const char *more = n < e - s ? "..." : "";
+    if (assigned) snprintf(what, sizeof what, "%s = %.*s%s", setting, n, s, more);
+    else if (setting[0]) snprintf(what, sizeof what, "%.*s%s (in %s)", n, s, more, setting);
+    else snprintf(what, sizeof what, "%.*s%s", n, s, more);
+    if (wide)
+        return bad(w, line, "%sL does not fit in 64 bits (-9223372036854775808 to 9223372036854775807)", what);
+    return bad(w, line, "%s does not fit in 32 bits (-2147483648 to 2147483647), and libconfig 1.5 would read it "
+               "wrapped; write %.*s%sL for a 64-bit integer", what, n, s, more);
+}
+
 /* The file of an @include line at line: refused, or checked and walked. */
 static enum dse_status follow(struct walk *w, const char *name, int line, int depth) {
     char why[300], *text;
@@ -76,20 +134,26 @@ static enum dse_status follow(struct walk *w, const char *name, int line, int de
 /* Walk one file's text as libconfig's scanner does. */
 static enum dse_status walk_text(struct walk *w, const char *p, int depth) {
     int line = 1, bol = 1; /* bol: only blanks since the line began */
+    char setting[64] = ""; /* the last setting's name, for messages; assigned: its value is next */
+    int assigned = 0;
     enum dse_status st;
     while (*p) {
         int at_bol = bol;
         bol = 0;
         if (*p == '\n') {
             line++, bol = 1, p++;
-        } else if (*p == ' ' || *p == '\t') {
-            bol = at_bol, p++;
+            continue;
+        } else if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\f') {
+            bol = at_bol && *p != '\r' && *p != '\f', p++;
+            continue;
         } else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
             p += strcspn(p, "\n");
+            continue;
         } else if (p[0] == '/' && p[1] == '*') {
             const char *end = strstr(p + 2, "*/");
             end = end ? end + 2 : p + strlen(p);
             for (; p < end; p++) line += *p == '\n';
+            continue;
         } else if (*p == '"') {
             for (p++; *p && *p != '"'; p++) {
                 if (*p == '\\' && p[1]) p++;
@@ -111,9 +175,22 @@ static enum dse_status walk_text(struct walk *w, const char *p, int depth) {
             if (!*p) break; /* unterminated: libconfig's error */
             p++;
             if ((st = follow(w, name, at, depth))) return st;
+        } else if (name_start(*p)) {
+            const char *name = p;
+            size_t n = strspn(p, NAME_CHARS);
+            p += n;
+            const char *q = p + strspn(p, " \t");
+            if (*q == '=' || *q == ':') { /* a setting's name (else true or false) */
+                snprintf(setting, sizeof setting, "%.*s", (int)(n < sizeof setting ? n : sizeof setting - 1), name);
+                assigned = 1, p = q + 1;
+                continue;
+            }
+        } else if (is_digit(*p) || *p == '.' || ((*p == '-' || *p == '+') && (is_digit(p[1]) || p[1] == '.'))) {
+            if ((st = number(w, &p, line, setting, assigned))) return st;
         } else {
             p++;
         }
+        assigned = 0;
     }
     return DSE_OK;
 }

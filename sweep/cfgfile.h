@@ -21,6 +21,8 @@ struct dse_cfgfile {
  * returns). Before libconfig sees the text:
  *  - PATH, and each file an @include line names, must be a regular file: libconfig 1.5
  *    ends the process ("input in flex scanner failed") on a directory;
+ *  - an integer that libconfig 1.5 would read wrapped is refused: one without an L suffix
+ *    beyond 32 bits (4294967304 would read as 8), one with L beyond 64 bits;
  *  - @include lines are refused if how->no_include is set; else each included file is
  *    checked as PATH is, found as libconfig finds it (relative to the working directory).
  * An error names PATH and the line at fault; inside an included file, the line of PATH's

@@ -275,15 +275,11 @@ static enum dse_status get_num(struct ctx *cx, const config_setting_t *g, const 
     if (!s) return DSE_OK;
     if (!is_number(s) || (integer && config_setting_type(s) == CONFIG_TYPE_FLOAT))
         return fail(cx, s, "%s must be %s", key, integer ? "an integer" : "a number");
-    double v = number(s);
-    /* libconfig 1.5 wraps an integer beyond 2^31 - 1 written without L: say so */
-    const int wrapped = config_setting_type(s) == CONFIG_TYPE_INT && v < 0 && lo >= 0;
+    double v = number(s); /* an integer libconfig would wrap was refused by dse_cfgfile_read */
     char vb[40], lb[40], hb[40]; /* shortest forms: 2147483647, not 2.14748e+09 */
     if (!(v >= lo && v <= hi))
-        return fail(cx, s, "%s = %s is out of range; expected %s to %s%s", key, dse_fmt_shortest(vb, sizeof vb, v, 0),
-                    dse_fmt_shortest(lb, sizeof lb, lo, 0), dse_fmt_shortest(hb, sizeof hb, hi, 0),
-                    wrapped ? " (an integer above 2147483647 needs an L suffix in libconfig files, e.g. "
-                              "3000000000L; without it, it reads as a negative number)" : "");
+        return fail(cx, s, "%s = %s is out of range; expected %s to %s", key, dse_fmt_shortest(vb, sizeof vb, v, 0),
+                    dse_fmt_shortest(lb, sizeof lb, lo, 0), dse_fmt_shortest(hb, sizeof hb, hi, 0));
     *out = v;
     if (line) *line = (int)config_setting_source_line(s);
     return DSE_OK;

@@ -206,6 +206,22 @@ static void test_bad_nets(void) {
         { "tests/bad_nets/include_directory.cfg",
           "tests/bad_nets/include_directory.cfg:3: @include \"tests/bad_nets/directory.cfg\": is a directory; "
           "expected a network file", DSE_ERR_CONFIG },
+        /* libconfig 1.5 reads an integer without L into an int: 4294967304 would be 8 */
+        { "tests/bad_nets/wrap_filters.cfg",
+          "tests/bad_nets/wrap_filters.cfg:4: filters = 4294967304 does not fit in 32 bits (-2147483648 to "
+          "2147483647), and libconfig 1.5 would read it wrapped; write 4294967304L for a 64-bit integer",
+          DSE_ERR_CONFIG },
+        { "tests/bad_nets/wrap_hex.cfg", /* would be -1 */
+          "tests/bad_nets/wrap_hex.cfg:4: filters = 0xFFFFFFFF does not fit in 32 bits (-2147483648 to "
+          "2147483647), and libconfig 1.5 would read it wrapped; write 0xFFFFFFFFL for a 64-bit integer",
+          DSE_ERR_CONFIG },
+        { "tests/bad_nets/wrap_int64.cfg", /* would saturate */
+          "tests/bad_nets/wrap_int64.cfg:4: filters = 99999999999999999999L does not fit in 64 bits "
+          "(-9223372036854775808 to 9223372036854775807)", DSE_ERR_CONFIG },
+        { "tests/bad_nets/include_wrap.cfg",
+          "tests/bad_nets/include_wrap.cfg:2: @include \"tests/bad_nets/wrap_input.inc\", line 1: height = "
+          "4294967304 does not fit in 32 bits (-2147483648 to 2147483647), and libconfig 1.5 would read it "
+          "wrapped; write 4294967304L for a 64-bit integer", DSE_ERR_CONFIG },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
         struct dse_net n;
@@ -369,10 +385,11 @@ static void test_bad_spaces(void) {
         { "tests/bad_spaces/bad_pools.cfg",
           "tests/bad_spaces/bad_pools.cfg:3: pools = \"conv1,fire1\": positions are \"conv1\" and "
           "\"fire<k>\" (k = 2 .. fires + 1)" },
-        { "tests/bad_spaces/train_seed_range.cfg", /* the CLI's --seed range; libconfig's L suffix named */
-          "tests/bad_spaces/train_seed_range.cfg:4: seed = -1294967296 is out of range; expected 0 to 2147483647 (an "
-          "integer above 2147483647 needs an L suffix in libconfig files, e.g. 3000000000L; without it, it reads as "
-          "a negative number)" },
+        { "tests/bad_spaces/train_seed_range.cfg", /* the CLI's --seed range */
+          "tests/bad_spaces/train_seed_range.cfg:4: seed = 3000000000 is out of range; expected 0 to 2147483647" },
+        { "tests/bad_spaces/wrap_batch.cfg", /* libconfig 1.5 would read 8 */
+          "tests/bad_spaces/wrap_batch.cfg:4: batch = 4294967304 does not fit in 32 bits (-2147483648 to "
+          "2147483647), and libconfig 1.5 would read it wrapped; write 4294967304L for a 64-bit integer" },
         { "tests/bad_spaces/train_lr_range.cfg", /* the CLI's --lr range */
           "tests/bad_spaces/train_lr_range.cfg:3: lr = 200 is out of range; expected 1e-12 to 100" },
         { "tests/bad_spaces/fire_dropout_range.cfg",
