@@ -13,6 +13,7 @@
 #include "base/fs.h"
 #include "dse/options.h"
 #include "dse/report.h"
+#include "sweep/json_read.h"
 #include "sweep/space.h"
 #include "sweep/sweep.h"
 #include "metaparams/metaparams.h"
@@ -325,6 +326,32 @@ static void test_json(void) {
     CHECK(strstr(s, "{\"change\": \"removed\", \"base\": {\"name\": \"pool3\"") != NULL);
     free(s);
     CHECK(json_value("{\"a\": [1, 2,]}") == NULL); /* the checker itself can fail */
+}
+
+/* A network's name is bytes from a file: the JSON report mends invalid UTF-8 (U+FFFD), so
+ * the strict reader, which refuses it, reads the report. */
+static void test_json_utf8(void) {
+    char dir[64], path[128];
+    strcpy(dir, "/tmp/dse_test_cli_XXXXXX");
+    DSE_ASSERT(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/net.cfg", dir);
+    FILE *f = fopen(path, "w");
+    DSE_ASSERT(f);
+    fputs("name = \"n\xff\xc3(\xed\xa0\x80\";\ninput = { channels = 3; height = 8; width = 8; };\n"
+          "layers = ( { name = \"c\xfe\"; type = \"conv\"; filters = 4; kernel = 1; } );\n", f);
+    fclose(f);
+    char *s = report(path, NULL, DSE_FORMAT_JSON, 1, 0);
+    struct dse_json_doc *d = NULL;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_json_parse(s, strlen(s), "report.json", &d, &err));
+    if (!d) fprintf(stderr, "  %s\n", err.msg);
+    const struct dse_json *net = d ? dse_json_get(dse_json_root(d), "network") : NULL;
+    CHECK_STR_EQ(net ? net->str : "", "n\xef\xbf\xbd\xef\xbf\xbd(\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    CHECK(strstr(s, "{\"name\": \"c\xef\xbf\xbd\"") != NULL);
+    dse_json_free(d);
+    free(s);
+    unlink(path);
+    rmdir(dir);
 }
 
 static void test_csv_md(void) {
@@ -1101,6 +1128,7 @@ static const struct check_case cases[] = {
     { "cli-bad-nets",             test_bad_nets },
     { "cli-input-override",       test_input_override },
     { "cli-json",                 test_json },
+    { "cli-json-utf8",            test_json_utf8 },
     { "cli-csv-md",               test_csv_md },
     { "space-bad",                test_bad_spaces },
     { "space-thesis",             test_space_thesis },
