@@ -19,6 +19,7 @@
 #include "dse/netfile.h"
 #include "dse/options.h"
 #include "dse/report.h"
+#include "sweep/json_read.h"
 #include "sweep/slurm.h"
 #include "sweep/space.h"
 #include "sweep/sweep.h"
@@ -1330,16 +1331,8 @@ static int cmd_data_synth(const struct dse_opt_cmd *c, const struct dse_opt_args
 
 /* ---- dse eval, dse predict (issue #14 item 3) ----------------------------------------- */
 
-/* A JSON string of s (names come from folders: quotes, backslashes and control bytes escaped). */
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
+/* A JSON string of s (names come from folders: dse_json_write_str escapes and mends them). */
+static void json_str(FILE *f, const char *s) { dse_json_write_str(f, s, strlen(s)); }
 
 static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_train_opts o;

@@ -3,11 +3,12 @@
  * type allows, and every error names path:line. Format: docs/network-format.md. */
 #include "dse/netfile.h"
 
-#include <errno.h>
 #include <libconfig.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "sweep/cfgfile.h"
 
 struct type_spec {
     const char         *name;     /* type as written in the file */
@@ -166,15 +167,6 @@ static enum dse_status read_inputs(struct ctx *cx, const struct dse_net *net,
     return DSE_OK;
 }
 
-/* Names must be unique, fire modules' names and the names of their layers included,
- * so that inputs and diff rows mean one thing. */
-static int name_taken(const struct dse_net *net, const char *name) {
-    if (strcmp(name, "data") == 0) return 1;
-    for (int i = 0; i < net->n_layers; i++)
-        if (!strcmp(net->layers[i].name, name) || !strcmp(net->layers[i].module, name)) return 1;
-    return 0;
-}
-
 static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const config_setting_t *g) {
     const char *name = NULL, *type = NULL;
     enum dse_status st;
@@ -190,8 +182,8 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
     if (strlen(name) >= DSE_NAME_MAX)
         return cfg_err(cx, g, DSE_ERR_CONFIG, "layer name '%.40s...' is too long; at most %d characters",
                        name, DSE_NAME_MAX - 1);
-    if (name_taken(net, name))
-        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer name '%s' is used twice", name);
+    if (!strcmp(name, "data")) /* names repeated: dse_net_check_names, once all are in */
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "layer name 'data' names the network input; choose another");
     if (!type)
         return cfg_err(cx, g, DSE_ERR_CONFIG, "layer '%s' has no type; add type = \"conv\" (or %s)", name,
                        "another type of docs/network-format.md");
@@ -247,14 +239,8 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
         if ((st = read_inputs(cx, net, g, &tmp))) return st;
         if (tmp.n_inputs > 1)
             return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' takes one input", name);
-        int first = net->n_layers;
-        st = dse_net_add_fire(net, &f, tmp.inputs[0], cx->err);
+        st = dse_net_add_fire(net, &f, tmp.inputs[0], cx->err); /* its layers' names: dse_net_check_names */
         if (st && cx->err->file == NULL) cx->err->file = cx->path;
-        for (int i = first; !st && i < net->n_layers; i++) /* "fire2/concat" named twice? */
-            for (int j = 0; !st && j < first; j++)
-                if (!strcmp(net->layers[j].name, net->layers[i].name))
-                    st = cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' makes a layer '%s', a name already used",
-                                 name, net->layers[i].name);
         return st;
     }
 
@@ -356,19 +342,14 @@ enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *
     enum dse_status st = DSE_OK;
     static const char top_keys[] = "name input layers";
 
+    static const struct dse_cfgfile how = { .what = "network file", .doc = "docs/network-format.md" };
+
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
-    if (!f) return dse_err_set(err, DSE_ERR_IO, path, 0, "cannot open: %s", strerror(errno));
     config_init(&cfg);
-    if (!config_read(&cfg, f)) {
-        st = dse_err_set(err, DSE_ERR_CONFIG, path, config_error_line(&cfg),
-                         "%s; expected settings 'key = value;', groups { ... } and lists "
-                         "( ..., ... ) as in docs/network-format.md", config_error_text(&cfg));
-        fclose(f);
+    if ((st = dse_cfgfile_read(&cfg, path, &how, NULL, NULL, err))) {
         config_destroy(&cfg);
         return st;
     }
-    fclose(f);
     config_setting_t *root = config_root_setting(&cfg);
     for (int i = 0; i < config_setting_length(root); i++)
         if (dse_word_index(top_keys, config_setting_name(config_setting_get_elem(root, (unsigned)i))) < 0) {
@@ -409,6 +390,10 @@ enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *
     }
     for (int i = 0; i < config_setting_length(layers); i++)
         if ((st = read_layer(&cx, out, config_setting_get_elem(layers, (unsigned)i)))) goto done;
+    if ((st = dse_net_check_names(out, err))) {
+        if (err && !err->file) err->file = path;
+        goto done;
+    }
     st = dse_net_infer(out, path, err);
 done:
     config_destroy(&cfg);

@@ -1627,6 +1627,7 @@ enum dse_status dse_prototxt_parse(const char *text, size_t len, const char *pat
     if (!st) st = check_msg(&t, root, &net_spec, "at top level");
     if (!st) st = build_net(&b);
     if (!st) drop_non_fire_modules(out);
+    if (!st && (st = dse_net_check_names(out, err)) && err && !err->file) err->file = path;
     if (!st) st = dse_net_infer(out, path, err);
     free(t.nodes);
     free(t.pool);

@@ -149,6 +149,37 @@ int dse_net_find(const struct dse_net *net, const char *name) {
     return -1;
 }
 
+struct name_ref {
+    const char *name;
+    int         key; /* 2 x layer index, + 1 for the layer's own name (a module's comes first) */
+};
+
+static int name_ref_cmp(const void *a, const void *b) {
+    const struct name_ref *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->key > y->key) - (x->key < y->key);
+}
+
+enum dse_status dse_net_check_names(const struct dse_net *net, struct dse_err *err) {
+    struct name_ref *r = malloc(sizeof *r * (2 * (size_t)net->n_layers + 1));
+    size_t n = 0, dup = 0;
+    if (!r) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory checking layer names");
+    for (int i = 0; i < net->n_layers; i++) {
+        const struct dse_layer *l = &net->layers[i];
+        if (l->module[0] && l->role == DSE_ROLE_SQUEEZE) r[n++] = (struct name_ref){ .name = l->module, .key = 2 * i };
+        r[n++] = (struct name_ref){ .name = l->name, .key = 2 * i + 1 };
+    }
+    qsort(r, n, sizeof *r, name_ref_cmp);
+    for (size_t i = 1; i < n; i++) /* the repeat that comes first in the file */
+        if (!strcmp(r[i].name, r[i - 1].name) && (!dup || r[i].key < r[dup].key)) dup = i;
+    enum dse_status st = DSE_OK;
+    if (dup)
+        st = dse_err_set(err, DSE_ERR_CONFIG, NULL, net->layers[r[dup].key / 2].line,
+                         "layer name '%s' is used twice", r[dup].name);
+    free(r);
+    return st;
+}
+
 /* The slot for the next layer, growing the array when full; NULL if out of memory. */
 static struct dse_layer *net_reserve(struct dse_net *net, struct dse_err *err) {
     if (net->n_layers == net->cap_layers) {

@@ -154,6 +154,13 @@ enum dse_status dse_net_set_classes(struct dse_net *net, int classes, const char
 /* Index of the last layer named `name`, or -1. */
 int  dse_net_find(const struct dse_net *net, const char *name);
 
+/* Names are unique: layer names and fire modules' names together (a module's squeeze layer
+ * stands for it), so that inputs, report rows and weights matched by name mean one layer.
+ * The .cfg and prototxt readers call it once the layers are in; n log n. Fails with
+ * DSE_ERR_CONFIG "layer name 'x' is used twice" at the line of the first repeat (err->file
+ * NULL: the caller names the file), or DSE_ERR_NOMEM. */
+enum dse_status dse_net_check_names(const struct dse_net *net, struct dse_err *err);
+
 /* Shape inference and receptive fields for every layer, Caffe's rules. Fails with
  * DSE_ERR_SHAPE naming the layer (and its line) on the first layer that cannot be built. */
 enum dse_status dse_net_infer(struct dse_net *net, const char *file, struct dse_err *err);

@@ -640,15 +640,46 @@ const char *dse_json_type_str(enum dse_json_type t) {
     return "unknown";
 }
 
+/* The JSON text of the character at u[*i] (up to 6 bytes, not NUL-terminated): its length;
+ * *i moves past it. */
+static int json_char(const unsigned char *u, size_t len, size_t *i, char out[6]) {
+    unsigned char ch = u[*i];
+    int n = 1;
+    if (ch == '"' || ch == '\\') out[0] = '\\', out[1] = (char)ch, n = 2;
+    else if (ch == '\n') memcpy(out, "\\n", 2), n = 2;
+    else if (ch == '\t') memcpy(out, "\\t", 2), n = 2;
+    else if (ch < 0x20 || ch == 0x7f) {
+        static const char hex[] = "0123456789abcdef";
+        memcpy(out, "\\u00", 4), out[4] = hex[ch >> 4], out[5] = hex[ch & 15], n = 6;
+    } else if (ch < 0x80) out[0] = (char)ch;
+    else if ((n = utf8_len(u + *i, u + len)) > 0) {
+        memcpy(out, u + *i, (size_t)n);
+        *i += (size_t)n;
+        return n;
+    } else memcpy(out, "\xef\xbf\xbd", 3), n = 3; /* U+FFFD for a byte that starts no valid sequence */
+    (*i)++;
+    return n;
+}
+
 void dse_json_write_str(FILE *f, const char *s, size_t len) {
+    char piece[6];
     fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch == '\n') fputs("\\n", f);
-        else if (ch == '\t') fputs("\\t", f);
-        else if (ch < 0x20 || ch == 0x7f) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
+    for (size_t i = 0; i < len;) fwrite(piece, 1, (size_t)json_char((const unsigned char *)s, len, &i, piece), f);
+    fputc('"', f);
+}
+
+size_t dse_json_str(char *out, size_t size, const char *s, size_t len) {
+    char piece[6];
+    size_t o = 1;
+    if (size < 3) return size ? (out[0] = '\0', 0) : 0;
+    out[0] = '"';
+    for (size_t i = 0; i < len;) {
+        int n = json_char((const unsigned char *)s, len, &i, piece);
+        if (o + (size_t)n + 2 > size) break; /* room for the closing quote and NUL */
+        memcpy(out + o, piece, (size_t)n);
+        o += (size_t)n;
     }
-    fputc('"', f);
+    out[o++] = '"';
+    out[o] = '\0';
+    return o;
 }

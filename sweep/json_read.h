@@ -83,8 +83,15 @@ const struct dse_json *dse_json_get(const struct dse_json *obj, const char *key)
 const char *dse_json_type_str(enum dse_json_type t);
 
 /* Write len bytes of s (UTF-8) to f as a JSON string, quotes included: '"' and '\\'
- * escaped, newline and tab as \n and \t, other control characters and DEL as \u00XX.
+ * escaped, newline and tab as \n and \t, other control characters and DEL as \u00XX, and
+ * each byte that starts no valid UTF-8 sequence (the reader's rule: no overlongs,
+ * surrogates or code points above U+10FFFF) as U+FFFD, so that names taken from files
+ * and folders (a network's name, a path) never make a JSON file this reader refuses.
  * The one string writer of every JSON file and report dse writes. */
 void dse_json_write_str(FILE *f, const char *s, size_t len);
+
+/* The same JSON string into out (size bytes, NUL included), cut after the last whole
+ * character that fits so that it stays quoted; its length. */
+size_t dse_json_str(char *out, size_t size, const char *s, size_t len);
 
 #endif

@@ -2,6 +2,7 @@
  * a list [a, b, c] or a range { start; stop; step | factor; }; every value is checked
  * by dse_mp_check where it is read, so errors name the line of the setting at fault. */
 #include "sweep/space.h"
+#include "sweep/cfgfile.h"
 #include "sweep/evolve.h"
 
 #include <errno.h>
@@ -274,15 +275,11 @@ static enum dse_status get_num(struct ctx *cx, const config_setting_t *g, const 
     if (!s) return DSE_OK;
     if (!is_number(s) || (integer && config_setting_type(s) == CONFIG_TYPE_FLOAT))
         return fail(cx, s, "%s must be %s", key, integer ? "an integer" : "a number");
-    double v = number(s);
-    /* libconfig 1.5 wraps an integer beyond 2^31 - 1 written without L: say so */
-    const int wrapped = config_setting_type(s) == CONFIG_TYPE_INT && v < 0 && lo >= 0;
+    double v = number(s); /* an integer libconfig would wrap was refused by dse_cfgfile_read */
     char vb[40], lb[40], hb[40]; /* shortest forms: 2147483647, not 2.14748e+09 */
     if (!(v >= lo && v <= hi))
-        return fail(cx, s, "%s = %s is out of range; expected %s to %s%s", key, dse_fmt_shortest(vb, sizeof vb, v, 0),
-                    dse_fmt_shortest(lb, sizeof lb, lo, 0), dse_fmt_shortest(hb, sizeof hb, hi, 0),
-                    wrapped ? " (an integer above 2147483647 needs an L suffix in libconfig files, e.g. "
-                              "3000000000L; without it, it reads as a negative number)" : "");
+        return fail(cx, s, "%s = %s is out of range; expected %s to %s", key, dse_fmt_shortest(vb, sizeof vb, v, 0),
+                    dse_fmt_shortest(lb, sizeof lb, lo, 0), dse_fmt_shortest(hb, sizeof hb, hi, 0));
     *out = v;
     if (line) *line = (int)config_setting_source_line(s);
     return DSE_OK;
@@ -543,35 +540,21 @@ void dse_space_free(struct dse_space *s) {
 enum dse_status dse_space_load(const char *path, struct dse_space *out, struct dse_err *err) {
     struct ctx cx = { path, err };
     config_t cfg;
-    char *text;
-    size_t len;
+    char *text = NULL;
+    size_t len = 0;
     enum dse_status st;
+    static const struct dse_cfgfile how = {
+        .what = "space file", .doc = "docs/space-format.md",
+        .no_include = "put every setting in the one file (it identifies the sweep)" };
 
     memset(out, 0, sizeof *out);
     out->path = path;
     out->search.pop = 16, out->search.seed = 1, out->search.n_obj = 1, out->search.obj[0] = DSE_EVO_PARAMS;
-    if ((st = dse_fs_read(path, &text, &len, err))) return st;
-    out->hash = dse_fnv1a64(DSE_FNV64_INIT, text, len);
     config_init(&cfg);
     /* The file must hold the whole space: its hash identifies the sweep directory's space,
      * and space.cfg is copied there. */
-    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-        const char *q = p;
-        while (*q == ' ' || *q == '\t') q++;
-        if (!strncmp(q, "@include", 8)) {
-            int line = 1;
-            for (const char *c = text; c < p; c++) line += *c == '\n';
-            st = dse_err_set(err, DSE_ERR_CONFIG, path, line, "@include is not allowed in a space file; "
-                             "put every setting in the one file (it identifies the sweep)");
-            goto done;
-        }
-    }
-    if (!config_read_string(&cfg, text)) {
-        st = dse_err_set(err, DSE_ERR_CONFIG, path, config_error_line(&cfg),
-                         "%s; expected settings 'key = value;', groups { ... } and lists ( ..., ... ) "
-                         "as in docs/space-format.md", config_error_text(&cfg));
-        goto done;
-    }
+    if ((st = dse_cfgfile_read(&cfg, path, &how, &text, &len, err))) goto done;
+    out->hash = dse_fnv1a64(DSE_FNV64_INIT, text, len);
     config_setting_t *root = config_root_setting(&cfg);
     if ((st = check_keys(&cx, root, "the space file", "name metaparams macro sample seed constraints train search")))
         goto done;

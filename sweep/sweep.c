@@ -10,6 +10,7 @@
 
 #include "analysis/analysis.h"
 #include "base/fs.h"
+#include "sweep/json_read.h"
 #include "sweep/search.h"
 
 #define MAX_CANDIDATES 10000000ULL /* files in one directory; sample beyond this */
@@ -26,21 +27,6 @@ static int json_string_field(const char *text, const char *key, char *out, int s
     memcpy(out, p, (size_t)n);
     out[n] = '\0';
     return 0;
-}
-
-/* s as a JSON string (quotes included) into out. */
-static void json_escape(char *out, size_t size, const char *s) {
-    size_t o = 0;
-    if (size < 3) return;
-    out[o++] = '"';
-    for (; *s && o + 8 < size; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') o += (size_t)snprintf(out + o, size - o, "\\%c", c);
-        else if (c < 0x20) o += (size_t)snprintf(out + o, size - o, "\\u%04x", c);
-        else out[o++] = (char)c;
-    }
-    out[o++] = '"';
-    out[o] = '\0';
 }
 
 /* The manifest and the copy of the space file are created once. A directory that
@@ -60,8 +46,8 @@ static enum dse_status claim_dir(const struct dse_space *s, const char *dir, uin
         if (s->axes[k].n > 1)
             len += snprintf(varied + len, sizeof varied - (size_t)len, "%s\"%s\"", len ? ", " : "",
                             dse_axis_name((enum dse_axis_key)k));
-    json_escape(name, sizeof name, s->name);
-    json_escape(file, sizeof file, s->path);
+    dse_json_str(name, sizeof name, s->name, strlen(s->name));
+    dse_json_str(file, sizeof file, s->path, strlen(s->path));
     snprintf(want, sizeof want, "%016llx", (unsigned long long)s->hash);
     char strategy[64] = "", have_strategy[32] = "grid"; /* grid: no key, so grid sweeps' manifests stay as they were */
     if (s->search.strategy != DSE_SEARCH_GRID)

@@ -566,6 +566,8 @@ static void test_errors(void) {
         { "tests/prototxt/bad_kernel.prototxt", DSE_ERR_SHAPE,
           "tests/prototxt/bad_kernel.prototxt:23: layer 'conv3' (conv): kernel 7x7 (dilated) is "
           "larger than its padded input 5x5" },
+        { "tests/prototxt/bad_duplicate.prototxt", DSE_ERR_CONFIG, /* as .cfg files: dse_net_check_names */
+          "tests/prototxt/bad_duplicate.prototxt:16: layer name 'conv1' is used twice" },
         { "tests/prototxt/does_not_exist.prototxt", DSE_ERR_IO,
           "tests/prototxt/does_not_exist.prototxt: cannot open: No such file or directory" },
     };

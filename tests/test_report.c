@@ -242,6 +242,41 @@ static struct dse_json_doc *parse(const char *text, struct dse_err *err) {
     return d;
 }
 
+/* The writer (dse_json_write_str, dse_json_str): escapes, and each byte that starts no
+ * valid UTF-8 sequence as U+FFFD, so that what it writes the strict reader reads. */
+static void test_json_write(void) {
+    static const struct { const char *id, *in, *out; } cases[] = {
+        { "ascii",     "fire2",                     "\"fire2\"" },
+        { "escapes",   "a\"b\\c\nd\te\x01\x7f",       "\"a\\\"b\\\\c\\nd\\te\\u0001\\u007f\"" },
+        { "valid",     "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"" },
+        { "bad-byte",  "a\xffz",                   "\"a\xef\xbf\xbdz\"" },
+        { "truncated", "a\xc3",                    "\"a\xef\xbf\xbd\"" },
+        { "lone-cont", "\x80\xbf",                  "\"\xef\xbf\xbd\xef\xbf\xbd\"" },
+        { "overlong",  "\xc0\xaf",                  "\"\xef\xbf\xbd\xef\xbf\xbd\"" },
+        { "surrogate", "\xed\xa0\x80",              "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"" },
+        { "above-max", "\xf4\x90\x80\x80",          "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        char  *text = NULL, buf[64];
+        size_t len = 0;
+        FILE  *f = open_memstream(&text, &len);
+        dse_json_write_str(f, cases[i].in, strlen(cases[i].in));
+        fclose(f);
+        CHECK_STR_EQ(text, cases[i].out);
+        CHECK_INT_EQ(dse_json_str(buf, sizeof buf, cases[i].in, strlen(cases[i].in)), strlen(cases[i].out));
+        CHECK_STR_EQ(buf, cases[i].out);
+        struct dse_json_doc *d = NULL;
+        struct dse_err       err = { 0 };
+        CHECK_OK(dse_json_parse(text, len, "t.json", &d, &err));
+        if (!d) fprintf(stderr, "  case %s: %s\n", cases[i].id, err.msg);
+        dse_json_free(d);
+        free(text);
+    }
+    char buf[7]; /* cut before a character that does not fit whole (U+FFFD: 3 bytes), still quoted */
+    CHECK_INT_EQ(dse_json_str(buf, sizeof buf, "ab\xffz", 4), 4);
+    CHECK_STR_EQ(buf, "\"ab\"");
+}
+
 static void test_json_read(void) {
     static const char text[] =
         "\xef\xbb\xbf{\"a\": [1, -2.5e3, true, false, null, \"x\\u00e9\\ud83d\\ude00\\n\\\"\\/\"],\n"
@@ -1545,6 +1580,7 @@ static const struct check_case cases[] = {
     { "pareto-nan",    test_pareto_nan },
     { "pareto-brute",  test_pareto_brute },
     { "json-read",     test_json_read },
+    { "json-write",    test_json_write },
     { "json-errors",   test_json_errors },
     { "json-hostile",  test_json_hostile },
     { "report-md",     test_report_md },
