@@ -284,7 +284,7 @@ static const struct dse_opt_line lines_sweep[] = {
     OWN(CONV, "conv strategy: auto (timed once per candidate; default) or a fixed one"),
     OWN(LEASE_SECONDS, "a lease's time to live (default 60; renewed every S/10 seconds)"),
     OWN(MAX_CRASHES, "a candidate whose workers die N times in a row without finishing an\n"
-                     "epoch is marked failed (default 3)"),
+                     "epoch is marked failed (default 3) until the next dse sweep retries it"),
     OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),
     OWN(RANKS_PER_CAND, "under mpirun -np P: the ranks are one\n"
                         "worker that trains each candidate data-parallel (docs/training.md)"),

@@ -270,6 +270,7 @@ static int when_ALWAYS(const struct dse_rec *r) { return 1; }
 static int when_DIVERGED(const struct dse_rec *r) { return r->diverged_epoch > 0; }
 static int when_STOPPED(const struct dse_rec *r) { return r->stopped_rung >= 0; }
 static int when_MEASURED(const struct dse_rec *r) { return isfinite(r->latency_ms); }
+static int when_RETRY(const struct dse_rec *r) { return r->failed_retry != 0; }
 
 /* One key's value, by kind (record.def). */
 static void put_STATUS(FILE *f, const struct dse_rec *r, enum dse_rec_status v, int when) {

@@ -1194,8 +1194,10 @@ static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_leas
     enum dse_action act = dse_sweep_next(&c->rec, &w->plan, w->rung, &target, &rung);
     if ((act == DSE_ACT_TRAIN || act == DSE_ACT_PROMOTE) && crashes >= w->o.max_crashes) {
         snprintf(c->rec.failed_why, sizeof c->rec.failed_why, "its workers died %d times in a row before finishing "
-                 "an epoch (out of memory? see --max-crashes)", crashes);
+                 "an epoch (killed from outside, or out of memory? see --max-crashes); the next dse sweep of this "
+                 "directory retries it", crashes);
         c->rec.status = DSE_REC_FAILED;
+        c->rec.failed_retry = 1; /* not the candidate's own failure, as far as can be told: reopen_retries */
         say(w, "%s failed: %s", c->id, c->rec.failed_why);
         if (!(st = commit(w, c, l, err))) let_go(w, l);
         return st;
@@ -1493,6 +1495,39 @@ static enum dse_status worker_run(const struct worker_job *j, struct host *h, in
     if (!st && finished) {
         st = refresh(&w, err);
         *finished = !st && all_final(&w);
+    }
+    worker_deinit(&w);
+    return st;
+}
+
+/* Candidates that failed for want of a worker that lived (failed_retry: their workers died
+ * --max-crashes times in a row, killed from outside or by the OOM killer, which look alike)
+ * are pending again, once per command: an outside kill is never a permanent failure, and a
+ * candidate that kills its workers itself costs at most --max-crashes attempts a command.
+ * Each under a lease, as every record write; one whose lease is not free now is left. */
+static enum dse_status reopen_retries(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
+                                      const struct dse_sweep_plan *plan, struct dse_err *err) {
+    struct worker w;
+    enum dse_status st = worker_init(&w, s, dir, o, plan, 0, err);
+    if (st) return st;
+    dse_lease_me_name(&w.me, w.name, sizeof w.name);
+    st = refresh(&w, err);
+    for (int i = 0; i < w.n && !st; i++) {
+        struct cand *c = &w.c[i];
+        struct dse_lease cur, mine;
+        const char *why;
+        int have, won = 0;
+        if (c->rec.status != DSE_REC_FAILED || !c->rec.failed_retry || !lease_free(&w, c, &cur, &have, &why)) continue;
+        if ((st = dse_lease_claim(dir, c->id, c->lease_gen, &w.me, o->lease_s, 0, c->rec.n_epochs, &mine, &won, err)) ||
+            !won)
+            continue;
+        if (!(st = dse_rec_read(dir, c->id, &c->rec, err)) && c->rec.status == DSE_REC_FAILED && c->rec.failed_retry) {
+            c->rec.status = DSE_REC_PENDING, c->rec.failed_retry = 0, c->rec.failed_why[0] = '\0';
+            if (!(st = commit(&w, c, &mine, err)) && o->log)
+                fprintf(o->log, "dse sweep: %s: its workers were killed before; trying it again (from its last "
+                                "checkpoint, if any)\n", c->id);
+        }
+        let_go(&w, &mine);
     }
     worker_deinit(&w);
     return st;
@@ -1815,7 +1850,9 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
         return st;
     char where[4200];
     snprintf(where, sizeof where, "%s/plan.json", dir);
-    if ((st = plan_supported(s, plan.halving, plan.epochs, where, where, err))) return st;
+    if ((st = plan_supported(s, plan.halving, plan.epochs, where, where, err)) ||
+        (st = reopen_retries(s, dir, o, &plan, err)))
+        return st;
     struct worker w;
     int n_workers = o->workers, per_host = o->per_process > 1 ? o->per_process : 1;
     if (o->n_gpus) {
