@@ -2,8 +2,10 @@
  * mkdir -p, whole-file reads. POSIX only. */
 #include "base/fs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,20 +26,27 @@ static int dir_of(const char *path, char *dir, size_t size) {
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+/* This host's name as temporary names carry it: '/' and '.' made '_', so that it is one
+ * dot-separated field. */
+static void temp_host(char *host, size_t size) {
+    snprintf(host, size, "host");
+    gethostname(host, size - 1);
+    host[size - 1] = '\0';
+    for (char *p = host; *p; p++)
+        if (*p == '/' || *p == '.') *p = '_';
+}
+
 /* Write data to a new, uniquely named temporary file next to path (O_EXCL, never
  * following a symlink), fsync it and close it; its name goes to tmp. Names mix the host,
  * the pid, a per-call counter and the clock, and a clash is retried. */
 static enum dse_status write_temp(const char *path, const void *data, size_t len, char *tmp,
                                   size_t tmp_size, struct dse_err *err) {
-    char dir[4096], host[64] = "host";
+    char dir[4096], host[64];
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     static _Atomic unsigned counter; /* makes names unique across threads of one process */
     if (dir_of(path, dir, sizeof dir)) return dse_err_set(err, DSE_ERR_IO, path, 0, "path too long");
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    for (char *p = host; *p; p++)
-        if (*p == '/' || *p == '.') *p = '_';
+    temp_host(host, sizeof host);
     int fd = -1;
     for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
         struct timespec ts;
@@ -168,4 +177,50 @@ enum dse_status dse_fs_read(const char *path, char **data, size_t *len, struct d
     *data = buf;
     if (len) *len = n;
     return DSE_OK;
+}
+
+/* The writer a temporary name of write_temp's names: ".<base>.<host>.<pid>.<n>.<hex>.tmp",
+ * read from the right. 0 if the name is not of that form. */
+static int temp_writer(const char *name, char *host, size_t host_size, long *pid) {
+    size_t n = strlen(name);
+    const char *end = name + n - 4, *f[4]; /* the starts of hex, n, pid, host */
+    if (name[0] != '.' || n < 5 || strcmp(end, ".tmp") != 0) return 0;
+    const char *p = end;
+    for (int k = 0; k < 4; k++) {
+        while (p > name && p[-1] != '.') p--;
+        if (p <= name + 1) return 0;
+        f[k] = p;
+        p--; /* onto the dot before this field */
+    }
+    char *stop;
+    *pid = strtol(f[2], &stop, 10);
+    if (stop != f[1] - 1 || *pid <= 0 || (size_t)(f[2] - 1 - f[3]) >= host_size) return 0;
+    snprintf(host, host_size, "%.*s", (int)(f[2] - 1 - f[3]), f[3]);
+    return 1;
+}
+
+int dse_fs_clean_temps(const char *dir, double min_age_s, double foreign_age_s) {
+    char host[64], whose[64], path[4400];
+    long pid;
+    int removed = 0;
+    struct stat sb;
+    temp_host(host, sizeof host);
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    const time_t now = time(NULL);
+    while (d && (de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        if (n < 5 || strcmp(de->d_name + n - 4, ".tmp") != 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (lstat(path, &sb) || !S_ISREG(sb.st_mode)) continue;
+        const double age = difftime(now, sb.st_mtime);
+        int gone;
+        if (temp_writer(de->d_name, whose, sizeof whose, &pid) && !strcmp(whose, host))
+            gone = age >= min_age_s && kill((pid_t)pid, 0) != 0 && errno == ESRCH; /* its writer is dead */
+        else
+            gone = age >= foreign_age_s; /* another host's, or a name of another form: only when old */
+        if (gone && unlink(path) == 0) removed++;
+    }
+    if (d) closedir(d);
+    return removed;
 }

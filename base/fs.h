@@ -26,6 +26,13 @@ enum dse_status dse_fs_sync_dir(const char *path, struct dse_err *err);
  * part of it that could not be made. */
 enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err);
 
+/* Remove the temporary files that writers killed mid-write left in dir (issue #18): one of
+ * this host's names (dse_fs_write_atomic's) whose writing process is gone and that is at
+ * least min_age_s old; any other "*.tmp" (another host's: its pid means nothing here) only
+ * once foreign_age_s old, longer than any write lasts. Never a live writer's file. Returns
+ * how many went; a missing dir is none. */
+int dse_fs_clean_temps(const char *dir, double min_age_s, double foreign_age_s);
+
 /* Read a whole file into a malloc'ed, NUL-terminated buffer. */
 enum dse_status dse_fs_read(const char *path, char **data, size_t *len, struct dse_err *err);
 

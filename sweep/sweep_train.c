@@ -1500,6 +1500,21 @@ static enum dse_status worker_run(const struct worker_job *j, struct host *h, in
     return st;
 }
 
+/* The temporary files writers killed mid-write left in the sweep's folders (a checkpoint
+ * folder's go when its lease holder prunes it): dse_fs_clean_temps's rule, a minute after
+ * this host's dead writer, a day after another host's, never a live one's. */
+static void clean_temps(const char *dir, FILE *log) {
+    static const char *const sub[] = { "", "/candidates", "/leases", "/search", "/slurm" };
+    char path[4200];
+    int n = 0;
+    for (int i = 0; i < DSE_ARRAY_LEN(sub); i++) {
+        snprintf(path, sizeof path, "%s%s", dir, sub[i]);
+        n += dse_fs_clean_temps(path, 60, 86400);
+    }
+    if (n && log) fprintf(log, "dse sweep: %s: removed %d temporary file%s that killed writers left\n", dir, n,
+                          n == 1 ? "" : "s");
+}
+
 /* Candidates that failed for want of a worker that lived (failed_retry: their workers died
  * --max-crashes times in a row, killed from outside or by the OOM killer, which look alike)
  * are pending again, once per command: an outside kill is never a permanent failure, and a
@@ -1853,6 +1868,7 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
     if ((st = plan_supported(s, plan.halving, plan.epochs, where, where, err)) ||
         (st = reopen_retries(s, dir, o, &plan, err)))
         return st;
+    clean_temps(dir, o->log);
     struct worker w;
     int n_workers = o->workers, per_host = o->per_process > 1 ? o->per_process : 1;
     if (o->n_gpus) {

@@ -3,7 +3,8 @@
 # worker is SIGKILLed inside a candidate's first epoch; with --max-crashes 1 the next
 # command marks the candidate failed, saying why and that the next command retries it
 # (failed_retry); the command after that trains it again, and the sweep ends with the
-# report of an uninterrupted run, bit for bit. Run from the repository root.
+# report of an uninterrupted run, bit for bit; it also removes a temporary file a killed
+# writer left, and not a live one's. Run from the repository root.
 dse=$1
 space=tests/spaces/crash_retry.cfg
 [ -d "${DSE_DATA_ROOT:-/usr/share/datasets}/fashion-mnist" ] || { echo "skipped: Fashion-MNIST is not installed"; exit 77; }
@@ -28,9 +29,19 @@ grep -q "failed: its workers died 1 times in a row .*the next dse sweep of this 
 "$dse" status "$tmp/s" | grep -q "failed: its workers died" || fail "dse status does not say why it failed"
 grep -q '"failed_retry": 1' "$tmp"/s/candidates/*.json || fail "no record says failed_retry"
 echo "ok: the second command marked it failed (retryable); dse status: $("$dse" status "$tmp/s" | grep -m1 'failed: ' | cut -c1-110)"
-# 3. the next command retries it
+# 3. the next command retries it, and removes what a killed writer left: a temporary file of a
+# dead process of this host, two minutes old (a live writer's, just written, stays)
+true &
+dead=$!
+wait $dead
+host=$(uname -n | tr './' '__')
+stale="$tmp/s/candidates/.cX.json.$host.$dead.0.1f.tmp" live="$tmp/s/candidates/.cY.json.$host.$$.0.1f.tmp"
+echo torn >"$stale" && touch -d '2 minutes ago' "$stale" && echo torn >"$live"
 "$dse" sweep "$space" --out "$tmp/s" $opts >"$tmp/3.log" 2>&1 || fail "the third command: $(tail -3 "$tmp/3.log")"
 grep -q "its workers were killed before; trying it again" "$tmp/3.log" || fail "the third command did not retry it"
+[ ! -e "$stale" ] && [ -e "$live" ] && grep -q "removed 1 temporary file that killed writers left" "$tmp/3.log" ||
+    fail "the stale temporary file was not removed, or the live one was"
+rm -f "$live"
 grep -q '"failed_retry"' "$tmp"/s/candidates/*.json && fail "a record still says failed_retry"
 for fmt in csv md; do
     "$dse" report "$tmp/ref" --format $fmt 2>/dev/null | sed -e "s|$tmp/ref|DIR|g" -e 's/Training time:.*//' >"$tmp/ref.$fmt"

@@ -3,9 +3,15 @@
 
 #include <stdlib.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "base/fs.h"
 #include "base/pb.h"
 #include "base/pcg32.h"
 #include "tests/check.h"
+#include "tests/testfs.h"
 
 static void test_errors(void) {
     struct dse_err err = { 0 };
@@ -170,6 +176,55 @@ static void test_shortest(void) {
     }
 }
 
+/* A file in dir named name, its mtime age_s seconds ago. */
+static void old_file(const char *dir, const char *name, double age_s) {
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    DSE_ASSERT(f && fputs("torn", f) >= 0 && fclose(f) == 0);
+    const struct timespec t[2] = { { time(NULL) - (time_t)age_s, 0 }, { time(NULL) - (time_t)age_s, 0 } };
+    DSE_ASSERT(utimensat(AT_FDCWD, p, t, 0) == 0);
+}
+
+static int there(const char *dir, const char *name) {
+    char p[4400];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return stat(p, &sb) == 0;
+}
+
+/* dse_fs_clean_temps (issue #18): a killed writer's temporary file goes, a live one's never. */
+static void test_clean_temps(void) {
+    char dir[64], host[64] = "host", name[8][200];
+    tmpdir_make(dir);
+    gethostname(host, sizeof host - 1);
+    for (char *p = host; *p; p++)
+        if (*p == '/' || *p == '.') *p = '_';
+    pid_t dead = fork(); /* a pid whose process has ended */
+    DSE_ASSERT(dead >= 0);
+    if (dead == 0) _exit(0);
+    DSE_ASSERT(waitpid(dead, NULL, 0) == dead);
+    const long me = (long)getpid();
+    snprintf(name[0], sizeof name[0], ".c1.json.%s.%ld.0.1a.tmp", host, (long)dead); /* dead, 2 min old: goes */
+    snprintf(name[1], sizeof name[1], ".c2.json.%s.%ld.0.1a.tmp", host, me);        /* live writer: stays */
+    snprintf(name[2], sizeof name[2], ".c3.json.%s.%ld.3.ff.tmp", host, (long)dead); /* dead, just written: stays */
+    snprintf(name[3], sizeof name[3], ".c4.json.otherhost.%ld.0.1.tmp", (long)dead); /* another host's: stays */
+    snprintf(name[4], sizeof name[4], ".c5.json.otherhost.%ld.0.1.tmp", (long)dead); /* ... 2 days old: goes */
+    snprintf(name[5], sizeof name[5], "frontier.svg.%ld.tmp", (long)dead);           /* other form, 2 min: stays */
+    snprintf(name[6], sizeof name[6], "curves.svg.%ld.tmp", (long)dead);             /* ... 2 days: goes */
+    snprintf(name[7], sizeof name[7], "c6.json");                                     /* not temporary: stays */
+    const double age[8] = { 120, 120, 0, 120, 2 * 86400, 120, 2 * 86400, 2 * 86400 };
+    const int gone[8] = { 1, 0, 0, 0, 1, 0, 1, 0 };
+    for (int i = 0; i < 8; i++) old_file(dir, name[i], age[i]);
+    CHECK_INT_EQ(dse_fs_clean_temps(dir, 60, 86400), 3);
+    for (int i = 0; i < 8; i++) {
+        if (there(dir, name[i]) == gone[i]) printf("  %s: %s\n", name[i], gone[i] ? "left" : "removed");
+        CHECK_INT_EQ(there(dir, name[i]), !gone[i]);
+    }
+    CHECK_INT_EQ(dse_fs_clean_temps("/nonexistent/dse", 60, 86400), 0);
+    tmpdir_remove(dir);
+}
+
 static const struct check_case cases[] = {
     { "base-errors",  test_errors },
     { "base-strings", test_strings },
@@ -177,6 +232,7 @@ static const struct check_case cases[] = {
     { "base-fnv",     test_fnv },
     { "base-pb",      test_pb },
     { "base-shortest", test_shortest },
+    { "base-clean-temps", test_clean_temps },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
