@@ -617,8 +617,8 @@ struct run_data {
 static void run_data_keep_err(const struct run_data *d, const char *data, struct dse_err *err) {
     if (!err || !err->file) return;
     const char *f = err->file;
-    const char *lo = (const char *)&d->files, *hi = lo + sizeof d->files;
-    int inside = f >= lo && f < hi;
+    int inside = 0;
+    dse_data_err_detach(&d->files, err);
     for (int i = 0; i < d->folder.n && !inside; i++) inside = f == d->folder.items[i].path;
     if (d->pack && f == d->pack->path) {
         err->file = data;

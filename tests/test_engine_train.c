@@ -718,6 +718,39 @@ static void test_device_errors(void) {
     dse_net_deinit(&net);
 }
 
+/* A dataset file at fault is named by its whole path in the message, with err.file NULL:
+ * the paths live in the located files' struct, a local of the function that found them, so
+ * an err.file into it dangled once that frame returned (issue #18 item 4: dse_data_probe's;
+ * the ASan build's detect_stack_use_after_return catches any such read). By dse_data_probe
+ * (what `dse train` and `dse sweep` check first) and by dse_train_run. */
+static void test_data_file_errors(void) {
+    struct dse_data_info info;
+    struct dse_err err = { 0 };
+    CHECK_INT_EQ(dse_data_probe("tests/bad_data/idx_no_labels", NULL, &info, &err), DSE_ERR_IO);
+    CHECK(err.file == NULL);
+    CHECK_STR_EQ(err.msg, "tests/bad_data/idx_no_labels/train-labels-idx1-ubyte.gz: no such file");
+    CHECK_INT_EQ(dse_data_probe("tests/bad_data/idx_short_labels", NULL, &info, &err), DSE_ERR_IO);
+    CHECK(err.file == NULL);
+    CHECK_STR_EQ(err.msg, "tests/bad_data/idx_short_labels/t10k-labels-idx1-ubyte: truncated: expected 10 bytes "
+                          "(8-byte header + 2 labels), got 9");
+    struct dse_net net;
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r);
+    tiny_net(&net, 1);
+    dse_train_opts_default(&o);
+    o.epochs = 1, o.batch = 2;
+    o.data = "tests/bad_data/idx_no_labels";
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == NULL);
+    CHECK_STR_EQ(err.msg, "tests/bad_data/idx_no_labels/train-labels-idx1-ubyte.gz: no such file");
+    o.data = "tests/bad_data/idx_short_labels";
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == NULL);
+    CHECK(strstr(err.msg, "tests/bad_data/idx_short_labels/t10k-labels-idx1-ubyte: truncated") == err.msg);
+    free(r);
+    dse_net_deinit(&net);
+}
+
 /* Pack -> train -> evaluate: a generated image folder (4 classes of stripes, RGB JPEGs of
  * 24 to 48 pixels) packed raw at short side 28, a tiny Fire net on 3x24x24 trained with
  * random-resized-crop + flip: well above chance (25%), and the same bits whether the
@@ -877,6 +910,7 @@ static const struct check_case cases[] = {
     { "train-recipe",    test_default_recipe },
     { "train-unpredicted", test_unpredicted },
     { "init-by-role",    test_init_by_role },
+    { "train-data-errors", test_data_file_errors },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
