@@ -243,10 +243,24 @@ static char *tensor_part(const char *text, size_t len) {
     return t;
 }
 
+/* The header fields whose range the file itself tells (dse_train_run checks the next epoch
+ * and iteration against the run): format 1's header is outside its CRC. */
+static enum dse_status header_range(const char *path, int next_epoch, int64_t iter, uint64_t rng_inc,
+                                    struct dse_err *err) {
+    if (next_epoch < 0 || next_epoch > DSE_TRAIN_EPOCHS_MAX || iter < 0)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld; expected "
+                           "0 to %d and >= 0", next_epoch, (long long)iter, DSE_TRAIN_EPOCHS_MAX);
+    if (!(rng_inc & 1)) /* PCG32's increment is odd (dse_pcg32_seed) */
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: the dropout generator's increment "
+                           "%016llx is even", (unsigned long long)rng_inc);
+    return DSE_OK;
+}
+
 static enum dse_status load_v1(struct dse_model *m, const char *path, const char *file, size_t len, int *next_epoch,
                                int64_t *iter, float **raw, struct dse_err *err) {
     struct ckpt1_header h;
     uint64_t n = dse_model_state_count(m);
+    enum dse_status st0;
     if (len < sizeof h) return dse_err_set(err, DSE_ERR_IO, path, 0, "truncated checkpoint: %zu bytes", len);
     memcpy(&h, file, sizeof h);
     if (h.version != 1)
@@ -258,9 +272,7 @@ static enum dse_status load_v1(struct dse_model *m, const char *path, const char
     if (h.compressed != len - sizeof h)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: %zu bytes of data, the header says %llu",
                            len - sizeof h, (unsigned long long)h.compressed);
-    if (h.next_epoch < 0 || h.next_epoch > DSE_TRAIN_EPOCHS_MAX || h.iter < 0)
-        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld",
-                           h.next_epoch, (long long)h.iter);
+    if ((st0 = header_range(path, h.next_epoch, h.iter, h.rng_inc, err))) return st0;
     enum dse_status st = inflate_values(path, (const unsigned char *)file + sizeof h, h.compressed, n, raw, err);
     if (st) return st;
     uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)*raw, (uInt)(n * sizeof(float)));
@@ -306,7 +318,10 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
     if (h.version != CKPT_VERSION)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint format version %u; this dse reads versions 1 and %u",
                            h.version, CKPT_VERSION);
-    if (h.header_bytes != sizeof h || h.meta_bytes > len - sizeof h || h.compressed != len - sizeof h - h.meta_bytes)
+    if (h.header_bytes != sizeof h)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: a header of %u bytes; format 2's has %zu",
+                           h.header_bytes, sizeof h);
+    if (h.meta_bytes > len - sizeof h || h.compressed != len - sizeof h - h.meta_bytes)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "truncated or corrupt checkpoint: %zu bytes, the header says "
                            "%llu", len, (unsigned long long)sizeof h + h.meta_bytes + h.compressed);
     const char *text = file + sizeof h;
@@ -331,15 +346,16 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
         if (diff[0] || mdiff[0])
             st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network: it has '%s' where this "
                              "network has '%s'", diff[0] ? diff : "nothing", mdiff[0] ? mdiff : "nothing");
+        else if (h.values != n && h.net_hash == net_hash(m)) /* the same tensors, another count: the header's */
+            st = dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: its header says %llu values where its "
+                             "tensors hold %llu", (unsigned long long)h.values, (unsigned long long)n);
         else
             st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network, or corrupt (%llu values; this "
                              "network has %llu)", (unsigned long long)h.values, (unsigned long long)n);
     }
     free(mine), free(theirs), free(ours);
     if (st) return st;
-    if (h.next_epoch < 0 || h.next_epoch > DSE_TRAIN_EPOCHS_MAX || h.iter < 0) /* a right CRC over a wrong writer */
-        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld",
-                           h.next_epoch, (long long)h.iter);
+    if ((st = header_range(path, h.next_epoch, h.iter, h.rng_inc, err))) return st; /* a right CRC, a wrong writer */
     if ((st = loss_scale_load(m, path, text, h.meta_bytes, err))) return st;
     m->cx.rng.state = h.rng_state, m->cx.rng.inc = h.rng_inc;
     *next_epoch = h.next_epoch, *iter = h.iter;
@@ -735,6 +751,22 @@ static uint64_t run_hash(const struct dse_model *m, const struct dse_train_opts 
     return o->resume ? dse_fnv1a64(h, o->resume, strlen(o->resume)) : h;
 }
 
+/* A loaded checkpoint's place in this run: written at the end of epoch start (0 to
+ * o->epochs), after start x ipe steps. Another --epochs, --batch or --limit-train (or a
+ * format-1 header, outside its CRC, with a flipped bit) would train another schedule. */
+static enum dse_status resume_check(const struct dse_train_opts *o, int start, int64_t it, int ipe, int n_train,
+                                    struct dse_err *err) {
+    if (start > o->epochs)
+        return dse_err_set(err, DSE_ERR_CONFIG, o->resume, 0, "checkpoint after epoch %d; this run ends at epoch %d",
+                           start, o->epochs);
+    if (it != (int64_t)start * ipe)
+        return dse_err_set(err, DSE_ERR_CONFIG, o->resume, 0, "checkpoint after epoch %d at step %lld; this run "
+                           "takes %d steps an epoch (%d training images, batch %d), so %lld: another batch or "
+                           "--limit-train than its run's, or corrupt", start, (long long)it, ipe, n_train, o->batch,
+                           (long long)start * ipe);
+    return DSE_OK;
+}
+
 /* o->cancel asked before a step. Data-parallel ranks stop together: rank 0 asks (a sweep
  * worker that lost its lease) and tells the others, whose steps would otherwise wait for it. */
 static int want_cancel(const struct dse_train_opts *o) {
@@ -824,7 +856,10 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     dse_strlcpy(meta.data, o->data, (int)sizeof meta.data);
     int start = 0;
     int64_t it = 0;
-    if (o->resume && (st = dse_checkpoint_load(m, o->resume, &start, &it, err))) goto done;
+    const int ipe = n_train / o->batch; /* full batches; the last partial batch is dropped */
+    if (o->resume && ((st = dse_checkpoint_load(m, o->resume, &start, &it, err)) ||
+                      (st = resume_check(o, start, it, ipe, n_train, err))))
+        goto done;
     if (ranks > 1) { /* the setup's end: every rank's outcome is every rank's; then all start
                         from rank 0's parameters (initialization runs libm, which may differ
                         between nodes) */
@@ -833,7 +868,6 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         steps_begun = 1;
         if ((st = dse_model_dist_bcast(m, err))) goto done;
     }
-    const int ipe = n_train / o->batch; /* full batches; the last partial batch is dropped */
     const int64_t iters = (int64_t)ipe * o->epochs;
     double t_train = 0, t0 = now_s();
     int64_t imgs = 0;

@@ -617,6 +617,126 @@ static void test_resume_bit_identical(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* A byte of a checkpoint's header flipped, field by field (docs/checkpoint.md), is refused
+ * with a message naming the file, never trained on (issue #18 item 4: a flipped next epoch
+ * once reached an assertion in the loader, SIGABRT). Format 2's CRC covers its header;
+ * format 1's does not, so dse_train_run checks the next epoch and step against the run
+ * (epochs, steps an epoch), which also refuses a sound checkpoint of another schedule. */
+static void test_checkpoint_header(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[] = "/tmp/dse_ckh_XXXXXX", ck1[300], ck2[300], bad[300], v1[300], v1bad[300];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(ck1, sizeof ck1, "%s/epoch-1.ckpt", dir);
+    snprintf(ck2, sizeof ck2, "%s/epoch-2.ckpt", dir);
+    snprintf(bad, sizeof bad, "%s/bad.ckpt", dir);
+    snprintf(v1, sizeof v1, "%s/v1.ckpt", dir);
+    snprintf(v1bad, sizeof v1bad, "%s/v1bad.ckpt", dir);
+    struct dse_net net;
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r);
+    struct dse_err err = { 0 };
+    struct dse_mp mp = tiny_fire_mp();
+    mp.input_h = mp.input_w = 28, mp.classes = 10, mp.dropout = 0.5;
+    dse_net_init(&net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    dse_train_opts_default(&o);
+    o.epochs = 2, o.batch = 32, o.limit_train = 256, o.limit_test = 64, o.threads = 1;
+    o.conv_algo = DSE_CPU_CONV_GEMM_BATCH, o.checkpoint_dir = dir;
+    CHECK_OK(dse_train_run(&net, &o, r, &err));
+    o.checkpoint_dir = NULL;
+
+    /* format 2: every field of the 80-byte header */
+    static const struct { int at; unsigned char mask; const char *msg; } v2[] = {
+        { 8, 0x01, "checkpoint format version 3; this dse reads versions 1 and 2" },
+        { 12, 0x01, "corrupt checkpoint: a header of 81 bytes; format 2's has 80" },
+        { 16, 0x01, "corrupt checkpoint: CRC-32" },          /* next epoch */
+        { 19, 0x80, "corrupt checkpoint: CRC-32" },          /* next epoch < 0 */
+        { 20, 0x01, "truncated or corrupt checkpoint" },     /* text bytes */
+        { 24, 0x01, "corrupt checkpoint: CRC-32" },          /* iteration */
+        { 31, 0x80, "corrupt checkpoint: CRC-32" },          /* iteration < 0 */
+        { 32, 0x01, "corrupt checkpoint: CRC-32" },          /* network hash */
+        { 40, 0x01, "corrupt checkpoint: its header says" }, /* values */
+        { 48, 0x01, "truncated or corrupt checkpoint" },     /* zlib bytes */
+        { 56, 0x01, "corrupt checkpoint: CRC-32" },          /* generator state */
+        { 64, 0x01, "corrupt checkpoint: CRC-32" },          /* generator increment, made even */
+        { 72, 0x01, "corrupt checkpoint: CRC-32" },          /* the CRC */
+        { 76, 0x01, "corrupt checkpoint: CRC-32" },          /* reserved */
+    };
+    struct dse_model *m = NULL;
+    struct dse_model_opts mo = { .batch = 32, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA };
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    int next = -1;
+    int64_t it = -1;
+    for (int i = 0; m && i < DSE_ARRAY_LEN(v2); i++) {
+        CHECK(copy_flip(ck1, bad, (size_t)v2[i].at, v2[i].mask));
+        memset(&err, 0, sizeof err);
+        CHECK_INT_EQ(dse_checkpoint_load(m, bad, &next, &it, &err), DSE_ERR_IO);
+        CHECK(err.file && !strcmp(err.file, bad));
+        if (!strstr(err.msg, v2[i].msg)) {
+            printf("header byte %d ^ 0x%02x: '%s', expected '%s...'\n", v2[i].at, v2[i].mask, err.msg, v2[i].msg);
+            CHECK(0);
+        }
+    }
+    /* format 1: the header outside the CRC */
+    CHECK(write_format1(ck1, v1));
+    CHECK_OK(m ? dse_checkpoint_load(m, v1, &next, &it, &err) : DSE_ERR_INTERNAL);
+    CHECK_INT_EQ(next, 1);
+    CHECK_INT_EQ((int)it, 8);
+    static const struct { int at; unsigned char mask; const char *msg; } f1[] = {
+        { 19, 0x80, "corrupt checkpoint: next epoch -2147483647, iteration 8; expected 0 to" },
+        { 31, 0x80, "corrupt checkpoint: next epoch 1, iteration -9223372036854775800; expected 0 to" },
+        { 64, 0x01, "corrupt checkpoint: the dropout generator's increment" },
+    };
+    for (int i = 0; m && i < DSE_ARRAY_LEN(f1); i++) {
+        CHECK(copy_flip(v1, v1bad, (size_t)f1[i].at, f1[i].mask));
+        memset(&err, 0, sizeof err);
+        CHECK_INT_EQ(dse_checkpoint_load(m, v1bad, &next, &it, &err), DSE_ERR_IO);
+        CHECK(err.file && !strcmp(err.file, v1bad));
+        if (!strstr(err.msg, f1[i].msg)) {
+            printf("format 1 byte %d ^ 0x%02x: '%s', expected '%s...'\n", f1[i].at, f1[i].mask, err.msg, f1[i].msg);
+            CHECK(0);
+        }
+    }
+    dse_model_free(m);
+    /* ... and in range but not this run's: next epoch 1 -> 3 (past --epochs 2), 1 -> 0
+     * (step 8 is not 0), step 8 -> 9 */
+    static const struct { int at; unsigned char mask; const char *msg; } f1run[] = {
+        { 17, 0x00, "" }, /* as written: resumes */
+        { 16, 0x02, "checkpoint after epoch 3; this run ends at epoch 2" },
+        { 16, 0x01, "checkpoint after epoch 0 at step 8; this run takes 8 steps an epoch (256 training images, "
+                    "batch 32), so 0: another batch or --limit-train than its run's, or corrupt" },
+        { 24, 0x01, "checkpoint after epoch 1 at step 9; this run takes 8 steps an epoch (256 training images, "
+                    "batch 32), so 8: another batch or --limit-train than its run's, or corrupt" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(f1run); i++) {
+        CHECK(copy_flip(v1, v1bad, (size_t)f1run[i].at, f1run[i].mask));
+        memset(&err, 0, sizeof err);
+        o.resume = v1bad;
+        enum dse_status st = dse_train_run(&net, &o, r, &err);
+        CHECK_INT_EQ(st, f1run[i].msg[0] ? DSE_ERR_CONFIG : DSE_OK);
+        if (!f1run[i].msg[0]) continue;
+        CHECK(err.file && !strcmp(err.file, v1bad));
+        CHECK_STR_EQ(err.msg, f1run[i].msg);
+    }
+    /* a sound format-2 checkpoint of another schedule: fewer epochs, more images an epoch */
+    o.resume = ck2, o.epochs = 1;
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_CONFIG);
+    CHECK(err.file && !strcmp(err.file, ck2));
+    CHECK_STR_EQ(err.msg, "checkpoint after epoch 2; this run ends at epoch 1");
+    o.resume = ck1, o.epochs = 2, o.limit_train = 512;
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "checkpoint after epoch 1 at step 8; this run takes 16 steps an epoch") == err.msg);
+    free(r);
+    dse_net_deinit(&net);
+    tmpdir_remove(dir);
+}
+
 /* Two fresh runs with automatic conv strategy choice and one choice file: the second
  * reads the choices the first made, so the runs are bit-identical (without the file the
  * timing could choose differently, and the strategies differ in the last bits). */
@@ -911,6 +1031,7 @@ static const struct check_case cases[] = {
     { "train-unpredicted", test_unpredicted },
     { "init-by-role",    test_init_by_role },
     { "train-data-errors", test_data_file_errors },
+    { "train-ckpt-header", test_checkpoint_header },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
