@@ -9,10 +9,12 @@
  * cuDNN (checkpoints also carry FP16's loss scale; docs/gpu.md, "Determinism"). */
 #include "engine/train.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <zlib.h>
 
@@ -118,6 +120,17 @@ static enum dse_status inflate_values(const char *path, const unsigned char *z, 
     return DSE_OK;
 }
 
+/* The text block's layer lines: what the network hash covers, by name (since issue #18:
+ * a checkpoint of another network with the same tensors is named by its first layer that
+ * differs). */
+static void layer_lines(FILE *f, const struct dse_model *m) {
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        fprintf(f, "layer %s %s in %d out %dx%dx%d\n", l->name, dse_layer_type_str(l->type), l->in_c, l->out_c,
+                l->out_h, l->out_w);
+    }
+}
+
 /* The text block's tensor lines: every value of the payload, in its order (each parameter
  * then its momentum, then running statistics: dse_model_state_get's order). */
 static void tensor_lines(FILE *f, const struct dse_model *m) {
@@ -144,6 +157,7 @@ static char *meta_text(const struct dse_model *m, const struct dse_ckpt_meta *me
     if (!f) return NULL;
     fprintf(f, "dse checkpoint 2\nnetwork %s\ninput %d %d %d\n", m->net.name[0] ? m->net.name : "-", m->net.in_c,
             m->net.in_h, m->net.in_w);
+    layer_lines(f, m);
     tensor_lines(f, m);
     if (m->gpu && m->gpu->math == DSE_CUDA_MATH_FP16) /* FP16's dynamic loss scale: the next steps depend on it */
         fprintf(f, "loss_scale %.9g %lld\n", (double)m->gpu->loss_scale, (long long)m->gpu->mp_good_steps);
@@ -227,16 +241,15 @@ static void first_difference(const char *a, const char *b, char *out, size_t siz
     if (*a) snprintf(out, size, "%.*s", (int)strcspn(a, "\n"), a); /* b ended first */
 }
 
-/* The tensor lines of a text block (from its first "param" line up to the lines after the
- * last "state"/"param" line), as the NUL-terminated copy at *out. */
-static char *tensor_part(const char *text, size_t len) {
+/* The lines of a text block that start with one of the 6-character words (tensors: "param ",
+ * "state "; layers: "layer "), in order, as a new NUL-terminated string (NULL: no memory). */
+static char *text_part(const char *text, size_t len, const char *word1, const char *word2) {
     char *t = malloc(len + 1), *o = t;
     if (!t) return NULL;
     for (const char *p = text; p < text + len;) {
         size_t l = strcspn(p, "\n");
         if (p + l > text + len) l = (size_t)(text + len - p);
-        if ((l > 6 && !strncmp(p, "param ", 6)) || (l > 6 && !strncmp(p, "state ", 6)))
-            memcpy(o, p, l), o += l, *o++ = '\n';
+        if (l > 6 && (!strncmp(p, word1, 6) || !strncmp(p, word2, 6))) memcpy(o, p, l), o += l, *o++ = '\n';
         p += l + 1;
     }
     *o = '\0';
@@ -337,15 +350,27 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
     }
     size_t mine_len = 0;
     char *mine = meta_text(m, NULL, &mine_len), diff[256], mdiff[256];
-    char *theirs = tensor_part(text, h.meta_bytes), *ours = mine ? tensor_part(mine, mine_len) : NULL;
-    if (!mine || !theirs || !ours) {
+    char *theirs = text_part(text, h.meta_bytes, "param ", "state "),
+         *ours = mine ? text_part(mine, mine_len, "param ", "state ") : NULL;
+    char *their_layers = text_part(text, h.meta_bytes, "layer ", "layer "),
+         *our_layers = mine ? text_part(mine, mine_len, "layer ", "layer ") : NULL;
+    if (!mine || !theirs || !ours || !their_layers || !our_layers) {
         st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the checkpoint");
     } else if (strcmp(theirs, ours) || h.net_hash != net_hash(m) || h.values != n) {
+        /* the first tensor that differs; the same tensors: the first layer (the hash's) */
         first_difference(theirs, ours, diff, sizeof diff);
         first_difference(ours, theirs, mdiff, sizeof mdiff);
+        if (!diff[0] && !mdiff[0] && their_layers[0] && h.net_hash != net_hash(m)) {
+            first_difference(their_layers, our_layers, diff, sizeof diff);
+            first_difference(our_layers, their_layers, mdiff, sizeof mdiff);
+        }
         if (diff[0] || mdiff[0])
             st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network: it has '%s' where this "
                              "network has '%s'", diff[0] ? diff : "nothing", mdiff[0] ? mdiff : "nothing");
+        else if (h.values == n && h.net_hash != net_hash(m)) /* no layer lines: before issue #18 */
+            st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network: the same tensors, but a "
+                             "layer's type or output shape differs (a pooling's or a stride's, say; its "
+                             "checkpoint predates the layer lines that would name it)");
         else if (h.values != n && h.net_hash == net_hash(m)) /* the same tensors, another count: the header's */
             st = dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: its header says %llu values where its "
                              "tensors hold %llu", (unsigned long long)h.values, (unsigned long long)n);
@@ -353,7 +378,7 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
             st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network, or corrupt (%llu values; this "
                              "network has %llu)", (unsigned long long)h.values, (unsigned long long)n);
     }
-    free(mine), free(theirs), free(ours);
+    free(mine), free(theirs), free(ours), free(their_layers), free(our_layers);
     if (st) return st;
     if ((st = header_range(path, h.next_epoch, h.iter, h.rng_inc, err))) return st; /* a right CRC, a wrong writer */
     if ((st = loss_scale_load(m, path, text, h.meta_bytes, err))) return st;
@@ -767,6 +792,24 @@ static enum dse_status resume_check(const struct dse_train_opts *o, int start, i
     return DSE_OK;
 }
 
+/* The files a run reads or writes after its work, checked before it (issue #18 item 4):
+ * --resume is a file (as the reader's errors say, sooner), the checkpoint folder is made
+ * and takes a file, the conv choice file's folder takes one. Rank 0 writes both. */
+static enum dse_status run_paths_check(const struct dse_train_opts *o, int rank, struct dse_err *err) {
+    enum dse_status st;
+    struct stat sb;
+    if (o->resume && stat(o->resume, &sb) != 0)
+        return dse_err_set(err, DSE_ERR_IO, o->resume, 0, "cannot open: %s", strerror(errno));
+    if (o->resume && S_ISDIR(sb.st_mode))
+        return dse_err_set(err, DSE_ERR_IO, o->resume, 0, "is a directory; expected a checkpoint file "
+                           "(DIR/epoch-<k>.ckpt)");
+    if (rank > 0) return DSE_OK;
+    if (o->checkpoint_dir &&
+        ((st = dse_fs_mkdirs(o->checkpoint_dir, err)) || (st = dse_fs_check_dir(o->checkpoint_dir, err))))
+        return st;
+    return o->conv_cache ? dse_fs_check_file(o->conv_cache, err) : DSE_OK;
+}
+
 /* o->cancel asked before a step. Data-parallel ranks stop together: rank 0 asks (a sweep
  * worker that lost its lease) and tells the others, whose steps would otherwise wait for it. */
 static int want_cancel(const struct dse_train_opts *o) {
@@ -814,6 +857,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         }
         dse_dist_share(o->batch, rank, ranks, &first, &share);
     }
+    if ((st = run_paths_check(o, rank, err))) goto done;
     if ((st = run_data_open(net, o, (int)share, &data, err))) goto done;
     ltrain = data.ltrain, ltest = data.ltest;
     const int n_train = dse_loader_images(ltrain);

@@ -703,7 +703,23 @@ static void test_checkpoint_header(void) {
             CHECK(0);
         }
     }
+    /* a folder (dse eval's checkpoint, a sweep's): once only "read error" */
+    CHECK_INT_EQ(m ? dse_checkpoint_load(m, dir, &next, &it, &err) : DSE_OK, DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "is a directory; expected a file");
     dse_model_free(m);
+    /* another network with the same tensors (its input 32x32: every layer's output larger),
+     * named by the first layer that differs, not "(828 values; this network has 828)" */
+    struct dse_net big;
+    mp.input_h = mp.input_w = 32;
+    dse_net_init(&big, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &big, NULL));
+    m = NULL;
+    CHECK_OK(dse_model_new(&big, &mo, &m, &err));
+    CHECK_INT_EQ(m ? dse_checkpoint_load(m, ck1, &next, &it, &err) : DSE_OK, DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "checkpoint of another network: it has 'layer conv1 conv in 1 out 6x28x28' where this "
+                          "network has 'layer conv1 conv in 1 out 6x32x32'");
+    dse_model_free(m);
+    dse_net_deinit(&big);
     /* ... and in range but not this run's: next epoch 1 -> 3 (past --epochs 2), 1 -> 0
      * (step 8 is not 0), step 8 -> 9 */
     static const struct { int at; unsigned char mask; const char *msg; } f1run[] = {
@@ -871,6 +887,63 @@ static void test_data_file_errors(void) {
     dse_net_deinit(&net);
 }
 
+/* The files a run writes or resumes from are checked before its work (issue #18 item 4:
+ * each failed after an epoch's training, or after the run, or said only "read error"): the
+ * data named here does not exist, so an error about the path proves it came first. */
+static void test_paths_first(void) {
+    char dir[64], file[128], sub[160], cache[160];
+    tmpdir_make(dir);
+    snprintf(file, sizeof file, "%s/f", dir);
+    snprintf(sub, sizeof sub, "%s/f/ck", dir);
+    snprintf(cache, sizeof cache, "%s/f/conv.txt", dir);
+    write_raw(file, "x", 1);
+    struct dse_net net;
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r);
+    struct dse_err err = { 0 };
+    char want[512];
+    tiny_net(&net, 1);
+    dse_train_opts_default(&o);
+    o.epochs = 1, o.batch = 2, o.data = "tests/bad_data/idx_no_labels";
+    o.resume = dir; /* a folder */
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == dir);
+    CHECK_STR_EQ(err.msg, "is a directory; expected a checkpoint file (DIR/epoch-<k>.ckpt)");
+    o.resume = NULL, o.checkpoint_dir = file; /* a file */
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == file);
+    snprintf(want, sizeof want, "%s exists and is not a directory", file);
+    CHECK_STR_EQ(err.msg, want);
+    o.checkpoint_dir = sub; /* under a file */
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == sub);
+    CHECK_STR_EQ(err.msg, want);
+    o.checkpoint_dir = NULL, o.conv_cache = cache; /* in a file's "folder" */
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == cache);
+    snprintf(want, sizeof want, "cannot write a file in %s: Not a directory", file);
+    CHECK_STR_EQ(err.msg, want);
+    o.conv_cache = dir; /* a folder */
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == dir);
+    CHECK_STR_EQ(err.msg, "is a directory; expected a file");
+    if (geteuid() != 0) { /* a folder without write permission (root writes anyway) */
+        snprintf(sub, sizeof sub, "%s/ro", dir);
+        DSE_ASSERT(mkdir(sub, 0555) == 0);
+        o.conv_cache = NULL, o.checkpoint_dir = sub;
+        CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+        CHECK_STR_EQ(err.msg, "cannot write a file there: Permission denied");
+        chmod(sub, 0755);
+    }
+    /* what remains with no path at fault: the data's error, the run set up as before */
+    o.conv_cache = NULL, o.checkpoint_dir = dir;
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "tests/bad_data/idx_no_labels/train-labels-idx1-ubyte.gz: no such file");
+    free(r);
+    dse_net_deinit(&net);
+    tmpdir_remove(dir);
+}
+
 /* Pack -> train -> evaluate: a generated image folder (4 classes of stripes, RGB JPEGs of
  * 24 to 48 pixels) packed raw at short side 28, a tiny Fire net on 3x24x24 trained with
  * random-resized-crop + flip: well above chance (25%), and the same bits whether the
@@ -1032,6 +1105,7 @@ static const struct check_case cases[] = {
     { "init-by-role",    test_init_by_role },
     { "train-data-errors", test_data_file_errors },
     { "train-ckpt-header", test_checkpoint_header },
+    { "train-paths-first", test_paths_first },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
