@@ -46,6 +46,14 @@ enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const cha
     return code;
 }
 
+void dse_err_detach(struct dse_err *err, const void *obj, size_t size) {
+    if (!err || !err->file) return;
+    const uintptr_t p = (uintptr_t)err->file, lo = (uintptr_t)obj;
+    if (p < lo || p >= lo + size) return;
+    struct dse_err e = *err;
+    dse_err_set(err, e.code, NULL, e.line, "%s: %s", e.file, e.msg);
+}
+
 const char *dse_err_format(const struct dse_err *err, char *buf, int size) {
     if (err->file && err->line > 0)
         snprintf(buf, (size_t)size, "%s:%d: %s", err->file, err->line, err->msg);

@@ -584,11 +584,7 @@ enum dse_status dse_data_load(const struct dse_data_files *f, enum dse_data_spli
 }
 
 void dse_data_err_detach(const struct dse_data_files *f, struct dse_err *err) {
-    if (!err || !err->file) return;
-    const uintptr_t p = (uintptr_t)err->file, lo = (uintptr_t)f;
-    if (p < lo || p >= lo + sizeof *f) return;
-    struct dse_err e = *err;
-    dse_err_set(err, e.code, NULL, e.line, "%s: %s", e.file, e.msg);
+    dse_err_detach(err, f, sizeof *f);
 }
 
 /* ---- class names ------------------------------------------------------------------------- */
