@@ -627,11 +627,8 @@ static void test_checkpoint_header(void) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
         return;
     }
-    char dir[] = "/tmp/dse_ckh_XXXXXX", ck1[300], ck2[300], bad[300], v1[300], v1bad[300];
-    if (!mkdtemp(dir)) {
-        CHECK(0);
-        return;
-    }
+    char dir[64], ck1[300], ck2[300], bad[300], v1[300], v1bad[300];
+    tmpdir_make(dir);
     snprintf(ck1, sizeof ck1, "%s/epoch-1.ckpt", dir);
     snprintf(ck2, sizeof ck2, "%s/epoch-2.ckpt", dir);
     snprintf(bad, sizeof bad, "%s/bad.ckpt", dir);
@@ -651,55 +648,44 @@ static void test_checkpoint_header(void) {
     CHECK_OK(dse_train_run(&net, &o, r, &err));
     o.checkpoint_dir = NULL;
 
-    /* format 2: every field of the 80-byte header */
-    static const struct { int at; unsigned char mask; const char *msg; } v2[] = {
-        { 8, 0x01, "checkpoint format version 3; this dse reads versions 1 and 2" },
-        { 12, 0x01, "corrupt checkpoint: a header of 81 bytes; format 2's has 80" },
-        { 16, 0x01, "corrupt checkpoint: CRC-32" },          /* next epoch */
-        { 19, 0x80, "corrupt checkpoint: CRC-32" },          /* next epoch < 0 */
-        { 20, 0x01, "truncated or corrupt checkpoint" },     /* text bytes */
-        { 24, 0x01, "corrupt checkpoint: CRC-32" },          /* iteration */
-        { 31, 0x80, "corrupt checkpoint: CRC-32" },          /* iteration < 0 */
-        { 32, 0x01, "corrupt checkpoint: CRC-32" },          /* network hash */
-        { 40, 0x01, "corrupt checkpoint: its header says" }, /* values */
-        { 48, 0x01, "truncated or corrupt checkpoint" },     /* zlib bytes */
-        { 56, 0x01, "corrupt checkpoint: CRC-32" },          /* generator state */
-        { 64, 0x01, "corrupt checkpoint: CRC-32" },          /* generator increment, made even */
-        { 72, 0x01, "corrupt checkpoint: CRC-32" },          /* the CRC */
-        { 76, 0x01, "corrupt checkpoint: CRC-32" },          /* reserved */
+    /* every field of format 2's 80-byte header; format 1's, outside its CRC, whose range the
+     * loader checks (next epoch and step against the run: below) */
+    static const struct { int format, at; unsigned char mask; const char *msg; } flip[] = {
+        { 2, 8, 0x01, "checkpoint format version 3; this dse reads versions 1 and 2" },
+        { 2, 12, 0x01, "corrupt checkpoint: a header of 81 bytes; format 2's has 80" },
+        { 2, 16, 0x01, "corrupt checkpoint: CRC-32" },          /* next epoch */
+        { 2, 19, 0x80, "corrupt checkpoint: CRC-32" },          /* next epoch < 0 */
+        { 2, 20, 0x01, "truncated or corrupt checkpoint" },     /* text bytes */
+        { 2, 24, 0x01, "corrupt checkpoint: CRC-32" },          /* iteration */
+        { 2, 31, 0x80, "corrupt checkpoint: CRC-32" },          /* iteration < 0 */
+        { 2, 32, 0x01, "corrupt checkpoint: CRC-32" },          /* network hash */
+        { 2, 40, 0x01, "corrupt checkpoint: its header says" }, /* values */
+        { 2, 48, 0x01, "truncated or corrupt checkpoint" },     /* zlib bytes */
+        { 2, 56, 0x01, "corrupt checkpoint: CRC-32" },          /* generator state */
+        { 2, 64, 0x01, "corrupt checkpoint: CRC-32" },          /* generator increment, made even */
+        { 2, 72, 0x01, "corrupt checkpoint: CRC-32" },          /* the CRC */
+        { 2, 76, 0x01, "corrupt checkpoint: CRC-32" },          /* reserved */
+        { 1, 19, 0x80, "corrupt checkpoint: next epoch -2147483647, iteration 8; expected 0 to" },
+        { 1, 31, 0x80, "corrupt checkpoint: next epoch 1, iteration -9223372036854775800; expected 0 to" },
+        { 1, 64, 0x01, "corrupt checkpoint: the dropout generator's increment" },
     };
     struct dse_model *m = NULL;
     struct dse_model_opts mo = { .batch = 32, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA };
     CHECK_OK(dse_model_new(&net, &mo, &m, &err));
     int next = -1;
     int64_t it = -1;
-    for (int i = 0; m && i < DSE_ARRAY_LEN(v2); i++) {
-        CHECK(copy_flip(ck1, bad, (size_t)v2[i].at, v2[i].mask));
-        memset(&err, 0, sizeof err);
-        CHECK_INT_EQ(dse_checkpoint_load(m, bad, &next, &it, &err), DSE_ERR_IO);
-        CHECK(err.file && !strcmp(err.file, bad));
-        if (!strstr(err.msg, v2[i].msg)) {
-            printf("header byte %d ^ 0x%02x: '%s', expected '%s...'\n", v2[i].at, v2[i].mask, err.msg, v2[i].msg);
-            CHECK(0);
-        }
-    }
-    /* format 1: the header outside the CRC */
     CHECK(write_format1(ck1, v1));
     CHECK_OK(m ? dse_checkpoint_load(m, v1, &next, &it, &err) : DSE_ERR_INTERNAL);
     CHECK_INT_EQ(next, 1);
     CHECK_INT_EQ((int)it, 8);
-    static const struct { int at; unsigned char mask; const char *msg; } f1[] = {
-        { 19, 0x80, "corrupt checkpoint: next epoch -2147483647, iteration 8; expected 0 to" },
-        { 31, 0x80, "corrupt checkpoint: next epoch 1, iteration -9223372036854775800; expected 0 to" },
-        { 64, 0x01, "corrupt checkpoint: the dropout generator's increment" },
-    };
-    for (int i = 0; m && i < DSE_ARRAY_LEN(f1); i++) {
-        CHECK(copy_flip(v1, v1bad, (size_t)f1[i].at, f1[i].mask));
+    for (int i = 0; m && i < DSE_ARRAY_LEN(flip); i++) {
+        CHECK(copy_flip(flip[i].format == 1 ? v1 : ck1, bad, (size_t)flip[i].at, flip[i].mask));
         memset(&err, 0, sizeof err);
-        CHECK_INT_EQ(dse_checkpoint_load(m, v1bad, &next, &it, &err), DSE_ERR_IO);
-        CHECK(err.file && !strcmp(err.file, v1bad));
-        if (!strstr(err.msg, f1[i].msg)) {
-            printf("format 1 byte %d ^ 0x%02x: '%s', expected '%s...'\n", f1[i].at, f1[i].mask, err.msg, f1[i].msg);
+        CHECK_INT_EQ(dse_checkpoint_load(m, bad, &next, &it, &err), DSE_ERR_IO);
+        CHECK(err.file && !strcmp(err.file, bad));
+        if (!strstr(err.msg, flip[i].msg)) {
+            printf("format %d, byte %d ^ 0x%02x: '%s', expected '%s...'\n", flip[i].format, flip[i].at, flip[i].mask,
+                   err.msg, flip[i].msg);
             CHECK(0);
         }
     }
