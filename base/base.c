@@ -7,6 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef DSE_SANITIZED
+#include <sanitizer/asan_interface.h>
+
+/* AddressSanitizer's defaults in the sanitizer build, read at start-up by every program
+ * (this object is linked into each), by hand or under ctest alike; ASAN_OPTIONS still
+ * overrides them. detect_stack_use_after_return: GCC instruments every frame for it, but
+ * the runtime checks only when asked, and an error record's file pointing into a returned
+ * frame went unseen without it (issue #18 item 4: dse_data_probe's dataset paths). */
+const char *__asan_default_options(void) { return "detect_stack_use_after_return=1"; }
+#endif
+
 const char *dse_status_str(enum dse_status s) {
     switch (s) {
     case DSE_OK:              return "ok";
@@ -33,6 +44,14 @@ enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const cha
         va_end(ap);
     }
     return code;
+}
+
+void dse_err_detach(struct dse_err *err, const void *obj, size_t size) {
+    if (!err || !err->file) return;
+    const uintptr_t p = (uintptr_t)err->file, lo = (uintptr_t)obj;
+    if (p < lo || p >= lo + size) return;
+    struct dse_err e = *err;
+    dse_err_set(err, e.code, NULL, e.line, "%s: %s", e.file, e.msg);
 }
 
 const char *dse_err_format(const struct dse_err *err, char *buf, int size) {

@@ -37,6 +37,11 @@ enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const cha
 /* Format err as "file:line: msg" (or "file: msg", or "msg") into buf. Returns buf. */
 const char *dse_err_format(const struct dse_err *err, char *buf, int size);
 
+/* Before the size bytes at obj go (a local of a returning frame, freed memory): an
+ * err->file pointing into them moves into the message ("<file>: <message>", err->file
+ * NULL), so the error still names the file. Any other err is left as it is. */
+void dse_err_detach(struct dse_err *err, const void *obj, size_t size);
+
 void dse_assert_fail(const char *file, int line, const char *cond);
 
 #define DSE_ASSERT(cond) \

@@ -148,10 +148,53 @@ enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err) {
     return DSE_OK;
 }
 
+/* A new file made in dir and removed at once (named as write_temp's are); errno on failure. */
+static int probe_in(const char *dir) {
+    char probe[4400], host[64] = "host";
+    static _Atomic unsigned counter;
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    for (char *p = host; *p; p++)
+        if (*p == '/' || *p == '.') *p = '_';
+    for (int attempt = 0; attempt < 100; attempt++) {
+        if (snprintf(probe, sizeof probe, "%s/.probe.%s.%ld.%u.tmp", dir, host, (long)getpid(), counter++) >=
+            (int)sizeof probe)
+            return ENAMETOOLONG;
+        int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+        if (fd >= 0) {
+            close(fd);
+            unlink(probe);
+            return 0;
+        }
+        if (errno != EEXIST) return errno;
+    }
+    return EEXIST;
+}
+
+enum dse_status dse_fs_check_dir(const char *dir, struct dse_err *err) {
+    int e = probe_in(dir);
+    return e ? dse_err_set(err, DSE_ERR_IO, dir, 0, "cannot write a file there: %s", strerror(e)) : DSE_OK;
+}
+
+enum dse_status dse_fs_check_file(const char *path, struct dse_err *err) {
+    char dir[4096];
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "is a directory; expected a file");
+    if (dir_of(path, dir, sizeof dir)) return dse_err_set(err, DSE_ERR_IO, path, 0, "path too long");
+    int e = probe_in(dir);
+    return e ? dse_err_set(err, DSE_ERR_IO, path, 0, "cannot write a file in %s: %s", dir, strerror(e)) : DSE_OK;
+}
+
 enum dse_status dse_fs_read(const char *path, char **data, size_t *len, struct dse_err *err) {
     FILE *f = fopen(path, "rb");
+    struct stat sb;
     *data = NULL;
     if (!f) return io_err(err, path, "cannot open");
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "is a directory; expected a file");
+    }
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     while (buf) {

@@ -33,7 +33,14 @@ enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err);
  * how many went; a missing dir is none. */
 int dse_fs_clean_temps(const char *dir, double min_age_s, double foreign_age_s);
 
-/* Read a whole file into a malloc'ed, NUL-terminated buffer. */
+/* Checks before the work that writes there (issue #18 item 4): whether a new file can be
+ * made in the existing directory dir, or next to path (which must not be a directory), by
+ * making one (".probe.<host>.<pid>.<n>.tmp") and removing it at once. An error names dir or
+ * path and says why (not a directory, permission denied, read-only file system). */
+enum dse_status dse_fs_check_dir(const char *dir, struct dse_err *err);
+enum dse_status dse_fs_check_file(const char *path, struct dse_err *err);
+
+/* Read a whole file into a malloc'ed, NUL-terminated buffer. A directory is refused as one. */
 enum dse_status dse_fs_read(const char *path, char **data, size_t *len, struct dse_err *err);
 
 #endif

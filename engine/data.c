@@ -583,6 +583,10 @@ enum dse_status dse_data_load(const struct dse_data_files *f, enum dse_data_spli
     return dse_data_read_cifar(p, s->n, f->format == DSE_DATA_FORMAT_CIFAR100 ? 100 : 10, out, err);
 }
 
+void dse_data_err_detach(const struct dse_data_files *f, struct dse_err *err) {
+    dse_err_detach(err, f, sizeof *f);
+}
+
 /* ---- class names ------------------------------------------------------------------------- */
 
 static const char fmnist_names[10][64] = { "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
@@ -633,12 +637,12 @@ enum dse_status dse_data_probe(const char *spec, const char *root, struct dse_da
     } else {
         struct dse_data_files files;
         struct dse_dataset *test = NULL;
-        if ((st = dse_data_locate(spec, root, &files, err))) return st;
-        /* the (smaller) test split tells the shape; err->file points into files, so copy */
-        if ((st = dse_data_load(&files, DSE_DATA_SPLIT_TEST, &test, err))) {
-            struct dse_err e = *err; /* e.file points into files, which is about to go */
-            return dse_err_set(err, st, spec, 0, "%s%s%s", e.file ? base_name(e.file) : "", e.file ? ": " : "",
-                               e.msg);
+        /* the (smaller) test split tells the shape; an error's file points into files,
+         * which goes with this frame */
+        if ((st = dse_data_locate(spec, root, &files, err)) ||
+            (st = dse_data_load(&files, DSE_DATA_SPLIT_TEST, &test, err))) {
+            dse_data_err_detach(&files, err);
+            return st;
         }
         out->kind = DSE_DATA_KIND_TENSOR;
         out->c = test->c, out->h = test->h, out->w = test->w, out->classes = files.classes;

@@ -151,6 +151,11 @@ enum dse_status dse_data_locate(const char *spec, const char *root, struct dse_d
 enum dse_status dse_data_load(const struct dse_data_files *f, enum dse_data_split split,
                               struct dse_dataset **out, struct dse_err *err);
 
+/* Before *f goes (a caller's local, freed data): an err->file pointing into *f moves into the
+ * message ("<path>: <message>", err->file NULL), so the error names the file after f's frame
+ * has returned. Any other err is left as it is. */
+void dse_data_err_detach(const struct dse_data_files *f, struct dse_err *err);
+
 /* The class names of a named dataset with that many classes (Fashion-MNIST's ten, as its
  * authors list them; MNIST's digits; CIFAR-10's), or NULL (CIFAR-100 and directories carry
  * none here). Label k is entry k. */

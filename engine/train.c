@@ -9,10 +9,12 @@
  * cuDNN (checkpoints also carry FP16's loss scale; docs/gpu.md, "Determinism"). */
 #include "engine/train.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <zlib.h>
 
@@ -118,6 +120,17 @@ static enum dse_status inflate_values(const char *path, const unsigned char *z, 
     return DSE_OK;
 }
 
+/* The text block's layer lines: what the network hash covers, by name (since issue #18:
+ * a checkpoint of another network with the same tensors is named by its first layer that
+ * differs). */
+static void layer_lines(FILE *f, const struct dse_model *m) {
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        fprintf(f, "layer %s %s in %d out %dx%dx%d\n", l->name, dse_layer_type_str(l->type), l->in_c, l->out_c,
+                l->out_h, l->out_w);
+    }
+}
+
 /* The text block's tensor lines: every value of the payload, in its order (each parameter
  * then its momentum, then running statistics: dse_model_state_get's order). */
 static void tensor_lines(FILE *f, const struct dse_model *m) {
@@ -144,6 +157,7 @@ static char *meta_text(const struct dse_model *m, const struct dse_ckpt_meta *me
     if (!f) return NULL;
     fprintf(f, "dse checkpoint 2\nnetwork %s\ninput %d %d %d\n", m->net.name[0] ? m->net.name : "-", m->net.in_c,
             m->net.in_h, m->net.in_w);
+    layer_lines(f, m);
     tensor_lines(f, m);
     if (m->gpu && m->gpu->math == DSE_CUDA_MATH_FP16) /* FP16's dynamic loss scale: the next steps depend on it */
         fprintf(f, "loss_scale %.9g %lld\n", (double)m->gpu->loss_scale, (long long)m->gpu->mp_good_steps);
@@ -227,26 +241,39 @@ static void first_difference(const char *a, const char *b, char *out, size_t siz
     if (*a) snprintf(out, size, "%.*s", (int)strcspn(a, "\n"), a); /* b ended first */
 }
 
-/* The tensor lines of a text block (from its first "param" line up to the lines after the
- * last "state"/"param" line), as the NUL-terminated copy at *out. */
-static char *tensor_part(const char *text, size_t len) {
+/* The lines of a text block that start with one of the 6-character words (tensors: "param ",
+ * "state "; layers: "layer "), in order, as a new NUL-terminated string (NULL: no memory). */
+static char *text_part(const char *text, size_t len, const char *word1, const char *word2) {
     char *t = malloc(len + 1), *o = t;
     if (!t) return NULL;
     for (const char *p = text; p < text + len;) {
         size_t l = strcspn(p, "\n");
         if (p + l > text + len) l = (size_t)(text + len - p);
-        if ((l > 6 && !strncmp(p, "param ", 6)) || (l > 6 && !strncmp(p, "state ", 6)))
-            memcpy(o, p, l), o += l, *o++ = '\n';
+        if (l > 6 && (!strncmp(p, word1, 6) || !strncmp(p, word2, 6))) memcpy(o, p, l), o += l, *o++ = '\n';
         p += l + 1;
     }
     *o = '\0';
     return t;
 }
 
+/* The header fields whose range the file itself tells (dse_train_run checks the next epoch
+ * and iteration against the run): format 1's header is outside its CRC. */
+static enum dse_status header_range(const char *path, int next_epoch, int64_t iter, uint64_t rng_inc,
+                                    struct dse_err *err) {
+    if (next_epoch < 0 || next_epoch > DSE_TRAIN_EPOCHS_MAX || iter < 0)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld; expected "
+                           "0 to %d and >= 0", next_epoch, (long long)iter, DSE_TRAIN_EPOCHS_MAX);
+    if (!(rng_inc & 1)) /* PCG32's increment is odd (dse_pcg32_seed) */
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: the dropout generator's increment "
+                           "%016llx is even", (unsigned long long)rng_inc);
+    return DSE_OK;
+}
+
 static enum dse_status load_v1(struct dse_model *m, const char *path, const char *file, size_t len, int *next_epoch,
                                int64_t *iter, float **raw, struct dse_err *err) {
     struct ckpt1_header h;
     uint64_t n = dse_model_state_count(m);
+    enum dse_status st0;
     if (len < sizeof h) return dse_err_set(err, DSE_ERR_IO, path, 0, "truncated checkpoint: %zu bytes", len);
     memcpy(&h, file, sizeof h);
     if (h.version != 1)
@@ -258,9 +285,7 @@ static enum dse_status load_v1(struct dse_model *m, const char *path, const char
     if (h.compressed != len - sizeof h)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: %zu bytes of data, the header says %llu",
                            len - sizeof h, (unsigned long long)h.compressed);
-    if (h.next_epoch < 0 || h.next_epoch > DSE_TRAIN_EPOCHS_MAX || h.iter < 0)
-        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld",
-                           h.next_epoch, (long long)h.iter);
+    if ((st0 = header_range(path, h.next_epoch, h.iter, h.rng_inc, err))) return st0;
     enum dse_status st = inflate_values(path, (const unsigned char *)file + sizeof h, h.compressed, n, raw, err);
     if (st) return st;
     uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)*raw, (uInt)(n * sizeof(float)));
@@ -306,7 +331,10 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
     if (h.version != CKPT_VERSION)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint format version %u; this dse reads versions 1 and %u",
                            h.version, CKPT_VERSION);
-    if (h.header_bytes != sizeof h || h.meta_bytes > len - sizeof h || h.compressed != len - sizeof h - h.meta_bytes)
+    if (h.header_bytes != sizeof h)
+        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: a header of %u bytes; format 2's has %zu",
+                           h.header_bytes, sizeof h);
+    if (h.meta_bytes > len - sizeof h || h.compressed != len - sizeof h - h.meta_bytes)
         return dse_err_set(err, DSE_ERR_IO, path, 0, "truncated or corrupt checkpoint: %zu bytes, the header says "
                            "%llu", len, (unsigned long long)sizeof h + h.meta_bytes + h.compressed);
     const char *text = file + sizeof h;
@@ -322,24 +350,37 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
     }
     size_t mine_len = 0;
     char *mine = meta_text(m, NULL, &mine_len), diff[256], mdiff[256];
-    char *theirs = tensor_part(text, h.meta_bytes), *ours = mine ? tensor_part(mine, mine_len) : NULL;
-    if (!mine || !theirs || !ours) {
+    char *theirs = text_part(text, h.meta_bytes, "param ", "state "),
+         *ours = mine ? text_part(mine, mine_len, "param ", "state ") : NULL;
+    char *their_layers = text_part(text, h.meta_bytes, "layer ", "layer "),
+         *our_layers = mine ? text_part(mine, mine_len, "layer ", "layer ") : NULL;
+    if (!mine || !theirs || !ours || !their_layers || !our_layers) {
         st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the checkpoint");
     } else if (strcmp(theirs, ours) || h.net_hash != net_hash(m) || h.values != n) {
+        /* the first tensor that differs; the same tensors: the first layer (the hash's) */
         first_difference(theirs, ours, diff, sizeof diff);
         first_difference(ours, theirs, mdiff, sizeof mdiff);
+        if (!diff[0] && !mdiff[0] && their_layers[0] && h.net_hash != net_hash(m)) {
+            first_difference(their_layers, our_layers, diff, sizeof diff);
+            first_difference(our_layers, their_layers, mdiff, sizeof mdiff);
+        }
         if (diff[0] || mdiff[0])
             st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network: it has '%s' where this "
                              "network has '%s'", diff[0] ? diff : "nothing", mdiff[0] ? mdiff : "nothing");
+        else if (h.values == n && h.net_hash != net_hash(m)) /* no layer lines: before issue #18 */
+            st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network: the same tensors, but a "
+                             "layer's type or output shape differs (a pooling's or a stride's, say; its "
+                             "checkpoint predates the layer lines that would name it)");
+        else if (h.values != n && h.net_hash == net_hash(m)) /* the same tensors, another count: the header's */
+            st = dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: its header says %llu values where its "
+                             "tensors hold %llu", (unsigned long long)h.values, (unsigned long long)n);
         else
             st = dse_err_set(err, DSE_ERR_IO, path, 0, "checkpoint of another network, or corrupt (%llu values; this "
                              "network has %llu)", (unsigned long long)h.values, (unsigned long long)n);
     }
-    free(mine), free(theirs), free(ours);
+    free(mine), free(theirs), free(ours), free(their_layers), free(our_layers);
     if (st) return st;
-    if (h.next_epoch < 0 || h.next_epoch > DSE_TRAIN_EPOCHS_MAX || h.iter < 0) /* a right CRC over a wrong writer */
-        return dse_err_set(err, DSE_ERR_IO, path, 0, "corrupt checkpoint: next epoch %d, iteration %lld",
-                           h.next_epoch, (long long)h.iter);
+    if ((st = header_range(path, h.next_epoch, h.iter, h.rng_inc, err))) return st; /* a right CRC, a wrong writer */
     if ((st = loss_scale_load(m, path, text, h.meta_bytes, err))) return st;
     m->cx.rng.state = h.rng_state, m->cx.rng.inc = h.rng_inc;
     *next_epoch = h.next_epoch, *iter = h.iter;
@@ -617,8 +658,8 @@ struct run_data {
 static void run_data_keep_err(const struct run_data *d, const char *data, struct dse_err *err) {
     if (!err || !err->file) return;
     const char *f = err->file;
-    const char *lo = (const char *)&d->files, *hi = lo + sizeof d->files;
-    int inside = f >= lo && f < hi;
+    int inside = 0;
+    dse_data_err_detach(&d->files, err);
     for (int i = 0; i < d->folder.n && !inside; i++) inside = f == d->folder.items[i].path;
     if (d->pack && f == d->pack->path) {
         err->file = data;
@@ -735,6 +776,40 @@ static uint64_t run_hash(const struct dse_model *m, const struct dse_train_opts 
     return o->resume ? dse_fnv1a64(h, o->resume, strlen(o->resume)) : h;
 }
 
+/* A loaded checkpoint's place in this run: written at the end of epoch start (0 to
+ * o->epochs), after start x ipe steps. Another --epochs, --batch or --limit-train (or a
+ * format-1 header, outside its CRC, with a flipped bit) would train another schedule. */
+static enum dse_status resume_check(const struct dse_train_opts *o, int start, int64_t it, int ipe, int n_train,
+                                    struct dse_err *err) {
+    if (start > o->epochs)
+        return dse_err_set(err, DSE_ERR_CONFIG, o->resume, 0, "checkpoint after epoch %d; this run ends at epoch %d",
+                           start, o->epochs);
+    if (it != (int64_t)start * ipe)
+        return dse_err_set(err, DSE_ERR_CONFIG, o->resume, 0, "checkpoint after epoch %d at step %lld; this run "
+                           "takes %d steps an epoch (%d training images, batch %d), so %lld: another batch or "
+                           "--limit-train than its run's, or corrupt", start, (long long)it, ipe, n_train, o->batch,
+                           (long long)start * ipe);
+    return DSE_OK;
+}
+
+/* The files a run reads or writes after its work, checked before it (issue #18 item 4):
+ * --resume is a file (as the reader's errors say, sooner), the checkpoint folder is made
+ * and takes a file, the conv choice file's folder takes one. Rank 0 writes both. */
+static enum dse_status run_paths_check(const struct dse_train_opts *o, int rank, struct dse_err *err) {
+    enum dse_status st;
+    struct stat sb;
+    if (o->resume && stat(o->resume, &sb) != 0)
+        return dse_err_set(err, DSE_ERR_IO, o->resume, 0, "cannot open: %s", strerror(errno));
+    if (o->resume && S_ISDIR(sb.st_mode))
+        return dse_err_set(err, DSE_ERR_IO, o->resume, 0, "is a directory; expected a checkpoint file "
+                           "(DIR/epoch-<k>.ckpt)");
+    if (rank > 0) return DSE_OK;
+    if (o->checkpoint_dir &&
+        ((st = dse_fs_mkdirs(o->checkpoint_dir, err)) || (st = dse_fs_check_dir(o->checkpoint_dir, err))))
+        return st;
+    return o->conv_cache ? dse_fs_check_file(o->conv_cache, err) : DSE_OK;
+}
+
 /* o->cancel asked before a step. Data-parallel ranks stop together: rank 0 asks (a sweep
  * worker that lost its lease) and tells the others, whose steps would otherwise wait for it. */
 static int want_cancel(const struct dse_train_opts *o) {
@@ -782,6 +857,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         }
         dse_dist_share(o->batch, rank, ranks, &first, &share);
     }
+    if ((st = run_paths_check(o, rank, err))) goto done;
     if ((st = run_data_open(net, o, (int)share, &data, err))) goto done;
     ltrain = data.ltrain, ltest = data.ltest;
     const int n_train = dse_loader_images(ltrain);
@@ -824,7 +900,10 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     dse_strlcpy(meta.data, o->data, (int)sizeof meta.data);
     int start = 0;
     int64_t it = 0;
-    if (o->resume && (st = dse_checkpoint_load(m, o->resume, &start, &it, err))) goto done;
+    const int ipe = n_train / o->batch; /* full batches; the last partial batch is dropped */
+    if (o->resume && ((st = dse_checkpoint_load(m, o->resume, &start, &it, err)) ||
+                      (st = resume_check(o, start, it, ipe, n_train, err))))
+        goto done;
     if (ranks > 1) { /* the setup's end: every rank's outcome is every rank's; then all start
                         from rank 0's parameters (initialization runs libm, which may differ
                         between nodes) */
@@ -833,7 +912,6 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         steps_begun = 1;
         if ((st = dse_model_dist_bcast(m, err))) goto done;
     }
-    const int ipe = n_train / o->batch; /* full batches; the last partial batch is dropped */
     const int64_t iters = (int64_t)ipe * o->epochs;
     double t_train = 0, t0 = now_s();
     int64_t imgs = 0;

@@ -617,6 +617,128 @@ static void test_resume_bit_identical(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* A byte of a checkpoint's header flipped, field by field (docs/checkpoint.md), is refused
+ * with a message naming the file, never trained on (issue #18 item 4: a flipped next epoch
+ * once reached an assertion in the loader, SIGABRT). Format 2's CRC covers its header;
+ * format 1's does not, so dse_train_run checks the next epoch and step against the run
+ * (epochs, steps an epoch), which also refuses a sound checkpoint of another schedule. */
+static void test_checkpoint_header(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[64], ck1[300], ck2[300], bad[300], v1[300], v1bad[300];
+    tmpdir_make(dir);
+    snprintf(ck1, sizeof ck1, "%s/epoch-1.ckpt", dir);
+    snprintf(ck2, sizeof ck2, "%s/epoch-2.ckpt", dir);
+    snprintf(bad, sizeof bad, "%s/bad.ckpt", dir);
+    snprintf(v1, sizeof v1, "%s/v1.ckpt", dir);
+    snprintf(v1bad, sizeof v1bad, "%s/v1bad.ckpt", dir);
+    struct dse_net net;
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r);
+    struct dse_err err = { 0 };
+    struct dse_mp mp = tiny_fire_mp();
+    mp.input_h = mp.input_w = 28, mp.classes = 10, mp.dropout = 0.5;
+    dse_net_init(&net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    dse_train_opts_default(&o);
+    o.epochs = 2, o.batch = 32, o.limit_train = 256, o.limit_test = 64, o.threads = 1;
+    o.conv_algo = DSE_CPU_CONV_GEMM_BATCH, o.checkpoint_dir = dir;
+    CHECK_OK(dse_train_run(&net, &o, r, &err));
+    o.checkpoint_dir = NULL;
+
+    /* every field of format 2's 80-byte header; format 1's, outside its CRC, whose range the
+     * loader checks (next epoch and step against the run: below) */
+    static const struct { int format, at; unsigned char mask; const char *msg; } flip[] = {
+        { 2, 8, 0x01, "checkpoint format version 3; this dse reads versions 1 and 2" },
+        { 2, 12, 0x01, "corrupt checkpoint: a header of 81 bytes; format 2's has 80" },
+        { 2, 16, 0x01, "corrupt checkpoint: CRC-32" },          /* next epoch */
+        { 2, 19, 0x80, "corrupt checkpoint: CRC-32" },          /* next epoch < 0 */
+        { 2, 20, 0x01, "truncated or corrupt checkpoint" },     /* text bytes */
+        { 2, 24, 0x01, "corrupt checkpoint: CRC-32" },          /* iteration */
+        { 2, 31, 0x80, "corrupt checkpoint: CRC-32" },          /* iteration < 0 */
+        { 2, 32, 0x01, "corrupt checkpoint: CRC-32" },          /* network hash */
+        { 2, 40, 0x01, "corrupt checkpoint: its header says" }, /* values */
+        { 2, 48, 0x01, "truncated or corrupt checkpoint" },     /* zlib bytes */
+        { 2, 56, 0x01, "corrupt checkpoint: CRC-32" },          /* generator state */
+        { 2, 64, 0x01, "corrupt checkpoint: CRC-32" },          /* generator increment, made even */
+        { 2, 72, 0x01, "corrupt checkpoint: CRC-32" },          /* the CRC */
+        { 2, 76, 0x01, "corrupt checkpoint: CRC-32" },          /* reserved */
+        { 1, 19, 0x80, "corrupt checkpoint: next epoch -2147483647, iteration 8; expected 0 to" },
+        { 1, 31, 0x80, "corrupt checkpoint: next epoch 1, iteration -9223372036854775800; expected 0 to" },
+        { 1, 64, 0x01, "corrupt checkpoint: the dropout generator's increment" },
+    };
+    struct dse_model *m = NULL;
+    struct dse_model_opts mo = { .batch = 32, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA };
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    int next = -1;
+    int64_t it = -1;
+    CHECK(write_format1(ck1, v1));
+    CHECK_OK(m ? dse_checkpoint_load(m, v1, &next, &it, &err) : DSE_ERR_INTERNAL);
+    CHECK_INT_EQ(next, 1);
+    CHECK_INT_EQ((int)it, 8);
+    for (int i = 0; m && i < DSE_ARRAY_LEN(flip); i++) {
+        CHECK(copy_flip(flip[i].format == 1 ? v1 : ck1, bad, (size_t)flip[i].at, flip[i].mask));
+        memset(&err, 0, sizeof err);
+        CHECK_INT_EQ(dse_checkpoint_load(m, bad, &next, &it, &err), DSE_ERR_IO);
+        CHECK(err.file && !strcmp(err.file, bad));
+        if (!strstr(err.msg, flip[i].msg)) {
+            printf("format %d, byte %d ^ 0x%02x: '%s', expected '%s...'\n", flip[i].format, flip[i].at, flip[i].mask,
+                   err.msg, flip[i].msg);
+            CHECK(0);
+        }
+    }
+    /* a folder (dse eval's checkpoint, a sweep's): once only "read error" */
+    CHECK_INT_EQ(m ? dse_checkpoint_load(m, dir, &next, &it, &err) : DSE_OK, DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "is a directory; expected a file");
+    dse_model_free(m);
+    /* another network with the same tensors (its input 32x32: every layer's output larger),
+     * named by the first layer that differs, not "(828 values; this network has 828)" */
+    struct dse_net big;
+    mp.input_h = mp.input_w = 32;
+    dse_net_init(&big, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &big, NULL));
+    m = NULL;
+    CHECK_OK(dse_model_new(&big, &mo, &m, &err));
+    CHECK_INT_EQ(m ? dse_checkpoint_load(m, ck1, &next, &it, &err) : DSE_OK, DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "checkpoint of another network: it has 'layer conv1 conv in 1 out 6x28x28' where this "
+                          "network has 'layer conv1 conv in 1 out 6x32x32'");
+    dse_model_free(m);
+    dse_net_deinit(&big);
+    /* ... and in range but not this run's: next epoch 1 -> 3 (past --epochs 2), 1 -> 0
+     * (step 8 is not 0), step 8 -> 9 */
+    static const struct { int at; unsigned char mask; const char *msg; } f1run[] = {
+        { 17, 0x00, "" }, /* as written: resumes */
+        { 16, 0x02, "checkpoint after epoch 3; this run ends at epoch 2" },
+        { 16, 0x01, "checkpoint after epoch 0 at step 8; this run takes 8 steps an epoch (256 training images, "
+                    "batch 32), so 0: another batch or --limit-train than its run's, or corrupt" },
+        { 24, 0x01, "checkpoint after epoch 1 at step 9; this run takes 8 steps an epoch (256 training images, "
+                    "batch 32), so 8: another batch or --limit-train than its run's, or corrupt" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(f1run); i++) {
+        CHECK(copy_flip(v1, v1bad, (size_t)f1run[i].at, f1run[i].mask));
+        memset(&err, 0, sizeof err);
+        o.resume = v1bad;
+        enum dse_status st = dse_train_run(&net, &o, r, &err);
+        CHECK_INT_EQ(st, f1run[i].msg[0] ? DSE_ERR_CONFIG : DSE_OK);
+        if (!f1run[i].msg[0]) continue;
+        CHECK(err.file && !strcmp(err.file, v1bad));
+        CHECK_STR_EQ(err.msg, f1run[i].msg);
+    }
+    /* a sound format-2 checkpoint of another schedule: fewer epochs, more images an epoch */
+    o.resume = ck2, o.epochs = 1;
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_CONFIG);
+    CHECK(err.file && !strcmp(err.file, ck2));
+    CHECK_STR_EQ(err.msg, "checkpoint after epoch 2; this run ends at epoch 1");
+    o.resume = ck1, o.epochs = 2, o.limit_train = 512;
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "checkpoint after epoch 1 at step 8; this run takes 16 steps an epoch") == err.msg);
+    free(r);
+    dse_net_deinit(&net);
+    tmpdir_remove(dir);
+}
+
 /* Two fresh runs with automatic conv strategy choice and one choice file: the second
  * reads the choices the first made, so the runs are bit-identical (without the file the
  * timing could choose differently, and the strategies differ in the last bits). */
@@ -716,6 +838,96 @@ static void test_device_errors(void) {
     }
     free(r);
     dse_net_deinit(&net);
+}
+
+/* A dataset file at fault is named by its whole path in the message, with err.file NULL:
+ * the paths live in the located files' struct, a local of the function that found them, so
+ * an err.file into it dangled once that frame returned (issue #18 item 4: dse_data_probe's;
+ * the ASan build's detect_stack_use_after_return catches any such read). By dse_data_probe
+ * (what `dse train` and `dse sweep` check first) and by dse_train_run. */
+static void test_data_file_errors(void) {
+    struct dse_data_info info;
+    struct dse_err err = { 0 };
+    CHECK_INT_EQ(dse_data_probe("tests/bad_data/idx_no_labels", NULL, &info, &err), DSE_ERR_IO);
+    CHECK(err.file == NULL);
+    CHECK_STR_EQ(err.msg, "tests/bad_data/idx_no_labels/train-labels-idx1-ubyte.gz: no such file");
+    CHECK_INT_EQ(dse_data_probe("tests/bad_data/idx_short_labels", NULL, &info, &err), DSE_ERR_IO);
+    CHECK(err.file == NULL);
+    CHECK_STR_EQ(err.msg, "tests/bad_data/idx_short_labels/t10k-labels-idx1-ubyte: truncated: expected 10 bytes "
+                          "(8-byte header + 2 labels), got 9");
+    struct dse_net net;
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r);
+    tiny_net(&net, 1);
+    dse_train_opts_default(&o);
+    o.epochs = 1, o.batch = 2;
+    o.data = "tests/bad_data/idx_no_labels";
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == NULL);
+    CHECK_STR_EQ(err.msg, "tests/bad_data/idx_no_labels/train-labels-idx1-ubyte.gz: no such file");
+    o.data = "tests/bad_data/idx_short_labels";
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == NULL);
+    CHECK(strstr(err.msg, "tests/bad_data/idx_short_labels/t10k-labels-idx1-ubyte: truncated") == err.msg);
+    free(r);
+    dse_net_deinit(&net);
+}
+
+/* The files a run writes or resumes from are checked before its work (issue #18 item 4:
+ * each failed after an epoch's training, or after the run, or said only "read error"): the
+ * data named here does not exist, so an error about the path proves it came first. */
+static void test_paths_first(void) {
+    char dir[64], file[128], sub[160], cache[160];
+    tmpdir_make(dir);
+    snprintf(file, sizeof file, "%s/f", dir);
+    snprintf(sub, sizeof sub, "%s/f/ck", dir);
+    snprintf(cache, sizeof cache, "%s/f/conv.txt", dir);
+    write_raw(file, "x", 1);
+    struct dse_net net;
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r);
+    struct dse_err err = { 0 };
+    char want[512];
+    tiny_net(&net, 1);
+    dse_train_opts_default(&o);
+    o.epochs = 1, o.batch = 2, o.data = "tests/bad_data/idx_no_labels";
+    o.resume = dir; /* a folder */
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == dir);
+    CHECK_STR_EQ(err.msg, "is a directory; expected a checkpoint file (DIR/epoch-<k>.ckpt)");
+    o.resume = NULL, o.checkpoint_dir = file; /* a file */
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == file);
+    snprintf(want, sizeof want, "%s exists and is not a directory", file);
+    CHECK_STR_EQ(err.msg, want);
+    o.checkpoint_dir = sub; /* under a file */
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == sub);
+    CHECK_STR_EQ(err.msg, want);
+    o.checkpoint_dir = NULL, o.conv_cache = cache; /* in a file's "folder" */
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == cache);
+    snprintf(want, sizeof want, "cannot write a file in %s: Not a directory", file);
+    CHECK_STR_EQ(err.msg, want);
+    o.conv_cache = dir; /* a folder */
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK(err.file == dir);
+    CHECK_STR_EQ(err.msg, "is a directory; expected a file");
+    if (geteuid() != 0) { /* a folder without write permission (root writes anyway) */
+        snprintf(sub, sizeof sub, "%s/ro", dir);
+        DSE_ASSERT(mkdir(sub, 0555) == 0);
+        o.conv_cache = NULL, o.checkpoint_dir = sub;
+        CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+        CHECK_STR_EQ(err.msg, "cannot write a file there: Permission denied");
+        chmod(sub, 0755);
+    }
+    /* what remains with no path at fault: the data's error, the run set up as before */
+    o.conv_cache = NULL, o.checkpoint_dir = dir;
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "tests/bad_data/idx_no_labels/train-labels-idx1-ubyte.gz: no such file");
+    free(r);
+    dse_net_deinit(&net);
+    tmpdir_remove(dir);
 }
 
 /* Pack -> train -> evaluate: a generated image folder (4 classes of stripes, RGB JPEGs of
@@ -877,6 +1089,9 @@ static const struct check_case cases[] = {
     { "train-recipe",    test_default_recipe },
     { "train-unpredicted", test_unpredicted },
     { "init-by-role",    test_init_by_role },
+    { "train-data-errors", test_data_file_errors },
+    { "train-ckpt-header", test_checkpoint_header },
+    { "train-paths-first", test_paths_first },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
