@@ -21,9 +21,15 @@ if(NOT DSE_MPI STREQUAL "OFF")
 endif()
 message(STATUS "dse: MPI data-parallel training ${DSE_HAVE_MPI}")
 
+# test_dist: the sums' order of addition under mpirun -np 2..8, run by tests/mpi_test.sh.
+if(DSE_HAVE_MPI)
+    dse_program(test_dist tests/test_dist.c)
+endif()
+
 # tests/mpi_test.sh: real mpirun runs of dse train (bit identity, resume with another P,
 # faults); without MPI or mpirun it prints "skipped: ..." and exits 77.
 add_test(NAME mpi_train COMMAND sh ${CMAKE_SOURCE_DIR}/tests/mpi_test.sh $<TARGET_FILE:dse> ${DSE_HAVE_MPI}
+         $<$<BOOL:${DSE_HAVE_MPI}>:$<TARGET_FILE_DIR:dse>/test_dist>
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(mpi_train PROPERTIES SKIP_RETURN_CODE 77 LABELS mpi)
 # The Slurm test (CMakeLists.txt) also runs a job of 2 ranks per candidate where MPI is built.

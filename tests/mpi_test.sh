@@ -1,5 +1,7 @@
 #!/bin/sh
-# mpi_test.sh DSE HAVE_MPI: data-parallel training under a real mpirun (issue #17, item 3).
+# mpi_test.sh DSE HAVE_MPI TEST_DIST: data-parallel training under a real mpirun (issue #17,
+# item 3). First, TEST_DIST (tests/test_dist.c) under mpirun -np 2 to 8: the sums add in
+# the stated order on every rank.
 #   1. P ranks x 1 thread repeat one process x P threads bit for bit (checkpoint bytes and
 #      every metric) where the gradients are added in the same order: P = 2 with every
 #      reduction, P = 3 with ps and tree, P = 4 with ps; P = 4's tree adds (g0+g1)+(g2+g3)
@@ -13,6 +15,7 @@
 # Without MPI in the build or mpirun on PATH it prints "skipped: ..." and exits 77.
 dse=$1
 have_mpi=$2
+test_dist=$3 # tests/test_dist.c's program: the sums' order of addition
 case $dse in /*) ;; *) dse=$(pwd)/$dse ;; esac
 if [ "$have_mpi" != ON ]; then
     echo "skipped: this dse was built without MPI (apt-get install libopenmpi-dev openmpi-bin, then rebuild)"
@@ -33,6 +36,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 fail=0
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# 0. engine/dist.c's sums add in the order engine/dist.h states, on every rank, P = 2 to 8
+if [ -x "$test_dist" ]; then
+    for p in 2 3 4 5 6 7 8; do mpirun -np $p "$test_dist" || bad "test_dist under mpirun -np $p"; done
+else
+    bad "no test_dist program at '$test_dist'"
+fi
 # SqueezeNet-FMNIST with dropout, 10 steps of 24 images, a fixed conv strategy: Winograd's
 # weight gradient is transformed after the threads' sum but before the ranks' (not the same
 # order), and auto's timed choice may differ between the processes.
