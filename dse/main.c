@@ -784,6 +784,18 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     }
     o.checkpoint_dir = OPT(CHECKPOINT_DIR);
     o.resume = OPT(RESUME);
+    o.ckpt_every_s = 300; /* a kill loses at most 5 minutes of an epoch (issue #18 item 2) */
+    if (OPT(CKPT_EVERY)) {
+        char *end;
+        const double v = strtod(OPT(CKPT_EVERY), &end);
+        const int unit = *end == 's' ? 1 : *end == 'm' ? 60 : 0;
+        if (end == OPT(CKPT_EVERY) || !(v >= 0) || v > 1e7 || (unit && end[1]) || (!unit && (*end || v != (int)v)))
+            return bad_usage(c->name, "--checkpoint-every '%s' is not a number of steps (500), seconds (90s) or "
+                                      "minutes (5m); 0: only at epochs' ends", OPT(CKPT_EVERY));
+        if (!OPT(CHECKPOINT_DIR))
+            return bad_usage(c->name, "--checkpoint-every %s needs --checkpoint-dir DIR", OPT(CKPT_EVERY));
+        o.ckpt_every_s = unit ? v * unit : 0, o.ckpt_every_steps = unit ? 0 : (int)v;
+    }
     char cache[4096];
     if (OPT(CONV_CACHE) && strcmp(OPT(CONV_CACHE), "none")) {
         o.conv_cache = OPT(CONV_CACHE); /* on a GPU: cuDNN's choices, pinned (docs/gpu.md, "Determinism") */

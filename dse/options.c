@@ -356,6 +356,8 @@ static const struct dse_opt_line lines_train[] = {
     IN_TEXT(LIMIT_TEST),
     OWN(INIT, "weight initialization: msra (default) or xavier"),
     OWN(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)"),
+    OWN(CKPT_EVERY, "also checkpoint within an epoch, DIR/epoch-<k>.part.ckpt: every N steps,\n"
+                    "or Ns / Nm seconds / minutes (default 5m; 0: only at epochs' ends); CPU only"),
     OWN(RESUME, "continue from a checkpoint (bit-identical to an uninterrupted run: on the CPU;\n"
                 "on a GPU with --conv-cache FILE and deterministic algorithms)"),
     OWN(CONV, "conv strategy: auto (time each once per shape; default) or a fixed one"),

@@ -173,6 +173,9 @@ static char *meta_text(const struct dse_model *m, const struct dse_ckpt_meta *me
         if (meta->eval_center > 0) fprintf(f, "eval_center %.9g\n", (double)meta->eval_center);
         if (meta->classes > 0) fprintf(f, "classes %d\n", meta->classes);
         for (int c = 0; c < meta->classes && meta->class_names; c++) fprintf(f, "class %d %s\n", c, meta->class_names[c]);
+        if (meta->partial.steps > 0) /* the loss sum in hex: the same double back */
+            fprintf(f, "partial %a %lld %lld\n", meta->partial.loss_sum, (long long)meta->partial.steps,
+                    (long long)meta->partial.clipped);
     }
     if (fclose(f)) {
         free(buf);
@@ -438,6 +441,14 @@ enum dse_status dse_checkpoint_info(const char *path, struct dse_ckpt_info *out,
                 else out->norm.std[i - c] = v;
             }
             if (!st) out->norm.c = c;
+        } else if (!strncmp(buf, "partial ", 8)) {
+            long long steps, clipped;
+            char *e;
+            out->partial.loss_sum = strtod(buf + 8, &e);
+            if (e == buf + 8 || sscanf(e, "%lld %lld", &steps, &clipped) != 2 || steps < 1 || clipped < 0 ||
+                clipped > steps)
+                st = DSE_ERR_IO;
+            else out->partial.steps = steps, out->partial.clipped = clipped;
         } else if (sscanf(buf, "classes %d", &k) == 1 && !out->class_names) {
             if (k < 1 || k > DSE_DIM_MAX || !(out->class_names = calloc((size_t)k, sizeof *out->class_names)))
                 st = DSE_ERR_IO;
@@ -776,15 +787,39 @@ static uint64_t run_hash(const struct dse_model *m, const struct dse_train_opts 
     return o->resume ? dse_fnv1a64(h, o->resume, strlen(o->resume)) : h;
 }
 
+/* Whether a checkpoint within an epoch is due after step `step` of it (1-based). */
+static int want_part(const struct dse_train_opts *o, int step, double t_ckpt) {
+    if (!o->checkpoint_dir) return 0;
+    return (o->ckpt_every_steps > 0 && step % o->ckpt_every_steps == 0) ||
+           (o->ckpt_every_s > 0 && now_s() - t_ckpt >= o->ckpt_every_s);
+}
+
+/* DIR/epoch-<e+1>.part.ckpt: the model after `it` steps, within epoch e (0-based), with the
+ * epoch's tally so far (meta->partial). Replaced by rename each time: a kill leaves the last. */
+static enum dse_status part_save(struct dse_model *m, const struct dse_train_opts *o, int e, int64_t it,
+                                 const struct dse_ckpt_meta *meta, struct dse_err *err) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/epoch-%d.part.ckpt", o->checkpoint_dir, e + 1);
+    enum dse_status st = dse_fs_mkdirs(o->checkpoint_dir, err);
+    return st ? st : dse_checkpoint_save(m, e, it, meta, path, err);
+}
+
 /* A loaded checkpoint's place in this run: written at the end of epoch start (0 to
- * o->epochs), after start x ipe steps. Another --epochs, --batch or --limit-train (or a
- * format-1 header, outside its CRC, with a flipped bit) would train another schedule. */
-static enum dse_status resume_check(const struct dse_train_opts *o, int start, int64_t it, int ipe, int n_train,
-                                    struct dse_err *err) {
-    if (start > o->epochs)
-        return dse_err_set(err, DSE_ERR_CONFIG, o->resume, 0, "checkpoint after epoch %d; this run ends at epoch %d",
-                           start, o->epochs);
-    if (it != (int64_t)start * ipe)
+ * o->epochs), after start x ipe steps, or within epoch start + 1 after start x ipe + steps
+ * (part: the steps of its partial tally, 1 to ipe - 1). Another --epochs, --batch or
+ * --limit-train (or a format-1 header, outside its CRC, with a flipped bit) would train
+ * another schedule. */
+static enum dse_status resume_check(const struct dse_train_opts *o, int start, int64_t it, int64_t part, int ipe,
+                                    int n_train, struct dse_err *err) {
+    if (start > o->epochs || (part && start >= o->epochs))
+        return dse_err_set(err, DSE_ERR_CONFIG, o->resume, 0, "checkpoint %s epoch %d; this run ends at epoch %d",
+                           part ? "within" : "after", part ? start + 1 : start, o->epochs);
+    if (part && (part >= ipe || it != (int64_t)start * ipe + part))
+        return dse_err_set(err, DSE_ERR_CONFIG, o->resume, 0, "checkpoint at step %lld, %lld steps into epoch %d; "
+                           "this run takes %d steps an epoch (%d training images, batch %d): another batch or "
+                           "--limit-train than its run's, or corrupt", (long long)it, (long long)part, start + 1,
+                           ipe, n_train, o->batch);
+    if (!part && it != (int64_t)start * ipe)
         return dse_err_set(err, DSE_ERR_CONFIG, o->resume, 0, "checkpoint after epoch %d at step %lld; this run "
                            "takes %d steps an epoch (%d training images, batch %d), so %lld: another batch or "
                            "--limit-train than its run's, or corrupt", start, (long long)it, ipe, n_train, o->batch,
@@ -901,9 +936,20 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     int start = 0;
     int64_t it = 0;
     const int ipe = n_train / o->batch; /* full batches; the last partial batch is dropped */
-    if (o->resume && ((st = dse_checkpoint_load(m, o->resume, &start, &it, err)) ||
-                      (st = resume_check(o, start, it, ipe, n_train, err))))
+    struct dse_ckpt_info from; /* a checkpoint within an epoch: its partial tally */
+    memset(&from, 0, sizeof from);
+    if (o->resume) {
+        if ((st = dse_checkpoint_load(m, o->resume, &start, &it, err)) ||
+            (st = dse_checkpoint_info(o->resume, &from, err)))
+            goto done;
+        free(from.class_names);
+        if ((st = resume_check(o, start, it, from.partial.steps, ipe, n_train, err))) goto done;
+    }
+    if (from.partial.steps > 0 && m->gpu) {
+        st = dse_err_set(err, DSE_ERR_UNSUPPORTED, o->resume, 0, "a checkpoint within an epoch resumes on the CPU "
+                         "only for now; resume it without --device, or from the last epoch's checkpoint");
         goto done;
+    }
     if (ranks > 1) { /* the setup's end: every rank's outcome is every rank's; then all start
                         from rank 0's parameters (initialization runs libm, which may differ
                         between nodes) */
@@ -917,9 +963,10 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     int64_t imgs = 0;
     const int stop = o->stop_after_epoch > 0 ? o->stop_after_epoch : o->epochs;
     strcpy(r->status, "done");
+    double t_ckpt = now_s(); /* the last checkpoint, for ckpt_every_s */
     for (int e = start; e < stop; e++) {
         double te = now_s(), loss_sum = 0;
-        int count;
+        int count, i0 = 0;
         /* Steps are queued (a device runs behind the host, issue #20 item 3): the loss,
          * divergence and clipping add up in the model's tally, read at progress points and
          * at the end of the epoch, and after every step on the CPU, where reading is free
@@ -928,7 +975,15 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         const int64_t clipped0 = r->clipped_steps;
         if ((st = dse_model_tally(m, &tl, 1, err))) goto done;
         dse_loader_start_epoch(ltrain, e);
-        for (int i = 0; i < ipe; i++, it++) {
+        if (e == start && from.partial.steps > 0) { /* resumed within this epoch: its tally so far, and
+                                                       the loader where it was (the same batches read again) */
+            i0 = (int)from.partial.steps;
+            m->tally.loss_sum = from.partial.loss_sum, m->tally.steps = from.partial.steps;
+            m->tally.clipped = from.partial.clipped;
+            for (int i = 0; i < i0; i++)
+                if (!dse_loader_next(ltrain, ranks > 1 ? xg : x, labels, &count)) break;
+        }
+        for (int i = i0; i < ipe; i++, it++) {
             float *xb = dse_model_batch_buffer(m, err); /* on a device: free once its last batch uploaded */
             if (!xb) {
                 st = err && err->code ? err->code : DSE_ERR_NOMEM;
@@ -951,6 +1006,13 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
             if ((st = dse_model_tally(m, &tl, 0, err))) goto done;
             r->clipped_steps = clipped0 + tl.clipped;
             if (diverged(r, e, &tl)) goto finish;
+            if (i + 1 < ipe && !m->gpu && want_part(o, i + 1, t_ckpt)) { /* within the epoch (issue #18 item 2) */
+                meta.partial = (struct dse_ckpt_partial){ .loss_sum = tl.loss_sum, .steps = tl.steps,
+                                                          .clipped = tl.clipped };
+                if (rank == 0 && (st = part_save(m, o, e, it + 1, &meta, err))) goto done;
+                meta.partial.steps = 0;
+                t_ckpt = now_s();
+            }
             if (report) {
                 double el = t_train + now_s() - te;
                 struct dse_train_progress p = { .epoch = e, .epochs = o->epochs, .iter = i + 1, .iters = ipe,
@@ -1002,6 +1064,9 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
             if ((st = choices_save(m, o, 0, &pinned, err)) || (st = dse_fs_mkdirs(o->checkpoint_dir, err)) ||
                 (st = dse_checkpoint_save(m, e + 1, it, &meta, path, err)))
                 goto done;
+            snprintf(path, sizeof path, "%s/epoch-%d.part.ckpt", o->checkpoint_dir, e + 1);
+            unlink(path); /* the epoch's checkpoint supersedes its partial one */
+            t_ckpt = now_s();
         }
     }
     if (stop < o->epochs && !strcmp(r->status, "done")) strcpy(r->status, "paused");

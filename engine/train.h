@@ -81,6 +81,13 @@ struct dse_train_opts {
                                    from another GPU or cuDNN is set aside (said through note)
                                    and replaced. */
     const char *checkpoint_dir; /* NULL: none; else DIR/epoch-<k>.ckpt after epoch k (1-based) */
+    int         ckpt_every_steps; /* > 0, with checkpoint_dir, on the CPU: also every this many
+                                   steps within an epoch, DIR/epoch-<k>.part.ckpt while epoch k
+                                   runs (replaced each time, removed once epoch-<k>.ckpt is
+                                   written); resuming from it repeats the uninterrupted run bit
+                                   for bit (issue #18 item 2). 0: none */
+    double      ckpt_every_s;   /* > 0: the same, whenever this many seconds have passed since
+                                   the last checkpoint (either kind). 0: none */
     const char *resume;         /* NULL, or a checkpoint to continue from */
     void      (*progress)(void *arg, const struct dse_train_progress *p);
     void       *progress_arg;
@@ -189,6 +196,13 @@ struct dse_ckpt_meta {
     const char          (*class_names)[64]; /* [classes] or NULL; borrowed */
     float                 eval_center;  /* image data: the centred box evaluation takes
                                            (dse_data_image_eval); 0: none recorded */
+    struct dse_ckpt_partial {           /* a checkpoint within an epoch (issue #18 item 2):
+                                           the epoch's tally so far, so that a run resumed
+                                           from it reports the epoch the uninterrupted run
+                                           does; steps 0: at an epoch's end */
+        double  loss_sum;               /* the epoch's step losses added so far (in step order) */
+        int64_t steps, clipped;
+    } partial;
 };
 
 /* What a checkpoint says about itself (dse predict, dse eval, export): format 2's text
@@ -196,6 +210,7 @@ struct dse_ckpt_meta {
 struct dse_ckpt_info {
     int                  version, next_epoch;
     int64_t              iter;
+    struct dse_ckpt_partial partial;   /* steps 0: written at an epoch's end */
     uint64_t             seed;
     char                 data[256];
     struct dse_data_norm norm;         /* c = 0: not recorded */

@@ -617,6 +617,84 @@ static void test_resume_bit_identical(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* o->cancel for test_resume_mid_epoch: stop before step `at` of the run (counted from 1). */
+struct stop_at {
+    int at, seen;
+};
+static int stop_at_step(void *arg) {
+    struct stop_at *s = arg;
+    return ++s->seen >= s->at;
+}
+
+/* Checkpoints within an epoch (issue #18 item 2): every 3 steps of 8 an epoch, a run stopped
+ * in epoch 2 (after 13 steps: its last partial checkpoint at step 3 of epoch 2) resumes from
+ * epoch-2.part.ckpt and ends with the uninterrupted run's epoch-3 checkpoint and per-epoch
+ * results, bit for bit (dropout, the loader's place, the epoch's loss tally); the partial file
+ * goes once its epoch's checkpoint is written; one of another schedule is refused. */
+static void test_resume_mid_epoch(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[] = "/tmp/dse_train_XXXXXX", a[256], b[256], part[300], ck3a[300], ck3b[300];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(b, sizeof b, "%s/b", dir);
+    struct dse_net net;
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r), *u = malloc(sizeof *u);
+    struct dse_err err = { 0 };
+    struct dse_mp mp = tiny_fire_mp();
+    mp.input_h = mp.input_w = 28, mp.classes = 10, mp.dropout = 0.5;
+    dse_net_init(&net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    dse_train_opts_default(&o);
+    o.epochs = 3, o.batch = 32, o.limit_train = 256, o.limit_test = 64, o.init = DSE_INIT_MSRA;
+    o.threads = 2, o.conv_algo = DSE_CPU_CONV_GEMM_BATCH, o.checkpoint_dir = a, o.ckpt_every_steps = 3;
+    CHECK_OK(dse_train_run(&net, &o, u, &err)); /* uninterrupted */
+    snprintf(part, sizeof part, "%s/epoch-3.part.ckpt", a);
+    CHECK(access(part, F_OK) != 0); /* superseded by epoch-3.ckpt */
+    struct stop_at s = { 14, 0 }; /* cancelled before step 14: 13 done, 5 of epoch 2 */
+    o.checkpoint_dir = b, o.cancel = stop_at_step, o.progress_arg = &s;
+    CHECK_OK(dse_train_run(&net, &o, r, &err));
+    CHECK_STR_EQ(r->status, "cancelled");
+    snprintf(part, sizeof part, "%s/epoch-2.part.ckpt", b);
+    struct dse_ckpt_info info;
+    CHECK_OK(dse_checkpoint_info(part, &info, &err));
+    free(info.class_names);
+    CHECK_INT_EQ(info.next_epoch, 1);
+    CHECK_INT_EQ((int)info.iter, 11);         /* 8 + 3 */
+    CHECK_INT_EQ((int)info.partial.steps, 3); /* steps 1-3 of epoch 2 */
+    o.cancel = NULL, o.progress_arg = NULL, o.resume = part;
+    CHECK_OK(dse_train_run(&net, &o, r, &err));
+    snprintf(ck3a, sizeof ck3a, "%s/epoch-3.ckpt", a);
+    snprintf(ck3b, sizeof ck3b, "%s/epoch-3.ckpt", b);
+    CHECK(same_file(ck3a, ck3b));
+    CHECK_INT_EQ(r->n_epochs, 2); /* epochs 2 and 3, as the uninterrupted run's */
+    for (int e = 0; e < r->n_epochs && e + 1 < u->n_epochs; e++) {
+        CHECK(r->epochs[e].train_loss == u->epochs[e + 1].train_loss);
+        CHECK(r->epochs[e].top1 == u->epochs[e + 1].top1 && r->epochs[e].test_loss == u->epochs[e + 1].test_loss);
+    }
+    CHECK(access(part, F_OK) != 0);
+    /* the partial checkpoint of a run of another batch does not fit this schedule */
+    char part2[320];
+    snprintf(part2, sizeof part2, "%s/epoch-2.part.ckpt", a);
+    o.checkpoint_dir = a, o.epochs = 2, o.cancel = stop_at_step, o.progress_arg = &s, o.resume = NULL;
+    s.seen = 0;
+    CHECK_OK(dse_train_run(&net, &o, r, &err));
+    o.cancel = NULL, o.progress_arg = NULL, o.resume = part2, o.batch = 16, o.epochs = 3;
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "steps into epoch 2") != NULL);
+    free(r), free(u);
+    dse_net_deinit(&net);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* A byte of a checkpoint's header flipped, field by field (docs/checkpoint.md), is refused
  * with a message naming the file, never trained on (issue #18 item 4: a flipped next epoch
  * once reached an assertion in the loader, SIGABRT). Format 2's CRC covers its header;
@@ -1079,6 +1157,7 @@ static const struct check_case cases[] = {
     { "train-lr",        test_lr_policies },
     { "train-learns",    test_learns },
     { "train-resume",    test_resume_bit_identical },
+    { "train-resume-mid-epoch", test_resume_mid_epoch },
     { "train-fresh",     test_fresh_runs_identical },
     { "train-diverge",   test_divergence },
     { "train-device",    test_device_errors },
