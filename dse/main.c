@@ -322,6 +322,18 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     return st;
 }
 
+/* --checkpoint-every N (steps), Ns or Nm: into *seconds or *steps (the other 0); -1 if good. */
+static int opt_ckpt_every(const char *cmd, const char *v, double *seconds, int *steps) {
+    char *end;
+    const double x = strtod(v, &end);
+    const int unit = *end == 's' ? 1 : *end == 'm' ? 60 : 0;
+    if (end == v || !(x >= 0) || x > 1e7 || (unit && end[1]) || (!unit && (*end || x != (int)x)))
+        return bad_usage(cmd, "--checkpoint-every '%s' is not a number of steps (500), seconds (90s) or "
+                              "minutes (5m); 0: only at epochs' ends", v);
+    *seconds = unit ? x * unit : 0, *steps = unit ? 0 : (int)x;
+    return -1;
+}
+
 /* --ranks-per-candidate P: join the P ranks mpirun (or srun) started. Rank 0 returns -1 and
  * goes on as the sweep's one worker (o->dist set); ranks 1.. follow it and return their exit
  * status, as does any rank when the ranks are not what was asked. With --slurm (submit) the
@@ -473,6 +485,8 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     o.max_crashes = OPT_INT(MAX_CRASHES, o.max_crashes);
     o.max_oom = OPT_INT(MAX_OOM, o.max_oom);
     if (OPT(BUDGET) && (rc = opt_budget(c->name, OPT(BUDGET), &o)) >= 0) return rc;
+    if (OPT(CKPT_EVERY) && (rc = opt_ckpt_every(c->name, OPT(CKPT_EVERY), &o.ckpt_every_s, &o.ckpt_every_steps)) >= 0)
+        return rc;
     o.set_eta = OPT(ETA) != NULL, o.set_min_epochs = OPT(MIN_EPOCHS) != NULL;
     if (OPT(EARLY_STOP)) {
         o.plan.halving = (enum dse_sweep_halving)dse_word_index(DSE_SWEEP_HALVING_NAMES, OPT(EARLY_STOP));
@@ -785,17 +799,10 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     o.checkpoint_dir = OPT(CHECKPOINT_DIR);
     o.resume = OPT(RESUME);
     o.ckpt_every_s = 300; /* a kill loses at most 5 minutes of an epoch (issue #18 item 2) */
-    if (OPT(CKPT_EVERY)) {
-        char *end;
-        const double v = strtod(OPT(CKPT_EVERY), &end);
-        const int unit = *end == 's' ? 1 : *end == 'm' ? 60 : 0;
-        if (end == OPT(CKPT_EVERY) || !(v >= 0) || v > 1e7 || (unit && end[1]) || (!unit && (*end || v != (int)v)))
-            return bad_usage(c->name, "--checkpoint-every '%s' is not a number of steps (500), seconds (90s) or "
-                                      "minutes (5m); 0: only at epochs' ends", OPT(CKPT_EVERY));
-        if (!OPT(CHECKPOINT_DIR))
-            return bad_usage(c->name, "--checkpoint-every %s needs --checkpoint-dir DIR", OPT(CKPT_EVERY));
-        o.ckpt_every_s = unit ? v * unit : 0, o.ckpt_every_steps = unit ? 0 : (int)v;
-    }
+    if (OPT(CKPT_EVERY) && !OPT(CHECKPOINT_DIR))
+        return bad_usage(c->name, "--checkpoint-every %s needs --checkpoint-dir DIR", OPT(CKPT_EVERY));
+    if (OPT(CKPT_EVERY) && (rc = opt_ckpt_every(c->name, OPT(CKPT_EVERY), &o.ckpt_every_s, &o.ckpt_every_steps)) >= 0)
+        return rc;
     char cache[4096];
     if (OPT(CONV_CACHE) && strcmp(OPT(CONV_CACHE), "none")) {
         o.conv_cache = OPT(CONV_CACHE); /* on a GPU: cuDNN's choices, pinned (docs/gpu.md, "Determinism") */

@@ -283,6 +283,9 @@ static const struct dse_opt_line lines_sweep[] = {
               "small models are not culled for being small) or top1"),
     OWN(CONV, "conv strategy: auto (timed once per candidate; default) or a fixed one"),
     OWN(LEASE_SECONDS, "a lease's time to live (default 60; renewed every S/10 seconds)"),
+    OWN(CKPT_EVERY, "CPU workers also checkpoint within an epoch: every N steps, or\n"
+                    "Ns / Nm (default 5m; 0: only at epochs' ends); a killed worker's\n"
+                    "successor resumes there"),
     OWN(MAX_CRASHES, "a candidate whose workers die N times in a row without finishing an\n"
                      "epoch is marked failed (default 3) until the next dse sweep retries it"),
     OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),

@@ -143,6 +143,10 @@ struct dse_sweep_opts {
     int         threads;             /* the engine's threads per worker (default 1) */
     double      lease_s;             /* a lease's time to live; renewed every lease_s / 10 */
     double      hours;               /* > 0: this command stops after that long (time budget) */
+    double      ckpt_every_s;        /* CPU workers: also checkpoint within an epoch this often
+                                        (dse_train_opts.ckpt_every_s; default 300), so that a killed
+                                        worker's successor resumes within the epoch; 0: not by time */
+    int         ckpt_every_steps;    /* ... or every this many steps (0: not by steps) */
     int         max_crashes;         /* a candidate whose workers die this many times in a row
                                         without finishing an epoch is marked failed */
     const char *data_root;           /* NULL: DSE_DATA_ROOT */

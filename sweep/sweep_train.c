@@ -39,6 +39,7 @@ void dse_sweep_opts_default(struct dse_sweep_opts *o) {
     o->threads = 1;
     o->lease_s = 60;
     o->max_crashes = 3;
+    o->ckpt_every_s = 300;
     o->per_gpu = 0; /* auto */
     o->max_oom = 4;
     o->plan.precision = DSE_CUDA_MATH_FP32;
@@ -791,6 +792,7 @@ static void train_opts(const struct worker *w, struct dse_train_opts *o) {
     o->limit_test = t->limit_test;
     o->conv_algo = w->plan.conv;
     o->dist = w->o.dist; /* --ranks-per-candidate: NULL alone */
+    o->ckpt_every_s = w->o.ckpt_every_s, o->ckpt_every_steps = w->o.ckpt_every_steps;
     if (w->gpu >= 0) {
         o->dev.device.kind = DSE_DEVICE_CUDA;
         o->dev.device.index = w->gpu;
@@ -993,6 +995,10 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         if (file_exists(resume)) from = e;
     }
     if (from < r->n_epochs) r->n_epochs = from; /* results past the checkpoint are computed again */
+    /* a checkpoint within the next epoch (a killed worker's, issue #18 item 2): resume there */
+    char part[4200];
+    snprintf(part, sizeof part, "%s/epoch-%d.part.ckpt", ckdir, from + 1);
+    int within = from < target && w->gpu < 0 && file_exists(part);
     if (from < target) {
         if (w->gpu >= 0) { /* cuDNN's choices, pinned by the first stretch (engine/train.c) */
             snprintf(conv, sizeof conv, "%s/cudnn-%s-%s.txt", ckdir, dse_cuda_math_str(w->plan.precision),
@@ -1014,7 +1020,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
             snprintf(where, sizeof where, " on %s (%.0f MiB free, given %.0f)", worker_device(w, dev, sizeof dev),
                      w->claim_free_mib, w->claim_need_mib);
         say(w, "%s: training %s of %d%s%s%s", c->id, span, w->plan.epochs, rung, where,
-            from ? " (resumed from its checkpoint)" : "");
+            within ? " (resumed from its checkpoint within the epoch)" : from ? " (resumed from its checkpoint)" : "");
         struct dse_train_result *res = malloc(sizeof *res);
         if (!res) {
             st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
@@ -1034,7 +1040,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         o.progress_arg = &sg;
         for (;;) {
             if (from > 0) ckpt_path(w, c->id, from, resume, sizeof resume);
-            o.resume = from > 0 ? resume : NULL;
+            o.resume = within ? part : from > 0 ? resume : NULL;
             if (dse_dist_size(o.dist) > 1 && follow_send(o.dist, c->index, &o, err)) /* the other ranks train it */
                 dse_dist_abort(o.dist, 1);                                          /* with this worker */
             st = dse_train_run(&net, &o, res, err);
@@ -1049,6 +1055,14 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
              * (not for want of memory: the checkpoint is fine). The reader names the file at
              * fault; a message that merely mentions a path under checkpoints/ (a cuDNN choice
              * file there) is not the checkpoint's. */
+            if (st && st != DSE_ERR_NOMEM && within && err->file && !strcmp(err->file, part)) {
+                char bad[4300]; /* the partial checkpoint does not load: from the epoch's start */
+                say(w, "%s: %s; resuming from the epoch's start instead", c->id, err->msg);
+                snprintf(bad, sizeof bad, "%s.bad", part);
+                rename(part, bad);
+                within = 0;
+                continue;
+            }
             if (st && st != DSE_ERR_NOMEM && from > 0 && err->file && !strcmp(err->file, resume)) {
                 char bad[4300];
                 say(w, "%s: %s; going back one checkpoint", c->id, err->msg);

@@ -4,7 +4,8 @@
 # command marks the candidate failed, saying why and that the next command retries it
 # (failed_retry); the command after that trains it again, and the sweep ends with the
 # report of an uninterrupted run, bit for bit; it also removes a temporary file a killed
-# writer left, and not a live one's. Run from the repository root.
+# writer left, and not a live one's; and a worker killed within an epoch is resumed there
+# (--checkpoint-every). Run from the repository root.
 dse=$1
 space=tests/spaces/crash_retry.cfg
 [ -d "${DSE_DATA_ROOT:-/usr/share/datasets}/fashion-mnist" ] || { echo "skipped: Fashion-MNIST is not installed"; exit 77; }
@@ -49,3 +50,21 @@ for fmt in csv md; do
     cmp -s "$tmp/ref.$fmt" "$tmp/got.$fmt" || { diff "$tmp/ref.$fmt" "$tmp/got.$fmt" | head; fail "report --format $fmt differs"; }
 done
 echo "ok: the third command retried it; the report equals the uninterrupted run's ($(grep -c ',done,' "$tmp/got.csv") done)"
+# 4. checkpoints within an epoch (issue #18 item 2): a worker killed in an epoch after its
+# first partial checkpoint; the next command resumes within the epoch, and the report is the
+# uninterrupted run's (checkpoints change no result).
+mid="--workers 1 --conv gemm_batch --lease-seconds 2 --checkpoint-every 40"
+"$dse" sweep "$space" --out "$tmp/m" $mid >"$tmp/m1.log" 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 3000 ] && ! ls "$tmp"/m/checkpoints/*/*.part.ckpt >/dev/null 2>&1; do sleep 0.01; i=$((i + 1)); done
+kill -9 $pid
+wait $pid 2>/dev/null
+part=$(ls "$tmp"/m/checkpoints/*/*.part.ckpt 2>/dev/null | head -1)
+[ -n "$part" ] || fail "no checkpoint within an epoch was written (--checkpoint-every 40)"
+"$dse" sweep "$space" --out "$tmp/m" $mid >"$tmp/m2.log" 2>&1 || fail "the command after the kill: $(tail -3 "$tmp/m2.log")"
+grep -q "resumed from its checkpoint within the epoch" "$tmp/m2.log" ||
+    fail "the next command did not resume within the epoch: $(grep -m2 training "$tmp/m2.log")"
+"$dse" report "$tmp/m" --format csv 2>/dev/null | sed -e "s|$tmp/m|DIR|g" >"$tmp/mid.csv"
+cmp -s "$tmp/ref.csv" "$tmp/mid.csv" || { diff "$tmp/ref.csv" "$tmp/mid.csv" | head; fail "the report after a kill within an epoch differs"; }
+echo "ok: killed within an epoch after ${part##*/}; $(grep -m1 'within the epoch' "$tmp/m2.log" | sed 's/.*: \(c[0-9a-f]*: training\)/\1/'); the same report"
