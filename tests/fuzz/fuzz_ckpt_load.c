@@ -60,6 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int next_epoch = 0;
     int64_t iter = 0;
     struct dse_err err = {0};
-    (void)dse_checkpoint_load(model, path, &next_epoch, &iter, &err);
+    enum dse_status st = dse_checkpoint_load(model, path, &next_epoch, &iter, &err);
+    if (getenv("DSE_FUZZ_VERBOSE")) /* does a seed load? (it must, or the values go unread) */
+        fprintf(stderr, "fuzz_ckpt_load: %s%s%s\n", dse_status_str(st), st ? ": " : "", st ? err.msg : "");
     return 0;
 }
