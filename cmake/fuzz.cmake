@@ -34,7 +34,7 @@ if(NOT DSE_FUZZ STREQUAL "OFF")
                  -fno-omit-frame-pointer)
         add_compile_options(${_san})
         add_link_options(-fsanitize=address,undefined)
-        add_compile_definitions(DSE_SANITIZED=1 DSE_FUZZING=1)
+        add_compile_definitions(DSE_SANITIZED=1)
         foreach(_t ${DSE_FUZZ_TARGETS})
             # dse_cli is defined later; CMake resolves the name when it generates.
             add_executable(fuzz_${_t} ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_${_t}.c)
