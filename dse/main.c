@@ -839,7 +839,7 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     /* Under mpirun: one of P ranks (engine/dist.h), joined once everything above is checked,
      * so that a bad option ends every rank the same way before any of them waits for another. */
     struct dse_dist *dist = NULL;
-    if (OPT(REDUCE)) o.reduce = (enum dse_dist_reduce)dse_dist_reduce_parse(OPT(REDUCE));
+    if (OPT(REDUCE)) o.reduce = (enum dse_dist_reduce)dse_word_index(DSE_DIST_REDUCE_NAMES, OPT(REDUCE));
     if (dse_dist_init(&dist, &err)) return dse_net_deinit(&net), fail(&err);
     const int rank = dse_dist_rank(dist), ranks = dse_dist_size(dist);
     o.dist = dist;

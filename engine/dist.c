@@ -22,12 +22,6 @@ const char *dse_dist_reduce_name(enum dse_dist_reduce r) {
     return (unsigned)r < DSE_DIST_REDUCE_COUNT ? reduce_names[r] : "?";
 }
 
-int dse_dist_reduce_parse(const char *name) {
-    for (int r = 0; r < DSE_DIST_REDUCE_COUNT; r++)
-        if (!strcmp(name, reduce_names[r])) return r;
-    return -1;
-}
-
 int dse_dist_built(void) {
 #ifdef DSE_HAVE_MPI
     return 1;
@@ -266,7 +260,7 @@ enum dse_status dse_dist_agree(struct dse_dist *d, enum dse_status st, struct ds
     if (f < 0) return DSE_OK;
     char who[32] = ""; /* a failure of every rank is the run's, not one rank's */
     if (failed < d->size) snprintf(who, sizeof who, "rank %d: ", f);
-    struct { int code, line; char msg[512]; } e = { 0, 0, { 0 } };
+    struct { int code, line; char msg[512]; } e = { .code = 0 };
     if (d->rank == f) {
         char text[512 + 4200];
         if (err && err->file) snprintf(text, sizeof text, "%s%s: %s", who, err->file, err->msg);

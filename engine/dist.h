@@ -40,8 +40,6 @@ enum dse_dist_reduce {
         DSE_DIST_REDUCE_COUNT
 };
 const char *dse_dist_reduce_name(enum dse_dist_reduce r);
-/* -1 if name is none of them */
-int dse_dist_reduce_parse(const char *name);
 
 struct dse_dist;
 

@@ -623,42 +623,39 @@ static enum dse_status dist_loss(struct dse_model *m, float *loss, struct dse_er
     return st;
 }
 
-/* The ranks' gradients summed: the weights' packed into one buffer and added as dist_how
- * says; the biases' from their doubles (db_part), in rank order, then rounded once to float,
- * as one process's threads do (engine/cpu/conv2d.c). */
-static enum dse_status dist_grads(struct dse_model *m, struct dse_err *err) {
+/* The weight gradients into dist_f and the bias gradients' doubles (db_part) into dist_d
+ * (out = 1), or the ranks' sums back, the biases rounded once to float (out = 0): one walk,
+ * so both directions share one layout. *nf, *nd: the values of each. */
+static void dist_pack(struct dse_model *m, int out, int64_t *nf, int64_t *nd) {
     int64_t f = 0, d = 0;
     for (int i = 0; i < m->net.n_layers; i++) {
         const struct dse_node *n = &m->nodes[i];
         if (n->weight && n->weight->grad) {
             const int64_t c = dse_tensor_count(n->weight);
-            memcpy(m->dist_f + f, n->weight->grad, sizeof(float) * (size_t)c);
+            float *g = n->weight->grad, *b = m->dist_f + f;
+            memcpy(out ? b : g, out ? g : b, sizeof(float) * (size_t)c);
             f += c;
         }
         if (n->db_part) {
             const int64_t c = dse_tensor_count(n->bias);
-            memcpy(m->dist_d + d, n->db_part, sizeof(double) * (size_t)c);
+            for (int64_t k = 0; k < c; k++)
+                if (out) m->dist_d[d + k] = n->db_part[k];
+                else n->bias->grad[k] = (float)m->dist_d[d + k];
             d += c;
         }
     }
+    *nf = f, *nd = d;
+}
+
+/* The ranks' gradients summed: the weights' added as dist_how says; the biases' as doubles in
+ * rank order, then rounded once to float, as one process's threads do (engine/cpu/conv2d.c). */
+static enum dse_status dist_grads(struct dse_model *m, struct dse_err *err) {
+    int64_t f, d;
+    dist_pack(m, 1, &f, &d);
     enum dse_status st = dse_dist_sum(m->dist, m->dist_how, m->dist_f, f, err);
     if (!st) st = dse_dist_sum_d(m->dist, m->dist_d, d, err);
-    if (st) return st;
-    f = d = 0;
-    for (int i = 0; i < m->net.n_layers; i++) {
-        const struct dse_node *n = &m->nodes[i];
-        if (n->weight && n->weight->grad) {
-            const int64_t c = dse_tensor_count(n->weight);
-            memcpy(n->weight->grad, m->dist_f + f, sizeof(float) * (size_t)c);
-            f += c;
-        }
-        if (n->db_part) {
-            const int64_t c = dse_tensor_count(n->bias);
-            for (int64_t k = 0; k < c; k++) n->bias->grad[k] = (float)m->dist_d[d + k];
-            d += c;
-        }
-    }
-    return DSE_OK;
+    if (!st) dist_pack(m, 0, &f, &d);
+    return st;
 }
 
 void dse_model_set_training(struct dse_model *m, int training) {

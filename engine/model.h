@@ -89,7 +89,8 @@ struct dse_model {
     struct dse_dist     *dist;         /* borrowed; NULL alone */
     enum dse_dist_reduce dist_how;
     float               *dist_f;       /* [dist_nf] the weight gradients, packed (owned) */
-    double              *dist_d;       /* [dist_nd] the loss, then every bias's db_part (owned) */
+    double              *dist_d;       /* [dist_nd] the loss's share (dist_loss), later every
+                                          bias's db_part (dist_grads); owned */
     int64_t              dist_nf, dist_nd;
 };
 

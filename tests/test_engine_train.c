@@ -536,6 +536,18 @@ static int write_format1(const char *v2, const char *v1) {
     return ok;
 }
 
+/* The resume tests' run: tiny_fire_mp at 28x28 with dropout (its generator must resume too),
+ * 3 epochs of 8 steps (batch 32 of 256 images), 2 threads, GEMM_BATCH (no timed choice). */
+static void resume_setup(struct dse_mp *mp, struct dse_net *net, struct dse_train_opts *o) {
+    *mp = tiny_fire_mp();
+    mp->input_h = mp->input_w = 28, mp->classes = 10, mp->dropout = 0.5;
+    dse_net_init(net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(mp, net, NULL));
+    dse_train_opts_default(o);
+    o->epochs = 3, o->batch = 32, o->limit_train = 256, o->limit_test = 64, o->init = DSE_INIT_MSRA;
+    o->threads = 2, o->conv_algo = DSE_CPU_CONV_GEMM_BATCH;
+}
+
 /* Train 3 epochs with checkpoints; resume from epoch 1's checkpoint and train to 3: the
  * final checkpoints (weights, momentum, statistics, RNG) are byte for byte the same. A
  * corrupted checkpoint is refused with a clear message. */
@@ -555,13 +567,9 @@ static void test_resume_bit_identical(void) {
     struct dse_train_opts o;
     struct dse_train_result *r = malloc(sizeof *r);
     struct dse_err err = { 0 };
-    struct dse_mp mp = tiny_fire_mp();
-    mp.input_h = mp.input_w = 28, mp.classes = 10, mp.dropout = 0.5; /* dropout: the RNG must resume too */
-    dse_net_init(&net, "t", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, &net, NULL));
-    dse_train_opts_default(&o);
-    o.epochs = 3, o.batch = 32, o.limit_train = 256, o.limit_test = 64, o.init = DSE_INIT_MSRA;
-    o.threads = 2, o.conv_algo = DSE_CPU_CONV_GEMM_BATCH, o.checkpoint_dir = a;
+    struct dse_mp mp;
+    resume_setup(&mp, &net, &o);
+    o.checkpoint_dir = a;
     CHECK_OK(dse_train_run(&net, &o, r, &err));
     snprintf(ck1, sizeof ck1, "%s/epoch-1.ckpt", a);
     snprintf(ck3a, sizeof ck3a, "%s/epoch-3.ckpt", a);
@@ -636,28 +644,21 @@ static void test_resume_mid_epoch(void) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
         return;
     }
-    char dir[] = "/tmp/dse_train_XXXXXX", a[256], b[256], part[300], ck3a[300], ck3b[300];
-    if (!mkdtemp(dir)) {
-        CHECK(0);
-        return;
-    }
+    char dir[64], a[256], b[256], part[300], ck3a[300], ck3b[300];
+    tmpdir_make(dir);
     snprintf(a, sizeof a, "%s/a", dir);
     snprintf(b, sizeof b, "%s/b", dir);
     struct dse_net net;
     struct dse_train_opts o;
     struct dse_train_result *r = malloc(sizeof *r), *u = malloc(sizeof *u);
     struct dse_err err = { 0 };
-    struct dse_mp mp = tiny_fire_mp();
-    mp.input_h = mp.input_w = 28, mp.classes = 10, mp.dropout = 0.5;
-    dse_net_init(&net, "t", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, &net, NULL));
-    dse_train_opts_default(&o);
-    o.epochs = 3, o.batch = 32, o.limit_train = 256, o.limit_test = 64, o.init = DSE_INIT_MSRA;
-    o.threads = 2, o.conv_algo = DSE_CPU_CONV_GEMM_BATCH, o.checkpoint_dir = a, o.ckpt_every_steps = 3;
+    struct dse_mp mp;
+    resume_setup(&mp, &net, &o);
+    o.checkpoint_dir = a, o.ckpt_every_steps = 3;
     CHECK_OK(dse_train_run(&net, &o, u, &err)); /* uninterrupted */
     snprintf(part, sizeof part, "%s/epoch-3.part.ckpt", a);
     CHECK(access(part, F_OK) != 0); /* superseded by epoch-3.ckpt */
-    struct stop_at s = { 14, 0 }; /* cancelled before step 14: 13 done, 5 of epoch 2 */
+    struct stop_at s = { .at = 14 }; /* cancelled before step 14: 13 done, 5 of epoch 2 */
     o.checkpoint_dir = b, o.cancel = stop_at_step, o.progress_arg = &s;
     CHECK_OK(dse_train_run(&net, &o, r, &err));
     CHECK_STR_EQ(r->status, "cancelled");
@@ -690,9 +691,7 @@ static void test_resume_mid_epoch(void) {
     CHECK(strstr(err.msg, "steps into epoch 2") != NULL);
     free(r), free(u);
     dse_net_deinit(&net);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
+    tmpdir_remove(dir);
 }
 
 /* A byte of a checkpoint's header flipped, field by field (docs/checkpoint.md), is refused
