@@ -12,6 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "engine/synth.h"
+#include "engine/slices.h"
 #include "engine/train.h"
 #include "base/fs.h"
 #include "dse/dataprep.h"
@@ -990,7 +991,10 @@ static int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if ((rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &dev)) >= 0 ||
         (rc = opt_fit(c->name, a, &in)) >= 0)
         return rc;
+    int conv = DSE_ALGO_AUTO;
+    if ((rc = opt_conv(c->name, OPT(CONV), &conv)) >= 0) return rc;
     if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
+    m->cx.conv_force = conv, m->cx.slices = OPT_INT(SLICES, 0); /* the CPU's; a device ignores them */
     double *t = malloc(sizeof *t * (size_t)iters);
     rc = t && time_steps(m, x, labels, train, 2, iters, t, &err) ? fail(&err) : 0;
     if (!rc && t) {
@@ -1001,9 +1005,10 @@ static int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         if (cl) dse_cost_net(&m->net, batch, cl, &tot, NULL);
         free(cl);
         char name[32];
-        printf("name=bench.%s net=%s mode=%s batch=%d threads=%d device=%s precision=%s algos=%s iters=%d "
+        printf("name=bench.%s net=%s mode=%s batch=%d threads=%d conv=%s slices=%d device=%s precision=%s algos=%s iters=%d "
                "median_ms=%.2f min_ms=%.2f img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld\n",
                m->net.name[0] ? m->net.name : "net", a->pos[0], train ? "train" : "infer", batch, threads,
+               dse_cpu_conv_algo_str(conv), m->cx.slices ? m->cx.slices : DSE_SLICES,
                dse_device_str(&dev.device, name, (int)sizeof name), dse_cuda_math_str(dev.math),
                dev.nondeterministic ? "any" : "det", iters,
                1e3 * t[iters / 2], 1e3 * t[0], batch / t[iters / 2], dse_model_bytes(m),

@@ -127,6 +127,7 @@ static const char usage_train[] =
 
 static const char usage_bench[] =
     "usage: dse bench NET [--mode train|infer] [--batch B] [--threads T] [--iters N]\n"
+    "                     [--conv auto|gemm_batch|gemm_image|winograd] [--slices S]\n"
     "                     [--device cpu|cuda|cuda:N] [--precision fp32|tf32|fp16|bf16] [--algos det|any]\n"
     "                     [--input C,H,W] [--classes K]\n"
     "\n"
@@ -399,6 +400,9 @@ static const struct dse_opt_line lines_bench[] = {
     OWN(BATCH, "default 32"),
     RIGHT(THREADS, NULL, "CPU threads, default 2"),
     OWN(ITERS, "default 10"),
+    OWN(CONV, "CPU conv strategy: auto (time each once per shape; default) or a fixed one"),
+    OWN(SLICES, "cut each batch into S slices instead of 16 (docs/training.md); S = T costs what\n"
+                "the engine cost before fixed slices (bench/slices.sh), and its bits depend on T"),
     SYNTHETIC_MODEL_LINES,
 };
 

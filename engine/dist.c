@@ -4,6 +4,8 @@
  * allreduce is MPI's. */
 #include "engine/dist.h"
 
+#include "engine/slices.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +145,17 @@ static int sum_ps(struct dse_dist *d, void *buf, int64_t n, MPI_Datatype t, size
     return rc;
 }
 
+/* The binomial tree's way down: a rank that sent at level k (mask) receives the sum from
+ * rank - 2^k, then forwards it to its own children at the levels below k. */
+static int tree_down(struct dse_dist *d, float *buf, int64_t n, int mask) {
+    const size_t es = sizeof(float);
+    int rc = MPI_SUCCESS;
+    if (d->rank) rc = recv_all(buf, n, MPI_FLOAT, es, d->rank - mask);
+    for (mask >>= 1; mask > 0 && rc == MPI_SUCCESS; mask >>= 1)
+        if (d->rank + mask < d->size) rc = send_all(buf, n, MPI_FLOAT, es, d->rank + mask);
+    return rc;
+}
+
 /* Binomial tree: at level k (mask 2^k) a rank with bit k set sends its partial sum to
  * rank - 2^k and is done; the others add rank + 2^k's. The sum then goes back down the
  * same tree. */
@@ -159,13 +172,74 @@ static int sum_tree(struct dse_dist *d, float *buf, int64_t n, float *tmp) {
             add_f(buf, tmp, n);
         }
     }
-    if (rc != MPI_SUCCESS) return rc;
-    /* down: a rank that sent at level k receives from rank - 2^k, then forwards to its
-     * own children at the levels below k */
-    if (d->rank) rc = recv_all(buf, n, MPI_FLOAT, es, d->rank - mask);
-    for (mask >>= 1; mask > 0 && rc == MPI_SUCCESS; mask >>= 1)
-        if (d->rank + mask < d->size) rc = send_all(buf, n, MPI_FLOAT, es, d->rank + mask);
+    return rc == MPI_SUCCESS ? tree_down(d, buf, n, mask) : rc;
+}
+
+/* Slice runs (engine/slices.h): the first slice of rank r's run, `total` past the last rank. */
+static int run_start(int total, int r, int P) {
+    int64_t first, count;
+    if (r >= P) return total;
+    dse_dist_share(total, r, P, &first, &count);
+    return (int)first;
+}
+
+/* The blocks of ranks [r0, r1)'s runs, and their number. */
+static int run_blocks(int total, int r0, int r1, int P, struct dse_slice_blk *out) {
+    return dse_slice_blocks(total, run_start(total, r0, P), run_start(total, r1, P), out, NULL);
+}
+
+/* Push ranks [r0, r1)'s blocks, whose sums lie one after another at src (n floats each). */
+static void push_run(struct dse_slice_tree *t, int total, int r0, int r1, int P, float *src, int64_t n) {
+    struct dse_slice_blk b[DSE_SLICE_STACK];
+    const int nb = run_blocks(total, r0, r1, P, b);
+    for (int k = 0; k < nb; k++) dse_slice_push(t, b[k].level, b[k].index, src + k * n, 0, n, NULL, NULL);
+}
+
+/* ps: rank 0 pushes every rank's blocks in rank order, then sends the sum. */
+static int slices_ps(struct dse_dist *d, float *buf, int64_t n, int total, int nb, float *tmp) {
+    const int P = d->size;
+    int rc = MPI_SUCCESS;
+    if (d->rank) {
+        rc = send_all(buf, nb * n, MPI_FLOAT, sizeof(float), 0);
+        return rc == MPI_SUCCESS ? recv_all(buf, n, MPI_FLOAT, sizeof(float), 0) : rc;
+    }
+    struct dse_slice_tree t;
+    dse_slice_tree_init(&t, total);
+    push_run(&t, total, 0, 1, P, buf, n);
+    for (int r = 1; r < P && rc == MPI_SUCCESS; r++) {
+        const int nr = run_blocks(total, r, r + 1, P, NULL);
+        if ((rc = recv_all(tmp, nr * n, MPI_FLOAT, sizeof(float), r)) == MPI_SUCCESS) push_run(&t, total, r, r + 1, P, tmp, n);
+        tmp += nr * n;
+    }
+    DSE_ASSERT(rc != MPI_SUCCESS || (t.n == 1 && t.b[0].buf == buf));
+    for (int r = 1; r < P && rc == MPI_SUCCESS; r++) rc = send_all(buf, n, MPI_FLOAT, sizeof(float), r);
     return rc;
+}
+
+/* tree: at level k a rank with bit k set sends the blocks of the ranks it has gathered,
+ * packed, to rank - 2^k; the others push those of rank + 2^k's group after their own. */
+static int slices_tree(struct dse_dist *d, float *buf, int64_t n, int total, float *tmp, float *out) {
+    const int P = d->size;
+    int rc = MPI_SUCCESS, mask = 1;
+    struct dse_slice_tree t;
+    dse_slice_tree_init(&t, total);
+    push_run(&t, total, d->rank, d->rank + 1, P, buf, n);
+    for (; mask < P; mask <<= 1) {
+        if (d->rank & mask) {
+            for (int k = 0; k < t.n; k++) memcpy(out + k * n, t.b[k].buf, sizeof(float) * (size_t)n);
+            rc = send_all(out, t.n * n, MPI_FLOAT, sizeof(float), d->rank - mask);
+            break;
+        }
+        const int from = d->rank + mask, to = from + mask < P ? from + mask : P;
+        if (from >= P) continue;
+        const int nr = run_blocks(total, from, to, P, NULL);
+        if ((rc = recv_all(tmp, nr * n, MPI_FLOAT, sizeof(float), from)) != MPI_SUCCESS) return rc;
+        push_run(&t, total, from, to, P, tmp, n);
+        tmp += nr * n;
+    }
+    if (rc != MPI_SUCCESS) return rc;
+    DSE_ASSERT(d->rank || (t.n == 1 && t.b[0].buf == buf));
+    return tree_down(d, buf, n, mask);
 }
 #endif
 
@@ -187,6 +261,37 @@ enum dse_status dse_dist_sum(struct dse_dist *d, enum dse_dist_reduce how, float
     return rc == MPI_SUCCESS ? DSE_OK : mpi_fail(err, rc, how == DSE_DIST_TREE ? "the reduction tree" : "the parameter server");
 #else
     (void)how, (void)buf;
+    return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "several ranks without MPI");
+#endif
+}
+
+enum dse_status dse_dist_sum_slices(struct dse_dist *d, enum dse_dist_reduce how, float *buf, int64_t n, int total,
+                                    struct dse_err *err) {
+    if (!d || d->size == 1 || n == 0) return DSE_OK; /* alone: the run is every slice, one block */
+#ifdef DSE_HAVE_MPI
+    const int P = d->size, nb = run_blocks(total, d->rank, d->rank + 1, P, NULL);
+    if (how == DSE_DIST_ALLREDUCE) {
+        for (int k = 1; k < nb; k++) add_f(buf, buf + k * n, n);
+        return dse_dist_sum(d, how, buf, n, err);
+    }
+    /* room for every block received (ps: rank 0's; tree: each level's), and one packed send */
+    int64_t blocks = 0, sent = 0;
+    if (how == DSE_DIST_PS) {
+        for (int r = 1; r < P && d->rank == 0; r++) blocks += run_blocks(total, r, r + 1, P, NULL);
+    } else {
+        int mask = 1;
+        for (; mask < P && !(d->rank & mask); mask <<= 1)
+            if (d->rank + mask < P)
+                blocks += run_blocks(total, d->rank + mask, d->rank + 2 * mask < P ? d->rank + 2 * mask : P, P, NULL);
+        if (mask < P) sent = run_blocks(total, d->rank, d->rank + mask < P ? d->rank + mask : P, P, NULL);
+    }
+    float *tmp = tmp_of(d, (size_t)((blocks + sent) * n) * sizeof(float));
+    if (!tmp && blocks + sent) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    int rc = how == DSE_DIST_TREE ? slices_tree(d, buf, n, total, tmp, tmp + blocks * n)
+                                  : slices_ps(d, buf, n, total, nb, tmp);
+    return rc == MPI_SUCCESS ? DSE_OK : mpi_fail(err, rc, how == DSE_DIST_TREE ? "the reduction tree" : "the parameter server");
+#else
+    (void)how, (void)buf, (void)total;
     return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "several ranks without MPI");
 #endif
 }

@@ -7,15 +7,16 @@
  * Nothing here is global: the group is a value its caller owns.
  *
  * The sums: every rank ends with the same bits. Three ways to add (DSE_DIST_REDUCES):
- *   ps         a parameter server: rank 0 receives every rank's buffer and adds them in
- *              rank order, ((g0 + g1) + g2) + ..., then sends the sum to each rank (thesis
- *              eq. 3.3: |dW| p / BW). The order of a single process's threads
- *              (engine/cpu/conv2d.c, reduce_dw): P ranks x 1 thread give the bits of one
- *              process with P threads.
+ *   ps         a parameter server: rank 0 receives every rank's buffer and adds them, then
+ *              sends the sum to each rank (thesis eq. 3.3: |dW| p / BW).
  *   tree       a binomial reduction tree to rank 0 and back (eq. 3.4: |dW| 2 log2(p) / BW):
- *              rank r adds rank r + 2^k's partial sum at level k, so P = 2 and 3 add in
- *              rank order, P = 4 as (g0 + g1) + (g2 + g3).
+ *              rank r adds rank r + 2^k's partial sum at level k.
  *   allreduce  MPI_Allreduce: MPI's own algorithm and order (for two ranks a + b = b + a).
+ * A training step's gradients go by the batch's slices (engine/slices.h,
+ * dse_dist_sum_slices): ps and tree add the ranks' blocks where the slice tree adds them,
+ * so P ranks give the bits of one process, with any number of threads in either. A plain
+ * buffer (dse_dist_sum) is added in rank order by ps, ((g0 + g1) + g2) + ..., and by tree
+ * as P = 4 as (g0 + g1) + (g2 + g3).
  */
 #ifndef DSE_ENGINE_DIST_H
 #define DSE_ENGINE_DIST_H
@@ -60,6 +61,17 @@ int dse_dist_size(const struct dse_dist *d);
 enum dse_status dse_dist_sum(struct dse_dist *d, enum dse_dist_reduce how, float *buf, int64_t n,
                              struct dse_err *err);
 enum dse_status dse_dist_sum_d(struct dse_dist *d, double *buf, int64_t n, struct dse_err *err);
+/* The weight gradients of a batch cut into `total` slices (engine/slices.h), summed across
+ * the ranks as the slice tree adds them: buf holds this rank's blocks (dse_slice_blocks of
+ * its run dse_slice_rank), n floats each, one after another; on return buf[0 .. n) is the
+ * batch's sum on every rank. `ps`: rank 0 receives every rank's blocks and adds them where
+ * the tree does; `tree`: the binomial tree, each rank adding the blocks of the ranks below
+ * it in the tree after its own, where the tree does. Both give one process's bits, with
+ * any number of threads. `allreduce`: each rank adds its blocks left to right, then
+ * MPI_Allreduce (MPI's order: one process's bits when each rank's run is one block and
+ * MPI adds as the tree does, e.g. 2 ranks). */
+enum dse_status dse_dist_sum_slices(struct dse_dist *d, enum dse_dist_reduce how, float *buf, int64_t n, int total,
+                                    struct dse_err *err);
 /* bytes from rank root to every rank. */
 enum dse_status dse_dist_bcast(struct dse_dist *d, void *buf, size_t bytes, int root, struct dse_err *err);
 /* Every rank's hash of what it was asked to do: an error on every rank if any differs,
@@ -79,9 +91,9 @@ void dse_dist_abort(struct dse_dist *d, int code);
 void dse_dist_finish(struct dse_dist *d);
 
 /* Rank r's share [*first, *first + *count) of n items, contiguous, the earlier ranks one
- * larger when n % size != 0: r q + min(r, n % size) with q = n / size. The one split: the
- * CPU engine's threads take their shares of a batch by it too (dse_cpu_share), so P ranks of
- * one thread see the images P threads of one process do. */
+ * larger when n % size != 0: r q + min(r, n % size) with q = n / size. The one split: a
+ * batch's slices are cut by it (engine/slices.h), ranks and the CPU engine's threads take
+ * their runs of slices by it (dse_slice_rank, dse_cpu_share). */
 static inline void dse_dist_share(int64_t n, int r, int size, int64_t *first, int64_t *count) {
     const int64_t q = n / size, m = n % size;
     *first = r * q + (r < m ? r : m);

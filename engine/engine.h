@@ -191,11 +191,18 @@ struct dse_node {
                                             ReLU); forward and backward return at once on
                                             every backend */
     struct dse_node_state   st;
-    double                 *db_part;     /* data-parallel training (engine/dist.h), conv and fc
-                                            with a bias: the bias gradient of this rank's share,
-                                            in double, which the ranks add before it becomes
-                                            bias->grad (engine/model.c); NULL alone. Owned by
+    double                 *db_part;     /* data-parallel training (engine/dist.h), ops with a
+                                            bias: [slice_total][channels] the bias gradient of
+                                            each of this rank's slices (engine/slices.h), in
+                                            double, 0 for the others' slices; the ranks' are
+                                            added and then summed by the slice tree into
+                                            bias->grad (engine/model.c). NULL alone. Owned by
                                             the model */
+    float                  *dw_blocks;   /* data-parallel training, conv: when this rank's slices
+                                            sum to more than one block of the slice tree, the
+                                            blocks after the first ([blocks - 1][weights]; the
+                                            first is weight->grad), which the ranks then add
+                                            where the tree does. NULL otherwise. The model's */
     void                   *dev;         /* a device backend's own per-node state (cuDNN
                                             descriptors); owned by that backend, NULL on CPU */
 };
@@ -282,7 +289,8 @@ struct dse_cpu_stats {
 /* Everything mutable the CPU kernels share; one per thread of control, owned by the
  * caller (dse_cpu_ctx_init / deinit), with its own worker threads. Nothing in the engine
  * is global except OpenBLAS's thread count, process-wide inside OpenBLAS, which every
- * ctx sets to 1. Results are bit-identical for the same seed, machine and thread count. */
+ * ctx sets to 1. Results are bit-identical for the same seed and machine, whatever the thread count:
+ * every sum over a batch is made of its slices, added in one tree (engine/slices.h). */
 struct dse_cpu_team;
 struct dse_cpu_ws {
     void  *p;
@@ -307,13 +315,23 @@ struct dse_cpu_ctx {
     int                         conv_cache_n, conv_cache_cap;
     struct dse_cpu_stats        stats;
     struct dse_err              err;            /* why the last failing kernel failed */
-    /* Data-parallel training (engine/dist.h): this rank's share of the global batch. The
-     * model's batch is the share; dropout draws the global batch's stream at the share's
-     * place and the loss is normalized by the global batch. dist_batch 0: alone. */
+    /* Data-parallel training (engine/dist.h): this rank's share of the global batch, its run
+     * of the batch's slices (engine/slices.h). The model's batch is the share; dropout draws
+     * the global batch's stream at the share's place and the loss is normalized by the
+     * global batch. dist_batch 0: alone (a batch is all its slices). */
     int64_t                     dist_first;     /* the share's first image in the global batch */
     int64_t                     dist_batch;     /* the global batch, or 0 */
-    double                      dist_loss;      /* softmax_xent forward, when dist_batch: the
-                                                   share's summed loss, in double */
+    int                         slices;         /* alone: cut a batch into this many slices
+                                                   instead of DSE_SLICES (0). Only to measure
+                                                   what fixed slices cost (bench/slices.sh:
+                                                   slices = threads is the thread-share
+                                                   engine's cost; its bits depend on them) */
+    int                         slice_total;    /* the global batch's slices */
+    int                         slice_first;    /* this rank's run of them: [first, first + count) */
+    int                         slice_count;
+    double                     *dist_loss;      /* [slice_total] softmax_xent forward, when
+                                                   dist_batch: this rank's slices' summed losses,
+                                                   in double (the others' stay 0); the model's */
 };
 
 /* threads >= 1; seed and stream 0x5eed seed rng. Sets OpenBLAS to one thread (the

@@ -3,6 +3,7 @@
  * device memory, parameters in one device block, nodes run by engine/cuda/). See
  * engine/model.h; tensor and gradient rules: engine.h. */
 #include "engine/model.h"
+#include "engine/slices.h"
 
 #include "engine/cuda/shared.h" /* dse_clip_factor, the device step's too */
 
@@ -87,7 +88,7 @@ void dse_model_free(struct dse_model *m) {
     const int on_gpu = m->device.kind == DSE_DEVICE_CUDA;
     for (int i = 0; m->nodes && i < m->net.n_layers; i++) {
         if (m->gpu) dse_cuda_node_release(m->gpu, &m->nodes[i]);
-        free(m->nodes[i].db_part);
+        free(m->nodes[i].db_part), free(m->nodes[i].dw_blocks);
         dse_node_deinit(&m->nodes[i]);
     }
     /* Device tensors are wrapped (own nothing); host ones not yet moved free themselves. */
@@ -103,6 +104,7 @@ void dse_model_free(struct dse_model *m) {
     free(m->host_prob);
     free(m->dist_f);
     free(m->dist_d);
+    free(m->dist_loss);
     for (int k = 0; k < 2; k++)
         if (m->batch_host[k]) dse_model_host_free(m, m->batch_host[k], m->batch_pinned[k]);
     if (on_gpu) {
@@ -573,15 +575,17 @@ fail:
 enum dse_status dse_model_set_dist(struct dse_model *m, struct dse_dist *d, enum dse_dist_reduce how,
                                    int64_t global_batch, struct dse_err *err) {
     const int P = dse_dist_size(d), r = dse_dist_rank(d);
+    int s0, s1;
     int64_t first, count;
-    dse_dist_share(global_batch, r, P, &first, &count);
+    dse_slice_rank(global_batch, r, P, &s0, &s1, &first, &count);
+    const int total = dse_slices(global_batch, P), blocks = dse_slice_blocks(total, s0, s1, NULL, NULL);
     if (m->gpu)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "data-parallel training on a CUDA device is not built yet; "
                            "train the ranks on the CPU (--device cpu)");
-    if (m->inference || count != m->batch)
+    if (m->inference || count != m->batch || P > DSE_SLICES_MAX)
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "rank %d's model has batch %d, not its share %lld of %lld",
                            r, m->batch, (long long)count, (long long)global_batch);
-    int64_t nf = 0, nd = 1; /* the loss first */
+    int64_t nf = 0, nd = total; /* the loss's slices first */
     for (int i = 0; i < m->net.n_layers; i++) {
         const struct dse_node *n = &m->nodes[i];
         if (n->op == DSE_OP_BATCHNORM)
@@ -589,19 +593,24 @@ enum dse_status dse_model_set_dist(struct dse_model *m, struct dse_dist *d, enum
                                "rank's share's, not the batch's; data-parallel training takes nets without it",
                                n->layer->name);
         if (n->weight && n->weight->grad) nf += dse_tensor_count(n->weight);
-        if (n->bias && n->bias->grad) nd += dse_tensor_count(n->bias);
+        if (n->bias && n->bias->grad) nd += total * dse_tensor_count(n->bias);
     }
-    m->dist_f = malloc(sizeof *m->dist_f * (size_t)(nf ? nf : 1));
+    m->dist_f = malloc(sizeof *m->dist_f * (size_t)(nf ? blocks * nf : 1));
     m->dist_d = malloc(sizeof *m->dist_d * (size_t)nd);
-    if (!m->dist_f || !m->dist_d) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    m->dist_loss = calloc((size_t)total, sizeof *m->dist_loss);
+    if (!m->dist_f || !m->dist_d || !m->dist_loss) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     for (int i = 0; i < m->net.n_layers; i++) {
         struct dse_node *n = &m->nodes[i];
         if (n->bias && n->bias->grad &&
-            !(n->db_part = calloc((size_t)dse_tensor_count(n->bias), sizeof *n->db_part)))
+            !(n->db_part = calloc((size_t)(total * dse_tensor_count(n->bias)), sizeof *n->db_part)))
+            return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        if (blocks > 1 && n->op == DSE_OP_CONV2D && n->weight->grad &&
+            !(n->dw_blocks = malloc(sizeof *n->dw_blocks * (size_t)((blocks - 1) * dse_tensor_count(n->weight)))))
             return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     }
-    m->dist = d, m->dist_how = how, m->dist_nf = nf, m->dist_nd = nd;
-    m->cx.dist_first = first, m->cx.dist_batch = global_batch;
+    m->dist = d, m->dist_how = how, m->dist_nf = nf, m->dist_nd = nd, m->dist_blocks = blocks;
+    m->cx.dist_first = first, m->cx.dist_batch = global_batch, m->cx.dist_loss = m->dist_loss;
+    m->cx.slice_total = total, m->cx.slice_first = s0, m->cx.slice_count = s1 - s0;
     return DSE_OK;
 }
 
@@ -615,18 +624,24 @@ enum dse_status dse_model_dist_bcast(struct dse_model *m, struct dse_err *err) {
     return st;
 }
 
-/* The ranks' loss: their shares' sums added in rank order, over the global batch. */
+/* The ranks' loss: each slice's sum (only its rank's is not 0) added across the ranks, then
+ * the slices' by the slice tree, over the global batch: one process's bits. */
 static enum dse_status dist_loss(struct dse_model *m, float *loss, struct dse_err *err) {
-    m->dist_d[0] = m->cx.dist_loss;
-    enum dse_status st = dse_dist_sum_d(m->dist, m->dist_d, 1, err);
-    if (!st) *loss = (float)(m->dist_d[0] / (double)m->cx.dist_batch);
+    const int total = m->cx.slice_total;
+    memcpy(m->dist_d, m->dist_loss, sizeof *m->dist_d * (size_t)total);
+    enum dse_status st = dse_dist_sum_d(m->dist, m->dist_d, total, err);
+    if (!st) *loss = (float)(dse_slice_sum_d(m->dist_d, total) / (double)m->cx.dist_batch);
     return st;
 }
 
-/* The weight gradients into dist_f and the bias gradients' doubles (db_part) into dist_d
- * (out = 1), or the ranks' sums back, the biases rounded once to float (out = 0): one walk,
- * so both directions share one layout. *nf, *nd: the values of each. */
+/* The weight gradients into dist_f, block after block of this rank's run of slices (the
+ * first block is weight->grad, the others a conv's dw_blocks, other ops' 0: their kernels
+ * sum the rank's share at once), and the bias gradients' slices (db_part) into dist_d
+ * (out = 1); or the sums back (out = 0): the weights' from the first block, every bias
+ * channel's slices summed by the slice tree and rounded once to float. One walk, so both
+ * directions share one layout. *nf, *nd: the values of each (one block's, for nf). */
 static void dist_pack(struct dse_model *m, int out, int64_t *nf, int64_t *nd) {
+    const int total = m->cx.slice_total;
     int64_t f = 0, d = 0;
     for (int i = 0; i < m->net.n_layers; i++) {
         const struct dse_node *n = &m->nodes[i];
@@ -634,26 +649,35 @@ static void dist_pack(struct dse_model *m, int out, int64_t *nf, int64_t *nd) {
             const int64_t c = dse_tensor_count(n->weight);
             float *g = n->weight->grad, *b = m->dist_f + f;
             memcpy(out ? b : g, out ? g : b, sizeof(float) * (size_t)c);
+            for (int k = 1; out && k < m->dist_blocks; k++) {
+                float *bk = b + k * m->dist_nf;
+                if (n->dw_blocks) memcpy(bk, n->dw_blocks + (k - 1) * c, sizeof(float) * (size_t)c);
+                else memset(bk, 0, sizeof(float) * (size_t)c);
+            }
             f += c;
         }
         if (n->db_part) {
             const int64_t c = dse_tensor_count(n->bias);
-            for (int64_t k = 0; k < c; k++)
-                if (out) m->dist_d[d + k] = n->db_part[k];
-                else n->bias->grad[k] = (float)m->dist_d[d + k];
-            d += c;
+            if (out) memcpy(m->dist_d + total + d, n->db_part, sizeof(double) * (size_t)(total * c));
+            for (int64_t k = 0; !out && k < c; k++) {
+                double part[DSE_SLICES_MAX];
+                for (int s = 0; s < total; s++) part[s] = m->dist_d[total + d + s * c + k];
+                n->bias->grad[k] = (float)dse_slice_sum_d(part, total);
+            }
+            d += total * c;
         }
     }
     *nf = f, *nd = d;
 }
 
-/* The ranks' gradients summed: the weights' added as dist_how says; the biases' as doubles in
- * rank order, then rounded once to float, as one process's threads do (engine/cpu/conv2d.c). */
+/* The ranks' gradients summed: the weights' blocks added where the slice tree adds them (or
+ * by MPI, dist_how), the biases' slices as doubles, each slot only one rank's not 0, then
+ * summed by the tree: as one process's threads add (engine/cpu/conv2d.c). */
 static enum dse_status dist_grads(struct dse_model *m, struct dse_err *err) {
     int64_t f, d;
     dist_pack(m, 1, &f, &d);
-    enum dse_status st = dse_dist_sum(m->dist, m->dist_how, m->dist_f, f, err);
-    if (!st) st = dse_dist_sum_d(m->dist, m->dist_d, d, err);
+    enum dse_status st = dse_dist_sum_slices(m->dist, m->dist_how, m->dist_f, f, m->cx.slice_total, err);
+    if (!st) st = dse_dist_sum_d(m->dist, m->dist_d + m->cx.slice_total, d, err);
     if (!st) dist_pack(m, 0, &f, &d);
     return st;
 }

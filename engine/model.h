@@ -85,12 +85,15 @@ struct dse_model {
     int                  slot;         /* the input slot of the next step (0 or 1) */
     /* Data-parallel training (issue #17, dse_model_set_dist): after every backward the
      * ranks' gradients are summed (weights as dist_how adds, bias gradients and the loss
-     * as doubles in rank order) before clipping and SGD. */
+     * by the batch's slices, engine/slices.h) before clipping and SGD. */
     struct dse_dist     *dist;         /* borrowed; NULL alone */
     enum dse_dist_reduce dist_how;
-    float               *dist_f;       /* [dist_nf] the weight gradients, packed (owned) */
-    double              *dist_d;       /* [dist_nd] the loss's share (dist_loss), later every
-                                          bias's db_part (dist_grads); owned */
+    int                  dist_blocks;  /* the slice-tree blocks this rank's run of slices is */
+    float               *dist_f;       /* [dist_blocks][dist_nf] the weight gradients, packed
+                                          block after block (owned) */
+    double              *dist_d;       /* [dist_nd] the loss's slices (dist_loss), later every
+                                          bias's db_part after them (dist_grads); owned */
+    double              *dist_loss;    /* [slices] this rank's slices' losses (cx.dist_loss) */
     int64_t              dist_nf, dist_nd;
 };
 
@@ -106,11 +109,11 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
                                  struct dse_err *err);
 void dse_model_free(struct dse_model *m); /* accepts NULL */
 
-/* Make m (built for this rank's share of `global_batch`, dse_dist_share) one of the ranks
+/* Make m (built for this rank's share of `global_batch`, dse_slice_rank) one of the ranks
  * of d training together (engine/dist.h): every step then adds the ranks' gradients
  * (`how` for the weights) and every rank steps with the sum, so all keep the same
- * parameters. With P ranks of one thread and `ps` the bits are those of one process with
- * P threads (conv nets; fc's sgemm adds its batch in its own order). Errors (DSE_ERR_CONFIG):
+ * parameters. With `ps` or `tree` the bits are those of one process with any number of
+ * threads (conv nets; fc's sgemm adds its batch in its own order). Errors (DSE_ERR_CONFIG):
  * a batchnorm layer (its statistics would be the share's, not the batch's), a device model
  * (not built yet), a model whose batch is not the rank's share. */
 enum dse_status dse_model_set_dist(struct dse_model *m, struct dse_dist *d, enum dse_dist_reduce how,

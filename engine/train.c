@@ -1,8 +1,8 @@
 /* train.c: the training loop, learning-rate policies, evaluation and checkpoints.
  * Determinism: initialization and dropout draw from PCG32 seeded by opts->seed, the data
  * order and augmentation of epoch k from (seed, k) (engine/data.h), so a run resumed from
- * epoch k's checkpoint reproduces the uninterrupted run bit for bit on the same machine
- * and thread count (tests/test_engine_train.c checks it). On a CUDA device (opts->dev)
+ * epoch k's checkpoint reproduces the uninterrupted run bit for bit on the same machine,
+ * with any thread count (engine/slices.h; tests/test_engine_train.c checks both). On a CUDA device (opts->dev)
  * the loop is the same code through the model API; cuDNN's algorithm choices depend on
  * timing, so runs there agree to float rounding, unless opts->conv_cache pins the choices:
  * then a resumed run repeats the uninterrupted one bit for bit on the same GPU model and
@@ -20,6 +20,7 @@
 
 #include "base/fs.h"
 #include "engine/data.h"
+#include "engine/slices.h"
 
 void dse_train_opts_default(struct dse_train_opts *o) {
     memset(o, 0, sizeof *o);
@@ -884,13 +885,19 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     const int ranks = dse_dist_size(o->dist), rank = dse_dist_rank(o->dist);
     int64_t first = 0, share = o->batch;
     if (ranks > 1) {
+        if (ranks > DSE_SLICES_MAX) {
+            st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%d ranks on one batch; at most %d (each takes at least "
+                             "one of the batch's slices)", ranks, DSE_SLICES_MAX);
+            goto done;
+        }
         if (o->batch < ranks) {
             st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "batch %d is smaller than the %d ranks: every rank "
                              "trains on a share of each batch, so the batch must be at least the ranks", o->batch,
                              ranks);
             goto done;
         }
-        dse_dist_share(o->batch, rank, ranks, &first, &share);
+        int s0, s1;
+        dse_slice_rank(o->batch, rank, ranks, &s0, &s1, &first, &share);
     }
     if ((st = run_paths_check(o, rank, err))) goto done;
     if ((st = run_data_open(net, o, (int)share, &data, err))) goto done;

@@ -106,7 +106,7 @@ struct dse_train_opts {
     struct dse_dist *dist;      /* NULL or a group of one: alone. Else data-parallel (issue
                                    #17, engine/dist.h): this process is one of P ranks; each
                                    trains on its share of every batch of `batch` (the global
-                                   batch, split as dse_dist_share; batch >= P), the gradients
+                                   batch, split by its slices, engine/slices.h; batch >= P), the gradients
                                    are summed as `reduce` says and every rank steps with the
                                    sum. Every rank reads the same data in the same order, so
                                    shuffling, augmentation and dropout are one process's;

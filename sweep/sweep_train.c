@@ -27,6 +27,7 @@
 
 #include "base/fs.h"
 #include "engine/data.h"
+#include "engine/slices.h"
 #include "engine/train.h"
 
 void dse_sweep_opts_default(struct dse_sweep_opts *o) {
@@ -732,16 +733,24 @@ static void prune_checkpoints(const struct worker *w, const char *id, int keep) 
 static enum dse_status pretime_batch(const struct dse_net *net, const struct dse_train_opts *o, int batch,
                                      const char *path, struct dse_err *err);
 
-/* With --ranks-per-candidate P a rank's model takes its share of the batch (both sizes
- * where P does not divide it): the choices are timed for those, the shapes the ranks run,
- * so that every rank and every stretch uses the same strategies. */
+/* With --ranks-per-candidate P a rank's model takes its share of the batch (its run of the
+ * batch's slices, engine/slices.h): the choices are timed for every size the ranks run, so
+ * that every rank and every stretch uses the same strategies. */
 static enum dse_status pretime_conv(const struct dse_net *net, const struct dse_train_opts *o, const char *path,
                                     struct dse_err *err) {
     if (file_exists(path)) return DSE_OK;
     const int P = dse_dist_size(o->dist);
-    if (P == 1) return pretime_batch(net, o, o->batch, path, err);
-    enum dse_status st = pretime_batch(net, o, (o->batch + P - 1) / P, path, err);
-    if (!st && o->batch % P) st = pretime_batch(net, o, o->batch / P, path, err);
+    enum dse_status st = DSE_OK;
+    for (int r = 0; r < P && !st; r++) {
+        int s0, s1, seen = 0;
+        int64_t first, count, c2;
+        dse_slice_rank(o->batch, r, P, &s0, &s1, &first, &count);
+        for (int q = 0; q < r && !seen; q++) {
+            dse_slice_rank(o->batch, q, P, &s0, &s1, &first, &c2);
+            seen = c2 == count;
+        }
+        if (!seen) st = pretime_batch(net, o, (int)count, path, err);
+    }
     return st;
 }
 
@@ -1005,7 +1014,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
                      w->plan.nondeterministic ? "any" : "det");
             o.conv_cache = conv, o.note = seg_note;
         } else if (w->plan.conv == DSE_ALGO_AUTO) {
-            snprintf(conv, sizeof conv, "%s/conv-t%d.txt", ckdir, o.threads);
+            snprintf(conv, sizeof conv, "%s/conv.txt", ckdir); /* whatever the threads: the same bits */
             if ((st = pretime_conv(&net, &o, conv, err))) goto candidate_failed;
             o.conv_cache = conv;
         }

@@ -2,10 +2,9 @@
 # mpi_test.sh DSE HAVE_MPI TEST_DIST: data-parallel training under a real mpirun (issue #17,
 # item 3). First, TEST_DIST (tests/test_dist.c) under mpirun -np 2 to 8: the sums add in
 # the stated order on every rank.
-#   1. P ranks x 1 thread repeat one process x P threads bit for bit (checkpoint bytes and
-#      every metric) where the gradients are added in the same order: P = 2 with every
-#      reduction, P = 3 with ps and tree, P = 4 with ps; P = 4's tree adds (g0+g1)+(g2+g3)
-#      and its bits are reported, not required.
+#   1. P ranks x T threads repeat one process x 1 thread (and x 2) bit for bit (checkpoint
+#      bytes and every metric): every sum goes by the batch's slices in one tree; ps and tree
+#      for P = 2 to 5, allreduce for P = 2, gemm_batch and winograd.
 #   2. A run resumed with another P: the 2-rank run's epoch-1 checkpoint resumed by one
 #      process of 2 threads (and the other way round) ends in the uninterrupted run's bits.
 #   3. Faults: ranks given different options, a batch smaller than the ranks, a batchnorm
@@ -42,38 +41,42 @@ if [ -x "$test_dist" ]; then
 else
     bad "no test_dist program at '$test_dist'"
 fi
-# SqueezeNet-FMNIST with dropout, 10 steps of 24 images, a fixed conv strategy: Winograd's
-# weight gradient is transformed after the threads' sum but before the ranks' (not the same
-# order), and auto's timed choice may differ between the processes.
-common="--epochs 1 --batch 24 --lr 0.04 --limit-train 240 --limit-test 200 --conv gemm_batch --conv-cache none --json"
+# SqueezeNet-FMNIST with dropout, 10 steps of 24 images, a fixed conv strategy (auto's timed
+# choice may differ between the processes).
+common="--epochs 1 --batch 24 --lr 0.04 --limit-train 240 --limit-test 200 --conv-cache none --json"
 # a JSON result without what depends on the machine's speed or the process's memory
 metrics() { sed 's/"seconds": [0-9.]*//g; s/"img_per_s": [0-9.]*//g; s/"engine_bytes": [0-9]*//g' "$1"; }
 
-same_bits() { # same_bits P REDUCE: 0 if P ranks x 1 thread equal 1 process x P threads
-    p=$1 red=$2
-    [ -f one_$p/epoch-1.ckpt ] || "$dse" train "$net" $common --threads "$p" --checkpoint-dir one_$p >one_$p.json 2>one_$p.err ||
-        { bad "1 process x $p threads failed: $(cat one_$p.err)"; return 2; }
-    mpirun -np "$p" "$dse" train "$net" $common --threads 1 --reduce "$red" --checkpoint-dir mpi_${p}_$red \
-        >mpi_${p}_$red.json 2>mpi_${p}_$red.err || { bad "mpirun -np $p --reduce $red failed: $(cat mpi_${p}_$red.err)"; return 2; }
-    cmp -s one_$p/epoch-1.ckpt mpi_${p}_$red/epoch-1.ckpt || return 1
-    [ "$(metrics one_$p.json)" = "$(metrics mpi_${p}_$red.json)" ] || { bad "P=$p $red: same checkpoint, other metrics"; return 2; }
+# 1. Every sum goes by the batch's 16 slices in one tree (engine/slices.h): P ranks of T threads
+# repeat one process of 1 thread (and of 2) bit for bit, with ps and tree for every P, and
+# with allreduce for P = 2.
+for conv in gemm_batch winograd; do
+    for t in 1 2; do
+        "$dse" train "$net" $common --conv $conv --threads $t --checkpoint-dir one_${conv}_$t >one_${conv}_$t.json \
+            2>one_${conv}_$t.err || bad "1 process x $t threads ($conv) failed: $(cat one_${conv}_$t.err)"
+    done
+    cmp -s one_${conv}_1/epoch-1.ckpt one_${conv}_2/epoch-1.ckpt ||
+        bad "$conv: 1 process x 1 thread and x 2 threads differ"
+done
+same_bits() { # same_bits P REDUCE CONV T: 0 if P ranks x T threads equal 1 process x 1 thread
+    p=$1 red=$2 conv=$3 t=$4 d=mpi_$1_$2_$3_$4
+    mpirun --bind-to none -np "$p" "$dse" train "$net" $common --conv $conv --threads $t --reduce "$red" \
+        --checkpoint-dir $d >$d.json 2>$d.err || { bad "mpirun -np $p --reduce $red failed: $(cat $d.err)"; return 2; }
+    cmp -s one_${conv}_1/epoch-1.ckpt $d/epoch-1.ckpt || return 1
+    [ "$(metrics one_${conv}_1.json)" = "$(metrics $d.json)" ] || { bad "P=$p $red: same checkpoint, other metrics"; return 2; }
     return 0
 }
-for case in "2 ps" "2 tree" "2 allreduce" "3 ps" "3 tree" "4 ps"; do
+for case in "2 ps gemm_batch 1" "2 tree gemm_batch 1" "2 allreduce gemm_batch 1" "3 ps gemm_batch 1" \
+    "3 tree gemm_batch 2" "4 tree gemm_batch 1" "5 ps gemm_batch 1" "3 ps winograd 2" "4 tree winograd 1"; do
     set -- $case
-    same_bits "$1" "$2"
+    same_bits "$1" "$2" "$3" "$4"
     case $? in
-        0) echo "ok: mpirun -np $1 --threads 1 --reduce $2 = 1 process --threads $1, bit for bit ($(grep -o '"top1": [0-9.]*' one_$1.json | head -1))" ;;
-        1) bad "mpirun -np $1 --reduce $2: checkpoint differs from 1 process x $1 threads" ;;
+        0) echo "ok: mpirun -np $1 --threads $4 --reduce $2 --conv $3 = 1 process (1 or 2 threads), bit for bit ($(grep -o '"top1": [0-9.]*' one_$3_1.json | head -1))" ;;
+        1) bad "mpirun -np $1 --threads $4 --reduce $2 --conv $3: checkpoint differs from 1 process" ;;
     esac
 done
-same_bits 4 tree
-case $? in
-    0) echo "note: -np 4 --reduce tree happened to equal 4 threads too" ;;
-    1) echo "ok (as documented): -np 4 --reduce tree adds (g0+g1)+(g2+g3), 4 threads ((g0+g1)+g2)+g3: the last bits differ" ;;
-esac
-grep -q "data-parallel: 2 ranks, 12 images each of every batch of 24, gradients summed by ps" mpi_2_ps.err ||
-    bad "rank 0 did not say what it runs: $(cat mpi_2_ps.err)"
+grep -q "data-parallel: 2 ranks, 12 images each of every batch of 24, gradients summed by ps" mpi_2_ps_gemm_batch_1.err ||
+    bad "rank 0 did not say what it runs: $(cat mpi_2_ps_gemm_batch_1.err)"
 
 # 2. Resume with another P: two epochs by 2 ranks; epoch 1's checkpoint resumed by one process
 # of 2 threads, and one process's epoch-1 checkpoint resumed by 2 ranks.
@@ -88,9 +91,10 @@ mpirun -np 2 "$dse" train "$net" $two --threads 1 --resume s1/epoch-1.ckpt --che
     bad "resume by 2 ranks: $(cat s2.err)"
 cmp -s s1/epoch-2.ckpt s2/epoch-2.ckpt && echo "ok: 1 process's epoch 1, resumed by 2 ranks = the 1-process run's epoch 2" ||
     bad "1 process -> 2 ranks resume differs from the uninterrupted run"
-mpirun -np 3 "$dse" train "$net" $two --threads 1 --resume s1/epoch-1.ckpt >s3.json 2>s3.err &&
-    grep -q '"epochs": 2' s3.json && echo "ok: resumed by 3 ranks (another split: other last bits, same schedule)" ||
+mpirun -np 3 "$dse" train "$net" $two --threads 1 --resume s1/epoch-1.ckpt --checkpoint-dir s3 >s3.json 2>s3.err ||
     bad "resume by 3 ranks: $(cat s3.err)"
+cmp -s s1/epoch-2.ckpt s3/epoch-2.ckpt && echo "ok: 1 process's epoch 1, resumed by 3 ranks = the 1-process run's epoch 2" ||
+    bad "1 process -> 3 ranks resume differs from the uninterrupted run"
 
 # 3. Faults: a clear error and exit 2, every rank stopped.
 expect2() { # expect2 WHAT PATTERN CMD...: exit status 2 and PATTERN in the output
@@ -110,9 +114,10 @@ sed 's/{ name = "relu_conv1"; type = "relu"; },/{ name = "bn1"; type = "batchnor
 expect2 "a batchnorm net" "layer bn1 is batchnorm" mpirun -np 2 "$dse" train bn.cfg $f
 # A failure in one rank's setup is every rank's: one message naming the rank and the file,
 # exit 2, no rank left waiting (rank 1 runs in a directory whose ck.ckpt is cut short).
-mkdir -p w0 w1 && cp one_2/epoch-1.ckpt w0/ck.ckpt && head -c 5000 one_2/epoch-1.ckpt >w1/ck.ckpt
+mkdir -p w0 w1 && cp one_gemm_batch_1/epoch-1.ckpt w0/ck.ckpt && head -c 5000 one_gemm_batch_1/epoch-1.ckpt >w1/ck.ckpt
 expect2 "one rank's checkpoint cut short" "rank 1: ck.ckpt" mpirun -np 1 -wdir "$tmp/w0" "$dse" train "$net" $common \
-    --threads 1 --resume ck.ckpt : -np 1 -wdir "$tmp/w1" "$dse" train "$net" $common --threads 1 --resume ck.ckpt
+    --conv gemm_batch --threads 1 --resume ck.ckpt : -np 1 -wdir "$tmp/w1" "$dse" train "$net" $common --conv gemm_batch \
+    --threads 1 --resume ck.ckpt
 grep -q "MPI_ABORT" fault.out && bad "a setup failure of one rank needed MPI_Abort"
 expect2 "a bad --reduce" "is not ps (parameter server), tree" "$dse" train "$net" $f --reduce sum
 # A rank killed (SIGKILL) in its second epoch: mpirun ends the other and fails; what is in the

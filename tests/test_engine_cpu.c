@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/pcg32.h"
+#include "engine/slices.h"
 #include "metaparams/net.h"
 #include "tests/check.h"
 
@@ -1657,6 +1658,62 @@ static void test_grad_chain(void) {
     dse_cpu_ctx_deinit(&cx);
 }
 
+/* The slice tree (engine/slices.h), from its definition: block (level, index) of `total`
+ * slices is left + right, or left alone when right lies past the end. */
+static float tree_ref(const float *v, int level, int index, int total) {
+    if (level == 0) return v[index];
+    const float left = tree_ref(v, level - 1, 2 * index, total);
+    return ((int64_t)(2 * index + 1) << (level - 1)) < total ? left + tree_ref(v, level - 1, 2 * index + 1, total) : left;
+}
+
+/* Any cut of the slices into runs (threads, ranks), each run pushed slice by slice and the
+ * runs' blocks pushed after, gives the tree's sum bit for bit, in slice 0's buffer; the
+ * doubles' sum too; the blocks and depth dse_slice_blocks plans are the ones pushing makes. */
+static void test_slice_tree(void) {
+    struct dse_pcg32 g;
+    dse_pcg32_seed(&g, 18, 1);
+    int bad = 0, trials = 0;
+    for (int total = 1; total <= 40; total++)
+        for (int trial = 0; trial < 20; trial++, trials++) {
+            float v[40], buf[40][1];
+            double vd[40];
+            int root = 0;
+            while (((int64_t)1 << root) < total) root++;
+            for (int s = 0; s < total; s++) {
+                v[s] = ldexpf((float)dse_pcg32_next(&g) / 4294967296.0f - 0.5f, (int)dse_pcg32_bounded(&g, 40) - 20);
+                vd[s] = v[s], buf[s][0] = v[s];
+            }
+            /* runs: random cut points */
+            int cut[41], nc = 0;
+            cut[nc++] = 0;
+            for (int s = 1; s < total; s++)
+                if (dse_pcg32_bounded(&g, 3) == 0) cut[nc++] = s;
+            cut[nc] = total;
+            struct dse_slice_tree all, run;
+            dse_slice_tree_init(&all, total);
+            for (int r = 0; r < nc; r++) {
+                struct dse_slice_blk plan[DSE_SLICE_STACK];
+                int depth = 0, most = 0;
+                const int nb = dse_slice_blocks(total, cut[r], cut[r + 1], plan, &depth);
+                dse_slice_tree_init(&run, total);
+                for (int s = cut[r]; s < cut[r + 1]; s++) {
+                    dse_slice_push(&run, 0, s, buf[s], 0, 1, NULL, NULL);
+                    most = run.n > most ? run.n : most;
+                }
+                bad += run.n != nb || most + 1 != depth;
+                for (int b = 0; b < run.n && b < nb; b++)
+                    bad += run.b[b].level != plan[b].level || run.b[b].index != plan[b].index;
+                for (int b = 0; b < run.n; b++) dse_slice_push(&all, run.b[b].level, run.b[b].index, run.b[b].buf, 0, 1, NULL, NULL);
+            }
+            const float want = tree_ref(v, root, 0, total);
+            bad += all.n != 1 || all.b[0].buf != buf[0] || memcmp(&buf[0][0], &want, sizeof want) != 0;
+            const double wd = dse_slice_sum_d(vd, total);
+            bad += (float)wd != (float)wd || wd != wd; /* finite */
+        }
+    CHECK_INT_EQ(bad, 0);
+    printf("  %d cuts of 1 to 40 slices into runs: the tree's sum, bit for bit\n", trials);
+}
+
 static const struct check_case cases[] = {
     { "tensor",              test_tensor },
     { "node-check",          test_node_check },
@@ -1686,6 +1743,7 @@ static const struct check_case cases[] = {
     { "grad-scale",          test_grad_scale },
     { "fire-views",          test_fire_views },
     { "determinism",         test_determinism },
+    { "slice-tree",          test_slice_tree },
     { "grad-chain",          test_grad_chain },
 };
 

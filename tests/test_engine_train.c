@@ -816,6 +816,52 @@ static void test_checkpoint_header(void) {
     tmpdir_remove(dir);
 }
 
+/* Results independent of the thread count (issue #18 item 1): the resume tests' run (dropout,
+ * biases, the loss) for one epoch with each conv strategy, at batch 32 (16 slices of 2) and
+ * 19 (uneven slices), by 1, 2, 3 and 5 threads: every checkpoint byte for byte the one
+ * thread's (engine/slices.h). */
+static void test_train_threads(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[] = "/tmp/dse_threads_XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    struct dse_mp mp;
+    struct dse_net net;
+    struct dse_train_opts o;
+    struct dse_train_result *r = malloc(sizeof *r);
+    resume_setup(&mp, &net, &o);
+    o.epochs = 1;
+    const int algos[3] = { DSE_CPU_CONV_GEMM_BATCH, DSE_CPU_CONV_GEMM_IMAGE, DSE_CPU_CONV_WINOGRAD };
+    const int threads[4] = { 1, 2, 3, 5 }, batches[2] = { 32, 19 };
+    int same = 0, runs = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 2; b++)
+            for (int t = 0; t < 4; t++) {
+                char ck[300], ref[300];
+                snprintf(ck, sizeof ck, "%s/%d_%d_%d", dir, a, b, threads[t]);
+                o.conv_algo = algos[a], o.batch = batches[b], o.threads = threads[t], o.checkpoint_dir = ck;
+                CHECK_OK(dse_train_run(&net, &o, r, NULL));
+                if (t == 0) continue;
+                snprintf(ref, sizeof ref, "%s/%d_%d_1/epoch-1.ckpt", dir, a, b);
+                snprintf(ck, sizeof ck, "%s/%d_%d_%d/epoch-1.ckpt", dir, a, b, threads[t]);
+                const int eq = same_file(ref, ck);
+                if (!eq)
+                    fprintf(stderr, "  train-threads: %s, batch %d: %d threads differ from 1\n",
+                            dse_cpu_conv_algo_str(algos[a]), batches[b], threads[t]);
+                same += eq, runs++;
+            }
+    CHECK_INT_EQ(same, runs);
+    printf("  %d of %d runs by 2, 3 or 5 threads equal 1 thread's, byte for byte\n", same, runs);
+    free(r);
+    dse_net_deinit(&net);
+    tmpdir_remove(dir);
+}
+
 /* Two fresh runs with automatic conv strategy choice and one choice file: the second
  * reads the choices the first made, so the runs are bit-identical (without the file the
  * timing could choose differently, and the strategies differ in the last bits). */
@@ -1158,6 +1204,7 @@ static const struct check_case cases[] = {
     { "train-resume",    test_resume_bit_identical },
     { "train-resume-mid-epoch", test_resume_mid_epoch },
     { "train-fresh",     test_fresh_runs_identical },
+    { "train-threads",   test_train_threads },
     { "train-diverge",   test_divergence },
     { "train-device",    test_device_errors },
     { "clip-grad",       test_clip_grad },

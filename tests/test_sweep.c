@@ -2074,10 +2074,10 @@ static void test_conv_auto(void) {
     for (int i = 0; i < x.n; i++) { /* hand b the choices a made */
         char from[400], to[400], *text = NULL;
         size_t len;
-        snprintf(from, sizeof from, "%s/checkpoints/%s/conv-t1.txt", a, x.r[i].id);
+        snprintf(from, sizeof from, "%s/checkpoints/%s/conv.txt", a, x.r[i].id);
         snprintf(to, sizeof to, "%s/checkpoints/%s", b, x.r[i].id);
         CHECK_OK(dse_fs_mkdirs(to, NULL));
-        snprintf(to, sizeof to, "%s/checkpoints/%s/conv-t1.txt", b, x.r[i].id);
+        snprintf(to, sizeof to, "%s/checkpoints/%s/conv.txt", b, x.r[i].id);
         CHECK_OK(dse_fs_read(from, &text, &len, NULL));
         if (text) CHECK_OK(dse_fs_write_atomic(to, text, len, NULL));
         free(text);

@@ -115,37 +115,34 @@ static void col2im_add(const struct shape *s, const float *col, int nb, int p0, 
     }
 }
 
-/* db[k] += sum over images and pixels of dy[., k, ., .] (double, fixed order), channels
- * shared among the threads. The images are summed in the threads' shares of the batch
- * (dse_cpu_share) and the shares' sums added in thread order, the order GEMM_IMAGE's
- * threads and P data-parallel ranks of one thread add in (engine/dist.h). */
+/* db[k] += sum over images and pixels of dy[., k, ., .], channels shared among the threads:
+ * each slice of the batch (engine/slices.h) summed in double, image after image, and the
+ * slices' sums added by the slice tree (dse_cpu_db_slices), the order GEMM_IMAGE's threads
+ * and data-parallel ranks add in too, whatever their number. */
 struct bias_job {
     const struct dse_node   *n;
     const struct shape      *s;
     const struct dse_tensor *y;
     float                   *db;
-    int                      nt;
+    struct dse_cpu_slices    sl;
 };
 
 static void bias_part(void *p, int64_t lo, int64_t hi) {
     const struct bias_job *j = p;
+    double part[DSE_SLICES_MAX];
     for (int64_t k = lo; k < hi; k++) {
-        double acc = 0.0;
-        for (int t = 0; t < j->nt; t++) {
+        for (int sc = 0; sc < j->sl.count; sc++) {
             int64_t i0, i1;
-            double part = 0.0;
-            dse_cpu_share(j->s->N, t, j->nt, &i0, &i1);
-            for (int64_t i = i0; i < i1; i++)
-                part += dse_cpu_sum(j->y->grad + i * j->y->stride_n + k * j->s->PQ, j->s->PQ);
-            acc += part;
+            dse_cpu_slice(&j->sl, sc, &i0, &i1);
+            part[sc] = dse_cpu_sum_images(j->y->grad, j->y->stride_n, j->s->PQ, k, i0, i1);
         }
-        dse_cpu_db_add(j->n, j->db, k, acc);
+        dse_cpu_db_slices(j->n, &j->sl, j->db, j->s->K, k, part);
     }
 }
 
 static void bias_grad(struct dse_cpu_ctx *cx, const struct dse_node *n, const struct shape *s,
                       const struct dse_tensor *y, float *db) {
-    struct bias_job j = { .n = n, .s = s, .y = y, .db = db, .nt = cx->threads };
+    struct bias_job j = { .n = n, .s = s, .y = y, .db = db, .sl = dse_cpu_slices_of(cx, s->N) };
     dse_cpu_for(cx, s->K, (int64_t)s->N * s->K * s->PQ, bias_part, &j);
 }
 
@@ -168,23 +165,29 @@ static void mask_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struc
 }
 
 /* ---- threads ----------------------------------------------------------------------- */
-/* Every strategy splits the mini-batch: thread t takes a contiguous share of the images
- * (dse_cpu_share) and runs the whole strategy on it with OpenBLAS on one thread, in its
- * own workspace. Weight gradients: thread 0 adds into dw, the others into zeroed
- * buffers that are then added to dw in thread order (reduce_dw), so a result depends
- * on the thread count only. With fewer images than threads (inference at batch 1) a
- * forward pass without groups splits the output channels instead. */
+/* Forward: thread t takes a contiguous share of the images (dse_cpu_share) and runs the
+ * whole strategy on it with OpenBLAS on one thread, in its own workspace; with fewer
+ * images than threads (inference at batch 1) a forward pass without groups splits the
+ * output channels instead. An image's output does not depend on the others.
+ * Backward goes by the batch's slices (engine/slices.h): thread t takes a contiguous run of
+ * them (dse_cpu_share over the slices) and sums each slice's weight gradient into a buffer
+ * of its own (the first slice's is dw itself), adding two as soon as the slice tree adds
+ * them (sg_thread); the threads' blocks are then added where the tree adds them
+ * (sg_finish). Each slice is lowered in chunks that do not depend on the threads either,
+ * so a weight gradient has the same bits with any number of threads. */
 
+struct sg;
 struct cj {
     struct dse_cpu_ctx *cx;
     struct dse_node    *n;
     const struct shape *s;
     int                 chunk;    /* images lowered at once */
     int                 split_k;  /* share output channels, not images */
-    int64_t             dw_off;   /* floats into a thread's workspace where its dw goes */
-    int64_t             db_off;   /* GEMM_IMAGE: where its bias-gradient sums go (K doubles), */
-    int                 sum_db;   /*   if sum_db */
+    int64_t             dw_off;   /* floats into a thread's workspace where its slice tree goes */
+    int64_t             db_off;   /* GEMM_IMAGE: where its slices' bias-gradient sums go, */
+    int                 sum_db;   /*   [slices][K] doubles, if sum_db */
     int                 relu;     /* forward: ReLU the output; GEMM_IMAGE backward: mask dy */
+    const struct sg    *sg;       /* backward: the weight gradient's slices */
     /* Winograd */
     const struct wgeo  *g;
     const float        *U, *in, *bias, *w;
@@ -220,33 +223,105 @@ static int want_split_k(const struct dse_cpu_ctx *cx, const struct shape *s) {
     return s->N < cx->threads && s->G == 1 && s->K >= 2 * cx->threads;
 }
 
-/* dw += the other threads' weight gradients, in thread order. */
-struct reduce_job {
-    const struct dse_cpu_ctx *cx;
-    float                    *dw;
-    int64_t                   off;
+/* A weight gradient summed by slices. Thread t's workspace holds, from `off` floats on
+ * (after its strategy's own scratch), its slice tree and `depth` buffers of `count` floats;
+ * the first slice of the batch (of the rank's run) goes into dst. */
+struct sg {
+    struct dse_cpu_slices sl;
+    float                *dst;   /* dw (Winograd: its dU), or NULL: no weight gradient */
+    int64_t               count; /* floats of one buffer (a multiple of 16) */
+    int64_t               off;
+    int                   depth;
 };
 
-static void reduce_part(void *p, int64_t lo, int64_t hi) {
-    const struct reduce_job *j = p;
-    for (int t = 1; t < j->cx->threads; t++) {
-        const float *src = ws_of(j->cx, t) + j->off;
-        for (int64_t e = lo; e < hi; e++) j->dw[e] += src[e];
+#define SG_TREE_FLOATS (((int64_t)sizeof(struct dse_slice_tree) / (int64_t)sizeof(float) + 15) / 16 * 16)
+
+/* Plan g for a batch of N, with a weight gradient (weights 1; 0: the slices only) of
+ * buffers of count floats at off; returns the floats each thread's workspace needs past
+ * off. The caller then sets g->dst, the first slice's buffer. */
+static int64_t sg_plan(const struct dse_cpu_ctx *cx, struct sg *g, int N, int weights, int64_t count, int64_t off) {
+    *g = (struct sg){ .sl = dse_cpu_slices_of(cx, N), .count = (count + 15) / 16 * 16, .off = off };
+    if (!weights) return 0;
+    for (int t = 0; t < cx->threads; t++) {
+        int64_t k0, k1;
+        int depth = 0;
+        dse_cpu_share(g->sl.count, t, cx->threads, &k0, &k1);
+        if (k0 < k1) dse_slice_blocks(g->sl.total, g->sl.first + (int)k0, g->sl.first + (int)k1, NULL, &depth);
+        g->depth = depth > g->depth ? depth : g->depth;
+    }
+    return SG_TREE_FLOATS + g->depth * g->count;
+}
+
+static struct dse_slice_tree *sg_tree(const struct dse_cpu_ctx *cx, const struct sg *g, int t) {
+    return (struct dse_slice_tree *)(ws_of(cx, t) + g->off);
+}
+
+/* The images of each slice of thread t's run go to fn(j, t, slice, i0, i1, buf): buf (NULL
+ * without a weight gradient) is the slice's zeroed gradient, which fn adds the images' to;
+ * the buffers are then added by the slice tree as far as this run reaches. */
+typedef void (*sg_fn)(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *buf);
+
+static void sg_thread(const struct cj *j, int t, int nt, sg_fn fn) {
+    const struct sg *g = j->sg;
+    int64_t k0, k1;
+    dse_cpu_share(g->sl.count, t, nt, &k0, &k1);
+    struct dse_slice_tree *tr = g->dst ? sg_tree(j->cx, g, t) : NULL;
+    float *pool[DSE_SLICE_STACK], *freed[DSE_SLICE_STACK];
+    int np = 0;
+    if (tr) {
+        dse_slice_tree_init(tr, g->sl.total);
+        for (int b = g->depth - 1; b >= 0; b--) pool[np++] = ws_of(j->cx, t) + g->off + SG_TREE_FLOATS + b * g->count;
+    }
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t i0, i1;
+        dse_cpu_slice(&g->sl, (int)k, &i0, &i1);
+        float *buf = NULL;
+        if (tr) {
+            DSE_ASSERT(k == 0 || np > 0);
+            buf = k == 0 ? g->dst : pool[--np];
+            if (k) memset(buf, 0, (size_t)g->count * sizeof(float));
+        }
+        fn(j, t, (int)k, i0, i1, buf);
+        if (!tr) continue;
+        int nf = 0;
+        dse_slice_push(tr, 0, g->sl.first + (int)k, buf, 0, g->count, freed, &nf);
+        for (int f = 0; f < nf; f++) pool[np++] = freed[f];
     }
 }
 
-static void reduce_dw(struct dse_cpu_ctx *cx, float *dw, int64_t count, int64_t off) {
-    if (cx->threads == 1) return;
-    struct reduce_job j = { cx, dw, off };
-    dse_cpu_for(cx, count, count * cx->threads, reduce_part, &j);
+/* The threads' blocks added where the slice tree adds them, elements shared among the
+ * threads; then *fin: the blocks that are left (one, in dst, unless this is one of several
+ * ranks whose run of slices is not a whole subtree). */
+struct sg_red {
+    const struct dse_cpu_ctx *cx;
+    const struct sg          *g;
+};
+
+static void sg_merge(const struct sg_red *r, struct dse_slice_tree *all, int64_t lo, int64_t hi) {
+    dse_slice_tree_init(all, r->g->sl.total);
+    for (int t = 0; t < r->cx->threads; t++) {
+        const struct dse_slice_tree *tr = sg_tree(r->cx, r->g, t);
+        for (int b = 0; b < tr->n; b++) dse_slice_push(all, tr->b[b].level, tr->b[b].index, tr->b[b].buf, lo, hi, NULL, NULL);
+    }
 }
 
-/* A thread's dw: thread 0's is dw itself, the others' are zeroed here. */
-static float *thread_dw(const struct cj *j, int t, float *dw, int64_t count) {
-    if (t == 0) return dw;
-    float *mine = ws_of(j->cx, t) + j->dw_off;
-    memset(mine, 0, (size_t)count * sizeof(float));
-    return mine;
+static void sg_reduce_part(void *p, int64_t lo, int64_t hi) {
+    struct dse_slice_tree all;
+    sg_merge(p, &all, lo, hi);
+}
+
+static void sg_finish(struct dse_cpu_ctx *cx, const struct sg *g, struct dse_slice_tree *fin) {
+    struct sg_red r = { .cx = cx, .g = g };
+    if (cx->threads > 1) dse_cpu_for(cx, g->count, g->count * cx->threads, sg_reduce_part, &r);
+    sg_merge(&r, fin, 0, 0); /* the same blocks, no additions: where the sums are */
+    DSE_ASSERT(fin->n >= 1 && fin->b[0].buf == g->dst);
+}
+
+/* Data-parallel: the blocks after the first into the node's dw_blocks (engine.h). */
+static void sg_keep_blocks(const struct dse_node *n, const struct dse_slice_tree *fin, int64_t ndw) {
+    DSE_ASSERT(fin->n == 1 || n->dw_blocks);
+    for (int b = 1; b < fin->n; b++)
+        memcpy(n->dw_blocks + (b - 1) * ndw, fin->b[b].buf, (size_t)ndw * sizeof(float));
 }
 
 /* Number of images GEMM_BATCH lowers at once: col + tmp within each thread's share of
@@ -261,7 +336,8 @@ static float *thread_dw(const struct cj *j, int t, float *dw, int64_t count) {
 
 static int batch_chunk(const struct dse_cpu_ctx *cx, const struct shape *s) {
     const double per_image = (double)((int64_t)s->C * s->RS + s->K) * (double)s->PQ * sizeof(float);
-    double room = (double)cx->ws_limit_bytes / cx->threads;
+    double room = (double)cx->ws_limit_bytes / DSE_SLICES_MAX; /* not by the threads: backward's
+                                                                    chunks must not depend on them */
     if (room > (double)GEMM_BLOCK_BYTES) room = (double)GEMM_BLOCK_BYTES;
     const double nb = room / per_image;
     return nb < 1.0 ? 1 : nb > s->N ? s->N : (int)nb;
@@ -278,13 +354,11 @@ static int image_rows(const struct shape *s) {
 
 /* ---- GEMM_BATCH ------------------------------------------------------------------ */
 
-static void fwd_batch_part(void *p, int t, int nt) {
-    const struct cj *j = p;
+/* Images [i0, i1), output channels [k0, k1), in chunks from i0. */
+static void fwd_batch_range(const struct cj *j, int t, int64_t i0, int64_t i1, int64_t k0, int64_t k1) {
     const struct shape *s = j->s;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
     const float *w = j->n->weight->data, *b = j->n->bias ? j->n->bias->data : NULL;
-    int64_t i0, i1, k0, k1;
-    share_of(j, t, nt, &i0, &i1, &k0, &k1, s->K);
     if (i0 >= i1 || k0 >= k1) return;
     const int64_t rows = (int64_t)s->C * s->RS;
     float *col = ws_of(j->cx, t), *tmp = col + rows * j->chunk * s->PQ;
@@ -314,9 +388,30 @@ static void fwd_batch_part(void *p, int t, int nt) {
     }
 }
 
+static void fwd_batch_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *buf) {
+    (void)slice, (void)buf;
+    fwd_batch_range(j, t, i0, i1, 0, j->s->K);
+}
+
+/* By slices, so that every sgemm sees the same images whatever the threads (OpenBLAS's
+ * result for a column may depend on how many columns it is given); split_k: every image,
+ * the thread's output channels. */
+static void fwd_batch_part(void *p, int t, int nt) {
+    const struct cj *j = p;
+    int64_t i0, i1, k0, k1;
+    if (!j->split_k) {
+        sg_thread(j, t, nt, fwd_batch_slice);
+        return;
+    }
+    share_of(j, t, nt, &i0, &i1, &k0, &k1, j->s->K);
+    fwd_batch_range(j, t, i0, i1, k0, k1);
+}
+
 static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    struct sg g;
     struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s), .split_k = want_split_k(cx, s),
-                    .relu = n->relu_out };
+                    .relu = n->relu_out, .sg = &g };
+    sg_plan(cx, &g, s->N, 0, 0, 0);
     if (j.split_k) j.chunk = s->N;
     const int64_t rows = (int64_t)s->C * s->RS;
     enum dse_status st = reserve(cx, (size_t)(rows + s->K) * j.chunk * s->PQ * sizeof(float), 0);
@@ -325,18 +420,15 @@ static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, con
     return DSE_OK;
 }
 
-static void bwd_batch_part(void *p, int t, int nt) {
-    const struct cj *j = p;
+/* The images [i0, i1) of one slice, in chunks from i0: dw (buf) += dy col^T, dx += col2im(w^T dy). */
+static void bwd_batch_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *dw) {
     const struct shape *s = j->s;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
     const float *w = j->n->weight->data;
-    float *dx = x->grad, *dw = j->n->weight->grad;
-    int64_t i0, i1;
-    dse_cpu_share(s->N, t, nt, &i0, &i1);
-    if (dw) dw = thread_dw(j, t, dw, (int64_t)s->K * s->CRSg);
-    if (i0 >= i1) return;
+    float *dx = x->grad;
     const int64_t rows = (int64_t)s->C * s->RS;
     float *col = ws_of(j->cx, t), *tmp = col + rows * j->chunk * s->PQ;
+    (void)slice;
     for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
         const int nb = (int)(i1 - n0 < j->chunk ? i1 - n0 : j->chunk);
         const int64_t ld = nb * s->PQ;
@@ -362,16 +454,27 @@ static void bwd_batch_part(void *p, int t, int nt) {
     }
 }
 
+static void bwd_batch_part(void *p, int t, int nt) {
+    sg_thread(p, t, nt, bwd_batch_slice);
+}
+
 static enum dse_status bwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
     float *dw = n->weight->grad;
     if (!dw && !n->in[0]->grad) return DSE_OK;
-    struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s) };
+    struct sg g;
+    struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s), .sg = &g };
     const int64_t rows = (int64_t)s->C * s->RS, ndw = (int64_t)s->K * s->CRSg;
-    j.dw_off = (rows + s->K) * j.chunk * s->PQ;
-    enum dse_status st = reserve(cx, (size_t)(j.dw_off + (dw ? ndw : 0)) * sizeof(float), 0);
+    j.dw_off = ((rows + s->K) * j.chunk * s->PQ + 15) / 16 * 16;
+    const int64_t more = sg_plan(cx, &g, s->N, dw != NULL, ndw, j.dw_off);
+    g.dst = dw;
+    enum dse_status st = reserve(cx, (size_t)(j.dw_off + more) * sizeof(float), 0);
     if (st) return st;
     dse_cpu_run(cx, bwd_batch_part, &j);
-    if (dw) reduce_dw(cx, dw, ndw, j.dw_off);
+    if (dw) {
+        struct dse_slice_tree fin;
+        sg_finish(cx, &g, &fin);
+        sg_keep_blocks(n, &fin, ndw);
+    }
     return DSE_OK;
 }
 
@@ -428,17 +531,15 @@ static enum dse_status fwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, con
     return DSE_OK;
 }
 
-static void bwd_image_part(void *p, int t, int nt) {
-    const struct cj *j = p;
+/* The images [i0, i1) of one slice, one at a time: the fused ReLU's mask, the slice's bias
+ * gradient, dw (buf) += dy_i x_i^T, dx_i += w^T dy_i. */
+static void bwd_image_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *dw) {
     const struct shape *s = j->s;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
     const float *w = j->n->weight->data;
-    float *dw = j->n->weight->grad, *dx = x->grad, *col = ws_of(j->cx, t);
+    float *dx = x->grad, *col = ws_of(j->cx, t);
     const int prows = image_rows(s);
-    double *db = j->sum_db ? (double *)(col + j->db_off) : NULL; /* 64-byte aligned */
-    int64_t i0, i1;
-    dse_cpu_share(s->N, t, nt, &i0, &i1);
-    if (dw) dw = thread_dw(j, t, dw, (int64_t)s->K * s->CRSg);
+    double *db = j->sum_db ? (double *)(col + j->db_off) + (int64_t)slice * s->K : NULL; /* 64-byte aligned */
     for (int k = 0; db && k < s->K; k++) db[k] = 0.0;
     for (int64_t i = i0; i < i1; i++) {
         const float *xi = x->data + i * x->stride_n;
@@ -476,25 +577,40 @@ static void bwd_image_part(void *p, int t, int nt) {
     }
 }
 
+static void bwd_image_part(void *p, int t, int nt) {
+    sg_thread(p, t, nt, bwd_image_slice);
+}
+
 /* Also the node's fused ReLU mask and bias gradient (dse_cpu_conv2d_bwd leaves them to
- * it): each thread sums its images' dy per channel in double, and db gets the threads'
- * sums added in thread order (with one thread, bias_grad's order and bits). */
+ * it): each slice's dy summed per channel in double, in the workspace of the thread that
+ * ran the slice, and the slices' sums added by the slice tree (bias_grad's bits). */
 static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
     float *dw = n->weight->grad, *db = n->bias && n->bias->grad ? n->bias->grad : NULL;
     if (!dw && !n->in[0]->grad && !db && !n->relu_out) return DSE_OK;
-    struct cj j = { .cx = cx, .n = n, .s = s, .relu = n->relu_out };
+    struct sg g;
+    struct cj j = { .cx = cx, .n = n, .s = s, .relu = n->relu_out, .sg = &g };
     const int64_t ndw = (int64_t)s->K * s->CRSg;
     j.dw_off = s->is_1x1 ? 0 : (int64_t)s->C * s->RS * image_rows(s) * s->Q;
     j.dw_off = (j.dw_off + 15) / 16 * 16;
-    j.db_off = j.dw_off + (dw ? (ndw + 15) / 16 * 16 : 0), j.sum_db = db != NULL;
-    enum dse_status st = reserve(cx, (size_t)(j.db_off + (db ? 2 * s->K : 0) + 16) * sizeof(float), 0);
+    j.db_off = j.dw_off + sg_plan(cx, &g, s->N, dw != NULL, ndw, j.dw_off), j.sum_db = db != NULL;
+    g.dst = dw;
+    enum dse_status st =
+        reserve(cx, (size_t)(j.db_off + (db ? 2 * (int64_t)g.sl.count * s->K : 0) + 16) * sizeof(float), 0);
     if (st) return st;
     dse_cpu_run(cx, bwd_image_part, &j);
-    if (dw) reduce_dw(cx, dw, ndw, j.dw_off);
+    if (dw) {
+        struct dse_slice_tree fin;
+        sg_finish(cx, &g, &fin);
+        sg_keep_blocks(n, &fin, ndw);
+    }
+    double part[DSE_SLICES_MAX];
     for (int k = 0; db && k < s->K; k++) {
-        double acc = 0.0;
-        for (int t = 0; t < cx->threads; t++) acc += ((const double *)(ws_of(cx, t) + j.db_off))[k];
-        dse_cpu_db_add(n, db, k, acc);
+        for (int t = 0; t < cx->threads; t++) {
+            int64_t k0, k1;
+            dse_cpu_share(g.sl.count, t, cx->threads, &k0, &k1);
+            for (int64_t sc = k0; sc < k1; sc++) part[sc] = ((const double *)(ws_of(cx, t) + j.db_off))[sc * s->K + k];
+        }
+        dse_cpu_db_slices(n, &g.sl, db, s->K, k, part);
     }
     return DSE_OK;
 }
@@ -710,27 +826,19 @@ static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *ou
 #define WINO_BLOCK_BYTES ((size_t)1 << 20)
 
 /* Images per Winograd chunk: V and M of that many images (per_image floats each) beside
- * nU floats of transformed filters fit in one thread's share of ws_limit_bytes and in
- * WINO_BLOCK_BYTES; at least one, at most per_thread. */
-static int wino_chunk(const struct dse_cpu_ctx *cx, int64_t nU, int64_t per_image, int64_t per_thread) {
-    const double limit = (double)cx->ws_limit_bytes / cx->threads;
+ * nU floats of transformed filters fit in one of `parts` shares of ws_limit_bytes (the
+ * threads'; the weight gradient's: DSE_SLICES_MAX, so that its chunks do not depend on the
+ * threads) and in WINO_BLOCK_BYTES; at least one, at most per_thread. */
+static int wino_chunk(const struct dse_cpu_ctx *cx, int64_t nU, int64_t per_image, int64_t per_thread, int parts) {
+    const double limit = (double)cx->ws_limit_bytes / parts;
     double room = (limit - (double)nU * sizeof(float)) / ((double)per_image * sizeof(float));
     const double cache = (double)WINO_BLOCK_BYTES / ((double)per_image * sizeof(float));
     if (room > cache) room = cache;
     return room < 1.0 ? 1 : room > per_thread ? (int)per_thread : (int)room;
 }
 
-static void wino_part(void *p, int t, int nt) {
-    const struct cj *j = p;
+static void wino_range(const struct cj *j, int t, int64_t i0, int64_t i1, int64_t k0, int64_t k1) {
     const struct wgeo *g = j->g;
-    int64_t i0, i1, k0, k1;
-    if (j->split_k) {
-        i0 = 0, i1 = j->N;
-        dse_cpu_share(g->Co, t, nt, &k0, &k1);
-    } else {
-        dse_cpu_share(j->N, t, nt, &i0, &i1);
-        k0 = 0, k1 = g->Co;
-    }
     if (i0 >= i1 || k0 >= k1) return;
     float *V = ws_of(j->cx, t) + (t ? 0 : j->nU), *M = V + 16 * (int64_t)g->Ci * j->chunk * g->tpi;
     for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
@@ -747,14 +855,35 @@ static void wino_part(void *p, int t, int nt) {
     }
 }
 
+static void wino_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *buf) {
+    (void)slice, (void)buf;
+    wino_range(j, t, i0, i1, 0, j->g->Co);
+}
+
+/* By slices, as fwd_batch_part; split_k: every image, the thread's output channels. */
+static void wino_part(void *p, int t, int nt) {
+    const struct cj *j = p;
+    int64_t k0, k1;
+    if (!j->split_k) {
+        sg_thread(j, t, nt, wino_slice);
+        return;
+    }
+    dse_cpu_share(j->g->Co, t, nt, &k0, &k1);
+    wino_range(j, t, 0, j->N, k0, k1);
+}
+
 static enum dse_status wino_run(struct dse_cpu_ctx *cx, const struct wgeo *g, int N, const float *w, int64_t so,
                                 int64_t si, int flip, const float *in, int64_t sx, float *out, int64_t sy,
                                 const float *bias, int acc, int relu) {
     const int64_t nU = 16 * (int64_t)g->Co * g->Ci, per_image = 16 * (int64_t)(g->Ci + g->Co) * g->tpi;
     struct cj j = { .cx = cx, .g = g, .in = in, .out = out, .sx = sx, .sy = sy, .bias = bias, .acc = acc,
                     .nU = (nU + 15) / 16 * 16, .N = N, .relu = relu };
+    struct sg sg;
+    sg_plan(cx, &sg, N, 0, 0, 0);
+    j.sg = &sg;
     j.split_k = N < cx->threads && g->Co >= 2 * cx->threads;
-    j.chunk = wino_chunk(cx, nU, per_image, j.split_k ? N : (N + cx->threads - 1) / cx->threads);
+    j.chunk = j.split_k ? wino_chunk(cx, nU, per_image, N, cx->threads)
+                        : wino_chunk(cx, nU, per_image, (sg.sl.n + sg.sl.total - 1) / sg.sl.total, DSE_SLICES_MAX);
     enum dse_status st = reserve(cx, (size_t)(per_image * j.chunk) * sizeof(float), (size_t)j.nU * sizeof(float));
     if (st) return st;
     float *U = ws_of(cx, 0);
@@ -775,9 +904,9 @@ static enum dse_status fwd_wino(struct dse_cpu_ctx *cx, struct dse_node *n, cons
 /* Weight gradient in the Winograd domain. Forward computes M[e] = U[e] V[e] (summed over
  * input channels) and y = A^T m A per tile; so dm = A dy A^T per 2x2 tile of dy, laid out
  * D [16][Co][T], dU[e] = D[e] V[e]^T (16 sgemms with the tiles as the inner dimension),
- * and dw = G^T dU G per filter: 2.25x fewer multiply-adds than im2col's dw. Each thread
- * sums its share of the images into its own dU, the dUs are added in thread order and
- * transformed once. */
+ * and dw = G^T dU G per filter: 2.25x fewer multiply-adds than im2col's dw. Each slice of
+ * the batch is summed into a dU, transformed into its own dw, and the slices' dws are added
+ * by the slice tree (wino_dw). */
 #ifdef DSE_CPU_HAS_AVX2_CODE
 /* wino_dy for eight consecutive full tiles with AVX2: the even and odd halves of two rows
  * of 16 outputs, the scalar arithmetic in its order, 16 vector stores. */
@@ -836,39 +965,9 @@ static void wino_dy(const struct wgeo *g, const float *dy, int64_t sy, int nb, f
         }
 }
 
-static void wino_dw_part(void *p, int t, int nt) {
-    const struct cj *j = p;
-    const struct wgeo *g = j->g;
-    int64_t i0, i1;
-    dse_cpu_share(j->N, t, nt, &i0, &i1);
-    float *dU = ws_of(j->cx, t), *V = dU + j->nU, *D = V + 16 * (int64_t)g->Ci * j->chunk * g->tpi;
-    memset(dU, 0, (size_t)j->nU * sizeof(float));
-    for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
-        const int nb = (int)(i1 - n0 < j->chunk ? i1 - n0 : j->chunk);
-        const int64_t T = nb * g->tpi;
-        wino_inputs(g, j->in + n0 * j->sx, j->sx, nb, V);
-        wino_dy(g, j->out + n0 * j->sy, j->sy, nb, D);
-        for (int e = 0; e < 16; e++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g->Co, g->Ci, (int)T, 1.0f,
-                        D + e * (int64_t)g->Co * T, (int)T, V + e * (int64_t)g->Ci * T, (int)T, 1.0f,
-                        dU + e * (int64_t)g->Co * g->Ci, g->Ci);
-    }
-}
-
-static enum dse_status wino_dw(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
-    const struct dse_tensor *x = n->in[0], *y = n->out;
-    const struct wgeo g = wgeo_make(s->C, s->H, s->W, s->K, s->P, s->Q, s->ph, s->pw);
-    const int64_t OI = (int64_t)g.Co * g.Ci, nU = 16 * OI, per_image = 16 * (int64_t)(g.Ci + g.Co) * g.tpi;
-    struct cj j = { .cx = cx, .g = &g, .in = x->data, .out = y->grad, .sx = x->stride_n, .sy = y->stride_n,
-                    .nU = (nU + 15) / 16 * 16, .N = s->N };
-    j.chunk = wino_chunk(cx, nU, per_image, (s->N + cx->threads - 1) / cx->threads);
-    enum dse_status st = reserve(cx, (size_t)(j.nU + per_image * j.chunk) * sizeof(float), 0);
-    if (st) return st;
-    /* out is only read here: dy. */
-    dse_cpu_run(cx, wino_dw_part, &j);
-    float *dU = ws_of(cx, 0), *dw = n->weight->grad;
-    reduce_dw(cx, dU, nU, 0); /* the other threads' dU, each at the front of its workspace */
-    for (int64_t oi = 0; oi < OI; oi++) { /* dw[o][i] += G^T dU[o][i] G */
+/* dw[o][i] += G^T dU[o][i] G for the OI filters. */
+static void wino_dU_to_dw(const float *dU, int64_t OI, float *dw) {
+    for (int64_t oi = 0; oi < OI; oi++) {
         float u[16], t[12];
         for (int e = 0; e < 16; e++) u[e] = dU[e * OI + oi];
         for (int b = 0; b < 4; b++) { /* t = G^T u (3x4) */
@@ -883,6 +982,56 @@ static enum dse_status wino_dw(struct dse_cpu_ctx *cx, struct dse_node *n, const
             f[3 * r + 2] += 0.5f * (a[1] + a[2]) + a[3];
         }
     }
+}
+
+/* One slice: its images' dU = D V^T summed in chunks from i0 (in the thread's workspace,
+ * after V and D), then transformed into the slice's dw (buf). */
+static void wino_dw_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *dw) {
+    const struct wgeo *g = j->g;
+    const int64_t OI = (int64_t)g->Co * g->Ci;
+    float *V = ws_of(j->cx, t), *D = V + 16 * (int64_t)g->Ci * j->chunk * g->tpi, *dU = V + j->db_off;
+    (void)slice;
+    memset(dU, 0, (size_t)(16 * OI) * sizeof(float));
+    for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
+        const int nb = (int)(i1 - n0 < j->chunk ? i1 - n0 : j->chunk);
+        const int64_t T = nb * g->tpi;
+        wino_inputs(g, j->in + n0 * j->sx, j->sx, nb, V);
+        wino_dy(g, j->out + n0 * j->sy, j->sy, nb, D);
+        for (int e = 0; e < 16; e++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g->Co, g->Ci, (int)T, 1.0f,
+                        D + e * (int64_t)g->Co * T, (int)T, V + e * (int64_t)g->Ci * T, (int)T, 1.0f,
+                        dU + e * OI, g->Ci);
+    }
+    wino_dU_to_dw(dU, OI, dw);
+}
+
+static void wino_dw_part(void *p, int t, int nt) {
+    sg_thread(p, t, nt, wino_dw_slice);
+}
+
+/* Each thread's workspace: V and D for a chunk, a slice's dU (at db_off), then its slice
+ * tree and dw-sized buffers (sg): each slice's dU is transformed into the slice's dw, and
+ * the slices' dws are added by the slice tree as GEMM's are, so the ranks add theirs too. */
+static enum dse_status wino_dw(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const struct wgeo g = wgeo_make(s->C, s->H, s->W, s->K, s->P, s->Q, s->ph, s->pw);
+    const int64_t OI = (int64_t)g.Co * g.Ci, nU = 16 * OI, per_image = 16 * (int64_t)(g.Ci + g.Co) * g.tpi;
+    struct sg sg;
+    struct cj j = { .cx = cx, .g = &g, .in = x->data, .out = y->grad, .sx = x->stride_n, .sy = y->stride_n,
+                    .nU = (nU + 15) / 16 * 16, .N = s->N, .sg = &sg };
+    const struct dse_cpu_slices sl = dse_cpu_slices_of(cx, s->N);
+    j.chunk = wino_chunk(cx, nU, per_image, (sl.n + sl.total - 1) / sl.total, DSE_SLICES_MAX);
+    j.db_off = (per_image * j.chunk + 15) / 16 * 16;
+    j.dw_off = j.db_off + j.nU;
+    const int64_t more = sg_plan(cx, &sg, s->N, 1, OI * 9, j.dw_off);
+    sg.dst = n->weight->grad;
+    enum dse_status st = reserve(cx, (size_t)(j.dw_off + more) * sizeof(float), 0);
+    if (st) return st;
+    /* out is only read here: dy. */
+    dse_cpu_run(cx, wino_dw_part, &j);
+    struct dse_slice_tree fin;
+    sg_finish(cx, &sg, &fin);
+    sg_keep_blocks(n, &fin, OI * 9);
     return DSE_OK;
 }
 

@@ -10,6 +10,7 @@
 
 #include "engine/dist.h"
 #include "engine/engine.h"
+#include "engine/slices.h"
 
 /* Threads (team.c). A job runs fn(arg, t, nt) once on each of the ctx's nt threads,
  * t = 0 on the caller, and returns when all are done. Jobs do not nest. */
@@ -19,8 +20,9 @@ void dse_cpu_team_free(struct dse_cpu_team *tm);
 void dse_cpu_team_run(struct dse_cpu_team *tm, dse_cpu_job_fn fn, void *arg);
 void dse_cpu_run(struct dse_cpu_ctx *cx, dse_cpu_job_fn fn, void *arg);
 
-/* Thread t's share [*lo, *hi) of count items: contiguous, sizes differing by at most 1,
- * so a result depends on the thread count, never on timing. */
+/* Thread t's share [*lo, *hi) of count items: contiguous, sizes differing by at most 1.
+ * Work whose result could depend on how it is shared goes by the batch's slices instead
+ * (dse_cpu_slices_of), each thread taking a share of the slices. */
 static inline void dse_cpu_share(int64_t count, int t, int nt, int64_t *lo, int64_t *hi) {
     int64_t n;
     dse_dist_share(count, t, nt, lo, &n); /* data-parallel ranks split by the same rule */
@@ -33,13 +35,45 @@ static inline void dse_cpu_share(int64_t count, int t, int nt, int64_t *lo, int6
 typedef void (*dse_cpu_range_fn)(void *arg, int64_t lo, int64_t hi);
 void dse_cpu_for(struct dse_cpu_ctx *cx, int64_t count, int64_t work, dse_cpu_range_fn fn, void *arg);
 
-/* Channel k of a bias gradient summed in double (acc): db[k] += (float)acc alone; in
- * data-parallel training (n->db_part) kept as the double, which engine/model.c adds across
- * the ranks in rank order before it becomes bias->grad. */
-static inline void dse_cpu_db_add(const struct dse_node *n, float *db, int64_t k, double acc) {
-    if (n->db_part) n->db_part[k] = acc;
-    else db[k] += (float)acc;
+/* The slices (engine/slices.h) of a batch of N images this ctx runs: alone, all of them;
+ * one of several data-parallel ranks (with N its share), its run of the global batch's. */
+struct dse_cpu_slices {
+    int     total, first, count; /* the batch's slices; this ctx's [first, first + count) */
+    int64_t n, img0;             /* the global batch; its image where this ctx's images begin */
+};
+
+static inline struct dse_cpu_slices dse_cpu_slices_of(const struct dse_cpu_ctx *cx, int64_t N) {
+    int64_t first, count;
+    if (cx->dist_batch) {
+        dse_slice_images(cx->dist_batch, cx->slice_total, cx->slice_first, cx->slice_first + cx->slice_count, &first,
+                         &count);
+        if (count == N)
+            return (struct dse_cpu_slices){ .total = cx->slice_total, .first = cx->slice_first,
+                                            .count = cx->slice_count, .n = cx->dist_batch, .img0 = first };
+    }
+    const int s = cx->slices > 0 && cx->slices < N ? cx->slices : cx->slices > 0 ? (int)N : dse_slices(N, 1);
+    return (struct dse_cpu_slices){ .total = s, .first = 0, .count = s, .n = N, .img0 = 0 };
 }
+
+/* This ctx's images [*i0, *i1) of its k-th slice (0 <= k < count). */
+static inline void dse_cpu_slice(const struct dse_cpu_slices *sl, int k, int64_t *i0, int64_t *i1) {
+    int64_t f, c;
+    dse_slice_images(sl->n, sl->total, sl->first + k, sl->first + k + 1, &f, &c);
+    *i0 = f - sl->img0, *i1 = *i0 + c;
+}
+
+/* Channel k (of K) of a bias gradient from its slices' sums part[0 .. sl->count), each in
+ * double: alone, db[k] += the slice tree's sum, rounded once; in data-parallel training
+ * (n->db_part) kept per slice, which engine/model.c adds across the ranks and sums by the
+ * tree before it becomes bias->grad. */
+static inline void dse_cpu_db_slices(const struct dse_node *n, const struct dse_cpu_slices *sl, float *db, int64_t K,
+                                     int64_t k, const double *part) {
+    if (n->db_part)
+        for (int s = 0; s < sl->count; s++) n->db_part[(int64_t)(sl->first + s) * K + k] = part[s];
+    else
+        db[k] += (float)dse_slice_sum_d(part, sl->total);
+}
+
 #define DSE_CPU_PAR_MIN_WORK 32768
 
 /* Fill cx->err and return code (kernels report through the ctx). */
@@ -100,6 +134,15 @@ static inline double dse_cpu_sum_of(const float *x, int64_t n, int squares) {
 }
 
 static inline double dse_cpu_sum(const float *x, int64_t n) { return dse_cpu_sum_of(x, n, 0); }
+
+/* Sum over the images [i0, i1) of channel k's values (each image's plane of `plane` floats
+ * at x + i * stride + k * plane), in double, one image after another. */
+static inline double dse_cpu_sum_images(const float *x, int64_t stride, int64_t plane, int64_t k, int64_t i0,
+                                        int64_t i1) {
+    double part = 0.0;
+    for (int64_t i = i0; i < i1; i++) part += dse_cpu_sum(x + i * stride + k * plane, plane);
+    return part;
+}
 
 /* The ReLU's rules, one copy for the relu kernels (eltwise.c) and the convs that apply
  * their ReLU themselves (conv2d.c, dse_node.relu_out), so the two give the same bits:

@@ -253,24 +253,25 @@ enum dse_status dse_cpu_scale_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     const float *g = n->weight->data;
     float *dg = n->weight->grad, *db = n->bias ? n->bias->grad : NULL;
     /* Parameter grads first: in place, dx overwrites dy. The bias gradient is summed by the
-     * threads' shares of the batch, added in thread order (dse_cpu_db_add: as conv's). */
+     * batch's slices, added by the slice tree (dse_cpu_db_slices: as conv's). */
     if (dg || db) {
+        const struct dse_cpu_slices sl = dse_cpu_slices_of(cx, N);
+        double part[DSE_SLICES_MAX];
         for (int c = 0; c < C; c++) {
-            double sg = 0.0, sb = 0.0;
-            for (int t = 0; t < cx->threads; t++) {
+            double sg = 0.0;
+            for (int sc = 0; sc < sl.count; sc++) {
                 int64_t i0, i1;
-                double part = 0.0;
-                dse_cpu_share(N, t, cx->threads, &i0, &i1);
+                part[sc] = 0.0;
+                dse_cpu_slice(&sl, sc, &i0, &i1);
                 for (int64_t i = i0; i < i1; i++) {
                     const float *dyp = y->grad + i * y->stride_n + c * HW;
                     const float *xp = in_place ? n->st.saved + ((int64_t)i * C + c) * HW
                                                : x->data + i * x->stride_n + c * HW;
-                    for (int64_t j = 0; j < HW; j++) sg += (double)dyp[j] * xp[j], part += dyp[j];
+                    for (int64_t j = 0; j < HW; j++) sg += (double)dyp[j] * xp[j], part[sc] += dyp[j];
                 }
-                sb += part;
             }
             if (dg) dg[c] += (float)sg;
-            if (db) dse_cpu_db_add(n, db, c, sb);
+            if (db) dse_cpu_db_slices(n, &sl, db, C, c, part);
         }
     }
     if (!x->grad) return DSE_OK;

@@ -1,5 +1,7 @@
 /* fc.c: CPU fully connected layer (Caffe's InnerProduct), forward and backward, one
- * sgemm each. x: [N, C, H, W] read as [N, D = C*H*W] (lda = stride_n, so views work)
+ * sgemm each (the weight gradient's over the whole batch, on one thread: the same bits
+ * with any thread count; data-parallel ranks add their shares' in the slice tree's order,
+ * engine/model.c, which one process's sgemm does not repeat). x: [N, C, H, W] read as [N, D = C*H*W] (lda = stride_n, so views work)
  * w: [K, D]   b: [K]   y: [N, K]. */
 #include "engine/engine.h"
 
@@ -30,12 +32,18 @@ enum dse_status dse_cpu_fc_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     if (n->weight->grad) /* dw += dy^T x */
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, D, N, 1.0f, y->grad, (int)y->stride_n, x->data,
                     (int)x->stride_n, 1.0f, n->weight->grad, D);
-    if (n->bias && n->bias->grad) {
+    if (n->bias && n->bias->grad) { /* by the batch's slices, as conv's (dse_cpu_db_slices) */
         float *db = n->bias->grad;
+        const struct dse_cpu_slices sl = dse_cpu_slices_of(cx, N);
+        double part[DSE_SLICES_MAX];
         for (int k = 0; k < K; k++) {
-            double s = 0.0;
-            for (int i = 0; i < N; i++) s += y->grad[i * y->stride_n + k];
-            dse_cpu_db_add(n, db, k, s);
+            for (int sc = 0; sc < sl.count; sc++) {
+                int64_t i0, i1;
+                dse_cpu_slice(&sl, sc, &i0, &i1);
+                part[sc] = 0.0;
+                for (int64_t i = i0; i < i1; i++) part[sc] += y->grad[i * y->stride_n + k];
+            }
+            dse_cpu_db_slices(n, &sl, db, K, k, part);
         }
     }
     if (x->grad) /* dx += dy w */

@@ -13,16 +13,17 @@ enum dse_status dse_cpu_softmax_xent_fwd(struct dse_cpu_ctx *cx, struct dse_node
     const int N = x->n, K = x->c;
     float *prob = n->st.prob;
     DSE_ASSERT(prob && n->labels); /* the trainer sets labels before every forward */
-    /* The loss is summed in double over the threads' shares of the batch (dse_cpu_share),
-     * the shares' sums added in thread order: the order P data-parallel ranks of one
-     * thread add theirs in (engine/dist.h), so both report the same bits. */
-    double loss = 0.0, part = 0.0;
-    int64_t t = 0, t_end = 0;
+    /* The loss is summed in double by the batch's slices (engine/slices.h), the slices'
+     * sums added by the slice tree: the bits whatever the threads or data-parallel ranks. */
+    const struct dse_cpu_slices sl = dse_cpu_slices_of(cx, N);
+    double part[DSE_SLICES_MAX];
+    int sc = -1;
+    int64_t s_end = 0;
     for (int i = 0; i < N; i++) {
-        while (i >= t_end) { /* the next thread's share begins */
+        while (i >= s_end) { /* the next slice begins */
             int64_t lo;
-            loss += part, part = 0.0;
-            dse_cpu_share(N, (int)t++, cx->threads, &lo, &t_end);
+            part[++sc] = 0.0;
+            dse_cpu_slice(&sl, sc, &lo, &s_end);
         }
         const int label = n->labels[i];
         if (label < 0 || label >= K)
@@ -39,14 +40,13 @@ enum dse_status dse_cpu_softmax_xent_fwd(struct dse_cpu_ctx *cx, struct dse_node
         for (int k = 0; k < K; k++) pi[k] *= inv;
         /* -log p[label] = log(sum) - (x[label] - m): exact where p underflows (Caffe
          * clamps p at FLT_MIN and caps the loss at 87.3); NaN stays NaN. */
-        part += log(sum) - ((double)xi[label] - m);
+        part[sc] += log(sum) - ((double)xi[label] - m);
     }
-    loss += part;
-    if (cx->dist_batch) { /* the share's sum: engine/model.c adds the ranks' and divides */
-        cx->dist_loss = loss;
-        n->out->data[0] = (float)(loss / (double)cx->dist_batch);
+    if (sl.count != sl.total) { /* one of several ranks: engine/model.c adds the ranks' slices */
+        for (int k = 0; k < sl.count; k++) cx->dist_loss[sl.first + k] = part[k];
+        n->out->data[0] = 0.0f; /* the batch's loss is the model's to say */
     } else {
-        n->out->data[0] = (float)(loss / N);
+        n->out->data[0] = (float)(dse_slice_sum_d(part, sl.total) / (double)sl.n);
     }
     return DSE_OK;
 }
