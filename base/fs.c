@@ -13,8 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A write's error, the path in the message rather than in err->file: writers are handed
+ * paths their callers build in locals, and the error outlives them (dse_err_detach's case,
+ * settled here once). Reads below name their path as err->file. */
 static enum dse_status io_err(struct dse_err *err, const char *path, const char *what) {
-    return dse_err_set(err, DSE_ERR_IO, path, 0, "%s: %s", what, strerror(errno));
+    return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: %s: %s", path, what, strerror(errno));
 }
 
 /* The directory part of path ("." if none, "/" for "/x"). */
@@ -56,16 +59,16 @@ static enum dse_status write_temp(const char *path, const void *data, size_t len
                      (unsigned long)ts.tv_nsec) >= (int)tmp_size)
             return dse_err_set(err, DSE_ERR_IO, path, 0, "path too long");
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
-        if (fd < 0 && errno != EEXIST) return io_err(err, tmp, "cannot create");
+        if (fd < 0 && errno != EEXIST) return io_err(err, path, "cannot create its temporary file in that directory");
     }
-    if (fd < 0) return io_err(err, tmp, "cannot create a unique temporary file");
+    if (fd < 0) return io_err(err, path, "cannot create a unique temporary file in that directory");
     const char *p = data;
     size_t left = len;
     while (left > 0) {
         ssize_t w = write(fd, p, left);
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0) {
-            enum dse_status st = io_err(err, tmp, "cannot write");
+        if (w < 0) { /* errors name the file the temporary one stands for */
+            enum dse_status st = io_err(err, path, "cannot write (its temporary file is removed; the file is as it was)");
             close(fd);
             unlink(tmp);
             return st;
@@ -75,7 +78,7 @@ static enum dse_status write_temp(const char *path, const void *data, size_t len
     }
     int synced = fsync(fd) == 0;
     if (close(fd) != 0 || !synced) {
-        enum dse_status st = io_err(err, tmp, "cannot sync");
+        enum dse_status st = io_err(err, path, "cannot sync (its temporary file is removed; the file is as it was)");
         unlink(tmp);
         return st;
     }
@@ -190,7 +193,7 @@ enum dse_status dse_fs_read(const char *path, char **data, size_t *len, struct d
     FILE *f = fopen(path, "rb");
     struct stat sb;
     *data = NULL;
-    if (!f) return io_err(err, path, "cannot open");
+    if (!f) return dse_err_set(err, DSE_ERR_IO, path, 0, "cannot open: %s", strerror(errno));
     if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
         fclose(f);
         return dse_err_set(err, DSE_ERR_IO, path, 0, "is a directory; expected a file");

@@ -1087,7 +1087,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         }
         heartbeat_stop(&hb, l);
         gpu_unreserve(w);
-        if (!st && sg.wst) st = sg.wst, *err = sg.werr;
+        if (sg.wst) st = sg.wst, *err = sg.werr; /* the record's error came first (a full disk: then the checkpoint's) */
         if (st) {
             free(res);
             if (st == DSE_ERR_IO) goto out; /* the disk or the data: the worker's problem */

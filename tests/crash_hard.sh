@@ -213,6 +213,7 @@ enospc() {
     said=$(grep '^[0-9]*  *write(2<' "$d.st" | grep 'No space left on device' | tail -1 | sed 's/^[^"]*"\(.*\)\\n".*/\1/')
     echo "$said" | grep -q "$d/.*: .*No space left on device" ||
         { fail "part 3 $name: no error naming the file: $(grep '^[0-9]*  *write(2<' "$d.st" | tail -2)"; return; }
+    case $said in *.tmp:*) fail "part 3 $name: the error names the temporary file, not the file it stands for: $said"; return ;; esac
     if grep -q '"status": "failed"' "$d/candidates/$cid.json" && ! grep -q '"failed_retry": 1' "$d/candidates/$cid.json"; then
         fail "part 3 $name: the candidate was failed for good by a full disk: $(grep failed_why "$d/candidates/$cid.json")"
         return
