@@ -851,9 +851,20 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
                             "every batch; use --batch %d or more, or fewer ranks\n", o.batch, ranks, ranks);
         return dse_net_deinit(&net), dse_dist_finish(dist), EXIT_BAD_INPUT;
     }
-    if (ranks > 1 && rank == 0)
-        fprintf(stderr, "data-parallel: %d ranks, %d%s images each of every batch of %d, gradients summed by %s\n",
-                ranks, o.batch / ranks, o.batch % ranks ? " or 1 more" : "", o.batch, dse_dist_reduce_name(o.reduce));
+    if (ranks > 1 && rank == 0) { /* the shares are runs of the batch's slices (engine/slices.h) */
+        int64_t lo = o.batch, hi = 0, first, count;
+        for (int q = 0; q < ranks; q++) {
+            int s0, s1;
+            dse_slice_rank(o.batch, q, ranks, &s0, &s1, &first, &count);
+            lo = count < lo ? count : lo, hi = count > hi ? count : hi;
+        }
+        char each[48];
+        if (lo == hi) snprintf(each, sizeof each, "%lld", (long long)lo);
+        else snprintf(each, sizeof each, "%lld to %lld", (long long)lo, (long long)hi);
+        fprintf(stderr, "data-parallel: %d ranks, %s images each of every batch of %d, gradients summed by %s%s\n",
+                ranks, each, o.batch, dse_dist_reduce_name(o.reduce),
+                ranks > DSE_SLICES ? " (more ranks than 16 slices: the bits are not one process's)" : "");
+    }
     struct dse_train_result *r = malloc(sizeof *r);
     if (!r) return dse_net_deinit(&net), dse_dist_finish(dist), 1;
     rc = 0;

@@ -582,7 +582,9 @@ enum dse_status dse_model_set_dist(struct dse_model *m, struct dse_dist *d, enum
     if (m->gpu)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "data-parallel training on a CUDA device is not built yet; "
                            "train the ranks on the CPU (--device cpu)");
-    if (m->inference || count != m->batch || P > DSE_SLICES_MAX)
+    if (P > DSE_SLICES_MAX)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%d ranks on one batch; at most %d", P, DSE_SLICES_MAX);
+    if (m->inference || count != m->batch)
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "rank %d's model has batch %d, not its share %lld of %lld",
                            r, m->batch, (long long)count, (long long)global_batch);
     int64_t nf = 0, nd = total; /* the loss's slices first */

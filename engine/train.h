@@ -70,8 +70,8 @@ struct dse_train_opts {
                                    written (atomically) when it lacks some. With auto choice, the
                                    strategy is timed per run and the strategies differ in the
                                    last bits, so two runs of one candidate could differ; with a
-                                   cache file every run on this machine and thread count uses the
-                                   same choices and results are bit-identical. On the CPU: the
+                                   cache file every run on this machine (any thread count) uses
+                                   the same choices and results are bit-identical. On the CPU: the
                                    conv strategies (dse_conv_cache_*), written after training.
                                    On a CUDA device: cuDNN's engines and algorithms
                                    (dse_cuda_conv_cache_*), written when find chose something the

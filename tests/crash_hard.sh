@@ -27,7 +27,15 @@ seed=${DSE_CRASH_SEED:-$(($(date +%s) % 100000))}
 command -v strace >/dev/null 2>&1 || { echo "skipped: strace is not installed (tools/install-test-tools)"; exit 77; }
 strace -f -qq -o /dev/null true 2>/dev/null || { echo "skipped: strace cannot trace here (ptrace refused)"; exit 77; }
 tmp=$(mktemp -d) || exit 1
-[ -n "$DSE_CRASH_KEEP" ] && echo "keeping $tmp (DSE_CRASH_KEEP)" || trap 'rm -rf "$tmp"' EXIT
+# at the end, or on a failure or timeout: no worker of ours left running (each has --out $tmp/...)
+stop_all() { pkill -9 -f -- "--out $tmp/" 2>/dev/null; }
+if [ -n "$DSE_CRASH_KEEP" ]; then
+    echo "keeping $tmp (DSE_CRASH_KEEP)"
+    trap stop_all EXIT
+else
+    trap 'stop_all; rm -rf "$tmp"' EXIT
+fi
+trap 'exit 1' INT TERM
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 die() { echo "FAIL: $*"; exit 1; }
@@ -51,11 +59,17 @@ sweep() {
 }
 # sweep_fg: the same, in the foreground
 sweep_fg() { (sweep "$@"); }
-# same DIR: 0 if DIR's reports (csv and md) are the uninterrupted run's; else a diff
+# same DIR: 0 if DIR's reports (csv and md) are the uninterrupted run's and so is every
+# candidate's kept checkpoint, byte for byte (the trained weights: a report rounds); else
+# what differs
 same() {
     for fmt in csv md; do
         "$dse" report "$1" --format $fmt 2>/dev/null | sed -e "s|$1|DIR|g" -e 's/Training time:.*//' >"$1.$fmt"
         cmp -s "$tmp/ref.$fmt" "$1.$fmt" || { diff "$tmp/ref.$fmt" "$1.$fmt" | head -6; return 1; }
+    done
+    for kept in "$tmp"/ref/checkpoints/*/epoch-*.ckpt; do
+        cmp -s "$kept" "$1/${kept#"$tmp"/ref/}" ||
+            { echo "checkpoint ${kept#"$tmp"/ref/} differs from the uninterrupted run's"; return 1; }
     done
 }
 # final DIR: true when both candidates of DIR have ended (its sweep is over)

@@ -817,9 +817,10 @@ static void test_checkpoint_header(void) {
 }
 
 /* Results independent of the thread count (issue #18 item 1): the resume tests' run (dropout,
- * biases, the loss) for one epoch with each conv strategy, at batch 32 (16 slices of 2) and
- * 19 (uneven slices), by 1, 2, 3 and 5 threads: every checkpoint byte for byte the one
- * thread's (engine/slices.h). */
+ * biases, the loss) for one epoch with each conv strategy, at batch 32 (16 slices of 2), 19
+ * (uneven slices) and 2 (fewer images than threads: the forward pass splits the output
+ * channels), by 1, 2, 3 and 5 threads: every checkpoint byte for byte the one thread's
+ * (engine/slices.h). */
 static void test_train_threads(void) {
     if (!data_installed()) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
@@ -831,34 +832,48 @@ static void test_train_threads(void) {
         return;
     }
     struct dse_mp mp;
-    struct dse_net net;
+    struct dse_net nets[2];
     struct dse_train_opts o;
     struct dse_train_result *r = malloc(sizeof *r);
-    resume_setup(&mp, &net, &o);
+    resume_setup(&mp, &nets[0], &o);
+    /* and plain convs of odd widths, batchnorm and scale between them */
+    dse_net_init(&nets[1], "odd", 1, 28, 28);
+    net_conv(&nets[1], "conv1", 7, 3, 1, 1);
+    net_simple(&nets[1], DSE_LAYER_BATCHNORM, "bn1", 1);
+    net_simple(&nets[1], DSE_LAYER_SCALE, "scale1", 1);
+    net_simple(&nets[1], DSE_LAYER_RELU, "relu1", 1);
+    net_pool(&nets[1], DSE_LAYER_MAXPOOL, "pool1", 3, 2, 0);
+    net_conv(&nets[1], "conv2", 9, 3, 1, 1);
+    net_simple(&nets[1], DSE_LAYER_RELU, "relu2", 1);
+    net_conv(&nets[1], "conv3", 10, 1, 1, 0);
+    net_pool(&nets[1], DSE_LAYER_AVGPOOL, "pool3", 0, 1, 1);
+    net_simple(&nets[1], DSE_LAYER_SOFTMAX_LOSS, "loss", 0);
     o.epochs = 1;
     const int algos[3] = { DSE_CPU_CONV_GEMM_BATCH, DSE_CPU_CONV_GEMM_IMAGE, DSE_CPU_CONV_WINOGRAD };
-    const int threads[4] = { 1, 2, 3, 5 }, batches[2] = { 32, 19 };
+    const int threads[4] = { 1, 2, 3, 5 }, batches[3] = { 32, 19, 2 };
     int same = 0, runs = 0;
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 2; b++)
-            for (int t = 0; t < 4; t++) {
-                char ck[300], ref[300];
-                snprintf(ck, sizeof ck, "%s/%d_%d_%d", dir, a, b, threads[t]);
-                o.conv_algo = algos[a], o.batch = batches[b], o.threads = threads[t], o.checkpoint_dir = ck;
-                CHECK_OK(dse_train_run(&net, &o, r, NULL));
-                if (t == 0) continue;
-                snprintf(ref, sizeof ref, "%s/%d_%d_1/epoch-1.ckpt", dir, a, b);
-                snprintf(ck, sizeof ck, "%s/%d_%d_%d/epoch-1.ckpt", dir, a, b, threads[t]);
-                const int eq = same_file(ref, ck);
-                if (!eq)
-                    fprintf(stderr, "  train-threads: %s, batch %d: %d threads differ from 1\n",
-                            dse_cpu_conv_algo_str(algos[a]), batches[b], threads[t]);
-                same += eq, runs++;
-            }
+    for (int k = 0; k < 2; k++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                for (int t = 0; t < 4; t++) {
+                    char ck[300], ref[300];
+                    snprintf(ck, sizeof ck, "%s/%d_%d_%d_%d", dir, k, a, b, threads[t]);
+                    o.conv_algo = algos[a], o.batch = batches[b], o.threads = threads[t], o.checkpoint_dir = ck;
+                    o.limit_train = batches[b] == 2 ? 32 : 256;
+                    CHECK_OK(dse_train_run(&nets[k], &o, r, NULL));
+                    if (t == 0) continue;
+                    snprintf(ref, sizeof ref, "%s/%d_%d_%d_1/epoch-1.ckpt", dir, k, a, b);
+                    snprintf(ck, sizeof ck, "%s/%d_%d_%d_%d/epoch-1.ckpt", dir, k, a, b, threads[t]);
+                    const int eq = same_file(ref, ck);
+                    if (!eq)
+                        fprintf(stderr, "  train-threads: %s, %s, batch %d: %d threads differ from 1\n", nets[k].name,
+                                dse_cpu_conv_algo_str(algos[a]), batches[b], threads[t]);
+                    same += eq, runs++;
+                }
     CHECK_INT_EQ(same, runs);
     printf("  %d of %d runs by 2, 3 or 5 threads equal 1 thread's, byte for byte\n", same, runs);
     free(r);
-    dse_net_deinit(&net);
+    dse_net_deinit(&nets[0]), dse_net_deinit(&nets[1]);
     tmpdir_remove(dir);
 }
 

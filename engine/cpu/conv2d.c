@@ -228,8 +228,9 @@ static int want_split_k(const struct dse_cpu_ctx *cx, const struct shape *s) {
  * the first slice of the batch (of the rank's run) goes into dst. */
 struct sg {
     struct dse_cpu_slices sl;
-    float                *dst;   /* dw (Winograd: its dU), or NULL: no weight gradient */
-    int64_t               count; /* floats of one buffer (a multiple of 16) */
+    float                *dst;   /* dw, or NULL: no weight gradient */
+    int64_t               n;     /* floats of a gradient: what is zeroed and added */
+    int64_t               count; /* floats between buffers (n rounded up to 16) */
     int64_t               off;
     int                   depth;
 };
@@ -240,7 +241,7 @@ struct sg {
  * buffers of count floats at off; returns the floats each thread's workspace needs past
  * off. The caller then sets g->dst, the first slice's buffer. */
 static int64_t sg_plan(const struct dse_cpu_ctx *cx, struct sg *g, int N, int weights, int64_t count, int64_t off) {
-    *g = (struct sg){ .sl = dse_cpu_slices_of(cx, N), .count = (count + 15) / 16 * 16, .off = off };
+    *g = (struct sg){ .sl = dse_cpu_slices_of(cx, N), .n = count, .count = (count + 15) / 16 * 16, .off = off };
     if (!weights) return 0;
     for (int t = 0; t < cx->threads; t++) {
         int64_t k0, k1;
@@ -279,12 +280,12 @@ static void sg_thread(const struct cj *j, int t, int nt, sg_fn fn) {
         if (tr) {
             DSE_ASSERT(k == 0 || np > 0);
             buf = k == 0 ? g->dst : pool[--np];
-            if (k) memset(buf, 0, (size_t)g->count * sizeof(float));
+            if (k) memset(buf, 0, (size_t)g->n * sizeof(float));
         }
         fn(j, t, (int)k, i0, i1, buf);
         if (!tr) continue;
         int nf = 0;
-        dse_slice_push(tr, 0, g->sl.first + (int)k, buf, 0, g->count, freed, &nf);
+        dse_slice_push(tr, 0, g->sl.first + (int)k, buf, 0, g->n, freed, &nf); /* dst has n floats, no more */
         for (int f = 0; f < nf; f++) pool[np++] = freed[f];
     }
 }
@@ -312,7 +313,7 @@ static void sg_reduce_part(void *p, int64_t lo, int64_t hi) {
 
 static void sg_finish(struct dse_cpu_ctx *cx, const struct sg *g, struct dse_slice_tree *fin) {
     struct sg_red r = { .cx = cx, .g = g };
-    if (cx->threads > 1) dse_cpu_for(cx, g->count, g->count * cx->threads, sg_reduce_part, &r);
+    if (cx->threads > 1) dse_cpu_for(cx, g->n, g->n * cx->threads, sg_reduce_part, &r);
     sg_merge(&r, fin, 0, 0); /* the same blocks, no additions: where the sums are */
     DSE_ASSERT(fin->n >= 1 && fin->b[0].buf == g->dst);
 }
@@ -324,8 +325,9 @@ static void sg_keep_blocks(const struct dse_node *n, const struct dse_slice_tree
         memcpy(n->dw_blocks + (b - 1) * ndw, fin->b[b].buf, (size_t)ndw * sizeof(float));
 }
 
-/* Number of images GEMM_BATCH lowers at once: col + tmp within each thread's share of
- * the ctx's limit and within GEMM_BLOCK_BYTES, so that what im2col writes is still in the
+/* Number of images GEMM_BATCH lowers at once: col + tmp within one of DSE_SLICES shares
+ * of the ctx's limit (not the threads': the chunks must not depend on them) and within
+ * GEMM_BLOCK_BYTES, so that what im2col writes is still in the
  * core's L2 when the sgemm reads it (and tmp when it is copied out), at least one image.
  * bench_conv's layers alternating in one process, SqueezeNet-FMNIST batch 128 and v1.0
  * batch 16 on 2 EPYC (Zen 4) cores: against chunks of the whole share, 512 KiB made
@@ -336,8 +338,8 @@ static void sg_keep_blocks(const struct dse_node *n, const struct dse_slice_tree
 
 static int batch_chunk(const struct dse_cpu_ctx *cx, const struct shape *s) {
     const double per_image = (double)((int64_t)s->C * s->RS + s->K) * (double)s->PQ * sizeof(float);
-    double room = (double)cx->ws_limit_bytes / DSE_SLICES_MAX; /* not by the threads: backward's
-                                                                    chunks must not depend on them */
+    double room = (double)cx->ws_limit_bytes / DSE_SLICES; /* not by the threads: the chunks must
+                                                                not depend on them */
     if (room > (double)GEMM_BLOCK_BYTES) room = (double)GEMM_BLOCK_BYTES;
     const double nb = room / per_image;
     return nb < 1.0 ? 1 : nb > s->N ? s->N : (int)nb;
@@ -394,8 +396,8 @@ static void fwd_batch_slice(const struct cj *j, int t, int slice, int64_t i0, in
 }
 
 /* By slices, so that every sgemm sees the same images whatever the threads (OpenBLAS's
- * result for a column may depend on how many columns it is given); split_k: every image,
- * the thread's output channels. */
+ * result for a column may depend on how many columns it is given); split_k: every slice,
+ * chunked the same way, the thread's output channels. */
 static void fwd_batch_part(void *p, int t, int nt) {
     const struct cj *j = p;
     int64_t i0, i1, k0, k1;
@@ -403,8 +405,11 @@ static void fwd_batch_part(void *p, int t, int nt) {
         sg_thread(j, t, nt, fwd_batch_slice);
         return;
     }
-    share_of(j, t, nt, &i0, &i1, &k0, &k1, j->s->K);
-    fwd_batch_range(j, t, i0, i1, k0, k1);
+    dse_cpu_share(j->s->K, t, nt, &k0, &k1);
+    for (int k = 0; k < j->sg->sl.count; k++) {
+        dse_cpu_slice(&j->sg->sl, k, &i0, &i1);
+        fwd_batch_range(j, t, i0, i1, k0, k1);
+    }
 }
 
 static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
@@ -412,7 +417,6 @@ static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, con
     struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s), .split_k = want_split_k(cx, s),
                     .relu = n->relu_out, .sg = &g };
     sg_plan(cx, &g, s->N, 0, 0, 0);
-    if (j.split_k) j.chunk = s->N;
     const int64_t rows = (int64_t)s->C * s->RS;
     enum dse_status st = reserve(cx, (size_t)(rows + s->K) * j.chunk * s->PQ * sizeof(float), 0);
     if (st) return st;
@@ -816,25 +820,25 @@ static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *ou
 }
 
 /* The filters are transformed once per call, into thread 0's workspace, which all
- * threads then read; each thread takes its share of the images in chunks whose V and M
- * fit in its share of ws_limit_bytes and in about one core's L2 (WINO_BLOCK_BYTES), at
- * least one image: M is 4x the output it becomes, so a whole-batch chunk streams it
+ * threads then read; each thread takes its run of the batch's slices, each in chunks whose
+ * V and M fit in a share of ws_limit_bytes and in about one core's L2 (WINO_BLOCK_BYTES),
+ * at least one image: M is 4x the output it becomes, so a whole-batch chunk streams it
  * through memory. bench_conv, SqueezeNet-FMNIST batch 128 on 2 EPYC cores: 1 MiB made
  * the 14x14 expand3x3 forwards 2x faster than a whole-batch chunk, 4 and 16 MiB about 1.3x.
- * With fewer images than threads, each thread transforms every image and computes its
+ * With fewer images than threads, each thread transforms every slice and computes its
  * share of the output channels. */
 #define WINO_BLOCK_BYTES ((size_t)1 << 20)
 
 /* Images per Winograd chunk: V and M of that many images (per_image floats each) beside
- * nU floats of transformed filters fit in one of `parts` shares of ws_limit_bytes (the
- * threads'; the weight gradient's: DSE_SLICES_MAX, so that its chunks do not depend on the
- * threads) and in WINO_BLOCK_BYTES; at least one, at most per_thread. */
-static int wino_chunk(const struct dse_cpu_ctx *cx, int64_t nU, int64_t per_image, int64_t per_thread, int parts) {
-    const double limit = (double)cx->ws_limit_bytes / parts;
+ * nU floats of transformed filters fit in one of DSE_SLICES shares of ws_limit_bytes (not
+ * the threads': the chunks must not depend on them) and in WINO_BLOCK_BYTES; at least one,
+ * at most per_slice (the largest slice). */
+static int wino_chunk(const struct dse_cpu_ctx *cx, int64_t nU, int64_t per_image, int64_t per_slice) {
+    const double limit = (double)cx->ws_limit_bytes / DSE_SLICES;
     double room = (limit - (double)nU * sizeof(float)) / ((double)per_image * sizeof(float));
     const double cache = (double)WINO_BLOCK_BYTES / ((double)per_image * sizeof(float));
     if (room > cache) room = cache;
-    return room < 1.0 ? 1 : room > per_thread ? (int)per_thread : (int)room;
+    return room < 1.0 ? 1 : room > per_slice ? (int)per_slice : (int)room;
 }
 
 static void wino_range(const struct cj *j, int t, int64_t i0, int64_t i1, int64_t k0, int64_t k1) {
@@ -860,16 +864,19 @@ static void wino_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t
     wino_range(j, t, i0, i1, 0, j->g->Co);
 }
 
-/* By slices, as fwd_batch_part; split_k: every image, the thread's output channels. */
+/* By slices, as fwd_batch_part; split_k: every slice, the thread's output channels. */
 static void wino_part(void *p, int t, int nt) {
     const struct cj *j = p;
-    int64_t k0, k1;
+    int64_t i0, i1, k0, k1;
     if (!j->split_k) {
         sg_thread(j, t, nt, wino_slice);
         return;
     }
     dse_cpu_share(j->g->Co, t, nt, &k0, &k1);
-    wino_range(j, t, 0, j->N, k0, k1);
+    for (int k = 0; k < j->sg->sl.count; k++) {
+        dse_cpu_slice(&j->sg->sl, k, &i0, &i1);
+        wino_range(j, t, i0, i1, k0, k1);
+    }
 }
 
 static enum dse_status wino_run(struct dse_cpu_ctx *cx, const struct wgeo *g, int N, const float *w, int64_t so,
@@ -882,8 +889,7 @@ static enum dse_status wino_run(struct dse_cpu_ctx *cx, const struct wgeo *g, in
     sg_plan(cx, &sg, N, 0, 0, 0);
     j.sg = &sg;
     j.split_k = N < cx->threads && g->Co >= 2 * cx->threads;
-    j.chunk = j.split_k ? wino_chunk(cx, nU, per_image, N, cx->threads)
-                        : wino_chunk(cx, nU, per_image, (sg.sl.n + sg.sl.total - 1) / sg.sl.total, DSE_SLICES_MAX);
+    j.chunk = wino_chunk(cx, nU, per_image, (sg.sl.n + sg.sl.total - 1) / sg.sl.total);
     enum dse_status st = reserve(cx, (size_t)(per_image * j.chunk) * sizeof(float), (size_t)j.nU * sizeof(float));
     if (st) return st;
     float *U = ws_of(cx, 0);
@@ -1020,7 +1026,7 @@ static enum dse_status wino_dw(struct dse_cpu_ctx *cx, struct dse_node *n, const
     struct cj j = { .cx = cx, .g = &g, .in = x->data, .out = y->grad, .sx = x->stride_n, .sy = y->stride_n,
                     .nU = (nU + 15) / 16 * 16, .N = s->N, .sg = &sg };
     const struct dse_cpu_slices sl = dse_cpu_slices_of(cx, s->N);
-    j.chunk = wino_chunk(cx, nU, per_image, (sl.n + sl.total - 1) / sl.total, DSE_SLICES_MAX);
+    j.chunk = wino_chunk(cx, 0, per_image, (sl.n + sl.total - 1) / sl.total);
     j.db_off = (per_image * j.chunk + 15) / 16 * 16;
     j.dw_off = j.db_off + j.nU;
     const int64_t more = sg_plan(cx, &sg, s->N, 1, OI * 9, j.dw_off);
@@ -1141,7 +1147,8 @@ static int wants_bwd(const struct dse_node *n) {
 /* Backward timing on scratch gradients, so the node's own grads are untouched. */
 static enum dse_status time_bwd(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s,
                                 float *ms) {
-    struct dse_node shadow = *n;
+    struct dse_node shadow = *n; /* its dw_blocks (data-parallel) are n's: written here, then again by the real
+                                    backward, which comes after the timing */
     struct dse_tensor x = *n->in[0], y = *n->out, w = *n->weight;
     const int64_t nx = x.n * x.stride_n, ny = y.n * y.stride_n, nw = dse_tensor_count(&w);
     float *buf = calloc((size_t)(nx + ny + nw), sizeof(float));
