@@ -2,7 +2,7 @@
  * a result depends on the seed and the batch, never on the thread count or the ranks.
  *
  * A batch of n images is cut into dse_slices(n) slices of consecutive images (sizes
- * differing by at most one, dse_dist_share's rule). A sum over the batch (a weight or bias
+ * differing by at most one, spread evenly: dse_slice_images). A sum over the batch (a weight or bias
  * gradient, the loss) is the sum of the slices' partial sums, each partial summed image
  * after image in one fixed way, and the partials are added in one fixed tree: the complete
  * binary tree over the slices in order, a node the sum left + right of its children, a node
@@ -29,12 +29,13 @@ static inline int dse_slices(int64_t n, int ranks) {
     return n < s ? (int)n : s;
 }
 
-/* The images [*first, *first + *count) of slices [s0, s1) of a batch of n in `total` slices. */
+/* The images [*first, *first + *count) of slices [s0, s1) of a batch of n in `total`
+ * slices: slice s begins at image floor(s n / total), so the larger slices are spread out
+ * and any run of k slices holds k n / total images, give or take one (a run's share of the
+ * batch is its share of the slices: threads and ranks stay balanced). */
 static inline void dse_slice_images(int64_t n, int total, int s0, int s1, int64_t *first, int64_t *count) {
-    int64_t f0, c0, f1, c1;
-    dse_dist_share(n, s0, total, &f0, &c0);
-    dse_dist_share(n, s1 - 1, total, &f1, &c1);
-    *first = f0, *count = s1 > s0 ? f1 + c1 - f0 : 0;
+    *first = (int64_t)s0 * n / total;
+    *count = s1 > s0 ? (int64_t)s1 * n / total - *first : 0;
 }
 
 /* Rank r of P's run of a batch of n: slices [*s0, *s1) of dse_slices(n, P), split as
