@@ -915,6 +915,51 @@ static int type_known(const struct ptree *t, int layer, int v1) {
     return tc >= 0 && type_kind(t, &t->nodes[tc], v1) >= 0;
 }
 
+/* Names kept in an array (at base + i * stride, NUL-terminated), found by hash: indices in
+ * open-addressed slots (-1 empty), cap a power of 2 above twice the names. The reader's
+ * blobs and the writer's tops; a deep net goes in linear time. */
+struct name_index {
+    int *slots;
+    int  cap, n;
+};
+
+static size_t ni_slot(const struct name_index *x, const char *name) {
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 1099511628211u;
+    return (size_t)h & (size_t)(x->cap - 1);
+}
+
+/* The index of name, or -1. */
+static int ni_find(const struct name_index *x, const char *base, size_t stride, const char *name) {
+    if (!x->cap) return -1;
+    for (size_t k = ni_slot(x, name);; k = (k + 1) & (size_t)(x->cap - 1)) {
+        const int i = x->slots[k];
+        if (i < 0 || strcmp(base + (size_t)i * stride, name) == 0) return i;
+    }
+}
+
+static void ni_put(struct name_index *x, const char *base, size_t stride, int i) {
+    size_t k = ni_slot(x, base + (size_t)i * stride);
+    while (x->slots[k] >= 0) k = (k + 1) & (size_t)(x->cap - 1);
+    x->slots[k] = i;
+}
+
+/* Add name i (not in yet); -1 if out of memory. */
+static int ni_add(struct name_index *x, const char *base, size_t stride, int i) {
+    if (2 * (x->n + 1) >= x->cap) {
+        const struct name_index old = *x;
+        x->cap = old.cap ? 2 * old.cap : 128;
+        if (!(x->slots = malloc(sizeof *x->slots * (size_t)x->cap))) return *x = old, -1;
+        for (int k = 0; k < x->cap; k++) x->slots[k] = -1;
+        for (int k = 0; k < old.cap; k++)
+            if (old.slots[k] >= 0) ni_put(x, base, stride, old.slots[k]);
+        free(old.slots);
+    }
+    ni_put(x, base, stride, i);
+    x->n++;
+    return 0;
+}
+
 struct blob {
     char name[DSE_NAME_MAX];
     int  layer; /* producing layer index, or DSE_INPUT_DATA */
@@ -929,14 +974,13 @@ struct build {
     const struct dse_input_shape *ov;
     struct blob                  *blobs;
     int                           n_blobs, cap_blobs;
+    struct name_index             by_name;     /* the blobs by name: a deep net reads in linear time */
     int                           have_input, input_line;
     char                          input_name[DSE_NAME_MAX];
 };
 
 static int find_blob(const struct build *b, const char *name) {
-    for (int i = b->n_blobs - 1; i >= 0; i--)
-        if (strcmp(b->blobs[i].name, name) == 0) return i;
-    return -1;
+    return ni_find(&b->by_name, (const char *)b->blobs, sizeof *b->blobs, name);
 }
 
 /* Name (or re-produce) blob `name` as the output of `layer`. */
@@ -952,6 +996,7 @@ static enum dse_status set_blob(struct build *b, const char *name, int layer, in
         }
         i = b->n_blobs++;
         dse_strlcpy(b->blobs[i].name, name, DSE_NAME_MAX);
+        if (ni_add(&b->by_name, (const char *)b->blobs, sizeof *b->blobs, i)) return b->n_blobs--, nomem(b->t);
     }
     b->blobs[i].layer = layer;
     b->blobs[i].label = label;
@@ -1632,6 +1677,7 @@ enum dse_status dse_prototxt_parse(const char *text, size_t len, const char *pat
     free(t.nodes);
     free(t.pool);
     free(b.blobs);
+    free(b.by_name.slots);
     if (st) dse_net_deinit(out);
     return st;
 }
@@ -1778,9 +1824,18 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
             return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory writing prototxt");
         }
     }
+    int *last = n > 0 ? malloc(sizeof *last * (size_t)n) : NULL; /* the last layer reading layer i's output */
+    struct name_index own_tops = { 0 };
+    if (n > 0 && !last) {
+        free(tops), free(own);
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory writing prototxt");
+    }
+    for (int i = 0; i < n; i++) last[i] = -1;
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &net->layers[i];
         if (l->type == DSE_LAYER_SOFTMAX_LOSS || l->type == DSE_LAYER_ACCURACY) label = 1;
+        for (int k = 0; k < l->n_inputs; k++)
+            if (l->inputs[k] >= 0) last[l->inputs[k]] = i;
     }
     /* Blob names. An in-place layer reuses its input's blob, unless a later layer still
      * reads that input (then the in-place write would change what it reads). Other layers
@@ -1789,12 +1844,7 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
         const struct dse_layer *l = &net->layers[i];
         int p = l->inputs[0];
         own[i] = 1;
-        if (l->in_place && l->n_inputs >= 1 && p >= 0) {
-            own[i] = 0;
-            for (int j = i + 1; j < n && !own[i]; j++)
-                for (int k = 0; k < net->layers[j].n_inputs; k++)
-                    if (net->layers[j].inputs[k] == p) own[i] = 1;
-        }
+        if (l->in_place && l->n_inputs >= 1 && p >= 0) own[i] = last[p] > i;
         if (!own[i]) {
             memcpy(tops[i], tops[p], sizeof tops[i]);
             continue;
@@ -1803,13 +1853,18 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
         for (int tries = 0;; tries++) {
             int clash = strcmp(tops[i], "data") == 0 || (label && strcmp(tops[i], "label") == 0) ||
                         tops[i][0] == '\0';
-            for (int j = 0; j < i && !clash; j++) clash = own[j] && strcmp(tops[j], tops[i]) == 0;
+            if (!clash) clash = ni_find(&own_tops, (const char *)tops, sizeof *tops, tops[i]) >= 0;
             if (!clash) break;
             char base[DSE_NAME_MAX];
             dse_strlcpy(base, l->name, DSE_NAME_MAX - 12);
             snprintf(tops[i], sizeof tops[i], "%s_%d", base[0] ? base : "blob", i + tries);
         }
+        if (ni_add(&own_tops, (const char *)tops, sizeof *tops, i)) {
+            free(tops), free(own), free(last), free(own_tops.slots);
+            return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory writing prototxt");
+        }
     }
+    free(last), free(own_tops.slots);
 
     fprintf(f, "# Written by dse: %d layers; the input layer \"data\" is 1x%dx%dx%d.\n", n,
             net->in_c, net->in_h, net->in_w);

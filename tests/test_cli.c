@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -1129,6 +1130,48 @@ static void test_early_stop(void) {
     free(text);
 }
 
+/* A deep net reads in linear time (issue #18 item 4: a 200,000-layer .cfg was still being
+ * read after 120 s, its name checks quadratic): 200,000 convs written as .cfg and as
+ * prototxt, each read back within 60 s (about 2 s in the normal build). */
+static void test_deep_nets(void) {
+    enum { DEPTH = 200000 };
+    char dir[] = "/tmp/dse_deep_XXXXXX", cfg[300], proto[300];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(cfg, sizeof cfg, "%s/deep.cfg", dir);
+    snprintf(proto, sizeof proto, "%s/deep.prototxt", dir);
+    struct dse_net net, back;
+    struct dse_err err = { 0 };
+    dse_net_init(&net, "deep", 1, 8, 8);
+    for (int i = 0; i < DEPTH; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "c%d", i);
+        if (net_conv(&net, name, 2, 1, 1, 0) < 0) break;
+    }
+    CHECK_INT_EQ(net.n_layers, DEPTH);
+    const char *paths[2] = { cfg, proto };
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(paths[k], "w");
+        CHECK(f != NULL);
+        if (!f) continue;
+        CHECK_OK(k ? dse_prototxt_write(f, &net, &err) : dse_netcfg_write(f, &net, &err));
+        fclose(f);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        CHECK_OK(dse_netfile_load(paths[k], NULL, &back, &err));
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        CHECK_INT_EQ(back.n_layers, DEPTH);
+        CHECK(s < 60.0);
+        printf("  %d layers from %s in %.2f s\n", back.n_layers, k ? "prototxt" : ".cfg", s);
+        dse_net_deinit(&back);
+    }
+    dse_net_deinit(&net);
+    unlink(cfg), unlink(proto), rmdir(dir);
+}
+
 static const struct check_case cases[] = {
     { "cli-cfg-matches-c",        test_cfg_matches_c },
     { "cli-prototxt-matches-cfg", test_prototxt_matches_cfg },
@@ -1150,6 +1193,7 @@ static const struct check_case cases[] = {
     { "cli-options-help",         test_options_help },
     { "cli-options-one-range",    test_options_one_range },
     { "cli-early-stop",           test_early_stop },
+    { "cli-deep-nets",            test_deep_nets },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
