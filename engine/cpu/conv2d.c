@@ -997,15 +997,14 @@ static void wino_dw_slice(const struct cj *j, int t, int slice, int64_t i0, int6
     const int64_t OI = (int64_t)g->Co * g->Ci;
     float *V = ws_of(j->cx, t), *D = V + 16 * (int64_t)g->Ci * j->chunk * g->tpi, *dU = V + j->db_off;
     (void)slice;
-    memset(dU, 0, (size_t)(16 * OI) * sizeof(float));
     for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
         const int nb = (int)(i1 - n0 < j->chunk ? i1 - n0 : j->chunk);
         const int64_t T = nb * g->tpi;
         wino_inputs(g, j->in + n0 * j->sx, j->sx, nb, V);
         wino_dy(g, j->out + n0 * j->sy, j->sy, nb, D);
-        for (int e = 0; e < 16; e++)
+        for (int e = 0; e < 16; e++) /* the slice's first chunk sets dU (beta 0: no zeroing pass) */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g->Co, g->Ci, (int)T, 1.0f,
-                        D + e * (int64_t)g->Co * T, (int)T, V + e * (int64_t)g->Ci * T, (int)T, 1.0f,
+                        D + e * (int64_t)g->Co * T, (int)T, V + e * (int64_t)g->Ci * T, (int)T, n0 > i0 ? 1.0f : 0.0f,
                         dU + e * OI, g->Ci);
     }
     wino_dU_to_dw(dU, OI, dw);
