@@ -1,123 +1,133 @@
 #!/usr/bin/env bash
-# compare_pytorch.sh: our engine against Debian's PyTorch on the two networks of issue #4 item 10
-# (Speed), 2 threads, in one run: SqueezeNet-FMNIST training at batch 128, SqueezeNet v1.0
-# training at batch 16 and inference at batch 1 and 16. Per case and round it runs ours
-# (`dse bench`), then bench/pytorch_ref.py stock, then bench/pytorch_ref.py with glibc's malloc
-# told to keep its memory (GLIBC_TUNABLES below: stock PyTorch spends most of its time in page
-# faults from buffers returned to the kernel, so the tuned run is the honest yardstick), and
-# repeats that for ROUNDS rounds, alternating the implementations. Not a test (STYLE section 9).
+# compare_pytorch.sh: the CPU engine against PyTorch as a user would run it today (issue #19
+# item 1): current PyTorch from PyPI in its own virtual environment (bench/torch_venv.sh,
+# made on first use; never by the tests) and Debian's python3-torch when installed, each in
+# NCHW and channels_last, all with glibc's malloc told to keep its memory (stock PyTorch
+# spends most of its time in page faults otherwise), interleaved with ours in one run.
+# Cases: SqueezeNet-FMNIST training at batch 128, SqueezeNet v1.0 training at batch 16 and
+# inference at batches 1 and 16, each at 1 and 2 threads. The machine's FMA and sgemm peaks
+# (build/bench_peak) come first. Not a test (STYLE section 9).
 #
-# Prints the machine facts first, each run's own line (with round=R added), then per case
-#   name=compare.<net>.<mode>.b<batch> ours_img_per_s=... pytorch_img_per_s=...
-#   pytorch_tuned_img_per_s=... ratio=<ours/pytorch> ratio_tuned=<ours/pytorch_tuned>
-# where each img_per_s is the median over the rounds (the mean of the two for 2 rounds) of the
-# runs' own figures (each the batch over the median step time of its iterations).
+# Prints the machine facts and peaks, each run's own line (round=R added), then per case
+#   name=compare.<net>.<mode>.b<batch>.t<T> ours_img_per_s=... best_pytorch=<config>
+#   best_img_per_s=... ratio=<ours/best> target=1.3 met=yes|no  <config>_img_per_s=...
+# and for training cases the step's FLOPs (analyzer: 3 x forward, conv and fc) per second
+# against T times the one-thread sgemm peak:
+#   name=peak_share.<net>.t<T> gflops=... sgemm_peak_gflops=... share=... target=0.6|0.5
+# Each img_per_s is the median over the rounds of the runs' own figures.
 #
-# Usage: bench/compare_pytorch.sh [path/to/dse]     (default: build/dse in the repository)
-# Environment: ROUNDS (default 2), THREADS (default 2), PYTHON (an interpreter with torch;
-#   default /usr/bin/python3, Debian's), ITERS_FMNIST_TRAIN (8), ITERS_V10_TRAIN (3),
-#   ITERS_V10_INFER1 (20), ITERS_V10_INFER16 (5). About 4 minutes on 2 idle cores, about 8
-#   when another process keeps them busy. Exit status 2: python3-torch or dse is missing.
+# Usage: bench/compare_pytorch.sh [path/to/dse]     (default: build/dse; build/bench_peak beside it)
+# Environment: ROUNDS (default 2), THREADS (default "1 2"), TORCH_PYTHONS (interpreters to
+#   compare; default: the venv's and /usr/bin/python3 if it has torch), NO_VENV=1 (skip the
+#   venv), ITERS_FMNIST_TRAIN (6), ITERS_V10_TRAIN (3), ITERS_V10_INFER1 (20),
+#   ITERS_V10_INFER16 (5). About 15 minutes on 2 idle cores. Exit status 2: no dse, or no
+#   PyTorch at all.
 set -u -o pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 dse=${1:-$root/build/dse}
 case $dse in /*) ;; *) dse=$(pwd)/$dse ;; esac
+peak_bin=$(dirname "$dse")/bench_peak
 rounds=${ROUNDS:-2}
-threads=${THREADS:-2}
+threads_list=${THREADS:-1 2}
 tuned='glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295'
 ref=$root/bench/pytorch_ref.py
 
-if [ ! -x "$dse" ]; then
-    echo "compare_pytorch: no dse at $dse; build it first:" >&2
+if [ ! -x "$dse" ] || [ ! -x "$peak_bin" ]; then
+    echo "compare_pytorch: no dse or bench_peak at $dse; build them first:" >&2
     echo "  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2" >&2
     exit 2
 fi
-py=
-for p in ${PYTHON:-} /usr/bin/python3 python3; do
-    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch' >/dev/null 2>&1; then py=$p; break; fi
-done
-if [ -z "$py" ]; then
-    echo "compare_pytorch: no Python with torch found (tried ${PYTHON:+$PYTHON, }/usr/bin/python3, python3)." >&2
-    echo "  Install Debian's PyTorch:  apt-get install -y python3-torch" >&2
-    echo "  (or set PYTHON to an interpreter that can import torch)" >&2
-    exit 2
+pys=()
+if [ -n "${TORCH_PYTHONS:-}" ]; then
+    read -r -a pys <<<"$TORCH_PYTHONS"
+else
+    if [ "${NO_VENV:-0}" != 1 ]; then
+        venv_py=$("$root/bench/torch_venv.sh") || { echo "compare_pytorch: bench/torch_venv.sh failed" >&2; exit 2; }
+        pys+=("$venv_py")
+    fi
+    /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 && pys+=(/usr/bin/python3)
 fi
+[ ${#pys[@]} -gt 0 ] || { echo "compare_pytorch: no Python with torch (bench/torch_venv.sh, or apt-get install python3-torch)" >&2; exit 2; }
 cd "$root" || exit 1
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-
-# Machine facts.
-cores=$(nproc)
-cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -1)
-torch_facts=$("$py" - "$threads" <<'EOF' 2>/dev/null
-import re, sys, torch
-cfg = torch.__config__.show()
-cap = re.search(r"CPU capability usage: (\S+)", cfg)
-dnn = re.search(r"MKL-DNN v(\S+)", cfg)
-print(f"torch={torch.__version__} mkldnn_available={'yes' if torch.backends.mkldnn.is_available() else 'no'} "
-      f"onednn={dnn.group(1) if dnn else 'none'} aten_cpu_capability={cap.group(1) if cap else 'unknown'} "
-      f"parallel={'OpenMP' if 'OpenMP' in torch.__config__.parallel_info() else 'other'}")
-EOF
-)
-# The ISA oneDNN dispatches to on this CPU, from its verbose banner on one small conv.
-isa=$(DNNL_VERBOSE=1 ONEDNN_VERBOSE=1 "$py" -c '
-import torch
-torch.set_num_threads(2)
-torch.nn.Conv2d(16, 16, 3, padding=1)(torch.rand(16, 16, 14, 14))' 2>/dev/null |
-      sed -n 's/^onednn_verbose,info,cpu,isa:\(.*\)$/\1/p; s/^dnnl_verbose,info,cpu,isa:\(.*\)$/\1/p' | head -1)
-echo "machine cores=$cores cpu=\"$cpu\" threads=$threads OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}" \
-     "loadavg=\"$(loadavg)\" rounds=$rounds"
-echo "pytorch python=$py $torch_facts onednn_isa=\"${isa:-unknown}\""
+echo "machine cores=$(nproc) cpu=\"$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -1)\"" \
+     "threads=\"$threads_list\" loadavg=\"$(loadavg)\" rounds=$rounds dse=$dse"
+for py in "${pys[@]}"; do
+    echo "pytorch python=$py $("$py" -c 'import torch; print("torch=" + torch.__version__ + " onednn=" + (".".join(map(str, torch.backends.mkldnn.version())) if hasattr(torch.backends.mkldnn, "version") else "?"))' 2>/dev/null)"
+done
 if awk -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN { exit !(l >= 0.5) }'; then
-    echo "compare_pytorch: warning: load average $(loadavg) on $cores cores; another process shares the CPU." \
-         "PyTorch's OpenMP threads spin while waiting and slow down several-fold when descheduled," \
-         "so the ratios of this run say little." >&2
+    echo "compare_pytorch: warning: load average $(loadavg); another process shares the CPU and the ratios say little." >&2
 fi
-echo "pytorch_tuned GLIBC_TUNABLES=$tuned"
-echo "dse path=$dse"
+peaks=$("$peak_bin") || { echo "compare_pytorch: bench_peak failed" >&2; exit 1; }
+echo "$peaks"
+sgemm_peak=$(sed -n 's/^name=peak.sgemm .* gflops=\([0-9.]*\).*/\1/p' <<<"$peaks")
 
 # Parameter counts: our analyzer's against the PyTorch models'.
 for pair in fmnist:squeezenet_fmnist v10:squeezenet_v1.0; do
     key=${pair%%:*} net=${pair#*:}
     ours=$("$dse" analyze "experiments/squeezenet/$net.cfg" | awk '$1 == "params" { gsub(",", "", $2); print $2 }')
-    theirs=$("$py" "$ref" --net "$key" --params | sed -n 's/.* params=\([0-9]*\).*/\1/p')
-    eq=no; [ -n "$ours" ] && [ "$ours" = "$theirs" ] && eq=yes
-    echo "name=params.$net ours=$ours pytorch=$theirs equal=$eq"
-    if [ $eq != yes ]; then echo "compare_pytorch: the two $net models differ" >&2; exit 1; fi
+    theirs=$("${pys[0]}" "$ref" --net "$key" --params | sed -n 's/.* params=\([0-9]*\).*/\1/p')
+    [ -n "$ours" ] && [ "$ours" = "$theirs" ] || { echo "compare_pytorch: the two $net models differ ($ours, $theirs)" >&2; exit 1; }
+    echo "name=params.$net ours=$ours pytorch=$theirs equal=yes"
 done
 
 img_per_s() { sed -n 's/.* img_per_s=\([0-9.]*\).*/\1/p'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2];
                                                 else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# case: key cfg-name mode batch iters
+# run_case KEY NET MODE BATCH ITERS T
 run_case() {
-    local key=$1 net=$2 mode=$3 batch=$4 iters=$5 r line ours='' stock='' tune=''
-    for ((r = 1; r <= rounds; r++)); do
-        line=$("$dse" bench "experiments/squeezenet/$net.cfg" --mode "$mode" --batch "$batch" \
-               --threads "$threads" --iters "$iters") || { echo "compare_pytorch: dse bench failed" >&2; exit 1; }
-        echo "$line impl=ours round=$r"
-        ours+="$(img_per_s <<<"$line")"$'\n'
-        line=$(env -u GLIBC_TUNABLES "$py" "$ref" --net "$key" --mode "$mode" --batch "$batch" \
-               --threads "$threads" --iters "$iters") || { echo "compare_pytorch: pytorch_ref failed" >&2; exit 1; }
-        echo "$line round=$r"
-        stock+="$(img_per_s <<<"$line")"$'\n'
-        line=$(GLIBC_TUNABLES=$tuned "$py" "$ref" --net "$key" --mode "$mode" --batch "$batch" \
-               --threads "$threads" --iters "$iters") || { echo "compare_pytorch: pytorch_ref failed" >&2; exit 1; }
-        echo "$line round=$r"
-        tune+="$(img_per_s <<<"$line")"$'\n'
+    local key=$1 net=$2 mode=$3 batch=$4 iters=$5 t=$6 r line cfg py fmt
+    declare -A got=()
+    local -a cfgs=(ours)
+    for py in "${pys[@]}"; do
+        for fmt in nchw nhwc; do cfgs+=("$py|$fmt"); done
     done
-    local o s t
-    o=$(printf '%s' "$ours" | median) s=$(printf '%s' "$stock" | median) t=$(printf '%s' "$tune" | median)
-    awk -v n="compare.$net.$mode.b$batch" -v o="$o" -v s="$s" -v t="$t" 'BEGIN {
-        printf "name=%s ours_img_per_s=%s pytorch_img_per_s=%s pytorch_tuned_img_per_s=%s ratio=%.2f ratio_tuned=%.2f\n",
-               n, o, s, t, (s > 0 ? o / s : 0), (t > 0 ? o / t : 0) }'
+    for ((r = 1; r <= rounds; r++)); do
+        for cfg in "${cfgs[@]}"; do
+            if [ "$cfg" = ours ]; then
+                line=$("$dse" bench "experiments/squeezenet/$net.cfg" --mode "$mode" --batch "$batch" --threads "$t" \
+                       --iters "$iters") || { echo "compare_pytorch: dse bench failed" >&2; exit 1; }
+                line="$line impl=ours"
+            else
+                py=${cfg%|*} fmt=${cfg#*|}
+                line=$(GLIBC_TUNABLES=$tuned "$py" "$ref" --net "$key" --mode "$mode" --batch "$batch" --threads "$t" \
+                       --iters "$iters" --memory-format "$fmt") || { echo "compare_pytorch: pytorch_ref failed" >&2; exit 1; }
+            fi
+            echo "$line round=$r"
+            got[$cfg]+="$(img_per_s <<<"$line")"$'\n'
+        done
+    done
+    local ours best=0 best_cfg='' list='' m name
+    ours=$(printf '%s' "${got[ours]}" | median)
+    for cfg in "${cfgs[@]:1}"; do
+        m=$(printf '%s' "${got[$cfg]}" | median)
+        py=${cfg%|*} fmt=${cfg#*|}
+        name="torch$("$py" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null)_$fmt"
+        list+=" ${name}_img_per_s=$m"
+        if awk -v a="$m" -v b="$best" 'BEGIN { exit !(a > b) }'; then best=$m best_cfg=$name; fi
+    done
+    awk -v n="compare.$net.$mode.b$batch.t$t" -v o="$ours" -v b="$best" -v c="$best_cfg" -v l="$list" 'BEGIN {
+        r = b > 0 ? o / b : 0
+        printf "name=%s ours_img_per_s=%s best_pytorch=%s best_img_per_s=%s ratio=%.2f target=1.3 met=%s%s\n",
+               n, o, c, b, r, (r >= 1.3 ? "yes" : "no"), l }'
+    if [ "$mode" = train ]; then
+        local fl
+        fl=$("$dse" analyze "experiments/squeezenet/$net.cfg" | awk '$1 == "FLOPs" && $2 == "training" { gsub(",", "", $4); print $4 }')
+        awk -v n="$net" -v t="$t" -v f="$fl" -v o="$ours" -v p="$sgemm_peak" -v tg="$([ "$key" = v10 ] && echo 0.6 || echo 0.5)" 'BEGIN {
+            g = f * o / 1e9; sh = g / (p * t)
+            printf "name=peak_share.%s.t%d gflops=%.1f sgemm_peak_gflops=%.1f share=%.2f target=%s met=%s\n",
+                   n, t, g, p * t, sh, tg, (sh >= tg ? "yes" : "no") }'
+    fi
 }
 
 start=$(date +%s)
-run_case fmnist squeezenet_fmnist train 128 "${ITERS_FMNIST_TRAIN:-8}"
-run_case v10 squeezenet_v1.0 train 16 "${ITERS_V10_TRAIN:-3}"
-run_case v10 squeezenet_v1.0 infer 1 "${ITERS_V10_INFER1:-20}"
-run_case v10 squeezenet_v1.0 infer 16 "${ITERS_V10_INFER16:-5}"
+for t in $threads_list; do
+    run_case fmnist squeezenet_fmnist train 128 "${ITERS_FMNIST_TRAIN:-6}" "$t"
+    run_case v10 squeezenet_v1.0 train 16 "${ITERS_V10_TRAIN:-3}" "$t"
+    run_case v10 squeezenet_v1.0 infer 1 "${ITERS_V10_INFER1:-20}" "$t"
+    run_case v10 squeezenet_v1.0 infer 16 "${ITERS_V10_INFER16:-5}" "$t"
+done
 echo "machine_end loadavg=\"$(loadavg)\" wall_s=$(($(date +%s) - start))"

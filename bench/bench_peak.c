@@ -1,0 +1,117 @@
+/* bench_peak.c: the machine's yardsticks for the CPU engine's speed (issue #19): the FMA peak
+ * of one core (independent fused multiply-adds in registers: AVX-512 where the CPU has it,
+ * else AVX2, chosen at run time) and OpenBLAS's sgemm on one thread (2048^3, the best a
+ * library kernel reaches here). Not a test (STYLE section 9).
+ *
+ * Prints
+ *   name=peak.fma isa=avx512|avx2|none threads=1 gflops=...
+ *   name=peak.sgemm M=2048 N=2048 K=2048 threads=1 median_ms=... gflops=... of_fma=<ratio>
+ * (2 FLOPs per multiply-add, docs/conventions.md). Usage: bench_peak [--reps R] (default 5). */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+
+#define FMA_ITERS 20000000L
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Independent chains of FMAs, each in a register of its own (spelled out: an array could
+ * live in memory): more chains than the FMA latency times the ports, so the units never
+ * wait. Returns a value the compiler cannot drop. */
+#define DSE_PEAK_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+__attribute__((target("avx512f"))) static float fma_avx512(long iters) {
+    const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+#define INIT(i) __m512 c##i = _mm512_set1_ps((float)(i));
+#define STEP(i) c##i = _mm512_fmadd_ps(c##i, a, b);
+#define SUM(i) s = _mm512_add_ps(s, c##i);
+    DSE_PEAK_CHAINS(INIT)
+    for (long n = 0; n < iters; n++) { DSE_PEAK_CHAINS(STEP) }
+    __m512 s = _mm512_setzero_ps();
+    DSE_PEAK_CHAINS(SUM)
+#undef INIT
+#undef STEP
+#undef SUM
+    return _mm512_reduce_add_ps(s);
+}
+
+__attribute__((target("avx2,fma"))) static float fma_avx2(long iters) {
+    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+#define INIT(i) __m256 c##i = _mm256_set1_ps((float)(i));
+#define STEP(i) c##i = _mm256_fmadd_ps(c##i, a, b);
+#define SUM(i) s = _mm256_add_ps(s, c##i);
+    DSE_PEAK_CHAINS(INIT)
+    for (long n = 0; n < iters; n++) { DSE_PEAK_CHAINS(STEP) }
+    __m256 s = _mm256_setzero_ps();
+    DSE_PEAK_CHAINS(SUM)
+#undef INIT
+#undef STEP
+#undef SUM
+    float v[8];
+    _mm256_storeu_ps(v, s);
+    return v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+}
+#endif
+
+/* GFLOP/s of the widest FMA this CPU runs, the best of reps; *isa names it. */
+static double fma_peak(int reps, const char **isa) {
+    double best = 0.0;
+    *isa = "none";
+#if defined(__x86_64__) && defined(__GNUC__)
+    const int w512 = __builtin_cpu_supports("avx512f"), w256 = __builtin_cpu_supports("avx2") &&
+                                                                 __builtin_cpu_supports("fma");
+    if (!w512 && !w256) return 0.0;
+    *isa = w512 ? "avx512" : "avx2";
+    const long iters = w512 ? FMA_ITERS / 2 : FMA_ITERS;
+    const double flops = 2.0 * 12 * (w512 ? 16 : 8) * (double)iters; /* 12 chains */
+    volatile float sink = 0.0f;
+    for (int r = 0; r < reps; r++) {
+        const double t0 = bench_now_ms();
+        sink += w512 ? fma_avx512(iters) : fma_avx2(iters);
+        const double g = flops / ((bench_now_ms() - t0) * 1e6);
+        best = g > best ? g : best;
+    }
+    (void)sink;
+#else
+    (void)reps;
+#endif
+    return best;
+}
+
+int main(int argc, char **argv) {
+    int reps = 5;
+    for (int i = 1; i < argc; i += 2) {
+        if (i + 1 < argc && !strcmp(argv[i], "--reps") && atoi(argv[i + 1]) > 0) reps = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr, "usage: bench_peak [--reps R]\n");
+            return 2;
+        }
+    }
+    const char *isa;
+    const double fma = fma_peak(reps, &isa);
+    printf("name=peak.fma isa=%s threads=1 gflops=%.1f\n", isa, fma);
+
+    openblas_set_num_threads(1);
+    const int n = 2048;
+    float *a = malloc(sizeof *a * (size_t)n * n), *b = malloc(sizeof *b * (size_t)n * n),
+          *c = malloc(sizeof *c * (size_t)n * n);
+    double *ms = malloc(sizeof *ms * (size_t)reps);
+    if (!a || !b || !c || !ms) return 1;
+    for (long i = 0; i < (long)n * n; i++) a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.1f;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n); /* warm-up */
+    for (int r = 0; r < reps; r++) {
+        const double t0 = bench_now_ms();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        ms[r] = bench_now_ms() - t0;
+    }
+    const struct bench_timing t = bench_summarize(ms, reps);
+    const double sgemm = 2.0 * n * n * (double)n / (t.median_ms * 1e6);
+    printf("name=peak.sgemm M=%d N=%d K=%d threads=1 median_ms=%.2f gflops=%.1f of_fma=%.2f\n", n, n, n, t.median_ms,
+           sgemm, fma > 0 ? sgemm / fma : 0.0);
+    free(a), free(b), free(c), free(ms);
+    return 0;
+}
