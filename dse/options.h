@@ -9,6 +9,7 @@
 
 #include "analysis/analysis.h"
 #include "base/base.h"
+#include "engine/slices.h"
 #include "engine/train.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
@@ -100,7 +101,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(REDUCE,          "--reduce",        "R",       WORD, 0,   0,                  DSE_DIST_REDUCE_NAMES, "is not ps (parameter server), tree (reduction tree) or allreduce (MPI's)") \
     X(MODE,            "--mode",          "M",       WORD, 0,   0,                  "train infer", "is not train or infer") \
     X(ITERS,           "--iters",         "N",       INT,  1,   100000,             NULL, NULL)              \
-    X(SLICES,          "--slices",        "S",       INT,  1,   256,                NULL, NULL)              \
+    X(SLICES,          "--slices",        "S",       INT,  1,   DSE_SLICES_MAX,     NULL, NULL)              \
     X(TOP,             "--top",           "K",       INT,  1,   1000,               NULL, NULL)              \
     /* export, import */                                                                                     \
     X(BEST,            "--best",          "",        FLAG, 0,   0,                  NULL, NULL)              \

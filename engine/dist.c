@@ -175,17 +175,9 @@ static int sum_tree(struct dse_dist *d, float *buf, int64_t n, float *tmp) {
     return rc == MPI_SUCCESS ? tree_down(d, buf, n, mask) : rc;
 }
 
-/* Slice runs (engine/slices.h): the first slice of rank r's run, `total` past the last rank. */
-static int run_start(int total, int r, int P) {
-    int64_t first, count;
-    if (r >= P) return total;
-    dse_dist_share(total, r, P, &first, &count);
-    return (int)first;
-}
-
-/* The blocks of ranks [r0, r1)'s runs, and their number. */
+/* The blocks of ranks [r0, r1)'s runs of slices (engine/slices.h), and their number. */
 static int run_blocks(int total, int r0, int r1, int P, struct dse_slice_blk *out) {
-    return dse_slice_blocks(total, run_start(total, r0, P), run_start(total, r1, P), out, NULL);
+    return dse_slice_blocks(total, dse_slice_run_start(total, r0, P), dse_slice_run_start(total, r1, P), out, NULL);
 }
 
 /* Push ranks [r0, r1)'s blocks, whose sums lie one after another at src (n floats each). */

@@ -38,13 +38,20 @@ static inline void dse_slice_images(int64_t n, int total, int s0, int s1, int64_
     *count = s1 > s0 ? (int64_t)s1 * n / total - *first : 0;
 }
 
-/* Rank r of P's run of a batch of n: slices [*s0, *s1) of dse_slices(n, P), split as
- * dse_dist_share splits, and their images [*first, *first + *count). */
+/* The first slice of rank r of P's run of `total` slices (split as dse_dist_share splits);
+ * `total` for r = P, so rank r's run is [start(r), start(r + 1)). */
+static inline int dse_slice_run_start(int total, int r, int P) {
+    int64_t a, c;
+    if (r >= P) return total;
+    dse_dist_share(total, r, P, &a, &c);
+    return (int)a;
+}
+
+/* Rank r of P's run of a batch of n: slices [*s0, *s1) of dse_slices(n, P) and their
+ * images [*first, *first + *count). */
 static inline void dse_slice_rank(int64_t n, int r, int P, int *s0, int *s1, int64_t *first, int64_t *count) {
     const int total = dse_slices(n, P);
-    int64_t a, c;
-    dse_dist_share(total, r, P, &a, &c);
-    *s0 = (int)a, *s1 = (int)(a + c);
+    *s0 = dse_slice_run_start(total, r, P), *s1 = dse_slice_run_start(total, r + 1, P);
     dse_slice_images(n, total, *s0, *s1, first, count);
 }
 

@@ -131,11 +131,7 @@ static void bias_part(void *p, int64_t lo, int64_t hi) {
     const struct bias_job *j = p;
     double part[DSE_SLICES_MAX];
     for (int64_t k = lo; k < hi; k++) {
-        for (int sc = 0; sc < j->sl.count; sc++) {
-            int64_t i0, i1;
-            dse_cpu_slice(&j->sl, sc, &i0, &i1);
-            part[sc] = dse_cpu_sum_images(j->y->grad, j->y->stride_n, j->s->PQ, k, i0, i1);
-        }
+        dse_cpu_slice_sums(&j->sl, j->y->grad, j->y->stride_n, j->s->PQ, k, part);
         dse_cpu_db_slices(j->n, &j->sl, j->db, j->s->K, k, part);
     }
 }
@@ -177,6 +173,9 @@ static void mask_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struc
  * so a weight gradient has the same bits with any number of threads. */
 
 struct sg;
+struct cj;
+/* A forward pass's work: images [i0, i1), output channels [k0, k1), in chunks from i0. */
+typedef void (*range_fn)(const struct cj *j, int t, int64_t i0, int64_t i1, int64_t k0, int64_t k1);
 struct cj {
     struct dse_cpu_ctx *cx;
     struct dse_node    *n;
@@ -184,10 +183,14 @@ struct cj {
     int                 chunk;    /* images lowered at once */
     int                 split_k;  /* share output channels, not images */
     int64_t             dw_off;   /* floats into a thread's workspace where its slice tree goes */
-    int64_t             db_off;   /* GEMM_IMAGE: where its slices' bias-gradient sums go, */
-    int                 sum_db;   /*   [slices][K] doubles, if sum_db */
+    int64_t             db_off;   /* GEMM_IMAGE: where its slices' bias-gradient sums go,
+                                     [slices][K] doubles, if sum_db; Winograd's weight
+                                     gradient: where a slice's dU goes */
+    int                 sum_db;
     int                 relu;     /* forward: ReLU the output; GEMM_IMAGE backward: mask dy */
-    const struct sg    *sg;       /* backward: the weight gradient's slices */
+    const struct sg    *sg;       /* the batch's slices (backward: and the weight gradient's) */
+    range_fn            range;    /* forward (GEMM_BATCH, Winograd): its work (range_part) */
+    int64_t             range_k;  /*   over output channels [0, range_k) */
     /* Winograd */
     const struct wgeo  *g;
     const float        *U, *in, *bias, *w;
@@ -291,8 +294,9 @@ static void sg_thread(const struct cj *j, int t, int nt, sg_fn fn) {
 }
 
 /* The threads' blocks added where the slice tree adds them, elements shared among the
- * threads; then *fin: the blocks that are left (one, in dst, unless this is one of several
- * ranks whose run of slices is not a whole subtree). */
+ * threads; the blocks that are left are one, in dst, unless this is one of several ranks
+ * whose run of slices is not a whole subtree: then the others go to n's dw_blocks
+ * (engine.h), which the ranks add where the tree does. */
 struct sg_red {
     const struct dse_cpu_ctx *cx;
     const struct sg          *g;
@@ -311,18 +315,36 @@ static void sg_reduce_part(void *p, int64_t lo, int64_t hi) {
     sg_merge(p, &all, lo, hi);
 }
 
-static void sg_finish(struct dse_cpu_ctx *cx, const struct sg *g, struct dse_slice_tree *fin) {
+static void sg_finish(struct dse_cpu_ctx *cx, const struct sg *g, const struct dse_node *n) {
     struct sg_red r = { .cx = cx, .g = g };
+    struct dse_slice_tree fin;
     if (cx->threads > 1) dse_cpu_for(cx, g->n, g->n * cx->threads, sg_reduce_part, &r);
-    sg_merge(&r, fin, 0, 0); /* the same blocks, no additions: where the sums are */
-    DSE_ASSERT(fin->n >= 1 && fin->b[0].buf == g->dst);
+    sg_merge(&r, &fin, 0, 0); /* the same blocks, no additions: where the sums are */
+    DSE_ASSERT(fin.n >= 1 && fin.b[0].buf == g->dst && (fin.n == 1 || n->dw_blocks));
+    for (int b = 1; b < fin.n; b++)
+        memcpy(n->dw_blocks + (b - 1) * g->n, fin.b[b].buf, (size_t)g->n * sizeof(float));
 }
 
-/* Data-parallel: the blocks after the first into the node's dw_blocks (engine.h). */
-static void sg_keep_blocks(const struct dse_node *n, const struct dse_slice_tree *fin, int64_t ndw) {
-    DSE_ASSERT(fin->n == 1 || n->dw_blocks);
-    for (int b = 1; b < fin->n; b++)
-        memcpy(n->dw_blocks + (b - 1) * ndw, fin->b[b].buf, (size_t)ndw * sizeof(float));
+/* A forward pass (j->range) by slices, so that every sgemm sees the same images whatever the
+ * threads (OpenBLAS's result for a column may depend on how many columns it is given);
+ * split_k: every slice, chunked the same way, the thread's output channels. */
+static void range_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *buf) {
+    (void)slice, (void)buf;
+    j->range(j, t, i0, i1, 0, j->range_k);
+}
+
+static void range_part(void *p, int t, int nt) {
+    const struct cj *j = p;
+    int64_t i0, i1, k0, k1;
+    if (!j->split_k) {
+        sg_thread(j, t, nt, range_slice);
+        return;
+    }
+    dse_cpu_share(j->range_k, t, nt, &k0, &k1);
+    for (int k = 0; k < j->sg->sl.count; k++) {
+        dse_cpu_slice(&j->sg->sl, k, &i0, &i1);
+        j->range(j, t, i0, i1, k0, k1);
+    }
 }
 
 /* Number of images GEMM_BATCH lowers at once: col + tmp within one of DSE_SLICES shares
@@ -356,7 +378,6 @@ static int image_rows(const struct shape *s) {
 
 /* ---- GEMM_BATCH ------------------------------------------------------------------ */
 
-/* Images [i0, i1), output channels [k0, k1), in chunks from i0. */
 static void fwd_batch_range(const struct cj *j, int t, int64_t i0, int64_t i1, int64_t k0, int64_t k1) {
     const struct shape *s = j->s;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
@@ -390,37 +411,15 @@ static void fwd_batch_range(const struct cj *j, int t, int64_t i0, int64_t i1, i
     }
 }
 
-static void fwd_batch_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *buf) {
-    (void)slice, (void)buf;
-    fwd_batch_range(j, t, i0, i1, 0, j->s->K);
-}
-
-/* By slices, so that every sgemm sees the same images whatever the threads (OpenBLAS's
- * result for a column may depend on how many columns it is given); split_k: every slice,
- * chunked the same way, the thread's output channels. */
-static void fwd_batch_part(void *p, int t, int nt) {
-    const struct cj *j = p;
-    int64_t i0, i1, k0, k1;
-    if (!j->split_k) {
-        sg_thread(j, t, nt, fwd_batch_slice);
-        return;
-    }
-    dse_cpu_share(j->s->K, t, nt, &k0, &k1);
-    for (int k = 0; k < j->sg->sl.count; k++) {
-        dse_cpu_slice(&j->sg->sl, k, &i0, &i1);
-        fwd_batch_range(j, t, i0, i1, k0, k1);
-    }
-}
-
 static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
     struct sg g;
     struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s), .split_k = want_split_k(cx, s),
-                    .relu = n->relu_out, .sg = &g };
+                    .relu = n->relu_out, .sg = &g, .range = fwd_batch_range, .range_k = s->K };
     sg_plan(cx, &g, s->N, 0, 0, 0);
     const int64_t rows = (int64_t)s->C * s->RS;
     enum dse_status st = reserve(cx, (size_t)(rows + s->K) * j.chunk * s->PQ * sizeof(float), 0);
     if (st) return st;
-    dse_cpu_run(cx, fwd_batch_part, &j);
+    dse_cpu_run(cx, range_part, &j);
     return DSE_OK;
 }
 
@@ -474,11 +473,7 @@ static enum dse_status bwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, con
     enum dse_status st = reserve(cx, (size_t)(j.dw_off + more) * sizeof(float), 0);
     if (st) return st;
     dse_cpu_run(cx, bwd_batch_part, &j);
-    if (dw) {
-        struct dse_slice_tree fin;
-        sg_finish(cx, &g, &fin);
-        sg_keep_blocks(n, &fin, ndw);
-    }
+    if (dw) sg_finish(cx, &g, n);
     return DSE_OK;
 }
 
@@ -602,11 +597,7 @@ static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, con
         reserve(cx, (size_t)(j.db_off + (db ? 2 * (int64_t)g.sl.count * s->K : 0) + 16) * sizeof(float), 0);
     if (st) return st;
     dse_cpu_run(cx, bwd_image_part, &j);
-    if (dw) {
-        struct dse_slice_tree fin;
-        sg_finish(cx, &g, &fin);
-        sg_keep_blocks(n, &fin, ndw);
-    }
+    if (dw) sg_finish(cx, &g, n);
     double part[DSE_SLICES_MAX];
     for (int k = 0; db && k < s->K; k++) {
         for (int t = 0; t < cx->threads; t++) {
@@ -859,43 +850,23 @@ static void wino_range(const struct cj *j, int t, int64_t i0, int64_t i1, int64_
     }
 }
 
-static void wino_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *buf) {
-    (void)slice, (void)buf;
-    wino_range(j, t, i0, i1, 0, j->g->Co);
-}
-
-/* By slices, as fwd_batch_part; split_k: every slice, the thread's output channels. */
-static void wino_part(void *p, int t, int nt) {
-    const struct cj *j = p;
-    int64_t i0, i1, k0, k1;
-    if (!j->split_k) {
-        sg_thread(j, t, nt, wino_slice);
-        return;
-    }
-    dse_cpu_share(j->g->Co, t, nt, &k0, &k1);
-    for (int k = 0; k < j->sg->sl.count; k++) {
-        dse_cpu_slice(&j->sg->sl, k, &i0, &i1);
-        wino_range(j, t, i0, i1, k0, k1);
-    }
-}
-
 static enum dse_status wino_run(struct dse_cpu_ctx *cx, const struct wgeo *g, int N, const float *w, int64_t so,
                                 int64_t si, int flip, const float *in, int64_t sx, float *out, int64_t sy,
                                 const float *bias, int acc, int relu) {
     const int64_t nU = 16 * (int64_t)g->Co * g->Ci, per_image = 16 * (int64_t)(g->Ci + g->Co) * g->tpi;
     struct cj j = { .cx = cx, .g = g, .in = in, .out = out, .sx = sx, .sy = sy, .bias = bias, .acc = acc,
-                    .nU = (nU + 15) / 16 * 16, .N = N, .relu = relu };
+                    .nU = (nU + 15) / 16 * 16, .N = N, .relu = relu, .range = wino_range, .range_k = g->Co };
     struct sg sg;
     sg_plan(cx, &sg, N, 0, 0, 0);
     j.sg = &sg;
     j.split_k = N < cx->threads && g->Co >= 2 * cx->threads;
-    j.chunk = wino_chunk(cx, nU, per_image, (sg.sl.n + sg.sl.total - 1) / sg.sl.total);
+    j.chunk = wino_chunk(cx, nU, per_image, dse_cpu_slice_most(&sg.sl));
     enum dse_status st = reserve(cx, (size_t)(per_image * j.chunk) * sizeof(float), (size_t)j.nU * sizeof(float));
     if (st) return st;
     float *U = ws_of(cx, 0);
     wino_filters(w, g->Co, g->Ci, so, si, flip, U);
     j.U = U;
-    dse_cpu_run(cx, wino_part, &j);
+    dse_cpu_run(cx, range_part, &j);
     return DSE_OK;
 }
 
@@ -1025,7 +996,7 @@ static enum dse_status wino_dw(struct dse_cpu_ctx *cx, struct dse_node *n, const
     struct cj j = { .cx = cx, .g = &g, .in = x->data, .out = y->grad, .sx = x->stride_n, .sy = y->stride_n,
                     .nU = (nU + 15) / 16 * 16, .N = s->N, .sg = &sg };
     const struct dse_cpu_slices sl = dse_cpu_slices_of(cx, s->N);
-    j.chunk = wino_chunk(cx, 0, per_image, (sl.n + sl.total - 1) / sl.total);
+    j.chunk = wino_chunk(cx, 0, per_image, dse_cpu_slice_most(&sl));
     j.db_off = (per_image * j.chunk + 15) / 16 * 16;
     j.dw_off = j.db_off + j.nU;
     const int64_t more = sg_plan(cx, &sg, s->N, 1, OI * 9, j.dw_off);
@@ -1034,9 +1005,7 @@ static enum dse_status wino_dw(struct dse_cpu_ctx *cx, struct dse_node *n, const
     if (st) return st;
     /* out is only read here: dy. */
     dse_cpu_run(cx, wino_dw_part, &j);
-    struct dse_slice_tree fin;
-    sg_finish(cx, &sg, &fin);
-    sg_keep_blocks(n, &fin, OI * 9);
+    sg_finish(cx, &sg, n);
     return DSE_OK;
 }
 

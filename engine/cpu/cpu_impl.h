@@ -51,8 +51,13 @@ static inline struct dse_cpu_slices dse_cpu_slices_of(const struct dse_cpu_ctx *
             return (struct dse_cpu_slices){ .total = cx->slice_total, .first = cx->slice_first,
                                             .count = cx->slice_count, .n = cx->dist_batch, .img0 = first };
     }
-    const int s = cx->slices > 0 && cx->slices < N ? cx->slices : cx->slices > 0 ? (int)N : dse_slices(N, 1);
+    const int s = cx->slices > 0 ? (int)(cx->slices < N ? cx->slices : N) : dse_slices(N, 1);
     return (struct dse_cpu_slices){ .total = s, .first = 0, .count = s, .n = N, .img0 = 0 };
+}
+
+/* The images of the largest slice (they differ by at most one). */
+static inline int64_t dse_cpu_slice_most(const struct dse_cpu_slices *sl) {
+    return (sl->n + sl->total - 1) / sl->total;
 }
 
 /* This ctx's images [*i0, *i1) of its k-th slice (0 <= k < count). */
@@ -142,6 +147,17 @@ static inline double dse_cpu_sum_images(const float *x, int64_t stride, int64_t 
     double part = 0.0;
     for (int64_t i = i0; i < i1; i++) part += dse_cpu_sum(x + i * stride + k * plane, plane);
     return part;
+}
+
+/* part[s] = dse_cpu_sum_images over slice s's images, for each of this ctx's slices: the
+ * slices' sums of a bias gradient's channel k, for dse_cpu_db_slices. */
+static inline void dse_cpu_slice_sums(const struct dse_cpu_slices *sl, const float *x, int64_t stride, int64_t plane,
+                                      int64_t k, double *part) {
+    for (int sc = 0; sc < sl->count; sc++) {
+        int64_t i0, i1;
+        dse_cpu_slice(sl, sc, &i0, &i1);
+        part[sc] = dse_cpu_sum_images(x, stride, plane, k, i0, i1);
+    }
 }
 
 /* The ReLU's rules, one copy for the relu kernels (eltwise.c) and the convs that apply

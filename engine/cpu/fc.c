@@ -37,12 +37,7 @@ enum dse_status dse_cpu_fc_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
         const struct dse_cpu_slices sl = dse_cpu_slices_of(cx, N);
         double part[DSE_SLICES_MAX];
         for (int k = 0; k < K; k++) {
-            for (int sc = 0; sc < sl.count; sc++) {
-                int64_t i0, i1;
-                dse_cpu_slice(&sl, sc, &i0, &i1);
-                part[sc] = 0.0;
-                for (int64_t i = i0; i < i1; i++) part[sc] += y->grad[i * y->stride_n + k];
-            }
+            dse_cpu_slice_sums(&sl, y->grad, y->stride_n, 1, k, part); /* channel k: one value an image */
             dse_cpu_db_slices(n, &sl, db, K, k, part);
         }
     }
