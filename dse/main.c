@@ -814,9 +814,10 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         int ok = xdg && xdg[0] ? snprintf(dir, sizeof dir, "%s/dse", xdg) < (int)sizeof dir
                : home && home[0] ? snprintf(dir, sizeof dir, "%s/.cache/dse", home) < (int)sizeof dir : 0;
         if (ok && !dse_fs_mkdirs(dir, NULL)) {
-            /* v3: choices timed with the AVX2 Winograd transforms (v2: kernels splitting the batch
-             * over their own threads); a newer version re-times, since the fastest may differ */
-            snprintf(cache, sizeof cache, "%s/conv-v3-t%d.txt", dir, o.threads);
+            /* v4: DIRECT (our own AVX-512/AVX2 kernels) joins the timing (v3: choices timed with the
+             * AVX2 Winograd transforms; v2: kernels splitting the batch over their own threads); a
+             * newer version re-times, since the fastest may differ */
+            snprintf(cache, sizeof cache, "%s/conv-v4-t%d.txt", dir, o.threads);
             o.conv_cache = cache;
         }
     }

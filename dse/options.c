@@ -62,7 +62,7 @@ static const char usage_sweep[] =
     "usage: dse sweep SPACE [--out DIR] [--workers N] [--threads T] [--budget E|Nh|Nm]\n"
     "                       [--strategy grid|random|evolution]\n"
     "                       [--early-stop none|sh|asha] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
-    "                       [--conv auto|gemm_batch|gemm_image|winograd] [--lease-seconds S]\n"
+    "                       [--conv auto|gemm_batch|gemm_image|winograd|direct] [--lease-seconds S]\n"
     "                       [--max-crashes N] [--data-root DIR]\n"
     "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32|fp16|bf16] [--max-oom N]\n"
     "                        [--algos det|any]]\n"
@@ -110,7 +110,7 @@ static const char usage_train[] =
     "                     [--lr-policy fixed|step|poly|linear] [--threads T] [--seed S]\n"
     "                     [--limit-train N] [--limit-test N] [--init msra|xavier]\n"
     "                     [--checkpoint-dir DIR] [--resume FILE] [--device cpu|cuda|cuda:N]\n"
-    "                     [--conv auto|gemm_batch|gemm_image|winograd] [--conv-cache FILE|none]\n"
+    "                     [--conv auto|gemm_batch|gemm_image|winograd|direct] [--conv-cache FILE|none]\n"
     "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--clip-norm C] [--json]\n"
     "                     [--input C,H,W] [--classes K] [--aug auto|rrc|crop|flip|none] [--loader-threads N]\n"
     "                     [--pack-cache DIR] [--reduce ps|tree|allreduce]\n"
@@ -127,7 +127,7 @@ static const char usage_train[] =
 
 static const char usage_bench[] =
     "usage: dse bench NET [--mode train|infer] [--batch B] [--threads T] [--iters N]\n"
-    "                     [--conv auto|gemm_batch|gemm_image|winograd] [--slices S]\n"
+    "                     [--conv auto|gemm_batch|gemm_image|winograd|direct] [--slices S]\n"
     "                     [--device cpu|cuda|cuda:N] [--precision fp32|tf32|fp16|bf16] [--algos det|any]\n"
     "                     [--input C,H,W] [--classes K]\n"
     "\n"
@@ -367,7 +367,7 @@ static const struct dse_opt_line lines_train[] = {
     OWN(CONV, "conv strategy: auto (time each once per shape; default) or a fixed one"),
     OWN(CONV_CACHE, "where auto's choices are kept, so that every run on this machine and thread\n"
                     "count makes the same ones and repeats bit for bit (default\n"
-                    "$XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v3-t<threads>.txt; none: time every run);\n"
+                    "$XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v4-t<threads>.txt; none: time every run);\n"
                     "on a GPU: a file pinning cuDNN's engine and algorithm choices, so that runs\n"
                     "and resumes on this GPU model and cuDNN repeat bit for bit (default none:\n"
                     "cuDNN's find chooses anew in every run)"),

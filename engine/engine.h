@@ -265,9 +265,17 @@ enum dse_cpu_conv_algo {
                                     filters), its weight gradient GEMM_BATCH's. Other shapes:
                                     timing skips it (ms -1) so AUTO never picks it, and forcing
                                     it (node or ctx) runs GEMM_BATCH instead */
+    DSE_CPU_CONV_DIRECT,         /* our own AVX-512 / AVX2 kernels (engine/cpu/mm.c) straight on
+                                    the planes: 1x1, stride 1, no pad, groups 1, on CPUs with
+                                    AVX2 + FMA; bias and ReLU in registers, the weight gradient
+                                    held in registers across images. Elsewhere: skipped by
+                                    timing, forcing it runs GEMM_BATCH, as for Winograd */
     DSE_CPU_CONV_COUNT
 };
-const char *dse_cpu_conv_algo_str(int algo); /* "gemm_batch", "gemm_image", "winograd", "auto", "?" */
+const char *dse_cpu_conv_algo_str(int algo); /* "gemm_batch", "gemm_image", "winograd", "direct", "auto", "?" */
+/* The instruction set DIRECT's kernels run on here: "avx512" or "avx2" (DSE_CPU_NO_AVX512
+ * set: "avx2"), or NULL where they cannot run (no AVX2 + FMA, or DSE_CPU_NO_AVX2 set). */
+const char *dse_cpu_direct_isa(void);
 
 /* One cached choice: a conv shape (batch included) and the fastest strategy for it.
  * Plain data: a run that must repeat another bit for bit (resuming from a checkpoint)

@@ -520,6 +520,49 @@ static void test_grad_conv_wino(void) {
     dse_cpu_ctx_deinit(&cx);
 }
 
+/* DIRECT (engine/cpu/mm.c): conv_cases (the shapes it does not run fall back to
+ * GEMM_BATCH), then 1x1 shapes that reach every edge of its tiles: columns ending inside a
+ * vector (49 = 3 x 16 + 1; 15; 99 = 64 + 35; one pixel), rows not a multiple of 6 (forward,
+ * data gradient) or 4 and 6 (weight gradient), and 130 input channels (k in blocks of 64);
+ * and 3x3 shapes: pads 0 and 2 (the data gradient pads dy by 2 and 0), 70 outputs (a block
+ * of 64 and one of 6: halves and vector tails), rows of 15 (three pieces of 5, two rows a
+ * tile then one), a 1x1 map, and pads that differ between rows and columns. */
+static const struct conv_case direct_cases[] = {
+    /* id            N   C  H  W   K kh kw sh sw ph pw dh dw  g bias */
+    { "d-tails",     2, 13, 7, 7, 14, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+    { "d-k130",      2, 130, 3, 5, 7, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+    { "d-wide",      1, 3, 9, 11, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0 },
+    { "d-one-pixel", 3, 4, 1, 1, 6, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+    { "d3-pad0",     2, 3, 6, 7, 5, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+    { "d3-pad2",     1, 2, 4, 5, 3, 3, 3, 1, 1, 2, 2, 1, 1, 1, 0, 0 },
+    { "d3-k70",      1, 2, 5, 4, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+    { "d3-wide",     1, 2, 5, 15, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+    { "d3-1x1-map",  2, 3, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+    { "d3-pad2-0",   2, 3, 4, 6, 5, 3, 3, 1, 1, 2, 0, 1, 1, 1, 1, 0 },
+};
+
+static void test_grad_conv_direct(void) {
+    if (!dse_cpu_direct_isa()) {
+        printf("  skipped: this CPU has no AVX2 + FMA (or DSE_CPU_NO_AVX2 is set): DIRECT runs GEMM_BATCH\n");
+        return;
+    }
+    conv_grad(DSE_CPU_CONV_DIRECT);
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    for (int i = 0; i < DSE_ARRAY_LEN(direct_cases); i++) {
+        const struct conv_case *c = &direct_cases[i];
+        struct dse_layer l = conv_layer(c);
+        struct fx f;
+        fx_init(&f, &cx, &l, c->N, 1, NULL, 0, 40 + i);
+        f.node.algo_fwd = f.node.algo_bwd = DSE_CPU_CONV_DIRECT;
+        char what[80];
+        snprintf(what, sizeof what, "conv %s direct", c->id);
+        grad_check(&cx, &f.node, EPS, TOL_CONV, FLOOR, what);
+        fx_deinit(&f);
+    }
+    dse_cpu_ctx_deinit(&cx);
+}
+
 /* Max |a - b| over max |b|, both read image by image. */
 static double rel_diff(const struct dse_tensor *t, const float *a, const float *b) {
     double d = 0.0, m = 0.0;
@@ -538,6 +581,7 @@ static void test_conv_agree(void) {
     static const struct conv_case cases[] = {
         { "a-3x3",      4, 16, 13, 13, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
         { "a-1x1",      4, 32, 9, 9, 16, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "a-1x1-fire", 3, 200, 7, 7, 38, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 }, /* DIRECT: k blocks, tails */
         { "a-7x7-s2",   2, 3, 29, 29, 8, 7, 7, 2, 2, 0, 0, 1, 1, 1, 1, 0 },
         { "a-grp-dil",  3, 8, 11, 10, 12, 3, 3, 1, 2, 2, 1, 2, 1, 4, 0, 0 },
         { "a-chunked",  5, 6, 8, 8, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 20000 },
@@ -918,6 +962,74 @@ static void test_simd_exact(void) {
     if (keep) setenv("DSE_CPU_NO_AVX2", keep, 1);
     else unsetenv("DSE_CPU_NO_AVX2");
     dse_cpu_ctx_deinit(&cx);
+}
+
+/* DIRECT's two instruction sets give the same bits (mm.c: one chain of fused multiply-adds
+ * per element in a fixed order, the 1x1 dot products' 16 lanes added in one tree): AVX-512
+ * against AVX2 (DSE_CPU_NO_AVX512), forward with the fused ReLU and backward, on
+ * SqueezeNet-like 1x1 and 3x3 shapes with every kind of edge, on 1 and 3 threads. */
+static void test_conv_direct_exact(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!dse_cpu_direct_isa()) {
+        printf("  skipped: this CPU has no AVX2 + FMA (or DSE_CPU_NO_AVX2 is set): DIRECT does not run\n");
+        return;
+    }
+    const int has512 = __builtin_cpu_supports("avx512f");
+    if (!has512) printf("  this CPU has no AVX-512: AVX2 only, on 1 and 3 threads\n");
+    static const struct conv_case dc[] = {
+        /* id             N    C   H   W    K kh kw sh sw ph pw dh dw  g bias */
+        { "x-fire5-sq",   5, 256,  7,  7,  32, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "x-fire2-ex",   3,  16, 14, 14,  64, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "x-odd",        4,  70,  5, 13,  23, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "x-fire6-ex3",  3,  48,  7,  7, 192, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "x-odd3",       2,   5,  9, 13,  23, 3, 3, 1, 1, 2, 0, 1, 1, 1, 1, 0 },
+        { "x-wide3",      2,   7, 11, 55,  40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        /* 40 images: slices of 2 or 3, so a weight-gradient chunk holds several */
+        { "x-batch1",    40,  12,  7,  7,  10, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "x-batch3",    40,   6,  7,  7,  20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+    };
+    const char *keep = getenv("DSE_CPU_NO_AVX512");
+    int bad = 0;
+    for (int i = 0; i < DSE_ARRAY_LEN(dc); i++) {
+        struct dse_layer l = conv_layer(&dc[i]);
+        float *res[2][2] = { { NULL, NULL }, { NULL, NULL } }; /* [isa][threads 1, 3] */
+        size_t n = 0;
+        for (int v = 0; v < 4; v++) {
+            const int avx2 = v / 2, threads = v % 2 ? 3 : 1;
+            if (avx2 ? 0 : !has512) continue;
+            if (avx2) setenv("DSE_CPU_NO_AVX512", "1", 1);
+            else unsetenv("DSE_CPU_NO_AVX512");
+            struct dse_cpu_ctx cx;
+            CHECK_OK(dse_cpu_ctx_init(&cx, threads, 1234, NULL));
+            struct fx f;
+            fx_init(&f, &cx, &l, dc[i].N, 1, NULL, 0, 120 + i);
+            f.node.algo_fwd = f.node.algo_bwd = DSE_CPU_CONV_DIRECT;
+            f.node.relu_out = 1;
+            n = run_copy(&cx, &f, NULL);
+            res[avx2][v % 2] = malloc(n * sizeof(float));
+            run_copy(&cx, &f, res[avx2][v % 2]);
+            fx_deinit(&f);
+            dse_cpu_ctx_deinit(&cx);
+        }
+        const float *ref = res[1][0];
+        for (int v = 0; v < 4; v++) {
+            if (!res[v / 2][v % 2]) continue;
+            const int same = memcmp(res[v / 2][v % 2], ref, n * sizeof(float)) == 0;
+            bad += !same;
+            if (!same)
+                fprintf(stderr, "  %s: %s on %d threads differs from AVX2 on 1\n", dc[i].id, v / 2 ? "AVX2" : "AVX-512",
+                        v % 2 ? 3 : 1);
+            CHECK(same);
+        }
+        for (int v = 0; v < 4; v++) free(res[v / 2][v % 2]);
+    }
+    if (keep) setenv("DSE_CPU_NO_AVX512", keep, 1);
+    else unsetenv("DSE_CPU_NO_AVX512");
+    printf("  DIRECT, %d shapes: AVX-512%s and AVX2, 1 and 3 threads: %s\n", DSE_ARRAY_LEN(dc),
+           has512 ? "" : " (absent)", bad ? "DIFFERENT bits" : "the same bits");
+#else
+    printf("  skipped: not x86-64: DIRECT does not run\n");
+#endif
 }
 
 /* AUTO never picks Winograd for a shape it does not run: timing skips it (ms -1), and
@@ -1551,6 +1663,7 @@ static void test_fire_views(void) {
     fire_views(DSE_CPU_CONV_GEMM_BATCH);
     fire_views(DSE_CPU_CONV_GEMM_IMAGE);
     fire_views(DSE_CPU_CONV_WINOGRAD);
+    fire_views(DSE_CPU_CONV_DIRECT);
 }
 
 /* conv -> batchnorm -> relu -> dropout -> pool -> fire -> fc -> loss. */
@@ -1729,6 +1842,8 @@ static const struct check_case cases[] = {
     { "grad-conv-batch",     test_grad_conv_batch },
     { "grad-conv-image",     test_grad_conv_image },
     { "grad-conv-winograd",  test_grad_conv_wino },
+    { "grad-conv-direct",    test_grad_conv_direct },
+    { "conv-direct-exact",   test_conv_direct_exact },
     { "conv-agree",          test_conv_agree },
     { "conv-wino-agree",     test_conv_wino_agree },
     { "simd-exact",          test_simd_exact },

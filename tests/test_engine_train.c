@@ -318,7 +318,8 @@ done:
  * forward), with complex bypass, and simple bypass with dropout (classifier bias 0.5, so
  * conv10's ReLU is open where the mask matters). */
 static void test_fused_relu(void) {
-    static const int algos[] = { DSE_CPU_CONV_GEMM_BATCH, DSE_CPU_CONV_GEMM_IMAGE, DSE_CPU_CONV_WINOGRAD };
+    static const int algos[] = { DSE_CPU_CONV_GEMM_BATCH, DSE_CPU_CONV_GEMM_IMAGE, DSE_CPU_CONV_WINOGRAD,
+                                 DSE_CPU_CONV_DIRECT };
     const int na = DSE_ARRAY_LEN(algos);
     for (int v = 0; v < 2 * 2 * 2 * na; v++) {
         const int algo = algos[v % na], threads = 1 + v / na % 2, batch = v / (2 * na) % 2 ? 1 : 3;
@@ -849,11 +850,12 @@ static void test_train_threads(void) {
     net_pool(&nets[1], DSE_LAYER_AVGPOOL, "pool3", 0, 1, 1);
     net_simple(&nets[1], DSE_LAYER_SOFTMAX_LOSS, "loss", 0);
     o.epochs = 1;
-    const int algos[3] = { DSE_CPU_CONV_GEMM_BATCH, DSE_CPU_CONV_GEMM_IMAGE, DSE_CPU_CONV_WINOGRAD };
+    const int algos[] = { DSE_CPU_CONV_GEMM_BATCH, DSE_CPU_CONV_GEMM_IMAGE, DSE_CPU_CONV_WINOGRAD,
+                          DSE_CPU_CONV_DIRECT };
     const int threads[4] = { 1, 2, 3, 5 }, batches[3] = { 32, 19, 2 };
     int same = 0, runs = 0;
     for (int k = 0; k < 2; k++)
-        for (int a = 0; a < 3; a++)
+        for (int a = 0; a < DSE_ARRAY_LEN(algos); a++)
             for (int b = 0; b < 3; b++)
                 for (int t = 0; t < 4; t++) {
                     char ck[300], ref[300];

@@ -197,6 +197,7 @@ struct cj {
     float              *out;
     int64_t             sx, sy, nU;
     int                 N, acc;
+    int                 isa;      /* DIRECT: mm.c's instruction set */
 };
 
 /* Each thread's workspace at least `bytes`; thread 0's `extra0` more in front. */
@@ -1024,13 +1025,204 @@ static enum dse_status bwd_wino(struct dse_cpu_ctx *cx, struct dse_node *n, cons
                     x->stride_n, NULL, 1, 0);
 }
 
+/* ---- DIRECT ---------------------------------------------------------------------- */
+/* Our own kernels (mm.c), straight on the NCHW planes, nothing lowered, for convs without
+ * groups or dilation at stride 1:
+ *  1x1, no pad: image i's x_i [C, HW] is already the B of y_i = w x_i (dse_cpu_mm). The
+ *    data gradient dx_i += w^T dy_i accumulates in place; the weight gradient dw += dy x^T
+ *    is dot products held in registers across a chunk of the slice's images (dse_cpu_mm_nt).
+ *  3x3, pad 0 to 2: vectors over the output channels (dse_cpu_cv): the filters packed once
+ *    per call, each image padded once, an output tile of 64 channels (AVX2: 16) by up to 6
+ *    pixels of a row summed in registers over (ci, r, s); the data gradient is the same
+ *    kernel on dy padded by 2 - pad with the filters turned; the weight gradient sums a tile
+ *    of 64 channels by 2 (ci, r) x 3 s in registers over a chunk's images and pixels
+ *    (dse_cpu_cv_dw), dy transposed pixel-major first.
+ * Bias and ReLU are applied in registers (1x1) or as the tile is written (3x3), into the
+ * concat's slice when the output is one. Where mm.c has no instruction set (no AVX2 +
+ * FMA), timing skips it. Every element is one chain in a fixed order: the same bits with
+ * any threads, AVX-512 or AVX2. */
+static int direct_3x3(const struct shape *s) {
+    return s->R == 3 && s->S == 3 && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 && s->ph <= 2 && s->pw <= 2;
+}
+
+static int direct_ok(const struct shape *s) {
+    return s->G == 1 && (s->is_1x1 || direct_3x3(s)) && dse_cpu_mm_isa() != DSE_CPU_MM_NONE;
+}
+
+/* x_i's C planes [H, W] into xp [C, H + 2 ph, W + 2 pw] with zeros around. */
+static void pad_planes(const float *x, int64_t C, int H, int W, int ph, int pw, float *xp) {
+    const int64_t Wp = W + 2 * pw, Hp = H + 2 * ph;
+    for (int64_t c = 0; c < C; c++) {
+        float *d = xp + c * Hp * Wp;
+        const float *src = x + c * (int64_t)H * W;
+        memset(d, 0, (size_t)(ph * Wp) * sizeof(float));
+        for (int h = 0; h < H; h++) {
+            float *row = d + (ph + h) * Wp;
+            memset(row, 0, (size_t)pw * sizeof(float));
+            memcpy(row + pw, src + (int64_t)h * W, (size_t)W * sizeof(float));
+            memset(row + pw + W, 0, (size_t)pw * sizeof(float));
+        }
+        memset(d + (ph + H) * Wp, 0, (size_t)(ph * Wp) * sizeof(float));
+    }
+}
+
+static void fwd_direct_range(const struct cj *j, int t, int64_t i0, int64_t i1, int64_t k0, int64_t k1) {
+    const struct shape *s = j->s;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const float *w = j->n->weight->data, *b = j->n->bias ? j->n->bias->data : NULL;
+    if (k0 >= k1) return;
+    for (int64_t i = i0; i < i1; i++) {
+        if (s->is_1x1) { /* [k0, k1): output channels */
+            const struct dse_mm m = { .M = k1 - k0, .N = s->PQ, .K = s->C, .a = w + k0 * s->C, .a_rs = s->C,
+                                      .a_ks = 1, .b = x->data + i * x->stride_n, .ldb = s->HW,
+                                      .c = y->data + i * y->stride_n + k0 * s->PQ, .ldc = s->PQ,
+                                      .bias = b ? b + k0 : NULL, .relu = j->relu };
+            dse_cpu_mm(&m, j->isa);
+            continue;
+        }
+        float *xp = ws_of(j->cx, t) + (t ? 0 : j->nU); /* [k0, k1): output rows */
+        pad_planes(x->data + i * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, xp);
+        const struct dse_cv c = { .C = s->C, .K = s->K, .P = s->P, .Q = s->Q, .xp = xp,
+                                  .xp_c = (int64_t)(s->H + 2 * s->ph) * (s->W + 2 * s->pw), .xp_w = s->W + 2 * s->pw,
+                                  .wp = j->U, .y = y->data + i * y->stride_n, .ldy = s->PQ, .bias = b,
+                                  .relu = j->relu };
+        dse_cpu_cv(&c, k0, k1, j->isa);
+    }
+}
+
+/* Floats of the packed filters (dse_cpu_cv_pack) for K outputs of C inputs, rounded to 16. */
+static int64_t cv_packed(int64_t K, int64_t C, int CB) {
+    return ((K + CB - 1) / CB * CB * C * 9 + 15) / 16 * 16;
+}
+
+static enum dse_status fwd_direct(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    if (!direct_ok(s)) return fwd_batch(cx, n, s);
+    struct sg g;
+    struct cj j = { .cx = cx, .n = n, .s = s, .relu = n->relu_out, .sg = &g, .range = fwd_direct_range,
+                    .range_k = s->is_1x1 ? s->K : s->P, .isa = dse_cpu_mm_isa() };
+    j.split_k = s->N < cx->threads && j.range_k >= 2 * cx->threads;
+    sg_plan(cx, &g, s->N, 0, 0, 0);
+    if (!s->is_1x1) {
+        const int CB = dse_cpu_cv_block(j.isa);
+        j.nU = cv_packed(s->K, s->C, CB);
+        const int64_t xp = (int64_t)s->C * (s->H + 2 * s->ph) * (s->W + 2 * s->pw);
+        enum dse_status st = reserve(cx, (size_t)xp * sizeof(float), (size_t)j.nU * sizeof(float));
+        if (st) return st;
+        float *wp = ws_of(cx, 0);
+        dse_cpu_cv_pack(n->weight->data, s->K, s->C, 0, CB, wp);
+        j.U = wp;
+    }
+    dse_cpu_run(cx, range_part, &j);
+    return DSE_OK;
+}
+
+/* Floats one image takes in a 3x3 weight-gradient chunk: x padded, dy pixel-major. */
+static int64_t cv_per_image(const struct shape *s) {
+    return (int64_t)s->C * (s->H + 2 * s->ph) * (s->W + 2 * s->pw) + s->PQ * ((s->K + 15) / 16 * 16);
+}
+
+/* Images per weight-gradient chunk: its inputs (1x1: dy and x; 3x3: cv_per_image) within
+ * GEMM_BLOCK_BYTES, in L2 while the register tiles sweep them, at least one, at most the
+ * largest slice; from the shape only, never the threads. */
+static int direct_chunk(const struct shape *s, int64_t per_slice) {
+    const double per = s->is_1x1 ? (double)(s->C + s->K) * (double)s->PQ : (double)cv_per_image(s);
+    const double nb = (double)GEMM_BLOCK_BYTES / (per * sizeof(float));
+    return nb < 1.0 ? 1 : nb > per_slice ? (int)per_slice : (int)nb;
+}
+
+/* The images [i0, i1) of one slice, a chunk at a time: dw (buf) += the chunk's weight
+ * gradient, then dx_i += for its images while their dy is in cache. */
+static void bwd_direct_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *dw) {
+    const struct shape *s = j->s;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const int64_t Hp = s->H + 2 * s->ph, Wp = s->W + 2 * s->pw, xp_n = (int64_t)s->C * Hp * Wp;
+    const int64_t kt = (s->K + 15) / 16 * 16, dyt_n = s->PQ * kt;
+    const int qh = 2 - s->ph, qw = 2 - s->pw; /* dy's pad for the data gradient */
+    float *xp = ws_of(j->cx, t), *dyt = xp + j->chunk * xp_n,
+          *dyp = dyt + j->chunk * dyt_n;
+    (void)slice;
+    for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
+        const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
+        if (dw && s->is_1x1) {
+            const struct dse_mm_nt m = { .M = s->K, .N = s->C, .L = s->PQ, .imgs = nb,
+                                         .a = y->grad + n0 * y->stride_n, .lda = s->PQ, .a_is = y->stride_n,
+                                         .b = x->data + n0 * x->stride_n, .ldb = s->HW, .b_is = x->stride_n,
+                                         .c = dw, .ldc = s->C };
+            dse_cpu_mm_nt(&m, j->isa);
+        } else if (dw) {
+            for (int64_t i = 0; i < nb; i++) {
+                pad_planes(x->data + (n0 + i) * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, xp + i * xp_n);
+                const float *dy = y->grad + (n0 + i) * y->stride_n;
+                float *d = dyt + i * dyt_n;
+                for (int64_t q = 0; q < s->PQ; q++) {
+                    for (int64_t k = 0; k < s->K; k++) d[q * kt + k] = dy[k * s->PQ + q];
+                    for (int64_t k = s->K; k < kt; k++) d[q * kt + k] = 0.0f;
+                }
+            }
+            const struct dse_cv_dw m = { .C = s->C, .K = s->K, .P = s->P, .Q = s->Q, .imgs = nb, .xp = xp,
+                                         .xp_c = Hp * Wp, .xp_w = Wp, .xp_i = xp_n, .dyt = dyt, .dyt_k = kt,
+                                         .dyt_i = dyt_n, .dw = dw };
+            dse_cpu_cv_dw(&m, j->isa);
+        }
+        for (int64_t i = n0; x->grad && i < n0 + nb; i++) {
+            const float *dy = y->grad + i * y->stride_n;
+            float *dx = x->grad + i * x->stride_n;
+            if (s->is_1x1) {
+                const struct dse_mm m = { .M = s->C, .N = s->PQ, .K = s->K, .a = j->n->weight->data, .a_rs = 1,
+                                          .a_ks = s->C, .b = dy, .ldb = s->PQ, .c = dx, .ldc = s->HW, .acc = 1 };
+                dse_cpu_mm(&m, j->isa);
+                continue;
+            }
+            pad_planes(dy, s->K, s->P, s->Q, qh, qw, dyp);
+            const struct dse_cv c = { .C = s->K, .K = s->C, .P = s->H, .Q = s->W, .xp = dyp,
+                                      .xp_c = (int64_t)(s->P + 2 * qh) * (s->Q + 2 * qw), .xp_w = s->Q + 2 * qw,
+                                      .wp = j->U, .y = dx, .ldy = s->HW, .acc = 1 };
+            dse_cpu_cv(&c, 0, s->H, j->isa);
+        }
+    }
+}
+
+static void bwd_direct_part(void *p, int t, int nt) {
+    sg_thread(p, t, nt, bwd_direct_slice);
+}
+
+static enum dse_status bwd_direct(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
+    if (!direct_ok(s)) return bwd_batch(cx, n, s);
+    float *dw = n->weight->grad;
+    if (!dw && !n->in[0]->grad) return DSE_OK;
+    struct sg g;
+    struct cj j = { .cx = cx, .n = n, .s = s, .sg = &g, .isa = dse_cpu_mm_isa() };
+    const int CB = dse_cpu_cv_block(j.isa);
+    sg_plan(cx, &g, s->N, 0, 0, 0);
+    j.chunk = direct_chunk(s, dse_cpu_slice_most(&g.sl));
+    int64_t scratch = 0;
+    if (!s->is_1x1) {
+        j.nU = n->in[0]->grad ? cv_packed(s->C, s->K, CB) : 0;
+        scratch = j.chunk * (dw ? cv_per_image(s) : 0) +
+                  (int64_t)s->K * (s->P + 2 * (2 - s->ph)) * (s->Q + 2 * (2 - s->pw));
+        scratch = (scratch + 15) / 16 * 16;
+    }
+    const int64_t more = sg_plan(cx, &g, s->N, dw != NULL, (int64_t)s->K * s->C * s->RS, scratch);
+    g.dst = dw;
+    const int64_t own = (scratch + more + 15) / 16 * 16; /* each thread's; the packed filters after thread 0's */
+    enum dse_status st = reserve(cx, (size_t)own * sizeof(float), (size_t)j.nU * sizeof(float));
+    if (st) return st;
+    if (j.nU) {
+        dse_cpu_cv_pack(n->weight->data, s->C, s->K, 1, CB, ws_of(cx, 0) + own);
+        j.U = ws_of(cx, 0) + own;
+    }
+    dse_cpu_run(cx, bwd_direct_part, &j);
+    if (dw) sg_finish(cx, &g, n);
+    return DSE_OK;
+}
+
 typedef enum dse_status (*conv_fn)(struct dse_cpu_ctx *, struct dse_node *, const struct shape *);
-static const conv_fn fwd_fns[DSE_CPU_CONV_COUNT] = { fwd_batch, fwd_image, fwd_wino };
-static const conv_fn bwd_fns[DSE_CPU_CONV_COUNT] = { bwd_batch, bwd_image, bwd_wino };
+static const conv_fn fwd_fns[DSE_CPU_CONV_COUNT] = { fwd_batch, fwd_image, fwd_wino, fwd_direct };
+static const conv_fn bwd_fns[DSE_CPU_CONV_COUNT] = { bwd_batch, bwd_image, bwd_wino, bwd_direct };
 
 /* Whether strategy a runs shape s itself (rather than falling back to GEMM_BATCH). */
 static int algo_ok(int a, const struct shape *s) {
-    return a != DSE_CPU_CONV_WINOGRAD || wino_ok(s);
+    return a == DSE_CPU_CONV_WINOGRAD ? wino_ok(s) : a == DSE_CPU_CONV_DIRECT ? direct_ok(s) : 1;
 }
 
 const char *dse_cpu_conv_algo_str(int algo) {
@@ -1039,6 +1231,7 @@ const char *dse_cpu_conv_algo_str(int algo) {
     case DSE_CPU_CONV_GEMM_BATCH: return "gemm_batch";
     case DSE_CPU_CONV_GEMM_IMAGE: return "gemm_image";
     case DSE_CPU_CONV_WINOGRAD:   return "winograd";
+    case DSE_CPU_CONV_DIRECT:     return "direct";
     default:                      return "?";
     }
 }

@@ -118,6 +118,78 @@ static inline int dse_cpu_avx2(void) {
 #endif
 }
 
+/* Our own matrix kernels (mm.c), for the DIRECT conv strategy; they run where
+ * dse_cpu_mm_isa() is not DSE_CPU_MM_NONE, and both instruction sets give the same bits
+ * (DSE_CPU_NO_AVX512 set: the AVX2 ones, for tests and users; DSE_CPU_NO_AVX2: neither). */
+enum { DSE_CPU_MM_NONE, DSE_CPU_MM_AVX2, DSE_CPU_MM_AVX512 };
+int dse_cpu_mm_isa(void);
+
+/* C = A B (+ bias[m], then ReLU), or C += A B (acc): C[m][n] = c[m*ldc + n] for m < M,
+ * n < N; A[m][k] = a[m*a_rs + k*a_ks] (k < K); B[k][n] = b[k*ldb + n]. Each C element is
+ * one chain of fused multiply-adds over k in order, from 0 (or from C with acc). */
+struct dse_mm {
+    int64_t      M, N, K;
+    const float *a;
+    int64_t      a_rs, a_ks;
+    const float *b;
+    int64_t      ldb;
+    float       *c;
+    int64_t      ldc;
+    const float *bias; /* M values or NULL; not with acc */
+    int          acc, relu;
+};
+void dse_cpu_mm(const struct dse_mm *p, int isa);
+
+/* C[m][n] += the sum over images i < imgs and l < L of a[i*a_is + m*lda + l] *
+ * b[i*b_is + n*ldb + l]: 16 running sums per element (lanes l mod 16) over the images in
+ * order, added in a fixed tree, then added to C once. */
+struct dse_mm_nt {
+    int64_t      M, N, L, imgs;
+    const float *a;
+    int64_t      lda, a_is;
+    const float *b;
+    int64_t      ldb, b_is;
+    float       *c;
+    int64_t      ldc;
+};
+void dse_cpu_mm_nt(const struct dse_mm_nt *p, int isa);
+
+/* 3x3 stride-1 convolution (mm.c) on a zero-padded input, vectors over the output
+ * channels in blocks of dse_cpu_cv_block(isa) (64 with AVX-512, 16 with AVX2); the filters
+ * packed first by dse_cpu_cv_pack: wp[block][ci][r*3+s][CB], zero past K; flip: the data
+ * gradient's (w's input channels become the outputs, the filter turned 180 degrees). */
+int  dse_cpu_cv_block(int isa);
+void dse_cpu_cv_pack(const float *w, int64_t K, int64_t C, int flip, int CB, float *wp);
+
+/* Output rows [oh0, oh1) of y[co*ldy + oh*Q + ow] (co < K, oh < P, ow < Q) = the sum over
+ * ci < C, r, s < 3 of w * xp[ci*xp_c + (oh + r)*xp_w + ow + s], one chain of fused
+ * multiply-adds per element in (ci, r, s) order from 0; then + bias, ReLU; or (acc) y += it. */
+struct dse_cv {
+    int64_t      C, K, P, Q;
+    const float *xp;
+    int64_t      xp_c, xp_w;
+    const float *wp;
+    float       *y;
+    int64_t      ldy;
+    const float *bias;
+    int          relu, acc;
+};
+void dse_cpu_cv(const struct dse_cv *p, int64_t oh0, int64_t oh1, int isa);
+
+/* dw[(co*C + ci)*9 + r*3 + s] += the sum over images i < imgs, oh < P, ow < Q (in that
+ * order, one chain per element from 0) of dyt[i*dyt_i + (oh*Q + ow)*dyt_k + co] *
+ * xp[i*xp_i + ci*xp_c + (oh + r)*xp_w + ow + s]: dyt is dy pixel-major, dyt_k >= K rounded
+ * up to 16, zero past K. */
+struct dse_cv_dw {
+    int64_t      C, K, P, Q, imgs;
+    const float *xp;
+    int64_t      xp_c, xp_w, xp_i;
+    const float *dyt;
+    int64_t      dyt_k, dyt_i;
+    float       *dw;
+};
+void dse_cpu_cv_dw(const struct dse_cv_dw *p, int isa);
+
 static inline int dse_cpu_in_place(const struct dse_node *n) {
     return n->out->data == n->in[0]->data;
 }
