@@ -266,10 +266,13 @@ enum dse_cpu_conv_algo {
                                     timing skips it (ms -1) so AUTO never picks it, and forcing
                                     it (node or ctx) runs GEMM_BATCH instead */
     DSE_CPU_CONV_DIRECT,         /* our own AVX-512 / AVX2 kernels (engine/cpu/mm.c) straight on
-                                    the planes: 1x1, stride 1, no pad, groups 1, on CPUs with
-                                    AVX2 + FMA; bias and ReLU in registers, the weight gradient
-                                    held in registers across images. Elsewhere: skipped by
-                                    timing, forcing it runs GEMM_BATCH, as for Winograd */
+                                    the planes, on CPUs with AVX2 + FMA: 1x1 stride-1 unpadded
+                                    and 3x3 stride-1 convs with pads up to 2, groups and
+                                    dilation 1; bias and ReLU applied as the output is written,
+                                    weight gradients held in registers across images. Other
+                                    shapes or CPUs (or DSE_CPU_NO_AVX2 set): skipped by timing,
+                                    forcing it (or a pinned choice) runs GEMM_BATCH, as for
+                                    Winograd, whose bits differ from DIRECT's */
     DSE_CPU_CONV_COUNT
 };
 const char *dse_cpu_conv_algo_str(int algo); /* "gemm_batch", "gemm_image", "winograd", "direct", "auto", "?" */

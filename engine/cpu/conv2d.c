@@ -1,5 +1,6 @@
-/* conv2d.c: CPU convolution, forward and backward, three strategies on OpenBLAS sgemm
- * (engine.h: enum dse_cpu_conv_algo) and the per-shape choice between them:
+/* conv2d.c: CPU convolution, forward and backward, three strategies on OpenBLAS sgemm and
+ * one on our own kernels (engine.h: enum dse_cpu_conv_algo), and the per-shape choice
+ * between them:
  *  GEMM_BATCH  im2col over a chunk of the mini-batch, one sgemm per group (Caffe con
  *              Troll's batched lowering: fewer, larger GEMMs; wins on small maps);
  *  GEMM_IMAGE  Caffe's way, image by image; a 1x1 stride-1 unpadded conv is an sgemm
@@ -7,6 +8,9 @@
  *  WINOGRAD    F(2x2, 3x3) (Lavin & Gray 2016) for 3x3 stride-1 undilated ungrouped convs,
  *              batched: 16 sgemms per chunk of the mini-batch, forward, data gradient
  *              and weight gradient. Other shapes: never timed or chosen; forcing it runs GEMM_BATCH.
+ *  DIRECT      mm.c's AVX-512 / AVX2 kernels straight on the planes, for 1x1 and 3x3
+ *              stride-1 convs (section DIRECT below); elsewhere, or on a CPU without AVX2
+ *              + FMA, like Winograd off its shapes.
  * Shapes: x [N, C, H, W]  w [K, C/G, R, S]  b [K]  y [N, K, P, Q]; per group g the
  * lowered input is col [C/G*R*S, cols] with rows (c, r, s) and columns (image, p, q). */
 #include "engine/engine.h"
@@ -198,6 +202,8 @@ struct cj {
     int64_t             sx, sy, nU;
     int                 N, acc;
     int                 isa;      /* DIRECT: mm.c's instruction set */
+    int64_t             dyt_off, dyp_off; /* DIRECT 3x3 backward: where a thread's workspace holds
+                                             the chunk's dy pixel-major, and one image's dy padded */
 };
 
 /* Each thread's workspace at least `bytes`; thread 0's `extra0` more in front. */
@@ -1116,9 +1122,14 @@ static enum dse_status fwd_direct(struct dse_cpu_ctx *cx, struct dse_node *n, co
     return DSE_OK;
 }
 
+/* dy pixel-major's floats per pixel: K rounded up to 16 (dse_cv_dw.dyt_k). */
+static int64_t cv_lanes(const struct shape *s) {
+    return (s->K + 15) / 16 * 16;
+}
+
 /* Floats one image takes in a 3x3 weight-gradient chunk: x padded, dy pixel-major. */
 static int64_t cv_per_image(const struct shape *s) {
-    return (int64_t)s->C * (s->H + 2 * s->ph) * (s->W + 2 * s->pw) + s->PQ * ((s->K + 15) / 16 * 16);
+    return (int64_t)s->C * (s->H + 2 * s->ph) * (s->W + 2 * s->pw) + s->PQ * cv_lanes(s);
 }
 
 /* Images per weight-gradient chunk: its inputs (1x1: dy and x; 3x3: cv_per_image) within
@@ -1136,10 +1147,9 @@ static void bwd_direct_slice(const struct cj *j, int t, int slice, int64_t i0, i
     const struct shape *s = j->s;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
     const int64_t Hp = s->H + 2 * s->ph, Wp = s->W + 2 * s->pw, xp_n = (int64_t)s->C * Hp * Wp;
-    const int64_t kt = (s->K + 15) / 16 * 16, dyt_n = s->PQ * kt;
+    const int64_t kt = cv_lanes(s), dyt_n = s->PQ * kt;
     const int qh = 2 - s->ph, qw = 2 - s->pw; /* dy's pad for the data gradient */
-    float *xp = ws_of(j->cx, t), *dyt = xp + j->chunk * xp_n,
-          *dyp = dyt + j->chunk * dyt_n;
+    float *xp = ws_of(j->cx, t), *dyt = xp + j->dyt_off, *dyp = xp + j->dyp_off;
     (void)slice;
     for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
         const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
@@ -1195,11 +1205,13 @@ static enum dse_status bwd_direct(struct dse_cpu_ctx *cx, struct dse_node *n, co
     const int CB = dse_cpu_cv_block(j.isa);
     sg_plan(cx, &g, s->N, 0, 0, 0);
     j.chunk = direct_chunk(s, dse_cpu_slice_most(&g.sl));
-    int64_t scratch = 0;
+    int64_t scratch = 0; /* a thread's: the chunk's x padded, its dy pixel-major, one dy padded */
     if (!s->is_1x1) {
+        const int64_t xp_n = (int64_t)s->C * (s->H + 2 * s->ph) * (s->W + 2 * s->pw);
         j.nU = n->in[0]->grad ? cv_packed(s->C, s->K, CB) : 0;
-        scratch = j.chunk * (dw ? cv_per_image(s) : 0) +
-                  (int64_t)s->K * (s->P + 2 * (2 - s->ph)) * (s->Q + 2 * (2 - s->pw));
+        j.dyt_off = dw ? j.chunk * xp_n : 0;
+        j.dyp_off = dw ? j.chunk * cv_per_image(s) : 0;
+        scratch = j.dyp_off + (n->in[0]->grad ? (int64_t)s->K * (s->P + 2 * (2 - s->ph)) * (s->Q + 2 * (2 - s->pw)) : 0);
         scratch = (scratch + 15) / 16 * 16;
     }
     const int64_t more = sg_plan(cx, &g, s->N, dw != NULL, (int64_t)s->K * s->C * s->RS, scratch);

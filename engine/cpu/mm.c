@@ -2,7 +2,9 @@
  * forward (y = w x + b, ReLU) and data gradient (dx += w^T dy) as C = A B straight on the
  * NCHW planes, with the bias and ReLU applied in registers before the one store; and its
  * weight gradient (dw += dy x^T over several images) as dot products kept in registers
- * across the images. No packing, no workspace, nothing allocated.
+ * across the images; and a 3x3 stride-1 conv's three passes (dse_cpu_cv, dse_cpu_cv_dw) with
+ * vectors over the output channels, on planes the caller pads and filters it packs
+ * (conv2d.c). The kernels allocate nothing.
  *
  * Two instruction sets, chosen at run time (the build targets baseline x86-64; each
  * function carries a target attribute): AVX-512F, and AVX2 + FMA. Both give the same
