@@ -17,7 +17,9 @@
 # Each img_per_s is the median over the rounds of the runs' own figures.
 #
 # Usage: bench/compare_pytorch.sh [path/to/dse]     (default: build/dse; build/bench_peak beside it)
-# Environment: ROUNDS (default 2), THREADS (default "1 2"), TORCH_PYTHONS (interpreters to
+# Environment: DSE_BEFORE (another dse, e.g. the build before a change: run interleaved
+#   too, its median added as before_img_per_s= and ours / it as speedup=), ROUNDS (default 2),
+#   THREADS (default "1 2"), TORCH_PYTHONS (interpreters to
 #   compare; default: the venv's and /usr/bin/python3 if it has torch), NO_VENV=1 (skip the
 #   venv), ITERS_FMNIST_TRAIN (6), ITERS_V10_TRAIN (3), ITERS_V10_INFER1 (20),
 #   ITERS_V10_INFER16 (5). About 15 minutes on 2 idle cores. Exit status 2: no dse, or no
@@ -33,6 +35,10 @@ threads_list=${THREADS:-1 2}
 tuned='glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295'
 ref=$root/bench/pytorch_ref.py
 
+if [ -n "${DSE_BEFORE:-}" ] && [ ! -x "$DSE_BEFORE" ]; then
+    echo "compare_pytorch: DSE_BEFORE=$DSE_BEFORE is not an executable" >&2
+    exit 2
+fi
 if [ ! -x "$dse" ] || [ ! -x "$peak_bin" ]; then
     echo "compare_pytorch: no dse or bench_peak at $dse; build them first:" >&2
     echo "  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2" >&2
@@ -82,15 +88,17 @@ run_case() {
     local key=$1 net=$2 mode=$3 batch=$4 iters=$5 t=$6 r line cfg py fmt
     declare -A got=()
     local -a cfgs=(ours)
+    [ -n "${DSE_BEFORE:-}" ] && cfgs+=(before)
     for py in "${pys[@]}"; do
         for fmt in nchw nhwc; do cfgs+=("$py|$fmt"); done
     done
     for ((r = 1; r <= rounds; r++)); do
         for cfg in "${cfgs[@]}"; do
-            if [ "$cfg" = ours ]; then
-                line=$("$dse" bench "experiments/squeezenet/$net.cfg" --mode "$mode" --batch "$batch" --threads "$t" \
-                       --iters "$iters") || { echo "compare_pytorch: dse bench failed" >&2; exit 1; }
-                line="$line impl=ours"
+            if [ "$cfg" = ours ] || [ "$cfg" = before ]; then
+                line=$("$([ "$cfg" = ours ] && echo "$dse" || echo "$DSE_BEFORE")" bench "experiments/squeezenet/$net.cfg" \
+                       --mode "$mode" --batch "$batch" --threads "$t" --iters "$iters") ||
+                    { echo "compare_pytorch: dse bench failed" >&2; exit 1; }
+                line="$line impl=$cfg"
             else
                 py=${cfg%|*} fmt=${cfg#*|}
                 line=$(GLIBC_TUNABLES=$tuned "$py" "$ref" --net "$key" --mode "$mode" --batch "$batch" --threads "$t" \
@@ -102,7 +110,12 @@ run_case() {
     done
     local ours best=0 best_cfg='' list='' m name
     ours=$(printf '%s' "${got[ours]}" | median)
+    if [ -n "${DSE_BEFORE:-}" ]; then
+        m=$(printf '%s' "${got[before]}" | median)
+        list+=" before_img_per_s=$m speedup=$(awk -v o="$ours" -v b="$m" 'BEGIN { printf "%.2f", (b > 0 ? o / b : 0) }')"
+    fi
     for cfg in "${cfgs[@]:1}"; do
+        [ "$cfg" = before ] && continue
         m=$(printf '%s' "${got[$cfg]}" | median)
         py=${cfg%|*} fmt=${cfg#*|}
         name="torch$("$py" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null)_$fmt"

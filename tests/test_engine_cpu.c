@@ -469,14 +469,15 @@ static struct dse_layer conv_layer(const struct conv_case *c) {
     return infer_layer(l, 1, c->C, c->H, c->W);
 }
 
-static void conv_grad(int algo) {
+/* Gradient checks of `algo` on n cases (seeds seed0 + i). */
+static void conv_grad_cases(int algo, const struct conv_case *cases, int n, uint64_t seed0) {
     struct dse_cpu_ctx cx;
     ctx_init(&cx);
-    for (int i = 0; i < DSE_ARRAY_LEN(conv_cases); i++) {
-        const struct conv_case *c = &conv_cases[i];
+    for (int i = 0; i < n; i++) {
+        const struct conv_case *c = &cases[i];
         struct dse_layer l = conv_layer(c);
         struct fx f;
-        fx_init(&f, &cx, &l, c->N, 1, NULL, 0, 10 + i);
+        fx_init(&f, &cx, &l, c->N, 1, NULL, 0, seed0 + (uint64_t)i);
         f.node.algo_fwd = f.node.algo_bwd = algo;
         cx.ws_limit_bytes = c->ws_limit ? c->ws_limit : (size_t)256 << 20;
         char what[80];
@@ -485,6 +486,10 @@ static void conv_grad(int algo) {
         fx_deinit(&f);
     }
     dse_cpu_ctx_deinit(&cx);
+}
+
+static void conv_grad(int algo) {
+    conv_grad_cases(algo, conv_cases, DSE_ARRAY_LEN(conv_cases), 10);
 }
 
 static void test_grad_conv_batch(void) { conv_grad(DSE_CPU_CONV_GEMM_BATCH); }
@@ -503,21 +508,7 @@ static void test_grad_conv_wino(void) {
         { "w-tiny",     2, 3, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
         { "w-chunked",  3, 3, 5, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
     };
-    struct dse_cpu_ctx cx;
-    ctx_init(&cx);
-    for (int i = 0; i < DSE_ARRAY_LEN(wcases); i++) {
-        const struct conv_case *c = &wcases[i];
-        struct dse_layer l = conv_layer(c);
-        struct fx f;
-        fx_init(&f, &cx, &l, c->N, 1, NULL, 0, 30 + i);
-        f.node.algo_fwd = f.node.algo_bwd = DSE_CPU_CONV_WINOGRAD;
-        cx.ws_limit_bytes = c->ws_limit ? c->ws_limit : (size_t)256 << 20;
-        char what[80];
-        snprintf(what, sizeof what, "conv %s winograd", c->id);
-        grad_check(&cx, &f.node, EPS, TOL_CONV, FLOOR, what);
-        fx_deinit(&f);
-    }
-    dse_cpu_ctx_deinit(&cx);
+    conv_grad_cases(DSE_CPU_CONV_WINOGRAD, wcases, DSE_ARRAY_LEN(wcases), 30);
 }
 
 /* DIRECT (engine/cpu/mm.c): conv_cases (the shapes it does not run fall back to
@@ -547,20 +538,7 @@ static void test_grad_conv_direct(void) {
         return;
     }
     conv_grad(DSE_CPU_CONV_DIRECT);
-    struct dse_cpu_ctx cx;
-    ctx_init(&cx);
-    for (int i = 0; i < DSE_ARRAY_LEN(direct_cases); i++) {
-        const struct conv_case *c = &direct_cases[i];
-        struct dse_layer l = conv_layer(c);
-        struct fx f;
-        fx_init(&f, &cx, &l, c->N, 1, NULL, 0, 40 + i);
-        f.node.algo_fwd = f.node.algo_bwd = DSE_CPU_CONV_DIRECT;
-        char what[80];
-        snprintf(what, sizeof what, "conv %s direct", c->id);
-        grad_check(&cx, &f.node, EPS, TOL_CONV, FLOOR, what);
-        fx_deinit(&f);
-    }
-    dse_cpu_ctx_deinit(&cx);
+    conv_grad_cases(DSE_CPU_CONV_DIRECT, direct_cases, DSE_ARRAY_LEN(direct_cases), 40);
 }
 
 /* Max |a - b| over max |b|, both read image by image. */
