@@ -515,7 +515,7 @@ static void test_grad_conv_wino(void) {
  * GEMM_BATCH), then 1x1 shapes that reach every edge of its tiles: columns ending inside a
  * vector (49 = 3 x 16 + 1; 15; 99 = 64 + 35; one pixel), rows not a multiple of 6 (forward,
  * data gradient) or 4 and 6 (weight gradient), and 130 input channels (k in blocks of 64);
- * and 3x3 shapes: pads 0 and 2 (the data gradient pads dy by 2 and 0), 70 outputs (a block
+ * and 3x3 shapes (8 channels in and out, DIRECT's least): pads 0 and 2 (the data gradient pads dy by 2 and 0), 70 outputs (a block
  * of 64 and one of 6: halves and vector tails), rows of 15 (three pieces of 5, two rows a
  * tile then one), a 1x1 map, and pads that differ between rows and columns. */
 static const struct conv_case direct_cases[] = {
@@ -524,12 +524,12 @@ static const struct conv_case direct_cases[] = {
     { "d-k130",      2, 130, 3, 5, 7, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
     { "d-wide",      1, 3, 9, 11, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 0 },
     { "d-one-pixel", 3, 4, 1, 1, 6, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
-    { "d3-pad0",     2, 3, 6, 7, 5, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
-    { "d3-pad2",     1, 2, 4, 5, 3, 3, 3, 1, 1, 2, 2, 1, 1, 1, 0, 0 },
-    { "d3-k70",      1, 2, 5, 4, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
-    { "d3-wide",     1, 2, 5, 15, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
-    { "d3-1x1-map",  2, 3, 1, 1, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
-    { "d3-pad2-0",   2, 3, 4, 6, 5, 3, 3, 1, 1, 2, 0, 1, 1, 1, 1, 0 },
+    { "d3-pad0",     2, 8, 6, 7, 8, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+    { "d3-pad2",     1, 8, 4, 5, 9, 3, 3, 1, 1, 2, 2, 1, 1, 1, 0, 0 },
+    { "d3-k70",      1, 8, 5, 4, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+    { "d3-wide",     1, 8, 5, 15, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+    { "d3-1x1-map",  2, 8, 1, 1, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+    { "d3-pad2-0",   2, 8, 4, 6, 9, 3, 3, 1, 1, 2, 0, 1, 1, 1, 1, 0 },
 };
 
 static void test_grad_conv_direct(void) {
@@ -960,11 +960,11 @@ static void test_conv_direct_exact(void) {
         { "x-fire2-ex",   3,  16, 14, 14,  64, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
         { "x-odd",        4,  70,  5, 13,  23, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
         { "x-fire6-ex3",  3,  48,  7,  7, 192, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
-        { "x-odd3",       2,   5,  9, 13,  23, 3, 3, 1, 1, 2, 0, 1, 1, 1, 1, 0 },
-        { "x-wide3",      2,   7, 11, 55,  40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "x-odd3",       2,   9,  9, 13,  23, 3, 3, 1, 1, 2, 0, 1, 1, 1, 1, 0 },
+        { "x-wide3",      2,   8, 11, 55,  40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
         /* 40 images: slices of 2 or 3, so a weight-gradient chunk holds several */
         { "x-batch1",    40,  12,  7,  7,  10, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
-        { "x-batch3",    40,   6,  7,  7,  20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "x-batch3",    40,   8,  7,  7,  20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
     };
     const char *keep = getenv("DSE_CPU_NO_AVX512");
     int bad = 0;
@@ -1606,7 +1606,7 @@ static void fire_net(struct dse_net *net) {
     struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "conv1");
     l.num_output = 8, l.kernel_h = l.kernel_w = 3, l.pad_h = l.pad_w = 1;
     add_layer(net, l);
-    const struct dse_fire fire = { "fire2", 4, 6, 10, DSE_BYPASS_NONE, 0 };
+    const struct dse_fire fire = { "fire2", 8, 6, 10, DSE_BYPASS_NONE, 0 }; /* squeeze 8: DIRECT runs the 3x3 */
     CHECK_OK(dse_net_add_fire(net, &fire, 0, NULL));
     CHECK_OK(dse_net_infer(net, NULL, NULL));
 }

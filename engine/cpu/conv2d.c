@@ -1037,7 +1037,7 @@ static enum dse_status bwd_wino(struct dse_cpu_ctx *cx, struct dse_node *n, cons
  *  1x1, no pad: image i's x_i [C, HW] is already the B of y_i = w x_i (dse_cpu_mm). The
  *    data gradient dx_i += w^T dy_i accumulates in place; the weight gradient dw += dy x^T
  *    is dot products held in registers across a chunk of the slice's images (dse_cpu_mm_nt).
- *  3x3, pad 0 to 2: vectors over the output channels (dse_cpu_cv): the filters packed once
+ *  3x3, pad 0 to 2, 8 channels or more in and out: vectors over the output channels (dse_cpu_cv): the filters packed once
  *    per call, each image padded once, an output tile of 64 channels (AVX2: 16) by up to 6
  *    pixels of a row summed in registers over (ci, r, s); the data gradient is the same
  *    kernel on dy padded by 2 - pad with the filters turned; the weight gradient sums a tile
@@ -1047,8 +1047,14 @@ static enum dse_status bwd_wino(struct dse_cpu_ctx *cx, struct dse_node *n, cons
  * concat's slice when the output is one. Where mm.c has no instruction set (no AVX2 +
  * FMA), timing skips it. Every element is one chain in a fixed order: the same bits with
  * any threads, AVX-512 or AVX2. */
+/* 3x3 stride-1 shapes with at least 8 channels in and out: the vectors run over the output
+ * channels forward and over the input channels for the data gradient, so fewer would waste
+ * most lanes (SqueezeNet-FMNIST's conv1, 1 channel in: DIRECT's backward 2-4x GEMM_IMAGE's). */
+#define DIRECT_MIN_CHANNELS 8
+
 static int direct_3x3(const struct shape *s) {
-    return s->R == 3 && s->S == 3 && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 && s->ph <= 2 && s->pw <= 2;
+    return s->R == 3 && s->S == 3 && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 && s->ph <= 2 &&
+           s->pw <= 2 && s->C >= DIRECT_MIN_CHANNELS && s->K >= DIRECT_MIN_CHANNELS;
 }
 
 static int direct_ok(const struct shape *s) {
