@@ -1238,6 +1238,20 @@ typedef enum dse_status (*conv_fn)(struct dse_cpu_ctx *, struct dse_node *, cons
 static const conv_fn fwd_fns[DSE_CPU_CONV_COUNT] = { fwd_batch, fwd_image, fwd_wino, fwd_direct };
 static const conv_fn bwd_fns[DSE_CPU_CONV_COUNT] = { bwd_batch, bwd_image, bwd_wino, bwd_direct };
 
+/* A whole backward by strategy a, as a step runs it (and as timing must see it): the fused
+ * ReLU's mask first, then the bias gradient, then the strategy; GEMM_IMAGE does all three
+ * image by image (bwd_image). */
+static enum dse_status bwd_whole(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s, int a) {
+    if (a == DSE_CPU_CONV_GEMM_IMAGE) return bwd_image(cx, n, s);
+    if (n->relu_out) mask_grad(cx, s, n->out);
+    if (n->bias && n->bias->grad) bias_grad(cx, n, s, n->out, n->bias->grad);
+    return bwd_fns[a](cx, n, s);
+}
+
+static enum dse_status fwd_whole(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s, int a) {
+    return fwd_fns[a](cx, n, s);
+}
+
 /* Whether strategy a runs shape s itself (rather than falling back to GEMM_BATCH). */
 static int algo_ok(int a, const struct shape *s) {
     return a == DSE_CPU_CONV_WINOGRAD ? wino_ok(s) : a == DSE_CPU_CONV_DIRECT ? direct_ok(s) : 1;
@@ -1288,13 +1302,15 @@ static struct dse_cpu_conv_choice *cache_add(struct dse_cpu_ctx *cx, const int k
  * A strategy that does not support the shape is not run; its time is -1. */
 #define TIMING_REPS 3
 
-static enum dse_status time_all(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s,
-                                const conv_fn *fns, float *ms) {
+typedef enum dse_status (*whole_fn)(struct dse_cpu_ctx *, struct dse_node *, const struct shape *, int);
+
+static enum dse_status time_all(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s, whole_fn run,
+                                float *ms) {
     double best[DSE_CPU_CONV_COUNT];
     for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
         best[a] = -1.0;
         if (!algo_ok(a, s)) continue;
-        enum dse_status st = fns[a](cx, n, s);
+        enum dse_status st = run(cx, n, s, a);
         if (st) return st;
         best[a] = 1e30;
     }
@@ -1302,7 +1318,7 @@ static enum dse_status time_all(struct dse_cpu_ctx *cx, struct dse_node *n, cons
         for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
             if (!algo_ok(a, s)) continue;
             double t0 = dse_cpu_now_ms();
-            enum dse_status st = fns[a](cx, n, s);
+            enum dse_status st = run(cx, n, s, a);
             double t = dse_cpu_now_ms() - t0;
             if (st) return st;
             if (t < best[a]) best[a] = t;
@@ -1323,21 +1339,27 @@ static int wants_bwd(const struct dse_node *n) {
     return n->training && (n->weight->grad || (n->bias && n->bias->grad) || n->in[0]->grad);
 }
 
-/* Backward timing on scratch gradients, so the node's own grads are untouched. */
+/* Backward timing on scratch gradients, so the node's own grads are untouched: the whole
+ * backward (bwd_whole), the fused ReLU's mask and the bias gradient included, since
+ * GEMM_IMAGE does those image by image and the others in passes of their own (timing
+ * without them chose GEMM_IMAGE for SqueezeNet-FMNIST's conv1, 6.5 -> 13 ms a step). */
 static enum dse_status time_bwd(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s,
                                 float *ms) {
-    struct dse_node shadow = *n; /* its dw_blocks (data-parallel) are n's: written here, then again by the real
-                                    backward, which comes after the timing */
-    struct dse_tensor x = *n->in[0], y = *n->out, w = *n->weight;
-    const int64_t nx = x.n * x.stride_n, ny = y.n * y.stride_n, nw = dse_tensor_count(&w);
-    float *buf = calloc((size_t)(nx + ny + nw), sizeof(float));
+    struct dse_node shadow = *n; /* its dw_blocks and db_part (data-parallel) are n's: written here, then
+                                    again by the real backward, which comes after the timing */
+    struct dse_tensor x = *n->in[0], y = *n->out, w = *n->weight, b = n->bias ? *n->bias : (struct dse_tensor){ 0 };
+    const int64_t nx = x.n * x.stride_n, ny = y.n * y.stride_n, nw = dse_tensor_count(&w),
+                  nb = n->bias && n->bias->grad ? dse_tensor_count(&b) : 0;
+    float *buf = calloc((size_t)(nx + ny + nw + nb), sizeof(float));
     if (!buf) return dse_cpu_fail(cx, n, DSE_ERR_NOMEM, "out of memory timing conv strategies");
     x.grad = n->in[0]->grad ? buf : NULL;
-    y.grad = n->out->grad ? n->out->grad : buf + nx; /* read only */
+    y.grad = buf + nx; /* dy copied: the mask writes it */
+    for (int i = 0; n->out->grad && i < y.n; i++)
+        memcpy(y.grad + i * y.stride_n, n->out->grad + i * y.stride_n, (size_t)dse_tensor_image(&y) * sizeof(float));
     w.grad = n->weight->grad ? buf + nx + ny : NULL;
-    shadow.in[0] = &x, shadow.out = &y, shadow.weight = &w, shadow.bias = NULL;
-    shadow.relu_out = 0; /* y.grad is the node's own: timing must not mask it */
-    enum dse_status st = time_all(cx, &shadow, s, bwd_fns, ms);
+    b.grad = nb ? buf + nx + ny + nw : NULL;
+    shadow.in[0] = &x, shadow.out = &y, shadow.weight = &w, shadow.bias = n->bias ? &b : NULL;
+    enum dse_status st = time_all(cx, &shadow, s, bwd_whole, ms);
     free(buf);
     return st;
 }
@@ -1352,7 +1374,7 @@ static enum dse_status choose(struct dse_cpu_ctx *cx, struct dse_node *n, const 
     enum dse_status st = DSE_OK;
     if (do_fwd && c->algo_fwd == DSE_CPU_CONV_AUTO) {
         float ms[DSE_CPU_CONV_COUNT];
-        if ((st = time_all(cx, n, s, fwd_fns, ms))) return st;
+        if ((st = time_all(cx, n, s, fwd_whole, ms))) return st;
         memcpy(c->ms_fwd, ms, sizeof ms);
         c->algo_fwd = fastest(ms);
         cx->stats.conv_timings++;
@@ -1401,18 +1423,14 @@ enum dse_status dse_cpu_conv2d_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     return st ? st : fwd_fns[a](cx, n, &s);
 }
 
-/* The fused ReLU's mask first, then the bias gradient, then the strategy: GEMM_IMAGE does
- * all three image by image (bwd_image). */
+/* bwd_whole by the picked strategy; without weight or data gradients, only the mask and
+ * the bias gradient (GEMM_BATCH's passes; its strategy part then does nothing). */
 enum dse_status dse_cpu_conv2d_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     struct shape s = shape_of(n);
-    const int grads = n->weight->grad || n->in[0]->grad;
     int a = DSE_CPU_CONV_GEMM_BATCH;
-    if (grads) {
+    if (n->weight->grad || n->in[0]->grad) {
         enum dse_status st = pick(cx, n, &s, 1, &a);
         if (st) return st;
-        if (a == DSE_CPU_CONV_GEMM_IMAGE) return bwd_image(cx, n, &s);
     }
-    if (n->relu_out) mask_grad(cx, &s, n->out);
-    if (n->bias && n->bias->grad) bias_grad(cx, n, &s, n->out, n->bias->grad);
-    return grads ? bwd_fns[a](cx, n, &s) : DSE_OK;
+    return bwd_whole(cx, n, &s, a);
 }
