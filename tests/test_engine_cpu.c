@@ -1606,7 +1606,8 @@ static void fire_net(struct dse_net *net) {
     struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "conv1");
     l.num_output = 8, l.kernel_h = l.kernel_w = 3, l.pad_h = l.pad_w = 1;
     add_layer(net, l);
-    const struct dse_fire fire = { "fire2", 8, 6, 10, DSE_BYPASS_NONE, 0 }; /* squeeze 8: DIRECT runs the 3x3 */
+    const struct dse_fire fire = { .name = "fire2", .squeeze = 8, .expand1x1 = 6, .expand3x3 = 10,
+                                   .bypass = DSE_BYPASS_NONE }; /* squeeze 8: DIRECT runs the 3x3 */
     CHECK_OK(dse_net_add_fire(net, &fire, 0, NULL));
     CHECK_OK(dse_net_infer(net, NULL, NULL));
 }

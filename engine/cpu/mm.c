@@ -227,7 +227,14 @@ T512 static void cv512(const struct dse_cv *p, int64_t b, int h, int64_t oh, int
     case R:                                                                               \
         switch (npx) { CV512J(R, 1) CV512J(R, 2) CV512J(R, 3) CV512J(R, 4) CV512J(R, 5) CV512J(R, 6) } \
         break;
-    switch (nr) { CV512(1) CV512(2) CV512(3) }
+    /* dse_cpu_cv takes 3 rows only for pieces of at most 4 pixels (rows x pixels <= 12), so
+     * the 3-row tiles of 5 and 6 pixels (36 and 30 registers) are never built */
+    if (nr == 3) {
+        DSE_ASSERT(npx <= 4);
+        switch (npx) { CV512J(3, 1) CV512J(3, 2) CV512J(3, 3) default: CV512J(3, 4) }
+        return;
+    }
+    switch (nr) { CV512(1) CV512(2) }
 #undef CV512
 #undef CV512J
 }
