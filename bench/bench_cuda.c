@@ -55,7 +55,8 @@ static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_
                  int legacy) {
     const int B = o->batch ? o->batch : !strcmp(o->net, "fmnist") ? 128 : 32;
     struct dse_model_opts mo = { B, 1, 1, DSE_INIT_MSRA, 0.01f, 0, 0 };
-    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, o->device }, math, any_algo, 0 };
+    struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = o->device }, .math = math,
+                                         .nondeterministic = any_algo };
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     if (dse_model_new_on(net, &mo, &dev, &m, &err)) {

@@ -135,11 +135,15 @@ run() {
     # each candidate's own training speed (evaluation excluded), averaged: how much packing slows one down
     cand=$(grep -h '^  "img_per_s": ' "$dir"/candidates/*.json | tr -d ',' |
            awk '{ s += $2; n++ } END { printf "%.1f", n ? s / n : 0 }')
+    # cuDNN's (shape, direction) choices the workers found, and those taken from another
+    # worker's find (the process's shared pool): from the workers' "cuDNN conv choices" lines
+    finds=$(grep -o 'cuDNN conv choices: [0-9]* found' "$log" | awk '{ s += $4 } END { print s + 0 }')
+    taken=$(grep -o 'with [0-9]* taken from another model' "$log" | awk '{ s += $2 } END { print s + 0 }')
     awk -v t0="$t0" -v t1="$t1" -v n="$total" -v name="$1" -v per="$3" -v k="$k" -v data="$data" -v prec="$precision" \
-        -v cand="$cand" -v run="$2" -v rates="$work/$1.rates" 'BEGIN {
+        -v cand="$cand" -v run="$2" -v rates="$work/$1.rates" -v finds="$finds" -v taken="$taken" 'BEGIN {
         w = t1 - t0
-        printf "name=gpu_pack.fmnist k=%d per_gpu=%s run=%d images=%d wall_s=%.2f agg_img_per_s=%.1f cand_img_per_s=%s precision=%s data=%s\n",
-               k, per, run, n, w, n / w, cand, prec, data
+        printf "name=gpu_pack.fmnist k=%d per_gpu=%s run=%d images=%d wall_s=%.2f agg_img_per_s=%.1f cand_img_per_s=%s finds=%d taken=%d precision=%s data=%s\n",
+               k, per, run, n, w, n / w, cand, finds, taken, prec, data
         printf "%.3f\n", n / w >> rates }'
 }
 

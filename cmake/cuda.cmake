@@ -20,8 +20,9 @@ set(DSE_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO (if CUDA and cuDNN 
 set_property(CACHE DSE_CUDA PROPERTY STRINGS AUTO ON OFF)
 set(CUDNN_ROOT "" CACHE PATH "cuDNN prefix (include/, lib/), e.g. a site-packages/nvidia/cudnn folder")
 
-# backend.c, and the choice file's text (plain C, no CUDA: its reader is tested everywhere)
-target_sources(dse_engine PRIVATE ${CMAKE_SOURCE_DIR}/engine/backend.c ${CMAKE_SOURCE_DIR}/engine/cuda/conv_file.c)
+# backend.c, the choice file's text and the shared choice pool (plain C, no CUDA: tested everywhere)
+target_sources(dse_engine PRIVATE ${CMAKE_SOURCE_DIR}/engine/backend.c ${CMAKE_SOURCE_DIR}/engine/cuda/conv_file.c
+                                  ${CMAKE_SOURCE_DIR}/engine/cuda/conv_pool.c)
 
 set(DSE_CUDA_BUILT OFF)
 set(_dse_cuda_want "${DSE_CUDA}")

@@ -315,6 +315,7 @@ static enum dse_status gpu_init(struct dse_model *m, const struct dse_model_opts
     g->math = dev->math;
     g->deterministic = !dev->nondeterministic;
     if (dev->ws_limit_bytes) g->ws_limit_bytes = dev->ws_limit_bytes;
+    g->conv_pool = dev->conv_pool;
     g->dropout_rng = &m->cx.rng; /* one dropout stream, the one checkpoints store */
     m->gpu = g;
     return DSE_OK;

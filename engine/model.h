@@ -34,6 +34,9 @@ struct dse_model_device_opts {
                                             add in a varying order (faster; runs then
                                             differ in the last bits) */
     size_t             ws_limit_bytes;   /* cuda: conv workspace limit; 0 = 512 MiB */
+    struct dse_cuda_conv_pool *conv_pool; /* cuda: borrowed; shapes another model of the pool
+                                             found are not found again (cuda.h, "shared
+                                             choices"); NULL: the model finds alone */
 };
 
 struct dse_model {

@@ -556,18 +556,25 @@ enum dse_status dse_conv_cache_load(struct dse_cpu_ctx *cx, const char *path, st
 
 /* ---- conv choices ---------------------------------------------------------------------- */
 
+/* What the choice file covers of a device's choices: the ctx's counts when it was last read
+ * or written. */
+struct pin_count {
+    int64_t found;  /* stats.conv_finds */
+    int64_t shared; /* stats.conv_shared: taken from another model of the process */
+};
+
 /* o->conv_cache into the model's backend before the first step: the CPU's strategies, or on a
- * CUDA device cuDNN's choices. *pinned = the device's find count the file covers. */
-static enum dse_status choices_load(struct dse_model *m, const struct dse_train_opts *o, int64_t *pinned,
+ * CUDA device cuDNN's choices. *pinned = the device's counts the file covers. */
+static enum dse_status choices_load(struct dse_model *m, const struct dse_train_opts *o, struct pin_count *pinned,
                                     struct dse_err *err) {
-    *pinned = 0;
+    *pinned = (struct pin_count){ .found = 0, .shared = 0 };
     if (!o->conv_cache) return DSE_OK;
     if (!m->gpu) return dse_conv_cache_load(&m->cx, o->conv_cache, err);
     struct dse_cuda_conv_load ld;
     char msg[1000];
     enum dse_status st = dse_cuda_conv_cache_load(m->gpu, o->conv_cache, &ld, err);
     if (st) return st;
-    *pinned = m->gpu->stats.conv_finds;
+    *pinned = (struct pin_count){ .found = m->gpu->stats.conv_finds, .shared = m->gpu->stats.conv_shared };
     if (ld.stale) snprintf(msg, sizeof msg, "warning: %s", ld.why);
     else if (ld.found) snprintf(msg, sizeof msg, "cuDNN conv choices: %d shapes pinned by %s", ld.loaded, o->conv_cache);
     if (o->note && ld.found)
@@ -576,25 +583,29 @@ static enum dse_status choices_load(struct dse_model *m, const struct dse_train_
 }
 
 /* The choices into o->conv_cache: the CPU's after training (at_end); on a device, whenever
- * find chose something since the file was read or written: after each epoch's steps, before
+ * find chose something (or the ctx took another model's choice from its conv_pool) since the
+ * file was read or written: after each epoch's steps, before
  * its results are reported (a sweep records them) and its checkpoint written (nothing that
  * outlives the run may hold work done with choices the file lacks: a run resumed from it
  * would choose again), and at the end. */
-static enum dse_status choices_save(struct dse_model *m, const struct dse_train_opts *o, int at_end, int64_t *pinned,
-                                    struct dse_err *err) {
+static enum dse_status choices_save(struct dse_model *m, const struct dse_train_opts *o, int at_end,
+                                    struct pin_count *pinned, struct dse_err *err) {
     if (!o->conv_cache || dse_dist_rank(o->dist) > 0) return DSE_OK; /* a data-parallel run's rank 0 writes */
     if (!m->gpu) return at_end ? dse_conv_cache_save(&m->cx, o->conv_cache, err) : DSE_OK;
-    const int64_t finds = m->gpu->stats.conv_finds;
-    if (finds == *pinned) return DSE_OK;
+    const struct pin_count now = { .found = m->gpu->stats.conv_finds, .shared = m->gpu->stats.conv_shared };
+    if (now.found == pinned->found && now.shared == pinned->shared) return DSE_OK;
     enum dse_status st = dse_cuda_conv_cache_save(m->gpu, o->conv_cache, err);
     if (st) return st;
     if (o->note) {
-        char msg[600];
-        snprintf(msg, sizeof msg, "cuDNN conv choices: %lld found and pinned in %s", (long long)(finds - *pinned),
-                 o->conv_cache);
+        char msg[700], shared[120] = "";
+        if (now.shared > pinned->shared)
+            snprintf(shared, sizeof shared, ", with %lld taken from another model of this process",
+                     (long long)(now.shared - pinned->shared));
+        snprintf(msg, sizeof msg, "cuDNN conv choices: %lld found and pinned in %s%s",
+                 (long long)(now.found - pinned->found), o->conv_cache, shared);
         o->note(o->progress_arg, DSE_NOTE_CHOICES_PINNED, msg);
     }
-    *pinned = finds;
+    *pinned = now;
     return DSE_OK;
 }
 
@@ -921,7 +932,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         goto done;
     }
     m->cx.conv_force = o->conv_algo; /* the CPU's: on a device cuDNN's find chooses */
-    int64_t pinned = 0;
+    struct pin_count pinned = { .found = 0, .shared = 0 };
     if ((st = choices_load(m, o, &pinned, err))) goto done;
     x = dse_model_host_alloc(m, sizeof *x * (size_t)dse_tensor_count(&m->input), &x_pinned); /* pinned on a GPU */
     labels = malloc(sizeof *labels * (size_t)o->batch);

@@ -139,6 +139,9 @@ struct host {
     int             running;               /* worker threads not finished yet (under mu) */
     atomic_int      broken;                /* set once: a worker met a CUDA error */
     char            culprit[DSE_ID_SIZE];  /* its candidate (under mu) */
+    struct dse_cuda_conv_pool *pool;       /* GPU workers: cuDNN's choices, found once per shape
+                                              for all the process's candidates (engine/cuda/cuda.h,
+                                              "shared choices"); plain host memory */
 };
 
 static int host_init(struct host *h) {
@@ -149,10 +152,17 @@ static int host_init(struct host *h) {
         pthread_mutex_destroy(&h->mu);
         return -1;
     }
+    struct dse_err e = { 0 };
+    if (dse_cuda_conv_pool_new(&h->pool, &e)) {
+        pthread_cond_destroy(&h->cv);
+        pthread_mutex_destroy(&h->mu);
+        return -1;
+    }
     return 0;
 }
 
 static void host_deinit(struct host *h) {
+    dse_cuda_conv_pool_free(h->pool);
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->mu);
 }
@@ -807,6 +817,7 @@ static void train_opts(const struct worker *w, struct dse_train_opts *o) {
         o->dev.device.index = w->gpu;
         o->dev.math = w->plan.precision;
         o->dev.nondeterministic = w->plan.nondeterministic;
+        o->dev.conv_pool = w->host ? w->host->pool : NULL;
         o->conv_algo = DSE_ALGO_AUTO; /* the plan's conv is the CPU's; cuDNN's find chooses here */
     }
 }
@@ -854,6 +865,7 @@ enum dse_status dse_sweep_follow(const struct dse_space *s, const struct dse_swe
         t.norm = NULL, t.checkpoint_dir = NULL; /* rank 0 writes */
         t.progress = NULL, t.cancel = NULL, t.note = NULL, t.progress_arg = NULL;
         t.dist = o->dist;
+        t.dev.conv_pool = NULL; /* rank 0's process's */
         if ((st = dse_space_build(s, &mp, &net, err))) dse_dist_abort(o->dist, 1); /* rank 0 built it */
         st = dse_train_run(&net, &t, res, err);
         dse_net_deinit(&net);

@@ -13,7 +13,7 @@
  * uninterrupted one bit for bit.
  *
  * Host-only cases run everywhere (PCG32 jump-ahead, device names, the no-device path,
- * the choice file's reader).
+ * the choice file's reader, the pool that shares choices between a process's models).
  * Then, with no CUDA device or no CUDA in the build, it prints "skipped: no CUDA device
  * (reason)" and exits 77, which ctest reports as not run, never as passed.
  * Usage: test_engine_cuda [case-id-prefix...] (tests/check.h). DSE_TEST_VERBOSE=1 prints
@@ -21,10 +21,13 @@
 #include "engine/cuda/cuda.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "base/pcg32.h"
 #include "engine/cuda/shared.h"
@@ -325,6 +328,119 @@ static void test_conv_file(void) {
     dse_cuda_conv_file_deinit(&f);
 }
 
+/* ---- shared choices (engine/cuda/conv_pool.c) ------------------------------------------- */
+
+/* A choice with direction dir set to a graph-API engine, the others unset. */
+static struct dse_cuda_conv_choice pool_choice(int64_t first, int dir, int64_t engine) {
+    struct dse_cuda_conv_choice c;
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < DSE_CUDA_CONV_KEY; i++) c.key[i] = first + i;
+    c.algo_fwd = c.algo_bwd_data = c.algo_bwd_filter = -1;
+    c.engine[0].id = c.engine[1].id = c.engine[2].id = -1;
+    if (engine < 0) return c;
+    *(dir == 0 ? &c.algo_fwd : dir == 1 ? &c.algo_bwd_data : &c.algo_bwd_filter) = DSE_CUDA_CONV_ENGINE + (int)engine;
+    *(dir == 0 ? &c.ws_fwd : dir == 1 ? &c.ws_bwd_data : &c.ws_bwd_filter) = 4096 + (size_t)engine;
+    c.engine[dir] = (struct dse_cuda_conv_engine){ .id = engine, .n_knobs = 2 };
+    c.engine[dir].knob_type[0] = 3, c.engine[dir].knob_value[0] = 7;
+    c.engine[dir].knob_type[1] = 5, c.engine[dir].knob_value[1] = engine;
+    return c;
+}
+
+/* One of the threads asking a pool for the same (shape, direction) at once. */
+struct pool_asker {
+    struct dse_cuda_conv_pool *pool;
+    atomic_int                *finding, *most, *claims; /* shared by the askers */
+    int                        fail_claims;             /* this many claimers' finds fail */
+    enum dse_cuda_pool_get     got;
+    struct dse_cuda_conv_choice c;
+};
+
+static void *pool_ask(void *arg) {
+    struct pool_asker *a = arg;
+    a->c = pool_choice(500, 2, -1);
+    a->got = dse_cuda_conv_pool_get(a->pool, 0, 2, &a->c);
+    if (a->got != DSE_CUDA_POOL_CLAIMED) return NULL;
+    const int now = atomic_fetch_add(a->finding, 1) + 1;
+    for (int m = atomic_load(a->most); now > m && !atomic_compare_exchange_weak(a->most, &m, now);) {}
+    nanosleep(&(struct timespec){ .tv_sec = 0, .tv_nsec = 30000000 }, NULL); /* "find": 30 ms */
+    const int k = atomic_fetch_add(a->claims, 1);
+    atomic_fetch_sub(a->finding, 1);
+    const struct dse_cuda_conv_choice found = pool_choice(500, 2, 77);
+    dse_cuda_conv_pool_put(a->pool, 0, 2, a->c.key, k < a->fail_claims ? NULL : &found);
+    if (k >= a->fail_claims) a->c = found;
+    return NULL;
+}
+
+/* The pool (cuda.h, "shared choices"): a direction found by one caller is given to the
+ * others, keyed by device, shape and direction; a failed find leaves it to the next asker;
+ * callers asking at once wait for the one finding, and only one finds at a time. */
+static void test_conv_pool(void) {
+    struct dse_cuda_conv_pool *p = NULL;
+    CHECK_OK(dse_cuda_conv_pool_new(&p, NULL));
+    if (!p) return;
+    struct dse_cuda_conv_choice a = pool_choice(100, 0, -1), b = pool_choice(100, 0, -1);
+    CHECK_INT_EQ(dse_cuda_conv_pool_get(p, 0, 0, &a), DSE_CUDA_POOL_CLAIMED);
+    CHECK_INT_EQ(dse_cuda_conv_pool_get(p, 1, 0, &b), DSE_CUDA_POOL_CLAIMED); /* another device */
+    CHECK_INT_EQ(dse_cuda_conv_pool_get(p, 0, 3, &b), DSE_CUDA_POOL_ALONE);   /* no such direction */
+    const struct dse_cuda_conv_choice found = pool_choice(100, 0, 42);
+    dse_cuda_conv_pool_put(p, 0, 0, found.key, &found);
+    struct dse_cuda_conv_choice c = pool_choice(100, 0, -1);
+    c.algo_bwd_data = 3, c.ws_bwd_data = 9; /* another direction's fields: left alone */
+    CHECK_INT_EQ(dse_cuda_conv_pool_get(p, 0, 0, &c), DSE_CUDA_POOL_TAKEN);
+    CHECK_INT_EQ(c.algo_fwd, DSE_CUDA_CONV_ENGINE + 42);
+    CHECK_INT_EQ((int64_t)c.ws_fwd, 4096 + 42);
+    CHECK_INT_EQ(c.engine[0].id, 42);
+    CHECK_INT_EQ(c.engine[0].n_knobs, 2);
+    CHECK_INT_EQ(c.engine[0].knob_value[1], 42);
+    CHECK_INT_EQ(c.algo_bwd_data, 3);
+    CHECK_INT_EQ((int64_t)c.ws_bwd_data, 9);
+    CHECK_INT_EQ(c.engine[1].id, -1);
+    struct dse_cuda_conv_choice other = pool_choice(101, 0, -1); /* another shape */
+    CHECK_INT_EQ(dse_cuda_conv_pool_get(p, 0, 0, &other), DSE_CUDA_POOL_CLAIMED);
+    CHECK_INT_EQ(dse_cuda_conv_pool_get(p, 0, 1, &c), DSE_CUDA_POOL_CLAIMED); /* another direction */
+    dse_cuda_conv_pool_put(p, 0, 1, c.key, NULL);                              /* its find failed */
+    CHECK_INT_EQ(dse_cuda_conv_pool_get(p, 0, 1, &c), DSE_CUDA_POOL_CLAIMED); /* the next finds */
+    dse_cuda_conv_pool_put(p, 0, 0, found.key, &found); /* not claimed any more: nothing */
+    int64_t kept = 0, given = 0;
+    dse_cuda_conv_pool_counts(p, &kept, &given);
+    CHECK_INT_EQ(kept, 1);
+    CHECK_INT_EQ(given, 1);
+    dse_cuda_conv_pool_free(p);
+
+    /* 8 threads at once, with 0 and then 2 failing finds first */
+    for (int fails = 0; fails <= 2; fails += 2) {
+        enum { ASKERS = 8 };
+        atomic_int finding, most, claims;
+        atomic_init(&finding, 0), atomic_init(&most, 0), atomic_init(&claims, 0);
+        CHECK_OK(dse_cuda_conv_pool_new(&p, NULL));
+        if (!p) return;
+        struct pool_asker ask[ASKERS];
+        pthread_t th[ASKERS];
+        for (int i = 0; i < ASKERS; i++) {
+            ask[i] = (struct pool_asker){ .pool = p, .finding = &finding, .most = &most, .claims = &claims,
+                                          .fail_claims = fails };
+            CHECK_INT_EQ(pthread_create(&th[i], NULL, pool_ask, &ask[i]), 0);
+        }
+        int claimed = 0, taken = 0, right = 0;
+        for (int i = 0; i < ASKERS; i++) {
+            pthread_join(th[i], NULL);
+            claimed += ask[i].got == DSE_CUDA_POOL_CLAIMED, taken += ask[i].got == DSE_CUDA_POOL_TAKEN;
+            right += ask[i].c.algo_bwd_filter == DSE_CUDA_CONV_ENGINE + 77 && ask[i].c.engine[2].knob_value[1] == 77;
+        }
+        dse_cuda_conv_pool_counts(p, &kept, &given);
+        if (verbose)
+            printf("  %d failing finds: %d claimed, %d taken, at most %d finding at once\n", fails, claimed, taken,
+                   atomic_load(&most));
+        CHECK_INT_EQ(claimed, fails + 1); /* one find, after each failed one */
+        CHECK_INT_EQ(taken, ASKERS - fails - 1);
+        CHECK_INT_EQ(right, ASKERS - fails); /* the failed finders hold nothing */
+        CHECK_INT_EQ(atomic_load(&most), 1);
+        CHECK_INT_EQ(kept, 1);
+        CHECK_INT_EQ(given, ASKERS - fails - 1);
+        dse_cuda_conv_pool_free(p);
+    }
+}
+
 /* tests/nets.h's tiny Fire-module net with dropout 0.5 before the classifier conv. */
 static void fire_net(struct dse_net *net) {
     struct dse_mp mp = tiny_fire_mp();
@@ -354,7 +470,8 @@ static void test_no_device(void) {
     struct dse_net net;
     fire_net(&net);
     struct dse_model_opts mo = { 4, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
-    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
+    struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 },
+                                         .math = DSE_CUDA_MATH_FP32 };
     struct dse_model *m = (struct dse_model *)&err; /* must come back NULL */
     CHECK_INT_EQ(dse_model_new_on(&net, &mo, &dev, &m, &err), DSE_ERR_UNSUPPORTED);
     CHECK(m == NULL);
@@ -1317,7 +1434,7 @@ static void train_compare_in(const char *what, struct dse_net *net, int classes,
                              double loss_tol, int hits_tol, double state_tol) {
     const int B = 8, count = 64, epochs = 2;
     struct dse_model_opts mo = { B, 2, 11, DSE_INIT_MSRA, 0, 0, 0 };
-    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, math, 0, 0 };
+    struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 }, .math = math };
     struct dse_model *cm = NULL, *gm = NULL;
     struct dse_err err = { 0 };
     enum dse_status st = dse_model_new_on(net, &mo, NULL, &cm, &err);
@@ -1521,7 +1638,8 @@ static void test_inference(void) {
     struct dse_net net;
     fire_net(&net);
     struct dse_model_opts mo = { 16, 1, 3, DSE_INIT_MSRA, 0, 1, 0 };
-    struct dse_model_device_opts dev = { { DSE_DEVICE_CUDA, 0 }, DSE_CUDA_MATH_FP32, 0, 0 };
+    struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 },
+                                         .math = DSE_CUDA_MATH_FP32 };
     struct dse_model *cm = NULL, *gm = NULL;
     struct dse_err err = { 0 };
     CHECK_OK(dse_model_new_on(&net, &mo, NULL, &cm, &err));
@@ -1763,17 +1881,20 @@ struct pin_run {
     uint64_t                    n;
     struct dse_cuda_conv_choice choice[16];
     int                         n_conv;
-    int64_t                     finds, loaded;
+    int64_t                     finds, loaded, shared;
     struct dse_pcg32            rng;     /* the dropout generator after the steps */
     float                       loss_scale;
 };
 
-/* A fresh model of net on cuda:0 in math: pin loaded first (load) or saved after (!load),
- * 12 SGD steps over make_data's batches (clipped, as dse train does). */
-static void pin_run(struct dse_net *net, enum dse_cuda_math math, const char *pin, int load, struct pin_run *r) {
+/* A fresh model of net on cuda:0 in math, sharing pool's choices (may be NULL): pin loaded
+ * first (load) or saved after (!load; none when NULL), 12 SGD steps over make_data's
+ * batches (clipped, as dse train does). */
+static void pin_run_pool(struct dse_net *net, enum dse_cuda_math math, const char *pin, int load,
+                         struct dse_cuda_conv_pool *pool, struct pin_run *r) {
     const int B = 8, count = 96, classes = 4;
     struct dse_model_opts mo = { .batch = B, .threads = 2, .seed = 11, .init = DSE_INIT_MSRA };
-    struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 }, .math = math };
+    struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 }, .math = math,
+                                         .conv_pool = pool };
     struct dse_model *m = NULL;
     memset(r, 0, sizeof *r);
     if ((r->st = dse_model_new_on(net, &mo, &dev, &m, &r->err))) return;
@@ -1792,7 +1913,7 @@ static void pin_run(struct dse_net *net, enum dse_cuda_math math, const char *pi
         dse_model_sgd(m, 0.01f, 0.9f, 2e-4f);
     }
     if (!r->st) r->st = dse_model_sync(m, &r->err);
-    if (!r->st && !load) r->st = dse_cuda_conv_cache_save(m->gpu, pin, &r->err);
+    if (!r->st && !load && pin) r->st = dse_cuda_conv_cache_save(m->gpu, pin, &r->err);
     for (int i = 0; !r->st && i < m->net.n_layers && r->n_conv < 16; i++)
         if (m->nodes[i].op == DSE_OP_CONV2D) r->st = dse_cuda_conv2d_choose(m->gpu, &m->nodes[i], &r->choice[r->n_conv++]);
     if (r->st && r->err.msg[0] == '\0') r->err = m->gpu->err;
@@ -1800,9 +1921,14 @@ static void pin_run(struct dse_net *net, enum dse_cuda_math math, const char *pi
     r->state = malloc(r->n * sizeof *r->state);
     if (!r->st && r->state) r->st = dse_model_state_get(m, r->state, &r->err);
     r->finds = m->gpu->stats.conv_finds, r->loaded = m->gpu->stats.conv_loaded;
+    r->shared = m->gpu->stats.conv_shared;
     r->rng = m->cx.rng, r->loss_scale = m->gpu->loss_scale;
     free(x), free(labels);
     dse_model_free(m);
+}
+
+static void pin_run(struct dse_net *net, enum dse_cuda_math math, const char *pin, int load, struct pin_run *r) {
+    pin_run_pool(net, math, pin, load, NULL, r);
 }
 
 /* The same choice, the time find measured aside (a loaded one has none). */
@@ -1935,6 +2061,80 @@ static void test_conv_pin(void) {
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
+}
+
+/* A pool_run thread: pin_run_pool on a shared pool. */
+struct pool_model {
+    struct dse_net            *net;
+    struct dse_cuda_conv_pool *pool;
+    struct pin_run             r;
+};
+
+static void *pool_model_main(void *arg) {
+    struct pool_model *t = arg;
+    pin_run_pool(t->net, DSE_CUDA_MATH_FP32, NULL, 0, t->pool, &t->r);
+    return NULL;
+}
+
+/* Models sharing a conv pool (cuda.h, "shared choices"; issue #20 item 4): one after the
+ * other, the second finds nothing, takes every choice the first found and trains to the
+ * same bits; four at once on their own threads and streams (a GPU's packed sweep workers)
+ * find each (shape, direction) once between them and all train to the same bits. */
+static void test_conv_pool_models(void) {
+    struct dse_net net;
+    fire_net(&net);
+    struct pin_run *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    static const enum dse_cuda_math maths[2] = { DSE_CUDA_MATH_FP32, DSE_CUDA_MATH_FP16 };
+    int64_t finds_fp32 = 0;
+    for (int k = 0; k < 2 && a && b; k++) {
+        struct dse_cuda_conv_pool *pool = NULL;
+        CHECK_OK(dse_cuda_conv_pool_new(&pool, NULL));
+        pin_run_pool(&net, maths[k], NULL, 0, pool, a);
+        pin_run_pool(&net, maths[k], NULL, 0, pool, b);
+        CHECK_OK(a->st);
+        CHECK_OK(b->st);
+        if (a->st || b->st) fprintf(stderr, "  %s: %s%s\n", dse_cuda_math_str(maths[k]), a->err.msg, b->err.msg);
+        printf("  %s: the first model found %lld (shape, direction) pairs; the second found %lld, took %lld\n",
+               dse_cuda_math_str(maths[k]), (long long)a->finds, (long long)b->finds, (long long)b->shared);
+        CHECK(a->finds > 0);
+        CHECK_INT_EQ(a->shared, 0);
+        CHECK_INT_EQ(b->finds, 0);
+        CHECK_INT_EQ(b->shared, a->finds);
+        CHECK(a->n_conv > 0 && a->n_conv == b->n_conv);
+        for (int c = 0; c < a->n_conv && c < b->n_conv; c++) CHECK(same_choice(&a->choice[c], &b->choice[c]));
+        CHECK(a->state && b->state && a->n == b->n && !memcmp(a->state, b->state, a->n * sizeof *a->state));
+        if (k == 0) finds_fp32 = a->finds;
+        free(a->state), free(b->state);
+        dse_cuda_conv_pool_free(pool);
+    }
+    enum { MODELS = 4 };
+    struct dse_cuda_conv_pool *pool = NULL;
+    CHECK_OK(dse_cuda_conv_pool_new(&pool, NULL));
+    struct pool_model *t = calloc(MODELS, sizeof *t);
+    pthread_t th[MODELS];
+    int64_t finds = 0, shared = 0;
+    for (int i = 0; t && i < MODELS; i++) {
+        t[i] = (struct pool_model){ .net = &net, .pool = pool };
+        CHECK_INT_EQ(pthread_create(&th[i], NULL, pool_model_main, &t[i]), 0);
+    }
+    for (int i = 0; t && i < MODELS; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_OK(t[i].r.st);
+        if (t[i].r.st) fprintf(stderr, "  model %d: %s\n", i, t[i].r.err.msg);
+        finds += t[i].r.finds, shared += t[i].r.shared;
+    }
+    printf("  %d models at once: %lld pairs found, %lld taken from the pool\n", MODELS, (long long)finds,
+           (long long)shared);
+    CHECK_INT_EQ(finds, finds_fp32);
+    CHECK_INT_EQ(shared, (MODELS - 1) * finds_fp32);
+    for (int i = 1; t && i < MODELS; i++)
+        CHECK(t[0].r.state && t[i].r.state && t[0].r.n == t[i].r.n &&
+              !memcmp(t[0].r.state, t[i].r.state, t[0].r.n * sizeof *t[0].r.state));
+    for (int i = 0; t && i < MODELS; i++) free(t[i].r.state);
+    free(t);
+    dse_cuda_conv_pool_free(pool);
+    free(a), free(b);
+    dse_net_deinit(&net);
 }
 
 /* FP16's dynamic loss scale travels in checkpoints ("loss_scale S G" in the text block): a
@@ -2085,6 +2285,7 @@ static const struct cuda_case cases[] = {
     { "host-no-device",    test_no_device,       0 },
     { "host-model-state",  test_model_state_cpu, 0 },
     { "host-conv-file",    test_conv_file,       0 },
+    { "host-conv-pool",    test_conv_pool,       0 },
     { "ctx",               test_ctx,             1 },
     { "conv-cache",        test_conv_cache,      1 },
     { "op-conv",           test_conv,            1 },
@@ -2116,6 +2317,7 @@ static const struct cuda_case cases[] = {
     { "inference",         test_inference,       1 },
     { "train-run",         test_train_run,       1 },
     { "conv-pin",          test_conv_pin,        1 },
+    { "conv-pool",         test_conv_pool_models, 1 },
     { "ckpt-loss-scale",   test_ckpt_loss_scale, 1 },
     { "train-pinned",      test_train_pinned,    1 },
 };

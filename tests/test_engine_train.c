@@ -950,8 +950,9 @@ static void test_device_errors(void) {
     struct dse_err err = { 0 };
     dse_net_init(&net, "t", 1, 1, 1);
     CHECK_OK(dse_mp_build(&mp, &net, NULL));
-    struct dse_model_opts mo = { 2, 1, 1, DSE_INIT_MSRA, 0, 0, 0 };
-    struct dse_model_device_opts dev = { { DSE_DEVICE_CPU, 0 }, DSE_CUDA_MATH_TF32, 0, 0 };
+    struct dse_model_opts mo = { .batch = 2, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA };
+    struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CPU, .index = 0 },
+                                         .math = DSE_CUDA_MATH_TF32 };
     CHECK_INT_EQ(dse_model_new_on(&net, &mo, &dev, &m, &err), DSE_ERR_CONFIG);
     CHECK(m == NULL);
     CHECK_STR_EQ(err.msg, "precision tf32 needs a CUDA device; the CPU backend computes in fp32 only");

@@ -103,6 +103,9 @@ static int cache_add(struct dse_cuda_ctx *cx, const int64_t key[DSE_CUDA_CONV_KE
         int *ln = realloc(m->cache_line, (size_t)cap * sizeof *ln);
         if (!ln) return -1;
         m->cache_line = ln;
+        unsigned char *sh = realloc(m->cache_shared, (size_t)cap * 3);
+        if (!sh) return -1;
+        m->cache_shared = sh;
         struct dse_cuda_plan **pl = realloc(m->plans, (size_t)cap * 3 * sizeof *pl);
         if (!pl) return -1;
         memset(pl + 3 * m->cache_cap, 0, (size_t)(cap - m->cache_cap) * 3 * sizeof *pl);
@@ -115,6 +118,7 @@ static int cache_add(struct dse_cuda_ctx *cx, const int64_t key[DSE_CUDA_CONV_KE
     c->algo_fwd = c->algo_bwd_data = c->algo_bwd_filter = -1;
     c->engine[0].id = c->engine[1].id = c->engine[2].id = -1;
     m->cache_line[m->cache_n] = 0;
+    memset(m->cache_shared + 3 * m->cache_n, 0, 3);
     return m->cache_n++;
 }
 
@@ -357,12 +361,36 @@ static enum dse_status rebuild(struct dse_cuda_ctx *cx, const struct dse_node *n
         dse_cuda_plan_free(p), p = NULL;
         st = DSE_ERR_CUDA;
     }
+    if (st && m->cache_shared[3 * e + dir]) /* cannot happen: the finder, on this GPU, built it */
+        return dse_cuda_fail(cx, n, st, "the %s engine %lld that another model of this process found for this "
+                             "shape does not build here: %s", dse_cuda_conv_dir_str(dir), (long long)c->engine[dir].id,
+                             why);
     if (st)
         return dse_cuda_fail(cx, n, st, "%s:%d: %s engine %lld does not fit this run (delete the file to choose "
                              "again): %s", m->pin_path ? m->pin_path : "the choice file", m->cache_line[e], dse_cuda_conv_dir_str(dir),
                              (long long)c->engine[dir].id, why);
     m->plans[3 * e + dir] = p;
     return DSE_OK;
+}
+
+/* Choose direction dir of entry e: take it from the ctx's conv_pool when another ctx of the
+ * process has found it (waiting while one is finding it), else find it and give it to the
+ * pool (cuda.h, "shared choices"). */
+static enum dse_status find_or_share(struct dse_cuda_ctx *cx, const struct dse_node *n, struct dse_cuda_node *d,
+                                     int e, int dir) {
+    struct dse_cuda_conv_pool *pool = cx->conv_pool;
+    if (!pool) return find(cx, n, d, e, dir);
+    struct dse_cuda_impl *m = cx->impl;
+    const enum dse_cuda_pool_get got = dse_cuda_conv_pool_get(pool, cx->device, dir, &m->cache[e]);
+    if (got == DSE_CUDA_POOL_TAKEN) {
+        m->cache_shared[3 * e + dir] = 1;
+        cx->stats.conv_shared++;
+        return rebuild(cx, n, e, dir);
+    }
+    const enum dse_status st = find(cx, n, d, e, dir);
+    if (got == DSE_CUDA_POOL_CLAIMED) /* find adds no entry: e and its key stay put */
+        dse_cuda_conv_pool_put(pool, cx->device, dir, m->cache[e].key, st ? NULL : &m->cache[e]);
+    return st;
 }
 
 /* Make sure the directions asked for are chosen (found, or a loaded engine built);
@@ -374,7 +402,8 @@ static enum dse_status choose(struct dse_cuda_ctx *cx, const struct dse_node *n,
     const int want[3] = { fwd, bwd_data, bwd_filter };
     enum dse_status st = DSE_OK;
     for (int dir = 0; dir < 3 && !st; dir++)
-        if (want[dir]) st = *algo_at(&cx->impl->cache[e], dir) < 0 ? find(cx, n, d, e, dir) : rebuild(cx, n, e, dir);
+        if (want[dir])
+            st = *algo_at(&cx->impl->cache[e], dir) < 0 ? find_or_share(cx, n, d, e, dir) : rebuild(cx, n, e, dir);
     *entry = e;
     return st;
 }

@@ -5,8 +5,8 @@
  * conv.c, ops.c: the CUDA runtime, cuDNN and cuBLAS C APIs) plus the few kernels no
  * library call covers (engine/cuda/kernels.cu). It is built only when CMake finds CUDA
  * and cuDNN; otherwise engine/backend.c answers every call here with
- * DSE_ERR_UNSUPPORTED, except the choice file's text (engine/cuda/conv_file.c: no CUDA,
- * in every build). Larger picture: docs/gpu.md, engine/README.md, STYLE.md 2-4. */
+ * DSE_ERR_UNSUPPORTED, except the choice file's text and the shared choice pool
+ * (engine/cuda/conv_file.c, conv_pool.c: no CUDA, in every build). Larger picture: docs/gpu.md, engine/README.md, STYLE.md 2-4. */
 #ifndef DSE_ENGINE_CUDA_H
 #define DSE_ENGINE_CUDA_H
 
@@ -43,6 +43,8 @@ struct dse_cuda_stats {
     int64_t conv_graph_taken;      /* ... and how many took it (faster than the legacy API's) */
     int64_t conv_loaded;           /* (shape, direction) pairs taken from a choice file
                                       (dse_cuda_conv_cache_load) instead of found */
+    int64_t conv_shared;           /* (shape, direction) pairs taken from the ctx's conv_pool:
+                                      another ctx of the process found them */
     int64_t concat_copy_bytes;     /* bytes concat forward/backward actually moved */
     size_t  workspace_bytes;       /* the ctx's device workspace now */
     size_t  scratch16_bytes;       /* mixed precision: the 16-bit copies of conv operands */
@@ -93,6 +95,7 @@ struct dse_cuda_conv_choice {
 };
 
 struct dse_cuda_impl; /* handles, stream, workspace, cache: engine/cuda/cuda_impl.h */
+struct dse_cuda_conv_pool; /* choices shared by a process's ctxs: "shared choices" below */
 
 /* Everything mutable the CUDA kernels share; one per thread of control, owned by the
  * caller (dse_cuda_ctx_init / deinit). Options (math, deterministic, ws_limit_bytes,
@@ -113,6 +116,10 @@ struct dse_cuda_ctx {
                                              divided by it (dynamic: dse_cuda_mp_step);
                                              default 65536; 1 in BF16 */
     int64_t               mp_good_steps;  /* FP16: steps since the scale last changed */
+    struct dse_cuda_conv_pool *conv_pool; /* borrowed; NULL (default): this ctx finds every
+                                             shape itself. Else a shape's choices another
+                                             ctx of the pool found are taken, not found
+                                             again ("shared choices" below) */
     int                   sync_each;      /* 1: wait for every kernel, so an asynchronous
                                              failure names its op (tests; env DSE_CUDA_SYNC=1) */
     uint64_t              seed;           /* what rng was seeded with (recorded in results) */
@@ -332,6 +339,39 @@ enum dse_status dse_cuda_conv_cache_load(struct dse_cuda_ctx *cx, const char *pa
 /* Write the ctx's choices (every shape with a direction chosen, loaded ones included) to
  * path atomically, with this GPU's header. DSE_ERR_IO if it cannot be written. */
 enum dse_status dse_cuda_conv_cache_save(struct dse_cuda_ctx *cx, const char *path, struct dse_err *err);
+
+/* ---- shared choices: one find per shape for a process's ctxs (issue #20 item 4) -------- */
+/* Candidates packed on one GPU are threads of one process, each with its own ctx, and share
+ * most conv shapes. Alone, each ctx times cuDNN's engines for every shape it meets, and the
+ * finds of K threads time each other. A pool, given to the ctxs as conv_pool, lets the
+ * first ctx that needs a (device, shape key, direction) find it while the others that need
+ * it wait, then take its choice as if from a choice file: a graph-API engine is rebuilt from
+ * its identity, and dse_cuda_conv_cache_save pins it in the taker's file like its own finds.
+ * The taker runs the very engine the finder timed, so the two compute alike. Host code
+ * (engine/cuda/conv_pool.c), in every build; thread-safe. */
+enum dse_status dse_cuda_conv_pool_new(struct dse_cuda_conv_pool **out, struct dse_err *err);
+void dse_cuda_conv_pool_free(struct dse_cuda_conv_pool *p); /* accepts NULL; no ctx may use it any more */
+
+enum dse_cuda_pool_get {
+    DSE_CUDA_POOL_TAKEN,   /* *c's direction fields now hold the pool's choice */
+    DSE_CUDA_POOL_CLAIMED, /* nobody has it: the caller finds it and must then call
+                              dse_cuda_conv_pool_put, whether its find succeeded or not */
+    DSE_CUDA_POOL_ALONE,   /* out of memory (or a bad direction): the caller finds it and
+                              puts nothing */
+};
+/* Direction dir (0 forward, 1 backward data, 2 backward filter) of c->key's shape on
+ * device: taken, claimed, or, while another caller has claimed it, wait for its put. A
+ * caller holding a claim must not ask for another shape before its put (one find at a time
+ * per caller: no caller waits while holding what another waits for). */
+enum dse_cuda_pool_get dse_cuda_conv_pool_get(struct dse_cuda_conv_pool *p, int device, int dir,
+                                              struct dse_cuda_conv_choice *c);
+/* End the caller's claim of (device, key, dir): found (its direction fields) is kept for
+ * the others, or, when NULL (the find failed), the claim is dropped and the next asker
+ * finds. Wakes the waiters. Does nothing for a pair that is not claimed. */
+void dse_cuda_conv_pool_put(struct dse_cuda_conv_pool *p, int device, int dir, const int64_t *key,
+                            const struct dse_cuda_conv_choice *found);
+/* Choices kept in the pool, and choices it gave to callers (each a find saved). */
+void dse_cuda_conv_pool_counts(struct dse_cuda_conv_pool *p, int64_t *kept, int64_t *given);
 
 /* ---- training helpers ------------------------------------------------------------- */
 
