@@ -6,10 +6,12 @@
 # with the CUDA backend required, build, run every GPU test and the GPU benchmarks, and
 # print a one-screen summary. Needs no package registry and no network. A few minutes.
 #
-# Usage: bench/gpu_check.sh [--all-tests] [--quick] [--no-bench]
+# Usage: bench/gpu_check.sh [--all-tests] [--quick] [--no-bench] [--sweep227]
 #   --all-tests  also run the CPU test suite in the GPU build
 #   --quick      skip the SqueezeNet v1.0 benchmark and the packing benchmark
 #   --no-bench   build and test only
+#   --sweep227   also the 227x227 sweep (bench/gpu_sweep227.sh, issue #20 item 6; minutes)
+# Each phase's wall time is in the summary (plan a GPU session's minutes by it).
 # Environment: BUILD (default build-gpu), CUDNN_ROOT, CUDA_ARCH (e.g. 90; default: the
 # GPU's), DSE_GPU_CHECK_DEBS=1 (use third_party/debs even if the system has the -dev
 # packages), DSE_GPU_CHECK_FMNIST=DIR (Fashion-MNIST's IDX files for the epoch-vs-step
@@ -21,15 +23,25 @@ cd "$(dirname "$0")/.." || exit 1
 src=$(pwd)
 build=${BUILD:-build-gpu}
 logs=$build/gpu_check
-all_tests=0 quick=0 bench=1
+all_tests=0 quick=0 bench=1 sweep227=0
 for a in "$@"; do
     case $a in
     --all-tests) all_tests=1 ;;
     --quick) quick=1 ;;
     --no-bench) bench=0 ;;
-    *) echo "usage: bench/gpu_check.sh [--all-tests] [--quick] [--no-bench]" >&2; exit 2 ;;
+    --sweep227) sweep227=1 ;;
+    *) echo "usage: bench/gpu_check.sh [--all-tests] [--quick] [--no-bench] [--sweep227]" >&2; exit 2 ;;
     esac
 done
+started=$(date +%s)
+phase_at=$started
+phases=""
+# phase NAME: the seconds since the last phase mark, for the summary
+phase() {
+    t=$(date +%s)
+    phases="$phases $1=$((t - phase_at))s"
+    phase_at=$t
+}
 mkdir -p "$logs"
 summary=$logs/summary.txt
 : > "$summary"
@@ -186,6 +198,7 @@ fi
 py=$(command -v python3 2>/dev/null || true)
 have_torch=0
 [ -n "$py" ] && "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1
+phase build-and-tests
 if [ "$built" = yes ] && [ "$status" = 0 ] && [ "$bench" = 1 ]; then
     "$build/bench_cuda" --net fmnist --batch 256 --iters 20 --algos both --math all >> "$logs/bench.log" 2>&1 || status=1
     if [ "$quick" = 0 ]; then
@@ -242,8 +255,31 @@ EOF2
         echo "name=epoch_vs_step skipped: no Fashion-MNIST (.data/fashion-mnist or /usr/share/datasets) or no python3" \
             >> "$logs/epoch.log"
     fi
+    phase bench-compare-epochs
     if [ "$quick" = 0 ]; then
-        GPU_PACK_K=${GPU_PACK_K:-8} sh bench/gpu_pack.sh "$build" > "$logs/pack.log" 2>&1 || status=1
+        pk=${GPU_PACK_K:-8}
+        GPU_PACK_K=$pk sh bench/gpu_pack.sh "$build" > "$logs/pack.log" 2>&1 || status=1
+        # What packing can reach (docs/sweep-dir.md): in the steady state K packed candidates
+        # of batch 64 train no faster than one step of batch 64 K; the ratio of the two step
+        # rates (bench_cuda, resident batch, the packing run's FP32 and deterministic choices)
+        # bounds the packing ratio unless one-at-a-time sweeps leave the GPU idle.
+        : > "$logs/ceiling.log"
+        for b in 64 $((64 * pk)); do
+            "$build/bench_cuda" --net fmnist --batch "$b" --iters 20 --algos det --math fp32 --no-layers \
+                >> "$logs/ceiling.log" 2>&1 || status=1
+        done
+        awk -v k="$pk" '
+            function kv(line, key,   a, i, n, f) { n = split(line, f, " "); for (i = 1; i <= n; i++) {
+                split(f[i], a, "="); if (a[1] == key) return substr(f[i], length(key) + 2) } return "" }
+            /^name=cuda.train / { r[kv($0, "batch")] = kv($0, "resident_img_per_s") }
+            END { if (r[64] > 0 && r[64 * k] > 0)
+                      printf "name=gpu_pack.ceiling k=%d step64_img_per_s=%s step%d_img_per_s=%s ceiling=%.2f\n",
+                             k, r[64], 64 * k, r[64 * k], r[64 * k] / r[64] }' "$logs/ceiling.log" >> "$logs/pack.log"
+        phase packing
+    fi
+    if [ "$sweep227" = 1 ]; then
+        sh bench/gpu_sweep227.sh "$build" > "$logs/sweep227.log" 2>&1 || status=1
+        phase sweep227
     fi
 fi
 
@@ -281,8 +317,15 @@ if [ -s "$logs/epoch.log" ]; then
 fi
 if [ -s "$logs/pack.log" ]; then
     say "packing:"
-    grep "^name=gpu_pack.fmnist" "$logs/pack.log" | sed 's/^name=gpu_pack./  /' | tee -a "$summary"
+    grep "^name=gpu_pack.fmnist\|^name=gpu_pack.ceiling" "$logs/pack.log" | sed 's/^name=gpu_pack./  /' | tee -a "$summary"
 fi
+if [ -s "$logs/sweep227.log" ]; then
+    say "227x227 sweep (spaces/squeeze_ratio.cfg, synthetic pack):"
+    grep "^name=gpu_sweep227" "$logs/sweep227.log" | sed 's/^name=//' | sed 's/^/  /' | tee -a "$summary"
+    grep -q "^name=gpu_sweep227 " "$logs/sweep227.log" || tail -5 "$logs/sweep227.log" | sed 's/^/  /' | tee -a "$summary"
+fi
+phase summary
+say "time:     $(($(date +%s) - started)) s:$phases"
 say "logs:     $logs/ (summary.txt, configure, build, test_engine_cuda, ctest, bench, compare, pack)"
 if [ "$status" = 0 ]; then
     say "result:   PASS"
