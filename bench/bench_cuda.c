@@ -147,9 +147,9 @@ static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_
             char a0[32], a1[32], a2[32];
             if (nd->op == DSE_OP_CONV2D && !dse_cuda_conv2d_choose(m->gpu, nd, &c))
                 printf(" algo_fwd=%s yardstick=cudnn_find yardstick_fwd_ms=%.4f algo_bwd_data=%s algo_bwd_filter=%s "
-                       "find_bwd_ms=%.4f", algo_name(0, c.algo_fwd, a0, 32), (double)c.ms_fwd,
-                       algo_name(1, c.algo_bwd_data, a1, 32), algo_name(2, c.algo_bwd_filter, a2, 32),
-                       (double)(c.algo_bwd_data >= 0 ? c.ms_bwd_data : 0.0f) + (double)c.ms_bwd_filter);
+                       "find_bwd_ms=%.4f", algo_name(0, c.algo[0], a0, 32), (double)c.ms[0],
+                       algo_name(1, c.algo[1], a1, 32), algo_name(2, c.algo[2], a2, 32),
+                       (double)(c.algo[1] >= 0 ? c.ms[1] : 0.0f) + (double)c.ms[2]);
             printf("\n");
         }
         if (split) {

@@ -138,7 +138,7 @@ run() {
     # cuDNN's (shape, direction) choices the workers found, and those taken from another
     # worker's find (the process's shared pool): from the workers' "cuDNN conv choices" lines
     finds=$(grep -o 'cuDNN conv choices: [0-9]* found' "$log" | awk '{ s += $4 } END { print s + 0 }')
-    taken=$(grep -o 'with [0-9]* taken from another model' "$log" | awk '{ s += $2 } END { print s + 0 }')
+    taken=$(grep -o '([0-9]* more taken from another model' "$log" | tr -d '(' | awk '{ s += $1 } END { print s + 0 }')
     awk -v t0="$t0" -v t1="$t1" -v n="$total" -v name="$1" -v per="$3" -v k="$k" -v data="$data" -v prec="$precision" \
         -v cand="$cand" -v run="$2" -v rates="$work/$1.rates" -v finds="$finds" -v taken="$taken" 'BEGIN {
         w = t1 - t0

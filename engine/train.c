@@ -598,11 +598,11 @@ static enum dse_status choices_save(struct dse_model *m, const struct dse_train_
     if (st) return st;
     if (o->note) {
         char msg[700], shared[120] = "";
-        if (now.shared > pinned->shared)
-            snprintf(shared, sizeof shared, ", with %lld taken from another model of this process",
+        if (now.shared > pinned->shared) /* before the path, which may be long */
+            snprintf(shared, sizeof shared, " (%lld more taken from another model of this process)",
                      (long long)(now.shared - pinned->shared));
-        snprintf(msg, sizeof msg, "cuDNN conv choices: %lld found and pinned in %s%s",
-                 (long long)(now.found - pinned->found), o->conv_cache, shared);
+        snprintf(msg, sizeof msg, "cuDNN conv choices: %lld found%s and pinned in %s",
+                 (long long)(now.found - pinned->found), shared, o->conv_cache);
         o->note(o->progress_arg, DSE_NOTE_CHOICES_PINNED, msg);
     }
     *pinned = now;

@@ -300,16 +300,16 @@ static void test_conv_file(void) {
         const struct dse_cuda_conv_choice *a = &f.choices[0], *b = &f.choices[1];
         CHECK(f.lines[0] == 4 && f.lines[1] == 5);
         CHECK(a->key[0] == 8 && a->key[14] == 144 && a->key[20] == 1618 && b->key[16] == 2);
-        CHECK_INT_EQ(a->algo_fwd, DSE_CUDA_CONV_ENGINE + 12);
-        CHECK(a->engine[0].id == 12 && a->engine[0].n_knobs == 2 && a->ws_fwd == 4096);
+        CHECK_INT_EQ(a->algo[0], DSE_CUDA_CONV_ENGINE + 12);
+        CHECK(a->engine[0].id == 12 && a->engine[0].n_knobs == 2 && a->ws[0] == 4096);
         CHECK(a->engine[0].knob_type[1] == 14 && a->engine[0].knob_value[1] == 3);
-        CHECK_INT_EQ(a->algo_bwd_data, -1);
-        CHECK(a->algo_bwd_filter == 1 && a->math[2] == 2 && a->ws_bwd_filter == 1024 && a->engine[2].id == -1);
-        CHECK(b->algo_fwd == DSE_CUDA_CONV_FP32 && b->algo_bwd_filter == DSE_CUDA_CONV_FP32);
-        CHECK(b->algo_bwd_data == DSE_CUDA_CONV_ENGINE && b->engine[1].id == 0 && b->engine[1].n_knobs == 0);
+        CHECK_INT_EQ(a->algo[1], -1);
+        CHECK(a->algo[2] == 1 && a->math[2] == 2 && a->ws[2] == 1024 && a->engine[2].id == -1);
+        CHECK(b->algo[0] == DSE_CUDA_CONV_FP32 && b->algo[2] == DSE_CUDA_CONV_FP32);
+        CHECK(b->algo[1] == DSE_CUDA_CONV_ENGINE && b->engine[1].id == 0 && b->engine[1].n_knobs == 0);
         /* written and read back: the same choices; an entry with nothing chosen is left out */
         struct dse_cuda_conv_choice three[3] = { *a, *b, *b };
-        three[2].key[0] = 99, three[2].algo_fwd = three[2].algo_bwd_data = three[2].algo_bwd_filter = -1;
+        three[2].key[0] = 99, three[2].algo[0] = three[2].algo[1] = three[2].algo[2] = -1;
         struct dse_cuda_conv_file w = f, back;
         w.choices = three, w.n = 3;
         char *text = dse_cuda_conv_file_format(&w);
@@ -335,11 +335,11 @@ static struct dse_cuda_conv_choice pool_choice(int64_t first, int dir, int64_t e
     struct dse_cuda_conv_choice c;
     memset(&c, 0, sizeof c);
     for (int i = 0; i < DSE_CUDA_CONV_KEY; i++) c.key[i] = first + i;
-    c.algo_fwd = c.algo_bwd_data = c.algo_bwd_filter = -1;
+    c.algo[0] = c.algo[1] = c.algo[2] = -1;
     c.engine[0].id = c.engine[1].id = c.engine[2].id = -1;
     if (engine < 0) return c;
-    *(dir == 0 ? &c.algo_fwd : dir == 1 ? &c.algo_bwd_data : &c.algo_bwd_filter) = DSE_CUDA_CONV_ENGINE + (int)engine;
-    *(dir == 0 ? &c.ws_fwd : dir == 1 ? &c.ws_bwd_data : &c.ws_bwd_filter) = 4096 + (size_t)engine;
+    c.algo[dir] = DSE_CUDA_CONV_ENGINE + (int)engine;
+    c.ws[dir] = 4096 + (size_t)engine;
     c.engine[dir] = (struct dse_cuda_conv_engine){ .id = engine, .n_knobs = 2 };
     c.engine[dir].knob_type[0] = 3, c.engine[dir].knob_value[0] = 7;
     c.engine[dir].knob_type[1] = 5, c.engine[dir].knob_value[1] = engine;
@@ -385,15 +385,15 @@ static void test_conv_pool(void) {
     const struct dse_cuda_conv_choice found = pool_choice(100, 0, 42);
     dse_cuda_conv_pool_put(p, 0, 0, found.key, &found);
     struct dse_cuda_conv_choice c = pool_choice(100, 0, -1);
-    c.algo_bwd_data = 3, c.ws_bwd_data = 9; /* another direction's fields: left alone */
+    c.algo[1] = 3, c.ws[1] = 9; /* another direction's fields: left alone */
     CHECK_INT_EQ(dse_cuda_conv_pool_get(p, 0, 0, &c), DSE_CUDA_POOL_TAKEN);
-    CHECK_INT_EQ(c.algo_fwd, DSE_CUDA_CONV_ENGINE + 42);
-    CHECK_INT_EQ((int64_t)c.ws_fwd, 4096 + 42);
+    CHECK_INT_EQ(c.algo[0], DSE_CUDA_CONV_ENGINE + 42);
+    CHECK_INT_EQ((int64_t)c.ws[0], 4096 + 42);
     CHECK_INT_EQ(c.engine[0].id, 42);
     CHECK_INT_EQ(c.engine[0].n_knobs, 2);
     CHECK_INT_EQ(c.engine[0].knob_value[1], 42);
-    CHECK_INT_EQ(c.algo_bwd_data, 3);
-    CHECK_INT_EQ((int64_t)c.ws_bwd_data, 9);
+    CHECK_INT_EQ(c.algo[1], 3);
+    CHECK_INT_EQ((int64_t)c.ws[1], 9);
     CHECK_INT_EQ(c.engine[1].id, -1);
     struct dse_cuda_conv_choice other = pool_choice(101, 0, -1); /* another shape */
     CHECK_INT_EQ(dse_cuda_conv_pool_get(p, 0, 0, &other), DSE_CUDA_POOL_CLAIMED);
@@ -425,7 +425,7 @@ static void test_conv_pool(void) {
         for (int i = 0; i < ASKERS; i++) {
             pthread_join(th[i], NULL);
             claimed += ask[i].got == DSE_CUDA_POOL_CLAIMED, taken += ask[i].got == DSE_CUDA_POOL_TAKEN;
-            right += ask[i].c.algo_bwd_filter == DSE_CUDA_CONV_ENGINE + 77 && ask[i].c.engine[2].knob_value[1] == 77;
+            right += ask[i].c.algo[2] == DSE_CUDA_CONV_ENGINE + 77 && ask[i].c.engine[2].knob_value[1] == 77;
         }
         dse_cuda_conv_pool_counts(p, &kept, &given);
         if (verbose)
@@ -1361,7 +1361,7 @@ static void test_conv_cache(void) {
     struct dse_cuda_conv_choice c;
     const int64_t finds = P->gx.stats.conv_finds, graph = P->gx.stats.conv_graph_found;
     CHECK_OK(dse_cuda_conv2d_choose(&P->gx, &f.gn, &c));
-    CHECK(c.algo_fwd >= 0 && c.algo_bwd_data >= 0 && c.algo_bwd_filter >= 0);
+    CHECK(c.algo[0] >= 0 && c.algo[1] >= 0 && c.algo[2] >= 0);
     /* A plain 3x3 conv has graph-API engines in every direction (conv_graph.c); whether
      * they beat the legacy API's best depends on the GPU. */
     CHECK_INT_EQ(P->gx.stats.conv_graph_found - graph, 3);
@@ -1371,10 +1371,10 @@ static void test_conv_cache(void) {
     CHECK_OK(dse_cuda_backward(&P->gx, &f.gn));
     CHECK_INT_EQ(P->gx.stats.conv_finds, after);
     printf("  3x3 conv N2 4x10x10 -> 8: fwd %s %d (%.3f ms), bwd data %s %d (%.3f ms), bwd filter %s %d (%.3f ms)\n",
-           dse_cuda_conv_algo_str(0, c.algo_fwd), c.algo_fwd % DSE_CUDA_CONV_ENGINE, (double)c.ms_fwd,
-           dse_cuda_conv_algo_str(1, c.algo_bwd_data), c.algo_bwd_data % DSE_CUDA_CONV_ENGINE, (double)c.ms_bwd_data,
-           dse_cuda_conv_algo_str(2, c.algo_bwd_filter), c.algo_bwd_filter % DSE_CUDA_CONV_ENGINE,
-           (double)c.ms_bwd_filter);
+           dse_cuda_conv_algo_str(0, c.algo[0]), c.algo[0] % DSE_CUDA_CONV_ENGINE, (double)c.ms[0],
+           dse_cuda_conv_algo_str(1, c.algo[1]), c.algo[1] % DSE_CUDA_CONV_ENGINE, (double)c.ms[1],
+           dse_cuda_conv_algo_str(2, c.algo[2]), c.algo[2] % DSE_CUDA_CONV_ENGINE,
+           (double)c.ms[2]);
     fx_deinit(P, &f);
 }
 
@@ -1933,12 +1933,11 @@ static void pin_run(struct dse_net *net, enum dse_cuda_math math, const char *pi
 
 /* The same choice, the time find measured aside (a loaded one has none). */
 static int same_choice(const struct dse_cuda_conv_choice *a, const struct dse_cuda_conv_choice *b) {
-    int same = !memcmp(a->key, b->key, sizeof a->key) && a->algo_fwd == b->algo_fwd &&
-               a->algo_bwd_data == b->algo_bwd_data && a->algo_bwd_filter == b->algo_bwd_filter &&
-               a->ws_fwd == b->ws_fwd && a->ws_bwd_data == b->ws_bwd_data && a->ws_bwd_filter == b->ws_bwd_filter;
+    int same = !memcmp(a->key, b->key, sizeof a->key);
     for (int d = 0; d < 3 && same; d++) {
         const struct dse_cuda_conv_engine *x = &a->engine[d], *y = &b->engine[d];
-        same = a->math[d] == b->math[d] && x->id == y->id && x->n_knobs == y->n_knobs;
+        same = a->algo[d] == b->algo[d] && a->ws[d] == b->ws[d] && a->math[d] == b->math[d] && x->id == y->id &&
+               x->n_knobs == y->n_knobs;
         for (int k = 0; k < x->n_knobs && same; k++)
             same = x->knob_type[k] == y->knob_type[k] && x->knob_value[k] == y->knob_value[k];
     }
@@ -2079,7 +2078,8 @@ static void *pool_model_main(void *arg) {
 /* Models sharing a conv pool (cuda.h, "shared choices"; issue #20 item 4): one after the
  * other, the second finds nothing, takes every choice the first found and trains to the
  * same bits; four at once on their own threads and streams (a GPU's packed sweep workers)
- * find each (shape, direction) once between them and all train to the same bits. */
+ * find each (shape, direction) once between them and all train to the same bits. Pinning
+ * what was taken: train-pinned. */
 static void test_conv_pool_models(void) {
     struct dse_net net;
     fire_net(&net);
@@ -2191,6 +2191,18 @@ static void count_note(void *arg, enum dse_train_note kind, const char *text) {
     n[kind == DSE_NOTE_CHOICES_PINNED ? 0 : kind == DSE_NOTE_CHOICES_LOADED ? 1 : 2]++;
 }
 
+/* dse_train_opts.note's words, counted as count_note does, and the last one. */
+struct note_log {
+    int  count[3];
+    char last[800];
+};
+
+static void log_note(void *arg, enum dse_train_note kind, const char *text) {
+    struct note_log *l = arg;
+    count_note(l->count, kind, text);
+    snprintf(l->last, sizeof l->last, "%s", text);
+}
+
 /* 1 if both files exist and hold the same bytes. */
 static int same_file(const char *a, const char *b) {
     FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
@@ -2260,6 +2272,34 @@ static void test_train_pinned(void) {
         snprintf(a, sizeof a, "%s/epoch-1.ckpt", d[0]);
         snprintf(b, sizeof b, "%s/epoch-1.ckpt", d[1]);
         CHECK(same_file(a, b));
+        /* Choices taken from another model of the process (a conv pool, as a GPU sweep's
+         * workers share) are pinned like found ones: a run that finds nothing still writes
+         * them all (the same file as the finder's), and a resume from it repeats it. */
+        struct dse_cuda_conv_pool *pool = NULL;
+        char pins[2][300], e[3][300];
+        struct note_log nl = { .count = { 0, 0, 0 } };
+        CHECK_OK(dse_cuda_conv_pool_new(&pool, NULL));
+        for (int i = 0; i < 2; i++) snprintf(pins[i], sizeof pins[i], "%s/pool%d-%s.txt", dir, i, ms);
+        for (int i = 0; i < 3; i++) snprintf(e[i], sizeof e[i], "%s/%s-pool%d", dir, ms, i);
+        o.note = log_note, o.progress_arg = &nl, o.resume = NULL, o.dev.conv_pool = pool;
+        for (int i = 0; i < 2; i++) {
+            o.conv_cache = pins[i], o.checkpoint_dir = e[i];
+            CHECK_OK(st = dse_train_run(&net, &o, r, &err));
+            if (st) fprintf(stderr, "  %s, pool run %d: %s\n", ms, i, err.msg);
+            CHECK_INT_EQ(nl.count[0], i + 1); /* pinned once */
+            if (verbose) printf("  %s\n", nl.last);
+        }
+        CHECK(strncmp(nl.last, "cuDNN conv choices: 0 found (", 29) == 0 && strstr(nl.last, " more taken from another "
+                                                                                    "model of this process) and pinned in "));
+        CHECK(same_file(pins[0], pins[1]));
+        snprintf(a, sizeof a, "%s/epoch-1.ckpt", e[1]);
+        o.dev.conv_pool = NULL, o.conv_cache = pins[1], o.checkpoint_dir = e[2], o.resume = a;
+        CHECK_OK(st = dse_train_run(&net, &o, r, &err));
+        CHECK(nl.count[0] == 2 && nl.count[1] == 1); /* loaded, nothing found */
+        snprintf(a, sizeof a, "%s/epoch-2.ckpt", e[1]);
+        snprintf(b, sizeof b, "%s/epoch-2.ckpt", e[2]);
+        CHECK(same_file(a, b));
+        dse_cuda_conv_pool_free(pool);
     }
     free(r);
     dse_net_deinit(&net);

@@ -92,6 +92,14 @@ static void make_key(const struct dse_cuda_ctx *cx, const struct dse_node *n, in
     memcpy(key, k, sizeof k);
 }
 
+/* Direction dir of c: not chosen. */
+static void unchoose(struct dse_cuda_conv_choice *c, int dir) {
+    struct dse_cuda_conv_choice none;
+    memset(&none, 0, sizeof none);
+    none.algo[dir] = -1, none.engine[dir].id = -1;
+    dse_cuda_conv_choice_copy_dir(c, &none, dir);
+}
+
 /* Index of a new cache entry for key (nothing chosen); -1 if out of memory. */
 static int cache_add(struct dse_cuda_ctx *cx, const int64_t key[DSE_CUDA_CONV_KEY]) {
     struct dse_cuda_impl *m = cx->impl;
@@ -103,9 +111,6 @@ static int cache_add(struct dse_cuda_ctx *cx, const int64_t key[DSE_CUDA_CONV_KE
         int *ln = realloc(m->cache_line, (size_t)cap * sizeof *ln);
         if (!ln) return -1;
         m->cache_line = ln;
-        unsigned char *sh = realloc(m->cache_shared, (size_t)cap * 3);
-        if (!sh) return -1;
-        m->cache_shared = sh;
         struct dse_cuda_plan **pl = realloc(m->plans, (size_t)cap * 3 * sizeof *pl);
         if (!pl) return -1;
         memset(pl + 3 * m->cache_cap, 0, (size_t)(cap - m->cache_cap) * 3 * sizeof *pl);
@@ -115,10 +120,8 @@ static int cache_add(struct dse_cuda_ctx *cx, const int64_t key[DSE_CUDA_CONV_KE
     struct dse_cuda_conv_choice *c = &m->cache[m->cache_n];
     memset(c, 0, sizeof *c);
     memcpy(c->key, key, sizeof c->key);
-    c->algo_fwd = c->algo_bwd_data = c->algo_bwd_filter = -1;
-    c->engine[0].id = c->engine[1].id = c->engine[2].id = -1;
+    for (int dir = 0; dir < 3; dir++) unchoose(c, dir);
     m->cache_line[m->cache_n] = 0;
-    memset(m->cache_shared + 3 * m->cache_n, 0, 3);
     return m->cache_n++;
 }
 
@@ -135,14 +138,6 @@ static int cache_entry(struct dse_cuda_ctx *cx, const struct dse_node *n) {
     make_key(cx, n, key);
     const int e = cache_find(cx, key);
     return e >= 0 ? e : cache_add(cx, key);
-}
-
-/* Direction dir's fields of a choice. */
-static int *algo_at(struct dse_cuda_conv_choice *c, int dir) {
-    return dir == DIR_FWD ? &c->algo_fwd : dir == DIR_BWD_DATA ? &c->algo_bwd_data : &c->algo_bwd_filter;
-}
-static size_t *ws_at(struct dse_cuda_conv_choice *c, int dir) {
-    return dir == DIR_FWD ? &c->ws_fwd : dir == DIR_BWD_DATA ? &c->ws_bwd_data : &c->ws_bwd_filter;
 }
 
 /* One perf result, whatever its direction. */
@@ -278,9 +273,9 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
     DSE_CUDA_TRY(cx, n, cudaStreamSynchronize(cx->impl->stream));
     void *ws = find_workspace(cx, &ws_bytes);
     struct dse_cuda_conv_choice *c = &cx->impl->cache[e];
-    int *algo = dir == DIR_FWD ? &c->algo_fwd : dir == DIR_BWD_DATA ? &c->algo_bwd_data : &c->algo_bwd_filter;
-    float *ms = dir == DIR_FWD ? &c->ms_fwd : dir == DIR_BWD_DATA ? &c->ms_bwd_data : &c->ms_bwd_filter;
-    size_t *wsb = dir == DIR_FWD ? &c->ws_fwd : dir == DIR_BWD_DATA ? &c->ws_bwd_data : &c->ws_bwd_filter;
+    int *algo = &c->algo[dir];
+    float *ms = &c->ms[dir];
+    size_t *wsb = &c->ws[dir];
     struct dse_cuda_plan *plan = NULL;
     float plan_ms = 0.0f;
     if (dse_cuda_math_is16(cx->math)) { /* mixed precision: the graph API on the 16-bit copies only */
@@ -351,20 +346,16 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
 static enum dse_status rebuild(struct dse_cuda_ctx *cx, const struct dse_node *n, int e, int dir) {
     struct dse_cuda_impl *m = cx->impl;
     struct dse_cuda_conv_choice *c = &m->cache[e];
-    if (*algo_at(c, dir) < DSE_CUDA_CONV_ENGINE || m->plans[3 * e + dir]) return DSE_OK;
+    if (c->algo[dir] < DSE_CUDA_CONV_ENGINE || m->plans[3 * e + dir]) return DSE_OK;
     char why[400];
     struct dse_cuda_plan *p = NULL;
     enum dse_status st = dse_cuda_plan_make(cx, n, dir, &c->engine[dir], &p, why, (int)sizeof why);
-    if (!st && dse_cuda_plan_ws(p) != *ws_at(c, dir)) {
+    if (!st && dse_cuda_plan_ws(p) != c->ws[dir]) {
         snprintf(why, sizeof why, "its plan needs %zu bytes of workspace here; the file says %zu",
-                 dse_cuda_plan_ws(p), *ws_at(c, dir));
+                 dse_cuda_plan_ws(p), c->ws[dir]);
         dse_cuda_plan_free(p), p = NULL;
         st = DSE_ERR_CUDA;
     }
-    if (st && m->cache_shared[3 * e + dir]) /* cannot happen: the finder, on this GPU, built it */
-        return dse_cuda_fail(cx, n, st, "the %s engine %lld that another model of this process found for this "
-                             "shape does not build here: %s", dse_cuda_conv_dir_str(dir), (long long)c->engine[dir].id,
-                             why);
     if (st)
         return dse_cuda_fail(cx, n, st, "%s:%d: %s engine %lld does not fit this run (delete the file to choose "
                              "again): %s", m->pin_path ? m->pin_path : "the choice file", m->cache_line[e], dse_cuda_conv_dir_str(dir),
@@ -383,9 +374,16 @@ static enum dse_status find_or_share(struct dse_cuda_ctx *cx, const struct dse_n
     struct dse_cuda_impl *m = cx->impl;
     const enum dse_cuda_pool_get got = dse_cuda_conv_pool_get(pool, cx->device, dir, &m->cache[e]);
     if (got == DSE_CUDA_POOL_TAKEN) {
-        m->cache_shared[3 * e + dir] = 1;
-        cx->stats.conv_shared++;
-        return rebuild(cx, n, e, dir);
+        struct dse_cuda_conv_choice *c = &m->cache[e];
+        if (rebuild(cx, n, e, dir)) { /* built where it was found, but not here (out of memory?): */
+            unchoose(c, dir);          /* nothing ran with it yet, so find alone */
+            return find(cx, n, d, e, dir);
+        }
+        cx->stats.conv_shared++; /* and what find would have counted */
+        cx->stats.mp_fp32_fallbacks += c->algo[dir] == DSE_CUDA_CONV_FP32;
+        const struct dse_cuda_plan *p = m->plans[3 * e + dir];
+        cx->stats.conv_nondeterministic += p && cx->deterministic && !dse_cuda_plan_deterministic(p);
+        return DSE_OK;
     }
     const enum dse_status st = find(cx, n, d, e, dir);
     if (got == DSE_CUDA_POOL_CLAIMED) /* find adds no entry: e and its key stay put */
@@ -403,7 +401,7 @@ static enum dse_status choose(struct dse_cuda_ctx *cx, const struct dse_node *n,
     enum dse_status st = DSE_OK;
     for (int dir = 0; dir < 3 && !st; dir++)
         if (want[dir])
-            st = *algo_at(&cx->impl->cache[e], dir) < 0 ? find_or_share(cx, n, d, e, dir) : rebuild(cx, n, e, dir);
+            st = cx->impl->cache[e].algo[dir] < 0 ? find_or_share(cx, n, d, e, dir) : rebuild(cx, n, e, dir);
     *entry = e;
     return st;
 }
@@ -420,8 +418,8 @@ enum dse_status dse_cuda_conv2d_choose(struct dse_cuda_ctx *cx, struct dse_node 
     if (!st && dse_cuda_math_is16(cx->math)) { /* chosen at the first run, on its 16-bit copies */
         e = cache_entry(cx, n);
         const struct dse_cuda_conv_choice *c = e >= 0 ? &cx->impl->cache[e] : NULL;
-        if (!c || c->algo_fwd < 0 || (bwd && n->in[0]->grad && c->algo_bwd_data < 0) ||
-            (bwd && n->weight->grad && c->algo_bwd_filter < 0))
+        if (!c || c->algo[0] < 0 || (bwd && n->in[0]->grad && c->algo[1] < 0) ||
+            (bwd && n->weight->grad && c->algo[2] < 0))
             st = dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "in %s a conv's engines are chosen when it first runs; run "
                                "it forward and backward first", dse_cuda_math_str(cx->math));
     } else if (!st) {
@@ -503,7 +501,7 @@ enum dse_status dse_cuda_conv_cache_load(struct dse_cuda_ctx *cx, const char *pa
         }
         m->cache[e] = fl.choices[i]; /* its plans are built when the shape first runs (rebuild) */
         m->cache_line[e] = fl.lines[i];
-        for (int dir = 0; dir < 3; dir++) cx->stats.conv_loaded += *algo_at(&m->cache[e], dir) >= 0;
+        for (int dir = 0; dir < 3; dir++) cx->stats.conv_loaded += m->cache[e].algo[dir] >= 0;
         out->loaded++;
     }
     dse_cuda_conv_file_deinit(&fl);
@@ -680,7 +678,7 @@ static enum dse_status fwd_float(struct dse_cuda_ctx *cx, struct dse_node *n) {
         if ((st = run_plan(cx, n, plan, n->in[0]->data, n->weight->data, n->out->data))) return st;
         return bias_fwd(cx, n);
     }
-    const cudnnConvolutionFwdAlgo_t algo = (cudnnConvolutionFwdAlgo_t)cx->impl->cache[e].algo_fwd;
+    const cudnnConvolutionFwdAlgo_t algo = (cudnnConvolutionFwdAlgo_t)cx->impl->cache[e].algo[0];
     DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, cx->impl->cache[e].math[DIR_FWD])));
     size_t bytes = 0;
     void *ws = NULL;
@@ -716,7 +714,7 @@ static enum dse_status bwd_float(struct dse_cuda_ctx *cx, struct dse_node *n, fl
     if (dw && pf) {
         if ((st = run_plan(cx, n, pf, x->data, dw, y->grad))) return st;
     } else if (dw) {
-        const cudnnConvolutionBwdFilterAlgo_t algo = (cudnnConvolutionBwdFilterAlgo_t)c.algo_bwd_filter;
+        const cudnnConvolutionBwdFilterAlgo_t algo = (cudnnConvolutionBwdFilterAlgo_t)c.algo[2];
         DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, c.math[DIR_BWD_FILTER])));
         DSE_CUDNN_TRY(cx, n, cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d->x, d->y, d->conv, d->w, algo,
                                                                             &bytes));
@@ -727,7 +725,7 @@ static enum dse_status bwd_float(struct dse_cuda_ctx *cx, struct dse_node *n, fl
     if (dx && pd) {
         if ((st = run_plan(cx, n, pd, dx, n->weight->data, y->grad))) return st;
     } else if (dx) {
-        const cudnnConvolutionBwdDataAlgo_t algo = (cudnnConvolutionBwdDataAlgo_t)c.algo_bwd_data;
+        const cudnnConvolutionBwdDataAlgo_t algo = (cudnnConvolutionBwdDataAlgo_t)c.algo[1];
         DSE_CUDNN_TRY(cx, n, cudnnSetConvolutionMathType(d->conv, run_math(cx, c.math[DIR_BWD_DATA])));
         DSE_CUDNN_TRY(cx, n, cudnnGetConvolutionBackwardDataWorkspaceSize(h, d->w, d->y, d->conv, d->x, algo,
                                                                           &bytes));

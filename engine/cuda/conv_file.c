@@ -57,8 +57,8 @@ static int at_end(const char *p) { return *skip_space(p) == '\0'; }
 /* One direction's field (NUL-terminated, no ';'); fills c's direction d. 0, -1 if it does
  * not parse, -2 for too many knobs. */
 static int parse_direction(const char *p, struct dse_cuda_conv_choice *c, int d) {
-    int *algo = d == 0 ? &c->algo_fwd : d == 1 ? &c->algo_bwd_data : &c->algo_bwd_filter;
-    size_t *ws = d == 0 ? &c->ws_fwd : d == 1 ? &c->ws_bwd_data : &c->ws_bwd_filter;
+    int *algo = &c->algo[d];
+    size_t *ws = &c->ws[d];
     struct dse_cuda_conv_engine *e = &c->engine[d];
     int64_t a, m, w;
     e->id = -1, e->n_knobs = 0, c->math[d] = 0;
@@ -203,11 +203,16 @@ enum dse_status dse_cuda_conv_file_parse(const char *path, const char *text, str
     return st;
 }
 
+void dse_cuda_conv_choice_copy_dir(struct dse_cuda_conv_choice *to, const struct dse_cuda_conv_choice *from, int dir) {
+    to->algo[dir] = from->algo[dir], to->ms[dir] = from->ms[dir], to->ws[dir] = from->ws[dir];
+    to->math[dir] = from->math[dir], to->engine[dir] = from->engine[dir];
+}
+
 /* ---- writing ----------------------------------------------------------------------------- */
 
 static void write_direction(FILE *f, const struct dse_cuda_conv_choice *c, int d) {
-    const int algo = d == 0 ? c->algo_fwd : d == 1 ? c->algo_bwd_data : c->algo_bwd_filter;
-    const size_t ws = d == 0 ? c->ws_fwd : d == 1 ? c->ws_bwd_data : c->ws_bwd_filter;
+    const int algo = c->algo[d];
+    const size_t ws = c->ws[d];
     const struct dse_cuda_conv_engine *e = &c->engine[d];
     if (algo < 0) {
         fputs(" none", f);
@@ -235,7 +240,7 @@ char *dse_cuda_conv_file_format(const struct dse_cuda_conv_file *fl) {
           "# engine ID ws BYTES knobs TYPE=VALUE... (cuDNN's global engine index and knob choices)\n", f);
     for (int i = 0; i < fl->n; i++) {
         const struct dse_cuda_conv_choice *c = &fl->choices[i];
-        if (c->algo_fwd < 0 && c->algo_bwd_data < 0 && c->algo_bwd_filter < 0) continue;
+        if (c->algo[0] < 0 && c->algo[1] < 0 && c->algo[2] < 0) continue;
         for (int k = 0; k < DSE_CUDA_CONV_KEY; k++) fprintf(f, "%s%lld", k ? " " : "", (long long)c->key[k]);
         for (int d = 0; d < 3; d++) {
             fputs(" ;", f);

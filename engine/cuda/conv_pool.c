@@ -5,11 +5,11 @@
  * (device, shape, direction) finds it, the others wait for that find and take its choice.
  * Plain host code (a mutex and a condition variable, no CUDA), built and tested in every
  * build (tests/test_engine_cuda.c "host-conv-pool"). The contract is in cuda.h. */
+#include "engine/cuda/cuda.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "engine/cuda/cuda.h"
 
 enum { DIR_ABSENT = 0, DIR_FINDING, DIR_DONE };
 
@@ -52,23 +52,6 @@ void dse_cuda_conv_pool_free(struct dse_cuda_conv_pool *p) {
     free(p);
 }
 
-/* Direction dir's fields of a choice, copied. */
-static void copy_dir(struct dse_cuda_conv_choice *to, const struct dse_cuda_conv_choice *from, int dir) {
-    switch (dir) {
-    case 0: to->algo_fwd = from->algo_fwd, to->ms_fwd = from->ms_fwd, to->ws_fwd = from->ws_fwd; break;
-    case 1:
-        to->algo_bwd_data = from->algo_bwd_data, to->ms_bwd_data = from->ms_bwd_data;
-        to->ws_bwd_data = from->ws_bwd_data;
-        break;
-    default:
-        to->algo_bwd_filter = from->algo_bwd_filter, to->ms_bwd_filter = from->ms_bwd_filter;
-        to->ws_bwd_filter = from->ws_bwd_filter;
-        break;
-    }
-    to->math[dir] = from->math[dir];
-    to->engine[dir] = from->engine[dir];
-}
-
 /* The entry of (device, key), under mu; added (nothing chosen) when add; NULL if absent
  * (or out of memory). */
 static struct pool_entry *entry(struct dse_cuda_conv_pool *p, int device, const int64_t *key, int add) {
@@ -98,7 +81,7 @@ enum dse_cuda_pool_get dse_cuda_conv_pool_get(struct dse_cuda_conv_pool *p, int 
         struct pool_entry *e = entry(p, device, c->key, 1);
         if (!e) break; /* out of memory: the caller finds alone and keeps nothing here */
         if (e->state[dir] == DIR_DONE) {
-            copy_dir(c, &e->c, dir);
+            dse_cuda_conv_choice_copy_dir(c, &e->c, dir);
             p->given++;
             got = DSE_CUDA_POOL_TAKEN;
             break;
@@ -121,7 +104,7 @@ void dse_cuda_conv_pool_put(struct dse_cuda_conv_pool *p, int device, int dir, c
     struct pool_entry *e = entry(p, device, key, 0);
     if (e && e->state[dir] == DIR_FINDING) {
         if (found) {
-            copy_dir(&e->c, found, dir);
+            dse_cuda_conv_choice_copy_dir(&e->c, found, dir);
             e->state[dir] = DIR_DONE;
             p->kept++;
         } else {

@@ -226,7 +226,6 @@ void dse_cuda_ctx_deinit(struct dse_cuda_ctx *cx) {
         (void)cudaGetLastError();
         free(m->cache);
         free(m->cache_line);
-        free(m->cache_shared);
         free(m->pin_path);
         free(m);
     }

@@ -87,12 +87,16 @@ struct dse_cuda_conv_choice {
                                        deterministic, workspace limit (MiB), x and y
                                        address alignment (x + 100 y, bytes up to 16),
                                        legacy_conv + 2 (their gradients' alignment) */
-    int     algo_fwd, algo_bwd_data, algo_bwd_filter;
-    float   ms_fwd, ms_bwd_data, ms_bwd_filter;
-    size_t  ws_fwd, ws_bwd_data, ws_bwd_filter;
+    int     algo[3];                         /* -1, a legacy algorithm, DSE_CUDA_CONV_ENGINE + the
+                                                engine's index, or DSE_CUDA_CONV_FP32 */
+    float   ms[3];                           /* what find measured; 0 when taken or loaded */
+    size_t  ws[3];                           /* workspace bytes */
     int     math[3];                         /* legacy algorithms: cudnnMathType_t */
     struct dse_cuda_conv_engine engine[3];   /* graph-API engines: the configuration */
 };
+/* Copy direction dir's fields (algo, ms, ws, math, engine) of from into to; the key and the
+ * other directions stay. The one list of a direction's fields (conv_file.c). */
+void dse_cuda_conv_choice_copy_dir(struct dse_cuda_conv_choice *to, const struct dse_cuda_conv_choice *from, int dir);
 
 struct dse_cuda_impl; /* handles, stream, workspace, cache: engine/cuda/cuda_impl.h */
 struct dse_cuda_conv_pool; /* choices shared by a process's ctxs: "shared choices" below */

@@ -50,8 +50,6 @@ struct dse_cuda_impl {
     struct dse_cuda_conv_choice *cache;    /* algorithm choices by shape (conv.c) */
     int                         *cache_line; /* [cache_cap]: the choice file line an entry came
                                               from (0: chosen by this ctx) */
-    unsigned char               *cache_shared; /* [cache_cap * 3]: 1 where a direction's choice
-                                              came from the ctx's conv_pool (conv.c) */
     char                        *pin_path; /* the choice file loaded last (for messages); owned */
     struct dse_cuda_plan       **plans;    /* [cache_cap * 3]: graph-API plan per direction, or
                                               NULL (legacy algorithm, not chosen, or a loaded
