@@ -203,7 +203,7 @@ static int usage(void) {
 
 int main(int argc, char **argv) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    struct opts o = { "all", 0, cores > 0 ? (int)cores : 1, 5, NULL };
+    struct opts o = { .net = "all", .batch = 0, .threads = cores > 0 ? (int)cores : 1, .reps = 5, .layer = NULL };
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) return usage();

@@ -54,7 +54,7 @@ static const char *algo_name(int dir, int algo, char *buf, int size) {
 static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_math math, int any_algo,
                  int legacy) {
     const int B = o->batch ? o->batch : !strcmp(o->net, "fmnist") ? 128 : 32;
-    struct dse_model_opts mo = { B, 1, 1, DSE_INIT_MSRA, 0.01f, 0, 0 };
+    struct dse_model_opts mo = { .batch = B, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .init_std = 0.01f };
     struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = o->device }, .math = math,
                                          .nondeterministic = any_algo };
     struct dse_model *m = NULL;
@@ -182,7 +182,8 @@ static int bench(const struct opts *o, const struct dse_net *net, enum dse_cuda_
 }
 
 int main(int argc, char **argv) {
-    struct opts o = { "fmnist", 0, "both", 10, 0, 1, "det", "graph" };
+    struct opts o = { .net = "fmnist", .batch = 0, .math = "both", .iters = 10, .device = 0, .layers = 1,
+                      .algos = "det", .api = "graph" };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--net") && v) o.net = v, i++;

@@ -338,7 +338,7 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
 enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *ov,
                                 struct dse_net *out, struct dse_err *err) {
     config_t cfg;
-    struct ctx cx = { path, err };
+    struct ctx cx = { .path = path, .err = err };
     enum dse_status st = DSE_OK;
     static const char top_keys[] = "name input layers";
 

@@ -1002,11 +1002,11 @@ static void place_labels(struct pt *p, int n, double fs, struct box frame, const
             int    k = (r % 2 && t < 2) ? 1 - t : t; /* every other point tries below first */
             double x = p[i].px + pos[k].dx, y = p[i].py + pos[k].dy;
             double x0 = pos[k].anchor == 0 ? x : pos[k].anchor == 1 ? x - w / 2 : x - w;
-            struct box b = { x0, y - fs * 0.8, x0 + w, y + fs * 0.25 };
+            struct box b = { .x0 = x0, .y0 = y - fs * 0.8, .x1 = x0 + w, .y1 = y + fs * 0.25 };
             double cost = 0.0;
             for (int j = 0; j < np; j++) cost += overlap(b, placed[j]);
             for (int j = 0; j < n; j++) {
-                struct box c = { p[j].px - 6, p[j].py - 6, p[j].px + 6, p[j].py + 6 };
+                struct box c = { .x0 = p[j].px - 6, .y0 = p[j].py - 6, .x1 = p[j].px + 6, .y1 = p[j].py + 6 };
                 cost += 2.0 * overlap(b, c);
             }
             cost += line_cost(b, fx, fy, nf);
@@ -1226,7 +1226,7 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
     for (int k = 0; k < n_front; k++)
         for (int i = 0; i < s->n; i++)
             if (p[i].c == &s->c[front[k]]) fx[nf] = p[i].px, fy[nf++] = p[i].py;
-    struct box frame = { left + 2, top + 2, right - 2, axis_y - 2 };
+    struct box frame = { .x0 = left + 2, .y0 = top + 2, .x1 = right - 2, .y1 = axis_y - 2 };
     place_labels(p, s->n, fs, frame, fx, fy, nf, lx, ly, anchor);
 
     const char *ylabel = s->trained ? "top-1 accuracy (%)" : view == PLOT_X_FLOPS ? XLABEL_SIZE : "forward GFLOP per image";

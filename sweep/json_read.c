@@ -535,7 +535,7 @@ static enum dse_status parse_owned(char *text, size_t len, const char *path,
         return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
     }
     d->text = text;
-    struct parser ps = { text, text + len, 1, path, d, err };
+    struct parser ps = { .p = text, .end = text + len, .line = 1, .path = path, .doc = d, .err = err };
     if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) ps.p += 3;
     enum dse_status st = parse_value(&ps, &d->root, 0);
     if (!st) {

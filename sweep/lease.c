@@ -277,7 +277,7 @@ enum dse_status dse_lease_claim(const char *dir, const char *id, int64_t cur_gen
     if (existed) return DSE_OK; /* another worker claimed it first */
     /* A stale view of the directory could name a gen that later claims have already
      * passed (and whose files were removed): make sure no higher gen exists. */
-    struct max_arg m = { id, 0 };
+    struct max_arg m = { .id = id, .max = 0 };
     if ((st = scan_all(dir, keep_max, &m, err))) return st;
     if (m.max > l.gen) {
         unlink(path);

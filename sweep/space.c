@@ -538,7 +538,7 @@ void dse_space_free(struct dse_space *s) {
 }
 
 enum dse_status dse_space_load(const char *path, struct dse_space *out, struct dse_err *err) {
-    struct ctx cx = { path, err };
+    struct ctx cx = { .path = path, .err = err };
     config_t cfg;
     char *text = NULL;
     size_t len = 0;

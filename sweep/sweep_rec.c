@@ -674,7 +674,7 @@ void dse_sweep_rank_rung(int n, const double *top1, const int64_t *model_bytes, 
     int *prank = calloc((size_t)n, sizeof *prank);
     double *crowd = calloc((size_t)n, sizeof *crowd);
     struct rank_item *items = calloc((size_t)n, sizeof *items), *front = calloc((size_t)n, sizeof *front);
-    struct rank_ctx cx = { n, top1, model_bytes, ids, prank, crowd };
+    struct rank_ctx cx = { .n = n, .top1 = top1, .bytes = model_bytes, .ids = ids, .prank = prank, .crowd = crowd };
     DSE_ASSERT(prank && crowd && items && front); /* a rung is at most the sweep's candidates */
     for (int i = 0; i < n; i++) items[i] = (struct rank_item){ i, &cx }, prank[i] = -1;
     /* Non-dominated sorting: a dominates b if it is at least as accurate and at most as

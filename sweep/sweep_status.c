@@ -77,7 +77,7 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     char path[4096], space[128] = "?";
     struct dse_json_doc *doc = NULL;
     struct dse_err e = { 0 };
-    struct status_ctx x = { NULL, 0 };
+    struct status_ctx x = { .c = NULL, .n = 0 };
     struct dse_sweep_plan plan;
     struct dse_rung rung[DSE_SWEEP_RUNGS_MAX];
     struct dse_lease_me me;

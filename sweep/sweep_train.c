@@ -1048,7 +1048,8 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
             goto out;
         }
         struct heartbeat hb;
-        struct seg sg = { w, c, &hb, l, target, dse_lease_mono(), 0, DSE_OK, { 0 } };
+        struct seg sg = { .w = w, .c = c, .hb = &hb, .claim = l, .target = target, .t_mark = dse_lease_mono(),
+                           .wst = DSE_OK };
         if (heartbeat_start(&hb, w->dir, l, worker_device(w, dev, sizeof dev))) {
             free(res);
             st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot start the heartbeat thread");
@@ -1310,7 +1311,7 @@ static enum dse_status claim_order(struct worker *w, struct dse_err *err) {
 }
 
 static void sleep_s(double s) {
-    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+    struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 

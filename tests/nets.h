@@ -84,7 +84,8 @@ static inline int build_squeezenet(struct dse_net *n, int v11, enum dse_bypass b
     rc |= net_simple(n, DSE_LAYER_RELU, "relu_conv1", 1);
     rc |= net_pool(n, DSE_LAYER_MAXPOOL, "pool1", 3, 2, 0);
     for (int i = 2; i <= 9; i++) {
-        struct dse_fire f = { "", sq[i], ex[i], ex[i], DSE_BYPASS_NONE, 0 };
+        struct dse_fire f = { .name = "", .squeeze = sq[i], .expand1x1 = ex[i], .expand3x3 = ex[i],
+                              .bypass = DSE_BYPASS_NONE };
         snprintf(f.name, sizeof f.name, "fire%d", i);
         if (bypass == DSE_BYPASS_COMPLEX || (bypass == DSE_BYPASS_SIMPLE && i % 2 == 1))
             f.bypass = bypass;

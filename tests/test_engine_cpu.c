@@ -1688,7 +1688,8 @@ static void chain_net(struct dse_net *net) {
     l = dse_layer_make(DSE_LAYER_MAXPOOL, "pool1");
     l.kernel_h = l.kernel_w = 3, l.stride_h = l.stride_w = 2;
     add_layer(net, l);
-    const struct dse_fire fire = { "fire2", 4, 4, 4, DSE_BYPASS_SIMPLE, 0 };
+    const struct dse_fire fire = { .name = "fire2", .squeeze = 4, .expand1x1 = 4, .expand3x3 = 4,
+                                   .bypass = DSE_BYPASS_SIMPLE };
     CHECK_OK(dse_net_add_fire(net, &fire, net->n_layers - 1, NULL));
     l = dse_layer_make(DSE_LAYER_FC, "fc");
     l.num_output = 5;

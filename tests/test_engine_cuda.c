@@ -469,7 +469,7 @@ static void test_no_device(void) {
 
     struct dse_net net;
     fire_net(&net);
-    struct dse_model_opts mo = { 4, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
+    struct dse_model_opts mo = { .batch = 4, .threads = 1, .seed = 5, .init = DSE_INIT_MSRA };
     struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 },
                                          .math = DSE_CUDA_MATH_FP32 };
     struct dse_model *m = (struct dse_model *)&err; /* must come back NULL */
@@ -482,7 +482,7 @@ static void test_no_device(void) {
 static void test_model_state_cpu(void) {
     struct dse_net net;
     fire_net(&net);
-    struct dse_model_opts mo = { 4, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
+    struct dse_model_opts mo = { .batch = 4, .threads = 1, .seed = 5, .init = DSE_INIT_MSRA };
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     CHECK_OK(dse_model_new_on(&net, &mo, NULL, &m, &err));
@@ -1433,7 +1433,7 @@ static void make_data(int count, int c, int h, int w, int classes, float *x, int
 static void train_compare_in(const char *what, struct dse_net *net, int classes, enum dse_cuda_math math,
                              double loss_tol, int hits_tol, double state_tol) {
     const int B = 8, count = 64, epochs = 2;
-    struct dse_model_opts mo = { B, 2, 11, DSE_INIT_MSRA, 0, 0, 0 };
+    struct dse_model_opts mo = { .batch = B, .threads = 2, .seed = 11, .init = DSE_INIT_MSRA };
     struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 }, .math = math };
     struct dse_model *cm = NULL, *gm = NULL;
     struct dse_err err = { 0 };
@@ -1637,7 +1637,7 @@ static void test_train_bn(void) {
 static void test_inference(void) {
     struct dse_net net;
     fire_net(&net);
-    struct dse_model_opts mo = { 16, 1, 3, DSE_INIT_MSRA, 0, 1, 0 };
+    struct dse_model_opts mo = { .batch = 16, .threads = 1, .seed = 3, .init = DSE_INIT_MSRA, .inference = 1 };
     struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 },
                                          .math = DSE_CUDA_MATH_FP32 };
     struct dse_model *cm = NULL, *gm = NULL;
@@ -1706,7 +1706,7 @@ static int write_idx(const char *dir, const char *prefix, int count, uint64_t se
 
 /* A checkpoint's values and dropout generator, read into a CPU model of net. */
 static float *ckpt_values(const struct dse_net *net, const char *path, uint64_t *n, struct dse_pcg32 *rng) {
-    struct dse_model_opts mo = { 1, 1, 1, DSE_INIT_MSRA, 0, 0, 0 };
+    struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA };
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     float *v = NULL;
@@ -2152,8 +2152,10 @@ static void test_ckpt_loss_scale(void) {
     struct dse_net net;
     fire_net(&net);
     struct dse_model_opts mo = { .batch = 4, .threads = 1, .seed = 5, .init = DSE_INIT_MSRA };
-    struct dse_model_device_opts d16 = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 }, .math = DSE_CUDA_MATH_FP16 };
-    struct dse_model_device_opts d32 = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 }, .math = DSE_CUDA_MATH_FP32 };
+    struct dse_model_device_opts d16 = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 },
+                                         .math = DSE_CUDA_MATH_FP16 };
+    struct dse_model_device_opts d32 = { .device = { .kind = DSE_DEVICE_CUDA, .index = 0 },
+                                         .math = DSE_CUDA_MATH_FP32 };
     struct dse_model *a = NULL, *b = NULL, *c = NULL, *cpu = NULL;
     struct dse_err err = { 0 };
     int next = 0;

@@ -52,7 +52,7 @@ static void test_model_gradients(void) {
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     tiny_net(&net, 0);
-    struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
+    struct dse_model_opts mo = { .batch = 3, .threads = 1, .seed = 5, .init = DSE_INIT_MSRA };
     CHECK_OK(dse_model_new(&net, &mo, &m, &err));
     if (!m) return;
     /* the expand outputs are views into the concat buffer: no copy */
@@ -151,7 +151,8 @@ static void test_learns(void) {
     l = dse_layer_make(DSE_LAYER_MAXPOOL, "pool1");
     l.kernel_h = l.kernel_w = 3, l.stride_h = l.stride_w = 2;
     CHECK_OK(dse_net_add(&net, &l, NULL));
-    struct dse_fire f = { "fire2", 8, 16, 16, DSE_BYPASS_COMPLEX, 0 };
+    struct dse_fire f = { .name = "fire2", .squeeze = 8, .expand1x1 = 16, .expand3x3 = 16,
+                          .bypass = DSE_BYPASS_COMPLEX };
     CHECK_OK(dse_net_add_fire(&net, &f, net.n_layers - 1, NULL));
     dse_strlcpy(l.name, "pool2", sizeof l.name);
     l.n_inputs = 0;
@@ -187,7 +188,7 @@ static void test_clip_grad(void) {
     struct dse_model *a = NULL, *b = NULL;
     struct dse_err err = { 0 };
     tiny_net(&net, 0);
-    struct dse_model_opts mo = { 3, 1, 5, DSE_INIT_MSRA, 0, 0, 0 };
+    struct dse_model_opts mo = { .batch = 3, .threads = 1, .seed = 5, .init = DSE_INIT_MSRA };
     CHECK_OK(dse_model_new(&net, &mo, &a, &err));
     CHECK_OK(dse_model_new(&net, &mo, &b, &err));
     if (!a || !b) goto done;
@@ -329,7 +330,8 @@ static void test_fused_relu(void) {
         mp_net(&net, &mp);
         struct dse_model *m[2] = { NULL, NULL };
         struct dse_err err = { 0 };
-        struct dse_model_opts mo = { batch, threads, 5, DSE_INIT_MSRA, 0, 0, 0.5f };
+        struct dse_model_opts mo = { .batch = batch, .threads = threads, .seed = 5, .init = DSE_INIT_MSRA,
+                                     .classifier_bias = 0.5f };
         CHECK_OK(dse_model_new(&net, &mo, &m[0], &err));
         setenv("DSE_NO_FUSE", "1", 1);
         CHECK_OK(dse_model_new(&net, &mo, &m[1], &err));
@@ -378,7 +380,7 @@ static void test_classifier_bias(void) {
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     tiny_net(&net, 0);
-    struct dse_model_opts mo = { 2, 1, 5, DSE_INIT_MSRA, 0, 0, 0.5f };
+    struct dse_model_opts mo = { .batch = 2, .threads = 1, .seed = 5, .init = DSE_INIT_MSRA, .classifier_bias = 0.5f };
     CHECK_OK(dse_model_new(&net, &mo, &m, &err));
     const int cls = m ? dse_net_find(&m->net, "conv4") : -1; /* fire2, fire3, then the classifier */
     CHECK(cls >= 0);
@@ -1181,7 +1183,7 @@ static void test_init_by_role(void) {
     struct dse_layer c = dse_layer_make(DSE_LAYER_CONV, "conv1");
     c.num_output = 8, c.kernel_h = c.kernel_w = 3, c.pad_h = c.pad_w = 1;
     CHECK_OK(dse_net_add(&a, &c, &err));
-    struct dse_fire f = { "fire2", 4, 6, 6, DSE_BYPASS_COMPLEX, 0 };
+    struct dse_fire f = { .name = "fire2", .squeeze = 4, .expand1x1 = 6, .expand3x3 = 6, .bypass = DSE_BYPASS_COMPLEX };
     CHECK_OK(dse_net_add_fire(&a, &f, 0, &err));
     c = dse_layer_make(DSE_LAYER_CONV, "conv10");
     c.num_output = 3, c.kernel_h = c.kernel_w = 1;

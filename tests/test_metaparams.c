@@ -109,7 +109,8 @@ static void test_shape_errors(void) {
 static void test_fire_expansion(void) {
     struct dse_net n;
     struct dse_err err = { 0 };
-    struct dse_fire f = { "fire2", 16, 64, 64, DSE_BYPASS_NONE, 3 };
+    struct dse_fire f = { .name = "fire2", .squeeze = 16, .expand1x1 = 64, .expand3x3 = 64,
+                          .bypass = DSE_BYPASS_NONE, .line = 3 };
     dse_net_init(&n, "t", 96, 55, 55);
     CHECK_OK(dse_net_add_fire(&n, &f, DSE_INPUT_DATA, NULL));
     CHECK_OK(dse_net_infer(&n, NULL, NULL));

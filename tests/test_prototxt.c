@@ -985,9 +985,11 @@ static void test_roundtrip(void) {
     l = dse_layer_make(DSE_LAYER_MAXPOOL, "pool1");
     l.kernel_h = l.kernel_w = 3, l.stride_h = l.stride_w = 2, l.round = DSE_ROUND_FLOOR;
     add(&net, l, 1, 3, 0, 0);
-    struct dse_fire f = { "fire2", 16, 32, 32, DSE_BYPASS_SIMPLE, 0 };
+    struct dse_fire f = { .name = "fire2", .squeeze = 16, .expand1x1 = 32, .expand3x3 = 32,
+                          .bypass = DSE_BYPASS_SIMPLE };
     CHECK_OK(dse_net_add_fire(&net, &f, 4, &err));
-    struct dse_fire g = { "fire3", 16, 64, 64, DSE_BYPASS_COMPLEX, 0 };
+    struct dse_fire g = { .name = "fire3", .squeeze = 16, .expand1x1 = 64, .expand3x3 = 64,
+                          .bypass = DSE_BYPASS_COMPLEX };
     CHECK_OK(dse_net_add_fire(&net, &g, net.n_layers - 1, &err));
     int fire3 = net.n_layers - 1;
     l = dse_layer_make(DSE_LAYER_LRN, "norm");

@@ -67,7 +67,7 @@ static double now_s(void) {
 }
 
 static void nap(double s) {
-    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+    struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 

@@ -641,7 +641,8 @@ struct wgeo {
 };
 
 static struct wgeo wgeo_make(int Ci, int Hi, int Wi, int Co, int Ho, int Wo, int oh, int ow) {
-    struct wgeo g = { Ci, Hi, Wi, Co, Ho, Wo, oh, ow, (Ho + 1) / 2, (Wo + 1) / 2, 0 };
+    struct wgeo g = { .Ci = Ci, .Hi = Hi, .Wi = Wi, .Co = Co, .Ho = Ho, .Wo = Wo, .oh = oh, .ow = ow,
+                       .th = (Ho + 1) / 2, .tw = (Wo + 1) / 2 };
     g.tpi = (int64_t)g.th * g.tw;
     return g;
 }

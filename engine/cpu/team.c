@@ -174,6 +174,6 @@ void dse_cpu_for(struct dse_cpu_ctx *cx, int64_t count, int64_t work, dse_cpu_ra
         fn(arg, 0, count);
         return;
     }
-    struct range_job j = { fn, arg, count };
+    struct range_job j = { .fn = fn, .arg = arg, .count = count };
     dse_cpu_run(cx, range_part, &j);
 }
