@@ -195,6 +195,7 @@ fi
 # bench.log too. Then packing (bench/gpu_pack.sh): K candidates one at a time vs sharing the GPU.
 : > "$logs/bench.log"
 : > "$logs/compare.log"
+rm -f "$logs/pack.log" "$logs/ceiling.log" "$logs/sweep227.log" # no figures of an earlier call in this summary
 py=$(command -v python3 2>/dev/null || true)
 have_torch=0
 [ -n "$py" ] && "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1
@@ -272,7 +273,7 @@ EOF2
             function kv(line, key,   a, i, n, f) { n = split(line, f, " "); for (i = 1; i <= n; i++) {
                 split(f[i], a, "="); if (a[1] == key) return substr(f[i], length(key) + 2) } return "" }
             /^name=cuda.train / { r[kv($0, "batch")] = kv($0, "resident_img_per_s") }
-            END { if (r[64] > 0 && r[64 * k] > 0)
+            END { if (r[64] + 0 > 0 && r[64 * k] + 0 > 0)
                       printf "name=gpu_pack.ceiling k=%d step64_img_per_s=%s step%d_img_per_s=%s ceiling=%.2f\n",
                              k, r[64], 64 * k, r[64 * k], r[64 * k] / r[64] }' "$logs/ceiling.log" >> "$logs/pack.log"
         phase packing
@@ -317,12 +318,14 @@ if [ -s "$logs/epoch.log" ]; then
 fi
 if [ -s "$logs/pack.log" ]; then
     say "packing:"
-    grep "^name=gpu_pack.fmnist\|^name=gpu_pack.ceiling" "$logs/pack.log" | sed 's/^name=gpu_pack./  /' | tee -a "$summary"
+    grep -e "^name=gpu_pack.fmnist" -e "^name=gpu_pack.ceiling" "$logs/pack.log" | sed 's/^name=gpu_pack./  /' | tee -a "$summary"
 fi
 if [ -s "$logs/sweep227.log" ]; then
     say "227x227 sweep (spaces/squeeze_ratio.cfg, synthetic pack):"
     grep "^name=gpu_sweep227" "$logs/sweep227.log" | sed 's/^name=//' | sed 's/^/  /' | tee -a "$summary"
     grep -q "^name=gpu_sweep227 " "$logs/sweep227.log" || tail -5 "$logs/sweep227.log" | sed 's/^/  /' | tee -a "$summary"
+elif [ "$sweep227" = 1 ]; then
+    say "227x227 sweep: not run (it needs the build, the tests passed and the benchmarks: no --no-bench)"
 fi
 phase summary
 say "time:     $(($(date +%s) - started)) s:$phases"

@@ -25,8 +25,8 @@ struct dse_model_opts {
                                       at the start (engine/train.h: why) */
 };
 
-/* Where a model runs (issue #6): dse_model_new_on. Kept out of dse_model_opts, which
- * callers fill positionally. Zeroed = the CPU. */
+/* Where a model runs (issue #6): dse_model_new_on. Kept apart from dse_model_opts (the
+ * model itself). Zeroed = the CPU. */
 struct dse_model_device_opts {
     struct dse_device  device;           /* cpu or cuda:N */
     enum dse_cuda_math math;             /* cuda: precision of conv and fc (fp32, tf32) */

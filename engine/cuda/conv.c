@@ -377,6 +377,7 @@ static enum dse_status find_or_share(struct dse_cuda_ctx *cx, const struct dse_n
         struct dse_cuda_conv_choice *c = &m->cache[e];
         if (rebuild(cx, n, e, dir)) { /* built where it was found, but not here (out of memory?): */
             unchoose(c, dir);          /* nothing ran with it yet, so find alone */
+            memset(&cx->err, 0, sizeof cx->err); /* rebuild's message was about a file */
             return find(cx, n, d, e, dir);
         }
         cx->stats.conv_shared++; /* and what find would have counted */

@@ -38,7 +38,9 @@ enum dse_status dse_cuda_math_parse(const char *s, enum dse_cuda_math *out, stru
 struct dse_cuda_stats {
     int64_t conv_finds;            /* (shape, direction) pairs benchmarked with cuDNN's find */
     int64_t conv_nondeterministic; /* of those, how many had no deterministic algorithm
-                                      within the workspace limit and took another */
+                                      within the workspace limit and took another (of the
+                                      choices taken from a conv_pool, only graph-API plans
+                                      count: a legacy algorithm's determinism is not kept) */
     int64_t conv_graph_found;      /* of those, how many cuDNN's graph API had a plan for */
     int64_t conv_graph_taken;      /* ... and how many took it (faster than the legacy API's) */
     int64_t conv_loaded;           /* (shape, direction) pairs taken from a choice file
@@ -89,7 +91,8 @@ struct dse_cuda_conv_choice {
                                        legacy_conv + 2 (their gradients' alignment) */
     int     algo[3];                         /* -1, a legacy algorithm, DSE_CUDA_CONV_ENGINE + the
                                                 engine's index, or DSE_CUDA_CONV_FP32 */
-    float   ms[3];                           /* what find measured; 0 when taken or loaded */
+    float   ms[3];                           /* what find measured (a choice taken from a
+                                                conv_pool: the finder's); 0 when loaded */
     size_t  ws[3];                           /* workspace bytes */
     int     math[3];                         /* legacy algorithms: cudnnMathType_t */
     struct dse_cuda_conv_engine engine[3];   /* graph-API engines: the configuration */
