@@ -244,20 +244,25 @@ static enum dse_status find_bwd_filter(struct dse_cuda_ctx *cx, const struct dse
 typedef enum dse_status (*find_fn)(struct dse_cuda_ctx *, const struct dse_node *, struct dse_cuda_node *,
                                    struct perf *, int *, void *, size_t);
 
+/* 1 if plan p would make a deterministic ctx's results vary from run to run (counted in
+ * stats.conv_nondeterministic, whether the ctx found p or took it from its conv_pool). */
+static int breaks_determinism(const struct dse_cuda_ctx *cx, const struct dse_cuda_plan *p) {
+    return p && cx->deterministic && !dse_cuda_plan_deterministic(p);
+}
+
 /* Cache entry e's choice for direction dir becomes plan (owned from here; NULL: none),
  * replacing any plan it had; with a plan, its engine configuration, time and workspace
  * are recorded. */
-static void keep_plan(struct dse_cuda_ctx *cx, int e, int dir, struct dse_cuda_plan *plan, float plan_ms, int *algo,
-                      float *ms, size_t *wsb) {
+static void keep_plan(struct dse_cuda_ctx *cx, int e, int dir, struct dse_cuda_plan *plan, float plan_ms) {
     dse_cuda_plan_free(cx->impl->plans[3 * e + dir]);
     cx->impl->plans[3 * e + dir] = plan;
     if (!plan) return;
     struct dse_cuda_conv_choice *c = &cx->impl->cache[e];
     c->engine[dir] = *dse_cuda_plan_config(plan);
-    *algo = DSE_CUDA_CONV_ENGINE + (int)c->engine[dir].id, *ms = plan_ms;
-    *wsb = dse_cuda_plan_ws(plan);
+    c->algo[dir] = DSE_CUDA_CONV_ENGINE + (int)c->engine[dir].id, c->ms[dir] = plan_ms;
+    c->ws[dir] = dse_cuda_plan_ws(plan);
     c->math[dir] = 0;
-    if (cx->deterministic && !dse_cuda_plan_deterministic(plan)) cx->stats.conv_nondeterministic++;
+    cx->stats.conv_nondeterministic += breaks_determinism(cx, plan);
     cx->stats.conv_finds++, cx->stats.conv_graph_taken++;
 }
 
@@ -273,9 +278,6 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
     DSE_CUDA_TRY(cx, n, cudaStreamSynchronize(cx->impl->stream));
     void *ws = find_workspace(cx, &ws_bytes);
     struct dse_cuda_conv_choice *c = &cx->impl->cache[e];
-    int *algo = &c->algo[dir];
-    float *ms = &c->ms[dir];
-    size_t *wsb = &c->ws[dir];
     struct dse_cuda_plan *plan = NULL;
     float plan_ms = 0.0f;
     if (dse_cuda_math_is16(cx->math)) { /* mixed precision: the graph API on the 16-bit copies only */
@@ -283,11 +285,11 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
         enum dse_status st = dse_cuda_plan_find(cx, n, dir, io[0], io[1], io[2], ws, ws_bytes, &plan, &plan_ms);
         (void)cudaFree(ws);
         if (st) return st;
-        keep_plan(cx, e, dir, plan, plan_ms, algo, ms, wsb);
+        keep_plan(cx, e, dir, plan, plan_ms);
         if (plan) {
             cx->stats.conv_graph_found++;
         } else { /* no 16-bit engine for the shape: this direction runs in fp32 */
-            *algo = DSE_CUDA_CONV_FP32, *ms = 0.0f, *wsb = 0;
+            c->algo[dir] = DSE_CUDA_CONV_FP32, c->ms[dir] = 0.0f, c->ws[dir] = 0;
             cx->stats.conv_finds++, cx->stats.mp_fp32_fallbacks++;
         }
         return DSE_OK;
@@ -322,7 +324,7 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
         const int take_plan = cx->deterministic && pd != ld ? pd : plan_ms <= p[i].ms;
         if (!take_plan) dse_cuda_plan_free(plan), plan = NULL;
     }
-    keep_plan(cx, e, dir, plan, plan_ms, algo, ms, wsb);
+    keep_plan(cx, e, dir, plan, plan_ms);
     if (plan) return DSE_OK;
     if (i < 0) {
         char tried[256] = "";
@@ -333,7 +335,7 @@ static enum dse_status find(struct dse_cuda_ctx *cx, const struct dse_node *n, s
                              "workspace (tried %s)", dse_cuda_conv_dir_str(dir), cx->ws_limit_bytes >> 20, tried);
     }
     if (cx->deterministic && !p[i].deterministic) cx->stats.conv_nondeterministic++;
-    *algo = p[i].algo, *ms = p[i].ms, *wsb = p[i].memory;
+    c->algo[dir] = p[i].algo, c->ms[dir] = p[i].ms, c->ws[dir] = p[i].memory;
     c->math[dir] = p[i].math, c->engine[dir].id = -1, c->engine[dir].n_knobs = 0;
     cx->stats.conv_finds++;
     return DSE_OK;
@@ -382,8 +384,7 @@ static enum dse_status find_or_share(struct dse_cuda_ctx *cx, const struct dse_n
         }
         cx->stats.conv_shared++; /* and what find would have counted */
         cx->stats.mp_fp32_fallbacks += c->algo[dir] == DSE_CUDA_CONV_FP32;
-        const struct dse_cuda_plan *p = m->plans[3 * e + dir];
-        cx->stats.conv_nondeterministic += p && cx->deterministic && !dse_cuda_plan_deterministic(p);
+        cx->stats.conv_nondeterministic += breaks_determinism(cx, m->plans[3 * e + dir]);
         return DSE_OK;
     }
     const enum dse_status st = find(cx, n, d, e, dir);
