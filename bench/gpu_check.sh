@@ -36,6 +36,9 @@ done
 started=$(date +%s)
 phase_at=$started
 phases=""
+# kv(line, key): the value of key=value in a benchmark line, for the awk programs below
+awk_kv='function kv(line, key,   a, i, n, f) { n = split(line, f, " "); for (i = 1; i <= n; i++) {
+            split(f[i], a, "="); if (a[1] == key) return substr(f[i], length(key) + 2) } return "" }'
 # phase NAME: the seconds since the last phase mark, for the summary
 phase() {
     t=$(date +%s)
@@ -216,9 +219,7 @@ if [ "$built" = yes ] && [ "$status" = 0 ] && [ "$bench" = 1 ]; then
                 --device cuda --precision all --algos both --memory-format both >> "$logs/bench.log" 2>&1 || status=1
         done
         # name=compare.gpu.NET.PREC.ALGOS ours=... pytorch=... (PyTorch's better memory format) ratio=ours/pytorch
-        awk '
-            function kv(line, key,   a, i, n, f) { n = split(line, f, " "); for (i = 1; i <= n; i++) {
-                split(f[i], a, "="); if (a[1] == key) return substr(f[i], length(key) + 2) } return "" }
+        awk "$awk_kv"'
             /^name=cuda.train / { k = kv($0, "net") "." kv($0, "math") "." kv($0, "algos"); ours[k] = kv($0, "resident_img_per_s") }
             /^name=bench.* impl=pytorch / { nm = kv($0, "name"); sub(/^bench[.]/, "", nm); k = nm "." kv($0, "precision") "." kv($0, "algos");
                                              v = kv($0, "img_per_s") + 0; if (v > torch[k]) { torch[k] = v; fmt[k] = kv($0, "format") } }
@@ -269,9 +270,7 @@ EOF2
             "$build/bench_cuda" --net fmnist --batch "$b" --iters 20 --algos det --math fp32 --no-layers \
                 >> "$logs/ceiling.log" 2>&1 || status=1
         done
-        awk -v k="$pk" '
-            function kv(line, key,   a, i, n, f) { n = split(line, f, " "); for (i = 1; i <= n; i++) {
-                split(f[i], a, "="); if (a[1] == key) return substr(f[i], length(key) + 2) } return "" }
+        awk -v k="$pk" "$awk_kv"'
             /^name=cuda.train / { r[kv($0, "batch")] = kv($0, "resident_img_per_s") }
             END { if (r[64] + 0 > 0 && r[64 * k] + 0 > 0)
                       printf "name=gpu_pack.ceiling k=%d step64_img_per_s=%s step%d_img_per_s=%s ceiling=%.2f\n",
