@@ -268,8 +268,9 @@ enum dse_cpu_conv_algo {
     DSE_CPU_CONV_DIRECT,         /* our own AVX-512 / AVX2 kernels (engine/cpu/mm.c) straight on
                                     the planes, on CPUs with AVX2 + FMA: 1x1 stride-1 unpadded
                                     and 3x3 stride-1 convs with pads up to 2 and 8 channels or
-                                    more in and out, groups and dilation 1; bias and ReLU applied as the output is written,
-                                    weight gradients held in registers across images. Other
+                                    more in and out, groups and dilation 1; bias and ReLU
+                                    applied as the output is written, weight gradients held
+                                    in registers across images. Other
                                     shapes or CPUs (or DSE_CPU_NO_AVX2 set): skipped by timing,
                                     forcing it (or a pinned choice) runs GEMM_BATCH, as for
                                     Winograd, whose bits differ from DIRECT's */

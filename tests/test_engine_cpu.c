@@ -515,9 +515,10 @@ static void test_grad_conv_wino(void) {
  * GEMM_BATCH), then 1x1 shapes that reach every edge of its tiles: columns ending inside a
  * vector (49 = 3 x 16 + 1; 15; 99 = 64 + 35; one pixel), rows not a multiple of 6 (forward,
  * data gradient) or 4 and 6 (weight gradient), and 130 input channels (k in blocks of 64);
- * and 3x3 shapes (8 channels in and out, DIRECT's least): pads 0 and 2 (the data gradient pads dy by 2 and 0), 70 outputs (a block
- * of 64 and one of 6: halves and vector tails), rows of 15 (three pieces of 5, two rows a
- * tile then one), a 1x1 map, and pads that differ between rows and columns. */
+ * and 3x3 shapes (8 channels in and out, DIRECT's least): pads 0 and 2 (the data gradient
+ * pads dy by 2 and 0), 70 outputs (a block of 64 and one of 6: halves and vector tails),
+ * rows of 15 (three pieces of 5, two rows a tile then one), a 1x1 map, and pads that
+ * differ between rows and columns. */
 static const struct conv_case direct_cases[] = {
     /* id            N   C  H  W   K kh kw sh sw ph pw dh dw  g bias */
     { "d-tails",     2, 13, 7, 7, 14, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },

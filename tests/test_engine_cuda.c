@@ -2291,8 +2291,8 @@ static void test_train_pinned(void) {
             CHECK_INT_EQ(nl.count[0], i + 1); /* pinned once */
             if (verbose) printf("  %s\n", nl.last);
         }
-        CHECK(strncmp(nl.last, "cuDNN conv choices: 0 found (", 29) == 0 && strstr(nl.last, " more taken from another "
-                                                                                    "model of this process) and pinned in "));
+        CHECK(strncmp(nl.last, "cuDNN conv choices: 0 found (", 29) == 0 &&
+              strstr(nl.last, " more taken from another model of this process) and pinned in "));
         CHECK(same_file(pins[0], pins[1]));
         snprintf(a, sizeof a, "%s/epoch-1.ckpt", e[1]);
         o.dev.conv_pool = NULL, o.conv_cache = pins[1], o.checkpoint_dir = e[2], o.resume = a;

@@ -1038,12 +1038,13 @@ static enum dse_status bwd_wino(struct dse_cpu_ctx *cx, struct dse_node *n, cons
  *  1x1, no pad: image i's x_i [C, HW] is already the B of y_i = w x_i (dse_cpu_mm). The
  *    data gradient dx_i += w^T dy_i accumulates in place; the weight gradient dw += dy x^T
  *    is dot products held in registers across a chunk of the slice's images (dse_cpu_mm_nt).
- *  3x3, pad 0 to 2, 8 channels or more in and out: vectors over the output channels (dse_cpu_cv): the filters packed once
- *    per call, each image padded once, an output tile of 64 channels (AVX2: 16) by up to 6
- *    pixels of a row summed in registers over (ci, r, s); the data gradient is the same
- *    kernel on dy padded by 2 - pad with the filters turned; the weight gradient sums a tile
- *    of 64 channels by 2 (ci, r) x 3 s in registers over a chunk's images and pixels
- *    (dse_cpu_cv_dw), dy transposed pixel-major first.
+ *  3x3, pad 0 to 2, 8 channels or more in and out: vectors over the output channels
+ *    (dse_cpu_cv): the filters packed once per call, each image padded once, an output
+ *    tile of 64 channels (AVX2: 16) by up to 6 pixels of a row summed in registers over
+ *    (ci, r, s); the data gradient is the same kernel on dy padded by 2 - pad with the
+ *    filters turned; the weight gradient sums a tile of 64 channels by 2 (ci, r) x 3 s in
+ *    registers over a chunk's images and pixels (dse_cpu_cv_dw), dy transposed
+ *    pixel-major first.
  * Bias and ReLU are applied in registers (1x1) or as the tile is written (3x3), into the
  * concat's slice when the output is one. Where mm.c has no instruction set (no AVX2 +
  * FMA), timing skips it. Every element is one chain in a fixed order: the same bits with
