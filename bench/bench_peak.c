@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "engine/engine.h"
 
 #define FMA_ITERS 20000000L
 
@@ -95,23 +96,39 @@ int main(int argc, char **argv) {
     const double fma = fma_peak(reps, &isa);
     printf("name=peak.fma isa=%s threads=1 gflops=%.1f\n", isa, fma);
 
+    /* The kernels dse runs (engine/cpu/blas.c) and, where it replaced OpenBLAS's own choice,
+     * that choice too, in the same run: the yardstick of the switch. */
+    const struct dse_blas_info *bi = dse_blas_setup();
     openblas_set_num_threads(1);
+    printf("name=peak.blas library=\"%s\" core=%s detected=%s switched=%d features=\"%s\"\n", bi->library, bi->core,
+           bi->detected, bi->switched, bi->features);
     const int n = 2048;
     float *a = malloc(sizeof *a * (size_t)n * n), *b = malloc(sizeof *b * (size_t)n * n),
           *c = malloc(sizeof *c * (size_t)n * n);
     double *ms = malloc(sizeof *ms * (size_t)reps);
     if (!a || !b || !c || !ms) return 1;
     for (long i = 0; i < (long)n * n; i++) a[i] = (float)(i % 7) * 0.1f, b[i] = (float)(i % 5) * 0.1f;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n); /* warm-up */
-    for (int r = 0; r < reps; r++) {
-        const double t0 = bench_now_ms();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        ms[r] = bench_now_ms() - t0;
+    double own = 0.0;
+    for (int pass = bi->switched ? 0 : 1; pass < 2; pass++) {
+        const char *core = pass ? bi->core : bi->detected;
+        if (bi->switched && dse_blas_force(pass ? NULL : core)) {
+            fprintf(stderr, "bench_peak: cannot run %s's kernels\n", core);
+            continue;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n); /* warm-up */
+        for (int r = 0; r < reps; r++) {
+            const double t0 = bench_now_ms();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+            ms[r] = bench_now_ms() - t0;
+        }
+        const struct bench_timing t = bench_summarize(ms, reps);
+        const double sgemm = 2.0 * n * n * (double)n / (t.median_ms * 1e6);
+        if (!pass) own = sgemm;
+        printf("name=peak.sgemm%s M=%d N=%d K=%d threads=1 blas_core=%s median_ms=%.2f gflops=%.1f of_fma=%.2f",
+               pass ? "" : "_openblas_choice", n, n, n, core, t.median_ms, sgemm, fma > 0 ? sgemm / fma : 0.0);
+        if (pass && own > 0) printf(" vs_openblas_choice=%.2f", sgemm / own);
+        printf("\n");
     }
-    const struct bench_timing t = bench_summarize(ms, reps);
-    const double sgemm = 2.0 * n * n * (double)n / (t.median_ms * 1e6);
-    printf("name=peak.sgemm M=%d N=%d K=%d threads=1 median_ms=%.2f gflops=%.1f of_fma=%.2f\n", n, n, n, t.median_ms,
-           sgemm, fma > 0 ? sgemm / fma : 0.0);
     free(a), free(b), free(c), free(ms);
     return 0;
 }

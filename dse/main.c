@@ -898,11 +898,12 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %s, \"top5\": %s, \"loss\": %s, "
                "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %lld, \"engine_bytes\": %zu, "
                "\"estimate_train_bytes\": %lld, \"device\": \"%s\", \"precision\": \"%s\", \"algos\": \"%s\", "
-               "\"clip_norm\": %g, \"clipped_steps\": %lld",
+               "\"clip_norm\": %g, \"clipped_steps\": %lld, \"blas_core\": \"%s\"",
                r->status, r->epochs_done, m1, m5, ml, r->img_per_s, r->seconds,
                (unsigned long long)r->seed, (long long)tot.model_bytes, r->engine_bytes, (long long)tot.mem_train_bytes,
                dse_device_str(&o.dev.device, dev, (int)sizeof dev), dse_cuda_math_str(o.dev.math),
-               o.dev.nondeterministic ? "any" : "det", (double)o.clip_norm, (long long)r->clipped_steps);
+               o.dev.nondeterministic ? "any" : "det", (double)o.clip_norm, (long long)r->clipped_steps,
+               dse_blas_core());
         if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
                                       (long long)r->diverged_iter);
         printf(", \"per_epoch\": [");
@@ -1018,13 +1019,13 @@ static int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         free(cl);
         char name[32];
         printf("name=bench.%s net=%s mode=%s batch=%d threads=%d conv=%s slices=%d device=%s precision=%s algos=%s iters=%d "
-               "median_ms=%.2f min_ms=%.2f img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld\n",
+               "median_ms=%.2f min_ms=%.2f img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld blas_core=%s\n",
                m->net.name[0] ? m->net.name : "net", a->pos[0], train ? "train" : "infer", batch, threads,
                dse_cpu_conv_algo_str(conv), m->cx.slices ? m->cx.slices : DSE_SLICES,
                dse_device_str(&dev.device, name, (int)sizeof name), dse_cuda_math_str(dev.math),
                dev.nondeterministic ? "any" : "det", iters,
                1e3 * t[iters / 2], 1e3 * t[0], batch / t[iters / 2], dse_model_bytes(m),
-               (long long)(train ? tot.mem_train_bytes : tot.mem_infer_bytes));
+               (long long)(train ? tot.mem_train_bytes : tot.mem_infer_bytes), dse_blas_core());
     }
     free(t);
 done:
@@ -1663,7 +1664,12 @@ static int run(int argc, char **argv) {
     }
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) return fputs(usage_main, stdout), 0;
-    if (!strcmp(name, "--version")) return printf("dse " DSE_VERSION " (backends: %s)\n", dse_engine_backends()), 0;
+    if (!strcmp(name, "--version")) {
+        const struct dse_blas_info *b = dse_blas_setup();
+        printf("dse " DSE_VERSION " (backends: %s)\nblas: %s\nblas kernels: %s (%s)\ncpu features: %s\n",
+               dse_engine_backends(), b->library, b->core, b->how, b->features);
+        return 0;
+    }
     if (!strcmp(name, "help")) {
         /* dse help, dse help --help, dse help help: what help does is in the main usage */
         if (argc == 2 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help"))
@@ -1695,6 +1701,7 @@ static int run(int argc, char **argv) {
 
 /* Output that did not reach its file is a failure, not a silent success (> /dev/full). */
 int main(int argc, char **argv) {
+    dse_blas_setup(); /* before any BLAS call: kernels that this CPU runs best (engine/cpu/blas.c) */
     int rc = run(argc, argv);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "dse: cannot write the output: %s\n", strerror(errno));

@@ -281,6 +281,47 @@ const char *dse_cpu_conv_algo_str(int algo); /* "gemm_batch", "gemm_image", "win
  * set: "avx2"), or NULL where they cannot run (no AVX2 + FMA, or DSE_CPU_NO_AVX2 set). */
 const char *dse_cpu_direct_isa(void);
 
+/* The BLAS kernels (engine/cpu/blas.c). The CPU's features as dse ranks them (cpuid, and
+ * the OS saving the registers): */
+enum {
+    DSE_CPU_AVX        = 1,
+    DSE_CPU_AVX2       = 2,  /* with FMA */
+    DSE_CPU_AVX512     = 4,  /* F, CD, BW, DQ and VL */
+    DSE_CPU_AVX512BF16 = 8,
+    DSE_CPU_AMX        = 16, /* tiles and bf16 */
+    DSE_CPU_SSE42      = 32,
+};
+unsigned dse_cpu_features(void);
+/* features as words ("avx avx2+fma ..."; "sse only") into buf; returns the length. */
+int dse_cpu_features_str(unsigned features, char *buf, int size);
+/* The best OpenBLAS core type for these features among those has(symbol) says the library
+ * has (NULL: none dse ranks), and a core type's rank (-1: one dse does not rank). */
+const char *dse_blas_pick(unsigned features, int (*has)(const char *sym));
+int dse_blas_level(const char *core);
+/* The core type to select instead of OpenBLAS's choice `detected` (NULL: keep it), and why
+ * into how: the user's OPENBLAS_CORETYPE (user, non-empty) wins; a core dse does not rank
+ * is kept; a weaker one than pick's is replaced where the library can switch. */
+const char *dse_blas_decide(const char *detected, unsigned features, const char *user, int (*has)(const char *sym),
+                            int can_switch, char *how, int size);
+
+struct dse_blas_info {
+    char library[128];  /* openblas_get_config() */
+    char detected[32];  /* the core type OpenBLAS chose for this CPU when loaded */
+    char best[32];      /* the best one the CPU's features allow ("" if none ranked) */
+    char core[32];      /* the one running: detected, best, or the user's OPENBLAS_CORETYPE */
+    char features[96];  /* dse_cpu_features_str */
+    char how[192];      /* why core runs, a sentence */
+    int  switched;      /* 1: dse replaced OpenBLAS's choice by best */
+};
+/* Once per process, before any BLAS call (dse's main, every CPU ctx): if OpenBLAS chose
+ * kernels weaker than this CPU runs and OPENBLAS_CORETYPE is unset, select the best ones
+ * (checked against a double-precision product, else left as they were). Thread-safe. */
+const struct dse_blas_info *dse_blas_setup(void);
+/* For tests and benchmarks: run core's kernels from now on (NULL: the setup's), while no
+ * BLAS call is under way. 0 when they run and pass the sgemm check, else -1. */
+int dse_blas_force(const char *core);
+const char *dse_blas_core(void); /* the core type running now */
+
 /* One cached choice: a conv shape (batch included) and the fastest strategy for it.
  * Plain data: a run that must repeat another bit for bit (resuming from a checkpoint)
  * saves the entries and puts them back, since timing may choose differently. */

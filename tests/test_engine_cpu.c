@@ -694,6 +694,116 @@ static void test_conv_threads(void) {
     }
 }
 
+/* Issue #31: the thread-count guarantee whatever BLAS kernels run. OpenBLAS's Prescott
+ * kernels (what Debian's OpenBLAS runs on CPUs newer than its model table) gave a row other
+ * bits in an sgemm of fewer rows, and the forward pass below one image per thread cut the
+ * output channels by the threads. Now every sgemm is the same call with any threads
+ * (conv2d.c fwd_kblocks): shapes of 1 to 3 images with output channels cut into blocks at
+ * odd rows, every strategy, 2, 3 and 5 threads equal 1 bit for bit, with OpenBLAS forced
+ * to Prescott's, Nehalem's and (with AVX2) Haswell's kernels and the setup's choice. */
+static void test_conv_threads_blas(void) {
+    static const struct conv_case cases[] = {
+        /* id             N   C  H  W   K kh kw sh sw ph pw dh dw  g bias */
+        { "b-3x3-one",    1, 13, 9, 9, 97, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "b-1x1-two",    2, 19, 7, 7, 75, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
+        { "b-3x3-three",  3, 9, 8, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+    };
+    const unsigned feat = dse_cpu_features();
+    const char *cores[4] = { "Prescott", (feat & DSE_CPU_SSE42) ? "Nehalem" : NULL, (feat & DSE_CPU_AVX2) ? "Haswell" : NULL,
+                             NULL };
+    const int threads[3] = { 2, 3, 5 };
+    int same = 0, runs = 0;
+    for (int c = 0; c < DSE_ARRAY_LEN(cores); c++) {
+        if (c < 3 && !cores[c]) continue;
+        CHECK_INT_EQ(dse_blas_force(cores[c]), 0); /* the last: NULL, the setup's choice */
+        if (cores[c]) CHECK_STR_EQ(dse_blas_core(), cores[c]);
+        for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+            const struct conv_case *cc = &cases[i];
+            struct dse_layer l = conv_layer(cc);
+            struct dse_cpu_ctx cx0;
+            ctx_init(&cx0);
+            struct fx f;
+            fx_init(&f, &cx0, &l, cc->N, 1, NULL, 0, 90 + i);
+            struct dse_pcg32 r;
+            dse_pcg32_seed(&r, 7, 7);
+            const int64_t ny = dse_tensor_count(&f.out);
+            float *dy = malloc((size_t)ny * sizeof *dy);
+            for (int64_t j = 0; j < ny; j++) dy[j] = uniform(&r, -1, 1);
+            const struct dse_tensor *shapes[4] = { &f.out, &f.in[0], &f.w, &f.b };
+            static const char *names[4] = { "y", "dx", "dw", "db" };
+            for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
+                float *ref[4], *got[4];
+                run_threads(&f, 1, a, dy, ref);
+                for (int t = 0; t < DSE_ARRAY_LEN(threads); t++) {
+                    run_threads(&f, threads[t], a, dy, got);
+                    for (int k = 0; k < 4; k++) {
+                        const int eq = !memcmp(got[k], ref[k], (size_t)dse_tensor_count(shapes[k]) * sizeof(float));
+                        if (!eq)
+                            fprintf(stderr, "  %s, %s kernels, %s: %s of %d threads differs from 1 thread's\n", cc->id,
+                                    dse_blas_core(), dse_cpu_conv_algo_str(a), names[k], threads[t]);
+                        same += eq, runs++;
+                    }
+                    for (int k = 0; k < 4; k++) free(got[k]);
+                }
+                for (int k = 0; k < 4; k++) free(ref[k]);
+            }
+            free(dy);
+            fx_deinit(&f);
+            dse_cpu_ctx_deinit(&cx0);
+        }
+    }
+    CHECK_INT_EQ(same, runs);
+    printf("  %d of %d results of 2, 3 and 5 threads equal 1 thread's under Prescott's%s%s and the setup's kernels\n",
+           same, runs, cores[1] ? ", Nehalem's" : "", cores[2] ? ", Haswell's" : "");
+}
+
+/* The BLAS kernels' choice (engine/cpu/blas.c) from the CPU's features and the library's
+ * core types, never the model: Debian's OpenBLAS 0.3.21 chose Prescott on a 5th-generation
+ * Xeon (issue #31). */
+static int has_all(const char *sym) { (void)sym; return 1; }
+static int has_0321(const char *sym) { return strcmp(sym, "gotoblas_SAPPHIRERAPIDS") != 0; }
+static void test_blas_choice(void) {
+    const unsigned avx512 = DSE_CPU_SSE42 | DSE_CPU_AVX | DSE_CPU_AVX2 | DSE_CPU_AVX512;
+    static const struct {
+        const char *detected, *user;
+        unsigned    features;
+        int         lib_0321, can;
+        const char *to, *how;
+    } cases[] = {
+        { "Prescott", NULL, DSE_CPU_AVX | DSE_CPU_AVX2 | DSE_CPU_AVX512 | DSE_CPU_AVX512BF16 | DSE_CPU_AMX, 1, 1,
+          "Cooperlake", "chosen by dse from the CPU's features; OpenBLAS chose Prescott" },
+        { "Prescott", NULL, DSE_CPU_AVX | DSE_CPU_AVX2 | DSE_CPU_AVX512 | DSE_CPU_AVX512BF16 | DSE_CPU_AMX, 0, 1,
+          "SapphireRapids", "chosen by dse from the CPU's features; OpenBLAS chose Prescott" },
+        { "Prescott", NULL, DSE_CPU_AVX | DSE_CPU_AVX2 | DSE_CPU_AVX512, 1, 1, "SkylakeX", NULL },
+        { "Sandybridge", NULL, DSE_CPU_AVX | DSE_CPU_AVX2, 1, 1, "Haswell", NULL },
+        { "Zen", NULL, DSE_CPU_AVX | DSE_CPU_AVX2, 1, 1, NULL, "OpenBLAS's own choice, the best this CPU runs" },
+        { "Zen", NULL, DSE_CPU_AVX | DSE_CPU_AVX2 | DSE_CPU_AVX512 | DSE_CPU_AVX512BF16, 1, 1, "Cooperlake", NULL },
+        { "Cooperlake", NULL, DSE_CPU_AVX | DSE_CPU_AVX2 | DSE_CPU_AVX512 | DSE_CPU_AVX512BF16, 1, 1, NULL, NULL },
+        { "Prescott", NULL, 0, 1, 1, NULL, "OpenBLAS's own choice, the best this CPU runs" },
+        { "Prescott", "Prescott", DSE_CPU_AVX | DSE_CPU_AVX2 | DSE_CPU_AVX512, 1, 1, NULL,
+          "OPENBLAS_CORETYPE=Prescott, set by the user; this CPU runs SkylakeX's, faster" },
+        { "Prescott", NULL, DSE_CPU_AVX | DSE_CPU_AVX2 | DSE_CPU_AVX512, 1, 0, NULL,
+          "OpenBLAS's own choice; SkylakeX's would be faster, but this library cannot switch (set "
+          "OPENBLAS_CORETYPE=SkylakeX)" },
+        { "NeoverseN1", NULL, DSE_CPU_AVX | DSE_CPU_AVX2, 1, 1, NULL, "OpenBLAS's own choice (a core type dse does not rank)" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        char how[192];
+        const char *to = dse_blas_decide(cases[i].detected, cases[i].features, cases[i].user,
+                                         cases[i].lib_0321 ? has_0321 : has_all, cases[i].can, how, sizeof how);
+        CHECK_STR_EQ(to ? to : "(keep)", cases[i].to ? cases[i].to : "(keep)");
+        if (cases[i].how) CHECK_STR_EQ(how, cases[i].how);
+    }
+    CHECK_STR_EQ(dse_blas_pick(avx512, has_all), "SkylakeX");
+    CHECK(dse_blas_level("prescott") == 0 && dse_blas_level("SKYLAKEX") == 4 && dse_blas_level("Power10") == -1);
+    /* this machine: the setup ran with the first ctx and left the best kernels it could */
+    const struct dse_blas_info *b = dse_blas_setup();
+    printf("  this machine: %s kernels (%s); features %s\n", b->core, b->how, b->features);
+    CHECK_STR_EQ(b->core, dse_blas_core());
+    if (!getenv("OPENBLAS_CORETYPE") && b->best[0] && dse_blas_level(b->detected) >= 0)
+        CHECK(dse_blas_level(b->core) >= dse_blas_level(b->best));
+}
+
 /* Elementwise and pooling kernels split planes or blocks over the threads, each value
  * computed the same way: 1 and 3 threads give the same bits. */
 static void test_elementwise_threads(void) {
@@ -1854,6 +1964,8 @@ static const struct check_case cases[] = {
     { "conv-wino-agree",     test_conv_wino_agree },
     { "simd-exact",          test_simd_exact },
     { "conv-threads",        test_conv_threads },
+    { "conv-threads-blas",   test_conv_threads_blas },
+    { "blas-choice",         test_blas_choice },
     { "elementwise-threads", test_elementwise_threads },
     { "conv-wino-choose",    test_conv_wino_choose },
     { "conv-choose",         test_conv_choose },

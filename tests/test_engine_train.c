@@ -821,7 +821,7 @@ static void test_checkpoint_header(void) {
 
 /* Results independent of the thread count (issue #18 item 1): the resume tests' run (dropout,
  * biases, the loss) for one epoch with each conv strategy, at batch 32 (16 slices of 2), 19
- * (uneven slices) and 2 (fewer images than threads: the forward pass splits the output
+ * (uneven slices) and 2 (fewer images than slices: the forward pass cuts the output
  * channels), by 1, 2, 3 and 5 threads: every checkpoint byte for byte the one thread's
  * (engine/slices.h). */
 static void test_train_threads(void) {

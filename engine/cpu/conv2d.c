@@ -167,8 +167,11 @@ static void mask_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struc
 /* ---- threads ----------------------------------------------------------------------- */
 /* Forward: thread t takes a contiguous share of the images (dse_cpu_share) and runs the
  * whole strategy on it with OpenBLAS on one thread, in its own workspace; with fewer
- * images than threads (inference at batch 1) a forward pass without groups splits the
- * output channels instead. An image's output does not depend on the others.
+ * images than DSE_SLICES (inference at batch 1) a forward pass without groups also cuts the
+ * output channels into blocks (fwd_kblocks), the same blocks whatever the threads, so that
+ * every sgemm is the same call with 1 or 16 threads: its bits then cannot depend on how the
+ * BLAS's kernels treat a matrix's edges (issue #31: OpenBLAS's Prescott kernels give a row
+ * other bits in a call of fewer rows). An image's output does not depend on the others.
  * Backward goes by the batch's slices (engine/slices.h): thread t takes a contiguous run of
  * them (dse_cpu_share over the slices) and sums each slice's weight gradient into a buffer
  * of its own (the first slice's is dw itself), adding two as soon as the slice tree adds
@@ -185,7 +188,7 @@ struct cj {
     struct dse_node    *n;
     const struct shape *s;
     int                 chunk;    /* images lowered at once */
-    int                 split_k;  /* share output channels, not images */
+    int                 kblocks;  /* forward: output-channel blocks (range_part) */
     int64_t             dw_off;   /* floats into a thread's workspace where its slice tree goes */
     int64_t             db_off;   /* GEMM_IMAGE: where its slices' bias-gradient sums go,
                                      [slices][K] doubles, if sum_db; Winograd's weight
@@ -193,7 +196,7 @@ struct cj {
     int                 sum_db;
     int                 relu;     /* forward: ReLU the output; GEMM_IMAGE backward: mask dy */
     const struct sg    *sg;       /* the batch's slices (backward: and the weight gradient's) */
-    range_fn            range;    /* forward (GEMM_BATCH, Winograd): its work (range_part) */
+    range_fn            range;    /* forward: its work (range_part) */
     int64_t             range_k;  /*   over output channels [0, range_k) */
     /* Winograd */
     const struct wgeo  *g;
@@ -217,21 +220,6 @@ static enum dse_status reserve(struct dse_cpu_ctx *cx, size_t bytes, size_t extr
 }
 
 static float *ws_of(const struct dse_cpu_ctx *cx, int t) { return cx->ws[t].p; }
-
-static void share_of(const struct cj *j, int t, int nt, int64_t *i0, int64_t *i1, int64_t *k0, int64_t *k1,
-                     int K) {
-    if (j->split_k) {
-        *i0 = 0, *i1 = j->s->N;
-        dse_cpu_share(K, t, nt, k0, k1);
-    } else {
-        dse_cpu_share(j->s->N, t, nt, i0, i1);
-        *k0 = 0, *k1 = K;
-    }
-}
-
-static int want_split_k(const struct dse_cpu_ctx *cx, const struct shape *s) {
-    return s->N < cx->threads && s->G == 1 && s->K >= 2 * cx->threads;
-}
 
 /* A weight gradient summed by slices. Thread t's workspace holds, from `off` floats on
  * (after its strategy's own scratch), its slice tree and `depth` buffers of `count` floats;
@@ -332,24 +320,35 @@ static void sg_finish(struct dse_cpu_ctx *cx, const struct sg *g, const struct d
         memcpy(n->dw_blocks + (b - 1) * g->n, fin.b[b].buf, (size_t)g->n * sizeof(float));
 }
 
-/* A forward pass (j->range) by slices, so that every sgemm sees the same images whatever the
- * threads (OpenBLAS's result for a column may depend on how many columns it is given);
- * split_k: every slice, chunked the same way, the thread's output channels. */
-static void range_slice(const struct cj *j, int t, int slice, int64_t i0, int64_t i1, float *buf) {
-    (void)slice, (void)buf;
-    j->range(j, t, i0, i1, 0, j->range_k);
+/* Rows of a forward pass's output-channel block at least: a block's sgemm packs the whole
+ * lowered input again, so blocks of fewer rows cost more in packing than they gain. */
+#define FWD_MIN_ROWS 32
+
+/* Output-channel blocks of a forward pass over range_k channels (groups: 1 if not one
+ * group), from the whole batch (of every rank) alone, never from the threads: 1 from
+ * DSE_SLICES images on (the slices are the threads' work); below, enough for DSE_SLICES
+ * (slice, block) pairs, each of FWD_MIN_ROWS rows at least. */
+static int fwd_kblocks(const struct sg *g, int64_t range_k, int groups) {
+    const int64_t n = g->sl.n, most = range_k / FWD_MIN_ROWS;
+    if (groups != 1 || n >= DSE_SLICES) return 1;
+    int64_t b = (DSE_SLICES + n - 1) / n;
+    if (b > most) b = most;
+    return b < 1 ? 1 : (int)b;
 }
 
+/* A forward pass (j->range) by slices, so that every sgemm sees the same images whatever the
+ * threads (OpenBLAS's result for a column may depend on how many columns it is given), and
+ * by j->kblocks blocks of output channels: thread t takes a share of the (block, slice)
+ * pairs, block after block. */
 static void range_part(void *p, int t, int nt) {
     const struct cj *j = p;
-    int64_t i0, i1, k0, k1;
-    if (!j->split_k) {
-        sg_thread(j, t, nt, range_slice);
-        return;
-    }
-    dse_cpu_share(j->range_k, t, nt, &k0, &k1);
-    for (int k = 0; k < j->sg->sl.count; k++) {
-        dse_cpu_slice(&j->sg->sl, k, &i0, &i1);
+    const int S = j->sg->sl.count;
+    int64_t a0, a1;
+    dse_cpu_share((int64_t)S * j->kblocks, t, nt, &a0, &a1);
+    for (int64_t a = a0; a < a1; a++) {
+        int64_t i0, i1, k0, k1;
+        dse_cpu_slice(&j->sg->sl, (int)(a % S), &i0, &i1);
+        dse_cpu_share(j->range_k, (int)(a / S), j->kblocks, &k0, &k1);
         j->range(j, t, i0, i1, k0, k1);
     }
 }
@@ -396,7 +395,7 @@ static void fwd_batch_range(const struct cj *j, int t, int64_t i0, int64_t i1, i
         const int nb = (int)(i1 - n0 < j->chunk ? i1 - n0 : j->chunk);
         const int64_t ld = nb * s->PQ;
         im2col(s, x->data + n0 * x->stride_n, x->stride_n, nb, 0, s->P, col);
-        if (j->split_k)
+        if (s->G == 1) /* [k0, k1): one block of output channels (all of them: the same call) */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(k1 - k0), (int)ld, (int)s->CRSg, 1.0f,
                         w + k0 * s->CRSg, (int)s->CRSg, col, (int)ld, 0.0f, tmp + k0 * ld, (int)ld);
         else
@@ -420,9 +419,10 @@ static void fwd_batch_range(const struct cj *j, int t, int64_t i0, int64_t i1, i
 
 static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
     struct sg g;
-    struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s), .split_k = want_split_k(cx, s),
-                    .relu = n->relu_out, .sg = &g, .range = fwd_batch_range, .range_k = s->K };
+    struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s), .relu = n->relu_out, .sg = &g,
+                    .range = fwd_batch_range, .range_k = s->K };
     sg_plan(cx, &g, s->N, 0, 0, 0);
+    j.kblocks = fwd_kblocks(&g, s->K, s->G);
     const int64_t rows = (int64_t)s->C * s->RS;
     enum dse_status st = reserve(cx, (size_t)(rows + s->K) * j.chunk * s->PQ * sizeof(float), 0);
     if (st) return st;
@@ -486,13 +486,10 @@ static enum dse_status bwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, con
 
 /* ---- GEMM_IMAGE ------------------------------------------------------------------ */
 
-static void fwd_image_part(void *p, int t, int nt) {
-    const struct cj *j = p;
+static void fwd_image_range(const struct cj *j, int t, int64_t i0, int64_t i1, int64_t k0, int64_t k1) {
     const struct shape *s = j->s;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
     const float *w = j->n->weight->data, *b = j->n->bias ? j->n->bias->data : NULL;
-    int64_t i0, i1, k0, k1;
-    share_of(j, t, nt, &i0, &i1, &k0, &k1, s->K);
     if (i0 >= i1 || k0 >= k1) return;
     float *col = ws_of(j->cx, t);
     const int prows = image_rows(s);
@@ -508,8 +505,8 @@ static void fwd_image_part(void *p, int t, int nt) {
                 im2col(s, xi, x->stride_n, 1, p0, p1, col);
                 B = col;
             }
-            /* y_i's columns [c0, c0 + nc) (ldc = PQ) from B [CRS, nc] */
-            if (j->split_k)
+            /* y_i's columns [c0, c0 + nc) (ldc = PQ) from B [CRS, nc]; one group: channels [k0, k1) */
+            if (s->G == 1)
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(k1 - k0), (int)nc, (int)s->CRSg, 1.0f,
                             w + k0 * s->CRSg, (int)s->CRSg, B, (int)nc, 0.0f, yi + k0 * s->PQ + c0, (int)s->PQ);
             else
@@ -530,10 +527,14 @@ static void fwd_image_part(void *p, int t, int nt) {
 }
 
 static enum dse_status fwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
-    struct cj j = { .cx = cx, .n = n, .s = s, .split_k = want_split_k(cx, s), .relu = n->relu_out };
+    struct sg g;
+    struct cj j = { .cx = cx, .n = n, .s = s, .relu = n->relu_out, .sg = &g, .range = fwd_image_range,
+                    .range_k = s->K };
+    sg_plan(cx, &g, s->N, 0, 0, 0);
+    j.kblocks = fwd_kblocks(&g, s->K, s->G);
     enum dse_status st = reserve(cx, s->is_1x1 ? 64 : (size_t)(s->C * s->RS * image_rows(s) * s->Q) * sizeof(float), 0);
     if (st) return st;
-    dse_cpu_run(cx, fwd_image_part, &j);
+    dse_cpu_run(cx, range_part, &j);
     return DSE_OK;
 }
 
@@ -867,7 +868,7 @@ static enum dse_status wino_run(struct dse_cpu_ctx *cx, const struct wgeo *g, in
     struct sg sg;
     sg_plan(cx, &sg, N, 0, 0, 0);
     j.sg = &sg;
-    j.split_k = N < cx->threads && g->Co >= 2 * cx->threads;
+    j.kblocks = fwd_kblocks(&sg, g->Co, 1);
     j.chunk = wino_chunk(cx, nU, per_image, dse_cpu_slice_most(&sg.sl));
     enum dse_status st = reserve(cx, (size_t)(per_image * j.chunk) * sizeof(float), (size_t)j.nU * sizeof(float));
     if (st) return st;
@@ -1114,7 +1115,8 @@ static enum dse_status fwd_direct(struct dse_cpu_ctx *cx, struct dse_node *n, co
     struct sg g;
     struct cj j = { .cx = cx, .n = n, .s = s, .relu = n->relu_out, .sg = &g, .range = fwd_direct_range,
                     .range_k = s->is_1x1 ? s->K : s->P, .isa = dse_cpu_mm_isa() };
-    j.split_k = s->N < cx->threads && j.range_k >= 2 * cx->threads;
+    /* our own kernels give every output the same bits in any block: the threads' blocks */
+    j.kblocks = s->N < cx->threads && j.range_k >= 2 * cx->threads ? cx->threads : 1;
     sg_plan(cx, &g, s->N, 0, 0, 0);
     if (!s->is_1x1) {
         const int CB = dse_cpu_cv_block(j.isa);

@@ -31,6 +31,7 @@ enum dse_status dse_cpu_ctx_init(struct dse_cpu_ctx *cx, int threads, uint64_t s
     dse_pcg32_seed(&cx->rng, seed, 0x5eed);
     cx->ws_limit_bytes = (size_t)256 << 20;
     cx->conv_force = DSE_CPU_CONV_AUTO;
+    dse_blas_setup();
     openblas_set_num_threads(1);
     return dse_cpu_ctx_set_threads(cx, threads, err);
 }
