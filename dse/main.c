@@ -807,19 +807,9 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     char cache[4096];
     if (OPT(CONV_CACHE) && strcmp(OPT(CONV_CACHE), "none")) {
         o.conv_cache = OPT(CONV_CACHE); /* on a GPU: cuDNN's choices, pinned (docs/gpu.md, "Determinism") */
-    } else if (!OPT(CONV_CACHE) && !on_gpu) { /* the default: one file per thread count, like a compiler cache;
-                                                 none on a GPU (find every run) */
-        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-        char dir[3000];
-        int ok = xdg && xdg[0] ? snprintf(dir, sizeof dir, "%s/dse", xdg) < (int)sizeof dir
-               : home && home[0] ? snprintf(dir, sizeof dir, "%s/.cache/dse", home) < (int)sizeof dir : 0;
-        if (ok && !dse_fs_mkdirs(dir, NULL)) {
-            /* v4: DIRECT (our own AVX-512/AVX2 kernels) joins the timing (v3: choices timed with the
-             * AVX2 Winograd transforms; v2: kernels splitting the batch over their own threads); a
-             * newer version re-times, since the fastest may differ */
-            snprintf(cache, sizeof cache, "%s/conv-v4-t%d.txt", dir, o.threads);
-            o.conv_cache = cache;
-        }
+    } else if (!OPT(CONV_CACHE) && !on_gpu && !dse_conv_cache_machine(o.threads, cache, (int)sizeof cache)) {
+        o.conv_cache = cache; /* the default: this machine's (CPU, BLAS kernels, threads), like a compiler cache;
+                                 none on a GPU (find every run) */
     }
     struct dse_input_shape in;
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;

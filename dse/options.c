@@ -366,8 +366,9 @@ static const struct dse_opt_line lines_train[] = {
                 "on a GPU with --conv-cache FILE and deterministic algorithms)"),
     OWN(CONV, "conv strategy: auto (time each once per shape; default) or a fixed one"),
     OWN(CONV_CACHE, "where auto's choices are kept, so that every run on this machine and thread\n"
-                    "count makes the same ones and repeats bit for bit (default\n"
-                    "$XDG_CACHE_HOME/dse or ~/.cache/dse/conv-v4-t<threads>.txt; none: time every run);\n"
+                    "count makes the same ones and repeats bit for bit (default this machine's,\n"
+                    "shared with sweeps: $XDG_CACHE_HOME/dse or ~/.cache/dse/\n"
+                    "conv-v5-<CPU>-<BLAS kernels>-t<threads>.txt; none: time every run);\n"
                     "on a GPU: a file pinning cuDNN's engine and algorithm choices, so that runs\n"
                     "and resumes on this GPU model and cuDNN repeat bit for bit (default none:\n"
                     "cuDNN's find chooses anew in every run)"),

@@ -331,6 +331,9 @@ struct dse_cpu_conv_choice {
     int   algo_fwd, algo_bwd;                /* DSE_CPU_CONV_AUTO: not timed yet */
     float ms_fwd[DSE_CPU_CONV_COUNT];        /* what the timing saw, for reports */
     float ms_bwd[DSE_CPU_CONV_COUNT];
+    int   spare;                             /* offered by the machine's cache
+                                                (dse_conv_cache_offer) and not used by this
+                                                ctx yet: not saved with its choices */
 };
 
 /* Counters for tests and profiles; the kernels only add to them. */

@@ -489,71 +489,6 @@ enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *
     return st;
 }
 
-/* ---- conv strategy choices ------------------------------------------------------------- */
-
-enum dse_status dse_conv_cache_save(const struct dse_cpu_ctx *cx, const char *path, struct dse_err *err) {
-    size_t cap = 64 + (size_t)cx->conv_cache_n * 256, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
-    n += (size_t)snprintf(buf, cap, "# dse conv strategy choices: 16 shape ints, forward, backward\n");
-    for (int i = 0; i < cx->conv_cache_n; i++) {
-        const struct dse_cpu_conv_choice *c = &cx->conv_cache[i];
-        if (c->algo_fwd == DSE_ALGO_AUTO && c->algo_bwd == DSE_ALGO_AUTO) continue;
-        for (int k = 0; k < 16; k++) n += (size_t)snprintf(buf + n, cap - n, "%d ", c->key[k]);
-        n += (size_t)snprintf(buf + n, cap - n, "%d %d\n", c->algo_fwd, c->algo_bwd);
-    }
-    enum dse_status st = dse_fs_write_atomic(path, buf, n, err);
-    free(buf);
-    return st;
-}
-
-enum dse_status dse_conv_cache_load(struct dse_cpu_ctx *cx, const char *path, struct dse_err *err) {
-    char *text;
-    size_t len;
-    FILE *f = fopen(path, "r");
-    if (!f) return DSE_OK; /* nothing chosen yet on this machine */
-    fclose(f);
-    enum dse_status st = dse_fs_read(path, &text, &len, err);
-    if (st) return st;
-    int line = 0;
-    for (char *p = text; p && *p; ) {
-        char *end = strchr(p, '\n');
-        if (end) *end = '\0';
-        line++;
-        if (*p && *p != '#') {
-            struct dse_cpu_conv_choice c;
-            memset(&c, 0, sizeof c);
-            int used = 0, k = 0;
-            for (; k < 16 && sscanf(p, "%d%n", &c.key[k], &used) == 1; k++) p += used;
-            if (k < 16 || sscanf(p, "%d %d", &c.algo_fwd, &c.algo_bwd) != 2 ||
-                c.algo_fwd < DSE_ALGO_AUTO || c.algo_fwd >= DSE_CPU_CONV_COUNT ||
-                c.algo_bwd < DSE_ALGO_AUTO || c.algo_bwd >= DSE_CPU_CONV_COUNT) {
-                free(text);
-                return dse_err_set(err, DSE_ERR_IO, path, line, "not a conv strategy line; expected 16 "
-                                   "integers and two strategy numbers (delete the file to re-time)");
-            }
-            int have = 0;
-            for (int i = 0; i < cx->conv_cache_n && !have; i++)
-                have = memcmp(cx->conv_cache[i].key, c.key, sizeof c.key) == 0;
-            if (!have) {
-                if (cx->conv_cache_n == cx->conv_cache_cap) {
-                    int cap = cx->conv_cache_cap ? 2 * cx->conv_cache_cap : 16;
-                    struct dse_cpu_conv_choice *np = realloc(cx->conv_cache, (size_t)cap * sizeof *np);
-                    if (!np) {
-                        free(text);
-                        return dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
-                    }
-                    cx->conv_cache = np, cx->conv_cache_cap = cap;
-                }
-                cx->conv_cache[cx->conv_cache_n++] = c;
-            }
-        }
-        p = end ? end + 1 : NULL;
-    }
-    free(text);
-    return DSE_OK;
-}
-
 /* ---- conv choices ---------------------------------------------------------------------- */
 
 /* What the choice file covers of a device's choices: the ctx's counts when it was last read
@@ -591,7 +526,7 @@ static enum dse_status choices_load(struct dse_model *m, const struct dse_train_
 static enum dse_status choices_save(struct dse_model *m, const struct dse_train_opts *o, int at_end,
                                     struct pin_count *pinned, struct dse_err *err) {
     if (!o->conv_cache || dse_dist_rank(o->dist) > 0) return DSE_OK; /* a data-parallel run's rank 0 writes */
-    if (!m->gpu) return at_end ? dse_conv_cache_save(&m->cx, o->conv_cache, err) : DSE_OK;
+    if (!m->gpu) return at_end ? dse_conv_cache_merge(&m->cx, o->conv_cache, err) : DSE_OK;
     const struct pin_count now = { .found = m->gpu->stats.conv_finds, .shared = m->gpu->stats.conv_shared };
     if (now.found == pinned->found && now.shared == pinned->shared) return DSE_OK;
     enum dse_status st = dse_cuda_conv_cache_save(m->gpu, o->conv_cache, err);

@@ -236,8 +236,19 @@ enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *
                                     int64_t *iter, struct dse_err *err);
 
 /* The CPU context's conv strategy choices as text ("16 key ints, algo_fwd, algo_bwd" per
- * line), and back: a missing file loads nothing; a line that does not parse is an error. */
+ * line; engine/conv_cache.c), and back: a missing file loads nothing; a line that does not
+ * parse is an error. save writes the ctx's own choices (not spare ones); load adds the
+ * file's, which the ctx then uses as its own; offer adds them as spare: used (and then saved
+ * as the ctx's) only by a shape that asks for one, instead of timing it; merge adds the
+ * ctx's own to the file's under a lock (path.lock), the file's winning, for caches that
+ * several processes share. */
 enum dse_status dse_conv_cache_save(const struct dse_cpu_ctx *cx, const char *path, struct dse_err *err);
 enum dse_status dse_conv_cache_load(struct dse_cpu_ctx *cx, const char *path, struct dse_err *err);
+enum dse_status dse_conv_cache_offer(struct dse_cpu_ctx *cx, const char *path, struct dse_err *err);
+enum dse_status dse_conv_cache_merge(const struct dse_cpu_ctx *cx, const char *path, struct dse_err *err);
+/* This machine's cache of choices for `threads` threads into path: $XDG_CACHE_HOME/dse (or
+ * ~/.cache/dse)/conv-v5-<CPU>-<BLAS kernels>-t<threads>.txt, its folder made. 0, or -1 where
+ * there is no such folder (no HOME) or it cannot be made. */
+int dse_conv_cache_machine(int threads, char *path, int size);
 
 #endif

@@ -736,10 +736,13 @@ static void prune_checkpoints(const struct worker *w, const char *id, int keep) 
     }
 }
 
-/* The conv strategies are timed once per candidate, before its first epoch, and kept in
+/* The conv strategies are chosen once per candidate, before its first epoch, and kept in
  * its checkpoint folder: every stretch of its training, by whichever worker, then runs
- * the same strategies, so a resumed run is the uninterrupted one bit for bit. (On a GPU the
- * first stretch pins cuDNN's choices there itself: train_stretch, engine/train.c.) */
+ * the same strategies, so a resumed run is the uninterrupted one bit for bit. A shape this
+ * machine has chosen for before (its cache for the worker's threads, engine/conv_cache.c)
+ * takes that choice, so the same candidate in another sweep here repeats its bits; only new
+ * shapes are timed, and added to the machine's cache. (On a GPU the first stretch pins
+ * cuDNN's choices there itself: train_stretch, engine/train.c.) */
 static enum dse_status pretime_batch(const struct dse_net *net, const struct dse_train_opts *o, int batch,
                                      const char *path, struct dse_err *err);
 
@@ -776,13 +779,17 @@ static enum dse_status pretime_batch(const struct dse_net *net, const struct dse
     int *labels = calloc((size_t)o->batch, sizeof *labels);
     if (!x || !labels) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     m->cx.conv_force = DSE_ALGO_AUTO;
+    char machine[4096];
+    const int cached = !dse_conv_cache_machine(o->threads, machine, (int)sizeof machine);
     if (!st) st = dse_conv_cache_load(&m->cx, path, err); /* another batch size's, kept */
+    if (!st && cached) st = dse_conv_cache_offer(&m->cx, machine, err);
     dse_model_set_training(m, 1);
     if (!st) st = dse_model_forward(m, x, labels, &loss, err);
     if (!st) st = dse_model_backward(m, err);
     dse_model_set_training(m, 0);
     if (!st) st = dse_model_forward(m, x, labels, &loss, err);
     if (!st) st = dse_conv_cache_save(&m->cx, path, err);
+    if (!st && cached) st = dse_conv_cache_merge(&m->cx, machine, err);
     free(x), free(labels);
     dse_model_free(m);
     return st;

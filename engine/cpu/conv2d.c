@@ -1373,6 +1373,7 @@ static enum dse_status choose(struct dse_cpu_ctx *cx, struct dse_node *n, const 
     int key[16];
     make_key(n, s, key);
     struct dse_cpu_conv_choice *c = cache_find(cx, key);
+    if (c) c->spare = 0; /* the machine's choice, used here from now on */
     if (!c && !(c = cache_add(cx, key)))
         return dse_cpu_fail(cx, n, DSE_ERR_NOMEM, "out of memory for the conv strategy cache");
     enum dse_status st = DSE_OK;
