@@ -13,9 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A write's error, the path in the message rather than in err->file: writers are handed
- * paths their callers build in locals, and the error outlives them (dse_err_detach's case,
- * settled here once). Reads below name their path as err->file. */
+/* A write's error, the path in the message rather than in err->file (callers name the
+ * files they write in their own words). Reads below name their path as err->file. */
 static enum dse_status io_err(struct dse_err *err, const char *path, const char *what) {
     return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: %s: %s", path, what, strerror(errno));
 }

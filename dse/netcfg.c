@@ -240,7 +240,7 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
         if (tmp.n_inputs > 1)
             return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' takes one input", name);
         st = dse_net_add_fire(net, &f, tmp.inputs[0], cx->err); /* its layers' names: dse_net_check_names */
-        if (st && cx->err->file == NULL) cx->err->file = cx->path;
+        if (st) dse_err_name_file(cx->err, cx->path);
         return st;
     }
 
@@ -331,7 +331,7 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
         !config_setting_get_member(g, "inputs"))
         return cfg_err(cx, g, DSE_ERR_CONFIG, "%s '%s' needs inputs = [\"a\", \"b\", ...]", spec->name, name);
     st = dse_net_add(net, &l, cx->err);
-    if (st && cx->err->file == NULL) cx->err->file = cx->path;
+    if (st) dse_err_name_file(cx->err, cx->path);
     return st;
 }
 
@@ -391,7 +391,7 @@ enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *
     for (int i = 0; i < config_setting_length(layers); i++)
         if ((st = read_layer(&cx, out, config_setting_get_elem(layers, (unsigned)i)))) goto done;
     if ((st = dse_net_check_names(out, err))) {
-        if (err && !err->file) err->file = path;
+        dse_err_name_file(err, path);
         goto done;
     }
     st = dse_net_infer(out, path, err);

@@ -20,11 +20,41 @@ static void test_errors(void) {
     CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "a.cfg:7: bad x = 3");
     err.line = 0;
     CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "a.cfg: bad x = 3");
-    err.file = NULL;
+    dse_err_set(&err, DSE_ERR_CONFIG, NULL, 7, "bad x = 3");
     CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "bad x = 3");
     CHECK_INT_EQ(dse_err_set(NULL, DSE_ERR_IO, NULL, 0, "ignored"), DSE_ERR_IO);
     CHECK_STR_EQ(dse_status_str(DSE_ERR_SHAPE), "shape error");
     CHECK_STR_EQ(dse_status_str((enum dse_status)99), "unknown status");
+}
+
+/* The record owns its file (issue #31): a path built in a buffer that then changes or goes
+ * (a returning frame's local) is still named right; "" is none; a file is added only to a
+ * record that names none; the arguments may be the record's own text; a path too long is cut. */
+static void test_error_owns_file(void) {
+    struct dse_err err = { 0 };
+    char path[64], buf[700];
+    snprintf(path, sizeof path, "out/%s", "sweep.txt");
+    dse_err_set(&err, DSE_ERR_IO, path, 0, "cannot create");
+    memset(path, 'x', sizeof path - 1);
+    CHECK_STR_EQ(err.file, "out/sweep.txt");
+    dse_err_name_file(&err, "other.cfg");
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "out/sweep.txt: cannot create");
+    dse_err_set(&err, DSE_ERR_CONFIG, NULL, 4, "bad");
+    CHECK_STR_EQ(err.file, "");
+    dse_err_name_file(&err, "net.cfg");
+    dse_err_name_file(NULL, "net.cfg");
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "net.cfg:4: bad");
+    dse_err_set(&err, err.code, err.file, err.line + 1, "%s (%s)", err.msg, err.file);
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "net.cfg:5: bad (net.cfg)");
+    char *long_path = malloc(DSE_ERR_FILE_MAX + 10);
+    CHECK(long_path != NULL);
+    if (!long_path) return;
+    memset(long_path, 'a', DSE_ERR_FILE_MAX + 9);
+    long_path[DSE_ERR_FILE_MAX + 9] = '\0';
+    dse_err_set(&err, DSE_ERR_IO, long_path, 0, "x");
+    CHECK_INT_EQ((int)strlen(err.file), DSE_ERR_FILE_MAX - 1);
+    CHECK(!strncmp(err.file, long_path, DSE_ERR_FILE_MAX - 1));
+    free(long_path);
 }
 
 static void test_strings(void) {
@@ -227,6 +257,7 @@ static void test_clean_temps(void) {
 
 static const struct check_case cases[] = {
     { "base-errors",  test_errors },
+    { "base-errors-own-file", test_error_owns_file },
     { "base-strings", test_strings },
     { "base-pcg32",   test_pcg32 },
     { "base-fnv",     test_fnv },
