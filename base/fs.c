@@ -95,10 +95,24 @@ enum dse_status dse_fs_sync_dir(const char *path, struct dse_err *err) {
     return ok ? DSE_OK : io_err(err, dir, "cannot sync the directory");
 }
 
+enum dse_status dse_fs_check_target(const char *path, struct dse_err *err) {
+    struct stat sb;
+    if (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode)) return DSE_OK;
+    const char *what = S_ISLNK(sb.st_mode)  ? "a symbolic link"
+                     : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                     : S_ISCHR(sb.st_mode)  ? "a character device"
+                     : S_ISBLK(sb.st_mode)  ? "a block device"
+                     : S_ISSOCK(sb.st_mode) ? "a socket"
+                                            : "not a regular file";
+    return dse_err_set(err, DSE_ERR_IO, path, 0, "is %s; expected a regular file or a new name (dse writes a "
+                       "whole new file and renames it into place, which would replace it)", what);
+}
+
 enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t len,
                                     struct dse_err *err) {
     char tmp[4400];
-    enum dse_status st = write_temp(path, data, len, tmp, sizeof tmp, err);
+    enum dse_status st = dse_fs_check_target(path, err);
+    if (!st) st = write_temp(path, data, len, tmp, sizeof tmp, err);
     if (st) return st;
     if (rename(tmp, path) != 0) {
         st = io_err(err, path, "cannot rename the temporary file into place");
@@ -183,6 +197,8 @@ enum dse_status dse_fs_check_file(const char *path, struct dse_err *err) {
     struct stat sb;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return dse_err_set(err, DSE_ERR_IO, path, 0, "is a directory; expected a file");
+    enum dse_status st = dse_fs_check_target(path, err);
+    if (st) return st;
     if (dir_of(path, dir, sizeof dir)) return dse_err_set(err, DSE_ERR_IO, path, 0, "path too long");
     int e = probe_in(dir);
     return e ? dse_err_set(err, DSE_ERR_IO, path, 0, "cannot write a file in %s: %s", dir, strerror(e)) : DSE_OK;

@@ -223,6 +223,64 @@ static int there(const char *dir, const char *name) {
     return stat(p, &sb) == 0;
 }
 
+static int entries(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return n;
+}
+
+/* A file written whole replaces a regular file or makes a new one, but a symbolic link, a
+ * FIFO or a device at its path is refused and left as it was, with no temporary file behind
+ * (issue #31: `export --out /dev/stdout` renamed a file over the link). */
+static void test_fs_target(void) {
+    char dir[64], fifo[128], link[128], dangling[128], target[128], file[128];
+    struct dse_err err = { 0 };
+    char *text = NULL;
+    struct stat sb;
+    tmpdir_make(dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    snprintf(dangling, sizeof dangling, "%s/dangling", dir);
+    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(file, sizeof file, "%s/file", dir);
+    DSE_ASSERT(mkfifo(fifo, 0644) == 0);
+    write_raw(target, "keep", 4);
+    DSE_ASSERT(symlink("target", link) == 0);
+    DSE_ASSERT(symlink("nowhere", dangling) == 0);
+    const struct { const char *path, *msg; } bad[] = {
+        { fifo, "is a FIFO; expected a regular file or a new name" },
+        { link, "is a symbolic link; expected a regular file or a new name" },
+        { dangling, "is a symbolic link; expected a regular file or a new name" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        CHECK_INT_EQ(dse_fs_write_atomic(bad[i].path, "new", 3, &err), DSE_ERR_IO);
+        CHECK_STR_EQ(err.file, bad[i].path);
+        CHECK(!strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)));
+        CHECK_INT_EQ(dse_fs_check_file(bad[i].path, &err), DSE_ERR_IO);
+        CHECK(!strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)));
+    }
+    CHECK(lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK(lstat(dangling, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK_OK(dse_fs_read(target, &text, NULL, &err));
+    CHECK_STR_EQ(text, "keep");
+    free(text);
+    CHECK_INT_EQ(entries(dir), 4); /* no temporary file left */
+    CHECK_INT_EQ(dse_fs_check_target("/dev/null", &err), DSE_ERR_IO);
+    CHECK(!strncmp(err.msg, "is a character device;", 22));
+    /* what it may replace: nothing, a regular file; a directory is the rename's to refuse */
+    CHECK_OK(dse_fs_write_atomic(file, "one", 3, &err));
+    CHECK_OK(dse_fs_write_atomic(target, "two", 3, &err));
+    CHECK_OK(dse_fs_read(target, &text, NULL, &err));
+    CHECK_STR_EQ(text, "two");
+    free(text);
+    CHECK_OK(dse_fs_check_target(dir, &err));
+    CHECK_INT_EQ(entries(dir), 5);
+    tmpdir_remove(dir);
+}
+
 /* dse_fs_clean_temps (issue #18): a killed writer's temporary file goes, a live one's never. */
 static void test_clean_temps(void) {
     char dir[64], host[64] = "host", name[8][200];
@@ -264,6 +322,7 @@ static const struct check_case cases[] = {
     { "base-pb",      test_pb },
     { "base-shortest", test_shortest },
     { "base-clean-temps", test_clean_temps },
+    { "base-fs-target", test_fs_target },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

@@ -568,6 +568,16 @@ static void test_atomic(void) {
     CHECK_STR_EQ(err.msg, "interrupted after 1 of 300 images; nothing was written (run the command again)");
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out2, (long)getpid());
     CHECK(access(out2, F_OK) != 0 && access(tmp, F_OK) != 0);
+    /* a symbolic link at the pack's path is refused before any work, and stays (issue #31) */
+    struct stat sb;
+    join(out2, dir, "link.pack");
+    DSE_ASSERT(symlink("k.pack", out2) == 0);
+    stop = 0;
+    CHECK_INT_EQ(dse_pack_write(&f, out2, &o, &sum, &err), DSE_ERR_IO);
+    CHECK_STR_EQ(err.file, out2);
+    CHECK(!strncmp(err.msg, "is a symbolic link; expected a regular file or a new name", 57));
+    CHECK(lstat(out2, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK(dse_pack_is(out));
     dse_imgfolder_deinit(&f);
     tmpdir_remove(dir);
 }
