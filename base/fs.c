@@ -95,17 +95,31 @@ enum dse_status dse_fs_sync_dir(const char *path, struct dse_err *err) {
     return ok ? DSE_OK : io_err(err, dir, "cannot sync the directory");
 }
 
+/* What a file of mode m is, if neither a regular file nor a directory; NULL if it is one. */
+static const char *special_kind(mode_t m) {
+    if (S_ISREG(m) || S_ISDIR(m)) return NULL;
+    return S_ISLNK(m)  ? "a symbolic link"
+         : S_ISFIFO(m) ? "a FIFO"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+         : S_ISSOCK(m) ? "a socket"
+                       : "not a regular file";
+}
+
 enum dse_status dse_fs_check_target(const char *path, struct dse_err *err) {
     struct stat sb;
-    if (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode)) return DSE_OK;
-    const char *what = S_ISLNK(sb.st_mode)  ? "a symbolic link"
-                     : S_ISFIFO(sb.st_mode) ? "a FIFO"
-                     : S_ISCHR(sb.st_mode)  ? "a character device"
-                     : S_ISBLK(sb.st_mode)  ? "a block device"
-                     : S_ISSOCK(sb.st_mode) ? "a socket"
-                                            : "not a regular file";
-    return dse_err_set(err, DSE_ERR_IO, path, 0, "is %s; expected a regular file or a new name (dse writes a "
-                       "whole new file and renames it into place, which would replace it)", what);
+    const char *what = lstat(path, &sb) == 0 ? special_kind(sb.st_mode) : NULL;
+    return what ? dse_err_set(err, DSE_ERR_IO, path, 0, "is %s; expected a regular file or a new name (dse writes "
+                              "a whole new file and renames it into place, which would replace it)", what)
+                : DSE_OK;
+}
+
+enum dse_status dse_fs_check_input(const char *path, struct dse_err *err) {
+    struct stat sb;
+    const char *what = stat(path, &sb) == 0 ? special_kind(sb.st_mode) : NULL;
+    return what ? dse_err_set(err, DSE_ERR_IO, path, 0, "is %s; expected a regular file (opening a FIFO waits for "
+                              "a writer, a device may never end)", what)
+                : DSE_OK;
 }
 
 enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t len,

@@ -49,6 +49,12 @@ enum dse_status dse_fs_check_file(const char *path, struct dse_err *err);
  * it (dse_fs_write_atomic, dse_fs_check_file, packs, plots). */
 enum dse_status dse_fs_check_target(const char *path, struct dse_err *err);
 
+/* Whether path, followed through links, may be opened as an input file (issue #31: a FIFO
+ * given to `dse predict` blocked it): DSE_OK if it is a regular file, a directory (its
+ * reader says what it expected) or absent (the open says so). A FIFO, device or socket is
+ * refused, DSE_ERR_IO with err->file = path, before anything opens it. */
+enum dse_status dse_fs_check_input(const char *path, struct dse_err *err);
+
 /* Read a whole file into a malloc'ed, NUL-terminated buffer. A directory is refused as one. */
 enum dse_status dse_fs_read(const char *path, char **data, size_t *len, struct dse_err *err);
 

@@ -1494,6 +1494,9 @@ static int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     if (a->n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
     top = OPT_INT(TOP, top);
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    if (dse_fs_check_input(OPT(CHECKPOINT), &err)) return fail(&err); /* a FIFO would block the open */
+    for (int i = 0; i < a->n_pos; i++)
+        if (dse_fs_check_input(a->pos[i], &err)) return fail(&err);
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
     struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
