@@ -358,6 +358,11 @@ enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *
         }
     const char *name = "";
     if ((st = get_string(&cx, root, "name", &name))) goto done;
+    if (strlen(name) >= DSE_NAME_MAX) { /* as the prototxt reader refuses it: never cut */
+        st = cfg_err(&cx, config_setting_get_member(root, "name"), DSE_ERR_CONFIG,
+                     "network name '%.40s...' is longer than %d characters", name, DSE_NAME_MAX - 1);
+        goto done;
+    }
     const config_setting_t *in = config_setting_get_member(root, "input");
     if (!in || !config_setting_is_group(in)) {
         st = dse_err_set(err, DSE_ERR_CONFIG, path, in ? (int)config_setting_source_line(in) : 0,
