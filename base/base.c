@@ -32,32 +32,39 @@ const char *dse_status_str(enum dse_status s) {
     return "unknown status";
 }
 
+/* file into err->file, cut to fit; file may point into err itself (its message, its file). */
+static void copy_file(struct dse_err *err, const char *file) {
+    if (file == err->file) return;
+    size_t n = strlen(file);
+    if (n >= sizeof err->file) n = sizeof err->file - 1;
+    memmove(err->file, file, n);
+    err->file[n] = '\0';
+}
+
 enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const char *file,
                             int line, const char *fmt, ...) {
     if (err) {
+        char msg[sizeof err->msg]; /* formatted first: the arguments may be err's own text */
         va_list ap;
-        err->code = code;
-        err->file = file;
-        err->line = line;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
+        copy_file(err, file ? file : "");
+        err->code = code;
+        err->line = line;
+        memcpy(err->msg, msg, sizeof msg);
     }
     return code;
 }
 
-void dse_err_detach(struct dse_err *err, const void *obj, size_t size) {
-    if (!err || !err->file) return;
-    const uintptr_t p = (uintptr_t)err->file, lo = (uintptr_t)obj;
-    if (p < lo || p >= lo + size) return;
-    struct dse_err e = *err;
-    dse_err_set(err, e.code, NULL, e.line, "%s: %s", e.file, e.msg);
+void dse_err_name_file(struct dse_err *err, const char *file) {
+    if (err && file && !err->file[0]) copy_file(err, file);
 }
 
 const char *dse_err_format(const struct dse_err *err, char *buf, int size) {
-    if (err->file && err->line > 0)
+    if (err->file[0] && err->line > 0)
         snprintf(buf, (size_t)size, "%s:%d: %s", err->file, err->line, err->msg);
-    else if (err->file)
+    else if (err->file[0])
         snprintf(buf, (size_t)size, "%s: %s", err->file, err->msg);
     else
         snprintf(buf, (size_t)size, "%s", err->msg);

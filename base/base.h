@@ -18,9 +18,13 @@ enum dse_status {
     DSE_ERR_INTERNAL
 };
 
+/* Room for a path as long as Linux allows (PATH_MAX, its NUL included); a longer one is cut. */
+#define DSE_ERR_FILE_MAX 4096
+
 struct dse_err {
     enum dse_status code;
-    const char     *file;   /* config or data file at fault; NULL if none (borrowed) */
+    char            file[DSE_ERR_FILE_MAX]; /* config or data file at fault; "" if none (a copy,
+                                               so it never dangles: issue #31) */
     int             line;   /* 1-based; 0 if unknown */
     char            msg[512];
 };
@@ -28,8 +32,8 @@ struct dse_err {
 /* Name of a status code, e.g. "config error". Never NULL. */
 const char *dse_status_str(enum dse_status s);
 
-/* Fill err (if non-NULL) and return code. msg is printf-style. file is borrowed:
- * it must outlive the err record (callers pass the path they were given). */
+/* Fill err (if non-NULL) and return code. msg is printf-style. file (NULL for none) is
+ * copied into err->file, so a local buffer may be passed; the arguments may point into err. */
 enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const char *file,
                             int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -37,10 +41,9 @@ enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const cha
 /* Format err as "file:line: msg" (or "file: msg", or "msg") into buf. Returns buf. */
 const char *dse_err_format(const struct dse_err *err, char *buf, int size);
 
-/* Before the size bytes at obj go (a local of a returning frame, freed memory): an
- * err->file pointing into them moves into the message ("<file>: <message>", err->file
- * NULL), so the error still names the file. Any other err is left as it is. */
-void dse_err_detach(struct dse_err *err, const void *obj, size_t size);
+/* If err (may be NULL) names no file yet, it names file now (copied): how a caller that
+ * knows the path adds it to an error from code that did not. */
+void dse_err_name_file(struct dse_err *err, const char *file);
 
 void dse_assert_fail(const char *file, int line, const char *cond);
 

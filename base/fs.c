@@ -13,9 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A write's error, the path in the message rather than in err->file: writers are handed
- * paths their callers build in locals, and the error outlives them (dse_err_detach's case,
- * settled here once). Reads below name their path as err->file. */
+/* A write's error, the path in the message rather than in err->file (callers name the
+ * files they write in their own words). Reads below name their path as err->file. */
 static enum dse_status io_err(struct dse_err *err, const char *path, const char *what) {
     return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: %s: %s", path, what, strerror(errno));
 }
@@ -96,10 +95,38 @@ enum dse_status dse_fs_sync_dir(const char *path, struct dse_err *err) {
     return ok ? DSE_OK : io_err(err, dir, "cannot sync the directory");
 }
 
+/* What a file of mode m is, if neither a regular file nor a directory; NULL if it is one. */
+static const char *special_kind(mode_t m) {
+    if (S_ISREG(m) || S_ISDIR(m)) return NULL;
+    return S_ISLNK(m)  ? "a symbolic link"
+         : S_ISFIFO(m) ? "a FIFO"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+         : S_ISSOCK(m) ? "a socket"
+                       : "not a regular file";
+}
+
+enum dse_status dse_fs_check_target(const char *path, struct dse_err *err) {
+    struct stat sb;
+    const char *what = lstat(path, &sb) == 0 ? special_kind(sb.st_mode) : NULL;
+    return what ? dse_err_set(err, DSE_ERR_IO, path, 0, "is %s; expected a regular file or a new name (dse writes "
+                              "a whole new file and renames it into place, which would replace it)", what)
+                : DSE_OK;
+}
+
+enum dse_status dse_fs_check_input(const char *path, struct dse_err *err) {
+    struct stat sb;
+    const char *what = stat(path, &sb) == 0 ? special_kind(sb.st_mode) : NULL;
+    return what ? dse_err_set(err, DSE_ERR_IO, path, 0, "is %s; expected a regular file (opening a FIFO waits for "
+                              "a writer, a device may never end)", what)
+                : DSE_OK;
+}
+
 enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t len,
                                     struct dse_err *err) {
     char tmp[4400];
-    enum dse_status st = write_temp(path, data, len, tmp, sizeof tmp, err);
+    enum dse_status st = dse_fs_check_target(path, err);
+    if (!st) st = write_temp(path, data, len, tmp, sizeof tmp, err);
     if (st) return st;
     if (rename(tmp, path) != 0) {
         st = io_err(err, path, "cannot rename the temporary file into place");
@@ -184,6 +211,8 @@ enum dse_status dse_fs_check_file(const char *path, struct dse_err *err) {
     struct stat sb;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return dse_err_set(err, DSE_ERR_IO, path, 0, "is a directory; expected a file");
+    enum dse_status st = dse_fs_check_target(path, err);
+    if (st) return st;
     if (dir_of(path, dir, sizeof dir)) return dse_err_set(err, DSE_ERR_IO, path, 0, "path too long");
     int e = probe_in(dir);
     return e ? dse_err_set(err, DSE_ERR_IO, path, 0, "cannot write a file in %s: %s", dir, strerror(e)) : DSE_OK;

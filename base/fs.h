@@ -9,7 +9,8 @@
 
 /* Write len bytes to path atomically: a unique temporary file in the same directory
  * (".<name>.<host>.<pid>.tmp"), fsync, rename over path, fsync the directory. Readers
- * see the old file or the new one, never a part. */
+ * see the old file or the new one, never a part. A path that is a symbolic link, FIFO or
+ * device is refused before anything is written (dse_fs_check_target). */
 enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t len,
                                     struct dse_err *err);
 
@@ -39,6 +40,20 @@ int dse_fs_clean_temps(const char *dir, double min_age_s, double foreign_age_s);
  * path and says why (not a directory, permission denied, read-only file system). */
 enum dse_status dse_fs_check_dir(const char *dir, struct dse_err *err);
 enum dse_status dse_fs_check_file(const char *path, struct dse_err *err);
+
+/* Whether a file written whole (a temporary file renamed into place) may replace what is at
+ * path (issue #31: `export --out /dev/stdout` replaced that link with a file): DSE_OK if
+ * nothing is there, a regular file, or a directory (which the rename refuses itself). A
+ * symbolic link, FIFO, device or socket is refused, DSE_ERR_IO with err->file = path: the
+ * rename would put a file in its place, not write through it. Every writer of that kind checks
+ * it (dse_fs_write_atomic, dse_fs_check_file, packs, plots). */
+enum dse_status dse_fs_check_target(const char *path, struct dse_err *err);
+
+/* Whether path, followed through links, may be opened as an input file (issue #31: a FIFO
+ * given to `dse predict` blocked it): DSE_OK if it is a regular file, a directory (its
+ * reader says what it expected) or absent (the open says so). A FIFO, device or socket is
+ * refused, DSE_ERR_IO with err->file = path, before anything opens it. */
+enum dse_status dse_fs_check_input(const char *path, struct dse_err *err);
 
 /* Read a whole file into a malloc'ed, NUL-terminated buffer. A directory is refused as one. */
 enum dse_status dse_fs_read(const char *path, char **data, size_t *len, struct dse_err *err);

@@ -123,7 +123,7 @@ enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, in
                 spec, f.classes, f.count[0], f.count[1], path, po.size,
                 po.format == DSE_PACK_JPEG ? "JPEG quality 90" : "raw pixels", po.threads);
     st = dse_dataprep_pack(&f, path, &po, log, log && isatty(fileno(log)), &sum, err);
-    if (st && err && err->file) { /* the file named may be one of f's, about to be freed */
+    if (st && err && err->file[0]) { /* the folder names the error; its file at fault goes into the message */
         struct dse_err e = *err;
         dse_err_set(err, e.code, spec, 0, "%s: %s", e.file, e.msg);
     }

@@ -206,10 +206,6 @@ enum dse_status dse_export_run(const struct dse_export_req *q, FILE *log, struct
                 info.norm.c ? " --mean " : "", mean, info.norm.c ? " --std " : "", std);
     }
 out:
-    /* the checkpoint's or an output's path goes with this frame: into the message */
-    dse_err_detach(err, &src, sizeof src);
-    dse_err_detach(err, path, sizeof path);
-    dse_err_detach(err, proto, sizeof proto);
     dse_model_free(m);
     free(info.class_names);
     free(src.metaparams);

@@ -113,7 +113,7 @@ static int fail(const struct dse_err *err) {
 /* fail() for an error about a network read from net_path: a layer's line (the engine
  * refusing a layer type, a shape) is in that file. */
 static int fail_net(struct dse_err *err, const char *net_path) {
-    if (!err->file && err->line > 0) err->file = net_path;
+    if (err->line > 0) dse_err_name_file(err, net_path);
     return fail(err);
 }
 
@@ -308,7 +308,7 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     enum dse_status st;
     if ((st = dse_data_probe(s->train.dataset, root, &info, err))) { /* at the space's line */
         struct dse_err e = err ? *err : (struct dse_err){ 0 };
-        int other = e.file && strcmp(e.file, s->train.dataset);
+        int other = e.file[0] && strcmp(e.file, s->train.dataset);
         return dse_err_set(err, st, s->path, s->train.dataset_line, "dataset \"%s\": %s%s%s", s->train.dataset,
                            other ? e.file : "", other ? ": " : "", e.msg);
     }
@@ -318,7 +318,7 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
         !(st = dse_dataprep_resolve(s->train.dataset, NULL, net.in_c, net.in_h, net.in_w, stderr, path, sizeof path,
                                      err)))
         dse_strlcpy(s->train.dataset, path, (int)sizeof s->train.dataset);
-    if (st && err && !err->file) err->file = s->path;
+    if (st) dse_err_name_file(err, s->path);
     dse_net_deinit(&net);
     return st;
 }
@@ -821,7 +821,7 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
      * an image folder becomes its pack in the cache on first use. */
     struct dse_data_info info;
     char data_path[4096];
-    if (dse_data_probe(o.data, o.data_root, &info, &err) && err.code == DSE_ERR_CONFIG && !err.file)
+    if (dse_data_probe(o.data, o.data_root, &info, &err) && err.code == DSE_ERR_CONFIG && !err.file[0])
         return dse_net_deinit(&net), bad_usage(c->name, "--data: %s", err.msg); /* a name it does not know */
     if (err.code || dse_dataprep_check_fit(&net, &info, "flags", &err) ||
         dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, stderr, data_path, sizeof data_path,
@@ -862,7 +862,7 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if (dse_train_run(&net, &o, r, &err)) {
         if (r->dist_broken) { /* this rank's alone: the others may wait for it in a sum; end them all */
             char buf[1024];
-            if (!err.file && err.line > 0) err.file = a->pos[0];
+            if (err.line > 0) dse_err_name_file(&err, a->pos[0]);
             fprintf(stderr, "dse train: rank %d of %d: %s\n", rank, ranks, dse_err_format(&err, buf, sizeof buf));
             free(r), dse_net_deinit(&net);
             dse_dist_abort(dist, (err.code == DSE_ERR_NOMEM || err.code == DSE_ERR_INTERNAL) ? 1 : EXIT_BAD_INPUT);
@@ -1485,6 +1485,9 @@ static int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     if (a->n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
     top = OPT_INT(TOP, top);
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    if (dse_fs_check_input(OPT(CHECKPOINT), &err)) return fail(&err); /* a FIFO would block the open */
+    for (int i = 0; i < a->n_pos; i++)
+        if (dse_fs_check_input(a->pos[i], &err)) return fail(&err);
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
     struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
@@ -1523,7 +1526,7 @@ static int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a
             dse_data_image_eval(&im, net.in_h, net.in_w, info.eval_center, info.norm.c == net.in_c ? &info.norm : NULL,
                                 &tmp, &work, x, &err) ||
             dse_model_forward(m, x, &label, &loss, &err)) {
-            if (!err.file) err.file = a->pos[i];
+            dse_err_name_file(&err, a->pos[i]);
             rc = fail(&err);
         }
         free(data);

@@ -240,7 +240,7 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
         if (tmp.n_inputs > 1)
             return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' takes one input", name);
         st = dse_net_add_fire(net, &f, tmp.inputs[0], cx->err); /* its layers' names: dse_net_check_names */
-        if (st && cx->err->file == NULL) cx->err->file = cx->path;
+        if (st) dse_err_name_file(cx->err, cx->path);
         return st;
     }
 
@@ -331,7 +331,7 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
         !config_setting_get_member(g, "inputs"))
         return cfg_err(cx, g, DSE_ERR_CONFIG, "%s '%s' needs inputs = [\"a\", \"b\", ...]", spec->name, name);
     st = dse_net_add(net, &l, cx->err);
-    if (st && cx->err->file == NULL) cx->err->file = cx->path;
+    if (st) dse_err_name_file(cx->err, cx->path);
     return st;
 }
 
@@ -358,6 +358,11 @@ enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *
         }
     const char *name = "";
     if ((st = get_string(&cx, root, "name", &name))) goto done;
+    if (strlen(name) >= DSE_NAME_MAX) { /* as the prototxt reader refuses it: never cut */
+        st = cfg_err(&cx, config_setting_get_member(root, "name"), DSE_ERR_CONFIG,
+                     "network name '%.40s...' is longer than %d characters", name, DSE_NAME_MAX - 1);
+        goto done;
+    }
     const config_setting_t *in = config_setting_get_member(root, "input");
     if (!in || !config_setting_is_group(in)) {
         st = dse_err_set(err, DSE_ERR_CONFIG, path, in ? (int)config_setting_source_line(in) : 0,
@@ -391,7 +396,7 @@ enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *
     for (int i = 0; i < config_setting_length(layers); i++)
         if ((st = read_layer(&cx, out, config_setting_get_elem(layers, (unsigned)i)))) goto done;
     if ((st = dse_net_check_names(out, err))) {
-        if (err && !err->file) err->file = path;
+        dse_err_name_file(err, path);
         goto done;
     }
     st = dse_net_infer(out, path, err);

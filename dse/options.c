@@ -163,6 +163,8 @@ static const char usage_predict[] =
     "prepared as evaluation prepared the test images: the centred box the checkpoint records,\n"
     "resized to the network's input, normalized with the training data's statistics; class names\n"
     "come from the checkpoint.\n"
+    "NET, the checkpoint and each IMAGE file must be regular files (or links to them): a FIFO or a\n"
+    "device is refused before anything is opened.\n"
     "\n";
 
 static const char usage_export[] =

@@ -1500,7 +1500,7 @@ static enum dse_status build_slice(struct build *b, int node, struct dse_layer *
         }
         if ((st = get_name(b, child_nth(t, node, "top", k), top, "top"))) return st;
         if ((st = dse_net_add(b->net, &s, b->err))) {
-            if (b->err && !b->err->file) b->err->file = b->path;
+            dse_err_name_file(b->err, b->path);
             return st;
         }
         if ((st = set_blob(b, top, b->net->n_layers - 1, 0))) return st;
@@ -1596,7 +1596,7 @@ static enum dse_status build_layer(struct build *b, int node, int v1) {
 
     st = dse_net_add(b->net, &l, b->err);
     if (st) {
-        if (b->err && !b->err->file) b->err->file = b->path;
+        dse_err_name_file(b->err, b->path);
         return st;
     }
     return n_top == 1 ? set_blob(b, top, b->net->n_layers - 1, 0) : DSE_OK;
@@ -1672,7 +1672,7 @@ enum dse_status dse_prototxt_parse(const char *text, size_t len, const char *pat
     if (!st) st = check_msg(&t, root, &net_spec, "at top level");
     if (!st) st = build_net(&b);
     if (!st) drop_non_fire_modules(out);
-    if (!st && (st = dse_net_check_names(out, err)) && err && !err->file) err->file = path;
+    if (!st && (st = dse_net_check_names(out, err))) dse_err_name_file(err, path);
     if (!st) st = dse_net_infer(out, path, err);
     free(t.nodes);
     free(t.pool);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "base/fs.h"
 #include "sweep/json_read.h"
 #include "sweep/lease.h"
 #include "sweep/search.h"
@@ -1353,6 +1354,7 @@ static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto out;
     }
+    if ((st = dse_fs_check_target(path, err))) goto out;
     snprintf(tmp, len, "%s.%ld.tmp", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {

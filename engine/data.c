@@ -583,10 +583,6 @@ enum dse_status dse_data_load(const struct dse_data_files *f, enum dse_data_spli
     return dse_data_read_cifar(p, s->n, f->format == DSE_DATA_FORMAT_CIFAR100 ? 100 : 10, out, err);
 }
 
-void dse_data_err_detach(const struct dse_data_files *f, struct dse_err *err) {
-    dse_err_detach(err, f, sizeof *f);
-}
-
 /* ---- class names ------------------------------------------------------------------------- */
 
 static const char fmnist_names[10][64] = { "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
@@ -637,13 +633,10 @@ enum dse_status dse_data_probe(const char *spec, const char *root, struct dse_da
     } else {
         struct dse_data_files files;
         struct dse_dataset *test = NULL;
-        /* the (smaller) test split tells the shape; an error's file points into files,
-         * which goes with this frame */
+        /* the (smaller) test split tells the shape */
         if ((st = dse_data_locate(spec, root, &files, err)) ||
-            (st = dse_data_load(&files, DSE_DATA_SPLIT_TEST, &test, err))) {
-            dse_data_err_detach(&files, err);
+            (st = dse_data_load(&files, DSE_DATA_SPLIT_TEST, &test, err)))
             return st;
-        }
         out->kind = DSE_DATA_KIND_TENSOR;
         out->c = test->c, out->h = test->h, out->w = test->w, out->classes = files.classes;
         out->n_test = test->n;

@@ -59,7 +59,7 @@ enum dse_status dse_data_read_idx(const char *images_path, const char *labels_pa
  * label (0..99) and 3072 pixel bytes; the fine label is kept. Any number of records per
  * file (the real files hold 10,000, or 50,000 for CIFAR-100's train.bin); a file that is
  * empty, not a whole number of records or holds a label out of range is DSE_ERR_IO with
- * err->file = that path (borrowed). On failure *out is NULL. */
+ * err->file = that path. On failure *out is NULL. */
 enum dse_status dse_data_read_cifar(const char *const *paths, int npaths, int classes,
                                     struct dse_dataset **out, struct dse_err *err);
 
@@ -143,18 +143,13 @@ struct dse_data_files {
  * A file "x" is looked up as "x", then
  * "x.gz". Nothing is ever downloaded. Fills *out (caller storage) with the paths found;
  * checks only that the files exist. Unknown names are DSE_ERR_CONFIG (with a suggestion),
- * missing files DSE_ERR_IO with err->file pointing into *out (so *out must outlive err). */
+ * missing files DSE_ERR_IO with err->file naming the file. */
 enum dse_status dse_data_locate(const char *spec, const char *root, struct dse_data_files *out,
                                 struct dse_err *err);
 
-/* Read one split of a located dataset. err->file points into *f on failure. */
+/* Read one split of a located dataset. err->file names the file at fault on failure. */
 enum dse_status dse_data_load(const struct dse_data_files *f, enum dse_data_split split,
                               struct dse_dataset **out, struct dse_err *err);
-
-/* Before *f goes (a caller's local, freed data): an err->file pointing into *f moves into the
- * message ("<path>: <message>", err->file NULL), so the error names the file after f's frame
- * has returned. Any other err is left as it is. */
-void dse_data_err_detach(const struct dse_data_files *f, struct dse_err *err);
 
 /* The class names of a named dataset with that many classes (Fashion-MNIST's ten, as its
  * authors list them; MNIST's digits; CIFAR-10's), or NULL (CIFAR-100 and directories carry
@@ -302,8 +297,8 @@ enum dse_status dse_data_image_eval(const struct dse_image *im, int out_h, int o
                                     const struct dse_data_norm *norm, struct dse_image *tmp,
                                     struct dse_image_work *w, float *x, struct dse_err *err);
 
-/* DSE_OK, or the first error met while loading (image sources; err->file borrowed from the
- * source). */
+/* DSE_OK, or the first error met while loading (image sources; err->file names the
+ * file at fault). */
 enum dse_status dse_loader_status(const struct dse_loader *l, struct dse_err *err);
 
 /* Images in one epoch. */

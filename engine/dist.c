@@ -360,7 +360,7 @@ enum dse_status dse_dist_agree(struct dse_dist *d, enum dse_status st, struct ds
     struct { int code, line; char msg[512]; } e = { .code = 0 };
     if (d->rank == f) {
         char text[512 + 4200];
-        if (err && err->file) snprintf(text, sizeof text, "%s%s: %s", who, err->file, err->msg);
+        if (err && err->file[0]) snprintf(text, sizeof text, "%s%s: %s", who, err->file, err->msg);
         else snprintf(text, sizeof text, "%s%s", who, err ? err->msg : dse_status_str(st));
         e.code = (int)st, e.line = err ? err->line : 0;
         dse_strlcpy(e.msg, text, (int)sizeof e.msg);

@@ -53,7 +53,7 @@ enum dse_image_kind dse_image_sniff(const uint8_t *buf, size_t len);
  * Errors are DSE_ERR_IO (DSE_ERR_NOMEM when out of memory) with a message saying what is
  * wrong ("not a JPEG or PNG file",
  * "truncated JPEG data", "corrupt PNG: <libpng's words>", "image of 40000x3 pixels is
- * larger than 32768 a side"); err->file is left NULL for the caller to set.
+ * larger than 32768 a side"); err->file is left empty for the caller to set.
  * libjpeg warnings about recoverable damage (premature end of data) are errors here:
  * a half-grey image must not be trained on silently. */
 enum dse_status dse_image_decode(const uint8_t *buf, size_t len, int channels, int min_short,

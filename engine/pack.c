@@ -466,6 +466,7 @@ enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_pa
     if (f->n < 1) return dse_err_set(err, DSE_ERR_IO, f->root, 0, "no images to pack");
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "output path is too long");
+    if ((st = dse_fs_check_target(out_path, err))) return st;
     remove_stale_temps(out_path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
     if (fd < 0) return dse_err_set(err, DSE_ERR_IO, out_path, 0, "cannot create %s: %s", tmp, strerror(errno));

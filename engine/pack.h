@@ -101,7 +101,7 @@ struct dse_pack_summary {
  * by opts->cancel removes its temporary file; one killed outright leaves it, and the next
  * pack to the same out_path removes temporary files whose process is gone. Errors about
  * writing name out_path (err->file) and the temporary file in the message. A bad image without
- * skip_bad is DSE_ERR_IO with err->file = its path (pointing into *f). A split left with
+ * skip_bad is DSE_ERR_IO with err->file = its path. A split left with
  * no image, or a class of train left with no image, is DSE_ERR_IO too. */
 enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_path,
                                const struct dse_pack_opts *opts, struct dse_pack_summary *sum,
@@ -136,7 +136,7 @@ struct dse_pack {
 /* Open and check a pack: magic, version (a newer one is refused naming both versions),
  * the header's CRC-32, the index's CRC-32, every record inside the data and every label
  * below the class count. Records' own CRCs are checked when they are read. Errors are
- * DSE_ERR_IO with err->file = path (borrowed from the caller). *out is heap-allocated;
+ * DSE_ERR_IO with err->file = path. *out is heap-allocated;
  * dse_pack_close frees it. */
 enum dse_status dse_pack_open(const char *path, struct dse_pack **out, struct dse_err *err);
 void dse_pack_close(struct dse_pack *p); /* accepts NULL */

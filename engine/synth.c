@@ -379,7 +379,7 @@ static enum dse_status encode(struct synth_job *j, enum fmt f, uint8_t **out, si
 static enum dse_status make_dir(const char *path, struct dse_err *err) {
     struct dse_err e = { 0 };
     if (dse_fs_mkdirs(path, &e) == DSE_OK) return DSE_OK;
-    /* e.file may point into dse_fs_mkdirs's stack: only its message is used. */
+    /* only e's message: path names the error */
     return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: %s", path, e.msg);
 }
 

@@ -34,7 +34,7 @@ void dse_synth_opts_default(struct dse_synth_opts *o);
  * from o->seed and each image's place) and on the C library's sin and cos, not on what
  * dir held; the file bytes also on the libjpeg and zlib versions.
  * Errors: DSE_ERR_CONFIG for options out of range (naming the option), DSE_ERR_IO naming
- * the path that could not be created or written (err->file is left NULL: the path is in
+ * the path that could not be created or written (err->file is left empty: the path is in
  * the message), DSE_ERR_NOMEM. Files already written stay. Prints nothing. */
 enum dse_status dse_synth_folder(const char *dir, const struct dse_synth_opts *o,
                                  struct dse_err *err);

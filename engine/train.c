@@ -610,21 +610,9 @@ struct run_data {
     struct dse_loader    *ltrain, *ltest;
 };
 
-/* An error whose err->file points into d (a pack's path, a folder's image, a dataset file's
- * name) would dangle once d is freed: the caller's data string is named instead, and a path
- * of d's goes into the message. */
+/* An error about the pack (the cache's file for a folder) names the caller's data string. */
 static void run_data_keep_err(const struct run_data *d, const char *data, struct dse_err *err) {
-    if (!err || !err->file) return;
-    const char *f = err->file;
-    int inside = 0;
-    dse_data_err_detach(&d->files, err);
-    for (int i = 0; i < d->folder.n && !inside; i++) inside = f == d->folder.items[i].path;
-    if (d->pack && f == d->pack->path) {
-        err->file = data;
-    } else if (inside) {
-        struct dse_err e = *err;
-        dse_err_set(err, e.code, NULL, e.line, "%s: %s", e.file, e.msg);
-    }
+    if (err && d->pack && !strcmp(err->file, d->pack->path)) dse_err_set(err, err->code, data, err->line, "%s", err->msg);
 }
 
 static void run_data_free(struct run_data *d) {
@@ -636,8 +624,8 @@ static void run_data_free(struct run_data *d) {
     dse_imgfolder_deinit(&d->folder);
 }
 
-/* The end of a run (training or evaluation), whatever happened: an error's file kept from
- * dangling, the data, the batch buffer (pinned on a device), the model, the labels freed.
+/* The end of a run (training or evaluation), whatever happened: an error about the pack
+ * named as the data string, the data, the batch buffer (pinned on a device), the model, the labels freed.
  * Returns st. */
 static enum dse_status run_end(struct run_data *d, const char *data, struct dse_model *m, float *x, int x_pinned,
                                int *labels, enum dse_status st, struct dse_err *err) {

@@ -57,7 +57,7 @@ struct dse_json_member {
 struct dse_json_doc;
 
 /* Parse len bytes of text (UTF-8; a leading byte-order mark is skipped). path names the
- * source in error messages and is borrowed: err->file points to it on failure. On
+ * source in error messages: err->file names it on failure. On
  * success *out is a new document (free with dse_json_free); on failure *out is NULL and
  * err says where and why (DSE_ERR_CONFIG for bad text, DSE_ERR_NOMEM). Rejected: trailing
  * commas, comments, single quotes, leading zeros, NaN/Infinity, numbers that overflow a

@@ -271,7 +271,7 @@ enum dse_status dse_slurm_jobs(const char *dir, struct dse_slurm_rec *jobs, int 
             strspn(r.id, "0123456789") != strlen(r.id)) {
             char bad[120];
             dse_strlcpy(bad, p, (int)sizeof bad);
-            free(text); /* path is this function's: the message holds it (err->file is borrowed) */
+            free(text); /* the message holds path:line */
             return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s:%d: '%s' is not '<job id> <tasks> <date> <time>' "
                                "(a line dse sweep --slurm writes)", path, line, bad);
         }

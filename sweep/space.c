@@ -728,20 +728,13 @@ enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *
     if (st == DSE_ERR_CONFIG) { /* a range: name the line of the key at fault */
         const char *key = NULL;
         dse_mp_check(mp, &key, err);
-        err->file = s->path;
-        err->line = 0;
         int k = dse_mp_find(key);
-        if (k >= 0) err->line = s->axes[k].line;
-        return st;
+        return dse_err_set(err, err->code, s->path, k >= 0 ? s->axes[k].line : 0, "%s", err->msg);
     }
     if (st) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "candidate base_e=%d incr_e=%d freq=%d pct3x3=%g sr=%g bypass=%s "
-                 "input=%dx%dx%d fires=%d: %.300s", mp->base_e, mp->incr_e, mp->freq, mp->pct3x3, mp->sr,
-                 dse_bypass_str(mp->bypass), mp->input_c, mp->input_h, mp->input_w, mp->fires, err->msg);
-        memcpy(err->msg, msg, sizeof msg);
-        err->file = s->path;
-        err->line = 0;
+        return dse_err_set(err, st, s->path, 0, "candidate base_e=%d incr_e=%d freq=%d pct3x3=%g sr=%g bypass=%s "
+                           "input=%dx%dx%d fires=%d: %.300s", mp->base_e, mp->incr_e, mp->freq, mp->pct3x3, mp->sr,
+                           dse_bypass_str(mp->bypass), mp->input_c, mp->input_h, mp->input_w, mp->fires, err->msg);
     }
     return st;
 }

@@ -20,15 +20,12 @@
 
 /* ---- errors ------------------------------------------------------------------------ */
 
-/* err->file may only borrow strings that outlive the call (base.h), and the paths of
- * the files inside DIR are built here: fold "path:line: " into the message instead. */
+/* The paths of the files inside DIR are built here and the callers name DIR: fold
+ * "path:line: " into the message. */
 static enum dse_status fold_path(struct dse_err *err, enum dse_status st) {
-    if (st && err && err->file) {
+    if (st && err && err->file[0]) {
         char buf[sizeof err->msg];
-        dse_err_format(err, buf, (int)sizeof buf);
-        dse_strlcpy(err->msg, buf, (int)sizeof err->msg);
-        err->file = NULL;
-        err->line = 0;
+        dse_err_set(err, err->code, NULL, 0, "%s", dse_err_format(err, buf, (int)sizeof buf));
     }
     return st;
 }

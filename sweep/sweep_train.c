@@ -1084,7 +1084,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
              * (not for want of memory: the checkpoint is fine). The reader names the file at
              * fault; a message that merely mentions a path under checkpoints/ (a cuDNN choice
              * file there) is not the checkpoint's. */
-            if (st && st != DSE_ERR_NOMEM && within && err->file && !strcmp(err->file, part)) {
+            if (st && st != DSE_ERR_NOMEM && within && !strcmp(err->file, part)) {
                 char bad[4300]; /* the partial checkpoint does not load: from the epoch's start */
                 say(w, "%s: %s; resuming from the epoch's start instead", c->id, err->msg);
                 snprintf(bad, sizeof bad, "%s.bad", part);
@@ -1092,7 +1092,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
                 within = 0;
                 continue;
             }
-            if (st && st != DSE_ERR_NOMEM && from > 0 && err->file && !strcmp(err->file, resume)) {
+            if (st && st != DSE_ERR_NOMEM && from > 0 && !strcmp(err->file, resume)) {
                 char bad[4300];
                 say(w, "%s: %s; going back one checkpoint", c->id, err->msg);
                 snprintf(bad, sizeof bad, "%s.bad", resume);

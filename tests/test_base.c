@@ -20,11 +20,41 @@ static void test_errors(void) {
     CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "a.cfg:7: bad x = 3");
     err.line = 0;
     CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "a.cfg: bad x = 3");
-    err.file = NULL;
+    dse_err_set(&err, DSE_ERR_CONFIG, NULL, 7, "bad x = 3");
     CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "bad x = 3");
     CHECK_INT_EQ(dse_err_set(NULL, DSE_ERR_IO, NULL, 0, "ignored"), DSE_ERR_IO);
     CHECK_STR_EQ(dse_status_str(DSE_ERR_SHAPE), "shape error");
     CHECK_STR_EQ(dse_status_str((enum dse_status)99), "unknown status");
+}
+
+/* The record owns its file (issue #31): a path built in a buffer that then changes or goes
+ * (a returning frame's local) is still named right; "" is none; a file is added only to a
+ * record that names none; the arguments may be the record's own text; a path too long is cut. */
+static void test_error_owns_file(void) {
+    struct dse_err err = { 0 };
+    char path[64], buf[700];
+    snprintf(path, sizeof path, "out/%s", "sweep.txt");
+    dse_err_set(&err, DSE_ERR_IO, path, 0, "cannot create");
+    memset(path, 'x', sizeof path - 1);
+    CHECK_STR_EQ(err.file, "out/sweep.txt");
+    dse_err_name_file(&err, "other.cfg");
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "out/sweep.txt: cannot create");
+    dse_err_set(&err, DSE_ERR_CONFIG, NULL, 4, "bad");
+    CHECK_STR_EQ(err.file, "");
+    dse_err_name_file(&err, "net.cfg");
+    dse_err_name_file(NULL, "net.cfg");
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "net.cfg:4: bad");
+    dse_err_set(&err, err.code, err.file, err.line + 1, "%s (%s)", err.msg, err.file);
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "net.cfg:5: bad (net.cfg)");
+    char *long_path = malloc(DSE_ERR_FILE_MAX + 10);
+    CHECK(long_path != NULL);
+    if (!long_path) return;
+    memset(long_path, 'a', DSE_ERR_FILE_MAX + 9);
+    long_path[DSE_ERR_FILE_MAX + 9] = '\0';
+    dse_err_set(&err, DSE_ERR_IO, long_path, 0, "x");
+    CHECK_INT_EQ((int)strlen(err.file), DSE_ERR_FILE_MAX - 1);
+    CHECK(!strncmp(err.file, long_path, DSE_ERR_FILE_MAX - 1));
+    free(long_path);
 }
 
 static void test_strings(void) {
@@ -193,6 +223,90 @@ static int there(const char *dir, const char *name) {
     return stat(p, &sb) == 0;
 }
 
+static int entries(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return n;
+}
+
+/* A file written whole replaces a regular file or makes a new one, but a symbolic link, a
+ * FIFO or a device at its path is refused and left as it was, with no temporary file behind
+ * (issue #31: `export --out /dev/stdout` renamed a file over the link). */
+static void test_fs_target(void) {
+    char dir[64], fifo[128], link[128], dangling[128], target[128], file[128];
+    struct dse_err err = { 0 };
+    char *text = NULL;
+    struct stat sb;
+    tmpdir_make(dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    snprintf(dangling, sizeof dangling, "%s/dangling", dir);
+    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(file, sizeof file, "%s/file", dir);
+    DSE_ASSERT(mkfifo(fifo, 0644) == 0);
+    write_raw(target, "keep", 4);
+    DSE_ASSERT(symlink("target", link) == 0);
+    DSE_ASSERT(symlink("nowhere", dangling) == 0);
+    const struct { const char *path, *msg; } bad[] = {
+        { fifo, "is a FIFO; expected a regular file or a new name" },
+        { link, "is a symbolic link; expected a regular file or a new name" },
+        { dangling, "is a symbolic link; expected a regular file or a new name" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        CHECK_INT_EQ(dse_fs_write_atomic(bad[i].path, "new", 3, &err), DSE_ERR_IO);
+        CHECK_STR_EQ(err.file, bad[i].path);
+        CHECK(!strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)));
+        CHECK_INT_EQ(dse_fs_check_file(bad[i].path, &err), DSE_ERR_IO);
+        CHECK(!strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)));
+    }
+    CHECK(lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK(lstat(dangling, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK_OK(dse_fs_read(target, &text, NULL, &err));
+    CHECK_STR_EQ(text, "keep");
+    free(text);
+    CHECK_INT_EQ(entries(dir), 4); /* no temporary file left */
+    CHECK_INT_EQ(dse_fs_check_target("/dev/null", &err), DSE_ERR_IO);
+    CHECK(!strncmp(err.msg, "is a character device;", 22));
+    /* what it may replace: nothing, a regular file; a directory is the rename's to refuse */
+    CHECK_OK(dse_fs_write_atomic(file, "one", 3, &err));
+    CHECK_OK(dse_fs_write_atomic(target, "two", 3, &err));
+    CHECK_OK(dse_fs_read(target, &text, NULL, &err));
+    CHECK_STR_EQ(text, "two");
+    free(text);
+    CHECK_OK(dse_fs_check_target(dir, &err));
+    CHECK_INT_EQ(entries(dir), 5);
+    tmpdir_remove(dir);
+}
+
+/* An input that is a FIFO, a device or a socket is refused before it is opened (issue #31: a
+ * FIFO given to dse predict blocked in open); a regular file, a link to one, a directory and
+ * a missing path are left to their readers. */
+static void test_fs_input(void) {
+    char dir[64], fifo[128], link[128], file[128];
+    struct dse_err err = { 0 };
+    tmpdir_make(dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo.png", dir);
+    snprintf(link, sizeof link, "%s/link.png", dir);
+    snprintf(file, sizeof file, "%s/file.png", dir);
+    DSE_ASSERT(mkfifo(fifo, 0644) == 0);
+    write_raw(file, "x", 1);
+    DSE_ASSERT(symlink("file.png", link) == 0);
+    CHECK_INT_EQ(dse_fs_check_input(fifo, &err), DSE_ERR_IO);
+    CHECK_STR_EQ(err.file, fifo);
+    CHECK_STR_EQ(err.msg, "is a FIFO; expected a regular file (opening a FIFO waits for a writer, a device may "
+                          "never end)");
+    CHECK_INT_EQ(dse_fs_check_input("/dev/zero", &err), DSE_ERR_IO);
+    CHECK(!strncmp(err.msg, "is a character device;", 22));
+    CHECK_OK(dse_fs_check_input(file, &err));
+    CHECK_OK(dse_fs_check_input(link, &err));
+    CHECK_OK(dse_fs_check_input(dir, &err));
+    CHECK_OK(dse_fs_check_input("/nonexistent/dse.png", &err));
+    tmpdir_remove(dir);
+}
+
 /* dse_fs_clean_temps (issue #18): a killed writer's temporary file goes, a live one's never. */
 static void test_clean_temps(void) {
     char dir[64], host[64] = "host", name[8][200];
@@ -227,12 +341,15 @@ static void test_clean_temps(void) {
 
 static const struct check_case cases[] = {
     { "base-errors",  test_errors },
+    { "base-errors-own-file", test_error_owns_file },
     { "base-strings", test_strings },
     { "base-pcg32",   test_pcg32 },
     { "base-fnv",     test_fnv },
     { "base-pb",      test_pb },
     { "base-shortest", test_shortest },
     { "base-clean-temps", test_clean_temps },
+    { "base-fs-target", test_fs_target },
+    { "base-fs-input", test_fs_input },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

@@ -192,6 +192,9 @@ static void test_bad_nets(void) {
           "tests/bad_nets/duplicate_name.cfg:5: layer name 'conv1' is used twice", DSE_ERR_CONFIG },
         { "tests/bad_nets/duplicate_fire.cfg",
           "tests/bad_nets/duplicate_fire.cfg:5: layer name 'fire2' is used twice", DSE_ERR_CONFIG },
+        { "tests/bad_nets/long_name.cfg",
+          "tests/bad_nets/long_name.cfg:2: network name 'squeezenet_xxxxxxxxxxxxxxxxxxxxxxxxxxxxx...' is longer "
+          "than 95 characters", DSE_ERR_CONFIG },
         { "tests/bad_nets/data_name.cfg",
           "tests/bad_nets/data_name.cfg:4: layer name 'data' names the network input; choose another", DSE_ERR_CONFIG },
         { "tests/bad_nets/global_kernel.cfg",

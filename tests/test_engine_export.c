@@ -325,7 +325,7 @@ static void test_caffe_bad(void) {
     write_raw(trunc, data, len - 10);
     CHECK_INT_EQ(dse_caffemodel_load(bn, trunc, NULL, &err), DSE_ERR_IO);
     CHECK(strstr(err.msg, "not a Caffe NetParameter") != NULL);
-    CHECK(err.file == trunc);
+    CHECK(!strcmp(err.file, trunc));
     write_raw(junk, "\x0f\x01\x02", 3);
     CHECK_INT_EQ(dse_caffemodel_load(bn, junk, NULL, &err), DSE_ERR_IO);
     /* a file of fmnist's layers lacks bn's "bn1" */

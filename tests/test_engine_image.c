@@ -541,7 +541,7 @@ static void test_decode_errors(void) {
                         cases[i].msg);
             CHECK_INT_EQ(st, DSE_ERR_IO);
             CHECK(strstr(err.msg, cases[i].msg) != NULL);
-            CHECK(err.file == NULL);
+            CHECK(!err.file[0]);
             /* the image stays usable */
             CHECK_OK(decode(&png, channels, 0, &im, &err));
             CHECK(im.w == 64 && im.h == 48 && im.c == channels);
@@ -939,7 +939,7 @@ static void test_synth_errors(void) {
     strcat(dir, "/sub");
     CHECK_INT_EQ(dse_synth_folder(dir, &o, &err), DSE_ERR_IO);
     CHECK(strstr(err.msg, dir) != NULL);
-    CHECK(err.file == NULL);
+    CHECK(!err.file[0]);
 }
 
 static const struct check_case cases[] = {

@@ -579,7 +579,7 @@ static void test_errors(void) {
         enum dse_status st = dse_prototxt_load(cases[i].path, NULL, &net, &err);
         CHECK_INT_EQ(st, cases[i].code);
         CHECK_STR_EQ(st ? dse_err_format(&err, buf, sizeof buf) : "(loaded)", cases[i].msg);
-        CHECK(err.file == cases[i].path);
+        CHECK(!strcmp(err.file, cases[i].path));
         CHECK(net.layers == NULL && net.n_layers == 0); /* nothing to free after a failure */
         if (!st) dse_net_deinit(&net);
     }
@@ -784,7 +784,7 @@ static enum dse_status fuzz_one(const char *src, size_t len) {
         dse_net_deinit(&net);
     } else {
         int ok = (st == DSE_ERR_CONFIG || st == DSE_ERR_UNSUPPORTED || st == DSE_ERR_SHAPE) &&
-                 err.code == st && err.file == path && err.msg[0] != '\0' && err.line >= 0 &&
+                 err.code == st && !strcmp(err.file, path) && err.msg[0] != '\0' && err.line >= 0 &&
                  err.line <= count_lines(buf, len) && net.layers == NULL && net.n_layers == 0;
         if (!ok) {
             char out[512];

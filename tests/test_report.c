@@ -473,7 +473,7 @@ static void test_json_hostile(void) {
             CHECK(d != NULL);
         } else {
             bad++;
-            CHECK(d == NULL && err.line >= 1 && err.file != NULL && strchr(err.msg, ';'));
+            CHECK(d == NULL && err.line >= 1 && err.file[0] && strchr(err.msg, ';'));
         }
         dse_json_free(d);
     }
@@ -991,6 +991,27 @@ static void test_report_plot(void) {
     for (struct dirent *e; dd && (e = readdir(dd));) files += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
     if (dd) closedir(dd);
     CHECK_INT_EQ(files, 1);
+    /* a FIFO or a symbolic link at the plot's path is refused and left as it was, with no
+     * temporary file beside it (issue #31: the rename put a file in its place) */
+    char fifo[300], link[300];
+    struct stat sb;
+    snprintf(fifo, sizeof fifo, "%s/plots/fifo.svg", dir);
+    snprintf(link, sizeof link, "%s/plots/link.svg", dir);
+    CHECK(mkfifo(fifo, 0644) == 0 && symlink("elsewhere.svg", link) == 0);
+    free(run_report(SMALL, DSE_FORMAT_MD, fifo, &st, &err));
+    CHECK_INT_EQ(st, DSE_ERR_IO);
+    CHECK_STR_EQ(err.file, fifo);
+    CHECK(!strncmp(err.msg, "is a FIFO; expected a regular file or a new name", 48));
+    free(run_report(SMALL, DSE_FORMAT_MD, link, &st, &err));
+    CHECK_INT_EQ(st, DSE_ERR_IO);
+    CHECK(!strncmp(err.msg, "is a symbolic link; expected a regular file or a new name", 57));
+    CHECK(lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    dd = opendir(sw);
+    files = 0;
+    for (struct dirent *e; dd && (e = readdir(dd));) files += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (dd) closedir(dd);
+    CHECK_INT_EQ(files, 3);
     rm_tree(dir);
 }
 

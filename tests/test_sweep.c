@@ -1908,6 +1908,42 @@ static void test_plan_clash(void) {
     free(text);
 }
 
+/* A worker whose checkpoints/<id> is a file (issue #31): the error names that path, built in
+ * a frame that had returned when the CLI printed it (stack-use-after-return in the sanitizer
+ * build, whose dse this runs; the record now keeps its own copy of the path). */
+static void test_ckpt_file(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[200], log[260], path[600], want[400], *text = NULL;
+    snprintf(dir, sizeof dir, "%s/ckpt_file", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *cost[] = { "sweep", TINY, "--out", dir, "--analytic-only", NULL };
+    CHECK_INT_EQ(run_dse(log, cost, 60), 0);
+    snprintf(path, sizeof path, "%s/checkpoints", dir);
+    CHECK(mkdir(path, 0755) == 0);
+    snprintf(path, sizeof path, "%s/candidates", dir);
+    DIR *d = opendir(path);
+    struct dirent *de;
+    int files = 0;
+    while (d && (de = readdir(d))) { /* every candidate's checkpoint folder a file */
+        size_t n = strlen(de->d_name);
+        if (n < 6 || strcmp(de->d_name + n - 5, ".json")) continue;
+        snprintf(path, sizeof path, "%s/checkpoints/%.*s", dir, (int)(n - 5), de->d_name);
+        FILE *f = fopen(path, "w");
+        files += f && fclose(f) == 0;
+    }
+    if (d) closedir(d);
+    CHECK_INT_EQ(files, 4);
+    const char *args[] = { "sweep", TINY, "--out", dir, "--workers", "1", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 60), 2);
+    snprintf(want, sizeof want, "dse: %s/checkpoints/c", dir);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, want) && strstr(text, " exists and is not a directory\n"));
+    free(text);
+}
+
 /* What dse report and dse status say of a finished successive-halving sweep: 4
  * candidates, eta 2: two stop at rung 0, one at rung 1, 7 epochs of 12. */
 static void test_report(void) {
@@ -3235,6 +3271,7 @@ static const struct check_case cases[] = {
     { "sweep-gpus",    test_sweep_gpus },
     { "sweep-diverge", test_diverge },
     { "sweep-clash",   test_plan_clash },
+    { "sweep-ckpt-file", test_ckpt_file },
     { "sweep-asha",    test_asha },
     { "sweep-asha-multi", test_asha_multi },
     { "sweep-asha-crash", test_asha_crash },
