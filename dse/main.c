@@ -1658,12 +1658,28 @@ static int run_cmd(enum dse_cmd k, int argc, char **argv) {
 
 static int run(int argc, char **argv) {
     if (argc < 2) {
+/* " (did you mean 'analyze'?)" for a mistyped command name (data: a subcommand of dse data),
+ * into buf; "" when no command is close (dse_word_suggest). */
+static const char *near_command(const char *name, int data, char *buf, int size) {
+    char names[512] = "", near[64];
+    for (int k = 0; k < DSE_CMD_COUNT; k++) {
+        const char *n = dse_opt_cmds[k].name;
+        size_t at = strlen(names);
+        if (!strncmp(n, "data ", 5) == !!data) snprintf(names + at, sizeof names - at, " %s", data ? n + 5 : n);
+    }
+    if (!data) strcat(names, " data help");
+    buf[0] = '\0';
+    if (dse_word_suggest(names, name, near, (int)sizeof near)) snprintf(buf, (size_t)size, " (did you mean '%s'?)", near);
+    return buf;
+}
+
         fputs(usage_main, stderr);
         return EXIT_BAD_INPUT;
     }
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) return fputs(usage_main, stdout), 0;
     if (!strcmp(name, "--version")) return printf("dse " DSE_VERSION " (backends: %s)\n", dse_engine_backends()), 0;
+    char        hint[96];
     if (!strcmp(name, "help")) {
         /* dse help, dse help --help, dse help help: what help does is in the main usage */
         if (argc == 2 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help"))
@@ -1673,7 +1689,8 @@ static int run(int argc, char **argv) {
             if (strncmp(dse_opt_cmds[k].name, "data ", 5) && !strcmp(name, dse_opt_cmds[k].name))
                 return dse_opts_usage(stdout, &dse_opt_cmds[k]), 0;
         if (!strcmp(name, "data")) return fputs(usage_data, stdout), 0;
-        fprintf(stderr, "dse help: unknown command '%s'\n\n%s", name, usage_main);
+        fprintf(stderr, "dse help: unknown command '%s'%s\n\n%s", name, near_command(name, 0, hint, sizeof hint),
+                usage_main);
         return EXIT_BAD_INPUT;
     }
     if (!strcmp(name, "data")) {
@@ -1682,14 +1699,14 @@ static int run(int argc, char **argv) {
         for (int k = 0; k < DSE_CMD_COUNT; k++)
             if (!strncmp(dse_opt_cmds[k].name, "data ", 5) && !strcmp(sub, dse_opt_cmds[k].name + 5))
                 return run_cmd((enum dse_cmd)k, argc - 3, argv + 3);
-        fprintf(stderr, "dse data: %s '%s'\n\n%s", sub[0] ? "unknown subcommand" : "expected a subcommand", sub,
-                usage_data);
+        fprintf(stderr, "dse data: %s '%s'%s\n\n%s", sub[0] ? "unknown subcommand" : "expected a subcommand", sub,
+                sub[0] ? near_command(sub, 1, hint, sizeof hint) : "", usage_data);
         return EXIT_BAD_INPUT;
     }
     for (int k = 0; k < DSE_CMD_COUNT; k++)
         if (strncmp(dse_opt_cmds[k].name, "data ", 5) && !strcmp(name, dse_opt_cmds[k].name))
             return run_cmd((enum dse_cmd)k, argc - 2, argv + 2);
-    fprintf(stderr, "dse: unknown command '%s'\n\n%s", name, usage_main);
+    fprintf(stderr, "dse: unknown command '%s'%s\n\n%s", name, near_command(name, 0, hint, sizeof hint), usage_main);
     return EXIT_BAD_INPUT;
 }
 

@@ -571,6 +571,21 @@ static enum dse_status check_value(const struct dse_opt_line *l, const char *v, 
     return DSE_OK;
 }
 
+/* "unknown option 'ARG'", with the command's option nearest to its name KEY if one is close
+ * (dse_word_suggest: "--epoch" -> "--epochs"). */
+static enum dse_status unknown_option(const struct dse_opt_cmd *c, const char *arg, const char *key,
+                                      struct dse_err *err) {
+    char names[4096] = "--help", near[64];
+    for (int i = 0; i < c->n_lines; i++) {
+        size_t n = strlen(names);
+        if (c->lines[i].place != DSE_OPT_PLACE_HEADING)
+            snprintf(names + n, sizeof names - n, " %s", dse_opt_specs[c->lines[i].opt].name);
+    }
+    if (dse_word_suggest(names, key, near, (int)sizeof near))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unknown option '%s' (did you mean '%s'?)", arg, near);
+    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unknown option '%s'", arg);
+}
+
 enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **argv, struct dse_opt_args *a,
                                struct dse_err *err) {
     int only_files = 0;
@@ -596,7 +611,7 @@ enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **arg
         key[klen] = '\0';
         if (!strcmp(key, "-h")) strcpy(key, "--help");
         const struct dse_opt_line *l = strcmp(key, "--help") ? line_named(c, key) : NULL;
-        if (!l && strcmp(key, "--help")) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unknown option '%s'", arg);
+        if (!l && strcmp(key, "--help")) return unknown_option(c, arg, key, err);
         if (!l || dse_opt_specs[l->opt].kind == DSE_OPT_KIND_FLAG) {
             if (eq) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "option '%s' takes no value", key);
             if (!l) return a->help = 1, DSE_OK;

@@ -644,6 +644,8 @@ static void test_space_dataset(void) {
                           "fashion-mnist, mnist, cifar-10, cifar-100, or a path") == err.msg);
     CHECK_INT_EQ(load_dataset(dir, "s.cfg", "", &sp, &err), DSE_ERR_CONFIG);
     CHECK_INT_EQ(err.line, 4);
+    CHECK_INT_EQ(load_dataset(dir, "s.cfg", "fmnist", &sp, &err), DSE_ERR_CONFIG); /* issue #31: not "mnist" */
+    CHECK(strstr(err.msg, "dataset = \"fmnist\" names no dataset (did you mean \"fashion-mnist\"?)") == err.msg);
     /* a path that is not there yet (a pack made later, a sweep's copy far from its data) loads */
     CHECK_OK(load_dataset(dir, "space.cfg", "./synth227", &sp, &err));
     dse_space_free(&sp);
