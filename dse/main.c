@@ -1385,6 +1385,7 @@ static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     o.limit_test = OPT_INT(LIMIT_TEST, o.limit_test);
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
+    dse_netfile_fit_checkpoint(&in, &info);
     o.data = OPT(DATA) ? OPT(DATA) : info.data[0] ? info.data : "fashion-mnist";
     o.limit_train = 1; /* the training split is not read for evaluation (image sources) */
     o.conv_algo = DSE_CPU_CONV_GEMM_BATCH; /* no timing: the same bits every run */
@@ -1495,6 +1496,7 @@ static int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     top = OPT_INT(TOP, top);
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
+    dse_netfile_fit_checkpoint(&in, &info);
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
     struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
     rc = 0;
@@ -1656,8 +1658,6 @@ static int run_cmd(enum dse_cmd k, int argc, char **argv) {
     return cmd_runs[k](c, &a);
 }
 
-static int run(int argc, char **argv) {
-    if (argc < 2) {
 /* " (did you mean 'analyze'?)" for a mistyped command name (data: a subcommand of dse data),
  * into buf; "" when no command is close (dse_word_suggest). */
 static const char *near_command(const char *name, int data, char *buf, int size) {
@@ -1673,13 +1673,15 @@ static const char *near_command(const char *name, int data, char *buf, int size)
     return buf;
 }
 
+static int run(int argc, char **argv) {
+    if (argc < 2) {
         fputs(usage_main, stderr);
         return EXIT_BAD_INPUT;
     }
     const char *name = argv[1];
+    char        hint[96];
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) return fputs(usage_main, stdout), 0;
     if (!strcmp(name, "--version")) return printf("dse " DSE_VERSION " (backends: %s)\n", dse_engine_backends()), 0;
-    char        hint[96];
     if (!strcmp(name, "help")) {
         /* dse help, dse help --help, dse help help: what help does is in the main usage */
         if (argc == 2 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help"))

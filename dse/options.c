@@ -419,7 +419,7 @@ static const struct dse_opt_line lines_eval[] = {
     OWN(BATCH, "default 64"),
     RIGHT(THREADS, NULL, "default 2"),
     OWN(LIMIT_TEST, "evaluate the first N test images"),
-    OWN(INPUT, "fit NET as it was fitted for training"),
+    OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
     OWN(JSON, "print {\"loss\", \"top1\", \"top5\", \"images\", \"per_class\": [...]} instead"),
 };
@@ -427,7 +427,7 @@ static const struct dse_opt_line lines_eval[] = {
 static const struct dse_opt_line lines_predict[] = {
     OWNA(CHECKPOINT, "F", "a checkpoint of NET"),
     OWN(TOP, "classes to print per image (default 5)"),
-    OWN(INPUT, "fit NET as it was fitted for training"),
+    OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
     OWN(JSON, "one JSON object per image: {\"image\", \"top\": [{\"class\", \"name\", \"p\"}]}"),
 };
@@ -440,7 +440,7 @@ static const struct dse_opt_line lines_export[] = {
     FORMAT("onnx caffe", "onnx (default) or caffe"),
     OWNA(OUT, "PATH", "default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
                       "candidate id or the network file's)"),
-    OWN(INPUT, "fit NET as it was fitted for training"),
+    OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
 };
 

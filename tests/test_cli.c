@@ -13,6 +13,8 @@
 #include "analysis/analysis.h"
 #include "base/fs.h"
 #include "dse/options.h"
+#include "engine/model.h"
+#include "engine/train.h"
 #include "dse/report.h"
 #include "sweep/json_read.h"
 #include "sweep/space.h"
@@ -642,10 +644,10 @@ static void test_space_dataset(void) {
     CHECK_INT_EQ(load_dataset(dir, "s.cfg", "cifar1O", &sp, &err), DSE_ERR_CONFIG);
     CHECK(strstr(err.msg, "dataset = \"cifar1O\" names no dataset (did you mean \"cifar-10\"?); expected "
                           "fashion-mnist, mnist, cifar-10, cifar-100, or a path") == err.msg);
-    CHECK_INT_EQ(load_dataset(dir, "s.cfg", "", &sp, &err), DSE_ERR_CONFIG);
-    CHECK_INT_EQ(err.line, 4);
     CHECK_INT_EQ(load_dataset(dir, "s.cfg", "fmnist", &sp, &err), DSE_ERR_CONFIG); /* issue #31: not "mnist" */
     CHECK(strstr(err.msg, "dataset = \"fmnist\" names no dataset (did you mean \"fashion-mnist\"?)") == err.msg);
+    CHECK_INT_EQ(load_dataset(dir, "s.cfg", "", &sp, &err), DSE_ERR_CONFIG);
+    CHECK_INT_EQ(err.line, 4);
     /* a path that is not there yet (a pack made later, a sweep's copy far from its data) loads */
     CHECK_OK(load_dataset(dir, "space.cfg", "./synth227", &sp, &err));
     dse_space_free(&sp);
@@ -1013,6 +1015,55 @@ static void test_sweep_dir(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* dse eval, predict and export fit NET from its checkpoint (issue #31): a network trained with
+ * --input 3,32,32 --classes 3 loads from its file again without those flags, with them
+ * overriding what the checkpoint says; the file alone is another network. */
+static void test_ckpt_fit(void) {
+    const char *dir = tmpdir(), *file = "experiments/squeezenet/squeezenet_fmnist.cfg";
+    char ckpt[128];
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    struct dse_model *m = NULL;
+    struct dse_ckpt_info info;
+    struct dse_input_shape trained = { .c = 3, .h = 32, .w = 32, .classes = 3 };
+    const struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+    int next;
+    int64_t it;
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(ckpt, sizeof ckpt, "%s/fitted.ckpt", dir);
+    CHECK_OK(dse_netfile_load(file, &trained, &net, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    CHECK_OK(dse_checkpoint_save(m, 1, 10, NULL, ckpt, &err));
+    dse_model_free(m), m = NULL;
+    dse_net_deinit(&net);
+    CHECK_OK(dse_checkpoint_info(ckpt, &info, &err));
+    CHECK(info.in_c == 3 && info.in_h == 32 && info.in_w == 32 && info.outputs == 3);
+    free(info.class_names);
+    /* nothing given: all from the checkpoint, and it loads */
+    struct dse_input_shape fit = { 0 };
+    dse_netfile_fit_checkpoint(&fit, &info);
+    CHECK(fit.c == 3 && fit.h == 32 && fit.w == 32 && fit.classes == 3);
+    CHECK_OK(dse_netfile_load(file, &fit, &net, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    CHECK_OK(dse_checkpoint_load(m, ckpt, &next, &it, &err));
+    dse_model_free(m), m = NULL;
+    dse_net_deinit(&net);
+    /* what the command line gives stays: --classes 5 is not the checkpoint's network */
+    fit = (struct dse_input_shape){ .classes = 5 };
+    dse_netfile_fit_checkpoint(&fit, &info);
+    CHECK(fit.c == 3 && fit.h == 32 && fit.w == 32 && fit.classes == 5);
+    /* the file as it is (1x28x28, 10 classes) is refused naming a tensor */
+    CHECK_OK(dse_netfile_load(file, NULL, &net, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    CHECK_INT_EQ(dse_checkpoint_load(m, ckpt, &next, &it, &err), DSE_ERR_IO);
+    CHECK(strstr(err.msg, "checkpoint of another network") != NULL);
+    dse_model_free(m);
+    dse_net_deinit(&net);
+    remove(ckpt);
+    rmdir(dir);
+}
+
 /* Every command's --help names every option of its table, with the placeholder it shows;
  * no command takes two options of one name. */
 static void test_options_help(void) {
@@ -1192,6 +1243,7 @@ static const struct check_case cases[] = {
     { "space-doc-keys",           test_space_doc_keys },
     { "space-roundtrip",          test_space_roundtrip },
     { "sweep-dir",                test_sweep_dir },
+    { "cli-ckpt-fit",             test_ckpt_fit },
     { "cli-options-help",         test_options_help },
     { "cli-options-one-range",    test_options_one_range },
     { "cli-early-stop",           test_early_stop },
