@@ -1064,6 +1064,71 @@ static void test_ckpt_fit(void) {
     rmdir(dir);
 }
 
+/* The usage lines of "dse NAME" in text[0..end), appended to out: each line starting
+ * "dse NAME ARG" (after "usage: " or indentation; ARG in capitals, so that examples do not
+ * count) with its indented continuation lines as one string, runs of spaces as one, each
+ * ended by '\n'. */
+static void usage_entries(const char *text, const char *end, const char *name, char *out, size_t size) {
+    char head[64];
+    size_t n;
+    int in = 0;
+    snprintf(head, sizeof head, "dse %s ", name);
+    n = strlen(out);
+    for (const char *p = text; p < end && *p;) {
+        const char *e = strchr(p, '\n');
+        if (!e || e > end) e = end;
+        const char *q = p;
+        if (!strncmp(q, "usage: ", 7)) q += 7;
+        int indented = q == p && (*q == ' ');
+        while (q < e && *q == ' ') q++;
+        int starts = !strncmp(q, head, strlen(head)) && isupper((unsigned char)q[strlen(head)]); /* not an example */
+        if (starts || (in && indented && strncmp(q, "dse ", 4) && strncmp(q, "mpirun ", 7))) {
+            if (starts && n && out[n - 1] == ' ') out[n - 1] = '\n';
+            for (; q < e && n + 2 < size; q++)
+                if (*q != ' ' || (n && out[n - 1] != ' ' && out[n - 1] != '\n')) out[n++] = *q;
+            if (n && out[n - 1] != ' ' && n + 2 < size) out[n++] = ' ';
+            out[n] = '\0';
+            in = 1;
+        } else {
+            in = 0;
+        }
+        p = e + 1;
+    }
+    if (n && out[n - 1] == ' ') out[n - 1] = '\n';
+}
+
+/* docs/cli.md shows each command's usage as its --help does (issue #31: sweep's and bench's
+ * differed): the "dse NAME ARG ..." lines of its code blocks against the --help text's. */
+static void test_usage_docs(void) {
+    char *doc = NULL;
+    CHECK_OK(dse_fs_read("docs/cli.md", &doc, NULL, NULL));
+    if (!doc) return;
+    for (int k = 0; k < DSE_CMD_COUNT; k++) {
+        const struct dse_opt_cmd *c = &dse_opt_cmds[k];
+        char want[4096], got[4096];
+        want[0] = got[0] = '\0';
+        usage_entries(c->usage, c->usage + strlen(c->usage), c->name, want, sizeof want);
+        for (const char *b = strstr(doc, "\n```\n"); b;) { /* each code block in turn */
+            const char *e = strstr(b + 5, "\n```\n");
+            if (!e) break;
+            char blk[4096] = "";
+            usage_entries(b + 5, e + 1, c->name, blk, sizeof blk);
+            for (char *l = blk, *nl; *l; l = nl + 1) { /* a line shown again (a section's example) once */
+                char line[4096];
+                if (!(nl = strchr(l, '\n'))) break;
+                snprintf(line, sizeof line, "%.*s", (int)(nl - l + 1), l);
+                size_t n = strlen(got);
+                if (!strstr(got, line)) snprintf(got + n, sizeof got - n, "%s", line);
+            }
+            b = strstr(e + 5, "\n```");
+        }
+        CHECK(want[0] != '\0');
+        if (strcmp(want, got)) fprintf(stderr, "dse %s: --help says\n%s\ndocs/cli.md says\n%s\n", c->name, want, got);
+        CHECK_STR_EQ(got, want);
+    }
+    free(doc);
+}
+
 /* Every command's --help names every option of its table, with the placeholder it shows;
  * no command takes two options of one name. */
 static void test_options_help(void) {
@@ -1245,6 +1310,7 @@ static const struct check_case cases[] = {
     { "sweep-dir",                test_sweep_dir },
     { "cli-ckpt-fit",             test_ckpt_fit },
     { "cli-options-help",         test_options_help },
+    { "cli-usage-docs",           test_usage_docs },
     { "cli-options-one-range",    test_options_one_range },
     { "cli-early-stop",           test_early_stop },
     { "cli-deep-nets",            test_deep_nets },
