@@ -19,6 +19,7 @@
 #include "dse/exportcmd.h"
 #include "dse/netfile.h"
 #include "dse/options.h"
+#include "dse/ratecache.h"
 #include "dse/report.h"
 #include "sweep/json_read.h"
 #include "sweep/slurm.h"
@@ -133,7 +134,8 @@ static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     const long long batch = OPT_INT(BATCH, 1);
     const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
-    if (OPT(COMM_WORKERS) || OPT(BANDWIDTH) || OPT(LATENCY) || OPT(IMG_PER_S)) return analyze_comm(c, a);
+    if (OPT(COMM_WORKERS) || OPT(BANDWIDTH) || OPT(LATENCY) || OPT(IMG_PER_S) || FLAG(MEASURE))
+        return analyze_comm(c, a);
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
     rc = dse_report_analyze(stdout, a->pos[0], &net, batch, FLAG(EXPAND), fmt, &err) ? fail(&err) : 0;
@@ -1043,9 +1045,53 @@ static int parse_real(const char *s, double lo, int open, double hi, double *out
     return 0;
 }
 
-/* dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X] [--batch B]:
- * the communication model (docs/comm-model.md). Without --img-per-s one worker's training
- * speed is measured here: 1 thread, batch B, the median of 3 steps after 1 warm-up. */
+/* dse analyze --workers without --img-per-s: one worker's images/s into o->img_per_s, from
+ * this CPU's training FLOP/s in the rate cache (dse/ratecache.h) in milliseconds, or with
+ * --measure timed here and kept there; what was done into how (the report's words) and
+ * *source ("estimated", "measured"). -1, or the exit code of a failure. */
+static int comm_compute(const struct dse_opt_cmd *c, const struct dse_opt_args *a, const struct dse_net *net,
+                        struct dse_comm_opts *o, char *how, size_t how_size, const char **source) {
+    struct dse_err err = { 0 };
+    char cache[4096], buf[1024];
+    if (dse_ratecache_path(cache, sizeof cache))
+        return bad_usage(c->name, "the rate cache's path ($XDG_CACHE_HOME or $HOME) is too long: give --img-per-s X%s", "");
+    if (!FLAG(MEASURE)) {
+        if (dse_ratecache_estimate(cache, net, &o->img_per_s, how, how_size, &err)) return fail(&err);
+        if (o->img_per_s > 0) return *source = "estimated", -1;
+        fprintf(stderr, "dse %s: no training speed is known for this machine's CPU: give one worker's images/s "
+                        "(--img-per-s X), or --measure to time a few SGD steps here once (a minute or more) and keep "
+                        "this CPU's FLOP/s for later estimates\n", c->name);
+        return EXIT_BAD_INPUT;
+    }
+    struct dse_model *m = NULL;
+    struct dse_model_device_opts dev = { 0 }; /* the CPU, fp32 */
+    struct dse_input_shape in;
+    float *x = NULL;
+    int *labels = NULL, rc;
+    double t[3];
+    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    fprintf(stderr, "dse %s: measuring one worker's training speed (1 thread, batch %lld, 4 steps)\n", c->name,
+            (long long)o->batch);
+    rc = synthetic_model(c->name, a->pos[0], &in, (int)o->batch, 1, 0, &dev, &m, &x, &labels);
+    if (rc < 0) rc = time_steps(m, x, labels, 1, 1, DSE_ARRAY_LEN(t), t, &err) ? fail(&err) : -1;
+    dse_model_free(m);
+    free(x);
+    free(labels);
+    if (rc >= 0) return rc;
+    o->img_per_s = (double)o->batch / t[DSE_ARRAY_LEN(t) / 2];
+    *source = "measured";
+    int n = snprintf(how, how_size, "measured on this machine: 1 thread, batch %lld, median of 3 SGD steps",
+                     (long long)o->batch);
+    if (dse_ratecache_keep(cache, net, o->img_per_s, &err)) /* the analysis goes on without it */
+        fprintf(stderr, "dse %s: the speed was not kept: %s\n", c->name, dse_err_format(&err, buf, sizeof buf));
+    else if (n > 0 && (size_t)n < how_size)
+        snprintf(how + n, how_size - (size_t)n, " (kept in %s)", cache);
+    return -1;
+}
+
+/* dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X | --measure]
+ * [--batch B]: the communication model (docs/comm-model.md); one worker's training speed as
+ * comm_compute finds it unless given. */
 static int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_input_shape in;
@@ -1066,28 +1112,17 @@ static int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *
                         "(--batch B sets the global batch)\n", c->name, workers, (long long)o.batch);
         return EXIT_BAD_INPUT;
     }
+    if (OPT(IMG_PER_S) && FLAG(MEASURE)) return bad_usage(c->name, "give --img-per-s X or --measure, not both%s", "");
     o.bandwidth *= 1e9, o.latency_s *= 1e-6;
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
-    if (!OPT(IMG_PER_S)) {
-        struct dse_model *m = NULL;
-        struct dse_model_device_opts dev = { 0 }; /* the CPU, fp32 */
-        float *x = NULL;
-        int *labels = NULL;
-        double t[3];
-        fprintf(stderr, "dse %s: measuring one worker's training speed (1 thread, batch %lld, 4 steps)\n", c->name,
-                (long long)o.batch);
-        rc = synthetic_model(c->name, a->pos[0], &in, (int)o.batch, 1, 0, &dev, &m, &x, &labels);
-        if (rc < 0) rc = time_steps(m, x, labels, 1, 1, DSE_ARRAY_LEN(t), t, &err) ? fail(&err) : -1;
-        dse_model_free(m);
-        free(x);
-        free(labels);
-        if (rc >= 0) return rc;
-        o.img_per_s = (double)o.batch / t[DSE_ARRAY_LEN(t) / 2];
-    }
     struct dse_net net;
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
-    rc = dse_report_comm(stdout, a->pos[0], &net, &o, workers, !OPT(IMG_PER_S),
-                         opt_format(OPT(FORMAT), DSE_FORMAT_TABLE), &err) ? fail(&err) : 0;
+    char how[4608] = "given (--img-per-s)";
+    const char *source = "given";
+    rc = OPT(IMG_PER_S) ? -1 : comm_compute(c, a, &net, &o, how, sizeof how, &source);
+    if (rc < 0)
+        rc = dse_report_comm(stdout, a->pos[0], &net, &o, workers, source, how,
+                             opt_format(OPT(FORMAT), DSE_FORMAT_TABLE), &err) ? fail(&err) : 0;
     dse_net_deinit(&net);
     return rc;
 }

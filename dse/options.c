@@ -23,7 +23,7 @@ const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT] = {
 static const char usage_analyze[] =
     "usage: dse analyze NET [--batch N] [--format table|json|csv|md] [--expand]\n"
     "                       [--input C,H,W] [--classes K]\n"
-    "       dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X] [--batch B]\n"
+    "       dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X | --measure] [--batch B]\n"
     "                       [--format table|json|csv|md] [--input C,H,W] [--classes K]\n"
     "\n"
     "Closed-form cost of a network: per layer the output shape, params (weights + biases),\n"
@@ -242,8 +242,11 @@ static const struct dse_opt_line lines_analyze[] = {
     OWN(COMM_WORKERS, "the communication model for 1, 2, 4, ... and P workers (P at most the batch)"),
     OWN(BANDWIDTH, "each link's bandwidth, 10^9 bytes/s (10 Gb/s Ethernet: 1.25)"),
     OWN(LATENCY, "per message, microseconds (default 0: eqs. 3.3 and 3.4 as the thesis has them)"),
-    OWN(IMG_PER_S, "one worker's training images/s (default: measured here with 1 thread, a few\n"
-                   "SGD steps on synthetic data at --batch)"),
+    OWN(IMG_PER_S, "one worker's training images/s (default: estimated from the network's\n"
+                   "training FLOPs and this machine's FLOP/s, which --measure keeps)"),
+    OWN(MEASURE, "time a few SGD steps here (1 thread, synthetic data at --batch; a minute or\n"
+                 "more) instead, and keep this CPU's FLOP/s in $XDG_CACHE_HOME/dse (else\n"
+                 "~/.cache/dse)/train-rate.txt for later estimates"),
 };
 
 static const struct dse_opt_line lines_diff[] = {

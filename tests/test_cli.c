@@ -13,6 +13,7 @@
 #include "analysis/analysis.h"
 #include "base/fs.h"
 #include "dse/options.h"
+#include "dse/ratecache.h"
 #include "engine/model.h"
 #include "engine/train.h"
 #include "dse/report.h"
@@ -1064,6 +1065,74 @@ static void test_ckpt_fit(void) {
     rmdir(dir);
 }
 
+/* dse analyze --workers answers in milliseconds (issue #31): a worker's img/s is this CPU's
+ * training FLOP/s, kept once by --measure (dse/ratecache.h) per CPU model and thread count,
+ * over the network's training FLOPs per image. */
+static void test_rate_cache(void) {
+    const char *dir = tmpdir();
+    char path[256], cpu[256], how[1024], want[300];
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    double rate, img_per_s;
+    CHECK(dir != NULL);
+    if (!dir) return;
+    /* where: $XDG_CACHE_HOME/dse, else ~/.cache/dse */
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    char saved[1024] = "";
+    if (xdg) snprintf(saved, sizeof saved, "%s", xdg);
+    setenv("XDG_CACHE_HOME", "/x/y", 1);
+    CHECK(dse_ratecache_path(path, sizeof path) == 0);
+    CHECK_STR_EQ(path, "/x/y/dse/train-rate.txt");
+    unsetenv("XDG_CACHE_HOME");
+    CHECK(dse_ratecache_path(path, sizeof path) == 0);
+    snprintf(want, sizeof want, "%s/.cache/dse/train-rate.txt", getenv("HOME") ? getenv("HOME") : "/tmp");
+    CHECK_STR_EQ(path, want);
+    if (saved[0]) setenv("XDG_CACHE_HOME", saved, 1);
+    /* one line per CPU model and thread count; the folder made on first use */
+    snprintf(path, sizeof path, "%s/dse/train-rate.txt", dir);
+    CHECK_OK(dse_ratecache_get(path, "CPU A", 1, &rate, &err));
+    CHECK(rate == 0);
+    CHECK_OK(dse_ratecache_put(path, "CPU A", 1, 2e9, &err));
+    CHECK_OK(dse_ratecache_put(path, "CPU B @ 2.0GHz", 1, 3e9, &err));
+    CHECK_OK(dse_ratecache_put(path, "CPU A", 2, 5e9, &err));
+    CHECK_OK(dse_ratecache_put(path, "CPU A", 1, 4e9, &err)); /* replaces its line */
+    CHECK_OK(dse_ratecache_get(path, "CPU A", 1, &rate, &err));
+    CHECK(rate == 4e9);
+    CHECK_OK(dse_ratecache_get(path, "CPU B @ 2.0GHz", 1, &rate, &err));
+    CHECK(rate == 3e9);
+    CHECK_OK(dse_ratecache_get(path, "CPU A", 2, &rate, &err));
+    CHECK(rate == 5e9);
+    CHECK_OK(dse_ratecache_get(path, "CPU C", 1, &rate, &err));
+    CHECK(rate == 0);
+    char *text = NULL;
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    CHECK_STR_EQ(text, "1 3e+09 CPU B @ 2.0GHz\n2 5e+09 CPU A\n1 4e+09 CPU A\n");
+    free(text);
+    /* the estimate: this CPU's rate over SqueezeNet v1.0's training FLOPs per image */
+    CHECK_OK(dse_netfile_load("experiments/squeezenet/squeezenet_v1.0.cfg", NULL, &net, &err));
+    CHECK_OK(dse_ratecache_estimate(path, &net, &img_per_s, how, sizeof how, &err));
+    CHECK(img_per_s == 0); /* nothing kept for this CPU */
+    CHECK_OK(dse_ratecache_keep(path, &net, 17.75, &err));
+    CHECK_OK(dse_ratecache_estimate(path, &net, &img_per_s, how, sizeof how, &err));
+    CHECK_NEAR(img_per_s, 17.75, 1e-5);
+    dse_ratecache_cpu(cpu, sizeof cpu);
+    CHECK_OK(dse_ratecache_get(path, cpu, 1, &rate, &err));
+    CHECK_NEAR(rate, 17.75 * 4996007616.0, 1e-5); /* v1.0's training FLOPs per image (dse analyze) */
+    CHECK(strstr(how, "estimated: this CPU's ") == how && strstr(how, path) != NULL);
+    CHECK_OK(dse_ratecache_get(path, "CPU A", 1, &rate, &err)); /* the others' lines stay */
+    CHECK(rate == 4e9);
+    dse_net_deinit(&net);
+    /* a line that does not parse names the file and line, and is not written over */
+    write_text(path, "1 3e+09 CPU B\n1 fast CPU A\n");
+    CHECK_INT_EQ(dse_ratecache_get(path, "CPU B", 1, &rate, &err), DSE_ERR_IO);
+    CHECK(!strcmp(err.file, path) && err.line == 2);
+    CHECK_INT_EQ(dse_ratecache_put(path, "CPU B", 1, 1e9, &err), DSE_ERR_IO);
+    remove(path);
+    snprintf(want, sizeof want, "%s/dse", dir);
+    rmdir(want);
+    rmdir(dir);
+}
+
 /* The usage lines of "dse NAME" in text[0..end), appended to out: each line starting
  * "dse NAME ARG" (after "usage: " or indentation; ARG in capitals, so that examples do not
  * count) with its indented continuation lines as one string, runs of spaces as one, each
@@ -1311,6 +1380,7 @@ static const struct check_case cases[] = {
     { "cli-ckpt-fit",             test_ckpt_fit },
     { "cli-options-help",         test_options_help },
     { "cli-usage-docs",           test_usage_docs },
+    { "cli-rate-cache",           test_rate_cache },
     { "cli-options-one-range",    test_options_one_range },
     { "cli-early-stop",           test_early_stop },
     { "cli-deep-nets",            test_deep_nets },
