@@ -1054,7 +1054,8 @@ static int comm_compute(const struct dse_opt_cmd *c, const struct dse_opt_args *
     struct dse_err err = { 0 };
     char cache[4096], buf[1024];
     if (dse_ratecache_path(cache, sizeof cache))
-        return bad_usage(c->name, "the rate cache's path ($XDG_CACHE_HOME or $HOME) is too long: give --img-per-s X%s", "");
+        return bad_usage(c->name, "the rate cache's path ($XDG_CACHE_HOME or $HOME) is too long: give --img-per-s "
+                                  "X%s", "");
     if (!FLAG(MEASURE)) {
         if (dse_ratecache_estimate(cache, net, &o->img_per_s, how, how_size, &err)) return fail(&err);
         if (o->img_per_s > 0) return *source = "estimated", -1;
@@ -1704,7 +1705,8 @@ static const char *near_command(const char *name, int data, char *buf, int size)
     }
     if (!data) strcat(names, " data help");
     buf[0] = '\0';
-    if (dse_word_suggest(names, name, near, (int)sizeof near)) snprintf(buf, (size_t)size, " (did you mean '%s'?)", near);
+    if (dse_word_suggest(names, name, near, (int)sizeof near))
+        snprintf(buf, (size_t)size, " (did you mean '%s'?)", near);
     return buf;
 }
 

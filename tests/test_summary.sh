@@ -6,7 +6,8 @@
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 printf 'sweep_crash_gpu\ntest_engine_cuda\n' >"$tmp/gpu"
-tail='the 10 fuzz targets that .ci/run runs; sh tools/install-test-tools installs what they need, then sh tools/fuzz 20 runs the fuzz targets'
+tail='the 10 fuzz targets that .ci/run runs; sh tools/install-test-tools installs what they need, then'
+tail="$tail sh tools/fuzz 20 runs the fuzz targets"
 fail=0 n=0
 while IFS='|' read -r name total skipped want; do
     case "$name" in ''|'#'*) continue ;; esac
