@@ -138,7 +138,7 @@ enum dse_status dse_dataprep_check_fit(const struct dse_net *net, const struct d
     int want_h = info->h ? info->h : net->in_h, want_w = info->w ? info->w : net->in_w;
     int want_c = info->c ? info->c : net->in_c == 1 ? 1 : 3; /* a folder converts to 1 or 3 */
     int shape = net->in_c != want_c || want_h != net->in_h || want_w != net->in_w;
-    int classes = k >= 0 && outputs < info->classes;
+    int classes = k >= 0 && info->classes > 0 && outputs != info->classes; /* more: outputs no image trains */
     char fix[256];
     if (!shape && !classes) return DSE_OK;
     if (macro && info->h)

@@ -26,7 +26,8 @@ enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, in
                                      FILE *log, char *out, size_t out_size, struct dse_err *err);
 
 /* The network against the data (info from dse_data_probe): channels, size (fixed-size
- * data only) and classes (the classifier's outputs must be at least the classes). On a
+ * data only) and classes (the classifier's outputs must equal the classes: fewer cannot
+ * label every image, more would train outputs that no image is labelled with). On a
  * mismatch: DSE_ERR_SHAPE whose message names the fix, in the words of `how`: "flags"
  * (--input C,H,W --classes K) or "macro" (a space's macro section). */
 enum dse_status dse_dataprep_check_fit(const struct dse_net *net, const struct dse_data_info *info,

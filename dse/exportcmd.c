@@ -124,8 +124,13 @@ static enum dse_status from_sweep(const struct dse_export_req *q, struct source 
 }
 
 static enum dse_status from_file(const struct dse_export_req *q, struct source *src, struct dse_err *err) {
-    enum dse_status st = dse_netfile_load(q->net_path, &q->fit, &src->net, err);
+    struct dse_input_shape fit = q->fit;
+    struct dse_ckpt_info   info;
+    enum dse_status        st = dse_checkpoint_info(q->checkpoint, &info, err);
     if (st) return st;
+    free(info.class_names);
+    dse_netfile_fit_checkpoint(&fit, &info); /* NET as it was trained, unless --input/--classes say */
+    if ((st = dse_netfile_load(q->net_path, &fit, &src->net, err))) return st;
     snprintf(src->checkpoint, sizeof src->checkpoint, "%s", q->checkpoint);
     const char *base = strrchr(q->net_path, '/');
     base = base ? base + 1 : q->net_path;

@@ -19,6 +19,7 @@
 #include "dse/exportcmd.h"
 #include "dse/netfile.h"
 #include "dse/options.h"
+#include "dse/ratecache.h"
 #include "dse/report.h"
 #include "sweep/json_read.h"
 #include "sweep/slurm.h"
@@ -133,7 +134,8 @@ static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     const long long batch = OPT_INT(BATCH, 1);
     const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
-    if (OPT(COMM_WORKERS) || OPT(BANDWIDTH) || OPT(LATENCY) || OPT(IMG_PER_S)) return analyze_comm(c, a);
+    if (OPT(COMM_WORKERS) || OPT(BANDWIDTH) || OPT(LATENCY) || OPT(IMG_PER_S) || FLAG(MEASURE))
+        return analyze_comm(c, a);
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
     rc = dse_report_analyze(stdout, a->pos[0], &net, batch, FLAG(EXPAND), fmt, &err) ? fail(&err) : 0;
@@ -1034,9 +1036,54 @@ static int parse_real(const char *s, double lo, int open, double hi, double *out
     return 0;
 }
 
-/* dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X] [--batch B]:
- * the communication model (docs/comm-model.md). Without --img-per-s one worker's training
- * speed is measured here: 1 thread, batch B, the median of 3 steps after 1 warm-up. */
+/* dse analyze --workers without --img-per-s: one worker's images/s into o->img_per_s, from
+ * this CPU's training FLOP/s in the rate cache (dse/ratecache.h) in milliseconds, or with
+ * --measure timed here and kept there; what was done into how (the report's words) and
+ * *source ("estimated", "measured"). -1, or the exit code of a failure. */
+static int comm_compute(const struct dse_opt_cmd *c, const struct dse_opt_args *a, const struct dse_net *net,
+                        struct dse_comm_opts *o, char *how, size_t how_size, const char **source) {
+    struct dse_err err = { 0 };
+    char cache[4096], buf[1024];
+    if (dse_ratecache_path(cache, sizeof cache))
+        return bad_usage(c->name, "the rate cache's path ($XDG_CACHE_HOME or $HOME) is too long: give --img-per-s "
+                                  "X%s", "");
+    if (!FLAG(MEASURE)) {
+        if (dse_ratecache_estimate(cache, net, &o->img_per_s, how, how_size, &err)) return fail(&err);
+        if (o->img_per_s > 0) return *source = "estimated", -1;
+        fprintf(stderr, "dse %s: no training speed is known for this machine's CPU: give one worker's images/s "
+                        "(--img-per-s X), or --measure to time a few SGD steps here once (a minute or more) and keep "
+                        "this CPU's FLOP/s for later estimates\n", c->name);
+        return EXIT_BAD_INPUT;
+    }
+    struct dse_model *m = NULL;
+    struct dse_model_device_opts dev = { 0 }; /* the CPU, fp32 */
+    struct dse_input_shape in;
+    float *x = NULL;
+    int *labels = NULL, rc;
+    double t[3];
+    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    fprintf(stderr, "dse %s: measuring one worker's training speed (1 thread, batch %lld, 4 steps)\n", c->name,
+            (long long)o->batch);
+    rc = synthetic_model(c->name, a->pos[0], &in, (int)o->batch, 1, 0, &dev, &m, &x, &labels);
+    if (rc < 0) rc = time_steps(m, x, labels, 1, 1, DSE_ARRAY_LEN(t), t, &err) ? fail(&err) : -1;
+    dse_model_free(m);
+    free(x);
+    free(labels);
+    if (rc >= 0) return rc;
+    o->img_per_s = (double)o->batch / t[DSE_ARRAY_LEN(t) / 2];
+    *source = "measured";
+    int n = snprintf(how, how_size, "measured on this machine: 1 thread, batch %lld, median of 3 SGD steps",
+                     (long long)o->batch);
+    if (dse_ratecache_keep(cache, net, o->img_per_s, &err)) /* the analysis goes on without it */
+        fprintf(stderr, "dse %s: the speed was not kept: %s\n", c->name, dse_err_format(&err, buf, sizeof buf));
+    else if (n > 0 && (size_t)n < how_size)
+        snprintf(how + n, how_size - (size_t)n, " (kept in %s)", cache);
+    return -1;
+}
+
+/* dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X | --measure]
+ * [--batch B]: the communication model (docs/comm-model.md); one worker's training speed as
+ * comm_compute finds it unless given. */
 static int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_input_shape in;
@@ -1057,28 +1104,17 @@ static int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *
                         "(--batch B sets the global batch)\n", c->name, workers, (long long)o.batch);
         return EXIT_BAD_INPUT;
     }
+    if (OPT(IMG_PER_S) && FLAG(MEASURE)) return bad_usage(c->name, "give --img-per-s X or --measure, not both%s", "");
     o.bandwidth *= 1e9, o.latency_s *= 1e-6;
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
-    if (!OPT(IMG_PER_S)) {
-        struct dse_model *m = NULL;
-        struct dse_model_device_opts dev = { 0 }; /* the CPU, fp32 */
-        float *x = NULL;
-        int *labels = NULL;
-        double t[3];
-        fprintf(stderr, "dse %s: measuring one worker's training speed (1 thread, batch %lld, 4 steps)\n", c->name,
-                (long long)o.batch);
-        rc = synthetic_model(c->name, a->pos[0], &in, (int)o.batch, 1, 0, &dev, &m, &x, &labels);
-        if (rc < 0) rc = time_steps(m, x, labels, 1, 1, DSE_ARRAY_LEN(t), t, &err) ? fail(&err) : -1;
-        dse_model_free(m);
-        free(x);
-        free(labels);
-        if (rc >= 0) return rc;
-        o.img_per_s = (double)o.batch / t[DSE_ARRAY_LEN(t) / 2];
-    }
     struct dse_net net;
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
-    rc = dse_report_comm(stdout, a->pos[0], &net, &o, workers, !OPT(IMG_PER_S),
-                         opt_format(OPT(FORMAT), DSE_FORMAT_TABLE), &err) ? fail(&err) : 0;
+    char how[4608] = "given (--img-per-s)";
+    const char *source = "given";
+    rc = OPT(IMG_PER_S) ? -1 : comm_compute(c, a, &net, &o, how, sizeof how, &source);
+    if (rc < 0)
+        rc = dse_report_comm(stdout, a->pos[0], &net, &o, workers, source, how,
+                             opt_format(OPT(FORMAT), DSE_FORMAT_TABLE), &err) ? fail(&err) : 0;
     dse_net_deinit(&net);
     return rc;
 }
@@ -1376,6 +1412,7 @@ static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     o.limit_test = OPT_INT(LIMIT_TEST, o.limit_test);
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
+    dse_netfile_fit_checkpoint(&in, &info);
     o.data = OPT(DATA) ? OPT(DATA) : info.data[0] ? info.data : "fashion-mnist";
     o.limit_train = 1; /* the training split is not read for evaluation (image sources) */
     o.conv_algo = DSE_CPU_CONV_GEMM_BATCH; /* no timing: the same bits every run */
@@ -1489,6 +1526,7 @@ static int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     for (int i = 0; i < a->n_pos; i++)
         if (dse_fs_check_input(a->pos[i], &err)) return fail(&err);
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
+    dse_netfile_fit_checkpoint(&in, &info);
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
     struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
     rc = 0;
@@ -1650,12 +1688,29 @@ static int run_cmd(enum dse_cmd k, int argc, char **argv) {
     return cmd_runs[k](c, &a);
 }
 
+/* " (did you mean 'analyze'?)" for a mistyped command name (data: a subcommand of dse data),
+ * into buf; "" when no command is close (dse_word_suggest). */
+static const char *near_command(const char *name, int data, char *buf, int size) {
+    char names[512] = "", near[64];
+    for (int k = 0; k < DSE_CMD_COUNT; k++) {
+        const char *n = dse_opt_cmds[k].name;
+        size_t at = strlen(names);
+        if (!strncmp(n, "data ", 5) == !!data) snprintf(names + at, sizeof names - at, " %s", data ? n + 5 : n);
+    }
+    if (!data) strcat(names, " data help");
+    buf[0] = '\0';
+    if (dse_word_suggest(names, name, near, (int)sizeof near))
+        snprintf(buf, (size_t)size, " (did you mean '%s'?)", near);
+    return buf;
+}
+
 static int run(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage_main, stderr);
         return EXIT_BAD_INPUT;
     }
     const char *name = argv[1];
+    char        hint[96];
     if (!strcmp(name, "--help") || !strcmp(name, "-h")) return fputs(usage_main, stdout), 0;
     if (!strcmp(name, "--version")) {
         const struct dse_blas_info *b = dse_blas_setup();
@@ -1672,7 +1727,8 @@ static int run(int argc, char **argv) {
             if (strncmp(dse_opt_cmds[k].name, "data ", 5) && !strcmp(name, dse_opt_cmds[k].name))
                 return dse_opts_usage(stdout, &dse_opt_cmds[k]), 0;
         if (!strcmp(name, "data")) return fputs(usage_data, stdout), 0;
-        fprintf(stderr, "dse help: unknown command '%s'\n\n%s", name, usage_main);
+        fprintf(stderr, "dse help: unknown command '%s'%s\n\n%s", name, near_command(name, 0, hint, sizeof hint),
+                usage_main);
         return EXIT_BAD_INPUT;
     }
     if (!strcmp(name, "data")) {
@@ -1681,14 +1737,14 @@ static int run(int argc, char **argv) {
         for (int k = 0; k < DSE_CMD_COUNT; k++)
             if (!strncmp(dse_opt_cmds[k].name, "data ", 5) && !strcmp(sub, dse_opt_cmds[k].name + 5))
                 return run_cmd((enum dse_cmd)k, argc - 3, argv + 3);
-        fprintf(stderr, "dse data: %s '%s'\n\n%s", sub[0] ? "unknown subcommand" : "expected a subcommand", sub,
-                usage_data);
+        fprintf(stderr, "dse data: %s '%s'%s\n\n%s", sub[0] ? "unknown subcommand" : "expected a subcommand", sub,
+                sub[0] ? near_command(sub, 1, hint, sizeof hint) : "", usage_data);
         return EXIT_BAD_INPUT;
     }
     for (int k = 0; k < DSE_CMD_COUNT; k++)
         if (strncmp(dse_opt_cmds[k].name, "data ", 5) && !strcmp(name, dse_opt_cmds[k].name))
             return run_cmd((enum dse_cmd)k, argc - 2, argv + 2);
-    fprintf(stderr, "dse: unknown command '%s'\n\n%s", name, usage_main);
+    fprintf(stderr, "dse: unknown command '%s'%s\n\n%s", name, near_command(name, 0, hint, sizeof hint), usage_main);
     return EXIT_BAD_INPUT;
 }
 

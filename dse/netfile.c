@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "engine/train.h"
+
 static int has_ext(const char *path, const char *ext) {
     size_t lp = strlen(path), le = strlen(ext);
     return lp > le && strcmp(path + lp - le, ext) == 0;
@@ -26,4 +28,10 @@ enum dse_status dse_netfile_load(const char *path, const struct dse_input_shape 
     memset(out, 0, sizeof *out);
     return dse_err_set(err, DSE_ERR_CONFIG, path, 0,
                        "unknown network file type; expected a .cfg (dse network) or .prototxt (Caffe) file");
+}
+
+void dse_netfile_fit_checkpoint(struct dse_input_shape *fit, const struct dse_ckpt_info *info) {
+    if (!fit->c && !fit->h && !fit->w && info->in_c > 0)
+        fit->c = info->in_c, fit->h = info->in_h, fit->w = info->in_w;
+    if (!fit->classes && info->outputs > 0) fit->classes = info->outputs;
 }

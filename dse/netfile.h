@@ -17,6 +17,13 @@ struct dse_input_shape {
     int classes;
 };
 
+/* What a checkpoint records of its network's fit (--input, --classes) fills the parts of fit
+ * the command line left 0: its input C,H,W and its classifier's outputs, so that dse eval,
+ * predict and export load NET as it was trained without asking again. Parts info does not
+ * record (a format-1 checkpoint) stay 0: as NET's file says. */
+struct dse_ckpt_info;
+void dse_netfile_fit_checkpoint(struct dse_input_shape *fit, const struct dse_ckpt_info *info);
+
 /* Load PATH by its extension: .cfg -> dse_netcfg_load, .prototxt/.pt -> dse_prototxt_load.
  * On success *out is initialized and inferred (dse_net_infer); the caller deinits it.
  * On failure *out holds nothing to free and err says file:line and what was expected.

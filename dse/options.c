@@ -23,8 +23,8 @@ const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT] = {
 static const char usage_analyze[] =
     "usage: dse analyze NET [--batch N] [--format table|json|csv|md] [--expand]\n"
     "                       [--input C,H,W] [--classes K]\n"
-    "       dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X] [--batch B]\n"
-    "                       [--format table|json|csv|md]\n"
+    "       dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X | --measure] [--batch B]\n"
+    "                       [--format table|json|csv|md] [--input C,H,W] [--classes K]\n"
     "\n"
     "Closed-form cost of a network: per layer the output shape, params (weights + biases),\n"
     "FLOPs (2 per multiply-add, conv and fc), activations and receptive field; totals,\n"
@@ -63,13 +63,13 @@ static const char usage_sweep[] =
     "                       [--strategy grid|random|evolution]\n"
     "                       [--early-stop none|sh|asha] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
     "                       [--conv auto|gemm_batch|gemm_image|winograd|direct] [--lease-seconds S]\n"
-    "                       [--max-crashes N] [--data-root DIR]\n"
+    "                       [--max-crashes N] [--data-root DIR] [--ranks-per-candidate P]\n"
     "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32|fp16|bf16] [--max-oom N]\n"
     "                        [--algos det|any]]\n"
     "       dse sweep SPACE --out DIR --slurm [--array N] [--gpus-per-task K] [--sbatch \"ARGS\"] [--dry-run]\n"
     "                       [worker options above]\n"
     "       dse sweep DIR --slurm --cancel\n"
-    "       dse sweep SPACE --analytic-only [--out DIR]\n"
+    "       dse sweep SPACE --analytic-only [--out DIR] [--strategy grid|random|evolution]\n"
     "\n"
     "Generate and cost every candidate of a design space (or its sample), prune by the\n"
     "space's constraints, record each candidate in DIR (default sweeps/<space name>), then\n"
@@ -244,8 +244,11 @@ static const struct dse_opt_line lines_analyze[] = {
     OWN(COMM_WORKERS, "the communication model for 1, 2, 4, ... and P workers (P at most the batch)"),
     OWN(BANDWIDTH, "each link's bandwidth, 10^9 bytes/s (10 Gb/s Ethernet: 1.25)"),
     OWN(LATENCY, "per message, microseconds (default 0: eqs. 3.3 and 3.4 as the thesis has them)"),
-    OWN(IMG_PER_S, "one worker's training images/s (default: measured here with 1 thread, a few\n"
-                   "SGD steps on synthetic data at --batch)"),
+    OWN(IMG_PER_S, "one worker's training images/s (default: estimated from the network's\n"
+                   "training FLOPs and this machine's FLOP/s, which --measure keeps)"),
+    OWN(MEASURE, "time a few SGD steps here (1 thread, synthetic data at --batch; a minute or\n"
+                 "more) instead, and keep this CPU's FLOP/s in $XDG_CACHE_HOME/dse (else\n"
+                 "~/.cache/dse)/train-rate.txt for later estimates"),
 };
 
 static const struct dse_opt_line lines_diff[] = {
@@ -422,7 +425,7 @@ static const struct dse_opt_line lines_eval[] = {
     OWN(BATCH, "default 64"),
     RIGHT(THREADS, NULL, "default 2"),
     OWN(LIMIT_TEST, "evaluate the first N test images"),
-    OWN(INPUT, "fit NET as it was fitted for training"),
+    OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
     OWN(JSON, "print {\"loss\", \"top1\", \"top5\", \"images\", \"per_class\": [...]} instead"),
 };
@@ -430,7 +433,7 @@ static const struct dse_opt_line lines_eval[] = {
 static const struct dse_opt_line lines_predict[] = {
     OWNA(CHECKPOINT, "F", "a checkpoint of NET"),
     OWN(TOP, "classes to print per image (default 5)"),
-    OWN(INPUT, "fit NET as it was fitted for training"),
+    OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
     OWN(JSON, "one JSON object per image: {\"image\", \"top\": [{\"class\", \"name\", \"p\"}]}"),
 };
@@ -443,7 +446,7 @@ static const struct dse_opt_line lines_export[] = {
     FORMAT("onnx caffe", "onnx (default) or caffe"),
     OWNA(OUT, "PATH", "default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
                       "candidate id or the network file's)"),
-    OWN(INPUT, "fit NET as it was fitted for training"),
+    OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
 };
 
@@ -574,6 +577,21 @@ static enum dse_status check_value(const struct dse_opt_line *l, const char *v, 
     return DSE_OK;
 }
 
+/* "unknown option 'ARG'", with the command's option nearest to its name KEY if one is close
+ * (dse_word_suggest: "--epoch" -> "--epochs"). */
+static enum dse_status unknown_option(const struct dse_opt_cmd *c, const char *arg, const char *key,
+                                      struct dse_err *err) {
+    char names[4096] = "--help", near[64];
+    for (int i = 0; i < c->n_lines; i++) {
+        size_t n = strlen(names);
+        if (c->lines[i].place != DSE_OPT_PLACE_HEADING)
+            snprintf(names + n, sizeof names - n, " %s", dse_opt_specs[c->lines[i].opt].name);
+    }
+    if (dse_word_suggest(names, key, near, (int)sizeof near))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unknown option '%s' (did you mean '%s'?)", arg, near);
+    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unknown option '%s'", arg);
+}
+
 enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **argv, struct dse_opt_args *a,
                                struct dse_err *err) {
     int only_files = 0;
@@ -599,7 +617,7 @@ enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **arg
         key[klen] = '\0';
         if (!strcmp(key, "-h")) strcpy(key, "--help");
         const struct dse_opt_line *l = strcmp(key, "--help") ? line_named(c, key) : NULL;
-        if (!l && strcmp(key, "--help")) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unknown option '%s'", arg);
+        if (!l && strcmp(key, "--help")) return unknown_option(c, arg, key, err);
         if (!l || dse_opt_specs[l->opt].kind == DSE_OPT_KIND_FLAG) {
             if (eq) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "option '%s' takes no value", key);
             if (!l) return a->help = 1, DSE_OK;

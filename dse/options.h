@@ -58,6 +58,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(BANDWIDTH,       "--bandwidth",     "GB/s",    TEXT, 0,   0,                  NULL, NULL)              \
     X(LATENCY,         "--latency",       "US",      TEXT, 0,   0,                  NULL, NULL)              \
     X(IMG_PER_S,       "--img-per-s",     "X",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(MEASURE,         "--measure",       "",        FLAG, 0,   0,                  NULL, NULL)              \
     /* sweep */                                                                                              \
     X(ANALYTIC_ONLY,   "--analytic-only", "",        FLAG, 0,   0,                  NULL, NULL)              \
     X(WORKERS,         "--workers",       "N",       INT,  1,   256,                NULL, NULL)              \

@@ -346,7 +346,7 @@ enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_n
 
 /* The model's lines above the table: what is counted, the sizes and where img/s came from. */
 static void comm_header(FILE *f, const char *path, const struct dse_net *net, const struct dse_cost_totals *t,
-                        const struct dse_comm_opts *o, int64_t workers, int measured, enum dse_format fmt) {
+                        const struct dse_comm_opts *o, int64_t workers, const char *how, enum dse_format fmt) {
     const char *p = fmt == DSE_FORMAT_MD ? "" : "# ";
     char a[CELL_MAX], b[CELL_MAX], c[CELL_MAX];
     fprintf(f, "%sdse analyze %s: network \"%s\", data-parallel training on 1 to %" PRId64 " workers%s\n", p, path,
@@ -361,19 +361,15 @@ static void comm_header(FILE *f, const char *path, const struct dse_net *net, co
             fmt_si(b, (double)o->grad_bytes, "B"), fmt_int(c, t->params, 1));
     fprintf(f, "network        %.4g GB/s per link (%.4g Gb/s), latency %.4g us per message\n", o->bandwidth / 1e9,
             o->bandwidth * 8 / 1e9, o->latency_s * 1e6);
-    fprintf(f, "compute        %.4g img/s per worker, ", o->img_per_s);
-    if (measured)
-        fprintf(f, "measured on this machine: 1 thread, batch %" PRId64 ", median of 3 SGD steps\n", o->batch);
-    else
-        fputs("given (--img-per-s)\n", f);
+    fprintf(f, "compute        %.4g img/s per worker, %s\n", o->img_per_s, how);
     fprintf(f, "batch          %" PRId64 " images per step, ceil(%" PRId64 " / P) on the busiest worker\n", o->batch,
             o->batch);
     fputs(fmt == DSE_FORMAT_MD ? "```\n\n" : "\n", f);
 }
 
 enum dse_status dse_report_comm(FILE *f, const char *path, const struct dse_net *net,
-                                const struct dse_comm_opts *opts, int64_t workers, int measured,
-                                enum dse_format fmt, struct dse_err *err) {
+                                const struct dse_comm_opts *opts, int64_t workers, const char *source,
+                                const char *how, enum dse_format fmt, struct dse_err *err) {
     struct analyzed a;
     enum dse_status st = analyze(net, 1, 0, &a, err);
     if (st) return st;
@@ -395,8 +391,7 @@ enum dse_status dse_report_comm(FILE *f, const char *path, const struct dse_net 
         fprintf(f, ",\n  \"model\": \"firecaffe\",\n  \"params\": %" PRId64 ",\n  \"grad_bytes\": %" PRId64
                    ",\n  \"bandwidth_bytes_per_s\": %.9g,\n  \"latency_s\": %.9g,\n  \"batch\": %" PRId64
                    ",\n  \"img_per_s\": %.9g,\n  \"img_per_s_source\": \"%s\",\n  \"points\": [\n",
-                a.tot.params, o.grad_bytes, o.bandwidth, o.latency_s, o.batch, o.img_per_s,
-                measured ? "measured" : "given");
+                a.tot.params, o.grad_bytes, o.bandwidth, o.latency_s, o.batch, o.img_per_s, source);
         for (int i = 0; i < n; i++) {
             const struct dse_comm_point *q = &pts[i];
             fprintf(f, "    {\"workers\": %" PRId64 ", \"images\": %" PRId64 ", \"ps_s\": %.9g, \"tree_s\": %.9g"
@@ -431,7 +426,7 @@ enum dse_status dse_report_comm(FILE *f, const char *path, const struct dse_net 
         fmt_int(c[1], q->images, 0);
         for (int k = 0; k < DSE_ARRAY_LEN(v); k++) snprintf(c[2 + k], CELL_MAX, num, v[k]);
     }
-    if (fmt != DSE_FORMAT_CSV) comm_header(f, path, net, &a.tot, &o, workers, measured, fmt);
+    if (fmt != DSE_FORMAT_CSV) comm_header(f, path, net, &a.tot, &o, workers, how, fmt);
     tbl_print(f, &tb, fmt);
     tbl_free(&tb);
     analyzed_free(&a);

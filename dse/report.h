@@ -23,12 +23,13 @@ enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_n
 /* dse analyze NET --workers P (docs/comm-model.md): the communication model of data-parallel
  * training (analysis/comm.c) for 1, 2, 4, ... workers and `workers` itself, each row's
  * parameter-server and reduction-tree communication, compute, step, speedup and efficiency.
- * o's grad_bytes is set here from net's params (4 bytes each); its img_per_s was measured on
- * this machine (measured: with 1 thread at o->batch) or given. */
+ * o's grad_bytes is set here from net's params (4 bytes each). Where its img_per_s came from:
+ * source, one word for JSON's img_per_s_source ("given", "estimated", "measured"), and how,
+ * the header's words ("given (--img-per-s)", "estimated: ...", "measured on this machine: ..."). */
 struct dse_comm_opts;
 enum dse_status dse_report_comm(FILE *f, const char *path, const struct dse_net *net,
-                                const struct dse_comm_opts *o, int64_t workers, int measured,
-                                enum dse_format fmt, struct dse_err *err);
+                                const struct dse_comm_opts *o, int64_t workers, const char *source,
+                                const char *how, enum dse_format fmt, struct dse_err *err);
 
 /* Per-row ratios variant/base, totals, and the reach of the change. */
 enum dse_status dse_report_diff(FILE *f, const char *base_path, const struct dse_net *base,

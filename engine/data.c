@@ -451,13 +451,31 @@ const char *dse_data_name_find(const char *spec) {
     return NULL;
 }
 
+/* name with every hyphenated part but the last cut to its initial, as people shorten them:
+ * "fashion-mnist" -> "fmnist", "cifar-10" -> "c10"; into out (size 64). */
+static void name_initials(const char *name, char *out) {
+    int n = 0;
+    for (const char *p = name; *p && n < 63;) {
+        const char *h = strchr(p, '-');
+        if (!h) {
+            n += snprintf(out + n, (size_t)(64 - n), "%s", p);
+            break;
+        }
+        out[n++] = *p, p = h + 1;
+    }
+    out[n < 63 ? n : 63] = '\0';
+}
+
 const char *dse_data_name_near(const char *spec) {
     const char *best = NULL;
     int         bestd = 4;
     for (int i = 0; spec && i < DSE_ARRAY_LEN(known_sets); i++) {
-        int d = dse_edit_distance(spec, known_sets[i].name);
+        char initials[64];
+        name_initials(known_sets[i].name, initials);
+        int d = dse_edit_distance(spec, known_sets[i].name), di = dse_edit_distance(spec, initials);
         if (known_sets[i].alias[0] && dse_edit_distance(spec, known_sets[i].alias) < d)
             d = dse_edit_distance(spec, known_sets[i].alias);
+        if (di < d) d = di; /* "fmnist" is 0 from fashion-mnist's initials, 1 from mnist */
         if (d < bestd) bestd = d, best = known_sets[i].name;
     }
     return best;

@@ -94,8 +94,9 @@ enum dse_data_split  { DSE_DATA_SPLIT_TRAIN, DSE_DATA_SPLIT_TEST };
  * matched without regard to case), or NULL if it names none. */
 const char *dse_data_name_find(const char *spec);
 
-/* The canonical name nearest to a misspelt spec (at most 3 edits from a name or alias), or
- * NULL: what "did you mean" suggests. */
+/* The canonical name nearest to a misspelt spec (at most 3 edits from a name, its alias or
+ * its initials form: "fmnist" for fashion-mnist, "c10" for cifar-10), or NULL: what "did you
+ * mean" suggests. */
 const char *dse_data_name_near(const char *spec);
 
 /* Random crop with zero padding and horizontal flip, applied to the raw pixels before

@@ -428,6 +428,16 @@ enum dse_status dse_checkpoint_info(const char *path, struct dse_ckpt_info *out,
             dse_strlcpy(out->data, buf + 5, (int)sizeof out->data);
         } else if (!strncmp(buf, "seed ", 5)) {
             out->seed = strtoull(buf + 5, NULL, 10);
+        } else if (!strncmp(buf, "input ", 6)) { /* what dse eval, predict and export fit NET to */
+            int ic, ih, iw; /* the tensor lines are what loading checks: a line unread here is no error */
+            if (sscanf(buf + 6, "%d %d %d", &ic, &ih, &iw) == 3 && ic > 0 && ih > 0 && iw > 0)
+                out->in_c = ic, out->in_h = ih, out->in_w = iw;
+        } else if (!strncmp(buf, "layer ", 6)) {
+            char type[16];
+            int  oc;
+            if (sscanf(buf + 6, "%*s %15s in %*d out %d", type, &oc) == 2 && oc > 0 &&
+                (!strcmp(type, dse_layer_type_str(DSE_LAYER_CONV)) || !strcmp(type, dse_layer_type_str(DSE_LAYER_FC))))
+                out->outputs = oc;
         } else if (!strncmp(buf, "eval_center ", 12)) {
             out->eval_center = strtof(buf + 12, NULL);
         } else if (!strncmp(buf, "norm ", 5)) {

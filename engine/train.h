@@ -217,6 +217,8 @@ struct dse_ckpt_info {
     float                eval_center;  /* 0: not recorded */
     int                  classes;      /* 0: not recorded */
     char               (*class_names)[64]; /* [classes] or NULL; owned: free() it */
+    int                  in_c, in_h, in_w; /* the network's input ("input" line); 0: not recorded */
+    int                  outputs;      /* its classifier's (the last conv or fc "layer" line); 0: none */
 };
 
 /* Read path's header and text block (not the values). Errors: missing file, bad magic,

@@ -6,7 +6,11 @@ dse=$1
 dir=tests/golden/cli
 fail=0 n=0
 tmp=$(mktemp) || exit 1
-trap 'rm -f "$tmp"' EXIT
+# an empty cache: no case's output may depend on this user's (conv choices, packs, the
+# machine's training rate that dse analyze --workers estimates from)
+XDG_CACHE_HOME=$(mktemp -d) || exit 1
+export XDG_CACHE_HOME
+trap 'rm -f "$tmp"; rm -rf "$XDG_CACHE_HOME"' EXIT
 while IFS='|' read -r name args; do
     case "$name" in ''|'#'*) continue ;; esac
     name=$(echo "$name" | tr -d ' ')

@@ -13,6 +13,9 @@
 #include "analysis/analysis.h"
 #include "base/fs.h"
 #include "dse/options.h"
+#include "dse/ratecache.h"
+#include "engine/model.h"
+#include "engine/train.h"
 #include "dse/report.h"
 #include "sweep/json_read.h"
 #include "sweep/space.h"
@@ -645,6 +648,8 @@ static void test_space_dataset(void) {
     CHECK_INT_EQ(load_dataset(dir, "s.cfg", "cifar1O", &sp, &err), DSE_ERR_CONFIG);
     CHECK(strstr(err.msg, "dataset = \"cifar1O\" names no dataset (did you mean \"cifar-10\"?); expected "
                           "fashion-mnist, mnist, cifar-10, cifar-100, or a path") == err.msg);
+    CHECK_INT_EQ(load_dataset(dir, "s.cfg", "fmnist", &sp, &err), DSE_ERR_CONFIG); /* issue #31: not "mnist" */
+    CHECK(strstr(err.msg, "dataset = \"fmnist\" names no dataset (did you mean \"fashion-mnist\"?)") == err.msg);
     CHECK_INT_EQ(load_dataset(dir, "s.cfg", "", &sp, &err), DSE_ERR_CONFIG);
     CHECK_INT_EQ(err.line, 4);
     /* a path that is not there yet (a pack made later, a sweep's copy far from its data) loads */
@@ -1014,6 +1019,188 @@ static void test_sweep_dir(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* dse eval, predict and export fit NET from its checkpoint (issue #31): a network trained with
+ * --input 3,32,32 --classes 3 loads from its file again without those flags, with them
+ * overriding what the checkpoint says; the file alone is another network. */
+static void test_ckpt_fit(void) {
+    const char *dir = tmpdir(), *file = "experiments/squeezenet/squeezenet_fmnist.cfg";
+    char ckpt[128];
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    struct dse_model *m = NULL;
+    struct dse_ckpt_info info;
+    struct dse_input_shape trained = { .c = 3, .h = 32, .w = 32, .classes = 3 };
+    const struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+    int next;
+    int64_t it;
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(ckpt, sizeof ckpt, "%s/fitted.ckpt", dir);
+    CHECK_OK(dse_netfile_load(file, &trained, &net, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    CHECK_OK(dse_checkpoint_save(m, 1, 10, NULL, ckpt, &err));
+    dse_model_free(m), m = NULL;
+    dse_net_deinit(&net);
+    CHECK_OK(dse_checkpoint_info(ckpt, &info, &err));
+    CHECK(info.in_c == 3 && info.in_h == 32 && info.in_w == 32 && info.outputs == 3);
+    free(info.class_names);
+    /* nothing given: all from the checkpoint, and it loads */
+    struct dse_input_shape fit = { 0 };
+    dse_netfile_fit_checkpoint(&fit, &info);
+    CHECK(fit.c == 3 && fit.h == 32 && fit.w == 32 && fit.classes == 3);
+    CHECK_OK(dse_netfile_load(file, &fit, &net, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    CHECK_OK(dse_checkpoint_load(m, ckpt, &next, &it, &err));
+    dse_model_free(m), m = NULL;
+    dse_net_deinit(&net);
+    /* what the command line gives stays: --classes 5 is not the checkpoint's network */
+    fit = (struct dse_input_shape){ .classes = 5 };
+    dse_netfile_fit_checkpoint(&fit, &info);
+    CHECK(fit.c == 3 && fit.h == 32 && fit.w == 32 && fit.classes == 5);
+    /* the file as it is (1x28x28, 10 classes) is refused naming a tensor */
+    CHECK_OK(dse_netfile_load(file, NULL, &net, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    CHECK_INT_EQ(dse_checkpoint_load(m, ckpt, &next, &it, &err), DSE_ERR_IO);
+    CHECK(strstr(err.msg, "checkpoint of another network") != NULL);
+    dse_model_free(m);
+    dse_net_deinit(&net);
+    remove(ckpt);
+    rmdir(dir);
+}
+
+/* dse analyze --workers answers in milliseconds (issue #31): a worker's img/s is this CPU's
+ * training FLOP/s, kept once by --measure (dse/ratecache.h) per CPU model and thread count,
+ * over the network's training FLOPs per image. */
+static void test_rate_cache(void) {
+    const char *dir = tmpdir();
+    char path[256], cpu[256], how[1024], want[300];
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    double rate, img_per_s;
+    CHECK(dir != NULL);
+    if (!dir) return;
+    /* where: $XDG_CACHE_HOME/dse, else ~/.cache/dse */
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    char saved[1024] = "";
+    if (xdg) snprintf(saved, sizeof saved, "%s", xdg);
+    setenv("XDG_CACHE_HOME", "/x/y", 1);
+    CHECK(dse_ratecache_path(path, sizeof path) == 0);
+    CHECK_STR_EQ(path, "/x/y/dse/train-rate.txt");
+    unsetenv("XDG_CACHE_HOME");
+    CHECK(dse_ratecache_path(path, sizeof path) == 0);
+    snprintf(want, sizeof want, "%s/.cache/dse/train-rate.txt", getenv("HOME") ? getenv("HOME") : "/tmp");
+    CHECK_STR_EQ(path, want);
+    if (saved[0]) setenv("XDG_CACHE_HOME", saved, 1);
+    /* one line per CPU model and thread count; the folder made on first use */
+    snprintf(path, sizeof path, "%s/dse/train-rate.txt", dir);
+    CHECK_OK(dse_ratecache_get(path, "CPU A", 1, &rate, &err));
+    CHECK(rate == 0);
+    CHECK_OK(dse_ratecache_put(path, "CPU A", 1, 2e9, &err));
+    CHECK_OK(dse_ratecache_put(path, "CPU B @ 2.0GHz", 1, 3e9, &err));
+    CHECK_OK(dse_ratecache_put(path, "CPU A", 2, 5e9, &err));
+    CHECK_OK(dse_ratecache_put(path, "CPU A", 1, 4e9, &err)); /* replaces its line */
+    CHECK_OK(dse_ratecache_get(path, "CPU A", 1, &rate, &err));
+    CHECK(rate == 4e9);
+    CHECK_OK(dse_ratecache_get(path, "CPU B @ 2.0GHz", 1, &rate, &err));
+    CHECK(rate == 3e9);
+    CHECK_OK(dse_ratecache_get(path, "CPU A", 2, &rate, &err));
+    CHECK(rate == 5e9);
+    CHECK_OK(dse_ratecache_get(path, "CPU C", 1, &rate, &err));
+    CHECK(rate == 0);
+    char *text = NULL;
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    CHECK_STR_EQ(text, "1 3e+09 CPU B @ 2.0GHz\n2 5e+09 CPU A\n1 4e+09 CPU A\n");
+    free(text);
+    /* the estimate: this CPU's rate over SqueezeNet v1.0's training FLOPs per image */
+    CHECK_OK(dse_netfile_load("experiments/squeezenet/squeezenet_v1.0.cfg", NULL, &net, &err));
+    CHECK_OK(dse_ratecache_estimate(path, &net, &img_per_s, how, sizeof how, &err));
+    CHECK(img_per_s == 0); /* nothing kept for this CPU */
+    CHECK_OK(dse_ratecache_keep(path, &net, 17.75, &err));
+    CHECK_OK(dse_ratecache_estimate(path, &net, &img_per_s, how, sizeof how, &err));
+    CHECK_NEAR(img_per_s, 17.75, 1e-5);
+    dse_ratecache_cpu(cpu, sizeof cpu);
+    CHECK_OK(dse_ratecache_get(path, cpu, 1, &rate, &err));
+    CHECK_NEAR(rate, 17.75 * 4996007616.0, 1e-5); /* v1.0's training FLOPs per image (dse analyze) */
+    CHECK(strstr(how, "estimated: this CPU's ") == how && strstr(how, path) != NULL);
+    CHECK_OK(dse_ratecache_get(path, "CPU A", 1, &rate, &err)); /* the others' lines stay */
+    CHECK(rate == 4e9);
+    dse_net_deinit(&net);
+    /* a line that does not parse names the file and line, and is not written over */
+    write_text(path, "1 3e+09 CPU B\n1 fast CPU A\n");
+    CHECK_INT_EQ(dse_ratecache_get(path, "CPU B", 1, &rate, &err), DSE_ERR_IO);
+    CHECK(!strcmp(err.file, path) && err.line == 2);
+    CHECK_INT_EQ(dse_ratecache_put(path, "CPU B", 1, 1e9, &err), DSE_ERR_IO);
+    remove(path);
+    snprintf(want, sizeof want, "%s/dse", dir);
+    rmdir(want);
+    rmdir(dir);
+}
+
+/* The usage lines of "dse NAME" in text[0..end), appended to out: each line starting
+ * "dse NAME ARG" (after "usage: " or indentation; ARG in capitals, so that examples do not
+ * count) with its indented continuation lines as one string, runs of spaces as one, each
+ * ended by '\n'. */
+static void usage_entries(const char *text, const char *end, const char *name, char *out, size_t size) {
+    char head[64];
+    size_t n;
+    int in = 0;
+    snprintf(head, sizeof head, "dse %s ", name);
+    n = strlen(out);
+    for (const char *p = text; p < end && *p;) {
+        const char *e = strchr(p, '\n');
+        if (!e || e > end) e = end;
+        const char *q = p;
+        if (!strncmp(q, "usage: ", 7)) q += 7;
+        int indented = q == p && (*q == ' ');
+        while (q < e && *q == ' ') q++;
+        int starts = !strncmp(q, head, strlen(head)) && isupper((unsigned char)q[strlen(head)]); /* not an example */
+        if (starts || (in && indented && strncmp(q, "dse ", 4) && strncmp(q, "mpirun ", 7))) {
+            if (starts && n && out[n - 1] == ' ') out[n - 1] = '\n';
+            for (; q < e && n + 2 < size; q++)
+                if (*q != ' ' || (n && out[n - 1] != ' ' && out[n - 1] != '\n')) out[n++] = *q;
+            if (n && out[n - 1] != ' ' && n + 2 < size) out[n++] = ' ';
+            out[n] = '\0';
+            in = 1;
+        } else {
+            in = 0;
+        }
+        p = e + 1;
+    }
+    if (n && out[n - 1] == ' ') out[n - 1] = '\n';
+}
+
+/* docs/cli.md shows each command's usage as its --help does (issue #31: sweep's and bench's
+ * differed): the "dse NAME ARG ..." lines of its code blocks against the --help text's. */
+static void test_usage_docs(void) {
+    char *doc = NULL;
+    CHECK_OK(dse_fs_read("docs/cli.md", &doc, NULL, NULL));
+    if (!doc) return;
+    for (int k = 0; k < DSE_CMD_COUNT; k++) {
+        const struct dse_opt_cmd *c = &dse_opt_cmds[k];
+        char want[4096], got[4096];
+        want[0] = got[0] = '\0';
+        usage_entries(c->usage, c->usage + strlen(c->usage), c->name, want, sizeof want);
+        for (const char *b = strstr(doc, "\n```\n"); b;) { /* each code block in turn */
+            const char *e = strstr(b + 5, "\n```\n");
+            if (!e) break;
+            char blk[4096] = "";
+            usage_entries(b + 5, e + 1, c->name, blk, sizeof blk);
+            for (char *l = blk, *nl; *l; l = nl + 1) { /* a line shown again (a section's example) once */
+                char line[4096];
+                if (!(nl = strchr(l, '\n'))) break;
+                snprintf(line, sizeof line, "%.*s", (int)(nl - l + 1), l);
+                size_t n = strlen(got);
+                if (!strstr(got, line)) snprintf(got + n, sizeof got - n, "%s", line);
+            }
+            b = strstr(e + 5, "\n```");
+        }
+        CHECK(want[0] != '\0');
+        if (strcmp(want, got)) fprintf(stderr, "dse %s: --help says\n%s\ndocs/cli.md says\n%s\n", c->name, want, got);
+        CHECK_STR_EQ(got, want);
+    }
+    free(doc);
+}
+
 /* Every command's --help names every option of its table, with the placeholder it shows;
  * no command takes two options of one name. */
 static void test_options_help(void) {
@@ -1193,7 +1380,10 @@ static const struct check_case cases[] = {
     { "space-doc-keys",           test_space_doc_keys },
     { "space-roundtrip",          test_space_roundtrip },
     { "sweep-dir",                test_sweep_dir },
+    { "cli-ckpt-fit",             test_ckpt_fit },
     { "cli-options-help",         test_options_help },
+    { "cli-usage-docs",           test_usage_docs },
+    { "cli-rate-cache",           test_rate_cache },
     { "cli-options-one-range",    test_options_one_range },
     { "cli-early-stop",           test_early_stop },
     { "cli-deep-nets",            test_deep_nets },

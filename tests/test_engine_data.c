@@ -596,7 +596,10 @@ static void test_names(void) {
     CHECK(dse_data_name_find("cifar") == NULL && dse_data_name_find("./mnist") == NULL);
     CHECK(dse_data_name_find("") == NULL && dse_data_name_find(NULL) == NULL);
     CHECK_STR_EQ(dse_data_name_near("cifar1O"), "cifar-10");
-    CHECK_STR_EQ(dse_data_name_near("fmnist"), "mnist");
+    CHECK_STR_EQ(dse_data_name_near("fmnist"), "fashion-mnist"); /* its initials form, not mnist (issue #31) */
+    CHECK_STR_EQ(dse_data_name_near("c100"), "cifar-100");
+    CHECK_STR_EQ(dse_data_name_near("mnst"), "mnist");
+    CHECK(dse_data_name_find("fmnist") == NULL); /* a suggestion, not a name */
     CHECK(dse_data_name_near("imagenet") == NULL);
     CHECK_STR_EQ(DSE_DATA_NAMES_LIST, "fashion-mnist, mnist, cifar-10, cifar-100, ");
     /* an alias locates the canonical name's folder under the root, and reports that name */
