@@ -83,19 +83,19 @@ static const char *fmt_sig3(char *buf, size_t size, double v) {
     return buf;
 }
 
-/* A metaparameter value as text for tables and labels: strings as they are; numbers
- * written with a fraction or exponent in their shortest round-trip form, keeping a ".0"
- * (a writer's %.17g turns 0.1 into 0.10000000000000001; this shows 0.1, and 1.0 as 1.0). */
-static const char *fmt_value(char *buf, size_t size, const struct dse_json *v) {
+/* Metaparameter key's value v as text for tables, CSV, JSON and labels: strings as they
+ * are; a number written with a fraction or exponent, or of a REAL key in mp.def, as
+ * dse_fmt_real writes it (a writer's %.17g turns 0.1 into 0.10000000000000001, an older
+ * one's %.17g 1.0 into 1; this shows 0.1 and 1.0); other integers as written. */
+static const char *fmt_value(char *buf, size_t size, const char *key, const struct dse_json *v) {
     if (!v) return "-";
+    const int k = dse_mp_find(key);
     switch (v->type) {
     case DSE_JSON_NULL:   return "null";
     case DSE_JSON_BOOL:   return v->boolean ? "true" : "false";
     case DSE_JSON_NUMBER:
-        if (!strpbrk(v->str, ".eE")) return v->str;
-        fmt_num(buf, size, v->number);
-        if (!strpbrk(buf, ".e") && strlen(buf) + 3 <= size) strcat(buf, ".0");
-        return buf;
+        if (!strpbrk(v->str, ".eE") && (k < 0 || dse_mp_info[k].type != DSE_MP_TYPE_REAL)) return v->str;
+        return dse_fmt_real(buf, size, v->number);
     case DSE_JSON_STRING: return v->str;
     case DSE_JSON_ARRAY:  return "[...]";
     case DSE_JSON_OBJECT: return "{...}";
@@ -153,6 +153,25 @@ static void json_value(FILE *f, const struct dse_json *v) {
         fputc('}', f);
         break;
     }
+}
+
+/* A record's "metaparams" object, its numbers as fmt_value writes them (sr 1.0, not 1). */
+static void json_metaparams(FILE *f, const struct dse_json *mp) {
+    char b[64];
+    if (mp->type != DSE_JSON_OBJECT) {
+        json_value(f, mp);
+        return;
+    }
+    fputc('{', f);
+    for (int i = 0; i < mp->n; i++) {
+        const struct dse_json *v = &mp->members[i].value;
+        if (i) fputs(", ", f);
+        dse_json_write_str(f, mp->members[i].key, mp->members[i].key_len);
+        fputs(": ", f);
+        if (v->type == DSE_JSON_NUMBER) fputs(fmt_value(b, sizeof b, mp->members[i].key, v), f);
+        else json_value(f, v);
+    }
+    fputc('}', f);
 }
 
 /* ---- tables (MD, CSV, TeX) --------------------------------------------------------- */
@@ -344,7 +363,7 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
         tbl_add(t, c->rec.id);
         tbl_add(t, fmt_int(b, sizeof b, c->rec.index, 0));
         for (int v = 0; v < s->n_varied; v++)
-            tbl_add(t, fmt_value(b, sizeof b, dse_json_get(c->metaparams, s->varied[v])));
+            tbl_add(t, fmt_value(b, sizeof b, s->varied[v], dse_json_get(c->metaparams, s->varied[v])));
         tbl_add(t, fmt_int(b, sizeof b, c->rec.params, 1));
         snprintf(b, sizeof b, "%.2f", (double)c->rec.model_bytes / 1e6);
         tbl_add(t, b);
@@ -716,9 +735,9 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
             const struct dse_json *mv = dse_json_get(c->metaparams, keys[v]);
             const int k = v < DSE_MP_COUNT ? v : -1; /* a key records leave out at its default */
             if (!mv && k >= 0 && dse_mp_info[k].id == DSE_MP_ID_IF_SET)
-                tbl_add(&t, fmt_num(b, sizeof b, dse_mp_get(&dflt, (enum dse_mp_key)k).num));
+                tbl_add(&t, dse_mp_value_str((enum dse_mp_key)k, dse_mp_get(&dflt, (enum dse_mp_key)k), b, sizeof b));
             else
-                tbl_add(&t, mv ? fmt_value(b, sizeof b, mv) : "");
+                tbl_add(&t, mv ? fmt_value(b, sizeof b, keys[v], mv) : "");
         }
         tbl_add(&t, fmt_int(b, sizeof b, c->rec.params, 0));
         tbl_add(&t, fmt_int(b, sizeof b, c->rec.model_bytes, 0));
@@ -788,7 +807,7 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
         fputs(i ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
         json_cstr(f, c->rec.id);
         fprintf(f, ", \"index\": %" PRId64 ", \"metaparams\": ", c->rec.index);
-        json_value(f, c->metaparams);
+        json_metaparams(f, c->metaparams);
         fprintf(f, ",\n   \"params\": %" PRId64 ", \"model_bytes\": %" PRId64, c->rec.params, c->rec.model_bytes);
         fprintf(f, ", \"model_mb\": %s", fmt_num(b, sizeof b, (double)c->rec.model_bytes / 1e6));
         fprintf(f, ", \"model_mib\": %s", fmt_num(b, sizeof b, (double)c->rec.model_bytes / MIB));
@@ -1217,7 +1236,7 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
         for (int v = 0; v < s->n_varied && o < (int)sizeof p[i].label; v++)
             o += snprintf(p[i].label + o, sizeof p[i].label - (size_t)o, "%s%s=%s", v ? " " : "",
                           s->varied[v],
-                          fmt_value(vb, sizeof vb, dse_json_get(c->metaparams, s->varied[v])));
+                          fmt_value(vb, sizeof vb, s->varied[v], dse_json_get(c->metaparams, s->varied[v])));
         if (!s->n_varied) snprintf(p[i].label, sizeof p[i].label, "#%" PRId64, c->rec.index);
         utf8_trim(p[i].label);
     }
@@ -1550,7 +1569,7 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
             for (int v = 0; v < s->n_varied; v++) {
                 char vb[48];
                 fprintf(f, " %s=", s->varied[v]);
-                svg_text(f, fmt_value(vb, sizeof vb, dse_json_get(c->metaparams, s->varied[v])));
+                svg_text(f, fmt_value(vb, sizeof vb, s->varied[v], dse_json_get(c->metaparams, s->varied[v])));
             }
             fprintf(f, "</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" stroke-opacity=\"%s\" "
                        "points=\"", color, pass ? "2.2" : "1.4", pass ? "1" : "0.7");
@@ -1577,7 +1596,7 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
                 for (int v = 0; v < s->n_varied; v++) {
                     char vb[48];
                     fprintf(f, "%s%s=", v ? " " : "", s->varied[v]);
-                    svg_text(f, fmt_value(vb, sizeof vb, dse_json_get(c->metaparams, s->varied[v])));
+                    svg_text(f, fmt_value(vb, sizeof vb, s->varied[v], dse_json_get(c->metaparams, s->varied[v])));
                 }
                 fputs("</text>\n", f);
             }

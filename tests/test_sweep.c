@@ -3220,6 +3220,40 @@ static void test_slurm_fake(void) {
     if (check_failures) show_log(log);
 }
 
+/* A record writes each REAL metaparameter (mp.def) as dse_fmt_real does: sr = 1.0 as 1.0,
+ * not 1; 0.1 as 0.1, not %.17g's 0.10000000000000001; ints as ints. */
+static void test_rec_reals(void) {
+    char cfg[300], dir[300], path[400], *text = NULL;
+    const char *space = "name = \"reals\";\nmetaparams = { base_e = 8; incr_e = 8; freq = 2; pct3x3 = 1.0; "
+                        "sr = [0.1, 1.0]; bypass = \"none\"; };\nmacro = { input_c = 1; input_h = 28; input_w = 28; "
+                        "classes = 10; conv1_filters = 8; conv1_kernel = 3; conv1_stride = 2; conv1_pad = 1; fires = 4; "
+                        "pools = [\"fire3\"]; dropout = 0.0; };\n";
+    snprintf(cfg, sizeof cfg, "%s/reals.cfg", scratch());
+    snprintf(dir, sizeof dir, "%s/reals_out", scratch());
+    CHECK_OK(dse_fs_write_atomic(cfg, space, strlen(space), NULL));
+    struct dse_space sp;
+    struct dse_sweep_summary sum;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_space_load(cfg, &sp, &err));
+    CHECK_OK(dse_sweep_analytic(&sp, dir, NULL, &sum, &err));
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK_INT_EQ(x.n, 2);
+    static const char *const want[2] = { "\"pct3x3\": 1.0, \"sr\": 0.1, \"bypass\": \"none\"",
+                                         "\"pct3x3\": 1.0, \"sr\": 1.0, \"bypass\": \"none\"" };
+    for (int i = 0; i < x.n && i < 2; i++) {
+        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, x.r[i].id);
+        CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+        CHECK(text && strstr(text, "\"base_e\": 8, \"incr_e\": 8, \"freq\": 2, ") &&
+              strstr(text, want[x.r[i].index]) && strstr(text, "\"dropout\": 0.0\n"));
+        if (check_failures && text) fprintf(stderr, "  wrote:\n%s", text);
+        free(text);
+        text = NULL;
+    }
+    recs_free(&x);
+    dse_space_free(&sp);
+}
+
 static const struct check_case cases[] = {
     { "slurm-script",  test_slurm_script },
     { "slurm-fake",    test_slurm_fake },
@@ -3232,6 +3266,7 @@ static const struct check_case cases[] = {
     { "gpu-fit",       test_gpu_fit },
     { "gpu-oom",       test_gpu_oom },
     { "rec-write",     test_rec_write },
+    { "rec-reals",     test_rec_reals },
     { "sweep-gpus",    test_sweep_gpus },
     { "sweep-diverge", test_diverge },
     { "sweep-clash",   test_plan_clash },
