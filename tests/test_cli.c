@@ -446,6 +446,8 @@ static void test_bad_spaces(void) {
         { "tests/bad_spaces/geometric_dup.cfg",
           "tests/bad_spaces/geometric_dup.cfg:3: base_e holds the value 2 twice (listed twice, or range "
           "values that round to one)" },
+        { "tests/bad_spaces/pools_past_end.cfg",
+          "tests/bad_spaces/pools_past_end.cfg:4: pools names a Fire module past the last one (fire5)" },
         { "tests/bad_spaces/pools_dup.cfg",
           "tests/bad_spaces/pools_dup.cfg:3: pools lists the same set of positions twice" },
         { "tests/bad_spaces/constraints_list.cfg",
@@ -482,20 +484,37 @@ static void test_bad_spaces(void) {
         CHECK_INT_EQ(dse_space_load(bad[i].path, &sp, &err), DSE_ERR_CONFIG);
         CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), bad[i].msg);
     }
-    /* A cross-key error shows up when the candidate is built, at the line of the key. */
-    struct dse_space sp;
-    struct dse_err err = { 0 };
-    struct dse_net n;
-    struct dse_mp mp;
-    char buf[600];
-    CHECK_OK(dse_space_load("tests/bad_spaces/pools_past_end.cfg", &sp, &err));
-    dse_space_candidate(&sp, 0, &mp);
-    dse_net_init(&n, "x", 1, 1, 1);
-    CHECK_INT_EQ(dse_space_build(&sp, &mp, &n, &err), DSE_ERR_CONFIG);
-    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf),
-                 "tests/bad_spaces/pools_past_end.cfg:4: pools names a Fire module past the last one (fire5)");
-    dse_net_deinit(&n);
-    dse_space_free(&sp);
+    /* pools against fires: refused when the space is read (so by count, generate and sweep
+     * alike), at the line of pools, or of fires where pools keeps its default; with several
+     * fires values, every one is checked */
+    static const struct { const char *text, *msg; } cross[] = {
+        { "name = \"x\";\nmacro = {\n  fires = 4;\n  pools = [\"conv1\", \"fire8\"];\n};\n",
+          ":4: pools names a Fire module past the last one (fire5)" },
+        { "name = \"x\";\nmacro = {\n  fires = 4;\n};\n", ":3: pools names a Fire module past the last one (fire5)" },
+        { "name = \"x\";\nmacro = {\n  fires = [8, 6];\n  pools = ([\"fire9\"], [\"fire4\"]);\n};\n",
+          ":4: pools names a Fire module past the last one (fire7), with fires = 6" },
+        { "name = \"x\";\nmacro = {\n  fires = [8, 6];\n  pools = ([\"fire7\"], [\"conv1\", \"fire4\"]);\n};\n", NULL },
+    };
+    char cfg[] = "/tmp/dse_test_cli_pools.XXXXXX";
+    int fd = mkstemp(cfg);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    for (int i = 0; i < DSE_ARRAY_LEN(cross) && fd >= 0; i++) {
+        struct dse_space sp;
+        struct dse_err err = { 0 };
+        char buf[600], want[600];
+        CHECK_OK(dse_fs_write_atomic(cfg, cross[i].text, strlen(cross[i].text), NULL));
+        enum dse_status st = dse_space_load(cfg, &sp, &err);
+        if (!cross[i].msg) {
+            CHECK_OK(st);
+            if (!st) dse_space_free(&sp);
+            continue;
+        }
+        snprintf(want, sizeof want, "%s%s", cfg, cross[i].msg);
+        CHECK_INT_EQ(st, DSE_ERR_CONFIG);
+        CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), want);
+    }
+    if (fd >= 0) unlink(cfg);
 }
 
 static int64_t params_of_mp(const struct dse_mp *mp, double *mib) {
