@@ -40,7 +40,8 @@ static const char usage_diff[] =
     "Compare two networks layer by layer (matched by name), as thesis Tables 4.3-4.8:\n"
     "ratios variant/base of output size, params and FLOPs, added and removed layers,\n"
     "totals, and the reach of the change: local (the changed layer and at most its\n"
-    "successor), regional, or global (reaches the last layer).\n"
+    "successor), regional, or global (reaches the output: the last layer before a\n"
+    "softmax, loss or accuracy at the end; thesis ch. 4).\n"
     "\n";
 
 static const char usage_count[] =
