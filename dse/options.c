@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dse/trainlog.h"
 #include "engine/data.h"
 #include "metaparams/net.h"
 
@@ -114,7 +115,7 @@ static const char usage_train[] =
     "                     [--conv auto|gemm_batch|gemm_image|winograd|direct] [--conv-cache FILE|none]\n"
     "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--clip-norm C] [--json]\n"
     "                     [--input C,H,W] [--classes K] [--aug auto|rrc|crop|flip|none] [--loader-threads N]\n"
-    "                     [--pack-cache DIR] [--reduce ps|tree|allreduce]\n"
+    "                     [--pack-cache DIR] [--reduce ps|tree|allreduce] [--progress-every S]\n"
     "       mpirun -np P dse train NET --threads 1 ... (data-parallel over P ranks)\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
@@ -122,8 +123,9 @@ static const char usage_train[] =
     "the classifier's bias at 0.5 when a ReLU follows it (SqueezeNet's conv10: no class starts\n"
     "dead; docs/training.md). A network without a loss gets softmax cross-entropy on its last\n"
     "layer. Reports test loss, top-1 and top-5 after every epoch; a progress line on a\n"
-    "terminal. NaN or infinite loss stops the run with status diverged. Under mpirun each\n"
-    "rank trains on its share of every batch and the ranks sum their gradients (FireCaffe).\n"
+    "terminal, or every " DSE_TRAIN_LOG_EVERY_S_STR " s in a log (--progress-every). NaN or infinite loss stops\n"
+    "the run with status diverged. Under mpirun each rank trains on its share of every\n"
+    "batch and the ranks sum their gradients (FireCaffe).\n"
     "\n";
 
 static const char usage_bench[] =
@@ -365,6 +367,8 @@ static const struct dse_opt_line lines_train[] = {
                     "or Ns / Nm seconds / minutes (default 5m; 0: only at epochs' ends); CPU only"),
     OWN(RESUME, "continue from a checkpoint (bit-identical to an uninterrupted run: on the CPU;\n"
                 "on a GPU with --conv-cache FILE and deterministic algorithms)"),
+    OWN(PROGRESS_EVERY, "when standard error is not a terminal (a log, a pipe): a progress line\n"
+                        "every S seconds within an epoch (default " DSE_TRAIN_LOG_EVERY_S_STR "; 0: epoch lines only)"),
     OWN(CONV, "conv strategy: auto (time each once per shape; default) or a fixed one"),
     OWN(CONV_CACHE, "where auto's choices are kept, so that every run on this machine and thread\n"
                     "count makes the same ones and repeats bit for bit (default\n"

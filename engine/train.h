@@ -91,6 +91,10 @@ struct dse_train_opts {
     const char *resume;         /* NULL, or a checkpoint to continue from */
     void      (*progress)(void *arg, const struct dse_train_progress *p);
     void       *progress_arg;
+    double      progress_every_s; /* > 0: progress is also called within an epoch once this
+                                     many seconds have passed since its last call (for a log,
+                                     where a slow epoch's 10 steps may take minutes); 0: every
+                                     10 steps and at each epoch's last step only */
     int         stop_after_epoch; /* 0: train to `epochs`; k (1 <= k < epochs): return after
                                      epoch k (its checkpoint written) with status "paused". The
                                      learning-rate schedule still spans `epochs`, so a run

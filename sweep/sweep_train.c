@@ -688,9 +688,11 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     say(w, "%s epoch %d/%d: train loss %.4f, test loss %.4f, top-1 %.2f%%, top-5 %.2f%%, %.0f img/s | %s",
         sg->c->id, p->epoch + 1, w->plan.epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
         p->img_per_s, prog);
-    if (p->unpredicted)
-        say(w, "%s epoch %d: warning: %d test class%s never predicted (a dead classifier unit?)", sg->c->id,
-            p->epoch + 1, p->unpredicted, p->unpredicted == 1 ? "" : "es");
+    int said = 0; /* once per candidate: the record keeps every epoch's count */
+    for (int k = 0; k < p->epoch && k < r->n_epochs; k++) said |= r->ep[k].unpredicted > 0;
+    if (p->unpredicted && !said)
+        say(w, "%s epoch %d: warning: %d test class%s never predicted (a dead classifier unit?); said once per "
+            "candidate", sg->c->id, p->epoch + 1, p->unpredicted, p->unpredicted == 1 ? "" : "es");
 }
 
 /* A GPU stretch's word about its pinned cuDNN choices (engine/train.c: loaded, written, or

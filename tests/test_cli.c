@@ -14,6 +14,7 @@
 #include "base/fs.h"
 #include "dse/options.h"
 #include "dse/report.h"
+#include "dse/trainlog.h"
 #include "sweep/json_read.h"
 #include "sweep/space.h"
 #include "sweep/sweep.h"
@@ -1191,6 +1192,62 @@ static void test_deep_nets(void) {
     unlink(cfg), unlink(proto), rmdir(dir);
 }
 
+static double fake_clock;
+static double fake_now(void) { return fake_clock; }
+
+/* dse train's lines (dse/trainlog.c) on a clock the test sets: in a log, a progress line
+ * once every_s seconds have passed since the last line (an epoch line counts), none with
+ * every_s 0; on a terminal every call redrawn in place; the never-predicted warning once
+ * per run, under the first epoch that has one. */
+static void test_train_log(void) {
+    static const struct { double t; int epoch, iter, done, unpredicted; } ev[] = {
+        { 1, 0, 1, 0, 0 },   { 29.9, 0, 11, 0, 0 }, { 30, 0, 21, 0, 0 },  { 45, 0, 31, 0, 0 },
+        { 61, 0, 41, 0, 0 }, { 70, 0, 100, 1, 9 },  { 95, 1, 11, 0, 0 },  { 100, 1, 21, 0, 0 },
+        { 120, 1, 100, 1, 9 },
+    };
+    static const char *const E1 = "epoch 1/2  train loss 1.5000  test loss 1.2500  top-1 50.00%  top-5 75.00%  64 img/s";
+    static const char *const E2 = "epoch 2/2  train loss 1.5000  test loss 1.2500  top-1 50.00%  top-5 75.00%  64 img/s";
+    static const char *const W = "  warning: 9 classes of the test set never predicted (a dead classifier unit?); "
+                                 "said once per run\n";
+    static const struct { int tty; double every_s; const char *fmt; } cases[] = {
+        { 0, 30, "epoch 1/2  iter 21/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s\n"
+                 "epoch 1/2  iter 41/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s\n%s\n%s"
+                 "epoch 2/2  iter 21/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s\n%s\n" },
+        { 0, 0, "%s\n%s%s\n" },
+        { 1, 30, "\repoch 1/2  iter 1/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\repoch 1/2  iter 11/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\repoch 1/2  iter 21/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\repoch 1/2  iter 31/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\repoch 1/2  iter 41/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\r%s                    \n%s"
+                 "\repoch 2/2  iter 11/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\repoch 2/2  iter 21/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\r%s                    \n" },
+    };
+    for (int c = 0; c < DSE_ARRAY_LEN(cases); c++) {
+        char *buf = NULL, want[4000];
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        struct dse_train_log l;
+        fake_clock = 0;
+        dse_train_log_init(&l, f, cases[c].tty, cases[c].every_s);
+        l.now_s = fake_now;
+        l.last_s = 0;
+        for (int i = 0; i < DSE_ARRAY_LEN(ev); i++) {
+            fake_clock = ev[i].t;
+            struct dse_train_progress p = { .epoch = ev[i].epoch, .epochs = 2, .iter = ev[i].iter, .iters = 100,
+                                            .loss = ev[i].done ? 1.5f : 2.3f, .lr = 0.01f, .img_per_s = 64,
+                                            .eta_s = 100, .done = ev[i].done, .test_top1 = 0.5f, .test_top5 = 0.75f,
+                                            .test_loss = 1.25f, .unpredicted = ev[i].unpredicted };
+            dse_train_log_progress(&l, &p);
+        }
+        fclose(f);
+        snprintf(want, sizeof want, cases[c].fmt, E1, W, E2);
+        CHECK_STR_EQ(buf, want);
+        free(buf);
+    }
+}
+
 static const struct check_case cases[] = {
     { "cli-cfg-matches-c",        test_cfg_matches_c },
     { "cli-prototxt-matches-cfg", test_prototxt_matches_cfg },
@@ -1212,6 +1269,7 @@ static const struct check_case cases[] = {
     { "cli-options-help",         test_options_help },
     { "cli-options-one-range",    test_options_one_range },
     { "cli-early-stop",           test_early_stop },
+    { "cli-train-log",            test_train_log },
     { "cli-deep-nets",            test_deep_nets },
 };
 
