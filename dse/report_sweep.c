@@ -1265,7 +1265,8 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
         double e = p[i].band ? 0 : bar(s, p[i].c);
         if (!(e > 0)) continue;
         double y0 = axis_px(&ay, view_y(s, view, p[i].c) - e), y1 = axis_px(&ay, view_y(s, view, p[i].c) + e);
-        bars[nb++] = (struct box){ .x0 = p[i].px - 5, .y0 = fmin(y0, y1) - 1, .x1 = p[i].px + 5, .y1 = fmax(y0, y1) + 1 };
+        bars[nb++] = (struct box){ .x0 = p[i].px - 5, .y0 = fmin(y0, y1) - 1,
+                                   .x1 = p[i].px + 5, .y1 = fmax(y0, y1) + 1 };
     }
     place_labels(p, s->n, fs, frame, bars, nb, fx, fy, nf, lx, ly, anchor);
     free(bars);

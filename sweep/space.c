@@ -756,9 +756,10 @@ enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *
         return st;
     }
     if (st) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "candidate base_e=%d incr_e=%d freq=%d pct3x3=%g sr=%g bypass=%s "
-                 "input=%dx%dx%d fires=%d: %.300s", mp->base_e, mp->incr_e, mp->freq, mp->pct3x3, mp->sr,
+        char msg[sizeof err->msg], pct[32], sr[32];
+        snprintf(msg, sizeof msg, "candidate base_e=%d incr_e=%d freq=%d pct3x3=%s sr=%s bypass=%s "
+                 "input=%dx%dx%d fires=%d: %.300s", mp->base_e, mp->incr_e, mp->freq,
+                 dse_fmt_real(pct, sizeof pct, mp->pct3x3), dse_fmt_real(sr, sizeof sr, mp->sr),
                  dse_bypass_str(mp->bypass), mp->input_c, mp->input_h, mp->input_w, mp->fires, err->msg);
         memcpy(err->msg, msg, sizeof msg);
         err->file = s->path;

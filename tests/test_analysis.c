@@ -247,7 +247,8 @@ static void test_delta_reach(void) {
                     CHECK_STR_EQ(dr[k - 1].variant->name, "relu3");
                 }
             }
-            if (check_failures > before) fprintf(stderr, "  (case %d, head %s)\n", i, head_name[head] ? head_name[head] : "none");
+            if (check_failures > before)
+                fprintf(stderr, "  (case %d, head %s)\n", i, head_name[head] ? head_name[head] : "none");
             free(rv);
             free(dr);
             costed_free(&v);
@@ -261,7 +262,8 @@ static void test_delta_reach(void) {
     CHECK_OK(build_squeezenet(&b.net, 1, DSE_BYPASS_NONE));
     cost(&a, 1);
     cost(&b, 1);
-    struct dse_cost_row *ra = calloc((size_t)a.net.n_layers, sizeof *ra), *rb = calloc((size_t)b.net.n_layers, sizeof *rb);
+    struct dse_cost_row *ra = calloc((size_t)a.net.n_layers, sizeof *ra);
+    struct dse_cost_row *rb = calloc((size_t)b.net.n_layers, sizeof *rb);
     struct dse_delta_row *dr = calloc((size_t)(a.net.n_layers + b.net.n_layers), sizeof *dr);
     struct dse_delta d;
     int na = dse_cost_rows(&a.net, a.layers, 0, ra), nb = dse_cost_rows(&b.net, b.layers, 0, rb);

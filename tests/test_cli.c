@@ -780,7 +780,7 @@ static void test_space_fire_dropout(void) {
     CHECK(strstr(head, "fire_dropout") == NULL);
     CHECK(strstr(head, "\"fires\": 8, \"pools\": \"conv1,fire4,fire8\", \"dropout\": 0.5\n  },\n") != NULL);
     CHECK_OK(dse_sweep_candidate_head(&b, 0, 0, head, sizeof head, &len, &pruned, NULL));
-    CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0\n  },\n") != NULL);
+    CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0.0\n  },\n") != NULL); /* a real, as 0.0 */
     CHECK_OK(dse_sweep_candidate_head(&b, 1, 0, head, sizeof head, &len, &pruned, NULL));
     CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0.25\n  },\n") != NULL);
     dse_space_free(&a);
@@ -981,7 +981,7 @@ static void test_sweep_dir(void) {
     if (text) {
         CHECK(strstr(text, "\"status\": \"pruned\"") != NULL);
         CHECK(strstr(text, "\"pruned_by\": \"max_params = 3000000 (params 6279016)\"") != NULL);
-        CHECK(strstr(text, "\"sr\": 1,") != NULL);
+        CHECK(strstr(text, "\"sr\": 1.0,") != NULL); /* a real: 1.0, not 1 */
         CHECK(json_value(text) != NULL);
         free(text);
     }

@@ -1445,7 +1445,8 @@ static void test_report_layout(void) {
                          "\"bypass\": \"%s\"},\n \"params\": %d, \"model_bytes\": %d, \"flops\": 1000,\n"
                          " \"train_mem_bytes\": null, \"status\": \"done\", \"pruned_by\": null,\n"
                          " \"top1\": %g, \"top5\": null, \"epochs_done\": 4, \"per_epoch\": [%s]}\n",
-                         id, a, reps > 1 ? (r == 0 ? " \"replicate\": 0," : r == 1 ? " \"replicate\": 1," : " \"replicate\": 2,") : "",
+                         id, a, reps > 1 ? (const char *[]){ " \"replicate\": 0,", " \"replicate\": 1,",
+                                                             " \"replicate\": 2," }[r] : "",
                          0.125 * (a + 1), 0.0625 * (a + 3), 128 * (a + 1), bypass[a % 3], 1000000 + 250000 * a,
                          4000000 + 1000000 * a, last, pe);
                 snprintf(rel, sizeof rel, "candidates/%s.json", id);
