@@ -324,6 +324,16 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     return st;
 }
 
+/* --progress-every S (seconds, 0 to 86400; 0: epoch lines only) into *seconds; -1 if good. */
+static int opt_progress_every(const char *cmd, const char *v, double *seconds) {
+    char *end;
+    double s = strtod(v, &end);
+    if (end == v || *end || !(s >= 0) || s > 86400)
+        return bad_usage(cmd, "--progress-every '%s' is not a number of seconds in [0, 86400] (0: epoch lines only)", v);
+    *seconds = s;
+    return -1;
+}
+
 /* --checkpoint-every N (steps), Ns or Nm: into *seconds or *steps (the other 0); -1 if good. */
 static int opt_ckpt_every(const char *cmd, const char *v, double *seconds, int *steps) {
     char *end;
@@ -488,6 +498,8 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     o.max_oom = OPT_INT(MAX_OOM, o.max_oom);
     if (OPT(BUDGET) && (rc = opt_budget(c->name, OPT(BUDGET), &o)) >= 0) return rc;
     if (OPT(CKPT_EVERY) && (rc = opt_ckpt_every(c->name, OPT(CKPT_EVERY), &o.ckpt_every_s, &o.ckpt_every_steps)) >= 0)
+        return rc;
+    if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &o.progress_every_s)) >= 0)
         return rc;
     o.set_eta = OPT(ETA) != NULL, o.set_min_epochs = OPT(MIN_EPOCHS) != NULL;
     if (OPT(EARLY_STOP)) {
@@ -787,13 +799,7 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (OPT(AUG)) o.aug = (enum dse_aug_mode)dse_word_index(DSE_AUG_NAMES, OPT(AUG));
     double every_s = DSE_TRAIN_LOG_EVERY_S;
-    if (OPT(PROGRESS_EVERY)) {
-        char *end;
-        every_s = strtod(OPT(PROGRESS_EVERY), &end);
-        if (end == OPT(PROGRESS_EVERY) || *end || !(every_s >= 0) || every_s > 86400)
-            return bad_usage(c->name, "--progress-every '%s' is not a number of seconds in [0, 86400] (0: epoch "
-                                      "lines only)", OPT(PROGRESS_EVERY));
-    }
+    if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &every_s)) >= 0) return rc;
     struct dse_train_log tlog;
     dse_train_log_init(&tlog, stderr, isatty(2), every_s);
     o.progress = dse_train_log_progress, o.progress_arg = &tlog, o.note = dse_train_log_note;

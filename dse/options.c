@@ -65,7 +65,7 @@ static const char usage_sweep[] =
     "                       [--strategy grid|random|evolution]\n"
     "                       [--early-stop none|sh|asha] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
     "                       [--conv auto|gemm_batch|gemm_image|winograd|direct] [--lease-seconds S]\n"
-    "                       [--max-crashes N] [--data-root DIR]\n"
+    "                       [--max-crashes N] [--data-root DIR] [--progress-every S]\n"
     "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32|fp16|bf16] [--max-oom N]\n"
     "                        [--algos det|any]]\n"
     "       dse sweep SPACE --out DIR --slurm [--array N] [--gpus-per-task K] [--sbatch \"ARGS\"] [--dry-run]\n"
@@ -292,6 +292,8 @@ static const struct dse_opt_line lines_sweep[] = {
                     "successor resumes there"),
     OWN(MAX_CRASHES, "a candidate whose workers die N times in a row without finishing an\n"
                      "epoch is marked failed (default 3) until the next dse sweep retries it"),
+    OWN(PROGRESS_EVERY, "a worker's progress line within an epoch every S seconds (default "
+                        DSE_TRAIN_LOG_EVERY_S_STR ";\n0: epoch lines only)"),
     OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),
     OWN(RANKS_PER_CAND, "under mpirun -np P: the ranks are one\n"
                         "worker that trains each candidate data-parallel (docs/training.md)"),

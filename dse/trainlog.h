@@ -9,9 +9,11 @@
 
 #include "engine/train.h"
 
-/* --progress-every's default, in seconds. */
-#define DSE_TRAIN_LOG_EVERY_S     30
-#define DSE_TRAIN_LOG_EVERY_S_STR "30"
+/* --progress-every's default, in seconds (engine/train.h), and as text for --help. */
+#define DSE_TRAIN_LOG_EVERY_S       DSE_TRAIN_PROGRESS_EVERY_S
+#define DSE_TRAIN_LOG_STR_(x)       #x
+#define DSE_TRAIN_LOG_STR(x)        DSE_TRAIN_LOG_STR_(x)
+#define DSE_TRAIN_LOG_EVERY_S_STR   DSE_TRAIN_LOG_STR(DSE_TRAIN_PROGRESS_EVERY_S)
 
 struct dse_train_log {
     FILE   *f;              /* borrowed */

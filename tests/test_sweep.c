@@ -3254,6 +3254,53 @@ static void test_rec_reals(void) {
     dse_space_free(&sp);
 }
 
+/* A worker's log within an epoch: with --progress-every S, a line "<id> epoch e/E: iter i/N"
+ * once S seconds have passed (here 1 us: after every step); the never-predicted warning
+ * once per candidate (a learning rate so small that the classes an untrained net never
+ * predicts stay unpredicted every epoch). */
+static void test_progress_every(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char cfg[300], dir[300], log[300], id[DSE_ID_SIZE], what[120];
+    const char *text = "name = \"progress\";\nmetaparams = { base_e = 8; incr_e = 8; freq = 2; pct3x3 = 0.5; "
+                       "sr = [0.125, 0.25]; bypass = \"none\"; };\nmacro = { input_c = 1; input_h = 28; input_w = 28; "
+                       "classes = 10; conv1_filters = 8; conv1_kernel = 3; conv1_stride = 2; conv1_pad = 1; fires = 4; "
+                       "pools = [\"fire3\"]; dropout = 0.5; };\ntrain = { dataset = \"fashion-mnist\"; epochs = 3; "
+                       "batch = 32; lr = 1e-9; seed = 7; limit_train = 256; limit_test = 100; };\n";
+    snprintf(cfg, sizeof cfg, "%s/progress.cfg", scratch());
+    snprintf(dir, sizeof dir, "%s/progress_out", scratch());
+    snprintf(log, sizeof log, "%s/progress.log", scratch());
+    CHECK_OK(dse_fs_write_atomic(cfg, text, strlen(text), NULL));
+    const char *args[] = { "sweep", cfg, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--progress-every",
+                           "0.000001", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    struct dse_space sp;
+    CHECK_OK(dse_space_load(cfg, &sp, NULL));
+    int warned = 0;
+    for (uint64_t k = 0; k < 2; k++) {
+        struct dse_mp mp;
+        dse_space_candidate(&sp, k, &mp);
+        dse_space_id(&mp, id);
+        for (int e = 1; e <= 3; e++) { /* 8 steps an epoch, a line after each */
+            snprintf(what, sizeof what, "%s epoch %d/3: iter ", id, e);
+            CHECK_INT_EQ(count_in(log, what), 8);
+        }
+        char warn[160];
+        int n = 0;
+        for (int e = 1; e <= 3; e++) {
+            snprintf(warn, sizeof warn, "%s epoch %d: warning: ", id, e);
+            n += count_in(log, warn);
+        }
+        CHECK(n <= 1);
+        warned += n;
+    }
+    CHECK(warned >= 1); /* the case the rule is for happened */
+    if (check_failures) show_log(log);
+    dse_space_free(&sp);
+}
+
 static const struct check_case cases[] = {
     { "slurm-script",  test_slurm_script },
     { "slurm-fake",    test_slurm_fake },
@@ -3267,6 +3314,7 @@ static const struct check_case cases[] = {
     { "gpu-oom",       test_gpu_oom },
     { "rec-write",     test_rec_write },
     { "rec-reals",     test_rec_reals },
+    { "sweep-progress", test_progress_every },
     { "sweep-gpus",    test_sweep_gpus },
     { "sweep-diverge", test_diverge },
     { "sweep-clash",   test_plan_clash },
