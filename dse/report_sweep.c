@@ -1530,10 +1530,6 @@ enum dse_status dse_report_overlay(const char *const *dirs, int n, const char *p
 
 /* ---- learning curves ----------------------------------------------------------------- */
 
-/* Test top-1 after each epoch, one line per trained candidate, in epochs: the
- * frontier's candidates in red and labelled, the others in blue; a candidate stopped by
- * successive halving ends at its rung (a hollow end marker), a diverged one with a
- * cross at the epoch it diverged. */
 /* The frontier's labels at the curves' right ends: each the widest that fits the margin
  * (its varied keys, else "#<index>"), the margin as wide as the widest label (at most 40%
  * of the canvas), and the labels moved apart vertically (a line each, inside the plot's
@@ -1541,7 +1537,7 @@ enum dse_status dse_report_overlay(const char *const *dirs, int n, const char *p
  * ly (the label's baseline); returns the plot's right edge. */
 static double curves_labels(const struct dse_sweep_view *s, struct pt *p, double *ly, int *order, double fs,
                             double top, double axis_y) {
-    const double pad = 6 + 8, room = 0.4 * SVG_W - pad, line = fs + 3;
+    const double pad = 6 + 8, room = 0.4 * SVG_W - pad, line0 = fs + 3;
     double wmax = 0;
     int n = 0;
     for (int i = 0; i < s->n; i++) {
@@ -1565,7 +1561,8 @@ static double curves_labels(const struct dse_sweep_view *s, struct pt *p, double
             int t = order[b];
             order[b] = order[b - 1], order[b - 1] = t;
         }
-    const double lo = top + 0.8 * fs, hi = axis_y + 0.8 * fs; /* baselines: the box inside the plot's height */
+    const double lo = top + 0.8 * fs, hi = axis_y - 0.25 * fs; /* baselines: the box inside the plot's height */
+    const double line = n > 1 ? fmin(line0, (hi - lo) / (n - 1)) : line0; /* more than fit: closer (still inside) */
     for (int k = 0; k < n; k++) { /* down from the top, a line apart, then up from the bottom */
         ly[order[k]] = fmax(p[order[k]].py + 0.3 * fs, k ? ly[order[k - 1]] + line : lo);
     }
@@ -1573,6 +1570,10 @@ static double curves_labels(const struct dse_sweep_view *s, struct pt *p, double
     return SVG_W - fmax(wmax + pad, 30);
 }
 
+/* Test top-1 after each epoch, one line per trained candidate, in epochs: the
+ * frontier's candidates in red and labelled, the others in blue; a candidate stopped by
+ * successive halving ends at its rung (a hollow end marker), a diverged one with a
+ * cross at the epoch it diverged. */
 static void curves_svg(FILE *f, const struct svg_job *j) {
     const struct dse_sweep_view *s = j->s;
     const double left = 84, top = 92, axis_y = SVG_H - 70, fs = 11;
