@@ -66,6 +66,9 @@ struct dse_cost_row {
     const char *type;            /* the layer type's name, "fire" or "module" */
     int         first, last;     /* layer index range, inclusive */
     int         in_place;        /* every layer of the row works in place */
+    int         head;            /* every layer of the row is a classifier's head: softmax,
+                                    softmax_loss or accuracy (no parameters; turns scores
+                                    into probabilities, a loss or a hit rate) */
     int         in_c, in_h, in_w;    /* input 0 of the row's first layer */
     int         out_c, out_h, out_w;
     int         rf_h, rf_w;
@@ -90,10 +93,14 @@ struct dse_delta_row {
 struct dse_delta {
     int            n_rows;
     int            first_changed, last_changed; /* indices into rows; -1 if nothing changed */
-    int            span;    /* rows that do work in [first_changed, last_changed]:
-                               in-place rows (ReLU, dropout...) follow their producer */
+    int            span;    /* rows that do work in [first_changed, last_changed], up to
+                               the output (a head at the end follows it and is not
+                               counted): in-place rows (ReLU, dropout...) follow their
+                               producer */
     enum dse_reach reach;   /* LOCAL: the changed row and at most its successor;
-                               GLOBAL: reaches the last row; REGIONAL: in between */
+                               GLOBAL: reaches the output, the last row that does work
+                               before a head (softmax, loss, accuracy); REGIONAL: in
+                               between (thesis ch. 4: docs/cli.md, "dse diff") */
 };
 
 /* Match rows by name: variant order, removed base rows placed where they stood.

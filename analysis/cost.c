@@ -199,6 +199,12 @@ static void row_add(struct dse_cost_row *r, const struct dse_cost_layer *c) {
     r->cost.activations += c->activations;
 }
 
+/* A classifier's head: it learns nothing and its cost does not depend on the maps before
+ * the classifier, so a change that reaches the classifier reaches it too (delta.c). */
+static int is_head(enum dse_layer_type t) {
+    return t == DSE_LAYER_SOFTMAX || t == DSE_LAYER_SOFTMAX_LOSS || t == DSE_LAYER_ACCURACY;
+}
+
 int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers, int expand,
                   struct dse_cost_row *rows) {
     int nr = 0;
@@ -211,11 +217,13 @@ int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers
         memset(r, 0, sizeof *r);
         r->first = i, r->last = j;
         r->in_place = 1;
+        r->head = 1;
         dse_strlcpy(r->name, (j > i || (!expand && l->module[0])) ? l->module : l->name, DSE_NAME_MAX);
         r->type = dse_layer_type_str(l->type);
         for (int k = i; k <= j; k++) {
             row_add(r, &layers[k]);
             r->in_place &= net->layers[k].in_place;
+            r->head &= is_head(net->layers[k].type);
             if (j > i && net->layers[k].role == DSE_ROLE_SQUEEZE) r->type = "fire";
         }
         if (j > i && strcmp(r->type, "fire") != 0) r->type = "module";

@@ -98,16 +98,25 @@ void dse_delta_rows(const struct dse_cost_row *base, int nb, const struct dse_co
         d->reach = DSE_REACH_NONE;
         return;
     }
-    /* Count only rows that do work: an in-place ReLU changes with its producer. */
-    int last_working = -1;
+    /* Thesis ch. 4 (Iandola 2016, "local and global changes"): a local change alters one
+     * layer and the input of the next; a global change alters every layer from it to the
+     * network's output (more input pixels, a pool removed). The output is the last row
+     * that does work (an in-place ReLU changes with its producer), a head at the end
+     * aside: a softmax, loss or accuracy learns nothing and turns the classifier's scores
+     * into probabilities, a loss or a hit rate, so it changes only when the class count
+     * does and must not hide a change that reaches the classifier (SqueezeNet v1.0 ->
+     * v1.1 changes conv1 .. pool10 and is global, its loss the same). */
+    int output = -1;
     for (int i = 0; i < n; i++)
-        if (!row_of(&out[i])->in_place) last_working = i;
+        if (!row_of(&out[i])->in_place && !row_of(&out[i])->head) output = i;
+    int last = d->last_changed;
+    if (output >= d->first_changed && last > output) last = output; /* the head follows the output */
     d->span = 0;
-    for (int i = d->first_changed; i <= d->last_changed; i++)
+    for (int i = d->first_changed; i <= last; i++)
         if (!row_of(&out[i])->in_place) d->span++;
     if (d->span <= 2)
         d->reach = DSE_REACH_LOCAL;
-    else if (d->last_changed >= last_working)
+    else if (last >= output)
         d->reach = DSE_REACH_GLOBAL;
     else
         d->reach = DSE_REACH_REGIONAL;

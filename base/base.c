@@ -152,3 +152,9 @@ const char *dse_fmt_shortest(char *buf, size_t size, double v, int as_float) {
     }
     return buf;
 }
+
+const char *dse_fmt_real(char *buf, size_t size, double v) {
+    dse_fmt_shortest(buf, size, v, 0);
+    if (isfinite(v) && !strpbrk(buf, ".e") && strlen(buf) + 3 <= size) strcat(buf, ".0");
+    return buf;
+}

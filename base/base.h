@@ -61,6 +61,12 @@ int dse_strlcpy(char *dst, const char *src, int n);
  * rungs, reports). */
 const char *dse_fmt_shortest(char *buf, size_t size, double v, int as_float);
 
+/* A real-valued setting (sr, pct3x3, dropout) as text: dse_fmt_shortest's double, with
+ * ".0" added where that reads as an integer, so 1.0 is "1.0", not "1", and 0.1 is "0.1".
+ * The one writer of such values in records, reports, tables, CSV, JSON and plot labels
+ * (through dse_mp_value_str for metaparameters). */
+const char *dse_fmt_real(char *buf, size_t size, double v);
+
 /* Edit distance between two short strings (for "did you mean" suggestions). */
 int dse_edit_distance(const char *a, const char *b);
 

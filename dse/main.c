@@ -21,6 +21,7 @@
 #include "dse/options.h"
 #include "dse/ratecache.h"
 #include "dse/report.h"
+#include "dse/trainlog.h"
 #include "sweep/json_read.h"
 #include "sweep/slurm.h"
 #include "sweep/space.h"
@@ -325,6 +326,16 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     return st;
 }
 
+/* --progress-every S (seconds, 0 to 86400; 0: epoch lines only) into *seconds; -1 if good. */
+static int opt_progress_every(const char *cmd, const char *v, double *seconds) {
+    char *end;
+    double s = strtod(v, &end);
+    if (end == v || *end || !(s >= 0) || s > 86400)
+        return bad_usage(cmd, "--progress-every '%s' is not a number of seconds in [0, 86400] (0: epoch lines only)", v);
+    *seconds = s;
+    return -1;
+}
+
 /* --checkpoint-every N (steps), Ns or Nm: into *seconds or *steps (the other 0); -1 if good. */
 static int opt_ckpt_every(const char *cmd, const char *v, double *seconds, int *steps) {
     char *end;
@@ -489,6 +500,8 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     o.max_oom = OPT_INT(MAX_OOM, o.max_oom);
     if (OPT(BUDGET) && (rc = opt_budget(c->name, OPT(BUDGET), &o)) >= 0) return rc;
     if (OPT(CKPT_EVERY) && (rc = opt_ckpt_every(c->name, OPT(CKPT_EVERY), &o.ckpt_every_s, &o.ckpt_every_steps)) >= 0)
+        return rc;
+    if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &o.progress_every_s)) >= 0)
         return rc;
     o.set_eta = OPT(ETA) != NULL, o.set_min_epochs = OPT(MIN_EPOCHS) != NULL;
     if (OPT(EARLY_STOP)) {
@@ -660,45 +673,6 @@ static int cmd_report(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
     return 0;
 }
 
-/* The line under an epoch's results when some test classes were never predicted. */
-static void warn_unpredicted(FILE *f, const struct dse_train_progress *p) {
-    if (p->unpredicted)
-        fprintf(f, "  warning: %d class%s of the test set never predicted (a dead classifier unit?)\n",
-                p->unpredicted, p->unpredicted == 1 ? "" : "es");
-}
-
-/* On a terminal: a progress line redrawn in place, and one line per epoch. Otherwise
- * (a log file, a pipe): the epoch lines only. */
-static void train_log(void *arg, const struct dse_train_progress *p) {
-    if (p->done) {
-        fprintf(arg, "epoch %d/%d  train loss %.4f  test loss %.4f  top-1 %.2f%%  top-5 %.2f%%  %.0f img/s\n",
-                p->epoch + 1, p->epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
-                p->img_per_s);
-        warn_unpredicted(arg, p);
-    }
-    fflush(arg);
-}
-
-/* What the run wants said once (a cuDNN choice file loaded, written or set aside). */
-static void train_note(void *arg, enum dse_train_note kind, const char *text) {
-    (void)kind; /* the text says it */
-    fprintf(arg, "dse train: %s\n", text);
-    fflush(arg);
-}
-
-static void train_progress(void *arg, const struct dse_train_progress *p) {
-    FILE *f = arg;
-    if (p->done) {
-        fprintf(f, "\repoch %d/%d  train loss %.4f  test loss %.4f  top-1 %.2f%%  top-5 %.2f%%  %.0f img/s%20s\n",
-                p->epoch + 1, p->epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
-                p->img_per_s, "");
-        warn_unpredicted(f, p);
-    } else
-        fprintf(f, "\repoch %d/%d  iter %d/%d  loss %.4f  lr %.4g  %.0f img/s  ETA %.0f s   ", p->epoch + 1,
-                p->epochs, p->iter, p->iters, p->loss, p->lr, p->img_per_s, p->eta_s);
-    fflush(f);
-}
-
 static int opt_conv(const char *cmd, const char *v, int *algo) {
     if (!v || !strcmp(v, "auto")) return *algo = DSE_ALGO_AUTO, -1;
     for (int a = 0; a < DSE_CPU_CONV_COUNT; a++)
@@ -816,7 +790,12 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     struct dse_input_shape in;
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (OPT(AUG)) o.aug = (enum dse_aug_mode)dse_word_index(DSE_AUG_NAMES, OPT(AUG));
-    o.progress = isatty(2) ? train_progress : train_log, o.progress_arg = stderr, o.note = train_note;
+    double every_s = DSE_TRAIN_LOG_EVERY_S;
+    if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &every_s)) >= 0) return rc;
+    struct dse_train_log tlog;
+    dse_train_log_init(&tlog, stderr, isatty(2), every_s);
+    o.progress = dse_train_log_progress, o.progress_arg = &tlog, o.note = dse_train_log_note;
+    if (!tlog.tty) o.progress_every_s = every_s; /* a terminal's line is redrawn every 10 steps */
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
     if ((rc = device_ready(c->name, &o.dev)) >= 0) return dse_net_deinit(&net), rc;
     /* The data before the work: does the network fit it (naming the flags that would), and

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dse/trainlog.h"
 #include "engine/data.h"
 #include "metaparams/net.h"
 
@@ -40,7 +41,8 @@ static const char usage_diff[] =
     "Compare two networks layer by layer (matched by name), as thesis Tables 4.3-4.8:\n"
     "ratios variant/base of output size, params and FLOPs, added and removed layers,\n"
     "totals, and the reach of the change: local (the changed layer and at most its\n"
-    "successor), regional, or global (reaches the last layer).\n"
+    "successor), regional, or global (reaches the output: the last layer before a\n"
+    "softmax, loss or accuracy at the end; thesis ch. 4).\n"
     "\n";
 
 static const char usage_count[] =
@@ -63,7 +65,7 @@ static const char usage_sweep[] =
     "                       [--strategy grid|random|evolution]\n"
     "                       [--early-stop none|sh|asha] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
     "                       [--conv auto|gemm_batch|gemm_image|winograd|direct] [--lease-seconds S]\n"
-    "                       [--max-crashes N] [--data-root DIR] [--ranks-per-candidate P]\n"
+    "                       [--max-crashes N] [--data-root DIR] [--ranks-per-candidate P] [--progress-every S]\n"
     "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32|fp16|bf16] [--max-oom N]\n"
     "                        [--algos det|any]]\n"
     "       dse sweep SPACE --out DIR --slurm [--array N] [--gpus-per-task K] [--sbatch \"ARGS\"] [--dry-run]\n"
@@ -113,7 +115,7 @@ static const char usage_train[] =
     "                     [--conv auto|gemm_batch|gemm_image|winograd|direct] [--conv-cache FILE|none]\n"
     "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--clip-norm C] [--json]\n"
     "                     [--input C,H,W] [--classes K] [--aug auto|rrc|crop|flip|none] [--loader-threads N]\n"
-    "                     [--pack-cache DIR] [--reduce ps|tree|allreduce]\n"
+    "                     [--pack-cache DIR] [--reduce ps|tree|allreduce] [--progress-every S]\n"
     "       mpirun -np P dse train NET --threads 1 ... (data-parallel over P ranks)\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
@@ -121,8 +123,9 @@ static const char usage_train[] =
     "the classifier's bias at 0.5 when a ReLU follows it (SqueezeNet's conv10: no class starts\n"
     "dead; docs/training.md). A network without a loss gets softmax cross-entropy on its last\n"
     "layer. Reports test loss, top-1 and top-5 after every epoch; a progress line on a\n"
-    "terminal. NaN or infinite loss stops the run with status diverged. Under mpirun each\n"
-    "rank trains on its share of every batch and the ranks sum their gradients (FireCaffe).\n"
+    "terminal, or every " DSE_TRAIN_LOG_EVERY_S_STR " s in a log (--progress-every). NaN or infinite loss stops\n"
+    "the run with status diverged. Under mpirun each rank trains on its share of every\n"
+    "batch and the ranks sum their gradients (FireCaffe).\n"
     "\n";
 
 static const char usage_bench[] =
@@ -294,6 +297,8 @@ static const struct dse_opt_line lines_sweep[] = {
                     "successor resumes there"),
     OWN(MAX_CRASHES, "a candidate whose workers die N times in a row without finishing an\n"
                      "epoch is marked failed (default 3) until the next dse sweep retries it"),
+    OWN(PROGRESS_EVERY, "a worker's progress line within an epoch every S seconds (default "
+                        DSE_TRAIN_LOG_EVERY_S_STR ";\n0: epoch lines only)"),
     OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),
     OWN(RANKS_PER_CAND, "under mpirun -np P: the ranks are one\n"
                         "worker that trains each candidate data-parallel (docs/training.md)"),
@@ -369,6 +374,8 @@ static const struct dse_opt_line lines_train[] = {
                     "or Ns / Nm seconds / minutes (default 5m; 0: only at epochs' ends); CPU only"),
     OWN(RESUME, "continue from a checkpoint (bit-identical to an uninterrupted run: on the CPU;\n"
                 "on a GPU with --conv-cache FILE and deterministic algorithms)"),
+    OWN(PROGRESS_EVERY, "when standard error is not a terminal (a log, a pipe): a progress line\n"
+                        "every S seconds within an epoch (default " DSE_TRAIN_LOG_EVERY_S_STR "; 0: epoch lines only)"),
     OWN(CONV, "conv strategy: auto (time each once per shape; default) or a fixed one"),
     OWN(CONV_CACHE, "where auto's choices are kept, so that every run on this machine and thread\n"
                     "count makes the same ones and repeats bit for bit (default this machine's,\n"

@@ -95,6 +95,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(CHECKPOINT_DIR,  "--checkpoint-dir", "DIR",    TEXT, 0,   0,                  NULL, NULL)              \
     X(RESUME,          "--resume",        "FILE",    TEXT, 0,   0,                  NULL, NULL)              \
     X(CKPT_EVERY,      "--checkpoint-every", "N",    TEXT, 0,   0,                  NULL, NULL)              \
+    X(PROGRESS_EVERY,  "--progress-every", "S",      TEXT, 0,   0,                  NULL, NULL)              \
     X(CONV_CACHE,      "--conv-cache",    "F",       TEXT, 0,   0,                  NULL, NULL)              \
     X(CLIP_NORM,       "--clip-norm",     "C",       TEXT, 0,   0,                  NULL, NULL)              \
     X(LOADER_THREADS,  "--loader-threads", "N",      INT,  1,   256,                NULL, NULL)              \

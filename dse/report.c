@@ -573,7 +573,7 @@ enum dse_status dse_report_diff(FILE *f, const char *base_path, const struct dse
             fputs("reach       none: the networks cost the same\n", f);
         else
             fprintf(f, "reach       %s: %s, %d layer%s doing work (local = the changed layer and "
-                       "at most its successor; global = reaches the last layer)\n",
+                       "at most its successor; global = reaches the output, a softmax or loss after it aside)\n",
                     dse_reach_str(d.reach), span, d.span, d.span == 1 ? "" : "s");
         if (fmt == DSE_FORMAT_MD) fputs("```\n", f);
     }

@@ -77,4 +77,10 @@ enum dse_status dse_report_overlay(const char *const *dirs, int n, const char *p
  * every trained candidate (the frontier's highlighted, stopped and diverged ones marked). */
 enum dse_status dse_report_curves(const char *dir, const char *svg_path, struct dse_err *err);
 
+/* The width in pixels the SVG writers reserve for text s (UTF-8) at font size font_px, bold
+ * or not: per character, the larger advance of DejaVu Sans (what Debian's renderers draw
+ * "sans-serif" with) and Helvetica/Arial, bold 1.2 times wider; any other character 1 em.
+ * Labels are placed with it (kept inside the canvas, off the error bars and each other). */
+double dse_report_text_width(const char *s, double font_px, int bold);
+
 #endif

@@ -84,19 +84,19 @@ static const char *fmt_sig3(char *buf, size_t size, double v) {
     return buf;
 }
 
-/* A metaparameter value as text for tables and labels: strings as they are; numbers
- * written with a fraction or exponent in their shortest round-trip form, keeping a ".0"
- * (a writer's %.17g turns 0.1 into 0.10000000000000001; this shows 0.1, and 1.0 as 1.0). */
-static const char *fmt_value(char *buf, size_t size, const struct dse_json *v) {
+/* Metaparameter key's value v as text for tables, CSV, JSON and labels: strings as they
+ * are; a number written with a fraction or exponent, or of a REAL key in mp.def, as
+ * dse_fmt_real writes it (a writer's %.17g turns 0.1 into 0.10000000000000001, an older
+ * one's %.17g 1.0 into 1; this shows 0.1 and 1.0); other integers as written. */
+static const char *fmt_value(char *buf, size_t size, const char *key, const struct dse_json *v) {
     if (!v) return "-";
+    const int k = dse_mp_find(key);
     switch (v->type) {
     case DSE_JSON_NULL:   return "null";
     case DSE_JSON_BOOL:   return v->boolean ? "true" : "false";
     case DSE_JSON_NUMBER:
-        if (!strpbrk(v->str, ".eE")) return v->str;
-        fmt_num(buf, size, v->number);
-        if (!strpbrk(buf, ".e") && strlen(buf) + 3 <= size) strcat(buf, ".0");
-        return buf;
+        if (!strpbrk(v->str, ".eE") && (k < 0 || dse_mp_info[k].type != DSE_MP_TYPE_REAL)) return v->str;
+        return dse_fmt_real(buf, size, v->number);
     case DSE_JSON_STRING: return v->str;
     case DSE_JSON_ARRAY:  return "[...]";
     case DSE_JSON_OBJECT: return "{...}";
@@ -154,6 +154,25 @@ static void json_value(FILE *f, const struct dse_json *v) {
         fputc('}', f);
         break;
     }
+}
+
+/* A record's "metaparams" object, its numbers as fmt_value writes them (sr 1.0, not 1). */
+static void json_metaparams(FILE *f, const struct dse_json *mp) {
+    char b[64];
+    if (mp->type != DSE_JSON_OBJECT) {
+        json_value(f, mp);
+        return;
+    }
+    fputc('{', f);
+    for (int i = 0; i < mp->n; i++) {
+        const struct dse_json *v = &mp->members[i].value;
+        if (i) fputs(", ", f);
+        dse_json_write_str(f, mp->members[i].key, mp->members[i].key_len);
+        fputs(": ", f);
+        if (v->type == DSE_JSON_NUMBER) fputs(fmt_value(b, sizeof b, mp->members[i].key, v), f);
+        else json_value(f, v);
+    }
+    fputc('}', f);
 }
 
 /* ---- tables (MD, CSV, TeX) --------------------------------------------------------- */
@@ -345,7 +364,7 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
         tbl_add(t, c->rec.id);
         tbl_add(t, fmt_int(b, sizeof b, c->rec.index, 0));
         for (int v = 0; v < s->n_varied; v++)
-            tbl_add(t, fmt_value(b, sizeof b, dse_json_get(c->metaparams, s->varied[v])));
+            tbl_add(t, fmt_value(b, sizeof b, s->varied[v], dse_json_get(c->metaparams, s->varied[v])));
         tbl_add(t, fmt_int(b, sizeof b, c->rec.params, 1));
         snprintf(b, sizeof b, "%.2f", (double)c->rec.model_bytes / 1e6);
         tbl_add(t, b);
@@ -717,9 +736,9 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
             const struct dse_json *mv = dse_json_get(c->metaparams, keys[v]);
             const int k = v < DSE_MP_COUNT ? v : -1; /* a key records leave out at its default */
             if (!mv && k >= 0 && dse_mp_info[k].id == DSE_MP_ID_IF_SET)
-                tbl_add(&t, fmt_num(b, sizeof b, dse_mp_get(&dflt, (enum dse_mp_key)k).num));
+                tbl_add(&t, dse_mp_value_str((enum dse_mp_key)k, dse_mp_get(&dflt, (enum dse_mp_key)k), b, sizeof b));
             else
-                tbl_add(&t, mv ? fmt_value(b, sizeof b, mv) : "");
+                tbl_add(&t, mv ? fmt_value(b, sizeof b, keys[v], mv) : "");
         }
         tbl_add(&t, fmt_int(b, sizeof b, c->rec.params, 0));
         tbl_add(&t, fmt_int(b, sizeof b, c->rec.model_bytes, 0));
@@ -789,7 +808,7 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
         fputs(i ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
         json_cstr(f, c->rec.id);
         fprintf(f, ", \"index\": %" PRId64 ", \"metaparams\": ", c->rec.index);
-        json_value(f, c->metaparams);
+        json_metaparams(f, c->metaparams);
         fprintf(f, ",\n   \"params\": %" PRId64 ", \"model_bytes\": %" PRId64, c->rec.params, c->rec.model_bytes);
         fprintf(f, ", \"model_mb\": %s", fmt_num(b, sizeof b, (double)c->rec.model_bytes / 1e6));
         fprintf(f, ", \"model_mib\": %s", fmt_num(b, sizeof b, (double)c->rec.model_bytes / MIB));
@@ -942,6 +961,8 @@ struct pt {
     int                band;    /* drawn in the "not trained" strip */
     int                front;   /* on the frontier of the plot's view */
     char               label[160];
+    char               alt[24]; /* "#<index>": drawn instead where the label has no room */
+    int                use_alt;
 };
 
 struct box { double x0, y0, x1, y1; };
@@ -968,12 +989,14 @@ static double line_cost(struct box b, const double *fx, const double *fy, int nf
 
 /* Label placement, greedy: frontier points first, then the others in x order, then the
  * "not trained" strip. Each label takes the candidate position that overlaps least with
- * labels already placed, with points, with the frontier line and with the frame edge;
- * ties go to the preferred position, which alternates above/below from point to point.
- * A label in the strip that cannot be placed without overlap is left out (anchor -1):
- * the point's tooltip still names it. fx, fy: the frontier line, nf points. */
-static void place_labels(struct pt *p, int n, double fs, struct box frame, const double *fx,
-                         const double *fy, int nf, double *lx, double *ly, int *anchor) {
+ * labels already placed, with points, with error bars (bars, nb boxes), with the frontier
+ * line and with the frame edge, its width measured (dse_report_text_width; frontier labels
+ * are bold); ties go to the preferred position, which alternates above/below from point
+ * to point. A label with no position free of labels, points, error bars and the edge is
+ * drawn as its short form "#<index>" where that has one, else left out (anchor -1): the
+ * point's tooltip still names it. fx, fy: the frontier line, nf points. */
+static void place_labels(struct pt *p, int n, double fs, struct box frame, const struct box *bars, int nb,
+                         const double *fx, const double *fy, int nf, double *lx, double *ly, int *anchor) {
     static const struct { double dx, dy; int anchor; } pos[] = {
         { 8, -7, 0 }, { 8, 15, 0 }, { -8, -7, 2 }, { -8, 15, 2 }, { 0, -11, 1 }, { 0, 21, 1 },
         { 8, -19, 0 }, { 8, 27, 0 }, { -8, -19, 2 }, { -8, 27, 2 },
@@ -996,26 +1019,33 @@ static void place_labels(struct pt *p, int n, double fs, struct box frame, const
     int np = 0;
     for (int r = 0; r < m; r++) {
         int        i = order[r];
-        double     w = utf8_width(p[i].label) * fs * 0.6, best = INFINITY;
+        double     best = INFINITY, clash = INFINITY; /* clash: overlap with labels, points, bars, edge */
         int        bk = 0;
         struct box bb = { 0, 0, 0, 0 };
-        for (int t = 0; t < DSE_ARRAY_LEN(pos); t++) {
-            int    k = (r % 2 && t < 2) ? 1 - t : t; /* every other point tries below first */
-            double x = p[i].px + pos[k].dx, y = p[i].py + pos[k].dy;
-            double x0 = pos[k].anchor == 0 ? x : pos[k].anchor == 1 ? x - w / 2 : x - w;
-            struct box b = { .x0 = x0, .y0 = y - fs * 0.8, .x1 = x0 + w, .y1 = y + fs * 0.25 };
-            double cost = 0.0;
-            for (int j = 0; j < np; j++) cost += overlap(b, placed[j]);
-            for (int j = 0; j < n; j++) {
-                struct box c = { .x0 = p[j].px - 6, .y0 = p[j].py - 6, .x1 = p[j].px + 6, .y1 = p[j].py + 6 };
-                cost += 2.0 * overlap(b, c);
+        p[i].use_alt = 0;
+        for (int form = 0; form < 2 && clash > 0; form++) {
+            if (form == 1 && (!p[i].alt[0] || p[i].band)) break;
+            const double w = dse_report_text_width(form ? p[i].alt : p[i].label, fs, p[i].front);
+            best = INFINITY;
+            for (int t = 0; t < DSE_ARRAY_LEN(pos); t++) {
+                int    k = (r % 2 && t < 2) ? 1 - t : t; /* every other point tries below first */
+                double x = p[i].px + pos[k].dx, y = p[i].py + pos[k].dy;
+                double x0 = pos[k].anchor == 0 ? x : pos[k].anchor == 1 ? x - w / 2 : x - w;
+                struct box b = { .x0 = x0, .y0 = y - fs * 0.8, .x1 = x0 + w, .y1 = y + fs * 0.25 };
+                double hard = 0.0;
+                for (int j = 0; j < np; j++) hard += overlap(b, placed[j]);
+                for (int j = 0; j < n; j++) {
+                    struct box c = { .x0 = p[j].px - 6, .y0 = p[j].py - 6, .x1 = p[j].px + 6, .y1 = p[j].py + 6 };
+                    hard += 2.0 * overlap(b, c);
+                }
+                for (int j = 0; j < nb; j++) hard += 4.0 * overlap(b, bars[j]);
+                hard += 4.0 * ((b.x1 - b.x0) * (b.y1 - b.y0) - overlap(b, frame));
+                const double cost = hard + line_cost(b, fx, fy, nf) + 0.01 * t;
+                if (cost < best) best = cost, clash = hard, bk = k, bb = b;
             }
-            cost += line_cost(b, fx, fy, nf);
-            cost += 4.0 * ((b.x1 - b.x0) * (b.y1 - b.y0) - overlap(b, frame));
-            cost += 0.01 * t;
-            if (cost < best) best = cost, bk = k, bb = b;
+            p[i].use_alt = form;
         }
-        if (p[i].band && best >= 1.0) {
+        if (clash > 0 && (p[i].band || p[i].use_alt || !p[i].alt[0])) {
             anchor[i] = -1;
             continue;
         }
@@ -1218,9 +1248,11 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
         for (int v = 0; v < s->n_varied && o < (int)sizeof p[i].label; v++)
             o += snprintf(p[i].label + o, sizeof p[i].label - (size_t)o, "%s%s=%s", v ? " " : "",
                           s->varied[v],
-                          fmt_value(vb, sizeof vb, dse_json_get(c->metaparams, s->varied[v])));
+                          fmt_value(vb, sizeof vb, s->varied[v], dse_json_get(c->metaparams, s->varied[v])));
         if (!s->n_varied) snprintf(p[i].label, sizeof p[i].label, "#%" PRId64, c->rec.index);
         utf8_trim(p[i].label);
+        snprintf(p[i].alt, sizeof p[i].alt, "#%" PRId64, c->rec.index);
+        p[i].use_alt = 0;
     }
     /* the frontier line, in x order (view_front's order) */
     int nf = 0;
@@ -1228,7 +1260,17 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
         for (int i = 0; i < s->n; i++)
             if (p[i].c == &s->c[front[k]]) fx[nf] = p[i].px, fy[nf++] = p[i].py;
     struct box frame = { .x0 = left + 2, .y0 = top + 2, .x1 = right - 2, .y1 = axis_y - 2 };
-    place_labels(p, s->n, fs, frame, fx, fy, nf, lx, ly, anchor);
+    struct box *bars = malloc(sizeof *bars * (size_t)(s->n ? s->n : 1)); /* error bars, as drawn below */
+    int nb = 0;
+    for (int i = 0; bars && i < s->n; i++) {
+        double e = p[i].band ? 0 : bar(s, p[i].c);
+        if (!(e > 0)) continue;
+        double y0 = axis_px(&ay, view_y(s, view, p[i].c) - e), y1 = axis_px(&ay, view_y(s, view, p[i].c) + e);
+        bars[nb++] = (struct box){ .x0 = p[i].px - 5, .y0 = fmin(y0, y1) - 1,
+                                   .x1 = p[i].px + 5, .y1 = fmax(y0, y1) + 1 };
+    }
+    place_labels(p, s->n, fs, frame, bars, nb, fx, fy, nf, lx, ly, anchor);
+    free(bars);
 
     const char *ylabel = s->trained ? "top-1 accuracy (%)" : view == PLOT_X_FLOPS ? XLABEL_SIZE : "forward GFLOP per image";
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
@@ -1311,7 +1353,7 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
         if (anchor[i] < 0) continue;
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s>", lx[i], ly[i],
                 anchors[anchor[i]], p[i].front ? " font-weight=\"bold\"" : "");
-        svg_text(f, p[i].label);
+        svg_text(f, p[i].use_alt ? p[i].alt : p[i].label);
         fputs("</text>\n", f);
     }
     fputs("</g>\n</svg>\n", f);
@@ -1490,13 +1532,53 @@ enum dse_status dse_report_overlay(const char *const *dirs, int n, const char *p
 
 /* ---- learning curves ----------------------------------------------------------------- */
 
+/* The frontier's labels at the curves' right ends: each the widest that fits the margin
+ * (its varied keys, else "#<index>"), the margin as wide as the widest label (at most 40%
+ * of the canvas), and the labels moved apart vertically (a line each, inside the plot's
+ * height) where curves end close together. In p (label, use_alt, py: the curve's end) and
+ * ly (the label's baseline); returns the plot's right edge. */
+static double curves_labels(const struct dse_sweep_view *s, struct pt *p, double *ly, int *order, double fs,
+                            double top, double axis_y) {
+    const double pad = 6 + 8, room = 0.4 * SVG_W - pad, line0 = fs + 3;
+    double wmax = 0;
+    int n = 0;
+    for (int i = 0; i < s->n; i++) {
+        const struct dse_cand *c = &s->c[i];
+        if (!c->on_front || c->rec.n_epochs == 0) continue;
+        int o = 0;
+        p[i].label[0] = '\0';
+        for (int v = 0; v < s->n_varied && o < (int)sizeof p[i].label; v++) {
+            char vb[48];
+            o += snprintf(p[i].label + o, sizeof p[i].label - (size_t)o, "%s%s=%s", v ? " " : "", s->varied[v],
+                          fmt_value(vb, sizeof vb, s->varied[v], dse_json_get(c->metaparams, s->varied[v])));
+        }
+        utf8_trim(p[i].label);
+        snprintf(p[i].alt, sizeof p[i].alt, "#%" PRId64, c->rec.index);
+        p[i].use_alt = !s->n_varied || dse_report_text_width(p[i].label, fs, 0) > room;
+        wmax = fmax(wmax, dse_report_text_width(p[i].use_alt ? p[i].alt : p[i].label, fs, 0));
+        order[n++] = i;
+    }
+    for (int a = 1; a < n; a++) /* by the curve's end, top to bottom (insertion sort: a handful) */
+        for (int b = a; b > 0 && p[order[b]].py < p[order[b - 1]].py; b--) {
+            int t = order[b];
+            order[b] = order[b - 1], order[b - 1] = t;
+        }
+    const double lo = top + 0.8 * fs, hi = axis_y - 0.25 * fs; /* baselines: the box inside the plot's height */
+    const double line = n > 1 ? fmin(line0, (hi - lo) / (n - 1)) : line0; /* more than fit: closer (still inside) */
+    for (int k = 0; k < n; k++) { /* down from the top, a line apart, then up from the bottom */
+        ly[order[k]] = fmax(p[order[k]].py + 0.3 * fs, k ? ly[order[k - 1]] + line : lo);
+    }
+    for (int k = n - 1; k >= 0; k--) ly[order[k]] = fmin(ly[order[k]], k + 1 < n ? ly[order[k + 1]] - line : hi);
+    return SVG_W - fmax(wmax + pad, 30);
+}
+
 /* Test top-1 after each epoch, one line per trained candidate, in epochs: the
  * frontier's candidates in red and labelled, the others in blue; a candidate stopped by
  * successive halving ends at its rung (a hollow end marker), a diverged one with a
  * cross at the epoch it diverged. */
 static void curves_svg(FILE *f, const struct svg_job *j) {
     const struct dse_sweep_view *s = j->s;
-    const double left = 84, right = SVG_W - 170, top = 92, axis_y = SVG_H - 70;
+    const double left = 84, top = 92, axis_y = SVG_H - 70, fs = 11;
     double emax = 1, ylo = INFINITY, yhi = -INFINITY;
     int lines = 0;
     for (int i = 0; i < s->n; i++) {
@@ -1508,9 +1590,17 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
     }
     if (!(ylo <= yhi)) ylo = 0, yhi = 100;
     struct axis ax, ay;
+    axis_fit(&ay, ylo, yhi, axis_y, top);
+    for (int i = 0; i < s->n; i++) { /* where each curve ends, for its label */
+        const struct dse_rec *r = &s->c[i].rec;
+        j->p[i].py = NAN;
+        for (int e = 0; e < r->n_epochs; e++)
+            if (!isnan(r->ep[e].top1)) j->p[i].py = axis_px(&ay, 100.0 * r->ep[e].top1);
+        if (isnan(j->p[i].py)) j->p[i].py = axis_y;
+    }
+    const double right = curves_labels(s, j->p, j->ly, j->anchor /* scratch */, fs, top, axis_y);
     axis_fit(&ax, 1, emax, left, right);
     if (emax - 1 < 10) ax.step = 1, ax.decimals = 0; /* whole epochs */
-    axis_fit(&ay, ylo, yhi, axis_y, top);
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n<title>Learning curves ", SVG_W, SVG_H, SVG_W, SVG_H);
     svg_text(f, s->space);
@@ -1552,7 +1642,7 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
             for (int v = 0; v < s->n_varied; v++) {
                 char vb[48];
                 fprintf(f, " %s=", s->varied[v]);
-                svg_text(f, fmt_value(vb, sizeof vb, dse_json_get(c->metaparams, s->varied[v])));
+                svg_text(f, fmt_value(vb, sizeof vb, s->varied[v], dse_json_get(c->metaparams, s->varied[v])));
             }
             fprintf(f, "</title>\n<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" stroke-opacity=\"%s\" "
                        "points=\"", color, pass ? "2.2" : "1.4", pass ? "1" : "0.7");
@@ -1574,13 +1664,13 @@ static void curves_svg(FILE *f, const struct svg_job *j) {
                 const double x = axis_px(&ax, (double)c->rec.diverged_epoch), y = axis_y - 10;
                 fprintf(f, "<path d=\"M%.1f %.1fl8 8m0 -8l-8 8\" stroke=\"#333\" stroke-width=\"1.5\"/>\n", x - 4, y - 4);
             }
-            if (pass && any) { /* label the frontier's curves at their right end */
-                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\">", right + 6, ly + 4, color);
-                for (int v = 0; v < s->n_varied; v++) {
-                    char vb[48];
-                    fprintf(f, "%s%s=", v ? " " : "", s->varied[v]);
-                    svg_text(f, fmt_value(vb, sizeof vb, dse_json_get(c->metaparams, s->varied[v])));
-                }
+            if (pass && any) { /* label the frontier's curves at their right end (curves_labels) */
+                const double ty = j->ly[i];
+                if (fabs(ty - 0.3 * fs - ly) > 2) /* moved to make room: a leader from the curve's end */
+                    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                               "stroke-width=\"0.8\"/>\n", lx + 4, ly, right + 5, ty - 0.3 * fs, color);
+                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\">", right + 6, ty, fs, color);
+                svg_text(f, j->p[i].use_alt ? j->p[i].alt : j->p[i].label);
                 fputs("</text>\n", f);
             }
             fputs("</g>\n", f);

@@ -915,6 +915,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     const int stop = o->stop_after_epoch > 0 ? o->stop_after_epoch : o->epochs;
     strcpy(r->status, "done");
     double t_ckpt = now_s(); /* the last checkpoint, for ckpt_every_s */
+    double t_said = t_ckpt;  /* progress's last call, for progress_every_s */
     for (int e = start; e < stop; e++) {
         double te = now_s(), loss_sum = 0;
         int count, i0 = 0;
@@ -952,7 +953,8 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
             if ((st = dse_model_step(m, xb, labels + first, lr, o->momentum, o->weight_decay, o->clip_norm, err)))
                 goto done;
             imgs += o->batch;
-            const int report = o->progress && (i % 10 == 0 || i == ipe - 1);
+            const int report = o->progress && (i % 10 == 0 || i == ipe - 1 ||
+                                               (o->progress_every_s > 0 && now_s() - t_said >= o->progress_every_s));
             if (m->gpu && !report) continue; /* the CPU reads it after every step: free, and a divergence stops at once */
             if ((st = dse_model_tally(m, &tl, 0, err))) goto done;
             r->clipped_steps = clipped0 + tl.clipped;
@@ -971,6 +973,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
                                                 .lr = lr, .img_per_s = imgs / (el > 0 ? el : 1e-9) };
                 p.eta_s = (double)(iters - it - 1) * o->batch / (p.img_per_s > 0 ? p.img_per_s : 1);
                 o->progress(o->progress_arg, &p);
+                t_said = now_s();
             }
         }
         if ((st = dse_model_tally(m, &tl, 0, err))) goto done; /* waits for the epoch's steps */

@@ -34,6 +34,10 @@ struct dse_train_progress {
  * it, or a file from another GPU or cuDNN set aside (the text says which). */
 enum dse_train_note { DSE_NOTE_CHOICES_LOADED, DSE_NOTE_CHOICES_PINNED, DSE_NOTE_CHOICES_STALE };
 
+/* How often a log gets a progress line within an epoch, in seconds, unless told
+ * (--progress-every of dse train and dse sweep). */
+#define DSE_TRAIN_PROGRESS_EVERY_S 30
+
 struct dse_train_opts {
     const char *data;           /* dataset name or IDX/CIFAR directory (engine/data.h:
                                    dse_data_locate), an image pack, or an image folder (read
@@ -91,6 +95,11 @@ struct dse_train_opts {
     const char *resume;         /* NULL, or a checkpoint to continue from */
     void      (*progress)(void *arg, const struct dse_train_progress *p);
     void       *progress_arg;
+    double      progress_every_s; /* > 0: progress is also called within an epoch once this
+                                     many seconds have passed since its last call (for a log,
+                                     where a slow epoch's 10 steps may take minutes); 0: every
+                                     10 steps and at each epoch's last step only. dse train and
+                                     dse sweep: DSE_TRAIN_PROGRESS_EVERY_S unless told */
     int         stop_after_epoch; /* 0: train to `epochs`; k (1 <= k < epochs): return after
                                      epoch k (its checkpoint written) with status "paused". The
                                      learning-rate schedule still spans `epochs`, so a run

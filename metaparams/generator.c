@@ -3,6 +3,7 @@
  * network's layer array has grown to size. */
 #include "metaparams/metaparams.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -248,6 +249,16 @@ void dse_mp_pools_str(uint64_t pools, char *buf, int size) {
     int n = (int)(p - tmp) < size - 1 ? (int)(p - tmp) : size - 1;
     memcpy(buf, tmp, (size_t)n);
     buf[n] = '\0';
+}
+
+const char *dse_mp_value_str(enum dse_mp_key k, struct dse_mp_value v, char *buf, size_t size) {
+    switch (dse_mp_info[k].type) {
+    case DSE_MP_TYPE_INT:    snprintf(buf, size, "%d", (int)v.num); break;
+    case DSE_MP_TYPE_REAL:   dse_fmt_real(buf, size, v.num); break;
+    case DSE_MP_TYPE_BYPASS: snprintf(buf, size, "%s", dse_bypass_str((enum dse_bypass)(int)v.num)); break;
+    case DSE_MP_TYPE_POOLS:  dse_mp_pools_str(v.mask, buf, size > INT_MAX ? INT_MAX : (int)size); break;
+    }
+    return buf;
 }
 
 int dse_mp_pools_parse(const char *s, uint64_t *out) {

@@ -108,4 +108,10 @@ enum dse_status dse_mp_build(const struct dse_mp *mp, struct dse_net *net, struc
 void dse_mp_pools_str(uint64_t pools, char *buf, int size);
 int  dse_mp_pools_parse(const char *s, uint64_t *out);
 
+/* Metaparameter k's value v as text, by its mp.def type: INT "128", REAL by dse_fmt_real
+ * ("1.0", "0.125"), BYPASS "simple", POOLS "conv1,fire4". The one writer of metaparameter
+ * values in records, reports and labels (the canonical text, the id's source, writes
+ * reals' bits instead). Returns buf. */
+const char *dse_mp_value_str(enum dse_mp_key k, struct dse_mp_value v, char *buf, size_t size);
+
 #endif

@@ -94,6 +94,26 @@ static enum dse_status check_value(struct ctx *cx, const config_setting_t *s, en
     return DSE_OK;
 }
 
+/* Every pools value against every fires value, by dse_mp_check's own rule (positions conv1,
+ * fire2 .. fire<fires+1>): the one cross-key check made when the space is read, so that
+ * count, generate and sweep refuse the same spaces, at the line of pools (or of fires,
+ * where pools keeps its default). */
+static enum dse_status check_pools(struct ctx *cx, const struct dse_space *s) {
+    const struct dse_axis *p = &s->axes[DSE_AX_POOLS], *f = &s->axes[DSE_AX_FIRES];
+    for (int i = 0; i < p->n; i++)
+        for (int j = 0; j < f->n; j++) {
+            struct dse_mp mp = dse_mp_squeezenet_v10();
+            mp.incr_e = 0, mp.fires = (int)f->values[j], mp.pools = p->masks[i];
+            const char *key = NULL;
+            struct dse_err e = { 0 };
+            if (!dse_mp_check(&mp, &key, &e) || !key || strcmp(key, INFO(DSE_AX_POOLS)->key)) continue;
+            const int line = p->line ? p->line : f->line;
+            if (f->n == 1) return dse_err_set(cx->err, DSE_ERR_CONFIG, cx->path, line, "%s", e.msg);
+            return dse_err_set(cx->err, DSE_ERR_CONFIG, cx->path, line, "%s, with fires = %d", e.msg, mp.fires);
+        }
+    return DSE_OK;
+}
+
 static enum dse_status push(struct ctx *cx, const config_setting_t *s, struct dse_axis *ax,
                             double v, uint64_t mask, int is_pools) {
     if (ax->n >= DSE_AXIS_MAX_VALUES)
@@ -612,6 +632,7 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
         if (__builtin_mul_overflow(out->count, (uint64_t)out->axes[k].n, &out->count))
             out->count_overflow = 1;
     }
+    if ((st = check_pools(&cx, out))) goto done;
 
     double v = 0;
     if ((st = get_num(&cx, root, "sample", 0, 1e9, 1, &v, NULL))) goto done;
@@ -732,8 +753,10 @@ enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *
         return dse_err_set(err, err->code, s->path, k >= 0 ? s->axes[k].line : 0, "%s", err->msg);
     }
     if (st) {
-        return dse_err_set(err, st, s->path, 0, "candidate base_e=%d incr_e=%d freq=%d pct3x3=%g sr=%g bypass=%s "
-                           "input=%dx%dx%d fires=%d: %.300s", mp->base_e, mp->incr_e, mp->freq, mp->pct3x3, mp->sr,
+        char pct[32], sr[32];
+        return dse_err_set(err, st, s->path, 0, "candidate base_e=%d incr_e=%d freq=%d pct3x3=%s sr=%s bypass=%s "
+                           "input=%dx%dx%d fires=%d: %.300s", mp->base_e, mp->incr_e, mp->freq,
+                           dse_fmt_real(pct, sizeof pct, mp->pct3x3), dse_fmt_real(sr, sizeof sr, mp->sr),
                            dse_bypass_str(mp->bypass), mp->input_c, mp->input_h, mp->input_w, mp->fires, err->msg);
     }
     return st;

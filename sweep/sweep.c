@@ -92,31 +92,16 @@ static int cmp_id(const void *a, const void *b) {
  * the records of spaces that never name it stay as they were). */
 static int record_metaparams(char *buf, int size, const struct dse_space *s, const struct dse_mp *mp) {
     int n = 0, group = -1;
-    char pools[256];
+    char val[256];
     for (int k = 0; k < DSE_MP_COUNT; k++) {
         const struct dse_mp_info *in = &dse_mp_info[k];
         if (in->id == DSE_MP_ID_IF_SET && !s->axes[k].line && dse_mp_is_default(mp, (enum dse_mp_key)k))
             continue;
-        struct dse_mp_value v = dse_mp_get(mp, (enum dse_mp_key)k);
         const char *sep = group < 0 ? "    " : group != (int)in->group ? ",\n    " : ", ";
-        n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "%s\"%s\": ", sep, in->key);
+        const char *q = in->type == DSE_MP_TYPE_BYPASS || in->type == DSE_MP_TYPE_POOLS ? "\"" : "";
+        dse_mp_value_str((enum dse_mp_key)k, dse_mp_get(mp, (enum dse_mp_key)k), val, sizeof val);
+        n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "%s\"%s\": %s%s%s", sep, in->key, q, val, q);
         group = (int)in->group;
-        switch (in->type) {
-        case DSE_MP_TYPE_INT:
-            n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "%d", (int)v.num);
-            break;
-        case DSE_MP_TYPE_REAL:
-            n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "%.17g", v.num);
-            break;
-        case DSE_MP_TYPE_BYPASS:
-            n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "\"%s\"",
-                          dse_bypass_str((enum dse_bypass)(int)v.num));
-            break;
-        case DSE_MP_TYPE_POOLS:
-            dse_mp_pools_str(v.mask, pools, sizeof pools);
-            n += snprintf(buf + n, (size_t)(size > n ? size - n : 0), "\"%s\"", pools);
-            break;
-        }
     }
     return n;
 }

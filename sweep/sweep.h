@@ -147,6 +147,9 @@ struct dse_sweep_opts {
                                         (dse_train_opts.ckpt_every_s; default 300), so that a killed
                                         worker's successor resumes within the epoch; 0: not by time */
     int         ckpt_every_steps;    /* ... or every this many steps (0: not by steps) */
+    double      progress_every_s;    /* a worker's progress line within an epoch once this many
+                                        seconds have passed since its last line (default
+                                        DSE_TRAIN_PROGRESS_EVERY_S); 0: epoch lines only */
     int         max_crashes;         /* a candidate whose workers die this many times in a row
                                         without finishing an epoch is marked failed */
     const char *data_root;           /* NULL: DSE_DATA_ROOT */

@@ -41,6 +41,7 @@ void dse_sweep_opts_default(struct dse_sweep_opts *o) {
     o->lease_s = 60;
     o->max_crashes = 3;
     o->ckpt_every_s = 300;
+    o->progress_every_s = DSE_TRAIN_PROGRESS_EVERY_S;
     o->per_gpu = 0; /* auto */
     o->max_oom = 4;
     o->plan.precision = DSE_CUDA_MATH_FP32;
@@ -638,6 +639,7 @@ struct seg {
     const struct dse_lease *claim; /* the main thread's copy: id, gen and token never change */
     int               target;
     double            t_mark;    /* monotonic: end of the previous epoch */
+    double            t_said;    /* monotonic: the worker's last line about this candidate */
     int               lost;      /* the lease was found taken */
     enum dse_status   wst;       /* a write that failed in the callback */
     struct dse_err    werr;
@@ -662,10 +664,17 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
         sg->hb->epoch = p->epoch, sg->hb->iter = p->iter, sg->hb->iters = p->iters;
         sg->hb->epoch_s = p->img_per_s > 0 ? (double)p->iters * w->s->train.batch / p->img_per_s : 0;
         pthread_mutex_unlock(&sg->hb->mu);
+        const double now = dse_lease_mono(); /* a long epoch in a log still shows it moves */
+        if (w->o.progress_every_s > 0 && now - sg->t_said >= w->o.progress_every_s) {
+            say(w, "%s epoch %d/%d: iter %d/%d, train loss %.4f, %.0f img/s", sg->c->id, p->epoch + 1,
+                w->plan.epochs, p->iter, p->iters, p->loss, p->img_per_s);
+            sg->t_said = now;
+        }
         return;
     }
     if (sg->wst) return;
     double now = dse_lease_mono();
+    sg->t_said = now;
     struct dse_rec_epoch ep = { .train_loss = p->loss, .test_loss = p->test_loss, .top1 = p->test_top1,
                                 .top5 = p->test_top5, .seconds = now - sg->t_mark, .img_per_s = p->img_per_s,
                                 .unpredicted = p->unpredicted };
@@ -688,9 +697,11 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     say(w, "%s epoch %d/%d: train loss %.4f, test loss %.4f, top-1 %.2f%%, top-5 %.2f%%, %.0f img/s | %s",
         sg->c->id, p->epoch + 1, w->plan.epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
         p->img_per_s, prog);
-    if (p->unpredicted)
-        say(w, "%s epoch %d: warning: %d test class%s never predicted (a dead classifier unit?)", sg->c->id,
-            p->epoch + 1, p->unpredicted, p->unpredicted == 1 ? "" : "es");
+    int said = 0; /* once per candidate: the record keeps every epoch's count */
+    for (int k = 0; k < p->epoch && k < r->n_epochs; k++) said |= r->ep[k].unpredicted > 0;
+    if (p->unpredicted && !said)
+        say(w, "%s epoch %d: warning: %d test class%s never predicted (a dead classifier unit?); said once per "
+            "candidate", sg->c->id, p->epoch + 1, p->unpredicted, p->unpredicted == 1 ? "" : "es");
 }
 
 /* A GPU stretch's word about its pinned cuDNN choices (engine/train.c: loaded, written, or
@@ -819,6 +830,7 @@ static void train_opts(const struct worker *w, struct dse_train_opts *o) {
     o->conv_algo = w->plan.conv;
     o->dist = w->o.dist; /* --ranks-per-candidate: NULL alone */
     o->ckpt_every_s = w->o.ckpt_every_s, o->ckpt_every_steps = w->o.ckpt_every_steps;
+    o->progress_every_s = w->o.progress_every_s;
     if (w->gpu >= 0) {
         o->dev.device.kind = DSE_DEVICE_CUDA;
         o->dev.device.index = w->gpu;
@@ -1056,7 +1068,7 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         }
         struct heartbeat hb;
         struct seg sg = { .w = w, .c = c, .hb = &hb, .claim = l, .target = target, .t_mark = dse_lease_mono(),
-                           .wst = DSE_OK };
+                           .t_said = dse_lease_mono(), .wst = DSE_OK };
         if (heartbeat_start(&hb, w->dir, l, worker_device(w, dev, sizeof dev))) {
             free(res);
             st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot start the heartbeat thread");

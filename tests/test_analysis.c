@@ -193,7 +193,16 @@ static void test_memory_estimates(void) {
     costed_free(&c);
 }
 
-/* Reach of each NiN modification (thesis ch. 4: local vs global changes). */
+/* Append a classifier head to n: none, a loss, or a softmax (not in place). */
+static int add_head(struct dse_net *n, int head) {
+    if (head == 1) return net_simple(n, DSE_LAYER_SOFTMAX_LOSS, "loss", 0) | dse_net_infer(n, NULL, NULL);
+    if (head == 2) return net_simple(n, DSE_LAYER_SOFTMAX, "prob", 0) | dse_net_infer(n, NULL, NULL);
+    return 0;
+}
+
+/* Reach of each NiN modification (thesis ch. 4: local vs global changes), without a head
+ * and with a loss or softmax at the end, which must not change the reach: a change that
+ * reaches pool12 is global whatever follows it. */
 static void test_delta_reach(void) {
     static const struct { struct nin_opts o; enum dse_reach reach; const char *first, *last; } cases[] = {
         { { 12, 227, 384, 3, 1, 1000, 1 }, DSE_REACH_LOCAL, "conv1", "conv1" },
@@ -204,41 +213,69 @@ static void test_delta_reach(void) {
         { { 3, 454, 384, 3, 1, 1000, 1 }, DSE_REACH_GLOBAL, "conv1", "pool12" },
         { { 3, 227, 384, 3, 1, 1000, 1 }, DSE_REACH_NONE, NULL, NULL },
     };
-    struct costed base;
-    CHECK_OK(build_nin(&base.net, &nin_base));
-    cost(&base, 1);
-    struct dse_cost_row *rb = calloc((size_t)base.net.n_layers, sizeof *rb);
-    int nb = dse_cost_rows(&base.net, base.layers, 0, rb);
-    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
-        struct costed v;
-        CHECK_OK(build_nin(&v.net, &cases[i].o));
-        cost(&v, 1);
-        struct dse_cost_row *rv = calloc((size_t)v.net.n_layers, sizeof *rv);
-        struct dse_delta_row *dr = calloc((size_t)(nb + v.net.n_layers), sizeof *dr);
-        struct dse_delta d;
-        int nv = dse_cost_rows(&v.net, v.layers, 0, rv);
-        dse_delta_rows(rb, nb, rv, nv, dr, &d);
-        CHECK_STR_EQ(dse_reach_str(d.reach), dse_reach_str(cases[i].reach));
-        if (cases[i].first) {
-            const struct dse_delta_row *f = &dr[d.first_changed], *l = &dr[d.last_changed];
-            CHECK_STR_EQ((f->variant ? f->variant : f->base)->name, cases[i].first);
-            CHECK_STR_EQ((l->variant ? l->variant : l->base)->name, cases[i].last);
-        }
-        if (!cases[i].o.pool3) { /* the removed pool is listed where it stood */
-            int k = 0;
-            while (k < d.n_rows && dr[k].kind != DSE_DELTA_REMOVED) k++;
-            CHECK(k < d.n_rows && k > 0);
-            if (k < d.n_rows && k > 0) {
-                CHECK_STR_EQ(dr[k].base->name, "pool3");
-                CHECK_STR_EQ(dr[k - 1].variant->name, "relu3");
+    static const char *const head_name[3] = { NULL, "loss", "prob" };
+    for (int head = 0; head < 3; head++) {
+        struct costed base;
+        CHECK_OK(build_nin(&base.net, &nin_base) | add_head(&base.net, head));
+        cost(&base, 1);
+        struct dse_cost_row *rb = calloc((size_t)base.net.n_layers, sizeof *rb);
+        int nb = dse_cost_rows(&base.net, base.layers, 0, rb);
+        for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+            struct costed v;
+            CHECK_OK(build_nin(&v.net, &cases[i].o) | add_head(&v.net, head));
+            cost(&v, 1);
+            struct dse_cost_row *rv = calloc((size_t)v.net.n_layers, sizeof *rv);
+            struct dse_delta_row *dr = calloc((size_t)(nb + v.net.n_layers), sizeof *dr);
+            struct dse_delta d;
+            int nv = dse_cost_rows(&v.net, v.layers, 0, rv);
+            dse_delta_rows(rb, nb, rv, nv, dr, &d);
+            int before = check_failures;
+            CHECK_STR_EQ(dse_reach_str(d.reach), dse_reach_str(cases[i].reach));
+            if (cases[i].first) {
+                /* a new class count changes the head too; nothing else reaches it */
+                const char *last = head && cases[i].o.classes != 1000 ? head_name[head] : cases[i].last;
+                const struct dse_delta_row *f = &dr[d.first_changed], *l = &dr[d.last_changed];
+                CHECK_STR_EQ((f->variant ? f->variant : f->base)->name, cases[i].first);
+                CHECK_STR_EQ((l->variant ? l->variant : l->base)->name, last);
             }
+            if (!cases[i].o.pool3) { /* the removed pool is listed where it stood */
+                int k = 0;
+                while (k < d.n_rows && dr[k].kind != DSE_DELTA_REMOVED) k++;
+                CHECK(k < d.n_rows && k > 0);
+                if (k < d.n_rows && k > 0) {
+                    CHECK_STR_EQ(dr[k].base->name, "pool3");
+                    CHECK_STR_EQ(dr[k - 1].variant->name, "relu3");
+                }
+            }
+            if (check_failures > before)
+                fprintf(stderr, "  (case %d, head %s)\n", i, head_name[head] ? head_name[head] : "none");
+            free(rv);
+            free(dr);
+            costed_free(&v);
         }
-        free(rv);
-        free(dr);
-        costed_free(&v);
+        free(rb);
+        costed_free(&base);
     }
+    /* SqueezeNet v1.0 -> v1.1 (its loss the same) changes conv1 .. pool10: global */
+    struct costed a, b;
+    CHECK_OK(build_squeezenet(&a.net, 0, DSE_BYPASS_NONE));
+    CHECK_OK(build_squeezenet(&b.net, 1, DSE_BYPASS_NONE));
+    cost(&a, 1);
+    cost(&b, 1);
+    struct dse_cost_row *ra = calloc((size_t)a.net.n_layers, sizeof *ra);
+    struct dse_cost_row *rb = calloc((size_t)b.net.n_layers, sizeof *rb);
+    struct dse_delta_row *dr = calloc((size_t)(a.net.n_layers + b.net.n_layers), sizeof *dr);
+    struct dse_delta d;
+    int na = dse_cost_rows(&a.net, a.layers, 0, ra), nb = dse_cost_rows(&b.net, b.layers, 0, rb);
+    dse_delta_rows(ra, na, rb, nb, dr, &d);
+    CHECK_STR_EQ(dse_reach_str(d.reach), "global");
+    const struct dse_delta_row *l = d.last_changed >= 0 ? &dr[d.last_changed] : NULL;
+    CHECK(l && !strcmp((l->variant ? l->variant : l->base)->name, "pool10"));
+    free(ra);
     free(rb);
-    costed_free(&base);
+    free(dr);
+    costed_free(&a);
+    costed_free(&b);
 }
 
 /* Repeated names (legal in Caffe files, where only blobs must be unique) pair one to

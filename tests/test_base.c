@@ -206,6 +206,19 @@ static void test_shortest(void) {
     }
 }
 
+/* dse_fmt_real: the shortest double, reading as a real: 1.0 stays 1.0. */
+static void test_fmt_real(void) {
+    static const struct { double v; const char *want; } cases[] = {
+        { 1.0, "1.0" }, { 0, "0.0" }, { 0.1, "0.1" }, { 0.125, "0.125" }, { 10, "10.0" }, { -2, "-2.0" },
+        { 1e-5, "1e-05" }, { 1e15, "1e+15" }, { 0.1 + 0.2, "0.30000000000000004" },
+    };
+    char buf[64];
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        CHECK_STR_EQ(dse_fmt_real(buf, sizeof buf, cases[i].v), cases[i].want);
+        CHECK(strtod(buf, NULL) == cases[i].v);
+    }
+}
+
 /* A file in dir named name, its mtime age_s seconds ago. */
 static void old_file(const char *dir, const char *name, double age_s) {
     char p[4400];
@@ -347,6 +360,7 @@ static const struct check_case cases[] = {
     { "base-fnv",     test_fnv },
     { "base-pb",      test_pb },
     { "base-shortest", test_shortest },
+    { "base-fmt-real", test_fmt_real },
     { "base-clean-temps", test_clean_temps },
     { "base-fs-target", test_fs_target },
     { "base-fs-input", test_fs_input },

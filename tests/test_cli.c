@@ -17,6 +17,7 @@
 #include "engine/model.h"
 #include "engine/train.h"
 #include "dse/report.h"
+#include "dse/trainlog.h"
 #include "sweep/json_read.h"
 #include "sweep/space.h"
 #include "sweep/sweep.h"
@@ -452,6 +453,8 @@ static void test_bad_spaces(void) {
         { "tests/bad_spaces/geometric_dup.cfg",
           "tests/bad_spaces/geometric_dup.cfg:3: base_e holds the value 2 twice (listed twice, or range "
           "values that round to one)" },
+        { "tests/bad_spaces/pools_past_end.cfg",
+          "tests/bad_spaces/pools_past_end.cfg:4: pools names a Fire module past the last one (fire5)" },
         { "tests/bad_spaces/pools_dup.cfg",
           "tests/bad_spaces/pools_dup.cfg:3: pools lists the same set of positions twice" },
         { "tests/bad_spaces/constraints_list.cfg",
@@ -488,20 +491,37 @@ static void test_bad_spaces(void) {
         CHECK_INT_EQ(dse_space_load(bad[i].path, &sp, &err), DSE_ERR_CONFIG);
         CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), bad[i].msg);
     }
-    /* A cross-key error shows up when the candidate is built, at the line of the key. */
-    struct dse_space sp;
-    struct dse_err err = { 0 };
-    struct dse_net n;
-    struct dse_mp mp;
-    char buf[600];
-    CHECK_OK(dse_space_load("tests/bad_spaces/pools_past_end.cfg", &sp, &err));
-    dse_space_candidate(&sp, 0, &mp);
-    dse_net_init(&n, "x", 1, 1, 1);
-    CHECK_INT_EQ(dse_space_build(&sp, &mp, &n, &err), DSE_ERR_CONFIG);
-    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf),
-                 "tests/bad_spaces/pools_past_end.cfg:4: pools names a Fire module past the last one (fire5)");
-    dse_net_deinit(&n);
-    dse_space_free(&sp);
+    /* pools against fires: refused when the space is read (so by count, generate and sweep
+     * alike), at the line of pools, or of fires where pools keeps its default; with several
+     * fires values, every one is checked */
+    static const struct { const char *text, *msg; } cross[] = {
+        { "name = \"x\";\nmacro = {\n  fires = 4;\n  pools = [\"conv1\", \"fire8\"];\n};\n",
+          ":4: pools names a Fire module past the last one (fire5)" },
+        { "name = \"x\";\nmacro = {\n  fires = 4;\n};\n", ":3: pools names a Fire module past the last one (fire5)" },
+        { "name = \"x\";\nmacro = {\n  fires = [8, 6];\n  pools = ([\"fire9\"], [\"fire4\"]);\n};\n",
+          ":4: pools names a Fire module past the last one (fire7), with fires = 6" },
+        { "name = \"x\";\nmacro = {\n  fires = [8, 6];\n  pools = ([\"fire7\"], [\"conv1\", \"fire4\"]);\n};\n", NULL },
+    };
+    char cfg[] = "/tmp/dse_test_cli_pools.XXXXXX";
+    int fd = mkstemp(cfg);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    for (int i = 0; i < DSE_ARRAY_LEN(cross) && fd >= 0; i++) {
+        struct dse_space sp;
+        struct dse_err err = { 0 };
+        char buf[600], want[600];
+        CHECK_OK(dse_fs_write_atomic(cfg, cross[i].text, strlen(cross[i].text), NULL));
+        enum dse_status st = dse_space_load(cfg, &sp, &err);
+        if (!cross[i].msg) {
+            CHECK_OK(st);
+            if (!st) dse_space_free(&sp);
+            continue;
+        }
+        snprintf(want, sizeof want, "%s%s", cfg, cross[i].msg);
+        CHECK_INT_EQ(st, DSE_ERR_CONFIG);
+        CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), want);
+    }
+    if (fd >= 0) unlink(cfg);
 }
 
 static int64_t params_of_mp(const struct dse_mp *mp, double *mib) {
@@ -768,7 +788,7 @@ static void test_space_fire_dropout(void) {
     CHECK(strstr(head, "fire_dropout") == NULL);
     CHECK(strstr(head, "\"fires\": 8, \"pools\": \"conv1,fire4,fire8\", \"dropout\": 0.5\n  },\n") != NULL);
     CHECK_OK(dse_sweep_candidate_head(&b, 0, 0, head, sizeof head, &len, &pruned, NULL));
-    CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0\n  },\n") != NULL);
+    CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0.0\n  },\n") != NULL); /* a real, as 0.0 */
     CHECK_OK(dse_sweep_candidate_head(&b, 1, 0, head, sizeof head, &len, &pruned, NULL));
     CHECK(strstr(head, "\"dropout\": 0.5, \"fire_dropout\": 0.25\n  },\n") != NULL);
     dse_space_free(&a);
@@ -969,7 +989,7 @@ static void test_sweep_dir(void) {
     if (text) {
         CHECK(strstr(text, "\"status\": \"pruned\"") != NULL);
         CHECK(strstr(text, "\"pruned_by\": \"max_params = 3000000 (params 6279016)\"") != NULL);
-        CHECK(strstr(text, "\"sr\": 1,") != NULL);
+        CHECK(strstr(text, "\"sr\": 1.0,") != NULL); /* a real: 1.0, not 1 */
         CHECK(json_value(text) != NULL);
         free(text);
     }
@@ -1362,6 +1382,62 @@ static void test_deep_nets(void) {
     unlink(cfg), unlink(proto), rmdir(dir);
 }
 
+static double fake_clock;
+static double fake_now(void) { return fake_clock; }
+
+/* dse train's lines (dse/trainlog.c) on a clock the test sets: in a log, a progress line
+ * once every_s seconds have passed since the last line (an epoch line counts), none with
+ * every_s 0; on a terminal every call redrawn in place; the never-predicted warning once
+ * per run, under the first epoch that has one. */
+static void test_train_log(void) {
+    static const struct { double t; int epoch, iter, done, unpredicted; } ev[] = {
+        { 1, 0, 1, 0, 0 },   { 29.9, 0, 11, 0, 0 }, { 30, 0, 21, 0, 0 },  { 45, 0, 31, 0, 0 },
+        { 61, 0, 41, 0, 0 }, { 70, 0, 100, 1, 9 },  { 95, 1, 11, 0, 0 },  { 100, 1, 21, 0, 0 },
+        { 120, 1, 100, 1, 9 },
+    };
+    static const char *const E1 = "epoch 1/2  train loss 1.5000  test loss 1.2500  top-1 50.00%  top-5 75.00%  64 img/s";
+    static const char *const E2 = "epoch 2/2  train loss 1.5000  test loss 1.2500  top-1 50.00%  top-5 75.00%  64 img/s";
+    static const char *const W = "  warning: 9 classes of the test set never predicted (a dead classifier unit?); "
+                                 "said once per run\n";
+    static const struct { int tty; double every_s; const char *fmt; } cases[] = {
+        { 0, 30, "epoch 1/2  iter 21/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s\n"
+                 "epoch 1/2  iter 41/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s\n%s\n%s"
+                 "epoch 2/2  iter 21/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s\n%s\n" },
+        { 0, 0, "%s\n%s%s\n" },
+        { 1, 30, "\repoch 1/2  iter 1/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\repoch 1/2  iter 11/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\repoch 1/2  iter 21/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\repoch 1/2  iter 31/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\repoch 1/2  iter 41/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\r%s                    \n%s"
+                 "\repoch 2/2  iter 11/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\repoch 2/2  iter 21/100  loss 2.3000  lr 0.01  64 img/s  ETA 100 s   "
+                 "\r%s                    \n" },
+    };
+    for (int c = 0; c < DSE_ARRAY_LEN(cases); c++) {
+        char *buf = NULL, want[4000];
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        struct dse_train_log l;
+        fake_clock = 0;
+        dse_train_log_init(&l, f, cases[c].tty, cases[c].every_s);
+        l.now_s = fake_now;
+        l.last_s = 0;
+        for (int i = 0; i < DSE_ARRAY_LEN(ev); i++) {
+            fake_clock = ev[i].t;
+            struct dse_train_progress p = { .epoch = ev[i].epoch, .epochs = 2, .iter = ev[i].iter, .iters = 100,
+                                            .loss = ev[i].done ? 1.5f : 2.3f, .lr = 0.01f, .img_per_s = 64,
+                                            .eta_s = 100, .done = ev[i].done, .test_top1 = 0.5f, .test_top5 = 0.75f,
+                                            .test_loss = 1.25f, .unpredicted = ev[i].unpredicted };
+            dse_train_log_progress(&l, &p);
+        }
+        fclose(f);
+        snprintf(want, sizeof want, cases[c].fmt, E1, W, E2);
+        CHECK_STR_EQ(buf, want);
+        free(buf);
+    }
+}
+
 static const struct check_case cases[] = {
     { "cli-cfg-matches-c",        test_cfg_matches_c },
     { "cli-prototxt-matches-cfg", test_prototxt_matches_cfg },
@@ -1386,6 +1462,7 @@ static const struct check_case cases[] = {
     { "cli-rate-cache",           test_rate_cache },
     { "cli-options-one-range",    test_options_one_range },
     { "cli-early-stop",           test_early_stop },
+    { "cli-train-log",            test_train_log },
     { "cli-deep-nets",            test_deep_nets },
 };
 

@@ -487,6 +487,46 @@ static void test_unpredicted(void) {
     dse_net_deinit(&net);
 }
 
+struct progress_count {
+    int steps, epochs;
+    int iter[64];
+};
+
+static void count_progress(void *arg, const struct dse_train_progress *p) {
+    struct progress_count *c = arg;
+    if (p->done) c->epochs++;
+    else if (c->steps < DSE_ARRAY_LEN(c->iter)) c->iter[c->steps++] = p->iter;
+}
+
+/* progress within an epoch: every 10 steps and at the last (i = 0, 10, 11 of 12 steps); with
+ * progress_every_s (a log) also once that many seconds have passed since the last call:
+ * with 1 ns, after every step. */
+static void test_progress_every(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    static const struct { double every_s; int steps; } cases[] = { { 0, 3 }, { 1e-9, 12 } };
+    for (int k = 0; k < DSE_ARRAY_LEN(cases); k++) {
+        struct dse_net net;
+        tiny_net(&net, 1);
+        struct dse_train_opts o;
+        struct dse_train_result *r = malloc(sizeof *r);
+        struct progress_count c = { 0 };
+        dse_train_opts_default(&o);
+        o.batch = 32, o.limit_train = 12 * 32, o.limit_test = 64;
+        o.progress = count_progress, o.progress_arg = &c, o.progress_every_s = cases[k].every_s;
+        CHECK_OK(dse_train_run(&net, &o, r, NULL));
+        CHECK_STR_EQ(r->status, "done");
+        CHECK_INT_EQ(c.epochs, 1);
+        CHECK_INT_EQ(c.steps, cases[k].steps);
+        static const int every10[3] = { 1, 11, 12 };
+        for (int i = 0; i < c.steps; i++) CHECK_INT_EQ(c.iter[i], cases[k].steps == 12 ? i + 1 : every10[i]);
+        free(r);
+        dse_net_deinit(&net);
+    }
+}
+
 static int same_file(const char *a, const char *b) {
     FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
     int same = fa && fb;
@@ -1233,6 +1273,7 @@ static const struct check_case cases[] = {
     { "classifier-bias", test_classifier_bias },
     { "train-recipe",    test_default_recipe },
     { "train-unpredicted", test_unpredicted },
+    { "train-progress-every", test_progress_every },
     { "init-by-role",    test_init_by_role },
     { "train-data-errors", test_data_file_errors },
     { "train-ckpt-header", test_checkpoint_header },

@@ -526,7 +526,8 @@ static void test_report_md(void) {
     CHECK(!strstr(s, "top-1"));
     free(s);
 
-    /* numbers as a %.17g writer leaves them: shown shortest, 1.0 stays 1.0; JSON keeps them */
+    /* numbers as a %.17g writer leaves them: shown shortest, and a REAL metaparameter
+     * (mp.def) as a real, 1.0 for both 1.0 and 1, in tables and JSON alike */
     char tmpl[] = "/tmp/dse_test_report.XXXXXX";
     char *dir = mkdtemp(tmpl);
     CHECK(dir != NULL);
@@ -541,10 +542,10 @@ static void test_report_md(void) {
     s = run_report(dir, DSE_FORMAT_MD, NULL, &st, &err);
     CHECK_OK(st);
     CHECK(strstr(s, "| c1  |     0 |    0.1 | 1.0 |      1 |") != NULL);
-    CHECK(strstr(s, "| c2  |     1 |    0.1 |   1 |      2 |") != NULL);
+    CHECK(strstr(s, "| c2  |     1 |    0.1 | 1.0 |      2 |") != NULL);
     free(s);
     s = run_report(dir, DSE_FORMAT_JSON, NULL, &st, &err);
-    CHECK(strstr(s, "\"metaparams\": {\"pct3x3\": 0.10000000000000001, \"sr\": 1.0}") != NULL);
+    CHECK_INT_EQ(count_of(s, "\"metaparams\": {\"pct3x3\": 0.1, \"sr\": 1.0}"), 2);
     free(s);
     rm_tree(dir);
 }
@@ -560,11 +561,11 @@ static void test_report_csv(void) {
                          "model_bytes,model_mb,model_mib,flops,macs,train_mem_bytes,status,pruned_by,top1,top5,"
                          "frontier\n"));
     CHECK(strstr(s, "\nc75cea6b631602,0,128,128,2,0.25,0.25,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
-                    "0.5,0,1000000,4000000,4,3.814697265625,1000000000,500000000,1966000000,done,,0.5,0.75,yes\n") != NULL);
+                    "0.5,0.0,1000000,4000000,4,3.814697265625,1000000000,500000000,1966000000,done,,0.5,0.75,yes\n") != NULL);
     CHECK(strstr(s, "\nc26daa3fadf099,2,128,128,2,0.25,0.5,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
-                    "0.5,0,1500000,6000000,6,5.7220458984375,1500000000,750000000,2149000000,done,,0.55,0.78,\n") != NULL);
+                    "0.5,0.0,1500000,6000000,6,5.7220458984375,1500000000,750000000,2149000000,done,,0.55,0.78,\n") != NULL);
     CHECK(strstr(s, "\nc9dce5a1ddf29e,3,128,128,2,0.75,0.5,none,3,227,227,1000,96,7,2,0,8,\"conv1,fire4,fire8\","
-                    "0.5,0,1800000,7200000,7.2,6.866455078125,1900000000,950000000,2293800000,pending,,,,\n") != NULL);
+                    "0.5,0.0,1800000,7200000,7.2,6.866455078125,1900000000,950000000,2293800000,pending,,,,\n") != NULL);
     /* RFC 4180: a field with a comma or quote is quoted, quotes doubled */
     CHECK(strstr(s, ",pruned,\"max_params = 2000000 (params 3000000, \"\"hard\"\" limit)\",,,\n")
           != NULL);
@@ -1339,6 +1340,156 @@ static void test_report_curves(void) {
     CHECK_INT_EQ(system(cmd), 0);
 }
 
+/* ---- label layout: every text inside the canvas, labels off error bars and each other ---- */
+
+struct text_box {
+    double x0, y0, x1, y1;
+    char   text[200];
+};
+
+/* The value of attribute name in the tag starting at tag (up to its '>'), or NULL. */
+static const char *attr(const char *tag, const char *name, char *buf, size_t size) {
+    const char *end = strchr(tag, '>');
+    char pat[64];
+    snprintf(pat, sizeof pat, " %s=\"", name);
+    const char *a = strstr(tag, pat);
+    if (!a || !end || a > end) return NULL;
+    a += strlen(pat);
+    size_t n = strcspn(a, "\"");
+    if (n >= size) n = size - 1;
+    memcpy(buf, a, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The boxes of an SVG's <text> elements, as the writer measures them (dse_report_text_width;
+ * from 0.8 em above the baseline to 0.25 em below), font sizes inherited from <g>; rotated
+ * ones (axis titles) left out. Returns the count, at most max. */
+static int svg_text_boxes(const char *svg, struct text_box *b, int max) {
+    double fs_stack[32] = { 16 };
+    int    depth = 0, n = 0;
+    char   v[200];
+    for (const char *p = svg; (p = strchr(p, '<')) != NULL; p++) {
+        if (!strncmp(p, "<g", 2) && (p[2] == ' ' || p[2] == '>')) {
+            double fs = attr(p, "font-size", v, sizeof v) ? atof(v) : fs_stack[depth];
+            if (depth + 1 < 32) fs_stack[++depth] = fs;
+        } else if (!strncmp(p, "</g>", 4)) {
+            if (depth > 0) depth--;
+        } else if (!strncmp(p, "<text", 5) && n < max && !attr(p, "transform", v, sizeof v)) {
+            double fs = attr(p, "font-size", v, sizeof v) ? atof(v) : fs_stack[depth];
+            double x = attr(p, "x", v, sizeof v) ? atof(v) : 0, y = attr(p, "y", v, sizeof v) ? atof(v) : 0;
+            const int bold = attr(p, "font-weight", v, sizeof v) && !strcmp(v, "bold");
+            const char *anchor = attr(p, "text-anchor", v, sizeof v) ? v : "start";
+            const int mid = !strcmp(anchor, "middle"), end = !strcmp(anchor, "end");
+            const char *t = strchr(p, '>') + 1, *close = strstr(t, "</text>");
+            int k = 0;
+            for (const char *q = t; q < close && k + 1 < (int)sizeof b[n].text; q++) { /* entities: one character */
+                if (*q == '&') {
+                    b[n].text[k++] = q[1] == 'a' ? '&' : q[1] == 'l' ? '<' : q[1] == 'g' ? '>' : '"';
+                    q = strchr(q, ';');
+                } else {
+                    b[n].text[k++] = *q;
+                }
+            }
+            b[n].text[k] = '\0';
+            const double w = dse_report_text_width(b[n].text, fs, bold);
+            b[n].x0 = mid ? x - w / 2 : end ? x - w : x, b[n].x1 = b[n].x0 + w;
+            b[n].y0 = y - 0.8 * fs, b[n].y1 = y + 0.25 * fs;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Every text inside the width x height canvas; every label (a text with '=') clear of
+ * every error bar (its stem and caps, 4 px either side) and of every other label. */
+static void check_layout(const char *svg, double width, double height) {
+    struct text_box *b = malloc(sizeof *b * 400);
+    if (!b) return;
+    const int n = svg_text_boxes(svg, b, 400);
+    CHECK(n > 0);
+    for (int i = 0; i < n; i++) {
+        const int in = b[i].x0 >= 0 && b[i].x1 <= width && b[i].y0 >= 0 && b[i].y1 <= height;
+        CHECK(in);
+        if (!in) fprintf(stderr, "  text '%s' [%.1f, %.1f] x [%.1f, %.1f] leaves the canvas\n", b[i].text, b[i].x0,
+                         b[i].x1, b[i].y0, b[i].y1);
+    }
+    for (const char *p = svg; (p = strstr(p, "<path class=\"errbar\" d=\"M")) != NULL; p++) {
+        double x, y0, y1;
+        if (sscanf(p + strlen("<path class=\"errbar\" d=\"M"), "%lf %lfV%lf", &x, &y0, &y1) != 3) continue;
+        for (int i = 0; i < n; i++) {
+            if (!strchr(b[i].text, '=')) continue;
+            const int hit = b[i].x0 < x + 4 && b[i].x1 > x - 4 && b[i].y0 < fmax(y0, y1) && b[i].y1 > fmin(y0, y1);
+            CHECK(!hit);
+            if (hit) fprintf(stderr, "  label '%s' crosses the error bar at x %.1f\n", b[i].text, x);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            if (!strchr(b[i].text, '=') || !strchr(b[j].text, '=')) continue;
+            const int hit = b[i].x0 < b[j].x1 && b[j].x0 < b[i].x1 && b[i].y0 < b[j].y1 && b[j].y0 < b[i].y1;
+            CHECK(!hit);
+            if (hit) fprintf(stderr, "  labels '%s' and '%s' overlap\n", b[i].text, b[j].text);
+        }
+    free(b);
+}
+
+/* Plots and learning curves of sweeps whose labels are long (four varied keys), whose
+ * frontier curves end close together, and whose replicates' error bars are tall: every
+ * text stays inside the 860 x 600 canvas, no label crosses an error bar or another label. */
+static void test_report_layout(void) {
+    char tmpl[] = "/tmp/dse_test_layout.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    char sw[256], svg[300], rel[80], text[3000];
+    struct dse_err  err = { 0 };
+    enum dse_status st;
+    static const char *const bypass[3] = { "none", "simple", "complex" };
+    for (int reps = 1; reps <= 3; reps += 2) {
+        snprintf(sw, sizeof sw, "%s/sweep%d", dir, reps);
+        mkdir(sw, 0777);
+        put_sweep(sw, "layout", 6, "\"sr\", \"pct3x3\", \"base_e\", \"bypass\"");
+        for (int a = 0; a < 6; a++)
+            for (int r = 0; r < reps; r++) {
+                char pe[600] = "", id[40];
+                int o = 0;
+                /* larger and better: all on the frontier, their last top-1 within half a point */
+                const double last = 0.70 + 0.001 * a + (reps > 1 ? 0.06 * (r - 1) * (a % 2 ? 1 : -1) : 0);
+                for (int e = 0; e < 4; e++)
+                    o += snprintf(pe + o, sizeof pe - (size_t)o, "%s{\"epoch\": %d, \"train_loss\": 1.0, \"loss\": 1.0, "
+                                  "\"top1\": %g, \"top5\": null, \"seconds\": 2.5, \"img_per_s\": 100}", e ? ", " : "",
+                                  e + 1, last - 0.1 * (3 - e) * (1 + 0.1 * a));
+                snprintf(id, sizeof id, "c%016x%s", a + 1, r ? (r == 1 ? "r1" : "r2") : "");
+                snprintf(text, sizeof text,
+                         "{\"id\": \"%s\", \"index\": %d,%s\n \"metaparams\": {\"sr\": %g, \"pct3x3\": %g, \"base_e\": %d, "
+                         "\"bypass\": \"%s\"},\n \"params\": %d, \"model_bytes\": %d, \"flops\": 1000,\n"
+                         " \"train_mem_bytes\": null, \"status\": \"done\", \"pruned_by\": null,\n"
+                         " \"top1\": %g, \"top5\": null, \"epochs_done\": 4, \"per_epoch\": [%s]}\n",
+                         id, a, reps > 1 ? (const char *[]){ " \"replicate\": 0,", " \"replicate\": 1,",
+                                                             " \"replicate\": 2," }[r] : "",
+                         0.125 * (a + 1), 0.0625 * (a + 3), 128 * (a + 1), bypass[a % 3], 1000000 + 250000 * a,
+                         4000000 + 1000000 * a, last, pe);
+                snprintf(rel, sizeof rel, "candidates/%s.json", id);
+                write_file(sw, rel, text);
+            }
+        snprintf(svg, sizeof svg, "%s/curves%d.svg", dir, reps);
+        CHECK_OK(dse_report_curves(sw, svg, &err));
+        char *s = slurp(svg);
+        CHECK(s && count_of(s, "<polyline") == 6 * reps - (reps > 1 ? 6 * (reps - 1) : 0));
+        if (s) check_layout(s, 860, 600);
+        free(s);
+        snprintf(svg, sizeof svg, "%s/plot%d.svg", dir, reps);
+        free(run_report(sw, DSE_FORMAT_MD, svg, &st, &err));
+        CHECK_OK(st);
+        s = slurp(svg);
+        CHECK(s && count_of(s, "class=\"errbar\"") == (reps > 1 ? 6 : 0));
+        if (s) check_layout(s, 860, 600);
+        free(s);
+    }
+    rm_tree(dir);
+}
+
 /* A pending candidate with a live lease shows as running (candidate files never say
  * running); once the lease is released it is pending again. */
 static void test_report_running(void) {
@@ -1614,6 +1765,7 @@ static const struct check_case cases[] = {
     { "report-plot",   test_report_plot },
     { "report-plot-flops", test_report_plot_flops },
     { "report-curves", test_report_curves },
+    { "report-layout", test_report_layout },
     { "report-running", test_report_running },
     { "report-next",   test_report_next },
     { "status-strict", test_status_strict },

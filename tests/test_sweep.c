@@ -3256,6 +3256,87 @@ static void test_slurm_fake(void) {
     if (check_failures) show_log(log);
 }
 
+/* A record writes each REAL metaparameter (mp.def) as dse_fmt_real does: sr = 1.0 as 1.0,
+ * not 1; 0.1 as 0.1, not %.17g's 0.10000000000000001; ints as ints. */
+static void test_rec_reals(void) {
+    char cfg[300], dir[300], path[400], *text = NULL;
+    const char *space = "name = \"reals\";\nmetaparams = { base_e = 8; incr_e = 8; freq = 2; pct3x3 = 1.0; "
+                        "sr = [0.1, 1.0]; bypass = \"none\"; };\nmacro = { input_c = 1; input_h = 28; input_w = 28; "
+                        "classes = 10; conv1_filters = 8; conv1_kernel = 3; conv1_stride = 2; conv1_pad = 1; fires = 4; "
+                        "pools = [\"fire3\"]; dropout = 0.0; };\n";
+    snprintf(cfg, sizeof cfg, "%s/reals.cfg", scratch());
+    snprintf(dir, sizeof dir, "%s/reals_out", scratch());
+    CHECK_OK(dse_fs_write_atomic(cfg, space, strlen(space), NULL));
+    struct dse_space sp;
+    struct dse_sweep_summary sum;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_space_load(cfg, &sp, &err));
+    CHECK_OK(dse_sweep_analytic(&sp, dir, NULL, &sum, &err));
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK_INT_EQ(x.n, 2);
+    static const char *const want[2] = { "\"pct3x3\": 1.0, \"sr\": 0.1, \"bypass\": \"none\"",
+                                         "\"pct3x3\": 1.0, \"sr\": 1.0, \"bypass\": \"none\"" };
+    for (int i = 0; i < x.n && i < 2; i++) {
+        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, x.r[i].id);
+        CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+        CHECK(text && strstr(text, "\"base_e\": 8, \"incr_e\": 8, \"freq\": 2, ") &&
+              strstr(text, want[x.r[i].index]) && strstr(text, "\"dropout\": 0.0\n"));
+        if (check_failures && text) fprintf(stderr, "  wrote:\n%s", text);
+        free(text);
+        text = NULL;
+    }
+    recs_free(&x);
+    dse_space_free(&sp);
+}
+
+/* A worker's log within an epoch: with --progress-every S, a line "<id> epoch e/E: iter i/N"
+ * once S seconds have passed (here 1 us: after every step); the never-predicted warning
+ * once per candidate (a learning rate so small that the classes an untrained net never
+ * predicts stay unpredicted every epoch). */
+static void test_progress_every(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char cfg[300], dir[300], log[300], id[DSE_ID_SIZE], what[120];
+    const char *text = "name = \"progress\";\nmetaparams = { base_e = 8; incr_e = 8; freq = 2; pct3x3 = 0.5; "
+                       "sr = [0.125, 0.25]; bypass = \"none\"; };\nmacro = { input_c = 1; input_h = 28; input_w = 28; "
+                       "classes = 10; conv1_filters = 8; conv1_kernel = 3; conv1_stride = 2; conv1_pad = 1; fires = 4; "
+                       "pools = [\"fire3\"]; dropout = 0.5; };\ntrain = { dataset = \"fashion-mnist\"; epochs = 3; "
+                       "batch = 32; lr = 1e-9; seed = 7; limit_train = 256; limit_test = 100; };\n";
+    snprintf(cfg, sizeof cfg, "%s/progress.cfg", scratch());
+    snprintf(dir, sizeof dir, "%s/progress_out", scratch());
+    snprintf(log, sizeof log, "%s/progress.log", scratch());
+    CHECK_OK(dse_fs_write_atomic(cfg, text, strlen(text), NULL));
+    const char *args[] = { "sweep", cfg, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--progress-every",
+                           "0.000001", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    struct dse_space sp;
+    CHECK_OK(dse_space_load(cfg, &sp, NULL));
+    int warned = 0;
+    for (uint64_t k = 0; k < 2; k++) {
+        struct dse_mp mp;
+        dse_space_candidate(&sp, k, &mp);
+        dse_space_id(&mp, id);
+        for (int e = 1; e <= 3; e++) { /* 8 steps an epoch, a line after each */
+            snprintf(what, sizeof what, "%s epoch %d/3: iter ", id, e);
+            CHECK_INT_EQ(count_in(log, what), 8);
+        }
+        char warn[160];
+        int n = 0;
+        for (int e = 1; e <= 3; e++) {
+            snprintf(warn, sizeof warn, "%s epoch %d: warning: ", id, e);
+            n += count_in(log, warn);
+        }
+        CHECK(n <= 1);
+        warned += n;
+    }
+    CHECK(warned >= 1); /* the case the rule is for happened */
+    if (check_failures) show_log(log);
+    dse_space_free(&sp);
+}
+
 static const struct check_case cases[] = {
     { "slurm-script",  test_slurm_script },
     { "slurm-fake",    test_slurm_fake },
@@ -3268,6 +3349,8 @@ static const struct check_case cases[] = {
     { "gpu-fit",       test_gpu_fit },
     { "gpu-oom",       test_gpu_oom },
     { "rec-write",     test_rec_write },
+    { "rec-reals",     test_rec_reals },
+    { "sweep-progress", test_progress_every },
     { "sweep-gpus",    test_sweep_gpus },
     { "sweep-diverge", test_diverge },
     { "sweep-clash",   test_plan_clash },
