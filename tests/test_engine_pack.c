@@ -143,6 +143,45 @@ static void test_scan(void) {
     tmpdir_remove(dir);
 }
 
+/* Symbolic links to folders are followed once each (device and inode), as find -L does: a
+ * link to `..` once turned 16 images into 272 with dog images labelled cat, and two such
+ * links made the scan hang with growing memory (issue #31). */
+static void test_links(void) {
+    char dir[64], p[2048], q[2048];
+    struct dse_imgfolder f;
+    struct dse_err err = { 0 };
+    tmpdir_make(dir);
+    make_folder(join(p, dir, "imgs"), 2, 4, 2, 16, 16, 0);
+    make_folder(join(p, dir, "more"), 2, 1, 0, 16, 16, 0); /* more/train/class_00: 1 image */
+    /* one link to `..` (train/): nothing more */
+    DSE_ASSERT(symlink("..", join(p, dir, "imgs/train/class_00/up")) == 0);
+    CHECK_OK(dse_imgfolder_scan(join(q, dir, "imgs"), &f, &err));
+    CHECK_INT_EQ(f.count[DSE_PACK_TRAIN], 8);
+    CHECK_INT_EQ(f.count[DSE_PACK_VAL], 4);
+    for (int i = 0; i < f.n; i++) CHECK_INT_EQ(f.items[i].label, i < 8 ? i / 4 : (i - 8) / 2);
+    dse_imgfolder_deinit(&f);
+    /* two: `..` in each class, and the folder's root from class_01; links into another class
+     * and into val/ */
+    DSE_ASSERT(symlink("../..", join(p, dir, "imgs/train/class_01/root")) == 0);
+    DSE_ASSERT(symlink("../class_01", join(p, dir, "imgs/train/class_00/dog")) == 0);
+    DSE_ASSERT(symlink("../../val/class_00", join(p, dir, "imgs/train/class_00/v")) == 0);
+    DSE_ASSERT(symlink("..", join(p, dir, "imgs/val/class_01/up")) == 0);
+    CHECK_OK(dse_imgfolder_scan(join(q, dir, "imgs"), &f, &err));
+    CHECK_INT_EQ(f.count[DSE_PACK_TRAIN], 8);
+    CHECK_INT_EQ(f.count[DSE_PACK_VAL], 4);
+    for (int i = 0; i < f.n; i++) CHECK_INT_EQ(f.items[i].label, i < 8 ? i / 4 : (i - 8) / 2);
+    dse_imgfolder_deinit(&f);
+    /* a folder outside, linked from two classes: its images come once, in the first class */
+    DSE_ASSERT(symlink("../../../more/train/class_00", join(p, dir, "imgs/train/class_00/x")) == 0);
+    DSE_ASSERT(symlink("../../../more/train/class_00", join(p, dir, "imgs/train/class_01/x")) == 0);
+    CHECK_OK(dse_imgfolder_scan(join(q, dir, "imgs"), &f, &err));
+    CHECK_INT_EQ(f.count[DSE_PACK_TRAIN], 9);
+    if (f.n == 13) CHECK(strstr(f.items[4].path, "train/class_00/x/img_") != NULL);
+    if (f.n == 13) CHECK_INT_EQ(f.items[4].label, 0);
+    dse_imgfolder_deinit(&f);
+    tmpdir_remove(dir);
+}
+
 /* Each bad folder beside the exact message it must give (err->file is the folder). */
 static void test_bad_folders(void) {
     char dir[64], p[2048], sub[2048];
@@ -174,6 +213,20 @@ static void test_bad_folders(void) {
     DSE_ASSERT(mkdir(join(p, dir, "val/zebra"), 0755) == 0);
     CHECK_INT_EQ(dse_imgfolder_scan(dir, &f, &err), DSE_ERR_IO);
     CHECK_STR_EQ(err.msg, "val/zebra: class 'zebra' is in val/ but not in train/: its images would get no label");
+    dse_imgfolder_deinit(&f);
+    /* a class name holding a newline (it would add lines to a checkpoint's text block), in
+     * val/, then in train/ */
+    tmpdir_remove(join(p, dir, "val/zebra"));
+    DSE_ASSERT(rename(join(p, dir, "val/class_01"), join(sub, dir, "val/class_01\nnorm 3 0 0 0 1 1 1")) == 0);
+    CHECK_INT_EQ(dse_imgfolder_scan(dir, &f, &err), DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "val/class_01\\nnorm 3 0 0 0 1 1 1: a class name must not hold control characters (a "
+                          "newline, a tab, ...); rename the folder");
+    dse_imgfolder_deinit(&f);
+    DSE_ASSERT(rename(join(p, dir, "train/class_01"), join(sub, dir, "train/dog\x1b\tx")) == 0);
+    CHECK_INT_EQ(dse_imgfolder_scan(dir, &f, &err), DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "train/dog\\x1b\\tx: a class name must not hold control characters (a newline, a tab, "
+                          "...); rename the folder");
+    CHECK_STR_EQ(err.file, dir);
     dse_imgfolder_deinit(&f);
     tmpdir_remove(dir);
 }
@@ -475,6 +528,22 @@ static void test_bad_packs(void) {
     write_raw(bad, b, n);
     expect_open_error(bad, "pack format version 2 is newer than this dse reads (version 1); update dse or re-pack "
                            "the folder with this one");
+    /* a class name holding a newline, its index CRC-32 (over the index and the names) made
+     * right: a pack made before such names were refused, or crafted */
+    {
+        memcpy(b, good, n);
+        uint64_t io = 0, ib = 0, no = 0, nb = 0;
+        for (int i = 7; i >= 0; i--)
+            io = io << 8 | b[104 + i], ib = ib << 8 | b[112 + i], no = no << 8 | b[120 + i], nb = nb << 8 | b[128 + i];
+        DSE_ASSERT(no + nb <= n && io + ib <= n && nb >= 64);
+        memcpy(b + no + 3, "\nnorm", 5);
+        uLong c = crc32(crc32(crc32(0L, Z_NULL, 0), b + io, (uInt)ib), b + no, (uInt)nb);
+        put_le32(b + 168, (uint32_t)c);
+        put_le32(b + 508, (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, 508));
+        write_raw(bad, b, n);
+        expect_open_error(bad, "class 0's name 'cla\\nnorm' holds control characters; re-pack the folder with this "
+                               "dse, which refuses such names");
+    }
     /* a flipped byte in a record: opens, then that record and the loader say so */
     flip_in_record(out, bad, good, b, n, 1, 5);
     CHECK_OK(dse_pack_open(bad, &pk, &err));
@@ -576,6 +645,7 @@ static void test_atomic(void) {
 static const struct check_case cases[] = {
     { "pack-scan",           test_scan },
     { "pack-bad-folders",    test_bad_folders },
+    { "pack-links",          test_links },
     { "pack-roundtrip",      test_roundtrip },
     { "pack-threads",        test_threads },
     { "pack-loader",         test_loader },
