@@ -1433,7 +1433,8 @@ static int cmp_ranked(const void *a, const void *b) {
     return x->p < y->p ? 1 : x->p > y->p ? -1 : x->k - y->k; /* ties to the lower class, as top-1 */
 }
 
-/* An IDX or CIFAR entry "DATA:SPLIT:N" that is not a file: 1 and its parts, else 0. */
+/* An IDX or CIFAR entry "DATA:SPLIT:N" that is not a file: 1 and its parts, else 0; -1 if it
+ * has that shape but SPLIT is neither train nor test (spec then holds SPLIT). */
 static int data_entry(const char *arg, char *spec, size_t size, enum dse_data_split *split, int *index) {
     const char *b = strrchr(arg, ':');
     if (!b || b == arg || access(arg, F_OK) == 0) return 0;
@@ -1444,7 +1445,7 @@ static int data_entry(const char *arg, char *spec, size_t size, enum dse_data_sp
     if (parse_ll(b + 1, 0, INT32_MAX, &n)) return 0;
     if ((size_t)(b - a - 1) == 5 && !strncmp(a + 1, "train", 5)) *split = DSE_DATA_SPLIT_TRAIN;
     else if ((size_t)(b - a - 1) == 4 && !strncmp(a + 1, "test", 4)) *split = DSE_DATA_SPLIT_TEST;
-    else return 0;
+    else return snprintf(spec, size, "%.*s", (int)(b - a - 1), a + 1), -1;
     memcpy(spec, arg, (size_t)(a - arg));
     spec[a - arg] = '\0';
     *index = (int)n;
@@ -1493,6 +1494,16 @@ static int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
     if (a->n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
     top = OPT_INT(TOP, top);
+    for (int i = 1; i < a->n_pos; i++) { /* before any work: a bad entry is not "cannot open" */
+        char spec[256];
+        enum dse_data_split split;
+        int index;
+        if (data_entry(a->pos[i], spec, sizeof spec, &split, &index) < 0) {
+            dse_err_set(&err, DSE_ERR_CONFIG, a->pos[i], 0, "no such image file, and as DATA:SPLIT:N its split "
+                        "'%s' is not train or test", spec);
+            return fail(&err);
+        }
+    }
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
