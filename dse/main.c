@@ -1389,6 +1389,15 @@ static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     o.limit_train = 1; /* the training split is not read for evaluation (image sources) */
     o.conv_algo = DSE_CPU_CONV_GEMM_BATCH; /* no timing: the same bits every run */
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
+    /* An image folder is evaluated from its pack, as dse train trained and tested on it (the
+     * same cache entry, made here if missing): read directly, its images would be resized
+     * once from the originals instead of from the pack's, and the numbers would differ. */
+    char data_path[4096];
+    const char *data_shown = o.data;
+    if (dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, stderr, data_path,
+                             sizeof data_path, &err))
+        return free(info.class_names), dse_net_deinit(&net), fail(&err);
+    o.data = data_path;
     if (dse_eval_run(&net, &o, OPT(CHECKPOINT), &r, &err)) {
         rc = fail_net(&err, a->pos[0]);
     } else {
@@ -1397,7 +1406,7 @@ static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
             printf("{\"checkpoint\": ");
             json_str(stdout, OPT(CHECKPOINT));
             printf(", \"data\": ");
-            json_str(stdout, o.data);
+            json_str(stdout, data_shown);
             printf(", \"images\": %d, \"loss\": %.6f, \"top1\": %.6f, \"top5\": %.6f, \"unpredicted\": %d, \"per_class\": [",
                    r.images, r.loss, r.top1, r.top5, r.unpredicted);
             for (int k = 0; k < r.classes; k++) {
@@ -1407,7 +1416,7 @@ static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
             }
             printf("]}\n");
         } else {
-            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%\n", OPT(CHECKPOINT), o.data, r.images,
+            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%\n", OPT(CHECKPOINT), data_shown, r.images,
                    r.loss, 100 * r.top1, 100 * r.top5);
             printf("%5s  %-24s %8s %8s %8s\n", "class", "name", "images", "top-1", "top-1 %");
             for (int k = 0; k < r.classes; k++)

@@ -146,8 +146,8 @@ static const char usage_profile[] =
     "\n";
 
 static const char usage_eval[] =
-    "usage: dse eval NET --checkpoint FILE [--data D] [--batch B] [--threads T] [--limit-test N]\n"
-    "                    [--input C,H,W] [--classes K] [--json]\n"
+    "usage: dse eval NET --checkpoint FILE [--data D] [--pack-cache DIR] [--batch B] [--threads T]\n"
+    "                    [--limit-test N] [--input C,H,W] [--classes K] [--json]\n"
     "\n"
     "A trained checkpoint on a dataset's test split (val/ for image folders and packs): test loss,\n"
     "top-1, top-5 and a per-class table (images, top-1 hits, accuracy, with the class names the\n"
@@ -415,7 +415,9 @@ static const struct dse_opt_line lines_profile[] = {
 
 static const struct dse_opt_line lines_eval[] = {
     OWNA(CHECKPOINT, "F", "a checkpoint of NET (dse train --checkpoint-dir, or a sweep's)"),
-    OWN(DATA, "default: the data the checkpoint was trained on, else fashion-mnist"),
+    OWN(DATA, "default: the data the checkpoint was trained on, else fashion-mnist; an image\n"
+              "folder is evaluated from its pack, as dse train used it"),
+    OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
     OWN(BATCH, "default 64"),
     RIGHT(THREADS, NULL, "default 2"),
     OWN(LIMIT_TEST, "evaluate the first N test images"),
