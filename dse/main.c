@@ -315,7 +315,7 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     dse_net_init(&net, s->name, 1, 1, 1);
     dse_space_candidate(s, 0, &mp);
     if (!(st = dse_space_build(s, &mp, &net, err)) && !(st = dse_dataprep_check_fit(&net, &info, "macro", err)) &&
-        !(st = dse_dataprep_resolve(s->train.dataset, NULL, net.in_c, net.in_h, net.in_w, stderr, path, sizeof path,
+        !(st = dse_dataprep_resolve(s->train.dataset, NULL, net.in_c, net.in_h, net.in_w, 0, stderr, path, sizeof path,
                                      err)))
         dse_strlcpy(s->train.dataset, path, (int)sizeof s->train.dataset);
     if (st && err && !err->file) err->file = s->path;
@@ -834,8 +834,8 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if (dse_data_probe(o.data, o.data_root, &info, &err) && err.code == DSE_ERR_CONFIG && !err.file)
         return dse_net_deinit(&net), bad_usage(c->name, "--data: %s", err.msg); /* a name it does not know */
     if (err.code || dse_dataprep_check_fit(&net, &info, "flags", &err) ||
-        dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, stderr, data_path, sizeof data_path,
-                             &err))
+        dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, OPT_INT(MAX_PIXELS, 0), stderr,
+                             data_path, sizeof data_path, &err))
         return dse_net_deinit(&net), fail(&err);
     o.data = data_path;
     /* Under mpirun: one of P ranks (engine/dist.h), joined once everything above is checked,
@@ -1164,9 +1164,10 @@ done:
 
 static const char usage_data[] =
     "usage: dse data pack DIR --out FILE [--size S] [--format jpeg|raw] [--quality Q] [--channels 1|3]\n"
-    "                         [--threads T] [--skip-bad]\n"
+    "                         [--threads T] [--skip-bad] [--max-pixels N]\n"
     "       dse data info SOURCE [--verify]\n"
     "       dse data bench SOURCE [--size N] [--batch B] [--threads T] [--seconds S] [--aug A] [--split train|val]\n"
+    "                             [--max-pixels N]\n"
     "       dse data synth DIR [--classes K] [--train N] [--val N] [--sides MIN-MAX] [--seed S] [--mixed]\n"
     "\n"
     "Image data for dse train and dse sweep (docs/data.md). An image folder is laid out as\n"
@@ -1196,7 +1197,7 @@ static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args 
     if (OPT(CHANNELS)) {
         o.channels = OPT(CHANNELS)[0] - '0';
     }
-    o.skip_bad = FLAG(SKIP_BAD);
+    o.skip_bad = FLAG(SKIP_BAD), o.max_pixels = OPT_INT(MAX_PIXELS, 0);
     if (dse_imgfolder_scan(a->pos[0], &f, &err)) {
         dse_imgfolder_deinit(&f);
         return fail(&err);
@@ -1287,7 +1288,7 @@ static int cmd_data_bench(const struct dse_opt_cmd *c, const struct dse_opt_args
         return fail(&err);
     } else {
         dse_data_norm_imagenet(channels, &lo.norm); /* as the torchvision comparison uses */
-        lo.decode_min_short = size;
+        lo.decode_min_short = size, lo.max_pixels = OPT_INT(MAX_PIXELS, 0);
     }
     dse_data_aug_of(aug, short_side, &lo.aug, &lo.center);
     float *x = NULL;
@@ -1394,8 +1395,8 @@ static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
      * once from the originals instead of from the pack's, and the numbers would differ. */
     char data_path[4096];
     const char *data_shown = o.data;
-    if (dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, stderr, data_path,
-                             sizeof data_path, &err))
+    if (dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, OPT_INT(MAX_PIXELS, 0), stderr,
+                             data_path, sizeof data_path, &err))
         return free(info.class_names), dse_net_deinit(&net), fail(&err);
     o.data = data_path;
     if (dse_eval_run(&net, &o, OPT(CHECKPOINT), &r, &err)) {
@@ -1548,7 +1549,7 @@ static int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a
         const int entry = data_entry(a->pos[i], spec, sizeof spec, &split, &index);
         if ((entry ? data_image(a->pos[i], spec, split, index, &files, &ds, ds_key, sizeof ds_key, &im, &err)
                    : (dse_fs_read(a->pos[i], &data, &len, &err) ||
-                      dse_image_decode((const uint8_t *)data, len, net.in_c, 0, &im, &err))) ||
+                      dse_image_decode((const uint8_t *)data, len, net.in_c, 0, OPT_INT(MAX_PIXELS, 0), &im, &err))) ||
             dse_data_image_eval(&im, net.in_h, net.in_w, info.eval_center, info.norm.c == net.in_c ? &info.norm : NULL,
                                 &tmp, &work, x, &err) ||
             dse_model_forward(m, x, &label, &loss, &err)) {

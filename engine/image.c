@@ -59,6 +59,18 @@ static enum dse_status too_large(struct dse_err *err, unsigned long w, unsigned 
                        w, h, DSE_IMAGE_DIM_MAX);
 }
 
+/* The size a header declares, checked before anything is allocated for the pixels: each
+ * side at most DSE_IMAGE_DIM_MAX, w * h at most the budget (0: DSE_IMAGE_PIXELS_DEFAULT). */
+static enum dse_status check_size(struct dse_err *err, unsigned long w, unsigned long h, int64_t max_pixels) {
+    if (w > DSE_IMAGE_DIM_MAX || h > DSE_IMAGE_DIM_MAX) return too_large(err, w, h);
+    if (max_pixels <= 0) max_pixels = DSE_IMAGE_PIXELS_DEFAULT;
+    if ((uint64_t)w * h > (uint64_t)max_pixels)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "image of %lux%lu pixels is over the budget of %lld pixels an "
+                           "image (--max-pixels): a decompression bomb, or raise the budget",
+                           w, h, (long long)max_pixels);
+    return DSE_OK;
+}
+
 /* ---- JPEG ---------------------------------------------------------------------------- */
 
 /* libjpeg's error manager, turned into a longjmp that carries a status and a message. */
@@ -113,6 +125,7 @@ struct jpeg_dec {
     const uint8_t                *buf;
     size_t                        len;
     int                           channels, min_short;
+    int64_t                       max_pixels;
     struct dse_image             *out;
     struct dse_err               *err;
 };
@@ -123,8 +136,8 @@ static enum dse_status jpeg_decode_body(struct jpeg_dec *d) {
     jpeg_mem_src(cinfo, d->buf, (unsigned long)d->len);
     if (jpeg_read_header(cinfo, TRUE) != JPEG_HEADER_OK)
         return dse_err_set(d->err, DSE_ERR_IO, NULL, 0, "corrupt JPEG: tables only, no image");
-    if (cinfo->image_width > DSE_IMAGE_DIM_MAX || cinfo->image_height > DSE_IMAGE_DIM_MAX)
-        return too_large(d->err, cinfo->image_width, cinfo->image_height);
+    enum dse_status size_st = check_size(d->err, cinfo->image_width, cinfo->image_height, d->max_pixels);
+    if (size_st) return size_st;
     int comps = 3;
     switch (cinfo->jpeg_color_space) {
     case JCS_GRAYSCALE:
@@ -202,11 +215,11 @@ static enum dse_status jpeg_decode_guarded(struct jpeg_dec *d) {
 }
 
 static enum dse_status decode_jpeg(const uint8_t *buf, size_t len, int channels, int min_short,
-                                   struct dse_image *out, struct dse_err *err) {
+                                   int64_t max_pixels, struct dse_image *out, struct dse_err *err) {
     struct jpeg_dec d;
     memset(&d, 0, sizeof d);
     jpeg_fail_init(&d.fail, "corrupt JPEG");
-    d.buf = buf, d.len = len, d.channels = channels, d.min_short = min_short;
+    d.buf = buf, d.len = len, d.channels = channels, d.min_short = min_short, d.max_pixels = max_pixels;
     d.out = out, d.err = err;
     enum dse_status st = jpeg_decode_guarded(&d);
     jpeg_destroy_decompress(&d.cinfo); /* safe after a failed create: it checks mem */
@@ -383,6 +396,7 @@ struct png_dec {
     png_infop         info;
     struct png_io     io;
     int               channels;
+    int64_t           max_pixels;
     struct dse_image *out;
     struct dse_err   *err;
 };
@@ -396,7 +410,8 @@ static enum dse_status png_decode_body(struct png_dec *d) {
     png_uint_32 w, h;
     int depth, ctype, interlace;
     png_get_IHDR(png, info, &w, &h, &depth, &ctype, &interlace, NULL, NULL);
-    if (w > DSE_IMAGE_DIM_MAX || h > DSE_IMAGE_DIM_MAX) return too_large(d->err, w, h);
+    enum dse_status size_st = check_size(d->err, w, h, d->max_pixels);
+    if (size_st) return size_st;
     /* No gamma, no background: each sample as stored, alpha dropped (image.h). */
     if (depth == 16) png_set_strip_16(png); /* keeps the high byte */
     if (ctype == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
@@ -433,12 +448,12 @@ static enum dse_status png_decode_guarded(struct png_dec *d) {
     return png_decode_body(d);
 }
 
-static enum dse_status decode_png(const uint8_t *buf, size_t len, int channels,
+static enum dse_status decode_png(const uint8_t *buf, size_t len, int channels, int64_t max_pixels,
                                   struct dse_image *out, struct dse_err *err) {
     struct png_dec d;
     memset(&d, 0, sizeof d);
     d.io.src = buf, d.io.len = len, d.io.code = DSE_ERR_IO, d.io.what = "corrupt PNG";
-    d.channels = channels, d.out = out, d.err = err;
+    d.channels = channels, d.max_pixels = max_pixels, d.out = out, d.err = err;
     d.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &d.io, png_io_fail, png_io_warn);
     if (d.png) d.info = png_create_info_struct(d.png);
     if (!d.png || !d.info) {
@@ -502,12 +517,12 @@ enum dse_status dse_image_encode_png(const struct dse_image *im, uint8_t **out, 
 
 /* ---- decode -------------------------------------------------------------------------- */
 
-enum dse_status dse_image_decode(const uint8_t *buf, size_t len, int channels, int min_short,
+enum dse_status dse_image_decode(const uint8_t *buf, size_t len, int channels, int min_short, int64_t max_pixels,
                                  struct dse_image *out, struct dse_err *err) {
     DSE_ASSERT(channels == 1 || channels == 3);
     switch (dse_image_sniff(buf, len)) {
-    case DSE_IMAGE_JPEG: return decode_jpeg(buf, len, channels, min_short, out, err);
-    case DSE_IMAGE_PNG:  return decode_png(buf, len, channels, out, err);
+    case DSE_IMAGE_JPEG: return decode_jpeg(buf, len, channels, min_short, max_pixels, out, err);
+    case DSE_IMAGE_PNG:  return decode_png(buf, len, channels, max_pixels, out, err);
     case DSE_IMAGE_UNKNOWN: break;
     }
     if (len == 0) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "not a JPEG or PNG file: empty");

@@ -13,6 +13,9 @@
 #include "base/base.h"
 
 #define DSE_IMAGE_DIM_MAX 32768 /* larger sides are refused as corrupt or hostile */
+/* The default pixel budget of one image (--max-pixels): PIL's Image.MAX_IMAGE_PIXELS, above
+ * which it warns of a decompression bomb (about 256 MB of RGB; PIL refuses at twice this). */
+#define DSE_IMAGE_PIXELS_DEFAULT 89478485
 
 enum dse_image_kind { DSE_IMAGE_UNKNOWN = 0, DSE_IMAGE_JPEG, DSE_IMAGE_PNG };
 
@@ -50,13 +53,17 @@ enum dse_image_kind dse_image_sniff(const uint8_t *buf, size_t len);
  * min_short > 0 lets a JPEG decode at a reduced size through libjpeg's DCT scaling
  * (scale 1/2, 1/4 or 1/8, the smallest whose short side stays >= min_short): a cheap
  * first downscale when the caller will resize to min_short anyway. 0: full size.
+ * max_pixels: the pixel budget (0: DSE_IMAGE_PIXELS_DEFAULT). The width and height the
+ * header declares are checked against it before any pixel memory is allocated or any
+ * data decoded: an 875 KB PNG may declare 30000x30000 and cost 2.7 GB to decode.
  * Errors are DSE_ERR_IO (DSE_ERR_NOMEM when out of memory) with a message saying what is
  * wrong ("not a JPEG or PNG file",
  * "truncated JPEG data", "corrupt PNG: <libpng's words>", "image of 40000x3 pixels is
- * larger than 32768 a side"); err->file is left NULL for the caller to set.
+ * larger than 32768 a side", "image of 30000x30000 pixels is over the budget of ...");
+ * err->file is left NULL for the caller to set.
  * libjpeg warnings about recoverable damage (premature end of data) are errors here:
  * a half-grey image must not be trained on silently. */
-enum dse_status dse_image_decode(const uint8_t *buf, size_t len, int channels, int min_short,
+enum dse_status dse_image_decode(const uint8_t *buf, size_t len, int channels, int min_short, int64_t max_pixels,
                                  struct dse_image *out, struct dse_err *err);
 
 /* Encode im as baseline JPEG of quality 1..100 (4:2:0 chroma subsampling for 3 channels,

@@ -410,7 +410,7 @@ static void make_record(struct writer *wr, int i, struct result *r, struct dse_i
     r->bytes = NULL, r->why = NULL;
     memset(r->sum, 0, sizeof r->sum), memset(r->sum2, 0, sizeof r->sum2);
     if (dse_fs_read(wr->f->items[i].path, &data, &len, &err) ||
-        dse_image_decode((const uint8_t *)data, len, o->channels, o->size, im, &err)) {
+        dse_image_decode((const uint8_t *)data, len, o->channels, o->size, o->max_pixels, im, &err)) {
         free(data);
         r->why = strdup(err.msg);
         return;
@@ -872,7 +872,7 @@ enum dse_status dse_pack_image(const struct dse_pack *p, int i, struct dse_image
         return DSE_OK;
     }
     struct dse_err e = { 0 };
-    if ((st = dse_image_decode(b, r->bytes, p->channels, 0, im, &e)))
+    if ((st = dse_image_decode(b, r->bytes, p->channels, 0, (int64_t)r->w * r->h, im, &e))) /* the index's size */
         return dse_err_set(err, st, p->path, 0, "record %d: %s", i, e.msg);
     if (im->w != r->w || im->h != r->h)
         return dse_err_set(err, DSE_ERR_IO, p->path, 0, "corrupt pack: record %d decodes to %dx%d; the index says %dx%d",

@@ -78,6 +78,8 @@ struct dse_pack_opts {
     int                  threads;  /* decoders; >= 1 */
     int                  skip_bad; /* 1: undecodable images are skipped and reported through
                                       bad(); 0: the first one fails the pack */
+    int64_t              max_pixels; /* an image's pixel budget, checked from its header
+                                      (dse_image_decode); 0: DSE_IMAGE_PIXELS_DEFAULT */
     void (*progress)(void *arg, const struct dse_pack_progress *p); /* ~2 a second; NULL */
     void (*bad)(void *arg, const char *path, const char *why);     /* skip_bad; NULL */
     void  *arg;

@@ -159,7 +159,7 @@ static void fill_random(uint8_t *p, size_t n, uint64_t seed) {
 static enum dse_status decode(const struct blob *b, int channels, int min_short, struct dse_image *im,
                               struct dse_err *err) {
     memset(err, 0, sizeof *err);
-    return dse_image_decode(b->p, b->n, channels, min_short, im, err);
+    return dse_image_decode(b->p, b->n, channels, min_short, 0, im, err);
 }
 
 /* ---- sniffing ---------------------------------------------------------------------- */
@@ -552,6 +552,45 @@ static void test_decode_errors(void) {
     dse_image_deinit(&im);
 }
 
+/* The pixel budget, checked from the header before decoding (issue #31: an 875 KB PNG
+ * declaring 30000x30000 cost 2.65 GB a decoding thread): for JPEG and PNG, at the default
+ * and at a budget given, one pixel below and at the image's size. */
+static void test_decode_budget(void) {
+    static uint8_t rgb[48][64][3];
+    for (int y = 0; y < 48; y++)
+        for (int x = 0; x < 64; x++)
+            for (int ch = 0; ch < 3; ch++) rgb[y][x][ch] = pattern(x, y, ch);
+    struct blob jpg = write_jpeg(64, 48, 3, JCS_RGB, JCS_YCbCr, 90, &rgb[0][0][0]);
+    struct png_spec s = { .w = 64, .h = 48, .ctype = PNG_COLOR_TYPE_RGB, .depth = 8, .data = &rgb[0][0][0] };
+    struct blob png = write_png(&s);
+    struct blob pbomb = copy_blob(&png, png.n), jbomb = copy_blob(&jpg, jpg.n);
+    size_t ihdr = png_chunk(&pbomb, "IHDR");
+    put_be32(pbomb.p + ihdr + 8, 30000), put_be32(pbomb.p + ihdr + 12, 30000);
+    png_fix_crc(&pbomb, ihdr);
+    for (size_t i = 2; i + 9 < jbomb.n; i++)
+        if (jbomb.p[i] == 0xFF && jbomb.p[i + 1] == 0xC0) { /* SOF0: P, height, width */
+            jbomb.p[i + 5] = 30000 >> 8, jbomb.p[i + 6] = 30000 & 255;
+            jbomb.p[i + 7] = 30000 >> 8, jbomb.p[i + 8] = 30000 & 255;
+            break;
+        }
+    const struct blob *bombs[2] = { &pbomb, &jbomb }, *good[2] = { &png, &jpg };
+    struct dse_image im = { 0 };
+    struct dse_err err = { 0 };
+    for (int k = 0; k < 2; k++) {
+        CHECK_INT_EQ(dse_image_decode(bombs[k]->p, bombs[k]->n, 3, 0, 0, &im, &err), DSE_ERR_IO);
+        CHECK_STR_EQ(err.msg, "image of 30000x30000 pixels is over the budget of 89478485 pixels an image "
+                              "(--max-pixels): a decompression bomb, or raise the budget");
+        CHECK(im.cap < (size_t)30000 * 30000); /* nothing allocated for it */
+        CHECK_INT_EQ(dse_image_decode(good[k]->p, good[k]->n, 3, 0, 64 * 48 - 1, &im, &err), DSE_ERR_IO);
+        CHECK_STR_EQ(err.msg, "image of 64x48 pixels is over the budget of 3071 pixels an image (--max-pixels): a "
+                              "decompression bomb, or raise the budget");
+        CHECK_OK(dse_image_decode(good[k]->p, good[k]->n, 1, 0, 64 * 48, &im, &err));
+        CHECK(im.w == 64 && im.h == 48);
+    }
+    free(pbomb.p), free(jbomb.p), free(jpg.p), free(png.p);
+    dse_image_deinit(&im);
+}
+
 /* ---- encoders ---------------------------------------------------------------------- */
 
 static void test_encode(void) {
@@ -565,13 +604,13 @@ static void test_encode(void) {
             im.px[i] = (uint8_t)(20 + 2 * (i / c % 37) + 2 * (i / c / 37) + 40 * (i % c));
         CHECK_OK(dse_image_encode_png(&im, &buf, &len, &err));
         CHECK_INT_EQ(dse_image_sniff(buf, len), DSE_IMAGE_PNG);
-        CHECK_OK(dse_image_decode(buf, len, c, 0, &back, &err));
+        CHECK_OK(dse_image_decode(buf, len, c, 0, 0, &back, &err));
         CHECK(back.w == 37 && back.h == 29 && back.c == c);
         CHECK_INT_EQ(count_diff(back.px, im.px, (size_t)37 * 29 * c), 0);
         free(buf);
         CHECK_OK(dse_image_encode_jpeg(&im, 95, &buf, &len, &err));
         CHECK_INT_EQ(dse_image_sniff(buf, len), DSE_IMAGE_JPEG);
-        CHECK_OK(dse_image_decode(buf, len, c, 0, &back, &err));
+        CHECK_OK(dse_image_decode(buf, len, c, 0, 0, &back, &err));
         CHECK(back.w == 37 && back.h == 29 && back.c == c);
         CHECK(mean_abs(back.px, im.px, (size_t)37 * 29 * c) < 2.0);
         free(buf);
@@ -900,8 +939,8 @@ static void test_synth_decode(void) {
                 continue;
             }
             kinds[dse_image_sniff((uint8_t *)data, n)]++;
-            CHECK_OK(dse_image_decode((uint8_t *)data, n, 1, 0, &im, &err));
-            CHECK_OK(dse_image_decode((uint8_t *)data, n, 3, 0, &im, &err));
+            CHECK_OK(dse_image_decode((uint8_t *)data, n, 1, 0, 0, &im, &err));
+            CHECK_OK(dse_image_decode((uint8_t *)data, n, 3, 0, 0, &im, &err));
             CHECK(im.w >= 24 && im.w <= 70 && im.h >= 24 && im.h <= 70 && im.c == 3);
             double s[3] = { 0 };
             for (int j = 0; j < im.w * im.h; j++)
@@ -951,6 +990,7 @@ static const struct check_case cases[] = {
     { "image-decode-jpeg-modes",  test_jpeg_modes },
     { "image-decode-jpeg-scale",  test_jpeg_scale },
     { "image-decode-errors",      test_decode_errors },
+    { "image-decode-budget",      test_decode_budget },
     { "image-encode",             test_encode },
     { "image-resize-constant",    test_resize_constant },
     { "image-resize-identity",    test_resize_identity },

@@ -263,7 +263,7 @@ static void test_roundtrip(void) {
     for (int i = 0; i < pk->n; i++) {
         size_t len;
         unsigned char *file = read_all(f.items[i].path, &len);
-        CHECK_OK(dse_image_decode(file, len, 3, 0, &a, &err));
+        CHECK_OK(dse_image_decode(file, len, 3, 0, 0, &a, &err));
         CHECK_OK(dse_pack_image(pk, i, &b, &err));
         free(file);
         same &= a.w == b.w && a.h == b.h && !memcmp(a.px, b.px, (size_t)a.w * a.h * 3);

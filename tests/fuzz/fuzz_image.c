@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct dse_image im;
     memset(&im, 0, sizeof im);
     struct dse_err err = {0};
-    (void)dse_image_decode(data, size, channels, min_short, &im, &err);
+    (void)dse_image_decode(data, size, channels, min_short, 0, &im, &err);
     dse_image_deinit(&im);
     return 0;
 }
