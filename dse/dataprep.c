@@ -104,6 +104,11 @@ enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, in
         dse_imgfolder_deinit(&f);
         return st;
     }
+    if (!f.val_name[0]) { /* refused now, not after packing it (issue #31) */
+        dse_imgfolder_deinit(&f);
+        return dse_err_set(err, DSE_ERR_IO, spec, 0, "no val/ or test/ folder: training and evaluation need an "
+                           "evaluation split; add val/<class>/... with images of each class");
+    }
     struct dse_pack *p = NULL;
     if (dse_pack_is(path) && !dse_pack_open(path, &p, NULL)) {
         int fresh = p->fingerprint == f.fingerprint;

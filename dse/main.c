@@ -1206,6 +1206,10 @@ static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args 
             a->pos[0], f.classes, f.count[0], f.count[1], f.val_name[0] ? f.val_name : "val",
             f.ignored ? " (files without .jpg/.jpeg/.png ignored)" : "", o.size,
             o.format == DSE_PACK_JPEG ? "JPEG" : "raw", o.threads, o.threads == 1 ? "" : "s");
+    if (!f.val_name[0]) /* it packs, but dse train and dse eval would refuse it (issue #31) */
+        fprintf(stderr, "dse data pack: warning: %s has no val/ or test/ folder: the pack will have no evaluation "
+                        "split, which dse train and dse eval refuse; add %s/val/<class>/... with images of each class\n",
+                a->pos[0], a->pos[0]);
     if (dse_dataprep_pack(&f, OPT(OUT), &o, stderr, isatty(2), &sum, &err)) {
         rc = fail(&err);
     } else {
