@@ -1171,8 +1171,8 @@ static const char usage_data[] =
     "       dse data synth DIR [--classes K] [--train N] [--val N] [--sides MIN-MAX] [--seed S] [--mixed]\n"
     "\n"
     "Image data for dse train and dse sweep (docs/data.md). An image folder is laid out as\n"
-    "torchvision's ImageFolder: DIR/train/<class>/*.jpg|jpeg|png and DIR/val/<class>/... (or test/);\n"
-    "classes sorted by name. A pack is that folder decoded once into one random-access file.\n"
+    "torchvision's ImageFolder: DIR/train/<class>/*.jpg|jpeg|png|bmp|ppm|pgm and DIR/val/<class>/...\n"
+    "(or test/); classes sorted by name. A pack is that folder decoded once into one random-access file.\n"
     "\n"
     "  pack   decode, resize (short side S) and store every image, on every core; atomic\n"
     "  info   classes, images, format and statistics of a pack or a folder; --verify reads every record\n"
@@ -1208,8 +1208,8 @@ static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args 
             o.format == DSE_PACK_JPEG ? "JPEG" : "raw", o.threads, o.threads == 1 ? "" : "s");
     if (!f.val_name[0]) /* it packs, but dse train and dse eval would refuse it (issue #31) */
         fprintf(stderr, "dse data pack: warning: %s has no val/ or test/ folder: the pack will have no evaluation "
-                        "split, which dse train and dse eval refuse; add %s/val/<class>/... with images of each class\n",
-                a->pos[0], a->pos[0]);
+                        "split, which dse train and dse eval refuse; add %s/val/<class>/... with images of each "
+                        "class\n", a->pos[0], a->pos[0]);
     if (dse_dataprep_pack(&f, OPT(OUT), &o, stderr, isatty(2), &sum, &err)) {
         rc = fail(&err);
     } else {
@@ -1421,8 +1421,8 @@ static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
             }
             printf("]}\n");
         } else {
-            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%\n", OPT(CHECKPOINT), data_shown, r.images,
-                   r.loss, 100 * r.top1, 100 * r.top5);
+            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%\n", OPT(CHECKPOINT), data_shown,
+                   r.images, r.loss, 100 * r.top1, 100 * r.top5);
             printf("%5s  %-24s %8s %8s %8s\n", "class", "name", "images", "top-1", "top-1 %");
             for (int k = 0; k < r.classes; k++)
                 if (r.class_n[k])

@@ -162,9 +162,9 @@ static const char usage_predict[] =
     "                       [--json] IMAGE...\n"
     "\n"
     "The top-K classes (default 5) of each image with their probabilities, by a trained checkpoint\n"
-    "of NET. An IMAGE is a JPEG or PNG file, or an entry of an IDX or CIFAR dataset written\n"
-    "DATA:SPLIT:N (fashion-mnist:test:0 is the first test image; SPLIT is train or test). Each is\n"
-    "prepared as evaluation prepared the test images: the centred box the checkpoint records,\n"
+    "of NET. An IMAGE is a JPEG, PNG, BMP, PPM or PGM file, or an entry of an IDX or CIFAR dataset\n"
+    "written DATA:SPLIT:N (fashion-mnist:test:0 is the first test image; SPLIT is train or test).\n"
+    "Each is prepared as evaluation prepared the test images: the centred box the checkpoint records,\n"
     "resized to the network's input, normalized with the training data's statistics; class names\n"
     "come from the checkpoint.\n"
     "\n";

@@ -49,7 +49,8 @@ int dse_imgfolder_is(const char *dir);
 
 /* Scan dir as torchvision's ImageFolder does: classes are the subfolders of dir/train
  * sorted by name; images are the files below each class folder (recursively, sorted)
- * whose name ends in .jpg, .jpeg or .png (any case). The evaluation split is dir/val, or
+ * whose name ends in .jpg, .jpeg, .png, .bmp, .ppm or .pgm (any case; torchvision also takes
+ * .tif and .webp, which dse does not read). The evaluation split is dir/val, or
  * dir/test if there is no val; its classes must be classes of train. Hidden entries (names
  * starting with '.', such as .ipynb_checkpoints) are left out; torchvision would take a
  * hidden folder as a class. Links are followed, but no folder twice (device and inode, as
@@ -140,8 +141,9 @@ struct dse_pack {
 
 /* Open and check a pack: magic, version (a newer one is refused naming both versions),
  * the header's CRC-32, the index's CRC-32, every record inside the data, every label
- * below the class count and no class name holding a control character. Records' own CRCs are checked when they are read. Errors are
- * DSE_ERR_IO with err->file = path (borrowed from the caller). *out is heap-allocated;
+ * below the class count and no class name holding a control character. Records' own CRCs
+ * are checked when they are read. Errors are DSE_ERR_IO with err->file = path (borrowed
+ * from the caller). *out is heap-allocated;
  * dse_pack_close frees it. */
 enum dse_status dse_pack_open(const char *path, struct dse_pack **out, struct dse_err *err);
 void dse_pack_close(struct dse_pack *p); /* accepts NULL */

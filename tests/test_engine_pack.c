@@ -182,6 +182,42 @@ static void test_links(void) {
     tmpdir_remove(dir);
 }
 
+/* .bmp, .ppm and .pgm files are images of a folder as torchvision's ImageFolder takes them
+ * (issue #31), packed pixel for pixel. */
+static void test_formats(void) {
+    char dir[64], p[2048], out[2048];
+    struct dse_err err = { 0 };
+    tmpdir_make(dir);
+    make_folder(dir, 2, 2, 1, 16, 16, 0);
+    static const uint8_t ppm[] = "P6 3 1 255\n\x10\x20\x30\x40\x50\x60\x70\x80\x90";
+    static const uint8_t pgm[] = "P5\n# gray\n3 1\n255\n\x11\x22\x33";
+    uint8_t bmp[54 + 12] = { 'B', 'M' }; /* 3 x 1, 24 bits: one row of 9 bytes + 3 of padding */
+    bmp[10] = 54, bmp[14] = 40, bmp[18] = 3, bmp[22] = 1, bmp[26] = 1, bmp[28] = 24;
+    static const uint8_t bgr[9] = { 3, 2, 1, 6, 5, 4, 9, 8, 7 };
+    memcpy(bmp + 54, bgr, 9);
+    write_raw(join(p, dir, "train/class_00/x.ppm"), ppm, sizeof ppm - 1);
+    write_raw(join(p, dir, "train/class_01/y.PGM"), pgm, sizeof pgm - 1);
+    write_raw(join(p, dir, "train/class_01/z.bmp"), bmp, sizeof bmp);
+    CHECK_OK(pack_dir(dir, join(out, dir, "f.pack"), 0, DSE_PACK_RAW, 2, &err));
+    struct dse_pack *pk = NULL;
+    CHECK_OK(dse_pack_open(out, &pk, &err));
+    if (pk) {
+        static const uint8_t want[3][9] = { { 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90 },
+                                            { 0x11, 0x11, 0x11, 0x22, 0x22, 0x22, 0x33, 0x33, 0x33 },
+                                            { 1, 2, 3, 4, 5, 6, 7, 8, 9 } };
+        static const int rec[3] = { 2, 5, 6 }; /* each class's files sorted: img_00000.jpg, img_00001.jpg, ... */
+        CHECK_INT_EQ(pk->count[DSE_PACK_TRAIN], 7);
+        struct dse_image im = { 0 };
+        for (int k = 0; k < 3; k++) {
+            CHECK_OK(dse_pack_image(pk, rec[k], &im, &err));
+            CHECK(im.w == 3 && im.h == 1 && im.c == 3 && !memcmp(im.px, want[k], 9));
+        }
+        dse_image_deinit(&im);
+    }
+    dse_pack_close(pk);
+    tmpdir_remove(dir);
+}
+
 /* Each bad folder beside the exact message it must give (err->file is the folder). */
 static void test_bad_folders(void) {
     char dir[64], p[2048], sub[2048];
@@ -205,8 +241,8 @@ static void test_bad_folders(void) {
     /* an empty class folder */
     DSE_ASSERT(mkdir(join(p, dir, "train/class_01"), 0755) == 0);
     CHECK_INT_EQ(dse_imgfolder_scan(dir, &f, &err), DSE_ERR_IO);
-    CHECK_STR_EQ(err.msg, "train/class_01: class folder with no images (.jpg, .jpeg, .png); every class needs at "
-                          "least one");
+    CHECK_STR_EQ(err.msg, "train/class_01: class folder with no images (.jpg, .jpeg, .png, .bmp, .ppm, .pgm); every "
+                          "class needs at least one");
     dse_imgfolder_deinit(&f);
     /* a class of val/ that train/ lacks */
     make_folder(dir, 2, 2, 1, 16, 16, 0);
@@ -646,6 +682,7 @@ static const struct check_case cases[] = {
     { "pack-scan",           test_scan },
     { "pack-bad-folders",    test_bad_folders },
     { "pack-links",          test_links },
+    { "pack-formats",        test_formats },
     { "pack-roundtrip",      test_roundtrip },
     { "pack-threads",        test_threads },
     { "pack-loader",         test_loader },
