@@ -850,7 +850,7 @@ enum dse_status dse_pack_open(const char *path, struct dse_pack **out, struct ds
     if (!p->class_names) return bad_pack(p, path, err, "out of memory");
     memcpy(p->class_names, p->map + no, (size_t)nb);
     for (int c = 0; c < p->classes; c++) {
-        char shown[4 * DSE_PACK_CLASS_MAX / 2]; /* names are at most 63 bytes; a long one is cut */
+        char shown[128]; /* enough of the escaped name to recognise it */
         p->class_names[c][DSE_PACK_CLASS_MAX - 1] = '\0';
         if (name_shown(shown, sizeof shown, p->class_names[c])) {
             snprintf(msg, sizeof msg, "class %d's name '%s' holds control characters; re-pack the folder "
