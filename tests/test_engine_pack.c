@@ -215,6 +215,33 @@ static void test_formats(void) {
         dse_image_deinit(&im);
     }
     dse_pack_close(pk);
+    /* the pixel budget of the folder loader (imgload.c) and of packing: the 16x16 JPEGs pass
+     * 256, not 255 */
+    struct dse_imgfolder f;
+    CHECK_OK(dse_imgfolder_scan(dir, &f, &err));
+    for (int budget = 255; budget <= 256; budget++) {
+        struct dse_loader_opts lo;
+        struct dse_loader *l = NULL;
+        loader_opts(&lo, 0);
+        lo.shuffle = 0, lo.max_pixels = budget, lo.workers = 1;
+        CHECK_OK(dse_loader_new_folder(&f, DSE_PACK_TRAIN, 3, &lo, &l, &err));
+        float *x = malloc((size_t)5 * 3 * 16 * 16 * sizeof *x);
+        int labels[5], count;
+        if (l) {
+            dse_loader_start_epoch(l, 0);
+            CHECK_INT_EQ(dse_loader_next(l, x, labels, &count), budget == 256);
+            CHECK_INT_EQ(dse_loader_status(l, &err), budget == 256 ? DSE_OK : DSE_ERR_IO);
+            if (budget == 255) CHECK(strstr(err.msg, "image of 16x16 pixels is over the budget of 255 pixels") != NULL);
+        }
+        free(x);
+        dse_loader_free(l);
+        struct dse_pack_opts po;
+        struct dse_pack_summary sum;
+        dse_pack_opts_default(&po);
+        po.threads = 1, po.max_pixels = budget;
+        CHECK_INT_EQ(dse_pack_write(&f, out, &po, &sum, &err), budget == 256 ? DSE_OK : DSE_ERR_IO);
+    }
+    dse_imgfolder_deinit(&f);
     tmpdir_remove(dir);
 }
 
