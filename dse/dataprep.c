@@ -71,7 +71,8 @@ static void cache_dir_of(const char *given, char *dir, size_t size) {
 }
 
 enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, int in_c, int in_h, int in_w,
-                                     FILE *log, char *out, size_t out_size, struct dse_err *err) {
+                                     int64_t max_pixels, FILE *log, char *out, size_t out_size,
+                                     struct dse_err *err) {
     struct dse_imgfolder f;
     struct dse_pack_opts po;
     struct dse_pack_summary sum;
@@ -89,6 +90,7 @@ enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, in
     if (po.size > 4096) po.size = 4096;
     po.format = po.size > 64 ? DSE_PACK_JPEG : DSE_PACK_RAW;
     po.channels = in_c == 1 ? 1 : 3;
+    po.max_pixels = max_pixels;
     if (!realpath(spec, real)) snprintf(real, sizeof real, "%s", spec);
     const char *base = strrchr(real, '/');
     base = base && base[1] ? base + 1 : real;
@@ -101,6 +103,11 @@ enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, in
     if ((st = dse_imgfolder_scan(spec, &f, err))) {
         dse_imgfolder_deinit(&f);
         return st;
+    }
+    if (!f.val_name[0]) { /* refused now, not after packing it (issue #31) */
+        dse_imgfolder_deinit(&f);
+        return dse_err_set(err, DSE_ERR_IO, spec, 0, "no val/ or test/ folder: training and evaluation need an "
+                           "evaluation split; add val/<class>/... with images of each class");
     }
     struct dse_pack *p = NULL;
     if (dse_pack_is(path) && !dse_pack_open(path, &p, NULL)) {

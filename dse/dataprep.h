@@ -20,10 +20,13 @@ enum dse_status dse_dataprep_pack(const struct dse_imgfolder *f, const char *out
  * folder becomes its pack in the cache (cache_dir, or $DSE_PACK_CACHE, $XDG_CACHE_HOME/dse/packs,
  * ~/.cache/dse/packs), made on first use (short side ceil(max(in_h, in_w) * 8 / 7), JPEG of
  * quality 90 above 64 pixels, raw below; gray for a 1-channel network) and made again when the folder's files changed
- * (the pack records the folder's fingerprint); its path goes to out. Anything else is
+ * (the pack records the folder's fingerprint); its path goes to out. A folder without
+ * val/ or test/ is refused (DSE_ERR_IO) before it is packed. max_pixels is each
+ * image's pixel budget when packing (0: the default, dse_image_decode). Anything else is
  * copied to out unchanged. What is done is said on log. */
 enum dse_status dse_dataprep_resolve(const char *spec, const char *cache_dir, int in_c, int in_h, int in_w,
-                                     FILE *log, char *out, size_t out_size, struct dse_err *err);
+                                     int64_t max_pixels, FILE *log, char *out, size_t out_size,
+                                     struct dse_err *err);
 
 /* The network against the data (info from dse_data_probe): channels, size (fixed-size
  * data only) and classes (the classifier's outputs must equal the classes: fewer cannot

@@ -318,7 +318,7 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     dse_net_init(&net, s->name, 1, 1, 1);
     dse_space_candidate(s, 0, &mp);
     if (!(st = dse_space_build(s, &mp, &net, err)) && !(st = dse_dataprep_check_fit(&net, &info, "macro", err)) &&
-        !(st = dse_dataprep_resolve(s->train.dataset, NULL, net.in_c, net.in_h, net.in_w, stderr, path, sizeof path,
+        !(st = dse_dataprep_resolve(s->train.dataset, NULL, net.in_c, net.in_h, net.in_w, 0, stderr, path, sizeof path,
                                      err)))
         dse_strlcpy(s->train.dataset, path, (int)sizeof s->train.dataset);
     if (st) dse_err_name_file(err, s->path);
@@ -805,8 +805,8 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if (dse_data_probe(o.data, o.data_root, &info, &err) && err.code == DSE_ERR_CONFIG && !err.file[0])
         return dse_net_deinit(&net), bad_usage(c->name, "--data: %s", err.msg); /* a name it does not know */
     if (err.code || dse_dataprep_check_fit(&net, &info, "flags", &err) ||
-        dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, stderr, data_path, sizeof data_path,
-                             &err))
+        dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, OPT_INT(MAX_PIXELS, 0), stderr,
+                             data_path, sizeof data_path, &err))
         return dse_net_deinit(&net), fail(&err);
     o.data = data_path;
     /* Under mpirun: one of P ranks (engine/dist.h), joined once everything above is checked,
@@ -1170,14 +1170,15 @@ done:
 
 static const char usage_data[] =
     "usage: dse data pack DIR --out FILE [--size S] [--format jpeg|raw] [--quality Q] [--channels 1|3]\n"
-    "                         [--threads T] [--skip-bad]\n"
+    "                         [--threads T] [--skip-bad] [--max-pixels N]\n"
     "       dse data info SOURCE [--verify]\n"
     "       dse data bench SOURCE [--size N] [--batch B] [--threads T] [--seconds S] [--aug A] [--split train|val]\n"
+    "                             [--max-pixels N]\n"
     "       dse data synth DIR [--classes K] [--train N] [--val N] [--sides MIN-MAX] [--seed S] [--mixed]\n"
     "\n"
     "Image data for dse train and dse sweep (docs/data.md). An image folder is laid out as\n"
-    "torchvision's ImageFolder: DIR/train/<class>/*.jpg|jpeg|png and DIR/val/<class>/... (or test/);\n"
-    "classes sorted by name. A pack is that folder decoded once into one random-access file.\n"
+    "torchvision's ImageFolder: DIR/train/<class>/*.jpg|jpeg|png|bmp|ppm|pgm and DIR/val/<class>/...\n"
+    "(or test/); classes sorted by name. A pack is that folder decoded once into one random-access file.\n"
     "\n"
     "  pack   decode, resize (short side S) and store every image, on every core; atomic\n"
     "  info   classes, images, format and statistics of a pack or a folder; --verify reads every record\n"
@@ -1202,7 +1203,7 @@ static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args 
     if (OPT(CHANNELS)) {
         o.channels = OPT(CHANNELS)[0] - '0';
     }
-    o.skip_bad = FLAG(SKIP_BAD);
+    o.skip_bad = FLAG(SKIP_BAD), o.max_pixels = OPT_INT(MAX_PIXELS, 0);
     if (dse_imgfolder_scan(a->pos[0], &f, &err)) {
         dse_imgfolder_deinit(&f);
         return fail(&err);
@@ -1211,6 +1212,10 @@ static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args 
             a->pos[0], f.classes, f.count[0], f.count[1], f.val_name[0] ? f.val_name : "val",
             f.ignored ? " (files without .jpg/.jpeg/.png ignored)" : "", o.size,
             o.format == DSE_PACK_JPEG ? "JPEG" : "raw", o.threads, o.threads == 1 ? "" : "s");
+    if (!f.val_name[0]) /* it packs, but dse train and dse eval would refuse it (issue #31) */
+        fprintf(stderr, "dse data pack: warning: %s has no val/ or test/ folder: the pack will have no evaluation "
+                        "split, which dse train and dse eval refuse; add %s/val/<class>/... with images of each "
+                        "class\n", a->pos[0], a->pos[0]);
     if (dse_dataprep_pack(&f, OPT(OUT), &o, stderr, isatty(2), &sum, &err)) {
         rc = fail(&err);
     } else {
@@ -1293,7 +1298,7 @@ static int cmd_data_bench(const struct dse_opt_cmd *c, const struct dse_opt_args
         return fail(&err);
     } else {
         dse_data_norm_imagenet(channels, &lo.norm); /* as the torchvision comparison uses */
-        lo.decode_min_short = size;
+        lo.decode_min_short = size, lo.max_pixels = OPT_INT(MAX_PIXELS, 0);
     }
     dse_data_aug_of(aug, short_side, &lo.aug, &lo.center);
     float *x = NULL;
@@ -1396,6 +1401,15 @@ static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     o.limit_train = 1; /* the training split is not read for evaluation (image sources) */
     o.conv_algo = DSE_CPU_CONV_GEMM_BATCH; /* no timing: the same bits every run */
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
+    /* An image folder is evaluated from its pack, as dse train trained and tested on it (the
+     * same cache entry, made here if missing): read directly, its images would be resized
+     * once from the originals instead of from the pack's, and the numbers would differ. */
+    char data_path[4096];
+    const char *data_shown = o.data;
+    if (dse_dataprep_resolve(o.data, OPT(PACK_CACHE), net.in_c, net.in_h, net.in_w, OPT_INT(MAX_PIXELS, 0), stderr,
+                             data_path, sizeof data_path, &err))
+        return free(info.class_names), dse_net_deinit(&net), fail(&err);
+    o.data = data_path;
     if (dse_eval_run(&net, &o, OPT(CHECKPOINT), &r, &err)) {
         rc = fail_net(&err, a->pos[0]);
     } else {
@@ -1404,7 +1418,7 @@ static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
             printf("{\"checkpoint\": ");
             json_str(stdout, OPT(CHECKPOINT));
             printf(", \"data\": ");
-            json_str(stdout, o.data);
+            json_str(stdout, data_shown);
             printf(", \"images\": %d, \"loss\": %.6f, \"top1\": %.6f, \"top5\": %.6f, \"unpredicted\": %d, \"per_class\": [",
                    r.images, r.loss, r.top1, r.top5, r.unpredicted);
             for (int k = 0; k < r.classes; k++) {
@@ -1414,8 +1428,8 @@ static int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
             }
             printf("]}\n");
         } else {
-            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%\n", OPT(CHECKPOINT), o.data, r.images,
-                   r.loss, 100 * r.top1, 100 * r.top5);
+            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%\n", OPT(CHECKPOINT), data_shown,
+                   r.images, r.loss, 100 * r.top1, 100 * r.top5);
             printf("%5s  %-24s %8s %8s %8s\n", "class", "name", "images", "top-1", "top-1 %");
             for (int k = 0; k < r.classes; k++)
                 if (r.class_n[k])
@@ -1440,7 +1454,8 @@ static int cmp_ranked(const void *a, const void *b) {
     return x->p < y->p ? 1 : x->p > y->p ? -1 : x->k - y->k; /* ties to the lower class, as top-1 */
 }
 
-/* An IDX or CIFAR entry "DATA:SPLIT:N" that is not a file: 1 and its parts, else 0. */
+/* An IDX or CIFAR entry "DATA:SPLIT:N" that is not a file: 1 and its parts, else 0; -1 if it
+ * has that shape but SPLIT is neither train nor test (spec then holds SPLIT). */
 static int data_entry(const char *arg, char *spec, size_t size, enum dse_data_split *split, int *index) {
     const char *b = strrchr(arg, ':');
     if (!b || b == arg || access(arg, F_OK) == 0) return 0;
@@ -1451,7 +1466,7 @@ static int data_entry(const char *arg, char *spec, size_t size, enum dse_data_sp
     if (parse_ll(b + 1, 0, INT32_MAX, &n)) return 0;
     if ((size_t)(b - a - 1) == 5 && !strncmp(a + 1, "train", 5)) *split = DSE_DATA_SPLIT_TRAIN;
     else if ((size_t)(b - a - 1) == 4 && !strncmp(a + 1, "test", 4)) *split = DSE_DATA_SPLIT_TEST;
-    else return 0;
+    else return snprintf(spec, size, "%.*s", (int)(b - a - 1), a + 1), -1;
     memcpy(spec, arg, (size_t)(a - arg));
     spec[a - arg] = '\0';
     *index = (int)n;
@@ -1500,6 +1515,16 @@ static int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
     if (a->n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
     top = OPT_INT(TOP, top);
+    for (int i = 1; i < a->n_pos; i++) { /* before any work: a bad entry is not "cannot open" */
+        char spec[256];
+        enum dse_data_split split;
+        int index;
+        if (data_entry(a->pos[i], spec, sizeof spec, &split, &index) < 0) {
+            dse_err_set(&err, DSE_ERR_CONFIG, a->pos[i], 0, "no such image file, and as DATA:SPLIT:N its split "
+                        "'%s' is not train or test", spec);
+            return fail(&err);
+        }
+    }
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_fs_check_input(OPT(CHECKPOINT), &err)) return fail(&err); /* a FIFO would block the open */
     for (int i = 0; i < a->n_pos; i++)
@@ -1539,7 +1564,7 @@ static int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a
         const int entry = data_entry(a->pos[i], spec, sizeof spec, &split, &index);
         if ((entry ? data_image(a->pos[i], spec, split, index, &files, &ds, ds_key, sizeof ds_key, &im, &err)
                    : (dse_fs_read(a->pos[i], &data, &len, &err) ||
-                      dse_image_decode((const uint8_t *)data, len, net.in_c, 0, &im, &err))) ||
+                      dse_image_decode((const uint8_t *)data, len, net.in_c, 0, OPT_INT(MAX_PIXELS, 0), &im, &err))) ||
             dse_data_image_eval(&im, net.in_h, net.in_w, info.eval_center, info.norm.c == net.in_c ? &info.norm : NULL,
                                 &tmp, &work, x, &err) ||
             dse_model_forward(m, x, &label, &loss, &err)) {

@@ -12,6 +12,9 @@
 #include "engine/data.h"
 #include "metaparams/net.h"
 
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
 const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT] = {
 #define X(e, nm, a, k, lo, hi, wd, wy) \
     [DSE_OPT_##e] = { .name = nm, .arg = a, .kind = DSE_OPT_KIND_##k, .min = lo, .max = hi, .words = wd, .why = wy },
@@ -115,7 +118,7 @@ static const char usage_train[] =
     "                     [--conv auto|gemm_batch|gemm_image|winograd|direct] [--conv-cache FILE|none]\n"
     "                     [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--clip-norm C] [--json]\n"
     "                     [--input C,H,W] [--classes K] [--aug auto|rrc|crop|flip|none] [--loader-threads N]\n"
-    "                     [--pack-cache DIR] [--reduce ps|tree|allreduce] [--progress-every S]\n"
+    "                     [--pack-cache DIR] [--max-pixels N] [--reduce ps|tree|allreduce] [--progress-every S]\n"
     "       mpirun -np P dse train NET --threads 1 ... (data-parallel over P ranks)\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
@@ -149,8 +152,8 @@ static const char usage_profile[] =
     "\n";
 
 static const char usage_eval[] =
-    "usage: dse eval NET --checkpoint FILE [--data D] [--batch B] [--threads T] [--limit-test N]\n"
-    "                    [--input C,H,W] [--classes K] [--json]\n"
+    "usage: dse eval NET --checkpoint FILE [--data D] [--pack-cache DIR] [--max-pixels N] [--batch B]\n"
+    "                    [--threads T] [--limit-test N] [--input C,H,W] [--classes K] [--json]\n"
     "\n"
     "A trained checkpoint on a dataset's test split (val/ for image folders and packs): test loss,\n"
     "top-1, top-5 and a per-class table (images, top-1 hits, accuracy, with the class names the\n"
@@ -158,12 +161,13 @@ static const char usage_eval[] =
     "\n";
 
 static const char usage_predict[] =
-    "usage: dse predict NET --checkpoint FILE [--top K] [--input C,H,W] [--classes K] [--json] IMAGE...\n"
+    "usage: dse predict NET --checkpoint FILE [--top K] [--max-pixels N] [--input C,H,W] [--classes K]\n"
+    "                       [--json] IMAGE...\n"
     "\n"
     "The top-K classes (default 5) of each image with their probabilities, by a trained checkpoint\n"
-    "of NET. An IMAGE is a JPEG or PNG file, or an entry of an IDX or CIFAR dataset written\n"
-    "DATA:SPLIT:N (fashion-mnist:test:0 is the first test image; SPLIT is train or test). Each is\n"
-    "prepared as evaluation prepared the test images: the centred box the checkpoint records,\n"
+    "of NET. An IMAGE is a JPEG, PNG, BMP, PPM or PGM file, or an entry of an IDX or CIFAR dataset\n"
+    "written DATA:SPLIT:N (fashion-mnist:test:0 is the first test image; SPLIT is train or test).\n"
+    "Each is prepared as evaluation prepared the test images: the centred box the checkpoint records,\n"
     "resized to the network's input, normalized with the training data's statistics; class names\n"
     "come from the checkpoint.\n"
     "NET, the checkpoint and each IMAGE file must be regular files (or links to them): a FIFO or a\n"
@@ -194,7 +198,7 @@ static const char usage_import[] =
 
 static const char usage_data_pack[] =
     "usage: dse data pack DIR --out FILE [--size S] [--format jpeg|raw] [--quality Q] [--channels 1|3]\n"
-    "                         [--threads T] [--skip-bad]\n"
+    "                         [--threads T] [--skip-bad] [--max-pixels N]\n"
     "\n"
     "Pack an image folder (DIR/train/<class>/*.jpg|png, DIR/val/ or DIR/test/) into one file: each\n"
     "image decoded (JPEG, PNG; gray, RGB, RGBA, CMYK, 16-bit), resized so its short side is S with an\n"
@@ -212,7 +216,7 @@ static const char usage_data_info[] =
 
 static const char usage_data_bench[] =
     "usage: dse data bench SOURCE [--size N] [--batch B] [--threads T] [--seconds S] [--aug A]\n"
-    "                             [--split train|val]\n"
+    "                             [--split train|val] [--max-pixels N]\n"
     "\n"
     "Images per second the loader delivers from a pack or an image folder (read and decoded file by\n"
     "file), cropped and resized to NxN, flipped and normalized into float batches, as dse train\n"
@@ -350,6 +354,11 @@ static const struct dse_opt_line lines_report[] = {
     OWN(CURVES, "also draw each trained candidate's test top-1 after every epoch"),
 };
 
+/* --max-pixels, the same in every command that decodes image files (issue #31). */
+#define MAX_PIXELS_LINE                                                                                      \
+    OWN(MAX_PIXELS, "an image's pixel budget, checked from its header before decoding (default\n"            \
+                    STR(DSE_IMAGE_PIXELS_DEFAULT) ", PIL's bomb warning; at most 32768 x 32768)")
+
 static const struct dse_opt_line lines_train[] = {
     OWN(DATA, "a dataset name: " DSE_DATA_NAMES_LIST "an IDX or CIFAR\n"
               "directory, an image pack (dse data pack), or an image folder: DIR/train/<class>/\n"
@@ -360,6 +369,7 @@ static const struct dse_opt_line lines_train[] = {
              "pixels, else 4-pixel pad-and-crop + flip), rrc, crop, flip or none"),
     OWN(LOADER_THREADS, "image packs and folders: decoding threads (default: one per core)"),
     OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
+    MAX_PIXELS_LINE,
     OWN(EPOCHS, "default 1"),
     RIGHT(BATCH, NULL, "default 64"),
     OWN(LR, "default 0.01"),
@@ -428,7 +438,10 @@ static const struct dse_opt_line lines_profile[] = {
 
 static const struct dse_opt_line lines_eval[] = {
     OWNA(CHECKPOINT, "F", "a checkpoint of NET (dse train --checkpoint-dir, or a sweep's)"),
-    OWN(DATA, "default: the data the checkpoint was trained on, else fashion-mnist"),
+    OWN(DATA, "default: the data the checkpoint was trained on, else fashion-mnist; an image\n"
+              "folder is evaluated from its pack, as dse train used it"),
+    OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
+    MAX_PIXELS_LINE,
     OWN(BATCH, "default 64"),
     RIGHT(THREADS, NULL, "default 2"),
     OWN(LIMIT_TEST, "evaluate the first N test images"),
@@ -440,6 +453,7 @@ static const struct dse_opt_line lines_eval[] = {
 static const struct dse_opt_line lines_predict[] = {
     OWNA(CHECKPOINT, "F", "a checkpoint of NET"),
     OWN(TOP, "classes to print per image (default 5)"),
+    MAX_PIXELS_LINE,
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
     OWN(JSON, "one JSON object per image: {\"image\", \"top\": [{\"class\", \"name\", \"p\"}]}"),
@@ -475,6 +489,7 @@ static const struct dse_opt_line lines_data_pack[] = {
     OWN(CHANNELS, "3 (default: RGB) or 1 (gray)"),
     OWN(THREADS, "decoding threads (default: one per core)"),
     OWN(SKIP_BAD, "leave out images that do not decode, naming each, instead of stopping"),
+    MAX_PIXELS_LINE,
 };
 
 static const struct dse_opt_line lines_data_info[] = {
@@ -488,6 +503,7 @@ static const struct dse_opt_line lines_data_bench[] = {
     OWN(SECONDS, "how long to measure, after 2 warm-up batches (default 10)"),
     OWN(AUG, "auto, rrc (default: random-resized-crop + flip), crop, flip or none"),
     OWN(SPLIT, "train (default) or val"),
+    MAX_PIXELS_LINE,
 };
 
 static const struct dse_opt_line lines_data_synth[] = {

@@ -17,6 +17,8 @@
 /* The engine's cap on epochs (engine/train.h): --epochs, --budget and --min-epochs stop there. */
 #define DSE_OPT_EPOCHS_MAX DSE_TRAIN_EPOCHS_MAX
 #define DSE_OPT_BATCH_MAX  DSE_TRAIN_BATCH_MAX
+/* --max-pixels stops at the largest image engine/image.h takes (32768 a side). */
+#define DSE_OPT_PIXELS_MAX ((int64_t)DSE_IMAGE_DIM_MAX * DSE_IMAGE_DIM_MAX)
 
 /* How an option's value is read. FLAG: no value. TEXT: any text, read by its command.
  * INT: a base-10 integer from min to max. WORD: one of the space-separated words. */
@@ -100,6 +102,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(CLIP_NORM,       "--clip-norm",     "C",       TEXT, 0,   0,                  NULL, NULL)              \
     X(LOADER_THREADS,  "--loader-threads", "N",      INT,  1,   256,                NULL, NULL)              \
     X(PACK_CACHE,      "--pack-cache",    "DIR",     TEXT, 0,   0,                  NULL, NULL)              \
+    X(MAX_PIXELS,      "--max-pixels",    "N",       INT,  1,   DSE_OPT_PIXELS_MAX, NULL, NULL)              \
     X(REDUCE,          "--reduce",        "R",       WORD, 0,   0,                  DSE_DIST_REDUCE_NAMES, "is not ps (parameter server), tree (reduction tree) or allreduce (MPI's)") \
     X(MODE,            "--mode",          "M",       WORD, 0,   0,                  "train infer", "is not train or infer") \
     X(ITERS,           "--iters",         "N",       INT,  1,   100000,             NULL, NULL)              \

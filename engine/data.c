@@ -548,8 +548,12 @@ enum dse_status dse_data_locate(const char *spec, const char *root, struct dse_d
         return fill_paths(out, dir, k->format, k->missing, err);
     }
 
+    if (!spec[0])
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0,
+                           "empty dataset name; expected " DSE_DATA_NAMES_LIST "a directory holding one "
+                           "of them, an image folder (DIR/train/<class>/...) or an image pack");
     if (!is_dir(spec)) {
-        if (strchr(spec, '/') || spec[0] == '.' || spec[0] == '\0')
+        if (strchr(spec, '/') || spec[0] == '.')
             return dse_err_set(err, DSE_ERR_IO, spec, 0, "no such dataset directory");
         const char *best = dse_data_name_near(spec);
         char        hint[96] = "";

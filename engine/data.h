@@ -255,6 +255,8 @@ struct dse_loader_opts {
                                       the first one or two classes of the file order */
     int                  decode_min_short; /* folders: JPEGs may decode at 1/2..1/8 size while
                                       their short side stays >= this (0: full size) */
+    int64_t              max_pixels; /* folders: an image's pixel budget (dse_image_decode);
+                                      0: DSE_IMAGE_PIXELS_DEFAULT */
 };
 
 struct dse_loader;

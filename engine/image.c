@@ -1,5 +1,6 @@
 /* image.c: JPEG (libjpeg-turbo) and PNG (libpng) decoding from memory into 8-bit gray or
- * RGB, JPEG and PNG encoding into memory, and the separable antialiased resampler. The
+ * RGB, BMP, PGM and PPM by small readers of our own, JPEG and PNG encoding into memory, and
+ * the separable antialiased resampler. The
  * contracts are in image.h; docs/data.md ("Image folders and packs") has the overview.
  * Both libraries report errors by longjmp: each guarded function keeps its state in a
  * struct owned by its caller, so nothing the jump skips over is left indeterminate. */
@@ -42,6 +43,10 @@ enum dse_image_kind dse_image_sniff(const uint8_t *buf, size_t len) {
     static const uint8_t png_sig[8] = { 0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A };
     if (len >= 3 && buf[0] == 0xFF && buf[1] == 0xD8 && buf[2] == 0xFF) return DSE_IMAGE_JPEG;
     if (len >= 8 && memcmp(buf, png_sig, 8) == 0) return DSE_IMAGE_PNG;
+    if (len >= 2 && buf[0] == 'B' && buf[1] == 'M') return DSE_IMAGE_BMP;
+    if (len >= 3 && buf[0] == 'P' && (buf[1] == '2' || buf[1] == '3' || buf[1] == '5' || buf[1] == '6') &&
+        (buf[2] == ' ' || buf[2] == '\t' || buf[2] == '\n' || buf[2] == '\r' || buf[2] == '#'))
+        return DSE_IMAGE_PNM;
     return DSE_IMAGE_UNKNOWN;
 }
 
@@ -57,6 +62,18 @@ static void rgb_to_gray(const uint8_t *rgb, uint8_t *gray, size_t n) {
 static enum dse_status too_large(struct dse_err *err, unsigned long w, unsigned long h) {
     return dse_err_set(err, DSE_ERR_IO, NULL, 0, "image of %lux%lu pixels is larger than %d a side",
                        w, h, DSE_IMAGE_DIM_MAX);
+}
+
+/* The size a header declares, checked before anything is allocated for the pixels: each
+ * side at most DSE_IMAGE_DIM_MAX, w * h at most the budget (0: DSE_IMAGE_PIXELS_DEFAULT). */
+static enum dse_status check_size(struct dse_err *err, unsigned long w, unsigned long h, int64_t max_pixels) {
+    if (w > DSE_IMAGE_DIM_MAX || h > DSE_IMAGE_DIM_MAX) return too_large(err, w, h);
+    if (max_pixels <= 0) max_pixels = DSE_IMAGE_PIXELS_DEFAULT;
+    if ((uint64_t)w * h > (uint64_t)max_pixels)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "image of %lux%lu pixels is over the budget of %lld pixels an "
+                           "image (--max-pixels): a decompression bomb, or raise the budget",
+                           w, h, (long long)max_pixels);
+    return DSE_OK;
 }
 
 /* ---- JPEG ---------------------------------------------------------------------------- */
@@ -113,6 +130,7 @@ struct jpeg_dec {
     const uint8_t                *buf;
     size_t                        len;
     int                           channels, min_short;
+    int64_t                       max_pixels;
     struct dse_image             *out;
     struct dse_err               *err;
 };
@@ -123,8 +141,8 @@ static enum dse_status jpeg_decode_body(struct jpeg_dec *d) {
     jpeg_mem_src(cinfo, d->buf, (unsigned long)d->len);
     if (jpeg_read_header(cinfo, TRUE) != JPEG_HEADER_OK)
         return dse_err_set(d->err, DSE_ERR_IO, NULL, 0, "corrupt JPEG: tables only, no image");
-    if (cinfo->image_width > DSE_IMAGE_DIM_MAX || cinfo->image_height > DSE_IMAGE_DIM_MAX)
-        return too_large(d->err, cinfo->image_width, cinfo->image_height);
+    enum dse_status size_st = check_size(d->err, cinfo->image_width, cinfo->image_height, d->max_pixels);
+    if (size_st) return size_st;
     int comps = 3;
     switch (cinfo->jpeg_color_space) {
     case JCS_GRAYSCALE:
@@ -202,11 +220,11 @@ static enum dse_status jpeg_decode_guarded(struct jpeg_dec *d) {
 }
 
 static enum dse_status decode_jpeg(const uint8_t *buf, size_t len, int channels, int min_short,
-                                   struct dse_image *out, struct dse_err *err) {
+                                   int64_t max_pixels, struct dse_image *out, struct dse_err *err) {
     struct jpeg_dec d;
     memset(&d, 0, sizeof d);
     jpeg_fail_init(&d.fail, "corrupt JPEG");
-    d.buf = buf, d.len = len, d.channels = channels, d.min_short = min_short;
+    d.buf = buf, d.len = len, d.channels = channels, d.min_short = min_short, d.max_pixels = max_pixels;
     d.out = out, d.err = err;
     enum dse_status st = jpeg_decode_guarded(&d);
     jpeg_destroy_decompress(&d.cinfo); /* safe after a failed create: it checks mem */
@@ -383,6 +401,7 @@ struct png_dec {
     png_infop         info;
     struct png_io     io;
     int               channels;
+    int64_t           max_pixels;
     struct dse_image *out;
     struct dse_err   *err;
 };
@@ -396,7 +415,8 @@ static enum dse_status png_decode_body(struct png_dec *d) {
     png_uint_32 w, h;
     int depth, ctype, interlace;
     png_get_IHDR(png, info, &w, &h, &depth, &ctype, &interlace, NULL, NULL);
-    if (w > DSE_IMAGE_DIM_MAX || h > DSE_IMAGE_DIM_MAX) return too_large(d->err, w, h);
+    enum dse_status size_st = check_size(d->err, w, h, d->max_pixels);
+    if (size_st) return size_st;
     /* No gamma, no background: each sample as stored, alpha dropped (image.h). */
     if (depth == 16) png_set_strip_16(png); /* keeps the high byte */
     if (ctype == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
@@ -433,12 +453,12 @@ static enum dse_status png_decode_guarded(struct png_dec *d) {
     return png_decode_body(d);
 }
 
-static enum dse_status decode_png(const uint8_t *buf, size_t len, int channels,
+static enum dse_status decode_png(const uint8_t *buf, size_t len, int channels, int64_t max_pixels,
                                   struct dse_image *out, struct dse_err *err) {
     struct png_dec d;
     memset(&d, 0, sizeof d);
     d.io.src = buf, d.io.len = len, d.io.code = DSE_ERR_IO, d.io.what = "corrupt PNG";
-    d.channels = channels, d.out = out, d.err = err;
+    d.channels = channels, d.max_pixels = max_pixels, d.out = out, d.err = err;
     d.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &d.io, png_io_fail, png_io_warn);
     if (d.png) d.info = png_create_info_struct(d.png);
     if (!d.png || !d.info) {
@@ -500,19 +520,159 @@ enum dse_status dse_image_encode_png(const struct dse_image *im, uint8_t **out, 
     return DSE_OK;
 }
 
+/* ---- BMP (our own reader) ------------------------------------------------------------- */
+
+static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t le32(const uint8_t *p) { return le16(p) | le16(p + 2) << 16; }
+
+/* Put one RGB pixel into row y, column x of out (c = 1: its luma). */
+static inline void put_rgb(struct dse_image *out, int x, int y, unsigned r, unsigned g, unsigned b) {
+    uint8_t *p = out->px + ((size_t)y * (size_t)out->w + (size_t)x) * (size_t)out->c;
+    if (out->c == 1) p[0] = luma(r, g, b);
+    else p[0] = (uint8_t)r, p[1] = (uint8_t)g, p[2] = (uint8_t)b;
+}
+
+/* Windows BMP, the kinds PIL reads that cameras and tools write: a BITMAPINFOHEADER or a
+ * later one (V4, V5); 1, 4 or 8 bits through a palette, 24 bits (BGR) or 32 bits (BGRX, the
+ * fourth byte dropped as PIL's convert("RGB") drops alpha); uncompressed (BI_RGB, or
+ * BI_BITFIELDS with the usual 32-bit masks); rows bottom-up, top-down for a negative
+ * height. The size is checked against the budget and the file's length before anything is
+ * allocated. RLE, 16-bit and OS/2 BMPs are refused, naming what they are. */
+static enum dse_status decode_bmp(const uint8_t *b, size_t len, int channels, int64_t max_pixels,
+                                  struct dse_image *out, struct dse_err *err) {
+    if (len < 14 + 40) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "truncated BMP: %zu bytes", len);
+    const uint32_t off = le32(b + 10), hsize = le32(b + 14);
+    if (hsize == 12) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "OS/2 BMP (12-byte header) is not supported");
+    if (hsize < 40 || hsize > len - 14)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "corrupt BMP: a header of %u bytes", hsize);
+    const int32_t sw = (int32_t)le32(b + 18), sh = (int32_t)le32(b + 22);
+    const uint32_t planes = le16(b + 26), bpp = le16(b + 28), comp = le32(b + 30);
+    uint32_t ncolors = le32(b + 46);
+    if (sw <= 0 || sh == 0 || sh == INT32_MIN || planes != 1)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "corrupt BMP: %d x %d pixels, %u planes", (int)sw, (int)sh,
+                           planes);
+    const uint32_t w = (uint32_t)sw, h = sh < 0 ? (uint32_t)-sh : (uint32_t)sh;
+    enum dse_status st = check_size(err, w, h, max_pixels);
+    if (st) return st;
+    if (comp == 1 || comp == 2)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "RLE-compressed BMP is not supported; save it uncompressed");
+    if (comp == 3 && !(bpp == 32 && len >= 66 && le32(b + 54) == 0xFF0000u && le32(b + 58) == 0xFF00u &&
+                       le32(b + 62) == 0xFFu))
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "BMP with %u-bit fields other than 8-8-8 is not supported", bpp);
+    if (comp != 0 && comp != 3)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "BMP compression %u is not supported", comp);
+    if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 24 && bpp != 32)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%u-bit BMP is not supported (1, 4, 8, 24 and 32 are)", bpp);
+    const uint8_t *pal = b + 14 + hsize;
+    if (bpp <= 8) {
+        if (ncolors == 0 || ncolors > (1u << bpp)) ncolors = 1u << bpp;
+        if ((uint64_t)14 + hsize + 4ull * ncolors > off)
+            return dse_err_set(err, DSE_ERR_IO, NULL, 0, "corrupt BMP: its palette overlaps its pixels");
+    }
+    const uint64_t stride = ((uint64_t)bpp * w + 31) / 32 * 4;
+    if (off > len || stride * h > len - off)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "truncated BMP: %zu bytes; %dx%d pixels of %u bits need %llu",
+                           len, (int)w, (int)h, bpp, (unsigned long long)(off + stride * h));
+    if ((st = dse_image_reserve(out, (int)w, (int)h, channels, err))) return st;
+    for (uint32_t r = 0; r < h; r++) {
+        const uint8_t *row = b + off + stride * r;
+        const int y = sh < 0 ? (int)r : (int)(h - 1 - r);
+        for (uint32_t x = 0; x < w; x++) {
+            if (bpp >= 24) {
+                const uint8_t *q = row + (size_t)x * (bpp / 8);
+                put_rgb(out, (int)x, y, q[2], q[1], q[0]);
+                continue;
+            }
+            const uint32_t bit = x * bpp, k = (row[bit / 8] >> (8 - bpp - bit % 8)) & ((1u << bpp) - 1);
+            if (k < ncolors) put_rgb(out, (int)x, y, pal[4 * k + 2], pal[4 * k + 1], pal[4 * k]);
+            else put_rgb(out, (int)x, y, 0, 0, 0); /* past the palette: black, as PIL pads it */
+        }
+    }
+    return DSE_OK;
+}
+
+/* ---- PGM and PPM (our own reader) ------------------------------------------------------ */
+
+/* The next header number of a Netpbm file at *at: whitespace and # comments skipped, then
+ * decimal digits (at most 65535 for a sample, DSE_IMAGE_DIM_MAX for a size: lim). -1 if
+ * there is none or it is larger. */
+static long pnm_number(const uint8_t *b, size_t len, size_t *at, long lim) {
+    size_t i = *at;
+    for (;;) {
+        while (i < len && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r' || b[i] == '\v' || b[i] == '\f'))
+            i++;
+        if (i < len && b[i] == '#')
+            while (i < len && b[i] != '\n' && b[i] != '\r') i++;
+        else break;
+    }
+    long v = 0;
+    size_t start = i;
+    while (i < len && b[i] >= '0' && b[i] <= '9' && v <= lim) v = 10 * v + (b[i++] - '0');
+    if (i == start || v > lim) return -1;
+    *at = i;
+    return v;
+}
+
+/* Netpbm PGM (P2 plain, P5 binary) and PPM (P3, P6), as PIL reads them: width, height and
+ * maxval (1..65535) in text with # comments, then the samples, binary (one byte each, two
+ * big-endian above 255) or plain text. Each sample is scaled to 8 bits as
+ * (v * 255 + maxval / 2) / maxval, clipped at maxval first; maxval 255 keeps it. */
+static enum dse_status decode_pnm(const uint8_t *b, size_t len, int channels, int64_t max_pixels,
+                                  struct dse_image *out, struct dse_err *err) {
+    const int kind = b[1] - '0', plain = kind == 2 || kind == 3, comps = kind == 3 || kind == 6 ? 3 : 1;
+    const char *name = comps == 3 ? "PPM" : "PGM";
+    size_t at = 2;
+    long w = pnm_number(b, len, &at, DSE_IMAGE_DIM_MAX + 1L), h = pnm_number(b, len, &at, DSE_IMAGE_DIM_MAX + 1L);
+    if (w < 0 || h < 0) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "corrupt %s: no width and height", name);
+    enum dse_status st = check_size(err, (unsigned long)w, (unsigned long)h, max_pixels);
+    if (st) return st;
+    long maxval = pnm_number(b, len, &at, 65535);
+    if (w < 1 || h < 1 || maxval < 1)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "corrupt %s: %ldx%ld pixels, maxval %ld (1 to 65535)", name, w,
+                           h, maxval);
+    if (at >= len) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "truncated %s: no pixels", name);
+    at++; /* the one whitespace byte after maxval */
+    const uint64_t samples = (uint64_t)w * (uint64_t)h * (uint64_t)comps, bps = maxval > 255 ? 2 : 1;
+    if ((plain ? samples : samples * bps) > len - at) /* plain text: a digit a sample at least */
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "truncated %s: %zu bytes for %ldx%ld pixels", name, len, w, h);
+    if ((st = dse_image_reserve(out, (int)w, (int)h, channels, err))) return st;
+    unsigned lut_max = (unsigned)maxval, v[3];
+    for (long y = 0; y < h; y++)
+        for (long x = 0; x < w; x++) {
+            for (int k = 0; k < comps; k++) {
+                long s;
+                if (plain) {
+                    if ((s = pnm_number(b, len, &at, 65535)) < 0)
+                        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "truncated %s: sample %lld of %llu missing", name,
+                                           (long long)((y * w + x) * comps + k), (unsigned long long)samples);
+                } else {
+                    s = bps == 2 ? (long)b[at] << 8 | b[at + 1] : b[at];
+                    at += bps;
+                }
+                if (s > (long)lut_max) s = (long)lut_max;
+                v[k] = lut_max == 255 ? (unsigned)s : (unsigned)(((uint64_t)s * 255 + lut_max / 2) / lut_max);
+            }
+            if (comps == 1) v[1] = v[2] = v[0]; /* gray: luma(v, v, v) is v */
+            put_rgb(out, (int)x, (int)y, v[0], v[1], v[2]);
+        }
+    return DSE_OK;
+}
+
 /* ---- decode -------------------------------------------------------------------------- */
 
-enum dse_status dse_image_decode(const uint8_t *buf, size_t len, int channels, int min_short,
+enum dse_status dse_image_decode(const uint8_t *buf, size_t len, int channels, int min_short, int64_t max_pixels,
                                  struct dse_image *out, struct dse_err *err) {
     DSE_ASSERT(channels == 1 || channels == 3);
     switch (dse_image_sniff(buf, len)) {
-    case DSE_IMAGE_JPEG: return decode_jpeg(buf, len, channels, min_short, out, err);
-    case DSE_IMAGE_PNG:  return decode_png(buf, len, channels, out, err);
+    case DSE_IMAGE_JPEG: return decode_jpeg(buf, len, channels, min_short, max_pixels, out, err);
+    case DSE_IMAGE_PNG:  return decode_png(buf, len, channels, max_pixels, out, err);
+    case DSE_IMAGE_BMP:  return decode_bmp(buf, len, channels, max_pixels, out, err);
+    case DSE_IMAGE_PNM:  return decode_pnm(buf, len, channels, max_pixels, out, err);
     case DSE_IMAGE_UNKNOWN: break;
     }
-    if (len == 0) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "not a JPEG or PNG file: empty");
+    if (len == 0) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "not a JPEG, PNG, BMP, PPM or PGM file: empty");
     return dse_err_set(err, DSE_ERR_IO, NULL, 0,
-                       "not a JPEG or PNG file: starts with %02x %02x %02x", buf[0],
+                       "not a JPEG, PNG, BMP, PPM or PGM file: starts with %02x %02x %02x", buf[0],
                        len > 1 ? buf[1] : 0, len > 2 ? buf[2] : 0);
 }
 

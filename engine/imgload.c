@@ -104,7 +104,8 @@ static enum dse_status fetch(struct dse_imgloader *l, int src, struct worker_buf
     struct dse_err e = { 0 };
     *label = it->label;
     enum dse_status st = dse_fs_read(it->path, &data, &len, &e);
-    if (!st) st = dse_image_decode((const uint8_t *)data, len, l->channels, l->o.decode_min_short, &b->im, &e);
+    if (!st) st = dse_image_decode((const uint8_t *)data, len, l->channels, l->o.decode_min_short, l->o.max_pixels,
+                                   &b->im, &e);
     free(data);
     if (st) return dse_err_set(err, st, it->path, 0, "%s", e.msg);
     return DSE_OK;

@@ -384,8 +384,12 @@ static void metadata(struct dse_pb *pb, const struct dse_model *m, const struct 
         char *names = malloc(total);
         if (names) {
             names[0] = '\0';
-            for (int k = 0, at = 0; k < meta->classes; k++)
-                at += snprintf(names + at, total - (size_t)at, "%s%s", k ? "\n" : "", meta->class_names[k]);
+            for (int k = 0, at = 0; k < meta->classes; k++) {
+                if (k) names[at++] = '\n', names[at] = '\0';
+                for (const char *c = meta->class_names[k]; *c; c++) /* a newline in a name would split it */
+                    names[at++] = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
+                names[at] = '\0';
+            }
             meta_entry(pb, "class_names", names);
             free(names);
         } else {

@@ -63,7 +63,33 @@ int dse_imgfolder_is(const char *dir) {
 
 static int has_image_ext(const char *name) {
     const char *dot = strrchr(name, '.');
-    return dot && (!strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png"));
+    static const char *const ext[] = { ".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm" };
+    for (int i = 0; dot && i < DSE_ARRAY_LEN(ext); i++)
+        if (!strcasecmp(dot, ext[i])) return 1;
+    return 0;
+}
+
+/* A folder name as text for a message, with control bytes written as C escapes ("\n",
+ * "\x1b"); returns 1 if it holds any. Names holding them are refused: a newline in a class
+ * name would add lines to the checkpoint's text block and to ONNX metadata (issue #31). */
+static int name_shown(char *dst, size_t size, const char *s) {
+    size_t at = 0;
+    int ctl = 0;
+    for (; *s && at + 5 < size; s++) {
+        unsigned char b = (unsigned char)*s;
+        if (b >= 0x20 && b != 0x7f) {
+            dst[at++] = (char)b;
+            continue;
+        }
+        ctl = 1;
+        at += (size_t)(b == '\n' ? snprintf(dst + at, size - at, "\\n")
+                       : b == '\t' ? snprintf(dst + at, size - at, "\\t")
+                       : b == '\r' ? snprintf(dst + at, size - at, "\\r")
+                                   : snprintf(dst + at, size - at, "\\x%02x", b));
+    }
+    for (; *s; s++) ctl |= (unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f;
+    dst[at] = '\0';
+    return ctl;
 }
 
 static int cmp_name(const void *a, const void *b) {
@@ -134,10 +160,36 @@ static enum dse_status add_item(struct dse_imgfolder *f, const char *path, int l
     return DSE_OK;
 }
 
+/* The folders a scan has entered, by device and inode: a symbolic link to a folder already
+ * entered (an ancestor, `..`, another class) is not followed again, as `find -L` does, so a
+ * link loop neither multiplies images nor hangs the scan (issue #31). */
+struct seen {
+    int n, cap;
+    struct { dev_t dev; ino_t ino; } *at;
+};
+
+/* 1 if path is a folder already in s; else it is added and 0 (also 0 if it cannot be
+ * stat'ed: listing it then says why). -1 when out of memory. */
+static int seen_add(struct seen *s, const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->at[i].dev == sb.st_dev && s->at[i].ino == sb.st_ino) return 1;
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        void *na = realloc(s->at, (size_t)cap * sizeof *s->at);
+        if (!na) return -1;
+        s->at = na, s->cap = cap;
+    }
+    s->at[s->n].dev = sb.st_dev, s->at[s->n].ino = sb.st_ino, s->n++;
+    return 0;
+}
+
 /* Add the images below dir (recursively; files of a folder before its subfolders, each
- * sorted by name, as torchvision's sorted os.walk) to f; their fingerprint goes into *h. */
+ * sorted by name, as torchvision's sorted os.walk) to f; their fingerprint goes into *h.
+ * A subfolder already in *seen (reached again through a link) is skipped. */
 static enum dse_status walk(struct dse_imgfolder *f, const char *top, const char *dir, int label, int split,
-                            int depth, uint64_t *h, struct dse_err *err) {
+                            int depth, struct seen *seen, uint64_t *h, struct dse_err *err) {
     char **names, path[4096];
     int n;
     enum dse_status st = DSE_OK;
@@ -160,7 +212,9 @@ static enum dse_status walk(struct dse_imgfolder *f, const char *top, const char
                 *h = dse_fnv1a64(*h, v, sizeof v);
                 st = add_item(f, path, label, split, err);
             } else if (pass == 1 && S_ISDIR(sb.st_mode)) {
-                st = walk(f, top, path, label, split, depth + 1, h, err);
+                int again = seen_add(seen, path);
+                if (again < 0) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory scanning %s", f->root);
+                else if (!again) st = walk(f, top, path, label, split, depth + 1, seen, h, err);
             }
         }
     free_names(names, n);
@@ -180,6 +234,7 @@ enum dse_status dse_imgfolder_scan(const char *dir, struct dse_imgfolder *f, str
     char **names = NULL, **vnames = NULL;
     int n = 0, vn = 0;
     enum dse_status st = DSE_OK;
+    struct seen seen = { 0 };
     memset(f, 0, sizeof *f);
     if (dse_strlcpy(f->root, dir, (int)sizeof f->root))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "image folder path is too long (over %d bytes)",
@@ -216,23 +271,20 @@ enum dse_status dse_imgfolder_scan(const char *dir, struct dse_imgfolder *f, str
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto done;
     }
+    for (int i = 0; i < n; i++) {
+        char shown[300];
+        if (name_shown(shown, sizeof shown, names[i])) {
+            st = dse_err_set(err, DSE_ERR_IO, dir, 0, "train/%s: a class name must not hold control characters "
+                             "(a newline, a tab, ...); rename the folder", shown);
+            goto done;
+        }
+    }
     for (int i = 0; i < n; i++)
         if (dse_strlcpy(f->class_names[i], names[i], DSE_PACK_CLASS_MAX)) {
             st = dse_err_set(err, DSE_ERR_IO, dir, 0, "train/%.40s...: class name longer than %d bytes",
                              names[i], DSE_PACK_CLASS_MAX - 1);
             goto done;
         }
-    uint64_t h = DSE_FNV64_INIT;
-    for (int i = 0; i < n && !st; i++) {
-        int before = f->n;
-        snprintf(cls, sizeof cls, "%s/%s", train, names[i]);
-        if ((st = walk(f, dir, cls, i, DSE_PACK_TRAIN, 0, &h, err))) goto done;
-        if (f->n == before) {
-            st = dse_err_set(err, DSE_ERR_IO, dir, 0, "train/%s: class folder with no images (.jpg, .jpeg, "
-                             ".png); every class needs at least one", names[i]);
-            goto done;
-        }
-    }
     /* the evaluation split: val/, else test/ */
     for (int k = 0; k < 2; k++) {
         const char *sub = k ? "test" : "val";
@@ -242,27 +294,59 @@ enum dse_status dse_imgfolder_scan(const char *dir, struct dse_imgfolder *f, str
             break;
         }
     }
-    if (f->val_name[0]) {
-        if (list_dir(val, &vnames, &vn)) {
-            st = dse_err_set(err, DSE_ERR_IO, dir, 0, "cannot read %s/: %s", f->val_name, strerror(errno));
+    if (f->val_name[0] && list_dir(val, &vnames, &vn)) {
+        st = dse_err_set(err, DSE_ERR_IO, dir, 0, "cannot read %s/: %s", f->val_name, strerror(errno));
+        goto done;
+    }
+    /* the folders above the images and every class folder count as entered before any walk:
+     * a link inside class a to `..`, to class b or to a val class adds nothing */
+    int oom = seen_add(&seen, f->root) < 0 || seen_add(&seen, train) < 0 ||
+              (f->val_name[0] && seen_add(&seen, val) < 0);
+    for (int i = 0; i < n; i++) {
+        snprintf(cls, sizeof cls, "%s/%s", train, names[i]);
+        oom |= seen_add(&seen, cls) < 0;
+    }
+    for (int i = 0; i < vn; i++) {
+        snprintf(cls, sizeof cls, "%s/%s", val, vnames[i]);
+        oom |= is_dir(cls) && seen_add(&seen, cls) < 0;
+    }
+    if (oom) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory scanning %s", f->root);
+        goto done;
+    }
+    uint64_t h = DSE_FNV64_INIT;
+    for (int i = 0; i < n && !st; i++) {
+        int before = f->n;
+        snprintf(cls, sizeof cls, "%s/%s", train, names[i]);
+        if ((st = walk(f, dir, cls, i, DSE_PACK_TRAIN, 0, &seen, &h, err))) goto done;
+        if (f->n == before) {
+            st = dse_err_set(err, DSE_ERR_IO, dir, 0, "train/%s: class folder with no images (.jpg, .jpeg, "
+                             ".png, .bmp, .ppm, .pgm); every class needs at least one", names[i]);
             goto done;
         }
-        for (int i = 0; i < vn && !st; i++) {
-            snprintf(cls, sizeof cls, "%s/%s", val, vnames[i]);
-            if (!is_dir(cls)) continue;
-            int label = -1;
-            for (int c = 0; c < n && label < 0; c++)
-                if (!strcmp(names[c], vnames[i])) label = c;
-            if (label < 0) {
-                st = dse_err_set(err, DSE_ERR_IO, dir, 0, "%s/%s: class '%s' is in %s/ but not in train/: its "
-                                 "images would get no label", f->val_name, vnames[i], vnames[i], f->val_name);
-                goto done;
-            }
-            st = walk(f, dir, cls, label, DSE_PACK_VAL, 0, &h, err);
+    }
+    for (int i = 0; i < vn && !st; i++) {
+        snprintf(cls, sizeof cls, "%s/%s", val, vnames[i]);
+        if (!is_dir(cls)) continue;
+        char shown[300];
+        if (name_shown(shown, sizeof shown, vnames[i])) {
+            st = dse_err_set(err, DSE_ERR_IO, dir, 0, "%s/%s: a class name must not hold control characters "
+                             "(a newline, a tab, ...); rename the folder", f->val_name, shown);
+            goto done;
         }
+        int label = -1;
+        for (int c = 0; c < n && label < 0; c++)
+            if (!strcmp(names[c], vnames[i])) label = c;
+        if (label < 0) {
+            st = dse_err_set(err, DSE_ERR_IO, dir, 0, "%s/%s: class '%s' is in %s/ but not in train/: its "
+                             "images would get no label", f->val_name, vnames[i], vnames[i], f->val_name);
+            goto done;
+        }
+        st = walk(f, dir, cls, label, DSE_PACK_VAL, 0, &seen, &h, err);
     }
     f->fingerprint = h;
 done:
+    free(seen.at);
     free_names(names, n);
     free_names(vnames, vn);
     return st;
@@ -329,7 +413,7 @@ static void make_record(struct writer *wr, int i, struct result *r, struct dse_i
     r->bytes = NULL, r->why = NULL;
     memset(r->sum, 0, sizeof r->sum), memset(r->sum2, 0, sizeof r->sum2);
     if (dse_fs_read(wr->f->items[i].path, &data, &len, &err) ||
-        dse_image_decode((const uint8_t *)data, len, o->channels, o->size, im, &err)) {
+        dse_image_decode((const uint8_t *)data, len, o->channels, o->size, o->max_pixels, im, &err)) {
         free(data);
         r->why = strdup(err.msg);
         return;
@@ -766,7 +850,15 @@ enum dse_status dse_pack_open(const char *path, struct dse_pack **out, struct ds
     p->class_names = calloc((size_t)p->classes, sizeof *p->class_names);
     if (!p->class_names) return bad_pack(p, path, err, "out of memory");
     memcpy(p->class_names, p->map + no, (size_t)nb);
-    for (int c = 0; c < p->classes; c++) p->class_names[c][DSE_PACK_CLASS_MAX - 1] = '\0';
+    for (int c = 0; c < p->classes; c++) {
+        char shown[128]; /* enough of the escaped name to recognise it */
+        p->class_names[c][DSE_PACK_CLASS_MAX - 1] = '\0';
+        if (name_shown(shown, sizeof shown, p->class_names[c])) {
+            snprintf(msg, sizeof msg, "class %d's name '%s' holds control characters; re-pack the folder "
+                     "with this dse, which refuses such names", c, shown);
+            return bad_pack(p, path, err, msg);
+        }
+    }
     *out = p;
     return DSE_OK;
 }
@@ -784,7 +876,7 @@ enum dse_status dse_pack_image(const struct dse_pack *p, int i, struct dse_image
         return DSE_OK;
     }
     struct dse_err e = { 0 };
-    if ((st = dse_image_decode(b, r->bytes, p->channels, 0, im, &e)))
+    if ((st = dse_image_decode(b, r->bytes, p->channels, 0, (int64_t)r->w * r->h, im, &e))) /* the index's size */
         return dse_err_set(err, st, p->path, 0, "record %d: %s", i, e.msg);
     if (im->w != r->w || im->h != r->h)
         return dse_err_set(err, DSE_ERR_IO, p->path, 0, "corrupt pack: record %d decodes to %dx%d; the index says %dx%d",

@@ -49,11 +49,15 @@ int dse_imgfolder_is(const char *dir);
 
 /* Scan dir as torchvision's ImageFolder does: classes are the subfolders of dir/train
  * sorted by name; images are the files below each class folder (recursively, sorted)
- * whose name ends in .jpg, .jpeg or .png (any case). The evaluation split is dir/val, or
+ * whose name ends in .jpg, .jpeg, .png, .bmp, .ppm or .pgm (any case; torchvision also takes
+ * .tif and .webp, which dse does not read). The evaluation split is dir/val, or
  * dir/test if there is no val; its classes must be classes of train. Hidden entries (names
  * starting with '.', such as .ipynb_checkpoints) are left out; torchvision would take a
- * hidden folder as a class. Errors (DSE_ERR_IO): no train/ folder; a class folder with no
- * images; only one class; a val class that train lacks; a class name of DSE_PACK_CLASS_MAX bytes or more. err->file
+ * hidden folder as a class. Links are followed, but no folder twice (device and inode, as
+ * find -L): the root, train/, val/ and every class folder count as entered before the walk.
+ * Errors (DSE_ERR_IO): no train/ folder; a class folder with no
+ * images; only one class; a val class that train lacks; a class name of DSE_PACK_CLASS_MAX bytes or more
+ * or holding a control character (shown escaped: a newline would add checkpoint lines). err->file
  * is dir (borrowed) and the message starts with the subfolder at fault ("train/cat: ...").
  * *out is caller storage; dse_imgfolder_deinit frees it (also after a failure). */
 enum dse_status dse_imgfolder_scan(const char *dir, struct dse_imgfolder *out, struct dse_err *err);
@@ -75,6 +79,8 @@ struct dse_pack_opts {
     int                  threads;  /* decoders; >= 1 */
     int                  skip_bad; /* 1: undecodable images are skipped and reported through
                                       bad(); 0: the first one fails the pack */
+    int64_t              max_pixels; /* an image's pixel budget, checked from its header
+                                      (dse_image_decode); 0: DSE_IMAGE_PIXELS_DEFAULT */
     void (*progress)(void *arg, const struct dse_pack_progress *p); /* ~2 a second; NULL */
     void (*bad)(void *arg, const char *path, const char *why);     /* skip_bad; NULL */
     void  *arg;
@@ -134,9 +140,9 @@ struct dse_pack {
 };
 
 /* Open and check a pack: magic, version (a newer one is refused naming both versions),
- * the header's CRC-32, the index's CRC-32, every record inside the data and every label
- * below the class count. Records' own CRCs are checked when they are read. Errors are
- * DSE_ERR_IO with err->file = path. *out is heap-allocated;
+ * the header's CRC-32, the index's CRC-32, every record inside the data, every label
+ * below the class count and no class name holding a control character. Records' own CRCs
+ * are checked when they are read. Errors are DSE_ERR_IO with err->file = path. *out is heap-allocated;
  * dse_pack_close frees it. */
 enum dse_status dse_pack_open(const char *path, struct dse_pack **out, struct dse_err *err);
 void dse_pack_close(struct dse_pack *p); /* accepts NULL */

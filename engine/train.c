@@ -151,6 +151,14 @@ static void tensor_lines(FILE *f, const struct dse_model *m) {
     }
 }
 
+/* s as one line of the text block: a control byte (a newline would start a line the reader
+ * obeys) is written as '?'. Data readers refuse class names holding them (issue #31); this
+ * keeps the block's lines whatever the caller passes. */
+static void put_text(FILE *f, const char *s) {
+    for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+    fputc('\n', f);
+}
+
 /* The whole text block of m and meta into a malloc'd string. */
 static char *meta_text(const struct dse_model *m, const struct dse_ckpt_meta *meta, size_t *len) {
     char *buf = NULL;
@@ -164,7 +172,7 @@ static char *meta_text(const struct dse_model *m, const struct dse_ckpt_meta *me
         fprintf(f, "loss_scale %.9g %lld\n", (double)m->gpu->loss_scale, (long long)m->gpu->mp_good_steps);
     if (meta) {
         fprintf(f, "seed %llu\n", (unsigned long long)meta->seed);
-        if (meta->data[0]) fprintf(f, "data %s\n", meta->data);
+        if (meta->data[0]) fprintf(f, "data "), put_text(f, meta->data);
         if (meta->norm.c) {
             fprintf(f, "norm %d", meta->norm.c);
             for (int c = 0; c < meta->norm.c; c++) fprintf(f, " %.9g", (double)meta->norm.mean[c]);
@@ -173,7 +181,8 @@ static char *meta_text(const struct dse_model *m, const struct dse_ckpt_meta *me
         }
         if (meta->eval_center > 0) fprintf(f, "eval_center %.9g\n", (double)meta->eval_center);
         if (meta->classes > 0) fprintf(f, "classes %d\n", meta->classes);
-        for (int c = 0; c < meta->classes && meta->class_names; c++) fprintf(f, "class %d %s\n", c, meta->class_names[c]);
+        for (int c = 0; c < meta->classes && meta->class_names; c++)
+            fprintf(f, "class %d ", c), put_text(f, meta->class_names[c]);
         if (meta->partial.steps > 0) /* the loss sum in hex: the same double back */
             fprintf(f, "partial %a %lld %lld\n", meta->partial.loss_sum, (long long)meta->partial.steps,
                     (long long)meta->partial.clipped);

@@ -24,6 +24,7 @@
 #include "metaparams/metaparams.h"
 #include "tests/check.h"
 #include "tests/nets.h"
+#include "tests/testfs.h"
 
 /* Same layers, shapes and costs. */
 static void check_same_net(const struct dse_net *a, const struct dse_net *b, const char *what) {
@@ -1438,6 +1439,53 @@ static void test_train_log(void) {
     }
 }
 
+#ifndef DSE_BINARY
+#define DSE_BINARY "build/dse"
+#endif
+
+/* The last line of cmd's stdout that starts with `start`, and in it the number after
+ * `"key": ` as printed, into val. 0 if there is none. */
+static int json_field(const char *cmd, const char *start, const char *key, char *val, size_t size) {
+    FILE *p = popen(cmd, "r");
+    char line[8192], want[64];
+    int found = 0;
+    if (!p) return 0;
+    snprintf(want, sizeof want, "\"%s\": ", key);
+    while (fgets(line, sizeof line, p)) {
+        const char *at = strncmp(line, start, strlen(start)) ? NULL : strstr(line, want);
+        if (at) {
+            at += strlen(want);
+            snprintf(val, size, "%.*s", (int)strcspn(at, ",}"), at);
+            found = 1;
+        }
+    }
+    return pclose(p) == 0 && found;
+}
+
+/* dse eval of a checkpoint trained on an image folder, given that folder, repeats the test
+ * loss dse train printed (issue #31: 1.088154 against 1.085588; eval read the folder's
+ * images while training read its pack's). */
+static void test_eval_folder(void) {
+    char dir[64], cmd[2048], trained[64] = "", evaluated[64] = "", from_pack[64] = "";
+    tmpdir_make(dir);
+    snprintf(cmd, sizeof cmd, "%s data synth %s/f --classes 3 --train 8 --val 6 --sides 30-60 --seed 3 >/dev/null",
+             DSE_BINARY, dir);
+    CHECK(system(cmd) == 0);
+    const char *net = "experiments/squeezenet/squeezenet_fmnist.cfg --input 3,28,28 --classes 3";
+    snprintf(cmd, sizeof cmd, "%s train %s --data %s/f --pack-cache %s/cache --epochs 1 --batch 8 --seed 2 --conv "
+             "gemm_batch --checkpoint-dir %s/ck --json 2>/dev/null", DSE_BINARY, net, dir, dir, dir);
+    CHECK(json_field(cmd, "{\"status\"", "loss", trained, sizeof trained));
+    snprintf(cmd, sizeof cmd, "%s eval %s --checkpoint %s/ck/epoch-1.ckpt --data %s/f --pack-cache %s/cache --json "
+             "2>/dev/null", DSE_BINARY, net, dir, dir, dir);
+    CHECK(json_field(cmd, "{\"checkpoint\"", "loss", evaluated, sizeof evaluated));
+    snprintf(cmd, sizeof cmd, "%s eval %s --checkpoint %s/ck/epoch-1.ckpt --json 2>/dev/null", DSE_BINARY, net, dir);
+    CHECK(json_field(cmd, "{\"checkpoint\"", "loss", from_pack, sizeof from_pack)); /* the data it records */
+    CHECK(trained[0] != '\0');
+    CHECK_STR_EQ(evaluated, trained);
+    CHECK_STR_EQ(from_pack, trained);
+    tmpdir_remove(dir);
+}
+
 static const struct check_case cases[] = {
     { "cli-cfg-matches-c",        test_cfg_matches_c },
     { "cli-prototxt-matches-cfg", test_prototxt_matches_cfg },
@@ -1464,6 +1512,7 @@ static const struct check_case cases[] = {
     { "cli-early-stop",           test_early_stop },
     { "cli-train-log",            test_train_log },
     { "cli-deep-nets",            test_deep_nets },
+    { "cli-eval-folder",          test_eval_folder },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

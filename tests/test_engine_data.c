@@ -554,6 +554,9 @@ static void test_locate(void) {
     CHECK_INT_EQ(dse_data_locate("./no/such/dir", dir, &f, &err), DSE_ERR_IO);
     CHECK_STR_EQ(err.file, "./no/such/dir");
     CHECK_STR_EQ(err.msg, "no such dataset directory");
+    /* --data "": said so, as a bad setting (it said ": no such dataset directory", issue #31) */
+    CHECK_INT_EQ(dse_data_locate("", dir, &f, &err), DSE_ERR_CONFIG);
+    CHECK(strstr(err.msg, "empty dataset name; expected fashion-mnist, ") == err.msg);
     CHECK_INT_EQ(dse_data_locate(dir, NULL, &f, &err), DSE_ERR_IO);
     CHECK_STR_EQ(err.file, dir);
     CHECK_STR_EQ(err.msg, "no dataset here: expected train-images-idx3-ubyte[.gz] (MNIST, "

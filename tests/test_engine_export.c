@@ -244,6 +244,15 @@ static void test_export_structure(void) {
     CHECK_INT_EQ(count_field(graph.data, graph.len, 11), 1);
     CHECK_INT_EQ(count_field(graph.data, graph.len, 12), 1);
     free(buf);
+    /* class names, one a line: a control byte in a name cannot split it (issue #31) */
+    static const char names[3][64] = { "dog\nnorm", "c\ra\tt", "e" };
+    struct dse_export_meta meta = { .data = "test", .classes = 3, .class_names = names };
+    CHECK_OK(dse_onnx_write(m, &meta, &buf, &len, &err));
+    static const char want[] = "dog?norm\nc?a?t\ne";
+    int found = 0;
+    for (size_t i = 0; buf && i + sizeof want - 1 <= len && !found; i++) found = !memcmp(buf + i, want, sizeof want - 1);
+    CHECK(found);
+    free(buf);
     dse_model_free(m);
 
     /* refused: a layer with no ONNX form (eltwise max), named with its line */

@@ -159,7 +159,7 @@ static void fill_random(uint8_t *p, size_t n, uint64_t seed) {
 static enum dse_status decode(const struct blob *b, int channels, int min_short, struct dse_image *im,
                               struct dse_err *err) {
     memset(err, 0, sizeof *err);
-    return dse_image_decode(b->p, b->n, channels, min_short, im, err);
+    return dse_image_decode(b->p, b->n, channels, min_short, 0, im, err);
 }
 
 /* ---- sniffing ---------------------------------------------------------------------- */
@@ -518,8 +518,8 @@ static void test_decode_errors(void) {
         struct blob *b;
         const char  *msg;
     } cases[] = {
-        { "empty", &empty, "not a JPEG or PNG file" },
-        { "noise", &noise, "not a JPEG or PNG file" },
+        { "empty", &empty, "not a JPEG, PNG, BMP, PPM or PGM file" },
+        { "noise", &noise, "not a JPEG, PNG, BMP, PPM or PGM file" },
         { "jpeg-noise", &jnoise, "JPEG" },
         { "jpeg-half", &jhalf, "truncated JPEG data" },
         { "jpeg-header", &jhead, "truncated JPEG data" },
@@ -552,6 +552,212 @@ static void test_decode_errors(void) {
     dse_image_deinit(&im);
 }
 
+/* The pixel budget, checked from the header before decoding (issue #31: an 875 KB PNG
+ * declaring 30000x30000 cost 2.65 GB a decoding thread): for JPEG and PNG, at the default
+ * and at a budget given, one pixel below and at the image's size. */
+static void test_decode_budget(void) {
+    static uint8_t rgb[48][64][3];
+    for (int y = 0; y < 48; y++)
+        for (int x = 0; x < 64; x++)
+            for (int ch = 0; ch < 3; ch++) rgb[y][x][ch] = pattern(x, y, ch);
+    struct blob jpg = write_jpeg(64, 48, 3, JCS_RGB, JCS_YCbCr, 90, &rgb[0][0][0]);
+    struct png_spec s = { .w = 64, .h = 48, .ctype = PNG_COLOR_TYPE_RGB, .depth = 8, .data = &rgb[0][0][0] };
+    struct blob png = write_png(&s);
+    struct blob pbomb = copy_blob(&png, png.n), jbomb = copy_blob(&jpg, jpg.n);
+    size_t ihdr = png_chunk(&pbomb, "IHDR");
+    put_be32(pbomb.p + ihdr + 8, 30000), put_be32(pbomb.p + ihdr + 12, 30000);
+    png_fix_crc(&pbomb, ihdr);
+    for (size_t i = 2; i + 9 < jbomb.n; i++)
+        if (jbomb.p[i] == 0xFF && jbomb.p[i + 1] == 0xC0) { /* SOF0: P, height, width */
+            jbomb.p[i + 5] = 30000 >> 8, jbomb.p[i + 6] = 30000 & 255;
+            jbomb.p[i + 7] = 30000 >> 8, jbomb.p[i + 8] = 30000 & 255;
+            break;
+        }
+    const struct blob *bombs[2] = { &pbomb, &jbomb }, *good[2] = { &png, &jpg };
+    struct dse_image im = { 0 };
+    struct dse_err err = { 0 };
+    for (int k = 0; k < 2; k++) {
+        CHECK_INT_EQ(dse_image_decode(bombs[k]->p, bombs[k]->n, 3, 0, 0, &im, &err), DSE_ERR_IO);
+        CHECK_STR_EQ(err.msg, "image of 30000x30000 pixels is over the budget of 89478485 pixels an image "
+                              "(--max-pixels): a decompression bomb, or raise the budget");
+        CHECK(im.cap < (size_t)30000 * 30000); /* nothing allocated for it */
+        CHECK_INT_EQ(dse_image_decode(good[k]->p, good[k]->n, 3, 0, 64 * 48 - 1, &im, &err), DSE_ERR_IO);
+        CHECK_STR_EQ(err.msg, "image of 64x48 pixels is over the budget of 3071 pixels an image (--max-pixels): a "
+                              "decompression bomb, or raise the budget");
+        CHECK_OK(dse_image_decode(good[k]->p, good[k]->n, 1, 0, 64 * 48, &im, &err));
+        CHECK(im.w == 64 && im.h == 48);
+    }
+    free(pbomb.p), free(jbomb.p), free(jpg.p), free(png.p);
+    dse_image_deinit(&im);
+}
+
+/* ---- BMP, PGM and PPM (our own readers) --------------------------------------------- */
+
+static void put_le(uint8_t *p, uint32_t v, int n) {
+    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Palette entry k of the test BMPs (B, G, R as stored). */
+static void pal_rgb(int k, unsigned rgb[3]) {
+    rgb[0] = (unsigned)(k * 37 + 11) & 255, rgb[1] = (unsigned)(k * 91 + 5) & 255, rgb[2] = (unsigned)(k * 53) & 255;
+}
+
+/* A w x h BMP written as Windows does, the pixel at (x, y) being pattern(x, y, ch) (24, 32
+ * bits) or palette entry (x + 2y) mod 2^bpp (1, 4, 8 bits); its expected RGB into want.
+ * fields: 32 bits as BI_BITFIELDS with the usual masks; top_down: a negative height. */
+static struct blob write_bmp(int w, int h, int bpp, int top_down, int fields, uint8_t *want) {
+    const int pal_n = bpp <= 8 ? 1 << bpp : 0, hsize = 40, masks = fields ? 12 : 0;
+    const size_t stride = ((size_t)bpp * (size_t)w + 31) / 32 * 4;
+    const size_t off = 14 + (size_t)hsize + (size_t)masks + 4u * (size_t)pal_n;
+    struct blob b = { calloc(1, off + stride * (size_t)h), off + stride * (size_t)h };
+    DSE_ASSERT(b.p != NULL);
+    b.p[0] = 'B', b.p[1] = 'M';
+    put_le(b.p + 2, (uint32_t)b.n, 4), put_le(b.p + 10, (uint32_t)off, 4), put_le(b.p + 14, (uint32_t)hsize, 4);
+    put_le(b.p + 18, (uint32_t)w, 4), put_le(b.p + 22, (uint32_t)(top_down ? -h : h), 4);
+    put_le(b.p + 26, 1, 2), put_le(b.p + 28, (uint32_t)bpp, 2), put_le(b.p + 30, fields ? 3 : 0, 4);
+    if (fields) put_le(b.p + 54, 0xFF0000u, 4), put_le(b.p + 58, 0xFF00u, 4), put_le(b.p + 62, 0xFFu, 4);
+    for (int k = 0; k < pal_n; k++) {
+        unsigned c[3];
+        pal_rgb(k, c);
+        uint8_t *e = b.p + 14 + hsize + masks + 4 * k;
+        e[0] = (uint8_t)c[2], e[1] = (uint8_t)c[1], e[2] = (uint8_t)c[0];
+    }
+    for (int y = 0; y < h; y++) {
+        uint8_t *row = b.p + off + stride * (size_t)(top_down ? y : h - 1 - y);
+        for (int x = 0; x < w; x++) {
+            unsigned c[3];
+            if (bpp > 8) {
+                for (int ch = 0; ch < 3; ch++) c[ch] = pattern(x, y, ch);
+                uint8_t *q = row + (size_t)x * (size_t)(bpp / 8);
+                q[0] = (uint8_t)c[2], q[1] = (uint8_t)c[1], q[2] = (uint8_t)c[0];
+                if (bpp == 32) q[3] = 0x5A; /* alpha or padding: dropped */
+            } else {
+                const int k = (x + 2 * y) % pal_n, bit = x * bpp;
+                row[bit / 8] |= (uint8_t)(k << (8 - bpp - bit % 8));
+                pal_rgb(k, c);
+            }
+            for (int ch = 0; ch < 3; ch++) want[((size_t)y * (size_t)w + (size_t)x) * 3 + ch] = (uint8_t)c[ch];
+        }
+    }
+    return b;
+}
+
+/* Decoded as want (RGB) with 3 channels, and as its luma with 1. */
+static void check_rgb(const struct blob *b, int w, int h, const uint8_t *want, const char *what) {
+    struct dse_image im = { 0 };
+    struct dse_err err = { 0 };
+    for (int c = 1; c <= 3; c += 2) {
+        enum dse_status st = decode(b, c, 0, &im, &err);
+        if (st) fprintf(stderr, "  %s: %s\n", what, err.msg);
+        CHECK_OK(st);
+        if (st) continue;
+        CHECK(im.w == w && im.h == h && im.c == c);
+        int bad = 0;
+        for (int i = 0; i < w * h; i++) {
+            const uint8_t *q = want + 3 * i;
+            if (c == 3) bad += memcmp(im.px + 3 * i, q, 3) != 0;
+            else bad += im.px[i] != luma(q[0], q[1], q[2]);
+        }
+        if (bad) fprintf(stderr, "  %s, %d channels: %d pixels differ\n", what, c, bad);
+        CHECK_INT_EQ(bad, 0);
+    }
+    dse_image_deinit(&im);
+}
+
+/* torchvision's ImageFolder also reads .bmp, .ppm and .pgm (issue #31): every BMP kind
+ * Windows and PIL write uncompressed (palette of 1, 4, 8 bits, 24 and 32 bits, bottom-up and
+ * top-down, odd widths for row padding), PGM and PPM binary and plain, maxval 255, 15 and
+ * 65535; the kinds not read are refused naming themselves, and the pixel budget holds. */
+static void test_bmp_pnm(void) {
+    enum { W = 7, H = 5 };
+    static uint8_t want[H][W][3], want2[H][W][3];
+    static const struct { int bpp, top_down, fields; } bmps[] = {
+        { 24, 0, 0 }, { 24, 1, 0 }, { 32, 0, 0 }, { 32, 1, 1 }, { 8, 0, 0 }, { 4, 0, 0 }, { 1, 1, 0 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(bmps); i++) {
+        char what[64];
+        struct blob b = write_bmp(W, H, bmps[i].bpp, bmps[i].top_down, bmps[i].fields, &want[0][0][0]);
+        snprintf(what, sizeof what, "BMP %d bits%s%s", bmps[i].bpp, bmps[i].top_down ? ", top-down" : "",
+                 bmps[i].fields ? ", bit fields" : "");
+        check_rgb(&b, W, H, &want[0][0][0], what);
+        free(b.p);
+    }
+    /* PPM and PGM: the same pixels as text and as bytes */
+    char text[4096];
+    int at = snprintf(text, sizeof text, "P3\n# a comment\n%d %d\n255\n", W, H);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            for (int ch = 0; ch < 3; ch++) {
+                want[y][x][ch] = pattern(x, y, ch);
+                at += snprintf(text + at, sizeof text - (size_t)at, "%d%c", want[y][x][ch], ch == 2 ? '\n' : ' ');
+            }
+    struct blob p3 = { (uint8_t *)text, (size_t)at };
+    check_rgb(&p3, W, H, &want[0][0][0], "PPM P3");
+    uint8_t bin[64 + 2 * 3 * W * H];
+    int hl = snprintf((char *)bin, 64, "P6 %d\t%d #c\n255\n", W, H);
+    memcpy(bin + hl, want, sizeof want);
+    struct blob p6 = { bin, (size_t)hl + sizeof want };
+    check_rgb(&p6, W, H, &want[0][0][0], "PPM P6");
+    /* PGM, maxval 15: v * 255 / 15 rounded (= 17 v); maxval 65535, two bytes big-endian */
+    hl = snprintf((char *)bin, 64, "P5\n%d %d\n15\n", W, H);
+    for (int i = 0; i < W * H; i++) {
+        const uint8_t v = (uint8_t)(i % 16);
+        bin[hl + i] = v;
+        for (int ch = 0; ch < 3; ch++) want2[i / W][i % W][ch] = (uint8_t)(17 * v);
+    }
+    struct blob p5 = { bin, (size_t)hl + W * H };
+    check_rgb(&p5, W, H, &want2[0][0][0], "PGM P5 maxval 15");
+    hl = snprintf((char *)bin, 64, "P5\n%d %d\n65535\n", W, H);
+    for (int i = 0; i < W * H; i++) {
+        const unsigned v = (unsigned)i * 1871u; /* (v * 255 + 32767) / 65535 */
+        bin[hl + 2 * i] = (uint8_t)(v >> 8), bin[hl + 2 * i + 1] = (uint8_t)v;
+        for (int ch = 0; ch < 3; ch++) want2[i / W][i % W][ch] = (uint8_t)((v * 255u + 32767u) / 65535u);
+    }
+    struct blob p16 = { bin, (size_t)hl + 2 * W * H };
+    check_rgb(&p16, W, H, &want2[0][0][0], "PGM P5 16-bit");
+    at = snprintf(text, sizeof text, "P2 %d %d 255", W, H);
+    for (int i = 0; i < W * H; i++) {
+        at += snprintf(text + at, sizeof text - (size_t)at, " %d", (i * 7) & 255);
+        for (int ch = 0; ch < 3; ch++) want2[i / W][i % W][ch] = (uint8_t)((i * 7) & 255);
+    }
+    struct blob p2 = { (uint8_t *)text, (size_t)at };
+    check_rgb(&p2, W, H, &want2[0][0][0], "PGM P2");
+
+    /* refused, naming what they are; a bomb before anything is allocated */
+    struct blob rle = write_bmp(W, H, 8, 0, 0, &want[0][0][0]), b16 = write_bmp(W, H, 24, 0, 0, &want[0][0][0]);
+    struct blob bshort = copy_blob(&b16, b16.n - 1), bbomb = copy_blob(&b16, b16.n);
+    put_le(rle.p + 30, 1, 4);
+    put_le(b16.p + 28, 16, 2);
+    put_le(bbomb.p + 18, 30000, 4), put_le(bbomb.p + 22, 30000, 4);
+    static char pbomb_text[] = "P6 30000 30000 255\n\1\2\3", pshort_text[] = "P6 7 5 255\n\1\2\3",
+                pbad_text[] = "P5 7 5 0\n\1\2\3", p3short_text[] = "P3 1 2 255\n1 2 3 4 5";
+    struct blob pbomb = { (uint8_t *)pbomb_text, sizeof pbomb_text - 1 };
+    struct blob pshort = { (uint8_t *)pshort_text, sizeof pshort_text - 1 };
+    struct blob pbad = { (uint8_t *)pbad_text, sizeof pbad_text - 1 };
+    struct blob p3short = { (uint8_t *)p3short_text, sizeof p3short_text - 1 };
+    const struct { const struct blob *b; const char *msg; } bad[] = {
+        { &rle, "RLE-compressed BMP is not supported; save it uncompressed" },
+        { &b16, "16-bit BMP is not supported (1, 4, 8, 24 and 32 are)" },
+        { &bshort, "truncated BMP: 173 bytes; 7x5 pixels of 24 bits need 174" },
+        { &bbomb, "image of 30000x30000 pixels is over the budget of 89478485 pixels an image (--max-pixels): a "
+                  "decompression bomb, or raise the budget" },
+        { &pbomb, "image of 30000x30000 pixels is over the budget of 89478485 pixels an image (--max-pixels): a "
+                  "decompression bomb, or raise the budget" },
+        { &pshort, "truncated PPM: 14 bytes for 7x5 pixels" },
+        { &pbad, "corrupt PGM: 7x5 pixels, maxval 0 (1 to 65535)" },
+        { &p3short, "truncated PPM: sample 5 of 6 missing" },
+    };
+    struct dse_image im = { 0 };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        struct dse_err err = { 0 };
+        CHECK_INT_EQ(decode(bad[i].b, 3, 0, &im, &err), DSE_ERR_IO);
+        CHECK_STR_EQ(err.msg, bad[i].msg);
+    }
+    CHECK(im.cap < 1000); /* nothing allocated for the bombs */
+    dse_image_deinit(&im);
+    free(rle.p), free(b16.p), free(bshort.p), free(bbomb.p);
+}
+
 /* ---- encoders ---------------------------------------------------------------------- */
 
 static void test_encode(void) {
@@ -565,13 +771,13 @@ static void test_encode(void) {
             im.px[i] = (uint8_t)(20 + 2 * (i / c % 37) + 2 * (i / c / 37) + 40 * (i % c));
         CHECK_OK(dse_image_encode_png(&im, &buf, &len, &err));
         CHECK_INT_EQ(dse_image_sniff(buf, len), DSE_IMAGE_PNG);
-        CHECK_OK(dse_image_decode(buf, len, c, 0, &back, &err));
+        CHECK_OK(dse_image_decode(buf, len, c, 0, 0, &back, &err));
         CHECK(back.w == 37 && back.h == 29 && back.c == c);
         CHECK_INT_EQ(count_diff(back.px, im.px, (size_t)37 * 29 * c), 0);
         free(buf);
         CHECK_OK(dse_image_encode_jpeg(&im, 95, &buf, &len, &err));
         CHECK_INT_EQ(dse_image_sniff(buf, len), DSE_IMAGE_JPEG);
-        CHECK_OK(dse_image_decode(buf, len, c, 0, &back, &err));
+        CHECK_OK(dse_image_decode(buf, len, c, 0, 0, &back, &err));
         CHECK(back.w == 37 && back.h == 29 && back.c == c);
         CHECK(mean_abs(back.px, im.px, (size_t)37 * 29 * c) < 2.0);
         free(buf);
@@ -900,8 +1106,8 @@ static void test_synth_decode(void) {
                 continue;
             }
             kinds[dse_image_sniff((uint8_t *)data, n)]++;
-            CHECK_OK(dse_image_decode((uint8_t *)data, n, 1, 0, &im, &err));
-            CHECK_OK(dse_image_decode((uint8_t *)data, n, 3, 0, &im, &err));
+            CHECK_OK(dse_image_decode((uint8_t *)data, n, 1, 0, 0, &im, &err));
+            CHECK_OK(dse_image_decode((uint8_t *)data, n, 3, 0, 0, &im, &err));
             CHECK(im.w >= 24 && im.w <= 70 && im.h >= 24 && im.h <= 70 && im.c == 3);
             double s[3] = { 0 };
             for (int j = 0; j < im.w * im.h; j++)
@@ -951,6 +1157,8 @@ static const struct check_case cases[] = {
     { "image-decode-jpeg-modes",  test_jpeg_modes },
     { "image-decode-jpeg-scale",  test_jpeg_scale },
     { "image-decode-errors",      test_decode_errors },
+    { "image-decode-budget",      test_decode_budget },
+    { "image-decode-bmp-pnm",     test_bmp_pnm },
     { "image-encode",             test_encode },
     { "image-resize-constant",    test_resize_constant },
     { "image-resize-identity",    test_resize_identity },

@@ -142,6 +142,108 @@ static void test_scan(void) {
     tmpdir_remove(dir);
 }
 
+/* Symbolic links to folders are followed once each (device and inode), as find -L does: a
+ * link to `..` once turned 16 images into 272 with dog images labelled cat, and two such
+ * links made the scan hang with growing memory (issue #31). */
+static void test_links(void) {
+    char dir[64], p[2048], q[2048];
+    struct dse_imgfolder f;
+    struct dse_err err = { 0 };
+    tmpdir_make(dir);
+    make_folder(join(p, dir, "imgs"), 2, 4, 2, 16, 16, 0);
+    make_folder(join(p, dir, "more"), 2, 1, 0, 16, 16, 0); /* more/train/class_00: 1 image */
+    /* one link to `..` (train/): nothing more */
+    DSE_ASSERT(symlink("..", join(p, dir, "imgs/train/class_00/up")) == 0);
+    CHECK_OK(dse_imgfolder_scan(join(q, dir, "imgs"), &f, &err));
+    CHECK_INT_EQ(f.count[DSE_PACK_TRAIN], 8);
+    CHECK_INT_EQ(f.count[DSE_PACK_VAL], 4);
+    for (int i = 0; i < f.n; i++) CHECK_INT_EQ(f.items[i].label, i < 8 ? i / 4 : (i - 8) / 2);
+    dse_imgfolder_deinit(&f);
+    /* two: `..` in each class, and the folder's root from class_01; links into another class
+     * and into val/ */
+    DSE_ASSERT(symlink("../..", join(p, dir, "imgs/train/class_01/root")) == 0);
+    DSE_ASSERT(symlink("../class_01", join(p, dir, "imgs/train/class_00/dog")) == 0);
+    DSE_ASSERT(symlink("../../val/class_00", join(p, dir, "imgs/train/class_00/v")) == 0);
+    DSE_ASSERT(symlink("..", join(p, dir, "imgs/val/class_01/up")) == 0);
+    CHECK_OK(dse_imgfolder_scan(join(q, dir, "imgs"), &f, &err));
+    CHECK_INT_EQ(f.count[DSE_PACK_TRAIN], 8);
+    CHECK_INT_EQ(f.count[DSE_PACK_VAL], 4);
+    for (int i = 0; i < f.n; i++) CHECK_INT_EQ(f.items[i].label, i < 8 ? i / 4 : (i - 8) / 2);
+    dse_imgfolder_deinit(&f);
+    /* a folder outside, linked from two classes: its images come once, in the first class */
+    DSE_ASSERT(symlink("../../../more/train/class_00", join(p, dir, "imgs/train/class_00/x")) == 0);
+    DSE_ASSERT(symlink("../../../more/train/class_00", join(p, dir, "imgs/train/class_01/x")) == 0);
+    CHECK_OK(dse_imgfolder_scan(join(q, dir, "imgs"), &f, &err));
+    CHECK_INT_EQ(f.count[DSE_PACK_TRAIN], 9);
+    if (f.n == 13) CHECK(strstr(f.items[4].path, "train/class_00/x/img_") != NULL);
+    if (f.n == 13) CHECK_INT_EQ(f.items[4].label, 0);
+    dse_imgfolder_deinit(&f);
+    tmpdir_remove(dir);
+}
+
+/* .bmp, .ppm and .pgm files are images of a folder as torchvision's ImageFolder takes them
+ * (issue #31), packed pixel for pixel. */
+static void test_formats(void) {
+    char dir[64], p[2048], out[2048];
+    struct dse_err err = { 0 };
+    tmpdir_make(dir);
+    make_folder(dir, 2, 2, 1, 16, 16, 0);
+    static const uint8_t ppm[] = "P6 3 1 255\n\x10\x20\x30\x40\x50\x60\x70\x80\x90";
+    static const uint8_t pgm[] = "P5\n# gray\n3 1\n255\n\x11\x22\x33";
+    uint8_t bmp[54 + 12] = { 'B', 'M' }; /* 3 x 1, 24 bits: one row of 9 bytes + 3 of padding */
+    bmp[10] = 54, bmp[14] = 40, bmp[18] = 3, bmp[22] = 1, bmp[26] = 1, bmp[28] = 24;
+    static const uint8_t bgr[9] = { 3, 2, 1, 6, 5, 4, 9, 8, 7 };
+    memcpy(bmp + 54, bgr, 9);
+    write_raw(join(p, dir, "train/class_00/x.ppm"), ppm, sizeof ppm - 1);
+    write_raw(join(p, dir, "train/class_01/y.PGM"), pgm, sizeof pgm - 1);
+    write_raw(join(p, dir, "train/class_01/z.bmp"), bmp, sizeof bmp);
+    CHECK_OK(pack_dir(dir, join(out, dir, "f.pack"), 0, DSE_PACK_RAW, 2, &err));
+    struct dse_pack *pk = NULL;
+    CHECK_OK(dse_pack_open(out, &pk, &err));
+    if (pk) {
+        static const uint8_t want[3][9] = { { 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90 },
+                                            { 0x11, 0x11, 0x11, 0x22, 0x22, 0x22, 0x33, 0x33, 0x33 },
+                                            { 1, 2, 3, 4, 5, 6, 7, 8, 9 } };
+        static const int rec[3] = { 2, 5, 6 }; /* each class's files sorted: img_00000.jpg, img_00001.jpg, ... */
+        CHECK_INT_EQ(pk->count[DSE_PACK_TRAIN], 7);
+        struct dse_image im = { 0 };
+        for (int k = 0; k < 3; k++) {
+            CHECK_OK(dse_pack_image(pk, rec[k], &im, &err));
+            CHECK(im.w == 3 && im.h == 1 && im.c == 3 && !memcmp(im.px, want[k], 9));
+        }
+        dse_image_deinit(&im);
+    }
+    dse_pack_close(pk);
+    /* the pixel budget of the folder loader (imgload.c) and of packing: the 16x16 JPEGs pass
+     * 256, not 255 */
+    struct dse_imgfolder f;
+    CHECK_OK(dse_imgfolder_scan(dir, &f, &err));
+    for (int budget = 255; budget <= 256; budget++) {
+        struct dse_loader_opts lo;
+        struct dse_loader *l = NULL;
+        loader_opts(&lo, 0);
+        lo.shuffle = 0, lo.max_pixels = budget, lo.workers = 1;
+        CHECK_OK(dse_loader_new_folder(&f, DSE_PACK_TRAIN, 3, &lo, &l, &err));
+        float *x = malloc((size_t)5 * 3 * 16 * 16 * sizeof *x);
+        int labels[5], count;
+        if (l) {
+            dse_loader_start_epoch(l, 0);
+            CHECK_INT_EQ(dse_loader_next(l, x, labels, &count), budget == 256);
+            CHECK_INT_EQ(dse_loader_status(l, &err), budget == 256 ? DSE_OK : DSE_ERR_IO);
+            if (budget == 255) CHECK(strstr(err.msg, "image of 16x16 pixels is over the budget of 255 pixels") != NULL);
+        }
+        free(x);
+        dse_loader_free(l);
+        struct dse_pack_opts po;
+        struct dse_pack_summary sum;
+        dse_pack_opts_default(&po);
+        po.threads = 1, po.max_pixels = budget;
+        CHECK_INT_EQ(dse_pack_write(&f, out, &po, &sum, &err), budget == 256 ? DSE_OK : DSE_ERR_IO);
+    }
+    dse_imgfolder_deinit(&f);
+    tmpdir_remove(dir);
+}
+
 /* Each bad folder beside the exact message it must give (err->file is the folder). */
 static void test_bad_folders(void) {
     char dir[64], p[2048], sub[2048];
@@ -165,14 +267,28 @@ static void test_bad_folders(void) {
     /* an empty class folder */
     DSE_ASSERT(mkdir(join(p, dir, "train/class_01"), 0755) == 0);
     CHECK_INT_EQ(dse_imgfolder_scan(dir, &f, &err), DSE_ERR_IO);
-    CHECK_STR_EQ(err.msg, "train/class_01: class folder with no images (.jpg, .jpeg, .png); every class needs at "
-                          "least one");
+    CHECK_STR_EQ(err.msg, "train/class_01: class folder with no images (.jpg, .jpeg, .png, .bmp, .ppm, .pgm); every "
+                          "class needs at least one");
     dse_imgfolder_deinit(&f);
     /* a class of val/ that train/ lacks */
     make_folder(dir, 2, 2, 1, 16, 16, 0);
     DSE_ASSERT(mkdir(join(p, dir, "val/zebra"), 0755) == 0);
     CHECK_INT_EQ(dse_imgfolder_scan(dir, &f, &err), DSE_ERR_IO);
     CHECK_STR_EQ(err.msg, "val/zebra: class 'zebra' is in val/ but not in train/: its images would get no label");
+    dse_imgfolder_deinit(&f);
+    /* a class name holding a newline (it would add lines to a checkpoint's text block), in
+     * val/, then in train/ */
+    tmpdir_remove(join(p, dir, "val/zebra"));
+    DSE_ASSERT(rename(join(p, dir, "val/class_01"), join(sub, dir, "val/class_01\nnorm 3 0 0 0 1 1 1")) == 0);
+    CHECK_INT_EQ(dse_imgfolder_scan(dir, &f, &err), DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "val/class_01\\nnorm 3 0 0 0 1 1 1: a class name must not hold control characters (a "
+                          "newline, a tab, ...); rename the folder");
+    dse_imgfolder_deinit(&f);
+    DSE_ASSERT(rename(join(p, dir, "train/class_01"), join(sub, dir, "train/dog\x1b\tx")) == 0);
+    CHECK_INT_EQ(dse_imgfolder_scan(dir, &f, &err), DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "train/dog\\x1b\\tx: a class name must not hold control characters (a newline, a tab, "
+                          "...); rename the folder");
+    CHECK_STR_EQ(err.file, dir);
     dse_imgfolder_deinit(&f);
     tmpdir_remove(dir);
 }
@@ -209,7 +325,7 @@ static void test_roundtrip(void) {
     for (int i = 0; i < pk->n; i++) {
         size_t len;
         unsigned char *file = read_all(f.items[i].path, &len);
-        CHECK_OK(dse_image_decode(file, len, 3, 0, &a, &err));
+        CHECK_OK(dse_image_decode(file, len, 3, 0, 0, &a, &err));
         CHECK_OK(dse_pack_image(pk, i, &b, &err));
         free(file);
         same &= a.w == b.w && a.h == b.h && !memcmp(a.px, b.px, (size_t)a.w * a.h * 3);
@@ -474,6 +590,22 @@ static void test_bad_packs(void) {
     write_raw(bad, b, n);
     expect_open_error(bad, "pack format version 2 is newer than this dse reads (version 1); update dse or re-pack "
                            "the folder with this one");
+    /* a class name holding a newline, its index CRC-32 (over the index and the names) made
+     * right: a pack made before such names were refused, or crafted */
+    {
+        memcpy(b, good, n);
+        uint64_t io = 0, ib = 0, no = 0, nb = 0;
+        for (int i = 7; i >= 0; i--)
+            io = io << 8 | b[104 + i], ib = ib << 8 | b[112 + i], no = no << 8 | b[120 + i], nb = nb << 8 | b[128 + i];
+        DSE_ASSERT(no + nb <= n && io + ib <= n && nb >= 64);
+        memcpy(b + no + 3, "\nnorm", 5);
+        uLong c = crc32(crc32(crc32(0L, Z_NULL, 0), b + io, (uInt)ib), b + no, (uInt)nb);
+        put_le32(b + 168, (uint32_t)c);
+        put_le32(b + 508, (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, 508));
+        write_raw(bad, b, n);
+        expect_open_error(bad, "class 0's name 'cla\\nnorm' holds control characters; re-pack the folder with this "
+                               "dse, which refuses such names");
+    }
     /* a flipped byte in a record: opens, then that record and the loader say so */
     flip_in_record(out, bad, good, b, n, 1, 5);
     CHECK_OK(dse_pack_open(bad, &pk, &err));
@@ -585,6 +717,8 @@ static void test_atomic(void) {
 static const struct check_case cases[] = {
     { "pack-scan",           test_scan },
     { "pack-bad-folders",    test_bad_folders },
+    { "pack-links",          test_links },
+    { "pack-formats",        test_formats },
     { "pack-roundtrip",      test_roundtrip },
     { "pack-threads",        test_threads },
     { "pack-loader",         test_loader },

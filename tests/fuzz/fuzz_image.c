@@ -1,6 +1,7 @@
-/* fuzz_image: JPEG and PNG decoding (engine/image.c dse_image_decode, libjpeg-turbo and
- * libpng underneath) of the bytes an image folder or a pack holds, in memory: full size
- * and with the DCT-scaled first downscale, 3 channels and 1. */
+/* fuzz_image: JPEG, PNG, BMP, PGM and PPM decoding (engine/image.c dse_image_decode,
+ * libjpeg-turbo and libpng underneath, our own readers for the rest) of the bytes an image
+ * folder or a pack holds, in memory: full size and with the DCT-scaled first downscale,
+ * 3 channels and 1, at the default pixel budget. */
 #include "engine/image.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -11,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct dse_image im;
     memset(&im, 0, sizeof im);
     struct dse_err err = {0};
-    (void)dse_image_decode(data, size, channels, min_short, &im, &err);
+    (void)dse_image_decode(data, size, channels, min_short, 0, &im, &err);
     dse_image_deinit(&im);
     return 0;
 }
