@@ -287,8 +287,9 @@ static const struct dse_opt_line lines_sweep[] = {
     OWN(CKPT_EVERY, "CPU workers also checkpoint within an epoch: every N steps, or\n"
                     "Ns / Nm (default 5m; 0: only at epochs' ends); a killed worker's\n"
                     "successor resumes there"),
-    OWN(MAX_CRASHES, "a candidate whose workers die N times in a row without finishing an\n"
-                     "epoch is marked failed (default 3) until the next dse sweep retries it"),
+    OWN(MAX_CRASHES, "a candidate whose workers in this command die N times in a row without\n"
+                     "progress is marked failed (default 3) until the next dse sweep retries\n"
+                     "it; a worker of an earlier command found dead costs nothing"),
     OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),
     OWN(RANKS_PER_CAND, "under mpirun -np P: the ranks are one\n"
                         "worker that trains each candidate data-parallel (docs/training.md)"),

@@ -246,13 +246,18 @@ static void lease_seen(void *arg, const char *id, int64_t gen) {
     if (i >= 0) w->c[i].lease_gen = gen;
 }
 
-/* Whether candidate c's current lease may be taken (dse_lease_free); *l gets it. */
+/* Whether candidate c's current lease may be taken (dse_lease_free); *l gets it (*have = 1)
+ * if it reads. One that exists but does not read (garbage, empty, a directory) is free
+ * once this worker has seen it so for its own lease time (dse_lease_free_unreadable). */
 static int lease_free(struct worker *w, struct cand *c, struct dse_lease *l, int *have, const char **why) {
     int missing;
     *have = 0;
     *why = "";
     if (!c->lease_gen) return 1;
-    if (dse_lease_read(w->dir, c->id, c->lease_gen, l, &missing, NULL)) return 0; /* gone or being replaced: next pass */
+    if (dse_lease_read(w->dir, c->id, c->lease_gen, l, &missing, NULL)) {
+        if (missing) return 0; /* gone or being replaced: next pass */
+        return dse_lease_free_unreadable(c->lease_gen, &c->obs, w->o.lease_s, dse_lease_mono(), why);
+    }
     *have = 1;
     return dse_lease_free(l, &c->obs, &w->me, dse_lease_wall(), dse_lease_mono(), why);
 }
@@ -708,6 +713,17 @@ static void ckpt_path(const struct worker *w, const char *id, int epoch, char *b
 static int file_exists(const char *path) {
     struct stat sb;
     return stat(path, &sb) == 0;
+}
+
+/* The iteration of c's checkpoint within its next epoch (epoch-<n+1>.part.ckpt), 0 if
+ * there is none or it does not read: how far the work saved inside an epoch has got. */
+static int64_t saved_iter(const struct worker *w, const struct cand *c) {
+    char part[4200];
+    struct dse_ckpt_info info;
+    snprintf(part, sizeof part, "%s/checkpoints/%s/epoch-%d.part.ckpt", w->dir, c->id, c->rec.n_epochs + 1);
+    if (!file_exists(part) || dse_checkpoint_info(part, &info, NULL)) return 0;
+    free(info.class_names);
+    return info.iter;
 }
 
 /* Keep only the newest checkpoint at or below `keep` (the model to resume from, or the
@@ -1229,9 +1245,9 @@ static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_leas
     if (w->plan.halving == DSE_SWEEP_HALVING_ASHA && (st = refresh(w, err))) return st;
     enum dse_action act = dse_sweep_next(&c->rec, &w->plan, w->rung, &target, &rung);
     if ((act == DSE_ACT_TRAIN || act == DSE_ACT_PROMOTE) && crashes >= w->o.max_crashes) {
-        snprintf(c->rec.failed_why, sizeof c->rec.failed_why, "its workers died %d times in a row before finishing "
-                 "an epoch (killed from outside, or out of memory? see --max-crashes); the next dse sweep of this "
-                 "directory retries it", crashes);
+        snprintf(c->rec.failed_why, sizeof c->rec.failed_why, "its workers died %d times in a row in this command "
+                 "without progress (killed from outside, or out of memory? see --max-crashes); the next dse sweep of "
+                 "this directory retries it", crashes);
         c->rec.status = DSE_REC_FAILED;
         c->rec.failed_retry = 1; /* not the candidate's own failure, as far as can be told: reopen_retries */
         say(w, "%s failed: %s", c->id, c->rec.failed_why);
@@ -1441,11 +1457,12 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
                 }
             }
             int crashes = 0;
-            if (have && !cur.released) /* its worker died: count it if it had made no progress */
-                crashes = c->rec.n_epochs <= cur.epochs_at_claim ? cur.crashes + 1 : 1;
+            const int64_t saved = saved_iter(w, c);
+            if (have && !cur.released) /* its worker died: this command's, without progress, counts */
+                crashes = dse_lease_crashes(&cur, &w->me, c->rec.n_epochs, saved);
             int won;
             if ((st = dse_lease_claim(w->dir, c->id, c->lease_gen, &w->me, w->o.lease_s, crashes, c->rec.n_epochs,
-                                      &mine, &won, err))) {
+                                      saved, &mine, &won, err))) {
                 gpu_unreserve(w);
                 return st;
             }
@@ -1457,6 +1474,10 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
                 char who[100];
                 dse_lease_holder_name(&cur, who, sizeof who);
                 say(w, "%s: taking over from %s (%s)", c->id, who, why);
+            } else if (!have && why[0]) {
+                char path[4200];
+                dse_lease_path(w->dir, c->id, c->lease_gen, path, sizeof path);
+                say(w, "%s: taking over (%s: %s)", c->id, path, why);
             }
             st = fit == DSE_GPU_NEVER ? never_fits(w, c, &mine, need, err) : work_on(w, c, &mine, crashes, err);
             gpu_unreserve(w);
@@ -1513,6 +1534,7 @@ struct worker_job {
     const struct dse_sweep_plan *plan;
     double                       deadline; /* monotonic; 0: none */
     struct gpu_book             *book;     /* GPU workers: the command's table; NULL on the CPU */
+    const char                  *cmd;      /* the command's token (dse_lease_me.cmd) */
 };
 
 /* One worker, on this thread: on the CPU (no book), or on the GPU of book's slot. thread:
@@ -1524,6 +1546,7 @@ static enum dse_status worker_run(const struct worker_job *j, struct host *h, in
     enum dse_status st = worker_init(&w, j->s, j->dir, j->o, j->plan, j->deadline, err);
     w.host = h;
     w.me.thread = thread;
+    dse_strlcpy(w.me.cmd, j->cmd, sizeof w.me.cmd);
     dse_lease_me_name(&w.me, w.name, sizeof w.name);
     if (name) dse_strlcpy(name, w.name, name_size);
     if (!st && j->book) w.book = j->book, w.slot = slot, w.gpu = j->book->slot_gpu[slot];
@@ -1569,7 +1592,8 @@ static enum dse_status reopen_retries(const struct dse_space *s, const char *dir
         const char *why;
         int have, won = 0;
         if (c->rec.status != DSE_REC_FAILED || !c->rec.failed_retry || !lease_free(&w, c, &cur, &have, &why)) continue;
-        if ((st = dse_lease_claim(dir, c->id, c->lease_gen, &w.me, o->lease_s, 0, c->rec.n_epochs, &mine, &won, err)) ||
+        if ((st = dse_lease_claim(dir, c->id, c->lease_gen, &w.me, o->lease_s, 0, c->rec.n_epochs, 0, &mine, &won,
+                                  err)) ||
             !won)
             continue;
         if (!(st = dse_rec_read(dir, c->id, &c->rec, err)) && c->rec.status == DSE_REC_FAILED && c->rec.failed_retry) {
@@ -1950,7 +1974,10 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
     /* one deadline for every worker of this command, restarted ones too (the monotonic
      * clock is the machine's, shared by the children) */
     double deadline = o->hours > 0 ? dse_lease_mono() + o->hours * 3600 : 0;
-    const struct worker_job job = { .s = s, .dir = dir, .o = o, .plan = &plan, .deadline = deadline, .book = book };
+    struct dse_lease_me cmd; /* a token for this command, which its worker processes inherit */
+    dse_lease_me_init(&cmd);
+    const struct worker_job job = { .s = s, .dir = dir, .o = o, .plan = &plan, .deadline = deadline, .book = book,
+                                    .cmd = cmd.token };
     if (n_workers == 1 && !book) { /* a lone CPU worker: this process */
         struct host h;
         if (host_init(&h)) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot make a mutex");

@@ -262,10 +262,10 @@ static void test_lease_claim(void) {
     dse_lease_me_init(&a);
     dse_lease_me_init(&b);
     CHECK(strcmp(a.token, b.token) != 0);
-    CHECK_OK(dse_lease_claim(dir, "cand", 0, &a, 30, 0, 0, &la, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 0, &a, 30, 0, 0, 0, &la, &won, &err));
     CHECK(won);
     CHECK_INT_EQ(la.gen, 1);
-    CHECK_OK(dse_lease_claim(dir, "cand", 0, &b, 30, 0, 0, &lb, &won, &err)); /* gen 1 exists: b loses */
+    CHECK_OK(dse_lease_claim(dir, "cand", 0, &b, 30, 0, 0, 0, &lb, &won, &err)); /* gen 1 exists: b loses */
     CHECK(!won);
     CHECK_OK(dse_lease_check(dir, &la, &held, &err));
     CHECK(held);
@@ -279,23 +279,23 @@ static void test_lease_claim(void) {
     CHECK_OK(dse_lease_read(dir, "cand", 1, &lc, &missing, &err));
     CHECK(lc.released);
     /* b takes gen 2; a's old lease is no longer held and cannot be renewed */
-    CHECK_OK(dse_lease_claim(dir, "cand", 1, &b, 30, 0, 0, &lb, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 1, &b, 30, 0, 0, 0, &lb, &won, &err));
     CHECK(won);
     CHECK_OK(dse_lease_check(dir, &la, &held, &err));
     CHECK(!held);
     CHECK_OK(dse_lease_renew(dir, &la, &held, &err));
     CHECK(!held);
     /* a stale view (gen 1 named as current after gens 2..4 were made): the claim must lose */
-    CHECK_OK(dse_lease_claim(dir, "cand", 2, &a, 30, 0, 0, &la, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 2, &a, 30, 0, 0, 0, &la, &won, &err));
     CHECK(won); /* gen 3 */
-    CHECK_OK(dse_lease_claim(dir, "cand", 3, &b, 30, 0, 0, &lb, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 3, &b, 30, 0, 0, 0, &lb, &won, &err));
     CHECK(won); /* gen 4; gen 2 removed, gen 3 kept */
     char path[300];
     dse_lease_path(dir, "cand", 2, path, sizeof path);
     CHECK(access(path, F_OK) != 0);
     dse_lease_path(dir, "cand", 3, path, sizeof path);
     CHECK(access(path, F_OK) == 0);
-    CHECK_OK(dse_lease_claim(dir, "cand", 1, &a, 30, 0, 0, &lc, &won, &err)); /* creates gen 2 again, sees 4 */
+    CHECK_OK(dse_lease_claim(dir, "cand", 1, &a, 30, 0, 0, 0, &lc, &won, &err)); /* creates gen 2 again, sees 4 */
     CHECK(!won);
     dse_lease_path(dir, "cand", 2, path, sizeof path);
     CHECK(access(path, F_OK) != 0); /* and took it back */
@@ -324,7 +324,7 @@ static void test_lease_race(void) {
                 int won = 0;
                 dse_lease_me_init(&me);
                 while (access(go, F_OK) != 0) nap(0.001);
-                if (dse_lease_claim(dir, "x", round, &me, 30, 0, 0, &l, &won, NULL)) _exit(2);
+                if (dse_lease_claim(dir, "x", round, &me, 30, 0, 0, 0, &l, &won, NULL)) _exit(2);
                 _exit(won ? 0 : 1);
             }
         }
@@ -386,6 +386,148 @@ static void test_lease_free(void) {
     }
     l.pid = (long)getppid();
     CHECK(!dse_lease_holder_dead(&l, &me));
+}
+
+/* Lease files that do not read (issue #31): garbage, empty, a directory, an absurd ttl, and
+ * a name whose gen no claim could pass. Each reads as an error (not as missing), the last
+ * is no lease at all, and an unreadable one is free once seen so for a ttl of ours. */
+static void lease_seen_max(void *arg, const char *id, int64_t gen) {
+    (void)id;
+    int64_t *max = arg;
+    if (gen > *max) *max = gen;
+}
+
+static void test_lease_unreadable(void) {
+    char dir[200], path[400];
+    snprintf(dir, sizeof dir, "%s/lease_bad", scratch());
+    snprintf(path, sizeof path, "%s/leases", dir);
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_fs_mkdirs(path, &err));
+    static const struct {
+        const char *name, *text; /* text NULL: a directory */
+    } bad[] = {
+        { "g.1", "{\"id\": \"g\", \"gen\": 1, garbage" },
+        { "e.1", "" },
+        { "d.1", NULL },
+        { "t.1", "{\"id\": \"t\", \"gen\": 1, \"token\": \"x\", \"ttl_s\": 1e300, \"renewed\": 0}" },
+        { "b.1", "{\"id\": \"b\", \"gen\": 1, \"token\": \"x\", \"beat\": 1e300, \"pid\": -1e30}" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        snprintf(path, sizeof path, "%s/leases/%s", dir, bad[i].name);
+        if (bad[i].text) CHECK_OK(dse_fs_write_atomic(path, bad[i].text, strlen(bad[i].text), &err));
+        else CHECK(mkdir(path, 0755) == 0);
+        char id[8] = { bad[i].name[0], 0 };
+        struct dse_lease l;
+        int missing = -1;
+        enum dse_status st = dse_lease_read(dir, id, 1, &l, &missing, &err);
+        if (bad[i].name[0] == 'b') { /* out-of-range numbers read as 0, not as undefined casts */
+            CHECK_OK(st);
+            CHECK(l.beat == 0 && l.pid == 0);
+            continue;
+        }
+        CHECK(st != DSE_OK);
+        CHECK_INT_EQ(missing, 0);
+        if (st == DSE_OK || missing) fprintf(stderr, "  %s read as a lease\n", bad[i].name);
+    }
+    /* a gen past DSE_LEASE_GEN_MAX names no lease: the scan does not see it */
+    snprintf(path, sizeof path, "%s/leases/h.9223372036854775807", dir);
+    CHECK_OK(dse_fs_write_atomic(path, "{}", 2, &err));
+    int64_t max = 0;
+    CHECK_OK(dse_lease_scan(dir, lease_seen_max, &max, &err));
+    CHECK(max == 1);
+    /* unreadable: free after ttl_s of the observer's clock, counted from the first look */
+    struct dse_lease_obs obs = { 0, 0, 0 };
+    const char *why;
+    CHECK(!dse_lease_free_unreadable(4, &obs, 2, 100, &why));
+    CHECK(!dse_lease_free_unreadable(4, &obs, 2, 101.5, &why));
+    CHECK(dse_lease_free_unreadable(4, &obs, 2, 102.5, &why));
+    CHECK(strstr(why, "unreadable") != NULL);
+    CHECK(!dse_lease_free_unreadable(5, &obs, 2, 103, &why)); /* another gen: a new look */
+}
+
+/* dse_lease_crashes: outside kills of an earlier command cost this one nothing, and any
+ * progress (an epoch, or a checkpoint within one) restarts the count. */
+static void test_lease_crashes(void) {
+    static const struct {
+        const char *name, *holder_cmd;
+        int         crashes, epochs_at_claim;
+        int64_t     saved_at_claim;
+        int         epochs;
+        int64_t     saved;
+        int         want;
+    } t[] = {
+        { "another command",           "other", 2, 0, 0,  0, 0,  0 },
+        { "an old lease (no command)", "",      2, 0, 0,  0, 0,  0 },
+        { "ours, no progress",         "ME",    2, 0, 0,  0, 0,  3 },
+        { "ours, first death",         "ME",    0, 1, 40, 1, 40, 1 },
+        { "ours, an epoch finished",   "ME",    2, 0, 0,  1, 0,  1 },
+        { "ours, a checkpoint within", "ME",    2, 1, 40, 1, 80, 1 },
+        { "ours, same checkpoint",     "ME",    2, 1, 40, 1, 40, 3 },
+    };
+    struct dse_lease_me me;
+    dse_lease_me_init(&me);
+    strcpy(me.cmd, "ME");
+    for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
+        struct dse_lease l = { .crashes = t[i].crashes, .epochs_at_claim = t[i].epochs_at_claim,
+                               .saved_at_claim = t[i].saved_at_claim };
+        strcpy(l.cmd, t[i].holder_cmd);
+        int got = dse_lease_crashes(&l, &me, t[i].epochs, t[i].saved);
+        if (got != t[i].want) fprintf(stderr, "  lease-crashes %s: %d, expected %d\n", t[i].name, got, t[i].want);
+        CHECK_INT_EQ(got, t[i].want);
+    }
+}
+
+/* A sweep whose leases do not read (issue #31: it waited forever): each candidate is taken
+ * over once a worker has seen its lease so for --lease-seconds, and the sweep finishes;
+ * dse status names them first and still advises the command, which now ends. */
+static void test_bad_lease(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[200], log[260], path[600];
+    snprintf(dir, sizeof dir, "%s/bad_lease", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    /* a command that stops at once (a time budget of 0.6 ms): the plan and the records, no training */
+    const char *an[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--budget", "0.00001m",
+                         NULL };
+    CHECK_INT_EQ(run_dse(log, an, 60), 0);
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK_INT_EQ(x.n, 4);
+    snprintf(path, sizeof path, "%s/leases", dir);
+    mkdir(path, 0755);
+    struct dse_err err = { 0 };
+    for (int i = 0; i < x.n && i < 4; i++) {
+        snprintf(path, sizeof path, "%s/leases/%s.1", dir, x.r[i].id);
+        if (i == 0) CHECK_OK(dse_fs_write_atomic(path, "garbage", 7, &err));
+        if (i == 1) CHECK_OK(dse_fs_write_atomic(path, "", 0, &err));
+        if (i == 2) CHECK(mkdir(path, 0755) == 0);
+        if (i == 3) {
+            CHECK_OK(dse_fs_write_atomic(path, "x", 1, &err));
+            snprintf(path, sizeof path, "%s/leases/%s.9223372036854775807", dir, x.r[i].id);
+            CHECK_OK(dse_fs_write_atomic(path, "x", 1, &err));
+        }
+    }
+    char slog[260], *text = NULL;
+    snprintf(slog, sizeof slog, "%s.status", dir);
+    const char *st[] = { "status", dir, NULL };
+    CHECK_INT_EQ(run_dse(slog, st, 60), 0);
+    CHECK_OK(dse_fs_read(slog, &text, NULL, &err));
+    CHECK(text && strstr(text, "Unreadable leases") && strstr(text, x.r[2].id));
+    free(text);
+    const char *args[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--lease-seconds",
+                           "1", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    struct recs y;
+    recs_load(dir, &y);
+    CHECK_INT_EQ(y.n, 4);
+    for (int i = 0; i < y.n; i++) CHECK_INT_EQ(y.r[i].status, DSE_REC_DONE);
+    CHECK_OK(dse_fs_read(log, &text, NULL, &err));
+    CHECK(text && strstr(text, "was unreadable for a whole ttl"));
+    free(text);
+    recs_free(&x), recs_free(&y);
+    if (check_failures) show_log(log);
 }
 
 /* ---- successive halving ------------------------------------------------------------------ */
@@ -3226,6 +3368,9 @@ static const struct check_case cases[] = {
     { "lease-claim",   test_lease_claim },
     { "lease-race",    test_lease_race },
     { "lease-free",    test_lease_free },
+    { "lease-unreadable", test_lease_unreadable },
+    { "lease-crashes", test_lease_crashes },
+    { "sweep-bad-lease", test_bad_lease },
     { "rank",          test_rank },
     { "asha-rule",     test_asha_rule },
     { "plan",          test_plan },
