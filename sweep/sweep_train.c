@@ -727,29 +727,33 @@ static int64_t saved_iter(const struct worker *w, const struct cand *c) {
 }
 
 /* Keep only the newest checkpoint at or below `keep` (the model to resume from, or the
- * trained model); older ones go, and so do temporary files a killed writer left. */
+ * trained model); older ones go, and so do temporary files a killed writer left. Only
+ * inside the sweep directory: a checkpoints/<id> that is a link is left alone. */
 static void prune_checkpoints(const struct worker *w, const char *id, int keep) {
     char path[4096];
-    int newest = 0;
-    snprintf(path, sizeof path, "%s/checkpoints/%s", w->dir, id);
-    DIR *d = opendir(path);
+    int newest = 0, fd;
+    struct stat sb;
+    snprintf(path, sizeof path, "checkpoints/%s", id);
+    if (dse_fs_dir_in(w->dir, path, 0, &fd, NULL)) return;
+    int fd2 = dup(fd);
+    DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+    if (!d && fd2 >= 0) close(fd2);
     struct dirent *de;
     while (d && (de = readdir(d))) {
         size_t n = strlen(de->d_name);
         if (de->d_name[0] != '.' || n < 5 || strcmp(de->d_name + n - 4, ".tmp") != 0) continue;
-        char tmp[4400];
-        snprintf(tmp, sizeof tmp, "%s/%s", path, de->d_name);
-        unlink(tmp);
+        unlinkat(fd, de->d_name, 0);
     }
     if (d) closedir(d);
     for (int e = keep; e >= 1 && !newest; e--) {
-        ckpt_path(w, id, e, path, sizeof path);
-        if (file_exists(path)) newest = e;
+        snprintf(path, sizeof path, "epoch-%d.ckpt", e);
+        if (fstatat(fd, path, &sb, AT_SYMLINK_NOFOLLOW) == 0) newest = e;
     }
     for (int e = newest - 1; e >= 1; e--) {
-        ckpt_path(w, id, e, path, sizeof path);
-        unlink(path);
+        snprintf(path, sizeof path, "epoch-%d.ckpt", e);
+        unlinkat(fd, path, 0);
     }
+    close(fd);
 }
 
 /* The conv strategies are timed once per candidate, before its first epoch, and kept in
@@ -1025,7 +1029,8 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         return commit(w, c, l, err);
     }
     snprintf(ckdir, sizeof ckdir, "%s/checkpoints/%s", w->dir, c->id);
-    if ((st = dse_fs_mkdirs(ckdir, err))) goto out;
+    snprintf(resume, sizeof resume, "checkpoints/%s", c->id); /* made inside the directory, no link followed */
+    if ((st = dse_fs_dir_in(w->dir, resume, 1, NULL, err))) goto out;
     int from = 0;
     for (int e = r->n_epochs < target ? r->n_epochs : target; e >= 1 && !from; e--) {
         ckpt_path(w, c->id, e, resume, sizeof resume);

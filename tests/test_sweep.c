@@ -530,6 +530,48 @@ static void test_bad_lease(void) {
     if (check_failures) show_log(log);
 }
 
+/* A checkpoints/<id> that is a symbolic link to a folder outside the sweep (issue #31: the
+ * worker wrote its checkpoints there and deleted the folder's older one): refused, naming
+ * the link, and nothing outside is written or removed. */
+static void test_ckpt_link(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[200], log[260], path[600], out[260], keep[300];
+    snprintf(dir, sizeof dir, "%s/ckpt_link", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    snprintf(out, sizeof out, "%s/outside", scratch());
+    const char *first[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--budget",
+                            "0.00001m", NULL };
+    CHECK_INT_EQ(run_dse(log, first, 60), 0);
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK(x.n >= 1);
+    struct dse_err err = { 0 };
+    CHECK(mkdir(out, 0755) == 0);
+    snprintf(keep, sizeof keep, "%s/epoch-1.ckpt", out); /* what pruning would have removed */
+    CHECK_OK(dse_fs_write_atomic(keep, "keep", 4, &err));
+    snprintf(path, sizeof path, "%s/checkpoints", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/checkpoints/%s", dir, x.n ? x.r[0].id : "none");
+    CHECK(symlink(out, path) == 0);
+    const char *args[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", NULL };
+    CHECK(run_dse(log, args, 120) != 0);
+    char *text = NULL;
+    CHECK_OK(dse_fs_read(log, &text, NULL, &err));
+    CHECK(text && strstr(text, "is a symbolic link: refusing to write through it"));
+    free(text);
+    int n = 0;
+    DIR *d = opendir(out);
+    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    CHECK_INT_EQ(n, 1);
+    CHECK(access(keep, F_OK) == 0);
+    recs_free(&x);
+    if (check_failures) show_log(log);
+}
+
 /* ---- successive halving ------------------------------------------------------------------ */
 
 static void test_rank(void) {
@@ -3371,6 +3413,7 @@ static const struct check_case cases[] = {
     { "lease-unreadable", test_lease_unreadable },
     { "lease-crashes", test_lease_crashes },
     { "sweep-bad-lease", test_bad_lease },
+    { "sweep-ckpt-link", test_ckpt_link },
     { "rank",          test_rank },
     { "asha-rule",     test_asha_rule },
     { "plan",          test_plan },
