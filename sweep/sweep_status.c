@@ -87,9 +87,12 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     enum dse_status st;
     memset(rung, 0, sizeof rung);
     snprintf(path, sizeof path, "%s/sweep.json", dir);
-    if ((st = dse_json_load(path, &doc, &e)))
-        return dse_err_set(err, st, NULL, 0, "%s: %s; expected a sweep directory made by dse sweep "
-                           "(docs/sweep-dir.md)", path, e.msg);
+    if ((st = dse_json_load(path, &doc, &e))) { /* path:line: when it is there but does not parse */
+        char line[16] = "";
+        if (e.line > 0) snprintf(line, sizeof line, ":%d", e.line);
+        return dse_err_set(err, st, NULL, 0, "%s%s: %s; expected a sweep directory made by dse sweep "
+                           "(docs/sweep-dir.md)", path, line, e.msg);
+    }
     const struct dse_json *v = dse_json_get(dse_json_root(doc), "space");
     if (v && v->type == DSE_JSON_STRING) dse_strlcpy(space, v->str, sizeof space);
     dse_json_free(doc);
@@ -128,6 +131,7 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     const struct dse_rec **ptrs = malloc(sizeof *ptrs * (size_t)(x.n ? x.n : 1));
     if (!st && (!running || !recs || !ptrs)) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     for (int i = 0; !st && i < x.n; i++) ptrs[i] = &x.c[i].rec;
+    if (!st) st = dse_sweep_check_indices(dir, ptrs, x.n, err);
     if (!st && !missing) st = dse_rungs_load(dir, &plan, ptrs, x.n, rung, err);
     free(ptrs);
     if (st) goto done;

@@ -572,6 +572,56 @@ static void test_ckpt_link(void) {
     if (check_failures) show_log(log);
 }
 
+/* What dse report and dse status say of damaged files (issue #31): a record whose grid index
+ * is past its space's (they listed it), and a sweep.json that does not parse (status left
+ * out its line). Both exit 2 naming file and line. */
+static int output_has(const char *log, const char *want) {
+    char *text = NULL;
+    int ok = !dse_fs_read(log, &text, NULL, NULL) && strstr(text, want) != NULL;
+    if (!ok) fprintf(stderr, "  %s does not say '%s':\n%s\n", log, want, text ? text : "");
+    free(text);
+    return ok;
+}
+
+static void test_bad_files(void) {
+    char dir[200], log[260], path[600], want[1000];
+    snprintf(dir, sizeof dir, "%s/bad_files", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *an[] = { "sweep", TINY, "--out", dir, "--analytic-only", NULL };
+    CHECK_INT_EQ(run_dse(log, an, 60), 0);
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK(x.n == 4);
+    struct dse_err err = { 0 };
+    char *text = NULL;
+    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, x.n ? x.r[0].id : "none");
+    CHECK_OK(dse_fs_read(path, &text, NULL, &err));
+    char *at = text ? strstr(text, "\"index\": ") : NULL;
+    CHECK(at != NULL);
+    if (at) { /* the grid has 4 candidates: index 9 is past it (one digit, so the length stays) */
+        at[9] = '9';
+        CHECK_OK(dse_fs_write_atomic(path, text, strlen(text), &err));
+    }
+    free(text);
+    snprintf(want, sizeof want, "%s:3: \"index\" = 9 is outside the space of %s/space.cfg; expected 0 to 3", path, dir);
+    const char *rep[] = { "report", dir, NULL };
+    const char *st[] = { "status", dir, NULL };
+    unlink(log);
+    CHECK_INT_EQ(run_dse(log, rep, 60), 2);
+    CHECK(output_has(log, want));
+    unlink(log);
+    CHECK_INT_EQ(run_dse(log, st, 60), 2);
+    CHECK(output_has(log, want));
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    static const char broken[] = "{\"format\": \"dse-sweep-1\",\n \"space\": ,\n}\n";
+    CHECK_OK(dse_fs_write_atomic(path, broken, strlen(broken), &err));
+    snprintf(want, sizeof want, "%s:2: unexpected ','", path);
+    unlink(log);
+    CHECK_INT_EQ(run_dse(log, st, 60), 2);
+    CHECK(output_has(log, want));
+    recs_free(&x);
+}
+
 /* ---- successive halving ------------------------------------------------------------------ */
 
 static void test_rank(void) {
@@ -3414,6 +3464,7 @@ static const struct check_case cases[] = {
     { "lease-crashes", test_lease_crashes },
     { "sweep-bad-lease", test_bad_lease },
     { "sweep-ckpt-link", test_ckpt_link },
+    { "sweep-bad-files", test_bad_files },
     { "rank",          test_rank },
     { "asha-rule",     test_asha_rule },
     { "plan",          test_plan },
