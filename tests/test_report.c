@@ -929,7 +929,7 @@ static void test_report_plot(void) {
     free(s);
 
     /* the space's limits, from DIR/space.cfg: max_model_mb (MB axis) and max_flops (GFLOP axis) */
-    write_file(sw, "space.cfg", "name = \"ana\";\nmetaparams = { sr = [0.125, 0.25]; };\n"
+    write_file(sw, "space.cfg", "name = \"ana\";\nmetaparams = { sr = [0.125, 0.25, 0.5, 0.75, 1.0]; };\n"
                                 "constraints = { max_model_mb = 9.5; max_flops = 2800000000L; };\n");
     free(run_report(sw, DSE_FORMAT_CSV, plot, &st, &err));
     CHECK_OK(st);
@@ -1055,7 +1055,7 @@ static void test_report_plot_flops(void) {
     put_candidate(sw, "cb", 1, 0.25, 1500000, 2000000000, "pending", -1);
     put_candidate(sw, "cc", 2, 0.5, 2000000, 2500000000, "pending", -1);
     put_candidate(sw, "cd", 3, 0.75, 2500000, 1000000000, "pending", -1);
-    write_file(sw, "space.cfg", "name = \"ana\";\nmetaparams = { sr = [0.125, 0.25]; };\n"
+    write_file(sw, "space.cfg", "name = \"ana\";\nmetaparams = { sr = [0.125, 0.25, 0.5, 0.75, 1.0]; };\n"
                                 "constraints = { max_model_mb = 9.5; max_flops = 2800000000L; };\n");
     CHECK_OK(dse_report_plot_flops(sw, flops_svg, &err));
     b = slurp(flops_svg);
