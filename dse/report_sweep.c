@@ -391,12 +391,14 @@ static void header_line(char *buf, size_t size, const struct dse_sweep_view *s) 
     char counts[200], decl[64] = "";
     counts_text(counts, sizeof counts, s);
     if (s->declared != s->n && s->declared > 0) /* 0: a search bounded by hours only */
-        snprintf(decl, sizeof decl, " of %" PRId64 " listed in sweep.json", s->declared);
-    char reps[48] = ""; /* with replicates, a row is an architecture; its status that of the group */
-    if (s->replicates > 1) snprintf(reps, sizeof reps, " x %d replicates", s->replicates);
-    /* with replicates a row is an architecture, as dse status counts them */
-    const char *row = s->replicates > 1 ? "architecture" : "candidate";
-    snprintf(buf, size, "Sweep %s: %d %s%s%s%s (%s)", s->space, s->n, row, s->n == 1 ? "" : "s", decl, reps, counts);
+        snprintf(decl, sizeof decl, s->replicates > 1 ? ", of %" PRId64 " listed in sweep.json"
+                                                       : " of %" PRId64 " listed in sweep.json", s->declared);
+    if (s->replicates > 1) /* a row is an architecture, its status the group's; the candidates (records)
+                              counted as dse status and dse sweep count them */
+        snprintf(buf, size, "Sweep %s: %d candidates (%d architecture%s x %d replicates%s); by architecture: %s",
+                 s->space, s->n_all, s->n, s->n == 1 ? "" : "s", s->replicates, decl, counts);
+    else
+        snprintf(buf, size, "Sweep %s: %d candidate%s%s (%s)", s->space, s->n, s->n == 1 ? "" : "s", decl, counts);
 }
 
 /* A trained sweep where no candidate is pending or running any more: its best is final. */
@@ -614,12 +616,13 @@ static int write_md_search(FILE *f, const struct dse_sweep_view *s) {
     int oom = 0;
     if (v.hv) {
         char b[64];
-        fprintf(f, "Hypervolume of (top-1 up, %s down) against candidates trained, in the order their results were "
+        const char *unit = s->replicates > 1 ? "architectures" : "candidates"; /* a result per architecture */
+        fprintf(f, "Hypervolume of (top-1 up, %s down) against %s trained, in the order their results were "
                    "recorded, against the reference point (top-1 %.2f%%, %s %s): the worst top-1 and 1.01 x the "
-                   "largest %s among the results.\n\n", v.cost, 100.0 * v.ref_top1, v.cost,
+                   "largest %s among the results.\n\n", v.cost, unit, 100.0 * v.ref_top1, v.cost,
                 fmt_sig3(b, sizeof b, v.ref_cost), v.cost);
         struct tbl t = { 0 };
-        tbl_head(&t, "candidates trained", 1);
+        tbl_head(&t, s->replicates > 1 ? "architectures trained" : "candidates trained", 1);
         tbl_head(&t, "hypervolume", 1);
         tbl_head(&t, "of the last", 1);
         const int n = v.lg.n_res, step = n > 8 ? (n + 7) / 8 : 1;
@@ -655,7 +658,8 @@ static int write_md(FILE *f, const struct dse_sweep_view *s, const struct dse_ca
     int oom = t.oom;
     if (!oom) tbl_print_md(f, &t);
     tbl_free(&t);
-    fprintf(f, "\n## Frontier (%s): %d of %d candidates\n\n", objective(s), s->n_front, s->n);
+    fprintf(f, "\n## Frontier (%s): %d of %d %s\n\n", objective(s), s->n_front, s->n,
+            s->replicates > 1 ? "architectures" : "candidates");
     memset(&t, 0, sizeof t);
     table_human(&t, s, s->front, s->n_front, 0, "");
     oom |= t.oom;

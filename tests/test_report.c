@@ -1512,7 +1512,8 @@ static void test_report_replicates(void) {
     struct dse_err  err = { 0 };
     char           *s = run_report(REPLICATES, DSE_FORMAT_MD, NULL, &st, &err);
     CHECK_OK(st);
-    CHECK(starts_with(s, "# Sweep replicates_grid: 4 architectures x 3 replicates (0 pruned, 0 pending, 4 done)\n"));
+    CHECK(starts_with(s, "# Sweep replicates_grid: 12 candidates (4 architectures x 3 replicates); by architecture: "
+                         "0 pruned, 0 pending, 4 done\n")); /* counted as dse status counts them */
     CHECK_INT_EQ(count_of(s, "\n| c0aaaaaaaaaaaaaaa "), 2);          /* one row per architecture (table, frontier) */
     CHECK(s && !strstr(s, "c0aaaaaaaaaaaaaaar1"));
     CHECK(strstr(s, "| 3/3 |         62.00 ± 2.00 |") != NULL);  /* 0.60 0.62 0.64 */
@@ -1520,7 +1521,7 @@ static void test_report_replicates(void) {
     CHECK(strstr(s, "| 2/3 |         72.00 ± 1.41 |") != NULL);  /* 0.71 0.73, the third diverged */
     CHECK(strstr(s, "| 3/3 |        61.00 ± 16.52 |    89.3 |          |") != NULL); /* 0.80 0.50 0.53: off the frontier */
     /* the frontier on the mean: c3's replicate 0 (80%) is the best single run, its mean is not */
-    CHECK(strstr(s, "## Frontier (max top1, min model size): 3 of 4 candidates") != NULL);
+    CHECK(strstr(s, "## Frontier (max top1, min model size): 3 of 4 architectures") != NULL);
     CHECK(strstr(s, "- Within noise: c1bbbbbbbbbbbbbbb (70.00) and c2ccccccccccccccc (72.00) differ by 2.00 points, "
                     "less than the larger standard deviation (4.00): not a win either way.\n") != NULL);
     CHECK_INT_EQ(count_of(s, "Within noise"), 1);                  /* c0 -> c1: 8 points, more than 4 */

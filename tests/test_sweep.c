@@ -3256,7 +3256,8 @@ static void test_replicates(void) {
     const char *rep[] = { "report", dir[1], NULL };
     CHECK_INT_EQ(run_dse(log, rep, 60), 0);
     CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
-    CHECK(out && strstr(out, "# Sweep rep: 2 architectures x 3 replicates (0 pruned, 0 pending, 2 done)"));
+    CHECK(out && strstr(out, "# Sweep rep: 6 candidates (2 architectures x 3 replicates); by architecture: 0 pruned, "
+                            "0 pending, 2 done"));
     CHECK(out && strstr(out, "| 3/3 |") && strstr(out, " ± "));
     free(out);
     unlink(log);
@@ -3307,8 +3308,26 @@ static void test_evo_replicates(void) {
              (int)(search - seed - 9), seed + 9);
     free(text);
     CHECK_OK(dse_fs_write_atomic(cfg, body, strlen(body), NULL));
+    /* every count printed is of candidates (records: 2 per proposal) or says architectures (issue
+     * #31: "2 candidates" while 2 architectures x 2 replicates trained; "the space needs a train
+     * section" when it has one) */
+    const char *an[] = { "sweep", cfg, "--out", dir, "--analytic-only", NULL };
+    CHECK_INT_EQ(run_dse(log, an, 60), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, ": 4 candidates (2 architectures x 2 replicates: the search's proposals so far) in "));
+    CHECK(text && strstr(text, "# Sweep sweep_evo: 4 candidates (2 architectures x 2 replicates, of 4 listed in "
+                               "sweep.json); by architecture: 0 pruned, 2 pending, 0 done\n"));
+    CHECK(text && strstr(text, "## Frontier (min model size, min FLOPs): 1 of 2 architectures\n"));
+    CHECK(text && strstr(text, "(train them)\n") && !strstr(text, "train section"));
+    free(text);
+    unlink(log);
     const char *args[] = { "sweep", cfg, "--out", dir, "--workers", "2", "--conv", "gemm_batch", NULL };
     CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "ended: the budget of 4 architectures (x 2 replicates: 8 candidates) is spent"));
+    CHECK(text && strstr(text, ": 8 candidates (4 architectures x 2 replicates), 0 pruned by constraints\n"));
+    CHECK(text && strstr(text, "# Sweep sweep_evo: 8 candidates (4 architectures x 2 replicates); by architecture: "));
+    free(text);
     struct dse_search_log lg;
     struct dse_err err = { 0 };
     struct dse_space sp;
