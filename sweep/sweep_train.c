@@ -671,9 +671,11 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     }
     if (sg->wst) return;
     double now = dse_lease_mono();
+    /* the engine's own epoch time: the stretch's setup (data, model) before its first epoch is
+     * no epoch's, and counted in made the first ETA many times too long (issue #31) */
     struct dse_rec_epoch ep = { .train_loss = p->loss, .test_loss = p->test_loss, .top1 = p->test_top1,
-                                .top5 = p->test_top5, .seconds = now - sg->t_mark, .img_per_s = p->img_per_s,
-                                .unpredicted = p->unpredicted };
+                                .top5 = p->test_top5, .seconds = p->seconds > 0 ? p->seconds : now - sg->t_mark,
+                                .img_per_s = p->img_per_s, .unpredicted = p->unpredicted };
     struct dse_rec_attempt *a = &r->att[r->n_att - 1];
     a->seconds += now - sg->t_mark;
     sg->t_mark = now;
@@ -688,6 +690,8 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     w->tally.epochs_done++; /* the tally is from before this stretch: count its epochs */
     w->tally.seconds += ep.seconds;
     w->tally.timed++;
+    w->tally.flop_epochs_timed += (double)r->flops;
+    w->tally.flop_epochs_left = fmax(0, w->tally.flop_epochs_left - (double)r->flops);
     char prog[200];
     progress_text(w, 1, prog, sizeof prog);
     say(w, "%s epoch %d/%d: train loss %.4f, test loss %.4f, top-1 %.2f%%, top-5 %.2f%%, %.0f img/s | %s",

@@ -622,6 +622,52 @@ static void test_bad_files(void) {
     recs_free(&x);
 }
 
+/* The ETA (dse_tally_eta, issue #31: the first ETA was 1,365 s for a 73 s run): the work left
+ * weighted by each candidate's FLOPs, at the seconds per FLOP-epoch measured; the mean epoch
+ * time only where a FLOPs is unknown; none before an epoch is timed. Four candidates of 1, 2, 4
+ * and 8 MFLOP, 3 epochs each (12 in all); each timed epoch took 1 s per MFLOP. */
+static void test_tally_eta(void) {
+    static const struct {
+        const char *name;
+        int         epochs[4];  /* done so far, each timed at 1 s per MFLOP */
+        int         final;      /* candidates 0 .. final - 1 are done */
+        int         running;    /* workers training */
+        int         no_flops;   /* candidate 3's FLOPs unknown */
+        double      want;       /* seconds; -1: unknown */
+    } t[] = {
+        { "nothing timed yet",          { 0, 0, 0, 0 }, 0, 1, 0, -1 },
+        { "smallest first (1 s)",       { 1, 0, 0, 0 }, 0, 1, 0, 2 * 1 + 3 * 2 + 3 * 4 + 3 * 8 }, /* not 11 x 1 s */
+        { "largest first (8 s)",        { 0, 0, 0, 1 }, 0, 1, 0, 3 * 1 + 3 * 2 + 3 * 4 + 2 * 8 }, /* not 11 x 8 s */
+        { "two workers",                { 1, 0, 0, 0 }, 0, 2, 0, 22 },
+        { "two done",                   { 3, 3, 0, 0 }, 2, 1, 0, 3 * 4 + 3 * 8 },
+        { "a FLOPs unknown: mean epoch", { 1, 1, 0, 0 }, 0, 1, 1, 10 * 1.5 },
+        { "all done",                   { 3, 3, 3, 3 }, 4, 1, 0, 0 },
+    };
+    const struct dse_sweep_plan plan = { .epochs = 3, .halving = DSE_SWEEP_HALVING_NONE, .eta = 3, .min_epochs = 1 };
+    for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
+        struct dse_rec r[4];
+        int running[4] = { 0 };
+        struct dse_err err = { 0 };
+        for (int k = 0; k < 4; k++) {
+            dse_rec_init(&r[k]);
+            r[k].flops = k == 3 && t[i].no_flops ? 0 : (int64_t)1e6 << k;
+            for (int e = 0; e < t[i].epochs[k]; e++) {
+                const struct dse_rec_epoch ep = { .top1 = 0.5f, .seconds = (double)(1 << k) };
+                CHECK_OK(dse_rec_set_epoch(&r[k], e, &ep, &err));
+            }
+            if (k < t[i].final) r[k].status = DSE_REC_DONE;
+        }
+        for (int k = t[i].final, w = 0; k < 4 && w < t[i].running; k++, w++) running[k] = 1;
+        struct dse_tally tl;
+        dse_tally_make(&tl, r, 4, &plan, NULL, running);
+        const double got = dse_tally_eta(&tl);
+        const int ok = t[i].want < 0 ? got < 0 : fabs(got - t[i].want) < 1e-6 * (1 + t[i].want);
+        if (!ok) printf("  tally-eta %s: %g s, expected %g s\n", t[i].name, got, t[i].want);
+        CHECK(ok);
+        for (int k = 0; k < 4; k++) dse_rec_deinit(&r[k]);
+    }
+}
+
 /* ---- successive halving ------------------------------------------------------------------ */
 
 static void test_rank(void) {
@@ -3484,6 +3530,7 @@ static const struct check_case cases[] = {
     { "sweep-bad-lease", test_bad_lease },
     { "sweep-ckpt-link", test_ckpt_link },
     { "sweep-bad-files", test_bad_files },
+    { "tally-eta",     test_tally_eta },
     { "rank",          test_rank },
     { "asha-rule",     test_asha_rule },
     { "plan",          test_plan },
