@@ -1065,6 +1065,9 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         if (w->gpu >= 0)
             snprintf(where, sizeof where, " on %s (%.0f MiB free, given %.0f)", worker_device(w, dev, sizeof dev),
                      w->claim_free_mib, w->claim_need_mib);
+        else if (dse_dist_size(o.dist) > 1)
+            snprintf(where, sizeof where, " on %d ranks x %d thread%s", dse_dist_size(o.dist), o.threads,
+                     o.threads == 1 ? "" : "s");
         say(w, "%s: training %s of %d%s%s%s", c->id, span, w->plan.epochs, rung, where,
             within ? " (resumed from its checkpoint within the epoch)" : from ? " (resumed from its checkpoint)" : "");
         struct dse_train_result *res = malloc(sizeof *res);
@@ -1974,10 +1977,15 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
     } else if (o->log) {
         char desc[400];
         dse_plan_describe(&plan, desc, sizeof desc);
-        char shared[64] = "";
+        char shared[64] = "", ranks[120] = "";
         if (per_host > 1) snprintf(shared, sizeof shared, " (up to %d to a process, as threads)", per_host);
-        fprintf(o->log, "dse sweep: %s: %s; %d worker%s%s x %d thread%s\n", dir, desc, o->workers,
-                o->workers == 1 ? "" : "s", shared, o->threads, o->threads == 1 ? "" : "s");
+        if (dse_dist_size(o->dist) > 1) { /* the ranks of mpirun -np P: one worker */
+            snprintf(shared, sizeof shared, " of %d MPI ranks", dse_dist_size(o->dist));
+            snprintf(ranks, sizeof ranks, " each; the ranks train every candidate together, data-parallel "
+                     "(--ranks-per-candidate %d)", dse_dist_size(o->dist));
+        }
+        fprintf(o->log, "dse sweep: %s: %s; %d worker%s%s x %d thread%s%s\n", dir, desc, o->workers,
+                o->workers == 1 ? "" : "s", shared, o->threads, o->threads == 1 ? "" : "s", ranks);
         fflush(o->log);
     }
     /* one deadline for every worker of this command, restarted ones too (the monotonic
