@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1342,6 +1343,35 @@ static void plot_svg(FILE *f, const struct svg_job *j) {
     write_svg(f, j->s, o->view, &o->lim, j->p, j->lx, j->ly, j->anchor, j->fx, j->fy, j->front);
 }
 
+/* The temporary file a plot is being written to: a signal that ends the process meanwhile
+ * (Ctrl-C, kill, a hang-up, a closed pipe, a file size limit) removes it first, so that no
+ * report leaves one behind (issue #31). Only where the signal's action is the default. */
+static const int tmp_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ };
+static char *volatile tmp_open;
+static struct sigaction tmp_old[DSE_ARRAY_LEN(tmp_sigs)];
+
+static void tmp_drop(int sig) {
+    char *t = tmp_open;
+    if (t) unlink(t);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* tmp: guard that file (NULL: stop guarding, the old actions back). */
+static void tmp_guard(char *tmp) {
+    for (int i = 0; i < DSE_ARRAY_LEN(tmp_sigs); i++) {
+        if (tmp) {
+            struct sigaction sa = { .sa_handler = tmp_drop };
+            sigemptyset(&sa.sa_mask);
+            if (sigaction(tmp_sigs[i], NULL, &tmp_old[i]) == 0 && tmp_old[i].sa_handler == SIG_DFL)
+                sigaction(tmp_sigs[i], &sa, NULL);
+        } else if (tmp_open && tmp_old[i].sa_handler == SIG_DFL) {
+            sigaction(tmp_sigs[i], &tmp_old[i], NULL);
+        }
+    }
+    tmp_open = tmp;
+}
+
 /* Written to a temporary file beside path, then renamed over it. */
 static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char *path, svg_fn fn, const char *what,
                                       struct dse_err *err, const void *extra) {
@@ -1358,6 +1388,7 @@ static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char
         goto out;
     }
     snprintf(tmp, len, "%s.%ld.tmp", path, (long)getpid());
+    tmp_guard(tmp);
     FILE *f = fopen(tmp, "w");
     if (!f) {
         st = dse_err_set(err, DSE_ERR_IO, path, 0, "cannot write the %s: %s", what, strerror(errno));
@@ -1375,6 +1406,7 @@ static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char
         st = dse_err_set(err, DSE_ERR_IO, path, 0, "cannot write the %s: %s", what, strerror(e));
     }
 out:
+    tmp_guard(NULL);
     free(j.p), free(j.lx), free(j.ly), free(j.anchor), free(j.fx), free(j.fy), free(j.front), free(tmp);
     return st;
 }

@@ -12,8 +12,11 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -864,6 +867,42 @@ static void check_svg(const char *path, int n_cand, const char *space) {
     free(s);
 }
 
+/* A plot whose writing ends the process (issue #31: `report --plot` left its temporary file):
+ * a file size limit stops it mid-write (SIGXFSZ, as a Ctrl-C or a kill would), and nothing
+ * is left beside the plot. */
+static void test_report_plot_killed(void) {
+    char tmpl[] = "/tmp/dse_test_report.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    char plot[256];
+    snprintf(plot, sizeof plot, "%s/small.svg", dir);
+    fflush(NULL);
+    pid_t p = fork();
+    if (p == 0) {
+        const struct rlimit lim = { .rlim_cur = 1000, .rlim_max = 1000 }; /* the plot is about 6 KB */
+        FILE *null = fopen("/dev/null", "w");
+        struct dse_err err = { 0 };
+        if (!null || setrlimit(RLIMIT_FSIZE, &lim)) _exit(3);
+        _exit(dse_report_sweep(null, SMALL, DSE_FORMAT_MD, plot, NULL, &err) == DSE_OK ? 0 : 4);
+    }
+    int status = 0;
+    CHECK(p > 0 && waitpid(p, &status, 0) == p);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ); /* stopped mid-write, as meant */
+    int left = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            printf("  left in %s: %s\n", dir, e->d_name);
+            left++;
+        }
+    if (d) closedir(d);
+    CHECK_INT_EQ(left, 0);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void test_report_plot(void) {
     char tmpl[] = "/tmp/dse_test_report.XXXXXX";
     char *dir = mkdtemp(tmpl);
@@ -1592,6 +1631,7 @@ static const struct check_case cases[] = {
     { "report-tex",    test_report_tex },
     { "report-json",   test_report_json },
     { "report-plot",   test_report_plot },
+    { "report-plot-killed", test_report_plot_killed },
     { "report-plot-flops", test_report_plot_flops },
     { "report-curves", test_report_curves },
     { "report-running", test_report_running },
