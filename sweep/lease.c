@@ -81,10 +81,10 @@ static int lease_text(const struct dse_lease *l, char *buf, int size) {
     return snprintf(buf, (size_t)size,
                     "{\"id\": \"%s\", \"gen\": %lld, \"token\": \"%s\", \"host\": \"%s\", \"pidns\": \"%s\", "
                     "\"pid\": %ld, \"thread\": %d, \"beat\": %lld, \"renewed\": %.3f, \"ttl_s\": %.3f, \"released\": %s, "
-                    "\"crashes\": %d, \"epochs_at_claim\": %d, \"epoch\": %d, \"iter\": %d, \"iters\": %d, "
+                    "\"crashes\": %d, \"deaths\": %d, \"epochs_at_claim\": %d, \"epoch\": %d, \"iter\": %d, \"iters\": %d, "
                     "\"epoch_s\": %.3f, \"device\": \"%s\", \"saved_at_claim\": %lld, \"cmd\": \"%s\"}\n",
                     l->id, (long long)l->gen, l->token, l->host, l->pidns, l->pid, l->thread, (long long)l->beat,
-                    l->renewed, l->ttl_s, l->released ? "true" : "false", l->crashes, l->epochs_at_claim,
+                    l->renewed, l->ttl_s, l->released ? "true" : "false", l->crashes, l->deaths, l->epochs_at_claim,
                     l->epoch, l->iter, l->iters, l->epoch_s >= 0 && l->epoch_s < 1e12 ? l->epoch_s : 0.0,
                     l->device, (long long)l->saved_at_claim, l->cmd);
 }
@@ -138,6 +138,7 @@ enum dse_status dse_lease_read(const char *dir, const char *id, int64_t gen, str
     const struct dse_json *rel = dse_json_get(root, "released");
     l->released = rel && rel->type == DSE_JSON_BOOL && rel->boolean;
     l->crashes = (int)get_int(root, "crashes", 0, INT32_MAX);
+    l->deaths = (int)get_int(root, "deaths", 0, INT32_MAX);
     l->epochs_at_claim = (int)get_int(root, "epochs_at_claim", 0, INT32_MAX);
     l->epoch = (int)get_int(root, "epoch", 0, INT32_MAX);
     l->iter = (int)get_int(root, "iter", 0, INT32_MAX);
@@ -258,8 +259,8 @@ static enum dse_status write_replace(const char *dir, const struct dse_lease *l,
 }
 
 enum dse_status dse_lease_claim(const char *dir, const char *id, int64_t cur_gen, const struct dse_lease_me *me,
-                                double ttl_s, int crashes, int epochs, int64_t saved, struct dse_lease *out,
-                                int *won, struct dse_err *err) {
+                                double ttl_s, const struct dse_lease_count *count, struct dse_lease *out, int *won,
+                                struct dse_err *err) {
     char path[4096], text[1024];
     struct dse_lease l;
     enum dse_status st;
@@ -276,9 +277,10 @@ enum dse_status dse_lease_claim(const char *dir, const char *id, int64_t cur_gen
     l.thread = me->thread;
     l.renewed = dse_lease_wall();
     l.ttl_s = ttl_s;
-    l.crashes = crashes;
-    l.epochs_at_claim = epochs;
-    l.saved_at_claim = saved;
+    if (count) {
+        l.crashes = count->crashes, l.deaths = count->deaths;
+        l.epochs_at_claim = count->epochs, l.saved_at_claim = count->saved;
+    }
     memcpy(l.cmd, me->cmd, sizeof l.cmd);
     snprintf(path, sizeof path, "%s/leases", dir);
     if ((st = dse_fs_mkdirs(path, err))) return st;
@@ -340,16 +342,17 @@ enum dse_status dse_lease_release(const char *dir, struct dse_lease *l, struct d
     next.beat++;
     next.renewed = dse_lease_wall();
     next.released = 1;
-    next.crashes = 0;
+    next.crashes = next.deaths = 0;
     if ((st = write_replace(dir, &next, err))) return st;
     *l = next;
     return DSE_OK;
 }
 
-int dse_lease_crashes(const struct dse_lease *l, const struct dse_lease_me *me, int epochs, int64_t saved) {
-    if (strcmp(l->cmd, me->cmd) != 0) return 0;
-    if (epochs > l->epochs_at_claim || (epochs == l->epochs_at_claim && saved > l->saved_at_claim)) return 1;
-    return l->crashes + 1;
+void dse_lease_crashes(const struct dse_lease *l, const struct dse_lease_me *me, struct dse_lease_count *n) {
+    const int progress = n->epochs > l->epochs_at_claim ||
+                         (n->epochs == l->epochs_at_claim && n->saved > l->saved_at_claim);
+    n->deaths = progress ? 1 : l->deaths + 1;
+    n->crashes = strcmp(l->cmd, me->cmd) != 0 ? 0 : progress ? 1 : l->crashes + 1;
 }
 
 int dse_lease_holder_dead(const struct dse_lease *l, const struct dse_lease_me *me) {

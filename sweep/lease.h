@@ -44,7 +44,8 @@ struct dse_lease {
     double  renewed;         /* the holder's wall clock at the last renewal, Unix seconds */
     double  ttl_s;           /* the holder's time to live: it renews every ttl_s / 10 */
     int     released;        /* 1: the holder let go; anyone may claim gen + 1 */
-    int     crashes;         /* holders in a row that died without finishing an epoch */
+    int     crashes;         /* holders of its command in a row that died without progress */
+    int     deaths;          /* holders of any command in a row that died without progress */
     int     epochs_at_claim; /* the candidate's epochs when this lease was taken */
     int64_t saved_at_claim;  /* the iteration of its checkpoint within the next epoch then
                                 (0: none), to tell progress inside an epoch */
@@ -79,22 +80,30 @@ enum dse_status dse_lease_read(const char *dir, const char *id, int64_t gen, str
 enum dse_status dse_lease_scan(const char *dir, void (*fn)(void *arg, const char *id, int64_t gen),
                                void *arg, struct dse_err *err);
 
+/* Where a candidate stands when a worker claims it, recorded in its lease. */
+struct dse_lease_count {
+    int     crashes; /* holders of the claimer's command in a row that died without progress */
+    int     deaths;  /* holders of any command in a row that died without progress */
+    int     epochs;  /* the candidate's epochs */
+    int64_t saved;   /* the iteration of its checkpoint within the next epoch; 0: none */
+};
+
 /* Claim id, whose highest lease gen is cur_gen (0: none): create DIR/leases/<id>.<cur_gen+1>
  * (create-only), then check by readdir that no higher gen exists. *won = 1 and *out
- * filled if this process holds the lease now. crashes, epochs and saved (the candidate's
- * progress now: dse_lease_crashes) are recorded in it. On a win, gens <= cur_gen - 1 are
- * removed (the previous one is kept: see docs). */
+ * filled if this process holds the lease now. count (NULL: all 0) is recorded in it. On a
+ * win, gens <= cur_gen - 1 are removed (the previous one is kept: see docs). */
 enum dse_status dse_lease_claim(const char *dir, const char *id, int64_t cur_gen, const struct dse_lease_me *me,
-                                double ttl_s, int crashes, int epochs, int64_t saved, struct dse_lease *out,
-                                int *won, struct dse_err *err);
+                                double ttl_s, const struct dse_lease_count *count, struct dse_lease *out, int *won,
+                                struct dse_err *err);
 
-/* The crash count of a claim that takes over l, whose holder died (l not released), when
- * the candidate has `epochs` epochs and its checkpoint within the next epoch is at
- * iteration `saved` (0: none): 0 if the holder was another command's (an earlier command
- * killed from outside costs this command nothing: it retries at once); 1 if the holder
- * made progress (an epoch, or a checkpoint within one, past what it started from); else
- * l->crashes + 1. A command fails a candidate at --max-crashes of its own. */
-int dse_lease_crashes(const struct dse_lease *l, const struct dse_lease_me *me, int epochs, int64_t saved);
+/* The counts of a claim by me that takes over l, whose holder died (l not released), the
+ * candidate now at n->epochs epochs and n->saved (its checkpoint within the next epoch):
+ * the holder made progress (an epoch, or a checkpoint within one, past where it started)
+ * if so 1 death in a row, else l->deaths + 1; and n->crashes the same count among me's
+ * command's holders: 0 if the holder was another command's (an earlier command killed from
+ * outside costs this command nothing: it retries at once). A command fails a candidate at
+ * --max-crashes of its own; one with --max-crashes deaths of any commands it claims last. */
+void dse_lease_crashes(const struct dse_lease *l, const struct dse_lease_me *me, struct dse_lease_count *n);
 
 /* Whether l is still held: its file holds its token and gen + 1 does not exist. Reads only. */
 enum dse_status dse_lease_check(const char *dir, const struct dse_lease *l, int *held, struct dse_err *err);

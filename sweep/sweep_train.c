@@ -1446,7 +1446,13 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
         struct gpu_view view = { 0, 0, 0 };
         struct cand *waits = NULL;       /* the smallest candidate that waits for memory */
         int64_t wait_need = 0;
-        for (int i = 0; i < w->n && !worked; i++) {
+        /* pass 0: candidates whose workers have not kept dying; pass 1, if pass 0 left some
+         * for that and claimed nothing: those, so that one that kills its workers is still
+         * retried, but never before the others (a lone worker dies with it) */
+        int put_off = 0;
+        for (int k = 0; k < 2 * w->n && !worked; k++) {
+            const int pass = k >= w->n, i = k % w->n;
+            if (pass && !put_off) break;
             struct cand *c = &w->c[w->order[i]];
             int target, rung, have;
             const char *why;
@@ -1468,13 +1474,16 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
                     continue;
                 }
             }
-            int crashes = 0;
-            const int64_t saved = saved_iter(w, c);
-            if (have && !cur.released) /* its worker died: this command's, without progress, counts */
-                crashes = dse_lease_crashes(&cur, &w->me, c->rec.n_epochs, saved);
+            struct dse_lease_count cnt = { .epochs = c->rec.n_epochs, .saved = saved_iter(w, c) };
+            if (have && !cur.released) /* its worker died: counted if without progress */
+                dse_lease_crashes(&cur, &w->me, &cnt);
+            if ((cnt.deaths >= w->o.max_crashes) != pass) { /* its workers keep dying: the others first */
+                put_off += !pass;
+                gpu_unreserve(w);
+                continue;
+            }
             int won;
-            if ((st = dse_lease_claim(w->dir, c->id, c->lease_gen, &w->me, w->o.lease_s, crashes, c->rec.n_epochs,
-                                      saved, &mine, &won, err))) {
+            if ((st = dse_lease_claim(w->dir, c->id, c->lease_gen, &w->me, w->o.lease_s, &cnt, &mine, &won, err))) {
                 gpu_unreserve(w);
                 return st;
             }
@@ -1491,7 +1500,7 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
                 dse_lease_path(w->dir, c->id, c->lease_gen, path, sizeof path);
                 say(w, "%s: taking over (%s: %s)", c->id, path, why);
             }
-            st = fit == DSE_GPU_NEVER ? never_fits(w, c, &mine, need, err) : work_on(w, c, &mine, crashes, err);
+            st = fit == DSE_GPU_NEVER ? never_fits(w, c, &mine, need, err) : work_on(w, c, &mine, cnt.crashes, err);
             gpu_unreserve(w);
             if (st) {
                 let_go(w, &mine);
@@ -1604,8 +1613,8 @@ static enum dse_status reopen_retries(const struct dse_space *s, const char *dir
         const char *why;
         int have, won = 0;
         if (c->rec.status != DSE_REC_FAILED || !c->rec.failed_retry || !lease_free(&w, c, &cur, &have, &why)) continue;
-        if ((st = dse_lease_claim(dir, c->id, c->lease_gen, &w.me, o->lease_s, 0, c->rec.n_epochs, 0, &mine, &won,
-                                  err)) ||
+        const struct dse_lease_count cnt = { .epochs = c->rec.n_epochs };
+        if ((st = dse_lease_claim(dir, c->id, c->lease_gen, &w.me, o->lease_s, &cnt, &mine, &won, err)) ||
             !won)
             continue;
         if (!(st = dse_rec_read(dir, c->id, &c->rec, err)) && c->rec.status == DSE_REC_FAILED && c->rec.failed_retry) {

@@ -26,12 +26,16 @@ wait $pid 2>/dev/null
 ls "$tmp"/s/checkpoints/*/epoch-1.ckpt >/dev/null 2>&1 && fail "the kill came after a first epoch ended: retry the test"
 echo "ok: worker killed inside the first epoch of $(ls "$tmp"/s/leases | head -1 | cut -d. -f1)"
 # 2. the next command finds its worker dead: another command's worker, so it costs this one
-# nothing (issue #31): it takes the candidate over at once and finishes the sweep
+# nothing (issue #31): it takes the candidate over in the same command and finishes the sweep;
+# as its workers died --max-crashes times in a row (here 1), the other candidate goes first
+killed=$(ls "$tmp"/s/leases | head -1 | cut -d. -f1)
 "$dse" sweep "$space" --out "$tmp/s" $opts >"$tmp/2.log" 2>&1 || fail "the second command: $(tail -3 "$tmp/2.log")"
-grep -q "taking over from" "$tmp/2.log" || fail "the second command did not take the candidate over: $(tail -3 "$tmp/2.log")"
+grep -q "$killed: taking over from" "$tmp/2.log" || fail "the second command did not take the candidate over: $(tail -3 "$tmp/2.log")"
+first=$(grep -m1 ": training epoch\|: taking over" "$tmp/2.log" | sed 's/^[^]]*\]: \([^:]*\):.*/\1/')
+[ -n "$first" ] && [ "$first" != "$killed" ] || fail "the killed candidate was not put after the other one: $(grep -m2 'training\|taking' "$tmp/2.log")"
 grep -q " failed: " "$tmp/2.log" && fail "the second command failed a candidate: $(grep -m2 " failed: " "$tmp/2.log")"
 "$dse" status "$tmp/s" | grep -q "^Finished\.$" || fail "the second command did not finish the sweep: $(tail -3 "$tmp/2.log")"
-echo "ok: the second command retried it at once: $(grep -m1 'taking over' "$tmp/2.log" | sed 's/^[^]]*\] //')"
+echo "ok: the second command retried it (after the other one): $(grep -m1 'taking over' "$tmp/2.log" | sed 's/^[^]]*\]: //')"
 # 3. a worker of the command itself dies (its worker process killed; the command starts
 # another): with --max-crashes 1 that is the command's last attempt, and the candidate fails
 # as retryable; the next command retries it, and removes what a killed writer left: a

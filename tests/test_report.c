@@ -1373,7 +1373,7 @@ static void test_report_running(void) {
     struct dse_lease    l;
     int                 won = 0;
     dse_lease_me_init(&me);
-    CHECK_OK(dse_lease_claim(dir, "ca", 0, &me, 60.0, 0, 0, 0, &l, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "ca", 0, &me, 60.0, NULL, &l, &won, &err));
     CHECK_INT_EQ(won, 1);
     char *s = run_report(dir, DSE_FORMAT_CSV, NULL, &st, &err);
     CHECK_OK(st);

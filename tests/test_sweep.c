@@ -262,10 +262,10 @@ static void test_lease_claim(void) {
     dse_lease_me_init(&a);
     dse_lease_me_init(&b);
     CHECK(strcmp(a.token, b.token) != 0);
-    CHECK_OK(dse_lease_claim(dir, "cand", 0, &a, 30, 0, 0, 0, &la, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 0, &a, 30, NULL, &la, &won, &err));
     CHECK(won);
     CHECK_INT_EQ(la.gen, 1);
-    CHECK_OK(dse_lease_claim(dir, "cand", 0, &b, 30, 0, 0, 0, &lb, &won, &err)); /* gen 1 exists: b loses */
+    CHECK_OK(dse_lease_claim(dir, "cand", 0, &b, 30, NULL, &lb, &won, &err)); /* gen 1 exists: b loses */
     CHECK(!won);
     CHECK_OK(dse_lease_check(dir, &la, &held, &err));
     CHECK(held);
@@ -279,23 +279,23 @@ static void test_lease_claim(void) {
     CHECK_OK(dse_lease_read(dir, "cand", 1, &lc, &missing, &err));
     CHECK(lc.released);
     /* b takes gen 2; a's old lease is no longer held and cannot be renewed */
-    CHECK_OK(dse_lease_claim(dir, "cand", 1, &b, 30, 0, 0, 0, &lb, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 1, &b, 30, NULL, &lb, &won, &err));
     CHECK(won);
     CHECK_OK(dse_lease_check(dir, &la, &held, &err));
     CHECK(!held);
     CHECK_OK(dse_lease_renew(dir, &la, &held, &err));
     CHECK(!held);
     /* a stale view (gen 1 named as current after gens 2..4 were made): the claim must lose */
-    CHECK_OK(dse_lease_claim(dir, "cand", 2, &a, 30, 0, 0, 0, &la, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 2, &a, 30, NULL, &la, &won, &err));
     CHECK(won); /* gen 3 */
-    CHECK_OK(dse_lease_claim(dir, "cand", 3, &b, 30, 0, 0, 0, &lb, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 3, &b, 30, NULL, &lb, &won, &err));
     CHECK(won); /* gen 4; gen 2 removed, gen 3 kept */
     char path[300];
     dse_lease_path(dir, "cand", 2, path, sizeof path);
     CHECK(access(path, F_OK) != 0);
     dse_lease_path(dir, "cand", 3, path, sizeof path);
     CHECK(access(path, F_OK) == 0);
-    CHECK_OK(dse_lease_claim(dir, "cand", 1, &a, 30, 0, 0, 0, &lc, &won, &err)); /* creates gen 2 again, sees 4 */
+    CHECK_OK(dse_lease_claim(dir, "cand", 1, &a, 30, NULL, &lc, &won, &err)); /* creates gen 2 again, sees 4 */
     CHECK(!won);
     dse_lease_path(dir, "cand", 2, path, sizeof path);
     CHECK(access(path, F_OK) != 0); /* and took it back */
@@ -324,7 +324,7 @@ static void test_lease_race(void) {
                 int won = 0;
                 dse_lease_me_init(&me);
                 while (access(go, F_OK) != 0) nap(0.001);
-                if (dse_lease_claim(dir, "x", round, &me, 30, 0, 0, 0, &l, &won, NULL)) _exit(2);
+                if (dse_lease_claim(dir, "x", round, &me, 30, NULL, &l, &won, NULL)) _exit(2);
                 _exit(won ? 0 : 1);
             }
         }
@@ -445,35 +445,42 @@ static void test_lease_unreadable(void) {
     CHECK(!dse_lease_free_unreadable(5, &obs, 2, 103, &why)); /* another gen: a new look */
 }
 
-/* dse_lease_crashes: outside kills of an earlier command cost this one nothing, and any
- * progress (an epoch, or a checkpoint within one) restarts the count. */
+/* dse_lease_crashes: outside kills of an earlier command cost this one nothing (crashes),
+ * though they count as deaths (a candidate with --max-crashes of them is claimed last); any
+ * progress (an epoch, or a checkpoint within one) restarts both counts. */
 static void test_lease_crashes(void) {
     static const struct {
         const char *name, *holder_cmd;
-        int         crashes, epochs_at_claim;
+        int         crashes, deaths, epochs_at_claim;
         int64_t     saved_at_claim;
         int         epochs;
         int64_t     saved;
-        int         want;
+        int         want_crashes, want_deaths;
     } t[] = {
-        { "another command",           "other", 2, 0, 0,  0, 0,  0 },
-        { "an old lease (no command)", "",      2, 0, 0,  0, 0,  0 },
-        { "ours, no progress",         "ME",    2, 0, 0,  0, 0,  3 },
-        { "ours, first death",         "ME",    0, 1, 40, 1, 40, 1 },
-        { "ours, an epoch finished",   "ME",    2, 0, 0,  1, 0,  1 },
-        { "ours, a checkpoint within", "ME",    2, 1, 40, 1, 80, 1 },
-        { "ours, same checkpoint",     "ME",    2, 1, 40, 1, 40, 3 },
+        { "another command",           "other", 2, 2, 0, 0,  0, 0,  0, 3 },
+        { "an old lease (no command)", "",      2, 2, 0, 0,  0, 0,  0, 3 },
+        { "ours, no progress",         "ME",    2, 2, 0, 0,  0, 0,  3, 3 },
+        { "ours, after others' deaths", "ME",   0, 5, 0, 0,  0, 0,  1, 6 },
+        { "ours, first death",         "ME",    0, 0, 1, 40, 1, 40, 1, 1 },
+        { "ours, an epoch finished",   "ME",    2, 2, 0, 0,  1, 0,  1, 1 },
+        { "ours, a checkpoint within", "ME",    2, 2, 1, 40, 1, 80, 1, 1 },
+        { "another's, a checkpoint",   "other", 2, 4, 1, 40, 1, 80, 0, 1 },
+        { "ours, same checkpoint",     "ME",    2, 2, 1, 40, 1, 40, 3, 3 },
     };
     struct dse_lease_me me;
     dse_lease_me_init(&me);
     strcpy(me.cmd, "ME");
     for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
-        struct dse_lease l = { .crashes = t[i].crashes, .epochs_at_claim = t[i].epochs_at_claim,
+        struct dse_lease l = { .crashes = t[i].crashes, .deaths = t[i].deaths, .epochs_at_claim = t[i].epochs_at_claim,
                                .saved_at_claim = t[i].saved_at_claim };
         strcpy(l.cmd, t[i].holder_cmd);
-        int got = dse_lease_crashes(&l, &me, t[i].epochs, t[i].saved);
-        if (got != t[i].want) fprintf(stderr, "  lease-crashes %s: %d, expected %d\n", t[i].name, got, t[i].want);
-        CHECK_INT_EQ(got, t[i].want);
+        struct dse_lease_count n = { .epochs = t[i].epochs, .saved = t[i].saved };
+        dse_lease_crashes(&l, &me, &n);
+        if (n.crashes != t[i].want_crashes || n.deaths != t[i].want_deaths)
+            fprintf(stderr, "  lease-crashes %s: crashes %d, deaths %d; expected %d, %d\n", t[i].name, n.crashes,
+                    n.deaths, t[i].want_crashes, t[i].want_deaths);
+        CHECK_INT_EQ(n.crashes, t[i].want_crashes);
+        CHECK_INT_EQ(n.deaths, t[i].want_deaths);
     }
 }
 
