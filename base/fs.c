@@ -178,6 +178,43 @@ enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err) {
     return DSE_OK;
 }
 
+enum dse_status dse_fs_dir_in(const char *dir, const char *rel, int create, int *fd, struct dse_err *err) {
+    char buf[4096], done[4400];
+    if (fd) *fd = -1;
+    if (snprintf(buf, sizeof buf, "%s", rel) >= (int)sizeof buf ||
+        snprintf(done, sizeof done, "%s", dir) >= (int)sizeof done)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s/%s: path too long", dir, rel);
+    int at = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (at < 0) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: cannot open: %s", dir, strerror(errno));
+    char *save = NULL;
+    for (char *part = strtok_r(buf, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+        size_t n = strlen(done);
+        snprintf(done + n, sizeof done - n, "/%s", part);
+        int e = 0;
+        if (!strcmp(part, "..")) e = EINVAL;
+        else if (create && mkdirat(at, part, 0755) != 0 && errno != EEXIST) e = errno;
+        int next = e ? -1 : openat(at, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0) {
+            struct stat sb;
+            if (!e) e = errno;
+            const int link = fstatat(at, part, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode);
+            close(at);
+            if (link)
+                return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s is a symbolic link: refusing to write through it "
+                                   "(a sweep writes only inside %s; replace the link with a folder)", done,
+                                   dir);
+            if (e == ENOTDIR) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s exists and is not a directory", done);
+            return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: cannot %s: %s", done, create ? "create" : "open",
+                               strerror(e));
+        }
+        close(at);
+        at = next;
+    }
+    if (fd) *fd = at;
+    else close(at);
+    return DSE_OK;
+}
+
 /* A new file made in dir and removed at once (named as write_temp's are); errno on failure. */
 static int probe_in(const char *dir) {
     char probe[4400], host[64] = "host";

@@ -27,6 +27,14 @@ enum dse_status dse_fs_sync_dir(const char *path, struct dse_err *err);
  * part of it that could not be made. */
 enum dse_status dse_fs_mkdirs(const char *path, struct dse_err *err);
 
+/* The folder dir/rel (rel relative, '/'-separated, no ".."), opened without following a
+ * symbolic link anywhere in rel: each part is opened inside the one before (openat with
+ * O_NOFOLLOW; made with mkdirat first if create), so what is then written through *fd (or
+ * through dir/rel at once) cannot leave dir through a link inside it (dir itself may be
+ * one). A part that is a link or not a folder is refused (DSE_ERR_IO; the message names
+ * it). *fd (NULL: closed) gets the open folder; the caller closes it. */
+enum dse_status dse_fs_dir_in(const char *dir, const char *rel, int create, int *fd, struct dse_err *err);
+
 /* Remove the temporary files that writers killed mid-write left in dir (issue #18): one of
  * this host's names (dse_fs_write_atomic's) whose writing process is gone and that is at
  * least min_age_s old; any other "*.tmp" (another host's: its pid means nothing here) only

@@ -582,16 +582,23 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         char kept[64] = "";
         if (sum.skipped) snprintf(kept, sizeof kept, " (%llu already there, left as they were)",
                                   (unsigned long long)sum.skipped);
-        printf("%s: %llu candidates in %s: %llu kept, %llu pruned by constraints%s\n", s.name,
-               (unsigned long long)sum.candidates, dir, (unsigned long long)sum.kept,
+        char archs[160] = ""; /* counted as dse status and dse report count them */
+        const int reps = s.train.present && s.train.replicates > 1 ? s.train.replicates : 1;
+        const int evo = s.search.strategy == DSE_SEARCH_EVOLUTION;
+        if (reps > 1) snprintf(archs, sizeof archs, " (%llu architectures x %d replicates%s)",
+                               (unsigned long long)sum.candidates / (unsigned long long)reps, reps,
+                               evo ? ": the search's proposals so far" : "");
+        else if (evo) snprintf(archs, sizeof archs, " (the search's proposals so far)");
+        printf("%s: %llu candidates%s in %s: %llu kept, %llu pruned by constraints%s\n", s.name,
+               (unsigned long long)sum.candidates, archs, dir, (unsigned long long)sum.kept,
                (unsigned long long)sum.pruned, kept);
         fflush(stdout);
         if (analytic && sum.candidates <= 200) { /* the costs and the analytic frontier at once */
             char plot[4200];
             snprintf(plot, sizeof plot, "%s/frontier.svg", dir);
             if (printf("\n"), dse_report_sweep(stdout, dir, DSE_FORMAT_MD, plot, NULL, &err)) rc = fail(&err);
-            else printf("\nPlot (forward FLOPs against model size): %s\nnext: dse sweep %s --out %s  (train them; "
-                        "the space needs a train section)\n", plot, a->pos[0], dir);
+            else printf("\nPlot (forward FLOPs against model size): %s\nnext: dse sweep %s --out %s  (train them%s)\n",
+                        plot, a->pos[0], dir, s.train.present ? "" : "; the space needs a train section first");
         } else if (analytic) {
             printf("%llu candidates are too many to list here: dse report %s --format csv lists them, "
                    "--plot FILE.svg draws them\n", (unsigned long long)sum.candidates, dir);

@@ -299,8 +299,9 @@ static const struct dse_opt_line lines_sweep[] = {
     OWN(CKPT_EVERY, "CPU workers also checkpoint within an epoch: every N steps, or\n"
                     "Ns / Nm (default 5m; 0: only at epochs' ends); a killed worker's\n"
                     "successor resumes there"),
-    OWN(MAX_CRASHES, "a candidate whose workers die N times in a row without finishing an\n"
-                     "epoch is marked failed (default 3) until the next dse sweep retries it"),
+    OWN(MAX_CRASHES, "a candidate whose workers in this command die N times in a row without\n"
+                     "progress is marked failed (default 3) until the next dse sweep retries\n"
+                     "it; a worker of an earlier command found dead costs nothing"),
     OWN(PROGRESS_EVERY, "a worker's progress line within an epoch every S seconds (default "
                         DSE_TRAIN_LOG_EVERY_S_STR ";\n0: epoch lines only)"),
     OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,12 +412,14 @@ static void header_line(char *buf, size_t size, const struct dse_sweep_view *s) 
     char counts[200], decl[64] = "";
     counts_text(counts, sizeof counts, s);
     if (s->declared != s->n && s->declared > 0) /* 0: a search bounded by hours only */
-        snprintf(decl, sizeof decl, " of %" PRId64 " listed in sweep.json", s->declared);
-    char reps[48] = ""; /* with replicates, a row is an architecture; its status that of the group */
-    if (s->replicates > 1) snprintf(reps, sizeof reps, " x %d replicates", s->replicates);
-    /* with replicates a row is an architecture, as dse status counts them */
-    const char *row = s->replicates > 1 ? "architecture" : "candidate";
-    snprintf(buf, size, "Sweep %s: %d %s%s%s%s (%s)", s->space, s->n, row, s->n == 1 ? "" : "s", decl, reps, counts);
+        snprintf(decl, sizeof decl, s->replicates > 1 ? ", of %" PRId64 " listed in sweep.json"
+                                                       : " of %" PRId64 " listed in sweep.json", s->declared);
+    if (s->replicates > 1) /* a row is an architecture, its status the group's; the candidates (records)
+                              counted as dse status and dse sweep count them */
+        snprintf(buf, size, "Sweep %s: %d candidates (%d architecture%s x %d replicates%s); by architecture: %s",
+                 s->space, s->n_all, s->n, s->n == 1 ? "" : "s", s->replicates, decl, counts);
+    else
+        snprintf(buf, size, "Sweep %s: %d candidate%s%s (%s)", s->space, s->n, s->n == 1 ? "" : "s", decl, counts);
 }
 
 /* A trained sweep where no candidate is pending or running any more: its best is final. */
@@ -634,12 +637,13 @@ static int write_md_search(FILE *f, const struct dse_sweep_view *s) {
     int oom = 0;
     if (v.hv) {
         char b[64];
-        fprintf(f, "Hypervolume of (top-1 up, %s down) against candidates trained, in the order their results were "
+        const char *unit = s->replicates > 1 ? "architectures" : "candidates"; /* a result per architecture */
+        fprintf(f, "Hypervolume of (top-1 up, %s down) against %s trained, in the order their results were "
                    "recorded, against the reference point (top-1 %.2f%%, %s %s): the worst top-1 and 1.01 x the "
-                   "largest %s among the results.\n\n", v.cost, 100.0 * v.ref_top1, v.cost,
+                   "largest %s among the results.\n\n", v.cost, unit, 100.0 * v.ref_top1, v.cost,
                 fmt_sig3(b, sizeof b, v.ref_cost), v.cost);
         struct tbl t = { 0 };
-        tbl_head(&t, "candidates trained", 1);
+        tbl_head(&t, s->replicates > 1 ? "architectures trained" : "candidates trained", 1);
         tbl_head(&t, "hypervolume", 1);
         tbl_head(&t, "of the last", 1);
         const int n = v.lg.n_res, step = n > 8 ? (n + 7) / 8 : 1;
@@ -675,7 +679,8 @@ static int write_md(FILE *f, const struct dse_sweep_view *s, const struct dse_ca
     int oom = t.oom;
     if (!oom) tbl_print_md(f, &t);
     tbl_free(&t);
-    fprintf(f, "\n## Frontier (%s): %d of %d candidates\n\n", objective(s), s->n_front, s->n);
+    fprintf(f, "\n## Frontier (%s): %d of %d %s\n\n", objective(s), s->n_front, s->n,
+            s->replicates > 1 ? "architectures" : "candidates");
     memset(&t, 0, sizeof t);
     table_human(&t, s, s->front, s->n_front, 0, "");
     oom |= t.oom;
@@ -1381,6 +1386,35 @@ static void plot_svg(FILE *f, const struct svg_job *j) {
     write_svg(f, j->s, o->view, &o->lim, j->p, j->lx, j->ly, j->anchor, j->fx, j->fy, j->front);
 }
 
+/* The temporary file a plot is being written to: a signal that ends the process meanwhile
+ * (Ctrl-C, kill, a hang-up, a closed pipe, a file size limit) removes it first, so that no
+ * report leaves one behind (issue #31). Only where the signal's action is the default. */
+static const int tmp_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ };
+static char *volatile tmp_open;
+static struct sigaction tmp_old[DSE_ARRAY_LEN(tmp_sigs)];
+
+static void tmp_drop(int sig) {
+    char *t = tmp_open;
+    if (t) unlink(t);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* tmp: guard that file (NULL: stop guarding, the old actions back). */
+static void tmp_guard(char *tmp) {
+    for (int i = 0; i < DSE_ARRAY_LEN(tmp_sigs); i++) {
+        if (tmp) {
+            struct sigaction sa = { .sa_handler = tmp_drop };
+            sigemptyset(&sa.sa_mask);
+            if (sigaction(tmp_sigs[i], NULL, &tmp_old[i]) == 0 && tmp_old[i].sa_handler == SIG_DFL)
+                sigaction(tmp_sigs[i], &sa, NULL);
+        } else if (tmp_open && tmp_old[i].sa_handler == SIG_DFL) {
+            sigaction(tmp_sigs[i], &tmp_old[i], NULL);
+        }
+    }
+    tmp_open = tmp;
+}
+
 /* Written to a temporary file beside path, then renamed over it. */
 static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char *path, svg_fn fn, const char *what,
                                       struct dse_err *err, const void *extra) {
@@ -1398,6 +1432,7 @@ static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char
     }
     if ((st = dse_fs_check_target(path, err))) goto out;
     snprintf(tmp, len, "%s.%ld.tmp", path, (long)getpid());
+    tmp_guard(tmp);
     FILE *f = fopen(tmp, "w");
     if (!f) {
         st = dse_err_set(err, DSE_ERR_IO, path, 0, "cannot write the %s: %s", what, strerror(errno));
@@ -1415,6 +1450,7 @@ static enum dse_status write_svg_file(const struct dse_sweep_view *s, const char
         st = dse_err_set(err, DSE_ERR_IO, path, 0, "cannot write the %s: %s", what, strerror(e));
     }
 out:
+    tmp_guard(NULL);
     free(j.p), free(j.lx), free(j.ly), free(j.anchor), free(j.fx), free(j.fy), free(j.front), free(tmp);
     return st;
 }

@@ -28,6 +28,8 @@ struct dse_train_progress {
     int     done;               /* 1 at the end of an epoch: test metrics below are set */
     float   test_top1, test_top5, test_loss;
     int     unpredicted;        /* dse_epoch_result.unpredicted, when done */
+    double  seconds;            /* when done: the epoch's steps and evaluation, as
+                                   dse_epoch_result.seconds (no setup, no checkpoint) */
 };
 
 /* What dse_train_opts.note tells: a cuDNN choice file loaded, choices found and written to

@@ -81,12 +81,12 @@ static int lease_text(const struct dse_lease *l, char *buf, int size) {
     return snprintf(buf, (size_t)size,
                     "{\"id\": \"%s\", \"gen\": %lld, \"token\": \"%s\", \"host\": \"%s\", \"pidns\": \"%s\", "
                     "\"pid\": %ld, \"thread\": %d, \"beat\": %lld, \"renewed\": %.3f, \"ttl_s\": %.3f, \"released\": %s, "
-                    "\"crashes\": %d, \"epochs_at_claim\": %d, \"epoch\": %d, \"iter\": %d, \"iters\": %d, "
-                    "\"epoch_s\": %.3f, \"device\": \"%s\"}\n",
+                    "\"crashes\": %d, \"deaths\": %d, \"epochs_at_claim\": %d, \"epoch\": %d, \"iter\": %d, \"iters\": %d, "
+                    "\"epoch_s\": %.3f, \"device\": \"%s\", \"saved_at_claim\": %lld, \"cmd\": \"%s\"}\n",
                     l->id, (long long)l->gen, l->token, l->host, l->pidns, l->pid, l->thread, (long long)l->beat,
-                    l->renewed, l->ttl_s, l->released ? "true" : "false", l->crashes, l->epochs_at_claim,
+                    l->renewed, l->ttl_s, l->released ? "true" : "false", l->crashes, l->deaths, l->epochs_at_claim,
                     l->epoch, l->iter, l->iters, l->epoch_s >= 0 && l->epoch_s < 1e12 ? l->epoch_s : 0.0,
-                    l->device);
+                    l->device, (long long)l->saved_at_claim, l->cmd);
 }
 
 static void copy_str(const struct dse_json *root, const char *key, char *out, int size) {
@@ -98,6 +98,13 @@ static void copy_str(const struct dse_json *root, const char *key, char *out, in
 static double get_num(const struct dse_json *root, const char *key, double dflt) {
     const struct dse_json *v = dse_json_get(root, key);
     return v && v->type == DSE_JSON_NUMBER ? v->number : dflt;
+}
+
+/* An integer field, 0 if it is not a number in [lo, hi] (a cast of a number past the
+ * type's range would be undefined). */
+static int64_t get_int(const struct dse_json *root, const char *key, int64_t lo, int64_t hi) {
+    double v = get_num(root, key, 0);
+    return v >= (double)lo && v <= (double)hi ? (int64_t)v : 0;
 }
 
 enum dse_status dse_lease_read(const char *dir, const char *id, int64_t gen, struct dse_lease *l,
@@ -122,23 +129,26 @@ enum dse_status dse_lease_read(const char *dir, const char *id, int64_t gen, str
     copy_str(root, "token", l->token, sizeof l->token);
     copy_str(root, "host", l->host, sizeof l->host);
     copy_str(root, "pidns", l->pidns, sizeof l->pidns);
-    l->gen = (int64_t)get_num(root, "gen", 0);
-    l->pid = (long)get_num(root, "pid", 0);
-    l->thread = (int)get_num(root, "thread", 0);
-    l->beat = (int64_t)get_num(root, "beat", 0);
+    l->gen = get_int(root, "gen", 1, DSE_LEASE_GEN_MAX);
+    l->pid = (long)get_int(root, "pid", 0, INT32_MAX);
+    l->thread = (int)get_int(root, "thread", 0, INT32_MAX);
+    l->beat = get_int(root, "beat", 0, DSE_LEASE_GEN_MAX);
     l->renewed = get_num(root, "renewed", 0);
     l->ttl_s = get_num(root, "ttl_s", 60);
     const struct dse_json *rel = dse_json_get(root, "released");
     l->released = rel && rel->type == DSE_JSON_BOOL && rel->boolean;
-    l->crashes = (int)get_num(root, "crashes", 0);
-    l->epochs_at_claim = (int)get_num(root, "epochs_at_claim", 0);
-    l->epoch = (int)get_num(root, "epoch", 0);
-    l->iter = (int)get_num(root, "iter", 0);
-    l->iters = (int)get_num(root, "iters", 0);
+    l->crashes = (int)get_int(root, "crashes", 0, INT32_MAX);
+    l->deaths = (int)get_int(root, "deaths", 0, INT32_MAX);
+    l->epochs_at_claim = (int)get_int(root, "epochs_at_claim", 0, INT32_MAX);
+    l->epoch = (int)get_int(root, "epoch", 0, INT32_MAX);
+    l->iter = (int)get_int(root, "iter", 0, INT32_MAX);
+    l->iters = (int)get_int(root, "iters", 0, INT32_MAX);
     l->epoch_s = get_num(root, "epoch_s", 0);
     copy_str(root, "device", l->device, sizeof l->device);
+    l->saved_at_claim = get_int(root, "saved_at_claim", 0, DSE_LEASE_GEN_MAX);
+    copy_str(root, "cmd", l->cmd, sizeof l->cmd);
     dse_json_free(doc);
-    if (l->gen != gen || strcmp(l->id, id) != 0 || !l->token[0])
+    if (l->gen != gen || strcmp(l->id, id) != 0 || !l->token[0] || !(l->ttl_s > 0 && l->ttl_s <= DSE_LEASE_TTL_MAX))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: not a lease file of %s, gen %lld", path, id,
                            (long long)gen);
     return DSE_OK;
@@ -152,7 +162,7 @@ static int parse_name(const char *name, char *id, int size, int64_t *gen) {
     char *end;
     errno = 0;
     long long g = strtoll(dot + 1, &end, 10);
-    if (errno || *end || g < 1) return 0;
+    if (errno || *end || g < 1 || g > DSE_LEASE_GEN_MAX) return 0;
     memcpy(id, name, (size_t)(dot - name));
     id[dot - name] = '\0';
     *gen = g;
@@ -249,7 +259,7 @@ static enum dse_status write_replace(const char *dir, const struct dse_lease *l,
 }
 
 enum dse_status dse_lease_claim(const char *dir, const char *id, int64_t cur_gen, const struct dse_lease_me *me,
-                                double ttl_s, int crashes, int epochs, struct dse_lease *out, int *won,
+                                double ttl_s, const struct dse_lease_count *count, struct dse_lease *out, int *won,
                                 struct dse_err *err) {
     char path[4096], text[1024];
     struct dse_lease l;
@@ -267,8 +277,11 @@ enum dse_status dse_lease_claim(const char *dir, const char *id, int64_t cur_gen
     l.thread = me->thread;
     l.renewed = dse_lease_wall();
     l.ttl_s = ttl_s;
-    l.crashes = crashes;
-    l.epochs_at_claim = epochs;
+    if (count) {
+        l.crashes = count->crashes, l.deaths = count->deaths;
+        l.epochs_at_claim = count->epochs, l.saved_at_claim = count->saved;
+    }
+    memcpy(l.cmd, me->cmd, sizeof l.cmd);
     snprintf(path, sizeof path, "%s/leases", dir);
     if ((st = dse_fs_mkdirs(path, err))) return st;
     dse_lease_path(dir, id, l.gen, path, sizeof path);
@@ -329,10 +342,17 @@ enum dse_status dse_lease_release(const char *dir, struct dse_lease *l, struct d
     next.beat++;
     next.renewed = dse_lease_wall();
     next.released = 1;
-    next.crashes = 0;
+    next.crashes = next.deaths = 0;
     if ((st = write_replace(dir, &next, err))) return st;
     *l = next;
     return DSE_OK;
+}
+
+void dse_lease_crashes(const struct dse_lease *l, const struct dse_lease_me *me, struct dse_lease_count *n) {
+    const int progress = n->epochs > l->epochs_at_claim ||
+                         (n->epochs == l->epochs_at_claim && n->saved > l->saved_at_claim);
+    n->deaths = progress ? 1 : l->deaths + 1;
+    n->crashes = strcmp(l->cmd, me->cmd) != 0 ? 0 : progress ? 1 : l->crashes + 1;
 }
 
 int dse_lease_holder_dead(const struct dse_lease *l, const struct dse_lease_me *me) {
@@ -353,5 +373,16 @@ int dse_lease_free(const struct dse_lease *l, struct dse_lease_obs *obs, const s
         return 0;
     }
     if (now_mono - obs->since > l->ttl_s) return *why = "its lease was not renewed for a whole ttl", 1;
+    return 0;
+}
+
+int dse_lease_free_unreadable(int64_t gen, struct dse_lease_obs *obs, double ttl_s, double now_mono,
+                              const char **why) {
+    *why = "";
+    if (obs->gen != gen || obs->beat != INT64_MIN) { /* beat INT64_MIN: seen unreadable */
+        obs->gen = gen, obs->beat = INT64_MIN, obs->since = now_mono;
+        return 0;
+    }
+    if (now_mono - obs->since > ttl_s) return *why = "its lease file was unreadable for a whole ttl", 1;
     return 0;
 }

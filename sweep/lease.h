@@ -11,6 +11,13 @@
 #include "base/base.h"
 
 #define DSE_LEASE_ID_MAX 40
+/* Gens above this are not lease files' (a JSON number holds every gen up to it exactly, no
+ * sweep claims a candidate that often, and a claim must be able to make gen + 1): a file
+ * named <id>.<gen> past it is ignored, as any file that is not a lease. */
+#define DSE_LEASE_GEN_MAX (INT64_C(1) << 53)
+/* The longest ttl a lease file may give, in seconds (a week): one past it does not read as a
+ * lease (dse_lease_free_unreadable), so that no file can hold a candidate forever. */
+#define DSE_LEASE_TTL_MAX (7 * 86400.0)
 
 /* Who this worker is: host name, pid namespace (so that a pid is compared only inside
  * its own namespace), pid, its worker thread in the process, and a random token no other
@@ -22,6 +29,8 @@ struct dse_lease_me {
     long pid;
     int  thread;      /* 0: the process's only worker; k >= 1: worker thread k of several */
     char token[40];   /* 32 hex digits */
+    char cmd[40];     /* the dse sweep command this worker belongs to (a token its worker
+                         processes share); "" unknown. Crashes are counted per command */
 };
 
 /* One lease file. */
@@ -35,8 +44,12 @@ struct dse_lease {
     double  renewed;         /* the holder's wall clock at the last renewal, Unix seconds */
     double  ttl_s;           /* the holder's time to live: it renews every ttl_s / 10 */
     int     released;        /* 1: the holder let go; anyone may claim gen + 1 */
-    int     crashes;         /* holders in a row that died without finishing an epoch */
+    int     crashes;         /* holders of its command in a row that died without progress */
+    int     deaths;          /* holders of any command in a row that died without progress */
     int     epochs_at_claim; /* the candidate's epochs when this lease was taken */
+    int64_t saved_at_claim;  /* the iteration of its checkpoint within the next epoch then
+                                (0: none), to tell progress inside an epoch */
+    char    cmd[40];         /* the holder's command (dse_lease_me.cmd) */
     /* progress of the training under this lease, for dse status (0 if none yet) */
     int     epoch, iter, iters; /* 0-based epoch, iteration within it, iterations per epoch */
     double  epoch_s;         /* estimated seconds per epoch at the current speed */
@@ -56,8 +69,9 @@ void dse_lease_holder_name(const struct dse_lease *l, char *buf, int size);
 /* DIR/leases/<id>.<gen> into buf. */
 void dse_lease_path(const char *dir, const char *id, int64_t gen, char *buf, int size);
 
-/* Read a lease file. DSE_ERR_IO if missing (*missing = 1) or unreadable; DSE_ERR_CONFIG
- * if it does not parse. */
+/* Read a lease file. DSE_ERR_IO if missing (*missing = 1) or unreadable (a directory, say);
+ * DSE_ERR_CONFIG if it does not parse, or its id, gen, token or ttl (0 < ttl_s <=
+ * DSE_LEASE_TTL_MAX) are not a lease's. */
 enum dse_status dse_lease_read(const char *dir, const char *id, int64_t gen, struct dse_lease *l,
                                int *missing, struct dse_err *err);
 
@@ -66,13 +80,30 @@ enum dse_status dse_lease_read(const char *dir, const char *id, int64_t gen, str
 enum dse_status dse_lease_scan(const char *dir, void (*fn)(void *arg, const char *id, int64_t gen),
                                void *arg, struct dse_err *err);
 
+/* Where a candidate stands when a worker claims it, recorded in its lease. */
+struct dse_lease_count {
+    int     crashes; /* holders of the claimer's command in a row that died without progress */
+    int     deaths;  /* holders of any command in a row that died without progress */
+    int     epochs;  /* the candidate's epochs */
+    int64_t saved;   /* the iteration of its checkpoint within the next epoch; 0: none */
+};
+
 /* Claim id, whose highest lease gen is cur_gen (0: none): create DIR/leases/<id>.<cur_gen+1>
  * (create-only), then check by readdir that no higher gen exists. *won = 1 and *out
- * filled if this process holds the lease now. crashes and epochs are recorded in it. On
- * a win, gens <= cur_gen - 1 are removed (the previous one is kept: see docs). */
+ * filled if this process holds the lease now. count (NULL: all 0) is recorded in it. On a
+ * win, gens <= cur_gen - 1 are removed (the previous one is kept: see docs). */
 enum dse_status dse_lease_claim(const char *dir, const char *id, int64_t cur_gen, const struct dse_lease_me *me,
-                                double ttl_s, int crashes, int epochs, struct dse_lease *out, int *won,
+                                double ttl_s, const struct dse_lease_count *count, struct dse_lease *out, int *won,
                                 struct dse_err *err);
+
+/* The counts of a claim by me that takes over l, whose holder died (l not released), the
+ * candidate now at n->epochs epochs and n->saved (its checkpoint within the next epoch):
+ * the holder made progress (an epoch, or a checkpoint within one, past where it started)
+ * if so 1 death in a row, else l->deaths + 1; and n->crashes the same count among me's
+ * command's holders: 0 if the holder was another command's (an earlier command killed from
+ * outside costs this command nothing: it retries at once). A command fails a candidate at
+ * --max-crashes of its own; one with --max-crashes deaths of any commands it claims last. */
+void dse_lease_crashes(const struct dse_lease *l, const struct dse_lease_me *me, struct dse_lease_count *n);
 
 /* Whether l is still held: its file holds its token and gen + 1 does not exist. Reads only. */
 enum dse_status dse_lease_check(const char *dir, const struct dse_lease *l, int *held, struct dse_err *err);
@@ -104,6 +135,12 @@ struct dse_lease_obs {
  * obs. *why (if taken over from a holder) names the rule. */
 int dse_lease_free(const struct dse_lease *l, struct dse_lease_obs *obs, const struct dse_lease_me *me,
                    double now_wall, double now_mono, const char **why);
+
+/* The same for gen's lease file when it exists but does not read as a lease (garbage,
+ * empty, a directory): it names no holder and no ttl, so it is stale once obs has seen it
+ * unreadable for ttl_s (the observer's own lease time) of the observer's clock. */
+int dse_lease_free_unreadable(int64_t gen, struct dse_lease_obs *obs, double ttl_s, double now_mono,
+                              const char **why);
 
 /* Unix wall-clock seconds and monotonic seconds. */
 double dse_lease_wall(void);

@@ -420,11 +420,17 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         }
     } else if (!n_excl) {
         put(&add, "end budget\n");
+        const int reps = s->train.replicates;
+        char each[80] = ""; /* the budget counts architectures; dse status counts a candidate per replicate */
+        if (reps > 1) snprintf(each, sizeof each, " (x %d replicates: %lld candidates)", reps,
+                               (long long)s->search.budget * reps);
         if (!strcmp(spent, "candidates"))
-            snprintf(said, sizeof said, "ended: the budget of %lld candidates is spent", (long long)s->search.budget);
+            snprintf(said, sizeof said, "ended: the budget of %lld %s%s is spent", (long long)s->search.budget,
+                     reps > 1 ? "architectures" : "candidates", each);
         else if (!strcmp(spent, "epochs"))
-            snprintf(said, sizeof said, "ended: %lld of the budget's %lld epochs are spent (a candidate takes %lld)",
-                     (long long)spent_epochs, (long long)s->search.budget_epochs, (long long)one);
+            snprintf(said, sizeof said, "ended: %lld of the budget's %lld epochs are spent (%s takes %lld)",
+                     (long long)spent_epochs, (long long)s->search.budget_epochs,
+                     reps > 1 ? "an architecture's replicates" : "a candidate", (long long)one);
         else
             snprintf(said, sizeof said, "ended: %.3g of the budget's %g hours of training are spent", spent_s / 3600,
                      s->search.budget_hours);

@@ -273,7 +273,7 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
         if ((st = dse_fs_mkdirs(path, err)) || (st = claim_dir(s, dir, (uint64_t)dse_search_budget_candidates(s), err)) ||
             (st = dse_search_start(s, dir, &n_prop, err)))
             return st;
-        sum->candidates = sum->kept = (uint64_t)n_prop;
+        sum->candidates = sum->kept = (uint64_t)n_prop * (uint64_t)s->train.replicates; /* a file per replicate */
         return DSE_OK;
     }
     dse_net_init(&net, s->name, 1, 1, 1);

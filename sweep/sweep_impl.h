@@ -215,12 +215,17 @@ struct dse_tally {
     double  seconds;              /* sum of the recorded epochs' seconds */
     double  seconds_full;         /* each candidate's mean epoch time x R, summed (estimate) */
     int     timed;                /* epochs with a time */
+    double  flop_epochs_timed;    /* sum over timed epochs of their candidate's forward FLOPs per image */
+    double  flop_epochs_left;     /* the same over the epochs left (expected, with halving); 0: a FLOPs unknown */
 };
 
 /* recs[n]; rungs[plan->n_rungs] as far as decided; running[i] = 1 if candidate i has a live lease. */
 void dse_tally_make(struct dse_tally *t, const struct dse_rec *recs, int n, const struct dse_sweep_plan *p,
                     const struct dse_rung *rungs, const int *running);
-/* Seconds left, estimated: epochs left x the mean epoch time / max(1, running workers). -1 if unknown. */
+/* Seconds left, estimated: the work left in FLOP-epochs (each epoch left weighted by its
+ * candidate's forward FLOPs, as the analyzer counts them) x the seconds per FLOP-epoch the
+ * timed epochs took, / max(1, running workers); where a candidate's FLOPs are unknown, epochs
+ * left x the mean epoch time. -1 until an epoch has been timed (no guess). */
 double dse_tally_eta(const struct dse_tally *t);
 /* "1h 02m", "3m 10s", "12 s" */
 void dse_fmt_duration(char *buf, int size, double s);

@@ -566,6 +566,31 @@ static void mark_running(void *arg, const char *id, int64_t gen) {
         (*hit)->rec.status = DSE_REC_RUNNING;
 }
 
+enum dse_status dse_sweep_check_indices(const char *dir, const struct dse_rec *const *recs, int n,
+                                        struct dse_err *err) {
+    char path[4200];
+    struct dse_space sp;
+    snprintf(path, sizeof path, "%s/space.cfg", dir);
+    if (access(path, R_OK) || dse_space_load(path, &sp, NULL)) return DSE_OK;
+    const uint64_t count = sp.count;
+    const int unbounded = sp.count_overflow;
+    dse_space_free(&sp);
+    for (int i = 0; i < n && !unbounded; i++) {
+        if (recs[i]->index >= 0 && (uint64_t)recs[i]->index < count) continue;
+        struct dse_json_doc *doc = NULL;
+        int line = 0;
+        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, recs[i]->id);
+        if (!dse_json_load(path, &doc, NULL)) { /* the line, for the message */
+            const struct dse_json *v = dse_json_get(dse_json_root(doc), "index");
+            line = v ? v->line : 0;
+        }
+        dse_json_free(doc);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s:%d: \"index\" = %" PRId64 " is outside the space of "
+                           "%s/space.cfg; expected 0 to %" PRIu64, path, line, recs[i]->index, dir, count - 1);
+    }
+    return DSE_OK;
+}
+
 struct dse_sweep_limits dse_sweep_limits(const char *dir) {
     struct dse_sweep_limits lim = { .mb = 0, .gflop = 0 };
     char path[4200];
@@ -628,6 +653,12 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
                        "%s; expected each index once (each replicate of it once)", s->c[i].rec.index,
                        s->c[i - 1].path);
         }
+    const struct dse_rec **all = malloc(sizeof *all * (size_t)(s->n ? s->n : 1));
+    if (!all) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int i = 0; i < s->n; i++) all[i] = &s->c[i].rec;
+    st = dse_sweep_check_indices(dir, all, s->n, err);
+    free(all);
+    if (st) return st;
     if ((st = group_replicates(s, err))) return st;
     int no_plan;
     if ((st = dse_plan_read(dir, &s->plan, &no_plan, err))) return st;

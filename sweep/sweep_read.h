@@ -80,6 +80,13 @@ struct dse_sweep_limits {
 };
 struct dse_sweep_limits dse_sweep_limits(const char *dir);
 
+/* Whether every record's grid index (recs[n]) lies in DIR/space.cfg's space: one past it is
+ * DSE_ERR_CONFIG, `DIR/candidates/<id>.json:line: "index" = N is outside the space`. A
+ * directory without a space file that loads (a hand-made fixture), or a space too large to
+ * count, is not checked. dse_sweep_read and dse status call it. */
+enum dse_status dse_sweep_check_indices(const char *dir, const struct dse_rec *const *recs, int n,
+                                        struct dse_err *err);
+
 /* Reads dir into *s (dse_sweep_view_free it, also after a failure). */
 enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct dse_err *err);
 void dse_sweep_view_free(struct dse_sweep_view *s);

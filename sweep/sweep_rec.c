@@ -764,8 +764,8 @@ void dse_tally_make(struct dse_tally *t, const struct dse_rec *recs, int n, cons
                     const struct dse_rung *rungs, const int *running) {
     memset(t, 0, sizeof *t);
     t->n = n;
-    int unpruned = 0;
-    double full_known = 0;
+    int unpruned = 0, left_n = 0, no_flops = 0;
+    double full_known = 0, left_flops = 0, left_fe = 0;
     int full_known_n = 0;
     for (int i = 0; i < n; i++) {
         const struct dse_rec *r = &recs[i];
@@ -791,6 +791,12 @@ void dse_tally_make(struct dse_tally *t, const struct dse_rec *recs, int n, cons
             if (r->ep[e].seconds > 0) s += r->ep[e].seconds, timed++;
         t->seconds += s;
         t->timed += timed;
+        no_flops |= r->flops <= 0;
+        t->flop_epochs_timed += (double)timed * (double)r->flops;
+        if (!dse_rec_final(r)) {
+            left_n++, left_flops += (double)r->flops;
+            if (p && p->epochs > r->n_epochs) left_fe += (double)r->flops * (p->epochs - r->n_epochs);
+        }
         if (timed && p) {
             full_known += s / timed * p->epochs;
             full_known_n++;
@@ -813,6 +819,11 @@ void dse_tally_make(struct dse_tally *t, const struct dse_rec *recs, int n, cons
         total += cnt * (p->epochs - prev);
         t->epochs_planned = total;
     }
+    /* the work left: exact without halving; with it, the expected epochs left at the mean FLOPs
+     * of the candidates not final (which ones a rung keeps is not known yet) */
+    double epochs_left = t->epochs_planned - (double)t->epochs_done;
+    if (p->halving) left_fe = left_n && epochs_left > 0 ? epochs_left * left_flops / left_n : 0;
+    t->flop_epochs_left = no_flops ? 0 : left_fe;
 }
 
 double dse_tally_eta(const struct dse_tally *t) {
@@ -821,9 +832,12 @@ double dse_tally_eta(const struct dse_tally *t) {
         if (k != DSE_REC_PENDING) final += t->by_status[k];
     if (final == t->n) return 0;
     if (!t->timed) return -1;
+    const double workers = t->running > 1 ? t->running : 1;
+    if (t->flop_epochs_left > 0 && t->flop_epochs_timed > 0) /* small and large candidates weigh as they cost */
+        return t->flop_epochs_left * (t->seconds / t->flop_epochs_timed) / workers;
     double left = t->epochs_planned - (double)t->epochs_done;
     if (left < 1) left = 1;
-    return left * (t->seconds / t->timed) / (t->running > 1 ? t->running : 1);
+    return left * (t->seconds / t->timed) / workers;
 }
 
 void dse_fmt_duration(char *buf, int size, double s) {

@@ -18,6 +18,7 @@ struct status_cand {
     int64_t          lease_gen;
     struct dse_lease lease;
     int              have_lease;
+    char             unreadable[300]; /* why its current lease file does not read; "" if it does */
 };
 
 struct status_ctx {
@@ -86,9 +87,12 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     enum dse_status st;
     memset(rung, 0, sizeof rung);
     snprintf(path, sizeof path, "%s/sweep.json", dir);
-    if ((st = dse_json_load(path, &doc, &e)))
-        return dse_err_set(err, st, NULL, 0, "%s: %s; expected a sweep directory made by dse sweep "
-                           "(docs/sweep-dir.md)", path, e.msg);
+    if ((st = dse_json_load(path, &doc, &e))) { /* path:line: when it is there but does not parse */
+        char line[16] = "";
+        if (e.line > 0) snprintf(line, sizeof line, ":%d", e.line);
+        return dse_err_set(err, st, NULL, 0, "%s%s: %s; expected a sweep directory made by dse sweep "
+                           "(docs/sweep-dir.md)", path, line, e.msg);
+    }
     const struct dse_json *v = dse_json_get(dse_json_root(doc), "space");
     if (v && v->type == DSE_JSON_STRING) dse_strlcpy(space, v->str, sizeof space);
     dse_json_free(doc);
@@ -127,6 +131,7 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     const struct dse_rec **ptrs = malloc(sizeof *ptrs * (size_t)(x.n ? x.n : 1));
     if (!st && (!running || !recs || !ptrs)) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     for (int i = 0; !st && i < x.n; i++) ptrs[i] = &x.c[i].rec;
+    if (!st) st = dse_sweep_check_indices(dir, ptrs, x.n, err);
     if (!st && !missing) st = dse_rungs_load(dir, &plan, ptrs, x.n, rung, err);
     free(ptrs);
     if (st) goto done;
@@ -137,7 +142,10 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         recs[i] = c->rec;
         if (dse_rec_final(&c->rec) || !c->lease_gen) continue;
         int gone;
-        c->have_lease = !dse_lease_read(dir, c->rec.id, c->lease_gen, &c->lease, &gone, NULL) && !c->lease.released;
+        struct dse_err le = { 0 };
+        const int bad = dse_lease_read(dir, c->rec.id, c->lease_gen, &c->lease, &gone, &le) != DSE_OK;
+        if (bad && !gone) dse_strlcpy(c->unreadable, le.msg, sizeof c->unreadable);
+        c->have_lease = !bad && !c->lease.released;
         running[i] = c->have_lease && now <= c->lease.renewed + 2 * c->lease.ttl_s &&
                      !dse_lease_holder_dead(&c->lease, &me);
     }
@@ -272,6 +280,14 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         char who[100];
         dse_lease_holder_name(&c->lease, who, (int)sizeof who);
         say(tf, "  %s  %s, last renewed %.0f s ago\n", c->rec.id, who, now - c->lease.renewed);
+    }
+    heading = 0;
+    for (int i = 0; i < x.n; i++) {
+        const struct status_cand *c = &x.c[i];
+        if (!c->unreadable[0] || dse_rec_final(&c->rec)) continue;
+        if (!heading++) say(tf, "%s", "Unreadable leases (no holder named: a worker takes the candidate over once it "
+                              "has seen the file so for its --lease-seconds):\n");
+        say(tf, "  %s  %s\n", c->rec.id, c->unreadable);
     }
     heading = 0;
     for (int i = 0; i < x.n; i++) {

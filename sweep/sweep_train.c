@@ -247,13 +247,18 @@ static void lease_seen(void *arg, const char *id, int64_t gen) {
     if (i >= 0) w->c[i].lease_gen = gen;
 }
 
-/* Whether candidate c's current lease may be taken (dse_lease_free); *l gets it. */
+/* Whether candidate c's current lease may be taken (dse_lease_free); *l gets it (*have = 1)
+ * if it reads. One that exists but does not read (garbage, empty, a directory) is free
+ * once this worker has seen it so for its own lease time (dse_lease_free_unreadable). */
 static int lease_free(struct worker *w, struct cand *c, struct dse_lease *l, int *have, const char **why) {
     int missing;
     *have = 0;
     *why = "";
     if (!c->lease_gen) return 1;
-    if (dse_lease_read(w->dir, c->id, c->lease_gen, l, &missing, NULL)) return 0; /* gone or being replaced: next pass */
+    if (dse_lease_read(w->dir, c->id, c->lease_gen, l, &missing, NULL)) {
+        if (missing) return 0; /* gone or being replaced: next pass */
+        return dse_lease_free_unreadable(c->lease_gen, &c->obs, w->o.lease_s, dse_lease_mono(), why);
+    }
     *have = 1;
     return dse_lease_free(l, &c->obs, &w->me, dse_lease_wall(), dse_lease_mono(), why);
 }
@@ -675,9 +680,11 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     if (sg->wst) return;
     double now = dse_lease_mono();
     sg->t_said = now;
+    /* the engine's own epoch time: the stretch's setup (data, model) before its first epoch is
+     * no epoch's, and counted in made the first ETA many times too long (issue #31) */
     struct dse_rec_epoch ep = { .train_loss = p->loss, .test_loss = p->test_loss, .top1 = p->test_top1,
-                                .top5 = p->test_top5, .seconds = now - sg->t_mark, .img_per_s = p->img_per_s,
-                                .unpredicted = p->unpredicted };
+                                .top5 = p->test_top5, .seconds = p->seconds > 0 ? p->seconds : now - sg->t_mark,
+                                .img_per_s = p->img_per_s, .unpredicted = p->unpredicted };
     struct dse_rec_attempt *a = &r->att[r->n_att - 1];
     a->seconds += now - sg->t_mark;
     sg->t_mark = now;
@@ -692,6 +699,8 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     w->tally.epochs_done++; /* the tally is from before this stretch: count its epochs */
     w->tally.seconds += ep.seconds;
     w->tally.timed++;
+    w->tally.flop_epochs_timed += (double)r->flops;
+    w->tally.flop_epochs_left = fmax(0, w->tally.flop_epochs_left - (double)r->flops);
     char prog[200];
     progress_text(w, 1, prog, sizeof prog);
     say(w, "%s epoch %d/%d: train loss %.4f, test loss %.4f, top-1 %.2f%%, top-5 %.2f%%, %.0f img/s | %s",
@@ -721,30 +730,45 @@ static int file_exists(const char *path) {
     return stat(path, &sb) == 0;
 }
 
+/* The iteration of c's checkpoint within its next epoch (epoch-<n+1>.part.ckpt), 0 if
+ * there is none or it does not read: how far the work saved inside an epoch has got. */
+static int64_t saved_iter(const struct worker *w, const struct cand *c) {
+    char part[4200];
+    struct dse_ckpt_info info;
+    snprintf(part, sizeof part, "%s/checkpoints/%s/epoch-%d.part.ckpt", w->dir, c->id, c->rec.n_epochs + 1);
+    if (!file_exists(part) || dse_checkpoint_info(part, &info, NULL)) return 0;
+    free(info.class_names);
+    return info.iter;
+}
+
 /* Keep only the newest checkpoint at or below `keep` (the model to resume from, or the
- * trained model); older ones go, and so do temporary files a killed writer left. */
+ * trained model); older ones go, and so do temporary files a killed writer left. Only
+ * inside the sweep directory: a checkpoints/<id> that is a link is left alone. */
 static void prune_checkpoints(const struct worker *w, const char *id, int keep) {
     char path[4096];
-    int newest = 0;
-    snprintf(path, sizeof path, "%s/checkpoints/%s", w->dir, id);
-    DIR *d = opendir(path);
+    int newest = 0, fd;
+    struct stat sb;
+    snprintf(path, sizeof path, "checkpoints/%s", id);
+    if (dse_fs_dir_in(w->dir, path, 0, &fd, NULL)) return;
+    int fd2 = dup(fd);
+    DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+    if (!d && fd2 >= 0) close(fd2);
     struct dirent *de;
     while (d && (de = readdir(d))) {
         size_t n = strlen(de->d_name);
         if (de->d_name[0] != '.' || n < 5 || strcmp(de->d_name + n - 4, ".tmp") != 0) continue;
-        char tmp[4400];
-        snprintf(tmp, sizeof tmp, "%s/%s", path, de->d_name);
-        unlink(tmp);
+        unlinkat(fd, de->d_name, 0);
     }
     if (d) closedir(d);
     for (int e = keep; e >= 1 && !newest; e--) {
-        ckpt_path(w, id, e, path, sizeof path);
-        if (file_exists(path)) newest = e;
+        snprintf(path, sizeof path, "epoch-%d.ckpt", e);
+        if (fstatat(fd, path, &sb, AT_SYMLINK_NOFOLLOW) == 0) newest = e;
     }
     for (int e = newest - 1; e >= 1; e--) {
-        ckpt_path(w, id, e, path, sizeof path);
-        unlink(path);
+        snprintf(path, sizeof path, "epoch-%d.ckpt", e);
+        unlinkat(fd, path, 0);
     }
+    close(fd);
 }
 
 /* The conv strategies are chosen once per candidate, before its first epoch, and kept in
@@ -1028,7 +1052,8 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         return commit(w, c, l, err);
     }
     snprintf(ckdir, sizeof ckdir, "%s/checkpoints/%s", w->dir, c->id);
-    if ((st = dse_fs_mkdirs(ckdir, err))) goto out;
+    snprintf(resume, sizeof resume, "checkpoints/%s", c->id); /* made inside the directory, no link followed */
+    if ((st = dse_fs_dir_in(w->dir, resume, 1, NULL, err))) goto out;
     int from = 0;
     for (int e = r->n_epochs < target ? r->n_epochs : target; e >= 1 && !from; e--) {
         ckpt_path(w, c->id, e, resume, sizeof resume);
@@ -1059,6 +1084,9 @@ static enum dse_status train_stretch(struct worker *w, struct cand *c, struct ds
         if (w->gpu >= 0)
             snprintf(where, sizeof where, " on %s (%.0f MiB free, given %.0f)", worker_device(w, dev, sizeof dev),
                      w->claim_free_mib, w->claim_need_mib);
+        else if (dse_dist_size(o.dist) > 1)
+            snprintf(where, sizeof where, " on %d ranks x %d thread%s", dse_dist_size(o.dist), o.threads,
+                     o.threads == 1 ? "" : "s");
         say(w, "%s: training %s of %d%s%s%s", c->id, span, w->plan.epochs, rung, where,
             within ? " (resumed from its checkpoint within the epoch)" : from ? " (resumed from its checkpoint)" : "");
         struct dse_train_result *res = malloc(sizeof *res);
@@ -1248,9 +1276,9 @@ static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_leas
     if (w->plan.halving == DSE_SWEEP_HALVING_ASHA && (st = refresh(w, err))) return st;
     enum dse_action act = dse_sweep_next(&c->rec, &w->plan, w->rung, &target, &rung);
     if ((act == DSE_ACT_TRAIN || act == DSE_ACT_PROMOTE) && crashes >= w->o.max_crashes) {
-        snprintf(c->rec.failed_why, sizeof c->rec.failed_why, "its workers died %d times in a row before finishing "
-                 "an epoch (killed from outside, or out of memory? see --max-crashes); the next dse sweep of this "
-                 "directory retries it", crashes);
+        snprintf(c->rec.failed_why, sizeof c->rec.failed_why, "its workers died %d times in a row in this command "
+                 "without progress (killed from outside, or out of memory? see --max-crashes); the next dse sweep of "
+                 "this directory retries it", crashes);
         c->rec.status = DSE_REC_FAILED;
         c->rec.failed_retry = 1; /* not the candidate's own failure, as far as can be told: reopen_retries */
         say(w, "%s failed: %s", c->id, c->rec.failed_why);
@@ -1437,7 +1465,13 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
         struct gpu_view view = { 0, 0, 0 };
         struct cand *waits = NULL;       /* the smallest candidate that waits for memory */
         int64_t wait_need = 0;
-        for (int i = 0; i < w->n && !worked; i++) {
+        /* pass 0: candidates whose workers have not kept dying; pass 1, if pass 0 left some
+         * for that and claimed nothing: those, so that one that kills its workers is still
+         * retried, but never before the others (a lone worker dies with it) */
+        int put_off = 0;
+        for (int k = 0; k < 2 * w->n && !worked; k++) {
+            const int pass = k >= w->n, i = k % w->n;
+            if (pass && !put_off) break;
             struct cand *c = &w->c[w->order[i]];
             int target, rung, have;
             const char *why;
@@ -1459,12 +1493,16 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
                     continue;
                 }
             }
-            int crashes = 0;
-            if (have && !cur.released) /* its worker died: count it if it had made no progress */
-                crashes = c->rec.n_epochs <= cur.epochs_at_claim ? cur.crashes + 1 : 1;
+            struct dse_lease_count cnt = { .epochs = c->rec.n_epochs, .saved = saved_iter(w, c) };
+            if (have && !cur.released) /* its worker died: counted if without progress */
+                dse_lease_crashes(&cur, &w->me, &cnt);
+            if ((cnt.deaths >= w->o.max_crashes) != pass) { /* its workers keep dying: the others first */
+                put_off += !pass;
+                gpu_unreserve(w);
+                continue;
+            }
             int won;
-            if ((st = dse_lease_claim(w->dir, c->id, c->lease_gen, &w->me, w->o.lease_s, crashes, c->rec.n_epochs,
-                                      &mine, &won, err))) {
+            if ((st = dse_lease_claim(w->dir, c->id, c->lease_gen, &w->me, w->o.lease_s, &cnt, &mine, &won, err))) {
                 gpu_unreserve(w);
                 return st;
             }
@@ -1476,8 +1514,12 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
                 char who[100];
                 dse_lease_holder_name(&cur, who, sizeof who);
                 say(w, "%s: taking over from %s (%s)", c->id, who, why);
+            } else if (!have && why[0]) {
+                char path[4200];
+                dse_lease_path(w->dir, c->id, c->lease_gen, path, sizeof path);
+                say(w, "%s: taking over (%s: %s)", c->id, path, why);
             }
-            st = fit == DSE_GPU_NEVER ? never_fits(w, c, &mine, need, err) : work_on(w, c, &mine, crashes, err);
+            st = fit == DSE_GPU_NEVER ? never_fits(w, c, &mine, need, err) : work_on(w, c, &mine, cnt.crashes, err);
             gpu_unreserve(w);
             if (st) {
                 let_go(w, &mine);
@@ -1532,6 +1574,7 @@ struct worker_job {
     const struct dse_sweep_plan *plan;
     double                       deadline; /* monotonic; 0: none */
     struct gpu_book             *book;     /* GPU workers: the command's table; NULL on the CPU */
+    const char                  *cmd;      /* the command's token (dse_lease_me.cmd) */
 };
 
 /* One worker, on this thread: on the CPU (no book), or on the GPU of book's slot. thread:
@@ -1543,6 +1586,7 @@ static enum dse_status worker_run(const struct worker_job *j, struct host *h, in
     enum dse_status st = worker_init(&w, j->s, j->dir, j->o, j->plan, j->deadline, err);
     w.host = h;
     w.me.thread = thread;
+    dse_strlcpy(w.me.cmd, j->cmd, sizeof w.me.cmd);
     dse_lease_me_name(&w.me, w.name, sizeof w.name);
     if (name) dse_strlcpy(name, w.name, name_size);
     if (!st && j->book) w.book = j->book, w.slot = slot, w.gpu = j->book->slot_gpu[slot];
@@ -1588,7 +1632,8 @@ static enum dse_status reopen_retries(const struct dse_space *s, const char *dir
         const char *why;
         int have, won = 0;
         if (c->rec.status != DSE_REC_FAILED || !c->rec.failed_retry || !lease_free(&w, c, &cur, &have, &why)) continue;
-        if ((st = dse_lease_claim(dir, c->id, c->lease_gen, &w.me, o->lease_s, 0, c->rec.n_epochs, &mine, &won, err)) ||
+        const struct dse_lease_count cnt = { .epochs = c->rec.n_epochs };
+        if ((st = dse_lease_claim(dir, c->id, c->lease_gen, &w.me, o->lease_s, &cnt, &mine, &won, err)) ||
             !won)
             continue;
         if (!(st = dse_rec_read(dir, c->id, &c->rec, err)) && c->rec.status == DSE_REC_FAILED && c->rec.failed_retry) {
@@ -1960,16 +2005,24 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
     } else if (o->log) {
         char desc[400];
         dse_plan_describe(&plan, desc, sizeof desc);
-        char shared[64] = "";
+        char shared[64] = "", ranks[120] = "";
         if (per_host > 1) snprintf(shared, sizeof shared, " (up to %d to a process, as threads)", per_host);
-        fprintf(o->log, "dse sweep: %s: %s; %d worker%s%s x %d thread%s\n", dir, desc, o->workers,
-                o->workers == 1 ? "" : "s", shared, o->threads, o->threads == 1 ? "" : "s");
+        if (dse_dist_size(o->dist) > 1) { /* the ranks of mpirun -np P: one worker */
+            snprintf(shared, sizeof shared, " of %d MPI ranks", dse_dist_size(o->dist));
+            snprintf(ranks, sizeof ranks, " each; the ranks train every candidate together, data-parallel "
+                     "(--ranks-per-candidate %d)", dse_dist_size(o->dist));
+        }
+        fprintf(o->log, "dse sweep: %s: %s; %d worker%s%s x %d thread%s%s\n", dir, desc, o->workers,
+                o->workers == 1 ? "" : "s", shared, o->threads, o->threads == 1 ? "" : "s", ranks);
         fflush(o->log);
     }
     /* one deadline for every worker of this command, restarted ones too (the monotonic
      * clock is the machine's, shared by the children) */
     double deadline = o->hours > 0 ? dse_lease_mono() + o->hours * 3600 : 0;
-    const struct worker_job job = { .s = s, .dir = dir, .o = o, .plan = &plan, .deadline = deadline, .book = book };
+    struct dse_lease_me cmd; /* a token for this command, which its worker processes inherit */
+    dse_lease_me_init(&cmd);
+    const struct worker_job job = { .s = s, .dir = dir, .o = o, .plan = &plan, .deadline = deadline, .book = book,
+                                    .cmd = cmd.token };
     if (n_workers == 1 && !book) { /* a lone CPU worker: this process */
         struct host h;
         if (host_init(&h)) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot make a mutex");

@@ -1,11 +1,13 @@
 #!/bin/sh
 # crash_retry.sh DSE: outside kills are never a permanent failure (issue #18 item 3). A
-# worker is SIGKILLed inside a candidate's first epoch; with --max-crashes 1 the next
-# command marks the candidate failed, saying why and that the next command retries it
-# (failed_retry); the command after that trains it again, and the sweep ends with the
-# report of an uninterrupted run, bit for bit; it also removes a temporary file a killed
-# writer left, and not a live one's; and a worker killed within an epoch is resumed there
-# (--checkpoint-every). Run from the repository root.
+# command is SIGKILLed inside a candidate's first epoch; even with --max-crashes 1 the next
+# command retries it at once (another command's death costs it nothing, issue #31). A worker
+# process of a command killed there is that command's one attempt: it marks the candidate
+# failed, saying why and that the next command retries it (failed_retry); the command after
+# that trains it again. Both sweeps end with the report of an uninterrupted run, bit for
+# bit; the retrying command removes a temporary file a killed writer left, and not a live
+# one's; and a worker killed within an epoch is resumed there (--checkpoint-every). Run
+# from the repository root.
 dse=$1
 space=tests/spaces/crash_retry.cfg
 [ -d "${DSE_DATA_ROOT:-/usr/share/datasets}/fashion-mnist" ] || { echo "skipped: Fashion-MNIST is not installed"; exit 77; }
@@ -23,33 +25,58 @@ kill -9 $pid
 wait $pid 2>/dev/null
 ls "$tmp"/s/checkpoints/*/epoch-1.ckpt >/dev/null 2>&1 && fail "the kill came after a first epoch ended: retry the test"
 echo "ok: worker killed inside the first epoch of $(ls "$tmp"/s/leases | head -1 | cut -d. -f1)"
-# 2. the next command finds its worker dead once: with --max-crashes 1 it is failed, for now
+# 2. the next command finds its worker dead: another command's worker, so it costs this one
+# nothing (issue #31): it takes the candidate over in the same command and finishes the sweep;
+# as its workers died --max-crashes times in a row (here 1), the other candidate goes first
+killed=$(ls "$tmp"/s/leases | head -1 | cut -d. -f1)
 "$dse" sweep "$space" --out "$tmp/s" $opts >"$tmp/2.log" 2>&1 || fail "the second command: $(tail -3 "$tmp/2.log")"
-grep -q "failed: its workers died 1 times in a row .*the next dse sweep of this directory retries it" "$tmp/2.log" ||
-    fail "the second command did not fail the candidate as retryable: $(grep -m3 'failed\|taking' "$tmp/2.log")"
-"$dse" status "$tmp/s" | grep -q "failed: its workers died" || fail "dse status does not say why it failed"
-grep -q '"failed_retry": 1' "$tmp"/s/candidates/*.json || fail "no record says failed_retry"
-echo "ok: the second command marked it failed (retryable); dse status: $("$dse" status "$tmp/s" | grep -m1 'failed: ' | cut -c1-110)"
-# 3. the next command retries it, and removes what a killed writer left: a temporary file of a
-# dead process of this host, two minutes old (a live writer's, just written, stays)
+grep -q "$killed: taking over from" "$tmp/2.log" || fail "the second command did not take the candidate over: $(tail -3 "$tmp/2.log")"
+first=$(grep -m1 ": training epoch\|: taking over" "$tmp/2.log" | sed 's/^[^]]*\]: \([^:]*\):.*/\1/')
+[ -n "$first" ] && [ "$first" != "$killed" ] || fail "the killed candidate was not put after the other one: $(grep -m2 'training\|taking' "$tmp/2.log")"
+grep -q " failed: " "$tmp/2.log" && fail "the second command failed a candidate: $(grep -m2 " failed: " "$tmp/2.log")"
+"$dse" status "$tmp/s" | grep -q "^Finished\.$" || fail "the second command did not finish the sweep: $(tail -3 "$tmp/2.log")"
+echo "ok: the second command retried it (after the other one): $(grep -m1 'taking over' "$tmp/2.log" | sed 's/^[^]]*\]: //')"
+# 3. a worker of the command itself dies (its worker process killed; the command starts
+# another): with --max-crashes 1 that is the command's last attempt, and the candidate fails
+# as retryable; the next command retries it, and removes what a killed writer left: a
+# temporary file of a dead process of this host, two minutes old (a live writer's, just
+# written, stays)
+"$dse" sweep "$space" --out "$tmp/w" --workers 2 --conv gemm_batch --lease-seconds 2 --max-crashes 1 >"$tmp/w1.log" 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 3000 ] && ! ls "$tmp"/w/leases/*.1 >/dev/null 2>&1; do sleep 0.01; i=$((i + 1)); done
+lease=$(ls "$tmp"/w/leases/*.1 2>/dev/null | head -1)
+wpid=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$lease" 2>/dev/null)
+[ -n "$wpid" ] && [ "$wpid" != "$pid" ] || fail "no worker process holds a lease (lease $lease, pid '$wpid')"
+kill -9 "$wpid"
+wait $pid || fail "the command whose worker was killed: $(tail -3 "$tmp/w1.log")"
+id=$(basename "$lease" .1)
+ls "$tmp"/w/checkpoints/"$id"/epoch-1.ckpt >/dev/null 2>&1 && fail "the kill came after a first epoch ended: retry the test"
+grep -q "$id failed: its workers died 1 times in a row in this command .*the next dse sweep of this directory retries it" "$tmp/w1.log" ||
+    fail "the command did not fail the candidate as retryable: $(grep -m3 'failed\|taking\|died' "$tmp/w1.log")"
+"$dse" status "$tmp/w" | grep -q "failed: its workers died" || fail "dse status does not say why it failed"
+grep -q '"failed_retry": 1' "$tmp"/w/candidates/*.json || fail "no record says failed_retry"
+echo "ok: a worker of the command killed: it failed the candidate (retryable); dse status: $("$dse" status "$tmp/w" | grep -m1 'failed: ' | cut -c1-110)"
 true &
 dead=$!
 wait $dead
 host=$(uname -n | tr './' '__')
-stale="$tmp/s/candidates/.cX.json.$host.$dead.0.1f.tmp" live="$tmp/s/candidates/.cY.json.$host.$$.0.1f.tmp"
+stale="$tmp/w/candidates/.cX.json.$host.$dead.0.1f.tmp" live="$tmp/w/candidates/.cY.json.$host.$$.0.1f.tmp"
 echo torn >"$stale" && touch -d '2 minutes ago' "$stale" && echo torn >"$live"
-"$dse" sweep "$space" --out "$tmp/s" $opts >"$tmp/3.log" 2>&1 || fail "the third command: $(tail -3 "$tmp/3.log")"
+"$dse" sweep "$space" --out "$tmp/w" $opts >"$tmp/3.log" 2>&1 || fail "the third command: $(tail -3 "$tmp/3.log")"
 grep -q "its workers were killed before; trying it again" "$tmp/3.log" || fail "the third command did not retry it"
 [ ! -e "$stale" ] && [ -e "$live" ] && grep -q "removed 1 temporary file that killed writers left" "$tmp/3.log" ||
     fail "the stale temporary file was not removed, or the live one was"
 rm -f "$live"
-grep -q '"failed_retry"' "$tmp"/s/candidates/*.json && fail "a record still says failed_retry"
-for fmt in csv md; do
-    "$dse" report "$tmp/ref" --format $fmt 2>/dev/null | sed -e "s|$tmp/ref|DIR|g" -e 's/Training time:.*//' >"$tmp/ref.$fmt"
-    "$dse" report "$tmp/s" --format $fmt 2>/dev/null | sed -e "s|$tmp/s|DIR|g" -e 's/Training time:.*//' >"$tmp/got.$fmt"
-    cmp -s "$tmp/ref.$fmt" "$tmp/got.$fmt" || { diff "$tmp/ref.$fmt" "$tmp/got.$fmt" | head; fail "report --format $fmt differs"; }
+for d in s w; do
+    grep -q '"failed_retry"' "$tmp"/$d/candidates/*.json && fail "a record of $d still says failed_retry"
+    for fmt in csv md; do
+        "$dse" report "$tmp/ref" --format $fmt 2>/dev/null | sed -e "s|$tmp/ref|DIR|g" -e 's/Training time:.*//' >"$tmp/ref.$fmt"
+        "$dse" report "$tmp/$d" --format $fmt 2>/dev/null | sed -e "s|$tmp/$d|DIR|g" -e 's/Training time:.*//' >"$tmp/got.$fmt"
+        cmp -s "$tmp/ref.$fmt" "$tmp/got.$fmt" || { diff "$tmp/ref.$fmt" "$tmp/got.$fmt" | head; fail "report --format $fmt of $d differs"; }
+    done
 done
-echo "ok: the third command retried it; the report equals the uninterrupted run's ($(grep -c ',done,' "$tmp/got.csv") done)"
+echo "ok: the third command retried it; both reports equal the uninterrupted run's ($(grep -c ',done,' "$tmp/got.csv") done)"
 # 4. checkpoints within an epoch (issue #18 item 2): a worker killed in an epoch after its
 # first partial checkpoint; the next command resumes within the epoch, and the report is the
 # uninterrupted run's (checkpoints change no result).

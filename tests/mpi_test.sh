@@ -154,6 +154,11 @@ sw="--conv gemm_batch --lease-seconds 2"
 "$dse" sweep "$space" --out sw1 --workers 1 --threads 2 $sw >sw1.out 2>&1 || bad "1-worker sweep: $(tail -5 sw1.out)"
 mpirun -np 2 "$dse" sweep "$space" --out sw2 --ranks-per-candidate 2 --threads 1 $sw >sw2.out 2>&1 ||
     bad "mpirun -np 2 dse sweep --ranks-per-candidate 2: $(tail -5 sw2.out)"
+# it says how many ranks train (issue #31): at the start, and for each candidate
+grep -q "1 worker of 2 MPI ranks x 1 thread each; the ranks train every candidate together" sw2.out &&
+    [ "$(grep -c 'training epochs 1-3 of 3 on 2 ranks x 1 thread$' sw2.out)" -eq 4 ] &&
+    echo "ok: the sweep says how many ranks train: $(grep -m1 'on 2 ranks' sw2.out | sed 's/^[^]]*\] //')" ||
+    bad "the sweep does not say how many ranks train each candidate: $(grep -m2 'worker\|training' sw2.out)"
 "$dse" report sw1 --format csv >sw1.csv 2>/dev/null && "$dse" report sw2 --format csv >sw2.csv 2>/dev/null && cmp -s sw1.csv sw2.csv &&
     echo "ok: sweep with --ranks-per-candidate 2 = 1 worker x 2 threads: the same report ($(grep -c ',done,' sw1.csv) done)" ||
     bad "sweep report of 2 ranks per candidate differs from 1 worker x 2 threads"

@@ -320,6 +320,49 @@ static void test_fs_input(void) {
     tmpdir_remove(dir);
 }
 
+/* dse_fs_dir_in (issue #31): folders made and opened inside dir, never through a link. */
+static void test_dir_in(void) {
+    char dir[64], out[64], p[200];
+    tmpdir_make(dir);
+    tmpdir_make(out); /* outside dir: nothing may appear there */
+    snprintf(p, sizeof p, "%s/link", dir);
+    DSE_ASSERT(symlink(out, p) == 0);
+    snprintf(p, sizeof p, "%s/sub", dir);
+    DSE_ASSERT(mkdir(p, 0755) == 0);
+    snprintf(p, sizeof p, "%s/sub/ln", dir);
+    DSE_ASSERT(symlink(out, p) == 0);
+    old_file(dir, "file", 0);
+    static const struct {
+        const char *rel;
+        int         create;
+        const char *want; /* NULL: DSE_OK; else in the message */
+    } t[] = {
+        { "a/b",      1, NULL },
+        { "a/b",      0, NULL },
+        { "sub//c/",  1, NULL },
+        { "link",     1, "link is a symbolic link: refusing to write through it" },
+        { "link/x",   1, "link is a symbolic link" },
+        { "sub/ln/x", 1, "sub/ln is a symbolic link" },
+        { "file/x",   1, "file exists and is not a directory" },
+        { "../x",     1, "Invalid argument" },
+        { "none",     0, "none: cannot open: No such file or directory" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
+        struct dse_err err = { 0 };
+        int fd = -2;
+        enum dse_status st = dse_fs_dir_in(dir, t[i].rel, t[i].create, &fd, &err);
+        const int ok = t[i].want ? st == DSE_ERR_IO && fd == -1 && strstr(err.msg, t[i].want) != NULL
+                                 : st == DSE_OK && fd >= 0;
+        if (!ok) printf("  dir_in %s: status %d, fd %d, '%s'\n", t[i].rel, (int)st, fd, err.msg);
+        CHECK(ok);
+        if (fd >= 0) close(fd);
+    }
+    CHECK(there(dir, "a/b") && there(dir, "sub/c"));
+    CHECK(!there(out, "x"));
+    tmpdir_remove(dir);
+    tmpdir_remove(out);
+}
+
 /* dse_fs_clean_temps (issue #18): a killed writer's temporary file goes, a live one's never. */
 static void test_clean_temps(void) {
     char dir[64], host[64] = "host", name[8][200];
@@ -358,6 +401,7 @@ static const struct check_case cases[] = {
     { "base-strings", test_strings },
     { "base-pcg32",   test_pcg32 },
     { "base-fnv",     test_fnv },
+    { "base-dir-in",  test_dir_in },
     { "base-pb",      test_pb },
     { "base-shortest", test_shortest },
     { "base-fmt-real", test_fmt_real },

@@ -12,8 +12,11 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -865,6 +868,42 @@ static void check_svg(const char *path, int n_cand, const char *space) {
     free(s);
 }
 
+/* A plot whose writing ends the process (issue #31: `report --plot` left its temporary file):
+ * a file size limit stops it mid-write (SIGXFSZ, as a Ctrl-C or a kill would), and nothing
+ * is left beside the plot. */
+static void test_report_plot_killed(void) {
+    char tmpl[] = "/tmp/dse_test_report.XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    CHECK(dir != NULL);
+    if (!dir) return;
+    char plot[256];
+    snprintf(plot, sizeof plot, "%s/small.svg", dir);
+    fflush(NULL);
+    pid_t p = fork();
+    if (p == 0) {
+        const struct rlimit lim = { .rlim_cur = 1000, .rlim_max = 1000 }; /* the plot is about 6 KB */
+        FILE *null = fopen("/dev/null", "w");
+        struct dse_err err = { 0 };
+        if (!null || setrlimit(RLIMIT_FSIZE, &lim)) _exit(3);
+        _exit(dse_report_sweep(null, SMALL, DSE_FORMAT_MD, plot, NULL, &err) == DSE_OK ? 0 : 4);
+    }
+    int status = 0;
+    CHECK(p > 0 && waitpid(p, &status, 0) == p);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ); /* stopped mid-write, as meant */
+    int left = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            printf("  left in %s: %s\n", dir, e->d_name);
+            left++;
+        }
+    if (d) closedir(d);
+    CHECK_INT_EQ(left, 0);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void test_report_plot(void) {
     char tmpl[] = "/tmp/dse_test_report.XXXXXX";
     char *dir = mkdtemp(tmpl);
@@ -930,7 +969,7 @@ static void test_report_plot(void) {
     free(s);
 
     /* the space's limits, from DIR/space.cfg: max_model_mb (MB axis) and max_flops (GFLOP axis) */
-    write_file(sw, "space.cfg", "name = \"ana\";\nmetaparams = { sr = [0.125, 0.25]; };\n"
+    write_file(sw, "space.cfg", "name = \"ana\";\nmetaparams = { sr = [0.125, 0.25, 0.5, 0.75, 1.0]; };\n"
                                 "constraints = { max_model_mb = 9.5; max_flops = 2800000000L; };\n");
     free(run_report(sw, DSE_FORMAT_CSV, plot, &st, &err));
     CHECK_OK(st);
@@ -1077,7 +1116,7 @@ static void test_report_plot_flops(void) {
     put_candidate(sw, "cb", 1, 0.25, 1500000, 2000000000, "pending", -1);
     put_candidate(sw, "cc", 2, 0.5, 2000000, 2500000000, "pending", -1);
     put_candidate(sw, "cd", 3, 0.75, 2500000, 1000000000, "pending", -1);
-    write_file(sw, "space.cfg", "name = \"ana\";\nmetaparams = { sr = [0.125, 0.25]; };\n"
+    write_file(sw, "space.cfg", "name = \"ana\";\nmetaparams = { sr = [0.125, 0.25, 0.5, 0.75, 1.0]; };\n"
                                 "constraints = { max_model_mb = 9.5; max_flops = 2800000000L; };\n");
     CHECK_OK(dse_report_plot_flops(sw, flops_svg, &err));
     b = slurp(flops_svg);
@@ -1506,7 +1545,7 @@ static void test_report_running(void) {
     struct dse_lease    l;
     int                 won = 0;
     dse_lease_me_init(&me);
-    CHECK_OK(dse_lease_claim(dir, "ca", 0, &me, 60.0, 0, 0, &l, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "ca", 0, &me, 60.0, NULL, &l, &won, &err));
     CHECK_INT_EQ(won, 1);
     char *s = run_report(dir, DSE_FORMAT_CSV, NULL, &st, &err);
     CHECK_OK(st);
@@ -1684,7 +1723,8 @@ static void test_report_replicates(void) {
     struct dse_err  err = { 0 };
     char           *s = run_report(REPLICATES, DSE_FORMAT_MD, NULL, &st, &err);
     CHECK_OK(st);
-    CHECK(starts_with(s, "# Sweep replicates_grid: 4 architectures x 3 replicates (0 pruned, 0 pending, 4 done)\n"));
+    CHECK(starts_with(s, "# Sweep replicates_grid: 12 candidates (4 architectures x 3 replicates); by architecture: "
+                         "0 pruned, 0 pending, 4 done\n")); /* counted as dse status counts them */
     CHECK_INT_EQ(count_of(s, "\n| c0aaaaaaaaaaaaaaa "), 2);          /* one row per architecture (table, frontier) */
     CHECK(s && !strstr(s, "c0aaaaaaaaaaaaaaar1"));
     CHECK(strstr(s, "| 3/3 |         62.00 ± 2.00 |") != NULL);  /* 0.60 0.62 0.64 */
@@ -1692,7 +1732,7 @@ static void test_report_replicates(void) {
     CHECK(strstr(s, "| 2/3 |         72.00 ± 1.41 |") != NULL);  /* 0.71 0.73, the third diverged */
     CHECK(strstr(s, "| 3/3 |        61.00 ± 16.52 |    89.3 |          |") != NULL); /* 0.80 0.50 0.53: off the frontier */
     /* the frontier on the mean: c3's replicate 0 (80%) is the best single run, its mean is not */
-    CHECK(strstr(s, "## Frontier (max top1, min model size): 3 of 4 candidates") != NULL);
+    CHECK(strstr(s, "## Frontier (max top1, min model size): 3 of 4 architectures") != NULL);
     CHECK(strstr(s, "- Within noise: c1bbbbbbbbbbbbbbb (70.00) and c2ccccccccccccccc (72.00) differ by 2.00 points, "
                     "less than the larger standard deviation (4.00): not a win either way.\n") != NULL);
     CHECK_INT_EQ(count_of(s, "Within noise"), 1);                  /* c0 -> c1: 8 points, more than 4 */
@@ -1763,6 +1803,7 @@ static const struct check_case cases[] = {
     { "report-tex",    test_report_tex },
     { "report-json",   test_report_json },
     { "report-plot",   test_report_plot },
+    { "report-plot-killed", test_report_plot_killed },
     { "report-plot-flops", test_report_plot_flops },
     { "report-curves", test_report_curves },
     { "report-layout", test_report_layout },

@@ -262,10 +262,10 @@ static void test_lease_claim(void) {
     dse_lease_me_init(&a);
     dse_lease_me_init(&b);
     CHECK(strcmp(a.token, b.token) != 0);
-    CHECK_OK(dse_lease_claim(dir, "cand", 0, &a, 30, 0, 0, &la, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 0, &a, 30, NULL, &la, &won, &err));
     CHECK(won);
     CHECK_INT_EQ(la.gen, 1);
-    CHECK_OK(dse_lease_claim(dir, "cand", 0, &b, 30, 0, 0, &lb, &won, &err)); /* gen 1 exists: b loses */
+    CHECK_OK(dse_lease_claim(dir, "cand", 0, &b, 30, NULL, &lb, &won, &err)); /* gen 1 exists: b loses */
     CHECK(!won);
     CHECK_OK(dse_lease_check(dir, &la, &held, &err));
     CHECK(held);
@@ -279,23 +279,23 @@ static void test_lease_claim(void) {
     CHECK_OK(dse_lease_read(dir, "cand", 1, &lc, &missing, &err));
     CHECK(lc.released);
     /* b takes gen 2; a's old lease is no longer held and cannot be renewed */
-    CHECK_OK(dse_lease_claim(dir, "cand", 1, &b, 30, 0, 0, &lb, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 1, &b, 30, NULL, &lb, &won, &err));
     CHECK(won);
     CHECK_OK(dse_lease_check(dir, &la, &held, &err));
     CHECK(!held);
     CHECK_OK(dse_lease_renew(dir, &la, &held, &err));
     CHECK(!held);
     /* a stale view (gen 1 named as current after gens 2..4 were made): the claim must lose */
-    CHECK_OK(dse_lease_claim(dir, "cand", 2, &a, 30, 0, 0, &la, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 2, &a, 30, NULL, &la, &won, &err));
     CHECK(won); /* gen 3 */
-    CHECK_OK(dse_lease_claim(dir, "cand", 3, &b, 30, 0, 0, &lb, &won, &err));
+    CHECK_OK(dse_lease_claim(dir, "cand", 3, &b, 30, NULL, &lb, &won, &err));
     CHECK(won); /* gen 4; gen 2 removed, gen 3 kept */
     char path[300];
     dse_lease_path(dir, "cand", 2, path, sizeof path);
     CHECK(access(path, F_OK) != 0);
     dse_lease_path(dir, "cand", 3, path, sizeof path);
     CHECK(access(path, F_OK) == 0);
-    CHECK_OK(dse_lease_claim(dir, "cand", 1, &a, 30, 0, 0, &lc, &won, &err)); /* creates gen 2 again, sees 4 */
+    CHECK_OK(dse_lease_claim(dir, "cand", 1, &a, 30, NULL, &lc, &won, &err)); /* creates gen 2 again, sees 4 */
     CHECK(!won);
     dse_lease_path(dir, "cand", 2, path, sizeof path);
     CHECK(access(path, F_OK) != 0); /* and took it back */
@@ -324,7 +324,7 @@ static void test_lease_race(void) {
                 int won = 0;
                 dse_lease_me_init(&me);
                 while (access(go, F_OK) != 0) nap(0.001);
-                if (dse_lease_claim(dir, "x", round, &me, 30, 0, 0, &l, &won, NULL)) _exit(2);
+                if (dse_lease_claim(dir, "x", round, &me, 30, NULL, &l, &won, NULL)) _exit(2);
                 _exit(won ? 0 : 1);
             }
         }
@@ -386,6 +386,293 @@ static void test_lease_free(void) {
     }
     l.pid = (long)getppid();
     CHECK(!dse_lease_holder_dead(&l, &me));
+}
+
+/* Lease files that do not read (issue #31): garbage, empty, a directory, an absurd ttl, and
+ * a name whose gen no claim could pass. Each reads as an error (not as missing), the last
+ * is no lease at all, and an unreadable one is free once seen so for a ttl of ours. */
+static void lease_seen_max(void *arg, const char *id, int64_t gen) {
+    (void)id;
+    int64_t *max = arg;
+    if (gen > *max) *max = gen;
+}
+
+static void test_lease_unreadable(void) {
+    char dir[200], path[400];
+    snprintf(dir, sizeof dir, "%s/lease_bad", scratch());
+    snprintf(path, sizeof path, "%s/leases", dir);
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_fs_mkdirs(path, &err));
+    static const struct {
+        const char *name, *text; /* text NULL: a directory */
+    } bad[] = {
+        { "g.1", "{\"id\": \"g\", \"gen\": 1, garbage" },
+        { "e.1", "" },
+        { "d.1", NULL },
+        { "t.1", "{\"id\": \"t\", \"gen\": 1, \"token\": \"x\", \"ttl_s\": 1e300, \"renewed\": 0}" },
+        { "b.1", "{\"id\": \"b\", \"gen\": 1, \"token\": \"x\", \"beat\": 1e300, \"pid\": -1e30}" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        snprintf(path, sizeof path, "%s/leases/%s", dir, bad[i].name);
+        if (bad[i].text) CHECK_OK(dse_fs_write_atomic(path, bad[i].text, strlen(bad[i].text), &err));
+        else CHECK(mkdir(path, 0755) == 0);
+        char id[8] = { bad[i].name[0], 0 };
+        struct dse_lease l;
+        int missing = -1;
+        enum dse_status st = dse_lease_read(dir, id, 1, &l, &missing, &err);
+        if (bad[i].name[0] == 'b') { /* out-of-range numbers read as 0, not as undefined casts */
+            CHECK_OK(st);
+            CHECK(l.beat == 0 && l.pid == 0);
+            continue;
+        }
+        CHECK(st != DSE_OK);
+        CHECK_INT_EQ(missing, 0);
+        if (st == DSE_OK || missing) fprintf(stderr, "  %s read as a lease\n", bad[i].name);
+    }
+    /* a gen past DSE_LEASE_GEN_MAX names no lease: the scan does not see it */
+    snprintf(path, sizeof path, "%s/leases/h.9223372036854775807", dir);
+    CHECK_OK(dse_fs_write_atomic(path, "{}", 2, &err));
+    int64_t max = 0;
+    CHECK_OK(dse_lease_scan(dir, lease_seen_max, &max, &err));
+    CHECK(max == 1);
+    /* unreadable: free after ttl_s of the observer's clock, counted from the first look */
+    struct dse_lease_obs obs = { 0, 0, 0 };
+    const char *why;
+    CHECK(!dse_lease_free_unreadable(4, &obs, 2, 100, &why));
+    CHECK(!dse_lease_free_unreadable(4, &obs, 2, 101.5, &why));
+    CHECK(dse_lease_free_unreadable(4, &obs, 2, 102.5, &why));
+    CHECK(strstr(why, "unreadable") != NULL);
+    CHECK(!dse_lease_free_unreadable(5, &obs, 2, 103, &why)); /* another gen: a new look */
+}
+
+/* dse_lease_crashes: outside kills of an earlier command cost this one nothing (crashes),
+ * though they count as deaths (a candidate with --max-crashes of them is claimed last); any
+ * progress (an epoch, or a checkpoint within one) restarts both counts. */
+static void test_lease_crashes(void) {
+    static const struct {
+        const char *name, *holder_cmd;
+        int         crashes, deaths, epochs_at_claim;
+        int64_t     saved_at_claim;
+        int         epochs;
+        int64_t     saved;
+        int         want_crashes, want_deaths;
+    } t[] = {
+        { "another command",           "other", 2, 2, 0, 0,  0, 0,  0, 3 },
+        { "an old lease (no command)", "",      2, 2, 0, 0,  0, 0,  0, 3 },
+        { "ours, no progress",         "ME",    2, 2, 0, 0,  0, 0,  3, 3 },
+        { "ours, after others' deaths", "ME",   0, 5, 0, 0,  0, 0,  1, 6 },
+        { "ours, first death",         "ME",    0, 0, 1, 40, 1, 40, 1, 1 },
+        { "ours, an epoch finished",   "ME",    2, 2, 0, 0,  1, 0,  1, 1 },
+        { "ours, a checkpoint within", "ME",    2, 2, 1, 40, 1, 80, 1, 1 },
+        { "another's, a checkpoint",   "other", 2, 4, 1, 40, 1, 80, 0, 1 },
+        { "ours, same checkpoint",     "ME",    2, 2, 1, 40, 1, 40, 3, 3 },
+    };
+    struct dse_lease_me me;
+    dse_lease_me_init(&me);
+    strcpy(me.cmd, "ME");
+    for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
+        struct dse_lease l = { .crashes = t[i].crashes, .deaths = t[i].deaths, .epochs_at_claim = t[i].epochs_at_claim,
+                               .saved_at_claim = t[i].saved_at_claim };
+        strcpy(l.cmd, t[i].holder_cmd);
+        struct dse_lease_count n = { .epochs = t[i].epochs, .saved = t[i].saved };
+        dse_lease_crashes(&l, &me, &n);
+        if (n.crashes != t[i].want_crashes || n.deaths != t[i].want_deaths)
+            fprintf(stderr, "  lease-crashes %s: crashes %d, deaths %d; expected %d, %d\n", t[i].name, n.crashes,
+                    n.deaths, t[i].want_crashes, t[i].want_deaths);
+        CHECK_INT_EQ(n.crashes, t[i].want_crashes);
+        CHECK_INT_EQ(n.deaths, t[i].want_deaths);
+    }
+}
+
+/* A sweep whose leases do not read (issue #31: it waited forever): each candidate is taken
+ * over once a worker has seen its lease so for --lease-seconds, and the sweep finishes;
+ * dse status names them first and still advises the command, which now ends. */
+static void test_bad_lease(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[200], log[260], path[600];
+    snprintf(dir, sizeof dir, "%s/bad_lease", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    /* a command that stops at once (a time budget of 0.6 ms): the plan and the records, no training */
+    const char *an[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--budget", "0.00001m",
+                         NULL };
+    CHECK_INT_EQ(run_dse(log, an, 60), 0);
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK_INT_EQ(x.n, 4);
+    snprintf(path, sizeof path, "%s/leases", dir);
+    mkdir(path, 0755);
+    struct dse_err err = { 0 };
+    for (int i = 0; i < x.n && i < 4; i++) {
+        snprintf(path, sizeof path, "%s/leases/%s.1", dir, x.r[i].id);
+        if (i == 0) CHECK_OK(dse_fs_write_atomic(path, "garbage", 7, &err));
+        if (i == 1) CHECK_OK(dse_fs_write_atomic(path, "", 0, &err));
+        if (i == 2) CHECK(mkdir(path, 0755) == 0);
+        if (i == 3) {
+            CHECK_OK(dse_fs_write_atomic(path, "x", 1, &err));
+            snprintf(path, sizeof path, "%s/leases/%s.9223372036854775807", dir, x.r[i].id);
+            CHECK_OK(dse_fs_write_atomic(path, "x", 1, &err));
+        }
+    }
+    char slog[260], *text = NULL;
+    snprintf(slog, sizeof slog, "%s.status", dir);
+    const char *st[] = { "status", dir, NULL };
+    CHECK_INT_EQ(run_dse(slog, st, 60), 0);
+    CHECK_OK(dse_fs_read(slog, &text, NULL, &err));
+    CHECK(text && strstr(text, "Unreadable leases") && strstr(text, x.r[2].id));
+    free(text);
+    const char *args[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--lease-seconds",
+                           "1", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    struct recs y;
+    recs_load(dir, &y);
+    CHECK_INT_EQ(y.n, 4);
+    for (int i = 0; i < y.n; i++) CHECK_INT_EQ(y.r[i].status, DSE_REC_DONE);
+    CHECK_OK(dse_fs_read(log, &text, NULL, &err));
+    CHECK(text && strstr(text, "was unreadable for a whole ttl"));
+    free(text);
+    recs_free(&x), recs_free(&y);
+    if (check_failures) show_log(log);
+}
+
+/* A checkpoints/<id> that is a symbolic link to a folder outside the sweep (issue #31: the
+ * worker wrote its checkpoints there and deleted the folder's older one): refused, naming
+ * the link, and nothing outside is written or removed. */
+static void test_ckpt_link(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char dir[200], log[260], path[600], out[260], keep[300];
+    snprintf(dir, sizeof dir, "%s/ckpt_link", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    snprintf(out, sizeof out, "%s/outside", scratch());
+    const char *first[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--budget",
+                            "0.00001m", NULL };
+    CHECK_INT_EQ(run_dse(log, first, 60), 0);
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK(x.n >= 1);
+    struct dse_err err = { 0 };
+    CHECK(mkdir(out, 0755) == 0);
+    snprintf(keep, sizeof keep, "%s/epoch-1.ckpt", out); /* what pruning would have removed */
+    CHECK_OK(dse_fs_write_atomic(keep, "keep", 4, &err));
+    snprintf(path, sizeof path, "%s/checkpoints", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/checkpoints/%s", dir, x.n ? x.r[0].id : "none");
+    CHECK(symlink(out, path) == 0);
+    const char *args[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", NULL };
+    CHECK(run_dse(log, args, 120) != 0);
+    char *text = NULL;
+    CHECK_OK(dse_fs_read(log, &text, NULL, &err));
+    CHECK(text && strstr(text, "is a symbolic link: refusing to write through it"));
+    free(text);
+    int n = 0;
+    DIR *d = opendir(out);
+    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    CHECK_INT_EQ(n, 1);
+    CHECK(access(keep, F_OK) == 0);
+    recs_free(&x);
+    if (check_failures) show_log(log);
+}
+
+/* What dse report and dse status say of damaged files (issue #31): a record whose grid index
+ * is past its space's (they listed it), and a sweep.json that does not parse (status left
+ * out its line). Both exit 2 naming file and line. */
+static int output_has(const char *log, const char *want) {
+    char *text = NULL;
+    int ok = !dse_fs_read(log, &text, NULL, NULL) && strstr(text, want) != NULL;
+    if (!ok) fprintf(stderr, "  %s does not say '%s':\n%s\n", log, want, text ? text : "");
+    free(text);
+    return ok;
+}
+
+static void test_bad_files(void) {
+    char dir[200], log[260], path[600], want[1000];
+    snprintf(dir, sizeof dir, "%s/bad_files", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *an[] = { "sweep", TINY, "--out", dir, "--analytic-only", NULL };
+    CHECK_INT_EQ(run_dse(log, an, 60), 0);
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK(x.n == 4);
+    struct dse_err err = { 0 };
+    char *text = NULL;
+    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, x.n ? x.r[0].id : "none");
+    CHECK_OK(dse_fs_read(path, &text, NULL, &err));
+    char *at = text ? strstr(text, "\"index\": ") : NULL;
+    CHECK(at != NULL);
+    if (at) { /* the grid has 4 candidates: index 9 is past it (one digit, so the length stays) */
+        at[9] = '9';
+        CHECK_OK(dse_fs_write_atomic(path, text, strlen(text), &err));
+    }
+    free(text);
+    snprintf(want, sizeof want, "%s:3: \"index\" = 9 is outside the space of %s/space.cfg; expected 0 to 3", path, dir);
+    const char *rep[] = { "report", dir, NULL };
+    const char *st[] = { "status", dir, NULL };
+    unlink(log);
+    CHECK_INT_EQ(run_dse(log, rep, 60), 2);
+    CHECK(output_has(log, want));
+    unlink(log);
+    CHECK_INT_EQ(run_dse(log, st, 60), 2);
+    CHECK(output_has(log, want));
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    static const char broken[] = "{\"format\": \"dse-sweep-1\",\n \"space\": ,\n}\n";
+    CHECK_OK(dse_fs_write_atomic(path, broken, strlen(broken), &err));
+    snprintf(want, sizeof want, "%s:2: unexpected ','", path);
+    unlink(log);
+    CHECK_INT_EQ(run_dse(log, st, 60), 2);
+    CHECK(output_has(log, want));
+    recs_free(&x);
+}
+
+/* The ETA (dse_tally_eta, issue #31: the first ETA was 1,365 s for a 73 s run): the work left
+ * weighted by each candidate's FLOPs, at the seconds per FLOP-epoch measured; the mean epoch
+ * time only where a FLOPs is unknown; none before an epoch is timed. Four candidates of 1, 2, 4
+ * and 8 MFLOP, 3 epochs each (12 in all); each timed epoch took 1 s per MFLOP. */
+static void test_tally_eta(void) {
+    static const struct {
+        const char *name;
+        int         epochs[4];  /* done so far, each timed at 1 s per MFLOP */
+        int         final;      /* candidates 0 .. final - 1 are done */
+        int         running;    /* workers training */
+        int         no_flops;   /* candidate 3's FLOPs unknown */
+        double      want;       /* seconds; -1: unknown */
+    } t[] = {
+        { "nothing timed yet",          { 0, 0, 0, 0 }, 0, 1, 0, -1 },
+        { "smallest first (1 s)",       { 1, 0, 0, 0 }, 0, 1, 0, 2 * 1 + 3 * 2 + 3 * 4 + 3 * 8 }, /* not 11 x 1 s */
+        { "largest first (8 s)",        { 0, 0, 0, 1 }, 0, 1, 0, 3 * 1 + 3 * 2 + 3 * 4 + 2 * 8 }, /* not 11 x 8 s */
+        { "two workers",                { 1, 0, 0, 0 }, 0, 2, 0, 22 },
+        { "two done",                   { 3, 3, 0, 0 }, 2, 1, 0, 3 * 4 + 3 * 8 },
+        { "a FLOPs unknown: mean epoch", { 1, 1, 0, 0 }, 0, 1, 1, 10 * 1.5 },
+        { "all done",                   { 3, 3, 3, 3 }, 4, 1, 0, 0 },
+    };
+    const struct dse_sweep_plan plan = { .epochs = 3, .halving = DSE_SWEEP_HALVING_NONE, .eta = 3, .min_epochs = 1 };
+    for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
+        struct dse_rec r[4];
+        int running[4] = { 0 };
+        struct dse_err err = { 0 };
+        for (int k = 0; k < 4; k++) {
+            dse_rec_init(&r[k]);
+            r[k].flops = k == 3 && t[i].no_flops ? 0 : (int64_t)1e6 << k;
+            for (int e = 0; e < t[i].epochs[k]; e++) {
+                const struct dse_rec_epoch ep = { .top1 = 0.5f, .seconds = (double)(1 << k) };
+                CHECK_OK(dse_rec_set_epoch(&r[k], e, &ep, &err));
+            }
+            if (k < t[i].final) r[k].status = DSE_REC_DONE;
+        }
+        for (int k = t[i].final, w = 0; k < 4 && w < t[i].running; k++, w++) running[k] = 1;
+        struct dse_tally tl;
+        dse_tally_make(&tl, r, 4, &plan, NULL, running);
+        const double got = dse_tally_eta(&tl);
+        const int ok = t[i].want < 0 ? got < 0 : fabs(got - t[i].want) < 1e-6 * (1 + t[i].want);
+        if (!ok) printf("  tally-eta %s: %g s, expected %g s\n", t[i].name, got, t[i].want);
+        CHECK(ok);
+        for (int k = 0; k < 4; k++) dse_rec_deinit(&r[k]);
+    }
 }
 
 /* ---- successive halving ------------------------------------------------------------------ */
@@ -3058,7 +3345,8 @@ static void test_replicates(void) {
     const char *rep[] = { "report", dir[1], NULL };
     CHECK_INT_EQ(run_dse(log, rep, 60), 0);
     CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
-    CHECK(out && strstr(out, "# Sweep rep: 2 architectures x 3 replicates (0 pruned, 0 pending, 2 done)"));
+    CHECK(out && strstr(out, "# Sweep rep: 6 candidates (2 architectures x 3 replicates); by architecture: 0 pruned, "
+                            "0 pending, 2 done"));
     CHECK(out && strstr(out, "| 3/3 |") && strstr(out, " ± "));
     free(out);
     unlink(log);
@@ -3109,8 +3397,26 @@ static void test_evo_replicates(void) {
              (int)(search - seed - 9), seed + 9);
     free(text);
     CHECK_OK(dse_fs_write_atomic(cfg, body, strlen(body), NULL));
+    /* every count printed is of candidates (records: 2 per proposal) or says architectures (issue
+     * #31: "2 candidates" while 2 architectures x 2 replicates trained; "the space needs a train
+     * section" when it has one) */
+    const char *an[] = { "sweep", cfg, "--out", dir, "--analytic-only", NULL };
+    CHECK_INT_EQ(run_dse(log, an, 60), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, ": 4 candidates (2 architectures x 2 replicates: the search's proposals so far) in "));
+    CHECK(text && strstr(text, "# Sweep sweep_evo: 4 candidates (2 architectures x 2 replicates, of 4 listed in "
+                               "sweep.json); by architecture: 0 pruned, 2 pending, 0 done\n"));
+    CHECK(text && strstr(text, "## Frontier (min model size, min FLOPs): 1 of 2 architectures\n"));
+    CHECK(text && strstr(text, "(train them)\n") && !strstr(text, "train section"));
+    free(text);
+    unlink(log);
     const char *args[] = { "sweep", cfg, "--out", dir, "--workers", "2", "--conv", "gemm_batch", NULL };
     CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "ended: the budget of 4 architectures (x 2 replicates: 8 candidates) is spent"));
+    CHECK(text && strstr(text, ": 8 candidates (4 architectures x 2 replicates), 0 pruned by constraints\n"));
+    CHECK(text && strstr(text, "# Sweep sweep_evo: 8 candidates (4 architectures x 2 replicates); by architecture: "));
+    free(text);
     struct dse_search_log lg;
     struct dse_err err = { 0 };
     struct dse_space sp;
@@ -3343,6 +3649,12 @@ static const struct check_case cases[] = {
     { "lease-claim",   test_lease_claim },
     { "lease-race",    test_lease_race },
     { "lease-free",    test_lease_free },
+    { "lease-unreadable", test_lease_unreadable },
+    { "lease-crashes", test_lease_crashes },
+    { "sweep-bad-lease", test_bad_lease },
+    { "sweep-ckpt-link", test_ckpt_link },
+    { "sweep-bad-files", test_bad_files },
+    { "tally-eta",     test_tally_eta },
     { "rank",          test_rank },
     { "asha-rule",     test_asha_rule },
     { "plan",          test_plan },
