@@ -698,15 +698,16 @@ static void test_conv_threads(void) {
  * kernels (what Debian's OpenBLAS runs on CPUs newer than its model table) gave a row other
  * bits in an sgemm of fewer rows, and the forward pass below one image per thread cut the
  * output channels by the threads. Now every sgemm is the same call with any threads
- * (conv2d.c fwd_kblocks): shapes of 1 to 3 images with output channels cut into blocks at
- * odd rows, every strategy, 2, 3 and 5 threads equal 1 bit for bit, with OpenBLAS forced
+ * (conv2d.c fwd_split): shapes of 1 to 3 images whose output rows or channels are cut into
+ * blocks at odd places, every strategy, 2, 3 and 5 threads equal 1 bit for bit, with OpenBLAS forced
  * to Prescott's, Nehalem's and (with AVX2) Haswell's kernels and the setup's choice. */
 static void test_conv_threads_blas(void) {
     static const struct conv_case cases[] = {
         /* id             N   C  H  W   K kh kw sh sw ph pw dh dw  g bias */
-        { "b-3x3-one",    1, 13, 9, 9, 97, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
-        { "b-1x1-two",    2, 19, 7, 7, 75, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },
-        { "b-3x3-three",  3, 9, 8, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },
+        { "b-3x3-rows",   1, 5, 17, 19, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 },  /* 2 blocks of rows */
+        { "b-1x1-rows",   2, 7, 23, 23, 21, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },  /* 4 of rows */
+        { "b-3x3-chan",   1, 13, 5, 5, 131, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 }, /* 2 of channels */
+        { "b-1x1-chan",   3, 9, 6, 6, 200, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0 },  /* 2 of channels */
     };
     const unsigned feat = dse_cpu_features();
     const char *cores[4] = { "Prescott", (feat & DSE_CPU_SSE42) ? "Nehalem" : NULL, (feat & DSE_CPU_AVX2) ? "Haswell" : NULL,

@@ -167,8 +167,9 @@ static void mask_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struc
 /* ---- threads ----------------------------------------------------------------------- */
 /* Forward: thread t takes a contiguous share of the images (dse_cpu_share) and runs the
  * whole strategy on it with OpenBLAS on one thread, in its own workspace; with fewer
- * images than DSE_SLICES (inference at batch 1) a forward pass without groups also cuts the
- * output channels into blocks (fwd_kblocks), the same blocks whatever the threads, so that
+ * images than DSE_SLICES (inference at batch 1) a forward pass without groups also cuts each
+ * image's output rows or its output channels into blocks (fwd_split), the same blocks
+ * whatever the threads, so that
  * every sgemm is the same call with 1 or 16 threads: its bits then cannot depend on how the
  * BLAS's kernels treat a matrix's edges (issue #31: OpenBLAS's Prescott kernels give a row
  * other bits in a call of fewer rows). An image's output does not depend on the others.
@@ -188,7 +189,9 @@ struct cj {
     struct dse_node    *n;
     const struct shape *s;
     int                 chunk;    /* images lowered at once */
-    int                 kblocks;  /* forward: output-channel blocks (range_part) */
+    int                 kblocks;  /* forward: blocks of [0, range_k) (range_part, fwd_split) */
+    int                 by_rows;  /* GEMM_IMAGE forward: the blocks are of output rows, not
+                                     channels */
     int64_t             dw_off;   /* floats into a thread's workspace where its slice tree goes */
     int64_t             db_off;   /* GEMM_IMAGE: where its slices' bias-gradient sums go,
                                      [slices][K] doubles, if sum_db; Winograd's weight
@@ -320,20 +323,35 @@ static void sg_finish(struct dse_cpu_ctx *cx, const struct sg *g, const struct d
         memcpy(n->dw_blocks + (b - 1) * g->n, fin.b[b].buf, (size_t)g->n * sizeof(float));
 }
 
-/* Rows of a forward pass's output-channel block at least: a block's sgemm packs the whole
- * lowered input again, so blocks of fewer rows cost more in packing than they gain. */
-#define FWD_MIN_ROWS 32
+/* A forward pass's blocks below DSE_SLICES images (fwd_split): at least FWD_MIN_COLS output
+ * pixels a block of rows, FWD_MIN_ROWS output channels a block of channels. A block's sgemm
+ * packs its whole other operand again: a row block the filters (small), a channel block the
+ * lowered input (large), so rows are cut where the image has pixels enough. */
+#define FWD_MIN_COLS 128
+#define FWD_MIN_ROWS 64
 
-/* Output-channel blocks of a forward pass over range_k channels (groups: 1 if not one
- * group), from the whole batch (of every rank) alone, never from the threads: 1 from
- * DSE_SLICES images on (the slices are the threads' work); below, enough for DSE_SLICES
- * (slice, block) pairs, each of FWD_MIN_ROWS rows at least. */
-static int fwd_kblocks(const struct sg *g, int64_t range_k, int groups) {
-    const int64_t n = g->sl.n, most = range_k / FWD_MIN_ROWS;
-    if (groups != 1 || n >= DSE_SLICES) return 1;
-    int64_t b = (DSE_SLICES + n - 1) / n;
-    if (b > most) b = most;
-    return b < 1 ? 1 : (int)b;
+/* The largest power of two at most b (at least 1): blocks that 2, 4, 8 and 16 threads share
+ * evenly. */
+static int pow2_floor(int64_t b) {
+    int p = 1;
+    while (2 * (int64_t)p <= b && p < DSE_SLICES) p *= 2;
+    return p;
+}
+
+/* j's forward blocks from the whole batch (of every rank) and the shape alone, never from
+ * the threads: none from DSE_SLICES images on (the slices are the threads' work); below,
+ * enough for DSE_SLICES (slice, block) pairs, of output rows where rows_ok and the image has
+ * 2 * FWD_MIN_COLS output pixels, else of the K output channels. */
+static void fwd_split(struct cj *j, const struct sg *g, int64_t K, int64_t P, int64_t Q, int groups, int rows_ok) {
+    const int64_t n = g->sl.n, want = (DSE_SLICES + n - 1) / n;
+    j->kblocks = 1, j->by_rows = 0, j->range_k = K;
+    if (groups != 1 || n >= DSE_SLICES) return;
+    if (rows_ok && P * Q >= 2 * FWD_MIN_COLS) {
+        const int64_t most = P * Q / FWD_MIN_COLS < P ? P * Q / FWD_MIN_COLS : P;
+        j->by_rows = 1, j->range_k = P, j->kblocks = pow2_floor(most < want ? most : want);
+    } else {
+        j->kblocks = pow2_floor(K / FWD_MIN_ROWS < want ? K / FWD_MIN_ROWS : want);
+    }
 }
 
 /* A forward pass (j->range) by slices, so that every sgemm sees the same images whatever the
@@ -417,12 +435,15 @@ static void fwd_batch_range(const struct cj *j, int t, int64_t i0, int64_t i1, i
     }
 }
 
+static enum dse_status fwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s);
+
 static enum dse_status fwd_batch(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
     struct sg g;
     struct cj j = { .cx = cx, .n = n, .s = s, .chunk = batch_chunk(cx, s), .relu = n->relu_out, .sg = &g,
-                    .range = fwd_batch_range, .range_k = s->K };
+                    .range = fwd_batch_range };
     sg_plan(cx, &g, s->N, 0, 0, 0);
-    j.kblocks = fwd_kblocks(&g, s->K, s->G);
+    fwd_split(&j, &g, s->K, s->P, s->Q, s->G, 1);
+    if (j.by_rows) return fwd_image(cx, n, s); /* one image a slice: GEMM_IMAGE's lowering, by rows */
     const int64_t rows = (int64_t)s->C * s->RS;
     enum dse_status st = reserve(cx, (size_t)(rows + s->K) * j.chunk * s->PQ * sizeof(float), 0);
     if (st) return st;
@@ -493,14 +514,16 @@ static void fwd_image_range(const struct cj *j, int t, int64_t i0, int64_t i1, i
     if (i0 >= i1 || k0 >= k1) return;
     float *col = ws_of(j->cx, t);
     const int prows = image_rows(s);
+    const int r0 = j->by_rows ? (int)k0 : 0, r1 = j->by_rows ? (int)k1 : s->P; /* output rows */
+    if (j->by_rows) k0 = 0, k1 = s->K;
     for (int64_t i = i0; i < i1; i++) {
         const float *xi = x->data + i * x->stride_n;
         float *yi = y->data + i * y->stride_n;
-        /* The 1x1 case: x_i [C, HW] is its own lowering, one block of all the rows. */
-        for (int p0 = 0; p0 < s->P; p0 += prows) {
-            const int p1 = p0 + prows < s->P ? p0 + prows : s->P;
-            const int64_t nc = s->is_1x1 ? s->PQ : (int64_t)(p1 - p0) * s->Q, c0 = (int64_t)p0 * s->Q;
-            const float *B = xi;
+        /* The 1x1 case: x_i [C, HW] is its own lowering (ldb = HW), one block of the rows. */
+        for (int p0 = r0; p0 < r1; p0 += s->is_1x1 ? r1 - r0 : prows) {
+            const int p1 = s->is_1x1 ? r1 : p0 + prows < r1 ? p0 + prows : r1;
+            const int64_t nc = (int64_t)(p1 - p0) * s->Q, c0 = (int64_t)p0 * s->Q, ldb = s->is_1x1 ? s->PQ : nc;
+            const float *B = xi + c0;
             if (!s->is_1x1) {
                 im2col(s, xi, x->stride_n, 1, p0, p1, col);
                 B = col;
@@ -508,7 +531,7 @@ static void fwd_image_range(const struct cj *j, int t, int64_t i0, int64_t i1, i
             /* y_i's columns [c0, c0 + nc) (ldc = PQ) from B [CRS, nc]; one group: channels [k0, k1) */
             if (s->G == 1)
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(k1 - k0), (int)nc, (int)s->CRSg, 1.0f,
-                            w + k0 * s->CRSg, (int)s->CRSg, B, (int)nc, 0.0f, yi + k0 * s->PQ + c0, (int)s->PQ);
+                            w + k0 * s->CRSg, (int)s->CRSg, B, (int)ldb, 0.0f, yi + k0 * s->PQ + c0, (int)s->PQ);
             else
                 for (int g = 0; g < s->G; g++)
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s->Kg, (int)nc, (int)s->CRSg, 1.0f,
@@ -519,19 +542,18 @@ static void fwd_image_range(const struct cj *j, int t, int64_t i0, int64_t i1, i
             float *yk = yi + k * s->PQ;
             const float bk = b ? b[k] : 0.0f;
             if (j->relu)
-                for (int64_t e = 0; e < s->PQ; e++) yk[e] = dse_cpu_relu(yk[e] + bk);
+                for (int64_t e = (int64_t)r0 * s->Q; e < (int64_t)r1 * s->Q; e++) yk[e] = dse_cpu_relu(yk[e] + bk);
             else
-                for (int64_t e = 0; e < s->PQ; e++) yk[e] += bk;
+                for (int64_t e = (int64_t)r0 * s->Q; e < (int64_t)r1 * s->Q; e++) yk[e] += bk;
         }
     }
 }
 
 static enum dse_status fwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
     struct sg g;
-    struct cj j = { .cx = cx, .n = n, .s = s, .relu = n->relu_out, .sg = &g, .range = fwd_image_range,
-                    .range_k = s->K };
+    struct cj j = { .cx = cx, .n = n, .s = s, .relu = n->relu_out, .sg = &g, .range = fwd_image_range };
     sg_plan(cx, &g, s->N, 0, 0, 0);
-    j.kblocks = fwd_kblocks(&g, s->K, s->G);
+    fwd_split(&j, &g, s->K, s->P, s->Q, s->G, 1);
     enum dse_status st = reserve(cx, s->is_1x1 ? 64 : (size_t)(s->C * s->RS * image_rows(s) * s->Q) * sizeof(float), 0);
     if (st) return st;
     dse_cpu_run(cx, range_part, &j);
@@ -868,7 +890,7 @@ static enum dse_status wino_run(struct dse_cpu_ctx *cx, const struct wgeo *g, in
     struct sg sg;
     sg_plan(cx, &sg, N, 0, 0, 0);
     j.sg = &sg;
-    j.kblocks = fwd_kblocks(&sg, g->Co, 1);
+    fwd_split(&j, &sg, g->Co, 0, 0, 1, 0); /* Winograd's tiles: blocks of output channels */
     j.chunk = wino_chunk(cx, nU, per_image, dse_cpu_slice_most(&sg.sl));
     enum dse_status st = reserve(cx, (size_t)(per_image * j.chunk) * sizeof(float), (size_t)j.nU * sizeof(float));
     if (st) return st;
