@@ -70,7 +70,7 @@ torch.backends.cudnn.version(), "gpus", torch.cuda.device_count())' 2>/dev/null 
 # ---- build dependencies: installed, or unpacked from third_party/debs ------------------
 cmake_args=""
 have_sys=1
-pkg-config --exists libconfig openblas 2>/dev/null || have_sys=0
+pkg-config --exists libconfig openblas libtiff-4 libwebp 2>/dev/null || have_sys=0
 [ -e /usr/include/zlib.h ] || have_sys=0
 deps=system
 if [ "$have_sys" = 0 ] || [ "${DSE_GPU_CHECK_DEBS:-0}" = 1 ]; then

@@ -1,13 +1,16 @@
-/* image.c: JPEG (libjpeg-turbo) and PNG (libpng) decoding from memory into 8-bit gray or
- * RGB, BMP, PGM and PPM by small readers of our own, JPEG and PNG encoding into memory, and
+/* image.c: JPEG (libjpeg-turbo), PNG (libpng), TIFF (libtiff) and WebP (libwebp) decoding
+ * from memory into 8-bit gray or RGB, BMP, PGM and PPM by small readers of our own, JPEG and
+ * PNG encoding into memory, and
  * the separable antialiased resampler. The
  * contracts are in image.h; docs/data.md ("Image folders and packs") has the overview.
- * Both libraries report errors by longjmp: each guarded function keeps its state in a
- * struct owned by its caller, so nothing the jump skips over is left indeterminate. */
+ * libjpeg and libpng report errors by longjmp: each guarded function keeps its state in a
+ * struct owned by its caller, so nothing the jump skips over is left indeterminate. libtiff
+ * reports to a handler of its handle, libwebp returns a status. */
 #include "engine/image.h"
 
 #include <math.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,8 @@
 #include <jerror.h>
 #include <jpeglib.h>
 #include <png.h>
+#include <tiffio.h>
+#include <webp/decode.h>
 
 void dse_image_deinit(struct dse_image *im) {
     free(im->px);
@@ -47,6 +52,10 @@ enum dse_image_kind dse_image_sniff(const uint8_t *buf, size_t len) {
     if (len >= 3 && buf[0] == 'P' && (buf[1] == '2' || buf[1] == '3' || buf[1] == '5' || buf[1] == '6') &&
         (buf[2] == ' ' || buf[2] == '\t' || buf[2] == '\n' || buf[2] == '\r' || buf[2] == '#'))
         return DSE_IMAGE_PNM;
+    if (len >= 4 && ((buf[0] == 'I' && buf[1] == 'I' && (buf[2] == 42 || buf[2] == 43) && buf[3] == 0) ||
+                     (buf[0] == 'M' && buf[1] == 'M' && buf[2] == 0 && (buf[3] == 42 || buf[3] == 43))))
+        return DSE_IMAGE_TIFF; /* classic (42) or BigTIFF (43), either byte order */
+    if (len >= 12 && !memcmp(buf, "RIFF", 4) && !memcmp(buf + 8, "WEBP", 4)) return DSE_IMAGE_WEBP;
     return DSE_IMAGE_UNKNOWN;
 }
 
@@ -658,6 +667,195 @@ static enum dse_status decode_pnm(const uint8_t *b, size_t len, int channels, in
     return DSE_OK;
 }
 
+/* ---- TIFF (libtiff) ------------------------------------------------------------------- */
+
+/* libtiff's side of a decode: the bytes, and the first error its handler reported. Errors
+ * go to a handler of this handle (libtiff 4.5's TIFFOpenOptions), not the process-wide
+ * one, so decoding threads do not share it. */
+struct tiff_io {
+    const uint8_t *src;
+    size_t         len, pos;
+    int            truncated; /* a read asked for bytes past the end */
+    char           msg[300];
+};
+
+static tmsize_t tiff_io_read(thandle_t h, void *data, tmsize_t n) {
+    struct tiff_io *io = h;
+    if (n < 0) return -1;
+    size_t want = (size_t)n, have = io->pos < io->len ? io->len - io->pos : 0;
+    if (want > have) io->truncated = 1, want = have;
+    if (want) memcpy(data, io->src + io->pos, want);
+    io->pos += want;
+    return (tmsize_t)want;
+}
+
+static tmsize_t tiff_io_write(thandle_t h, void *data, tmsize_t n) {
+    (void)h, (void)data, (void)n;
+    return -1;
+}
+
+static toff_t tiff_io_seek(thandle_t h, toff_t off, int whence) {
+    struct tiff_io *io = h;
+    uint64_t base = whence == SEEK_CUR ? io->pos : whence == SEEK_END ? io->len : 0;
+    if (off > UINT64_MAX - base || base + off > SIZE_MAX) return (toff_t)-1; /* past the end: reads come short */
+    io->pos = (size_t)(base + off);
+    return io->pos;
+}
+
+static int tiff_io_close(thandle_t h) {
+    (void)h;
+    return 0;
+}
+
+static toff_t tiff_io_size(thandle_t h) {
+    return ((struct tiff_io *)h)->len;
+}
+
+static int tiff_io_map(thandle_t h, void **base, toff_t *size) {
+    (void)h, (void)base, (void)size;
+    return 0; /* not mapped: every read goes through tiff_io_read, which sees truncation */
+}
+
+static void tiff_io_unmap(thandle_t h, void *base, toff_t size) {
+    (void)h, (void)base, (void)size;
+}
+
+static int tiff_io_error(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap) {
+    (void)tif, (void)module;
+    struct tiff_io *io = user;
+    if (!io->msg[0]) vsnprintf(io->msg, sizeof io->msg, fmt, ap); /* the first says most */
+    return 1;
+}
+
+static int tiff_io_warn(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap) {
+    (void)tif, (void)user, (void)module, (void)fmt, (void)ap;
+    return 1; /* unknown tags and the like: the pixels are read regardless */
+}
+
+static enum dse_status tiff_fail(struct tiff_io *io, struct dse_err *err, const char *what) {
+    if (io->truncated) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "truncated TIFF data");
+    if (strstr(io->msg, "ut of memory")) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "%s: %s", what, io->msg);
+    return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: %s", what, io->msg[0] ? io->msg : "libtiff gave no reason");
+}
+
+/* The first image of a TIFF (PIL reads the first too) through TIFFReadRGBAImageOriented:
+ * gray, RGB, palette, CMYK, YCbCr, 1 to 16 bits a sample (libtiff scales 16-bit samples to
+ * 8 as (v + 128) / 257), strips or tiles, any compression libtiff was built with. An alpha
+ * channel is dropped as stored: libtiff would premultiply an unassociated one, so it is
+ * declared associated before reading. Width and height are checked against the budget
+ * before anything is allocated for the pixels, and libtiff's own allocations are held to
+ * what an image of the budget needs. */
+static enum dse_status decode_tiff(const uint8_t *buf, size_t len, int channels, int64_t max_pixels,
+                                   struct dse_image *out, struct dse_err *err) {
+    struct tiff_io io = { .src = buf, .len = len };
+    if (max_pixels <= 0) max_pixels = DSE_IMAGE_PIXELS_DEFAULT;
+    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
+    if (!opts) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for a TIFF decoder");
+    TIFFOpenOptionsSetErrorHandlerExtR(opts, tiff_io_error, &io);
+    TIFFOpenOptionsSetWarningHandlerExtR(opts, tiff_io_warn, &io);
+    /* 8 bytes a pixel (16-bit RGBA) of an image at the budget, and 1 MiB for tables */
+    TIFFOpenOptionsSetMaxSingleMemAlloc(opts, (tmsize_t)(8 * max_pixels + (1 << 20)));
+    TIFF *tif = TIFFClientOpenExt("TIFF", "rm", &io, tiff_io_read, tiff_io_write, tiff_io_seek, tiff_io_close,
+                                  tiff_io_size, tiff_io_map, tiff_io_unmap, opts);
+    TIFFOpenOptionsFree(opts);
+    if (!tif) return tiff_fail(&io, err, "corrupt TIFF");
+    uint32_t w = 0, h = 0, *raster = NULL;
+    uint16_t nextra = 0, *extra = NULL;
+    char why[1024] = "";
+    enum dse_status st = DSE_OK;
+    if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w) || !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h) || !w || !h) {
+        st = dse_err_set(err, DSE_ERR_IO, NULL, 0, "corrupt TIFF: %ux%u pixels", w, h);
+        goto done;
+    }
+    if ((st = check_size(err, w, h, max_pixels))) goto done;
+    if (!TIFFRGBAImageOK(tif, why)) { /* 32-bit or floating-point samples, an unknown colour space */
+        st = io.truncated ? tiff_fail(&io, err, "corrupt TIFF")
+                          : dse_err_set(err, DSE_ERR_IO, NULL, 0, "unsupported TIFF: %s", why);
+        goto done;
+    }
+    if (TIFFGetField(tif, TIFFTAG_EXTRASAMPLES, &nextra, &extra) && nextra >= 1 &&
+        extra[0] == EXTRASAMPLE_UNASSALPHA) {
+        uint16_t assoc[32];
+        if (nextra > 32) nextra = 32;
+        memcpy(assoc, extra, nextra * sizeof *assoc);
+        assoc[0] = EXTRASAMPLE_ASSOCALPHA;
+        TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, nextra, assoc);
+    }
+    raster = malloc((size_t)w * h * sizeof *raster);
+    if (!raster) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for a TIFF of %ux%u pixels", w, h);
+        goto done;
+    }
+    if (!TIFFReadRGBAImageOriented(tif, w, h, raster, ORIENTATION_TOPLEFT, 1)) {
+        st = tiff_fail(&io, err, "corrupt TIFF");
+        goto done;
+    }
+    if ((st = dse_image_reserve(out, (int)w, (int)h, channels, err))) goto done;
+    for (size_t i = 0, n = (size_t)w * h; i < n; i++) {
+        const uint32_t p = raster[i];
+        if (channels == 3)
+            out->px[3 * i] = (uint8_t)TIFFGetR(p), out->px[3 * i + 1] = (uint8_t)TIFFGetG(p),
+            out->px[3 * i + 2] = (uint8_t)TIFFGetB(p);
+        else
+            out->px[i] = luma(TIFFGetR(p), TIFFGetG(p), TIFFGetB(p));
+    }
+done:
+    free(raster);
+    TIFFClose(tif);
+    return st;
+}
+
+/* ---- WebP (libwebp) ------------------------------------------------------------------- */
+
+/* libwebp's status in words, for messages. */
+static const char *webp_words(VP8StatusCode vs) {
+    switch (vs) {
+    case VP8_STATUS_BITSTREAM_ERROR:     return "bad bitstream";
+    case VP8_STATUS_UNSUPPORTED_FEATURE: return "a feature libwebp does not support";
+    case VP8_STATUS_INVALID_PARAM:       return "invalid parameters";
+    default:                             return "decoder error";
+    }
+}
+
+/* A still WebP, lossy or lossless, decoded straight into out as RGB (alpha dropped, not
+ * blended: MODE_RGB); gray is the luma of that. Width and height come from the headers
+ * (WebPGetFeatures reads no pixel data) and are checked against the budget first.
+ * Animated WebPs are refused. */
+static enum dse_status decode_webp(const uint8_t *buf, size_t len, int channels, int64_t max_pixels,
+                                   struct dse_image *out, struct dse_err *err) {
+    WebPDecoderConfig cfg;
+    if (!WebPInitDecoderConfig(&cfg))
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "libwebp's decoder does not match its header");
+    VP8StatusCode vs = WebPGetFeatures(buf, len, &cfg.input);
+    if (vs == VP8_STATUS_NOT_ENOUGH_DATA) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "truncated WebP data");
+    if (vs != VP8_STATUS_OK)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "corrupt WebP: %s in its headers", webp_words(vs));
+    const int w = cfg.input.width, h = cfg.input.height;
+    if (w < 1 || h < 1) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "corrupt WebP: %dx%d pixels", w, h);
+    enum dse_status st = check_size(err, (unsigned long)w, (unsigned long)h, max_pixels);
+    if (st) return st;
+    if (cfg.input.has_animation)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0,
+                           "animated WebP is not supported; save its first frame as a still image");
+    if ((st = dse_image_reserve(out, w, h, 3, err))) return st; /* RGB, then luma in place */
+    cfg.output.colorspace = MODE_RGB;
+    cfg.output.is_external_memory = 1;
+    cfg.output.u.RGBA.rgba = out->px;
+    cfg.output.u.RGBA.stride = 3 * w;
+    cfg.output.u.RGBA.size = (size_t)w * (size_t)h * 3;
+    vs = WebPDecode(buf, len, &cfg);
+    WebPFreeDecBuffer(&cfg.output); /* frees nothing of ours: the memory is external */
+    if (vs == VP8_STATUS_NOT_ENOUGH_DATA) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "truncated WebP data");
+    if (vs == VP8_STATUS_OUT_OF_MEMORY)
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory decoding a WebP of %dx%d pixels", w, h);
+    if (vs != VP8_STATUS_OK) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "corrupt WebP: %s", webp_words(vs));
+    if (channels == 1) {
+        rgb_to_gray(out->px, out->px, (size_t)w * (size_t)h);
+        out->c = 1;
+    }
+    return DSE_OK;
+}
+
 /* ---- decode -------------------------------------------------------------------------- */
 
 enum dse_status dse_image_decode(const uint8_t *buf, size_t len, int channels, int min_short, int64_t max_pixels,
@@ -668,11 +866,14 @@ enum dse_status dse_image_decode(const uint8_t *buf, size_t len, int channels, i
     case DSE_IMAGE_PNG:  return decode_png(buf, len, channels, max_pixels, out, err);
     case DSE_IMAGE_BMP:  return decode_bmp(buf, len, channels, max_pixels, out, err);
     case DSE_IMAGE_PNM:  return decode_pnm(buf, len, channels, max_pixels, out, err);
+    case DSE_IMAGE_TIFF: return decode_tiff(buf, len, channels, max_pixels, out, err);
+    case DSE_IMAGE_WEBP: return decode_webp(buf, len, channels, max_pixels, out, err);
     case DSE_IMAGE_UNKNOWN: break;
     }
-    if (len == 0) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "not a JPEG, PNG, BMP, PPM or PGM file: empty");
+    if (len == 0)
+        return dse_err_set(err, DSE_ERR_IO, NULL, 0, "not a JPEG, PNG, BMP, PPM, PGM, TIFF or WebP file: empty");
     return dse_err_set(err, DSE_ERR_IO, NULL, 0,
-                       "not a JPEG, PNG, BMP, PPM or PGM file: starts with %02x %02x %02x", buf[0],
+                       "not a JPEG, PNG, BMP, PPM, PGM, TIFF or WebP file: starts with %02x %02x %02x", buf[0],
                        len > 1 ? buf[1] : 0, len > 2 ? buf[2] : 0);
 }
 

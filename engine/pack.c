@@ -63,7 +63,7 @@ int dse_imgfolder_is(const char *dir) {
 
 static int has_image_ext(const char *name) {
     const char *dot = strrchr(name, '.');
-    static const char *const ext[] = { ".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm" };
+    static const char *const ext[] = { ".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".tif", ".tiff", ".webp" };
     for (int i = 0; dot && i < DSE_ARRAY_LEN(ext); i++)
         if (!strcasecmp(dot, ext[i])) return 1;
     return 0;
@@ -321,7 +321,7 @@ enum dse_status dse_imgfolder_scan(const char *dir, struct dse_imgfolder *f, str
         if ((st = walk(f, dir, cls, i, DSE_PACK_TRAIN, 0, &seen, &h, err))) goto done;
         if (f->n == before) {
             st = dse_err_set(err, DSE_ERR_IO, dir, 0, "train/%s: class folder with no images (.jpg, .jpeg, "
-                             ".png, .bmp, .ppm, .pgm); every class needs at least one", names[i]);
+                             ".png, .bmp, .ppm, .pgm, .tif, .tiff, .webp); every class needs at least one", names[i]);
             goto done;
         }
     }

@@ -49,8 +49,8 @@ int dse_imgfolder_is(const char *dir);
 
 /* Scan dir as torchvision's ImageFolder does: classes are the subfolders of dir/train
  * sorted by name; images are the files below each class folder (recursively, sorted)
- * whose name ends in .jpg, .jpeg, .png, .bmp, .ppm or .pgm (any case; torchvision also takes
- * .tif and .webp, which dse does not read). The evaluation split is dir/val, or
+ * whose name ends in .jpg, .jpeg, .png, .bmp, .ppm, .pgm, .tif, .tiff or .webp (any case),
+ * the kinds torchvision's ImageFolder takes. The evaluation split is dir/val, or
  * dir/test if there is no val; its classes must be classes of train. Hidden entries (names
  * starting with '.', such as .ipynb_checkpoints) are left out; torchvision would take a
  * hidden folder as a class. Links are followed, but no folder twice (device and inode, as

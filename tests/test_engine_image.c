@@ -15,6 +15,9 @@
 
 #include <jpeglib.h>
 #include <png.h>
+#include <tiffio.h>
+#include <webp/decode.h>
+#include <webp/encode.h>
 #include <zlib.h>
 
 #include "base/base.h"
@@ -518,8 +521,8 @@ static void test_decode_errors(void) {
         struct blob *b;
         const char  *msg;
     } cases[] = {
-        { "empty", &empty, "not a JPEG, PNG, BMP, PPM or PGM file" },
-        { "noise", &noise, "not a JPEG, PNG, BMP, PPM or PGM file" },
+        { "empty", &empty, "not a JPEG, PNG, BMP, PPM, PGM, TIFF or WebP file" },
+        { "noise", &noise, "not a JPEG, PNG, BMP, PPM, PGM, TIFF or WebP file" },
         { "jpeg-noise", &jnoise, "JPEG" },
         { "jpeg-half", &jhalf, "truncated JPEG data" },
         { "jpeg-header", &jhead, "truncated JPEG data" },
@@ -595,6 +598,10 @@ static void test_decode_budget(void) {
 
 static void put_le(uint8_t *p, uint32_t v, int n) {
     for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t le32v(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* Palette entry k of the test BMPs (B, G, R as stored). */
@@ -756,6 +763,209 @@ static void test_bmp_pnm(void) {
     CHECK(im.cap < 1000); /* nothing allocated for the bombs */
     dse_image_deinit(&im);
     free(rle.p), free(b16.p), free(bshort.p), free(bbomb.p);
+}
+
+/* ---- TIFF and WebP (libtiff, libwebp) ------------------------------------------------- */
+
+/* What write_tiff writes: w x h pixels of spp samples of bps bits (8 or 16, 32 for float),
+ * data interleaved (16-bit as native uint16_t), written as strips by libtiff itself. */
+struct tiff_spec {
+    int         w, h, spp, bps, photometric, extra, compression, separate, sfloat;
+    const void *data;
+    const uint16_t *cmap; /* palette: 3 x 256 entries of 16 bits */
+};
+
+static struct blob write_tiff(const struct tiff_spec *s) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/t.tif", scratch());
+    TIFF *t = TIFFOpen(path, "w");
+    DSE_ASSERT(t != NULL);
+    TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)s->w), TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)s->h);
+    TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)s->spp);
+    TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, (uint16_t)s->bps);
+    TIFFSetField(t, TIFFTAG_PHOTOMETRIC, (uint16_t)s->photometric);
+    TIFFSetField(t, TIFFTAG_COMPRESSION, (uint16_t)(s->compression ? s->compression : COMPRESSION_NONE));
+    TIFFSetField(t, TIFFTAG_PLANARCONFIG, (uint16_t)(s->separate ? PLANARCONFIG_SEPARATE : PLANARCONFIG_CONTIG));
+    TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, (uint32_t)2);
+    if (s->sfloat) TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, (uint16_t)SAMPLEFORMAT_IEEEFP);
+    if (s->extra) {
+        uint16_t e = (uint16_t)s->extra;
+        TIFFSetField(t, TIFFTAG_EXTRASAMPLES, (uint16_t)1, &e);
+    }
+    if (s->cmap) TIFFSetField(t, TIFFTAG_COLORMAP, s->cmap, s->cmap + 256, s->cmap + 512);
+    const size_t bytes = (size_t)s->bps / 8, row = (size_t)s->w * (size_t)s->spp * bytes;
+    uint8_t *line = malloc(row);
+    DSE_ASSERT(line != NULL);
+    for (int p = 0; p < (s->separate ? s->spp : 1); p++)
+        for (int y = 0; y < s->h; y++) {
+            const uint8_t *src = (const uint8_t *)s->data + (size_t)y * row;
+            if (!s->separate) memcpy(line, src, row);
+            else
+                for (int x = 0; x < s->w; x++)
+                    memcpy(line + (size_t)x * bytes, src + ((size_t)x * (size_t)s->spp + (size_t)p) * bytes, bytes);
+            DSE_ASSERT(TIFFWriteScanline(t, line, (uint32_t)y, (uint16_t)p) == 1);
+        }
+    free(line);
+    TIFFClose(t);
+    struct blob b;
+    b.p = read_all(path, &b.n);
+    DSE_ASSERT(b.p != NULL);
+    return b;
+}
+
+/* Set tag `tag` of the first directory of a little-endian TIFF (a SHORT or LONG) to v. */
+static void tiff_patch(struct blob *b, unsigned tag, uint32_t v) {
+    DSE_ASSERT(b->n >= 8 && b->p[0] == 'I');
+    const uint32_t ifd = le32v(b->p + 4), n = b->p[ifd] | (uint32_t)b->p[ifd + 1] << 8;
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t *e = b->p + ifd + 2 + 12 * i;
+        if ((e[0] | e[1] << 8) != (int)tag) continue;
+        put_le(e + 8, v, (e[2] | e[3] << 8) == TIFF_SHORT ? 2 : 4);
+        return;
+    }
+    DSE_ASSERT(!"tag not found");
+}
+
+/* torchvision's ImageFolder also reads .tif and .webp (issue #31): TIFFs of each kind
+ * libtiff writes (gray, RGB with LZW, planar RGB, RGBA with unassociated alpha, palette,
+ * 16 bits) decode to exact pixels (16 bits scaled as (v + 128) / 257); 32-bit float is
+ * refused naming why. */
+static void test_tiff(void) {
+    enum { W = 7, H = 5 };
+    static uint8_t want[H][W][3], rgba[H][W][4], gray[H][W], pal[H][W];
+    static uint16_t rgb16[H][W][3], cmap[3 * 256];
+    static float fl[H][W];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            for (int ch = 0; ch < 3; ch++) rgba[y][x][ch] = pattern(x, y, ch);
+            rgba[y][x][3] = (uint8_t)(x * 40); /* alpha 0 too: the colour under it is kept */
+            gray[y][x] = pattern(x, y, 1), pal[y][x] = (uint8_t)(x + 7 * y);
+        }
+    for (int k = 0; k < 256; k++)
+        for (int ch = 0; ch < 3; ch++) cmap[256 * ch + k] = (uint16_t)(257 * ((k * (31 + 40 * ch) + 9) & 255));
+    struct tiff_spec specs[] = {
+        { .w = W, .h = H, .spp = 1, .bps = 8, .photometric = PHOTOMETRIC_MINISBLACK, .data = gray },
+        { .w = W, .h = H, .spp = 4, .bps = 8, .photometric = PHOTOMETRIC_RGB, .data = rgba,
+          .extra = EXTRASAMPLE_UNASSALPHA },
+        { .w = W, .h = H, .spp = 4, .bps = 8, .photometric = PHOTOMETRIC_RGB, .data = rgba,
+          .extra = EXTRASAMPLE_UNASSALPHA, .compression = COMPRESSION_LZW, .separate = 1 },
+        { .w = W, .h = H, .spp = 1, .bps = 8, .photometric = PHOTOMETRIC_PALETTE, .data = pal, .cmap = cmap },
+        { .w = W, .h = H, .spp = 3, .bps = 16, .photometric = PHOTOMETRIC_RGB, .data = rgb16,
+          .compression = COMPRESSION_ADOBE_DEFLATE },
+    };
+    static const char *const names[] = { "gray", "RGBA", "RGBA planar LZW", "palette", "RGB 16-bit" };
+    for (int i = 0; i < DSE_ARRAY_LEN(specs); i++) {
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                for (int ch = 0; ch < 3; ch++) {
+                    const unsigned v16 = (unsigned)(x * 9001 + y * 3607 + ch * 20011) & 0xFFFF;
+                    rgb16[y][x][ch] = (uint16_t)v16;
+                    want[y][x][ch] = i == 0 ? gray[y][x] : i < 3 ? rgba[y][x][ch]
+                                   : i == 3 ? (uint8_t)(cmap[256 * ch + pal[y][x]] >> 8) : (uint8_t)((v16 + 128) / 257);
+                }
+        struct blob b = write_tiff(&specs[i]);
+        CHECK_INT_EQ(dse_image_sniff(b.p, b.n), DSE_IMAGE_TIFF);
+        check_rgb(&b, W, H, &want[0][0][0], names[i]);
+        free(b.p);
+    }
+    /* refused: truncated, float samples, a bomb declared in the header (nothing allocated) */
+    struct blob good = write_tiff(&specs[1]);
+    struct blob half = copy_blob(&good, good.n / 2), head = copy_blob(&good, 8), bomb = copy_blob(&good, good.n);
+    tiff_patch(&bomb, TIFFTAG_IMAGEWIDTH, 30000), tiff_patch(&bomb, TIFFTAG_IMAGELENGTH, 30000);
+    struct tiff_spec fs = { .w = W, .h = H, .spp = 1, .bps = 32, .sfloat = 1, .photometric = PHOTOMETRIC_MINISBLACK,
+                            .data = fl };
+    struct blob flt = write_tiff(&fs);
+    const struct { const struct blob *b; const char *msg; } bad[] = {
+        { &half, "truncated TIFF data" },
+        { &head, "truncated TIFF data" },
+        { &flt, "unsupported TIFF: " },
+        { &bomb, "image of 30000x30000 pixels is over the budget of 89478485 pixels an image (--max-pixels): a "
+                 "decompression bomb, or raise the budget" },
+    };
+    struct dse_image im = { 0 };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        struct dse_err err = { 0 };
+        CHECK_INT_EQ(decode(bad[i].b, 3, 0, &im, &err), DSE_ERR_IO);
+        if (!strstr(err.msg, bad[i].msg)) fprintf(stderr, "  TIFF %d: \"%s\"\n", i, err.msg);
+        CHECK(strstr(err.msg, bad[i].msg) == err.msg);
+    }
+    CHECK(im.cap == 0); /* nothing allocated for any of them */
+    struct dse_err err = { 0 };
+    CHECK_INT_EQ(dse_image_decode(good.p, good.n, 3, 0, W * H - 1, &im, &err), DSE_ERR_IO);
+    CHECK(strstr(err.msg, "image of 7x5 pixels is over the budget of 34 pixels") != NULL);
+    dse_image_deinit(&im);
+    free(good.p), free(half.p), free(head.p), free(bomb.p), free(flt.p);
+}
+
+/* WebP: lossless RGB and RGBA (alpha dropped, the colour under alpha 0 kept: encoded with
+ * `exact`) decode to the encoded pixels; lossy to libwebp's own decode; truncated data,
+ * an animation and headers declaring 30000x30000 (an animation's canvas) or 16384x16384
+ * (a lossless image) are refused, the bombs before anything is allocated. */
+static void test_webp(void) {
+    enum { W = 9, H = 6 };
+    static uint8_t rgb[H][W][3], rgba[H][W][4];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            for (int ch = 0; ch < 3; ch++) rgb[y][x][ch] = rgba[y][x][ch] = pattern(x, y, ch);
+            rgba[y][x][3] = (uint8_t)(x * 30);
+        }
+    struct blob ll = { 0 }, lossy = { 0 };
+    ll.n = WebPEncodeLosslessRGB(&rgb[0][0][0], W, H, 3 * W, &ll.p);
+    DSE_ASSERT(ll.n > 0);
+    CHECK_INT_EQ(dse_image_sniff(ll.p, ll.n), DSE_IMAGE_WEBP);
+    check_rgb(&ll, W, H, &rgb[0][0][0], "WebP lossless RGB");
+    WebPConfig cfg;
+    WebPPicture pic;
+    WebPMemoryWriter wr;
+    DSE_ASSERT(WebPConfigInit(&cfg) && WebPPictureInit(&pic));
+    cfg.lossless = 1, cfg.exact = 1;
+    pic.use_argb = 1, pic.width = W, pic.height = H;
+    WebPMemoryWriterInit(&wr);
+    pic.writer = WebPMemoryWrite, pic.custom_ptr = &wr;
+    DSE_ASSERT(WebPPictureImportRGBA(&pic, &rgba[0][0][0], 4 * W) && WebPEncode(&cfg, &pic));
+    WebPPictureFree(&pic);
+    struct blob la = { wr.mem, wr.size };
+    check_rgb(&la, W, H, &rgb[0][0][0], "WebP lossless RGBA");
+    lossy.n = WebPEncodeRGB(&rgb[0][0][0], W, H, 3 * W, 90, &lossy.p);
+    DSE_ASSERT(lossy.n > 0);
+    int lw, lh;
+    uint8_t *ref = WebPDecodeRGB(lossy.p, lossy.n, &lw, &lh);
+    DSE_ASSERT(ref != NULL && lw == W && lh == H);
+    check_rgb(&lossy, W, H, ref, "WebP lossy");
+    WebPFree(ref);
+
+    /* refused */
+    struct blob half = copy_blob(&ll, ll.n / 2), head = copy_blob(&ll, 16), big = copy_blob(&ll, ll.n);
+    DSE_ASSERT(!memcmp(big.p + 12, "VP8L", 4) && big.p[20] == 0x2f);
+    put_le(big.p + 21, (le32v(big.p + 21) & 0xF0000000u) | 16383u | 16383u << 14, 4); /* 14 bits a side, less 1 */
+    uint8_t anim[30] = { 'R', 'I', 'F', 'F', 22, 0, 0, 0, 'W', 'E', 'B', 'P', 'V', 'P', '8', 'X', 10, 0, 0, 0, 0x02 };
+    put_le(anim + 24, 30000 - 1, 3), put_le(anim + 27, 30000 - 1, 3); /* canvas: 24 bits a side, less 1 */
+    struct blob bomb = { anim, sizeof anim };
+    uint8_t anim2[30];
+    memcpy(anim2, anim, sizeof anim2);
+    put_le(anim2 + 24, W - 1, 3), put_le(anim2 + 27, H - 1, 3);
+    struct blob animated = { anim2, sizeof anim2 };
+    const struct { const struct blob *b; const char *msg; } bad[] = {
+        { &half, "truncated WebP data" },
+        { &head, "truncated WebP data" },
+        { &animated, "animated WebP is not supported; save its first frame as a still image" },
+        { &bomb, "image of 30000x30000 pixels is over the budget of 89478485 pixels an image (--max-pixels): a "
+                 "decompression bomb, or raise the budget" },
+        { &big, "image of 16384x16384 pixels is over the budget of 89478485 pixels an image (--max-pixels): a "
+                "decompression bomb, or raise the budget" },
+    };
+    struct dse_image im = { 0 };
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        struct dse_err err = { 0 };
+        dse_image_deinit(&im);
+        CHECK_INT_EQ(decode(bad[i].b, 3, 0, &im, &err), DSE_ERR_IO);
+        if (strcmp(err.msg, bad[i].msg)) fprintf(stderr, "  WebP %d: \"%s\"\n", i, err.msg);
+        CHECK_STR_EQ(err.msg, bad[i].msg);
+        if (i >= 2) CHECK(im.cap == 0); /* refused from the headers alone */
+    }
+    dse_image_deinit(&im);
+    WebPFree(ll.p), WebPFree(lossy.p), WebPMemoryWriterClear(&wr);
+    free(half.p), free(head.p), free(big.p);
 }
 
 /* ---- encoders ---------------------------------------------------------------------- */
@@ -1159,6 +1369,8 @@ static const struct check_case cases[] = {
     { "image-decode-errors",      test_decode_errors },
     { "image-decode-budget",      test_decode_budget },
     { "image-decode-bmp-pnm",     test_bmp_pnm },
+    { "image-decode-tiff",        test_tiff },
+    { "image-decode-webp",        test_webp },
     { "image-encode",             test_encode },
     { "image-resize-constant",    test_resize_constant },
     { "image-resize-identity",    test_resize_identity },

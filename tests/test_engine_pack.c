@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tiffio.h>
+#include <webp/encode.h>
 #include <zlib.h>
 
 #include "base/base.h"
@@ -181,8 +183,9 @@ static void test_links(void) {
     tmpdir_remove(dir);
 }
 
-/* .bmp, .ppm and .pgm files are images of a folder as torchvision's ImageFolder takes them
- * (issue #31), packed pixel for pixel. */
+/* .bmp, .ppm, .pgm, .tif, .tiff and .webp files are images of a folder as torchvision's
+ * ImageFolder takes them (issue #31), packed pixel for pixel (the TIFFs written by libtiff,
+ * the WebP by libwebp, lossless). */
 static void test_formats(void) {
     char dir[64], p[2048], out[2048];
     struct dse_err err = { 0 };
@@ -197,17 +200,39 @@ static void test_formats(void) {
     write_raw(join(p, dir, "train/class_00/x.ppm"), ppm, sizeof ppm - 1);
     write_raw(join(p, dir, "train/class_01/y.PGM"), pgm, sizeof pgm - 1);
     write_raw(join(p, dir, "train/class_01/z.bmp"), bmp, sizeof bmp);
+    static const uint8_t rgb[9] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+    for (int k = 0; k < 2; k++) { /* u.TIF: RGB; w.tiff: gray (the first samples), LZW */
+        TIFF *t = TIFFOpen(join(p, dir, k ? "train/class_00/w.tiff" : "train/class_00/u.TIF"), "w");
+        DSE_ASSERT(t != NULL);
+        TIFFSetField(t, TIFFTAG_IMAGEWIDTH, 3), TIFFSetField(t, TIFFTAG_IMAGELENGTH, 1);
+        TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8), TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, k ? 1 : 3);
+        TIFFSetField(t, TIFFTAG_PHOTOMETRIC, k ? PHOTOMETRIC_MINISBLACK : PHOTOMETRIC_RGB);
+        TIFFSetField(t, TIFFTAG_COMPRESSION, k ? COMPRESSION_LZW : COMPRESSION_NONE);
+        TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+        DSE_ASSERT(TIFFWriteScanline(t, (void *)rgb, 0, 0) == 1);
+        TIFFClose(t);
+    }
+    uint8_t *webp = NULL;
+    size_t webp_n = WebPEncodeLosslessRGB(rgb, 3, 1, 9, &webp);
+    DSE_ASSERT(webp_n > 0);
+    write_raw(join(p, dir, "train/class_01/v.webp"), webp, webp_n);
+    WebPFree(webp);
     CHECK_OK(pack_dir(dir, join(out, dir, "f.pack"), 0, DSE_PACK_RAW, 2, &err));
     struct dse_pack *pk = NULL;
     CHECK_OK(dse_pack_open(out, &pk, &err));
     if (pk) {
-        static const uint8_t want[3][9] = { { 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90 },
+        static const uint8_t want[6][9] = { { 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90 },
                                             { 0x11, 0x11, 0x11, 0x22, 0x22, 0x22, 0x33, 0x33, 0x33 },
+                                            { 1, 2, 3, 4, 5, 6, 7, 8, 9 },
+                                            { 1, 2, 3, 4, 5, 6, 7, 8, 9 },
+                                            { 1, 1, 1, 2, 2, 2, 3, 3, 3 },
                                             { 1, 2, 3, 4, 5, 6, 7, 8, 9 } };
-        static const int rec[3] = { 2, 5, 6 }; /* each class's files sorted: img_00000.jpg, img_00001.jpg, ... */
-        CHECK_INT_EQ(pk->count[DSE_PACK_TRAIN], 7);
+        /* each class's files sorted by name: img_00000.jpg, img_00001.jpg, u.TIF, w.tiff, x.ppm;
+         * img_00000.jpg, img_00001.jpg, v.webp, y.PGM, z.bmp */
+        static const int rec[6] = { 4, 8, 9, 2, 3, 7 };
+        CHECK_INT_EQ(pk->count[DSE_PACK_TRAIN], 10);
         struct dse_image im = { 0 };
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 6; k++) {
             CHECK_OK(dse_pack_image(pk, rec[k], &im, &err));
             CHECK(im.w == 3 && im.h == 1 && im.c == 3 && !memcmp(im.px, want[k], 9));
         }
@@ -267,8 +292,8 @@ static void test_bad_folders(void) {
     /* an empty class folder */
     DSE_ASSERT(mkdir(join(p, dir, "train/class_01"), 0755) == 0);
     CHECK_INT_EQ(dse_imgfolder_scan(dir, &f, &err), DSE_ERR_IO);
-    CHECK_STR_EQ(err.msg, "train/class_01: class folder with no images (.jpg, .jpeg, .png, .bmp, .ppm, .pgm); every "
-                          "class needs at least one");
+    CHECK_STR_EQ(err.msg, "train/class_01: class folder with no images (.jpg, .jpeg, .png, .bmp, .ppm, .pgm, .tif, "
+                          ".tiff, .webp); every class needs at least one");
     dse_imgfolder_deinit(&f);
     /* a class of val/ that train/ lacks */
     make_folder(dir, 2, 2, 1, 16, 16, 0);

@@ -1,5 +1,6 @@
-/* fuzz_image: JPEG, PNG, BMP, PGM and PPM decoding (engine/image.c dse_image_decode,
- * libjpeg-turbo and libpng underneath, our own readers for the rest) of the bytes an image
+/* fuzz_image: JPEG, PNG, TIFF, WebP, BMP, PGM and PPM decoding (engine/image.c
+ * dse_image_decode, libjpeg-turbo, libpng, libtiff and libwebp underneath, our own readers
+ * for the rest) of the bytes an image
  * folder or a pack holds, in memory: full size and with the DCT-scaled first downscale,
  * 3 channels and 1, at the default pixel budget. */
 #include "engine/image.h"
