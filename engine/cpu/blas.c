@@ -3,9 +3,8 @@
  * OpenBLAS built with DYNAMIC_ARCH (Debian's) picks its kernels from a table of CPU models
  * when it is loaded; a model it does not know (a Xeon newer than the library) gets its
  * slowest, Prescott's SSE3 kernels, at about a sixth of the speed. dse decides from the
- * CPU's features (cpuid, through __builtin_cpu_supports, which also asks the OS whether it
- * saves the registers), never from model numbers: the best core type the library has whose
- * instructions this CPU runs. Where OpenBLAS chose a weaker one and the user did not set
+ * CPU's features (cpuid, and xgetbv for whether the OS saves the registers), never from
+ * model numbers: the best core type the library has whose instructions this CPU runs. Where OpenBLAS chose a weaker one and the user did not set
  * OPENBLAS_CORETYPE, dse selects the better one once, before any BLAS call, by setting the
  * variable for OpenBLAS's own selection and running it again (gotoblas_dynamic_quit and
  * _init, exported by every DYNAMIC_ARCH build), then puts the environment back as it was,
@@ -59,17 +58,47 @@ static const struct core *core_named(const char *name) {
     return NULL;
 }
 
+/* cpuid's words, and the OS's register state (xgetbv): read directly, since compilers
+ * differ in the feature names __builtin_cpu_supports knows (clang 14 knows no AMX). */
+static void cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
+#else
+    (void)leaf, (void)sub;
+    r[0] = r[1] = r[2] = r[3] = 0;
+#endif
+}
+
+static unsigned long long xgetbv0(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((unsigned long long)hi << 32) | lo;
+#else
+    return 0;
+#endif
+}
+
 unsigned dse_cpu_features(void) {
-    unsigned f = 0;
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("sse4.2")) f |= DSE_CPU_SSE42;
-    if (__builtin_cpu_supports("avx")) f |= DSE_CPU_AVX;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) f |= DSE_CPU_AVX2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-        f |= DSE_CPU_AVX512;
-    if (__builtin_cpu_supports("avx512bf16")) f |= DSE_CPU_AVX512BF16;
-    if (__builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16")) f |= DSE_CPU_AMX;
+    unsigned f = 0, r[4], max, l7[4] = { 0 }, l71[4] = { 0 };
+    cpuid(0, 0, r);
+    max = r[0];
+    if (max < 1) return 0;
+    cpuid(1, 0, r);
+    const unsigned c1 = r[2];
+    if (c1 & (1u << 20)) f |= DSE_CPU_SSE42;
+    if (max >= 7) {
+        cpuid(7, 0, l7);
+        if (l7[0] >= 1) cpuid(7, 1, l71);
+    }
+    const unsigned long long xcr0 = (c1 & (1u << 27)) ? xgetbv0() : 0; /* OSXSAVE: the OS saves what it lists */
+    const int ymm = (xcr0 & 0x6) == 0x6, zmm = ymm && (xcr0 & 0xe0) == 0xe0, tiles = (xcr0 & 0x60000) == 0x60000;
+    if (ymm && (c1 & (1u << 28))) f |= DSE_CPU_AVX;
+    if ((f & DSE_CPU_AVX) && (c1 & (1u << 12)) && (l7[1] & (1u << 5))) f |= DSE_CPU_AVX2;
+    const unsigned avx512 = (1u << 16) | (1u << 17) | (1u << 28) | (1u << 30) | (1u << 31); /* F DQ CD BW VL */
+    if (zmm && (l7[1] & avx512) == avx512) f |= DSE_CPU_AVX512;
+    if ((f & DSE_CPU_AVX512) && (l71[0] & (1u << 5))) f |= DSE_CPU_AVX512BF16;
+    if (tiles && (l7[3] & (1u << 24)) && (l7[3] & (1u << 22))) f |= DSE_CPU_AMX; /* AMX-TILE, AMX-BF16 */
     return f;
 }
 
