@@ -262,6 +262,7 @@ enum dse_status dse_fs_read(const char *path, char **data, size_t *len, struct d
     if (!f) return dse_err_set(err, DSE_ERR_IO, path, 0, "cannot open: %s", strerror(errno));
     if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
         fclose(f);
+        errno = EISDIR; /* callers tell a missing file by errno (ENOENT): not a stale one */
         return dse_err_set(err, DSE_ERR_IO, path, 0, "is a directory; expected a file");
     }
     size_t cap = 4096, n = 0;
