@@ -36,9 +36,10 @@ static int grow(struct dse_cpu_conv_choice **v, int *cap, int n) {
 }
 
 /* path's choices added to v (those whose shape v lacks), marked spare; a missing file adds
- * nothing. */
-static enum dse_status read_into(const char *path, int spare, struct dse_cpu_conv_choice **v, int *n, int *cap,
-                                 struct dse_err *err) {
+ * nothing; a line that does not parse is an error, or (lenient: a cache many processes
+ * share, which the next merge writes anew) skipped. */
+static enum dse_status read_into(const char *path, int spare, int lenient, struct dse_cpu_conv_choice **v, int *n,
+                                 int *cap, struct dse_err *err) {
     char *text;
     size_t len;
     if (access(path, F_OK)) return DSE_OK; /* nothing chosen yet */
@@ -56,6 +57,10 @@ static enum dse_status read_into(const char *path, int spare, struct dse_cpu_con
             for (; k < 16 && sscanf(p, "%d%n", &c.key[k], &used) == 1; k++) p += used;
             if (k < 16 || sscanf(p, "%d %d", &c.algo_fwd, &c.algo_bwd) != 2 || c.algo_fwd < DSE_ALGO_AUTO ||
                 c.algo_fwd >= DSE_CPU_CONV_COUNT || c.algo_bwd < DSE_ALGO_AUTO || c.algo_bwd >= DSE_CPU_CONV_COUNT) {
+                if (lenient) {
+                    p = end ? end + 1 : NULL;
+                    continue;
+                }
                 free(text);
                 return dse_err_set(err, DSE_ERR_IO, path, line, "not a conv strategy line; expected 16 "
                                    "integers and two strategy numbers (delete the file to re-time)");
@@ -97,11 +102,11 @@ enum dse_status dse_conv_cache_save(const struct dse_cpu_ctx *cx, const char *pa
 }
 
 enum dse_status dse_conv_cache_load(struct dse_cpu_ctx *cx, const char *path, struct dse_err *err) {
-    return read_into(path, 0, &cx->conv_cache, &cx->conv_cache_n, &cx->conv_cache_cap, err);
+    return read_into(path, 0, 0, &cx->conv_cache, &cx->conv_cache_n, &cx->conv_cache_cap, err);
 }
 
 enum dse_status dse_conv_cache_offer(struct dse_cpu_ctx *cx, const char *path, struct dse_err *err) {
-    return read_into(path, 1, &cx->conv_cache, &cx->conv_cache_n, &cx->conv_cache_cap, err);
+    return read_into(path, 1, 1, &cx->conv_cache, &cx->conv_cache_n, &cx->conv_cache_cap, err);
 }
 
 enum dse_status dse_conv_cache_merge(const struct dse_cpu_ctx *cx, const char *path, struct dse_err *err) {
@@ -115,7 +120,7 @@ enum dse_status dse_conv_cache_merge(const struct dse_cpu_ctx *cx, const char *p
     }
     struct dse_cpu_conv_choice *v = NULL;
     int n = 0, cap = 0;
-    enum dse_status st = read_into(path, 0, &v, &n, &cap, err); /* the file's first: they were chosen first */
+    enum dse_status st = read_into(path, 0, 1, &v, &n, &cap, err); /* the file's first: they were chosen first */
     for (int i = 0; !st && i < cx->conv_cache_n; i++) {
         const struct dse_cpu_conv_choice *c = &cx->conv_cache[i];
         if (c->spare || find(v, n, c->key)) continue;

@@ -254,7 +254,8 @@ enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *
  * file's, which the ctx then uses as its own; offer adds them as spare: used (and then saved
  * as the ctx's) only by a shape that asks for one, instead of timing it; merge adds the
  * ctx's own to the file's under a lock (path.lock), the file's winning, for caches that
- * several processes share. */
+ * several processes share; offer and merge skip a line that does not parse (merge then
+ * writes the file without it). */
 enum dse_status dse_conv_cache_save(const struct dse_cpu_ctx *cx, const char *path, struct dse_err *err);
 enum dse_status dse_conv_cache_load(struct dse_cpu_ctx *cx, const char *path, struct dse_err *err);
 enum dse_status dse_conv_cache_offer(struct dse_cpu_ctx *cx, const char *path, struct dse_err *err);

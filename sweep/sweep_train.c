@@ -802,6 +802,15 @@ static enum dse_status pretime_conv(const struct dse_net *net, const struct dse_
     return st;
 }
 
+/* This machine's conv cache could not be read or written: said, and the candidate's choices
+ * are timed (and pinned in its own file) as without one. Returns 0. */
+static int machine_cache_warn(const struct dse_err *e) {
+    char msg[5000];
+    fprintf(stderr, "dse sweep: warning: this machine's conv choice cache is not used: %s\n",
+            dse_err_format(e, msg, (int)sizeof msg));
+    return 0;
+}
+
 /* One batch size's choices, added to path's (engine/train.c's file format: a cache). */
 static enum dse_status pretime_batch(const struct dse_net *net, const struct dse_train_opts *o, int batch,
                                      const char *path, struct dse_err *err) {
@@ -815,16 +824,17 @@ static enum dse_status pretime_batch(const struct dse_net *net, const struct dse
     if (!x || !labels) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     m->cx.conv_force = DSE_ALGO_AUTO;
     char machine[4096];
-    const int cached = !dse_conv_cache_machine(o->threads, machine, (int)sizeof machine);
+    int cached = !dse_conv_cache_machine(o->threads, machine, (int)sizeof machine);
+    struct dse_err merr = { 0 }; /* the machine's cache only saves timing: its errors fail no candidate */
     if (!st) st = dse_conv_cache_load(&m->cx, path, err); /* another batch size's, kept */
-    if (!st && cached) st = dse_conv_cache_offer(&m->cx, machine, err);
+    if (!st && cached && dse_conv_cache_offer(&m->cx, machine, &merr)) cached = machine_cache_warn(&merr);
     dse_model_set_training(m, 1);
     if (!st) st = dse_model_forward(m, x, labels, &loss, err);
     if (!st) st = dse_model_backward(m, err);
     dse_model_set_training(m, 0);
     if (!st) st = dse_model_forward(m, x, labels, &loss, err);
     if (!st) st = dse_conv_cache_save(&m->cx, path, err);
-    if (!st && cached) st = dse_conv_cache_merge(&m->cx, machine, err);
+    if (!st && cached && dse_conv_cache_merge(&m->cx, machine, &merr)) machine_cache_warn(&merr);
     free(x), free(labels);
     dse_model_free(m);
     return st;

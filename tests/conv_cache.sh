@@ -51,4 +51,15 @@ for line in $(grep -v '^#' "$tmp/swapped" | tr ' ' '_'); do
     grep -qxF "$(echo "$line" | tr '_' ' ')" "$cache" || fail "dse train lost the sweeps' choice '$line'"
 done
 echo "ok: dse train added $(($(grep -vc '^#' "$cache") - before)) shapes to the same cache, keeping the sweeps'"
+# the cache only saves timing: a damaged line is skipped (and dropped by the next merge), and
+# a cache that cannot be made fails no candidate
+echo "not a choice line" >>"$cache"
+"$dse" sweep "$space" --out "$tmp/d" --workers 1 >"$tmp/d.log" 2>&1 || fail "a sweep beside a damaged cache: $(tail -3 "$tmp/d.log")"
+[ "$(grep -l '"status": "done"' "$tmp"/d/candidates/*.json | wc -l)" -eq 4 ] || fail "a damaged cache failed a candidate"
+grep -q "not a choice" "$cache" && fail "the merge kept the damaged line"
+touch "$tmp/file"
+XDG_CACHE_HOME="$tmp/file" "$dse" sweep "$space" --out "$tmp/e" --workers 1 >"$tmp/e.log" 2>&1 ||
+    fail "a sweep without a cache folder: $(tail -3 "$tmp/e.log")"
+[ "$(grep -l '"status": "done"' "$tmp"/e/candidates/*.json | wc -l)" -eq 4 ] || fail "no cache folder failed a candidate"
+echo "ok: a damaged cache or none fails no candidate"
 echo "conv_cache: all checks passed"
