@@ -320,6 +320,7 @@ const struct dse_blas_info *dse_blas_setup(void);
 /* For tests and benchmarks: run core's kernels from now on (NULL: the setup's), while no
  * BLAS call is under way. 0 when they run and pass the sgemm check, else -1. */
 int dse_blas_force(const char *core);
+int dse_blas_has(const char *core); /* 1: this BLAS can switch to core's kernels (dse_blas_force) */
 const char *dse_blas_core(void); /* the core type running now */
 
 /* One cached choice: a conv shape (batch included) and the fastest strategy for it.

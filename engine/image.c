@@ -773,10 +773,9 @@ static enum dse_status decode_tiff(const uint8_t *buf, size_t len, int channels,
                           : dse_err_set(err, DSE_ERR_IO, NULL, 0, "unsupported TIFF: %s", why);
         goto done;
     }
-    if (TIFFGetField(tif, TIFFTAG_EXTRASAMPLES, &nextra, &extra) && nextra >= 1 &&
-        extra[0] == EXTRASAMPLE_UNASSALPHA) {
+    if (TIFFGetField(tif, TIFFTAG_EXTRASAMPLES, &nextra, &extra) && nextra >= 1 && nextra <= 32 &&
+        extra[0] == EXTRASAMPLE_UNASSALPHA) { /* more: left as they are, never a shorter list */
         uint16_t assoc[32];
-        if (nextra > 32) nextra = 32;
         memcpy(assoc, extra, nextra * sizeof *assoc);
         assoc[0] = EXTRASAMPLE_ASSOCALPHA;
         TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, nextra, assoc);

@@ -228,6 +228,11 @@ const struct dse_blas_info *dse_blas_setup(void) {
     return &info;
 }
 
+int dse_blas_has(const char *core) {
+    const struct core *c = core_named(core);
+    return c && can_switch() && lib_has(c->sym);
+}
+
 int dse_blas_force(const char *core) {
     dse_blas_setup();
     if (!can_switch()) return -1;
