@@ -9,6 +9,7 @@
 
 #include "analysis/analysis.h"
 #include "base/fs.h"
+#include "engine/engine.h"
 
 int dse_ratecache_path(char *buf, size_t size) {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -30,6 +31,8 @@ void dse_ratecache_cpu(char *buf, size_t size) {
         break;
     }
     if (f) fclose(f);
+    const size_t n = strlen(buf); /* and the BLAS kernels, whose speeds differ up to 6x (engine/cpu/blas.c) */
+    if (n < size) snprintf(buf + n, size - n, " (%s kernels)", dse_blas_core());
     for (char *p = buf; *p; p++) /* one line, whatever the kernel says */
         if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
 }
