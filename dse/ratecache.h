@@ -10,8 +10,8 @@
 #include "base/base.h"
 
 /* The file: $XDG_CACHE_HOME/dse/train-rate.txt, else $HOME/.cache/dse/train-rate.txt (a home
- * shared by a cluster's machines holds each CPU model's line). One line per CPU model (with its BLAS kernels) and
- * thread count: "<threads> <training FLOP/s> <CPU model>", FLOP/s as forward + backward
+ * shared by a cluster's machines holds each CPU model's line). One line per CPU model (with
+ * its BLAS kernels) and thread count: "<threads> <training FLOP/s> <CPU model>", FLOP/s as forward + backward
  * FLOPs (analysis's flops_train) per second. Returns 0, or -1 when the path does not fit. */
 int dse_ratecache_path(char *buf, size_t size);
 

@@ -255,7 +255,10 @@ enum dse_cpu_conv_algo {
     DSE_CPU_CONV_AUTO = DSE_ALGO_AUTO,
     DSE_CPU_CONV_GEMM_BATCH = 0, /* im2col over the whole mini-batch (in chunks that fit
                                     ws_limit_bytes) + one sgemm per group and chunk, as in
-                                    Caffe con Troll; a 1x1 conv gathers instead of lowering */
+                                    Caffe con Troll; a 1x1 conv gathers instead of lowering.
+                                    Below 16 images (one a slice) a forward pass of 256 output
+                                    pixels or more runs GEMM_IMAGE's, cut into blocks of rows
+                                    (conv2d.c fwd_split); fewer pixels, blocks of channels */
     DSE_CPU_CONV_GEMM_IMAGE,     /* per image: im2col + one sgemm per group (Caffe); a 1x1
                                     stride-1 unpadded conv runs sgemm straight on the input */
     DSE_CPU_CONV_WINOGRAD,       /* Winograd F(2x2, 3x3) (Lavin & Gray 2016) over the mini-batch
