@@ -106,20 +106,20 @@ static const char *special_kind(mode_t m) {
                        : "not a regular file";
 }
 
-enum dse_status dse_fs_check_target(const char *path, struct dse_err *err) {
+/* path refused, with `expected`, where it is (follow: links followed) a special file. */
+static enum dse_status check_kind(const char *path, int follow, const char *expected, struct dse_err *err) {
     struct stat sb;
-    const char *what = lstat(path, &sb) == 0 ? special_kind(sb.st_mode) : NULL;
-    return what ? dse_err_set(err, DSE_ERR_IO, path, 0, "is %s; expected a regular file or a new name (dse writes "
-                              "a whole new file and renames it into place, which would replace it)", what)
-                : DSE_OK;
+    const char *what = (follow ? stat(path, &sb) : lstat(path, &sb)) == 0 ? special_kind(sb.st_mode) : NULL;
+    return what ? dse_err_set(err, DSE_ERR_IO, path, 0, "is %s; expected %s", what, expected) : DSE_OK;
+}
+
+enum dse_status dse_fs_check_target(const char *path, struct dse_err *err) {
+    return check_kind(path, 0, "a regular file or a new name (dse writes a whole new file and renames it into "
+                      "place, which would replace it)", err);
 }
 
 enum dse_status dse_fs_check_input(const char *path, struct dse_err *err) {
-    struct stat sb;
-    const char *what = stat(path, &sb) == 0 ? special_kind(sb.st_mode) : NULL;
-    return what ? dse_err_set(err, DSE_ERR_IO, path, 0, "is %s; expected a regular file (opening a FIFO waits for "
-                              "a writer, a device may never end)", what)
-                : DSE_OK;
+    return check_kind(path, 1, "a regular file (opening a FIFO waits for a writer, a device may never end)", err);
 }
 
 enum dse_status dse_fs_write_atomic(const char *path, const void *data, size_t len,

@@ -642,6 +642,21 @@ static void run_threads(struct fx *f, int threads, int algo, const float *dy, fl
     dse_cpu_ctx_deinit(&cx);
 }
 
+/* The thread tests' fixture: c's conv node with random data (fx_seed) in f, a ctx in cx0, and
+ * a random output gradient (dy_seed) to run backward with; free() it. */
+static float *threads_fixture(const struct conv_case *c, uint64_t fx_seed, uint64_t dy_seed, struct dse_cpu_ctx *cx0,
+                              struct fx *f) {
+    const struct dse_layer l = conv_layer(c);
+    ctx_init(cx0);
+    fx_init(f, cx0, &l, c->N, 1, NULL, 0, fx_seed);
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, dy_seed, dy_seed);
+    const int64_t ny = dse_tensor_count(&f->out);
+    float *dy = malloc((size_t)ny * sizeof *dy);
+    for (int64_t j = 0; j < ny; j++) dy[j] = uniform(&r, -1, 1);
+    return dy;
+}
+
 /* The kernels split the batch (or, below one image per thread, the output channels)
  * over the ctx's threads (engine/cpu/team.c). Every strategy on shapes with fewer
  * images than threads, more, and a non-multiple: 2, 3 and 4 threads agree with 1 to
@@ -657,16 +672,9 @@ static void test_conv_threads(void) {
     };
     for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
         const struct conv_case *c = &cases[i];
-        struct dse_layer l = conv_layer(c);
         struct dse_cpu_ctx cx0;
-        ctx_init(&cx0);
         struct fx f;
-        fx_init(&f, &cx0, &l, c->N, 1, NULL, 0, 70 + i);
-        struct dse_pcg32 r;
-        dse_pcg32_seed(&r, 9, 9);
-        const int64_t ny = dse_tensor_count(&f.out);
-        float *dy = malloc((size_t)ny * sizeof *dy);
-        for (int64_t j = 0; j < ny; j++) dy[j] = uniform(&r, -1, 1);
+        float *dy = threads_fixture(c, 70 + (uint64_t)i, 9, &cx0, &f);
         const struct dse_tensor *shapes[4] = { &f.out, &f.in[0], &f.w, &f.b };
         static const char *names[4] = { "y", "dx", "dw", "db" };
         for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
@@ -724,16 +732,9 @@ static void test_conv_threads_blas(void) {
         if (cores[c]) CHECK_STR_EQ(dse_blas_core(), cores[c]);
         for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
             const struct conv_case *cc = &cases[i];
-            struct dse_layer l = conv_layer(cc);
             struct dse_cpu_ctx cx0;
-            ctx_init(&cx0);
             struct fx f;
-            fx_init(&f, &cx0, &l, cc->N, 1, NULL, 0, 90 + i);
-            struct dse_pcg32 r;
-            dse_pcg32_seed(&r, 7, 7);
-            const int64_t ny = dse_tensor_count(&f.out);
-            float *dy = malloc((size_t)ny * sizeof *dy);
-            for (int64_t j = 0; j < ny; j++) dy[j] = uniform(&r, -1, 1);
+            float *dy = threads_fixture(cc, 90 + (uint64_t)i, 7, &cx0, &f);
             const struct dse_tensor *shapes[4] = { &f.out, &f.in[0], &f.w, &f.b };
             static const char *names[4] = { "y", "dx", "dw", "db" };
             for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
