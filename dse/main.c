@@ -440,7 +440,7 @@ static int sweep_slurm(const struct dse_opt_cmd *c, const struct dse_opt_args *a
         .dse = dse, .space = space, .dir = out, .name = name, .array = OPT_INT(ARRAY, 2),
         .cpus_per_task = OPT(GPUS_PER_TASK) ? 0 : OPT(RANKS_PER_CAND) ? o->threads : o->workers * o->threads,
         .gpus_per_task = OPT_INT(GPUS_PER_TASK, 0), .ranks = OPT_INT(RANKS_PER_CAND, 0),
-        .sbatch = OPT(SBATCH), .args = args, .n_args = n_args,
+        .sbatch = OPT(SBATCH), .args = args, .n_args = n_args, .array_command = !OPT(COMMAND_ID),
     };
     dse_slurm_script_path(out, path, (int)sizeof path);
     if (dse_slurm_script(&job, &text, &err) || dse_slurm_script_write(out, text, &err)) {
@@ -497,6 +497,11 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     o.plan.eta = OPT_INT(ETA, o.plan.eta);
     o.plan.min_epochs = OPT_INT(MIN_EPOCHS, o.plan.min_epochs);
     o.max_crashes = OPT_INT(MAX_CRASHES, o.max_crashes);
+    if ((o.command_id = OPT(COMMAND_ID)) &&
+        (!o.command_id[0] || strlen(o.command_id) > DSE_SWEEP_COMMAND_ID_MAX ||
+         o.command_id[strspn(o.command_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")]))
+        return bad_usage(c->name, "--command-id '%s' is not 1 to " DSE_TRAIN_LOG_STR(DSE_SWEEP_COMMAND_ID_MAX)
+                         " letters, digits, '.', '_' or '-'", o.command_id);
     o.max_oom = OPT_INT(MAX_OOM, o.max_oom);
     if (OPT(BUDGET) && (rc = opt_budget(c->name, OPT(BUDGET), &o)) >= 0) return rc;
     if (OPT(CKPT_EVERY) && (rc = opt_ckpt_every(c->name, OPT(CKPT_EVERY), &o.ckpt_every_s, &o.ckpt_every_steps)) >= 0)

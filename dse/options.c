@@ -301,7 +301,11 @@ static const struct dse_opt_line lines_sweep[] = {
                     "successor resumes there"),
     OWN(MAX_CRASHES, "a candidate whose workers in this command die N times in a row without\n"
                      "progress is marked failed (default 3) until the next dse sweep retries\n"
-                     "it; a worker of an earlier command found dead costs nothing"),
+                     "it; a worker of an earlier command found dead costs nothing, but 2N\n"
+                     "deaths in a row of any commands fail it too (one that kills its process)"),
+    OWN(COMMAND_ID, "count the crashes of every dse sweep given this ID (letters, digits,\n"
+                    ". _ -; up to " DSE_TRAIN_LOG_STR(DSE_SWEEP_COMMAND_ID_MAX) ") as one command's (default: each its own; the tasks of\n"
+                    "a --slurm array get slurm-<its job id>)"),
     OWN(PROGRESS_EVERY, "a worker's progress line within an epoch every S seconds (default "
                         DSE_TRAIN_LOG_EVERY_S_STR ";\n0: epoch lines only)"),
     OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),

@@ -72,6 +72,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(STRATEGY,        "--strategy",      "S",       WORD, 0,   0,                  DSE_SEARCH_STRATEGY_NAMES, "is not grid, random or evolution") \
     X(LEASE_SECONDS,   "--lease-seconds", "S",       TEXT, 0,   0,                  NULL, NULL)              \
     X(MAX_CRASHES,     "--max-crashes",   "N",       INT,  1,   1000000,            NULL, NULL)              \
+    X(COMMAND_ID,      "--command-id",    "ID",      TEXT, 0,   0,                  NULL, NULL)              \
     X(RANKS_PER_CAND,  "--ranks-per-candidate", "P", INT,  1,   4096,               NULL, NULL)              \
     X(DATA_ROOT,       "--data-root",     "DIR",     TEXT, 0,   0,                  NULL, NULL)              \
     X(GPUS,            "--gpus",          "LIST",    TEXT, 0,   0,                  NULL, NULL)              \

@@ -355,6 +355,12 @@ void dse_lease_crashes(const struct dse_lease *l, const struct dse_lease_me *me,
     n->crashes = strcmp(l->cmd, me->cmd) != 0 ? 0 : progress ? 1 : l->crashes + 1;
 }
 
+enum dse_lease_verdict dse_lease_verdict(const struct dse_lease_count *n, int max_crashes) {
+    if (n->crashes >= max_crashes) return DSE_LEASE_FAIL_CRASHES;
+    if (n->deaths >= (int64_t)DSE_LEASE_DEATHS_PER_CRASH * max_crashes) return DSE_LEASE_FAIL_DEATHS;
+    return n->deaths >= max_crashes ? DSE_LEASE_LAST : DSE_LEASE_TRAIN;
+}
+
 int dse_lease_holder_dead(const struct dse_lease *l, const struct dse_lease_me *me) {
     if (!me->pidns[0] || strcmp(l->host, me->host) != 0 || strcmp(l->pidns, me->pidns) != 0 || l->pid <= 0)
         return 0;

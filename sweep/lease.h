@@ -101,9 +101,25 @@ enum dse_status dse_lease_claim(const char *dir, const char *id, int64_t cur_gen
  * the holder made progress (an epoch, or a checkpoint within one, past where it started)
  * if so 1 death in a row, else l->deaths + 1; and n->crashes the same count among me's
  * command's holders: 0 if the holder was another command's (an earlier command killed from
- * outside costs this command nothing: it retries at once). A command fails a candidate at
- * --max-crashes of its own; one with --max-crashes deaths of any commands it claims last. */
+ * outside costs this command nothing: it retries at once). What a claim does with them:
+ * dse_lease_verdict. */
 void dse_lease_crashes(const struct dse_lease *l, const struct dse_lease_me *me, struct dse_lease_count *n);
+
+/* The deaths in a row, of any commands, at which a candidate fails: DSE_LEASE_DEATHS_PER_CRASH
+ * x --max-crashes. Every dse sweep process is a command of its own (a lone worker, a host, a
+ * run in a loop), and a candidate that kills its process kills the command with it, so its
+ * crashes never reach --max-crashes; deaths do. Twice: a command that finds up to
+ * --max-crashes outside kills (commands killed in the candidate's first epoch) still
+ * retries it itself, and one that kills its process costs at most 2N commands. */
+#define DSE_LEASE_DEATHS_PER_CRASH 2
+
+/* What a claim with the counts n does, --max-crashes max_crashes: DSE_LEASE_TRAIN;
+ * DSE_LEASE_LAST, claimed only after every other candidate (max_crashes deaths or more),
+ * then trained; DSE_LEASE_FAIL_CRASHES (max_crashes of this command's) and
+ * DSE_LEASE_FAIL_DEATHS (DSE_LEASE_DEATHS_PER_CRASH x max_crashes of any commands'),
+ * claimed last too: marked failed, retryable by a later command. */
+enum dse_lease_verdict { DSE_LEASE_TRAIN, DSE_LEASE_LAST, DSE_LEASE_FAIL_CRASHES, DSE_LEASE_FAIL_DEATHS };
+enum dse_lease_verdict dse_lease_verdict(const struct dse_lease_count *n, int max_crashes);
 
 /* Whether l is still held: its file holds its token and gen + 1 does not exist. Reads only. */
 enum dse_status dse_lease_check(const char *dir, const struct dse_lease *l, int *held, struct dse_err *err);

@@ -112,6 +112,7 @@ enum dse_status dse_slurm_script(const struct dse_slurm_job *j, char **text, str
         fputc(' ', f);
         put_word(f, j->args[k]);
     }
+    if (j->array_command) fputs(" --command-id \"slurm-$SLURM_ARRAY_JOB_ID\"", f);
     fputc('\n', f);
     if (fclose(f)) {
         free(*text);

@@ -30,6 +30,9 @@ struct dse_slurm_job {
     const char        *sbatch;        /* further sbatch options, one #SBATCH line; NULL or "": none */
     const char *const *args;          /* the worker's further arguments, after SPACE --out DIR */
     int                n_args;
+    int                array_command; /* 1: each task's worker also gets --command-id
+                                         slurm-$SLURM_ARRAY_JOB_ID (bash expands it), so the
+                                         array's tasks count crashes as one command */
 };
 
 /* The text of DIR/slurm/sweep.sbatch for j (malloc'ed into *text). DSE_ERR_CONFIG: a

@@ -124,6 +124,8 @@ struct dse_sweep_plan {
 
 #define DSE_SWEEP_GPUS_MAX 64
 
+#define DSE_SWEEP_COMMAND_ID_MAX 32 /* --command-id: at most this many of [A-Za-z0-9._-] */
+
 struct dse_sweep_opts {
     struct dse_sweep_plan plan;      /* the fields below say which ones the user gave */
     int         set_epochs, set_halving, set_eta, set_min_epochs, set_rank, set_conv, set_precision, set_algos;
@@ -152,6 +154,8 @@ struct dse_sweep_opts {
                                         DSE_TRAIN_PROGRESS_EVERY_S); 0: epoch lines only */
     int         max_crashes;         /* a candidate whose workers die this many times in a row
                                         without finishing an epoch is marked failed */
+    const char *command_id;          /* --command-id: the command's token in its leases (crashes
+                                        are counted per command); NULL: a random one */
     const char *data_root;           /* NULL: DSE_DATA_ROOT */
     FILE       *log;                 /* progress lines; NULL: quiet */
     struct dse_dist *dist;           /* --ranks-per-candidate (issue #17): NULL or a group of one:

@@ -1276,8 +1276,8 @@ out:
 }
 
 /* Having won c's lease: reread its file (the one truth) and do what it needs. */
-static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_lease *l, int crashes,
-                               struct dse_err *err) {
+static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_lease *l,
+                               const struct dse_lease_count *cnt, struct dse_err *err) {
     enum dse_status st;
     int target, rung;
     if ((st = dse_rec_read(w->dir, c->id, &c->rec, err))) return st;
@@ -1285,10 +1285,16 @@ static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_leas
     /* ASHA: whether c goes on depends on the others' results: the newest view of them */
     if (w->plan.halving == DSE_SWEEP_HALVING_ASHA && (st = refresh(w, err))) return st;
     enum dse_action act = dse_sweep_next(&c->rec, &w->plan, w->rung, &target, &rung);
-    if ((act == DSE_ACT_TRAIN || act == DSE_ACT_PROMOTE) && crashes >= w->o.max_crashes) {
-        snprintf(c->rec.failed_why, sizeof c->rec.failed_why, "its workers died %d times in a row in this command "
-                 "without progress (killed from outside, or out of memory? see --max-crashes); the next dse sweep of "
-                 "this directory retries it", crashes);
+    const enum dse_lease_verdict v = dse_lease_verdict(cnt, w->o.max_crashes);
+    if ((act == DSE_ACT_TRAIN || act == DSE_ACT_PROMOTE) && v >= DSE_LEASE_FAIL_CRASHES) {
+        if (v == DSE_LEASE_FAIL_CRASHES)
+            snprintf(c->rec.failed_why, sizeof c->rec.failed_why, "its workers died %d times in a row in this "
+                     "command without progress (killed from outside, or out of memory? see --max-crashes); the next "
+                     "dse sweep of this directory retries it", cnt->crashes);
+        else /* each process its own command: one that kills its process never reaches --max-crashes */
+            snprintf(c->rec.failed_why, sizeof c->rec.failed_why, "its workers died %d times in a row without "
+                     "progress, in this and earlier commands (it kills its process? out of memory? see "
+                     "--max-crashes); the next dse sweep of this directory retries it", cnt->deaths);
         c->rec.status = DSE_REC_FAILED;
         c->rec.failed_retry = 1; /* not the candidate's own failure, as far as can be told: reopen_retries */
         say(w, "%s failed: %s", c->id, c->rec.failed_why);
@@ -1506,7 +1512,8 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
             struct dse_lease_count cnt = { .epochs = c->rec.n_epochs, .saved = saved_iter(w, c) };
             if (have && !cur.released) /* its worker died: counted if without progress */
                 dse_lease_crashes(&cur, &w->me, &cnt);
-            if ((cnt.deaths >= w->o.max_crashes) != pass) { /* its workers keep dying: the others first */
+            /* its workers keep dying: the others first */
+            if ((dse_lease_verdict(&cnt, w->o.max_crashes) != DSE_LEASE_TRAIN) != pass) {
                 put_off += !pass;
                 gpu_unreserve(w);
                 continue;
@@ -1529,7 +1536,7 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
                 dse_lease_path(w->dir, c->id, c->lease_gen, path, sizeof path);
                 say(w, "%s: taking over (%s: %s)", c->id, path, why);
             }
-            st = fit == DSE_GPU_NEVER ? never_fits(w, c, &mine, need, err) : work_on(w, c, &mine, cnt.crashes, err);
+            st = fit == DSE_GPU_NEVER ? never_fits(w, c, &mine, need, err) : work_on(w, c, &mine, &cnt, err);
             gpu_unreserve(w);
             if (st) {
                 let_go(w, &mine);
@@ -1626,15 +1633,19 @@ static void clean_temps(const char *dir, FILE *log) {
 
 /* Candidates that failed for want of a worker that lived (failed_retry: their workers died
  * --max-crashes times in a row, killed from outside or by the OOM killer, which look alike)
- * are pending again, once per command: an outside kill is never a permanent failure, and a
- * candidate that kills its workers itself costs at most --max-crashes attempts a command.
- * Each under a lease, as every record write; one whose lease is not free now is left. */
+ * are pending again, once per command (cmd, the command's token; not in the command that
+ * failed them, whose lease says so: the tasks of a Slurm array share one --command-id): an
+ * outside kill is never a permanent failure, and a candidate that kills its workers itself
+ * costs at most --max-crashes attempts a command, 2 x --max-crashes deaths in a row across
+ * commands (dse_lease_verdict). Each under a lease, as every record write; one whose lease
+ * is not free now is left. */
 static enum dse_status reopen_retries(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
-                                      const struct dse_sweep_plan *plan, struct dse_err *err) {
+                                      const struct dse_sweep_plan *plan, const char *cmd, struct dse_err *err) {
     struct worker w;
     enum dse_status st = worker_init(&w, s, dir, o, plan, 0, err);
     if (st) return st;
     dse_lease_me_name(&w.me, w.name, sizeof w.name);
+    dse_strlcpy(w.me.cmd, cmd, sizeof w.me.cmd);
     st = refresh(&w, err);
     for (int i = 0; i < w.n && !st; i++) {
         struct cand *c = &w.c[i];
@@ -1642,6 +1653,7 @@ static enum dse_status reopen_retries(const struct dse_space *s, const char *dir
         const char *why;
         int have, won = 0;
         if (c->rec.status != DSE_REC_FAILED || !c->rec.failed_retry || !lease_free(&w, c, &cur, &have, &why)) continue;
+        if (have && cur.cmd[0] && !strcmp(cur.cmd, cmd)) continue; /* failed by this command (--command-id) */
         const struct dse_lease_count cnt = { .epochs = c->rec.n_epochs };
         if ((st = dse_lease_claim(dir, c->id, c->lease_gen, &w.me, o->lease_s, &cnt, &mine, &won, err)) ||
             !won)
@@ -1973,10 +1985,13 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
                              o->set_epochs ? o->plan.epochs : s->train.epochs, "", asked, err)) ||
         (st = settle_plan(s, dir, o, &plan, err)))
         return st;
+    struct dse_lease_me cmd; /* a token for this command, which its worker processes inherit */
+    dse_lease_me_init(&cmd);
+    if (o->command_id) dse_strlcpy(cmd.token, o->command_id, sizeof cmd.token); /* shared with other commands */
     char where[4200];
     snprintf(where, sizeof where, "%s/plan.json", dir);
     if ((st = plan_supported(s, plan.halving, plan.epochs, where, where, err)) ||
-        (st = reopen_retries(s, dir, o, &plan, err)))
+        (st = reopen_retries(s, dir, o, &plan, cmd.token, err)))
         return st;
     clean_temps(dir, o->log);
     struct worker w;
@@ -2029,8 +2044,6 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
     /* one deadline for every worker of this command, restarted ones too (the monotonic
      * clock is the machine's, shared by the children) */
     double deadline = o->hours > 0 ? dse_lease_mono() + o->hours * 3600 : 0;
-    struct dse_lease_me cmd; /* a token for this command, which its worker processes inherit */
-    dse_lease_me_init(&cmd);
     const struct worker_job job = { .s = s, .dir = dir, .o = o, .plan = &plan, .deadline = deadline, .book = book,
                                     .cmd = cmd.token };
     if (n_workers == 1 && !book) { /* a lone CPU worker: this process */

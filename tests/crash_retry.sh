@@ -36,6 +36,31 @@ first=$(grep -m1 ": training epoch\|: taking over" "$tmp/2.log" | sed 's/^[^]]*\
 grep -q " failed: " "$tmp/2.log" && fail "the second command failed a candidate: $(grep -m2 " failed: " "$tmp/2.log")"
 "$dse" status "$tmp/s" | grep -q "^Finished\.$" || fail "the second command did not finish the sweep: $(tail -3 "$tmp/2.log")"
 echo "ok: the second command retried it (after the other one): $(grep -m1 'taking over' "$tmp/2.log" | sed 's/^[^]]*\]: //')"
+# 2b. a candidate that kills its process (issue #31) dies in a new command each time, so
+# --max-crashes (counted per command) never fails it; 2 x --max-crashes deaths in a row of any
+# commands do. Killed once inside its first epoch, its lease made to say one earlier death as
+# well: the next command (--command-id a, as a Slurm array's tasks share one) trains the other
+# candidate, then fails this one as retryable and ends; another command with the same
+# --command-id leaves it failed; a command of its own retries it (below: the same report).
+"$dse" sweep "$space" --out "$tmp/k" $opts >"$tmp/k1.log" 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 3000 ] && ! ls "$tmp"/k/leases/*.1 >/dev/null 2>&1; do sleep 0.01; i=$((i + 1)); done
+kill -9 $pid
+wait $pid 2>/dev/null
+ls "$tmp"/k/checkpoints/*/epoch-1.ckpt >/dev/null 2>&1 && fail "the kill came after a first epoch ended: retry the test"
+lease=$(ls "$tmp"/k/leases/*.1) && id=$(basename "$lease" .1) && sed -i 's/"deaths": 0,/"deaths": 1,/' "$lease" &&
+    grep -q '"deaths": 1,' "$lease" || fail "no lease to give one earlier death: $lease"
+"$dse" sweep "$space" --out "$tmp/k" $opts --command-id a >"$tmp/k2.log" 2>&1 || fail "the command after: $(tail -3 "$tmp/k2.log")"
+grep -q "$id failed: its workers died 2 times in a row without progress, in this and earlier commands .*the next dse sweep of this directory retries it" "$tmp/k2.log" ||
+    fail "2 deaths in a row (--max-crashes 1) did not fail it: $(grep -m3 'failed\|taking\|training' "$tmp/k2.log")"
+grep -c '"status": "done"' "$tmp"/k/candidates/*.json | grep -q ':1$' || fail "the other candidate did not train first"
+"$dse" sweep "$space" --out "$tmp/k" $opts --command-id a >"$tmp/k3.log" 2>&1 || fail "the same --command-id: $(tail -3 "$tmp/k3.log")"
+grep -q "trying it again" "$tmp/k3.log" && fail "a command of the same --command-id retried what it failed"
+grep -q '"failed_retry": 1' "$tmp/k/candidates/$id.json" || fail "the candidate is no longer failed_retry"
+"$dse" sweep "$space" --out "$tmp/k" $opts >"$tmp/k4.log" 2>&1 || fail "the command of its own: $(tail -3 "$tmp/k4.log")"
+grep -q "$id: its workers were killed before; trying it again" "$tmp/k4.log" || fail "a later command did not retry it"
+echo "ok: 2 deaths in a row across commands failed it: $(grep -m1 "$id failed" "$tmp/k2.log" | sed 's/^[^]]*\]: //' | cut -c1-100)"
 # 3. a worker of the command itself dies (its worker process killed; the command starts
 # another): with --max-crashes 1 that is the command's last attempt, and the candidate fails
 # as retryable; the next command retries it, and removes what a killed writer left: a
@@ -68,7 +93,7 @@ grep -q "its workers were killed before; trying it again" "$tmp/3.log" || fail "
 [ ! -e "$stale" ] && [ -e "$live" ] && grep -q "removed 1 temporary file that killed writers left" "$tmp/3.log" ||
     fail "the stale temporary file was not removed, or the live one was"
 rm -f "$live"
-for d in s w; do
+for d in s w k; do
     grep -q '"failed_retry"' "$tmp"/$d/candidates/*.json && fail "a record of $d still says failed_retry"
     for fmt in csv md; do
         "$dse" report "$tmp/ref" --format $fmt 2>/dev/null | sed -e "s|$tmp/ref|DIR|g" -e 's/Training time:.*//' >"$tmp/ref.$fmt"

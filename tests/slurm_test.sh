@@ -176,6 +176,10 @@ else
     "$dse" sweep "$space" --out "$dir" --workers 1 --conv gemm_batch >"$tmp/extra.log" 2>&1 || fail "the extra worker failed"
     grep -q "$victim: taking over from $host:$pid" "$tmp/extra.log" || fail "nobody took $victim over"
 fi
+# the array's tasks are one command (issue #31: crashes counted across them): their leases
+# give the command the script made from the job id
+cat "$dir/leases/$victim".* | grep -q "\"cmd\": \"slurm-$job\"" ||
+    fail "no lease of $victim names the array's command slurm-$job: $(cat "$dir/leases/$victim".*)"
 grep "$victim" "$out0" "$tmp/extra.log" 2>/dev/null | grep -q "training epoch 2 of 2 (resumed from its checkpoint)" ||
     fail "$victim was not resumed from its checkpoint"
 grep -q "Finished 4 of 4" "$tmp/status2.txt" || "$dse" status "$dir" | grep -q "Finished 4 of 4" ||

@@ -447,25 +447,33 @@ static void test_lease_unreadable(void) {
 
 /* dse_lease_crashes: outside kills of an earlier command cost this one nothing (crashes),
  * though they count as deaths (a candidate with --max-crashes of them is claimed last); any
- * progress (an epoch, or a checkpoint within one) restarts both counts. */
+ * progress (an epoch, or a checkpoint within one) restarts both counts. dse_lease_verdict
+ * (--max-crashes 3): a candidate that kills its process dies in a new command each time, so
+ * 2 x 3 deaths of any commands fail it too (issue #31: it was retried without limit). */
 static void test_lease_crashes(void) {
+    enum { T = DSE_LEASE_TRAIN, L = DSE_LEASE_LAST, FC = DSE_LEASE_FAIL_CRASHES, FD = DSE_LEASE_FAIL_DEATHS };
     static const struct {
         const char *name, *holder_cmd;
         int         crashes, deaths, epochs_at_claim;
         int64_t     saved_at_claim;
         int         epochs;
         int64_t     saved;
-        int         want_crashes, want_deaths;
+        int         want_crashes, want_deaths, want_verdict;
     } t[] = {
-        { "another command",           "other", 2, 2, 0, 0,  0, 0,  0, 3 },
-        { "an old lease (no command)", "",      2, 2, 0, 0,  0, 0,  0, 3 },
-        { "ours, no progress",         "ME",    2, 2, 0, 0,  0, 0,  3, 3 },
-        { "ours, after others' deaths", "ME",   0, 5, 0, 0,  0, 0,  1, 6 },
-        { "ours, first death",         "ME",    0, 0, 1, 40, 1, 40, 1, 1 },
-        { "ours, an epoch finished",   "ME",    2, 2, 0, 0,  1, 0,  1, 1 },
-        { "ours, a checkpoint within", "ME",    2, 2, 1, 40, 1, 80, 1, 1 },
-        { "another's, a checkpoint",   "other", 2, 4, 1, 40, 1, 80, 0, 1 },
-        { "ours, same checkpoint",     "ME",    2, 2, 1, 40, 1, 40, 3, 3 },
+        { "another command",           "other", 2, 2, 0, 0,  0, 0,  0, 3, L  },
+        { "an old lease (no command)", "",      2, 2, 0, 0,  0, 0,  0, 3, L  },
+        { "ours, no progress",         "ME",    2, 2, 0, 0,  0, 0,  3, 3, FC },
+        { "ours, after others' deaths", "ME",   0, 5, 0, 0,  0, 0,  1, 6, FD },
+        { "ours, first death",         "ME",    0, 0, 1, 40, 1, 40, 1, 1, T  },
+        { "ours, an epoch finished",   "ME",    2, 2, 0, 0,  1, 0,  1, 1, T  },
+        { "ours, a checkpoint within", "ME",    2, 2, 1, 40, 1, 80, 1, 1, T  },
+        { "another's, a checkpoint",   "other", 2, 4, 1, 40, 1, 80, 0, 1, T  },
+        { "ours, same checkpoint",     "ME",    2, 2, 1, 40, 1, 40, 3, 3, FC },
+        { "another's, 2 deaths",       "other", 0, 1, 0, 0,  0, 0,  0, 2, T  },
+        { "another's, 5 deaths",       "other", 0, 4, 0, 0,  0, 0,  0, 5, L  },
+        { "another's, 6 deaths",       "other", 0, 5, 0, 0,  0, 0,  0, 6, FD },
+        { "another's, 9 deaths",       "other", 0, 8, 0, 0,  0, 0,  0, 9, FD },
+        { "another's, 6 then progress", "other", 0, 5, 0, 0, 1, 0,  0, 1, T  },
     };
     struct dse_lease_me me;
     dse_lease_me_init(&me);
@@ -481,6 +489,10 @@ static void test_lease_crashes(void) {
                     n.deaths, t[i].want_crashes, t[i].want_deaths);
         CHECK_INT_EQ(n.crashes, t[i].want_crashes);
         CHECK_INT_EQ(n.deaths, t[i].want_deaths);
+        const int v = (int)dse_lease_verdict(&n, 3);
+        if (v != t[i].want_verdict)
+            fprintf(stderr, "  lease-crashes %s: verdict %d; expected %d\n", t[i].name, v, t[i].want_verdict);
+        CHECK_INT_EQ(v, t[i].want_verdict);
     }
 }
 
@@ -3470,6 +3482,11 @@ static void test_slurm_script(void) {
     CHECK(text && strstr(text, "exec /opt/dse sweep '/s/a b.cfg' --out /shared/sw --data-root '/data/it'\\''s here' "
                                "--workers 1\n"));
     free(text);
+    j.array_command = 1; /* the array's tasks: one command (issue #31), bash expanding the job id in each */
+    CHECK_OK(dse_slurm_script(&j, &text, &err));
+    CHECK(text && strstr(text, " --workers 1 --command-id \"slurm-$SLURM_ARRAY_JOB_ID\"\n"));
+    free(text);
+    j.array_command = 0;
     j.dir = "/shared/my sweep";
     CHECK(dse_slurm_script(&j, &text, &err) == DSE_ERR_CONFIG && !text && strstr(err.msg, "white space"));
     j.dir = "/shared/sw", j.sbatch = "-p a\n-t 1";
@@ -3536,7 +3553,7 @@ static void test_slurm_fake(void) {
     /* --dry-run: the script, printed and written, nothing submitted */
     CHECK_INT_EQ(run_slurm(none, log, dry), 0);
     CHECK(file_has(log, "#SBATCH --array=0-2") && file_has(log, "--- dry run:"));
-    CHECK(file_has(script, " --out ") && file_has(script, " --workers 1\n"));
+    CHECK(file_has(script, " --out ") && file_has(script, " --workers 1 --command-id \"slurm-$SLURM_ARRAY_JOB_ID\"\n"));
     CHECK(stat(jobs, &sb) != 0);
     /* --cancel with nothing recorded */
     CHECK_INT_EQ(run_slurm(ok, log, cancel), 2);
