@@ -481,14 +481,21 @@ static struct blob copy_blob(const struct blob *b, size_t n) {
     return c;
 }
 
-static void test_decode_errors(void) {
+/* A 64x48 RGB test pattern as a quality-90 JPEG and as an 8-bit PNG: the error and budget
+ * tests damage copies of them. */
+static void sample_jpeg_png(struct blob *jpg, struct blob *png) {
     static uint8_t rgb[48][64][3];
     for (int y = 0; y < 48; y++)
         for (int x = 0; x < 64; x++)
             for (int ch = 0; ch < 3; ch++) rgb[y][x][ch] = pattern(x, y, ch);
-    struct blob jpg = write_jpeg(64, 48, 3, JCS_RGB, JCS_YCbCr, 90, &rgb[0][0][0]);
-    struct png_spec s = { .w = 64, .h = 48, .ctype = PNG_COLOR_TYPE_RGB, .depth = 8, .data = &rgb[0][0][0] };
-    struct blob png = write_png(&s);
+    *jpg = write_jpeg(64, 48, 3, JCS_RGB, JCS_YCbCr, 90, &rgb[0][0][0]);
+    const struct png_spec s = { .w = 64, .h = 48, .ctype = PNG_COLOR_TYPE_RGB, .depth = 8, .data = &rgb[0][0][0] };
+    *png = write_png(&s);
+}
+
+static void test_decode_errors(void) {
+    struct blob jpg, png;
+    sample_jpeg_png(&jpg, &png);
 
     struct blob empty = copy_blob(&jpg, 0), noise = copy_blob(&jpg, 1000);
     fill_random(noise.p, noise.n, 3);
@@ -559,13 +566,8 @@ static void test_decode_errors(void) {
  * declaring 30000x30000 cost 2.65 GB a decoding thread): for JPEG and PNG, at the default
  * and at a budget given, one pixel below and at the image's size. */
 static void test_decode_budget(void) {
-    static uint8_t rgb[48][64][3];
-    for (int y = 0; y < 48; y++)
-        for (int x = 0; x < 64; x++)
-            for (int ch = 0; ch < 3; ch++) rgb[y][x][ch] = pattern(x, y, ch);
-    struct blob jpg = write_jpeg(64, 48, 3, JCS_RGB, JCS_YCbCr, 90, &rgb[0][0][0]);
-    struct png_spec s = { .w = 64, .h = 48, .ctype = PNG_COLOR_TYPE_RGB, .depth = 8, .data = &rgb[0][0][0] };
-    struct blob png = write_png(&s);
+    struct blob jpg, png;
+    sample_jpeg_png(&jpg, &png);
     struct blob pbomb = copy_blob(&png, png.n), jbomb = copy_blob(&jpg, jpg.n);
     size_t ihdr = png_chunk(&pbomb, "IHDR");
     put_be32(pbomb.p + ihdr + 8, 30000), put_be32(pbomb.p + ihdr + 12, 30000);
