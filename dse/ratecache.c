@@ -19,22 +19,11 @@ int dse_ratecache_path(char *buf, size_t size) {
 }
 
 void dse_ratecache_cpu(char *buf, size_t size) {
-    char line[512];
     struct utsname u;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    snprintf(buf, size, "%s", uname(&u) == 0 ? u.machine : "unknown");
-    while (f && fgets(line, sizeof line, f)) {
-        const char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) || !colon) continue;
-        colon += 1 + strspn(colon + 1, " \t");
-        snprintf(buf, size, "%.*s", (int)strcspn(colon, "\n"), colon);
-        break;
-    }
-    if (f) fclose(f);
+    dse_cpu_model(buf, size > INT32_MAX ? INT32_MAX : (int)size);
+    if (!buf[0]) snprintf(buf, size, "%s", uname(&u) == 0 ? u.machine : "unknown");
     const size_t n = strlen(buf); /* and the BLAS kernels, whose speeds differ up to 6x (engine/cpu/blas.c) */
     if (n < size) snprintf(buf + n, size - n, " (%s kernels)", dse_blas_core());
-    for (char *p = buf; *p; p++) /* one line, whatever the kernel says */
-        if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
 }
 
 /* Line s (without its newline) as threads, rate and model: 0 if it parses. */

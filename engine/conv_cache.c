@@ -136,14 +136,8 @@ enum dse_status dse_conv_cache_merge(const struct dse_cpu_ctx *cx, const char *p
 /* The CPU as a file name's part: its model name (/proc/cpuinfo) in letters, digits and
  * dashes, and cpuid's family, model and stepping, which a masked name (a VM's) still has. */
 static void cpu_tag(char *buf, int size) {
-    char name[128] = "", line[512];
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-            dse_strlcpy(name, strchr(line, ':') + 1, sizeof name);
-            break;
-        }
-    if (f) fclose(f);
+    char name[128];
+    dse_cpu_model(name, sizeof name);
     int o = 0;
     for (const char *p = name; *p && o < 40; p++) {
         const int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');

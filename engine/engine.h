@@ -295,6 +295,8 @@ enum {
     DSE_CPU_SSE42      = 32,
 };
 unsigned dse_cpu_features(void);
+/* The CPU's model name (/proc/cpuinfo's first "model name", one line; "" where there is none). */
+void dse_cpu_model(char *buf, int size);
 /* features as words ("avx avx2+fma ..."; "sse only") into buf; returns the length. */
 int dse_cpu_features_str(unsigned features, char *buf, int size);
 /* The best OpenBLAS core type for these features among those has(symbol) says the library

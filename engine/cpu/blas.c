@@ -102,6 +102,22 @@ unsigned dse_cpu_features(void) {
     return f;
 }
 
+void dse_cpu_model(char *buf, int size) {
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    buf[0] = '\0';
+    while (f && fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) || !colon) continue;
+        colon += 1 + strspn(colon + 1, " \t");
+        snprintf(buf, (size_t)size, "%.*s", (int)strcspn(colon, "\n"), colon);
+        break;
+    }
+    if (f) fclose(f);
+    for (char *p = buf; *p; p++) /* one line, whatever the kernel says */
+        if (*p == '\r' || *p == '\t') *p = ' ';
+}
+
 int dse_cpu_features_str(unsigned f, char *buf, int size) {
     static const struct { unsigned bit; const char *name; } names[] = {
         { DSE_CPU_SSE42, "sse4.2" },
