@@ -453,7 +453,7 @@ enum dse_status dse_checkpoint_info(const char *path, struct dse_ckpt_info *out,
             char *q = buf + 5, *e;
             int c = (int)strtol(q, &e, 10);
             if (c < 1 || c > DSE_DATA_MAX_CHANNELS) st = DSE_ERR_IO;
-            for (int i = 0; i < 2 * c && !st; i++) {
+            for (int i = 0; !st && i < 2 * c; i++) { /* st first: c out of range must not reach 2 * c */
                 q = e;
                 float v = strtof(q, &e);
                 if (e == q) st = DSE_ERR_IO;
