@@ -1,14 +1,12 @@
 /* netcfg.c: our network files (libconfig .cfg): an input shape and an ordered list of
  * layers, Fire modules included. Every setting is checked against the keys its layer
  * type allows, and every error names path:line. Format: docs/network-format.md. */
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 
 #include <libconfig.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "sweep/cfgfile.h"
 
 struct type_spec {
     const char         *name;     /* type as written in the file */

@@ -3,7 +3,7 @@
  * (BVLC master) that describe networks, then turns the TRAIN-phase layers into the shared
  * struct dse_net. What is imported, what is assumed and how errors read: docs/prototxt.md.
  * The reader never trusts its input: text need not be NUL-terminated, any byte may appear. */
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 
 #include <errno.h>
 #include <float.h>
