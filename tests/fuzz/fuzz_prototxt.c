@@ -1,4 +1,4 @@
-/* fuzz_prototxt: Caffe prototxt text (netfile/prototxt.c) through its in-memory entry point. */
+/* fuzz_prototxt: Caffe prototxt text (netfile/prototxt*.c) through its in-memory entry point. */
 #include "netfile/netfile.h"
 #include "tests/fuzz/fuzz.h"
 
