@@ -399,81 +399,125 @@ static enum dse_status build_data(struct build *b, int node, enum kind k, const 
     return DSE_OK;
 }
 
+/* Convolution (and the forks' depthwise convolution): convolution_param. */
+static enum dse_status build_conv(struct build *b, int node, enum kind k, struct dse_layer *l, const char *ctx) {
+    const struct ptree *t = b->t;
+    enum dse_status st;
+    int given, c, p = child(t, node, "convolution_param");
+    l->type = DSE_LAYER_CONV;
+    l->num_output = 0;
+    if (child(t, p, "num_output") < 0)
+        return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[node].line,
+                    "%s has no num_output; expected convolution_param { num_output: N }", ctx);
+    if ((st = get_int(b, p, "num_output", 1, &l->num_output))) return st;
+    if ((st = get_hw(b, p, ctx, "kernel_size", "kernel_h", "kernel_w", 1, 1, &l->kernel_h,
+                     &l->kernel_w, &given)))
+        return st;
+    if (!given)
+        return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[node].line,
+                    "%s has no kernel size; expected convolution_param { kernel_size: K } or "
+                    "kernel_h and kernel_w", ctx);
+    if ((st = get_hw(b, p, ctx, "stride", "stride_h", "stride_w", 1, 1, &l->stride_h, &l->stride_w,
+                     &given)))
+        return st;
+    if ((st = get_hw(b, p, ctx, "pad", "pad_h", "pad_w", 0, 0, &l->pad_h, &l->pad_w, &given)))
+        return st;
+    if ((st = get_hw(b, p, ctx, "dilation", NULL, NULL, 0, 1, &l->dilation_h, &l->dilation_w,
+                     &given)))
+        return st;
+    if ((st = get_int(b, p, "group", 1, &l->groups))) return st;
+    l->depthwise = k == K_DEPTHWISE; /* groups = input channels (dse_net_infer) */
+    l->bias = get_bool(t, p, "bias_term", 1);
+    if ((c = child(t, p, "axis")) >= 0 && t->nodes[c].ival != 1)
+        return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
+                    "%s: convolution over axis %lld is not supported; expected axis 1 (channels)",
+                    ctx, t->nodes[c].ival);
+    return DSE_OK;
+}
+
+/* Pooling: pooling_param, Caffe's round_mode or the forks' ceil_mode. */
+static enum dse_status build_pool(struct build *b, int node, struct dse_layer *l, const char *ctx) {
+    const struct ptree *t = b->t;
+    enum dse_status st;
+    int given, c, p = child(t, node, "pooling_param");
+    l->type = DSE_LAYER_MAXPOOL;
+    if ((c = child(t, p, "pool")) >= 0) {
+        if (val_is(t, &t->nodes[c], "AVE")) l->type = DSE_LAYER_AVGPOOL;
+        if (val_is(t, &t->nodes[c], "STOCHASTIC"))
+            return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
+                        "%s: STOCHASTIC pooling is not supported; expected pool: MAX or AVE", ctx);
+    }
+    l->global = get_bool(t, p, "global_pooling", 0);
+    if ((st = get_hw(b, p, ctx, "kernel_size", "kernel_h", "kernel_w", 1, 1, &l->kernel_h,
+                     &l->kernel_w, &given)))
+        return st;
+    if (!given && !l->global)
+        return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[node].line,
+                    "%s has no kernel size; expected pooling_param { kernel_size: K } or "
+                    "global_pooling: true", ctx);
+    if ((st = get_hw(b, p, ctx, "stride", "stride_h", "stride_w", 1, 1, &l->stride_h, &l->stride_w,
+                     &given)))
+        return st;
+    if ((st = get_hw(b, p, ctx, "pad", "pad_h", "pad_w", 0, 0, &l->pad_h, &l->pad_w, &given)))
+        return st;
+    if ((c = child(t, p, "round_mode")) >= 0 && val_is(t, &t->nodes[c], "FLOOR"))
+        l->round = DSE_ROUND_FLOOR;
+    if ((given = child(t, p, "ceil_mode")) >= 0) {
+        enum dse_round r = t->nodes[given].ival ? DSE_ROUND_CEIL : DSE_ROUND_FLOOR;
+        if (c >= 0 && r != l->round)
+            return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[given].line,
+                        "%s: 'ceil_mode: %s' contradicts 'round_mode: %s' (line %d); expected one of them",
+                        ctx, r == DSE_ROUND_CEIL ? "true" : "false",
+                        l->round == DSE_ROUND_CEIL ? "CEIL" : "FLOOR", t->nodes[c].line);
+        l->round = r;
+    }
+    return DSE_OK;
+}
+
+/* Reshape: reshape_param { shape }, over all axes, the batch kept. */
+static enum dse_status build_reshape(struct build *b, int node, struct dse_layer *l, const char *ctx) {
+    const struct ptree *t = b->t;
+    int c, p = child(t, node, "reshape_param");
+    int shape = child(t, p, "shape"), nd = child_count(t, shape, "dim");
+    l->type = DSE_LAYER_RESHAPE;
+    if (((c = child(t, p, "axis")) >= 0 && t->nodes[c].ival != 0) ||
+        ((c = child(t, p, "num_axes")) >= 0 && t->nodes[c].ival != -1))
+        return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
+                    "%s: only a reshape of all axes (axis: 0, num_axes: -1) is supported", ctx);
+    if (shape < 0 || nd < 1 || nd > 4)
+        return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, shape < 0 ? t->nodes[node].line : t->nodes[shape].line,
+                    "%s: reshape_param { shape } has %d dims; dse networks are N x C x H x W, so expected "
+                    "1 to 4 dims", ctx, nd);
+    for (int d = 0; d < nd; d++) {
+        const struct pnode *dn = &t->nodes[child_nth(t, shape, "dim", d)];
+        if (dn->ival < -1 || dn->ival > MAX_VALUE)
+            return fail(b->err, DSE_ERR_CONFIG, b->path, dn->line,
+                        "%s: 'dim: %lld' is out of range; expected -1 (infer), 0 (copy) or 1 to %d", ctx,
+                        dn->ival, MAX_VALUE);
+        if (d == 0 && dn->ival != 0)
+            return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, dn->line,
+                        "%s: the first dim is %lld; expected 0 (keep the batch): dse costs one image", ctx,
+                        dn->ival);
+        if (d > 0) l->dims[d - 1] = (int)dn->ival;
+    }
+    for (int d = nd - 1; d < 3; d++) l->dims[d] = 1; /* missing trailing dims: 1 */
+    return DSE_OK;
+}
+
 /* Hyper-parameters of a layer that is not a data layer. */
 static enum dse_status build_params(struct build *b, int node, enum kind k, struct dse_layer *l,
                                     const char *type) {
     const struct ptree *t = b->t;
     enum dse_status st;
     char ctx[DSE_NAME_MAX + 64];
-    int given, p, c;
+    int p, c;
     snprintf(ctx, sizeof ctx, "%s layer '%s'", type, l->name);
     switch (k) {
     case K_CONV:
     case K_DEPTHWISE:
-        p = child(t, node, "convolution_param");
-        l->type = DSE_LAYER_CONV;
-        l->num_output = 0;
-        if (child(t, p, "num_output") < 0)
-            return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[node].line,
-                        "%s has no num_output; expected convolution_param { num_output: N }", ctx);
-        if ((st = get_int(b, p, "num_output", 1, &l->num_output))) return st;
-        if ((st = get_hw(b, p, ctx, "kernel_size", "kernel_h", "kernel_w", 1, 1, &l->kernel_h,
-                         &l->kernel_w, &given)))
-            return st;
-        if (!given)
-            return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[node].line,
-                        "%s has no kernel size; expected convolution_param { kernel_size: K } or "
-                        "kernel_h and kernel_w", ctx);
-        if ((st = get_hw(b, p, ctx, "stride", "stride_h", "stride_w", 1, 1, &l->stride_h, &l->stride_w,
-                         &given)))
-            return st;
-        if ((st = get_hw(b, p, ctx, "pad", "pad_h", "pad_w", 0, 0, &l->pad_h, &l->pad_w, &given)))
-            return st;
-        if ((st = get_hw(b, p, ctx, "dilation", NULL, NULL, 0, 1, &l->dilation_h, &l->dilation_w,
-                         &given)))
-            return st;
-        if ((st = get_int(b, p, "group", 1, &l->groups))) return st;
-        l->depthwise = k == K_DEPTHWISE; /* groups = input channels (dse_net_infer) */
-        l->bias = get_bool(t, p, "bias_term", 1);
-        if ((c = child(t, p, "axis")) >= 0 && t->nodes[c].ival != 1)
-            return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
-                        "%s: convolution over axis %lld is not supported; expected axis 1 (channels)",
-                        ctx, t->nodes[c].ival);
-        return DSE_OK;
+        return build_conv(b, node, k, l, ctx);
     case K_POOL:
-        p = child(t, node, "pooling_param");
-        l->type = DSE_LAYER_MAXPOOL;
-        if ((c = child(t, p, "pool")) >= 0) {
-            if (val_is(t, &t->nodes[c], "AVE")) l->type = DSE_LAYER_AVGPOOL;
-            if (val_is(t, &t->nodes[c], "STOCHASTIC"))
-                return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
-                            "%s: STOCHASTIC pooling is not supported; expected pool: MAX or AVE", ctx);
-        }
-        l->global = get_bool(t, p, "global_pooling", 0);
-        if ((st = get_hw(b, p, ctx, "kernel_size", "kernel_h", "kernel_w", 1, 1, &l->kernel_h,
-                         &l->kernel_w, &given)))
-            return st;
-        if (!given && !l->global)
-            return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[node].line,
-                        "%s has no kernel size; expected pooling_param { kernel_size: K } or "
-                        "global_pooling: true", ctx);
-        if ((st = get_hw(b, p, ctx, "stride", "stride_h", "stride_w", 1, 1, &l->stride_h, &l->stride_w,
-                         &given)))
-            return st;
-        if ((st = get_hw(b, p, ctx, "pad", "pad_h", "pad_w", 0, 0, &l->pad_h, &l->pad_w, &given)))
-            return st;
-        if ((c = child(t, p, "round_mode")) >= 0 && val_is(t, &t->nodes[c], "FLOOR"))
-            l->round = DSE_ROUND_FLOOR;
-        if ((given = child(t, p, "ceil_mode")) >= 0) {
-            enum dse_round r = t->nodes[given].ival ? DSE_ROUND_CEIL : DSE_ROUND_FLOOR;
-            if (c >= 0 && r != l->round)
-                return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[given].line,
-                            "%s: 'ceil_mode: %s' contradicts 'round_mode: %s' (line %d); expected one of them",
-                            ctx, r == DSE_ROUND_CEIL ? "true" : "false",
-                            l->round == DSE_ROUND_CEIL ? "CEIL" : "FLOOR", t->nodes[c].line);
-            l->round = r;
-        }
-        return DSE_OK;
+        return build_pool(b, node, l, ctx);
     case K_FC:
         p = child(t, node, "inner_product_param");
         l->type = DSE_LAYER_FC;
@@ -535,33 +579,8 @@ static enum dse_status build_params(struct build *b, int node, enum kind k, stru
             return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
                         "%s: only flattening from axis 1 to the last (axis: 1, end_axis: -1) is supported", ctx);
         return DSE_OK;
-    case K_RESHAPE: {
-        p = child(t, node, "reshape_param");
-        l->type = DSE_LAYER_RESHAPE;
-        int shape = child(t, p, "shape"), nd = child_count(t, shape, "dim");
-        if (((c = child(t, p, "axis")) >= 0 && t->nodes[c].ival != 0) ||
-            ((c = child(t, p, "num_axes")) >= 0 && t->nodes[c].ival != -1))
-            return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, t->nodes[c].line,
-                        "%s: only a reshape of all axes (axis: 0, num_axes: -1) is supported", ctx);
-        if (shape < 0 || nd < 1 || nd > 4)
-            return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, shape < 0 ? t->nodes[node].line : t->nodes[shape].line,
-                        "%s: reshape_param { shape } has %d dims; dse networks are N x C x H x W, so expected "
-                        "1 to 4 dims", ctx, nd);
-        for (int d = 0; d < nd; d++) {
-            const struct pnode *dn = &t->nodes[child_nth(t, shape, "dim", d)];
-            if (dn->ival < -1 || dn->ival > MAX_VALUE)
-                return fail(b->err, DSE_ERR_CONFIG, b->path, dn->line,
-                            "%s: 'dim: %lld' is out of range; expected -1 (infer), 0 (copy) or 1 to %d", ctx,
-                            dn->ival, MAX_VALUE);
-            if (d == 0 && dn->ival != 0)
-                return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, dn->line,
-                            "%s: the first dim is %lld; expected 0 (keep the batch): dse costs one image", ctx,
-                            dn->ival);
-            if (d > 0) l->dims[d - 1] = (int)dn->ival;
-        }
-        for (int d = nd - 1; d < 3; d++) l->dims[d] = 1; /* missing trailing dims: 1 */
-        return DSE_OK;
-    }
+    case K_RESHAPE:
+        return build_reshape(b, node, l, ctx);
     case K_SLICE:
         p = child(t, node, "slice_param");
         l->type = DSE_LAYER_SLICE;

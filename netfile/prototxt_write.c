@@ -98,41 +98,116 @@ static int write_slice(FILE *f, const struct dse_net *net, int i, char (*tops)[D
     return j;
 }
 
-enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct dse_err *err) {
-    int n = net->n_layers, label = 0;
-    char (*tops)[DSE_NAME_MAX + 16] = NULL;
-    int *own = NULL; /* 1: the layer writes its own top; 0: in place on its input's blob */
-    if (n > 0) {
-        tops = calloc((size_t)n, sizeof *tops);
-        own  = calloc((size_t)n, sizeof *own);
-        if (!tops || !own) {
-            free(tops);
-            free(own);
-            return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory writing prototxt");
+/* Caffe's name of a layer type. */
+static const char *caffe_type(enum dse_layer_type t) {
+    const char *type = "?";
+    switch (t) {
+    case DSE_LAYER_CONV:         type = "Convolution"; break;
+    case DSE_LAYER_MAXPOOL:
+    case DSE_LAYER_AVGPOOL:      type = "Pooling"; break;
+    case DSE_LAYER_RELU:         type = "ReLU"; break;
+    case DSE_LAYER_DROPOUT:      type = "Dropout"; break;
+    case DSE_LAYER_CONCAT:       type = "Concat"; break;
+    case DSE_LAYER_ELTWISE:      type = "Eltwise"; break;
+    case DSE_LAYER_FC:           type = "InnerProduct"; break;
+    case DSE_LAYER_SOFTMAX:      type = "Softmax"; break;
+    case DSE_LAYER_SOFTMAX_LOSS: type = "SoftmaxWithLoss"; break;
+    case DSE_LAYER_ACCURACY:     type = "Accuracy"; break;
+    case DSE_LAYER_BATCHNORM:    type = "BatchNorm"; break;
+    case DSE_LAYER_SCALE:        type = "Scale"; break;
+    case DSE_LAYER_LRN:          type = "LRN"; break;
+    case DSE_LAYER_FLATTEN:      type = "Flatten"; break;
+    case DSE_LAYER_RESHAPE:      type = "Reshape"; break;
+    case DSE_LAYER_SLICE:        type = "Slice"; break;
+    case DSE_LAYER_SIGMOID:      type = "Sigmoid"; break;
+    case DSE_LAYER_TANH:         type = "TanH"; break;
+    case DSE_LAYER_POWER:        type = "Power"; break;
+    case DSE_LAYER_COUNT:        break;
+    }
+    return type;
+}
+
+/* The layer's <type>_param block, where it has settings Caffe's defaults do not give. */
+static void put_params(FILE *f, const struct dse_layer *l) {
+    switch (l->type) {
+    case DSE_LAYER_CONV:
+        fprintf(f, "  convolution_param {\n    num_output: %d\n", l->num_output);
+        if (!l->bias) fprintf(f, "    bias_term: false\n");
+        put_hw(f, "kernel_size", "kernel_h", "kernel_w", l->kernel_h, l->kernel_w, -1);
+        put_hw(f, "stride", "stride_h", "stride_w", l->stride_h, l->stride_w, 1);
+        put_hw(f, "pad", "pad_h", "pad_w", l->pad_h, l->pad_w, 0);
+        put_hw(f, "dilation", NULL, NULL, l->dilation_h, l->dilation_w, 1);
+        if (l->groups != 1) fprintf(f, "    group: %d\n", l->groups);
+        fprintf(f, "  }\n");
+        break;
+    case DSE_LAYER_MAXPOOL:
+    case DSE_LAYER_AVGPOOL:
+        fprintf(f, "  pooling_param {\n    pool: %s\n", l->type == DSE_LAYER_MAXPOOL ? "MAX" : "AVE");
+        if (l->global) {
+            fprintf(f, "    global_pooling: true\n");
+        } else {
+            put_hw(f, "kernel_size", "kernel_h", "kernel_w", l->kernel_h, l->kernel_w, -1);
+            put_hw(f, "stride", "stride_h", "stride_w", l->stride_h, l->stride_w, 1);
+            put_hw(f, "pad", "pad_h", "pad_w", l->pad_h, l->pad_w, 0);
         }
+        if (l->round == DSE_ROUND_FLOOR) fprintf(f, "    round_mode: FLOOR\n");
+        fprintf(f, "  }\n");
+        break;
+    case DSE_LAYER_DROPOUT:
+        fprintf(f, "  dropout_param { dropout_ratio: %.9g }\n", (double)l->dropout_ratio);
+        break;
+    case DSE_LAYER_ELTWISE:
+        fprintf(f, "  eltwise_param { operation: %s }\n",
+                l->eltwise_op == DSE_ELTWISE_PROD ? "PROD" : l->eltwise_op == DSE_ELTWISE_MAX ? "MAX" : "SUM");
+        break;
+    case DSE_LAYER_FC:
+        fprintf(f, "  inner_product_param {\n    num_output: %d\n", l->num_output);
+        if (!l->bias) fprintf(f, "    bias_term: false\n");
+        fprintf(f, "  }\n");
+        break;
+    case DSE_LAYER_LRN:
+        fprintf(f, "  lrn_param { local_size: %d }\n", l->lrn_size);
+        break;
+    case DSE_LAYER_SCALE:
+        if (l->bias) fprintf(f, "  scale_param { bias_term: true }\n");
+        break;
+    case DSE_LAYER_RESHAPE:
+        fprintf(f, "  reshape_param { shape { dim: 0 dim: %d dim: %d dim: %d } }\n", l->dims[0], l->dims[1],
+                l->dims[2]);
+        break;
+    case DSE_LAYER_POWER:
+        fprintf(f, "  power_param {");
+        if (l->power != 1.0f) fprintf(f, " power: %.9g", (double)l->power);
+        if (l->power_scale != 1.0f) fprintf(f, " scale: %.9g", (double)l->power_scale);
+        if (l->power_shift != 0.0f) fprintf(f, " shift: %.9g", (double)l->power_shift);
+        fprintf(f, " }\n");
+        break;
+    default:
+        break;
     }
-    int *last = n > 0 ? malloc(sizeof *last * (size_t)n) : NULL; /* the last layer reading layer i's output */
+}
+
+/* Blob names: tops[i] for layer i's output (n > 0 layers). An in-place layer reuses its
+ * input's blob, unless a later layer still reads that input (then the in-place write would
+ * change what it reads). Other layers write a blob named after the layer, made unique so a
+ * bottom names exactly one ("data", and "label" where label is set, are taken). Returns -1
+ * if out of memory. */
+static int name_tops(const struct dse_net *net, int label, char (*tops)[DSE_NAME_MAX + 16]) {
+    int n = net->n_layers;
+    int *last = malloc(sizeof *last * (size_t)n); /* the last layer reading layer i's output */
     struct name_index own_tops = { 0 };
-    if (n > 0 && !last) {
-        free(tops), free(own);
-        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory writing prototxt");
-    }
+    if (!last) return -1;
     for (int i = 0; i < n; i++) last[i] = -1;
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &net->layers[i];
-        if (l->type == DSE_LAYER_SOFTMAX_LOSS || l->type == DSE_LAYER_ACCURACY) label = 1;
         for (int k = 0; k < l->n_inputs; k++)
             if (l->inputs[k] >= 0) last[l->inputs[k]] = i;
     }
-    /* Blob names. An in-place layer reuses its input's blob, unless a later layer still
-     * reads that input (then the in-place write would change what it reads). Other layers
-     * write a blob named after the layer, made unique so a bottom names exactly one. */
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &net->layers[i];
-        int p = l->inputs[0];
-        own[i] = 1;
-        if (l->in_place && l->n_inputs >= 1 && p >= 0) own[i] = last[p] > i;
-        if (!own[i]) {
+        int p = l->inputs[0], own = 1; /* 1: the layer writes its own top; 0: in place on its input's blob */
+        if (l->in_place && l->n_inputs >= 1 && p >= 0) own = last[p] > i;
+        if (!own) {
             memcpy(tops[i], tops[p], sizeof tops[i]);
             continue;
         }
@@ -147,11 +222,23 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
             snprintf(tops[i], sizeof tops[i], "%s_%d", base[0] ? base : "blob", i + tries);
         }
         if (dse_pt_names_add(&own_tops, (const char *)tops, sizeof *tops, i)) {
-            free(tops), free(own), free(last), free(own_tops.slots);
-            return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory writing prototxt");
+            free(last), free(own_tops.slots);
+            return -1;
         }
     }
     free(last), free(own_tops.slots);
+    return 0;
+}
+
+enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct dse_err *err) {
+    int n = net->n_layers, label = 0;
+    char (*tops)[DSE_NAME_MAX + 16] = NULL;
+    for (int i = 0; i < n; i++)
+        if (net->layers[i].type == DSE_LAYER_SOFTMAX_LOSS || net->layers[i].type == DSE_LAYER_ACCURACY) label = 1;
+    if (n > 0 && (!(tops = calloc((size_t)n, sizeof *tops)) || name_tops(net, label, tops))) {
+        free(tops);
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory writing prototxt");
+    }
 
     fprintf(f, "# Written by dse: %d layers; the input layer \"data\" is 1x%dx%dx%d.\n", n,
             net->in_c, net->in_h, net->in_w);
@@ -166,101 +253,22 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
 
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &net->layers[i];
-        const char *type = "?";
         if (l->type == DSE_LAYER_SLICE) {
             i = write_slice(f, net, i, tops);
             continue;
-        }
-        switch (l->type) {
-        case DSE_LAYER_CONV:         type = "Convolution"; break;
-        case DSE_LAYER_MAXPOOL:
-        case DSE_LAYER_AVGPOOL:      type = "Pooling"; break;
-        case DSE_LAYER_RELU:         type = "ReLU"; break;
-        case DSE_LAYER_DROPOUT:      type = "Dropout"; break;
-        case DSE_LAYER_CONCAT:       type = "Concat"; break;
-        case DSE_LAYER_ELTWISE:      type = "Eltwise"; break;
-        case DSE_LAYER_FC:           type = "InnerProduct"; break;
-        case DSE_LAYER_SOFTMAX:      type = "Softmax"; break;
-        case DSE_LAYER_SOFTMAX_LOSS: type = "SoftmaxWithLoss"; break;
-        case DSE_LAYER_ACCURACY:     type = "Accuracy"; break;
-        case DSE_LAYER_BATCHNORM:    type = "BatchNorm"; break;
-        case DSE_LAYER_SCALE:        type = "Scale"; break;
-        case DSE_LAYER_LRN:          type = "LRN"; break;
-        case DSE_LAYER_FLATTEN:      type = "Flatten"; break;
-        case DSE_LAYER_RESHAPE:      type = "Reshape"; break;
-        case DSE_LAYER_SLICE:        type = "Slice"; break;
-        case DSE_LAYER_SIGMOID:      type = "Sigmoid"; break;
-        case DSE_LAYER_TANH:         type = "TanH"; break;
-        case DSE_LAYER_POWER:        type = "Power"; break;
-        case DSE_LAYER_COUNT:        break;
         }
         if (l->type == DSE_LAYER_BATCHNORM && l->affine)
             fprintf(f, "# '%s' learns gamma and beta: Caffe writes that as BatchNorm + Scale with bias.\n",
                     l->name);
         fprintf(f, "layer {\n");
         put_field(f, "name", l->name);
-        fprintf(f, "  type: \"%s\"\n", type);
+        fprintf(f, "  type: \"%s\"\n", caffe_type(l->type));
         for (int k = 0; k < l->n_inputs; k++)
             put_field(f, "bottom", l->inputs[k] == DSE_INPUT_DATA ? "data" : tops[l->inputs[k]]);
         if (l->type == DSE_LAYER_SOFTMAX_LOSS || l->type == DSE_LAYER_ACCURACY)
             put_field(f, "bottom", "label");
         put_field(f, "top", tops[i]);
-        switch (l->type) {
-        case DSE_LAYER_CONV:
-            fprintf(f, "  convolution_param {\n    num_output: %d\n", l->num_output);
-            if (!l->bias) fprintf(f, "    bias_term: false\n");
-            put_hw(f, "kernel_size", "kernel_h", "kernel_w", l->kernel_h, l->kernel_w, -1);
-            put_hw(f, "stride", "stride_h", "stride_w", l->stride_h, l->stride_w, 1);
-            put_hw(f, "pad", "pad_h", "pad_w", l->pad_h, l->pad_w, 0);
-            put_hw(f, "dilation", NULL, NULL, l->dilation_h, l->dilation_w, 1);
-            if (l->groups != 1) fprintf(f, "    group: %d\n", l->groups);
-            fprintf(f, "  }\n");
-            break;
-        case DSE_LAYER_MAXPOOL:
-        case DSE_LAYER_AVGPOOL:
-            fprintf(f, "  pooling_param {\n    pool: %s\n", l->type == DSE_LAYER_MAXPOOL ? "MAX" : "AVE");
-            if (l->global) {
-                fprintf(f, "    global_pooling: true\n");
-            } else {
-                put_hw(f, "kernel_size", "kernel_h", "kernel_w", l->kernel_h, l->kernel_w, -1);
-                put_hw(f, "stride", "stride_h", "stride_w", l->stride_h, l->stride_w, 1);
-                put_hw(f, "pad", "pad_h", "pad_w", l->pad_h, l->pad_w, 0);
-            }
-            if (l->round == DSE_ROUND_FLOOR) fprintf(f, "    round_mode: FLOOR\n");
-            fprintf(f, "  }\n");
-            break;
-        case DSE_LAYER_DROPOUT:
-            fprintf(f, "  dropout_param { dropout_ratio: %.9g }\n", (double)l->dropout_ratio);
-            break;
-        case DSE_LAYER_ELTWISE:
-            fprintf(f, "  eltwise_param { operation: %s }\n",
-                    l->eltwise_op == DSE_ELTWISE_PROD ? "PROD" : l->eltwise_op == DSE_ELTWISE_MAX ? "MAX" : "SUM");
-            break;
-        case DSE_LAYER_FC:
-            fprintf(f, "  inner_product_param {\n    num_output: %d\n", l->num_output);
-            if (!l->bias) fprintf(f, "    bias_term: false\n");
-            fprintf(f, "  }\n");
-            break;
-        case DSE_LAYER_LRN:
-            fprintf(f, "  lrn_param { local_size: %d }\n", l->lrn_size);
-            break;
-        case DSE_LAYER_SCALE:
-            if (l->bias) fprintf(f, "  scale_param { bias_term: true }\n");
-            break;
-        case DSE_LAYER_RESHAPE:
-            fprintf(f, "  reshape_param { shape { dim: 0 dim: %d dim: %d dim: %d } }\n", l->dims[0], l->dims[1],
-                    l->dims[2]);
-            break;
-        case DSE_LAYER_POWER:
-            fprintf(f, "  power_param {");
-            if (l->power != 1.0f) fprintf(f, " power: %.9g", (double)l->power);
-            if (l->power_scale != 1.0f) fprintf(f, " scale: %.9g", (double)l->power_scale);
-            if (l->power_shift != 0.0f) fprintf(f, " shift: %.9g", (double)l->power_shift);
-            fprintf(f, " }\n");
-            break;
-        default:
-            break;
-        }
+        put_params(f, l);
         fprintf(f, "}\n");
         if (l->type == DSE_LAYER_BATCHNORM && l->affine) {
             char name[DSE_NAME_MAX + 8], base[DSE_NAME_MAX - 6];
@@ -275,7 +283,6 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
         }
     }
     free(tops);
-    free(own);
     if (fflush(f) != 0 || ferror(f))
         return dse_err_set(err, DSE_ERR_IO, NULL, 0, "cannot write prototxt: %s", strerror(errno));
     return DSE_OK;
