@@ -11,7 +11,7 @@
 #include "sweep/space.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_impl.h"
-#include "engine/export.h"
+#include "netfile/netfile.h"
 #include "engine/train.h"
 
 /* What an export starts from, once resolved. */

@@ -17,7 +17,7 @@
 #include "base/fs.h"
 #include "dse/dataprep.h"
 #include "dse/exportcmd.h"
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 #include "dse/options.h"
 #include "dse/ratecache.h"
 #include "dse/report.h"

@@ -2,7 +2,7 @@
  * a list [a, b, c] or a range { start; stop; step | factor; }; every value is checked
  * by dse_mp_check where it is read, so errors name the line of the setting at fault. */
 #include "sweep/space.h"
-#include "sweep/cfgfile.h"
+#include "netfile/netfile.h"
 #include "sweep/evolve.h"
 
 #include <errno.h>
