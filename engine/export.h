@@ -7,7 +7,7 @@
 #ifndef DSE_ENGINE_EXPORT_H
 #define DSE_ENGINE_EXPORT_H
 
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/model.h"
 
 #define DSE_ONNX_OPSET 13

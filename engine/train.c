@@ -19,7 +19,7 @@
 #include <zlib.h>
 
 #include "base/fs.h"
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/slices.h"
 
 void dse_train_opts_default(struct dse_train_opts *o) {

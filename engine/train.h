@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/model.h"
 
 enum dse_lr_policy { DSE_LR_FIXED = 0, DSE_LR_STEP, DSE_LR_POLY, DSE_LR_LINEAR };

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/pcg32.h"
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/train.h"
 #include "base/fs.h"
 

@@ -3,7 +3,7 @@
  * for the rest) of the bytes an image
  * folder or a pack holds, in memory: full size and with the DCT-scaled first downscale,
  * 3 channels and 1, at the default pixel budget. */
-#include "engine/image.h"
+#include "data/image.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

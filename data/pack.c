@@ -1,7 +1,7 @@
 /* pack.c: image folders scanned as torchvision's ImageFolder, packed once on many threads
  * into one random-access file, and read back through a memory map. The contract of each
  * function is in pack.h; docs/data.md ("Image folders and packs") has the byte layout. */
-#include "engine/pack.h"
+#include "data/pack.h"
 
 #include <dirent.h>
 #include <errno.h>
