@@ -16,6 +16,27 @@ check metaparams analysis engine sweep dse
 check analysis engine sweep dse
 check engine analysis sweep dse
 check sweep dse
+# data/ (issue #33): engine -> data -> base; sweep and dse may use it, analysis and metaparams not.
+check data metaparams analysis engine sweep dse
+for d in base metaparams analysis; do check $d data; done
+grep -rln "libconfig" data --include='*.[ch]' && { echo "only sweep/ and dse/ may use libconfig"; bad=1; }
+# doors LIB HEADER...: outside LIB/ (tests/ excepted) a file includes only the headers of LIB
+# named here, its doors; LIB's other headers are its own (issue #33 item 6). Build folders
+# (a CMakeCache.txt) are passed over.
+doors() {
+    lib=$1; shift
+    allow=$(echo "$*" | sed 's/\./\\./g; s/ /|/g')
+    for d in */; do
+        d=${d%/}
+        [ "$d" = "$lib" ] || [ "$d" = tests ] || [ -f "$d/CMakeCache.txt" ] && continue
+        hits=$(grep -rnE "#[[:space:]]*include[[:space:]]*[<\"]$lib/" "$d" --include='*.[ch]' --include='*.cu' \
+               --include='*.cpp' --include='*.def' 2>/dev/null | grep -vE "[<\"]$lib/($allow)[>\"]")
+        if [ -n "$hits" ]; then
+            echo "outside $lib/ and tests/ only $lib/'s doors ($*) may be included:"; echo "$hits"; bad=1
+        fi
+    done
+}
+doors data data.h synth.h
 grep -rln "libconfig" base metaparams analysis engine --include='*.[ch]' && { echo "only sweep/ and dse/ may use libconfig"; bad=1; }
 [ $bad -eq 0 ] && echo "layering ok"
 exit $bad
