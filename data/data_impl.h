@@ -1,6 +1,6 @@
 /* data_impl.h: the data module's private parts: the loader of image sources (imgload.c),
  * to which the dse_loader_* functions of data.h forward when a loader reads a pack or a
- * folder. Nothing outside data/data.c and data/imgload.c includes this. */
+ * folder. Nothing outside data/data.c and data/imgload.c includes this (tests/layering.sh). */
 #ifndef DSE_DATA_IMPL_H
 #define DSE_DATA_IMPL_H
 

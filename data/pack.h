@@ -3,7 +3,8 @@
  * every core into one random-access file (a pack: records of raw pixels or re-encoded
  * JPEG, an index with a CRC-32 per record, class names, per-channel statistics), then
  * memory-mapped and fed by a pool of threads that decode, crop, flip and normalize
- * (data/data.h: dse_loader_new_pack). docs/data.md has the byte layout and the rules. */
+ * (data/data.h: dse_loader_new_pack). docs/data.md has the byte layout and the rules.
+ * Outside data/, reached through data/data.h (tests/layering.sh). */
 #ifndef DSE_DATA_PACK_H
 #define DSE_DATA_PACK_H
 
