@@ -1,6 +1,6 @@
 /* train.c: the training loop, learning-rate policies, evaluation and checkpoints.
  * Determinism: initialization and dropout draw from PCG32 seeded by opts->seed, the data
- * order and augmentation of epoch k from (seed, k) (engine/data.h), so a run resumed from
+ * order and augmentation of epoch k from (seed, k) (data/data.h), so a run resumed from
  * epoch k's checkpoint reproduces the uninterrupted run bit for bit on the same machine,
  * with any thread count (engine/slices.h; tests/test_engine_train.c checks both). On a CUDA device (opts->dev)
  * the loop is the same code through the model API; cuDNN's algorithm choices depend on

@@ -1,4 +1,4 @@
-/* fuzz_image: JPEG, PNG, TIFF, WebP, BMP, PGM and PPM decoding (engine/image.c
+/* fuzz_image: JPEG, PNG, TIFF, WebP, BMP, PGM and PPM decoding (data/image.c
  * dse_image_decode, libjpeg-turbo, libpng, libtiff and libwebp underneath, our own readers
  * for the rest) of the bytes an image
  * folder or a pack holds, in memory: full size and with the DCT-scaled first downscale,
