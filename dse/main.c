@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "engine/synth.h"
+#include "data/synth.h"
 #include "engine/slices.h"
 #include "engine/train.h"
 #include "base/fs.h"

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/model.h"
 
 enum dse_lr_policy { DSE_LR_FIXED = 0, DSE_LR_STEP, DSE_LR_POLY, DSE_LR_LINEAR };
@@ -41,7 +41,7 @@ enum dse_train_note { DSE_NOTE_CHOICES_LOADED, DSE_NOTE_CHOICES_PINNED, DSE_NOTE
 #define DSE_TRAIN_PROGRESS_EVERY_S 30
 
 struct dse_train_opts {
-    const char *data;           /* dataset name or IDX/CIFAR directory (engine/data.h:
+    const char *data;           /* dataset name or IDX/CIFAR directory (data/data.h:
                                    dse_data_locate), an image pack, or an image folder (read
                                    file by file; the dse command packs folders first) */
     const char *data_root;      /* NULL: DSE_DATA_ROOT */

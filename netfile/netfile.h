@@ -15,7 +15,7 @@
 
 struct config_t;            /* <libconfig.h> */
 struct dse_ckpt_info;       /* engine/train.h */
-struct dse_data_norm;       /* engine/data.h */
+struct dse_data_norm;       /* data/data.h */
 struct dse_model;           /* engine/model.h */
 
 /* ---- Network files: .cfg and prototxt (netcfg.c, prototxt*.c, netfile.c) ---------------- */

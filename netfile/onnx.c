@@ -11,7 +11,7 @@
 
 #include "base/fs.h"
 #include "base/pb.h"
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/model.h"
 
 /* onnx.proto field numbers */

@@ -37,7 +37,7 @@ struct dse_constraints {
 
 struct dse_train {
     int      present;
-    char     dataset[1024];   /* what --data takes: a name of engine/data.h's DSE_DATA_SETS in
+    char     dataset[1024];   /* what --data takes: a name of data/data.h's DSE_DATA_SETS in
                                  its canonical spelling ("cifar10" in the file reads "cifar-10"),
                                  or a path: an IDX or CIFAR directory, an image pack, an image
                                  folder; a relative one joined to the space file's folder */

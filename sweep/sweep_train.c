@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/slices.h"
 #include "engine/train.h"
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # layering.sh: dependencies point one way (shared/STYLE.md section 1):
-# dse -> sweep -> {analysis, netfile -> engine} -> metaparams -> base. Fails naming each include that breaks it.
+# dse -> sweep -> {analysis, netfile -> engine -> data} -> metaparams -> base (data needs only base).
+# Fails naming each include that breaks it.
 bad=0
 check() { # folder, forbidden include prefixes...
     dir=$1; shift
@@ -17,17 +18,28 @@ check analysis engine netfile sweep dse
 check engine analysis netfile sweep dse
 check netfile analysis sweep dse
 check sweep dse
+# data/ (issue #33): engine -> data -> base; sweep and dse may use it, analysis and metaparams not.
+check data metaparams analysis engine netfile sweep dse
+for d in base metaparams analysis; do check $d data; done
+grep -rln "libconfig" data --include='*.[ch]' && { echo "only netfile/, sweep/ and dse/ may use libconfig"; bad=1; }
+# doors LIB HEADER...: outside LIB/ (tests/ excepted) a file includes only the headers of LIB
+# named here, its doors; LIB's other headers are its own (issue #33 item 6). Build folders
+# (a CMakeCache.txt) are passed over.
+doors() {
+    lib=$1; shift
+    allow=$(echo "$*" | sed 's/\./\\./g; s/ /|/g')
+    for d in */; do
+        d=${d%/}
+        [ "$d" = "$lib" ] || [ "$d" = tests ] || [ -f "$d/CMakeCache.txt" ] && continue
+        hits=$(grep -rnE "#[[:space:]]*include[[:space:]]*[<\"]$lib/" "$d" --include='*.[ch]' --include='*.cu' \
+               --include='*.cpp' --include='*.def' 2>/dev/null | grep -vE "[<\"]$lib/($allow)[>\"]")
+        if [ -n "$hits" ]; then
+            echo "outside $lib/ and tests/ only $lib/'s doors ($*) may be included:"; echo "$hits"; bad=1
+        fi
+    done
+}
+doors data data.h synth.h
+doors netfile netfile.h
 grep -rln "libconfig" base metaparams analysis engine --include='*.[ch]' && { echo "only netfile/, sweep/ and dse/ may use libconfig"; bad=1; }
-# netfile/'s one door is netfile/netfile.h: no source file outside netfile/ but the tests
-# includes another of its headers (its *_impl.h are private). Build folders are passed over.
-for dir in */; do
-    dir=${dir%/}
-    [ "$dir" = netfile ] || [ "$dir" = tests ] || [ -f "$dir/CMakeCache.txt" ] && continue
-    hits=$(grep -rnE "#[[:space:]]*include[[:space:]]*[<\"]netfile/" "$dir" --include='*.[ch]' --include='*.cu' \
-           --include='*.def' 2>/dev/null | grep -vE "[<\"]netfile/netfile\.h[>\"]")
-    if [ -n "$hits" ]; then
-        echo "$dir/ may include only netfile/netfile.h of netfile/:"; echo "$hits"; bad=1
-    fi
-done
 [ $bad -eq 0 ] && echo "layering ok"
 exit $bad

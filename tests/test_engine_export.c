@@ -18,7 +18,7 @@
 #include "base/fs.h"
 #include "base/pb.h"
 #include "base/pcg32.h"
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/model.h"
 #include "tests/check.h"
 #include "tests/nets.h"
