@@ -15,18 +15,11 @@
 
 #define MAX_CANDIDATES 10000000ULL /* files in one directory; sample beyond this */
 
-/* The value of "key": "..." in a JSON text we wrote ourselves (manifest, candidate). */
-static int json_string_field(const char *text, const char *key, char *out, int size) {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\": \"", key);
-    const char *p = strstr(text, pat);
-    if (!p) return -1;
-    p += strlen(pat);
-    int n = (int)strcspn(p, "\"");
-    if (n >= size) return -1;
-    memcpy(out, p, (size_t)n);
-    out[n] = '\0';
-    return 0;
+/* The string member key of a manifest into out (left as it is if absent, not a string or
+ * too long). */
+static void manifest_str(const struct dse_json *root, const char *key, char *out, int size) {
+    const struct dse_json *v = dse_json_get(root, key);
+    if (v && v->type == DSE_JSON_STRING && v->len < (size_t)size) memcpy(out, v->str, v->len + 1);
 }
 
 /* The manifest and the copy of the space file are created once. A directory that
@@ -61,10 +54,16 @@ static enum dse_status claim_dir(const struct dse_space *s, const char *dir, uin
     if ((st = dse_fs_create_atomic(path, buf, strlen(buf), &existed, err))) return st;
     if (existed) {
         char *text;
-        if ((st = dse_fs_read(path, &text, NULL, err))) return st;
-        int ok = json_string_field(text, "space_hash", hash, sizeof hash) == 0 && !strcmp(hash, want);
-        json_string_field(text, "strategy", have_strategy, sizeof have_strategy);
+        size_t tlen;
+        struct dse_json_doc *doc = NULL;
+        if ((st = dse_fs_read(path, &text, &tlen, err))) return st;
+        if (!dse_json_parse(text, tlen, path, &doc, NULL)) { /* one that does not parse holds no hash: refused below */
+            manifest_str(dse_json_root(doc), "space_hash", hash, sizeof hash);
+            manifest_str(dse_json_root(doc), "strategy", have_strategy, sizeof have_strategy);
+        }
+        dse_json_free(doc);
         free(text);
+        int ok = !strcmp(hash, want);
         if (!ok)
             return dse_err_set(err, DSE_ERR_CONFIG, dir, 0,
                                "holds a sweep of another space file (space_hash %s, this file's is %s); "
@@ -104,6 +103,16 @@ static int record_metaparams(char *buf, int size, const struct dse_space *s, con
         group = (int)in->group;
     }
     return n;
+}
+
+char *dse_sweep_candidate_metaparams(const struct dse_space *s, uint64_t k) {
+    char mps[2048], *out = malloc(sizeof mps + 8);
+    struct dse_mp mp;
+    if (!out) return NULL;
+    dse_space_candidate(s, k, &mp);
+    record_metaparams(mps, sizeof mps, s, &mp);
+    snprintf(out, sizeof mps + 8, "{\n%s\n  }", mps);
+    return out;
 }
 
 /* The analytic part of a candidate file: everything before "status". */

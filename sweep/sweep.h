@@ -48,6 +48,11 @@ enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char
 enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, int replicate, char *buf, int size,
                                          int *len, int *pruned, struct dse_err *err);
 
+/* The "metaparams" object of grid index k's candidate file as JSON text, exactly as the
+ * file holds it (malloc'd; NULL if out of memory): what dse export puts in a model's
+ * metadata. */
+char *dse_sweep_candidate_metaparams(const struct dse_space *s, uint64_t k);
+
 /* The analyzer's training-memory estimate (analysis.h, mem_train_bytes) of grid index
  * k's candidate at `batch` images: what a GPU worker checks against free device memory. */
 enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int batch, int64_t *bytes,

@@ -99,6 +99,10 @@ struct dse_rec {
 
 /* Every key absent (record.def's absent values). */
 void dse_rec_init(struct dse_rec *r);
+/* The one top-1 of a record: its last epoch's once it is done or stopped at a rung, NaN
+ * otherwise (before any epoch, or while pending, diverged, failed). dse_rec_write writes it
+ * as "top1"; dse export --best reports it. */
+double dse_rec_top1(const struct dse_rec *r);
 void dse_rec_deinit(struct dse_rec *r);
 int  dse_rec_final(const struct dse_rec *r);
 

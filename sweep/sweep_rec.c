@@ -331,6 +331,11 @@ static void put_ATTEMPTS(FILE *f, const struct dse_rec *r, const struct dse_rec_
  * epoch's once training finished (done) or stopped at a rung; every epoch trains on the same
  * number of images, so the overall rate is the harmonic mean of the epochs' rates
  * (evaluation excluded, as in each epoch's). */
+double dse_rec_top1(const struct dse_rec *r) {
+    const int show = r->n_epochs && (r->status == DSE_REC_DONE || r->status == DSE_REC_STOPPED);
+    return show ? r->ep[r->n_epochs - 1].top1 : NAN;
+}
+
 static void rec_summarize(struct dse_rec *r) {
     const struct dse_rec_epoch *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
     const int show = last && (r->status == DSE_REC_DONE || r->status == DSE_REC_STOPPED);
@@ -340,7 +345,7 @@ static void rec_summarize(struct dse_rec *r) {
         secs += r->ep[e].seconds;
         if (r->ep[e].img_per_s > 0) inv += 1.0 / r->ep[e].img_per_s, rated++;
     }
-    r->top1 = show ? last->top1 : NAN;
+    r->top1 = dse_rec_top1(r);
     r->top5 = show ? last->top5 : NAN;
     r->loss = show ? last->test_loss : NAN;
     r->epochs_done = r->n_epochs;
