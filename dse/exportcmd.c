@@ -8,9 +8,7 @@
 
 #include "base/fs.h"
 #include "dse/report.h"
-#include "sweep/space.h"
 #include "sweep/sweep.h"
-#include "sweep/sweep_impl.h"
 #include "engine/export.h"
 #include "engine/train.h"
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sweep/cfgfile.h"
+#include "sweep/sweep.h"
 
 struct type_spec {
     const char         *name;     /* type as written in the file */

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "dse/report.h"
-#include "sweep/sweep_read.h"
+#include "sweep/sweep.h"
 
 /* Metaparameter key's value v as text for tables, CSV, JSON and labels (report_sweep.c). */
 const char *dse_report_fmt_value(char *buf, size_t size, const char *key, const struct dse_json *v);

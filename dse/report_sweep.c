@@ -19,11 +19,7 @@
 
 #include "analysis/analysis.h"
 #include "base/fs.h"
-#include "sweep/json_read.h"
-#include "sweep/lease.h"
-#include "sweep/search.h"
-#include "sweep/sweep_impl.h"
-#include "sweep/sweep_read.h"
+#include "sweep/sweep.h"
 
 #define MIB        (1024.0 * 1024.0)
 

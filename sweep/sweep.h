@@ -28,14 +28,6 @@ struct dse_sweep_summary {
 enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, FILE *progress,
                                    struct dse_sweep_summary *sum, struct dse_err *err);
 
-/* The analytic pre-filter of grid index k, the rule dse_sweep_analytic prunes by: its
- * costs for one image (*one), its training-memory estimate at the constraints'
- * train_mem_batch (*train_mem, bytes), and *pruned = 1 if a constraint prunes it. A
- * candidate whose network cannot be built fails with the builder's status
- * (DSE_ERR_CONFIG, DSE_ERR_SHAPE: a map that shrinks to nothing). */
-enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struct dse_cost_totals *one,
-                                    int64_t *train_mem, int *pruned, struct dse_err *err);
-
 /* Create DIR/candidates/<id>.json of grid index k's replicate `replicate` (0 <= it <
  * train.replicates; its id: dse_space_rep_id) as the analytic sweep writes it, if it is
  * absent (*existed = 1 then: left alone). */
@@ -52,11 +44,6 @@ enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, 
  * file holds it (malloc'd; NULL if out of memory): what dse export puts in a model's
  * metadata. */
 char *dse_sweep_candidate_metaparams(const struct dse_space *s, uint64_t k);
-
-/* The analyzer's training-memory estimate (analysis.h, mem_train_bytes) of grid index
- * k's candidate at `batch` images: what a GPU worker checks against free device memory. */
-enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int batch, int64_t *bytes,
-                                    struct dse_err *err);
 
 /* ---- training sweeps (sweep/sweep_train.c, docs/sweep-dir.md) ------------------------------ */
 
@@ -252,5 +239,24 @@ int64_t dse_sweep_gpu_need(int64_t estimate_bytes, int oom_streak);
  * device); WAIT otherwise. Pure: no device is asked. */
 enum dse_gpu_fit dse_sweep_gpu_fit(uint64_t free_bytes, uint64_t total_bytes, uint64_t held_bytes,
                                    int64_t need_bytes);
+
+/* ---- the door -------------------------------------------------------------------------------
+ * This header is the only one of sweep/ that files outside it include (tests/layering.sh
+ * checks it; tests may include the floors). Below it, the floors of sweep/, bottom up, each
+ * including only headers of its floor or below (tests/layering.sh): formats (json_read.h,
+ * cfgfile.h, objective.h, record.def, epoch.def) -> the space (space.h, prefilter.h) -> the
+ * search and the directory protocol (evolve.h; lease.h, search.h: the search log,
+ * sweep_impl.h: records, plan, rungs, sweep_read.h: the strict reader, slurm.h) -> the
+ * workers (worker_impl.h, private to sweep/). */
+#include "sweep/cfgfile.h"
+#include "sweep/json_read.h"
+#include "sweep/lease.h"
+#include "sweep/prefilter.h"
+#include "sweep/search.h"
+#include "sweep/slurm.h"
+#ifndef DSE_SWEEP_SWEEP_IMPL_H /* not while sweep_impl.h, which needs this header, is read */
+#include "sweep/sweep_impl.h"
+#include "sweep/sweep_read.h"
+#endif
 
 #endif
