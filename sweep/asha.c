@@ -202,3 +202,18 @@ done:
     free(idx), free(promoted), free(promotable), free(order), free(top1), free(bytes), free(ids), free(text);
     return st;
 }
+
+/* ---- every rung, SH or ASHA (sweep_impl.h) ---- */
+
+enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
+                               int n, struct dse_rung *rungs, struct dse_err *err) {
+    if (p->halving == DSE_SWEEP_HALVING_ASHA) return dse_asha_rungs(dir, p, recs, n, rungs, err);
+    for (int k = 0; k < p->n_rungs; k++) { /* SH: a decision once written stays */
+        int missing;
+        enum dse_status st;
+        if (rungs[k].decided) continue;
+        if ((st = dse_rung_read(dir, k, &rungs[k], &missing, err))) return st;
+        if (missing) break;
+    }
+    return DSE_OK;
+}

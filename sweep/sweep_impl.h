@@ -88,7 +88,7 @@ struct dse_rec {
     char                 id[DSE_ID_SIZE];
     int64_t              index, params, model_bytes, flops;
     int                  replicate;      /* "replicate": 0 where absent (a space without replicates) */
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when) DSE_REC_DECL_##kind(field, hi)
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) DSE_REC_DECL_##kind(field, hi)
 #include "sweep/record.def"
 #undef DSE_REC
     struct dse_rec_epoch   *ep;            /* "per_epoch": [n_epochs] (epochs with results), owned */
@@ -143,6 +143,21 @@ enum dse_status dse_rec_attempts_read(struct dse_rec *r, const struct dse_json *
  * bringing r's summary keys up to date with its epochs and status. The caller holds the
  * lease. */
 enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct dse_rec *r, struct dse_err *err);
+
+/* The one writer of a candidate file's keys after the analytic part (sweep/sweep_rec.c):
+ * r's sweep/record.def keys and the closing brace, to f, where the caller has written the
+ * analytic part without its last ",\n". trained: every key, after bringing r's summary keys
+ * up to date (dse_rec_write); 0: the keys record.def's `file` marks BOTH, as the analytic
+ * sweep creates a record (dse_sweep_candidate_text). */
+void dse_rec_put(FILE *f, struct dse_rec *r, int trained);
+
+/* The text of a candidate file as the analytic sweep creates it (sweep/candidate.c): the
+ * analytic part of grid index `index`'s replicate `replicate` (id, metaparameters mp, costs
+ * one, the training-memory estimate train_mem at train_batch), then "status" (pruned if
+ * pruned_by is non-NULL, else pending), "pruned_by", "top1" and "top5". Its length. */
+int dse_sweep_candidate_text(char *buf, int size, const struct dse_space *s, const char *id, uint64_t index,
+                             int replicate, const struct dse_mp *mp, const struct dse_cost_totals *one,
+                             int64_t train_mem, int train_batch, const char *pruned_by);
 
 /* ---- plan and rungs ---------------------------------------------------------------------- */
 

@@ -35,7 +35,7 @@ int dse_rec_status_from_str(const char *s) {
 }
 
 static const struct dse_rec rec_absent = {
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when) .field = absent,
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) .field = absent,
 #include "sweep/record.def"
 #undef DSE_REC
 };
@@ -163,32 +163,6 @@ enum dse_status dse_rec_attempts_read(struct dse_rec *r, const struct dse_json *
     }
     if (r->attempts_total < r->n_att) r->attempts_total = r->n_att;
     return DSE_OK;
-}
-
-enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err) {
-    struct dse_json_doc *doc = NULL;
-    struct dse_err e = { 0 };
-    dse_rec_deinit(r);
-    enum dse_status st = dse_json_load(path, &doc, &e);
-    if (st) {
-        if (e.line) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
-        return dse_err_set(err, st, NULL, 0, "%s: %s", path, e.msg);
-    }
-    /* The one strict reader (sweep/sweep_read.c), so every door (workers, status, export)
-     * accepts exactly the files dse report does. */
-    st = dse_rec_from_json(path, dse_json_root(doc), r, err);
-    if (r->status == DSE_REC_RUNNING) r->status = DSE_REC_PENDING; /* never written by dse; read as not final */
-    dse_json_free(doc);
-    return st;
-}
-
-enum dse_status dse_rec_read(const char *dir, const char *id, struct dse_rec *r, struct dse_err *err) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
-    enum dse_status st = dse_rec_read_path(path, r, err);
-    if (!st && strcmp(r->id, id) != 0)
-        st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"id\" = \"%s\" does not match the file name", path, r->id);
-    return st;
 }
 
 /* ---- writing ---------------------------------------------------------------------------- */
@@ -353,34 +327,19 @@ static void rec_summarize(struct dse_rec *r) {
     r->img_per_s = rated ? rated / inv : NAN;
 }
 
-enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct dse_rec *r, struct dse_err *err) {
-    char head[8192], path[4096];
-    int len, pruned;
-    enum dse_status st = dse_sweep_candidate_head(s, (uint64_t)r->index, r->replicate, head, sizeof head, &len, &pruned, err);
-    if (st) return st;
-    DSE_ASSERT(len >= 2 && !strncmp(head + len - 2, ",\n", 2)); /* the last analytic key, then ours */
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    if (!f) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    fwrite(head, 1, (size_t)len - 2, f);
-    rec_summarize(r);
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when)     \
-    if (DSE_REC_SHOW_##line || when_##when(r)) {                   \
+#define DSE_REC_FILE_BOTH    1 /* record.def's `file`: in the analytic sweep's file too */
+#define DSE_REC_FILE_TRAINED 0
+
+void dse_rec_put(FILE *f, struct dse_rec *r, int trained) {
+    if (trained) rec_summarize(r);
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file)     \
+    if ((trained || DSE_REC_FILE_##file) && (DSE_REC_SHOW_##line || when_##when(r))) { \
         fputs(DSE_REC_LINE_##line "\"" key "\": ", f);             \
         put_##kind(f, r, r->field, when_##when(r));                \
     }
 #include "sweep/record.def"
 #undef DSE_REC
     fputs("\n}\n", f);
-    if (fclose(f) != 0 || !buf) {
-        free(buf);
-        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    }
-    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, r->id);
-    st = dse_fs_write_atomic(path, buf, size, err);
-    free(buf);
-    return st;
 }
 
 /* ---- plan ------------------------------------------------------------------------------- */
@@ -610,18 +569,6 @@ enum dse_status dse_rung_read(const char *dir, int k, struct dse_rung *r, int *m
     return DSE_OK;
 }
 
-enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
-                               int n, struct dse_rung *rungs, struct dse_err *err) {
-    if (p->halving == DSE_SWEEP_HALVING_ASHA) return dse_asha_rungs(dir, p, recs, n, rungs, err);
-    for (int k = 0; k < p->n_rungs; k++) { /* SH: a decision once written stays */
-        int missing;
-        enum dse_status st;
-        if (rungs[k].decided) continue;
-        if ((st = dse_rung_read(dir, k, &rungs[k], &missing, err))) return st;
-        if (missing) break;
-    }
-    return DSE_OK;
-}
 
 /* ---- ranking ---------------------------------------------------------------------------- */
 
