@@ -699,6 +699,65 @@ static int front_noise(const struct dse_sweep_view *s, const struct dse_cand *c)
     return 0;
 }
 
+/* The CSV's columns after the metaparameters, each once, in their order: its name, when it
+ * is shown (ALWAYS; PLAN: a training sweep; REPLICATES: a sweep with replicates; LATENCY:
+ * any row has a measured latency) and its cell for row c (b: scratch of n bytes). */
+#define CSV_COLUMNS(X)                                                                                           \
+    X(params,          ALWAYS,     fmt_int(b, n, c->rec.params, 0))                                          \
+    X(model_bytes,     ALWAYS,     fmt_int(b, n, c->rec.model_bytes, 0))                                     \
+    X(model_mb,        ALWAYS,     fmt_num(b, n, (double)c->rec.model_bytes / 1e6))                          \
+    X(model_mib,       ALWAYS,     fmt_num(b, n, (double)c->rec.model_bytes / MIB))                          \
+    X(flops,           ALWAYS,     fmt_int(b, n, c->rec.flops, 0))                                           \
+    X(macs,            ALWAYS,     fmt_int(b, n, dse_cost_macs(c->rec.flops), 0))                            \
+    X(train_mem_bytes, ALWAYS,     c->train_mem_bytes >= 0 ? fmt_int(b, n, c->train_mem_bytes, 0) : "")      \
+    X(status,          ALWAYS,     dse_rec_status_str(c->rec.status))                                        \
+    X(pruned_by,       ALWAYS,     c->rec.pruned_by)                                                         \
+    X(top1,            ALWAYS,     !isnan(c->rec.top1) ? fmt_num(b, n, c->rec.top1) : "")                    \
+    X(top5,            ALWAYS,     !isnan(c->rec.top5) ? fmt_num(b, n, c->rec.top5) : "")                    \
+    X(frontier,        ALWAYS,     c->on_front ? "yes" : "")                                                 \
+    X(epochs_done,     PLAN,       fmt_int(b, n, c->rec.epochs_done, 0))                                     \
+    X(stopped_rung,    PLAN,       c->rec.stopped_rung >= 0 ? fmt_int(b, n, c->rec.stopped_rung, 0) : "")    \
+    X(stopped_epoch,   PLAN,       c->rec.stopped_rung >= 0 ? fmt_int(b, n, c->rec.stopped_epoch, 0) : "")   \
+    X(diverged_epoch,  PLAN,       c->rec.diverged_epoch > 0 ? fmt_int(b, n, c->rec.diverged_epoch, 0) : "") \
+    X(replicates,      REPLICATES, fmt_int(b, n, c->n_reps, 0))                                              \
+    X(top1_n,          REPLICATES, fmt_int(b, n, c->top1_n, 0))                                              \
+    X(top1_std,        REPLICATES, !isnan(c->top1_std) ? fmt_num(b, n, c->top1_std) : "")                    \
+    X(within_noise,    REPLICATES, front_noise(s, c) ? "yes" : "")                                           \
+    X(latency_ms,      LATENCY,    isfinite(row_latency(c)) ? fmt_num(b, n, row_latency(c)) : "")
+
+enum csv_when { CSV_ALWAYS, CSV_PLAN, CSV_REPLICATES, CSV_LATENCY };
+
+typedef const char *csv_cell_fn(char *b, size_t n, const struct dse_sweep_view *s, const struct dse_cand *c);
+
+#define CSV_CELL(name, when, cell)                                                                \
+    static const char *csv_##name(char *b, size_t n, const struct dse_sweep_view *s,                  \
+                                  const struct dse_cand *c) {                                          \
+        (void)b, (void)n, (void)s;                                                                     \
+        return cell;                                                                                   \
+    }
+CSV_COLUMNS(CSV_CELL)
+#undef CSV_CELL
+
+static const struct {
+    const char   *name;
+    enum csv_when when;
+    csv_cell_fn  *cell;
+} csv_cols[] = {
+#define CSV_COL(name, when, cell) { #name, CSV_##when, csv_##name },
+    CSV_COLUMNS(CSV_COL)
+#undef CSV_COL
+};
+
+static int csv_shown(const struct dse_sweep_view *s, enum csv_when w) {
+    switch (w) {
+    case CSV_ALWAYS:     return 1;
+    case CSV_PLAN:       return s->has_plan;
+    case CSV_REPLICATES: return s->replicates > 1;
+    case CSV_LATENCY:    return any_latency(s);
+    }
+    return 0;
+}
+
 static int write_csv(FILE *f, const struct dse_sweep_view *s) {
     char       b[600];
     struct tbl t = { 0 };
@@ -720,16 +779,9 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
     tbl_head(&t, "id", 0);
     tbl_head(&t, "index", 0);
     for (int v = 0; v < n_keys; v++) tbl_head(&t, keys[v], 0);
-    static const char *const rest[] = { "params", "model_bytes", "model_mb", "model_mib", "flops", "macs",
-                                        "train_mem_bytes", "status", "pruned_by", "top1", "top5",
-                                        "frontier" };
-    for (int k = 0; k < DSE_ARRAY_LEN(rest); k++) tbl_head(&t, rest[k], 0);
-    static const char *const trained[] = { "epochs_done", "stopped_rung", "stopped_epoch", "diverged_epoch" };
-    for (int k = 0; s->has_plan && k < DSE_ARRAY_LEN(trained); k++) tbl_head(&t, trained[k], 0);
-    static const char *const replicated[] = { "replicates", "top1_n", "top1_std", "within_noise" };
-    for (int k = 0; s->replicates > 1 && k < DSE_ARRAY_LEN(replicated); k++) tbl_head(&t, replicated[k], 0);
-    const int latency = any_latency(s);
-    if (latency) tbl_head(&t, "latency_ms", 0);
+    int shown[DSE_ARRAY_LEN(csv_cols)];
+    for (int k = 0; k < DSE_ARRAY_LEN(csv_cols); k++)
+        if ((shown[k] = csv_shown(s, csv_cols[k].when))) tbl_head(&t, csv_cols[k].name, 0);
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = s->by_size[i];
         tbl_add(&t, c->rec.id);
@@ -742,31 +794,8 @@ static int write_csv(FILE *f, const struct dse_sweep_view *s) {
             else
                 tbl_add(&t, mv ? dse_report_fmt_value(b, sizeof b, keys[v], mv) : "");
         }
-        tbl_add(&t, fmt_int(b, sizeof b, c->rec.params, 0));
-        tbl_add(&t, fmt_int(b, sizeof b, c->rec.model_bytes, 0));
-        tbl_add(&t, fmt_num(b, sizeof b, (double)c->rec.model_bytes / 1e6));
-        tbl_add(&t, fmt_num(b, sizeof b, (double)c->rec.model_bytes / MIB));
-        tbl_add(&t, fmt_int(b, sizeof b, c->rec.flops, 0));
-        tbl_add(&t, fmt_int(b, sizeof b, dse_cost_macs(c->rec.flops), 0));
-        tbl_add(&t, c->train_mem_bytes >= 0 ? fmt_int(b, sizeof b, c->train_mem_bytes, 0) : "");
-        tbl_add(&t, dse_rec_status_str(c->rec.status));
-        tbl_add(&t, c->rec.pruned_by);
-        tbl_add(&t, !isnan(c->rec.top1) ? fmt_num(b, sizeof b, c->rec.top1) : "");
-        tbl_add(&t, !isnan(c->rec.top5) ? fmt_num(b, sizeof b, c->rec.top5) : "");
-        tbl_add(&t, c->on_front ? "yes" : "");
-        if (s->has_plan) {
-            tbl_add(&t, fmt_int(b, sizeof b, c->rec.epochs_done, 0));
-            tbl_add(&t, c->rec.stopped_rung >= 0 ? fmt_int(b, sizeof b, c->rec.stopped_rung, 0) : "");
-            tbl_add(&t, c->rec.stopped_rung >= 0 ? fmt_int(b, sizeof b, c->rec.stopped_epoch, 0) : "");
-            tbl_add(&t, c->rec.diverged_epoch > 0 ? fmt_int(b, sizeof b, c->rec.diverged_epoch, 0) : "");
-        }
-        if (s->replicates > 1) {
-            tbl_add(&t, fmt_int(b, sizeof b, c->n_reps, 0));
-            tbl_add(&t, fmt_int(b, sizeof b, c->top1_n, 0));
-            tbl_add(&t, !isnan(c->top1_std) ? fmt_num(b, sizeof b, c->top1_std) : "");
-            tbl_add(&t, front_noise(s, c) ? "yes" : "");
-        }
-        if (latency) tbl_add(&t, isfinite(row_latency(c)) ? fmt_num(b, sizeof b, row_latency(c)) : "");
+        for (int k = 0; k < DSE_ARRAY_LEN(csv_cols); k++)
+            if (shown[k]) tbl_add(&t, csv_cols[k].cell(b, sizeof b, s, c));
     }
     int oom = t.oom;
     if (!oom) tbl_print_csv(f, &t);
