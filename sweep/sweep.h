@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sweep/rank.h"
 #include "sweep/space.h"
 #include "engine/cuda/cuda.h"
 #include "engine/dist.h"
@@ -48,27 +49,6 @@ char *dse_sweep_candidate_metaparams(const struct dse_space *s, uint64_t k);
 /* ---- training sweeps (sweep/sweep_train.c, docs/sweep-dir.md) ------------------------------ */
 
 #define DSE_SWEEP_RUNGS_MAX 32
-
-/* How a rung is ranked (--rank), each once: its enum value, its name on the command line,
- * in plan.json and in reports, and what it is in words. */
-#define DSE_SWEEP_RANKS(X)                                              \
-    X(PARETO, "pareto", "Pareto rank on top-1 and model size")          \
-    X(TOP1,   "top1",   "top-1")
-
-enum dse_sweep_rank {
-#define DSE_SWEEP_RANK_ENUM(e, name, what) DSE_SWEEP_RANK_##e,
-    DSE_SWEEP_RANKS(DSE_SWEEP_RANK_ENUM)
-#undef DSE_SWEEP_RANK_ENUM
-    DSE_SWEEP_RANK_COUNT
-};
-
-/* "pareto top1": the names in enum order (dse_word_index gives the value). */
-#define DSE_SWEEP_RANK_WORD(e, name, what) name " "
-#define DSE_SWEEP_RANK_NAMES DSE_SWEEP_RANKS(DSE_SWEEP_RANK_WORD)
-
-/* The name of r, and what it is in words ("?" if none). */
-const char *dse_sweep_rank_str(enum dse_sweep_rank r);
-const char *dse_sweep_rank_what(enum dse_sweep_rank r);
 
 /* Early stopping (--early-stop), each once: its enum value and its name on the command line
  * and in plan.json. SH decides each rung once every candidate has reached it (bit-for-bit
@@ -199,16 +179,6 @@ enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *e
  * NULL) = 1 when the sweep has been trained and every unpruned candidate is final. */
 enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finished, struct dse_err *err);
 
-/* Successive halving's ranking of one rung, best first, written to order[] (indices
- * into the arrays). TOP1: by top-1, then smaller model, then id. PARETO: by Pareto rank
- * on (top-1 up, model size down), within a rank by NSGA-II crowding distance (the front's
- * two ends first), then top-1, model size, id. Deterministic for equal inputs. */
-void dse_sweep_rank_rung(int n, const double *top1, const int64_t *model_bytes, const char *const *ids,
-                         enum dse_sweep_rank rank, int *order, int *pareto_rank);
-
-/* How many of n go on at a rung: max(1, floor(n / eta)), 0 if n is 0. */
-int dse_sweep_keep(int n, int eta);
-
 /* ---- placing candidates on shared GPUs (docs/sweep-dir.md, "Sweeps on shared GPUs") ---- */
 
 /* Device memory a candidate is given beyond the analyzer's estimate: a fixed margin for
@@ -245,7 +215,7 @@ enum dse_gpu_fit dse_sweep_gpu_fit(uint64_t free_bytes, uint64_t total_bytes, ui
  * checks it; tests may include the floors). Below it, the floors of sweep/, bottom up, each
  * including only headers of its floor or below (tests/layering.sh): formats (json_read.h,
  * cfgfile.h, objective.h, record.def, epoch.def) -> the space (space.h, prefilter.h) -> the
- * search and the directory protocol (evolve.h; lease.h, search.h: the search log,
+ * search and the directory protocol (evolve.h, rank.h; lease.h, search.h: the search log,
  * sweep_impl.h: records, plan, rungs, sweep_read.h: the strict reader, slurm.h) -> the
  * workers (worker_impl.h, private to sweep/). */
 #include "sweep/cfgfile.h"

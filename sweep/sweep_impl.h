@@ -193,16 +193,6 @@ enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, 
 
 /* ---- asynchronous successive halving (sweep/asha.c, docs/sweep-dir.md) ------------------- */
 
-/* ASHA's promotion rule at one rung (Li et al., MLSys 2020, Algorithm 2): of the n candidates
- * that have reached it so far (top-1 at the rung's epoch, model size, id), ranked with
- * dse_sweep_rank_rung, those in the top quota that are not promoted[] yet are promotable
- * (promotable[i] = 1). quota = floor(n / eta) while the rung is open; once it is closed
- * (nobody else can reach it) max(1, floor(n / eta)) (dse_sweep_keep), so that a rung
- * reached by fewer than eta still sends its best on, as SH does. Returns the count of
- * promotable ones; *quota (may be NULL) gets the quota. */
-int dse_asha_promotable(int n, const double *top1, const int64_t *model_bytes, const char *const *ids,
-                        const int *promoted, int eta, enum dse_sweep_rank rank, int closed, int *promotable,
-                        int *quota);
 
 /* ASHA's rungs from DIR/rungs/asha-<k>/ and the records recs[n]: each rung's promotions
  * made, candidates reached and stopped there, whether it is closed (rung 0: every unpruned

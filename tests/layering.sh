@@ -26,7 +26,7 @@ floor_of() { # a sweep/ file name -> its floor (0 formats, 1 space, 2 search, 3 
     case $1 in
         json_read.*|cfgfile.*|objective.*|*.def) echo 0 ;;
         space.*|prefilter.*) echo 1 ;;
-        evolve.*) echo 2 ;;
+        evolve.*|rank.*) echo 2 ;;
         worker_impl.h|sweep_train.c|sweep_loop.c|sweep_stretch.c|sweep_ranks.c|sweep_gpu.c|sweep_worker.c) echo 4 ;;
         *) echo 3 ;;
     esac
