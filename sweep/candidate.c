@@ -77,51 +77,51 @@ int dse_sweep_candidate_text(char *buf, int size, const struct dse_space *s, con
     return n;
 }
 
-enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char *dir, uint64_t k, int replicate,
-                                           int *existed, struct dse_err *err) {
+/* Grid index k's replicate `replicate` costed and written into buf as a new record's text
+ * (whole: the file the analytic sweep creates) or its analytic part only (!whole); *len its
+ * length, *pruned = 1 if a constraint prunes it, its id into id. */
+static enum dse_status candidate_build(const struct dse_space *s, uint64_t k, int replicate, int whole, char *buf,
+                                       int size, int *len, int *pruned, char *id, struct dse_err *err) {
     struct dse_net net;
     struct dse_cost_layer *costs = NULL;
     struct dse_cost_totals one, train;
     struct dse_mp mp;
     size_t cap = 0;
-    char id[DSE_ID_SIZE], why[200], text[4096], path[4200];
+    char why[200];
     const char *pruned_by;
     dse_net_init(&net, s->name, 1, 1, 1);
     dse_space_candidate(s, k, &mp);
     enum dse_status st = dse_sweep_cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err);
     if (!st) {
         dse_space_rep_id(&mp, replicate, id);
-        int len = dse_sweep_candidate_text(text, sizeof text, s, id, k, replicate, &mp, &one, train.mem_train_bytes,
-                                 s->cons.train_mem_batch, pruned_by);
-        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
-        st = dse_fs_create_atomic(path, text, (size_t)len, existed, err);
+        *len = whole ? dse_sweep_candidate_text(buf, size, s, id, k, replicate, &mp, &one, train.mem_train_bytes,
+                                                s->cons.train_mem_batch, pruned_by)
+                     : candidate_head(buf, size, s, id, k, replicate, &mp, &one, train.mem_train_bytes,
+                                      s->cons.train_mem_batch);
+        *pruned = pruned_by != NULL;
     }
     free(costs);
     dse_net_deinit(&net);
     return st;
 }
 
+enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char *dir, uint64_t k, int replicate,
+                                           int *existed, struct dse_err *err) {
+    char id[DSE_ID_SIZE], text[4096], path[4200];
+    int len, pruned;
+    enum dse_status st = candidate_build(s, k, replicate, 1, text, sizeof text, &len, &pruned, id, err);
+    if (!st) {
+        snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
+        st = dse_fs_create_atomic(path, text, (size_t)len, existed, err);
+    }
+    return st;
+}
+
 enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, int replicate, char *buf, int size,
                                          int *len, int *pruned, struct dse_err *err) {
-    struct dse_net net;
-    struct dse_cost_layer *costs = NULL;
-    struct dse_cost_totals one, train;
-    struct dse_mp mp;
-    size_t cap = 0;
-    char id[DSE_ID_SIZE], why[200];
-    const char *pruned_by;
-    dse_net_init(&net, s->name, 1, 1, 1);
-    dse_space_candidate(s, k, &mp);
-    enum dse_status st = dse_sweep_cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err);
-    if (!st) {
-        dse_space_rep_id(&mp, replicate, id);
-        *len = candidate_head(buf, size, s, id, k, replicate, &mp, &one, train.mem_train_bytes,
-                              s->cons.train_mem_batch);
-        *pruned = pruned_by != NULL;
-        if (*len >= size) st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "candidate text too long");
-    }
-    free(costs);
-    dse_net_deinit(&net);
+    char id[DSE_ID_SIZE];
+    enum dse_status st = candidate_build(s, k, replicate, 0, buf, size, len, pruned, id, err);
+    if (!st && *len >= size) st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "candidate text too long");
     return st;
 }
 
