@@ -94,8 +94,6 @@ enum dse_status dse_worker_gpu_look(struct worker *w, struct gpu_view *v, struct
     return st;
 }
 
-/* Look again under the lock and, if need_bytes fits, promise it (*ok = 1): the other
- * workers of this command then count it as taken until this one has allocated. */
 enum dse_status dse_worker_gpu_reserve(struct worker *w, int64_t need_bytes, struct gpu_view *v, int *ok,
                                        struct dse_err *err) {
     dse_worker_book_lock(w->book);
@@ -110,8 +108,6 @@ enum dse_status dse_worker_gpu_reserve(struct worker *w, int64_t need_bytes, str
     return st;
 }
 
-/* The promise is kept until the candidate's memory is allocated (its first iterations
- * ran) or its training ended. */
 void dse_worker_gpu_unreserve(struct worker *w) {
     if (!w->book || !w->held) return;
     dse_worker_book_lock(w->book);
@@ -119,9 +115,6 @@ void dse_worker_gpu_unreserve(struct worker *w) {
     dse_worker_book_unlock(w->book);
 }
 
-/* 1 if need_bytes is more than every GPU of this command has in all (each one's total
- * known): no worker of it can ever train the candidate. 0 while some GPU is not known
- * yet, or one is large enough (its workers will take it). */
 int dse_worker_gpu_never_anywhere(struct worker *w, int64_t need_bytes) {
     uint64_t most = 0;
     int known = 1;

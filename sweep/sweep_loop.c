@@ -284,9 +284,6 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
 }
 
 
-/* One worker, on this thread: on the CPU (no book), or on the GPU of book's slot. thread:
- * 0 if it is its process's only worker, k >= 1 for worker k of several (its name, and
- * its leases', is then host:pid.k). name (may be NULL) gets its name. */
 enum dse_status dse_worker_run(const struct worker_job *j, struct host *h, int slot, int thread,
                                int *finished, char *name, int name_size, struct dse_err *err) {
     struct worker w;

@@ -34,9 +34,6 @@
 static enum dse_status pretime_batch(const struct dse_net *net, const struct dse_train_opts *o, int batch,
                                      const char *path, struct dse_err *err);
 
-/* With --ranks-per-candidate P a rank's model takes its share of the batch (its run of the
- * batch's slices, engine/slices.h): the choices are timed for every size the ranks run, so
- * that every rank and every stretch uses the same strategies. */
 enum dse_status dse_worker_pretime_conv(const struct dse_net *net, const struct dse_train_opts *o, const char *path,
                                         struct dse_err *err) {
     if (dse_worker_file_exists(path)) return DSE_OK;

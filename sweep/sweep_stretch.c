@@ -205,8 +205,6 @@ static void ckpt_path(const struct worker *w, const char *id, int epoch, char *b
     snprintf(buf, (size_t)size, "%s/checkpoints/%s/epoch-%d.ckpt", w->dir, id, epoch);
 }
 
-/* The iteration of c's checkpoint within its next epoch (epoch-<n+1>.part.ckpt), 0 if
- * there is none or it does not read: how far the work saved inside an epoch has got. */
 int64_t dse_worker_saved_iter(const struct worker *w, const struct cand *c) {
     char part[4200];
     struct dse_ckpt_info info;
@@ -216,9 +214,6 @@ int64_t dse_worker_saved_iter(const struct worker *w, const struct cand *c) {
     return info.iter;
 }
 
-/* Keep only the newest checkpoint at or below `keep` (the model to resume from, or the
- * trained model); older ones go, and so do temporary files a killed writer left. Only
- * inside the sweep directory: a checkpoints/<id> that is a link is left alone. */
 void dse_worker_prune_checkpoints(const struct worker *w, const char *id, int keep) {
     char path[4096];
     int newest = 0, fd;
@@ -252,7 +247,6 @@ static const char *worker_device(const struct worker *w, char *buf, int size) {
     return buf;
 }
 
-/* Release the lease; a failure only delays others until it expires. */
 void dse_worker_let_go(struct worker *w, struct dse_lease *l) {
     struct dse_err e = { 0 };
     if (dse_lease_release(w->dir, l, &e)) dse_worker_say(w, "could not release the lease of %s: %s", l->id, e.msg);
@@ -286,10 +280,6 @@ static enum dse_status push_attempt(struct worker *w, struct dse_rec *r, const s
     return DSE_OK;
 }
 
-/* What a plan may not combine with the space yet: halving (halving, not NONE) with
- * replicates or with evolution, and an epochs budget counted at other epochs per candidate
- * than the plan trains (epochs). where: "" or "DIR/plan.json" (prefixes the halving
- * messages); who: what asks for those epochs ("--budget 5e", or the plan file). */
 enum dse_status dse_worker_plan_supported(const struct dse_space *s, enum dse_sweep_halving halving, int epochs,
                                           const char *where, const char *who, struct dse_err *err) {
     const char *colon = where[0] ? ": " : "";
@@ -308,8 +298,6 @@ enum dse_status dse_worker_plan_supported(const struct dse_space *s, enum dse_sw
     return DSE_OK;
 }
 
-/* 1 if the space's search minimizes a measured cost (objective.def's MEASURED): the worker
- * that finishes a candidate measures it into the record. */
 int dse_worker_wants_measured(const struct dse_space *s) {
     for (int i = 0; s->search.strategy == DSE_SEARCH_EVOLUTION && i < s->search.n_obj; i++)
         if (dse_evo_cost_measured((enum dse_evo_cost)s->search.obj[i])) return 1;
@@ -351,9 +339,6 @@ static enum dse_status measure_latency(const struct dse_net *net, int threads, d
     return st;
 }
 
-/* Train c from its newest checkpoint to `target` epochs (a rung, or R). Errors returned
- * are the worker's (disk, data); the candidate's own (a network the engine cannot run,
- * out of memory) mark it failed. */
 enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struct dse_lease *l, int target,
                                          struct dse_err *err) {
     struct dse_rec *r = &c->rec;

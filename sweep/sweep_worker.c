@@ -57,9 +57,6 @@ static void lease_seen(void *arg, const char *id, int64_t gen) {
     if (i >= 0) w->c[i].lease_gen = gen;
 }
 
-/* Whether candidate c's current lease may be taken (dse_lease_free); *l gets it (*have = 1)
- * if it reads. One that exists but does not read (garbage, empty, a directory) is free
- * once this worker has seen it so for its own lease time (dse_lease_free_unreadable). */
 int dse_worker_lease_free(struct worker *w, struct cand *c, struct dse_lease *l, int *have, const char **why) {
     int missing;
     *have = 0;
@@ -120,7 +117,6 @@ const struct dse_rec *dse_worker_rec_of(void *arg, const char *id) {
     return i >= 0 && w->c[i].read_ok ? &w->c[i].rec : NULL;
 }
 
-/* Reread every candidate that is not final, the leases and the rung decisions. */
 enum dse_status dse_worker_refresh(struct worker *w, struct dse_err *err) {
     enum dse_status st;
     if (w->evolution && (st = search_sync(w, err))) return st;
@@ -170,8 +166,6 @@ int dse_worker_all_final(const struct worker *w) {
     return 1;
 }
 
-/* "3 of 9 finished, 2 running, ETA 1m 10s" from the last dse_worker_refresh; self: this worker is
- * training one (its own lease was not counted then). */
 void dse_worker_progress_text(const struct worker *w, int self, char *buf, int size) {
     struct dse_tally t = w->tally;
     int final = t.n - t.by_status[DSE_REC_PENDING] - t.pruned, unpruned = t.n - t.pruned;
@@ -183,10 +177,6 @@ void dse_worker_progress_text(const struct worker *w, int self, char *buf, int s
 
 /* ---- rung decisions -------------------------------------------------------------------- */
 
-/* Rung k can be decided when every candidate that went on from rung k - 1 (every unpruned
- * one for rung 0) has reached its epoch or ended (diverged, failed). The decision is a
- * function of those results only, so whichever worker writes it writes the same; the
- * file is created once (link), and everyone then reads it. */
 enum dse_status dse_worker_try_decide(struct worker *w, int k, struct dse_err *err) {
     if (w->rung[k].decided || (k > 0 && !w->rung[k - 1].decided)) return DSE_OK;
     const int epoch = w->plan.rungs[k];
@@ -313,9 +303,6 @@ void dse_worker_deinit(struct worker *w) {
 /* Having won c's lease on a GPU worker: the candidate needs need_bytes, more than any GPU
  * of this command has: it can never be trained here. */
 
-/* A CUDA error while training candidate id: 1 if it is the process's first (id is taken
- * for the cause), 0 if another worker's came first (this one most likely only met the
- * broken context). */
 int dse_worker_host_break(struct host *h, const char *id) {
     pthread_mutex_lock(&h->mu);
     const int first = !atomic_load(&h->broken);
