@@ -821,6 +821,85 @@ static int write_tex(FILE *f, const struct dse_sweep_view *s) {
     return oom;
 }
 
+/* A JSON candidate's keys after its metaparameters, each once, in their order: its name,
+ * when it is shown (ALWAYS; PLAN: a training sweep; REPLICATES: a sweep with replicates;
+ * MEASURED: this row has a measured latency), whether it starts a line (NL) or goes on the
+ * line (SP), and its value for row c written to f (b: scratch of n bytes). The
+ * replicates' own records follow as "replicates" (write_json). docs/report.md. */
+#define JSON_COLUMNS(X)                                                                                           \
+    X(params,          ALWAYS,     NL, fprintf(f, "%" PRId64, c->rec.params))                                     \
+    X(model_bytes,     ALWAYS,     SP, fprintf(f, "%" PRId64, c->rec.model_bytes))                                \
+    X(model_mb,        ALWAYS,     SP, fputs(fmt_num(b, n, (double)c->rec.model_bytes / 1e6), f))                 \
+    X(model_mib,       ALWAYS,     SP, fputs(fmt_num(b, n, (double)c->rec.model_bytes / MIB), f))                 \
+    X(flops,           ALWAYS,     SP, fprintf(f, "%" PRId64, c->rec.flops))                                      \
+    X(macs,            ALWAYS,     SP, fprintf(f, "%" PRId64, dse_cost_macs(c->rec.flops)))                       \
+    X(train_mem_bytes, ALWAYS,     SP, json_opt_int(f, c->train_mem_bytes, c->train_mem_bytes >= 0))              \
+    X(status,          ALWAYS,     NL, fprintf(f, "\"%s\"", dse_rec_status_str(c->rec.status)))                   \
+    X(pruned_by,       ALWAYS,     SP, json_opt_str(f, c->rec.pruned_by))                                         \
+    X(top1,            ALWAYS,     SP, json_opt_num(f, b, n, c->rec.top1))                                        \
+    X(top5,            ALWAYS,     SP, json_opt_num(f, b, n, c->rec.top5))                                        \
+    X(on_frontier,     ALWAYS,     SP, fputs(c->on_front ? "true" : "false", f))                                  \
+    X(latency_ms,      MEASURED,   SP, fputs(fmt_num(b, n, row_latency(c)), f))                                   \
+    X(epochs_done,     PLAN,       NL, fprintf(f, "%d", c->rec.epochs_done))                                      \
+    X(stopped_rung,    PLAN,       SP, json_opt_int(f, c->rec.stopped_rung, c->rec.stopped_rung >= 0))            \
+    X(stopped_epoch,   PLAN,       SP, json_opt_int(f, c->rec.stopped_epoch, c->rec.stopped_rung >= 0))           \
+    X(diverged_epoch,  PLAN,       SP, json_opt_int(f, c->rec.diverged_epoch, c->rec.diverged_epoch > 0))         \
+    X(diverged_iter,   PLAN,       SP, json_opt_int(f, c->rec.diverged_iter, c->rec.diverged_epoch > 0))          \
+    X(failed_why,      PLAN,       SP, json_opt_str(f, c->rec.failed_why))                                        \
+    X(train_seconds,   PLAN,       SP, fputs(fmt_num(b, n, c->rec.train_seconds), f))                             \
+    X(top1_n,          REPLICATES, NL, fprintf(f, "%d", c->top1_n))                                               \
+    X(top1_std,        REPLICATES, SP, json_opt_num(f, b, n, c->top1_std))                                        \
+    X(within_noise,    REPLICATES, SP, fputs(front_noise(s, c) ? "true" : "false", f))
+
+/* v, or null where known is 0. */
+static void json_opt_int(FILE *f, int64_t v, int known) {
+    if (known) fprintf(f, "%" PRId64, v);
+    else fputs("null", f);
+}
+
+/* v, or null if NaN. */
+static void json_opt_num(FILE *f, char *b, size_t n, double v) {
+    fputs(!isnan(v) ? fmt_num(b, n, v) : "null", f);
+}
+
+enum json_when { JSON_ALWAYS, JSON_PLAN, JSON_REPLICATES, JSON_MEASURED };
+
+typedef void json_put_fn(FILE *f, char *b, size_t n, const struct dse_sweep_view *s, const struct dse_cand *c);
+
+#define JSON_PUT(name, when, line, put)                                                                   \
+    static void json_##name(FILE *f, char *b, size_t n, const struct dse_sweep_view *s,                    \
+                            const struct dse_cand *c) {                                                    \
+        (void)b, (void)n, (void)s;                                                                         \
+        put;                                                                                               \
+    }
+JSON_COLUMNS(JSON_PUT)
+#undef JSON_PUT
+
+static const struct {
+    const char    *name;
+    enum json_when when;
+    int            line;  /* 1: starts a line */
+    json_put_fn   *put;
+} json_cols[] = {
+#define JSON_COL(name, when, line, put) { #name, JSON_##when, JSON_LINE_##line, json_##name },
+#define JSON_LINE_NL 1
+#define JSON_LINE_SP 0
+    JSON_COLUMNS(JSON_COL)
+#undef JSON_LINE_SP
+#undef JSON_LINE_NL
+#undef JSON_COL
+};
+
+static int json_shown(const struct dse_sweep_view *s, const struct dse_cand *c, enum json_when w) {
+    switch (w) {
+    case JSON_ALWAYS:     return 1;
+    case JSON_PLAN:       return s->has_plan;
+    case JSON_REPLICATES: return s->replicates > 1;
+    case JSON_MEASURED:   return isfinite(row_latency(c));
+    }
+    return 0;
+}
+
 static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_cand *best) {
     char b[64];
     fputs("{\"sweep\": ", f);
@@ -840,34 +919,13 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
         json_cstr(f, c->rec.id);
         fprintf(f, ", \"index\": %" PRId64 ", \"metaparams\": ", c->rec.index);
         json_metaparams(f, c->metaparams);
-        fprintf(f, ",\n   \"params\": %" PRId64 ", \"model_bytes\": %" PRId64, c->rec.params, c->rec.model_bytes);
-        fprintf(f, ", \"model_mb\": %s", fmt_num(b, sizeof b, (double)c->rec.model_bytes / 1e6));
-        fprintf(f, ", \"model_mib\": %s", fmt_num(b, sizeof b, (double)c->rec.model_bytes / MIB));
-        fprintf(f, ", \"flops\": %" PRId64 ", \"macs\": %" PRId64 ", \"train_mem_bytes\": ", c->rec.flops,
-                dse_cost_macs(c->rec.flops));
-        if (c->train_mem_bytes >= 0) fprintf(f, "%" PRId64, c->train_mem_bytes);
-        else fputs("null", f);
-        fprintf(f, ",\n   \"status\": \"%s\", \"pruned_by\": ", dse_rec_status_str(c->rec.status));
-        json_opt_str(f, c->rec.pruned_by);
-        fprintf(f, ", \"top1\": %s", !isnan(c->rec.top1) ? fmt_num(b, sizeof b, c->rec.top1) : "null");
-        fprintf(f, ", \"top5\": %s", !isnan(c->rec.top5) ? fmt_num(b, sizeof b, c->rec.top5) : "null");
-        fprintf(f, ", \"on_frontier\": %s", c->on_front ? "true" : "false");
-        if (isfinite(row_latency(c))) fprintf(f, ", \"latency_ms\": %s", fmt_num(b, sizeof b, row_latency(c)));
-        if (s->has_plan) {
-            fprintf(f, ",\n   \"epochs_done\": %d, \"stopped_rung\": ", c->rec.epochs_done);
-            if (c->rec.stopped_rung >= 0) fprintf(f, "%d, \"stopped_epoch\": %d", c->rec.stopped_rung, c->rec.stopped_epoch);
-            else fputs("null, \"stopped_epoch\": null", f);
-            fputs(", \"diverged_epoch\": ", f);
-            if (c->rec.diverged_epoch > 0) fprintf(f, "%d, \"diverged_iter\": %" PRId64, c->rec.diverged_epoch, c->rec.diverged_iter);
-            else fputs("null, \"diverged_iter\": null", f);
-            fputs(", \"failed_why\": ", f);
-            json_opt_str(f, c->rec.failed_why);
-            fprintf(f, ", \"train_seconds\": %s", fmt_num(b, sizeof b, c->rec.train_seconds));
-        }
+        for (int k = 0; k < DSE_ARRAY_LEN(json_cols); k++)
+            if (json_shown(s, c, json_cols[k].when)) {
+                fprintf(f, "%s\"%s\": ", json_cols[k].line ? ",\n   " : ", ", json_cols[k].name);
+                json_cols[k].put(f, b, sizeof b, s, c);
+            }
         if (s->replicates > 1) {
-            fprintf(f, ",\n   \"top1_n\": %d, \"top1_std\": %s, \"within_noise\": %s, \"replicates\": [", c->top1_n,
-                    !isnan(c->top1_std) ? fmt_num(b, sizeof b, c->top1_std) : "null",
-                    front_noise(s, c) ? "true" : "false");
+            fputs(", \"replicates\": [", f);
             for (int r = 0; r < c->n_reps; r++) {
                 const struct dse_rec *q = &c->reps[r].rec;
                 fputs(r ? ",\n    {\"id\": " : "\n    {\"id\": ", f);
