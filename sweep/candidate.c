@@ -82,16 +82,11 @@ int dse_sweep_candidate_text(char *buf, int size, const struct dse_space *s, con
  * length, *pruned = 1 if a constraint prunes it, its id into id. */
 static enum dse_status candidate_build(const struct dse_space *s, uint64_t k, int replicate, int whole, char *buf,
                                        int size, int *len, int *pruned, char *id, struct dse_err *err) {
-    struct dse_net net;
-    struct dse_cost_layer *costs = NULL;
     struct dse_cost_totals one, train;
     struct dse_mp mp;
-    size_t cap = 0;
     char why[200];
     const char *pruned_by;
-    dse_net_init(&net, s->name, 1, 1, 1);
-    dse_space_candidate(s, k, &mp);
-    enum dse_status st = dse_sweep_cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err);
+    enum dse_status st = dse_sweep_cost_index(s, k, &mp, &one, &train, why, sizeof why, &pruned_by, err);
     if (!st) {
         dse_space_rep_id(&mp, replicate, id);
         *len = whole ? dse_sweep_candidate_text(buf, size, s, id, k, replicate, &mp, &one, train.mem_train_bytes,
@@ -100,8 +95,6 @@ static enum dse_status candidate_build(const struct dse_space *s, uint64_t k, in
                                       s->cons.train_mem_batch);
         *pruned = pruned_by != NULL;
     }
-    free(costs);
-    dse_net_deinit(&net);
     return st;
 }
 

@@ -44,24 +44,31 @@ enum dse_status dse_sweep_cost_candidate(const struct dse_space *s, const struct
     return DSE_OK;
 }
 
-enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struct dse_cost_totals *one,
-                                    int64_t *train_mem, int *pruned, struct dse_err *err) {
+enum dse_status dse_sweep_cost_index(const struct dse_space *s, uint64_t k, struct dse_mp *mp,
+                                     struct dse_cost_totals *one, struct dse_cost_totals *train, char *why,
+                                     int why_size, const char **pruned_by, struct dse_err *err) {
     struct dse_net net;
     struct dse_cost_layer *costs = NULL;
+    size_t cap = 0;
+    dse_net_init(&net, s->name, 1, 1, 1);
+    dse_space_candidate(s, k, mp);
+    enum dse_status st = dse_sweep_cost_candidate(s, mp, &net, &costs, &cap, one, train, why, why_size, pruned_by, err);
+    free(costs);
+    dse_net_deinit(&net);
+    return st;
+}
+
+enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struct dse_cost_totals *one,
+                                    int64_t *train_mem, int *pruned, struct dse_err *err) {
     struct dse_cost_totals train;
     struct dse_mp mp;
-    size_t cap = 0;
     char why[200];
     const char *pruned_by;
-    dse_net_init(&net, s->name, 1, 1, 1);
-    dse_space_candidate(s, k, &mp);
-    enum dse_status st = dse_sweep_cost_candidate(s, &mp, &net, &costs, &cap, one, &train, why, sizeof why, &pruned_by, err);
+    enum dse_status st = dse_sweep_cost_index(s, k, &mp, one, &train, why, sizeof why, &pruned_by, err);
     if (!st) {
         *train_mem = train.mem_train_bytes;
         *pruned = pruned_by != NULL;
     }
-    free(costs);
-    dse_net_deinit(&net);
     return st;
 }
 

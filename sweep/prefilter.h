@@ -28,6 +28,12 @@ enum dse_status dse_sweep_cost_candidate(const struct dse_space *s, const struct
                                          struct dse_cost_totals *train, char *why, int why_size,
                                          const char **pruned_by, struct dse_err *err);
 
+/* dse_sweep_cost_candidate of grid index k (its metaparameters into *mp), with a network
+ * and layer costs of its own, freed before it returns. */
+enum dse_status dse_sweep_cost_index(const struct dse_space *s, uint64_t k, struct dse_mp *mp,
+                                     struct dse_cost_totals *one, struct dse_cost_totals *train, char *why,
+                                     int why_size, const char **pruned_by, struct dse_err *err);
+
 /* The analyzer's training-memory estimate (analysis.h, mem_train_bytes) of grid index
  * k's candidate at `batch` images: what a GPU worker checks against free device memory. */
 enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int batch, int64_t *bytes,
