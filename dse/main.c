@@ -22,11 +22,7 @@
 #include "dse/ratecache.h"
 #include "dse/report.h"
 #include "dse/trainlog.h"
-#include "sweep/json_read.h"
-#include "sweep/slurm.h"
-#include "sweep/space.h"
 #include "sweep/sweep.h"
-#include "sweep/sweep_impl.h"
 
 #define EXIT_BAD_INPUT 2
 

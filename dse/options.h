@@ -11,7 +11,6 @@
 #include "base/base.h"
 #include "engine/slices.h"
 #include "engine/train.h"
-#include "sweep/slurm.h"
 #include "sweep/sweep.h"
 
 /* The engine's cap on epochs (engine/train.h): --epochs, --budget and --min-epochs stop there. */

@@ -3,7 +3,7 @@
  * by dse_mp_check where it is read, so errors name the line of the setting at fault. */
 #include "sweep/space.h"
 #include "netfile/netfile.h"
-#include "sweep/evolve.h"
+#include "sweep/objective.h"
 
 #include <errno.h>
 #include <libconfig.h>
