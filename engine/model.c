@@ -5,7 +5,7 @@
 #include "engine/model.h"
 #include "engine/slices.h"
 
-#include "engine/cuda/shared.h" /* dse_clip_factor, the device step's too */
+#include "engine/kernels_shared.h" /* dse_clip_factor, the device step's too */
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * in double, in a fixed order: the same bits every run. The add, dropout, relu, pooling,
  * loss gradient and conv bias kernels run on image grids (image_grid): blockIdx.y walks
  * the images, x-blocks the values of one image with 32-bit indices, and coordinates
- * inside an image come from dse_div (engine/cuda/shared.h), not from divide instructions
+ * inside an image come from dse_div (engine/kernels_shared.h), not from divide instructions
  * (batchnorm and scale still divide: no SqueezeNet has them). */
 #include "engine/cuda/kernels.h"
 
@@ -902,7 +902,7 @@ extern "C" cudaError_t dse_cuk_tally_loss(cudaStream_t s, const float *loss, str
     return cudaGetLastError();
 }
 
-/* The host's rule (engine/model.c, dse_model_clip_grad): dse_clip_factor, shared.h. */
+/* The host's rule (engine/model.c, dse_model_clip_grad): dse_clip_factor, engine/kernels_shared.h. */
 __global__ static void k_tally_scale(const double *sumsq, double clip, struct dse_cuk_tally *t) {
     if (t->diverged_at >= 0) return; /* no SGD step follows: not clipped (as the CPU, which stops) */
     double norm;
