@@ -157,6 +157,26 @@ static int classifier_behind_relu(const struct dse_net *net, int i) {
     return relu;
 }
 
+/* Layer i's weights [out_c, c, kh, kw] (fan-in c * kh * kw, the init's gain) and, if it has
+ * one, its bias [1, out_c, 1, 1]: a conv's and an fc's parameters. */
+static enum dse_status weights_and_bias(struct dse_model *m, int i, int c, int kh, int kw, double gain,
+                                        const struct dse_model_opts *o, struct dse_pcg32 *r, struct dse_err *err) {
+    const struct dse_layer *l = &m->net.layers[i];
+    const unsigned gradf = o->inference ? 0u : DSE_TENSOR_GRAD; /* inference: no gradients */
+    struct dse_node *n = &m->nodes[i];
+    struct dse_tensor *t = &m->owned[4 * i];
+    enum dse_status st;
+    if ((st = dse_tensor_init(&t[0], l->out_c, c, kh, kw, gradf, err))) return st;
+    init_weights(&t[0], (int64_t)c * kh * kw, gain, o, r);
+    n->weight = &t[0];
+    if (l->bias) {
+        if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
+        n->bias = &t[1];
+        if (classifier_behind_relu(&m->net, i)) dse_tensor_fill(&t[1], o->classifier_bias);
+    }
+    return DSE_OK;
+}
+
 /* Parameter tensors of layer i (weights, bias, batchnorm running statistics). */
 static enum dse_status make_params(struct dse_model *m, int i, const struct dse_model_opts *o,
                                    struct dse_pcg32 *r, struct dse_err *err) {
@@ -168,27 +188,13 @@ static enum dse_status make_params(struct dse_model *m, int i, const struct dse_
     switch (l->type) {
     case DSE_LAYER_CONV: {
         int cg = l->in_c / l->groups;
-        if ((st = dse_tensor_init(&t[0], l->out_c, cg, l->kernel_h, l->kernel_w, gradf, err))) return st;
-        init_weights(&t[0], (int64_t)cg * l->kernel_h * l->kernel_w, init_gain(&m->net, i), o, r);
-        n->weight = &t[0];
-        if (l->bias) {
-            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
-            n->bias = &t[1];
-            if (classifier_behind_relu(&m->net, i)) dse_tensor_fill(&t[1], o->classifier_bias);
-        }
+        if ((st = weights_and_bias(m, i, cg, l->kernel_h, l->kernel_w, init_gain(&m->net, i), o, r, err))) return st;
         break;
     }
     case DSE_LAYER_FC: {
         int64_t d = (int64_t)l->in_c * l->in_h * l->in_w;
         if (d > DSE_DIM_MAX) return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, l->line, "fc '%s' too wide", l->name);
-        if ((st = dse_tensor_init(&t[0], l->out_c, (int)d, 1, 1, gradf, err))) return st;
-        init_weights(&t[0], d, 1.0, o, r);
-        n->weight = &t[0];
-        if (l->bias) {
-            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
-            n->bias = &t[1];
-            if (classifier_behind_relu(&m->net, i)) dse_tensor_fill(&t[1], o->classifier_bias);
-        }
+        if ((st = weights_and_bias(m, i, (int)d, 1, 1, 1.0, o, r, err))) return st;
         break;
     }
     case DSE_LAYER_BATCHNORM:
