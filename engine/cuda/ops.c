@@ -212,11 +212,9 @@ enum dse_status dse_cuda_fc_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
     struct fc_call f;
     enum dse_status st = fc_begin(cx, n, &f);
     if (st) return st;
-    const int N = f.N, K = f.K, D = f.D, sx = f.sx, sy = f.sy;
-    cublasHandle_t h = f.h;
-    DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, K, N, D, &dse_cuda_alpha1,
-                                                        n->weight->data, D, x->data, sx, &dse_cuda_beta0, y->data,
-                                                        sy));
+    DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(f.h, CUBLAS_OP_T, CUBLAS_OP_N, f.K, f.N, f.D,
+                                                        &dse_cuda_alpha1, n->weight->data, f.D, x->data, f.sx,
+                                                        &dse_cuda_beta0, y->data, f.sy));
     if (n->bias) {
         struct dse_cuda_node *d = dse_cuda_dev(n);
         if ((st = fc_bias_descs(cx, n, d))) return st;
@@ -231,12 +229,10 @@ enum dse_status dse_cuda_fc_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
     struct fc_call f;
     enum dse_status st = fc_begin(cx, n, &f);
     if (st) return st;
-    const int N = f.N, K = f.K, D = f.D, sx = f.sx, sy = f.sy;
-    cublasHandle_t h = f.h;
     if (n->weight->grad)
-        DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_T, D, K, N, &dse_cuda_alpha1,
-                                                            x->data, sx, y->grad, sy, &dse_cuda_alpha1,
-                                                            n->weight->grad, D));
+        DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(f.h, CUBLAS_OP_N, CUBLAS_OP_T, f.D, f.K, f.N,
+                                                            &dse_cuda_alpha1, x->data, f.sx, y->grad, f.sy,
+                                                            &dse_cuda_alpha1, n->weight->grad, f.D));
     if (n->bias && n->bias->grad) {
         struct dse_cuda_node *d = dse_cuda_dev(n);
         if ((st = fc_bias_descs(cx, n, d))) return st;
@@ -244,9 +240,9 @@ enum dse_status dse_cuda_fc_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
                                                           &dse_cuda_alpha1, d->b, n->bias->grad));
     }
     if (x->grad)
-        DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, D, N, K, &dse_cuda_alpha1,
-                                                            n->weight->data, D, y->grad, sy, &dse_cuda_alpha1,
-                                                            x->grad, sx));
+        DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(f.h, CUBLAS_OP_N, CUBLAS_OP_N, f.D, f.N, f.K,
+                                                            &dse_cuda_alpha1, n->weight->data, f.D, y->grad, f.sy,
+                                                            &dse_cuda_alpha1, x->grad, f.sx));
     return DSE_OK;
 }
 
