@@ -261,11 +261,12 @@ __device__ static struct win window(const struct dse_cuk_pool &g, int p, int q) 
     return w;
 }
 
-/* Output t = (c, p, q) of an image: its channel *c and its window. */
-__device__ static struct win window_at(const struct poolk &k, uint32_t t, int *c) {
+/* Output t = (c, p, q) of an image x: its window, and *xp = channel c's plane of x. */
+__device__ static struct win window_at(const struct poolk &k, uint32_t t, const float *x, const float **xp) {
     const struct dse_cuk_pool &g = k.g;
-    *c = (int)dse_div_q(k.PQ, t);
-    const int pq = (int)t - *c * g.P * g.Q;
+    const int c = (int)dse_div_q(k.PQ, t);
+    *xp = x + (int64_t)c * g.H * g.W;
+    const int pq = (int)t - c * g.P * g.Q;
     const int p = (int)dse_div_q(k.Q, (uint32_t)pq), q = pq - p * g.Q;
     return window(g, p, q);
 }
@@ -305,9 +306,8 @@ __global__ static void k_maxpool_fwd(struct poolk k, const float *x, float *y, i
     const struct dse_cuk_pool &g = k.g;
     const uint32_t out = (uint32_t)(g.C * g.P * g.Q);
     IMAGE_LOOP(i, g.N) VALUE_LOOP(t, out) {
-        int c;
-        const struct win w = window_at(k, t, &c);
-        const float *xp = x + i * g.sx + (int64_t)c * g.H * g.W;
+        const float *xp;
+        const struct win w = window_at(k, t, x + i * g.sx, &xp);
         int32_t arg = -1;
         float best = 0.0f;
         if (!empty(w)) {
@@ -373,9 +373,8 @@ __global__ static void k_avgpool_fwd(struct poolk k, const float *x, float *y) {
     const struct dse_cuk_pool &g = k.g;
     const uint32_t out = (uint32_t)(g.C * g.P * g.Q);
     IMAGE_LOOP(i, g.N) VALUE_LOOP(t, out) {
-        int c;
-        const struct win w = window_at(k, t, &c);
-        const float *xp = x + i * g.sx + (int64_t)c * g.H * g.W;
+        const float *xp;
+        const struct win w = window_at(k, t, x + i * g.sx, &xp);
         float sum = 0.0f;
         for (int h = w.h0; h < w.h1; h++)
             for (int v = w.w0; v < w.w1; v++) sum += xp[h * g.W + v];
