@@ -51,28 +51,28 @@ static int caffe_layers(const struct dse_model *m, int i, struct cblobs out[2], 
     snprintf(out[0].name, sizeof out[0].name, "%s", l->name);
     switch (l->type) {
     case DSE_LAYER_CONV:
-        out[0].type = "Convolution";
+        out[0].type = dse_layer_caffe_type(DSE_LAYER_CONV);
         blob(&out[0], nd->weight->data, 4, nd->weight->n, nd->weight->c, nd->weight->h, nd->weight->w);
         if (nd->bias) blob(&out[0], nd->bias->data, 1, nd->bias->c, 0, 0, 0);
         return 1;
     case DSE_LAYER_FC:
-        out[0].type = "InnerProduct";
+        out[0].type = dse_layer_caffe_type(DSE_LAYER_FC);
         blob(&out[0], nd->weight->data, 2, nd->weight->n, (int64_t)nd->weight->c * nd->weight->h * nd->weight->w, 0, 0);
         if (nd->bias) blob(&out[0], nd->bias->data, 1, nd->bias->c, 0, 0, 0);
         return 1;
     case DSE_LAYER_BATCHNORM:
-        out[0].type = "BatchNorm";
+        out[0].type = dse_layer_caffe_type(DSE_LAYER_BATCHNORM);
         blob(&out[0], nd->run_mean->data, 1, nd->run_mean->c, 0, 0, 0);
         blob(&out[0], nd->run_var->data, 1, nd->run_var->c, 0, 0, 0);
         blob(&out[0], one, 1, 1, 0, 0, 0);
         if (!nd->weight) return 1;
         snprintf(out[1].name, sizeof out[1].name, "%s" SCALE_SUFFIX, l->name);
-        out[1].type = "Scale";
+        out[1].type = dse_layer_caffe_type(DSE_LAYER_SCALE);
         blob(&out[1], nd->weight->data, 1, nd->weight->c, 0, 0, 0);
         if (nd->bias) blob(&out[1], nd->bias->data, 1, nd->bias->c, 0, 0, 0);
         return 2;
     case DSE_LAYER_SCALE:
-        out[0].type = "Scale";
+        out[0].type = dse_layer_caffe_type(DSE_LAYER_SCALE);
         blob(&out[0], nd->weight->data, 1, nd->weight->c, 0, 0, 0);
         if (nd->bias) blob(&out[0], nd->bias->data, 1, nd->bias->c, 0, 0, 0);
         return 1;

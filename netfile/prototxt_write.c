@@ -98,35 +98,6 @@ static int write_slice(FILE *f, const struct dse_net *net, int i, char (*tops)[D
     return j;
 }
 
-/* Caffe's name of a layer type. */
-static const char *caffe_type(enum dse_layer_type t) {
-    const char *type = "?";
-    switch (t) {
-    case DSE_LAYER_CONV:         type = "Convolution"; break;
-    case DSE_LAYER_MAXPOOL:
-    case DSE_LAYER_AVGPOOL:      type = "Pooling"; break;
-    case DSE_LAYER_RELU:         type = "ReLU"; break;
-    case DSE_LAYER_DROPOUT:      type = "Dropout"; break;
-    case DSE_LAYER_CONCAT:       type = "Concat"; break;
-    case DSE_LAYER_ELTWISE:      type = "Eltwise"; break;
-    case DSE_LAYER_FC:           type = "InnerProduct"; break;
-    case DSE_LAYER_SOFTMAX:      type = "Softmax"; break;
-    case DSE_LAYER_SOFTMAX_LOSS: type = "SoftmaxWithLoss"; break;
-    case DSE_LAYER_ACCURACY:     type = "Accuracy"; break;
-    case DSE_LAYER_BATCHNORM:    type = "BatchNorm"; break;
-    case DSE_LAYER_SCALE:        type = "Scale"; break;
-    case DSE_LAYER_LRN:          type = "LRN"; break;
-    case DSE_LAYER_FLATTEN:      type = "Flatten"; break;
-    case DSE_LAYER_RESHAPE:      type = "Reshape"; break;
-    case DSE_LAYER_SLICE:        type = "Slice"; break;
-    case DSE_LAYER_SIGMOID:      type = "Sigmoid"; break;
-    case DSE_LAYER_TANH:         type = "TanH"; break;
-    case DSE_LAYER_POWER:        type = "Power"; break;
-    case DSE_LAYER_COUNT:        break;
-    }
-    return type;
-}
-
 /* The layer's <type>_param block, where it has settings Caffe's defaults do not give. */
 static void put_params(FILE *f, const struct dse_layer *l) {
     switch (l->type) {
@@ -262,7 +233,7 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
                     l->name);
         fprintf(f, "layer {\n");
         put_field(f, "name", l->name);
-        fprintf(f, "  type: \"%s\"\n", caffe_type(l->type));
+        fprintf(f, "  type: \"%s\"\n", dse_layer_caffe_type(l->type));
         for (int k = 0; k < l->n_inputs; k++)
             put_field(f, "bottom", l->inputs[k] == DSE_INPUT_DATA ? "data" : tops[l->inputs[k]]);
         if (l->type == DSE_LAYER_SOFTMAX_LOSS || l->type == DSE_LAYER_ACCURACY)
