@@ -890,13 +890,9 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
                                       (long long)r->diverged_iter);
         printf(", \"per_epoch\": [");
-        for (int e = 0; e < r->n_epochs; e++) { /* as a candidate record's per_epoch entries (sweep/epoch.def) */
-            const struct dse_epoch_result *er = &r->epochs[e];
-            const struct dse_rec_epoch ep = { .train_loss = er->train_loss, .test_loss = er->test_loss,
-                                              .top1 = er->top1, .top5 = er->top5, .seconds = er->seconds,
-                                              .img_per_s = er->img_per_s, .unpredicted = er->unpredicted };
+        for (int e = 0; e < r->n_epochs; e++) { /* as a candidate record's per_epoch entries (engine/epoch.def) */
             if (e) fputs(", ", stdout);
-            dse_rec_epoch_write(stdout, e + 1, &ep);
+            dse_rec_epoch_write(stdout, e + 1, &r->epochs[e]);
         }
         printf("]}\n");
     } else {

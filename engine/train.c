@@ -1017,9 +1017,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         if (o->progress) {
             struct dse_train_progress p = { .epoch = e, .epochs = o->epochs, .iter = ipe, .iters = ipe,
                                             .loss = er->train_loss, .img_per_s = er->img_per_s, .done = 1,
-                                            .test_top1 = er->top1, .test_top5 = er->top5,
-                                            .test_loss = er->test_loss, .unpredicted = er->unpredicted,
-                                            .seconds = er->seconds };
+                                            .ep = *er };
             o->progress(o->progress_arg, &p);
         }
         if (o->checkpoint_dir && rank == 0) {

@@ -11,13 +11,27 @@
 
 enum dse_lr_policy { DSE_LR_FIXED = 0, DSE_LR_STEP, DSE_LR_POLY, DSE_LR_LINEAR };
 
-/* Progress of a running training, for a progress line. */
 /* The most epochs one run trains (and one result array holds): the one cap of --epochs,
  * --budget, --min-epochs, a space's train.epochs, checkpoints and candidate records. */
 #define DSE_TRAIN_EPOCHS_MAX 1024
 /* The largest batch: the one cap of --batch and a space's train.batch. */
 #define DSE_TRAIN_BATCH_MAX 65536
 
+/* One epoch's results, the fields of engine/epoch.def: the one record of an epoch from the
+ * trainer (dse_train_result.epochs, dse_train_progress.ep) to a candidate record's
+ * "per_epoch" entries and the report. seconds: the epoch's steps and evaluation (no setup,
+ * no checkpoint); img_per_s: training images per second, evaluation excluded. */
+#define DSE_EPOCH_CTYPE_FLOAT  float
+#define DSE_EPOCH_CTYPE_FIXED3 double
+#define DSE_EPOCH_CTYPE_FIXED1 double
+#define DSE_EPOCH_CTYPE_COUNT  int
+struct dse_epoch_result {
+#define DSE_EPOCH(key, field, kind, unknown) DSE_EPOCH_CTYPE_##kind field;
+#include "engine/epoch.def"
+#undef DSE_EPOCH
+};
+
+/* Progress of a running training, for a progress line. */
 struct dse_train_progress {
     int     epoch, epochs;      /* 0-based epoch, total */
     int     iter, iters;        /* iteration within the epoch, iterations per epoch */
@@ -25,11 +39,8 @@ struct dse_train_progress {
     float   lr;
     double  img_per_s;
     double  eta_s;              /* seconds left, estimated */
-    int     done;               /* 1 at the end of an epoch: test metrics below are set */
-    float   test_top1, test_top5, test_loss;
-    int     unpredicted;        /* dse_epoch_result.unpredicted, when done */
-    double  seconds;            /* when done: the epoch's steps and evaluation, as
-                                   dse_epoch_result.seconds (no setup, no checkpoint) */
+    int     done;               /* 1 at the end of an epoch: ep is set */
+    struct dse_epoch_result ep; /* when done: the epoch's results (dse_train_result.epochs[]'s) */
 };
 
 /* What dse_train_opts.note tells: a cuDNN choice file loaded, choices found and written to
@@ -143,13 +154,6 @@ struct dse_train_opts {
  * near 90%); clipping at 2 with the classifier's bias at 0.5 gave 66-74% top-1 and >= 97.5%
  * top-5 on seeds 1-6 (docs/training.md has the runs). */
 void dse_train_opts_default(struct dse_train_opts *o);
-
-struct dse_epoch_result {
-    float  train_loss, test_loss, top1, top5;
-    double seconds, img_per_s;
-    int    unpredicted;         /* classes of the test set that no test image was predicted
-                                   as (top-1): a class whose classifier unit died (0 is normal) */
-};
 
 struct dse_train_result {
     char     status[16];        /* "done", "diverged"; "paused" (stop_after_epoch), "cancelled" */

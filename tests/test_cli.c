@@ -1428,8 +1428,9 @@ static void test_train_log(void) {
             fake_clock = ev[i].t;
             struct dse_train_progress p = { .epoch = ev[i].epoch, .epochs = 2, .iter = ev[i].iter, .iters = 100,
                                             .loss = ev[i].done ? 1.5f : 2.3f, .lr = 0.01f, .img_per_s = 64,
-                                            .eta_s = 100, .done = ev[i].done, .test_top1 = 0.5f, .test_top5 = 0.75f,
-                                            .test_loss = 1.25f, .unpredicted = ev[i].unpredicted };
+                                            .eta_s = 100, .done = ev[i].done,
+                                            .ep = { .top1 = 0.5f, .top5 = 0.75f, .test_loss = 1.25f,
+                                                    .unpredicted = ev[i].unpredicted } };
             dse_train_log_progress(&l, &p);
         }
         fclose(f);
