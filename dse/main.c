@@ -307,20 +307,20 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     struct dse_data_info info;
     struct dse_net net;
     struct dse_mp mp;
-    char path[sizeof s->train.dataset];
+    char path[sizeof s->dataset];
     enum dse_status st;
-    if ((st = dse_data_probe(s->train.dataset, root, &info, err))) { /* at the space's line */
+    if ((st = dse_data_probe(s->dataset, root, &info, err))) { /* at the space's line */
         struct dse_err e = err ? *err : (struct dse_err){ 0 };
-        int other = e.file[0] && strcmp(e.file, s->train.dataset);
-        return dse_err_set(err, st, s->path, s->train.dataset_line, "dataset \"%s\": %s%s%s", s->train.dataset,
+        int other = e.file[0] && strcmp(e.file, s->dataset);
+        return dse_err_set(err, st, s->path, s->dataset_line, "dataset \"%s\": %s%s%s", s->dataset,
                            other ? e.file : "", other ? ": " : "", e.msg);
     }
     dse_net_init(&net, s->name, 1, 1, 1);
     dse_space_candidate(s, 0, &mp);
     if (!(st = dse_space_build(s, &mp, &net, err)) && !(st = dse_dataprep_check_fit(&net, &info, "macro", err)) &&
-        !(st = dse_dataprep_resolve(s->train.dataset, NULL, net.in_c, net.in_h, net.in_w, 0, stderr, path, sizeof path,
+        !(st = dse_dataprep_resolve(s->dataset, NULL, net.in_c, net.in_h, net.in_w, 0, stderr, path, sizeof path,
                                      err)))
-        dse_strlcpy(s->train.dataset, path, (int)sizeof s->train.dataset);
+        dse_strlcpy(s->dataset, path, (int)sizeof s->dataset);
     if (st) dse_err_name_file(err, s->path);
     dse_net_deinit(&net);
     return st;
@@ -574,7 +574,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if (OPT(RANKS_PER_CAND) && (rc = sweep_ranks(c->name, a, &s, slurm, &o, &dist)) >= 0)
         return dse_space_free(&s), rc;
     rc = 0;
-    if (!analytic && !s.train.present) {
+    if (!analytic && !s.train_present) {
         dse_err_set(&err, DSE_ERR_CONFIG, a->pos[0], 0, "no train section, so nothing to train; add train = { dataset = "
                     "\"fashion-mnist\"; epochs = 5; ... } (docs/space-format.md), or give --analytic-only");
         rc = fail(&err);
@@ -588,7 +588,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         if (sum.skipped) snprintf(kept, sizeof kept, " (%llu already there, left as they were)",
                                   (unsigned long long)sum.skipped);
         char archs[160] = ""; /* counted as dse status and dse report count them */
-        const int reps = s.train.present && s.train.replicates > 1 ? s.train.replicates : 1;
+        const int reps = s.train_present && s.replicates > 1 ? s.replicates : 1;
         const int evo = s.search.strategy == DSE_SEARCH_EVOLUTION;
         if (reps > 1) snprintf(archs, sizeof archs, " (%llu architectures x %d replicates%s)",
                                (unsigned long long)sum.candidates / (unsigned long long)reps, reps,
@@ -603,7 +603,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
             snprintf(plot, sizeof plot, "%s/frontier.svg", dir);
             if (printf("\n"), dse_report_sweep(stdout, dir, DSE_FORMAT_MD, plot, NULL, &err)) rc = fail(&err);
             else printf("\nPlot (forward FLOPs against model size): %s\nnext: dse sweep %s --out %s  (train them%s)\n",
-                        plot, a->pos[0], dir, s.train.present ? "" : "; the space needs a train section first");
+                        plot, a->pos[0], dir, s.train_present ? "" : "; the space needs a train section first");
         } else if (analytic) {
             printf("%llu candidates are too many to list here: dse report %s --format csv lists them, "
                    "--plot FILE.svg draws them\n", (unsigned long long)sum.candidates, dir);

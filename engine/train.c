@@ -24,13 +24,15 @@
 
 void dse_train_opts_default(struct dse_train_opts *o) {
     memset(o, 0, sizeof *o);
-    o->data = "fashion-mnist";
-    o->epochs = 1, o->batch = 64, o->threads = 1;
-    o->lr = 0.01f, o->policy = DSE_LR_POLY, o->power = 1.0f, o->gamma = 0.1f;
-    o->momentum = 0.9f, o->weight_decay = 0.0002f;
-    o->seed = 1;
-    o->init = DSE_INIT_MSRA, o->init_std = 0.01f;
-    o->clip_norm = 2.0f, o->classifier_bias = 0.5f;
+    o->data = DSE_TRAIN_DATA_DEFAULT;
+    o->threads = 1;
+#define DEF_INT(field, def, words)  o->field = def;
+#define DEF_U64(field, def, words)  o->field = def;
+#define DEF_REAL(field, def, words) o->field = (float)def;
+#define DEF_ENUM(field, def, words) o->field = dse_word_index(words, #def);
+#define X(field, key, kind, def, lo, hi, cli, words) DEF_##kind(field, def, words)
+    DSE_TRAIN_RECIPE(X)
+#undef X
     o->conv_algo = DSE_ALGO_AUTO;
 }
 

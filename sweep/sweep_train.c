@@ -272,7 +272,7 @@ static enum dse_status search_sync(struct worker *w, struct dse_err *err) {
     enum dse_status st;
     if ((st = dse_search_read(w->dir, &lg, err))) return st;
     w->ended = lg.ended;
-    const int reps = w->s->train.replicates, n = lg.n_prop * reps; /* each proposal's replicates */
+    const int reps = w->s->replicates, n = lg.n_prop * reps; /* each proposal's replicates */
     if (n > w->n) {
         if ((st = dse_search_files(w->s, w->dir, &lg, err))) goto out;
         if (n > w->cap) {
@@ -840,26 +840,11 @@ static enum dse_status pretime_batch(const struct dse_net *net, const struct dse
 }
 
 static void train_opts(const struct worker *w, struct dse_train_opts *o) {
-    const struct dse_train *t = &w->s->train;
-    dse_train_opts_default(o);
-    o->data = t->dataset; /* the space reader spells names as the engine does */
+    *o = w->s->train; /* the space's recipe (engine/train.def); the rest is this worker's */
+    o->data = w->s->dataset; /* the space reader spells names as the engine does */
     o->data_root = w->o.data_root;
     o->epochs = w->plan.epochs;
-    o->batch = t->batch;
     o->threads = w->o.threads;
-    o->lr = (float)t->lr;
-    o->policy = !strcmp(t->lr_policy, "fixed") ? DSE_LR_FIXED : !strcmp(t->lr_policy, "step") ? DSE_LR_STEP
-              : !strcmp(t->lr_policy, "linear") ? DSE_LR_LINEAR : DSE_LR_POLY;
-    o->power = (float)t->power;
-    o->gamma = (float)t->gamma;
-    o->step_epochs = t->step_epochs;
-    o->momentum = (float)t->momentum;
-    o->weight_decay = (float)t->weight_decay;
-    o->warmup_epochs = t->warmup_epochs;
-    o->clip_norm = (float)t->clip_norm;
-    o->seed = t->seed;
-    o->limit_train = t->limit_train;
-    o->limit_test = t->limit_test;
     o->conv_algo = w->plan.conv;
     o->dist = w->o.dist; /* --ranks-per-candidate: NULL alone */
     o->ckpt_every_s = w->o.ckpt_every_s, o->ckpt_every_steps = w->o.ckpt_every_steps;
@@ -976,10 +961,10 @@ static enum dse_status push_attempt(struct worker *w, struct dse_rec *r, const s
 static enum dse_status plan_supported(const struct dse_space *s, enum dse_sweep_halving halving, int epochs,
                                       const char *where, const char *who, struct dse_err *err) {
     const char *colon = where[0] ? ": " : "";
-    if (halving && s->train.replicates > 1)
+    if (halving && s->replicates > 1)
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with replicates = %d is not "
                            "supported yet: a rung would rank single replicates, not their mean", where, colon,
-                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving), s->train.replicates);
+                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving), s->replicates);
     if (halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with strategy \"evolution\" "
                            "is not supported yet: evolution trains each proposal to the full budget", where, colon,
@@ -1394,7 +1379,7 @@ static enum dse_status worker_init(struct worker *w, const struct dse_space *s, 
     w->evolution = s->search.strategy == DSE_SEARCH_EVOLUTION;
     enum dse_status st = w->evolution ? DSE_OK : dse_space_indices(s, 10000000ULL, &idx, &n, err);
     if (st) return st;
-    const int reps = s->train.replicates; /* each index's replicates, one record each (dse_space_rep_id) */
+    const int reps = s->replicates; /* each index's replicates, one record each (dse_space_rep_id) */
     w->c = calloc((size_t)(n ? n * (uint64_t)reps : 1), sizeof *w->c);
     w->by_id = calloc((size_t)(n ? n * (uint64_t)reps : 1), sizeof *w->by_id);
     if (!w->c || !w->by_id) {
@@ -1963,7 +1948,7 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
     struct gpu_book *book = NULL;
     enum dse_status st;
     *finished = 0;
-    if (!s->train.present)
+    if (!s->train_present)
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "the space has no train section; add train = { dataset "
                            "= \"fashion-mnist\"; epochs = 5; ... } (docs/space-format.md) or use --analytic-only");
     if (o->workers < 1 || o->threads < 1 || !(o->lease_s > 0) || o->max_crashes < 1 || o->max_oom < 1 ||
@@ -1972,7 +1957,7 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
                            "per_gpu and per_process >= 0 and the lease > 0");
     if (o->gpus_all && !o->n_gpus)
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "--gpus all: call dse_sweep_gpus_check first");
-    if ((st = dse_data_probe(s->train.dataset, o->data_root, &info, err))) return st;
+    if ((st = dse_data_probe(s->dataset, o->data_root, &info, err))) return st;
     if ((o->n_gpus || o->gpus_all) && wants_measured(s))
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, s->path, s->search.line, "objective latency_ms is measured on "
                            "the CPU workers only for now: drop --gpus, or the objective");
