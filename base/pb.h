@@ -1,7 +1,7 @@
 /* pb.h: Protocol Buffers' wire format (https://protobuf.dev/programming-guides/encoding/),
  * the part ONNX and Caffe files need: a writer of varints, 32-bit floats, length-delimited
  * bytes and nested messages, and a reader that walks a message's fields. No schema, no
- * generated code: engine/onnx.c and engine/caffemodel.c name their fields by number, each
+ * generated code: netfile/onnx.c and netfile/caffemodel.c name their fields by number, each
  * beside the .proto line it writes (docs/export.md says why this and not protobuf-c). */
 #ifndef DSE_BASE_PB_H
 #define DSE_BASE_PB_H

@@ -15,7 +15,7 @@
 
 #include "analysis/analysis.h"
 #include "bench/bench.h"
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 #include "engine/dist.h"
 
 #define WARMUP 2

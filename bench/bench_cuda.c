@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 #include "engine/cuda/cuda.h"
 #include "engine/model.h"
 #include "metaparams/metaparams.h"

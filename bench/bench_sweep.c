@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "sweep/space.h"
+#include "sweep/sweep.h"
 
 static double now_s(void) {
     struct timespec t;

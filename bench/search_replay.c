@@ -42,8 +42,6 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "sweep/evolve.h"
-#include "sweep/space.h"
 #include "sweep/sweep.h"
 
 #include "bench.h"

@@ -4,7 +4,7 @@
 #
 # DSE_FUZZ=OFF (default) | AUTO | ON. ON needs a compiler with libFuzzer (clang): it adds
 # -fsanitize=fuzzer-no-link,address,undefined to every object, defines DSE_SANITIZED (so
-# base/base.c's ASan options and sweep/cfgfile.c's LeakSanitizer suppression of libconfig's
+# base/base.c's ASan options and netfile/cfgfile.c's LeakSanitizer suppression of libconfig's
 # parser leak apply), and builds the fuzz_* programs, linked with -fsanitize=fuzzer. AUTO
 # is ON where the compiler has libFuzzer, OFF elsewhere (GCC). Use a build folder of its
 # own: tools/fuzz configures build-fuzz with CC=clang and -DDSE_FUZZ=ON.

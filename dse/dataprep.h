@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "engine/data.h"
+#include "data/data.h"
 #include "metaparams/net.h"
 
 /* Pack a scanned folder to out_path, a progress line on log (redrawn in place when tty),

@@ -8,10 +8,8 @@
 
 #include "base/fs.h"
 #include "dse/report.h"
-#include "sweep/space.h"
 #include "sweep/sweep.h"
-#include "sweep/sweep_impl.h"
-#include "engine/export.h"
+#include "netfile/netfile.h"
 #include "engine/train.h"
 
 /* What an export starts from, once resolved. */
@@ -27,22 +25,6 @@ struct source {
 static int file_exists(const char *path) {
     struct stat sb;
     return stat(path, &sb) == 0;
-}
-
-/* Top-1 of a trained record: its last epoch's. NaN if none. */
-static double rec_top1(const struct dse_rec *r) { return r->n_epochs ? r->ep[r->n_epochs - 1].top1 : NAN; }
-
-/* The "metaparams" object of the candidate's record head, as JSON text (no nested braces). */
-static char *metaparams_json(const struct dse_space *s, uint64_t k) {
-    char head[8192];
-    int len = 0, pruned = 0;
-    struct dse_err e = { 0 };
-    if (dse_sweep_candidate_head(s, k, 0, head, sizeof head, &len, &pruned, &e)) return NULL;
-    const char *a = strstr(head, "\"metaparams\": {");
-    if (!a) return NULL;
-    a = strchr(a, '{');
-    const char *b = strchr(a, '}');
-    return b ? strndup(a, (size_t)(b - a + 1)) : NULL;
 }
 
 /* The newest checkpoint of a candidate: epoch-<epochs_done>.ckpt, or the newest below. */
@@ -110,10 +92,10 @@ static enum dse_status from_sweep(const struct dse_export_req *q, struct source 
         snprintf(src->net.name, sizeof src->net.name, "%.70s_%s", s.name, id);
         snprintf(src->name, sizeof src->name, "%s", id);
         snprintf(src->id, sizeof src->id, "%s", id);
-        src->metaparams = metaparams_json(&s, (uint64_t)r.index);
-        src->top1 = isfinite(rec_top1(&r)) ? rec_top1(&r) : -1;
+        src->metaparams = dse_sweep_candidate_metaparams(&s, (uint64_t)r.index);
+        src->top1 = isfinite(dse_rec_top1(&r)) ? dse_rec_top1(&r) : -1;
         fprintf(log, "dse export: %s: candidate %s (grid index %lld, %s, top-1 %.4f, %.3f MB), %s\n", dir, id,
-                (long long)r.index, dse_rec_status_str(r.status), rec_top1(&r), (double)r.model_bytes / 1e6,
+                (long long)r.index, dse_rec_status_str(r.status), dse_rec_top1(&r), (double)r.model_bytes / 1e6,
                 src->checkpoint);
     } else if (src->net.layers) {
         dse_net_deinit(&src->net);

@@ -7,8 +7,8 @@
 
 #include <stdio.h>
 
-#include "dse/netfile.h"
-#include "engine/data.h"
+#include "netfile/netfile.h"
+#include "data/data.h"
 
 enum dse_export_format { DSE_EXPORT_ONNX = 0, DSE_EXPORT_CAFFE };
 

@@ -11,22 +11,18 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "engine/synth.h"
+#include "data/synth.h"
 #include "engine/slices.h"
 #include "engine/train.h"
 #include "base/fs.h"
 #include "dse/dataprep.h"
 #include "dse/exportcmd.h"
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 #include "dse/options.h"
 #include "dse/ratecache.h"
 #include "dse/report.h"
 #include "dse/trainlog.h"
-#include "sweep/json_read.h"
-#include "sweep/slurm.h"
-#include "sweep/space.h"
 #include "sweep/sweep.h"
-#include "sweep/sweep_impl.h"
 
 #define EXIT_BAD_INPUT 2
 

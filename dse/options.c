@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "dse/trainlog.h"
-#include "engine/data.h"
+#include "data/data.h"
 #include "metaparams/net.h"
 
 #define STR_(x) #x

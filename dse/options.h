@@ -11,13 +11,12 @@
 #include "base/base.h"
 #include "engine/slices.h"
 #include "engine/train.h"
-#include "sweep/slurm.h"
 #include "sweep/sweep.h"
 
 /* The engine's cap on epochs (engine/train.h): --epochs, --budget and --min-epochs stop there. */
 #define DSE_OPT_EPOCHS_MAX DSE_TRAIN_EPOCHS_MAX
 #define DSE_OPT_BATCH_MAX  DSE_TRAIN_BATCH_MAX
-/* --max-pixels stops at the largest image engine/image.h takes (32768 a side). */
+/* --max-pixels stops at the largest image data/image.h takes (32768 a side). */
 #define DSE_OPT_PIXELS_MAX ((int64_t)DSE_IMAGE_DIM_MAX * DSE_IMAGE_DIM_MAX)
 
 /* How an option's value is read. FLAG: no value. TEXT: any text, read by its command.

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "sweep/json_read.h"
+#include "sweep/sweep.h"
 
 #define MAX_COLS 16
 #define CELL_MAX (DSE_NAME_MAX + 32) /* a whole layer name fits */

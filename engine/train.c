@@ -1,6 +1,6 @@
 /* train.c: the training loop, learning-rate policies, evaluation and checkpoints.
  * Determinism: initialization and dropout draw from PCG32 seeded by opts->seed, the data
- * order and augmentation of epoch k from (seed, k) (engine/data.h), so a run resumed from
+ * order and augmentation of epoch k from (seed, k) (data/data.h), so a run resumed from
  * epoch k's checkpoint reproduces the uninterrupted run bit for bit on the same machine,
  * with any thread count (engine/slices.h; tests/test_engine_train.c checks both). On a CUDA device (opts->dev)
  * the loop is the same code through the model API; cuDNN's algorithm choices depend on
@@ -19,7 +19,7 @@
 #include <zlib.h>
 
 #include "base/fs.h"
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/slices.h"
 
 void dse_train_opts_default(struct dse_train_opts *o) {

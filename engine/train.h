@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/model.h"
 
 enum dse_lr_policy { DSE_LR_FIXED = 0, DSE_LR_STEP, DSE_LR_POLY, DSE_LR_LINEAR };
@@ -65,7 +65,7 @@ enum dse_train_note { DSE_NOTE_CHOICES_LOADED, DSE_NOTE_CHOICES_PINNED, DSE_NOTE
 /* What one training run does. The recipe's fields (engine/train.def: policy to limit_test,
  * init, init_std, classifier_bias) take their defaults from there. */
 struct dse_train_opts {
-    const char *data;           /* dataset name or IDX/CIFAR directory (engine/data.h:
+    const char *data;           /* dataset name or IDX/CIFAR directory (data/data.h:
                                    dse_data_locate), an image pack, or an image folder (read
                                    file by file; the dse command packs folders first) */
     const char *data_root;      /* NULL: DSE_DATA_ROOT */

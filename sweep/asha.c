@@ -15,23 +15,6 @@
 #include "base/fs.h"
 #include "sweep/json_read.h"
 
-int dse_asha_promotable(int n, const double *top1, const int64_t *model_bytes, const char *const *ids,
-                        const int *promoted, int eta, enum dse_sweep_rank rank, int closed, int *promotable,
-                        int *quota) {
-    for (int i = 0; i < n; i++) promotable[i] = 0;
-    /* ASHA's top floor(n / eta); a closed rung keeps SH's max(1, ...): the rung's best goes on */
-    const int q = n <= 0 ? 0 : closed ? dse_sweep_keep(n, eta) : n / (eta > 1 ? eta : 2);
-    if (quota) *quota = q;
-    if (q <= 0) return 0;
-    int *order = malloc(sizeof *order * (size_t)n), count = 0;
-    DSE_ASSERT(order); /* a rung is at most the sweep's candidates */
-    dse_sweep_rank_rung(n, top1, model_bytes, ids, rank, order, NULL);
-    for (int j = 0; j < q; j++)
-        if (!promoted[order[j]]) promotable[order[j]] = 1, count++;
-    free(order);
-    return count;
-}
-
 /* The candidates that have reached rung k so far: unpruned, promoted from rung k - 1 (any, for
  * rung 0), with a finite top-1 at the rung's epoch. Their indices into recs go to idx[], their
  * top-1, size and id to the other arrays (each of room n); returns the count. */
@@ -201,4 +184,19 @@ enum dse_status dse_asha_promote(const char *dir, const struct dse_sweep_plan *p
 done:
     free(idx), free(promoted), free(promotable), free(order), free(top1), free(bytes), free(ids), free(text);
     return st;
+}
+
+/* ---- every rung, SH or ASHA (sweep_impl.h) ---- */
+
+enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
+                               int n, struct dse_rung *rungs, struct dse_err *err) {
+    if (p->halving == DSE_SWEEP_HALVING_ASHA) return dse_asha_rungs(dir, p, recs, n, rungs, err);
+    for (int k = 0; k < p->n_rungs; k++) { /* SH: a decision once written stays */
+        int missing;
+        enum dse_status st;
+        if (rungs[k].decided) continue;
+        if ((st = dse_rung_read(dir, k, &rungs[k], &missing, err))) return st;
+        if (missing) break;
+    }
+    return DSE_OK;
 }

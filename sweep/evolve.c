@@ -8,39 +8,9 @@
 
 #include "analysis/analysis.h"
 #include "base/pcg32.h"
-#include "sweep/sweep.h"
+#include "sweep/prefilter.h"
 
-/* ---- objectives ------------------------------------------------------------------------- */
-
-static const char *const cost_names[] = {
-#define DSE_OBJ(E, name, kind, doc) [DSE_EVO_##E] = name,
-#include "sweep/objective.def"
-#undef DSE_OBJ
-};
-
-#define ANALYTIC 0
-#define MEASURED 1
-static const char cost_measured[] = {
-#define DSE_OBJ(E, name, kind, doc) [DSE_EVO_##E] = kind,
-#include "sweep/objective.def"
-#undef DSE_OBJ
-};
-#undef ANALYTIC
-#undef MEASURED
-
-int dse_evo_cost_measured(enum dse_evo_cost c) {
-    return (unsigned)c < DSE_EVO_COST_COUNT && cost_measured[c];
-}
-
-const char *dse_evo_cost_name(enum dse_evo_cost c) {
-    return (unsigned)c < DSE_EVO_COST_COUNT ? cost_names[c] : "?";
-}
-
-int dse_evo_cost_find(const char *name) {
-    for (int c = 0; c < DSE_EVO_COST_COUNT; c++)
-        if (!strcmp(cost_names[c], name)) return c;
-    return -1;
-}
+/* ---- objectives (their table: sweep/objective.c) -------------------------------------- */
 
 double dse_evo_cost_value(enum dse_evo_cost c, const struct dse_cost_totals *one, int64_t train_mem) {
     switch (c) {

@@ -45,26 +45,11 @@
 
 #include <stdint.h>
 
+#include "sweep/objective.h"
 #include "sweep/space.h"
 
 struct dse_cost_totals; /* analysis/analysis.h */
 
-/* The costs an objective may minimize: sweep/objective.def. */
-enum dse_evo_cost {
-#define DSE_OBJ(E, name, kind, doc) DSE_EVO_##E,
-#include "sweep/objective.def"
-#undef DSE_OBJ
-    DSE_EVO_COST_COUNT
-};
-
-#define DSE_EVO_OBJ_MAX (1 + DSE_EVO_COST_COUNT) /* top-1 and every cost */
-
-const char *dse_evo_cost_name(enum dse_evo_cost c);
-/* 1 if cost c is measured after training (objective.def's MEASURED): dse_evo_cost_value
- * gives NaN for it, and a search takes it from the candidate's records. */
-int dse_evo_cost_measured(enum dse_evo_cost c);
-/* The cost named name (objective.def's name column), or -1. */
-int dse_evo_cost_find(const char *name);
 /* Cost c of a candidate from its analytic costs for one image and its training-memory
  * estimate in bytes (dse_sweep_prefilter's outputs); NaN for a measured cost. */
 double dse_evo_cost_value(enum dse_evo_cost c, const struct dse_cost_totals *one, int64_t train_mem);

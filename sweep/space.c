@@ -2,8 +2,8 @@
  * a list [a, b, c] or a range { start; stop; step | factor; }; every value is checked
  * by dse_mp_check where it is read, so errors name the line of the setting at fault. */
 #include "sweep/space.h"
-#include "sweep/cfgfile.h"
-#include "sweep/evolve.h"
+#include "netfile/netfile.h"
+#include "sweep/objective.h"
 
 #include <errno.h>
 #include <libconfig.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/pcg32.h"
-#include "engine/data.h"
+#include "data/data.h"
 #include "engine/train.h"
 #include "base/fs.h"
 
@@ -344,7 +344,7 @@ static int sweep_copy(const char *path) {
     return access(manifest, F_OK) == 0;
 }
 
-/* train.dataset: what `--data` takes. A name of engine/data.h's DSE_DATA_SETS (or its alias)
+/* train.dataset: what `--data` takes. A name of data/data.h's DSE_DATA_SETS (or its alias)
  * becomes its canonical spelling. Anything else is a path, relative to the space file's
  * folder (the file travels with its data, and a sweep resumed from another working
  * directory finds it), joined to that folder here. A path is checked when a sweep trains,

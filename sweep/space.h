@@ -102,7 +102,7 @@ struct dse_space {
                                     defaults where it is silent, epochs DSE_SPACE_TRAIN_EPOCHS);
                                     the rest (data, threads, ...) is the worker's to set */
     int      train_present;   /* the file has a train section */
-    char     dataset[1024];   /* train.dataset, what --data takes: a name of engine/data.h's
+    char     dataset[1024];   /* train.dataset, what --data takes: a name of data/data.h's
                                  DSE_DATA_SETS in its canonical spelling ("cifar10" in the file
                                  reads "cifar-10"), or a path: an IDX or CIFAR directory, an image
                                  pack, an image folder; a relative one joined to the space file's

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sweep/rank.h"
 #include "sweep/space.h"
 #include "engine/cuda/cuda.h"
 #include "engine/dist.h"
@@ -28,14 +29,6 @@ struct dse_sweep_summary {
 enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, FILE *progress,
                                    struct dse_sweep_summary *sum, struct dse_err *err);
 
-/* The analytic pre-filter of grid index k, the rule dse_sweep_analytic prunes by: its
- * costs for one image (*one), its training-memory estimate at the constraints'
- * train_mem_batch (*train_mem, bytes), and *pruned = 1 if a constraint prunes it. A
- * candidate whose network cannot be built fails with the builder's status
- * (DSE_ERR_CONFIG, DSE_ERR_SHAPE: a map that shrinks to nothing). */
-enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struct dse_cost_totals *one,
-                                    int64_t *train_mem, int *pruned, struct dse_err *err);
-
 /* Create DIR/candidates/<id>.json of grid index k's replicate `replicate` (0 <= it <
  * train.replicates; its id: dse_space_rep_id) as the analytic sweep writes it, if it is
  * absent (*existed = 1 then: left alone). */
@@ -48,35 +41,14 @@ enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char
 enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, int replicate, char *buf, int size,
                                          int *len, int *pruned, struct dse_err *err);
 
-/* The analyzer's training-memory estimate (analysis.h, mem_train_bytes) of grid index
- * k's candidate at `batch` images: what a GPU worker checks against free device memory. */
-enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int batch, int64_t *bytes,
-                                    struct dse_err *err);
+/* The "metaparams" object of grid index k's candidate file as JSON text, exactly as the
+ * file holds it (malloc'd; NULL if out of memory): what dse export puts in a model's
+ * metadata. */
+char *dse_sweep_candidate_metaparams(const struct dse_space *s, uint64_t k);
 
 /* ---- training sweeps (sweep/sweep_train.c, docs/sweep-dir.md) ------------------------------ */
 
 #define DSE_SWEEP_RUNGS_MAX 32
-
-/* How a rung is ranked (--rank), each once: its enum value, its name on the command line,
- * in plan.json and in reports, and what it is in words. */
-#define DSE_SWEEP_RANKS(X)                                              \
-    X(PARETO, "pareto", "Pareto rank on top-1 and model size")          \
-    X(TOP1,   "top1",   "top-1")
-
-enum dse_sweep_rank {
-#define DSE_SWEEP_RANK_ENUM(e, name, what) DSE_SWEEP_RANK_##e,
-    DSE_SWEEP_RANKS(DSE_SWEEP_RANK_ENUM)
-#undef DSE_SWEEP_RANK_ENUM
-    DSE_SWEEP_RANK_COUNT
-};
-
-/* "pareto top1": the names in enum order (dse_word_index gives the value). */
-#define DSE_SWEEP_RANK_WORD(e, name, what) name " "
-#define DSE_SWEEP_RANK_NAMES DSE_SWEEP_RANKS(DSE_SWEEP_RANK_WORD)
-
-/* The name of r, and what it is in words ("?" if none). */
-const char *dse_sweep_rank_str(enum dse_sweep_rank r);
-const char *dse_sweep_rank_what(enum dse_sweep_rank r);
 
 /* Early stopping (--early-stop), each once: its enum value and its name on the command line
  * and in plan.json. SH decides each rung once every candidate has reached it (bit-for-bit
@@ -207,16 +179,6 @@ enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *e
  * NULL) = 1 when the sweep has been trained and every unpruned candidate is final. */
 enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finished, struct dse_err *err);
 
-/* Successive halving's ranking of one rung, best first, written to order[] (indices
- * into the arrays). TOP1: by top-1, then smaller model, then id. PARETO: by Pareto rank
- * on (top-1 up, model size down), within a rank by NSGA-II crowding distance (the front's
- * two ends first), then top-1, model size, id. Deterministic for equal inputs. */
-void dse_sweep_rank_rung(int n, const double *top1, const int64_t *model_bytes, const char *const *ids,
-                         enum dse_sweep_rank rank, int *order, int *pareto_rank);
-
-/* How many of n go on at a rung: max(1, floor(n / eta)), 0 if n is 0. */
-int dse_sweep_keep(int n, int eta);
-
 /* ---- placing candidates on shared GPUs (docs/sweep-dir.md, "Sweeps on shared GPUs") ---- */
 
 /* Device memory a candidate is given beyond the analyzer's estimate: a fixed margin for
@@ -247,5 +209,23 @@ int64_t dse_sweep_gpu_need(int64_t estimate_bytes, int oom_streak);
  * device); WAIT otherwise. Pure: no device is asked. */
 enum dse_gpu_fit dse_sweep_gpu_fit(uint64_t free_bytes, uint64_t total_bytes, uint64_t held_bytes,
                                    int64_t need_bytes);
+
+/* ---- the door -------------------------------------------------------------------------------
+ * This header is the only one of sweep/ that files outside it include (tests/layering.sh
+ * checks it; tests may include the floors). Below it, the floors of sweep/, bottom up, each
+ * including only headers of its floor or below (tests/layering.sh): formats (json_read.h,
+ * objective.h, record.def) -> the space (space.h, prefilter.h) -> the
+ * search and the directory protocol (evolve.h, rank.h; lease.h, search.h: the search log,
+ * sweep_impl.h: records, plan, rungs, sweep_read.h: the strict reader, slurm.h) -> the
+ * workers (worker_impl.h, private to sweep/). */
+#include "sweep/json_read.h"
+#include "sweep/lease.h"
+#include "sweep/prefilter.h"
+#include "sweep/search.h"
+#include "sweep/slurm.h"
+#ifndef DSE_SWEEP_SWEEP_IMPL_H /* not while sweep_impl.h, which needs this header, is read */
+#include "sweep/sweep_impl.h"
+#include "sweep/sweep_read.h"
+#endif
 
 #endif

@@ -81,7 +81,7 @@ struct dse_rec {
     char                 id[DSE_ID_SIZE];
     int64_t              index, params, model_bytes, flops;
     int                  replicate;      /* "replicate": 0 where absent (a space without replicates) */
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when) DSE_REC_DECL_##kind(field, hi)
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) DSE_REC_DECL_##kind(field, hi)
 #include "sweep/record.def"
 #undef DSE_REC
     struct dse_epoch_result   *ep;            /* "per_epoch": [n_epochs] (epochs with results), owned */
@@ -92,6 +92,10 @@ struct dse_rec {
 
 /* Every key absent (record.def's absent values). */
 void dse_rec_init(struct dse_rec *r);
+/* The one top-1 of a record: its last epoch's once it is done or stopped at a rung, NaN
+ * otherwise (before any epoch, or while pending, diverged, failed). dse_rec_write writes it
+ * as "top1"; dse export --best reports it. */
+double dse_rec_top1(const struct dse_rec *r);
 void dse_rec_deinit(struct dse_rec *r);
 int  dse_rec_final(const struct dse_rec *r);
 
@@ -133,6 +137,21 @@ enum dse_status dse_rec_attempts_read(struct dse_rec *r, const struct dse_json *
  * lease. */
 enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct dse_rec *r, struct dse_err *err);
 
+/* The one writer of a candidate file's keys after the analytic part (sweep/sweep_rec.c):
+ * r's sweep/record.def keys and the closing brace, to f, where the caller has written the
+ * analytic part without its last ",\n". trained: every key, after bringing r's summary keys
+ * up to date (dse_rec_write); 0: the keys record.def's `file` marks BOTH, as the analytic
+ * sweep creates a record (dse_sweep_candidate_text). */
+void dse_rec_put(FILE *f, struct dse_rec *r, int trained);
+
+/* The text of a candidate file as the analytic sweep creates it (sweep/candidate.c): the
+ * analytic part of grid index `index`'s replicate `replicate` (id, metaparameters mp, costs
+ * one, the training-memory estimate train_mem at train_batch), then "status" (pruned if
+ * pruned_by is non-NULL, else pending), "pruned_by", "top1" and "top5". Its length. */
+int dse_sweep_candidate_text(char *buf, int size, const struct dse_space *s, const char *id, uint64_t index,
+                             int replicate, const struct dse_mp *mp, const struct dse_cost_totals *one,
+                             int64_t train_mem, int train_batch, const char *pruned_by);
+
 /* ---- plan and rungs ---------------------------------------------------------------------- */
 
 /* DIR/plan.json. *missing = 1 (and DSE_OK) if there is none yet. */
@@ -167,16 +186,6 @@ enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, 
 
 /* ---- asynchronous successive halving (sweep/asha.c, docs/sweep-dir.md) ------------------- */
 
-/* ASHA's promotion rule at one rung (Li et al., MLSys 2020, Algorithm 2): of the n candidates
- * that have reached it so far (top-1 at the rung's epoch, model size, id), ranked with
- * dse_sweep_rank_rung, those in the top quota that are not promoted[] yet are promotable
- * (promotable[i] = 1). quota = floor(n / eta) while the rung is open; once it is closed
- * (nobody else can reach it) max(1, floor(n / eta)) (dse_sweep_keep), so that a rung
- * reached by fewer than eta still sends its best on, as SH does. Returns the count of
- * promotable ones; *quota (may be NULL) gets the quota. */
-int dse_asha_promotable(int n, const double *top1, const int64_t *model_bytes, const char *const *ids,
-                        const int *promoted, int eta, enum dse_sweep_rank rank, int closed, int *promotable,
-                        int *quota);
 
 /* ASHA's rungs from DIR/rungs/asha-<k>/ and the records recs[n]: each rung's promotions
  * made, candidates reached and stopped there, whether it is closed (rung 0: every unpruned

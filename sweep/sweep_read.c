@@ -382,7 +382,7 @@ static enum dse_status check_candidate(const char *path, const char *name, const
                    "expected an integer >= 0 or null", v->integer);
     if (c) c->train_mem_bytes = v ? v->integer : -1;
     /* the training keys: status is required, the rest optional */
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when) \
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) \
     if ((st = read_##kind(path, root, key, r, &r->field, absent, lo, hi, err))) return st;
 #include "sweep/record.def"
 #undef DSE_REC
@@ -700,3 +700,30 @@ const struct dse_cand *dse_sweep_best(const struct dse_sweep_view *s, double max
     return best;
 }
 
+/* ---- the workers', dse status's and dse export's reader of one record (sweep_impl.h) ---- */
+
+enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err) {
+    struct dse_json_doc *doc = NULL;
+    struct dse_err e = { 0 };
+    dse_rec_deinit(r);
+    enum dse_status st = dse_json_load(path, &doc, &e);
+    if (st) {
+        if (e.line) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
+        return dse_err_set(err, st, NULL, 0, "%s: %s", path, e.msg);
+    }
+    /* The one strict reader (sweep/sweep_read.c), so every door (workers, status, export)
+     * accepts exactly the files dse report does. */
+    st = dse_rec_from_json(path, dse_json_root(doc), r, err);
+    if (r->status == DSE_REC_RUNNING) r->status = DSE_REC_PENDING; /* never written by dse; read as not final */
+    dse_json_free(doc);
+    return st;
+}
+
+enum dse_status dse_rec_read(const char *dir, const char *id, struct dse_rec *r, struct dse_err *err) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
+    enum dse_status st = dse_rec_read_path(path, r, err);
+    if (!st && strcmp(r->id, id) != 0)
+        st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"id\" = \"%s\" does not match the file name", path, r->id);
+    return st;
+}

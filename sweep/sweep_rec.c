@@ -35,7 +35,7 @@ int dse_rec_status_from_str(const char *s) {
 }
 
 static const struct dse_rec rec_absent = {
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when) .field = absent,
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) .field = absent,
 #include "sweep/record.def"
 #undef DSE_REC
 };
@@ -163,32 +163,6 @@ enum dse_status dse_rec_attempts_read(struct dse_rec *r, const struct dse_json *
     }
     if (r->attempts_total < r->n_att) r->attempts_total = r->n_att;
     return DSE_OK;
-}
-
-enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err) {
-    struct dse_json_doc *doc = NULL;
-    struct dse_err e = { 0 };
-    dse_rec_deinit(r);
-    enum dse_status st = dse_json_load(path, &doc, &e);
-    if (st) {
-        if (e.line) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
-        return dse_err_set(err, st, NULL, 0, "%s: %s", path, e.msg);
-    }
-    /* The one strict reader (sweep/sweep_read.c), so every door (workers, status, export)
-     * accepts exactly the files dse report does. */
-    st = dse_rec_from_json(path, dse_json_root(doc), r, err);
-    if (r->status == DSE_REC_RUNNING) r->status = DSE_REC_PENDING; /* never written by dse; read as not final */
-    dse_json_free(doc);
-    return st;
-}
-
-enum dse_status dse_rec_read(const char *dir, const char *id, struct dse_rec *r, struct dse_err *err) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
-    enum dse_status st = dse_rec_read_path(path, r, err);
-    if (!st && strcmp(r->id, id) != 0)
-        st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"id\" = \"%s\" does not match the file name", path, r->id);
-    return st;
 }
 
 /* ---- writing ---------------------------------------------------------------------------- */
@@ -331,6 +305,11 @@ static void put_ATTEMPTS(FILE *f, const struct dse_rec *r, const struct dse_rec_
  * epoch's once training finished (done) or stopped at a rung; every epoch trains on the same
  * number of images, so the overall rate is the harmonic mean of the epochs' rates
  * (evaluation excluded, as in each epoch's). */
+double dse_rec_top1(const struct dse_rec *r) {
+    const int show = r->n_epochs && (r->status == DSE_REC_DONE || r->status == DSE_REC_STOPPED);
+    return show ? r->ep[r->n_epochs - 1].top1 : NAN;
+}
+
 static void rec_summarize(struct dse_rec *r) {
     const struct dse_epoch_result *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
     const int show = last && (r->status == DSE_REC_DONE || r->status == DSE_REC_STOPPED);
@@ -340,7 +319,7 @@ static void rec_summarize(struct dse_rec *r) {
         secs += r->ep[e].seconds;
         if (r->ep[e].img_per_s > 0) inv += 1.0 / r->ep[e].img_per_s, rated++;
     }
-    r->top1 = show ? last->top1 : NAN;
+    r->top1 = dse_rec_top1(r);
     r->top5 = show ? last->top5 : NAN;
     r->loss = show ? last->test_loss : NAN;
     r->epochs_done = r->n_epochs;
@@ -348,57 +327,22 @@ static void rec_summarize(struct dse_rec *r) {
     r->img_per_s = rated ? rated / inv : NAN;
 }
 
-enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct dse_rec *r, struct dse_err *err) {
-    char head[8192], path[4096];
-    int len, pruned;
-    enum dse_status st = dse_sweep_candidate_head(s, (uint64_t)r->index, r->replicate, head, sizeof head, &len, &pruned, err);
-    if (st) return st;
-    DSE_ASSERT(len >= 2 && !strncmp(head + len - 2, ",\n", 2)); /* the last analytic key, then ours */
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    if (!f) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    fwrite(head, 1, (size_t)len - 2, f);
-    rec_summarize(r);
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when)     \
-    if (DSE_REC_SHOW_##line || when_##when(r)) {                   \
+#define DSE_REC_FILE_BOTH    1 /* record.def's `file`: in the analytic sweep's file too */
+#define DSE_REC_FILE_TRAINED 0
+
+void dse_rec_put(FILE *f, struct dse_rec *r, int trained) {
+    if (trained) rec_summarize(r);
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file)     \
+    if ((trained || DSE_REC_FILE_##file) && (DSE_REC_SHOW_##line || when_##when(r))) { \
         fputs(DSE_REC_LINE_##line "\"" key "\": ", f);             \
         put_##kind(f, r, r->field, when_##when(r));                \
     }
 #include "sweep/record.def"
 #undef DSE_REC
     fputs("\n}\n", f);
-    if (fclose(f) != 0 || !buf) {
-        free(buf);
-        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    }
-    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, r->id);
-    st = dse_fs_write_atomic(path, buf, size, err);
-    free(buf);
-    return st;
 }
 
 /* ---- plan ------------------------------------------------------------------------------- */
-
-static const char *const rank_names[DSE_SWEEP_RANK_COUNT] = {
-#define DSE_SWEEP_RANK_NAME(e, name, what) [DSE_SWEEP_RANK_##e] = name,
-    DSE_SWEEP_RANKS(DSE_SWEEP_RANK_NAME)
-#undef DSE_SWEEP_RANK_NAME
-};
-
-static const char *const rank_what[DSE_SWEEP_RANK_COUNT] = {
-#define DSE_SWEEP_RANK_WHAT(e, name, what) [DSE_SWEEP_RANK_##e] = what,
-    DSE_SWEEP_RANKS(DSE_SWEEP_RANK_WHAT)
-#undef DSE_SWEEP_RANK_WHAT
-};
-
-const char *dse_sweep_rank_str(enum dse_sweep_rank r) {
-    return (unsigned)r < DSE_SWEEP_RANK_COUNT ? rank_names[r] : "?";
-}
-
-const char *dse_sweep_rank_what(enum dse_sweep_rank r) {
-    return (unsigned)r < DSE_SWEEP_RANK_COUNT ? rank_what[r] : "?";
-}
 
 static const char *const halving_names[DSE_SWEEP_HALVING_COUNT] = {
 #define DSE_SWEEP_HALVING_NAME(e, name, what) [DSE_SWEEP_HALVING_##e] = name,
@@ -605,125 +549,6 @@ enum dse_status dse_rung_read(const char *dir, int k, struct dse_rung *r, int *m
     return DSE_OK;
 }
 
-enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
-                               int n, struct dse_rung *rungs, struct dse_err *err) {
-    if (p->halving == DSE_SWEEP_HALVING_ASHA) return dse_asha_rungs(dir, p, recs, n, rungs, err);
-    for (int k = 0; k < p->n_rungs; k++) { /* SH: a decision once written stays */
-        int missing;
-        enum dse_status st;
-        if (rungs[k].decided) continue;
-        if ((st = dse_rung_read(dir, k, &rungs[k], &missing, err))) return st;
-        if (missing) break;
-    }
-    return DSE_OK;
-}
-
-/* ---- ranking ---------------------------------------------------------------------------- */
-
-struct rank_ctx {
-    int                 n;
-    const double       *top1;
-    const int64_t      *bytes;
-    const char *const  *ids;
-    const int          *prank;
-    const double       *crowd;
-};
-
-/* qsort has no context argument in C11: sort an array of (index, ctx) pairs. */
-struct rank_item {
-    int                     i;
-    const struct rank_ctx  *cx;
-};
-
-static int by_top1(const struct rank_item *a, const struct rank_item *b) {
-    const struct rank_ctx *c = a->cx;
-    if (c->top1[a->i] != c->top1[b->i]) return c->top1[a->i] > c->top1[b->i] ? -1 : 1;
-    if (c->bytes[a->i] != c->bytes[b->i]) return c->bytes[a->i] < c->bytes[b->i] ? -1 : 1;
-    return strcmp(c->ids[a->i], c->ids[b->i]);
-}
-
-static int cmp_top1(const void *pa, const void *pb) {
-    return by_top1(pa, pb);
-}
-
-static int cmp_pareto(const void *pa, const void *pb) {
-    const struct rank_item *a = pa, *b = pb;
-    const struct rank_ctx *c = a->cx;
-    if (c->prank[a->i] != c->prank[b->i]) return c->prank[a->i] < c->prank[b->i] ? -1 : 1;
-    if (c->crowd[a->i] != c->crowd[b->i]) return c->crowd[a->i] > c->crowd[b->i] ? -1 : 1;
-    return by_top1(a, b);
-}
-
-static int cmp_bytes(const void *pa, const void *pb) {
-    const struct rank_item *a = pa, *b = pb;
-    const struct rank_ctx *c = a->cx;
-    if (c->bytes[a->i] != c->bytes[b->i]) return c->bytes[a->i] < c->bytes[b->i] ? -1 : 1;
-    if (c->top1[a->i] != c->top1[b->i]) return c->top1[a->i] > c->top1[b->i] ? -1 : 1;
-    return strcmp(c->ids[a->i], c->ids[b->i]);
-}
-
-int dse_sweep_keep(int n, int eta) {
-    if (n <= 0) return 0;
-    int k = n / (eta > 1 ? eta : 2);
-    return k < 1 ? 1 : k;
-}
-
-void dse_sweep_rank_rung(int n, const double *top1, const int64_t *model_bytes, const char *const *ids,
-                         enum dse_sweep_rank rank, int *order, int *pareto_rank) {
-    if (n <= 0) return;
-    int *prank = calloc((size_t)n, sizeof *prank);
-    double *crowd = calloc((size_t)n, sizeof *crowd);
-    struct rank_item *items = calloc((size_t)n, sizeof *items), *front = calloc((size_t)n, sizeof *front);
-    struct rank_ctx cx = { .n = n, .top1 = top1, .bytes = model_bytes, .ids = ids, .prank = prank, .crowd = crowd };
-    DSE_ASSERT(prank && crowd && items && front); /* a rung is at most the sweep's candidates */
-    for (int i = 0; i < n; i++) items[i] = (struct rank_item){ i, &cx }, prank[i] = -1;
-    /* Non-dominated sorting: a dominates b if it is at least as accurate and at most as
-     * large, and strictly better in one. O(n^2) per front; rungs are small. */
-    int left = n;
-    for (int r = 0; left > 0; r++) {
-        int nf = 0;
-        for (int i = 0; i < n; i++) {
-            if (prank[i] >= 0) continue;
-            int dominated = 0;
-            for (int j = 0; j < n && !dominated; j++) {
-                if (j == i || (prank[j] >= 0 && prank[j] < r)) continue;
-                dominated = top1[j] >= top1[i] && model_bytes[j] <= model_bytes[i] &&
-                            (top1[j] > top1[i] || model_bytes[j] < model_bytes[i]);
-            }
-            if (!dominated) front[nf++] = items[i];
-        }
-        for (int k = 0; k < nf; k++) prank[front[k].i] = r;
-        left -= nf;
-        /* NSGA-II crowding distance along the front, sorted by size: the two ends get
-         * infinity, so the smallest model on a front goes on as surely as the most
-         * accurate one. */
-        qsort(front, (size_t)nf, sizeof *front, cmp_bytes);
-        double bmin = (double)model_bytes[front[0].i], bmax = (double)model_bytes[front[nf - 1].i];
-        double tmin = top1[front[0].i], tmax = tmin;
-        for (int k = 0; k < nf; k++) {
-            double t = top1[front[k].i];
-            if (t < tmin) tmin = t;
-            if (t > tmax) tmax = t;
-        }
-        for (int k = 0; k < nf; k++) {
-            int i = front[k].i;
-            if (k == 0 || k == nf - 1) {
-                crowd[i] = INFINITY;
-                continue;
-            }
-            double d = 0;
-            int a = front[k - 1].i, b = front[k + 1].i;
-            if (bmax > bmin) d += ((double)model_bytes[b] - (double)model_bytes[a]) / (bmax - bmin);
-            if (tmax > tmin) d += fabs(top1[a] - top1[b]) / (tmax - tmin);
-            crowd[i] = d;
-        }
-    }
-    qsort(items, (size_t)n, sizeof *items, rank == DSE_SWEEP_RANK_TOP1 ? cmp_top1 : cmp_pareto);
-    for (int k = 0; k < n; k++) order[k] = items[k].i;
-    if (pareto_rank)
-        for (int i = 0; i < n; i++) pareto_rank[i] = prank[i];
-    free(prank), free(crowd), free(items), free(front);
-}
 
 /* ---- progress ---------------------------------------------------------------------------- */
 

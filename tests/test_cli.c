@@ -1,7 +1,7 @@
 /* test_cli.c: the dse/ module: network files agree with the networks built in C, every
  * bad network file gives its exact path:line message, and the reports are well formed.
  * Runs from the repository root (ctest sets the working directory). */
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -170,7 +170,7 @@ static void test_bad_nets(void) {
           "tests/bad_nets/syntax.cfg:4: syntax error; expected settings 'key = value;', groups { ... } "
           "and lists ( ..., ... ) as in docs/network-format.md",
           DSE_ERR_CONFIG },
-        { "tests/bad_nets/syntax_string.cfg", /* libconfig 1.5 leaks the string: sweep/cfgfile.c's suppression */
+        { "tests/bad_nets/syntax_string.cfg", /* libconfig 1.5 leaks the string: netfile/cfgfile.c's suppression */
           "tests/bad_nets/syntax_string.cfg:4: syntax error; expected settings 'key = value;', groups { ... } "
           "and lists ( ..., ... ) as in docs/network-format.md",
           DSE_ERR_CONFIG },

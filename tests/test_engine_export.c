@@ -1,5 +1,5 @@
 /* test_engine_export.c: models out (ONNX, Caffe) and Caffe's weights in (issue #14 items 2
- * and 4; engine/export.h). Each network is trained a few SGD steps (so weights and batch
+ * and 4; netfile/netfile.h). Each network is trained a few SGD steps (so weights and batch
  * norm statistics are not their initial values), exported, and:
  *   onnx-*    checked by ONNX's checker and run in onnxruntime on 100 images beside dse's
  *             own inference (tests/onnx_check.py: probabilities within 1e-4 relative,
@@ -9,7 +9,7 @@
  *             bit for bit; and bad files refused with the file and layer named;
  *   export-*  the protobuf structure of an ONNX file read back with our reader, and the
  *             layers ONNX export refuses. */
-#include "engine/export.h"
+#include "netfile/netfile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +18,8 @@
 #include "base/fs.h"
 #include "base/pb.h"
 #include "base/pcg32.h"
-#include "dse/netfile.h"
+#include "data/data.h"
+#include "engine/model.h"
 #include "tests/check.h"
 #include "tests/nets.h"
 #include "tests/testfs.h"

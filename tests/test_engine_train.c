@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/pack.h"
-#include "engine/synth.h"
+#include "data/pack.h"
+#include "data/synth.h"
 #include "metaparams/metaparams.h"
 #include "tests/check.h"
 #include "tests/nets.h"

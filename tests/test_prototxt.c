@@ -1,8 +1,8 @@
-/* test_prototxt.c: the Caffe prototxt reader and writer (dse/prototxt.c, docs/prototxt.md):
+/* test_prototxt.c: the Caffe prototxt reader and writer (netfile/prototxt*.c, docs/prototxt.md):
  * the SqueezeNet and NiN files in experiments/, V1 and V2 syntax, data layers, every
  * tests/prototxt/bad_*.prototxt with its exact message, mutated input, and write/read round
  * trips. Runs from the repository root (ctest sets the working directory). */
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 
 #include <stdint.h>
 #include <stdio.h>

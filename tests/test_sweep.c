@@ -44,7 +44,7 @@
 #include "sweep/json_read.h"
 #include "sweep/search.h"
 #include "sweep/slurm.h"
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 #include "engine/cuda/cuda.h"
 #include "tests/check.h"
 

@@ -1,4 +1,4 @@
-/* testfs.h: files and folders for the data tests (test_engine_data, test_engine_pack): a
+/* testfs.h: files and folders for the data tests (test_data, test_data_pack): a
  * fresh folder under /tmp, removed with everything in it, and whole-file reads and writes
  * that abort on failure (a test's own setup failing is a broken test, not a result). */
 #ifndef DSE_TESTS_TESTFS_H

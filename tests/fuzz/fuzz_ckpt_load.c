@@ -3,7 +3,7 @@
  * one of tests/fuzz/tiny.cfg, whose checkpoints are the seeds (corpus/ckpt_load/). The
  * model is built once and reused: a load that fails leaves it as it was, one that
  * succeeds overwrites its values, neither changes what the reader checks. */
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 #include "engine/model.h"
 #include "engine/train.h"
 #include "tests/fuzz/fuzz.h"

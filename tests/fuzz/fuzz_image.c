@@ -1,9 +1,9 @@
-/* fuzz_image: JPEG, PNG, TIFF, WebP, BMP, PGM and PPM decoding (engine/image.c
+/* fuzz_image: JPEG, PNG, TIFF, WebP, BMP, PGM and PPM decoding (data/image.c
  * dse_image_decode, libjpeg-turbo, libpng, libtiff and libwebp underneath, our own readers
  * for the rest) of the bytes an image
  * folder or a pack holds, in memory: full size and with the DCT-scaled first downscale,
  * 3 channels and 1, at the default pixel budget. */
-#include "engine/image.h"
+#include "data/image.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,5 +1,5 @@
-/* fuzz_netcfg: network .cfg files (dse/netcfg.c through libconfig, sweep/cfgfile.c). */
-#include "dse/netfile.h"
+/* fuzz_netcfg: network .cfg files (netfile/netcfg.c through libconfig, netfile/cfgfile.c). */
+#include "netfile/netfile.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,10 +1,10 @@
-/* fuzz_pack: an image pack (engine/pack.c dse_pack_open: header, index, class names,
+/* fuzz_pack: an image pack (data/pack.c dse_pack_open: header, index, class names,
  * statistics, their CRC-32s), then every record verified and decoded (dse_pack_verify,
  * dse_pack_image for the first few). The CRCs stop most mutations early; the seeds
  * (corpus/pack/, made by dse data pack from tests/bad_data/rgb_2classes at --size 8)
  * reach the records. */
-#include "engine/image.h"
-#include "engine/pack.h"
+#include "data/image.h"
+#include "data/pack.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,5 +1,5 @@
-/* fuzz_prototxt: Caffe prototxt text (dse/prototxt.c) through its in-memory entry point. */
-#include "dse/netfile.h"
+/* fuzz_prototxt: Caffe prototxt text (netfile/prototxt*.c) through its in-memory entry point. */
+#include "netfile/netfile.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

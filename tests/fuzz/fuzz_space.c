@@ -1,4 +1,4 @@
-/* fuzz_space: design-space files (sweep/space.c through libconfig, sweep/cfgfile.c). */
+/* fuzz_space: design-space files (sweep/space.c through libconfig, netfile/cfgfile.c). */
 #include "sweep/space.h"
 #include "tests/fuzz/fuzz.h"
 

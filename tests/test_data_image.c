@@ -1,10 +1,10 @@
-/* test_engine_image.c: engine/image.c and engine/synth.c. Files of every mode the decoder
+/* test_data_image.c: data/image.c and data/synth.c. Files of every mode the decoder
  * handles are written here with libpng and libjpeg directly (not with the code under
  * test), decoded, and compared with exact values (PNG) or with libjpeg's own decode
  * (JPEG); broken files must fail with their messages; the resampler is compared with an
  * integer copy of the filter (exact) and a double one (within a level); synth folders are
  * checked for layout, determinism and decodability. */
-#include "engine/image.h"
+#include "data/image.h"
 
 #include <dirent.h>
 #include <setjmp.h>
@@ -23,7 +23,7 @@
 #include "base/base.h"
 #include "base/fs.h"
 #include "base/pcg32.h"
-#include "engine/synth.h"
+#include "data/synth.h"
 #include "tests/check.h"
 #include "tests/testfs.h"
 

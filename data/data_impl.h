@@ -1,10 +1,10 @@
 /* data_impl.h: the data module's private parts: the loader of image sources (imgload.c),
  * to which the dse_loader_* functions of data.h forward when a loader reads a pack or a
- * folder. Nothing outside engine/data.c and engine/imgload.c includes this. */
-#ifndef DSE_ENGINE_DATA_IMPL_H
-#define DSE_ENGINE_DATA_IMPL_H
+ * folder. Nothing outside data/data.c and data/imgload.c includes this (tests/layering.sh). */
+#ifndef DSE_DATA_IMPL_H
+#define DSE_DATA_IMPL_H
 
-#include "engine/data.h"
+#include "data/data.h"
 
 /* Pixel value -> normalized float, per channel: lut[ch][v] = (v / 255 - mean) / std, or
  * v / 255 when norm is NULL or norm->c is 0. Rows 0..c-1 are written. */

@@ -1,5 +1,5 @@
 /* netfile.c: pick the reader by file extension. */
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 
 #include <string.h>
 

@@ -1,9 +1,9 @@
-/* onnx.c: a trained model as an ONNX file (export.h; docs/export.md). Written with our own
+/* onnx.c: a trained model as an ONNX file (netfile.h; docs/export.md). Written with our own
  * protobuf writer (base/pb.h); every field number below is the one onnx/onnx.proto gives,
  * named beside it. The graph follows the model's layers in order; pooling reproduces
  * Caffe's output size and averaging divisor exactly with explicit pads (and a Pad node
  * where Caffe's padding counts in the average but its overhang does not). */
-#include "engine/export.h"
+#include "netfile/netfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,8 @@
 
 #include "base/fs.h"
 #include "base/pb.h"
+#include "data/data.h"
+#include "engine/model.h"
 
 /* onnx.proto field numbers */
 enum {

@@ -3,16 +3,17 @@
  * every core into one random-access file (a pack: records of raw pixels or re-encoded
  * JPEG, an index with a CRC-32 per record, class names, per-channel statistics), then
  * memory-mapped and fed by a pool of threads that decode, crop, flip and normalize
- * (engine/data.h: dse_loader_new_pack). docs/data.md has the byte layout and the rules. */
-#ifndef DSE_ENGINE_PACK_H
-#define DSE_ENGINE_PACK_H
+ * (data/data.h: dse_loader_new_pack). docs/data.md has the byte layout and the rules.
+ * Outside data/, reached through data/data.h (tests/layering.sh). */
+#ifndef DSE_DATA_PACK_H
+#define DSE_DATA_PACK_H
 
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/base.h"
-#include "engine/image.h"
+#include "data/image.h"
 
 #define DSE_PACK_MAGIC      "DSEPACK1"
 #define DSE_PACK_VERSION    1u

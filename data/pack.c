@@ -1,7 +1,7 @@
 /* pack.c: image folders scanned as torchvision's ImageFolder, packed once on many threads
  * into one random-access file, and read back through a memory map. The contract of each
  * function is in pack.h; docs/data.md ("Image folders and packs") has the byte layout. */
-#include "engine/pack.h"
+#include "data/pack.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -522,21 +522,9 @@ static void remove_stale_temps(const char *out_path) {
     closedir(d);
 }
 
-enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_path,
-                               const struct dse_pack_opts *o, struct dse_pack_summary *sum,
-                               struct dse_err *err) {
-    char tmp[1200];
-    FILE *fp = NULL;
-    struct writer wr;
-    pthread_t *th = NULL;
-    int nth = 0, kept = 0;
-    struct dse_pack_record *index = NULL;
-    int *per_class = NULL;
-    enum dse_status st = DSE_OK;
-    uint64_t s[3] = { 0 }, s2[3] = { 0 }, pixels = 0, off = DSE_PACK_HEADER;
-    double t0 = now_s(), last = t0;
-    memset(sum, 0, sizeof *sum);
-    memset(&wr, 0, sizeof wr);
+/* What dse_pack_write checks before it creates a file. */
+static enum dse_status check_pack_opts(const struct dse_imgfolder *f, const struct dse_pack_opts *o,
+                                       struct dse_err *err) {
     if (o->size < 0 || o->size > 4096 || o->size == 1 || (o->size > 0 && o->size < 8))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--size %d is out of range; expected 8..4096, or 0 "
                            "to keep each image's size", o->size);
@@ -548,6 +536,122 @@ enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_pa
     if (!host_little_endian())
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "packs are written on little-endian hosts only");
     if (f->n < 1) return dse_err_set(err, DSE_ERR_IO, f->root, 0, "no images to pack");
+    return DSE_OK;
+}
+
+/* What the writing thread has written: the index so far, the training images per class and
+ * their per-channel sums (the pack's statistics), and the offset of the next record. */
+struct tally {
+    struct dse_pack_record *index;
+    int                     kept;
+    int                    *per_class;
+    uint64_t                s[3], s2[3], pixels, off;
+};
+
+/* Record r of item it, in the folder's order: written to fp and to the index, or, when the
+ * image was bad, an error (or, with skip_bad, reported and counted). */
+static enum dse_status take_record(const struct dse_imgfolder_item *it, const struct result *r,
+                                   const struct dse_pack_opts *o, FILE *fp, const char *out_path,
+                                   const char *tmp, struct tally *t, struct dse_pack_summary *sum,
+                                   struct dse_err *err) {
+    enum dse_status st = DSE_OK;
+    if (!r->bytes) {
+        if (!o->skip_bad) {
+            st = dse_err_set(err, DSE_ERR_IO, it->path, 0, "%s (pass --skip-bad to leave bad images out)",
+                             r->why ? r->why : "cannot decode");
+        } else {
+            if (o->bad) o->bad(o->arg, it->path, r->why ? r->why : "cannot decode");
+            sum->skipped++;
+        }
+        return st;
+    }
+    struct dse_pack_record *rec = &t->index[t->kept++];
+    rec->offset = t->off, rec->bytes = (uint32_t)r->len;
+    rec->w = (uint16_t)r->w, rec->h = (uint16_t)r->h;
+    rec->label = (uint32_t)it->label;
+    rec->crc = crc_of(r->bytes, r->len);
+    if (r->len > UINT32_MAX) st = dse_err_set(err, DSE_ERR_IO, it->path, 0, "record over 4 GiB");
+    else st = write_all(fp, out_path, tmp, r->bytes, r->len, err);
+    t->off += r->len;
+    sum->records[it->split]++;
+    if (it->split == DSE_PACK_TRAIN) {
+        t->per_class[it->label]++;
+        for (int ch = 0; ch < o->channels; ch++) t->s[ch] += r->sum[ch], t->s2[ch] += r->sum2[ch];
+        t->pixels += (uint64_t)r->w * (uint64_t)r->h;
+    }
+    return st;
+}
+
+/* After the last record: every class and split kept a good image. */
+static enum dse_status check_kept(const struct dse_imgfolder *f, const struct dse_pack_summary *sum,
+                                  const int *per_class, struct dse_err *err) {
+    if (sum->records[DSE_PACK_TRAIN] == 0)
+        return dse_err_set(err, DSE_ERR_IO, f->root, 0, "every training image was bad; nothing to pack");
+    for (int c = 0; c < f->classes; c++)
+        if (!per_class[c])
+            return dse_err_set(err, DSE_ERR_IO, f->root, 0, "class '%s' has no good training image left",
+                               f->class_names[c]);
+    if (f->count[DSE_PACK_VAL] > 0 && sum->records[DSE_PACK_VAL] == 0)
+        return dse_err_set(err, DSE_ERR_IO, f->root, 0, "every %s/ image was bad", f->val_name);
+    return DSE_OK;
+}
+
+/* The header (docs/data.md has the layout), once the index (index_bytes at index_off, its
+ * CRC with the class names' in icrc) and the names (names_bytes after it) are written. */
+static void fill_header(uint8_t *header, const struct dse_imgfolder *f, const struct dse_pack_opts *o,
+                        const struct dse_pack_summary *sum, const struct tally *t, uint64_t index_off,
+                        uint64_t index_bytes, uint64_t names_bytes, uint32_t icrc) {
+    memcpy(header + H_MAGIC, DSE_PACK_MAGIC, 8);
+    put32(header + H_VERSION, DSE_PACK_VERSION);
+    put32(header + H_HEADER_BYTES, DSE_PACK_HEADER);
+    put32(header + H_FORMAT, (uint32_t)o->format);
+    put32(header + H_CHANNELS, (uint32_t)o->channels);
+    put32(header + H_SHORT, (uint32_t)o->size);
+    put32(header + H_QUALITY, o->format == DSE_PACK_JPEG ? (uint32_t)o->quality : 0);
+    put32(header + H_CLASSES, (uint32_t)f->classes);
+    put32(header + H_N, (uint32_t)t->kept);
+    memcpy(header + H_SPLITS, "train", 5);
+    put32(header + H_SPLITS + 8, 0);
+    put32(header + H_SPLITS + 12, (uint32_t)sum->records[DSE_PACK_TRAIN]);
+    memcpy(header + H_SPLITS + 16, f->val_name, strlen(f->val_name));
+    put32(header + H_SPLITS + 24, (uint32_t)sum->records[DSE_PACK_TRAIN]);
+    put32(header + H_SPLITS + 28, (uint32_t)sum->records[DSE_PACK_VAL]);
+    for (int ch = 0; ch < 4; ch++) {
+        double mean = 0, sd = 1;
+        if (ch < o->channels && t->pixels) {
+            mean = (double)t->s[ch] / (double)t->pixels / 255.0;
+            double var = (double)t->s2[ch] / (double)t->pixels / (255.0 * 255.0) - mean * mean;
+            sd = var > 0 ? sqrt(var) : 1.0;
+        }
+        putf(header + H_MEAN + 4 * ch, (float)mean);
+        putf(header + H_STD + 4 * ch, (float)sd);
+    }
+    put64(header + H_INDEX_OFF, index_off);
+    put64(header + H_INDEX_BYTES, index_bytes);
+    put64(header + H_NAMES_OFF, index_off + index_bytes);
+    put64(header + H_NAMES_BYTES, names_bytes);
+    put64(header + H_DATA_OFF, DSE_PACK_HEADER);
+    put64(header + H_DATA_BYTES, index_off - DSE_PACK_HEADER);
+    put64(header + H_FINGERPRINT, f->fingerprint);
+    put64(header + H_CREATED, (uint64_t)time(NULL));
+    put32(header + H_INDEX_CRC, (uint32_t)icrc);
+    put32(header + H_CRC, crc_of(header, H_CRC));
+}
+
+enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_path,
+                               const struct dse_pack_opts *o, struct dse_pack_summary *sum,
+                               struct dse_err *err) {
+    char tmp[1200];
+    FILE *fp = NULL;
+    struct writer wr;
+    pthread_t *th = NULL;
+    int nth = 0;
+    struct tally t = { .off = DSE_PACK_HEADER };
+    enum dse_status st = DSE_OK;
+    double t0 = now_s(), last = t0;
+    memset(sum, 0, sizeof *sum);
+    memset(&wr, 0, sizeof wr);
+    if ((st = check_pack_opts(f, o, err))) return st;
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "output path is too long");
     if ((st = dse_fs_check_target(out_path, err))) return st;
@@ -565,13 +669,13 @@ enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_pa
     memset(header, 0, sizeof header);
     if ((st = write_all(fp, out_path, tmp, header, sizeof header, err))) goto done;
 
-    index = malloc((size_t)f->n * sizeof *index);
-    per_class = calloc((size_t)f->classes, sizeof *per_class);
+    t.index = malloc((size_t)f->n * sizeof *t.index);
+    t.per_class = calloc((size_t)f->classes, sizeof *t.per_class);
     wr.f = f, wr.o = o;
     wr.window = 8 * o->threads + 8;
     wr.ring = calloc((size_t)wr.window, sizeof *wr.ring);
     th = calloc((size_t)o->threads, sizeof *th);
-    if (!index || !per_class || !wr.ring || !th) {
+    if (!t.index || !t.per_class || !wr.ring || !th) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for the index of %d images", f->n);
         goto done;
     }
@@ -590,31 +694,7 @@ enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_pa
         pthread_mutex_lock(&wr.mu);
         while (!r->state) pthread_cond_wait(&wr.cv_ready, &wr.mu);
         pthread_mutex_unlock(&wr.mu);
-        const struct dse_imgfolder_item *it = &f->items[i];
-        if (!r->bytes) {
-            if (!o->skip_bad) {
-                st = dse_err_set(err, DSE_ERR_IO, it->path, 0, "%s (pass --skip-bad to leave bad images out)",
-                                 r->why ? r->why : "cannot decode");
-            } else {
-                if (o->bad) o->bad(o->arg, it->path, r->why ? r->why : "cannot decode");
-                sum->skipped++;
-            }
-        } else {
-            struct dse_pack_record *rec = &index[kept++];
-            rec->offset = off, rec->bytes = (uint32_t)r->len;
-            rec->w = (uint16_t)r->w, rec->h = (uint16_t)r->h;
-            rec->label = (uint32_t)it->label;
-            rec->crc = crc_of(r->bytes, r->len);
-            if (r->len > UINT32_MAX) st = dse_err_set(err, DSE_ERR_IO, it->path, 0, "record over 4 GiB");
-            else st = write_all(fp, out_path, tmp, r->bytes, r->len, err);
-            off += r->len;
-            sum->records[it->split]++;
-            if (it->split == DSE_PACK_TRAIN) {
-                per_class[it->label]++;
-                for (int ch = 0; ch < o->channels; ch++) s[ch] += r->sum[ch], s2[ch] += r->sum2[ch];
-                pixels += (uint64_t)r->w * (uint64_t)r->h;
-            }
-        }
+        st = take_record(&f->items[i], r, o, fp, out_path, tmp, &t, sum, err);
         free(r->bytes);
         free(r->why);
         memset(r, 0, sizeof *r);
@@ -627,12 +707,12 @@ enum dse_status dse_pack_write(const struct dse_imgfolder *f, const char *out_pa
         pthread_cond_broadcast(&wr.cv_space);
         pthread_mutex_unlock(&wr.mu);
         if (st) break;
-        double t = now_s();
-        if (o->progress && (t - last >= 0.5 || i == f->n - 1)) {
+        double now = now_s();
+        if (o->progress && (now - last >= 0.5 || i == f->n - 1)) {
             struct dse_pack_progress p = { .done = i + 1, .total = f->n, .skipped = sum->skipped,
-                                           .bytes = off - DSE_PACK_HEADER, .seconds = t - t0 };
+                                           .bytes = t.off - DSE_PACK_HEADER, .seconds = now - t0 };
             o->progress(o->arg, &p);
-            last = t;
+            last = now;
         }
     }
 join:
@@ -640,74 +720,26 @@ join:
     wr.abort = 1;
     pthread_cond_broadcast(&wr.cv_space);
     pthread_mutex_unlock(&wr.mu);
-    for (int t = 0; t < nth; t++) pthread_join(th[t], NULL);
+    for (int k = 0; k < nth; k++) pthread_join(th[k], NULL);
     for (int k = 0; k < wr.window; k++) free(wr.ring[k].bytes), free(wr.ring[k].why);
     pthread_mutex_destroy(&wr.mu);
     pthread_cond_destroy(&wr.cv_ready);
     pthread_cond_destroy(&wr.cv_space);
-    if (st) goto done;
-    if (sum->records[DSE_PACK_TRAIN] == 0) {
-        st = dse_err_set(err, DSE_ERR_IO, f->root, 0, "every training image was bad; nothing to pack");
-        goto done;
-    }
-    for (int c = 0; c < f->classes; c++)
-        if (!per_class[c]) {
-            st = dse_err_set(err, DSE_ERR_IO, f->root, 0, "class '%s' has no good training image left",
-                             f->class_names[c]);
-            goto done;
-        }
-    if (f->count[DSE_PACK_VAL] > 0 && sum->records[DSE_PACK_VAL] == 0) {
-        st = dse_err_set(err, DSE_ERR_IO, f->root, 0, "every %s/ image was bad", f->val_name);
-        goto done;
-    }
+    if (st || (st = check_kept(f, sum, t.per_class, err))) goto done;
 
     /* Zeros up to a multiple of 8 (the index is read in place, as 24-byte records with a
      * u64 first), the index, the class names, then the header, which makes the file valid. */
     static const uint8_t zeros[8];
-    size_t pad = (size_t)((8 - off % 8) % 8);
+    size_t pad = (size_t)((8 - t.off % 8) % 8);
     if ((st = write_all(fp, out_path, tmp, zeros, pad, err))) goto done;
-    off += pad;
-    uint64_t index_off = off, index_bytes = (uint64_t)kept * sizeof *index;
+    t.off += pad;
+    uint64_t index_off = t.off, index_bytes = (uint64_t)t.kept * sizeof *t.index;
     uint64_t names_bytes = (uint64_t)f->classes * DSE_PACK_CLASS_MAX;
-    if ((st = write_all(fp, out_path, tmp, index, (size_t)index_bytes, err)) ||
+    if ((st = write_all(fp, out_path, tmp, t.index, (size_t)index_bytes, err)) ||
         (st = write_all(fp, out_path, tmp, f->class_names, (size_t)names_bytes, err)))
         goto done;
-    uint32_t icrc = crc_more(crc_of(index, (size_t)index_bytes), f->class_names, (size_t)names_bytes);
-    memcpy(header + H_MAGIC, DSE_PACK_MAGIC, 8);
-    put32(header + H_VERSION, DSE_PACK_VERSION);
-    put32(header + H_HEADER_BYTES, DSE_PACK_HEADER);
-    put32(header + H_FORMAT, (uint32_t)o->format);
-    put32(header + H_CHANNELS, (uint32_t)o->channels);
-    put32(header + H_SHORT, (uint32_t)o->size);
-    put32(header + H_QUALITY, o->format == DSE_PACK_JPEG ? (uint32_t)o->quality : 0);
-    put32(header + H_CLASSES, (uint32_t)f->classes);
-    put32(header + H_N, (uint32_t)kept);
-    memcpy(header + H_SPLITS, "train", 5);
-    put32(header + H_SPLITS + 8, 0);
-    put32(header + H_SPLITS + 12, (uint32_t)sum->records[DSE_PACK_TRAIN]);
-    memcpy(header + H_SPLITS + 16, f->val_name, strlen(f->val_name));
-    put32(header + H_SPLITS + 24, (uint32_t)sum->records[DSE_PACK_TRAIN]);
-    put32(header + H_SPLITS + 28, (uint32_t)sum->records[DSE_PACK_VAL]);
-    for (int ch = 0; ch < 4; ch++) {
-        double mean = 0, sd = 1;
-        if (ch < o->channels && pixels) {
-            mean = (double)s[ch] / (double)pixels / 255.0;
-            double var = (double)s2[ch] / (double)pixels / (255.0 * 255.0) - mean * mean;
-            sd = var > 0 ? sqrt(var) : 1.0;
-        }
-        putf(header + H_MEAN + 4 * ch, (float)mean);
-        putf(header + H_STD + 4 * ch, (float)sd);
-    }
-    put64(header + H_INDEX_OFF, index_off);
-    put64(header + H_INDEX_BYTES, index_bytes);
-    put64(header + H_NAMES_OFF, index_off + index_bytes);
-    put64(header + H_NAMES_BYTES, names_bytes);
-    put64(header + H_DATA_OFF, DSE_PACK_HEADER);
-    put64(header + H_DATA_BYTES, index_off - DSE_PACK_HEADER);
-    put64(header + H_FINGERPRINT, f->fingerprint);
-    put64(header + H_CREATED, (uint64_t)time(NULL));
-    put32(header + H_INDEX_CRC, (uint32_t)icrc);
-    put32(header + H_CRC, crc_of(header, H_CRC));
+    uint32_t icrc = crc_more(crc_of(t.index, (size_t)index_bytes), f->class_names, (size_t)names_bytes);
+    fill_header(header, f, o, sum, &t, index_off, index_bytes, names_bytes, icrc);
     if (fflush(fp) || fseek(fp, 0, SEEK_SET) || (st = write_all(fp, out_path, tmp, header, sizeof header, err)) ||
         fflush(fp) || fsync(fileno(fp))) {
         if (!st) st = dse_err_set(err, DSE_ERR_IO, out_path, 0, "cannot write %s: %s", tmp, strerror(errno));
@@ -721,8 +753,8 @@ done:
         st = dse_err_set(err, DSE_ERR_IO, out_path, 0, "cannot rename %s into place: %s", tmp, strerror(errno));
     if (st) unlink(tmp);
     else dse_fs_sync_dir(out_path, NULL);
-    free(index);
-    free(per_class);
+    free(t.index);
+    free(t.per_class);
     free(wr.ring);
     free(th);
     sum->seconds = now_s() - t0;

@@ -1,14 +1,12 @@
 /* netcfg.c: our network files (libconfig .cfg): an input shape and an ordered list of
  * layers, Fire modules included. Every setting is checked against the keys its layer
  * type allows, and every error names path:line. Format: docs/network-format.md. */
-#include "dse/netfile.h"
+#include "netfile/netfile.h"
 
 #include <libconfig.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "sweep/cfgfile.h"
 
 struct type_spec {
     const char         *name;     /* type as written in the file */
@@ -167,6 +165,121 @@ static enum dse_status read_inputs(struct ctx *cx, const struct dse_net *net,
     return DSE_OK;
 }
 
+/* A fire layer: a Fire module of three convolutions and its bypass (dse_net_add_fire). */
+static enum dse_status read_fire(struct ctx *cx, struct dse_net *net, const config_setting_t *g,
+                                 const char *name, int line) {
+    enum dse_status st;
+    struct dse_fire f;
+    struct dse_layer tmp = dse_layer_make(DSE_LAYER_CONV, name);
+    const char *bypass = "none";
+    memset(&f, 0, sizeof f);
+    dse_strlcpy(f.name, name, DSE_NAME_MAX);
+    f.line = line;
+    int have_sq = 0;
+    if ((st = get_int(cx, g, "squeeze", &f.squeeze, &have_sq))) return st;
+    if ((st = get_int(cx, g, "expand1x1", &f.expand1x1, NULL))) return st;
+    if ((st = get_int(cx, g, "expand3x3", &f.expand3x3, NULL))) return st;
+    if ((st = get_string(cx, g, "bypass", &bypass))) return st;
+    if (!have_sq)
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' needs squeeze = <filters>", name);
+    if (!strcmp(bypass, "none")) f.bypass = DSE_BYPASS_NONE;
+    else if (!strcmp(bypass, "simple")) f.bypass = DSE_BYPASS_SIMPLE;
+    else if (!strcmp(bypass, "complex")) f.bypass = DSE_BYPASS_COMPLEX;
+    else
+        return cfg_err(cx, config_setting_get_member(g, "bypass"), DSE_ERR_CONFIG,
+                       "bypass = \"%s\"; expected \"none\", \"simple\" or \"complex\"", bypass);
+    tmp.inputs[0] = net->n_layers - 1;
+    if ((st = read_inputs(cx, net, g, &tmp))) return st;
+    if (tmp.n_inputs > 1)
+        return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' takes one input", name);
+    st = dse_net_add_fire(net, &f, tmp.inputs[0], cx->err); /* its layers' names: dse_net_check_names */
+    if (st) dse_err_name_file(cx->err, cx->path);
+    return st;
+}
+
+/* The settings of a layer of spec's type (not fire) into l. */
+static enum dse_status read_settings(struct ctx *cx, const config_setting_t *g, const struct type_spec *spec,
+                                     const char *name, struct dse_layer *l) {
+    enum dse_status st;
+    int have = 0;
+    const char *s = NULL;
+    switch (spec->type) {
+    case DSE_LAYER_CONV:
+        if ((st = get_int(cx, g, "filters", &l->num_output, &have))) return st;
+        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "conv '%s' needs filters = <count>", name);
+        if ((st = get_hw(cx, g, "kernel", &l->kernel_h, &l->kernel_w, &have))) return st;
+        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "conv '%s' needs kernel = <size> (or kernel_h and kernel_w)", name);
+        if ((st = get_hw(cx, g, "stride", &l->stride_h, &l->stride_w, NULL))) return st;
+        if ((st = get_hw(cx, g, "pad", &l->pad_h, &l->pad_w, NULL))) return st;
+        if ((st = get_hw(cx, g, "dilation", &l->dilation_h, &l->dilation_w, NULL))) return st;
+        if ((st = get_int(cx, g, "groups", &l->groups, NULL))) return st;
+        if ((st = get_bool(cx, g, "bias", &l->bias))) return st;
+        break;
+    case DSE_LAYER_MAXPOOL:
+    case DSE_LAYER_AVGPOOL:
+        if (strncmp(spec->name, "global_", 7) == 0) {
+            l->global = 1;
+            break;
+        }
+        if ((st = get_bool(cx, g, "global", &l->global))) return st;
+        if ((st = get_hw(cx, g, "kernel", &l->kernel_h, &l->kernel_w, &have))) return st;
+        if (!have && !l->global)
+            return cfg_err(cx, g, DSE_ERR_CONFIG, "%s '%s' needs kernel = <size> (or global = true)", spec->name, name);
+        if (l->global && (have || config_setting_get_member(g, "stride") || config_setting_get_member(g, "pad")))
+            return cfg_err(cx, g, DSE_ERR_CONFIG, "%s '%s': global pooling takes no kernel, stride or pad "
+                           "(as in Caffe)", spec->name, name);
+        if ((st = get_hw(cx, g, "stride", &l->stride_h, &l->stride_w, NULL))) return st;
+        if ((st = get_hw(cx, g, "pad", &l->pad_h, &l->pad_w, NULL))) return st;
+        if ((st = get_string(cx, g, "round", &s))) return st;
+        if (s && !strcmp(s, "floor")) l->round = DSE_ROUND_FLOOR;
+        else if (s && strcmp(s, "ceil"))
+            return cfg_err(cx, config_setting_get_member(g, "round"), DSE_ERR_CONFIG,
+                           "round = \"%s\"; expected \"ceil\" (Caffe's default) or \"floor\"", s);
+        break;
+    case DSE_LAYER_RELU:
+    case DSE_LAYER_DROPOUT:
+    case DSE_LAYER_BATCHNORM:
+    case DSE_LAYER_SCALE:
+        l->in_place = 1;
+        if ((st = get_bool(cx, g, "in_place", &l->in_place))) return st;
+        if (spec->type == DSE_LAYER_BATCHNORM && (st = get_bool(cx, g, "affine", &l->affine))) return st;
+        if (spec->type == DSE_LAYER_SCALE) {
+            l->bias = 0;
+            if ((st = get_bool(cx, g, "bias", &l->bias))) return st;
+        }
+        if (spec->type == DSE_LAYER_DROPOUT) {
+            const config_setting_t *r = config_setting_get_member(g, "ratio");
+            if (r) {
+                int t = config_setting_type(r);
+                if (t != CONFIG_TYPE_FLOAT && t != CONFIG_TYPE_INT)
+                    return cfg_err(cx, r, DSE_ERR_CONFIG, "ratio must be a number in [0, 1)");
+                l->dropout_ratio = t == CONFIG_TYPE_FLOAT ? (float)config_setting_get_float(r)
+                                                         : (float)config_setting_get_int(r);
+            }
+        }
+        break;
+    case DSE_LAYER_ELTWISE:
+        if ((st = get_string(cx, g, "op", &s))) return st;
+        if (s && !strcmp(s, "prod")) l->eltwise_op = DSE_ELTWISE_PROD;
+        else if (s && !strcmp(s, "max")) l->eltwise_op = DSE_ELTWISE_MAX;
+        else if (s && strcmp(s, "sum"))
+            return cfg_err(cx, config_setting_get_member(g, "op"), DSE_ERR_CONFIG,
+                           "op = \"%s\"; expected \"sum\", \"prod\" or \"max\"", s);
+        break;
+    case DSE_LAYER_FC:
+        if ((st = get_int(cx, g, "outputs", &l->num_output, &have))) return st;
+        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "fc '%s' needs outputs = <count>", name);
+        if ((st = get_bool(cx, g, "bias", &l->bias))) return st;
+        break;
+    case DSE_LAYER_LRN:
+        if ((st = get_int(cx, g, "size", &l->lrn_size, NULL))) return st;
+        break;
+    default:
+        break;
+    }
+    return DSE_OK;
+}
+
 static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const config_setting_t *g) {
     const char *name = NULL, *type = NULL;
     enum dse_status st;
@@ -215,113 +328,11 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
         }
     }
 
-    if (strcmp(spec->name, "fire") == 0) {
-        struct dse_fire f;
-        struct dse_layer tmp = dse_layer_make(DSE_LAYER_CONV, name);
-        const char *bypass = "none";
-        memset(&f, 0, sizeof f);
-        dse_strlcpy(f.name, name, DSE_NAME_MAX);
-        f.line = line;
-        int have_sq = 0;
-        if ((st = get_int(cx, g, "squeeze", &f.squeeze, &have_sq))) return st;
-        if ((st = get_int(cx, g, "expand1x1", &f.expand1x1, NULL))) return st;
-        if ((st = get_int(cx, g, "expand3x3", &f.expand3x3, NULL))) return st;
-        if ((st = get_string(cx, g, "bypass", &bypass))) return st;
-        if (!have_sq)
-            return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' needs squeeze = <filters>", name);
-        if (!strcmp(bypass, "none")) f.bypass = DSE_BYPASS_NONE;
-        else if (!strcmp(bypass, "simple")) f.bypass = DSE_BYPASS_SIMPLE;
-        else if (!strcmp(bypass, "complex")) f.bypass = DSE_BYPASS_COMPLEX;
-        else
-            return cfg_err(cx, config_setting_get_member(g, "bypass"), DSE_ERR_CONFIG,
-                           "bypass = \"%s\"; expected \"none\", \"simple\" or \"complex\"", bypass);
-        tmp.inputs[0] = net->n_layers - 1;
-        if ((st = read_inputs(cx, net, g, &tmp))) return st;
-        if (tmp.n_inputs > 1)
-            return cfg_err(cx, g, DSE_ERR_CONFIG, "fire '%s' takes one input", name);
-        st = dse_net_add_fire(net, &f, tmp.inputs[0], cx->err); /* its layers' names: dse_net_check_names */
-        if (st) dse_err_name_file(cx->err, cx->path);
-        return st;
-    }
+    if (strcmp(spec->name, "fire") == 0) return read_fire(cx, net, g, name, line);
 
     struct dse_layer l = dse_layer_make(spec->type, name);
     l.line = line;
-    int have = 0;
-    const char *s = NULL;
-    switch (spec->type) {
-    case DSE_LAYER_CONV:
-        if ((st = get_int(cx, g, "filters", &l.num_output, &have))) return st;
-        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "conv '%s' needs filters = <count>", name);
-        if ((st = get_hw(cx, g, "kernel", &l.kernel_h, &l.kernel_w, &have))) return st;
-        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "conv '%s' needs kernel = <size> (or kernel_h and kernel_w)", name);
-        if ((st = get_hw(cx, g, "stride", &l.stride_h, &l.stride_w, NULL))) return st;
-        if ((st = get_hw(cx, g, "pad", &l.pad_h, &l.pad_w, NULL))) return st;
-        if ((st = get_hw(cx, g, "dilation", &l.dilation_h, &l.dilation_w, NULL))) return st;
-        if ((st = get_int(cx, g, "groups", &l.groups, NULL))) return st;
-        if ((st = get_bool(cx, g, "bias", &l.bias))) return st;
-        break;
-    case DSE_LAYER_MAXPOOL:
-    case DSE_LAYER_AVGPOOL:
-        if (strncmp(spec->name, "global_", 7) == 0) {
-            l.global = 1;
-            break;
-        }
-        if ((st = get_bool(cx, g, "global", &l.global))) return st;
-        if ((st = get_hw(cx, g, "kernel", &l.kernel_h, &l.kernel_w, &have))) return st;
-        if (!have && !l.global)
-            return cfg_err(cx, g, DSE_ERR_CONFIG, "%s '%s' needs kernel = <size> (or global = true)", spec->name, name);
-        if (l.global && (have || config_setting_get_member(g, "stride") || config_setting_get_member(g, "pad")))
-            return cfg_err(cx, g, DSE_ERR_CONFIG, "%s '%s': global pooling takes no kernel, stride or pad "
-                           "(as in Caffe)", spec->name, name);
-        if ((st = get_hw(cx, g, "stride", &l.stride_h, &l.stride_w, NULL))) return st;
-        if ((st = get_hw(cx, g, "pad", &l.pad_h, &l.pad_w, NULL))) return st;
-        if ((st = get_string(cx, g, "round", &s))) return st;
-        if (s && !strcmp(s, "floor")) l.round = DSE_ROUND_FLOOR;
-        else if (s && strcmp(s, "ceil"))
-            return cfg_err(cx, config_setting_get_member(g, "round"), DSE_ERR_CONFIG,
-                           "round = \"%s\"; expected \"ceil\" (Caffe's default) or \"floor\"", s);
-        break;
-    case DSE_LAYER_RELU:
-    case DSE_LAYER_DROPOUT:
-    case DSE_LAYER_BATCHNORM:
-    case DSE_LAYER_SCALE:
-        l.in_place = 1;
-        if ((st = get_bool(cx, g, "in_place", &l.in_place))) return st;
-        if (spec->type == DSE_LAYER_BATCHNORM && (st = get_bool(cx, g, "affine", &l.affine))) return st;
-        if (spec->type == DSE_LAYER_SCALE) {
-            l.bias = 0;
-            if ((st = get_bool(cx, g, "bias", &l.bias))) return st;
-        }
-        if (spec->type == DSE_LAYER_DROPOUT) {
-            const config_setting_t *r = config_setting_get_member(g, "ratio");
-            if (r) {
-                int t = config_setting_type(r);
-                if (t != CONFIG_TYPE_FLOAT && t != CONFIG_TYPE_INT)
-                    return cfg_err(cx, r, DSE_ERR_CONFIG, "ratio must be a number in [0, 1)");
-                l.dropout_ratio = t == CONFIG_TYPE_FLOAT ? (float)config_setting_get_float(r)
-                                                         : (float)config_setting_get_int(r);
-            }
-        }
-        break;
-    case DSE_LAYER_ELTWISE:
-        if ((st = get_string(cx, g, "op", &s))) return st;
-        if (s && !strcmp(s, "prod")) l.eltwise_op = DSE_ELTWISE_PROD;
-        else if (s && !strcmp(s, "max")) l.eltwise_op = DSE_ELTWISE_MAX;
-        else if (s && strcmp(s, "sum"))
-            return cfg_err(cx, config_setting_get_member(g, "op"), DSE_ERR_CONFIG,
-                           "op = \"%s\"; expected \"sum\", \"prod\" or \"max\"", s);
-        break;
-    case DSE_LAYER_FC:
-        if ((st = get_int(cx, g, "outputs", &l.num_output, &have))) return st;
-        if (!have) return cfg_err(cx, g, DSE_ERR_CONFIG, "fc '%s' needs outputs = <count>", name);
-        if ((st = get_bool(cx, g, "bias", &l.bias))) return st;
-        break;
-    case DSE_LAYER_LRN:
-        if ((st = get_int(cx, g, "size", &l.lrn_size, NULL))) return st;
-        break;
-    default:
-        break;
-    }
+    if ((st = read_settings(cx, g, spec, name, &l))) return st;
     if ((st = read_inputs(cx, net, g, &l))) return st;
     if (l.n_inputs == 0) {
         l.n_inputs = 1;

@@ -2,8 +2,8 @@
  * benchmarks and the demo experiment: each class is a colour pair and a stripe pattern, so
  * a small CNN can learn them after random-resized-crop and flips. docs/data.md ("Image
  * folders and packs") describes the folder layout the loader reads. */
-#ifndef DSE_ENGINE_SYNTH_H
-#define DSE_ENGINE_SYNTH_H
+#ifndef DSE_DATA_SYNTH_H
+#define DSE_DATA_SYNTH_H
 
 #include <stdint.h>
 

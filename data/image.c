@@ -6,7 +6,7 @@
  * libjpeg and libpng report errors by longjmp: each guarded function keeps its state in a
  * struct owned by its caller, so nothing the jump skips over is left indeterminate. libtiff
  * reports to a handler of its handle, libwebp returns a status. */
-#include "engine/image.h"
+#include "data/image.h"
 
 #include <math.h>
 #include <setjmp.h>

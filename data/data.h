@@ -3,15 +3,17 @@
  * per-epoch shuffling, and a loader that prepares the next batch in a background thread.
  * Everything random comes from PCG32 seeded by the caller: the same seed gives the same
  * bytes, and epoch k can be reproduced without replaying epochs 0..k-1. docs/data.md has
- * the larger picture (where files are looked up, the formats, the loader's threading). */
-#ifndef DSE_ENGINE_DATA_H
-#define DSE_ENGINE_DATA_H
+ * the larger picture (where files are looked up, the formats, the loader's threading).
+ * The data library's door (data/README.md): code outside data/ includes this header (it
+ * brings pack.h and image.h) or synth.h, never the others (tests/layering.sh). */
+#ifndef DSE_DATA_H
+#define DSE_DATA_H
 
 #include <stdint.h>
 
 #include "base/base.h"
 #include "base/pcg32.h"
-#include "engine/pack.h"
+#include "data/pack.h"
 
 #define DSE_DATA_MAX_CHANNELS 4
 #define DSE_DATA_MAX_FILES    6     /* CIFAR-10 has 5 training batches */

@@ -4,9 +4,10 @@
  * encoded back (JPEG for packs, PNG and JPEG for generated test folders), and resampled
  * with an antialiasing filter. Everything here is integer arithmetic with a fixed order,
  * so the same input gives the same bytes on every machine and thread count.
- * docs/data.md ("Image folders and packs") has the larger picture. */
-#ifndef DSE_ENGINE_IMAGE_H
-#define DSE_ENGINE_IMAGE_H
+ * docs/data.md ("Image folders and packs") has the larger picture. Outside data/, reached
+ * through data/data.h (tests/layering.sh). */
+#ifndef DSE_DATA_IMAGE_H
+#define DSE_DATA_IMAGE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* data.c: IDX and CIFAR readers (through zlib, so .gz or not), dataset lookup by name,
  * normalization, augmentation, per-epoch shuffling and the double-buffered background
  * loader. The contract of each function is in data.h; docs/data.md has the overview. */
-#include "engine/data.h"
-#include "engine/data_impl.h"
+#include "data/data.h"
+#include "data/data_impl.h"
 
 #include <errno.h>
 #include <limits.h>

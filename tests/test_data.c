@@ -1,8 +1,8 @@
-/* test_engine_data.c: engine/data.c: the real Fashion-MNIST from Debian's package, IDX and
+/* test_data.c: data/data.c: the real Fashion-MNIST from Debian's package, IDX and
  * CIFAR files written here (valid, truncated, corrupt), dataset lookup, normalization,
  * augmentation, shuffling and the threaded loader against the synchronous reference.
  * Cases that need dataset-fashion-mnist print SKIP when it is not installed. */
-#include "engine/data.h"
+#include "data/data.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -588,7 +588,7 @@ static void test_locate(void) {
     tmpdir_remove(dir);
 }
 
-/* One table of names (engine/data.h DSE_DATA_SETS) for --data and space files (issue #15):
+/* One table of names (data/data.h DSE_DATA_SETS) for --data and space files (issue #15):
  * aliases read as the canonical spelling, which is what every door prints. */
 static void test_names(void) {
     CHECK_STR_EQ(dse_data_name_find("cifar10"), "cifar-10");

@@ -1,9 +1,9 @@
-/* cfgfile.c: libconfig files read safely (sweep/cfgfile.h). libconfig 1.5 has no hook for
+/* cfgfile.c: libconfig files read safely (netfile/netfile.h). libconfig 1.5 has no hook for
  * @include (config_set_include_func came in 1.7), so the text is walked here first, token
  * by token as libconfig's scanner (scanner.l) would: comments and strings are skipped, each
  * integer is range-checked, and each @include line's file is checked, and walked, before
  * libconfig opens it. */
-#include "sweep/cfgfile.h"
+#include "netfile/netfile.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <libconfig.h>
 
 #include "base/fs.h"
 

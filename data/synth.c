@@ -2,8 +2,8 @@
  * stripe frequency and orientation; each image adds its own phase, a little tilt,
  * brightness jitter and pixel noise. The mixed folders write every format the decoder
  * reads; the exotic ones (RGBA, 16-bit and palette PNG, CMYK JPEG) are written here with
- * libpng and libjpeg directly, the plain ones through engine/image.h. */
-#include "engine/synth.h"
+ * libpng and libjpeg directly, the plain ones through data/image.h. */
+#include "data/synth.h"
 
 #include <errno.h>
 #include <math.h>
@@ -18,7 +18,7 @@
 
 #include "base/fs.h"
 #include "base/pcg32.h"
-#include "engine/image.h"
+#include "data/image.h"
 
 #define SYNTH_PER_CLASS_MAX 1000000
 #define SYNTH_PI            3.14159265358979323846
@@ -32,7 +32,7 @@ void dse_synth_opts_default(struct dse_synth_opts *o) {
 enum fmt { FMT_JPEG_RGB, FMT_PNG_GRAY, FMT_PNG_RGBA, FMT_PNG_RGB16, FMT_JPEG_GRAY, FMT_JPEG_CMYK,
            FMT_PNG_PALETTE, FMT_PNG_RGB, FMT_COUNT };
 
-/* ---- raw encoders for the formats engine/image.h does not write ------------------------ */
+/* ---- raw encoders for the formats data/image.h does not write -------------------------- */
 
 /* A growing malloc'd output and the error a library callback reports into it. */
 struct sink {

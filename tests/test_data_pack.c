@@ -1,9 +1,9 @@
-/* test_engine_pack.c: engine/pack.c and engine/imgload.c: image folders scanned as
+/* test_data_pack.c: data/pack.c and data/imgload.c: image folders scanned as
  * torchvision's ImageFolder, packs written and read back pixel for pixel, the loader's
  * bytes pinned and equal for any number of workers and between a folder and its pack, and
  * every bad input (folders, images, packs) refused with a message naming it. Folders are
- * made here with engine/synth.c; nothing is downloaded. */
-#include "engine/pack.h"
+ * made here with data/synth.c; nothing is downloaded. */
+#include "data/pack.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -21,9 +21,9 @@
 #include "base/base.h"
 #include "base/fs.h"
 #include "base/pcg32.h"
-#include "engine/data.h"
-#include "engine/image.h"
-#include "engine/synth.h"
+#include "data/data.h"
+#include "data/image.h"
+#include "data/synth.h"
 #include "tests/check.h"
 #include "tests/testfs.h"
 

@@ -3,7 +3,7 @@
  * prefetch queue) that the caller empties in order. Each image's random draws come from a
  * stream chosen by (seed, epoch, position), so any number of workers gives the same bytes.
  * The public face is dse_loader_* in data.h; data.c forwards to these. */
-#include "engine/data_impl.h"
+#include "data/data_impl.h"
 
 #include <math.h>
 #include <pthread.h>

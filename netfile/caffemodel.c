@@ -1,8 +1,8 @@
-/* caffemodel.c: Caffe's binary NetParameter (.caffemodel), written and read (export.h;
+/* caffemodel.c: Caffe's binary NetParameter (.caffemodel), written and read (netfile.h;
  * docs/export.md). Field numbers are caffe.proto's, named beside each use. Only what
  * carries weights is written: for each weighted layer its name, type and blobs, which is
  * all Caffe's Net::CopyTrainedLayersFrom reads (it matches layers by name). */
-#include "engine/export.h"
+#include "netfile/netfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 
 #include "base/fs.h"
 #include "base/pb.h"
+#include "engine/model.h"
 
 /* caffe.proto field numbers */
 enum {
