@@ -15,7 +15,7 @@ struct dse_pcg32 {
 /* pcg32_srandom_r: seed and stream (initseq) pick one of 2^63 independent streams. */
 void     dse_pcg32_seed(struct dse_pcg32 *r, uint64_t seed, uint64_t stream);
 /* pcg32_random_r; inline, as loops drawing one number per value (dropout masks) call it.
- * Jump-ahead: dse_pcg32_advance (engine/cuda/shared.h, shared with the GPU kernels). */
+ * Jump-ahead: dse_pcg32_advance (engine/kernels_shared.h, shared with the GPU kernels). */
 static inline uint32_t dse_pcg32_next(struct dse_pcg32 *r) {
     uint64_t old = r->state;
     r->state = old * 6364136223846793005ULL + r->inc;

@@ -72,7 +72,7 @@ if(NOT _dse_cuda_want STREQUAL "OFF")
         target_sources(dse_engine PRIVATE ${CMAKE_SOURCE_DIR}/engine/cuda/ctx.c
                        ${CMAKE_SOURCE_DIR}/engine/cuda/conv.c ${CMAKE_SOURCE_DIR}/engine/cuda/conv_graph.c
                        ${CMAKE_SOURCE_DIR}/engine/cuda/ops.c ${CMAKE_SOURCE_DIR}/engine/cuda/step.c
-                       ${CMAKE_SOURCE_DIR}/engine/cuda/fail.c)
+                       ${CMAKE_SOURCE_DIR}/engine/cuda/fail.c ${CMAKE_SOURCE_DIR}/engine/cuda/table.c)
         set_source_files_properties(${CMAKE_SOURCE_DIR}/engine/backend.c PROPERTIES COMPILE_DEFINITIONS DSE_CUDA)
         # cuBLAS is loaded with dlopen when a CUDA context is made (engine/cuda/ctx.c): linked,
         # its relocations would cost every dse process about 0.1 s at start-up. Only its

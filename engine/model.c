@@ -5,7 +5,7 @@
 #include "engine/model.h"
 #include "engine/slices.h"
 
-#include "engine/cuda/shared.h" /* dse_clip_factor, the device step's too */
+#include "engine/kernels_shared.h" /* dse_clip_factor, the device step's too */
 
 #include <math.h>
 #include <stdlib.h>
@@ -157,6 +157,26 @@ static int classifier_behind_relu(const struct dse_net *net, int i) {
     return relu;
 }
 
+/* Layer i's weights [out_c, c, kh, kw] (fan-in c * kh * kw, the init's gain) and, if it has
+ * one, its bias [1, out_c, 1, 1]: a conv's and an fc's parameters. */
+static enum dse_status weights_and_bias(struct dse_model *m, int i, int c, int kh, int kw, double gain,
+                                        const struct dse_model_opts *o, struct dse_pcg32 *r, struct dse_err *err) {
+    const struct dse_layer *l = &m->net.layers[i];
+    const unsigned gradf = o->inference ? 0u : DSE_TENSOR_GRAD; /* inference: no gradients */
+    struct dse_node *n = &m->nodes[i];
+    struct dse_tensor *t = &m->owned[4 * i];
+    enum dse_status st;
+    if ((st = dse_tensor_init(&t[0], l->out_c, c, kh, kw, gradf, err))) return st;
+    init_weights(&t[0], (int64_t)c * kh * kw, gain, o, r);
+    n->weight = &t[0];
+    if (l->bias) {
+        if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
+        n->bias = &t[1];
+        if (classifier_behind_relu(&m->net, i)) dse_tensor_fill(&t[1], o->classifier_bias);
+    }
+    return DSE_OK;
+}
+
 /* Parameter tensors of layer i (weights, bias, batchnorm running statistics). */
 static enum dse_status make_params(struct dse_model *m, int i, const struct dse_model_opts *o,
                                    struct dse_pcg32 *r, struct dse_err *err) {
@@ -168,27 +188,13 @@ static enum dse_status make_params(struct dse_model *m, int i, const struct dse_
     switch (l->type) {
     case DSE_LAYER_CONV: {
         int cg = l->in_c / l->groups;
-        if ((st = dse_tensor_init(&t[0], l->out_c, cg, l->kernel_h, l->kernel_w, gradf, err))) return st;
-        init_weights(&t[0], (int64_t)cg * l->kernel_h * l->kernel_w, init_gain(&m->net, i), o, r);
-        n->weight = &t[0];
-        if (l->bias) {
-            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
-            n->bias = &t[1];
-            if (classifier_behind_relu(&m->net, i)) dse_tensor_fill(&t[1], o->classifier_bias);
-        }
+        if ((st = weights_and_bias(m, i, cg, l->kernel_h, l->kernel_w, init_gain(&m->net, i), o, r, err))) return st;
         break;
     }
     case DSE_LAYER_FC: {
         int64_t d = (int64_t)l->in_c * l->in_h * l->in_w;
         if (d > DSE_DIM_MAX) return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, l->line, "fc '%s' too wide", l->name);
-        if ((st = dse_tensor_init(&t[0], l->out_c, (int)d, 1, 1, gradf, err))) return st;
-        init_weights(&t[0], d, 1.0, o, r);
-        n->weight = &t[0];
-        if (l->bias) {
-            if ((st = dse_tensor_init(&t[1], 1, l->out_c, 1, 1, gradf, err))) return st;
-            n->bias = &t[1];
-            if (classifier_behind_relu(&m->net, i)) dse_tensor_fill(&t[1], o->classifier_bias);
-        }
+        if ((st = weights_and_bias(m, i, (int)d, 1, 1, 1.0, o, r, err))) return st;
         break;
     }
     case DSE_LAYER_BATCHNORM:
@@ -407,6 +413,81 @@ static void fuse_relus(struct dse_model *m, const int *own) {
     }
 }
 
+/* Who owns each layer's output (own[i]: the layer whose tensor it is; consumers: how many
+ * layers read each owner) and which outputs are views of a concat buffer (view_of[i]: the
+ * concat, view_c0[i]: the first channel; -1: none). */
+static void plan_outputs(const struct dse_net *net, int *own, int *consumers, int *view_of, int *view_c0) {
+    const int n = net->n_layers;
+    /* Who owns each layer's output: in-place layers write into their input's tensor. */
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &net->layers[i];
+        own[i] = l->in_place && l->inputs[0] >= 0 ? own[l->inputs[0]] : i;
+        view_of[i] = -1;
+        for (int k = 0; k < l->n_inputs; k++)
+            if (l->inputs[k] >= 0 && !(l->in_place && k == 0)) consumers[own[l->inputs[k]]]++;
+    }
+    /* A concat input read by nothing else is written straight into its channel slice
+     * of the concat buffer (Fire modules' expands): no copy forward or backward. */
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &net->layers[i];
+        if (l->type != DSE_LAYER_CONCAT) continue;
+        int c0 = 0;
+        for (int k = 0; k < l->n_inputs; k++) {
+            int in = l->inputs[k];
+            int o = in >= 0 ? own[in] : -1;
+            if (o >= 0 && consumers[o] == 1 && view_of[o] < 0 && net->layers[o].type != DSE_LAYER_CONCAT) {
+                view_of[o] = i;
+                view_c0[o] = c0;
+            }
+            c0 += in >= 0 ? net->layers[in].out_c : net->in_c;
+        }
+    }
+}
+
+/* The arena (device memory on a GPU) and every layer's output tensor in it, by
+ * plan_outputs' plan; offset[i]: owner i's place in the arena. */
+static enum dse_status place_outputs(struct dse_model *m, const struct dse_model_opts *opts, const int *own,
+                                     const int *view_of, const int *view_c0, size_t *offset, int on_gpu,
+                                     struct dse_err *err) {
+    const int n = m->net.n_layers, B = opts->batch;
+    const enum dse_mem mem = on_gpu ? DSE_MEM_DEVICE : DSE_MEM_HOST;
+    enum dse_status st;
+    /* One arena: every owned output's data, then every gradient. Training keeps every
+     * output for backward; inference lets outputs whose lives do not overlap share. */
+    size_t total = opts->inference ? share_buffers(&m->net, B, own, view_of, offset)
+                                   : stack_buffers(&m->net, B, own, view_of, offset);
+    m->arena_floats = opts->inference ? total : 2 * total; /* inference: no gradient half */
+    m->grad_floats  = opts->inference ? 0 : total;
+    const size_t arena_bytes = (m->arena_floats ? m->arena_floats : 16) * sizeof(float);
+    if (on_gpu) { /* zeroed */
+        void *p = NULL;
+        if ((st = dse_cuda_alloc(m->gpu, arena_bytes, &p, err))) return st;
+        m->arena = p;
+    } else {
+        m->arena = aligned_alloc(64, arena_bytes);
+        if (!m->arena)
+            return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for %zu activation values",
+                               m->arena_floats);
+        memset(m->arena, 0, m->arena_floats * sizeof(float));
+    }
+    m->grad_base = m->arena + total;
+    for (int i = 0; i < n; i++) { /* owners first (concat buffers exist before their views) */
+        const struct dse_layer *l = &m->net.layers[i];
+        if (own[i] != i || view_of[i] >= 0) continue;
+        int64_t img = (int64_t)l->out_c * l->out_h * l->out_w;
+        dse_tensor_wrap(&m->outs[i], B, l->out_c, l->out_h, l->out_w, img, m->arena + offset[i],
+                        opts->inference ? NULL : m->grad_base + offset[i], mem);
+    }
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        if (own[i] == i && view_of[i] >= 0)
+            dse_tensor_view_channels(&m->outs[i], &m->outs[view_of[i]], view_c0[i], l->out_c);
+    }
+    for (int i = 0; i < n; i++)
+        if (own[i] != i) m->outs[i] = m->outs[own[i]];
+    return DSE_OK;
+}
+
 enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_model_opts *opts,
                                  const struct dse_model_device_opts *dev, struct dse_model **out,
                                  struct dse_err *err) {
@@ -437,7 +518,6 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
     }
     const int n = m->net.n_layers, B = opts->batch;
     const int on_gpu = dev->device.kind == DSE_DEVICE_CUDA;
-    const enum dse_mem mem = on_gpu ? DSE_MEM_DEVICE : DSE_MEM_HOST;
     m->device = dev->device;
     if (on_gpu && (st = gpu_init(m, opts, dev, err))) {
         dse_cpu_ctx_deinit(&m->cx);
@@ -463,65 +543,8 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
     }
     if ((st = dse_tensor_init(&m->input, B, m->net.in_c, m->net.in_h, m->net.in_w, 0, err))) goto fail;
 
-    /* Who owns each layer's output: in-place layers write into their input's tensor. */
-    for (int i = 0; i < n; i++) {
-        const struct dse_layer *l = &m->net.layers[i];
-        own[i] = l->in_place && l->inputs[0] >= 0 ? own[l->inputs[0]] : i;
-        view_of[i] = -1;
-        for (int k = 0; k < l->n_inputs; k++)
-            if (l->inputs[k] >= 0 && !(l->in_place && k == 0)) consumers[own[l->inputs[k]]]++;
-    }
-    /* A concat input read by nothing else is written straight into its channel slice
-     * of the concat buffer (Fire modules' expands): no copy forward or backward. */
-    for (int i = 0; i < n; i++) {
-        const struct dse_layer *l = &m->net.layers[i];
-        if (l->type != DSE_LAYER_CONCAT) continue;
-        int c0 = 0;
-        for (int k = 0; k < l->n_inputs; k++) {
-            int in = l->inputs[k];
-            int o = in >= 0 ? own[in] : -1;
-            if (o >= 0 && consumers[o] == 1 && view_of[o] < 0 && m->net.layers[o].type != DSE_LAYER_CONCAT) {
-                view_of[o] = i;
-                view_c0[o] = c0;
-            }
-            c0 += in >= 0 ? m->net.layers[in].out_c : m->net.in_c;
-        }
-    }
-    /* One arena: every owned output's data, then every gradient. Training keeps every
-     * output for backward; inference lets outputs whose lives do not overlap share. */
-    size_t total = opts->inference ? share_buffers(&m->net, B, own, view_of, offset)
-                                   : stack_buffers(&m->net, B, own, view_of, offset);
-    m->arena_floats = opts->inference ? total : 2 * total; /* inference: no gradient half */
-    m->grad_floats  = opts->inference ? 0 : total;
-    const size_t arena_bytes = (m->arena_floats ? m->arena_floats : 16) * sizeof(float);
-    if (on_gpu) { /* zeroed */
-        void *p = NULL;
-        if ((st = dse_cuda_alloc(m->gpu, arena_bytes, &p, err))) goto fail;
-        m->arena = p;
-    } else {
-        m->arena = aligned_alloc(64, arena_bytes);
-        if (!m->arena) {
-            st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for %zu activation values",
-                             m->arena_floats);
-            goto fail;
-        }
-        memset(m->arena, 0, m->arena_floats * sizeof(float));
-    }
-    m->grad_base = m->arena + total;
-    for (int i = 0; i < n; i++) { /* owners first (concat buffers exist before their views) */
-        const struct dse_layer *l = &m->net.layers[i];
-        if (own[i] != i || view_of[i] >= 0) continue;
-        int64_t img = (int64_t)l->out_c * l->out_h * l->out_w;
-        dse_tensor_wrap(&m->outs[i], B, l->out_c, l->out_h, l->out_w, img, m->arena + offset[i],
-                        opts->inference ? NULL : m->grad_base + offset[i], mem);
-    }
-    for (int i = 0; i < n; i++) {
-        const struct dse_layer *l = &m->net.layers[i];
-        if (own[i] == i && view_of[i] >= 0)
-            dse_tensor_view_channels(&m->outs[i], &m->outs[view_of[i]], view_c0[i], l->out_c);
-    }
-    for (int i = 0; i < n; i++)
-        if (own[i] != i) m->outs[i] = m->outs[own[i]];
+    plan_outputs(&m->net, own, consumers, view_of, view_c0);
+    if ((st = place_outputs(m, opts, own, view_of, view_c0, offset, on_gpu, err))) goto fail;
 
     /* Nodes and parameters, in layer order (initialization order is part of the seed's
      * meaning: same seed, same weights, on every device). */

@@ -14,7 +14,7 @@ static const struct {
     const char *name;
     int min_in, max_in, weighted, in_place, view;
 } layer_info[DSE_LAYER_COUNT] = {
-#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view) \
+#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view, caffe) \
     { name, min_in, max_in, weighted, in_place, view },
 #include "metaparams/layers.def"
 #undef DSE_LAYER
@@ -44,6 +44,15 @@ int dse_layer_type_in_place(enum dse_layer_type t) {
 
 int dse_layer_type_view(enum dse_layer_type t) {
     return (unsigned)t < DSE_LAYER_COUNT ? layer_info[t].view : 0;
+}
+
+const char *dse_layer_caffe_type(enum dse_layer_type t) {
+    static const char *const caffe_type[DSE_LAYER_COUNT] = {
+#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view, caffe) [DSE_LAYER_##e] = caffe,
+#include "metaparams/layers.def"
+#undef DSE_LAYER
+    };
+    return (unsigned)t < DSE_LAYER_COUNT ? caffe_type[t] : "?";
 }
 
 static const char *const role_suffix[DSE_ROLE_COUNT] = {

@@ -15,7 +15,7 @@
                                     keeps every shape product exact in int64 */
 
 enum dse_layer_type {
-#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view) DSE_LAYER_##e,
+#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view, caffe) DSE_LAYER_##e,
 #include "metaparams/layers.def"
 #undef DSE_LAYER
     DSE_LAYER_COUNT
@@ -107,6 +107,8 @@ int  dse_layer_type_weighted(enum dse_layer_type t);
 int  dse_layer_type_in_place(enum dse_layer_type t);
 /* 1 if a layer of this type is a view of its input (flatten, reshape): no new values. */
 int  dse_layer_type_view(enum dse_layer_type t);
+/* Caffe's name of a layer type ("Convolution", "Pooling", ...); "?" if out of range. */
+const char *dse_layer_caffe_type(enum dse_layer_type t);
 const char *dse_bypass_str(enum dse_bypass b);
 /* A role's sub-layer name suffix ("squeeze1x1", ...); "" for NONE. */
 const char *dse_role_suffix(enum dse_role r);

@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "base/pcg32.h"
-#include "engine/cuda/shared.h"
+#include "engine/kernels_shared.h"
 #include "engine/model.h"
 #include "engine/train.h"
 #include "metaparams/metaparams.h"
@@ -111,7 +111,7 @@ static void test_pcg_advance(void) {
     }
 }
 
-/* dse_div (engine/cuda/shared.h, the kernels' index math) divides as `/` does: every n
+/* dse_div (engine/kernels_shared.h, the kernels' index math) divides as `/` does: every n
  * below 2^16 by every divisor up to 300; then divisors of every size up to 2^31 (powers
  * of two and their neighbours, SqueezeNet's plane sizes, random ones), each with the
  * edges around its multiples, near 2^31 and 2^32, and random n. */

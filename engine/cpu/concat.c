@@ -16,35 +16,23 @@ static int is_view(const float *p, const float *q, const struct dse_tensor *in, 
     return q && p == q + off && in->stride_n == y->stride_n;
 }
 
-enum dse_status dse_cpu_concat_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+/* Forward copies each input into its channels of the output; backward (bwd) adds those
+ * channels of the output's grad into each input's grad. */
+static enum dse_status concat(struct dse_cpu_ctx *cx, struct dse_node *n, int bwd) {
     const struct dse_tensor *y = n->out;
     const int64_t HW = (int64_t)y->h * y->w;
     int64_t off = 0;
     for (int t = 0; t < n->n_in; t++) {
         const struct dse_tensor *x = n->in[t];
         const int64_t img = dse_tensor_image(x);
-        if (!is_view(x->data, y->data, x, y, off)) {
-            for (int i = 0; i < y->n; i++)
-                memcpy(y->data + i * y->stride_n + off, x->data + i * x->stride_n, (size_t)img * sizeof(float));
-            cx->stats.concat_copy_bytes += dse_tensor_count(x) * (int64_t)sizeof(float);
-        }
-        off += x->c * HW;
-    }
-    return DSE_OK;
-}
-
-enum dse_status dse_cpu_concat_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    const struct dse_tensor *y = n->out;
-    const int64_t HW = (int64_t)y->h * y->w;
-    int64_t off = 0;
-    for (int t = 0; t < n->n_in; t++) {
-        const struct dse_tensor *x = n->in[t];
-        const int64_t img = dse_tensor_image(x);
-        if (x->grad && !is_view(x->grad, y->grad, x, y, off)) {
+        float *xs = bwd ? x->grad : x->data, *ys = bwd ? y->grad : y->data;
+        if ((!bwd || xs) && !is_view(xs, ys, x, y, off)) { /* backward: only inputs that take a grad */
             for (int i = 0; i < y->n; i++) {
-                const float *dy = y->grad + i * y->stride_n + off;
-                float *dx = x->grad + i * x->stride_n;
-                for (int64_t j = 0; j < img; j++) dx[j] += dy[j];
+                float *xi = xs + i * x->stride_n, *yi = ys + i * y->stride_n + off;
+                if (bwd)
+                    for (int64_t j = 0; j < img; j++) xi[j] += yi[j];
+                else
+                    memcpy(yi, xi, (size_t)img * sizeof(float));
             }
             cx->stats.concat_copy_bytes += dse_tensor_count(x) * (int64_t)sizeof(float);
         }
@@ -52,3 +40,7 @@ enum dse_status dse_cpu_concat_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     }
     return DSE_OK;
 }
+
+enum dse_status dse_cpu_concat_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) { return concat(cx, n, 0); }
+
+enum dse_status dse_cpu_concat_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) { return concat(cx, n, 1); }

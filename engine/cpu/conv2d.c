@@ -726,10 +726,7 @@ __attribute__((target("avx2"))) static void wino_in8_avx2(const float *row0, int
 /* V[e][c][tile] = (B^T d B)[e] for every tile of images [0, nb) of in (image stride sx). */
 static void wino_inputs(const struct wgeo *g, const float *in, int64_t sx, int nb, float *V) {
     const int64_t T = nb * g->tpi, CT = (int64_t)g->Ci * T, HW = (int64_t)g->Hi * g->Wi;
-    int fast = 0;
-#ifdef DSE_CPU_HAS_AVX2_CODE
-    fast = dse_cpu_avx2();
-#endif
+    const int fast = dse_cpu_avx2(); /* 0 where the AVX2 code is not built */
     (void)fast;
     for (int c = 0; c < g->Ci; c++)
         for (int i = 0; i < nb; i++) {
@@ -802,10 +799,7 @@ __attribute__((target("avx2"))) static void wino_out8_avx2(const float *m, int64
 static void wino_outputs(const struct wgeo *g, const float *M, int nb, float *out, int64_t so, const float *bias,
                          int acc, int k0, int k1) {
     const int64_t T = nb * g->tpi, KT = (int64_t)g->Co * T, HW = (int64_t)g->Ho * g->Wo;
-    int fast = 0;
-#ifdef DSE_CPU_HAS_AVX2_CODE
-    fast = dse_cpu_avx2();
-#endif
+    const int fast = dse_cpu_avx2(); /* 0 where the AVX2 code is not built */
     (void)fast;
     for (int k = k0; k < k1; k++) {
         const float bk = bias ? bias[k] : 0.0f;
@@ -939,10 +933,7 @@ __attribute__((target("avx2"))) static void wino_dy8_avx2(const float *y0, int64
 
 static void wino_dy(const struct wgeo *g, const float *dy, int64_t sy, int nb, float *D) {
     const int64_t T = nb * g->tpi, KT = (int64_t)g->Co * T, HW = (int64_t)g->Ho * g->Wo;
-    int fast = 0;
-#ifdef DSE_CPU_HAS_AVX2_CODE
-    fast = dse_cpu_avx2();
-#endif
+    const int fast = dse_cpu_avx2(); /* 0 where the AVX2 code is not built */
     (void)fast;
     for (int k = 0; k < g->Co; k++)
         for (int i = 0; i < nb; i++) {

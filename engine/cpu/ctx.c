@@ -1,6 +1,8 @@
 /* ctx.c: the CPU backend's context (threads, PCG32 stream, workspace, conv choice
- * cache), its kernel table built from engine/ops.def, and per-node state allocation.
- * Kernels: one file per op family next to this one. */
+ * cache), per-node state allocation, and the services the kernels call (workspace,
+ * dse_cpu_fail, dse_cpu_zero). Below the kernels: nothing here calls a kernel; the
+ * kernel table and the dispatch that do sit above them in table.c. Kernels: one file
+ * per op family next to this one. */
 #include "engine/engine.h"
 
 #include <stdarg.h>
@@ -14,13 +16,6 @@
 #include "engine/cpu/cpu_impl.h"
 
 #define ALIGN 64
-
-const struct dse_cpu_kernel dse_cpu_kernels[DSE_OP_COUNT] = {
-#define DSE_OP(e, name, layer, min_in, max_in, weights) \
-    [DSE_OP_##e] = { dse_cpu_##name##_fwd, dse_cpu_##name##_bwd },
-#include "engine/ops.def"
-#undef DSE_OP
-};
 
 enum dse_status dse_cpu_ctx_init(struct dse_cpu_ctx *cx, int threads, uint64_t seed, struct dse_err *err) {
     memset(cx, 0, sizeof *cx);
@@ -138,13 +133,3 @@ void dse_cpu_zero(struct dse_cpu_ctx *cx, float *p, int64_t n) {
 }
 
 double dse_cpu_sumsq(const float *x, int64_t n) { return dse_cpu_sum_of(x, n, 1); }
-
-enum dse_status dse_cpu_forward(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
-    return n->fused ? DSE_OK : dse_cpu_kernels[n->op].fwd(cx, n);
-}
-
-enum dse_status dse_cpu_backward(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
-    return n->fused ? DSE_OK : dse_cpu_kernels[n->op].bwd(cx, n);
-}

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "engine/cpu/cpu_impl.h"
-#include "engine/cuda/shared.h" /* dse_pcg32_advance, the GPU dropout's too */
+#include "engine/kernels_shared.h" /* dse_pcg32_advance, the GPU dropout's too */
 
 /* Elementwise loops run over blocks of one image, so views (stride_n > c*h*w) need no
  * special case and threads get equal shares whatever N is. */

@@ -46,9 +46,49 @@ const char *dse_cpu_direct_isa(void) {
  * larger than L1 with A beside it) ran at 55 GFLOP/s without the blocks. */
 #define MM_KB 64
 
+#define MM_STR_(x) #x
+#define MM_UNROLL(n) _Pragma(MM_STR_(GCC unroll n))
+
+/* The weight gradient's tile (dse_cpu_cv_dw) for one instruction set, written once for
+ * both: vectors VEC of VL floats, CVMAX of them (a block of CVMAX * VL output channels)
+ * per (q, t); cv <= CVMAX vectors taken; nq (1 or 2) of the 3 * C rows (ci, r) from q0,
+ * all three filter columns t; the block's sums stored to tmp[(q * 3 + t) * CVMAX * VL + co].
+ * Each sum is one chain of fused multiply-adds over the images and pixels in order. The
+ * two instances compile to the machine code of the two functions they replaced. */
+#define CVDW_TILE(NAME, TARGET, VEC, VL, CVMAX, ZERO, LOADU, BCAST, FMADD, STOREU)                                  \
+    TARGET AI void NAME(const struct dse_cv_dw *p, int64_t co0, int64_t q0, float *tmp, const int nq,               \
+                        const int cv) {                                                                             \
+        VEC acc[2][3][CVMAX];                                                                                       \
+        MM_UNROLL(2) for (int q = 0; q < nq; q++)                                                                   \
+            MM_UNROLL(3) for (int t = 0; t < 3; t++)                                                                \
+                MM_UNROLL(CVMAX) for (int v = 0; v < cv; v++) acc[q][t][v] = ZERO();                                \
+        for (int64_t i = 0; i < p->imgs; i++) {                                                                     \
+            const float *dy = p->dyt + i * p->dyt_i + co0;                                                          \
+            const float *xq[2];                                                                                     \
+            MM_UNROLL(2) for (int q = 0; q < nq; q++)                                                               \
+                xq[q] = p->xp + i * p->xp_i + (q0 + q) / 3 * p->xp_c + (q0 + q) % 3 * p->xp_w;                      \
+            for (int64_t oh = 0; oh < p->P; oh++)                                                                   \
+                for (int64_t ow = 0; ow < p->Q; ow++, dy += p->dyt_k) {                                             \
+                    VEC dv[CVMAX];                                                                                  \
+                    MM_UNROLL(CVMAX) for (int v = 0; v < cv; v++) dv[v] = LOADU(dy + VL * v);                       \
+                    MM_UNROLL(2) for (int q = 0; q < nq; q++)                                                       \
+                        MM_UNROLL(3) for (int t = 0; t < 3; t++) {                                                  \
+                            const VEC xb = BCAST(xq[q], oh * p->xp_w + ow + t);                                     \
+                            MM_UNROLL(CVMAX) for (int v = 0; v < cv; v++) acc[q][t][v] =                            \
+                                FMADD(dv[v], xb, acc[q][t][v]);                                                     \
+                        }                                                                                           \
+                }                                                                                                   \
+        }                                                                                                           \
+        MM_UNROLL(2) for (int q = 0; q < nq; q++)                                                                   \
+            MM_UNROLL(3) for (int t = 0; t < 3; t++)                                                                \
+                MM_UNROLL(CVMAX) for (int v = 0; v < cv; v++)                                                       \
+                    STOREU(tmp + (q * 3 + t) * (CVMAX * VL) + VL * v, acc[q][t][v]);                                \
+    }
+
 /* ---- AVX-512 ---------------------------------------------------------------------- */
 
 #define T512 __attribute__((target("avx512f")))
+#define BCAST512(row, at) _mm512_set1_ps((row)[at])
 
 T512 AI void mm_tile512(const struct dse_mm *p, int64_t m0, int64_t n0, int64_t k0, int64_t k1, const int mr,
                         const int nv, __mmask16 tail) {
@@ -239,42 +279,8 @@ T512 static void cv512(const struct dse_cv *p, int64_t b, int h, int64_t oh, int
 #undef CV512J
 }
 
-T512 AI void cvdw_tile512(const struct dse_cv_dw *p, int64_t co0, int64_t q0, float *tmp, const int nq,
-                          const int cv) {
-    __m512 acc[2][3][4];
-#pragma GCC unroll 2
-    for (int q = 0; q < nq; q++)
-#pragma GCC unroll 3
-        for (int t = 0; t < 3; t++)
-#pragma GCC unroll 4
-            for (int v = 0; v < cv; v++) acc[q][t][v] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < p->imgs; i++) {
-        const float *dy = p->dyt + i * p->dyt_i + co0;
-        const float *xq[2];
-#pragma GCC unroll 2
-        for (int q = 0; q < nq; q++) xq[q] = p->xp + i * p->xp_i + (q0 + q) / 3 * p->xp_c + (q0 + q) % 3 * p->xp_w;
-        for (int64_t oh = 0; oh < p->P; oh++)
-            for (int64_t ow = 0; ow < p->Q; ow++, dy += p->dyt_k) {
-                __m512 dv[4];
-#pragma GCC unroll 4
-                for (int v = 0; v < cv; v++) dv[v] = _mm512_loadu_ps(dy + 16 * v);
-#pragma GCC unroll 2
-                for (int q = 0; q < nq; q++)
-#pragma GCC unroll 3
-                    for (int t = 0; t < 3; t++) {
-                        const __m512 xb = _mm512_set1_ps(xq[q][oh * p->xp_w + ow + t]);
-#pragma GCC unroll 4
-                        for (int v = 0; v < cv; v++) acc[q][t][v] = _mm512_fmadd_ps(dv[v], xb, acc[q][t][v]);
-                    }
-            }
-    }
-#pragma GCC unroll 2
-    for (int q = 0; q < nq; q++)
-#pragma GCC unroll 3
-        for (int t = 0; t < 3; t++)
-#pragma GCC unroll 4
-            for (int v = 0; v < cv; v++) _mm512_storeu_ps(tmp + (q * 3 + t) * 64 + 16 * v, acc[q][t][v]);
-}
+CVDW_TILE(cvdw_tile512, T512, __m512, 16, 4, _mm512_setzero_ps, _mm512_loadu_ps, BCAST512, _mm512_fmadd_ps,
+          _mm512_storeu_ps)
 
 T512 static void cvdw512(const struct dse_cv_dw *p, int64_t b, int64_t q0, int nq, float *tmp) {
     const int cv = p->K - b * 64 >= 64 ? 4 : (int)((p->K - b * 64 + 15) / 16);
@@ -294,6 +300,7 @@ T512 static void cvdw512(const struct dse_cv_dw *p, int64_t b, int64_t q0, int n
 /* ---- AVX2 + FMA ------------------------------------------------------------------- */
 
 #define T256 __attribute__((target("avx2,fma")))
+#define BCAST256(row, at) _mm256_broadcast_ss(row + at)
 
 /* The first `count` of 8 lanes (count >= 8: all), as a maskload/maskstore mask. */
 T256 AI __m256i lanes256(int64_t count) {
@@ -465,42 +472,8 @@ T256 static void cv256(const struct dse_cv *p, int64_t b, int64_t oh, int64_t ow
 #undef CV256
 }
 
-T256 AI void cvdw_tile256(const struct dse_cv_dw *p, int64_t co0, int64_t q0, float *tmp, const int nq,
-                          const int cv) {
-    __m256 acc[2][3][2];
-#pragma GCC unroll 2
-    for (int q = 0; q < nq; q++)
-#pragma GCC unroll 3
-        for (int t = 0; t < 3; t++)
-#pragma GCC unroll 2
-            for (int v = 0; v < cv; v++) acc[q][t][v] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < p->imgs; i++) {
-        const float *dy = p->dyt + i * p->dyt_i + co0;
-        const float *xq[2];
-#pragma GCC unroll 2
-        for (int q = 0; q < nq; q++) xq[q] = p->xp + i * p->xp_i + (q0 + q) / 3 * p->xp_c + (q0 + q) % 3 * p->xp_w;
-        for (int64_t oh = 0; oh < p->P; oh++)
-            for (int64_t ow = 0; ow < p->Q; ow++, dy += p->dyt_k) {
-                __m256 dv[2];
-#pragma GCC unroll 2
-                for (int v = 0; v < cv; v++) dv[v] = _mm256_loadu_ps(dy + 8 * v);
-#pragma GCC unroll 2
-                for (int q = 0; q < nq; q++)
-#pragma GCC unroll 3
-                    for (int t = 0; t < 3; t++) {
-                        const __m256 xb = _mm256_broadcast_ss(xq[q] + oh * p->xp_w + ow + t);
-#pragma GCC unroll 2
-                        for (int v = 0; v < cv; v++) acc[q][t][v] = _mm256_fmadd_ps(dv[v], xb, acc[q][t][v]);
-                    }
-            }
-    }
-#pragma GCC unroll 2
-    for (int q = 0; q < nq; q++)
-#pragma GCC unroll 3
-        for (int t = 0; t < 3; t++)
-#pragma GCC unroll 2
-            for (int v = 0; v < cv; v++) _mm256_storeu_ps(tmp + (q * 3 + t) * 16 + 8 * v, acc[q][t][v]);
-}
+CVDW_TILE(cvdw_tile256, T256, __m256, 8, 2, _mm256_setzero_ps, _mm256_loadu_ps, BCAST256,
+          _mm256_fmadd_ps, _mm256_storeu_ps)
 
 T256 static void cvdw256(const struct dse_cv_dw *p, int64_t b, int64_t q0, int nq, float *tmp) {
     const int cv = p->K - b * 16 > 8 ? 2 : 1;

@@ -7,22 +7,16 @@
 #include "engine/engine.h"
 
 #include "engine/cpu/cpu_impl.h"
+#include "engine/kernels_shared.h" /* dse_pool_bounds, the CUDA kernels' too */
 
-/* Windows are separable: rows depend on p only, columns on q only, so their bounds are
- * computed once per call (in the ctx workspace), not once per output value. */
+/* Windows are separable: rows depend on p only, columns on q only, so their bounds
+ * (dse_pool_bounds) are computed once per call (in the ctx workspace), not once per
+ * output value. */
 struct windows {
     int *h0, *h1, *hn; /* rows [h0, h1) clipped to the input; hn: Caffe's AVE row count,
                           clipped to the padded input only */
     int *w0, *w1, *wn; /* the same for columns */
 };
-
-static void bounds(int i, int k, int stride, int pad, int in, int *lo, int *hi, int *count) {
-    int start = i * stride - pad, end = start + k;
-    if (end > in + pad) end = in + pad;
-    *count = end - start;
-    *lo = start < 0 ? 0 : start;
-    *hi = end > in ? in : end;
-}
 
 static enum dse_status windows_of(struct dse_cpu_ctx *cx, const struct dse_node *n, struct windows *w) {
     const struct dse_layer *l = n->layer;
@@ -33,8 +27,10 @@ static enum dse_status windows_of(struct dse_cpu_ctx *cx, const struct dse_node 
     int *p = ws;
     w->h0 = p, w->h1 = p + P, w->hn = p + 2 * P;
     w->w0 = p + 3 * P, w->w1 = w->w0 + Q, w->wn = w->w0 + 2 * Q;
-    for (int i = 0; i < P; i++) bounds(i, l->kernel_h, l->stride_h, l->pad_h, H, &w->h0[i], &w->h1[i], &w->hn[i]);
-    for (int i = 0; i < Q; i++) bounds(i, l->kernel_w, l->stride_w, l->pad_w, W, &w->w0[i], &w->w1[i], &w->wn[i]);
+    for (int i = 0; i < P; i++)
+        dse_pool_bounds(i, l->kernel_h, l->stride_h, l->pad_h, H, &w->h0[i], &w->h1[i], &w->hn[i]);
+    for (int i = 0; i < Q; i++)
+        dse_pool_bounds(i, l->kernel_w, l->stride_w, l->pad_w, W, &w->w0[i], &w->w1[i], &w->wn[i]);
     return DSE_OK;
 }
 
@@ -48,6 +44,11 @@ struct pj {
  * stride) gives 0 and no gradient; Caffe would give -FLT_MAX for max and 0/0 for avg. */
 static int empty(const struct windows *w, int p, int q) {
     return w->h0[p] >= w->h1[p] || w->w0[q] >= w->w1[q] || w->hn[p] <= 0 || w->wn[q] <= 0;
+}
+
+/* Where plane nc (image nc / C, channel nc % C) of t begins in its data or grad. */
+static int64_t plane_at(const struct dse_tensor *t, int64_t nc) {
+    return (nc / t->c) * t->stride_n + (nc % t->c) * t->h * t->w;
 }
 
 #ifdef DSE_CPU_HAS_AVX2_CODE
@@ -122,7 +123,7 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
     const struct dse_node *n = a->n;
     const struct windows win = a->win;
     const struct dse_tensor *x = n->in[0], *y = n->out;
-    const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
+    const int W = x->w, P = y->h, Q = y->w;
     int32_t *argmax = n->st.argmax;
     const struct dse_layer *l = n->layer;
     int fast = 0; /* 3x3 windows at stride 2 on AVX2: max3s2_avx2 does the full ones */
@@ -133,9 +134,8 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
     const int q_first = (l->pad_w + 1) / 2; /* the first output whose window starts inside the row */
     (void)fast, (void)q_first;
     for (int64_t nc = lo; nc < hi; nc++) {
-        const int i = (int)(nc / C), c = (int)(nc % C);
-        const float *xp = x->data + i * x->stride_n + (int64_t)c * H * W;
-        float *yp = y->data + i * y->stride_n + (int64_t)c * P * Q;
+        const float *xp = x->data + plane_at(x, nc);
+        float *yp = y->data + plane_at(y, nc);
         int32_t *ap = argmax + nc * P * Q;
         for (int p = 0; p < P; p++) {
             /* Locals: stores to ap (int32_t) could alias the window arrays. */
@@ -172,7 +172,6 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
             }
         }
     }
-    (void)H;
 }
 
 /* One share of planes per thread; windows_of's bounds, in thread 0's workspace, are
@@ -196,12 +195,11 @@ enum dse_status dse_cpu_maxpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
 static void maxpool_bwd_part(void *arg, int64_t lo, int64_t hi) {
     const struct pj *a = arg;
     const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
-    const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
+    const int P = y->h, Q = y->w;
     const int32_t *argmax = a->n->st.argmax;
     for (int64_t nc = lo; nc < hi; nc++) {
-        const int i = (int)(nc / C), c = (int)(nc % C);
-        float *dxp = x->grad + i * x->stride_n + (int64_t)c * H * W;
-        const float *dyp = y->grad + i * y->stride_n + (int64_t)c * P * Q;
+        float *dxp = x->grad + plane_at(x, nc);
+        const float *dyp = y->grad + plane_at(y, nc);
         const int32_t *ap = argmax + nc * P * Q;
         for (int64_t j = 0; j < (int64_t)P * Q; j++)
             if (ap[j] >= 0) dxp[ap[j]] += dyp[j];
@@ -216,11 +214,10 @@ static void avgpool_fwd_part(void *arg, int64_t lo, int64_t hi) {
     const struct pj *a = arg;
     const struct windows win = a->win;
     const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
-    const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
+    const int W = x->w, P = y->h, Q = y->w;
     for (int64_t nc = lo; nc < hi; nc++) {
-        const int i = (int)(nc / C), c = (int)(nc % C);
-        const float *xp = x->data + i * x->stride_n + (int64_t)c * H * W;
-        float *yp = y->data + i * y->stride_n + (int64_t)c * P * Q;
+        const float *xp = x->data + plane_at(x, nc);
+        float *yp = y->data + plane_at(y, nc);
         for (int p = 0; p < P; p++) {
             for (int q = 0; q < Q; q++) {
                 float sum = 0.0f;
@@ -240,11 +237,10 @@ static void avgpool_bwd_part(void *arg, int64_t lo, int64_t hi) {
     const struct pj *a = arg;
     const struct windows win = a->win;
     const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
-    const int C = x->c, H = x->h, W = x->w, P = y->h, Q = y->w;
+    const int W = x->w, P = y->h, Q = y->w;
     for (int64_t nc = lo; nc < hi; nc++) {
-        const int i = (int)(nc / C), c = (int)(nc % C);
-        float *dxp = x->grad + i * x->stride_n + (int64_t)c * H * W;
-        const float *dyp = y->grad + i * y->stride_n + (int64_t)c * P * Q;
+        float *dxp = x->grad + plane_at(x, nc);
+        const float *dyp = y->grad + plane_at(y, nc);
         for (int p = 0; p < P; p++) {
             for (int q = 0; q < Q; q++) {
                 if (empty(&win, p, q)) continue;

@@ -148,6 +148,14 @@ struct perf {
     size_t memory;
 };
 
+/* out[0 .. count) from cuDNN's results r: its three find calls' result structs have the
+ * same fields under three types, hence a macro. */
+#define PERFS_OF(r, count, out)                                                                  \
+    for (int i_ = 0; i_ < (count); i_++)                                                         \
+        (out)[i_] = (struct perf){ (int)(r)[i_].algo, (int)(r)[i_].mathType,                     \
+                                   (r)[i_].determinism == CUDNN_DETERMINISTIC,                   \
+                                   (r)[i_].status == CUDNN_STATUS_SUCCESS, (r)[i_].time, (r)[i_].memory }
+
 /* The index of the result to take: results come fastest first; take the first that ran,
  * fits the workspace limit and, in this order of preference, is deterministic (when the
  * ctx asks) and uses no tensor-op math (in FP32 mode). -1 if none ran within the limit. */
@@ -202,9 +210,7 @@ static enum dse_status find_fwd(struct dse_cuda_ctx *cx, const struct dse_node *
     DSE_CUDNN_TRY(cx, n, cudnnFindConvolutionForwardAlgorithmEx(
                              cx->impl->cudnn, d->x, n->in[0]->data, d->w, n->weight->data, d->conv, d->y,
                              n->out->data, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, count, r, ws, ws_bytes));
-    for (int i = 0; i < *count; i++)
-        out[i] = (struct perf){ (int)r[i].algo, (int)r[i].mathType, r[i].determinism == CUDNN_DETERMINISTIC,
-                                r[i].status == CUDNN_STATUS_SUCCESS, r[i].time, r[i].memory };
+    PERFS_OF(r, *count, out);
     return DSE_OK;
 }
 
@@ -219,9 +225,7 @@ static enum dse_status find_bwd_data(struct dse_cuda_ctx *cx, const struct dse_n
         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, count, r, ws, ws_bytes);
     (void)cudaFree(dx);
     DSE_CUDNN_TRY(cx, n, s);
-    for (int i = 0; i < *count; i++)
-        out[i] = (struct perf){ (int)r[i].algo, (int)r[i].mathType, r[i].determinism == CUDNN_DETERMINISTIC,
-                                r[i].status == CUDNN_STATUS_SUCCESS, r[i].time, r[i].memory };
+    PERFS_OF(r, *count, out);
     return DSE_OK;
 }
 
@@ -235,9 +239,7 @@ static enum dse_status find_bwd_filter(struct dse_cuda_ctx *cx, const struct dse
         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, count, r, ws, ws_bytes);
     (void)cudaFree(dw);
     DSE_CUDNN_TRY(cx, n, s);
-    for (int i = 0; i < *count; i++)
-        out[i] = (struct perf){ (int)r[i].algo, (int)r[i].mathType, r[i].determinism == CUDNN_DETERMINISTIC,
-                                r[i].status == CUDNN_STATUS_SUCCESS, r[i].time, r[i].memory };
+    PERFS_OF(r, *count, out);
     return DSE_OK;
 }
 

@@ -1,8 +1,8 @@
 /* ctx.c: the CUDA backend's context (stream, cuDNN and cuBLAS handles, workspace),
- * device memory and tensor copies, per-node state, the kernel table built from
- * engine/ops.def, SGD and the non-finite check. The kernels: conv.c (cuDNN convolution,
- * conv_graph.c its graph-API plans) and ops.c (everything else); error messages: fail.c.
- * Interface: engine/cuda/cuda.h. */
+ * device memory and tensor copies, per-node state, SGD and the non-finite check. Below
+ * the kernels: conv.c (cuDNN convolution, conv_graph.c its graph-API plans) and ops.c
+ * (everything else) call it, it calls none of them; the kernel table and the dispatch
+ * sit above them in table.c. Error messages: fail.c. Interface: engine/cuda/cuda.h. */
 #include "engine/cuda/cuda.h"
 
 #include <dlfcn.h>
@@ -15,13 +15,6 @@
 #define ALIGN 256 /* device pieces: cuDNN and cuBLAS like 128-byte alignment or more */
 
 const float dse_cuda_alpha1 = 1.0f, dse_cuda_beta0 = 0.0f;
-
-const struct dse_cuda_kernel dse_cuda_kernels[DSE_OP_COUNT] = {
-#define DSE_OP(e, name, layer, min_in, max_in, weights) \
-    [DSE_OP_##e] = { dse_cuda_##name##_fwd, dse_cuda_##name##_bwd },
-#include "engine/ops.def"
-#undef DSE_OP
-};
 
 /* ---- cuBLAS, loaded at run time ------------------------------------------------------- */
 
@@ -494,32 +487,6 @@ void dse_cuda_node_release(struct dse_cuda_ctx *cx, struct dse_node *n) {
         memset(&n->st, 0, sizeof n->st);
     }
 }
-
-/* ---- running nodes ----------------------------------------------------------------------- */
-
-static enum dse_status run(struct dse_cuda_ctx *cx, struct dse_node *n, int bwd) {
-    DSE_ASSERT((unsigned)n->op < DSE_OP_COUNT);
-    if (!cx->impl) return dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "CUDA context not initialized");
-    if (!n->dev) return dse_cuda_fail(cx, n, DSE_ERR_INTERNAL, "node not prepared for the CUDA backend");
-    if (n->fused) return DSE_OK; /* the node before it did this node's work (dse_node.fused) */
-    enum dse_status st = dse_cuda_use(cx);
-    if (st) return st;
-    const dse_cuda_kernel_fn fn = bwd ? dse_cuda_kernels[n->op].bwd : dse_cuda_kernels[n->op].fwd;
-    if (!fn) return dse_cuda_fail(cx, n, DSE_ERR_UNSUPPORTED, "the CUDA backend has no kernel for this op");
-    if ((st = fn(cx, n))) return st;
-    if (cx->sync_each) {
-        cudaError_t e = cudaStreamSynchronize(cx->impl->stream);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            return dse_cuda_fail(cx, n, DSE_ERR_CUDA, "%s: %s: %s (after its %s kernels)", "cudaStreamSynchronize",
-                                 cudaGetErrorName(e), cudaGetErrorString(e), bwd ? "backward" : "forward");
-        }
-    }
-    return DSE_OK;
-}
-
-enum dse_status dse_cuda_forward(struct dse_cuda_ctx *cx, struct dse_node *n) { return run(cx, n, 0); }
-enum dse_status dse_cuda_backward(struct dse_cuda_ctx *cx, struct dse_node *n) { return run(cx, n, 1); }
 
 /* ---- training helpers -------------------------------------------------------------------- */
 

@@ -264,7 +264,7 @@ typedef enum dse_status (*dse_cuda_kernel_fn)(struct dse_cuda_ctx *cx, struct ds
 struct dse_cuda_kernel {
     dse_cuda_kernel_fn fwd, bwd;
 };
-/* Built from ops.def (engine/cuda/ctx.c); NULL would mean "not supported", but the CUDA
+/* Built from ops.def (engine/cuda/table.c); NULL would mean "not supported", but the CUDA
  * backend runs every op. Defined only in builds with CUDA. */
 extern const struct dse_cuda_kernel dse_cuda_kernels[DSE_OP_COUNT];
 

@@ -7,7 +7,7 @@
  * in double, in a fixed order: the same bits every run. The add, dropout, relu, pooling,
  * loss gradient and conv bias kernels run on image grids (image_grid): blockIdx.y walks
  * the images, x-blocks the values of one image with 32-bit indices, and coordinates
- * inside an image come from dse_div (engine/cuda/shared.h), not from divide instructions
+ * inside an image come from dse_div (engine/kernels_shared.h), not from divide instructions
  * (batchnorm and scale still divide: no SqueezeNet has them). */
 #include "engine/cuda/kernels.h"
 
@@ -261,6 +261,16 @@ __device__ static struct win window(const struct dse_cuk_pool &g, int p, int q) 
     return w;
 }
 
+/* Output t = (c, p, q) of an image x: its window, and *xp = channel c's plane of x. */
+__device__ static struct win window_at(const struct poolk &k, uint32_t t, const float *x, const float **xp) {
+    const struct dse_cuk_pool &g = k.g;
+    const int c = (int)dse_div_q(k.PQ, t);
+    *xp = x + (int64_t)c * g.H * g.W;
+    const int pq = (int)t - c * g.P * g.Q;
+    const int p = (int)dse_div_q(k.Q, (uint32_t)pq), q = pq - p * g.Q;
+    return window(g, p, q);
+}
+
 __device__ static int empty(const struct win &w) {
     return w.h0 >= w.h1 || w.w0 >= w.w1 || w.hn <= 0 || w.wn <= 0;
 }
@@ -274,16 +284,30 @@ __device__ static void covering(int h, int k, struct dse_div stride, int pad, in
     *hi = b < P - 1 ? b : P - 1;
 }
 
+/* Input t of an image (channel c, plane position hw = h W + v) and the outputs [p0, p1] x
+ * [q0, q1] whose windows can contain it: where both backward kernels begin. */
+struct cover {
+    int c, hw, h, v, p0, p1, q0, q1;
+};
+
+__device__ static struct cover cover_of(const struct poolk &k, uint32_t t) {
+    const struct dse_cuk_pool &g = k.g;
+    struct cover o;
+    o.c = (int)dse_div_q(k.HW, t), o.hw = (int)t - o.c * (g.H * g.W);
+    o.h = (int)dse_div_q(k.W, (uint32_t)o.hw), o.v = o.hw - o.h * g.W;
+    covering(o.h, g.kh, k.sh, g.ph, g.P, &o.p0, &o.p1);
+    covering(o.v, g.kw, k.sw, g.pw, g.Q, &o.q0, &o.q1);
+    return o;
+}
+
 /* One thread per output (c, p, q) of an image, the CPU's loop: the window row by row,
  * the first of equal maxima kept (strict >). */
 __global__ static void k_maxpool_fwd(struct poolk k, const float *x, float *y, int32_t *argmax) {
     const struct dse_cuk_pool &g = k.g;
     const uint32_t out = (uint32_t)(g.C * g.P * g.Q);
     IMAGE_LOOP(i, g.N) VALUE_LOOP(t, out) {
-        const int c = (int)dse_div_q(k.PQ, t), pq = (int)t - c * g.P * g.Q;
-        const int p = (int)dse_div_q(k.Q, (uint32_t)pq), q = pq - p * g.Q;
-        const float *xp = x + i * g.sx + (int64_t)c * g.H * g.W;
-        const struct win w = window(g, p, q);
+        const float *xp;
+        const struct win w = window_at(k, t, x + i * g.sx, &xp);
         int32_t arg = -1;
         float best = 0.0f;
         if (!empty(w)) {
@@ -317,19 +341,15 @@ __global__ static void k_maxpool_bwd(struct poolk k, const float *dy, const int3
     const int HW = g.H * g.W, PQ = g.P * g.Q;
     const uint32_t in = (uint32_t)(g.C * HW);
     IMAGE_LOOP(i, g.N) VALUE_LOOP(t, in) {
-        const int c = (int)dse_div_q(k.HW, t), hw = (int)t - c * HW;
-        const int h = (int)dse_div_q(k.W, (uint32_t)hw), v = hw - h * g.W;
-        int p0, p1, q0, q1;
-        covering(h, g.kh, k.sh, g.ph, g.P, &p0, &p1);
-        covering(v, g.kw, k.sw, g.pw, g.Q, &q0, &q1);
-        const float *dyp = dy + i * g.sy + (int64_t)c * PQ;
-        const int32_t *ap = argmax + ((int64_t)i * g.C + c) * PQ;
+        const struct cover o = cover_of(k, t);
+        const float *dyp = dy + i * g.sy + (int64_t)o.c * PQ;
+        const int32_t *ap = argmax + ((int64_t)i * g.C + o.c) * PQ;
         float *d = dx + i * g.sx + t;
         float acc = 0.0f;
         int hit = 0;
-        for (int p = p0; p <= p1; p++)
-            for (int q = q0; q <= q1; q++)
-                if (ap[p * g.Q + q] == hw) {
+        for (int p = o.p0; p <= o.p1; p++)
+            for (int q = o.q0; q <= o.q1; q++)
+                if (ap[p * g.Q + q] == o.hw) {
                     if (!hit) {
                         acc = *d;
                         hit = 1;
@@ -353,10 +373,8 @@ __global__ static void k_avgpool_fwd(struct poolk k, const float *x, float *y) {
     const struct dse_cuk_pool &g = k.g;
     const uint32_t out = (uint32_t)(g.C * g.P * g.Q);
     IMAGE_LOOP(i, g.N) VALUE_LOOP(t, out) {
-        const int c = (int)dse_div_q(k.PQ, t), pq = (int)t - c * g.P * g.Q;
-        const int p = (int)dse_div_q(k.Q, (uint32_t)pq), q = pq - p * g.Q;
-        const float *xp = x + i * g.sx + (int64_t)c * g.H * g.W;
-        const struct win w = window(g, p, q);
+        const float *xp;
+        const struct win w = window_at(k, t, x + i * g.sx, &xp);
         float sum = 0.0f;
         for (int h = w.h0; h < w.h1; h++)
             for (int v = w.w0; v < w.w1; v++) sum += xp[h * g.W + v];
@@ -377,18 +395,14 @@ __global__ static void k_avgpool_bwd(struct poolk k, const float *dy, float *dx)
     const int HW = g.H * g.W, PQ = g.P * g.Q;
     const uint32_t in = (uint32_t)(g.C * HW);
     IMAGE_LOOP(i, g.N) VALUE_LOOP(t, in) {
-        const int c = (int)dse_div_q(k.HW, t), hw = (int)t - c * HW;
-        const int h = (int)dse_div_q(k.W, (uint32_t)hw), v = hw - h * g.W;
-        int p0, p1, q0, q1;
-        covering(h, g.kh, k.sh, g.ph, g.P, &p0, &p1);
-        covering(v, g.kw, k.sw, g.pw, g.Q, &q0, &q1);
-        const float *dyp = dy + i * g.sy + (int64_t)c * PQ;
+        const struct cover o = cover_of(k, t);
+        const float *dyp = dy + i * g.sy + (int64_t)o.c * PQ;
         float *d = dx + i * g.sx + t;
         float acc = *d;
-        for (int p = p0; p <= p1; p++)
-            for (int q = q0; q <= q1; q++) {
+        for (int p = o.p0; p <= o.p1; p++)
+            for (int q = o.q0; q <= o.q1; q++) {
                 const struct win w = window(g, p, q);
-                if (empty(w) || h < w.h0 || h >= w.h1 || v < w.w0 || v >= w.w1) continue;
+                if (empty(w) || o.h < w.h0 || o.h >= w.h1 || o.v < w.w0 || o.v >= w.w1) continue;
                 acc += dyp[p * g.Q + q] / (float)(w.hn * w.wn);
             }
         *d = acc;
@@ -902,7 +916,7 @@ extern "C" cudaError_t dse_cuk_tally_loss(cudaStream_t s, const float *loss, str
     return cudaGetLastError();
 }
 
-/* The host's rule (engine/model.c, dse_model_clip_grad): dse_clip_factor, shared.h. */
+/* The host's rule (engine/model.c, dse_model_clip_grad): dse_clip_factor, engine/kernels_shared.h. */
 __global__ static void k_tally_scale(const double *sumsq, double clip, struct dse_cuk_tally *t) {
     if (t->diverged_at >= 0) return; /* no SGD step follows: not clipped (as the CPU, which stops) */
     double norm;

@@ -14,7 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "engine/cuda/shared.h"
+#include "engine/kernels_shared.h"
 
 #ifdef __cplusplus
 extern "C" {

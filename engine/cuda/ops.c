@@ -181,15 +181,22 @@ enum dse_status dse_cuda_eltwise_add_bwd(struct dse_cuda_ctx *cx, struct dse_nod
  *   dw += dy^T x ->  dW += X dY^T     (gemm N, T:  m D, n K, k N)
  *   dx += dy w   ->  dX += W dY       (gemm N, N:  m D, n N, k K) */
 
-static enum dse_status fc_math(struct dse_cuda_ctx *cx, const struct dse_node *n) {
+/* Where both fc directions begin: the sizes in cuBLAS's ints (x [N][D], y [N][K], image
+ * strides sx, sy) and the handle; then the check that the strides fit and the math mode. */
+struct fc_call {
+    int            N, K, D, sx, sy;
+    cublasHandle_t h;
+};
+
+static enum dse_status fc_begin(struct dse_cuda_ctx *cx, const struct dse_node *n, struct fc_call *f) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    f->N = x->n, f->K = y->c, f->D = (int)dse_tensor_image(x);
+    f->sx = (int)x->stride_n, f->sy = (int)y->stride_n;
+    f->h = cx->impl->cublas;
+    if (x->stride_n > INT32_MAX || y->stride_n > INT32_MAX)
+        return dse_cuda_fail(cx, n, DSE_ERR_UNSUPPORTED, "image stride too large for cuBLAS's int");
     const cublasMath_t mode = cx->math == DSE_CUDA_MATH_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
     DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSetMathMode(cx->impl->cublas, mode));
-    return DSE_OK;
-}
-
-static enum dse_status fc_check(struct dse_cuda_ctx *cx, const struct dse_node *n) {
-    if (n->in[0]->stride_n > INT32_MAX || n->out->stride_n > INT32_MAX)
-        return dse_cuda_fail(cx, n, DSE_ERR_UNSUPPORTED, "image stride too large for cuBLAS's int");
     return DSE_OK;
 }
 
@@ -202,14 +209,12 @@ static enum dse_status fc_bias_descs(struct dse_cuda_ctx *cx, const struct dse_n
 
 enum dse_status dse_cuda_fc_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
     const struct dse_tensor *x = n->in[0], *y = n->out;
-    const int N = x->n, K = y->c, D = (int)dse_tensor_image(x);
-    const int sx = (int)x->stride_n, sy = (int)y->stride_n;
-    cublasHandle_t h = cx->impl->cublas;
-    enum dse_status st;
-    if ((st = fc_check(cx, n)) || (st = fc_math(cx, n))) return st;
-    DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, K, N, D, &dse_cuda_alpha1,
-                                                        n->weight->data, D, x->data, sx, &dse_cuda_beta0, y->data,
-                                                        sy));
+    struct fc_call f;
+    enum dse_status st = fc_begin(cx, n, &f);
+    if (st) return st;
+    DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(f.h, CUBLAS_OP_T, CUBLAS_OP_N, f.K, f.N, f.D,
+                                                        &dse_cuda_alpha1, n->weight->data, f.D, x->data, f.sx,
+                                                        &dse_cuda_beta0, y->data, f.sy));
     if (n->bias) {
         struct dse_cuda_node *d = dse_cuda_dev(n);
         if ((st = fc_bias_descs(cx, n, d))) return st;
@@ -221,15 +226,13 @@ enum dse_status dse_cuda_fc_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
 
 enum dse_status dse_cuda_fc_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
     const struct dse_tensor *x = n->in[0], *y = n->out;
-    const int N = x->n, K = y->c, D = (int)dse_tensor_image(x);
-    const int sx = (int)x->stride_n, sy = (int)y->stride_n;
-    cublasHandle_t h = cx->impl->cublas;
-    enum dse_status st;
-    if ((st = fc_check(cx, n)) || (st = fc_math(cx, n))) return st;
+    struct fc_call f;
+    enum dse_status st = fc_begin(cx, n, &f);
+    if (st) return st;
     if (n->weight->grad)
-        DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_T, D, K, N, &dse_cuda_alpha1,
-                                                            x->data, sx, y->grad, sy, &dse_cuda_alpha1,
-                                                            n->weight->grad, D));
+        DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(f.h, CUBLAS_OP_N, CUBLAS_OP_T, f.D, f.K, f.N,
+                                                            &dse_cuda_alpha1, x->data, f.sx, y->grad, f.sy,
+                                                            &dse_cuda_alpha1, n->weight->grad, f.D));
     if (n->bias && n->bias->grad) {
         struct dse_cuda_node *d = dse_cuda_dev(n);
         if ((st = fc_bias_descs(cx, n, d))) return st;
@@ -237,9 +240,9 @@ enum dse_status dse_cuda_fc_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
                                                           &dse_cuda_alpha1, d->b, n->bias->grad));
     }
     if (x->grad)
-        DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, D, N, K, &dse_cuda_alpha1,
-                                                            n->weight->data, D, y->grad, sy, &dse_cuda_alpha1,
-                                                            x->grad, sx));
+        DSE_CUBLAS_TRY(cx, n, DSE_CUBLAS(cx).cublasSgemm_v2(f.h, CUBLAS_OP_N, CUBLAS_OP_N, f.D, f.N, f.K,
+                                                            &dse_cuda_alpha1, n->weight->data, f.D, y->grad, f.sy,
+                                                            &dse_cuda_alpha1, x->grad, f.sx));
     return DSE_OK;
 }
 

@@ -1,10 +1,11 @@
-/* shared.h: arithmetic the CUDA kernels (engine/cuda/kernels.cu) and host code both run,
- * written once: PCG32's jump-ahead, so every GPU thread finds its own place in the CPU
- * backend's dropout stream; division by a launch's fixed divisors; Caffe's pooling window
- * bounds (engine/cpu/pool.c). No CUDA headers: host C code and tests include it in every
- * build. */
-#ifndef DSE_ENGINE_CUDA_SHARED_H
-#define DSE_ENGINE_CUDA_SHARED_H
+/* kernels_shared.h: arithmetic the CPU kernels (engine/cpu/), the CUDA kernels
+ * (engine/cuda/kernels.cu) and host code all run, written once: PCG32's jump-ahead, so
+ * every GPU thread finds its own place in the CPU backend's dropout stream; division by a
+ * launch's fixed divisors; Caffe's pooling window bounds (engine/cpu/pool.c); gradient
+ * clipping's factor. No CUDA headers: host C code and tests include it in every build, and
+ * engine/cpu/ never includes engine/cuda/. */
+#ifndef DSE_ENGINE_KERNELS_SHARED_H
+#define DSE_ENGINE_KERNELS_SHARED_H
 
 #include <math.h>
 #include <stdint.h>
