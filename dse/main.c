@@ -303,20 +303,20 @@ static enum dse_status sweep_data(struct dse_space *s, const char *root, struct 
     struct dse_data_info info;
     struct dse_net net;
     struct dse_mp mp;
-    char path[sizeof s->train.dataset];
+    char path[sizeof s->dataset];
     enum dse_status st;
-    if ((st = dse_data_probe(s->train.dataset, root, &info, err))) { /* at the space's line */
+    if ((st = dse_data_probe(s->dataset, root, &info, err))) { /* at the space's line */
         struct dse_err e = err ? *err : (struct dse_err){ 0 };
-        int other = e.file[0] && strcmp(e.file, s->train.dataset);
-        return dse_err_set(err, st, s->path, s->train.dataset_line, "dataset \"%s\": %s%s%s", s->train.dataset,
+        int other = e.file[0] && strcmp(e.file, s->dataset);
+        return dse_err_set(err, st, s->path, s->dataset_line, "dataset \"%s\": %s%s%s", s->dataset,
                            other ? e.file : "", other ? ": " : "", e.msg);
     }
     dse_net_init(&net, s->name, 1, 1, 1);
     dse_space_candidate(s, 0, &mp);
     if (!(st = dse_space_build(s, &mp, &net, err)) && !(st = dse_dataprep_check_fit(&net, &info, "macro", err)) &&
-        !(st = dse_dataprep_resolve(s->train.dataset, NULL, net.in_c, net.in_h, net.in_w, 0, stderr, path, sizeof path,
+        !(st = dse_dataprep_resolve(s->dataset, NULL, net.in_c, net.in_h, net.in_w, 0, stderr, path, sizeof path,
                                      err)))
-        dse_strlcpy(s->train.dataset, path, (int)sizeof s->train.dataset);
+        dse_strlcpy(s->dataset, path, (int)sizeof s->dataset);
     if (st) dse_err_name_file(err, s->path);
     dse_net_deinit(&net);
     return st;
@@ -570,7 +570,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if (OPT(RANKS_PER_CAND) && (rc = sweep_ranks(c->name, a, &s, slurm, &o, &dist)) >= 0)
         return dse_space_free(&s), rc;
     rc = 0;
-    if (!analytic && !s.train.present) {
+    if (!analytic && !s.train_present) {
         dse_err_set(&err, DSE_ERR_CONFIG, a->pos[0], 0, "no train section, so nothing to train; add train = { dataset = "
                     "\"fashion-mnist\"; epochs = 5; ... } (docs/space-format.md), or give --analytic-only");
         rc = fail(&err);
@@ -584,7 +584,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         if (sum.skipped) snprintf(kept, sizeof kept, " (%llu already there, left as they were)",
                                   (unsigned long long)sum.skipped);
         char archs[160] = ""; /* counted as dse status and dse report count them */
-        const int reps = s.train.present && s.train.replicates > 1 ? s.train.replicates : 1;
+        const int reps = s.train_present && s.replicates > 1 ? s.replicates : 1;
         const int evo = s.search.strategy == DSE_SEARCH_EVOLUTION;
         if (reps > 1) snprintf(archs, sizeof archs, " (%llu architectures x %d replicates%s)",
                                (unsigned long long)sum.candidates / (unsigned long long)reps, reps,
@@ -599,7 +599,7 @@ static int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
             snprintf(plot, sizeof plot, "%s/frontier.svg", dir);
             if (printf("\n"), dse_report_sweep(stdout, dir, DSE_FORMAT_MD, plot, NULL, &err)) rc = fail(&err);
             else printf("\nPlot (forward FLOPs against model size): %s\nnext: dse sweep %s --out %s  (train them%s)\n",
-                        plot, a->pos[0], dir, s.train.present ? "" : "; the space needs a train section first");
+                        plot, a->pos[0], dir, s.train_present ? "" : "; the space needs a train section first");
         } else if (analytic) {
             printf("%llu candidates are too many to list here: dse report %s --format csv lists them, "
                    "--plot FILE.svg draws them\n", (unsigned long long)sum.candidates, dir);
@@ -737,20 +737,69 @@ static int device_ready(const char *cmd, const struct dse_model_device_opts *d) 
     return EXIT_BAD_INPUT;
 }
 
+/* engine/train.def's rows that dse train has no option for. */
+#define DSE_OPT_NONE DSE_OPT_COUNT
+
+/* A recipe option's value (dse_opt_args.val), NULL when not given or o is DSE_OPT_NONE. */
+static const char *recipe_opt(const struct dse_opt_args *a, enum dse_opt o) {
+    return o < DSE_OPT_COUNT ? a->val[o] : NULL;
+}
+
+/* A REAL recipe option's text as a float: its range and message. -1 when it is good. */
+static int recipe_real(const char *cmd, enum dse_opt o, const char *v, float *out) {
+    char *end;
+    double x = strtod(v, &end);
+    if (o == DSE_OPT_LR && (*end || !(x > 0) || x > 100))
+        return bad_usage(cmd, "--lr '%s' is not a number in (0, 100]", v);
+    if (o == DSE_OPT_CLIP_NORM && (end == v || *end || !(x >= 0) || x > 1e6 || (x > 0 && (float)x == 0.0f)))
+        return bad_usage(cmd, "--clip-norm '%s' is not a number in [0, 1e6] (0: no clipping)", v);
+    *out = (float)x;
+    return -1;
+}
+
+/* dse train --json: the result, the engine's measured memory beside the analyzer's training
+ * estimate, and every epoch as a candidate record's per_epoch entries (engine/epoch.def). */
+static void train_json(const struct dse_net *net, const struct dse_train_opts *o, const struct dse_train_result *r) {
+    struct dse_cost_layer *cl = calloc((size_t)net->n_layers, sizeof *cl);
+    struct dse_cost_totals tot;
+    memset(&tot, 0, sizeof tot);
+    if (cl) dse_cost_net(net, o->batch, cl, &tot, NULL);
+    free(cl);
+    char m1[32] = "null", m5[32] = "null", ml[32] = "null"; /* no epoch finished: no metrics */
+    char dev[32];
+    if (r->epochs_done > 0) {
+        snprintf(m1, sizeof m1, "%.6f", r->top1);
+        snprintf(m5, sizeof m5, "%.6f", r->top5);
+        snprintf(ml, sizeof ml, "%.6f", r->loss);
+    }
+    printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %s, \"top5\": %s, \"loss\": %s, "
+           "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %lld, \"engine_bytes\": %zu, "
+           "\"estimate_train_bytes\": %lld, \"device\": \"%s\", \"precision\": \"%s\", \"algos\": \"%s\", "
+           "\"clip_norm\": %g, \"clipped_steps\": %lld, \"blas_core\": \"%s\"",
+           r->status, r->epochs_done, m1, m5, ml, r->img_per_s, r->seconds,
+           (unsigned long long)r->seed, (long long)tot.model_bytes, r->engine_bytes, (long long)tot.mem_train_bytes,
+           dse_device_str(&o->dev.device, dev, (int)sizeof dev), dse_cuda_math_str(o->dev.math),
+           o->dev.nondeterministic ? "any" : "det", (double)o->clip_norm, (long long)r->clipped_steps,
+           dse_blas_core());
+    if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
+                                  (long long)r->diverged_iter);
+    printf(", \"per_epoch\": [");
+    for (int e = 0; e < r->n_epochs; e++) { /* as a candidate record's per_epoch entries (engine/epoch.def) */
+        if (e) fputs(", ", stdout);
+        dse_rec_epoch_write(stdout, e + 1, &r->epochs[e]);
+    }
+    printf("]}\n");
+}
+
 static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_train_opts o;
     struct dse_err err = { 0 };
     struct dse_net net;
-    int rc, seed = 1;
+    int rc;
     dse_train_opts_default(&o);
     o.threads = 2;
     if (OPT(DATA)) o.data = dse_data_name_find(OPT(DATA)) ? dse_data_name_find(OPT(DATA)) : OPT(DATA); /* one spelling */
-    o.epochs = OPT_INT(EPOCHS, o.epochs);
-    o.batch = OPT_INT(BATCH, o.batch);
     o.threads = OPT_INT(THREADS, o.threads);
-    seed = OPT_INT(SEED, seed);
-    o.limit_train = OPT_INT(LIMIT_TRAIN, o.limit_train);
-    o.limit_test = OPT_INT(LIMIT_TEST, o.limit_test);
     o.loader_workers = OPT_INT(LOADER_THREADS, o.loader_workers);
     if ((rc = opt_conv(c->name, OPT(CONV), &o.conv_algo)) >= 0 ||
         (rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &o.dev)) >= 0)
@@ -759,28 +808,22 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     if (on_gpu && OPT(CONV) && strcmp(OPT(CONV), "auto"))
         return bad_usage(c->name, "--conv chooses a CPU conv strategy; on --device %s cuDNN chooses (leave it "
                                   "out; --conv-cache FILE pins cuDNN's choices)", OPT(DEVICE));
-    o.seed = (uint64_t)seed;
-    if (OPT(LR)) {
-        char *end;
-        double lr = strtod(OPT(LR), &end);
-        if (*end || !(lr > 0) || lr > 100) return bad_usage(c->name, "--lr '%s' is not a number in (0, 100]", OPT(LR));
-        o.lr = (float)lr;
-    }
-    if (OPT(LR_POLICY)) {
-        /* the words in enum dse_lr_policy's order */
-        o.policy = (enum dse_lr_policy)dse_word_index(dse_opt_specs[DSE_OPT_LR_POLICY].words, OPT(LR_POLICY));
-        if (o.policy == DSE_LR_STEP) o.step_epochs = o.epochs > 3 ? o.epochs / 3 : 1;
-    }
-    if (OPT(CLIP_NORM)) {
-        char *end;
-        double cn = strtod(OPT(CLIP_NORM), &end);
-        if (end == OPT(CLIP_NORM) || *end || !(cn >= 0) || cn > 1e6 || (cn > 0 && (float)cn == 0.0f))
-            return bad_usage(c->name, "--clip-norm '%s' is not a number in [0, 1e6] (0: no clipping)", OPT(CLIP_NORM));
-        o.clip_norm = (float)cn;
-    }
-    if (OPT(INIT)) {
-        o.init = !strcmp(OPT(INIT), "xavier") ? DSE_INIT_XAVIER : DSE_INIT_MSRA;
-    }
+    /* The recipe's options given (engine/train.def's rows with one, in its order); an INT's
+     * range was checked by its option row (dse/options.h), a word's by its words. */
+#define SET_INT(field, opt, words)  o.field = (int)a->num[opt];
+#define SET_U64(field, opt, words)  o.field = (uint64_t)a->num[opt];
+#define SET_ENUM(field, opt, words) o.field = dse_word_index(words, recipe_opt(a, opt));
+#define SET_REAL(field, opt, words) \
+    if ((rc = recipe_real(c->name, opt, recipe_opt(a, opt), &o.field)) >= 0) return rc;
+#define X(field, key, kind, def, lo, hi, cli, words) \
+    if (recipe_opt(a, DSE_OPT_##cli)) { SET_##kind(field, DSE_OPT_##cli, words) }
+    DSE_TRAIN_RECIPE(X)
+#undef X
+#undef SET_INT
+#undef SET_U64
+#undef SET_ENUM
+#undef SET_REAL
+    if (OPT(LR_POLICY) && o.policy == DSE_LR_STEP) o.step_epochs = o.epochs > 3 ? o.epochs / 3 : 1;
     o.checkpoint_dir = OPT(CHECKPOINT_DIR);
     o.resume = OPT(RESUME);
     o.ckpt_every_s = 300; /* a kill loses at most 5 minutes of an epoch (issue #18 item 2) */
@@ -861,40 +904,7 @@ static int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
     } else if (rank > 0) {
         /* rank 0 reports */
     } else if (FLAG(JSON)) {
-        /* The engine's measured memory beside the analyzer's training estimate. */
-        struct dse_cost_layer *cl = calloc((size_t)net.n_layers, sizeof *cl);
-        struct dse_cost_totals tot;
-        memset(&tot, 0, sizeof tot);
-        if (cl) dse_cost_net(&net, o.batch, cl, &tot, NULL);
-        free(cl);
-        char m1[32] = "null", m5[32] = "null", ml[32] = "null"; /* no epoch finished: no metrics */
-        char dev[32];
-        if (r->epochs_done > 0) {
-            snprintf(m1, sizeof m1, "%.6f", r->top1);
-            snprintf(m5, sizeof m5, "%.6f", r->top5);
-            snprintf(ml, sizeof ml, "%.6f", r->loss);
-        }
-        printf("{\"status\": \"%s\", \"epochs\": %d, \"top1\": %s, \"top5\": %s, \"loss\": %s, "
-               "\"img_per_s\": %.1f, \"seconds\": %.2f, \"seed\": %llu, \"model_bytes\": %lld, \"engine_bytes\": %zu, "
-               "\"estimate_train_bytes\": %lld, \"device\": \"%s\", \"precision\": \"%s\", \"algos\": \"%s\", "
-               "\"clip_norm\": %g, \"clipped_steps\": %lld, \"blas_core\": \"%s\"",
-               r->status, r->epochs_done, m1, m5, ml, r->img_per_s, r->seconds,
-               (unsigned long long)r->seed, (long long)tot.model_bytes, r->engine_bytes, (long long)tot.mem_train_bytes,
-               dse_device_str(&o.dev.device, dev, (int)sizeof dev), dse_cuda_math_str(o.dev.math),
-               o.dev.nondeterministic ? "any" : "det", (double)o.clip_norm, (long long)r->clipped_steps,
-               dse_blas_core());
-        if (r->diverged_epoch) printf(", \"diverged_epoch\": %d, \"diverged_iter\": %lld", r->diverged_epoch,
-                                      (long long)r->diverged_iter);
-        printf(", \"per_epoch\": [");
-        for (int e = 0; e < r->n_epochs; e++) { /* as a candidate record's per_epoch entries (sweep/epoch.def) */
-            const struct dse_epoch_result *er = &r->epochs[e];
-            const struct dse_rec_epoch ep = { .train_loss = er->train_loss, .test_loss = er->test_loss,
-                                              .top1 = er->top1, .top5 = er->top5, .seconds = er->seconds,
-                                              .img_per_s = er->img_per_s, .unpredicted = er->unpredicted };
-            if (e) fputs(", ", stdout);
-            dse_rec_epoch_write(stdout, e + 1, &ep);
-        }
-        printf("]}\n");
+        train_json(&net, &o, r);
     } else {
         if (r->epochs_done > 0)
             printf("%s after %d epoch%s: test loss %.4f, top-1 %.2f%%, top-5 %.2f%%; %.0f img/s, %.1f s\n",

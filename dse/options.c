@@ -111,7 +111,7 @@ static const char usage_report[] =
     "\n";
 
 static const char usage_train[] =
-    "usage: dse train NET [--data fashion-mnist] [--epochs E] [--batch B] [--lr L]\n"
+    "usage: dse train NET [--data " DSE_TRAIN_DATA_DEFAULT "] [--epochs E] [--batch B] [--lr L]\n"
     "                     [--lr-policy fixed|step|poly|linear] [--threads T] [--seed S]\n"
     "                     [--limit-train N] [--limit-test N] [--init msra|xavier]\n"
     "                     [--checkpoint-dir DIR] [--resume FILE] [--device cpu|cuda|cuda:N]\n"
@@ -122,8 +122,10 @@ static const char usage_train[] =
     "       mpirun -np P dse train NET --threads 1 ... (data-parallel over P ranks)\n"
     "\n"
     "Train a network (a .cfg, a Caffe prototxt, or a generated candidate) with SGD and\n"
-    "momentum 0.9, weight decay 2e-4, MSRA init, gradients clipped to a global L2 norm of 2, and\n"
-    "the classifier's bias at 0.5 when a ReLU follows it (SqueezeNet's conv10: no class starts\n"
+    "momentum " DSE_TRAIN_DEFAULT_STR(momentum) ", weight decay " DSE_TRAIN_DEFAULT_STR(weight_decay)
+    ", MSRA init, gradients clipped to a global L2 norm of " DSE_TRAIN_DEFAULT_STR(clip_norm) ", and\n"
+    "the classifier's bias at " DSE_TRAIN_DEFAULT_STR(classifier_bias)
+    " when a ReLU follows it (SqueezeNet's conv10: no class starts\n"
     "dead; docs/training.md). A network without a loss gets softmax cross-entropy on its last\n"
     "layer. Reports test loss, top-1 and top-5 after every epoch; a progress line on a\n"
     "terminal, or every " DSE_TRAIN_LOG_EVERY_S_STR " s in a log (--progress-every). NaN or infinite loss stops\n"
@@ -375,15 +377,16 @@ static const struct dse_opt_line lines_train[] = {
     OWN(LOADER_THREADS, "image packs and folders: decoding threads (default: one per core)"),
     OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
     MAX_PIXELS_LINE,
-    OWN(EPOCHS, "default 1"),
-    RIGHT(BATCH, NULL, "default 64"),
-    OWN(LR, "default 0.01"),
-    RIGHT(LR_POLICY, "", "default poly (power 1: linear to zero)"),
+    OWN(EPOCHS, "default " DSE_TRAIN_DEFAULT_STR(epochs)),
+    RIGHT(BATCH, NULL, "default " DSE_TRAIN_DEFAULT_STR(batch)),
+    OWN(LR, "default " DSE_TRAIN_DEFAULT_STR(lr)),
+    RIGHT(LR_POLICY, "", "default " DSE_TRAIN_DEFAULT_STR(policy) " (power " DSE_TRAIN_DEFAULT_STR(power)
+                         ": linear to zero)"),
     OWN(THREADS, "default 2"),
-    RIGHT(SEED, NULL, "default 1"),
+    RIGHT(SEED, NULL, "default " DSE_TRAIN_DEFAULT_STR(seed)),
     OWN(LIMIT_TRAIN, "train on the first N images; --limit-test N: test on the first N"),
     IN_TEXT(LIMIT_TEST),
-    OWN(INIT, "weight initialization: msra (default) or xavier"),
+    OWN(INIT, "weight initialization: " DSE_TRAIN_DEFAULT_STR(init) " (default) or xavier"),
     OWN(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)"),
     OWN(CKPT_EVERY, "also checkpoint within an epoch, DIR/epoch-<k>.part.ckpt: every N steps,\n"
                     "or Ns / Nm seconds / minutes (default 5m; 0: only at epochs' ends); CPU only"),
@@ -406,7 +409,8 @@ static const struct dse_opt_line lines_train[] = {
                    "(dynamic loss scaling) or bf16, the rest fp32; the CPU computes in fp32 only"),
     OWN(ALGOS, "cuDNN's algorithms on a GPU: det (default: deterministic ones only) or any\n"
                "(also those that add in a varying order; about 1.5x faster in FP32)"),
-    OWN(CLIP_NORM, "scale the gradients down to global L2 norm C when above it (default 2;\n"
+    OWN(CLIP_NORM, "scale the gradients down to global L2 norm C when above it (default "
+                   DSE_TRAIN_DEFAULT_STR(clip_norm) ";\n"
                    "0: never); --json reports clipped_steps"),
     OWN(REDUCE, "under mpirun -np P (data-parallel, docs/training.md): how the ranks' weight\n"
                 "gradients are summed: ps (default: a parameter server adds them in rank order;\n"

@@ -91,7 +91,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(CURVES,          "--curves",        "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
     /* train, bench, profile, eval, predict */                                                               \
     X(LR,              "--lr",            "L",       TEXT, 0,   0,                  NULL, NULL)              \
-    X(LR_POLICY,       "--lr-policy",     "P",       WORD, 0,   0,                  "fixed step poly linear", "is not one of fixed, step, poly, linear") \
+    X(LR_POLICY,       "--lr-policy",     "P",       WORD, 0,   0,                  DSE_TRAIN_WORDS(policy), "is not one of fixed, step, poly, linear") \
     X(LIMIT_TRAIN,     "--limit-train",   "N",       INT,  1,   1 << 30,            NULL, NULL)              \
     X(INIT,            "--init",          "I",       WORD, 0,   0,                  "msra xavier", "is not one of xavier, msra") \
     X(CHECKPOINT_DIR,  "--checkpoint-dir", "DIR",    TEXT, 0,   0,                  NULL, NULL)              \

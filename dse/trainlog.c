@@ -21,10 +21,10 @@ void dse_train_log_init(struct dse_train_log *l, FILE *f, int tty, double every_
 /* Under an epoch's results when some test classes were never predicted: once per run (a
  * dead unit rarely comes back, and a line per epoch buries the results). */
 static void warn_unpredicted(struct dse_train_log *l, const struct dse_train_progress *p) {
-    if (!p->unpredicted || l->warned) return;
+    if (!p->ep.unpredicted || l->warned) return;
     l->warned = 1;
     fprintf(l->f, "  warning: %d class%s of the test set never predicted (a dead classifier unit?); "
-                  "said once per run\n", p->unpredicted, p->unpredicted == 1 ? "" : "es");
+                  "said once per run\n", p->ep.unpredicted, p->ep.unpredicted == 1 ? "" : "es");
 }
 
 void dse_train_log_progress(void *arg, const struct dse_train_progress *p) {
@@ -32,7 +32,7 @@ void dse_train_log_progress(void *arg, const struct dse_train_progress *p) {
     const char *cr = l->tty ? "\r" : "";
     if (p->done) {
         fprintf(l->f, "%sepoch %d/%d  train loss %.4f  test loss %.4f  top-1 %.2f%%  top-5 %.2f%%  %.0f img/s%*s\n",
-                cr, p->epoch + 1, p->epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
+                cr, p->epoch + 1, p->epochs, p->loss, p->ep.test_loss, 100 * p->ep.top1, 100 * p->ep.top5,
                 p->img_per_s, l->tty ? 20 : 0, "");
         warn_unpredicted(l, p);
         l->last_s = now(l);

@@ -24,13 +24,15 @@
 
 void dse_train_opts_default(struct dse_train_opts *o) {
     memset(o, 0, sizeof *o);
-    o->data = "fashion-mnist";
-    o->epochs = 1, o->batch = 64, o->threads = 1;
-    o->lr = 0.01f, o->policy = DSE_LR_POLY, o->power = 1.0f, o->gamma = 0.1f;
-    o->momentum = 0.9f, o->weight_decay = 0.0002f;
-    o->seed = 1;
-    o->init = DSE_INIT_MSRA, o->init_std = 0.01f;
-    o->clip_norm = 2.0f, o->classifier_bias = 0.5f;
+    o->data = DSE_TRAIN_DATA_DEFAULT;
+    o->threads = 1;
+#define DEF_INT(field, def, words)  o->field = def;
+#define DEF_U64(field, def, words)  o->field = def;
+#define DEF_REAL(field, def, words) o->field = (float)def;
+#define DEF_ENUM(field, def, words) o->field = dse_word_index(words, #def);
+#define X(field, key, kind, def, lo, hi, cli, words) DEF_##kind(field, def, words)
+    DSE_TRAIN_RECIPE(X)
+#undef X
     o->conv_algo = DSE_ALGO_AUTO;
 }
 
@@ -1017,9 +1019,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         if (o->progress) {
             struct dse_train_progress p = { .epoch = e, .epochs = o->epochs, .iter = ipe, .iters = ipe,
                                             .loss = er->train_loss, .img_per_s = er->img_per_s, .done = 1,
-                                            .test_top1 = er->top1, .test_top5 = er->top5,
-                                            .test_loss = er->test_loss, .unpredicted = er->unpredicted,
-                                            .seconds = er->seconds };
+                                            .ep = *er };
             o->progress(o->progress_arg, &p);
         }
         if (o->checkpoint_dir && rank == 0) {

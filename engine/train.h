@@ -11,13 +11,27 @@
 
 enum dse_lr_policy { DSE_LR_FIXED = 0, DSE_LR_STEP, DSE_LR_POLY, DSE_LR_LINEAR };
 
-/* Progress of a running training, for a progress line. */
 /* The most epochs one run trains (and one result array holds): the one cap of --epochs,
  * --budget, --min-epochs, a space's train.epochs, checkpoints and candidate records. */
 #define DSE_TRAIN_EPOCHS_MAX 1024
 /* The largest batch: the one cap of --batch and a space's train.batch. */
 #define DSE_TRAIN_BATCH_MAX 65536
 
+/* One epoch's results, the fields of engine/epoch.def: the one record of an epoch from the
+ * trainer (dse_train_result.epochs, dse_train_progress.ep) to a candidate record's
+ * "per_epoch" entries and the report. seconds: the epoch's steps and evaluation (no setup,
+ * no checkpoint); img_per_s: training images per second, evaluation excluded. */
+#define DSE_EPOCH_CTYPE_FLOAT  float
+#define DSE_EPOCH_CTYPE_FIXED3 double
+#define DSE_EPOCH_CTYPE_FIXED1 double
+#define DSE_EPOCH_CTYPE_COUNT  int
+struct dse_epoch_result {
+#define DSE_EPOCH(key, field, kind, unknown) DSE_EPOCH_CTYPE_##kind field;
+#include "engine/epoch.def"
+#undef DSE_EPOCH
+};
+
+/* Progress of a running training, for a progress line. */
 struct dse_train_progress {
     int     epoch, epochs;      /* 0-based epoch, total */
     int     iter, iters;        /* iteration within the epoch, iterations per epoch */
@@ -25,11 +39,8 @@ struct dse_train_progress {
     float   lr;
     double  img_per_s;
     double  eta_s;              /* seconds left, estimated */
-    int     done;               /* 1 at the end of an epoch: test metrics below are set */
-    float   test_top1, test_top5, test_loss;
-    int     unpredicted;        /* dse_epoch_result.unpredicted, when done */
-    double  seconds;            /* when done: the epoch's steps and evaluation, as
-                                   dse_epoch_result.seconds (no setup, no checkpoint) */
+    int     done;               /* 1 at the end of an epoch: ep is set */
+    struct dse_epoch_result ep; /* when done: the epoch's results (dse_train_result.epochs[]'s) */
 };
 
 /* What dse_train_opts.note tells: a cuDNN choice file loaded, choices found and written to
@@ -40,6 +51,19 @@ enum dse_train_note { DSE_NOTE_CHOICES_LOADED, DSE_NOTE_CHOICES_PINNED, DSE_NOTE
  * (--progress-every of dse train and dse sweep). */
 #define DSE_TRAIN_PROGRESS_EVERY_S 30
 
+/* The recipe's rows (engine/train.def), and picked from one row: DSE_TRAIN_WORDS(policy) is
+ * "fixed step poly linear" (dse_word_index gives the value), DSE_TRAIN_DEFAULT_STR(lr) is
+ * "0.01" (help text: the default as the row writes it). */
+#include "engine/train.def"
+#define DSE_TRAIN_PICK_DEF_(field, key, kind, def, lo, hi, cli, words)   #def
+#define DSE_TRAIN_PICK_WORDS_(field, key, kind, def, lo, hi, cli, words) words
+#define DSE_TRAIN_DEFAULT_STR(field) DSE_TRAIN_##field(DSE_TRAIN_PICK_DEF_)
+#define DSE_TRAIN_WORDS(field)       DSE_TRAIN_##field(DSE_TRAIN_PICK_WORDS_)
+/* The data trained on unless told (--data, a space's train.dataset). */
+#define DSE_TRAIN_DATA_DEFAULT "fashion-mnist"
+
+/* What one training run does. The recipe's fields (engine/train.def: policy to limit_test,
+ * init, init_std, classifier_bias) take their defaults from there. */
 struct dse_train_opts {
     const char *data;           /* dataset name or IDX/CIFAR directory (data/data.h:
                                    dse_data_locate), an image pack, or an image folder (read
@@ -130,26 +154,10 @@ struct dse_train_opts {
                                      hear once, as it happens, and what kind of news it is */
 };
 
-/* Defaults: fashion-mnist, 1 epoch, batch 64, 1 thread, lr 0.01 poly power 1 (linear
- * decay to zero, as SqueezeNet), momentum 0.9, weight decay 2e-4, seed 1, MSRA init,
- * gradients clipped to a global norm of 2, the classifier's bias at 0.5 when a ReLU
- * follows it. SqueezeNet's own Caffe recipe (xavier, lr 0.04) stays at chance for the
- * first epochs on Fashion-MNIST (issue #4's measurement, and ours). MSRA with lr 0.01
- * alone learned or not depending on the seed: SqueezeNet-FMNIST starts at a loss of 3.3-3.8
- * with a gradient norm of about 45, the first steps shrink every activation and the net
- * settles at ln 10 with all conv10 ReLUs closed (seed 2: 10.0% after an epoch over 10,000
- * images; seed 1 31%, seed 3 68%). Warm-up over 100 iterations, lr 0.005, or a small
- * classifier init alone left some seeds dead or with one class never predicted (top-5
- * near 90%); clipping at 2 with the classifier's bias at 0.5 gave 66-74% top-1 and >= 97.5%
- * top-5 on seeds 1-6 (docs/training.md has the runs). */
+/* Defaults: the recipe's rows of engine/train.def, DSE_TRAIN_DATA_DEFAULT, 1 thread,
+ * conv_algo auto; the rest zero. Why this recipe and not SqueezeNet's own Caffe one (which
+ * stays at chance for the first epochs on Fashion-MNIST), with the runs: docs/training.md. */
 void dse_train_opts_default(struct dse_train_opts *o);
-
-struct dse_epoch_result {
-    float  train_loss, test_loss, top1, top5;
-    double seconds, img_per_s;
-    int    unpredicted;         /* classes of the test set that no test image was predicted
-                                   as (top-1): a class whose classifier unit died (0 is normal) */
-};
 
 struct dse_train_result {
     char     status[16];        /* "done", "diverged"; "paused" (stop_after_epoch), "cancelled" */

@@ -48,7 +48,7 @@ static int candidate_head(char *buf, int size, const struct dse_space *s, const 
                           int64_t train_mem, int train_batch) {
     char mps[2048], rep[48] = ""; /* "replicate" only where the space has replicates: other records stay as they were */
     record_metaparams(mps, sizeof mps, s, mp);
-    if (s->train.replicates > 1) snprintf(rep, sizeof rep, "  \"replicate\": %d,\n", replicate);
+    if (s->replicates > 1) snprintf(rep, sizeof rep, "  \"replicate\": %d,\n", replicate);
     double mb = (double)one->param_bytes / 1e6, mib = (double)one->param_bytes / 1048576.0;
     return snprintf(buf, (size_t)size,
         "{\n  \"id\": \"%s\",\n  \"index\": %llu,\n%s  \"metaparams\": {\n%s\n  },\n"

@@ -161,7 +161,7 @@ enum dse_status dse_search_files(const struct dse_space *s, const char *dir, con
                                  struct dse_err *err) {
     enum dse_status st;
     for (int i = 0; i < lg->n_prop; i++)
-        for (int r = 0; r < s->train.replicates; r++) { /* a proposal is trained once per replicate */
+        for (int r = 0; r < s->replicates; r++) { /* a proposal is trained once per replicate */
             char path[4300], id[DSE_ID_SIZE];
             dse_strlcpy(id, lg->prop[i].id, sizeof id);
             dse_space_id_replicate(id, r);
@@ -246,7 +246,7 @@ static void put_header(struct buf *b, const struct dse_space *s) {
 int64_t dse_search_budget_candidates(const struct dse_space *s) {
     int64_t n = s->search.budget ? s->search.budget : INT64_MAX;
     if (s->search.budget_epochs && s->train.epochs > 0) { /* dse_space_load refuses it otherwise */
-        int64_t e = s->search.budget_epochs / ((int64_t)s->train.epochs * s->train.replicates);
+        int64_t e = s->search.budget_epochs / ((int64_t)s->train.epochs * s->replicates);
         if (e < n) n = e;
     }
     return n == INT64_MAX ? 0 : n;
@@ -261,7 +261,7 @@ static void budget_spent(const struct dse_space *s, const struct dse_search_log 
                          double *seconds) {
     *epochs = 0, *seconds = 0;
     for (int i = 0; i < lg->n_prop; i++)
-        for (int k = 0; k < s->train.replicates; k++) {
+        for (int k = 0; k < s->replicates; k++) {
             char id[DSE_ID_SIZE];
             dse_strlcpy(id, lg->prop[i].id, sizeof id);
             dse_space_id_replicate(id, k);
@@ -346,7 +346,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
          * reader agrees); recorded once all are final, top-1 their mean (NaN if one has none) */
         double top1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, lat[DSE_TRAIN_REPLICATES_MAX] = { 0 }, mean, sd;
         int    final = 1, n_ok;
-        for (int k = 0; k < s->train.replicates && final; k++) {
+        for (int k = 0; k < s->replicates && final; k++) {
             char id[DSE_ID_SIZE];
             dse_strlcpy(id, p->id, sizeof id);
             dse_space_id_replicate(id, k);
@@ -366,19 +366,19 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
             excl[n_excl++] = p->index;
             continue;
         }
-        dse_sweep_mean_std(top1, s->train.replicates, &n_ok, &mean, &sd);
+        dse_sweep_mean_std(top1, s->replicates, &n_ok, &mean, &sd);
         struct dse_evo_result *x = &res[n_res++];
         int pruned = 0;
         memset(x, 0, sizeof *x);
         x->index = p->index;
         for (int j = 0; j < DSE_EVO_OBJ_MAX; j++) x->obj[j] = NAN;
-        x->obj[0] = n_ok == s->train.replicates ? mean : NAN;
+        x->obj[0] = n_ok == s->replicates ? mean : NAN;
         if ((st = dse_evo_costs(s, p->index, costs, n_cost, x->obj + 1, &pruned, err))) goto free_out;
         for (int j = 0; j < n_cost; j++) /* measured costs: the mean over the replicates' records */
             if (dse_evo_cost_measured(costs[j])) {
                 int n_lat;
-                dse_sweep_mean_std(lat, s->train.replicates, &n_lat, &x->obj[1 + j], &sd);
-                if (n_lat < s->train.replicates) x->obj[1 + j] = NAN;
+                dse_sweep_mean_std(lat, s->replicates, &n_lat, &x->obj[1 + j], &sd);
+                if (n_lat < s->replicates) x->obj[1 + j] = NAN;
             }
         if (!isfinite(x->obj[0]))
             for (int j = 1; j <= n_cost; j++) x->obj[j] = NAN; /* seen, never a parent */
@@ -392,7 +392,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
     int64_t spent_epochs;
     double spent_s;
     budget_spent(s, &lg, rec_of, arg, &spent_epochs, &spent_s);
-    const int64_t one = (int64_t)s->train.epochs * s->train.replicates;
+    const int64_t one = (int64_t)s->train.epochs * s->replicates;
     const char *spent = s->search.budget && lg.n_prop >= s->search.budget ? "candidates"
                       : s->search.budget_epochs && spent_epochs + one > s->search.budget_epochs ? "epochs"
                       : s->search.budget_hours > 0 && spent_s >= s->search.budget_hours * 3600 ? "hours" : NULL;
@@ -420,7 +420,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         }
     } else if (!n_excl) {
         put(&add, "end budget\n");
-        const int reps = s->train.replicates;
+        const int reps = s->replicates;
         char each[80] = ""; /* the budget counts architectures; dse status counts a candidate per replicate */
         if (reps > 1) snprintf(each, sizeof each, " (x %d replicates: %lld candidates)", reps,
                                (long long)s->search.budget * reps);

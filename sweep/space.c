@@ -322,6 +322,16 @@ static enum dse_status get_str(struct ctx *cx, const config_setting_t *g, const 
     return DSE_OK;
 }
 
+/* A word of the space-separated words as its index (dse_word_index) into *out; -1 when key
+ * is absent. The errors are get_str's. */
+static enum dse_status get_word(struct ctx *cx, const config_setting_t *g, const char *key, const char *words,
+                                int *out) {
+    char v[64] = "";
+    enum dse_status st = get_str(cx, g, key, words, v, sizeof v);
+    *out = !st && v[0] ? dse_word_index(words, v) : -1;
+    return st;
+}
+
 /* 1 if path is a sweep's copy DIR/space.cfg (DIR holds sweep.json; docs/sweep-dir.md): its
  * relative dataset was beside the original file, so is not looked for beside the copy. */
 static int sweep_copy(const char *path) {
@@ -341,22 +351,22 @@ static int sweep_copy(const char *path) {
  * not here: count and generate need no data, and a sweep's copy DIR/space.cfg must load
  * where its data is not. Only a bare word (no '/', no '.') that names nothing beside the
  * file (other than such a copy) is taken for a misspelt dataset name. */
-static enum dse_status read_dataset(struct ctx *cx, const config_setting_t *g, struct dse_train *t) {
+static enum dse_status read_dataset(struct ctx *cx, const config_setting_t *g, struct dse_space *s) {
     const config_setting_t *ds = config_setting_get_member(g, "dataset");
-    const char *name = dse_data_name_find(t->dataset), *slash = strrchr(cx->path, '/');
-    char given[sizeof t->dataset];
-    t->dataset_line = ds ? (int)config_setting_source_line(ds) : 0;
+    const char *name = dse_data_name_find(s->dataset), *slash = strrchr(cx->path, '/');
+    char given[sizeof s->dataset];
+    s->dataset_line = ds ? (int)config_setting_source_line(ds) : 0;
     if (name) {
-        dse_strlcpy(t->dataset, name, (int)sizeof t->dataset);
+        dse_strlcpy(s->dataset, name, (int)sizeof s->dataset);
         return DSE_OK;
     }
-    dse_strlcpy(given, t->dataset, (int)sizeof given);
+    dse_strlcpy(given, s->dataset, (int)sizeof given);
     if (!given[0]) return fail(cx, ds, "dataset = \"\" names no dataset; expected " DSE_DATA_NAMES_LIST "or a path");
     if (given[0] != '/' && slash &&
-        snprintf(t->dataset, sizeof t->dataset, "%.*s/%s", (int)(slash - cx->path), cx->path, given) >=
-            (int)sizeof t->dataset)
+        snprintf(s->dataset, sizeof s->dataset, "%.*s/%s", (int)(slash - cx->path), cx->path, given) >=
+            (int)sizeof s->dataset)
         return fail(cx, ds, "dataset = \"%.40s...\": the path, joined to the space file's folder, is too long", given);
-    if (!strpbrk(given, "/.") && access(t->dataset, F_OK) != 0 && !sweep_copy(cx->path)) {
+    if (!strpbrk(given, "/.") && access(s->dataset, F_OK) != 0 && !sweep_copy(cx->path)) {
         const char *near = dse_data_name_near(given);
         char hint[64] = "";
         if (near) snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", near);
@@ -367,55 +377,63 @@ static enum dse_status read_dataset(struct ctx *cx, const config_setting_t *g, s
     return DSE_OK;
 }
 
-static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, struct dse_train *t) {
+/* The train section: dataset, replicates and engine/train.def's recipe, each key read and
+ * range-checked by its row: the words first (dataset, then the ENUM rows), then the numbers,
+ * in the rows' order. */
+static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, struct dse_space *s) {
+    struct dse_train_opts *o = &s->train;
     enum dse_status st;
     double v;
-    if ((st = check_keys(cx, g, "train", "dataset epochs batch lr lr_policy power gamma step_epochs "
-                                         "momentum weight_decay warmup_epochs clip_norm seed limit_train limit_test "
-                                         "replicates")))
-        return st;
-    t->present = 1;
-    dse_strlcpy(t->dataset, "fashion-mnist", sizeof t->dataset);
-    t->epochs = 10, t->batch = 64, t->lr = 0.01; /* the engine's recipe (engine/train.h) */
-    dse_strlcpy(t->lr_policy, "poly", sizeof t->lr_policy);
-    t->power = 1.0, t->gamma = 0.1, t->step_epochs = 0;
-    t->momentum = 0.9, t->weight_decay = 0.0002, t->warmup_epochs = 0, t->clip_norm = 2.0, t->seed = 1;
-    if ((st = get_str(cx, g, "dataset", NULL, t->dataset, sizeof t->dataset))) return st;
-    if ((st = read_dataset(cx, g, t))) return st;
-    if ((st = get_str(cx, g, "lr_policy", "fixed step poly linear", t->lr_policy, sizeof t->lr_policy)))
-        return st;
-    v = t->epochs;
-    if ((st = get_num(cx, g, "epochs", 1, DSE_TRAIN_EPOCHS_MAX, 1, &v, NULL))) return st; /* as --epochs */
-    t->epochs = (int)v;
-    v = t->batch;
-    if ((st = get_num(cx, g, "batch", 1, DSE_TRAIN_BATCH_MAX, 1, &v, NULL))) return st; /* as --batch */
-    t->batch = (int)v;
-    if ((st = get_num(cx, g, "lr", 1e-12, 100, 0, &t->lr, NULL))) return st;
-    if ((st = get_num(cx, g, "power", 0, 100, 0, &t->power, NULL))) return st;
-    if ((st = get_num(cx, g, "gamma", 1e-12, 1, 0, &t->gamma, NULL))) return st;
-    v = t->step_epochs;
-    if ((st = get_num(cx, g, "step_epochs", 0, DSE_TRAIN_EPOCHS_MAX, 1, &v, NULL))) return st;
-    t->step_epochs = (int)v;
-    if (!strcmp(t->lr_policy, "step") && t->step_epochs < 1)
+    int w;
+    char keys[400] = "dataset";
+#define X(field, key, kind, def, lo, hi, cli, words) \
+    if (key) snprintf(keys + strlen(keys), sizeof keys - strlen(keys), " %s", (const char *)key);
+    DSE_TRAIN_RECIPE(X)
+#undef X
+    snprintf(keys + strlen(keys), sizeof keys - strlen(keys), " replicates");
+    if ((st = check_keys(cx, g, "train", keys))) return st;
+    s->train_present = 1;
+    dse_train_opts_default(o);
+    o->data = NULL; /* s->dataset: the worker's to give (a pointer into s would not survive a copy) */
+    o->epochs = DSE_SPACE_TRAIN_EPOCHS;
+    dse_strlcpy(s->dataset, DSE_TRAIN_DATA_DEFAULT, sizeof s->dataset);
+    if ((st = get_str(cx, g, "dataset", NULL, s->dataset, sizeof s->dataset))) return st;
+    if ((st = read_dataset(cx, g, s))) return st;
+#define GET_INT(field, key, lo, hi, words) \
+    if ((v = o->field, st = get_num(cx, g, key, lo, hi, 1, &v, NULL))) return st; \
+    o->field = (int)v;
+#define GET_U64(field, key, lo, hi, words) \
+    if ((v = (double)o->field, st = get_num(cx, g, key, lo, hi, 1, &v, NULL))) return st; \
+    o->field = (uint64_t)v;
+#define GET_REAL(field, key, lo, hi, words) \
+    if ((v = o->field, st = get_num(cx, g, key, lo, hi, 0, &v, NULL))) return st; \
+    o->field = (float)v;
+#define GET_ENUM(field, key, lo, hi, words) \
+    if ((st = get_word(cx, g, key, words, &w))) return st; \
+    if (w >= 0) o->field = w;
+#define WORD_INT  0
+#define WORD_U64  0
+#define WORD_REAL 0
+#define WORD_ENUM 1
+#define X(field, key, kind, def, lo, hi, cli, words)                                             \
+    if (key && WORD_##kind == words_pass) { GET_##kind(field, key, lo, hi, words) }              \
+    if (!words_pass && o->policy == DSE_LR_STEP && o->step_epochs < 1 && !strcmp(#field, "step_epochs")) \
         return fail(cx, g, "lr_policy = \"step\" needs step_epochs = <epochs between drops>");
-    if ((st = get_num(cx, g, "momentum", 0, 0.999999, 0, &t->momentum, NULL))) return st;
-    if ((st = get_num(cx, g, "weight_decay", 0, 1, 0, &t->weight_decay, NULL))) return st;
-    v = t->warmup_epochs;
-    if ((st = get_num(cx, g, "warmup_epochs", 0, t->epochs, 1, &v, NULL))) return st;
-    t->warmup_epochs = (int)v;
-    if ((st = get_num(cx, g, "clip_norm", 0, 1e6, 0, &t->clip_norm, NULL))) return st;
-    v = (double)t->seed;
-    if ((st = get_num(cx, g, "seed", 0, 2147483647.0, 1, &v, NULL))) return st;
-    t->seed = (uint64_t)v;
-    v = t->limit_train;
-    if ((st = get_num(cx, g, "limit_train", 0, 1 << 30, 1, &v, NULL))) return st;
-    t->limit_train = (int)v;
-    v = t->limit_test;
-    if ((st = get_num(cx, g, "limit_test", 0, 1 << 30, 1, &v, NULL))) return st;
-    t->limit_test = (int)v;
-    v = t->replicates;
-    if ((st = get_num(cx, g, "replicates", 1, DSE_TRAIN_REPLICATES_MAX, 1, &v, &t->replicates_line))) return st;
-    t->replicates = (int)v;
+    for (int words_pass = 1; words_pass >= 0; words_pass--) {
+        DSE_TRAIN_RECIPE(X)
+    }
+#undef X
+#undef GET_INT
+#undef GET_U64
+#undef GET_REAL
+#undef GET_ENUM
+#undef WORD_INT
+#undef WORD_U64
+#undef WORD_REAL
+#undef WORD_ENUM
+    v = s->replicates;
+    if ((st = get_num(cx, g, "replicates", 1, DSE_TRAIN_REPLICATES_MAX, 1, &v, &s->replicates_line))) return st;
+    s->replicates = (int)v;
     return DSE_OK;
 }
 
@@ -531,15 +549,15 @@ enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st
         if (s->train.epochs < 1)
             return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->budget_epochs_line, "budget_epochs counts epochs of training: "
                                "the space needs a train section");
-        if (se->budget_epochs < (int64_t)s->train.epochs * s->train.replicates)
+        if (se->budget_epochs < (int64_t)s->train.epochs * s->replicates)
             return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->budget_epochs_line, "budget_epochs = %lld is less than one "
                                "candidate's %d epochs x %d replicates", (long long)se->budget_epochs,
-                               s->train.epochs, s->train.replicates);
+                               s->train.epochs, s->replicates);
     }
     if (st == DSE_SEARCH_RANDOM) { /* the sample's draw, seeded by search.seed */
         int64_t n = se->budget;
         if (se->budget_epochs) {
-            int64_t by_epochs = se->budget_epochs / ((int64_t)s->train.epochs * s->train.replicates);
+            int64_t by_epochs = se->budget_epochs / ((int64_t)s->train.epochs * s->replicates);
             if (!n || by_epochs < n) n = by_epochs;
         }
         s->sample = n, s->seed = se->seed;
@@ -642,13 +660,13 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
     out->seed = (uint64_t)v;
 
     out->file_sample = out->sample, out->file_seed = out->seed;
-    out->train.replicates = 1; /* also without a train section: every candidate is one record */
+    out->replicates = 1; /* also without a train section: every candidate is one record */
     const config_setting_t *t = config_setting_get_member(root, "train");
-    if (t && (st = read_train(&cx, t, &out->train))) goto done;
+    if (t && (st = read_train(&cx, t, out))) goto done;
     const config_setting_t *se = config_setting_get_member(root, "search");
     if (se && (st = read_search(&cx, se, out))) goto done;
     if ((st = dse_space_set_strategy(out, out->search.strategy, err))) goto done;
-    out->cons.train_mem_batch = out->train.present ? out->train.batch : 64;
+    out->cons.train_mem_batch = out->train_present ? out->train.batch : 64;
     const config_setting_t *c = config_setting_get_member(root, "constraints");
     if (c) {
         if ((st = check_keys(&cx, c, "constraints", "max_params max_flops max_model_mb max_train_mem_mib train_mem_batch")))

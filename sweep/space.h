@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "engine/train.h"
 #include "metaparams/metaparams.h"
 
 /* The keys a space can vary: the metaparameters of metaparams/mp.def, in its order
@@ -35,29 +36,8 @@ struct dse_constraints {
     int     train_mem_batch;   /* batch for that estimate: train.batch, else 64 */
 };
 
-struct dse_train {
-    int      present;
-    char     dataset[1024];   /* what --data takes: a name of data/data.h's DSE_DATA_SETS in
-                                 its canonical spelling ("cifar10" in the file reads "cifar-10"),
-                                 or a path: an IDX or CIFAR directory, an image pack, an image
-                                 folder; a relative one joined to the space file's folder */
-    int      dataset_line;    /* where dataset was set; 0 = default */
-    int      epochs, batch;
-    double   lr;
-    char     lr_policy[16];   /* "fixed", "step", "poly", "linear" */
-    double   power;           /* poly */
-    double   gamma;           /* step: lr *= gamma every step_epochs */
-    int      step_epochs;
-    double   momentum, weight_decay;
-    int      warmup_epochs;
-    double   clip_norm;      /* 0: no gradient clipping (engine/train.h) */
-    uint64_t seed;
-    int      limit_train;     /* 0: every training image; N: the first N (quick sweeps, tests) */
-    int      limit_test;      /* 0: every test image */
-    int      replicates;      /* seeds each chosen candidate trains with (1 to DSE_TRAIN_REPLICATES_MAX):
-                                 replicate r is its own candidate record, seed + r (dse_space_rep_id) */
-    int      replicates_line; /* where replicates was set; 0 = default */
-};
+/* A space file's train section trains this many epochs unless told (dse train: one). */
+#define DSE_SPACE_TRAIN_EPOCHS 10
 
 #define DSE_TRAIN_REPLICATES_MAX 64
 
@@ -118,7 +98,20 @@ struct dse_space {
     uint64_t seed;            /* for sampling */
     struct dse_constraints cons;
     int      cons_line[4];    /* lines of max_params, max_flops, max_model_mb, max_train_mem_mib */
-    struct dse_train train;
+    struct dse_train_opts train; /* the train section's recipe (engine/train.def's fields; the
+                                    defaults where it is silent, epochs DSE_SPACE_TRAIN_EPOCHS);
+                                    the rest (data, threads, ...) is the worker's to set */
+    int      train_present;   /* the file has a train section */
+    char     dataset[1024];   /* train.dataset, what --data takes: a name of data/data.h's
+                                 DSE_DATA_SETS in its canonical spelling ("cifar10" in the file
+                                 reads "cifar-10"), or a path: an IDX or CIFAR directory, an image
+                                 pack, an image folder; a relative one joined to the space file's
+                                 folder */
+    int      dataset_line;    /* where dataset was set; 0 = default */
+    int      replicates;      /* train.replicates: seeds each chosen candidate trains with (1 to
+                                 DSE_TRAIN_REPLICATES_MAX): replicate r is its own candidate
+                                 record, seed + r (dse_space_rep_id) */
+    int      replicates_line; /* where replicates was set; 0 = default */
     struct dse_search search;
     int64_t  file_sample;     /* `sample` as the file gives it (strategy random replaces sample) */
     uint64_t file_seed;

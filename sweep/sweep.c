@@ -102,7 +102,7 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
         if ((st = dse_fs_mkdirs(path, err)) || (st = claim_dir(s, dir, (uint64_t)dse_search_budget_candidates(s), err)) ||
             (st = dse_search_start(s, dir, &n_prop, err)))
             return st;
-        sum->candidates = sum->kept = (uint64_t)n_prop * (uint64_t)s->train.replicates; /* a file per replicate */
+        sum->candidates = sum->kept = (uint64_t)n_prop * (uint64_t)s->replicates; /* a file per replicate */
         return DSE_OK;
     }
     dse_net_init(&net, s->name, 1, 1, 1);
@@ -142,7 +142,7 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
             goto done;
         /* One record per replicate (each trains with its own seed): a replicate is a
          * candidate to the workers, its leases and its checkpoints. */
-        for (int r = 0; r < s->train.replicates; r++) {
+        for (int r = 0; r < s->replicates; r++) {
             dse_space_rep_id(&mp, r, id);
             snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
             /* Never replace a candidate file: its analytic part depends only on the

@@ -214,7 +214,7 @@ enum dse_gpu_fit dse_sweep_gpu_fit(uint64_t free_bytes, uint64_t total_bytes, ui
  * This header is the only one of sweep/ that files outside it include (tests/layering.sh
  * checks it; tests may include the floors). Below it, the floors of sweep/, bottom up, each
  * including only headers of its floor or below (tests/layering.sh): formats (json_read.h,
- * objective.h, record.def, epoch.def) -> the space (space.h, prefilter.h) -> the
+ * objective.h, record.def) -> the space (space.h, prefilter.h) -> the
  * search and the directory protocol (evolve.h, rank.h; lease.h, search.h: the search log,
  * sweep_impl.h: records, plan, rungs, sweep_read.h: the strict reader, slurm.h) -> the
  * workers (worker_impl.h, private to sweep/). */

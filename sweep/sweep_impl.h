@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engine/train.h"
 #include "sweep/lease.h"
 #include "sweep/space.h"
 #include "sweep/sweep.h"
@@ -37,24 +38,16 @@ int dse_rec_status_from_str(const char *s);
 
 struct dse_json;
 
-/* One epoch's results: the fields, keys and formats of sweep/epoch.def. */
-#define DSE_EPOCH_CTYPE_FLOAT  float
-#define DSE_EPOCH_CTYPE_FIXED3 double
-#define DSE_EPOCH_CTYPE_FIXED1 double
-#define DSE_EPOCH_CTYPE_COUNT  int
-struct dse_rec_epoch {
-#define DSE_EPOCH(key, field, kind, unknown) DSE_EPOCH_CTYPE_##kind field;
-#include "sweep/epoch.def"
-#undef DSE_EPOCH
-};
+/* One epoch's results are engine/train.h's struct dse_epoch_result: the keys and formats
+ * of engine/epoch.def. */
 
 /* An epoch whose results are all unknown. */
-struct dse_rec_epoch dse_rec_epoch_unknown(void);
+struct dse_epoch_result dse_rec_epoch_unknown(void);
 /* {"epoch": epoch, <epoch.def's keys>} as one JSON object on one line: a candidate
  * record's per_epoch entries and dse train --json's. */
-void dse_rec_epoch_write(FILE *f, int epoch, const struct dse_rec_epoch *p);
+void dse_rec_epoch_write(FILE *f, int epoch, const struct dse_epoch_result *p);
 /* One "per_epoch" entry read back (absent keys: unknown). */
-struct dse_rec_epoch dse_rec_epoch_read(const struct dse_json *o);
+struct dse_epoch_result dse_rec_epoch_read(const struct dse_json *o);
 
 #define DSE_REC_ATTEMPTS_MAX 32 /* the last ones are kept; attempts_total counts them all */
 
@@ -91,7 +84,7 @@ struct dse_rec {
 #define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) DSE_REC_DECL_##kind(field, hi)
 #include "sweep/record.def"
 #undef DSE_REC
-    struct dse_rec_epoch   *ep;            /* "per_epoch": [n_epochs] (epochs with results), owned */
+    struct dse_epoch_result   *ep;            /* "per_epoch": [n_epochs] (epochs with results), owned */
     int                     n_epochs, cap_epochs;
     struct dse_rec_attempt *att;           /* "attempts": [n_att], room for DSE_REC_ATTEMPTS_MAX; owned */
     int                     n_att;
@@ -132,7 +125,7 @@ int dse_rec_oom(struct dse_rec *r, const char *device, double free_mib, double n
                 int max_oom);
 
 /* Set epoch e (0-based) and make n_epochs e + 1. */
-enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_rec_epoch *v, struct dse_err *err);
+enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_epoch_result *v, struct dse_err *err);
 
 /* The attempts of a record's "attempts" array (NULL or not an array: none), the first
  * DSE_REC_ATTEMPTS_MAX of them; attempts_total becomes at least their count. */

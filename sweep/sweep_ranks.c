@@ -91,26 +91,11 @@ static enum dse_status pretime_batch(const struct dse_net *net, const struct dse
 }
 
 void dse_worker_train_opts(const struct worker *w, struct dse_train_opts *o) {
-    const struct dse_train *t = &w->s->train;
-    dse_train_opts_default(o);
-    o->data = t->dataset; /* the space reader spells names as the engine does */
+    *o = w->s->train; /* the space's recipe (engine/train.def); the rest is this worker's */
+    o->data = w->s->dataset; /* the space reader spells names as the engine does */
     o->data_root = w->o.data_root;
     o->epochs = w->plan.epochs;
-    o->batch = t->batch;
     o->threads = w->o.threads;
-    o->lr = (float)t->lr;
-    o->policy = !strcmp(t->lr_policy, "fixed") ? DSE_LR_FIXED : !strcmp(t->lr_policy, "step") ? DSE_LR_STEP
-              : !strcmp(t->lr_policy, "linear") ? DSE_LR_LINEAR : DSE_LR_POLY;
-    o->power = (float)t->power;
-    o->gamma = (float)t->gamma;
-    o->step_epochs = t->step_epochs;
-    o->momentum = (float)t->momentum;
-    o->weight_decay = (float)t->weight_decay;
-    o->warmup_epochs = t->warmup_epochs;
-    o->clip_norm = (float)t->clip_norm;
-    o->seed = t->seed;
-    o->limit_train = t->limit_train;
-    o->limit_test = t->limit_test;
     o->conv_algo = w->plan.conv;
     o->dist = w->o.dist; /* --ranks-per-candidate: NULL alone */
     o->ckpt_every_s = w->o.ckpt_every_s, o->ckpt_every_steps = w->o.ckpt_every_steps;

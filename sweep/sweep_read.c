@@ -307,9 +307,9 @@ static enum dse_status epoch_value(const char *path, int e, const struct dse_jso
     return DSE_OK;
 }
 
-/* [{"epoch": 1, <sweep/epoch.def's keys>}, {"epoch": 2, ...}, ...]: at most hi entries, in order. */
+/* [{"epoch": 1, <engine/epoch.def's keys>}, {"epoch": 2, ...}, ...]: at most hi entries, in order. */
 static enum dse_status read_EPOCHS(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                   struct dse_rec_epoch **out, int absent, int64_t lo, int64_t hi,
+                                   struct dse_epoch_result **out, int absent, int64_t lo, int64_t hi,
                                    struct dse_err *err) {
     const struct dse_json *v;
     enum dse_status st = get(path, root, key, WANT_ARR, 1, &v, err);
@@ -327,12 +327,12 @@ static enum dse_status read_EPOCHS(const char *path, const struct dse_json *root
         if (ep->integer != e + 1)
             return bad(err, path, ep->line, "\"%s\"[%d] is epoch %" PRId64 "; expected epoch %d (one entry per "
                        "epoch, in order)", key, e, ep->integer, e + 1);
-        /* every key of sweep/epoch.def: a number (a count: an integer >= 0) or null */
+        /* every key of engine/epoch.def: a number (a count: an integer >= 0) or null */
 #define DSE_EPOCH(key, field, kind, unknown)                                                                  \
         if ((st = epoch_value(path, e, dse_json_get(it, key), key, !strcmp(#kind, "COUNT"), err))) return st;
-#include "sweep/epoch.def"
+#include "engine/epoch.def"
 #undef DSE_EPOCH
-        const struct dse_rec_epoch res = dse_rec_epoch_read(it);
+        const struct dse_epoch_result res = dse_rec_epoch_read(it);
         if ((st = dse_rec_set_epoch(r, e, &res, err))) return st;
     }
     return DSE_OK;

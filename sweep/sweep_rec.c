@@ -99,12 +99,12 @@ int dse_rec_oom(struct dse_rec *r, const char *device, double free_mib, double n
     return failed;
 }
 
-enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_rec_epoch *v, struct dse_err *err) {
+enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_epoch_result *v, struct dse_err *err) {
     if (e < 0 || e >= DSE_TRAIN_EPOCHS_MAX) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "epoch %d out of range", e);
     if (e >= r->cap_epochs) {
         int cap = r->cap_epochs ? r->cap_epochs : 8;
         while (cap <= e) cap *= 2;
-        struct dse_rec_epoch *p = realloc(r->ep, sizeof *p * (size_t)cap);
+        struct dse_epoch_result *p = realloc(r->ep, sizeof *p * (size_t)cap);
         if (!p) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         r->ep = p, r->cap_epochs = cap;
     }
@@ -182,7 +182,7 @@ static void put_fixed(FILE *f, double v, int decimals) {
     else fputs("null", f);
 }
 
-/* ---- one epoch's results (sweep/epoch.def) ---------------------------------------------- */
+/* ---- one epoch's results (engine/epoch.def) ---------------------------------------------- */
 
 static void put_epoch_FLOAT(FILE *f, const char *key, float v) {
     fprintf(f, ", \"%s\": ", key);
@@ -200,18 +200,18 @@ static void put_epoch_COUNT(FILE *f, const char *key, int v) {
     if (v >= 0) fprintf(f, ", \"%s\": %d", key, v);
 }
 
-void dse_rec_epoch_write(FILE *f, int epoch, const struct dse_rec_epoch *p) {
+void dse_rec_epoch_write(FILE *f, int epoch, const struct dse_epoch_result *p) {
     fprintf(f, "{\"epoch\": %d", epoch);
 #define DSE_EPOCH(key, field, kind, unknown) put_epoch_##kind(f, key, p->field);
-#include "sweep/epoch.def"
+#include "engine/epoch.def"
 #undef DSE_EPOCH
     fputc('}', f);
 }
 
-struct dse_rec_epoch dse_rec_epoch_unknown(void) {
-    struct dse_rec_epoch e = {
+struct dse_epoch_result dse_rec_epoch_unknown(void) {
+    struct dse_epoch_result e = {
 #define DSE_EPOCH(key, field, kind, unknown) .field = unknown,
-#include "sweep/epoch.def"
+#include "engine/epoch.def"
 #undef DSE_EPOCH
     };
     return e;
@@ -222,10 +222,10 @@ static double get_epoch_FIXED3(const struct dse_json *v, double unknown) { retur
 static double get_epoch_FIXED1(const struct dse_json *v, double unknown) { return num_d(v, unknown); }
 static int get_epoch_COUNT(const struct dse_json *v, double unknown) { return (int)num_i(v, (int64_t)unknown); }
 
-struct dse_rec_epoch dse_rec_epoch_read(const struct dse_json *o) {
-    struct dse_rec_epoch e;
+struct dse_epoch_result dse_rec_epoch_read(const struct dse_json *o) {
+    struct dse_epoch_result e;
 #define DSE_EPOCH(key, field, kind, unknown) e.field = get_epoch_##kind(dse_json_get(o, key), unknown);
-#include "sweep/epoch.def"
+#include "engine/epoch.def"
 #undef DSE_EPOCH
     return e;
 }
@@ -263,7 +263,7 @@ static void put_UINT64(FILE *f, const struct dse_rec *r, uint64_t v, int when) {
     if (when) fprintf(f, "%llu", (unsigned long long)v);
     else fputs("null", f);
 }
-static void put_EPOCHS(FILE *f, const struct dse_rec *r, const struct dse_rec_epoch *ep, int when) {
+static void put_EPOCHS(FILE *f, const struct dse_rec *r, const struct dse_epoch_result *ep, int when) {
     fputc('[', f);
     for (int e = 0; e < r->n_epochs; e++) {
         fputs(e ? ",\n    " : "\n    ", f);
@@ -311,7 +311,7 @@ double dse_rec_top1(const struct dse_rec *r) {
 }
 
 static void rec_summarize(struct dse_rec *r) {
-    const struct dse_rec_epoch *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
+    const struct dse_epoch_result *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
     const int show = last && (r->status == DSE_REC_DONE || r->status == DSE_REC_STOPPED);
     double secs = 0, inv = 0;
     int rated = 0;

@@ -162,9 +162,8 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     sg->t_said = now;
     /* the engine's own epoch time: the stretch's setup (data, model) before its first epoch is
      * no epoch's, and counted in made the first ETA many times too long (issue #31) */
-    struct dse_rec_epoch ep = { .train_loss = p->loss, .test_loss = p->test_loss, .top1 = p->test_top1,
-                                .top5 = p->test_top5, .seconds = p->seconds > 0 ? p->seconds : now - sg->t_mark,
-                                .img_per_s = p->img_per_s, .unpredicted = p->unpredicted };
+    struct dse_epoch_result ep = p->ep;
+    if (!(ep.seconds > 0)) ep.seconds = now - sg->t_mark;
     struct dse_rec_attempt *a = &r->att[r->n_att - 1];
     a->seconds += now - sg->t_mark;
     sg->t_mark = now;
@@ -184,13 +183,13 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     char prog[200];
     dse_worker_progress_text(w, 1, prog, sizeof prog);
     dse_worker_say(w, "%s epoch %d/%d: train loss %.4f, test loss %.4f, top-1 %.2f%%, top-5 %.2f%%, %.0f img/s | %s",
- sg->c->id, p->epoch + 1, w->plan.epochs, p->loss, p->test_loss, 100 * p->test_top1, 100 * p->test_top5,
+ sg->c->id, p->epoch + 1, w->plan.epochs, p->loss, p->ep.test_loss, 100 * p->ep.top1, 100 * p->ep.top5,
  p->img_per_s, prog);
     int said = 0; /* once per candidate: the record keeps every epoch's count */
     for (int k = 0; k < p->epoch && k < r->n_epochs; k++) said |= r->ep[k].unpredicted > 0;
-    if (p->unpredicted && !said)
+    if (p->ep.unpredicted && !said)
         dse_worker_say(w, "%s epoch %d: warning: %d test class%s never predicted (a dead classifier unit?); said once per "
-     "candidate", sg->c->id, p->epoch + 1, p->unpredicted, p->unpredicted == 1 ? "" : "es");
+     "candidate", sg->c->id, p->epoch + 1, p->ep.unpredicted, p->ep.unpredicted == 1 ? "" : "es");
 }
 
 /* A GPU stretch's word about its pinned cuDNN choices (engine/train.c: loaded, written, or
@@ -283,10 +282,10 @@ static enum dse_status push_attempt(struct worker *w, struct dse_rec *r, const s
 enum dse_status dse_worker_plan_supported(const struct dse_space *s, enum dse_sweep_halving halving, int epochs,
                                           const char *where, const char *who, struct dse_err *err) {
     const char *colon = where[0] ? ": " : "";
-    if (halving && s->train.replicates > 1)
+    if (halving && s->replicates > 1)
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with replicates = %d is not "
                            "supported yet: a rung would rank single replicates, not their mean", where, colon,
-                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving), s->train.replicates);
+                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving), s->replicates);
     if (halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with strategy \"evolution\" "
                            "is not supported yet: evolution trains each proposal to the full budget", where, colon,
@@ -519,7 +518,7 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
     }
     int written;
     if ((st = commit_w(w, c, l, &written, err)) || !written) goto out;
-    const struct dse_rec_epoch *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
+    const struct dse_epoch_result *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
     if (last && r->status == DSE_REC_DONE)
         dse_worker_say(w, "%s done: top-1 %.2f%% after %d epochs", c->id, 100 * last->top1, r->n_epochs);
     else if (last && r->status == DSE_REC_PENDING)

@@ -321,7 +321,7 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
     struct gpu_book *book = NULL;
     enum dse_status st;
     *finished = 0;
-    if (!s->train.present)
+    if (!s->train_present)
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "the space has no train section; add train = { dataset "
                            "= \"fashion-mnist\"; epochs = 5; ... } (docs/space-format.md) or use --analytic-only");
     if (o->workers < 1 || o->threads < 1 || !(o->lease_s > 0) || o->max_crashes < 1 || o->max_oom < 1 ||
@@ -330,7 +330,7 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
                            "per_gpu and per_process >= 0 and the lease > 0");
     if (o->gpus_all && !o->n_gpus)
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "--gpus all: call dse_sweep_gpus_check first");
-    if ((st = dse_data_probe(s->train.dataset, o->data_root, &info, err))) return st;
+    if ((st = dse_data_probe(s->dataset, o->data_root, &info, err))) return st;
     if ((o->n_gpus || o->gpus_all) && dse_worker_wants_measured(s))
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, s->path, s->search.line, "objective latency_ms is measured on "
                            "the CPU workers only for now: drop --gpus, or the objective");

@@ -80,7 +80,7 @@ static enum dse_status search_sync(struct worker *w, struct dse_err *err) {
     enum dse_status st;
     if ((st = dse_search_read(w->dir, &lg, err))) return st;
     w->ended = lg.ended;
-    const int reps = w->s->train.replicates, n = lg.n_prop * reps; /* each proposal's replicates */
+    const int reps = w->s->replicates, n = lg.n_prop * reps; /* each proposal's replicates */
     if (n > w->n) {
         if ((st = dse_search_files(w->s, w->dir, &lg, err))) goto out;
         if (n > w->cap) {
@@ -271,7 +271,7 @@ enum dse_status dse_worker_init(struct worker *w, const struct dse_space *s, con
     w->evolution = s->search.strategy == DSE_SEARCH_EVOLUTION;
     enum dse_status st = w->evolution ? DSE_OK : dse_space_indices(s, 10000000ULL, &idx, &n, err);
     if (st) return st;
-    const int reps = s->train.replicates; /* each index's replicates, one record each (dse_space_rep_id) */
+    const int reps = s->replicates; /* each index's replicates, one record each (dse_space_rep_id) */
     w->c = calloc((size_t)(n ? n * (uint64_t)reps : 1), sizeof *w->c);
     w->by_id = calloc((size_t)(n ? n * (uint64_t)reps : 1), sizeof *w->by_id);
     if (!w->c || !w->by_id) {

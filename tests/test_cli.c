@@ -634,26 +634,26 @@ static void test_space_dataset(void) {
     if (!dir) return;
     for (int i = 0; i < DSE_ARRAY_LEN(names); i++) {
         CHECK_OK(load_dataset(dir, "s.cfg", names[i].given, &sp, &err));
-        CHECK_STR_EQ(sp.train.dataset, names[i].want);
-        CHECK_INT_EQ(sp.train.dataset_line, 4);
+        CHECK_STR_EQ(sp.dataset, names[i].want);
+        CHECK_INT_EQ(sp.dataset_line, 4);
         dse_space_free(&sp);
     }
     /* paths join the space file's folder, whatever the working directory */
     CHECK_OK(load_dataset(dir, "s.cfg", "data/imgs.pack", &sp, &err));
     snprintf(want, sizeof want, "%s/data/imgs.pack", dir);
-    CHECK_STR_EQ(sp.train.dataset, want);
+    CHECK_STR_EQ(sp.dataset, want);
     dse_space_free(&sp);
     CHECK_OK(load_dataset(dir, "s.cfg", "/abs/cifar-10-batches-bin", &sp, &err));
-    CHECK_STR_EQ(sp.train.dataset, "/abs/cifar-10-batches-bin");
+    CHECK_STR_EQ(sp.dataset, "/abs/cifar-10-batches-bin");
     dse_space_free(&sp);
     CHECK_OK(dse_space_load("tests/spaces/data_path.cfg", &sp, &err));
-    CHECK_STR_EQ(sp.train.dataset, "tests/spaces/../bad_data/rgb_2classes");
+    CHECK_STR_EQ(sp.dataset, "tests/spaces/../bad_data/rgb_2classes");
     dse_space_free(&sp);
     /* a bare word is a folder beside the file if there is one, else a misspelt name */
     snprintf(sub, sizeof sub, "%s/mydata", dir);
     CHECK(mkdir(sub, 0700) == 0);
     CHECK_OK(load_dataset(dir, "s.cfg", "mydata", &sp, &err));
-    CHECK_STR_EQ(sp.train.dataset, sub);
+    CHECK_STR_EQ(sp.dataset, sub);
     dse_space_free(&sp);
     CHECK(rmdir(sub) == 0);
     CHECK_INT_EQ(load_dataset(dir, "s.cfg", "mydata", &sp, &err), DSE_ERR_CONFIG);
@@ -1428,8 +1428,9 @@ static void test_train_log(void) {
             fake_clock = ev[i].t;
             struct dse_train_progress p = { .epoch = ev[i].epoch, .epochs = 2, .iter = ev[i].iter, .iters = 100,
                                             .loss = ev[i].done ? 1.5f : 2.3f, .lr = 0.01f, .img_per_s = 64,
-                                            .eta_s = 100, .done = ev[i].done, .test_top1 = 0.5f, .test_top5 = 0.75f,
-                                            .test_loss = 1.25f, .unpredicted = ev[i].unpredicted };
+                                            .eta_s = 100, .done = ev[i].done,
+                                            .ep = { .top1 = 0.5f, .top5 = 0.75f, .test_loss = 1.25f,
+                                                    .unpredicted = ev[i].unpredicted } };
             dse_train_log_progress(&l, &p);
         }
         fclose(f);

@@ -1589,10 +1589,10 @@ static void test_report_overlay(void) {
     rm_tree(dir);
 }
 
-/* One epoch's results (sweep/epoch.def) written as a record's per_epoch entry and read
+/* One epoch's results (engine/epoch.def) written as a record's per_epoch entry and read
  * back: the same bits; unknown values as null, an unknown count left out. */
 static void test_epoch_record(void) {
-    const struct dse_rec_epoch in = { .train_loss = 2.4603744f, .test_loss = 0.1f, .top1 = 0.7487f, .top5 = 1.0f,
+    const struct dse_epoch_result in = { .train_loss = 2.4603744f, .test_loss = 0.1f, .top1 = 0.7487f, .top5 = 1.0f,
                                       .seconds = 12.3456, .img_per_s = 563.75, .unpredicted = 2 };
     char *text = NULL;
     size_t len = 0;
@@ -1606,7 +1606,7 @@ static void test_epoch_record(void) {
     struct dse_json_doc *d = parse(text, &err);
     CHECK(d != NULL);
     if (d) {
-        struct dse_rec_epoch out = dse_rec_epoch_read(dse_json_root(d));
+        struct dse_epoch_result out = dse_rec_epoch_read(dse_json_root(d));
         CHECK(out.train_loss == in.train_loss && out.test_loss == in.test_loss && out.top1 == in.top1 &&
               out.top5 == in.top5);
         CHECK_NEAR(out.seconds, 12.346, 0);
@@ -1617,7 +1617,7 @@ static void test_epoch_record(void) {
     text = NULL;
     f = open_memstream(&text, &len);
     if (!f) return;
-    const struct dse_rec_epoch unknown = dse_rec_epoch_unknown();
+    const struct dse_epoch_result unknown = dse_rec_epoch_unknown();
     dse_rec_epoch_write(f, 1, &unknown);
     fclose(f);
     CHECK_STR_EQ(text, "{\"epoch\": 1, \"train_loss\": null, \"loss\": null, \"top1\": null, \"top5\": null, "

@@ -671,7 +671,7 @@ static void test_tally_eta(void) {
             dse_rec_init(&r[k]);
             r[k].flops = k == 3 && t[i].no_flops ? 0 : (int64_t)1e6 << k;
             for (int e = 0; e < t[i].epochs[k]; e++) {
-                const struct dse_rec_epoch ep = { .top1 = 0.5f, .seconds = (double)(1 << k) };
+                const struct dse_epoch_result ep = { .top1 = 0.5f, .seconds = (double)(1 << k) };
                 CHECK_OK(dse_rec_set_epoch(&r[k], e, &ep, &err));
             }
             if (k < t[i].final) r[k].status = DSE_REC_DONE;
@@ -752,7 +752,7 @@ static void test_plan(void) {
     CHECK_OK(dse_sweep_plan_rungs(&p, &err)); /* rungs at 1, 3 */
     CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_TRAIN);
     CHECK_INT_EQ(target, 1);
-    struct dse_rec_epoch ep = { .train_loss = 1, .test_loss = 1, .top1 = 0.5f, .top5 = 0.9f, .seconds = 1, .img_per_s = 1,
+    struct dse_epoch_result ep = { .train_loss = 1, .test_loss = 1, .top1 = 0.5f, .top5 = 0.9f, .seconds = 1, .img_per_s = 1,
                                 .unpredicted = 0 };
     CHECK_OK(dse_rec_set_epoch(&r, 0, &ep, &err));
     CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_WAIT);
@@ -840,7 +840,7 @@ static void test_asha_rule(void) {
     memset(rungs, 0, sizeof rungs);
     dse_rec_init(&r);
     strcpy(r.id, "c1");
-    struct dse_rec_epoch ep = { .train_loss = 1, .test_loss = 1, .top1 = 0.5f, .top5 = 0.9f, .seconds = 1, .img_per_s = 1,
+    struct dse_epoch_result ep = { .train_loss = 1, .test_loss = 1, .top1 = 0.5f, .top5 = 0.9f, .seconds = 1, .img_per_s = 1,
                                 .unpredicted = 0 };
     CHECK_OK(dse_rec_set_epoch(&r, 0, &ep, &err));
     CHECK_INT_EQ(dse_sweep_next(&r, &p, rungs, &target, &rung), DSE_ACT_WAIT);
@@ -928,7 +928,7 @@ static void test_gpu_fit(void) {
 
 static void rec_epoch(struct dse_rec *r, int e, float train_loss, float loss, float top1, float top5, double seconds,
                       double img_per_s, int unpredicted) {
-    const struct dse_rec_epoch x = { .train_loss = train_loss, .test_loss = loss, .top1 = top1, .top5 = top5,
+    const struct dse_epoch_result x = { .train_loss = train_loss, .test_loss = loss, .top1 = top1, .top5 = top5,
                                      .seconds = seconds, .img_per_s = img_per_s, .unpredicted = unpredicted };
     CHECK_OK(dse_rec_set_epoch(r, e, &x, NULL));
 }
