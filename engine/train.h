@@ -59,30 +59,37 @@ enum dse_train_note { DSE_NOTE_CHOICES_LOADED, DSE_NOTE_CHOICES_PINNED, DSE_NOTE
 #define DSE_TRAIN_PICK_WORDS_(field, key, kind, def, lo, hi, cli, words) words
 #define DSE_TRAIN_DEFAULT_STR(field) DSE_TRAIN_##field(DSE_TRAIN_PICK_DEF_)
 #define DSE_TRAIN_WORDS(field)       DSE_TRAIN_##field(DSE_TRAIN_PICK_WORDS_)
+/* A row's C type, from its kind (an ENUM's from its field: DSE_TRAIN_ENUM_<field>). */
+#define DSE_TRAIN_CTYPE_INT(field)  int
+#define DSE_TRAIN_CTYPE_U64(field)  uint64_t
+#define DSE_TRAIN_CTYPE_REAL(field) float
+#define DSE_TRAIN_CTYPE_ENUM(field) DSE_TRAIN_ENUM_##field
+#define DSE_TRAIN_ENUM_policy       enum dse_lr_policy
+#define DSE_TRAIN_ENUM_init         enum dse_init
 /* The data trained on unless told (--data, a space's train.dataset). */
 #define DSE_TRAIN_DATA_DEFAULT "fashion-mnist"
 
-/* What one training run does. The recipe's fields (engine/train.def: policy to limit_test,
- * init, init_std, classifier_bias) take their defaults from there. */
+/* What one training run does. The recipe's fields are engine/train.def's rows: their types,
+ * defaults, ranges and words are written there only. */
 struct dse_train_opts {
     const char *data;           /* dataset name or IDX/CIFAR directory (data/data.h:
                                    dse_data_locate), an image pack, or an image folder (read
                                    file by file; the dse command packs folders first) */
     const char *data_root;      /* NULL: DSE_DATA_ROOT */
-    int         epochs, batch, threads;
-    float       lr;
-    enum dse_lr_policy policy;
-    float       power;          /* poly: lr (1 - iter/iters)^power; linear is power 1 */
-    float       gamma;          /* step: lr gamma^floor(epoch / step_epochs) */
-    int         step_epochs;
-    float       momentum, weight_decay;
-    int         warmup_epochs;  /* lr ramps up linearly over these epochs' iterations */
-    float       clip_norm;      /* > 0: gradients whose global L2 norm exceeds it are scaled
-                                   down to it before the step (dse_model_clip_grad); 0: off */
-    float       classifier_bias; /* dse_model_opts.classifier_bias */
-    uint64_t    seed;           /* initialization, shuffling, dropout */
-    int         limit_train;    /* 0: every training image; N: the first N */
-    int         limit_test;     /* 0: every test image */
+    /* The recipe, one field a row of engine/train.def, in its types (DSE_TRAIN_CTYPE_*):
+     * epochs, batch, lr, policy, power (poly: lr (1 - iter/iters)^power; linear is power 1),
+     * gamma and step_epochs (step: lr gamma^floor(epoch / step_epochs)), momentum,
+     * weight_decay, warmup_epochs (lr ramps up linearly over these epochs' iterations),
+     * clip_norm (> 0: gradients whose global L2 norm exceeds it are scaled down to it before
+     * the step, dse_model_clip_grad; 0: off), seed (initialization, shuffling, dropout),
+     * limit_train and limit_test (0: every image; N: the first N), init, init_std,
+     * classifier_bias (dse_model_opts.classifier_bias). */
+    struct {
+#define DSE_TRAIN_FIELD_(field, key, kind, def, lo, hi, cli, words) DSE_TRAIN_CTYPE_##kind(field) field;
+        DSE_TRAIN_RECIPE(DSE_TRAIN_FIELD_)
+#undef DSE_TRAIN_FIELD_
+    };
+    int         threads;
     enum dse_aug_mode aug;      /* image packs and folders: training augmentation (data.h) */
     int         loader_workers; /* image packs and folders: decoding threads; 0: one per core */
     float       eval_center;    /* image packs and folders: evaluation's centred box; 0: the one
@@ -92,8 +99,6 @@ struct dse_train_opts {
                                    (its first limit_train images); else this one.
                                    dse_eval_run sets the one the checkpoint records, so
                                    evaluation normalizes as training did */
-    enum dse_init init;
-    float       init_std;
     int         conv_algo;      /* DSE_ALGO_AUTO: time the strategies once per shape;
                                    else a dse_cpu_conv_algo for every conv */
     const char *conv_cache;     /* NULL, or a file of conv choices: read before training,
