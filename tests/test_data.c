@@ -860,7 +860,7 @@ static int loader_epoch(struct dse_loader *l, const struct dse_dataset *d, int b
 static void test_loader(void) {
     enum { N = 103, B = 10 };
     struct dse_dataset    *d = synth(N, 3, 6, 5, 7);
-    struct dse_loader_opts o = { .batch = B, .shuffle = 1, .aug = { 2, 1 }, .seed = 99 };
+    struct dse_loader_opts o = { .batch = B, .shuffle = 1, .aug = { .crop_pad = 2, .flip = 1 }, .seed = 99 };
     size_t                 fl = (size_t)N * 3 * 6 * 5;
     float *rx = malloc(fl * sizeof *rx), *tx = malloc(fl * sizeof *tx), *sx = malloc(fl * sizeof *sx);
     int   *ry = malloc(N * sizeof *ry), *ty = malloc(N * sizeof *ty), *sy = malloc(N * sizeof *sy);
@@ -924,7 +924,7 @@ static void test_loader(void) {
  * short epochs. Under -fsanitize=thread this is the data-race check. */
 static void test_loader_stress(void) {
     struct dse_dataset    *d = synth(57, 1, 4, 4, 5);
-    struct dse_loader_opts o = { .batch = 4, .shuffle = 1, .aug = { 1, 1 }, .seed = 3 };
+    struct dse_loader_opts o = { .batch = 4, .shuffle = 1, .aug = { .crop_pad = 1, .flip = 1 }, .seed = 3 };
     struct dse_loader     *l = NULL;
     struct dse_err         err = { 0 };
     float                  x[4 * 16];
