@@ -314,6 +314,89 @@ static int view_front(const struct dse_sweep_view *s, enum plot_x v, double *x, 
 }
 
 /* p, lx, ly, anchor, fx, fy, front: room for s->n entries each; lim: the space's limits to draw. */
+/* The points of the plot, in size order: each candidate's pixels (one without a top-1 in
+ * the band at the foot), whether it is on the frontier (front[0 .. n_front - 1]), and its
+ * label: the varied metaparameters, or its index. */
+static void plot_points(const struct dse_sweep_view *s, enum plot_x view, const struct axis *ax, const struct axis *ay,
+                        double axis_y, const int *front, int n_front, struct pt *p) {
+    for (int i = 0; i < s->n; i++) {
+        const struct dse_cand *c = s->by_size[i];
+        char   vb[48];
+        int    o = 0;
+        p[i].c = c;
+        p[i].band = s->trained && isnan(c->rec.top1);
+        p[i].front = 0;
+        for (int k = 0; k < n_front && !p[i].front; k++) p[i].front = &s->c[front[k]] == c;
+        p[i].px = axis_px(ax, view_x(view, c));
+        p[i].py = p[i].band ? axis_y - 24 : axis_px(ay, view_y(s, view, c));
+        p[i].label[0] = '\0';
+        for (int v = 0; v < s->n_varied && o < (int)sizeof p[i].label; v++)
+            o += snprintf(p[i].label + o, sizeof p[i].label - (size_t)o, "%s%s=%s", v ? " " : "",
+                          s->varied[v],
+                          dse_report_fmt_value(vb, sizeof vb, s->varied[v], dse_json_get(c->metaparams, s->varied[v])));
+        if (!s->n_varied) snprintf(p[i].label, sizeof p[i].label, "#%" PRId64, c->rec.index);
+        dse_report_utf8_trim(p[i].label);
+        snprintf(p[i].alt, sizeof p[i].alt, "#%" PRId64, c->rec.index);
+        p[i].use_alt = 0;
+    }
+}
+
+/* The SVG's head: its size, title, white ground, and the plot's title and subtitle (the
+ * counts, replicates, the frontier's objective and size). */
+static void plot_heading(FILE *f, const struct dse_sweep_view *s, enum plot_x view, int n_front) {
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+               "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n",
+            SVG_W, SVG_H, SVG_W, SVG_H);
+    fputs("<title>Sweep ", f);
+    svg_text(f, s->space);
+    fputs("</title>\n", f);
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", SVG_W, SVG_H);
+
+    /* title, subtitle */
+    fprintf(f, "<text x=\"%.1f\" y=\"26\" font-size=\"17\" font-weight=\"bold\" "
+               "text-anchor=\"middle\" fill=\"#222\">Sweep ", SVG_W / 2.0);
+    svg_text(f, s->space);
+    fprintf(f, ": %s vs %s</text>\n", view == PLOT_X_FLOPS ? "forward FLOPs" : "model size",
+            s->trained ? "top-1 accuracy" : view == PLOT_X_FLOPS ? "model size" : "forward FLOPs");
+    char counts[200];
+    dse_report_counts_text(counts, sizeof counts, s);
+    char reps[80] = "";
+    if (s->replicates > 1 && s->trained)
+        snprintf(reps, sizeof reps, " x %d replicates, top-1 mean ± std", s->replicates);
+    fprintf(f, "<text x=\"%.1f\" y=\"46\" font-size=\"12\" text-anchor=\"middle\" fill=\"#555\">"
+               "%d %s%s%s (%s); frontier (%s): %d point%s</text>\n", SVG_W / 2.0, s->n,
+            s->replicates > 1 ? "architecture" : "candidate", s->n == 1 ? "" : "s", reps, counts,
+            view_objective(s, view), n_front, n_front == 1 ? "" : "s");
+}
+
+/* The points' marks: error bars (mean ± std of top-1 over the replicates), the points in
+ * their style (pruned, no top-1, stopped, plain), then the frontier's on top. */
+static void plot_marks(FILE *f, const struct dse_sweep_view *s, enum plot_x view, const struct axis *ay,
+                       const struct pt *p) {
+    for (int i = 0; i < s->n; i++) { /* error bars: mean ± std of top-1 over the replicates */
+        double e = p[i].band ? 0 : bar(s, p[i].c);
+        if (!(e > 0)) continue;
+        double y0 = axis_px(ay, view_y(s, view, p[i].c) - e), y1 = axis_px(ay, view_y(s, view, p[i].c) + e);
+        fprintf(f, "<path class=\"errbar\" d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" stroke=\"%s\" "
+                   "stroke-width=\"1.2\" fill=\"none\"/>\n", p[i].px, y0, y1, p[i].px - 4, y0, p[i].px + 4,
+                p[i].px - 4, y1, p[i].px + 4, p[i].front ? "#7f1416" : "#4c78a8");
+    }
+    for (int i = 0; i < s->n; i++) {
+        if (p[i].front) continue;
+        if (p[i].c->rec.status == DSE_REC_PRUNED)
+            svg_circle(f, &p[i], "r=\"5\" fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\"");
+        else if (p[i].band)
+            svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" fill-opacity=\"0.45\" stroke=\"#4c78a8\"");
+        else if (p[i].c->rec.status == DSE_REC_STOPPED) /* its top-1 is from an earlier epoch */
+            svg_circle(f, &p[i], "r=\"5\" fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.8\"");
+        else
+            svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" stroke=\"white\" stroke-width=\"1\"");
+    }
+    for (int i = 0; i < s->n; i++)
+        if (p[i].front)
+            svg_circle(f, &p[i], "r=\"6\" fill=\"#d62728\" stroke=\"#7f1416\" stroke-width=\"1\"");
+}
+
 static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view, const struct dse_sweep_limits *lim,
                       struct pt *p, double *lx, double *ly, int *anchor, double *fx, double *fy, int *front) {
     const double left = 84, right = SVG_W - 30, top = 92, axis_y = SVG_H - 70;
@@ -346,26 +429,7 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
     int small = s->n > 40;
     double fs = small ? 9.0 : 11.0;
 
-    for (int i = 0; i < s->n; i++) {
-        const struct dse_cand *c = s->by_size[i];
-        char   vb[48];
-        int    o = 0;
-        p[i].c = c;
-        p[i].band = s->trained && isnan(c->rec.top1);
-        p[i].front = 0;
-        for (int k = 0; k < n_front && !p[i].front; k++) p[i].front = &s->c[front[k]] == c;
-        p[i].px = axis_px(&ax, view_x(view, c));
-        p[i].py = p[i].band ? axis_y - 24 : axis_px(&ay, view_y(s, view, c));
-        p[i].label[0] = '\0';
-        for (int v = 0; v < s->n_varied && o < (int)sizeof p[i].label; v++)
-            o += snprintf(p[i].label + o, sizeof p[i].label - (size_t)o, "%s%s=%s", v ? " " : "",
-                          s->varied[v],
-                          dse_report_fmt_value(vb, sizeof vb, s->varied[v], dse_json_get(c->metaparams, s->varied[v])));
-        if (!s->n_varied) snprintf(p[i].label, sizeof p[i].label, "#%" PRId64, c->rec.index);
-        dse_report_utf8_trim(p[i].label);
-        snprintf(p[i].alt, sizeof p[i].alt, "#%" PRId64, c->rec.index);
-        p[i].use_alt = 0;
-    }
+    plot_points(s, view, &ax, &ay, axis_y, front, n_front, p);
     /* the frontier line, in x order (view_front's order) */
     int nf = 0;
     for (int k = 0; k < n_front; k++)
@@ -385,29 +449,7 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
     free(bars);
 
     const char *ylabel = s->trained ? "top-1 accuracy (%)" : view == PLOT_X_FLOPS ? XLABEL_SIZE : "forward GFLOP per image";
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
-               "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n",
-            SVG_W, SVG_H, SVG_W, SVG_H);
-    fputs("<title>Sweep ", f);
-    svg_text(f, s->space);
-    fputs("</title>\n", f);
-    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", SVG_W, SVG_H);
-
-    /* title, subtitle, legend */
-    fprintf(f, "<text x=\"%.1f\" y=\"26\" font-size=\"17\" font-weight=\"bold\" "
-               "text-anchor=\"middle\" fill=\"#222\">Sweep ", SVG_W / 2.0);
-    svg_text(f, s->space);
-    fprintf(f, ": %s vs %s</text>\n", view == PLOT_X_FLOPS ? "forward FLOPs" : "model size",
-            s->trained ? "top-1 accuracy" : view == PLOT_X_FLOPS ? "model size" : "forward FLOPs");
-    char counts[200];
-    dse_report_counts_text(counts, sizeof counts, s);
-    char reps[80] = "";
-    if (s->replicates > 1 && s->trained)
-        snprintf(reps, sizeof reps, " x %d replicates, top-1 mean ± std", s->replicates);
-    fprintf(f, "<text x=\"%.1f\" y=\"46\" font-size=\"12\" text-anchor=\"middle\" fill=\"#555\">"
-               "%d %s%s%s (%s); frontier (%s): %d point%s</text>\n", SVG_W / 2.0, s->n,
-            s->replicates > 1 ? "architecture" : "candidate", s->n == 1 ? "" : "s", reps, counts,
-            view_objective(s, view), n_front, n_front == 1 ? "" : "s");
+    plot_heading(f, s, view, n_front);
     int plain = 0; /* ordinary points: not pruned, not on the frontier */
     for (int i = 0; i < s->n; i++) /* drawn in the plain style: not pruned, stopped, untrained or on the frontier */
         plain |= !p[i].front && p[i].c->rec.status != DSE_REC_PRUNED && p[i].c->rec.status != DSE_REC_STOPPED && !p[i].band;
@@ -437,28 +479,7 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
                    "%g %s</text>\n", right - 4, y - 4, lim_yv, y_unit);
     }
     svg_step(f, fx, fy, nf, "#d62728");
-    for (int i = 0; i < s->n; i++) { /* error bars: mean ± std of top-1 over the replicates */
-        double e = p[i].band ? 0 : bar(s, p[i].c);
-        if (!(e > 0)) continue;
-        double y0 = axis_px(&ay, view_y(s, view, p[i].c) - e), y1 = axis_px(&ay, view_y(s, view, p[i].c) + e);
-        fprintf(f, "<path class=\"errbar\" d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" stroke=\"%s\" "
-                   "stroke-width=\"1.2\" fill=\"none\"/>\n", p[i].px, y0, y1, p[i].px - 4, y0, p[i].px + 4,
-                p[i].px - 4, y1, p[i].px + 4, p[i].front ? "#7f1416" : "#4c78a8");
-    }
-    for (int i = 0; i < s->n; i++) {
-        if (p[i].front) continue;
-        if (p[i].c->rec.status == DSE_REC_PRUNED)
-            svg_circle(f, &p[i], "r=\"5\" fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\"");
-        else if (p[i].band)
-            svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" fill-opacity=\"0.45\" stroke=\"#4c78a8\"");
-        else if (p[i].c->rec.status == DSE_REC_STOPPED) /* its top-1 is from an earlier epoch */
-            svg_circle(f, &p[i], "r=\"5\" fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.8\"");
-        else
-            svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" stroke=\"white\" stroke-width=\"1\"");
-    }
-    for (int i = 0; i < s->n; i++)
-        if (p[i].front)
-            svg_circle(f, &p[i], "r=\"6\" fill=\"#d62728\" stroke=\"#7f1416\" stroke-width=\"1\"");
+    plot_marks(f, s, view, &ay, p);
     static const char *const anchors[] = { "start", "middle", "end" };
     fprintf(f, "<g font-size=\"%.0f\" fill=\"#333\">\n", fs);
     for (int i = 0; i < s->n; i++) {

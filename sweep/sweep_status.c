@@ -72,6 +72,170 @@ static int by_index(const void *a, const void *b) {
     return (x->rec.index > y->rec.index) - (x->rec.index < y->rec.index);
 }
 
+/* Every candidates/NAME.json of dir into x (read strictly), in index order. On an error x
+ * holds the records read so far, for the caller to free. */
+static enum dse_status status_read_cands(const char *dir, struct status_ctx *x, struct dse_err *err) {
+    char path[4096];
+    int cap = 0;
+    enum dse_status st = DSE_OK;
+    snprintf(path, sizeof path, "%s/candidates", dir);
+    DIR *d = opendir(path);
+    if (!d) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: cannot open: %s", path, strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(d)) && !st) {
+        size_t len = strlen(de->d_name);
+        if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
+        if (x->n == cap) {
+            cap = cap ? 2 * cap : 64;
+            struct status_cand *p = realloc(x->c, sizeof *p * (size_t)cap);
+            if (!p) {
+                st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+                break;
+            }
+            x->c = p;
+        }
+        struct status_cand *c = &x->c[x->n];
+        memset(c, 0, sizeof *c);
+        dse_rec_init(&c->rec);
+        char file[4400];
+        snprintf(file, sizeof file, "%s/%s", path, de->d_name);
+        if ((st = dse_rec_read_path(file, &c->rec, err))) /* checked strictly there */
+            dse_rec_deinit(&c->rec);
+        else x->n++;
+    }
+    closedir(d);
+    if (!st && x->n) qsort(x->c, (size_t)x->n, sizeof *x->c, by_index);
+    return st;
+}
+
+/* The current lease of each unfinished candidate of x that has one: running[i] when it is
+ * live at wall time now (renewed within twice its ttl, its holder not known dead); why it
+ * does not read, when it is there but does not. */
+static void status_leases(const char *dir, struct status_ctx *x, double now, int *running) {
+    struct dse_lease_me me;
+    dse_lease_me_init(&me);
+    for (int i = 0; i < x->n; i++) {
+        struct status_cand *c = &x->c[i];
+        if (dse_rec_final(&c->rec) || !c->lease_gen) continue;
+        int gone;
+        struct dse_err le = { 0 };
+        const int bad = dse_lease_read(dir, c->rec.id, c->lease_gen, &c->lease, &gone, &le) != DSE_OK;
+        if (bad && !gone) dse_strlcpy(c->unreadable, le.msg, sizeof c->unreadable);
+        c->have_lease = !bad && !c->lease.released;
+        running[i] = c->have_lease && now <= c->lease.renewed + 2 * c->lease.ttl_s &&
+                     !dse_lease_holder_dead(&c->lease, &me);
+    }
+}
+
+/* The text lines on progress: finished by status (stopped ones by rung), running, paused
+ * or waiting and pending, ASHA's promotions, epochs against full training, time spent. */
+static void status_progress(FILE *tf, const struct dse_sweep_plan *plan, const struct dse_tally *t,
+                            const struct dse_rung *rung, int final, int unpruned) {
+    char a[32], b[32];
+    say(tf, "Finished %d of %d: %d done, %d stopped", final, unpruned, t->by_status[DSE_REC_DONE],
+            t->by_status[DSE_REC_STOPPED]);
+    if (t->by_status[DSE_REC_STOPPED]) {
+        say(tf, "%s", " (");
+        for (int k = 0, any = 0; k < plan->n_rungs; k++)
+            if (t->stopped_at[k]) say(tf, "%srung %d at epoch %d: %d", any++ ? ", " : "", k, plan->rungs[k], t->stopped_at[k]);
+        say(tf, ")");
+    }
+    say(tf, ", %d diverged, %d failed\n", t->by_status[DSE_REC_DIVERGED], t->by_status[DSE_REC_FAILED]);
+    if (plan->halving == DSE_SWEEP_HALVING_ASHA) {
+        /* ASHA: paused at a rung until more results there promote it, or the rung closes */
+        say(tf, "Running %d, paused at a rung %d", t->running, t->waiting);
+        if (t->waiting) {
+            say(tf, "%s", " (");
+            for (int k = 0, any = 0; k < plan->n_rungs; k++)
+                if (t->waiting_at[k]) say(tf, "%srung %d: %d", any++ ? ", " : "", k, t->waiting_at[k]);
+            say(tf, ")");
+        }
+        say(tf, ", pending %d\n", t->by_status[DSE_REC_PENDING] - t->running - t->waiting);
+        say(tf, "Promotions (asynchronous; as results arrive):");
+        for (int k = 0; k < plan->n_rungs; k++)
+            say(tf, "%s rung %d at epoch %d: %d reached, %d promoted%s%s", k ? ";" : "", k, plan->rungs[k],
+                rung[k].n_reached, rung[k].n_promoted, rung[k].n_promotable ? ", more to promote" : "",
+                rung[k].decided ? ", closed" : "");
+        say(tf, "\n");
+    } else {
+        say(tf, "Running %d, waiting for a rung decision %d, pending %d\n", t->running, t->waiting,
+            t->by_status[DSE_REC_PENDING] - t->running - t->waiting);
+    }
+    double expect = final == unpruned ? (double)t->epochs_done : t->epochs_planned;
+    say(tf, "Epochs: %lld trained", (long long)t->epochs_done);
+    if (final != unpruned) say(tf, " of about %.0f planned", t->epochs_planned);
+    say(tf, "; full training of every candidate: %lld", (long long)t->epochs_full);
+    if (plan->halving && t->epochs_full > 0)
+        say(tf, " (early stopping %s %.0f epochs, %.0f%%)", final == unpruned ? "saved" : "saves about",
+                (double)t->epochs_full - expect, 100.0 * ((double)t->epochs_full - expect) / (double)t->epochs_full);
+    say(tf, "\n");
+    dse_fmt_duration(a, sizeof a, t->seconds);
+    dse_fmt_duration(b, sizeof b, t->seconds_full);
+    if (t->timed)
+        say(tf, "Training time: %s so far (summed over candidates); full training of every candidate: about %s\n", a, b);
+    else
+        say(tf, "Training time: none recorded yet\n");
+}
+
+/* The text lists of candidates by name: training now (with how far), stale leases,
+ * unreadable leases, re-queued after running out of GPU memory, not finished normally. */
+static void status_lists(FILE *tf, const struct status_ctx *x, const int *running, const struct dse_sweep_plan *plan,
+                         const struct dse_rung *rung, double now) {
+    int heading = 0;
+    for (int i = 0; i < x->n; i++) {
+        const struct status_cand *c = &x->c[i];
+        if (!running[i]) continue;
+        int target, rg;
+        dse_sweep_next(&c->rec, plan, rung, &target, &rg);
+        if (!heading++) say(tf, "%s", "Training now:\n");
+        char at[64] = "";
+        if (c->lease.iters > 0)
+            snprintf(at, sizeof at, " (epoch %d at %.0f%%)", c->lease.epoch + 1, 100.0 * c->lease.iter / c->lease.iters);
+        char dev[32] = "";
+        if (c->lease.device[0]) snprintf(dev, sizeof dev, " (%s)", c->lease.device);
+        char who[100];
+        dse_lease_holder_name(&c->lease, who, (int)sizeof who);
+        say(tf, "  %s  epochs %d -> %d of %d%s  on %s%s, renewed %.0f s ago\n", c->rec.id, c->rec.n_epochs,
+                target, plan->epochs, at, who, dev, now - c->lease.renewed);
+    }
+    heading = 0;
+    for (int i = 0; i < x->n; i++) {
+        const struct status_cand *c = &x->c[i];
+        if (running[i] || !c->have_lease || dse_rec_final(&c->rec)) continue;
+        if (!heading++) say(tf, "%s", "Stale leases (worker presumed dead; the next worker takes the candidate over from its "
+                              "last checkpoint):\n");
+        char who[100];
+        dse_lease_holder_name(&c->lease, who, (int)sizeof who);
+        say(tf, "  %s  %s, last renewed %.0f s ago\n", c->rec.id, who, now - c->lease.renewed);
+    }
+    heading = 0;
+    for (int i = 0; i < x->n; i++) {
+        const struct status_cand *c = &x->c[i];
+        if (!c->unreadable[0] || dse_rec_final(&c->rec)) continue;
+        if (!heading++) say(tf, "%s", "Unreadable leases (no holder named: a worker takes the candidate over once it "
+                              "has seen the file so for its --lease-seconds):\n");
+        say(tf, "  %s  %s\n", c->rec.id, c->unreadable);
+    }
+    heading = 0;
+    for (int i = 0; i < x->n; i++) {
+        const struct dse_rec *r = &x->c[i].rec;
+        const int oom = dse_rec_oom_streak(r);
+        if (dse_rec_final(r) || !oom) continue;
+        if (!heading++) say(tf, "%s", "Re-queued after running out of GPU memory (each asks for more next time; "
+                              "--max-oom in a row fail it):\n");
+        say(tf, "  %s  %d in a row; last: %s\n", r->id, oom, r->att[r->n_att - 1].note);
+    }
+    heading = 0;
+    for (int i = 0; i < x->n; i++) {
+        const struct dse_rec *r = &x->c[i].rec;
+        if (r->status != DSE_REC_FAILED && r->status != DSE_REC_DIVERGED) continue;
+        if (!heading++) say(tf, "%s", "Not finished normally:\n");
+        if (r->status == DSE_REC_FAILED) say(tf, "  %s  failed: %s\n", r->id, r->failed_why);
+        else say(tf, "  %s  diverged in epoch %d at iteration %lld\n", r->id, r->diverged_epoch,
+                     (long long)r->diverged_iter);
+    }
+}
+
 enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finished, struct dse_err *err) {
     FILE *tf = json ? NULL : f; /* the text lines; JSON is written at the end */
     if (finished) *finished = 0;
@@ -81,8 +245,7 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     struct status_ctx x = { .c = NULL, .n = 0 };
     struct dse_sweep_plan plan;
     struct dse_rung rung[DSE_SWEEP_RUNGS_MAX];
-    struct dse_lease_me me;
-    int missing, cap = 0, *running = NULL;
+    int missing, *running = NULL;
     struct dse_rec *recs = NULL;
     enum dse_status st;
     memset(rung, 0, sizeof rung);
@@ -98,33 +261,7 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     dse_json_free(doc);
     if ((st = dse_plan_read(dir, &plan, &missing, err))) return st;
 
-    snprintf(path, sizeof path, "%s/candidates", dir);
-    DIR *d = opendir(path);
-    if (!d) return dse_err_set(err, DSE_ERR_IO, NULL, 0, "%s: cannot open: %s", path, strerror(errno));
-    struct dirent *de;
-    while ((de = readdir(d)) && !st) {
-        size_t len = strlen(de->d_name);
-        if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
-        if (x.n == cap) {
-            cap = cap ? 2 * cap : 64;
-            struct status_cand *p = realloc(x.c, sizeof *p * (size_t)cap);
-            if (!p) {
-                st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-                break;
-            }
-            x.c = p;
-        }
-        struct status_cand *c = &x.c[x.n];
-        memset(c, 0, sizeof *c);
-        dse_rec_init(&c->rec);
-        char file[4400];
-        snprintf(file, sizeof file, "%s/%s", path, de->d_name);
-        if ((st = dse_rec_read_path(file, &c->rec, err))) /* checked strictly there */
-            dse_rec_deinit(&c->rec);
-        else x.n++;
-    }
-    closedir(d);
-    if (!st && x.n) qsort(x.c, (size_t)x.n, sizeof *x.c, by_index);
+    st = status_read_cands(dir, &x, err);
     if (!st) st = dse_lease_scan(dir, lease_seen, &x, err);
     running = calloc((size_t)(x.n ? x.n : 1), sizeof *running);
     recs = malloc(sizeof *recs * (size_t)(x.n ? x.n : 1));
@@ -135,20 +272,9 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     if (!st && !missing) st = dse_rungs_load(dir, &plan, ptrs, x.n, rung, err);
     free(ptrs);
     if (st) goto done;
-    dse_lease_me_init(&me);
     double now = dse_lease_wall();
-    for (int i = 0; i < x.n; i++) {
-        struct status_cand *c = &x.c[i];
-        recs[i] = c->rec;
-        if (dse_rec_final(&c->rec) || !c->lease_gen) continue;
-        int gone;
-        struct dse_err le = { 0 };
-        const int bad = dse_lease_read(dir, c->rec.id, c->lease_gen, &c->lease, &gone, &le) != DSE_OK;
-        if (bad && !gone) dse_strlcpy(c->unreadable, le.msg, sizeof c->unreadable);
-        c->have_lease = !bad && !c->lease.released;
-        running[i] = c->have_lease && now <= c->lease.renewed + 2 * c->lease.ttl_s &&
-                     !dse_lease_holder_dead(&c->lease, &me);
-    }
+    for (int i = 0; i < x.n; i++) recs[i] = x.c[i].rec;
+    status_leases(dir, &x, now, running);
     struct dse_tally t;
     dse_tally_make(&t, recs, x.n, missing ? NULL : &plan, rung, running);
     int final = 0;
@@ -176,56 +302,14 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     if ((st = dse_search_read(dir, &lg, err))) goto done;
     search_open = lg.gen && !lg.ended;
     if (finished) *finished = final == unpruned && !search_open;
-    char desc[400], a[32], b[32];
+    char desc[400], a[32];
     dse_plan_describe(&plan, desc, sizeof desc);
     say(tf, "Plan: %s\n", desc);
     if (lg.gen)
         say(tf, "Search: %d proposed, %d results recorded; %s\n", lg.n_prop, lg.n_res,
             lg.ended ? "ended" : "more to propose as workers free up");
     dse_search_log_free(&lg);
-    say(tf, "Finished %d of %d: %d done, %d stopped", final, unpruned, t.by_status[DSE_REC_DONE],
-            t.by_status[DSE_REC_STOPPED]);
-    if (t.by_status[DSE_REC_STOPPED]) {
-        say(tf, "%s", " (");
-        for (int k = 0, any = 0; k < plan.n_rungs; k++)
-            if (t.stopped_at[k]) say(tf, "%srung %d at epoch %d: %d", any++ ? ", " : "", k, plan.rungs[k], t.stopped_at[k]);
-        say(tf, ")");
-    }
-    say(tf, ", %d diverged, %d failed\n", t.by_status[DSE_REC_DIVERGED], t.by_status[DSE_REC_FAILED]);
-    if (plan.halving == DSE_SWEEP_HALVING_ASHA) {
-        /* ASHA: paused at a rung until more results there promote it, or the rung closes */
-        say(tf, "Running %d, paused at a rung %d", t.running, t.waiting);
-        if (t.waiting) {
-            say(tf, "%s", " (");
-            for (int k = 0, any = 0; k < plan.n_rungs; k++)
-                if (t.waiting_at[k]) say(tf, "%srung %d: %d", any++ ? ", " : "", k, t.waiting_at[k]);
-            say(tf, ")");
-        }
-        say(tf, ", pending %d\n", t.by_status[DSE_REC_PENDING] - t.running - t.waiting);
-        say(tf, "Promotions (asynchronous; as results arrive):");
-        for (int k = 0; k < plan.n_rungs; k++)
-            say(tf, "%s rung %d at epoch %d: %d reached, %d promoted%s%s", k ? ";" : "", k, plan.rungs[k],
-                rung[k].n_reached, rung[k].n_promoted, rung[k].n_promotable ? ", more to promote" : "",
-                rung[k].decided ? ", closed" : "");
-        say(tf, "\n");
-    } else {
-        say(tf, "Running %d, waiting for a rung decision %d, pending %d\n", t.running, t.waiting,
-            t.by_status[DSE_REC_PENDING] - t.running - t.waiting);
-    }
-    double expect = final == unpruned ? (double)t.epochs_done : t.epochs_planned;
-    say(tf, "Epochs: %lld trained", (long long)t.epochs_done);
-    if (final != unpruned) say(tf, " of about %.0f planned", t.epochs_planned);
-    say(tf, "; full training of every candidate: %lld", (long long)t.epochs_full);
-    if (plan.halving && t.epochs_full > 0)
-        say(tf, " (early stopping %s %.0f epochs, %.0f%%)", final == unpruned ? "saved" : "saves about",
-                (double)t.epochs_full - expect, 100.0 * ((double)t.epochs_full - expect) / (double)t.epochs_full);
-    say(tf, "\n");
-    dse_fmt_duration(a, sizeof a, t.seconds);
-    dse_fmt_duration(b, sizeof b, t.seconds_full);
-    if (t.timed)
-        say(tf, "Training time: %s so far (summed over candidates); full training of every candidate: about %s\n", a, b);
-    else
-        say(tf, "Training time: none recorded yet\n");
+    status_progress(tf, &plan, &t, rung, final, unpruned);
     double eta = dse_tally_eta(&t);
     if (eta < 0 && final != unpruned) { /* no epoch finished yet: the speed the running ones report */
         double est = 0;
@@ -254,59 +338,7 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         dse_fmt_duration(a, sizeof a, eta);
         say(tf, "ETA: about %s with %d worker%s\n", a, t.running > 1 ? t.running : 1, t.running > 1 ? "s" : "");
     }
-    int heading = 0;
-    for (int i = 0; i < x.n; i++) {
-        struct status_cand *c = &x.c[i];
-        if (!running[i]) continue;
-        int target, rg;
-        dse_sweep_next(&c->rec, &plan, rung, &target, &rg);
-        if (!heading++) say(tf, "%s", "Training now:\n");
-        char at[64] = "";
-        if (c->lease.iters > 0)
-            snprintf(at, sizeof at, " (epoch %d at %.0f%%)", c->lease.epoch + 1, 100.0 * c->lease.iter / c->lease.iters);
-        char dev[32] = "";
-        if (c->lease.device[0]) snprintf(dev, sizeof dev, " (%s)", c->lease.device);
-        char who[100];
-        dse_lease_holder_name(&c->lease, who, (int)sizeof who);
-        say(tf, "  %s  epochs %d -> %d of %d%s  on %s%s, renewed %.0f s ago\n", c->rec.id, c->rec.n_epochs,
-                target, plan.epochs, at, who, dev, now - c->lease.renewed);
-    }
-    heading = 0;
-    for (int i = 0; i < x.n; i++) {
-        struct status_cand *c = &x.c[i];
-        if (running[i] || !c->have_lease || dse_rec_final(&c->rec)) continue;
-        if (!heading++) say(tf, "%s", "Stale leases (worker presumed dead; the next worker takes the candidate over from its "
-                              "last checkpoint):\n");
-        char who[100];
-        dse_lease_holder_name(&c->lease, who, (int)sizeof who);
-        say(tf, "  %s  %s, last renewed %.0f s ago\n", c->rec.id, who, now - c->lease.renewed);
-    }
-    heading = 0;
-    for (int i = 0; i < x.n; i++) {
-        const struct status_cand *c = &x.c[i];
-        if (!c->unreadable[0] || dse_rec_final(&c->rec)) continue;
-        if (!heading++) say(tf, "%s", "Unreadable leases (no holder named: a worker takes the candidate over once it "
-                              "has seen the file so for its --lease-seconds):\n");
-        say(tf, "  %s  %s\n", c->rec.id, c->unreadable);
-    }
-    heading = 0;
-    for (int i = 0; i < x.n; i++) {
-        const struct dse_rec *r = &x.c[i].rec;
-        const int oom = dse_rec_oom_streak(r);
-        if (dse_rec_final(r) || !oom) continue;
-        if (!heading++) say(tf, "%s", "Re-queued after running out of GPU memory (each asks for more next time; "
-                              "--max-oom in a row fail it):\n");
-        say(tf, "  %s  %d in a row; last: %s\n", r->id, oom, r->att[r->n_att - 1].note);
-    }
-    heading = 0;
-    for (int i = 0; i < x.n; i++) {
-        const struct dse_rec *r = &x.c[i].rec;
-        if (r->status != DSE_REC_FAILED && r->status != DSE_REC_DIVERGED) continue;
-        if (!heading++) say(tf, "%s", "Not finished normally:\n");
-        if (r->status == DSE_REC_FAILED) say(tf, "  %s  failed: %s\n", r->id, r->failed_why);
-        else say(tf, "  %s  diverged in epoch %d at iteration %lld\n", r->id, r->diverged_epoch,
-                     (long long)r->diverged_iter);
-    }
+    status_lists(tf, &x, running, &plan, rung, now);
 done:
     for (int i = 0; i < x.n; i++) dse_rec_deinit(&x.c[i].rec);
     for (int k = 0; k < DSE_SWEEP_RUNGS_MAX; k++) dse_rung_deinit(&rung[k]);

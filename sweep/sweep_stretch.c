@@ -338,6 +338,173 @@ static enum dse_status measure_latency(const struct dse_net *net, int threads, d
     return st;
 }
 
+/* The worker's line on a stretch it starts: which epochs, up to which rung, on which device
+ * or ranks, and whether it resumes from a checkpoint (within the epoch or at its end). */
+static void stretch_announce(struct worker *w, const struct cand *c, const struct dse_train_opts *o, int from,
+                             int target, int within) {
+    char span[64], rung[48] = "";
+    if (from + 1 == target) snprintf(span, sizeof span, "epoch %d", target);
+    else snprintf(span, sizeof span, "epochs %d-%d", from + 1, target);
+    for (int k = 0; k < w->plan.n_rungs; k++)
+        if (w->plan.halving && w->plan.rungs[k] == target) snprintf(rung, sizeof rung, ", up to rung %d", k);
+    char where[80] = "", dev[16];
+    if (w->gpu >= 0)
+        snprintf(where, sizeof where, " on %s (%.0f MiB free, given %.0f)", worker_device(w, dev, sizeof dev),
+                 w->claim_free_mib, w->claim_need_mib);
+    else if (dse_dist_size(o->dist) > 1)
+        snprintf(where, sizeof where, " on %d ranks x %d thread%s", dse_dist_size(o->dist), o->threads,
+                 o->threads == 1 ? "" : "s");
+    dse_worker_say(w, "%s: training %s of %d%s%s%s", c->id, span, w->plan.epochs, rung, where,
+                   within ? " (resumed from its checkpoint within the epoch)" : from ? " (resumed from its checkpoint)" : "");
+}
+
+/* Train net to the stretch's end under the options o, from the checkpoint of epoch *from
+ * (or the partial one, part, within the next epoch, if *within), into res. A checkpoint
+ * that does not load is renamed .bad and the one before it tried (*from, *within and the
+ * record follow); resume is the buffer for the checkpoint's path. */
+static enum dse_status stretch_run(struct worker *w, struct cand *c, struct dse_net *net, struct dse_train_opts *o,
+                                   struct dse_train_result *res, int *from, char *resume, int resume_size,
+                                   const char *part, int *within, struct dse_err *err) {
+    struct dse_rec *r = &c->rec;
+    enum dse_status st;
+    for (;;) {
+        if (*from > 0) ckpt_path(w, c->id, *from, resume, resume_size);
+        o->resume = *within ? part : *from > 0 ? resume : NULL;
+        if (dse_dist_size(o->dist) > 1 && dse_worker_follow_send(o->dist, c->index, o, err)) /* the other ranks train it */
+            dse_dist_abort(o->dist, 1);                                          /* with this worker */
+        st = dse_train_run(net, o, res, err);
+        /* a data-parallel run that failed on this rank alone may have left the others
+         * waiting in a sum: end the group; the lease lapses and the candidate is taken
+         * over. A failure of the setup is every rank's and goes on as in one process. */
+        if (st && res->dist_broken) {
+            dse_worker_say(w, "%s: %s; ending the %d ranks", c->id, err->msg, dse_dist_size(w->o.dist));
+            dse_dist_abort(w->o.dist, 1);
+        }
+        /* a checkpoint that does not load (cut short by a full disk, dse_worker_say): the one before it
+         * (not for want of memory: the checkpoint is fine). The reader names the file at
+         * fault; a message that merely mentions a path under checkpoints/ (a cuDNN choice
+         * file there) is not the checkpoint's. */
+        if (st && st != DSE_ERR_NOMEM && *within && !strcmp(err->file, part)) {
+            char bad[4300]; /* the partial checkpoint does not load: from the epoch's start */
+            dse_worker_say(w, "%s: %s; resuming from the epoch's start instead", c->id, err->msg);
+            snprintf(bad, sizeof bad, "%s.bad", part);
+            rename(part, bad);
+            *within = 0;
+            continue;
+        }
+        if (st && st != DSE_ERR_NOMEM && *from > 0 && !strcmp(err->file, resume)) {
+            char bad[4300];
+            dse_worker_say(w, "%s: %s; going back one checkpoint", c->id, err->msg);
+            snprintf(bad, sizeof bad, "%s.bad", resume);
+            rename(resume, bad);
+            (*from)--;
+            while (*from > 0 && (ckpt_path(w, c->id, *from, resume, resume_size), !dse_worker_file_exists(resume))) (*from)--;
+            r->n_epochs = *from < r->n_epochs ? *from : r->n_epochs;
+            r->att[r->n_att - 1].from_epoch = r->att[r->n_att - 1].to_epoch = *from;
+            continue;
+        }
+        break;
+    }
+    return st;
+}
+
+/* A finished run's result into the record: the engine's own epoch times and speeds, and
+ * where it diverged, if it did. */
+static void stretch_result(struct worker *w, struct cand *c, const struct dse_train_result *res) {
+    struct dse_rec *r = &c->rec;
+    struct dse_rec_attempt *a = &r->att[r->n_att - 1];
+    for (int k = 0; k < res->n_epochs; k++) {
+        int e = res->epochs_done - res->n_epochs + k;
+        if (e >= 0 && e < r->n_epochs) r->ep[e].seconds = res->epochs[k].seconds, r->ep[e].img_per_s = res->epochs[k].img_per_s;
+    }
+    if (!strcmp(res->status, "diverged")) {
+        r->status = DSE_REC_DIVERGED;
+        r->diverged_epoch = res->diverged_epoch;
+        r->diverged_iter = res->diverged_iter;
+        r->n_epochs = res->diverged_epoch - 1 < r->n_epochs ? res->diverged_epoch - 1 : r->n_epochs;
+        dse_strlcpy(a->end, "diverged", sizeof a->end);
+        dse_worker_say(w, "%s diverged in epoch %d at iteration %lld (NaN or infinite loss or weights)", c->id,
+                       r->diverged_epoch, (long long)r->diverged_iter);
+    }
+}
+
+/* A done candidate's latency, measured on net when the space's objectives want it, and
+ * the lease renewed after (the heartbeat has stopped). */
+static void stretch_latency(struct worker *w, struct cand *c, struct dse_lease *l, const struct dse_net *net,
+                            int threads) {
+    struct dse_rec *r = &c->rec;
+    struct dse_err lerr = { 0 };
+    char msg[600];
+    int held = 0;
+    /* not the candidate's fault: it stays done without a latency (its cost is then
+     * unknown: never a parent), as the docs dse_worker_say */
+    if (measure_latency(net, threads, &r->latency_ms, &lerr))
+        dse_worker_say(w, "%s: latency not measured: %s", c->id, dse_err_format(&lerr, msg, sizeof msg));
+    /* the heartbeat has stopped: renew the lease the measurement ran under before the
+     * dse_worker_commit checks it (a lost one makes the dse_worker_commit write nothing, as ever) */
+    memset(&lerr, 0, sizeof lerr);
+    if (dse_lease_renew(w->dir, l, &held, &lerr) || !held)
+        dse_worker_say(w, "%s: the lease could not be renewed after measuring its latency", c->id);
+}
+
+/* Commit c's record under lease l and, if that went, release the lease. */
+static enum dse_status commit_let_go(struct worker *w, struct cand *c, struct dse_lease *l, struct dse_err *err) {
+    enum dse_status st = dse_worker_commit(w, c, l, err);
+    if (!st) dse_worker_let_go(w, l);
+    return st;
+}
+
+/* A stretch that ran out of GPU memory: re-queued with a note, or failed after --max-oom in a row. */
+static enum dse_status stretch_out_of_memory(struct worker *w, struct cand *c, struct dse_lease *l, struct dse_err *err) {
+    struct dse_rec *r = &c->rec;
+    /* Not the candidate's fault, most likely: other processes took the memory between the
+     * look and the allocation, or the estimate was low. It goes back to the queue with a
+     * note; the next claim asks for more (dse_sweep_gpu_need) and resumes it from its
+     * newest checkpoint. A lease released normally: no crash is counted. */
+    char msg[600], dev[16];
+    dse_err_format(err, msg, sizeof msg);
+    worker_device(w, dev, sizeof dev);
+    int failed = dse_rec_oom(r, dev, w->claim_free_mib, w->claim_need_mib, msg, w->o.max_oom);
+    if (failed) dse_worker_say(w, "%s failed: %s", c->id, r->failed_why);
+    else dse_worker_say(w, "%s: %s (%d in a row; --max-oom %d)", c->id, r->att[r->n_att - 1].note, dse_rec_oom_streak(r),
+      w->o.max_oom);
+    memset(err, 0, sizeof *err);
+    return commit_let_go(w, c, l, err);
+}
+
+/* A stretch stopped for another worker's CUDA error: re-queued, its attempt ended "restart". */
+static enum dse_status stretch_requeue(struct worker *w, struct cand *c, struct dse_lease *l, struct dse_err *err) {
+    struct dse_rec *r = &c->rec;
+    /* Another worker of this process met a CUDA error, which may have broken the
+     * context they share: this one stops too, not for its candidate's sake, which goes
+     * back to the queue (its results so far are in its file; the next stretch resumes
+     * from its newest checkpoint). A lease released normally: no crash is counted. */
+    char culprit[DSE_ID_SIZE], dev[16];
+    pthread_mutex_lock(&w->host->mu);
+    dse_strlcpy(culprit, w->host->culprit, sizeof culprit);
+    pthread_mutex_unlock(&w->host->mu);
+    struct dse_rec_attempt *a = &r->att[r->n_att - 1];
+    dse_strlcpy(a->end, "restart", sizeof a->end);
+    snprintf(a->note, sizeof a->note, "stopped: a CUDA error of %s, trained by the same process on %s, may have "
+             "broken their CUDA context; re-queued", culprit, worker_device(w, dev, sizeof dev));
+    dse_worker_say(w, "%s: %s", c->id, a->note);
+    memset(err, 0, sizeof *err);
+    return commit_let_go(w, c, l, err);
+}
+
+/* A stretch that failed with err: the candidate is failed, with the error as its reason. */
+static enum dse_status stretch_failed(struct worker *w, struct cand *c, struct dse_lease *l, struct dse_err *err) {
+    struct dse_rec *r = &c->rec;
+    char msg[600];
+    dse_err_format(err, msg, sizeof msg);
+    dse_strlcpy(r->failed_why, msg, sizeof r->failed_why);
+    r->status = DSE_REC_FAILED;
+    if (r->n_att) dse_strlcpy(r->att[r->n_att - 1].end, "failed", sizeof r->att[0].end);
+    dse_worker_say(w, "%s failed: %s", c->id, r->failed_why);
+    memset(err, 0, sizeof *err);
+    return commit_let_go(w, c, l, err);
+}
+
 enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struct dse_lease *l, int target,
                                          struct dse_err *err) {
     struct dse_rec *r = &c->rec;
@@ -385,25 +552,13 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
             o.conv_cache = conv;
         }
         if ((st = push_attempt(w, r, l, from, err))) goto out;
-        char span[64], rung[48] = "";
-        if (from + 1 == target) snprintf(span, sizeof span, "epoch %d", target);
-        else snprintf(span, sizeof span, "epochs %d-%d", from + 1, target);
-        for (int k = 0; k < w->plan.n_rungs; k++)
-            if (w->plan.halving && w->plan.rungs[k] == target) snprintf(rung, sizeof rung, ", up to rung %d", k);
-        char where[80] = "", dev[16];
-        if (w->gpu >= 0)
-            snprintf(where, sizeof where, " on %s (%.0f MiB free, given %.0f)", worker_device(w, dev, sizeof dev),
-                     w->claim_free_mib, w->claim_need_mib);
-        else if (dse_dist_size(o.dist) > 1)
-            snprintf(where, sizeof where, " on %d ranks x %d thread%s", dse_dist_size(o.dist), o.threads,
-                     o.threads == 1 ? "" : "s");
-        dse_worker_say(w, "%s: training %s of %d%s%s%s", c->id, span, w->plan.epochs, rung, where,
-     within ? " (resumed from its checkpoint within the epoch)" : from ? " (resumed from its checkpoint)" : "");
+        stretch_announce(w, c, &o, from, target, within);
         struct dse_train_result *res = malloc(sizeof *res);
         if (!res) {
             st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
             goto out;
         }
+        char dev[16];
         struct heartbeat hb;
         struct seg sg = { .w = w, .c = c, .hb = &hb, .claim = l, .target = target, .t_mark = dse_lease_mono(),
                            .t_said = dse_lease_mono(), .wst = DSE_OK };
@@ -417,44 +572,7 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
         o.progress = seg_progress;
         o.cancel = seg_cancel;
         o.progress_arg = &sg;
-        for (;;) {
-            if (from > 0) ckpt_path(w, c->id, from, resume, sizeof resume);
-            o.resume = within ? part : from > 0 ? resume : NULL;
-            if (dse_dist_size(o.dist) > 1 && dse_worker_follow_send(o.dist, c->index, &o, err)) /* the other ranks train it */
-                dse_dist_abort(o.dist, 1);                                          /* with this worker */
-            st = dse_train_run(&net, &o, res, err);
-            /* a data-parallel run that failed on this rank alone may have left the others
-             * waiting in a sum: end the group; the lease lapses and the candidate is taken
-             * over. A failure of the setup is every rank's and goes on as in one process. */
-            if (st && res->dist_broken) {
-                dse_worker_say(w, "%s: %s; ending the %d ranks", c->id, err->msg, dse_dist_size(w->o.dist));
-                dse_dist_abort(w->o.dist, 1);
-            }
-            /* a checkpoint that does not load (cut short by a full disk, dse_worker_say): the one before it
-             * (not for want of memory: the checkpoint is fine). The reader names the file at
-             * fault; a message that merely mentions a path under checkpoints/ (a cuDNN choice
-             * file there) is not the checkpoint's. */
-            if (st && st != DSE_ERR_NOMEM && within && !strcmp(err->file, part)) {
-                char bad[4300]; /* the partial checkpoint does not load: from the epoch's start */
-                dse_worker_say(w, "%s: %s; resuming from the epoch's start instead", c->id, err->msg);
-                snprintf(bad, sizeof bad, "%s.bad", part);
-                rename(part, bad);
-                within = 0;
-                continue;
-            }
-            if (st && st != DSE_ERR_NOMEM && from > 0 && !strcmp(err->file, resume)) {
-                char bad[4300];
-                dse_worker_say(w, "%s: %s; going back one checkpoint", c->id, err->msg);
-                snprintf(bad, sizeof bad, "%s.bad", resume);
-                rename(resume, bad);
-                from--;
-                while (from > 0 && (ckpt_path(w, c->id, from, resume, sizeof resume), !dse_worker_file_exists(resume))) from--;
-                r->n_epochs = from < r->n_epochs ? from : r->n_epochs;
-                r->att[r->n_att - 1].from_epoch = r->att[r->n_att - 1].to_epoch = from;
-                continue;
-            }
-            break;
-        }
+        st = stretch_run(w, c, &net, &o, res, &from, resume, sizeof resume, part, &within, err);
         heartbeat_stop(&hb, l);
         dse_worker_gpu_unreserve(w);
         if (sg.wst) st = sg.wst, *err = sg.werr; /* the record's error came first (a full disk: then the checkpoint's) */
@@ -478,23 +596,10 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
             if (dse_worker_host_broken(w->host)) goto requeue;
             dse_strlcpy(a->end, "budget", sizeof a->end);
             dse_worker_say(w, "%s: time budget reached; it resumes from its last checkpoint next time", c->id);
-            if (!(st = dse_worker_commit(w, c, l, err))) dse_worker_let_go(w, l);
+            st = commit_let_go(w, c, l, err);
             goto out;
         }
-        /* the engine's own epoch times and speeds replace the callback's */
-        for (int k = 0; k < res->n_epochs; k++) {
-            int e = res->epochs_done - res->n_epochs + k;
-            if (e >= 0 && e < r->n_epochs) r->ep[e].seconds = res->epochs[k].seconds, r->ep[e].img_per_s = res->epochs[k].img_per_s;
-        }
-        if (!strcmp(res->status, "diverged")) {
-            r->status = DSE_REC_DIVERGED;
-            r->diverged_epoch = res->diverged_epoch;
-            r->diverged_iter = res->diverged_iter;
-            r->n_epochs = res->diverged_epoch - 1 < r->n_epochs ? res->diverged_epoch - 1 : r->n_epochs;
-            dse_strlcpy(a->end, "diverged", sizeof a->end);
-            dse_worker_say(w, "%s diverged in epoch %d at iteration %lld (NaN or infinite loss or weights)", c->id,
-         r->diverged_epoch, (long long)r->diverged_iter);
-        }
+        stretch_result(w, c, res);
         free(res);
     }
     if (r->status == DSE_REC_PENDING) {
@@ -502,20 +607,8 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
         if (target >= w->plan.epochs) r->status = DSE_REC_DONE;
         if (a) dse_strlcpy(a->end, target >= w->plan.epochs ? "done" : "paused", sizeof a->end);
     }
-    if (r->status == DSE_REC_DONE && !isfinite(r->latency_ms) && dse_worker_wants_measured(w->s)) {
-        struct dse_err lerr = { 0 };
-        char msg[600];
-        int held = 0;
-        /* not the candidate's fault: it stays done without a latency (its cost is then
-         * unknown: never a parent), as the docs dse_worker_say */
-        if (measure_latency(&net, o.threads, &r->latency_ms, &lerr))
-            dse_worker_say(w, "%s: latency not measured: %s", c->id, dse_err_format(&lerr, msg, sizeof msg));
-        /* the heartbeat has stopped: renew the lease the measurement ran under before the
-         * dse_worker_commit checks it (a lost one makes the dse_worker_commit write nothing, as ever) */
-        memset(&lerr, 0, sizeof lerr);
-        if (dse_lease_renew(w->dir, l, &held, &lerr) || !held)
-            dse_worker_say(w, "%s: the lease could not be renewed after measuring its latency", c->id);
-    }
+    if (r->status == DSE_REC_DONE && !isfinite(r->latency_ms) && dse_worker_wants_measured(w->s))
+        stretch_latency(w, c, l, &net, o.threads);
     int written;
     if ((st = commit_w(w, c, l, &written, err)) || !written) goto out;
     const struct dse_epoch_result *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
@@ -526,50 +619,14 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
     dse_worker_prune_checkpoints(w, c->id, r->n_epochs);
     dse_worker_let_go(w, l);
     goto out;
-out_of_memory: {
-        /* Not the candidate's fault, most likely: other processes took the memory between the
-         * look and the allocation, or the estimate was low. It goes back to the queue with a
-         * note; the next claim asks for more (dse_sweep_gpu_need) and resumes it from its
-         * newest checkpoint. A lease released normally: no crash is counted. */
-        char msg[600], dev[16];
-        dse_err_format(err, msg, sizeof msg);
-        worker_device(w, dev, sizeof dev);
-        int failed = dse_rec_oom(r, dev, w->claim_free_mib, w->claim_need_mib, msg, w->o.max_oom);
-        if (failed) dse_worker_say(w, "%s failed: %s", c->id, r->failed_why);
-        else dse_worker_say(w, "%s: %s (%d in a row; --max-oom %d)", c->id, r->att[r->n_att - 1].note, dse_rec_oom_streak(r),
-          w->o.max_oom);
-        memset(err, 0, sizeof *err);
-        if (!(st = dse_worker_commit(w, c, l, err))) dse_worker_let_go(w, l);
-        goto out;
-    }
-requeue: {
-        /* Another worker of this process met a CUDA error, which may have broken the
-         * context they share: this one stops too, not for its candidate's sake, which goes
-         * back to the queue (its results so far are in its file; the next stretch resumes
-         * from its newest checkpoint). A lease released normally: no crash is counted. */
-        char culprit[DSE_ID_SIZE], dev[16];
-        pthread_mutex_lock(&w->host->mu);
-        dse_strlcpy(culprit, w->host->culprit, sizeof culprit);
-        pthread_mutex_unlock(&w->host->mu);
-        struct dse_rec_attempt *a = &r->att[r->n_att - 1];
-        dse_strlcpy(a->end, "restart", sizeof a->end);
-        snprintf(a->note, sizeof a->note, "stopped: a CUDA error of %s, trained by the same process on %s, may have "
-                 "broken their CUDA context; re-queued", culprit, worker_device(w, dev, sizeof dev));
-        dse_worker_say(w, "%s: %s", c->id, a->note);
-        memset(err, 0, sizeof *err);
-        if (!(st = dse_worker_commit(w, c, l, err))) dse_worker_let_go(w, l);
-        goto out;
-    }
-candidate_failed: {
-        char msg[600];
-        dse_err_format(err, msg, sizeof msg);
-        dse_strlcpy(r->failed_why, msg, sizeof r->failed_why);
-        r->status = DSE_REC_FAILED;
-        if (r->n_att) dse_strlcpy(r->att[r->n_att - 1].end, "failed", sizeof r->att[0].end);
-        dse_worker_say(w, "%s failed: %s", c->id, r->failed_why);
-        memset(err, 0, sizeof *err);
-        if (!(st = dse_worker_commit(w, c, l, err))) dse_worker_let_go(w, l);
-    }
+out_of_memory:
+    st = stretch_out_of_memory(w, c, l, err);
+    goto out;
+requeue:
+    st = stretch_requeue(w, c, l, err);
+    goto out;
+candidate_failed:
+    st = stretch_failed(w, c, l, err);
 out:
     dse_net_deinit(&net);
     return st;

@@ -295,6 +295,100 @@ static int per_gpu_auto(int n_gpus, int left) {
     return k < 1 ? 1 : k;
 }
 
+/* The line on the workers a training command starts: the plan, and per GPU (per workers
+ * each) or the CPU workers (up to per to a process), threads and MPI ranks. */
+static void say_workers(const struct dse_sweep_opts *o, const char *dir, const struct dse_sweep_plan *plan, int per) {
+    char desc[400];
+    dse_plan_describe(plan, desc, sizeof desc);
+    if (o->n_gpus) {
+        char list[300] = "";
+        int n = 0;
+        for (int g = 0; g < o->n_gpus && n < (int)sizeof list - 16; g++)
+            n += snprintf(list + n, sizeof list - (size_t)n, "%scuda:%d", g ? ", " : "", o->gpus[g]);
+        fprintf(o->log, "dse sweep: %s: %s; precision %s; %s x %d worker%s each (%s; one process per GPU, its "
+                "workers threads of it), %d engine thread%s each; a worker claims a candidate only when it fits in "
+                "its GPU's free memory\n", dir, desc,
+                dse_cuda_math_str(plan->precision), list, per, per == 1 ? "" : "s",
+                o->per_gpu ? "--per-gpu" : "--per-gpu auto", o->threads, o->threads == 1 ? "" : "s");
+        fflush(o->log);
+        return;
+    }
+    char shared[64] = "", ranks[120] = "";
+    if (per > 1) snprintf(shared, sizeof shared, " (up to %d to a process, as threads)", per);
+    if (dse_dist_size(o->dist) > 1) { /* the ranks of mpirun -np P: one worker */
+        snprintf(shared, sizeof shared, " of %d MPI ranks", dse_dist_size(o->dist));
+        snprintf(ranks, sizeof ranks, " each; the ranks train every candidate together, data-parallel "
+                 "(--ranks-per-candidate %d)", dse_dist_size(o->dist));
+    }
+    fprintf(o->log, "dse sweep: %s: %s; %d worker%s%s x %d thread%s%s\n", dir, desc, o->workers,
+            o->workers == 1 ? "" : "s", shared, o->threads, o->threads == 1 ? "" : "s", ranks);
+    fflush(o->log);
+}
+
+/* Several workers, or GPU workers (always in processes of their own, so that this
+ * one never touches CUDA): child processes, process k running workers (threads) on
+ * slots k * per_host .. (k + 1) * per_host - 1 (the last may have fewer). A child that
+ * dies (killed, crashed) or leaves after a CUDA error is replaced while work remains;
+ * its workers' candidates are taken over at once (same host: its pid is gone). */
+static enum dse_status run_hosts(const struct worker_job *job, int n_workers, int per_host, struct dse_err *err) {
+    const struct dse_sweep_opts *o = job->o;
+    struct gpu_book *book = job->book;
+    enum dse_status st = DSE_OK;
+    const int n_kids = (n_workers + per_host - 1) / per_host;
+    pid_t *kids = calloc((size_t)n_kids, sizeof *kids);
+    if (!kids) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    int alive = 0, restarts = 0, failed = 0;
+    for (int k = 0; k < n_kids; k++) {
+        if ((kids[k] = spawn_host(job, k * per_host, kid_slots(k, n_kids, per_host, n_workers))) < 0) {
+            st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot start a worker process: %s", strerror(errno));
+            break;
+        }
+        alive++;
+    }
+    while (alive > 0) {
+        int status;
+        pid_t p = waitpid(-1, &status, 0);
+        if (p < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        int k = 0;
+        while (k < n_kids && kids[k] != p) k++;
+        if (k == n_kids) continue;
+        alive--;
+        kids[k] = 0;
+        if (book) { /* what its workers promised on their GPU is nobody's now */
+            dse_worker_book_lock(book);
+            for (int j = 0; j < kid_slots(k, n_kids, per_host, n_workers); j++) book->slot_held[k * per_host + j] = 0;
+            dse_worker_book_unlock(book);
+        }
+        const int again = WIFEXITED(status) && WEXITSTATUS(status) == EXIT_RESTART;
+        if (WIFEXITED(status) && !again) {
+            failed += WEXITSTATUS(status) != 0;
+            continue;
+        }
+        if (restarts >= 2 * n_workers || st) {
+            failed++;
+            continue;
+        }
+        if (o->log) {
+            char who[40] = "";
+            if (kid_slots(k, n_kids, per_host, n_workers) > 1) snprintf(who, sizeof who, " (%d workers)", kid_slots(k, n_kids, per_host, n_workers));
+            if (again) fprintf(o->log, "dse sweep: worker process %ld%s left after a CUDA error; starting another\n",
+                               (long)p, who);
+            else fprintf(o->log, "dse sweep: worker process %ld%s died (signal %d); starting another\n", (long)p, who,
+                         WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+            fflush(o->log);
+        }
+        if ((kids[k] = spawn_host(job, k * per_host, kid_slots(k, n_kids, per_host, n_workers))) > 0) alive++, restarts++;
+        else failed++;
+    }
+    free(kids);
+    if (st || !failed) return st;
+    return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "%d worker process%s failed (see above)", failed,
+                       failed == 1 ? "" : "es");
+}
+
 static enum dse_status sweep_train(const struct dse_space *s, const char *dir, const struct dse_sweep_opts *o,
                                    int *finished, struct dse_err *err);
 
@@ -371,33 +465,8 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
         for (int k = 0; k < BOOK_SLOTS; k++) book->slot_gpu[k] = -1;
         for (int k = 0; k < n_workers; k++) book->slot_gpu[k] = o->gpus[k / per]; /* a process per GPU */
         per_host = per;
-        if (o->log) {
-            char desc[400], list[300] = "";
-            int n = 0;
-            dse_plan_describe(&plan, desc, sizeof desc);
-            for (int g = 0; g < o->n_gpus && n < (int)sizeof list - 16; g++)
-                n += snprintf(list + n, sizeof list - (size_t)n, "%scuda:%d", g ? ", " : "", o->gpus[g]);
-            fprintf(o->log, "dse sweep: %s: %s; precision %s; %s x %d worker%s each (%s; one process per GPU, its "
-                    "workers threads of it), %d engine thread%s each; a worker claims a candidate only when it fits in "
-                    "its GPU's free memory\n", dir, desc,
-                    dse_cuda_math_str(plan.precision), list, per, per == 1 ? "" : "s",
-                    o->per_gpu ? "--per-gpu" : "--per-gpu auto", o->threads, o->threads == 1 ? "" : "s");
-            fflush(o->log);
-        }
-    } else if (o->log) {
-        char desc[400];
-        dse_plan_describe(&plan, desc, sizeof desc);
-        char shared[64] = "", ranks[120] = "";
-        if (per_host > 1) snprintf(shared, sizeof shared, " (up to %d to a process, as threads)", per_host);
-        if (dse_dist_size(o->dist) > 1) { /* the ranks of mpirun -np P: one worker */
-            snprintf(shared, sizeof shared, " of %d MPI ranks", dse_dist_size(o->dist));
-            snprintf(ranks, sizeof ranks, " each; the ranks train every candidate together, data-parallel "
-                     "(--ranks-per-candidate %d)", dse_dist_size(o->dist));
-        }
-        fprintf(o->log, "dse sweep: %s: %s; %d worker%s%s x %d thread%s%s\n", dir, desc, o->workers,
-                o->workers == 1 ? "" : "s", shared, o->threads, o->threads == 1 ? "" : "s", ranks);
-        fflush(o->log);
     }
+    if (o->log) say_workers(o, dir, &plan, per_host);
     /* one deadline for every worker of this command, restarted ones too (the monotonic
      * clock is the machine's, shared by the children) */
     double deadline = o->hours > 0 ? dse_lease_mono() + o->hours * 3600 : 0;
@@ -411,68 +480,9 @@ static enum dse_status sweep_train(const struct dse_space *s, const char *dir, c
         return st;
     }
 
-    /* Several workers, or GPU workers (always in processes of their own, so that this
-     * one never touches CUDA): child processes, process k running workers (threads) on
-     * slots k * per_host .. (k + 1) * per_host - 1 (the last may have fewer). A child that
-     * dies (killed, crashed) or leaves after a CUDA error is replaced while work remains;
-     * its workers' candidates are taken over at once (same host: its pid is gone). */
-    const int n_kids = (n_workers + per_host - 1) / per_host;
-    pid_t *kids = calloc((size_t)n_kids, sizeof *kids);
-    if (!kids) {
-        dse_worker_book_free(book);
-        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    }
-    int alive = 0, restarts = 0, failed = 0;
-    for (int k = 0; k < n_kids; k++) {
-        if ((kids[k] = spawn_host(&job, k * per_host, kid_slots(k, n_kids, per_host, n_workers))) < 0) {
-            st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot start a worker process: %s", strerror(errno));
-            break;
-        }
-        alive++;
-    }
-    while (alive > 0) {
-        int status;
-        pid_t p = waitpid(-1, &status, 0);
-        if (p < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        int k = 0;
-        while (k < n_kids && kids[k] != p) k++;
-        if (k == n_kids) continue;
-        alive--;
-        kids[k] = 0;
-        if (book) { /* what its workers promised on their GPU is nobody's now */
-            dse_worker_book_lock(book);
-            for (int j = 0; j < kid_slots(k, n_kids, per_host, n_workers); j++) book->slot_held[k * per_host + j] = 0;
-            dse_worker_book_unlock(book);
-        }
-        const int again = WIFEXITED(status) && WEXITSTATUS(status) == EXIT_RESTART;
-        if (WIFEXITED(status) && !again) {
-            failed += WEXITSTATUS(status) != 0;
-            continue;
-        }
-        if (restarts >= 2 * n_workers || st) {
-            failed++;
-            continue;
-        }
-        if (o->log) {
-            char who[40] = "";
-            if (kid_slots(k, n_kids, per_host, n_workers) > 1) snprintf(who, sizeof who, " (%d workers)", kid_slots(k, n_kids, per_host, n_workers));
-            if (again) fprintf(o->log, "dse sweep: worker process %ld%s left after a CUDA error; starting another\n",
-                               (long)p, who);
-            else fprintf(o->log, "dse sweep: worker process %ld%s died (signal %d); starting another\n", (long)p, who,
-                         WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-            fflush(o->log);
-        }
-        if ((kids[k] = spawn_host(&job, k * per_host, kid_slots(k, n_kids, per_host, n_workers))) > 0) alive++, restarts++;
-        else failed++;
-    }
-    free(kids);
+    st = run_hosts(&job, n_workers, per_host, err);
     dse_worker_book_free(book);
     if (st) return st;
-    if (failed) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "%d worker process%s failed (see above)", failed,
-                                   failed == 1 ? "" : "es");
     /* what the workers left */
     if ((st = dse_worker_init(&w, s, dir, o, &plan, 0, err))) return st;
     st = dse_worker_refresh(&w, err);
