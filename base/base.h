@@ -77,4 +77,27 @@ int dse_word_index(const char *list, const char *word);
  * out; returns 0 and leaves out empty if none is that close. */
 int dse_word_suggest(const char *list, const char *word, char *out, int size);
 
+/* Enum name tables: names[v] is the name of value v (0 <= v < count), built with designated
+ * initializers ([DSE_X_A] = "a") or from the X-macro table that owns the enum. A NULL or ""
+ * entry has no name: it is never found, listed or suggested. The one lookup of every such
+ * table, so no enum keeps its own strcmp loop (docs/conventions.md, "One fact, one owner"). */
+
+/* names[v], or unknown if v is out of range or has no name. */
+const char *dse_name_of(const char *const *names, int count, int v, const char *unknown);
+
+/* The value named s (exact, case-sensitive), or -1 if none is (or s is NULL). */
+int dse_name_find(const char *const *names, int count, const char *s);
+
+/* The names in order as "a, b or c" into buf (cut to fit); returns buf. */
+const char *dse_name_list(const char *const *names, int count, char *buf, int size);
+
+/* The name closest to s (edit distance below 3; the first of equals) into out; returns 0
+ * and leaves out empty if none is that close. */
+int dse_name_suggest(const char *const *names, int count, const char *s, char *out, int size);
+
+/* s as a value of names into *out, or DSE_ERR_CONFIG with "WHAT 's' is not known; expected
+ * a, b or c" (what, e.g. "precision"; s NULL reads as ""). */
+enum dse_status dse_name_parse(const char *const *names, int count, const char *what, const char *s,
+                               int *out, struct dse_err *err);
+
 #endif

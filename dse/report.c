@@ -33,13 +33,14 @@ static const char *const conventions[] = {
 };
 
 int dse_format_from_str(const char *s, enum dse_format *out) {
-    static const char *names[] = { "table", "json", "csv", "md", "tex" };
-    for (int i = 0; i < 5; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *out = (enum dse_format)i;
-            return 0;
-        }
-    return -1;
+    static const char *const names[] = {
+        [DSE_FORMAT_TABLE] = "table", [DSE_FORMAT_JSON] = "json", [DSE_FORMAT_CSV] = "csv",
+        [DSE_FORMAT_MD] = "md",       [DSE_FORMAT_TEX] = "tex",
+    };
+    int f = dse_name_find(names, DSE_ARRAY_LEN(names), s);
+    if (f < 0) return -1;
+    *out = (enum dse_format)f;
+    return 0;
 }
 
 static void tbl_init(struct table *t) { memset(t, 0, sizeof *t); }

@@ -20,18 +20,21 @@ static const struct {
 #undef DSE_LAYER
 };
 
+static const char *const layer_names[DSE_LAYER_COUNT] = {
+#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view) name,
+#include "metaparams/layers.def"
+#undef DSE_LAYER
+};
+
 const char *dse_layer_type_str(enum dse_layer_type t) {
-    return (unsigned)t < DSE_LAYER_COUNT ? layer_info[t].name : "?";
+    return dse_name_of(layer_names, DSE_LAYER_COUNT, (int)t, "?");
 }
 
 int dse_layer_type_from_str(const char *s, enum dse_layer_type *out) {
-    for (int i = 0; i < DSE_LAYER_COUNT; i++) {
-        if (strcmp(s, layer_info[i].name) == 0) {
-            *out = (enum dse_layer_type)i;
-            return 0;
-        }
-    }
-    return -1;
+    int t = dse_name_find(layer_names, DSE_LAYER_COUNT, s);
+    if (t < 0) return -1;
+    *out = (enum dse_layer_type)t;
+    return 0;
 }
 
 int dse_layer_type_weighted(enum dse_layer_type t) {
@@ -65,18 +68,16 @@ static const char *const role_suffix[DSE_ROLE_COUNT] = {
 const char *dse_role_suffix(enum dse_role r) { return (unsigned)r < DSE_ROLE_COUNT ? role_suffix[r] : ""; }
 
 enum dse_role dse_role_from_suffix(const char *s) {
-    for (int r = 1; r < DSE_ROLE_COUNT; r++)
-        if (!strcmp(s, role_suffix[r])) return (enum dse_role)r;
-    return DSE_ROLE_NONE;
+    int r = dse_name_find(role_suffix, DSE_ROLE_COUNT, s); /* NONE's "" is never found */
+    return r < 0 ? DSE_ROLE_NONE : (enum dse_role)r;
 }
 
+static const char *const bypass_names[] = {
+    [DSE_BYPASS_NONE] = "none", [DSE_BYPASS_SIMPLE] = "simple", [DSE_BYPASS_COMPLEX] = "complex",
+};
+
 const char *dse_bypass_str(enum dse_bypass b) {
-    switch (b) {
-    case DSE_BYPASS_NONE:    return "none";
-    case DSE_BYPASS_SIMPLE:  return "simple";
-    case DSE_BYPASS_COMPLEX: return "complex";
-    }
-    return "?";
+    return dse_name_of(bypass_names, DSE_ARRAY_LEN(bypass_names), (int)b, "?");
 }
 
 /* Caffe's defaults. The names are left empty, not cleared whole: the generator builds
