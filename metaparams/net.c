@@ -21,7 +21,7 @@ static const struct {
 };
 
 static const char *const layer_names[DSE_LAYER_COUNT] = {
-#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view) name,
+#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view, caffe) [DSE_LAYER_##e] = name,
 #include "metaparams/layers.def"
 #undef DSE_LAYER
 };
@@ -55,7 +55,7 @@ const char *dse_layer_caffe_type(enum dse_layer_type t) {
 #include "metaparams/layers.def"
 #undef DSE_LAYER
     };
-    return (unsigned)t < DSE_LAYER_COUNT ? caffe_type[t] : "?";
+    return dse_name_of(caffe_type, DSE_LAYER_COUNT, (int)t, "?");
 }
 
 static const char *const role_suffix[DSE_ROLE_COUNT] = {
