@@ -1,6 +1,6 @@
 /* base.h: what every dse module needs and nothing more: status codes, the error
  * record that carries file:line back to the CLI, and DSE_ASSERT for broken invariants.
- * See shared/STYLE.md section 3 for how errors travel. Needs only libc. */
+ * How errors travel: docs/conventions.md#errors. Needs only libc. */
 #ifndef DSE_BASE_H
 #define DSE_BASE_H
 

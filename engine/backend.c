@@ -1,4 +1,4 @@
-/* backend.c: the registry of the engine's backends (STYLE.md section 2), the only file
+/* backend.c: the engine's backend registry (docs/conventions.md#one-fact-one-owner), the only file
  * with #ifdef DSE_CUDA: which backends this build has, device names ("cpu", "cuda:1"),
  * and, in a build without CUDA, the CUDA backend's public functions (engine/cuda/cuda.h)
  * answering DSE_ERR_UNSUPPORTED, so callers (engine/model.c, the CLI, tests) are the
