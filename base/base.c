@@ -58,6 +58,16 @@ enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const cha
     return code;
 }
 
+enum dse_status dse_err_layer(struct dse_err *err, enum dse_status code, const char *file, int line,
+                              const char *name, const char *type, const char *fmt, ...) {
+    char what[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return dse_err_set(err, code, file, line, "layer '%s' (%s): %s", name, type, what);
+}
+
 void dse_err_name_file(struct dse_err *err, const char *file) {
     if (err && file && !err->file[0]) copy_file(err, file);
 }

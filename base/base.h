@@ -38,6 +38,13 @@ enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const cha
                             int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* dse_err_set with the message "layer 'NAME' (TYPE): " and then fmt's text: the one form of an
+ * error about one layer (metaparams' shape inference, the CPU kernels). name and type are
+ * the layer's name and its type's name, whatever the caller calls a type. */
+enum dse_status dse_err_layer(struct dse_err *err, enum dse_status code, const char *file, int line,
+                              const char *name, const char *type, const char *fmt, ...)
+    __attribute__((cold, format(printf, 7, 8)));
+
 /* Format err as "file:line: msg" (or "file: msg", or "msg") into buf. Returns buf. */
 const char *dse_err_format(const struct dse_err *err, char *buf, int size);
 

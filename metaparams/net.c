@@ -5,7 +5,6 @@
 
 #include <limits.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,18 +300,10 @@ static int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int padded,
     return out;
 }
 
-/* Out of line and cold, so that the hot path of infer_one keeps no message buffer. */
-__attribute__((cold, noinline, format(printf, 4, 5)))
-static enum dse_status shape_err(struct dse_err *err, const char *file, const struct dse_layer *l,
-                                 const char *fmt, ...) {
-    char what[200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return dse_err_set(err, DSE_ERR_SHAPE, file, l->line, "layer '%s' (%s): %s", l->name,
-                       dse_layer_type_str(l->type), what);
-}
+/* A shape error of layer l. dse_err_layer is out of line and cold, so that the hot path of
+ * infer_one keeps no message buffer. */
+#define shape_err(err, file, l, ...) \
+    dse_err_layer(err, DSE_ERR_SHAPE, file, (l)->line, (l)->name, dse_layer_type_str((l)->type), __VA_ARGS__)
 
 /* Receptive fields saturate at INT_MAX rather than overflow (many strided layers). */
 static int rf_grow(int rf, int64_t k, int jump) {

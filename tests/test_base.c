@@ -25,6 +25,9 @@ static void test_errors(void) {
     CHECK_INT_EQ(dse_err_set(NULL, DSE_ERR_IO, NULL, 0, "ignored"), DSE_ERR_IO);
     CHECK_STR_EQ(dse_status_str(DSE_ERR_SHAPE), "shape error");
     CHECK_STR_EQ(dse_status_str((enum dse_status)99), "unknown status");
+    CHECK_INT_EQ(dse_err_layer(&err, DSE_ERR_SHAPE, "n.cfg", 4, "conv1", "conv", "kernel %d > %d", 9, 8),
+                 DSE_ERR_SHAPE);
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "n.cfg:4: layer 'conv1' (conv): kernel 9 > 8");
 }
 
 /* The record owns its file (issue #31): a path built in a buffer that then changes or goes
