@@ -323,7 +323,11 @@ static int64_t mul3(int64_t a, int64_t b, int64_t c) {
 }
 
 /* Shape and receptive field of layer i from its inputs. Works in locals and stores once
- * at the end: stores through l could alias the input layers' fields and force reloads. */
+ * at the end: stores through l could alias the input layers' fields and force reloads.
+ * Over 150 lines on purpose: one switch case per layer type, each Caffe's rule as
+ * docs/conventions.md ("Shapes") writes it, read side by side; the cases share the locals
+ * above and the one store below, which a function per type would have to pass around, on
+ * the generator's hot path. */
 static enum dse_status infer_one(struct dse_net *net, int i, const char *file, struct dse_err *err) {
     struct dse_layer *l = &net->layers[i];
     int c, h, w, rh, rw, jh, jw;
