@@ -58,14 +58,20 @@ enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const cha
     return code;
 }
 
+enum dse_status dse_err_vlayer(struct dse_err *err, enum dse_status code, const char *file, int line,
+                               const char *name, const char *type, const char *fmt, va_list ap) {
+    char what[300];
+    vsnprintf(what, sizeof what, fmt, ap);
+    return dse_err_set(err, code, file, line, "layer '%s' (%s): %s", name, type, what);
+}
+
 enum dse_status dse_err_layer(struct dse_err *err, enum dse_status code, const char *file, int line,
                               const char *name, const char *type, const char *fmt, ...) {
-    char what[300];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    enum dse_status st = dse_err_vlayer(err, code, file, line, name, type, fmt, ap);
     va_end(ap);
-    return dse_err_set(err, code, file, line, "layer '%s' (%s): %s", name, type, what);
+    return st;
 }
 
 void dse_err_name_file(struct dse_err *err, const char *file) {

@@ -4,6 +4,7 @@
 #ifndef DSE_BASE_H
 #define DSE_BASE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,11 @@ enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const cha
 enum dse_status dse_err_layer(struct dse_err *err, enum dse_status code, const char *file, int line,
                               const char *name, const char *type, const char *fmt, ...)
     __attribute__((cold, format(printf, 7, 8)));
+/* The same with fmt's arguments in ap: for a caller that is itself printf-like
+ * (engine/cpu/ctx.c's dse_cpu_fail can be one line of it). */
+enum dse_status dse_err_vlayer(struct dse_err *err, enum dse_status code, const char *file, int line,
+                               const char *name, const char *type, const char *fmt, va_list ap)
+    __attribute__((cold, format(printf, 7, 0)));
 
 /* Format err as "file:line: msg" (or "file: msg", or "msg") into buf. Returns buf. */
 const char *dse_err_format(const struct dse_err *err, char *buf, int size);
