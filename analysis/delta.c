@@ -5,24 +5,22 @@
 
 #include <string.h>
 
+static const char *const reach_names[] = {
+    [DSE_REACH_NONE] = "none", [DSE_REACH_LOCAL] = "local", [DSE_REACH_REGIONAL] = "regional",
+    [DSE_REACH_GLOBAL] = "global",
+};
+
+static const char *const delta_kind_names[] = {
+    [DSE_DELTA_SAME] = "same", [DSE_DELTA_CHANGED] = "changed", [DSE_DELTA_ADDED] = "added",
+    [DSE_DELTA_REMOVED] = "removed",
+};
+
 const char *dse_reach_str(enum dse_reach r) {
-    switch (r) {
-    case DSE_REACH_NONE:     return "none";
-    case DSE_REACH_LOCAL:    return "local";
-    case DSE_REACH_REGIONAL: return "regional";
-    case DSE_REACH_GLOBAL:   return "global";
-    }
-    return "?";
+    return dse_name_of(reach_names, DSE_ARRAY_LEN(reach_names), (int)r, "?");
 }
 
 const char *dse_delta_kind_str(enum dse_delta_kind k) {
-    switch (k) {
-    case DSE_DELTA_SAME:    return "same";
-    case DSE_DELTA_CHANGED: return "changed";
-    case DSE_DELTA_ADDED:   return "added";
-    case DSE_DELTA_REMOVED: return "removed";
-    }
-    return "?";
+    return dse_name_of(delta_kind_names, DSE_ARRAY_LEN(delta_kind_names), (int)k, "?");
 }
 
 static int row_differs(const struct dse_cost_row *a, const struct dse_cost_row *b) {

@@ -18,18 +18,19 @@
 const char *__asan_default_options(void) { return "detect_stack_use_after_return=1"; }
 #endif
 
+static const char *const status_names[] = {
+    [DSE_OK]              = "ok",
+    [DSE_ERR_CONFIG]      = "config error",
+    [DSE_ERR_IO]          = "I/O error",
+    [DSE_ERR_NOMEM]       = "out of memory",
+    [DSE_ERR_SHAPE]       = "shape error",
+    [DSE_ERR_UNSUPPORTED] = "unsupported",
+    [DSE_ERR_CUDA]        = "CUDA error",
+    [DSE_ERR_INTERNAL]    = "internal error",
+};
+
 const char *dse_status_str(enum dse_status s) {
-    switch (s) {
-    case DSE_OK:              return "ok";
-    case DSE_ERR_CONFIG:      return "config error";
-    case DSE_ERR_IO:          return "I/O error";
-    case DSE_ERR_NOMEM:       return "out of memory";
-    case DSE_ERR_SHAPE:       return "shape error";
-    case DSE_ERR_UNSUPPORTED: return "unsupported";
-    case DSE_ERR_CUDA:        return "CUDA error";
-    case DSE_ERR_INTERNAL:    return "internal error";
-    }
-    return "unknown status";
+    return dse_name_of(status_names, DSE_ARRAY_LEN(status_names), (int)s, "unknown status");
 }
 
 /* file into err->file, cut to fit; file may point into err itself (its message, its file). */
@@ -55,6 +56,22 @@ enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const cha
         memcpy(err->msg, msg, sizeof msg);
     }
     return code;
+}
+
+enum dse_status dse_err_vlayer(struct dse_err *err, enum dse_status code, const char *file, int line,
+                               const char *name, const char *type, const char *fmt, va_list ap) {
+    char what[300];
+    vsnprintf(what, sizeof what, fmt, ap);
+    return dse_err_set(err, code, file, line, "layer '%s' (%s): %s", name, type, what);
+}
+
+enum dse_status dse_err_layer(struct dse_err *err, enum dse_status code, const char *file, int line,
+                              const char *name, const char *type, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    enum dse_status st = dse_err_vlayer(err, code, file, line, name, type, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 void dse_err_name_file(struct dse_err *err, const char *file) {
@@ -139,6 +156,56 @@ int dse_word_suggest(const char *list, const char *word, char *out, int size) {
         }
     }
     return out[0] != '\0';
+}
+
+const char *dse_name_of(const char *const *names, int count, int v, const char *unknown) {
+    return v >= 0 && v < count && names[v] && names[v][0] ? names[v] : unknown;
+}
+
+int dse_name_find(const char *const *names, int count, const char *s) {
+    for (int v = 0; s && v < count; v++)
+        if (names[v] && names[v][0] && strcmp(s, names[v]) == 0) return v;
+    return -1;
+}
+
+const char *dse_name_list(const char *const *names, int count, char *buf, int size) {
+    int last = -1, n = 0;
+    for (int v = 0; v < count; v++)
+        if (names[v] && names[v][0]) last = v;
+    buf[0] = '\0';
+    for (int v = 0; v < count; v++) {
+        if (!names[v] || !names[v][0]) continue;
+        const char *sep = n++ == 0 ? "" : v == last ? " or " : ", ";
+        size_t len = strlen(buf);
+        snprintf(buf + len, (size_t)size - len, "%s%s", sep, names[v]);
+    }
+    return buf;
+}
+
+int dse_name_suggest(const char *const *names, int count, const char *s, char *out, int size) {
+    int best = 3;
+    out[0] = '\0';
+    for (int v = 0; v < count; v++) {
+        if (!names[v] || !names[v][0]) continue;
+        int d = dse_edit_distance(s, names[v]);
+        if (d < best) {
+            best = d;
+            dse_strlcpy(out, names[v], size);
+        }
+    }
+    return out[0] != '\0';
+}
+
+enum dse_status dse_name_parse(const char *const *names, int count, const char *what, const char *s,
+                               int *out, struct dse_err *err) {
+    int v = dse_name_find(names, count, s);
+    if (v >= 0) {
+        *out = v;
+        return DSE_OK;
+    }
+    char list[512];
+    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' is not known; expected %s", what, s ? s : "",
+                       dse_name_list(names, count, list, sizeof list));
 }
 
 const char *dse_fmt_shortest(char *buf, size_t size, double v, int as_float) {

@@ -1,9 +1,10 @@
 /* base.h: what every dse module needs and nothing more: status codes, the error
  * record that carries file:line back to the CLI, and DSE_ASSERT for broken invariants.
- * See shared/STYLE.md section 3 for how errors travel. Needs only libc. */
+ * How errors travel: docs/conventions.md#errors. Needs only libc. */
 #ifndef DSE_BASE_H
 #define DSE_BASE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,18 @@ const char *dse_status_str(enum dse_status s);
 enum dse_status dse_err_set(struct dse_err *err, enum dse_status code, const char *file,
                             int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* dse_err_set with the message "layer 'NAME' (TYPE): " and then fmt's text: the one form of an
+ * error about one layer (metaparams' shape inference, the CPU kernels). name and type are
+ * the layer's name and its type's name, whatever the caller calls a type. */
+enum dse_status dse_err_layer(struct dse_err *err, enum dse_status code, const char *file, int line,
+                              const char *name, const char *type, const char *fmt, ...)
+    __attribute__((cold, format(printf, 7, 8)));
+/* The same with fmt's arguments in ap: for a caller that is itself printf-like
+ * (engine/cpu/ctx.c's dse_cpu_fail can be one line of it). */
+enum dse_status dse_err_vlayer(struct dse_err *err, enum dse_status code, const char *file, int line,
+                               const char *name, const char *type, const char *fmt, va_list ap)
+    __attribute__((cold, format(printf, 7, 0)));
 
 /* Format err as "file:line: msg" (or "file: msg", or "msg") into buf. Returns buf. */
 const char *dse_err_format(const struct dse_err *err, char *buf, int size);
@@ -76,5 +89,28 @@ int dse_word_index(const char *list, const char *word);
 /* The word of the list closest to word (edit distance below 3; the first of equals) into
  * out; returns 0 and leaves out empty if none is that close. */
 int dse_word_suggest(const char *list, const char *word, char *out, int size);
+
+/* Enum name tables: names[v] is the name of value v (0 <= v < count), built with designated
+ * initializers ([DSE_X_A] = "a") or from the X-macro table that owns the enum. A NULL or ""
+ * entry has no name: it is never found, listed or suggested. The one lookup of every such
+ * table, so no enum keeps its own strcmp loop (docs/conventions.md, "One fact, one owner"). */
+
+/* names[v], or unknown if v is out of range or has no name. */
+const char *dse_name_of(const char *const *names, int count, int v, const char *unknown);
+
+/* The value named s (exact, case-sensitive), or -1 if none is (or s is NULL). */
+int dse_name_find(const char *const *names, int count, const char *s);
+
+/* The names in order as "a, b or c" into buf (cut to fit); returns buf. */
+const char *dse_name_list(const char *const *names, int count, char *buf, int size);
+
+/* The name closest to s (edit distance below 3; the first of equals) into out; returns 0
+ * and leaves out empty if none is that close. */
+int dse_name_suggest(const char *const *names, int count, const char *s, char *out, int size);
+
+/* s as a value of names into *out, or DSE_ERR_CONFIG with "WHAT 's' is not known; expected
+ * a, b or c" (what, e.g. "precision"; s NULL reads as ""). */
+enum dse_status dse_name_parse(const char *const *names, int count, const char *what, const char *s,
+                               int *out, struct dse_err *err);
 
 #endif

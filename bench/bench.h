@@ -20,7 +20,7 @@ static inline int bench_cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The median and minimum of repeated timings (STYLE section 9). */
+/* The median and minimum of repeated timings (docs/conventions.md#benchmarks). */
 struct bench_timing {
     double median_ms, min_ms;
 };

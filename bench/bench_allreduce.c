@@ -3,7 +3,7 @@
  * model's prediction (analysis/comm.c, thesis eqs. 3.3 and 3.4) for the latency a and
  * bandwidth BW measured in the same run: the yardstick is a ping-pong between ranks 0 and 1
  * of 8 bytes (a) and of the gradients' bytes (a + |dW| / BW), fitted once from its medians
- * and once from its minima (STYLE section 9). Run under mpirun, one process per rank;
+ * and once from its minima (docs/conventions.md#benchmarks). Under mpirun, one process per rank;
  * bench/allreduce.sh runs P = 2, 4 and 8. Results and what they show: docs/comm-model.md.
  * Usage: mpirun -np P bench_allreduce [NET] [--reps R]   (NET default SqueezeNet v1.0, R 20) */
 #include <stdio.h>

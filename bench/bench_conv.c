@@ -1,7 +1,7 @@
 /* bench_conv.c: forward and backward time of every conv layer of SqueezeNet v1.0 (batch
  * 32) and SqueezeNet-FMNIST (issue #4 item 10; batch 128) for each CPU conv strategy,
  * with the yardstick measured in the same run: one bare cblas_sgemm of the layer's
- * M = K/groups, N = batch*P*Q, K = C/groups*R*S (STYLE section 9). One line per
+ * M = K/groups, N = batch*P*Q, K = C/groups*R*S (docs/conventions.md#benchmarks). One line per
  * measurement; machine facts first; per-net totals, then conv2d.efficiency lines: the
  * engine's own choices over all the net's conv layers, their FLOP/s as a share of the
  * sgemm peak (issue #4's target: 60%). supported=0 marks a strategy

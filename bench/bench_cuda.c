@@ -2,7 +2,7 @@
  * and backward time on the GPU, cuDNN's chosen conv algorithms with the time cuDNN's
  * find measured for them (the yardstick: cuDNN's own best), and whole training steps
  * (forward, backward, SGD) in images per second, for FP32 and TF32. One key=value line
- * per measurement (STYLE section 9); machine facts first. Synthetic data. Not a test;
+ * per measurement (docs/conventions.md#benchmarks); machine facts first; synthetic data. Not a test;
  * the comparison with PyTorch on the same GPU is issue #6 item 6 (TODO).
  * Usage: bench_cuda [--net fmnist|v10|FILE] [--batch B] [--math fp32|tf32|fp16|bf16|all]
  *                   [--iters N] [--device N] [--algos det|any|both] [--api graph|legacy|both]

@@ -1,7 +1,7 @@
 /* bench_peak.c: the machine's yardsticks for the CPU engine's speed (issue #19): the FMA peak
  * of one core (independent fused multiply-adds in registers: AVX-512 where the CPU has it,
  * else AVX2, chosen at run time) and OpenBLAS's sgemm on one thread (2048^3, the best a
- * library kernel reaches here). Not a test (STYLE section 9).
+ * library kernel reaches here). Not a test (docs/conventions.md#benchmarks).
  *
  * Prints
  *   name=peak.fma isa=avx512|avx2|none threads=1 gflops=...

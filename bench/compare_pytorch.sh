@@ -6,7 +6,7 @@
 # spends most of its time in page faults otherwise), interleaved with ours in one run.
 # Cases: SqueezeNet-FMNIST training at batch 128, SqueezeNet v1.0 training at batch 16 and
 # inference at batches 1 and 16, each at 1 and 2 threads. The machine's FMA and sgemm peaks
-# (build/bench_peak) come first. Not a test (STYLE section 9).
+# (build/bench_peak) come first. Not a test (docs/conventions.md#benchmarks).
 #
 # Prints the machine facts and peaks, each run's own line (round=R added), then per case
 #   name=compare.<net>.<mode>.b<batch>.t<T> ours_img_per_s=... best_pytorch=<config>

@@ -18,7 +18,7 @@
 #   GPU_PACK_SYNTHETIC=auto  auto: random images of Fashion-MNIST's shape when the dataset is
 #                         missing (the speed is the same; accuracy means nothing); 1: always; 0: never
 #   GPU_PACK_KEEP=1       keep the sweep directories (in TMPDIR, default /tmp)
-# Output: key=value lines (STYLE.md 9); logs in BUILD/gpu_pack/. Exit status 0 when both
+# Output: key=value lines (docs/conventions.md#benchmarks); logs in BUILD/gpu_pack/. Exit 0 when both
 # runs trained every candidate, 77 ("skipped: no CUDA device") without a usable GPU, 1 on
 # an error.
 set -u

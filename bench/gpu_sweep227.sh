@@ -16,7 +16,7 @@
 #   SWEEP227_PACKED=auto    --per-gpu of the packed run: a number or auto
 #   SWEEP227_PRECISION=tf32 --precision of both runs
 #   SWEEP227_GPU=0          the device; SWEEP227_KEEP=1 keeps the work folder (TMPDIR)
-# Output: key=value lines (STYLE.md 9); logs in BUILD/gpu_sweep227/. Exit status 0 when both
+# Output: key=value lines (docs/conventions.md#benchmarks); logs in BUILD/gpu_sweep227/. Exit 0 when both
 # runs trained all eight candidates, 77 without a usable GPU, 1 on an error.
 set -u
 cd "$(dirname "$0")/.." || exit 1

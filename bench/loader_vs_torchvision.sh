@@ -2,7 +2,7 @@
 # loader_vs_torchvision.sh: issue #13 item 7, images per second our loader delivers at 227x227
 # with random-resized-crop + horizontal flip + normalize, on all cores, against torchvision's
 # ImageFolder + DataLoader with the same transforms on the same folder, in one run. Not a test
-# (STYLE section 9).
+# (docs/conventions.md#benchmarks).
 #
 # It generates an image folder once (`dse data synth`), packs it once as JPEG (`dse data pack`),
 # reads both once so every run finds them in the page cache, then for ROUNDS rounds runs

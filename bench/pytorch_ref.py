@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pytorch_ref.py: PyTorch reference models of the two networks of issue #4 item 10 (Speed),
 timed the way `dse bench` times ours: synthetic inputs, warm-up iterations excluded, median of
-N iterations, images per second. Not a test (STYLE section 9).
+N iterations, images per second. Not a test (docs/conventions.md#benchmarks).
 
   squeezenet_fmnist  28x28x1, conv1 3x3/1 pad 1 with 96 filters, max-pool 3x3/2 (ceil) after
                      conv1, fire4 and fire8, fire2-fire9 with SqueezeNet v1.0's dims, dropout

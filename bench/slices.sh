@@ -6,7 +6,7 @@
 # weight-gradient buffer per thread, chunks within each thread's share), measured in the same
 # run, alternating, ROUNDS rounds. Training steps (forward, backward, SGD) of
 # SqueezeNet-FMNIST at batch 128 and SqueezeNet v1.0 at batch 16, each fixed conv strategy,
-# 1 and 2 threads. Not a test (STYLE section 9).
+# 1 and 2 threads. Not a test (docs/conventions.md#benchmarks).
 #
 # Prints each run's line (round=R added), then per case
 #   name=slices.<net>.<conv>.t<T> fixed_ms=... threads_ms=... cost_pct=<100 (fixed/threads - 1)>

@@ -2,7 +2,7 @@
 """torchvision_loader.py: the yardstick of issue #13 item 7 (images/s delivered by the loader):
 torchvision's ImageFolder + DataLoader on an image folder, with the training transforms that
 `dse data bench SOURCE --aug rrc` applies, timed the way that command times ours. Not a test
-(STYLE section 9).
+(docs/conventions.md#benchmarks).
 
 Pipeline per image (in the DataLoader's worker processes): PIL open and JPEG decode (Pillow),
 convert to RGB, RandomResizedCrop(size) (scale 0.08-1, ratio 3/4-4/3, bilinear, antialiased

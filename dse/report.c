@@ -33,21 +33,30 @@ static const char *const conventions[] = {
 };
 
 int dse_format_from_str(const char *s, enum dse_format *out) {
-    static const char *names[] = { "table", "json", "csv", "md", "tex" };
-    for (int i = 0; i < 5; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *out = (enum dse_format)i;
-            return 0;
-        }
-    return -1;
+    static const char *const names[] = {
+        [DSE_FORMAT_TABLE] = "table", [DSE_FORMAT_JSON] = "json", [DSE_FORMAT_CSV] = "csv",
+        [DSE_FORMAT_MD] = "md",       [DSE_FORMAT_TEX] = "tex",
+    };
+    int f = dse_name_find(names, DSE_ARRAY_LEN(names), s);
+    if (f < 0) return -1;
+    *out = (enum dse_format)f;
+    return 0;
 }
 
 static void tbl_init(struct table *t) { memset(t, 0, sizeof *t); }
 static void tbl_free(struct table *t) { free(t->cells); }
 
-static void tbl_col(struct table *t, const char *head, int right) {
-    t->head[t->ncol] = head;
-    t->right[t->ncol++] = right;
+/* A table's columns as rows: its heading and whether it is right-aligned (numbers). */
+struct tbl_column {
+    const char *head;
+    int         right;
+};
+
+static void tbl_cols(struct table *t, const struct tbl_column *cols, int n) {
+    for (int k = 0; k < n; k++) {
+        t->head[t->ncol] = cols[k].head;
+        t->right[t->ncol++] = cols[k].right;
+    }
 }
 
 static char (*tbl_row(struct table *t))[CELL_MAX] {
@@ -278,19 +287,15 @@ enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_n
     int pretty = fmt != DSE_FORMAT_CSV;
     struct table tb;
     tbl_init(&tb);
-    tbl_col(&tb, "layer", 0);
-    tbl_col(&tb, "type", 0);
-    tbl_col(&tb, "output", 1);
-    tbl_col(&tb, "params", 1);
-    tbl_col(&tb, "FLOPs", 1);
-    tbl_col(&tb, "MACs", 1);
-    tbl_col(&tb, "activations", 1);
-    tbl_col(&tb, "RF", 1);
-    if (fmt == DSE_FORMAT_CSV) {
-        tbl_col(&tb, "weights", 1);
-        tbl_col(&tb, "biases", 1);
-        tbl_col(&tb, "other_ops", 1);
-    }
+    static const struct tbl_column cols[] = { /* the last three in CSV only */
+        { .head = "layer" },                  { .head = "type" },
+        { .head = "output", .right = 1 },      { .head = "params", .right = 1 },
+        { .head = "FLOPs", .right = 1 },       { .head = "MACs", .right = 1 },
+        { .head = "activations", .right = 1 }, { .head = "RF", .right = 1 },
+        { .head = "weights", .right = 1 },     { .head = "biases", .right = 1 },
+        { .head = "other_ops", .right = 1 },
+    };
+    tbl_cols(&tb, cols, fmt == DSE_FORMAT_CSV ? DSE_ARRAY_LEN(cols) : DSE_ARRAY_LEN(cols) - 3);
     for (int i = 0; i <= a.n_rows; i++) {
         char (*c)[CELL_MAX] = tbl_row(&tb);
         if (!c) {
@@ -406,10 +411,15 @@ enum dse_status dse_report_comm(FILE *f, const char *path, const struct dse_net 
     }
     struct table tb;
     tbl_init(&tb);
-    static const char *const head[] = { "workers",    "images",       "PS comm ms", "tree comm ms",
-                                        "compute ms", "step ms PS",   "step ms tree", "speedup PS",
-                                        "speedup tree", "efficiency PS", "efficiency tree" };
-    for (int k = 0; k < DSE_ARRAY_LEN(head); k++) tbl_col(&tb, head[k], 1);
+    static const struct tbl_column cols[] = {
+        { .head = "workers", .right = 1 },      { .head = "images", .right = 1 },
+        { .head = "PS comm ms", .right = 1 },   { .head = "tree comm ms", .right = 1 },
+        { .head = "compute ms", .right = 1 },   { .head = "step ms PS", .right = 1 },
+        { .head = "step ms tree", .right = 1 }, { .head = "speedup PS", .right = 1 },
+        { .head = "speedup tree", .right = 1 }, { .head = "efficiency PS", .right = 1 },
+        { .head = "efficiency tree", .right = 1 },
+    };
+    tbl_cols(&tb, cols, DSE_ARRAY_LEN(cols));
     const char *num = fmt == DSE_FORMAT_CSV ? "%.9g" : "%.2f";
     for (int i = 0; i < n; i++) {
         const struct dse_comm_point *q = &pts[i];
@@ -499,16 +509,14 @@ enum dse_status dse_report_diff(FILE *f, const char *base_path, const struct dse
     int pretty = fmt != DSE_FORMAT_CSV;
     struct table tb;
     tbl_init(&tb);
-    tbl_col(&tb, "layer", 0);
-    tbl_col(&tb, "type", 0);
-    tbl_col(&tb, "change", 0);
-    tbl_col(&tb, "base output", 1);
-    tbl_col(&tb, "variant output", 1);
-    tbl_col(&tb, "output x", 1);
-    tbl_col(&tb, "params x", 1);
-    tbl_col(&tb, "FLOPs x", 1);
-    tbl_col(&tb, "variant params", 1);
-    tbl_col(&tb, "variant FLOPs", 1);
+    static const struct tbl_column cols[] = {
+        { .head = "layer" },                     { .head = "type" },
+        { .head = "change" },                    { .head = "base output", .right = 1 },
+        { .head = "variant output", .right = 1 }, { .head = "output x", .right = 1 },
+        { .head = "params x", .right = 1 },       { .head = "FLOPs x", .right = 1 },
+        { .head = "variant params", .right = 1 }, { .head = "variant FLOPs", .right = 1 },
+    };
+    tbl_cols(&tb, cols, DSE_ARRAY_LEN(cols));
     for (int i = 0; i <= d.n_rows; i++) {
         char (*c)[CELL_MAX] = tbl_row(&tb);
         if (!c) {

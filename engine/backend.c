@@ -1,4 +1,4 @@
-/* backend.c: the registry of the engine's backends (STYLE.md section 2), the only file
+/* backend.c: the engine's backend registry (docs/conventions.md#one-fact-one-owner), the only file
  * with #ifdef DSE_CUDA: which backends this build has, device names ("cpu", "cuda:1"),
  * and, in a build without CUDA, the CUDA backend's public functions (engine/cuda/cuda.h)
  * answering DSE_ERR_UNSUPPORTED, so callers (engine/model.c, the CLI, tests) are the
@@ -51,24 +51,20 @@ const char *dse_device_str(const struct dse_device *d, char *buf, int size) {
     return buf;
 }
 
+static const char *const cuda_math_names[DSE_CUDA_MATH_COUNT] = {
+    [DSE_CUDA_MATH_FP32] = "fp32", [DSE_CUDA_MATH_TF32] = "tf32", [DSE_CUDA_MATH_FP16] = "fp16",
+    [DSE_CUDA_MATH_BF16] = "bf16",
+};
+
 const char *dse_cuda_math_str(enum dse_cuda_math m) {
-    switch (m) {
-    case DSE_CUDA_MATH_FP32: return "fp32";
-    case DSE_CUDA_MATH_TF32: return "tf32";
-    case DSE_CUDA_MATH_FP16: return "fp16";
-    case DSE_CUDA_MATH_BF16: return "bf16";
-    default:                 return "?";
-    }
+    return dse_name_of(cuda_math_names, DSE_CUDA_MATH_COUNT, (int)m, "?");
 }
 
 enum dse_status dse_cuda_math_parse(const char *s, enum dse_cuda_math *out, struct dse_err *err) {
-    for (int m = 0; m < DSE_CUDA_MATH_COUNT; m++)
-        if (s && strcmp(s, dse_cuda_math_str((enum dse_cuda_math)m)) == 0) {
-            *out = (enum dse_cuda_math)m;
-            return DSE_OK;
-        }
-    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "precision '%s' is not known; expected fp32, tf32, fp16 "
-                       "or bf16", s ? s : "");
+    int m;
+    enum dse_status st = dse_name_parse(cuda_math_names, DSE_CUDA_MATH_COUNT, "precision", s, &m, err);
+    if (st == DSE_OK) *out = (enum dse_cuda_math)m;
+    return st;
 }
 
 #ifndef DSE_CUDA

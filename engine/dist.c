@@ -21,7 +21,7 @@ static const char *const reduce_names[DSE_DIST_REDUCE_COUNT] = {
 };
 
 const char *dse_dist_reduce_name(enum dse_dist_reduce r) {
-    return (unsigned)r < DSE_DIST_REDUCE_COUNT ? reduce_names[r] : "?";
+    return dse_name_of(reduce_names, DSE_DIST_REDUCE_COUNT, (int)r, "?");
 }
 
 int dse_dist_built(void) {

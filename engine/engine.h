@@ -1,7 +1,7 @@
 /* engine.h: the public header of the engine (issue #4): float32 NCHW tensors, op nodes
  * built from the shared network description (metaparams/net.h), and the CPU backend's
  * context and kernels. The op list is engine/ops.def; the larger picture is
- * engine/README.md and shared/STYLE.md sections 2 and 4. The trainable model (network ->
+ * engine/README.md and docs/conventions.md#code-conventions. The trainable model (network ->
  * nodes and tensors, SGD, checkpoints) adds its own section at the end of this file. */
 #ifndef DSE_ENGINE_H
 #define DSE_ENGINE_H
@@ -33,7 +33,7 @@
  * (cuDNN's strided tensor descriptors take nStride). Host code reads device tensors
  * only through that backend's copy functions.
  *
- * Ownership (STYLE section 4): a tensor owns the memory flagged in `owns` and frees it
+ * Ownership (docs/conventions.md#ownership): a tensor owns the memory flagged `owns` and frees it
  * in dse_tensor_deinit; views and wrapped memory are borrowed and must not outlive
  * their owner. The model will carve every host buffer out of one arena and wrap it. */
 

@@ -5,7 +5,6 @@
 
 #include <limits.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +19,21 @@ static const struct {
 #undef DSE_LAYER
 };
 
+static const char *const layer_names[DSE_LAYER_COUNT] = {
+#define DSE_LAYER(e, name, min_in, max_in, weighted, in_place, view, caffe) [DSE_LAYER_##e] = name,
+#include "metaparams/layers.def"
+#undef DSE_LAYER
+};
+
 const char *dse_layer_type_str(enum dse_layer_type t) {
-    return (unsigned)t < DSE_LAYER_COUNT ? layer_info[t].name : "?";
+    return dse_name_of(layer_names, DSE_LAYER_COUNT, (int)t, "?");
 }
 
 int dse_layer_type_from_str(const char *s, enum dse_layer_type *out) {
-    for (int i = 0; i < DSE_LAYER_COUNT; i++) {
-        if (strcmp(s, layer_info[i].name) == 0) {
-            *out = (enum dse_layer_type)i;
-            return 0;
-        }
-    }
-    return -1;
+    int t = dse_name_find(layer_names, DSE_LAYER_COUNT, s);
+    if (t < 0) return -1;
+    *out = (enum dse_layer_type)t;
+    return 0;
 }
 
 int dse_layer_type_weighted(enum dse_layer_type t) {
@@ -52,7 +54,7 @@ const char *dse_layer_caffe_type(enum dse_layer_type t) {
 #include "metaparams/layers.def"
 #undef DSE_LAYER
     };
-    return (unsigned)t < DSE_LAYER_COUNT ? caffe_type[t] : "?";
+    return dse_name_of(caffe_type, DSE_LAYER_COUNT, (int)t, "?");
 }
 
 static const char *const role_suffix[DSE_ROLE_COUNT] = {
@@ -65,18 +67,16 @@ static const char *const role_suffix[DSE_ROLE_COUNT] = {
 const char *dse_role_suffix(enum dse_role r) { return (unsigned)r < DSE_ROLE_COUNT ? role_suffix[r] : ""; }
 
 enum dse_role dse_role_from_suffix(const char *s) {
-    for (int r = 1; r < DSE_ROLE_COUNT; r++)
-        if (!strcmp(s, role_suffix[r])) return (enum dse_role)r;
-    return DSE_ROLE_NONE;
+    int r = dse_name_find(role_suffix, DSE_ROLE_COUNT, s); /* NONE's "" is never found */
+    return r < 0 ? DSE_ROLE_NONE : (enum dse_role)r;
 }
 
+static const char *const bypass_names[] = {
+    [DSE_BYPASS_NONE] = "none", [DSE_BYPASS_SIMPLE] = "simple", [DSE_BYPASS_COMPLEX] = "complex",
+};
+
 const char *dse_bypass_str(enum dse_bypass b) {
-    switch (b) {
-    case DSE_BYPASS_NONE:    return "none";
-    case DSE_BYPASS_SIMPLE:  return "simple";
-    case DSE_BYPASS_COMPLEX: return "complex";
-    }
-    return "?";
+    return dse_name_of(bypass_names, DSE_ARRAY_LEN(bypass_names), (int)b, "?");
 }
 
 /* Caffe's defaults. The names are left empty, not cleared whole: the generator builds
@@ -300,18 +300,10 @@ static int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int padded,
     return out;
 }
 
-/* Out of line and cold, so that the hot path of infer_one keeps no message buffer. */
-__attribute__((cold, noinline, format(printf, 4, 5)))
-static enum dse_status shape_err(struct dse_err *err, const char *file, const struct dse_layer *l,
-                                 const char *fmt, ...) {
-    char what[200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return dse_err_set(err, DSE_ERR_SHAPE, file, l->line, "layer '%s' (%s): %s", l->name,
-                       dse_layer_type_str(l->type), what);
-}
+/* A shape error of layer l. dse_err_layer is out of line and cold, so that the hot path of
+ * infer_one keeps no message buffer. */
+#define shape_err(err, file, l, ...) \
+    dse_err_layer(err, DSE_ERR_SHAPE, file, (l)->line, (l)->name, dse_layer_type_str((l)->type), __VA_ARGS__)
 
 /* Receptive fields saturate at INT_MAX rather than overflow (many strided layers). */
 static int rf_grow(int rf, int64_t k, int jump) {
@@ -331,7 +323,11 @@ static int64_t mul3(int64_t a, int64_t b, int64_t c) {
 }
 
 /* Shape and receptive field of layer i from its inputs. Works in locals and stores once
- * at the end: stores through l could alias the input layers' fields and force reloads. */
+ * at the end: stores through l could alias the input layers' fields and force reloads.
+ * Over 150 lines on purpose: one switch case per layer type, each Caffe's rule as
+ * docs/conventions.md ("Shapes") writes it, read side by side; the cases share the locals
+ * above and the one store below, which a function per type would have to pass around, on
+ * the generator's hot path. */
 static enum dse_status infer_one(struct dse_net *net, int i, const char *file, struct dse_err *err) {
     struct dse_layer *l = &net->layers[i];
     int c, h, w, rh, rw, jh, jw;

@@ -1,4 +1,4 @@
-/* check.h: all the test harness there is (STYLE.md section 8). Checks print file:line
+/* check.h: all the test harness there is (docs/conventions.md#tests). Checks print file:line
  * and keep going; a test program lists its cases in a table with ids, runs the ones
  * whose id starts with any argument (or all), and returns nonzero if any check failed. */
 #ifndef DSE_TESTS_CHECK_H

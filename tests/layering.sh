@@ -1,5 +1,5 @@
 #!/bin/sh
-# layering.sh: dependencies point one way (shared/STYLE.md section 1):
+# layering.sh: dependencies point one way (docs/architecture.md):
 # dse -> sweep -> {analysis, netfile -> engine -> data} -> metaparams -> base (data needs only base).
 # Fails naming each include that breaks it.
 bad=0
@@ -41,7 +41,7 @@ doors() {
 doors data data.h synth.h
 doors netfile netfile.h
 grep -rln "libconfig" base metaparams analysis engine --include='*.[ch]' && { echo "only netfile/, sweep/ and dse/ may use libconfig"; bad=1; }
-# sweep/ in floors (shared/STYLE.md section 12, issue #33): a file includes only sweep headers
+# sweep/ in floors (docs/architecture.md#sweep-in-floors): a file includes only sweep headers
 # of its own floor or below. Bottom up: formats (no sweep header but their own), the space and
 # its pre-filter, the search, the directory protocol, the workers. sweep/sweep.h declares the
 # library and is its door, so the directory floor and the workers may include it; worker_impl.h

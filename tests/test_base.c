@@ -25,6 +25,9 @@ static void test_errors(void) {
     CHECK_INT_EQ(dse_err_set(NULL, DSE_ERR_IO, NULL, 0, "ignored"), DSE_ERR_IO);
     CHECK_STR_EQ(dse_status_str(DSE_ERR_SHAPE), "shape error");
     CHECK_STR_EQ(dse_status_str((enum dse_status)99), "unknown status");
+    CHECK_INT_EQ(dse_err_layer(&err, DSE_ERR_SHAPE, "n.cfg", 4, "conv1", "conv", "kernel %d > %d", 9, 8),
+                 DSE_ERR_SHAPE);
+    CHECK_STR_EQ(dse_err_format(&err, buf, sizeof buf), "n.cfg:4: layer 'conv1' (conv): kernel 9 > 8");
 }
 
 /* The record owns its file (issue #31): a path built in a buffer that then changes or goes
@@ -75,6 +78,35 @@ static void test_strings(void) {
     CHECK_STR_EQ(sug, "stride");
     CHECK_INT_EQ(dse_word_suggest("kernel stride pad", "dilation", sug, sizeof sug), 0);
     CHECK_STR_EQ(sug, "");
+}
+
+/* dse_name_*: the enum name tables. Index 1 has no name (a hole), as in a table whose
+ * first value is a "none" placeholder. */
+static void test_names(void) {
+    static const char *const names[] = { [0] = "fp32", [1] = "", [2] = "fp16", [3] = "bf16" };
+    static const struct { const char *s; int want; } finds[] = {
+        { "fp32", 0 }, { "fp16", 2 }, { "bf16", 3 }, { "", -1 }, { "FP32", -1 }, { "fp3", -1 }, { NULL, -1 },
+    };
+    for (size_t i = 0; i < DSE_ARRAY_LEN(finds); i++)
+        CHECK_INT_EQ(dse_name_find(names, 4, finds[i].s), finds[i].want);
+    CHECK_STR_EQ(dse_name_of(names, 4, 2, "?"), "fp16");
+    CHECK_STR_EQ(dse_name_of(names, 4, 1, "?"), "?");
+    CHECK_STR_EQ(dse_name_of(names, 4, 4, "?"), "?");
+    CHECK_STR_EQ(dse_name_of(names, 4, -1, "?"), "?");
+    char buf[64], sug[16];
+    CHECK_STR_EQ(dse_name_list(names, 4, buf, sizeof buf), "fp32, fp16 or bf16");
+    CHECK_STR_EQ(dse_name_list(names, 1, buf, sizeof buf), "fp32");
+    CHECK_INT_EQ(dse_name_suggest(names, 4, "fp166", sug, sizeof sug), 1);
+    CHECK_STR_EQ(sug, "fp16");
+    CHECK_INT_EQ(dse_name_suggest(names, 4, "double", sug, sizeof sug), 0);
+    CHECK_STR_EQ(sug, "");
+    struct dse_err err;
+    int v = -1;
+    CHECK_OK(dse_name_parse(names, 4, "precision", "bf16", &v, &err));
+    CHECK_INT_EQ(v, 3);
+    CHECK_INT_EQ(dse_name_parse(names, 4, "precision", "fp8", &v, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "precision 'fp8' is not known; expected fp32, fp16 or bf16");
+    CHECK_INT_EQ(v, 3);
 }
 
 /* The reference output of pcg32-demo (pcg-c-basic): seed 42, stream 54. */
@@ -399,6 +431,7 @@ static const struct check_case cases[] = {
     { "base-errors",  test_errors },
     { "base-errors-own-file", test_error_owns_file },
     { "base-strings", test_strings },
+    { "base-names",   test_names },
     { "base-pcg32",   test_pcg32 },
     { "base-fnv",     test_fnv },
     { "base-dir-in",  test_dir_in },

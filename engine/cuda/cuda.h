@@ -7,7 +7,7 @@
  * and cuDNN; otherwise engine/backend.c answers every call here with
  * DSE_ERR_UNSUPPORTED, except the choice file's text and the shared choice pool
  * (engine/cuda/conv_file.c, conv_pool.c: no CUDA, in every build). Larger picture:
- * docs/gpu.md, engine/README.md, STYLE.md 2-4. */
+ * docs/gpu.md, engine/README.md, docs/conventions.md#code-conventions. */
 #ifndef DSE_ENGINE_CUDA_H
 #define DSE_ENGINE_CUDA_H
 

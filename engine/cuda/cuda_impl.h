@@ -1,7 +1,7 @@
 /* cuda_impl.h: what the CUDA backend's host files (engine/cuda/ctx.c, conv.c,
  * conv_graph.c, ops.c, fail.c) share and nobody else sees: the ctx's handles, per-node
  * descriptors, and the macros that check every CUDA, cuDNN and cuBLAS return code
- * (STYLE.md section 3). Calls go down, never back (ctx.c's kernel table only names the
+ * (docs/conventions.md#errors). Calls go down, never back (ctx.c's kernel table only names the
  * kernels): the kernels (conv.c, ops.c) -> ctx.c (workspace, descriptors) -> conv_graph.c
  * (plans; ctx.c frees them) -> fail.c (errors, what the macros call), which calls no
  * other file here. Public interface: engine/cuda/cuda.h. */
