@@ -85,13 +85,12 @@ enum dse_status dse_cpu_ctx_workspace(struct dse_cpu_ctx *cx, size_t bytes, void
 
 enum dse_status dse_cpu_fail(struct dse_cpu_ctx *cx, const struct dse_node *n, enum dse_status code,
                              const char *fmt, ...) {
-    char what[300];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    enum dse_status st = dse_err_vlayer(&cx->err, code, NULL, n->layer ? n->layer->line : 0,
+                                        n->layer ? n->layer->name : "?", dse_op_str(n->op), fmt, ap);
     va_end(ap);
-    return dse_err_set(&cx->err, code, NULL, n->layer ? n->layer->line : 0, "layer '%s' (%s): %s",
-                       n->layer ? n->layer->name : "?", dse_op_str(n->op), what);
+    return st;
 }
 
 double dse_cpu_now_ms(void) {
