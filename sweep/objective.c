@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "base/base.h"
+
 static const char *const cost_names[] = {
 #define DSE_OBJ(E, name, kind, doc) [DSE_EVO_##E] = name,
 #include "sweep/objective.def"
@@ -26,11 +28,9 @@ int dse_evo_cost_measured(enum dse_evo_cost c) {
 }
 
 const char *dse_evo_cost_name(enum dse_evo_cost c) {
-    return (unsigned)c < DSE_EVO_COST_COUNT ? cost_names[c] : "?";
+    return dse_name_of(cost_names, DSE_EVO_COST_COUNT, (int)c, "?");
 }
 
 int dse_evo_cost_find(const char *name) {
-    for (int c = 0; c < DSE_EVO_COST_COUNT; c++)
-        if (!strcmp(cost_names[c], name)) return c;
-    return -1;
+    return dse_name_find(cost_names, DSE_EVO_COST_COUNT, name);
 }

@@ -22,11 +22,11 @@ static const char *const rank_what[DSE_SWEEP_RANK_COUNT] = {
 };
 
 const char *dse_sweep_rank_str(enum dse_sweep_rank r) {
-    return (unsigned)r < DSE_SWEEP_RANK_COUNT ? rank_names[r] : "?";
+    return dse_name_of(rank_names, DSE_SWEEP_RANK_COUNT, (int)r, "?");
 }
 
 const char *dse_sweep_rank_what(enum dse_sweep_rank r) {
-    return (unsigned)r < DSE_SWEEP_RANK_COUNT ? rank_what[r] : "?";
+    return dse_name_of(rank_what, DSE_SWEEP_RANK_COUNT, (int)r, "?");
 }
 
 /* ---- ranking ---------------------------------------------------------------------------- */

@@ -444,13 +444,11 @@ static const char *const strategy_names[DSE_SEARCH_COUNT] = {
 };
 
 const char *dse_strategy_str(enum dse_strategy s) {
-    return (unsigned)s < DSE_SEARCH_COUNT ? strategy_names[s] : "?";
+    return dse_name_of(strategy_names, DSE_SEARCH_COUNT, (int)s, "?");
 }
 
 int dse_strategy_find(const char *name) {
-    for (int k = 0; k < DSE_SEARCH_COUNT; k++)
-        if (!strcmp(strategy_names[k], name)) return k;
-    return -1;
+    return dse_name_find(strategy_names, DSE_SEARCH_COUNT, name);
 }
 
 /* search = { strategy = "grid" | "random" | "evolution"; budget = N; objectives = [...];

@@ -25,13 +25,11 @@ static const char *const rec_status_names[DSE_REC_COUNT] = {
 };
 
 const char *dse_rec_status_str(enum dse_rec_status s) {
-    return s >= 0 && s < DSE_REC_COUNT ? rec_status_names[s] : "?";
+    return dse_name_of(rec_status_names, DSE_REC_COUNT, (int)s, "?");
 }
 
 int dse_rec_status_from_str(const char *s) {
-    for (int k = 0; k < DSE_REC_COUNT; k++)
-        if (!strcmp(s, rec_status_names[k])) return k;
-    return -1;
+    return dse_name_find(rec_status_names, DSE_REC_COUNT, s);
 }
 
 static const struct dse_rec rec_absent = {
@@ -357,11 +355,11 @@ static const char *const halving_what[DSE_SWEEP_HALVING_COUNT] = {
 };
 
 const char *dse_sweep_halving_str(enum dse_sweep_halving h) {
-    return h >= 0 && h < DSE_SWEEP_HALVING_COUNT ? halving_names[h] : "?";
+    return dse_name_of(halving_names, DSE_SWEEP_HALVING_COUNT, (int)h, "?");
 }
 
 const char *dse_sweep_halving_what(enum dse_sweep_halving h) {
-    return h >= 0 && h < DSE_SWEEP_HALVING_COUNT ? halving_what[h] : "?";
+    return dse_name_of(halving_what, DSE_SWEEP_HALVING_COUNT, (int)h, "?");
 }
 
 enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *err) {
