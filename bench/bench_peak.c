@@ -22,40 +22,34 @@
 
 /* Independent chains of FMAs, each in a register of its own (spelled out: an array could
  * live in memory): more chains than the FMA latency times the ports, so the units never
- * wait. Returns a value the compiler cannot drop. */
-#define DSE_PEAK_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+ * wait. X(i, V, P): chain i of vector type V, whose intrinsics are named P_... */
+#define DSE_PEAK_CHAINS(X, V, P)                                                              \
+    X(0, V, P) X(1, V, P) X(2, V, P) X(3, V, P) X(4, V, P) X(5, V, P) X(6, V, P) X(7, V, P)   \
+    X(8, V, P) X(9, V, P) X(10, V, P) X(11, V, P)
+#define DSE_PEAK_INIT(i, V, P) V c##i = P##_set1_ps((float)(i));
+#define DSE_PEAK_STEP(i, V, P) c##i = P##_fmadd_ps(c##i, a, b);
+#define DSE_PEAK_SUM(i, V, P) s = P##_add_ps(s, c##i);
 
-__attribute__((target("avx512f"))) static float fma_avx512(long iters) {
-    const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-#define INIT(i) __m512 c##i = _mm512_set1_ps((float)(i));
-#define STEP(i) c##i = _mm512_fmadd_ps(c##i, a, b);
-#define SUM(i) s = _mm512_add_ps(s, c##i);
-    DSE_PEAK_CHAINS(INIT)
-    for (long n = 0; n < iters; n++) { DSE_PEAK_CHAINS(STEP) }
-    __m512 s = _mm512_setzero_ps();
-    DSE_PEAK_CHAINS(SUM)
-#undef INIT
-#undef STEP
-#undef SUM
-    return _mm512_reduce_add_ps(s);
-}
+/* static float NAME(long iters): the chains of V for iters steps, summed by REDUCE(s) into a
+ * value the compiler cannot drop; compiled for TARGET. */
+#define DSE_PEAK_FMA(NAME, TARGET, V, P, REDUCE)                                               \
+    __attribute__((target(TARGET))) static float NAME(long iters) {                          \
+        const V a = P##_set1_ps(0.999999f), b = P##_set1_ps(1e-7f);                            \
+        DSE_PEAK_CHAINS(DSE_PEAK_INIT, V, P)                                                   \
+        for (long n = 0; n < iters; n++) { DSE_PEAK_CHAINS(DSE_PEAK_STEP, V, P) }              \
+        V s = P##_setzero_ps();                                                                \
+        DSE_PEAK_CHAINS(DSE_PEAK_SUM, V, P)                                                    \
+        return REDUCE(s);                                                                      \
+    }
 
-__attribute__((target("avx2,fma"))) static float fma_avx2(long iters) {
-    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-#define INIT(i) __m256 c##i = _mm256_set1_ps((float)(i));
-#define STEP(i) c##i = _mm256_fmadd_ps(c##i, a, b);
-#define SUM(i) s = _mm256_add_ps(s, c##i);
-    DSE_PEAK_CHAINS(INIT)
-    for (long n = 0; n < iters; n++) { DSE_PEAK_CHAINS(STEP) }
-    __m256 s = _mm256_setzero_ps();
-    DSE_PEAK_CHAINS(SUM)
-#undef INIT
-#undef STEP
-#undef SUM
+__attribute__((target("avx2,fma"))) static float sum_avx2(__m256 s) {
     float v[8];
     _mm256_storeu_ps(v, s);
     return v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
 }
+
+DSE_PEAK_FMA(fma_avx512, "avx512f", __m512, _mm512, _mm512_reduce_add_ps)
+DSE_PEAK_FMA(fma_avx2, "avx2,fma", __m256, _mm256, sum_avx2)
 #endif
 
 /* GFLOP/s of the widest FMA this CPU runs, the best of reps; *isa names it. */

@@ -23,6 +23,7 @@
 # an error.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+. bench/gpu_lib.sh
 build=${1:-build-gpu}
 dse=$build/dse
 k=${GPU_PACK_K:-8}
@@ -38,7 +39,6 @@ epochs=1   # and train.epochs
 test_images=2000
 
 die() { echo "gpu_pack: error: $*" >&2; exit 1; }
-is_int() { case $1 in ''|*[!0-9]*) return 1 ;; esac; return 0; }
 
 is_int "$k" && [ "$k" -ge 1 ] && [ "$k" -le 25 ] || die "GPU_PACK_K=$k is not a number from 1 to 25"
 is_int "$images" && [ "$images" -ge "$batch" ] || die "GPU_PACK_IMAGES=$images is not a number >= $batch"
@@ -49,9 +49,6 @@ is_int "$repeat" && [ "$repeat" -ge 1 ] || die "GPU_PACK_REPEAT=$repeat is not a
 case $synthetic in auto|0|1) ;; *) die "GPU_PACK_SYNTHETIC=$synthetic is not auto, 0 or 1" ;; esac
 [ -x "$dse" ] || die "no dse at $dse; build it first (bench/gpu_check.sh builds build-gpu), or give the build folder"
 [ -f bench/gpu_pack.cfg ] || die "bench/gpu_pack.cfg is missing"
-now() { # seconds since the epoch, with nanoseconds (GNU date)
-    t=$(date +%s.%N) && case $t in *N*|'') return 1 ;; esac && echo "$t"
-}
 now >/dev/null || die "date +%s.%N does not give nanoseconds (GNU date needed)"
 
 logs=$build/gpu_pack
@@ -122,19 +119,8 @@ run() {
         cat "$log" >&2
         die "dse sweep --analytic-only failed"
     fi
-    t0=$(now)
-    "$dse" sweep "$space" --out "$dir" --data-root "$root" --gpus "$gpu" --per-gpu "$3" --precision "$precision" \
-        >>"$log" 2>&1
-    rc=$?
-    t1=$(now)
-    done_n=$(grep -l '"status": "done"' "$dir"/candidates/*.json 2>/dev/null | wc -l)
-    if [ "$rc" != 0 ] || [ "$done_n" != "$k" ]; then
-        tail -30 "$log" >&2
-        die "the $1 sweep (--per-gpu $3) ended with status $rc and $done_n of $k candidates done (log: $log)"
-    fi
-    # each candidate's own training speed (evaluation excluded), averaged: how much packing slows one down
-    cand=$(grep -h '^  "img_per_s": ' "$dir"/candidates/*.json | tr -d ',' |
-           awk '{ s += $2; n++ } END { printf "%.1f", n ? s / n : 0 }')
+    # $cand: how much packing slows one candidate down
+    timed_sweep "$1" "$3" "$dir" "$log" --data-root "$root" --gpus "$gpu" --per-gpu "$3" --precision "$precision"
     # cuDNN's (shape, direction) choices the workers found, and those taken from another
     # worker's find (the process's shared pool): from the workers' "cuDNN conv choices" lines
     finds=$(grep -o 'cuDNN conv choices: [0-9]* found' "$log" | awk '{ s += $4 } END { print s + 0 }')

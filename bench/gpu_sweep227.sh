@@ -20,6 +20,7 @@
 # runs trained all eight candidates, 77 without a usable GPU, 1 on an error.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+. bench/gpu_lib.sh
 build=${1:-build-gpu}
 dse=$build/dse
 classes=${SWEEP227_CLASSES:-10}
@@ -32,11 +33,9 @@ gpu=${SWEEP227_GPU:-0}
 k=8 # spaces/squeeze_ratio.cfg's candidates
 
 die() { echo "gpu_sweep227: error: $*" >&2; exit 1; }
-is_int() { case $1 in ''|*[!0-9]*) return 1 ;; esac; return 0; }
 for v in "$classes" "$train" "$val" "$epochs" "$gpu"; do is_int "$v" || die "'$v' is not a number"; done
 [ "$packed" = auto ] || is_int "$packed" || die "SWEEP227_PACKED=$packed is not auto or a number"
 [ -x "$dse" ] || die "no dse at $dse; build it first (bench/gpu_check.sh builds build-gpu)"
-now() { t=$(date +%s.%N) && case $t in *N*|'') return 1 ;; esac && echo "$t"; }
 now >/dev/null || die "date +%s.%N does not give nanoseconds (GNU date needed)"
 logs=$build/gpu_sweep227
 mkdir -p "$logs" || die "cannot create $logs"
@@ -71,17 +70,8 @@ run() {
     dir=$work/$1
     log=$logs/$1.log
     rm -rf "$dir"
-    t0=$(now)
-    "$dse" sweep "$space" --out "$dir" --gpus "$gpu" --per-gpu "$2" --precision "$precision" >"$log" 2>&1
-    rc=$?
-    t1=$(now)
-    done_n=$(grep -l '"status": "done"' "$dir"/candidates/*.json 2>/dev/null | wc -l)
-    if [ "$rc" != 0 ] || [ "$done_n" != "$k" ]; then
-        tail -30 "$log" >&2
-        die "the $1 sweep (--per-gpu $2) ended with status $rc and $done_n of $k candidates done (log: $log)"
-    fi
-    cand=$(grep -h '^  "img_per_s": ' "$dir"/candidates/*.json | tr -d ',' |
-           awk '{ s += $2; n++ } END { printf "%.1f", n ? s / n : 0 }')
+    : >"$log"
+    timed_sweep "$1" "$2" "$dir" "$log" --gpus "$gpu" --per-gpu "$2" --precision "$precision"
     top1=$(grep -h '^  "top1": ' "$dir"/candidates/*.json | tr -d ',' |
            awk '{ if ($2 > m) m = $2 } END { printf "%.4f", m }')
     rate=$(awk -v a="$t0" -v b="$t1" -v k="$k" 'BEGIN { printf "%.1f", k * 3600 / (b - a) }')

@@ -6,12 +6,11 @@
 # choices were all swapped for others: the second sweep's candidates pin the swapped ones),
 # and two sweeps that take them train their candidates to the same bits; dse train keeps
 # its choices in the same cache. Run from the repository root.
+. "$(dirname "$0")/lib.sh"
 dse=$1
 space=tests/spaces/sweep_tiny.cfg
-[ -d "${DSE_DATA_ROOT:-/usr/share/datasets}/fashion-mnist" ] || { echo "skipped: Fashion-MNIST is not installed"; exit 77; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+need_fmnist
+make_tmp
 export XDG_CACHE_HOME="$tmp/cache"
 "$dse" sweep "$space" --out "$tmp/a" --workers 1 >"$tmp/a.log" 2>&1 || fail "the first sweep: $(tail -3 "$tmp/a.log")"
 set -- "$tmp"/cache/dse/conv-v5-*-t1.txt

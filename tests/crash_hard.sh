@@ -17,13 +17,14 @@
 # parts ("2 3"), DSE_CRASH_THREADS the thread counts drawn (default "1 2 3"), DSE_CRASH_SEED
 # the random moments (printed). Without Fashion-MNIST or strace, or where strace may not
 # trace (ptrace refused), it says why and exits 77. Run from the repository root.
+. "$(dirname "$0")/lib.sh"
 dse=$1
 space=tests/spaces/crash_retry.cfg
 parts=${DSE_CRASH_PARTS:-1 2 3 4}
 pool=${DSE_CRASH_THREADS:-1 2 3}
 secs=${DSE_CRASH_SECONDS:-60}
 seed=${DSE_CRASH_SEED:-$(($(date +%s) % 100000))}
-[ -d "${DSE_DATA_ROOT:-/usr/share/datasets}/fashion-mnist" ] || { echo "skipped: Fashion-MNIST is not installed"; exit 77; }
+need_fmnist
 command -v strace >/dev/null 2>&1 || { echo "skipped: strace is not installed (tools/install-test-tools)"; exit 77; }
 strace -f -qq -o /dev/null true 2>/dev/null || { echo "skipped: strace cannot trace here (ptrace refused)"; exit 77; }
 tmp=$(mktemp -d) || exit 1

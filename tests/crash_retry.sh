@@ -8,22 +8,25 @@
 # bit; the retrying command removes a temporary file a killed writer left, and not a live
 # one's; and a worker killed within an epoch is resumed there (--checkpoint-every). Run
 # from the repository root.
+. "$(dirname "$0")/lib.sh"
 dse=$1
 space=tests/spaces/crash_retry.cfg
-[ -d "${DSE_DATA_ROOT:-/usr/share/datasets}/fashion-mnist" ] || { echo "skipped: Fashion-MNIST is not installed"; exit 77; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+need_fmnist
+make_tmp
 opts="--workers 1 --conv gemm_batch --lease-seconds 2 --max-crashes 1"
+# killed_sweep DIR LOG: a sweep of $tmp/DIR SIGKILLed inside its first candidate's first
+# epoch (its lease exists, no checkpoint yet)
+killed_sweep() {
+    "$dse" sweep "$space" --out "$tmp/$1" $opts >"$tmp/$2" 2>&1 &
+    pid=$!
+    wait_for "\"\$tmp\"/$1/leases/*.1"
+    kill -9 $pid
+    wait $pid 2>/dev/null
+    ls "$tmp"/$1/checkpoints/*/epoch-1.ckpt >/dev/null 2>&1 && fail "the kill came after a first epoch ended: retry the test"
+}
 "$dse" sweep "$space" --out "$tmp/ref" $opts >"$tmp/ref.log" 2>&1 || fail "the uninterrupted sweep: $(tail -3 "$tmp/ref.log")"
 # 1. killed inside the first candidate's first epoch (its lease exists, no checkpoint yet)
-"$dse" sweep "$space" --out "$tmp/s" $opts >"$tmp/1.log" 2>&1 &
-pid=$!
-i=0
-while [ $i -lt 3000 ] && ! ls "$tmp"/s/leases/*.1 >/dev/null 2>&1; do sleep 0.01; i=$((i + 1)); done
-kill -9 $pid
-wait $pid 2>/dev/null
-ls "$tmp"/s/checkpoints/*/epoch-1.ckpt >/dev/null 2>&1 && fail "the kill came after a first epoch ended: retry the test"
+killed_sweep s 1.log
 echo "ok: worker killed inside the first epoch of $(ls "$tmp"/s/leases | head -1 | cut -d. -f1)"
 # 2. the next command finds its worker dead: another command's worker, so it costs this one
 # nothing (issue #31): it takes the candidate over in the same command and finishes the sweep;
@@ -42,13 +45,7 @@ echo "ok: the second command retried it (after the other one): $(grep -m1 'takin
 # well: the next command (--command-id a, as a Slurm array's tasks share one) trains the other
 # candidate, then fails this one as retryable and ends; another command with the same
 # --command-id leaves it failed; a command of its own retries it (below: the same report).
-"$dse" sweep "$space" --out "$tmp/k" $opts >"$tmp/k1.log" 2>&1 &
-pid=$!
-i=0
-while [ $i -lt 3000 ] && ! ls "$tmp"/k/leases/*.1 >/dev/null 2>&1; do sleep 0.01; i=$((i + 1)); done
-kill -9 $pid
-wait $pid 2>/dev/null
-ls "$tmp"/k/checkpoints/*/epoch-1.ckpt >/dev/null 2>&1 && fail "the kill came after a first epoch ended: retry the test"
+killed_sweep k k1.log
 lease=$(ls "$tmp"/k/leases/*.1) && id=$(basename "$lease" .1) && sed -i 's/"deaths": 0,/"deaths": 1,/' "$lease" &&
     grep -q '"deaths": 1,' "$lease" || fail "no lease to give one earlier death: $lease"
 "$dse" sweep "$space" --out "$tmp/k" $opts --command-id a >"$tmp/k2.log" 2>&1 || fail "the command after: $(tail -3 "$tmp/k2.log")"
@@ -68,8 +65,7 @@ echo "ok: 2 deaths in a row across commands failed it: $(grep -m1 "$id failed" "
 # written, stays)
 "$dse" sweep "$space" --out "$tmp/w" --workers 2 --conv gemm_batch --lease-seconds 2 --max-crashes 1 >"$tmp/w1.log" 2>&1 &
 pid=$!
-i=0
-while [ $i -lt 3000 ] && ! ls "$tmp"/w/leases/*.1 >/dev/null 2>&1; do sleep 0.01; i=$((i + 1)); done
+wait_for '"$tmp"/w/leases/*.1'
 lease=$(ls "$tmp"/w/leases/*.1 2>/dev/null | head -1)
 wpid=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$lease" 2>/dev/null)
 [ -n "$wpid" ] && [ "$wpid" != "$pid" ] || fail "no worker process holds a lease (lease $lease, pid '$wpid')"
@@ -108,8 +104,7 @@ echo "ok: the third command retried it; both reports equal the uninterrupted run
 mid="--workers 1 --conv gemm_batch --lease-seconds 2 --checkpoint-every 40"
 "$dse" sweep "$space" --out "$tmp/m" $mid >"$tmp/m1.log" 2>&1 &
 pid=$!
-i=0
-while [ $i -lt 3000 ] && ! ls "$tmp"/m/checkpoints/*/*.part.ckpt >/dev/null 2>&1; do sleep 0.01; i=$((i + 1)); done
+wait_for '"$tmp"/m/checkpoints/*/*.part.ckpt'
 kill -9 $pid
 wait $pid 2>/dev/null
 part=$(ls "$tmp"/m/checkpoints/*/*.part.ckpt 2>/dev/null | head -1)

@@ -12,6 +12,7 @@
 #   4. dse sweep --ranks-per-candidate 2: the same report as one worker of 2 threads, also
 #      when a rank is killed mid-sweep and the next command takes the candidate over.
 # Without MPI in the build or mpirun on PATH it prints "skipped: ..." and exits 77.
+. "$(dirname "$0")/lib.sh"
 dse=$1
 have_mpi=$2
 test_dist=$3 # tests/test_dist.c's program: the sums' order of addition
@@ -26,8 +27,7 @@ if ! command -v mpirun >/dev/null 2>&1; then
 fi
 src=$(pwd)
 net=$src/experiments/squeezenet/squeezenet_fmnist.cfg
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 cd "$tmp" || exit 1
 # OpenMPI refuses root without these; more ranks than cores needs oversubscription. Its
 # own allocations at MPI_Init are not ours: LeakSanitizer would report them.

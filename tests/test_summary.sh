@@ -3,8 +3,8 @@
 # skipped nothing, tests that want test tools, tests that want a GPU. Each case: name | the
 # tests each build's ctest ran | the skipped ones (",": none) | the line wanted. Run from the
 # repository root.
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+make_tmp
 printf 'sweep_crash_gpu\ntest_engine_cuda\n' >"$tmp/gpu"
 tail='the 10 fuzz targets that .ci/run runs; sh tools/install-test-tools installs what they need, then'
 tail="$tail sh tools/fuzz 20 runs the fuzz targets"
