@@ -818,6 +818,12 @@ static int diverged(struct dse_train_result *r, int e, const struct dse_step_tal
     return 1;
 }
 
+/* Over 150 lines on purpose: setup, the steps and each epoch's end share one exit (done:),
+ * which for a data-parallel run decides whether an error is every rank's (the setup's,
+ * agreed by dse_dist_agree) or this rank's alone (after steps_begun, which breaks the group),
+ * and frees what the setup made in whatever state it was left. The parts that need no such
+ * exit are their own functions (run_paths_check, run_data_open, resume_check, choices_load
+ * and choices_save, part_save, evaluate, diverged, run_end). */
 enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_opts *o,
                               struct dse_train_result *r, struct dse_err *err) {
     struct run_data data;
