@@ -289,7 +289,7 @@ static int opt_budget(const char *cmd, const char *v, struct dse_sweep_opts *o) 
         o->set_epochs = 1;
         return -1;
     }
-bad:
+bad:;
     char msg[160];
     snprintf(msg, sizeof msg, "--budget '%%s' is not E or Ee (epochs per candidate, 1 to %d), Nh (hours) or Nm "
                               "(minutes)", DSE_OPT_EPOCHS_MAX);
