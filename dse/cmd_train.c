@@ -294,6 +294,18 @@ static enum dse_status time_steps(struct dse_model *m, const float *x, const int
     return DSE_OK;
 }
 
+/* The options bench and profile share: --batch, --threads and --iters (into the defaults
+ * given), --device/--precision/--algos and --input/--classes. -1, or the usage error's code. */
+static int timing_opts(const struct dse_opt_cmd *c, const struct dse_opt_args *a, int *batch, int *threads,
+                       int *iters, struct dse_model_device_opts *dev, struct dse_input_shape *in) {
+    int rc;
+    *batch = OPT_INT(BATCH, *batch), *threads = OPT_INT(THREADS, *threads), *iters = OPT_INT(ITERS, *iters);
+    if ((rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), dev)) >= 0 ||
+        (rc = opt_fit(c->name, a, in)) >= 0)
+        return rc;
+    return -1;
+}
+
 int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     int batch = 32, threads = 2, iters = 10, rc;
     struct dse_model *m = NULL;
@@ -303,10 +315,7 @@ int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     const int train = !OPT(MODE) || !strcmp(OPT(MODE), "train");
     struct dse_model_device_opts dev;
     struct dse_input_shape in;
-    batch = OPT_INT(BATCH, batch), threads = OPT_INT(THREADS, threads), iters = OPT_INT(ITERS, iters);
-    if ((rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &dev)) >= 0 ||
-        (rc = opt_fit(c->name, a, &in)) >= 0)
-        return rc;
+    if ((rc = timing_opts(c, a, &batch, &threads, &iters, &dev, &in)) >= 0) return rc;
     int conv = DSE_ALGO_AUTO;
     if ((rc = opt_conv(c->name, OPT(CONV), &conv)) >= 0) return rc;
     if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
@@ -438,10 +447,7 @@ int cmd_profile(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     int *labels = NULL;
     struct dse_model_device_opts dev;
     struct dse_input_shape in;
-    batch = OPT_INT(BATCH, batch), threads = OPT_INT(THREADS, threads), iters = OPT_INT(ITERS, iters);
-    if ((rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &dev)) >= 0 ||
-        (rc = opt_fit(c->name, a, &in)) >= 0)
-        return rc;
+    if ((rc = timing_opts(c, a, &batch, &threads, &iters, &dev, &in)) >= 0) return rc;
     if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, 0, &dev, &m, &x, &labels)) >= 0) goto done;
     int n = m->net.n_layers;
     double *tf = calloc((size_t)(n * iters), sizeof *tf), *tb = calloc((size_t)(n * iters), sizeof *tb);
