@@ -197,14 +197,11 @@ static int sweep_slurm(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     return rc;
 }
 
-int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
-    struct dse_space s;
+/* dse sweep's options into o (from dse_sweep_opts_default), checked against each other
+ * before anything is read or written; --cancel runs here. -1, or the command's exit code. */
+static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args *a, struct dse_sweep_opts *o) {
     struct dse_err err = { 0 };
-    struct dse_sweep_summary sum;
-    struct dse_sweep_opts o;
-    char dir[4096];
     int rc;
-    dse_sweep_opts_default(&o);
     if (OPT(OUT) && !OPT(OUT)[0]) return bad_usage(c->name, "--out needs a directory name%s", "");
     const int slurm = FLAG(SLURM);
     for (int i = 0; !slurm && i < DSE_ARRAY_LEN(slurm_own); i++)
@@ -224,63 +221,63 @@ int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
                     "commands (Debian: slurm-client); --dry-run writes and prints DIR/slurm/sweep.sbatch anyway");
         return fail(&err);
     }
-    o.workers = OPT_INT(WORKERS, o.workers);
-    o.threads = OPT_INT(THREADS, o.threads);
-    o.plan.eta = OPT_INT(ETA, o.plan.eta);
-    o.plan.min_epochs = OPT_INT(MIN_EPOCHS, o.plan.min_epochs);
-    o.max_crashes = OPT_INT(MAX_CRASHES, o.max_crashes);
-    if ((o.command_id = OPT(COMMAND_ID)) &&
-        (!o.command_id[0] || strlen(o.command_id) > DSE_SWEEP_COMMAND_ID_MAX ||
-         o.command_id[strspn(o.command_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")]))
+    o->workers = OPT_INT(WORKERS, o->workers);
+    o->threads = OPT_INT(THREADS, o->threads);
+    o->plan.eta = OPT_INT(ETA, o->plan.eta);
+    o->plan.min_epochs = OPT_INT(MIN_EPOCHS, o->plan.min_epochs);
+    o->max_crashes = OPT_INT(MAX_CRASHES, o->max_crashes);
+    if ((o->command_id = OPT(COMMAND_ID)) &&
+        (!o->command_id[0] || strlen(o->command_id) > DSE_SWEEP_COMMAND_ID_MAX ||
+         o->command_id[strspn(o->command_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")]))
         return bad_usage(c->name, "--command-id '%s' is not 1 to " DSE_TRAIN_LOG_STR(DSE_SWEEP_COMMAND_ID_MAX)
-                         " letters, digits, '.', '_' or '-'", o.command_id);
-    o.max_oom = OPT_INT(MAX_OOM, o.max_oom);
-    if (OPT(BUDGET) && (rc = opt_budget(c->name, OPT(BUDGET), &o)) >= 0) return rc;
-    if (OPT(CKPT_EVERY) && (rc = opt_ckpt_every(c->name, OPT(CKPT_EVERY), &o.ckpt_every_s, &o.ckpt_every_steps)) >= 0)
+                         " letters, digits, '.', '_' or '-'", o->command_id);
+    o->max_oom = OPT_INT(MAX_OOM, o->max_oom);
+    if (OPT(BUDGET) && (rc = opt_budget(c->name, OPT(BUDGET), o)) >= 0) return rc;
+    if (OPT(CKPT_EVERY) && (rc = opt_ckpt_every(c->name, OPT(CKPT_EVERY), &o->ckpt_every_s, &o->ckpt_every_steps)) >= 0)
         return rc;
-    if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &o.progress_every_s)) >= 0)
+    if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &o->progress_every_s)) >= 0)
         return rc;
-    o.set_eta = OPT(ETA) != NULL, o.set_min_epochs = OPT(MIN_EPOCHS) != NULL;
+    o->set_eta = OPT(ETA) != NULL, o->set_min_epochs = OPT(MIN_EPOCHS) != NULL;
     if (OPT(EARLY_STOP)) {
-        o.plan.halving = (enum dse_sweep_halving)dse_word_index(DSE_SWEEP_HALVING_NAMES, OPT(EARLY_STOP));
-        o.set_halving = 1;
+        o->plan.halving = (enum dse_sweep_halving)dse_word_index(DSE_SWEEP_HALVING_NAMES, OPT(EARLY_STOP));
+        o->set_halving = 1;
     }
     if (OPT(RANK)) {
-        o.plan.rank = (enum dse_sweep_rank)dse_word_index(DSE_SWEEP_RANK_NAMES, OPT(RANK));
-        o.set_rank = 1;
+        o->plan.rank = (enum dse_sweep_rank)dse_word_index(DSE_SWEEP_RANK_NAMES, OPT(RANK));
+        o->set_rank = 1;
     }
     if (OPT(CONV)) {
-        if ((rc = opt_conv(c->name, OPT(CONV), &o.plan.conv)) >= 0) return rc;
-        o.set_conv = 1;
+        if ((rc = opt_conv(c->name, OPT(CONV), &o->plan.conv)) >= 0) return rc;
+        o->set_conv = 1;
     }
     if (OPT(LEASE_SECONDS)) {
         char *end;
         double ttl = strtod(OPT(LEASE_SECONDS), &end);
         if (end == OPT(LEASE_SECONDS) || *end || !(ttl >= 0.5) || ttl > 86400)
             return bad_usage(c->name, "--lease-seconds '%s' is not a number from 0.5 to 86400", OPT(LEASE_SECONDS));
-        o.lease_s = ttl;
+        o->lease_s = ttl;
     }
-    o.data_root = OPT(DATA_ROOT);
-    if (OPT(GPUS) && (rc = opt_gpus(c->name, OPT(GPUS), &o)) >= 0) return rc;
+    o->data_root = OPT(DATA_ROOT);
+    if (OPT(GPUS) && (rc = opt_gpus(c->name, OPT(GPUS), o)) >= 0) return rc;
     const int gpus = OPT(GPUS) != NULL || OPT(GPUS_PER_TASK) != NULL; /* --gpus-per-task: --gpus all in each task */
     if (OPT(PER_GPU)) {
         if (!gpus) return bad_usage(c->name, "--per-gpu %s needs --gpus", OPT(PER_GPU));
         long long k = 0;
         if (strcmp(OPT(PER_GPU), "auto") && parse_ll(OPT(PER_GPU), 1, 64, &k))
             return bad_usage(c->name, "--per-gpu '%s' is not auto or a number of workers from 1 to 64", OPT(PER_GPU));
-        o.per_gpu = (int)k;
+        o->per_gpu = (int)k;
     }
     if (OPT(PRECISION)) {
-        if (dse_cuda_math_parse(OPT(PRECISION), &o.plan.precision, &err))
+        if (dse_cuda_math_parse(OPT(PRECISION), &o->plan.precision, &err))
             return bad_usage(c->name, "--precision '%s' is not fp32, tf32, fp16 or bf16", OPT(PRECISION));
-        if (!gpus && o.plan.precision != DSE_CUDA_MATH_FP32)
+        if (!gpus && o->plan.precision != DSE_CUDA_MATH_FP32)
             return bad_usage(c->name, "--precision %s needs --gpus; the CPU computes in fp32 only", OPT(PRECISION));
-        o.set_precision = 1;
+        o->set_precision = 1;
     }
     if (OPT(ALGOS)) {
         if (!gpus) return bad_usage(c->name, "--algos %s needs --gpus; the CPU's kernels are deterministic", OPT(ALGOS));
-        o.plan.nondeterministic = !strcmp(OPT(ALGOS), "any");
-        o.set_algos = 1;
+        o->plan.nondeterministic = !strcmp(OPT(ALGOS), "any");
+        o->set_algos = 1;
     }
     if (OPT(MAX_OOM) && !gpus) return bad_usage(c->name, "--max-oom %s needs --gpus", OPT(MAX_OOM));
     if (gpus && OPT(WORKERS))
@@ -288,10 +285,23 @@ int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     if (gpus && OPT(CONV) && strcmp(OPT(CONV), "auto"))
         return bad_usage(c->name, "--conv %s chooses CPU conv strategies; on GPUs cuDNN chooses (leave it out)",
                          OPT(CONV));
-    int analytic = FLAG(ANALYTIC_ONLY);
+    const int analytic = FLAG(ANALYTIC_ONLY);
     for (int k = 0; analytic && k < DSE_OPT_COUNT; k++) /* any training option given */
         if (a->val[k] && k != DSE_OPT_OUT && k != DSE_OPT_ANALYTIC_ONLY && k != DSE_OPT_STRATEGY)
             return bad_usage(c->name, "--analytic-only trains nothing: give only --out (and --strategy) with it%s", "");
+    return -1;
+}
+
+int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
+    struct dse_space s;
+    struct dse_err err = { 0 };
+    struct dse_sweep_summary sum;
+    struct dse_sweep_opts o;
+    char dir[4096];
+    int rc;
+    dse_sweep_opts_default(&o);
+    if ((rc = sweep_options(c, a, &o)) >= 0) return rc;
+    const int slurm = FLAG(SLURM), analytic = FLAG(ANALYTIC_ONLY);
     if (dse_space_load(a->pos[0], &s, &err)) return fail(&err);
     if (OPT(STRATEGY) && dse_space_set_strategy(&s, (enum dse_strategy)dse_strategy_find(OPT(STRATEGY)), &err)) {
         dse_space_free(&s);
