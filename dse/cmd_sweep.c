@@ -250,13 +250,7 @@ static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args 
         if ((rc = opt_conv(c->name, OPT(CONV), &o->plan.conv)) >= 0) return rc;
         o->set_conv = 1;
     }
-    if (OPT(LEASE_SECONDS)) {
-        char *end;
-        double ttl = strtod(OPT(LEASE_SECONDS), &end);
-        if (end == OPT(LEASE_SECONDS) || *end || !(ttl >= 0.5) || ttl > 86400)
-            return bad_usage(c->name, "--lease-seconds '%s' is not a number from 0.5 to 86400", OPT(LEASE_SECONDS));
-        o->lease_s = ttl;
-    }
+    if (OPT(LEASE_SECONDS)) o->lease_s = a->real[DSE_OPT_LEASE_SECONDS];
     o->data_root = OPT(DATA_ROOT);
     if (OPT(GPUS) && (rc = opt_gpus(c->name, OPT(GPUS), o)) >= 0) return rc;
     const int gpus = OPT(GPUS) != NULL || OPT(GPUS_PER_TASK) != NULL; /* --gpus-per-task: --gpus all in each task */

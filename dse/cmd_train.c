@@ -347,15 +347,6 @@ done:
     return rc < 0 ? 1 : rc;
 }
 
-/* A number from text: 0 if all of s is one, finite, from lo to hi (lo excluded if open). */
-static int parse_real(const char *s, double lo, int open, double hi, double *out) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !isfinite(v) || v < lo || (open && v == lo) || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 /* dse analyze --workers without --img-per-s: one worker's images/s into o->img_per_s, from
  * this CPU's training FLOP/s in the rate cache (dse/ratecache.h) in milliseconds, or with
  * --measure timed here and kept there; what was done into how (the report's words) and
@@ -413,12 +404,8 @@ int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     if (!workers) return bad_usage(c->name, "--bandwidth, --latency and --img-per-s go with --workers P%s", "");
     if (!OPT(BANDWIDTH)) return bad_usage(c->name, "--workers needs --bandwidth GB/s (10 Gb/s Ethernet: 1.25)%s", "");
     if (FLAG(EXPAND)) return bad_usage(c->name, "--expand is for the cost report, not --workers%s", "");
-    if (parse_real(OPT(BANDWIDTH), 0, 1, 1e6, &o.bandwidth))
-        return bad_usage(c->name, "--bandwidth '%s' is not a number of GB/s above 0 (at most 1e6)", OPT(BANDWIDTH));
-    if (OPT(LATENCY) && parse_real(OPT(LATENCY), 0, 0, 1e9, &o.latency_s))
-        return bad_usage(c->name, "--latency '%s' is not a number of microseconds, 0 or more", OPT(LATENCY));
-    if (OPT(IMG_PER_S) && parse_real(OPT(IMG_PER_S), 0, 1, 1e12, &o.img_per_s))
-        return bad_usage(c->name, "--img-per-s '%s' is not a number above 0", OPT(IMG_PER_S));
+    o.bandwidth = a->real[DSE_OPT_BANDWIDTH]; /* read and range-checked by dse_opts_parse; 0 when not given */
+    o.latency_s = a->real[DSE_OPT_LATENCY], o.img_per_s = a->real[DSE_OPT_IMG_PER_S];
     if (workers > o.batch) {
         fprintf(stderr, "dse %s: --workers %lld is more than the batch, %lld images: a worker would have none "
                         "(--batch B sets the global batch)\n", c->name, workers, (long long)o.batch);
