@@ -16,8 +16,9 @@
 #define STR(x)  STR_(x)
 
 const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT] = {
-#define X(e, nm, a, k, lo, hi, wd, wy) \
-    [DSE_OPT_##e] = { .name = nm, .arg = a, .kind = DSE_OPT_KIND_##k, .min = lo, .max = hi, .words = wd, .why = wy },
+#define X(e, nm, a, k, mn, mx, wd, wy) \
+    [DSE_OPT_##e] = { .name = nm, .arg = a, .kind = DSE_OPT_KIND_##k, .min = (long long)(mn), .max = (long long)(mx), \
+                      .lo = (double)(mn), .hi = (double)(mx), .words = wd, .why = wy },
     DSE_OPTIONS(X)
 #undef X
 };
@@ -586,8 +587,8 @@ static const struct dse_opt_line *line_named(const struct dse_opt_cmd *c, const 
     return NULL;
 }
 
-/* An INT or WORD value against its range: DSE_OK, or the usage error. */
-static enum dse_status check_value(const struct dse_opt_line *l, const char *v, long long *num,
+/* An INT, REAL or WORD value against its range: DSE_OK, or the usage error. */
+static enum dse_status check_value(const struct dse_opt_line *l, const char *v, long long *num, double *real,
                                    struct dse_err *err) {
     const struct dse_opt_spec *o = &dse_opt_specs[l->opt];
     if (o->kind == DSE_OPT_KIND_INT) {
@@ -599,6 +600,14 @@ static enum dse_status check_value(const struct dse_opt_line *l, const char *v, 
             return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' is not an integer >= %lld", o->name, v, o->min);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' is not an integer from %lld to %lld", o->name, v,
                            o->min, o->max);
+    }
+    if (o->kind == DSE_OPT_KIND_REAL) {
+        char *end;
+        double x = strtod(v, &end);
+        if (end != v && !*end && x >= o->lo && x <= o->hi) return *real = x, DSE_OK; /* not NaN, not inf */
+        if (o->why) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' %s", o->name, v, o->why);
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' is not a number from %g to %g", o->name, v, o->lo,
+                           o->hi);
     }
     if (o->kind == DSE_OPT_KIND_WORD) {
         const char *words = l->words ? l->words : o->words;
@@ -665,7 +674,7 @@ enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **arg
         const struct dse_opt_line *l = &c->lines[i];
         enum dse_status st;
         if (l->place != DSE_OPT_PLACE_HEADING && a->val[l->opt] &&
-            (st = check_value(l, a->val[l->opt], &a->num[l->opt], err)))
+            (st = check_value(l, a->val[l->opt], &a->num[l->opt], &a->real[l->opt], err)))
             return st;
     }
     return DSE_OK;

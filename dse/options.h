@@ -1,10 +1,11 @@
 /* options.h: every option of every dse command, each once (DSE_OPTIONS: name, placeholder,
  * parser, range), and one table per command (its usage prose and option lines) from which
  * both the argument parser and the --help text are made. docs/cli.md lists the options;
- * dse/main.c runs the commands. */
+ * dse/main.c and dse/cmd_*.c run the commands. */
 #ifndef DSE_CLI_OPTIONS_H
 #define DSE_CLI_OPTIONS_H
 
+#include <float.h>
 #include <stdio.h>
 
 #include "analysis/analysis.h"
@@ -19,13 +20,17 @@
 /* --max-pixels stops at the largest image data/image.h takes (32768 a side). */
 #define DSE_OPT_PIXELS_MAX ((int64_t)DSE_IMAGE_DIM_MAX * DSE_IMAGE_DIM_MAX)
 
+/* A REAL option's min for "above 0": the smallest positive double, so v >= it is v > 0. */
+#define DSE_OPT_ABOVE_0 DBL_TRUE_MIN
+
 /* How an option's value is read. FLAG: no value. TEXT: any text, read by its command.
- * INT: a base-10 integer from min to max. WORD: one of the space-separated words. */
-enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_OPT_KIND_WORD };
+ * INT: a base-10 integer from min to max. REAL: a number (strtod, all of the text) from min
+ * to max. WORD: one of the space-separated words. */
+enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_OPT_KIND_REAL, DSE_OPT_KIND_WORD };
 
 /* Every option, once, with one range everywhere it is taken. X(ENUM, name, placeholder, kind,
- * min, max, words, why): why is what a refused WORD value "is not" (NULL: "is not one of:
- * <words>"); a command may accept fewer words (--format). Options of the same name that
+ * min, max, words, why): why is what a refused WORD or REAL value "is not" (NULL: "is not one
+ * of: <words>", "is not a number from MIN to MAX"); a command may accept fewer words (--format). Options of the same name that
  * mean different things in different commands (data synth's --classes makes classes; the
  * others fit a network to them) are different rows. */
 #define DSE_OPTIONS(X)                                                                                       \
@@ -56,9 +61,9 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     /* analyze --workers: data-parallel training's communication model (docs/comm-model.md); not  \
        sweep's --workers, which starts worker processes */                                             \
     X(COMM_WORKERS,    "--workers",       "P",       INT,  1,   DSE_COMM_WORKERS_MAX, NULL, NULL)            \
-    X(BANDWIDTH,       "--bandwidth",     "GB/s",    TEXT, 0,   0,                  NULL, NULL)              \
-    X(LATENCY,         "--latency",       "US",      TEXT, 0,   0,                  NULL, NULL)              \
-    X(IMG_PER_S,       "--img-per-s",     "X",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(BANDWIDTH,       "--bandwidth",     "GB/s",    REAL, DSE_OPT_ABOVE_0, 1e6,    NULL, "is not a number of GB/s above 0 (at most 1e6)") \
+    X(LATENCY,         "--latency",       "US",      REAL, 0,   1e9,                NULL, "is not a number of microseconds, 0 or more") \
+    X(IMG_PER_S,       "--img-per-s",     "X",       REAL, DSE_OPT_ABOVE_0, 1e12,   NULL, "is not a number above 0") \
     X(MEASURE,         "--measure",       "",        FLAG, 0,   0,                  NULL, NULL)              \
     /* sweep */                                                                                              \
     X(ANALYTIC_ONLY,   "--analytic-only", "",        FLAG, 0,   0,                  NULL, NULL)              \
@@ -69,7 +74,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(MIN_EPOCHS,      "--min-epochs",    "R",       INT,  1,   DSE_OPT_EPOCHS_MAX, NULL, NULL)              \
     X(RANK,            "--rank",          "K",       WORD, 0,   0,                  DSE_SWEEP_RANK_NAMES, "is not pareto or top1") \
     X(STRATEGY,        "--strategy",      "S",       WORD, 0,   0,                  DSE_SEARCH_STRATEGY_NAMES, "is not grid, random or evolution") \
-    X(LEASE_SECONDS,   "--lease-seconds", "S",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(LEASE_SECONDS,   "--lease-seconds", "S",       REAL, 0.5, 86400,              NULL, NULL)              \
     X(MAX_CRASHES,     "--max-crashes",   "N",       INT,  1,   1000000,            NULL, NULL)              \
     X(COMMAND_ID,      "--command-id",    "ID",      TEXT, 0,   0,                  NULL, NULL)              \
     X(RANKS_PER_CAND,  "--ranks-per-candidate", "P", INT,  1,   4096,               NULL, NULL)              \
@@ -140,8 +145,9 @@ struct dse_opt_spec {
     const char       *arg;    /* "B": the value's placeholder in --help; "" for a flag */
     enum dse_opt_kind kind;
     long long         min, max;  /* INT */
+    double            lo, hi;    /* REAL */
     const char       *words;  /* WORD: the values allowed */
-    const char       *why;    /* WORD: "is not det or any"; NULL: "is not one of: <words>" */
+    const char       *why;    /* WORD, REAL: "is not det or any"; NULL: "is not one of: <words>" */
 };
 
 extern const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT];
@@ -219,12 +225,13 @@ struct dse_opt_args {
     int         n_pos;
     const char *val[DSE_OPT_COUNT];  /* the value given last; a flag's name; NULL: not given */
     long long   num[DSE_OPT_COUNT];  /* INT options given: the value */
+    double      real[DSE_OPT_COUNT]; /* REAL options given: the value */
     int         help;                /* --help or -h: nothing else was read */
 };
 
 /* Reads argv[0 .. argc-1] against c's options: "--name value", "--name=value", flags, "--"
- * (only positionals after it), -h/--help. Then checks the positional count and every INT and
- * WORD value given, in c's line order. On a usage error: DSE_ERR_CONFIG, err->msg saying
+ * (only positionals after it), -h/--help. Then checks the positional count and every INT, REAL
+ * and WORD value given, in c's line order. On a usage error: DSE_ERR_CONFIG, err->msg saying
  * what is wrong (without "dse CMD: "). argv is borrowed by *a. */
 enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **argv, struct dse_opt_args *a,
                                struct dse_err *err);
