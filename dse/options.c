@@ -1,6 +1,6 @@
 /* options.c: the option table (options.h's DSE_OPTIONS), one table per command with its
  * usage prose and option lines, the parser that reads a command line against them and the
- * printer that makes the --help text from the same lines. dse/main.c runs the commands. */
+ * printer that makes the --help text from the same lines. dse/main.c and dse/cmd_*.c run the commands. */
 #include "dse/options.h"
 
 #include <errno.h>

@@ -313,7 +313,6 @@ static int view_front(const struct dse_sweep_view *s, enum plot_x v, double *x, 
     return dse_pareto_front(x, y, s->n, s->trained, out, scratch);
 }
 
-/* p, lx, ly, anchor, fx, fy, front: room for s->n entries each; lim: the space's limits to draw. */
 /* The points of the plot, in size order: each candidate's pixels (one without a top-1 in
  * the band at the foot), whether it is on the frontier (front[0 .. n_front - 1]), and its
  * label: the varied metaparameters, or its index. */
@@ -397,6 +396,7 @@ static void plot_marks(FILE *f, const struct dse_sweep_view *s, enum plot_x view
             svg_circle(f, &p[i], "r=\"6\" fill=\"#d62728\" stroke=\"#7f1416\" stroke-width=\"1\"");
 }
 
+/* p, lx, ly, anchor, fx, fy, front: room for s->n entries each; lim: the space's limits to draw. */
 static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view, const struct dse_sweep_limits *lim,
                       struct pt *p, double *lx, double *ly, int *anchor, double *fx, double *fy, int *front) {
     const double left = 84, right = SVG_W - 30, top = 92, axis_y = SVG_H - 70;

@@ -380,7 +380,7 @@ static enum dse_status stretch_run(struct worker *w, struct cand *c, struct dse_
             dse_worker_say(w, "%s: %s; ending the %d ranks", c->id, err->msg, dse_dist_size(w->o.dist));
             dse_dist_abort(w->o.dist, 1);
         }
-        /* a checkpoint that does not load (cut short by a full disk, dse_worker_say): the one before it
+        /* a checkpoint that does not load (cut short by a full disk, say): the one before it
          * (not for want of memory: the checkpoint is fine). The reader names the file at
          * fault; a message that merely mentions a path under checkpoints/ (a cuDNN choice
          * file there) is not the checkpoint's. */
@@ -437,11 +437,11 @@ static void stretch_latency(struct worker *w, struct cand *c, struct dse_lease *
     char msg[600];
     int held = 0;
     /* not the candidate's fault: it stays done without a latency (its cost is then
-     * unknown: never a parent), as the docs dse_worker_say */
+     * unknown: never a parent), as the docs say */
     if (measure_latency(net, threads, &r->latency_ms, &lerr))
         dse_worker_say(w, "%s: latency not measured: %s", c->id, dse_err_format(&lerr, msg, sizeof msg));
     /* the heartbeat has stopped: renew the lease the measurement ran under before the
-     * dse_worker_commit checks it (a lost one makes the dse_worker_commit write nothing, as ever) */
+     * commit checks it (a lost one makes the commit write nothing, as ever) */
     memset(&lerr, 0, sizeof lerr);
     if (dse_lease_renew(w->dir, l, &held, &lerr) || !held)
         dse_worker_say(w, "%s: the lease could not be renewed after measuring its latency", c->id);
