@@ -191,6 +191,15 @@ const char *reference(int halving) {
     return dir;
 }
 
+/* A crash test's random kill times: seeded with DSE_CRASH_SEED if it is set, else with the time
+ * and pid, and the seed printed, so that a run that failed can be run again the same way. */
+void crash_rng(struct dse_pcg32 *rng, uint64_t stream) {
+    const char *env = getenv("DSE_CRASH_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
+    dse_pcg32_seed(rng, seed, stream);
+}
+
 /* Wait (at most limit seconds) until process pid holds a lease in dir: 1 if it does. */
 int holds_lease(const char *dir, pid_t pid, double limit) {
     char leases[300], want[64];

@@ -65,6 +65,8 @@ int  count_lines_of(const char *s);
 char *report_csv(const char *dir);
 const char *reference(int halving);
 
+void crash_rng(struct dse_pcg32 *rng, uint64_t stream);
+
 /* Looking into a sweep's folder and logs */
 int holds_lease(const char *dir, pid_t pid, double limit);
 int count_in(const char *path, const char *needle);

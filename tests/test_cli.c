@@ -469,18 +469,25 @@ void test_usage_docs(void) {
     free(doc);
 }
 
+/* What `dse NAME --help` prints for command c (dse_opts_usage), to free; NULL if no memory. */
+static char *usage_text(const struct dse_opt_cmd *c) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f != NULL);
+    if (!f) return NULL;
+    dse_opts_usage(f, c);
+    fclose(f);
+    return text;
+}
+
 /* Every command's --help names every option of its table, with the placeholder it shows;
  * no command takes two options of one name. */
 void test_options_help(void) {
     for (int k = 0; k < DSE_CMD_COUNT; k++) {
         const struct dse_opt_cmd *c = &dse_opt_cmds[k];
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&text, &len);
-        CHECK(f != NULL);
-        if (!f) return;
-        dse_opts_usage(f, c);
-        fclose(f);
+        char *text = usage_text(c);
+        if (!text) return;
         CHECK(!strncmp(text, "usage: dse ", 11));
         const char *opts = text + strlen(c->usage); /* the option lines, not the usage line above */
         for (int i = 0; i < c->n_lines; i++) {
@@ -575,13 +582,7 @@ void test_early_stop(void) {
     char *eta[] = { "space.cfg", "--early-stop", "asha", "--eta", "1" };
     CHECK_INT_EQ(dse_opts_parse(c, 5, eta, &a, &err), DSE_ERR_CONFIG);
     CHECK_STR_EQ(err.msg, "--eta '1' is not an integer from 2 to 1000");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    CHECK(f != NULL);
-    if (!f) return;
-    dse_opts_usage(f, c);
-    fclose(f);
+    char *text = usage_text(c);
     CHECK(text && strstr(text, "[--early-stop none|sh|asha]"));
     CHECK(text && strstr(text, "(bit-for-bit reproducible)"));
     CHECK(text && strstr(text, "so only a 1-worker sweep repeats"));

@@ -577,11 +577,9 @@ void test_asha_crash(void) {
         return;
     }
     const char *ref = asha_reference();
-    char dir[200], log[260], *seed_env = getenv("DSE_CRASH_SEED");
-    uint64_t seed = seed_env ? strtoull(seed_env, NULL, 10) : (uint64_t)time(NULL);
+    char dir[200], log[260];
     struct dse_pcg32 rng;
-    dse_pcg32_seed(&rng, seed, 7);
-    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
+    crash_rng(&rng, 7);
     snprintf(dir, sizeof dir, "%s/asha_crash", scratch());
     snprintf(log, sizeof log, "%s.log", dir);
     const char *args[] = { "sweep", TINY, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--early-stop",

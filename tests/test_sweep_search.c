@@ -318,11 +318,8 @@ void test_evo_crash(void) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
         return;
     }
-    const char *env = getenv("DSE_CRASH_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
-    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
     struct dse_pcg32 rng;
-    dse_pcg32_seed(&rng, seed, 13);
+    crash_rng(&rng, 13);
     char ref[200], log[260];
     snprintf(ref, sizeof ref, "%s/evo_ref", scratch());
     snprintf(log, sizeof log, "%s.log", ref);

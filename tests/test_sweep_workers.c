@@ -245,6 +245,32 @@ void test_sweep_gpus(void) {
 
 /* ---- whole sweeps ------------------------------------------------------------------------ */
 
+/* The sweep in dir ended as the uninterrupted reference ref did: its 4 records the same bit
+ * for bit, the same report and, with halving, the same rung decisions, file for file. b gets
+ * dir's records for the caller's own checks (recs_free them). */
+static void check_as_reference(const char *ref, const char *dir, int halving, struct recs *b) {
+    int before = check_failures;
+    struct recs a;
+    recs_load(ref, &a);
+    recs_load(dir, b);
+    CHECK_INT_EQ(b->n, 4);
+    CHECK(recs_same(&a, b));
+    recs_free(&a);
+    char *ca = report_csv(ref), *cb = report_csv(dir);
+    CHECK(ca && cb && !strcmp(ca, cb));
+    free(ca), free(cb);
+    for (int k = 0; halving && k < 2; k++) {
+        char pa[300], pb[300], *ta = NULL, *tb = NULL;
+        snprintf(pa, sizeof pa, "%s/rungs/rung-%d.json", ref, k);
+        snprintf(pb, sizeof pb, "%s/rungs/rung-%d.json", dir, k);
+        CHECK_OK(dse_fs_read(pa, &ta, NULL, NULL));
+        CHECK_OK(dse_fs_read(pb, &tb, NULL, NULL));
+        CHECK(ta && tb && !strcmp(ta, tb));
+        free(ta), free(tb);
+    }
+    if (check_failures > before) fprintf(stderr, "  (%s against the reference %s)\n", dir, ref);
+}
+
 /* Four workers at once (one command with --workers 2 and two with --workers 1): every
  * candidate trained exactly once, in one stretch from epoch 0 to 3, and the results
  * those of one lone worker. */
@@ -265,10 +291,8 @@ void test_multi(void) {
     for (int k = 0; k < 3; k++) bad |= wait_for(p[k], 300) != 0;
     CHECK(!bad);
     printf("  4 workers: %.1f s\n", now_s() - t0);
-    struct recs a, b;
-    recs_load(ref, &a);
-    recs_load(dir, &b);
-    CHECK_INT_EQ(b.n, 4);
+    struct recs b;
+    check_as_reference(ref, dir, 0, &b);
     char workers[4][96];
     int n_workers = 0;
     for (int i = 0; i < b.n; i++) {
@@ -285,11 +309,7 @@ void test_multi(void) {
         if (!seen) strcpy(workers[n_workers++], r->att[0].worker);
     }
     printf("  candidates trained by %d different workers\n", n_workers);
-    CHECK(recs_same(&a, &b));
-    char *ca = report_csv(ref), *cb = report_csv(dir);
-    CHECK(ca && cb && !strcmp(ca, cb));
-    free(ca), free(cb);
-    recs_free(&a), recs_free(&b);
+    recs_free(&b);
     if (bad) show_log(log);
 }
 
@@ -333,34 +353,12 @@ static int crash_run(int halving, int attempt, struct dse_pcg32 *rng, int *taken
     /* one more worker finds nothing to do */
     CHECK_INT_EQ(run_dse(log, args, 120), 0);
     printf("  %s: %d SIGKILLs, %.1f s\n", halving ? "halving" : "full training", kills, now_s() - t0);
-    struct recs a, b;
-    recs_load(ref, &a);
-    recs_load(dir, &b);
-    CHECK_INT_EQ(b.n, 4);
-    CHECK(recs_same(&a, &b));
+    struct recs b;
+    check_as_reference(ref, dir, halving, &b);
     for (int i = 0; i < b.n; i++) CHECK(dse_rec_final(&b.r[i]));
-    char *text = NULL;
-    int taken = 0;
-    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
-    int resumed = 0;
-    for (const char *p = text; p && (p = strstr(p, "taking over from")); p++) taken++;
-    for (const char *p = text; p && (p = strstr(p, "resumed from its checkpoint")); p++) resumed++;
-    free(text);
+    int taken = count_in(log, "taking over from"), resumed = count_in(log, "resumed from its checkpoint");
     printf("  %d candidates taken over from a killed worker; %d stretches resumed from a checkpoint\n", taken, resumed);
     *taken_over += taken; /* test_crash asks for at least one over its attempts */
-    char *ca = report_csv(ref), *cb = report_csv(dir);
-    CHECK(ca && cb && !strcmp(ca, cb));
-    free(ca), free(cb);
-    /* the rung decisions are the same files */
-    for (int k = 0; halving && k < 2; k++) {
-        char pa[300], pb[300], *ta = NULL, *tb = NULL;
-        snprintf(pa, sizeof pa, "%s/rungs/rung-%d.json", ref, k);
-        snprintf(pb, sizeof pb, "%s/rungs/rung-%d.json", dir, k);
-        CHECK_OK(dse_fs_read(pa, &ta, NULL, NULL));
-        CHECK_OK(dse_fs_read(pb, &tb, NULL, NULL));
-        CHECK(ta && tb && !strcmp(ta, tb));
-        free(ta), free(tb);
-    }
     /* dse status: finished, nothing running or stale */
     char slog[300], *st = NULL;
     snprintf(slog, sizeof slog, "%s.status", dir);
@@ -369,7 +367,7 @@ static int crash_run(int halving, int attempt, struct dse_pcg32 *rng, int *taken
     CHECK_OK(dse_fs_read(slog, &st, NULL, NULL));
     CHECK(st && strstr(st, "Finished 4 of 4") && strstr(st, "Running 0") && !strstr(st, "Stale"));
     free(st);
-    recs_free(&a), recs_free(&b);
+    recs_free(&b);
     if (check_failures) show_log(log);
     return kills;
 }
@@ -379,11 +377,8 @@ void test_crash(void) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
         return;
     }
-    const char *env = getenv("DSE_CRASH_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
-    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
     struct dse_pcg32 rng;
-    dse_pcg32_seed(&rng, seed, 11);
+    crash_rng(&rng, 11);
     /* a sweep that finished before enough kills, or before any kill hit a worker holding a
      * lease that another then took over, is run again, in a fresh directory: on an idle
      * machine the full-training sweep ends in about 1.2 s, after 1 or 2 kills, so 3
@@ -539,11 +534,8 @@ static int threads_run(int halving, int attempt, struct dse_pcg32 *rng) {
     CHECK_INT_EQ(wait_for(cmd, 120), 0);
     printf("  %s: %d SIGKILLs (%d of the command too), %.1f s\n", halving ? "halving" : "full training", kills, whole,
            now_s() - t0);
-    struct recs a, b;
-    recs_load(ref, &a);
-    recs_load(dir, &b);
-    CHECK_INT_EQ(b.n, 4);
-    CHECK(recs_same(&a, &b));
+    struct recs b;
+    check_as_reference(ref, dir, halving, &b);
     int threaded = 0;
     for (int i = 0; i < b.n; i++) {
         CHECK(dse_rec_final(&b.r[i]));
@@ -553,26 +545,10 @@ static int threads_run(int halving, int attempt, struct dse_pcg32 *rng) {
         }
     }
     CHECK(threaded >= 1);
-    char *text = NULL;
-    int taken = 0;
-    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
-    for (const char *p = text; p && (p = strstr(p, "taking over from")); p++) taken++;
-    free(text);
+    int taken = count_in(log, "taking over from");
     printf("  %d candidates taken over from a killed worker process\n", taken);
     CHECK(kills == 0 || taken >= 1);
-    char *ca = report_csv(ref), *cb = report_csv(dir);
-    CHECK(ca && cb && !strcmp(ca, cb));
-    free(ca), free(cb);
-    for (int k = 0; halving && k < 2; k++) {
-        char pa[300], pb[300], *ta = NULL, *tb = NULL;
-        snprintf(pa, sizeof pa, "%s/rungs/rung-%d.json", ref, k);
-        snprintf(pb, sizeof pb, "%s/rungs/rung-%d.json", dir, k);
-        CHECK_OK(dse_fs_read(pa, &ta, NULL, NULL));
-        CHECK_OK(dse_fs_read(pb, &tb, NULL, NULL));
-        CHECK(ta && tb && !strcmp(ta, tb));
-        free(ta), free(tb);
-    }
-    recs_free(&a), recs_free(&b);
+    recs_free(&b);
     if (check_failures) show_log(log);
     return kills;
 }
@@ -582,11 +558,8 @@ void test_threads(void) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
         return;
     }
-    const char *env = getenv("DSE_CRASH_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
-    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
     struct dse_pcg32 rng;
-    dse_pcg32_seed(&rng, seed, 13);
+    crash_rng(&rng, 13);
     /* a worker process whose command is killed with it becomes this process's child, so
      * that it is reaped at once (a zombie's pid is not gone: its leases would wait out
      * their ttl) */
@@ -655,11 +628,8 @@ void test_crash_gpu(void) {
         CHECK_SKIP("dataset-fashion-mnist not installed");
         return;
     }
-    const char *env = getenv("DSE_CRASH_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
-    printf("  DSE_CRASH_SEED=%llu\n", (unsigned long long)seed);
     struct dse_pcg32 rng;
-    dse_pcg32_seed(&rng, seed, 13);
+    crash_rng(&rng, 13);
     char dir[200], ref[200], log[260], rlog[260];
     snprintf(dir, sizeof dir, "%s/crash_gpu", scratch());
     snprintf(ref, sizeof ref, "%s/ref_gpu", scratch());
