@@ -1,0 +1,546 @@
+/* test_sweep_search.c: test_sweep's cases on searching sweeps (sweep/search.c): budgets,
+ * latency objectives, --strategy, an evolution search killed at random moments, and
+ * replicates. */
+#include "tests/sweep_util.h"
+
+/* The search section and --strategy (docs/space-format.md, "Search"): random draws the
+ * budget, grid covers the grid, a directory keeps its strategy; evolution's analytic
+ * phase writes the initial population only; dse status does not call a search finished
+ * while it may propose more. */
+/* Budgets in epochs and hours (search.budget_epochs, budget_hours) on EVO (1 epoch, no
+ * replicates, pop 4): an evolution search of budget_epochs = 5 proposes exactly 5 and ends
+ * saying so; one of a few milliseconds' training proposes only its initial population and
+ * ends; a random search of budget_epochs = 5 draws 5. */
+void test_evo_budgets(void) {
+    char *base = NULL;
+    CHECK_OK(dse_fs_read(EVO, &base, NULL, NULL));
+    char *at = base ? strstr(base, "budget = 7;") : NULL;
+    CHECK(at != NULL);
+    if (!at) { free(base); return; }
+    static const struct { const char *name, *budget, *strategy; int analytic, proposals; const char *said; } c[] = {
+        { "evo_budget_random", "budget_epochs = 5;", "random", 1, 5, NULL },
+        { "evo_budget_epochs", "budget_epochs = 5;", "evolution", 0, 5,
+          "ended: 5 of the budget's 5 epochs are spent (a candidate takes 1)" },
+        { "evo_budget_hours", "budget_hours = 0.000001;", "evolution", 0, 4, "hours of training are spent" },
+    };
+    for (size_t i = 0; i < DSE_ARRAY_LEN(c); i++) {
+        if (!c[i].analytic && !data_installed()) {
+            printf("  (%s skipped: dataset-fashion-mnist not installed)\n", c[i].name);
+            continue;
+        }
+        char space[300], dir[300], log[320], *text = NULL;
+        snprintf(space, sizeof space, "%s/%s.cfg", scratch(), c[i].name);
+        snprintf(dir, sizeof dir, "%s/%s", scratch(), c[i].name);
+        snprintf(log, sizeof log, "%s.log", dir);
+        FILE *f = fopen(space, "w");
+        CHECK(f != NULL);
+        if (!f) continue;
+        fprintf(f, "%.*s%s%s", (int)(at - base), base, c[i].budget, at + strlen("budget = 7;"));
+        fclose(f);
+        const char *a[] = { "sweep", space, "--out", dir, "--strategy", c[i].strategy, "--workers", "1", "--conv",
+                            "gemm_batch", NULL };
+        const char *an[] = { "sweep", space, "--out", dir, "--strategy", c[i].strategy, "--analytic-only", NULL };
+        CHECK_INT_EQ(run_dse(log, c[i].analytic ? an : a, 300), 0);
+        if (c[i].analytic) {
+            CHECK_INT_EQ(count_candidates(dir), c[i].proposals);
+            continue;
+        }
+        struct dse_search_log lg;
+        struct dse_err err = { 0 };
+        CHECK_OK(dse_search_read(dir, &lg, &err));
+        CHECK_INT_EQ(lg.n_prop, c[i].proposals);
+        CHECK_INT_EQ(lg.n_res, c[i].proposals);
+        CHECK(lg.ended);
+        dse_search_log_free(&lg);
+        CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+        CHECK(text && strstr(text, c[i].said));
+        free(text);
+    }
+    free(base);
+}
+
+/* Measured latency as an objective (objective.def's latency_ms): each finished candidate's
+ * record carries the latency its worker measured, the search log records it (the same
+ * double) as the candidate's second objective, and the log replays; records of a search
+ * that does not minimize it have no latency_ms key. */
+void test_evo_latency(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char *base = NULL, space[300], dir[300], log[320];
+    CHECK_OK(dse_fs_read(EVO, &base, NULL, NULL));
+    char *at = base ? strstr(base, "objectives = [\"params\"];") : NULL;
+    CHECK(at != NULL);
+    if (!at) { free(base); return; }
+    snprintf(space, sizeof space, "%s/evo_latency.cfg", scratch());
+    snprintf(dir, sizeof dir, "%s/evo_latency", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    FILE *f = fopen(space, "w");
+    CHECK(f != NULL);
+    if (!f) { free(base); return; }
+    fprintf(f, "%.*sobjectives = [\"latency_ms\"];%s", (int)(at - base), base, at + strlen("objectives = [\"params\"];"));
+    fclose(f);
+    free(base);
+    const char *a[] = { "sweep", space, "--out", dir, "--workers", "1", "--conv", "gemm_batch", NULL };
+    CHECK_INT_EQ(run_dse(log, a, 300), 0);
+    struct dse_search_log lg;
+    struct dse_space s;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_search_read(dir, &lg, &err));
+    CHECK_INT_EQ(lg.n_res, 7);
+    CHECK(lg.n_cost == 1 && !strcmp(lg.cost[0], "latency_ms"));
+    for (int i = 0; i < lg.n_res; i++) {
+        struct dse_rec r;
+        const char *id = NULL;
+        for (int p = 0; p < lg.n_prop; p++)
+            if (lg.prop[p].index == lg.res[i].index) id = lg.prop[p].id;
+        dse_rec_init(&r);
+        CHECK(id && !dse_rec_read(dir, id, &r, &err));
+        CHECK(isfinite(r.latency_ms) && r.latency_ms > 0);
+        CHECK(lg.res[i].obj[1] == r.latency_ms); /* the record's value, to the bit */
+        dse_rec_deinit(&r);
+    }
+    int same = 0;
+    CHECK_OK(dse_space_load(space, &s, &err));
+    CHECK_OK(dse_search_replay(&s, &lg, &same, &err));
+    CHECK(same);
+    dse_space_free(&s);
+    dse_search_log_free(&lg);
+    /* the reports show it: a CSV column, a JSON key, a Markdown column */
+    char *csv = report_csv(dir), *md = NULL;
+    CHECK(csv && strstr(csv, ",latency_ms\n"));
+    free(csv);
+    snprintf(log, sizeof log, "%s.md", dir);
+    const char *mdargs[] = { "report", dir, NULL };
+    CHECK_INT_EQ(run_dse(log, mdargs, 60), 0);
+    CHECK(!dse_fs_read(log, &md, NULL, NULL) && strstr(md, "| latency ms |"));
+    free(md);
+    /* an evolution search on params measures nothing */
+    char ref[300];
+    snprintf(ref, sizeof ref, "%s/evo_params", scratch());
+    snprintf(log, sizeof log, "%s.log", ref);
+    const char *b[] = { "sweep", EVO, "--out", ref, "--workers", "1", "--conv", "gemm_batch", NULL };
+    CHECK_INT_EQ(run_dse(log, b, 300), 0);
+    struct recs x;
+    recs_load(ref, &x);
+    CHECK(x.n > 0);
+    for (int i = 0; i < x.n; i++) CHECK(isnan(x.r[i].latency_ms));
+    char path[400], *text = NULL;
+    snprintf(path, sizeof path, "%s/candidates/%s.json", ref, x.n ? x.r[0].id : "none");
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    CHECK(text && !strstr(text, "latency_ms")); /* the key is written only where measured */
+    free(text);
+    text = report_csv(ref); /* and no column for it */
+    CHECK(text && !strstr(text, "latency"));
+    free(text);
+    recs_free(&x);
+}
+
+void test_strategy(void) {
+    char d1[200], d2[200], d3[200], log[260], *text = NULL;
+    snprintf(d1, sizeof d1, "%s/strat_random", scratch());
+    snprintf(d2, sizeof d2, "%s/strat_grid", scratch());
+    snprintf(d3, sizeof d3, "%s/strat_evo", scratch());
+    snprintf(log, sizeof log, "%s/strat.log", scratch());
+    const char *r1[] = { "sweep", EVO, "--out", d1, "--strategy", "random", "--analytic-only", NULL };
+    const char *r2[] = { "sweep", EVO, "--out", d1, "--strategy", "grid", "--analytic-only", NULL };
+    const char *g1[] = { "sweep", EVO, "--out", d2, "--strategy", "grid", "--analytic-only", NULL };
+    const char *e1[] = { "sweep", EVO, "--out", d3, "--analytic-only", NULL };
+    CHECK_INT_EQ(run_dse(log, r1, 60), 0);
+    CHECK_INT_EQ(count_candidates(d1), 7); /* budget 7 of 12, drawn as sample = 7 would */
+    CHECK_INT_EQ(run_dse(log, r2, 60), 2); /* a random sweep's directory refuses the grid */
+    CHECK_INT_EQ(run_dse(log, g1, 60), 0);
+    CHECK_INT_EQ(count_candidates(d2), 12);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "holds a sweep with strategy \"random\", and this command asks for \"grid\""));
+    free(text);
+    char path[300];
+    snprintf(path, sizeof path, "%s/sweep.json", d2);
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    CHECK(text && !strstr(text, "strategy")); /* a grid's manifest is as it was */
+    free(text);
+    snprintf(path, sizeof path, "%s/sweep.json", d1);
+    CHECK_OK(dse_fs_read(path, &text, NULL, NULL));
+    CHECK(text && strstr(text, "\"strategy\": \"random\""));
+    free(text);
+    CHECK_INT_EQ(run_dse(log, e1, 60), 0);
+    CHECK_INT_EQ(count_candidates(d3), 4); /* the initial population */
+    struct dse_search_log lg;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_search_read(d3, &lg, &err));
+    CHECK_INT_EQ(lg.gen, 1);
+    CHECK_INT_EQ(lg.n_prop, 4);
+    dse_search_log_free(&lg);
+    if (!data_installed()) {
+        printf("  (training part skipped: dataset-fashion-mnist not installed)\n");
+        return;
+    }
+    /* trained, then killed right after the first step: the population has ended, the
+     * search has not */
+    const char *t1[] = { "sweep", EVO, "--out", d3, "--workers", "1", "--conv", "gemm_batch", NULL };
+    setenv("DSE_TEST_SEARCH_KILL", "1", 1);
+    CHECK_INT_EQ(run_dse(log, t1, 120), -1);
+    unsetenv("DSE_TEST_SEARCH_KILL");
+    CHECK_INT_EQ(count_candidates(d3), 4); /* the fifth proposal is in the log, its file not made yet */
+    char slog[300];
+    snprintf(slog, sizeof slog, "%s/strat.status", scratch());
+    const char *sargs[] = { "status", d3, NULL };
+    CHECK_INT_EQ(run_dse(slog, sargs, 60), 0);
+    CHECK_OK(dse_fs_read(slog, &text, NULL, NULL));
+    CHECK(text && strstr(text, "Search: 5 proposed, 4 results recorded; more to propose") &&
+          strstr(text, "The search has not ended") && !strstr(text, "Finished."));
+    free(text);
+}
+
+/* ---- evolution sweeps: the search's log under kill -9 ------------------------------------ */
+
+/* The current search log of dir (its text into *text, caller frees), checked: it ended, its
+ * proposals are distinct, each has a final record in dir (and dir has no other), and
+ * replaying it from the seed gives every proposal again. Returns its proposals' count. */
+static int evo_check(const char *dir, const struct recs *x, char **text) {
+    struct dse_space sp;
+    struct dse_search_log lg;
+    struct dse_err err = { 0 };
+    int same = 0;
+    *text = NULL;
+    CHECK_OK(dse_space_load(EVO, &sp, &err));
+    CHECK_OK(dse_search_read(dir, &lg, &err));
+    CHECK(lg.ended);
+    CHECK_INT_EQ(lg.n_res, lg.n_prop); /* every proposal's result recorded, once (the reader refuses twice) */
+    CHECK_OK(dse_search_replay(&sp, &lg, &same, &err));
+    CHECK(same);
+    CHECK_INT_EQ(x->n, lg.n_prop);
+    for (int i = 0; i < lg.n_prop; i++) {
+        int found = 0;
+        for (int j = 0; j < lg.n_prop; j++) CHECK(j == i || strcmp(lg.prop[i].id, lg.prop[j].id));
+        for (int j = 0; j < x->n; j++)
+            if (!strcmp(x->r[j].id, lg.prop[i].id)) {
+                found = 1;
+                CHECK(dse_rec_final(&x->r[j]));
+            }
+        CHECK(found);
+    }
+    if (lg.text) *text = strndup(lg.text, lg.len);
+    int n = lg.n_prop;
+    dse_search_log_free(&lg);
+    dse_space_free(&sp);
+    return n;
+}
+
+/* The records of a that b also has equal b's, bit for bit (training is deterministic per
+ * candidate, whoever trains it and however often it is cut). Returns how many there were. */
+static int recs_common_same(const struct recs *a, const struct recs *b) {
+    int common = 0;
+    for (int i = 0; i < a->n; i++)
+        for (int j = 0; j < b->n; j++) {
+            if (strcmp(a->r[i].id, b->r[j].id)) continue;
+            struct recs x = { .n = 1 }, y = { .n = 1 };
+            x.r[0] = a->r[i], y.r[0] = b->r[j]; /* shallow: read only */
+            CHECK(recs_same(&x, &y));
+            common++;
+        }
+    return common;
+}
+
+/* One run of test_evo_crash's killed search with `workers` workers at a time, compared
+ * with the reference (records a, log text ta); returns the kills. */
+static int evo_crash_run(int workers, int attempt, struct dse_pcg32 *rng_, const struct recs *a, const char *ta) {
+    struct dse_pcg32 rng = *rng_;
+    char dir[200], log[260];
+    snprintf(dir, sizeof dir, "%s/evo_crash_%d_%d", scratch(), workers, attempt);
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *args[] = { "sweep", EVO, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--max-crashes",
+                           "1000", NULL };
+    double t0 = now_s();
+    int kills = 0, bad = 0, done = 0;
+    if (workers == 1 && attempt == 0) { /* first: killed just after its second proposal reached the log */
+        setenv("DSE_TEST_SEARCH_KILL", "2", 1);
+        int rc = run_dse(log, args, 120);
+        unsetenv("DSE_TEST_SEARCH_KILL");
+        CHECK_INT_EQ(rc, -1);
+        kills++;
+    }
+    pid_t w[2] = { spawn(log, args), workers == 2 ? spawn(log, args) : 0 };
+    for (int round = 0; round < 40 && !done && kills < 6; round++) {
+        int k = workers == 2 ? (int)(dse_pcg32_next(&rng) & 1) : 0, status;
+        if (round % 2) holds_lease(dir, w[k], 2.0);
+        nap(0.02 + 0.5 * (double)dse_pcg32_next(&rng) / 4294967296.0);
+        pid_t r = waitpid(w[k], &status, WNOHANG);
+        if (r != 0) { /* ended by itself: the search is over */
+            bad |= r != w[k] || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+            w[k] = 0;
+            done = 1;
+            break;
+        }
+        kill(w[k], SIGKILL);
+        waitpid(w[k], &status, 0);
+        kills++;
+        w[k] = spawn(log, args);
+    }
+    for (int k = 0; k < 2; k++) bad |= w[k] && wait_for(w[k], 120) != 0;
+    CHECK(!bad);
+    CHECK_INT_EQ(run_dse(log, args, 60), 0); /* one more finds nothing to do */
+    printf("  %d worker%s at a time: %d SIGKILLs, %.1f s\n", workers, workers == 1 ? "" : "s", kills,
+           now_s() - t0);
+    struct recs b;
+    char *tb = NULL;
+    recs_load(dir, &b);
+    CHECK_INT_EQ(evo_check(dir, &b, &tb), 7);
+    if (workers == 1) {
+        CHECK(recs_same(a, &b));
+        CHECK(ta && tb && !strcmp(ta, tb)); /* the same proposals and results, in the same order */
+    } else {
+        int common = recs_common_same(a, &b);
+        printf("  %d candidates in common with the uninterrupted search\n", common);
+        CHECK(common >= 4); /* the initial population at least */
+    }
+    free(tb);
+    recs_free(&b);
+    if (check_failures) show_log(log);
+    *rng_ = rng;
+    return kills;
+}
+
+/* An evolution search (tests/spaces/sweep_evo.cfg: budget 7, population 4, one epoch)
+ * run uninterrupted, then again with workers killed with SIGKILL at random moments and
+ * restarted:
+ *  - one worker at a time: the search log (every proposal and every result, in order) and
+ *    every record end as the uninterrupted run's, bit for bit; a worker also dies just
+ *    after it wrote a proposal to the log and before that proposal's candidate file;
+ *  - two workers at once: which candidates the search proposes after the initial
+ *    population depends on the order in which results were recorded, and so on timing;
+ *    what holds is that the budget is spent exactly (7 candidates, none twice, none lost),
+ *    every result is recorded once, the log replays to the same proposals, and each
+ *    candidate both runs trained has the same record, bit for bit. */
+void test_evo_crash(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    struct dse_pcg32 rng;
+    crash_rng(&rng, 13);
+    char ref[200], log[260];
+    snprintf(ref, sizeof ref, "%s/evo_ref", scratch());
+    snprintf(log, sizeof log, "%s.log", ref);
+    const char *rargs[] = { "sweep", EVO, "--out", ref, "--workers", "1", "--conv", "gemm_batch", NULL };
+    double t0 = now_s();
+    CHECK_INT_EQ(run_dse(log, rargs, 120), 0);
+    printf("  reference: %.1f s\n", now_s() - t0);
+    struct recs a;
+    char *ta = NULL;
+    recs_load(ref, &a);
+    CHECK_INT_EQ(evo_check(ref, &a, &ta), 7);
+    /* the report's search section: progress and the hypervolume of the log's results in
+     * recorded order (dse_evo_hv_curve), in Markdown and JSON */
+    {
+        struct dse_search_log lg = { 0 };
+        struct dse_err err = { 0 };
+        CHECK_OK(dse_search_read(ref, &lg, &err));
+        CHECK_INT_EQ(lg.n_res, 7);
+        double hv[7] = { 0 };
+        if (lg.n_res == 7) dse_evo_hv_curve(lg.res, 7, hv, NULL, NULL);
+        char path[300], *md = NULL, *js = NULL;
+        snprintf(path, sizeof path, "%s.md", ref);
+        const char *mdargs[] = { "report", ref, NULL };
+        CHECK_INT_EQ(run_dse(path, mdargs, 60), 0);
+        CHECK(!dse_fs_read(path, &md, NULL, NULL) && strstr(md, "## Search") &&
+              strstr(md, "7 proposed, 7 results recorded, ended") && strstr(md, "|                  7 |"));
+        snprintf(path, sizeof path, "%s.json", ref);
+        const char *jsargs[] = { "report", ref, "--format", "json", NULL };
+        CHECK_INT_EQ(run_dse(path, jsargs, 60), 0);
+        const char *h = !dse_fs_read(path, &js, NULL, NULL) ? strstr(js, "\"hypervolume\": [") : NULL;
+        CHECK(h && strstr(js, "\"recorded\": 7, \"ended\": true"));
+        for (int i = 0; h && i < 7; i++) {
+            char *end;
+            double v = strtod(h + (i ? 1 : strlen("\"hypervolume\": [")), &end);
+            CHECK_NEAR(v, hv[i], 1e-9 * fabs(hv[i]));
+            h = end;
+        }
+        CHECK(hv[6] > 0 && hv[6] >= hv[0]);
+        free(md), free(js);
+        dse_search_log_free(&lg);
+    }
+
+    for (int workers = 1; workers <= 2; workers++) { /* a search that ended before 3 kills: again, afresh */
+        int kills = 0;
+        for (int attempt = 0; attempt < 4 && kills < 3; attempt++) kills += evo_crash_run(workers, attempt, &rng, &a, ta);
+        CHECK(kills >= 3);
+    }
+    free(ta);
+    recs_free(&a);
+}
+
+/* train.replicates = 3 on two tiny candidates: replicate r is its own record, id + "r" + r,
+ * trained with seed 7 + r; replicate 0 is, bit for bit, the record of the same space with
+ * replicates = 1 (whose files hold no "replicate" key); the report groups them; successive
+ * halving is refused. */
+void test_replicates(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char cfg[2][300], dir[3][300], log[300], text[1200], *out = NULL;
+    for (int k = 0; k < 2; k++) {
+        snprintf(cfg[k], sizeof cfg[k], "%s/rep%d.cfg", scratch(), k);
+        snprintf(text, sizeof text,
+                 "name = \"rep\";\nmetaparams = { base_e = 8; incr_e = 8; freq = 2; pct3x3 = 0.5; sr = [0.125, 0.25]; "
+                 "bypass = \"none\"; };\nmacro = { input_c = 1; input_h = 28; input_w = 28; classes = 10; "
+                 "conv1_filters = 8; conv1_kernel = 3; conv1_stride = 2; conv1_pad = 1; fires = 4; pools = [\"fire3\"]; "
+                 "dropout = 0.5; };\ntrain = { dataset = \"fashion-mnist\"; epochs = 2; batch = 32; lr = 0.05; seed = 7; "
+                 "limit_train = 512; limit_test = 100;%s };\n", k ? " replicates = 3;" : "");
+        CHECK_OK(dse_fs_write_atomic(cfg[k], text, strlen(text), NULL));
+    }
+    for (int k = 0; k < 3; k++) snprintf(dir[k], sizeof dir[k], "%s/rep_out%d", scratch(), k);
+    snprintf(log, sizeof log, "%s/rep.log", scratch());
+    const char *one[] = { "sweep", cfg[0], "--out", dir[0], "--workers", "1", "--conv", "gemm_batch", NULL };
+    const char *three[] = { "sweep", cfg[1], "--out", dir[1], "--workers", "2", "--conv", "gemm_batch", NULL };
+    CHECK_INT_EQ(run_dse(log, one, 120), 0);
+    CHECK_INT_EQ(run_dse(log, three, 120), 0);
+    struct recs a, b;
+    recs_load(dir[0], &a);
+    recs_load(dir[1], &b); /* by id: base, base + "r1", base + "r2" of each candidate */
+    CHECK_INT_EQ(a.n, 2);
+    CHECK_INT_EQ(b.n, 6);
+    for (int i = 0; i < b.n && a.n == 2 && b.n == 6; i++) {
+        const struct dse_rec *r = &b.r[i], *r0 = &b.r[i - i % 3];
+        char want[DSE_ID_SIZE];
+        snprintf(want, sizeof want, i % 3 ? "%.17sr%d" : "%.17s", a.r[i / 3].id, i % 3);
+        CHECK_STR_EQ(r->id, want);
+        CHECK_INT_EQ(r->replicate, i % 3);
+        CHECK_INT_EQ((int)r->seed, 7 + i % 3);
+        CHECK_INT_EQ(r->status, DSE_REC_DONE);
+        CHECK_INT_EQ(r->index, a.r[i / 3].index);
+        /* another seed, other weights: the first epoch's training loss differs */
+        if (i % 3) CHECK(r->n_epochs && r0->n_epochs && r->ep[0].train_loss != r0->ep[0].train_loss);
+    }
+    if (b.n == 6) { /* a replicate's own weights export under its id */
+        char onnx[400];
+        snprintf(onnx, sizeof onnx, "%s/rep1.onnx", scratch());
+        const char *ex[] = { "export", dir[1], "--id", b.r[1].id, "--out", onnx, NULL };
+        CHECK_INT_EQ(run_dse(log, ex, 60), 0);
+        CHECK(access(onnx, R_OK) == 0);
+    }
+    struct recs b0 = { .n = 2 }; /* replicate 0 of each: the replicates = 1 run's records, bit for bit */
+    if (b.n == 6) b0.r[0] = b.r[0], b0.r[1] = b.r[3];
+    CHECK(recs_same(&a, &b0));
+    /* the replicates = 1 files are as before: no "replicate" key */
+    char path[700], *file = NULL;
+    snprintf(path, sizeof path, "%s/candidates/%s.json", dir[0], a.n ? a.r[0].id : "none");
+    CHECK_OK(dse_fs_read(path, &file, NULL, NULL));
+    CHECK(file && !strstr(file, "\"replicate\""));
+    free(file);
+    recs_free(&a);
+    recs_free(&b);
+    /* the report: one row per candidate, mean ± std */
+    unlink(log);
+    const char *rep[] = { "report", dir[1], NULL };
+    CHECK_INT_EQ(run_dse(log, rep, 60), 0);
+    CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
+    CHECK(out && strstr(out, "# Sweep rep: 6 candidates (2 architectures x 3 replicates); by architecture: 0 pruned, "
+                            "0 pending, 2 done"));
+    CHECK(out && strstr(out, "| 3/3 |") && strstr(out, " ± "));
+    free(out);
+    unlink(log);
+    const char *stat[] = { "status", dir[1], NULL };
+    CHECK_INT_EQ(run_dse(log, stat, 60), 0);
+    CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
+    CHECK(out && strstr(out, ": 6 candidates (2 architectures x 3 replicates), 0 pruned by constraints\n"));
+    free(out);
+    /* successive halving would rank single replicates: refused */
+    unlink(log);
+    const char *sh[] = { "sweep", cfg[1], "--out", dir[2], "--workers", "1", "--early-stop", "sh", NULL };
+    CHECK_INT_EQ(run_dse(log, sh, 60), 2);
+    CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
+    CHECK(out && strstr(out, "successive halving (--early-stop sh) with replicates = 3 is not supported yet"));
+    free(out);
+    /* refused before a plan is written: the directory takes the same sweep without halving */
+    char plan[400];
+    snprintf(plan, sizeof plan, "%s/plan.json", dir[2]);
+    CHECK(access(plan, F_OK) != 0);
+    unlink(log);
+    const char *asha[] = { "sweep", cfg[1], "--out", dir[2], "--workers", "1", "--early-stop", "asha", NULL };
+    CHECK_INT_EQ(run_dse(log, asha, 60), 2);
+    CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
+    CHECK(out && strstr(out, "asynchronous successive halving (--early-stop asha) with replicates = 3 is not "
+                             "supported yet"));
+    free(out);
+    CHECK(access(plan, F_OK) != 0);
+}
+
+/* An evolution search with replicates = 2: each proposal is trained twice (seeds 7, 8), and
+ * the log records it once both are final, with top-1 their mean, read from the files. */
+void test_evo_replicates(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char cfg[300], dir[300], log[300], *text = NULL;
+    snprintf(cfg, sizeof cfg, "%s/evo_rep.cfg", scratch());
+    snprintf(dir, sizeof dir, "%s/evo_rep", scratch());
+    snprintf(log, sizeof log, "%s/evo_rep.log", scratch());
+    CHECK_OK(dse_fs_read(EVO, &text, NULL, NULL));
+    char *seed = text ? strstr(text, "seed = 7;") : NULL, *search = text ? strstr(text, "search = {") : NULL;
+    CHECK(seed && search);
+    if (!seed || !search) return free(text);
+    char body[4000];
+    snprintf(body, sizeof body, "%.*sseed = 7; replicates = 2;%.*ssearch = { strategy = \"evolution\"; budget = 4; "
+             "objectives = [\"params\"]; pop = 2; seed = 3; };\n", (int)(seed - text), text,
+             (int)(search - seed - 9), seed + 9);
+    free(text);
+    CHECK_OK(dse_fs_write_atomic(cfg, body, strlen(body), NULL));
+    /* every count printed is of candidates (records: 2 per proposal) or says architectures (issue
+     * #31: "2 candidates" while 2 architectures x 2 replicates trained; "the space needs a train
+     * section" when it has one) */
+    const char *an[] = { "sweep", cfg, "--out", dir, "--analytic-only", NULL };
+    CHECK_INT_EQ(run_dse(log, an, 60), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, ": 4 candidates (2 architectures x 2 replicates: the search's proposals so far) in "));
+    CHECK(text && strstr(text, "# Sweep sweep_evo: 4 candidates (2 architectures x 2 replicates, of 4 listed in "
+                               "sweep.json); by architecture: 0 pruned, 2 pending, 0 done\n"));
+    CHECK(text && strstr(text, "## Frontier (min model size, min FLOPs): 1 of 2 architectures\n"));
+    CHECK(text && strstr(text, "(train them)\n") && !strstr(text, "train section"));
+    free(text);
+    unlink(log);
+    const char *args[] = { "sweep", cfg, "--out", dir, "--workers", "2", "--conv", "gemm_batch", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 120), 0);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "ended: the budget of 4 architectures (x 2 replicates: 8 candidates) is spent"));
+    CHECK(text && strstr(text, ": 8 candidates (4 architectures x 2 replicates), 0 pruned by constraints\n"));
+    CHECK(text && strstr(text, "# Sweep sweep_evo: 8 candidates (4 architectures x 2 replicates); by architecture: "));
+    free(text);
+    struct dse_search_log lg;
+    struct dse_err err = { 0 };
+    struct dse_space sp;
+    CHECK_OK(dse_search_read(dir, &lg, &err));
+    CHECK(lg.ended);
+    CHECK_INT_EQ(lg.n_prop, 4);
+    CHECK_INT_EQ(lg.n_res, 4);
+    CHECK_INT_EQ(count_candidates(dir), 8); /* two files per proposal */
+    for (int i = 0; i < lg.n_res; i++) {
+        char id[DSE_ID_SIZE] = "";
+        for (int k = 0; k < lg.n_prop; k++)
+            if (lg.prop[k].index == lg.res[i].index) dse_strlcpy(id, lg.prop[k].id, sizeof id);
+        double sum = 0;
+        for (int r = 0; r < 2; r++) {
+            struct dse_rec rec;
+            char rid[DSE_ID_SIZE];
+            dse_strlcpy(rid, id, sizeof rid);
+            dse_space_id_replicate(rid, r);
+            dse_rec_init(&rec);
+            CHECK_OK(dse_rec_read(dir, rid, &rec, &err));
+            CHECK_INT_EQ((int)rec.seed, 7 + r);
+            CHECK_INT_EQ(rec.replicate, r);
+            sum += rec.top1;
+            dse_rec_deinit(&rec);
+        }
+        CHECK(lg.res[i].obj[0] == sum / 2); /* the mean, to the bit */
+    }
+    /* the log replays from its seed and results */
+    int same = 0;
+    CHECK_OK(dse_space_load(cfg, &sp, &err));
+    CHECK_OK(dse_search_replay(&sp, &lg, &same, &err));
+    CHECK(same);
+    dse_space_free(&sp);
+    dse_search_log_free(&lg);
+}
