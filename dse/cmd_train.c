@@ -65,18 +65,6 @@ static const char *recipe_opt(const struct dse_opt_args *a, enum dse_opt o) {
     return o < DSE_OPT_COUNT ? a->val[o] : NULL;
 }
 
-/* A REAL recipe option's text as a float: its range and message. -1 when it is good. */
-static int recipe_real(const char *cmd, enum dse_opt o, const char *v, float *out) {
-    char *end;
-    double x = strtod(v, &end);
-    if (o == DSE_OPT_LR && (*end || !(x > 0) || x > 100))
-        return bad_usage(cmd, "--lr '%s' is not a number in (0, 100]", v);
-    if (o == DSE_OPT_CLIP_NORM && (end == v || *end || !(x >= 0) || x > 1e6 || (x > 0 && (float)x == 0.0f)))
-        return bad_usage(cmd, "--clip-norm '%s' is not a number in [0, 1e6] (0: no clipping)", v);
-    *out = (float)x;
-    return -1;
-}
-
 /* dse train --json: the result, the engine's measured memory beside the analyzer's training
  * estimate, and every epoch as a candidate record's per_epoch entries (engine/epoch.def). */
 static void train_json(const struct dse_net *net, const struct dse_train_opts *o, const struct dse_train_result *r) {
@@ -129,13 +117,12 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
         return bad_usage(c->name, "--conv chooses a CPU conv strategy; on --device %s cuDNN chooses (leave it "
                                   "out; --conv-cache FILE pins cuDNN's choices)", OPT(DEVICE));
     /* The recipe's options given (engine/train.def's rows with one, in its order); an INT's
-     * range was checked by its option row (dse/options.h), a word's by its words. */
+     * or REAL's range was checked by its option row (dse/options.h), a word's by its words. */
 #define SET_INT(field, opt, words)  o.field = (int)a->num[opt];
 #define SET_U64(field, opt, words)  o.field = (uint64_t)a->num[opt];
 #define SET_ENUM(field, opt, words) o.field = dse_word_index(words, recipe_opt(a, opt));
-#define SET_REAL(field, opt, words) \
-    if ((rc = recipe_real(c->name, opt, recipe_opt(a, opt), &o.field)) >= 0) return rc;
-#define X(field, key, kind, def, lo, hi, cli, words) \
+#define SET_REAL(field, opt, words) o.field = (float)a->real[opt];
+#define X(field, key, kind, def, lo, hi, cli, words, help) \
     if (recipe_opt(a, DSE_OPT_##cli)) { SET_##kind(field, DSE_OPT_##cli, words) }
     DSE_TRAIN_RECIPE(X)
 #undef X
@@ -143,6 +130,11 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
 #undef SET_U64
 #undef SET_ENUM
 #undef SET_REAL
+    if (OPT(CLIP_NORM) && a->real[DSE_OPT_CLIP_NORM] > 0 && o.clip_norm == 0) { /* a float's 0: no clipping */
+        char msg[160];
+        snprintf(msg, sizeof msg, "--clip-norm '%s' %s", OPT(CLIP_NORM), dse_opt_specs[DSE_OPT_CLIP_NORM].why);
+        return bad_usage(c->name, "%s", msg);
+    }
     if (OPT(LR_POLICY) && o.policy == DSE_LR_STEP) o.step_epochs = o.epochs > 3 ? o.epochs / 3 : 1;
     o.checkpoint_dir = OPT(CHECKPOINT_DIR);
     o.resume = OPT(RESUME);

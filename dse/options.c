@@ -243,6 +243,12 @@ static const char usage_data_synth[] =
 #define IN_TEXT(o)      { .opt = DSE_OPT_##o, .place = DSE_OPT_PLACE_TEXT }
 #define FORMAT(w, h)    { .opt = DSE_OPT_FORMAT, .words = w, .help = h }
 #define HEADING(h)      { .place = DSE_OPT_PLACE_HEADING, .help = h }
+/* A recipe option of dse train, placed OWN or RIGHT: its option, help and default are
+ * engine/train.def's row's (DSE_TRAIN_HELP, DSE_TRAIN_DEFAULT_STR). */
+#define RECIPE(where, field, a)                                                                     \
+    { .opt = DSE_TRAIN_##field(RECIPE_OPT_), .place = DSE_OPT_PLACE_##where, .arg = a,               \
+      .help = DSE_TRAIN_HELP(field), .def = DSE_TRAIN_DEFAULT_STR(field) }
+#define RECIPE_OPT_(field, key, kind, def, lo, hi, cli, words, help) DSE_OPT_##cli
 
 static const struct dse_opt_line lines_analyze[] = {
     OWNA(BATCH, "N", "images per batch (default 1; with --workers the global batch, default 32)"),
@@ -378,16 +384,15 @@ static const struct dse_opt_line lines_train[] = {
     OWN(LOADER_THREADS, "image packs and folders: decoding threads (default: one per core)"),
     OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
     MAX_PIXELS_LINE,
-    OWN(EPOCHS, "default " DSE_TRAIN_DEFAULT_STR(epochs)),
-    RIGHT(BATCH, NULL, "default " DSE_TRAIN_DEFAULT_STR(batch)),
-    OWN(LR, "default " DSE_TRAIN_DEFAULT_STR(lr)),
-    RIGHT(LR_POLICY, "", "default " DSE_TRAIN_DEFAULT_STR(policy) " (power " DSE_TRAIN_DEFAULT_STR(power)
-                         ": linear to zero)"),
+    RECIPE(OWN, epochs, NULL),
+    RECIPE(RIGHT, batch, NULL),
+    RECIPE(OWN, lr, NULL),
+    RECIPE(RIGHT, policy, ""),
     OWN(THREADS, "default 2"),
-    RIGHT(SEED, NULL, "default " DSE_TRAIN_DEFAULT_STR(seed)),
-    OWN(LIMIT_TRAIN, "train on the first N images; --limit-test N: test on the first N"),
+    RECIPE(RIGHT, seed, NULL),
+    RECIPE(OWN, limit_train, NULL),
     IN_TEXT(LIMIT_TEST),
-    OWN(INIT, "weight initialization: " DSE_TRAIN_DEFAULT_STR(init) " (default) or xavier"),
+    RECIPE(OWN, init, NULL),
     OWN(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)"),
     OWN(CKPT_EVERY, "also checkpoint within an epoch, DIR/epoch-<k>.part.ckpt: every N steps,\n"
                     "or Ns / Nm seconds / minutes (default 5m; 0: only at epochs' ends); CPU only"),
@@ -410,9 +415,7 @@ static const struct dse_opt_line lines_train[] = {
                    "(dynamic loss scaling) or bf16, the rest fp32; the CPU computes in fp32 only"),
     OWN(ALGOS, "cuDNN's algorithms on a GPU: det (default: deterministic ones only) or any\n"
                "(also those that add in a varying order; about 1.5x faster in FP32)"),
-    OWN(CLIP_NORM, "scale the gradients down to global L2 norm C when above it (default "
-                   DSE_TRAIN_DEFAULT_STR(clip_norm) ";\n"
-                   "0: never); --json reports clipped_steps"),
+    RECIPE(OWN, clip_norm, NULL),
     OWN(REDUCE, "under mpirun -np P (data-parallel, docs/training.md): how the ranks' weight\n"
                 "gradients are summed: ps (default: a parameter server adds them in rank order;\n"
                 "P ranks of --threads 1 repeat one process of --threads P bit for bit), tree\n"
@@ -726,6 +729,10 @@ void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c) {
             at = pad(f, at, col);
         }
         for (const char *h = l->help; *h; h++) { /* further lines of the help start at col */
+            if (h[0] == '%' && h[1] == 'D' && l->def) {
+                at += fprintf(f, "%s", l->def), h++;
+                continue;
+            }
             if (*h != '\n') {
                 fputc(*h, f), at++;
                 continue;

@@ -95,7 +95,9 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(PLOT_FLOPS,      "--plot-flops",    "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
     X(CURVES,          "--curves",        "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
     /* train, bench, profile, eval, predict */                                                               \
-    X(LR,              "--lr",            "L",       TEXT, 0,   0,                  NULL, NULL)              \
+    /* --lr and --clip-norm: engine/train.def's ranges (--lr any rate above 0, as it always took) */         \
+    X(LR,              "--lr",            "L",       REAL, DSE_OPT_ABOVE_0, DSE_TRAIN_HI(lr), NULL,              \
+      "is not a number in (0, " DSE_TRAIN_HI_STR(lr) "]")                                                     \
     X(LR_POLICY,       "--lr-policy",     "P",       WORD, 0,   0,                  DSE_TRAIN_WORDS(policy), "is not one of fixed, step, poly, linear") \
     X(LIMIT_TRAIN,     "--limit-train",   "N",       INT,  1,   1 << 30,            NULL, NULL)              \
     X(INIT,            "--init",          "I",       WORD, 0,   0,                  "msra xavier", "is not one of xavier, msra") \
@@ -104,7 +106,8 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(CKPT_EVERY,      "--checkpoint-every", "N",    TEXT, 0,   0,                  NULL, NULL)              \
     X(PROGRESS_EVERY,  "--progress-every", "S",      TEXT, 0,   0,                  NULL, NULL)              \
     X(CONV_CACHE,      "--conv-cache",    "F",       TEXT, 0,   0,                  NULL, NULL)              \
-    X(CLIP_NORM,       "--clip-norm",     "C",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(CLIP_NORM,       "--clip-norm",     "C",       REAL, DSE_TRAIN_LO(clip_norm), DSE_TRAIN_HI(clip_norm), NULL, \
+      "is not a number in [" DSE_TRAIN_LO_STR(clip_norm) ", " DSE_TRAIN_HI_STR(clip_norm) "] (0: no clipping)") \
     X(LOADER_THREADS,  "--loader-threads", "N",      INT,  1,   256,                NULL, NULL)              \
     X(PACK_CACHE,      "--pack-cache",    "DIR",     TEXT, 0,   0,                  NULL, NULL)              \
     X(MAX_PIXELS,      "--max-pixels",    "N",       INT,  1,   DSE_OPT_PIXELS_MAX, NULL, NULL)              \
@@ -170,7 +173,8 @@ struct dse_opt_line {
     enum dse_opt_place place;
     const char        *arg;    /* the placeholder this command shows; NULL: the option's own */
     const char        *words;  /* WORD: the values this command accepts; NULL: the option's own */
-    const char        *help;   /* OWN and RIGHT: the text beside the name */
+    const char        *help;   /* OWN and RIGHT: the text beside the name; %D: def */
+    const char        *def;    /* the default as --help shows it, where help says %D */
 };
 
 /* Every command, once. X(ENUM, function suffix, name); count is COUNT_SPACE, DSE_CMD_COUNT
