@@ -105,10 +105,8 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_net net;
     int rc;
     dse_train_opts_default(&o);
-    o.threads = 2;
+    dse_opts_bind(c, a, &o); /* --threads, --loader-threads, --aug, --reduce, --checkpoint-dir, --resume */
     if (OPT(DATA)) o.data = dse_data_name_find(OPT(DATA)) ? dse_data_name_find(OPT(DATA)) : OPT(DATA); /* one spelling */
-    o.threads = OPT_INT(THREADS, o.threads);
-    o.loader_workers = OPT_INT(LOADER_THREADS, o.loader_workers);
     if ((rc = opt_conv(c->name, OPT(CONV), &o.conv_algo)) >= 0 ||
         (rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &o.dev)) >= 0)
         return rc;
@@ -136,8 +134,6 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
         return bad_usage(c->name, "%s", msg);
     }
     if (OPT(LR_POLICY) && o.policy == DSE_LR_STEP) o.step_epochs = o.epochs > 3 ? o.epochs / 3 : 1;
-    o.checkpoint_dir = OPT(CHECKPOINT_DIR);
-    o.resume = OPT(RESUME);
     o.ckpt_every_s = 300; /* a kill loses at most 5 minutes of an epoch (issue #18 item 2) */
     if (OPT(CKPT_EVERY) && !OPT(CHECKPOINT_DIR))
         return bad_usage(c->name, "--checkpoint-every %s needs --checkpoint-dir DIR", OPT(CKPT_EVERY));
@@ -152,7 +148,6 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     }
     struct dse_input_shape in;
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
-    if (OPT(AUG)) o.aug = (enum dse_aug_mode)dse_word_index(DSE_AUG_NAMES, OPT(AUG));
     double every_s = DSE_TRAIN_LOG_EVERY_S;
     if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &every_s)) >= 0) return rc;
     struct dse_train_log tlog;
@@ -175,7 +170,6 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     /* Under mpirun: one of P ranks (engine/dist.h), joined once everything above is checked,
      * so that a bad option ends every rank the same way before any of them waits for another. */
     struct dse_dist *dist = NULL;
-    if (OPT(REDUCE)) o.reduce = (enum dse_dist_reduce)dse_word_index(DSE_DIST_REDUCE_NAMES, OPT(REDUCE));
     if (dse_dist_init(&dist, &err)) return dse_net_deinit(&net), fail(&err);
     const int rank = dse_dist_rank(dist), ranks = dse_dist_size(dist);
     o.dist = dist;

@@ -4,6 +4,7 @@
 #include "dse/options.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,9 @@ static const char usage_data_synth[] =
 #define IN_TEXT(o)      { .opt = DSE_OPT_##o, .place = DSE_OPT_PLACE_TEXT }
 #define FORMAT(w, h)    { .opt = DSE_OPT_FORMAT, .words = w, .help = h }
 #define HEADING(h)      { .place = DSE_OPT_PLACE_HEADING, .help = h }
+/* OWN and RIGHT lines that bind a value: DSE_OPT_BIND and .def after the help */
+#define OWNB(o, h, ...)     { .opt = DSE_OPT_##o, .help = h, __VA_ARGS__ }
+#define RIGHTB(o, a, h, ...) { .opt = DSE_OPT_##o, .place = DSE_OPT_PLACE_RIGHT, .arg = a, .help = h, __VA_ARGS__ }
 /* A recipe option of dse train, placed OWN or RIGHT: its option, help and default are
  * engine/train.def's row's (DSE_TRAIN_HELP, DSE_TRAIN_DEFAULT_STR). */
 #define RECIPE(where, field, a)                                                                     \
@@ -281,6 +285,7 @@ static const struct dse_opt_line lines_generate[] = {
     OWN(OUT, "directory for --all (created if missing)"),
 };
 
+#define SWEEP(f) DSE_OPT_BIND(struct dse_sweep_opts, f)
 static const struct dse_opt_line lines_sweep[] = {
     OWN(OUT, "the sweep directory"),
     OWN(ANALYTIC_ONLY, "cost and prune only; train nothing"),
@@ -288,36 +293,38 @@ static const struct dse_opt_line lines_sweep[] = {
                   "candidates drawn uniformly) or evolution (NSGA-II proposals, budget\n"
                   "candidates in all); overrides the space's search.strategy, whose budget\n"
                   "it takes (docs/space-format.md, \"Search\")"),
-    OWN(WORKERS, "worker processes this command starts (default 2)"),
-    OWN(THREADS, "engine threads per worker (default 1; 2 workers x 1 thread use two\n"
-                 "cores best, docs/sweep-dir.md)"),
+    OWNB(WORKERS, "worker processes this command starts (default %D)", SWEEP(workers)),
+    OWNB(THREADS, "engine threads per worker (default %D; 2 workers x 1 thread use two\n"
+                  "cores best, docs/sweep-dir.md)", SWEEP(threads)),
     OWN(BUDGET, "B or Be: epochs per candidate (the schedule's length; default: the\n"
                 "space's train.epochs); Nh or Nm: stop this command after N hours or\n"
                 "minutes (the candidates resume from their checkpoints next time)"),
-    OWN(EARLY_STOP, "none (default): train every candidate fully; sh: successive halving, each\n"
-                    "rung decided once all have reached it (bit-for-bit reproducible); asha:\n"
-                    "asynchronous successive halving, a candidate promoted as soon as it is in\n"
-                    "the top 1/eta of those at its rung so far (no idle workers; the promotions\n"
-                    "depend on the order results arrive in, so only a 1-worker sweep repeats)"),
-    OWN(ETA, "halving: the top 1/N of each rung go on (default 3)"),
-    OWN(MIN_EPOCHS, "halving: rungs at R, R*eta, R*eta^2, ... epochs (default 1)"),
-    OWN(RANK, "halving: pareto (default: Pareto rank on top-1 and model size, so\n"
-              "small models are not culled for being small) or top1"),
+    OWNB(EARLY_STOP, "%D (default): train every candidate fully; sh: successive halving, each\n"
+                     "rung decided once all have reached it (bit-for-bit reproducible); asha:\n"
+                     "asynchronous successive halving, a candidate promoted as soon as it is in\n"
+                     "the top 1/eta of those at its rung so far (no idle workers; the promotions\n"
+                     "depend on the order results arrive in, so only a 1-worker sweep repeats)",
+         SWEEP(plan.halving)),
+    OWNB(ETA, "halving: the top 1/N of each rung go on (default %D)", SWEEP(plan.eta)),
+    OWNB(MIN_EPOCHS, "halving: rungs at R, R*eta, R*eta^2, ... epochs (default %D)", SWEEP(plan.min_epochs)),
+    OWNB(RANK, "halving: %D (default: Pareto rank on top-1 and model size, so\n"
+               "small models are not culled for being small) or top1", SWEEP(plan.rank)),
     OWN(CONV, "conv strategy: auto (timed once per candidate; default) or a fixed one"),
-    OWN(LEASE_SECONDS, "a lease's time to live (default 60; renewed every S/10 seconds)"),
+    OWNB(LEASE_SECONDS, "a lease's time to live (default %D; renewed every S/10 seconds)", SWEEP(lease_s)),
     OWN(CKPT_EVERY, "CPU workers also checkpoint within an epoch: every N steps, or\n"
                     "Ns / Nm (default 5m; 0: only at epochs' ends); a killed worker's\n"
                     "successor resumes there"),
-    OWN(MAX_CRASHES, "a candidate whose workers in this command die N times in a row without\n"
-                     "progress is marked failed (default 3) until the next dse sweep retries\n"
-                     "it; a worker of an earlier command found dead costs nothing, but 2N\n"
-                     "deaths in a row of any commands fail it too (one that kills its process)"),
-    OWN(COMMAND_ID, "count the crashes of every dse sweep given this ID (letters, digits,\n"
-                    ". _ -; up to " DSE_TRAIN_LOG_STR(DSE_SWEEP_COMMAND_ID_MAX) ") as one command's (default: each its own; the tasks of\n"
-                    "a --slurm array get slurm-<its job id>)"),
+    OWNB(MAX_CRASHES, "a candidate whose workers in this command die N times in a row without\n"
+                      "progress is marked failed (default %D) until the next dse sweep retries\n"
+                      "it; a worker of an earlier command found dead costs nothing, but 2N\n"
+                      "deaths in a row of any commands fail it too (one that kills its process)",
+         SWEEP(max_crashes)),
+    OWNB(COMMAND_ID, "count the crashes of every dse sweep given this ID (letters, digits,\n"
+                     ". _ -; up to " DSE_TRAIN_LOG_STR(DSE_SWEEP_COMMAND_ID_MAX) ") as one command's (default: each its own; the tasks of\n"
+                     "a --slurm array get slurm-<its job id>)", SWEEP(command_id)),
     OWN(PROGRESS_EVERY, "a worker's progress line within an epoch every S seconds (default "
                         DSE_TRAIN_LOG_EVERY_S_STR ";\n0: epoch lines only)"),
-    OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),
+    OWNB(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)", SWEEP(data_root)),
     OWN(RANKS_PER_CAND, "under mpirun -np P: the ranks are one\n"
                         "worker that trains each candidate data-parallel (docs/training.md)"),
     HEADING("\nOn GPUs (docs/sweep-dir.md, \"Sweeps on shared GPUs\"):\n"),
@@ -331,8 +338,8 @@ static const struct dse_opt_line lines_sweep[] = {
                  "cores per GPU)"),
     OWN(PRECISION, "conv and fc arithmetic: fp32 (default), tf32 (tensor cores), or mixed:\n"
                    "fp16 (with loss scaling) or bf16 convs; all but fp32 change results"),
-    OWN(MAX_OOM, "a candidate that runs out of GPU memory is re-queued with a note and asks\n"
-                 "for more next time; after N times in a row it is marked failed (default 4)"),
+    OWNB(MAX_OOM, "a candidate that runs out of GPU memory is re-queued with a note and asks\n"
+                  "for more next time; after N times in a row it is marked failed (default %D)", SWEEP(max_oom)),
     OWN(ALGOS, "cuDNN's algorithms: det (default: deterministic ones only) or any (also\n"
                "those that add in a varying order; faster)"),
     HEADING("\nOn a Slurm cluster (docs/cluster.md):\n"),
@@ -373,31 +380,32 @@ static const struct dse_opt_line lines_report[] = {
     OWN(MAX_PIXELS, "an image's pixel budget, checked from its header before decoding (default\n"            \
                     STR(DSE_IMAGE_PIXELS_DEFAULT) ", PIL's bomb warning; at most 32768 x 32768)")
 
+#define TRAIN(f) DSE_OPT_BIND(struct dse_train_opts, f)
 static const struct dse_opt_line lines_train[] = {
     OWN(DATA, "a dataset name: " DSE_DATA_NAMES_LIST "an IDX or CIFAR\n"
               "directory, an image pack (dse data pack), or an image folder: DIR/train/<class>/\n"
               "*.jpg|png and DIR/val/ (or test/), packed on first use into the pack cache"),
     OWN(INPUT, "fit the network's input (conv1's channels, the input size) to the data"),
     OWN(CLASSES, "fit the classifier (the last conv or fc) to K classes"),
-    OWN(AUG, "image packs and folders: auto (default: random-resized-crop + flip above 64\n"
-             "pixels, else 4-pixel pad-and-crop + flip), rrc, crop, flip or none"),
-    OWN(LOADER_THREADS, "image packs and folders: decoding threads (default: one per core)"),
+    OWNB(AUG, "image packs and folders: %D (default: random-resized-crop + flip above 64\n"
+              "pixels, else 4-pixel pad-and-crop + flip), rrc, crop, flip or none", TRAIN(aug)),
+    OWNB(LOADER_THREADS, "image packs and folders: decoding threads (default: one per core)", TRAIN(loader_workers)),
     OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
     MAX_PIXELS_LINE,
     RECIPE(OWN, epochs, NULL),
     RECIPE(RIGHT, batch, NULL),
     RECIPE(OWN, lr, NULL),
     RECIPE(RIGHT, policy, ""),
-    OWN(THREADS, "default 2"),
+    OWNB(THREADS, "default %D", .def = "2", TRAIN(threads)),
     RECIPE(RIGHT, seed, NULL),
     RECIPE(OWN, limit_train, NULL),
     IN_TEXT(LIMIT_TEST),
     RECIPE(OWN, init, NULL),
-    OWN(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)"),
+    OWNB(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)", TRAIN(checkpoint_dir)),
     OWN(CKPT_EVERY, "also checkpoint within an epoch, DIR/epoch-<k>.part.ckpt: every N steps,\n"
                     "or Ns / Nm seconds / minutes (default 5m; 0: only at epochs' ends); CPU only"),
-    OWN(RESUME, "continue from a checkpoint (bit-identical to an uninterrupted run: on the CPU;\n"
-                "on a GPU with --conv-cache FILE and deterministic algorithms)"),
+    OWNB(RESUME, "continue from a checkpoint (bit-identical to an uninterrupted run: on the CPU;\n"
+                 "on a GPU with --conv-cache FILE and deterministic algorithms)", TRAIN(resume)),
     OWN(PROGRESS_EVERY, "when standard error is not a terminal (a log, a pipe): a progress line\n"
                         "every S seconds within an epoch (default " DSE_TRAIN_LOG_EVERY_S_STR "; 0: epoch lines only)"),
     OWN(CONV, "conv strategy: auto (time each once per shape; default) or a fixed one"),
@@ -416,10 +424,10 @@ static const struct dse_opt_line lines_train[] = {
     OWN(ALGOS, "cuDNN's algorithms on a GPU: det (default: deterministic ones only) or any\n"
                "(also those that add in a varying order; about 1.5x faster in FP32)"),
     RECIPE(OWN, clip_norm, NULL),
-    OWN(REDUCE, "under mpirun -np P (data-parallel, docs/training.md): how the ranks' weight\n"
-                "gradients are summed: ps (default: a parameter server adds them in rank order;\n"
-                "P ranks of --threads 1 repeat one process of --threads P bit for bit), tree\n"
-                "(a binomial reduction tree) or allreduce (MPI_Allreduce)"),
+    OWNB(REDUCE, "under mpirun -np P (data-parallel, docs/training.md): how the ranks' weight\n"
+                 "gradients are summed: %D (default: a parameter server adds them in rank order;\n"
+                 "P ranks of --threads 1 repeat one process of --threads P bit for bit), tree\n"
+                 "(a binomial reduction tree) or allreduce (MPI_Allreduce)", TRAIN(reduce)),
     OWN(JSON, "print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds"),
 };
 
@@ -533,6 +541,11 @@ static const struct dse_opt_line lines_data_synth[] = {
 #define SPACE    "a space file"
 #define SWEEPDIR "a sweep directory"
 #define LINES(l) .lines = l, .n_lines = DSE_ARRAY_LEN(l)
+#define SETTINGS(T, fn) .settings = sizeof(T), .settings_default = fn
+
+/* The commands' settings as their defaults leave them (--help's %D) */
+static void train_default(void *o) { dse_train_opts_default(o); }
+static void sweep_default(void *o) { dse_sweep_opts_default(o); }
 
 const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_ANALYZE]  = { .name = "analyze", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_analyze,
@@ -543,13 +556,14 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_GENERATE] = { .name = "generate", .min_pos = 1, .max_pos = 1, .pos_what = SPACE,
                            .usage = usage_generate, LINES(lines_generate) },
     [DSE_CMD_SWEEP]    = { .name = "sweep", .min_pos = 1, .max_pos = 1, .pos_what = SPACE, .usage = usage_sweep,
-                           LINES(lines_sweep), .tail = tail_sweep, .col = 21 },
+                           LINES(lines_sweep), .tail = tail_sweep, .col = 21,
+                           SETTINGS(struct dse_sweep_opts, sweep_default) },
     [DSE_CMD_STATUS]   = { .name = "status", .min_pos = 1, .max_pos = 1, .pos_what = SWEEPDIR,
                            .usage = usage_status, LINES(lines_status) },
     [DSE_CMD_REPORT]   = { .name = "report", .min_pos = 1, .max_pos = 8, .pos_what = SWEEPDIR,
                            .usage = usage_report, LINES(lines_report) },
     [DSE_CMD_TRAIN]    = { .name = "train", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_train,
-                           LINES(lines_train) },
+                           LINES(lines_train), SETTINGS(struct dse_train_opts, train_default) },
     [DSE_CMD_BENCH]    = { .name = "bench", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_bench,
                            LINES(lines_bench) },
     [DSE_CMD_PROFILE]  = { .name = "profile", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_profile,
@@ -683,6 +697,61 @@ enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **arg
     return DSE_OK;
 }
 
+/* ---- binding values --------------------------------------------------------------------- */
+
+/* The byte size a bound line's field has for its option's kind. */
+static size_t bound_size(enum dse_opt_kind k) {
+    return k == DSE_OPT_KIND_REAL ? sizeof(double) : k == DSE_OPT_KIND_TEXT ? sizeof(const char *) : sizeof(int);
+}
+
+void dse_opts_bind(const struct dse_opt_cmd *c, const struct dse_opt_args *a, void *settings) {
+    for (int i = 0; i < c->n_lines; i++) {
+        const struct dse_opt_line *l = &c->lines[i];
+        if (l->place == DSE_OPT_PLACE_HEADING || !l->size) continue;
+        const struct dse_opt_spec *o = &dse_opt_specs[l->opt];
+        const char *v = a->val[l->opt] ? a->val[l->opt] : l->def;
+        char *to = (char *)settings + l->off;
+        DSE_ASSERT(l->off + l->size <= c->settings && l->size == bound_size(o->kind));
+        DSE_ASSERT(o->kind != DSE_OPT_KIND_INT || (o->min >= INT_MIN && o->max <= INT_MAX));
+        if (!v) continue; /* neither given nor a def: the settings' own default */
+        int n = 0;
+        double x = 0;
+        switch (o->kind) {
+        case DSE_OPT_KIND_FLAG: n = 1; break;
+        case DSE_OPT_KIND_INT:  n = (int)strtoll(v, NULL, 10); break;
+        case DSE_OPT_KIND_WORD: n = dse_word_index(l->words ? l->words : o->words, v); break;
+        case DSE_OPT_KIND_REAL: x = strtod(v, NULL); break;
+        case DSE_OPT_KIND_TEXT: memcpy(to, &v, sizeof v); continue;
+        }
+        if (o->kind == DSE_OPT_KIND_REAL) memcpy(to, &x, sizeof x);
+        else memcpy(to, &n, sizeof n);
+    }
+}
+
+/* What %D in line l's help shows: its def, else its bound field's value in defaults (the
+ * command's settings as settings_default leaves them); "" when neither. */
+static const char *default_text(const struct dse_opt_line *l, const void *defaults, char *buf, size_t size) {
+    const struct dse_opt_spec *o = &dse_opt_specs[l->opt];
+    const char *from = (const char *)defaults + l->off;
+    int n;
+    double x;
+    const char *t;
+    if (l->def || !l->size || !defaults) return l->def ? l->def : "";
+    switch (o->kind) {
+    case DSE_OPT_KIND_REAL: memcpy(&x, from, sizeof x), snprintf(buf, size, "%g", x); break;
+    case DSE_OPT_KIND_TEXT: memcpy(&t, from, sizeof t), snprintf(buf, size, "%s", t ? t : ""); break;
+    case DSE_OPT_KIND_WORD: {
+        const char *w = l->words ? l->words : o->words;
+        memcpy(&n, from, sizeof n);
+        for (; n > 0 && *w; n--) w += strcspn(w, " ") + (w[strcspn(w, " ")] == ' ');
+        snprintf(buf, size, "%.*s", (int)strcspn(w, " "), w);
+        break;
+    }
+    default: memcpy(&n, from, sizeof n), snprintf(buf, size, "%d", n); break;
+    }
+    return buf;
+}
+
 /* ---- the --help text ------------------------------------------------------------------- */
 
 /* "--name ARG" of line l, appended to buf. */
@@ -703,6 +772,8 @@ static int pad(FILE *f, int at, int to) {
 void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c) {
     const int col = c->col ? c->col : 19, col2 = c->col2 ? c->col2 : 36, w2 = c->w2 ? c->w2 : 13;
     int at = -1; /* the column the open line ends at; -1: no line open */
+    void *defaults = c->settings ? calloc(1, c->settings) : NULL; /* for %D (a failed calloc: "") */
+    if (defaults && c->settings_default) c->settings_default(defaults);
     fputs(c->usage, f);
     for (int i = 0; i < c->n_lines; i++) {
         const struct dse_opt_line *l = &c->lines[i];
@@ -729,8 +800,9 @@ void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c) {
             at = pad(f, at, col);
         }
         for (const char *h = l->help; *h; h++) { /* further lines of the help start at col */
-            if (h[0] == '%' && h[1] == 'D' && l->def) {
-                at += fprintf(f, "%s", l->def), h++;
+            if (h[0] == '%' && h[1] == 'D') {
+                char buf[64];
+                at += fprintf(f, "%s", default_text(l, defaults, buf, sizeof buf)), h++;
                 continue;
             }
             if (*h != '\n') {
@@ -743,4 +815,5 @@ void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c) {
     }
     if (at >= 0) fputc('\n', f);
     if (c->tail) fputs(c->tail, f);
+    free(defaults);
 }

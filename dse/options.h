@@ -6,6 +6,7 @@
 #define DSE_CLI_OPTIONS_H
 
 #include <float.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "analysis/analysis.h"
@@ -173,9 +174,20 @@ struct dse_opt_line {
     enum dse_opt_place place;
     const char        *arg;    /* the placeholder this command shows; NULL: the option's own */
     const char        *words;  /* WORD: the values this command accepts; NULL: the option's own */
-    const char        *help;   /* OWN and RIGHT: the text beside the name; %D: def */
-    const char        *def;    /* the default as --help shows it, where help says %D */
+    const char        *help;   /* OWN and RIGHT: the text beside the name; %D: the default */
+    /* A bound line (size > 0): dse_opts_bind puts its value into the field at off of the
+     * command's settings struct (struct dse_opt_cmd.settings), as its kind says: FLAG (1 when
+     * given) and INT an int, REAL a double, WORD an int (the word's index: an enum in the
+     * words' order), TEXT a const char *. Its default is def, read as a given value would be,
+     * or, where def is NULL, what the command's settings_default leaves there; --help shows
+     * it for %D. A line that is not bound shows def for %D. */
+    const char        *def;
+    size_t             off, size;
 };
+
+/* A line's binding to field f of settings struct T (the field's size is checked against the
+ * option's kind by dse_opts_bind). */
+#define DSE_OPT_BIND(T, f) .off = offsetof(T, f), .size = sizeof(((T *)0)->f)
 
 /* Every command, once. X(ENUM, function suffix, name); count is COUNT_SPACE, DSE_CMD_COUNT
  * being the number of commands. */
@@ -219,6 +231,8 @@ struct dse_opt_cmd {
     const char                *tail;       /* prose after the option lines, or NULL */
     int                        col;        /* help text column (default 19) */
     int                        col2, w2;   /* RIGHT: its column and name width (default 36, 13) */
+    size_t                     settings;   /* the size of the struct its bound lines fill; 0: none */
+    void                     (*settings_default)(void *settings); /* its defaults; NULL: zeros */
 };
 
 extern const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT];
@@ -239,6 +253,11 @@ struct dse_opt_args {
  * what is wrong (without "dse CMD: "). argv is borrowed by *a. */
 enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **argv, struct dse_opt_args *a,
                                struct dse_err *err);
+
+/* Fills settings (a struct of c->settings bytes, set to its defaults by the caller, as
+ * c->settings_default does) from c's bound lines: each line's def where it has one, then each
+ * value a gave. The values were checked by dse_opts_parse. */
+void dse_opts_bind(const struct dse_opt_cmd *c, const struct dse_opt_args *a, void *settings);
 
 /* c's --help text: its usage and prose, its option lines, its tail. */
 void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c);

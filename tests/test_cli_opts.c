@@ -1,5 +1,6 @@
 /* test_cli_opts.c: dse's option rows (dse/options.h) where they bind a value: recipe options
- * whose range and help are engine/train.def's rows, defaults shown in --help from the row.
+ * whose range and help are engine/train.def's rows, lines that fill a command's settings
+ * (dse_opts_bind), defaults shown in --help from the one place that owns them.
  * Its own program (tests/check.h counts per program); run cases by id prefix, e.g.
  * test_cli_opts opts-recipe. tests/test_cli.c has the rest of the command line's tests. */
 #include "dse/options.h"
@@ -73,9 +74,92 @@ static void test_recipe_help(void) {
     free(text);
 }
 
+/* Every bound line of every command: its field inside the settings, of its kind's size; no
+ * command's --help leaves a %D unreplaced. */
+static void test_bind_tables(void) {
+    int bound = 0;
+    for (int k = 0; k < DSE_CMD_COUNT; k++) {
+        const struct dse_opt_cmd *c = &dse_opt_cmds[k];
+        for (int i = 0; i < c->n_lines; i++) {
+            const struct dse_opt_line *l = &c->lines[i];
+            if (l->place == DSE_OPT_PLACE_HEADING || !l->size) continue;
+            enum dse_opt_kind kind = dse_opt_specs[l->opt].kind;
+            size_t want = kind == DSE_OPT_KIND_REAL ? sizeof(double)
+                        : kind == DSE_OPT_KIND_TEXT ? sizeof(const char *) : sizeof(int);
+            CHECK_INT_EQ(l->size, want);
+            CHECK(l->off + l->size <= c->settings);
+            bound++;
+        }
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        CHECK(f != NULL);
+        if (!f) continue;
+        dse_opts_usage(f, c);
+        fclose(f);
+        CHECK(strstr(text, "%D") == NULL);
+        free(text);
+    }
+    CHECK(bound >= 15);
+}
+
+/* dse train's and dse sweep's bound options: the defaults (a line's def, else the settings'),
+ * then the values given; --help shows the settings' defaults. */
+static void test_bind_values(void) {
+    const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_TRAIN];
+    struct dse_opt_args a;
+    struct dse_err err = { 0 };
+    struct dse_train_opts t;
+    char *none[] = { "net.cfg" };
+    CHECK_OK(dse_opts_parse(c, 1, none, &a, &err));
+    dse_train_opts_default(&t);
+    dse_opts_bind(c, &a, &t);
+    CHECK_INT_EQ(t.threads, 2); /* dse train's own default, not dse_train_opts_default's */
+    CHECK_INT_EQ(t.aug, DSE_AUG_AUTO);
+    CHECK(t.resume == NULL);
+    char *given[] = { "net.cfg", "--threads", "5", "--aug", "crop", "--reduce", "tree", "--resume", "r.ckpt" };
+    CHECK_OK(dse_opts_parse(c, DSE_ARRAY_LEN(given), given, &a, &err));
+    dse_train_opts_default(&t);
+    dse_opts_bind(c, &a, &t);
+    CHECK_INT_EQ(t.threads, 5);
+    CHECK_INT_EQ(t.aug, DSE_AUG_CROP);
+    CHECK_INT_EQ(t.reduce, dse_word_index(DSE_DIST_REDUCE_NAMES, "tree"));
+    CHECK_STR_EQ(t.resume, "r.ckpt");
+
+    c = &dse_opt_cmds[DSE_CMD_SWEEP];
+    struct dse_sweep_opts o, d;
+    char *sweep[] = { "s.cfg", "--lease-seconds", "2.5", "--early-stop", "asha", "--eta", "4", "--rank", "top1" };
+    CHECK_OK(dse_opts_parse(c, DSE_ARRAY_LEN(sweep), sweep, &a, &err));
+    dse_sweep_opts_default(&o);
+    dse_sweep_opts_default(&d);
+    dse_opts_bind(c, &a, &o);
+    CHECK_NEAR(o.lease_s, 2.5, 1e-12);
+    CHECK_INT_EQ(o.plan.halving, DSE_SWEEP_HALVING_ASHA);
+    CHECK_INT_EQ(o.plan.eta, 4);
+    CHECK_INT_EQ(o.plan.rank, DSE_SWEEP_RANK_TOP1);
+    CHECK_INT_EQ(o.workers, d.workers); /* not given: the settings' own */
+    CHECK_INT_EQ(o.max_crashes, d.max_crashes);
+
+    char *text = NULL, want[96];
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    CHECK(f != NULL);
+    if (!f) return;
+    dse_opts_usage(f, c);
+    fclose(f);
+    snprintf(want, sizeof want, "a lease's time to live (default %g; renewed", d.lease_s);
+    CHECK(strstr(text, want) != NULL);
+    snprintf(want, sizeof want, "worker processes this command starts (default %d)", d.workers);
+    CHECK(strstr(text, want) != NULL);
+    CHECK(strstr(text, "  --early-stop S     none (default): train") != NULL);
+    free(text);
+}
+
 static const struct check_case cases[] = {
     { "opts-recipe-real", test_recipe_real },
     { "opts-recipe-help", test_recipe_help },
+    { "opts-bind-tables", test_bind_tables },
+    { "opts-bind-values", test_bind_values },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
