@@ -490,10 +490,8 @@ int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_eval_result r;
     int rc;
     dse_train_opts_default(&o);
-    o.threads = 2;
     if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
-    o.batch = OPT_INT(BATCH, o.batch), o.threads = OPT_INT(THREADS, o.threads);
-    o.limit_test = OPT_INT(LIMIT_TEST, o.limit_test);
+    dse_opts_bind(c, a, &o); /* --batch, --threads, --limit-test */
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
     dse_netfile_fit_checkpoint(&in, &info);

@@ -202,7 +202,7 @@ static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args 
     int rc;
     dse_pack_opts_default(&o);
     if (!OPT(OUT) || !OPT(OUT)[0]) return bad_usage(c->name, "--out FILE is required (the pack to write)%s", "");
-    o.size = OPT_INT(PACK_SIZE, o.size), o.quality = OPT_INT(QUALITY, o.quality), o.threads = OPT_INT(THREADS, o.threads);
+    dse_opts_bind(c, a, &o); /* --size, --quality, --threads, --skip-bad */
     if (o.size > 0 && o.size < 8) return bad_usage(c->name, "--size '%s' is not 0 or an integer from 8 to 4096", OPT(PACK_SIZE));
     o.format = o.size > 0 && o.size <= 64 ? DSE_PACK_RAW : DSE_PACK_JPEG;
     if (OPT(FORMAT)) {
@@ -211,7 +211,7 @@ static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args 
     if (OPT(CHANNELS)) {
         o.channels = OPT(CHANNELS)[0] - '0';
     }
-    o.skip_bad = FLAG(SKIP_BAD), o.max_pixels = OPT_INT(MAX_PIXELS, 0);
+    o.max_pixels = OPT_INT(MAX_PIXELS, 0);
     if (dse_imgfolder_scan(a->pos[0], &f, &err)) {
         dse_imgfolder_deinit(&f);
         return fail(&err);
@@ -364,9 +364,7 @@ static int cmd_data_synth(const struct dse_opt_cmd *c, const struct dse_opt_args
     struct dse_err err = { 0 };
     int seed = 1;
     dse_synth_opts_default(&o);
-    o.classes = OPT_INT(SYNTH_CLASSES, o.classes);
-    o.train_per_class = OPT_INT(TRAIN_IMAGES, o.train_per_class);
-    o.val_per_class = OPT_INT(VAL_IMAGES, o.val_per_class);
+    dse_opts_bind(c, a, &o); /* --classes, --train, --val, --mixed */
     seed = OPT_INT(SEED, seed);
     if (OPT(SIDES)) {
         int lo, hi, used = 0;
@@ -375,7 +373,6 @@ static int cmd_data_synth(const struct dse_opt_cmd *c, const struct dse_opt_args
         o.min_side = lo, o.max_side = hi;
     }
     o.seed = (uint64_t)seed;
-    o.mixed = FLAG(MIXED);
     if (dse_synth_folder(a->pos[0], &o, &err)) return fail(&err);
     printf("%s: %d classes x (%d train + %d val) images, sides %d to %d%s\nnext: dse data pack %s --out %s.pack\n",
            a->pos[0], o.classes, o.train_per_class, o.val_per_class, o.min_side, o.max_side,

@@ -11,6 +11,7 @@
 
 #include "dse/trainlog.h"
 #include "data/data.h"
+#include "data/synth.h"
 #include "metaparams/net.h"
 
 #define STR_(x) #x
@@ -463,9 +464,9 @@ static const struct dse_opt_line lines_eval[] = {
               "folder is evaluated from its pack, as dse train used it"),
     OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
     MAX_PIXELS_LINE,
-    OWN(BATCH, "default 64"),
-    RIGHT(THREADS, NULL, "default 2"),
-    OWN(LIMIT_TEST, "evaluate the first N test images"),
+    OWNB(BATCH, "default %D", TRAIN(batch)),
+    RIGHTB(THREADS, NULL, "default %D", .def = "2", TRAIN(threads)),
+    OWNB(LIMIT_TEST, "evaluate the first N test images", TRAIN(limit_test)),
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
     OWN(JSON, "print {\"loss\", \"top1\", \"top5\", \"images\", \"per_class\": [...]} instead"),
@@ -501,15 +502,16 @@ static const struct dse_opt_line lines_import[] = {
     JOIN(CLASSES, NULL),
 };
 
+#define PACK(f) DSE_OPT_BIND(struct dse_pack_opts, f)
 static const struct dse_opt_line lines_data_pack[] = {
     OWNA(OUT, "FILE", "the pack to write (replaced atomically if it exists)"),
-    OWN(PACK_SIZE, "short side in pixels, 8 to 4096, or 0 to keep each image's size (default 256)"),
+    OWNB(PACK_SIZE, "short side in pixels, 8 to 4096, or 0 to keep each image's size (default %D)", PACK(size)),
     FORMAT("jpeg raw", "jpeg (default above 64 pixels: small files, decoded when read) or raw\n"
                        "(default at 64 and below: no decoding when read)"),
-    OWN(QUALITY, "JPEG quality, 1 to 100 (default 90)"),
+    OWNB(QUALITY, "JPEG quality, 1 to 100 (default %D)", PACK(quality)),
     OWN(CHANNELS, "3 (default: RGB) or 1 (gray)"),
-    OWN(THREADS, "decoding threads (default: one per core)"),
-    OWN(SKIP_BAD, "leave out images that do not decode, naming each, instead of stopping"),
+    OWNB(THREADS, "decoding threads (default: one per core)", PACK(threads)),
+    OWNB(SKIP_BAD, "leave out images that do not decode, naming each, instead of stopping", PACK(skip_bad)),
     MAX_PIXELS_LINE,
 };
 
@@ -527,14 +529,15 @@ static const struct dse_opt_line lines_data_bench[] = {
     MAX_PIXELS_LINE,
 };
 
+#define SYNTH(f) DSE_OPT_BIND(struct dse_synth_opts, f)
 static const struct dse_opt_line lines_data_synth[] = {
-    OWN(SYNTH_CLASSES, "default 10"),
-    RIGHT(TRAIN_IMAGES, NULL, "per class, default 20"),
-    OWN(VAL_IMAGES, "per class, default 5"),
+    OWNB(SYNTH_CLASSES, "default %D", SYNTH(classes)),
+    RIGHTB(TRAIN_IMAGES, NULL, "per class, default %D", SYNTH(train_per_class)),
+    OWNB(VAL_IMAGES, "per class, default %D", SYNTH(val_per_class)),
     RIGHT(SIDES, "", "default 48-96"),
     OWN(SEED, "default 1"),
-    OWN(MIXED, "cycle through every decoder path (RGB/gray/CMYK JPEG, RGB/gray/RGBA/16-bit/palette\n"
-               "PNG) instead of RGB JPEGs only"),
+    OWNB(MIXED, "cycle through every decoder path (RGB/gray/CMYK JPEG, RGB/gray/RGBA/16-bit/palette\n"
+               "PNG) instead of RGB JPEGs only", SYNTH(mixed)),
 };
 
 #define NET      "one network file"
@@ -546,6 +549,8 @@ static const struct dse_opt_line lines_data_synth[] = {
 /* The commands' settings as their defaults leave them (--help's %D) */
 static void train_default(void *o) { dse_train_opts_default(o); }
 static void sweep_default(void *o) { dse_sweep_opts_default(o); }
+static void pack_default(void *o) { dse_pack_opts_default(o); }
+static void synth_default(void *o) { dse_synth_opts_default(o); }
 
 const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_ANALYZE]  = { .name = "analyze", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_analyze,
@@ -569,7 +574,7 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_PROFILE]  = { .name = "profile", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_profile,
                            LINES(lines_profile) },
     [DSE_CMD_EVAL]     = { .name = "eval", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_eval,
-                           LINES(lines_eval) },
+                           LINES(lines_eval), SETTINGS(struct dse_train_opts, train_default) },
     [DSE_CMD_PREDICT]  = { .name = "predict", .min_pos = 1, .max_pos = DSE_OPT_POS_MAX, .pos_what = NET,
                            .usage = usage_predict, LINES(lines_predict) },
     [DSE_CMD_EXPORT]   = { .name = "export", .min_pos = 1, .max_pos = 1,
@@ -578,7 +583,8 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_IMPORT]   = { .name = "import", .min_pos = 2, .max_pos = 2, .pos_what = "two files: MODEL NET",
                            .usage = usage_import, LINES(lines_import), .col = 15 },
     [DSE_CMD_DATA_PACK]  = { .name = "data pack", .min_pos = 1, .max_pos = 1, .pos_what = "an image folder DIR",
-                             .usage = usage_data_pack, LINES(lines_data_pack) },
+                             .usage = usage_data_pack, LINES(lines_data_pack),
+                             SETTINGS(struct dse_pack_opts, pack_default) },
     [DSE_CMD_DATA_INFO]  = { .name = "data info", .min_pos = 1, .max_pos = 1,
                              .pos_what = "a pack, an image folder or a dataset name", .usage = usage_data_info,
                              LINES(lines_data_info) },
@@ -586,7 +592,8 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
                              .pos_what = "a pack, an image folder or a dataset name", .usage = usage_data_bench,
                              LINES(lines_data_bench), .col2 = 50, .w2 = 12 },
     [DSE_CMD_DATA_SYNTH] = { .name = "data synth", .min_pos = 1, .max_pos = 1, .pos_what = "an image folder DIR",
-                             .usage = usage_data_synth, LINES(lines_data_synth), .col2 = 50, .w2 = 12 },
+                             .usage = usage_data_synth, LINES(lines_data_synth), .col2 = 50, .w2 = 12,
+                             SETTINGS(struct dse_synth_opts, synth_default) },
 };
 
 /* ---- the parser ------------------------------------------------------------------------ */

@@ -103,7 +103,7 @@ static void test_bind_tables(void) {
     CHECK(bound >= 15);
 }
 
-/* dse train's and dse sweep's bound options: the defaults (a line's def, else the settings'),
+/* dse train's, dse sweep's and dse eval's bound options: the defaults (a line's def, else the settings'),
  * then the values given; --help shows the settings' defaults. */
 static void test_bind_values(void) {
     const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_TRAIN];
@@ -153,6 +153,16 @@ static void test_bind_values(void) {
     CHECK(strstr(text, want) != NULL);
     CHECK(strstr(text, "  --early-stop S     none (default): train") != NULL);
     free(text);
+
+    /* dse eval: dse train's --threads default, the recipe's --batch default */
+    c = &dse_opt_cmds[DSE_CMD_EVAL];
+    char *eval[] = { "net.cfg", "--limit-test", "7" };
+    CHECK_OK(dse_opts_parse(c, DSE_ARRAY_LEN(eval), eval, &a, &err));
+    dse_train_opts_default(&t);
+    dse_opts_bind(c, &a, &t);
+    CHECK_INT_EQ(t.threads, 2);
+    CHECK_INT_EQ(t.batch, atoi(DSE_TRAIN_DEFAULT_STR(batch)));
+    CHECK_INT_EQ(t.limit_test, 7);
 }
 
 static const struct check_case cases[] = {
