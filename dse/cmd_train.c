@@ -280,12 +280,14 @@ static enum dse_status time_steps(struct dse_model *m, const float *x, const int
     return DSE_OK;
 }
 
-/* The options bench and profile share: --batch, --threads and --iters (into the defaults
- * given), --device/--precision/--algos and --input/--classes. -1, or the usage error's code. */
-static int timing_opts(const struct dse_opt_cmd *c, const struct dse_opt_args *a, int *batch, int *threads,
-                       int *iters, struct dse_model_device_opts *dev, struct dse_input_shape *in) {
+/* The options bench and profile share: their bound lines (--batch, --threads, --iters; bench's
+ * --mode, --slices) into s, --device/--precision/--algos and --input/--classes. -1, or the
+ * usage error's code. */
+static int timing_opts(const struct dse_opt_cmd *c, const struct dse_opt_args *a, struct dse_bench_settings *s,
+                       struct dse_model_device_opts *dev, struct dse_input_shape *in) {
     int rc;
-    *batch = OPT_INT(BATCH, *batch), *threads = OPT_INT(THREADS, *threads), *iters = OPT_INT(ITERS, *iters);
+    memset(s, 0, sizeof *s);
+    dse_opts_bind(c, a, s);
     if ((rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), dev)) >= 0 ||
         (rc = opt_fit(c->name, a, in)) >= 0)
         return rc;
@@ -293,19 +295,20 @@ static int timing_opts(const struct dse_opt_cmd *c, const struct dse_opt_args *a
 }
 
 int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
-    int batch = 32, threads = 2, iters = 10, rc;
+    struct dse_bench_settings s;
+    int rc;
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     float *x = NULL;
     int *labels = NULL;
-    const int train = !OPT(MODE) || !strcmp(OPT(MODE), "train");
     struct dse_model_device_opts dev;
     struct dse_input_shape in;
-    if ((rc = timing_opts(c, a, &batch, &threads, &iters, &dev, &in)) >= 0) return rc;
+    if ((rc = timing_opts(c, a, &s, &dev, &in)) >= 0) return rc;
+    const int batch = s.batch, threads = s.threads, iters = s.iters, train = !s.infer;
     int conv = DSE_ALGO_AUTO;
     if ((rc = opt_conv(c->name, OPT(CONV), &conv)) >= 0) return rc;
     if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
-    m->cx.conv_force = conv, m->cx.slices = OPT_INT(SLICES, 0); /* the CPU's; a device ignores them */
+    m->cx.conv_force = conv, m->cx.slices = s.slices; /* the CPU's; a device ignores them */
     double *t = malloc(sizeof *t * (size_t)iters);
     rc = t && time_steps(m, x, labels, train, 2, iters, t, &err) ? fail(&err) : 0;
     if (!rc && t) {
@@ -413,14 +416,16 @@ int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
 }
 
 int cmd_profile(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
-    int batch = 32, threads = 2, iters = 5, rc;
+    struct dse_bench_settings s;
+    int rc;
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     float *x = NULL, loss;
     int *labels = NULL;
     struct dse_model_device_opts dev;
     struct dse_input_shape in;
-    if ((rc = timing_opts(c, a, &batch, &threads, &iters, &dev, &in)) >= 0) return rc;
+    if ((rc = timing_opts(c, a, &s, &dev, &in)) >= 0) return rc;
+    const int batch = s.batch, threads = s.threads, iters = s.iters;
     if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, 0, &dev, &m, &x, &labels)) >= 0) goto done;
     int n = m->net.n_layers;
     double *tf = calloc((size_t)(n * iters), sizeof *tf), *tb = calloc((size_t)(n * iters), sizeof *tb);

@@ -283,15 +283,14 @@ static int cmd_data_bench(const struct dse_opt_cmd *c, const struct dse_opt_args
     struct dse_imgfolder f;
     struct dse_loader *l = NULL;
     struct dse_loader_opts lo;
-    int size = 227, batch = 256, threads = 0, seconds = 10, split = DSE_PACK_TRAIN, rc;
-    enum dse_aug_mode aug = DSE_AUG_RRC;
+    struct dse_data_bench_settings s = { 0 };
+    int rc;
     memset(&f, 0, sizeof f);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = cpus > 0 ? (int)cpus : 1;
-    size = OPT_INT(CROP_SIZE, size), batch = OPT_INT(BATCH, batch), threads = OPT_INT(THREADS, threads);
-    seconds = OPT_INT(SECONDS, seconds);
-    if (OPT(AUG)) aug = (enum dse_aug_mode)dse_word_index(DSE_AUG_NAMES, OPT(AUG));
-    if (OPT(SPLIT)) split = !strcmp(OPT(SPLIT), "val") ? DSE_PACK_VAL : DSE_PACK_TRAIN;
+    c->settings_default(&s);
+    dse_opts_bind(c, a, &s); /* every option but --max-pixels */
+    const int size = s.size, batch = s.batch, threads = s.threads, seconds = s.seconds, split = s.split;
+    const enum dse_aug_mode aug = (enum dse_aug_mode)s.aug;
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* img_per_s_per_core */
     memset(&lo, 0, sizeof lo);
     lo.batch = batch, lo.shuffle = 1, lo.seed = 1, lo.out_h = size, lo.out_w = size, lo.workers = threads;
     const int is_pack = dse_pack_named(a->pos[0]);

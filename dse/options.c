@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dse/trainlog.h"
 #include "data/data.h"
@@ -440,21 +441,24 @@ static const struct dse_opt_line lines_train[] = {
     OWN(INPUT, "fit the network's input; --classes K: its classifier's outputs"),             \
     IN_TEXT(CLASSES)
 
+#define BENCH(f) DSE_OPT_BIND(struct dse_bench_settings, f)
+#define BENCH_BATCH_THREADS                                                  \
+    OWNB(BATCH, "default %D", .def = "32", BENCH(batch)),                    \
+    RIGHTB(THREADS, NULL, "CPU threads, default %D", .def = "2", BENCH(threads))
+
 static const struct dse_opt_line lines_bench[] = {
-    OWN(MODE, "train (default: forward, backward, SGD) or infer (forward)"),
-    OWN(BATCH, "default 32"),
-    RIGHT(THREADS, NULL, "CPU threads, default 2"),
-    OWN(ITERS, "default 10"),
+    OWNB(MODE, "%D (default: forward, backward, SGD) or infer (forward)", BENCH(infer)),
+    BENCH_BATCH_THREADS,
+    OWNB(ITERS, "default %D", .def = "10", BENCH(iters)),
     OWN(CONV, "CPU conv strategy: auto (time each once per shape; default) or a fixed one"),
-    OWN(SLICES, "cut each batch into S slices instead of 16 (docs/training.md); S = T costs what\n"
-                "the engine cost before fixed slices (bench/slices.sh), and its bits depend on T"),
+    OWNB(SLICES, "cut each batch into S slices instead of 16 (docs/training.md); S = T costs what\n"
+                 "the engine cost before fixed slices (bench/slices.sh), and its bits depend on T", BENCH(slices)),
     SYNTHETIC_MODEL_LINES,
 };
 
 static const struct dse_opt_line lines_profile[] = {
-    OWN(BATCH, "default 32"),
-    RIGHT(THREADS, NULL, "CPU threads, default 2"),
-    OWN(ITERS, "default 5"),
+    BENCH_BATCH_THREADS,
+    OWNB(ITERS, "default %D", .def = "5", BENCH(iters)),
     SYNTHETIC_MODEL_LINES,
 };
 
@@ -519,13 +523,14 @@ static const struct dse_opt_line lines_data_info[] = {
     OWN(VERIFY, "packs: check every record's CRC-32 and decode it"),
 };
 
+#define DATA_BENCH(f) DSE_OPT_BIND(struct dse_data_bench_settings, f)
 static const struct dse_opt_line lines_data_bench[] = {
-    OWN(CROP_SIZE, "output size (default 227)"),
-    RIGHT(BATCH, NULL, "default 256"),
-    OWN(THREADS, "decoding threads (default: one per core)"),
-    OWN(SECONDS, "how long to measure, after 2 warm-up batches (default 10)"),
-    OWN(AUG, "auto, rrc (default: random-resized-crop + flip), crop, flip or none"),
-    OWN(SPLIT, "train (default) or val"),
+    OWNB(CROP_SIZE, "output size (default %D)", .def = "227", DATA_BENCH(size)),
+    RIGHTB(BATCH, NULL, "default %D", .def = "256", DATA_BENCH(batch)),
+    OWNB(THREADS, "decoding threads (default: one per core)", DATA_BENCH(threads)),
+    OWNB(SECONDS, "how long to measure, after 2 warm-up batches (default %D)", .def = "10", DATA_BENCH(seconds)),
+    OWNB(AUG, "auto, %D (default: random-resized-crop + flip), crop, flip or none", .def = "rrc", DATA_BENCH(aug)),
+    OWNB(SPLIT, "%D (default) or val", DATA_BENCH(split)),
     MAX_PIXELS_LINE,
 };
 
@@ -551,6 +556,10 @@ static void train_default(void *o) { dse_train_opts_default(o); }
 static void sweep_default(void *o) { dse_sweep_opts_default(o); }
 static void pack_default(void *o) { dse_pack_opts_default(o); }
 static void synth_default(void *o) { dse_synth_opts_default(o); }
+static void data_bench_default(void *o) { /* decoding threads: one per core */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ((struct dse_data_bench_settings *)o)->threads = cpus > 0 ? (int)cpus : 1;
+}
 
 const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_ANALYZE]  = { .name = "analyze", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_analyze,
@@ -570,9 +579,9 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_TRAIN]    = { .name = "train", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_train,
                            LINES(lines_train), SETTINGS(struct dse_train_opts, train_default) },
     [DSE_CMD_BENCH]    = { .name = "bench", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_bench,
-                           LINES(lines_bench) },
+                           LINES(lines_bench), SETTINGS(struct dse_bench_settings, NULL) },
     [DSE_CMD_PROFILE]  = { .name = "profile", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_profile,
-                           LINES(lines_profile) },
+                           LINES(lines_profile), SETTINGS(struct dse_bench_settings, NULL) },
     [DSE_CMD_EVAL]     = { .name = "eval", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_eval,
                            LINES(lines_eval), SETTINGS(struct dse_train_opts, train_default) },
     [DSE_CMD_PREDICT]  = { .name = "predict", .min_pos = 1, .max_pos = DSE_OPT_POS_MAX, .pos_what = NET,
@@ -590,7 +599,8 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
                              LINES(lines_data_info) },
     [DSE_CMD_DATA_BENCH] = { .name = "data bench", .min_pos = 1, .max_pos = 1,
                              .pos_what = "a pack, an image folder or a dataset name", .usage = usage_data_bench,
-                             LINES(lines_data_bench), .col2 = 50, .w2 = 12 },
+                             LINES(lines_data_bench), .col2 = 50, .w2 = 12,
+                             SETTINGS(struct dse_data_bench_settings, data_bench_default) },
     [DSE_CMD_DATA_SYNTH] = { .name = "data synth", .min_pos = 1, .max_pos = 1, .pos_what = "an image folder DIR",
                              .usage = usage_data_synth, LINES(lines_data_synth), .col2 = 50, .w2 = 12,
                              SETTINGS(struct dse_synth_opts, synth_default) },

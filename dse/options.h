@@ -185,6 +185,19 @@ struct dse_opt_line {
     size_t             off, size;
 };
 
+/* The settings of commands whose work has no library struct to fill: dse bench and dse
+ * profile (one struct; profile has no --mode or --slices), dse data bench. */
+struct dse_bench_settings {
+    int batch, threads, iters;
+    int infer;  /* --mode: 0 train, 1 infer */
+    int slices; /* 0: the engine's */
+};
+struct dse_data_bench_settings {
+    int size, batch, threads, seconds;
+    int split;  /* enum dse_pack_split */
+    int aug;    /* enum dse_aug_mode */
+};
+
 /* A line's binding to field f of settings struct T (the field's size is checked against the
  * option's kind by dse_opts_bind). */
 #define DSE_OPT_BIND(T, f) .off = offsetof(T, f), .size = sizeof(((T *)0)->f)
