@@ -383,8 +383,8 @@ static int cmd_export(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
     struct dse_export_req q = { .format = DSE_EXPORT_ONNX };
     struct dse_err err = { 0 };
     int rc;
-    q.format = OPT(FORMAT) && !strcmp(OPT(FORMAT), "caffe") ? DSE_EXPORT_CAFFE : DSE_EXPORT_ONNX;
-    q.out = OPT(OUT);
+    dse_opts_bind(c, a, &q); /* --format, --out, --checkpoint, --id, --best: the checks below keep
+                                a sweep's apart from a network file's */
     if ((rc = opt_fit(c->name, a, &q.fit)) >= 0) return rc;
     const int sweep = OPT(ID) || FLAG(BEST);
     if (OPT(CHECKPOINT) && sweep) return bad_usage(c->name, "give NET --checkpoint FILE, or SWEEPDIR --id/--best, not both%s", "");
@@ -405,8 +405,8 @@ static int cmd_export(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
                          OPT(ID));
     if (sweep && (q.fit.c || q.fit.classes))
         return bad_usage(c->name, "--input and --classes fit a network file; a sweep's candidates are fitted already%s", "");
-    if (sweep) q.sweep_dir = a->pos[0], q.id = OPT(ID), q.best = FLAG(BEST);
-    else q.net_path = a->pos[0], q.checkpoint = OPT(CHECKPOINT);
+    if (sweep) q.sweep_dir = a->pos[0];
+    else q.net_path = a->pos[0];
     return dse_export_run(&q, stderr, &err) ? (sweep ? fail(&err) : fail_net(&err, a->pos[0])) : 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dse/exportcmd.h"
 #include "dse/trainlog.h"
 #include "data/data.h"
 #include "data/synth.h"
@@ -485,14 +486,16 @@ static const struct dse_opt_line lines_predict[] = {
     OWN(JSON, "one JSON object per image: {\"image\", \"top\": [{\"class\", \"name\", \"p\"}]}"),
 };
 
+#define EXPORT(f) DSE_OPT_BIND(struct dse_export_req, f)
 static const struct dse_opt_line lines_export[] = {
-    OWN(CHECKPOINT, "a checkpoint of NET (dse train --checkpoint-dir)"),
-    OWN(ID, "a candidate of SWEEPDIR (dse report lists the ids)"),
-    OWN(BEST, "the most accurate trained candidate of SWEEPDIR"),
+    OWNB(CHECKPOINT, "a checkpoint of NET (dse train --checkpoint-dir)", EXPORT(checkpoint)),
+    OWNB(ID, "a candidate of SWEEPDIR (dse report lists the ids)", EXPORT(id)),
+    OWNB(BEST, "the most accurate trained candidate of SWEEPDIR", EXPORT(best)),
     OWN(MAX_MB, "with --best: at most M megabytes of float32 parameters"),
-    FORMAT("onnx caffe", "onnx (default) or caffe"),
-    OWNA(OUT, "PATH", "default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
-                      "candidate id or the network file's)"),
+    { .opt = DSE_OPT_FORMAT, .words = "onnx caffe", .help = "%D (default) or caffe", EXPORT(format) },
+    { .opt = DSE_OPT_OUT, .arg = "PATH", EXPORT(out),
+      .help = "default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
+              "candidate id or the network file's)" },
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
 };
@@ -588,7 +591,7 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
                            .usage = usage_predict, LINES(lines_predict) },
     [DSE_CMD_EXPORT]   = { .name = "export", .min_pos = 1, .max_pos = 1,
                            .pos_what = "a network file or a sweep directory", .usage = usage_export,
-                           LINES(lines_export), .col = 21 },
+                           LINES(lines_export), .col = 21, SETTINGS(struct dse_export_req, NULL) },
     [DSE_CMD_IMPORT]   = { .name = "import", .min_pos = 2, .max_pos = 2, .pos_what = "two files: MODEL NET",
                            .usage = usage_import, LINES(lines_import), .col = 15 },
     [DSE_CMD_DATA_PACK]  = { .name = "data pack", .min_pos = 1, .max_pos = 1, .pos_what = "an image folder DIR",
