@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dse/exportcmd.h"
 #include "engine/train.h"
 #include "tests/check.h"
 
@@ -19,6 +20,18 @@ static int parse_train(const char *name, const char *value, struct dse_opt_args 
     int st = (int)dse_opts_parse(&dse_opt_cmds[DSE_CMD_TRAIN], 3, argv, a, &err);
     snprintf(msg, size, "%s", st ? err.msg : "");
     return st;
+}
+
+/* c's --help text (malloc'd; "" if it could not be made). */
+static char *help_text(const struct dse_opt_cmd *c) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    CHECK(f != NULL);
+    if (!f) return calloc(1, 1);
+    dse_opts_usage(f, c);
+    fclose(f);
+    return text;
 }
 
 /* --lr and --clip-norm are REAL rows with engine/train.def's ranges, refused in their words. */
@@ -59,13 +72,7 @@ static void test_recipe_real(void) {
 
 /* dse train --help shows each recipe option's default from its row (%D), and no "%D" is left. */
 static void test_recipe_help(void) {
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    CHECK(f != NULL);
-    if (!f) return;
-    dse_opts_usage(f, &dse_opt_cmds[DSE_CMD_TRAIN]);
-    fclose(f);
+    char *text = help_text(&dse_opt_cmds[DSE_CMD_TRAIN]);
     CHECK(strstr(text, "%D") == NULL);
     CHECK(strstr(text, "  --epochs E       default " DSE_TRAIN_DEFAULT_STR(epochs) " ") != NULL);
     CHECK(strstr(text, "--lr-policy  default " DSE_TRAIN_DEFAULT_STR(policy) " (power ") != NULL);
@@ -90,20 +97,14 @@ static void test_bind_tables(void) {
             CHECK(l->off + l->size <= c->settings);
             bound++;
         }
-        char *text = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&text, &size);
-        CHECK(f != NULL);
-        if (!f) continue;
-        dse_opts_usage(f, c);
-        fclose(f);
+        char *text = help_text(c);
         CHECK(strstr(text, "%D") == NULL);
         free(text);
     }
     CHECK(bound >= 15);
 }
 
-/* dse train's, dse sweep's and dse eval's bound options: the defaults (a line's def, else the settings'),
+/* dse train's, sweep's, eval's and export's bound options: the defaults (a line's def, else the settings'),
  * then the values given; --help shows the settings' defaults. */
 static void test_bind_values(void) {
     const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_TRAIN];
@@ -140,13 +141,7 @@ static void test_bind_values(void) {
     CHECK_INT_EQ(o.workers, d.workers); /* not given: the settings' own */
     CHECK_INT_EQ(o.max_crashes, d.max_crashes);
 
-    char *text = NULL, want[96];
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    CHECK(f != NULL);
-    if (!f) return;
-    dse_opts_usage(f, c);
-    fclose(f);
+    char *text = help_text(c), want[96];
     snprintf(want, sizeof want, "a lease's time to live (default %g; renewed", d.lease_s);
     CHECK(strstr(text, want) != NULL);
     snprintf(want, sizeof want, "worker processes this command starts (default %d)", d.workers);
@@ -163,6 +158,16 @@ static void test_bind_values(void) {
     CHECK_INT_EQ(t.threads, 2);
     CHECK_INT_EQ(t.batch, atoi(DSE_TRAIN_DEFAULT_STR(batch)));
     CHECK_INT_EQ(t.limit_test, 7);
+
+    /* dse export: a word straight into its enum (the words in the enum's order) */
+    c = &dse_opt_cmds[DSE_CMD_EXPORT];
+    struct dse_export_req q = { 0 };
+    char *export[] = { "net.cfg", "--format", "caffe", "--checkpoint", "w.ckpt" };
+    CHECK_OK(dse_opts_parse(c, DSE_ARRAY_LEN(export), export, &a, &err));
+    dse_opts_bind(c, &a, &q);
+    CHECK_INT_EQ(q.format, DSE_EXPORT_CAFFE);
+    CHECK_STR_EQ(q.checkpoint, "w.ckpt");
+    CHECK(q.id == NULL && !q.best);
 }
 
 static const struct check_case cases[] = {
