@@ -221,7 +221,7 @@ static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args 
                     "commands (Debian: slurm-client); --dry-run writes and prints DIR/slurm/sweep.sbatch anyway");
         return fail(&err);
     }
-    dse_opts_bind(c, a, o); /* the numbers, --early-stop, --rank, --command-id, --data-root */
+    dse_opts_bind(c, a, o); /* the numbers, --early-stop, --rank, --algos, --command-id, --data-root */
     if (o->command_id &&
         (!o->command_id[0] || strlen(o->command_id) > DSE_SWEEP_COMMAND_ID_MAX ||
          o->command_id[strspn(o->command_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")]))
@@ -254,11 +254,9 @@ static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args 
             return bad_usage(c->name, "--precision %s needs --gpus; the CPU computes in fp32 only", OPT(PRECISION));
         o->set_precision = 1;
     }
-    if (OPT(ALGOS)) {
-        if (!gpus) return bad_usage(c->name, "--algos %s needs --gpus; the CPU's kernels are deterministic", OPT(ALGOS));
-        o->plan.nondeterministic = !strcmp(OPT(ALGOS), "any");
-        o->set_algos = 1;
-    }
+    if (OPT(ALGOS) && !gpus)
+        return bad_usage(c->name, "--algos %s needs --gpus; the CPU's kernels are deterministic", OPT(ALGOS));
+    o->set_algos = FLAG(ALGOS);
     if (OPT(MAX_OOM) && !gpus) return bad_usage(c->name, "--max-oom %s needs --gpus", OPT(MAX_OOM));
     if (gpus && OPT(WORKERS))
         return bad_usage(c->name, "--workers %s is for the CPU; with --gpus give --per-gpu (workers per GPU)", OPT(WORKERS));

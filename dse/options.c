@@ -343,8 +343,8 @@ static const struct dse_opt_line lines_sweep[] = {
                    "fp16 (with loss scaling) or bf16 convs; all but fp32 change results"),
     OWNB(MAX_OOM, "a candidate that runs out of GPU memory is re-queued with a note and asks\n"
                   "for more next time; after N times in a row it is marked failed (default %D)", SWEEP(max_oom)),
-    OWN(ALGOS, "cuDNN's algorithms: det (default: deterministic ones only) or any (also\n"
-               "those that add in a varying order; faster)"),
+    OWNB(ALGOS, "cuDNN's algorithms: %D (default: deterministic ones only) or any (also\n"
+                "those that add in a varying order; faster)", SWEEP(plan.nondeterministic)),
     HEADING("\nOn a Slurm cluster (docs/cluster.md):\n"),
     OWN(SLURM, "prepare DIR, write DIR/slurm/sweep.sbatch (a job array whose every task\n"
                "runs this command's worker, the options above passed on) and submit it\n"
