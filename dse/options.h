@@ -1,6 +1,8 @@
 /* options.h: every option of every dse command, each once (DSE_OPTIONS: name, placeholder,
- * parser, range), and one table per command (its usage prose and option lines) from which
- * both the argument parser and the --help text are made. docs/cli.md lists the options;
+ * parser, range), and one table per command (its usage prose and option lines, each line
+ * binding the settings field its value goes to and that field's default) from which the
+ * argument parser, dse_opts_bind and the --help text are made. docs/cli.md lists the
+ * options, docs/conventions.md ("One fact, one owner") says how lines bind values;
  * dse/main.c and dse/cmd_*.c run the commands. */
 #ifndef DSE_CLI_OPTIONS_H
 #define DSE_CLI_OPTIONS_H
