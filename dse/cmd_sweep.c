@@ -169,7 +169,7 @@ static int sweep_slurm(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     if (OPT(GPUS_PER_TASK) && !OPT(GPUS)) args[n_args++] = "--gpus", args[n_args++] = "all";
     snprintf(name, sizeof name, "dse-%.80s", s->name);
     const struct dse_slurm_job job = {
-        .dse = dse, .space = space, .dir = out, .name = name, .array = OPT_INT(ARRAY, 2),
+        .dse = dse, .space = space, .dir = out, .name = name, .array = (int)OPT_NUM(ARRAY),
         .cpus_per_task = OPT(GPUS_PER_TASK) ? 0 : OPT(RANKS_PER_CAND) ? o->threads : o->workers * o->threads,
         .gpus_per_task = OPT_INT(GPUS_PER_TASK, 0), .ranks = OPT_INT(RANKS_PER_CAND, 0),
         .sbatch = OPT(SBATCH), .args = args, .n_args = n_args, .array_command = !OPT(COMMAND_ID),

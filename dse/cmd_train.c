@@ -613,11 +613,11 @@ int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     char ds_key[320] = "";
     float *x = NULL;
     struct ranked *rk = NULL;
-    int top = 5, rc, next, label = 0;
+    int rc, next, label = 0;
     int64_t it;
     if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
     if (a->n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
-    top = OPT_INT(TOP, top);
+    int top = (int)OPT_NUM(TOP);
     for (int i = 1; i < a->n_pos; i++) { /* before any work: a bad entry is not "cannot open" */
         char spec[256];
         enum dse_data_split split;

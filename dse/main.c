@@ -49,7 +49,7 @@ static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     struct dse_err err = { 0 };
     struct dse_net net;
     struct dse_input_shape in;
-    const long long batch = OPT_INT(BATCH, 1);
+    const long long batch = OPT_NUM(BATCH);
     const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
     if (OPT(COMM_WORKERS) || OPT(BANDWIDTH) || OPT(LATENCY) || OPT(IMG_PER_S) || FLAG(MEASURE))
@@ -64,7 +64,7 @@ static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a
 static int cmd_diff(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_net base, var;
-    const long long batch = OPT_INT(BATCH, 1);
+    const long long batch = OPT_NUM(BATCH);
     const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
     if (dse_netfile_load(a->pos[0], NULL, &base, &err)) return fail(&err);

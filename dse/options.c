@@ -247,7 +247,7 @@ static const char usage_data_synth[] =
 #define IN_TEXT(o)      { .opt = DSE_OPT_##o, .place = DSE_OPT_PLACE_TEXT }
 #define FORMAT(w, h)    { .opt = DSE_OPT_FORMAT, .words = w, .help = h }
 #define HEADING(h)      { .place = DSE_OPT_PLACE_HEADING, .help = h }
-/* OWN and RIGHT lines that bind a value: DSE_OPT_BIND and .def after the help */
+/* OWN and RIGHT lines that bind a value or carry a default: DSE_OPT_BIND and .def after the help */
 #define OWNB(o, h, ...)     { .opt = DSE_OPT_##o, .help = h, __VA_ARGS__ }
 #define RIGHTB(o, a, h, ...) { .opt = DSE_OPT_##o, .place = DSE_OPT_PLACE_RIGHT, .arg = a, .help = h, __VA_ARGS__ }
 /* A recipe option of dse train, placed OWN or RIGHT: its option, help and default are
@@ -258,7 +258,8 @@ static const char usage_data_synth[] =
 #define RECIPE_OPT_(field, key, kind, def, lo, hi, cli, words, help) DSE_OPT_##cli
 
 static const struct dse_opt_line lines_analyze[] = {
-    OWNA(BATCH, "N", "images per batch (default 1; with --workers the global batch, default 32)"),
+    { .opt = DSE_OPT_BATCH, .arg = "N", .def = "1",
+      .help = "images per batch (default %D; with --workers the global batch, default 32)" },
     FORMAT("table json csv md", "table (default), json (docs/json.md), csv or md"),
     OWN(EXPAND, "one row per primitive layer instead of one per Fire module"),
     OWN(INPUT, "override the network's input shape (e.g. 3,454,454)"),
@@ -275,7 +276,7 @@ static const struct dse_opt_line lines_analyze[] = {
 };
 
 static const struct dse_opt_line lines_diff[] = {
-    OWNA(BATCH, "N", "images per batch (default 1)"),
+    { .opt = DSE_OPT_BATCH, .arg = "N", .help = "images per batch (default %D)", .def = "1" },
     FORMAT("table json csv md", "table (default), json, csv or md"),
     OWN(EXPAND, "compare primitive layers instead of whole Fire modules"),
 };
@@ -349,7 +350,7 @@ static const struct dse_opt_line lines_sweep[] = {
     OWN(SLURM, "prepare DIR, write DIR/slurm/sweep.sbatch (a job array whose every task\n"
                "runs this command's worker, the options above passed on) and submit it\n"
                "with sbatch; the job id is recorded in DIR/slurm/jobs for dse status"),
-    OWN(ARRAY, "tasks in the array, each one worker command (default 2)"),
+    OWNB(ARRAY, "tasks in the array, each one worker command (default %D)", .def = "2"),
     OWN(GPUS_PER_TASK, "GPUs of each task (--gres=gpu:K); its worker trains on them all\n"
                        "(--gpus all) unless --gpus says otherwise, --per-gpu as above"),
     OWN(SBATCH, "further sbatch options, written as one #SBATCH line of the script\n"
@@ -479,7 +480,7 @@ static const struct dse_opt_line lines_eval[] = {
 
 static const struct dse_opt_line lines_predict[] = {
     OWNA(CHECKPOINT, "F", "a checkpoint of NET"),
-    OWN(TOP, "classes to print per image (default 5)"),
+    OWNB(TOP, "classes to print per image (default %D)", .def = "5"),
     MAX_PIXELS_LINE,
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
@@ -718,6 +719,13 @@ enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **arg
 }
 
 /* ---- binding values --------------------------------------------------------------------- */
+
+long long dse_opts_int(const struct dse_opt_cmd *c, const struct dse_opt_args *a, enum dse_opt o) {
+    const struct dse_opt_line *l = dse_opts_line(c, o);
+    DSE_ASSERT(l && dse_opt_specs[o].kind == DSE_OPT_KIND_INT);
+    if (a->val[o]) return a->num[o];
+    return l->def ? strtoll(l->def, NULL, 10) : 0;
+}
 
 /* The byte size a bound line's field has for its option's kind. */
 static size_t bound_size(enum dse_opt_kind k) {

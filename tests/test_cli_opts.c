@@ -170,11 +170,31 @@ static void test_bind_values(void) {
     CHECK(q.id == NULL && !q.best);
 }
 
+/* An INT option no field takes: the value given, else its line's default (dse predict --top,
+ * dse analyze --batch), which --help shows. */
+static void test_line_int(void) {
+    const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_PREDICT];
+    struct dse_opt_args a;
+    struct dse_err err = { 0 };
+    char *none[] = { "net.cfg", "x.png" }, *three[] = { "net.cfg", "x.png", "--top", "3" };
+    CHECK_OK(dse_opts_parse(c, 2, none, &a, &err));
+    CHECK_INT_EQ(dse_opts_int(c, &a, DSE_OPT_TOP), 5);
+    CHECK_OK(dse_opts_parse(c, 4, three, &a, &err));
+    CHECK_INT_EQ(dse_opts_int(c, &a, DSE_OPT_TOP), 3);
+    char *text = help_text(c);
+    CHECK(strstr(text, "classes to print per image (default 5)") != NULL);
+    free(text);
+    c = &dse_opt_cmds[DSE_CMD_ANALYZE];
+    CHECK_OK(dse_opts_parse(c, 1, none, &a, &err));
+    CHECK_INT_EQ(dse_opts_int(c, &a, DSE_OPT_BATCH), 1);
+}
+
 static const struct check_case cases[] = {
     { "opts-recipe-real", test_recipe_real },
     { "opts-recipe-help", test_recipe_help },
     { "opts-bind-tables", test_bind_tables },
     { "opts-bind-values", test_bind_values },
+    { "opts-line-int",    test_line_int },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
