@@ -134,11 +134,9 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
         return bad_usage(c->name, "%s", msg);
     }
     if (OPT(LR_POLICY) && o.policy == DSE_LR_STEP) o.step_epochs = o.epochs > 3 ? o.epochs / 3 : 1;
-    o.ckpt_every_s = 300; /* a kill loses at most 5 minutes of an epoch (issue #18 item 2) */
     if (OPT(CKPT_EVERY) && !OPT(CHECKPOINT_DIR))
         return bad_usage(c->name, "--checkpoint-every %s needs --checkpoint-dir DIR", OPT(CKPT_EVERY));
-    if (OPT(CKPT_EVERY) && (rc = opt_ckpt_every(c->name, OPT(CKPT_EVERY), &o.ckpt_every_s, &o.ckpt_every_steps)) >= 0)
-        return rc;
+    if ((rc = opt_ckpt_every(c->name, OPT_DEF(CKPT_EVERY), &o.ckpt_every_s, &o.ckpt_every_steps)) >= 0) return rc;
     char cache[4096];
     if (OPT(CONV_CACHE) && strcmp(OPT(CONV_CACHE), "none")) {
         o.conv_cache = OPT(CONV_CACHE); /* on a GPU: cuDNN's choices, pinned (docs/gpu.md, "Determinism") */

@@ -406,8 +406,9 @@ static const struct dse_opt_line lines_train[] = {
     IN_TEXT(LIMIT_TEST),
     RECIPE(OWN, init, NULL),
     OWNB(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)", TRAIN(checkpoint_dir)),
-    OWN(CKPT_EVERY, "also checkpoint within an epoch, DIR/epoch-<k>.part.ckpt: every N steps,\n"
-                    "or Ns / Nm seconds / minutes (default 5m; 0: only at epochs' ends); CPU only"),
+    OWNB(CKPT_EVERY, "also checkpoint within an epoch, DIR/epoch-<k>.part.ckpt: every N steps,\n"
+                     "or Ns / Nm seconds / minutes (default %D; 0: only at epochs' ends); CPU only",
+         .def = "5m"), /* a kill loses at most 5 minutes of an epoch (issue #18 item 2) */
     OWNB(RESUME, "continue from a checkpoint (bit-identical to an uninterrupted run: on the CPU;\n"
                  "on a GPU with --conv-cache FILE and deterministic algorithms)", TRAIN(resume)),
     OWN(PROGRESS_EVERY, "when standard error is not a terminal (a log, a pipe): a progress line\n"
@@ -719,6 +720,12 @@ enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **arg
 }
 
 /* ---- binding values --------------------------------------------------------------------- */
+
+const char *dse_opts_text(const struct dse_opt_cmd *c, const struct dse_opt_args *a, enum dse_opt o) {
+    const struct dse_opt_line *l = dse_opts_line(c, o);
+    DSE_ASSERT(l);
+    return a->val[o] ? a->val[o] : l->def;
+}
 
 long long dse_opts_int(const struct dse_opt_cmd *c, const struct dse_opt_args *a, enum dse_opt o) {
     const struct dse_opt_line *l = dse_opts_line(c, o);

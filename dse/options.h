@@ -274,6 +274,10 @@ enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **arg
  * value a gave. The values were checked by dse_opts_parse. */
 void dse_opts_bind(const struct dse_opt_cmd *c, const struct dse_opt_args *a, void *settings);
 
+/* An option of c that no settings field takes, as text: the value a gave, else its line's def
+ * (NULL if none). */
+const char *dse_opts_text(const struct dse_opt_cmd *c, const struct dse_opt_args *a, enum dse_opt o);
+
 /* An INT option of c that no settings field takes: the value a gave, else its line's def
  * (0 if none). */
 long long dse_opts_int(const struct dse_opt_cmd *c, const struct dse_opt_args *a, enum dse_opt o);

@@ -170,8 +170,8 @@ static void test_bind_values(void) {
     CHECK(q.id == NULL && !q.best);
 }
 
-/* An INT option no field takes: the value given, else its line's default (dse predict --top,
- * dse analyze --batch), which --help shows. */
+/* An option no field takes: the value given, else its line's default (dse predict --top,
+ * dse analyze --batch, dse train --checkpoint-every), which --help shows. */
 static void test_line_int(void) {
     const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_PREDICT];
     struct dse_opt_args a;
@@ -187,6 +187,10 @@ static void test_line_int(void) {
     c = &dse_opt_cmds[DSE_CMD_ANALYZE];
     CHECK_OK(dse_opts_parse(c, 1, none, &a, &err));
     CHECK_INT_EQ(dse_opts_int(c, &a, DSE_OPT_BATCH), 1);
+    c = &dse_opt_cmds[DSE_CMD_TRAIN]; /* a text's default: --checkpoint-every 5m */
+    CHECK_OK(dse_opts_parse(c, 1, none, &a, &err));
+    CHECK_STR_EQ(dse_opts_text(c, &a, DSE_OPT_CKPT_EVERY), "5m");
+    CHECK(dse_opts_text(c, &a, DSE_OPT_RESUME) == NULL);
 }
 
 static const struct check_case cases[] = {
