@@ -384,6 +384,9 @@ static const struct dse_opt_line lines_report[] = {
     OWN(MAX_PIXELS, "an image's pixel budget, checked from its header before decoding (default\n"            \
                     STR(DSE_IMAGE_PIXELS_DEFAULT) ", PIL's bomb warning; at most 32768 x 32768)")
 
+/* --threads of the commands that run one model (train, eval, bench, profile) unless told */
+#define ENGINE_THREADS "2"
+
 #define TRAIN(f) DSE_OPT_BIND(struct dse_train_opts, f)
 static const struct dse_opt_line lines_train[] = {
     OWN(DATA, "a dataset name: " DSE_DATA_NAMES_LIST "an IDX or CIFAR\n"
@@ -400,7 +403,7 @@ static const struct dse_opt_line lines_train[] = {
     RECIPE(RIGHT, batch, NULL),
     RECIPE(OWN, lr, NULL),
     RECIPE(RIGHT, policy, ""),
-    OWNB(THREADS, "default %D", .def = "2", TRAIN(threads)),
+    OWNB(THREADS, "default %D", .def = ENGINE_THREADS, TRAIN(threads)),
     RECIPE(RIGHT, seed, NULL),
     RECIPE(OWN, limit_train, NULL),
     IN_TEXT(LIMIT_TEST),
@@ -447,7 +450,7 @@ static const struct dse_opt_line lines_train[] = {
 #define BENCH(f) DSE_OPT_BIND(struct dse_bench_settings, f)
 #define BENCH_BATCH_THREADS                                                  \
     OWNB(BATCH, "default %D", .def = "32", BENCH(batch)),                    \
-    RIGHTB(THREADS, NULL, "CPU threads, default %D", .def = "2", BENCH(threads))
+    RIGHTB(THREADS, NULL, "CPU threads, default %D", .def = ENGINE_THREADS, BENCH(threads))
 
 static const struct dse_opt_line lines_bench[] = {
     OWNB(MODE, "%D (default: forward, backward, SGD) or infer (forward)", BENCH(infer)),
@@ -472,7 +475,7 @@ static const struct dse_opt_line lines_eval[] = {
     OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
     MAX_PIXELS_LINE,
     OWNB(BATCH, "default %D", TRAIN(batch)),
-    RIGHTB(THREADS, NULL, "default %D", .def = "2", TRAIN(threads)),
+    RIGHTB(THREADS, NULL, "default %D", .def = ENGINE_THREADS, TRAIN(threads)),
     OWNB(LIMIT_TEST, "evaluate the first N test images", TRAIN(limit_test)),
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
