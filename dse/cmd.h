@@ -16,6 +16,10 @@
 #define OPT(o)        (a->val[DSE_OPT_##o])
 #define OPT_INT(o, d) (OPT(o) ? (int)a->num[DSE_OPT_##o] : (d))
 #define FLAG(o)       (OPT(o) != NULL)
+/* An option's value, else its default from the command's line: as text (dse_opts_text), or
+ * an INT's number (dse_opts_int). */
+#define OPT_DEF(o)    dse_opts_text(c, a, DSE_OPT_##o)
+#define OPT_NUM(o)    dse_opts_int(c, a, DSE_OPT_##o)
 
 /* dse/cmd_common.c */
 int             bad_usage(const char *cmd, const char *fmt, const char *arg);

@@ -169,7 +169,7 @@ static int sweep_slurm(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     if (OPT(GPUS_PER_TASK) && !OPT(GPUS)) args[n_args++] = "--gpus", args[n_args++] = "all";
     snprintf(name, sizeof name, "dse-%.80s", s->name);
     const struct dse_slurm_job job = {
-        .dse = dse, .space = space, .dir = out, .name = name, .array = OPT_INT(ARRAY, 2),
+        .dse = dse, .space = space, .dir = out, .name = name, .array = (int)OPT_NUM(ARRAY),
         .cpus_per_task = OPT(GPUS_PER_TASK) ? 0 : OPT(RANKS_PER_CAND) ? o->threads : o->workers * o->threads,
         .gpus_per_task = OPT_INT(GPUS_PER_TASK, 0), .ranks = OPT_INT(RANKS_PER_CAND, 0),
         .sbatch = OPT(SBATCH), .args = args, .n_args = n_args, .array_command = !OPT(COMMAND_ID),
@@ -221,37 +221,23 @@ static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args 
                     "commands (Debian: slurm-client); --dry-run writes and prints DIR/slurm/sweep.sbatch anyway");
         return fail(&err);
     }
-    o->workers = OPT_INT(WORKERS, o->workers);
-    o->threads = OPT_INT(THREADS, o->threads);
-    o->plan.eta = OPT_INT(ETA, o->plan.eta);
-    o->plan.min_epochs = OPT_INT(MIN_EPOCHS, o->plan.min_epochs);
-    o->max_crashes = OPT_INT(MAX_CRASHES, o->max_crashes);
-    if ((o->command_id = OPT(COMMAND_ID)) &&
+    dse_opts_bind(c, a, o); /* the numbers, --early-stop, --rank, --algos, --command-id, --data-root */
+    if (o->command_id &&
         (!o->command_id[0] || strlen(o->command_id) > DSE_SWEEP_COMMAND_ID_MAX ||
          o->command_id[strspn(o->command_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")]))
         return bad_usage(c->name, "--command-id '%s' is not 1 to " DSE_TRAIN_LOG_STR(DSE_SWEEP_COMMAND_ID_MAX)
                          " letters, digits, '.', '_' or '-'", o->command_id);
-    o->max_oom = OPT_INT(MAX_OOM, o->max_oom);
     if (OPT(BUDGET) && (rc = opt_budget(c->name, OPT(BUDGET), o)) >= 0) return rc;
     if (OPT(CKPT_EVERY) && (rc = opt_ckpt_every(c->name, OPT(CKPT_EVERY), &o->ckpt_every_s, &o->ckpt_every_steps)) >= 0)
         return rc;
     if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &o->progress_every_s)) >= 0)
         return rc;
-    o->set_eta = OPT(ETA) != NULL, o->set_min_epochs = OPT(MIN_EPOCHS) != NULL;
-    if (OPT(EARLY_STOP)) {
-        o->plan.halving = (enum dse_sweep_halving)dse_word_index(DSE_SWEEP_HALVING_NAMES, OPT(EARLY_STOP));
-        o->set_halving = 1;
-    }
-    if (OPT(RANK)) {
-        o->plan.rank = (enum dse_sweep_rank)dse_word_index(DSE_SWEEP_RANK_NAMES, OPT(RANK));
-        o->set_rank = 1;
-    }
+    o->set_eta = FLAG(ETA), o->set_min_epochs = FLAG(MIN_EPOCHS);
+    o->set_halving = FLAG(EARLY_STOP), o->set_rank = FLAG(RANK);
     if (OPT(CONV)) {
         if ((rc = opt_conv(c->name, OPT(CONV), &o->plan.conv)) >= 0) return rc;
         o->set_conv = 1;
     }
-    if (OPT(LEASE_SECONDS)) o->lease_s = a->real[DSE_OPT_LEASE_SECONDS];
-    o->data_root = OPT(DATA_ROOT);
     if (OPT(GPUS) && (rc = opt_gpus(c->name, OPT(GPUS), o)) >= 0) return rc;
     const int gpus = OPT(GPUS) != NULL || OPT(GPUS_PER_TASK) != NULL; /* --gpus-per-task: --gpus all in each task */
     if (OPT(PER_GPU)) {
@@ -268,11 +254,9 @@ static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args 
             return bad_usage(c->name, "--precision %s needs --gpus; the CPU computes in fp32 only", OPT(PRECISION));
         o->set_precision = 1;
     }
-    if (OPT(ALGOS)) {
-        if (!gpus) return bad_usage(c->name, "--algos %s needs --gpus; the CPU's kernels are deterministic", OPT(ALGOS));
-        o->plan.nondeterministic = !strcmp(OPT(ALGOS), "any");
-        o->set_algos = 1;
-    }
+    if (OPT(ALGOS) && !gpus)
+        return bad_usage(c->name, "--algos %s needs --gpus; the CPU's kernels are deterministic", OPT(ALGOS));
+    o->set_algos = FLAG(ALGOS);
     if (OPT(MAX_OOM) && !gpus) return bad_usage(c->name, "--max-oom %s needs --gpus", OPT(MAX_OOM));
     if (gpus && OPT(WORKERS))
         return bad_usage(c->name, "--workers %s is for the CPU; with --gpus give --per-gpu (workers per GPU)", OPT(WORKERS));

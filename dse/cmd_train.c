@@ -65,18 +65,6 @@ static const char *recipe_opt(const struct dse_opt_args *a, enum dse_opt o) {
     return o < DSE_OPT_COUNT ? a->val[o] : NULL;
 }
 
-/* A REAL recipe option's text as a float: its range and message. -1 when it is good. */
-static int recipe_real(const char *cmd, enum dse_opt o, const char *v, float *out) {
-    char *end;
-    double x = strtod(v, &end);
-    if (o == DSE_OPT_LR && (*end || !(x > 0) || x > 100))
-        return bad_usage(cmd, "--lr '%s' is not a number in (0, 100]", v);
-    if (o == DSE_OPT_CLIP_NORM && (end == v || *end || !(x >= 0) || x > 1e6 || (x > 0 && (float)x == 0.0f)))
-        return bad_usage(cmd, "--clip-norm '%s' is not a number in [0, 1e6] (0: no clipping)", v);
-    *out = (float)x;
-    return -1;
-}
-
 /* dse train --json: the result, the engine's measured memory beside the analyzer's training
  * estimate, and every epoch as a candidate record's per_epoch entries (engine/epoch.def). */
 static void train_json(const struct dse_net *net, const struct dse_train_opts *o, const struct dse_train_result *r) {
@@ -117,10 +105,8 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_net net;
     int rc;
     dse_train_opts_default(&o);
-    o.threads = 2;
+    dse_opts_bind(c, a, &o); /* --threads, --loader-threads, --aug, --reduce, --checkpoint-dir, --resume */
     if (OPT(DATA)) o.data = dse_data_name_find(OPT(DATA)) ? dse_data_name_find(OPT(DATA)) : OPT(DATA); /* one spelling */
-    o.threads = OPT_INT(THREADS, o.threads);
-    o.loader_workers = OPT_INT(LOADER_THREADS, o.loader_workers);
     if ((rc = opt_conv(c->name, OPT(CONV), &o.conv_algo)) >= 0 ||
         (rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &o.dev)) >= 0)
         return rc;
@@ -129,13 +115,12 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
         return bad_usage(c->name, "--conv chooses a CPU conv strategy; on --device %s cuDNN chooses (leave it "
                                   "out; --conv-cache FILE pins cuDNN's choices)", OPT(DEVICE));
     /* The recipe's options given (engine/train.def's rows with one, in its order); an INT's
-     * range was checked by its option row (dse/options.h), a word's by its words. */
+     * or REAL's range was checked by its option row (dse/options.h), a word's by its words. */
 #define SET_INT(field, opt, words)  o.field = (int)a->num[opt];
 #define SET_U64(field, opt, words)  o.field = (uint64_t)a->num[opt];
 #define SET_ENUM(field, opt, words) o.field = dse_word_index(words, recipe_opt(a, opt));
-#define SET_REAL(field, opt, words) \
-    if ((rc = recipe_real(c->name, opt, recipe_opt(a, opt), &o.field)) >= 0) return rc;
-#define X(field, key, kind, def, lo, hi, cli, words) \
+#define SET_REAL(field, opt, words) o.field = (float)a->real[opt];
+#define X(field, key, kind, def, lo, hi, cli, words, help) \
     if (recipe_opt(a, DSE_OPT_##cli)) { SET_##kind(field, DSE_OPT_##cli, words) }
     DSE_TRAIN_RECIPE(X)
 #undef X
@@ -143,14 +128,15 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
 #undef SET_U64
 #undef SET_ENUM
 #undef SET_REAL
+    if (OPT(CLIP_NORM) && a->real[DSE_OPT_CLIP_NORM] > 0 && o.clip_norm == 0) { /* a float's 0: no clipping */
+        char msg[160];
+        snprintf(msg, sizeof msg, "--clip-norm '%s' %s", OPT(CLIP_NORM), dse_opt_specs[DSE_OPT_CLIP_NORM].why);
+        return bad_usage(c->name, "%s", msg);
+    }
     if (OPT(LR_POLICY) && o.policy == DSE_LR_STEP) o.step_epochs = o.epochs > 3 ? o.epochs / 3 : 1;
-    o.checkpoint_dir = OPT(CHECKPOINT_DIR);
-    o.resume = OPT(RESUME);
-    o.ckpt_every_s = 300; /* a kill loses at most 5 minutes of an epoch (issue #18 item 2) */
     if (OPT(CKPT_EVERY) && !OPT(CHECKPOINT_DIR))
         return bad_usage(c->name, "--checkpoint-every %s needs --checkpoint-dir DIR", OPT(CKPT_EVERY));
-    if (OPT(CKPT_EVERY) && (rc = opt_ckpt_every(c->name, OPT(CKPT_EVERY), &o.ckpt_every_s, &o.ckpt_every_steps)) >= 0)
-        return rc;
+    if ((rc = opt_ckpt_every(c->name, OPT_DEF(CKPT_EVERY), &o.ckpt_every_s, &o.ckpt_every_steps)) >= 0) return rc;
     char cache[4096];
     if (OPT(CONV_CACHE) && strcmp(OPT(CONV_CACHE), "none")) {
         o.conv_cache = OPT(CONV_CACHE); /* on a GPU: cuDNN's choices, pinned (docs/gpu.md, "Determinism") */
@@ -160,7 +146,6 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     }
     struct dse_input_shape in;
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
-    if (OPT(AUG)) o.aug = (enum dse_aug_mode)dse_word_index(DSE_AUG_NAMES, OPT(AUG));
     double every_s = DSE_TRAIN_LOG_EVERY_S;
     if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &every_s)) >= 0) return rc;
     struct dse_train_log tlog;
@@ -183,7 +168,6 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     /* Under mpirun: one of P ranks (engine/dist.h), joined once everything above is checked,
      * so that a bad option ends every rank the same way before any of them waits for another. */
     struct dse_dist *dist = NULL;
-    if (OPT(REDUCE)) o.reduce = (enum dse_dist_reduce)dse_word_index(DSE_DIST_REDUCE_NAMES, OPT(REDUCE));
     if (dse_dist_init(&dist, &err)) return dse_net_deinit(&net), fail(&err);
     const int rank = dse_dist_rank(dist), ranks = dse_dist_size(dist);
     o.dist = dist;
@@ -294,12 +278,14 @@ static enum dse_status time_steps(struct dse_model *m, const float *x, const int
     return DSE_OK;
 }
 
-/* The options bench and profile share: --batch, --threads and --iters (into the defaults
- * given), --device/--precision/--algos and --input/--classes. -1, or the usage error's code. */
-static int timing_opts(const struct dse_opt_cmd *c, const struct dse_opt_args *a, int *batch, int *threads,
-                       int *iters, struct dse_model_device_opts *dev, struct dse_input_shape *in) {
+/* The options bench and profile share: their bound lines (--batch, --threads, --iters; bench's
+ * --mode, --slices) into s, --device/--precision/--algos and --input/--classes. -1, or the
+ * usage error's code. */
+static int timing_opts(const struct dse_opt_cmd *c, const struct dse_opt_args *a, struct dse_bench_settings *s,
+                       struct dse_model_device_opts *dev, struct dse_input_shape *in) {
     int rc;
-    *batch = OPT_INT(BATCH, *batch), *threads = OPT_INT(THREADS, *threads), *iters = OPT_INT(ITERS, *iters);
+    memset(s, 0, sizeof *s);
+    dse_opts_bind(c, a, s);
     if ((rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), dev)) >= 0 ||
         (rc = opt_fit(c->name, a, in)) >= 0)
         return rc;
@@ -307,19 +293,20 @@ static int timing_opts(const struct dse_opt_cmd *c, const struct dse_opt_args *a
 }
 
 int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
-    int batch = 32, threads = 2, iters = 10, rc;
+    struct dse_bench_settings s;
+    int rc;
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     float *x = NULL;
     int *labels = NULL;
-    const int train = !OPT(MODE) || !strcmp(OPT(MODE), "train");
     struct dse_model_device_opts dev;
     struct dse_input_shape in;
-    if ((rc = timing_opts(c, a, &batch, &threads, &iters, &dev, &in)) >= 0) return rc;
+    if ((rc = timing_opts(c, a, &s, &dev, &in)) >= 0) return rc;
+    const int batch = s.batch, threads = s.threads, iters = s.iters, train = !s.infer;
     int conv = DSE_ALGO_AUTO;
     if ((rc = opt_conv(c->name, OPT(CONV), &conv)) >= 0) return rc;
     if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
-    m->cx.conv_force = conv, m->cx.slices = OPT_INT(SLICES, 0); /* the CPU's; a device ignores them */
+    m->cx.conv_force = conv, m->cx.slices = s.slices; /* the CPU's; a device ignores them */
     double *t = malloc(sizeof *t * (size_t)iters);
     rc = t && time_steps(m, x, labels, train, 2, iters, t, &err) ? fail(&err) : 0;
     if (!rc && t) {
@@ -427,14 +414,16 @@ int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
 }
 
 int cmd_profile(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
-    int batch = 32, threads = 2, iters = 5, rc;
+    struct dse_bench_settings s;
+    int rc;
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
     float *x = NULL, loss;
     int *labels = NULL;
     struct dse_model_device_opts dev;
     struct dse_input_shape in;
-    if ((rc = timing_opts(c, a, &batch, &threads, &iters, &dev, &in)) >= 0) return rc;
+    if ((rc = timing_opts(c, a, &s, &dev, &in)) >= 0) return rc;
+    const int batch = s.batch, threads = s.threads, iters = s.iters;
     if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, 0, &dev, &m, &x, &labels)) >= 0) goto done;
     int n = m->net.n_layers;
     double *tf = calloc((size_t)(n * iters), sizeof *tf), *tb = calloc((size_t)(n * iters), sizeof *tb);
@@ -504,10 +493,8 @@ int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_eval_result r;
     int rc;
     dse_train_opts_default(&o);
-    o.threads = 2;
     if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
-    o.batch = OPT_INT(BATCH, o.batch), o.threads = OPT_INT(THREADS, o.threads);
-    o.limit_test = OPT_INT(LIMIT_TEST, o.limit_test);
+    dse_opts_bind(c, a, &o); /* --batch, --threads, --limit-test */
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
     dse_netfile_fit_checkpoint(&in, &info);
@@ -624,11 +611,11 @@ int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     char ds_key[320] = "";
     float *x = NULL;
     struct ranked *rk = NULL;
-    int top = 5, rc, next, label = 0;
+    int rc, next, label = 0;
     int64_t it;
     if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
     if (a->n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
-    top = OPT_INT(TOP, top);
+    int top = (int)OPT_NUM(TOP);
     for (int i = 1; i < a->n_pos; i++) { /* before any work: a bad entry is not "cannot open" */
         char spec[256];
         enum dse_data_split split;

@@ -49,7 +49,7 @@ static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     struct dse_err err = { 0 };
     struct dse_net net;
     struct dse_input_shape in;
-    const long long batch = OPT_INT(BATCH, 1);
+    const long long batch = OPT_NUM(BATCH);
     const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
     if (OPT(COMM_WORKERS) || OPT(BANDWIDTH) || OPT(LATENCY) || OPT(IMG_PER_S) || FLAG(MEASURE))
@@ -64,7 +64,7 @@ static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a
 static int cmd_diff(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_net base, var;
-    const long long batch = OPT_INT(BATCH, 1);
+    const long long batch = OPT_NUM(BATCH);
     const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
     if (dse_netfile_load(a->pos[0], NULL, &base, &err)) return fail(&err);
@@ -202,7 +202,7 @@ static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args 
     int rc;
     dse_pack_opts_default(&o);
     if (!OPT(OUT) || !OPT(OUT)[0]) return bad_usage(c->name, "--out FILE is required (the pack to write)%s", "");
-    o.size = OPT_INT(PACK_SIZE, o.size), o.quality = OPT_INT(QUALITY, o.quality), o.threads = OPT_INT(THREADS, o.threads);
+    dse_opts_bind(c, a, &o); /* --size, --quality, --threads, --skip-bad */
     if (o.size > 0 && o.size < 8) return bad_usage(c->name, "--size '%s' is not 0 or an integer from 8 to 4096", OPT(PACK_SIZE));
     o.format = o.size > 0 && o.size <= 64 ? DSE_PACK_RAW : DSE_PACK_JPEG;
     if (OPT(FORMAT)) {
@@ -211,7 +211,7 @@ static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args 
     if (OPT(CHANNELS)) {
         o.channels = OPT(CHANNELS)[0] - '0';
     }
-    o.skip_bad = FLAG(SKIP_BAD), o.max_pixels = OPT_INT(MAX_PIXELS, 0);
+    o.max_pixels = OPT_INT(MAX_PIXELS, 0);
     if (dse_imgfolder_scan(a->pos[0], &f, &err)) {
         dse_imgfolder_deinit(&f);
         return fail(&err);
@@ -283,15 +283,14 @@ static int cmd_data_bench(const struct dse_opt_cmd *c, const struct dse_opt_args
     struct dse_imgfolder f;
     struct dse_loader *l = NULL;
     struct dse_loader_opts lo;
-    int size = 227, batch = 256, threads = 0, seconds = 10, split = DSE_PACK_TRAIN, rc;
-    enum dse_aug_mode aug = DSE_AUG_RRC;
+    struct dse_data_bench_settings s = { 0 };
+    int rc;
     memset(&f, 0, sizeof f);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = cpus > 0 ? (int)cpus : 1;
-    size = OPT_INT(CROP_SIZE, size), batch = OPT_INT(BATCH, batch), threads = OPT_INT(THREADS, threads);
-    seconds = OPT_INT(SECONDS, seconds);
-    if (OPT(AUG)) aug = (enum dse_aug_mode)dse_word_index(DSE_AUG_NAMES, OPT(AUG));
-    if (OPT(SPLIT)) split = !strcmp(OPT(SPLIT), "val") ? DSE_PACK_VAL : DSE_PACK_TRAIN;
+    c->settings_default(&s);
+    dse_opts_bind(c, a, &s); /* every option but --max-pixels */
+    const int size = s.size, batch = s.batch, threads = s.threads, seconds = s.seconds, split = s.split;
+    const enum dse_aug_mode aug = (enum dse_aug_mode)s.aug;
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* img_per_s_per_core */
     memset(&lo, 0, sizeof lo);
     lo.batch = batch, lo.shuffle = 1, lo.seed = 1, lo.out_h = size, lo.out_w = size, lo.workers = threads;
     const int is_pack = dse_pack_named(a->pos[0]);
@@ -364,9 +363,7 @@ static int cmd_data_synth(const struct dse_opt_cmd *c, const struct dse_opt_args
     struct dse_err err = { 0 };
     int seed = 1;
     dse_synth_opts_default(&o);
-    o.classes = OPT_INT(SYNTH_CLASSES, o.classes);
-    o.train_per_class = OPT_INT(TRAIN_IMAGES, o.train_per_class);
-    o.val_per_class = OPT_INT(VAL_IMAGES, o.val_per_class);
+    dse_opts_bind(c, a, &o); /* --classes, --train, --val, --mixed */
     seed = OPT_INT(SEED, seed);
     if (OPT(SIDES)) {
         int lo, hi, used = 0;
@@ -375,7 +372,6 @@ static int cmd_data_synth(const struct dse_opt_cmd *c, const struct dse_opt_args
         o.min_side = lo, o.max_side = hi;
     }
     o.seed = (uint64_t)seed;
-    o.mixed = FLAG(MIXED);
     if (dse_synth_folder(a->pos[0], &o, &err)) return fail(&err);
     printf("%s: %d classes x (%d train + %d val) images, sides %d to %d%s\nnext: dse data pack %s --out %s.pack\n",
            a->pos[0], o.classes, o.train_per_class, o.val_per_class, o.min_side, o.max_side,
@@ -387,8 +383,8 @@ static int cmd_export(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
     struct dse_export_req q = { .format = DSE_EXPORT_ONNX };
     struct dse_err err = { 0 };
     int rc;
-    q.format = OPT(FORMAT) && !strcmp(OPT(FORMAT), "caffe") ? DSE_EXPORT_CAFFE : DSE_EXPORT_ONNX;
-    q.out = OPT(OUT);
+    dse_opts_bind(c, a, &q); /* --format, --out, --checkpoint, --id, --best: the checks below keep
+                                a sweep's apart from a network file's */
     if ((rc = opt_fit(c->name, a, &q.fit)) >= 0) return rc;
     const int sweep = OPT(ID) || FLAG(BEST);
     if (OPT(CHECKPOINT) && sweep) return bad_usage(c->name, "give NET --checkpoint FILE, or SWEEPDIR --id/--best, not both%s", "");
@@ -409,8 +405,8 @@ static int cmd_export(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
                          OPT(ID));
     if (sweep && (q.fit.c || q.fit.classes))
         return bad_usage(c->name, "--input and --classes fit a network file; a sweep's candidates are fitted already%s", "");
-    if (sweep) q.sweep_dir = a->pos[0], q.id = OPT(ID), q.best = FLAG(BEST);
-    else q.net_path = a->pos[0], q.checkpoint = OPT(CHECKPOINT);
+    if (sweep) q.sweep_dir = a->pos[0];
+    else q.net_path = a->pos[0];
     return dse_export_run(&q, stderr, &err) ? (sweep ? fail(&err) : fail_net(&err, a->pos[0])) : 0;
 }
 

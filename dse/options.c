@@ -4,12 +4,16 @@
 #include "dse/options.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "dse/exportcmd.h"
 #include "dse/trainlog.h"
 #include "data/data.h"
+#include "data/synth.h"
 #include "metaparams/net.h"
 
 #define STR_(x) #x
@@ -243,9 +247,19 @@ static const char usage_data_synth[] =
 #define IN_TEXT(o)      { .opt = DSE_OPT_##o, .place = DSE_OPT_PLACE_TEXT }
 #define FORMAT(w, h)    { .opt = DSE_OPT_FORMAT, .words = w, .help = h }
 #define HEADING(h)      { .place = DSE_OPT_PLACE_HEADING, .help = h }
+/* OWN and RIGHT lines that bind a value or carry a default: DSE_OPT_BIND and .def after the help */
+#define OWNB(o, h, ...)     { .opt = DSE_OPT_##o, .help = h, __VA_ARGS__ }
+#define RIGHTB(o, a, h, ...) { .opt = DSE_OPT_##o, .place = DSE_OPT_PLACE_RIGHT, .arg = a, .help = h, __VA_ARGS__ }
+/* A recipe option of dse train, placed OWN or RIGHT: its option, help and default are
+ * engine/train.def's row's (DSE_TRAIN_HELP, DSE_TRAIN_DEFAULT_STR). */
+#define RECIPE(where, field, a)                                                                     \
+    { .opt = DSE_TRAIN_##field(RECIPE_OPT_), .place = DSE_OPT_PLACE_##where, .arg = a,               \
+      .help = DSE_TRAIN_HELP(field), .def = DSE_TRAIN_DEFAULT_STR(field) }
+#define RECIPE_OPT_(field, key, kind, def, lo, hi, cli, words, help) DSE_OPT_##cli
 
 static const struct dse_opt_line lines_analyze[] = {
-    OWNA(BATCH, "N", "images per batch (default 1; with --workers the global batch, default 32)"),
+    { .opt = DSE_OPT_BATCH, .arg = "N", .def = "1",
+      .help = "images per batch (default %D; with --workers the global batch, default 32)" },
     FORMAT("table json csv md", "table (default), json (docs/json.md), csv or md"),
     OWN(EXPAND, "one row per primitive layer instead of one per Fire module"),
     OWN(INPUT, "override the network's input shape (e.g. 3,454,454)"),
@@ -262,7 +276,7 @@ static const struct dse_opt_line lines_analyze[] = {
 };
 
 static const struct dse_opt_line lines_diff[] = {
-    OWNA(BATCH, "N", "images per batch (default 1)"),
+    { .opt = DSE_OPT_BATCH, .arg = "N", .help = "images per batch (default %D)", .def = "1" },
     FORMAT("table json csv md", "table (default), json, csv or md"),
     OWN(EXPAND, "compare primitive layers instead of whole Fire modules"),
 };
@@ -275,6 +289,7 @@ static const struct dse_opt_line lines_generate[] = {
     OWN(OUT, "directory for --all (created if missing)"),
 };
 
+#define SWEEP(f) DSE_OPT_BIND(struct dse_sweep_opts, f)
 static const struct dse_opt_line lines_sweep[] = {
     OWN(OUT, "the sweep directory"),
     OWN(ANALYTIC_ONLY, "cost and prune only; train nothing"),
@@ -282,36 +297,38 @@ static const struct dse_opt_line lines_sweep[] = {
                   "candidates drawn uniformly) or evolution (NSGA-II proposals, budget\n"
                   "candidates in all); overrides the space's search.strategy, whose budget\n"
                   "it takes (docs/space-format.md, \"Search\")"),
-    OWN(WORKERS, "worker processes this command starts (default 2)"),
-    OWN(THREADS, "engine threads per worker (default 1; 2 workers x 1 thread use two\n"
-                 "cores best, docs/sweep-dir.md)"),
+    OWNB(WORKERS, "worker processes this command starts (default %D)", SWEEP(workers)),
+    OWNB(THREADS, "engine threads per worker (default %D; 2 workers x 1 thread use two\n"
+                  "cores best, docs/sweep-dir.md)", SWEEP(threads)),
     OWN(BUDGET, "B or Be: epochs per candidate (the schedule's length; default: the\n"
                 "space's train.epochs); Nh or Nm: stop this command after N hours or\n"
                 "minutes (the candidates resume from their checkpoints next time)"),
-    OWN(EARLY_STOP, "none (default): train every candidate fully; sh: successive halving, each\n"
-                    "rung decided once all have reached it (bit-for-bit reproducible); asha:\n"
-                    "asynchronous successive halving, a candidate promoted as soon as it is in\n"
-                    "the top 1/eta of those at its rung so far (no idle workers; the promotions\n"
-                    "depend on the order results arrive in, so only a 1-worker sweep repeats)"),
-    OWN(ETA, "halving: the top 1/N of each rung go on (default 3)"),
-    OWN(MIN_EPOCHS, "halving: rungs at R, R*eta, R*eta^2, ... epochs (default 1)"),
-    OWN(RANK, "halving: pareto (default: Pareto rank on top-1 and model size, so\n"
-              "small models are not culled for being small) or top1"),
+    OWNB(EARLY_STOP, "%D (default): train every candidate fully; sh: successive halving, each\n"
+                     "rung decided once all have reached it (bit-for-bit reproducible); asha:\n"
+                     "asynchronous successive halving, a candidate promoted as soon as it is in\n"
+                     "the top 1/eta of those at its rung so far (no idle workers; the promotions\n"
+                     "depend on the order results arrive in, so only a 1-worker sweep repeats)",
+         SWEEP(plan.halving)),
+    OWNB(ETA, "halving: the top 1/N of each rung go on (default %D)", SWEEP(plan.eta)),
+    OWNB(MIN_EPOCHS, "halving: rungs at R, R*eta, R*eta^2, ... epochs (default %D)", SWEEP(plan.min_epochs)),
+    OWNB(RANK, "halving: %D (default: Pareto rank on top-1 and model size, so\n"
+               "small models are not culled for being small) or top1", SWEEP(plan.rank)),
     OWN(CONV, "conv strategy: auto (timed once per candidate; default) or a fixed one"),
-    OWN(LEASE_SECONDS, "a lease's time to live (default 60; renewed every S/10 seconds)"),
+    OWNB(LEASE_SECONDS, "a lease's time to live (default %D; renewed every S/10 seconds)", SWEEP(lease_s)),
     OWN(CKPT_EVERY, "CPU workers also checkpoint within an epoch: every N steps, or\n"
                     "Ns / Nm (default 5m; 0: only at epochs' ends); a killed worker's\n"
                     "successor resumes there"),
-    OWN(MAX_CRASHES, "a candidate whose workers in this command die N times in a row without\n"
-                     "progress is marked failed (default 3) until the next dse sweep retries\n"
-                     "it; a worker of an earlier command found dead costs nothing, but 2N\n"
-                     "deaths in a row of any commands fail it too (one that kills its process)"),
-    OWN(COMMAND_ID, "count the crashes of every dse sweep given this ID (letters, digits,\n"
-                    ". _ -; up to " DSE_TRAIN_LOG_STR(DSE_SWEEP_COMMAND_ID_MAX) ") as one command's (default: each its own; the tasks of\n"
-                    "a --slurm array get slurm-<its job id>)"),
+    OWNB(MAX_CRASHES, "a candidate whose workers in this command die N times in a row without\n"
+                      "progress is marked failed (default %D) until the next dse sweep retries\n"
+                      "it; a worker of an earlier command found dead costs nothing, but 2N\n"
+                      "deaths in a row of any commands fail it too (one that kills its process)",
+         SWEEP(max_crashes)),
+    OWNB(COMMAND_ID, "count the crashes of every dse sweep given this ID (letters, digits,\n"
+                     ". _ -; up to " DSE_TRAIN_LOG_STR(DSE_SWEEP_COMMAND_ID_MAX) ") as one command's (default: each its own; the tasks of\n"
+                     "a --slurm array get slurm-<its job id>)", SWEEP(command_id)),
     OWN(PROGRESS_EVERY, "a worker's progress line within an epoch every S seconds (default "
                         DSE_TRAIN_LOG_EVERY_S_STR ";\n0: epoch lines only)"),
-    OWN(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)"),
+    OWNB(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)", SWEEP(data_root)),
     OWN(RANKS_PER_CAND, "under mpirun -np P: the ranks are one\n"
                         "worker that trains each candidate data-parallel (docs/training.md)"),
     HEADING("\nOn GPUs (docs/sweep-dir.md, \"Sweeps on shared GPUs\"):\n"),
@@ -325,15 +342,15 @@ static const struct dse_opt_line lines_sweep[] = {
                  "cores per GPU)"),
     OWN(PRECISION, "conv and fc arithmetic: fp32 (default), tf32 (tensor cores), or mixed:\n"
                    "fp16 (with loss scaling) or bf16 convs; all but fp32 change results"),
-    OWN(MAX_OOM, "a candidate that runs out of GPU memory is re-queued with a note and asks\n"
-                 "for more next time; after N times in a row it is marked failed (default 4)"),
-    OWN(ALGOS, "cuDNN's algorithms: det (default: deterministic ones only) or any (also\n"
-               "those that add in a varying order; faster)"),
+    OWNB(MAX_OOM, "a candidate that runs out of GPU memory is re-queued with a note and asks\n"
+                  "for more next time; after N times in a row it is marked failed (default %D)", SWEEP(max_oom)),
+    OWNB(ALGOS, "cuDNN's algorithms: %D (default: deterministic ones only) or any (also\n"
+                "those that add in a varying order; faster)", SWEEP(plan.nondeterministic)),
     HEADING("\nOn a Slurm cluster (docs/cluster.md):\n"),
     OWN(SLURM, "prepare DIR, write DIR/slurm/sweep.sbatch (a job array whose every task\n"
                "runs this command's worker, the options above passed on) and submit it\n"
                "with sbatch; the job id is recorded in DIR/slurm/jobs for dse status"),
-    OWN(ARRAY, "tasks in the array, each one worker command (default 2)"),
+    OWNB(ARRAY, "tasks in the array, each one worker command (default %D)", .def = "2"),
     OWN(GPUS_PER_TASK, "GPUs of each task (--gres=gpu:K); its worker trains on them all\n"
                        "(--gpus all) unless --gpus says otherwise, --per-gpu as above"),
     OWN(SBATCH, "further sbatch options, written as one #SBATCH line of the script\n"
@@ -367,32 +384,36 @@ static const struct dse_opt_line lines_report[] = {
     OWN(MAX_PIXELS, "an image's pixel budget, checked from its header before decoding (default\n"            \
                     STR(DSE_IMAGE_PIXELS_DEFAULT) ", PIL's bomb warning; at most 32768 x 32768)")
 
+/* --threads of the commands that run one model (train, eval, bench, profile) unless told */
+#define ENGINE_THREADS "2"
+
+#define TRAIN(f) DSE_OPT_BIND(struct dse_train_opts, f)
 static const struct dse_opt_line lines_train[] = {
     OWN(DATA, "a dataset name: " DSE_DATA_NAMES_LIST "an IDX or CIFAR\n"
               "directory, an image pack (dse data pack), or an image folder: DIR/train/<class>/\n"
               "*.jpg|png and DIR/val/ (or test/), packed on first use into the pack cache"),
     OWN(INPUT, "fit the network's input (conv1's channels, the input size) to the data"),
     OWN(CLASSES, "fit the classifier (the last conv or fc) to K classes"),
-    OWN(AUG, "image packs and folders: auto (default: random-resized-crop + flip above 64\n"
-             "pixels, else 4-pixel pad-and-crop + flip), rrc, crop, flip or none"),
-    OWN(LOADER_THREADS, "image packs and folders: decoding threads (default: one per core)"),
+    OWNB(AUG, "image packs and folders: %D (default: random-resized-crop + flip above 64\n"
+              "pixels, else 4-pixel pad-and-crop + flip), rrc, crop, flip or none", TRAIN(aug)),
+    OWNB(LOADER_THREADS, "image packs and folders: decoding threads (default: one per core)", TRAIN(loader_workers)),
     OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
     MAX_PIXELS_LINE,
-    OWN(EPOCHS, "default " DSE_TRAIN_DEFAULT_STR(epochs)),
-    RIGHT(BATCH, NULL, "default " DSE_TRAIN_DEFAULT_STR(batch)),
-    OWN(LR, "default " DSE_TRAIN_DEFAULT_STR(lr)),
-    RIGHT(LR_POLICY, "", "default " DSE_TRAIN_DEFAULT_STR(policy) " (power " DSE_TRAIN_DEFAULT_STR(power)
-                         ": linear to zero)"),
-    OWN(THREADS, "default 2"),
-    RIGHT(SEED, NULL, "default " DSE_TRAIN_DEFAULT_STR(seed)),
-    OWN(LIMIT_TRAIN, "train on the first N images; --limit-test N: test on the first N"),
+    RECIPE(OWN, epochs, NULL),
+    RECIPE(RIGHT, batch, NULL),
+    RECIPE(OWN, lr, NULL),
+    RECIPE(RIGHT, policy, ""),
+    OWNB(THREADS, "default %D", .def = ENGINE_THREADS, TRAIN(threads)),
+    RECIPE(RIGHT, seed, NULL),
+    RECIPE(OWN, limit_train, NULL),
     IN_TEXT(LIMIT_TEST),
-    OWN(INIT, "weight initialization: " DSE_TRAIN_DEFAULT_STR(init) " (default) or xavier"),
-    OWN(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)"),
-    OWN(CKPT_EVERY, "also checkpoint within an epoch, DIR/epoch-<k>.part.ckpt: every N steps,\n"
-                    "or Ns / Nm seconds / minutes (default 5m; 0: only at epochs' ends); CPU only"),
-    OWN(RESUME, "continue from a checkpoint (bit-identical to an uninterrupted run: on the CPU;\n"
-                "on a GPU with --conv-cache FILE and deterministic algorithms)"),
+    RECIPE(OWN, init, NULL),
+    OWNB(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)", TRAIN(checkpoint_dir)),
+    OWNB(CKPT_EVERY, "also checkpoint within an epoch, DIR/epoch-<k>.part.ckpt: every N steps,\n"
+                     "or Ns / Nm seconds / minutes (default %D; 0: only at epochs' ends); CPU only",
+         .def = "5m"), /* a kill loses at most 5 minutes of an epoch (issue #18 item 2) */
+    OWNB(RESUME, "continue from a checkpoint (bit-identical to an uninterrupted run: on the CPU;\n"
+                 "on a GPU with --conv-cache FILE and deterministic algorithms)", TRAIN(resume)),
     OWN(PROGRESS_EVERY, "when standard error is not a terminal (a log, a pipe): a progress line\n"
                         "every S seconds within an epoch (default " DSE_TRAIN_LOG_EVERY_S_STR "; 0: epoch lines only)"),
     OWN(CONV, "conv strategy: auto (time each once per shape; default) or a fixed one"),
@@ -410,13 +431,11 @@ static const struct dse_opt_line lines_train[] = {
                    "(dynamic loss scaling) or bf16, the rest fp32; the CPU computes in fp32 only"),
     OWN(ALGOS, "cuDNN's algorithms on a GPU: det (default: deterministic ones only) or any\n"
                "(also those that add in a varying order; about 1.5x faster in FP32)"),
-    OWN(CLIP_NORM, "scale the gradients down to global L2 norm C when above it (default "
-                   DSE_TRAIN_DEFAULT_STR(clip_norm) ";\n"
-                   "0: never); --json reports clipped_steps"),
-    OWN(REDUCE, "under mpirun -np P (data-parallel, docs/training.md): how the ranks' weight\n"
-                "gradients are summed: ps (default: a parameter server adds them in rank order;\n"
-                "P ranks of --threads 1 repeat one process of --threads P bit for bit), tree\n"
-                "(a binomial reduction tree) or allreduce (MPI_Allreduce)"),
+    RECIPE(OWN, clip_norm, NULL),
+    OWNB(REDUCE, "under mpirun -np P (data-parallel, docs/training.md): how the ranks' weight\n"
+                 "gradients are summed: %D (default: a parameter server adds them in rank order;\n"
+                 "P ranks of --threads 1 repeat one process of --threads P bit for bit), tree\n"
+                 "(a binomial reduction tree) or allreduce (MPI_Allreduce)", TRAIN(reduce)),
     OWN(JSON, "print a final JSON object: status, epochs, top1, top5, loss, img_per_s, seconds"),
 };
 
@@ -428,21 +447,24 @@ static const struct dse_opt_line lines_train[] = {
     OWN(INPUT, "fit the network's input; --classes K: its classifier's outputs"),             \
     IN_TEXT(CLASSES)
 
+#define BENCH(f) DSE_OPT_BIND(struct dse_bench_settings, f)
+#define BENCH_BATCH_THREADS                                                  \
+    OWNB(BATCH, "default %D", .def = "32", BENCH(batch)),                    \
+    RIGHTB(THREADS, NULL, "CPU threads, default %D", .def = ENGINE_THREADS, BENCH(threads))
+
 static const struct dse_opt_line lines_bench[] = {
-    OWN(MODE, "train (default: forward, backward, SGD) or infer (forward)"),
-    OWN(BATCH, "default 32"),
-    RIGHT(THREADS, NULL, "CPU threads, default 2"),
-    OWN(ITERS, "default 10"),
+    OWNB(MODE, "%D (default: forward, backward, SGD) or infer (forward)", BENCH(infer)),
+    BENCH_BATCH_THREADS,
+    OWNB(ITERS, "default %D", .def = "10", BENCH(iters)),
     OWN(CONV, "CPU conv strategy: auto (time each once per shape; default) or a fixed one"),
-    OWN(SLICES, "cut each batch into S slices instead of 16 (docs/training.md); S = T costs what\n"
-                "the engine cost before fixed slices (bench/slices.sh), and its bits depend on T"),
+    OWNB(SLICES, "cut each batch into S slices instead of 16 (docs/training.md); S = T costs what\n"
+                 "the engine cost before fixed slices (bench/slices.sh), and its bits depend on T", BENCH(slices)),
     SYNTHETIC_MODEL_LINES,
 };
 
 static const struct dse_opt_line lines_profile[] = {
-    OWN(BATCH, "default 32"),
-    RIGHT(THREADS, NULL, "CPU threads, default 2"),
-    OWN(ITERS, "default 5"),
+    BENCH_BATCH_THREADS,
+    OWNB(ITERS, "default %D", .def = "5", BENCH(iters)),
     SYNTHETIC_MODEL_LINES,
 };
 
@@ -452,9 +474,9 @@ static const struct dse_opt_line lines_eval[] = {
               "folder is evaluated from its pack, as dse train used it"),
     OWN(PACK_CACHE, "where folders are packed (default $DSE_PACK_CACHE, else ~/.cache/dse/packs)"),
     MAX_PIXELS_LINE,
-    OWN(BATCH, "default 64"),
-    RIGHT(THREADS, NULL, "default 2"),
-    OWN(LIMIT_TEST, "evaluate the first N test images"),
+    OWNB(BATCH, "default %D", TRAIN(batch)),
+    RIGHTB(THREADS, NULL, "default %D", .def = ENGINE_THREADS, TRAIN(threads)),
+    OWNB(LIMIT_TEST, "evaluate the first N test images", TRAIN(limit_test)),
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
     OWN(JSON, "print {\"loss\", \"top1\", \"top5\", \"images\", \"per_class\": [...]} instead"),
@@ -462,21 +484,23 @@ static const struct dse_opt_line lines_eval[] = {
 
 static const struct dse_opt_line lines_predict[] = {
     OWNA(CHECKPOINT, "F", "a checkpoint of NET"),
-    OWN(TOP, "classes to print per image (default 5)"),
+    OWNB(TOP, "classes to print per image (default %D)", .def = "5"),
     MAX_PIXELS_LINE,
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
     OWN(JSON, "one JSON object per image: {\"image\", \"top\": [{\"class\", \"name\", \"p\"}]}"),
 };
 
+#define EXPORT(f) DSE_OPT_BIND(struct dse_export_req, f)
 static const struct dse_opt_line lines_export[] = {
-    OWN(CHECKPOINT, "a checkpoint of NET (dse train --checkpoint-dir)"),
-    OWN(ID, "a candidate of SWEEPDIR (dse report lists the ids)"),
-    OWN(BEST, "the most accurate trained candidate of SWEEPDIR"),
+    OWNB(CHECKPOINT, "a checkpoint of NET (dse train --checkpoint-dir)", EXPORT(checkpoint)),
+    OWNB(ID, "a candidate of SWEEPDIR (dse report lists the ids)", EXPORT(id)),
+    OWNB(BEST, "the most accurate trained candidate of SWEEPDIR", EXPORT(best)),
     OWN(MAX_MB, "with --best: at most M megabytes of float32 parameters"),
-    FORMAT("onnx caffe", "onnx (default) or caffe"),
-    OWNA(OUT, "PATH", "default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
-                      "candidate id or the network file's)"),
+    { .opt = DSE_OPT_FORMAT, .words = "onnx caffe", .help = "%D (default) or caffe", EXPORT(format) },
+    { .opt = DSE_OPT_OUT, .arg = "PATH", EXPORT(out),
+      .help = "default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
+              "candidate id or the network file's)" },
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
 };
@@ -490,15 +514,16 @@ static const struct dse_opt_line lines_import[] = {
     JOIN(CLASSES, NULL),
 };
 
+#define PACK(f) DSE_OPT_BIND(struct dse_pack_opts, f)
 static const struct dse_opt_line lines_data_pack[] = {
     OWNA(OUT, "FILE", "the pack to write (replaced atomically if it exists)"),
-    OWN(PACK_SIZE, "short side in pixels, 8 to 4096, or 0 to keep each image's size (default 256)"),
+    OWNB(PACK_SIZE, "short side in pixels, 8 to 4096, or 0 to keep each image's size (default %D)", PACK(size)),
     FORMAT("jpeg raw", "jpeg (default above 64 pixels: small files, decoded when read) or raw\n"
                        "(default at 64 and below: no decoding when read)"),
-    OWN(QUALITY, "JPEG quality, 1 to 100 (default 90)"),
+    OWNB(QUALITY, "JPEG quality, 1 to 100 (default %D)", PACK(quality)),
     OWN(CHANNELS, "3 (default: RGB) or 1 (gray)"),
-    OWN(THREADS, "decoding threads (default: one per core)"),
-    OWN(SKIP_BAD, "leave out images that do not decode, naming each, instead of stopping"),
+    OWNB(THREADS, "decoding threads (default: one per core)", PACK(threads)),
+    OWNB(SKIP_BAD, "leave out images that do not decode, naming each, instead of stopping", PACK(skip_bad)),
     MAX_PIXELS_LINE,
 };
 
@@ -506,30 +531,43 @@ static const struct dse_opt_line lines_data_info[] = {
     OWN(VERIFY, "packs: check every record's CRC-32 and decode it"),
 };
 
+#define DATA_BENCH(f) DSE_OPT_BIND(struct dse_data_bench_settings, f)
 static const struct dse_opt_line lines_data_bench[] = {
-    OWN(CROP_SIZE, "output size (default 227)"),
-    RIGHT(BATCH, NULL, "default 256"),
-    OWN(THREADS, "decoding threads (default: one per core)"),
-    OWN(SECONDS, "how long to measure, after 2 warm-up batches (default 10)"),
-    OWN(AUG, "auto, rrc (default: random-resized-crop + flip), crop, flip or none"),
-    OWN(SPLIT, "train (default) or val"),
+    OWNB(CROP_SIZE, "output size (default %D)", .def = "227", DATA_BENCH(size)),
+    RIGHTB(BATCH, NULL, "default %D", .def = "256", DATA_BENCH(batch)),
+    OWNB(THREADS, "decoding threads (default: one per core)", DATA_BENCH(threads)),
+    OWNB(SECONDS, "how long to measure, after 2 warm-up batches (default %D)", .def = "10", DATA_BENCH(seconds)),
+    OWNB(AUG, "auto, %D (default: random-resized-crop + flip), crop, flip or none", .def = "rrc", DATA_BENCH(aug)),
+    OWNB(SPLIT, "%D (default) or val", DATA_BENCH(split)),
     MAX_PIXELS_LINE,
 };
 
+#define SYNTH(f) DSE_OPT_BIND(struct dse_synth_opts, f)
 static const struct dse_opt_line lines_data_synth[] = {
-    OWN(SYNTH_CLASSES, "default 10"),
-    RIGHT(TRAIN_IMAGES, NULL, "per class, default 20"),
-    OWN(VAL_IMAGES, "per class, default 5"),
+    OWNB(SYNTH_CLASSES, "default %D", SYNTH(classes)),
+    RIGHTB(TRAIN_IMAGES, NULL, "per class, default %D", SYNTH(train_per_class)),
+    OWNB(VAL_IMAGES, "per class, default %D", SYNTH(val_per_class)),
     RIGHT(SIDES, "", "default 48-96"),
     OWN(SEED, "default 1"),
-    OWN(MIXED, "cycle through every decoder path (RGB/gray/CMYK JPEG, RGB/gray/RGBA/16-bit/palette\n"
-               "PNG) instead of RGB JPEGs only"),
+    OWNB(MIXED, "cycle through every decoder path (RGB/gray/CMYK JPEG, RGB/gray/RGBA/16-bit/palette\n"
+               "PNG) instead of RGB JPEGs only", SYNTH(mixed)),
 };
 
 #define NET      "one network file"
 #define SPACE    "a space file"
 #define SWEEPDIR "a sweep directory"
 #define LINES(l) .lines = l, .n_lines = DSE_ARRAY_LEN(l)
+#define SETTINGS(T, fn) .settings = sizeof(T), .settings_default = fn
+
+/* The commands' settings as their defaults leave them (--help's %D) */
+static void train_default(void *o) { dse_train_opts_default(o); }
+static void sweep_default(void *o) { dse_sweep_opts_default(o); }
+static void pack_default(void *o) { dse_pack_opts_default(o); }
+static void synth_default(void *o) { dse_synth_opts_default(o); }
+static void data_bench_default(void *o) { /* decoding threads: one per core */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ((struct dse_data_bench_settings *)o)->threads = cpus > 0 ? (int)cpus : 1;
+}
 
 const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_ANALYZE]  = { .name = "analyze", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_analyze,
@@ -540,36 +578,40 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_GENERATE] = { .name = "generate", .min_pos = 1, .max_pos = 1, .pos_what = SPACE,
                            .usage = usage_generate, LINES(lines_generate) },
     [DSE_CMD_SWEEP]    = { .name = "sweep", .min_pos = 1, .max_pos = 1, .pos_what = SPACE, .usage = usage_sweep,
-                           LINES(lines_sweep), .tail = tail_sweep, .col = 21 },
+                           LINES(lines_sweep), .tail = tail_sweep, .col = 21,
+                           SETTINGS(struct dse_sweep_opts, sweep_default) },
     [DSE_CMD_STATUS]   = { .name = "status", .min_pos = 1, .max_pos = 1, .pos_what = SWEEPDIR,
                            .usage = usage_status, LINES(lines_status) },
     [DSE_CMD_REPORT]   = { .name = "report", .min_pos = 1, .max_pos = 8, .pos_what = SWEEPDIR,
                            .usage = usage_report, LINES(lines_report) },
     [DSE_CMD_TRAIN]    = { .name = "train", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_train,
-                           LINES(lines_train) },
+                           LINES(lines_train), SETTINGS(struct dse_train_opts, train_default) },
     [DSE_CMD_BENCH]    = { .name = "bench", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_bench,
-                           LINES(lines_bench) },
+                           LINES(lines_bench), SETTINGS(struct dse_bench_settings, NULL) },
     [DSE_CMD_PROFILE]  = { .name = "profile", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_profile,
-                           LINES(lines_profile) },
+                           LINES(lines_profile), SETTINGS(struct dse_bench_settings, NULL) },
     [DSE_CMD_EVAL]     = { .name = "eval", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_eval,
-                           LINES(lines_eval) },
+                           LINES(lines_eval), SETTINGS(struct dse_train_opts, train_default) },
     [DSE_CMD_PREDICT]  = { .name = "predict", .min_pos = 1, .max_pos = DSE_OPT_POS_MAX, .pos_what = NET,
                            .usage = usage_predict, LINES(lines_predict) },
     [DSE_CMD_EXPORT]   = { .name = "export", .min_pos = 1, .max_pos = 1,
                            .pos_what = "a network file or a sweep directory", .usage = usage_export,
-                           LINES(lines_export), .col = 21 },
+                           LINES(lines_export), .col = 21, SETTINGS(struct dse_export_req, NULL) },
     [DSE_CMD_IMPORT]   = { .name = "import", .min_pos = 2, .max_pos = 2, .pos_what = "two files: MODEL NET",
                            .usage = usage_import, LINES(lines_import), .col = 15 },
     [DSE_CMD_DATA_PACK]  = { .name = "data pack", .min_pos = 1, .max_pos = 1, .pos_what = "an image folder DIR",
-                             .usage = usage_data_pack, LINES(lines_data_pack) },
+                             .usage = usage_data_pack, LINES(lines_data_pack),
+                             SETTINGS(struct dse_pack_opts, pack_default) },
     [DSE_CMD_DATA_INFO]  = { .name = "data info", .min_pos = 1, .max_pos = 1,
                              .pos_what = "a pack, an image folder or a dataset name", .usage = usage_data_info,
                              LINES(lines_data_info) },
     [DSE_CMD_DATA_BENCH] = { .name = "data bench", .min_pos = 1, .max_pos = 1,
                              .pos_what = "a pack, an image folder or a dataset name", .usage = usage_data_bench,
-                             LINES(lines_data_bench), .col2 = 50, .w2 = 12 },
+                             LINES(lines_data_bench), .col2 = 50, .w2 = 12,
+                             SETTINGS(struct dse_data_bench_settings, data_bench_default) },
     [DSE_CMD_DATA_SYNTH] = { .name = "data synth", .min_pos = 1, .max_pos = 1, .pos_what = "an image folder DIR",
-                             .usage = usage_data_synth, LINES(lines_data_synth), .col2 = 50, .w2 = 12 },
+                             .usage = usage_data_synth, LINES(lines_data_synth), .col2 = 50, .w2 = 12,
+                             SETTINGS(struct dse_synth_opts, synth_default) },
 };
 
 /* ---- the parser ------------------------------------------------------------------------ */
@@ -680,6 +722,74 @@ enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **arg
     return DSE_OK;
 }
 
+/* ---- binding values --------------------------------------------------------------------- */
+
+const char *dse_opts_text(const struct dse_opt_cmd *c, const struct dse_opt_args *a, enum dse_opt o) {
+    const struct dse_opt_line *l = dse_opts_line(c, o);
+    DSE_ASSERT(l);
+    return a->val[o] ? a->val[o] : l->def;
+}
+
+long long dse_opts_int(const struct dse_opt_cmd *c, const struct dse_opt_args *a, enum dse_opt o) {
+    const struct dse_opt_line *l = dse_opts_line(c, o);
+    DSE_ASSERT(l && dse_opt_specs[o].kind == DSE_OPT_KIND_INT);
+    if (a->val[o]) return a->num[o];
+    return l->def ? strtoll(l->def, NULL, 10) : 0;
+}
+
+/* The byte size a bound line's field has for its option's kind. */
+static size_t bound_size(enum dse_opt_kind k) {
+    return k == DSE_OPT_KIND_REAL ? sizeof(double) : k == DSE_OPT_KIND_TEXT ? sizeof(const char *) : sizeof(int);
+}
+
+void dse_opts_bind(const struct dse_opt_cmd *c, const struct dse_opt_args *a, void *settings) {
+    for (int i = 0; i < c->n_lines; i++) {
+        const struct dse_opt_line *l = &c->lines[i];
+        if (l->place == DSE_OPT_PLACE_HEADING || !l->size) continue;
+        const struct dse_opt_spec *o = &dse_opt_specs[l->opt];
+        const char *v = a->val[l->opt] ? a->val[l->opt] : l->def;
+        char *to = (char *)settings + l->off;
+        DSE_ASSERT(l->off + l->size <= c->settings && l->size == bound_size(o->kind));
+        DSE_ASSERT(o->kind != DSE_OPT_KIND_INT || (o->min >= INT_MIN && o->max <= INT_MAX));
+        if (!v) continue; /* neither given nor a def: the settings' own default */
+        int n = 0;
+        double x = 0;
+        switch (o->kind) {
+        case DSE_OPT_KIND_FLAG: n = 1; break;
+        case DSE_OPT_KIND_INT:  n = (int)strtoll(v, NULL, 10); break;
+        case DSE_OPT_KIND_WORD: n = dse_word_index(l->words ? l->words : o->words, v); break;
+        case DSE_OPT_KIND_REAL: x = strtod(v, NULL); break;
+        case DSE_OPT_KIND_TEXT: memcpy(to, &v, sizeof v); continue;
+        }
+        if (o->kind == DSE_OPT_KIND_REAL) memcpy(to, &x, sizeof x);
+        else memcpy(to, &n, sizeof n);
+    }
+}
+
+/* What %D in line l's help shows: its def, else its bound field's value in defaults (the
+ * command's settings as settings_default leaves them); "" when neither. */
+static const char *default_text(const struct dse_opt_line *l, const void *defaults, char *buf, size_t size) {
+    const struct dse_opt_spec *o = &dse_opt_specs[l->opt];
+    const char *from = (const char *)defaults + l->off;
+    int n;
+    double x;
+    const char *t;
+    if (l->def || !l->size || !defaults) return l->def ? l->def : "";
+    switch (o->kind) {
+    case DSE_OPT_KIND_REAL: memcpy(&x, from, sizeof x), snprintf(buf, size, "%g", x); break;
+    case DSE_OPT_KIND_TEXT: memcpy(&t, from, sizeof t), snprintf(buf, size, "%s", t ? t : ""); break;
+    case DSE_OPT_KIND_WORD: {
+        const char *w = l->words ? l->words : o->words;
+        memcpy(&n, from, sizeof n);
+        for (; n > 0 && *w; n--) w += strcspn(w, " ") + (w[strcspn(w, " ")] == ' ');
+        snprintf(buf, size, "%.*s", (int)strcspn(w, " "), w);
+        break;
+    }
+    default: memcpy(&n, from, sizeof n), snprintf(buf, size, "%d", n); break;
+    }
+    return buf;
+}
+
 /* ---- the --help text ------------------------------------------------------------------- */
 
 /* "--name ARG" of line l, appended to buf. */
@@ -700,6 +810,8 @@ static int pad(FILE *f, int at, int to) {
 void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c) {
     const int col = c->col ? c->col : 19, col2 = c->col2 ? c->col2 : 36, w2 = c->w2 ? c->w2 : 13;
     int at = -1; /* the column the open line ends at; -1: no line open */
+    void *defaults = c->settings ? calloc(1, c->settings) : NULL; /* for %D (a failed calloc: "") */
+    if (defaults && c->settings_default) c->settings_default(defaults);
     fputs(c->usage, f);
     for (int i = 0; i < c->n_lines; i++) {
         const struct dse_opt_line *l = &c->lines[i];
@@ -726,6 +838,11 @@ void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c) {
             at = pad(f, at, col);
         }
         for (const char *h = l->help; *h; h++) { /* further lines of the help start at col */
+            if (h[0] == '%' && h[1] == 'D') {
+                char buf[64];
+                at += fprintf(f, "%s", default_text(l, defaults, buf, sizeof buf)), h++;
+                continue;
+            }
             if (*h != '\n') {
                 fputc(*h, f), at++;
                 continue;
@@ -736,4 +853,5 @@ void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c) {
     }
     if (at >= 0) fputc('\n', f);
     if (c->tail) fputs(c->tail, f);
+    free(defaults);
 }

@@ -1,11 +1,14 @@
 /* options.h: every option of every dse command, each once (DSE_OPTIONS: name, placeholder,
- * parser, range), and one table per command (its usage prose and option lines) from which
- * both the argument parser and the --help text are made. docs/cli.md lists the options;
+ * parser, range), and one table per command (its usage prose and option lines, each line
+ * binding the settings field its value goes to and that field's default) from which the
+ * argument parser, dse_opts_bind and the --help text are made. docs/cli.md lists the
+ * options, docs/conventions.md ("One fact, one owner") says how lines bind values;
  * dse/main.c and dse/cmd_*.c run the commands. */
 #ifndef DSE_CLI_OPTIONS_H
 #define DSE_CLI_OPTIONS_H
 
 #include <float.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "analysis/analysis.h"
@@ -95,7 +98,9 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(PLOT_FLOPS,      "--plot-flops",    "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
     X(CURVES,          "--curves",        "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
     /* train, bench, profile, eval, predict */                                                               \
-    X(LR,              "--lr",            "L",       TEXT, 0,   0,                  NULL, NULL)              \
+    /* --lr and --clip-norm: engine/train.def's ranges (--lr any rate above 0, as it always took) */         \
+    X(LR,              "--lr",            "L",       REAL, DSE_OPT_ABOVE_0, DSE_TRAIN_HI(lr), NULL,              \
+      "is not a number in (0, " DSE_TRAIN_HI_STR(lr) "]")                                                     \
     X(LR_POLICY,       "--lr-policy",     "P",       WORD, 0,   0,                  DSE_TRAIN_WORDS(policy), "is not one of fixed, step, poly, linear") \
     X(LIMIT_TRAIN,     "--limit-train",   "N",       INT,  1,   1 << 30,            NULL, NULL)              \
     X(INIT,            "--init",          "I",       WORD, 0,   0,                  "msra xavier", "is not one of xavier, msra") \
@@ -104,7 +109,8 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(CKPT_EVERY,      "--checkpoint-every", "N",    TEXT, 0,   0,                  NULL, NULL)              \
     X(PROGRESS_EVERY,  "--progress-every", "S",      TEXT, 0,   0,                  NULL, NULL)              \
     X(CONV_CACHE,      "--conv-cache",    "F",       TEXT, 0,   0,                  NULL, NULL)              \
-    X(CLIP_NORM,       "--clip-norm",     "C",       TEXT, 0,   0,                  NULL, NULL)              \
+    X(CLIP_NORM,       "--clip-norm",     "C",       REAL, DSE_TRAIN_LO(clip_norm), DSE_TRAIN_HI(clip_norm), NULL, \
+      "is not a number in [" DSE_TRAIN_LO_STR(clip_norm) ", " DSE_TRAIN_HI_STR(clip_norm) "] (0: no clipping)") \
     X(LOADER_THREADS,  "--loader-threads", "N",      INT,  1,   256,                NULL, NULL)              \
     X(PACK_CACHE,      "--pack-cache",    "DIR",     TEXT, 0,   0,                  NULL, NULL)              \
     X(MAX_PIXELS,      "--max-pixels",    "N",       INT,  1,   DSE_OPT_PIXELS_MAX, NULL, NULL)              \
@@ -170,8 +176,33 @@ struct dse_opt_line {
     enum dse_opt_place place;
     const char        *arg;    /* the placeholder this command shows; NULL: the option's own */
     const char        *words;  /* WORD: the values this command accepts; NULL: the option's own */
-    const char        *help;   /* OWN and RIGHT: the text beside the name */
+    const char        *help;   /* OWN and RIGHT: the text beside the name; %D: the default */
+    /* A bound line (size > 0): dse_opts_bind puts its value into the field at off of the
+     * command's settings struct (struct dse_opt_cmd.settings), as its kind says: FLAG (1 when
+     * given) and INT an int, REAL a double, WORD an int (the word's index: an enum in the
+     * words' order), TEXT a const char *. Its default is def, read as a given value would be,
+     * or, where def is NULL, what the command's settings_default leaves there; --help shows
+     * it for %D. A line that is not bound shows def for %D. */
+    const char        *def;
+    size_t             off, size;
 };
+
+/* The settings of commands whose work has no library struct to fill: dse bench and dse
+ * profile (one struct; profile has no --mode or --slices), dse data bench. */
+struct dse_bench_settings {
+    int batch, threads, iters;
+    int infer;  /* --mode: 0 train, 1 infer */
+    int slices; /* 0: the engine's */
+};
+struct dse_data_bench_settings {
+    int size, batch, threads, seconds;
+    int split;  /* enum dse_pack_split */
+    int aug;    /* enum dse_aug_mode */
+};
+
+/* A line's binding to field f of settings struct T (the field's size is checked against the
+ * option's kind by dse_opts_bind). */
+#define DSE_OPT_BIND(T, f) .off = offsetof(T, f), .size = sizeof(((T *)0)->f)
 
 /* Every command, once. X(ENUM, function suffix, name); count is COUNT_SPACE, DSE_CMD_COUNT
  * being the number of commands. */
@@ -215,6 +246,8 @@ struct dse_opt_cmd {
     const char                *tail;       /* prose after the option lines, or NULL */
     int                        col;        /* help text column (default 19) */
     int                        col2, w2;   /* RIGHT: its column and name width (default 36, 13) */
+    size_t                     settings;   /* the size of the struct its bound lines fill; 0: none */
+    void                     (*settings_default)(void *settings); /* its defaults; NULL: zeros */
 };
 
 extern const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT];
@@ -235,6 +268,19 @@ struct dse_opt_args {
  * what is wrong (without "dse CMD: "). argv is borrowed by *a. */
 enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **argv, struct dse_opt_args *a,
                                struct dse_err *err);
+
+/* Fills settings (a struct of c->settings bytes, set to its defaults by the caller, as
+ * c->settings_default does) from c's bound lines: each line's def where it has one, then each
+ * value a gave. The values were checked by dse_opts_parse. */
+void dse_opts_bind(const struct dse_opt_cmd *c, const struct dse_opt_args *a, void *settings);
+
+/* An option of c that no settings field takes, as text: the value a gave, else its line's def
+ * (NULL if none). */
+const char *dse_opts_text(const struct dse_opt_cmd *c, const struct dse_opt_args *a, enum dse_opt o);
+
+/* An INT option of c that no settings field takes: the value a gave, else its line's def
+ * (0 if none). */
+long long dse_opts_int(const struct dse_opt_cmd *c, const struct dse_opt_args *a, enum dse_opt o);
 
 /* c's --help text: its usage and prose, its option lines, its tail. */
 void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c);

@@ -30,7 +30,7 @@ void dse_train_opts_default(struct dse_train_opts *o) {
 #define DEF_U64(field, def, words)  o->field = def;
 #define DEF_REAL(field, def, words) o->field = (float)def;
 #define DEF_ENUM(field, def, words) o->field = dse_word_index(words, #def);
-#define X(field, key, kind, def, lo, hi, cli, words) DEF_##kind(field, def, words)
+#define X(field, key, kind, def, lo, hi, cli, words, help) DEF_##kind(field, def, words)
     DSE_TRAIN_RECIPE(X)
 #undef X
     o->conv_algo = DSE_ALGO_AUTO;

@@ -55,10 +55,22 @@ enum dse_train_note { DSE_NOTE_CHOICES_LOADED, DSE_NOTE_CHOICES_PINNED, DSE_NOTE
  * "fixed step poly linear" (dse_word_index gives the value), DSE_TRAIN_DEFAULT_STR(lr) is
  * "0.01" (help text: the default as the row writes it). */
 #include "engine/train.def"
-#define DSE_TRAIN_PICK_DEF_(field, key, kind, def, lo, hi, cli, words)   #def
-#define DSE_TRAIN_PICK_WORDS_(field, key, kind, def, lo, hi, cli, words) words
+#define DSE_TRAIN_PICK_DEF_(field, key, kind, def, lo, hi, cli, words, help)   #def
+#define DSE_TRAIN_PICK_WORDS_(field, key, kind, def, lo, hi, cli, words, help) words
+#define DSE_TRAIN_PICK_LO_(field, key, kind, def, lo, hi, cli, words, help)    lo
+#define DSE_TRAIN_PICK_HI_(field, key, kind, def, lo, hi, cli, words, help)    hi
+#define DSE_TRAIN_PICK_LO_STR_(field, key, kind, def, lo, hi, cli, words, help) #lo
+#define DSE_TRAIN_PICK_HI_STR_(field, key, kind, def, lo, hi, cli, words, help) #hi
+#define DSE_TRAIN_PICK_HELP_(field, key, kind, def, lo, hi, cli, words, help)  help
 #define DSE_TRAIN_DEFAULT_STR(field) DSE_TRAIN_##field(DSE_TRAIN_PICK_DEF_)
 #define DSE_TRAIN_WORDS(field)       DSE_TRAIN_##field(DSE_TRAIN_PICK_WORDS_)
+/* A row's range (DSE_TRAIN_LO(clip_norm) is 0, DSE_TRAIN_HI_STR(clip_norm) "1e6") and the text
+ * dse train --help shows for its option (%D standing for DSE_TRAIN_DEFAULT_STR). */
+#define DSE_TRAIN_LO(field)          DSE_TRAIN_##field(DSE_TRAIN_PICK_LO_)
+#define DSE_TRAIN_HI(field)          DSE_TRAIN_##field(DSE_TRAIN_PICK_HI_)
+#define DSE_TRAIN_LO_STR(field)      DSE_TRAIN_##field(DSE_TRAIN_PICK_LO_STR_)
+#define DSE_TRAIN_HI_STR(field)      DSE_TRAIN_##field(DSE_TRAIN_PICK_HI_STR_)
+#define DSE_TRAIN_HELP(field)        DSE_TRAIN_##field(DSE_TRAIN_PICK_HELP_)
 /* A row's C type, from its kind (an ENUM's from its field: DSE_TRAIN_ENUM_<field>). */
 #define DSE_TRAIN_CTYPE_INT(field)  int
 #define DSE_TRAIN_CTYPE_U64(field)  uint64_t
@@ -85,7 +97,7 @@ struct dse_train_opts {
      * limit_train and limit_test (0: every image; N: the first N), init, init_std,
      * classifier_bias (dse_model_opts.classifier_bias). */
     struct {
-#define DSE_TRAIN_FIELD_(field, key, kind, def, lo, hi, cli, words) DSE_TRAIN_CTYPE_##kind(field) field;
+#define DSE_TRAIN_FIELD_(field, key, kind, def, lo, hi, cli, words, help) DSE_TRAIN_CTYPE_##kind(field) field;
         DSE_TRAIN_RECIPE(DSE_TRAIN_FIELD_)
 #undef DSE_TRAIN_FIELD_
     };

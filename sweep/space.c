@@ -386,7 +386,7 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     double v;
     int w;
     char keys[400] = "dataset";
-#define X(field, key, kind, def, lo, hi, cli, words) \
+#define X(field, key, kind, def, lo, hi, cli, words, help) \
     if (key) snprintf(keys + strlen(keys), sizeof keys - strlen(keys), " %s", (const char *)key);
     DSE_TRAIN_RECIPE(X)
 #undef X
@@ -415,7 +415,7 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
 #define WORD_U64  0
 #define WORD_REAL 0
 #define WORD_ENUM 1
-#define X(field, key, kind, def, lo, hi, cli, words)                                             \
+#define X(field, key, kind, def, lo, hi, cli, words, help)                                       \
     if (key && WORD_##kind == words_pass) { GET_##kind(field, key, lo, hi, words) }              \
     if (!words_pass && o->policy == DSE_LR_STEP && o->step_epochs < 1 && !strcmp(#field, "step_epochs")) \
         return fail(cx, g, "lr_policy = \"step\" needs step_epochs = <epochs between drops>");

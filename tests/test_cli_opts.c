@@ -1,0 +1,204 @@
+/* test_cli_opts.c: dse's option rows (dse/options.h) where they bind a value: recipe options
+ * whose range and help are engine/train.def's rows, lines that fill a command's settings
+ * (dse_opts_bind), defaults shown in --help from the one place that owns them.
+ * Its own program (tests/check.h counts per program); run cases by id prefix, e.g.
+ * test_cli_opts opts-recipe. tests/test_cli.c has the rest of the command line's tests. */
+#include "dse/options.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dse/exportcmd.h"
+#include "engine/train.h"
+#include "tests/check.h"
+
+/* dse_opts_parse of "train net.cfg NAME VALUE": its status, err.msg in msg. */
+static int parse_train(const char *name, const char *value, struct dse_opt_args *a, char *msg, size_t size) {
+    char *argv[] = { "net.cfg", (char *)name, (char *)value };
+    struct dse_err err = { 0 };
+    int st = (int)dse_opts_parse(&dse_opt_cmds[DSE_CMD_TRAIN], 3, argv, a, &err);
+    snprintf(msg, size, "%s", st ? err.msg : "");
+    return st;
+}
+
+/* c's --help text (malloc'd; "" if it could not be made). */
+static char *help_text(const struct dse_opt_cmd *c) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    CHECK(f != NULL);
+    if (!f) return calloc(1, 1);
+    dse_opts_usage(f, c);
+    fclose(f);
+    return text;
+}
+
+/* --lr and --clip-norm are REAL rows with engine/train.def's ranges, refused in their words. */
+static void test_recipe_real(void) {
+    static const struct {
+        const char *name, *value, *msg; /* msg "": taken */
+        double      real;
+    } cases[] = {
+        { "--lr", "0.5", "", 0.5 },
+        { "--lr", "100", "", 100 },
+        { "--lr", "1e-13", "", 1e-13 }, /* any rate above 0, as --lr always took */
+        { "--lr", "0", "--lr '0' is not a number in (0, 100]", 0 },
+        { "--lr", "100.5", "--lr '100.5' is not a number in (0, 100]", 0 },
+        { "--lr", "x", "--lr 'x' is not a number in (0, 100]", 0 },
+        { "--lr", "nan", "--lr 'nan' is not a number in (0, 100]", 0 },
+        { "--clip-norm", "0", "", 0 },
+        { "--clip-norm", "1e6", "", 1e6 },
+        { "--clip-norm", "-1", "--clip-norm '-1' is not a number in [0, 1e6] (0: no clipping)", 0 },
+        { "--clip-norm", "2e6", "--clip-norm '2e6' is not a number in [0, 1e6] (0: no clipping)", 0 },
+        { "--clip-norm", "", "--clip-norm '' is not a number in [0, 1e6] (0: no clipping)", 0 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        struct dse_opt_args a;
+        char msg[sizeof ((struct dse_err *)0)->msg];
+        int st = parse_train(cases[i].name, cases[i].value, &a, msg, sizeof msg);
+        CHECK_INT_EQ(st, cases[i].msg[0] ? DSE_ERR_CONFIG : DSE_OK);
+        CHECK_STR_EQ(msg, cases[i].msg);
+        if (!st) CHECK_NEAR(a.real[!strcmp(cases[i].name, "--lr") ? DSE_OPT_LR : DSE_OPT_CLIP_NORM], cases[i].real,
+                            1e-12);
+    }
+    /* the ranges are the recipe rows' */
+    CHECK_INT_EQ(dse_opt_specs[DSE_OPT_LR].kind, DSE_OPT_KIND_REAL);
+    CHECK(dse_opt_specs[DSE_OPT_LR].hi == DSE_TRAIN_HI(lr));
+    CHECK_INT_EQ(dse_opt_specs[DSE_OPT_CLIP_NORM].kind, DSE_OPT_KIND_REAL);
+    CHECK(dse_opt_specs[DSE_OPT_CLIP_NORM].lo == DSE_TRAIN_LO(clip_norm));
+    CHECK(dse_opt_specs[DSE_OPT_CLIP_NORM].hi == DSE_TRAIN_HI(clip_norm));
+}
+
+/* dse train --help shows each recipe option's default from its row (%D), and no "%D" is left. */
+static void test_recipe_help(void) {
+    char *text = help_text(&dse_opt_cmds[DSE_CMD_TRAIN]);
+    CHECK(strstr(text, "%D") == NULL);
+    CHECK(strstr(text, "  --epochs E       default " DSE_TRAIN_DEFAULT_STR(epochs) " ") != NULL);
+    CHECK(strstr(text, "--lr-policy  default " DSE_TRAIN_DEFAULT_STR(policy) " (power ") != NULL);
+    CHECK(strstr(text, "weight initialization: " DSE_TRAIN_DEFAULT_STR(init) " (default)") != NULL);
+    CHECK(strstr(text, "when above it (default " DSE_TRAIN_DEFAULT_STR(clip_norm) ";\n") != NULL);
+    free(text);
+}
+
+/* Every bound line of every command: its field inside the settings, of its kind's size; no
+ * command's --help leaves a %D unreplaced. */
+static void test_bind_tables(void) {
+    int bound = 0;
+    for (int k = 0; k < DSE_CMD_COUNT; k++) {
+        const struct dse_opt_cmd *c = &dse_opt_cmds[k];
+        for (int i = 0; i < c->n_lines; i++) {
+            const struct dse_opt_line *l = &c->lines[i];
+            if (l->place == DSE_OPT_PLACE_HEADING || !l->size) continue;
+            enum dse_opt_kind kind = dse_opt_specs[l->opt].kind;
+            size_t want = kind == DSE_OPT_KIND_REAL ? sizeof(double)
+                        : kind == DSE_OPT_KIND_TEXT ? sizeof(const char *) : sizeof(int);
+            CHECK_INT_EQ(l->size, want);
+            CHECK(l->off + l->size <= c->settings);
+            bound++;
+        }
+        char *text = help_text(c);
+        CHECK(strstr(text, "%D") == NULL);
+        free(text);
+    }
+    CHECK(bound >= 15);
+}
+
+/* dse train's, sweep's, eval's and export's bound options: the defaults (a line's def, else the settings'),
+ * then the values given; --help shows the settings' defaults. */
+static void test_bind_values(void) {
+    const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_TRAIN];
+    struct dse_opt_args a;
+    struct dse_err err = { 0 };
+    struct dse_train_opts t;
+    char *none[] = { "net.cfg" };
+    CHECK_OK(dse_opts_parse(c, 1, none, &a, &err));
+    dse_train_opts_default(&t);
+    dse_opts_bind(c, &a, &t);
+    CHECK_INT_EQ(t.threads, 2); /* dse train's own default, not dse_train_opts_default's */
+    CHECK_INT_EQ(t.aug, DSE_AUG_AUTO);
+    CHECK(t.resume == NULL);
+    char *given[] = { "net.cfg", "--threads", "5", "--aug", "crop", "--reduce", "tree", "--resume", "r.ckpt" };
+    CHECK_OK(dse_opts_parse(c, DSE_ARRAY_LEN(given), given, &a, &err));
+    dse_train_opts_default(&t);
+    dse_opts_bind(c, &a, &t);
+    CHECK_INT_EQ(t.threads, 5);
+    CHECK_INT_EQ(t.aug, DSE_AUG_CROP);
+    CHECK_INT_EQ(t.reduce, dse_word_index(DSE_DIST_REDUCE_NAMES, "tree"));
+    CHECK_STR_EQ(t.resume, "r.ckpt");
+
+    c = &dse_opt_cmds[DSE_CMD_SWEEP];
+    struct dse_sweep_opts o, d;
+    char *sweep[] = { "s.cfg", "--lease-seconds", "2.5", "--early-stop", "asha", "--eta", "4", "--rank", "top1" };
+    CHECK_OK(dse_opts_parse(c, DSE_ARRAY_LEN(sweep), sweep, &a, &err));
+    dse_sweep_opts_default(&o);
+    dse_sweep_opts_default(&d);
+    dse_opts_bind(c, &a, &o);
+    CHECK_NEAR(o.lease_s, 2.5, 1e-12);
+    CHECK_INT_EQ(o.plan.halving, DSE_SWEEP_HALVING_ASHA);
+    CHECK_INT_EQ(o.plan.eta, 4);
+    CHECK_INT_EQ(o.plan.rank, DSE_SWEEP_RANK_TOP1);
+    CHECK_INT_EQ(o.workers, d.workers); /* not given: the settings' own */
+    CHECK_INT_EQ(o.max_crashes, d.max_crashes);
+
+    char *text = help_text(c), want[96];
+    snprintf(want, sizeof want, "a lease's time to live (default %g; renewed", d.lease_s);
+    CHECK(strstr(text, want) != NULL);
+    snprintf(want, sizeof want, "worker processes this command starts (default %d)", d.workers);
+    CHECK(strstr(text, want) != NULL);
+    CHECK(strstr(text, "  --early-stop S     none (default): train") != NULL);
+    free(text);
+
+    /* dse eval: dse train's --threads default, the recipe's --batch default */
+    c = &dse_opt_cmds[DSE_CMD_EVAL];
+    char *eval[] = { "net.cfg", "--limit-test", "7" };
+    CHECK_OK(dse_opts_parse(c, DSE_ARRAY_LEN(eval), eval, &a, &err));
+    dse_train_opts_default(&t);
+    dse_opts_bind(c, &a, &t);
+    CHECK_INT_EQ(t.threads, 2);
+    CHECK_INT_EQ(t.batch, atoi(DSE_TRAIN_DEFAULT_STR(batch)));
+    CHECK_INT_EQ(t.limit_test, 7);
+
+    /* dse export: a word straight into its enum (the words in the enum's order) */
+    c = &dse_opt_cmds[DSE_CMD_EXPORT];
+    struct dse_export_req q = { 0 };
+    char *export[] = { "net.cfg", "--format", "caffe", "--checkpoint", "w.ckpt" };
+    CHECK_OK(dse_opts_parse(c, DSE_ARRAY_LEN(export), export, &a, &err));
+    dse_opts_bind(c, &a, &q);
+    CHECK_INT_EQ(q.format, DSE_EXPORT_CAFFE);
+    CHECK_STR_EQ(q.checkpoint, "w.ckpt");
+    CHECK(q.id == NULL && !q.best);
+}
+
+/* An option no field takes: the value given, else its line's default (dse predict --top,
+ * dse analyze --batch, dse train --checkpoint-every), which --help shows. */
+static void test_line_int(void) {
+    const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_PREDICT];
+    struct dse_opt_args a;
+    struct dse_err err = { 0 };
+    char *none[] = { "net.cfg", "x.png" }, *three[] = { "net.cfg", "x.png", "--top", "3" };
+    CHECK_OK(dse_opts_parse(c, 2, none, &a, &err));
+    CHECK_INT_EQ(dse_opts_int(c, &a, DSE_OPT_TOP), 5);
+    CHECK_OK(dse_opts_parse(c, 4, three, &a, &err));
+    CHECK_INT_EQ(dse_opts_int(c, &a, DSE_OPT_TOP), 3);
+    char *text = help_text(c);
+    CHECK(strstr(text, "classes to print per image (default 5)") != NULL);
+    free(text);
+    c = &dse_opt_cmds[DSE_CMD_ANALYZE];
+    CHECK_OK(dse_opts_parse(c, 1, none, &a, &err));
+    CHECK_INT_EQ(dse_opts_int(c, &a, DSE_OPT_BATCH), 1);
+    c = &dse_opt_cmds[DSE_CMD_TRAIN]; /* a text's default: --checkpoint-every 5m */
+    CHECK_OK(dse_opts_parse(c, 1, none, &a, &err));
+    CHECK_STR_EQ(dse_opts_text(c, &a, DSE_OPT_CKPT_EVERY), "5m");
+    CHECK(dse_opts_text(c, &a, DSE_OPT_RESUME) == NULL);
+}
+
+static const struct check_case cases[] = {
+    { "opts-recipe-real", test_recipe_real },
+    { "opts-recipe-help", test_recipe_help },
+    { "opts-bind-tables", test_bind_tables },
+    { "opts-bind-values", test_bind_values },
+    { "opts-line-int",    test_line_int },
+};
+
+int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
