@@ -8,9 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A test program of several files defines CHECK_SHARED_COUNTS before including this, and one
+ * of its files defines the counts (tests/sweep_util.c): a check failed in any file counts. */
+#ifdef CHECK_SHARED_COUNTS
+extern int check_failures, check_count, check_skips;
+#else
 static int check_failures;
 static int check_count;
 static int check_skips; /* cases that said CHECK_SKIP */
+#endif
 
 /* A case that cannot run here (no device, no dataset) says why and returns; when every case
  * a run selected skipped, check_main returns 77 (ctest's SKIP_RETURN_CODE: shown as not
@@ -43,7 +49,7 @@ struct check_case {
 };
 
 /* Runs cases whose id starts with one of argv[1..]; all if none given. */
-static int check_main(const struct check_case *cases, int n, int argc, char **argv) {
+static inline int check_main(const struct check_case *cases, int n, int argc, char **argv) {
     int ran = 0, skipped = 0;
     for (int i = 0; i < n; i++) {
         int want = argc <= 1;
