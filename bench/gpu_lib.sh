@@ -7,6 +7,10 @@
 #       $t1 (now's seconds); dies (die) unless it ends with status 0 and all $k candidates
 #       done; then sets $cand, the candidates' own training speeds (img_per_s, evaluation
 #       excluded) averaged.
+#   gpu_probe LOG ARG...
+#       dse bench ARG... into LOG: is there a usable GPU? (It also warms up the driver, so
+#       the first timed run does not pay it.) Without one, prints "skipped: no CUDA device
+#       (...)" and exits 77; on another failure shows LOG and dies.
 is_int() { case $1 in ''|*[!0-9]*) return 1 ;; esac; return 0; }
 now() {
     t=$(date +%s.%N) && case $t in *N*|'') return 1 ;; esac && echo "$t"
@@ -26,4 +30,16 @@ timed_sweep() {
     fi
     cand=$(grep -h '^  "img_per_s": ' "$ts_dir"/candidates/*.json | tr -d ',' |
            awk '{ s += $2; n++ } END { printf "%.1f", n ? s / n : 0 }')
+}
+# gpu_probe reads $dse and $gpu.
+gpu_probe() {
+    gp_log=$1
+    shift
+    "$dse" bench "$@" >"$gp_log" 2>&1 && return 0
+    if grep -q -e 'no CUDA device' -e 'built without the CUDA backend' "$gp_log"; then
+        echo "skipped: no CUDA device ($(grep -m1 -e 'no CUDA device' -e 'built without' "$gp_log"))"
+        exit 77
+    fi
+    cat "$gp_log" >&2
+    die "dse bench on cuda:$gpu failed (above; $gp_log)"
 }

@@ -56,15 +56,8 @@ mkdir -p "$logs" || die "cannot create $logs"
 
 # ---- a usable GPU? (also warms up the driver, so the first timed run does not pay it) ----
 probe=$logs/probe.log
-if ! "$dse" bench experiments/squeezenet/squeezenet_fmnist.cfg --device "cuda:$gpu" --precision "$precision" \
-        --batch "$batch" --iters 3 >"$probe" 2>&1; then
-    if grep -q -e 'no CUDA device' -e 'built without the CUDA backend' "$probe"; then
-        echo "skipped: no CUDA device ($(grep -m1 -e 'no CUDA device' -e 'built without' "$probe"))"
-        exit 77
-    fi
-    cat "$probe" >&2
-    die "dse bench on cuda:$gpu failed (above; $probe)"
-fi
+gpu_probe "$probe" experiments/squeezenet/squeezenet_fmnist.cfg --device "cuda:$gpu" --precision "$precision" \
+    --batch "$batch" --iters 3
 facts=$(sed -n 's/^dse bench: //p' "$probe" | head -1 | tr '"' "'")
 echo "name=gpu_pack.machine cores=$(nproc 2>/dev/null || echo '?') device=\"$facts\""
 

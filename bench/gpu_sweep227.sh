@@ -41,14 +41,7 @@ logs=$build/gpu_sweep227
 mkdir -p "$logs" || die "cannot create $logs"
 
 probe=$logs/probe.log
-if ! "$dse" bench experiments/squeezenet/squeezenet_v1.0.cfg --device "cuda:$gpu" --batch 8 --iters 1 >"$probe" 2>&1; then
-    if grep -q -e 'no CUDA device' -e 'built without the CUDA backend' "$probe"; then
-        echo "skipped: no CUDA device ($(grep -m1 -e 'no CUDA device' -e 'built without' "$probe"))"
-        exit 77
-    fi
-    cat "$probe" >&2
-    die "dse bench on cuda:$gpu failed (above; $probe)"
-fi
+gpu_probe "$probe" experiments/squeezenet/squeezenet_v1.0.cfg --device "cuda:$gpu" --batch 8 --iters 1
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu_sweep227.XXXXXX") || die "mktemp failed"
 [ "${SWEEP227_KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT

@@ -183,8 +183,23 @@ enum dse_status dse_data_probe(const char *spec, const char *root, struct dse_da
 /* Augmentation of image sources, by name: auto (rrc + flip when the images' short side is
  * above 64 pixels, as ImageNet recipes; else random crop with 4 pixels of padding + flip, as
  * CIFAR recipes), rrc, crop (pad 4), flip, none. */
-enum dse_aug_mode { DSE_AUG_AUTO = 0, DSE_AUG_RRC, DSE_AUG_CROP, DSE_AUG_FLIP, DSE_AUG_NONE };
-#define DSE_AUG_NAMES "auto rrc crop flip none"
+#define DSE_AUG_MODES(X) \
+    X(AUTO, "auto")      \
+    X(RRC,  "rrc")       \
+    X(CROP, "crop")      \
+    X(FLIP, "flip")      \
+    X(NONE, "none")
+
+enum dse_aug_mode {
+#define DSE_AUG_ENUM(e, name) DSE_AUG_##e,
+    DSE_AUG_MODES(DSE_AUG_ENUM)
+#undef DSE_AUG_ENUM
+};
+
+/* "auto rrc crop flip none": the names in enum order (dse_word_index gives the value), as
+ * --aug's usage and refusal print them: each name after a space, the first space skipped. */
+#define DSE_AUG_WORD(e, name) " " name
+#define DSE_AUG_NAMES (DSE_AUG_MODES(DSE_AUG_WORD) + 1)
 
 /* The training augmentation of mode for images whose short side is `short_side`, and the
  * evaluation's centered box (opts.center): 0.875 after rrc, 1 otherwise. */

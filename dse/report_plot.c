@@ -219,30 +219,33 @@ static void write_legend(FILE *f, const struct dse_sweep_view *s, double x, doub
     fputs("</g>\n", f);
 }
 
+/* One axis's ticks: at each, a grid line across the plot, a 5-pixel mark outside the axis
+ * line and the value. The x axis's stand on axis_y (grid up to top, value below, centred),
+ * the y axis's on left (grid across to right, value to its left, right-aligned). */
+static void svg_ticks(FILE *f, const struct axis *a, int x_axis, double left, double right, double top,
+                      double axis_y) {
+    for (double k = ceil(a->lo / a->step - 1e-9); k * a->step <= a->hi + 1e-9 * a->step; k++) {
+        double v = k * a->step;
+        const double p = axis_px(a, v);
+        if (fabs(v) < a->step * 1e-9) v = 0.0;
+        /* x1, y1, x2, y2 of the grid line and of the mark */
+        const double xs[2][4] = {{p, top, p, axis_y}, {p, axis_y, p, axis_y + 5}};
+        const double ys[2][4] = {{left, p, right, p}, {left - 5, p, left, p}};
+        const double(*l)[4] = x_axis ? xs : ys;
+        for (int i = 0; i < 2; i++)
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", l[i][0], l[i][1],
+                    l[i][2], l[i][3], i == 0 ? "#e6e6e6" : "#444");
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%.*f</text>\n", x_axis ? p : left - 8,
+                x_axis ? axis_y + 18 : p + 4, x_axis ? "middle" : "end", a->decimals, v);
+    }
+}
+
 /* The grid and tick labels of both axes. */
 static void svg_grid(FILE *f, const struct axis *ax, const struct axis *ay, double left, double right, double top,
                      double axis_y) {
     fputs("<g font-size=\"11\" fill=\"#444\">\n", f);
-    for (double k = ceil(ax->lo / ax->step - 1e-9); k * ax->step <= ax->hi + 1e-9 * ax->step; k++) {
-        double v = k * ax->step, x = axis_px(ax, v);
-        if (fabs(v) < ax->step * 1e-9) v = 0.0;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>\n",
-                x, top, x, axis_y);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>\n",
-                x, axis_y, x, axis_y + 5);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.*f</text>\n", x,
-                axis_y + 18, ax->decimals, v);
-    }
-    for (double k = ceil(ay->lo / ay->step - 1e-9); k * ay->step <= ay->hi + 1e-9 * ay->step; k++) {
-        double v = k * ay->step, y = axis_px(ay, v);
-        if (fabs(v) < ay->step * 1e-9) v = 0.0;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>\n",
-                left, y, right, y);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>\n",
-                left - 5, y, left, y);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>\n", left - 8,
-                y + 4, ay->decimals, v);
-    }
+    svg_ticks(f, ax, 1, left, right, top, axis_y);
+    svg_ticks(f, ay, 0, left, right, top, axis_y);
     fputs("</g>\n", f);
 }
 

@@ -49,6 +49,46 @@ const char *dse_cpu_direct_isa(void) {
 #define MM_STR_(x) #x
 #define MM_UNROLL(n) _Pragma(MM_STR_(GCC unroll n))
 
+/* C = A B's register tile (dse_cpu_mm) for one instruction set, written once for both:
+ * mr <= 6 rows from m0 by nv <= NVMAX vectors VEC of VL columns from n0, k in [k0, k1); the
+ * last vector of a row loaded and stored under the mask tail (FULL: every lane). Rows are
+ * loaded from C unless this is the first block of k and the call does not accumulate; on the
+ * last block (and not accumulating) the bias and ReLU (max with +0: NaN and -0 give +0, as
+ * dse_cpu_relu) are applied in registers before the store. MM_OP(W, x) is the instruction
+ * set's _mm<W>_x; MLOAD, MSTORE and BCAST are the ones whose names or arguments differ. The
+ * two instances compile to the machine code of the two functions they replaced. */
+#define MM_OP(W, x) _mm##W##_##x
+#define MM_TILE(NAME, TARGET, VEC, VL, NVMAX, MASK, FULL, MLOAD, MSTORE, BCAST, W)                                  \
+    TARGET AI void NAME(const struct dse_mm *p, int64_t m0, int64_t n0, int64_t k0, int64_t k1, const int mr,       \
+                        const int nv, MASK tail) {                                                                  \
+        VEC acc[6][NVMAX];                                                                                          \
+        const MASK full = FULL;                                                                                     \
+        float *c = p->c + m0 * p->ldc + n0;                                                                         \
+        const int load = p->acc || k0 > 0, last = k1 == p->K;                                                       \
+        MM_UNROLL(6) for (int r = 0; r < mr; r++)                                                                   \
+            MM_UNROLL(NVMAX) for (int v = 0; v < nv; v++) acc[r][v] =                                               \
+                load ? MLOAD(c + r * p->ldc + VL * v, v == nv - 1 ? tail : full) : MM_OP(W, setzero_ps)();          \
+        const float *a = p->a + m0 * p->a_rs + k0 * p->a_ks, *b = p->b + k0 * p->ldb + n0;                          \
+        for (int64_t k = k0; k < k1; k++, a += p->a_ks, b += p->ldb) {                                              \
+            VEC bv[NVMAX];                                                                                          \
+            MM_UNROLL(NVMAX) for (int v = 0; v < nv; v++) bv[v] = MLOAD(b + VL * v, v == nv - 1 ? tail : full);     \
+            MM_UNROLL(6) for (int r = 0; r < mr; r++) {                                                             \
+                const VEC av = BCAST(a, r * p->a_rs);                                                               \
+                MM_UNROLL(NVMAX) for (int v = 0; v < nv; v++) acc[r][v] = MM_OP(W, fmadd_ps)(av, bv[v], acc[r][v]); \
+            }                                                                                                       \
+        }                                                                                                           \
+        MM_UNROLL(6) for (int r = 0; r < mr; r++) {                                                                 \
+            const int epi = last && !p->acc;                                                                        \
+            const VEC bias = MM_OP(W, set1_ps)(epi && p->bias ? p->bias[m0 + r] : 0.0f);                            \
+            MM_UNROLL(NVMAX) for (int v = 0; v < nv; v++) {                                                         \
+                VEC o = acc[r][v];                                                                                  \
+                if (epi && p->bias) o = MM_OP(W, add_ps)(o, bias);                                                  \
+                if (epi && p->relu) o = MM_OP(W, max_ps)(o, MM_OP(W, setzero_ps)());                                \
+                MSTORE(c + r * p->ldc + VL * v, v == nv - 1 ? tail : full, o);                                      \
+            }                                                                                                       \
+        }                                                                                                           \
+    }
+
 /* The weight gradient's tile (dse_cpu_cv_dw) for one instruction set, written once for
  * both: vectors VEC of VL floats, CVMAX of them (a block of CVMAX * VL output channels)
  * per (q, t); cv <= CVMAX vectors taken; nq (1 or 2) of the 3 * C rows (ci, r) from q0,
@@ -89,43 +129,9 @@ const char *dse_cpu_direct_isa(void) {
 
 #define T512 __attribute__((target("avx512f")))
 #define BCAST512(row, at) _mm512_set1_ps((row)[at])
+#define MLOAD512(at, mask) _mm512_maskz_loadu_ps(mask, at)
 
-T512 AI void mm_tile512(const struct dse_mm *p, int64_t m0, int64_t n0, int64_t k0, int64_t k1, const int mr,
-                        const int nv, __mmask16 tail) {
-    __m512 acc[6][4];
-    float *c = p->c + m0 * p->ldc + n0;
-    const int load = p->acc || k0 > 0, last = k1 == p->K;
-#pragma GCC unroll 6
-    for (int r = 0; r < mr; r++)
-#pragma GCC unroll 4
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = load ? _mm512_maskz_loadu_ps(v == nv - 1 ? tail : 0xffff, c + r * p->ldc + 16 * v)
-                             : _mm512_setzero_ps();
-    const float *a = p->a + m0 * p->a_rs + k0 * p->a_ks, *b = p->b + k0 * p->ldb + n0;
-    for (int64_t k = k0; k < k1; k++, a += p->a_ks, b += p->ldb) {
-        __m512 bv[4];
-#pragma GCC unroll 4
-        for (int v = 0; v < nv; v++) bv[v] = _mm512_maskz_loadu_ps(v == nv - 1 ? tail : 0xffff, b + 16 * v);
-#pragma GCC unroll 6
-        for (int r = 0; r < mr; r++) {
-            const __m512 av = _mm512_set1_ps(a[r * p->a_rs]);
-#pragma GCC unroll 4
-            for (int v = 0; v < nv; v++) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
-        }
-    }
-#pragma GCC unroll 6
-    for (int r = 0; r < mr; r++) {
-        const int epi = last && !p->acc;
-        const __m512 bias = _mm512_set1_ps(epi && p->bias ? p->bias[m0 + r] : 0.0f);
-#pragma GCC unroll 4
-        for (int v = 0; v < nv; v++) {
-            __m512 o = acc[r][v];
-            if (epi && p->bias) o = _mm512_add_ps(o, bias);
-            if (epi && p->relu) o = _mm512_max_ps(o, _mm512_setzero_ps()); /* NaN, -0 -> +0: dse_cpu_relu */
-            _mm512_mask_storeu_ps(c + r * p->ldc + 16 * v, v == nv - 1 ? tail : 0xffff, o);
-        }
-    }
-}
+MM_TILE(mm_tile512, T512, __m512, 16, 4, __mmask16, 0xffff, MLOAD512, _mm512_mask_storeu_ps, BCAST512, 512)
 
 T512 static void mm512(const struct dse_mm *p) {
     for (int64_t n0 = 0; n0 < p->N; n0 += 64) {
@@ -308,42 +314,8 @@ T256 AI __m256i lanes256(int64_t count) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(count >= 8 ? 8 : (int)(count < 0 ? 0 : count)), idx);
 }
 
-T256 AI void mm_tile256(const struct dse_mm *p, int64_t m0, int64_t n0, int64_t k0, int64_t k1, const int mr,
-                        const int nv, __m256i tail) {
-    __m256 acc[6][2];
-    const __m256i full = _mm256_set1_epi32(-1);
-    float *c = p->c + m0 * p->ldc + n0;
-    const int load = p->acc || k0 > 0, last = k1 == p->K;
-#pragma GCC unroll 6
-    for (int r = 0; r < mr; r++)
-#pragma GCC unroll 2
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = load ? _mm256_maskload_ps(c + r * p->ldc + 8 * v, v == nv - 1 ? tail : full) : _mm256_setzero_ps();
-    const float *a = p->a + m0 * p->a_rs + k0 * p->a_ks, *b = p->b + k0 * p->ldb + n0;
-    for (int64_t k = k0; k < k1; k++, a += p->a_ks, b += p->ldb) {
-        __m256 bv[2];
-#pragma GCC unroll 2
-        for (int v = 0; v < nv; v++) bv[v] = _mm256_maskload_ps(b + 8 * v, v == nv - 1 ? tail : full);
-#pragma GCC unroll 6
-        for (int r = 0; r < mr; r++) {
-            const __m256 av = _mm256_broadcast_ss(a + r * p->a_rs);
-#pragma GCC unroll 2
-            for (int v = 0; v < nv; v++) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
-        }
-    }
-#pragma GCC unroll 6
-    for (int r = 0; r < mr; r++) {
-        const int epi = last && !p->acc;
-        const __m256 bias = _mm256_set1_ps(epi && p->bias ? p->bias[m0 + r] : 0.0f);
-#pragma GCC unroll 2
-        for (int v = 0; v < nv; v++) {
-            __m256 o = acc[r][v];
-            if (epi && p->bias) o = _mm256_add_ps(o, bias);
-            if (epi && p->relu) o = _mm256_max_ps(o, _mm256_setzero_ps());
-            _mm256_maskstore_ps(c + r * p->ldc + 8 * v, v == nv - 1 ? tail : full, o);
-        }
-    }
-}
+MM_TILE(mm_tile256, T256, __m256, 8, 2, __m256i, _mm256_set1_epi32(-1), _mm256_maskload_ps, _mm256_maskstore_ps,
+        BCAST256, 256)
 
 T256 static void mm256(const struct dse_mm *p) {
     for (int64_t n0 = 0; n0 < p->N; n0 += 16) {

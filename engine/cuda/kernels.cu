@@ -284,19 +284,24 @@ __device__ static void covering(int h, int k, struct dse_div stride, int pad, in
     *hi = b < P - 1 ? b : P - 1;
 }
 
-/* Input t of an image (channel c, plane position hw = h W + v) and the outputs [p0, p1] x
- * [q0, q1] whose windows can contain it: where both backward kernels begin. */
+/* Input t of image i (channel c, plane position hw = h W + v), the outputs [p0, p1] x
+ * [q0, q1] whose windows can contain it, and where its gradients are: dy = channel c's
+ * plane of the image's dy, dx = the input's gradient. Where both backward kernels begin. */
 struct cover {
-    int c, hw, h, v, p0, p1, q0, q1;
+    int          c, hw, h, v, p0, p1, q0, q1;
+    const float *dy;
+    float       *dx;
 };
 
-__device__ static struct cover cover_of(const struct poolk &k, uint32_t t) {
+__device__ static struct cover cover_at(const struct poolk &k, int i, uint32_t t, const float *dy, float *dx) {
     const struct dse_cuk_pool &g = k.g;
     struct cover o;
     o.c = (int)dse_div_q(k.HW, t), o.hw = (int)t - o.c * (g.H * g.W);
     o.h = (int)dse_div_q(k.W, (uint32_t)o.hw), o.v = o.hw - o.h * g.W;
     covering(o.h, g.kh, k.sh, g.ph, g.P, &o.p0, &o.p1);
     covering(o.v, g.kw, k.sw, g.pw, g.Q, &o.q0, &o.q1);
+    o.dy = dy + i * g.sy + (int64_t)o.c * (g.P * g.Q);
+    o.dx = dx + i * g.sx + t;
     return o;
 }
 
@@ -338,25 +343,22 @@ extern "C" cudaError_t dse_cuk_maxpool_fwd(cudaStream_t s, struct dse_cuk_pool g
  * input: most of a 3x3/2 pool's inputs are nobody's maximum. */
 __global__ static void k_maxpool_bwd(struct poolk k, const float *dy, const int32_t *argmax, float *dx) {
     const struct dse_cuk_pool &g = k.g;
-    const int HW = g.H * g.W, PQ = g.P * g.Q;
-    const uint32_t in = (uint32_t)(g.C * HW);
+    const uint32_t in = (uint32_t)(g.C * (g.H * g.W));
     IMAGE_LOOP(i, g.N) VALUE_LOOP(t, in) {
-        const struct cover o = cover_of(k, t);
-        const float *dyp = dy + i * g.sy + (int64_t)o.c * PQ;
-        const int32_t *ap = argmax + ((int64_t)i * g.C + o.c) * PQ;
-        float *d = dx + i * g.sx + t;
+        const struct cover o = cover_at(k, i, t, dy, dx);
+        const int32_t *ap = argmax + ((int64_t)i * g.C + o.c) * (g.P * g.Q);
         float acc = 0.0f;
         int hit = 0;
         for (int p = o.p0; p <= o.p1; p++)
             for (int q = o.q0; q <= o.q1; q++)
                 if (ap[p * g.Q + q] == o.hw) {
                     if (!hit) {
-                        acc = *d;
+                        acc = *o.dx;
                         hit = 1;
                     }
-                    acc += dyp[p * g.Q + q];
+                    acc += o.dy[p * g.Q + q];
                 }
-        if (hit) *d = acc;
+        if (hit) *o.dx = acc;
     }
 }
 
@@ -392,20 +394,17 @@ extern "C" cudaError_t dse_cuk_avgpool_fwd(cudaStream_t s, struct dse_cuk_pool g
  * dy / window size as the CPU's scatter does (global pooling: the one output). */
 __global__ static void k_avgpool_bwd(struct poolk k, const float *dy, float *dx) {
     const struct dse_cuk_pool &g = k.g;
-    const int HW = g.H * g.W, PQ = g.P * g.Q;
-    const uint32_t in = (uint32_t)(g.C * HW);
+    const uint32_t in = (uint32_t)(g.C * (g.H * g.W));
     IMAGE_LOOP(i, g.N) VALUE_LOOP(t, in) {
-        const struct cover o = cover_of(k, t);
-        const float *dyp = dy + i * g.sy + (int64_t)o.c * PQ;
-        float *d = dx + i * g.sx + t;
-        float acc = *d;
+        const struct cover o = cover_at(k, i, t, dy, dx);
+        float acc = *o.dx;
         for (int p = o.p0; p <= o.p1; p++)
             for (int q = o.q0; q <= o.q1; q++) {
                 const struct win w = window(g, p, q);
                 if (empty(w) || o.h < w.h0 || o.h >= w.h1 || o.v < w.w0 || o.v >= w.w1) continue;
-                acc += dyp[p * g.Q + q] / (float)(w.hn * w.wn);
+                acc += o.dy[p * g.Q + q] / (float)(w.hn * w.wn);
             }
-        *d = acc;
+        *o.dx = acc;
     }
 }
 
