@@ -83,3 +83,14 @@ const char *tmpdir(void) {
 void write_text(const char *path, const char *text) {
     CHECK_OK(dse_fs_write_atomic(path, text, strlen(text), NULL));
 }
+
+char *usage_text(const struct dse_opt_cmd *c) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    CHECK(f != NULL);
+    if (!f) return calloc(1, 1);
+    dse_opts_usage(f, c);
+    fclose(f);
+    return text;
+}

@@ -1,6 +1,6 @@
-/* cli_util.h: what test_cli's files (tests/test_cli.c, tests/test_cli_space.c) share: the
- * headers they use, a comparison of two networks, a strict JSON checker, a scratch folder and
- * a file's text (cli_util.c). */
+/* cli_util.h: what test_cli's files (tests/test_cli.c, test_cli_space.c, test_cli_opts.c)
+ * share: the headers they use, a comparison of two networks, a strict JSON checker, a scratch
+ * folder, a file's text and a command's --help text (cli_util.c). */
 #ifndef DSE_TESTS_CLI_UTIL_H
 #define DSE_TESTS_CLI_UTIL_H
 
@@ -35,5 +35,7 @@ const char *json_ws(const char *p);
 const char *json_value(const char *p);
 const char *tmpdir(void);
 void write_text(const char *path, const char *text);
+/* What `dse NAME --help` prints for command c (dse_opts_usage), to free; "" if no memory. */
+char *usage_text(const struct dse_opt_cmd *c);
 
 #endif

@@ -469,18 +469,6 @@ void test_usage_docs(void) {
     free(doc);
 }
 
-/* What `dse NAME --help` prints for command c (dse_opts_usage), to free; NULL if no memory. */
-static char *usage_text(const struct dse_opt_cmd *c) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    CHECK(f != NULL);
-    if (!f) return NULL;
-    dse_opts_usage(f, c);
-    fclose(f);
-    return text;
-}
-
 /* Every command's --help names every option of its table, with the placeholder it shows;
  * no command takes two options of one name. */
 void test_options_help(void) {
@@ -768,7 +756,12 @@ void test_eval_folder(void) {
     X("cli-early-stop",           test_early_stop) \
     X("cli-train-log",            test_train_log) \
     X("cli-deep-nets",            test_deep_nets) \
-    X("cli-eval-folder",          test_eval_folder)
+    X("cli-eval-folder",          test_eval_folder) \
+    X("opts-recipe-real",         test_recipe_real) \
+    X("opts-recipe-help",         test_recipe_help) \
+    X("opts-bind-tables",         test_bind_tables) \
+    X("opts-bind-values",         test_bind_values) \
+    X("opts-line-int",            test_line_int)
 
 #define CLI_CASE_DECLARE(id, fn) void fn(void);
 CLI_CASES(CLI_CASE_DECLARE)

@@ -1,8 +1,8 @@
 /* test_cli_opts.c: dse's option rows (dse/options.h) where they bind a value: recipe options
  * whose range and help are engine/train.def's rows, lines that fill a command's settings
  * (dse_opts_bind), defaults shown in --help from the one place that owns them.
- * Its own program (tests/check.h counts per program); run cases by id prefix, e.g.
- * test_cli_opts opts-recipe. tests/test_cli.c has the rest of the command line's tests. */
+ * Part of the test_cli program (its case table is tests/test_cli.c's CLI_CASES); run cases
+ * by id prefix, e.g. test_cli opts-recipe. */
 #include "dse/options.h"
 
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 #include "dse/exportcmd.h"
 #include "engine/train.h"
-#include "tests/check.h"
+#include "tests/cli_util.h"
 
 /* dse_opts_parse of "train net.cfg NAME VALUE": its status, err.msg in msg. */
 static int parse_train(const char *name, const char *value, struct dse_opt_args *a, char *msg, size_t size) {
@@ -22,20 +22,8 @@ static int parse_train(const char *name, const char *value, struct dse_opt_args 
     return st;
 }
 
-/* c's --help text (malloc'd; "" if it could not be made). */
-static char *help_text(const struct dse_opt_cmd *c) {
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    CHECK(f != NULL);
-    if (!f) return calloc(1, 1);
-    dse_opts_usage(f, c);
-    fclose(f);
-    return text;
-}
-
 /* --lr and --clip-norm are REAL rows with engine/train.def's ranges, refused in their words. */
-static void test_recipe_real(void) {
+void test_recipe_real(void) {
     static const struct {
         const char *name, *value, *msg; /* msg "": taken */
         double      real;
@@ -71,8 +59,8 @@ static void test_recipe_real(void) {
 }
 
 /* dse train --help shows each recipe option's default from its row (%D), and no "%D" is left. */
-static void test_recipe_help(void) {
-    char *text = help_text(&dse_opt_cmds[DSE_CMD_TRAIN]);
+void test_recipe_help(void) {
+    char *text = usage_text(&dse_opt_cmds[DSE_CMD_TRAIN]);
     CHECK(strstr(text, "%D") == NULL);
     CHECK(strstr(text, "  --epochs E       default " DSE_TRAIN_DEFAULT_STR(epochs) " ") != NULL);
     CHECK(strstr(text, "--lr-policy  default " DSE_TRAIN_DEFAULT_STR(policy) " (power ") != NULL);
@@ -83,7 +71,7 @@ static void test_recipe_help(void) {
 
 /* Every bound line of every command: its field inside the settings, of its kind's size; no
  * command's --help leaves a %D unreplaced. */
-static void test_bind_tables(void) {
+void test_bind_tables(void) {
     int bound = 0;
     for (int k = 0; k < DSE_CMD_COUNT; k++) {
         const struct dse_opt_cmd *c = &dse_opt_cmds[k];
@@ -97,7 +85,7 @@ static void test_bind_tables(void) {
             CHECK(l->off + l->size <= c->settings);
             bound++;
         }
-        char *text = help_text(c);
+        char *text = usage_text(c);
         CHECK(strstr(text, "%D") == NULL);
         free(text);
     }
@@ -106,7 +94,7 @@ static void test_bind_tables(void) {
 
 /* dse train's, sweep's, eval's and export's bound options: the defaults (a line's def, else the settings'),
  * then the values given; --help shows the settings' defaults. */
-static void test_bind_values(void) {
+void test_bind_values(void) {
     const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_TRAIN];
     struct dse_opt_args a;
     struct dse_err err = { 0 };
@@ -141,7 +129,7 @@ static void test_bind_values(void) {
     CHECK_INT_EQ(o.workers, d.workers); /* not given: the settings' own */
     CHECK_INT_EQ(o.max_crashes, d.max_crashes);
 
-    char *text = help_text(c), want[96];
+    char *text = usage_text(c), want[96];
     snprintf(want, sizeof want, "a lease's time to live (default %g; renewed", d.lease_s);
     CHECK(strstr(text, want) != NULL);
     snprintf(want, sizeof want, "worker processes this command starts (default %d)", d.workers);
@@ -172,7 +160,7 @@ static void test_bind_values(void) {
 
 /* An option no field takes: the value given, else its line's default (dse predict --top,
  * dse analyze --batch, dse train --checkpoint-every), which --help shows. */
-static void test_line_int(void) {
+void test_line_int(void) {
     const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_PREDICT];
     struct dse_opt_args a;
     struct dse_err err = { 0 };
@@ -181,7 +169,7 @@ static void test_line_int(void) {
     CHECK_INT_EQ(dse_opts_int(c, &a, DSE_OPT_TOP), 5);
     CHECK_OK(dse_opts_parse(c, 4, three, &a, &err));
     CHECK_INT_EQ(dse_opts_int(c, &a, DSE_OPT_TOP), 3);
-    char *text = help_text(c);
+    char *text = usage_text(c);
     CHECK(strstr(text, "classes to print per image (default 5)") != NULL);
     free(text);
     c = &dse_opt_cmds[DSE_CMD_ANALYZE];
@@ -192,13 +180,3 @@ static void test_line_int(void) {
     CHECK_STR_EQ(dse_opts_text(c, &a, DSE_OPT_CKPT_EVERY), "5m");
     CHECK(dse_opts_text(c, &a, DSE_OPT_RESUME) == NULL);
 }
-
-static const struct check_case cases[] = {
-    { "opts-recipe-real", test_recipe_real },
-    { "opts-recipe-help", test_recipe_help },
-    { "opts-bind-tables", test_bind_tables },
-    { "opts-bind-values", test_bind_values },
-    { "opts-line-int",    test_line_int },
-};
-
-int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
