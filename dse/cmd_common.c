@@ -24,29 +24,12 @@ int parse_ll(const char *s, long long lo, long long hi, long long *out) {
     return 0;
 }
 
-/* "C,H,W" with each from 1 to DSE_DIM_MAX. 0 on success. */
-static int parse_shape(const char *s, struct dse_input_shape *out) {
-    long long v[3];
-    char part[32];
-    for (int i = 0; i < 3; i++) {
-        size_t n = strcspn(s, ",");
-        if (n == 0 || n >= sizeof part || (i < 2 && s[n] != ',') || (i == 2 && s[n] != '\0'))
-            return -1;
-        memcpy(part, s, n);
-        part[n] = '\0';
-        if (parse_ll(part, 1, DSE_DIM_MAX, &v[i])) return -1;
-        s += n + (i < 2);
-    }
-    out->c = (int)v[0], out->h = (int)v[1], out->w = (int)v[2]; /* classes: --classes, left as it is */
-    return 0;
-}
-
 /* --input C,H,W and --classes K: how to fit a network to data. -1, or the usage error's code. */
 int opt_fit(const char *cmd, const struct dse_opt_args *a, struct dse_input_shape *in) {
+    long long chw[3];
     memset(in, 0, sizeof *in);
-    if (OPT(INPUT) && parse_shape(OPT(INPUT), in))
-        return bad_usage(cmd, "--input '%s' is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)",
-                         OPT(INPUT));
+    if (dse_opts_list(a, DSE_OPT_INPUT, chw, NULL, 3)) /* dse_opts_parse took C,H,W */
+        in->c = (int)chw[0], in->h = (int)chw[1], in->w = (int)chw[2];
     in->classes = OPT_INT(CLASSES, 0);
     return -1;
 }

@@ -11,27 +11,17 @@
 #include "dse/trainlog.h"
 #include "sweep/sweep.h"
 
-/* --gpus: "all" or a comma list of distinct device indices 0 to 1023. */
-static int opt_gpus(const char *cmd, const char *v, struct dse_sweep_opts *o) {
-    if (!strcmp(v, "all")) return o->gpus_all = 1, -1;
-    const char *p = v;
-    o->n_gpus = 0;
-    for (;;) {
-        char part[16];
-        long long g;
-        size_t n = strcspn(p, ",");
-        if (n == 0 || n >= sizeof part) break;
-        memcpy(part, p, n);
-        part[n] = '\0';
-        if (parse_ll(part, 0, 1023, &g) || o->n_gpus == DSE_SWEEP_GPUS_MAX) break;
-        for (int k = 0; k < o->n_gpus; k++)
-            if (o->gpus[k] == g) return bad_usage(cmd, "--gpus '%s' names a device twice", v);
-        o->gpus[o->n_gpus++] = (int)g;
-        if (!p[n]) return -1;
-        p += n + 1;
+/* --gpus: "all" or a list of device indices (dse_opts_parse took it), none named twice. */
+static int opt_gpus(const char *cmd, const struct dse_opt_args *a, struct dse_sweep_opts *o) {
+    long long g[DSE_SWEEP_GPUS_MAX];
+    o->n_gpus = dse_opts_list(a, DSE_OPT_GPUS, g, NULL, DSE_SWEEP_GPUS_MAX);
+    if (!o->n_gpus) return o->gpus_all = 1, -1; /* the word all */
+    for (int i = 0; i < o->n_gpus; i++) {
+        for (int k = 0; k < i; k++)
+            if (g[k] == g[i]) return o->n_gpus = 0, bad_usage(cmd, "--gpus '%s' names a device twice", OPT(GPUS));
+        o->gpus[i] = (int)g[i];
     }
-    o->n_gpus = 0;
-    return bad_usage(cmd, "--gpus '%s' is not all or a comma-separated list of CUDA device indices (e.g. 0 or 0,2)", v);
+    return -1;
 }
 
 /* --budget: "5" or "5e" epochs per candidate, "2h" or "90m" a time limit. */
@@ -202,7 +192,6 @@ static int sweep_slurm(const struct dse_opt_cmd *c, const struct dse_opt_args *a
 static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args *a, struct dse_sweep_opts *o) {
     struct dse_err err = { 0 };
     int rc;
-    if (OPT(OUT) && !OPT(OUT)[0]) return bad_usage(c->name, "--out needs a directory name%s", "");
     const int slurm = FLAG(SLURM);
     for (int i = 0; !slurm && i < DSE_ARRAY_LEN(slurm_own); i++)
         if (slurm_own[i] != DSE_OPT_OUT && a->val[slurm_own[i]])
@@ -238,7 +227,7 @@ static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args 
         if ((rc = opt_conv(c->name, OPT(CONV), &o->plan.conv)) >= 0) return rc;
         o->set_conv = 1;
     }
-    if (OPT(GPUS) && (rc = opt_gpus(c->name, OPT(GPUS), o)) >= 0) return rc;
+    if (OPT(GPUS) && (rc = opt_gpus(c->name, a, o)) >= 0) return rc;
     const int gpus = OPT(GPUS) != NULL || OPT(GPUS_PER_TASK) != NULL; /* --gpus-per-task: --gpus all in each task */
     if (OPT(PER_GPU)) {
         if (!gpus) return bad_usage(c->name, "--per-gpu %s needs --gpus", OPT(PER_GPU));

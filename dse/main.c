@@ -393,12 +393,7 @@ static int cmd_export(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
                                   "--best (with a sweep directory)%s", "");
     if (OPT(ID) && FLAG(BEST)) return bad_usage(c->name, "give --id or --best, not both%s", "");
     if (OPT(MAX_MB) && !FLAG(BEST)) return bad_usage(c->name, "--max-mb goes with --best%s", "");
-    if (OPT(MAX_MB)) {
-        char *end;
-        q.max_mb = strtod(OPT(MAX_MB), &end);
-        if (end == OPT(MAX_MB) || *end || !(q.max_mb > 0) || q.max_mb > 1e9)
-            return bad_usage(c->name, "--max-mb '%s' is not a number of megabytes above 0", OPT(MAX_MB));
-    }
+    if (OPT(MAX_MB)) q.max_mb = a->real[DSE_OPT_MAX_MB];
     if (OPT(ID) && !dse_space_rep_id_valid(OPT(ID)))
         return bad_usage(c->name, "--id '%s' is not a candidate id (c and 16 hex digits, as dse report shows them, "
                                   "and r1 to r63 for a replicate)",
@@ -410,22 +405,6 @@ static int cmd_export(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
     return dse_export_run(&q, stderr, &err) ? (sweep ? fail(&err) : fail_net(&err, a->pos[0])) : 0;
 }
 
-/* "a,b,c": up to DSE_DATA_MAX_CHANNELS floats (positive if pos) into v; their count, or -1. */
-static int parse_floats(const char *s, int pos, float *v) {
-    int n = 0;
-    while (n < DSE_DATA_MAX_CHANNELS) {
-        char *end;
-        errno = 0;
-        double x = strtod(s, &end);
-        if (end == s || errno || !isfinite(x) || (pos && !(x > 0))) return -1;
-        v[n++] = (float)x;
-        if (*end == '\0') return n;
-        if (*end != ',') return -1;
-        s = end + 1;
-    }
-    return -1;
-}
-
 static int cmd_import(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_input_shape fit;
     struct dse_data_norm norm = { 0 };
@@ -435,9 +414,10 @@ static int cmd_import(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
     if ((rc = opt_fit(c->name, a, &fit)) >= 0) return rc;
     if (!OPT(MEAN) != !OPT(STD)) return bad_usage(c->name, "--mean and --std go together%s", "");
     if (OPT(MEAN)) {
-        int nm = parse_floats(OPT(MEAN), 0, norm.mean), ns = parse_floats(OPT(STD), 1, norm.std);
-        if (nm < 0) return bad_usage(c->name, "--mean '%s' is not a comma-separated list of numbers (one a channel)", OPT(MEAN));
-        if (ns < 0) return bad_usage(c->name, "--std '%s' is not a comma-separated list of numbers above 0", OPT(STD));
+        double mean[DSE_DATA_MAX_CHANNELS], std[DSE_DATA_MAX_CHANNELS];
+        int nm = dse_opts_list(a, DSE_OPT_MEAN, NULL, mean, DSE_DATA_MAX_CHANNELS);
+        int ns = dse_opts_list(a, DSE_OPT_STD, NULL, std, DSE_DATA_MAX_CHANNELS);
+        for (int i = 0; i < nm && i < ns; i++) norm.mean[i] = (float)mean[i], norm.std[i] = (float)std[i];
         if (nm != ns) return bad_usage(c->name, "--mean and --std give different channel counts%s", "");
         norm.c = nm;
     }

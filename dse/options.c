@@ -19,11 +19,30 @@
 #define STR_(x) #x
 #define STR(x)  STR_(x)
 
+/* A row's min and max as an INT's (an integer kind's) or a REAL's (a real kind's) range. */
+#define INT_RANGE_FLAG(v)  0
+#define INT_RANGE_TEXT(v)  0
+#define INT_RANGE_PATH(v)  0
+#define INT_RANGE_WORD(v)  0
+#define INT_RANGE_INT(v)   (long long)(v)
+#define INT_RANGE_INTS(v)  (long long)(v)
+#define INT_RANGE_REAL(v)  0
+#define INT_RANGE_REALS(v) 0
+
 const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT] = {
 #define X(e, nm, a, k, mn, mx, wd, wy) \
-    [DSE_OPT_##e] = { .name = nm, .arg = a, .kind = DSE_OPT_KIND_##k, .min = (long long)(mn), .max = (long long)(mx), \
+    [DSE_OPT_##e] = { .name = nm, .arg = a, .kind = DSE_OPT_KIND_##k, .min = INT_RANGE_##k(mn), .max = INT_RANGE_##k(mx), \
                       .lo = (double)(mn), .hi = (double)(mx), .words = wd, .why = wy },
     DSE_OPTIONS(X)
+#undef X
+};
+
+/* A list option's count of values (DSE_OPT_LISTS); 0, 0 for the others. */
+static const struct {
+    int min, max;
+} list_count[DSE_OPT_COUNT] = {
+#define X(e, lo, hi) [DSE_OPT_##e] = { .min = (lo), .max = (hi) },
+    DSE_OPT_LISTS(X)
 #undef X
 };
 
@@ -629,7 +648,46 @@ static const struct dse_opt_line *line_named(const struct dse_opt_cmd *c, const 
     return NULL;
 }
 
-/* An INT, REAL or WORD value against its range: DSE_OK, or the usage error. */
+/* List l of option o (INTS or REALS): its values into iv or v (either may be NULL), at most
+ * max; how many, or -1 if it is not a list of o's kind and range. Each value is read as
+ * INT's and REAL's are (strtoll, strtod; a real finite and in range, not out of the double's
+ * range), values separated by single commas. */
+static int list_read(const struct dse_opt_spec *o, const char *l, long long *iv, double *v, int max) {
+    int n = 0;
+    for (;;) {
+        char *end;
+        errno = 0;
+        if (o->kind == DSE_OPT_KIND_INTS) {
+            char part[32];
+            size_t len = strcspn(l, ",");
+            if (len == 0 || len >= sizeof part) return -1;
+            memcpy(part, l, len), part[len] = '\0';
+            long long x = strtoll(part, &end, 10);
+            if (errno || end == part || *end || x < o->min || x > o->max) return -1;
+            if (n < max && iv) iv[n] = x;
+            end = (char *)l + len;
+        } else {
+            double x = strtod(l, &end);
+            if (end == l || errno || !(x >= o->lo && x <= o->hi)) return -1; /* not NaN, not inf */
+            if (n < max && v) v[n] = x;
+        }
+        if (++n > max) return -1;
+        if (*end == '\0') return n;
+        if (*end != ',') return -1;
+        l = end + 1;
+    }
+}
+
+int dse_opts_list(const struct dse_opt_args *a, enum dse_opt o, long long *iv, double *v, int max) {
+    const struct dse_opt_spec *s = &dse_opt_specs[o];
+    DSE_ASSERT((s->kind == DSE_OPT_KIND_INTS || s->kind == DSE_OPT_KIND_REALS) && max >= list_count[o].max);
+    if (!a->val[o] || (s->words && dse_word_index(s->words, a->val[o]) >= 0)) return 0;
+    int n = list_read(s, a->val[o], iv, v, list_count[o].max);
+    DSE_ASSERT(n >= list_count[o].min); /* dse_opts_parse took it */
+    return n;
+}
+
+/* An INT, REAL, WORD, list or PATH value against its range: DSE_OK, or the usage error. */
 static enum dse_status check_value(const struct dse_opt_line *l, const char *v, long long *num, double *real,
                                    struct dse_err *err) {
     const struct dse_opt_spec *o = &dse_opt_specs[l->opt];
@@ -656,6 +714,22 @@ static enum dse_status check_value(const struct dse_opt_line *l, const char *v, 
         if (dse_word_index(words, v) >= 0) return DSE_OK;
         if (o->why && !l->words) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' %s", o->name, v, o->why);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' is not one of: %s", o->name, v, words);
+    }
+    if (o->kind == DSE_OPT_KIND_INTS || o->kind == DSE_OPT_KIND_REALS) {
+        if (o->words && dse_word_index(o->words, v) >= 0) return DSE_OK;
+        int n = list_read(o, v, NULL, NULL, list_count[l->opt].max);
+        if (n >= list_count[l->opt].min) return DSE_OK;
+        DSE_ASSERT(o->why); /* a list's refusal says what it should be */
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' %s", o->name, v, o->why);
+    }
+    if (o->kind == DSE_OPT_KIND_PATH) {
+        const char *arg = l->arg ? l->arg : o->arg;
+        if (!v[0])
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s needs a %s name", o->name,
+                               strstr(arg, "DIR") ? "directory" : "file");
+        if (strlen(v) >= PATH_MAX)
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: a name of %zu bytes is longer than the system's %d",
+                               o->name, strlen(v), PATH_MAX - 1);
     }
     return DSE_OK;
 }
@@ -739,7 +813,9 @@ long long dse_opts_int(const struct dse_opt_cmd *c, const struct dse_opt_args *a
 
 /* The byte size a bound line's field has for its option's kind. */
 static size_t bound_size(enum dse_opt_kind k) {
-    return k == DSE_OPT_KIND_REAL ? sizeof(double) : k == DSE_OPT_KIND_TEXT ? sizeof(const char *) : sizeof(int);
+    return k == DSE_OPT_KIND_REAL                              ? sizeof(double)
+           : k == DSE_OPT_KIND_TEXT || k == DSE_OPT_KIND_PATH ? sizeof(const char *)
+                                                              : sizeof(int);
 }
 
 void dse_opts_bind(const struct dse_opt_cmd *c, const struct dse_opt_args *a, void *settings) {
@@ -751,6 +827,7 @@ void dse_opts_bind(const struct dse_opt_cmd *c, const struct dse_opt_args *a, vo
         char *to = (char *)settings + l->off;
         DSE_ASSERT(l->off + l->size <= c->settings && l->size == bound_size(o->kind));
         DSE_ASSERT(o->kind != DSE_OPT_KIND_INT || (o->min >= INT_MIN && o->max <= INT_MAX));
+        DSE_ASSERT(o->kind != DSE_OPT_KIND_INTS && o->kind != DSE_OPT_KIND_REALS); /* lists: dse_opts_list */
         if (!v) continue; /* neither given nor a def: the settings' own default */
         int n = 0;
         double x = 0;
@@ -759,7 +836,10 @@ void dse_opts_bind(const struct dse_opt_cmd *c, const struct dse_opt_args *a, vo
         case DSE_OPT_KIND_INT:  n = (int)strtoll(v, NULL, 10); break;
         case DSE_OPT_KIND_WORD: n = dse_word_index(l->words ? l->words : o->words, v); break;
         case DSE_OPT_KIND_REAL: x = strtod(v, NULL); break;
-        case DSE_OPT_KIND_TEXT: memcpy(to, &v, sizeof v); continue;
+        case DSE_OPT_KIND_TEXT:
+        case DSE_OPT_KIND_PATH: memcpy(to, &v, sizeof v); continue;
+        case DSE_OPT_KIND_INTS:
+        case DSE_OPT_KIND_REALS: continue;
         }
         if (o->kind == DSE_OPT_KIND_REAL) memcpy(to, &x, sizeof x);
         else memcpy(to, &n, sizeof n);
@@ -777,7 +857,8 @@ static const char *default_text(const struct dse_opt_line *l, const void *defaul
     if (l->def || !l->size || !defaults) return l->def ? l->def : "";
     switch (o->kind) {
     case DSE_OPT_KIND_REAL: memcpy(&x, from, sizeof x), snprintf(buf, size, "%g", x); break;
-    case DSE_OPT_KIND_TEXT: memcpy(&t, from, sizeof t), snprintf(buf, size, "%s", t ? t : ""); break;
+    case DSE_OPT_KIND_TEXT:
+    case DSE_OPT_KIND_PATH: memcpy(&t, from, sizeof t), snprintf(buf, size, "%s", t ? t : ""); break;
     case DSE_OPT_KIND_WORD: {
         const char *w = l->words ? l->words : o->words;
         memcpy(&n, from, sizeof n);

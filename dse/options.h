@@ -28,8 +28,20 @@
 
 /* How an option's value is read. FLAG: no value. TEXT: any text, read by its command.
  * INT: a base-10 integer from min to max. REAL: a number (strtod, all of the text) from min
- * to max. WORD: one of the space-separated words. */
-enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_OPT_KIND_REAL, DSE_OPT_KIND_WORD };
+ * to max. WORD: one of the space-separated words. INTS, REALS: a list, values separated by
+ * commas, each an INT or a REAL from min to max, as many as DSE_OPT_LISTS says; or one of
+ * the words, if the row has words (--gpus all). PATH: a file or directory name, not empty
+ * and shorter than PATH_MAX (the refusal names a directory if the placeholder says DIR). */
+enum dse_opt_kind {
+    DSE_OPT_KIND_FLAG,
+    DSE_OPT_KIND_TEXT,
+    DSE_OPT_KIND_INT,
+    DSE_OPT_KIND_REAL,
+    DSE_OPT_KIND_WORD,
+    DSE_OPT_KIND_INTS,
+    DSE_OPT_KIND_REALS,
+    DSE_OPT_KIND_PATH
+};
 
 /* Every option, once, with one range everywhere it is taken. X(ENUM, name, placeholder, kind,
  * min, max, words, why): why is what a refused WORD or REAL value "is not" (NULL: "is not one
@@ -42,7 +54,7 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(BATCH,           "--batch",         "B",       INT,  1,   DSE_OPT_BATCH_MAX,  NULL, NULL)              \
     X(THREADS,         "--threads",       "T",       INT,  1,   256,                NULL, NULL)              \
     X(EPOCHS,          "--epochs",        "E",       INT,  1,   DSE_OPT_EPOCHS_MAX, NULL, NULL)              \
-    X(INPUT,           "--input",         "C,H,W",   TEXT, 0,   0,                  NULL, NULL)              \
+    X(INPUT,           "--input",         "C,H,W",   INTS, 1,   DSE_DIM_MAX,        NULL, "is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)") \
     X(CLASSES,         "--classes",       "K",       INT,  1,   DSE_DIM_MAX,        NULL, NULL)              \
     X(FORMAT,          "--format",        "F",       WORD, 0,   0,                  "", NULL)                \
     X(CONV,            "--conv",          "S",       TEXT, 0,   0,                  NULL, NULL)              \
@@ -51,8 +63,8 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(ALGOS,           "--algos",         "A",       WORD, 0,   0,                  "det any", "is not det or any") \
     X(DATA,            "--data",          "D",       TEXT, 0,   0,                  NULL, NULL)              \
     X(SEED,            "--seed",          "S",       INT,  0,   2147483647,         NULL, NULL)              \
-    X(OUT,             "--out",           "DIR",     TEXT, 0,   0,                  NULL, NULL)              \
-    X(CHECKPOINT,      "--checkpoint",    "FILE",    TEXT, 0,   0,                  NULL, NULL)              \
+    X(OUT,             "--out",           "DIR",     PATH, 0,   0,                  NULL, NULL)              \
+    X(CHECKPOINT,      "--checkpoint",    "FILE",    PATH, 0,   0,                  NULL, NULL)              \
     X(LIMIT_TEST,      "--limit-test",    "N",       INT,  1,   1 << 30,            NULL, NULL)              \
     X(AUG,             "--aug",           "A",       WORD, 0,   0,                  DSE_AUG_NAMES, NULL)     \
     X(JSON,            "--json",          "",        FLAG, 0,   0,                  NULL, NULL)              \
@@ -81,8 +93,8 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(MAX_CRASHES,     "--max-crashes",   "N",       INT,  1,   1000000,            NULL, NULL)              \
     X(COMMAND_ID,      "--command-id",    "ID",      TEXT, 0,   0,                  NULL, NULL)              \
     X(RANKS_PER_CAND,  "--ranks-per-candidate", "P", INT,  1,   4096,               NULL, NULL)              \
-    X(DATA_ROOT,       "--data-root",     "DIR",     TEXT, 0,   0,                  NULL, NULL)              \
-    X(GPUS,            "--gpus",          "LIST",    TEXT, 0,   0,                  NULL, NULL)              \
+    X(DATA_ROOT,       "--data-root",     "DIR",     PATH, 0,   0,                  NULL, NULL)              \
+    X(GPUS,            "--gpus",          "LIST",    INTS, 0,   1023,               "all", "is not all or a comma-separated list of CUDA device indices (e.g. 0 or 0,2)") \
     X(PER_GPU,         "--per-gpu",       "K",       TEXT, 0,   0,                  NULL, NULL)              \
     X(MAX_OOM,         "--max-oom",       "N",       INT,  1,   1000000,            NULL, NULL)              \
     X(SLURM,           "--slurm",         "",        FLAG, 0,   0,                  NULL, NULL)              \
@@ -94,9 +106,9 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     /* status */                                                                                             \
     X(WATCH,           "--watch",         "S",       INT,  1,   86400,              NULL, NULL)              \
     /* report */                                                                                             \
-    X(PLOT,            "--plot",          "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
-    X(PLOT_FLOPS,      "--plot-flops",    "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
-    X(CURVES,          "--curves",        "FILE.svg", TEXT, 0,  0,                  NULL, NULL)              \
+    X(PLOT,            "--plot",          "FILE.svg", PATH, 0,  0,                  NULL, NULL)              \
+    X(PLOT_FLOPS,      "--plot-flops",    "FILE.svg", PATH, 0,  0,                  NULL, NULL)              \
+    X(CURVES,          "--curves",        "FILE.svg", PATH, 0,  0,                  NULL, NULL)              \
     /* train, bench, profile, eval, predict */                                                               \
     /* --lr and --clip-norm: engine/train.def's ranges (--lr any rate above 0, as it always took) */         \
     X(LR,              "--lr",            "L",       REAL, DSE_OPT_ABOVE_0, DSE_TRAIN_HI(lr), NULL,              \
@@ -104,15 +116,15 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(LR_POLICY,       "--lr-policy",     "P",       WORD, 0,   0,                  DSE_TRAIN_WORDS(policy), "is not one of fixed, step, poly, linear") \
     X(LIMIT_TRAIN,     "--limit-train",   "N",       INT,  1,   1 << 30,            NULL, NULL)              \
     X(INIT,            "--init",          "I",       WORD, 0,   0,                  "msra xavier", "is not one of xavier, msra") \
-    X(CHECKPOINT_DIR,  "--checkpoint-dir", "DIR",    TEXT, 0,   0,                  NULL, NULL)              \
-    X(RESUME,          "--resume",        "FILE",    TEXT, 0,   0,                  NULL, NULL)              \
+    X(CHECKPOINT_DIR,  "--checkpoint-dir", "DIR",    PATH, 0,   0,                  NULL, NULL)              \
+    X(RESUME,          "--resume",        "FILE",    PATH, 0,   0,                  NULL, NULL)              \
     X(CKPT_EVERY,      "--checkpoint-every", "N",    TEXT, 0,   0,                  NULL, NULL)              \
     X(PROGRESS_EVERY,  "--progress-every", "S",      TEXT, 0,   0,                  NULL, NULL)              \
     X(CONV_CACHE,      "--conv-cache",    "F",       TEXT, 0,   0,                  NULL, NULL)              \
     X(CLIP_NORM,       "--clip-norm",     "C",       REAL, DSE_TRAIN_LO(clip_norm), DSE_TRAIN_HI(clip_norm), NULL, \
       "is not a number in [" DSE_TRAIN_LO_STR(clip_norm) ", " DSE_TRAIN_HI_STR(clip_norm) "] (0: no clipping)") \
     X(LOADER_THREADS,  "--loader-threads", "N",      INT,  1,   256,                NULL, NULL)              \
-    X(PACK_CACHE,      "--pack-cache",    "DIR",     TEXT, 0,   0,                  NULL, NULL)              \
+    X(PACK_CACHE,      "--pack-cache",    "DIR",     PATH, 0,   0,                  NULL, NULL)              \
     X(MAX_PIXELS,      "--max-pixels",    "N",       INT,  1,   DSE_OPT_PIXELS_MAX, NULL, NULL)              \
     X(REDUCE,          "--reduce",        "R",       WORD, 0,   0,                  DSE_DIST_REDUCE_NAMES, "is not ps (parameter server), tree (reduction tree) or allreduce (MPI's)") \
     X(MODE,            "--mode",          "M",       WORD, 0,   0,                  "train infer", "is not train or infer") \
@@ -121,9 +133,9 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(TOP,             "--top",           "K",       INT,  1,   1000,               NULL, NULL)              \
     /* export, import */                                                                                     \
     X(BEST,            "--best",          "",        FLAG, 0,   0,                  NULL, NULL)              \
-    X(MAX_MB,          "--max-mb",        "M",       TEXT, 0,   0,                  NULL, NULL)              \
-    X(MEAN,            "--mean",          "M,...",   TEXT, 0,   0,                  NULL, NULL)              \
-    X(STD,             "--std",           "S,...",   TEXT, 0,   0,                  NULL, NULL)              \
+    X(MAX_MB,          "--max-mb",        "M",       REAL, DSE_OPT_ABOVE_0, 1e9,    NULL, "is not a number of megabytes above 0") \
+    X(MEAN,            "--mean",          "M,...",   REALS, -DBL_MAX, DBL_MAX,     NULL, "is not a comma-separated list of numbers (one a channel)") \
+    X(STD,             "--std",           "S,...",   REALS, DSE_OPT_ABOVE_0, DBL_MAX, NULL, "is not a comma-separated list of numbers above 0") \
     /* data pack, info, bench, synth */                                                                      \
     X(PACK_SIZE,       "--size",          "S",       INT,  0,   4096,               NULL, NULL)              \
     X(QUALITY,         "--quality",       "Q",       INT,  1,   100,                NULL, NULL)              \
@@ -139,6 +151,13 @@ enum dse_opt_kind { DSE_OPT_KIND_FLAG, DSE_OPT_KIND_TEXT, DSE_OPT_KIND_INT, DSE_
     X(SIDES,           "--sides",         "MIN-MAX", TEXT, 0,   0,                  NULL, NULL)              \
     X(MIXED,           "--mixed",         "",        FLAG, 0,   0,                  NULL, NULL)
 
+/* How many values a list option (INTS, REALS) takes: X(ENUM, at least, at most). */
+#define DSE_OPT_LISTS(X)                        \
+    X(INPUT, 3, 3)                              \
+    X(GPUS,  1, DSE_SWEEP_GPUS_MAX)             \
+    X(MEAN,  1, DSE_DATA_MAX_CHANNELS)          \
+    X(STD,   1, DSE_DATA_MAX_CHANNELS)
+
 enum dse_opt {
 #define X(e, name, arg, kind, lo, hi, words, why) DSE_OPT_##e,
     DSE_OPTIONS(X)
@@ -152,8 +171,8 @@ struct dse_opt_spec {
     enum dse_opt_kind kind;
     long long         min, max;  /* INT */
     double            lo, hi;    /* REAL */
-    const char       *words;  /* WORD: the values allowed */
-    const char       *why;    /* WORD, REAL: "is not det or any"; NULL: "is not one of: <words>" */
+    const char       *words;  /* WORD: the values allowed; INTS, REALS: allowed instead of a list */
+    const char       *why;    /* WORD, REAL, lists: "is not det or any"; NULL: "is not one of: <words>" */
 };
 
 extern const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT];
@@ -281,6 +300,11 @@ const char *dse_opts_text(const struct dse_opt_cmd *c, const struct dse_opt_args
 /* An INT option of c that no settings field takes: the value a gave, else its line's def
  * (0 if none). */
 long long dse_opts_int(const struct dse_opt_cmd *c, const struct dse_opt_args *a, enum dse_opt o);
+
+/* The values of list option o (INTS into iv, REALS into v; the other pointer may be NULL),
+ * at most max of them (the row's DSE_OPT_LISTS count): how many; 0 if o was not given or a
+ * word was given instead (--gpus all). dse_opts_parse has checked the list. */
+int dse_opts_list(const struct dse_opt_args *a, enum dse_opt o, long long *iv, double *v, int max);
 
 /* c's --help text: its usage and prose, its option lines, its tail. */
 void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c);

@@ -761,7 +761,8 @@ void test_eval_folder(void) {
     X("opts-recipe-help",         test_recipe_help) \
     X("opts-bind-tables",         test_bind_tables) \
     X("opts-bind-values",         test_bind_values) \
-    X("opts-line-int",            test_line_int)
+    X("opts-line-int",            test_line_int) \
+    X("opts-list-path",           test_list_path)
 
 #define CLI_CASE_DECLARE(id, fn) void fn(void);
 CLI_CASES(CLI_CASE_DECLARE)

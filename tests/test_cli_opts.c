@@ -5,6 +5,7 @@
  * by id prefix, e.g. test_cli opts-recipe. */
 #include "dse/options.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +80,10 @@ void test_bind_tables(void) {
             const struct dse_opt_line *l = &c->lines[i];
             if (l->place == DSE_OPT_PLACE_HEADING || !l->size) continue;
             enum dse_opt_kind kind = dse_opt_specs[l->opt].kind;
-            size_t want = kind == DSE_OPT_KIND_REAL ? sizeof(double)
-                        : kind == DSE_OPT_KIND_TEXT ? sizeof(const char *) : sizeof(int);
+            size_t want = kind == DSE_OPT_KIND_REAL                                ? sizeof(double)
+                        : kind == DSE_OPT_KIND_TEXT || kind == DSE_OPT_KIND_PATH ? sizeof(const char *)
+                                                                                 : sizeof(int);
+            CHECK(kind != DSE_OPT_KIND_INTS && kind != DSE_OPT_KIND_REALS); /* read by dse_opts_list */
             CHECK_INT_EQ(l->size, want);
             CHECK(l->off + l->size <= c->settings);
             bound++;
@@ -179,4 +182,72 @@ void test_line_int(void) {
     CHECK_OK(dse_opts_parse(c, 1, none, &a, &err));
     CHECK_STR_EQ(dse_opts_text(c, &a, DSE_OPT_CKPT_EVERY), "5m");
     CHECK(dse_opts_text(c, &a, DSE_OPT_RESUME) == NULL);
+}
+
+/* List rows (INTS, REALS: --input, --gpus, --mean, --std) and PATH rows, read by
+ * dse_opts_parse: the values taken (dse_opts_list) or the refusal in the row's words. */
+void test_list_path(void) {
+    static const struct {
+        enum dse_cmd cmd;
+        enum dse_opt opt;
+        const char  *value, *msg; /* msg "": taken */
+        int          n;                  /* the values dse_opts_list gives */
+        double       v0, v_last;
+    } cases[] = {
+        { DSE_CMD_ANALYZE, DSE_OPT_INPUT, "3,227,227", "", 3, 3, 227 },
+        { DSE_CMD_ANALYZE, DSE_OPT_INPUT, "1,1,16777216", "", 3, 1, 16777216 },
+        { DSE_CMD_ANALYZE, DSE_OPT_INPUT, "3,32", "--input '3,32' is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)", 0, 0, 0 },
+        { DSE_CMD_ANALYZE, DSE_OPT_INPUT, "3,32,32,", "--input '3,32,32,' is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)", 0, 0, 0 },
+        { DSE_CMD_ANALYZE, DSE_OPT_INPUT, "3,,32", "--input '3,,32' is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)", 0, 0, 0 },
+        { DSE_CMD_ANALYZE, DSE_OPT_INPUT, "3,0,32", "--input '3,0,32' is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)", 0, 0, 0 },
+        { DSE_CMD_ANALYZE, DSE_OPT_INPUT, "3,32,16777217", "--input '3,32,16777217' is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)", 0, 0, 0 },
+        { DSE_CMD_ANALYZE, DSE_OPT_INPUT, "3,3.5,32", "--input '3,3.5,32' is not C,H,W with integers from 1 to 16777216 (e.g. 3,227,227)", 0, 0, 0 },
+        { DSE_CMD_SWEEP,   DSE_OPT_GPUS, "all", "", 0, 0, 0 },
+        { DSE_CMD_SWEEP,   DSE_OPT_GPUS, "0,2,1023", "", 3, 0, 1023 },
+        { DSE_CMD_SWEEP,   DSE_OPT_GPUS, "0,0", "", 2, 0, 0 }, /* taken here; named twice: cmd_sweep */
+        { DSE_CMD_SWEEP,   DSE_OPT_GPUS, "1024", "--gpus '1024' is not all or a comma-separated list of CUDA device indices (e.g. 0 or 0,2)", 0, 0, 0 },
+        { DSE_CMD_SWEEP,   DSE_OPT_GPUS, "al", "--gpus 'al' is not all or a comma-separated list of CUDA device indices (e.g. 0 or 0,2)", 0, 0, 0 },
+        { DSE_CMD_IMPORT,  DSE_OPT_MEAN, "0.485,0.456,0.406", "", 3, 0.485, 0.406 },
+        { DSE_CMD_IMPORT,  DSE_OPT_MEAN, "-1e3", "", 1, -1e3, -1e3 },
+        { DSE_CMD_IMPORT,  DSE_OPT_MEAN, "1,2,3,4,5", "--mean '1,2,3,4,5' is not a comma-separated list of numbers (one a channel)", 0, 0, 0 },
+        { DSE_CMD_IMPORT,  DSE_OPT_MEAN, "inf", "--mean 'inf' is not a comma-separated list of numbers (one a channel)", 0, 0, 0 },
+        { DSE_CMD_IMPORT,  DSE_OPT_MEAN, "nan", "--mean 'nan' is not a comma-separated list of numbers (one a channel)", 0, 0, 0 },
+        { DSE_CMD_IMPORT,  DSE_OPT_MEAN, "1e999", "--mean '1e999' is not a comma-separated list of numbers (one a channel)", 0, 0, 0 },
+        { DSE_CMD_IMPORT,  DSE_OPT_STD, "0.229,0.224,0.225", "", 3, 0.229, 0.225 },
+        { DSE_CMD_IMPORT,  DSE_OPT_STD, "0.2,0", "--std '0.2,0' is not a comma-separated list of numbers above 0", 0, 0, 0 },
+        { DSE_CMD_IMPORT,  DSE_OPT_STD, "0.2 ", "--std '0.2 ' is not a comma-separated list of numbers above 0", 0, 0, 0 },
+        { DSE_CMD_SWEEP,   DSE_OPT_OUT, "", "--out needs a directory name", 0, 0, 0 },
+        { DSE_CMD_EVAL,    DSE_OPT_CHECKPOINT, "", "--checkpoint needs a file name", 0, 0, 0 },
+        { DSE_CMD_TRAIN,   DSE_OPT_CHECKPOINT_DIR, "", "--checkpoint-dir needs a directory name", 0, 0, 0 },
+        { DSE_CMD_REPORT,  DSE_OPT_PLOT, "", "--plot needs a file name", 0, 0, 0 },
+        { DSE_CMD_REPORT,  DSE_OPT_PLOT, "x.svg", "", 0, 0, 0 },
+    };
+    static char long_path[PATH_MAX + 1];
+    memset(long_path, 'a', PATH_MAX);
+    for (size_t i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        const struct dse_opt_cmd *c = &dse_opt_cmds[cases[i].cmd];
+        enum dse_opt o = cases[i].opt;
+        char *argv[] = { (char *)dse_opt_specs[o].name, (char *)cases[i].value, "a", "b" }; /* the least positionals */
+        struct dse_opt_args a;
+        struct dse_err err = { 0 };
+        int st = (int)dse_opts_parse(c, 2 + c->min_pos, argv, &a, &err);
+        CHECK_STR_EQ(st ? err.msg : "", cases[i].msg);
+        const enum dse_opt_kind k = dse_opt_specs[o].kind;
+        if (st || (k != DSE_OPT_KIND_INTS && k != DSE_OPT_KIND_REALS)) continue;
+        long long iv[DSE_SWEEP_GPUS_MAX];
+        double v[DSE_SWEEP_GPUS_MAX];
+        int n = dse_opts_list(&a, o, iv, v, DSE_SWEEP_GPUS_MAX);
+        CHECK_INT_EQ(n, cases[i].n);
+        if (n < 1) continue;
+        const int ints = k == DSE_OPT_KIND_INTS;
+        CHECK(ints ? iv[0] == (long long)cases[i].v0 : v[0] == cases[i].v0);
+        CHECK(ints ? iv[n - 1] == (long long)cases[i].v_last : v[n - 1] == cases[i].v_last);
+    }
+    char *argv[] = { "space.cfg", "--out", long_path };
+    struct dse_opt_args a;
+    struct dse_err err = { 0 };
+    CHECK_INT_EQ(dse_opts_parse(&dse_opt_cmds[DSE_CMD_SWEEP], 3, argv, &a, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "--out: a name of 4096 bytes is longer than the system's 4095");
+    long_path[PATH_MAX - 1] = '\0';
+    CHECK_OK(dse_opts_parse(&dse_opt_cmds[DSE_CMD_SWEEP], 3, argv, &a, &err));
 }
