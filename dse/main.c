@@ -117,7 +117,7 @@ static int cmd_generate(const struct dse_opt_cmd *c, const struct dse_opt_args *
     struct dse_space s;
     struct dse_err err = { 0 };
     struct dse_net net;
-    long long index = 0;
+    long long index = OPT_NUM(INDEX);
     int prototxt = 0, rc = 0;
     prototxt = OPT(FORMAT) && !strcmp(OPT(FORMAT), "prototxt");
     if (FLAG(ALL) + !!OPT(INDEX) + !!OPT(ID) > 1)
@@ -125,8 +125,7 @@ static int cmd_generate(const struct dse_opt_cmd *c, const struct dse_opt_args *
     if (OPT(ID) && !dse_space_id_valid(OPT(ID)))
         return bad_usage(c->name, "--id '%s' is not a candidate id; expected c and 16 hex digits, "
                                   "e.g. c3f1a9d0b2e47c5a1", OPT(ID));
-    if (FLAG(ALL) && (!OPT(OUT) || !OPT(OUT)[0])) return bad_usage(c->name, "--all needs --out DIR%s", "");
-    if (OPT(INDEX)) index = a->num[DSE_OPT_INDEX];
+    if (FLAG(ALL) && !OPT(OUT)) return bad_usage(c->name, "--all needs --out DIR%s", ""); /* not empty: a PATH */
     if (dse_space_load(a->pos[0], &s, &err)) return fail(&err);
     dse_net_init(&net, s.name, 1, 1, 1);
     if (OPT(ID)) {
@@ -361,17 +360,8 @@ out:
 static int cmd_data_synth(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_synth_opts o;
     struct dse_err err = { 0 };
-    int seed = 1;
     dse_synth_opts_default(&o);
-    dse_opts_bind(c, a, &o); /* --classes, --train, --val, --mixed */
-    seed = OPT_INT(SEED, seed);
-    if (OPT(SIDES)) {
-        int lo, hi, used = 0;
-        if (sscanf(OPT(SIDES), "%d-%d%n", &lo, &hi, &used) != 2 || OPT(SIDES)[used] || lo < 8 || hi < lo || hi > 4096)
-            return bad_usage(c->name, "--sides '%s' is not MIN-MAX with 8 <= MIN <= MAX <= 4096 (e.g. 256-400)", OPT(SIDES));
-        o.min_side = lo, o.max_side = hi;
-    }
-    o.seed = (uint64_t)seed;
+    dse_opts_bind(c, a, &o); /* --classes, --train, --val, --sides, --seed, --mixed */
     if (dse_synth_folder(a->pos[0], &o, &err)) return fail(&err);
     printf("%s: %d classes x (%d train + %d val) images, sides %d to %d%s\nnext: dse data pack %s --out %s.pack\n",
            a->pos[0], o.classes, o.train_per_class, o.val_per_class, o.min_side, o.max_side,

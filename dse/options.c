@@ -28,6 +28,7 @@
 #define INT_RANGE_INTS(v)  (long long)(v)
 #define INT_RANGE_REAL(v)  0
 #define INT_RANGE_REALS(v) 0
+#define INT_RANGE_SPAN(v)  (long long)(v)
 
 const struct dse_opt_spec dse_opt_specs[DSE_OPT_COUNT] = {
 #define X(e, nm, a, k, mn, mx, wd, wy) \
@@ -81,7 +82,7 @@ static const char usage_count[] =
 static const char usage_generate[] =
     "usage: dse generate SPACE [--index K | --id ID | --all] [--format cfg|prototxt] [--out DIR]\n"
     "\n"
-    "Write candidate networks of a design space. --index K (default 0) writes candidate K\n"
+    "Write candidate networks of a design space. --index K (default %D{--index}) writes candidate K\n"
     "of the grid to standard output, --id ID the candidate with that id (as dse report\n"
     "shows both); --all writes every candidate the space covers (its sample, if it has\n"
     "one) to DIR/<id>.cfg or DIR/<id>.prototxt.\n"
@@ -164,7 +165,7 @@ static const char usage_bench[] =
     "                     [--input C,H,W] [--classes K]\n"
     "\n"
     "Images per second of a network on synthetic data: warm-up (conv strategy timing or\n"
-    "cuDNN's algorithm search included) excluded, median of N iterations (default 10).\n"
+    "cuDNN's algorithm search included) excluded, median of N iterations (default %D{--iters}).\n"
     "Prints one line with img_per_s=<number>.\n"
     "\n";
 
@@ -172,7 +173,7 @@ static const char usage_profile[] =
     "usage: dse profile NET [--batch B] [--threads T] [--iters N] [--device cpu|cuda|cuda:N]\n"
     "                       [--precision fp32|tf32|fp16|bf16] [--algos det|any] [--input C,H,W] [--classes K]\n"
     "\n"
-    "Per-layer forward and backward time (median of N iterations, default 5) and GFLOP/s\n"
+    "Per-layer forward and backward time (median of N iterations, default %D{--iters}) and GFLOP/s\n"
     "on synthetic data, the layer-wise breakdown of Caffe's `caffe time`. On a GPU each\n"
     "layer's time is measured from queueing it to the device finishing it.\n"
     "\n";
@@ -190,7 +191,7 @@ static const char usage_predict[] =
     "usage: dse predict NET --checkpoint FILE [--top K] [--max-pixels N] [--input C,H,W] [--classes K]\n"
     "                       [--json] IMAGE...\n"
     "\n"
-    "The top-K classes (default 5) of each image with their probabilities, by a trained checkpoint\n"
+    "The top-K classes (default %D{--top}) of each image with their probabilities, by a trained checkpoint\n"
     "of NET. An IMAGE is a JPEG, PNG, BMP, PPM, PGM, TIFF or WebP file, or an entry of an IDX or\n"
     "CIFAR dataset written DATA:SPLIT:N (fashion-mnist:test:0 is the first test image; SPLIT is train\n"
     "or test). Each is prepared as evaluation prepared the test images: the centred box the\n"
@@ -301,7 +302,7 @@ static const struct dse_opt_line lines_diff[] = {
 };
 
 static const struct dse_opt_line lines_generate[] = {
-    OWN(INDEX, "grid index, 0 to count - 1"),
+    OWNB(INDEX, "grid index, 0 to count - 1", .def = "0"),
     OWN(ID, "candidate id: c and 16 hex digits (dse report, sweep DIR/candidates/)"),
     OWN(ALL, "every candidate; needs --out"),
     FORMAT("cfg prototxt", "cfg (default; docs/network-format.md) or prototxt (Caffe)"),
@@ -566,8 +567,8 @@ static const struct dse_opt_line lines_data_synth[] = {
     OWNB(SYNTH_CLASSES, "default %D", SYNTH(classes)),
     RIGHTB(TRAIN_IMAGES, NULL, "per class, default %D", SYNTH(train_per_class)),
     OWNB(VAL_IMAGES, "per class, default %D", SYNTH(val_per_class)),
-    RIGHT(SIDES, "", "default 48-96"),
-    OWN(SEED, "default 1"),
+    RIGHTB(SIDES, "", "default %D", DSE_OPT_BIND_SPAN(struct dse_synth_opts, min_side, max_side)),
+    OWNB(SEED, "default %D", SYNTH(seed)),
     OWNB(MIXED, "cycle through every decoder path (RGB/gray/CMYK JPEG, RGB/gray/RGBA/16-bit/palette\n"
                "PNG) instead of RGB JPEGs only", SYNTH(mixed)),
 };
@@ -678,6 +679,19 @@ static int list_read(const struct dse_opt_spec *o, const char *l, long long *iv,
     }
 }
 
+/* "MIN-MAX" of SPAN option o into *lo, *hi: 0, or -1 if it is not two base-10 integers (as
+ * strtoll reads them) from o's min to max with MIN <= MAX. */
+static int span_read(const struct dse_opt_spec *o, const char *v, long long *lo, long long *hi) {
+    char *end;
+    errno = 0;
+    *lo = strtoll(v, &end, 10);
+    if (errno || end == v || *end != '-') return -1;
+    const char *h = end + 1;
+    *hi = strtoll(h, &end, 10);
+    if (errno || end == h || *end) return -1;
+    return *lo >= o->min && *lo <= *hi && *hi <= o->max ? 0 : -1;
+}
+
 int dse_opts_list(const struct dse_opt_args *a, enum dse_opt o, long long *iv, double *v, int max) {
     const struct dse_opt_spec *s = &dse_opt_specs[o];
     DSE_ASSERT((s->kind == DSE_OPT_KIND_INTS || s->kind == DSE_OPT_KIND_REALS) && max >= list_count[o].max);
@@ -721,6 +735,11 @@ static enum dse_status check_value(const struct dse_opt_line *l, const char *v, 
         if (n >= list_count[l->opt].min) return DSE_OK;
         DSE_ASSERT(o->why); /* a list's refusal says what it should be */
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' %s", o->name, v, o->why);
+    }
+    if (o->kind == DSE_OPT_KIND_SPAN) {
+        DSE_ASSERT(o->why);
+        long long lo, hi;
+        if (span_read(o, v, &lo, &hi)) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s '%s' %s", o->name, v, o->why);
     }
     if (o->kind == DSE_OPT_KIND_PATH) {
         const char *arg = l->arg ? l->arg : o->arg;
@@ -811,11 +830,18 @@ long long dse_opts_int(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     return l->def ? strtoll(l->def, NULL, 10) : 0;
 }
 
-/* The byte size a bound line's field has for its option's kind. */
-static size_t bound_size(enum dse_opt_kind k) {
-    return k == DSE_OPT_KIND_REAL                              ? sizeof(double)
-           : k == DSE_OPT_KIND_TEXT || k == DSE_OPT_KIND_PATH ? sizeof(const char *)
-                                                              : sizeof(int);
+/* Whether a field of `size` bytes can take a value of kind k (struct dse_opt_line). */
+static int bound_size_ok(enum dse_opt_kind k, size_t size) {
+    switch (k) {
+    case DSE_OPT_KIND_REAL: return size == sizeof(double);
+    case DSE_OPT_KIND_TEXT:
+    case DSE_OPT_KIND_PATH: return size == sizeof(const char *);
+    case DSE_OPT_KIND_INT:  return size == sizeof(int) || size == sizeof(int64_t);
+    case DSE_OPT_KIND_SPAN: return size == 2 * sizeof(int);
+    case DSE_OPT_KIND_INTS:
+    case DSE_OPT_KIND_REALS: return 0; /* read with dse_opts_list */
+    default: return size == sizeof(int);
+    }
 }
 
 void dse_opts_bind(const struct dse_opt_cmd *c, const struct dse_opt_args *a, void *settings) {
@@ -825,15 +851,29 @@ void dse_opts_bind(const struct dse_opt_cmd *c, const struct dse_opt_args *a, vo
         const struct dse_opt_spec *o = &dse_opt_specs[l->opt];
         const char *v = a->val[l->opt] ? a->val[l->opt] : l->def;
         char *to = (char *)settings + l->off;
-        DSE_ASSERT(l->off + l->size <= c->settings && l->size == bound_size(o->kind));
-        DSE_ASSERT(o->kind != DSE_OPT_KIND_INT || (o->min >= INT_MIN && o->max <= INT_MAX));
-        DSE_ASSERT(o->kind != DSE_OPT_KIND_INTS && o->kind != DSE_OPT_KIND_REALS); /* lists: dse_opts_list */
+        DSE_ASSERT(l->off + l->size <= c->settings && bound_size_ok(o->kind, l->size));
+        DSE_ASSERT(o->kind != DSE_OPT_KIND_INT || l->size != sizeof(int) || (o->min >= INT_MIN && o->max <= INT_MAX));
         if (!v) continue; /* neither given nor a def: the settings' own default */
         int n = 0;
         double x = 0;
+        long long lo, hi;
         switch (o->kind) {
         case DSE_OPT_KIND_FLAG: n = 1; break;
-        case DSE_OPT_KIND_INT:  n = (int)strtoll(v, NULL, 10); break;
+        case DSE_OPT_KIND_INT:
+            if (l->size == sizeof(int64_t)) {
+                int64_t q = (int64_t)strtoll(v, NULL, 10);
+                memcpy(to, &q, sizeof q);
+                continue;
+            }
+            n = (int)strtoll(v, NULL, 10);
+            break;
+        case DSE_OPT_KIND_SPAN: {
+            int pair[2];
+            DSE_ASSERT(!span_read(o, v, &lo, &hi)); /* dse_opts_parse took it (or the def is one) */
+            pair[0] = (int)lo, pair[1] = (int)hi;
+            memcpy(to, pair, sizeof pair);
+            continue;
+        }
         case DSE_OPT_KIND_WORD: n = dse_word_index(l->words ? l->words : o->words, v); break;
         case DSE_OPT_KIND_REAL: x = strtod(v, NULL); break;
         case DSE_OPT_KIND_TEXT:
@@ -855,8 +895,18 @@ static const char *default_text(const struct dse_opt_line *l, const void *defaul
     double x;
     const char *t;
     if (l->def || !l->size || !defaults) return l->def ? l->def : "";
+    int64_t q;
+    int pair[2];
     switch (o->kind) {
     case DSE_OPT_KIND_REAL: memcpy(&x, from, sizeof x), snprintf(buf, size, "%g", x); break;
+    case DSE_OPT_KIND_SPAN: memcpy(pair, from, sizeof pair), snprintf(buf, size, "%d-%d", pair[0], pair[1]); break;
+    case DSE_OPT_KIND_INT:
+        if (l->size == sizeof q) {
+            memcpy(&q, from, sizeof q), snprintf(buf, size, "%lld", (long long)q);
+            break;
+        }
+        memcpy(&n, from, sizeof n), snprintf(buf, size, "%d", n);
+        break;
     case DSE_OPT_KIND_TEXT:
     case DSE_OPT_KIND_PATH: memcpy(&t, from, sizeof t), snprintf(buf, size, "%s", t ? t : ""); break;
     case DSE_OPT_KIND_WORD: {
@@ -888,12 +938,32 @@ static int pad(FILE *f, int at, int to) {
     return at + n;
 }
 
+/* c's usage prose to f, where %D{--name} is the default of c's option of that name (as %D
+ * in that option's help). */
+static void prose_put(FILE *f, const struct dse_opt_cmd *c, const char *text, const void *defaults) {
+    for (const char *p = text; *p;) {
+        const char *d = strstr(p, "%D{"), *close = d ? strchr(d, '}') : NULL;
+        if (!close) {
+            fputs(p, f);
+            return;
+        }
+        char name[32], buf[64];
+        int n = (int)(close - d - 3);
+        DSE_ASSERT(n > 0 && n < (int)sizeof name);
+        memcpy(name, d + 3, (size_t)n), name[n] = '\0';
+        const struct dse_opt_line *l = line_named(c, name);
+        DSE_ASSERT(l); /* a %D{...} names one of c's options */
+        fprintf(f, "%.*s%s", (int)(d - p), p, default_text(l, defaults, buf, sizeof buf));
+        p = close + 1;
+    }
+}
+
 void dse_opts_usage(FILE *f, const struct dse_opt_cmd *c) {
     const int col = c->col ? c->col : 19, col2 = c->col2 ? c->col2 : 36, w2 = c->w2 ? c->w2 : 13;
     int at = -1; /* the column the open line ends at; -1: no line open */
     void *defaults = c->settings ? calloc(1, c->settings) : NULL; /* for %D (a failed calloc: "") */
     if (defaults && c->settings_default) c->settings_default(defaults);
-    fputs(c->usage, f);
+    prose_put(f, c, c->usage, defaults);
     for (int i = 0; i < c->n_lines; i++) {
         const struct dse_opt_line *l = &c->lines[i];
         char label[160] = "";

@@ -31,7 +31,8 @@
  * to max. WORD: one of the space-separated words. INTS, REALS: a list, values separated by
  * commas, each an INT or a REAL from min to max, as many as DSE_OPT_LISTS says; or one of
  * the words, if the row has words (--gpus all). PATH: a file or directory name, not empty
- * and shorter than PATH_MAX (the refusal names a directory if the placeholder says DIR). */
+ * and shorter than PATH_MAX (the refusal names a directory if the placeholder says DIR).
+ * SPAN: MIN-MAX, two base-10 integers from min to max, MIN <= MAX. */
 enum dse_opt_kind {
     DSE_OPT_KIND_FLAG,
     DSE_OPT_KIND_TEXT,
@@ -40,7 +41,8 @@ enum dse_opt_kind {
     DSE_OPT_KIND_WORD,
     DSE_OPT_KIND_INTS,
     DSE_OPT_KIND_REALS,
-    DSE_OPT_KIND_PATH
+    DSE_OPT_KIND_PATH,
+    DSE_OPT_KIND_SPAN
 };
 
 /* Every option, once, with one range everywhere it is taken. X(ENUM, name, placeholder, kind,
@@ -148,7 +150,7 @@ enum dse_opt_kind {
     X(SYNTH_CLASSES,   "--classes",       "K",       INT,  2,   1000,               NULL, NULL)              \
     X(TRAIN_IMAGES,    "--train",         "N",       INT,  1,   1000000,            NULL, NULL)              \
     X(VAL_IMAGES,      "--val",           "N",       INT,  0,   1000000,            NULL, NULL)              \
-    X(SIDES,           "--sides",         "MIN-MAX", TEXT, 0,   0,                  NULL, NULL)              \
+    X(SIDES,           "--sides",         "MIN-MAX", SPAN, 8,   4096,               NULL, "is not MIN-MAX with 8 <= MIN <= MAX <= 4096 (e.g. 256-400)") \
     X(MIXED,           "--mixed",         "",        FLAG, 0,   0,                  NULL, NULL)
 
 /* How many values a list option (INTS, REALS) takes: X(ENUM, at least, at most). */
@@ -198,8 +200,9 @@ struct dse_opt_line {
     const char        *help;   /* OWN and RIGHT: the text beside the name; %D: the default */
     /* A bound line (size > 0): dse_opts_bind puts its value into the field at off of the
      * command's settings struct (struct dse_opt_cmd.settings), as its kind says: FLAG (1 when
-     * given) and INT an int, REAL a double, WORD an int (the word's index: an enum in the
-     * words' order), TEXT a const char *. Its default is def, read as a given value would be,
+     * given) an int, INT an int or a 64-bit integer (as the field's size says), REAL a double,
+     * WORD an int (the word's index: an enum in the words' order), TEXT and PATH a const
+     * char *, SPAN two ints (DSE_OPT_BIND_SPAN). Its default is def, read as a given value would be,
      * or, where def is NULL, what the command's settings_default leaves there; --help shows
      * it for %D. A line that is not bound shows def for %D. */
     const char        *def;
@@ -222,6 +225,10 @@ struct dse_data_bench_settings {
 /* A line's binding to field f of settings struct T (the field's size is checked against the
  * option's kind by dse_opts_bind). */
 #define DSE_OPT_BIND(T, f) .off = offsetof(T, f), .size = sizeof(((T *)0)->f)
+/* A SPAN line's binding to two int fields of T, lo and hi, hi right after lo (checked here). */
+#define DSE_OPT_BIND_SPAN(T, lo, hi)                                                                      \
+    .off = offsetof(T, lo),                                                                               \
+    .size = 2 * sizeof(int) + 0 * sizeof(char[offsetof(T, hi) == offsetof(T, lo) + sizeof(int) ? 1 : -1])
 
 /* Every command, once. X(ENUM, function suffix, name); count is COUNT_SPACE, DSE_CMD_COUNT
  * being the number of commands. */

@@ -477,7 +477,12 @@ void test_options_help(void) {
         char *text = usage_text(c);
         if (!text) return;
         CHECK(!strncmp(text, "usage: dse ", 11));
-        const char *opts = text + strlen(c->usage); /* the option lines, not the usage line above */
+        const char *rest = c->usage, *d; /* the prose after its last %D{--name}, printed as it is */
+        while ((d = strstr(rest, "%D{")) && strchr(d, '}')) rest = strchr(d, '}') + 1;
+        const char *opts = strstr(text, rest); /* the option lines, not the usage line above */
+        CHECK(opts != NULL);
+        if (!opts) opts = text;
+        else opts += strlen(rest);
         for (int i = 0; i < c->n_lines; i++) {
             const struct dse_opt_line *l = &c->lines[i];
             if (l->place == DSE_OPT_PLACE_HEADING) continue;

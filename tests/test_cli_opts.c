@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/synth.h"
 #include "dse/exportcmd.h"
 #include "engine/train.h"
 #include "tests/cli_util.h"
@@ -82,6 +83,8 @@ void test_bind_tables(void) {
             enum dse_opt_kind kind = dse_opt_specs[l->opt].kind;
             size_t want = kind == DSE_OPT_KIND_REAL                                ? sizeof(double)
                         : kind == DSE_OPT_KIND_TEXT || kind == DSE_OPT_KIND_PATH ? sizeof(const char *)
+                        : kind == DSE_OPT_KIND_SPAN                              ? 2 * sizeof(int)
+                        : kind == DSE_OPT_KIND_INT && l->size == sizeof(int64_t) ? sizeof(int64_t) /* --seed */
                                                                                  : sizeof(int);
             CHECK(kind != DSE_OPT_KIND_INTS && kind != DSE_OPT_KIND_REALS); /* read by dse_opts_list */
             CHECK_INT_EQ(l->size, want);
@@ -221,6 +224,10 @@ void test_list_path(void) {
         { DSE_CMD_TRAIN,   DSE_OPT_CHECKPOINT_DIR, "", "--checkpoint-dir needs a directory name", 0, 0, 0 },
         { DSE_CMD_REPORT,  DSE_OPT_PLOT, "", "--plot needs a file name", 0, 0, 0 },
         { DSE_CMD_REPORT,  DSE_OPT_PLOT, "x.svg", "", 0, 0, 0 },
+        { DSE_CMD_DATA_SYNTH, DSE_OPT_SIDES, "8-4096", "", 0, 0, 0 },
+        { DSE_CMD_DATA_SYNTH, DSE_OPT_SIDES, "9-8", "--sides '9-8' is not MIN-MAX with 8 <= MIN <= MAX <= 4096 (e.g. 256-400)", 0, 0, 0 },
+        { DSE_CMD_DATA_SYNTH, DSE_OPT_SIDES, "7-8", "--sides '7-8' is not MIN-MAX with 8 <= MIN <= MAX <= 4096 (e.g. 256-400)", 0, 0, 0 },
+        { DSE_CMD_DATA_SYNTH, DSE_OPT_SIDES, "8-", "--sides '8-' is not MIN-MAX with 8 <= MIN <= MAX <= 4096 (e.g. 256-400)", 0, 0, 0 },
     };
     static char long_path[PATH_MAX + 1];
     memset(long_path, 'a', PATH_MAX);
@@ -250,4 +257,14 @@ void test_list_path(void) {
     CHECK_STR_EQ(err.msg, "--out: a name of 4096 bytes is longer than the system's 4095");
     long_path[PATH_MAX - 1] = '\0';
     CHECK_OK(dse_opts_parse(&dse_opt_cmds[DSE_CMD_SWEEP], 3, argv, &a, &err));
+    /* SPAN and 64-bit INT lines bound: data synth --sides 100-200 --seed 2147483647 */
+    const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_DATA_SYNTH];
+    char *synth[] = { "dir", "--sides", "100-200", "--seed", "2147483647" };
+    struct dse_synth_opts o;
+    CHECK_OK(dse_opts_parse(c, 5, synth, &a, &err));
+    dse_synth_opts_default(&o);
+    dse_opts_bind(c, &a, &o);
+    CHECK_INT_EQ(o.min_side, 100);
+    CHECK_INT_EQ(o.max_side, 200);
+    CHECK(o.seed == 2147483647u);
 }
