@@ -131,6 +131,9 @@ const char *dse_delta_kind_str(enum dse_delta_kind k);
  * 3.3 counts them once); reduction tree (eq. 3.4): ceil(log2 P) levels up (sum) and as many
  * down (broadcast), one message of |grad W| per level. One worker communicates nothing. */
 #define DSE_COMM_WORKERS_MAX 65536
+/* The global batch the communication model assumes unless told (dse analyze --workers P
+ * without --batch; docs/comm-model.md). */
+#define DSE_COMM_BATCH_DEFAULT 32
 
 struct dse_comm_opts {
     int64_t grad_bytes;  /* |grad W|: bytes of one worker's gradients, 4 x params */

@@ -385,7 +385,7 @@ static int comm_compute(const struct dse_opt_cmd *c, const struct dse_opt_args *
 int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_input_shape in;
-    struct dse_comm_opts o = { .batch = OPT_INT(BATCH, 32) };
+    struct dse_comm_opts o = { .batch = OPT_INT(BATCH, DSE_COMM_BATCH_DEFAULT) };
     const long long workers = OPT(COMM_WORKERS) ? a->num[DSE_OPT_COMM_WORKERS] : 0;
     int rc;
     if (!workers) return bad_usage(c->name, "--bandwidth, --latency and --img-per-s go with --workers P%s", "");

@@ -279,7 +279,7 @@ static const char usage_data_synth[] =
 
 static const struct dse_opt_line lines_analyze[] = {
     { .opt = DSE_OPT_BATCH, .arg = "N", .def = "1",
-      .help = "images per batch (default %D; with --workers the global batch, default 32)" },
+      .help = "images per batch (default %D; with --workers the global batch, default " STR(DSE_COMM_BATCH_DEFAULT) ")" },
     FORMAT("table json csv md", "table (default), json (docs/json.md), csv or md"),
     OWN(EXPAND, "one row per primitive layer instead of one per Fire module"),
     OWN(INPUT, "override the network's input shape (e.g. 3,454,454)"),
