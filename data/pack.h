@@ -22,6 +22,9 @@
 #define DSE_PACK_SPLITS     2            /* train, then val (or test) */
 
 enum dse_pack_format { DSE_PACK_RAW = 0, DSE_PACK_JPEG = 1 };
+/* dse data pack's format unless told: raw where the short side is resized to at most this
+ * many pixels (small records, no decoding when read), JPEG above it and at the original size. */
+#define DSE_PACK_RAW_SIDE_MAX 64
 enum dse_pack_split  { DSE_PACK_TRAIN = 0, DSE_PACK_VAL = 1 };
 
 /* ---- scanning a folder ---------------------------------------------------------------- */

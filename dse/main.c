@@ -200,10 +200,10 @@ static int cmd_data_pack(const struct dse_opt_cmd *c, const struct dse_opt_args 
     struct dse_err err = { 0 };
     int rc;
     dse_pack_opts_default(&o);
-    if (!OPT(OUT) || !OPT(OUT)[0]) return bad_usage(c->name, "--out FILE is required (the pack to write)%s", "");
+    if (!OPT(OUT)) return bad_usage(c->name, "--out FILE is required (the pack to write)%s", ""); /* not empty: a PATH */
     dse_opts_bind(c, a, &o); /* --size, --quality, --threads, --skip-bad */
     if (o.size > 0 && o.size < 8) return bad_usage(c->name, "--size '%s' is not 0 or an integer from 8 to 4096", OPT(PACK_SIZE));
-    o.format = o.size > 0 && o.size <= 64 ? DSE_PACK_RAW : DSE_PACK_JPEG;
+    o.format = o.size > 0 && o.size <= DSE_PACK_RAW_SIDE_MAX ? DSE_PACK_RAW : DSE_PACK_JPEG;
     if (OPT(FORMAT)) {
         o.format = !strcmp(OPT(FORMAT), "raw") ? DSE_PACK_RAW : DSE_PACK_JPEG;
     }

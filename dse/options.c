@@ -538,8 +538,8 @@ static const struct dse_opt_line lines_import[] = {
 static const struct dse_opt_line lines_data_pack[] = {
     OWNA(OUT, "FILE", "the pack to write (replaced atomically if it exists)"),
     OWNB(PACK_SIZE, "short side in pixels, 8 to 4096, or 0 to keep each image's size (default %D)", PACK(size)),
-    FORMAT("jpeg raw", "jpeg (default above 64 pixels: small files, decoded when read) or raw\n"
-                       "(default at 64 and below: no decoding when read)"),
+    FORMAT("jpeg raw", "jpeg (default above " STR(DSE_PACK_RAW_SIDE_MAX) " pixels: small files, decoded when read) or raw\n"
+                       "(default at " STR(DSE_PACK_RAW_SIDE_MAX) " and below: no decoding when read)"),
     OWNB(QUALITY, "JPEG quality, 1 to 100 (default %D)", PACK(quality)),
     OWN(CHANNELS, "3 (default: RGB) or 1 (gray)"),
     OWNB(THREADS, "decoding threads (default: one per core)", PACK(threads)),
