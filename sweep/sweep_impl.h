@@ -1,5 +1,5 @@
 /* sweep_impl.h: what sweep/sweep_rec.c, sweep/sweep_train.c and sweep/sweep_status.c share:
- * a candidate record (docs/sweep-dir.md; its training keys: sweep/record.def), the sweep's
+ * a candidate record (docs/sweep-dir.md; its keys: sweep/record.def), the sweep's
  * plan and its rung decisions, and a tally of a sweep's progress. */
 #ifndef DSE_SWEEP_SWEEP_IMPL_H
 #define DSE_SWEEP_SWEEP_IMPL_H
@@ -65,29 +65,36 @@ struct dse_rec_attempt {
     char    note[240];      /* "" or why it ended so, e.g. "out of memory on cuda:0 with ..." */
 };
 
-/* A candidate record: the analytic keys workers need and every training key of
- * sweep/record.def, as fields of the same names (the kind gives the C type). */
-#define DSE_REC_DECL_STATUS(field, hi)   enum dse_rec_status field;
-#define DSE_REC_DECL_STR(field, hi)      char field[(hi) + 1];
-#define DSE_REC_DECL_FLOAT(field, hi)    double field;
-#define DSE_REC_DECL_FIXED3(field, hi)   double field;
-#define DSE_REC_DECL_FIXED1(field, hi)   double field;
-#define DSE_REC_DECL_INT(field, hi)      int field;
-#define DSE_REC_DECL_INT64(field, hi)    int64_t field;
-#define DSE_REC_DECL_UINT64(field, hi)   uint64_t field;
-#define DSE_REC_DECL_EPOCHS(field, hi)   /* ep, n_epochs, cap_epochs: below */
-#define DSE_REC_DECL_ATTEMPTS(field, hi) /* att, n_att: below */
+/* A candidate record: every key of sweep/record.def, as fields of the same names (the kind
+ * gives the C type). */
+#define DSE_REC_DECL_ID(field, hi)         char field[DSE_ID_SIZE];
+#define DSE_REC_DECL_INDEX(field, hi)      int64_t field;
+#define DSE_REC_DECL_COUNT(field, hi)      int64_t field;
+#define DSE_REC_DECL_MEM(field, hi)        int64_t field;
+#define DSE_REC_DECL_REPLICATE(field, hi)  int field;
+#define DSE_REC_DECL_METAPARAMS(field, hi) const char *field;
+#define DSE_REC_DECL_MB(field, hi)         /* model_bytes' */
+#define DSE_REC_DECL_MIB(field, hi)        /* model_bytes' */
+#define DSE_REC_DECL_BATCH(field, hi)      int field;
+#define DSE_REC_DECL_STATUS(field, hi)     enum dse_rec_status field;
+#define DSE_REC_DECL_STR(field, hi)        char field[(hi) + 1];
+#define DSE_REC_DECL_FLOAT(field, hi)      double field;
+#define DSE_REC_DECL_FIXED3(field, hi)     double field;
+#define DSE_REC_DECL_FIXED1(field, hi)     double field;
+#define DSE_REC_DECL_INT(field, hi)        int field;
+#define DSE_REC_DECL_INT64(field, hi)      int64_t field;
+#define DSE_REC_DECL_UINT64(field, hi)     uint64_t field;
+#define DSE_REC_DECL_EPOCHS(field, hi)     /* ep, n_epochs, cap_epochs: below */
+#define DSE_REC_DECL_ATTEMPTS(field, hi)   /* att, n_att: below */
 struct dse_rec {
-    char                 id[DSE_ID_SIZE];
-    int64_t              index, params, model_bytes, flops;
-    int                  replicate;      /* "replicate": 0 where absent (a space without replicates) */
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) DSE_REC_DECL_##kind(field, hi)
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file, reports) DSE_REC_DECL_##kind(field, hi)
 #include "sweep/record.def"
 #undef DSE_REC
-    struct dse_epoch_result   *ep;            /* "per_epoch": [n_epochs] (epochs with results), owned */
-    int                     n_epochs, cap_epochs;
-    struct dse_rec_attempt *att;           /* "attempts": [n_att], room for DSE_REC_ATTEMPTS_MAX; owned */
-    int                     n_att;
+    int                      replicated;   /* record.def's REPLICATED: its space has replicates > 1 */
+    struct dse_epoch_result *ep;           /* "per_epoch": [n_epochs] (epochs with results), owned */
+    int                      n_epochs, cap_epochs;
+    struct dse_rec_attempt  *att;          /* "attempts": [n_att], room for DSE_REC_ATTEMPTS_MAX; owned */
+    int                      n_att;
 };
 
 /* Every key absent (record.def's absent values). */
@@ -131,23 +138,27 @@ enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_epo
  * DSE_REC_ATTEMPTS_MAX of them; attempts_total becomes at least their count. */
 enum dse_status dse_rec_attempts_read(struct dse_rec *r, const struct dse_json *v, struct dse_err *err);
 
-/* Replace DIR/candidates/<id>.json (atomic rename) with the analytic part recomputed
- * from the space (grid index r->index) and r's training part (sweep/record.def), after
- * bringing r's summary keys up to date with its epochs and status. The caller holds the
- * lease. */
+/* Replace DIR/candidates/<id>.json (atomic rename) with r, its analytic part (record.def's
+ * HEAD keys) recomputed from the space (grid index r->index, replicate r->replicate) into r,
+ * after bringing r's summary keys up to date with its epochs and status. The caller holds
+ * the lease. */
 enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct dse_rec *r, struct dse_err *err);
 
-/* The one writer of a candidate file's keys after the analytic part (sweep/sweep_rec.c):
- * r's sweep/record.def keys and the closing brace, to f, where the caller has written the
- * analytic part without its last ",\n". trained: every key, after bringing r's summary keys
- * up to date (dse_rec_write); 0: the keys record.def's `file` marks BOTH, as the analytic
- * sweep creates a record (dse_sweep_candidate_text). */
-void dse_rec_put(FILE *f, struct dse_rec *r, int trained);
+/* Which keys dse_rec_put writes (record.def's `file`): HEAD, the analytic part, the object
+ * left open after its last key (no ",\n"); CREATED, the file as the analytic sweep creates
+ * it (HEAD and BOTH keys); TRAINED, every key, after bringing r's summary keys up to date. */
+enum dse_rec_part { DSE_REC_PUT_HEAD, DSE_REC_PUT_CREATED, DSE_REC_PUT_TRAINED };
+
+/* The one writer of a candidate file (sweep/sweep_rec.c): r's sweep/record.def keys of
+ * `part`, and the closing brace unless part is HEAD, to f. r->metaparams is the text of the
+ * metaparams object's members (sweep/candidate.c renders it from the space). */
+void dse_rec_put(FILE *f, struct dse_rec *r, enum dse_rec_part part);
 
 /* The text of a candidate file as the analytic sweep creates it (sweep/candidate.c): the
  * analytic part of grid index `index`'s replicate `replicate` (id, metaparameters mp, costs
  * one, the training-memory estimate train_mem at train_batch), then "status" (pruned if
- * pruned_by is non-NULL, else pending), "pruned_by", "top1" and "top5". Its length. */
+ * pruned_by is non-NULL, else pending), "pruned_by", "top1" and "top5". Its length (as
+ * snprintf's: buf holds at most size - 1 bytes of it); -1 if out of memory. */
 int dse_sweep_candidate_text(char *buf, int size, const struct dse_space *s, const char *id, uint64_t index,
                              int replicate, const struct dse_mp *mp, const struct dse_cost_totals *one,
                              int64_t train_mem, int train_batch, const char *pruned_by);

@@ -210,7 +210,74 @@ oom:
     return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
 }
 
-/* ---- a record's training keys (sweep/record.def), by kind ------------------------------ */
+/* ---- a record's keys (sweep/record.def), by kind ---------------------------------------- */
+
+/* The file name's stem (path's last part without ".json"). */
+static enum dse_status read_ID(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
+                               char (*out)[DSE_ID_SIZE], const char *absent, int64_t lo, int64_t hi,
+                               struct dse_err *err) {
+    const struct dse_json *v;
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    enum dse_status st = get(path, root, key, WANT_STR, 0, &v, err);
+    if (st) return st;
+    size_t stem = strlen(name) - 5; /* without ".json" */
+    if (strlen(v->str) != stem || strncmp(v->str, name, stem) != 0)
+        return bad(err, path, v->line, "\"%s\" = \"%.64s\" does not match the file name; expected \"%.*s\"", key,
+                   v->str, (int)(stem < 64 ? stem : 64), name);
+    if (stem >= sizeof *out)
+        return bad(err, path, v->line, "\"%s\" = \"%.64s\" is too long; expected \"c\" and 16 hex digits (and \"r\" "
+                   "and a replicate number for a replicate)", key, v->str);
+    dse_strlcpy(*out, v->str, sizeof *out);
+    return DSE_OK;
+}
+
+/* A required integer >= 0. */
+static enum dse_status read_COUNT(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
+                                  int64_t *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
+    return get_count(path, root, key, out, err);
+}
+#define read_INDEX read_COUNT
+
+/* An integer >= 0; absent or null gives absent. */
+static enum dse_status read_MEM(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
+                                int64_t *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
+    const struct dse_json *v;
+    enum dse_status st = get(path, root, key, WANT_INT, 1, &v, err);
+    if (st) return st;
+    if (v && v->integer < 0)
+        return bad(err, path, v->line, "\"%s\" = %" PRId64 " is negative; expected an integer >= 0 or null", key,
+                   v->integer);
+    *out = v ? v->integer : absent;
+    return DSE_OK;
+}
+
+/* An integer in [lo, hi]; absent or null gives absent. */
+static enum dse_status read_REPLICATE(const char *path, const struct dse_json *root, const char *key,
+                                      struct dse_rec *r, int *out, int absent, int64_t lo, int64_t hi,
+                                      struct dse_err *err) {
+    const struct dse_json *v;
+    enum dse_status st = get(path, root, key, WANT_INT, 1, &v, err);
+    if (st) return st;
+    if (v && (v->integer < lo || v->integer > hi))
+        return bad(err, path, v->line, "\"%s\" = %" PRId64 " is out of range; expected %" PRId64 " to %" PRId64, key,
+                   v->integer, lo, hi);
+    *out = v ? (int)v->integer : absent;
+    return DSE_OK;
+}
+
+/* A required object; the record keeps no copy (the report's dse_cand.metaparams does). */
+static enum dse_status read_METAPARAMS(const char *path, const struct dse_json *root, const char *key,
+                                       struct dse_rec *r, const char **out, const char *absent, int64_t lo,
+                                       int64_t hi, struct dse_err *err) {
+    const struct dse_json *v;
+    return get(path, root, key, WANT_OBJ, 0, &v, err);
+}
+
+/* Not read: model_mb and model_mib follow from model_bytes; train_mem_batch is only shown. */
+static enum dse_status read_unread(void) { return DSE_OK; }
+#define read_MB(path, root, key, r, out, absent, lo, hi, err)    read_unread()
+#define read_MIB(path, root, key, r, out, absent, lo, hi, err)   read_unread()
+#define read_BATCH(path, root, key, r, out, absent, lo, hi, err) read_unread()
 
 /* An integer key: absent or null gives absent; else within [lo, hi]. */
 static enum dse_status get_rec_int(const char *path, const struct dse_json *root, const char *key, int64_t absent,
@@ -347,45 +414,19 @@ static enum dse_status read_ATTEMPTS(const char *path, const struct dse_json *ro
 
 /* ---- a candidate record ------------------------------------------------------------------- */
 
-/* The checks of a candidate file parsed into root (path: its path, name: its file name),
- * filling r (empty: dse_rec_init) and, for the report, c (or NULL). */
-static enum dse_status check_candidate(const char *path, const char *name, const struct dse_json *root,
-                                       struct dse_rec *r, struct dse_cand *c, struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status        st;
+/* The checks of a candidate file parsed into root (path: its path), filling r (empty:
+ * dse_rec_init) and, for the report, c (or NULL). Every key of sweep/record.def, in its order. */
+static enum dse_status check_candidate(const char *path, const struct dse_json *root, struct dse_rec *r,
+                                       struct dse_cand *c, struct dse_err *err) {
+    enum dse_status st;
     if (root->type != DSE_JSON_OBJECT)
         return bad(err, path, root->line, "the file holds %s; expected an object "
                    "(docs/sweep-dir.md)", a_type(root->type));
-    if ((st = get(path, root, "id", WANT_STR, 0, &v, err))) return st;
-    size_t stem = strlen(name) - 5; /* without ".json" */
-    if (strlen(v->str) != stem || strncmp(v->str, name, stem) != 0)
-        return bad(err, path, v->line, "\"id\" = \"%.64s\" does not match the file name; expected "
-                   "\"%.*s\"", v->str, (int)(stem < 64 ? stem : 64), name);
-    if (stem >= sizeof r->id)
-        return bad(err, path, v->line, "\"id\" = \"%.64s\" is too long; expected \"c\" and 16 hex digits (and \"r\" and a "
-                   "replicate number for a replicate)", v->str);
-    dse_strlcpy(r->id, v->str, sizeof r->id);
-    if ((st = get_count(path, root, "index", &r->index, err))) return st;
-    if ((st = get(path, root, "replicate", WANT_INT, 1, &v, err))) return st;
-    if (v && (v->integer < 0 || v->integer >= DSE_TRAIN_REPLICATES_MAX))
-        return bad(err, path, v->line, "\"replicate\" = %" PRId64 " is out of range; expected 0 to %d",
-                   v->integer, DSE_TRAIN_REPLICATES_MAX - 1);
-    r->replicate = v ? (int)v->integer : 0;
-    if ((st = get(path, root, "metaparams", WANT_OBJ, 0, &v, err))) return st;
-    if (c) c->metaparams = v;
-    if ((st = get_count(path, root, "params", &r->params, err))) return st;
-    if ((st = get_count(path, root, "model_bytes", &r->model_bytes, err))) return st;
-    if ((st = get_count(path, root, "flops", &r->flops, err))) return st;
-    if ((st = get(path, root, "train_mem_bytes", WANT_INT, 1, &v, err))) return st;
-    if (v && v->integer < 0)
-        return bad(err, path, v->line, "\"train_mem_bytes\" = %" PRId64 " is negative; "
-                   "expected an integer >= 0 or null", v->integer);
-    if (c) c->train_mem_bytes = v ? v->integer : -1;
-    /* the training keys: status is required, the rest optional */
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) \
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file, reports) \
     if ((st = read_##kind(path, root, key, r, &r->field, absent, lo, hi, err))) return st;
 #include "sweep/record.def"
 #undef DSE_REC
+    if (c) c->metaparams = dse_json_get(root, "metaparams");
     return DSE_OK;
 }
 
@@ -396,14 +437,14 @@ enum dse_status dse_rec_from_json(const char *path, const struct dse_json *root,
     dse_rec_deinit(r);
     if (n < 6 || strcmp(name + n - 5, ".json"))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: a candidate file's name is <id>.json", path);
-    return check_candidate(path, name, root, r, NULL, err);
+    return check_candidate(path, root, r, NULL, err);
 }
 
 /* One candidate file of the directory: parsed into c->doc, then checked. */
-static enum dse_status read_candidate(struct dse_cand *c, const char *name, struct dse_err *err) {
+static enum dse_status read_candidate(struct dse_cand *c, struct dse_err *err) {
     dse_rec_init(&c->rec);
     enum dse_status st = fold_path(err, dse_json_load(c->path, &c->doc, err));
-    return st ? st : check_candidate(c->path, name, dse_json_root(c->doc), &c->rec, c, err);
+    return st ? st : check_candidate(c->path, dse_json_root(c->doc), &c->rec, c, err);
 }
 
 static int cand_index_cmp(const void *a, const void *b) {
@@ -628,7 +669,7 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
         if (!(c->path = path_join(cdir, names[i])))
             st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         else
-            st = read_candidate(c, names[i], err);
+            st = read_candidate(c, err);
     }
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);

@@ -17,7 +17,6 @@ struct dse_cand {
     struct dse_json_doc   *doc;
     char                  *path;
     const struct dse_json *metaparams;        /* borrowed from doc */
-    int64_t                train_mem_bytes;   /* -1 if null or absent */
     int                    on_front;
     struct dse_rec         rec;               /* every key dse_rec_from_json reads; a pending one
                                                  with a live lease says running */
@@ -93,7 +92,7 @@ void dse_sweep_view_free(struct dse_sweep_view *s);
 
 /* The one reader of a candidate record, DIR/candidates/<id>.json, already parsed from path
  * into root: every key checked (type, range; the id equal to the file name; errors name
- * path and line) and stored into r (initialized: dse_rec_init), the training keys as
+ * path and line) and stored into r (initialized: dse_rec_init), every key as
  * sweep/record.def lists them. dse_sweep_read reads each candidate with it, and the
  * workers', dse status's and dse export's reader (dse_rec_read_path) is this one, so all
  * accept the same files. */

@@ -1,6 +1,6 @@
-/* sweep_rec.c: the training part of candidate files, the plan of a training sweep, its
- * rung decisions, successive halving's ranking, and tallies of a sweep's progress
- * (sweep_impl.h). The file formats are in docs/sweep-dir.md. Numbers that are not
+/* sweep_rec.c: the one writer of candidate files (dse_rec_put, every key of
+ * sweep/record.def), the plan of a training sweep, its rung decisions, successive halving's
+ * ranking, and tallies of a sweep's progress (sweep_impl.h). The file formats are in docs/sweep-dir.md. Numbers that are not
  * finite are written as null: JSON has no NaN, and every reader then agrees. */
 #include "sweep/sweep_impl.h"
 
@@ -32,8 +32,28 @@ int dse_rec_status_from_str(const char *s) {
     return dse_name_find(rec_status_names, DSE_REC_COUNT, s);
 }
 
+#define DSE_REC_ABSENT(field, absent)    .field = absent,
+#define DSE_REC_ABSENT_ID                DSE_REC_ABSENT
+#define DSE_REC_ABSENT_INDEX             DSE_REC_ABSENT
+#define DSE_REC_ABSENT_COUNT             DSE_REC_ABSENT
+#define DSE_REC_ABSENT_MEM               DSE_REC_ABSENT
+#define DSE_REC_ABSENT_REPLICATE         DSE_REC_ABSENT
+#define DSE_REC_ABSENT_METAPARAMS        DSE_REC_ABSENT
+#define DSE_REC_ABSENT_MB(field, absent)  /* model_bytes' */
+#define DSE_REC_ABSENT_MIB(field, absent) /* model_bytes' */
+#define DSE_REC_ABSENT_BATCH             DSE_REC_ABSENT
+#define DSE_REC_ABSENT_STATUS            DSE_REC_ABSENT
+#define DSE_REC_ABSENT_STR               DSE_REC_ABSENT
+#define DSE_REC_ABSENT_FLOAT             DSE_REC_ABSENT
+#define DSE_REC_ABSENT_FIXED3            DSE_REC_ABSENT
+#define DSE_REC_ABSENT_FIXED1            DSE_REC_ABSENT
+#define DSE_REC_ABSENT_INT               DSE_REC_ABSENT
+#define DSE_REC_ABSENT_INT64             DSE_REC_ABSENT
+#define DSE_REC_ABSENT_UINT64            DSE_REC_ABSENT
+#define DSE_REC_ABSENT_EPOCHS            DSE_REC_ABSENT
+#define DSE_REC_ABSENT_ATTEMPTS          DSE_REC_ABSENT
 static const struct dse_rec rec_absent = {
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) .field = absent,
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file, reports) DSE_REC_ABSENT_##kind(field, absent)
 #include "sweep/record.def"
 #undef DSE_REC
 };
@@ -235,16 +255,32 @@ static void put_opt_str(FILE *f, const char *s) {
     else fputs("null", f);
 }
 
-/* ---- a record's training keys (sweep/record.def) ----------------------------------------- */
+/* ---- a record's keys (sweep/record.def) -------------------------------------------------- */
 
 /* record.def's `when`: where an integer key is written as a number (null elsewhere). */
 static int when_ALWAYS(const struct dse_rec *r) { return 1; }
+static int when_REPLICATED(const struct dse_rec *r) { return r->replicated; }
 static int when_DIVERGED(const struct dse_rec *r) { return r->diverged_epoch > 0; }
 static int when_STOPPED(const struct dse_rec *r) { return r->stopped_rung >= 0; }
 static int when_MEASURED(const struct dse_rec *r) { return isfinite(r->latency_ms); }
 static int when_RETRY(const struct dse_rec *r) { return r->failed_retry != 0; }
 
 /* One key's value, by kind (record.def). */
+static void put_ID(FILE *f, const struct dse_rec *r, const char *v, int when) { fprintf(f, "\"%s\"", v); }
+static void put_INDEX(FILE *f, const struct dse_rec *r, int64_t v, int when) {
+    fprintf(f, "%llu", (unsigned long long)(uint64_t)v);
+}
+static void put_COUNT(FILE *f, const struct dse_rec *r, int64_t v, int when) { fprintf(f, "%lld", (long long)v); }
+#define put_MEM put_COUNT
+static void put_REPLICATE(FILE *f, const struct dse_rec *r, int v, int when) { fprintf(f, "%d", v); }
+#define put_BATCH put_REPLICATE
+static void put_METAPARAMS(FILE *f, const struct dse_rec *r, const char *v, int when) {
+    fprintf(f, "{\n%s\n  }", v ? v : "");
+}
+static void put_MB(FILE *f, const struct dse_rec *r, int64_t bytes, int when) { fprintf(f, "%.6f", (double)bytes / 1e6); }
+static void put_MIB(FILE *f, const struct dse_rec *r, int64_t bytes, int when) {
+    fprintf(f, "%.6f", (double)bytes / 1048576.0);
+}
 static void put_STATUS(FILE *f, const struct dse_rec *r, enum dse_rec_status v, int when) {
     fprintf(f, "\"%s\"", dse_rec_status_str(v));
 }
@@ -292,12 +328,14 @@ static void put_ATTEMPTS(FILE *f, const struct dse_rec *r, const struct dse_rec_
     fputs(r->n_att ? "\n  ]" : "]", f);
 }
 
-#define DSE_REC_LINE_NL ",\n  " /* record.def's `line`: what goes before the key */
-#define DSE_REC_LINE_SP ", "
-#define DSE_REC_LINE_IF ",\n  "
-#define DSE_REC_SHOW_NL 1 /* written where `when` does not hold too (as null) */
-#define DSE_REC_SHOW_SP 1
-#define DSE_REC_SHOW_IF 0
+#define DSE_REC_LINE_OPEN "{\n  " /* record.def's `line`: what goes before the key */
+#define DSE_REC_LINE_NL   ",\n  "
+#define DSE_REC_LINE_SP   ", "
+#define DSE_REC_LINE_IF   ",\n  "
+#define DSE_REC_SHOW_OPEN 1 /* written where `when` does not hold too (as null) */
+#define DSE_REC_SHOW_NL   1
+#define DSE_REC_SHOW_SP   1
+#define DSE_REC_SHOW_IF   0
 
 /* record.def's summary keys, from the epochs and the status: top1, top5 and loss are the last
  * epoch's once training finished (done) or stopped at a rung; every epoch trains on the same
@@ -325,19 +363,20 @@ static void rec_summarize(struct dse_rec *r) {
     r->img_per_s = rated ? rated / inv : NAN;
 }
 
-#define DSE_REC_FILE_BOTH    1 /* record.def's `file`: in the analytic sweep's file too */
-#define DSE_REC_FILE_TRAINED 0
+#define DSE_REC_FILE_HEAD    DSE_REC_PUT_HEAD /* record.def's `file`: the least part that holds the key */
+#define DSE_REC_FILE_BOTH    DSE_REC_PUT_CREATED
+#define DSE_REC_FILE_TRAINED DSE_REC_PUT_TRAINED
 
-void dse_rec_put(FILE *f, struct dse_rec *r, int trained) {
-    if (trained) rec_summarize(r);
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file)     \
-    if ((trained || DSE_REC_FILE_##file) && (DSE_REC_SHOW_##line || when_##when(r))) { \
-        fputs(DSE_REC_LINE_##line "\"" key "\": ", f);             \
-        put_##kind(f, r, r->field, when_##when(r));                \
+void dse_rec_put(FILE *f, struct dse_rec *r, enum dse_rec_part part) {
+    if (part == DSE_REC_PUT_TRAINED) rec_summarize(r);
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file, reports)                        \
+    if (DSE_REC_FILE_##file <= part && (DSE_REC_SHOW_##line || when_##when(r))) {                  \
+        fputs(DSE_REC_LINE_##line "\"" key "\": ", f);                                             \
+        put_##kind(f, r, r->field, when_##when(r));                                                 \
     }
 #include "sweep/record.def"
 #undef DSE_REC
-    fputs("\n}\n", f);
+    if (part != DSE_REC_PUT_HEAD) fputs("\n}\n", f);
 }
 
 /* ---- plan ------------------------------------------------------------------------------- */
