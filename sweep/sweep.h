@@ -50,31 +50,6 @@ char *dse_sweep_candidate_metaparams(const struct dse_space *s, uint64_t k);
 
 #define DSE_SWEEP_RUNGS_MAX 32
 
-/* Early stopping (--early-stop), each once: its enum value and its name on the command line
- * and in plan.json. SH decides each rung once every candidate has reached it (bit-for-bit
- * reproducible); ASHA promotes as results arrive (not reproducible with more than one
- * worker). docs/sweep-dir.md, "Early stopping". */
-#define DSE_SWEEP_HALVINGS(X)                                   \
-    X(NONE, "none", "no early stopping")                        \
-    X(SH,   "sh",   "successive halving")                       \
-    X(ASHA, "asha", "asynchronous successive halving")
-
-enum dse_sweep_halving {
-#define DSE_SWEEP_HALVING_ENUM(e, name, what) DSE_SWEEP_HALVING_##e,
-    DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_ENUM)
-#undef DSE_SWEEP_HALVING_ENUM
-    DSE_SWEEP_HALVING_COUNT
-};
-
-/* "none sh asha": the names in enum order (dse_word_index gives the value). */
-#define DSE_SWEEP_HALVING_WORD(e, name, what) name " "
-#define DSE_SWEEP_HALVING_NAMES DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_WORD)
-
-/* The name of h ("?" if none). */
-const char *dse_sweep_halving_str(enum dse_sweep_halving h);
-/* What h is, in words: "successive halving" ("?" if none). */
-const char *dse_sweep_halving_what(enum dse_sweep_halving h);
-
 /* How a sweep trains, fixed by its first worker in DIR/plan.json: every later worker
  * uses the same (results would not be comparable otherwise). */
 struct dse_sweep_plan {

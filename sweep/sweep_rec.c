@@ -381,26 +381,6 @@ void dse_rec_put(FILE *f, struct dse_rec *r, enum dse_rec_part part) {
 
 /* ---- plan ------------------------------------------------------------------------------- */
 
-static const char *const halving_names[DSE_SWEEP_HALVING_COUNT] = {
-#define DSE_SWEEP_HALVING_NAME(e, name, what) [DSE_SWEEP_HALVING_##e] = name,
-    DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_NAME)
-#undef DSE_SWEEP_HALVING_NAME
-};
-
-static const char *const halving_what[DSE_SWEEP_HALVING_COUNT] = {
-#define DSE_SWEEP_HALVING_WHAT(e, name, what) [DSE_SWEEP_HALVING_##e] = what,
-    DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_WHAT)
-#undef DSE_SWEEP_HALVING_WHAT
-};
-
-const char *dse_sweep_halving_str(enum dse_sweep_halving h) {
-    return dse_name_of(halving_names, DSE_SWEEP_HALVING_COUNT, (int)h, "?");
-}
-
-const char *dse_sweep_halving_what(enum dse_sweep_halving h) {
-    return dse_name_of(halving_what, DSE_SWEEP_HALVING_COUNT, (int)h, "?");
-}
-
 enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *err) {
     p->n_rungs = 0;
     if (!p->halving) return DSE_OK;
