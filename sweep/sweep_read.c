@@ -292,26 +292,20 @@ static enum dse_status get_rec_int(const char *path, const struct dse_json *root
     return DSE_OK;
 }
 
-static enum dse_status read_INT(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                int *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
-    int64_t x;
-    enum dse_status st = get_rec_int(path, root, key, absent, lo, hi, &x, err);
-    *out = (int)x;
-    return st;
-}
-
-static enum dse_status read_INT64(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                  int64_t *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
-    return get_rec_int(path, root, key, absent, lo, hi, out, err);
-}
-
-static enum dse_status read_UINT64(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                   uint64_t *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
-    int64_t x;
-    enum dse_status st = get_rec_int(path, root, key, absent, lo, hi, &x, err);
-    *out = (uint64_t)x;
-    return st;
-}
+/* The integer kinds, INT, INT64 and UINT64: get_rec_int's value as the kind's C type. */
+#define DSE_REC_READ_INTEGER(kind, type)                                                                        \
+    static enum dse_status read_##kind(const char *path, const struct dse_json *root, const char *key,          \
+                                       struct dse_rec *r, type *out, int64_t absent, int64_t lo, int64_t hi,    \
+                                       struct dse_err *err) {                                                   \
+        int64_t x = absent;                                                                                     \
+        enum dse_status st = get_rec_int(path, root, key, absent, lo, hi, &x, err);                             \
+        *out = (type)x;                                                                                         \
+        return st;                                                                                              \
+    }
+DSE_REC_READ_INTEGER(INT, int)
+DSE_REC_READ_INTEGER(INT64, int64_t)
+DSE_REC_READ_INTEGER(UINT64, uint64_t)
+#undef DSE_REC_READ_INTEGER
 
 /* A number (FLOAT, FIXED3, FIXED1): absent or null gives absent; else within [lo, hi]. */
 static enum dse_status read_num(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
