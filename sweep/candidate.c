@@ -1,8 +1,9 @@
 /* candidate.c: a sweep's candidate files, DIR/candidates/<id>.json (docs/sweep-dir.md):
  * the analytic part of a record (identity, metaparameters, costs: sweep/record.def's HEAD
  * keys) costed from the space, and the files written with the one writer (dse_rec_put,
- * sweep/sweep_rec.c) as the analytic sweep creates them and as the workers rewrite them. Below the search log (sweep/search.c),
- * which creates its proposals' files here, and the analytic sweep (sweep/sweep.c). */
+ * sweep/record.c) as the analytic sweep creates them and as the workers rewrite them.
+ * Below the search log (sweep/search.c), which creates its proposals' files here, and the
+ * analytic sweep (sweep/sweep.c). */
 #include "sweep/sweep.h"
 
 #include <stdio.h>
