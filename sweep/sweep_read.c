@@ -4,10 +4,8 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <float.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

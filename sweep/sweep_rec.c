@@ -12,7 +12,6 @@
 
 #include "base/fs.h"
 #include "sweep/json_read.h"
-#include "sweep/sweep_read.h"
 #include "engine/cuda/cuda.h"
 #include "engine/engine.h"
 #include "engine/train.h"
