@@ -41,8 +41,6 @@ const char *dse_rec_status_str(enum dse_rec_status s);
 /* The status named s; -1 if none is. */
 int dse_rec_status_from_str(const char *s);
 
-struct dse_json;
-
 /* One epoch's results are engine/train.h's struct dse_epoch_result: the keys and formats
  * of engine/epoch.def. */
 
@@ -95,7 +93,8 @@ struct dse_rec {
 #define DSE_REC(key, field, kind, absent, lo, hi, line, when, file, reports) DSE_REC_DECL_##kind(field, hi)
 #include "sweep/record.def"
 #undef DSE_REC
-    int                      replicated;   /* record.def's REPLICATED: its space has replicates > 1 */
+    int                      replicated;   /* record.def's REPLICATED: its space has replicates > 1 (set
+                                               with the analytic part, sweep/candidate.c; not read) */
     struct dse_epoch_result *ep;           /* "per_epoch": [n_epochs] (epochs with results), owned */
     int                      n_epochs, cap_epochs;
     struct dse_rec_attempt  *att;          /* "attempts": [n_att], room for DSE_REC_ATTEMPTS_MAX; owned */
@@ -105,8 +104,8 @@ struct dse_rec {
 /* Every key absent (record.def's absent values). */
 void dse_rec_init(struct dse_rec *r);
 /* The one top-1 of a record: its last epoch's once it is done or stopped at a rung, NaN
- * otherwise (before any epoch, or while pending, diverged, failed). dse_rec_write writes it
- * as "top1"; dse export --best reports it. */
+ * otherwise (before any epoch, or while pending, diverged, failed). dse_rec_put writes it
+ * as "top1" (a trained record); dse export --best reports it. */
 double dse_rec_top1(const struct dse_rec *r);
 void dse_rec_deinit(struct dse_rec *r);
 int  dse_rec_final(const struct dse_rec *r);
