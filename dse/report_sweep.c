@@ -370,7 +370,7 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
         tbl_add(t, b);
         tbl_add(t, fmt_sig3(b, sizeof b, (double)c->rec.flops / 1e9));
         tbl_add(t, fmt_sig3(b, sizeof b, (double)dse_cost_macs(c->rec.flops) / 1e9));
-        if (c->train_mem_bytes >= 0) snprintf(b, sizeof b, "%.1f", (double)c->train_mem_bytes / MIB);
+        if (c->rec.train_mem_bytes >= 0) snprintf(b, sizeof b, "%.1f", (double)c->rec.train_mem_bytes / MIB);
         else snprintf(b, sizeof b, "-");
         tbl_add(t, b);
         tbl_add(t, status_cell(b, sizeof b, c));
@@ -709,7 +709,7 @@ static int front_noise(const struct dse_sweep_view *s, const struct dse_cand *c)
     X(model_mib,       ALWAYS,     fmt_num(b, n, (double)c->rec.model_bytes / MIB))                          \
     X(flops,           ALWAYS,     fmt_int(b, n, c->rec.flops, 0))                                           \
     X(macs,            ALWAYS,     fmt_int(b, n, dse_cost_macs(c->rec.flops), 0))                            \
-    X(train_mem_bytes, ALWAYS,     c->train_mem_bytes >= 0 ? fmt_int(b, n, c->train_mem_bytes, 0) : "")      \
+    X(train_mem_bytes, ALWAYS,     c->rec.train_mem_bytes >= 0 ? fmt_int(b, n, c->rec.train_mem_bytes, 0) : "") \
     X(status,          ALWAYS,     dse_rec_status_str(c->rec.status))                                        \
     X(pruned_by,       ALWAYS,     c->rec.pruned_by)                                                         \
     X(top1,            ALWAYS,     !isnan(c->rec.top1) ? fmt_num(b, n, c->rec.top1) : "")                    \
@@ -833,7 +833,7 @@ static int write_tex(FILE *f, const struct dse_sweep_view *s) {
     X(model_mib,       ALWAYS,     SP, fputs(fmt_num(b, n, (double)c->rec.model_bytes / MIB), f))                 \
     X(flops,           ALWAYS,     SP, fprintf(f, "%" PRId64, c->rec.flops))                                      \
     X(macs,            ALWAYS,     SP, fprintf(f, "%" PRId64, dse_cost_macs(c->rec.flops)))                       \
-    X(train_mem_bytes, ALWAYS,     SP, json_opt_int(f, c->train_mem_bytes, c->train_mem_bytes >= 0))              \
+    X(train_mem_bytes, ALWAYS,     SP, json_opt_int(f, c->rec.train_mem_bytes, c->rec.train_mem_bytes >= 0))      \
     X(status,          ALWAYS,     NL, fprintf(f, "\"%s\"", dse_rec_status_str(c->rec.status)))                   \
     X(pruned_by,       ALWAYS,     SP, json_opt_str(f, c->rec.pruned_by))                                         \
     X(top1,            ALWAYS,     SP, json_opt_num(f, b, n, c->rec.top1))                                        \

@@ -5,6 +5,7 @@
 #include "sweep/json_read.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -682,4 +683,81 @@ size_t dse_json_str(char *out, size_t size, const char *s, size_t len) {
     out[o++] = '"';
     out[o] = '\0';
     return o;
+}
+
+/* ---- strict members ------------------------------------------------------------------------ */
+
+const char *dse_json_a_type(enum dse_json_type t) {
+    switch (t) {
+    case DSE_JSON_NULL:   return "null";
+    case DSE_JSON_BOOL:   return "a boolean";
+    case DSE_JSON_NUMBER: return "a number";
+    case DSE_JSON_STRING: return "a string";
+    case DSE_JSON_ARRAY:  return "an array";
+    case DSE_JSON_OBJECT: return "an object";
+    }
+    return "a value";
+}
+
+enum dse_status dse_json_bad(struct dse_err *err, const char *path, int line, const char *fmt, ...) {
+    char    msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (line > 0) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s:%d: %s", path, line, msg);
+    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: %s", path, msg);
+}
+
+static const char *const want_str[] = {
+    [DSE_JSON_WANT_INT] = "an integer", [DSE_JSON_WANT_NUM] = "a number", [DSE_JSON_WANT_STR] = "a string",
+    [DSE_JSON_WANT_OBJ] = "an object",  [DSE_JSON_WANT_ARR] = "an array",
+};
+
+enum dse_status dse_json_member(const char *path, const struct dse_json *obj, const char *key,
+                                enum dse_json_want w, int optional, const struct dse_json **out,
+                                struct dse_err *err) {
+    const struct dse_json *v = dse_json_get(obj, key);
+    *out = NULL;
+    if (!v || v->type == DSE_JSON_NULL) {
+        if (optional) return DSE_OK;
+        if (!v) return dse_json_bad(err, path, obj->line, "missing key \"%s\"; expected %s", key, want_str[w]);
+        return dse_json_bad(err, path, v->line, "\"%s\" is null; expected %s", key, want_str[w]);
+    }
+    static const enum dse_json_type type_of[] = {
+        [DSE_JSON_WANT_INT] = DSE_JSON_NUMBER, [DSE_JSON_WANT_NUM] = DSE_JSON_NUMBER,
+        [DSE_JSON_WANT_STR] = DSE_JSON_STRING, [DSE_JSON_WANT_OBJ] = DSE_JSON_OBJECT,
+        [DSE_JSON_WANT_ARR] = DSE_JSON_ARRAY,
+    };
+    if (v->type != type_of[w])
+        return dse_json_bad(err, path, v->line, "\"%s\" is %s; expected %s%s", key, dse_json_a_type(v->type),
+                            want_str[w], optional ? " or null" : "");
+    if (w == DSE_JSON_WANT_INT && !v->is_int)
+        return dse_json_bad(err, path, v->line, "\"%s\" = %.40s is not an integer; expected an integer%s", key,
+                            v->str, optional ? " or null" : "");
+    *out = v;
+    return DSE_OK;
+}
+
+enum dse_status dse_json_count(const char *path, const struct dse_json *obj, const char *key, int64_t *out,
+                               struct dse_err *err) {
+    const struct dse_json *v;
+    enum dse_status st = dse_json_member(path, obj, key, DSE_JSON_WANT_INT, 0, &v, err);
+    if (st) return st;
+    if (v->integer < 0)
+        return dse_json_bad(err, path, v->line, "\"%s\" = %" PRId64 " is negative; expected an integer >= 0", key,
+                            v->integer);
+    *out = v->integer;
+    return DSE_OK;
+}
+
+/* ---- lenient values -------------------------------------------------------------------------- */
+
+int64_t dse_json_int_or(const struct dse_json *v, int64_t dflt) {
+    return v && v->type == DSE_JSON_NUMBER && v->is_int ? v->integer : dflt;
+}
+
+void dse_json_str_copy(const struct dse_json *v, char *out, int size) {
+    out[0] = '\0';
+    if (v && v->type == DSE_JSON_STRING) dse_strlcpy(out, v->str, size);
 }

@@ -94,4 +94,33 @@ void dse_json_write_str(FILE *f, const char *s, size_t len);
  * character that fits so that it stays quoted; its length. */
 size_t dse_json_str(char *out, size_t size, const char *s, size_t len);
 
+/* ---- strict members: the readers of a sweep's files (sweep/record.c, sweep/sweep_read.c) ---- */
+
+/* "a number", "an array", ... (for error messages). */
+const char *dse_json_a_type(enum dse_json_type t);
+
+/* What a member must be: an integer, a number, a string, an object, an array. */
+enum dse_json_want { DSE_JSON_WANT_INT, DSE_JSON_WANT_NUM, DSE_JSON_WANT_STR, DSE_JSON_WANT_OBJ, DSE_JSON_WANT_ARR };
+
+/* DSE_ERR_CONFIG with the message "path:line: ..." (line > 0) or "path: ...". */
+enum dse_status dse_json_bad(struct dse_err *err, const char *path, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Member key of obj (in the file path), checked against w; optional: absent or null gives
+ * *out = NULL, else either is an error. Errors name path and line. */
+enum dse_status dse_json_member(const char *path, const struct dse_json *obj, const char *key,
+                                enum dse_json_want w, int optional, const struct dse_json **out,
+                                struct dse_err *err);
+
+/* Member key of obj: a required integer >= 0. */
+enum dse_status dse_json_count(const char *path, const struct dse_json *obj, const char *key, int64_t *out,
+                               struct dse_err *err);
+
+/* ---- lenient values: files dse wrote, where a value of another type reads as a default ---- */
+
+/* v's integer; dflt if v is NULL or not an integer. */
+int64_t dse_json_int_or(const struct dse_json *v, int64_t dflt);
+/* v's string into out[size] (cut to fit); "" if v is NULL or not a string. */
+void dse_json_str_copy(const struct dse_json *v, char *out, int size);
+
 #endif

@@ -1,6 +1,6 @@
-/* rank.c: a rung's ranking (sweep/rank.h): by top-1, or by Pareto rank on top-1 and model
- * size with NSGA-II crowding distance, deterministic for equal inputs; how many go on (SH),
- * and ASHA's promotion rule. Pure functions over arrays. */
+/* rank.c: the names of early stopping and of ranks, and a rung's ranking (sweep/rank.h): by
+ * top-1, or by Pareto rank on top-1 and model size with NSGA-II crowding distance,
+ * deterministic for equal inputs; how many go on (SH), and ASHA's promotion rule. Pure functions over arrays. */
 #include "sweep/rank.h"
 
 #include <math.h>
@@ -9,17 +9,18 @@
 
 #include "base/base.h"
 
-static const char *const rank_names[DSE_SWEEP_RANK_COUNT] = {
-#define DSE_SWEEP_RANK_NAME(e, name, what) [DSE_SWEEP_RANK_##e] = name,
-    DSE_SWEEP_RANKS(DSE_SWEEP_RANK_NAME)
-#undef DSE_SWEEP_RANK_NAME
-};
+static const char *const halving_names[DSE_SWEEP_HALVING_COUNT] = { DSE_SWEEP_HALVINGS(DSE_SWEEP_NAMED_NAME) };
+static const char *const halving_what[DSE_SWEEP_HALVING_COUNT] = { DSE_SWEEP_HALVINGS(DSE_SWEEP_NAMED_WHAT) };
+static const char *const rank_names[DSE_SWEEP_RANK_COUNT] = { DSE_SWEEP_RANKS(DSE_SWEEP_NAMED_NAME) };
+static const char *const rank_what[DSE_SWEEP_RANK_COUNT] = { DSE_SWEEP_RANKS(DSE_SWEEP_NAMED_WHAT) };
 
-static const char *const rank_what[DSE_SWEEP_RANK_COUNT] = {
-#define DSE_SWEEP_RANK_WHAT(e, name, what) [DSE_SWEEP_RANK_##e] = what,
-    DSE_SWEEP_RANKS(DSE_SWEEP_RANK_WHAT)
-#undef DSE_SWEEP_RANK_WHAT
-};
+const char *dse_sweep_halving_str(enum dse_sweep_halving h) {
+    return dse_name_of(halving_names, DSE_SWEEP_HALVING_COUNT, (int)h, "?");
+}
+
+const char *dse_sweep_halving_what(enum dse_sweep_halving h) {
+    return dse_name_of(halving_what, DSE_SWEEP_HALVING_COUNT, (int)h, "?");
+}
 
 const char *dse_sweep_rank_str(enum dse_sweep_rank r) {
     return dse_name_of(rank_names, DSE_SWEEP_RANK_COUNT, (int)r, "?");

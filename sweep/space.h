@@ -9,6 +9,7 @@
 
 #include "engine/train.h"
 #include "metaparams/metaparams.h"
+#include "sweep/record.h" /* DSE_ID_SIZE, DSE_TRAIN_REPLICATES_MAX */
 
 /* The keys a space can vary: the metaparameters of metaparams/mp.def, in its order
  * (candidate ids hash them in this order). */
@@ -38,8 +39,6 @@ struct dse_constraints {
 
 /* A space file's train section trains this many epochs unless told (dse train: one). */
 #define DSE_SPACE_TRAIN_EPOCHS 10
-
-#define DSE_TRAIN_REPLICATES_MAX 64
 
 /* How a sweep chooses its candidates (the space file's `search` section, docs/space-format.md). */
 #define DSE_SEARCH_STRATEGIES(X) \
@@ -146,7 +145,6 @@ enum dse_status dse_space_build(const struct dse_space *s, const struct dse_mp *
  * per sweep: an id repeated within a sweep is an error, never an overwrite).
  * dse_space_canonical returns the text's length (as snprintf, even if cut). */
 #define DSE_ID_BASE_LEN 17 /* "c" + 16 hex digits */
-#define DSE_ID_SIZE     21 /* and "r" + a replicate's 1 or 2 digits + NUL */
 int  dse_space_canonical(const struct dse_mp *mp, char *buf, int size);
 void dse_space_id(const struct dse_mp *mp, char id[DSE_ID_SIZE]);
 /* The id of replicate r (0 <= r < DSE_TRAIN_REPLICATES_MAX) of candidate mp: replicate 0 is

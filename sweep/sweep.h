@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "sweep/rank.h"
+#include "sweep/record.h"
 #include "sweep/space.h"
 #include "engine/cuda/cuda.h"
 #include "engine/dist.h"
@@ -47,33 +48,6 @@ enum dse_status dse_sweep_candidate_head(const struct dse_space *s, uint64_t k, 
 char *dse_sweep_candidate_metaparams(const struct dse_space *s, uint64_t k);
 
 /* ---- training sweeps (sweep/sweep_train.c, docs/sweep-dir.md) ------------------------------ */
-
-#define DSE_SWEEP_RUNGS_MAX 32
-
-/* Early stopping (--early-stop), each once: its enum value and its name on the command line
- * and in plan.json. SH decides each rung once every candidate has reached it (bit-for-bit
- * reproducible); ASHA promotes as results arrive (not reproducible with more than one
- * worker). docs/sweep-dir.md, "Early stopping". */
-#define DSE_SWEEP_HALVINGS(X)                                   \
-    X(NONE, "none", "no early stopping")                        \
-    X(SH,   "sh",   "successive halving")                       \
-    X(ASHA, "asha", "asynchronous successive halving")
-
-enum dse_sweep_halving {
-#define DSE_SWEEP_HALVING_ENUM(e, name, what) DSE_SWEEP_HALVING_##e,
-    DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_ENUM)
-#undef DSE_SWEEP_HALVING_ENUM
-    DSE_SWEEP_HALVING_COUNT
-};
-
-/* "none sh asha": the names in enum order (dse_word_index gives the value). */
-#define DSE_SWEEP_HALVING_WORD(e, name, what) name " "
-#define DSE_SWEEP_HALVING_NAMES DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_WORD)
-
-/* The name of h ("?" if none). */
-const char *dse_sweep_halving_str(enum dse_sweep_halving h);
-/* What h is, in words: "successive halving" ("?" if none). */
-const char *dse_sweep_halving_what(enum dse_sweep_halving h);
 
 /* How a sweep trains, fixed by its first worker in DIR/plan.json: every later worker
  * uses the same (results would not be comparable otherwise). */
@@ -213,11 +187,12 @@ enum dse_gpu_fit dse_sweep_gpu_fit(uint64_t free_bytes, uint64_t total_bytes, ui
 /* ---- the door -------------------------------------------------------------------------------
  * This header is the only one of sweep/ that files outside it include (tests/layering.sh
  * checks it; tests may include the floors). Below it, the floors of sweep/, bottom up, each
- * including only headers of its floor or below (tests/layering.sh): formats (json_read.h,
- * objective.h, record.def) -> the space (space.h, prefilter.h) -> the
- * search and the directory protocol (evolve.h, rank.h; lease.h, search.h: the search log,
- * sweep_impl.h: records, plan, rungs, sweep_read.h: the strict reader, slurm.h) -> the
- * workers (worker_impl.h, private to sweep/). */
+ * including only headers of its floor or below (tests/layering.sh): the record and the
+ * formats (record.h with record.def: a candidate record, its one writer and one reader;
+ * json_read.h, objective.h) -> the space (space.h, prefilter.h) -> the search (evolve.h,
+ * rank.h) -> the directory protocol (lease.h, search.h: the search log, sweep_impl.h: plan,
+ * rungs, ASHA, tallies, sweep_read.h: the directory read strictly, slurm.h) -> the workers
+ * (worker_impl.h, private to sweep/). */
 #include "sweep/json_read.h"
 #include "sweep/lease.h"
 #include "sweep/prefilter.h"

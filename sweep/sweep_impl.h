@@ -1,6 +1,7 @@
-/* sweep_impl.h: what sweep/sweep_rec.c, sweep/sweep_train.c and sweep/sweep_status.c share:
- * a candidate record (docs/sweep-dir.md; its training keys: sweep/record.def), the sweep's
- * plan and its rung decisions, and a tally of a sweep's progress. */
+/* sweep_impl.h: the directory floor of sweep/ (docs/architecture.md, "sweep/ in floors"),
+ * what sweep/sweep_rec.c, sweep/sweep_train.c and sweep/sweep_status.c share: a record
+ * written back into its directory (the record itself: sweep/record.h), the sweep's plan and
+ * its rung decisions, ASHA, a tally of a sweep's progress and a candidate's next action. */
 #ifndef DSE_SWEEP_SWEEP_IMPL_H
 #define DSE_SWEEP_SWEEP_IMPL_H
 
@@ -9,145 +10,21 @@
 
 #include "engine/train.h"
 #include "sweep/lease.h"
+#include "sweep/record.h"
 #include "sweep/space.h"
 #include "sweep/sweep.h"
 
-/* A candidate's statuses, each once, with the name candidate files and reports use, in
- * the reports' order. RUNNING is never written by dse: dse status and dse report show a
- * pending candidate whose lease is alive so (dse_rec_read_path reads a file that says
- * running as pending; dse report, which only shows, keeps it). */
-#define DSE_REC_STATUSES(X) \
-    X(PENDING,  "pending")  \
-    X(PRUNED,   "pruned")   \
-    X(RUNNING,  "running")  \
-    X(DONE,     "done")     \
-    X(DIVERGED, "diverged") \
-    X(FAILED,   "failed")   \
-    X(STOPPED,  "stopped")
-
-enum dse_rec_status {
-#define DSE_REC_ENUM(e, name) DSE_REC_##e,
-    DSE_REC_STATUSES(DSE_REC_ENUM)
-#undef DSE_REC_ENUM
-    DSE_REC_COUNT
-};
-
-const char *dse_rec_status_str(enum dse_rec_status s);
-/* The status named s; -1 if none is. */
-int dse_rec_status_from_str(const char *s);
-
-struct dse_json;
-
-/* One epoch's results are engine/train.h's struct dse_epoch_result: the keys and formats
- * of engine/epoch.def. */
-
-/* An epoch whose results are all unknown. */
-struct dse_epoch_result dse_rec_epoch_unknown(void);
-/* {"epoch": epoch, <epoch.def's keys>} as one JSON object on one line: a candidate
- * record's per_epoch entries and dse train --json's. */
-void dse_rec_epoch_write(FILE *f, int epoch, const struct dse_epoch_result *p);
-/* One "per_epoch" entry read back (absent keys: unknown). */
-struct dse_epoch_result dse_rec_epoch_read(const struct dse_json *o);
-
-#define DSE_REC_ATTEMPTS_MAX 32 /* the last ones are kept; attempts_total counts them all */
-
-/* One stretch of training of a candidate by one worker under one lease. */
-struct dse_rec_attempt {
-    char    worker[96];     /* host:pid */
-    int64_t lease_gen;
-    int     threads;        /* the engine's threads: results are bit-identical for equal counts */
-    char    device[16];     /* "cpu" or "cuda:N" (N as the worker's process numbered it); "" unknown */
-    char    precision[8];   /* "fp32" or "tf32"; "" unknown (files written before GPUs) */
-    int     from_epoch, to_epoch;
-    double  seconds;
-    char    end[16];        /* "paused", "done", "diverged", "failed", "oom", "budget"; "" while
-                               training (or cut short: its worker died) */
-    char    note[240];      /* "" or why it ended so, e.g. "out of memory on cuda:0 with ..." */
-};
-
-/* A candidate record: the analytic keys workers need and every training key of
- * sweep/record.def, as fields of the same names (the kind gives the C type). */
-#define DSE_REC_DECL_STATUS(field, hi)   enum dse_rec_status field;
-#define DSE_REC_DECL_STR(field, hi)      char field[(hi) + 1];
-#define DSE_REC_DECL_FLOAT(field, hi)    double field;
-#define DSE_REC_DECL_FIXED3(field, hi)   double field;
-#define DSE_REC_DECL_FIXED1(field, hi)   double field;
-#define DSE_REC_DECL_INT(field, hi)      int field;
-#define DSE_REC_DECL_INT64(field, hi)    int64_t field;
-#define DSE_REC_DECL_UINT64(field, hi)   uint64_t field;
-#define DSE_REC_DECL_EPOCHS(field, hi)   /* ep, n_epochs, cap_epochs: below */
-#define DSE_REC_DECL_ATTEMPTS(field, hi) /* att, n_att: below */
-struct dse_rec {
-    char                 id[DSE_ID_SIZE];
-    int64_t              index, params, model_bytes, flops;
-    int                  replicate;      /* "replicate": 0 where absent (a space without replicates) */
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) DSE_REC_DECL_##kind(field, hi)
-#include "sweep/record.def"
-#undef DSE_REC
-    struct dse_epoch_result   *ep;            /* "per_epoch": [n_epochs] (epochs with results), owned */
-    int                     n_epochs, cap_epochs;
-    struct dse_rec_attempt *att;           /* "attempts": [n_att], room for DSE_REC_ATTEMPTS_MAX; owned */
-    int                     n_att;
-};
-
-/* Every key absent (record.def's absent values). */
-void dse_rec_init(struct dse_rec *r);
-/* The one top-1 of a record: its last epoch's once it is done or stopped at a rung, NaN
- * otherwise (before any epoch, or while pending, diverged, failed). dse_rec_write writes it
- * as "top1"; dse export --best reports it. */
-double dse_rec_top1(const struct dse_rec *r);
-void dse_rec_deinit(struct dse_rec *r);
-int  dse_rec_final(const struct dse_rec *r);
-
-/* Read DIR/candidates/<id>.json with the one strict reader (dse_rec_from_json); a record
- * that says running (never written by dse) reads as pending. */
-enum dse_status dse_rec_read(const char *dir, const char *id, struct dse_rec *r, struct dse_err *err);
-/* Read a candidate file by path (dse status lists the directory). */
-enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err);
-
-/* Start an attempt (the oldest is dropped when DSE_REC_ATTEMPTS_MAX are kept) at epoch
- * `from`; returns it, or NULL if out of memory. attempts_total counts it. */
-struct dse_rec_attempt *dse_rec_push_attempt(struct dse_rec *r, const char *worker, int64_t lease_gen, int threads,
-                                             const char *device, const char *precision, int from);
-
-/* Out-of-memory attempts in a row at the end of r's attempts: counted back from the last
- * one while they ended "oom", stopping after one that finished an epoch (progress
- * resets the count, as it does for --max-crashes). */
-int dse_rec_oom_streak(const struct dse_rec *r);
-
-/* The last attempt of r (there must be one) ran out of memory on `device` with free_mib
- * free when the candidate was claimed, where it was given need_mib; why is the engine's
- * message. The attempt ends "oom" with a note saying so. If that makes max_oom in a row
- * (dse_rec_oom_streak), r is failed, failed_why naming the count, the memory and why;
- * else it stays pending: re-queued, and whichever worker claims it next resumes it from
- * its newest checkpoint. Returns 1 if r was failed. */
-int dse_rec_oom(struct dse_rec *r, const char *device, double free_mib, double need_mib, const char *why,
-                int max_oom);
-
-/* Set epoch e (0-based) and make n_epochs e + 1. */
-enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_epoch_result *v, struct dse_err *err);
-
-/* The attempts of a record's "attempts" array (NULL or not an array: none), the first
- * DSE_REC_ATTEMPTS_MAX of them; attempts_total becomes at least their count. */
-enum dse_status dse_rec_attempts_read(struct dse_rec *r, const struct dse_json *v, struct dse_err *err);
-
-/* Replace DIR/candidates/<id>.json (atomic rename) with the analytic part recomputed
- * from the space (grid index r->index) and r's training part (sweep/record.def), after
- * bringing r's summary keys up to date with its epochs and status. The caller holds the
- * lease. */
+/* Replace DIR/candidates/<id>.json (atomic rename) with r, its analytic part (record.def's
+ * HEAD keys) recomputed from the space (grid index r->index, replicate r->replicate) into r,
+ * after bringing r's summary keys up to date with its epochs and status. The caller holds
+ * the lease. */
 enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct dse_rec *r, struct dse_err *err);
-
-/* The one writer of a candidate file's keys after the analytic part (sweep/sweep_rec.c):
- * r's sweep/record.def keys and the closing brace, to f, where the caller has written the
- * analytic part without its last ",\n". trained: every key, after bringing r's summary keys
- * up to date (dse_rec_write); 0: the keys record.def's `file` marks BOTH, as the analytic
- * sweep creates a record (dse_sweep_candidate_text). */
-void dse_rec_put(FILE *f, struct dse_rec *r, int trained);
 
 /* The text of a candidate file as the analytic sweep creates it (sweep/candidate.c): the
  * analytic part of grid index `index`'s replicate `replicate` (id, metaparameters mp, costs
  * one, the training-memory estimate train_mem at train_batch), then "status" (pruned if
- * pruned_by is non-NULL, else pending), "pruned_by", "top1" and "top5". Its length. */
+ * pruned_by is non-NULL, else pending), "pruned_by", "top1" and "top5". Its length (as
+ * snprintf's: buf holds at most size - 1 bytes of it); -1 if out of memory. */
 int dse_sweep_candidate_text(char *buf, int size, const struct dse_space *s, const char *id, uint64_t index,
                              int replicate, const struct dse_mp *mp, const struct dse_cost_totals *one,
                              int64_t train_mem, int train_batch, const char *pruned_by);

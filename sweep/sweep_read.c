@@ -1,13 +1,11 @@
-/* sweep_read.c: a sweep directory read whole and checked strictly, and the one reader of a
- * candidate record, driven by sweep/record.def (sweep/sweep_read.h). */
+/* sweep_read.c: a sweep directory read whole and checked strictly (sweep/sweep_read.h), each
+ * candidate with the one reader of a record (dse_rec_from_json, sweep/record.c). */
 #include "sweep/sweep_read.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <float.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,19 +28,6 @@ static enum dse_status fold_path(struct dse_err *err, enum dse_status st) {
     return st;
 }
 
-static enum dse_status bad(struct dse_err *err, const char *path, int line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static enum dse_status bad(struct dse_err *err, const char *path, int line, const char *fmt, ...) {
-    char    msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (line > 0) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s:%d: %s", path, line, msg);
-    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: %s", path, msg);
-}
-
 static char *path_join(const char *a, const char *b) {
     size_t la = strlen(a), lb = strlen(b);
     char  *p = malloc(la + lb + 2);
@@ -55,60 +40,6 @@ static char *path_join(const char *a, const char *b) {
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
-
-/* "a number", "an array", ... */
-static const char *a_type(enum dse_json_type t) {
-    switch (t) {
-    case DSE_JSON_NULL:   return "null";
-    case DSE_JSON_BOOL:   return "a boolean";
-    case DSE_JSON_NUMBER: return "a number";
-    case DSE_JSON_STRING: return "a string";
-    case DSE_JSON_ARRAY:  return "an array";
-    case DSE_JSON_OBJECT: return "an object";
-    }
-    return "a value";
-}
-
-enum want { WANT_INT, WANT_NUM, WANT_STR, WANT_OBJ, WANT_ARR };
-
-static const char *const want_str[] = {
-    "an integer", "a number", "a string", "an object", "an array",
-};
-
-/* Member key of obj, checked against w. optional: absent or null gives *out = NULL. */
-static enum dse_status get(const char *path, const struct dse_json *obj, const char *key,
-                           enum want w, int optional, const struct dse_json **out,
-                           struct dse_err *err) {
-    const struct dse_json *v = dse_json_get(obj, key);
-    *out = NULL;
-    if (!v || v->type == DSE_JSON_NULL) {
-        if (optional) return DSE_OK;
-        if (!v) return bad(err, path, obj->line, "missing key \"%s\"; expected %s", key, want_str[w]);
-        return bad(err, path, v->line, "\"%s\" is null; expected %s", key, want_str[w]);
-    }
-    static const enum dse_json_type type_of[] = { DSE_JSON_NUMBER, DSE_JSON_NUMBER, DSE_JSON_STRING,
-                                                   DSE_JSON_OBJECT, DSE_JSON_ARRAY };
-    if (v->type != type_of[w])
-        return bad(err, path, v->line, "\"%s\" is %s; expected %s%s", key, a_type(v->type),
-                   want_str[w], optional ? " or null" : "");
-    if (w == WANT_INT && !v->is_int)
-        return bad(err, path, v->line, "\"%s\" = %.40s is not an integer; expected an integer%s",
-                   key, v->str, optional ? " or null" : "");
-    *out = v;
-    return DSE_OK;
-}
-
-static enum dse_status get_count(const char *path, const struct dse_json *obj, const char *key,
-                                 int64_t *out, struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status        st = get(path, obj, key, WANT_INT, 0, &v, err);
-    if (st) return st;
-    if (v->integer < 0)
-        return bad(err, path, v->line, "\"%s\" = %" PRId64 " is negative; expected an integer >= 0",
-                   key, v->integer);
-    *out = v->integer;
-    return DSE_OK;
-}
 
 static enum dse_status read_manifest(struct dse_sweep_view *s, struct dse_err *err) {
     char *path = path_join(s->dir, "sweep.json");
@@ -123,39 +54,39 @@ static enum dse_status read_manifest(struct dse_sweep_view *s, struct dse_err *e
     if (st) goto out;
     root = dse_json_root(s->doc);
     if (root->type != DSE_JSON_OBJECT) {
-        st = bad(err, path, root->line, "the file holds %s; expected an object (docs/sweep-dir.md)",
-                 a_type(root->type));
+        st = dse_json_bad(err, path, root->line, "the file holds %s; expected an object (docs/sweep-dir.md)",
+                 dse_json_a_type(root->type));
         goto out;
     }
     v = dse_json_get(root, "format");
     if (!v || v->type != DSE_JSON_STRING || strcmp(v->str, "dse-sweep-1") != 0) {
-        if (!v) st = bad(err, path, root->line, "missing key \"format\"; expected \"dse-sweep-1\"");
+        if (!v) st = dse_json_bad(err, path, root->line, "missing key \"format\"; expected \"dse-sweep-1\"");
         else if (v->type != DSE_JSON_STRING)
-            st = bad(err, path, v->line, "\"format\" is %s; expected \"dse-sweep-1\"",
-                     a_type(v->type));
+            st = dse_json_bad(err, path, v->line, "\"format\" is %s; expected \"dse-sweep-1\"",
+                     dse_json_a_type(v->type));
         else
-            st = bad(err, path, v->line, "\"format\" = \"%.64s\" is not supported; expected "
+            st = dse_json_bad(err, path, v->line, "\"format\" = \"%.64s\" is not supported; expected "
                      "\"dse-sweep-1\"", v->str);
         goto out;
     }
-    if ((st = get(path, root, "space", WANT_STR, 0, &v, err))) goto out;
+    if ((st = dse_json_member(path, root, "space", DSE_JSON_WANT_STR, 0, &v, err))) goto out;
     s->space = v->str;
-    if ((st = get_count(path, root, "candidates", &s->declared, err))) goto out;
-    if ((st = get(path, root, "varied", WANT_ARR, 0, &v, err))) goto out;
+    if ((st = dse_json_count(path, root, "candidates", &s->declared, err))) goto out;
+    if ((st = dse_json_member(path, root, "varied", DSE_JSON_WANT_ARR, 0, &v, err))) goto out;
     s->varied = calloc((size_t)v->n + 1, sizeof *s->varied);
     if (!s->varied) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto out;
     }
     if (v->n > DSE_SWEEP_VARIED_MAX) {
-        st = bad(err, path, v->line, "\"varied\" lists %d names; expected at most %d", v->n,
+        st = dse_json_bad(err, path, v->line, "\"varied\" lists %d names; expected at most %d", v->n,
                  DSE_SWEEP_VARIED_MAX);
         goto out;
     }
     for (int i = 0; i < v->n; i++) {
         if (v->items[i].type != DSE_JSON_STRING) {
-            st = bad(err, path, v->items[i].line, "\"varied\" holds %s; expected metaparameter "
-                     "names as strings", a_type(v->items[i].type));
+            st = dse_json_bad(err, path, v->items[i].line, "\"varied\" holds %s; expected metaparameter "
+                     "names as strings", dse_json_a_type(v->items[i].type));
             goto out;
         }
         s->varied[s->n_varied++] = v->items[i].str;
@@ -210,200 +141,13 @@ oom:
     return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
 }
 
-/* ---- a record's training keys (sweep/record.def), by kind ------------------------------ */
-
-/* An integer key: absent or null gives absent; else within [lo, hi]. */
-static enum dse_status get_rec_int(const char *path, const struct dse_json *root, const char *key, int64_t absent,
-                                   int64_t lo, int64_t hi, int64_t *out, struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status st = get(path, root, key, WANT_INT, 1, &v, err);
-    if (st) return st;
-    *out = v ? v->integer : absent;
-    if (*out < lo || *out > hi)
-        return bad(err, path, v->line, "\"%s\" = %" PRId64 " is out of range; expected %" PRId64 " to %" PRId64
-                   " or null", key, *out, lo, hi);
-    return DSE_OK;
-}
-
-static enum dse_status read_INT(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                int *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
-    int64_t x;
-    enum dse_status st = get_rec_int(path, root, key, absent, lo, hi, &x, err);
-    *out = (int)x;
-    return st;
-}
-
-static enum dse_status read_INT64(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                  int64_t *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
-    return get_rec_int(path, root, key, absent, lo, hi, out, err);
-}
-
-static enum dse_status read_UINT64(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                   uint64_t *out, int64_t absent, int64_t lo, int64_t hi, struct dse_err *err) {
-    int64_t x;
-    enum dse_status st = get_rec_int(path, root, key, absent, lo, hi, &x, err);
-    *out = (uint64_t)x;
-    return st;
-}
-
-/* A number (FLOAT, FIXED3, FIXED1): absent or null gives absent; else within [lo, hi]. */
-static enum dse_status read_num(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                double *out, double absent, double lo, double hi, struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status st = get(path, root, key, WANT_NUM, 1, &v, err);
-    *out = absent;
-    if (st || !v) return st;
-    if (!(v->number >= lo && v->number <= hi))
-        return bad(err, path, v->line, "\"%s\" = %.40s is out of range; expected a number in [%g, %g] or null", key,
-                   v->str, lo, hi);
-    *out = v->number;
-    return DSE_OK;
-}
-#define read_FLOAT  read_num
-#define read_FIXED3 read_num
-#define read_FIXED1 read_num
-
-/* A string of lo to hi bytes into out[hi + 1]; absent or null gives absent. */
-static enum dse_status read_STR(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                char (*out)[], const char *absent, int64_t lo, int64_t hi, struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status st = get(path, root, key, WANT_STR, 1, &v, err);
-    dse_strlcpy(*out, absent, (int)hi + 1);
-    if (st || !v) return st;
-    if ((int64_t)v->len < lo || (int64_t)v->len > hi)
-        return bad(err, path, v->line, "\"%s\" is %zu bytes long; expected %" PRId64 " to %" PRId64, key, v->len,
-                   lo, hi);
-    dse_strlcpy(*out, v->str, (int)hi + 1);
-    return DSE_OK;
-}
-
-static enum dse_status read_STATUS(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                   enum dse_rec_status *out, int absent, int64_t lo, int64_t hi,
-                                   struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status st = get(path, root, key, WANT_STR, 0, &v, err);
-    if (st) return st;
-    int k = dse_rec_status_from_str(v->str);
-    if (k < 0) {
-        char known[160]; /* "pending, pruned, ... or stopped", from the one table */
-        int o = 0;
-        for (int j = 0; j < DSE_REC_COUNT && o < (int)sizeof known; j++)
-            o += snprintf(known + o, sizeof known - (size_t)o, "%s%s", j ? (j == DSE_REC_COUNT - 1 ? " or " : ", ") : "",
-                          dse_rec_status_str((enum dse_rec_status)j));
-        return bad(err, path, v->line, "\"%s\" = \"%.64s\" is not a known status; expected %s", key, v->str, known);
-    }
-    *out = (enum dse_rec_status)k;
-    return DSE_OK;
-}
-
-/* One value of a per_epoch entry: absent, null, a number, or for a count an integer >= 0. */
-static enum dse_status epoch_value(const char *path, int e, const struct dse_json *v, const char *key, int count,
-                                   struct dse_err *err) {
-    if (!v || v->type == DSE_JSON_NULL) return DSE_OK;
-    if (v->type != DSE_JSON_NUMBER || (count && (!v->is_int || v->integer < 0)))
-        return bad(err, path, v->line, "\"per_epoch\"[%d].\"%s\" is %s; expected %s or null", e, key,
-                   v->type == DSE_JSON_NUMBER ? "not a whole number >= 0" : a_type(v->type),
-                   count ? "an integer >= 0" : "a number");
-    return DSE_OK;
-}
-
-/* [{"epoch": 1, <engine/epoch.def's keys>}, {"epoch": 2, ...}, ...]: at most hi entries, in order. */
-static enum dse_status read_EPOCHS(const char *path, const struct dse_json *root, const char *key, struct dse_rec *r,
-                                   struct dse_epoch_result **out, int absent, int64_t lo, int64_t hi,
-                                   struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status st = get(path, root, key, WANT_ARR, 1, &v, err);
-    r->n_epochs = 0;
-    if (st || !v) return st;
-    if (v->n > hi)
-        return bad(err, path, v->line, "\"%s\" holds %d entries; expected at most %" PRId64 " (one per epoch)", key,
-                   v->n, hi);
-    for (int e = 0; e < v->n; e++) {
-        const struct dse_json *it = &v->items[e], *ep = dse_json_get(it, "epoch"), *t1 = dse_json_get(it, "top1");
-        if (it->type != DSE_JSON_OBJECT || !ep || ep->type != DSE_JSON_NUMBER || !ep->is_int || ep->integer < 1 ||
-            (t1 && t1->type != DSE_JSON_NULL && (t1->type != DSE_JSON_NUMBER || t1->number < 0 || t1->number > 1)))
-            return bad(err, path, it->line, "\"%s\"[%d] is not {\"epoch\": k >= 1, \"top1\": a number in [0, 1] "
-                       "or null, ...} (docs/sweep-dir.md)", key, e);
-        if (ep->integer != e + 1)
-            return bad(err, path, ep->line, "\"%s\"[%d] is epoch %" PRId64 "; expected epoch %d (one entry per "
-                       "epoch, in order)", key, e, ep->integer, e + 1);
-        /* every key of engine/epoch.def: a number (a count: an integer >= 0) or null */
-#define DSE_EPOCH(key, field, kind, unknown)                                                                  \
-        if ((st = epoch_value(path, e, dse_json_get(it, key), key, !strcmp(#kind, "COUNT"), err))) return st;
-#include "engine/epoch.def"
-#undef DSE_EPOCH
-        const struct dse_epoch_result res = dse_rec_epoch_read(it);
-        if ((st = dse_rec_set_epoch(r, e, &res, err))) return st;
-    }
-    return DSE_OK;
-}
-
-/* Not checked: any array, or nothing (sweep_rec.c reads what it can). */
-static enum dse_status read_ATTEMPTS(const char *path, const struct dse_json *root, const char *key,
-                                     struct dse_rec *r, struct dse_rec_attempt **out, int absent, int64_t lo,
-                                     int64_t hi, struct dse_err *err) {
-    return dse_rec_attempts_read(r, dse_json_get(root, key), err);
-}
-
-/* ---- a candidate record ------------------------------------------------------------------- */
-
-/* The checks of a candidate file parsed into root (path: its path, name: its file name),
- * filling r (empty: dse_rec_init) and, for the report, c (or NULL). */
-static enum dse_status check_candidate(const char *path, const char *name, const struct dse_json *root,
-                                       struct dse_rec *r, struct dse_cand *c, struct dse_err *err) {
-    const struct dse_json *v;
-    enum dse_status        st;
-    if (root->type != DSE_JSON_OBJECT)
-        return bad(err, path, root->line, "the file holds %s; expected an object "
-                   "(docs/sweep-dir.md)", a_type(root->type));
-    if ((st = get(path, root, "id", WANT_STR, 0, &v, err))) return st;
-    size_t stem = strlen(name) - 5; /* without ".json" */
-    if (strlen(v->str) != stem || strncmp(v->str, name, stem) != 0)
-        return bad(err, path, v->line, "\"id\" = \"%.64s\" does not match the file name; expected "
-                   "\"%.*s\"", v->str, (int)(stem < 64 ? stem : 64), name);
-    if (stem >= sizeof r->id)
-        return bad(err, path, v->line, "\"id\" = \"%.64s\" is too long; expected \"c\" and 16 hex digits (and \"r\" and a "
-                   "replicate number for a replicate)", v->str);
-    dse_strlcpy(r->id, v->str, sizeof r->id);
-    if ((st = get_count(path, root, "index", &r->index, err))) return st;
-    if ((st = get(path, root, "replicate", WANT_INT, 1, &v, err))) return st;
-    if (v && (v->integer < 0 || v->integer >= DSE_TRAIN_REPLICATES_MAX))
-        return bad(err, path, v->line, "\"replicate\" = %" PRId64 " is out of range; expected 0 to %d",
-                   v->integer, DSE_TRAIN_REPLICATES_MAX - 1);
-    r->replicate = v ? (int)v->integer : 0;
-    if ((st = get(path, root, "metaparams", WANT_OBJ, 0, &v, err))) return st;
-    if (c) c->metaparams = v;
-    if ((st = get_count(path, root, "params", &r->params, err))) return st;
-    if ((st = get_count(path, root, "model_bytes", &r->model_bytes, err))) return st;
-    if ((st = get_count(path, root, "flops", &r->flops, err))) return st;
-    if ((st = get(path, root, "train_mem_bytes", WANT_INT, 1, &v, err))) return st;
-    if (v && v->integer < 0)
-        return bad(err, path, v->line, "\"train_mem_bytes\" = %" PRId64 " is negative; "
-                   "expected an integer >= 0 or null", v->integer);
-    if (c) c->train_mem_bytes = v ? v->integer : -1;
-    /* the training keys: status is required, the rest optional */
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) \
-    if ((st = read_##kind(path, root, key, r, &r->field, absent, lo, hi, err))) return st;
-#include "sweep/record.def"
-#undef DSE_REC
-    return DSE_OK;
-}
-
-enum dse_status dse_rec_from_json(const char *path, const struct dse_json *root, struct dse_rec *r,
-                                  struct dse_err *err) {
-    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-    size_t n = strlen(name);
-    dse_rec_deinit(r);
-    if (n < 6 || strcmp(name + n - 5, ".json"))
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: a candidate file's name is <id>.json", path);
-    return check_candidate(path, name, root, r, NULL, err);
-}
-
 /* One candidate file of the directory: parsed into c->doc, then checked. */
-static enum dse_status read_candidate(struct dse_cand *c, const char *name, struct dse_err *err) {
+static enum dse_status read_candidate(struct dse_cand *c, struct dse_err *err) {
     dse_rec_init(&c->rec);
     enum dse_status st = fold_path(err, dse_json_load(c->path, &c->doc, err));
-    return st ? st : check_candidate(c->path, name, dse_json_root(c->doc), &c->rec, c, err);
+    if (!st) st = dse_rec_from_json(c->path, dse_json_root(c->doc), &c->rec, err);
+    if (!st) c->metaparams = dse_json_get(dse_json_root(c->doc), "metaparams");
+    return st;
 }
 
 static int cand_index_cmp(const void *a, const void *b) {
@@ -628,7 +372,7 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
         if (!(c->path = path_join(cdir, names[i])))
             st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         else
-            st = read_candidate(c, names[i], err);
+            st = read_candidate(c, err);
     }
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
@@ -649,7 +393,7 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
     for (int i = 1; i < s->n; i++)
         if (s->c[i].rec.index == s->c[i - 1].rec.index && s->c[i].rec.replicate == s->c[i - 1].rec.replicate) {
             const struct dse_json *v = dse_json_get(dse_json_root(s->c[i].doc), "index");
-            return bad(err, s->c[i].path, v->line, "\"index\" = %" PRId64 " is also the index of "
+            return dse_json_bad(err, s->c[i].path, v->line, "\"index\" = %" PRId64 " is also the index of "
                        "%s; expected each index once (each replicate of it once)", s->c[i].rec.index,
                        s->c[i - 1].path);
         }
@@ -700,30 +444,3 @@ const struct dse_cand *dse_sweep_best(const struct dse_sweep_view *s, double max
     return best;
 }
 
-/* ---- the workers', dse status's and dse export's reader of one record (sweep_impl.h) ---- */
-
-enum dse_status dse_rec_read_path(const char *path, struct dse_rec *r, struct dse_err *err) {
-    struct dse_json_doc *doc = NULL;
-    struct dse_err e = { 0 };
-    dse_rec_deinit(r);
-    enum dse_status st = dse_json_load(path, &doc, &e);
-    if (st) {
-        if (e.line) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
-        return dse_err_set(err, st, NULL, 0, "%s: %s", path, e.msg);
-    }
-    /* The one strict reader (sweep/sweep_read.c), so every door (workers, status, export)
-     * accepts exactly the files dse report does. */
-    st = dse_rec_from_json(path, dse_json_root(doc), r, err);
-    if (r->status == DSE_REC_RUNNING) r->status = DSE_REC_PENDING; /* never written by dse; read as not final */
-    dse_json_free(doc);
-    return st;
-}
-
-enum dse_status dse_rec_read(const char *dir, const char *id, struct dse_rec *r, struct dse_err *err) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/candidates/%s.json", dir, id);
-    enum dse_status st = dse_rec_read_path(path, r, err);
-    if (!st && strcmp(r->id, id) != 0)
-        st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"id\" = \"%s\" does not match the file name", path, r->id);
-    return st;
-}

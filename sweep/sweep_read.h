@@ -17,7 +17,6 @@ struct dse_cand {
     struct dse_json_doc   *doc;
     char                  *path;
     const struct dse_json *metaparams;        /* borrowed from doc */
-    int64_t                train_mem_bytes;   /* -1 if null or absent */
     int                    on_front;
     struct dse_rec         rec;               /* every key dse_rec_from_json reads; a pending one
                                                  with a live lease says running */
@@ -90,15 +89,6 @@ enum dse_status dse_sweep_check_indices(const char *dir, const struct dse_rec *c
 /* Reads dir into *s (dse_sweep_view_free it, also after a failure). */
 enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct dse_err *err);
 void dse_sweep_view_free(struct dse_sweep_view *s);
-
-/* The one reader of a candidate record, DIR/candidates/<id>.json, already parsed from path
- * into root: every key checked (type, range; the id equal to the file name; errors name
- * path and line) and stored into r (initialized: dse_rec_init), the training keys as
- * sweep/record.def lists them. dse_sweep_read reads each candidate with it, and the
- * workers', dse status's and dse export's reader (dse_rec_read_path) is this one, so all
- * accept the same files. */
-enum dse_status dse_rec_from_json(const char *path, const struct dse_json *root, struct dse_rec *r,
-                                  struct dse_err *err);
 
 /* The most accurate trained candidate (status done, with a top-1) whose model is within
  * max_mb (10^6 bytes; <= 0: any size), ties to the smaller model, then to the smaller id:

@@ -1,7 +1,6 @@
-/* sweep_rec.c: the training part of candidate files, the plan of a training sweep, its
- * rung decisions, successive halving's ranking, and tallies of a sweep's progress
- * (sweep_impl.h). The file formats are in docs/sweep-dir.md. Numbers that are not
- * finite are written as null: JSON has no NaN, and every reader then agrees. */
+/* sweep_rec.c: the plan of a training sweep, its rung decisions, and tallies of a sweep's
+ * progress and a candidate's next action (sweep_impl.h, the directory floor; the records
+ * themselves: sweep/record.c). The file formats are in docs/sweep-dir.md. */
 #include "sweep/sweep_impl.h"
 
 #include <errno.h>
@@ -13,107 +12,9 @@
 
 #include "base/fs.h"
 #include "sweep/json_read.h"
-#include "sweep/sweep_read.h"
 #include "engine/cuda/cuda.h"
 #include "engine/engine.h"
 #include "engine/train.h"
-
-static const char *const rec_status_names[DSE_REC_COUNT] = {
-#define DSE_REC_NAME(e, name) [DSE_REC_##e] = name,
-    DSE_REC_STATUSES(DSE_REC_NAME)
-#undef DSE_REC_NAME
-};
-
-const char *dse_rec_status_str(enum dse_rec_status s) {
-    return dse_name_of(rec_status_names, DSE_REC_COUNT, (int)s, "?");
-}
-
-int dse_rec_status_from_str(const char *s) {
-    return dse_name_find(rec_status_names, DSE_REC_COUNT, s);
-}
-
-static const struct dse_rec rec_absent = {
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file) .field = absent,
-#include "sweep/record.def"
-#undef DSE_REC
-};
-
-void dse_rec_init(struct dse_rec *r) {
-    *r = rec_absent;
-}
-
-void dse_rec_deinit(struct dse_rec *r) {
-    free(r->ep);
-    free(r->att);
-    dse_rec_init(r);
-}
-
-int dse_rec_final(const struct dse_rec *r) {
-    return r->status != DSE_REC_PENDING;
-}
-
-struct dse_rec_attempt *dse_rec_push_attempt(struct dse_rec *r, const char *worker, int64_t lease_gen, int threads,
-                                             const char *device, const char *precision, int from) {
-    if (!r->att && !(r->att = calloc(DSE_REC_ATTEMPTS_MAX, sizeof *r->att))) return NULL;
-    if (r->n_att == DSE_REC_ATTEMPTS_MAX) {
-        memmove(r->att, r->att + 1, sizeof r->att[0] * (DSE_REC_ATTEMPTS_MAX - 1));
-        r->n_att--;
-    }
-    struct dse_rec_attempt *a = &r->att[r->n_att++];
-    memset(a, 0, sizeof *a);
-    dse_strlcpy(a->worker, worker, sizeof a->worker);
-    dse_strlcpy(a->device, device, sizeof a->device);
-    dse_strlcpy(a->precision, precision, sizeof a->precision);
-    a->lease_gen = lease_gen;
-    a->threads = threads;
-    a->from_epoch = a->to_epoch = from;
-    r->attempts_total++;
-    return a;
-}
-
-int dse_rec_oom_streak(const struct dse_rec *r) {
-    int n = 0;
-    for (int i = r->n_att - 1; i >= 0 && !strcmp(r->att[i].end, "oom"); i--) {
-        n++;
-        if (r->att[i].to_epoch > r->att[i].from_epoch) break;
-    }
-    return n;
-}
-
-int dse_rec_oom(struct dse_rec *r, const char *device, double free_mib, double need_mib, const char *why,
-                int max_oom) {
-    DSE_ASSERT(r->n_att > 0);
-    struct dse_rec_attempt *a = &r->att[r->n_att - 1];
-    dse_strlcpy(a->end, "oom", sizeof a->end);
-    const int streak = dse_rec_oom_streak(r);
-    const int failed = streak >= max_oom;
-    snprintf(a->note, sizeof a->note, "out of memory on %s with %.0f MiB free at its claim (given %.0f MiB); %s",
-             device, free_mib, need_mib, failed ? "failed" : "re-queued");
-    if (failed) {
-        snprintf(r->failed_why, sizeof r->failed_why, "out of memory on a GPU %d times in a row (see --max-oom); "
-                 "the last on %s with %.0f MiB free, given %.0f MiB: %s", streak, device, free_mib, need_mib, why);
-        r->status = DSE_REC_FAILED;
-    }
-    return failed;
-}
-
-enum dse_status dse_rec_set_epoch(struct dse_rec *r, int e, const struct dse_epoch_result *v, struct dse_err *err) {
-    if (e < 0 || e >= DSE_TRAIN_EPOCHS_MAX) return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "epoch %d out of range", e);
-    if (e >= r->cap_epochs) {
-        int cap = r->cap_epochs ? r->cap_epochs : 8;
-        while (cap <= e) cap *= 2;
-        struct dse_epoch_result *p = realloc(r->ep, sizeof *p * (size_t)cap);
-        if (!p) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-        r->ep = p, r->cap_epochs = cap;
-    }
-    for (int k = r->n_epochs; k < e; k++) /* a gap cannot happen; keep the array defined anyway */
-        r->ep[k] = dse_rec_epoch_unknown();
-    r->ep[e] = *v;
-    r->n_epochs = e + 1;
-    return DSE_OK;
-}
-
-/* ---- reading ---------------------------------------------------------------------------- */
 
 /* 0 if path is certainly absent (ENOENT), 1 otherwise: a reader then reports why. */
 static int may_exist(const char *path) {
@@ -121,246 +22,7 @@ static int may_exist(const char *path) {
     return stat(path, &sb) == 0 || errno != ENOENT;
 }
 
-static float num_f(const struct dse_json *v) {
-    /* the token as written, to float directly: what was written from a float reads back
-     * as the same float, bit for bit */
-    return v && v->type == DSE_JSON_NUMBER ? strtof(v->str, NULL) : NAN;
-}
-
-static double num_d(const struct dse_json *v, double dflt) {
-    return v && v->type == DSE_JSON_NUMBER ? v->number : dflt;
-}
-
-static int64_t num_i(const struct dse_json *v, int64_t dflt) {
-    return v && v->type == DSE_JSON_NUMBER && v->is_int ? v->integer : dflt;
-}
-
-static void str_of(const struct dse_json *v, char *out, int size) {
-    out[0] = '\0';
-    if (v && v->type == DSE_JSON_STRING) dse_strlcpy(out, v->str, size);
-}
-
-enum dse_status dse_rec_attempts_read(struct dse_rec *r, const struct dse_json *v, struct dse_err *err) {
-    r->n_att = 0;
-    if (!v || v->type != DSE_JSON_ARRAY || !v->n) return DSE_OK;
-    if (!r->att && !(r->att = calloc(DSE_REC_ATTEMPTS_MAX, sizeof *r->att)))
-        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    for (int i = 0; i < v->n && r->n_att < DSE_REC_ATTEMPTS_MAX; i++) {
-        const struct dse_json *o = &v->items[i];
-        struct dse_rec_attempt *a = &r->att[r->n_att++];
-        str_of(dse_json_get(o, "worker"), a->worker, sizeof a->worker);
-        a->lease_gen = num_i(dse_json_get(o, "lease_gen"), 0);
-        a->threads = (int)num_i(dse_json_get(o, "threads"), 0);
-        str_of(dse_json_get(o, "device"), a->device, sizeof a->device);
-        str_of(dse_json_get(o, "precision"), a->precision, sizeof a->precision);
-        str_of(dse_json_get(o, "note"), a->note, sizeof a->note);
-        a->from_epoch = (int)num_i(dse_json_get(o, "from_epoch"), 0);
-        a->to_epoch = (int)num_i(dse_json_get(o, "to_epoch"), 0);
-        a->seconds = num_d(dse_json_get(o, "seconds"), 0);
-        str_of(dse_json_get(o, "end"), a->end, sizeof a->end);
-    }
-    if (r->attempts_total < r->n_att) r->attempts_total = r->n_att;
-    return DSE_OK;
-}
-
-/* ---- writing ---------------------------------------------------------------------------- */
-
-/* The shortest text that reads back (strtof) as the same float; null if not finite. */
-static void put_float(FILE *f, float v) {
-    char b[40];
-    if (!isfinite(v)) {
-        fputs("null", f);
-        return;
-    }
-    fputs(dse_fmt_shortest(b, sizeof b, v, 1), f);
-}
-
-static void put_fixed(FILE *f, double v, int decimals) {
-    if (isfinite(v)) fprintf(f, "%.*f", decimals, v);
-    else fputs("null", f);
-}
-
-/* ---- one epoch's results (engine/epoch.def) ---------------------------------------------- */
-
-static void put_epoch_FLOAT(FILE *f, const char *key, float v) {
-    fprintf(f, ", \"%s\": ", key);
-    put_float(f, v);
-}
-static void put_epoch_FIXED3(FILE *f, const char *key, double v) {
-    fprintf(f, ", \"%s\": ", key);
-    put_fixed(f, v, 3);
-}
-static void put_epoch_FIXED1(FILE *f, const char *key, double v) {
-    fprintf(f, ", \"%s\": ", key);
-    put_fixed(f, v, 1);
-}
-static void put_epoch_COUNT(FILE *f, const char *key, int v) {
-    if (v >= 0) fprintf(f, ", \"%s\": %d", key, v);
-}
-
-void dse_rec_epoch_write(FILE *f, int epoch, const struct dse_epoch_result *p) {
-    fprintf(f, "{\"epoch\": %d", epoch);
-#define DSE_EPOCH(key, field, kind, unknown) put_epoch_##kind(f, key, p->field);
-#include "engine/epoch.def"
-#undef DSE_EPOCH
-    fputc('}', f);
-}
-
-struct dse_epoch_result dse_rec_epoch_unknown(void) {
-    struct dse_epoch_result e = {
-#define DSE_EPOCH(key, field, kind, unknown) .field = unknown,
-#include "engine/epoch.def"
-#undef DSE_EPOCH
-    };
-    return e;
-}
-
-static float get_epoch_FLOAT(const struct dse_json *v, double unknown) { return v ? num_f(v) : (float)unknown; }
-static double get_epoch_FIXED3(const struct dse_json *v, double unknown) { return num_d(v, unknown); }
-static double get_epoch_FIXED1(const struct dse_json *v, double unknown) { return num_d(v, unknown); }
-static int get_epoch_COUNT(const struct dse_json *v, double unknown) { return (int)num_i(v, (int64_t)unknown); }
-
-struct dse_epoch_result dse_rec_epoch_read(const struct dse_json *o) {
-    struct dse_epoch_result e;
-#define DSE_EPOCH(key, field, kind, unknown) e.field = get_epoch_##kind(dse_json_get(o, key), unknown);
-#include "engine/epoch.def"
-#undef DSE_EPOCH
-    return e;
-}
-
-static void put_str(FILE *f, const char *s) { dse_json_write_str(f, s, strlen(s)); }
-
-static void put_opt_str(FILE *f, const char *s) {
-    if (s[0]) put_str(f, s);
-    else fputs("null", f);
-}
-
-/* ---- a record's training keys (sweep/record.def) ----------------------------------------- */
-
-/* record.def's `when`: where an integer key is written as a number (null elsewhere). */
-static int when_ALWAYS(const struct dse_rec *r) { return 1; }
-static int when_DIVERGED(const struct dse_rec *r) { return r->diverged_epoch > 0; }
-static int when_STOPPED(const struct dse_rec *r) { return r->stopped_rung >= 0; }
-static int when_MEASURED(const struct dse_rec *r) { return isfinite(r->latency_ms); }
-static int when_RETRY(const struct dse_rec *r) { return r->failed_retry != 0; }
-
-/* One key's value, by kind (record.def). */
-static void put_STATUS(FILE *f, const struct dse_rec *r, enum dse_rec_status v, int when) {
-    fprintf(f, "\"%s\"", dse_rec_status_str(v));
-}
-static void put_STR(FILE *f, const struct dse_rec *r, const char *v, int when) { put_opt_str(f, v); }
-static void put_FLOAT(FILE *f, const struct dse_rec *r, double v, int when) { put_float(f, (float)v); }
-static void put_FIXED3(FILE *f, const struct dse_rec *r, double v, int when) { put_fixed(f, v, 3); }
-static void put_FIXED1(FILE *f, const struct dse_rec *r, double v, int when) { put_fixed(f, v, 1); }
-static void put_INT64(FILE *f, const struct dse_rec *r, int64_t v, int when) {
-    if (when) fprintf(f, "%lld", (long long)v);
-    else fputs("null", f);
-}
-static void put_INT(FILE *f, const struct dse_rec *r, int v, int when) { put_INT64(f, r, v, when); }
-static void put_UINT64(FILE *f, const struct dse_rec *r, uint64_t v, int when) {
-    if (when) fprintf(f, "%llu", (unsigned long long)v);
-    else fputs("null", f);
-}
-static void put_EPOCHS(FILE *f, const struct dse_rec *r, const struct dse_epoch_result *ep, int when) {
-    fputc('[', f);
-    for (int e = 0; e < r->n_epochs; e++) {
-        fputs(e ? ",\n    " : "\n    ", f);
-        dse_rec_epoch_write(f, e + 1, &ep[e]);
-    }
-    fputs(r->n_epochs ? "\n  ]" : "]", f);
-}
-static void put_ATTEMPTS(FILE *f, const struct dse_rec *r, const struct dse_rec_attempt *att, int when) {
-    fputc('[', f);
-    for (int i = 0; i < r->n_att; i++) {
-        const struct dse_rec_attempt *a = &att[i];
-        fprintf(f, "%s\n    {\"worker\": ", i ? "," : "");
-        put_str(f, a->worker);
-        fprintf(f, ", \"lease_gen\": %lld, \"threads\": %d, \"device\": ", (long long)a->lease_gen, a->threads);
-        put_opt_str(f, a->device);
-        fputs(", \"precision\": ", f);
-        put_opt_str(f, a->precision);
-        fprintf(f, ", \"from_epoch\": %d, \"to_epoch\": %d, \"seconds\": ", a->from_epoch, a->to_epoch);
-        put_fixed(f, a->seconds, 3);
-        fputs(", \"end\": ", f);
-        put_opt_str(f, a->end);
-        if (a->note[0]) {
-            fputs(", \"note\": ", f);
-            put_str(f, a->note);
-        }
-        fputc('}', f);
-    }
-    fputs(r->n_att ? "\n  ]" : "]", f);
-}
-
-#define DSE_REC_LINE_NL ",\n  " /* record.def's `line`: what goes before the key */
-#define DSE_REC_LINE_SP ", "
-#define DSE_REC_LINE_IF ",\n  "
-#define DSE_REC_SHOW_NL 1 /* written where `when` does not hold too (as null) */
-#define DSE_REC_SHOW_SP 1
-#define DSE_REC_SHOW_IF 0
-
-/* record.def's summary keys, from the epochs and the status: top1, top5 and loss are the last
- * epoch's once training finished (done) or stopped at a rung; every epoch trains on the same
- * number of images, so the overall rate is the harmonic mean of the epochs' rates
- * (evaluation excluded, as in each epoch's). */
-double dse_rec_top1(const struct dse_rec *r) {
-    const int show = r->n_epochs && (r->status == DSE_REC_DONE || r->status == DSE_REC_STOPPED);
-    return show ? r->ep[r->n_epochs - 1].top1 : NAN;
-}
-
-static void rec_summarize(struct dse_rec *r) {
-    const struct dse_epoch_result *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
-    const int show = last && (r->status == DSE_REC_DONE || r->status == DSE_REC_STOPPED);
-    double secs = 0, inv = 0;
-    int rated = 0;
-    for (int e = 0; e < r->n_epochs; e++) {
-        secs += r->ep[e].seconds;
-        if (r->ep[e].img_per_s > 0) inv += 1.0 / r->ep[e].img_per_s, rated++;
-    }
-    r->top1 = dse_rec_top1(r);
-    r->top5 = show ? last->top5 : NAN;
-    r->loss = show ? last->test_loss : NAN;
-    r->epochs_done = r->n_epochs;
-    r->train_seconds = secs;
-    r->img_per_s = rated ? rated / inv : NAN;
-}
-
-#define DSE_REC_FILE_BOTH    1 /* record.def's `file`: in the analytic sweep's file too */
-#define DSE_REC_FILE_TRAINED 0
-
-void dse_rec_put(FILE *f, struct dse_rec *r, int trained) {
-    if (trained) rec_summarize(r);
-#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file)     \
-    if ((trained || DSE_REC_FILE_##file) && (DSE_REC_SHOW_##line || when_##when(r))) { \
-        fputs(DSE_REC_LINE_##line "\"" key "\": ", f);             \
-        put_##kind(f, r, r->field, when_##when(r));                \
-    }
-#include "sweep/record.def"
-#undef DSE_REC
-    fputs("\n}\n", f);
-}
-
 /* ---- plan ------------------------------------------------------------------------------- */
-
-static const char *const halving_names[DSE_SWEEP_HALVING_COUNT] = {
-#define DSE_SWEEP_HALVING_NAME(e, name, what) [DSE_SWEEP_HALVING_##e] = name,
-    DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_NAME)
-#undef DSE_SWEEP_HALVING_NAME
-};
-
-static const char *const halving_what[DSE_SWEEP_HALVING_COUNT] = {
-#define DSE_SWEEP_HALVING_WHAT(e, name, what) [DSE_SWEEP_HALVING_##e] = what,
-    DSE_SWEEP_HALVINGS(DSE_SWEEP_HALVING_WHAT)
-#undef DSE_SWEEP_HALVING_WHAT
-};
-
-const char *dse_sweep_halving_str(enum dse_sweep_halving h) {
-    return dse_name_of(halving_names, DSE_SWEEP_HALVING_COUNT, (int)h, "?");
-}
-
-const char *dse_sweep_halving_what(enum dse_sweep_halving h) {
-    return dse_name_of(halving_what, DSE_SWEEP_HALVING_COUNT, (int)h, "?");
-}
 
 enum dse_status dse_sweep_plan_rungs(struct dse_sweep_plan *p, struct dse_err *err) {
     p->n_rungs = 0;
@@ -422,7 +84,7 @@ enum dse_status dse_plan_create(const char *dir, const struct dse_sweep_plan *p,
     FILE *f = open_memstream(&b, &bl);
     if (!f) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     fwrite(text, 1, (size_t)n, f);
-    put_str(f, by);
+    dse_json_write_str(f, by, strlen(by));
     fputs("\n}\n", f);
     if (fclose(f) != 0 || !b) {
         free(b);
@@ -448,13 +110,13 @@ enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *mi
     enum dse_status st = dse_json_load(path, &doc, &e);
     if (st) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
     const struct dse_json *root = dse_json_root(doc), *v;
-    str_of(dse_json_get(root, "format"), buf, sizeof buf);
+    dse_json_str_copy(dse_json_get(root, "format"), buf, sizeof buf);
     if (strcmp(buf, "dse-plan-1") != 0 && strcmp(buf, "dse-plan-2") != 0) {
         dse_json_free(doc);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"format\" is not \"dse-plan-1\" or \"dse-plan-2\"",
                            path);
     }
-    p->epochs = (int)num_i(dse_json_get(root, "epochs"), 0);
+    p->epochs = (int)dse_json_int_or(dse_json_get(root, "epochs"), 0);
     v = dse_json_get(root, "halving"); /* false, true (sh), or a name: "asha" */
     p->halving = v && v->type == DSE_JSON_BOOL && v->boolean ? DSE_SWEEP_HALVING_SH : DSE_SWEEP_HALVING_NONE;
     if (v && v->type == DSE_JSON_STRING) {
@@ -466,21 +128,21 @@ enum dse_status dse_plan_read(const char *dir, struct dse_sweep_plan *p, int *mi
         }
         p->halving = (enum dse_sweep_halving)h;
     }
-    p->eta = (int)num_i(dse_json_get(root, "eta"), 3);
-    p->min_epochs = (int)num_i(dse_json_get(root, "min_epochs"), 1);
-    str_of(dse_json_get(root, "rank"), buf, sizeof buf);
+    p->eta = (int)dse_json_int_or(dse_json_get(root, "eta"), 3);
+    p->min_epochs = (int)dse_json_int_or(dse_json_get(root, "min_epochs"), 1);
+    dse_json_str_copy(dse_json_get(root, "rank"), buf, sizeof buf);
     int rank = dse_word_index(DSE_SWEEP_RANK_NAMES, buf);
     p->rank = rank >= 0 ? (enum dse_sweep_rank)rank : DSE_SWEEP_RANK_PARETO; /* absent: the default */
-    str_of(dse_json_get(root, "conv"), buf, sizeof buf);
+    dse_json_str_copy(dse_json_get(root, "conv"), buf, sizeof buf);
     p->conv = DSE_ALGO_AUTO;
     for (int a = 0; a < DSE_CPU_CONV_COUNT; a++)
         if (!strcmp(buf, dse_cpu_conv_algo_str(a))) p->conv = a;
-    str_of(dse_json_get(root, "precision"), buf, sizeof buf); /* absent (plans made before GPUs): fp32 */
+    dse_json_str_copy(dse_json_get(root, "precision"), buf, sizeof buf); /* absent (plans made before GPUs): fp32 */
     if (buf[0] && dse_cuda_math_parse(buf, &p->precision, NULL)) {
         dse_json_free(doc);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"precision\": \"%s\" is not fp32, tf32, fp16 or bf16", path, buf);
     }
-    str_of(dse_json_get(root, "algos"), buf, sizeof buf); /* absent (plans made before it): det */
+    dse_json_str_copy(dse_json_get(root, "algos"), buf, sizeof buf); /* absent (plans made before it): det */
     if (buf[0] && strcmp(buf, "det") && strcmp(buf, "any")) {
         dse_json_free(doc);
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s: \"algos\": \"%s\" is not det or any", path, buf);
@@ -534,8 +196,8 @@ enum dse_status dse_rung_read(const char *dir, int k, struct dse_rung *r, int *m
     enum dse_status st = dse_json_load(path, &doc, &e);
     if (st) return dse_err_set(err, st, NULL, 0, "%s:%d: %s", path, e.line, e.msg);
     const struct dse_json *root = dse_json_root(doc);
-    r->epoch = (int)num_i(dse_json_get(root, "epoch"), 0);
-    r->n_out = (int)num_i(dse_json_get(root, "out_count"), 0);
+    r->epoch = (int)dse_json_int_or(dse_json_get(root, "epoch"), 0);
+    r->n_out = (int)dse_json_int_or(dse_json_get(root, "out_count"), 0);
     st = ids_of(dse_json_get(root, "promoted"), &r->promoted, &r->n_promoted, err);
     if (!st) st = ids_of(dse_json_get(root, "stopped"), &r->stopped, &r->n_stopped, err);
     dse_json_free(doc);

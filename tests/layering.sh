@@ -42,13 +42,14 @@ doors data data.h synth.h
 doors netfile netfile.h
 grep -rln "libconfig" base metaparams analysis engine --include='*.[ch]' && { echo "only netfile/, sweep/ and dse/ may use libconfig"; bad=1; }
 # sweep/ in floors (docs/architecture.md#sweep-in-floors): a file includes only sweep headers
-# of its own floor or below. Bottom up: formats (no sweep header but their own), the space and
-# its pre-filter, the search, the directory protocol, the workers. sweep/sweep.h declares the
-# library and is its door, so the directory floor and the workers may include it; worker_impl.h
-# is the workers' own.
-floor_of() { # a sweep/ file name -> its floor (0 formats, 1 space, 2 search, 3 dir, 4 workers)
+# of its own floor or below. Bottom up: the record and the formats (record.h: a candidate
+# record, its one writer and one reader; the JSON reader; no other sweep header), the space and
+# its pre-filter, the search, the directory protocol (sweep_impl.h: plan, rungs, ASHA, tally,
+# next action), the workers. sweep/sweep.h declares the library and is its door, so the
+# directory floor and the workers may include it; worker_impl.h is the workers' own.
+floor_of() { # a sweep/ file name -> its floor (0 record and formats, 1 space, 2 search, 3 dir, 4 workers)
     case $1 in
-        json_read.*|objective.*|*.def) echo 0 ;;
+        record.*|json_read.*|objective.*|*.def) echo 0 ;;
         space.*|prefilter.*) echo 1 ;;
         evolve.*|rank.*) echo 2 ;;
         worker_impl.h|sweep_train.c|sweep_loop.c|sweep_stretch.c|sweep_ranks.c|sweep_gpu.c|sweep_worker.c) echo 4 ;;
