@@ -53,6 +53,11 @@ struct dse_report_best {
 enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
                                  struct dse_report_best *best, struct dse_err *err);
 
+/* Whether dse report's CSV (fmt CSV) or JSON (fmt JSON) shows a candidate record's key
+ * (sweep/record.def) under its name in some sweep: its own column lists decide
+ * (dse/report_sweep.c); test_report checks record.def's reports column against this. */
+int dse_report_shows_key(enum dse_format fmt, const char *key);
+
 /* dse report DIR --plot-flops FILE: the plot of dse_report_sweep with forward FLOPs on x
  * instead of model size, and the frontier on (max top-1, min FLOPs); before training, on
  * (min FLOPs, min model size) with model size on y. Written like the plot (temporary

@@ -900,6 +900,18 @@ static int json_shown(const struct dse_sweep_view *s, const struct dse_cand *c, 
     return 0;
 }
 
+int dse_report_shows_key(enum dse_format fmt, const char *key) {
+    /* before the columns: id, index and the metaparameters (the CSV's a column each); in the
+     * JSON, each replicate's own keys too (write_json) */
+    if (dse_word_index("id index metaparams", key) >= 0) return 1;
+    if (fmt == DSE_FORMAT_JSON && dse_word_index("replicate seed status top1 top5", key) >= 0) return 1;
+    for (int k = 0; fmt == DSE_FORMAT_CSV && k < DSE_ARRAY_LEN(csv_cols); k++)
+        if (!strcmp(csv_cols[k].name, key)) return 1;
+    for (int k = 0; fmt == DSE_FORMAT_JSON && k < DSE_ARRAY_LEN(json_cols); k++)
+        if (!strcmp(json_cols[k].name, key)) return 1;
+    return 0;
+}
+
 static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_cand *best) {
     char b[64];
     fputs("{\"sweep\": ", f);

@@ -37,6 +37,7 @@
     X("status-strict",            test_status_strict) \
     X("report-overlay",           test_report_overlay) \
     X("epoch-record",             test_epoch_record) \
+    X("report-record-keys",       test_report_record_keys) \
     X("report-errors",            test_report_errors)
 
 #define REPORT_CASE_DECLARE(i, f) void f(void);

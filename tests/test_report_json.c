@@ -241,3 +241,28 @@ void test_json_hostile(void) {
     }
     CHECK(ok > 0 && bad > 0);
 }
+
+/* sweep/record.def's reports column says which keys of a candidate record dse report's CSV
+ * and JSON show; the report's own column lists (dse/report_sweep.c) must agree, key by key. */
+void test_report_record_keys(void) {
+    static const struct {
+        const char *key, *reports;
+    } rows[] = {
+#define DSE_REC(key, field, kind, absent, lo, hi, line, when, file, reports) { key, #reports },
+#include "sweep/record.def"
+#undef DSE_REC
+    };
+    int csv = 0, json = 0;
+    for (int i = 0; i < DSE_ARRAY_LEN(rows); i++) {
+        const int want_csv = strstr(rows[i].reports, "csv") != NULL, want_json = strstr(rows[i].reports, "json") != NULL;
+        CHECK(want_csv || want_json || !strcmp(rows[i].reports, "none"));
+        if (dse_report_shows_key(DSE_FORMAT_CSV, rows[i].key) != want_csv ||
+            dse_report_shows_key(DSE_FORMAT_JSON, rows[i].key) != want_json)
+            fprintf(stderr, "  record.def's %s says reports %s\n", rows[i].key, rows[i].reports);
+        CHECK_INT_EQ(dse_report_shows_key(DSE_FORMAT_CSV, rows[i].key), want_csv);
+        CHECK_INT_EQ(dse_report_shows_key(DSE_FORMAT_JSON, rows[i].key), want_json);
+        csv += want_csv, json += want_json;
+    }
+    CHECK(csv >= 15 && json >= 20);
+    CHECK(!dse_report_shows_key(DSE_FORMAT_CSV, "lease_gen") && dse_report_shows_key(DSE_FORMAT_CSV, "macs"));
+}

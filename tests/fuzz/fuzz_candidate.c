@@ -1,5 +1,5 @@
 /* fuzz_candidate: a candidate record (DIR/candidates/<id>.json) through the one reader of
- * its keys, dse_rec_from_json (sweep/sweep_read.c), after the JSON reader. The record's
+ * its keys, dse_rec_from_json (sweep/record.c), after the JSON reader. The record's
  * id must equal its file name: the path is made from the document's own "id" (when it is a
  * short string) so that mutated records get past that check to the rest of the keys. */
 #include "sweep/json_read.h"
