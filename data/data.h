@@ -199,7 +199,7 @@ enum dse_aug_mode {
 /* "auto rrc crop flip none": the names in enum order (dse_word_index gives the value), as
  * --aug's usage and refusal print them: each name after a space, the first space skipped. */
 #define DSE_AUG_WORD(e, name) " " name
-#define DSE_AUG_NAMES (DSE_AUG_MODES(DSE_AUG_WORD) + 1)
+#define DSE_AUG_NAMES (&(DSE_AUG_MODES(DSE_AUG_WORD))[1])
 
 /* The training augmentation of mode for images whose short side is `short_side`, and the
  * evaluation's centered box (opts.center): 0.875 after rrc, 1 otherwise. */
