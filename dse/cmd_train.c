@@ -129,9 +129,9 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
 #undef SET_ENUM
 #undef SET_REAL
     if (OPT(CLIP_NORM) && a->real[DSE_OPT_CLIP_NORM] > 0 && o.clip_norm == 0) { /* a float's 0: no clipping */
-        char msg[160];
-        snprintf(msg, sizeof msg, "--clip-norm '%s' %s", OPT(CLIP_NORM), dse_opt_specs[DSE_OPT_CLIP_NORM].why);
-        return bad_usage(c->name, "%s", msg);
+        char fmt[160]; /* the row's words (no %) after the value, however long the value */
+        snprintf(fmt, sizeof fmt, "--clip-norm '%%s' %s", dse_opt_specs[DSE_OPT_CLIP_NORM].why);
+        return bad_usage(c->name, fmt, OPT(CLIP_NORM));
     }
     if (OPT(LR_POLICY) && o.policy == DSE_LR_STEP) o.step_epochs = o.epochs > 3 ? o.epochs / 3 : 1;
     if (OPT(CKPT_EVERY) && !OPT(CHECKPOINT_DIR))

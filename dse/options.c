@@ -19,6 +19,9 @@
 #define STR_(x) #x
 #define STR(x)  STR_(x)
 
+/* --checkpoint-every unless told: "5m" (engine/train.h) */
+#define CKPT_EVERY_DEFAULT STR(DSE_TRAIN_CKPT_EVERY_MIN) "m"
+
 /* A row's min and max as an INT's (an integer kind's) or a REAL's (a real kind's) range. */
 #define INT_RANGE_FLAG(v)  0
 #define INT_RANGE_TEXT(v)  0
@@ -335,9 +338,9 @@ static const struct dse_opt_line lines_sweep[] = {
                "small models are not culled for being small) or top1", SWEEP(plan.rank)),
     OWN(CONV, "conv strategy: auto (timed once per candidate; default) or a fixed one"),
     OWNB(LEASE_SECONDS, "a lease's time to live (default %D; renewed every S/10 seconds)", SWEEP(lease_s)),
-    OWN(CKPT_EVERY, "CPU workers also checkpoint within an epoch: every N steps, or\n"
-                    "Ns / Nm (default 5m; 0: only at epochs' ends); a killed worker's\n"
-                    "successor resumes there"),
+    OWNB(CKPT_EVERY, "CPU workers also checkpoint within an epoch: every N steps, or\n"
+                     "Ns / Nm (default %D; 0: only at epochs' ends); a killed worker's\n"
+                     "successor resumes there", .def = CKPT_EVERY_DEFAULT), /* shown; the library sets it */
     OWNB(MAX_CRASHES, "a candidate whose workers in this command die N times in a row without\n"
                       "progress is marked failed (default %D) until the next dse sweep retries\n"
                       "it; a worker of an earlier command found dead costs nothing, but 2N\n"
@@ -348,7 +351,7 @@ static const struct dse_opt_line lines_sweep[] = {
                      "a --slurm array get slurm-<its job id>)", SWEEP(command_id)),
     OWN(PROGRESS_EVERY, "a worker's progress line within an epoch every S seconds (default "
                         DSE_TRAIN_LOG_EVERY_S_STR ";\n0: epoch lines only)"),
-    OWNB(DATA_ROOT, "where datasets are looked up (default /usr/share/datasets)", SWEEP(data_root)),
+    OWNB(DATA_ROOT, "where datasets are looked up (default " DSE_DATA_ROOT ")", SWEEP(data_root)),
     OWN(RANKS_PER_CAND, "under mpirun -np P: the ranks are one\n"
                         "worker that trains each candidate data-parallel (docs/training.md)"),
     HEADING("\nOn GPUs (docs/sweep-dir.md, \"Sweeps on shared GPUs\"):\n"),
@@ -431,7 +434,7 @@ static const struct dse_opt_line lines_train[] = {
     OWNB(CHECKPOINT_DIR, "write DIR/epoch-<k>.ckpt after each epoch (compressed, CRC-checked)", TRAIN(checkpoint_dir)),
     OWNB(CKPT_EVERY, "also checkpoint within an epoch, DIR/epoch-<k>.part.ckpt: every N steps,\n"
                      "or Ns / Nm seconds / minutes (default %D; 0: only at epochs' ends); CPU only",
-         .def = "5m"), /* a kill loses at most 5 minutes of an epoch (issue #18 item 2) */
+         .def = CKPT_EVERY_DEFAULT),
     OWNB(RESUME, "continue from a checkpoint (bit-identical to an uninterrupted run: on the CPU;\n"
                  "on a GPU with --conv-cache FILE and deterministic algorithms)", TRAIN(resume)),
     OWN(PROGRESS_EVERY, "when standard error is not a terminal (a log, a pipe): a progress line\n"

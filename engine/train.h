@@ -50,6 +50,9 @@ enum dse_train_note { DSE_NOTE_CHOICES_LOADED, DSE_NOTE_CHOICES_PINNED, DSE_NOTE
 /* How often a log gets a progress line within an epoch, in seconds, unless told
  * (--progress-every of dse train and dse sweep). */
 #define DSE_TRAIN_PROGRESS_EVERY_S 30
+/* dse train --checkpoint-dir and dse sweep's CPU workers also checkpoint within an epoch
+ * this often unless told: a kill loses at most 5 minutes of an epoch (issue #18 item 2). */
+#define DSE_TRAIN_CKPT_EVERY_MIN 5
 
 /* The recipe's rows (engine/train.def), and picked from one row: DSE_TRAIN_WORDS(policy) is
  * "fixed step poly linear" (dse_word_index gives the value), DSE_TRAIN_DEFAULT_STR(lr) is

@@ -129,8 +129,9 @@ enum dse_status dse_sweep_candidate_create(const struct dse_space *s, const char
     if (!st) {
         int len = created_text(text, sizeof text, &r, pruned_by);
         snprintf(path, sizeof path, "%s/candidates/%s.json", dir, r.id);
-        st = len < 0 ? dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory")
-                     : dse_fs_create_atomic(path, text, (size_t)len, existed, err);
+        st = len < 0                  ? dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory")
+             : len >= (int)sizeof text ? dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "candidate text too long")
+                                       : dse_fs_create_atomic(path, text, (size_t)len, existed, err);
     }
     dse_rec_deinit(&r);
     return st;

@@ -150,6 +150,7 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
             int len = dse_sweep_candidate_text(text, sizeof text, s, id, idx[i], r, &mp, &one, train.mem_train_bytes,
                                      c->train_mem_batch, pruned_by), existed;
             if (len < 0) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+            else if (len >= (int)sizeof text) st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "candidate text too long");
             if (st || (st = dse_fs_create_atomic(path, text, (size_t)len, &existed, err))) goto done;
             sum->skipped += existed;
             sum->candidates++;

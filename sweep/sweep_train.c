@@ -41,7 +41,7 @@ void dse_sweep_opts_default(struct dse_sweep_opts *o) {
     o->threads = 1;
     o->lease_s = 60;
     o->max_crashes = 3;
-    o->ckpt_every_s = 300;
+    o->ckpt_every_s = DSE_TRAIN_CKPT_EVERY_MIN * 60;
     o->progress_every_s = DSE_TRAIN_PROGRESS_EVERY_S;
     o->per_gpu = 0; /* auto */
     o->max_oom = 4;

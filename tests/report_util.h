@@ -33,6 +33,7 @@
 
 /* dse_report_sweep of dir in fmt (plot: the SVG's path or NULL) into a string the caller
  * frees; its status in *st. NULL without memory. */
+#define REPLICATES "tests/sweeps/replicates" /* a finished sweep of 4 architectures x 3 replicates */
 char *run_report(const char *dir, enum dse_format fmt, const char *plot, enum dse_status *st, struct dse_err *err);
 char *slurp(const char *path); /* the whole file, or NULL; the caller frees it */
 void  write_file(const char *dir, const char *rel, const char *text);

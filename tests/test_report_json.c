@@ -264,5 +264,19 @@ void test_report_record_keys(void) {
         csv += want_csv, json += want_json;
     }
     CHECK(csv >= 15 && json >= 20);
+    /* the keys dse_report_shows_key names by hand (before the columns, and a replicate's
+     * own) are in a real report of a sweep with replicates */
+    enum dse_status st;
+    struct dse_err err = { 0 };
+    char *j = run_report(REPLICATES, DSE_FORMAT_JSON, NULL, &st, &err);
+    char *c = run_report(REPLICATES, DSE_FORMAT_CSV, NULL, &st, &err);
+    static const char *const by_hand[] = { "id", "index", "metaparams", "replicate", "seed", "status", "top1", "top5" };
+    for (int i = 0; i < DSE_ARRAY_LEN(by_hand); i++) {
+        char key[40];
+        snprintf(key, sizeof key, "\"%s\": ", by_hand[i]);
+        CHECK(j && strstr(j, key) != NULL);
+    }
+    CHECK(c && starts_with(c, "id,index,"));
+    free(j), free(c);
     CHECK(!dse_report_shows_key(DSE_FORMAT_CSV, "lease_gen") && dse_report_shows_key(DSE_FORMAT_CSV, "macs"));
 }

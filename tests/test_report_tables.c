@@ -454,9 +454,7 @@ void test_report_errors(void) {
     rm_tree(dir);
 }
 
-/* ---- replicates ------------------------------------------------------------------------ */
-
-#define REPLICATES "tests/sweeps/replicates"
+/* ---- replicates (the sweep REPLICATES, tests/report_util.h) ----------------------------- */
 
 /* The statistics of a sweep with replicates (sweep_read.c), on numbers worked by hand. */
 void test_replicates_stats(void) {

@@ -1,6 +1,6 @@
-/* test_sweep.c: training sweeps (sweep/lease.c, sweep/sweep_rec.c, sweep/sweep_train.c,
- * sweep/sweep_status.c): the lease protocol (claims, a race of many claimers, expiry
- * rules), successive halving's ranking and rungs, and whole sweeps run with the built
+/* test_sweep.c: training sweeps (sweep/lease.c, sweep/record.c, sweep/sweep_rec.c,
+ * sweep/sweep_train.c, sweep/sweep_status.c): the lease protocol (claims, a race of many
+ * claimers, expiry rules), successive halving's ranking and rungs, and whole sweeps run with the built
  * dse binary: many workers at once train each candidate exactly once (sweep-multi),
  * workers killed with SIGKILL at random moments and restarted give the same final
  * records and report as an uninterrupted run, bit for bit (sweep-crash), a worker

@@ -1,4 +1,4 @@
-/* test_sweep_dir.c: test_sweep's cases on the sweep directory (sweep/lease.c, sweep/sweep_rec.c):
+/* test_sweep_dir.c: test_sweep's cases on the sweep directory (sweep/lease.c, sweep/record.c):
  * leases (claims, a race of many claimers, expiry), unreadable or misplaced files, the ETA, a
  * plan that clashes, and the record writer made from sweep/record.def, byte for byte. */
 #include "tests/sweep_util.h"
