@@ -615,7 +615,7 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
                            LINES(lines_profile), SETTINGS(struct dse_bench_settings, NULL) },
     [DSE_CMD_EVAL]     = { .name = "eval", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_eval,
                            LINES(lines_eval), SETTINGS(struct dse_train_opts, train_default) },
-    [DSE_CMD_PREDICT]  = { .name = "predict", .min_pos = 1, .max_pos = DSE_OPT_POS_MAX, .pos_what = NET,
+    [DSE_CMD_PREDICT]  = { .name = "predict", .min_pos = 1, .max_pos = DSE_OPT_POS_ANY, .pos_what = NET,
                            .usage = usage_predict, LINES(lines_predict) },
     [DSE_CMD_EXPORT]   = { .name = "export", .min_pos = 1, .max_pos = 1,
                            .pos_what = "a network file or a sweep directory", .usage = usage_export,
@@ -774,8 +774,8 @@ static enum dse_status unknown_option(const struct dse_opt_cmd *c, const char *a
 enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **argv, struct dse_opt_args *a,
                                struct dse_err *err) {
     int only_files = 0;
-    DSE_ASSERT(c->max_pos <= DSE_OPT_POS_MAX);
     memset(a, 0, sizeof *a);
+    a->pos = (const char **)argv;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         char key[32];
@@ -786,7 +786,10 @@ enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **arg
         if (only_files || arg[0] != '-' || arg[1] == '\0') {
             if (a->n_pos >= c->max_pos)
                 return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unexpected argument '%s'", arg);
-            a->pos[a->n_pos++] = arg;
+            /* to the end of the positionals so far, past the options read since (their values
+             * are pointers to the strings, which do not move): a->pos needs no room of its own */
+            memmove(argv + a->n_pos + 1, argv + a->n_pos, sizeof *argv * (size_t)(i - a->n_pos));
+            argv[a->n_pos++] = (char *)arg;
             continue;
         }
         const char *eq = strchr(arg, '=');

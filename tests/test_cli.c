@@ -767,7 +767,8 @@ void test_eval_folder(void) {
     X("opts-bind-tables",         test_bind_tables) \
     X("opts-bind-values",         test_bind_values) \
     X("opts-line-int",            test_line_int) \
-    X("opts-list-path",           test_list_path)
+    X("opts-list-path",           test_list_path) \
+    X("opts-many-positionals",    test_many_positionals)
 
 #define CLI_CASE_DECLARE(id, fn) void fn(void);
 CLI_CASES(CLI_CASE_DECLARE)
