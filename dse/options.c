@@ -220,7 +220,7 @@ static const char usage_export[] =
 
 static const char usage_import[] =
     "usage: dse import MODEL.caffemodel NET [--out FILE.ckpt] [--mean M,... --std S,...] [--input C,H,W]\n"
-    "                  [--classes K]\n"
+    "                  [--classes K] [--classes-file FILE]\n"
     "\n"
     "Caffe's trained weights (a .caffemodel, such as a released SqueezeNet's) into a dse checkpoint\n"
     "of NET (its prototxt, or a .cfg with the same layer names), to evaluate, fine-tune or compare:\n"
@@ -536,6 +536,8 @@ static const struct dse_opt_line lines_import[] = {
     JOIN(STD, NULL),
     OWN(INPUT, "fit NET as it was fitted for training"),
     JOIN(CLASSES, NULL),
+    OWN(CLASSES_FILE, "the class names to record, one a line, as many as NET's classifier has\n"
+                      "outputs (predict, eval and export show them; without it they are empty)"),
 };
 
 #define PACK(f) DSE_OPT_BIND(struct dse_pack_opts, f)
