@@ -74,6 +74,25 @@ static const struct {
     { "Power",           "POWER",         K_POWER },
 };
 
+/* Caffe's own layer types that dse does not model, V2 and V1 names (BVLC Caffe's
+ * REGISTER_LAYER_CLASS list and caffe.proto's V1LayerParameter.LayerType): refused as not
+ * supported, with no near name, since the nearest supported one would mislead
+ * (Deconvolution is not a Convolution; issue #34). */
+static const struct {
+    const char *v2, *v1;
+} caffe_unsupported[] = {
+    { "AbsVal", "ABSVAL" }, { "ArgMax", "ARGMAX" }, { "BatchReindex", NULL }, { "Bias", NULL },
+    { "BNLL", "BNLL" }, { "Clip", NULL }, { "ContrastiveLoss", "CONTRASTIVE_LOSS" }, { "Crop", NULL },
+    { "Deconvolution", "DECONVOLUTION" }, { "DummyData", "DUMMY_DATA" }, { "ELU", NULL }, { "Embed", NULL },
+    { "EuclideanLoss", "EUCLIDEAN_LOSS" }, { "Exp", "EXP" }, { "Filter", NULL }, { "HDF5Output", "HDF5_OUTPUT" },
+    { "HingeLoss", "HINGE_LOSS" }, { "Im2col", "IM2COL" }, { "InfogainLoss", "INFOGAIN_LOSS" }, { "Log", NULL },
+    { "LSTM", NULL }, { "MultinomialLogisticLoss", "MULTINOMIAL_LOGISTIC_LOSS" }, { "MVN", "MVN" },
+    { "Parameter", NULL }, { "PReLU", NULL }, { "Python", NULL }, { "Reduction", NULL }, { "RNN", NULL },
+    { "SigmoidCrossEntropyLoss", "SIGMOID_CROSS_ENTROPY_LOSS" }, { "Silence", "SILENCE" }, { "Split", "SPLIT" },
+    { "SPP", NULL }, { "Swish", NULL }, { "Threshold", "THRESHOLD" }, { "Tile", NULL },
+    { "WindowData", "WINDOW_DATA" },
+};
+
 /* The kind of a layer's type value tn (a V2 string or a V1 enum name); -1 if it names none. */
 static int type_kind(const struct ptree *t, const struct pnode *tn, int v1) {
     if (tn->is_msg || tn->vkind != (v1 ? TK_IDENT : TK_STRING)) return -1;
@@ -314,6 +333,11 @@ static enum dse_status unknown_type(struct build *b, int node, const char *type,
     char list[400] = "", hint[96] = "";
     size_t used = 0;
     struct suggest sg;
+    int caffes = 0; /* one of Caffe's own types: named as such, no near name suggested */
+    for (int i = 0; i < DSE_ARRAY_LEN(caffe_unsupported); i++) {
+        const char *n = v1 ? caffe_unsupported[i].v1 : caffe_unsupported[i].v2;
+        caffes |= n && !strcmp(n, type);
+    }
     dse_pt_suggest_init(&sg, type);
     for (int i = 0; i < DSE_ARRAY_LEN(layer_types); i++) {
         const char *n = v1 ? layer_types[i].v1 : layer_types[i].v2;
@@ -322,6 +346,9 @@ static enum dse_status unknown_type(struct build *b, int node, const char *type,
         int k = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", n);
         if (k > 0 && (size_t)k < sizeof list - used) used += (size_t)k;
     }
+    if (caffes)
+        return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, b->t->nodes[node].line,
+                    "Caffe's layer type '%s' is not supported; supported: %s", type, list);
     if (sg.best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", sg.best);
     return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, b->t->nodes[node].line,
                 "unknown layer type '%.40s'%s; supported: %s", type, hint, list);

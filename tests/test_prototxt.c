@@ -507,6 +507,15 @@ static void test_errors(void) {
           "'CONVOLUTION'?); supported: DATA, IMAGE_DATA, MEMORY_DATA, HDF5_DATA, CONVOLUTION, POOLING, "
           "RELU, DROPOUT, CONCAT, ELTWISE, INNER_PRODUCT, SOFTMAX, SOFTMAX_LOSS, ACCURACY, LRN, FLATTEN, SLICE, "
           "SIGMOID, TANH, POWER" },
+        { "tests/prototxt/deconv.prototxt", DSE_ERR_UNSUPPORTED,
+          "tests/prototxt/deconv.prototxt:11: Caffe's layer type 'Deconvolution' is not supported; supported: Input, "
+          "Data, ImageData, MemoryData, HDF5Data, Convolution, Pooling, ReLU, Dropout, Concat, Eltwise, InnerProduct, "
+          "Softmax, SoftmaxWithLoss, Accuracy, LRN, BatchNorm, Scale, ConvolutionDepthwise, DepthwiseConvolution, "
+          "Flatten, Reshape, Slice, Sigmoid, TanH, Power" },
+        { "tests/prototxt/deconv_v1.prototxt", DSE_ERR_UNSUPPORTED,
+          "tests/prototxt/deconv_v1.prototxt:11: Caffe's layer type 'DECONVOLUTION' is not supported; supported: DATA, "
+          "IMAGE_DATA, MEMORY_DATA, HDF5_DATA, CONVOLUTION, POOLING, RELU, DROPOUT, CONCAT, ELTWISE, INNER_PRODUCT, "
+          "SOFTMAX, SOFTMAX_LOSS, ACCURACY, LRN, FLATTEN, SLICE, SIGMOID, TANH, POWER" },
         { "tests/prototxt/bad_token.prototxt", DSE_ERR_CONFIG,
           "tests/prototxt/bad_token.prototxt:16: expected ':' or '{' after field 'kernel_size', "
           "found number 3" },
