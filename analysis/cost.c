@@ -109,6 +109,8 @@ static inline int cost_layer(const struct dse_layer *l, int64_t batch, struct ds
     if (l->type == DSE_LAYER_SOFTMAX_LOSS || l->type == DSE_LAYER_ACCURACY)
         c->activations = 1;
     if (is_view(l)) c->activations = 0;
+    if (l->shared & 1) c->weights = 0; /* an earlier layer's blobs (param { name: }): counted there */
+    if (l->shared & 2) c->biases = 0;
     c->params = c->weights + c->biases;
     return flag;
 }

@@ -145,6 +145,35 @@ static void free_names(char **names, int n) {
     free(names);
 }
 
+enum dse_status dse_imgfolder_files(const char *dir, char ***paths, int *n, struct dse_err *err) {
+    char **names;
+    int    k = 0;
+    *paths = NULL, *n = 0;
+    if (list_dir(dir, &names, n))
+        return dse_err_set(err, DSE_ERR_IO, dir, 0, "cannot read the folder: %s", strerror(errno));
+    for (int i = 0; i < *n; i++) { /* in place: the image names, each as dir/name */
+        char *name = names[i], *path = NULL;
+        names[i] = NULL;
+        if (has_image_ext(name)) {
+            size_t len = strlen(dir) + 1 + strlen(name) + 1;
+            if (!(path = malloc(len))) {
+                free(name);
+                free_names(names, *n), *n = 0;
+                return dse_err_set(err, DSE_ERR_NOMEM, dir, 0, "out of memory listing the folder");
+            }
+            snprintf(path, len, "%s/%s", dir, name);
+            names[k++] = path;
+        }
+        free(name);
+    }
+    *paths = names, *n = k;
+    return DSE_OK;
+}
+
+void dse_imgfolder_files_free(char **paths, int n) {
+    free_names(paths, n);
+}
+
 static enum dse_status add_item(struct dse_imgfolder *f, const char *path, int label, int split,
                                 struct dse_err *err) {
     if (f->n == f->cap) {

@@ -67,6 +67,15 @@ int dse_imgfolder_is(const char *dir);
 enum dse_status dse_imgfolder_scan(const char *dir, struct dse_imgfolder *out, struct dse_err *err);
 void dse_imgfolder_deinit(struct dse_imgfolder *f);
 
+/* The image files of dir itself, not of its subfolders (dse predict DIR): the entries whose
+ * name ends as dse_imgfolder_scan's images do, hidden ones left out, sorted by name in byte
+ * order, each as "dir/name". *paths is malloc'd strings in a malloc'd array, freed by
+ * dse_imgfolder_files_free; a folder with no image gives *n = 0 and no error. Errors:
+ * DSE_ERR_IO (dir cannot be read; err->file is dir, borrowed), DSE_ERR_NOMEM; *paths is then
+ * NULL. */
+enum dse_status dse_imgfolder_files(const char *dir, char ***paths, int *n, struct dse_err *err);
+void dse_imgfolder_files_free(char **paths, int n);
+
 /* ---- writing a pack ------------------------------------------------------------------ */
 
 struct dse_pack_progress {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/fs.h"
@@ -598,7 +599,42 @@ static enum dse_status data_image(const char *arg, const char *spec, enum dse_da
     return DSE_OK;
 }
 
-int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
+/* predict's images: the positionals after NET, a folder among them as its image files
+ * (dse_imgfolder_files: sorted by name, not its subfolders) in its place. *out is malloc'd
+ * strings in a malloc'd array (dse_imgfolder_files_free); a folder without images is refused. */
+static enum dse_status predict_images(const struct dse_opt_args *a, char ***out, int *n, struct dse_err *err) {
+    char **v = NULL;
+    enum dse_status st = DSE_OK;
+    *n = 0;
+    for (int i = 1; i < a->n_pos && !st; i++) {
+        struct stat sb;
+        char **files = NULL;
+        int nf = 1;
+        if (stat(a->pos[i], &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            if ((st = dse_imgfolder_files(a->pos[i], &files, &nf, err))) break;
+            if (!nf) {
+                st = dse_err_set(err, DSE_ERR_CONFIG, a->pos[i], 0, "a folder with no image files (.jpg, .jpeg, "
+                                 ".png, .bmp, .ppm, .pgm, .tif, .tiff, .webp; its subfolders are not read)");
+                break;
+            }
+        }
+        char **nv = realloc(v, sizeof *v * (size_t)(*n + nf));
+        if (nv) v = nv;
+        if (!nv || (!files && !(v[*n] = strdup(a->pos[i])))) {
+            dse_imgfolder_files_free(files, nf);
+            st = dse_err_set(err, DSE_ERR_NOMEM, a->pos[i], 0, "out of memory");
+            break;
+        }
+        if (files) memcpy(v + *n, files, sizeof *files * (size_t)nf), free(files);
+        *n += nf;
+    }
+    if (st) dse_imgfolder_files_free(v, *n), v = NULL, *n = 0;
+    *out = v;
+    return st;
+}
+
+/* dse predict of the images img[0 .. n-1] (predict_images). */
+static int predict_run(const struct dse_opt_cmd *c, const struct dse_opt_args *a, char *const *img, int n) {
     struct dse_err err = { 0 };
     struct dse_net net;
     struct dse_input_shape in;
@@ -613,23 +649,21 @@ int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct ranked *rk = NULL;
     int rc, next, label = 0;
     int64_t it;
-    if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
-    if (a->n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
     int top = (int)OPT_NUM(TOP);
-    for (int i = 1; i < a->n_pos; i++) { /* before any work: a bad entry is not "cannot open" */
+    for (int i = 0; i < n; i++) { /* before any work: a bad entry is not "cannot open" */
         char spec[256];
         enum dse_data_split split;
         int index;
-        if (data_entry(a->pos[i], spec, sizeof spec, &split, &index) < 0) {
-            dse_err_set(&err, DSE_ERR_CONFIG, a->pos[i], 0, "no such image file, and as DATA:SPLIT:N its split "
+        if (data_entry(img[i], spec, sizeof spec, &split, &index) < 0) {
+            dse_err_set(&err, DSE_ERR_CONFIG, img[i], 0, "no such image file, and as DATA:SPLIT:N its split "
                         "'%s' is not train or test", spec);
             return fail(&err);
         }
     }
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_fs_check_input(OPT(CHECKPOINT), &err)) return fail(&err); /* a FIFO would block the open */
-    for (int i = 0; i < a->n_pos; i++)
-        if (dse_fs_check_input(a->pos[i], &err)) return fail(&err);
+    for (int i = -1; i < n; i++)
+        if (dse_fs_check_input(i < 0 ? a->pos[0] : img[i], &err)) return fail(&err);
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
     dse_netfile_fit_checkpoint(&in, &info);
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return free(info.class_names), fail(&err);
@@ -656,20 +690,20 @@ int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     if (top > k) top = k;
     if (!info.norm.c) fprintf(stderr, "dse predict: %s records no normalization (format 1, or made without data): "
                                       "pixels are used as pixel/255\n", OPT(CHECKPOINT));
-    for (int i = 1; i < a->n_pos && !rc; i++) {
+    for (int i = 0; i < n && !rc; i++) {
         char *data = NULL, spec[256];
         size_t len;
         float loss;
         enum dse_data_split split;
         int index;
-        const int entry = data_entry(a->pos[i], spec, sizeof spec, &split, &index);
-        if ((entry ? data_image(a->pos[i], spec, split, index, &files, &ds, ds_key, sizeof ds_key, &im, &err)
-                   : (dse_fs_read(a->pos[i], &data, &len, &err) ||
+        const int entry = data_entry(img[i], spec, sizeof spec, &split, &index);
+        if ((entry ? data_image(img[i], spec, split, index, &files, &ds, ds_key, sizeof ds_key, &im, &err)
+                   : (dse_fs_read(img[i], &data, &len, &err) ||
                       dse_image_decode((const uint8_t *)data, len, net.in_c, 0, OPT_INT(MAX_PIXELS, 0), &im, &err))) ||
             dse_data_image_eval(&im, net.in_h, net.in_w, info.eval_center, info.norm.c == net.in_c ? &info.norm : NULL,
                                 &tmp, &work, x, &err) ||
             dse_model_forward(m, x, &label, &loss, &err)) {
-            dse_err_name_file(&err, a->pos[i]);
+            dse_err_name_file(&err, img[i]);
             rc = fail(&err);
         }
         free(data);
@@ -679,7 +713,7 @@ int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
         qsort(rk, (size_t)k, sizeof *rk, cmp_ranked);
         if (FLAG(JSON)) {
             printf("{\"image\": ");
-            json_str(stdout, a->pos[i]);
+            json_str(stdout, img[i]);
             printf(", \"top\": [");
             for (int j = 0; j < top; j++) {
                 printf("%s{\"class\": %d, \"name\": ", j ? ", " : "", rk[j].k);
@@ -688,7 +722,7 @@ int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
             }
             printf("]}\n");
         } else {
-            printf("%s\n", a->pos[i]);
+            printf("%s\n", img[i]);
             for (int j = 0; j < top; j++)
                 printf("  %d. %-24s class %-4d p = %.4f\n", j + 1,
                        rk[j].k < info.classes && info.class_names ? info.class_names[rk[j].k] : "?", rk[j].k, rk[j].p);
@@ -700,5 +734,17 @@ out:
     free(x), free(rk), free(info.class_names);
     dse_model_free(m);
     dse_net_deinit(&net);
+    return rc;
+}
+
+int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
+    struct dse_err err = { 0 };
+    char         **img;
+    int            n;
+    if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
+    if (a->n_pos < 2) return bad_usage(c->name, "expected one network file and at least one image%s", "");
+    if (predict_images(a, &img, &n, &err)) return fail(&err);
+    const int rc = predict_run(c, a, img, n);
+    dse_imgfolder_files_free(img, n);
     return rc;
 }

@@ -200,10 +200,51 @@ out:
     return st;
 }
 
+/* The class names of path, one a line (dse import --classes-file), into *names (malloc'd,
+ * want of them); refused with the line at fault. A line may end in CR LF. */
+static enum dse_status classes_read(const char *path, int want, char (**names)[DSE_PACK_CLASS_MAX],
+                                    struct dse_err *err) {
+    char  *text;
+    size_t len;
+    int    n = 0;
+    enum dse_status st;
+    *names = NULL;
+    if ((st = dse_fs_check_input(path, err)) || (st = dse_fs_read(path, &text, &len, err))) return st;
+    for (size_t i = 0; i < len; i++) n += text[i] == '\n';
+    n += len && text[len - 1] != '\n'; /* a last line without its newline */
+    if (n != want) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, path, 0, "%d class name%s (one a line); the network's classifier has "
+                         "%d outputs", n, n == 1 ? "" : "s", want);
+    } else if (!(*names = calloc((size_t)n, sizeof **names))) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
+    }
+    const char *p = text;
+    for (int k = 0; k < n && !st; k++) {
+        const char *e = memchr(p, '\n', len - (size_t)(p - text));
+        size_t      l = e ? (size_t)(e - p) : len - (size_t)(p - text);
+        if (l && p[l - 1] == '\r') l--;
+        for (size_t i = 0; i < l && !st; i++)
+            if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+                st = dse_err_set(err, DSE_ERR_CONFIG, path, k + 1, "a control byte (0x%02x) in a class name",
+                                 (unsigned char)p[i]);
+        if (!st && !l) st = dse_err_set(err, DSE_ERR_CONFIG, path, k + 1, "an empty class name");
+        if (!st && l >= DSE_PACK_CLASS_MAX)
+            st = dse_err_set(err, DSE_ERR_CONFIG, path, k + 1, "a class name of %zu bytes; at most %d", l,
+                             DSE_PACK_CLASS_MAX - 1);
+        if (!st) memcpy((*names)[k], p, l);
+        p = e ? e + 1 : text + len;
+    }
+    free(text);
+    if (st) free(*names), *names = NULL;
+    return st;
+}
+
 enum dse_status dse_import_run(const char *caffemodel, const char *net_path, const struct dse_input_shape *fit,
-                               const struct dse_data_norm *norm, const char *out, FILE *log, struct dse_err *err) {
+                               const struct dse_data_norm *norm, const char *classes_file, const char *out, FILE *log,
+                               struct dse_err *err) {
     struct dse_net net;
     struct dse_model *m = NULL;
+    char (*names)[DSE_PACK_CLASS_MAX] = NULL;
     int skipped = 0;
     enum dse_status st = dse_netfile_load(net_path, fit, &net, err);
     if (st) return st;
@@ -218,10 +259,16 @@ enum dse_status dse_import_run(const char *caffemodel, const char *net_path, con
         }
         meta.norm = *norm;
     }
-    if (!(st = dse_model_new(&net, &mo, &m, err)) && !(st = dse_caffemodel_load(m, caffemodel, &skipped, err)) &&
+    if (!(st = dse_model_new(&net, &mo, &m, err)) && classes_file) {
+        meta.classes = m->nodes[m->loss].in[0]->c; /* the classifier's outputs, as predict reads them */
+        if (!(st = classes_read(classes_file, meta.classes, &names, err)))
+            meta.class_names = (const char(*)[64])names;
+    }
+    if (!st && !(st = dse_caffemodel_load(m, caffemodel, &skipped, err)) &&
         !(st = dse_checkpoint_save(m, 0, 0, &meta, out, err))) {
         fprintf(log, "dse import: wrote %s: the weights of %s's %d learned tensors from %s", out, net_path, m->n_params,
                 caffemodel);
+        if (names) fprintf(log, ", and %d class names from %s", meta.classes, classes_file);
         if (skipped) fprintf(log, " (%d layers of the file are not in the network: skipped, as Caffe skips them)",
                              skipped);
         if (!meta.norm.c)
@@ -229,6 +276,7 @@ enum dse_status dse_import_run(const char *caffemodel, const char *net_path, con
                          "data's own statistics");
         fprintf(log, "\nnext: dse eval %s --checkpoint %s --data DATA\n", net_path, out);
     }
+    free(names);
     dse_model_free(m);
     dse_net_deinit(&net);
     return st;

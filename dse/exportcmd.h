@@ -32,8 +32,13 @@ struct dse_export_req {
 enum dse_status dse_export_run(const struct dse_export_req *r, FILE *log, struct dse_err *err);
 
 /* A .caffemodel's weights into a format-2 checkpoint of the network at net_path, recording
- * norm (NULL or c = 0: none) as the input normalization evaluation and export use. */
+ * norm (NULL or c = 0: none) as the input normalization evaluation and export use, and the
+ * class names of classes_file (NULL: none), one a line: as many lines as the classifier has
+ * outputs, none empty, none of DSE_PACK_CLASS_MAX bytes or more or holding a control byte
+ * (as an image folder's class names); a file that breaks this is refused with its line
+ * (DSE_ERR_CONFIG, err->file classes_file) before the weights are read. */
 enum dse_status dse_import_run(const char *caffemodel, const char *net_path, const struct dse_input_shape *fit,
-                               const struct dse_data_norm *norm, const char *out, FILE *log, struct dse_err *err);
+                               const struct dse_data_norm *norm, const char *classes_file, const char *out, FILE *log,
+                               struct dse_err *err);
 
 #endif

@@ -419,7 +419,9 @@ static int cmd_import(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
         if (n > 11 && !strcmp(out + n - 11, ".caffemodel")) out[n - 11] = '\0';
         snprintf(out + strlen(out), sizeof out - strlen(out), ".ckpt");
     }
-    return dse_import_run(a->pos[0], a->pos[1], &fit, &norm, out, stderr, &err) ? fail_net(&err, a->pos[1]) : 0;
+    return dse_import_run(a->pos[0], a->pos[1], &fit, &norm, OPT(CLASSES_FILE), out, stderr, &err)
+               ? fail_net(&err, a->pos[1])
+               : 0;
 }
 
 /* The function that runs each command of DSE_COMMANDS (dse/options.h). */

@@ -195,11 +195,12 @@ static const char usage_predict[] =
     "                       [--json] IMAGE...\n"
     "\n"
     "The top-K classes (default %D{--top}) of each image with their probabilities, by a trained checkpoint\n"
-    "of NET. An IMAGE is a JPEG, PNG, BMP, PPM, PGM, TIFF or WebP file, or an entry of an IDX or\n"
-    "CIFAR dataset written DATA:SPLIT:N (fashion-mnist:test:0 is the first test image; SPLIT is train\n"
-    "or test). Each is prepared as evaluation prepared the test images: the centred box the\n"
-    "checkpoint records, resized to the network's input, normalized with the training data's\n"
-    "statistics; class names come from the checkpoint.\n"
+    "of NET. An IMAGE is a JPEG, PNG, BMP, PPM, PGM, TIFF or WebP file, a folder (its image files by\n"
+    "name, not its subfolders), or an entry of an IDX or CIFAR dataset written DATA:SPLIT:N\n"
+    "(fashion-mnist:test:0 is the first test image; SPLIT is train or test). Each is prepared as\n"
+    "evaluation prepared the test images: the centred box the checkpoint records, resized to the\n"
+    "network's input, normalized with the training data's statistics; class names come from the\n"
+    "checkpoint.\n"
     "NET, the checkpoint and each IMAGE file must be regular files (or links to them): a FIFO or a\n"
     "device is refused before anything is opened.\n"
     "\n";
@@ -219,7 +220,7 @@ static const char usage_export[] =
 
 static const char usage_import[] =
     "usage: dse import MODEL.caffemodel NET [--out FILE.ckpt] [--mean M,... --std S,...] [--input C,H,W]\n"
-    "                  [--classes K]\n"
+    "                  [--classes K] [--classes-file FILE]\n"
     "\n"
     "Caffe's trained weights (a .caffemodel, such as a released SqueezeNet's) into a dse checkpoint\n"
     "of NET (its prototxt, or a .cfg with the same layer names), to evaluate, fine-tune or compare:\n"
@@ -535,6 +536,8 @@ static const struct dse_opt_line lines_import[] = {
     JOIN(STD, NULL),
     OWN(INPUT, "fit NET as it was fitted for training"),
     JOIN(CLASSES, NULL),
+    OWN(CLASSES_FILE, "the class names to record, one a line, as many as NET's classifier has\n"
+                      "outputs (predict, eval and export show them; without it they are empty)"),
 };
 
 #define PACK(f) DSE_OPT_BIND(struct dse_pack_opts, f)
@@ -615,7 +618,7 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
                            LINES(lines_profile), SETTINGS(struct dse_bench_settings, NULL) },
     [DSE_CMD_EVAL]     = { .name = "eval", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_eval,
                            LINES(lines_eval), SETTINGS(struct dse_train_opts, train_default) },
-    [DSE_CMD_PREDICT]  = { .name = "predict", .min_pos = 1, .max_pos = DSE_OPT_POS_MAX, .pos_what = NET,
+    [DSE_CMD_PREDICT]  = { .name = "predict", .min_pos = 1, .max_pos = DSE_OPT_POS_ANY, .pos_what = NET,
                            .usage = usage_predict, LINES(lines_predict) },
     [DSE_CMD_EXPORT]   = { .name = "export", .min_pos = 1, .max_pos = 1,
                            .pos_what = "a network file or a sweep directory", .usage = usage_export,
@@ -774,8 +777,8 @@ static enum dse_status unknown_option(const struct dse_opt_cmd *c, const char *a
 enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **argv, struct dse_opt_args *a,
                                struct dse_err *err) {
     int only_files = 0;
-    DSE_ASSERT(c->max_pos <= DSE_OPT_POS_MAX);
     memset(a, 0, sizeof *a);
+    a->pos = (const char **)argv;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         char key[32];
@@ -786,7 +789,10 @@ enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **arg
         if (only_files || arg[0] != '-' || arg[1] == '\0') {
             if (a->n_pos >= c->max_pos)
                 return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "unexpected argument '%s'", arg);
-            a->pos[a->n_pos++] = arg;
+            /* to the end of the positionals so far, past the options read since (their values
+             * are pointers to the strings, which do not move): a->pos needs no room of its own */
+            memmove(argv + a->n_pos + 1, argv + a->n_pos, sizeof *argv * (size_t)(i - a->n_pos));
+            argv[a->n_pos++] = (char *)arg;
             continue;
         }
         const char *eq = strchr(arg, '=');

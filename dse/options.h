@@ -8,6 +8,7 @@
 #define DSE_CLI_OPTIONS_H
 
 #include <float.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -138,6 +139,7 @@ enum dse_opt_kind {
     X(MAX_MB,          "--max-mb",        "M",       REAL, DSE_OPT_ABOVE_0, 1e9,    NULL, "is not a number of megabytes above 0") \
     X(MEAN,            "--mean",          "M,...",   REALS, -DBL_MAX, DBL_MAX,     NULL, "is not a comma-separated list of numbers (one a channel)") \
     X(STD,             "--std",           "S,...",   REALS, DSE_OPT_ABOVE_0, DBL_MAX, NULL, "is not a comma-separated list of numbers above 0") \
+    X(CLASSES_FILE,    "--classes-file",  "FILE",    PATH, 0,   0,                  NULL, NULL)              \
     /* data pack, info, bench, synth */                                                                      \
     X(PACK_SIZE,       "--size",          "S",       INT,  0,   4096,               NULL, NULL)              \
     X(QUALITY,         "--quality",       "Q",       INT,  1,   100,                NULL, NULL)              \
@@ -259,7 +261,7 @@ enum dse_cmd {
     DSE_CMD_COUNT
 };
 
-#define DSE_OPT_POS_MAX 64 /* positional arguments a command may take, at most */
+#define DSE_OPT_POS_ANY INT_MAX /* max_pos of a command taking any number of positionals (dse predict) */
 
 /* One command: its positional arguments, its usage text and its options in --help order. */
 struct dse_opt_cmd {
@@ -280,18 +282,21 @@ extern const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT];
 
 /* What a command line gave. */
 struct dse_opt_args {
-    const char *pos[DSE_OPT_POS_MAX];
-    int         n_pos;
-    const char *val[DSE_OPT_COUNT];  /* the value given last; a flag's name; NULL: not given */
-    long long   num[DSE_OPT_COUNT];  /* INT options given: the value */
-    double      real[DSE_OPT_COUNT]; /* REAL options given: the value */
-    int         help;                /* --help or -h: nothing else was read */
+    const char **pos;                /* the positionals, in order: the first n_pos entries of argv */
+    int          n_pos;
+    const char  *val[DSE_OPT_COUNT];  /* the value given last; a flag's name; NULL: not given */
+    long long    num[DSE_OPT_COUNT];  /* INT options given: the value */
+    double       real[DSE_OPT_COUNT]; /* REAL options given: the value */
+    int          help;                /* --help or -h: nothing else was read */
 };
 
 /* Reads argv[0 .. argc-1] against c's options: "--name value", "--name=value", flags, "--"
  * (only positionals after it), -h/--help. Then checks the positional count and every INT, REAL
  * and WORD value given, in c's line order. On a usage error: DSE_ERR_CONFIG, err->msg saying
- * what is wrong (without "dse CMD: "). argv is borrowed by *a. */
+ * what is wrong (without "dse CMD: "). argv is borrowed by *a, and its entries are reordered
+ * as GNU getopt does: the positionals first, in their order, then the options in theirs (the
+ * strings stay where they are), so that a->pos is argv and no count of positionals is too
+ * many to hold. */
 enum dse_status dse_opts_parse(const struct dse_opt_cmd *c, int argc, char **argv, struct dse_opt_args *a,
                                struct dse_err *err);
 

@@ -52,6 +52,10 @@ struct dse_layer {
     int   depthwise;              /* conv: one group per input channel; dse_net_infer sets
                                      groups to the input's channels */
     int   bias;                   /* conv, fc, scale: has a bias term */
+    int   shared;                 /* conv, fc, scale: its learned blobs that are an earlier
+                                     layer's (bit 0 the weights, bit 1 the bias: Caffe's blob
+                                     order), shared by name as Caffe's param { name: } shares
+                                     them (siamese nets): counted there, not here (issue #34) */
     int   affine;                 /* batchnorm: learns gamma and beta (2C params); Caffe's
                                      BatchNorm does not (its Scale layer does) */
     int   global;                 /* pool: over the whole input (kernel = input size) */

@@ -126,14 +126,55 @@ static enum dse_status bad(struct dse_err *err, const char *path, const char *wh
     return dse_err_set(err, DSE_ERR_IO, path, 0, "not a Caffe NetParameter (.caffemodel): %s", what);
 }
 
+/* A varint at *p, before end: its value, *p past it; -1 if it does not end there. */
+static int varint_at(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+    *v = 0;
+    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+        const uint8_t b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return 0;
+    }
+    return -1;
+}
+
+/* The refusal of a file whose field at p (before end) does not parse: where that field is
+ * layer n (from 1) and its length runs past the end, as in a truncated file, the layer is
+ * named (its name field, if the bytes left hold it, else the layer before it, prev) with the
+ * bytes it needs and the bytes left (issue #34); else the bytes do not parse. */
+static enum dse_status cut_short(const uint8_t *p, const uint8_t *end, int n, const char *prev, const char *path,
+                                 struct dse_err *err) {
+    uint64_t tag, len;
+    if (varint_at(&p, end, &tag) || varint_at(&p, end, &len) || (tag & 7) != DSE_PB_LEN ||
+        ((tag >> 3) != NET_LAYER && (tag >> 3) != NET_LAYERS_V1) || len <= (uint64_t)(end - p))
+        return bad(err, path, "the bytes do not parse as protobuf");
+    const int name_f = (tag >> 3) == NET_LAYER ? LAYER_NAME : V1_NAME;
+    struct dse_pb_reader r;
+    struct dse_pb_field f;
+    char name[DSE_NAME_MAX + 8] = "";
+    dse_pb_reader_init(&r, p, (size_t)(end - p));
+    while (!name[0] && dse_pb_next(&r, &f) == 1)
+        if (f.field == name_f && f.wire == DSE_PB_LEN)
+            snprintf(name, sizeof name, "%.*s", (int)(f.len < sizeof name ? f.len : sizeof name - 1),
+                     (const char *)f.data);
+    char which[2 * sizeof name + 64];
+    if (name[0]) snprintf(which, sizeof which, "layer '%s' (layer %d of the file)", name, n);
+    else if (n > 1) snprintf(which, sizeof which, "layer %d of the file, after '%s',", n, prev);
+    else snprintf(which, sizeof which, "the file's first layer");
+    return dse_err_set(err, DSE_ERR_IO, path, 0, "not a Caffe NetParameter (.caffemodel): %s is cut short: its "
+                       "message needs %llu bytes, the file holds %zu more (a truncated file?)", which,
+                       (unsigned long long)len, (size_t)(end - p));
+}
+
 static enum dse_status read_layers(const uint8_t *data, size_t len, const char *path, struct src_layer **out, int *n,
                                    struct dse_err *err) {
     struct dse_pb_reader r;
     struct dse_pb_field f;
     int got, cap = 0;
     *out = NULL, *n = 0;
+    const uint8_t *at = data; /* the field being read */
     dse_pb_reader_init(&r, data, len);
     while ((got = dse_pb_next(&r, &f)) == 1) {
+        at = r.p;
         if ((f.field != NET_LAYER && f.field != NET_LAYERS_V1) || f.wire != DSE_PB_LEN) continue;
         const int name_f = f.field == NET_LAYER ? LAYER_NAME : V1_NAME;
         const int blobs_f = f.field == NET_LAYER ? LAYER_BLOBS : V1_BLOBS;
@@ -159,7 +200,7 @@ static enum dse_status read_layers(const uint8_t *data, size_t len, const char *
         }
         if (got < 0) return bad(err, path, "a layer's bytes do not parse");
     }
-    if (got < 0) return bad(err, path, "the bytes do not parse as protobuf");
+    if (got < 0) return cut_short(at, data + len, *n + 1, *n ? (*out)[*n - 1].name : "", path, err);
     return DSE_OK;
 }
 

@@ -74,6 +74,25 @@ static const struct {
     { "Power",           "POWER",         K_POWER },
 };
 
+/* Caffe's own layer types that dse does not model, V2 and V1 names (BVLC Caffe's
+ * REGISTER_LAYER_CLASS list and caffe.proto's V1LayerParameter.LayerType): refused as not
+ * supported, with no near name, since the nearest supported one would mislead
+ * (Deconvolution is not a Convolution; issue #34). */
+static const struct {
+    const char *v2, *v1;
+} caffe_unsupported[] = {
+    { "AbsVal", "ABSVAL" }, { "ArgMax", "ARGMAX" }, { "BatchReindex", NULL }, { "Bias", NULL },
+    { "BNLL", "BNLL" }, { "Clip", NULL }, { "ContrastiveLoss", "CONTRASTIVE_LOSS" }, { "Crop", NULL },
+    { "Deconvolution", "DECONVOLUTION" }, { "DummyData", "DUMMY_DATA" }, { "ELU", NULL }, { "Embed", NULL },
+    { "EuclideanLoss", "EUCLIDEAN_LOSS" }, { "Exp", "EXP" }, { "Filter", NULL }, { "HDF5Output", "HDF5_OUTPUT" },
+    { "HingeLoss", "HINGE_LOSS" }, { "Im2col", "IM2COL" }, { "InfogainLoss", "INFOGAIN_LOSS" }, { "Log", NULL },
+    { "LSTM", NULL }, { "MultinomialLogisticLoss", "MULTINOMIAL_LOGISTIC_LOSS" }, { "MVN", "MVN" },
+    { "Parameter", NULL }, { "PReLU", NULL }, { "Python", NULL }, { "Reduction", NULL }, { "RNN", NULL },
+    { "SigmoidCrossEntropyLoss", "SIGMOID_CROSS_ENTROPY_LOSS" }, { "Silence", "SILENCE" }, { "Split", "SPLIT" },
+    { "SPP", NULL }, { "Swish", NULL }, { "Threshold", "THRESHOLD" }, { "Tile", NULL },
+    { "WindowData", "WINDOW_DATA" },
+};
+
 /* The kind of a layer's type value tn (a V2 string or a V1 enum name); -1 if it names none. */
 static int type_kind(const struct ptree *t, const struct pnode *tn, int v1) {
     if (tn->is_msg || tn->vkind != (v1 ? TK_IDENT : TK_STRING)) return -1;
@@ -108,6 +127,11 @@ struct build {
     struct name_index             by_name;     /* the blobs by name: a deep net reads in linear time */
     int                           have_input, input_line;
     char                          input_name[DSE_NAME_MAX];
+    struct param_use {                         /* a learned blob named by param { name: } */
+        char name[DSE_NAME_MAX];
+        int  layer, blob, line;
+    }                            *params;
+    int                           n_params, cap_params;
 };
 
 static int find_blob(const struct build *b, const char *name) {
@@ -314,6 +338,11 @@ static enum dse_status unknown_type(struct build *b, int node, const char *type,
     char list[400] = "", hint[96] = "";
     size_t used = 0;
     struct suggest sg;
+    int caffes = 0; /* one of Caffe's own types: named as such, no near name suggested */
+    for (int i = 0; i < DSE_ARRAY_LEN(caffe_unsupported); i++) {
+        const char *n = v1 ? caffe_unsupported[i].v1 : caffe_unsupported[i].v2;
+        caffes |= n && !strcmp(n, type);
+    }
     dse_pt_suggest_init(&sg, type);
     for (int i = 0; i < DSE_ARRAY_LEN(layer_types); i++) {
         const char *n = v1 ? layer_types[i].v1 : layer_types[i].v2;
@@ -322,6 +351,9 @@ static enum dse_status unknown_type(struct build *b, int node, const char *type,
         int k = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", n);
         if (k > 0 && (size_t)k < sizeof list - used) used += (size_t)k;
     }
+    if (caffes)
+        return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, b->t->nodes[node].line,
+                    "Caffe's layer type '%s' is not supported; supported: %s", type, list);
     if (sg.best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", sg.best);
     return fail(b->err, DSE_ERR_UNSUPPORTED, b->path, b->t->nodes[node].line,
                 "unknown layer type '%.40s'%s; supported: %s", type, hint, list);
@@ -658,6 +690,68 @@ static enum dse_status build_slice(struct build *b, int node, struct dse_layer *
     return DSE_OK;
 }
 
+/* The names of layer l's learned blobs (param { name: }, V1's param: "..."; the first two:
+ * weights, bias), by which Caffe shares a blob between layers (siamese nets): a blob whose
+ * name an earlier blob has is that one's (l->shared), so the analyzer counts it once; the
+ * sizes are checked once shapes are known (check_params). An empty name shares nothing. */
+static enum dse_status read_params(struct build *b, int node, int v1, int k, struct dse_layer *l) {
+    const struct ptree *t = b->t;
+    if (k != K_CONV && k != K_DEPTHWISE && k != K_FC && k != K_SCALE) return DSE_OK;
+    for (int i = 0; i < child_count(t, node, "param") && i < 2; i++) {
+        int  pn = child_nth(t, node, "param", i), nn = v1 ? pn : child(t, pn, "name");
+        char pname[DSE_NAME_MAX];
+        enum dse_status st;
+        if (nn < 0 || (i == 1 && !l->bias)) continue;
+        if ((st = get_name(b, nn, pname, "param name"))) return st;
+        if (!pname[0]) continue;
+        for (int j = 0; j < b->n_params && !(l->shared & 1 << i); j++)
+            if (!strcmp(b->params[j].name, pname)) l->shared |= 1 << i;
+        if (b->n_params == b->cap_params) {
+            int cap = b->cap_params ? 2 * b->cap_params : 16;
+            struct param_use *p = realloc(b->params, sizeof *p * (size_t)cap);
+            if (!p) return dse_pt_nomem(b->t);
+            b->params = p, b->cap_params = cap;
+        }
+        struct param_use *u = &b->params[b->n_params++];
+        memcpy(u->name, pname, sizeof pname);
+        u->layer = b->net->n_layers, u->blob = i, u->line = t->nodes[nn].line;
+    }
+    return DSE_OK;
+}
+
+/* Values of learned blob i (0 weights, 1 bias) of layer l, its shapes inferred; -1 past int64. */
+static int64_t blob_values(const struct dse_layer *l, int i) {
+    int64_t v = l->out_c;
+    int     o = 0;
+    if (i == 1 || l->type == DSE_LAYER_SCALE) return v; /* a bias, a scale: one a channel */
+    if (l->type == DSE_LAYER_CONV)
+        o = __builtin_mul_overflow(v, (int64_t)(l->in_c / l->groups) * l->kernel_h, &v) ||
+            __builtin_mul_overflow(v, (int64_t)l->kernel_w, &v);
+    else
+        o = __builtin_mul_overflow(v, (int64_t)l->in_c * l->in_h, &v) || __builtin_mul_overflow(v, (int64_t)l->in_w, &v);
+    return o ? -1 : v;
+}
+
+/* Caffe refuses to share a blob between blobs of different sizes: so does dse, once the
+ * shapes are inferred (Caffe's STRICT mode also compares the shapes; the sizes are what
+ * the costs read). */
+static enum dse_status check_params(const struct build *b) {
+    const struct dse_net *net = b->net;
+    for (int j = 0; j < b->n_params; j++) {
+        const struct param_use *u = &b->params[j], *o = u;
+        for (int i = 0; i < j && o == u; i++)
+            if (!strcmp(b->params[i].name, u->name)) o = &b->params[i];
+        const int64_t have = blob_values(&net->layers[u->layer], u->blob);
+        const int64_t want = blob_values(&net->layers[o->layer], o->blob);
+        if (o != u && have != want)
+            return fail(b->err, DSE_ERR_SHAPE, b->path, u->line,
+                        "layer '%s': param '%s' would share the blob of layer '%s' (line %d), of %lld values, "
+                        "with one of %lld; Caffe shares blobs of one size only", net->layers[u->layer].name, u->name,
+                        net->layers[o->layer].name, o->line, (long long)want, (long long)have);
+    }
+    return DSE_OK;
+}
+
 static enum dse_status build_layer(struct build *b, int node, int v1) {
     const struct ptree *t = b->t;
     enum dse_status st;
@@ -743,6 +837,7 @@ static enum dse_status build_layer(struct build *b, int node, int v1) {
     char top[DSE_NAME_MAX] = "";
     if (n_top == 1 && (st = get_name(b, child(t, node, "top"), top, "top"))) return st;
     l.in_place = n_top == 1 && strcmp(top, first_bottom) == 0 && !b->blobs[find_blob(b, top)].label;
+    if ((st = read_params(b, node, v1, k, &l))) return st;
 
     st = dse_net_add(b->net, &l, b->err);
     if (st) {
@@ -822,6 +917,8 @@ enum dse_status dse_prototxt_parse(const char *text, size_t len, const char *pat
     if (!st) drop_non_fire_modules(out);
     if (!st && (st = dse_net_check_names(out, err))) dse_err_name_file(err, path);
     if (!st) st = dse_net_infer(out, path, err);
+    if (!st) st = check_params(&b);
+    free(b.params);
     free(t.nodes);
     free(t.pool);
     free(b.blobs);

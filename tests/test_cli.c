@@ -4,6 +4,7 @@
  * cases are in test_cli_space.c, what both files share in cli_util.c; this one table
  * lists them all. */
 #include "tests/cli_util.h"
+#include "dse/exportcmd.h"
 
 void test_cfg_matches_c(void) {
     static const struct { const char *path; struct nin_opts o; } nins[] = {
@@ -735,6 +736,65 @@ void test_eval_folder(void) {
 }
 
 /* Every case once, in the order a run takes them: its id and its function. */
+/* dse import --classes-file (issue #34): the names, one a line, recorded in the checkpoint
+ * as training records a dataset's; a file of another count, an empty or too long name or a
+ * control byte refused with its line, before the weights are read. */
+void test_import_classes(void) {
+    static const char *const net_path = "tests/fuzz/tiny.cfg"; /* 10 classes */
+    static const struct {
+        const char *text, *msg; /* msg NULL: taken; %s: the file */
+    } files[] = {
+        { "T-shirt\nTrouser\nPullover\nDress\nCoat\nSandal\nShirt\nSneaker\nBag\nAnkle boot\n", NULL },
+        { "a\r\nb\r\nc\r\nd\r\ne\r\nf\r\ng\r\nh\r\ni\r\nj", NULL }, /* CR LF, no last newline */
+        { "a\nb\nc\n", "%s: 3 class names (one a line); the network's classifier has 10 outputs" },
+        { "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n\n", "%s: 11 class names (one a line); the network's classifier has 10 outputs" },
+        { "a\nb\n\nd\ne\nf\ng\nh\ni\nj\n", "%s:3: an empty class name" },
+        { "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\tk\n", "%s:10: a control byte (0x09) in a class name" },
+        { "a\nb\nc\nd\ne\nf\ng\nh\ni\n0123456789012345678901234567890123456789012345678901234567890123\n",
+          "%s:10: a class name of 64 bytes; at most 63" },
+    };
+    const char *dir = tmpdir();
+    char model[300], classes[300], out[300], want[600], buf[1024];
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    struct dse_model *m = NULL;
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(model, sizeof model, "%s/tiny.caffemodel", dir);
+    snprintf(classes, sizeof classes, "%s/classes.txt", dir);
+    snprintf(out, sizeof out, "%s/tiny.ckpt", dir);
+    struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+    CHECK_OK(dse_netfile_load(net_path, NULL, &net, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    CHECK_OK(dse_caffemodel_save(m, model, &err));
+    dse_model_free(m);
+    dse_net_deinit(&net);
+    for (int f = 0; f < DSE_ARRAY_LEN(files); f++) {
+        FILE *log = fopen("/dev/null", "w");
+        write_text(classes, files[f].text);
+        unlink(out);
+        memset(&err, 0, sizeof err);
+        int st = (int)dse_import_run(model, net_path, NULL, NULL, classes, out, log, &err);
+        fclose(log);
+        if (files[f].msg) {
+            snprintf(want, sizeof want, files[f].msg, classes);
+            CHECK_INT_EQ(st, DSE_ERR_CONFIG);
+            CHECK_STR_EQ(dse_err_format(&err, buf, (int)sizeof buf), want);
+            CHECK(access(out, F_OK) != 0);
+            continue;
+        }
+        CHECK_OK(st);
+        struct dse_ckpt_info info;
+        CHECK_OK(dse_checkpoint_info(out, &info, &err));
+        CHECK_INT_EQ(info.classes, 10);
+        if (info.classes != 10 || !info.class_names) continue;
+        CHECK_STR_EQ(info.class_names[0], f == 0 ? "T-shirt" : "a");
+        CHECK_STR_EQ(info.class_names[9], f == 0 ? "Ankle boot" : "j");
+        free(info.class_names);
+    }
+    tmpdir_remove(dir);
+}
+
 #define CLI_CASES(X) \
     X("cli-cfg-matches-c",        test_cfg_matches_c) \
     X("cli-prototxt-matches-cfg", test_prototxt_matches_cfg) \
@@ -762,12 +822,14 @@ void test_eval_folder(void) {
     X("cli-train-log",            test_train_log) \
     X("cli-deep-nets",            test_deep_nets) \
     X("cli-eval-folder",          test_eval_folder) \
+    X("cli-import-classes",       test_import_classes) \
     X("opts-recipe-real",         test_recipe_real) \
     X("opts-recipe-help",         test_recipe_help) \
     X("opts-bind-tables",         test_bind_tables) \
     X("opts-bind-values",         test_bind_values) \
     X("opts-line-int",            test_line_int) \
-    X("opts-list-path",           test_list_path)
+    X("opts-list-path",           test_list_path) \
+    X("opts-many-positionals",    test_many_positionals)
 
 #define CLI_CASE_DECLARE(id, fn) void fn(void);
 CLI_CASES(CLI_CASE_DECLARE)

@@ -268,3 +268,38 @@ void test_list_path(void) {
     CHECK_INT_EQ(o.max_side, 200);
     CHECK(o.seed == 2147483647u);
 }
+
+/* Positionals have no count of their own (issue #34): dse predict takes 300 images, options
+ * given among them, in their order; the argv entries are reordered positionals first (the
+ * strings unmoved), "--" makes the rest positionals, and a command of one still refuses a
+ * second. */
+void test_many_positionals(void) {
+    const struct dse_opt_cmd *c = &dse_opt_cmds[DSE_CMD_PREDICT];
+    enum { IMAGES = 300 };
+    static char names[IMAGES][16];
+    char *argv[IMAGES + 8];
+    int n = 0;
+    argv[n++] = "net.cfg";
+    for (int i = 0; i < IMAGES; i++) {
+        snprintf(names[i], sizeof names[i], "%s%03d.png", i == IMAGES - 1 ? "-" : "", i);
+        if (i == 100) argv[n++] = "--top", argv[n++] = "3";
+        if (i == 200) argv[n++] = "--checkpoint=w.ckpt";
+        if (i == IMAGES - 1) argv[n++] = "--"; /* the last name starts with '-' */
+        argv[n++] = names[i];
+    }
+    struct dse_opt_args a;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_opts_parse(c, n, argv, &a, &err));
+    CHECK_INT_EQ(a.n_pos, IMAGES + 1);
+    CHECK_STR_EQ(a.pos[0], "net.cfg");
+    int in_order = 1;
+    for (int i = 0; i + 1 < a.n_pos && i < IMAGES; i++) in_order &= a.pos[1 + i] == names[i];
+    CHECK(in_order);
+    CHECK_INT_EQ(dse_opts_int(c, &a, DSE_OPT_TOP), 3);
+    CHECK_STR_EQ(a.val[DSE_OPT_CHECKPOINT], "w.ckpt");
+    CHECK_STR_EQ(argv[IMAGES + 1], "--top"); /* the options after the positionals, in order */
+    CHECK_STR_EQ(argv[IMAGES + 3], "--checkpoint=w.ckpt");
+    char *two[] = { "a.cfg", "--batch", "2", "b.cfg" };
+    CHECK_INT_EQ(dse_opts_parse(&dse_opt_cmds[DSE_CMD_ANALYZE], 4, two, &a, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "unexpected argument 'b.cfg'");
+}

@@ -334,8 +334,14 @@ static void test_caffe_bad(void) {
     CHECK_OK(dse_fs_read(path, &data, &len, &err));
     write_raw(trunc, data, len - 10);
     CHECK_INT_EQ(dse_caffemodel_load(bn, trunc, NULL, &err), DSE_ERR_IO);
-    CHECK(strstr(err.msg, "not a Caffe NetParameter") != NULL);
+    /* the layer being read is named (issue #34), or, its name cut off too, the one before it */
+    CHECK_STR_EQ(err.msg, "not a Caffe NetParameter (.caffemodel): layer 'fc2' (layer 10 of the file) is cut short: "
+                          "its message needs 460 bytes, the file holds 450 more (a truncated file?)");
     CHECK(!strcmp(err.file, trunc));
+    write_raw(trunc, data, len - 460 + 1); /* fc2's tag and length (4 bytes) and 1 byte of it */
+    CHECK_INT_EQ(dse_caffemodel_load(bn, trunc, NULL, &err), DSE_ERR_IO);
+    CHECK_STR_EQ(err.msg, "not a Caffe NetParameter (.caffemodel): layer 10 of the file, after 'bn3/scale', is cut "
+                          "short: its message needs 460 bytes, the file holds 1 more (a truncated file?)");
     write_raw(junk, "\x0f\x01\x02", 3);
     CHECK_INT_EQ(dse_caffemodel_load(bn, junk, NULL, &err), DSE_ERR_IO);
     /* a file of fmnist's layers lacks bn's "bn1" */

@@ -490,6 +490,39 @@ static void test_inputs(void) {
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
+/* Shared blobs (issue #34): param { name: } (V1: param: "...") names a learned blob, and a
+ * later blob of the same name is that one (dse_layer.shared: bit 0 the weights, bit 1 the
+ * bias), so the analyzer counts it once; an empty name shares nothing; a bias the layer does
+ * not have is not one. Blobs of different sizes: tests/prototxt/siamese_mismatch.prototxt in
+ * proto-errors. */
+static void test_shared(void) {
+    static const struct {
+        const char *name;
+        int         shared;
+    } want[] = { { "conv1", 0 }, { "ip1", 0 }, { "conv1_p", 3 }, { "ip1_p", 1 } };
+    static const char v1[] =
+        "input: \"data\" input_dim: 1 input_dim: 3 input_dim: 8 input_dim: 8\n"
+        "layers { name: \"a\" type: CONVOLUTION bottom: \"data\" top: \"a\" param: \"w\" param: \"b\"\n"
+        "  convolution_param { num_output: 3 kernel_size: 1 } }\n"
+        "layers { name: \"b\" type: CONVOLUTION bottom: \"a\" top: \"b\" param: \"w\" param: \"b\"\n"
+        "  convolution_param { num_output: 3 kernel_size: 1 } }\n"
+        "layers { name: \"c\" type: CONVOLUTION bottom: \"b\" top: \"c\" param: \"w\" param: \"b\"\n"
+        "  convolution_param { num_output: 3 kernel_size: 1 bias_term: false } }\n";
+    struct dse_net net;
+    struct dse_err err;
+    CHECK_OK(load("tests/prototxt/siamese.prototxt", NULL, &net));
+    if (net.n_layers == 0) return;
+    for (int i = 0; i < DSE_ARRAY_LEN(want); i++) CHECK_INT_EQ(layer(&net, want[i].name)->shared, want[i].shared);
+    dse_net_deinit(&net);
+    CHECK_OK(parse(v1, NULL, &net, &err));
+    if (err.code) return;
+    CHECK_INT_EQ(net.n_layers, 3);
+    CHECK_INT_EQ(net.layers[0].shared, 0);
+    CHECK_INT_EQ(net.layers[1].shared, 3);
+    CHECK_INT_EQ(net.layers[2].shared, 1);
+    dse_net_deinit(&net);
+}
+
 static void test_errors(void) {
     static const struct {
         const char     *path;
@@ -507,6 +540,18 @@ static void test_errors(void) {
           "'CONVOLUTION'?); supported: DATA, IMAGE_DATA, MEMORY_DATA, HDF5_DATA, CONVOLUTION, POOLING, "
           "RELU, DROPOUT, CONCAT, ELTWISE, INNER_PRODUCT, SOFTMAX, SOFTMAX_LOSS, ACCURACY, LRN, FLATTEN, SLICE, "
           "SIGMOID, TANH, POWER" },
+        { "tests/prototxt/deconv.prototxt", DSE_ERR_UNSUPPORTED,
+          "tests/prototxt/deconv.prototxt:11: Caffe's layer type 'Deconvolution' is not supported; supported: Input, "
+          "Data, ImageData, MemoryData, HDF5Data, Convolution, Pooling, ReLU, Dropout, Concat, Eltwise, InnerProduct, "
+          "Softmax, SoftmaxWithLoss, Accuracy, LRN, BatchNorm, Scale, ConvolutionDepthwise, DepthwiseConvolution, "
+          "Flatten, Reshape, Slice, Sigmoid, TanH, Power" },
+        { "tests/prototxt/deconv_v1.prototxt", DSE_ERR_UNSUPPORTED,
+          "tests/prototxt/deconv_v1.prototxt:11: Caffe's layer type 'DECONVOLUTION' is not supported; supported: DATA, "
+          "IMAGE_DATA, MEMORY_DATA, HDF5_DATA, CONVOLUTION, POOLING, RELU, DROPOUT, CONCAT, ELTWISE, INNER_PRODUCT, "
+          "SOFTMAX, SOFTMAX_LOSS, ACCURACY, LRN, FLATTEN, SLICE, SIGMOID, TANH, POWER" },
+        { "tests/prototxt/siamese_mismatch.prototxt", DSE_ERR_SHAPE,
+          "tests/prototxt/siamese_mismatch.prototxt:40: layer 'conv1_p': param 'conv1_w' would share the blob of "
+          "layer 'conv1' (line 22), of 500 values, with one of 250; Caffe shares blobs of one size only" },
         { "tests/prototxt/bad_token.prototxt", DSE_ERR_CONFIG,
           "tests/prototxt/bad_token.prototxt:16: expected ':' or '{' after field 'kernel_size', "
           "found number 3" },
@@ -1217,6 +1262,7 @@ static const struct check_case cases[] = {
     { "proto-v1-v2",      test_v1_v2 },
     { "proto-inputs",     test_inputs },
     { "proto-errors",     test_errors },
+    { "proto-shared",     test_shared },
     { "proto-fuzz",       test_fuzz },
     { "proto-roundtrip",  test_roundtrip },
     { "proto-zoo-layers", test_zoo_layers },
