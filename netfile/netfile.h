@@ -35,7 +35,8 @@ struct dse_input_shape {
  * record (a format-1 checkpoint) stay 0: as NET's file says. */
 void dse_netfile_fit_checkpoint(struct dse_input_shape *fit, const struct dse_ckpt_info *info);
 
-/* Load PATH by its extension: .cfg -> dse_netcfg_load, .prototxt/.pt -> dse_prototxt_load.
+/* Load PATH by its extension: .cfg -> dse_netcfg_load, .prototxt/.pt -> dse_prototxt_load,
+ * .onnx -> dse_onnx_load.
  * On success *out is initialized and inferred (dse_net_infer); the caller deinits it.
  * On failure *out holds nothing to free and err says file:line and what was expected.
  * ov may be NULL. */
