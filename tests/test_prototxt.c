@@ -1217,6 +1217,7 @@ static void test_zoo_layers(void) {
 /* ONNX in: tests/test_prototxt_onnx.c */
 void test_onnx_roundtrip(void);
 void test_onnx_refusals(void);
+void test_onnx_helper(void);
 
 static const struct check_case cases[] = {
     { "proto-squeeze10",  test_squeeze10 },
@@ -1230,6 +1231,7 @@ static const struct check_case cases[] = {
     { "proto-zoo-layers", test_zoo_layers },
     { "onnx-roundtrip",   test_onnx_roundtrip },
     { "onnx-refusals",    test_onnx_refusals },
+    { "onnx-helper",      test_onnx_helper },
 };
 
 int main(int argc, char **argv) {

@@ -1,12 +1,15 @@
 /* test_prototxt_onnx.c: test_prototxt's ONNX cases (netfile/onnx_read.c, docs/onnx.md): dse's
  * own exports of the SqueezeNet family and of a small fc network read back with the same
- * costs, hand-made models with their refusals, and cut or changed bytes read or refused. */
+ * costs, hand-made models with their refusals, cut or changed bytes read or refused, and a
+ * model written by the onnx package's helpers (tests/onnx_make.py; skipped without it). */
 #include "netfile/netfile.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "base/pb.h"
@@ -295,3 +298,51 @@ void test_onnx_refusals(void) {
     free(buf);
 }
 
+
+/* tests/onnx_make.py's network, in the forms PyTorch writes: costs worked out by hand. */
+void test_onnx_helper(void) {
+    char path[] = "/tmp/dse_onnx_helper_XXXXXX", named[64], cmd[160];
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    close(fd);
+    snprintf(named, sizeof named, "%s.onnx", path);
+    snprintf(cmd, sizeof cmd, "sh tests/onnx_make.sh %s", named);
+    int rc = system(cmd);
+    remove(path);
+    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
+        CHECK_SKIP("no python3 with the onnx module");
+        return;
+    }
+    CHECK_INT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 0);
+    static const struct {
+        struct dse_input_shape ov;
+        int       h;
+        long long flops; /* conv1 2*27*16*H*H, conv2 2*36*16*(H/2)^2, fc 2*160 */
+    } sizes[] = {
+        { .ov = { 0 },                    .h = 32, .flops = 884736 + 294912 + 320 },
+        { .ov = { .h = 64, .w = 64 },     .h = 64, .flops = 3538944 + 1179648 + 320 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(sizes); i++) {
+        struct dse_net net;
+        struct dse_err err = { 0 };
+        if (dse_netfile_load(named, &sizes[i].ov, &net, &err)) {
+            CHECK(0);
+            fprintf(stderr, "  %s\n", err.msg);
+            continue;
+        }
+        struct dse_cost_totals t = onnx_costs(&net);
+        CHECK_INT_EQ(t.params, 448 + 592 + 32 + 170); /* conv1, conv2 (group 4), bn (affine), fc */
+        CHECK_INT_EQ(t.buffers, 32);
+        CHECK_INT_EQ(t.flops, sizes[i].flops);
+        CHECK_INT_EQ(net.in_h, sizes[i].h);
+        CHECK_INT_EQ(layer(&net, "/features/conv1/Conv")->pad_h, 1); /* SAME_UPPER, 3x3 */
+        CHECK_INT_EQ(layer(&net, "/features/conv2/Conv")->groups, 4);
+        CHECK_INT_EQ(layer(&net, "r2")->type, DSE_LAYER_RELU);    /* no node name: its output's */
+        CHECK_INT_EQ(layer(&net, "/fc/MatMul")->bias, 1);         /* the Add after it */
+        CHECK_INT_EQ(layer(&net, "/Reshape")->type, DSE_LAYER_FLATTEN);
+        CHECK_INT_EQ(net.n_layers, 10);
+        dse_net_deinit(&net);
+    }
+    remove(named);
+}
