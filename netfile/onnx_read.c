@@ -854,14 +854,18 @@ static enum dse_status check_weights(struct rd *r) {
         const struct dse_layer *l = &r->net->layers[i];
         if (r->weight[i] < 0) continue;
         const struct tensor *w = &r->t[r->weight[i]];
-        int64_t want = l->type == DSE_LAYER_CONV ? (int64_t)l->in_c / l->groups * l->kernel_h * l->kernel_w * l->num_output
-                       : l->type == DSE_LAYER_FC ? (int64_t)l->in_c * l->in_h * l->in_w * l->num_output
-                                                 : l->in_c;
-        if (w->count != want)
+        const int64_t f[4] = { l->type == DSE_LAYER_CONV ? l->in_c / l->groups : l->in_c,
+                               l->type == DSE_LAYER_CONV ? l->kernel_h : l->type == DSE_LAYER_FC ? l->in_h : 1,
+                               l->type == DSE_LAYER_CONV ? l->kernel_w : l->type == DSE_LAYER_FC ? l->in_w : 1,
+                               l->type == DSE_LAYER_BATCHNORM ? 1 : l->num_output };
+        int64_t want = 1;
+        int over = 0;
+        for (int k = 0; k < 4; k++) over |= __builtin_mul_overflow(want, f[k], &want); /* sizes up to 2^24 each */
+        if (over || w->count != want)
             return dse_err_layer(r->err, DSE_ERR_SHAPE, r->path, 0, l->name, dse_layer_type_str(l->type),
-                                 "its weights '%.*s' hold %lld values; its input %dx%dx%d needs %lld",
+                                 "its weights '%.*s' hold %lld values; its input %dx%dx%d needs %s%lld",
                                  sn(w->name), w->name.p, (long long)w->count, l->in_c, l->in_h, l->in_w,
-                                 (long long)want);
+                                 over ? "over " : "", over ? (long long)INT64_MAX : (long long)want);
     }
     return DSE_OK;
 }

@@ -177,7 +177,7 @@ static void onnx_init(struct dse_pb *pb, const char *name, const int64_t *dims, 
     dse_pb_end(pb);
 }
 
-enum onnx_hand { HAND_RELU, HAND_UNKNOWN, HAND_ASYM, HAND_MATMUL };
+enum onnx_hand { HAND_RELU, HAND_UNKNOWN, HAND_ASYM, HAND_MATMUL, HAND_BADFC };
 
 static void onnx_hand_nodes(struct dse_pb *pb, enum onnx_hand k) {
     static const int64_t w[4] = { 4, 3, 3, 3 }, mm[2] = { 192, 10 }, b[1] = { 10 };
@@ -197,6 +197,15 @@ static void onnx_hand_nodes(struct dse_pb *pb, enum onnx_hand k) {
         dse_pb_packed_varints(pb, 8, pads, 4);
         dse_pb_varint(pb, 20, 7), dse_pb_end(pb);
         dse_pb_end(pb);
+        break;
+    }
+    case HAND_BADFC: { /* a Gemm whose weights do not fit its 3x8x8 input */
+        static const int64_t g[2] = { 10, 100 };
+        onnx_init(pb, "g", g, 2);
+        onnx_node(pb, "Flatten", "flat", "x", NULL, "f"), dse_pb_end(pb);
+        onnx_node(pb, "Gemm", "fc", "f", "g", "y");
+        dse_pb_begin(pb, 5), dse_pb_string(pb, 1, "transB"), dse_pb_varint(pb, 3, 1), dse_pb_varint(pb, 20, 2);
+        dse_pb_end(pb), dse_pb_end(pb);
         break;
     }
     case HAND_MATMUL:
@@ -242,6 +251,8 @@ void test_onnx_refusals(void) {
         { HAND_ASYM,    1, NULL, DSE_ERR_UNSUPPORTED,
           "node 'c1' (Conv, opset 13): asymmetric pads [0, 0, 1, 1]; a dse conv pads both sides", 0 },
         { HAND_MATMUL,  1, NULL, DSE_OK, "", 192 * 10 + 10 },
+        { HAND_BADFC,   1, NULL, DSE_ERR_SHAPE,
+          "layer 'fc' (fc): its weights 'g' hold 1000 values; its input 192x1x1 needs 1920", 0 },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
         size_t len;
