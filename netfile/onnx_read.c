@@ -56,6 +56,8 @@ struct value {
     int        layer;  /* VAL_LAYER: layer index or DSE_INPUT_DATA */
     int        tensor; /* VAL_TENSOR: index into rd.t */
     int        rank;   /* VAL_LAYER: 4, or 2 after Flatten, Gemm and MatMul */
+    int64_t    pad[4]; /* VAL_LAYER: zeros Pad nodes put around H and W (top, left, bottom,
+                          right), taken into the pads of the conv or pooling that reads it */
 };
 
 struct node {
@@ -210,8 +212,9 @@ static enum dse_status add_value(struct rd *r, struct value v) {
     return DSE_OK;
 }
 
-/* Input k of the node as a layer's output (or the network input): *layer, *rank. */
-static enum dse_status in_layer(struct rd *r, const struct node *nd, int k, int *layer, int *rank) {
+/* Input k of the node as a layer's output (or the network input): *layer, *rank, and the
+ * padding Pad nodes put around it into pad[4] (NULL: a padded value is refused). */
+static enum dse_status in_padded(struct rd *r, const struct node *nd, int k, int *layer, int *rank, int64_t *pad) {
     if (k >= nd->n_in || !nd->in[k].n) return node_fail(r, DSE_ERR_CONFIG, "input %d is missing", k + 1);
     const struct value *v = find_value(r, nd->in[k]);
     if (!v)
@@ -220,9 +223,17 @@ static enum dse_status in_layer(struct rd *r, const struct node *nd, int k, int 
     if (v->kind != VAL_LAYER)
         return node_fail(r, DSE_ERR_UNSUPPORTED, "input '%.*s' is a constant; dse reads it only as weights",
                          sn(nd->in[k]), nd->in[k].p);
+    if (!pad && (v->pad[0] || v->pad[1] || v->pad[2] || v->pad[3]))
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "its input '%.*s' comes from a Pad; dse reads a Pad only before "
+                         "a Conv or a pooling", sn(nd->in[k]), nd->in[k].p);
+    if (pad) memcpy(pad, v->pad, sizeof v->pad);
     *layer = v->layer;
     if (rank) *rank = v->rank;
     return DSE_OK;
+}
+
+static enum dse_status in_layer(struct rd *r, const struct node *nd, int k, int *layer, int *rank) {
+    return in_padded(r, nd, k, layer, rank, NULL);
 }
 
 /* Input k as a tensor (an initializer or a Constant); NULL with err set if it is not one. */
@@ -377,10 +388,15 @@ static enum dse_status shape_of(struct rd *r, int layer, int *c, int *h, int *w)
 /* ONNX's auto_pad: NOTSET (pads as given), VALID (none), SAME_UPPER/SAME_LOWER (out =
  * ceil(in / stride)): the total padding of each dimension into pads[4]. 0 = NOTSET. */
 static enum dse_status auto_pad(struct rd *r, const struct node *nd, int input, const int64_t k_eff[2],
-                                const int64_t stride[2], int64_t pads[4]) {
+                                const int64_t stride[2], const int64_t pre[4], int64_t pads[4]) {
     char mode[32];
     attr_str(nd, "auto_pad", mode, sizeof mode);
-    if (!mode[0] || !strcmp(mode, "NOTSET")) return DSE_OK;
+    if (!mode[0] || !strcmp(mode, "NOTSET")) {
+        for (int d = 0; d < 4; d++) pads[d] += pre[d];
+        return DSE_OK;
+    }
+    if (pre[0] || pre[1] || pre[2] || pre[3])
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "auto_pad '%s' on the output of a Pad", mode);
     if (!strcmp(mode, "VALID")) {
         memset(pads, 0, sizeof *pads * 4);
         return DSE_OK;
@@ -424,7 +440,8 @@ static enum dse_status check_bias(struct rd *r, const struct tensor *t, int64_t 
 
 static enum dse_status op_conv(struct rd *r, const struct node *nd, const struct op *op) {
     int in, rank, have;
-    enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    int64_t pre[4];
+    enum dse_status st = in_padded(r, nd, 0, &in, &rank, pre);
     if (st) return st;
     const struct tensor *w = in_tensor(r, nd, 1, "weight"), *b = NULL;
     if (!w) return r->err->code;
@@ -443,7 +460,7 @@ static enum dse_status op_conv(struct rd *r, const struct node *nd, const struct
         (st = attr_int(r, nd, "group", 1, 1, DSE_DIM_MAX, &group)))
         return st;
     const int64_t k_eff[2] = { dil[0] * (kernel[0] - 1) + 1, dil[1] * (kernel[1] - 1) + 1 };
-    if ((st = auto_pad(r, nd, in, k_eff, stride, pads))) return st;
+    if ((st = auto_pad(r, nd, in, k_eff, stride, pre, pads))) return st;
     if (pads[0] != pads[2] || pads[1] != pads[3])
         return node_fail(r, DSE_ERR_UNSUPPORTED, "asymmetric pads [%lld, %lld, %lld, %lld]; a dse conv pads both "
                          "sides of a dimension alike", (long long)pads[0], (long long)pads[1], (long long)pads[2],
@@ -485,7 +502,8 @@ static int64_t caffe_pool_out(int64_t in, int64_t k, int64_t s, int64_t pad, int
  * count_include_pad changes no cost and no shape. */
 static enum dse_status op_pool(struct rd *r, const struct node *nd, const struct op *op) {
     int in, rank, have;
-    enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    int64_t pre[4];
+    enum dse_status st = in_padded(r, nd, 0, &in, &rank, pre);
     if (st) return st;
     int64_t kernel[2], stride[2] = { 1, 1 }, dil[2] = { 1, 1 }, pads[4] = { 0 }, ceil_mode, cip;
     if ((st = attr_ints(r, nd, "kernel_shape", 2, 1, DSE_DIM_MAX, kernel, &have))) return st;
@@ -496,7 +514,7 @@ static enum dse_status op_pool(struct rd *r, const struct node *nd, const struct
         (st = attr_int(r, nd, "ceil_mode", 0, 0, 1, &ceil_mode)) ||
         (st = attr_int(r, nd, "count_include_pad", 0, 0, 1, &cip)))
         return st;
-    if ((st = auto_pad(r, nd, in, kernel, stride, pads))) return st;
+    if ((st = auto_pad(r, nd, in, kernel, stride, pre, pads))) return st;
     enum dse_round round = ceil_mode ? DSE_ROUND_CEIL : DSE_ROUND_FLOOR;
     if (pads[0] != pads[2] || pads[1] != pads[3]) {
         int c, hw[2], fits[2] = { 1, 1 };
@@ -610,6 +628,9 @@ static enum dse_status op_fc(struct rd *r, const struct node *nd, const struct o
     enum dse_status st = in_layer(r, nd, 0, &in, &rank);
     if (st) return st;
     const int gemm = str_is(nd->op, "Gemm");
+    if (!gemm && rank != 2)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "a MatMul of a rank-%d value; dse reads MatMul as an fc on [N, K] "
+                         "(after a Flatten or Reshape)", rank);
     const struct tensor *w = in_tensor(r, nd, 1, "weight"), *b = NULL;
     if (!w) return r->err->code;
     if ((st = check_dims(r, w, 2, "weight"))) return st;
@@ -707,6 +728,62 @@ static enum dse_status op_lrn(struct rd *r, const struct node *nd, const struct 
     return finish(r, nd, rank, -1, -1);
 }
 
+/* A float tensor's one value (raw_data or float_data); -1 if it holds another. */
+static int tensor_float(const struct tensor *t, float *out) {
+    struct dse_pb_reader rr;
+    struct dse_pb_field f;
+    size_t n = 0;
+    if (t->type != 1 || t->count != 1) return -1; /* TensorProto.FLOAT */
+    dse_pb_reader_init(&rr, t->msg, t->len);
+    while (dse_pb_next(&rr, &f) == 1) {
+        if (f.field == 4 && dse_pb_floats(&f, out, 1, &n)) return -1; /* float_data */
+        if (f.field == TENSOR_RAW && f.wire == DSE_PB_LEN && f.len == 4) memcpy(out, f.data, 4), n = 1;
+    }
+    return n == 1 ? 0 : -1;
+}
+
+/* Pad with zeros around H and W: no layer; the conv or pooling that reads it pads so
+ * (as dse's exporter writes a Caffe average pooling whose padding counts in the average). */
+static enum dse_status op_pad(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank;
+    int64_t pre[4], p[8];
+    size_t n = 0;
+    char mode[32];
+    enum dse_status st = in_padded(r, nd, 0, &in, &rank, pre);
+    if (st) return st;
+    attr_str(nd, "mode", mode, sizeof mode);
+    if (mode[0] && strcmp(mode, "constant"))
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "mode '%s'; dse reads Pad with zeros only", mode);
+    if (r->opset < 11) {
+        int have;
+        if ((st = attr_ints(r, nd, "pads", 8, 0, DSE_DIM_MAX, p, &have))) return st;
+        n = have ? 8 : 0;
+    } else {
+        const struct tensor *t = in_tensor(r, nd, 1, "pads");
+        if (!t) return r->err->code;
+        if (tensor_int64s(t, p, 8, &n)) n = 0;
+    }
+    if (has_in(nd, 2)) {
+        const struct tensor *t = in_tensor(r, nd, 2, "constant value");
+        float v = 1;
+        if (!t) return r->err->code;
+        if (tensor_float(t, &v) || v != 0)
+            return node_fail(r, DSE_ERR_UNSUPPORTED, "dse reads Pad with zeros only");
+    }
+    if (n != 8 || rank != 4 || p[0] || p[1] || p[4] || p[5])
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "dse reads Pad of a [N, C, H, W] value around H and W only "
+                         "(8 pads, those of N and C 0)");
+    const int64_t add[4] = { p[2], p[3], p[6], p[7] };
+    struct value v = { .name = nd->out[0], .kind = VAL_LAYER, .layer = in, .rank = rank };
+    for (int d = 0; d < 4; d++) {
+        if (add[d] < 0 || add[d] > DSE_DIM_MAX)
+            return node_fail(r, DSE_ERR_UNSUPPORTED, "a pad of %lld; dse reads 0 to %d", (long long)add[d],
+                             DSE_DIM_MAX);
+        v.pad[d] = pre[d] + add[d];
+    }
+    return add_value(r, v);
+}
+
 /* Identity: no layer; its output is its input. */
 static enum dse_status op_identity(struct rd *r, const struct node *nd, const struct op *op) {
     const struct value *v = has_in(nd, 0) ? find_value(r, nd->in[0]) : NULL;
@@ -760,6 +837,7 @@ static const struct op ops[] = {
     { .name = "Softmax",            .fn = op_simple,    .type = DSE_LAYER_SOFTMAX   },
     { .name = "BatchNormalization", .fn = op_bn,        .type = DSE_LAYER_BATCHNORM },
     { .name = "LRN",                .fn = op_lrn,       .type = DSE_LAYER_LRN       },
+    { .name = "Pad",                .fn = op_pad,       .type = DSE_LAYER_COUNT     },
     { .name = "Identity",           .fn = op_identity,  .type = DSE_LAYER_COUNT     },
     { .name = "Constant",           .fn = op_constant,  .type = DSE_LAYER_COUNT     },
     { .name = "Sub",                .fn = op_normalize, .type = DSE_LAYER_COUNT     },
