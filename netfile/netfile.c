@@ -25,9 +25,10 @@ enum dse_status dse_netfile_load(const char *path, const struct dse_input_shape 
     if (has_ext(path, ".prototxt") || has_ext(path, ".pt")) {
         return fit_classes(path, ov, out, dse_prototxt_load(path, ov, out, err), err);
     }
+    if (has_ext(path, ".onnx")) return fit_classes(path, ov, out, dse_onnx_load(path, ov, out, err), err);
     memset(out, 0, sizeof *out);
     return dse_err_set(err, DSE_ERR_CONFIG, path, 0,
-                       "unknown network file type; expected a .cfg (dse network) or .prototxt (Caffe) file");
+                       "unknown network file type; expected a .cfg (dse network), .prototxt (Caffe) or .onnx file");
 }
 
 void dse_netfile_fit_checkpoint(struct dse_input_shape *fit, const struct dse_ckpt_info *info) {

@@ -1,9 +1,10 @@
 /* netfile.h: the network file formats, the one door of netfile/ (docs/architecture.md):
  * our libconfig .cfg format (docs/network-format.md) and Caffe's prototxt text format
  * (docs/prototxt.md), read into and written from the shared struct dse_net of
- * metaparams/net.h, shapes inferred; a trained model out as ONNX or a .caffemodel, and a
- * .caffemodel's weights in (docs/export.md); and the one way dse reads a libconfig file,
- * shared with space files (sweep/). Below it: engine, metaparams, base. */
+ * metaparams/net.h, shapes inferred, and an ONNX model's graph read into one (docs/onnx.md);
+ * a trained model out as ONNX or a .caffemodel, and a .caffemodel's weights in
+ * (docs/export.md); and the one way dse reads a libconfig file, shared with space files
+ * (sweep/). Below it: engine, metaparams, base. */
 #ifndef DSE_NETFILE_H
 #define DSE_NETFILE_H
 
@@ -18,7 +19,7 @@ struct dse_ckpt_info;       /* engine/train.h */
 struct dse_data_norm;       /* data/data.h */
 struct dse_model;           /* engine/model.h */
 
-/* ---- Network files: .cfg and prototxt (netcfg.c, prototxt*.c, netfile.c) ---------------- */
+/* ---- Network files: .cfg, prototxt and ONNX (netcfg.c, prototxt*.c, onnx_read.c, netfile.c) */
 
 /* Input shape given on the command line (--input C,H,W); a zero field means "as the
  * file says". Applied before any layer is built. classes (--classes K): the classifier
@@ -34,7 +35,8 @@ struct dse_input_shape {
  * record (a format-1 checkpoint) stay 0: as NET's file says. */
 void dse_netfile_fit_checkpoint(struct dse_input_shape *fit, const struct dse_ckpt_info *info);
 
-/* Load PATH by its extension: .cfg -> dse_netcfg_load, .prototxt/.pt -> dse_prototxt_load.
+/* Load PATH by its extension: .cfg -> dse_netcfg_load, .prototxt/.pt -> dse_prototxt_load,
+ * .onnx -> dse_onnx_load.
  * On success *out is initialized and inferred (dse_net_infer); the caller deinits it.
  * On failure *out holds nothing to free and err says file:line and what was expected.
  * ov may be NULL. */
@@ -46,6 +48,19 @@ enum dse_status dse_netcfg_load(const char *path, const struct dse_input_shape *
 
 enum dse_status dse_prototxt_load(const char *path, const struct dse_input_shape *ov,
                                   struct dse_net *out, struct dse_err *err);
+
+/* An ONNX model (ModelProto, any opset; docs/onnx.md): its graph's nodes as dse layers named
+ * by the nodes' names (or their first outputs'), the first graph input that is not an
+ * initializer as the network input ([N, C, H, W]; ov fills or replaces C, H, W), shapes
+ * inferred. Each weighted layer's initializers must hold what its inferred shape needs, so
+ * params are the initializers' counts. Errors: bytes that are not a model (DSE_ERR_CONFIG),
+ * an op dse does not read or reads only in some forms (DSE_ERR_CONFIG or
+ * DSE_ERR_UNSUPPORTED naming the node, its op and the model's opset), no input shape.
+ * path is only used in messages (borrowed). */
+enum dse_status dse_onnx_parse(const void *data, size_t len, const char *path, const struct dse_input_shape *ov,
+                               struct dse_net *out, struct dse_err *err);
+enum dse_status dse_onnx_load(const char *path, const struct dse_input_shape *ov, struct dse_net *out,
+                              struct dse_err *err);
 
 /* Parse prototxt text of length len; path is only used in error messages (borrowed). */
 enum dse_status dse_prototxt_parse(const char *text, size_t len, const char *path,

@@ -165,8 +165,8 @@ void test_bad_nets(void) {
         { "tests/bad_nets/missing.cfg",
           "tests/bad_nets/missing.cfg: cannot open: No such file or directory", DSE_ERR_IO },
         { "tests/bad_nets/not_a_network.txt",
-          "tests/bad_nets/not_a_network.txt: unknown network file type; expected a .cfg (dse network) or .prototxt "
-          "(Caffe) file", DSE_ERR_CONFIG },
+          "tests/bad_nets/not_a_network.txt: unknown network file type; expected a .cfg (dse network), .prototxt "
+          "(Caffe) or .onnx file", DSE_ERR_CONFIG },
         /* libconfig 1.5 would end the process on a folder ("input in flex scanner failed") */
         { "tests/bad_nets/directory.cfg",
           "tests/bad_nets/directory.cfg: is a directory; expected a network file", DSE_ERR_IO },

@@ -1,7 +1,8 @@
 /* test_prototxt.c: the Caffe prototxt reader and writer (netfile/prototxt*.c, docs/prototxt.md):
  * the SqueezeNet and NiN files in experiments/, V1 and V2 syntax, data layers, every
  * tests/prototxt/bad_*.prototxt with its exact message, mutated input, and write/read round
- * trips. Runs from the repository root (ctest sets the working directory). */
+ * trips; ONNX read back (tests/test_prototxt_onnx.c). Runs from the repository root (ctest sets
+ * the working directory). */
 #include "netfile/netfile.h"
 
 #include <stdint.h>
@@ -11,7 +12,10 @@
 
 #include "analysis/analysis.h"
 #include "metaparams/net.h"
+#define CHECK_SHARED_COUNTS /* one set of counts for both files of test_prototxt: defined here */
 #include "tests/check.h"
+
+int check_failures, check_count, check_skips;
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
@@ -1255,6 +1259,11 @@ static void test_zoo_layers(void) {
     dse_net_deinit(&net);
 }
 
+/* ONNX in: tests/test_prototxt_onnx.c */
+void test_onnx_roundtrip(void);
+void test_onnx_refusals(void);
+void test_onnx_helper(void);
+
 static const struct check_case cases[] = {
     { "proto-squeeze10",  test_squeeze10 },
     { "proto-squeeze11",  test_squeeze11 },
@@ -1266,6 +1275,9 @@ static const struct check_case cases[] = {
     { "proto-fuzz",       test_fuzz },
     { "proto-roundtrip",  test_roundtrip },
     { "proto-zoo-layers", test_zoo_layers },
+    { "onnx-roundtrip",   test_onnx_roundtrip },
+    { "onnx-refusals",    test_onnx_refusals },
+    { "onnx-helper",      test_onnx_helper },
 };
 
 int main(int argc, char **argv) {

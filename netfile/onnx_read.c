@@ -1,0 +1,1085 @@
+/* onnx_read.c: an ONNX model read into a dse network (netfile.h; docs/onnx.md), the first
+ * part of issue #34: the graph's nodes become dse layers (the op table `ops` below), its
+ * initializers and Constant nodes are the layers' weights and the shapes some ops read,
+ * and the first graph input that is not an initializer is the network input. Read with
+ * base/pb.h's wire reader; every field number is onnx/onnx.proto's, named beside it as
+ * netfile/onnx.c (the writer) names them. Costs come from dse's own layers and shape
+ * inference (docs/conventions.md), so each weighted layer's initializers are checked
+ * against the shape the layer infers: params equal the initializers' element counts. */
+#include "netfile/netfile.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fs.h"
+#include "base/pb.h"
+
+/* onnx.proto field numbers */
+enum {
+    MODEL_GRAPH = 7, MODEL_OPSET = 8,
+    OPSET_DOMAIN = 1, OPSET_VERSION = 2,
+    GRAPH_NODE = 1, GRAPH_NAME = 2, GRAPH_INITIALIZER = 5, GRAPH_INPUT = 11,
+    NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_NAME = 3, NODE_OP = 4, NODE_ATTR = 5, NODE_DOMAIN = 7,
+    ATTR_NAME = 1, ATTR_F = 2, ATTR_I = 3, ATTR_S = 4, ATTR_T = 5, ATTR_INTS = 8,
+    TENSOR_DIMS = 1, TENSOR_TYPE = 2, TENSOR_INT64_DATA = 7, TENSOR_NAME = 8, TENSOR_RAW = 9,
+    VALUE_NAME = 1, VALUE_TYPE = 2, TYPE_TENSOR = 1, TTENSOR_SHAPE = 2, SHAPE_DIM = 1, DIM_VALUE = 1,
+};
+enum { ELEM_INT64 = 7 }; /* TensorProto.DataType */
+
+#define MAX_DIMS     8  /* a tensor's rank */
+#define MAX_NODE_IN  16 /* a node's inputs (Concat's are at most DSE_MAX_INPUTS) */
+#define MAX_NODE_OUT 4
+
+struct str {
+    const char *p;
+    size_t      n;
+};
+
+/* An initializer or a Constant node's value. */
+struct tensor {
+    struct str     name;
+    int64_t        dims[MAX_DIMS];
+    int            nd, type;
+    int64_t        count;     /* elements: the product of dims */
+    const uint8_t *msg;       /* the TensorProto, for its values */
+    size_t         len;
+};
+
+/* A named value of the graph: a layer's output (or the network input), or a tensor. */
+enum vkind { VAL_LAYER, VAL_TENSOR };
+struct value {
+    struct str name;
+    enum vkind kind;
+    int        layer;  /* VAL_LAYER: layer index or DSE_INPUT_DATA */
+    int        tensor; /* VAL_TENSOR: index into rd.t */
+    int        rank;   /* VAL_LAYER: 4, or 2 after Flatten, Gemm and MatMul */
+    int64_t    pad[4]; /* VAL_LAYER: zeros Pad nodes put around H and W (top, left, bottom,
+                          right), taken into the pads of the conv or pooling that reads it */
+};
+
+struct node {
+    struct str     name, op, domain, in[MAX_NODE_IN], out[MAX_NODE_OUT];
+    int            n_in, n_out;
+    const uint8_t *msg;
+    size_t         len;
+};
+
+struct rd {
+    const char                   *path;
+    const struct dse_input_shape *ov;
+    struct dse_net               *net;
+    struct dse_err               *err;
+    int                           opset;
+    struct tensor                *t;
+    int                           nt, cap_t;
+    struct value                 *v;
+    int                           nv, cap_v;
+    int                          *weight, *bias; /* [layer]: tensor index of its weights / bias, -1 */
+    int                          *matmul;        /* [layer]: an fc read from MatMul (its bias may follow) */
+    const struct node            *cur;           /* the node being read, for messages */
+};
+
+struct op;
+typedef enum dse_status (*op_fn)(struct rd *r, const struct node *nd, const struct op *op);
+struct op {
+    const char         *name;
+    op_fn               fn;
+    enum dse_layer_type type; /* the layer it becomes, where fn makes one of several */
+};
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+static int str_is(struct str s, const char *lit) {
+    size_t n = strlen(lit);
+    return s.n == n && !memcmp(s.p, lit, n);
+}
+
+static int str_eq(struct str a, struct str b) {
+    return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n));
+}
+
+static struct str str_of(const struct dse_pb_field *f) {
+    return (struct str){ .p = (const char *)f->data, .n = f->len };
+}
+
+/* The printf precision that prints s (at most 200 bytes of it). */
+static int sn(struct str s) {
+    return s.n > 200 ? 200 : (int)s.n;
+}
+
+static void str_copy(char *dst, size_t cap, struct str s) {
+    size_t n = s.n < cap - 1 ? s.n : cap - 1;
+    memcpy(dst, s.p, n);
+    dst[n] = '\0';
+}
+
+/* An error about the node being read: "path: node 'name' (Op, opset N): ...". */
+__attribute__((format(printf, 3, 4))) static enum dse_status node_fail(struct rd *r, enum dse_status code,
+                                                                       const char *fmt, ...) {
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const struct node *nd = r->cur;
+    struct str name = nd->name.n ? nd->name : nd->n_out ? nd->out[0] : (struct str){ .p = "", .n = 0 };
+    return dse_err_set(r->err, code, r->path, 0, "node '%.*s' (%.*s, opset %d): %s", sn(name), name.p, sn(nd->op),
+                       nd->op.p, r->opset, what);
+}
+
+static enum dse_status malformed(struct rd *r, const char *what) {
+    return dse_err_set(r->err, DSE_ERR_CONFIG, r->path, 0, "not a well-formed ONNX model: %s", what);
+}
+
+static enum dse_status nomem(struct rd *r) {
+    return dse_err_set(r->err, DSE_ERR_NOMEM, r->path, 0, "out of memory");
+}
+
+/* Every field of a message and of its LEN fields named in nested[] (one level) well formed. */
+static int well_formed(const uint8_t *p, size_t n, int nested) {
+    struct dse_pb_reader rr;
+    struct dse_pb_field f;
+    int got;
+    dse_pb_reader_init(&rr, p, n);
+    while ((got = dse_pb_next(&rr, &f)) == 1)
+        if (nested && f.field == nested && f.wire == DSE_PB_LEN && !well_formed(f.data, f.len, 0)) return 0;
+    return got == 0;
+}
+
+/* ---- tensors and values ---------------------------------------------------------------- */
+
+static enum dse_status read_tensor(struct rd *r, const uint8_t *p, size_t n, struct tensor *t) {
+    struct dse_pb_reader rr;
+    struct dse_pb_field f;
+    size_t nd = 0;
+    int got;
+    *t = (struct tensor){ .msg = p, .len = n, .count = 1 };
+    dse_pb_reader_init(&rr, p, n);
+    while ((got = dse_pb_next(&rr, &f)) == 1) {
+        if (f.field == TENSOR_DIMS && dse_pb_varints(&f, t->dims, MAX_DIMS, &nd))
+            return malformed(r, "a tensor of more than 8 dimensions");
+        if (f.field == TENSOR_TYPE && f.wire == DSE_PB_VARINT) t->type = (int)(f.v & 0xff);
+        if (f.field == TENSOR_NAME && f.wire == DSE_PB_LEN) t->name = str_of(&f);
+    }
+    if (got < 0) return malformed(r, "a tensor's bytes");
+    t->nd = (int)nd;
+    for (int i = 0; i < t->nd; i++) {
+        if (t->dims[i] < 0 || t->dims[i] > INT32_MAX) return malformed(r, "a tensor dimension out of range");
+        if (t->dims[i] && t->count > INT64_MAX / 4 / t->dims[i]) return malformed(r, "a tensor too large");
+        t->count *= t->dims[i];
+    }
+    return DSE_OK;
+}
+
+/* An int64 tensor's values (raw_data or int64_data) into out[cap]; -1 if it holds others. */
+static int tensor_int64s(const struct tensor *t, int64_t *out, size_t cap, size_t *n) {
+    struct dse_pb_reader rr;
+    struct dse_pb_field f;
+    *n = 0;
+    if (t->type != ELEM_INT64 || t->count > (int64_t)cap) return -1;
+    dse_pb_reader_init(&rr, t->msg, t->len);
+    while (dse_pb_next(&rr, &f) == 1) {
+        if (f.field == TENSOR_INT64_DATA && dse_pb_varints(&f, out, cap, n)) return -1;
+        if (f.field == TENSOR_RAW && f.wire == DSE_PB_LEN) {
+            if (f.len != (size_t)t->count * 8) return -1;
+            for (size_t i = 0; i < f.len / 8; i++) {
+                uint64_t u = 0;
+                for (int b = 7; b >= 0; b--) u = u << 8 | f.data[i * 8 + (size_t)b];
+                out[(*n)++] = (int64_t)u;
+            }
+        }
+    }
+    return (int64_t)*n == t->count ? 0 : -1;
+}
+
+static struct value *find_value(struct rd *r, struct str name) {
+    for (int i = r->nv - 1; i >= 0; i--)
+        if (str_eq(r->v[i].name, name)) return &r->v[i];
+    return NULL;
+}
+
+static enum dse_status add_value(struct rd *r, struct value v) {
+    if (r->nv == r->cap_v) {
+        int cap = r->cap_v ? 2 * r->cap_v : 64;
+        struct value *nv = realloc(r->v, sizeof *nv * (size_t)cap);
+        if (!nv) return nomem(r);
+        r->v = nv, r->cap_v = cap;
+    }
+    r->v[r->nv++] = v;
+    return DSE_OK;
+}
+
+/* Input k of the node as a layer's output (or the network input): *layer, *rank, and the
+ * padding Pad nodes put around it into pad[4] (NULL: a padded value is refused). */
+static enum dse_status in_padded(struct rd *r, const struct node *nd, int k, int *layer, int *rank, int64_t *pad) {
+    if (k >= nd->n_in || !nd->in[k].n) return node_fail(r, DSE_ERR_CONFIG, "input %d is missing", k + 1);
+    const struct value *v = find_value(r, nd->in[k]);
+    if (!v)
+        return node_fail(r, DSE_ERR_CONFIG, "input '%.*s' is made by no earlier node (graph nodes must be in "
+                         "topological order)", sn(nd->in[k]), nd->in[k].p);
+    if (v->kind != VAL_LAYER)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "input '%.*s' is a constant; dse reads it only as weights",
+                         sn(nd->in[k]), nd->in[k].p);
+    if (!pad && (v->pad[0] || v->pad[1] || v->pad[2] || v->pad[3]))
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "its input '%.*s' comes from a Pad; dse reads a Pad only before "
+                         "a Conv or a pooling", sn(nd->in[k]), nd->in[k].p);
+    if (pad) memcpy(pad, v->pad, sizeof v->pad);
+    *layer = v->layer;
+    if (rank) *rank = v->rank;
+    return DSE_OK;
+}
+
+static enum dse_status in_layer(struct rd *r, const struct node *nd, int k, int *layer, int *rank) {
+    return in_padded(r, nd, k, layer, rank, NULL);
+}
+
+/* Input k as a tensor (an initializer or a Constant); NULL with err set if it is not one. */
+static const struct tensor *in_tensor(struct rd *r, const struct node *nd, int k, const char *what) {
+    if (k >= nd->n_in || !nd->in[k].n) {
+        node_fail(r, DSE_ERR_CONFIG, "its %s (input %d) is missing", what, k + 1);
+        return NULL;
+    }
+    const struct value *v = find_value(r, nd->in[k]);
+    if (!v || v->kind != VAL_TENSOR) {
+        node_fail(r, DSE_ERR_UNSUPPORTED, "its %s '%.*s' is not an initializer or a Constant; dse reads weights "
+                  "and shapes only from those", what, sn(nd->in[k]), nd->in[k].p);
+        return NULL;
+    }
+    return &r->t[v->tensor];
+}
+
+static int has_in(const struct node *nd, int k) {
+    return k < nd->n_in && nd->in[k].n;
+}
+
+/* ---- attributes ------------------------------------------------------------------------ */
+
+/* The attribute named name (its AttributeProto's bytes in *a); 0 if the node has none. */
+static int attr(const struct node *nd, const char *name, struct dse_pb_field *a) {
+    struct dse_pb_reader rr, ar;
+    struct dse_pb_field f, g;
+    dse_pb_reader_init(&rr, nd->msg, nd->len);
+    while (dse_pb_next(&rr, &f) == 1) {
+        if (f.field != NODE_ATTR || f.wire != DSE_PB_LEN) continue;
+        dse_pb_reader_init(&ar, f.data, f.len);
+        while (dse_pb_next(&ar, &g) == 1)
+            if (g.field == ATTR_NAME && g.wire == DSE_PB_LEN && str_is(str_of(&g), name)) {
+                *a = f;
+                return 1;
+            }
+    }
+    return 0;
+}
+
+/* Field `field` of attribute a (its last occurrence); 0 if absent. */
+static int attr_field(const struct dse_pb_field *a, int field, struct dse_pb_field *out) {
+    struct dse_pb_reader rr;
+    struct dse_pb_field g;
+    int found = 0;
+    dse_pb_reader_init(&rr, a->data, a->len);
+    while (dse_pb_next(&rr, &g) == 1)
+        if (g.field == field) *out = g, found = 1;
+    return found;
+}
+
+/* An int attribute in [lo, hi], def if absent. */
+static enum dse_status attr_int(struct rd *r, const struct node *nd, const char *name, int64_t def, int64_t lo,
+                                int64_t hi, int64_t *out) {
+    struct dse_pb_field a, g;
+    *out = def;
+    if (!attr(nd, name, &a)) return DSE_OK;
+    if (!attr_field(&a, ATTR_I, &g) || g.wire != DSE_PB_VARINT)
+        return node_fail(r, DSE_ERR_CONFIG, "attribute '%s' is not an int", name);
+    *out = (int64_t)g.v;
+    if (*out < lo || *out > hi)
+        return node_fail(r, DSE_ERR_CONFIG, "attribute '%s' is %lld; expected %lld to %lld", name, (long long)*out,
+                         (long long)lo, (long long)hi);
+    return DSE_OK;
+}
+
+/* An int list attribute of exactly n values, each in [lo, hi]; *have 0 (and out
+ * untouched) if absent. */
+static enum dse_status attr_ints(struct rd *r, const struct node *nd, const char *name, int n, int64_t lo,
+                                 int64_t hi, int64_t *out, int *have) {
+    struct dse_pb_reader rr;
+    struct dse_pb_field a, g;
+    int64_t v[MAX_DIMS];
+    size_t got = 0;
+    *have = 0;
+    if (!attr(nd, name, &a)) return DSE_OK;
+    dse_pb_reader_init(&rr, a.data, a.len);
+    while (dse_pb_next(&rr, &g) == 1)
+        if (g.field == ATTR_INTS && dse_pb_varints(&g, v, MAX_DIMS, &got))
+            return node_fail(r, DSE_ERR_CONFIG, "attribute '%s' holds more than %d values", name, MAX_DIMS);
+    if ((int)got != n)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "attribute '%s' holds %d values; dse reads 2-d images (%d)", name,
+                         (int)got, n);
+    for (int i = 0; i < n; i++)
+        if (v[i] < lo || v[i] > hi)
+            return node_fail(r, DSE_ERR_CONFIG, "attribute '%s' has %lld; expected %lld to %lld", name,
+                             (long long)v[i], (long long)lo, (long long)hi);
+    memcpy(out, v, sizeof *v * (size_t)n);
+    *have = 1;
+    return DSE_OK;
+}
+
+static float attr_float(const struct node *nd, const char *name, float def) {
+    struct dse_pb_field a, g;
+    if (!attr(nd, name, &a) || !attr_field(&a, ATTR_F, &g) || g.wire != DSE_PB_I32) return def;
+    return dse_pb_as_float(&g);
+}
+
+/* A string attribute ("" if absent) into out[cap]. */
+static void attr_str(const struct node *nd, const char *name, char *out, size_t cap) {
+    struct dse_pb_field a, g;
+    out[0] = '\0';
+    if (attr(nd, name, &a) && attr_field(&a, ATTR_S, &g) && g.wire == DSE_PB_LEN) str_copy(out, cap, str_of(&g));
+}
+
+/* ---- layers ------------------------------------------------------------------------------ */
+
+/* A new layer of type t named after the node (its name, else its first output's; a name a
+ * layer already has: the output's), reading `input`; commit with finish. A type that may
+ * work in place does, as Caffe's ReLU after a conv (so activations count as for a .cfg);
+ * dse_net_commit turns it out of place where a later layer reads its input. */
+static struct dse_layer *begin_layer(struct rd *r, const struct node *nd, enum dse_layer_type t, int input) {
+    char name[DSE_NAME_MAX];
+    struct str s = nd->name.n ? nd->name : nd->out[0];
+    str_copy(name, sizeof name, s);
+    if (dse_net_find(r->net, name) >= 0) str_copy(name, sizeof name, s = nd->out[0]);
+    if (s.n >= DSE_NAME_MAX) { /* never cut short, as in a .cfg or .prototxt */
+        node_fail(r, DSE_ERR_CONFIG, "its name '%.*s' is over %d characters", sn(s), s.p, DSE_NAME_MAX - 1);
+        return NULL;
+    }
+    struct dse_layer *l = dse_net_push(r->net, t, r->err);
+    if (!l) return NULL;
+    memcpy(l->name, name, sizeof name);
+    l->n_inputs = 1;
+    l->inputs[0] = input;
+    l->in_place = input != DSE_INPUT_DATA && dse_layer_type_in_place(t);
+    return l;
+}
+
+/* Commit the pushed layer; the node's first output is its value, of rank `rank`. */
+static enum dse_status finish(struct rd *r, const struct node *nd, int rank, int weight, int bias) {
+    enum dse_status st = dse_net_commit(r->net, r->err);
+    if (st) return st;
+    const int i = r->net->n_layers - 1;
+    r->weight[i] = weight, r->bias[i] = bias, r->matmul[i] = 0;
+    return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_LAYER, .layer = i, .rank = rank });
+}
+
+/* The shapes of the layers so far (for ops whose reading needs their input's size). */
+static enum dse_status shape_of(struct rd *r, int layer, int *c, int *h, int *w) {
+    if (layer == DSE_INPUT_DATA) {
+        *c = r->net->in_c, *h = r->net->in_h, *w = r->net->in_w;
+        return DSE_OK;
+    }
+    enum dse_status st = dse_net_infer(r->net, r->path, r->err);
+    if (st) return st;
+    const struct dse_layer *l = &r->net->layers[layer];
+    *c = l->out_c, *h = l->out_h, *w = l->out_w;
+    return DSE_OK;
+}
+
+/* ONNX's auto_pad: NOTSET (pads as given), VALID (none), SAME_UPPER/SAME_LOWER (out =
+ * ceil(in / stride)): the total padding of each dimension into pads[4]. 0 = NOTSET. */
+static enum dse_status auto_pad(struct rd *r, const struct node *nd, int input, const int64_t k_eff[2],
+                                const int64_t stride[2], const int64_t pre[4], int64_t pads[4]) {
+    char mode[32];
+    attr_str(nd, "auto_pad", mode, sizeof mode);
+    if (!mode[0] || !strcmp(mode, "NOTSET")) {
+        for (int d = 0; d < 4; d++) pads[d] += pre[d];
+        return DSE_OK;
+    }
+    if (pre[0] || pre[1] || pre[2] || pre[3])
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "auto_pad '%s' on the output of a Pad", mode);
+    if (!strcmp(mode, "VALID")) {
+        memset(pads, 0, sizeof *pads * 4);
+        return DSE_OK;
+    }
+    int upper = !strcmp(mode, "SAME_UPPER");
+    if (!upper && strcmp(mode, "SAME_LOWER"))
+        return node_fail(r, DSE_ERR_CONFIG, "auto_pad '%s' is not known; expected NOTSET, VALID, SAME_UPPER or "
+                         "SAME_LOWER", mode);
+    int c, hw[2];
+    enum dse_status st = shape_of(r, input, &c, &hw[0], &hw[1]);
+    if (st) return st;
+    for (int d = 0; d < 2; d++) {
+        int64_t out = (hw[d] + stride[d] - 1) / stride[d];
+        int64_t total = (out - 1) * stride[d] + k_eff[d] - hw[d];
+        if (total < 0) total = 0;
+        pads[d] = upper ? total / 2 : total - total / 2;
+        pads[d + 2] = total - pads[d];
+    }
+    return DSE_OK;
+}
+
+/* The dims of a weight: rank nd, each 1 to DSE_DIM_MAX. */
+static enum dse_status check_dims(struct rd *r, const struct tensor *t, int nd, const char *what) {
+    if (t->nd != nd)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "its %s '%.*s' has %d dimensions; dse reads %d", what, sn(t->name),
+                         t->name.p, t->nd, nd);
+    for (int i = 0; i < nd; i++)
+        if (t->dims[i] < 1 || t->dims[i] > DSE_DIM_MAX)
+            return node_fail(r, DSE_ERR_CONFIG, "its %s '%.*s' has dimension %lld; expected 1 to %d", what,
+                             sn(t->name), t->name.p, (long long)t->dims[i], DSE_DIM_MAX);
+    return DSE_OK;
+}
+
+/* A bias: its element count must be n. */
+static enum dse_status check_bias(struct rd *r, const struct tensor *t, int64_t n) {
+    if (t->count != n)
+        return node_fail(r, DSE_ERR_SHAPE, "its bias '%.*s' holds %lld values; the layer has %lld outputs",
+                         sn(t->name), t->name.p, (long long)t->count, (long long)n);
+    return DSE_OK;
+}
+
+static enum dse_status op_conv(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank, have;
+    int64_t pre[4];
+    enum dse_status st = in_padded(r, nd, 0, &in, &rank, pre);
+    if (st) return st;
+    const struct tensor *w = in_tensor(r, nd, 1, "weight"), *b = NULL;
+    if (!w) return r->err->code;
+    if ((st = check_dims(r, w, 4, "weight"))) return st;
+    if (has_in(nd, 2) && (!(b = in_tensor(r, nd, 2, "bias")) || (st = check_bias(r, b, w->dims[0]))))
+        return b ? st : r->err->code;
+    int64_t kernel[2] = { w->dims[2], w->dims[3] }, stride[2] = { 1, 1 }, dil[2] = { 1, 1 }, pads[4] = { 0 }, k2[2],
+            group;
+    if ((st = attr_ints(r, nd, "kernel_shape", 2, 1, DSE_DIM_MAX, k2, &have))) return st;
+    if (have && (k2[0] != kernel[0] || k2[1] != kernel[1]))
+        return node_fail(r, DSE_ERR_SHAPE, "kernel_shape %lldx%lld differs from its weight's %lldx%lld",
+                         (long long)k2[0], (long long)k2[1], (long long)kernel[0], (long long)kernel[1]);
+    if ((st = attr_ints(r, nd, "strides", 2, 1, DSE_DIM_MAX, stride, &have)) ||
+        (st = attr_ints(r, nd, "dilations", 2, 1, DSE_DIM_MAX, dil, &have)) ||
+        (st = attr_ints(r, nd, "pads", 4, 0, DSE_DIM_MAX, pads, &have)) ||
+        (st = attr_int(r, nd, "group", 1, 1, DSE_DIM_MAX, &group)))
+        return st;
+    const int64_t k_eff[2] = { dil[0] * (kernel[0] - 1) + 1, dil[1] * (kernel[1] - 1) + 1 };
+    if ((st = auto_pad(r, nd, in, k_eff, stride, pre, pads))) return st;
+    if (pads[0] != pads[2] || pads[1] != pads[3])
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "asymmetric pads [%lld, %lld, %lld, %lld]; a dse conv pads both "
+                         "sides of a dimension alike", (long long)pads[0], (long long)pads[1], (long long)pads[2],
+                         (long long)pads[3]);
+    struct dse_layer *l = begin_layer(r, nd, op->type, in);
+    if (!l) return r->err->code;
+    l->num_output = (int)w->dims[0];
+    l->kernel_h = (int)kernel[0], l->kernel_w = (int)kernel[1];
+    l->stride_h = (int)stride[0], l->stride_w = (int)stride[1];
+    l->dilation_h = (int)dil[0], l->dilation_w = (int)dil[1];
+    l->pad_h = (int)pads[0], l->pad_w = (int)pads[1];
+    l->groups = (int)group;
+    l->bias = b != NULL;
+    return finish(r, nd, 4, (int)(w - r->t), b ? (int)(b - r->t) : -1);
+}
+
+/* ONNX's pooling output size of one dimension (ceil_mode as onnxruntime: a last window
+ * that would start in the end padding is dropped, as Caffe does). */
+static int64_t onnx_pool_out(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1, int ceil_mode) {
+    int64_t span = in + p0 + p1 - k;
+    if (span < 0) return 0;
+    int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (out - 1) * s >= in + p0) out--;
+    return out;
+}
+
+/* Caffe's (docs/conventions.md, "Shapes"). */
+static int64_t caffe_pool_out(int64_t in, int64_t k, int64_t s, int64_t pad, int any_pad, enum dse_round round) {
+    int64_t span = in + 2 * pad - k;
+    if (span < 0) return 0;
+    int64_t out = (round == DSE_ROUND_CEIL ? (span + s - 1) / s : span / s) + 1;
+    if (any_pad && (out - 1) * s >= in + pad) out--;
+    return out;
+}
+
+/* MaxPool, AveragePool: ONNX's begin pads are Caffe's pad (the windows start at the same
+ * places); its end pads and ceil_mode become Caffe's rounding where one of ceil and floor
+ * gives ONNX's output size in both dimensions, as dse's exporter writes Caffe's pooling.
+ * count_include_pad changes no cost and no shape. */
+static enum dse_status op_pool(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank, have;
+    int64_t pre[4];
+    enum dse_status st = in_padded(r, nd, 0, &in, &rank, pre);
+    if (st) return st;
+    int64_t kernel[2], stride[2] = { 1, 1 }, dil[2] = { 1, 1 }, pads[4] = { 0 }, ceil_mode, cip;
+    if ((st = attr_ints(r, nd, "kernel_shape", 2, 1, DSE_DIM_MAX, kernel, &have))) return st;
+    if (!have) return node_fail(r, DSE_ERR_CONFIG, "attribute 'kernel_shape' is missing");
+    if ((st = attr_ints(r, nd, "strides", 2, 1, DSE_DIM_MAX, stride, &have)) ||
+        (st = attr_ints(r, nd, "dilations", 2, 1, 1, dil, &have)) ||
+        (st = attr_ints(r, nd, "pads", 4, 0, DSE_DIM_MAX, pads, &have)) ||
+        (st = attr_int(r, nd, "ceil_mode", 0, 0, 1, &ceil_mode)) ||
+        (st = attr_int(r, nd, "count_include_pad", 0, 0, 1, &cip)))
+        return st;
+    if ((st = auto_pad(r, nd, in, kernel, stride, pre, pads))) return st;
+    enum dse_round round = ceil_mode ? DSE_ROUND_CEIL : DSE_ROUND_FLOOR;
+    if (pads[0] != pads[2] || pads[1] != pads[3]) {
+        int c, hw[2], fits[2] = { 1, 1 };
+        if ((st = shape_of(r, in, &c, &hw[0], &hw[1]))) return st;
+        for (int m = 0; m < 2; m++)
+            for (int d = 0; d < 2; d++)
+                fits[m] &= onnx_pool_out(hw[d], kernel[d], stride[d], pads[d], pads[d + 2], (int)ceil_mode) ==
+                           caffe_pool_out(hw[d], kernel[d], stride[d], pads[d], pads[0] || pads[1],
+                                          m ? DSE_ROUND_FLOOR : DSE_ROUND_CEIL);
+        if (!fits[0] && !fits[1])
+            return node_fail(r, DSE_ERR_UNSUPPORTED, "pads [%lld, %lld, %lld, %lld] on a %dx%d input give an output "
+                             "size that no dse pooling (pad at both sides, ceil or floor) gives", (long long)pads[0],
+                             (long long)pads[1], (long long)pads[2], (long long)pads[3], hw[0], hw[1]);
+        round = fits[ceil_mode ? 0 : 1] ? round : fits[0] ? DSE_ROUND_CEIL : DSE_ROUND_FLOOR;
+    }
+    struct dse_layer *l = begin_layer(r, nd, op->type, in);
+    if (!l) return r->err->code;
+    l->kernel_h = (int)kernel[0], l->kernel_w = (int)kernel[1];
+    l->stride_h = (int)stride[0], l->stride_w = (int)stride[1];
+    l->pad_h = (int)pads[0], l->pad_w = (int)pads[1];
+    l->round = round;
+    return finish(r, nd, 4, -1, -1);
+}
+
+static enum dse_status op_global(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank;
+    enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    if (st) return st;
+    struct dse_layer *l = begin_layer(r, nd, op->type, in);
+    if (!l) return r->err->code;
+    l->global = 1;
+    return finish(r, nd, 4, -1, -1);
+}
+
+/* Relu, Sigmoid, Tanh, Dropout, Softmax: one input, the shape kept. */
+static enum dse_status op_simple(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank;
+    enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    if (st) return st;
+    if (op->type == DSE_LAYER_SOFTMAX) {
+        int64_t axis;
+        if ((st = attr_int(r, nd, "axis", r->opset < 13 ? 1 : -1, -rank, rank - 1, &axis))) return st;
+        if (axis < 0) axis += rank;
+        if (axis != 1 && !(r->opset < 13 && axis == rank - 1))
+            return node_fail(r, DSE_ERR_UNSUPPORTED, "softmax over axis %lld of a rank-%d value; dse's softmax is "
+                             "over the channels (axis 1)", (long long)axis, rank);
+    }
+    struct dse_layer *l = begin_layer(r, nd, op->type, in);
+    if (!l) return r->err->code;
+    if (op->type == DSE_LAYER_DROPOUT) l->dropout_ratio = attr_float(nd, "ratio", 0.5f);
+    return finish(r, nd, rank, -1, -1);
+}
+
+static enum dse_status op_concat(struct rd *r, const struct node *nd, const struct op *op) {
+    int in[DSE_MAX_INPUTS], rank = 4;
+    enum dse_status st;
+    if (nd->n_in > DSE_MAX_INPUTS)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "%d inputs; dse's concat takes at most %d", nd->n_in,
+                         DSE_MAX_INPUTS);
+    for (int k = 0; k < nd->n_in; k++)
+        if ((st = in_layer(r, nd, k, &in[k], &rank))) return st;
+    int64_t axis;
+    if ((st = attr_int(r, nd, "axis", 1, -rank, rank - 1, &axis))) return st;
+    if (axis < 0) axis += rank;
+    if (axis != 1)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "concat along axis %lld; dse concatenates channels (axis 1)",
+                         (long long)axis);
+    struct dse_layer *l = begin_layer(r, nd, op->type, in[0]);
+    if (!l) return r->err->code;
+    l->n_inputs = nd->n_in;
+    memcpy(l->inputs, in, sizeof *in * (size_t)nd->n_in);
+    return finish(r, nd, rank, -1, -1);
+}
+
+/* Add, Sum of computed values: eltwise sum. Add of a constant: the bias of the fc a MatMul
+ * just made (PyTorch's Linear without Gemm). */
+static enum dse_status op_add(struct rd *r, const struct node *nd, const struct op *op) {
+    int in[DSE_MAX_INPUTS], rank = 4;
+    enum dse_status st;
+    if (nd->n_in > DSE_MAX_INPUTS || nd->n_in < 2)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "%d inputs; dse's eltwise sum takes 2 to %d", nd->n_in,
+                         DSE_MAX_INPUTS);
+    if (str_is(nd->op, "Add")) {
+        for (int k = 0; k < 2; k++) {
+            const struct value *a = find_value(r, nd->in[k]), *c = find_value(r, nd->in[1 - k]);
+            if (!a || !c || a->kind != VAL_LAYER || c->kind != VAL_TENSOR) continue;
+            const int i = a->layer;
+            if (i != r->net->n_layers - 1 || i < 0 || !r->matmul[i] || r->net->layers[i].bias)
+                return node_fail(r, DSE_ERR_UNSUPPORTED, "adds the constant '%.*s'; dse reads an Add of a constant "
+                                 "only as the bias of the MatMul just before it", sn(nd->in[1 - k]),
+                                 nd->in[1 - k].p);
+            if ((st = check_bias(r, &r->t[c->tensor], r->net->layers[i].num_output))) return st;
+            r->net->layers[i].bias = 1;
+            r->bias[i] = c->tensor;
+            return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_LAYER, .layer = i, .rank = a->rank });
+        }
+    }
+    for (int k = 0; k < nd->n_in; k++)
+        if ((st = in_layer(r, nd, k, &in[k], &rank))) return st;
+    struct dse_layer *l = begin_layer(r, nd, op->type, in[0]);
+    if (!l) return r->err->code;
+    l->n_inputs = nd->n_in;
+    memcpy(l->inputs, in, sizeof *in * (size_t)nd->n_in);
+    l->eltwise_op = DSE_ELTWISE_SUM;
+    return finish(r, nd, rank, -1, -1);
+}
+
+/* Gemm (A x B^T + C as PyTorch's Linear writes it, or A x B + C) and MatMul: fc. */
+static enum dse_status op_fc(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank;
+    enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    if (st) return st;
+    const int gemm = str_is(nd->op, "Gemm");
+    if (!gemm && rank != 2)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "a MatMul of a rank-%d value; dse reads MatMul as an fc on [N, K] "
+                         "(after a Flatten or Reshape)", rank);
+    const struct tensor *w = in_tensor(r, nd, 1, "weight"), *b = NULL;
+    if (!w) return r->err->code;
+    if ((st = check_dims(r, w, 2, "weight"))) return st;
+    int64_t trans_a = 0, trans_b = 0;
+    if (gemm && ((st = attr_int(r, nd, "transA", 0, 0, 0, &trans_a)) ||
+                 (st = attr_int(r, nd, "transB", 0, 0, 1, &trans_b))))
+        return st;
+    const int64_t n_out = trans_b ? w->dims[0] : w->dims[1];
+    if (gemm && has_in(nd, 2) && (!(b = in_tensor(r, nd, 2, "bias")) || (st = check_bias(r, b, n_out))))
+        return b ? st : r->err->code;
+    struct dse_layer *l = begin_layer(r, nd, op->type, in);
+    if (!l) return r->err->code;
+    l->num_output = (int)n_out;
+    l->bias = b != NULL;
+    if ((st = finish(r, nd, 2, (int)(w - r->t), b ? (int)(b - r->t) : -1))) return st;
+    r->matmul[r->net->n_layers - 1] = !gemm;
+    return DSE_OK;
+}
+
+static enum dse_status op_flatten(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank;
+    enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    if (st) return st;
+    int64_t axis;
+    if ((st = attr_int(r, nd, "axis", 1, -rank, rank, &axis))) return st;
+    if (axis < 0) axis += rank;
+    if (axis != 1)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "flatten from axis %lld; dse flattens from axis 1",
+                         (long long)axis);
+    struct dse_layer *l = begin_layer(r, nd, op->type, in);
+    if (!l) return r->err->code;
+    return finish(r, nd, 2, -1, -1);
+}
+
+/* Reshape to [N, K] (a flatten, as before an fc) or to [N, C, H, W] (0 copies, -1 inferred,
+ * as dse's reshape); the batch dimension stays. */
+static enum dse_status op_reshape(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank;
+    enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    if (st) return st;
+    int64_t shape[MAX_DIMS];
+    size_t n = 0;
+    const struct tensor *s = in_tensor(r, nd, 1, "shape");
+    if (!s) return r->err->code;
+    if (tensor_int64s(s, shape, MAX_DIMS, &n))
+        return node_fail(r, DSE_ERR_CONFIG, "its shape '%.*s' is not an int64 tensor of at most %d values",
+                         sn(s->name), s->name.p, MAX_DIMS);
+    if ((n != 2 && n != 4) || (shape[0] != 0 && shape[0] != -1 && shape[0] != 1))
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "a reshape to %d dimensions (batch %lld); dse reads [N, K] and "
+                         "[N, C, H, W] with the batch kept", (int)n, n ? (long long)shape[0] : 0LL);
+    for (size_t i = 1; i < n; i++)
+        if (shape[i] < -1 || shape[i] > DSE_DIM_MAX)
+            return node_fail(r, DSE_ERR_CONFIG, "shape value %lld; expected -1 to %d", (long long)shape[i],
+                             DSE_DIM_MAX);
+    if (n == 2) {
+        int c, h, w;
+        if ((st = shape_of(r, in, &c, &h, &w))) return st;
+        if (shape[1] > 0 && shape[1] != (int64_t)c * h * w)
+            return node_fail(r, DSE_ERR_SHAPE, "a reshape of %dx%dx%d values to %lld", c, h, w, (long long)shape[1]);
+    }
+    struct dse_layer *l = begin_layer(r, nd, n == 2 ? DSE_LAYER_FLATTEN : op->type, in);
+    if (!l) return r->err->code;
+    for (size_t i = 1; n == 4 && i < 4; i++) l->dims[i - 1] = (int)shape[i];
+    return finish(r, nd, (int)n, -1, -1);
+}
+
+static enum dse_status op_bn(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank;
+    enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    if (st) return st;
+    static const char *const what[4] = { "scale", "bias", "mean", "variance" };
+    const struct tensor *t[4];
+    for (int k = 0; k < 4; k++)
+        if (!(t[k] = in_tensor(r, nd, k + 1, what[k]))) return r->err->code;
+    for (int k = 1; k < 4; k++)
+        if (t[k]->count != t[0]->count)
+            return node_fail(r, DSE_ERR_SHAPE, "its %s holds %lld values, its scale %lld", what[k],
+                             (long long)t[k]->count, (long long)t[0]->count);
+    struct dse_layer *l = begin_layer(r, nd, op->type, in);
+    if (!l) return r->err->code;
+    l->affine = 1; /* ONNX's BatchNormalization has its scale and bias: 2C params */
+    return finish(r, nd, rank, (int)(t[0] - r->t), -1);
+}
+
+static enum dse_status op_lrn(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank;
+    enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    if (st) return st;
+    int64_t size;
+    if ((st = attr_int(r, nd, "size", 0, 1, DSE_DIM_MAX, &size))) return st;
+    if (!size) return node_fail(r, DSE_ERR_CONFIG, "attribute 'size' is missing");
+    struct dse_layer *l = begin_layer(r, nd, op->type, in);
+    if (!l) return r->err->code;
+    l->lrn_size = (int)size;
+    return finish(r, nd, rank, -1, -1);
+}
+
+/* A float tensor's one value (raw_data or float_data); -1 if it holds another. */
+static int tensor_float(const struct tensor *t, float *out) {
+    struct dse_pb_reader rr;
+    struct dse_pb_field f;
+    size_t n = 0;
+    if (t->type != 1 || t->count != 1) return -1; /* TensorProto.FLOAT */
+    dse_pb_reader_init(&rr, t->msg, t->len);
+    while (dse_pb_next(&rr, &f) == 1) {
+        if (f.field == 4 && dse_pb_floats(&f, out, 1, &n)) return -1; /* float_data */
+        if (f.field == TENSOR_RAW && f.wire == DSE_PB_LEN && f.len == 4) memcpy(out, f.data, 4), n = 1;
+    }
+    return n == 1 ? 0 : -1;
+}
+
+/* Pad with zeros around H and W: no layer; the conv or pooling that reads it pads so
+ * (as dse's exporter writes a Caffe average pooling whose padding counts in the average). */
+static enum dse_status op_pad(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank;
+    int64_t pre[4], p[8];
+    size_t n = 0;
+    char mode[32];
+    enum dse_status st = in_padded(r, nd, 0, &in, &rank, pre);
+    if (st) return st;
+    attr_str(nd, "mode", mode, sizeof mode);
+    if (mode[0] && strcmp(mode, "constant"))
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "mode '%s'; dse reads Pad with zeros only", mode);
+    if (r->opset < 11) {
+        int have;
+        if ((st = attr_ints(r, nd, "pads", 8, 0, DSE_DIM_MAX, p, &have))) return st;
+        n = have ? 8 : 0;
+    } else {
+        const struct tensor *t = in_tensor(r, nd, 1, "pads");
+        if (!t) return r->err->code;
+        if (tensor_int64s(t, p, 8, &n)) n = 0;
+    }
+    if (has_in(nd, 2)) {
+        const struct tensor *t = in_tensor(r, nd, 2, "constant value");
+        float v = 1;
+        if (!t) return r->err->code;
+        if (tensor_float(t, &v) || v != 0)
+            return node_fail(r, DSE_ERR_UNSUPPORTED, "dse reads Pad with zeros only");
+    }
+    if (n != 8 || rank != 4 || p[0] || p[1] || p[4] || p[5])
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "dse reads Pad of a [N, C, H, W] value around H and W only "
+                         "(8 pads, those of N and C 0)");
+    const int64_t add[4] = { p[2], p[3], p[6], p[7] };
+    struct value v = { .name = nd->out[0], .kind = VAL_LAYER, .layer = in, .rank = rank };
+    for (int d = 0; d < 4; d++) {
+        if (add[d] < 0 || add[d] > DSE_DIM_MAX)
+            return node_fail(r, DSE_ERR_UNSUPPORTED, "a pad of %lld; dse reads 0 to %d", (long long)add[d],
+                             DSE_DIM_MAX);
+        v.pad[d] = pre[d] + add[d];
+    }
+    return add_value(r, v);
+}
+
+/* Identity: no layer; its output is its input. */
+static enum dse_status op_identity(struct rd *r, const struct node *nd, const struct op *op) {
+    const struct value *v = has_in(nd, 0) ? find_value(r, nd->in[0]) : NULL;
+    if (!v) return node_fail(r, DSE_ERR_CONFIG, "its input is made by no earlier node");
+    struct value alias = *v;
+    alias.name = nd->out[0];
+    return add_value(r, alias);
+}
+
+/* Sub and Div of the network input by constants: the input normalization dse's exporter
+ * writes (its data layer's work in Caffe, not a layer): no layer, no cost. */
+static enum dse_status op_normalize(struct rd *r, const struct node *nd, const struct op *op) {
+    const struct value *a = has_in(nd, 0) ? find_value(r, nd->in[0]) : NULL;
+    const struct value *b = has_in(nd, 1) ? find_value(r, nd->in[1]) : NULL;
+    if (!a || !b || a->kind != VAL_LAYER || a->layer != DSE_INPUT_DATA || b->kind != VAL_TENSOR)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "dse reads %.*s only as the input's normalization: the network "
+                         "input and a constant", sn(nd->op), nd->op.p);
+    return op_identity(r, nd, op);
+}
+
+/* Constant: its value (attribute 'value', a tensor) becomes a tensor of the graph. */
+static enum dse_status op_constant(struct rd *r, const struct node *nd, const struct op *op) {
+    struct dse_pb_field a, g;
+    if (!attr(nd, "value", &a) || !attr_field(&a, ATTR_T, &g) || g.wire != DSE_PB_LEN)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "dse reads a Constant's 'value' tensor only");
+    if (r->nt == r->cap_t) return nomem(r); /* cap_t counts every node: never */
+    enum dse_status st = read_tensor(r, g.data, g.len, &r->t[r->nt]);
+    if (st) return st;
+    r->t[r->nt].name = nd->out[0];
+    return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_TENSOR, .tensor = r->nt++ });
+}
+
+/* The ops dse reads, and the layer each becomes (docs/onnx.md's table). */
+static const struct op ops[] = {
+    { .name = "Conv",               .fn = op_conv,      .type = DSE_LAYER_CONV      },
+    { .name = "Relu",               .fn = op_simple,    .type = DSE_LAYER_RELU      },
+    { .name = "Sigmoid",            .fn = op_simple,    .type = DSE_LAYER_SIGMOID   },
+    { .name = "Tanh",               .fn = op_simple,    .type = DSE_LAYER_TANH      },
+    { .name = "MaxPool",            .fn = op_pool,      .type = DSE_LAYER_MAXPOOL   },
+    { .name = "AveragePool",        .fn = op_pool,      .type = DSE_LAYER_AVGPOOL   },
+    { .name = "GlobalAveragePool",  .fn = op_global,    .type = DSE_LAYER_AVGPOOL   },
+    { .name = "GlobalMaxPool",      .fn = op_global,    .type = DSE_LAYER_MAXPOOL   },
+    { .name = "Concat",             .fn = op_concat,    .type = DSE_LAYER_CONCAT    },
+    { .name = "Add",                .fn = op_add,       .type = DSE_LAYER_ELTWISE   },
+    { .name = "Sum",                .fn = op_add,       .type = DSE_LAYER_ELTWISE   },
+    { .name = "Gemm",               .fn = op_fc,        .type = DSE_LAYER_FC        },
+    { .name = "MatMul",             .fn = op_fc,        .type = DSE_LAYER_FC        },
+    { .name = "Flatten",            .fn = op_flatten,   .type = DSE_LAYER_FLATTEN   },
+    { .name = "Reshape",            .fn = op_reshape,   .type = DSE_LAYER_RESHAPE   },
+    { .name = "Dropout",            .fn = op_simple,    .type = DSE_LAYER_DROPOUT   },
+    { .name = "Softmax",            .fn = op_simple,    .type = DSE_LAYER_SOFTMAX   },
+    { .name = "BatchNormalization", .fn = op_bn,        .type = DSE_LAYER_BATCHNORM },
+    { .name = "LRN",                .fn = op_lrn,       .type = DSE_LAYER_LRN       },
+    { .name = "Pad",                .fn = op_pad,       .type = DSE_LAYER_COUNT     },
+    { .name = "Identity",           .fn = op_identity,  .type = DSE_LAYER_COUNT     },
+    { .name = "Constant",           .fn = op_constant,  .type = DSE_LAYER_COUNT     },
+    { .name = "Sub",                .fn = op_normalize, .type = DSE_LAYER_COUNT     },
+    { .name = "Div",                .fn = op_normalize, .type = DSE_LAYER_COUNT     },
+};
+
+static enum dse_status unknown_op(struct rd *r) {
+    char list[512] = "";
+    for (int i = 0; i < DSE_ARRAY_LEN(ops); i++) {
+        size_t at = strlen(list);
+        snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", ops[i].name);
+    }
+    return node_fail(r, DSE_ERR_CONFIG, "op '%.*s%s%.*s' is not read by dse; it reads %s (docs/onnx.md)",
+                     sn(r->cur->domain), r->cur->domain.p, r->cur->domain.n ? "." : "", sn(r->cur->op),
+                     r->cur->op.p, list);
+}
+
+/* ---- the graph ----------------------------------------------------------------------- */
+
+static enum dse_status read_node(struct rd *r, const uint8_t *p, size_t n, struct node *nd) {
+    struct dse_pb_reader rr;
+    struct dse_pb_field f;
+    *nd = (struct node){ .msg = p, .len = n };
+    if (!well_formed(p, n, NODE_ATTR)) return malformed(r, "a node's bytes");
+    dse_pb_reader_init(&rr, p, n);
+    while (dse_pb_next(&rr, &f) == 1) {
+        if (f.wire != DSE_PB_LEN) continue;
+        if (f.field == NODE_NAME) nd->name = str_of(&f);
+        if (f.field == NODE_OP) nd->op = str_of(&f);
+        if (f.field == NODE_DOMAIN) nd->domain = str_of(&f);
+        if (f.field == NODE_INPUT) {
+            if (nd->n_in == MAX_NODE_IN) return malformed(r, "a node with more than 16 inputs");
+            nd->in[nd->n_in++] = str_of(&f);
+        }
+        if (f.field == NODE_OUTPUT) {
+            if (nd->n_out == MAX_NODE_OUT) return malformed(r, "a node with more than 4 outputs");
+            nd->out[nd->n_out++] = str_of(&f);
+        }
+    }
+    if (!nd->op.n) return malformed(r, "a node without an op type");
+    return DSE_OK;
+}
+
+/* The network input's shape: [N, C, H, W] with C, H, W known (or given by --input). */
+static enum dse_status read_input(struct rd *r, const struct dse_pb_field *vi, struct str *name, int chw[3]) {
+    struct dse_pb_reader a, b, c, d, e;
+    struct dse_pb_field f, g, h, i, j;
+    int64_t dims[MAX_DIMS] = { 0 };
+    int nd = 0, shaped = 0;
+    dse_pb_reader_init(&a, vi->data, vi->len);
+    while (dse_pb_next(&a, &f) == 1) {
+        if (f.field == VALUE_NAME && f.wire == DSE_PB_LEN) *name = str_of(&f);
+        if (f.field != VALUE_TYPE || f.wire != DSE_PB_LEN) continue;
+        dse_pb_reader_init(&b, f.data, f.len);
+        while (dse_pb_next(&b, &g) == 1) {
+            if (g.field != TYPE_TENSOR || g.wire != DSE_PB_LEN) continue;
+            dse_pb_reader_init(&c, g.data, g.len);
+            while (dse_pb_next(&c, &h) == 1) {
+                if (h.field != TTENSOR_SHAPE || h.wire != DSE_PB_LEN) continue;
+                shaped = 1;
+                dse_pb_reader_init(&d, h.data, h.len);
+                while (dse_pb_next(&d, &i) == 1) {
+                    if (i.field != SHAPE_DIM || i.wire != DSE_PB_LEN) continue;
+                    if (nd == MAX_DIMS) return malformed(r, "an input of more than 8 dimensions");
+                    dse_pb_reader_init(&e, i.data, i.len);
+                    while (dse_pb_next(&e, &j) == 1)
+                        if (j.field == DIM_VALUE && j.wire == DSE_PB_VARINT) dims[nd] = (int64_t)j.v;
+                    nd++;
+                }
+            }
+        }
+    }
+    if (shaped && nd != 4)
+        return dse_err_set(r->err, DSE_ERR_UNSUPPORTED, r->path, 0, "input '%.*s' has %d dimensions; dse reads "
+                           "images [N, C, H, W]", sn(*name), name->p, nd);
+    for (int k = 0; k < 3; k++) {
+        int64_t given = k == 0 ? (r->ov ? r->ov->c : 0) : k == 1 ? (r->ov ? r->ov->h : 0) : (r->ov ? r->ov->w : 0);
+        int64_t v = given > 0 ? given : dims[k + 1];
+        if (v < 1 || v > DSE_DIM_MAX)
+            return dse_err_set(r->err, DSE_ERR_CONFIG, r->path, 0, "input '%.*s' has %s; pass the input size with "
+                               "--input C,H,W", sn(*name), name->p,
+                               !shaped ? "no shape" : v < 1 ? "no size for C, H or W" : "a size over 2^24");
+        chw[k] = (int)v;
+    }
+    return DSE_OK;
+}
+
+/* Check each weighted layer's initializers against the shape it inferred: what dse
+ * counts as its params is what the file holds. */
+static enum dse_status check_weights(struct rd *r) {
+    for (int i = 0; i < r->net->n_layers; i++) {
+        const struct dse_layer *l = &r->net->layers[i];
+        if (r->weight[i] < 0) continue;
+        const struct tensor *w = &r->t[r->weight[i]];
+        const int64_t f[4] = { l->type == DSE_LAYER_CONV ? l->in_c / l->groups : l->in_c,
+                               l->type == DSE_LAYER_CONV ? l->kernel_h : l->type == DSE_LAYER_FC ? l->in_h : 1,
+                               l->type == DSE_LAYER_CONV ? l->kernel_w : l->type == DSE_LAYER_FC ? l->in_w : 1,
+                               l->type == DSE_LAYER_BATCHNORM ? 1 : l->num_output };
+        int64_t want = 1;
+        int over = 0;
+        for (int k = 0; k < 4; k++) over |= __builtin_mul_overflow(want, f[k], &want); /* sizes up to 2^24 each */
+        if (over || w->count != want)
+            return dse_err_layer(r->err, DSE_ERR_SHAPE, r->path, 0, l->name, dse_layer_type_str(l->type),
+                                 "its weights '%.*s' hold %lld values; its input %dx%dx%d needs %s%lld",
+                                 sn(w->name), w->name.p, (long long)w->count, l->in_c, l->in_h, l->in_w,
+                                 over ? "over " : "", over ? (long long)INT64_MAX : (long long)want);
+    }
+    return DSE_OK;
+}
+
+static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph) {
+    struct dse_pb_reader rr;
+    struct dse_pb_field f;
+    int n_nodes = 0, n_init = 0, got;
+    enum dse_status st;
+    char name[DSE_NAME_MAX] = "onnx";
+    dse_pb_reader_init(&rr, graph->data, graph->len);
+    while ((got = dse_pb_next(&rr, &f)) == 1) {
+        n_nodes += f.field == GRAPH_NODE;
+        n_init += f.field == GRAPH_INITIALIZER;
+        if (f.field == GRAPH_NAME && f.wire == DSE_PB_LEN && f.len) str_copy(name, sizeof name, str_of(&f));
+    }
+    if (got < 0) return malformed(r, "the graph's bytes");
+    r->cap_t = n_init + n_nodes;
+    r->t = calloc((size_t)r->cap_t + 1, sizeof *r->t);
+    r->weight = malloc(sizeof *r->weight * ((size_t)n_nodes + 1));
+    r->bias = malloc(sizeof *r->bias * ((size_t)n_nodes + 1));
+    r->matmul = malloc(sizeof *r->matmul * ((size_t)n_nodes + 1));
+    if (!r->t || !r->weight || !r->bias || !r->matmul) return nomem(r);
+
+    /* initializers */
+    dse_pb_reader_init(&rr, graph->data, graph->len);
+    while (dse_pb_next(&rr, &f) == 1) {
+        if (f.field != GRAPH_INITIALIZER) continue;
+        if (f.wire != DSE_PB_LEN) return malformed(r, "an initializer that is not a message");
+        if ((st = read_tensor(r, f.data, f.len, &r->t[r->nt]))) return st;
+        if ((st = add_value(r, (struct value){ .name = r->t[r->nt].name, .kind = VAL_TENSOR, .tensor = r->nt })))
+            return st;
+        r->nt++;
+    }
+    /* the network input: the first graph input that is not an initializer */
+    struct str in_name = { 0 };
+    int chw[3], have_input = 0;
+    dse_pb_reader_init(&rr, graph->data, graph->len);
+    while (!have_input && dse_pb_next(&rr, &f) == 1) {
+        if (f.field != GRAPH_INPUT || f.wire != DSE_PB_LEN) continue;
+        struct str nm = { 0 };
+        struct dse_pb_reader vr;
+        struct dse_pb_field g;
+        if (!well_formed(f.data, f.len, 0)) return malformed(r, "a graph input's bytes");
+        dse_pb_reader_init(&vr, f.data, f.len);
+        while (dse_pb_next(&vr, &g) == 1)
+            if (g.field == VALUE_NAME && g.wire == DSE_PB_LEN) nm = str_of(&g);
+        const struct value *v = find_value(r, nm);
+        if (v && v->kind == VAL_TENSOR) continue;
+        if ((st = read_input(r, &f, &in_name, chw))) return st;
+        have_input = 1;
+    }
+    if (!have_input)
+        return dse_err_set(r->err, DSE_ERR_CONFIG, r->path, 0, "the graph has no input that is not an initializer");
+    dse_net_init(r->net, name, chw[0], chw[1], chw[2]);
+    if ((st = add_value(r, (struct value){ .name = in_name, .kind = VAL_LAYER, .layer = DSE_INPUT_DATA, .rank = 4 })))
+        return st;
+
+    /* the nodes, in order */
+    dse_pb_reader_init(&rr, graph->data, graph->len);
+    while (dse_pb_next(&rr, &f) == 1) {
+        if (f.field != GRAPH_NODE) continue;
+        struct node nd;
+        if (f.wire != DSE_PB_LEN) return malformed(r, "a node that is not a message");
+        if ((st = read_node(r, f.data, f.len, &nd))) return st;
+        r->cur = &nd;
+        if (!nd.n_out || !nd.out[0].n) return node_fail(r, DSE_ERR_CONFIG, "it has no output");
+        const struct op *op = NULL;
+        for (int i = 0; i < DSE_ARRAY_LEN(ops) && !op; i++)
+            if (str_is(nd.op, ops[i].name)) op = &ops[i];
+        if (!op || (nd.domain.n && !str_is(nd.domain, "ai.onnx"))) return unknown_op(r);
+        if ((st = op->fn(r, &nd, op))) return st;
+    }
+    r->cur = NULL;
+    if (!r->net->n_layers) return dse_err_set(r->err, DSE_ERR_CONFIG, r->path, 0, "the graph has no layers dse reads");
+    if ((st = dse_net_check_names(r->net, r->err))) {
+        dse_err_name_file(r->err, r->path);
+        return st;
+    }
+    if ((st = dse_net_infer(r->net, r->path, r->err))) return st;
+    return check_weights(r);
+}
+
+enum dse_status dse_onnx_parse(const void *data, size_t len, const char *path, const struct dse_input_shape *ov,
+                               struct dse_net *out, struct dse_err *err) {
+    struct dse_err none;
+    if (!err) err = &none; /* the readers below read the status back from it */
+    struct rd r = { .path = path, .ov = ov, .net = out, .err = err, .opset = 1 };
+    struct dse_pb_reader rr;
+    struct dse_pb_field f, graph = { 0 };
+    int got, have_graph = 0;
+    enum dse_status st;
+    memset(out, 0, sizeof *out);
+    dse_pb_reader_init(&rr, data, len);
+    while ((got = dse_pb_next(&rr, &f)) == 1) {
+        if (f.field == MODEL_GRAPH && f.wire == DSE_PB_LEN) graph = f, have_graph = 1;
+        if (f.field == MODEL_OPSET && f.wire == DSE_PB_LEN) {
+            struct dse_pb_reader o;
+            struct dse_pb_field g;
+            struct str domain = { 0 };
+            int64_t version = 0;
+            dse_pb_reader_init(&o, f.data, f.len);
+            while (dse_pb_next(&o, &g) == 1) {
+                if (g.field == OPSET_DOMAIN && g.wire == DSE_PB_LEN) domain = str_of(&g);
+                if (g.field == OPSET_VERSION && g.wire == DSE_PB_VARINT) version = (int64_t)g.v;
+            }
+            if ((!domain.n || str_is(domain, "ai.onnx")) && version > 0 && version < 1000) r.opset = (int)version;
+        }
+    }
+    if (got < 0 || !len) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, path, 0, "not an ONNX model (the bytes are not a protobuf message: "
+                         "a truncated or other file)");
+        goto out;
+    }
+    if (!have_graph) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, path, 0, "not an ONNX model (no graph)");
+        goto out;
+    }
+    st = read_graph(&r, &graph);
+out:
+    if (st) {
+        dse_net_deinit(out);
+        memset(out, 0, sizeof *out);
+    }
+    free(r.t), free(r.v), free(r.weight), free(r.bias), free(r.matmul);
+    return st;
+}
+
+enum dse_status dse_onnx_load(const char *path, const struct dse_input_shape *ov, struct dse_net *out,
+                              struct dse_err *err) {
+    char *data;
+    size_t len;
+    memset(out, 0, sizeof *out);
+    enum dse_status st = dse_fs_read(path, &data, &len, err);
+    if (st) return st;
+    st = dse_onnx_parse(data, len, path, ov, out, err);
+    free(data);
+    return st;
+}

@@ -1,0 +1,12 @@
+/* fuzz_onnx: an ONNX model (netfile/onnx_read.c) through its in-memory entry point. */
+#include "netfile/netfile.h"
+#include "tests/fuzz/fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct dse_net net;
+    struct dse_err err = {0};
+    if (dse_onnx_parse(data, size, "fuzz.onnx", NULL, &net, &err) == DSE_OK)
+        dse_net_deinit(&net);
+    return 0;
+}
