@@ -162,7 +162,9 @@ enum dse_status dse_imgfolder_files(const char *dir, char ***paths, int *n, stru
                 return dse_err_set(err, DSE_ERR_NOMEM, dir, 0, "out of memory listing the folder");
             }
             snprintf(path, len, "%s/%s", dir, name);
-            names[k++] = path;
+            struct stat sb; /* a file (or a link to one), not a folder named x.jpg */
+            if (!stat(path, &sb) && S_ISREG(sb.st_mode)) names[k++] = path;
+            else free(path);
         }
         free(name);
     }

@@ -184,7 +184,7 @@ static int tensor_int64s(const struct tensor *t, int64_t *out, size_t cap, size_
     while (dse_pb_next(&rr, &f) == 1) {
         if (f.field == TENSOR_INT64_DATA && dse_pb_varints(&f, out, cap, n)) return -1;
         if (f.field == TENSOR_RAW && f.wire == DSE_PB_LEN) {
-            if (f.len != (size_t)t->count * 8) return -1;
+            if (*n || f.len != (size_t)t->count * 8) return -1; /* once, alone: a repeated field would overrun out */
             for (size_t i = 0; i < f.len / 8; i++) {
                 uint64_t u = 0;
                 for (int b = 7; b >= 0; b--) u = u << 8 | f.data[i * 8 + (size_t)b];
@@ -369,6 +369,10 @@ static enum dse_status finish(struct rd *r, const struct node *nd, int rank, int
     if (st) return st;
     const int i = r->net->n_layers - 1;
     r->weight[i] = weight, r->bias[i] = bias, r->matmul[i] = 0;
+    for (int j = 0; j < i; j++) { /* an initializer an earlier layer reads too (tied weights): counted there */
+        if (weight >= 0 && (r->weight[j] == weight || r->bias[j] == weight)) r->net->layers[i].shared |= 1;
+        if (bias >= 0 && (r->weight[j] == bias || r->bias[j] == bias)) r->net->layers[i].shared |= 2;
+    }
     return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_LAYER, .layer = i, .rank = rank });
 }
 
@@ -516,7 +520,7 @@ static enum dse_status op_pool(struct rd *r, const struct node *nd, const struct
         return st;
     if ((st = auto_pad(r, nd, in, kernel, stride, pre, pads))) return st;
     enum dse_round round = ceil_mode ? DSE_ROUND_CEIL : DSE_ROUND_FLOOR;
-    if (pads[0] != pads[2] || pads[1] != pads[3]) {
+    if (pads[0] != pads[2] || pads[1] != pads[3] || ceil_mode) { /* ceil: ONNX and Caffe drop a last window differently */
         int c, hw[2], fits[2] = { 1, 1 };
         if ((st = shape_of(r, in, &c, &hw[0], &hw[1]))) return st;
         for (int m = 0; m < 2; m++)
@@ -571,8 +575,8 @@ static enum dse_status op_simple(struct rd *r, const struct node *nd, const stru
 static enum dse_status op_concat(struct rd *r, const struct node *nd, const struct op *op) {
     int in[DSE_MAX_INPUTS], rank = 4;
     enum dse_status st;
-    if (nd->n_in > DSE_MAX_INPUTS)
-        return node_fail(r, DSE_ERR_UNSUPPORTED, "%d inputs; dse's concat takes at most %d", nd->n_in,
+    if (nd->n_in < 1 || nd->n_in > DSE_MAX_INPUTS)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "%d inputs; dse's concat takes 1 to %d", nd->n_in,
                          DSE_MAX_INPUTS);
     for (int k = 0; k < nd->n_in; k++)
         if ((st = in_layer(r, nd, k, &in[k], &rank))) return st;
@@ -609,6 +613,8 @@ static enum dse_status op_add(struct rd *r, const struct node *nd, const struct 
             if ((st = check_bias(r, &r->t[c->tensor], r->net->layers[i].num_output))) return st;
             r->net->layers[i].bias = 1;
             r->bias[i] = c->tensor;
+            for (int j = 0; j < i; j++) /* as finish does for a bias given with its layer */
+                if (r->weight[j] == c->tensor || r->bias[j] == c->tensor) r->net->layers[i].shared |= 2;
             return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_LAYER, .layer = i, .rank = a->rank });
         }
     }
@@ -763,6 +769,8 @@ static enum dse_status op_pad(struct rd *r, const struct node *nd, const struct 
         if (!t) return r->err->code;
         if (tensor_int64s(t, p, 8, &n)) n = 0;
     }
+    if (has_in(nd, 3)) /* opset 18's axes: the pads of those axes only */
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "dse reads Pad without its axes input (every axis's pads)");
     if (has_in(nd, 2)) {
         const struct tensor *t = in_tensor(r, nd, 2, "constant value");
         float v = 1;
@@ -780,6 +788,9 @@ static enum dse_status op_pad(struct rd *r, const struct node *nd, const struct 
             return node_fail(r, DSE_ERR_UNSUPPORTED, "a pad of %lld; dse reads 0 to %d", (long long)add[d],
                              DSE_DIM_MAX);
         v.pad[d] = pre[d] + add[d];
+        if (v.pad[d] > DSE_DIM_MAX) /* Pads after Pads: their sum, as one */
+            return node_fail(r, DSE_ERR_UNSUPPORTED, "pads summing to %lld; dse reads 0 to %d", (long long)v.pad[d],
+                             DSE_DIM_MAX);
     }
     return add_value(r, v);
 }

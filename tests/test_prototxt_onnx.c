@@ -178,7 +178,7 @@ static void onnx_init(struct dse_pb *pb, const char *name, const int64_t *dims, 
     dse_pb_end(pb);
 }
 
-enum onnx_hand { HAND_RELU, HAND_UNKNOWN, HAND_ASYM, HAND_MATMUL, HAND_BADFC };
+enum onnx_hand { HAND_RELU, HAND_UNKNOWN, HAND_ASYM, HAND_MATMUL, HAND_BADFC, HAND_RAW3, HAND_CONCAT0, HAND_TIED };
 
 static void onnx_hand_nodes(struct dse_pb *pb, enum onnx_hand k) {
     static const int64_t w[4] = { 4, 3, 3, 3 }, mm[2] = { 192, 10 }, b[1] = { 10 };
@@ -209,6 +209,25 @@ static void onnx_hand_nodes(struct dse_pb *pb, enum onnx_hand k) {
         dse_pb_end(pb), dse_pb_end(pb);
         break;
     }
+    case HAND_RAW3: { /* a Reshape's shape of 8 int64s whose raw_data comes three times (24 values) */
+        static const int64_t eight[8] = { 1, 192, 1, 1, 1, 1, 1, 1 };
+        dse_pb_begin(pb, 5);
+        dse_pb_varint(pb, 1, 8), dse_pb_varint(pb, 2, 7), dse_pb_string(pb, 8, "s"); /* dims [8], INT64 */
+        for (int j = 0; j < 3; j++) dse_pb_bytes(pb, 9, eight, sizeof eight);     /* little-endian here */
+        dse_pb_end(pb);
+        onnx_node(pb, "Reshape", "rs", "x", "s", "y"), dse_pb_end(pb);
+        break;
+    }
+    case HAND_CONCAT0: /* a Concat of nothing */
+        dse_pb_begin(pb, 1), dse_pb_string(pb, 2, "y"), dse_pb_string(pb, 3, "cat"), dse_pb_string(pb, 4, "Concat");
+        dse_pb_end(pb);
+        break;
+    case HAND_TIED: /* two convs reading one weight tensor: counted once */
+        onnx_init(pb, "w", w, 4);
+        onnx_node(pb, "Conv", "c1", "x", "w", "c"), dse_pb_end(pb);
+        onnx_node(pb, "Conv", "c2", "x", "w", "d"), dse_pb_end(pb);
+        onnx_node(pb, "Add", "sum", "c", "d", "e"), dse_pb_end(pb);
+        break;
     case HAND_MATMUL:
         onnx_init(pb, "m", mm, 2), onnx_init(pb, "b", b, 1);
         onnx_node(pb, "Flatten", "flat", "x", NULL, "f"), dse_pb_end(pb);
@@ -254,6 +273,10 @@ void test_onnx_refusals(void) {
         { HAND_MATMUL,  1, NULL, DSE_OK, "", 192 * 10 + 10 },
         { HAND_BADFC,   1, NULL, DSE_ERR_SHAPE,
           "layer 'fc' (fc): its weights 'g' hold 1000 values; its input 192x1x1 needs 1920", 0 },
+        { HAND_RAW3,    1, NULL, DSE_ERR_CONFIG,
+          "node 'rs' (Reshape, opset 13): its shape 's' is not an int64 tensor of at most 8 values", 0 },
+        { HAND_CONCAT0, 1, NULL, DSE_ERR_UNSUPPORTED, "node 'cat' (Concat, opset 13): 0 inputs", 0 },
+        { HAND_TIED,    1, NULL, DSE_OK, "", 4 * 3 * 3 * 3 },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
         size_t len;
