@@ -613,6 +613,7 @@ static enum dse_status predict_images(const struct dse_opt_args *a, char ***out,
         if (stat(a->pos[i], &sb) == 0 && S_ISDIR(sb.st_mode)) {
             if ((st = dse_imgfolder_files(a->pos[i], &files, &nf, err))) break;
             if (!nf) {
+                dse_imgfolder_files_free(files, 0); /* the empty list */
                 st = dse_err_set(err, DSE_ERR_CONFIG, a->pos[i], 0, "a folder with no image files (.jpg, .jpeg, "
                                  ".png, .bmp, .ppm, .pgm, .tif, .tiff, .webp; its subfolders are not read)");
                 break;
