@@ -44,7 +44,7 @@ void dse_node_init(struct dse_node *n, enum dse_op op, const struct dse_layer *l
     n->layer = layer;
     n->training = 1;
     n->bn_momentum = 0.1f;
-    n->bn_eps = 1e-5f;
+    n->bn_eps = layer ? layer->bn_eps : 1e-5f; /* the file's eps (Inception's 0.001), 1e-5 by default */
     n->algo_fwd = n->algo_bwd = DSE_ALGO_AUTO;
 }
 

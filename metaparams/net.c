@@ -92,6 +92,8 @@ static void layer_defaults(struct dse_layer *l, enum dse_layer_type t) {
     l->affine     = 1;
     l->round      = DSE_ROUND_CEIL;
     l->lrn_size   = 5;
+    l->lrn_alpha  = l->lrn_k = 1.0f, l->lrn_beta = 0.75f;
+    l->bn_eps     = 1e-5f;
     l->dropout_ratio = 0.5f;
     l->power      = l->power_scale = 1.0f;
 }

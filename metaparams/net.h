@@ -62,6 +62,10 @@ struct dse_layer {
     enum dse_round   round;       /* pool: Caffe's ceil (default) or floor */
     enum dse_eltwise eltwise_op;  /* eltwise */
     int   lrn_size;               /* lrn: local_size */
+    float lrn_alpha, lrn_beta, lrn_k; /* lrn: Caffe's alpha, beta, k (ONNX's bias): y = x *
+                                     (k + alpha/size * sum of x^2 over the window)^-beta */
+    float bn_eps;                 /* batchnorm: added to the variance; 1e-5 unless the file
+                                     says (Caffe's and ONNX's eps, Inception's 0.001) */
     float dropout_ratio;          /* dropout */
     int   dims[3];                /* reshape: output C, H, W; 0 copies the input's, -1 is
                                      inferred from the others (at most one) */

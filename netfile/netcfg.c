@@ -30,9 +30,9 @@ static const struct type_spec type_specs[] = {
     { "softmax",        DSE_LAYER_SOFTMAX,      "" },
     { "softmax_loss",   DSE_LAYER_SOFTMAX_LOSS, "" },
     { "accuracy",       DSE_LAYER_ACCURACY,     "" },
-    { "batchnorm",      DSE_LAYER_BATCHNORM,    "affine in_place" },
+    { "batchnorm",      DSE_LAYER_BATCHNORM,    "affine in_place eps" },
     { "scale",          DSE_LAYER_SCALE,        "bias in_place" },
-    { "lrn",            DSE_LAYER_LRN,          "size" },
+    { "lrn",            DSE_LAYER_LRN,          "size alpha beta k" },
     { "fire",           DSE_LAYER_COUNT,        "squeeze expand1x1 expand3x3 bypass" },
 };
 
@@ -79,6 +79,25 @@ static enum dse_status get_int(struct ctx *cx, const config_setting_t *g, const 
         return cfg_err(cx, s, DSE_ERR_CONFIG, "%s = %lld is out of range; expected at most %d",
                        key, v, DSE_DIM_MAX);
     *out = (int)v;
+    return DSE_OK;
+}
+
+/* A number (float or integer) setting key of g into *out if present, within [lo, hi] (lo_open:
+ * above lo). Returns DSE_OK if absent. */
+static enum dse_status get_real(struct ctx *cx, const config_setting_t *g, const char *key, float *out, double lo,
+                                int lo_open, double hi) {
+    const config_setting_t *s = config_setting_get_member(g, key);
+    if (!s) return DSE_OK;
+    int t = config_setting_type(s);
+    if (t != CONFIG_TYPE_FLOAT && t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s must be a number", key);
+    double v = t == CONFIG_TYPE_FLOAT ? config_setting_get_float(s)
+                                      : (double)(t == CONFIG_TYPE_INT ? config_setting_get_int(s)
+                                                                      : config_setting_get_int64(s));
+    if (!(lo_open ? v > lo : v >= lo) || !(v <= hi))
+        return cfg_err(cx, s, DSE_ERR_CONFIG, "%s = %g is out of range; expected %s %g and at most %g", key, v,
+                       lo_open ? "above" : "at least", lo, hi);
+    *out = (float)v;
     return DSE_OK;
 }
 
@@ -243,6 +262,7 @@ static enum dse_status read_settings(struct ctx *cx, const config_setting_t *g, 
         l->in_place = 1;
         if ((st = get_bool(cx, g, "in_place", &l->in_place))) return st;
         if (spec->type == DSE_LAYER_BATCHNORM && (st = get_bool(cx, g, "affine", &l->affine))) return st;
+        if (spec->type == DSE_LAYER_BATCHNORM && (st = get_real(cx, g, "eps", &l->bn_eps, 0, 1, 1e6))) return st;
         if (spec->type == DSE_LAYER_SCALE) {
             l->bias = 0;
             if ((st = get_bool(cx, g, "bias", &l->bias))) return st;
@@ -273,6 +293,9 @@ static enum dse_status read_settings(struct ctx *cx, const config_setting_t *g, 
         break;
     case DSE_LAYER_LRN:
         if ((st = get_int(cx, g, "size", &l->lrn_size, NULL))) return st;
+        if ((st = get_real(cx, g, "alpha", &l->lrn_alpha, 0, 0, 1e6))) return st;
+        if ((st = get_real(cx, g, "beta", &l->lrn_beta, -1e6, 0, 1e6))) return st;
+        if ((st = get_real(cx, g, "k", &l->lrn_k, 0, 1, 1e6))) return st;
         break;
     default:
         break;
@@ -529,6 +552,7 @@ enum dse_status dse_netcfg_write(FILE *f, const struct dse_net *net, struct dse_
             fprintf(f, "; type = \"%s\";", dse_layer_type_str(l->type));
             if (l->type == DSE_LAYER_DROPOUT) fprintf(f, " ratio = %.9g;", l->dropout_ratio);
             if (l->type == DSE_LAYER_BATCHNORM && !l->affine) fputs(" affine = false;", f);
+            if (l->type == DSE_LAYER_BATCHNORM && l->bn_eps != 1e-5f) fprintf(f, " eps = %.9g;", (double)l->bn_eps);
             if (l->type == DSE_LAYER_SCALE && l->bias) fputs(" bias = true;", f);
             if (!l->in_place) fputs(" in_place = false;", f);
             break;
@@ -541,6 +565,9 @@ enum dse_status dse_netcfg_write(FILE *f, const struct dse_net *net, struct dse_
             break;
         case DSE_LAYER_LRN:
             fprintf(f, "; type = \"lrn\"; size = %d;", l->lrn_size);
+            if (l->lrn_alpha != 1.0f) fprintf(f, " alpha = %.9g;", (double)l->lrn_alpha);
+            if (l->lrn_beta != 0.75f) fprintf(f, " beta = %.9g;", (double)l->lrn_beta);
+            if (l->lrn_k != 1.0f) fprintf(f, " k = %.9g;", (double)l->lrn_k);
             break;
         default:
             fprintf(f, "; type = \"%s\";", dse_layer_type_str(l->type));

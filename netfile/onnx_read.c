@@ -9,6 +9,7 @@
 #include "netfile/netfile.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -718,6 +719,9 @@ static enum dse_status op_bn(struct rd *r, const struct node *nd, const struct o
     struct dse_layer *l = begin_layer(r, nd, op->type, in);
     if (!l) return r->err->code;
     l->affine = 1; /* ONNX's BatchNormalization has its scale and bias: 2C params */
+    l->bn_eps = attr_float(nd, "epsilon", 1e-5f);
+    if (!(l->bn_eps > 0.0f) || !isfinite(l->bn_eps))
+        return node_fail(r, DSE_ERR_CONFIG, "epsilon %g; expected a number > 0", (double)l->bn_eps);
     return finish(r, nd, rank, (int)(t[0] - r->t), -1);
 }
 
@@ -731,6 +735,11 @@ static enum dse_status op_lrn(struct rd *r, const struct node *nd, const struct 
     struct dse_layer *l = begin_layer(r, nd, op->type, in);
     if (!l) return r->err->code;
     l->lrn_size = (int)size;
+    l->lrn_alpha = attr_float(nd, "alpha", 1e-4f), l->lrn_beta = attr_float(nd, "beta", 0.75f);
+    l->lrn_k = attr_float(nd, "bias", 1.0f);
+    if (!(l->lrn_k > 0.0f) || !(l->lrn_alpha >= 0.0f) || !isfinite(l->lrn_k + l->lrn_alpha + l->lrn_beta))
+        return node_fail(r, DSE_ERR_CONFIG, "bias %g, alpha %g, beta %g; expected bias > 0, alpha >= 0",
+                         (double)l->lrn_k, (double)l->lrn_alpha, (double)l->lrn_beta);
     return finish(r, nd, rank, -1, -1);
 }
 

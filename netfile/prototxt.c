@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -588,11 +589,26 @@ static enum dse_status build_params(struct build *b, int node, enum kind k, stru
         }
         return DSE_OK;
     case K_LRN:
+        p = child(t, node, "lrn_param");
         l->type = DSE_LAYER_LRN;
-        return get_int(b, child(t, node, "lrn_param"), "local_size", 1, &l->lrn_size);
+        if ((c = child(t, p, "alpha")) >= 0) l->lrn_alpha = (float)t->nodes[c].dval;
+        if ((c = child(t, p, "beta")) >= 0) l->lrn_beta = (float)t->nodes[c].dval;
+        if ((c = child(t, p, "k")) >= 0) l->lrn_k = (float)t->nodes[c].dval;
+        if (!(l->lrn_k > 0.0f) || !(l->lrn_alpha >= 0.0f) || !isfinite(l->lrn_beta) || !isfinite(l->lrn_alpha) ||
+            !isfinite(l->lrn_k))
+            return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[node].line,
+                        "%s: lrn_param k %g, alpha %g, beta %g; expected k > 0, alpha >= 0", ctx, (double)l->lrn_k,
+                        (double)l->lrn_alpha, (double)l->lrn_beta);
+        return get_int(b, p, "local_size", 1, &l->lrn_size);
     case K_BATCHNORM:
         l->type = DSE_LAYER_BATCHNORM;
         l->affine = 0; /* Caffe's BatchNorm only normalizes; a Scale layer learns gamma, beta */
+        if ((c = child(t, child(t, node, "batch_norm_param"), "eps")) >= 0) {
+            l->bn_eps = (float)t->nodes[c].dval;
+            if (!(l->bn_eps > 0.0f) || !isfinite(l->bn_eps))
+                return fail(b->err, DSE_ERR_CONFIG, b->path, t->nodes[c].line,
+                            "%s: batch_norm_param eps %g; expected a number > 0", ctx, t->nodes[c].dval);
+        }
         return DSE_OK;
     case K_SCALE:
         p = child(t, node, "scale_param");

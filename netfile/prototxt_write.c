@@ -136,8 +136,15 @@ static void put_params(FILE *f, const struct dse_layer *l) {
         if (!l->bias) fprintf(f, "    bias_term: false\n");
         fprintf(f, "  }\n");
         break;
-    case DSE_LAYER_LRN:
-        fprintf(f, "  lrn_param { local_size: %d }\n", l->lrn_size);
+    case DSE_LAYER_LRN: /* alpha, beta and k only where they are not Caffe's defaults */
+        fprintf(f, "  lrn_param { local_size: %d", l->lrn_size);
+        if (l->lrn_alpha != 1.0f) fprintf(f, " alpha: %.9g", (double)l->lrn_alpha);
+        if (l->lrn_beta != 0.75f) fprintf(f, " beta: %.9g", (double)l->lrn_beta);
+        if (l->lrn_k != 1.0f) fprintf(f, " k: %.9g", (double)l->lrn_k);
+        fprintf(f, " }\n");
+        break;
+    case DSE_LAYER_BATCHNORM: /* eps only where it is not the default */
+        if (l->bn_eps != 1e-5f) fprintf(f, "  batch_norm_param { eps: %.9g }\n", (double)l->bn_eps);
         break;
     case DSE_LAYER_SCALE:
         if (l->bias) fprintf(f, "  scale_param { bias_term: true }\n");

@@ -149,6 +149,7 @@ void test_node_check(void) {
     X("grad-batchnorm",      test_grad_batchnorm) \
     X("batchnorm-values",    test_batchnorm_values) \
     X("grad-scale",          test_grad_scale) \
+    X("batchnorm-eps",       test_batchnorm_eps) \
     X("fire-views",          test_fire_views) \
     X("determinism",         test_determinism) \
     X("slice-tree",          test_slice_tree) \

@@ -1,5 +1,5 @@
 /* test_engine_cpu_ops.c: Caffe's pooling windows and the other ops (relu, dropout, concat,
- * eltwise, fc, softmax, batchnorm, scale): gradient checks and values. Part of test_engine_cpu
+ * eltwise, fc, softmax, batchnorm and its eps, scale): gradient checks and values. Part of test_engine_cpu
  * (its case table: tests/test_engine_cpu.c). */
 #include "tests/engine_cpu_util.h"
 
@@ -324,5 +324,28 @@ void test_grad_scale(void) {
         grad_check(&cx, &f.node, EPS, TOL_SCALE, FLOOR, in_place ? "scale in place" : "scale");
         fx_deinit(&f);
     }
+    dse_cpu_ctx_deinit(&cx);
+}
+
+/* BatchNorm's eps is the layer's (a prototxt's batch_norm_param eps, ONNX's epsilon): with
+ * Inception's 0.001 the value differs from 1e-5's by 1e-4, far above the tolerance. */
+void test_batchnorm_eps(void) {
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    struct dse_layer l = dse_layer_make(DSE_LAYER_BATCHNORM, "bn");
+    CHECK(l.bn_eps == 1e-5f); /* the default: today's networks unchanged */
+    l.affine = 0, l.bn_eps = 0.001f;
+    l = infer_layer(l, 1, 1, 1, 2);
+    struct fx f;
+    fx_init(&f, &cx, &l, 2, 1, NULL, 0, 1);
+    CHECK(f.node.bn_eps == 0.001f);
+    f.in[0].data[0] = 1, f.in[0].data[1] = 3, f.in[0].data[2] = 5, f.in[0].data[3] = 7; /* mean 4, var 5 */
+    f.rm.data[0] = 0.0f, f.rv.data[0] = 1.0f;
+    CHECK_OK(dse_cpu_forward(&cx, &f.node));
+    CHECK_NEAR(f.out.data[0], -3.0 / sqrt(5.0 + 0.001), 1e-6);
+    f.node.training = 0; /* evaluation too: the running variance 0.9 + 0.1 * 20/3 */
+    CHECK_OK(dse_cpu_forward(&cx, &f.node));
+    CHECK_NEAR(f.out.data[3], (7.0 - 0.4) / sqrt(0.9 + 2.0 / 3.0 + 0.001), 1e-6);
+    fx_deinit(&f);
     dse_cpu_ctx_deinit(&cx);
 }

@@ -1259,6 +1259,81 @@ static void test_zoo_layers(void) {
     dse_net_deinit(&net);
 }
 
+/* How often w occurs in s. */
+static int count_of(const char *s, const char *w) {
+    int n = 0;
+    for (const char *p = strstr(s, w); p; p = strstr(p + 1, w)) n++;
+    return n;
+}
+
+/* BatchNorm's eps and LRN's alpha, beta and k (issue #34): read from prototxt, written to
+ * prototxt and .cfg only where they differ from the defaults (so that every file written before
+ * reads and writes as it did), and read back the same; a bad value names its line. */
+void test_eps_lrn(void) {
+    static const char text[] =
+        "input: 'data' input_dim: [1, 8, 6, 6]\n"
+        "layer { name: 'norm1' type: 'LRN' bottom: 'data' top: 'norm1'\n"
+        "  lrn_param { local_size: 5 alpha: 0.0001 beta: 0.75 k: 2 } }\n"
+        "layer { name: 'bn1' type: 'BatchNorm' bottom: 'norm1' top: 'norm1' batch_norm_param { eps: 0.001 } }\n"
+        "layer { name: 'bn2' type: 'BatchNorm' bottom: 'norm1' top: 'bn2' }\n";
+    struct dse_net net, back;
+    struct dse_err err;
+    CHECK_OK(parse(text, NULL, &net, &err));
+    if (net.n_layers != 3) return;
+    CHECK(layer(&net, "norm1")->lrn_alpha == 1e-4f && layer(&net, "norm1")->lrn_k == 2.0f);
+    CHECK(layer(&net, "norm1")->lrn_beta == 0.75f);
+    CHECK(layer(&net, "bn1")->bn_eps == 0.001f);
+    CHECK(layer(&net, "bn2")->bn_eps == 1e-5f);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    CHECK(f && !dse_prototxt_write(f, &net, &err));
+    if (f) fclose(f);
+    CHECK(out && strstr(out, "lrn_param { local_size: 5 alpha: 9.99999975e-05 k: 2 }"));
+    CHECK(out && strstr(out, "batch_norm_param { eps: 0.00100000005 }"));
+    CHECK(out && !strstr(out, "beta") && count_of(out, "eps:") == 1); /* defaults not written */
+    if (out && !dse_prototxt_parse(out, len, "written.prototxt", NULL, &back, &err)) {
+        CHECK(layer(&back, "bn1")->bn_eps == 0.001f && layer(&back, "bn2")->bn_eps == 1e-5f);
+        CHECK(layer(&back, "norm1")->lrn_alpha == 1e-4f && layer(&back, "norm1")->lrn_k == 2.0f);
+        dse_net_deinit(&back);
+    } else {
+        CHECK(0);
+    }
+    free(out);
+    char path[] = "/tmp/dse_eps_lrn_XXXXXX", named[64];
+    int fd = mkstemp(path);
+    f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f && !dse_netcfg_write(f, &net, &err));
+    if (f) fclose(f);
+    snprintf(named, sizeof named, "%s.cfg", path);
+    CHECK(rename(path, named) == 0);
+    size_t cl = 0;
+    char *cfg = read_text(named, &cl);
+    CHECK(cfg && strstr(cfg, "type = \"lrn\"; size = 5; alpha = 9.99999975e-05; k = 2;"));
+    CHECK(cfg && strstr(cfg, "type = \"batchnorm\"; affine = false; eps = 0.00100000005; }"));
+    CHECK(cfg && !strstr(cfg, "beta") && count_of(cfg, "eps") == 1); /* defaults not written */
+    free(cfg);
+    if (!dse_netcfg_load(named, NULL, &back, &err)) {
+        CHECK(layer(&back, "bn1")->bn_eps == 0.001f && layer(&back, "bn2")->bn_eps == 1e-5f);
+        CHECK(layer(&back, "norm1")->lrn_alpha == 1e-4f && layer(&back, "norm1")->lrn_k == 2.0f);
+        CHECK(layer(&back, "norm1")->lrn_beta == 0.75f);
+        dse_net_deinit(&back);
+    } else {
+        CHECK(0);
+        fprintf(stderr, "  %s\n", err.msg);
+    }
+    remove(named);
+    dse_net_deinit(&net);
+
+    CHECK_INT_EQ(parse("input: 'data' input_dim: [1, 2, 2, 2]\nlayer { name: 'bn' type: 'BatchNorm' bottom: 'data' "
+                       "top: 'bn'\n batch_norm_param { eps: 0 } }", NULL, &net, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "BatchNorm layer 'bn': batch_norm_param eps 0; expected a number > 0");
+    CHECK_INT_EQ(err.line, 3);
+    CHECK_INT_EQ(parse("input: 'data' input_dim: [1, 2, 2, 2]\nlayer { name: 'n' type: 'LRN' bottom: 'data' "
+                       "top: 'n' lrn_param { k: 0 } }", NULL, &net, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "LRN layer 'n': lrn_param k 0, alpha 1, beta 0.75; expected k > 0, alpha >= 0");
+}
+
 /* ONNX in: tests/test_prototxt_onnx.c */
 void test_onnx_roundtrip(void);
 void test_onnx_refusals(void);
@@ -1275,6 +1350,7 @@ static const struct check_case cases[] = {
     { "proto-fuzz",       test_fuzz },
     { "proto-roundtrip",  test_roundtrip },
     { "proto-zoo-layers", test_zoo_layers },
+    { "proto-eps-lrn",    test_eps_lrn },
     { "onnx-roundtrip",   test_onnx_roundtrip },
     { "onnx-refusals",    test_onnx_refusals },
     { "onnx-helper",      test_onnx_helper },

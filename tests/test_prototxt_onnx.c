@@ -26,14 +26,14 @@ static const struct dse_layer *layer(const struct dse_net *net, const char *name
     return i < 0 ? &none : &net->layers[i];
 }
 
-/* A small net with what SqueezeNet lacks: fc (Gemm, Flatten), batch norm, and an average
+/* A small net with what SqueezeNet lacks: fc (Gemm, Flatten), batch norm (eps 0.001), and an average
  * pooling whose last window overhangs its padding (exported as Pad + AveragePool). */
 static void onnx_fc_net(struct dse_net *n) {
     struct dse_layer l;
     dse_net_init(n, "fc_net", 3, 18, 18);
     l = dse_layer_make(DSE_LAYER_CONV, "conv1"), l.num_output = 8, l.kernel_h = l.kernel_w = 3, l.groups = 1;
     DSE_ASSERT(!dse_net_add(n, &l, NULL));
-    l = dse_layer_make(DSE_LAYER_BATCHNORM, "bn1"), l.affine = 1, l.in_place = 1;
+    l = dse_layer_make(DSE_LAYER_BATCHNORM, "bn1"), l.affine = 1, l.in_place = 1, l.bn_eps = 0.001f;
     DSE_ASSERT(!dse_net_add(n, &l, NULL));
     l = dse_layer_make(DSE_LAYER_RELU, "relu1"), l.in_place = 1;
     DSE_ASSERT(!dse_net_add(n, &l, NULL));
@@ -105,6 +105,7 @@ void test_onnx_roundtrip(void) {
             const struct dse_layer *x = layer(&back, nets[i].layer), *y = layer(&src, nets[i].layer);
             CHECK_INT_EQ(x->out_c * 1000000LL + x->out_h * 1000 + x->out_w, y->out_c * 1000000LL + y->out_h * 1000 + y->out_w);
             CHECK_INT_EQ(x->type, y->type);
+            if (!nets[i].path) CHECK(layer(&back, "bn1")->bn_eps == 0.001f); /* its epsilon, kept */
             dse_net_deinit(&back);
         } else {
             CHECK(0);
