@@ -106,7 +106,8 @@ enum dse_op {
 const char *dse_op_str(enum dse_op op);
 
 /* The op that runs a layer. DSE_ERR_UNSUPPORTED (naming the layer) for layer types the
- * engine has no op for (lrn, softmax without loss, accuracy, eltwise prod/max). */
+ * engine has no op for (softmax without loss, accuracy, eltwise prod/max, sigmoid, tanh,
+ * power). */
 enum dse_status dse_op_from_layer(const struct dse_layer *l, enum dse_op *out, struct dse_err *err);
 
 /* Backend-specific strategy ids (algo_fwd, algo_bwd) share this "choose for me" value. */
@@ -120,7 +121,7 @@ struct dse_node_state {
     float       *mean;     /* batchnorm [C]: batch mean of the last training forward */
     float       *invstd;   /* batchnorm [C]: 1/sqrt(batch var + eps) (biased var) */
     float       *saved;    /* [N, C*H*W] for in-place nodes whose input is overwritten:
-                              batchnorm's x_hat, scale's x */
+                              batchnorm's x_hat, scale's x; lrn's scale (always) */
     float       *prob;     /* softmax_xent [N, K]: probabilities (for accuracy) */
     void        *block;    /* the one allocation all of the above point into */
     size_t       bytes;
@@ -161,7 +162,13 @@ struct dse_step_tally {
  *                the batch of -log softmax(x)[label]; st.prob [N, K]
  *   batchnorm    x [N, C, H, W] -> y = gamma (x - mean) / sqrt(var + eps) + beta; weight gamma
  *                [1, C, 1, 1] and bias beta only if layer->affine; may be in place
- *   scale        x [N, C, H, W] -> y = gamma[c] x (+ beta[c] if layer->bias); may be in place */
+ *   scale        x [N, C, H, W] -> y = gamma[c] x (+ beta[c] if layer->bias); may be in place
+ *   lrn          x [N, C, H, W] -> y = x * scale^-beta, scale = k + alpha/size * sum of x^2 over
+ *                the size channels centred on c (zeros past the ends: Caffe's ACROSS_CHANNELS);
+ *                st.saved [N, C*H*W] the scale, for backward
+ *   slice        x [N, C, H, W] -> y [N, C', H, W], channels [b, b + C') (dse_node_slice_begin)
+ *   flatten, reshape  x [N, C, H, W] -> y [N, C', H', W'] with C'H'W' = CHW, the same values
+ *                in the same order: in place (the model's view) nothing moves */
 struct dse_node {
     enum dse_op             op;
     const struct dse_layer *layer;       /* borrowed: hyper-parameters and inferred shapes */
@@ -210,6 +217,8 @@ struct dse_node {
 /* Zero n and set op, layer and defaults (training 1, bn_momentum 0.1, bn_eps 1e-5,
  * algos AUTO). Borrows layer. The caller then sets n_in, in[], out, weight, bias... */
 void dse_node_init(struct dse_node *n, enum dse_op op, const struct dse_layer *layer);
+/* A slice node's first channel in its input: slice_begin, or part * (C / parts). */
+int dse_node_slice_begin(const struct dse_node *n);
 /* Free the node's host state (device state must be released by its backend first). */
 void dse_node_deinit(struct dse_node *n);
 
@@ -222,8 +231,8 @@ enum dse_status dse_node_check(const struct dse_node *n, struct dse_err *err);
 
 /* The op state every backend keeps in n->st, as byte sizes of its pieces, each rounded
  * up to `align`: maxpool's argmax, dropout's mask, batchnorm's mean and invstd (stats
- * each), the input an in-place batchnorm or scale overwrites (saved), softmax_xent's
- * probabilities. Returns their sum. A backend may append pieces of its own. */
+ * each), the input an in-place batchnorm or scale overwrites or lrn's scale (saved),
+ * softmax_xent's probabilities. Returns their sum. A backend may append pieces of its own. */
 struct dse_state_plan {
     size_t argmax, mask, stats, saved, prob;
 };

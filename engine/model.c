@@ -413,15 +413,29 @@ static void fuse_relus(struct dse_model *m, const int *own) {
     }
 }
 
+/* 1 if layer i (a flatten or reshape) runs as a view of its input: the same memory in its
+ * own shape, nothing moved (a Flatten before an fc). Only where no other layer reads that
+ * input, so that nothing else (an in-place layer's write, its gradient's overwrite) meets
+ * the shared memory; otherwise the op copies its input into a tensor of its own. */
+static int runs_as_view(const struct dse_net *net, int i) {
+    const struct dse_layer *l = &net->layers[i];
+    if (!dse_layer_type_view(l->type) || l->inputs[0] < 0) return 0;
+    for (int j = l->inputs[0] + 1; j < net->n_layers; j++)
+        for (int k = 0; k < net->layers[j].n_inputs; k++)
+            if (j != i && net->layers[j].inputs[k] == l->inputs[0]) return 0;
+    return 1;
+}
+
 /* Who owns each layer's output (own[i]: the layer whose tensor it is; consumers: how many
  * layers read each owner) and which outputs are views of a concat buffer (view_of[i]: the
  * concat, view_c0[i]: the first channel; -1: none). */
 static void plan_outputs(const struct dse_net *net, int *own, int *consumers, int *view_of, int *view_c0) {
     const int n = net->n_layers;
-    /* Who owns each layer's output: in-place layers write into their input's tensor. */
+    /* Who owns each layer's output: in-place layers write into their input's tensor, views
+     * (runs_as_view) see it. A view counts as a reader: no concat writes through one. */
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &net->layers[i];
-        own[i] = l->in_place && l->inputs[0] >= 0 ? own[l->inputs[0]] : i;
+        own[i] = (l->in_place && l->inputs[0] >= 0) || runs_as_view(net, i) ? own[l->inputs[0]] : i;
         view_of[i] = -1;
         for (int k = 0; k < l->n_inputs; k++)
             if (l->inputs[k] >= 0 && !(l->in_place && k == 0)) consumers[own[l->inputs[k]]]++;
@@ -483,8 +497,12 @@ static enum dse_status place_outputs(struct dse_model *m, const struct dse_model
         if (own[i] == i && view_of[i] >= 0)
             dse_tensor_view_channels(&m->outs[i], &m->outs[view_of[i]], view_c0[i], l->out_c);
     }
-    for (int i = 0; i < n; i++)
-        if (own[i] != i) m->outs[i] = m->outs[own[i]];
+    for (int i = 0; i < n; i++) { /* in layer order: a view's input is placed before it */
+        const struct dse_layer *l = &m->net.layers[i];
+        if (own[i] == i) continue;
+        m->outs[i] = m->outs[l->inputs[0]];
+        m->outs[i].c = l->out_c, m->outs[i].h = l->out_h, m->outs[i].w = l->out_w; /* a view's shape */
+    }
     return DSE_OK;
 }
 

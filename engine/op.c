@@ -3,6 +3,7 @@
  * forward FLOPs. No kernel code here; kernels live in engine/cpu/ (and engine/cuda/). */
 #include "engine/engine.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,7 @@ size_t dse_node_state_plan(const struct dse_node *n, size_t align, struct dse_st
     case DSE_OP_BATCHNORM:    plan->stats = piece(x->c, sizeof(float), align);
                               plan->saved = in_place ? piece(all, sizeof(float), align) : 0; break;
     case DSE_OP_SCALE:        plan->saved = in_place ? piece(all, sizeof(float), align) : 0; break;
+    case DSE_OP_LRN:          plan->saved = piece(all, sizeof(float), align); break;
     case DSE_OP_SOFTMAX_XENT: plan->prob = piece(all, sizeof(float), align); break;
     default: break;
     }
@@ -115,8 +117,15 @@ static enum dse_status want(struct dse_err *err, const struct dse_node *nd, cons
     return DSE_OK;
 }
 
+/* In place: the op overwrites its input, or (flatten, reshape) sees it in another shape. */
 static int may_run_in_place(enum dse_op op) {
-    return op == DSE_OP_RELU || op == DSE_OP_DROPOUT || op == DSE_OP_BATCHNORM || op == DSE_OP_SCALE;
+    return op == DSE_OP_RELU || op == DSE_OP_DROPOUT || op == DSE_OP_BATCHNORM || op == DSE_OP_SCALE ||
+           op == DSE_OP_FLATTEN || op == DSE_OP_RESHAPE;
+}
+
+int dse_node_slice_begin(const struct dse_node *n) {
+    const struct dse_layer *l = n->layer;
+    return l->slice_parts > 0 ? l->slice_part * (l->in_c / l->slice_parts) : l->slice_begin;
 }
 
 enum dse_status dse_node_check(const struct dse_node *n, struct dse_err *err) {
@@ -221,6 +230,28 @@ enum dse_status dse_node_check(const struct dse_node *n, struct dse_err *err) {
         if ((st = want(err, n, "weight (gamma)", n->weight, 1, C, 1, 1))) return st;
         if (l->bias && (st = want(err, n, "bias (beta)", n->bias, 1, C, 1, 1))) return st;
         if (!l->bias && n->bias) return bad(err, n, "has a bias but the layer says bias off");
+        break;
+    case DSE_OP_LRN:
+        if ((st = want(err, n, "output", y, N, C, H, W))) return st;
+        if (l->lrn_size < 1 || l->lrn_size % 2 == 0)
+            return bad(err, n, "local_size %d; expected odd and >= 1", l->lrn_size);
+        if (!(l->lrn_k > 0.0f) || !(l->lrn_alpha >= 0.0f) || !isfinite(l->lrn_k) || !isfinite(l->lrn_alpha) ||
+            !isfinite(l->lrn_beta))
+            return bad(err, n, "k %g, alpha %g, beta %g; expected k > 0, alpha >= 0, all finite", (double)l->lrn_k,
+                       (double)l->lrn_alpha, (double)l->lrn_beta);
+        break;
+    case DSE_OP_SLICE: {
+        const int b = dse_node_slice_begin(n);
+        if (b < 0 || b + l->out_c > C) return bad(err, n, "channels %d to %d of %d", b, b + l->out_c, C);
+        if ((st = want(err, n, "output", y, N, l->out_c, H, W))) return st;
+        break;
+    }
+    case DSE_OP_FLATTEN:
+    case DSE_OP_RESHAPE:
+        if ((int64_t)l->out_c * l->out_h * l->out_w != dse_tensor_image(x))
+            return bad(err, n, "%dx%dx%d is not %lld values", l->out_c, l->out_h, l->out_w,
+                       (long long)dse_tensor_image(x));
+        if ((st = want(err, n, "output", y, N, l->out_c, l->out_h, l->out_w))) return st;
         break;
     case DSE_OP_COUNT:
         break;

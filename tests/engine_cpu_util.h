@@ -31,6 +31,7 @@
 #define TOL_SOFTMAX  3e-3
 #define TOL_BN       3e-3
 #define TOL_SCALE    1e-3
+#define TOL_LRN      3e-3
 #define FLOOR        1e-1 /* |gradient| below this counts as this (float noise) */
 
 /* ---- one node with its tensors ---------------------------------------------------- */

@@ -37,6 +37,7 @@
 #define TOL_SOFTMAX  1e-9
 #define TOL_BN       1e-10
 #define TOL_SCALE    1e-10
+#define TOL_LRN      1e-10 /* powf on the device may differ in the last bit */
 #define TOL_TF32     1e-4
 
 extern int verbose; /* DSE_TEST_VERBOSE: print every comparison's error */

@@ -1,7 +1,10 @@
 /* test_engine_cpu_nets.c: small networks (a Fire module whose expand convs write straight into
- * the concat buffer, bit-identical reruns, a chain's gradient) and the slices' reduction tree.
+ * the concat buffer, bit-identical reruns, a chain's gradient, an AlexNet-like stack with lrn,
+ * slice and a flatten before the fc trained on the model) and the slices' reduction tree.
  * Part of test_engine_cpu (its case table: tests/test_engine_cpu.c). */
 #include "tests/engine_cpu_util.h"
+
+#include "engine/model.h"
 
 /* ---- small networks: the builder the model will grow into -------------------------------- */
 
@@ -309,6 +312,94 @@ void test_grad_chain(void) {
     CHECK(worst <= 5e-2);
     mini_free(&m);
     dse_cpu_ctx_deinit(&cx);
+}
+
+/* ---- an AlexNet-like stack on the model (issue #34) ----------------------------------------- */
+
+/* conv -> relu -> lrn -> slice -> pool -> [flatten] -> fc -> loss; heads 2: two flattens of
+ * the pool, each with its fc, added before the loss (so neither flatten may be a view). */
+static void lrn_net(struct dse_net *net, int flatten, int heads) {
+    dse_net_init(net, "lrn", 3, 9, 9);
+    struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "conv1");
+    l.num_output = 8, l.kernel_h = l.kernel_w = 3, l.stride_h = l.stride_w = 2;
+    add_layer(net, l);
+    l = dse_layer_make(DSE_LAYER_RELU, "relu1");
+    l.in_place = 1;
+    add_layer(net, l);
+    l = dse_layer_make(DSE_LAYER_LRN, "norm1");
+    l.lrn_size = 5, l.lrn_alpha = 1e-2f, l.lrn_beta = 0.75f, l.lrn_k = 1.0f;
+    add_layer(net, l);
+    l = dse_layer_make(DSE_LAYER_SLICE, "slice1");
+    l.slice_begin = 2, l.slice_end = 8;
+    add_layer(net, l);
+    l = dse_layer_make(DSE_LAYER_MAXPOOL, "pool1");
+    l.kernel_h = l.kernel_w = 2, l.stride_h = l.stride_w = 2;
+    add_layer(net, l);
+    const int pool = net->n_layers - 1;
+    for (int h = 0; h < heads; h++) {
+        char name[16];
+        snprintf(name, sizeof name, "flat%d", h);
+        l = dse_layer_make(DSE_LAYER_FLATTEN, name);
+        l.n_inputs = 1, l.inputs[0] = pool;
+        if (flatten) add_layer(net, l);
+        snprintf(name, sizeof name, "fc%d", h);
+        l = dse_layer_make(DSE_LAYER_FC, name);
+        l.num_output = 5, l.n_inputs = 1, l.inputs[0] = flatten ? net->n_layers - 1 : pool;
+        add_layer(net, l);
+    }
+    if (heads == 2) {
+        l = dse_layer_make(DSE_LAYER_ELTWISE, "sum");
+        l.n_inputs = 2, l.inputs[0] = net->n_layers - 1 - flatten - 1, l.inputs[1] = net->n_layers - 1;
+        add_layer(net, l);
+    }
+    add_layer(net, dse_layer_make(DSE_LAYER_SOFTMAX_LOSS, "loss"));
+    CHECK_OK(dse_net_infer(net, NULL, NULL));
+}
+
+/* Ten SGD steps on one batch; the losses into loss[10]. *view: the first flatten's output is
+ * its input's memory. */
+static void lrn_net_train(int flatten, int heads, float *loss, int *view) {
+    struct dse_net net;
+    lrn_net(&net, flatten, heads);
+    const struct dse_model_opts o = { .batch = 4, .threads = THREADS, .seed = 7, .init = DSE_INIT_XAVIER };
+    struct dse_model *m = NULL;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_model_new(&net, &o, &m, &err));
+    if (!m) {
+        fprintf(stderr, "  %s\n", err.msg);
+        dse_net_deinit(&net);
+        return;
+    }
+    m->cx.conv_force = DSE_CPU_CONV_GEMM_BATCH; /* the same strategy in every model: the same bits */
+    const int f = dse_net_find(&m->net, "flat0");
+    *view = f >= 0 && m->outs[f].data == m->outs[m->net.layers[f].inputs[0]].data;
+    float x[4 * 3 * 9 * 9];
+    int labels[4] = { 0, 3, 1, 4 };
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 9, 1);
+    for (int j = 0; j < DSE_ARRAY_LEN(x); j++) x[j] = uniform(&r, -1.0f, 1.0f);
+    for (int s = 0; s < 10; s++) {
+        CHECK_OK(dse_model_forward(m, x, labels, &loss[s], &err));
+        CHECK_OK(dse_model_backward(m, &err));
+        dse_model_sgd(m, 0.1f, 0.9f, 0.0f);
+    }
+    dse_model_free(m);
+    dse_net_deinit(&net);
+}
+
+void test_net_lrn(void) {
+    float with[10], without[10], two[10];
+    int view = 0, view2 = 1;
+    lrn_net_train(1, 1, with, &view);
+    lrn_net_train(0, 1, without, &(int){ 0 });
+    lrn_net_train(1, 2, two, &view2);
+    CHECK(view);   /* the flatten before the fc moves nothing */
+    CHECK(!view2); /* a flatten of a value another layer reads has a tensor of its own */
+    CHECK(memcmp(with, without, sizeof with) == 0);
+    if (getenv("DSE_TEST_VERBOSE"))
+        for (int s = 0; s < 10; s++) printf("  step %d: loss %.6f (two heads %.6f)\n", s, with[s], two[s]);
+    CHECK(isfinite(with[9]) && with[9] < 0.5f * with[0]);
+    CHECK(isfinite(two[9]) && two[9] < 0.5f * two[0]);
 }
 
 /* The slice tree (engine/slices.h), from its definition: block (level, index) of `total`

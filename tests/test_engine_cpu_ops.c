@@ -1,5 +1,6 @@
 /* test_engine_cpu_ops.c: Caffe's pooling windows and the other ops (relu, dropout, concat,
- * eltwise, fc, softmax, batchnorm and its eps, scale): gradient checks and values. Part of test_engine_cpu
+ * eltwise, fc, softmax, batchnorm and its eps, scale, lrn, slice, flatten, reshape): gradient
+ * checks and values. Part of test_engine_cpu
  * (its case table: tests/test_engine_cpu.c). */
 #include "tests/engine_cpu_util.h"
 
@@ -347,5 +348,150 @@ void test_batchnorm_eps(void) {
     CHECK_OK(dse_cpu_forward(&cx, &f.node));
     CHECK_NEAR(f.out.data[3], (7.0 - 0.4) / sqrt(0.9 + 2.0 / 3.0 + 0.001), 1e-6);
     fx_deinit(&f);
+    dse_cpu_ctx_deinit(&cx);
+}
+
+/* ---- lrn, slice, flatten, reshape (issue #34: AlexNet, GoogLeNet, CaffeNet) ---------------- */
+
+struct lrn_case {
+    const char *id;
+    int         N, C, H, W, size;
+    float       alpha, beta, k;
+};
+
+/* Large alphas, so that the cross-channel term of the gradient is not lost in the noise. */
+static const struct lrn_case lrn_cases[] = {
+    /* id              N  C  H  W size alpha beta   k */
+    { "lrn size 3",    2, 7, 3, 2, 3,   2.0f, 0.75f, 1.5f },
+    { "lrn size 5",    2, 4, 2, 3, 5,   1.0f, 0.5f,  1.0f }, /* windows past both ends */
+    { "lrn size 1",    1, 3, 2, 2, 1,   0.5f, 1.25f, 2.0f },
+    { "lrn alexnet",   2, 9, 2, 2, 5,   1e-4f, 0.75f, 1.0f }, /* AlexNet's, nearly the identity */
+};
+
+static struct dse_layer lrn_layer(const struct lrn_case *c) {
+    struct dse_layer l = dse_layer_make(DSE_LAYER_LRN, c->id);
+    l.lrn_size = c->size, l.lrn_alpha = c->alpha, l.lrn_beta = c->beta, l.lrn_k = c->k;
+    return infer_layer(l, 1, c->C, c->H, c->W);
+}
+
+void test_grad_lrn(void) {
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    for (int i = 0; i < DSE_ARRAY_LEN(lrn_cases); i++) {
+        const struct lrn_case *c = &lrn_cases[i];
+        struct dse_layer l = lrn_layer(c);
+        struct fx f;
+        fx_init(&f, &cx, &l, c->N, 1, NULL, 0, 50 + i);
+        grad_check(&cx, &f.node, EPS, TOL_LRN, FLOOR, c->id);
+        fx_deinit(&f);
+    }
+    dse_cpu_ctx_deinit(&cx);
+}
+
+/* Forward against Caffe's formula in a scalar loop of doubles, and the same bits forward and
+ * backward from 1 and 3 threads. */
+void test_lrn_values(void) {
+    for (int i = 0; i < DSE_ARRAY_LEN(lrn_cases); i++) {
+        const struct lrn_case *c = &lrn_cases[i];
+        struct dse_layer l = lrn_layer(c);
+        float *y1 = NULL, *dx1 = NULL;
+        double worst = 0.0;
+        for (int threads = 1; threads <= 3; threads += 2) {
+            struct dse_cpu_ctx cx;
+            CHECK_OK(dse_cpu_ctx_init(&cx, threads, 1, NULL));
+            struct fx f;
+            fx_init(&f, &cx, &l, c->N, 1, NULL, 0, 60 + i);
+            const int64_t count = dse_tensor_count(&f.out), HW = (int64_t)c->H * c->W;
+            struct dse_pcg32 r;
+            dse_pcg32_seed(&r, 61, 1);
+            fill_uniform(&f.out, &r, -1.0f, 1.0f);
+            memcpy(f.out.grad, f.out.data, (size_t)count * sizeof(float)); /* dL/dy */
+            CHECK_OK(dse_cpu_forward(&cx, &f.node));
+            dse_tensor_zero_grad(&f.in[0]);
+            CHECK_OK(dse_cpu_backward(&cx, &f.node));
+            for (int64_t e = 0; e < count && threads == 1; e++) {
+                const int64_t img = e / (c->C * HW), ch = e / HW % c->C, j = e % HW;
+                double s = 0.0;
+                for (int64_t q = ch - c->size / 2; q <= ch + c->size / 2; q++) {
+                    if (q < 0 || q >= c->C) continue;
+                    const double v = f.in[0].data[(img * c->C + q) * HW + j];
+                    s += v * v;
+                }
+                const double ref = f.in[0].data[e] * pow(c->k + c->alpha / c->size * s, -c->beta);
+                worst = fmax(worst, fabs(f.out.data[e] - ref) / fmax(fabs(ref), 1e-3));
+            }
+            if (threads == 1) {
+                y1 = malloc((size_t)count * sizeof *y1), dx1 = malloc((size_t)count * sizeof *dx1);
+                memcpy(y1, f.out.data, (size_t)count * sizeof *y1);
+                memcpy(dx1, f.in[0].grad, (size_t)count * sizeof *dx1);
+            } else {
+                CHECK(memcmp(y1, f.out.data, (size_t)count * sizeof *y1) == 0);
+                CHECK(memcmp(dx1, f.in[0].grad, (size_t)count * sizeof *dx1) == 0);
+            }
+            fx_deinit(&f);
+            dse_cpu_ctx_deinit(&cx);
+        }
+        if (!(worst <= 1e-6)) fprintf(stderr, "  %s: forward off the scalar loop by %.3g\n", c->id, worst);
+        CHECK(worst <= 1e-6);
+        free(y1), free(dx1);
+    }
+}
+
+void test_grad_slice(void) {
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    static const struct { const char *what; int begin, end, part, parts, c0, c1; } v[] = {
+        { "slice [2, 5)",       2, 5, 0, 0, 2, 5 },
+        { "slice [4, end)",     4, 0, 0, 0, 4, 6 },
+        { "slice part 1 of 3",  0, 0, 1, 3, 2, 4 },
+        { "slice every channel", 0, 0, 0, 0, 0, 6 },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(v); i++) {
+        struct dse_layer l = dse_layer_make(DSE_LAYER_SLICE, "slice");
+        l.slice_begin = v[i].begin, l.slice_end = v[i].end, l.slice_part = v[i].part, l.slice_parts = v[i].parts;
+        l = infer_layer(l, 1, 6, 2, 3);
+        CHECK_INT_EQ(l.out_c, v[i].c1 - v[i].c0);
+        struct fx f;
+        fx_init(&f, &cx, &l, 2, 1, NULL, 0, 70 + i);
+        grad_check(&cx, &f.node, EPS, TOL_EXACT, FLOOR, v[i].what);
+        CHECK_OK(dse_cpu_forward(&cx, &f.node));
+        int bad = 0;
+        for (int img = 0; img < 2; img++)
+            for (int j = 0; j < (v[i].c1 - v[i].c0) * 6; j++)
+                bad += f.out.data[img * f.out.stride_n + j] != f.in[0].data[img * f.in[0].stride_n + v[i].c0 * 6 + j];
+        CHECK_INT_EQ(bad, 0);
+        fx_deinit(&f);
+    }
+    dse_cpu_ctx_deinit(&cx);
+}
+
+/* Flatten and reshape: a tensor of their own (copy forward, add backward) or, as the model
+ * runs them, a view of the input (the same memory in the output's shape): nothing moves. */
+void test_grad_views(void) {
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    struct dse_layer flat = infer_layer(dse_layer_make(DSE_LAYER_FLATTEN, "flatten"), 1, 3, 2, 2);
+    struct dse_layer re = dse_layer_make(DSE_LAYER_RESHAPE, "reshape");
+    re.dims[0] = 6, re.dims[1] = -1, re.dims[2] = 1;
+    re = infer_layer(re, 1, 3, 2, 2);
+    CHECK(flat.out_c == 12 && flat.out_h == 1 && re.out_c == 6 && re.out_h == 2 && re.out_w == 1);
+    const struct dse_layer *ls[2] = { &flat, &re };
+    for (int k = 0; k < 2; k++)
+        for (int view = 0; view <= 1; view++) {
+            struct fx f;
+            fx_init(&f, &cx, ls[k], 3, 1, NULL, 0, 80 + k);
+            if (view) {
+                dse_tensor_deinit(&f.out);
+                dse_tensor_wrap(&f.out, 3, ls[k]->out_c, ls[k]->out_h, ls[k]->out_w, f.in[0].stride_n, f.in[0].data,
+                                f.in[0].grad, DSE_MEM_HOST);
+                CHECK_OK(dse_cpu_node_prepare(&cx, &f.node, NULL));
+            }
+            char what[DSE_NAME_MAX + 16];
+            snprintf(what, sizeof what, "%s%s", ls[k]->name, view ? " as a view" : "");
+            grad_check(&cx, &f.node, EPS, TOL_EXACT, FLOOR, what);
+            CHECK_OK(dse_cpu_forward(&cx, &f.node));
+            CHECK(memcmp(f.out.data, f.in[0].data, 3 * 12 * sizeof(float)) == 0);
+            fx_deinit(&f);
+        }
     dse_cpu_ctx_deinit(&cx);
 }

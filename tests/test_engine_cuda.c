@@ -67,6 +67,8 @@ struct cuda_case {
     X("op-softmax",         test_softmax,           1) \
     X("op-batchnorm",       test_batchnorm,         1) \
     X("op-scale",           test_scale,             1) \
+    X("op-lrn",             test_lrn,               1) \
+    X("op-slice-views",     test_slice_views,       1) \
     X("train-fire",         test_train_fire,        1) \
     X("train-step",         test_train_step,        1) \
     X("train-mixed",        test_train_mixed,       1) \

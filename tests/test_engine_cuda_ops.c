@@ -774,6 +774,7 @@ void test_batchnorm(void) {
         for (int k = 0; k < 8; k++) {
             struct dse_layer l = dse_layer_make(DSE_LAYER_BATCHNORM, "bn");
             l.affine = k & 1;
+            l.bn_eps = t & 1 ? 0.001f : 1e-5f; /* the layer's eps on both backends */
             const int ip = (k >> 1) & 1, training = !(k >> 2);
             if (!infer_layer(&l, 1, C, H, W)) continue;
             char what[96];
@@ -799,6 +800,51 @@ void test_scale(void) {
                      ip ? " in-place" : "");
             one(P, what, &l, N, 1, NULL, ip ? FX_IN_PLACE : 0, 1000 + (uint64_t)t, TOL_SCALE, 1);
         }
+    }
+}
+
+/* lrn (issue #34): windows of 1, 3 and 5 channels, AlexNet's alpha and larger ones, outputs
+ * that are channel slices of a wider buffer. */
+void test_lrn(void) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 87, 1);
+    static const float alphas[] = { 1e-4f, 0.5f, 2.0f };
+    for (int t = 0; t < 6; t++) {
+        const int N = irand(&r, 1, 4), C = irand(&r, 1, 9), H = irand(&r, 1, 9), W = irand(&r, 1, 9);
+        struct dse_layer l = dse_layer_make(DSE_LAYER_LRN, "lrn");
+        l.lrn_size = 1 + 2 * irand(&r, 0, 2), l.lrn_alpha = alphas[t % 3], l.lrn_beta = t & 1 ? 0.75f : 0.5f;
+        l.lrn_k = t & 2 ? 2.0f : 1.0f;
+        if (!infer_layer(&l, 1, C, H, W)) continue;
+        for (int ov = 0; ov < 2; ov++) {
+            char what[96];
+            snprintf(what, sizeof what, "lrn N%d C%d %dx%d size %d alpha %g%s", N, C, H, W, l.lrn_size,
+                     (double)l.lrn_alpha, ov ? " out-view" : "");
+            one(P, what, &l, N, 1, NULL, ov ? FX_OUT_VIEW : 0, 1100 + (uint64_t)t, TOL_LRN, 1);
+        }
+    }
+}
+
+/* slice by begin/end and by parts; flatten and reshape given tensors of their own (the
+ * model's views move nothing on any backend). Moves only: exact. */
+void test_slice_views(void) {
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 88, 1);
+    for (int t = 0; t < 6; t++) {
+        const int N = irand(&r, 1, 4), C = irand(&r, 2, 9), H = irand(&r, 1, 6), W = irand(&r, 1, 6);
+        struct dse_layer l = dse_layer_make(DSE_LAYER_SLICE, "slice");
+        if (t & 1) l.slice_parts = C % 3 == 0 ? 3 : C % 2 == 0 ? 2 : 1, l.slice_part = l.slice_parts - 1;
+        else l.slice_begin = irand(&r, 0, C - 1), l.slice_end = irand(&r, 0, 1) ? 0 : C;
+        char what[96];
+        if (infer_layer(&l, 1, C, H, W))
+            for (int ov = 0; ov < 2; ov++) {
+                snprintf(what, sizeof what, "slice N%d C%d %dx%d -> %d%s", N, C, H, W, l.out_c, ov ? " out-view" : "");
+                one(P, what, &l, N, 1, NULL, ov ? FX_OUT_VIEW : 0, 1200 + (uint64_t)t, TOL_EXACT, 1);
+            }
+        struct dse_layer v = dse_layer_make(t & 1 ? DSE_LAYER_RESHAPE : DSE_LAYER_FLATTEN, "view");
+        v.dims[0] = C, v.dims[1] = W, v.dims[2] = H; /* reshape: the map turned (same count) */
+        if (!infer_layer(&v, 1, C, H, W)) continue;
+        snprintf(what, sizeof what, "%s N%d C%d %dx%d", t & 1 ? "reshape" : "flatten", N, C, H, W);
+        one(P, what, &v, N, 1, NULL, 0, 1300 + (uint64_t)t, TOL_EXACT, 1);
     }
 }
 

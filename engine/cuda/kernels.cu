@@ -612,6 +612,66 @@ extern "C" cudaError_t dse_cuk_bn_bwd_apply(cudaStream_t s, const float *dy, int
     return cudaGetLastError();
 }
 
+/* ---- lrn (Caffe's ACROSS_CHANNELS; engine/cpu/lrn.c is the contract) ------------------- */
+
+/* Value e = (i * C + c) * HW + j: its window [c0, c1) of channels. */
+__device__ static void lrn_window(int c, int C, int size, int *c0, int *c1) {
+    *c0 = c - size / 2 > 0 ? c - size / 2 : 0;
+    *c1 = c + size / 2 + 1 < C ? c + size / 2 + 1 : C;
+}
+
+__global__ static void k_lrn_fwd(const float *x, int64_t sx, float *y, int64_t sy, float *scale, int N, int C,
+                                 int64_t HW, struct dse_cuk_lrn p) {
+    const float an = p.alpha / (float)p.size, nb = -p.beta;
+    GRID_LOOP(e, (int64_t)N * C * HW) {
+        const int64_t i = e / ((int64_t)C * HW), j = e % HW;
+        const int c = (int)(e / HW % C);
+        int c0, c1;
+        lrn_window(c, C, p.size, &c0, &c1);
+        const float *xi = x + i * sx;
+        float t = 0.0f;
+        for (int q = c0; q < c1; q++) {
+            const float v = xi[q * HW + j];
+            t += v * v;
+        }
+        const float sc = p.k + an * t;
+        scale[e] = sc;
+        y[i * sy + c * HW + j] = xi[c * HW + j] * powf(sc, nb);
+    }
+}
+
+extern "C" cudaError_t dse_cuk_lrn_fwd(cudaStream_t s, const float *x, int64_t sx, float *y, int64_t sy, float *scale,
+                                       int N, int C, int64_t HW, struct dse_cuk_lrn p) {
+    k_lrn_fwd<<<blocks_for((int64_t)N * C * HW), THREADS, 0, s>>>(x, sx, y, sy, scale, N, C, HW, p);
+    return cudaGetLastError();
+}
+
+__global__ static void k_lrn_bwd(const float *x, int64_t sx, const float *y, const float *dy, int64_t sy,
+                                 const float *scale, float *dx, int N, int C, int64_t HW, struct dse_cuk_lrn p) {
+    const float nb = -p.beta, f = 2.0f * p.alpha * p.beta / (float)p.size;
+    GRID_LOOP(e, (int64_t)N * C * HW) {
+        const int64_t i = e / ((int64_t)C * HW), j = e % HW;
+        const int c = (int)(e / HW % C);
+        int c0, c1;
+        lrn_window(c, C, p.size, &c0, &c1);
+        const float *yi = y + i * sy, *dyi = dy + i * sy, *si = scale + i * C * HW;
+        float t = 0.0f;
+        for (int q = c0; q < c1; q++) {
+            const int64_t o = q * HW + j;
+            t += dyi[o] * yi[o] / si[o];
+        }
+        const int64_t o = c * HW + j;
+        dx[i * sx + o] += dyi[o] * powf(si[o], nb) - f * x[i * sx + o] * t;
+    }
+}
+
+extern "C" cudaError_t dse_cuk_lrn_bwd(cudaStream_t s, const float *x, int64_t sx, const float *y, const float *dy,
+                                       int64_t sy, const float *scale, float *dx, int N, int C, int64_t HW,
+                                       struct dse_cuk_lrn p) {
+    k_lrn_bwd<<<blocks_for((int64_t)N * C * HW), THREADS, 0, s>>>(x, sx, y, dy, sy, scale, dx, N, C, HW, p);
+    return cudaGetLastError();
+}
+
 /* ---- scale ----------------------------------------------------------------------------- */
 
 __global__ static void k_scale_fwd(const float *x, int64_t sx, float *y, int64_t sy, int N, int C, int64_t HW,

@@ -96,6 +96,16 @@ cudaError_t dse_cuk_bn_bwd_apply(cudaStream_t s, const float *dy, int64_t sy, co
                                  const float *saved, float *dx, int N, int C, int64_t HW, const float *mean,
                                  const float *invstd, const float *gamma, const float *ab, int in_place);
 
+/* lrn (engine/cpu/lrn.c, line for line): y = x * scale^-beta with the scale kept [N, C, HW]
+ * contiguous; backward adds into dx. x and dx share the image stride sx, y and dy sy. */
+struct dse_cuk_lrn {
+    int   size;
+    float alpha, beta, k;
+};
+cudaError_t dse_cuk_lrn_fwd(cudaStream_t s, const float *x, int64_t sx, float *y, int64_t sy, float *scale, int N,
+                            int C, int64_t HW, struct dse_cuk_lrn p);
+cudaError_t dse_cuk_lrn_bwd(cudaStream_t s, const float *x, int64_t sx, const float *y, const float *dy, int64_t sy,
+                            const float *scale, float *dx, int N, int C, int64_t HW, struct dse_cuk_lrn p);
 /* Scale: y = gamma[c] x + (beta[c] or 0); saved (if non-NULL) gets x [N, C, HW]. */
 cudaError_t dse_cuk_scale_fwd(cudaStream_t s, const float *x, int64_t sx, float *y, int64_t sy, int N, int C,
                               int64_t HW, const float *gamma, const float *beta, float *saved);

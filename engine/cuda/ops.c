@@ -1,9 +1,10 @@
 /* ops.c: the CUDA backend's kernels for every op but conv (conv.c): fc on cuBLAS sgemm
  * with cuDNN's bias add and bias gradient; relu (was cuDNN's activation), pooling,
- * dropout, eltwise add, softmax and the loss, batchnorm and scale on our own kernels
+ * dropout, eltwise add, softmax and the loss, batchnorm, scale and lrn on our own kernels
  * (engine/cuda/kernels.cu), which mirror engine/cpu/ bit for bit where the CPU's order of
  * operations allows. Concat copies only inputs that are not views of
- * their slice (cudaMemcpy2DAsync, strided). Why pooling is not cuDNN's: cuDNN sizes
+ * their slice (cudaMemcpy2DAsync, strided), slice its channels; flatten and reshape run
+ * as views (nothing moves). Why pooling is not cuDNN's: cuDNN sizes
  * outputs with floor rounding and divides averages by the whole window, while Caffe
  * (and our CPU backend) rounds up and clips windows; and cuDNN's max-pool backward
  * finds the maximum again from y, which an in-place op after the pool may have changed,
@@ -336,3 +337,57 @@ enum dse_status dse_cuda_scale_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) 
                                                    x->c, HW, n->weight->data, in_place));
     return DSE_OK;
 }
+
+/* ---- lrn (our kernel, engine/cpu/lrn.c's arithmetic; the scale kept in st.saved) -------- */
+
+static struct dse_cuk_lrn lrn_of(const struct dse_node *n) {
+    const struct dse_layer *l = n->layer;
+    return (struct dse_cuk_lrn){ .size = l->lrn_size, .alpha = l->lrn_alpha, .beta = l->lrn_beta, .k = l->lrn_k };
+}
+
+enum dse_status dse_cuda_lrn_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    DSE_ASSERT(n->st.saved);
+    DSE_CUDA_TRY(cx, n, dse_cuk_lrn_fwd(STREAM(cx), x->data, x->stride_n, y->data, y->stride_n, n->st.saved, x->n,
+                                        x->c, (int64_t)x->h * x->w, lrn_of(n)));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_lrn_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    if (!x->grad) return DSE_OK;
+    DSE_CUDA_TRY(cx, n, dse_cuk_lrn_bwd(STREAM(cx), x->data, x->stride_n, y->data, y->grad, y->stride_n, n->st.saved,
+                                        x->grad, x->n, x->c, (int64_t)x->h * x->w, lrn_of(n)));
+    return DSE_OK;
+}
+
+/* ---- slice, flatten, reshape: values moved, strided (engine/cpu/lrn.c) ------------------- */
+
+enum dse_status dse_cuda_slice_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int64_t off = (int64_t)dse_node_slice_begin(n) * x->h * x->w;
+    return copy_tensor(cx, n, y->data, y->stride_n, x->data + off, x->stride_n, y);
+}
+
+enum dse_status dse_cuda_slice_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    if (!x->grad) return DSE_OK;
+    const int64_t off = (int64_t)dse_node_slice_begin(n) * x->h * x->w;
+    DSE_CUDA_TRY(cx, n, dse_cuk_add(STREAM(cx), y->n, dse_tensor_image(y), y->grad, y->stride_n, x->grad + off,
+                                    x->stride_n));
+    return DSE_OK;
+}
+
+/* In place (the model's view) nothing moves; a tensor of its own: copy forward, add backward. */
+static enum dse_status view_move(struct dse_cuda_ctx *cx, struct dse_node *n, int bwd) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    if (dse_cuda_in_place(n) || (bwd && !x->grad)) return DSE_OK;
+    if (!bwd) return copy_tensor(cx, n, y->data, y->stride_n, x->data, x->stride_n, x);
+    DSE_CUDA_TRY(cx, n, dse_cuk_add(STREAM(cx), x->n, dse_tensor_image(x), y->grad, y->stride_n, x->grad, x->stride_n));
+    return DSE_OK;
+}
+
+enum dse_status dse_cuda_flatten_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) { return view_move(cx, n, 0); }
+enum dse_status dse_cuda_flatten_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) { return view_move(cx, n, 1); }
+enum dse_status dse_cuda_reshape_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) { return view_move(cx, n, 0); }
+enum dse_status dse_cuda_reshape_bwd(struct dse_cuda_ctx *cx, struct dse_node *n) { return view_move(cx, n, 1); }
