@@ -22,19 +22,23 @@ What is compared, like with like:
   fvcore_other. torchvision's card (`_ops` of the weights enum's meta, in GFLOPS) is the
   same conv + fc multiply-add count as macs_fvcore (one multiply-add = one "flop"), rounded
   to 3 decimals: gflops_card. macs_err_pct is dse against macs_fvcore; macs_ok is 1 within
-  1%. card_err_pct is dse against the card (its rounding alone is up to 0.5 MMAC).
+  1%. card_err_pct is dse against the card (its rounding alone is up to 0.5 MMAC),
+  card_vs_fvcore_pct the card against macs_fvcore (within that rounding for the whole zoo
+  with torchvision 0.29: the card is conv + fc; fvcore's default total is not).
 
 Output, one line per model:
   name=<model> params_torch=.. params_dse=.. macs_fvcore=.. macs_dse=.. gflops_card=..
-      macs_err_pct=.. params_ok=0|1 macs_ok=0|1 params_card=.. card_err_pct=.. fvcore_other=..
+      macs_err_pct=.. params_ok=0|1 macs_ok=0|1 params_card=.. card_err_pct=..
+      card_vs_fvcore_pct=.. fvcore_other=..
 or, where dse refuses the file: name=<model> params_torch=.. macs_fvcore=.. gflops_card=..
-      status=refused reason="..."
+      card_vs_fvcore_pct=.. fvcore_other=.. status=refused reason="..."
 and `name=<model>.ops` (the file's op types and counts). With --layers, or where MACs differ
 by more than 1%, `name=<model>.layer module=.. macs_fvcore=.. macs_dse=..` for each module
 whose conv + fc MACs differ. With --dynamo each model is exported a second time by the
 dynamo exporter (<model>.dynamo.onnx) and analyzed too: `name=<model>.dynamo ...`.
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -72,7 +76,8 @@ def build(name):
 def export(m, path, dynamo):
     x = torch.randn(1, 3, 224, 224)
     tmp = path + ".tmp"
-    with warnings.catch_warnings():
+    # the dynamo exporter reports progress on standard output, kept for the key=value lines
+    with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
         warnings.simplefilter("ignore")
         if dynamo:
             torch.onnx.export(m, (x,), tmp, dynamo=True, opset_version=18,
@@ -175,21 +180,23 @@ def one(args, name, exporter):
     macs_fv, other_fv, own = fvcore_counts(m)
     ops, params_card = card(name)
     head = "name=%s%s params_torch=%d" % (name, suffix, params_torch)
+    card_fv = " card_vs_fvcore_pct=%.2f" % pct(ops * 1e9, macs_fv) if ops else ""
     js, err = dse_analyze(args.dse, path)
     if err is not None:
-        print('%s macs_fvcore=%d gflops_card=%s status=refused reason="%s"' % (head, macs_fv, ops, err), flush=True)
+        print('%s macs_fvcore=%d gflops_card=%s%s fvcore_other=%d status=refused reason="%s"'
+              % (head, macs_fv, ops, card_fv, other_fv, err), flush=True)
         return
     params_dse, macs_dse = js["totals"]["params"], js["totals"]["macs"]
     err_pct = pct(macs_dse, macs_fv)
     card_err = pct(macs_dse / 1e9, ops) if ops else float("nan")
     print("%s params_dse=%d macs_fvcore=%d macs_dse=%d gflops_card=%s macs_err_pct=%.3f params_ok=%d macs_ok=%d"
-          " params_card=%s card_err_pct=%.2f fvcore_other=%d"
+          " params_card=%s card_err_pct=%.2f%s fvcore_other=%d"
           % (head, params_dse, macs_fv, macs_dse, ops, err_pct, params_dse == params_torch,
-             abs(err_pct) <= 1.0, params_card, card_err, other_fv), flush=True)
-    if args.layers or abs(err_pct) > 1.0:
+             abs(err_pct) <= 1.0, params_card, card_err, card_fv, other_fv), flush=True)
+    if (args.layers or abs(err_pct) > 1.0) and not suffix:  # dynamo's node names are not module paths
         mine = Counter()
         for layer in js["layers"]:
-            mine[module_of(layer["name"]) if not suffix else layer["name"]] += layer["macs"]
+            mine[module_of(layer["name"])] += layer["macs"]
         for k in sorted(set(mine) | {k for k, v in own.items() if v}):
             if mine.get(k, 0) != own.get(k, 0) or (args.layers and (mine.get(k) or own.get(k))):
                 print("name=%s%s.layer module=%s macs_fvcore=%d macs_dse=%d"
