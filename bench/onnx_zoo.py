@@ -122,17 +122,18 @@ def card(name):
 
 def module_of(node_name):
     """The legacy exporter names a node /scope/.../OpType(_N), each scope a module's name in
-    its parent (conv1) or that name qualified from the parent's own name (layer1 ->
-    layer1.0, downsample -> downsample.0): the module is the scopes joined without the
-    repeats (layer2.0.downsample.0); a node of the top module's forward has none."""
-    path = ""
+    its parent (conv1) or that name qualified from an ancestor's (layer1 -> layer1.0,
+    downsample -> downsample.0, features -> features.0 -> features.0.0): the module is the
+    scopes joined, a qualified one overlapping the path's end (layer2.0.downsample.0); a node
+    of the top module's forward has none."""
+    path = []
     for part in node_name.strip("/").split("/")[:-1]:
-        head, last = part.split(".")[0], path.rsplit(".", 1)[-1]
-        if "." in part and head == last:
-            path = path[:len(path) - len(last)] + part
-        else:
-            path = path + "." + part if path else part
-    return path
+        comps = part.split(".")
+        k = len(path)
+        if len(comps) > 1:  # the longest end of the path that the qualified name starts with
+            k = next(i for i in range(len(path) + 1) if comps[:len(path) - i] == path[i:])
+        path = path[:k] + comps
+    return ".".join(path)
 
 
 def dse_analyze(dse, path):

@@ -23,7 +23,7 @@
 #   there as <model>.onnx as soon as it is exported), MODELS (comma-separated torchvision
 #   names; default the list above), LAYERS=1 (every module's MACs), DYNAMO=1 (also export
 #   with the dynamo exporter, opset 18, as <model>.dynamo.onnx, and analyze that too),
-#   DSE_TORCH_VENV (bench/torch_venv.sh's). About 2 minutes on one core, once the venv is made.
+#   DSE_TORCH_VENV (bench/torch_venv.sh's). About a minute (DYNAMO=1: 4) once the venv is made.
 #   Exit status 2: no dse, or no venv.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
