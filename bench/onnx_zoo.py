@@ -32,7 +32,9 @@ Output, one line per model:
       card_vs_fvcore_pct=.. fvcore_other=..
 or, where dse refuses the file: name=<model> params_torch=.. macs_fvcore=.. gflops_card=..
       card_vs_fvcore_pct=.. fvcore_other=.. status=refused reason="..."
-and `name=<model>.ops` (the file's op types and counts). With --layers, or where MACs differ
+and `name=<model>.ops` (the file's op types and counts); at the end, per exporter,
+  name=zoo.legacy models=.. ok=.. differs=.. refused=.. export_failed=.. not_ok=<models>
+(ok: params equal and MACs within 1%). With --layers, or where MACs differ
 by more than 1%, `name=<model>.layer module=.. macs_fvcore=.. macs_dse=..` for each module
 whose conv + fc MACs differ. With --dynamo each model is exported a second time by the
 dynamo exporter (<model>.dynamo.onnx) and analyzed too: `name=<model>.dynamo ...`.
@@ -161,6 +163,7 @@ def pct(a, b):
 
 
 def one(args, name, exporter):
+    """Exports, counts and analyzes one model; prints its lines; says ok, differs, refused or failed."""
     m = build(name)
     params_torch = sum(p.numel() for p in m.parameters())
     suffix = ".dynamo" if exporter == "dynamo" else ""
@@ -169,8 +172,9 @@ def one(args, name, exporter):
     try:
         export(m, path, exporter == "dynamo")
     except Exception as e:  # an exporter failure is reported, the next model goes on
-        print('name=%s%s status=export_failed reason="%s"' % (name, suffix, str(e).splitlines()[0][:200].replace('"', "'")), flush=True)
-        return
+        reason = (str(e).splitlines() or [type(e).__name__])[0][:200].replace('"', "'")
+        print('name=%s%s status=export_failed reason="%s"' % (name, suffix, reason), flush=True)
+        return "failed"
     export_s = time.time() - t0
     if args.copy_to and not suffix:
         os.makedirs(args.copy_to, exist_ok=True)
@@ -186,7 +190,7 @@ def one(args, name, exporter):
     if err is not None:
         print('%s macs_fvcore=%d gflops_card=%s%s fvcore_other=%d status=refused reason="%s"'
               % (head, macs_fv, ops, card_fv, other_fv, err), flush=True)
-        return
+        return "refused"
     params_dse, macs_dse = js["totals"]["params"], js["totals"]["macs"]
     err_pct = pct(macs_dse, macs_fv)
     card_err = pct(macs_dse / 1e9, ops) if ops else float("nan")
@@ -202,6 +206,7 @@ def one(args, name, exporter):
             if mine.get(k, 0) != own.get(k, 0) or (args.layers and (mine.get(k) or own.get(k))):
                 print("name=%s%s.layer module=%s macs_fvcore=%d macs_dse=%d"
                       % (name, suffix, k or "(top)", own.get(k, 0), mine.get(k, 0)), flush=True)
+    return "ok" if params_dse == params_torch and abs(err_pct) <= 1.0 else "differs"
 
 
 def main():
@@ -216,10 +221,17 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     print("zoo torch=%s torchvision=%s threads=%d dse=%s" % (torch.__version__, torchvision.__version__,
                                                              torch.get_num_threads(), args.dse), flush=True)
+    got = {}
     for name in args.models.split(","):
-        one(args, name, "legacy")
+        got[name] = one(args, name, "legacy")
         if args.dynamo:
-            one(args, name, "dynamo")
+            got[name + ".dynamo"] = one(args, name, "dynamo")
+    for exporter in ["legacy"] + (["dynamo"] if args.dynamo else []):
+        mine = {k: v for k, v in got.items() if k.endswith(".dynamo") == (exporter == "dynamo")}
+        n = Counter(mine.values())
+        print("name=zoo.%s models=%d ok=%d differs=%d refused=%d export_failed=%d not_ok=%s"
+              % (exporter, len(mine), n["ok"], n["differs"], n["refused"], n["failed"],
+                 ",".join(k for k, v in mine.items() if v != "ok") or "none"), flush=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@
 #   name=<model> params_torch=... params_dse=... macs_fvcore=... macs_dse=... gflops_card=...
 #       macs_err_pct=... params_ok=0|1 macs_ok=0|1 params_card=... card_err_pct=... card_vs_fvcore_pct=... fvcore_other=...
 # or, where dse refuses the file, its error: ... status=refused reason="...". Where MACs
-# differ by more than 1%, the modules that differ follow (name=<model>.layer module=...).
+# differ by more than 1%, the modules that differ follow (name=<model>.layer module=...). At the
+# end: name=zoo.legacy models=13 ok=.. differs=.. refused=.. export_failed=.. not_ok=<models>.
 #
 # Usage: bench/onnx_zoo.sh [path/to/dse]     (default: build/dse)
 # Environment: OUT (the exported files; default build/onnx-zoo), COPY_TO (also copy each file
