@@ -288,6 +288,40 @@ void test_csv_md(void) {
     free(s);
 }
 
+/* dse analyze's views (issue #34): blocks by name prefix for an ONNX model only, every layer
+ * with --expand; the totals the same in every view and format (JSON's totals, CSV's total
+ * row, the block under the table). */
+void test_analyze_views(void) {
+    static const struct {
+        const char   *path;
+        int           expand;
+        enum dse_rows view;
+    } v[] = {
+        { "m.onnx", 0, DSE_ROWS_BLOCKS }, { "m.onnx", 1, DSE_ROWS_LAYERS }, { "m.cfg", 0, DSE_ROWS_MODULES },
+        { "m.prototxt", 0, DSE_ROWS_MODULES }, { "m.cfg", 1, DSE_ROWS_LAYERS }, { "onnx", 0, DSE_ROWS_MODULES },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(v); i++) CHECK_INT_EQ(dse_report_rows(v[i].path, v[i].expand), v[i].view);
+    static const struct {
+        const char     *path;
+        enum dse_format fmt;
+        const char     *from, *block; /* where the totals start; a block row in the grouped view */
+    } t[] = {
+        { "tests/onnx/blocks.onnx", DSE_FORMAT_TABLE, "\nparams ",  "\n/layer1/layer1.0  " },
+        { "tests/onnx/blocks.onnx", DSE_FORMAT_CSV,   "\ntotal,",   "\n/layer1/layer1.1,block,8x8x8,1152,294912," },
+        { "tests/onnx/blocks.onnx", DSE_FORMAT_JSON,  "\"totals\"", "{\"name\": \"/layer1/layer1.0\", \"type\": \"block\"" },
+        { "tests/onnx/tiny.onnx",   DSE_FORMAT_MD,    "\nparams ",  "| fire2 " },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
+        char *b = report(t[i].path, NULL, t[i].fmt, 2, DSE_ROWS_BLOCKS), *l = report(t[i].path, NULL, t[i].fmt, 2, DSE_ROWS_LAYERS);
+        const char *tb = b ? strstr(b, t[i].from) : NULL, *tl = l ? strstr(l, t[i].from) : NULL;
+        CHECK(tb && tl);
+        if (tb && tl) CHECK_STR_EQ(tb, tl);
+        CHECK(b && strstr(b, t[i].block));
+        CHECK(l && !strstr(l, t[i].block)); /* expanded: the block's layers instead */
+        free(b), free(l);
+    }
+}
+
 /* dse eval, predict and export fit NET from its checkpoint (issue #31): a network trained with
  * --input 3,32,32 --classes 3 loads from its file again without those flags, with them
  * overriding what the checkpoint says; the file alone is another network. */
@@ -803,6 +837,7 @@ void test_import_classes(void) {
     X("cli-json",                 test_json) \
     X("cli-json-utf8",            test_json_utf8) \
     X("cli-csv-md",               test_csv_md) \
+    X("cli-analyze-views",        test_analyze_views) \
     X("space-bad",                test_bad_spaces) \
     X("space-thesis",             test_space_thesis) \
     X("space-canonical",          test_space_canonical_limits) \
