@@ -421,7 +421,8 @@ static void test_rows_blocks(void) {
     CHECK_OK(build_squeezenet(&c.net, 1, DSE_BYPASS_NONE));
     cost(&c, 1);
     struct dse_cost_row *a = calloc((size_t)c.net.n_layers, sizeof *a), *b = calloc((size_t)c.net.n_layers, sizeof *b);
-    int na = dse_cost_rows(&c.net, c.layers, DSE_ROWS_MODULES, a), nb = dse_cost_rows(&c.net, c.layers, DSE_ROWS_BLOCKS, b);
+    int na = dse_cost_rows(&c.net, c.layers, DSE_ROWS_MODULES, a);
+    int nb = dse_cost_rows(&c.net, c.layers, DSE_ROWS_BLOCKS, b);
     CHECK_INT_EQ(nb, na);
     for (int r = 0; r < na && r < nb; r++) {
         CHECK_STR_EQ(b[r].name, a[r].name);

@@ -308,11 +308,13 @@ void test_analyze_views(void) {
     } t[] = {
         { "tests/onnx/blocks.onnx", DSE_FORMAT_TABLE, "\nparams ",  "\n/layer1/layer1.0  " },
         { "tests/onnx/blocks.onnx", DSE_FORMAT_CSV,   "\ntotal,",   "\n/layer1/layer1.1,block,8x8x8,1152,294912," },
-        { "tests/onnx/blocks.onnx", DSE_FORMAT_JSON,  "\"totals\"", "{\"name\": \"/layer1/layer1.0\", \"type\": \"block\"" },
+        { "tests/onnx/blocks.onnx", DSE_FORMAT_JSON,  "\"totals\"",
+          "{\"name\": \"/layer1/layer1.0\", \"type\": \"block\"" },
         { "tests/onnx/tiny.onnx",   DSE_FORMAT_MD,    "\nparams ",  "| fire2 " },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
-        char *b = report(t[i].path, NULL, t[i].fmt, 2, DSE_ROWS_BLOCKS), *l = report(t[i].path, NULL, t[i].fmt, 2, DSE_ROWS_LAYERS);
+        char *b = report(t[i].path, NULL, t[i].fmt, 2, DSE_ROWS_BLOCKS);
+        char *l = report(t[i].path, NULL, t[i].fmt, 2, DSE_ROWS_LAYERS);
         const char *tb = b ? strstr(b, t[i].from) : NULL, *tl = l ? strstr(l, t[i].from) : NULL;
         CHECK(tb && tl);
         if (tb && tl) CHECK_STR_EQ(tb, tl);
