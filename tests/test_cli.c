@@ -324,6 +324,64 @@ void test_analyze_views(void) {
     }
 }
 
+/* dse's own ONNX export read back (issue #34): each Fire module of the .cfg is a block of
+ * its name, with the module's costs, output shape and receptive field. */
+void test_analyze_export_blocks(void) {
+    static const char *const nets[] = { "experiments/squeezenet/squeezenet_v1.1.cfg",
+                                        "experiments/squeezenet/squeezenet_v1.0_complex_bypass.cfg" };
+    for (int i = 0; i < DSE_ARRAY_LEN(nets); i++) {
+        struct dse_net src, back;
+        struct dse_model *m = NULL;
+        struct dse_err err = { 0 };
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        const struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA,
+                                           .inference = 1 };
+        CHECK_OK(dse_netfile_load(nets[i], NULL, &src, &err));
+        CHECK_OK(dse_model_new(&src, &mo, &m, &err));
+        if (m) CHECK_OK(dse_onnx_write(m, NULL, &buf, &len, &err));
+        dse_model_free(m);
+        if (!buf || dse_onnx_parse(buf, len, "x.onnx", NULL, &back, &err)) {
+            CHECK(0);
+            free(buf);
+            dse_net_deinit(&src);
+            continue;
+        }
+        struct dse_cost_layer *ls = calloc((size_t)src.n_layers, sizeof *ls);
+        struct dse_cost_layer *lb = calloc((size_t)back.n_layers, sizeof *lb);
+        struct dse_cost_row   *rs = calloc((size_t)src.n_layers, sizeof *rs);
+        struct dse_cost_row   *rb = calloc((size_t)back.n_layers, sizeof *rb);
+        struct dse_cost_totals ts, tb;
+        CHECK_OK(dse_cost_net(&src, 1, ls, &ts, NULL));
+        CHECK_OK(dse_cost_net(&back, 1, lb, &tb, NULL));
+        int ns = dse_cost_rows(&src, ls, DSE_ROWS_MODULES, rs);
+        int nb = dse_cost_rows(&back, lb, DSE_ROWS_BLOCKS, rb);
+        int fires = 0;
+        for (int a = 0; a < ns; a++) {
+            if (strcmp(rs[a].type, "fire")) continue;
+            const struct dse_cost_row *b = NULL;
+            for (int k = 0; k < nb && !b; k++)
+                if (!strcmp(rb[k].name, rs[a].name)) b = &rb[k];
+            CHECK(b != NULL);
+            if (!b) continue;
+            fires++;
+            CHECK_STR_EQ(b->type, "block");
+            CHECK_INT_EQ(b->last - b->first, rs[a].last - rs[a].first);
+            CHECK_INT_EQ(b->cost.params, rs[a].cost.params);
+            CHECK_INT_EQ(b->cost.flops, rs[a].cost.flops);
+            CHECK_INT_EQ(b->cost.other_ops, rs[a].cost.other_ops);
+            CHECK_INT_EQ(b->cost.activations, rs[a].cost.activations);
+            CHECK_INT_EQ(b->out_c * 1000000LL + b->out_h * 1000 + b->out_w,
+                         rs[a].out_c * 1000000LL + rs[a].out_h * 1000 + rs[a].out_w);
+            CHECK_INT_EQ(b->rf_h, rs[a].rf_h);
+        }
+        CHECK_INT_EQ(fires, 8); /* fire2 .. fire9 */
+        free(ls), free(lb), free(rs), free(rb), free(buf);
+        dse_net_deinit(&src);
+        dse_net_deinit(&back);
+    }
+}
+
 /* dse eval, predict and export fit NET from its checkpoint (issue #31): a network trained with
  * --input 3,32,32 --classes 3 loads from its file again without those flags, with them
  * overriding what the checkpoint says; the file alone is another network. */
@@ -840,6 +898,7 @@ void test_import_classes(void) {
     X("cli-json-utf8",            test_json_utf8) \
     X("cli-csv-md",               test_csv_md) \
     X("cli-analyze-views",        test_analyze_views) \
+    X("cli-analyze-export-blocks", test_analyze_export_blocks) \
     X("space-bad",                test_bad_spaces) \
     X("space-thesis",             test_space_thesis) \
     X("space-canonical",          test_space_canonical_limits) \
