@@ -1,11 +1,12 @@
 /* analysis.h: closed-form costs of a network (thesis ch. 4): per-layer and total
  * parameters, FLOPs, activations, receptive fields and memory estimates at any batch
- * size; rows that show a Fire module as one line; deltas between two networks with
+ * size; rows that show a Fire module (or an ONNX block) as one line; deltas between two networks with
  * the reach of each change (local / regional / global). Conventions and their
  * sources: docs/conventions.md. Nothing here allocates or prints. */
 #ifndef DSE_ANALYSIS_H
 #define DSE_ANALYSIS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "metaparams/net.h"
@@ -75,10 +76,38 @@ struct dse_cost_row {
     struct dse_cost_layer cost;  /* summed over the row's layers (liveness fields unused) */
 };
 
-/* Rows of a report: one per layer if expand, else one per module and per layer outside
- * modules. rows has room for net->n_layers entries. Returns the number of rows. */
-int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers, int expand,
+/* What one row of a report holds (dse analyze: docs/cli.md). 0 and 1 are the old `expand`. */
+enum dse_rows {
+    DSE_ROWS_MODULES = 0, /* a Fire module's layers one row, every other layer its own */
+    DSE_ROWS_LAYERS  = 1, /* every layer its own row (--expand) */
+    DSE_ROWS_BLOCKS  = 2, /* as MODULES, and each run of two or more consecutive layers outside
+                             modules whose names have one block key (dse_block_key) one row of
+                             type "block", named by the first layer's prefix that spells the key */
+};
+
+/* Rows of a report in the given view. rows has room for net->n_layers entries. Returns the
+ * number of rows; every layer is in exactly one row, so the rows' costs sum to the totals. */
+int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers, enum dse_rows view,
                   struct dse_cost_row *rows);
+
+/* Blocks by name prefix (analysis/block.c; issue #34). A layer name is a module path:
+ * - with a '/', its segments (empty ones skipped) but the last, which names the op or part
+ *   (`/layer1/layer1.0/conv1/Conv`, `fire2/squeeze1x1`); a segment that starts with the one
+ *   before it and a '.' keeps only the rest (`layer1.0` below `layer1` is `0`), and each is
+ *   split at '.';
+ * - without one, all of its '.'-separated parts (`layer1.0.conv1`, `features.3.squeeze`).
+ * The block key is the path's first DSE_BLOCK_DEPTH components joined by '.' (`layer1.0`,
+ * `features.3`, `fire2`); a name without a '.' is its own key, so such names never share one
+ * (`Conv_0`), and a slashed name without scopes (`/Flatten`) has none. Writes the key to key
+ * (size bytes, DSE_NAME_MAX is enough) and returns the length of the name's prefix that spells
+ * it (`/layer1/layer1.0`, the block's name in a report), 0 if the name has no key. */
+#define DSE_BLOCK_DEPTH 2
+int dse_block_key(const char *name, char *key, size_t size);
+
+/* The last layer of the block that starts at layer first: the end of the run of layers
+ * outside Fire modules with first's block key; first itself if it has none, is in a module
+ * or the next layer's key differs. */
+int dse_block_end(const struct dse_net *net, int first);
 
 /* Deltas between two networks (thesis Tables 4.3-4.8). */
 enum dse_delta_kind { DSE_DELTA_SAME = 0, DSE_DELTA_CHANGED, DSE_DELTA_ADDED, DSE_DELTA_REMOVED };

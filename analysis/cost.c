@@ -207,20 +207,30 @@ static int is_head(enum dse_layer_type t) {
     return t == DSE_LAYER_SOFTMAX || t == DSE_LAYER_SOFTMAX_LOSS || t == DSE_LAYER_ACCURACY;
 }
 
-int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers, int expand,
+int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers, enum dse_rows view,
                   struct dse_cost_row *rows) {
-    int nr = 0;
+    int nr = 0, expand = view == DSE_ROWS_LAYERS;
     for (int i = 0; i < net->n_layers;) {
         const struct dse_layer *l = &net->layers[i];
         int j = i;
         if (!expand && l->module[0])
             while (j + 1 < net->n_layers && strcmp(net->layers[j + 1].module, l->module) == 0) j++;
+        else if (view == DSE_ROWS_BLOCKS)
+            j = dse_block_end(net, i);
         struct dse_cost_row *r = &rows[nr++];
         memset(r, 0, sizeof *r);
         r->first = i, r->last = j;
         r->in_place = 1;
         r->head = 1;
-        dse_strlcpy(r->name, (j > i || (!expand && l->module[0])) ? l->module : l->name, DSE_NAME_MAX);
+        int block = j > i && !l->module[0];
+        if (block) { /* the prefix of the first name that spells the key: /layer1/layer1.0 */
+            char key[DSE_NAME_MAX];
+            int n = dse_block_key(l->name, key, sizeof key);
+            memcpy(r->name, l->name, (size_t)n);
+            r->name[n] = '\0';
+        } else {
+            dse_strlcpy(r->name, (j > i || (!expand && l->module[0])) ? l->module : l->name, DSE_NAME_MAX);
+        }
         r->type = dse_layer_type_str(l->type);
         for (int k = i; k <= j; k++) {
             row_add(r, &layers[k]);
@@ -228,7 +238,7 @@ int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers
             r->head &= is_head(net->layers[k].type);
             if (j > i && net->layers[k].role == DSE_ROLE_SQUEEZE) r->type = "fire";
         }
-        if (j > i && strcmp(r->type, "fire") != 0) r->type = "module";
+        if (j > i && strcmp(r->type, "fire") != 0) r->type = block ? "block" : "module";
         r->in_c = l->in_c, r->in_h = l->in_h, r->in_w = l->in_w;
         const struct dse_layer *o = &net->layers[j];
         r->out_c = o->out_c, r->out_h = o->out_h, r->out_w = o->out_w;

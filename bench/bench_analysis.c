@@ -3,7 +3,13 @@
  * inference of every layer + closed-form costs and memory estimates. The yardstick,
  * measured in the same run, is copying the network's layer array once (memcpy): the
  * least work that touches every layer description.
- * Usage: bench_analysis [iterations per sample, default 200000] */
+ * Read from ONNX (issue #34: target >= 100,000 per second): dse's own export of SqueezeNet
+ * v1.1 (experiments/squeezenet/squeezenet_v1.1.cfg, its input normalization inside, as dse
+ * export writes it) held in memory as bytes, parsed by dse_onnx_parse and costed per
+ * iteration; the yardstick is the same network read from its .cfg file and costed.
+ * Usage: bench_analysis [iterations per sample, default 200000] (run from the repository
+ * root for the ONNX lines) */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +17,35 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "data/data.h"
+#include "engine/model.h"
+#include "netfile/netfile.h"
 #include "tests/nets.h"
 #include "bench/bench.h"
+
+#define V11_CFG "experiments/squeezenet/squeezenet_v1.1.cfg"
+
+/* dse's ONNX export of V11_CFG into *buf (malloc'd), with the weights of a fresh model. */
+static int export_v11(uint8_t **buf, size_t *len, int *layers) {
+    struct dse_net net;
+    struct dse_model *m = NULL;
+    struct dse_err err = { 0 };
+    struct dse_data_norm norm;
+    if (dse_netfile_load(V11_CFG, NULL, &net, &err)) return fprintf(stderr, "%s\n", err.msg), -1;
+    struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+    dse_data_norm_imagenet(3, &norm);
+    struct dse_export_meta meta = { .norm = &norm };
+    int rc = dse_model_new(&net, &mo, &m, &err) || dse_onnx_write(m, &meta, buf, len, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    *layers = net.n_layers;
+    dse_model_free(m);
+    dse_net_deinit(&net);
+    return rc ? -1 : 0;
+}
+
+/* Median and minimum ns per iteration of read + cost, over SAMPLES samples after two warm-ups:
+ * from the ONNX bytes (onnx = 1) or the .cfg file. */
+static int time_reads(int onnx, const uint8_t *buf, size_t len, long iters, double *t);
 
 #define SAMPLES 15
 
@@ -88,5 +121,66 @@ int main(int argc, char **argv) {
     free(costs);
     free(copy);
     dse_net_deinit(&net);
+
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int n_cfg = 0;
+    double t_onnx[SAMPLES], t_cfg[SAMPLES];
+    long it_onnx = iters / 20 > 0 ? iters / 20 : 1, it_cfg = iters / 200 > 0 ? iters / 200 : 1;
+    if (export_v11(&buf, &len, &n_cfg) || time_reads(1, buf, len, it_onnx, t_onnx) ||
+        time_reads(0, NULL, 0, it_cfg, t_cfg)) {
+        free(buf);
+        fprintf(stderr, "bench_analysis: the ONNX lines need %s (run from the repository root)\n", V11_CFG);
+        return 1;
+    }
+    printf("name=analysis.onnx.squeezenet_v1.1 what=onnx_parse+cost bytes=%zu layers=%d iters=%ld median_ns=%.1f "
+           "min_ns=%.1f analyses_per_s=%.0f target_per_s=100000 yardstick=cfg_load+cost yardstick_ns=%.1f "
+           "ratio=%.2f\n",
+           len, n_cfg, it_onnx, t_onnx[SAMPLES / 2], t_onnx[0], 1e9 / t_onnx[SAMPLES / 2], t_cfg[SAMPLES / 2],
+           t_onnx[SAMPLES / 2] / t_cfg[SAMPLES / 2]);
+    printf("name=analysis.cfg.squeezenet_v1.1 what=cfg_load+cost iters=%ld median_ns=%.1f min_ns=%.1f "
+           "analyses_per_s=%.0f\n",
+           it_cfg, t_cfg[SAMPLES / 2], t_cfg[0], 1e9 / t_cfg[SAMPLES / 2]);
+    /* the network read from ONNX once, then analyzed as a sweep analyzes its candidates */
+    struct dse_net on;
+    struct dse_cost_layer oc[256];
+    double t_on[SAMPLES];
+    if (dse_onnx_parse(buf, len, "v1.1.onnx", NULL, &on, NULL) || on.n_layers > 256) return free(buf), 1;
+    for (int s = -2; s < SAMPLES; s++) {
+        double t0 = now_ns();
+        for (long i = 0; i < iters; i++) {
+            dse_net_infer(&on, NULL, NULL);
+            dse_cost_net(&on, 1 + (i & 7), oc, &tot, NULL);
+            sink += tot.flops;
+        }
+        if (s >= 0) t_on[s] = (now_ns() - t0) / (double)iters;
+    }
+    qsort(t_on, SAMPLES, sizeof(double), bench_cmp_double);
+    printf("name=analysis.onnx.squeezenet_v1.1 what=read_once_then_infer+cost layers=%d iters=%ld median_ns=%.1f "
+           "min_ns=%.1f analyses_per_s=%.0f\n",
+           on.n_layers, iters, t_on[SAMPLES / 2], t_on[0], 1e9 / t_on[SAMPLES / 2]);
+    dse_net_deinit(&on);
+    free(buf);
+    return 0;
+}
+
+static int time_reads(int onnx, const uint8_t *buf, size_t len, long iters, double *t) {
+    struct dse_cost_layer costs[256];
+    struct dse_cost_totals tot;
+    for (int s = -2; s < SAMPLES; s++) {
+        double t0 = now_ns();
+        for (long i = 0; i < iters; i++) {
+            struct dse_net net;
+            struct dse_err err = { 0 };
+            enum dse_status st = onnx ? dse_onnx_parse(buf, len, "v1.1.onnx", NULL, &net, &err)
+                                      : dse_netcfg_load(V11_CFG, NULL, &net, &err);
+            if (st) return fprintf(stderr, "%s\n", err.msg), -1;
+            if (net.n_layers > 256 || dse_cost_net(&net, 1, costs, &tot, &err)) return dse_net_deinit(&net), -1;
+            sink += tot.flops;
+            dse_net_deinit(&net);
+        }
+        if (s >= 0) t[s] = (now_ns() - t0) / (double)iters;
+    }
+    qsort(t, SAMPLES, sizeof(double), bench_cmp_double);
     return 0;
 }

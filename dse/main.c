@@ -56,7 +56,8 @@ static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a
         return analyze_comm(c, a);
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
-    rc = dse_report_analyze(stdout, a->pos[0], &net, batch, FLAG(EXPAND), fmt, &err) ? fail(&err) : 0;
+    rc = dse_report_analyze(stdout, a->pos[0], &net, batch, dse_report_rows(a->pos[0], FLAG(EXPAND)), fmt, &err)
+             ? fail(&err) : 0;
     dse_net_deinit(&net);
     return rc;
 }

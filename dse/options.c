@@ -285,7 +285,7 @@ static const struct dse_opt_line lines_analyze[] = {
     { .opt = DSE_OPT_BATCH, .arg = "N", .def = "1",
       .help = "images per batch (default %D; with --workers the global batch, default " STR(DSE_COMM_BATCH_DEFAULT) ")" },
     FORMAT("table json csv md", "table (default), json (docs/json.md), csv or md"),
-    OWN(EXPAND, "one row per primitive layer instead of one per Fire module"),
+    OWN(EXPAND, "one row per primitive layer instead of one per Fire module or block (ONNX)"),
     OWN(INPUT, "override the network's input shape (e.g. 3,454,454)"),
     OWN(CLASSES, "give the classifier (the last conv or fc) K outputs"),
     HEADING("\nData-parallel training (docs/comm-model.md):\n"),

@@ -170,7 +170,7 @@ struct analyzed {
     struct dse_cost_totals tot;
 };
 
-static enum dse_status analyze(const struct dse_net *net, int64_t batch, int expand,
+static enum dse_status analyze(const struct dse_net *net, int64_t batch, enum dse_rows view,
                                struct analyzed *a, struct dse_err *err) {
     size_t n = net->n_layers > 0 ? (size_t)net->n_layers : 1;
     memset(a, 0, sizeof *a);
@@ -185,7 +185,7 @@ static enum dse_status analyze(const struct dse_net *net, int64_t batch, int exp
         free(a->layers), free(a->rows);
         return st;
     }
-    a->n_rows = dse_cost_rows(net, a->layers, expand, a->rows);
+    a->n_rows = dse_cost_rows(net, a->layers, view, a->rows);
     return DSE_OK;
 }
 
@@ -251,11 +251,18 @@ static void print_totals_text(FILE *f, const struct dse_cost_totals *t, const ch
             prefix, fmt_si(a, (double)t->mem_train_bytes, "B"));
 }
 
+enum dse_rows dse_report_rows(const char *path, int expand) {
+    size_t n = strlen(path);
+    if (expand) return DSE_ROWS_LAYERS;
+    return n > 5 && !strcmp(path + n - 5, ".onnx") ? DSE_ROWS_BLOCKS : DSE_ROWS_MODULES;
+}
+
 enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_net *net,
-                                   int64_t batch, int expand, enum dse_format fmt,
+                                   int64_t batch, enum dse_rows view, enum dse_format fmt,
                                    struct dse_err *err) {
     struct analyzed a;
-    enum dse_status st = analyze(net, batch, expand, &a, err);
+    const int expand = view == DSE_ROWS_LAYERS;
+    enum dse_status st = analyze(net, batch, view, &a, err);
     if (st) return st;
     const struct dse_cost_totals *t = &a.tot;
 
@@ -376,7 +383,7 @@ enum dse_status dse_report_comm(FILE *f, const char *path, const struct dse_net 
                                 const struct dse_comm_opts *opts, int64_t workers, const char *source,
                                 const char *how, enum dse_format fmt, struct dse_err *err) {
     struct analyzed a;
-    enum dse_status st = analyze(net, 1, 0, &a, err);
+    enum dse_status st = analyze(net, 1, DSE_ROWS_MODULES, &a, err);
     if (st) return st;
     struct dse_comm_opts o = *opts;
     o.grad_bytes = a.tot.param_bytes;
@@ -454,9 +461,10 @@ enum dse_status dse_report_diff(FILE *f, const char *base_path, const struct dse
                                 const char *var_path, const struct dse_net *var, int64_t batch,
                                 int expand, enum dse_format fmt, struct dse_err *err) {
     struct analyzed a, b;
-    enum dse_status st = analyze(base, batch, expand, &a, err);
+    const enum dse_rows view = expand ? DSE_ROWS_LAYERS : DSE_ROWS_MODULES;
+    enum dse_status st = analyze(base, batch, view, &a, err);
     if (st) return st;
-    if ((st = analyze(var, batch, expand, &b, err))) {
+    if ((st = analyze(var, batch, view, &b, err))) {
         analyzed_free(&a);
         return st;
     }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/analysis.h"
 #include "metaparams/net.h"
 
 enum dse_format { DSE_FORMAT_TABLE = 0, DSE_FORMAT_JSON, DSE_FORMAT_CSV, DSE_FORMAT_MD, DSE_FORMAT_TEX };
@@ -14,11 +15,18 @@ enum dse_format { DSE_FORMAT_TABLE = 0, DSE_FORMAT_JSON, DSE_FORMAT_CSV, DSE_FOR
  * dse analyze and dse diff take the first four; dse report takes md, csv, tex, json. */
 int dse_format_from_str(const char *s, enum dse_format *out);
 
-/* Costs of net (inferred) at batch; path is the file it came from (for the header).
- * expand: one row per primitive layer instead of one per Fire module. */
+/* Costs of net (inferred) at batch; path is the file it came from (for the header). view:
+ * what a row holds, in the table and in JSON, CSV and Markdown alike (analysis.h). */
 enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_net *net,
-                                   int64_t batch, int expand, enum dse_format fmt,
+                                   int64_t batch, enum dse_rows view, enum dse_format fmt,
                                    struct dse_err *err);
+
+/* The view dse analyze shows of the network read from path: every layer with --expand
+ * (expand nonzero); else Fire modules one row each and, for an ONNX model (path ends in
+ * .onnx, as dse_netfile_load reads it), blocks by name prefix too: an exporter names nodes
+ * by module path. .cfg and prototxt names are hand-written: there a '/' also joins a layer
+ * and its parts (conv1, conv1/bn), so they are not grouped (docs/cli.md, "Blocks"). */
+enum dse_rows dse_report_rows(const char *path, int expand);
 
 /* dse analyze NET --workers P (docs/comm-model.md): the communication model of data-parallel
  * training (analysis/comm.c) for 1, 2, 4, ... workers and `workers` itself, each row's

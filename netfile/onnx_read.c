@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ enum { ELEM_INT64 = 7 }; /* TensorProto.DataType */
 #define MAX_DIMS     8  /* a tensor's rank */
 #define MAX_NODE_IN  16 /* a node's inputs (Concat's are at most DSE_MAX_INPUTS) */
 #define MAX_NODE_OUT 4
+#define MAX_NODE_ATTR 16 /* attribute names a node indexes; past them attr() reads its bytes */
 
 struct str {
     const char *p;
@@ -53,6 +55,7 @@ struct tensor {
 enum vkind { VAL_LAYER, VAL_TENSOR };
 struct value {
     struct str name;
+    uint32_t   hash;   /* of name (str_hash): find_value compares it first */
     enum vkind kind;
     int        layer;  /* VAL_LAYER: layer index or DSE_INPUT_DATA */
     int        tensor; /* VAL_TENSOR: index into rd.t */
@@ -66,6 +69,11 @@ struct node {
     int            n_in, n_out;
     const uint8_t *msg;
     size_t         len;
+    struct {
+        struct str          name; /* a name field of the attribute a, in the bytes' order */
+        struct dse_pb_field a;
+    } attr[MAX_NODE_ATTR];        /* read once (read_node): an op asks for several */
+    int            n_attr;        /* -1: more names than attr[] holds */
 };
 
 struct rd {
@@ -78,8 +86,12 @@ struct rd {
     int                           nt, cap_t;
     struct value                 *v;
     int                           nv, cap_v;
+    int                          *vt;            /* the values by name (open addressing): 1 + the index
+                                                    of the newest of each name, 0 empty */
+    int                           cap_vt;        /* a power of two, over 2 nv */
     int                          *weight, *bias; /* [layer]: tensor index of its weights / bias, -1 */
     int                          *matmul;        /* [layer]: an fc read from MatMul (its bias may follow) */
+    uint32_t                     *name_h;        /* [layer]: str_hash of its name (begin_layer's look-up) */
     const struct node            *cur;           /* the node being read, for messages */
 };
 
@@ -100,6 +112,14 @@ static int str_is(struct str s, const char *lit) {
 
 static int str_eq(struct str a, struct str b) {
     return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n));
+}
+
+/* FNV-1a, 32 bits: names are looked up by it, then compared byte for byte (issue #34 asks
+ * >= 10^5 analyses per second of a SqueezeNet read from ONNX: bench_analysis). */
+static uint32_t str_hash(struct str s) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < s.n; i++) h = (h ^ (uint8_t)s.p[i]) * 16777619u;
+    return h;
 }
 
 static struct str str_of(const struct dse_pb_field *f) {
@@ -196,10 +216,24 @@ static int tensor_int64s(const struct tensor *t, int64_t *out, size_t cap, size_
     return (int64_t)*n == t->count ? 0 : -1;
 }
 
+/* The newest value named name, NULL if none. */
 static struct value *find_value(struct rd *r, struct str name) {
-    for (int i = r->nv - 1; i >= 0; i--)
-        if (str_eq(r->v[i].name, name)) return &r->v[i];
+    const uint32_t h = str_hash(name), m = (uint32_t)r->cap_vt - 1;
+    for (uint32_t k = h & m; r->cap_vt && r->vt[k]; k = (k + 1) & m) {
+        struct value *v = &r->v[r->vt[k] - 1];
+        if (v->hash == h && str_eq(v->name, name)) return v;
+    }
     return NULL;
+}
+
+/* Value i into the table, in the place of an older value of its name. */
+static void vt_put(struct rd *r, int i) {
+    const struct value *v = &r->v[i];
+    const uint32_t m = (uint32_t)r->cap_vt - 1;
+    uint32_t k = v->hash & m;
+    while (r->vt[k] && (r->v[r->vt[k] - 1].hash != v->hash || !str_eq(r->v[r->vt[k] - 1].name, v->name)))
+        k = (k + 1) & m;
+    r->vt[k] = i + 1;
 }
 
 static enum dse_status add_value(struct rd *r, struct value v) {
@@ -209,7 +243,18 @@ static enum dse_status add_value(struct rd *r, struct value v) {
         if (!nv) return nomem(r);
         r->v = nv, r->cap_v = cap;
     }
+    v.hash = str_hash(v.name);
     r->v[r->nv++] = v;
+    if (2 * r->nv > r->cap_vt) { /* a table twice the size, the values put in order: the newest wins */
+        int cap = r->cap_vt ? 2 * r->cap_vt : 128;
+        int *vt = calloc((size_t)cap, sizeof *vt);
+        if (!vt) return nomem(r);
+        free(r->vt);
+        r->vt = vt, r->cap_vt = cap;
+        for (int i = 0; i < r->nv; i++) vt_put(r, i);
+    } else {
+        vt_put(r, r->nv - 1);
+    }
     return DSE_OK;
 }
 
@@ -258,10 +303,17 @@ static int has_in(const struct node *nd, int k) {
 
 /* ---- attributes ------------------------------------------------------------------------ */
 
-/* The attribute named name (its AttributeProto's bytes in *a); 0 if the node has none. */
+/* The attribute named name (its AttributeProto's bytes in *a): the first with a name field
+ * that says name; 0 if the node has none. */
 static int attr(const struct node *nd, const char *name, struct dse_pb_field *a) {
     struct dse_pb_reader rr, ar;
     struct dse_pb_field f, g;
+    for (int i = 0; i < nd->n_attr; i++)
+        if (str_is(nd->attr[i].name, name)) {
+            *a = nd->attr[i].a;
+            return 1;
+        }
+    if (nd->n_attr >= 0) return 0;
     dse_pb_reader_init(&rr, nd->msg, nd->len);
     while (dse_pb_next(&rr, &f) == 1) {
         if (f.field != NODE_ATTR || f.wire != DSE_PB_LEN) continue;
@@ -350,7 +402,14 @@ static struct dse_layer *begin_layer(struct rd *r, const struct node *nd, enum d
     char name[DSE_NAME_MAX];
     struct str s = nd->name.n ? nd->name : nd->out[0];
     str_copy(name, sizeof name, s);
-    if (dse_net_find(r->net, name) >= 0) str_copy(name, sizeof name, s = nd->out[0]);
+    uint32_t h = str_hash((struct str){ .p = name, .n = strlen(name) });
+    int taken = 0; /* dse_net_find, by hash first */
+    for (int i = r->net->n_layers - 1; i >= 0 && !taken; i--)
+        taken = r->name_h[i] == h && !strcmp(r->net->layers[i].name, name);
+    if (taken) {
+        str_copy(name, sizeof name, s = nd->out[0]);
+        h = str_hash((struct str){ .p = name, .n = strlen(name) });
+    }
     if (s.n >= DSE_NAME_MAX) { /* never cut short, as in a .cfg or .prototxt */
         node_fail(r, DSE_ERR_CONFIG, "its name '%.*s' is over %d characters", sn(s), s.p, DSE_NAME_MAX - 1);
         return NULL;
@@ -358,6 +417,7 @@ static struct dse_layer *begin_layer(struct rd *r, const struct node *nd, enum d
     struct dse_layer *l = dse_net_push(r->net, t, r->err);
     if (!l) return NULL;
     memcpy(l->name, name, sizeof name);
+    r->name_h[r->net->n_layers] = h; /* the slot dse_net_commit (finish) fills */
     l->n_inputs = 1;
     l->inputs[0] = input;
     l->in_place = input != DSE_INPUT_DATA && dse_layer_type_in_place(t);
@@ -370,7 +430,8 @@ static enum dse_status finish(struct rd *r, const struct node *nd, int rank, int
     if (st) return st;
     const int i = r->net->n_layers - 1;
     r->weight[i] = weight, r->bias[i] = bias, r->matmul[i] = 0;
-    for (int j = 0; j < i; j++) { /* an initializer an earlier layer reads too (tied weights): counted there */
+    for (int j = 0; j < i && (weight >= 0 || bias >= 0); j++) { /* an initializer an earlier layer reads too
+                                                                      (tied weights): counted there */
         if (weight >= 0 && (r->weight[j] == weight || r->bias[j] == weight)) r->net->layers[i].shared |= 1;
         if (bias >= 0 && (r->weight[j] == bias || r->bias[j] == bias)) r->net->layers[i].shared |= 2;
     }
@@ -877,26 +938,43 @@ static enum dse_status unknown_op(struct rd *r) {
 
 /* ---- the graph ----------------------------------------------------------------------- */
 
+/* One pass over the node's bytes and its attributes' names (attr() asks them, often several
+ * times a node): malformed bytes anywhere are refused before a count over its limit, as when
+ * the bytes were checked whole first. */
 static enum dse_status read_node(struct rd *r, const uint8_t *p, size_t n, struct node *nd) {
-    struct dse_pb_reader rr;
-    struct dse_pb_field f;
-    *nd = (struct node){ .msg = p, .len = n };
-    if (!well_formed(p, n, NODE_ATTR)) return malformed(r, "a node's bytes");
+    struct dse_pb_reader rr, ar;
+    struct dse_pb_field f, g;
+    const char *over = NULL; /* the first count past its limit */
+    int got, bad = 0;
+    memset(nd, 0, offsetof(struct node, attr)); /* attr[] is read up to n_attr only */
+    nd->msg = p, nd->len = n, nd->n_attr = 0;
     dse_pb_reader_init(&rr, p, n);
-    while (dse_pb_next(&rr, &f) == 1) {
+    while ((got = dse_pb_next(&rr, &f)) == 1) {
         if (f.wire != DSE_PB_LEN) continue;
         if (f.field == NODE_NAME) nd->name = str_of(&f);
         if (f.field == NODE_OP) nd->op = str_of(&f);
         if (f.field == NODE_DOMAIN) nd->domain = str_of(&f);
         if (f.field == NODE_INPUT) {
-            if (nd->n_in == MAX_NODE_IN) return malformed(r, "a node with more than 16 inputs");
-            nd->in[nd->n_in++] = str_of(&f);
+            if (nd->n_in == MAX_NODE_IN) over = over ? over : "a node with more than 16 inputs";
+            else nd->in[nd->n_in++] = str_of(&f);
         }
         if (f.field == NODE_OUTPUT) {
-            if (nd->n_out == MAX_NODE_OUT) return malformed(r, "a node with more than 4 outputs");
-            nd->out[nd->n_out++] = str_of(&f);
+            if (nd->n_out == MAX_NODE_OUT) over = over ? over : "a node with more than 4 outputs";
+            else nd->out[nd->n_out++] = str_of(&f);
+        }
+        if (f.field == NODE_ATTR) {
+            int ag;
+            dse_pb_reader_init(&ar, f.data, f.len);
+            while ((ag = dse_pb_next(&ar, &g)) == 1) {
+                if (g.field != ATTR_NAME || g.wire != DSE_PB_LEN || nd->n_attr < 0) continue;
+                if (nd->n_attr == MAX_NODE_ATTR) nd->n_attr = -1;
+                else nd->attr[nd->n_attr].name = str_of(&g), nd->attr[nd->n_attr++].a = f;
+            }
+            bad |= ag < 0;
         }
     }
+    if (got < 0 || bad) return malformed(r, "a node's bytes");
+    if (over) return malformed(r, over);
     if (!nd->op.n) return malformed(r, "a node without an op type");
     return DSE_OK;
 }
@@ -986,7 +1064,8 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
     r->weight = malloc(sizeof *r->weight * ((size_t)n_nodes + 1));
     r->bias = malloc(sizeof *r->bias * ((size_t)n_nodes + 1));
     r->matmul = malloc(sizeof *r->matmul * ((size_t)n_nodes + 1));
-    if (!r->t || !r->weight || !r->bias || !r->matmul) return nomem(r);
+    r->name_h = malloc(sizeof *r->name_h * ((size_t)n_nodes + 1));
+    if (!r->t || !r->weight || !r->bias || !r->matmul || !r->name_h) return nomem(r);
 
     /* initializers */
     dse_pb_reader_init(&rr, graph->data, graph->len);
@@ -1033,7 +1112,7 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
         if (!nd.n_out || !nd.out[0].n) return node_fail(r, DSE_ERR_CONFIG, "it has no output");
         const struct op *op = NULL;
         for (int i = 0; i < DSE_ARRAY_LEN(ops) && !op; i++)
-            if (str_is(nd.op, ops[i].name)) op = &ops[i];
+            if (nd.op.p[0] == ops[i].name[0] && str_is(nd.op, ops[i].name)) op = &ops[i];
         if (!op || (nd.domain.n && !str_is(nd.domain, "ai.onnx"))) return unknown_op(r);
         if ((st = op->fn(r, &nd, op))) return st;
     }
@@ -1088,7 +1167,7 @@ out:
         dse_net_deinit(out);
         memset(out, 0, sizeof *out);
     }
-    free(r.t), free(r.v), free(r.weight), free(r.bias), free(r.matmul);
+    free(r.t), free(r.v), free(r.vt), free(r.weight), free(r.bias), free(r.matmul), free(r.name_h);
     return st;
 }
 

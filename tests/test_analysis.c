@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tests/check.h"
 #include "tests/nets.h"
@@ -320,6 +321,118 @@ static void test_rows_expand(void) {
     costed_free(&c);
 }
 
+/* Block keys of layer names (analysis/block.c; issue #34): the three naming styles of
+ * PyTorch's exporters, dse's own exports (Caffe's part names), and names with no module. */
+static void test_block_key(void) {
+    static const struct {
+        const char *name, *key, *prefix; /* prefix: the block's name in a report */
+    } t[] = {
+        { "layer1.0.conv1",                                "layer1.0",   "layer1.0"             },
+        { "layer1.0.downsample.0",                         "layer1.0",   "layer1.0"             },
+        { "/layer1/layer1.0/conv1/Conv",                   "layer1.0",   "/layer1/layer1.0"     },
+        { "/layer1/layer1.0/Add",                          "layer1.0",   "/layer1/layer1.0"     },
+        { "/layer2/layer2.0/downsample/downsample.0/Conv", "layer2.0",   "/layer2/layer2.0"     },
+        { "features.3.squeeze",                            "features.3", "features.3"           },
+        { "/features/features.3/Concat",                   "features.3", "/features/features.3" },
+        { "features.0",                                    "features.0", "features.0"           },
+        { "/conv1/Conv",                                   "conv1",      "/conv1"               },
+        { "fire2/squeeze1x1",                              "fire2",      "fire2"                },
+        { "conv1/bn",                                      "conv1",      "conv1"                },
+        { "/head.0.x/Relu",                                "head.0",     "/head.0"              },
+        { "a..b.c",                                        "a.b",        "a..b"                 },
+        { "Conv_0",                                        "Conv_0",     "Conv_0"               },
+        { "conv1",                                         "conv1",      "conv1"                },
+        { "/Flatten",                                      "",           ""                     },
+        { "",                                              "",           ""                     },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
+        char key[DSE_NAME_MAX];
+        int n = dse_block_key(t[i].name, key, sizeof key);
+        CHECK_STR_EQ(key, t[i].key);
+        CHECK_INT_EQ(n, (int)strlen(t[i].prefix));
+        CHECK(!strncmp(t[i].name, t[i].prefix, strlen(t[i].prefix)));
+    }
+}
+
+/* Rows by view over chains of convs named as exporters name them: blocks are runs of one
+ * key, named by the prefix; a single layer keeps its name; every view sums to the totals. */
+static void test_rows_blocks(void) {
+    static const struct {
+        const char *names[12];
+        const char *rows; /* the BLOCKS view: name:first-last, or name alone for one layer */
+    } t[] = {
+        { { "conv1", "relu", "layer1.0.conv1", "layer1.0.bn1", "layer1.0.relu", "layer1.0.conv2",
+            "layer1.1.conv1", "layer1.1.conv2", "fc" },
+          "conv1 relu layer1.0:2-5 layer1.1:6-7 fc" },
+        { { "/conv1/Conv", "/relu/Relu", "/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/relu/Relu",
+            "/layer1/layer1.0/Add", "/layer2/layer2.0/downsample/downsample.0/Conv",
+            "/layer2/layer2.0/conv1/Conv", "/Flatten", "/Reshape", "/fc/Gemm" },
+          "/conv1/Conv /relu/Relu /layer1/layer1.0:2-4 /layer2/layer2.0:5-6 /Flatten /Reshape /fc/Gemm" },
+        { { "features.0", "features.1", "features.2", "features.3.squeeze", "features.3.squeeze_activation",
+            "features.3.expand1x1", "features.3.expand1x1_activation", "features.4.squeeze",
+            "classifier.1", "classifier.2" },
+          "features.0 features.1 features.2 features.3:3-6 features.4.squeeze classifier.1 classifier.2" },
+        { { "Conv_0", "Relu_1", "Conv_2", "conv1", "relu_conv1" }, "Conv_0 Relu_1 Conv_2 conv1 relu_conv1" },
+        { { "conv1", "conv1/bn", "conv1/scale", "fire2/squeeze1x1", "fire2/relu_squeeze1x1", "pool10" },
+          "conv1:0-2 fire2:3-4 pool10" },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
+        struct costed c;
+        dse_net_init(&c.net, "blocks", 3, 8, 8);
+        int n = 0;
+        for (; n < 12 && t[i].names[n]; n++) CHECK_OK(net_conv(&c.net, t[i].names[n], 4 + n, 3, 1, 1));
+        CHECK_OK(dse_net_infer(&c.net, NULL, NULL));
+        cost(&c, 2);
+        struct dse_cost_row rows[12];
+        char got[512] = "";
+        int nr = dse_cost_rows(&c.net, c.layers, DSE_ROWS_BLOCKS, rows);
+        for (int r = 0; r < nr; r++) {
+            char piece[DSE_NAME_MAX + 32] = "";
+            if (rows[r].last > rows[r].first) snprintf(piece, sizeof piece, ":%d-%d", rows[r].first, rows[r].last);
+            if (strlen(got) + strlen(rows[r].name) + strlen(piece) + 2 < sizeof got)
+                strcat(strcat(strcat(got, r ? " " : ""), rows[r].name), piece);
+            CHECK_STR_EQ(rows[r].type, rows[r].last > rows[r].first ? "block" : "conv");
+            const struct dse_layer *last = &c.net.layers[rows[r].last]; /* the block's output */
+            CHECK_INT_EQ(rows[r].out_c, last->out_c);
+            CHECK_INT_EQ(rows[r].rf_h, last->rf_h);
+        }
+        CHECK_STR_EQ(got, t[i].rows);
+        /* every view: each layer in one row, the rows' costs summing to the totals */
+        for (enum dse_rows v = DSE_ROWS_MODULES; v <= DSE_ROWS_BLOCKS; v++) {
+            nr = dse_cost_rows(&c.net, c.layers, v, rows);
+            int64_t params = 0, flops = 0, other = 0, act = 0, next = 0;
+            for (int r = 0; r < nr; r++) {
+                CHECK_INT_EQ(rows[r].first, next);
+                next = rows[r].last + 1;
+                params += rows[r].cost.params, flops += rows[r].cost.flops;
+                other += rows[r].cost.other_ops, act += rows[r].cost.activations;
+            }
+            CHECK_INT_EQ(next, n);
+            CHECK_INT_EQ(params, c.tot.params);
+            CHECK_INT_EQ(flops, c.tot.flops);
+            CHECK_INT_EQ(other, c.tot.other_ops);
+            CHECK_INT_EQ(act, c.tot.activations);
+            if (v != DSE_ROWS_BLOCKS) CHECK_INT_EQ(nr, n); /* no Fire module here */
+        }
+        costed_free(&c);
+    }
+    /* Fire modules keep their rows: SqueezeNet's blocks are its modules */
+    struct costed c;
+    CHECK_OK(build_squeezenet(&c.net, 1, DSE_BYPASS_NONE));
+    cost(&c, 1);
+    struct dse_cost_row *a = calloc((size_t)c.net.n_layers, sizeof *a), *b = calloc((size_t)c.net.n_layers, sizeof *b);
+    int na = dse_cost_rows(&c.net, c.layers, DSE_ROWS_MODULES, a);
+    int nb = dse_cost_rows(&c.net, c.layers, DSE_ROWS_BLOCKS, b);
+    CHECK_INT_EQ(nb, na);
+    for (int r = 0; r < na && r < nb; r++) {
+        CHECK_STR_EQ(b[r].name, a[r].name);
+        CHECK_STR_EQ(b[r].type, a[r].type);
+        CHECK_INT_EQ(b[r].cost.flops, a[r].cost.flops);
+    }
+    free(a), free(b);
+    costed_free(&c);
+}
+
 /* MACs (multiply-accumulates, what ptflops and fvcore count) beside our FLOPs (2 per
  * multiply-add): dse_cost_macs, the one rule reports, dse analyze and the search use. */
 static void test_macs(void) {
@@ -436,6 +549,8 @@ static const struct check_case cases[] = {
     { "delta-reach",         test_delta_reach },
     { "delta-duplicates",    test_delta_duplicates },
     { "rows-expand",         test_rows_expand },
+    { "rows-block-key",      test_block_key },
+    { "rows-blocks",         test_rows_blocks },
     { "comm-firecaffe",      test_comm_firecaffe },
     { "comm-closed-forms",   test_comm_closed_forms },
 };

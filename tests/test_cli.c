@@ -288,6 +288,100 @@ void test_csv_md(void) {
     free(s);
 }
 
+/* dse analyze's views (issue #34): blocks by name prefix for an ONNX model only, every layer
+ * with --expand; the totals the same in every view and format (JSON's totals, CSV's total
+ * row, the block under the table). */
+void test_analyze_views(void) {
+    static const struct {
+        const char   *path;
+        int           expand;
+        enum dse_rows view;
+    } v[] = {
+        { "m.onnx", 0, DSE_ROWS_BLOCKS }, { "m.onnx", 1, DSE_ROWS_LAYERS }, { "m.cfg", 0, DSE_ROWS_MODULES },
+        { "m.prototxt", 0, DSE_ROWS_MODULES }, { "m.cfg", 1, DSE_ROWS_LAYERS }, { "onnx", 0, DSE_ROWS_MODULES },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(v); i++) CHECK_INT_EQ(dse_report_rows(v[i].path, v[i].expand), v[i].view);
+    static const struct {
+        const char     *path;
+        enum dse_format fmt;
+        const char     *from, *block; /* where the totals start; a block row in the grouped view */
+    } t[] = {
+        { "tests/onnx/blocks.onnx", DSE_FORMAT_TABLE, "\nparams ",  "\n/layer1/layer1.0  " },
+        { "tests/onnx/blocks.onnx", DSE_FORMAT_CSV,   "\ntotal,",   "\n/layer1/layer1.1,block,8x8x8,1152,294912," },
+        { "tests/onnx/blocks.onnx", DSE_FORMAT_JSON,  "\"totals\"",
+          "{\"name\": \"/layer1/layer1.0\", \"type\": \"block\"" },
+        { "tests/onnx/tiny.onnx",   DSE_FORMAT_MD,    "\nparams ",  "| fire2 " },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(t); i++) {
+        char *b = report(t[i].path, NULL, t[i].fmt, 2, DSE_ROWS_BLOCKS);
+        char *l = report(t[i].path, NULL, t[i].fmt, 2, DSE_ROWS_LAYERS);
+        const char *tb = b ? strstr(b, t[i].from) : NULL, *tl = l ? strstr(l, t[i].from) : NULL;
+        CHECK(tb && tl);
+        if (tb && tl) CHECK_STR_EQ(tb, tl);
+        CHECK(b && strstr(b, t[i].block));
+        CHECK(l && !strstr(l, t[i].block)); /* expanded: the block's layers instead */
+        free(b), free(l);
+    }
+}
+
+/* dse's own ONNX export read back (issue #34): each Fire module of the .cfg is a block of
+ * its name, with the module's costs, output shape and receptive field. */
+void test_analyze_export_blocks(void) {
+    static const char *const nets[] = { "experiments/squeezenet/squeezenet_v1.1.cfg",
+                                        "experiments/squeezenet/squeezenet_v1.0_complex_bypass.cfg" };
+    for (int i = 0; i < DSE_ARRAY_LEN(nets); i++) {
+        struct dse_net src, back;
+        struct dse_model *m = NULL;
+        struct dse_err err = { 0 };
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        const struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA,
+                                           .inference = 1 };
+        CHECK_OK(dse_netfile_load(nets[i], NULL, &src, &err));
+        CHECK_OK(dse_model_new(&src, &mo, &m, &err));
+        if (m) CHECK_OK(dse_onnx_write(m, NULL, &buf, &len, &err));
+        dse_model_free(m);
+        if (!buf || dse_onnx_parse(buf, len, "x.onnx", NULL, &back, &err)) {
+            CHECK(0);
+            free(buf);
+            dse_net_deinit(&src);
+            continue;
+        }
+        struct dse_cost_layer *ls = calloc((size_t)src.n_layers, sizeof *ls);
+        struct dse_cost_layer *lb = calloc((size_t)back.n_layers, sizeof *lb);
+        struct dse_cost_row   *rs = calloc((size_t)src.n_layers, sizeof *rs);
+        struct dse_cost_row   *rb = calloc((size_t)back.n_layers, sizeof *rb);
+        struct dse_cost_totals ts, tb;
+        CHECK_OK(dse_cost_net(&src, 1, ls, &ts, NULL));
+        CHECK_OK(dse_cost_net(&back, 1, lb, &tb, NULL));
+        int ns = dse_cost_rows(&src, ls, DSE_ROWS_MODULES, rs);
+        int nb = dse_cost_rows(&back, lb, DSE_ROWS_BLOCKS, rb);
+        int fires = 0;
+        for (int a = 0; a < ns; a++) {
+            if (strcmp(rs[a].type, "fire")) continue;
+            const struct dse_cost_row *b = NULL;
+            for (int k = 0; k < nb && !b; k++)
+                if (!strcmp(rb[k].name, rs[a].name)) b = &rb[k];
+            CHECK(b != NULL);
+            if (!b) continue;
+            fires++;
+            CHECK_STR_EQ(b->type, "block");
+            CHECK_INT_EQ(b->last - b->first, rs[a].last - rs[a].first);
+            CHECK_INT_EQ(b->cost.params, rs[a].cost.params);
+            CHECK_INT_EQ(b->cost.flops, rs[a].cost.flops);
+            CHECK_INT_EQ(b->cost.other_ops, rs[a].cost.other_ops);
+            CHECK_INT_EQ(b->cost.activations, rs[a].cost.activations);
+            CHECK_INT_EQ(b->out_c * 1000000LL + b->out_h * 1000 + b->out_w,
+                         rs[a].out_c * 1000000LL + rs[a].out_h * 1000 + rs[a].out_w);
+            CHECK_INT_EQ(b->rf_h, rs[a].rf_h);
+        }
+        CHECK_INT_EQ(fires, 8); /* fire2 .. fire9 */
+        free(ls), free(lb), free(rs), free(rb), free(buf);
+        dse_net_deinit(&src);
+        dse_net_deinit(&back);
+    }
+}
+
 /* dse eval, predict and export fit NET from its checkpoint (issue #31): a network trained with
  * --input 3,32,32 --classes 3 loads from its file again without those flags, with them
  * overriding what the checkpoint says; the file alone is another network. */
@@ -803,6 +897,8 @@ void test_import_classes(void) {
     X("cli-json",                 test_json) \
     X("cli-json-utf8",            test_json_utf8) \
     X("cli-csv-md",               test_csv_md) \
+    X("cli-analyze-views",        test_analyze_views) \
+    X("cli-analyze-export-blocks", test_analyze_export_blocks) \
     X("space-bad",                test_bad_spaces) \
     X("space-thesis",             test_space_thesis) \
     X("space-canonical",          test_space_canonical_limits) \
