@@ -44,6 +44,9 @@
 #define op_slice       dse_onnx_op_slice
 #define op_resize      dse_onnx_op_resize
 #define op_deconv      dse_onnx_op_deconv
+#define op_shape       dse_onnx_op_shape
+#define op_gather      dse_onnx_op_gather
+#define fold_arith     dse_onnx_fold_arith
 
 /* onnx.proto field numbers */
 enum {
@@ -74,6 +77,8 @@ struct tensor {
     int64_t        count;     /* elements: the product of dims */
     const uint8_t *msg;       /* the TensorProto, for its values */
     size_t         len;
+    int            computed;  /* an int64 value computed from shapes (Shape, Gather, Add, ...): */
+    int64_t        iv[MAX_DIMS]; /* its values, not msg's */
 };
 
 /* A named value of the graph: a layer's output (or the network input), or a tensor. */
@@ -156,6 +161,12 @@ enum dse_status op_slice(struct rd *r, const struct node *nd, const struct op *o
 enum dse_status op_resize(struct rd *r, const struct node *nd, const struct op *op);
 enum dse_status op_deconv(struct rd *r, const struct node *nd, const struct op *op);
 /* Reshape to or from a channel shuffle's [N, g, C/g, H, W] (op_reshape hands it those). */
+/* Shape, Gather, and Add, Sub, Mul, Div of two int64 constants: the shape arithmetic
+ * PyTorch writes for x.chunk() and x.size() folded into constants (onnx_ops.c). 1 in *done
+ * where the node was such arithmetic (op_add, op_mul, op_normalize ask first). */
+enum dse_status op_shape(struct rd *r, const struct node *nd, const struct op *op);
+enum dse_status op_gather(struct rd *r, const struct node *nd, const struct op *op);
+enum dse_status fold_arith(struct rd *r, const struct node *nd, int *done);
 enum dse_status reshape5(struct rd *r, const struct node *nd, int in, int rank, const int64_t *shape, int n);
 
 #endif

@@ -148,9 +148,10 @@ enum dse_status op_hard(struct rd *r, const struct node *nd, const struct op *op
  * Swish); of a map and one value per channel ([N, C, 1, 1], a squeeze-excitation's gate) a
  * channel_mul, broadcast over H and W. */
 enum dse_status op_mul(struct rd *r, const struct node *nd, const struct op *op) {
-    int in[2], rank[2], c[2], h[2], w[2];
+    int in[2], rank[2], c[2], h[2], w[2], done;
     enum dse_status st;
     if (nd->n_in != 2) return node_fail(r, DSE_ERR_CONFIG, "%d inputs; Mul takes 2", nd->n_in);
+    if ((st = fold_arith(r, nd, &done)) || done) return st;
     for (int k = 0; k < 2; k++)
         if ((st = in_layer(r, nd, k, &in[k], &rank[k])) || (st = shape_of(r, in[k], &c[k], &h[k], &w[k])))
             return st;
@@ -393,4 +394,78 @@ enum dse_status op_deconv(struct rd *r, const struct node *nd, const struct op *
     l->groups = (int)group;
     l->bias = b != NULL;
     return finish(r, nd, 4, (int)(w - r->t), b ? (int)(b - r->t) : -1);
+}
+
+/* A computed int64 constant of n values (the node's first output). */
+static enum dse_status add_computed(struct rd *r, const struct node *nd, const int64_t *v, int n, int scalar) {
+    if (r->nt == r->cap_t) return node_fail(r, DSE_ERR_INTERNAL, "too many constants"); /* one a node: never */
+    struct tensor *t = &r->t[r->nt];
+    *t = (struct tensor){ .name = nd->out[0], .type = ELEM_INT64, .count = n, .nd = scalar ? 0 : 1, .computed = 1 };
+    t->dims[0] = n;
+    memcpy(t->iv, v, sizeof *v * (size_t)n);
+    return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_TENSOR, .tensor = r->nt++ });
+}
+
+/* Shape of a computed value: [1, C, H, W] (or [1, C]; the batch as 1), from start to end
+ * (opset 15). */
+enum dse_status op_shape(struct rd *r, const struct node *nd, const struct op *op) {
+    int in, rank, c, h, w;
+    int64_t start, end;
+    enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    if (st || (st = shape_of(r, in, &c, &h, &w)) || (st = attr_int(r, nd, "start", 0, -rank, rank, &start)) ||
+        (st = attr_int(r, nd, "end", rank, -rank, rank, &end)))
+        return st;
+    const int64_t dims[4] = { 1, c, h, w };
+    start += start < 0 ? rank : 0, end += end < 0 ? rank : 0;
+    if (rank != 4 && rank != 2) return node_fail(r, DSE_ERR_UNSUPPORTED, "the shape of a rank-%d value", rank);
+    return add_computed(r, nd, dims + start, end > start ? (int)(end - start) : 0, 0);
+}
+
+/* Gather along axis 0 of an int64 constant (a shape) by constant indices. */
+enum dse_status op_gather(struct rd *r, const struct node *nd, const struct op *op) {
+    int64_t v[MAX_DIMS], idx[MAX_DIMS], out[MAX_DIMS], axis;
+    size_t nv, ni;
+    const struct tensor *d = in_tensor(r, nd, 0, "data"), *i = d ? in_tensor(r, nd, 1, "indices") : NULL;
+    if (!i) return r->err->code;
+    enum dse_status st = attr_int(r, nd, "axis", 0, -1, 0, &axis);
+    if (st) return st;
+    if (tensor_int64s(d, v, MAX_DIMS, &nv) || tensor_int64s(i, idx, MAX_DIMS, &ni) || d->nd != 1 || i->nd > 1)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "dse reads Gather only of a shape (an int64 constant) by constant "
+                         "indices");
+    for (size_t k = 0; k < ni; k++) {
+        int64_t at = idx[k] < 0 ? idx[k] + (int64_t)nv : idx[k];
+        if (at < 0 || at >= (int64_t)nv)
+            return node_fail(r, DSE_ERR_CONFIG, "index %lld of %d values", (long long)idx[k], (int)nv);
+        out[k] = v[at];
+    }
+    return add_computed(r, nd, out, (int)ni, i->nd == 0);
+}
+
+enum dse_status fold_arith(struct rd *r, const struct node *nd, int *done) {
+    const struct value *a = has_in(nd, 0) ? find_value(r, nd->in[0]) : NULL;
+    const struct value *b = has_in(nd, 1) ? find_value(r, nd->in[1]) : NULL;
+    int64_t x[MAX_DIMS], y[MAX_DIMS], z[MAX_DIMS];
+    size_t nx, ny;
+    *done = 0;
+    if (nd->n_in != 2 || !a || !b || a->kind != VAL_TENSOR || b->kind != VAL_TENSOR ||
+        r->t[a->tensor].type != ELEM_INT64 || r->t[b->tensor].type != ELEM_INT64)
+        return DSE_OK;
+    *done = 1;
+    const struct tensor *ta = &r->t[a->tensor], *tb = &r->t[b->tensor];
+    if (tensor_int64s(ta, x, MAX_DIMS, &nx) || tensor_int64s(tb, y, MAX_DIMS, &ny) || !nx || !ny ||
+        (nx != ny && nx != 1 && ny != 1))
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "dse computes %.*s of int64 constants of at most %d values, of one "
+                         "length or one a scalar", sn(nd->op), nd->op.p, MAX_DIMS);
+    const size_t n = nx > ny ? nx : ny;
+    for (size_t k = 0; k < n; k++) {
+        const int64_t p = x[nx == 1 ? 0 : k], q = y[ny == 1 ? 0 : k];
+        int over = 0;
+        if (str_is(nd->op, "Add")) over = __builtin_add_overflow(p, q, &z[k]);
+        else if (str_is(nd->op, "Sub")) over = __builtin_sub_overflow(p, q, &z[k]);
+        else if (str_is(nd->op, "Mul")) over = __builtin_mul_overflow(p, q, &z[k]);
+        else if (q == 0 || (p == INT64_MIN && q == -1)) over = 1;
+        else z[k] = p / q; /* Div: C's truncation, as ONNX's integer Div */
+        if (over) return node_fail(r, DSE_ERR_CONFIG, "%lld and %lld overflow or divide by 0", (long long)p, (long long)q);
+    }
+    return add_computed(r, nd, z, (int)n, ta->nd == 0 && tb->nd == 0);
 }

@@ -106,6 +106,10 @@ int tensor_int64s(const struct tensor *t, int64_t *out, size_t cap, size_t *n) {
     struct dse_pb_field f;
     *n = 0;
     if (t->type != ELEM_INT64 || t->count > (int64_t)cap) return -1;
+    if (t->computed) {
+        memcpy(out, t->iv, sizeof *out * (size_t)t->count), *n = (size_t)t->count;
+        return 0;
+    }
     dse_pb_reader_init(&rr, t->msg, t->len);
     while (dse_pb_next(&rr, &f) == 1) {
         if (f.field == TENSOR_INT64_DATA && dse_pb_varints(&f, out, cap, n)) return -1;
@@ -525,8 +529,9 @@ static enum dse_status op_concat(struct rd *r, const struct node *nd, const stru
 /* Add, Sum of computed values: eltwise sum. Add of a constant: the bias of the fc a MatMul
  * just made (PyTorch's Linear without Gemm). */
 static enum dse_status op_add(struct rd *r, const struct node *nd, const struct op *op) {
-    int in[DSE_MAX_INPUTS], rank = 4;
+    int in[DSE_MAX_INPUTS], rank = 4, done;
     enum dse_status st;
+    if ((st = fold_arith(r, nd, &done)) || done) return st;
     if (nd->n_in > DSE_MAX_INPUTS || nd->n_in < 2)
         return node_fail(r, DSE_ERR_UNSUPPORTED, "%d inputs; dse's eltwise sum takes 2 to %d", nd->n_in,
                          DSE_MAX_INPUTS);
@@ -740,6 +745,9 @@ static enum dse_status op_identity(struct rd *r, const struct node *nd, const st
 /* Sub and Div of the network input by constants: the input normalization dse's exporter
  * writes (its data layer's work in Caffe, not a layer): no layer, no cost. */
 static enum dse_status op_normalize(struct rd *r, const struct node *nd, const struct op *op) {
+    int done;
+    enum dse_status st = fold_arith(r, nd, &done);
+    if (st || done) return st;
     const struct value *a = has_in(nd, 0) ? find_value(r, nd->in[0]) : NULL;
     const struct value *b = has_in(nd, 1) ? find_value(r, nd->in[1]) : NULL;
     if (!a || !b || a->kind != VAL_LAYER || a->layer != DSE_INPUT_DATA || b->kind != VAL_TENSOR)
@@ -797,6 +805,8 @@ static const struct op ops[] = {
     { .name = "Resize",             .fn = op_resize,    .type = DSE_LAYER_RESIZE    },
     { .name = "Upsample",           .fn = op_resize,    .type = DSE_LAYER_RESIZE    },
     { .name = "ConvTranspose",      .fn = op_deconv,    .type = DSE_LAYER_DECONV    },
+    { .name = "Shape",              .fn = op_shape,     .type = DSE_LAYER_COUNT     },
+    { .name = "Gather",             .fn = op_gather,    .type = DSE_LAYER_COUNT     },
     { .name = "Identity",           .fn = op_identity,  .type = DSE_LAYER_COUNT     },
     { .name = "Constant",           .fn = op_constant,  .type = DSE_LAYER_COUNT     },
     { .name = "Sub",                .fn = op_normalize, .type = DSE_LAYER_COUNT     },

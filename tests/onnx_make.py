@@ -120,6 +120,11 @@ def new():
     nodes = [
         n("Conv", ["x", "c1.w", "c1.b"], ["c1"], name="c1"),
         n("Clip", ["c1", "zero"], ["clip"], name="clip"),
+        n("Shape", ["clip"], ["shp"], name="shp"),  # x.chunk()'s arithmetic, as PyTorch writes it
+        n("Gather", ["shp", "one"], ["ch"], name="ch", axis=0),
+        n("Div", ["ch", "two"], ["half"], name="half"),
+        n("Mul", ["half", "one_vec"], ["half_vec"], name="half_vec"),
+        n("Slice", ["clip", "zero_vec", "half_vec", "one_vec"], ["sl"], name="sl"),
         n("Split", ["clip"], ["s0", "s1"], name="split", axis=1, num_outputs=2),
         n("ReduceMean", ["s0", "axes23"], ["rm"], name="rm", keepdims=1),
         n("Squeeze", ["rm", "axes_neg"], ["sq"], name="sq"),
@@ -128,7 +133,8 @@ def new():
         n("Resize", ["mul", "", "", "sizes"], ["down"], name="down", mode="linear"),
     ]
     inits = [weight("c1.w", [8, 4, 1, 1]), weight("c1.b", [8]), floats("zero", [0.0], []), ints("axes23", [2, 3]),
-             ints("axes_neg", [-1, -2]), ints("sizes", [1, 4, 4, 4])]
+             ints("axes_neg", [-1, -2]), ints("sizes", [1, 4, 4, 4]), helper.make_tensor("one", TensorProto.INT64, [], [1]),
+             helper.make_tensor("two", TensorProto.INT64, [], [2]), ints("one_vec", [1]), ints("zero_vec", [0])]
     return nodes, inits, 21, [1, 4, 8, 8], [1, 4, 4, 4]
 
 

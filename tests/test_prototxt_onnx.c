@@ -422,9 +422,11 @@ void test_onnx_ops(void) {
                       { "s1", DSE_LAYER_SLICE, 4, 8, 8 }, { "up", DSE_LAYER_RESIZE, 4, 16, 16 },
                       { "rm", DSE_LAYER_AVGPOOL, 4, 1, 1 }, { "cat", DSE_LAYER_CONCAT, 5, 1, 1 } } },
         /* opset 21: Clip's min, ReduceMean's, Squeeze's and Unsqueeze's axes and Resize's sizes
-         * inputs, Split's num_outputs. other ops: c1 bias 512, clip 1024, rm 256, mul 256, down 4*64 */
-        { .kind = "new", .params = 40, .flops = 4096, .other_ops = 512 + 1024 + 256 + 256 + 256, .n_layers = 7,
-          .layers = { { "split", DSE_LAYER_SLICE, 4, 8, 8 }, { "s1", DSE_LAYER_SLICE, 4, 8, 8 },
+         * inputs, Split's num_outputs; a Slice whose end is C / 2 computed by Shape, Gather, Div
+         * and Mul. other ops: c1 bias 512, clip 1024, rm 256, mul 256, down 4*64 */
+        { .kind = "new", .params = 40, .flops = 4096, .other_ops = 512 + 1024 + 256 + 256 + 256, .n_layers = 8,
+          .layers = { { "sl", DSE_LAYER_SLICE, 4, 8, 8 },
+                      { "split", DSE_LAYER_SLICE, 4, 8, 8 }, { "s1", DSE_LAYER_SLICE, 4, 8, 8 },
                       { "mul", DSE_LAYER_CHANNEL_MUL, 4, 8, 8 }, { "down", DSE_LAYER_RESIZE, 4, 4, 4 } } },
         { .kind = "unknown", .status = DSE_ERR_CONFIG,
           .msg = "node 'erf' (Erf, opset 13): op 'Erf' is not read by dse (docs/onnx.md lists the ops it reads); "
