@@ -238,6 +238,9 @@ enum dse_status reshape5(struct rd *r, const struct node *nd, int in, int rank, 
     int c, h, w;
     enum dse_status st = shape_of(r, in, &c, &h, &w);
     if (st) return st;
+    for (int i = 1; i < n; i++)
+        if (shape[i] < -1 || shape[i] > DSE_DIM_MAX)
+            return node_fail(r, DSE_ERR_CONFIG, "shape value %lld; expected -1 to %d", (long long)shape[i], DSE_DIM_MAX);
     if (rank == 5 && n == 4 && (shape[1] == -1 || shape[1] == c) && shape[2] == h && shape[3] == w)
         return alias_value(r, nd, 4, 0);
     if (rank == 4 && n == 5 && (shape[3] == h || shape[3] == 0) && (shape[4] == w || shape[4] == 0) &&
@@ -381,6 +384,9 @@ enum dse_status op_deconv(struct rd *r, const struct node *nd, const struct op *
         pads[1] != pads[3])
         return node_fail(r, DSE_ERR_UNSUPPORTED, "dse reads ConvTranspose with pads alike at both sides, without "
                          "output_shape or auto_pad SAME (Caffe's Deconvolution)");
+    if (w->dims[1] * group > DSE_DIM_MAX)
+        return node_fail(r, DSE_ERR_CONFIG, "%lld filters; expected 1 to %d", (long long)(w->dims[1] * group),
+                         DSE_DIM_MAX);
     if (has_in(nd, 2) && (!(b = in_tensor(r, nd, 2, "bias")) || (st = check_bias(r, b, w->dims[1] * group))))
         return b ? st : r->err->code;
     struct dse_layer *l = begin_layer(r, nd, op->type, in);

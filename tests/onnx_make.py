@@ -153,6 +153,21 @@ def unknown():
     return nodes, inits, 13, [1, 3, 8, 8], [1, 2]
 
 
+@kind
+def transpose():  # a Transpose that is not a channel shuffle: refused
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "c1.w"], ["c1"], name="c1"), n("Transpose", ["c1"], ["t"], name="t", perm=[0, 1, 3, 2])]
+    return nodes, [weight("c1.w", [8, 4, 1, 1])], 13, [1, 4, 8, 8], [1, 8, 8, 8]
+
+
+@kind
+def mulrow():  # a Mul broadcast over the channels, not per channel: refused
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "c1.w"], ["c1"], name="c1"), n("Conv", ["x", "c2.w"], ["c2"], name="c2"),
+             n("Mul", ["c1", "c2"], ["m"], name="m")]
+    return nodes, [weight("c1.w", [8, 4, 1, 1]), weight("c2.w", [1, 4, 1, 1])], 13, [1, 4, 8, 8], [1, 8, 8, 8]
+
+
 if len(sys.argv) > 2:
     nodes, inits, opset, shape_in, shape_out = KINDS[sys.argv[2]]()
     graph = helper.make_graph(nodes, sys.argv[2], [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],

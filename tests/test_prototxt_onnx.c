@@ -431,6 +431,12 @@ void test_onnx_ops(void) {
         { .kind = "unknown", .status = DSE_ERR_CONFIG,
           .msg = "node 'erf' (Erf, opset 13): op 'Erf' is not read by dse (docs/onnx.md lists the ops it reads); "
                  "--skip-unknown reads it as a layer that costs nothing" },
+        { .kind = "transpose", .status = DSE_ERR_UNSUPPORTED,
+          .msg = "node 't' (Transpose, opset 13): dse reads Transpose only as a channel shuffle (perm [0, 2, 1, 3, "
+                 "4] of a Reshape to [N, g, C/g, H, W])" },
+        { .kind = "mulrow", .status = DSE_ERR_UNSUPPORTED,
+          .msg = "node 'm' (Mul, opset 13): a Mul of 8x8x8 by 1x8x8; dse reads a product of equal shapes or of a map "
+                 "by one value per channel" },
         /* params c1 108+4, fc 8+2; FLOPs 2*108*64 + 2*8; Erf costs nothing */
         { .kind = "unknown", .skip = 1, .params = 112 + 10, .flops = 13824 + 16, .n_layers = 6,
           .other_ops = 256 + 256 + 256 + 2, /* c1 bias, relu, gp; fc bias */
