@@ -125,7 +125,8 @@ int  dse_layer_type_weighted(enum dse_layer_type t);
 int  dse_layer_type_in_place(enum dse_layer_type t);
 /* 1 if a layer of this type is a view of its input (flatten, reshape): no new values. */
 int  dse_layer_type_view(enum dse_layer_type t);
-/* Caffe's name of a layer type ("Convolution", "Pooling", ...); "?" if out of range. */
+/* Caffe's name of a layer type ("Convolution", "Pooling", ...); "?" if out of range or
+ * Caffe has no such layer (layers.def's ""). */
 const char *dse_layer_caffe_type(enum dse_layer_type t);
 const char *dse_bypass_str(enum dse_bypass b);
 /* A role's sub-layer name suffix ("squeeze1x1", ...); "" for NONE. */

@@ -215,12 +215,12 @@ enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct ds
     int n = net->n_layers, label = 0;
     char (*tops)[DSE_NAME_MAX + 16] = NULL;
     for (int i = 0; i < n; i++) /* before anything is written */
-        if (!dse_layer_caffe_type(net->layers[i].type)[0] || net->layers[i].output_pad_h ||
+        if (!strcmp(dse_layer_caffe_type(net->layers[i].type), "?") || net->layers[i].output_pad_h ||
             net->layers[i].output_pad_w)
             return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, net->layers[i].line,
                                "layer '%s' (%s) has no Caffe form%s; it cannot be written as prototxt",
                                net->layers[i].name, dse_layer_type_str(net->layers[i].type),
-                               dse_layer_caffe_type(net->layers[i].type)[0] ? " (an output padding)" : "");
+                               strcmp(dse_layer_caffe_type(net->layers[i].type), "?") ? " (an output padding)" : "");
     for (int i = 0; i < n; i++)
         if (net->layers[i].type == DSE_LAYER_SOFTMAX_LOSS || net->layers[i].type == DSE_LAYER_ACCURACY) label = 1;
     if (n > 0 && (!(tops = calloc((size_t)n, sizeof *tops)) || name_tops(net, label, tops))) {
