@@ -1,5 +1,6 @@
 /* onnx_read.c: an ONNX model read into a dse network (netfile.h; docs/onnx.md), the first
- * part of issue #34: the graph's nodes become dse layers (the op table `ops` below), its
+ * part of issue #34: the graph's nodes become dse layers (the op table `ops` below; the
+ * functions of the ops issue #34 added later are in netfile/onnx_ops.c), its
  * initializers and Constant nodes are the layers' weights and the shapes some ops read,
  * and the first graph input that is not an initializer is the network input. Read with
  * base/pb.h's wire reader; every field number is onnx/onnx.proto's, named beside it as
