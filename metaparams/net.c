@@ -94,7 +94,7 @@ static void layer_defaults(struct dse_layer *l, enum dse_layer_type t) {
     l->lrn_size   = 5;
     l->dropout_ratio = 0.5f;
     l->power      = l->power_scale = 1.0f;
-    l->op_type[0] = '\0';
+    memset(&l->channel_shared, 0, sizeof *l - offsetof(struct dse_layer, channel_shared)); /* the tail: 0, "" */
 }
 
 struct dse_layer dse_layer_make(enum dse_layer_type t, const char *name) {

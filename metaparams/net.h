@@ -72,16 +72,6 @@ struct dse_layer {
     float power, power_scale, power_shift; /* power: (shift + scale * x) ^ power */
     float negative_slope;         /* relu: the slope below 0 (Caffe's negative_slope; ONNX's
                                      LeakyRelu alpha); 0 is the plain ReLU */
-    int   channel_shared;         /* prelu: one learned slope for all channels (else one per
-                                     channel) */
-    float clip_min, clip_max;     /* clip: min(max(x, clip_min), clip_max) (ReLU6: 0, 6) */
-    float hs_alpha, hs_beta;      /* hardsigmoid: max(0, min(1, alpha * x + beta)) */
-    int   resize_linear;          /* resize: 0 nearest, 1 (bi)linear interpolation */
-    float resize_scale_h, resize_scale_w; /* resize: out = floor(in * scale) where the size
-                                     below is 0 (ONNX's Resize and Upsample) */
-    int   resize_h, resize_w;     /* resize: the output size where given (0: from the scale) */
-    int   output_pad_h, output_pad_w; /* deconv: added at the end of the output (ONNX's
-                                     output_padding; Caffe has none) */
 
     /* Inferred by dse_net_infer. */
     int   in_c, in_h, in_w;       /* shape of input 0 */
@@ -94,6 +84,19 @@ struct dse_layer {
     char  name[DSE_NAME_MAX];
     char  module[DSE_NAME_MAX];  /* fire module this layer was expanded from (role != NONE);
                                     "" if none */
+
+    /* The settings of types only ONNX models bring (issue #34), after the names for the same
+     * reason: a SqueezeNet's layers never read them. */
+    int   channel_shared;         /* prelu: one learned slope for all channels (else one per
+                                     channel) */
+    float clip_min, clip_max;     /* clip: min(max(x, clip_min), clip_max) (ReLU6: 0, 6) */
+    float hs_alpha, hs_beta;      /* hardsigmoid: max(0, min(1, alpha * x + beta)) */
+    int   resize_linear;          /* resize: 0 nearest, 1 (bi)linear interpolation */
+    float resize_scale_h, resize_scale_w; /* resize: out = floor(in * scale) where the size
+                                     below is 0 (ONNX's Resize and Upsample) */
+    int   resize_h, resize_w;     /* resize: the output size where given (0: from the scale) */
+    int   output_pad_h, output_pad_w; /* deconv: added at the end of the output (ONNX's
+                                     output_padding; Caffe has none) */
     char  op_type[32];           /* unknown: the op it stands for (an ONNX op type read with
                                     --skip-unknown), printed as its type; "" otherwise */
 };
