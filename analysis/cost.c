@@ -60,9 +60,42 @@ static inline int cost_layer(const struct dse_layer *l, int64_t batch, struct ds
     case DSE_LAYER_AVGPOOL:
         c->other_ops = mul(mul(out_vals, l->kernel_h, ovf), l->kernel_w, ovf);
         break;
-    case DSE_LAYER_RELU:
+    case DSE_LAYER_RELU: /* max(x, 0); with a negative slope also a multiply */
+        c->other_ops = mul(l->negative_slope != 0.0f ? 2 : 1, out_vals, ovf);
+        break;
     case DSE_LAYER_DROPOUT:
         c->other_ops = out_vals; /* same shape as the input */
+        break;
+    case DSE_LAYER_DECONV: /* Caffe counts a deconv as the conv it is the backward pass of: each
+                              input value times a kh*kw*Cout/groups window */
+        c->weights   = mul(mul(mul(l->in_c, l->kernel_h, ovf), l->kernel_w, ovf), l->out_c / l->groups, ovf);
+        c->biases    = l->bias ? l->out_c : 0;
+        c->flops     = mul(mul(mul(2 * c->weights, l->in_h, ovf), l->in_w, ovf), batch, ovf);
+        c->other_ops = l->bias ? out_vals : 0;
+        break;
+    case DSE_LAYER_PRELU: /* max(x, 0) + slope * min(x, 0): a compare and a multiply */
+        c->weights   = l->channel_shared ? 1 : l->out_c;
+        c->other_ops = mul(2, out_vals, ovf);
+        break;
+    case DSE_LAYER_CLIP: /* a max and a min */
+        c->other_ops = mul(2, out_vals, ovf);
+        break;
+    case DSE_LAYER_HARDSIGMOID: /* multiply, add, max, min */
+        c->other_ops = mul(4, out_vals, ovf);
+        break;
+    case DSE_LAYER_HARDSWISH: /* the hard sigmoid's 4, times x */
+        c->other_ops = mul(5, out_vals, ovf);
+        break;
+    case DSE_LAYER_CHANNEL_MUL: /* one multiply per output value */
+        c->other_ops = out_vals;
+        break;
+    case DSE_LAYER_SHUFFLE: /* a copy into a new order, as concat: no arithmetic */
+        break;
+    case DSE_LAYER_RESIZE: /* per output value, one per input read: 1 (nearest) or 4 (bilinear), as
+                              pooling counts one per window value */
+        c->other_ops = mul(l->resize_linear ? 4 : 1, out_vals, ovf);
+        break;
+    case DSE_LAYER_UNKNOWN: /* an op dse does not read (--skip-unknown): no cost, a view */
         break;
     case DSE_LAYER_ACCURACY:
         c->other_ops = mul(in_values(l, ovf), batch, ovf);
@@ -231,7 +264,7 @@ int dse_cost_rows(const struct dse_net *net, const struct dse_cost_layer *layers
         } else {
             dse_strlcpy(r->name, (j > i || (!expand && l->module[0])) ? l->module : l->name, DSE_NAME_MAX);
         }
-        r->type = dse_layer_type_str(l->type);
+        r->type = l->type == DSE_LAYER_UNKNOWN && l->op_type[0] ? l->op_type : dse_layer_type_str(l->type);
         for (int k = i; k <= j; k++) {
             row_add(r, &layers[k]);
             r->in_place &= net->layers[k].in_place;

@@ -45,6 +45,14 @@ static const char usage_main[] =
     "design-space file (docs/space-format.md).\n"
     "Run 'dse COMMAND --help' for a command's options. Exit status: 0 ok, 2 bad input, 1 other errors.\n";
 
+/* --skip-unknown: how many nodes of path were kept as zero-cost `unknown` layers. */
+static void say_skipped(const char *path, const struct dse_net *net) {
+    int n = 0;
+    for (int i = 0; i < net->n_layers; i++) n += net->layers[i].type == DSE_LAYER_UNKNOWN;
+    if (n) fprintf(stderr, "dse: %s: %d node%s of ops dse does not read costed as zero (--skip-unknown)\n", path, n,
+                   n == 1 ? "" : "s");
+}
+
 static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_err err = { 0 };
     struct dse_net net;
@@ -55,7 +63,9 @@ static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     if (OPT(COMM_WORKERS) || OPT(BANDWIDTH) || OPT(LATENCY) || OPT(IMG_PER_S) || FLAG(MEASURE))
         return analyze_comm(c, a);
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    in.skip_unknown = FLAG(SKIP_UNKNOWN);
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
+    say_skipped(a->pos[0], &net);
     rc = dse_report_analyze(stdout, a->pos[0], &net, batch, dse_report_rows(a->pos[0], FLAG(EXPAND)), fmt, &err)
              ? fail(&err) : 0;
     dse_net_deinit(&net);
@@ -68,11 +78,14 @@ static int cmd_diff(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     const long long batch = OPT_NUM(BATCH);
     const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
-    if (dse_netfile_load(a->pos[0], NULL, &base, &err)) return fail(&err);
-    if (dse_netfile_load(a->pos[1], NULL, &var, &err)) {
+    const struct dse_input_shape in = { .skip_unknown = FLAG(SKIP_UNKNOWN) };
+    if (dse_netfile_load(a->pos[0], &in, &base, &err)) return fail(&err);
+    if (dse_netfile_load(a->pos[1], &in, &var, &err)) {
         dse_net_deinit(&base);
         return fail(&err);
     }
+    say_skipped(a->pos[0], &base);
+    say_skipped(a->pos[1], &var);
     rc = dse_report_diff(stdout, a->pos[0], &base, a->pos[1], &var, batch, FLAG(EXPAND), fmt, &err)
              ? fail(&err) : 0;
     dse_net_deinit(&base);

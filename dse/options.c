@@ -54,7 +54,7 @@ static const struct {
 
 static const char usage_analyze[] =
     "usage: dse analyze NET [--batch N] [--format table|json|csv|md] [--expand]\n"
-    "                       [--input C,H,W] [--classes K]\n"
+    "                       [--input C,H,W] [--classes K] [--skip-unknown]\n"
     "       dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X | --measure] [--batch B]\n"
     "                       [--format table|json|csv|md] [--input C,H,W] [--classes K]\n"
     "\n"
@@ -68,6 +68,7 @@ static const char usage_analyze[] =
 
 static const char usage_diff[] =
     "usage: dse diff BASE VARIANT [--batch N] [--format table|json|csv|md] [--expand]\n"
+    "                             [--skip-unknown]\n"
     "\n"
     "Compare two networks layer by layer (matched by name), as thesis Tables 4.3-4.8:\n"
     "ratios variant/base of output size, params and FLOPs, added and removed layers,\n"
@@ -288,6 +289,8 @@ static const struct dse_opt_line lines_analyze[] = {
     OWN(EXPAND, "one row per primitive layer instead of one per Fire module or block (ONNX)"),
     OWN(INPUT, "override the network's input shape (e.g. 3,454,454)"),
     OWN(CLASSES, "give the classifier (the last conv or fc) K outputs"),
+    OWN(SKIP_UNKNOWN, "an ONNX op dse does not read: a zero-cost layer of its input's shape, counted\n"
+                      "on stderr, instead of an error (docs/onnx.md)"),
     HEADING("\nData-parallel training (docs/comm-model.md):\n"),
     OWN(COMM_WORKERS, "the communication model for 1, 2, 4, ... and P workers (P at most the batch)"),
     OWN(BANDWIDTH, "each link's bandwidth, 10^9 bytes/s (10 Gb/s Ethernet: 1.25)"),
@@ -303,6 +306,7 @@ static const struct dse_opt_line lines_diff[] = {
     { .opt = DSE_OPT_BATCH, .arg = "N", .help = "images per batch (default %D)", .def = "1" },
     FORMAT("table json csv md", "table (default), json, csv or md"),
     OWN(EXPAND, "compare primitive layers instead of whole Fire modules"),
+    OWN(SKIP_UNKNOWN, "an ONNX op dse does not read: a zero-cost layer, counted on stderr"),
 };
 
 static const struct dse_opt_line lines_generate[] = {

@@ -272,8 +272,12 @@ enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_n
         fputs(",\n  \"file\": ", f);
         json_str(f, path);
         fprintf(f, ",\n  \"batch\": %" PRId64 ",\n  \"input\": {\"c\": %d, \"h\": %d, \"w\": %d},\n"
-                   "  \"expanded\": %s,\n  \"conventions\": ",
+                   "  \"expanded\": %s,\n",
                 batch, net->in_c, net->in_h, net->in_w, expand ? "true" : "false");
+        int skipped = 0; /* --skip-unknown's zero-cost layers (docs/onnx.md): said only where there are some */
+        for (int i = 0; i < net->n_layers; i++) skipped += net->layers[i].type == DSE_LAYER_UNKNOWN;
+        if (skipped) fprintf(f, "  \"skipped_unknown\": %d,\n", skipped);
+        fputs("  \"conventions\": ", f);
         fputc('"', f);
         for (int i = 0; i < DSE_ARRAY_LEN(conventions); i++)
             fprintf(f, "%s%s", i ? " " : "", conventions[i]);

@@ -28,6 +28,9 @@ enum dse_status dse_op_from_layer(const struct dse_layer *l, enum dse_op *out, s
     if (l->type == DSE_LAYER_ELTWISE && l->eltwise_op != DSE_ELTWISE_SUM)
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, l->line,
                            "layer '%s' (eltwise): only operation sum is supported by the engine", l->name);
+    if (l->type == DSE_LAYER_RELU && l->negative_slope != 0.0f) /* a leaky ReLU (issue #34) */
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, l->line,
+                           "layer '%s' (relu): a negative slope is not supported by the engine", l->name);
     for (int i = 0; i < DSE_OP_COUNT; i++) {
         if (op_info[i].layer == l->type) {
             *out = (enum dse_op)i;

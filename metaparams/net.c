@@ -96,6 +96,7 @@ static void layer_defaults(struct dse_layer *l, enum dse_layer_type t) {
     l->bn_eps     = 1e-5f;
     l->dropout_ratio = 0.5f;
     l->power      = l->power_scale = 1.0f;
+    memset(&l->channel_shared, 0, sizeof *l - offsetof(struct dse_layer, channel_shared)); /* the tail: 0, "" */
 }
 
 struct dse_layer dse_layer_make(enum dse_layer_type t, const char *name) {
@@ -486,6 +487,61 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
         oc = e - b;
         break;
     }
+    case DSE_LAYER_DECONV: { /* Caffe's deconv_layer.cpp: the conv's shape rule run backwards */
+        const int kh = l->kernel_h, kw = l->kernel_w, sh = l->stride_h, sw = l->stride_w;
+        const int g = l->groups, f = l->num_output;
+        if (f <= 0 || f > DSE_DIM_MAX) return shape_err(err, file, l, "filters = %d; expected 1 to %d", f, DSE_DIM_MAX);
+        if (kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || l->dilation_h <= 0 || l->dilation_w <= 0)
+            return shape_err(err, file, l, "kernel, stride and dilation must be >= 1");
+        if (l->pad_h < 0 || l->pad_w < 0 || l->output_pad_h < 0 || l->output_pad_w < 0)
+            return shape_err(err, file, l, "pad must be >= 0");
+        if (g <= 0 || c % g || f % g)
+            return shape_err(err, file, l, "groups = %d must divide input channels (%d) and filters (%d)", g, c, f);
+        int64_t keh = (int64_t)l->dilation_h * (kh - 1) + 1, kew = (int64_t)l->dilation_w * (kw - 1) + 1;
+        int64_t oh64 = (int64_t)sh * (h - 1) + keh - 2 * (int64_t)l->pad_h + l->output_pad_h;
+        int64_t ow64 = (int64_t)sw * (w - 1) + kew - 2 * (int64_t)l->pad_w + l->output_pad_w;
+        if (oh64 <= 0 || ow64 <= 0 || oh64 > DSE_DIM_MAX || ow64 > DSE_DIM_MAX)
+            return shape_err(err, file, l, "output %lldx%lld; expected 1 to %d", (long long)oh64, (long long)ow64,
+                             DSE_DIM_MAX);
+        oc = f, oh = (int)oh64, ow = (int)ow64;
+        /* an output sees the ceil(k / stride) inputs whose windows cover it; a step of the
+         * output is 1/stride of the input's (at least one input pixel) */
+        orh = rf_grow(rh, (keh + sh - 1) / sh, jh), orw = rf_grow(rw, (kew + sw - 1) / sw, jw);
+        ojh = jh / sh > 1 ? jh / sh : 1, ojw = jw / sw > 1 ? jw / sw : 1;
+        break;
+    }
+    case DSE_LAYER_CLIP:
+        if (!(l->clip_min <= l->clip_max))
+            return shape_err(err, file, l, "clip min %g is above its max %g", (double)l->clip_min, (double)l->clip_max);
+        break;
+    case DSE_LAYER_CHANNEL_MUL: { /* input 0 times input 1's one value per channel (C x 1 x 1) */
+        int c2, h2, w2, rh2, rw2, jh2, jw2;
+        in_shape(net, l->inputs[1], &c2, &h2, &w2);
+        in_rf(net, l->inputs[1], &rh2, &rw2, &jh2, &jw2);
+        if (c2 != c || h2 != 1 || w2 != 1)
+            return shape_err(err, file, l, "input 1 is %dx%dx%d; expected one value per channel of input 0 (%dx1x1)",
+                             c2, h2, w2, c);
+        if (rh2 > orh) orh = rh2;
+        if (rw2 > orw) orw = rw2;
+        break;
+    }
+    case DSE_LAYER_SHUFFLE:
+        if (l->groups <= 0 || c % l->groups)
+            return shape_err(err, file, l, "%d groups do not divide %d channels", l->groups, c);
+        break;
+    case DSE_LAYER_RESIZE: {
+        const int64_t nh = l->resize_h ? l->resize_h : (int64_t)((double)h * l->resize_scale_h);
+        const int64_t nw = l->resize_w ? l->resize_w : (int64_t)((double)w * l->resize_scale_w);
+        if (nh < 1 || nw < 1 || nh > DSE_DIM_MAX || nw > DSE_DIM_MAX)
+            return shape_err(err, file, l, "output %lldx%lld from %dx%d; expected 1 to %d", (long long)nh,
+                             (long long)nw, h, w, DSE_DIM_MAX);
+        oh = (int)nh, ow = (int)nw;
+        /* an output reads 1 input (nearest) or 2 per dimension (linear); steps shrink by the scale */
+        orh = rf_grow(rh, 1 + l->resize_linear, jh), orw = rf_grow(rw, 1 + l->resize_linear, jw);
+        ojh = oh >= h ? ((int64_t)jh * h / oh > 1 ? (int)((int64_t)jh * h / oh) : 1) : rf_mul(jh, h / oh);
+        ojw = ow >= w ? ((int64_t)jw * w / ow > 1 ? (int)((int64_t)jw * w / ow) : 1) : rf_mul(jw, w / ow);
+        break;
+    }
     case DSE_LAYER_RELU:
     case DSE_LAYER_SOFTMAX:
     case DSE_LAYER_BATCHNORM:
@@ -493,6 +549,10 @@ static enum dse_status infer_one(struct dse_net *net, int i, const char *file, s
     case DSE_LAYER_SIGMOID:
     case DSE_LAYER_TANH:
     case DSE_LAYER_POWER:
+    case DSE_LAYER_PRELU:
+    case DSE_LAYER_HARDSIGMOID:
+    case DSE_LAYER_HARDSWISH:
+    case DSE_LAYER_UNKNOWN: /* --skip-unknown: the shape of its first input, no cost */
         break;
     case DSE_LAYER_COUNT:
         return shape_err(err, file, l, "bad layer type");

@@ -48,7 +48,7 @@ struct dse_layer {
     int   stride_h, stride_w;
     int   pad_h, pad_w;
     int   dilation_h, dilation_w; /* conv */
-    int   groups;                 /* conv */
+    int   groups;                 /* conv, deconv; shuffle: the channel groups interleaved */
     int   depthwise;              /* conv: one group per input channel; dse_net_infer sets
                                      groups to the input's channels */
     int   bias;                   /* conv, fc, scale: has a bias term */
@@ -74,6 +74,8 @@ struct dse_layer {
     int   slice_part, slice_parts;/* slice with parts > 0: part `part` of `parts` equal
                                      parts of the channels (Caffe's Slice without points) */
     float power, power_scale, power_shift; /* power: (shift + scale * x) ^ power */
+    float negative_slope;         /* relu: the slope below 0 (Caffe's negative_slope; ONNX's
+                                     LeakyRelu alpha); 0 is the plain ReLU */
 
     /* Inferred by dse_net_infer. */
     int   in_c, in_h, in_w;       /* shape of input 0 */
@@ -86,6 +88,21 @@ struct dse_layer {
     char  name[DSE_NAME_MAX];
     char  module[DSE_NAME_MAX];  /* fire module this layer was expanded from (role != NONE);
                                     "" if none */
+
+    /* The settings of types only ONNX models bring (issue #34), after the names for the same
+     * reason: a SqueezeNet's layers never read them. */
+    int   channel_shared;         /* prelu: one learned slope for all channels (else one per
+                                     channel) */
+    float clip_min, clip_max;     /* clip: min(max(x, clip_min), clip_max) (ReLU6: 0, 6) */
+    float hs_alpha, hs_beta;      /* hardsigmoid: max(0, min(1, alpha * x + beta)) */
+    int   resize_linear;          /* resize: 0 nearest, 1 (bi)linear interpolation */
+    float resize_scale_h, resize_scale_w; /* resize: out = floor(in * scale) where the size
+                                     below is 0 (ONNX's Resize and Upsample) */
+    int   resize_h, resize_w;     /* resize: the output size where given (0: from the scale) */
+    int   output_pad_h, output_pad_w; /* deconv: added at the end of the output (ONNX's
+                                     output_padding; Caffe has none) */
+    char  op_type[32];           /* unknown: the op it stands for (an ONNX op type read with
+                                    --skip-unknown), printed as its type; "" otherwise */
 };
 
 struct dse_net {
@@ -115,7 +132,8 @@ int  dse_layer_type_weighted(enum dse_layer_type t);
 int  dse_layer_type_in_place(enum dse_layer_type t);
 /* 1 if a layer of this type is a view of its input (flatten, reshape): no new values. */
 int  dse_layer_type_view(enum dse_layer_type t);
-/* Caffe's name of a layer type ("Convolution", "Pooling", ...); "?" if out of range. */
+/* Caffe's name of a layer type ("Convolution", "Pooling", ...); "?" if out of range or
+ * Caffe has no such layer (layers.def's ""). */
 const char *dse_layer_caffe_type(enum dse_layer_type t);
 const char *dse_bypass_str(enum dse_bypass b);
 /* A role's sub-layer name suffix ("squeeze1x1", ...); "" for NONE. */

@@ -486,10 +486,11 @@ static int cfg_has_type(enum dse_layer_type t) {
 
 enum dse_status dse_netcfg_write(FILE *f, const struct dse_net *net, struct dse_err *err) {
     for (int i = 0; i < net->n_layers; i++) /* before anything is written */
-        if (!cfg_has_type(net->layers[i].type))
+        if (!cfg_has_type(net->layers[i].type) || net->layers[i].negative_slope != 0.0f)
             return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, net->layers[i].line,
-                               "layer '%s' (%s) has no .cfg form; write the network as prototxt instead",
-                               net->layers[i].name, dse_layer_type_str(net->layers[i].type));
+                               "layer '%s' (%s%s) has no .cfg form; write the network as prototxt instead",
+                               net->layers[i].name, dse_layer_type_str(net->layers[i].type),
+                               net->layers[i].negative_slope != 0.0f ? " with a negative slope" : "");
     fputs("# written by dse (docs/network-format.md)\nname = ", f);
     write_name(f, net->name);
     fprintf(f, ";\ninput = { channels = %d; height = %d; width = %d; };\nlayers = (\n",

@@ -27,6 +27,8 @@ struct dse_model;           /* engine/model.h */
 struct dse_input_shape {
     int c, h, w;
     int classes;
+    int skip_unknown; /* --skip-unknown: an ONNX op dse does not read is kept as a zero-cost
+                         `unknown` layer (its op type in dse_layer.op_type), not refused */
 };
 
 /* What a checkpoint records of its network's fit (--input, --classes) fills the parts of fit

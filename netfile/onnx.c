@@ -270,6 +270,7 @@ static enum dse_status layer(struct ox *o, int i, struct dse_err *err) {
         return DSE_OK;
     }
     case DSE_LAYER_RELU:
+        if (l->negative_slope != 0.0f) break; /* a leaky ReLU: refused below */
         node1(pb, "Relu", l->name, value_of(o, l->inputs[0]), o->vname[i]);
         o->rank[i] = l->inputs[0] == DSE_INPUT_DATA ? 4 : o->rank[l->inputs[0]];
         return DSE_OK;
@@ -339,7 +340,8 @@ static enum dse_status layer(struct ox *o, int i, struct dse_err *err) {
     }
     return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, l->line, "layer '%s' (%s%s) has no ONNX export in dse",
                        l->name, dse_layer_type_str(l->type),
-                       l->type == DSE_LAYER_ELTWISE ? ", an operation other than sum" : "");
+                       l->type == DSE_LAYER_ELTWISE ? ", an operation other than sum"
+                       : l->type == DSE_LAYER_RELU ? ", a negative slope" : "");
 }
 
 /* Value names: the layer's name, made unique (a later layer of the same name, or one

@@ -1,12 +1,13 @@
 /* onnx_read.c: an ONNX model read into a dse network (netfile.h; docs/onnx.md), the first
- * part of issue #34: the graph's nodes become dse layers (the op table `ops` below), its
+ * part of issue #34: the graph's nodes become dse layers (the op table `ops` below; the
+ * functions of the ops issue #34 added later are in netfile/onnx_ops.c), its
  * initializers and Constant nodes are the layers' weights and the shapes some ops read,
  * and the first graph input that is not an initializer is the network input. Read with
  * base/pb.h's wire reader; every field number is onnx/onnx.proto's, named beside it as
  * netfile/onnx.c (the writer) names them. Costs come from dse's own layers and shape
  * inference (docs/conventions.md), so each weighted layer's initializers are checked
  * against the shape the layer infers: params equal the initializers' element counts. */
-#include "netfile/netfile.h"
+#include "netfile/onnx_impl.h"
 
 #include <limits.h>
 #include <math.h>
@@ -17,95 +18,10 @@
 #include <string.h>
 
 #include "base/fs.h"
-#include "base/pb.h"
-
-/* onnx.proto field numbers */
-enum {
-    MODEL_GRAPH = 7, MODEL_OPSET = 8,
-    OPSET_DOMAIN = 1, OPSET_VERSION = 2,
-    GRAPH_NODE = 1, GRAPH_NAME = 2, GRAPH_INITIALIZER = 5, GRAPH_INPUT = 11,
-    NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_NAME = 3, NODE_OP = 4, NODE_ATTR = 5, NODE_DOMAIN = 7,
-    ATTR_NAME = 1, ATTR_F = 2, ATTR_I = 3, ATTR_S = 4, ATTR_T = 5, ATTR_INTS = 8,
-    TENSOR_DIMS = 1, TENSOR_TYPE = 2, TENSOR_INT64_DATA = 7, TENSOR_NAME = 8, TENSOR_RAW = 9,
-    VALUE_NAME = 1, VALUE_TYPE = 2, TYPE_TENSOR = 1, TTENSOR_SHAPE = 2, SHAPE_DIM = 1, DIM_VALUE = 1,
-};
-enum { ELEM_INT64 = 7 }; /* TensorProto.DataType */
-
-#define MAX_DIMS     8  /* a tensor's rank */
-#define MAX_NODE_IN  16 /* a node's inputs (Concat's are at most DSE_MAX_INPUTS) */
-#define MAX_NODE_OUT 4
-#define MAX_NODE_ATTR 16 /* attribute names a node indexes; past them attr() reads its bytes */
-
-struct str {
-    const char *p;
-    size_t      n;
-};
-
-/* An initializer or a Constant node's value. */
-struct tensor {
-    struct str     name;
-    int64_t        dims[MAX_DIMS];
-    int            nd, type;
-    int64_t        count;     /* elements: the product of dims */
-    const uint8_t *msg;       /* the TensorProto, for its values */
-    size_t         len;
-};
-
-/* A named value of the graph: a layer's output (or the network input), or a tensor. */
-enum vkind { VAL_LAYER, VAL_TENSOR };
-struct value {
-    struct str name;
-    uint32_t   hash;   /* of name (str_hash): find_value compares it first */
-    enum vkind kind;
-    int        layer;  /* VAL_LAYER: layer index or DSE_INPUT_DATA */
-    int        tensor; /* VAL_TENSOR: index into rd.t */
-    int        rank;   /* VAL_LAYER: 4, or 2 after Flatten, Gemm and MatMul */
-    int64_t    pad[4]; /* VAL_LAYER: zeros Pad nodes put around H and W (top, left, bottom,
-                          right), taken into the pads of the conv or pooling that reads it */
-};
-
-struct node {
-    struct str     name, op, domain, in[MAX_NODE_IN], out[MAX_NODE_OUT];
-    int            n_in, n_out;
-    const uint8_t *msg;
-    size_t         len;
-    struct {
-        struct str          name; /* a name field of the attribute a, in the bytes' order */
-        struct dse_pb_field a;
-    } attr[MAX_NODE_ATTR];        /* read once (read_node): an op asks for several */
-    int            n_attr;        /* -1: more names than attr[] holds */
-};
-
-struct rd {
-    const char                   *path;
-    const struct dse_input_shape *ov;
-    struct dse_net               *net;
-    struct dse_err               *err;
-    int                           opset;
-    struct tensor                *t;
-    int                           nt, cap_t;
-    struct value                 *v;
-    int                           nv, cap_v;
-    int                          *vt;            /* the values by name (open addressing): 1 + the index
-                                                    of the newest of each name, 0 empty */
-    int                           cap_vt;        /* a power of two, over 2 nv */
-    int                          *weight, *bias; /* [layer]: tensor index of its weights / bias, -1 */
-    int                          *matmul;        /* [layer]: an fc read from MatMul (its bias may follow) */
-    uint32_t                     *name_h;        /* [layer]: str_hash of its name (begin_layer's look-up) */
-    const struct node            *cur;           /* the node being read, for messages */
-};
-
-struct op;
-typedef enum dse_status (*op_fn)(struct rd *r, const struct node *nd, const struct op *op);
-struct op {
-    const char         *name;
-    op_fn               fn;
-    enum dse_layer_type type; /* the layer it becomes, where fn makes one of several */
-};
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-static int str_is(struct str s, const char *lit) {
+int str_is(struct str s, const char *lit) {
     size_t n = strlen(lit);
     return s.n == n && !memcmp(s.p, lit, n);
 }
@@ -127,7 +43,7 @@ static struct str str_of(const struct dse_pb_field *f) {
 }
 
 /* The printf precision that prints s (at most 200 bytes of it). */
-static int sn(struct str s) {
+int sn(struct str s) {
     return s.n > 200 ? 200 : (int)s.n;
 }
 
@@ -138,7 +54,7 @@ static void str_copy(char *dst, size_t cap, struct str s) {
 }
 
 /* An error about the node being read: "path: node 'name' (Op, opset N): ...". */
-__attribute__((format(printf, 3, 4))) static enum dse_status node_fail(struct rd *r, enum dse_status code,
+__attribute__((format(printf, 3, 4))) enum dse_status node_fail(struct rd *r, enum dse_status code,
                                                                        const char *fmt, ...) {
     char what[400];
     va_list ap;
@@ -196,11 +112,15 @@ static enum dse_status read_tensor(struct rd *r, const uint8_t *p, size_t n, str
 }
 
 /* An int64 tensor's values (raw_data or int64_data) into out[cap]; -1 if it holds others. */
-static int tensor_int64s(const struct tensor *t, int64_t *out, size_t cap, size_t *n) {
+int tensor_int64s(const struct tensor *t, int64_t *out, size_t cap, size_t *n) {
     struct dse_pb_reader rr;
     struct dse_pb_field f;
     *n = 0;
     if (t->type != ELEM_INT64 || t->count > (int64_t)cap) return -1;
+    if (t->computed) {
+        memcpy(out, t->iv, sizeof *out * (size_t)t->count), *n = (size_t)t->count;
+        return 0;
+    }
     dse_pb_reader_init(&rr, t->msg, t->len);
     while (dse_pb_next(&rr, &f) == 1) {
         if (f.field == TENSOR_INT64_DATA && dse_pb_varints(&f, out, cap, n)) return -1;
@@ -217,7 +137,7 @@ static int tensor_int64s(const struct tensor *t, int64_t *out, size_t cap, size_
 }
 
 /* The newest value named name, NULL if none. */
-static struct value *find_value(struct rd *r, struct str name) {
+struct value *find_value(struct rd *r, struct str name) {
     const uint32_t h = str_hash(name), m = (uint32_t)r->cap_vt - 1;
     for (uint32_t k = h & m; r->cap_vt && r->vt[k]; k = (k + 1) & m) {
         struct value *v = &r->v[r->vt[k] - 1];
@@ -236,7 +156,7 @@ static void vt_put(struct rd *r, int i) {
     r->vt[k] = i + 1;
 }
 
-static enum dse_status add_value(struct rd *r, struct value v) {
+enum dse_status add_value(struct rd *r, struct value v) {
     if (r->nv == r->cap_v) {
         int cap = r->cap_v ? 2 * r->cap_v : 64;
         struct value *nv = realloc(r->v, sizeof *nv * (size_t)cap);
@@ -272,18 +192,21 @@ static enum dse_status in_padded(struct rd *r, const struct node *nd, int k, int
     if (!pad && (v->pad[0] || v->pad[1] || v->pad[2] || v->pad[3]))
         return node_fail(r, DSE_ERR_UNSUPPORTED, "its input '%.*s' comes from a Pad; dse reads a Pad only before "
                          "a Conv or a pooling", sn(nd->in[k]), nd->in[k].p);
+    if (v->rank == 5 && !r->read5)
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "its input '%.*s' is 5-d; dse reads a 5-d value only as a channel "
+                         "shuffle (Reshape, Transpose, Reshape)", sn(nd->in[k]), nd->in[k].p);
     if (pad) memcpy(pad, v->pad, sizeof v->pad);
     *layer = v->layer;
     if (rank) *rank = v->rank;
     return DSE_OK;
 }
 
-static enum dse_status in_layer(struct rd *r, const struct node *nd, int k, int *layer, int *rank) {
+enum dse_status in_layer(struct rd *r, const struct node *nd, int k, int *layer, int *rank) {
     return in_padded(r, nd, k, layer, rank, NULL);
 }
 
 /* Input k as a tensor (an initializer or a Constant); NULL with err set if it is not one. */
-static const struct tensor *in_tensor(struct rd *r, const struct node *nd, int k, const char *what) {
+const struct tensor *in_tensor(struct rd *r, const struct node *nd, int k, const char *what) {
     if (k >= nd->n_in || !nd->in[k].n) {
         node_fail(r, DSE_ERR_CONFIG, "its %s (input %d) is missing", what, k + 1);
         return NULL;
@@ -297,7 +220,7 @@ static const struct tensor *in_tensor(struct rd *r, const struct node *nd, int k
     return &r->t[v->tensor];
 }
 
-static int has_in(const struct node *nd, int k) {
+int has_in(const struct node *nd, int k) {
     return k < nd->n_in && nd->in[k].n;
 }
 
@@ -305,7 +228,7 @@ static int has_in(const struct node *nd, int k) {
 
 /* The attribute named name (its AttributeProto's bytes in *a): the first with a name field
  * that says name; 0 if the node has none. */
-static int attr(const struct node *nd, const char *name, struct dse_pb_field *a) {
+int attr(const struct node *nd, const char *name, struct dse_pb_field *a) {
     struct dse_pb_reader rr, ar;
     struct dse_pb_field f, g;
     for (int i = 0; i < nd->n_attr; i++)
@@ -339,7 +262,7 @@ static int attr_field(const struct dse_pb_field *a, int field, struct dse_pb_fie
 }
 
 /* An int attribute in [lo, hi], def if absent. */
-static enum dse_status attr_int(struct rd *r, const struct node *nd, const char *name, int64_t def, int64_t lo,
+enum dse_status attr_int(struct rd *r, const struct node *nd, const char *name, int64_t def, int64_t lo,
                                 int64_t hi, int64_t *out) {
     struct dse_pb_field a, g;
     *out = def;
@@ -355,7 +278,7 @@ static enum dse_status attr_int(struct rd *r, const struct node *nd, const char 
 
 /* An int list attribute of exactly n values, each in [lo, hi]; *have 0 (and out
  * untouched) if absent. */
-static enum dse_status attr_ints(struct rd *r, const struct node *nd, const char *name, int n, int64_t lo,
+enum dse_status attr_ints(struct rd *r, const struct node *nd, const char *name, int n, int64_t lo,
                                  int64_t hi, int64_t *out, int *have) {
     struct dse_pb_reader rr;
     struct dse_pb_field a, g;
@@ -379,14 +302,14 @@ static enum dse_status attr_ints(struct rd *r, const struct node *nd, const char
     return DSE_OK;
 }
 
-static float attr_float(const struct node *nd, const char *name, float def) {
+float attr_float(const struct node *nd, const char *name, float def) {
     struct dse_pb_field a, g;
     if (!attr(nd, name, &a) || !attr_field(&a, ATTR_F, &g) || g.wire != DSE_PB_I32) return def;
     return dse_pb_as_float(&g);
 }
 
 /* A string attribute ("" if absent) into out[cap]. */
-static void attr_str(const struct node *nd, const char *name, char *out, size_t cap) {
+void attr_str(const struct node *nd, const char *name, char *out, size_t cap) {
     struct dse_pb_field a, g;
     out[0] = '\0';
     if (attr(nd, name, &a) && attr_field(&a, ATTR_S, &g) && g.wire == DSE_PB_LEN) str_copy(out, cap, str_of(&g));
@@ -398,7 +321,7 @@ static void attr_str(const struct node *nd, const char *name, char *out, size_t 
  * layer already has: the output's), reading `input`; commit with finish. A type that may
  * work in place does, as Caffe's ReLU after a conv (so activations count as for a .cfg);
  * dse_net_commit turns it out of place where a later layer reads its input. */
-static struct dse_layer *begin_layer(struct rd *r, const struct node *nd, enum dse_layer_type t, int input) {
+struct dse_layer *begin_layer(struct rd *r, const struct node *nd, enum dse_layer_type t, int input) {
     char name[DSE_NAME_MAX];
     struct str s = nd->name.n ? nd->name : nd->out[0];
     str_copy(name, sizeof name, s);
@@ -425,7 +348,7 @@ static struct dse_layer *begin_layer(struct rd *r, const struct node *nd, enum d
 }
 
 /* Commit the pushed layer; the node's first output is its value, of rank `rank`. */
-static enum dse_status finish(struct rd *r, const struct node *nd, int rank, int weight, int bias) {
+enum dse_status finish(struct rd *r, const struct node *nd, int rank, int weight, int bias) {
     enum dse_status st = dse_net_commit(r->net, r->err);
     if (st) return st;
     const int i = r->net->n_layers - 1;
@@ -439,7 +362,7 @@ static enum dse_status finish(struct rd *r, const struct node *nd, int rank, int
 }
 
 /* The shapes of the layers so far (for ops whose reading needs their input's size). */
-static enum dse_status shape_of(struct rd *r, int layer, int *c, int *h, int *w) {
+enum dse_status shape_of(struct rd *r, int layer, int *c, int *h, int *w) {
     if (layer == DSE_INPUT_DATA) {
         *c = r->net->in_c, *h = r->net->in_h, *w = r->net->in_w;
         return DSE_OK;
@@ -485,7 +408,7 @@ static enum dse_status auto_pad(struct rd *r, const struct node *nd, int input, 
 }
 
 /* The dims of a weight: rank nd, each 1 to DSE_DIM_MAX. */
-static enum dse_status check_dims(struct rd *r, const struct tensor *t, int nd, const char *what) {
+enum dse_status check_dims(struct rd *r, const struct tensor *t, int nd, const char *what) {
     if (t->nd != nd)
         return node_fail(r, DSE_ERR_UNSUPPORTED, "its %s '%.*s' has %d dimensions; dse reads %d", what, sn(t->name),
                          t->name.p, t->nd, nd);
@@ -497,7 +420,7 @@ static enum dse_status check_dims(struct rd *r, const struct tensor *t, int nd, 
 }
 
 /* A bias: its element count must be n. */
-static enum dse_status check_bias(struct rd *r, const struct tensor *t, int64_t n) {
+enum dse_status check_bias(struct rd *r, const struct tensor *t, int64_t n) {
     if (t->count != n)
         return node_fail(r, DSE_ERR_SHAPE, "its bias '%.*s' holds %lld values; the layer has %lld outputs",
                          sn(t->name), t->name.p, (long long)t->count, (long long)n);
@@ -658,8 +581,9 @@ static enum dse_status op_concat(struct rd *r, const struct node *nd, const stru
 /* Add, Sum of computed values: eltwise sum. Add of a constant: the bias of the fc a MatMul
  * just made (PyTorch's Linear without Gemm). */
 static enum dse_status op_add(struct rd *r, const struct node *nd, const struct op *op) {
-    int in[DSE_MAX_INPUTS], rank = 4;
+    int in[DSE_MAX_INPUTS], rank = 4, done;
     enum dse_status st;
+    if ((st = fold_arith(r, nd, &done)) || done) return st;
     if (nd->n_in > DSE_MAX_INPUTS || nd->n_in < 2)
         return node_fail(r, DSE_ERR_UNSUPPORTED, "%d inputs; dse's eltwise sum takes 2 to %d", nd->n_in,
                          DSE_MAX_INPUTS);
@@ -737,7 +661,9 @@ static enum dse_status op_flatten(struct rd *r, const struct node *nd, const str
  * as dse's reshape); the batch dimension stays. */
 static enum dse_status op_reshape(struct rd *r, const struct node *nd, const struct op *op) {
     int in, rank;
+    r->read5 = 1;
     enum dse_status st = in_layer(r, nd, 0, &in, &rank);
+    r->read5 = 0;
     if (st) return st;
     int64_t shape[MAX_DIMS];
     size_t n = 0;
@@ -746,6 +672,8 @@ static enum dse_status op_reshape(struct rd *r, const struct node *nd, const str
     if (tensor_int64s(s, shape, MAX_DIMS, &n))
         return node_fail(r, DSE_ERR_CONFIG, "its shape '%.*s' is not an int64 tensor of at most %d values",
                          sn(s->name), s->name.p, MAX_DIMS);
+    if ((n == 5 || rank == 5) && (shape[0] == 0 || shape[0] == -1 || shape[0] == 1))
+        return reshape5(r, nd, in, rank, shape, (int)n);
     if ((n != 2 && n != 4) || (shape[0] != 0 && shape[0] != -1 && shape[0] != 1))
         return node_fail(r, DSE_ERR_UNSUPPORTED, "a reshape to %d dimensions (batch %lld); dse reads [N, K] and "
                          "[N, C, H, W] with the batch kept", (int)n, n ? (long long)shape[0] : 0LL);
@@ -877,6 +805,9 @@ static enum dse_status op_identity(struct rd *r, const struct node *nd, const st
 /* Sub and Div of the network input by constants: the input normalization dse's exporter
  * writes (its data layer's work in Caffe, not a layer): no layer, no cost. */
 static enum dse_status op_normalize(struct rd *r, const struct node *nd, const struct op *op) {
+    int done;
+    enum dse_status st = fold_arith(r, nd, &done);
+    if (st || done) return st;
     const struct value *a = has_in(nd, 0) ? find_value(r, nd->in[0]) : NULL;
     const struct value *b = has_in(nd, 1) ? find_value(r, nd->in[1]) : NULL;
     if (!a || !b || a->kind != VAL_LAYER || a->layer != DSE_INPUT_DATA || b->kind != VAL_TENSOR)
@@ -919,21 +850,63 @@ static const struct op ops[] = {
     { .name = "BatchNormalization", .fn = op_bn,        .type = DSE_LAYER_BATCHNORM },
     { .name = "LRN",                .fn = op_lrn,       .type = DSE_LAYER_LRN       },
     { .name = "Pad",                .fn = op_pad,       .type = DSE_LAYER_COUNT     },
+    { .name = "LeakyRelu",          .fn = op_leaky,     .type = DSE_LAYER_RELU      },
+    { .name = "PRelu",              .fn = op_prelu,     .type = DSE_LAYER_PRELU     },
+    { .name = "Clip",               .fn = op_clip,      .type = DSE_LAYER_CLIP      },
+    { .name = "HardSigmoid",        .fn = op_hard,      .type = DSE_LAYER_HARDSIGMOID },
+    { .name = "HardSwish",          .fn = op_hard,      .type = DSE_LAYER_HARDSWISH },
+    { .name = "Mul",                .fn = op_mul,       .type = DSE_LAYER_ELTWISE   },
+    { .name = "ReduceMean",         .fn = op_reduce,    .type = DSE_LAYER_AVGPOOL   },
+    { .name = "Squeeze",            .fn = op_squeeze,   .type = DSE_LAYER_COUNT     },
+    { .name = "Unsqueeze",          .fn = op_squeeze,   .type = DSE_LAYER_COUNT     },
+    { .name = "Transpose",          .fn = op_transpose, .type = DSE_LAYER_SHUFFLE   },
+    { .name = "Split",              .fn = op_split,     .type = DSE_LAYER_SLICE     },
+    { .name = "Slice",              .fn = op_slice,     .type = DSE_LAYER_SLICE     },
+    { .name = "Resize",             .fn = op_resize,    .type = DSE_LAYER_RESIZE    },
+    { .name = "Upsample",           .fn = op_resize,    .type = DSE_LAYER_RESIZE    },
+    { .name = "ConvTranspose",      .fn = op_deconv,    .type = DSE_LAYER_DECONV    },
+    { .name = "Shape",              .fn = op_shape,     .type = DSE_LAYER_COUNT     },
+    { .name = "Gather",             .fn = op_gather,    .type = DSE_LAYER_COUNT     },
     { .name = "Identity",           .fn = op_identity,  .type = DSE_LAYER_COUNT     },
     { .name = "Constant",           .fn = op_constant,  .type = DSE_LAYER_COUNT     },
     { .name = "Sub",                .fn = op_normalize, .type = DSE_LAYER_COUNT     },
     { .name = "Div",                .fn = op_normalize, .type = DSE_LAYER_COUNT     },
 };
 
+/* The ops dse reads are too many for a message: docs/onnx.md lists them (ops[] above). */
 static enum dse_status unknown_op(struct rd *r) {
-    char list[512] = "";
-    for (int i = 0; i < DSE_ARRAY_LEN(ops); i++) {
-        size_t at = strlen(list);
-        snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", ops[i].name);
+    return node_fail(r, DSE_ERR_CONFIG, "op '%.*s%s%.*s' is not read by dse (docs/onnx.md lists the ops it reads); "
+                     "--skip-unknown reads it as a layer that costs nothing", sn(r->cur->domain), r->cur->domain.p,
+                     r->cur->domain.n ? "." : "", sn(r->cur->op), r->cur->op.p);
+}
+
+/* --skip-unknown: an op dse does not read becomes an `unknown` layer of its first computed
+ * input's shape, costing nothing, that keeps the op type for printing; its computed
+ * inputs (at most 8; constants are left out) are its inputs and every output is its value. */
+static enum dse_status skip_op(struct rd *r, const struct node *nd) {
+    int in[DSE_MAX_INPUTS], n = 0, rank = 4;
+    for (int k = 0; k < nd->n_in; k++) {
+        const struct value *v = nd->in[k].n ? find_value(r, nd->in[k]) : NULL;
+        if (!v || v->kind != VAL_LAYER || n == DSE_MAX_INPUTS) continue;
+        if (!n) rank = v->rank;
+        in[n++] = v->layer;
     }
-    return node_fail(r, DSE_ERR_CONFIG, "op '%.*s%s%.*s' is not read by dse; it reads %s (docs/onnx.md)",
-                     sn(r->cur->domain), r->cur->domain.p, r->cur->domain.n ? "." : "", sn(r->cur->op),
-                     r->cur->op.p, list);
+    if (!n) return unknown_op(r);
+    struct dse_layer *l = begin_layer(r, nd, DSE_LAYER_UNKNOWN, in[0]);
+    if (!l) return r->err->code;
+    l->n_inputs = n;
+    memcpy(l->inputs, in, sizeof *in * (size_t)n);
+    char op[sizeof l->op_type + 1];
+    str_copy(op, sizeof op, nd->op);
+    if (strlen(op) >= sizeof l->op_type) memcpy(op + sizeof l->op_type - 4, "...", 4); /* a long name, cut */
+    memcpy(l->op_type, op, sizeof l->op_type);
+    enum dse_status st = finish(r, nd, rank, -1, -1);
+    for (int k = 1; !st && k < nd->n_out; k++) {
+        struct value v = r->v[r->nv - 1];
+        v.name = nd->out[k];
+        st = add_value(r, v);
+    }
+    return st;
 }
 
 /* ---- the graph ----------------------------------------------------------------------- */
@@ -1030,10 +1003,13 @@ static enum dse_status check_weights(struct rd *r) {
         const struct dse_layer *l = &r->net->layers[i];
         if (r->weight[i] < 0) continue;
         const struct tensor *w = &r->t[r->weight[i]];
-        const int64_t f[4] = { l->type == DSE_LAYER_CONV ? l->in_c / l->groups : l->in_c,
-                               l->type == DSE_LAYER_CONV ? l->kernel_h : l->type == DSE_LAYER_FC ? l->in_h : 1,
-                               l->type == DSE_LAYER_CONV ? l->kernel_w : l->type == DSE_LAYER_FC ? l->in_w : 1,
-                               l->type == DSE_LAYER_BATCHNORM ? 1 : l->num_output };
+        const int conv = l->type == DSE_LAYER_CONV || l->type == DSE_LAYER_DECONV;
+        const int64_t f[4] = { l->type == DSE_LAYER_CONV ? l->in_c / l->groups
+                               : l->type == DSE_LAYER_PRELU && l->channel_shared ? 1 : l->in_c,
+                               conv ? l->kernel_h : l->type == DSE_LAYER_FC ? l->in_h : 1,
+                               conv ? l->kernel_w : l->type == DSE_LAYER_FC ? l->in_w : 1,
+                               l->type == DSE_LAYER_BATCHNORM || l->type == DSE_LAYER_PRELU ? 1
+                               : l->type == DSE_LAYER_DECONV ? l->num_output / l->groups : l->num_output };
         int64_t want = 1;
         int over = 0;
         for (int k = 0; k < 4; k++) over |= __builtin_mul_overflow(want, f[k], &want); /* sizes up to 2^24 each */
@@ -1113,7 +1089,10 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
         const struct op *op = NULL;
         for (int i = 0; i < DSE_ARRAY_LEN(ops) && !op; i++)
             if (nd.op.p[0] == ops[i].name[0] && str_is(nd.op, ops[i].name)) op = &ops[i];
-        if (!op || (nd.domain.n && !str_is(nd.domain, "ai.onnx"))) return unknown_op(r);
+        if (!op || (nd.domain.n && !str_is(nd.domain, "ai.onnx"))) {
+            if ((st = r->skip_unknown ? skip_op(r, &nd) : unknown_op(r))) return st;
+            continue;
+        }
         if ((st = op->fn(r, &nd, op))) return st;
     }
     r->cur = NULL;
@@ -1130,7 +1109,7 @@ enum dse_status dse_onnx_parse(const void *data, size_t len, const char *path, c
                                struct dse_net *out, struct dse_err *err) {
     struct dse_err none;
     if (!err) err = &none; /* the readers below read the status back from it */
-    struct rd r = { .path = path, .ov = ov, .net = out, .err = err, .opset = 1 };
+    struct rd r = { .path = path, .ov = ov, .net = out, .err = err, .opset = 1, .skip_unknown = ov && ov->skip_unknown };
     struct dse_pb_reader rr;
     struct dse_pb_field f, graph = { 0 };
     int got, have_graph = 0;

@@ -102,6 +102,7 @@ static int write_slice(FILE *f, const struct dse_net *net, int i, char (*tops)[D
 static void put_params(FILE *f, const struct dse_layer *l) {
     switch (l->type) {
     case DSE_LAYER_CONV:
+    case DSE_LAYER_DECONV:
         fprintf(f, "  convolution_param {\n    num_output: %d\n", l->num_output);
         if (!l->bias) fprintf(f, "    bias_term: false\n");
         put_hw(f, "kernel_size", "kernel_h", "kernel_w", l->kernel_h, l->kernel_w, -1);
@@ -123,6 +124,15 @@ static void put_params(FILE *f, const struct dse_layer *l) {
         }
         if (l->round == DSE_ROUND_FLOOR) fprintf(f, "    round_mode: FLOOR\n");
         fprintf(f, "  }\n");
+        break;
+    case DSE_LAYER_RELU:
+        if (l->negative_slope != 0.0f) fprintf(f, "  relu_param { negative_slope: %.9g }\n", (double)l->negative_slope);
+        break;
+    case DSE_LAYER_PRELU:
+        if (l->channel_shared) fprintf(f, "  prelu_param { channel_shared: true }\n");
+        break;
+    case DSE_LAYER_CLIP:
+        fprintf(f, "  clip_param { min: %.9g max: %.9g }\n", (double)l->clip_min, (double)l->clip_max);
         break;
     case DSE_LAYER_DROPOUT:
         fprintf(f, "  dropout_param { dropout_ratio: %.9g }\n", (double)l->dropout_ratio);
@@ -211,6 +221,13 @@ static int name_tops(const struct dse_net *net, int label, char (*tops)[DSE_NAME
 enum dse_status dse_prototxt_write(FILE *f, const struct dse_net *net, struct dse_err *err) {
     int n = net->n_layers, label = 0;
     char (*tops)[DSE_NAME_MAX + 16] = NULL;
+    for (int i = 0; i < n; i++) /* before anything is written */
+        if (!strcmp(dse_layer_caffe_type(net->layers[i].type), "?") || net->layers[i].output_pad_h ||
+            net->layers[i].output_pad_w)
+            return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, net->layers[i].line,
+                               "layer '%s' (%s) has no Caffe form%s; it cannot be written as prototxt",
+                               net->layers[i].name, dse_layer_type_str(net->layers[i].type),
+                               strcmp(dse_layer_caffe_type(net->layers[i].type), "?") ? " (an output padding)" : "");
     for (int i = 0; i < n; i++)
         if (net->layers[i].type == DSE_LAYER_SOFTMAX_LOSS || net->layers[i].type == DSE_LAYER_ACCURACY) label = 1;
     if (n > 0 && (!(tops = calloc((size_t)n, sizeof *tops)) || name_tops(net, label, tops))) {

@@ -229,7 +229,8 @@ static void test_in_place_rules(void) {
     c3.num_output = 4, c3.kernel_h = c3.kernel_w = 1, c3.in_place = 1;
     CHECK_INT_EQ(dse_net_add(&n, &c3, &err), DSE_ERR_CONFIG);
     CHECK_STR_EQ(err.msg, "layer 'conv3' (conv) cannot work in place (top == bottom); only relu, "
-                          "dropout, softmax, batchnorm, scale, sigmoid, tanh and power can");
+                          "dropout, softmax, batchnorm, scale, sigmoid, tanh, power, prelu, clip, hardsigmoid "
+                          "and hardswish can");
     dse_net_deinit(&n);
 }
 

@@ -786,7 +786,7 @@ static void test_errors(void) {
           "convolution_param { num_output: 4 kernel_size: 1 } } layer { name: 'f' type: 'Flatten' bottom: 'c' "
           "top: 'c' }",
           "mem.prototxt:1: layer 'f' (flatten) cannot work in place (top == bottom); only relu, dropout, softmax, "
-          "batchnorm, scale, sigmoid, tanh and power can" },
+          "batchnorm, scale, sigmoid, tanh, power, prelu, clip, hardsigmoid and hardswish can" },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(inline_cases); i++) {
         struct dse_net net;
@@ -1338,6 +1338,7 @@ void test_eps_lrn(void) {
 void test_onnx_roundtrip(void);
 void test_onnx_refusals(void);
 void test_onnx_helper(void);
+void test_onnx_ops(void);
 
 static const struct check_case cases[] = {
     { "proto-squeeze10",  test_squeeze10 },
@@ -1354,6 +1355,7 @@ static const struct check_case cases[] = {
     { "onnx-roundtrip",   test_onnx_roundtrip },
     { "onnx-refusals",    test_onnx_refusals },
     { "onnx-helper",      test_onnx_helper },
+    { "onnx-ops",         test_onnx_ops },
 };
 
 int main(int argc, char **argv) {

@@ -189,7 +189,7 @@ static void onnx_hand_nodes(struct dse_pb *pb, enum onnx_hand k) {
         break;
     case HAND_UNKNOWN:
         onnx_node(pb, "Relu", "r1", "x", NULL, "r"), dse_pb_end(pb);
-        onnx_node(pb, "HardSwish", "weird", "r", NULL, "h"), dse_pb_end(pb);
+        onnx_node(pb, "Erf", "weird", "r", NULL, "h"), dse_pb_end(pb);
         break;
     case HAND_ASYM: {
         static const int64_t pads[4] = { 0, 0, 1, 1 };
@@ -268,7 +268,8 @@ void test_onnx_refusals(void) {
         { HAND_RELU,    0, NULL, DSE_ERR_CONFIG, "input 'x' has no shape; pass the input size with --input C,H,W", 0 },
         { HAND_RELU,    0, &ov,  DSE_OK, "", 0 },
         { HAND_UNKNOWN, 1, NULL, DSE_ERR_CONFIG,
-          "node 'weird' (HardSwish, opset 13): op 'HardSwish' is not read by dse; it reads Conv, Relu", 0 },
+          "node 'weird' (Erf, opset 13): op 'Erf' is not read by dse (docs/onnx.md lists the ops it reads); "
+          "--skip-unknown reads it as a layer that costs nothing", 0 },
         { HAND_ASYM,    1, NULL, DSE_ERR_UNSUPPORTED,
           "node 'c1' (Conv, opset 13): asymmetric pads [0, 0, 1, 1]; a dse conv pads both sides", 0 },
         { HAND_MATMUL,  1, NULL, DSE_OK, "", 192 * 10 + 10 },
@@ -381,4 +382,122 @@ void test_onnx_helper(void) {
         dse_net_deinit(&net);
     }
     remove(named);
+}
+
+/* tests/onnx_make.py's other models (KIND): the ops of issue #34's second part in the forms
+ * of opsets 9, 14 and 21, and --skip-unknown; costs worked out by hand beside each. */
+void test_onnx_ops(void) {
+    struct want_layer {
+        const char         *name;
+        enum dse_layer_type type;
+        int                 c, h, w;
+    };
+    static const struct {
+        const char *kind;
+        int         skip, status;
+        const char *msg; /* the refusal's start */
+        long long   params, flops, other_ops;
+        int         n_layers;
+        struct want_layer layers[12];
+    } cases[] = {
+        /* opset 14, input 4x8x8. params: c1 288+8, prelu 8, se.fc1 16+2, se.fc2 16+8, dc 8*4*2*2+4, fc 40+10.
+         * FLOPs: c1 2*288*64, se.fc1 and se.fc2 2*16, dc 2*128*16*16, fc 2*40. other ops: c1 bias 512,
+         * leaky 2*512, prelu 2*512, clip 2*512, hardswish 5*512, se.pool 64*8, fc1 bias 2, relu 2, fc2 bias
+         * 8, hardsigmoid 4*8, channel_mul 512, sigmoid 3*512, product 512, up 2048 (nearest), dc bias
+         * 4096, gp 4096, fc bias 10 */
+        { .kind = "ops", .params = 296 + 8 + 18 + 24 + 132 + 50, .flops = 36864 + 32 + 32 + 65536 + 80,
+          .other_ops = 512 + 1024 * 3 + 2560 + 512 + 2 + 2 + 8 + 32 + 512 + 1536 + 512 + 2048 + 4096 + 4096 + 10,
+          .n_layers = 22,
+          .layers = { { "lr", DSE_LAYER_RELU, 8, 8, 8 }, { "pr", DSE_LAYER_PRELU, 8, 8, 8 },
+                      { "clip", DSE_LAYER_CLIP, 8, 8, 8 }, { "hs", DSE_LAYER_HARDSWISH, 8, 8, 8 },
+                      { "se.pool", DSE_LAYER_AVGPOOL, 8, 1, 1 }, { "se.gate", DSE_LAYER_HARDSIGMOID, 8, 1, 1 },
+                      { "se.mul", DSE_LAYER_CHANNEL_MUL, 8, 8, 8 }, { "silu", DSE_LAYER_ELTWISE, 8, 8, 8 },
+                      { "b", DSE_LAYER_SLICE, 4, 8, 8 }, { "shuffle", DSE_LAYER_SHUFFLE, 8, 8, 8 },
+                      { "up", DSE_LAYER_RESIZE, 8, 16, 16 }, { "dc", DSE_LAYER_DECONV, 4, 32, 32 } } },
+        /* opset 9: Clip's bounds, Slice's starts/ends/axes, Split's split, Squeeze's axes and
+         * ReduceMean's axes attributes; Upsample's scales an input. params c1 32, fc 12+3; FLOPs
+         * 2*32*64 + 2*12; other ops clip 1024, up 4*1024 (linear), rm 1024, fc bias 3, rm2 128 */
+        { .kind = "old", .params = 32 + 15, .flops = 4096 + 24, .other_ops = 1024 + 4096 + 1024 + 3 + 128,
+          .n_layers = 10,
+          .layers = { { "sl", DSE_LAYER_SLICE, 6, 8, 8 }, { "split", DSE_LAYER_SLICE, 2, 8, 8 },
+                      { "s1", DSE_LAYER_SLICE, 4, 8, 8 }, { "up", DSE_LAYER_RESIZE, 4, 16, 16 },
+                      { "rm", DSE_LAYER_AVGPOOL, 4, 1, 1 }, { "cat", DSE_LAYER_CONCAT, 5, 1, 1 } } },
+        /* opset 21: Clip's min, ReduceMean's, Squeeze's and Unsqueeze's axes and Resize's sizes
+         * inputs, Split's num_outputs; a Slice whose end is C / 2 computed by Shape, Gather, Div
+         * and Mul. other ops: c1 bias 512, clip 1024, rm 256, mul 256, down 4*64 */
+        { .kind = "new", .params = 40, .flops = 4096, .other_ops = 512 + 1024 + 256 + 256 + 256, .n_layers = 8,
+          .layers = { { "sl", DSE_LAYER_SLICE, 4, 8, 8 },
+                      { "split", DSE_LAYER_SLICE, 4, 8, 8 }, { "s1", DSE_LAYER_SLICE, 4, 8, 8 },
+                      { "mul", DSE_LAYER_CHANNEL_MUL, 4, 8, 8 }, { "down", DSE_LAYER_RESIZE, 4, 4, 4 } } },
+        { .kind = "unknown", .status = DSE_ERR_CONFIG,
+          .msg = "node 'erf' (Erf, opset 13): op 'Erf' is not read by dse (docs/onnx.md lists the ops it reads); "
+                 "--skip-unknown reads it as a layer that costs nothing" },
+        { .kind = "transpose", .status = DSE_ERR_UNSUPPORTED,
+          .msg = "node 't' (Transpose, opset 13): dse reads Transpose only as a channel shuffle (perm [0, 2, 1, 3, "
+                 "4] of a Reshape to [N, g, C/g, H, W])" },
+        { .kind = "mulrow", .status = DSE_ERR_UNSUPPORTED,
+          .msg = "node 'm' (Mul, opset 13): a Mul of 8x8x8 by 1x8x8; dse reads a product of equal shapes or of a map "
+                 "by one value per channel" },
+        /* params c1 108+4, fc 8+2; FLOPs 2*108*64 + 2*8; Erf costs nothing */
+        { .kind = "unknown", .skip = 1, .params = 112 + 10, .flops = 13824 + 16, .n_layers = 6,
+          .other_ops = 256 + 256 + 256 + 2, /* c1 bias, relu, gp; fc bias */
+          .layers = { { "erf", DSE_LAYER_UNKNOWN, 4, 8, 8 } } },
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        char path[] = "/tmp/dse_onnx_ops_XXXXXX", named[64], cmd[200];
+        int fd = mkstemp(path);
+        CHECK(fd >= 0);
+        if (fd < 0) return;
+        close(fd);
+        snprintf(named, sizeof named, "%s.onnx", path);
+        snprintf(cmd, sizeof cmd, "sh tests/onnx_make.sh %s %s", named, cases[i].kind);
+        int rc = system(cmd);
+        remove(path);
+        if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
+            CHECK_SKIP("no python3 with the onnx module");
+            return;
+        }
+        CHECK_INT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 0);
+        struct dse_net net;
+        struct dse_err err = { 0 };
+        const struct dse_input_shape ov = { .skip_unknown = cases[i].skip };
+        enum dse_status st = dse_netfile_load(named, &ov, &net, &err);
+        remove(named);
+        CHECK_INT_EQ(st, cases[i].status);
+        if (st) {
+            if (cases[i].msg && strcmp(err.msg, cases[i].msg)) fprintf(stderr, "  %s got: %s\n", cases[i].kind, err.msg);
+            CHECK(cases[i].msg && !strcmp(err.msg, cases[i].msg));
+            continue;
+        }
+        struct dse_cost_totals t = onnx_costs(&net);
+        CHECK_INT_EQ(t.params, cases[i].params);
+        CHECK_INT_EQ(t.flops, cases[i].flops);
+        CHECK_INT_EQ(t.other_ops, cases[i].other_ops);
+        CHECK_INT_EQ(net.n_layers, cases[i].n_layers);
+        for (int k = 0; k < DSE_ARRAY_LEN(cases[i].layers) && cases[i].layers[k].name; k++) {
+            const struct want_layer *w = &cases[i].layers[k];
+            const struct dse_layer *l = layer(&net, w->name);
+            CHECK_INT_EQ(l->type, w->type);
+            CHECK_INT_EQ(l->out_c, w->c);
+            CHECK_INT_EQ(l->out_h, w->h);
+            CHECK_INT_EQ(l->out_w, w->w);
+        }
+        if (!strcmp(cases[i].kind, "ops")) { /* what the costs do not show */
+            CHECK(layer(&net, "lr")->negative_slope == 0.1f);
+            CHECK(layer(&net, "clip")->clip_min == 0.0f && layer(&net, "clip")->clip_max == 6.0f);
+            CHECK_INT_EQ(layer(&net, "shuffle")->groups, 2);
+            CHECK_INT_EQ(layer(&net, "mid")->slice_begin, 2);
+            CHECK_INT_EQ(layer(&net, "se.mul")->inputs[0], dse_net_find(&net, "hs"));
+            FILE *f = tmpfile(); /* the writers refuse what their format cannot hold, before writing */
+            CHECK_INT_EQ(f ? dse_netcfg_write(f, &net, &err) : DSE_ERR_IO, DSE_ERR_UNSUPPORTED);
+            CHECK_STR_EQ(err.msg, "layer 'lr' (relu with a negative slope) has no .cfg form; write the network as "
+                                  "prototxt instead");
+            CHECK_INT_EQ(f ? dse_prototxt_write(f, &net, &err) : DSE_ERR_IO, DSE_ERR_UNSUPPORTED);
+            CHECK_STR_EQ(err.msg, "layer 'hs' (hardswish) has no Caffe form; it cannot be written as prototxt");
+            CHECK(f && ftell(f) == 0);
+            if (f) fclose(f);
+        }
+        if (cases[i].skip) CHECK_STR_EQ(layer(&net, "erf")->op_type, "Erf");
+        dse_net_deinit(&net);
+    }
 }
