@@ -9,7 +9,7 @@
 #include "base/base.h"
 
 #define DSE_NAME_MAX   96
-#define DSE_MAX_INPUTS 8
+#define DSE_MAX_INPUTS 64 /* a layer's inputs: a DenseNet concat's (torchvision's DenseNet-201: 49) */
 #define DSE_INPUT_DATA (-1)  /* input index that means "the network's input blob" */
 #define DSE_DIM_MAX    (1 << 24) /* largest channel count, map size or hyper-parameter:
                                     keeps every shape product exact in int64 */

@@ -61,7 +61,9 @@ enum {
 enum { ELEM_INT64 = 7 }; /* TensorProto.DataType */
 
 #define MAX_DIMS     8  /* a tensor's rank */
-#define MAX_NODE_IN  16 /* a node's inputs (Concat's are at most DSE_MAX_INPUTS) */
+#define MAX_NODE_IN  DSE_MAX_INPUTS /* a node's inputs: a Concat's are the most */
+#define NUM_STR_(x)  #x
+#define NUM_STR(x)   NUM_STR_(x) /* a number macro as a string literal */
 #define MAX_NODE_OUT 4
 #define MAX_NODE_ATTR 16 /* attribute names a node indexes; past them attr() reads its bytes */
 

@@ -928,7 +928,7 @@ static enum dse_status read_node(struct rd *r, const uint8_t *p, size_t n, struc
         if (f.field == NODE_OP) nd->op = str_of(&f);
         if (f.field == NODE_DOMAIN) nd->domain = str_of(&f);
         if (f.field == NODE_INPUT) {
-            if (nd->n_in == MAX_NODE_IN) over = over ? over : "a node with more than 16 inputs";
+            if (nd->n_in == MAX_NODE_IN) over = over ? over : "a node with more than " NUM_STR(MAX_NODE_IN) " inputs";
             else nd->in[nd->n_in++] = str_of(&f);
         }
         if (f.field == NODE_OUTPUT) {
