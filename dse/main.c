@@ -78,7 +78,9 @@ static int cmd_diff(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     const long long batch = OPT_NUM(BATCH);
     const enum dse_format fmt = opt_format(OPT(FORMAT), DSE_FORMAT_TABLE);
     int rc;
-    const struct dse_input_shape in = { .skip_unknown = FLAG(SKIP_UNKNOWN) };
+    struct dse_input_shape in;
+    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    in.skip_unknown = FLAG(SKIP_UNKNOWN);
     if (dse_netfile_load(a->pos[0], &in, &base, &err)) return fail(&err);
     if (dse_netfile_load(a->pos[1], &in, &var, &err)) {
         dse_net_deinit(&base);

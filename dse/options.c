@@ -68,7 +68,7 @@ static const char usage_analyze[] =
 
 static const char usage_diff[] =
     "usage: dse diff BASE VARIANT [--batch N] [--format table|json|csv|md] [--expand]\n"
-    "                             [--skip-unknown]\n"
+    "                             [--input C,H,W] [--classes K] [--skip-unknown]\n"
     "\n"
     "Compare two networks layer by layer (matched by name), as thesis Tables 4.3-4.8:\n"
     "ratios variant/base of output size, params and FLOPs, added and removed layers,\n"
@@ -306,6 +306,8 @@ static const struct dse_opt_line lines_diff[] = {
     { .opt = DSE_OPT_BATCH, .arg = "N", .help = "images per batch (default %D)", .def = "1" },
     FORMAT("table json csv md", "table (default), json, csv or md"),
     OWN(EXPAND, "compare primitive layers instead of whole Fire modules"),
+    OWN(INPUT, "both networks' input shape (e.g. 3,224,224: an ONNX export against a .cfg)"),
+    OWN(CLASSES, "give both classifiers (the last conv or fc) K outputs"),
     OWN(SKIP_UNKNOWN, "an ONNX op dse does not read: a zero-cost layer, counted on stderr"),
 };
 
