@@ -777,7 +777,8 @@ void test_conv_wino_choose(void) {
 void test_conv_choose(void) {
     struct dse_cpu_ctx cx;
     ctx_init(&cx);
-    const struct conv_case c = { "choose", 2, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0 };
+    const struct conv_case c = { .id = "choose", .N = 2, .C = 4, .H = 6, .W = 6, .K = 4, .kh = 3, .kw = 3,
+                                 .sh = 1, .sw = 1, .ph = 1, .pw = 1, .dh = 1, .dw = 1, .groups = 1, .bias = 1 };
     struct dse_layer l = conv_layer(&c);
     struct fx f, f2;
     fx_init(&f, &cx, &l, c.N, 1, NULL, 0, 3);

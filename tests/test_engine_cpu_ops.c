@@ -63,7 +63,8 @@ void test_pool_values(void) {
     struct fx f;
     /* AVE, k3 s2 pad1 on 6x6 -> 4x4. Row windows: [-1,2) size 3 (the pad row counts),
      * [1,4), [3,6), [5,8) clipped to the padded input [5,7): size 2, one real row. */
-    struct pool_case avg = { "avg", DSE_LAYER_AVGPOOL, 1, 1, 6, 6, 3, 2, 1, 0, DSE_ROUND_CEIL, 4 };
+    struct pool_case avg = { .id = "avg", .type = DSE_LAYER_AVGPOOL, .N = 1, .C = 1, .H = 6, .W = 6,
+                             .k = 3, .s = 2, .pad = 1, .round = DSE_ROUND_CEIL, .out = 4 };
     struct dse_layer l = pool_layer(&avg);
     fx_init(&f, &cx, &l, 1, 1, NULL, 0, 1);
     for (int j = 0; j < 36; j++) f.in[0].data[j] = (float)j;
@@ -85,7 +86,8 @@ void test_pool_values(void) {
     fx_deinit(&f);
 
     /* MAX, k3 s2 ceil on 6x6 -> 3x3: the last window covers rows/cols 4-5 only. */
-    struct pool_case mx = { "max", DSE_LAYER_MAXPOOL, 1, 1, 6, 6, 3, 2, 0, 0, DSE_ROUND_CEIL, 3 };
+    struct pool_case mx = { .id = "max", .type = DSE_LAYER_MAXPOOL, .N = 1, .C = 1, .H = 6, .W = 6,
+                            .k = 3, .s = 2, .round = DSE_ROUND_CEIL, .out = 3 };
     l = pool_layer(&mx);
     fx_init(&f, &cx, &l, 1, 1, NULL, 0, 1);
     for (int j = 0; j < 36; j++) f.in[0].data[j] = (float)((j * 7) % 36); /* a permutation */
