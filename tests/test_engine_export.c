@@ -19,7 +19,9 @@
 #include "base/pb.h"
 #include "base/pcg32.h"
 #include "data/data.h"
+#include "dse/exportcmd.h"
 #include "engine/model.h"
+#include "engine/train.h"
 #include "tests/check.h"
 #include "tests/nets.h"
 #include "tests/testfs.h"
@@ -145,12 +147,15 @@ static void norm_of(const struct dse_model *m, int on, struct dse_data_norm *nor
 }
 
 /* ---- ONNX, run in onnxruntime ------------------------------------------------------- */
+static void beside_ort(struct dse_model *m, const struct dse_data_norm *norm, const char *dir, const char *model,
+                       double tol);
+
 static void onnx_case(const char *id) {
     const struct net_case *c = net_case(id);
     struct dse_model *m = trained(c);
     struct dse_err err = { 0 };
     struct dse_data_norm norm;
-    char dir[64], model[128], in_path[128], prob_path[128], cmd[1024];
+    char dir[64], model[128];
     if (!m) return;
     norm_of(m, c->norm, &norm);
     static const char names[5][64] = { "a", "b,c", "d\"e", "f", "g" };
@@ -159,11 +164,20 @@ static void onnx_case(const char *id) {
     if (m->nodes[m->loss].in[0]->c == 5) meta.classes = 5, meta.class_names = names;
     tmpdir_make(dir);
     snprintf(model, sizeof model, "%s/%s.onnx", dir, id);
+    CHECK_OK(dse_onnx_save(m, &meta, model, &err));
+    beside_ort(m, &norm, dir, model, 1e-4);
+    tmpdir_remove(dir);
+    dse_model_free(m);
+}
+
+/* m's probabilities on IMAGES random images beside onnxruntime's of model (written into
+ * dir): the ONNX model gets x, dse (x - mean) / std; within tol relative (onnx_check.py). */
+static void beside_ort(struct dse_model *m, const struct dse_data_norm *norm, const char *dir, const char *model,
+                       double tol) {
+    struct dse_err err = { 0 };
+    char in_path[128], prob_path[128], cmd[1024];
     snprintf(in_path, sizeof in_path, "%s/inputs.f32", dir);
     snprintf(prob_path, sizeof prob_path, "%s/probs.f32", dir);
-    CHECK_OK(dse_onnx_save(m, &meta, model, &err));
-
-    /* dse's own inference on IMAGES images: the ONNX model gets x, dse (x - mean) / std */
     const int64_t per = dse_tensor_count(&m->input) / m->batch;
     const int K = m->nodes[m->loss].in[0]->c;
     const int batches = (IMAGES + m->batch - 1) / m->batch, n = batches * m->batch;
@@ -177,21 +191,19 @@ static void onnx_case(const char *id) {
         for (int64_t i = 0; i < per * m->batch; i++) {
             const int ch = (int)(i % per / hw);
             const float v = x[b * m->batch * per + i];
-            xn[i] = norm.c ? (v - norm.mean[ch]) / norm.std[ch] : v;
+            xn[i] = norm->c ? (v - norm->mean[ch]) / norm->std[ch] : v;
         }
         CHECK_OK(dse_model_forward(m, xn, labels, &loss, &err));
         memcpy(probs + (size_t)b * m->batch * K, dse_model_probs(m), sizeof *probs * (size_t)m->batch * K);
     }
     write_raw(in_path, x, sizeof *x * (size_t)(per * n));
     write_raw(prob_path, probs, sizeof *probs * (size_t)n * K);
-    snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh %s %s %s %d", model, in_path, prob_path, n);
+    snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh %s %s %s %d %g", model, in_path, prob_path, n, tol);
     int rc = system(cmd);
     rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
     if (rc == 77) skipped = 1;
     else CHECK_INT_EQ(rc, 0);
     free(x), free(xn), free(probs), free(labels);
-    tmpdir_remove(dir);
-    dse_model_free(m);
 }
 
 static void test_onnx_fmnist(void) { onnx_case("fmnist"); }
@@ -200,6 +212,103 @@ static void test_onnx_v11(void) { onnx_case("v1.1"); }
 static void test_onnx_simple(void) { onnx_case("simple"); }
 static void test_onnx_complex(void) { onnx_case("complex"); }
 static void test_onnx_bn(void) { onnx_case("bn"); }
+
+/* ---- ONNX in: dse import MODEL.onnx beside onnxruntime (issue #34 item 3) -------------- */
+
+/* model imported (dse_import_onnx_run) into dir/imported.cfg and .ckpt, loaded as dse eval
+ * loads them, batch `batch`, its probabilities beside onnxruntime's of model within tol. */
+static struct dse_model *imported(const char *model, const char *dir, int batch, double tol) {
+    char ckpt[128], cfg[128];
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    struct dse_ckpt_info info = { 0 };
+    struct dse_model *m = NULL;
+    int next;
+    int64_t it;
+    snprintf(ckpt, sizeof ckpt, "%s/imported.ckpt", dir);
+    snprintf(cfg, sizeof cfg, "%s/imported.cfg", dir);
+    CHECK_OK(dse_import_onnx_run(model, NULL, NULL, NULL, ckpt, cfg, stdout, &err));
+    if (err.code) return fprintf(stderr, "%s: %s\n", err.file, err.msg), NULL;
+    CHECK_OK(dse_checkpoint_info(ckpt, &info, &err));
+    CHECK_OK(dse_netfile_load(cfg, NULL, &net, &err));
+    struct dse_model_opts mo = { .batch = batch, .threads = 2, .seed = 3, .init = DSE_INIT_MSRA, .inference = 1 };
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    dse_net_deinit(&net);
+    if (m) CHECK_OK(dse_checkpoint_load(m, ckpt, &next, &it, &err));
+    if (m) dse_model_set_training(m, 0), beside_ort(m, &info.norm, dir, model, tol);
+    free(info.class_names);
+    return m;
+}
+
+/* dse's own network exported and imported again: every weight, bias and running statistic
+ * the same bits as the trained model's, the network the same layers, onnxruntime's
+ * probabilities within 1e-5. */
+static void import_case(const char *id) {
+    const struct net_case *c = net_case(id);
+    struct dse_model *m = trained(c), *back;
+    struct dse_err err = { 0 };
+    struct dse_data_norm norm;
+    char dir[64], model[128];
+    if (!m) return;
+    norm_of(m, c->norm, &norm);
+    struct dse_export_meta meta = { .norm = &norm, .top1 = -1 };
+    tmpdir_make(dir);
+    snprintf(model, sizeof model, "%s/%s.onnx", dir, id);
+    CHECK_OK(dse_onnx_save(m, &meta, model, &err));
+    if ((back = imported(model, dir, c->batch, c->id[0] == 'c' ? 1e-4 : 1e-5))) {
+        int tensors = 0;
+        for (int i = 0; i < m->net.n_layers; i++) {
+            const struct dse_node *a = &m->nodes[i];
+            const struct dse_tensor *ta[4] = { a->weight, a->bias, a->run_mean, a->run_var };
+            const int j = dse_net_find(&back->net, m->net.layers[i].name);
+            if (!a->weight && !a->run_mean) continue;
+            CHECK(j >= 0);
+            if (j < 0) continue;
+            const struct dse_node *b = &back->nodes[j];
+            const struct dse_tensor *tb[4] = { b->weight, b->bias, b->run_mean, b->run_var };
+            for (int k = 0; k < 4; k++) {
+                CHECK(!ta[k] == !tb[k]);
+                if (!ta[k] || !tb[k]) continue;
+                const int64_t n = (int64_t)ta[k]->n * ta[k]->c * ta[k]->h * ta[k]->w;
+                CHECK_INT_EQ((int64_t)tb[k]->n * tb[k]->c * tb[k]->h * tb[k]->w, n);
+                CHECK(!memcmp(ta[k]->data, tb[k]->data, sizeof *ta[k]->data * (size_t)n));
+                tensors++;
+            }
+        }
+        CHECK(tensors >= m->n_params); /* every learned tensor compared (and the running statistics) */
+        CHECK_INT_EQ(back->n_params, m->n_params);
+        int dropouts = 0; /* export leaves them out: inference is the identity */
+        for (int i = 0; i < m->net.n_layers; i++) dropouts += m->net.layers[i].type == DSE_LAYER_DROPOUT;
+        CHECK_INT_EQ(back->net.n_layers, m->net.n_layers - dropouts);
+    }
+    dse_model_free(back);
+    tmpdir_remove(dir);
+    dse_model_free(m);
+}
+
+static void test_import_fmnist(void) { import_case("fmnist"); }
+static void test_import_v11(void) { import_case("v1.1"); }
+static void test_import_complex(void) { import_case("complex"); }
+
+/* A network in the forms PyTorch's exporter writes (tests/onnx_check.py --make-pytorch:
+ * BatchNormalization, a ResNet basic block with Add, Gemm transB=1, MatMul + Add, Flatten). */
+static void test_import_pytorch(void) {
+    char dir[64], model[128], cmd[512];
+    tmpdir_make(dir);
+    snprintf(model, sizeof model, "%s/pytorch.onnx", dir);
+    snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh --make-pytorch %s", model);
+    int rc = system(cmd);
+    rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+    if (rc == 77) {
+        skipped = 1;
+    } else {
+        CHECK_INT_EQ(rc, 0);
+        struct dse_model *m = rc ? NULL : imported(model, dir, 4, 1e-5);
+        if (m) CHECK_INT_EQ(m->net.n_layers, 16); /* the Flatten left out; the loss for the Softmax */
+        dse_model_free(m);
+    }
+    tmpdir_remove(dir);
+}
 
 /* ---- ONNX structure, read back with our own reader ---------------------------------- */
 static int count_field(const uint8_t *p, size_t n, int field) {
@@ -364,6 +473,10 @@ static const struct check_case cases[] = {
     { "onnx-simple",      test_onnx_simple },
     { "onnx-complex",     test_onnx_complex },
     { "onnx-bn",          test_onnx_bn },
+    { "import-fmnist",    test_import_fmnist },
+    { "import-v1.1",      test_import_v11 },
+    { "import-complex",   test_import_complex },
+    { "import-pytorch",   test_import_pytorch },
 };
 
 int main(int argc, char **argv) {
