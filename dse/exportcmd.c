@@ -369,7 +369,7 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     char (*names)[DSE_PACK_CLASS_MAX] = NULL;
     struct dse_ckpt_meta meta = { .data = "" };
     struct dse_data_norm own = { 0 };
-    int skipped = 0;
+    int skipped = 0, refit = 0;
     enum dse_status st = dse_onnx_load(onnx, fit, &read, err);
     if (st) return st;
     if ((st = engine_net(&read, onnx, &net, err))) goto out;
@@ -379,7 +379,8 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
         goto out;
     }
     /* the .cfg first, and the model from it read back: the checkpoint is of what dse will load */
-    if ((st = cfg_save(&net, net_out, err)) || (st = dse_netcfg_load(net_out, NULL, &back, err))) goto out;
+    const struct dse_input_shape refit_to = { .classes = fit ? fit->classes : 0 };
+    if ((st = cfg_save(&net, net_out, err)) || (st = dse_netfile_load(net_out, &refit_to, &back, err))) goto out;
     struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
     if ((st = dse_model_new(&back, &mo, &m, err))) goto out;
     if (classes_file) {
@@ -387,19 +388,29 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
         if ((st = classes_read(classes_file, meta.classes, &names, err))) goto out;
         meta.class_names = (const char(*)[64])names;
     }
-    if ((st = dse_onnx_weights_load(m, onnx, fit, &own, &skipped, err))) goto out;
+    if ((st = dse_onnx_weights_load(m, onnx, fit, &own, &skipped, &refit, err))) goto out;
     meta.norm = norm && norm->c ? *norm : own;
     if ((st = dse_checkpoint_save(m, 0, 0, &meta, out, err))) goto out;
     fprintf(log, "dse import: wrote %s (the network: %d layers, from %s's %d nodes that compute) and %s (the weights "
                  "of its %d learned tensors)", net_out, back.n_layers, onnx, read.n_layers, out, m->n_params);
     if (names) fprintf(log, ", and %d class names from %s", meta.classes, classes_file);
     if (skipped) fprintf(log, " (%d weighted layers of the model are not in the network: skipped)", skipped);
+    if (refit) {
+        const int k = dse_net_classifier(&back);
+        fprintf(log, "\n  Fitted to %d classes: %d layer%s (the classifier '%s') initialized afresh, for "
+                     "fine-tuning", refit_to.classes, refit, refit == 1 ? "" : "s",
+                k < 0 ? "?" : back.layers[k].name);
+    }
     if (!meta.norm.c)
         fprintf(log, "\n  The model normalizes no input (no Sub and Div of it; give --mean and --std): evaluation "
                      "will use the data's own statistics");
     else if (!(norm && norm->c))
         fprintf(log, "\n  The input normalization is the model's Sub and Div");
-    fprintf(log, "\nnext: dse eval %s --checkpoint %s --data DATA\n", net_out, out);
+    if (refit_to.classes)
+        fprintf(log, "\nnext: dse train %s --resume %s --data DATA --classes %d  (fine-tuning from epoch 0)\n",
+                net_out, out, refit_to.classes);
+    else
+        fprintf(log, "\nnext: dse eval %s --checkpoint %s --data DATA\n", net_out, out);
 out:
     free(names);
     dse_model_free(m);

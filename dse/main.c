@@ -433,9 +433,6 @@ static int cmd_import(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
         return bad_usage(c->name, "MODEL.onnx holds its network: give no NET (unexpected '%s')", a->pos[1]);
     if (!onnx && a->n_pos != 2)
         return bad_usage(c->name, "a .caffemodel needs its network: give MODEL NET (or a MODEL.onnx alone)%s", "");
-    if (onnx && fit.classes)
-        return bad_usage(c->name, "MODEL.onnx is imported with its classifier as the model has it; --classes fits "
-                                  "a .caffemodel's NET%s", "");
     if (!onnx && OPT(NET_OUT)) return bad_usage(c->name, "--net-out goes with MODEL.onnx%s", "");
     if (OPT(OUT)) {
         snprintf(out, sizeof out, "%s", OPT(OUT));

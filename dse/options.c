@@ -223,13 +223,14 @@ static const char usage_import[] =
     "usage: dse import MODEL.caffemodel NET [--out FILE.ckpt] [--mean M,... --std S,...] [--input C,H,W]\n"
     "                  [--classes K] [--classes-file FILE]\n"
     "       dse import MODEL.onnx [--out FILE.ckpt] [--net-out FILE.cfg] [--mean M,... --std S,...]\n"
-    "                  [--input C,H,W] [--classes-file FILE]\n"
+    "                  [--input C,H,W] [--classes K] [--classes-file FILE]\n"
     "\n"
     "Caffe's trained weights (a .caffemodel, such as a released SqueezeNet's) into a dse checkpoint\n"
     "of NET (its prototxt, or a .cfg with the same layer names), to evaluate, fine-tune or compare:\n"
     "layers are matched by name as Caffe matches them, shapes must agree. An ONNX model (PyTorch's\n"
     "export, dse export's) becomes a network file (.cfg) and a checkpoint of its initializers, its\n"
-    "input normalization the model's own (docs/onnx.md, \"Import\").\n"
+    "input normalization the model's own; --classes K fits the checkpoint to K classes, its classifier\n"
+    "initialized afresh, for fine-tuning with dse train --resume (docs/onnx.md, \"Import\").\n"
     "\n";
 
 static const char usage_data_pack[] =

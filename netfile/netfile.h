@@ -106,10 +106,13 @@ enum dse_status dse_onnx_tensor_floats(const struct dse_onnx_tensor *t, float *o
  * from Gemm's [N, K] or MatMul's [K, N], times alpha and beta; batchnorm's scale, bias,
  * mean and variance into its gamma, beta and running statistics); the model's own layers
  * m lacks are counted in *skipped (may be NULL). The Sub and Div of its input become *norm:
- * x' = (x - mean) / std, c = 0 where the model has none (norm may be NULL). Errors name
- * the file and the layer: a layer of m not in the model, a tensor of another size. */
+ * x' = (x - mean) / std, c = 0 where the model has none (norm may be NULL). A layer of m
+ * whose inputs or outputs differ from the model's (its classifier fitted to other classes)
+ * keeps m's initialization and is counted in *refit; refit NULL: refused. ov reads the model
+ * as dse_onnx_load does. Errors name the file and the layer: a layer of m not in the model,
+ * a tensor of another size. */
 enum dse_status dse_onnx_weights_load(struct dse_model *m, const char *path, const struct dse_input_shape *ov,
-                                      struct dse_data_norm *norm, int *skipped, struct dse_err *err);
+                                      struct dse_data_norm *norm, int *skipped, int *refit, struct dse_err *err);
 
 /* Parse prototxt text of length len; path is only used in error messages (borrowed). */
 enum dse_status dse_prototxt_parse(const char *text, size_t len, const char *path,

@@ -126,7 +126,7 @@ static enum dse_status norm_of(const struct dse_onnx_sources *src, int c, struct
 }
 
 enum dse_status dse_onnx_weights_load(struct dse_model *m, const char *path, const struct dse_input_shape *ov,
-                                      struct dse_data_norm *norm, int *skipped, struct dse_err *err) {
+                                      struct dse_data_norm *norm, int *skipped, int *refit, struct dse_err *err) {
     char *data = NULL;
     size_t len = 0;
     struct dse_net net;
@@ -140,6 +140,7 @@ enum dse_status dse_onnx_weights_load(struct dse_model *m, const char *path, con
         return st;
     }
     int used = 0;
+    if (refit) *refit = 0;
     for (int i = 0; i < m->net.n_layers && !st; i++) {
         const struct dse_layer *l = &m->net.layers[i];
         struct dse_node *nd = &m->nodes[i];
@@ -151,6 +152,18 @@ enum dse_status dse_onnx_weights_load(struct dse_model *m, const char *path, con
             break;
         }
         used++;
+        const struct dse_layer *o = &net.layers[j];
+        if (o->num_output != l->num_output || o->in_c != l->in_c ||
+            (l->type == DSE_LAYER_FC && (int64_t)o->in_h * o->in_w != (int64_t)l->in_h * l->in_w)) {
+            if (!refit) {
+                st = dse_err_layer(err, DSE_ERR_SHAPE, path, 0, l->name, dse_layer_type_str(l->type), "the model's "
+                                   "takes %d and gives %d channels; this network's %d and %d", o->in_c,
+                                   o->num_output, l->in_c, l->num_output);
+                break;
+            }
+            ++*refit; /* fitted to other classes: its initialization stays */
+            continue;
+        }
         st = layer_values(nd, l, &src.layer[j], path, err);
     }
     if (!st && norm) st = norm_of(&src, net.in_c, norm, path, err);
