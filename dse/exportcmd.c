@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "dse/report.h"
@@ -369,7 +370,7 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     char (*names)[DSE_PACK_CLASS_MAX] = NULL;
     struct dse_ckpt_meta meta = { .data = "" };
     struct dse_data_norm own = { 0 };
-    int skipped = 0, refit = 0;
+    int skipped = 0, refit = 0, wrote_cfg = 0;
     enum dse_status st = dse_onnx_load(onnx, fit, &read, err);
     if (st) return st;
     if ((st = engine_net(&read, onnx, &net, err))) goto out;
@@ -380,7 +381,10 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     }
     /* the .cfg first, and the model from it read back: the checkpoint is of what dse will load */
     const struct dse_input_shape refit_to = { .classes = fit ? fit->classes : 0 };
-    if ((st = cfg_save(&net, net_out, err)) || (st = dse_netfile_load(net_out, &refit_to, &back, err))) goto out;
+    const int cfg_new = !file_exists(net_out); /* removed again if the weights are refused */
+    if ((st = cfg_save(&net, net_out, err))) goto out;
+    wrote_cfg = cfg_new;
+    if ((st = dse_netfile_load(net_out, &refit_to, &back, err))) goto out;
     struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
     if ((st = dse_model_new(&back, &mo, &m, err))) goto out;
     if (classes_file) {
@@ -412,6 +416,7 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     else
         fprintf(log, "\nnext: dse eval %s --checkpoint %s --data DATA\n", net_out, out);
 out:
+    if (st && wrote_cfg) unlink(net_out);
     free(names);
     dse_model_free(m);
     dse_net_deinit(&back);

@@ -104,6 +104,10 @@ static enum dse_status layer_values(struct dse_node *nd, const struct dse_layer 
 static enum dse_status norm_of(const struct dse_onnx_sources *src, int c, struct dse_data_norm *norm,
                                const char *path, struct dse_err *err) {
     *norm = (struct dse_data_norm){ .c = src->n_norm ? c : 0 };
+    if (!src->n_norm) return DSE_OK;
+    if (c > DSE_DATA_MAX_CHANNELS)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, path, 0, "the input's Sub and Div normalize %d channels; a dse "
+                           "checkpoint records at most %d", c, DSE_DATA_MAX_CHANNELS);
     for (int i = 0; i < c; i++) norm->mean[i] = 0.0f, norm->std[i] = 1.0f;
     for (int k = 0; k < src->n_norm; k++) {
         float v[DSE_DATA_MAX_CHANNELS];

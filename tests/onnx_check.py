@@ -4,6 +4,7 @@ onnxruntime beside dse's own inference (test_engine_export, issue #14 item 4).
 usage: onnx_check.py MODEL.onnx INPUTS.f32 PROBS.f32 N [TOL]
        onnx_check.py --make-pytorch OUT.onnx
        onnx_check.py --make-unrunnable OUT.onnx
+       onnx_check.py --make-bad KIND OUT.onnx
 
 INPUTS.f32: N images as float32 [N, C, H, W] (what the ONNX model takes: pixel / 255 when the
 model normalizes); PROBS.f32: dse's probabilities for them, float32 [N, K]. Prints one
@@ -15,6 +16,9 @@ image, 1 when not, 77 (skipped) when onnxruntime is missing (the checker still r
 uses (test_engine_export's import-pytorch case imports it with dse import and runs it here).
 --make-unrunnable writes tests/onnx/unrunnable.onnx: a network dse analyzes but whose Tanh and
 Sigmoid have no engine op, so dse import refuses it naming both (golden err_import_onnx_ops).
+--make-bad writes a model whose weights dse import refuses (test_engine_export import-refusals):
+KIND double (a float64 weight), external (a weight in an external file), short (float_data
+with fewer values than its dims), channels (a Sub normalizing 20 input channels).
 """
 import sys
 
@@ -102,7 +106,40 @@ def make_unrunnable(out):
     return 0
 
 
+def make_bad(kind, out):
+    """data [1, C, 8, 8] (Sub of the input) -> Conv 'conv' (weight 'w') -> GlobalAveragePool."""
+    from onnx import TensorProto, helper
+    c = 20 if kind == "channels" else 1
+    n = 2 * c * 9
+    if kind == "double":
+        w = helper.make_tensor("w", TensorProto.DOUBLE, [2, c, 3, 3], [0.5] * n)
+    else:
+        w = helper.make_tensor("w", TensorProto.FLOAT, [2, c, 3, 3], [0.5] * n)
+    if kind == "short":
+        del w.float_data[-1]
+    if kind == "external":
+        w.ClearField("float_data")
+        w.data_location = TensorProto.EXTERNAL
+        entry = w.external_data.add()
+        entry.key, entry.value = "location", "weights.bin"
+    mean = helper.make_tensor("mean", TensorProto.FLOAT, [1, c, 1, 1], [0.5] * c)
+    N = helper.make_node
+    nodes = [N("Sub", ["data", "mean"], ["x"], name="norm"),
+             N("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[3, 3]),
+             N("GlobalAveragePool", ["c"], ["prob"], name="pool")]
+    graph = helper.make_graph(nodes, "bad_" + kind,
+                              [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, c, 8, 8])],
+                              [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 2, 1, 1])], [w, mean])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    with open(out, "wb") as f:  # not onnx.save: it would write an external tensor's data
+        f.write(model.SerializeToString())
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--make-bad":
+        return make_bad(sys.argv[2], sys.argv[3])
     if sys.argv[1] == "--make-pytorch":
         return make_pytorch(sys.argv[2])
     if sys.argv[1] == "--make-unrunnable":

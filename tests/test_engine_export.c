@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "base/pb.h"
@@ -313,6 +314,41 @@ static void test_import_pytorch(void) {
     tmpdir_remove(dir);
 }
 
+/* Models whose weights dse import refuses (tests/onnx_check.py --make-bad KIND), each beside
+ * its exact message (%s: the file); nothing is left behind (the .cfg written first is removed). */
+static void test_import_refusals(void) {
+    static const struct {
+        const char *kind, *msg;
+    } bad[] = {
+        { "double",   "%s: tensor 'w' is of data type 11; dse imports float32 (type 1) weights" },
+        { "external", "%s: tensor 'w' keeps its values in an external file; dse imports a model whose weights "
+                      "are in the .onnx itself" },
+        { "short",    "%s: tensor 'w' does not hold 18 float values once (in raw_data or float_data)" },
+        { "channels", "%s: the input's Sub and Div normalize 20 channels; a dse checkpoint records at most 4" },
+    };
+    char dir[64], model[128], ckpt[128], cfg[128], cmd[512], want[512], buf[1024];
+    tmpdir_make(dir);
+    snprintf(ckpt, sizeof ckpt, "%s/bad.ckpt", dir);
+    snprintf(cfg, sizeof cfg, "%s/bad.cfg", dir);
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        struct dse_err err = { 0 };
+        snprintf(model, sizeof model, "%s/%s.onnx", dir, bad[i].kind);
+        snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh --make-bad %s %s", bad[i].kind, model);
+        int rc = system(cmd);
+        rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+        if (rc == 77) {
+            skipped = 1;
+            break;
+        }
+        CHECK_INT_EQ(rc, 0);
+        snprintf(want, sizeof want, bad[i].msg, model);
+        CHECK(dse_import_onnx_run(model, NULL, NULL, NULL, ckpt, cfg, stdout, &err) != DSE_OK);
+        CHECK_STR_EQ(dse_err_format(&err, buf, (int)sizeof buf), want);
+        CHECK(access(cfg, F_OK) != 0 && access(ckpt, F_OK) != 0);
+    }
+    tmpdir_remove(dir);
+}
+
 /* tests/onnx/tiny.onnx with single bytes changed (every 23rd byte, three values each): each
  * variant imported or refused with a message, never a crash (the sanitizer build checks the
  * tensors' bounds), and where the graph still reads, the weights decoded or refused. */
@@ -520,6 +556,7 @@ static const struct check_case cases[] = {
     { "import-v1.1",      test_import_v11 },
     { "import-complex",   test_import_complex },
     { "import-pytorch",   test_import_pytorch },
+    { "import-refusals",  test_import_refusals },
     { "import-bad-bytes", test_import_bad_bytes },
 };
 
