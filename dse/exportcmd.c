@@ -349,6 +349,33 @@ static enum dse_status engine_net(const struct dse_net *src, const char *path, s
     return st ? st : dse_net_infer(dst, path, err);
 }
 
+/* The class names dse export wrote into an ONNX model's metadata ("class_names", one a line)
+ * into *names and meta, where there is one a classifier output, each as a class name may be
+ * (as classes_read takes them); else none, and the checkpoint records none. */
+static enum dse_status model_class_names(const char *onnx, const struct dse_model *m, struct dse_ckpt_meta *meta,
+                                         char (**names)[DSE_PACK_CLASS_MAX], struct dse_err *err) {
+    char *text;
+    enum dse_status st = dse_onnx_metadata(onnx, "class_names", &text, err);
+    if (st || !text) return st;
+    const int want = m->nodes[m->loss].in[0]->c;
+    int n = 1, ok = 1;
+    for (const char *c = text; *c; c++) n += *c == '\n';
+    if (n == want && (*names = calloc((size_t)n, sizeof **names))) {
+        const char *p = text;
+        for (int k = 0; k < n && ok; k++) {
+            const size_t l = strcspn(p, "\n");
+            ok = l > 0 && l < DSE_PACK_CLASS_MAX;
+            for (size_t i = 0; i < l && ok; i++) ok = (unsigned char)p[i] >= 0x20 && p[i] != 0x7f;
+            if (ok) memcpy((*names)[k], p, l);
+            p += l + (p[l] != '\0');
+        }
+        if (ok) meta->classes = n, meta->class_names = (const char(*)[64])*names;
+        else free(*names), *names = NULL;
+    }
+    free(text);
+    return DSE_OK;
+}
+
 /* net as a .cfg at path, atomically. */
 static enum dse_status cfg_save(const struct dse_net *net, const char *path, struct dse_err *err) {
     char *buf = NULL;
@@ -393,11 +420,12 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
         meta.class_names = (const char(*)[64])names;
     }
     if ((st = dse_onnx_weights_load(m, onnx, fit, &own, &skipped, &refit, err))) goto out;
+    if (!classes_file && !refit && (st = model_class_names(onnx, m, &meta, &names, err))) goto out;
     meta.norm = norm && norm->c ? *norm : own;
     if ((st = dse_checkpoint_save(m, 0, 0, &meta, out, err))) goto out;
     fprintf(log, "dse import: wrote %s (the network: %d layers, from %s's %d nodes that compute) and %s (the weights "
                  "of its %d learned tensors)", net_out, back.n_layers, onnx, read.n_layers, out, m->n_params);
-    if (names) fprintf(log, ", and %d class names from %s", meta.classes, classes_file);
+    if (names) fprintf(log, ", and %d class names from %s", meta.classes, classes_file ? classes_file : onnx);
     if (skipped) fprintf(log, " (%d weighted layers of the model are not in the network: skipped)", skipped);
     if (refit) {
         const int k = dse_net_classifier(&back);

@@ -101,6 +101,11 @@ void dse_onnx_sources_free(struct dse_onnx_sources *src);
 enum dse_status dse_onnx_tensor_floats(const struct dse_onnx_tensor *t, float *out, int64_t n, const char *path,
                                        struct dse_err *err);
 
+/* The value of the ONNX model at path's metadata_props entry `key` (what dse export writes:
+ * "class_names", one a line), malloc'd and NUL-terminated into *value; NULL where the model
+ * has none. Errors: the file unreadable, bytes that are not a message. */
+enum dse_status dse_onnx_metadata(const char *path, const char *key, char **value, struct dse_err *err);
+
 /* The ONNX model at path's initializers into m's weights (a CPU model): each layer of m that
  * learns takes the values of the model's layer of the same name (conv [M, C/g, kh, kw]; fc
  * from Gemm's [N, K] or MatMul's [K, N], times alpha and beta; batchnorm's scale, bias,

@@ -15,6 +15,7 @@
 
 /* onnx.proto's TensorProto field numbers, as onnx.c and onnx_read.c name them */
 enum { TENSOR_TYPE = 2, TENSOR_FLOAT_DATA = 4, TENSOR_NAME = 8, TENSOR_RAW = 9, TENSOR_DATA_LOCATION = 14 };
+enum { MODEL_METADATA = 14, ENTRY_KEY = 1, ENTRY_VALUE = 2 }; /* ModelProto, StringStringEntryProto */
 enum { ELEM_FLOAT = 1 };   /* TensorProto.DataType */
 enum { LOCATION_EXTERNAL = 1 };
 
@@ -178,6 +179,39 @@ enum dse_status dse_onnx_weights_load(struct dse_model *m, const char *path, con
     }
     dse_onnx_sources_free(&src);
     dse_net_deinit(&net);
+    free(data);
+    return st;
+}
+
+enum dse_status dse_onnx_metadata(const char *path, const char *key, char **value, struct dse_err *err) {
+    char *data = NULL;
+    size_t len = 0;
+    struct dse_pb_reader rr, er;
+    struct dse_pb_field f, g;
+    int got;
+    *value = NULL;
+    enum dse_status st = dse_fs_read(path, &data, &len, err);
+    if (st) return st;
+    dse_pb_reader_init(&rr, data, len);
+    while ((got = dse_pb_next(&rr, &f)) == 1 && !*value) {
+        if (f.field != MODEL_METADATA || f.wire != DSE_PB_LEN) continue;
+        struct dse_pb_field k = { 0 }, v = { 0 };
+        dse_pb_reader_init(&er, f.data, f.len);
+        while (dse_pb_next(&er, &g) == 1) {
+            if (g.field == ENTRY_KEY && g.wire == DSE_PB_LEN) k = g;
+            if (g.field == ENTRY_VALUE && g.wire == DSE_PB_LEN) v = g;
+        }
+        if (k.len != strlen(key) || memcmp(k.data, key, k.len)) continue;
+        if (!(*value = malloc(v.len + 1))) {
+            st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+            break;
+        }
+        if (v.len) memcpy(*value, v.data, v.len);
+        (*value)[v.len] = '\0';
+    }
+    if (!st && got < 0 && !*value)
+        st = dse_err_set(err, DSE_ERR_CONFIG, path, 0, "not an ONNX model (the bytes are not a protobuf message: "
+                         "a truncated or other file)");
     free(data);
     return st;
 }

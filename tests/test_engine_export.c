@@ -246,7 +246,7 @@ static struct dse_model *imported(const char *model, const char *dir, int batch,
 
 /* dse's own network exported and imported again: every weight, bias and running statistic
  * the same bits as the trained model's, the network the same layers, onnxruntime's
- * probabilities within 1e-5. */
+ * probabilities within 1e-5; the class names the export wrote (10 classes) recorded again. */
 static void import_case(const char *id) {
     const struct net_case *c = net_case(id);
     struct dse_model *m = trained(c), *back;
@@ -255,11 +255,24 @@ static void import_case(const char *id) {
     char dir[64], model[128];
     if (!m) return;
     norm_of(m, c->norm, &norm);
+    static const char names[10][64] = { "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine" };
     struct dse_export_meta meta = { .norm = &norm, .top1 = -1 };
+    if (m->nodes[m->loss].in[0]->c == 10) meta.classes = 10, meta.class_names = names; /* back from the metadata */
     tmpdir_make(dir);
     snprintf(model, sizeof model, "%s/%s.onnx", dir, id);
     CHECK_OK(dse_onnx_save(m, &meta, model, &err));
     if ((back = imported(model, dir, c->batch, c->id[0] == 'c' ? 1e-4 : 1e-5))) {
+        char ckpt[160];
+        struct dse_ckpt_info info;
+        snprintf(ckpt, sizeof ckpt, "%s/imported.ckpt", dir);
+        CHECK_OK(dse_checkpoint_info(ckpt, &info, &err));
+        CHECK(!info.class_names == !meta.classes);
+        if (info.class_names && meta.classes) {
+            CHECK_INT_EQ(info.classes, 10);
+            CHECK_STR_EQ(info.class_names[0], "zero");
+            CHECK_STR_EQ(info.class_names[9], "nine");
+        }
+        free(info.class_names);
         int tensors = 0;
         for (int i = 0; i < m->net.n_layers; i++) {
             const struct dse_node *a = &m->nodes[i];
