@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "dse/report.h"
@@ -279,5 +280,175 @@ enum dse_status dse_import_run(const char *caffemodel, const char *net_path, con
     free(names);
     dse_model_free(m);
     dse_net_deinit(&net);
+    return st;
+}
+
+/* ---- dse import MODEL.onnx (issue #34 item 3; docs/onnx.md, "Import") ------------------ */
+
+/* A flatten (a .cfg has none) where dropping it changes no value: read only by fc layers (an
+ * fc reads its input's C, H, W in that order, as Flatten lays them out) or, its input already
+ * 1x1, last (the loss reads the classes): PyTorch's torch.flatten before a Linear, dse export's
+ * Flatten before Gemm and Softmax. */
+static int flatten_elided(const struct dse_net *net, int i) {
+    const struct dse_layer *l = &net->layers[i];
+    if (l->type != DSE_LAYER_FLATTEN) return 0;
+    int readers = 0;
+    for (int j = i + 1; j < net->n_layers; j++)
+        for (int k = 0; k < net->layers[j].n_inputs; k++) {
+            if (net->layers[j].inputs[k] != i) continue;
+            const int softmax_last = net->layers[j].type == DSE_LAYER_SOFTMAX && j == net->n_layers - 1;
+            if (net->layers[j].type != DSE_LAYER_FC && !(softmax_last && l->in_h == 1 && l->in_w == 1)) return 0;
+            readers++;
+        }
+    return readers || (i == net->n_layers - 1 && l->in_h == 1 && l->in_w == 1);
+}
+
+/* The network the engine runs of the one read from ONNX: every layer needs an engine op
+ * (engine/ops.def's layer column), all that lack one named in one error; flattens that change
+ * no value are dropped (their readers read their input), so that the network has a .cfg form. */
+static enum dse_status engine_net(const struct dse_net *src, const char *path, struct dse_net *dst,
+                                  struct dse_err *err) {
+    char list[768] = "";
+    int missing = 0, *map = malloc(sizeof *map * ((size_t)src->n_layers + 1));
+    enum dse_status st = DSE_OK;
+    if (!map) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int i = 0; i < src->n_layers; i++) {
+        const struct dse_layer *l = &src->layers[i];
+        enum dse_op op;
+        if (flatten_elided(src, i) || (l->type == DSE_LAYER_SOFTMAX && i == src->n_layers - 1)) continue;
+        if (dse_op_from_layer(l, &op, NULL) && missing++ < 12)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%s' (%s)", missing > 1 ? ", " : "",
+                     l->name, dse_layer_type_str(l->type));
+    }
+    if (missing) {
+        char ops[256] = "";
+        static const enum dse_layer_type runs[] = {
+#define DSE_OP(e, name, layer, min_in, max_in, weights) DSE_LAYER_##layer,
+#include "engine/ops.def"
+#undef DSE_OP
+        };
+        for (int o = 0; o < DSE_ARRAY_LEN(runs); o++)
+            snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", o ? ", " : "", dse_layer_type_str(runs[o]));
+        st = dse_err_set(err, DSE_ERR_UNSUPPORTED, path, 0, "%d node%s %s no engine op, so dse can analyze this model "
+                         "but not run it: %s%s; the engine runs %s", missing, missing == 1 ? "" : "s",
+                         missing == 1 ? "has" : "have", list, missing > 12 ? ", ..." : "", ops);
+        free(map);
+        return st;
+    }
+    dse_net_init(dst, src->name, src->in_c, src->in_h, src->in_w);
+    for (int i = 0; i < src->n_layers && !st; i++) {
+        struct dse_layer l = src->layers[i];
+        if (flatten_elided(src, i)) {
+            map[i] = l.inputs[0] >= 0 ? map[l.inputs[0]] : l.inputs[0];
+            continue;
+        }
+        for (int k = 0; k < l.n_inputs; k++) l.inputs[k] = l.inputs[k] >= 0 ? map[l.inputs[k]] : l.inputs[k];
+        if (!(st = dse_net_add(dst, &l, err))) map[i] = dst->n_layers - 1;
+    }
+    free(map);
+    return st ? st : dse_net_infer(dst, path, err);
+}
+
+/* The class names dse export wrote into an ONNX model's metadata ("class_names", one a line)
+ * into *names and meta, where there is one a classifier output, each as a class name may be
+ * (as classes_read takes them); else none, and the checkpoint records none. */
+static enum dse_status model_class_names(const char *onnx, const struct dse_model *m, struct dse_ckpt_meta *meta,
+                                         char (**names)[DSE_PACK_CLASS_MAX], struct dse_err *err) {
+    char *text;
+    enum dse_status st = dse_onnx_metadata(onnx, "class_names", &text, err);
+    if (st || !text) return st;
+    const int want = m->nodes[m->loss].in[0]->c;
+    int n = 1, ok = 1;
+    for (const char *c = text; *c; c++) n += *c == '\n';
+    if (n == want && (*names = calloc((size_t)n, sizeof **names))) {
+        const char *p = text;
+        for (int k = 0; k < n && ok; k++) {
+            const size_t l = strcspn(p, "\n");
+            ok = l > 0 && l < DSE_PACK_CLASS_MAX;
+            for (size_t i = 0; i < l && ok; i++) ok = (unsigned char)p[i] >= 0x20 && p[i] != 0x7f;
+            if (ok) memcpy((*names)[k], p, l);
+            p += l + (p[l] != '\0');
+        }
+        if (ok) meta->classes = n, meta->class_names = (const char(*)[64])*names;
+        else free(*names), *names = NULL;
+    }
+    free(text);
+    return DSE_OK;
+}
+
+/* net as a .cfg at path, atomically. */
+static enum dse_status cfg_save(const struct dse_net *net, const char *path, struct dse_err *err) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    enum dse_status st = dse_netcfg_write(f, net, err);
+    if (fclose(f) && !st) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    if (!st) st = dse_fs_write_atomic(path, buf, len, err);
+    free(buf);
+    return st;
+}
+
+enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_shape *fit,
+                                    const struct dse_data_norm *norm, const char *classes_file, const char *out,
+                                    const char *net_out, FILE *log, struct dse_err *err) {
+    struct dse_net read = { 0 }, net = { 0 }, back = { 0 };
+    struct dse_model *m = NULL;
+    char (*names)[DSE_PACK_CLASS_MAX] = NULL;
+    struct dse_ckpt_meta meta = { .data = "" };
+    struct dse_data_norm own = { 0 };
+    int skipped = 0, refit = 0, wrote_cfg = 0;
+    enum dse_status st = dse_onnx_load(onnx, fit, &read, err);
+    if (st) return st;
+    if ((st = engine_net(&read, onnx, &net, err))) goto out;
+    if (norm && norm->c && norm->c != net.in_c) {
+        st = dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--mean and --std give %d channels; %s takes %d", norm->c,
+                         onnx, net.in_c);
+        goto out;
+    }
+    /* the .cfg first, and the model from it read back: the checkpoint is of what dse will load */
+    const struct dse_input_shape refit_to = { .classes = fit ? fit->classes : 0 };
+    const int cfg_new = !file_exists(net_out); /* removed again if the weights are refused */
+    if ((st = cfg_save(&net, net_out, err))) goto out;
+    wrote_cfg = cfg_new;
+    if ((st = dse_netfile_load(net_out, &refit_to, &back, err))) goto out;
+    struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+    if ((st = dse_model_new(&back, &mo, &m, err))) goto out;
+    if (classes_file) {
+        meta.classes = m->nodes[m->loss].in[0]->c; /* the classifier's outputs, as predict reads them */
+        if ((st = classes_read(classes_file, meta.classes, &names, err))) goto out;
+        meta.class_names = (const char(*)[64])names;
+    }
+    if ((st = dse_onnx_weights_load(m, onnx, fit, &own, &skipped, &refit, err))) goto out;
+    if (!classes_file && !refit && (st = model_class_names(onnx, m, &meta, &names, err))) goto out;
+    meta.norm = norm && norm->c ? *norm : own;
+    if ((st = dse_checkpoint_save(m, 0, 0, &meta, out, err))) goto out;
+    fprintf(log, "dse import: wrote %s (the network: %d layers, from %s's %d nodes that compute) and %s (the weights "
+                 "of its %d learned tensors)", net_out, back.n_layers, onnx, read.n_layers, out, m->n_params);
+    if (names) fprintf(log, ", and %d class names from %s", meta.classes, classes_file ? classes_file : onnx);
+    if (skipped) fprintf(log, " (%d weighted layers of the model are not in the network: skipped)", skipped);
+    if (refit) {
+        const int k = dse_net_classifier(&back);
+        fprintf(log, "\n  Fitted to %d classes: %d layer%s (the classifier '%s') initialized afresh, for "
+                     "fine-tuning", refit_to.classes, refit, refit == 1 ? "" : "s",
+                k < 0 ? "?" : back.layers[k].name);
+    }
+    if (!meta.norm.c)
+        fprintf(log, "\n  The model normalizes no input (no Sub and Div of it; give --mean and --std): evaluation "
+                     "will use the data's own statistics");
+    else if (!(norm && norm->c))
+        fprintf(log, "\n  The input normalization is the model's Sub and Div");
+    if (refit_to.classes)
+        fprintf(log, "\nnext: dse train %s --resume %s --data DATA --classes %d  (fine-tuning from epoch 0)\n",
+                net_out, out, refit_to.classes);
+    else
+        fprintf(log, "\nnext: dse eval %s --checkpoint %s --data DATA\n", net_out, out);
+out:
+    if (st && wrote_cfg) unlink(net_out);
+    free(names);
+    dse_model_free(m);
+    dse_net_deinit(&back);
+    dse_net_deinit(&net);
+    dse_net_deinit(&read);
     return st;
 }

@@ -41,4 +41,17 @@ enum dse_status dse_import_run(const char *caffemodel, const char *net_path, con
                                const struct dse_data_norm *norm, const char *classes_file, const char *out, FILE *log,
                                struct dse_err *err);
 
+/* An ONNX model (docs/onnx.md, "Import") as a dse network written to net_out as a .cfg and its
+ * initializers as a format-2 checkpoint at out of that network (read back from net_out), with
+ * the model's input normalization (its Sub and Div of the input) unless norm (c > 0) says
+ * otherwise, and classes_file's class names as dse_import_run records them. fit's C, H, W
+ * fill or replace the model's input size; fit's classes (> 0) fit the checkpoint's network
+ * (not the .cfg) to that many classes, the layers whose shapes change (the classifier) keeping
+ * their fresh initialization, for fine-tuning. Refused in one error (DSE_ERR_UNSUPPORTED naming
+ * the file): every layer whose type has no engine op (engine/ops.def), each by its node's
+ * name and type; a flatten only fc layers or the loss read is left out (a .cfg has none). */
+enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_shape *fit,
+                                    const struct dse_data_norm *norm, const char *classes_file, const char *out,
+                                    const char *net_out, FILE *log, struct dse_err *err);
+
 #endif

@@ -37,7 +37,7 @@ static const char usage_main[] =
     "  eval NET             a trained checkpoint's loss, top-1, top-5 and per-class accuracy\n"
     "  predict NET IMAGE... the top classes of JPEG/PNG images by a trained checkpoint\n"
     "  export NET|SWEEPDIR  a trained network as ONNX, or Caffe prototxt + caffemodel\n"
-    "  import MODEL NET     a .caffemodel's weights into a dse checkpoint\n"
+    "  import MODEL [NET]   a .caffemodel's or an ONNX model's weights into a dse checkpoint\n"
     "  data SUBCOMMAND      image folders and packs: pack, info, bench, synth ('dse data --help')\n"
     "  help [COMMAND]       this text, or a command's options\n"
     "\n"
@@ -427,13 +427,31 @@ static int cmd_import(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
         if (nm != ns) return bad_usage(c->name, "--mean and --std give different channel counts%s", "");
         norm.c = nm;
     }
+    const size_t len = strlen(a->pos[0]);
+    const int onnx = len > 5 && !strcmp(a->pos[0] + len - 5, ".onnx");
+    if (onnx && a->n_pos != 1)
+        return bad_usage(c->name, "MODEL.onnx holds its network: give no NET (unexpected '%s')", a->pos[1]);
+    if (!onnx && a->n_pos != 2)
+        return bad_usage(c->name, "a .caffemodel needs its network: give MODEL NET (or a MODEL.onnx alone)%s", "");
+    if (!onnx && OPT(NET_OUT)) return bad_usage(c->name, "--net-out goes with MODEL.onnx%s", "");
     if (OPT(OUT)) {
         snprintf(out, sizeof out, "%s", OPT(OUT));
     } else {
         snprintf(out, sizeof out, "%s", a->pos[0]);
         size_t n = strlen(out);
         if (n > 11 && !strcmp(out + n - 11, ".caffemodel")) out[n - 11] = '\0';
+        if (onnx) out[n - 5] = '\0';
         snprintf(out + strlen(out), sizeof out - strlen(out), ".ckpt");
+    }
+    if (onnx) {
+        char net_out[4200];
+        size_t n = strlen(out);
+        snprintf(net_out, sizeof net_out, "%.*s.cfg", (int)(n > 5 && !strcmp(out + n - 5, ".ckpt") ? n - 5 : n), out);
+        if (OPT(NET_OUT)) snprintf(net_out, sizeof net_out, "%s", OPT(NET_OUT));
+        if (!strcmp(net_out, out)) return bad_usage(c->name, "--net-out and --out name the same file '%s'", out);
+        return dse_import_onnx_run(a->pos[0], &fit, &norm, OPT(CLASSES_FILE), out, net_out, stderr, &err)
+                   ? fail(&err)
+                   : 0;
     }
     return dse_import_run(a->pos[0], a->pos[1], &fit, &norm, OPT(CLASSES_FILE), out, stderr, &err)
                ? fail_net(&err, a->pos[1])

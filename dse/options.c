@@ -222,10 +222,15 @@ static const char usage_export[] =
 static const char usage_import[] =
     "usage: dse import MODEL.caffemodel NET [--out FILE.ckpt] [--mean M,... --std S,...] [--input C,H,W]\n"
     "                  [--classes K] [--classes-file FILE]\n"
+    "       dse import MODEL.onnx [--out FILE.ckpt] [--net-out FILE.cfg] [--mean M,... --std S,...]\n"
+    "                  [--input C,H,W] [--classes K] [--classes-file FILE]\n"
     "\n"
     "Caffe's trained weights (a .caffemodel, such as a released SqueezeNet's) into a dse checkpoint\n"
     "of NET (its prototxt, or a .cfg with the same layer names), to evaluate, fine-tune or compare:\n"
-    "layers are matched by name as Caffe matches them, shapes must agree.\n"
+    "layers are matched by name as Caffe matches them, shapes must agree. An ONNX model (PyTorch's\n"
+    "export, dse export's) becomes a network file (.cfg) and a checkpoint of its initializers, its\n"
+    "input normalization the model's own; --classes K fits the checkpoint to K classes, its classifier\n"
+    "initialized afresh, for fine-tuning with dse train --resume (docs/onnx.md, \"Import\").\n"
     "\n";
 
 static const char usage_data_pack[] =
@@ -536,7 +541,8 @@ static const struct dse_opt_line lines_export[] = {
 };
 
 static const struct dse_opt_line lines_import[] = {
-    OWNA(OUT, "FILE", "default: MODEL with .ckpt for .caffemodel"),
+    OWNA(OUT, "FILE", "default: MODEL with .ckpt for .caffemodel or .onnx"),
+    OWN(NET_OUT, "MODEL.onnx: where the network goes (default: --out's FILE with .cfg for .ckpt)"),
     OWN(MEAN, "the input normalization to record, x = (pixel / 255 - mean) / std per\n"
               "channel (what dse export printed); without them evaluation uses the data's own"),
     JOIN(STD, NULL),
@@ -629,7 +635,7 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
     [DSE_CMD_EXPORT]   = { .name = "export", .min_pos = 1, .max_pos = 1,
                            .pos_what = "a network file or a sweep directory", .usage = usage_export,
                            LINES(lines_export), .col = 21, SETTINGS(struct dse_export_req, NULL) },
-    [DSE_CMD_IMPORT]   = { .name = "import", .min_pos = 2, .max_pos = 2, .pos_what = "two files: MODEL NET",
+    [DSE_CMD_IMPORT]   = { .name = "import", .min_pos = 1, .max_pos = 2, .pos_what = "MODEL.onnx, or MODEL NET",
                            .usage = usage_import, LINES(lines_import), .col = 15 },
     [DSE_CMD_DATA_PACK]  = { .name = "data pack", .min_pos = 1, .max_pos = 1, .pos_what = "an image folder DIR",
                              .usage = usage_data_pack, LINES(lines_data_pack),

@@ -141,6 +141,7 @@ enum dse_opt_kind {
     X(MEAN,            "--mean",          "M,...",   REALS, -DBL_MAX, DBL_MAX,     NULL, "is not a comma-separated list of numbers (one a channel)") \
     X(STD,             "--std",           "S,...",   REALS, DSE_OPT_ABOVE_0, DBL_MAX, NULL, "is not a comma-separated list of numbers above 0") \
     X(CLASSES_FILE,    "--classes-file",  "FILE",    PATH, 0,   0,                  NULL, NULL)              \
+    X(NET_OUT,         "--net-out",       "FILE",    PATH, 0,   0,                  NULL, NULL)              \
     /* data pack, info, bench, synth */                                                                      \
     X(PACK_SIZE,       "--size",          "S",       INT,  0,   4096,               NULL, NULL)              \
     X(QUALITY,         "--quality",       "Q",       INT,  1,   100,                NULL, NULL)              \

@@ -64,6 +64,61 @@ enum dse_status dse_onnx_parse(const void *data, size_t len, const char *path, c
 enum dse_status dse_onnx_load(const char *path, const struct dse_input_shape *ov, struct dse_net *out,
                               struct dse_err *err);
 
+/* ---- ONNX weights in: dse import MODEL.onnx (onnx_read.c's sources, onnx_weights.c) ------ */
+
+/* A TensorProto inside an ONNX model's bytes (borrowed: valid while they are); len 0: none. */
+struct dse_onnx_tensor {
+    const uint8_t *msg;
+    size_t         len;
+};
+
+/* Where one layer read from ONNX finds its learned values. */
+struct dse_onnx_src {
+    struct dse_onnx_tensor t[4]; /* conv, fc: weight, bias; batchnorm: scale, bias, mean, variance */
+    int                    k_by_n;      /* fc: the weight is [K, N] (MatMul, Gemm transB 0), not [N, K] */
+    float                  alpha, beta; /* fc from Gemm: factors of the weight and of the bias; else 1 */
+};
+
+/* What dse_onnx_parse_sources finds beside the network. */
+struct dse_onnx_sources {
+    struct dse_onnx_src   *layer;   /* [n_layers], one per layer of the network read */
+    int                    n_layers;
+    struct dse_onnx_tensor norm[4]; /* the Sub and Div nodes of the network input, in order: */
+    int                    norm_div[4]; /* 1 for a Div (x / t), 0 for a Sub (x - t) */
+    int                    n_norm;
+};
+
+/* dse_onnx_parse, and where each layer's values are in data (*src, freed with
+ * dse_onnx_sources_free; zeroed when it fails). */
+enum dse_status dse_onnx_parse_sources(const void *data, size_t len, const char *path,
+                                       const struct dse_input_shape *ov, struct dse_net *out,
+                                       struct dse_onnx_sources *src, struct dse_err *err);
+void dse_onnx_sources_free(struct dse_onnx_sources *src);
+
+/* The float values of a tensor t (raw_data or float_data, data type FLOAT) into out[n]:
+ * it must hold n. Errors name path and the tensor (DSE_ERR_CONFIG: another data type,
+ * external data, another count). */
+enum dse_status dse_onnx_tensor_floats(const struct dse_onnx_tensor *t, float *out, int64_t n, const char *path,
+                                       struct dse_err *err);
+
+/* The value of the ONNX model at path's metadata_props entry `key` (what dse export writes:
+ * "class_names", one a line), malloc'd and NUL-terminated into *value; NULL where the model
+ * has none. Errors: the file unreadable, bytes that are not a message. */
+enum dse_status dse_onnx_metadata(const char *path, const char *key, char **value, struct dse_err *err);
+
+/* The ONNX model at path's initializers into m's weights (a CPU model): each layer of m that
+ * learns takes the values of the model's layer of the same name (conv [M, C/g, kh, kw]; fc
+ * from Gemm's [N, K] or MatMul's [K, N], times alpha and beta; batchnorm's scale, bias,
+ * mean and variance into its gamma, beta and running statistics); the model's own layers
+ * m lacks are counted in *skipped (may be NULL). The Sub and Div of its input become *norm:
+ * x' = (x - mean) / std, c = 0 where the model has none (norm may be NULL). A layer of m
+ * whose inputs or outputs differ from the model's (its classifier fitted to other classes)
+ * keeps m's initialization and is counted in *refit; refit NULL: refused. ov reads the model
+ * as dse_onnx_load does. Errors name the file and the layer: a layer of m not in the model,
+ * a tensor of another size. */
+enum dse_status dse_onnx_weights_load(struct dse_model *m, const char *path, const struct dse_input_shape *ov,
+                                      struct dse_data_norm *norm, int *skipped, int *refit, struct dse_err *err);
+
 /* Parse prototxt text of length len; path is only used in error messages (borrowed). */
 enum dse_status dse_prototxt_parse(const char *text, size_t len, const char *path,
                                    const struct dse_input_shape *ov, struct dse_net *out,

@@ -126,6 +126,7 @@ struct rd {
     int                          *weight, *bias; /* [layer]: tensor index of its weights / bias, -1 */
     int                          *matmul;        /* [layer]: an fc read from MatMul (its bias may follow) */
     uint32_t                     *name_h;        /* [layer]: str_hash of its name (begin_layer's look-up) */
+    struct node                  *src;           /* [layer]: the node it was read from (dse import's weights) */
     const struct node            *cur;           /* the node being read, for messages */
     int                           read5;         /* the op being read takes a 5-d value (a channel shuffle's) */
     int                           skip_unknown;  /* an op not in ops[]: a zero-cost layer (--skip-unknown) */

@@ -352,7 +352,7 @@ enum dse_status finish(struct rd *r, const struct node *nd, int rank, int weight
     enum dse_status st = dse_net_commit(r->net, r->err);
     if (st) return st;
     const int i = r->net->n_layers - 1;
-    r->weight[i] = weight, r->bias[i] = bias, r->matmul[i] = 0;
+    r->weight[i] = weight, r->bias[i] = bias, r->matmul[i] = 0, r->src[i] = *nd;
     for (int j = 0; j < i && (weight >= 0 || bias >= 0); j++) { /* an initializer an earlier layer reads too
                                                                       (tied weights): counted there */
         if (weight >= 0 && (r->weight[j] == weight || r->bias[j] == weight)) r->net->layers[i].shared |= 1;
@@ -1041,7 +1041,8 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
     r->bias = malloc(sizeof *r->bias * ((size_t)n_nodes + 1));
     r->matmul = malloc(sizeof *r->matmul * ((size_t)n_nodes + 1));
     r->name_h = malloc(sizeof *r->name_h * ((size_t)n_nodes + 1));
-    if (!r->t || !r->weight || !r->bias || !r->matmul || !r->name_h) return nomem(r);
+    r->src = malloc(sizeof *r->src * ((size_t)n_nodes + 1));
+    if (!r->t || !r->weight || !r->bias || !r->matmul || !r->name_h || !r->src) return nomem(r);
 
     /* initializers */
     dse_pb_reader_init(&rr, graph->data, graph->len);
@@ -1105,8 +1106,10 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
     return check_weights(r);
 }
 
-enum dse_status dse_onnx_parse(const void *data, size_t len, const char *path, const struct dse_input_shape *ov,
-                               struct dse_net *out, struct dse_err *err) {
+static enum dse_status sources_of(struct rd *r, const struct dse_pb_field *graph, struct dse_onnx_sources *src);
+
+static enum dse_status parse_model(const void *data, size_t len, const char *path, const struct dse_input_shape *ov,
+                                   struct dse_net *out, struct dse_onnx_sources *src, struct dse_err *err) {
     struct dse_err none;
     if (!err) err = &none; /* the readers below read the status back from it */
     struct rd r = { .path = path, .ov = ov, .net = out, .err = err, .opset = 1, .skip_unknown = ov && ov->skip_unknown };
@@ -1141,13 +1144,19 @@ enum dse_status dse_onnx_parse(const void *data, size_t len, const char *path, c
         goto out;
     }
     st = read_graph(&r, &graph);
+    if (!st && src) st = sources_of(&r, &graph, src);
 out:
     if (st) {
         dse_net_deinit(out);
         memset(out, 0, sizeof *out);
     }
-    free(r.t), free(r.v), free(r.vt), free(r.weight), free(r.bias), free(r.matmul), free(r.name_h);
+    free(r.t), free(r.v), free(r.vt), free(r.weight), free(r.bias), free(r.matmul), free(r.name_h), free(r.src);
     return st;
+}
+
+enum dse_status dse_onnx_parse(const void *data, size_t len, const char *path, const struct dse_input_shape *ov,
+                               struct dse_net *out, struct dse_err *err) {
+    return parse_model(data, len, path, ov, out, NULL, err);
 }
 
 enum dse_status dse_onnx_load(const char *path, const struct dse_input_shape *ov, struct dse_net *out,
@@ -1160,4 +1169,77 @@ enum dse_status dse_onnx_load(const char *path, const struct dse_input_shape *ov
     st = dse_onnx_parse(data, len, path, ov, out, err);
     free(data);
     return st;
+}
+
+/* ---- where each layer's values are: dse import MODEL.onnx (issue #34 item 3) ------------ */
+
+static struct dse_onnx_tensor tensor_ref(const struct rd *r, int k) {
+    return k < 0 ? (struct dse_onnx_tensor){ 0 } : (struct dse_onnx_tensor){ .msg = r->t[k].msg, .len = r->t[k].len };
+}
+
+/* The tensor a node's input k names (checked a weight when the node was read). */
+static struct dse_onnx_tensor input_ref(struct rd *r, const struct node *nd, int k) {
+    const struct value *v = has_in(nd, k) ? find_value(r, nd->in[k]) : NULL;
+    return v && v->kind == VAL_TENSOR ? tensor_ref(r, v->tensor) : (struct dse_onnx_tensor){ 0 };
+}
+
+/* After read_graph: each layer's tensors from the node it was read from, and the Sub and
+ * Div nodes of the network input (op_normalize let only those through), in graph order. */
+static enum dse_status sources_of(struct rd *r, const struct dse_pb_field *graph, struct dse_onnx_sources *src) {
+    const int n = r->net->n_layers;
+    enum dse_status st = DSE_OK;
+    *src = (struct dse_onnx_sources){ .layer = calloc((size_t)n + 1, sizeof *src->layer), .n_layers = n };
+    if (!src->layer) return nomem(r);
+    for (int i = 0; i < n && !st; i++) {
+        struct dse_onnx_src *s = &src->layer[i];
+        const struct node *nd = &r->src[i];
+        int64_t trans_b = 0;
+        r->cur = nd;
+        *s = (struct dse_onnx_src){ .t = { tensor_ref(r, r->weight[i]), tensor_ref(r, r->bias[i]) },
+                                    .alpha = 1.0f, .beta = 1.0f };
+        if (r->net->layers[i].type == DSE_LAYER_BATCHNORM)
+            for (int k = 1; k < 4; k++) s->t[k] = input_ref(r, nd, k + 1);
+        if (r->net->layers[i].type != DSE_LAYER_FC) continue;
+        if (str_is(nd->op, "Gemm")) {
+            st = attr_int(r, nd, "transB", 0, 0, 1, &trans_b);
+            s->alpha = attr_float(nd, "alpha", 1.0f), s->beta = attr_float(nd, "beta", 1.0f);
+        }
+        s->k_by_n = !trans_b;
+    }
+    r->cur = NULL;
+    /* the input normalization: Sub and Div nodes, each of the input (or what the last made) */
+    struct dse_pb_reader gr;
+    struct dse_pb_field g;
+    dse_pb_reader_init(&gr, graph->data, graph->len);
+    while (!st && dse_pb_next(&gr, &g) == 1) {
+        struct node nd;
+        if (g.field != GRAPH_NODE || (st = read_node(r, g.data, g.len, &nd))) continue;
+        const int div = str_is(nd.op, "Div");
+        const struct value *x = has_in(&nd, 0) ? find_value(r, nd.in[0]) : NULL;
+        if ((!div && !str_is(nd.op, "Sub")) || !x || x->kind != VAL_LAYER || x->layer != DSE_INPUT_DATA) continue;
+        if (src->n_norm == DSE_ARRAY_LEN(src->norm)) {
+            r->cur = &nd;
+            st = node_fail(r, DSE_ERR_UNSUPPORTED, "more than %d Sub and Div nodes normalize the input",
+                           DSE_ARRAY_LEN(src->norm));
+            r->cur = NULL;
+            break;
+        }
+        src->norm_div[src->n_norm] = div;
+        src->norm[src->n_norm++] = input_ref(r, &nd, 1);
+    }
+    if (st) dse_onnx_sources_free(src);
+    return st;
+}
+
+enum dse_status dse_onnx_parse_sources(const void *data, size_t len, const char *path,
+                                       const struct dse_input_shape *ov, struct dse_net *out,
+                                       struct dse_onnx_sources *src, struct dse_err *err) {
+    *src = (struct dse_onnx_sources){ 0 };
+    return parse_model(data, len, path, ov, out, src, err);
+}
+
+void dse_onnx_sources_free(struct dse_onnx_sources *src) {
+    if (!src) return;
+    free(src->layer);
+    *src = (struct dse_onnx_sources){ 0 };
 }

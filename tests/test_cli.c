@@ -889,6 +889,70 @@ void test_import_classes(void) {
     tmpdir_remove(dir);
 }
 
+/* The network file and checkpoint dse import wrote, loaded as dse train --resume loads them
+ * (fitted to `classes`; 0: as written). NULL where they do not load. */
+static struct dse_model *import_loaded(const char *cfg, const char *ckpt, int classes) {
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    struct dse_model *m = NULL;
+    const struct dse_input_shape fit = { .classes = classes };
+    struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+    int next;
+    int64_t it;
+    CHECK_OK(dse_netfile_load(cfg, &fit, &net, &err));
+    if (err.code) return NULL;
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    dse_net_deinit(&net);
+    if (m && dse_checkpoint_load(m, ckpt, &next, &it, &err)) {
+        CHECK_STR_EQ(err.msg, "");
+        dse_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* dse import MODEL.onnx --classes K, then fine-tuning (issue #34 item 3): every layer but the
+ * classifier keeps the model's weights bit for bit, the classifier has K outputs, and dse
+ * train --resume of the two files runs on an image folder of K classes. */
+void test_import_onnx_finetune(void) {
+    const char *dir = tmpdir();
+    char ckpt[300], cfg[300], ckpt0[300], cfg0[300], cmd[2048], loss[64] = "";
+    struct dse_err err = { 0 };
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(ckpt, sizeof ckpt, "%s/tiny3.ckpt", dir);
+    snprintf(cfg, sizeof cfg, "%s/tiny3.cfg", dir);
+    snprintf(ckpt0, sizeof ckpt0, "%s/tiny.ckpt", dir);
+    snprintf(cfg0, sizeof cfg0, "%s/tiny.cfg", dir);
+    const struct dse_input_shape three = { .classes = 3 };
+    FILE *log = fopen("/dev/null", "w");
+    CHECK_OK(dse_import_onnx_run("tests/onnx/tiny.onnx", NULL, NULL, NULL, ckpt0, cfg0, log, &err));
+    CHECK_OK(dse_import_onnx_run("tests/onnx/tiny.onnx", &three, NULL, NULL, ckpt, cfg, log, &err));
+    fclose(log);
+    struct dse_model *a = import_loaded(cfg0, ckpt0, 0), *b = import_loaded(cfg, ckpt, 3);
+    CHECK(a && b);
+    for (int i = 0; a && b && i < a->net.n_layers; i++) {
+        const struct dse_tensor *wa = a->nodes[i].weight, *wb = b->nodes[i].weight;
+        if (!wa) continue;
+        const int64_t n = (int64_t)wa->n * wa->c * wa->h * wa->w;
+        if (!strcmp(a->net.layers[i].name, "conv10")) { /* the classifier: 10 classes, then 3 */
+            CHECK_INT_EQ(wa->n, 10);
+            CHECK_INT_EQ(wb->n, 3);
+        } else {
+            CHECK(!memcmp(wa->data, wb->data, sizeof *wa->data * (size_t)n));
+        }
+    }
+    dse_model_free(a);
+    dse_model_free(b);
+    snprintf(cmd, sizeof cmd, "%s data synth %s/f --classes 3 --train 8 --val 2 --sides 28-40 --seed 3 >/dev/null",
+             DSE_BINARY, dir);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "%s train %s --resume %s --data %s/f --classes 3 --pack-cache %s/cache --epochs 1 "
+             "--batch 8 --threads 1 --json 2>/dev/null", DSE_BINARY, cfg, ckpt, dir, dir);
+    CHECK(json_field(cmd, "{\"status\"", "loss", loss, sizeof loss));
+    tmpdir_remove(dir);
+}
+
 #define CLI_CASES(X) \
     X("cli-cfg-matches-c",        test_cfg_matches_c) \
     X("cli-prototxt-matches-cfg", test_prototxt_matches_cfg) \
@@ -919,6 +983,7 @@ void test_import_classes(void) {
     X("cli-deep-nets",            test_deep_nets) \
     X("cli-eval-folder",          test_eval_folder) \
     X("cli-import-classes",       test_import_classes) \
+    X("cli-import-onnx-finetune", test_import_onnx_finetune) \
     X("opts-recipe-real",         test_recipe_real) \
     X("opts-recipe-help",         test_recipe_help) \
     X("opts-bind-tables",         test_bind_tables) \

@@ -8,18 +8,24 @@
  *   caffe-*   written as a .caffemodel, read back into a fresh model: every value the same
  *             bit for bit; and bad files refused with the file and layer named;
  *   export-*  the protobuf structure of an ONNX file read back with our reader, and the
- *             layers ONNX export refuses. */
+ *             layers ONNX export refuses;
+ *   import-*  ONNX in (dse import MODEL.onnx, issue #34 item 3): dse's exports and a model in
+ *             PyTorch's forms imported, the checkpoint run beside onnxruntime within 1e-5;
+ *             changed bytes imported or refused. */
 #include "netfile/netfile.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "base/pb.h"
 #include "base/pcg32.h"
 #include "data/data.h"
+#include "dse/exportcmd.h"
 #include "engine/model.h"
+#include "engine/train.h"
 #include "tests/check.h"
 #include "tests/nets.h"
 #include "tests/testfs.h"
@@ -145,12 +151,15 @@ static void norm_of(const struct dse_model *m, int on, struct dse_data_norm *nor
 }
 
 /* ---- ONNX, run in onnxruntime ------------------------------------------------------- */
+static void beside_ort(struct dse_model *m, const struct dse_data_norm *norm, const char *dir, const char *model,
+                       double tol);
+
 static void onnx_case(const char *id) {
     const struct net_case *c = net_case(id);
     struct dse_model *m = trained(c);
     struct dse_err err = { 0 };
     struct dse_data_norm norm;
-    char dir[64], model[128], in_path[128], prob_path[128], cmd[1024];
+    char dir[64], model[128];
     if (!m) return;
     norm_of(m, c->norm, &norm);
     static const char names[5][64] = { "a", "b,c", "d\"e", "f", "g" };
@@ -159,11 +168,20 @@ static void onnx_case(const char *id) {
     if (m->nodes[m->loss].in[0]->c == 5) meta.classes = 5, meta.class_names = names;
     tmpdir_make(dir);
     snprintf(model, sizeof model, "%s/%s.onnx", dir, id);
+    CHECK_OK(dse_onnx_save(m, &meta, model, &err));
+    beside_ort(m, &norm, dir, model, 1e-4);
+    tmpdir_remove(dir);
+    dse_model_free(m);
+}
+
+/* m's probabilities on IMAGES random images beside onnxruntime's of model (written into
+ * dir): the ONNX model gets x, dse (x - mean) / std; within tol relative (onnx_check.py). */
+static void beside_ort(struct dse_model *m, const struct dse_data_norm *norm, const char *dir, const char *model,
+                       double tol) {
+    struct dse_err err = { 0 };
+    char in_path[128], prob_path[128], cmd[1024];
     snprintf(in_path, sizeof in_path, "%s/inputs.f32", dir);
     snprintf(prob_path, sizeof prob_path, "%s/probs.f32", dir);
-    CHECK_OK(dse_onnx_save(m, &meta, model, &err));
-
-    /* dse's own inference on IMAGES images: the ONNX model gets x, dse (x - mean) / std */
     const int64_t per = dse_tensor_count(&m->input) / m->batch;
     const int K = m->nodes[m->loss].in[0]->c;
     const int batches = (IMAGES + m->batch - 1) / m->batch, n = batches * m->batch;
@@ -177,21 +195,19 @@ static void onnx_case(const char *id) {
         for (int64_t i = 0; i < per * m->batch; i++) {
             const int ch = (int)(i % per / hw);
             const float v = x[b * m->batch * per + i];
-            xn[i] = norm.c ? (v - norm.mean[ch]) / norm.std[ch] : v;
+            xn[i] = norm->c ? (v - norm->mean[ch]) / norm->std[ch] : v;
         }
         CHECK_OK(dse_model_forward(m, xn, labels, &loss, &err));
         memcpy(probs + (size_t)b * m->batch * K, dse_model_probs(m), sizeof *probs * (size_t)m->batch * K);
     }
     write_raw(in_path, x, sizeof *x * (size_t)(per * n));
     write_raw(prob_path, probs, sizeof *probs * (size_t)n * K);
-    snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh %s %s %s %d", model, in_path, prob_path, n);
+    snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh %s %s %s %d %g", model, in_path, prob_path, n, tol);
     int rc = system(cmd);
     rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
     if (rc == 77) skipped = 1;
     else CHECK_INT_EQ(rc, 0);
     free(x), free(xn), free(probs), free(labels);
-    tmpdir_remove(dir);
-    dse_model_free(m);
 }
 
 static void test_onnx_fmnist(void) { onnx_case("fmnist"); }
@@ -200,6 +216,191 @@ static void test_onnx_v11(void) { onnx_case("v1.1"); }
 static void test_onnx_simple(void) { onnx_case("simple"); }
 static void test_onnx_complex(void) { onnx_case("complex"); }
 static void test_onnx_bn(void) { onnx_case("bn"); }
+
+/* ---- ONNX in: dse import MODEL.onnx beside onnxruntime (issue #34 item 3) -------------- */
+
+/* model imported (dse_import_onnx_run) into dir/imported.cfg and .ckpt, loaded as dse eval
+ * loads them, batch `batch`, its probabilities beside onnxruntime's of model within tol. */
+static struct dse_model *imported(const char *model, const char *dir, int batch, double tol) {
+    char ckpt[128], cfg[128];
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    struct dse_ckpt_info info = { 0 };
+    struct dse_model *m = NULL;
+    int next;
+    int64_t it;
+    snprintf(ckpt, sizeof ckpt, "%s/imported.ckpt", dir);
+    snprintf(cfg, sizeof cfg, "%s/imported.cfg", dir);
+    CHECK_OK(dse_import_onnx_run(model, NULL, NULL, NULL, ckpt, cfg, stdout, &err));
+    if (err.code) return fprintf(stderr, "%s: %s\n", err.file, err.msg), NULL;
+    CHECK_OK(dse_checkpoint_info(ckpt, &info, &err));
+    CHECK_OK(dse_netfile_load(cfg, NULL, &net, &err));
+    struct dse_model_opts mo = { .batch = batch, .threads = 2, .seed = 3, .init = DSE_INIT_MSRA, .inference = 1 };
+    CHECK_OK(dse_model_new(&net, &mo, &m, &err));
+    dse_net_deinit(&net);
+    if (m) CHECK_OK(dse_checkpoint_load(m, ckpt, &next, &it, &err));
+    if (m) dse_model_set_training(m, 0), beside_ort(m, &info.norm, dir, model, tol);
+    free(info.class_names);
+    return m;
+}
+
+/* dse's own network exported and imported again: every weight, bias and running statistic
+ * the same bits as the trained model's, the network the same layers, onnxruntime's
+ * probabilities within 1e-5; the class names the export wrote (10 classes) recorded again. */
+static void import_case(const char *id) {
+    const struct net_case *c = net_case(id);
+    struct dse_model *m = trained(c), *back;
+    struct dse_err err = { 0 };
+    struct dse_data_norm norm;
+    char dir[64], model[128];
+    if (!m) return;
+    norm_of(m, c->norm, &norm);
+    static const char names[10][64] = { "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine" };
+    struct dse_export_meta meta = { .norm = &norm, .top1 = -1 };
+    if (m->nodes[m->loss].in[0]->c == 10) meta.classes = 10, meta.class_names = names; /* back from the metadata */
+    tmpdir_make(dir);
+    snprintf(model, sizeof model, "%s/%s.onnx", dir, id);
+    CHECK_OK(dse_onnx_save(m, &meta, model, &err));
+    if ((back = imported(model, dir, c->batch, c->id[0] == 'c' ? 1e-4 : 1e-5))) {
+        char ckpt[160];
+        struct dse_ckpt_info info;
+        snprintf(ckpt, sizeof ckpt, "%s/imported.ckpt", dir);
+        CHECK_OK(dse_checkpoint_info(ckpt, &info, &err));
+        CHECK(!info.class_names == !meta.classes);
+        if (info.class_names && meta.classes) {
+            CHECK_INT_EQ(info.classes, 10);
+            CHECK_STR_EQ(info.class_names[0], "zero");
+            CHECK_STR_EQ(info.class_names[9], "nine");
+        }
+        free(info.class_names);
+        int tensors = 0;
+        for (int i = 0; i < m->net.n_layers; i++) {
+            const struct dse_node *a = &m->nodes[i];
+            const struct dse_tensor *ta[4] = { a->weight, a->bias, a->run_mean, a->run_var };
+            const int j = dse_net_find(&back->net, m->net.layers[i].name);
+            if (!a->weight && !a->run_mean) continue;
+            CHECK(j >= 0);
+            if (j < 0) continue;
+            const struct dse_node *b = &back->nodes[j];
+            const struct dse_tensor *tb[4] = { b->weight, b->bias, b->run_mean, b->run_var };
+            for (int k = 0; k < 4; k++) {
+                CHECK(!ta[k] == !tb[k]);
+                if (!ta[k] || !tb[k]) continue;
+                const int64_t n = (int64_t)ta[k]->n * ta[k]->c * ta[k]->h * ta[k]->w;
+                CHECK_INT_EQ((int64_t)tb[k]->n * tb[k]->c * tb[k]->h * tb[k]->w, n);
+                CHECK(!memcmp(ta[k]->data, tb[k]->data, sizeof *ta[k]->data * (size_t)n));
+                tensors++;
+            }
+        }
+        CHECK(tensors >= m->n_params); /* every learned tensor compared (and the running statistics) */
+        CHECK_INT_EQ(back->n_params, m->n_params);
+        int dropouts = 0; /* export leaves them out: inference is the identity */
+        for (int i = 0; i < m->net.n_layers; i++) dropouts += m->net.layers[i].type == DSE_LAYER_DROPOUT;
+        CHECK_INT_EQ(back->net.n_layers, m->net.n_layers - dropouts);
+    }
+    dse_model_free(back);
+    tmpdir_remove(dir);
+    dse_model_free(m);
+}
+
+static void test_import_fmnist(void) { import_case("fmnist"); }
+static void test_import_v11(void) { import_case("v1.1"); }
+static void test_import_complex(void) { import_case("complex"); }
+
+/* A network in the forms PyTorch's exporter writes (tests/onnx_check.py --make-pytorch:
+ * BatchNormalization, a ResNet basic block with Add, Gemm transB=1, MatMul + Add, Flatten). */
+static void test_import_pytorch(void) {
+    char dir[64], model[128], cmd[512];
+    tmpdir_make(dir);
+    snprintf(model, sizeof model, "%s/pytorch.onnx", dir);
+    snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh --make-pytorch %s", model);
+    int rc = system(cmd);
+    rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+    if (rc == 77) {
+        skipped = 1;
+    } else {
+        CHECK_INT_EQ(rc, 0);
+        struct dse_model *m = rc ? NULL : imported(model, dir, 4, 1e-5);
+        if (m) CHECK_INT_EQ(m->net.n_layers, 16); /* the Flatten left out; the loss for the Softmax */
+        dse_model_free(m);
+    }
+    tmpdir_remove(dir);
+}
+
+/* Models whose weights dse import refuses (tests/onnx_check.py --make-bad KIND), each beside
+ * its exact message (%s: the file); nothing is left behind (the .cfg written first is removed). */
+static void test_import_refusals(void) {
+    static const struct {
+        const char *kind, *msg;
+    } bad[] = {
+        { "double",   "%s: tensor 'w' is of data type 11; dse imports float32 (type 1) weights" },
+        { "external", "%s: tensor 'w' keeps its values in an external file; dse imports a model whose weights "
+                      "are in the .onnx itself" },
+        { "short",    "%s: tensor 'w' does not hold 18 float values once (in raw_data or float_data)" },
+        { "channels", "%s: the input's Sub and Div normalize 20 channels; a dse checkpoint records at most 4" },
+    };
+    char dir[64], model[128], ckpt[128], cfg[128], cmd[512], want[512], buf[1024];
+    tmpdir_make(dir);
+    snprintf(ckpt, sizeof ckpt, "%s/bad.ckpt", dir);
+    snprintf(cfg, sizeof cfg, "%s/bad.cfg", dir);
+    for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        struct dse_err err = { 0 };
+        snprintf(model, sizeof model, "%s/%s.onnx", dir, bad[i].kind);
+        snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh --make-bad %s %s", bad[i].kind, model);
+        int rc = system(cmd);
+        rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+        if (rc == 77) {
+            skipped = 1;
+            break;
+        }
+        CHECK_INT_EQ(rc, 0);
+        snprintf(want, sizeof want, bad[i].msg, model);
+        CHECK(dse_import_onnx_run(model, NULL, NULL, NULL, ckpt, cfg, stdout, &err) != DSE_OK);
+        CHECK_STR_EQ(dse_err_format(&err, buf, (int)sizeof buf), want);
+        CHECK(access(cfg, F_OK) != 0 && access(ckpt, F_OK) != 0);
+    }
+    tmpdir_remove(dir);
+}
+
+/* tests/onnx/tiny.onnx with single bytes changed (every 23rd byte, three values each): each
+ * variant imported or refused with a message, never a crash (the sanitizer build checks the
+ * tensors' bounds), and where the graph still reads, the weights decoded or refused. */
+static void test_import_bad_bytes(void) {
+    size_t len;
+    unsigned char *good = read_all("tests/onnx/tiny.onnx", &len);
+    char dir[64], model[128], ckpt[128], cfg[128];
+    int imported = 0, refused = 0;
+    CHECK(good != NULL);
+    if (!good) return;
+    tmpdir_make(dir);
+    snprintf(model, sizeof model, "%s/bad.onnx", dir);
+    snprintf(ckpt, sizeof ckpt, "%s/bad.ckpt", dir);
+    snprintf(cfg, sizeof cfg, "%s/bad.cfg", dir);
+    FILE *log = fopen("/dev/null", "w");
+    for (size_t i = 0; i < len; i += 23) { /* each import writes (and fsyncs) two files: a few seconds */
+        static const unsigned char with[3] = { 0x00, 0x7f, 0xff };
+        for (int k = 0; k < 3; k++) {
+            unsigned char *bad = malloc(len);
+            struct dse_err err = { 0 };
+            DSE_ASSERT(bad);
+            memcpy(bad, good, len);
+            bad[i] = with[k];
+            write_raw(model, bad, len);
+            if (dse_import_onnx_run(model, NULL, NULL, NULL, ckpt, cfg, log, &err)) {
+                refused++;
+                CHECK(err.msg[0] != '\0');
+            } else {
+                imported++;
+            }
+            free(bad);
+        }
+    }
+    fclose(log);
+    printf("  import of changed bytes: %d imported, %d refused\n", imported, refused);
+    CHECK(imported > 0 && refused > 0);
+    free(good);
+    tmpdir_remove(dir);
+}
 
 /* ---- ONNX structure, read back with our own reader ---------------------------------- */
 static int count_field(const uint8_t *p, size_t n, int field) {
@@ -364,6 +565,12 @@ static const struct check_case cases[] = {
     { "onnx-simple",      test_onnx_simple },
     { "onnx-complex",     test_onnx_complex },
     { "onnx-bn",          test_onnx_bn },
+    { "import-fmnist",    test_import_fmnist },
+    { "import-v1.1",      test_import_v11 },
+    { "import-complex",   test_import_complex },
+    { "import-pytorch",   test_import_pytorch },
+    { "import-refusals",  test_import_refusals },
+    { "import-bad-bytes", test_import_bad_bytes },
 };
 
 int main(int argc, char **argv) {
