@@ -467,8 +467,11 @@ static void write_hw(FILE *f, const char *key, int h, int w, int dflt) {
 }
 
 static void write_inputs(FILE *f, const struct dse_net *net, int i, const struct dse_layer *l) {
-    if (l->n_inputs == 1 && l->inputs[0] == i - 1 && i > 0) return;
-    if (l->n_inputs == 1 && l->inputs[0] == DSE_INPUT_DATA && i == 0) return;
+    /* the reader asks a concat or eltwise for its inputs even where there is one (DenseNet's
+     * first concat of a block, torch.cat([x])) */
+    const int listed = l->type == DSE_LAYER_CONCAT || l->type == DSE_LAYER_ELTWISE;
+    if (!listed && l->n_inputs == 1 && l->inputs[0] == i - 1 && i > 0) return;
+    if (!listed && l->n_inputs == 1 && l->inputs[0] == DSE_INPUT_DATA && i == 0) return;
     fputs(" inputs = [", f);
     for (int k = 0; k < l->n_inputs; k++) {
         if (k) fputs(", ", f);
