@@ -76,7 +76,7 @@ size_t dse_node_state_plan(const struct dse_node *n, size_t align, struct dse_st
     case DSE_OP_BATCHNORM:    plan->stats = piece(x->c, sizeof(float), align);
                               plan->saved = in_place ? piece(all, sizeof(float), align) : 0; break;
     case DSE_OP_SCALE:        plan->saved = in_place ? piece(all, sizeof(float), align) : 0; break;
-    case DSE_OP_LRN:          plan->saved = piece(all, sizeof(float), align); break;
+    case DSE_OP_LRN:          plan->saved = piece(2 * all, sizeof(float), align); break; /* scale, scale^-beta */
     case DSE_OP_SOFTMAX_XENT: plan->prob = piece(all, sizeof(float), align); break;
     default: break;
     }

@@ -316,9 +316,11 @@ void test_grad_chain(void) {
 
 /* ---- an AlexNet-like stack on the model (issue #34) ----------------------------------------- */
 
-/* conv -> relu -> lrn -> slice -> pool -> [flatten] -> fc -> loss; heads 2: two flattens of
- * the pool, each with its fc, added before the loss (so neither flatten may be a view). */
-static void lrn_net(struct dse_net *net, int flatten, int heads) {
+/* conv -> relu -> lrn -> [scale] -> slice -> pool -> [flatten] -> fc -> loss; heads 2: two
+ * flattens of the pool, each with its fc, added before the loss (so neither flatten may be a
+ * view). scale 1: a scale layer after the lrn, working in place on its output; 2: the same
+ * layer out of place. */
+static void lrn_net(struct dse_net *net, int flatten, int heads, int scale) {
     dse_net_init(net, "lrn", 3, 9, 9);
     struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "conv1");
     l.num_output = 8, l.kernel_h = l.kernel_w = 3, l.stride_h = l.stride_w = 2;
@@ -329,6 +331,11 @@ static void lrn_net(struct dse_net *net, int flatten, int heads) {
     l = dse_layer_make(DSE_LAYER_LRN, "norm1");
     l.lrn_size = 5, l.lrn_alpha = 1e-2f, l.lrn_beta = 0.75f, l.lrn_k = 1.0f;
     add_layer(net, l);
+    if (scale) {
+        l = dse_layer_make(DSE_LAYER_SCALE, "scale1");
+        l.bias = 1, l.in_place = scale == 1;
+        add_layer(net, l);
+    }
     l = dse_layer_make(DSE_LAYER_SLICE, "slice1");
     l.slice_begin = 2, l.slice_end = 8;
     add_layer(net, l);
@@ -358,9 +365,9 @@ static void lrn_net(struct dse_net *net, int flatten, int heads) {
 
 /* Ten SGD steps on one batch; the losses into loss[10]. *view: the first flatten's output is
  * its input's memory. */
-static void lrn_net_train(int flatten, int heads, float *loss, int *view) {
+static void lrn_net_train(int flatten, int heads, int scale, float *loss, int *view) {
     struct dse_net net;
-    lrn_net(&net, flatten, heads);
+    lrn_net(&net, flatten, heads, scale);
     const struct dse_model_opts o = { .batch = 4, .threads = THREADS, .seed = 7, .init = DSE_INIT_XAVIER };
     struct dse_model *m = NULL;
     struct dse_err err = { 0 };
@@ -388,14 +395,19 @@ static void lrn_net_train(int flatten, int heads, float *loss, int *view) {
 }
 
 void test_net_lrn(void) {
-    float with[10], without[10], two[10];
+    float with[10], without[10], two[10], inplace[10], apart[10];
     int view = 0, view2 = 1;
-    lrn_net_train(1, 1, with, &view);
-    lrn_net_train(0, 1, without, &(int){ 0 });
-    lrn_net_train(1, 2, two, &view2);
+    lrn_net_train(1, 1, 0, with, &view);
+    lrn_net_train(0, 1, 0, without, &(int){ 0 });
+    lrn_net_train(1, 2, 0, two, &view2);
     CHECK(view);   /* the flatten before the fc moves nothing */
     CHECK(!view2); /* a flatten of a value another layer reads has a tensor of its own */
     CHECK(memcmp(with, without, sizeof with) == 0);
+    /* a layer working in place on the lrn's output: the lrn's backward does not read it */
+    lrn_net_train(1, 1, 1, inplace, &(int){ 0 });
+    lrn_net_train(1, 1, 2, apart, &(int){ 0 });
+    CHECK(memcmp(inplace, apart, sizeof inplace) == 0);
+    CHECK(memcmp(inplace, with, sizeof inplace) != 0); /* the scale learns: a different net */
     if (getenv("DSE_TEST_VERBOSE"))
         for (int s = 0; s < 10; s++) printf("  step %d: loss %.6f (two heads %.6f)\n", s, with[s], two[s]);
     CHECK(isfinite(with[9]) && with[9] < 0.5f * with[0]);

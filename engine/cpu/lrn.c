@@ -1,11 +1,13 @@
 /* lrn.c: CPU local response normalization across channels (Caffe's LRN, ACROSS_CHANNELS;
  * AlexNet, CaffeNet, GoogLeNet), forward and backward; then the ops that only move values:
  * the channel slice, flatten and reshape.
- * x, y: [N, C, H, W]   st.saved (the scale): [N, C, H, W] contiguous.
+ * x, y: [N, C, H, W]   st.saved: the scale, then p = scale^-beta, each [N, C, H, W] contiguous.
  *   scale[c] = k + alpha/size * sum of x[c']^2 over c' in [c - size/2, c + size/2] within [0, C)
- *   y[c]     = x[c] * scale[c]^-beta
- *   dx[c]   += dy[c] * scale[c]^-beta
+ *   y[c]     = x[c] * p[c]
+ *   dx[c]   += dy[c] * p[c]
  *              - 2 alpha beta/size * x[c] * sum over the same window of dy[c'] y[c'] / scale[c']
+ * Backward recomputes y[c'] as x[c'] * p[c'] (the same bits) rather than reading y: a layer
+ * after the LRN may work in place on y (a dropout, a batch norm) before backward runs.
  * Every value is summed over its window in channel order by one thread, so the results
  * do not depend on the thread count. Gradient rule: engine/engine.h, struct dse_node. */
 #include "engine/engine.h"
@@ -48,6 +50,7 @@ static void lrn_fwd_part(void *p, int64_t lo, int64_t hi) {
         const float *xi = x->data + i * x->stride_n;
         const float *xc = xi + c * a->HW;
         float *yc = y->data + i * y->stride_n + c * a->HW, *sc = n->st.saved + u * a->HW;
+        float *pc = sc + (int64_t)x->n * C * a->HW;
         for (int64_t j0 = 0; j0 < a->HW; j0 += CHUNK) {
             const int64_t m = a->HW - j0 < CHUNK ? a->HW - j0 : CHUNK;
             float s[CHUNK] = { 0 };
@@ -57,7 +60,8 @@ static void lrn_fwd_part(void *p, int64_t lo, int64_t hi) {
             }
             for (int64_t j = 0; j < m; j++) {
                 sc[j0 + j] = k + an * s[j];
-                yc[j0 + j] = xc[j0 + j] * powf(sc[j0 + j], nb);
+                pc[j0 + j] = powf(sc[j0 + j], nb);
+                yc[j0 + j] = xc[j0 + j] * pc[j0 + j];
             }
         }
     }
@@ -77,26 +81,26 @@ static void lrn_bwd_part(void *p, int64_t lo, int64_t hi) {
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const struct dse_layer *l = n->layer;
     const int C = x->c;
-    const float nb = -l->lrn_beta, f = 2.0f * l->lrn_alpha * l->lrn_beta / (float)l->lrn_size;
+    const float f = 2.0f * l->lrn_alpha * l->lrn_beta / (float)l->lrn_size;
     for (int64_t u = lo; u < hi; u++) {
         const int64_t i = u / C;
         const int c = (int)(u % C);
         int c0, c1;
         window(n, c, &c0, &c1);
-        const float *yi = y->data + i * y->stride_n, *dyi = y->grad + i * y->stride_n;
-        const float *si = n->st.saved + i * C * a->HW;
-        const float *xc = x->data + i * x->stride_n + c * a->HW;
+        const float *dyi = y->grad + i * y->stride_n, *xi = x->data + i * x->stride_n;
+        const float *si = n->st.saved + i * C * a->HW, *pi = si + (int64_t)x->n * C * a->HW;
+        const float *xc = xi + c * a->HW;
         float *dxc = x->grad + i * x->stride_n + c * a->HW;
         for (int64_t j0 = 0; j0 < a->HW; j0 += CHUNK) {
             const int64_t m = a->HW - j0 < CHUNK ? a->HW - j0 : CHUNK;
             float t[CHUNK] = { 0 };
             for (int q = c0; q < c1; q++) {
                 const int64_t o = q * a->HW + j0;
-                for (int64_t j = 0; j < m; j++) t[j] += dyi[o + j] * yi[o + j] / si[o + j];
+                for (int64_t j = 0; j < m; j++) t[j] += dyi[o + j] * (xi[o + j] * pi[o + j]) / si[o + j];
             }
             const int64_t o = c * a->HW + j0;
             for (int64_t j = 0; j < m; j++)
-                dxc[j0 + j] += dyi[o + j] * powf(si[o + j], nb) - f * xc[j0 + j] * t[j];
+                dxc[j0 + j] += dyi[o + j] * pi[o + j] - f * xc[j0 + j] * t[j];
         }
     }
 }

@@ -634,9 +634,10 @@ __global__ static void k_lrn_fwd(const float *x, int64_t sx, float *y, int64_t s
             const float v = xi[q * HW + j];
             t += v * v;
         }
-        const float sc = p.k + an * t;
+        const float sc = p.k + an * t, pb = powf(sc, nb);
         scale[e] = sc;
-        y[i * sy + c * HW + j] = xi[c * HW + j] * powf(sc, nb);
+        scale[(int64_t)N * C * HW + e] = pb; /* scale^-beta, after the scales (engine/cpu/lrn.c) */
+        y[i * sy + c * HW + j] = xi[c * HW + j] * pb;
     }
 }
 
@@ -648,20 +649,22 @@ extern "C" cudaError_t dse_cuk_lrn_fwd(cudaStream_t s, const float *x, int64_t s
 
 __global__ static void k_lrn_bwd(const float *x, int64_t sx, const float *y, const float *dy, int64_t sy,
                                  const float *scale, float *dx, int N, int C, int64_t HW, struct dse_cuk_lrn p) {
-    const float nb = -p.beta, f = 2.0f * p.alpha * p.beta / (float)p.size;
+    const float f = 2.0f * p.alpha * p.beta / (float)p.size;
+    (void)y; /* y = x * scale^-beta is recomputed: a later layer may work in place on y */
     GRID_LOOP(e, (int64_t)N * C * HW) {
         const int64_t i = e / ((int64_t)C * HW), j = e % HW;
         const int c = (int)(e / HW % C);
         int c0, c1;
         lrn_window(c, C, p.size, &c0, &c1);
-        const float *yi = y + i * sy, *dyi = dy + i * sy, *si = scale + i * C * HW;
+        const float *xi = x + i * sx, *dyi = dy + i * sy, *si = scale + i * C * HW;
+        const float *pi = si + (int64_t)N * C * HW;
         float t = 0.0f;
         for (int q = c0; q < c1; q++) {
             const int64_t o = q * HW + j;
-            t += dyi[o] * yi[o] / si[o];
+            t += dyi[o] * (xi[o] * pi[o]) / si[o];
         }
         const int64_t o = c * HW + j;
-        dx[i * sx + o] += dyi[o] * powf(si[o], nb) - f * x[i * sx + o] * t;
+        dx[i * sx + o] += dyi[o] * pi[o] - f * xi[o] * t;
     }
 }
 
