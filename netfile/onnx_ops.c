@@ -224,6 +224,9 @@ enum dse_status op_transpose(struct rd *r, const struct node *nd, const struct o
     int c, h, w;
     const int g = find_value(r, nd->in[0])->groups;
     if ((st = shape_of(r, in, &c, &h, &w))) return st;
+    if (g < 1 || c % g) /* a 5-d value not from a channel shuffle's Reshape (an op --skip-unknown kept) */
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "a Transpose of a 5-d value that is not a channel shuffle's "
+                         "[N, g, C/g, H, W]");
     struct dse_layer *l = begin_layer(r, nd, op->type, in);
     if (!l) return r->err->code;
     l->groups = g;
@@ -270,8 +273,13 @@ enum dse_status op_split(struct rd *r, const struct node *nd, const struct op *o
         for (int k = 0; k < n; k++) split[k] = (c + n - 1) / n;
         split[n - 1] = c - (int64_t)(n - 1) * ((c + n - 1) / n);
     }
-    int64_t sum = 0;
-    for (int k = 0; k < n; k++) sum += split[k] > 0 ? split[k] : -DSE_DIM_MAX;
+    int64_t sum = 0; /* each part in [1, c] first: the sum cannot overflow */
+    for (int k = 0; k < n; k++) {
+        if (split[k] < 1 || split[k] > c)
+            return node_fail(r, DSE_ERR_SHAPE, "part %d of its split holds %lld channels; the input has %d", k,
+                             (long long)split[k], c);
+        sum += split[k];
+    }
     if (n != nd->n_out || sum != c)
         return node_fail(r, DSE_ERR_SHAPE, "its %d parts hold %lld of %d channels in %d outputs", n, (long long)sum, c,
                          nd->n_out);
@@ -466,9 +474,10 @@ enum dse_status fold_arith(struct rd *r, const struct node *nd, int *done) {
     for (size_t k = 0; k < n; k++) {
         const int64_t p = x[nx == 1 ? 0 : k], q = y[ny == 1 ? 0 : k];
         int over = 0;
-        if (str_is(nd->op, "Add")) over = __builtin_add_overflow(p, q, &z[k]);
+        if (str_is(nd->op, "Add") || str_is(nd->op, "Sum")) over = __builtin_add_overflow(p, q, &z[k]);
         else if (str_is(nd->op, "Sub")) over = __builtin_sub_overflow(p, q, &z[k]);
         else if (str_is(nd->op, "Mul")) over = __builtin_mul_overflow(p, q, &z[k]);
+        else if (!str_is(nd->op, "Div")) return node_fail(r, DSE_ERR_INTERNAL, "no arithmetic for this op");
         else if (q == 0 || (p == INT64_MIN && q == -1)) over = 1;
         else z[k] = p / q; /* Div: C's truncation, as ONNX's integer Div */
         if (over) return node_fail(r, DSE_ERR_CONFIG, "%lld and %lld overflow or divide by 0", (long long)p, (long long)q);

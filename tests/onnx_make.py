@@ -168,6 +168,28 @@ def mulrow():  # a Mul broadcast over the channels, not per channel: refused
     return nodes, [weight("c1.w", [8, 4, 1, 1]), weight("c2.w", [1, 4, 1, 1])], 13, [1, 4, 8, 8], [1, 8, 8, 8]
 
 
+
+@kind
+def shuffleskip():  # an unknown op on a channel shuffle's 5-d value, then its Transpose: refused
+    n = helper.make_node
+    nodes = [n("Reshape", ["x", "shp"], ["r5"], name="r"), n("Erf", ["r5"], ["e"], name="erf"),
+             n("Transpose", ["e"], ["t"], name="tr", perm=[0, 2, 1, 3, 4])]
+    return nodes, [ints("shp", [1, 2, 2, 8, 8])], 13, [1, 4, 8, 8], [1, 2, 2, 8, 8]
+
+
+@kind
+def sumslice():  # Sum of two int64 constants (6 + 2) as a Slice's end: all 8 channels
+    n = helper.make_node
+    nodes = [n("Sum", ["a", "b"], ["e"], name="sum"), n("Slice", ["x", "st", "e", "ax"], ["y"], name="sl")]
+    return nodes, [ints("a", [6]), ints("b", [2]), ints("st", [0]), ints("ax", [1])], 13, [1, 8, 4, 4], [1, 8, 4, 4]
+
+
+@kind
+def splitbig():  # a Split whose parts' sizes would overflow a sum: refused by the first
+    n = helper.make_node
+    big = 2**63 - 1
+    return [n("Split", ["x"], ["a", "b", "c"], name="sp", axis=1, split=[big, big, 6])], [], 11, [1, 4, 8, 8], [1, 4, 8, 8]
+
 if len(sys.argv) > 2:
     nodes, inits, opset, shape_in, shape_out = KINDS[sys.argv[2]]()
     graph = helper.make_graph(nodes, sys.argv[2], [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],

@@ -438,6 +438,15 @@ void test_onnx_ops(void) {
         { .kind = "mulrow", .status = DSE_ERR_UNSUPPORTED,
           .msg = "node 'm' (Mul, opset 13): a Mul of 8x8x8 by 1x8x8; dse reads a product of equal shapes or of a map "
                  "by one value per channel" },
+        /* review of issue #34: a 5-d value an unknown op kept is no channel shuffle (it divided
+         * by its group count 0); Sum of constants adds (it divided); a Split's huge parts */
+        { .kind = "shuffleskip", .skip = 1, .status = DSE_ERR_UNSUPPORTED,
+          .msg = "node 'tr' (Transpose, opset 13): a Transpose of a 5-d value that is not a channel shuffle's "
+                 "[N, g, C/g, H, W]" },
+        { .kind = "sumslice", .n_layers = 1, .layers = { { "sl", DSE_LAYER_SLICE, 8, 4, 4 } } },
+        { .kind = "splitbig", .status = DSE_ERR_SHAPE,
+          .msg = "node 'sp' (Split, opset 11): part 0 of its split holds 9223372036854775807 channels; the input "
+                 "has 4" },
         /* params c1 108+4, fc 8+2; FLOPs 2*108*64 + 2*8; Erf costs nothing */
         { .kind = "unknown", .skip = 1, .params = 112 + 10, .flops = 13824 + 16, .n_layers = 6,
           .other_ops = 256 + 256 + 256 + 2, /* c1 bias, relu, gp; fc bias */
