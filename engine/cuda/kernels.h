@@ -24,7 +24,7 @@ extern "C" {
 cudaError_t dse_cuk_add(cudaStream_t s, int n, int64_t img, const float *x, int64_t sx, float *y, int64_t sy);
 
 /* y = x[0] + x[1] + ... (added in input order, as the CPU does). */
-#define DSE_CUK_MAX_IN 8
+#define DSE_CUK_MAX_IN 64 /* DSE_MAX_INPUTS (engine/cuda/ops.c checks): 1 KB of kernel arguments, of 4 KB */
 struct dse_cuk_inputs {
     const float *x[DSE_CUK_MAX_IN];
     int64_t      sx[DSE_CUK_MAX_IN];

@@ -153,6 +153,8 @@ enum dse_status dse_cuda_concat_bwd(struct dse_cuda_ctx *cx, struct dse_node *n)
 
 /* ---- eltwise add ------------------------------------------------------------------------ */
 
+_Static_assert(DSE_CUK_MAX_IN >= DSE_MAX_INPUTS, "an eltwise's inputs pass as one kernel argument");
+
 enum dse_status dse_cuda_eltwise_add_fwd(struct dse_cuda_ctx *cx, struct dse_node *n) {
     struct dse_cuk_inputs in;
     memset(&in, 0, sizeof in);
