@@ -2,7 +2,6 @@
  * only, as the rest of dse's file formats (floats are copied byte for byte). */
 #include "base/pb.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,12 +135,6 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
     return -1; /* more than 10 bytes */
 }
 
-/* field and wire are written as one 8-byte word: a caller that reads them as one (GCC
- * merges `f.field == a && f.wire == b`) then reads them from one store, not two (a store
- * forwarding stall, a dozen cycles a field). Little-endian: field in the low half. */
-_Static_assert(offsetof(struct dse_pb_field, field) == 0 && offsetof(struct dse_pb_field, wire) == 4 &&
-               sizeof(enum dse_pb_wire) == 4, "dse_pb_next_any writes field and wire as one uint64_t");
-
 int dse_pb_next_any(struct dse_pb_reader *r, struct dse_pb_field *f) {
     uint64_t key, v = 0;
     const uint8_t *p = r->p, *end = r->end, *data = NULL;
@@ -167,8 +160,7 @@ int dse_pb_next_any(struct dse_pb_reader *r, struct dse_pb_field *f) {
     default:
         return -1; /* groups (3, 4) and wire types 6, 7 */
     }
-    const uint64_t head = (key >> 3) | (key & 7) << 32;
-    memcpy(f, &head, sizeof head);
+    dse_pb_field_head(f, key >> 3, key & 7);
     f->v = v, f->data = data, f->len = data ? (size_t)v : 0;
     r->p = p;
     return 1;

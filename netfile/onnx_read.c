@@ -240,8 +240,9 @@ int has_in(const struct node *nd, int k) {
 int attr(const struct node *nd, const char *name, struct dse_pb_field *a) {
     struct dse_pb_reader rr, ar;
     struct dse_pb_field f, g;
+    const size_t n = strlen(name); /* once, not once an attribute */
     for (int i = 0; i < nd->n_attr; i++)
-        if (str_is(nd->attr[i].name, name)) {
+        if (nd->attr[i].name.n == n && !memcmp(nd->attr[i].name.p, name, n)) {
             *a = nd->attr[i].a;
             return 1;
         }
