@@ -1055,6 +1055,9 @@ static enum dse_status check_weights(struct rd *r) {
 /* Room for the graph's values and layers, counted first: no table grows while it is read
  * (a node makes at most MAX_NODE_OUT layers: a Split's slices). */
 static enum dse_status make_room(struct rd *r, int n_nodes, int n_init) {
+    if (n_nodes > INT_MAX / 4 / MAX_NODE_OUT || n_init > INT_MAX / 4) /* the tables' int sizes */
+        return dse_err_set(r->err, DSE_ERR_UNSUPPORTED, r->path, 0, "a graph of %d nodes and %d initializers; "
+                           "dse reads up to %d of each", n_nodes, n_init, INT_MAX / 4 / MAX_NODE_OUT);
     const size_t max_l = (size_t)n_nodes * MAX_NODE_OUT + 1;
     size_t lt = 64, vt = 128;
     while (lt < 2 * max_l) lt *= 2;
@@ -1097,7 +1100,7 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
     struct dse_pb_field *nodes = r->fields, *inputs = r->fields + n_nodes;
     int i_node = 0, i_input = 0;
 
-    /* initializers */
+    /* the initializers; the nodes and inputs kept, read after them */
     dse_pb_reader_init(&rr, graph->data, graph->len);
     while (dse_pb_next(&rr, &f) == 1) {
         if (f.field == GRAPH_NODE) nodes[i_node++] = f;
