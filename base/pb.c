@@ -135,31 +135,35 @@ static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
     return -1; /* more than 10 bytes */
 }
 
-int dse_pb_next(struct dse_pb_reader *r, struct dse_pb_field *f) {
-    uint64_t key;
-    if (r->p >= r->end) return 0;
-    if (get_varint(&r->p, r->end, &key) || key >> 3 == 0 || key >> 3 > 0x1fffffff) return -1;
-    memset(f, 0, sizeof *f);
-    f->field = (int)(key >> 3);
-    f->wire = (enum dse_pb_wire)(key & 7);
-    switch (f->wire) {
+int dse_pb_next_any(struct dse_pb_reader *r, struct dse_pb_field *f) {
+    uint64_t key, v = 0;
+    const uint8_t *p = r->p, *end = r->end, *data = NULL;
+    if (p >= end) return 0;
+    if (get_varint(&p, end, &key) || key >> 3 == 0 || key >> 3 > 0x1fffffff) return -1;
+    switch (key & 7) {
     case DSE_PB_VARINT:
-        return get_varint(&r->p, r->end, &f->v) ? -1 : 1;
+        if (get_varint(&p, end, &v)) return -1;
+        break;
     case DSE_PB_I64:
     case DSE_PB_I32: {
-        size_t n = f->wire == DSE_PB_I64 ? 8 : 4;
-        if ((size_t)(r->end - r->p) < n) return -1;
-        memcpy(&f->v, r->p, n); /* little-endian: the low bytes */
-        r->p += n;
-        return 1;
+        size_t n = (key & 7) == DSE_PB_I64 ? 8 : 4;
+        if ((size_t)(end - p) < n) return -1;
+        memcpy(&v, p, n); /* little-endian: the low bytes */
+        p += n;
+        break;
     }
     case DSE_PB_LEN:
-        if (get_varint(&r->p, r->end, &f->v) || f->v > (uint64_t)(r->end - r->p)) return -1;
-        f->data = r->p, f->len = (size_t)f->v;
-        r->p += f->len;
-        return 1;
+        if (get_varint(&p, end, &v) || v > (uint64_t)(end - p)) return -1;
+        data = p;
+        p += v;
+        break;
+    default:
+        return -1; /* groups (3, 4) and wire types 6, 7 */
     }
-    return -1; /* groups (3, 4) and wire types 6, 7 */
+    dse_pb_field_head(f, key >> 3, key & 7);
+    f->v = v, f->data = data, f->len = data ? (size_t)v : 0;
+    r->p = p;
+    return 1;
 }
 
 float dse_pb_as_float(const struct dse_pb_field *f) {

@@ -6,7 +6,8 @@
  * Read from ONNX (issue #34: target >= 100,000 per second): dse's own export of SqueezeNet
  * v1.1 (experiments/squeezenet/squeezenet_v1.1.cfg, its input normalization inside, as dse
  * export writes it) held in memory as bytes, parsed by dse_onnx_parse and costed per
- * iteration; the yardstick is the same network read from its .cfg file and costed.
+ * iteration; the yardstick is the same network read from its .cfg file and costed, and
+ * the floor a walk of every field the parse must read (walk_fields).
  * Usage: bench_analysis [iterations per sample, default 200000] (run from the repository
  * root for the ONNX lines) */
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "base/pb.h"
 #include "data/data.h"
 #include "engine/model.h"
 #include "netfile/netfile.h"
@@ -41,6 +43,27 @@ static int export_v11(uint8_t **buf, size_t *len, int *layers) {
     dse_model_free(m);
     dse_net_deinit(&net);
     return rc ? -1 : 0;
+}
+
+/* Every field of an ONNX model a reader of its graph must see, once (base/pb.h's walker):
+ * the model's, the graph's (ModelProto.graph 7), each node's (GraphProto.node 1) and
+ * its attributes' (NodeProto.attribute 5), each initializer's (GraphProto.initializer 5)
+ * and input's (11), the weights' raw_data passed over by its length. The fields counted
+ * into *n. What no reader can skip: the floor under dse_onnx_parse. kind: 0 a model, 1 a
+ * graph, 2 a node, 3 a message whose fields are not opened. */
+static int walk(const uint8_t *p, size_t len, int kind, long *n) {
+    struct dse_pb_reader r;
+    struct dse_pb_field f;
+    int got;
+    dse_pb_reader_init(&r, p, len);
+    while ((got = dse_pb_next(&r, &f)) == 1) {
+        int sub = kind == 0 && f.field == 7 ? 1
+                  : kind == 1 && f.field == 1 ? 2
+                  : (kind == 1 && (f.field == 5 || f.field == 11)) || (kind == 2 && f.field == 5) ? 3 : -1;
+        (*n)++;
+        if (sub > 0 && f.wire == DSE_PB_LEN && walk(f.data, f.len, sub, n)) return -1;
+    }
+    return got;
 }
 
 /* Median and minimum ns per iteration of read + cost, over SAMPLES samples after two warm-ups:
@@ -141,6 +164,24 @@ int main(int argc, char **argv) {
     printf("name=analysis.cfg.squeezenet_v1.1 what=cfg_load+cost iters=%ld median_ns=%.1f min_ns=%.1f "
            "analyses_per_s=%.0f\n",
            it_cfg, t_cfg[SAMPLES / 2], t_cfg[0], 1e9 / t_cfg[SAMPLES / 2]);
+    /* the floor: each field the parse must read, read once and nothing done with it */
+    double t_walk[SAMPLES];
+    long fields = 0;
+    for (int s = -2; s < SAMPLES; s++) {
+        double t0 = now_ns();
+        for (long i = 0; i < it_onnx; i++) {
+            long n = 0;
+            if (walk(buf, len, 0, &n)) return free(buf), 1;
+            fields = n;
+            sink += n;
+        }
+        if (s >= 0) t_walk[s] = (now_ns() - t0) / (double)it_onnx;
+    }
+    qsort(t_walk, SAMPLES, sizeof(double), bench_cmp_double);
+    printf("name=analysis.onnx.squeezenet_v1.1 what=walk_fields fields=%ld iters=%ld median_ns=%.1f min_ns=%.1f "
+           "ns_per_field=%.2f parse_cost_over_walk=%.1f\n",
+           fields, it_onnx, t_walk[SAMPLES / 2], t_walk[0], t_walk[SAMPLES / 2] / (double)fields,
+           t_onnx[SAMPLES / 2] / t_walk[SAMPLES / 2]);
     /* the network read from ONNX once, then analyzed as a sweep analyzes its candidates */
     struct dse_net on;
     struct dse_cost_layer oc[256];

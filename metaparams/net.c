@@ -207,6 +207,14 @@ static struct dse_layer *net_reserve(struct dse_net *net, struct dse_err *err) {
     return &net->layers[net->n_layers];
 }
 
+enum dse_status dse_net_reserve(struct dse_net *net, int n, struct dse_err *err) {
+    if (n <= net->cap_layers) return DSE_OK;
+    struct dse_layer *p = realloc(net->layers, sizeof *p * (size_t)n);
+    if (!p) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory adding layer");
+    net->layers = p;
+    net->cap_layers = n;
+    return DSE_OK;
+}
 
 enum dse_status dse_net_add(struct dse_net *net, const struct dse_layer *l, struct dse_err *err) {
     if ((unsigned)l->type >= DSE_LAYER_COUNT)

@@ -164,6 +164,9 @@ enum dse_status dse_net_add(struct dse_net *net, const struct dse_layer *l, stru
  * it. Nothing is appended until the commit. */
 struct dse_layer *dse_net_push(struct dse_net *net, enum dse_layer_type t, struct dse_err *err);
 enum dse_status   dse_net_commit(struct dse_net *net, struct dse_err *err);
+/* Room for n layers in all, so that pushing up to n grows nothing (a reader that counted
+ * its layers first); DSE_ERR_NOMEM if out of memory. */
+enum dse_status   dse_net_reserve(struct dse_net *net, int n, struct dse_err *err);
 
 /* Append the primitive layers of a Fire module taking input `input` (a layer index or
  * DSE_INPUT_DATA). Layer names are "<fire>/squeeze1x1", ... (docs/network-format.md).

@@ -82,6 +82,7 @@ struct tensor {
     size_t         len;
     int            computed;  /* an int64 value computed from shapes (Shape, Gather, Add, ...): */
     int64_t        iv[MAX_DIMS]; /* its values, not msg's */
+    int            read;      /* a layer reads it as its weights or bias (finish: tied weights) */
 };
 
 /* A named value of the graph: a layer's output (or the network input), or a tensor. */
@@ -110,6 +111,12 @@ struct node {
     int            n_attr;        /* -1: more names than attr[] holds */
 };
 
+/* A node's bytes, read again where a layer's node is needed after the graph (dse import). */
+struct node_ref {
+    const uint8_t *msg;
+    size_t         len;
+};
+
 struct rd {
     const char                   *path;
     const struct dse_input_shape *ov;
@@ -126,7 +133,11 @@ struct rd {
     int                          *weight, *bias; /* [layer]: tensor index of its weights / bias, -1 */
     int                          *matmul;        /* [layer]: an fc read from MatMul (its bias may follow) */
     uint32_t                     *name_h;        /* [layer]: str_hash of its name (begin_layer's look-up) */
-    struct node                  *src;           /* [layer]: the node it was read from (dse import's weights) */
+    struct node_ref              *src;           /* [layer]: the node it was read from (dse import's weights) */
+    int                          *lt;            /* the layers by name (open addressing): 1 + index, 0 empty */
+    int                           cap_lt;        /* a power of two, over 2 x the most layers */
+    int                           dup_name;      /* a layer has an earlier one's name: dse_net_check_names */
+    struct dse_pb_field          *fields;        /* read_graph's nodes and inputs, read after the initializers */
     const struct node            *cur;           /* the node being read, for messages */
     int                           read5;         /* the op being read takes a 5-d value (a channel shuffle's) */
     int                           skip_unknown;  /* an op not in ops[]: a zero-cost layer (--skip-unknown) */

@@ -30,12 +30,21 @@ static int str_eq(struct str a, struct str b) {
     return a.n == b.n && (!a.n || !memcmp(a.p, b.p, a.n));
 }
 
-/* FNV-1a, 32 bits: names are looked up by it, then compared byte for byte (issue #34 asks
- * >= 10^5 analyses per second of a SqueezeNet read from ONNX: bench_analysis). */
+/* Names are looked up by it, then compared byte for byte (issue #34 asks >= 10^5 analyses
+ * per second of a SqueezeNet read from ONNX: bench_analysis). Eight bytes a step, each
+ * mixed by a multiply (MurmurHash3's fmix64 constants): a byte-at-a-time hash (FNV-1a)
+ * waited a multiply per byte, a sixth of a read's time. */
 static uint32_t str_hash(struct str s) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < s.n; i++) h = (h ^ (uint8_t)s.p[i]) * 16777619u;
-    return h;
+    uint64_t h = 0x9e3779b97f4a7c15u ^ s.n, w;
+    size_t i = 0;
+    for (; i + 8 <= s.n; i += 8) {
+        memcpy(&w, s.p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    for (w = 0; i < s.n; i++) w = w << 8 | (uint8_t)s.p[i];
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+    return (uint32_t)(h ^ h >> 32);
 }
 
 static struct str str_of(const struct dse_pb_field *f) {
@@ -231,8 +240,9 @@ int has_in(const struct node *nd, int k) {
 int attr(const struct node *nd, const char *name, struct dse_pb_field *a) {
     struct dse_pb_reader rr, ar;
     struct dse_pb_field f, g;
+    const size_t n = strlen(name); /* once, not once an attribute */
     for (int i = 0; i < nd->n_attr; i++)
-        if (str_is(nd->attr[i].name, name)) {
+        if (nd->attr[i].name.n == n && !memcmp(nd->attr[i].name.p, name, n)) {
             *a = nd->attr[i].a;
             return 1;
         }
@@ -317,6 +327,14 @@ void attr_str(const struct node *nd, const char *name, char *out, size_t cap) {
 
 /* ---- layers ------------------------------------------------------------------------------ */
 
+/* A layer named name (of hash h) among those committed: by the names' table. */
+static int layer_named(const struct rd *r, const char *name, uint32_t h) {
+    const uint32_t m = (uint32_t)r->cap_lt - 1;
+    for (uint32_t k = h & m; r->lt[k]; k = (k + 1) & m)
+        if (r->name_h[r->lt[k] - 1] == h && !strcmp(r->net->layers[r->lt[k] - 1].name, name)) return 1;
+    return 0;
+}
+
 /* A new layer of type t named after the node (its name, else its first output's; a name a
  * layer already has: the output's), reading `input`; commit with finish. A type that may
  * work in place does, as Caffe's ReLU after a conv (so activations count as for a .cfg);
@@ -326,15 +344,16 @@ struct dse_layer *begin_layer(struct rd *r, const struct node *nd, enum dse_laye
     struct str s = nd->name.n ? nd->name : nd->out[0];
     str_copy(name, sizeof name, s);
     uint32_t h = str_hash((struct str){ .p = name, .n = strlen(name) });
-    int taken = 0; /* dse_net_find, by hash first */
-    for (int i = r->net->n_layers - 1; i >= 0 && !taken; i--)
-        taken = r->name_h[i] == h && !strcmp(r->net->layers[i].name, name);
-    if (taken) {
+    if (layer_named(r, name, h)) { /* dse_net_find, by hash */
         str_copy(name, sizeof name, s = nd->out[0]);
         h = str_hash((struct str){ .p = name, .n = strlen(name) });
     }
     if (s.n >= DSE_NAME_MAX) { /* never cut short, as in a .cfg or .prototxt */
         node_fail(r, DSE_ERR_CONFIG, "its name '%.*s' is over %d characters", sn(s), s.p, DSE_NAME_MAX - 1);
+        return NULL;
+    }
+    if (r->net->n_layers >= r->cap_lt / 2) { /* more layers than read_graph counted room for */
+        dse_err_set(r->err, DSE_ERR_INTERNAL, r->path, 0, "more layers than the graph's nodes make");
         return NULL;
     }
     struct dse_layer *l = dse_net_push(r->net, t, r->err);
@@ -352,12 +371,20 @@ enum dse_status finish(struct rd *r, const struct node *nd, int rank, int weight
     enum dse_status st = dse_net_commit(r->net, r->err);
     if (st) return st;
     const int i = r->net->n_layers - 1;
-    r->weight[i] = weight, r->bias[i] = bias, r->matmul[i] = 0, r->src[i] = *nd;
-    for (int j = 0; j < i && (weight >= 0 || bias >= 0); j++) { /* an initializer an earlier layer reads too
-                                                                      (tied weights): counted there */
-        if (weight >= 0 && (r->weight[j] == weight || r->bias[j] == weight)) r->net->layers[i].shared |= 1;
-        if (bias >= 0 && (r->weight[j] == bias || r->bias[j] == bias)) r->net->layers[i].shared |= 2;
-    }
+    r->weight[i] = weight, r->bias[i] = bias, r->matmul[i] = 0;
+    r->src[i] = (struct node_ref){ .msg = nd->msg, .len = nd->len };
+    /* an initializer an earlier layer reads too (tied weights): counted there */
+    if (weight >= 0 && r->t[weight].read) r->net->layers[i].shared |= 1;
+    if (bias >= 0 && r->t[bias].read) r->net->layers[i].shared |= 2;
+    if (weight >= 0) r->t[weight].read = 1;
+    if (bias >= 0) r->t[bias].read = 1;
+    const uint32_t h = r->name_h[i], m = (uint32_t)r->cap_lt - 1; /* into the names' table */
+    uint32_t k = h & m;
+    while (r->lt[k] && (r->name_h[r->lt[k] - 1] != h || strcmp(r->net->layers[r->lt[k] - 1].name,
+                                                              r->net->layers[i].name)))
+        k = (k + 1) & m;
+    if (r->lt[k]) r->dup_name = 1; /* dse_net_check_names names it, as for a .cfg */
+    else r->lt[k] = i + 1;
     return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_LAYER, .layer = i, .rank = rank });
 }
 
@@ -599,6 +626,7 @@ static enum dse_status op_add(struct rd *r, const struct node *nd, const struct 
             if ((st = check_bias(r, &r->t[c->tensor], r->net->layers[i].num_output))) return st;
             r->net->layers[i].bias = 1;
             r->bias[i] = c->tensor;
+            r->t[c->tensor].read = 1; /* finish's mark */
             for (int j = 0; j < i; j++) /* as finish does for a bias given with its layer */
                 if (r->weight[j] == c->tensor || r->bias[j] == c->tensor) r->net->layers[i].shared |= 2;
             return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_LAYER, .layer = i, .rank = a->rank });
@@ -919,8 +947,9 @@ static enum dse_status read_node(struct rd *r, const uint8_t *p, size_t n, struc
     struct dse_pb_field f, g;
     const char *over = NULL; /* the first count past its limit */
     int got, bad = 0;
-    memset(nd, 0, offsetof(struct node, attr)); /* attr[] is read up to n_attr only */
-    nd->msg = p, nd->len = n, nd->n_attr = 0;
+    nd->name = nd->op = nd->domain = (struct str){ 0 }; /* in[], out[] and attr[] are read up to their counts */
+    nd->n_in = nd->n_out = nd->n_attr = 0;
+    nd->msg = p, nd->len = n;
     dse_pb_reader_init(&rr, p, n);
     while ((got = dse_pb_next(&rr, &f)) == 1) {
         if (f.wire != DSE_PB_LEN) continue;
@@ -948,6 +977,8 @@ static enum dse_status read_node(struct rd *r, const uint8_t *p, size_t n, struc
     }
     if (got < 0 || bad) return malformed(r, "a node's bytes");
     if (over) return malformed(r, over);
+    for (int k = nd->n_in; k < 4; k++) nd->in[k] = (struct str){ 0 }; /* ops ask inputs 0 to 3 by position */
+    for (int k = nd->n_out; k < MAX_NODE_OUT; k++) nd->out[k] = (struct str){ 0 };
     if (!nd->op.n) return malformed(r, "a node without an op type");
     return DSE_OK;
 }
@@ -1022,31 +1053,61 @@ static enum dse_status check_weights(struct rd *r) {
     return DSE_OK;
 }
 
+/* Room for the graph's values and layers, counted first: no table grows while it is read
+ * (a node makes at most MAX_NODE_OUT layers: a Split's slices). */
+static enum dse_status make_room(struct rd *r, int n_nodes, int n_init) {
+    if (n_nodes > INT_MAX / 4 / MAX_NODE_OUT || n_init > INT_MAX / 4) /* the tables' int sizes */
+        return dse_err_set(r->err, DSE_ERR_UNSUPPORTED, r->path, 0, "a graph of %d nodes and %d initializers; "
+                           "dse reads up to %d of each", n_nodes, n_init, INT_MAX / 4 / MAX_NODE_OUT);
+    const size_t max_l = (size_t)n_nodes * MAX_NODE_OUT + 1;
+    size_t lt = 64, vt = 128;
+    while (lt < 2 * max_l) lt *= 2;
+    while (vt < 2 * ((size_t)n_init + (size_t)n_nodes + 1)) vt *= 2;
+    r->cap_t = n_init + n_nodes;
+    r->t = calloc((size_t)r->cap_t + 1, sizeof *r->t);
+    r->cap_lt = (int)lt;
+    r->lt = calloc(lt, sizeof *r->lt);
+    r->weight = malloc(sizeof *r->weight * lt / 2);
+    r->bias = malloc(sizeof *r->bias * lt / 2);
+    r->matmul = malloc(sizeof *r->matmul * lt / 2);
+    r->name_h = malloc(sizeof *r->name_h * lt / 2);
+    r->src = malloc(sizeof *r->src * lt / 2);
+    r->cap_v = (int)vt / 2;
+    r->v = malloc(sizeof *r->v * vt / 2);
+    r->cap_vt = (int)vt;
+    r->vt = calloc(vt, sizeof *r->vt);
+    if (!r->t || !r->lt || !r->weight || !r->bias || !r->matmul || !r->name_h || !r->src || !r->v || !r->vt)
+        return nomem(r);
+    return DSE_OK;
+}
+
+/* Two passes over the graph's fields: one counts (and checks) them, one reads the
+ * initializers and keeps the inputs and nodes, read after them. */
 static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph) {
     struct dse_pb_reader rr;
     struct dse_pb_field f;
-    int n_nodes = 0, n_init = 0, got;
+    int n_nodes = 0, n_init = 0, n_inputs = 0, got;
     enum dse_status st;
     char name[DSE_NAME_MAX] = "onnx";
     dse_pb_reader_init(&rr, graph->data, graph->len);
     while ((got = dse_pb_next(&rr, &f)) == 1) {
         n_nodes += f.field == GRAPH_NODE;
         n_init += f.field == GRAPH_INITIALIZER;
+        n_inputs += f.field == GRAPH_INPUT && f.wire == DSE_PB_LEN;
         if (f.field == GRAPH_NAME && f.wire == DSE_PB_LEN && f.len) str_copy(name, sizeof name, str_of(&f));
     }
     if (got < 0) return malformed(r, "the graph's bytes");
-    r->cap_t = n_init + n_nodes;
-    r->t = calloc((size_t)r->cap_t + 1, sizeof *r->t);
-    r->weight = malloc(sizeof *r->weight * ((size_t)n_nodes + 1));
-    r->bias = malloc(sizeof *r->bias * ((size_t)n_nodes + 1));
-    r->matmul = malloc(sizeof *r->matmul * ((size_t)n_nodes + 1));
-    r->name_h = malloc(sizeof *r->name_h * ((size_t)n_nodes + 1));
-    r->src = malloc(sizeof *r->src * ((size_t)n_nodes + 1));
-    if (!r->t || !r->weight || !r->bias || !r->matmul || !r->name_h || !r->src) return nomem(r);
+    if ((st = make_room(r, n_nodes, n_init))) return st;
+    r->fields = malloc(sizeof *r->fields * ((size_t)n_nodes + (size_t)n_inputs + 1));
+    if (!r->fields) return nomem(r);
+    struct dse_pb_field *nodes = r->fields, *inputs = r->fields + n_nodes;
+    int i_node = 0, i_input = 0;
 
-    /* initializers */
+    /* the initializers; the nodes and inputs kept, read after them */
     dse_pb_reader_init(&rr, graph->data, graph->len);
     while (dse_pb_next(&rr, &f) == 1) {
+        if (f.field == GRAPH_NODE) nodes[i_node++] = f;
+        if (f.field == GRAPH_INPUT && f.wire == DSE_PB_LEN) inputs[i_input++] = f;
         if (f.field != GRAPH_INITIALIZER) continue;
         if (f.wire != DSE_PB_LEN) return malformed(r, "an initializer that is not a message");
         if ((st = read_tensor(r, f.data, f.len, &r->t[r->nt]))) return st;
@@ -1057,9 +1118,8 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
     /* the network input: the first graph input that is not an initializer */
     struct str in_name = { 0 };
     int chw[3], have_input = 0;
-    dse_pb_reader_init(&rr, graph->data, graph->len);
-    while (!have_input && dse_pb_next(&rr, &f) == 1) {
-        if (f.field != GRAPH_INPUT || f.wire != DSE_PB_LEN) continue;
+    for (int k = 0; !have_input && k < n_inputs; k++) {
+        f = inputs[k];
         struct str nm = { 0 };
         struct dse_pb_reader vr;
         struct dse_pb_field g;
@@ -1075,13 +1135,13 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
     if (!have_input)
         return dse_err_set(r->err, DSE_ERR_CONFIG, r->path, 0, "the graph has no input that is not an initializer");
     dse_net_init(r->net, name, chw[0], chw[1], chw[2]);
+    if ((st = dse_net_reserve(r->net, n_nodes, r->err))) return st;
     if ((st = add_value(r, (struct value){ .name = in_name, .kind = VAL_LAYER, .layer = DSE_INPUT_DATA, .rank = 4 })))
         return st;
 
     /* the nodes, in order */
-    dse_pb_reader_init(&rr, graph->data, graph->len);
-    while (dse_pb_next(&rr, &f) == 1) {
-        if (f.field != GRAPH_NODE) continue;
+    for (int k = 0; k < n_nodes; k++) {
+        f = nodes[k];
         struct node nd;
         if (f.wire != DSE_PB_LEN) return malformed(r, "a node that is not a message");
         if ((st = read_node(r, f.data, f.len, &nd))) return st;
@@ -1098,7 +1158,7 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
     }
     r->cur = NULL;
     if (!r->net->n_layers) return dse_err_set(r->err, DSE_ERR_CONFIG, r->path, 0, "the graph has no layers dse reads");
-    if ((st = dse_net_check_names(r->net, r->err))) {
+    if (r->dup_name && (st = dse_net_check_names(r->net, r->err))) { /* finish saw a name taken */
         dse_err_name_file(r->err, r->path);
         return st;
     }
@@ -1150,7 +1210,8 @@ out:
         dse_net_deinit(out);
         memset(out, 0, sizeof *out);
     }
-    free(r.t), free(r.v), free(r.vt), free(r.weight), free(r.bias), free(r.matmul), free(r.name_h), free(r.src);
+    free(r.t), free(r.v), free(r.vt), free(r.weight), free(r.bias), free(r.matmul), free(r.name_h), free(r.lt), free(r.src);
+    free(r.fields);
     return st;
 }
 
@@ -1192,8 +1253,10 @@ static enum dse_status sources_of(struct rd *r, const struct dse_pb_field *graph
     if (!src->layer) return nomem(r);
     for (int i = 0; i < n && !st; i++) {
         struct dse_onnx_src *s = &src->layer[i];
-        const struct node *nd = &r->src[i];
+        struct node node;
+        const struct node *nd = &node;
         int64_t trans_b = 0;
+        if ((st = read_node(r, r->src[i].msg, r->src[i].len, &node))) break;
         r->cur = nd;
         *s = (struct dse_onnx_src){ .t = { tensor_ref(r, r->weight[i]), tensor_ref(r, r->bias[i]) },
                                     .alpha = 1.0f, .beta = 1.0f };

@@ -221,6 +221,60 @@ static void test_pb(void) {
     dse_pb_free(&w);
 }
 
+/* dse_pb_next's inline path (keys of one or two bytes, a value or length of one) reads
+ * what dse_pb_next_any reads, field for field, to the same end: the edges by hand (a
+ * length that ends at the last byte or one past it, a two-byte key, a non-canonical one,
+ * a key byte alone at the end), then a million short messages of PCG32 bytes. */
+static int pb_same(const uint8_t *b, size_t n) {
+    struct dse_pb_reader r1, r2;
+    struct dse_pb_field f1, f2;
+    dse_pb_reader_init(&r1, b, n);
+    dse_pb_reader_init(&r2, b, n);
+    for (;;) {
+        int a = dse_pb_next(&r1, &f1), c = dse_pb_next_any(&r2, &f2);
+        if (a != c) return 0;
+        if (a != 1) return 1;
+        if (f1.field != f2.field || f1.wire != f2.wire || f1.v != f2.v || f1.data != f2.data || f1.len != f2.len ||
+            r1.p != r2.p)
+            return 0;
+    }
+}
+
+static void test_pb_fast(void) {
+    static const struct { const char *bytes; size_t len; int fields; } cases[] = {
+        { "\x0a\x02" "ab", 4, 1 },         /* LEN ending at the last byte */
+        { "\x0a\x03" "ab", 4, -1 },        /* one past it */
+        { "\xa0\x01\x05", 3, 1 },         /* field 20 (AttributeProto's type): a two-byte key */
+        { "\x88\x00\x05", 3, 1 },         /* field 1 in two bytes (not canonical, still read) */
+        { "\xfa\x7f\x01" "x", 4, 1 },     /* field 2047, LEN */
+        { "\x08\x05\x88", 3, -1 },        /* a key byte alone at the end */
+        { "\x08\x96\x01\x10\x7f", 5, 2 }, /* a two-byte value (the other path), then one */
+        { "\x82\x80\x01\x00", 4, 1 },    /* a three-byte key (the other path) */
+    };
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        struct dse_pb_reader r;
+        struct dse_pb_field f;
+        int n = 0, got;
+        dse_pb_reader_init(&r, cases[i].bytes, cases[i].len);
+        while ((got = dse_pb_next(&r, &f)) == 1) n++;
+        CHECK_INT_EQ(got < 0 ? -1 : n, cases[i].fields);
+        CHECK(pb_same((const uint8_t *)cases[i].bytes, cases[i].len));
+    }
+    struct dse_pcg32 rng;
+    uint8_t b[24];
+    int diff = 0;
+    dse_pcg32_seed(&rng, 34, 1);
+    for (int it = 0; it < 1000000 && !diff; it++) {
+        size_t n = dse_pcg32_bounded(&rng, sizeof b + 1);
+        for (size_t i = 0; i < n; i++) { /* half below 0x80, an eighth a key of fields 1 to 15 */
+            uint32_t x = dse_pcg32_next(&rng);
+            b[i] = (uint8_t)((x & 7) == 0 ? ((x >> 3) % 15 + 1) << 3 | (x >> 8) % 8 : x & 1 ? x >> 8 : (x >> 8) & 0x7f);
+        }
+        diff = !pb_same(b, n);
+    }
+    CHECK(!diff);
+}
+
 /* dse_fmt_shortest: the shortest text that reads back, as a double or as a float. */
 static void test_shortest(void) {
     static const struct { double v; int as_float; const char *want; } cases[] = {
@@ -436,6 +490,7 @@ static const struct check_case cases[] = {
     { "base-fnv",     test_fnv },
     { "base-dir-in",  test_dir_in },
     { "base-pb",      test_pb },
+    { "base-pb-fast", test_pb_fast },
     { "base-shortest", test_shortest },
     { "base-fmt-real", test_fmt_real },
     { "base-clean-temps", test_clean_temps },
