@@ -369,7 +369,11 @@ struct dse_layer *begin_layer(struct rd *r, const struct node *nd, enum dse_laye
 /* Commit the pushed layer; the node's first output is its value, of rank `rank`. */
 enum dse_status finish(struct rd *r, const struct node *nd, int rank, int weight, int bias) {
     enum dse_status st = dse_net_commit(r->net, r->err);
-    if (st) return st;
+    if (st) { /* the layer table's refusal, said of the node */
+        char msg[sizeof r->err->msg];
+        snprintf(msg, sizeof msg, "%s", r->err->msg);
+        return node_fail(r, st, "%s", msg);
+    }
     const int i = r->net->n_layers - 1;
     r->weight[i] = weight, r->bias[i] = bias, r->matmul[i] = 0;
     r->src[i] = (struct node_ref){ .msg = nd->msg, .len = nd->len };
@@ -910,7 +914,7 @@ static enum dse_status unknown_op(struct rd *r) {
 
 /* --skip-unknown: an op dse does not read becomes an `unknown` layer of its first computed
  * input's shape, costing nothing, that keeps the op type for printing; its computed
- * inputs (at most 8; constants are left out) are its inputs and every output is its value. */
+ * inputs (at most DSE_MAX_INPUTS; constants are left out) are its inputs and every output is its value. */
 static enum dse_status skip_op(struct rd *r, const struct node *nd) {
     int in[DSE_MAX_INPUTS], n = 0, rank = 4;
     for (int k = 0; k < nd->n_in; k++) {
@@ -957,11 +961,11 @@ static enum dse_status read_node(struct rd *r, const uint8_t *p, size_t n, struc
         if (f.field == NODE_OP) nd->op = str_of(&f);
         if (f.field == NODE_DOMAIN) nd->domain = str_of(&f);
         if (f.field == NODE_INPUT) {
-            if (nd->n_in == MAX_NODE_IN) over = over ? over : "a node with more than " NUM_STR(MAX_NODE_IN) " inputs";
+            if (nd->n_in == MAX_NODE_IN) over = over ? over : "more than " NUM_STR(MAX_NODE_IN) " inputs";
             else nd->in[nd->n_in++] = str_of(&f);
         }
         if (f.field == NODE_OUTPUT) {
-            if (nd->n_out == MAX_NODE_OUT) over = over ? over : "a node with more than 4 outputs";
+            if (nd->n_out == MAX_NODE_OUT) over = over ? over : "more than " NUM_STR(MAX_NODE_OUT) " outputs";
             else nd->out[nd->n_out++] = str_of(&f);
         }
         if (f.field == NODE_ATTR) {
@@ -976,7 +980,11 @@ static enum dse_status read_node(struct rd *r, const uint8_t *p, size_t n, struc
         }
     }
     if (got < 0 || bad) return malformed(r, "a node's bytes");
-    if (over) return malformed(r, over);
+    if (over) { /* well-formed, but past what a dse layer holds: the node named */
+        r->cur = nd;
+        return node_fail(r, DSE_ERR_UNSUPPORTED, "%s; dse reads a node of up to %d inputs and %d outputs", over,
+                         MAX_NODE_IN, MAX_NODE_OUT);
+    }
     for (int k = nd->n_in; k < 4; k++) nd->in[k] = (struct str){ 0 }; /* ops ask inputs 0 to 3 by position */
     for (int k = nd->n_out; k < MAX_NODE_OUT; k++) nd->out[k] = (struct str){ 0 };
     if (!nd->op.n) return malformed(r, "a node without an op type");

@@ -190,6 +190,13 @@ def splitbig():  # a Split whose parts' sizes would overflow a sum: refused by t
     big = 2**63 - 1
     return [n("Split", ["x"], ["a", "b", "c"], name="sp", axis=1, split=[big, big, 6])], [], 11, [1, 4, 8, 8], [1, 4, 8, 8]
 
+
+@kind
+def split6():  # a Split into 6: well-formed, past the 4 outputs a node may have in dse
+    n = helper.make_node
+    outs = ["o%d" % k for k in range(6)]
+    return [n("Split", ["x"], outs, name="split6", axis=1)], [], 13, [1, 6, 8, 8], [1, 1, 8, 8]
+
 if len(sys.argv) > 2:
     nodes, inits, opset, shape_in, shape_out = KINDS[sys.argv[2]]()
     graph = helper.make_graph(nodes, sys.argv[2], [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape_in)],

@@ -447,6 +447,9 @@ void test_onnx_ops(void) {
         { .kind = "splitbig", .status = DSE_ERR_SHAPE,
           .msg = "node 'sp' (Split, opset 11): part 0 of its split holds 9223372036854775807 channels; the input "
                  "has 4" },
+        { .kind = "split6", .status = DSE_ERR_UNSUPPORTED,
+          .msg = "node 'split6' (Split, opset 13): more than 4 outputs; dse reads a node of up to 64 inputs and 4 "
+                 "outputs" },
         /* params c1 108+4, fc 8+2; FLOPs 2*108*64 + 2*8; Erf costs nothing */
         { .kind = "unknown", .skip = 1, .params = 112 + 10, .flops = 13824 + 16, .n_layers = 6,
           .other_ops = 256 + 256 + 256 + 2, /* c1 bias, relu, gp; fc bias */
