@@ -336,22 +336,33 @@ void test_onnx_refusals(void) {
 }
 
 
-/* tests/onnx_make.py's network, in the forms PyTorch writes: costs worked out by hand. */
-void test_onnx_helper(void) {
-    char path[] = "/tmp/dse_onnx_helper_XXXXXX", named[64], cmd[160];
+/* tests/onnx_make.py's model of kind `kind` ("" its default network) written to a new
+ * file, its path in named[64]: 1 when written, 0 when not (a check failed, or "skipped" said
+ * where no Python has the onnx module: *skipped set). */
+static int make_model(const char *kind, char *named, int *skipped) {
+    char path[] = "/tmp/dse_onnx_make_XXXXXX", cmd[200];
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    if (fd < 0) return;
+    if (fd < 0) return 0;
     close(fd);
-    snprintf(named, sizeof named, "%s.onnx", path);
-    snprintf(cmd, sizeof cmd, "sh tests/onnx_make.sh %s", named);
+    snprintf(named, 64, "%s.onnx", path);
+    snprintf(cmd, sizeof cmd, "sh tests/onnx_make.sh %s %s", named, kind);
     int rc = system(cmd);
     remove(path);
     if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
         CHECK_SKIP("no python3 with the onnx module");
-        return;
+        *skipped = 1;
+        return 0;
     }
     CHECK_INT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 0);
+    return WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
+}
+
+/* tests/onnx_make.py's network, in the forms PyTorch writes: costs worked out by hand. */
+void test_onnx_helper(void) {
+    char named[64];
+    int skipped = 0;
+    if (!make_model("", named, &skipped)) return;
     static const struct {
         struct dse_input_shape ov;
         int       h;
@@ -456,20 +467,12 @@ void test_onnx_ops(void) {
           .layers = { { "erf", DSE_LAYER_UNKNOWN, 4, 8, 8 } } },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
-        char path[] = "/tmp/dse_onnx_ops_XXXXXX", named[64], cmd[200];
-        int fd = mkstemp(path);
-        CHECK(fd >= 0);
-        if (fd < 0) return;
-        close(fd);
-        snprintf(named, sizeof named, "%s.onnx", path);
-        snprintf(cmd, sizeof cmd, "sh tests/onnx_make.sh %s %s", named, cases[i].kind);
-        int rc = system(cmd);
-        remove(path);
-        if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
-            CHECK_SKIP("no python3 with the onnx module");
-            return;
+        char named[64];
+        int skipped = 0;
+        if (!make_model(cases[i].kind, named, &skipped)) {
+            if (skipped) return;
+            continue;
         }
-        CHECK_INT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 0);
         struct dse_net net;
         struct dse_err err = { 0 };
         const struct dse_input_shape ov = { .skip_unknown = cases[i].skip };
