@@ -308,20 +308,31 @@ static void test_import_v11(void) { import_case("v1.1"); }
 static void test_import_complex(void) { import_case("complex"); }
 
 /* A network in the forms PyTorch's exporter writes (tests/onnx_check.py --make-pytorch:
- * BatchNormalization, a ResNet basic block with Add, Gemm transB=1, MatMul + Add, Flatten). */
+ * BatchNormalization, a ResNet basic block with Add, Gemm transB=1, MatMul + Add, Flatten) and
+ * one ending as VGG and AlexNet do (--make-vgg: Flatten of a 6x6 map before the Gemm): each
+ * beside onnxruntime (within 1e-5), with the layers dse keeps. */
 static void test_import_pytorch(void) {
+    static const struct {
+        const char *make;
+        int layers;
+    } cases[] = {
+        { "pytorch", 16 }, /* the Flatten left out; the loss for the Softmax */
+        { "vgg",     7 },  /* the Flatten of a 6x6 map left out: fc6 reads 8x6x6, its weights in CHW order */
+    };
     char dir[64], model[128], cmd[512];
     tmpdir_make(dir);
-    snprintf(model, sizeof model, "%s/pytorch.onnx", dir);
-    snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh --make-pytorch %s", model);
-    int rc = system(cmd);
-    rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
-    if (rc == 77) {
-        skipped = 1;
-    } else {
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        snprintf(model, sizeof model, "%s/%s.onnx", dir, cases[i].make);
+        snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh --make-%s %s", cases[i].make, model);
+        int rc = system(cmd);
+        rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+        if (rc == 77) {
+            skipped = 1;
+            break;
+        }
         CHECK_INT_EQ(rc, 0);
         struct dse_model *m = rc ? NULL : imported(model, dir, 4, 1e-5);
-        if (m) CHECK_INT_EQ(m->net.n_layers, 16); /* the Flatten left out; the loss for the Softmax */
+        if (m) CHECK_INT_EQ(m->net.n_layers, cases[i].layers);
         dse_model_free(m);
     }
     tmpdir_remove(dir);
