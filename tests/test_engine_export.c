@@ -339,7 +339,9 @@ static void test_import_pytorch(void) {
 }
 
 /* Models whose weights dse import refuses (tests/onnx_check.py --make-bad KIND), each beside
- * its exact message (%s: the file); nothing is left behind (the .cfg written first is removed). */
+ * its exact message (%s: the file); nothing is written (a .cfg already at --net-out stays as it
+ * was, no checkpoint, no temporary file). Then --out or --net-out naming the model (or each
+ * other) refused before anything is read or written: the model stays. */
 static void test_import_refusals(void) {
     static const struct {
         const char *kind, *msg;
@@ -350,10 +352,12 @@ static void test_import_refusals(void) {
         { "short",    "%s: tensor 'w' does not hold 18 float values once (in raw_data or float_data)" },
         { "channels", "%s: the input's Sub and Div normalize 20 channels; a dse checkpoint records at most 4" },
     };
-    char dir[64], model[128], ckpt[128], cfg[128], cmd[512], want[512], buf[1024];
+    static const char kept[] = "# the user's own network, kept\n";
+    char dir[64], model[128], ckpt[128], cfg[128], tmp[256], cmd[512], want[512], buf[1024];
     tmpdir_make(dir);
     snprintf(ckpt, sizeof ckpt, "%s/bad.ckpt", dir);
     snprintf(cfg, sizeof cfg, "%s/bad.cfg", dir);
+    write_raw(cfg, kept, sizeof kept - 1);
     for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
         struct dse_err err = { 0 };
         snprintf(model, sizeof model, "%s/%s.onnx", dir, bad[i].kind);
@@ -368,7 +372,30 @@ static void test_import_refusals(void) {
         snprintf(want, sizeof want, bad[i].msg, model);
         CHECK(dse_import_onnx_run(model, NULL, NULL, NULL, ckpt, cfg, stdout, &err) != DSE_OK);
         CHECK_STR_EQ(dse_err_format(&err, buf, (int)sizeof buf), want);
-        CHECK(access(cfg, F_OK) != 0 && access(ckpt, F_OK) != 0);
+        size_t n;
+        unsigned char *was = read_all(cfg, &n);
+        CHECK(n == sizeof kept - 1 && !memcmp(was, kept, n));
+        free(was);
+        snprintf(tmp, sizeof tmp, "%s.import-%ld.tmp.cfg", cfg, (long)getpid());
+        CHECK(access(ckpt, F_OK) != 0 && access(tmp, F_OK) != 0);
+    }
+    static const struct {
+        int out, net_out; /* 0: ckpt, 1: cfg, 2: the model */
+    } same[] = { { 2, 1 }, { 0, 2 }, { 1, 1 } };
+    for (int i = 0; i < DSE_ARRAY_LEN(same) && !skipped; i++) {
+        struct dse_err err = { 0 };
+        const char *path[3] = { ckpt, cfg, model };
+        size_t n0, n1;
+        unsigned char *before = read_all(model, &n0), *after;
+        snprintf(want, sizeof want, "--out %s and --net-out %s must be two files other than the model %s",
+                 path[same[i].out], path[same[i].net_out], model);
+        CHECK(dse_import_onnx_run(model, NULL, NULL, NULL, path[same[i].out], path[same[i].net_out], stdout, &err) ==
+              DSE_ERR_CONFIG);
+        CHECK_STR_EQ(dse_err_format(&err, buf, (int)sizeof buf), want);
+        after = read_all(model, &n1);
+        CHECK(n0 == n1 && !memcmp(before, after, n0));
+        free(before);
+        free(after);
     }
     tmpdir_remove(dir);
 }
