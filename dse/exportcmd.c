@@ -414,6 +414,10 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     if (same_file(onnx, out) || same_file(onnx, net_out) || same_file(out, net_out))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--out %s and --net-out %s must be two files other than "
                            "the model %s", out, net_out, onnx);
+    const size_t n = strlen(net_out);
+    if (n < 4 || strcmp(net_out + n - 4, ".cfg")) /* the prototxt writer splits batchnorm and scale */
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--net-out %s: dse import writes the network as .cfg "
+                           "(docs/network-format.md); name a .cfg file", net_out);
     enum dse_status st = dse_fs_check_target(out, err);
     if (!st) st = dse_fs_check_target(net_out, err);
     if (!st) st = dse_onnx_load(onnx, fit, &read, err);
@@ -426,7 +430,10 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     }
     /* the .cfg first, and the model from it read back: the checkpoint is of what dse will load */
     const struct dse_input_shape refit_to = { .classes = fit ? fit->classes : 0 };
-    if ((st = cfg_save(&net, cfg_tmp, err))) goto out;
+    if ((st = cfg_save(&net, cfg_tmp, err))) {
+        dse_err_name_file(err, onnx); /* a layer the file format cannot hold: the model's */
+        goto out;
+    }
     if ((st = dse_netfile_load(cfg_tmp, &refit_to, &back, err))) goto out;
     struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
     if ((st = dse_model_new(&back, &mo, &m, err))) goto out;

@@ -309,7 +309,8 @@ static void test_import_complex(void) { import_case("complex"); }
 
 /* A network in the forms PyTorch's exporter writes (tests/onnx_check.py --make-pytorch:
  * BatchNormalization, a ResNet basic block with Add, Gemm transB=1, MatMul + Add, Flatten) and
- * one ending as VGG and AlexNet do (--make-vgg: Flatten of a 6x6 map before the Gemm): each
+ * one ending as VGG and AlexNet do (--make-vgg: Flatten of a 6x6 map before the Gemm) and
+ * one with Split, Slice and a 4-d Reshape (--make-views: the .cfg's slice and reshape): each
  * beside onnxruntime (within 1e-5), with the layers dse keeps. */
 static void test_import_pytorch(void) {
     static const struct {
@@ -318,6 +319,7 @@ static void test_import_pytorch(void) {
     } cases[] = {
         { "pytorch", 16 }, /* the Flatten left out; the loss for the Softmax */
         { "vgg",     7 },  /* the Flatten of a 6x6 map left out: fc6 reads 8x6x6, its weights in CHW order */
+        { "views",   11 }, /* Split, Slice and a 4-d Reshape as .cfg slice and reshape layers */
     };
     char dir[64], model[128], cmd[512];
     tmpdir_make(dir);
