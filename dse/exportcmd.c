@@ -1,6 +1,7 @@
 /* exportcmd.c: dse export and dse import (exportcmd.h). */
 #include "dse/exportcmd.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +390,13 @@ static enum dse_status cfg_save(const struct dse_net *net, const char *path, str
     return st;
 }
 
+/* Whether a and b name one file: the same path, or the same device and inode. */
+static int same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (!strcmp(a, b)) return 1;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_shape *fit,
                                     const struct dse_data_norm *norm, const char *classes_file, const char *out,
                                     const char *net_out, FILE *log, struct dse_err *err) {
@@ -397,8 +405,22 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     char (*names)[DSE_PACK_CLASS_MAX] = NULL;
     struct dse_ckpt_meta meta = { .data = "" };
     struct dse_data_norm own = { 0 };
-    int skipped = 0, refit = 0, wrote_cfg = 0;
-    enum dse_status st = dse_onnx_load(onnx, fit, &read, err);
+    int skipped = 0, refit = 0;
+    char cfg_tmp[4200], ckpt_tmp[4200];
+    /* both files written under temporary names beside them and renamed over them only once
+     * everything is checked and written: a refused import leaves what was there */
+    snprintf(cfg_tmp, sizeof cfg_tmp, "%s.import-%ld.tmp.cfg", net_out, (long)getpid());
+    snprintf(ckpt_tmp, sizeof ckpt_tmp, "%s.import-%ld.tmp", out, (long)getpid());
+    if (same_file(onnx, out) || same_file(onnx, net_out) || same_file(out, net_out))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--out %s and --net-out %s must be two files other than "
+                           "the model %s", out, net_out, onnx);
+    const size_t n = strlen(net_out);
+    if (n < 4 || strcmp(net_out + n - 4, ".cfg")) /* the prototxt writer splits batchnorm and scale */
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--net-out %s: dse import writes the network as .cfg "
+                           "(docs/network-format.md); name a .cfg file", net_out);
+    enum dse_status st = dse_fs_check_target(out, err);
+    if (!st) st = dse_fs_check_target(net_out, err);
+    if (!st) st = dse_onnx_load(onnx, fit, &read, err);
     if (st) return st;
     if ((st = engine_net(&read, onnx, &net, err))) goto out;
     if (norm && norm->c && norm->c != net.in_c) {
@@ -408,10 +430,11 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     }
     /* the .cfg first, and the model from it read back: the checkpoint is of what dse will load */
     const struct dse_input_shape refit_to = { .classes = fit ? fit->classes : 0 };
-    const int cfg_new = !file_exists(net_out); /* removed again if the weights are refused */
-    if ((st = cfg_save(&net, net_out, err))) goto out;
-    wrote_cfg = cfg_new;
-    if ((st = dse_netfile_load(net_out, &refit_to, &back, err))) goto out;
+    if ((st = cfg_save(&net, cfg_tmp, err))) {
+        dse_err_name_file(err, onnx); /* a layer the file format cannot hold: the model's */
+        goto out;
+    }
+    if ((st = dse_netfile_load(cfg_tmp, &refit_to, &back, err))) goto out;
     struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
     if ((st = dse_model_new(&back, &mo, &m, err))) goto out;
     if (classes_file) {
@@ -422,7 +445,12 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     if ((st = dse_onnx_weights_load(m, onnx, fit, &own, &skipped, &refit, err))) goto out;
     if (!classes_file && !refit && (st = model_class_names(onnx, m, &meta, &names, err))) goto out;
     meta.norm = norm && norm->c ? *norm : own;
-    if ((st = dse_checkpoint_save(m, 0, 0, &meta, out, err))) goto out;
+    if ((st = dse_checkpoint_save(m, 0, 0, &meta, ckpt_tmp, err))) goto out;
+    if (rename(cfg_tmp, net_out) || rename(ckpt_tmp, out)) {
+        st = dse_err_set(err, DSE_ERR_IO, NULL, 0, "cannot rename %s or %s into place: %s", cfg_tmp, ckpt_tmp,
+                         strerror(errno));
+        goto out;
+    }
     fprintf(log, "dse import: wrote %s (the network: %d layers, from %s's %d nodes that compute) and %s (the weights "
                  "of its %d learned tensors)", net_out, back.n_layers, onnx, read.n_layers, out, m->n_params);
     if (names) fprintf(log, ", and %d class names from %s", meta.classes, classes_file ? classes_file : onnx);
@@ -444,7 +472,8 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     else
         fprintf(log, "\nnext: dse eval %s --checkpoint %s --data DATA\n", net_out, out);
 out:
-    if (st && wrote_cfg) unlink(net_out);
+    unlink(cfg_tmp); /* nothing there once renamed */
+    unlink(ckpt_tmp);
     free(names);
     dse_model_free(m);
     dse_net_deinit(&back);

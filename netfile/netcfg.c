@@ -33,6 +33,9 @@ static const struct type_spec type_specs[] = {
     { "batchnorm",      DSE_LAYER_BATCHNORM,    "affine in_place eps" },
     { "scale",          DSE_LAYER_SCALE,        "bias in_place" },
     { "lrn",            DSE_LAYER_LRN,          "size alpha beta k" },
+    { "flatten",        DSE_LAYER_FLATTEN,      "" },
+    { "reshape",        DSE_LAYER_RESHAPE,      "dims" },
+    { "slice",          DSE_LAYER_SLICE,        "begin end part parts" },
     { "fire",           DSE_LAYER_COUNT,        "squeeze expand1x1 expand3x3 bypass" },
 };
 
@@ -297,6 +300,33 @@ static enum dse_status read_settings(struct ctx *cx, const config_setting_t *g, 
         if ((st = get_real(cx, g, "beta", &l->lrn_beta, -1e6, 0, 1e6))) return st;
         if ((st = get_real(cx, g, "k", &l->lrn_k, 0, 1, 1e6))) return st;
         break;
+    case DSE_LAYER_RESHAPE: {
+        const config_setting_t *d = config_setting_get_member(g, "dims");
+        if (!d || !config_setting_is_array(d) || config_setting_length(d) != 3)
+            return cfg_err(cx, d ? d : g, DSE_ERR_CONFIG, "reshape '%s' needs dims = [C, H, W] (0 copies the "
+                           "input's, -1 is inferred)", name);
+        for (int k = 0; k < 3; k++) {
+            const config_setting_t *e = config_setting_get_elem(d, (unsigned)k);
+            if (config_setting_type(e) != CONFIG_TYPE_INT)
+                return cfg_err(cx, d, DSE_ERR_CONFIG, "reshape '%s': dims must be integers", name);
+            const int v = config_setting_get_int(e);
+            if (v < -1 || v > DSE_DIM_MAX)
+                return cfg_err(cx, d, DSE_ERR_CONFIG, "reshape '%s': dim %d is out of range", name, v);
+            l->dims[k] = v;
+        }
+        break;
+    }
+    case DSE_LAYER_SLICE: {
+        int hb = 0, he = 0, hp = 0, hn = 0;
+        if ((st = get_int(cx, g, "begin", &l->slice_begin, &hb)) || (st = get_int(cx, g, "end", &l->slice_end, &he)) ||
+            (st = get_int(cx, g, "part", &l->slice_part, &hp)) || (st = get_int(cx, g, "parts", &l->slice_parts, &hn)))
+            return st;
+        if ((hb || he) == (hp || hn) || hp != hn || (hn && (l->slice_parts < 1 || l->slice_part < 0 ||
+                                                           l->slice_part >= l->slice_parts)))
+            return cfg_err(cx, g, DSE_ERR_CONFIG, "slice '%s' needs begin = B; (and end = E;: channels [B, E)) or "
+                           "part = P; parts = N; (0 <= P < N)", name);
+        break;
+    }
     default:
         break;
     }
@@ -572,6 +602,14 @@ enum dse_status dse_netcfg_write(FILE *f, const struct dse_net *net, struct dse_
             if (l->lrn_alpha != 1.0f) fprintf(f, " alpha = %.9g;", (double)l->lrn_alpha);
             if (l->lrn_beta != 0.75f) fprintf(f, " beta = %.9g;", (double)l->lrn_beta);
             if (l->lrn_k != 1.0f) fprintf(f, " k = %.9g;", (double)l->lrn_k);
+            break;
+        case DSE_LAYER_RESHAPE:
+            fprintf(f, "; type = \"reshape\"; dims = [%d, %d, %d];", l->dims[0], l->dims[1], l->dims[2]);
+            break;
+        case DSE_LAYER_SLICE:
+            if (l->slice_parts > 0) fprintf(f, "; type = \"slice\"; part = %d; parts = %d;", l->slice_part, l->slice_parts);
+            else fprintf(f, "; type = \"slice\"; begin = %d;", l->slice_begin);
+            if (l->slice_parts <= 0 && l->slice_end) fprintf(f, " end = %d;", l->slice_end);
             break;
         default:
             fprintf(f, "; type = \"%s\";", dse_layer_type_str(l->type));

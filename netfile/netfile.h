@@ -111,9 +111,10 @@ enum dse_status dse_onnx_metadata(const char *path, const char *key, char **valu
  * from Gemm's [N, K] or MatMul's [K, N], times alpha and beta; batchnorm's scale, bias,
  * mean and variance into its gamma, beta and running statistics); the model's own layers
  * m lacks are counted in *skipped (may be NULL). The Sub and Div of its input become *norm:
- * x' = (x - mean) / std, c = 0 where the model has none (norm may be NULL). A layer of m
- * whose inputs or outputs differ from the model's (its classifier fitted to other classes)
- * keeps m's initialization and is counted in *refit; refit NULL: refused. ov reads the model
+ * x' = (x - mean) / std, c = 0 where the model has none (norm may be NULL). m's classifier
+ * fitted to other classes (ov->classes) keeps m's initialization and is counted in *refit;
+ * any other layer whose inputs or outputs differ from the model's is refused (an fc's inputs
+ * compared by count: C*H*W after a Flatten dse leaves out, the same values). ov reads the model
  * as dse_onnx_load does. Errors name the file and the layer: a layer of m not in the model,
  * a tensor of another size. */
 enum dse_status dse_onnx_weights_load(struct dse_model *m, const char *path, const struct dse_input_shape *ov,

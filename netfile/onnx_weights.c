@@ -145,6 +145,7 @@ enum dse_status dse_onnx_weights_load(struct dse_model *m, const char *path, con
         return st;
     }
     int used = 0;
+    const int classifier = dse_net_classifier(&m->net);
     if (refit) *refit = 0;
     for (int i = 0; i < m->net.n_layers && !st; i++) {
         const struct dse_layer *l = &m->net.layers[i];
@@ -158,15 +159,20 @@ enum dse_status dse_onnx_weights_load(struct dse_model *m, const char *path, con
         }
         used++;
         const struct dse_layer *o = &net.layers[j];
-        if (o->num_output != l->num_output || o->in_c != l->in_c ||
-            (l->type == DSE_LAYER_FC && (int64_t)o->in_h * o->in_w != (int64_t)l->in_h * l->in_w)) {
-            if (!refit) {
+        /* an fc's inputs counted, not their shape: the model's after a Flatten (C*H*W by 1x1), the
+         * network's C by H by W where the Flatten is left out; the values in the same CHW order */
+        const int fc = l->type == DSE_LAYER_FC;
+        const int64_t o_in = fc ? (int64_t)o->in_c * o->in_h * o->in_w : o->in_c;
+        const int64_t l_in = fc ? (int64_t)l->in_c * l->in_h * l->in_w : l->in_c;
+        if (o->num_output != l->num_output || o_in != l_in) {
+            /* only the classifier fitted to other classes (--classes) keeps its initialization */
+            if (!refit || !ov || !ov->classes || i != classifier) {
                 st = dse_err_layer(err, DSE_ERR_SHAPE, path, 0, l->name, dse_layer_type_str(l->type), "the model's "
-                                   "takes %d and gives %d channels; this network's %d and %d", o->in_c,
-                                   o->num_output, l->in_c, l->num_output);
+                                   "takes %lld inputs and gives %d outputs; this network's %lld and %d",
+                                   (long long)o_in, o->num_output, (long long)l_in, l->num_output);
                 break;
             }
-            ++*refit; /* fitted to other classes: its initialization stays */
+            ++*refit;
             continue;
         }
         st = layer_values(nd, l, &src.layer[j], path, err);

@@ -3,6 +3,8 @@ onnxruntime beside dse's own inference (test_engine_export, issue #14 item 4).
 
 usage: onnx_check.py MODEL.onnx INPUTS.f32 PROBS.f32 N [TOL]
        onnx_check.py --make-pytorch OUT.onnx
+       onnx_check.py --make-vgg OUT.onnx
+       onnx_check.py --make-views OUT.onnx
        onnx_check.py --make-unrunnable OUT.onnx
        onnx_check.py --make-bad KIND OUT.onnx
 
@@ -84,6 +86,82 @@ def make_pytorch(out):
     return 0
 
 
+def make_vgg(out):
+    """3x12x12 in, 5 classes, as VGG and AlexNet end: conv + Relu, MaxPool to 8x6x6, Flatten of
+    the 6x6 map (not 1x1: fc6 reads 288 inputs), Gemm transB=1 + Relu (fc6), Gemm (fc7, no
+    bias), Softmax; opset 13."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(342)
+    inits = []
+
+    def w(name, *dims):
+        inits.append(numpy_helper.from_array(rng.normal(0.0, 0.3, dims).astype(np.float32), name))
+        return name
+
+    N = helper.make_node
+    nodes = [
+        N("Conv", ["data", w("conv1.weight", 8, 3, 3, 3), w("conv1.bias", 8)], ["c1"], name="conv1",
+          kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        N("Relu", ["c1"], ["r1"], name="relu1"),
+        N("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
+        N("Flatten", ["p1"], ["f"], name="flatten", axis=1),
+        N("Gemm", ["f", w("fc6.weight", 16, 8 * 6 * 6), w("fc6.bias", 16)], ["z6"], name="fc6", transB=1),
+        N("Relu", ["z6"], ["r6"], name="relu6"),
+        N("Gemm", ["r6", w("fc7.weight", 5, 16)], ["z7"], name="fc7", transB=1),
+        N("Softmax", ["z7"], ["prob"], name="prob", axis=1),
+    ]
+    graph = helper.make_graph(nodes, "vgg_forms",
+                              [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["batch", 3, 12, 12])],
+                              [helper.make_tensor_value_info("prob", TensorProto.FLOAT, ["batch", 5])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, out)
+    return 0
+
+
+def make_views(out):
+    """3x8x8 in, 6 classes, the ops a .cfg holds as flatten, reshape and slice layers: conv,
+    Split in two equal parts (slice part/parts), a conv of the second part, Concat, Slice of
+    channels 2 to 7 (slice begin/end), a 4-d Reshape [0, 20, 4, 4] (reshape dims), conv + Relu,
+    Flatten, Gemm, Softmax; opset 13."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(343)
+    inits = []
+
+    def w(name, *dims):
+        inits.append(numpy_helper.from_array(rng.normal(0.0, 0.3, dims).astype(np.float32), name))
+        return name
+
+    def i64(name, v):
+        inits.append(numpy_helper.from_array(np.array(v, dtype=np.int64), name))
+        return name
+
+    N = helper.make_node
+    nodes = [
+        N("Conv", ["data", w("conv1.weight", 8, 3, 3, 3), w("conv1.bias", 8)], ["c1"], name="conv1",
+          kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        N("Split", ["c1"], ["s0", "s1"], name="split", axis=1),
+        N("Conv", ["s1", w("conv2.weight", 4, 4, 1, 1)], ["c2"], name="conv2"),
+        N("Concat", ["s0", "c2"], ["cat"], name="cat", axis=1),
+        N("Slice", ["cat", i64("starts", [2]), i64("ends", [7]), i64("axes", [1])], ["sl"], name="slice"),
+        N("Reshape", ["sl", i64("shape", [0, 20, 4, 4])], ["rs"], name="reshape"),
+        N("Conv", ["rs", w("conv3.weight", 4, 20, 1, 1), w("conv3.bias", 4)], ["c3"], name="conv3"),
+        N("Relu", ["c3"], ["r3"], name="relu3"),
+        N("Flatten", ["r3"], ["f"], name="flatten", axis=1),
+        N("Gemm", ["f", w("fc.weight", 6, 4 * 4 * 4), w("fc.bias", 6)], ["z"], name="fc", transB=1),
+        N("Softmax", ["z"], ["prob"], name="prob", axis=1),
+    ]
+    graph = helper.make_graph(nodes, "view_forms",
+                              [helper.make_tensor_value_info("data", TensorProto.FLOAT, ["batch", 3, 8, 8])],
+                              [helper.make_tensor_value_info("prob", TensorProto.FLOAT, ["batch", 6])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, out)
+    return 0
+
+
 def make_unrunnable(out):
     from onnx import TensorProto, helper
     inits = [helper.make_tensor(name, TensorProto.FLOAT, dims, [0.01 * (i % 5) for i in range(int(np.prod(dims)))])
@@ -142,6 +220,10 @@ def main():
         return make_bad(sys.argv[2], sys.argv[3])
     if sys.argv[1] == "--make-pytorch":
         return make_pytorch(sys.argv[2])
+    if sys.argv[1] == "--make-vgg":
+        return make_vgg(sys.argv[2])
+    if sys.argv[1] == "--make-views":
+        return make_views(sys.argv[2])
     if sys.argv[1] == "--make-unrunnable":
         return make_unrunnable(sys.argv[2])
     path, inputs, probs, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])

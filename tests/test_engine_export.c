@@ -308,27 +308,42 @@ static void test_import_v11(void) { import_case("v1.1"); }
 static void test_import_complex(void) { import_case("complex"); }
 
 /* A network in the forms PyTorch's exporter writes (tests/onnx_check.py --make-pytorch:
- * BatchNormalization, a ResNet basic block with Add, Gemm transB=1, MatMul + Add, Flatten). */
+ * BatchNormalization, a ResNet basic block with Add, Gemm transB=1, MatMul + Add, Flatten) and
+ * one ending as VGG and AlexNet do (--make-vgg: Flatten of a 6x6 map before the Gemm) and
+ * one with Split, Slice and a 4-d Reshape (--make-views: the .cfg's slice and reshape): each
+ * beside onnxruntime (within 1e-5), with the layers dse keeps. */
 static void test_import_pytorch(void) {
+    static const struct {
+        const char *make;
+        int layers;
+    } cases[] = {
+        { "pytorch", 16 }, /* the Flatten left out; the loss for the Softmax */
+        { "vgg",     7 },  /* the Flatten of a 6x6 map left out: fc6 reads 8x6x6, its weights in CHW order */
+        { "views",   11 }, /* Split, Slice and a 4-d Reshape as .cfg slice and reshape layers */
+    };
     char dir[64], model[128], cmd[512];
     tmpdir_make(dir);
-    snprintf(model, sizeof model, "%s/pytorch.onnx", dir);
-    snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh --make-pytorch %s", model);
-    int rc = system(cmd);
-    rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
-    if (rc == 77) {
-        skipped = 1;
-    } else {
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        snprintf(model, sizeof model, "%s/%s.onnx", dir, cases[i].make);
+        snprintf(cmd, sizeof cmd, "sh tests/onnx_check.sh --make-%s %s", cases[i].make, model);
+        int rc = system(cmd);
+        rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+        if (rc == 77) {
+            skipped = 1;
+            break;
+        }
         CHECK_INT_EQ(rc, 0);
         struct dse_model *m = rc ? NULL : imported(model, dir, 4, 1e-5);
-        if (m) CHECK_INT_EQ(m->net.n_layers, 16); /* the Flatten left out; the loss for the Softmax */
+        if (m) CHECK_INT_EQ(m->net.n_layers, cases[i].layers);
         dse_model_free(m);
     }
     tmpdir_remove(dir);
 }
 
 /* Models whose weights dse import refuses (tests/onnx_check.py --make-bad KIND), each beside
- * its exact message (%s: the file); nothing is left behind (the .cfg written first is removed). */
+ * its exact message (%s: the file); nothing is written (a .cfg already at --net-out stays as it
+ * was, no checkpoint, no temporary file). Then --out or --net-out naming the model (or each
+ * other) refused before anything is read or written: the model stays. */
 static void test_import_refusals(void) {
     static const struct {
         const char *kind, *msg;
@@ -339,10 +354,12 @@ static void test_import_refusals(void) {
         { "short",    "%s: tensor 'w' does not hold 18 float values once (in raw_data or float_data)" },
         { "channels", "%s: the input's Sub and Div normalize 20 channels; a dse checkpoint records at most 4" },
     };
-    char dir[64], model[128], ckpt[128], cfg[128], cmd[512], want[512], buf[1024];
+    static const char kept[] = "# the user's own network, kept\n";
+    char dir[64], model[128], ckpt[128], cfg[128], tmp[256], cmd[512], want[512], buf[1024];
     tmpdir_make(dir);
     snprintf(ckpt, sizeof ckpt, "%s/bad.ckpt", dir);
     snprintf(cfg, sizeof cfg, "%s/bad.cfg", dir);
+    write_raw(cfg, kept, sizeof kept - 1);
     for (int i = 0; i < DSE_ARRAY_LEN(bad); i++) {
         struct dse_err err = { 0 };
         snprintf(model, sizeof model, "%s/%s.onnx", dir, bad[i].kind);
@@ -357,7 +374,30 @@ static void test_import_refusals(void) {
         snprintf(want, sizeof want, bad[i].msg, model);
         CHECK(dse_import_onnx_run(model, NULL, NULL, NULL, ckpt, cfg, stdout, &err) != DSE_OK);
         CHECK_STR_EQ(dse_err_format(&err, buf, (int)sizeof buf), want);
-        CHECK(access(cfg, F_OK) != 0 && access(ckpt, F_OK) != 0);
+        size_t n;
+        unsigned char *was = read_all(cfg, &n);
+        CHECK(n == sizeof kept - 1 && !memcmp(was, kept, n));
+        free(was);
+        snprintf(tmp, sizeof tmp, "%s.import-%ld.tmp.cfg", cfg, (long)getpid());
+        CHECK(access(ckpt, F_OK) != 0 && access(tmp, F_OK) != 0);
+    }
+    static const struct {
+        int out, net_out; /* 0: ckpt, 1: cfg, 2: the model */
+    } same[] = { { 2, 1 }, { 0, 2 }, { 1, 1 } };
+    for (int i = 0; i < DSE_ARRAY_LEN(same) && !skipped; i++) {
+        struct dse_err err = { 0 };
+        const char *path[3] = { ckpt, cfg, model };
+        size_t n0, n1;
+        unsigned char *before = read_all(model, &n0), *after;
+        snprintf(want, sizeof want, "--out %s and --net-out %s must be two files other than the model %s",
+                 path[same[i].out], path[same[i].net_out], model);
+        CHECK(dse_import_onnx_run(model, NULL, NULL, NULL, path[same[i].out], path[same[i].net_out], stdout, &err) ==
+              DSE_ERR_CONFIG);
+        CHECK_STR_EQ(dse_err_format(&err, buf, (int)sizeof buf), want);
+        after = read_all(model, &n1);
+        CHECK(n0 == n1 && !memcmp(before, after, n0));
+        free(before);
+        free(after);
     }
     tmpdir_remove(dir);
 }
