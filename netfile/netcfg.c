@@ -521,7 +521,7 @@ enum dse_status dse_netcfg_write(FILE *f, const struct dse_net *net, struct dse_
     for (int i = 0; i < net->n_layers; i++) /* before anything is written */
         if (!cfg_has_type(net->layers[i].type) || net->layers[i].negative_slope != 0.0f)
             return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, net->layers[i].line,
-                               "layer '%s' (%s%s) has no .cfg form; write the network as prototxt instead",
+                               "layer '%s' (%s%s) has no .cfg form (docs/network-format.md lists the layers a .cfg holds)",
                                net->layers[i].name, dse_layer_type_str(net->layers[i].type),
                                net->layers[i].negative_slope != 0.0f ? " with a negative slope" : "");
     fputs("# written by dse (docs/network-format.md)\nname = ", f);

@@ -1206,7 +1206,8 @@ static void test_zoo_layers(void) {
     FILE *cf = open_memstream(&cfg, &cfg_len);
     if (cf) {
         CHECK_INT_EQ(dse_netcfg_write(cf, &net, &err), DSE_ERR_UNSUPPORTED);
-        CHECK_STR_EQ(err.msg, "layer 'gate' (sigmoid) has no .cfg form; write the network as prototxt instead");
+        CHECK_STR_EQ(err.msg, "layer 'gate' (sigmoid) has no .cfg form (docs/network-format.md lists the layers a "
+                              ".cfg holds)");
         fclose(cf);
         CHECK_INT_EQ(cfg_len, 0);
         free(cfg);

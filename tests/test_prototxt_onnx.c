@@ -505,8 +505,8 @@ void test_onnx_ops(void) {
             CHECK_INT_EQ(layer(&net, "se.mul")->inputs[0], dse_net_find(&net, "hs"));
             FILE *f = tmpfile(); /* the writers refuse what their format cannot hold, before writing */
             CHECK_INT_EQ(f ? dse_netcfg_write(f, &net, &err) : DSE_ERR_IO, DSE_ERR_UNSUPPORTED);
-            CHECK_STR_EQ(err.msg, "layer 'lr' (relu with a negative slope) has no .cfg form; write the network as "
-                                  "prototxt instead");
+            CHECK_STR_EQ(err.msg, "layer 'lr' (relu with a negative slope) has no .cfg form (docs/network-format.md "
+                                  "lists the layers a .cfg holds)");
             CHECK_INT_EQ(f ? dse_prototxt_write(f, &net, &err) : DSE_ERR_IO, DSE_ERR_UNSUPPORTED);
             CHECK_STR_EQ(err.msg, "layer 'hs' (hardswish) has no Caffe form; it cannot be written as prototxt");
             CHECK(f && ftell(f) == 0);
