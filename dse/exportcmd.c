@@ -1,7 +1,9 @@
 /* exportcmd.c: dse export and dse import (exportcmd.h). */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "dse/exportcmd.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,11 +392,47 @@ static enum dse_status cfg_save(const struct dse_net *net, const char *path, str
     return st;
 }
 
-/* Whether a and b name one file: the same path, or the same device and inode. */
+/* path with its folder resolved (realpath of the folder, then the name): two spellings of a
+ * file that does not exist yet (x.cfg, ./x.cfg) come out alike. 0 where the folder cannot
+ * be resolved or the result does not fit. */
+static int canonical(const char *path, char *out, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], real[PATH_MAX];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) >= sizeof dir) return 0;
+    else memcpy(dir, path, (size_t)(slash - path)), dir[slash - path] = '\0';
+    if (!realpath(dir, real)) return 0;
+    const int n = snprintf(out, cap, "%s/%s", real, slash ? slash + 1 : path);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* Whether a and b name one file: the same path, the same resolved path, or the same device
+ * and inode. */
 static int same_file(const char *a, const char *b) {
     struct stat sa, sb;
+    char ca[PATH_MAX + 256], cb[PATH_MAX + 256];
     if (!strcmp(a, b)) return 1;
+    if (canonical(a, ca, sizeof ca) && canonical(b, cb, sizeof cb) && !strcmp(ca, cb)) return 1;
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The hidden temporary name beside path (".name.import-PID.tmp" and ext, as base/fs.h's
+ * writers name theirs; ext keeps the kind a reader knows files by) into out; 0 where it does
+ * not fit. */
+static int temp_beside(const char *path, const char *ext, char *out, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    const int dir = slash ? (int)(slash - path + 1) : 0;
+    const int n = snprintf(out, cap, "%.*s.%s.import-%ld.tmp%s", dir, path, path + dir, (long)getpid(), ext);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* Not a directory (a rename onto one fails after the other file was renamed). */
+static enum dse_status not_a_dir(const char *path, const char *what, struct dse_err *err) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s %s is a folder; name a file", what, path);
+    return DSE_OK;
 }
 
 enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_shape *fit,
@@ -406,11 +444,13 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     struct dse_ckpt_meta meta = { .data = "" };
     struct dse_data_norm own = { 0 };
     int skipped = 0, refit = 0;
-    char cfg_tmp[4200], ckpt_tmp[4200];
+    char cfg_tmp[4200] = "", ckpt_tmp[4200] = "";
     /* both files written under temporary names beside them and renamed over them only once
      * everything is checked and written: a refused import leaves what was there */
-    snprintf(cfg_tmp, sizeof cfg_tmp, "%s.import-%ld.tmp.cfg", net_out, (long)getpid());
-    snprintf(ckpt_tmp, sizeof ckpt_tmp, "%s.import-%ld.tmp", out, (long)getpid());
+    if (!temp_beside(net_out, ".cfg", cfg_tmp, sizeof cfg_tmp) || !temp_beside(out, "", ckpt_tmp, sizeof ckpt_tmp)) {
+        cfg_tmp[0] = ckpt_tmp[0] = '\0';
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--out %s or --net-out %s: a path too long", out, net_out);
+    }
     if (same_file(onnx, out) || same_file(onnx, net_out) || same_file(out, net_out))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--out %s and --net-out %s must be two files other than "
                            "the model %s", out, net_out, onnx);
@@ -420,6 +460,8 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
                            "(docs/network-format.md); name a .cfg file", net_out);
     enum dse_status st = dse_fs_check_target(out, err);
     if (!st) st = dse_fs_check_target(net_out, err);
+    if (!st) st = not_a_dir(out, "--out", err);
+    if (!st) st = not_a_dir(net_out, "--net-out", err);
     if (!st) st = dse_onnx_load(onnx, fit, &read, err);
     if (st) return st;
     if ((st = engine_net(&read, onnx, &net, err))) goto out;
@@ -431,7 +473,8 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     /* the .cfg first, and the model from it read back: the checkpoint is of what dse will load */
     const struct dse_input_shape refit_to = { .classes = fit ? fit->classes : 0 };
     if ((st = cfg_save(&net, cfg_tmp, err))) {
-        dse_err_name_file(err, onnx); /* a layer the file format cannot hold: the model's */
+        if (st == DSE_ERR_UNSUPPORTED) dse_err_name_file(err, onnx); /* a layer a .cfg cannot hold: the model's
+                                                                         (an I/O error names the temporary's folder) */
         goto out;
     }
     if ((st = dse_netfile_load(cfg_tmp, &refit_to, &back, err))) goto out;
@@ -446,11 +489,16 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     if (!classes_file && !refit && (st = model_class_names(onnx, m, &meta, &names, err))) goto out;
     meta.norm = norm && norm->c ? *norm : own;
     if ((st = dse_checkpoint_save(m, 0, 0, &meta, ckpt_tmp, err))) goto out;
-    if (rename(cfg_tmp, net_out) || rename(ckpt_tmp, out)) {
-        st = dse_err_set(err, DSE_ERR_IO, NULL, 0, "cannot rename %s or %s into place: %s", cfg_tmp, ckpt_tmp,
-                         strerror(errno));
+    if (rename(cfg_tmp, net_out)) {
+        st = dse_err_set(err, DSE_ERR_IO, net_out, 0, "cannot rename the new network into place: %s", strerror(errno));
         goto out;
     }
+    if (rename(ckpt_tmp, out)) { /* checked a file above; not reached but by a race */
+        st = dse_err_set(err, DSE_ERR_IO, out, 0, "cannot rename the checkpoint into place (%s); %s is already the "
+                         "new network", strerror(errno), net_out);
+        goto out;
+    }
+    if ((st = dse_fs_sync_dir(net_out, err)) || (st = dse_fs_sync_dir(out, err))) goto out; /* the renames on disk */
     fprintf(log, "dse import: wrote %s (the network: %d layers, from %s's %d nodes that compute) and %s (the weights "
                  "of its %d learned tensors)", net_out, back.n_layers, onnx, read.n_layers, out, m->n_params);
     if (names) fprintf(log, ", and %d class names from %s", meta.classes, classes_file ? classes_file : onnx);
@@ -472,8 +520,8 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     else
         fprintf(log, "\nnext: dse eval %s --checkpoint %s --data DATA\n", net_out, out);
 out:
-    unlink(cfg_tmp); /* nothing there once renamed */
-    unlink(ckpt_tmp);
+    if (cfg_tmp[0]) unlink(cfg_tmp); /* nothing there once renamed */
+    if (ckpt_tmp[0]) unlink(ckpt_tmp);
     free(names);
     dse_model_free(m);
     dse_net_deinit(&back);

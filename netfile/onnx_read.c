@@ -630,9 +630,8 @@ static enum dse_status op_add(struct rd *r, const struct node *nd, const struct 
             if ((st = check_bias(r, &r->t[c->tensor], r->net->layers[i].num_output))) return st;
             r->net->layers[i].bias = 1;
             r->bias[i] = c->tensor;
-            r->t[c->tensor].read = 1; /* finish's mark */
-            for (int j = 0; j < i; j++) /* as finish does for a bias given with its layer */
-                if (r->weight[j] == c->tensor || r->bias[j] == c->tensor) r->net->layers[i].shared |= 2;
+            if (r->t[c->tensor].read) r->net->layers[i].shared |= 2; /* finish's mark: an earlier layer's */
+            r->t[c->tensor].read = 1;
             return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_LAYER, .layer = i, .rank = a->rank });
         }
     }
@@ -1063,10 +1062,12 @@ static enum dse_status check_weights(struct rd *r) {
 
 /* Room for the graph's values and layers, counted first: no table grows while it is read
  * (a node makes at most MAX_NODE_OUT layers: a Split's slices). */
-static enum dse_status make_room(struct rd *r, int n_nodes, int n_init) {
-    if (n_nodes > INT_MAX / 4 / MAX_NODE_OUT || n_init > INT_MAX / 4) /* the tables' int sizes */
-        return dse_err_set(r->err, DSE_ERR_UNSUPPORTED, r->path, 0, "a graph of %d nodes and %d initializers; "
-                           "dse reads up to %d of each", n_nodes, n_init, INT_MAX / 4 / MAX_NODE_OUT);
+static enum dse_status make_room(struct rd *r, int64_t n_nodes, int64_t n_init, int64_t n_inputs) {
+    /* the tables' int sizes: the value table holds initializers and nodes' values, doubled */
+    if (n_nodes > INT_MAX / 4 / MAX_NODE_OUT || n_init + n_nodes + n_inputs > INT_MAX / 8)
+        return dse_err_set(r->err, DSE_ERR_UNSUPPORTED, r->path, 0, "a graph of %lld nodes, %lld initializers and "
+                           "%lld inputs; dse reads up to %d nodes and %d of all three", (long long)n_nodes,
+                           (long long)n_init, (long long)n_inputs, INT_MAX / 4 / MAX_NODE_OUT, INT_MAX / 8);
     const size_t max_l = (size_t)n_nodes * MAX_NODE_OUT + 1;
     size_t lt = 64, vt = 128;
     while (lt < 2 * max_l) lt *= 2;
@@ -1094,7 +1095,8 @@ static enum dse_status make_room(struct rd *r, int n_nodes, int n_init) {
 static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph) {
     struct dse_pb_reader rr;
     struct dse_pb_field f;
-    int n_nodes = 0, n_init = 0, n_inputs = 0, got;
+    int64_t n_nodes = 0, n_init = 0, n_inputs = 0; /* int64: counted before make_room bounds them */
+    int got;
     enum dse_status st;
     char name[DSE_NAME_MAX] = "onnx";
     dse_pb_reader_init(&rr, graph->data, graph->len);
@@ -1105,7 +1107,7 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
         if (f.field == GRAPH_NAME && f.wire == DSE_PB_LEN && f.len) str_copy(name, sizeof name, str_of(&f));
     }
     if (got < 0) return malformed(r, "the graph's bytes");
-    if ((st = make_room(r, n_nodes, n_init))) return st;
+    if ((st = make_room(r, n_nodes, n_init, n_inputs))) return st;
     r->fields = malloc(sizeof *r->fields * ((size_t)n_nodes + (size_t)n_inputs + 1));
     if (!r->fields) return nomem(r);
     struct dse_pb_field *nodes = r->fields, *inputs = r->fields + n_nodes;
@@ -1143,7 +1145,7 @@ static enum dse_status read_graph(struct rd *r, const struct dse_pb_field *graph
     if (!have_input)
         return dse_err_set(r->err, DSE_ERR_CONFIG, r->path, 0, "the graph has no input that is not an initializer");
     dse_net_init(r->net, name, chw[0], chw[1], chw[2]);
-    if ((st = dse_net_reserve(r->net, n_nodes, r->err))) return st;
+    if ((st = dse_net_reserve(r->net, (int)n_nodes, r->err))) return st;
     if ((st = add_value(r, (struct value){ .name = in_name, .kind = VAL_LAYER, .layer = DSE_INPUT_DATA, .rank = 4 })))
         return st;
 

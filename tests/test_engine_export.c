@@ -378,15 +378,18 @@ static void test_import_refusals(void) {
         unsigned char *was = read_all(cfg, &n);
         CHECK(n == sizeof kept - 1 && !memcmp(was, kept, n));
         free(was);
-        snprintf(tmp, sizeof tmp, "%s.import-%ld.tmp.cfg", cfg, (long)getpid());
+        snprintf(tmp, sizeof tmp, "%s/.bad.cfg.import-%ld.tmp.cfg", dir, (long)getpid());
         CHECK(access(ckpt, F_OK) != 0 && access(tmp, F_OK) != 0);
     }
     static const struct {
-        int out, net_out; /* 0: ckpt, 1: cfg, 2: the model */
-    } same[] = { { 2, 1 }, { 0, 2 }, { 1, 1 } };
+        int out, net_out; /* 0: ckpt, 1: cfg, 2: the model, 3 and 4: one new file spelt two ways */
+    } same[] = { { 2, 1 }, { 0, 2 }, { 1, 1 }, { 3, 4 } };
+    char fresh[128], fresh2[128];
+    snprintf(fresh, sizeof fresh, "%s/fresh.cfg", dir);
+    snprintf(fresh2, sizeof fresh2, "%s/./fresh.cfg", dir);
     for (int i = 0; i < DSE_ARRAY_LEN(same) && !skipped; i++) {
         struct dse_err err = { 0 };
-        const char *path[3] = { ckpt, cfg, model };
+        const char *path[5] = { ckpt, cfg, model, fresh, fresh2 };
         size_t n0, n1;
         unsigned char *before = read_all(model, &n0), *after;
         snprintf(want, sizeof want, "--out %s and --net-out %s must be two files other than the model %s",
@@ -396,8 +399,19 @@ static void test_import_refusals(void) {
         CHECK_STR_EQ(dse_err_format(&err, buf, (int)sizeof buf), want);
         after = read_all(model, &n1);
         CHECK(n0 == n1 && !memcmp(before, after, n0));
+        CHECK(access(fresh, F_OK) != 0);
         free(before);
         free(after);
+    }
+    if (!skipped) { /* --out a folder: refused before the .cfg already at --net-out is replaced */
+        struct dse_err err = { 0 };
+        snprintf(want, sizeof want, "--out %s is a folder; name a file", dir);
+        CHECK(dse_import_onnx_run(model, NULL, NULL, NULL, dir, cfg, stdout, &err) == DSE_ERR_CONFIG);
+        CHECK_STR_EQ(dse_err_format(&err, buf, (int)sizeof buf), want);
+        size_t n;
+        unsigned char *was = read_all(cfg, &n);
+        CHECK(n == sizeof kept - 1 && !memcmp(was, kept, n));
+        free(was);
     }
     tmpdir_remove(dir);
 }
