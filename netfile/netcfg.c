@@ -376,7 +376,7 @@ static enum dse_status read_layer(struct ctx *cx, struct dse_net *net, const con
         const char *key = config_setting_name(s);
         if (strcmp(key, "name") && strcmp(key, "type") && strcmp(key, "inputs") && dse_word_index(spec->keys, key) < 0) {
             char allowed[300];
-            snprintf(allowed, sizeof allowed, "name type inputs %s", spec->keys);
+            snprintf(allowed, sizeof allowed, "name type inputs%s%s", spec->keys[0] ? " " : "", spec->keys);
             return unknown_key(cx, s, where, allowed);
         }
     }
