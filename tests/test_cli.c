@@ -297,8 +297,9 @@ void test_analyze_views(void) {
         int           expand;
         enum dse_rows view;
     } v[] = {
-        { "m.onnx", 0, DSE_ROWS_BLOCKS }, { "m.onnx", 1, DSE_ROWS_LAYERS }, { "m.cfg", 0, DSE_ROWS_MODULES },
-        { "m.prototxt", 0, DSE_ROWS_MODULES }, { "m.cfg", 1, DSE_ROWS_LAYERS }, { "onnx", 0, DSE_ROWS_MODULES },
+        { .path = "m.onnx", .view = DSE_ROWS_BLOCKS },      { .path = "m.onnx", .expand = 1, .view = DSE_ROWS_LAYERS },
+        { .path = "m.cfg", .view = DSE_ROWS_MODULES },      { .path = "m.prototxt", .view = DSE_ROWS_MODULES },
+        { .path = "m.cfg", .expand = 1, .view = DSE_ROWS_LAYERS }, { .path = "onnx", .view = DSE_ROWS_MODULES },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(v); i++) CHECK_INT_EQ(dse_report_rows(v[i].path, v[i].expand), v[i].view);
     static const struct {

@@ -363,11 +363,12 @@ struct lrn_case {
 
 /* Large alphas, so that the cross-channel term of the gradient is not lost in the noise. */
 static const struct lrn_case lrn_cases[] = {
-    /* id              N  C  H  W size alpha beta   k */
-    { "lrn size 3",    2, 7, 3, 2, 3,   2.0f, 0.75f, 1.5f },
-    { "lrn size 5",    2, 4, 2, 3, 5,   1.0f, 0.5f,  1.0f }, /* windows past both ends */
-    { "lrn size 1",    1, 3, 2, 2, 1,   0.5f, 1.25f, 2.0f },
-    { "lrn alexnet",   2, 9, 2, 2, 5,   1e-4f, 0.75f, 1.0f }, /* AlexNet's, nearly the identity */
+    { .id = "lrn size 3", .N = 2, .C = 7, .H = 3, .W = 2, .size = 3, .alpha = 2.0f, .beta = 0.75f, .k = 1.5f },
+    /* windows past both ends */
+    { .id = "lrn size 5", .N = 2, .C = 4, .H = 2, .W = 3, .size = 5, .alpha = 1.0f, .beta = 0.5f, .k = 1.0f },
+    { .id = "lrn size 1", .N = 1, .C = 3, .H = 2, .W = 2, .size = 1, .alpha = 0.5f, .beta = 1.25f, .k = 2.0f },
+    /* AlexNet's, nearly the identity */
+    { .id = "lrn alexnet", .N = 2, .C = 9, .H = 2, .W = 2, .size = 5, .alpha = 1e-4f, .beta = 0.75f, .k = 1.0f },
 };
 
 static struct dse_layer lrn_layer(const struct lrn_case *c) {
@@ -443,10 +444,10 @@ void test_grad_slice(void) {
     struct dse_cpu_ctx cx;
     ctx_init(&cx);
     static const struct { const char *what; int begin, end, part, parts, c0, c1; } v[] = {
-        { "slice [2, 5)",       2, 5, 0, 0, 2, 5 },
-        { "slice [4, end)",     4, 0, 0, 0, 4, 6 },
-        { "slice part 1 of 3",  0, 0, 1, 3, 2, 4 },
-        { "slice every channel", 0, 0, 0, 0, 0, 6 },
+        { .what = "slice [2, 5)", .begin = 2, .end = 5, .c0 = 2, .c1 = 5 },
+        { .what = "slice [4, end)", .begin = 4, .c0 = 4, .c1 = 6 },
+        { .what = "slice part 1 of 3", .part = 1, .parts = 3, .c0 = 2, .c1 = 4 },
+        { .what = "slice every channel", .c1 = 6 },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(v); i++) {
         struct dse_layer l = dse_layer_make(DSE_LAYER_SLICE, "slice");

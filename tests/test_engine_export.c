@@ -317,9 +317,10 @@ static void test_import_pytorch(void) {
         const char *make;
         int layers;
     } cases[] = {
-        { "pytorch", 16 }, /* the Flatten left out; the loss for the Softmax */
-        { "vgg",     7 },  /* the Flatten of a 6x6 map left out: fc6 reads 8x6x6, its weights in CHW order */
-        { "views",   11 }, /* Split, Slice and a 4-d Reshape as .cfg slice and reshape layers */
+        { .make = "pytorch", .layers = 16 }, /* the Flatten left out; the loss for the Softmax */
+        { .make = "vgg", .layers = 7 },      /* the Flatten of a 6x6 map left out: fc6 reads 8x6x6, its weights in
+                                                CHW order */
+        { .make = "views", .layers = 11 },   /* Split, Slice and a 4-d Reshape as .cfg slice and reshape layers */
     };
     char dir[64], model[128], cmd[512];
     tmpdir_make(dir);

@@ -419,27 +419,38 @@ void test_onnx_ops(void) {
         { .kind = "ops", .params = 296 + 8 + 18 + 24 + 132 + 50, .flops = 36864 + 32 + 32 + 65536 + 80,
           .other_ops = 512 + 1024 * 3 + 2560 + 512 + 2 + 2 + 8 + 32 + 512 + 1536 + 512 + 2048 + 4096 + 4096 + 10,
           .n_layers = 22,
-          .layers = { { "lr", DSE_LAYER_RELU, 8, 8, 8 }, { "pr", DSE_LAYER_PRELU, 8, 8, 8 },
-                      { "clip", DSE_LAYER_CLIP, 8, 8, 8 }, { "hs", DSE_LAYER_HARDSWISH, 8, 8, 8 },
-                      { "se.pool", DSE_LAYER_AVGPOOL, 8, 1, 1 }, { "se.gate", DSE_LAYER_HARDSIGMOID, 8, 1, 1 },
-                      { "se.mul", DSE_LAYER_CHANNEL_MUL, 8, 8, 8 }, { "silu", DSE_LAYER_ELTWISE, 8, 8, 8 },
-                      { "b", DSE_LAYER_SLICE, 4, 8, 8 }, { "shuffle", DSE_LAYER_SHUFFLE, 8, 8, 8 },
-                      { "up", DSE_LAYER_RESIZE, 8, 16, 16 }, { "dc", DSE_LAYER_DECONV, 4, 32, 32 } } },
+          .layers = { { .name = "lr", .type = DSE_LAYER_RELU, .c = 8, .h = 8, .w = 8 },
+                      { .name = "pr", .type = DSE_LAYER_PRELU, .c = 8, .h = 8, .w = 8 },
+                      { .name = "clip", .type = DSE_LAYER_CLIP, .c = 8, .h = 8, .w = 8 },
+                      { .name = "hs", .type = DSE_LAYER_HARDSWISH, .c = 8, .h = 8, .w = 8 },
+                      { .name = "se.pool", .type = DSE_LAYER_AVGPOOL, .c = 8, .h = 1, .w = 1 },
+                      { .name = "se.gate", .type = DSE_LAYER_HARDSIGMOID, .c = 8, .h = 1, .w = 1 },
+                      { .name = "se.mul", .type = DSE_LAYER_CHANNEL_MUL, .c = 8, .h = 8, .w = 8 },
+                      { .name = "silu", .type = DSE_LAYER_ELTWISE, .c = 8, .h = 8, .w = 8 },
+                      { .name = "b", .type = DSE_LAYER_SLICE, .c = 4, .h = 8, .w = 8 },
+                      { .name = "shuffle", .type = DSE_LAYER_SHUFFLE, .c = 8, .h = 8, .w = 8 },
+                      { .name = "up", .type = DSE_LAYER_RESIZE, .c = 8, .h = 16, .w = 16 },
+                      { .name = "dc", .type = DSE_LAYER_DECONV, .c = 4, .h = 32, .w = 32 } } },
         /* opset 9: Clip's bounds, Slice's starts/ends/axes, Split's split, Squeeze's axes and
          * ReduceMean's axes attributes; Upsample's scales an input. params c1 32, fc 12+3; FLOPs
          * 2*32*64 + 2*12; other ops clip 1024, up 4*1024 (linear), rm 1024, fc bias 3, rm2 128 */
         { .kind = "old", .params = 32 + 15, .flops = 4096 + 24, .other_ops = 1024 + 4096 + 1024 + 3 + 128,
           .n_layers = 10,
-          .layers = { { "sl", DSE_LAYER_SLICE, 6, 8, 8 }, { "split", DSE_LAYER_SLICE, 2, 8, 8 },
-                      { "s1", DSE_LAYER_SLICE, 4, 8, 8 }, { "up", DSE_LAYER_RESIZE, 4, 16, 16 },
-                      { "rm", DSE_LAYER_AVGPOOL, 4, 1, 1 }, { "cat", DSE_LAYER_CONCAT, 5, 1, 1 } } },
+          .layers = { { .name = "sl", .type = DSE_LAYER_SLICE, .c = 6, .h = 8, .w = 8 },
+                      { .name = "split", .type = DSE_LAYER_SLICE, .c = 2, .h = 8, .w = 8 },
+                      { .name = "s1", .type = DSE_LAYER_SLICE, .c = 4, .h = 8, .w = 8 },
+                      { .name = "up", .type = DSE_LAYER_RESIZE, .c = 4, .h = 16, .w = 16 },
+                      { .name = "rm", .type = DSE_LAYER_AVGPOOL, .c = 4, .h = 1, .w = 1 },
+                      { .name = "cat", .type = DSE_LAYER_CONCAT, .c = 5, .h = 1, .w = 1 } } },
         /* opset 21: Clip's min, ReduceMean's, Squeeze's and Unsqueeze's axes and Resize's sizes
          * inputs, Split's num_outputs; a Slice whose end is C / 2 computed by Shape, Gather, Div
          * and Mul. other ops: c1 bias 512, clip 1024, rm 256, mul 256, down 4*64 */
         { .kind = "new", .params = 40, .flops = 4096, .other_ops = 512 + 1024 + 256 + 256 + 256, .n_layers = 8,
-          .layers = { { "sl", DSE_LAYER_SLICE, 4, 8, 8 },
-                      { "split", DSE_LAYER_SLICE, 4, 8, 8 }, { "s1", DSE_LAYER_SLICE, 4, 8, 8 },
-                      { "mul", DSE_LAYER_CHANNEL_MUL, 4, 8, 8 }, { "down", DSE_LAYER_RESIZE, 4, 4, 4 } } },
+          .layers = { { .name = "sl", .type = DSE_LAYER_SLICE, .c = 4, .h = 8, .w = 8 },
+                      { .name = "split", .type = DSE_LAYER_SLICE, .c = 4, .h = 8, .w = 8 },
+                      { .name = "s1", .type = DSE_LAYER_SLICE, .c = 4, .h = 8, .w = 8 },
+                      { .name = "mul", .type = DSE_LAYER_CHANNEL_MUL, .c = 4, .h = 8, .w = 8 },
+                      { .name = "down", .type = DSE_LAYER_RESIZE, .c = 4, .h = 4, .w = 4 } } },
         { .kind = "unknown", .status = DSE_ERR_CONFIG,
           .msg = "node 'erf' (Erf, opset 13): op 'Erf' is not read by dse (docs/onnx.md lists the ops it reads); "
                  "--skip-unknown reads it as a layer that costs nothing" },
@@ -454,7 +465,8 @@ void test_onnx_ops(void) {
         { .kind = "shuffleskip", .skip = 1, .status = DSE_ERR_UNSUPPORTED,
           .msg = "node 'tr' (Transpose, opset 13): a Transpose of a 5-d value that is not a channel shuffle's "
                  "[N, g, C/g, H, W]" },
-        { .kind = "sumslice", .n_layers = 1, .layers = { { "sl", DSE_LAYER_SLICE, 8, 4, 4 } } },
+        { .kind = "sumslice", .n_layers = 1,
+          .layers = { { .name = "sl", .type = DSE_LAYER_SLICE, .c = 8, .h = 4, .w = 4 } } },
         { .kind = "splitbig", .status = DSE_ERR_SHAPE,
           .msg = "node 'sp' (Split, opset 11): part 0 of its split holds 9223372036854775807 channels; the input "
                  "has 4" },
@@ -464,7 +476,7 @@ void test_onnx_ops(void) {
         /* params c1 108+4, fc 8+2; FLOPs 2*108*64 + 2*8; Erf costs nothing */
         { .kind = "unknown", .skip = 1, .params = 112 + 10, .flops = 13824 + 16, .n_layers = 6,
           .other_ops = 256 + 256 + 256 + 2, /* c1 bias, relu, gp; fc bias */
-          .layers = { { "erf", DSE_LAYER_UNKNOWN, 4, 8, 8 } } },
+          .layers = { { .name = "erf", .type = DSE_LAYER_UNKNOWN, .c = 4, .h = 8, .w = 8 } } },
     };
     for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
         char named[64];
