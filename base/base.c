@@ -93,6 +93,11 @@ void dse_assert_fail(const char *file, int line, const char *cond) {
     abort();
 }
 
+int dse_has_ext(const char *path, const char *ext) {
+    size_t lp = strlen(path), le = strlen(ext);
+    return lp > le && strcmp(path + lp - le, ext) == 0;
+}
+
 int dse_strlcpy(char *dst, const char *src, int n) {
     size_t len = strlen(src);
     if (n <= 0) return -1;

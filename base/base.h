@@ -68,6 +68,9 @@ void dse_assert_fail(const char *file, int line, const char *cond);
 /* Copy src into dst of size n, always NUL-terminated. Returns 0 if it fitted, -1 if cut. */
 int dse_strlcpy(char *dst, const char *src, int n);
 
+/* Whether path ends in ext (".onnx") after at least one character: the file kinds known by name. */
+int dse_has_ext(const char *path, const char *ext);
+
 /* The shortest decimal text that reads back as v: as the double with strtod, or with
  * as_float as the float (float)v with strtof. At least v's integer digits, so 10 is
  * "10", not "1e+01"; 0.1 is "0.1". The one writer of numbers that must read back (records,

@@ -454,8 +454,7 @@ enum dse_status dse_import_onnx_run(const char *onnx, const struct dse_input_sha
     if (same_file(onnx, out) || same_file(onnx, net_out) || same_file(out, net_out))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--out %s and --net-out %s must be two files other than "
                            "the model %s", out, net_out, onnx);
-    const size_t n = strlen(net_out);
-    if (n < 4 || strcmp(net_out + n - 4, ".cfg")) /* the prototxt writer splits batchnorm and scale */
+    if (!dse_has_ext(net_out, ".cfg")) /* the prototxt writer splits batchnorm and scale */
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--net-out %s: dse import writes the network as .cfg "
                            "(docs/network-format.md); name a .cfg file", net_out);
     enum dse_status st = dse_fs_check_target(out, err);

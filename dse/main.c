@@ -427,8 +427,7 @@ static int cmd_import(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
         if (nm != ns) return bad_usage(c->name, "--mean and --std give different channel counts%s", "");
         norm.c = nm;
     }
-    const size_t len = strlen(a->pos[0]);
-    const int onnx = len > 5 && !strcmp(a->pos[0] + len - 5, ".onnx");
+    const int onnx = dse_has_ext(a->pos[0], ".onnx");
     if (onnx && a->n_pos != 1)
         return bad_usage(c->name, "MODEL.onnx holds its network: give no NET (unexpected '%s')", a->pos[1]);
     if (!onnx && a->n_pos != 2)
@@ -446,9 +445,8 @@ static int cmd_import(const struct dse_opt_cmd *c, const struct dse_opt_args *a)
     if (onnx) {
         char net_out[4200];
         size_t n = strlen(out);
-        snprintf(net_out, sizeof net_out, "%.*s.cfg", (int)(n > 5 && !strcmp(out + n - 5, ".ckpt") ? n - 5 : n), out);
+        snprintf(net_out, sizeof net_out, "%.*s.cfg", (int)(dse_has_ext(out, ".ckpt") ? n - 5 : n), out);
         if (OPT(NET_OUT)) snprintf(net_out, sizeof net_out, "%s", OPT(NET_OUT));
-        if (!strcmp(net_out, out)) return bad_usage(c->name, "--net-out and --out name the same file '%s'", out);
         return dse_import_onnx_run(a->pos[0], &fit, &norm, OPT(CLASSES_FILE), out, net_out, stderr, &err)
                    ? fail(&err)
                    : 0;

@@ -252,9 +252,8 @@ static void print_totals_text(FILE *f, const struct dse_cost_totals *t, const ch
 }
 
 enum dse_rows dse_report_rows(const char *path, int expand) {
-    size_t n = strlen(path);
     if (expand) return DSE_ROWS_LAYERS;
-    return n > 5 && !strcmp(path + n - 5, ".onnx") ? DSE_ROWS_BLOCKS : DSE_ROWS_MODULES;
+    return dse_has_ext(path, ".onnx") ? DSE_ROWS_BLOCKS : DSE_ROWS_MODULES;
 }
 
 enum dse_status dse_report_analyze(FILE *f, const char *path, const struct dse_net *net,

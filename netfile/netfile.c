@@ -5,11 +5,6 @@
 
 #include "engine/train.h"
 
-static int has_ext(const char *path, const char *ext) {
-    size_t lp = strlen(path), le = strlen(ext);
-    return lp > le && strcmp(path + lp - le, ext) == 0;
-}
-
 /* --classes: refit the loaded network's classifier. */
 static enum dse_status fit_classes(const char *path, const struct dse_input_shape *ov, struct dse_net *out,
                                    enum dse_status st, struct dse_err *err) {
@@ -20,12 +15,12 @@ static enum dse_status fit_classes(const char *path, const struct dse_input_shap
 
 enum dse_status dse_netfile_load(const char *path, const struct dse_input_shape *ov,
                                  struct dse_net *out, struct dse_err *err) {
-    if (has_ext(path, ".cfg"))
+    if (dse_has_ext(path, ".cfg"))
         return fit_classes(path, ov, out, dse_netcfg_load(path, ov, out, err), err);
-    if (has_ext(path, ".prototxt") || has_ext(path, ".pt")) {
+    if (dse_has_ext(path, ".prototxt") || dse_has_ext(path, ".pt")) {
         return fit_classes(path, ov, out, dse_prototxt_load(path, ov, out, err), err);
     }
-    if (has_ext(path, ".onnx")) return fit_classes(path, ov, out, dse_onnx_load(path, ov, out, err), err);
+    if (dse_has_ext(path, ".onnx")) return fit_classes(path, ov, out, dse_onnx_load(path, ov, out, err), err);
     memset(out, 0, sizeof *out);
     return dse_err_set(err, DSE_ERR_CONFIG, path, 0,
                        "unknown network file type; expected a .cfg (dse network), .prototxt (Caffe) or .onnx file");
