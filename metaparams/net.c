@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 static const struct {
@@ -141,6 +142,14 @@ int dse_net_classifier(const struct dse_net *net) {
     for (int i = net->n_layers - 1; i >= 0; i--)
         if (net->layers[i].type == DSE_LAYER_CONV || net->layers[i].type == DSE_LAYER_FC) return i;
     return -1;
+}
+
+double dse_net_prune_density(const struct dse_net *net, int i, double d) {
+    if (i < 0 || i >= net->n_layers || !dse_layer_type_weighted(net->layers[i].type)) return 1.0;
+    int first = -1;
+    for (int k = 0; k < net->n_layers && first < 0; k++)
+        if (net->layers[k].type == DSE_LAYER_CONV) first = k;
+    return i == first || i == dse_net_classifier(net) ? sqrt(d) : d;
 }
 
 enum dse_status dse_net_set_classes(struct dse_net *net, int classes, const char *file, struct dse_err *err) {

@@ -178,6 +178,13 @@ enum dse_status dse_net_add_fire(struct dse_net *net, const struct dse_fire *f, 
  * fc8), whose outputs are the classes; -1 if the network has none. */
 int  dse_net_classifier(const struct dse_net *net);
 
+/* Deep Compression's default density of layer i's weights for a target density d in (0, 1]
+ * (issue #35, docs/compress.md): the first conv and the classifier keep sqrt(d), denser, as
+ * Han et al. kept AlexNet's first and last layers; every other layer with weights d; a layer
+ * without weights 1. The one owner of the rule: dse compress applies it, the analyzer's
+ * estimate of a compressed size assumes it. */
+double dse_net_prune_density(const struct dse_net *net, int i, double d);
+
 /* Fit the classifier to `classes` outputs (>= 1) and infer shapes again (file names the
  * network in errors). A network without conv or fc is DSE_ERR_SHAPE. */
 enum dse_status dse_net_set_classes(struct dse_net *net, int classes, const char *file, struct dse_err *err);
