@@ -200,8 +200,8 @@ static const char usage_compress[] =
     "fc layer's weights pruned by magnitude and retrained with the pruned ones held at zero, then\n"
     "shared per layer by k-means (2^bits - 1 centroids and the zero), the centroids fine-tuned with\n"
     "their weights' gradients summed, and the model written as a .dsez. Fine-tunes on the CPU with\n"
-    "dse train's recipe (codebook fine-tuning at a tenth of --lr). The stages' checkpoints stay in\n"
-    "OUT.work until the end: after a kill, the same command goes on where it was, to the same bytes.\n"
+    "dse train's recipe. The stages' checkpoints stay in OUT.work until the end: after a kill, the\n"
+    "same command goes on where it was, to the same bytes.\n"
     "\n";
 
 static const char usage_predict[] =

@@ -270,12 +270,35 @@ static void test_bad_settings(void) {
         }
     }
     CHECK(access(out, F_OK) != 0);
+    char work[320]; /* a refused run leaves no work folder either */
+    snprintf(work, sizeof work, "%s.work", out);
+    CHECK(access(work, F_OK) != 0);
     dse_net_deinit(&net);
     dse_net_deinit(&other);
     tmpdir_remove(dir);
 }
 
+static void no_hook(void *arg, struct dse_model *m) { (void)arg, (void)m; }
+
+/* The gradient hook runs on the CPU only: a device with one is refused before any work. */
+static void test_hook_device(void) {
+    struct dse_net net;
+    struct dse_mp mp = tiny_fire_mp();
+    dse_net_init(&net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    struct dse_train_opts o;
+    dse_train_opts_default(&o);
+    o.dev.device.kind = DSE_DEVICE_CUDA, o.grad_hook = no_hook;
+    struct dse_train_result *r = malloc(sizeof *r);
+    struct dse_err err = { 0 };
+    CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_UNSUPPORTED);
+    CHECK(strstr(err.msg, "runs on the CPU only") != NULL);
+    free(r);
+    dse_net_deinit(&net);
+}
+
 static const struct check_case cases[] = {
+    { "compress-hook-device", test_hook_device },
     { "compress-prune",  test_prune },
     { "compress-kmeans", test_kmeans },
     { "compress-run",    test_run },
