@@ -174,9 +174,10 @@ static void test_run(void) {
         CHECK(k <= 1 << o.bits); /* 0 and at most 15 centroids: the ties held through SGD */
         free(w0), free(w1), free(w2), free(mask);
     }
-    /* determinism: another work folder, the same bytes */
-    o.work_dir = work[1];
+    /* determinism: another work folder and thread count, the same bytes */
+    o.work_dir = work[1], o.train.threads = 1;
     CHECK_OK(dse_compress_run(&net, ckpt, &o, out[1], &r, &err));
+    o.train.threads = 2;
     char *a, *b;
     size_t la, lb;
     CHECK_OK(dse_fs_read(out[0], &a, &la, &err));
