@@ -904,6 +904,11 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         int s0, s1;
         dse_slice_rank(o->batch, rank, ranks, &s0, &s1, &first, &share);
     }
+    if (o->grad_hook && o->dev.device.kind != DSE_DEVICE_CPU) {
+        st = dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "a gradient hook (dse compress's fine-tuning) runs on "
+                         "the CPU only; leave --device out");
+        goto done;
+    }
     if ((st = run_paths_check(o, rank, err))) goto done;
     if ((st = run_data_open(net, o, (int)share, &data, err))) goto done;
     ltrain = data.ltrain, ltest = data.ltest;
@@ -916,6 +921,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     struct dse_model_opts mo = { .batch = (int)share, .threads = o->threads, .seed = o->seed, .init = o->init,
                                  .init_std = o->init_std, .classifier_bias = o->classifier_bias };
     if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
+    m->grad_hook = o->grad_hook, m->grad_hook_arg = o->grad_hook_arg;
     if (ranks > 1 && ((st = dse_dist_same(o->dist, run_hash(m, o, &data, n_train), "network, data or training "
                                           "options", err)) ||
                       (st = dse_model_set_dist(m, o->dist, o->reduce, o->batch, err))))
@@ -1124,6 +1130,7 @@ enum dse_status dse_eval_run(const struct dse_net *net, const struct dse_train_o
     struct dse_model_opts mo = { .batch = o->batch, .threads = o->threads, .seed = o->seed, .init = o->init,
                                  .init_std = o->init_std, .inference = 1 };
     if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
+    m->grad_hook = o->grad_hook, m->grad_hook_arg = o->grad_hook_arg;
     m->cx.conv_force = o->conv_algo;
     if ((st = dse_checkpoint_load(m, checkpoint, &next, &it, err))) goto done;
     const int k = m->nodes[m->loss].in[0]->c;
