@@ -9,6 +9,10 @@
  *             bit for bit; and bad files refused with the file and layer named;
  *   export-*  the protobuf structure of an ONNX file read back with our reader, and the
  *             layers ONNX export refuses;
+ *   compressed-*  a compressed model (engine/compress.h's struct dse_dsez, made here in
+ *             memory as dse compress makes one) exported with its weights as codebook
+ *             indices and a codebook (Gather), checked in onnxruntime as onnx-*, far smaller
+ *             than the float export, read back by dse's own ONNX reader (issue #35);
  *   import-*  ONNX in (dse import MODEL.onnx, issue #34 item 3): dse's exports and a model in
  *             PyTorch's forms imported, the checkpoint run beside onnxruntime within 1e-5;
  *             changed bytes imported or refused. */
@@ -24,6 +28,7 @@
 #include "base/pcg32.h"
 #include "data/data.h"
 #include "dse/exportcmd.h"
+#include "engine/compress.h"
 #include "engine/model.h"
 #include "engine/train.h"
 #include "tests/check.h"
@@ -216,6 +221,160 @@ static void test_onnx_v11(void) { onnx_case("v1.1"); }
 static void test_onnx_simple(void) { onnx_case("simple"); }
 static void test_onnx_complex(void) { onnx_case("complex"); }
 static void test_onnx_bn(void) { onnx_case("bn"); }
+
+/* ---- Compressed models out (issue #35): indices + codebook through Gather ---------------- */
+
+/* m as dse compress would leave it, into z (its tensors the model's, in checkpoint order):
+ * each conv and fc weight pruned to its largest `density` share by magnitude and shared
+ * through a codebook of 2^bits entries, codebook[0] = 0 and the rest spread linearly over
+ * the weights' [min, max] (Han et al.'s linear initialization, without k-means); biases
+ * and running statistics raw (borrowing m's values). m's weights become the decoded ones,
+ * so that dse's inference is the compressed model's. Free with compressed_free. */
+static void compressed(struct dse_model *m, int bits, double density, struct dse_dsez *z) {
+    *z = (struct dse_dsez){ .t = calloc((size_t)m->net.n_layers * 4, sizeof *z->t) };
+    DSE_ASSERT(z->t);
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_node *nd = &m->nodes[i];
+        const enum dse_layer_type type = m->net.layers[i].type;
+        struct dse_tensor *ts[4] = { nd->weight, nd->bias, nd->run_mean, nd->run_var };
+        static const char *const roles[4] = { "weight", "bias", "run_mean", "run_var" };
+        for (int k = 0; k < 4; k++) {
+            if (!ts[k]) continue;
+            struct dse_dsez_tensor *t = &z->t[z->n++];
+            const int64_t n = dse_tensor_count(ts[k]);
+            float *v = ts[k]->data;
+            snprintf(t->layer, sizeof t->layer, "%.63s", m->net.layers[i].name);
+            snprintf(t->role, sizeof t->role, "%s", roles[k]);
+            t->count = n;
+            if (k || (type != DSE_LAYER_CONV && type != DSE_LAYER_FC)) {
+                t->raw = v;
+                continue;
+            }
+            float *mag = malloc(sizeof *mag * (size_t)n), lo = v[0], hi = v[0];
+            DSE_ASSERT(mag);
+            for (int64_t j = 0; j < n; j++) {
+                mag[j] = v[j] < 0 ? -v[j] : v[j];
+                lo = v[j] < lo ? v[j] : lo, hi = v[j] > hi ? v[j] : hi;
+            }
+            int64_t keep = (int64_t)(density * (double)n + 0.5), below = 0;
+            keep = keep < 1 ? 1 : keep;
+            float cut = 0; /* the keep-th largest magnitude, by bisection over the values */
+            for (float a = 0, b = hi > -lo ? hi : -lo, it = 0; it < 40; it++) {
+                cut = (a + b) / 2, below = 0;
+                for (int64_t j = 0; j < n; j++) below += mag[j] >= cut;
+                if (below > keep) a = cut;
+                else b = cut;
+            }
+            free(mag);
+            t->bits = bits, t->codebook_n = (int64_t)1 << bits > n ? (int)n : 1 << bits; /* k-means finds no more */
+            t->codebook = malloc(sizeof *t->codebook * (size_t)t->codebook_n);
+            t->index = malloc(sizeof *t->index * (size_t)n);
+            DSE_ASSERT(t->codebook && t->index);
+            t->codebook[0] = 0.0f;
+            for (int c = 1; c < t->codebook_n; c++) t->codebook[c] = lo + (hi - lo) * (float)(c - 1) / (float)(t->codebook_n - 2);
+            for (int64_t j = 0; j < n; j++) {
+                int best = 0;
+                if ((v[j] < 0 ? -v[j] : v[j]) >= cut) {
+                    const float at = (v[j] - lo) / (hi - lo) * (float)(t->codebook_n - 2);
+                    best = 1 + (int)(at + 0.5f);
+                    best = best >= t->codebook_n ? t->codebook_n - 1 : best;
+                }
+                t->index[j] = (uint16_t)best;
+                v[j] = t->codebook[best];
+            }
+        }
+    }
+}
+
+static void compressed_free(struct dse_dsez *z) {
+    for (int k = 0; k < z->n; k++) free(z->t[k].codebook), free(z->t[k].index);
+    free(z->t);
+}
+
+/* The case's network compressed at `bits` (uint8 indices to 8, uint16 above): its ONNX export
+ * beside onnxruntime as the float export is (within 1e-4), its size against the float export's
+ * printed (`smaller` times smaller at least), and read back by dse's ONNX reader to the same
+ * layers and shapes (so the same parameters) as the float export. */
+static void compressed_case(const char *id, int bits, double smaller, int readback) {
+    const struct net_case *c = net_case(id);
+    struct dse_model *m = trained(c);
+    struct dse_err err = { 0 };
+    struct dse_data_norm norm;
+    struct dse_dsez z;
+    char dir[64], model[128];
+    uint8_t *fbuf, *zbuf;
+    size_t flen, zlen;
+    if (!m) return;
+    norm_of(m, c->norm, &norm);
+    compressed(m, bits, 0.33, &z);
+    struct dse_export_meta meta = { .norm = &norm, .top1 = -1 }, zmeta = meta;
+    zmeta.dsez = &z;
+    CHECK_OK(dse_onnx_write(m, &meta, &fbuf, &flen, &err));
+    CHECK_OK(dse_onnx_write(m, &zmeta, &zbuf, &zlen, &err));
+    printf("  %s at %d bits: ONNX %zu bytes, %zu as float32 (%.2fx smaller)\n", id, bits, zlen, flen,
+           (double)flen / (double)zlen);
+    CHECK((double)zlen * smaller < (double)flen); /* 0: no claim */
+    tmpdir_make(dir);
+    snprintf(model, sizeof model, "%s/%s-%d.onnx", dir, id, bits);
+    write_raw(model, zbuf, zlen);
+    beside_ort(m, &norm, dir, model, 1e-4);
+    /* dse's own reader folds Gather(codebook, Cast(indices)) into each weight */
+    struct dse_net fnet, znet;
+    if (readback) CHECK_OK(dse_onnx_parse(fbuf, flen, "float.onnx", NULL, &fnet, &err));
+    if (readback && !err.code) CHECK_OK(dse_onnx_parse(zbuf, zlen, model, NULL, &znet, &err));
+    if (err.code) fprintf(stderr, "%s: %s\n", err.file, err.msg);
+    else if (readback) {
+        CHECK_INT_EQ(znet.n_layers, fnet.n_layers);
+        for (int i = 0; i < fnet.n_layers && i < znet.n_layers; i++) {
+            CHECK_STR_EQ(znet.layers[i].name, fnet.layers[i].name);
+            CHECK_INT_EQ(znet.layers[i].type, fnet.layers[i].type);
+            CHECK(znet.layers[i].out_c == fnet.layers[i].out_c && znet.layers[i].out_h == fnet.layers[i].out_h &&
+                  znet.layers[i].in_c == fnet.layers[i].in_c);
+        }
+        dse_net_deinit(&fnet), dse_net_deinit(&znet);
+        /* dse import reads float initializers only: such a weight is refused, not misread */
+        char ckpt[160], cfg[160];
+        snprintf(ckpt, sizeof ckpt, "%s/imported.ckpt", dir);
+        snprintf(cfg, sizeof cfg, "%s/imported.cfg", dir);
+        CHECK_INT_EQ(dse_import_onnx_run(model, NULL, NULL, NULL, ckpt, cfg, stdout, &err), DSE_ERR_CONFIG);
+        CHECK_STR_EQ(err.msg, "layer 'conv1' (conv): the model gives no tensor 0 of it");
+    }
+    free(fbuf), free(zbuf);
+    tmpdir_remove(dir);
+    compressed_free(&z);
+    dse_model_free(m);
+}
+
+static void test_compressed_fmnist(void) { compressed_case("fmnist", 8, 3.5, 1); }
+/* a codebook as large as a small layer; dse's reader does not read the Mul of a Scale layer */
+static void test_compressed_bn(void) { compressed_case("bn", 12, 0, 0); }
+
+/* A .dsez that is not the model's: its decoded values, or its count, differ from the model's
+ * weights, refused naming the tensor (the graph would compute another model). */
+static void test_compressed_mismatch(void) {
+    struct dse_model *m = trained(net_case("bn"));
+    struct dse_err err = { 0 };
+    struct dse_dsez z;
+    uint8_t *buf = NULL;
+    size_t len;
+    char msg[512];
+    if (!m) return;
+    compressed(m, 4, 0.5, &z);
+    struct dse_export_meta meta = { .top1 = -1, .dsez = &z };
+    z.t[0].index[5] = (uint16_t)(z.t[0].index[5] == 3 ? 4 : 3);
+    CHECK_INT_EQ(dse_onnx_write(m, &meta, &buf, &len, &err), DSE_ERR_CONFIG);
+    snprintf(msg, sizeof msg, "compressed tensor 'conv1 weight': value 5 decodes to %.9g (codebook entry %d of 16), "
+             "the model holds %.9g", (double)z.t[0].codebook[z.t[0].index[5]], z.t[0].index[5],
+             (double)m->nodes[0].weight->data[5]);
+    CHECK_STR_EQ(err.msg, msg);
+    z.t[0].count--;
+    CHECK_INT_EQ(dse_onnx_write(m, &meta, &buf, &len, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "compressed tensor 'conv1 weight': 215 values of 4 bits and a codebook of 16; the model's "
+                          "tensor has 216");
+    CHECK(buf == NULL);
+    compressed_free(&z);
+    dse_model_free(m);
+}
 
 /* ---- ONNX in: dse import MODEL.onnx beside onnxruntime (issue #34 item 3) -------------- */
 
@@ -620,6 +779,9 @@ static const struct check_case cases[] = {
     { "onnx-simple",      test_onnx_simple },
     { "onnx-complex",     test_onnx_complex },
     { "onnx-bn",          test_onnx_bn },
+    { "compressed-fmnist", test_compressed_fmnist },
+    { "compressed-bn",    test_compressed_bn },
+    { "compressed-mismatch", test_compressed_mismatch },
     { "import-fmnist",    test_import_fmnist },
     { "import-v1.1",      test_import_v11 },
     { "import-complex",   test_import_complex },
