@@ -229,6 +229,26 @@ static void test_onnx_bn(void) { onnx_case("bn"); }
  * beside onnxruntime as the float export is (within 1e-4), its size against the float export's
  * printed (`smaller` times smaller at least), and read back by dse's ONNX reader to the same
  * layers and shapes (so the same parameters) as the float export. */
+/* In an ONNX model's bytes: the initializers of element type `type`, and the nodes of op `op`. */
+static void onnx_census(const uint8_t *buf, size_t len, int type, const char *op, int *inits, int *nodes) {
+    struct dse_pb_reader r, g, t;
+    struct dse_pb_field f, x, y;
+    *inits = *nodes = 0;
+    dse_pb_reader_init(&r, buf, len);
+    while (dse_pb_next(&r, &f) == 1) {
+        if (f.field != 7) continue; /* ModelProto.graph */
+        dse_pb_reader_init(&g, f.data, f.len);
+        while (dse_pb_next(&g, &x) == 1) {
+            if (x.field != 5 && x.field != 1) continue; /* GraphProto.initializer, node */
+            dse_pb_reader_init(&t, x.data, x.len);
+            while (dse_pb_next(&t, &y) == 1) {
+                *inits += x.field == 5 && y.field == 2 && (int)y.v == type; /* TensorProto.data_type */
+                *nodes += x.field == 1 && y.field == 4 && y.len == strlen(op) && !memcmp(y.data, op, y.len);
+            }
+        }
+    }
+}
+
 static void compressed_case(const char *id, int bits, double smaller, int readback) {
     const struct net_case *c = net_case(id);
     struct dse_model *m = trained(c);
@@ -248,6 +268,14 @@ static void compressed_case(const char *id, int bits, double smaller, int readba
     printf("  %s at %d bits: ONNX %zu bytes, %zu as float32 (%.2fx smaller)\n", id, bits, zlen, flen,
            (double)flen / (double)zlen);
     CHECK((double)zlen * smaller < (double)flen); /* 0: no claim */
+    int shared = 0, inits, gathers, casts;
+    for (int k = 0; k < z.n; k++) shared += z.t[k].bits > 0;
+    onnx_census(zbuf, zlen, bits > 8 ? 4 : 2, "Gather", &inits, &gathers); /* uint16, uint8 */
+    onnx_census(zbuf, zlen, 1, "Cast", &(int){ 0 }, &casts);
+    CHECK(shared > 0);
+    CHECK_INT_EQ(inits, shared);
+    CHECK_INT_EQ(gathers, shared);
+    CHECK_INT_EQ(casts, shared);
     tmpdir_make(dir);
     snprintf(model, sizeof model, "%s/%s-%d.onnx", dir, id, bits);
     write_raw(model, zbuf, zlen);
