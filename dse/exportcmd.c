@@ -147,6 +147,24 @@ static enum dse_status deploy_prototxt(const struct dse_model *m, const char *pa
     return st;
 }
 
+static int same_file(const char *a, const char *b);
+
+/* The model's weights as a float checkpoint at path (--format ckpt), with what info records of
+ * the data (its normalization, classes, evaluation box): dse eval and predict of it give what
+ * they give of the checkpoint read, a compressed model's decoded values included. Next epoch
+ * 0: dse train --resume fine-tunes it from the start of a schedule. */
+static enum dse_status ckpt_save(const struct dse_model *m, const struct dse_ckpt_info *info, const char *from,
+                                 const char *path, struct dse_err *err) {
+    if (same_file(path, from))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--out %s is the checkpoint the weights come from; name "
+                           "another file", path);
+    struct dse_ckpt_meta meta = { .seed = info->seed, .norm = info->norm, .classes = info->classes,
+                                  .class_names = (const char(*)[64])info->class_names,
+                                  .eval_center = info->eval_center };
+    snprintf(meta.data, sizeof meta.data, "%s", info->data);
+    return dse_checkpoint_save(m, 0, 0, &meta, path, err);
+}
+
 enum dse_status dse_export_run(const struct dse_export_req *q, FILE *log, struct dse_err *err) {
     struct source src = { .top1 = -1 };
     struct dse_ckpt_info info = { 0 };
@@ -175,6 +193,12 @@ enum dse_status dse_export_run(const struct dse_export_req *q, FILE *log, struct
                 meta.norm ? " = pixel / 255, normalized in the model" : "", K);
         fprintf(log, "next: python3 -c \"import onnxruntime as ort; s = ort.InferenceSession('%s'); "
                      "print(s.get_inputs()[0].shape)\"\n", path);
+    } else if (q->format == DSE_EXPORT_CKPT) {
+        snprintf(path, sizeof path, "%.4000s%s", q->out ? q->out : src.name, q->out ? "" : ".ckpt");
+        if ((st = ckpt_save(m, &info, src.checkpoint, path, err))) goto out;
+        fprintf(log, "dse export: wrote %s: the %d learned tensors of %s, float32, as dse eval loaded them\n", path,
+                m->n_params, src.checkpoint);
+        if (q->net_path) fprintf(log, "next: dse eval %s --checkpoint %s\n", q->net_path, path);
     } else {
         /* OUT, OUT.caffemodel or OUT.prototxt name the pair */
         snprintf(path, sizeof path, "%.4000s", q->out ? q->out : src.name);

@@ -220,8 +220,8 @@ static const char usage_predict[] =
     "\n";
 
 static const char usage_export[] =
-    "usage: dse export NET --checkpoint FILE [--format onnx|caffe] [--out PATH] [--input C,H,W] [--classes K]\n"
-    "       dse export SWEEPDIR --id ID | --best [--max-mb M] [--format onnx|caffe] [--out PATH]\n"
+    "usage: dse export NET --checkpoint FILE [--format onnx|caffe|ckpt] [--out PATH] [--input C,H,W] [--classes K]\n"
+    "       dse export SWEEPDIR --id ID | --best [--max-mb M] [--format onnx|caffe|ckpt] [--out PATH]\n"
     "\n"
     "A trained network as a file other tools run (docs/export.md): ONNX (opset 13: onnxruntime,\n"
     "TensorRT, PyTorch's importers) or Caffe (a deploy prototxt and a .caffemodel of the weights).\n"
@@ -229,7 +229,10 @@ static const char usage_export[] =
     "them), or --best, the most accurate trained candidate, within --max-mb megabytes of float32\n"
     "parameters if given. The ONNX model takes 'data' [N, C, H, W] as pixel / 255 and normalizes it\n"
     "itself with the training data's statistics; it outputs 'prob' [N, classes]. Its metadata names\n"
-    "the candidate, its metaparameters, the data, the class names and top-1.\n"
+    "the candidate, its metaparameters, the data, the class names and top-1. A compressed model\n"
+    "(dse compress's MODEL.dsez) exports as a checkpoint does, its ONNX keeping the weight sharing\n"
+    "(uint8 or uint16 indices and a codebook, through Gather); --format ckpt writes its decoded\n"
+    "weights as a float checkpoint.\n"
     "\n";
 
 static const char usage_import[] =
@@ -561,14 +564,16 @@ static const struct dse_opt_line lines_compress[] = {
 
 #define EXPORT(f) DSE_OPT_BIND(struct dse_export_req, f)
 static const struct dse_opt_line lines_export[] = {
-    OWNB(CHECKPOINT, "a checkpoint of NET (dse train --checkpoint-dir)", EXPORT(checkpoint)),
+    OWNB(CHECKPOINT, "a checkpoint of NET (dse train --checkpoint-dir), or a compressed model (.dsez)",
+         EXPORT(checkpoint)),
     OWNB(ID, "a candidate of SWEEPDIR (dse report lists the ids)", EXPORT(id)),
     OWNB(BEST, "the most accurate trained candidate of SWEEPDIR", EXPORT(best)),
     OWN(MAX_MB, "with --best: at most M megabytes of float32 parameters"),
-    { .opt = DSE_OPT_FORMAT, .words = "onnx caffe", .help = "%D (default) or caffe", EXPORT(format) },
+    { .opt = DSE_OPT_FORMAT, .words = "onnx caffe ckpt", .help = "%D (default), caffe or ckpt (a float checkpoint)",
+      EXPORT(format) },
     { .opt = DSE_OPT_OUT, .arg = "PATH", EXPORT(out),
-      .help = "default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
-              "candidate id or the network file's)" },
+      .help = "default <name>.onnx, <name>.prototxt and <name>.caffemodel, or <name>.ckpt\n"
+              "(name: the candidate id or the network file's)" },
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
 };
