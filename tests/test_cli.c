@@ -5,6 +5,7 @@
  * lists them all. */
 #include "tests/cli_util.h"
 #include "dse/exportcmd.h"
+#include "tests/dsez_share.h"
 
 void test_cfg_matches_c(void) {
     static const struct { const char *path; struct nin_opts o; } nins[] = {
@@ -964,22 +965,51 @@ static int cmd_output(const char *cmd, char *buf, size_t size) {
     return pclose(p);
 }
 
-/* dse export --format ckpt (issue #35): the weights of a checkpoint (or of a compressed model,
- * decoded) as a float checkpoint, and dse eval (loss, top-1, top-5, per class; all but the
+/* dse export --format ckpt (issue #35): the weights of a checkpoint, or of a compressed model
+ * (a .dsez, dse_dsez_write of a trained checkpoint shared here) decoded, as a float checkpoint, and dse eval (loss, top-1, top-5, per class; all but the
  * checkpoint's name) and dse predict of it print what they print of the file it came from, to
  * the digit; --out naming the file read is refused before anything is written. */
 void test_export_ckpt(void) {
-    static const struct {
-        const char *id, *from;
-    } cases[] = {
-        { .id = "ckpt", .from = "tests/fuzz/corpus/ckpt_load/epoch-1.ckpt" },
-    };
-    const char *dir = tmpdir(), *net = "tests/fuzz/tiny.cfg";
+    const char *dir = tmpdir(), *net = "tests/fuzz/tiny.cfg", *trained = "tests/fuzz/corpus/ckpt_load/epoch-1.ckpt";
     static char a[16384], b[16384];
-    char cmd[1024], out[128];
+    char cmd[1024], out[128], dsez[128];
     CHECK(dir != NULL);
     if (!dir) return;
     snprintf(out, sizeof out, "%s/decoded.ckpt", dir);
+    snprintf(dsez, sizeof dsez, "%s/tiny.dsez", dir);
+    const struct {
+        const char *id, *from;
+    } cases[] = {
+        { .id = "ckpt", .from = trained },
+        { .id = "dsez", .from = dsez }, /* the trained checkpoint shared at 5 bits, half its weights pruned */
+    };
+    { /* the .dsez: dse_dsez_write of the trained model, with the data its checkpoint records */
+        struct dse_err err = { 0 };
+        struct dse_ckpt_info info;
+        struct dse_input_shape fit = { 0 };
+        struct dse_net n;
+        struct dse_model *m = NULL;
+        struct dse_dsez z = { 0 };
+        const struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+        int next;
+        int64_t it;
+        CHECK_OK(dse_checkpoint_info(trained, &info, &err));
+        dse_netfile_fit_checkpoint(&fit, &info);
+        CHECK_OK(dse_netfile_load(net, &fit, &n, &err));
+        CHECK_OK(dse_model_new(&n, &mo, &m, &err));
+        dse_net_deinit(&n);
+        if (m) CHECK_OK(dse_checkpoint_load(m, trained, &next, &it, &err));
+        struct dse_ckpt_meta meta = { .seed = info.seed, .norm = info.norm, .classes = info.classes,
+                                      .class_names = (const char(*)[64])info.class_names };
+        snprintf(meta.data, sizeof meta.data, "%s", info.data);
+        if (m) {
+            dsez_share(m, 5, 0.5, &z);
+            CHECK_OK(dse_dsez_write(&z, m, &meta, dsez, &err));
+        }
+        dsez_share_free(&z);
+        dse_model_free(m);
+        free(info.class_names);
+    }
     for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
         snprintf(cmd, sizeof cmd, "%s export %s --checkpoint %s --format ckpt --out %s 2>&1", DSE_BINARY, net,
                  cases[i].from, out);
@@ -1007,6 +1037,7 @@ void test_export_ckpt(void) {
         CHECK_STR_EQ(a, b);
         remove(out);
     }
+    remove(dsez);
     rmdir(dir);
 }
 

@@ -20,6 +20,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -310,6 +311,65 @@ static void compressed_case(const char *id, int bits, double smaller, int readba
 static void test_compressed_fmnist(void) { compressed_case("fmnist", 8, 3.5, 1); }
 /* a codebook as large as a small layer; dse's reader does not read the Mul of a Scale layer */
 static void test_compressed_bn(void) { compressed_case("bn", 12, 0, 0); }
+
+/* End to end with a .dsez file (engine/dsez.c): SqueezeNet-FMNIST trained a few steps, shared
+ * at 6 bits and written with dse_dsez_write; dse export of it (dse_export_run, as the command
+ * runs it) as ONNX keeps the sharing: beside onnxruntime with the model dse_checkpoint_load
+ * decodes from the .dsez, and far smaller than the float export of its decoded checkpoint
+ * (--format ckpt); as Caffe, the .caffemodel holds the decoded floats bit for bit. */
+static void test_compressed_dsez(void) {
+    const struct net_case *c = net_case("fmnist");
+    struct dse_model *m = trained(c), *back = NULL, *caffe = NULL;
+    struct dse_err err = { 0 };
+    struct dse_dsez z;
+    struct dse_net net;
+    char dir[64], dsez[128], onnx[128], ckpt[128], fonnx[128], cm[128];
+    struct stat sz, sf;
+    int next;
+    int64_t it;
+    if (!m) return;
+    dsez_share(m, 6, 0.33, &z);
+    struct dse_ckpt_meta meta = { .data = "fashion-mnist" };
+    norm_of(m, 1, &meta.norm);
+    tmpdir_make(dir);
+    snprintf(dsez, sizeof dsez, "%s/m.dsez", dir), snprintf(onnx, sizeof onnx, "%s/m.onnx", dir);
+    snprintf(ckpt, sizeof ckpt, "%s/decoded.ckpt", dir), snprintf(fonnx, sizeof fonnx, "%s/decoded.onnx", dir);
+    snprintf(cm, sizeof cm, "%s/m.caffemodel", dir);
+    CHECK_OK(dse_dsez_write(&z, m, &meta, dsez, &err));
+    struct dse_export_req q = { .net_path = c->path, .checkpoint = dsez, .format = DSE_EXPORT_ONNX, .out = onnx };
+    CHECK_OK(dse_export_run(&q, stdout, &err));
+    q.format = DSE_EXPORT_CKPT, q.out = ckpt;
+    CHECK_OK(dse_export_run(&q, stdout, &err));
+    q.format = DSE_EXPORT_CAFFE, q.out = cm;
+    CHECK_OK(dse_export_run(&q, stdout, &err));
+    q.format = DSE_EXPORT_ONNX, q.checkpoint = ckpt, q.out = fonnx;
+    CHECK_OK(dse_export_run(&q, stdout, &err));
+    CHECK(stat(onnx, &sz) == 0 && stat(fonnx, &sf) == 0);
+    printf("  %s: ONNX %lld bytes, %lld from its decoded checkpoint; the .dsez %lld bytes\n", dsez,
+           (long long)sz.st_size, (long long)sf.st_size, (long long)z.file_bytes);
+    CHECK(sz.st_size * 3.5 < sf.st_size);
+    CHECK_OK(dse_netfile_load(c->path, NULL, &net, &err));
+    struct dse_model_opts mo = { .batch = c->batch, .threads = 2, .seed = 9, .init = DSE_INIT_MSRA, .inference = 1 };
+    CHECK_OK(dse_model_new(&net, &mo, &back, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &caffe, &err));
+    dse_net_deinit(&net);
+    if (back && caffe) {
+        CHECK_OK(dse_checkpoint_load(back, dsez, &next, &it, &err));
+        CHECK_OK(dse_caffemodel_load(caffe, cm, NULL, &err));
+        for (int p = 0; p < m->n_params; p++) { /* the decoded values, bit for bit, both ways */
+            const size_t n = sizeof(float) * (size_t)dse_tensor_count(m->params[p]);
+            CHECK(!memcmp(back->params[p]->data, m->params[p]->data, n));
+            CHECK(!memcmp(caffe->params[p]->data, m->params[p]->data, n));
+        }
+        dse_model_set_training(back, 0);
+        beside_ort(back, &meta.norm, dir, onnx, 1e-4);
+    }
+    dse_model_free(caffe);
+    dse_model_free(back);
+    tmpdir_remove(dir);
+    dsez_share_free(&z);
+    dse_model_free(m);
+}
 
 /* A .dsez that is not the model's: its decoded values, or its count, differ from the model's
  * weights, refused naming the tensor (the graph would compute another model). */
@@ -744,6 +804,7 @@ static const struct check_case cases[] = {
     { "compressed-fmnist", test_compressed_fmnist },
     { "compressed-bn",    test_compressed_bn },
     { "compressed-mismatch", test_compressed_mismatch },
+    { "compressed-dsez",  test_compressed_dsez },
     { "import-fmnist",    test_import_fmnist },
     { "import-v1.1",      test_import_v11 },
     { "import-complex",   test_import_complex },
