@@ -30,7 +30,7 @@ static inline void dsez_share(struct dse_model *m, int bits, double density, str
             struct dse_dsez_tensor *t = &z->t[z->n++];
             const int64_t n = dse_tensor_count(ts[k]);
             float *v = ts[k]->data;
-            snprintf(t->layer, sizeof t->layer, "%.63s", m->net.layers[i].name);
+            snprintf(t->layer, sizeof t->layer, "%s", m->net.layers[i].name);
             snprintf(t->role, sizeof t->role, "%s", roles[k]);
             t->count = n;
             if (k || (type != DSE_LAYER_CONV && type != DSE_LAYER_FC)) {

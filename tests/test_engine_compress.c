@@ -2,6 +2,7 @@
  * counts and tie rule, k-means on known values, masked retraining keeping pruned weights zero,
  * codebook fine-tuning keeping ties, determinism, a stopped run resumed to the same bytes, and
  * bad settings refused. Trainings: a tiny Fire net, 256 Fashion-MNIST images, 1 epoch. */
+#define CHECK_SHARED_COUNTS /* one set of counts for test_engine_compress's files, defined here */
 #include "engine/compress.h"
 
 #include <math.h>
@@ -15,6 +16,8 @@
 #include "tests/check.h"
 #include "tests/nets.h"
 #include "tests/testfs.h"
+
+int check_failures, check_count, check_skips;
 
 static int data_installed(void) {
     return access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) == 0;
@@ -298,12 +301,22 @@ static void test_hook_device(void) {
     dse_net_deinit(&net);
 }
 
+/* The .dsez file's cases: tests/test_engine_compress_dsez.c. */
+void test_dsez_roundtrip(void);
+void test_dsez_fillers(void);
+void test_dsez_damage(void);
+void test_dsez_other_net(void);
+
 static const struct check_case cases[] = {
     { "compress-hook-device", test_hook_device },
     { "compress-prune",  test_prune },
     { "compress-kmeans", test_kmeans },
     { "compress-run",    test_run },
     { "compress-bad",    test_bad_settings },
+    { "dsez-roundtrip",  test_dsez_roundtrip },
+    { "dsez-fillers",    test_dsez_fillers },
+    { "dsez-damage",     test_dsez_damage },
+    { "dsez-other-net",  test_dsez_other_net },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }
