@@ -817,8 +817,10 @@ int cmd_compress(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
     struct dse_compress_result r;
     if (dse_compress_run(&net, OPT(CHECKPOINT), &o, OPT(OUT), &r, &err)) return dse_net_deinit(&net), fail_net(&err, a->pos[0]);
-    printf("%s: %lld bytes, float32 %lld bytes: %.1fx smaller; density %.3f, %d-bit codebooks; %.1f s\n",
-           OPT(OUT), (long long)r.file_bytes, (long long)r.float_bytes, r.ratio, r.density, o.bits, r.seconds);
+    printf("%s: %lld bytes, float32 %lld bytes: %.*fx %s; density %.3f, %d-bit codebooks; %.1f s\n", OPT(OUT),
+           (long long)r.file_bytes, (long long)r.float_bytes, r.ratio >= 10 ? 1 : 2, r.ratio >= 1 ? r.ratio
+           : 1 / r.ratio, r.ratio >= 1 ? "smaller" : "larger (the file's header and text block outweigh so small a "
+           "model)", r.density, o.bits, r.seconds);
     printf("top-1: float %.2f%%, pruned %.2f%%, compressed %.2f%%\n", 100 * r.top1_float, 100 * r.top1_pruned,
            100 * r.top1_compressed);
     printf("next: dse analyze --compressed %s\n      dse eval %s --checkpoint %s\n", OPT(OUT), a->pos[0], OPT(OUT));

@@ -1041,6 +1041,89 @@ void test_export_ckpt(void) {
     rmdir(dir);
 }
 
+/* dse compress end to end (issue #35): the .dsez it writes is as big as it says, the same bytes
+ * with 1 and 2 threads, evaluated as its decoded checkpoint is (every figure), exported to
+ * ONNX; a flipped byte, a cut file and a network it is not of are refused with exit 2. */
+void test_compress(void) {
+    const char *dir = tmpdir(), *net = "tests/fuzz/tiny.cfg", *trained = "tests/fuzz/corpus/ckpt_load/epoch-1.ckpt";
+    static char a[16384], b[16384];
+    char cmd[2048], z1[128], z2[128], dec[128], onnx[128], bad[128], other[128];
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(z1, sizeof z1, "%s/t1.dsez", dir), snprintf(z2, sizeof z2, "%s/t2.dsez", dir);
+    snprintf(dec, sizeof dec, "%s/dec.ckpt", dir), snprintf(onnx, sizeof onnx, "%s/t.onnx", dir);
+    snprintf(bad, sizeof bad, "%s/bad.dsez", dir), snprintf(other, sizeof other, "%s/other.cfg", dir);
+    const char *const outs[2] = { z1, z2 };
+    for (int t = 0; t < 2; t++) {
+        snprintf(cmd, sizeof cmd, "%s compress %s --checkpoint %s --data fashion-mnist --limit-train 256 --limit-test "
+                 "200 --bits 4 --density 0.5 --finetune 1 --threads %d --out %s 2>/dev/null", DSE_BINARY, net,
+                 trained, t + 1, outs[t]);
+        CHECK_INT_EQ(cmd_output(cmd, a, sizeof a), 0);
+        struct stat st;
+        char said[256];
+        CHECK(stat(outs[t], &st) == 0);
+        snprintf(said, sizeof said, "%s: %lld bytes, float32 912 bytes", outs[t], (long long)st.st_size);
+        if (!strstr(a, said)) fprintf(stderr, "expected '%s' in:\n%s", said, a);
+        CHECK(strstr(a, said) != NULL);
+        CHECK(strstr(a, "next: dse analyze --compressed ") != NULL);
+    }
+    char *f1, *f2;
+    size_t n1 = 0, n2 = 0;
+    CHECK_OK(dse_fs_read(z1, &f1, &n1, NULL));
+    CHECK_OK(dse_fs_read(z2, &f2, &n2, NULL));
+    CHECK(n1 > 0 && n1 == n2 && !memcmp(f1, f2, n1)); /* deterministic, whatever the threads */
+    free(f2);
+    /* evaluated as its decoded checkpoint */
+    snprintf(cmd, sizeof cmd, "%s export %s --checkpoint %s --format ckpt --out %s >/dev/null 2>&1", DSE_BINARY, net,
+             z1, dec);
+    CHECK_INT_EQ(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s eval %s --checkpoint %s --data fashion-mnist --limit-test 300 --json 2>/dev/null",
+             DSE_BINARY, net, z1);
+    CHECK_INT_EQ(cmd_output(cmd, a, sizeof a), 0);
+    snprintf(cmd, sizeof cmd, "%s eval %s --checkpoint %s --data fashion-mnist --limit-test 300 --json 2>/dev/null",
+             DSE_BINARY, net, dec);
+    CHECK_INT_EQ(cmd_output(cmd, b, sizeof b), 0);
+    const char *ra = strstr(a, "\"data\""), *rb = strstr(b, "\"data\"");
+    CHECK(ra && rb && strstr(ra, "\"per_class\"") && !strcmp(ra, rb));
+    snprintf(cmd, sizeof cmd, "%s export %s --checkpoint %s --format onnx --out %s >/dev/null 2>&1", DSE_BINARY, net,
+             z1, onnx);
+    CHECK_INT_EQ(system(cmd), 0);
+    /* damage: a flipped byte of the codebooks' part, then a cut file */
+    static const struct {
+        const char *id, *want;
+        int         cut;
+    } damage[] = {
+        { .id = "flip", .want = "corrupt compressed model: CRC-32", .cut = 0 },
+        { .id = "cut", .want = "truncated or corrupt compressed model", .cut = 1 },
+    };
+    for (size_t d = 0; d < DSE_ARRAY_LEN(damage); d++) {
+        if (!damage[d].cut) f1[n1 - 20] ^= 0x01;
+        FILE *o = fopen(bad, "wb");
+        CHECK(o && fwrite(f1, 1, damage[d].cut ? n1 - 7 : n1, o) > 0 && fclose(o) == 0);
+        if (!damage[d].cut) f1[n1 - 20] ^= 0x01;
+        snprintf(cmd, sizeof cmd, "%s eval %s --checkpoint %s --data fashion-mnist --limit-test 10 2>&1; echo rc=$?",
+                 DSE_BINARY, net, bad);
+        CHECK(cmd_output(cmd, a, sizeof a) == 0);
+        if (!strstr(a, damage[d].want) || !strstr(a, "rc=2")) fprintf(stderr, "%s: %s", damage[d].id, a);
+        CHECK(strstr(a, damage[d].want) != NULL && strstr(a, bad) != NULL && strstr(a, "rc=2") != NULL);
+    }
+    free(f1);
+    /* a network it is not of: conv1 with 6 filters */
+    write_text(other, "name = \"other\";\ninput = { channels = 1; height = 28; width = 28; };\nlayers = (\n"
+                      "  { name = \"conv1\"; type = \"conv\"; filters = 6; kernel = 3; stride = 2; },\n"
+                      "  { name = \"conv10\"; type = \"conv\"; filters = 10; kernel = 1; },\n"
+                      "  { name = \"pool10\"; type = \"global_avgpool\"; }\n);\n");
+    snprintf(cmd, sizeof cmd, "%s eval %s --checkpoint %s --data fashion-mnist --limit-test 10 2>&1; echo rc=$?",
+             DSE_BINARY, other, z1);
+    CHECK(cmd_output(cmd, a, sizeof a) == 0);
+    if (!strstr(a, "compressed model of another network: it has 'param conv1 weight 4x1x3x3 +momentum'"))
+        fprintf(stderr, "other: %s", a);
+    CHECK(strstr(a, "compressed model of another network: it has 'param conv1 weight 4x1x3x3 +momentum'") &&
+          strstr(a, "rc=2"));
+    remove(z1), remove(z2), remove(dec), remove(onnx), remove(bad), remove(other);
+    rmdir(dir);
+}
+
 #define CLI_CASES(X) \
     X("cli-cfg-matches-c",        test_cfg_matches_c) \
     X("cli-prototxt-matches-cfg", test_prototxt_matches_cfg) \
@@ -1073,6 +1156,7 @@ void test_export_ckpt(void) {
     X("cli-import-classes",       test_import_classes) \
     X("cli-import-onnx-finetune", test_import_onnx_finetune) \
     X("cli-export-ckpt",          test_export_ckpt) \
+    X("cli-compress",             test_compress) \
     X("opts-recipe-real",         test_recipe_real) \
     X("opts-recipe-help",         test_recipe_help) \
     X("opts-bind-tables",         test_bind_tables) \
