@@ -36,6 +36,14 @@ void test_bad_spaces(void) {
         { "tests/bad_spaces/search_sample.cfg",
           "tests/bad_spaces/search_sample.cfg:4: sample = 2 and strategy \"random\" both choose the candidates; give "
           "one (strategy \"random\" with budget = N draws N, as sample = N did)" },
+        { "tests/bad_spaces/compress_density.cfg", /* engine/compress.def's density: (0, 1] */
+          "tests/bad_spaces/compress_density.cfg:3: density = 0 is out of range; expected 0 < density <= 1" },
+        { "tests/bad_spaces/compress_density_high.cfg",
+          "tests/bad_spaces/compress_density_high.cfg:3: density = 1.5 is out of range; expected 0 < density <= 1" },
+        { "tests/bad_spaces/compress_bits.cfg",
+          "tests/bad_spaces/compress_bits.cfg:4: bits = 17 is out of range; expected 1 to 16" },
+        { "tests/bad_spaces/compress_key.cfg",
+          "tests/bad_spaces/compress_key.cfg:3: unknown setting 'bit' in compress (did you mean 'bits'?)" },
         { "tests/bad_spaces/unknown_key.cfg",
           "tests/bad_spaces/unknown_key.cfg:4: unknown setting 'pct3x33' in metaparams (did you mean 'pct3x3'?)" },
         { "tests/bad_spaces/unknown_group.cfg",
