@@ -542,6 +542,9 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
                             "first objective)", n ? "\"" : "", n ? n : "(not a string)", n ? "\"" : "", names);
             for (int j = 0; j < se->n_obj; j++)
                 if (se->obj[j] == c) return fail(cx, e, "objectives: \"%s\" is listed twice", n);
+            if (c == DSE_EVO_COMPRESSED_MB && !out->compress_line)
+                return fail(cx, e, "objectives: \"%s\" needs a compress section: compress = { density = 0.33; "
+                            "bits = 6; } (docs/space-format.md)", n);
             se->obj[se->n_obj++] = c;
         }
         if (se->n_obj < 1)

@@ -201,8 +201,9 @@ void dse_sweep_mean_std(const double *v, int n, int *n_ok, double *mean, double 
 
 struct dse_rec dse_sweep_group_rec(const struct dse_rec *const *reps, int n, int *n_top1, double *top1_std) {
     struct dse_rec g = *reps[0];
-    double t1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, t5[DSE_TRAIN_REPLICATES_MAX] = { 0 }, std5;
-    int running = 0, pending = 0, n5;
+    double t1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, t5[DSE_TRAIN_REPLICATES_MAX] = { 0 }, std5,
+           zb[DSE_TRAIN_REPLICATES_MAX] = { 0 }, zt[DSE_TRAIN_REPLICATES_MAX] = { 0 }, mean_zb, mean_zt;
+    int running = 0, pending = 0, n5, n_zb, n_zt;
     DSE_ASSERT(n >= 1 && n <= DSE_TRAIN_REPLICATES_MAX);
     for (int i = 0; i < n; i++) {
         const struct dse_rec *r = reps[i];
@@ -210,9 +211,16 @@ struct dse_rec dse_sweep_group_rec(const struct dse_rec *const *reps, int n, int
         t1[i] = ok ? r->top1 : NAN;
         t5[i] = ok ? r->top5 : NAN;
         running |= r->status == DSE_REC_RUNNING, pending |= r->status == DSE_REC_PENDING;
+        zb[i] = r->compressed_bytes >= 0 ? (double)r->compressed_bytes : NAN;
+        zt[i] = r->compressed_top1;
     }
     dse_sweep_mean_std(t1, n, n_top1, &g.top1, top1_std);
     dse_sweep_mean_std(t5, n, &n5, &g.top5, &std5);
+    /* a compressed architecture: every replicate's .dsez written, its size and top-1 the means */
+    dse_sweep_mean_std(zb, n, &n_zb, &mean_zb, &std5);
+    dse_sweep_mean_std(zt, n, &n_zt, &mean_zt, &std5);
+    g.compressed_bytes = n_zb == n ? llround(mean_zb) : -1;
+    g.compressed_top1 = n_zb == n && n_zt == n ? mean_zt : NAN;
     g.status = running ? DSE_REC_RUNNING : pending ? DSE_REC_PENDING : *n_top1 ? DSE_REC_DONE : reps[0]->status;
     return g;
 }

@@ -22,7 +22,8 @@ struct dse_cand {
                                                  with a live lease says running */
     /* A sweep with replicates (train.replicates > 1): the view's row of one architecture (grid
      * index) is its replicate 0's record, with status, top1 and top5 those of the group
-     * (dse_sweep_group_rec): top1 and top5 the mean over its replicates done with a top-1. */
+     * (dse_sweep_group_rec): top1 and top5 the mean over its replicates done with a top-1;
+     * compressed_bytes and compressed_top1 the means once every replicate has its .dsez. */
     const struct dse_cand *reps;              /* its records, replicate 0 first (in s->all); NULL: no replicates */
     int                    n_reps;            /* records of the architecture */
     int                    top1_n;            /* replicates done with a top-1 */

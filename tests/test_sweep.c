@@ -81,7 +81,9 @@
     X("evolve-strata",        test_evolve_strata) \
     X("evolve-aging",         test_evolve_aging) \
     X("compress-space",       test_compress_space) \
-    X("compress-est-head",    test_compress_est_head)
+    X("compress-est-head",    test_compress_est_head) \
+    X("compress-objective",   test_compress_objective) \
+    X("compress-report",      test_compress_report)
 
 #define SWEEP_CASE_DECLARE(id, fn) void fn(void);
 SWEEP_CASES(SWEEP_CASE_DECLARE)

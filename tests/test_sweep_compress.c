@@ -2,7 +2,9 @@
  * read by engine/compress.def's rows (compress-space; its bad files are test_cli's
  * space-bad), and the analyzer's estimate in each candidate's head (compress-est-head): the
  * analytic sweep's file, the workers' rewrite and the reader agree, and a space without the
- * section keeps its records as they were. */
+ * section keeps its records as they were; the search objective compressed_mb before training
+ * (compress-objective); dse report's compressed columns, a candidate without a .dsez empty,
+ * never 0 (compress-report). */
 #include "tests/sweep_util.h"
 
 #include "sweep/prefilter.h"
@@ -85,4 +87,100 @@ void test_compress_est_head(void) {
         recs_free(&x);
         dse_space_free(&s);
     }
+}
+
+/* objective.def's compressed_mb: before training, the analyzer's estimate in 10^6 bytes (the
+ * record's est_compressed_bytes); NaN without a compress section's estimate. */
+void test_compress_objective(void) {
+    struct dse_space s;
+    char path[4200];
+    CHECK_OK(load_text("objective", "name = \"z\";\nmetaparams = { sr = [0.25, 0.5]; };\ncompress = { bits = 4; };\n"
+                       "search = { strategy = \"evolution\"; budget = 2; objectives = [\"compressed_mb\", \"model_mb\"]; };\n",
+                       &s, path, sizeof path));
+    CHECK_INT_EQ(s.search.n_obj, 2);
+    CHECK_INT_EQ(s.search.obj[0], DSE_EVO_COMPRESSED_MB);
+    for (uint64_t k = 0; k < 2; k++) {
+        enum dse_evo_cost costs[2] = { DSE_EVO_COMPRESSED_MB, DSE_EVO_MODEL_MB };
+        double v[2];
+        int pruned = -1;
+        int64_t est;
+        CHECK_OK(dse_evo_costs(&s, k, costs, 2, v, &pruned, NULL));
+        CHECK_OK(dse_sweep_compress_est(&s, k, &est, NULL));
+        CHECK(v[0] == (double)est / 1e6 && v[0] > 0 && v[0] * 4 < v[1]);
+        CHECK_INT_EQ(pruned, 0);
+    }
+    dse_space_free(&s);
+    struct dse_cost_totals one = { .params = 10 };
+    CHECK(isnan(dse_evo_cost_value(DSE_EVO_COMPRESSED_MB, &one, 0, -1)));
+    CHECK(dse_evo_cost_value(DSE_EVO_COMPRESSED_MB, &one, 0, 2500000) == 2.5);
+}
+
+/* The length of the CSV field at p (a quoted one, "conv1,fire4", whole). */
+static size_t csv_field(const char *p) {
+    if (*p != '"') return strcspn(p, ",\n");
+    const char *q = strchr(p + 1, '"');
+    return q ? (size_t)(q - p) + 1 : strlen(p);
+}
+
+/* The CSV cell of column col in the row of candidate id (NULL if either is missing), into
+ * out[size]. */
+static const char *csv_cell(const char *csv, const char *id, const char *col, char *out, int size) {
+    const char *head_end = strchr(csv, '\n'), *row = strstr(csv, id);
+    if (!head_end || !row) return NULL;
+    int k = 0, want = -1;
+    for (const char *p = csv; p < head_end; k++) {
+        size_t len = csv_field(p);
+        if (len == strlen(col) && !strncmp(p, col, len)) want = k;
+        p += len + 1;
+    }
+    if (want < 0) return NULL;
+    for (k = 0; k < want; k++) row += csv_field(row) + 1;
+    snprintf(out, (size_t)size, "%.*s", (int)csv_field(row), row);
+    return out;
+}
+
+void test_compress_report(void) {
+    struct dse_space s;
+    struct dse_sweep_summary sum;
+    char path[4200], dir[4200], cell[64];
+    CHECK_OK(load_text("report", "name = \"z\";\nmetaparams = { sr = [0.25, 0.5]; };\ncompress = { bits = 6; };\n", &s,
+                       path, sizeof path));
+    snprintf(dir, sizeof dir, "%s/sweep-report", scratch());
+    CHECK_OK(dse_sweep_analytic(&s, dir, NULL, &sum, NULL));
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK_INT_EQ(x.n, 2);
+    /* the first candidate compressed (as its worker writes it), the second not yet */
+    struct dse_rec r = x.r[0];
+    r.compressed_bytes = 2 * x.r[0].est_compressed_bytes, r.compressed_top1 = 0.5, r.compressed_density = 0.33;
+    r.compressed_bits = 6;
+    CHECK_OK(dse_rec_write(dir, &s, &r, NULL));
+    char log[4300], *csv = NULL, want[64];
+    snprintf(log, sizeof log, "%s.csv", dir);
+    const char *args[] = { "report", dir, "--format", "csv", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 60), 0);
+    CHECK_OK(dse_fs_read(log, &csv, NULL, NULL));
+    static const struct {
+        int         row;
+        const char *col, *want; /* NULL: the estimate in decimal */
+    } cases[] = {
+        { 0, "est_compressed_bytes", NULL },
+        { 0, "compressed_top1", "0.5" },
+        { 0, "compressed_est_ratio", "0.500" },
+        { 1, "est_compressed_bytes", NULL },
+        { 1, "compressed_bytes", "" }, /* no .dsez: empty, not 0 */
+        { 1, "compressed_top1", "" },
+        { 1, "compressed_est_ratio", "" },
+    };
+    for (int k = 0; csv && k < DSE_ARRAY_LEN(cases); k++) {
+        const struct dse_rec *c = &x.r[cases[k].row];
+        snprintf(want, sizeof want, "%lld", (long long)c->est_compressed_bytes);
+        const char *got = csv_cell(csv, c->id, cases[k].col, cell, sizeof cell);
+        CHECK_STR_EQ(got ? got : "(none)", cases[k].want ? cases[k].want : want);
+    }
+    snprintf(want, sizeof want, "%lld", (long long)(2 * x.r[0].est_compressed_bytes));
+    CHECK_STR_EQ(csv ? csv_cell(csv, x.r[0].id, "compressed_bytes", cell, sizeof cell) : "(none)", want);
+    free(csv);
+    recs_free(&x);
+    dse_space_free(&s);
 }
