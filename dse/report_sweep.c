@@ -332,6 +332,7 @@ static int any_top(const struct dse_sweep_view *s, int five) {
 }
 
 const char *dse_report_objective(const struct dse_sweep_view *s) {
+    if (s->compressed) return s->trained ? "max top1, min compressed size" : "min compressed size, min FLOPs";
     return s->trained ? "max top1, min model size" : "min model size, min FLOPs";
 }
 
@@ -1054,8 +1055,20 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
 
 enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
                                  struct dse_report_best *best, struct dse_err *err) {
+    return dse_report_sweep_size(f, dir, fmt, plot_path, 0, best, err);
+}
+
+enum dse_status dse_report_sweep_size(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
+                                      int compressed, struct dse_report_best *best, struct dse_err *err) {
     struct dse_sweep_view    s;
     enum dse_status st = dse_sweep_read(&s, dir, err);
+    if (!st && compressed && !any_compress(&s))
+        st = dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "--size compressed: the sweep's space has no compress section, "
+                         "so no candidate has a .dsez (docs/space-format.md)");
+    if (!st && compressed && plot_path)
+        st = dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "--size compressed with --plot is not supported yet: the "
+                         "plot's axis is the float size");
+    if (!st && compressed) st = dse_sweep_front_compressed(&s, err);
     best_out(NULL, best);
     if (st) {
         dse_sweep_view_free(&s);

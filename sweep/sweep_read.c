@@ -164,6 +164,14 @@ static int cand_size_cmp(const void *a, const void *b) {
     return strcmp(x->id, y->id);
 }
 
+/* The frontier on compressed size: by it, then as cand_size_cmp. */
+static int cand_compressed_cmp(const void *a, const void *b) {
+    const struct dse_rec *x = &(*(struct dse_cand *const *)a)->rec, *y = &(*(struct dse_cand *const *)b)->rec;
+    if (x->compressed_bytes != y->compressed_bytes) return x->compressed_bytes < y->compressed_bytes ? -1 : 1;
+    if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
 void dse_sweep_view_free(struct dse_sweep_view *s) {
     struct dse_cand *own = s->all ? s->all : s->c; /* the rows of a sweep with replicates own nothing */
     for (int i = 0; i < (s->all ? s->n_all : s->n); i++) {
@@ -274,7 +282,10 @@ static enum dse_status find_front(struct dse_sweep_view *s, struct dse_err *err)
     }
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = &s->c[i];
-        x[i] = dse_sweep_ranked(s, c) ? (double)c->rec.model_bytes : NAN;
+        x[i] = !dse_sweep_ranked(s, c)                     ? NAN
+               : !s->compressed                             ? (double)c->rec.model_bytes
+               : c->rec.compressed_bytes >= 0               ? (double)c->rec.compressed_bytes
+                                                            : NAN; /* no .dsez: not ranked */
         y[i] = s->trained ? c->rec.top1 : (double)c->rec.flops;
     }
     s->n_front = dse_pareto_front(x, y, s->n, s->trained, idx, scratch);
@@ -283,9 +294,16 @@ static enum dse_status find_front(struct dse_sweep_view *s, struct dse_err *err)
         s->front[k] = &s->c[idx[k]];
     }
     /* equal model sizes come out by y; list them like the tables: by size, then index */
-    qsort(s->front, (size_t)s->n_front, sizeof *s->front, cand_size_cmp);
+    qsort(s->front, (size_t)s->n_front, sizeof *s->front, s->compressed ? cand_compressed_cmp : cand_size_cmp);
     free(x), free(y), free(idx), free(scratch);
     return DSE_OK;
+}
+
+enum dse_status dse_sweep_front_compressed(struct dse_sweep_view *s, struct dse_err *err) {
+    for (int i = 0; i < s->n; i++) s->c[i].on_front = 0;
+    free(s->front);
+    s->front = NULL, s->n_front = 0, s->compressed = 1;
+    return find_front(s, err);
 }
 
 /* Candidate files never say "running" (a crash would leave it stuck): a pending

@@ -150,13 +150,17 @@ void test_compress_report(void) {
     struct recs x;
     recs_load(dir, &x);
     CHECK_INT_EQ(x.n, 2);
-    /* the first candidate compressed (as its worker writes it), the second not yet */
-    struct dse_rec r = x.r[0];
-    r.compressed_bytes = 2 * x.r[0].est_compressed_bytes, r.compressed_top1 = 0.5, r.compressed_density = 0.33;
+    /* the larger candidate (sr 0.5; row 1 below) compressed as its worker writes it, the
+     * smaller (row 0) not yet */
+    const int big = x.r[1].model_bytes > x.r[0].model_bytes;
+    const struct dse_rec *row[2] = { &x.r[!big], &x.r[big] };
+    struct dse_rec r = *row[1];
+    r.compressed_bytes = 2 * row[1]->est_compressed_bytes, r.compressed_top1 = 0.5, r.compressed_density = 0.33;
     r.compressed_bits = 6;
     CHECK_OK(dse_rec_write(dir, &s, &r, NULL));
     char log[4300], *csv = NULL, want[64];
     snprintf(log, sizeof log, "%s.csv", dir);
+    unlink(log);
     const char *args[] = { "report", dir, "--format", "csv", NULL };
     CHECK_INT_EQ(run_dse(log, args, 60), 0);
     CHECK_OK(dse_fs_read(log, &csv, NULL, NULL));
@@ -164,23 +168,45 @@ void test_compress_report(void) {
         int         row;
         const char *col, *want; /* NULL: the estimate in decimal */
     } cases[] = {
-        { 0, "est_compressed_bytes", NULL },
-        { 0, "compressed_top1", "0.5" },
-        { 0, "compressed_est_ratio", "0.500" },
         { 1, "est_compressed_bytes", NULL },
-        { 1, "compressed_bytes", "" }, /* no .dsez: empty, not 0 */
-        { 1, "compressed_top1", "" },
-        { 1, "compressed_est_ratio", "" },
+        { 1, "compressed_top1", "0.5" },
+        { 1, "compressed_est_ratio", "0.500" },
+        { 0, "est_compressed_bytes", NULL },
+        { 0, "compressed_bytes", "" }, /* no .dsez: empty, not 0 */
+        { 0, "compressed_top1", "" },
+        { 0, "compressed_est_ratio", "" },
     };
     for (int k = 0; csv && k < DSE_ARRAY_LEN(cases); k++) {
-        const struct dse_rec *c = &x.r[cases[k].row];
+        const struct dse_rec *c = row[cases[k].row];
         snprintf(want, sizeof want, "%lld", (long long)c->est_compressed_bytes);
         const char *got = csv_cell(csv, c->id, cases[k].col, cell, sizeof cell);
         CHECK_STR_EQ(got ? got : "(none)", cases[k].want ? cases[k].want : want);
     }
-    snprintf(want, sizeof want, "%lld", (long long)(2 * x.r[0].est_compressed_bytes));
-    CHECK_STR_EQ(csv ? csv_cell(csv, x.r[0].id, "compressed_bytes", cell, sizeof cell) : "(none)", want);
+    snprintf(want, sizeof want, "%lld", (long long)(2 * row[1]->est_compressed_bytes));
+    CHECK_STR_EQ(csv ? csv_cell(csv, row[1]->id, "compressed_bytes", cell, sizeof cell) : "(none)", want);
     free(csv);
+    /* --size compressed: the frontier on the .dsez's size, which only the larger candidate has,
+     * so it alone is on it; on float size (the default) the smaller one (fewer FLOPs too) alone */
+    static const struct {
+        const char *size;
+        int         row;
+        const char *want;
+    } fronts[] = {
+        { "compressed", 1, "yes" },
+        { "compressed", 0, "" }, /* no .dsez: never on it */
+        { "float", 0, "yes" },
+        { "float", 1, "" },
+    };
+    for (int k = 0; k < DSE_ARRAY_LEN(fronts); k++) {
+        const char *fargs[] = { "report", dir, "--format", "csv", "--size", fronts[k].size, NULL };
+        csv = NULL;
+        unlink(log); /* run_dse appends */
+        CHECK_INT_EQ(run_dse(log, fargs, 60), 0);
+        CHECK_OK(dse_fs_read(log, &csv, NULL, NULL));
+        const char *got = csv ? csv_cell(csv, row[fronts[k].row]->id, "frontier", cell, sizeof cell) : NULL;
+        CHECK_STR_EQ(got ? got : "(none)", fronts[k].want);
+        free(csv);
+    }
     recs_free(&x);
     dse_space_free(&s);
 }
