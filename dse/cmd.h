@@ -44,6 +44,7 @@ int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a);
 int cmd_profile(const struct dse_opt_cmd *c, const struct dse_opt_args *a);
 int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a);
 int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a);
+int cmd_compress(const struct dse_opt_cmd *c, const struct dse_opt_args *a);
 int analyze_comm(const struct dse_opt_cmd *c, const struct dse_opt_args *a); /* dse analyze --workers */
 
 #endif

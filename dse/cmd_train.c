@@ -66,6 +66,23 @@ static const char *recipe_opt(const struct dse_opt_args *a, enum dse_opt o) {
     return o < DSE_OPT_COUNT ? a->val[o] : NULL;
 }
 
+/* The recipe's options given (engine/train.def's rows with one, in its order) into o; an
+ * INT's or REAL's range was checked by its option row (dse/options.h), a word's by its words. */
+static void recipe_set(const struct dse_opt_args *a, struct dse_train_opts *o) {
+#define SET_INT(field, opt, words)  o->field = (int)a->num[opt];
+#define SET_U64(field, opt, words)  o->field = (uint64_t)a->num[opt];
+#define SET_ENUM(field, opt, words) o->field = dse_word_index(words, recipe_opt(a, opt));
+#define SET_REAL(field, opt, words) o->field = (float)a->real[opt];
+#define X(field, key, kind, def, lo, hi, cli, words, help) \
+    if (recipe_opt(a, DSE_OPT_##cli)) { SET_##kind(field, DSE_OPT_##cli, words) }
+    DSE_TRAIN_RECIPE(X)
+#undef X
+#undef SET_INT
+#undef SET_U64
+#undef SET_ENUM
+#undef SET_REAL
+}
+
 /* dse train --json: the result, the engine's measured memory beside the analyzer's training
  * estimate, and every epoch as a candidate record's per_epoch entries (engine/epoch.def). */
 static void train_json(const struct dse_net *net, const struct dse_train_opts *o, const struct dse_train_result *r) {
@@ -115,20 +132,7 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     if (on_gpu && OPT(CONV) && strcmp(OPT(CONV), "auto"))
         return bad_usage(c->name, "--conv chooses a CPU conv strategy; on --device %s cuDNN chooses (leave it "
                                   "out; --conv-cache FILE pins cuDNN's choices)", OPT(DEVICE));
-    /* The recipe's options given (engine/train.def's rows with one, in its order); an INT's
-     * or REAL's range was checked by its option row (dse/options.h), a word's by its words. */
-#define SET_INT(field, opt, words)  o.field = (int)a->num[opt];
-#define SET_U64(field, opt, words)  o.field = (uint64_t)a->num[opt];
-#define SET_ENUM(field, opt, words) o.field = dse_word_index(words, recipe_opt(a, opt));
-#define SET_REAL(field, opt, words) o.field = (float)a->real[opt];
-#define X(field, key, kind, def, lo, hi, cli, words, help) \
-    if (recipe_opt(a, DSE_OPT_##cli)) { SET_##kind(field, DSE_OPT_##cli, words) }
-    DSE_TRAIN_RECIPE(X)
-#undef X
-#undef SET_INT
-#undef SET_U64
-#undef SET_ENUM
-#undef SET_REAL
+    recipe_set(a, &o);
     if (OPT(CLIP_NORM) && a->real[DSE_OPT_CLIP_NORM] > 0 && o.clip_norm == 0) { /* a float's 0: no clipping */
         char fmt[160]; /* the row's words (no %) after the value, however long the value */
         snprintf(fmt, sizeof fmt, "--clip-norm '%%s' %s", dse_opt_specs[DSE_OPT_CLIP_NORM].why);
@@ -748,4 +752,76 @@ int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     const int rc = predict_run(c, a, img, n);
     dse_imgfolder_files_free(img, n);
     return rc;
+}
+
+/* ---- dse compress (issue #35) ------------------------------------------------------------- */
+
+/* --layer-density NAME=D,...: into l (at most max). -1, or the exit code after saying why.
+ * Names are checked against the network by dse_compress_run. */
+static int opt_layer_density(const char *cmd, char *v, struct dse_compress_layer *l, int max, int *n) {
+    *n = 0;
+    for (char *save = NULL, *item = strtok_r(v, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strrchr(item, '='), *end;
+        double d = eq ? strtod(eq + 1, &end) : 0;
+        if (!eq || eq == item || end == eq + 1 || *end || (size_t)(eq - item) >= sizeof l->layer || *n >= max)
+            return bad_usage(cmd, "--layer-density: '%s' is not NAME=D (a layer's name, a density in (0, 1])", item);
+        if (!(d > 0 && d <= 1))
+            return bad_usage(cmd, "--layer-density: '%s': the density is not a number in (0, 1]", item);
+        memcpy(l[*n].layer, item, (size_t)(eq - item));
+        l[*n].layer[eq - item] = '\0';
+        l[(*n)++].density = d;
+    }
+    return -1;
+}
+
+static void compress_stage(void *arg, const char *name) {
+    (void)arg;
+    fprintf(stderr, "compress: %s\n", name);
+}
+
+int cmd_compress(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
+    struct dse_compress_opts o;
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    int rc;
+    dse_compress_opts_default(&o);
+    dse_opts_bind(c, a, &o); /* --density, --bits, --finetune (engine/compress.def's rows), --threads */
+    recipe_set(a, &o.train);
+    if (!OPT(CHECKPOINT)) return bad_usage(c->name, "needs --checkpoint CKPT (%s)", "the trained model to compress");
+    if (!OPT(OUT)) return bad_usage(c->name, "needs --out MODEL.dsez (%s)", "the compressed model");
+    static struct dse_compress_layer layers[256];
+    char ld[4096];
+    if (OPT(LAYER_DENSITY)) {
+        dse_strlcpy(ld, OPT(LAYER_DENSITY), (int)sizeof ld);
+        if ((rc = opt_layer_density(c->name, ld, layers, (int)DSE_ARRAY_LEN(layers), &o.n_layers)) >= 0) return rc;
+        o.layers = layers;
+    }
+    struct dse_ckpt_info info;
+    if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
+    char data[sizeof info.data];
+    dse_strlcpy(data, info.data, (int)sizeof data);
+    free(info.class_names);
+    if (OPT(DATA)) o.train.data = dse_data_name_find(OPT(DATA)) ? dse_data_name_find(OPT(DATA)) : OPT(DATA);
+    else if (data[0]) o.train.data = data;
+    char cache[4096]; /* this machine's conv choices, as dse train's: the same bits every run */
+    if (!dse_conv_cache_machine(o.train.threads, cache, (int)sizeof cache)) o.train.conv_cache = cache;
+    double every_s = DSE_TRAIN_LOG_EVERY_S;
+    if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &every_s)) >= 0) return rc;
+    struct dse_train_log tlog;
+    dse_train_log_init(&tlog, stderr, isatty(2), every_s);
+    o.train.progress = dse_train_log_progress, o.train.progress_arg = &tlog, o.train.note = dse_train_log_note;
+    if (!tlog.tty) o.train.progress_every_s = every_s;
+    o.stage = compress_stage;
+    struct dse_input_shape in;
+    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
+    struct dse_compress_result r;
+    if (dse_compress_run(&net, OPT(CHECKPOINT), &o, OPT(OUT), &r, &err)) return dse_net_deinit(&net), fail_net(&err, a->pos[0]);
+    printf("%s: %lld bytes, float32 %lld bytes: %.1fx smaller; density %.3f, %d-bit codebooks; %.1f s\n",
+           OPT(OUT), (long long)r.file_bytes, (long long)r.float_bytes, r.ratio, r.density, o.bits, r.seconds);
+    printf("top-1: float %.2f%%, pruned %.2f%%, compressed %.2f%%\n", 100 * r.top1_float, 100 * r.top1_pruned,
+           100 * r.top1_compressed);
+    printf("next: dse analyze --compressed %s\n      dse eval %s --checkpoint %s\n", OPT(OUT), a->pos[0], OPT(OUT));
+    dse_net_deinit(&net);
+    return 0;
 }

@@ -14,6 +14,7 @@
 #include "dse/report.h"
 #include "sweep/sweep.h"
 #include "netfile/netfile.h"
+#include "engine/compress.h"
 #include "engine/train.h"
 
 /* What an export starts from, once resolved. */
@@ -147,8 +148,47 @@ static enum dse_status deploy_prototxt(const struct dse_model *m, const char *pa
     return st;
 }
 
+static int same_file(const char *a, const char *b);
+
+/* The model's weights as a float checkpoint at path (--format ckpt), with what info records of
+ * the data (its normalization, classes, evaluation box): dse eval and predict of it give what
+ * they give of the checkpoint read, a compressed model's decoded values included. Next epoch
+ * 0: dse train --resume fine-tunes it from the start of a schedule. */
+static enum dse_status ckpt_save(const struct dse_model *m, const struct dse_ckpt_info *info, const char *from,
+                                 const char *path, struct dse_err *err) {
+    if (same_file(path, from))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "--out %s is the checkpoint the weights come from; name "
+                           "another file", path);
+    struct dse_ckpt_meta meta = { .seed = info->seed, .norm = info->norm, .classes = info->classes,
+                                  .class_names = (const char(*)[64])info->class_names,
+                                  .eval_center = info->eval_center };
+    snprintf(meta.data, sizeof meta.data, "%s", info->data);
+    return dse_checkpoint_save(m, 0, 0, &meta, path, err);
+}
+
+/* What a compressed model's ONNX weighs beside its float export's, which is made in memory to
+ * count it. */
+static void log_compressed(const struct dse_model *m, const struct dse_export_meta *meta, const char *path,
+                           FILE *log) {
+    struct dse_export_meta plain = *meta;
+    struct dse_err err = { 0 };
+    struct stat sb;
+    uint8_t *buf;
+    size_t len;
+    int shared = 0;
+    plain.dsez = NULL;
+    for (int k = 0; k < meta->dsez->n; k++) shared += meta->dsez->t[k].bits > 0;
+    if (stat(path, &sb) || dse_onnx_write(m, &plain, &buf, &len, &err)) return;
+    free(buf);
+    fprintf(log, "  %d weight-shared tensors as codebook indices (uint8, or uint16 above 8 bits) and codebooks "
+                 "through Gather: %lld bytes, against %zu as float32 (%.2fx smaller); %s is %lld bytes\n", shared,
+            (long long)sb.st_size, len, (double)len / (double)sb.st_size, meta->checkpoint,
+            (long long)meta->dsez->file_bytes);
+}
+
 enum dse_status dse_export_run(const struct dse_export_req *q, FILE *log, struct dse_err *err) {
     struct source src = { .top1 = -1 };
+    struct dse_dsez z = { 0 };
     struct dse_ckpt_info info = { 0 };
     struct dse_model *m = NULL;
     enum dse_status st = q->sweep_dir ? from_sweep(q, &src, log, err) : from_file(q, &src, err);
@@ -168,13 +208,24 @@ enum dse_status dse_export_run(const struct dse_export_req *q, FILE *log, struct
             .norm = info.norm.c == m->net.in_c ? &info.norm : NULL, .classes = info.classes,
             .class_names = (const char (*)[64])info.class_names, .top1 = src.top1, .checkpoint = src.checkpoint,
         };
+        if (dse_dsez_is(src.checkpoint)) { /* keep its weight sharing: indices, codebooks, Gather */
+            if ((st = dse_dsez_read(src.checkpoint, &z, err))) goto out;
+            meta.dsez = &z;
+        }
         if ((st = dse_onnx_save(m, &meta, path, err))) goto out;
         const int K = m->nodes[m->loss].in[0]->c;
         fprintf(log, "dse export: wrote %s (ONNX opset %d): input 'data' float [N, %d, %d, %d]%s, output 'prob' "
                      "[N, %d]\n", path, DSE_ONNX_OPSET, m->net.in_c, m->net.in_h, m->net.in_w,
                 meta.norm ? " = pixel / 255, normalized in the model" : "", K);
+        if (meta.dsez) log_compressed(m, &meta, path, log);
         fprintf(log, "next: python3 -c \"import onnxruntime as ort; s = ort.InferenceSession('%s'); "
                      "print(s.get_inputs()[0].shape)\"\n", path);
+    } else if (q->format == DSE_EXPORT_CKPT) {
+        snprintf(path, sizeof path, "%.4000s%s", q->out ? q->out : src.name, q->out ? "" : ".ckpt");
+        if ((st = ckpt_save(m, &info, src.checkpoint, path, err))) goto out;
+        fprintf(log, "dse export: wrote %s: the %d learned tensors of %s, float32, as dse eval loaded them\n", path,
+                m->n_params, src.checkpoint);
+        if (q->net_path) fprintf(log, "next: dse eval %s --checkpoint %s\n", q->net_path, path);
     } else {
         /* OUT, OUT.caffemodel or OUT.prototxt name the pair */
         snprintf(path, sizeof path, "%.4000s", q->out ? q->out : src.name);
@@ -197,6 +248,7 @@ enum dse_status dse_export_run(const struct dse_export_req *q, FILE *log, struct
                 info.norm.c ? " --mean " : "", mean, info.norm.c ? " --std " : "", std);
     }
 out:
+    dse_dsez_free(&z);
     dse_model_free(m);
     free(info.class_names);
     free(src.metaparams);

@@ -10,7 +10,9 @@
 #include "netfile/netfile.h"
 #include "data/data.h"
 
-enum dse_export_format { DSE_EXPORT_ONNX = 0, DSE_EXPORT_CAFFE };
+/* In --format's words' order (dse/options.c). CKPT: a float checkpoint of the weights, as
+ * dse eval loads them: a compressed model (.dsez) decoded (docs/export.md). */
+enum dse_export_format { DSE_EXPORT_ONNX = 0, DSE_EXPORT_CAFFE, DSE_EXPORT_CKPT };
 
 struct dse_export_req {
     /* either a network file and its checkpoint ... */
@@ -23,12 +25,15 @@ struct dse_export_req {
     int         best;
     double      max_mb;
     enum dse_export_format format;
-    const char *out;                /* NULL: <name>.onnx, or <name>.prototxt + <name>.caffemodel */
+    const char *out;                /* NULL: <name>.onnx, <name>.prototxt + <name>.caffemodel, or
+                                       <name>.ckpt */
 };
 
-/* Do it; what was written, and the next command, go to `log`. Errors name the file at
- * fault (checkpoint of another network, truncated file, id not in the sweep, a layer ONNX
- * export cannot express). */
+/* Do it; what was written, and the next command, go to `log`. The checkpoint may be a
+ * compressed model (.dsez, by its magic): every format gets its decoded weights, and ONNX
+ * keeps its weight sharing (index and codebook initializers, Gather). Errors name the file
+ * at fault (checkpoint of another network, truncated file, id not in the sweep, a layer ONNX
+ * export cannot express, --format ckpt's --out naming the checkpoint it reads). */
 enum dse_status dse_export_run(const struct dse_export_req *r, FILE *log, struct dse_err *err);
 
 /* A .caffemodel's weights into a format-2 checkpoint of the network at net_path, recording

@@ -35,6 +35,7 @@ static const char usage_main[] =
     "  bench NET            training or inference images per second\n"
     "  profile NET          per-layer forward and backward time and GFLOP/s\n"
     "  eval NET             a trained checkpoint's loss, top-1, top-5 and per-class accuracy\n"
+    "  compress NET         a trained checkpoint pruned, weight-shared and coded into a .dsez\n"
     "  predict NET IMAGE... the top classes of JPEG/PNG images by a trained checkpoint\n"
     "  export NET|SWEEPDIR  a trained network as ONNX, or Caffe prototxt + caffemodel\n"
     "  import MODEL [NET]   a .caffemodel's or an ONNX model's weights into a dse checkpoint\n"

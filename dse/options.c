@@ -191,6 +191,19 @@ static const char usage_eval[] =
     "checkpoint records). The same evaluation batches dse train reports after each epoch.\n"
     "\n";
 
+static const char usage_compress[] =
+    "usage: dse compress NET --checkpoint CKPT --out MODEL.dsez [--data D] [--density D] [--bits B]\n"
+    "                    [--finetune E] [--layer-density NAME=D,...] [--lr L] [--batch B] [--threads T]\n"
+    "                    [--seed S] [--limit-train N] [--limit-test N] [--progress-every S]\n"
+    "\n"
+    "Deep Compression (Han et al. 2016; docs/compress.md) of a trained checkpoint: each conv and\n"
+    "fc layer's weights pruned by magnitude and retrained with the pruned ones held at zero, then\n"
+    "shared per layer by k-means (2^bits - 1 centroids and the zero), the centroids fine-tuned with\n"
+    "their weights' gradients summed, and the model written as a .dsez. Fine-tunes on the CPU with\n"
+    "dse train's recipe. The stages' checkpoints stay in OUT.work until the end: after a kill, the\n"
+    "same command goes on where it was, to the same bytes.\n"
+    "\n";
+
 static const char usage_predict[] =
     "usage: dse predict NET --checkpoint FILE [--top K] [--max-pixels N] [--input C,H,W] [--classes K]\n"
     "                       [--json] IMAGE...\n"
@@ -207,8 +220,8 @@ static const char usage_predict[] =
     "\n";
 
 static const char usage_export[] =
-    "usage: dse export NET --checkpoint FILE [--format onnx|caffe] [--out PATH] [--input C,H,W] [--classes K]\n"
-    "       dse export SWEEPDIR --id ID | --best [--max-mb M] [--format onnx|caffe] [--out PATH]\n"
+    "usage: dse export NET --checkpoint FILE [--format onnx|caffe|ckpt] [--out PATH] [--input C,H,W] [--classes K]\n"
+    "       dse export SWEEPDIR --id ID | --best [--max-mb M] [--format onnx|caffe|ckpt] [--out PATH]\n"
     "\n"
     "A trained network as a file other tools run (docs/export.md): ONNX (opset 13: onnxruntime,\n"
     "TensorRT, PyTorch's importers) or Caffe (a deploy prototxt and a .caffemodel of the weights).\n"
@@ -216,7 +229,10 @@ static const char usage_export[] =
     "them), or --best, the most accurate trained candidate, within --max-mb megabytes of float32\n"
     "parameters if given. The ONNX model takes 'data' [N, C, H, W] as pixel / 255 and normalizes it\n"
     "itself with the training data's statistics; it outputs 'prob' [N, classes]. Its metadata names\n"
-    "the candidate, its metaparameters, the data, the class names and top-1.\n"
+    "the candidate, its metaparameters, the data, the class names and top-1. A compressed model\n"
+    "(dse compress's MODEL.dsez) exports as a checkpoint does, its ONNX keeping the weight sharing\n"
+    "(uint8 or uint16 indices and a codebook, through Gather); --format ckpt writes its decoded\n"
+    "weights as a float checkpoint.\n"
     "\n";
 
 static const char usage_import[] =
@@ -528,16 +544,38 @@ static const struct dse_opt_line lines_predict[] = {
     OWN(JSON, "one JSON object per image: {\"image\", \"top\": [{\"class\", \"name\", \"p\"}]}"),
 };
 
+/* dse compress: engine/compress.def's rows, each its option, help, default and field */
+#define COMPRESS_LINE_(f_, key_, kind_, def_, lo_, hi_, cli_, help_) \
+    { .opt = DSE_OPT_##cli_, .help = help_, .def = #def_, DSE_OPT_BIND(struct dse_compress_opts, f_) },
+static const struct dse_opt_line lines_compress[] = {
+    OWNA(CHECKPOINT, "CKPT", "the trained checkpoint of NET to compress"),
+    OWNA(OUT, "MODEL.dsez", "the compressed model (docs/dsez.md); its stages in MODEL.dsez.work"),
+    OWN(DATA, "the data of the fine-tuning and evaluation (default: the checkpoint's)"),
+    DSE_COMPRESS_SETTINGS(COMPRESS_LINE_)
+    OWN(LAYER_DENSITY, "a layer's own density instead (conv, fc or deconv: fire2/squeeze1x1=0.5,...)"),
+    RECIPE(OWN, lr, NULL),
+    RECIPE(RIGHT, batch, NULL),
+    OWNB(THREADS, "default %D", .def = ENGINE_THREADS, DSE_OPT_BIND(struct dse_compress_opts, train.threads)),
+    RECIPE(RIGHT, seed, NULL),
+    RECIPE(OWN, limit_train, NULL),
+    IN_TEXT(LIMIT_TEST),
+    OWN(PROGRESS_EVERY, "when standard error is not a terminal: a progress line every S seconds\n"
+                        "within an epoch (default " DSE_TRAIN_LOG_EVERY_S_STR "; 0: epoch lines only)"),
+};
+#undef COMPRESS_LINE_
+
 #define EXPORT(f) DSE_OPT_BIND(struct dse_export_req, f)
 static const struct dse_opt_line lines_export[] = {
-    OWNB(CHECKPOINT, "a checkpoint of NET (dse train --checkpoint-dir)", EXPORT(checkpoint)),
+    OWNB(CHECKPOINT, "a checkpoint of NET (dse train --checkpoint-dir), or a compressed model (.dsez)",
+         EXPORT(checkpoint)),
     OWNB(ID, "a candidate of SWEEPDIR (dse report lists the ids)", EXPORT(id)),
     OWNB(BEST, "the most accurate trained candidate of SWEEPDIR", EXPORT(best)),
     OWN(MAX_MB, "with --best: at most M megabytes of float32 parameters"),
-    { .opt = DSE_OPT_FORMAT, .words = "onnx caffe", .help = "%D (default) or caffe", EXPORT(format) },
+    { .opt = DSE_OPT_FORMAT, .words = "onnx caffe ckpt", .help = "%D (default), caffe or ckpt (a float checkpoint)",
+      EXPORT(format) },
     { .opt = DSE_OPT_OUT, .arg = "PATH", EXPORT(out),
-      .help = "default <name>.onnx, or <name>.prototxt and <name>.caffemodel (name: the\n"
-              "candidate id or the network file's)" },
+      .help = "default <name>.onnx, <name>.prototxt and <name>.caffemodel, or <name>.ckpt\n"
+              "(name: the candidate id or the network file's)" },
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
 };
@@ -601,6 +639,7 @@ static const struct dse_opt_line lines_data_synth[] = {
 
 /* The commands' settings as their defaults leave them (--help's %D) */
 static void train_default(void *o) { dse_train_opts_default(o); }
+static void compress_default(void *o) { dse_compress_opts_default(o); }
 static void sweep_default(void *o) { dse_sweep_opts_default(o); }
 static void pack_default(void *o) { dse_pack_opts_default(o); }
 static void synth_default(void *o) { dse_synth_opts_default(o); }
@@ -632,6 +671,8 @@ const struct dse_opt_cmd dse_opt_cmds[DSE_CMD_COUNT] = {
                            LINES(lines_profile), SETTINGS(struct dse_bench_settings, NULL) },
     [DSE_CMD_EVAL]     = { .name = "eval", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_eval,
                            LINES(lines_eval), SETTINGS(struct dse_train_opts, train_default) },
+    [DSE_CMD_COMPRESS] = { .name = "compress", .min_pos = 1, .max_pos = 1, .pos_what = NET, .usage = usage_compress,
+                           LINES(lines_compress), .col = 21, SETTINGS(struct dse_compress_opts, compress_default) },
     [DSE_CMD_PREDICT]  = { .name = "predict", .min_pos = 1, .max_pos = DSE_OPT_POS_ANY, .pos_what = NET,
                            .usage = usage_predict, LINES(lines_predict) },
     [DSE_CMD_EXPORT]   = { .name = "export", .min_pos = 1, .max_pos = 1,

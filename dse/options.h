@@ -14,6 +14,7 @@
 
 #include "analysis/analysis.h"
 #include "base/base.h"
+#include "engine/compress.h"
 #include "engine/slices.h"
 #include "engine/train.h"
 #include "sweep/sweep.h"
@@ -23,6 +24,12 @@
 #define DSE_OPT_BATCH_MAX  DSE_TRAIN_BATCH_MAX
 /* --max-pixels stops at the largest image data/image.h takes (32768 a side). */
 #define DSE_OPT_PIXELS_MAX ((int64_t)DSE_IMAGE_DIM_MAX * DSE_IMAGE_DIM_MAX)
+
+/* One value of an engine/compress.def row (DSE_OPT_COMPRESS(bits, HI) is 16): dse compress's
+ * ranges are its rows'. */
+#define DSE_OPT_COMPRESS_LO_(field, key, kind, def, lo, hi, cli, help) lo
+#define DSE_OPT_COMPRESS_HI_(field, key, kind, def, lo, hi, cli, help) hi
+#define DSE_OPT_COMPRESS(field, what) DSE_COMPRESS_##field(DSE_OPT_COMPRESS_##what##_)
 
 /* A REAL option's min for "above 0": the smallest positive double, so v >= it is v > 0. */
 #define DSE_OPT_ABOVE_0 DBL_TRUE_MIN
@@ -136,6 +143,11 @@ enum dse_opt_kind {
     X(ITERS,           "--iters",         "N",       INT,  1,   100000,             NULL, NULL)              \
     X(SLICES,          "--slices",        "S",       INT,  1,   DSE_SLICES_MAX,     NULL, NULL)              \
     X(TOP,             "--top",           "K",       INT,  1,   1000,               NULL, NULL)              \
+    /* compress: engine/compress.def's ranges (density's lo is exclusive) */                                  \
+    X(DENSITY,         "--density",       "D",       REAL, DSE_OPT_ABOVE_0, DSE_OPT_COMPRESS(density, HI), NULL, "is not a number in (0, 1]") \
+    X(BITS,            "--bits",          "B",       INT,  DSE_OPT_COMPRESS(bits, LO), DSE_OPT_COMPRESS(bits, HI), NULL, NULL) \
+    X(FINETUNE,        "--finetune",      "E",       INT,  DSE_OPT_COMPRESS(finetune, LO), DSE_OPT_COMPRESS(finetune, HI), NULL, NULL) \
+    X(LAYER_DENSITY,   "--layer-density", "NAME=D,...", TEXT, 0, 0,                 NULL, NULL)              \
     /* export, import */                                                                                     \
     X(BEST,            "--best",          "",        FLAG, 0,   0,                  NULL, NULL)              \
     X(MAX_MB,          "--max-mb",        "M",       REAL, DSE_OPT_ABOVE_0, 1e9,    NULL, "is not a number of megabytes above 0") \
@@ -250,6 +262,7 @@ struct dse_data_bench_settings {
     X(PROFILE,    profile,    "profile")    \
     X(EVAL,       eval,       "eval")       \
     X(PREDICT,    predict,    "predict")    \
+    X(COMPRESS,   compress,   "compress")   \
     X(EXPORT,     export,     "export")     \
     X(IMPORT,     import,     "import")     \
     X(DATA_PACK,  data_pack,  "data pack")  \

@@ -18,7 +18,7 @@
  * codebook[0] is 0.0 (a pruned weight, or the filler zero of a gap the sparse index cannot
  * span) and codebook_n <= 1 << bits. */
 struct dse_dsez_tensor {
-    char      layer[64], role[16];    /* as a checkpoint's text block names the tensor */
+    char      layer[DSE_NAME_MAX], role[16]; /* as a checkpoint's text block names the tensor */
     int64_t   count;                  /* values */
     int       bits;                   /* 0: raw */
     int       codebook_n;             /* bits > 0 */
@@ -61,7 +61,7 @@ enum dse_status dse_dsez_info(const char *path, struct dse_ckpt_info *out, struc
 
 /* A layer's own density, overriding dse_net_prune_density's rule (metaparams/net.h). */
 struct dse_compress_layer {
-    char   layer[64];
+    char   layer[DSE_NAME_MAX];
     double density;                   /* (0, 1] */
 };
 

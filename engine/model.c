@@ -858,6 +858,7 @@ static enum dse_status cpu_step(struct dse_model *m, const float *x, const int *
     t->steps++;
     if ((st = dse_model_backward(m, err))) return st;
     if (m->dist && (st = dist_grads(m, err))) return st;
+    if (m->grad_hook) m->grad_hook(m->grad_hook_arg, m);
     if (clip_norm > 0) {
         double norm;
         int clipped;

@@ -98,6 +98,10 @@ struct dse_model {
                                           bias's db_part after them (dist_grads); owned */
     double              *dist_loss;    /* [slices] this rank's slices' losses (cx.dist_loss) */
     int64_t              dist_nf, dist_nd;
+    /* A CPU step's gradient hook (dse_train_opts.grad_hook, issue #35): called after backward
+     * and the ranks' sum, before clipping and SGD; NULL: none. */
+    void               (*grad_hook)(void *arg, struct dse_model *m);
+    void                *grad_hook_arg;
 };
 
 /* Build the model of net for opts->batch images. Borrows nothing: net is copied.

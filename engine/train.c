@@ -20,6 +20,8 @@
 
 #include "base/fs.h"
 #include "data/data.h"
+#include "engine/ckpt_impl.h"
+#include "engine/compress.h"
 #include "engine/slices.h"
 
 void dse_train_opts_default(struct dse_train_opts *o) {
@@ -162,7 +164,7 @@ static void put_text(FILE *f, const char *s) {
 }
 
 /* The whole text block of m and meta into a malloc'd string. */
-static char *meta_text(const struct dse_model *m, const struct dse_ckpt_meta *meta, size_t *len) {
+char *dse_ckpt_text(const struct dse_model *m, const struct dse_ckpt_meta *meta, size_t *len) {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     if (!f) return NULL;
@@ -204,7 +206,7 @@ enum dse_status dse_checkpoint_save(const struct dse_model *m, int next_epoch, i
     size_t raw_bytes = (size_t)n * sizeof(float), meta_bytes = 0;
     uLongf bound = compressBound((uLong)raw_bytes);
     float *raw = malloc(raw_bytes ? raw_bytes : 1);
-    char *text = meta_text(m, meta, &meta_bytes);
+    char *text = dse_ckpt_text(m, meta, &meta_bytes);
     unsigned char *file = text ? malloc(sizeof(struct ckpt2_header) + meta_bytes + bound) : NULL;
     enum dse_status st = DSE_OK;
     if (!raw || !file) {
@@ -364,7 +366,7 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
                                "the header, the text block and the values)", (unsigned)crc, h.crc);
     }
     size_t mine_len = 0;
-    char *mine = meta_text(m, NULL, &mine_len), diff[256], mdiff[256];
+    char *mine = dse_ckpt_text(m, NULL, &mine_len), diff[256], mdiff[256];
     char *theirs = text_part(text, h.meta_bytes, "param ", "state "),
          *ours = mine ? text_part(mine, mine_len, "param ", "state ") : NULL;
     char *their_layers = text_part(text, h.meta_bytes, "layer ", "layer "),
@@ -402,6 +404,31 @@ static enum dse_status load_v2(struct dse_model *m, const char *path, const char
     return DSE_OK;
 }
 
+enum dse_status dse_ckpt_text_match(const struct dse_model *m, const char *path, const char *what, const char *text,
+                                    size_t len, struct dse_err *err) {
+    size_t mine_len = 0;
+    char *mine = dse_ckpt_text(m, NULL, &mine_len), diff[256], mdiff[256];
+    char *theirs = text_part(text, len, "param ", "state "), *ours = mine ? text_part(mine, mine_len, "param ", "state ") : NULL;
+    char *their_layers = text_part(text, len, "layer ", "layer "),
+         *our_layers = mine ? text_part(mine, mine_len, "layer ", "layer ") : NULL;
+    enum dse_status st = DSE_OK;
+    if (!mine || !theirs || !ours || !their_layers || !our_layers) {
+        st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the %s", what);
+    } else {
+        first_difference(theirs, ours, diff, sizeof diff); /* the first tensor that differs, else layer */
+        first_difference(ours, theirs, mdiff, sizeof mdiff);
+        if (!diff[0] && !mdiff[0]) {
+            first_difference(their_layers, our_layers, diff, sizeof diff);
+            first_difference(our_layers, their_layers, mdiff, sizeof mdiff);
+        }
+        if (diff[0] || mdiff[0])
+            st = dse_err_set(err, DSE_ERR_IO, path, 0, "%s of another network: it has '%s' where this network has "
+                             "'%s'", what, diff[0] ? diff : "nothing", mdiff[0] ? mdiff : "nothing");
+    }
+    free(mine), free(theirs), free(ours), free(their_layers), free(our_layers);
+    return st;
+}
+
 enum dse_status dse_checkpoint_info(const char *path, struct dse_ckpt_info *out, struct dse_err *err) {
     char *file;
     size_t len;
@@ -416,6 +443,10 @@ enum dse_status dse_checkpoint_info(const char *path, struct dse_ckpt_info *out,
         free(file);
         return DSE_OK;
     }
+    if (len >= 8 && !memcmp(file, DSE_DSEZ_MAGIC, 8)) { /* a compressed model (issue #35) */
+        free(file);
+        return dse_dsez_info(path, out, err);
+    }
     if (len < sizeof h || memcmp(file, CKPT2_MAGIC, 8)) {
         free(file);
         return dse_err_set(err, DSE_ERR_IO, path, 0, "not a dse checkpoint (bad magic)");
@@ -426,7 +457,15 @@ enum dse_status dse_checkpoint_info(const char *path, struct dse_ckpt_info *out,
         return dse_err_set(err, DSE_ERR_IO, path, 0, "truncated checkpoint: %zu bytes", len);
     }
     out->version = (int)h.version, out->next_epoch = h.next_epoch, out->iter = h.iter;
-    const char *text = file + sizeof h, *end = text + h.meta_bytes;
+    st = dse_ckpt_text_info(path, file + sizeof h, h.meta_bytes, out, err);
+    free(file);
+    return st;
+}
+
+enum dse_status dse_ckpt_text_info(const char *path, const char *text, size_t len, struct dse_ckpt_info *out,
+                                   struct dse_err *err) {
+    const char *end = text + len;
+    enum dse_status st = DSE_OK;
     int line = 0;
     for (const char *p = text; p < end && !st;) {
         size_t l = strcspn(p, "\n");
@@ -481,7 +520,6 @@ enum dse_status dse_checkpoint_info(const char *path, struct dse_ckpt_info *out,
         }
         p += l + 1;
     }
-    free(file);
     if (st) {
         free(out->class_names);
         out->class_names = NULL, out->classes = 0;
@@ -500,6 +538,12 @@ enum dse_status dse_checkpoint_load(struct dse_model *m, const char *path, int *
     int64_t it = 0;
     enum dse_status st = dse_fs_read(path, &file, &len, err);
     if (st) return st;
+    if (len >= 8 && !memcmp(file, DSE_DSEZ_MAGIC, 8)) { /* a compressed model (issue #35): next epoch 0 */
+        free(file);
+        if ((st = dse_dsez_load(m, path, err))) return st;
+        *next_epoch = 0, *iter = 0;
+        return DSE_OK;
+    }
     if (len >= 8 && !memcmp(file, CKPT2_MAGIC, 8)) st = load_v2(m, path, file, len, &e, &it, &raw, err);
     else if (len >= 8 && !memcmp(file, CKPT1_MAGIC, 8)) st = load_v1(m, path, file, len, &e, &it, &raw, err);
     else st = dse_err_set(err, DSE_ERR_IO, path, 0, "not a dse checkpoint (bad magic)");
@@ -860,6 +904,11 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
         int s0, s1;
         dse_slice_rank(o->batch, rank, ranks, &s0, &s1, &first, &share);
     }
+    if (o->grad_hook && o->dev.device.kind != DSE_DEVICE_CPU) {
+        st = dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "a gradient hook (dse compress's fine-tuning) runs on "
+                         "the CPU only; leave --device out");
+        goto done;
+    }
     if ((st = run_paths_check(o, rank, err))) goto done;
     if ((st = run_data_open(net, o, (int)share, &data, err))) goto done;
     ltrain = data.ltrain, ltest = data.ltest;
@@ -872,6 +921,7 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     struct dse_model_opts mo = { .batch = (int)share, .threads = o->threads, .seed = o->seed, .init = o->init,
                                  .init_std = o->init_std, .classifier_bias = o->classifier_bias };
     if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
+    m->grad_hook = o->grad_hook, m->grad_hook_arg = o->grad_hook_arg;
     if (ranks > 1 && ((st = dse_dist_same(o->dist, run_hash(m, o, &data, n_train), "network, data or training "
                                           "options", err)) ||
                       (st = dse_model_set_dist(m, o->dist, o->reduce, o->batch, err))))
@@ -1080,6 +1130,7 @@ enum dse_status dse_eval_run(const struct dse_net *net, const struct dse_train_o
     struct dse_model_opts mo = { .batch = o->batch, .threads = o->threads, .seed = o->seed, .init = o->init,
                                  .init_std = o->init_std, .inference = 1 };
     if ((st = dse_model_new_on(net, &mo, &o->dev, &m, err))) goto done;
+    m->grad_hook = o->grad_hook, m->grad_hook_arg = o->grad_hook_arg;
     m->cx.conv_force = o->conv_algo;
     if ((st = dse_checkpoint_load(m, checkpoint, &next, &it, err))) goto done;
     const int k = m->nodes[m->loss].in[0]->c;

@@ -172,6 +172,12 @@ struct dse_train_opts {
     void      (*note)(void *arg, enum dse_train_note kind, const char *text);
                                   /* NULL, or told (with progress_arg) what the user should
                                      hear once, as it happens, and what kind of news it is */
+    void      (*grad_hook)(void *arg, struct dse_model *m);
+    void       *grad_hook_arg;    /* NULL, or called with grad_hook_arg every step after
+                                     backward (and the ranks' sum), before clipping and SGD, to
+                                     change the gradients (issue #35: Deep Compression's masked
+                                     retraining and codebook fine-tuning, engine/compress.c). CPU
+                                     only: a device with a hook is DSE_ERR_UNSUPPORTED */
 };
 
 /* Defaults: the recipe's rows of engine/train.def, DSE_TRAIN_DATA_DEFAULT, 1 thread,

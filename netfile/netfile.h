@@ -17,6 +17,7 @@
 struct config_t;            /* <libconfig.h> */
 struct dse_ckpt_info;       /* engine/train.h */
 struct dse_data_norm;       /* data/data.h */
+struct dse_dsez;            /* engine/compress.h */
 struct dse_model;           /* engine/model.h */
 
 /* ---- Network files: .cfg, prototxt and ONNX (netcfg.c, prototxt*.c, onnx_read.c, netfile.c) */
@@ -156,13 +157,20 @@ struct dse_export_meta {
     const char                (*class_names)[64]; /* [classes] */
     double                      top1;        /* < 0: not known */
     const char                 *checkpoint;  /* the file the weights came from */
+    const struct dse_dsez      *dsez;        /* NULL, or the compressed model (.dsez, engine/compress.h)
+                                                the weights were decoded from: each of its weight-shared
+                                                tensors is written as codebook indices (uint8, or uint16
+                                                above 8 bits) and a float codebook, Cast and Gather giving
+                                                the values (docs/export.md, "Compressed models") */
 };
 
 /* The model as ONNX bytes (malloc'd into *buf, *len) or written to path. The graph takes
  * "data" [N, C, H, W] float (pixel / 255 when meta->norm is set: the model normalizes) and
  * gives "prob" [N, classes], the softmax the dse model's loss layer computes. Dropout is
  * left out (inference). Errors: a layer with no ONNX form here (DSE_ERR_UNSUPPORTED naming
- * it: lrn, eltwise prod/max, a pooling whose Caffe output size ONNX's pads cannot give). */
+ * it: lrn, eltwise prod/max, a pooling whose Caffe output size ONNX's pads cannot give); a
+ * meta->dsez tensor whose count or decoded values are not the model's (DSE_ERR_CONFIG naming
+ * it: the graph would compute another model). */
 enum dse_status dse_onnx_write(const struct dse_model *m, const struct dse_export_meta *meta, uint8_t **buf,
                                size_t *len, struct dse_err *err);
 enum dse_status dse_onnx_save(const struct dse_model *m, const struct dse_export_meta *meta, const char *path,

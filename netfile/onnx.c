@@ -12,6 +12,7 @@
 #include "base/fs.h"
 #include "base/pb.h"
 #include "data/data.h"
+#include "engine/compress.h"
 #include "engine/model.h"
 
 /* onnx.proto field numbers */
@@ -28,13 +29,14 @@ enum {
     SHAPE_DIM = 1, DIM_VALUE = 1, DIM_PARAM = 2,
 };
 enum { ATTR_FLOAT = 1, ATTR_INT = 2, ATTR_INT_LIST = 7 };         /* AttributeProto.AttributeType */
-enum { ELEM_FLOAT = 1, ELEM_INT64 = 7 };                          /* TensorProto.DataType */
+enum { ELEM_FLOAT = 1, ELEM_UINT8 = 2, ELEM_UINT16 = 4, ELEM_INT32 = 6, ELEM_INT64 = 7 }; /* TensorProto.DataType */
 
 #define VNAME 160 /* a value's name: a layer name and a suffix */
 
 struct ox {
     struct dse_pb  pb;
     const struct dse_model *m;
+    const struct dse_dsez  *z;    /* NULL, or the compressed model: its weight-shared tensors as Gather */
     char         (*vname)[VNAME]; /* [n_layers]: the value each layer's output is */
     int           *rank;          /* [n_layers]: 4, or 2 after a Gemm */
     char           input[VNAME];  /* the value the layers read as the network input */
@@ -98,6 +100,63 @@ static void init_int64s(struct dse_pb *pb, const char *name, const int64_t *v, i
     dse_pb_string(pb, TENSOR_NAME, name);
     dse_pb_bytes(pb, TENSOR_RAW, v, (size_t)n * sizeof *v);
     dse_pb_end(pb);
+}
+
+/* A learned tensor of layer l (its checkpoint role) as the value `name` the graph reads:
+ * a float initializer, or, where the compressed model shares its values (bits > 0), the
+ * codebook indices as an initializer of the narrowest unsigned type that holds them (uint8
+ * up to 8 bits, uint16 above), the float codebook, a Cast of the indices to int32 (ONNX's
+ * Gather takes int32 or int64 indices only) and Gather(codebook, indices) of the indices'
+ * shape, which is `name`. The decoded values must be v's, bit for bit: the graph computes
+ * the model dse evaluates. */
+static enum dse_status param(struct ox *o, const struct dse_layer *l, const char *role, const char *name,
+                             const int64_t *dims, int nd, const float *v, struct dse_err *err) {
+    const struct dse_dsez_tensor *t = NULL;
+    for (int k = 0; o->z && k < o->z->n && !t; k++)
+        if (!strcmp(o->z->t[k].layer, l->name) && !strcmp(o->z->t[k].role, role)) t = &o->z->t[k];
+    if (!t || t->bits <= 0) {
+        init_floats(&o->pb, name, dims, nd, v);
+        return DSE_OK;
+    }
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= dims[i];
+    if (t->count != n || t->bits > 16 || t->codebook_n < 1 || t->codebook_n > 1 << t->bits)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "compressed tensor '%s %s': %lld values of %d bits and a "
+                           "codebook of %d; the model's tensor has %lld", l->name, role, (long long)t->count, t->bits,
+                           t->codebook_n, (long long)n);
+    for (int64_t i = 0; i < n; i++)
+        if (t->index[i] >= t->codebook_n || memcmp(&t->codebook[t->index[i]], &v[i], sizeof *v))
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "compressed tensor '%s %s': value %lld decodes to %.9g "
+                               "(codebook entry %d of %d), the model holds %.9g", l->name, role, (long long)i,
+                               t->index[i] < t->codebook_n ? (double)t->codebook[t->index[i]] : 0.0, t->index[i],
+                               t->codebook_n, (double)v[i]);
+    struct dse_pb *pb = &o->pb;
+    char index[VNAME + 16], codebook[VNAME + 16], index32[VNAME + 16], node[VNAME + 16];
+    snprintf(index, sizeof index, "%s.index", name);
+    snprintf(codebook, sizeof codebook, "%s.codebook", name);
+    snprintf(index32, sizeof index32, "%s.index32", name);
+    const int width = t->bits > 8 ? 2 : 1;
+    uint8_t *raw = malloc((size_t)(n * width) + 1);
+    if (!raw) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int64_t i = 0; i < n; i++) /* raw_data is little-endian */
+        for (int b = 0; b < width; b++) raw[i * width + b] = (uint8_t)(t->index[i] >> 8 * b);
+    dse_pb_begin(pb, GRAPH_INITIALIZER);
+    for (int i = 0; i < nd; i++) dse_pb_varint(pb, TENSOR_DIMS, (uint64_t)dims[i]);
+    dse_pb_varint(pb, TENSOR_TYPE, width == 2 ? ELEM_UINT16 : ELEM_UINT8);
+    dse_pb_string(pb, TENSOR_NAME, index);
+    dse_pb_bytes(pb, TENSOR_RAW, raw, (size_t)(n * width));
+    dse_pb_end(pb);
+    free(raw);
+    const int64_t cb = t->codebook_n;
+    init_floats(pb, codebook, &cb, 1, t->codebook);
+    snprintf(node, sizeof node, "%s/cast", name);
+    node_begin(pb, "Cast", node, (const char *const[]){ index }, 1, index32);
+    attr_int(pb, "to", ELEM_INT32);
+    dse_pb_end(pb);
+    snprintf(node, sizeof node, "%s/gather", name);
+    node_begin(pb, "Gather", node, (const char *const[]){ codebook, index32 }, 2, name);
+    dse_pb_end(pb);
+    return DSE_OK;
 }
 
 /* A graph input or output: float, dims[i] < 0 is the batch dimension "N". */
@@ -212,6 +271,16 @@ static void tensor_name(char *buf, const struct dse_layer *l, const char *role) 
     snprintf(buf, VNAME, "%s.%s", l->name, role);
 }
 
+/* A conv's or fc's weight (dims wd[n]) and bias (if any) as the values w and b the node reads. */
+static enum dse_status weight_bias(struct ox *o, const struct dse_layer *l, const struct dse_node *nd,
+                                   const int64_t *wd, int n, char *w, char *b, struct dse_err *err) {
+    const int64_t bd = nd->bias ? nd->bias->c : 0;
+    enum dse_status st;
+    tensor_name(w, l, "weight"), tensor_name(b, l, "bias");
+    if ((st = param(o, l, "weight", w, wd, n, nd->weight->data, err))) return st;
+    return nd->bias ? param(o, l, "bias", b, &bd, 1, nd->bias->data, err) : DSE_OK;
+}
+
 static enum dse_status layer(struct ox *o, int i, struct dse_err *err) {
     const struct dse_model *m = o->m;
     const struct dse_layer *l = &m->net.layers[i];
@@ -223,15 +292,9 @@ static enum dse_status layer(struct ox *o, int i, struct dse_err *err) {
     switch (l->type) {
     case DSE_LAYER_CONV: {
         const int64_t wd[4] = { nd->weight->n, nd->weight->c, nd->weight->h, nd->weight->w };
-        tensor_name(w, l, "weight");
-        init_floats(pb, w, wd, 4, nd->weight->data);
-        in[0] = as4(o, l->inputs[0], buf), in[1] = w;
-        if (nd->bias) {
-            const int64_t bd = nd->bias->c;
-            tensor_name(b, l, "bias");
-            init_floats(pb, b, &bd, 1, nd->bias->data);
-            in[2] = b;
-        }
+        enum dse_status st = weight_bias(o, l, nd, wd, 4, w, b, err);
+        if (st) return st;
+        in[0] = as4(o, l->inputs[0], buf), in[1] = w, in[2] = b;
         const int64_t kernel[2] = { l->kernel_h, l->kernel_w }, strides[2] = { l->stride_h, l->stride_w };
         const int64_t pads[4] = { l->pad_h, l->pad_w, l->pad_h, l->pad_w }, dil[2] = { l->dilation_h, l->dilation_w };
         node_begin(pb, "Conv", l->name, in, nd->bias ? 3 : 2, o->vname[i]);
@@ -254,15 +317,9 @@ static enum dse_status layer(struct ox *o, int i, struct dse_err *err) {
             dse_pb_end(pb);
             x = buf;
         }
-        tensor_name(w, l, "weight");
-        init_floats(pb, w, wd, 2, nd->weight->data);
-        in[0] = x, in[1] = w;
-        if (nd->bias) {
-            const int64_t bd = nd->bias->c;
-            tensor_name(b, l, "bias");
-            init_floats(pb, b, &bd, 1, nd->bias->data);
-            in[2] = b;
-        }
+        enum dse_status st = weight_bias(o, l, nd, wd, 2, w, b, err);
+        if (st) return st;
+        in[0] = x, in[1] = w, in[2] = b;
         node_begin(pb, "Gemm", l->name, in, nd->bias ? 3 : 2, o->vname[i]);
         attr_int(pb, "transB", 1);
         dse_pb_end(pb);
@@ -305,11 +362,12 @@ static enum dse_status layer(struct ox *o, int i, struct dse_err *err) {
         for (int c = 0; c < C; c++) ones[c] = 1.0f, ones[C + c] = 0.0f;
         tensor_name(w, l, "scale"), tensor_name(b, l, "bias");
         tensor_name(mean, l, "running_mean"), tensor_name(var, l, "running_var");
-        init_floats(pb, w, &cd, 1, nd->weight ? nd->weight->data : ones);
-        init_floats(pb, b, &cd, 1, nd->bias ? nd->bias->data : ones + C);
-        init_floats(pb, mean, &cd, 1, nd->run_mean->data);
-        init_floats(pb, var, &cd, 1, nd->run_var->data);
+        enum dse_status st = param(o, l, nd->weight ? "weight" : "", w, &cd, 1, nd->weight ? nd->weight->data : ones, err);
+        if (!st) st = param(o, l, nd->bias ? "bias" : "", b, &cd, 1, nd->bias ? nd->bias->data : ones + C, err);
+        if (!st) st = param(o, l, "run_mean", mean, &cd, 1, nd->run_mean->data, err);
+        if (!st) st = param(o, l, "run_var", var, &cd, 1, nd->run_var->data, err);
         free(ones);
+        if (st) return st;
         const char *bin[5] = { value_of(o, l->inputs[0]), w, b, mean, var };
         node_begin(pb, "BatchNormalization", l->name, bin, 5, o->vname[i]);
         attr_float(pb, "epsilon", nd->bn_eps);
@@ -319,8 +377,9 @@ static enum dse_status layer(struct ox *o, int i, struct dse_err *err) {
     }
     case DSE_LAYER_SCALE: {
         const int64_t cd[3] = { nd->weight->c, 1, 1 };
+        enum dse_status st;
         tensor_name(w, l, "weight");
-        init_floats(pb, w, cd, 3, nd->weight->data);
+        if ((st = param(o, l, "weight", w, cd, 3, nd->weight->data, err))) return st;
         in[0] = as4(o, l->inputs[0], buf), in[1] = w;
         char mul[VNAME + 8];
         snprintf(mul, sizeof mul, "%s/mul", o->vname[i]);
@@ -328,7 +387,7 @@ static enum dse_status layer(struct ox *o, int i, struct dse_err *err) {
         dse_pb_end(pb);
         if (nd->bias) {
             tensor_name(b, l, "bias");
-            init_floats(pb, b, cd, 3, nd->bias->data);
+            if ((st = param(o, l, "bias", b, cd, 3, nd->bias->data, err))) return st;
             in[0] = mul, in[1] = b;
             node_begin(pb, "Add", l->name, in, 2, o->vname[i]);
             dse_pb_end(pb);
@@ -405,7 +464,7 @@ static void metadata(struct dse_pb *pb, const struct dse_model *m, const struct 
 enum dse_status dse_onnx_write(const struct dse_model *m, const struct dse_export_meta *meta, uint8_t **buf,
                                size_t *len, struct dse_err *err) {
     const struct dse_net *net = &m->net;
-    struct ox o = { .m = m };
+    struct ox o = { .m = m, .z = meta ? meta->dsez : NULL };
     enum dse_status st = DSE_OK;
     *buf = NULL, *len = 0;
     if (m->device.kind != DSE_DEVICE_CPU)

@@ -58,7 +58,7 @@ enum {
     TENSOR_DIMS = 1, TENSOR_TYPE = 2, TENSOR_INT64_DATA = 7, TENSOR_NAME = 8, TENSOR_RAW = 9,
     VALUE_NAME = 1, VALUE_TYPE = 2, TYPE_TENSOR = 1, TTENSOR_SHAPE = 2, SHAPE_DIM = 1, DIM_VALUE = 1,
 };
-enum { ELEM_INT64 = 7 }; /* TensorProto.DataType */
+enum { ELEM_FLOAT = 1, ELEM_INT32 = 6, ELEM_INT64 = 7 }; /* TensorProto.DataType */
 
 #define MAX_DIMS     8  /* a tensor's rank */
 #define MAX_NODE_IN  DSE_MAX_INPUTS /* a node's inputs: a Concat's are the most */
@@ -188,7 +188,9 @@ enum dse_status op_deconv(struct rd *r, const struct node *nd, const struct op *
 /* Reshape to or from a channel shuffle's [N, g, C/g, H, W] (op_reshape hands it those). */
 /* Shape, Gather, and Add, Sub, Mul, Div of two int64 constants: the shape arithmetic
  * PyTorch writes for x.chunk() and x.size() folded into constants (onnx_ops.c). 1 in *done
- * where the node was such arithmetic (op_add, op_mul, op_normalize ask first). */
+ * where the node was such arithmetic (op_add, op_mul, op_normalize ask first). Gather of a
+ * float codebook by int32 or int64 constant indices (a compressed model's weights, dse
+ * export's) is a float constant of the indices' shape. */
 enum dse_status op_shape(struct rd *r, const struct node *nd, const struct op *op);
 enum dse_status op_gather(struct rd *r, const struct node *nd, const struct op *op);
 enum dse_status fold_arith(struct rd *r, const struct node *nd, int *done);

@@ -435,7 +435,9 @@ enum dse_status op_shape(struct rd *r, const struct node *nd, const struct op *o
     return add_computed(r, nd, dims + start, end > start ? (int)(end - start) : 0, 0);
 }
 
-/* Gather along axis 0 of an int64 constant (a shape) by constant indices. */
+/* Gather along axis 0 of an int64 constant (a shape) by constant indices; or of a 1-d float
+ * codebook by int32 or int64 constant indices (dse export's compressed weights, issue #35):
+ * a float constant of the indices' shape, its values not read (the shape is the weight's). */
 enum dse_status op_gather(struct rd *r, const struct node *nd, const struct op *op) {
     int64_t v[MAX_DIMS], idx[MAX_DIMS], out[MAX_DIMS], axis;
     size_t nv, ni;
@@ -443,6 +445,13 @@ enum dse_status op_gather(struct rd *r, const struct node *nd, const struct op *
     if (!i) return r->err->code;
     enum dse_status st = attr_int(r, nd, "axis", 0, -1, 0, &axis);
     if (st) return st;
+    if (d->type == ELEM_FLOAT && d->nd == 1 && (i->type == ELEM_INT32 || i->type == ELEM_INT64)) {
+        if (r->nt == r->cap_t) return node_fail(r, DSE_ERR_INTERNAL, "too many constants"); /* one a node: never */
+        struct tensor *t = &r->t[r->nt];
+        *t = (struct tensor){ .name = nd->out[0], .type = ELEM_FLOAT, .nd = i->nd, .count = i->count };
+        memcpy(t->dims, i->dims, sizeof t->dims);
+        return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_TENSOR, .tensor = r->nt++ });
+    }
     if (tensor_int64s(d, v, MAX_DIMS, &nv) || tensor_int64s(i, idx, MAX_DIMS, &ni) || d->nd != 1 || i->nd > 1)
         return node_fail(r, DSE_ERR_UNSUPPORTED, "dse reads Gather only of a shape (an int64 constant) by constant "
                          "indices");

@@ -859,6 +859,28 @@ static enum dse_status op_constant(struct rd *r, const struct node *nd, const st
     return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_TENSOR, .tensor = r->nt++ });
 }
 
+static enum dse_status unknown_op(struct rd *r);
+static enum dse_status skip_op(struct rd *r, const struct node *nd);
+
+/* Cast of a constant: the same tensor as type 'to', for its shape (the values are read only
+ * where the type stays), as dse export casts a compressed model's codebook indices to int32
+ * for Gather (docs/export.md, "Compressed models"). A Cast of a computed value is an op dse
+ * does not read, as before it read any Cast. */
+static enum dse_status op_cast(struct rd *r, const struct node *nd, const struct op *op) {
+    const struct value *v = has_in(nd, 0) ? find_value(r, nd->in[0]) : NULL;
+    int64_t to;
+    (void)op;
+    if (!v || v->kind != VAL_TENSOR) return r->skip_unknown ? skip_op(r, nd) : unknown_op(r);
+    enum dse_status st = attr_int(r, nd, "to", 0, 1, 255, &to);
+    if (st) return st;
+    if (r->nt == r->cap_t) return nomem(r); /* cap_t counts every node: never */
+    struct tensor *t = &r->t[r->nt];
+    *t = r->t[v->tensor];
+    t->name = nd->out[0], t->read = 0;
+    if (to != t->type) t->type = (int)to, t->msg = NULL, t->len = 0, t->computed = 0;
+    return add_value(r, (struct value){ .name = nd->out[0], .kind = VAL_TENSOR, .tensor = r->nt++ });
+}
+
 /* The ops dse reads, and the layer each becomes (docs/onnx.md's table). */
 static const struct op ops[] = {
     { .name = "Conv",               .fn = op_conv,      .type = DSE_LAYER_CONV      },
@@ -898,6 +920,7 @@ static const struct op ops[] = {
     { .name = "ConvTranspose",      .fn = op_deconv,    .type = DSE_LAYER_DECONV    },
     { .name = "Shape",              .fn = op_shape,     .type = DSE_LAYER_COUNT     },
     { .name = "Gather",             .fn = op_gather,    .type = DSE_LAYER_COUNT     },
+    { .name = "Cast",               .fn = op_cast,      .type = DSE_LAYER_COUNT     },
     { .name = "Identity",           .fn = op_identity,  .type = DSE_LAYER_COUNT     },
     { .name = "Constant",           .fn = op_constant,  .type = DSE_LAYER_COUNT     },
     { .name = "Sub",                .fn = op_normalize, .type = DSE_LAYER_COUNT     },

@@ -5,6 +5,7 @@
  * lists them all. */
 #include "tests/cli_util.h"
 #include "dse/exportcmd.h"
+#include "tests/dsez_share.h"
 
 void test_cfg_matches_c(void) {
     static const struct { const char *path; struct nin_opts o; } nins[] = {
@@ -954,6 +955,92 @@ void test_import_onnx_finetune(void) {
     tmpdir_remove(dir);
 }
 
+/* cmd's whole stdout into buf (cut at size); its exit status 0 or not. */
+static int cmd_output(const char *cmd, char *buf, size_t size) {
+    FILE *p = popen(cmd, "r");
+    size_t n = 0, got;
+    if (!p) return -1;
+    while (n + 1 < size && (got = fread(buf + n, 1, size - 1 - n, p)) > 0) n += got;
+    buf[n] = '\0';
+    return pclose(p);
+}
+
+/* dse export --format ckpt (issue #35): the weights of a checkpoint, or of a compressed model
+ * (a .dsez, dse_dsez_write of a trained checkpoint shared here) decoded, as a float checkpoint, and dse eval (loss, top-1, top-5, per class; all but the
+ * checkpoint's name) and dse predict of it print what they print of the file it came from, to
+ * the digit; --out naming the file read is refused before anything is written. */
+void test_export_ckpt(void) {
+    const char *dir = tmpdir(), *net = "tests/fuzz/tiny.cfg", *trained = "tests/fuzz/corpus/ckpt_load/epoch-1.ckpt";
+    static char a[16384], b[16384];
+    char cmd[1024], out[128], dsez[128];
+    CHECK(dir != NULL);
+    if (!dir) return;
+    snprintf(out, sizeof out, "%s/decoded.ckpt", dir);
+    snprintf(dsez, sizeof dsez, "%s/tiny.dsez", dir);
+    const struct {
+        const char *id, *from;
+    } cases[] = {
+        { .id = "ckpt", .from = trained },
+        { .id = "dsez", .from = dsez }, /* the trained checkpoint shared at 5 bits, half its weights pruned */
+    };
+    { /* the .dsez: dse_dsez_write of the trained model, with the data its checkpoint records */
+        struct dse_err err = { 0 };
+        struct dse_ckpt_info info;
+        struct dse_input_shape fit = { 0 };
+        struct dse_net n;
+        struct dse_model *m = NULL;
+        struct dse_dsez z = { 0 };
+        const struct dse_model_opts mo = { .batch = 1, .threads = 1, .seed = 1, .init = DSE_INIT_MSRA, .inference = 1 };
+        int next;
+        int64_t it;
+        CHECK_OK(dse_checkpoint_info(trained, &info, &err));
+        dse_netfile_fit_checkpoint(&fit, &info);
+        CHECK_OK(dse_netfile_load(net, &fit, &n, &err));
+        CHECK_OK(dse_model_new(&n, &mo, &m, &err));
+        dse_net_deinit(&n);
+        if (m) CHECK_OK(dse_checkpoint_load(m, trained, &next, &it, &err));
+        struct dse_ckpt_meta meta = { .seed = info.seed, .norm = info.norm, .classes = info.classes,
+                                      .class_names = (const char(*)[64])info.class_names };
+        snprintf(meta.data, sizeof meta.data, "%s", info.data);
+        if (m) {
+            dsez_share(m, 5, 0.5, &z);
+            CHECK_OK(dse_dsez_write(&z, m, &meta, dsez, &err));
+        }
+        dsez_share_free(&z);
+        dse_model_free(m);
+        free(info.class_names);
+    }
+    for (int i = 0; i < DSE_ARRAY_LEN(cases); i++) {
+        snprintf(cmd, sizeof cmd, "%s export %s --checkpoint %s --format ckpt --out %s 2>&1", DSE_BINARY, net,
+                 cases[i].from, out);
+        CHECK_INT_EQ(cmd_output(cmd, a, sizeof a), 0);
+        CHECK(strstr(a, "dse export: wrote ") != NULL);
+        static const char *const runs[2] = { "eval %s --checkpoint %s --data fashion-mnist --limit-test 200 --json",
+                                             "predict %s --checkpoint %s fashion-mnist:test:0 fashion-mnist:test:7 "
+                                             "--top 10 --json" };
+        for (int r = 0; r < 2; r++) {
+            char fmt[256];
+            snprintf(fmt, sizeof fmt, "%%s %s 2>/dev/null", runs[r]);
+            snprintf(cmd, sizeof cmd, fmt, DSE_BINARY, net, cases[i].from);
+            CHECK_INT_EQ(cmd_output(cmd, a, sizeof a), 0);
+            snprintf(cmd, sizeof cmd, fmt, DSE_BINARY, net, out);
+            CHECK_INT_EQ(cmd_output(cmd, b, sizeof b), 0);
+            const char *ra = r ? a : strstr(a, "\"data\""), *rb = r ? b : strstr(b, "\"data\"");
+            CHECK(ra && rb && (r || (strstr(ra, "\"top5\"") && strstr(ra, "\"per_class\""))));
+            if (ra && rb && strcmp(ra, rb)) fprintf(stderr, "%s: %s\ndecoded: %s\n", cases[i].id, ra, rb);
+            CHECK(ra && rb && !strcmp(ra, rb));
+            CHECK(strlen(a) > 100);
+        }
+        snprintf(cmd, sizeof cmd, "%s export %s --checkpoint %s --format ckpt --out %s 2>&1", DSE_BINARY, net, out, out);
+        CHECK(cmd_output(cmd, a, sizeof a) != 0);
+        snprintf(b, sizeof b, "dse: --out %s is the checkpoint the weights come from; name another file\n", out);
+        CHECK_STR_EQ(a, b);
+        remove(out);
+    }
+    remove(dsez);
+    rmdir(dir);
+}
+
 #define CLI_CASES(X) \
     X("cli-cfg-matches-c",        test_cfg_matches_c) \
     X("cli-prototxt-matches-cfg", test_prototxt_matches_cfg) \
@@ -985,6 +1072,7 @@ void test_import_onnx_finetune(void) {
     X("cli-eval-folder",          test_eval_folder) \
     X("cli-import-classes",       test_import_classes) \
     X("cli-import-onnx-finetune", test_import_onnx_finetune) \
+    X("cli-export-ckpt",          test_export_ckpt) \
     X("opts-recipe-real",         test_recipe_real) \
     X("opts-recipe-help",         test_recipe_help) \
     X("opts-bind-tables",         test_bind_tables) \

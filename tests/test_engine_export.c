@@ -9,6 +9,10 @@
  *             bit for bit; and bad files refused with the file and layer named;
  *   export-*  the protobuf structure of an ONNX file read back with our reader, and the
  *             layers ONNX export refuses;
+ *   compressed-*  a compressed model (engine/compress.h's struct dse_dsez, made here in
+ *             memory as dse compress makes one) exported with its weights as codebook
+ *             indices and a codebook (Gather), checked in onnxruntime as onnx-*, far smaller
+ *             than the float export, read back by dse's own ONNX reader (issue #35);
  *   import-*  ONNX in (dse import MODEL.onnx, issue #34 item 3): dse's exports and a model in
  *             PyTorch's forms imported, the checkpoint run beside onnxruntime within 1e-5;
  *             changed bytes imported or refused. */
@@ -16,6 +20,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,9 +29,11 @@
 #include "base/pcg32.h"
 #include "data/data.h"
 #include "dse/exportcmd.h"
+#include "engine/compress.h"
 #include "engine/model.h"
 #include "engine/train.h"
 #include "tests/check.h"
+#include "tests/dsez_share.h"
 #include "tests/nets.h"
 #include "tests/testfs.h"
 
@@ -216,6 +223,180 @@ static void test_onnx_v11(void) { onnx_case("v1.1"); }
 static void test_onnx_simple(void) { onnx_case("simple"); }
 static void test_onnx_complex(void) { onnx_case("complex"); }
 static void test_onnx_bn(void) { onnx_case("bn"); }
+
+/* ---- Compressed models out (issue #35): indices + codebook through Gather ---------------- */
+
+/* The case's network compressed at `bits` (uint8 indices to 8, uint16 above): its ONNX export
+ * beside onnxruntime as the float export is (within 1e-4), its size against the float export's
+ * printed (`smaller` times smaller at least), and read back by dse's ONNX reader to the same
+ * layers and shapes (so the same parameters) as the float export. */
+/* In an ONNX model's bytes: the initializers of element type `type`, and the nodes of op `op`. */
+static void onnx_census(const uint8_t *buf, size_t len, int type, const char *op, int *inits, int *nodes) {
+    struct dse_pb_reader r, g, t;
+    struct dse_pb_field f, x, y;
+    *inits = *nodes = 0;
+    dse_pb_reader_init(&r, buf, len);
+    while (dse_pb_next(&r, &f) == 1) {
+        if (f.field != 7) continue; /* ModelProto.graph */
+        dse_pb_reader_init(&g, f.data, f.len);
+        while (dse_pb_next(&g, &x) == 1) {
+            if (x.field != 5 && x.field != 1) continue; /* GraphProto.initializer, node */
+            dse_pb_reader_init(&t, x.data, x.len);
+            while (dse_pb_next(&t, &y) == 1) {
+                *inits += x.field == 5 && y.field == 2 && (int)y.v == type; /* TensorProto.data_type */
+                *nodes += x.field == 1 && y.field == 4 && y.len == strlen(op) && !memcmp(y.data, op, y.len);
+            }
+        }
+    }
+}
+
+static void compressed_case(const char *id, int bits, double smaller, int readback) {
+    const struct net_case *c = net_case(id);
+    struct dse_model *m = trained(c);
+    struct dse_err err = { 0 };
+    struct dse_data_norm norm;
+    struct dse_dsez z;
+    char dir[64], model[128];
+    uint8_t *fbuf, *zbuf;
+    size_t flen, zlen;
+    if (!m) return;
+    norm_of(m, c->norm, &norm);
+    dsez_share(m, bits, 0.33, &z);
+    struct dse_export_meta meta = { .norm = &norm, .top1 = -1 }, zmeta = meta;
+    zmeta.dsez = &z;
+    CHECK_OK(dse_onnx_write(m, &meta, &fbuf, &flen, &err));
+    CHECK_OK(dse_onnx_write(m, &zmeta, &zbuf, &zlen, &err));
+    printf("  %s at %d bits: ONNX %zu bytes, %zu as float32 (%.2fx smaller)\n", id, bits, zlen, flen,
+           (double)flen / (double)zlen);
+    CHECK((double)zlen * smaller < (double)flen); /* 0: no claim */
+    int shared = 0, inits, gathers, casts;
+    for (int k = 0; k < z.n; k++) shared += z.t[k].bits > 0;
+    onnx_census(zbuf, zlen, bits > 8 ? 4 : 2, "Gather", &inits, &gathers); /* uint16, uint8 */
+    onnx_census(zbuf, zlen, 1, "Cast", &(int){ 0 }, &casts);
+    CHECK(shared > 0);
+    CHECK_INT_EQ(inits, shared);
+    CHECK_INT_EQ(gathers, shared);
+    CHECK_INT_EQ(casts, shared);
+    tmpdir_make(dir);
+    snprintf(model, sizeof model, "%s/%s-%d.onnx", dir, id, bits);
+    write_raw(model, zbuf, zlen);
+    beside_ort(m, &norm, dir, model, 1e-4);
+    /* dse's own reader folds Gather(codebook, Cast(indices)) into each weight */
+    struct dse_net fnet, znet;
+    if (readback) CHECK_OK(dse_onnx_parse(fbuf, flen, "float.onnx", NULL, &fnet, &err));
+    if (readback && !err.code) CHECK_OK(dse_onnx_parse(zbuf, zlen, model, NULL, &znet, &err));
+    if (err.code) fprintf(stderr, "%s: %s\n", err.file, err.msg);
+    else if (readback) {
+        CHECK_INT_EQ(znet.n_layers, fnet.n_layers);
+        for (int i = 0; i < fnet.n_layers && i < znet.n_layers; i++) {
+            CHECK_STR_EQ(znet.layers[i].name, fnet.layers[i].name);
+            CHECK_INT_EQ(znet.layers[i].type, fnet.layers[i].type);
+            CHECK(znet.layers[i].out_c == fnet.layers[i].out_c && znet.layers[i].out_h == fnet.layers[i].out_h &&
+                  znet.layers[i].in_c == fnet.layers[i].in_c);
+        }
+        dse_net_deinit(&fnet), dse_net_deinit(&znet);
+        /* dse import reads float initializers only: such a weight is refused, not misread */
+        char ckpt[160], cfg[160];
+        snprintf(ckpt, sizeof ckpt, "%s/imported.ckpt", dir);
+        snprintf(cfg, sizeof cfg, "%s/imported.cfg", dir);
+        CHECK_INT_EQ(dse_import_onnx_run(model, NULL, NULL, NULL, ckpt, cfg, stdout, &err), DSE_ERR_CONFIG);
+        CHECK_STR_EQ(err.msg, "layer 'conv1' (conv): the model gives no tensor 0 of it");
+    }
+    free(fbuf), free(zbuf);
+    tmpdir_remove(dir);
+    dsez_share_free(&z);
+    dse_model_free(m);
+}
+
+static void test_compressed_fmnist(void) { compressed_case("fmnist", 8, 3.5, 1); }
+/* a codebook as large as a small layer; dse's reader does not read the Mul of a Scale layer */
+static void test_compressed_bn(void) { compressed_case("bn", 12, 0, 0); }
+
+/* End to end with a .dsez file (engine/dsez.c): SqueezeNet-FMNIST trained a few steps, shared
+ * at 6 bits and written with dse_dsez_write; dse export of it (dse_export_run, as the command
+ * runs it) as ONNX keeps the sharing: beside onnxruntime with the model dse_checkpoint_load
+ * decodes from the .dsez, and far smaller than the float export of its decoded checkpoint
+ * (--format ckpt); as Caffe, the .caffemodel holds the decoded floats bit for bit. */
+static void test_compressed_dsez(void) {
+    const struct net_case *c = net_case("fmnist");
+    struct dse_model *m = trained(c), *back = NULL, *caffe = NULL;
+    struct dse_err err = { 0 };
+    struct dse_dsez z;
+    struct dse_net net;
+    char dir[64], dsez[128], onnx[128], ckpt[128], fonnx[128], cm[128];
+    struct stat sz, sf;
+    int next;
+    int64_t it;
+    if (!m) return;
+    dsez_share(m, 6, 0.33, &z);
+    struct dse_ckpt_meta meta = { .data = "fashion-mnist" };
+    norm_of(m, 1, &meta.norm);
+    tmpdir_make(dir);
+    snprintf(dsez, sizeof dsez, "%s/m.dsez", dir), snprintf(onnx, sizeof onnx, "%s/m.onnx", dir);
+    snprintf(ckpt, sizeof ckpt, "%s/decoded.ckpt", dir), snprintf(fonnx, sizeof fonnx, "%s/decoded.onnx", dir);
+    snprintf(cm, sizeof cm, "%s/m.caffemodel", dir);
+    CHECK_OK(dse_dsez_write(&z, m, &meta, dsez, &err));
+    struct dse_export_req q = { .net_path = c->path, .checkpoint = dsez, .format = DSE_EXPORT_ONNX, .out = onnx };
+    CHECK_OK(dse_export_run(&q, stdout, &err));
+    q.format = DSE_EXPORT_CKPT, q.out = ckpt;
+    CHECK_OK(dse_export_run(&q, stdout, &err));
+    q.format = DSE_EXPORT_CAFFE, q.out = cm;
+    CHECK_OK(dse_export_run(&q, stdout, &err));
+    q.format = DSE_EXPORT_ONNX, q.checkpoint = ckpt, q.out = fonnx;
+    CHECK_OK(dse_export_run(&q, stdout, &err));
+    CHECK(stat(onnx, &sz) == 0 && stat(fonnx, &sf) == 0);
+    printf("  %s: ONNX %lld bytes, %lld from its decoded checkpoint; the .dsez %lld bytes\n", dsez,
+           (long long)sz.st_size, (long long)sf.st_size, (long long)z.file_bytes);
+    CHECK(sz.st_size * 3.5 < sf.st_size);
+    CHECK_OK(dse_netfile_load(c->path, NULL, &net, &err));
+    struct dse_model_opts mo = { .batch = c->batch, .threads = 2, .seed = 9, .init = DSE_INIT_MSRA, .inference = 1 };
+    CHECK_OK(dse_model_new(&net, &mo, &back, &err));
+    CHECK_OK(dse_model_new(&net, &mo, &caffe, &err));
+    dse_net_deinit(&net);
+    if (back && caffe) {
+        CHECK_OK(dse_checkpoint_load(back, dsez, &next, &it, &err));
+        CHECK_OK(dse_caffemodel_load(caffe, cm, NULL, &err));
+        for (int p = 0; p < m->n_params; p++) { /* the decoded values, bit for bit, both ways */
+            const size_t n = sizeof(float) * (size_t)dse_tensor_count(m->params[p]);
+            CHECK(!memcmp(back->params[p]->data, m->params[p]->data, n));
+            CHECK(!memcmp(caffe->params[p]->data, m->params[p]->data, n));
+        }
+        dse_model_set_training(back, 0);
+        beside_ort(back, &meta.norm, dir, onnx, 1e-4);
+    }
+    dse_model_free(caffe);
+    dse_model_free(back);
+    tmpdir_remove(dir);
+    dsez_share_free(&z);
+    dse_model_free(m);
+}
+
+/* A .dsez that is not the model's: its decoded values, or its count, differ from the model's
+ * weights, refused naming the tensor (the graph would compute another model). */
+static void test_compressed_mismatch(void) {
+    struct dse_model *m = trained(net_case("bn"));
+    struct dse_err err = { 0 };
+    struct dse_dsez z;
+    uint8_t *buf = NULL;
+    size_t len;
+    char msg[512];
+    if (!m) return;
+    dsez_share(m, 4, 0.5, &z);
+    struct dse_export_meta meta = { .top1 = -1, .dsez = &z };
+    z.t[0].index[5] = (uint16_t)(z.t[0].index[5] == 3 ? 4 : 3);
+    CHECK_INT_EQ(dse_onnx_write(m, &meta, &buf, &len, &err), DSE_ERR_CONFIG);
+    snprintf(msg, sizeof msg, "compressed tensor 'conv1 weight': value 5 decodes to %.9g (codebook entry %d of 16), "
+             "the model holds %.9g", (double)z.t[0].codebook[z.t[0].index[5]], z.t[0].index[5],
+             (double)m->nodes[0].weight->data[5]);
+    CHECK_STR_EQ(err.msg, msg);
+    z.t[0].count--;
+    CHECK_INT_EQ(dse_onnx_write(m, &meta, &buf, &len, &err), DSE_ERR_CONFIG);
+    CHECK_STR_EQ(err.msg, "compressed tensor 'conv1 weight': 215 values of 4 bits and a codebook of 16; the model's "
+                          "tensor has 216");
+    CHECK(buf == NULL);
+    dsez_share_free(&z);
+    dse_model_free(m);
+}
 
 /* ---- ONNX in: dse import MODEL.onnx beside onnxruntime (issue #34 item 3) -------------- */
 
@@ -620,6 +801,10 @@ static const struct check_case cases[] = {
     { "onnx-simple",      test_onnx_simple },
     { "onnx-complex",     test_onnx_complex },
     { "onnx-bn",          test_onnx_bn },
+    { "compressed-fmnist", test_compressed_fmnist },
+    { "compressed-bn",    test_compressed_bn },
+    { "compressed-mismatch", test_compressed_mismatch },
+    { "compressed-dsez",  test_compressed_dsez },
     { "import-fmnist",    test_import_fmnist },
     { "import-v1.1",      test_import_v11 },
     { "import-complex",   test_import_complex },

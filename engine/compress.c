@@ -1,0 +1,515 @@
+/* compress.c: Deep Compression (Han et al., 2016; issue #35) of a trained checkpoint, in
+ * stages: prune (per-layer magnitude pruning), retrain (masked), share (k-means per weight
+ * tensor), finetune (the codebook, gradients summed per centroid), code (the .dsez, written by
+ * engine/dsez.c). Each stage's result is a checkpoint in the work folder, so that a killed run
+ * goes on where it was and gives the bytes of an uninterrupted one. The method, its defaults
+ * and why: docs/compress.md. */
+#include "engine/compress.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "engine/compress_impl.h"
+
+/* Codebook fine-tuning's learning rate: the recipe's lr times this. The summed gradient is a
+ * cluster's size times a weight's, but the recipe's clipping bounds every step, and 1 did best
+ * of 1, 0.1 and 0.01 (docs/compress.md, "Fine-tuning's learning rate"). */
+#define FINETUNE_LR_SCALE 1.0f
+/* Lloyd's iterations stop when no weight changes cluster, or after this many. */
+#define KMEANS_ITERS_MAX 1000
+
+void dse_compress_opts_default(struct dse_compress_opts *o) {
+    memset(o, 0, sizeof *o);
+    dse_train_opts_default(&o->train);
+#define DEF_(field, key, kind, def, lo, hi, cli, help) o->field = def;
+    DSE_COMPRESS_SETTINGS(DEF_)
+#undef DEF_
+}
+
+/* One weight tensor that is pruned and shared: layer's weight in the model's net. */
+struct shared {
+    int       layer;
+    int64_t   n, kept;
+    uint8_t  *mask;      /* [n] 1: kept */
+    uint16_t *index;     /* [n] after share: 0 pruned, else 1 + its cluster */
+    int       k;         /* codebook entries, index 0 (the value 0) included */
+    float    *codebook;  /* [k] */
+    double   *sum;       /* [k] the hook's per-cluster gradient sums */
+};
+
+struct plan {
+    struct shared *w;
+    int            n;
+    int            finetune; /* 1: the hook sums gradients per cluster; 0: it masks */
+};
+
+static void plan_free(struct plan *p) {
+    for (int i = 0; i < p->n; i++) free(p->w[i].mask), free(p->w[i].index), free(p->w[i].codebook), free(p->w[i].sum);
+    free(p->w);
+    memset(p, 0, sizeof *p);
+}
+
+static int compressed_type(enum dse_layer_type t) {
+    return t == DSE_LAYER_CONV || t == DSE_LAYER_FC || t == DSE_LAYER_DECONV;
+}
+
+/* ---- settings ------------------------------------------------------------------------------ */
+
+static enum dse_status check_settings(const struct dse_net *net, const struct dse_compress_opts *o,
+                                      struct dse_err *err) {
+    if (!(o->density > 0 && o->density <= 1))
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "density %g is out of range; expected 0 < density <= 1",
+                           o->density);
+    if (o->bits < 1 || o->bits > 16)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "bits %d is out of range; expected 1 to 16", o->bits);
+    if (o->finetune < 0 || o->finetune > DSE_TRAIN_EPOCHS_MAX)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "finetune %d is out of range; expected 0 to %d epochs",
+                           o->finetune, DSE_TRAIN_EPOCHS_MAX);
+    for (int k = 0; k < o->n_layers; k++) {
+        const struct dse_compress_layer *l = &o->layers[k];
+        int i = dse_net_find(net, l->layer);
+        if (i < 0)
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "a layer density names '%s', which is no layer of %s",
+                               l->layer, net->name);
+        if (!compressed_type(net->layers[i].type))
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "a layer density names '%s', a %s layer; only conv, "
+                               "fc and deconv weights are pruned", l->layer, dse_layer_type_str(net->layers[i].type));
+        if (!(l->density > 0 && l->density <= 1))
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "layer '%s' density %g is out of range; expected 0 < "
+                               "density <= 1", l->layer, l->density);
+    }
+    return DSE_OK;
+}
+
+static double layer_density(const struct dse_net *net, int i, const struct dse_compress_opts *o) {
+    for (int k = o->n_layers - 1; k >= 0; k--) /* the last given wins, as an option given twice */
+        if (!strcmp(o->layers[k].layer, net->layers[i].name)) return o->layers[k].density;
+    return dse_net_prune_density(net, i, o->density);
+}
+
+/* ---- prune: the round(d n) largest |w|, ties to the lower index ---------------------------- */
+
+struct mag {
+    float   a;
+    int64_t i;
+};
+
+static int by_magnitude(const void *x, const void *y) {
+    const struct mag *a = x, *b = y;
+    if (a->a != b->a) return a->a > b->a ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+int64_t dse_compress_prune_mask(const float *w, int64_t n, double density, uint8_t *mask) {
+    int64_t keep = llround(density * (double)n);
+    if (keep > n) keep = n;
+    struct mag *v = malloc(sizeof *v * (size_t)(n ? n : 1));
+    if (!v) return -1;
+    for (int64_t i = 0; i < n; i++) v[i] = (struct mag){ .a = fabsf(w[i]), .i = i };
+    qsort(v, (size_t)n, sizeof *v, by_magnitude);
+    memset(mask, 0, (size_t)n);
+    for (int64_t j = 0; j < keep; j++) mask[v[j].i] = 1;
+    free(v);
+    return keep;
+}
+
+/* The plan's weight tensors and their masks, from the model of the original checkpoint. */
+static enum dse_status plan_make(const struct dse_model *m, const struct dse_compress_opts *o, struct plan *p,
+                                 struct dse_err *err) {
+    memset(p, 0, sizeof *p);
+    if (!(p->w = calloc((size_t)m->net.n_layers, sizeof *p->w))) goto nomem;
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_tensor *t = m->nodes[i].weight;
+        if (!t || !compressed_type(m->net.layers[i].type)) continue;
+        struct shared *s = &p->w[p->n++];
+        s->layer = i, s->n = dse_tensor_count(t);
+        if (!(s->mask = malloc((size_t)s->n + 1)) || !(s->index = calloc((size_t)s->n + 1, sizeof *s->index)) ||
+            (s->kept = dse_compress_prune_mask(t->data, s->n, layer_density(&m->net, i, o), s->mask)) < 0)
+            goto nomem;
+    }
+    return DSE_OK;
+nomem:
+    plan_free(p);
+    return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+}
+
+/* ---- share: k-means in one dimension --------------------------------------------------------- */
+
+static int by_value(const void *x, const void *y) {
+    float a = *(const float *)x, b = *(const float *)y;
+    return (a > b) - (a < b);
+}
+
+/* The first of v[lo, hi) above t (v ascending). */
+static int64_t above(const float *v, int64_t lo, int64_t hi, double t) {
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if ((double)v[mid] > t) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Which of k ascending centroids x is nearest to (ties to the lower): the midpoints' rule. */
+static int nearest(const double *c, int k, float x) {
+    int lo = 0, hi = k - 1; /* the first j whose midpoint with j + 1 x does not pass */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if ((double)x > 0.5 * (c[mid] + c[mid + 1])) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int dse_compress_kmeans(const float *x, int64_t n, int k, double *c, int *iters) {
+    float   *v = malloc(sizeof *v * (size_t)(n ? n : 1));
+    double  *pre = malloc(sizeof *pre * (size_t)(n + 1));
+    int64_t *b = malloc(sizeof *b * (size_t)(k + 1)), *b0 = malloc(sizeof *b0 * (size_t)(k + 1));
+    if (!v || !pre || !b || !b0) {
+        free(v), free(pre), free(b), free(b0);
+        return -1;
+    }
+    memcpy(v, x, sizeof *v * (size_t)n);
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    pre[0] = 0;
+    for (int64_t i = 0; i < n; i++) pre[i + 1] = pre[i] + v[i];
+    /* linear initialization over [min, max] (Han et al. found it best: the large weights,
+     * few but important, keep centroids of their own) */
+    const double lo = n ? v[0] : 0, hi = n ? v[n - 1] : 0;
+    for (int j = 0; j < k; j++) c[j] = k > 1 ? lo + (hi - lo) * j / (k - 1) : 0.5 * (lo + hi);
+    for (int j = 0; j <= k; j++) b0[j] = -1;
+    int it = 0;
+    for (; it < KMEANS_ITERS_MAX; it++) {
+        b[0] = 0, b[k] = n;
+        for (int j = 1; j < k; j++) b[j] = above(v, b[j - 1], n, 0.5 * (c[j - 1] + c[j]));
+        if (!memcmp(b, b0, sizeof *b * (size_t)(k + 1))) break; /* no weight moved */
+        memcpy(b0, b, sizeof *b * (size_t)(k + 1));
+        for (int j = 0; j < k; j++) /* an empty cluster keeps its centroid */
+            if (b[j + 1] > b[j]) c[j] = (pre[b[j + 1]] - pre[b[j]]) / (double)(b[j + 1] - b[j]);
+        for (int j = 1; j < k; j++) /* ascending again (an empty cluster's may be passed) */
+            for (int q = j; q > 0 && c[q - 1] > c[q]; q--) {
+                double t = c[q];
+                c[q] = c[q - 1], c[q - 1] = t;
+            }
+    }
+    if (iters) *iters = it;
+    free(v), free(pre), free(b), free(b0);
+    return 0;
+}
+
+/* Cluster s's kept weights w into at most 2^bits - 1 centroids: s->index, s->codebook (the
+ * clusters that hold weights, ascending, after the 0 of index 0). */
+static enum dse_status share(struct shared *s, const float *w, int bits, struct dse_err *err) {
+    const int k = (1 << bits) - 1;
+    float  *x = malloc(sizeof *x * (size_t)(s->kept + 1));
+    double *c = malloc(sizeof *c * (size_t)k);
+    int    *id = calloc((size_t)k, sizeof *id), *used = calloc((size_t)k, sizeof *used);
+    free(s->codebook), free(s->sum);
+    s->codebook = malloc(sizeof *s->codebook * (size_t)(k + 1));
+    s->sum = malloc(sizeof *s->sum * (size_t)(k + 1));
+    int64_t nk = 0;
+    for (int64_t i = 0; x && i < s->n; i++)
+        if (s->mask[i]) x[nk++] = w[i];
+    if (!x || !c || !id || !used || !s->codebook || !s->sum || dse_compress_kmeans(x, nk, k, c, NULL)) {
+        free(x), free(c), free(id), free(used);
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    }
+    for (int64_t i = 0; i < s->n; i++)
+        if (s->mask[i]) used[nearest(c, k, w[i])] = 1;
+    s->codebook[0] = 0.0f, s->k = 1;
+    for (int j = 0; j < k; j++)
+        if (used[j]) id[j] = s->k, s->codebook[s->k++] = (float)c[j];
+    for (int64_t i = 0; i < s->n; i++) s->index[i] = s->mask[i] ? (uint16_t)id[nearest(c, k, w[i])] : 0;
+    free(x), free(c), free(id), free(used);
+    return DSE_OK;
+}
+
+/* Each weight its codebook value (after fine-tuning, with every centroid first set to its
+ * members' mean: they moved together, so that is their common value, re-tied exactly). */
+static void tie(struct shared *s, float *w, int remean) {
+    if (remean) {
+        int64_t *cnt = calloc((size_t)s->k, sizeof *cnt);
+        if (cnt) {
+            for (int j = 0; j < s->k; j++) s->sum[j] = 0;
+            for (int64_t i = 0; i < s->n; i++) s->sum[s->index[i]] += w[i], cnt[s->index[i]]++;
+            for (int j = 1; j < s->k; j++)
+                if (cnt[j]) s->codebook[j] = (float)(s->sum[j] / (double)cnt[j]);
+            free(cnt);
+        }
+    }
+    for (int64_t i = 0; i < s->n; i++) w[i] = s->codebook[s->index[i]];
+}
+
+/* ---- the gradient hook (dse_train_opts.grad_hook) ------------------------------------------- */
+
+static void grad_hook(void *arg, struct dse_model *m) {
+    struct plan *p = arg;
+    for (int k = 0; k < p->n; k++) {
+        struct shared *s = &p->w[k];
+        float *g = m->nodes[s->layer].weight->grad;
+        if (!p->finetune) { /* masked retraining: a pruned weight gets no gradient */
+            for (int64_t i = 0; i < s->n; i++)
+                if (!s->mask[i]) g[i] = 0.0f;
+            continue;
+        }
+        /* Han et al.: a centroid's gradient is the sum of its weights' gradients; every tied
+         * weight takes it, so that they move together (index 0, the pruned zeros: none) */
+        for (int j = 0; j < s->k; j++) s->sum[j] = 0;
+        for (int64_t i = 0; i < s->n; i++) s->sum[s->index[i]] += g[i];
+        s->sum[0] = 0;
+        for (int64_t i = 0; i < s->n; i++) g[i] = (float)s->sum[s->index[i]];
+    }
+}
+
+/* ---- the stages' files ------------------------------------------------------------------------ */
+
+/* A path under the work folder, whose length dse_compress_run checked (WORK_MAX), so the
+ * stages' names always fit. */
+#define WORK_MAX 3072
+static void pathf(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void pathf(char *out, size_t size, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+}
+
+static int exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static void zero_momentum(struct dse_model *m) {
+    for (int p = 0; p < m->n_params; p++)
+        memset(m->momentum[p], 0, sizeof(float) * (size_t)dse_tensor_count(m->params[p]));
+}
+
+/* Where a training stage of `epochs` in dir goes on: its last epoch's checkpoint (done: *done
+ * = 1), the latest within or after an epoch, else from. */
+static void stage_resume(const char *dir, int epochs, const char *from, char *path, size_t size, int *done) {
+    *done = 0;
+    for (int k = epochs; k >= 0; k--) {
+        pathf(path, size, "%s/epoch-%d.part.ckpt", dir, k + 1);
+        if (k < epochs && exists(path)) return;
+        pathf(path, size, "%s/epoch-%d.ckpt", dir, k);
+        if (k > 0 && exists(path)) {
+            *done = k == epochs;
+            return;
+        }
+    }
+    pathf(path, size, "%s", from);
+}
+
+static void stage_said(const struct dse_compress_opts *o, const char *name) {
+    if (o->stage) o->stage(o->train.progress_arg, name);
+}
+
+/* o->finetune epochs from `from` (its weights, zero momentum) with the hook, in work/dir;
+ * *last: the stage's final checkpoint. */
+static enum dse_status train_stage(const struct dse_net *net, const struct dse_compress_opts *o, struct plan *p,
+                                   const char *work, const char *name, const char *from, float lr_scale, char *last,
+                                   size_t size, struct dse_err *err) {
+    char dir[4096], at[4096];
+    int done;
+    pathf(dir, sizeof dir, "%s/%s", work, name);
+    stage_resume(dir, o->finetune, from, at, sizeof at, &done);
+    pathf(last, size, "%s/epoch-%d.ckpt", dir, o->finetune);
+    if (done) return DSE_OK;
+    struct dse_train_opts t = o->train;
+    t.epochs = o->finetune, t.lr *= lr_scale, t.resume = at, t.checkpoint_dir = dir, t.stop_after_epoch = 0;
+    t.grad_hook = grad_hook, t.grad_hook_arg = p;
+    struct dse_train_result *r = malloc(sizeof *r);
+    if (!r) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    enum dse_status st = dse_train_run(net, &t, r, err);
+    if (!st && strcmp(r->status, "done"))
+        st = dse_err_set(err, !strcmp(r->status, "diverged") ? DSE_ERR_CONFIG : DSE_ERR_INTERNAL, NULL, 0,
+                         "%s %s in epoch %d; %s", name, r->status, r->diverged_epoch ? r->diverged_epoch
+                         : r->epochs_done + 1, !strcmp(r->status, "diverged") ? "try a smaller learning rate"
+                         : "run the same command again to go on");
+    free(r);
+    return st;
+}
+
+static enum dse_status eval_top1(const struct dse_net *net, const struct dse_compress_opts *o, const char *ckpt,
+                                 float *top1, struct dse_err *err) {
+    struct dse_eval_result e;
+    enum dse_status st = dse_eval_run(net, &o->train, ckpt, &e, err);
+    if (!st) *top1 = e.top1, dse_eval_result_free(&e);
+    return st;
+}
+
+/* The .dsez of m (its weights tied) with the plan's codebooks. */
+static enum dse_status code(struct dse_model *m, const struct plan *p, int bits, const struct dse_ckpt_meta *meta,
+                            const char *out, struct dse_compress_result *r, struct dse_err *err) {
+    struct dse_dsez z = { .n = 0 };
+    enum dse_status st = DSE_OK;
+    if (!(z.t = calloc((size_t)m->net.n_layers * 4 + 1, sizeof *z.t)))
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    int64_t values = 0;
+    for (int pass = 0; pass < 2 && !st; pass++) /* parameters, then running statistics: checkpoint order */
+        for (int i = 0; i < m->net.n_layers && !st; i++) {
+            const struct dse_node *nd = &m->nodes[i];
+            const struct dse_tensor *ts[2] = { pass ? nd->run_mean : nd->weight, pass ? nd->run_var : nd->bias };
+            static const char *const role[2][2] = { { "weight", "bias" }, { "run_mean", "run_var" } };
+            for (int k = 0; k < 2 && !st; k++) {
+                if (!ts[k]) continue;
+                struct dse_dsez_tensor *t = &z.t[z.n++];
+                dse_strlcpy(t->layer, m->net.layers[i].name, (int)sizeof t->layer);
+                dse_strlcpy(t->role, role[pass][k], (int)sizeof t->role);
+                t->count = dse_tensor_count(ts[k]);
+                values += t->count;
+                const struct shared *s = NULL;
+                for (int q = 0; q < p->n && !pass && !k; q++)
+                    if (p->w[q].layer == i) s = &p->w[q];
+                if (s) {
+                    t->bits = bits, t->codebook_n = s->k;
+                    t->codebook = malloc(sizeof *t->codebook * (size_t)s->k);
+                    t->index = malloc(sizeof *t->index * (size_t)(s->n + 1));
+                    if (t->codebook && t->index) {
+                        memcpy(t->codebook, s->codebook, sizeof *t->codebook * (size_t)s->k);
+                        memcpy(t->index, s->index, sizeof *t->index * (size_t)s->n);
+                    }
+                } else if ((t->raw = malloc(sizeof *t->raw * (size_t)(t->count + 1)))) {
+                    memcpy(t->raw, ts[k]->data, sizeof *t->raw * (size_t)t->count);
+                }
+                if (!(s ? t->codebook && t->index : t->raw != NULL))
+                    st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+            }
+        }
+    if (!st) st = dse_dsez_write(&z, m, meta, out, err);
+    r->file_bytes = z.file_bytes, r->float_bytes = 4 * values;
+    r->ratio = z.file_bytes > 0 ? (double)r->float_bytes / (double)z.file_bytes : 0;
+    dse_dsez_free(&z);
+    return st;
+}
+
+/* ---- the run ----------------------------------------------------------------------------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void work_remove(const char *work, int finetune) {
+    static const char *const stage[] = { "retrain", "finetune" };
+    static const char *const file[] = { "pruned.ckpt", "shared.ckpt", "decoded.ckpt" };
+    char path[4096];
+    for (int s = 0; s < 2; s++) {
+        for (int k = 1; k <= finetune; k++) {
+            pathf(path, sizeof path, "%s/%s/epoch-%d.ckpt", work, stage[s], k);
+            unlink(path);
+        }
+        pathf(path, sizeof path, "%s/%s", work, stage[s]);
+        rmdir(path);
+    }
+    for (int f = 0; f < 3; f++) {
+        pathf(path, sizeof path, "%s/%s", work, file[f]);
+        unlink(path);
+    }
+    rmdir(work);
+}
+
+/* Over 150 lines on purpose: the stages in their order, one exit freeing the model, the
+ * plan and the checkpoint's meta whatever stage failed; each stage's work is its own
+ * function above (plan_make, train_stage, share, tie, code, eval_top1). */
+enum dse_status dse_compress_run(const struct dse_net *net, const char *checkpoint, const struct dse_compress_opts *o,
+                                 const char *out, struct dse_compress_result *r, struct dse_err *err) {
+    const double t0 = now_s();
+    struct dse_model *m = NULL;
+    struct plan p = { .n = 0 };
+    struct dse_ckpt_info info = { .version = 0 };
+    char work[4096], path[4096], last[4096];
+    enum dse_status st;
+    memset(r, 0, sizeof *r);
+    if ((st = check_settings(net, o, err))) return st;
+    struct stat sa, sb;
+    if (stat(out, &sa) == 0 && stat(checkpoint, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)
+        return dse_err_set(err, DSE_ERR_CONFIG, out, 0, "the output is the checkpoint %s; write the .dsez elsewhere",
+                           checkpoint);
+    if (o->train.dev.device.kind != DSE_DEVICE_CPU)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "dse compress fine-tunes on the CPU only; leave "
+                           "--device out");
+    if (strlen(o->work_dir ? o->work_dir : out) + 8 > WORK_MAX)
+        return dse_err_set(err, DSE_ERR_CONFIG, o->work_dir ? o->work_dir : out, 0, "path too long (at most %d "
+                           "bytes)", WORK_MAX - 8);
+    if (o->work_dir) pathf(work, sizeof work, "%s", o->work_dir);
+    else pathf(work, sizeof work, "%s.work", out);
+    if ((st = dse_fs_check_file(out, err))) return st;
+    struct dse_model_opts mo = { .batch = 1, .threads = o->train.threads, .seed = o->train.seed,
+                                 .init = o->train.init, .init_std = o->train.init_std };
+    int epoch;
+    int64_t iter;
+    if ((st = dse_model_new(net, &mo, &m, err)) || (st = dse_checkpoint_load(m, checkpoint, &epoch, &iter, err)) ||
+        (st = dse_checkpoint_info(checkpoint, &info, err)) || (st = dse_fs_mkdirs(work, err)))
+        goto done; /* the work folder only once the checkpoint is NET's */
+    struct dse_ckpt_meta meta = { .seed = info.seed, .norm = info.norm, .classes = info.classes,
+                                  .class_names = (const char(*)[64])info.class_names,
+                                  .eval_center = info.eval_center };
+    dse_strlcpy(meta.data, info.data, (int)sizeof meta.data);
+    if ((st = eval_top1(net, o, checkpoint, &r->top1_float, err))) goto done;
+
+    stage_said(o, "prune");
+    if ((st = plan_make(m, o, &p, err))) goto done;
+    int64_t kept = 0, total = 0;
+    for (int k = 0; k < p.n; k++) {
+        float *w = m->nodes[p.w[k].layer].weight->data;
+        for (int64_t i = 0; i < p.w[k].n; i++)
+            if (!p.w[k].mask[i]) w[i] = 0.0f;
+        kept += p.w[k].kept, total += p.w[k].n;
+    }
+    r->density = total ? (double)kept / (double)total : 1;
+    zero_momentum(m); /* retraining starts still (docs/compress.md) */
+    char pruned[4096];
+    pathf(pruned, sizeof pruned, "%s/pruned.ckpt", work);
+    if (!exists(pruned) && (st = dse_checkpoint_save(m, 0, 0, &meta, pruned, err))) goto done;
+    pathf(last, sizeof last, "%s", pruned);
+    if (o->finetune > 0) {
+        stage_said(o, "retrain");
+        if ((st = train_stage(net, o, &p, work, "retrain", pruned, 1.0f, last, sizeof last, err))) goto done;
+    }
+    if ((st = eval_top1(net, o, last, &r->top1_pruned, err))) goto done;
+
+    stage_said(o, "share");
+    if ((st = dse_checkpoint_load(m, last, &epoch, &iter, err))) goto done;
+    for (int k = 0; k < p.n; k++) {
+        float *w = m->nodes[p.w[k].layer].weight->data;
+        if ((st = share(&p.w[k], w, o->bits, err))) goto done;
+        tie(&p.w[k], w, 0);
+    }
+    zero_momentum(m);
+    char shared[4096];
+    pathf(shared, sizeof shared, "%s/shared.ckpt", work);
+    if (!exists(shared) && (st = dse_checkpoint_save(m, 0, 0, &meta, shared, err))) goto done;
+    if (o->finetune > 0) {
+        stage_said(o, "finetune");
+        p.finetune = 1;
+        if ((st = train_stage(net, o, &p, work, "finetune", shared, FINETUNE_LR_SCALE, last, sizeof last, err)) ||
+            (st = dse_checkpoint_load(m, last, &epoch, &iter, err)))
+            goto done;
+        for (int k = 0; k < p.n; k++) tie(&p.w[k], m->nodes[p.w[k].layer].weight->data, 1);
+    }
+
+    stage_said(o, "code");
+    if ((st = code(m, &p, o->bits, &meta, out, r, err))) goto done;
+    /* the file as dse eval reads it: decoded into a model, evaluated as a checkpoint */
+    pathf(path, sizeof path, "%s/decoded.ckpt", work);
+    if ((st = dse_dsez_load(m, out, err)) || (st = dse_checkpoint_save(m, 0, 0, &meta, path, err)) ||
+        (st = eval_top1(net, o, path, &r->top1_compressed, err)))
+        goto done;
+    unlink(path);
+    if (!o->work_dir) work_remove(work, o->finetune);
+    r->seconds = now_s() - t0;
+done:
+    plan_free(&p);
+    free(info.class_names);
+    dse_model_free(m);
+    return st;
+}
