@@ -413,9 +413,9 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
         }
         if (latency) tbl_add(t, isfinite(row_latency(c)) ? fmt_sig3(b, sizeof b, row_latency(c)) : "-");
         if (compress) { /* the real file's size, or "no .dsez" (never 0), the estimate beside */
-            char real[32] = "no .dsez";
-            if (c->rec.compressed_bytes >= 0) snprintf(real, sizeof real, "%.3f", (double)c->rec.compressed_bytes / 1e6);
-            snprintf(b, sizeof b, "%s (%.3f)", real, (double)c->rec.est_compressed_bytes / 1e6);
+            char real[32] = "no .dsez", est[32];
+            if (c->rec.compressed_bytes >= 0) fmt_sig3(real, sizeof real, (double)c->rec.compressed_bytes / 1e6);
+            snprintf(b, sizeof b, "%s (%s)", real, fmt_sig3(est, sizeof est, (double)c->rec.est_compressed_bytes / 1e6));
             tbl_add(t, b);
             if (t1) {
                 if (!isnan(c->rec.compressed_top1)) snprintf(b, sizeof b, "%.1f", 100.0 * c->rec.compressed_top1);

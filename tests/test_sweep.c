@@ -83,7 +83,8 @@
     X("compress-space",       test_compress_space) \
     X("compress-est-head",    test_compress_est_head) \
     X("compress-objective",   test_compress_objective) \
-    X("compress-report",      test_compress_report)
+    X("compress-report",      test_compress_report) \
+    X("compress-sweep",       test_compress_sweep)
 
 #define SWEEP_CASE_DECLARE(id, fn) void fn(void);
 SWEEP_CASES(SWEEP_CASE_DECLARE)

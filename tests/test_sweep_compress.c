@@ -4,7 +4,8 @@
  * analytic sweep's file, the workers' rewrite and the reader agree, and a space without the
  * section keeps its records as they were; the search objective compressed_mb before training
  * (compress-objective); dse report's compressed columns, a candidate without a .dsez empty,
- * never 0 (compress-report). */
+ * never 0 (compress-report); a small real sweep with a compress section, and its candidate
+ * killed between training and compression (compress-sweep). */
 #include "tests/sweep_util.h"
 
 #include "sweep/prefilter.h"
@@ -207,6 +208,70 @@ void test_compress_report(void) {
         CHECK_STR_EQ(got ? got : "(none)", fronts[k].want);
         free(csv);
     }
+    recs_free(&x);
+    dse_space_free(&s);
+}
+
+/* A real sweep of two tiny candidates (1 epoch, 256 images) with a compress section: every
+ * done record holds the .dsez's real size, its top-1, density and bits; then a kill between
+ * training and compression (the record pending with every epoch, no .dsez) is resumed by the
+ * next dse sweep, which only compresses, to the same file bytes. */
+void test_compress_sweep(void) {
+    if (!data_installed()) {
+        printf("  skipped: Fashion-MNIST is not installed\n");
+        return;
+    }
+    struct dse_space s;
+    char path[4200], dir[4200], log[4300];
+    CHECK_OK(load_text("sweep", "name = \"zsweep\";\n"
+                       "metaparams = { base_e = 8; incr_e = 8; freq = 2; pct3x3 = 0.5; sr = [0.25, 1.0]; };\n"
+                       "macro = { input_c = 1; input_h = 28; input_w = 28; classes = 10; conv1_filters = 8;\n"
+                       "  conv1_kernel = 3; conv1_stride = 2; conv1_pad = 1; fires = 2; pools = [\"fire3\"]; };\n"
+                       "train = { dataset = \"fashion-mnist\"; epochs = 1; batch = 32; lr = 0.05; seed = 7;\n"
+                       "  limit_train = 256; limit_test = 100; };\n"
+                       "compress = { density = 0.5; bits = 4; finetune = 1; };\n", &s, path, sizeof path));
+    snprintf(dir, sizeof dir, "%s/zsweep", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    const char *args[] = { "sweep", path, "--out", dir, "--workers", "1", NULL };
+    CHECK_INT_EQ(run_dse(log, args, 300), 0);
+    struct recs x;
+    recs_load(dir, &x);
+    CHECK_INT_EQ(x.n, 2);
+    int64_t first = -1;
+    for (int i = 0; i < x.n; i++) {
+        char dsez[4300];
+        struct stat sb;
+        snprintf(dsez, sizeof dsez, "%s/checkpoints/%s/model.dsez", dir, x.r[i].id);
+        CHECK(x.r[i].status == DSE_REC_DONE);
+        CHECK(stat(dsez, &sb) == 0 && x.r[i].compressed_bytes == sb.st_size); /* the file's real size */
+        CHECK(x.r[i].compressed_top1 >= 0 && x.r[i].compressed_top1 <= 1);
+        CHECK(x.r[i].compressed_density > 0 && x.r[i].compressed_density <= 1);
+        CHECK_INT_EQ(x.r[i].compressed_bits, 4);
+        CHECK(x.r[i].est_compressed_bytes > 0);
+        if (i == 0) first = x.r[i].compressed_bytes;
+    }
+    /* killed between training and compression: pending, every epoch, no .dsez */
+    if (x.n == 2) {
+        struct dse_rec r;
+        char dsez[4300];
+        CHECK_OK(dse_rec_read(dir, x.r[0].id, &r, NULL));
+        r.status = DSE_REC_PENDING, r.compressed_bytes = -1, r.compressed_top1 = NAN, r.compressed_density = NAN;
+        r.compressed_bits = 0;
+        CHECK_OK(dse_rec_write(dir, &s, &r, NULL));
+        const int att = r.attempts_total;
+        dse_rec_deinit(&r);
+        snprintf(dsez, sizeof dsez, "%s/checkpoints/%s/model.dsez", dir, x.r[0].id);
+        CHECK(unlink(dsez) == 0);
+        unlink(log);
+        CHECK_INT_EQ(run_dse(log, args, 300), 0);
+        CHECK_OK(dse_rec_read(dir, x.r[0].id, &r, NULL));
+        CHECK(r.status == DSE_REC_DONE);
+        CHECK_INT_EQ(r.compressed_bytes, first); /* deterministic: the same file */
+        CHECK_INT_EQ(r.attempts_total, att);     /* not trained again */
+        CHECK_INT_EQ(r.n_epochs, 1);
+        dse_rec_deinit(&r);
+    }
+    if (check_failures) show_log(log);
     recs_free(&x);
     dse_space_free(&s);
 }
