@@ -468,6 +468,7 @@ static enum dse_status stretch_compress(struct worker *w, struct cand *c, struct
     co.train = *o;
     co.train.checkpoint_dir = NULL, co.train.resume = NULL, co.train.stop_after_epoch = 0;
     co.train.progress = NULL, co.train.cancel = NULL, co.train.progress_arg = NULL, co.train.note = NULL;
+    co.train.dist = NULL; /* this process alone: a worker of several ranks does not take its followers along */
 #define X(field, key, kind, def, lo, hi, cli, help) co.field = w->s->compress.field;
     DSE_COMPRESS_SETTINGS(X)
 #undef X
