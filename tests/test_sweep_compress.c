@@ -254,6 +254,7 @@ void test_compress_sweep(void) {
     if (x.n == 2) {
         struct dse_rec r;
         char dsez[4300];
+        dse_rec_init(&r); /* dse_rec_read frees what r held */
         CHECK_OK(dse_rec_read(dir, x.r[0].id, &r, NULL));
         r.status = DSE_REC_PENDING, r.compressed_bytes = -1, r.compressed_top1 = NAN, r.compressed_density = NAN;
         r.compressed_bits = 0;
