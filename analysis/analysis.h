@@ -53,6 +53,35 @@ struct dse_cost_totals {
  * reports, dse analyze and the search's "macs" objective (sweep/objective.def) call it. */
 int64_t dse_cost_macs(int64_t flops);
 
+/* Deep Compression's file size estimated before training (analysis/compress_est.c, issue
+ * #35; docs/conventions.md, "Compressed size estimate": an estimate, labelled so). The
+ * assumptions, each named once here: */
+#define DSE_COMPRESS_EST_INDEX_BITS   4   /* a kept weight's relative sparse index, Huffman-coded
+                                             (Han et al. store 4 to 8 bits before coding) */
+#define DSE_COMPRESS_EST_TENSOR_BYTES 96  /* one stored tensor's own header: name, role, count,
+                                             bits, stream lengths */
+#define DSE_COMPRESS_EST_HEADER_BYTES 512 /* the file's header, text block (data, classes,
+                                             normalization) and CRC */
+
+struct dse_compress_est {
+    int64_t weights_kept;   /* weights of weighted layers left after pruning */
+    int64_t weight_bytes;   /* their codebook indices: kept x bits / 8 */
+    int64_t index_bytes;    /* their sparse indices: kept x DSE_COMPRESS_EST_INDEX_BITS / 8 (none
+                               for a layer kept whole) */
+    int64_t codebook_bytes; /* min(2^bits, kept + 1) float32 per layer */
+    int64_t raw_bytes;      /* biases, batchnorm's values and buffers, other weights: float32 */
+    int64_t header_bytes;   /* the file's and each tensor's fixed headers */
+    int64_t total_bytes;
+};
+
+/* The estimated bytes of net (inferred) compressed to target density (0, 1] and bits (1 to
+ * 16): per weighted layer (metaparams/layers.def) the weights dse_net_prune_density keeps,
+ * each bits + DSE_COMPRESS_EST_INDEX_BITS wide, and its codebook; every other value raw, 4
+ * bytes; the fixed headers. layers: dse_cost_net's per-layer costs of net (any batch). The
+ * parts into *out (may be NULL); returns the total. Allocates nothing. */
+int64_t dse_cost_compressed_est(const struct dse_net *net, const struct dse_cost_layer *layers, double density,
+                                int bits, struct dse_compress_est *out);
+
 /* Costs of an inferred network (dse_net_infer) at the given batch. layers has room for
  * net->n_layers entries (it is also the scratch space: nothing is allocated).
  * Fails with DSE_ERR_CONFIG if batch < 1. */

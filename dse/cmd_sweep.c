@@ -382,7 +382,8 @@ int cmd_report(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
         printf("\nFrontiers of %d sweeps: %s\n", a->n_pos, OPT(PLOT));
         return 0;
     }
-    if (dse_report_sweep(stdout, a->pos[0], fmt, OPT(PLOT), &best, &err)) return fail(&err);
+    const int compressed = OPT(SIZE) && !strcmp(OPT(SIZE), "compressed");
+    if (dse_report_sweep_size(stdout, a->pos[0], fmt, OPT(PLOT), compressed, &best, &err)) return fail(&err);
     if (OPT(PLOT_FLOPS) && dse_report_plot_flops(a->pos[0], OPT(PLOT_FLOPS), &err)) return fail(&err);
     if (OPT(CURVES) && dse_report_curves(a->pos[0], OPT(CURVES), &err)) return fail(&err);
     fflush(stdout);

@@ -428,6 +428,8 @@ static const struct dse_opt_line lines_report[] = {
     OWN(PLOT_FLOPS, "also draw accuracy (or model size) against forward FLOPs, with the frontier\n"
                     "on accuracy and FLOPs (MACs = FLOPs / 2)"),
     OWN(CURVES, "also draw each trained candidate's test top-1 after every epoch"),
+    OWN(SIZE, "the size the frontier is on: float (default; params x 4 bytes) or compressed\n"
+              "(the .dsez files of a space's compress section; docs/report.md)"),
 };
 
 /* --max-pixels, the same in every command that decodes image files (issue #31). */

@@ -120,6 +120,7 @@ enum dse_opt_kind {
     X(PLOT,            "--plot",          "FILE.svg", PATH, 0,  0,                  NULL, NULL)              \
     X(PLOT_FLOPS,      "--plot-flops",    "FILE.svg", PATH, 0,  0,                  NULL, NULL)              \
     X(CURVES,          "--curves",        "FILE.svg", PATH, 0,  0,                  NULL, NULL)              \
+    X(SIZE,            "--size",          "KIND",    WORD, 0,   0,                  "float compressed", "is not one of float, compressed") \
     /* train, bench, profile, eval, predict */                                                               \
     /* --lr and --clip-norm: engine/train.def's ranges (--lr any rate above 0, as it always took) */         \
     X(LR,              "--lr",            "L",       REAL, DSE_OPT_ABOVE_0, DSE_TRAIN_HI(lr), NULL,              \

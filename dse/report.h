@@ -60,6 +60,12 @@ struct dse_report_best {
  * pending or running), else id "". */
 enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
                                  struct dse_report_best *best, struct dse_err *err);
+/* The same with the frontier on compressed size where compressed is 1 (dse report --size
+ * compressed: the .dsez files a space's compress section has its workers write; a candidate
+ * without one is never on it). DSE_ERR_CONFIG naming dir if the space has no compress section;
+ * DSE_ERR_UNSUPPORTED with plot_path (the plot's axis is the float size). */
+enum dse_status dse_report_sweep_size(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
+                                      int compressed, struct dse_report_best *best, struct dse_err *err);
 
 /* Whether dse report's CSV (fmt CSV) or JSON (fmt JSON) shows a candidate record's key
  * (sweep/record.def) under its name in some sweep: its own column lists decide

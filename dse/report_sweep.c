@@ -45,6 +45,22 @@ static int any_latency(const struct dse_sweep_view *s) {
     return 0;
 }
 
+/* ---- Deep Compression (a space's compress section, docs/space-format.md) ---------------- */
+
+/* 1 if the sweep's records hold the compressed-size estimate (its space has a compress
+ * section): the reports add their compressed columns then (and only then). */
+static int any_compress(const struct dse_sweep_view *s) {
+    for (int i = 0; i < s->n; i++)
+        if (s->c[i].rec.est_compressed_bytes >= 0) return 1;
+    return 0;
+}
+
+/* How far the estimate fell from row c's real file: estimate / real; NaN before the file. */
+static double est_ratio(const struct dse_cand *c) {
+    return c->rec.compressed_bytes > 0 && c->rec.est_compressed_bytes >= 0
+               ? (double)c->rec.est_compressed_bytes / (double)c->rec.compressed_bytes : NAN;
+}
+
 /* ---- formatting helpers ------------------------------------------------------------ */
 
 /* Shortest text that reads back as the same double. */
@@ -316,6 +332,7 @@ static int any_top(const struct dse_sweep_view *s, int five) {
 }
 
 const char *dse_report_objective(const struct dse_sweep_view *s) {
+    if (s->compressed) return s->trained ? "max top1, min compressed size" : "min compressed size, min FLOPs";
     return s->trained ? "max top1, min model size" : "min model size, min FLOPs";
 }
 
@@ -351,8 +368,12 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
     if (s->replicates > 1) tbl_head(t, "n", 1); /* replicates with a top-1, of the architecture's */
     if (t1) tbl_head(t, s->replicates > 1 ? "top-1 % (mean ± std)" : "top-1 %", 1);
     if (t5) tbl_head(t, "top-5 %", 1);
-    const int latency = any_latency(s);
+    const int latency = any_latency(s), compress = any_compress(s);
     if (latency) tbl_head(t, "latency ms", 1);
+    if (compress) {
+        tbl_head(t, "compressed MB (est.)", 1);
+        if (t1) tbl_head(t, "compressed top-1 %", 1);
+    }
     if (frontier_col) {
         t->raw_col = t->ncol;
         tbl_head(t, "frontier", 0);
@@ -391,6 +412,17 @@ static void table_human(struct tbl *t, const struct dse_sweep_view *s, struct ds
             tbl_add(t, b);
         }
         if (latency) tbl_add(t, isfinite(row_latency(c)) ? fmt_sig3(b, sizeof b, row_latency(c)) : "-");
+        if (compress) { /* the real file's size, or "no .dsez" (never 0), the estimate beside */
+            char real[32] = "no .dsez", est[32];
+            if (c->rec.compressed_bytes >= 0) fmt_sig3(real, sizeof real, (double)c->rec.compressed_bytes / 1e6);
+            snprintf(b, sizeof b, "%s (%s)", real, fmt_sig3(est, sizeof est, (double)c->rec.est_compressed_bytes / 1e6));
+            tbl_add(t, b);
+            if (t1) {
+                if (!isnan(c->rec.compressed_top1)) snprintf(b, sizeof b, "%.1f", 100.0 * c->rec.compressed_top1);
+                else snprintf(b, sizeof b, "-");
+                tbl_add(t, b);
+            }
+        }
         if (frontier_col) tbl_add(t, c->on_front ? mark : "");
     }
 }
@@ -701,7 +733,8 @@ static int front_noise(const struct dse_sweep_view *s, const struct dse_cand *c)
 
 /* The CSV's columns after the metaparameters, each once, in their order: its name, when it
  * is shown (ALWAYS; PLAN: a training sweep; REPLICATES: a sweep with replicates; LATENCY:
- * any row has a measured latency) and its cell for row c (b: scratch of n bytes). */
+ * any row has a measured latency; COMPRESS: the space has a compress section, an empty cell
+ * where a row has no .dsez yet) and its cell for row c (b: scratch of n bytes). */
 #define CSV_COLUMNS(X)                                                                                           \
     X(params,          ALWAYS,     fmt_int(b, n, c->rec.params, 0))                                          \
     X(model_bytes,     ALWAYS,     fmt_int(b, n, c->rec.model_bytes, 0))                                     \
@@ -723,9 +756,13 @@ static int front_noise(const struct dse_sweep_view *s, const struct dse_cand *c)
     X(top1_n,          REPLICATES, fmt_int(b, n, c->top1_n, 0))                                              \
     X(top1_std,        REPLICATES, !isnan(c->top1_std) ? fmt_num(b, n, c->top1_std) : "")                    \
     X(within_noise,    REPLICATES, front_noise(s, c) ? "yes" : "")                                           \
-    X(latency_ms,      LATENCY,    isfinite(row_latency(c)) ? fmt_num(b, n, row_latency(c)) : "")
+    X(latency_ms,      LATENCY,    isfinite(row_latency(c)) ? fmt_num(b, n, row_latency(c)) : "")            \
+    X(est_compressed_bytes, COMPRESS, c->rec.est_compressed_bytes >= 0 ? fmt_int(b, n, c->rec.est_compressed_bytes, 0) : "") \
+    X(compressed_bytes, COMPRESS,  c->rec.compressed_bytes >= 0 ? fmt_int(b, n, c->rec.compressed_bytes, 0) : "") \
+    X(compressed_top1, COMPRESS,   !isnan(c->rec.compressed_top1) ? fmt_num(b, n, c->rec.compressed_top1) : "") \
+    X(compressed_est_ratio, COMPRESS, isfinite(est_ratio(c)) ? (snprintf(b, n, "%.3f", est_ratio(c)), b) : "")
 
-enum csv_when { CSV_ALWAYS, CSV_PLAN, CSV_REPLICATES, CSV_LATENCY };
+enum csv_when { CSV_ALWAYS, CSV_PLAN, CSV_REPLICATES, CSV_LATENCY, CSV_COMPRESS };
 
 typedef const char *csv_cell_fn(char *b, size_t n, const struct dse_sweep_view *s, const struct dse_cand *c);
 
@@ -754,6 +791,7 @@ static int csv_shown(const struct dse_sweep_view *s, enum csv_when w) {
     case CSV_PLAN:       return s->has_plan;
     case CSV_REPLICATES: return s->replicates > 1;
     case CSV_LATENCY:    return any_latency(s);
+    case CSV_COMPRESS:   return any_compress(s);
     }
     return 0;
 }
@@ -823,7 +861,8 @@ static int write_tex(FILE *f, const struct dse_sweep_view *s) {
 
 /* A JSON candidate's keys after its metaparameters, each once, in their order: its name,
  * when it is shown (ALWAYS; PLAN: a training sweep; REPLICATES: a sweep with replicates;
- * MEASURED: this row has a measured latency), whether it starts a line (NL) or goes on the
+ * MEASURED: this row has a measured latency; COMPRESS: the space has a compress section, null
+ * where a row has no .dsez yet), whether it starts a line (NL) or goes on the
  * line (SP), and its value for row c written to f (b: scratch of n bytes). The
  * replicates' own records follow as "replicates" (write_json). docs/report.md. */
 #define JSON_COLUMNS(X)                                                                                           \
@@ -849,7 +888,11 @@ static int write_tex(FILE *f, const struct dse_sweep_view *s) {
     X(train_seconds,   PLAN,       SP, fputs(fmt_num(b, n, c->rec.train_seconds), f))                             \
     X(top1_n,          REPLICATES, NL, fprintf(f, "%d", c->top1_n))                                               \
     X(top1_std,        REPLICATES, SP, json_opt_num(f, b, n, c->top1_std))                                        \
-    X(within_noise,    REPLICATES, SP, fputs(front_noise(s, c) ? "true" : "false", f))
+    X(within_noise,    REPLICATES, SP, fputs(front_noise(s, c) ? "true" : "false", f))                            \
+    X(est_compressed_bytes, COMPRESS, NL, json_opt_int(f, c->rec.est_compressed_bytes, c->rec.est_compressed_bytes >= 0)) \
+    X(compressed_bytes, COMPRESS,  SP, json_opt_int(f, c->rec.compressed_bytes, c->rec.compressed_bytes >= 0))     \
+    X(compressed_top1, COMPRESS,   SP, json_opt_num(f, b, n, c->rec.compressed_top1))                             \
+    X(compressed_est_ratio, COMPRESS, SP, json_opt_num(f, b, n, est_ratio(c)))
 
 /* v, or null where known is 0. */
 static void json_opt_int(FILE *f, int64_t v, int known) {
@@ -862,7 +905,7 @@ static void json_opt_num(FILE *f, char *b, size_t n, double v) {
     fputs(!isnan(v) ? fmt_num(b, n, v) : "null", f);
 }
 
-enum json_when { JSON_ALWAYS, JSON_PLAN, JSON_REPLICATES, JSON_MEASURED };
+enum json_when { JSON_ALWAYS, JSON_PLAN, JSON_REPLICATES, JSON_MEASURED, JSON_COMPRESS };
 
 typedef void json_put_fn(FILE *f, char *b, size_t n, const struct dse_sweep_view *s, const struct dse_cand *c);
 
@@ -896,6 +939,7 @@ static int json_shown(const struct dse_sweep_view *s, const struct dse_cand *c, 
     case JSON_PLAN:       return s->has_plan;
     case JSON_REPLICATES: return s->replicates > 1;
     case JSON_MEASURED:   return isfinite(row_latency(c));
+    case JSON_COMPRESS:   return any_compress(s);
     }
     return 0;
 }
@@ -1011,8 +1055,20 @@ static int write_json(FILE *f, const struct dse_sweep_view *s, const struct dse_
 
 enum dse_status dse_report_sweep(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
                                  struct dse_report_best *best, struct dse_err *err) {
+    return dse_report_sweep_size(f, dir, fmt, plot_path, 0, best, err);
+}
+
+enum dse_status dse_report_sweep_size(FILE *f, const char *dir, enum dse_format fmt, const char *plot_path,
+                                      int compressed, struct dse_report_best *best, struct dse_err *err) {
     struct dse_sweep_view    s;
     enum dse_status st = dse_sweep_read(&s, dir, err);
+    if (!st && compressed && !any_compress(&s))
+        st = dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "--size compressed: the sweep's space has no compress section, "
+                         "so no candidate has a .dsez (docs/space-format.md)");
+    if (!st && compressed && plot_path)
+        st = dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "--size compressed with --plot is not supported yet: the "
+                         "plot's axis is the float size");
+    if (!st && compressed) st = dse_sweep_front_compressed(&s, err);
     best_out(NULL, best);
     if (st) {
         dse_sweep_view_free(&s);

@@ -54,6 +54,7 @@ static void rec_head(struct dse_rec *r, const struct dse_space *s, const char *i
     r->index = (int64_t)index;
     r->replicate = replicate;
     r->replicated = s->replicates > 1;
+    r->compress = s->compress_line > 0;
     r->metaparams = mps;
     r->params = one->params;
     r->model_bytes = one->param_bytes;
@@ -75,6 +76,7 @@ static enum dse_status rec_head_of(struct dse_rec *r, const struct dse_space *s,
         dse_space_rep_id(&mp, replicate, id);
         rec_head(r, s, id, k, replicate, &mp, &one, train.mem_train_bytes, s->cons.train_mem_batch, mps, size);
     }
+    if (!st && s->compress_line) st = dse_sweep_compress_est(s, k, &r->est_compressed_bytes, err);
     return st;
 }
 
@@ -109,11 +111,12 @@ static int created_text(char *buf, int size, struct dse_rec *r, const char *prun
 
 int dse_sweep_candidate_text(char *buf, int size, const struct dse_space *s, const char *id, uint64_t index,
                              int replicate, const struct dse_mp *mp, const struct dse_cost_totals *one,
-                             int64_t train_mem, int train_batch, const char *pruned_by) {
+                             int64_t train_mem, int train_batch, int64_t est_compressed, const char *pruned_by) {
     char mps[2048];
     struct dse_rec r;
     dse_rec_init(&r);
     rec_head(&r, s, id, index, replicate, mp, one, train_mem, train_batch, mps, sizeof mps);
+    r.est_compressed_bytes = est_compressed;
     int n = created_text(buf, size, &r, pruned_by);
     dse_rec_deinit(&r);
     return n;

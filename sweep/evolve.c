@@ -12,27 +12,37 @@
 
 /* ---- objectives (their table: sweep/objective.c) -------------------------------------- */
 
-double dse_evo_cost_value(enum dse_evo_cost c, const struct dse_cost_totals *one, int64_t train_mem) {
+double dse_evo_cost_value(enum dse_evo_cost c, const struct dse_cost_totals *one, int64_t train_mem,
+                          int64_t est_compressed) {
     switch (c) {
     case DSE_EVO_PARAMS:    return (double)one->params;
     case DSE_EVO_MODEL_MB:  return (double)one->param_bytes / 1e6;
     case DSE_EVO_FLOPS:     return (double)one->flops;
     case DSE_EVO_MACS:      return (double)dse_cost_macs(one->flops);
     case DSE_EVO_TRAIN_MEM: return (double)train_mem / 1048576.0;
+    case DSE_EVO_COMPRESSED_MB: return est_compressed >= 0 ? (double)est_compressed / 1e6 : NAN;
     case DSE_EVO_LATENCY_MS: return NAN; /* measured: the candidate's records */
     case DSE_EVO_COST_COUNT: break;
     }
     return NAN;
 }
 
+/* The compressed-size estimate of grid index k when cost c needs it (compressed_mb in a space
+ * with a compress section), into *est; -1 otherwise. */
+static enum dse_status est_for(const struct dse_space *s, uint64_t k, enum dse_evo_cost c, int64_t *est,
+                               struct dse_err *err) {
+    *est = -1;
+    return c == DSE_EVO_COMPRESSED_MB && s->compress_line ? dse_sweep_compress_est(s, k, est, err) : DSE_OK;
+}
+
 enum dse_status dse_evo_costs(const struct dse_space *s, uint64_t k, const enum dse_evo_cost *costs, int n,
                               double *out, int *pruned, struct dse_err *err) {
     struct dse_cost_totals one;
-    int64_t train_mem;
+    int64_t train_mem, est;
     enum dse_status st = dse_sweep_prefilter(s, k, &one, &train_mem, pruned, err);
-    if (st) return st;
-    for (int i = 0; i < n; i++) out[i] = dse_evo_cost_value(costs[i], &one, train_mem);
-    return DSE_OK;
+    for (int i = 0; !st && i < n; i++)
+        if (!(st = est_for(s, k, costs[i], &est, err))) out[i] = dse_evo_cost_value(costs[i], &one, train_mem, est);
+    return st;
 }
 
 void dse_evo_opts_default(struct dse_evo_opts *o) {
@@ -405,7 +415,9 @@ static enum dse_status strata_pool(struct ctx *c) {
             break;
         }
         if (pruned) continue;
-        c->pool[c->n_pool++] = (struct pooled){ .k = k, .cost = dse_evo_cost_value(c->o->strata, &one, mem) };
+        int64_t est;
+        if ((st = est_for(c->s, k, c->o->strata, &est, c->err))) break;
+        c->pool[c->n_pool++] = (struct pooled){ .k = k, .cost = dse_evo_cost_value(c->o->strata, &one, mem, est) };
     }
     set_free(&drawn);
     if (!st) qsort(c->pool, (size_t)c->n_pool, sizeof *c->pool, by_pooled_cost);

@@ -51,8 +51,11 @@
 struct dse_cost_totals; /* analysis/analysis.h */
 
 /* Cost c of a candidate from its analytic costs for one image and its training-memory
- * estimate in bytes (dse_sweep_prefilter's outputs); NaN for a measured cost. */
-double dse_evo_cost_value(enum dse_evo_cost c, const struct dse_cost_totals *one, int64_t train_mem);
+ * estimate in bytes (dse_sweep_prefilter's outputs), and its compressed-size estimate in
+ * bytes (dse_sweep_compress_est; -1: none, its space has no compress section); NaN for a
+ * measured cost, and for compressed_mb without an estimate. */
+double dse_evo_cost_value(enum dse_evo_cost c, const struct dse_cost_totals *one, int64_t train_mem,
+                          int64_t est_compressed);
 /* Costs costs[0 .. n) of grid index k into out[0 .. n), from the analyzer. *pruned = 1 if
  * the space's constraints prune it. Fails as dse_sweep_prefilter does. */
 enum dse_status dse_evo_costs(const struct dse_space *s, uint64_t k, const enum dse_evo_cost *costs, int n,

@@ -72,20 +72,41 @@ enum dse_status dse_sweep_prefilter(const struct dse_space *s, uint64_t k, struc
     return st;
 }
 
+/* Grid index k's network built into net (initialized by the caller) and costed at batch:
+ * *tot, and the per-layer costs into *costs (malloc'd; the caller frees it, also on failure). */
+static enum dse_status build_costed(const struct dse_space *s, uint64_t k, int batch, struct dse_net *net,
+                                    struct dse_cost_layer **costs, struct dse_cost_totals *tot, struct dse_err *err) {
+    struct dse_mp mp;
+    dse_space_candidate(s, k, &mp);
+    enum dse_status st = dse_space_build(s, &mp, net, err);
+    if (!st && !(*costs = malloc(sizeof **costs * (size_t)(net->n_layers ? net->n_layers : 1))))
+        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    if (!st) st = dse_cost_net(net, batch, *costs, tot, err);
+    return st;
+}
+
 enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int batch, int64_t *bytes,
                                     struct dse_err *err) {
     struct dse_net net;
-    struct dse_mp mp;
     struct dse_cost_totals tot;
     struct dse_cost_layer *costs = NULL;
     *bytes = 0;
     dse_net_init(&net, s->name, 1, 1, 1);
-    dse_space_candidate(s, k, &mp);
-    enum dse_status st = dse_space_build(s, &mp, &net, err);
-    if (!st && !(costs = malloc(sizeof *costs * (size_t)(net.n_layers ? net.n_layers : 1))))
-        st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    if (!st) st = dse_cost_net(&net, batch, costs, &tot, err);
+    enum dse_status st = build_costed(s, k, batch, &net, &costs, &tot, err);
     if (!st) *bytes = tot.mem_train_bytes;
+    free(costs);
+    dse_net_deinit(&net);
+    return st;
+}
+
+enum dse_status dse_sweep_compress_est(const struct dse_space *s, uint64_t k, int64_t *bytes, struct dse_err *err) {
+    struct dse_net net;
+    struct dse_cost_totals tot;
+    struct dse_cost_layer *costs = NULL;
+    *bytes = -1;
+    dse_net_init(&net, s->name, 1, 1, 1);
+    enum dse_status st = build_costed(s, k, 1, &net, &costs, &tot, err);
+    if (!st) *bytes = dse_cost_compressed_est(&net, costs, s->compress.density, s->compress.bits, NULL);
     free(costs);
     dse_net_deinit(&net);
     return st;

@@ -39,4 +39,9 @@ enum dse_status dse_sweep_cost_index(const struct dse_space *s, uint64_t k, stru
 enum dse_status dse_sweep_train_mem(const struct dse_space *s, uint64_t k, int batch, int64_t *bytes,
                                     struct dse_err *err);
 
+/* The analyzer's estimate of grid index k's candidate compressed by the space's compress
+ * section (dse_cost_compressed_est at compress.density and compress.bits), in bytes: the
+ * record's est_compressed_bytes, and a search's compressed_mb before training. */
+enum dse_status dse_sweep_compress_est(const struct dse_space *s, uint64_t k, int64_t *bytes, struct dse_err *err);
+
 #endif

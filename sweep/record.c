@@ -243,6 +243,8 @@ static int when_DIVERGED(const struct dse_rec *r) { return r->diverged_epoch > 0
 static int when_STOPPED(const struct dse_rec *r) { return r->stopped_rung >= 0; }
 static int when_MEASURED(const struct dse_rec *r) { return isfinite(r->latency_ms); }
 static int when_RETRY(const struct dse_rec *r) { return r->failed_retry != 0; }
+static int when_COMPRESS(const struct dse_rec *r) { return r->compress; }
+static int when_COMPRESSED(const struct dse_rec *r) { return r->compressed_bytes >= 0; }
 
 /* One key's value, by kind (record.def). */
 static void put_ID(FILE *f, const struct dse_rec *r, const char *v, int when) { fprintf(f, "\"%s\"", v); }

@@ -95,6 +95,8 @@ struct dse_rec {
 #undef DSE_REC
     int                      replicated;   /* record.def's REPLICATED: its space has replicates > 1 (set
                                                with the analytic part, sweep/candidate.c; not read) */
+    int                      compress;     /* record.def's COMPRESS: its space has a compress section (set
+                                               with the analytic part, sweep/candidate.c; not read) */
     struct dse_epoch_result *ep;           /* "per_epoch": [n_epochs] (epochs with results), owned */
     int                      n_epochs, cap_epochs;
     struct dse_rec_attempt  *att;          /* "attempts": [n_att], room for DSE_REC_ATTEMPTS_MAX; owned */

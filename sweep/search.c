@@ -344,7 +344,8 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         /* every replicate's result as its file says it (a worker's own record of what it
          * trained holds top-1 unrounded; the file, the shortest form of the float: every
          * reader agrees); recorded once all are final, top-1 their mean (NaN if one has none) */
-        double top1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, lat[DSE_TRAIN_REPLICATES_MAX] = { 0 }, mean, sd;
+        double top1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, lat[DSE_TRAIN_REPLICATES_MAX] = { 0 }, mean, sd,
+               comp[DSE_TRAIN_REPLICATES_MAX] = { 0 };
         int    final = 1, n_ok;
         for (int k = 0; k < s->replicates && final; k++) {
             char id[DSE_ID_SIZE];
@@ -360,6 +361,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
             final = seen && dse_rec_final(seen) && dse_rec_final(&r);
             top1[k] = r.status == DSE_REC_DONE && isfinite(r.top1) ? r.top1 : NAN;
             lat[k] = r.latency_ms; /* NaN where not measured */
+            comp[k] = r.compressed_bytes >= 0 ? (double)r.compressed_bytes / 1e6 : NAN; /* NaN before its .dsez */
             dse_rec_deinit(&r);
         }
         if (!final) {
@@ -379,6 +381,11 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
                 int n_lat;
                 dse_sweep_mean_std(lat, s->replicates, &n_lat, &x->obj[1 + j], &sd);
                 if (n_lat < s->replicates) x->obj[1 + j] = NAN;
+            } else if (costs[j] == DSE_EVO_COMPRESSED_MB) { /* the real files' mean, once every one is written */
+                int n_comp;
+                double real;
+                dse_sweep_mean_std(comp, s->replicates, &n_comp, &real, &sd);
+                if (n_comp == s->replicates) x->obj[1 + j] = real;
             }
         if (!isfinite(x->obj[0]))
             for (int j = 1; j <= n_cost; j++) x->obj[j] = NAN; /* seen, never a parent */

@@ -437,6 +437,49 @@ static enum dse_status read_train(struct ctx *cx, const config_setting_t *g, str
     return DSE_OK;
 }
 
+/* One setting of the compress section: an integer in [lo, hi], or a number in (lo, hi] (a
+ * REAL row's lower bound is exclusive: density in (0, 1], engine/compress.def). */
+static enum dse_status get_compress(struct ctx *cx, const config_setting_t *g, const char *key, int integer,
+                                    double lo, double hi, double *out) {
+    const config_setting_t *s = config_setting_get_member(g, key);
+    if (integer || !s) return get_num(cx, g, key, lo, hi, 1, out, NULL);
+    if (!is_number(s)) return fail(cx, s, "%s must be a number", key);
+    double v = number(s);
+    char vb[40], lb[40], hb[40];
+    if (!(v > lo && v <= hi))
+        return fail(cx, s, "%s = %s is out of range; expected %s < %s <= %s", key, dse_fmt_shortest(vb, sizeof vb, v, 0),
+                    dse_fmt_shortest(lb, sizeof lb, lo, 0), key, dse_fmt_shortest(hb, sizeof hb, hi, 0));
+    *out = v;
+    return DSE_OK;
+}
+
+/* compress = { density = 0.33; bits = 6; finetune = 1; } (issue #35): engine/compress.def's
+ * rows, each key read and range-checked by its row, the row's default where the file is
+ * silent. A space with this section has every finished candidate compressed. */
+static enum dse_status read_compress(struct ctx *cx, const config_setting_t *g, struct dse_space *s) {
+    struct dse_compress_opts *o = &s->compress;
+    enum dse_status st;
+    char keys[200] = "";
+    double v;
+#define INTEGER_INT  1
+#define INTEGER_REAL 0
+#define X(field, key, kind, def, lo, hi, cli, help) \
+    if (key) snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s", keys[0] ? " " : "", (const char *)key);
+    DSE_COMPRESS_SETTINGS(X)
+#undef X
+    if ((st = check_keys(cx, g, "compress", keys))) return st;
+    s->compress_line = (int)config_setting_source_line(g);
+#define X(field, key, kind, def, lo, hi, cli, help)                                           \
+    v = o->field = def;                                                                      \
+    if (key && (st = get_compress(cx, g, key, INTEGER_##kind, lo, hi, &v))) return st;       \
+    o->field = (DSE_COMPRESS_CTYPE_##kind)v;
+    DSE_COMPRESS_SETTINGS(X)
+#undef X
+#undef INTEGER_INT
+#undef INTEGER_REAL
+    return DSE_OK;
+}
+
 static const char *const strategy_names[DSE_SEARCH_COUNT] = {
 #define DSE_STRATEGY_NAME(e, name) name,
     DSE_SEARCH_STRATEGIES(DSE_STRATEGY_NAME)
@@ -499,6 +542,9 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
                             "first objective)", n ? "\"" : "", n ? n : "(not a string)", n ? "\"" : "", names);
             for (int j = 0; j < se->n_obj; j++)
                 if (se->obj[j] == c) return fail(cx, e, "objectives: \"%s\" is listed twice", n);
+            if (c == DSE_EVO_COMPRESSED_MB && !out->compress_line)
+                return fail(cx, e, "objectives: \"%s\" needs a compress section: compress = { density = 0.33; "
+                            "bits = 6; } (docs/space-format.md)", n);
             se->obj[se->n_obj++] = c;
         }
         if (se->n_obj < 1)
@@ -592,7 +638,7 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
     if ((st = dse_cfgfile_read(&cfg, path, &how, &text, &len, err))) goto done;
     out->hash = dse_fnv1a64(DSE_FNV64_INIT, text, len);
     config_setting_t *root = config_root_setting(&cfg);
-    if ((st = check_keys(&cx, root, "the space file", "name metaparams macro sample seed constraints train search")))
+    if ((st = check_keys(&cx, root, "the space file", "name metaparams macro sample seed constraints train compress search")))
         goto done;
     const char *name = NULL;
     const config_setting_t *ns = config_setting_get_member(root, "name");
@@ -661,6 +707,8 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
     out->replicates = 1; /* also without a train section: every candidate is one record */
     const config_setting_t *t = config_setting_get_member(root, "train");
     if (t && (st = read_train(&cx, t, out))) goto done;
+    const config_setting_t *z = config_setting_get_member(root, "compress");
+    if (z && (st = read_compress(&cx, z, out))) goto done;
     const config_setting_t *se = config_setting_get_member(root, "search");
     if (se && (st = read_search(&cx, se, out))) goto done;
     if ((st = dse_space_set_strategy(out, out->search.strategy, err))) goto done;

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "engine/compress.h"
 #include "engine/train.h"
 #include "metaparams/metaparams.h"
 #include "sweep/record.h" /* DSE_ID_SIZE, DSE_TRAIN_REPLICATES_MAX */
@@ -111,6 +112,11 @@ struct dse_space {
                                  DSE_TRAIN_REPLICATES_MAX): replicate r is its own candidate
                                  record, seed + r (dse_space_rep_id) */
     int      replicates_line; /* where replicates was set; 0 = default */
+    struct dse_compress_opts compress; /* the compress section's settings (engine/compress.def's
+                                    fields; its defaults where the file is silent); the rest
+                                    (train, work_dir, ...) is the worker's to set */
+    int      compress_line;   /* the compress section's line; 0: the file has none (candidates are
+                                 not compressed) */
     struct dse_search search;
     int64_t  file_sample;     /* `sample` as the file gives it (strategy random replaces sample) */
     uint64_t file_seed;

@@ -140,6 +140,8 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
         dse_space_candidate(s, idx[i], &mp);
         if ((st = dse_sweep_cost_candidate(s, &mp, &net, &costs, &cap, &one, &train, why, sizeof why, &pruned_by, err)))
             goto done;
+        const int64_t est = s->compress_line ? dse_cost_compressed_est(&net, costs, s->compress.density,
+                                                                       s->compress.bits, NULL) : -1;
         /* One record per replicate (each trains with its own seed): a replicate is a
          * candidate to the workers, its leases and its checkpoints. */
         for (int r = 0; r < s->replicates; r++) {
@@ -148,7 +150,7 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
             /* Never replace a candidate file: its analytic part depends only on the
              * metaparameters (and this space), and training may have added results. */
             int len = dse_sweep_candidate_text(text, sizeof text, s, id, idx[i], r, &mp, &one, train.mem_train_bytes,
-                                     c->train_mem_batch, pruned_by), existed;
+                                     c->train_mem_batch, est, pruned_by), existed;
             if (len < 0) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
             else if (len >= (int)sizeof text) st = dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "candidate text too long");
             if (st || (st = dse_fs_create_atomic(path, text, (size_t)len, &existed, err))) goto done;

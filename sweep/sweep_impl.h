@@ -22,12 +22,13 @@ enum dse_status dse_rec_write(const char *dir, const struct dse_space *s, struct
 
 /* The text of a candidate file as the analytic sweep creates it (sweep/candidate.c): the
  * analytic part of grid index `index`'s replicate `replicate` (id, metaparameters mp, costs
- * one, the training-memory estimate train_mem at train_batch), then "status" (pruned if
+ * one, the training-memory estimate train_mem at train_batch, the compressed-size estimate
+ * est_compressed: written in a space with a compress section), then "status" (pruned if
  * pruned_by is non-NULL, else pending), "pruned_by", "top1" and "top5". Its length (as
  * snprintf's: buf holds at most size - 1 bytes of it); -1 if out of memory. */
 int dse_sweep_candidate_text(char *buf, int size, const struct dse_space *s, const char *id, uint64_t index,
                              int replicate, const struct dse_mp *mp, const struct dse_cost_totals *one,
-                             int64_t train_mem, int train_batch, const char *pruned_by);
+                             int64_t train_mem, int train_batch, int64_t est_compressed, const char *pruned_by);
 
 /* ---- plan and rungs ---------------------------------------------------------------------- */
 

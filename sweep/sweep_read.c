@@ -164,6 +164,14 @@ static int cand_size_cmp(const void *a, const void *b) {
     return strcmp(x->id, y->id);
 }
 
+/* The frontier on compressed size: by it, then as cand_size_cmp. */
+static int cand_compressed_cmp(const void *a, const void *b) {
+    const struct dse_rec *x = &(*(struct dse_cand *const *)a)->rec, *y = &(*(struct dse_cand *const *)b)->rec;
+    if (x->compressed_bytes != y->compressed_bytes) return x->compressed_bytes < y->compressed_bytes ? -1 : 1;
+    if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    return strcmp(x->id, y->id);
+}
+
 void dse_sweep_view_free(struct dse_sweep_view *s) {
     struct dse_cand *own = s->all ? s->all : s->c; /* the rows of a sweep with replicates own nothing */
     for (int i = 0; i < (s->all ? s->n_all : s->n); i++) {
@@ -201,8 +209,9 @@ void dse_sweep_mean_std(const double *v, int n, int *n_ok, double *mean, double 
 
 struct dse_rec dse_sweep_group_rec(const struct dse_rec *const *reps, int n, int *n_top1, double *top1_std) {
     struct dse_rec g = *reps[0];
-    double t1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, t5[DSE_TRAIN_REPLICATES_MAX] = { 0 }, std5;
-    int running = 0, pending = 0, n5;
+    double t1[DSE_TRAIN_REPLICATES_MAX] = { 0 }, t5[DSE_TRAIN_REPLICATES_MAX] = { 0 }, std5,
+           zb[DSE_TRAIN_REPLICATES_MAX] = { 0 }, zt[DSE_TRAIN_REPLICATES_MAX] = { 0 }, mean_zb, mean_zt;
+    int running = 0, pending = 0, n5, n_zb, n_zt;
     DSE_ASSERT(n >= 1 && n <= DSE_TRAIN_REPLICATES_MAX);
     for (int i = 0; i < n; i++) {
         const struct dse_rec *r = reps[i];
@@ -210,9 +219,16 @@ struct dse_rec dse_sweep_group_rec(const struct dse_rec *const *reps, int n, int
         t1[i] = ok ? r->top1 : NAN;
         t5[i] = ok ? r->top5 : NAN;
         running |= r->status == DSE_REC_RUNNING, pending |= r->status == DSE_REC_PENDING;
+        zb[i] = r->compressed_bytes >= 0 ? (double)r->compressed_bytes : NAN;
+        zt[i] = r->compressed_top1;
     }
     dse_sweep_mean_std(t1, n, n_top1, &g.top1, top1_std);
     dse_sweep_mean_std(t5, n, &n5, &g.top5, &std5);
+    /* a compressed architecture: every replicate's .dsez written, its size and top-1 the means */
+    dse_sweep_mean_std(zb, n, &n_zb, &mean_zb, &std5);
+    dse_sweep_mean_std(zt, n, &n_zt, &mean_zt, &std5);
+    g.compressed_bytes = n_zb == n ? llround(mean_zb) : -1;
+    g.compressed_top1 = n_zb == n && n_zt == n ? mean_zt : NAN;
     g.status = running ? DSE_REC_RUNNING : pending ? DSE_REC_PENDING : *n_top1 ? DSE_REC_DONE : reps[0]->status;
     return g;
 }
@@ -266,7 +282,10 @@ static enum dse_status find_front(struct dse_sweep_view *s, struct dse_err *err)
     }
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = &s->c[i];
-        x[i] = dse_sweep_ranked(s, c) ? (double)c->rec.model_bytes : NAN;
+        x[i] = !dse_sweep_ranked(s, c)                     ? NAN
+               : !s->compressed                             ? (double)c->rec.model_bytes
+               : c->rec.compressed_bytes >= 0               ? (double)c->rec.compressed_bytes
+                                                            : NAN; /* no .dsez: not ranked */
         y[i] = s->trained ? c->rec.top1 : (double)c->rec.flops;
     }
     s->n_front = dse_pareto_front(x, y, s->n, s->trained, idx, scratch);
@@ -275,9 +294,16 @@ static enum dse_status find_front(struct dse_sweep_view *s, struct dse_err *err)
         s->front[k] = &s->c[idx[k]];
     }
     /* equal model sizes come out by y; list them like the tables: by size, then index */
-    qsort(s->front, (size_t)s->n_front, sizeof *s->front, cand_size_cmp);
+    qsort(s->front, (size_t)s->n_front, sizeof *s->front, s->compressed ? cand_compressed_cmp : cand_size_cmp);
     free(x), free(y), free(idx), free(scratch);
     return DSE_OK;
+}
+
+enum dse_status dse_sweep_front_compressed(struct dse_sweep_view *s, struct dse_err *err) {
+    for (int i = 0; i < s->n; i++) s->c[i].on_front = 0;
+    free(s->front);
+    s->front = NULL, s->n_front = 0, s->compressed = 1;
+    return find_front(s, err);
 }
 
 /* Candidate files never say "running" (a crash would leave it stuck): a pending

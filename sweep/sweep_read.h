@@ -22,7 +22,8 @@ struct dse_cand {
                                                  with a live lease says running */
     /* A sweep with replicates (train.replicates > 1): the view's row of one architecture (grid
      * index) is its replicate 0's record, with status, top1 and top5 those of the group
-     * (dse_sweep_group_rec): top1 and top5 the mean over its replicates done with a top-1. */
+     * (dse_sweep_group_rec): top1 and top5 the mean over its replicates done with a top-1;
+     * compressed_bytes and compressed_top1 the means once every replicate has its .dsez. */
     const struct dse_cand *reps;              /* its records, replicate 0 first (in s->all); NULL: no replicates */
     int                    n_reps;            /* records of the architecture */
     int                    top1_n;            /* replicates done with a top-1 */
@@ -44,6 +45,8 @@ struct dse_sweep_view {
     struct dse_cand     *all;         /* with replicates: every record, by index then replicate; else NULL */
     struct dse_cand        **by_size;     /* sorted by model size, then index */
     int                  trained;     /* frontier over top1 instead of FLOPs */
+    int                  compressed;  /* the frontier on compressed_bytes instead of model_bytes
+                                         (dse_sweep_front_compressed; dse report --size compressed) */
     int                  n_front;
     struct dse_cand        **front;       /* increasing model size */
     int                  has_plan;    /* a training sweep: DIR/plan.json */
@@ -88,6 +91,9 @@ enum dse_status dse_sweep_check_indices(const char *dir, const struct dse_rec *c
 
 /* Reads dir into *s (dse_sweep_view_free it, also after a failure). */
 enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct dse_err *err);
+/* The frontier of s taken again on compressed size (a record's compressed_bytes, the .dsez
+ * its worker wrote) instead of model size: a candidate without a .dsez is never on it. */
+enum dse_status dse_sweep_front_compressed(struct dse_sweep_view *s, struct dse_err *err);
 void dse_sweep_view_free(struct dse_sweep_view *s);
 
 /* The most accurate trained candidate (status done, with a top-1) whose model is within

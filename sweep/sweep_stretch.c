@@ -22,6 +22,7 @@
 
 #include "base/fs.h"
 #include "data/data.h"
+#include "engine/compress.h"
 #include "engine/slices.h"
 #include "engine/train.h"
 
@@ -447,6 +448,56 @@ static void stretch_latency(struct worker *w, struct cand *c, struct dse_lease *
         dse_worker_say(w, "%s: the lease could not be renewed after measuring its latency", c->id);
 }
 
+/* A done candidate of a space with a compress section compressed (issue #35): its last
+ * checkpoint by Deep Compression into DIR/checkpoints/<id>/model.dsez, the stages' own
+ * checkpoints in DIR/checkpoints/<id>/compress.work (a killed worker's successor resumes
+ * there), under the heartbeat, with the worker's recipe, data and threads and the space's
+ * compress settings (engine/compress.def's rows). Then the record's compressed keys. The
+ * caller commits after: the record says done only once the .dsez is written, so a kill
+ * between training and compression leaves it pending with every epoch, and the next claim
+ * only compresses. A failure that is not the disk's or the data's leaves it done without a
+ * .dsez (the report says so; the worker's log says why). */
+static enum dse_status stretch_compress(struct worker *w, struct cand *c, struct dse_lease *l, const struct dse_net *net,
+                                        const struct dse_train_opts *o, struct dse_err *err) {
+    struct dse_rec *r = &c->rec;
+    struct dse_compress_opts co;
+    struct dse_compress_result res;
+    struct heartbeat hb;
+    char ckpt[4200], out[4200], work[4200], dev[16], msg[600];
+    dse_compress_opts_default(&co);
+    co.train = *o;
+    co.train.checkpoint_dir = NULL, co.train.resume = NULL, co.train.stop_after_epoch = 0;
+    co.train.progress = NULL, co.train.cancel = NULL, co.train.progress_arg = NULL, co.train.note = NULL;
+    co.train.dist = NULL; /* this process alone: a worker of several ranks does not take its followers along */
+#define X(field, key, kind, def, lo, hi, cli, help) co.field = w->s->compress.field;
+    DSE_COMPRESS_SETTINGS(X)
+#undef X
+    ckpt_path(w, c->id, r->n_epochs, ckpt, sizeof ckpt);
+    snprintf(out, sizeof out, "%s/checkpoints/%s/model.dsez", w->dir, c->id);
+    snprintf(work, sizeof work, "%s/checkpoints/%s/compress.work", w->dir, c->id);
+    co.work_dir = work;
+    dse_worker_say(w, "%s: compressing (density %g, %d bits, %d fine-tuning epoch%s)", c->id, co.density, co.bits,
+                   co.finetune, co.finetune == 1 ? "" : "s");
+    if (heartbeat_start(&hb, w->dir, l, worker_device(w, dev, sizeof dev)))
+        return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot start the heartbeat thread");
+    enum dse_status st = dse_compress_run(net, ckpt, &co, out, &res, err);
+    heartbeat_stop(&hb, l);
+    if (atomic_load(&hb.lost)) return DSE_OK; /* the commit that follows writes nothing, as ever */
+    if (st == DSE_ERR_IO || st == DSE_ERR_NOMEM) return st; /* the disk or the data: the worker's problem */
+    if (st) {
+        dse_worker_say(w, "%s: not compressed: %s", c->id, dse_err_format(err, msg, sizeof msg));
+        memset(err, 0, sizeof *err);
+        return DSE_OK;
+    }
+    r->compressed_bytes = res.file_bytes;
+    r->compressed_top1 = res.top1_compressed;
+    r->compressed_density = res.density;
+    r->compressed_bits = co.bits;
+    dse_worker_say(w, "%s compressed: %.3f MB (%.1fx smaller than float32), top-1 %.2f%%", c->id, res.file_bytes / 1e6,
+                   res.ratio, 100 * res.top1_compressed);
+    return DSE_OK;
+}
+
 /* Commit c's record under lease l and, if that went, release the lease. */
 static enum dse_status commit_let_go(struct worker *w, struct cand *c, struct dse_lease *l, struct dse_err *err) {
     enum dse_status st = dse_worker_commit(w, c, l, err);
@@ -609,6 +660,9 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
     }
     if (r->status == DSE_REC_DONE && !isfinite(r->latency_ms) && dse_worker_wants_measured(w->s))
         stretch_latency(w, c, l, &net, o.threads);
+    if (r->status == DSE_REC_DONE && w->s->compress_line && r->compressed_bytes < 0 &&
+        (st = stretch_compress(w, c, l, &net, &o, err)))
+        goto out;
     int written;
     if ((st = commit_w(w, c, l, &written, err)) || !written) goto out;
     const struct dse_epoch_result *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;

@@ -32,10 +32,21 @@ void test_bad_spaces(void) {
           "budget = 4 does not apply; give strategy = \"random\" or \"evolution\" with it" },
         { "tests/bad_spaces/search_objective.cfg",
           "tests/bad_spaces/search_objective.cfg:4: objectives: \"latency\" is not a cost; expected some of: params, "
-          "model_mb, flops, macs, train_mem_mib, latency_ms (top-1 is always the first objective)" },
+          "model_mb, flops, macs, train_mem_mib, compressed_mb, latency_ms (top-1 is always the first objective)" },
+        { "tests/bad_spaces/search_compressed_mb.cfg",
+          "tests/bad_spaces/search_compressed_mb.cfg:4: objectives: \"compressed_mb\" needs a compress section: "
+          "compress = { density = 0.33; bits = 6; } (docs/space-format.md)" },
         { "tests/bad_spaces/search_sample.cfg",
           "tests/bad_spaces/search_sample.cfg:4: sample = 2 and strategy \"random\" both choose the candidates; give "
           "one (strategy \"random\" with budget = N draws N, as sample = N did)" },
+        { "tests/bad_spaces/compress_density.cfg", /* engine/compress.def's density: (0, 1] */
+          "tests/bad_spaces/compress_density.cfg:3: density = 0 is out of range; expected 0 < density <= 1" },
+        { "tests/bad_spaces/compress_density_high.cfg",
+          "tests/bad_spaces/compress_density_high.cfg:3: density = 1.5 is out of range; expected 0 < density <= 1" },
+        { "tests/bad_spaces/compress_bits.cfg",
+          "tests/bad_spaces/compress_bits.cfg:4: bits = 17 is out of range; expected 1 to 16" },
+        { "tests/bad_spaces/compress_key.cfg",
+          "tests/bad_spaces/compress_key.cfg:3: unknown setting 'bit' in compress (did you mean 'bits'?)" },
         { "tests/bad_spaces/unknown_key.cfg",
           "tests/bad_spaces/unknown_key.cfg:4: unknown setting 'pct3x33' in metaparams (did you mean 'pct3x3'?)" },
         { "tests/bad_spaces/unknown_group.cfg",

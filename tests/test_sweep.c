@@ -26,7 +26,8 @@
  * test_sweep_dir.c (leases, the directory's files, records), test_sweep_rungs.c (halving,
  * ASHA), test_sweep_workers.c (GPUs, workers, crashes), test_sweep_report.c (report, status,
  * export), test_sweep_evolve.c (the proposer), test_sweep_search.c (searching sweeps),
- * test_sweep_slurm.c; what they share is in sweep_util.c. */
+ * test_sweep_slurm.c, test_sweep_compress.c (Deep Compression in sweeps); what they share is
+ * in sweep_util.c. */
 #include "tests/sweep_util.h"
 
 /* Every case once, in the order a run takes them: its id and its function. */
@@ -78,7 +79,12 @@
     X("evolve-hypervolume",   test_evolve_hypervolume) \
     X("evolve-quality",       test_evolve_quality) \
     X("evolve-strata",        test_evolve_strata) \
-    X("evolve-aging",         test_evolve_aging)
+    X("evolve-aging",         test_evolve_aging) \
+    X("compress-space",       test_compress_space) \
+    X("compress-est-head",    test_compress_est_head) \
+    X("compress-objective",   test_compress_objective) \
+    X("compress-report",      test_compress_report) \
+    X("compress-sweep",       test_compress_sweep)
 
 #define SWEEP_CASE_DECLARE(id, fn) void fn(void);
 SWEEP_CASES(SWEEP_CASE_DECLARE)
