@@ -398,7 +398,7 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void work_remove(const char *work, int finetune) {
+void dse_compress_work_remove(const char *work, int finetune) {
     static const char *const stage[] = { "retrain", "finetune" };
     static const char *const file[] = { "pruned.ckpt", "shared.ckpt", "decoded.ckpt" };
     char path[4096];
@@ -505,7 +505,7 @@ enum dse_status dse_compress_run(const struct dse_net *net, const char *checkpoi
         (st = eval_top1(net, o, path, &r->top1_compressed, err)))
         goto done;
     unlink(path);
-    if (!o->work_dir) work_remove(work, o->finetune);
+    if (!o->work_dir) dse_compress_work_remove(work, o->finetune);
     r->seconds = now_s() - t0;
 done:
     plan_free(&p);

@@ -79,7 +79,8 @@ struct dse_compress_opts {
     const struct dse_compress_layer *layers; /* [n_layers] per-layer densities, or NULL */
     int                              n_layers;
     const char *work_dir;             /* the stages' checkpoints, so that a killed run resumes where
-                                         it was; NULL: OUT.work next to OUT, removed when done */
+                                         it was; NULL: OUT.work next to OUT, removed when done (one
+                                         given is kept: dse_compress_work_remove) */
     void      (*stage)(void *arg, const char *name); /* NULL, or told (with train.progress_arg) as
                                          each stage starts: "prune", "retrain", "share", "finetune",
                                          "code" */
@@ -94,6 +95,9 @@ struct dse_compress_result {
                                          retraining, of the .dsez decoded */
     double  seconds;
 };
+
+/* Remove a work folder's stage files (finetune: the run's) and the folder. */
+void dse_compress_work_remove(const char *work, int finetune);
 
 /* Defaults: engine/compress.def's, and dse_train_opts_default's recipe. */
 void dse_compress_opts_default(struct dse_compress_opts *o);

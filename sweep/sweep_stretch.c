@@ -469,6 +469,12 @@ static enum dse_status stretch_compress(struct worker *w, struct cand *c, struct
     co.train.checkpoint_dir = NULL, co.train.resume = NULL, co.train.stop_after_epoch = 0;
     co.train.progress = NULL, co.train.cancel = NULL, co.train.progress_arg = NULL, co.train.note = NULL;
     co.train.dist = NULL; /* this process alone: a worker of several ranks does not take its followers along */
+    char cache[4096];
+    if (o->dev.device.kind != DSE_DEVICE_CPU) { /* fine-tuning's gradient hook runs on the CPU (docs/compress.md), with
+                                                   this machine's conv choices there, as dse compress's */
+        co.train.dev = (struct dse_model_device_opts){ 0 };
+        co.train.conv_cache = dse_conv_cache_machine(co.train.threads, cache, (int)sizeof cache) ? NULL : cache;
+    }
 #define X(field, key, kind, def, lo, hi, cli, help) co.field = w->s->compress.field;
     DSE_COMPRESS_SETTINGS(X)
 #undef X
@@ -489,6 +495,7 @@ static enum dse_status stretch_compress(struct worker *w, struct cand *c, struct
         memset(err, 0, sizeof *err);
         return DSE_OK;
     }
+    dse_compress_work_remove(work, co.finetune); /* the .dsez is written: its stages' checkpoints are done with */
     r->compressed_bytes = res.file_bytes;
     r->compressed_top1 = res.top1_compressed;
     r->compressed_density = res.density;

@@ -244,6 +244,8 @@ void test_compress_sweep(void) {
         snprintf(dsez, sizeof dsez, "%s/checkpoints/%s/model.dsez", dir, x.r[i].id);
         CHECK(x.r[i].status == DSE_REC_DONE);
         CHECK(stat(dsez, &sb) == 0 && x.r[i].compressed_bytes == sb.st_size); /* the file's real size */
+        snprintf(dsez, sizeof dsez, "%s/checkpoints/%s/compress.work", dir, x.r[i].id);
+        CHECK(stat(dsez, &sb) != 0); /* the stages' checkpoints removed once the .dsez is written */
         CHECK(x.r[i].compressed_top1 >= 0 && x.r[i].compressed_top1 <= 1);
         CHECK(x.r[i].compressed_density > 0 && x.r[i].compressed_density <= 1);
         CHECK_INT_EQ(x.r[i].compressed_bits, 4);
