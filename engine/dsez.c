@@ -62,6 +62,12 @@ static uint64_t entries_of(const uint16_t *index, int64_t count, int sb, uint16_
         if (sym) sym[n] = index[i], gap[n] = (uint16_t)(i - last - 1);
         n++, last = i;
     }
+    while (count - 1 - last > maxgap) { /* fillers until at most maxgap zeros end the tensor: its size is
+                                           then bounded by its entries, so a reader can refuse a record whose
+                                           count its bytes could not hold before allocating */
+        if (sym) sym[n] = 0, gap[n] = (uint16_t)maxgap;
+        n++, last += maxgap + 1;
+    }
     return n;
 }
 
@@ -387,8 +393,10 @@ static enum dse_status get_tensor(const uint8_t *p, size_t len, size_t *at, stru
         for (int64_t i = 0; i < t->count; i++) t->nonzero += t->raw[i] != 0;
         return DSE_OK;
     }
-    /* Each stored entry costs at least one bit of the index stream. */
+    /* Each stored entry costs at least one bit of the index stream, and at most 2^s - 1 zeros
+     * follow the last entry, so a count past (entries + 1) 2^s is no writer's. */
     if ((len - *at) / 4 < rec.codebook_n || rec.entries > (uint64_t)rec.index_bytes * 8 ||
+        (rec.sparse_bits && rec.count > (rec.entries + 1) << rec.sparse_bits) ||
         rec.index_bytes > len - *at - 4 * (size_t)rec.codebook_n ||
         rec.gap_bytes > len - *at - 4 * (size_t)rec.codebook_n - rec.index_bytes)
         return corrupt(path, err, what);
@@ -422,6 +430,7 @@ static enum dse_status get_tensor(const uint8_t *p, size_t len, size_t *at, stru
             if (pos >= t->count) st = corrupt(path, err, what);
             else t->index[pos] = sym[i];
         }
+        if (!st && t->count - 1 - pos >= (int64_t)1 << rec.sparse_bits) st = corrupt(path, err, what);
         if (st) goto done;
     }
     for (int64_t i = 0; i < t->count; i++) t->nonzero += t->index[i] && t->codebook[t->index[i]] != 0;
