@@ -63,6 +63,8 @@ static int cmd_analyze(const struct dse_opt_cmd *c, const struct dse_opt_args *a
     int rc;
     if (OPT(COMM_WORKERS) || OPT(BANDWIDTH) || OPT(LATENCY) || OPT(IMG_PER_S) || FLAG(MEASURE))
         return analyze_comm(c, a);
+    if (FLAG(COMPRESSED)) /* a .dsez: where its bytes go (issue #35) */
+        return dse_report_compressed(stdout, a->pos[0], fmt, &err) ? fail(&err) : 0;
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     in.skip_unknown = FLAG(SKIP_UNKNOWN);
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);

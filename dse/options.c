@@ -55,6 +55,7 @@ static const struct {
 static const char usage_analyze[] =
     "usage: dse analyze NET [--batch N] [--format table|json|csv|md] [--expand]\n"
     "                       [--input C,H,W] [--classes K] [--skip-unknown]\n"
+    "       dse analyze --compressed MODEL.dsez [--format table|json|csv|md]\n"
     "       dse analyze NET --workers P --bandwidth GB/s [--latency US] [--img-per-s X | --measure] [--batch B]\n"
     "                       [--format table|json|csv|md] [--input C,H,W] [--classes K]\n"
     "\n"
@@ -312,6 +313,8 @@ static const struct dse_opt_line lines_analyze[] = {
     OWN(CLASSES, "give the classifier (the last conv or fc) K outputs"),
     OWN(SKIP_UNKNOWN, "an ONNX op dse does not read: a zero-cost layer of its input's shape, counted\n"
                       "on stderr, instead of an error (docs/onnx.md)"),
+    OWN(COMPRESSED, "the file is a compressed model (dse compress's .dsez): per stored tensor its\n"
+                    "density, bits and bytes, the total against float32 (docs/dsez.md)"),
     HEADING("\nData-parallel training (docs/comm-model.md):\n"),
     OWN(COMM_WORKERS, "the communication model for 1, 2, 4, ... and P workers (P at most the batch)"),
     OWN(BANDWIDTH, "each link's bandwidth, 10^9 bytes/s (10 Gb/s Ethernet: 1.25)"),

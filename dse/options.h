@@ -81,6 +81,7 @@ enum dse_opt_kind {
     /* analyze, diff, generate */                                                                            \
     X(EXPAND,          "--expand",        "",        FLAG, 0,   0,                  NULL, NULL)              \
     X(SKIP_UNKNOWN,    "--skip-unknown",  "",        FLAG, 0,   0,                  NULL, NULL)              \
+    X(COMPRESSED,      "--compressed",    "",        FLAG, 0,   0,                  NULL, NULL)              \
     X(INDEX,           "--index",         "K",       INT,  0,   INT64_MAX,          NULL, NULL)              \
     X(ID,              "--id",            "ID",      TEXT, 0,   0,                  NULL, NULL)              \
     X(ALL,             "--all",           "",        FLAG, 0,   0,                  NULL, NULL)              \

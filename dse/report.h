@@ -39,6 +39,10 @@ enum dse_status dse_report_comm(FILE *f, const char *path, const struct dse_net 
                                 const struct dse_comm_opts *o, int64_t workers, const char *source,
                                 const char *how, enum dse_format fmt, struct dse_err *err);
 
+/* dse analyze --compressed: a .dsez's bytes per stored tensor, the header, the total against
+ * float32 and the ratio (dse/report_dsez.c; docs/dsez.md). The reader's errors as they are. */
+enum dse_status dse_report_compressed(FILE *f, const char *path, enum dse_format fmt, struct dse_err *err);
+
 /* Per-row ratios variant/base, totals, and the reach of the change. */
 enum dse_status dse_report_diff(FILE *f, const char *base_path, const struct dse_net *base,
                                 const char *var_path, const struct dse_net *var, int64_t batch,

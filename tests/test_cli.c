@@ -1073,6 +1073,16 @@ void test_compress(void) {
     CHECK_OK(dse_fs_read(z2, &f2, &n2, NULL));
     CHECK(n1 > 0 && n1 == n2 && !memcmp(f1, f2, n1)); /* deterministic, whatever the threads */
     free(f2);
+    /* dse analyze --compressed: every byte accounted for, the total the file's size */
+    snprintf(cmd, sizeof cmd, "%s analyze --compressed %s --format json 2>&1", DSE_BINARY, z1);
+    CHECK_INT_EQ(cmd_output(cmd, a, sizeof a), 0);
+    snprintf(b, sizeof b, "\"file_bytes\": %zu,\n  \"float32_bytes\": 912,", n1);
+    CHECK(strstr(a, b) != NULL);
+    CHECK(strstr(a, "{\"layer\": \"conv1\", \"role\": \"weight\", \"values\": 36, ") != NULL);
+    snprintf(cmd, sizeof cmd, "%s analyze --compressed %s 2>&1", DSE_BINARY, z1);
+    CHECK_INT_EQ(cmd_output(cmd, a, sizeof a), 0);
+    const char *tot = strstr(a, "\ntotal ");
+    CHECK(tot != NULL && strtoll(strrchr(strtok(strchr(tot + 1, '\n') ? (char *)tot + 1 : (char *)tot, "\n"), ' '), NULL, 10) == (long long)n1);
     /* evaluated as its decoded checkpoint */
     snprintf(cmd, sizeof cmd, "%s export %s --checkpoint %s --format ckpt --out %s >/dev/null 2>&1", DSE_BINARY, net,
              z1, dec);
