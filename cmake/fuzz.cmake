@@ -11,7 +11,7 @@
 set(DSE_FUZZ OFF CACHE STRING "libFuzzer targets (clang): OFF, AUTO or ON")
 set_property(CACHE DSE_FUZZ PROPERTY STRINGS OFF AUTO ON)
 
-set(DSE_FUZZ_TARGETS prototxt onnx netcfg space json candidate sweep ckpt_info ckpt_load image pack)
+set(DSE_FUZZ_TARGETS prototxt onnx netcfg space json candidate sweep ckpt_info ckpt_load image pack dsez)
 
 if(NOT DSE_FUZZ STREQUAL "OFF")
     include(CheckCSourceCompiles)
