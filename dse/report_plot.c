@@ -182,22 +182,23 @@ static void svg_circle(FILE *f, const struct pt *p, const char *style) {
  * 0.55 em per character, generous for the generic sans-serif faces). */
 /* Only the kinds the plot shows get an entry. */
 static void write_legend(FILE *f, const struct dse_sweep_view *s, double x, double y, int plain, int front, int band,
-                         int limit) {
+                         int limit, int estimated) {
     int pruned = 0, stopped = 0;
     for (int i = 0; i < s->n; i++) pruned |= s->c[i].rec.status == DSE_REC_PRUNED, stopped |= s->c[i].rec.status == DSE_REC_STOPPED;
-    const char *text[6] = { "candidate", "Pareto frontier", "pruned", "not trained (no top-1)",
-                            "stopped early (top-1 at its rung)", "space limit" };
-    int         show[6] = { plain, front, pruned, band, stopped, limit };
-    static const char *const style[6] = {
+    const char *text[7] = { "candidate", "Pareto frontier", "pruned", "not trained (no top-1)",
+                            "stopped early (top-1 at its rung)", "space limit", "no .dsez yet (its estimated size)" };
+    int         show[7] = { plain, front, pruned, band, stopped, limit, estimated };
+    static const char *const style[7] = {
         "fill=\"#4c78a8\"",
         "fill=\"#d62728\" stroke=\"#7f1416\"",
         "fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\"",
         "fill=\"#4c78a8\" fill-opacity=\"0.45\" stroke=\"#4c78a8\"",
         "fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.8\"",
         NULL,
+        "fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.2\" stroke-dasharray=\"2 2\"",
     };
     fputs("<g font-size=\"12\" fill=\"#333\">\n", f);
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 7; k++) {
         if (!show[k]) continue;
         double cx = x + 6, cy = y - 4;
         if (k == 1)
@@ -250,6 +251,7 @@ static void svg_grid(FILE *f, const struct axis *ax, const struct axis *ay, doub
 }
 
 #define XLABEL_SIZE  "model size (MB = 10^6 bytes, 4 bytes per parameter)"
+#define XLABEL_COMPRESSED "compressed size (MB = 10^6 bytes, the .dsez file)"
 #define XLABEL_FLOPS "forward GFLOP per image (2 per multiply-add; GMAC = GFLOP / 2)"
 
 /* The plotting area's frame and both axis labels. */
@@ -280,8 +282,16 @@ static void svg_step(FILE *f, const double *x, const double *y, int n, const cha
  * y is top-1 once the sweep is trained, else the other cost. Each view has its frontier. */
 enum plot_x { PLOT_X_SIZE, PLOT_X_FLOPS };
 
-static double view_x(enum plot_x v, const struct dse_cand *c) { /* MB (as max_model_mb) or GFLOP */
-    return v == PLOT_X_FLOPS ? (double)c->rec.flops / 1e9 : (double)c->rec.model_bytes / 1e6;
+/* A candidate of a compressed-size plot without its .dsez yet: drawn hollow at its estimate. */
+static int view_estimated(const struct dse_sweep_view *s, enum plot_x v, const struct dse_cand *c) {
+    return v == PLOT_X_SIZE && s->compressed && c->rec.compressed_bytes < 0;
+}
+
+/* MB (as max_model_mb; under dse report --size compressed the .dsez's, else its estimate) or GFLOP */
+static double view_x(const struct dse_sweep_view *s, enum plot_x v, const struct dse_cand *c) {
+    if (v == PLOT_X_FLOPS) return (double)c->rec.flops / 1e9;
+    if (!s->compressed) return (double)c->rec.model_bytes / 1e6;
+    return (double)(c->rec.compressed_bytes >= 0 ? c->rec.compressed_bytes : c->rec.est_compressed_bytes) / 1e6;
 }
 
 /* Half an error bar on a trained plot's y axis (top-1 %): the replicates' standard deviation; 0 if none. */
@@ -290,6 +300,8 @@ static double bar(const struct dse_sweep_view *s, const struct dse_cand *c) {
 }
 
 static double view_y(const struct dse_sweep_view *s, enum plot_x v, const struct dse_cand *c) {
+    if (s->trained && v == PLOT_X_SIZE && s->compressed && c->rec.compressed_bytes >= 0)
+        return 100.0 * c->rec.compressed_top1; /* the compressed model's, as the frontier ranks it */
     if (s->trained) return 100.0 * c->rec.top1;
     return v == PLOT_X_FLOPS ? (double)c->rec.model_bytes / 1e6 : (double)c->rec.flops / 1e9;
 }
@@ -329,7 +341,7 @@ static void plot_points(const struct dse_sweep_view *s, enum plot_x view, const 
         p[i].band = s->trained && isnan(c->rec.top1);
         p[i].front = 0;
         for (int k = 0; k < n_front && !p[i].front; k++) p[i].front = &s->c[front[k]] == c;
-        p[i].px = axis_px(ax, view_x(view, c));
+        p[i].px = axis_px(ax, view_x(s, view, c));
         p[i].py = p[i].band ? axis_y - 24 : axis_px(ay, view_y(s, view, c));
         p[i].label[0] = '\0';
         for (int v = 0; v < s->n_varied && o < (int)sizeof p[i].label; v++)
@@ -358,7 +370,7 @@ static void plot_heading(FILE *f, const struct dse_sweep_view *s, enum plot_x vi
     fprintf(f, "<text x=\"%.1f\" y=\"26\" font-size=\"17\" font-weight=\"bold\" "
                "text-anchor=\"middle\" fill=\"#222\">Sweep ", SVG_W / 2.0);
     svg_text(f, s->space);
-    fprintf(f, ": %s vs %s</text>\n", view == PLOT_X_FLOPS ? "forward FLOPs" : "model size",
+    fprintf(f, ": %s vs %s</text>\n", view == PLOT_X_FLOPS ? "forward FLOPs" : s->compressed ? "compressed size" : "model size",
             s->trained ? "top-1 accuracy" : view == PLOT_X_FLOPS ? "model size" : "forward FLOPs");
     char counts[200];
     dse_report_counts_text(counts, sizeof counts, s);
@@ -385,7 +397,9 @@ static void plot_marks(FILE *f, const struct dse_sweep_view *s, enum plot_x view
     }
     for (int i = 0; i < s->n; i++) {
         if (p[i].front) continue;
-        if (p[i].c->rec.status == DSE_REC_PRUNED)
+        if (view_estimated(s, view, p[i].c)) /* no .dsez yet: at its estimated size */
+            svg_circle(f, &p[i], "r=\"5\" fill=\"white\" stroke=\"#4c78a8\" stroke-width=\"1.2\" stroke-dasharray=\"2 2\"");
+        else if (p[i].c->rec.status == DSE_REC_PRUNED)
             svg_circle(f, &p[i], "r=\"5\" fill=\"none\" stroke=\"#999\" stroke-width=\"1.5\"");
         else if (p[i].band)
             svg_circle(f, &p[i], "r=\"5\" fill=\"#4c78a8\" fill-opacity=\"0.45\" stroke=\"#4c78a8\"");
@@ -414,7 +428,7 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
     double       xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (int i = 0; i < s->n; i++) {
         const struct dse_cand *c = s->by_size[i];
-        double x = view_x(view, c);
+        double x = view_x(s, view, c);
         xlo = fmin(xlo, x), xhi = fmax(xhi, x);
         if (!s->trained || !isnan(c->rec.top1)) {
             double y = view_y(s, view, c), e = bar(s, c);
@@ -456,7 +470,9 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
     int plain = 0; /* ordinary points: not pruned, not on the frontier */
     for (int i = 0; i < s->n; i++) /* drawn in the plain style: not pruned, stopped, untrained or on the frontier */
         plain |= !p[i].front && p[i].c->rec.status != DSE_REC_PRUNED && p[i].c->rec.status != DSE_REC_STOPPED && !p[i].band;
-    write_legend(f, s, left, 72, plain, nf > 0, band, lim_x || lim_y);
+    int estimated = 0;
+    for (int i = 0; i < s->n; i++) estimated |= view_estimated(s, view, &s->c[i]);
+    write_legend(f, s, left, 72, plain, nf > 0, band, lim_x || lim_y, estimated);
 
     svg_grid(f, &ax, &ay, left, right, top, axis_y);
     if (band) {
@@ -465,7 +481,8 @@ static void write_svg(FILE *f, const struct dse_sweep_view *s, enum plot_x view,
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#666\" text-anchor=\"end\">"
                    "no top-1</text>\n", left - 8, axis_y - 20);
     }
-    svg_frame(f, left, right, top, axis_y, bottom, view == PLOT_X_FLOPS ? XLABEL_FLOPS : XLABEL_SIZE, ylabel);
+    svg_frame(f, left, right, top, axis_y, bottom,
+              view == PLOT_X_FLOPS ? XLABEL_FLOPS : s->compressed ? XLABEL_COMPRESSED : XLABEL_SIZE, ylabel);
 
     /* the limits, the frontier, then the points, the frontier on top, then the labels */
     const char *dash = "stroke=\"#8c564b\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"";

@@ -1065,9 +1065,6 @@ enum dse_status dse_report_sweep_size(FILE *f, const char *dir, enum dse_format 
     if (!st && compressed && !any_compress(&s))
         st = dse_err_set(err, DSE_ERR_CONFIG, dir, 0, "--size compressed: the sweep's space has no compress section, "
                          "so no candidate has a .dsez (docs/space-format.md)");
-    if (!st && compressed && plot_path)
-        st = dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "--size compressed with --plot is not supported yet: the "
-                         "plot's axis is the float size");
     if (!st && compressed) st = dse_sweep_front_compressed(&s, err);
     best_out(NULL, best);
     if (st) {

@@ -286,7 +286,7 @@ static enum dse_status find_front(struct dse_sweep_view *s, struct dse_err *err)
                : !s->compressed                             ? (double)c->rec.model_bytes
                : c->rec.compressed_bytes >= 0               ? (double)c->rec.compressed_bytes
                                                             : NAN; /* no .dsez: not ranked */
-        y[i] = s->trained ? c->rec.top1 : (double)c->rec.flops;
+        y[i] = !s->trained ? (double)c->rec.flops : s->compressed ? c->rec.compressed_top1 /* what ships */ : c->rec.top1;
     }
     s->n_front = dse_pareto_front(x, y, s->n, s->trained, idx, scratch);
     for (int k = 0; k < s->n_front; k++) {

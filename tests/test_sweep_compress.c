@@ -265,6 +265,19 @@ void test_compress_sweep(void) {
         dse_rec_deinit(&r);
         snprintf(dsez, sizeof dsez, "%s/checkpoints/%s/model.dsez", dir, x.r[0].id);
         CHECK(unlink(dsez) == 0);
+        /* the plot on compressed size: the .dsez's axis, one candidate at its size, the other
+         * (no .dsez now) hollow at its estimate, never at 0 */
+        char svg_path[4300], *svg = NULL;
+        snprintf(svg_path, sizeof svg_path, "%s/z.svg", scratch());
+        const char *pargs[] = { "report", dir, "--size", "compressed", "--plot", svg_path, NULL };
+        unlink(log);
+        CHECK_INT_EQ(run_dse(log, pargs, 60), 0);
+        CHECK_OK(dse_fs_read(svg_path, &svg, NULL, NULL));
+        CHECK(svg && strstr(svg, "compressed size (MB = 10^6 bytes, the .dsez file)"));
+        CHECK(svg && strstr(svg, "no .dsez yet (its estimated size)"));
+        CHECK(svg && strstr(svg, "stroke-dasharray=\"2 2\"/>") && strstr(svg, "vs top-1 accuracy"));
+        free(svg);
+        unlink(svg_path);
         unlink(log);
         CHECK_INT_EQ(run_dse(log, args, 300), 0);
         CHECK_OK(dse_rec_read(dir, x.r[0].id, &r, NULL));
