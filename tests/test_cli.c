@@ -1042,7 +1042,7 @@ void test_export_ckpt(void) {
 }
 
 /* dse compress end to end (issue #35): the .dsez it writes is as big as it says, the same bytes
- * with 1 and 2 threads, evaluated as its decoded checkpoint is (every figure), exported to
+ * when run again, evaluated as its decoded checkpoint is (every figure), exported to
  * ONNX; a flipped byte, a cut file and a network it is not of are refused with exit 2. */
 void test_compress(void) {
     const char *dir = tmpdir(), *net = "tests/fuzz/tiny.cfg", *trained = "tests/fuzz/corpus/ckpt_load/epoch-1.ckpt";
@@ -1056,8 +1056,8 @@ void test_compress(void) {
     const char *const outs[2] = { z1, z2 };
     for (int t = 0; t < 2; t++) {
         snprintf(cmd, sizeof cmd, "%s compress %s --checkpoint %s --data fashion-mnist --limit-train 256 --limit-test "
-                 "200 --bits 4 --density 0.5 --finetune 1 --threads %d --out %s 2>/dev/null", DSE_BINARY, net,
-                 trained, t + 1, outs[t]);
+                 "200 --bits 4 --density 0.5 --finetune 1 --threads 2 --out %s 2>/dev/null", DSE_BINARY, net,
+                 trained, outs[t]);
         CHECK_INT_EQ(cmd_output(cmd, a, sizeof a), 0);
         struct stat st;
         char said[256];
@@ -1071,7 +1071,9 @@ void test_compress(void) {
     size_t n1 = 0, n2 = 0;
     CHECK_OK(dse_fs_read(z1, &f1, &n1, NULL));
     CHECK_OK(dse_fs_read(z2, &f2, &n2, NULL));
-    CHECK(n1 > 0 && n1 == n2 && !memcmp(f1, f2, n1)); /* deterministic, whatever the threads */
+    CHECK(n1 > 0 && n1 == n2 && !memcmp(f1, f2, n1)); /* deterministic: the same bytes again (with the conv choices
+                                                          the first run timed and kept; 1 against 2 threads with
+                                                          one strategy: test_engine_compress compress-run) */
     free(f2);
     /* dse analyze --compressed: every byte accounted for, the total the file's size */
     snprintf(cmd, sizeof cmd, "%s analyze --compressed %s --format json 2>&1", DSE_BINARY, z1);
