@@ -756,21 +756,38 @@ int cmd_predict(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
 
 /* ---- dse compress (issue #35) ------------------------------------------------------------- */
 
-/* --layer-density NAME=D,...: into l (at most max). -1, or the exit code after saying why.
- * Names are checked against the network by dse_compress_run. */
-static int opt_layer_density(const char *cmd, char *v, struct dse_compress_layer *l, int max, int *n) {
-    *n = 0;
-    for (char *save = NULL, *item = strtok_r(v, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *eq = strrchr(item, '='), *end;
+/* --layer-density NAME=D,...: into *l (malloc'd, *n of them). -1, or the exit code after saying
+ * why: an item that is not NAME=D (an empty one too: "a=0.5,,b=0.5"), a density outside
+ * compress.def's range. Names are checked against the network by dse_compress_run. */
+static int opt_layer_density(const char *cmd, const char *v, struct dse_compress_layer **l, int *n) {
+#define LO_(field, key, kind, def, lo, hi, cli, help) lo
+#define HI_(field, key, kind, def, lo, hi, cli, help) hi
+    const double lo = DSE_COMPRESS_density(LO_), hi = DSE_COMPRESS_density(HI_);
+#undef LO_
+#undef HI_
+    char *copy = strdup(v), *rest = copy;
+    int items = 1;
+    for (const char *p = v; *p; p++) items += *p == ',';
+    *n = 0, *l = calloc((size_t)items, sizeof **l);
+    if (!copy || !*l) return free(copy), fprintf(stderr, "dse %s: out of memory\n", cmd), 1;
+    for (char *item = rest, *next; item; item = next) {
+        if ((next = strchr(item, ','))) *next++ = '\0';
+        char *eq = strrchr(item, '='), *end = NULL, why[300] = "";
         double d = eq ? strtod(eq + 1, &end) : 0;
-        if (!eq || eq == item || end == eq + 1 || *end || (size_t)(eq - item) >= sizeof l->layer || *n >= max)
-            return bad_usage(cmd, "--layer-density: '%s' is not NAME=D (a layer's name, a density in (0, 1])", item);
-        if (!(d > 0 && d <= 1))
-            return bad_usage(cmd, "--layer-density: '%s': the density is not a number in (0, 1]", item);
-        memcpy(l[*n].layer, item, (size_t)(eq - item));
-        l[*n].layer[eq - item] = '\0';
-        l[(*n)++].density = d;
+        if (!eq || eq == item || end == eq + 1 || *end || (size_t)(eq - item) >= sizeof (*l)->layer)
+            snprintf(why, sizeof why, "--layer-density: '%.80s%s' is not NAME=D (a layer's name of at most %d bytes, "
+                     "a density in (%g, %g])", item, strlen(item) > 80 ? "..." : "", (int)sizeof (*l)->layer - 1, lo, hi);
+        else if (!(d > lo && d <= hi))
+            snprintf(why, sizeof why, "--layer-density: '%.80s': the density is not a number in (%g, %g]", item, lo, hi);
+        if (why[0]) {
+            free(copy), free(*l), *l = NULL;
+            return bad_usage(cmd, "%s", why);
+        }
+        memcpy((*l)[*n].layer, item, (size_t)(eq - item));
+        (*l)[*n].layer[eq - item] = '\0';
+        (*l)[(*n)++].density = d;
     }
+    free(copy);
     return -1;
 }
 
@@ -779,48 +796,55 @@ static void compress_stage(void *arg, const char *name) {
     fprintf(stderr, "compress: %s\n", name);
 }
 
+static int compress_run(const struct dse_opt_cmd *c, const struct dse_opt_args *a, struct dse_compress_opts *o);
+
 int cmd_compress(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_compress_opts o;
-    struct dse_err err = { 0 };
-    struct dse_net net;
     int rc;
     dse_compress_opts_default(&o);
     dse_opts_bind(c, a, &o); /* --density, --bits, --finetune (engine/compress.def's rows), --threads */
     recipe_set(a, &o.train);
     if (!OPT(CHECKPOINT)) return bad_usage(c->name, "needs --checkpoint CKPT (%s)", "the trained model to compress");
     if (!OPT(OUT)) return bad_usage(c->name, "needs --out MODEL.dsez (%s)", "the compressed model");
-    static struct dse_compress_layer layers[256];
-    char ld[4096];
-    if (OPT(LAYER_DENSITY)) {
-        dse_strlcpy(ld, OPT(LAYER_DENSITY), (int)sizeof ld);
-        if ((rc = opt_layer_density(c->name, ld, layers, (int)DSE_ARRAY_LEN(layers), &o.n_layers)) >= 0) return rc;
-        o.layers = layers;
-    }
+    struct dse_compress_layer *layers = NULL;
+    if (OPT(LAYER_DENSITY) && (rc = opt_layer_density(c->name, OPT(LAYER_DENSITY), &layers, &o.n_layers)) >= 0)
+        return rc;
+    o.layers = layers;
+    rc = compress_run(c, a, &o);
+    free(layers);
+    return rc;
+}
+
+/* dse compress once its options are read into *o. */
+static int compress_run(const struct dse_opt_cmd *c, const struct dse_opt_args *a, struct dse_compress_opts *o) {
+    struct dse_err err = { 0 };
+    struct dse_net net;
+    int rc;
     struct dse_ckpt_info info;
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
     char data[sizeof info.data];
     dse_strlcpy(data, info.data, (int)sizeof data);
     free(info.class_names);
-    if (OPT(DATA)) o.train.data = dse_data_name_find(OPT(DATA)) ? dse_data_name_find(OPT(DATA)) : OPT(DATA);
-    else if (data[0]) o.train.data = data;
+    if (OPT(DATA)) o->train.data = dse_data_name_find(OPT(DATA)) ? dse_data_name_find(OPT(DATA)) : OPT(DATA);
+    else if (data[0]) o->train.data = data;
     char cache[4096]; /* this machine's conv choices, as dse train's: the same bits every run */
-    if (!dse_conv_cache_machine(o.train.threads, cache, (int)sizeof cache)) o.train.conv_cache = cache;
+    if (!dse_conv_cache_machine(o->train.threads, cache, (int)sizeof cache)) o->train.conv_cache = cache;
     double every_s = DSE_TRAIN_LOG_EVERY_S;
     if (OPT(PROGRESS_EVERY) && (rc = opt_progress_every(c->name, OPT(PROGRESS_EVERY), &every_s)) >= 0) return rc;
     struct dse_train_log tlog;
     dse_train_log_init(&tlog, stderr, isatty(2), every_s);
-    o.train.progress = dse_train_log_progress, o.train.progress_arg = &tlog, o.train.note = dse_train_log_note;
-    if (!tlog.tty) o.train.progress_every_s = every_s;
-    o.stage = compress_stage;
+    o->train.progress = dse_train_log_progress, o->train.progress_arg = &tlog, o->train.note = dse_train_log_note;
+    if (!tlog.tty) o->train.progress_every_s = every_s;
+    o->stage = compress_stage;
     struct dse_input_shape in;
     if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
     if (dse_netfile_load(a->pos[0], &in, &net, &err)) return fail(&err);
     struct dse_compress_result r;
-    if (dse_compress_run(&net, OPT(CHECKPOINT), &o, OPT(OUT), &r, &err)) return dse_net_deinit(&net), fail_net(&err, a->pos[0]);
+    if (dse_compress_run(&net, OPT(CHECKPOINT), o, OPT(OUT), &r, &err)) return dse_net_deinit(&net), fail_net(&err, a->pos[0]);
     printf("%s: %lld bytes, float32 %lld bytes: %.*fx %s; density %.3f, %d-bit codebooks; %.1f s\n", OPT(OUT),
            (long long)r.file_bytes, (long long)r.float_bytes, r.ratio >= 10 ? 1 : 2, r.ratio >= 1 ? r.ratio
            : 1 / r.ratio, r.ratio >= 1 ? "smaller" : "larger (the file's header and text block outweigh so small a "
-           "model)", r.density, o.bits, r.seconds);
+           "model)", r.density, o->bits, r.seconds);
     printf("top-1: float %.2f%%, pruned %.2f%%, compressed %.2f%%\n", 100 * r.top1_float, 100 * r.top1_pruned,
            100 * r.top1_compressed);
     printf("next: dse analyze --compressed %s\n      dse eval %s --checkpoint %s\n", OPT(OUT), a->pos[0], OPT(OUT));

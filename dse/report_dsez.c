@@ -91,7 +91,7 @@ static void put_head(FILE *f, enum dse_format fmt) {
 
 enum dse_status dse_report_compressed(FILE *f, const char *path, enum dse_format fmt, struct dse_err *err) {
     struct dse_dsez z;
-    enum dse_status st = dse_dsez_read(path, &z, err);
+    enum dse_status st = dse_dsez_read_sizes(path, &z, err);
     if (st) return st;
     struct row total = { .layer = "total", .role = "", .bits = -1 };
     int64_t shared_values = 0, shared_nonzero = 0, parts = 0;

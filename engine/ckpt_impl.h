@@ -7,7 +7,34 @@
 
 #include <stddef.h>
 
+#include "engine/model.h"
 #include "engine/train.h"
+
+/* A model's tensors in checkpoint order (docs/checkpoint.md): every layer's weight and bias,
+ * each a parameter that its momentum follows, then every layer's running statistics. The one
+ * walk of that order by name, for the text block (train.c), the .dsez's tensors (dsez.c) and
+ * the compressed ones among them (compress.c); dse_model_state_get's values follow it. */
+struct dse_ckpt_tensor {
+    int                layer;  /* in m->net */
+    int                param;  /* 1: weight or bias (momentum follows), 0: run_mean or run_var */
+    const char        *role;   /* "weight", "bias", "run_mean", "run_var" */
+    struct dse_tensor *t;
+};
+
+/* The next tensor from *at (0 to start): 1 and *out, or 0 after the last. */
+static inline int dse_ckpt_tensor_next(const struct dse_model *m, int *at, struct dse_ckpt_tensor *out) {
+    static const char *const roles[4] = { "weight", "bias", "run_mean", "run_var" };
+    const int n = m->net.n_layers;
+    while (*at < 4 * n) {
+        const int k = (*at)++, pass = k / (2 * n), i = k % (2 * n) / 2, r = k % 2;
+        const struct dse_node *nd = &m->nodes[i];
+        struct dse_tensor *t = pass ? (r ? nd->run_var : nd->run_mean) : (r ? nd->bias : nd->weight);
+        if (!t) continue;
+        *out = (struct dse_ckpt_tensor){ .layer = i, .param = !pass, .role = roles[2 * pass + r], .t = t };
+        return 1;
+    }
+    return 0;
+}
 
 /* The .dsez magic: dse_checkpoint_load and dse_checkpoint_info hand such a file to dsez.c. */
 #define DSE_DSEZ_MAGIC "DSEZMDL1"

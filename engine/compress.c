@@ -11,11 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "base/fs.h"
+#include "engine/ckpt_impl.h"
 #include "engine/compress_impl.h"
 
 /* Codebook fine-tuning's learning rate: the recipe's lr times this. The summed gradient is a
@@ -62,16 +65,29 @@ static int compressed_type(enum dse_layer_type t) {
 
 /* ---- settings ------------------------------------------------------------------------------ */
 
+/* A setting against its compress.def row: an INT in [lo, hi], a REAL in (lo, hi]. */
+static enum dse_status check_int(const char *key, int v, int lo, int hi, struct dse_err *err) {
+    if (v >= lo && v <= hi) return DSE_OK;
+    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s %d is out of range; expected %d to %d", key, v, lo, hi);
+}
+
+static enum dse_status check_real(const char *key, double v, double lo, double hi, struct dse_err *err) {
+    if (v > lo && v <= hi) return DSE_OK;
+    return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s %g is out of range; expected %g < %s <= %g", key, v, lo, key,
+                       hi);
+}
+
 static enum dse_status check_settings(const struct dse_net *net, const struct dse_compress_opts *o,
                                       struct dse_err *err) {
-    if (!(o->density > 0 && o->density <= 1))
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "density %g is out of range; expected 0 < density <= 1",
-                           o->density);
-    if (o->bits < 1 || o->bits > 16)
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "bits %d is out of range; expected 1 to 16", o->bits);
-    if (o->finetune < 0 || o->finetune > DSE_TRAIN_EPOCHS_MAX)
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "finetune %d is out of range; expected 0 to %d epochs",
-                           o->finetune, DSE_TRAIN_EPOCHS_MAX);
+    enum dse_status st;
+#define CHECK_INT_(field, lo, hi)  check_int(#field, o->field, lo, hi, err)
+#define CHECK_REAL_(field, lo, hi) check_real(#field, o->field, lo, hi, err)
+#define X(field, key, kind, def, lo, hi, cli, help) \
+    if ((st = CHECK_##kind##_(field, lo, hi))) return st;
+    DSE_COMPRESS_SETTINGS(X)
+#undef X
+#undef CHECK_INT_
+#undef CHECK_REAL_
     for (int k = 0; k < o->n_layers; k++) {
         const struct dse_compress_layer *l = &o->layers[k];
         int i = dse_net_find(net, l->layer);
@@ -81,9 +97,15 @@ static enum dse_status check_settings(const struct dse_net *net, const struct ds
         if (!compressed_type(net->layers[i].type))
             return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "a layer density names '%s', a %s layer; only conv, "
                                "fc and deconv weights are pruned", l->layer, dse_layer_type_str(net->layers[i].type));
-        if (!(l->density > 0 && l->density <= 1))
-            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "layer '%s' density %g is out of range; expected 0 < "
-                               "density <= 1", l->layer, l->density);
+#define LO_(field, key, kind, def, lo, hi, cli, help) lo
+#define HI_(field, key, kind, def, lo, hi, cli, help) hi
+        if (check_real("density", l->density, DSE_COMPRESS_density(LO_), DSE_COMPRESS_density(HI_), err)) {
+#undef LO_
+#undef HI_
+            char why[sizeof err->msg];
+            dse_strlcpy(why, err->msg, (int)sizeof why);
+            return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "layer '%s' %s", l->layer, why);
+        }
     }
     return DSE_OK;
 }
@@ -273,6 +295,9 @@ static void grad_hook(void *arg, struct dse_model *m) {
 /* A path under the work folder, whose length dse_compress_run checked (WORK_MAX), so the
  * stages' names always fit. */
 #define WORK_MAX 3072
+/* The work folder's stamp (work_stamp) and its most bytes. */
+#define STAMP "stamp"
+#define STAMP_MAX (1 << 20)
 static void pathf(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void pathf(char *out, size_t size, const char *fmt, ...) {
     va_list ap;
@@ -353,36 +378,30 @@ static enum dse_status code(struct dse_model *m, const struct plan *p, int bits,
     if (!(z.t = calloc((size_t)m->net.n_layers * 4 + 1, sizeof *z.t)))
         return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     int64_t values = 0;
-    for (int pass = 0; pass < 2 && !st; pass++) /* parameters, then running statistics: checkpoint order */
-        for (int i = 0; i < m->net.n_layers && !st; i++) {
-            const struct dse_node *nd = &m->nodes[i];
-            const struct dse_tensor *ts[2] = { pass ? nd->run_mean : nd->weight, pass ? nd->run_var : nd->bias };
-            static const char *const role[2][2] = { { "weight", "bias" }, { "run_mean", "run_var" } };
-            for (int k = 0; k < 2 && !st; k++) {
-                if (!ts[k]) continue;
-                struct dse_dsez_tensor *t = &z.t[z.n++];
-                dse_strlcpy(t->layer, m->net.layers[i].name, (int)sizeof t->layer);
-                dse_strlcpy(t->role, role[pass][k], (int)sizeof t->role);
-                t->count = dse_tensor_count(ts[k]);
-                values += t->count;
-                const struct shared *s = NULL;
-                for (int q = 0; q < p->n && !pass && !k; q++)
-                    if (p->w[q].layer == i) s = &p->w[q];
-                if (s) {
-                    t->bits = bits, t->codebook_n = s->k;
-                    t->codebook = malloc(sizeof *t->codebook * (size_t)s->k);
-                    t->index = malloc(sizeof *t->index * (size_t)(s->n + 1));
-                    if (t->codebook && t->index) {
-                        memcpy(t->codebook, s->codebook, sizeof *t->codebook * (size_t)s->k);
-                        memcpy(t->index, s->index, sizeof *t->index * (size_t)s->n);
-                    }
-                } else if ((t->raw = malloc(sizeof *t->raw * (size_t)(t->count + 1)))) {
-                    memcpy(t->raw, ts[k]->data, sizeof *t->raw * (size_t)t->count);
-                }
-                if (!(s ? t->codebook && t->index : t->raw != NULL))
-                    st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    struct dse_ckpt_tensor c;
+    for (int at = 0; !st && dse_ckpt_tensor_next(m, &at, &c);) {
+        struct dse_dsez_tensor *t = &z.t[z.n++];
+        dse_strlcpy(t->layer, m->net.layers[c.layer].name, (int)sizeof t->layer);
+        dse_strlcpy(t->role, c.role, (int)sizeof t->role);
+        t->count = dse_tensor_count(c.t);
+        values += t->count;
+        const struct shared *s = NULL;
+        for (int q = 0; q < p->n && c.t == m->nodes[c.layer].weight; q++)
+            if (p->w[q].layer == c.layer) s = &p->w[q];
+        if (s) {
+            t->bits = bits, t->codebook_n = s->k;
+            t->codebook = malloc(sizeof *t->codebook * (size_t)s->k);
+            t->index = malloc(sizeof *t->index * (size_t)(s->n + 1));
+            if (t->codebook && t->index) {
+                memcpy(t->codebook, s->codebook, sizeof *t->codebook * (size_t)s->k);
+                memcpy(t->index, s->index, sizeof *t->index * (size_t)s->n);
             }
+        } else if ((t->raw = malloc(sizeof *t->raw * (size_t)(t->count + 1)))) {
+            memcpy(t->raw, c.t->data, sizeof *t->raw * (size_t)t->count);
         }
+        if (!(s ? t->codebook && t->index : t->raw != NULL))
+            st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    }
     if (!st) st = dse_dsez_write(&z, m, meta, out, err);
     r->file_bytes = z.file_bytes, r->float_bytes = 4 * values;
     r->ratio = z.file_bytes > 0 ? (double)r->float_bytes / (double)z.file_bytes : 0;
@@ -398,23 +417,95 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void dse_compress_work_remove(const char *work, int finetune) {
+/* The stage files of work (ours by name: the stages' epoch-*.ckpt and epoch-*.part.ckpt, the
+ * three stage checkpoints and the stamp); nothing else is touched. */
+static void work_clear(const char *work) {
     static const char *const stage[] = { "retrain", "finetune" };
-    static const char *const file[] = { "pruned.ckpt", "shared.ckpt", "decoded.ckpt" };
+    static const char *const file[] = { "pruned.ckpt", "shared.ckpt", "decoded.ckpt", STAMP };
     char path[4096];
     for (int s = 0; s < 2; s++) {
-        for (int k = 1; k <= finetune; k++) {
-            pathf(path, sizeof path, "%s/%s/epoch-%d.ckpt", work, stage[s], k);
+        pathf(path, sizeof path, "%s/%s", work, stage[s]);
+        DIR *d = opendir(path);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            size_t len = strlen(e->d_name);
+            if (strncmp(e->d_name, "epoch-", 6) || len < 11 || strcmp(e->d_name + len - 5, ".ckpt")) continue;
+            pathf(path, sizeof path, "%s/%s/%s", work, stage[s], e->d_name);
             unlink(path);
         }
+        if (d) closedir(d);
         pathf(path, sizeof path, "%s/%s", work, stage[s]);
         rmdir(path);
     }
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < 4; f++) {
         pathf(path, sizeof path, "%s/%s", work, file[f]);
         unlink(path);
     }
+}
+
+void dse_compress_work_remove(const char *work) {
+    work_clear(work);
     rmdir(work);
+}
+
+/* What the work folder's files were made from: the checkpoint's bytes (their CRC-32), the
+ * settings, the layers' densities and the recipe (all but its epochs, set per stage), as text.
+ * A folder whose stamp differs, or has none, is cleared before the run (dse_compress_run). */
+static enum dse_status stamp_text(const char *checkpoint, const struct dse_compress_opts *o, char *out, size_t size,
+                                  struct dse_err *err) {
+    char *data = NULL;
+    size_t len = 0;
+    enum dse_status st = dse_fs_read(checkpoint, &data, &len, err);
+    if (st) return st;
+    unsigned long crc = crc32(0L, Z_NULL, 0);
+    for (size_t at = 0; at < len;) { /* zlib's length is a uInt */
+        uInt n = len - at > (1u << 30) ? 1u << 30 : (uInt)(len - at);
+        crc = crc32(crc, (const Bytef *)data + at, n);
+        at += n;
+    }
+    free(data);
+    size_t k = 0;
+#define ADD_(...) (k += (size_t)snprintf(out + (k < size ? k : size), k < size ? size - k : 0, __VA_ARGS__))
+    ADD_("dse compress work 1\ncheckpoint %zu bytes crc32 %08lx\ndata %s\n", len, crc, o->train.data ? o->train.data : "");
+#define C_INT(f)  ADD_(#f " %d\n", o->f)
+#define C_REAL(f) ADD_(#f " %.17g\n", o->f)
+#define C_(field, key, kind, def, lo, hi, cli, help) C_##kind(field);
+    DSE_COMPRESS_SETTINGS(C_)
+#undef C_
+    for (int i = 0; i < o->n_layers; i++) ADD_("layer %s %.17g\n", o->layers[i].layer, o->layers[i].density);
+#define R_INT(f)  ADD_("train." #f " %d\n", o->train.f)
+#define R_U64(f)  ADD_("train." #f " %llu\n", (unsigned long long)o->train.f)
+#define R_REAL(f) ADD_("train." #f " %.9g\n", (double)o->train.f)
+#define R_ENUM(f) ADD_("train." #f " %d\n", (int)o->train.f)
+#define R_(field, key, kind, def, lo, hi, cli, words, help) if (strcmp(#field, "epochs")) R_##kind(field);
+    DSE_TRAIN_RECIPE(R_)
+#undef R_
+#undef C_INT
+#undef C_REAL
+#undef R_INT
+#undef R_U64
+#undef R_REAL
+#undef R_ENUM
+#undef ADD_
+    if (k >= size) return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "too many layer densities (the work folder's "
+                                      "stamp is over %zu bytes)", size);
+    return DSE_OK;
+}
+
+/* Clear work unless its stamp is want (said through o->stage), then stamp it. */
+static enum dse_status work_stamp(const char *work, const char *want, const struct dse_compress_opts *o,
+                                  struct dse_err *err) {
+    char path[4096], *have = NULL;
+    size_t len = 0;
+    struct dse_err ignore;
+    pathf(path, sizeof path, "%s/" STAMP, work);
+    int same = !dse_fs_read(path, &have, &len, &ignore) && len == strlen(want) && !memcmp(have, want, len);
+    free(have);
+    if (same) return DSE_OK;
+    pathf(path, sizeof path, "%s/pruned.ckpt", work);
+    if (exists(path)) stage_said(o, "restart (the work folder was made from another checkpoint or settings)");
+    work_clear(work);
+    pathf(path, sizeof path, "%s/" STAMP, work);
+    return dse_fs_write_atomic(path, want, strlen(want), err);
 }
 
 /* Over 150 lines on purpose: the stages in their order, one exit freeing the model, the
@@ -447,8 +538,11 @@ enum dse_status dse_compress_run(const struct dse_net *net, const char *checkpoi
                                  .init = o->train.init, .init_std = o->train.init_std };
     int epoch;
     int64_t iter;
+    char *stamp = malloc(STAMP_MAX);
+    if (!stamp) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     if ((st = dse_model_new(net, &mo, &m, err)) || (st = dse_checkpoint_load(m, checkpoint, &epoch, &iter, err)) ||
-        (st = dse_checkpoint_info(checkpoint, &info, err)) || (st = dse_fs_mkdirs(work, err)))
+        (st = dse_checkpoint_info(checkpoint, &info, err)) || (st = stamp_text(checkpoint, o, stamp, STAMP_MAX, err)) ||
+        (st = dse_fs_mkdirs(work, err)) || (st = work_stamp(work, stamp, o, err)))
         goto done; /* the work folder only once the checkpoint is NET's */
     struct dse_ckpt_meta meta = { .seed = info.seed, .norm = info.norm, .classes = info.classes,
                                   .class_names = (const char(*)[64])info.class_names,
@@ -505,9 +599,10 @@ enum dse_status dse_compress_run(const struct dse_net *net, const char *checkpoi
         (st = eval_top1(net, o, path, &r->top1_compressed, err)))
         goto done;
     unlink(path);
-    if (!o->work_dir) dse_compress_work_remove(work, o->finetune);
+    if (!o->work_dir) dse_compress_work_remove(work);
     r->seconds = now_s() - t0;
 done:
+    free(stamp);
     plan_free(&p);
     free(info.class_names);
     dse_model_free(m);

@@ -47,12 +47,17 @@ enum dse_status dse_dsez_write(struct dse_dsez *z, const struct dse_model *m, co
 /* Read and decode a whole file (the CRC, every stream, the text block); a flipped byte, a
  * truncated file or a stream that does not decode is DSE_ERR_IO naming path. */
 enum dse_status dse_dsez_read(const char *path, struct dse_dsez *z, struct dse_err *err);
+/* The same checks and byte counts (and nonzero), but a sparse tensor's index is left NULL: what
+ * dse analyze --compressed needs, in memory bounded by the file's size (a file's header can
+ * claim far more values than it holds bytes; dse_dsez_load bounds them by the model instead). */
+enum dse_status dse_dsez_read_sizes(const char *path, struct dse_dsez *z, struct dse_err *err);
 void            dse_dsez_free(struct dse_dsez *z);
 /* 1 if path starts with the .dsez magic, else 0 (missing, unreadable, another kind). */
 int             dse_dsez_is(const char *path);
 /* Decode path into m: parameters (the pruned zeros included) and running statistics, momentum
  * zeroed. A file of another network is DSE_ERR_IO naming the first tensor that differs, as for a
- * checkpoint. dse_checkpoint_load and dse_checkpoint_info call these for a file with the .dsez
+ * checkpoint, found from its text block before any stream is decoded. dse_dsez_info reads the
+ * header and the text block only (the CRC checked). dse_checkpoint_load and dse_checkpoint_info call these for a file with the .dsez
  * magic, so dse eval, predict and export take a .dsez wherever they take a checkpoint. */
 enum dse_status dse_dsez_load(struct dse_model *m, const char *path, struct dse_err *err);
 enum dse_status dse_dsez_info(const char *path, struct dse_ckpt_info *out, struct dse_err *err);
@@ -83,7 +88,8 @@ struct dse_compress_opts {
                                          given is kept: dse_compress_work_remove) */
     void      (*stage)(void *arg, const char *name); /* NULL, or told (with train.progress_arg) as
                                          each stage starts: "prune", "retrain", "share", "finetune",
-                                         "code" */
+                                         "code"; and "restart (...)" when the work folder's files were made from another checkpoint
+                                         or settings and are cleared first */
 };
 
 struct dse_compress_result {
@@ -96,8 +102,9 @@ struct dse_compress_result {
     double  seconds;
 };
 
-/* Remove a work folder's stage files (finetune: the run's) and the folder. */
-void dse_compress_work_remove(const char *work, int finetune);
+/* Remove a work folder's stage files (the stages' checkpoints and the stamp, known by name)
+ * and the folder when that leaves it empty. */
+void dse_compress_work_remove(const char *work);
 
 /* Defaults: engine/compress.def's, and dse_train_opts_default's recipe. */
 void dse_compress_opts_default(struct dse_compress_opts *o);

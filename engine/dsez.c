@@ -100,21 +100,13 @@ static size_t put_stream(uint8_t *out, size_t cap, const uint16_t *s, uint64_t n
 
 /* ---- writing -------------------------------------------------------------------------------- */
 
-/* The model's tensors in checkpoint order: for k-th, its layer, role and count. */
+/* The model's k-th tensor in checkpoint order: its layer, role and count. */
 static int model_tensor(const struct dse_model *m, int want, const char **layer, const char **role, int64_t *count) {
-    static const char *const roles[2][2] = { { "weight", "bias" }, { "run_mean", "run_var" } };
-    int k = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < m->net.n_layers; i++) {
-            const struct dse_node *nd = &m->nodes[i];
-            const struct dse_tensor *ts[2] = { pass ? nd->run_mean : nd->weight, pass ? nd->run_var : nd->bias };
-            for (int r = 0; r < 2; r++) {
-                if (!ts[r]) continue;
-                if (k++ == want) {
-                    *layer = m->net.layers[i].name, *role = roles[pass][r], *count = dse_tensor_count(ts[r]);
-                    return 1;
-                }
-            }
+    struct dse_ckpt_tensor c;
+    for (int at = 0, k = 0; dse_ckpt_tensor_next(m, &at, &c); k++)
+        if (k == want) {
+            *layer = m->net.layers[c.layer].name, *role = c.role, *count = dse_tensor_count(c.t);
+            return 1;
         }
     return 0;
 }
@@ -367,8 +359,17 @@ static int get_stream(const uint8_t *in, size_t len, int alphabet, uint64_t n, u
     return bad || !dse_bitr_done(&r) ? -1 : 0;
 }
 
-/* The payload's tensor k from p[*at..len) into t (names and count from the text block). */
-static enum dse_status get_tensor(const uint8_t *p, size_t len, size_t *at, struct dse_dsez_tensor *t,
+/* How much of a file read_file decodes. */
+enum depth {
+    HEAD,    /* the header, the CRC and the text block */
+    SIZES,   /* and every stream, checked, but no sparse tensor's values in place (t->index NULL):
+                what a file of a few kilobytes may claim is then bounded by its own size */
+    VALUES   /* and every tensor's values */
+};
+
+/* The payload's tensor k from p[*at..len) into t (names and count from the text block); at
+ * depth SIZES a sparse tensor's entries are counted, not placed. */
+static enum dse_status get_tensor(const uint8_t *p, size_t len, size_t *at, struct dse_dsez_tensor *t, enum depth d,
                                   const char *path, struct dse_err *err) {
     struct dsez_record rec;
     char what[DSE_NAME_MAX + 96];
@@ -400,11 +401,12 @@ static enum dse_status get_tensor(const uint8_t *p, size_t len, size_t *at, stru
         rec.index_bytes > len - *at - 4 * (size_t)rec.codebook_n ||
         rec.gap_bytes > len - *at - 4 * (size_t)rec.codebook_n - rec.index_bytes)
         return corrupt(path, err, what);
+    const int place = d == VALUES || !rec.sparse_bits; /* a dense tensor's entries are its values */
     t->codebook = malloc(sizeof(float) * rec.codebook_n);
-    t->index = calloc((size_t)rec.count + 1, sizeof *t->index);
+    t->index = place ? calloc((size_t)rec.count + 1, sizeof *t->index) : NULL;
     uint16_t *sym = malloc(sizeof *sym * (size_t)(rec.entries + 1)), *gap = malloc(sizeof *gap * (size_t)(rec.entries + 1));
     enum dse_status st = DSE_OK;
-    if (!t->codebook || !t->index || !sym || !gap) {
+    if (!t->codebook || (place && !t->index) || !sym || !gap) {
         st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory reading the compressed model");
         goto done;
     }
@@ -428,20 +430,25 @@ static enum dse_status get_tensor(const uint8_t *p, size_t len, size_t *at, stru
         for (uint64_t i = 0; i < rec.entries && !st; i++) {
             pos += (int64_t)gap[i] + 1;
             if (pos >= t->count) st = corrupt(path, err, what);
-            else t->index[pos] = sym[i];
+            else if (place) t->index[pos] = sym[i];
         }
         if (!st && t->count - 1 - pos >= (int64_t)1 << rec.sparse_bits) st = corrupt(path, err, what);
         if (st) goto done;
     }
-    for (int64_t i = 0; i < t->count; i++) t->nonzero += t->index[i] && t->codebook[t->index[i]] != 0;
+    if (place)
+        for (int64_t i = 0; i < t->count; i++) t->nonzero += t->index[i] && t->codebook[t->index[i]] != 0;
+    else /* every value not stored is a zero; a stored one may be a filler's zero */
+        for (uint64_t i = 0; i < rec.entries; i++) t->nonzero += sym[i] && t->codebook[sym[i]] != 0;
     t->codebook_bytes = 4 * (int64_t)rec.codebook_n, t->weight_bytes = rec.index_bytes, t->index_bytes = rec.gap_bytes;
 done:
     free(sym), free(gap);
     return st;
 }
 
-/* Reads path into z; *text (malloc'd, *text_len bytes) keeps its text block when asked. */
-static enum dse_status read_file(const char *path, struct dse_dsez *z, char **text, size_t *text_len,
+/* Reads path into z to depth d; with m, the text block must name m's tensors (else the
+ * error of a checkpoint of another network) before any stream is decoded, so that what a
+ * file claims is bounded by the model it is loaded into. */
+static enum dse_status read_file(const char *path, struct dse_dsez *z, enum depth d, const struct dse_model *m,
                                  struct dse_err *err) {
     char *file;
     size_t len;
@@ -476,9 +483,10 @@ static enum dse_status read_file(const char *path, struct dse_dsez *z, char **te
         goto done;
     }
     const char *tx = file + sizeof h;
-    if (h.tensors > (1u << 20) || !(z->t = calloc((size_t)h.tensors + 1, sizeof *z->t))) {
-        st = h.tensors > (1u << 20) ? corrupt(path, err, "its tensor count")
-                                    : dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
+    /* a tensor's line is at least "param L R 1x1x1x1\n", 17 bytes */
+    if (h.tensors > h.text_bytes / 17 || !(z->t = calloc((size_t)h.tensors + 1, sizeof *z->t))) {
+        st = h.tensors > h.text_bytes / 17 ? corrupt(path, err, "its tensor count")
+                                           : dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
         goto done;
     }
     int n = text_tensors(tx, h.text_bytes, z->t, (int)h.tensors);
@@ -489,14 +497,11 @@ static enum dse_status read_file(const char *path, struct dse_dsez *z, char **te
     z->n = n;
     if ((st = dse_ckpt_text_info(path, tx, h.text_bytes, &z->info, err))) goto done;
     z->info.version = (int)h.version;
+    if (m && (st = dse_ckpt_text_match(m, path, "compressed model", tx, h.text_bytes, err))) goto done;
     size_t at = sizeof h + h.text_bytes;
-    for (int k = 0; k < z->n && !st; k++) st = get_tensor(p, len, &at, &z->t[k], path, err);
-    if (!st && at != len) st = corrupt(path, err, "bytes after the last tensor");
+    for (int k = 0; k < z->n && !st && d != HEAD; k++) st = get_tensor(p, len, &at, &z->t[k], d, path, err);
+    if (!st && d != HEAD && at != len) st = corrupt(path, err, "bytes after the last tensor");
     if (!st) z->file_bytes = (int64_t)len;
-    if (!st && text) {
-        if (!(*text = malloc(h.text_bytes + 1))) st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
-        else memcpy(*text, tx, h.text_bytes), *text_len = h.text_bytes;
-    }
 done:
     free(file);
     if (st) dse_dsez_free(z);
@@ -504,13 +509,17 @@ done:
 }
 
 enum dse_status dse_dsez_read(const char *path, struct dse_dsez *z, struct dse_err *err) {
-    return read_file(path, z, NULL, NULL, err);
+    return read_file(path, z, VALUES, NULL, err);
+}
+
+enum dse_status dse_dsez_read_sizes(const char *path, struct dse_dsez *z, struct dse_err *err) {
+    return read_file(path, z, SIZES, NULL, err);
 }
 
 enum dse_status dse_dsez_info(const char *path, struct dse_ckpt_info *out, struct dse_err *err) {
     struct dse_dsez z;
     memset(out, 0, sizeof *out);
-    enum dse_status st = read_file(path, &z, NULL, NULL, err);
+    enum dse_status st = read_file(path, &z, HEAD, NULL, err);
     if (st) return st;
     *out = z.info;
     z.info.class_names = NULL; /* handed to out */
@@ -520,22 +529,21 @@ enum dse_status dse_dsez_info(const char *path, struct dse_ckpt_info *out, struc
 
 enum dse_status dse_dsez_load(struct dse_model *m, const char *path, struct dse_err *err) {
     struct dse_dsez z;
-    char *text = NULL;
-    size_t text_len = 0;
-    enum dse_status st = read_file(path, &z, &text, &text_len, err);
+    enum dse_status st = read_file(path, &z, VALUES, m, err);
     if (st) return st;
     float *state = NULL;
-    if ((st = dse_ckpt_text_match(m, path, "compressed model", text, text_len, err))) goto done;
     uint64_t n = dse_model_state_count(m);
     if (!(state = calloc((size_t)n + 1, sizeof *state))) {
         st = dse_err_set(err, DSE_ERR_NOMEM, path, 0, "out of memory");
         goto done;
     }
-    /* Checkpoint order: each parameter then its momentum (zero here), then running statistics. */
+    /* Checkpoint order: each parameter then its momentum (zero here), then running statistics;
+     * the text block matched the model's, so z.t[k] is the model's k-th */
     uint64_t at = 0;
-    for (int k = 0; k < z.n; k++) {
+    struct dse_ckpt_tensor c;
+    for (int k = 0, walk = 0; k < z.n; k++) {
         const struct dse_dsez_tensor *t = &z.t[k];
-        const int param = strcmp(t->role, "weight") == 0 || strcmp(t->role, "bias") == 0;
+        const int param = dse_ckpt_tensor_next(m, &walk, &c) && c.param;
         if (at + (uint64_t)t->count * (param ? 2u : 1u) > n) {
             st = corrupt(path, err, "more values than the network holds");
             goto done;
@@ -550,7 +558,6 @@ enum dse_status dse_dsez_load(struct dse_model *m, const char *path, struct dse_
     st = dse_model_state_put(m, state, err);
 done:
     free(state);
-    free(text);
     dse_dsez_free(&z);
     return st;
 }

@@ -139,20 +139,10 @@ static void layer_lines(FILE *f, const struct dse_model *m) {
 /* The text block's tensor lines: every value of the payload, in its order (each parameter
  * then its momentum, then running statistics: dse_model_state_get's order). */
 static void tensor_lines(FILE *f, const struct dse_model *m) {
-    for (int i = 0; i < m->net.n_layers; i++) {
-        const struct dse_tensor *t[2] = { m->nodes[i].weight, m->nodes[i].bias };
-        static const char *const role[2] = { "weight", "bias" };
-        for (int k = 0; k < 2; k++)
-            if (t[k]) fprintf(f, "param %s %s %dx%dx%dx%d +momentum\n", m->net.layers[i].name, role[k], t[k]->n,
-                              t[k]->c, t[k]->h, t[k]->w);
-    }
-    for (int i = 0; i < m->net.n_layers; i++) {
-        const struct dse_tensor *t[2] = { m->nodes[i].run_mean, m->nodes[i].run_var };
-        static const char *const role[2] = { "run_mean", "run_var" };
-        for (int k = 0; k < 2; k++)
-            if (t[k]) fprintf(f, "state %s %s %dx%dx%dx%d\n", m->net.layers[i].name, role[k], t[k]->n, t[k]->c,
-                              t[k]->h, t[k]->w);
-    }
+    struct dse_ckpt_tensor c;
+    for (int at = 0; dse_ckpt_tensor_next(m, &at, &c);)
+        fprintf(f, "%s %s %s %dx%dx%dx%d%s\n", c.param ? "param" : "state", m->net.layers[c.layer].name, c.role,
+                c.t->n, c.t->c, c.t->h, c.t->w, c.param ? " +momentum" : "");
 }
 
 /* s as one line of the text block: a control byte (a newline would start a line the reader
@@ -838,6 +828,11 @@ static enum dse_status run_paths_check(const struct dse_train_opts *o, int rank,
     if (o->resume && S_ISDIR(sb.st_mode))
         return dse_err_set(err, DSE_ERR_IO, o->resume, 0, "is a directory; expected a checkpoint file "
                            "(DIR/epoch-<k>.ckpt)");
+    if (o->resume && dse_dsez_is(o->resume))
+        return dse_err_set(err, DSE_ERR_CONFIG, o->resume, 0, "is a compressed model (.dsez): training it would revive "
+                           "its pruned weights and untie its shared ones. To train on from its weights as a float "
+                           "model: dse export NET --checkpoint %s --format ckpt --out FILE.ckpt, then --resume "
+                           "FILE.ckpt; to compress again: dse compress", o->resume);
     if (rank > 0) return DSE_OK;
     if (o->checkpoint_dir &&
         ((st = dse_fs_mkdirs(o->checkpoint_dir, err)) || (st = dse_fs_check_dir(o->checkpoint_dir, err))))

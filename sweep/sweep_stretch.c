@@ -448,6 +448,19 @@ static void stretch_latency(struct worker *w, struct cand *c, struct dse_lease *
         dse_worker_say(w, "%s: the lease could not be renewed after measuring its latency", c->id);
 }
 
+/* Compression's fine-tuning stops, as training does (seg_cancel), when the lease is lost or
+ * the command's time budget is spent. */
+struct compress_watch {
+    struct worker    *w;
+    struct heartbeat *hb;
+};
+
+static int compress_cancel(void *arg) {
+    const struct compress_watch *cw = arg;
+    if (atomic_load(&cw->hb->lost)) return 1;
+    return cw->w->deadline > 0 && dse_lease_mono() > cw->w->deadline;
+}
+
 /* A done candidate of a space with a compress section compressed (issue #35): its last
  * checkpoint by Deep Compression into DIR/checkpoints/<id>/model.dsez, the stages' own
  * checkpoints in DIR/checkpoints/<id>/compress.work (a killed worker's successor resumes
@@ -486,16 +499,29 @@ static enum dse_status stretch_compress(struct worker *w, struct cand *c, struct
                    co.finetune, co.finetune == 1 ? "" : "s");
     if (heartbeat_start(&hb, w->dir, l, worker_device(w, dev, sizeof dev)))
         return dse_err_set(err, DSE_ERR_INTERNAL, NULL, 0, "cannot start the heartbeat thread");
+    struct compress_watch cw = { .w = w, .hb = &hb };
+    co.train.cancel = compress_cancel, co.train.progress_arg = &cw;
     enum dse_status st = dse_compress_run(net, ckpt, &co, out, &res, err);
     heartbeat_stop(&hb, l);
-    if (atomic_load(&hb.lost)) return DSE_OK; /* the commit that follows writes nothing, as ever */
+    if (atomic_load(&hb.lost)) { /* the commit that follows writes nothing, as ever */
+        dse_worker_say(w, "%s: lost its lease to another worker while compressing; stopping", c->id);
+        memset(err, 0, sizeof *err);
+        return DSE_OK;
+    }
+    if (st && w->deadline > 0 && dse_lease_mono() > w->deadline) { /* the budget: it stays pending */
+        r->status = DSE_REC_PENDING;
+        if (r->n_att) dse_strlcpy(r->att[r->n_att - 1].end, "budget", sizeof r->att[r->n_att - 1].end);
+        dse_worker_say(w, "%s: time budget reached while compressing; it goes on from %s next time", c->id, work);
+        memset(err, 0, sizeof *err);
+        return DSE_OK;
+    }
     if (st == DSE_ERR_IO || st == DSE_ERR_NOMEM) return st; /* the disk or the data: the worker's problem */
     if (st) {
         dse_worker_say(w, "%s: not compressed: %s", c->id, dse_err_format(err, msg, sizeof msg));
         memset(err, 0, sizeof *err);
         return DSE_OK;
     }
-    dse_compress_work_remove(work, co.finetune); /* the .dsez is written: its stages' checkpoints are done with */
+    dse_compress_work_remove(work); /* the .dsez is written: its stages' checkpoints are done with */
     r->compressed_bytes = res.file_bytes;
     r->compressed_top1 = res.top1_compressed;
     r->compressed_density = res.density;
@@ -675,7 +701,7 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
     const struct dse_epoch_result *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;
     if (last && r->status == DSE_REC_DONE)
         dse_worker_say(w, "%s done: top-1 %.2f%% after %d epochs", c->id, 100 * last->top1, r->n_epochs);
-    else if (last && r->status == DSE_REC_PENDING)
+    else if (last && r->status == DSE_REC_PENDING && !(r->n_att && !strcmp(r->att[r->n_att - 1].end, "budget")))
         dse_worker_say(w, "%s paused at epoch %d for its rung: top-1 %.2f%%", c->id, r->n_epochs, 100 * last->top1);
     dse_worker_prune_checkpoints(w, c->id, r->n_epochs);
     dse_worker_let_go(w, l);

@@ -1132,6 +1132,12 @@ void test_compress(void) {
         fprintf(stderr, "other: %s", a);
     CHECK(strstr(a, "compressed model of another network: it has 'param conv1 weight 4x1x3x3 +momentum'") &&
           strstr(a, "rc=2"));
+    /* training a .dsez would undo its compression: refused, with the way to a float checkpoint */
+    snprintf(cmd, sizeof cmd, "%s train %s --resume %s --data fashion-mnist --limit-train 64 --limit-test 10 2>&1; "
+             "echo rc=$?", DSE_BINARY, net, z1);
+    CHECK(cmd_output(cmd, a, sizeof a) == 0);
+    if (!strstr(a, "is a compressed model (.dsez)")) fprintf(stderr, "train --resume .dsez: %s", a);
+    CHECK(strstr(a, "is a compressed model (.dsez)") && strstr(a, "--format ckpt") && strstr(a, "rc=2"));
     remove(z1), remove(z2), remove(dec), remove(onnx), remove(bad), remove(other);
     rmdir(dir);
 }

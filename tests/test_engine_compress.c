@@ -126,6 +126,9 @@ static float *weights_of(const struct dse_net *net, const char *path, const char
 
 static int stop_at(void *arg) { return --*(int *)arg < 0; }
 
+/* A stage callback counting restarts in *arg. */
+static void said(void *arg, const char *stage) { *(int *)arg += !strncmp(stage, "restart", 7); }
+
 /* The whole run: masked retraining keeps the pruned zeros, fine-tuning keeps every weight on
  * its codebook value, two runs give the same bytes, and a run stopped within each training
  * stage goes on from its work folder to them too. */
@@ -134,14 +137,14 @@ static void test_run(void) {
         CHECK_SKIP("dataset-fashion-mnist not installed");
         return;
     }
-    char dir[64], ckpt[300], out[3][300], work[3][300];
+    char dir[64], ckpt[300], out[5][300], work[5][300];
     tmpdir_make(dir);
     struct dse_net net;
     struct dse_compress_opts o;
     setup(dir, &net, &o, ckpt);
     struct dse_compress_result r;
     struct dse_err err = { 0 };
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 5; k++) {
         snprintf(out[k], sizeof out[k], "%s/m%d.dsez", dir, k);
         snprintf(work[k], sizeof work[k], "%s/w%d", dir, k);
     }
@@ -203,6 +206,23 @@ static void test_run(void) {
     CHECK_OK(dse_fs_read(out[2], &b, &lb, &err));
     CHECK(la == lb && !memcmp(a, b, la));
     free(a), free(b);
+    /* a work folder left by a run of other settings (here work[0]'s, density 0.5) is cleared,
+     * said, and the run is a fresh one's: the same bytes as in an empty folder */
+    int restarts = 0;
+    o.density = 0.3, o.work_dir = work[3], o.stage = said, o.train.progress_arg = &restarts;
+    CHECK_OK(dse_compress_run(&net, ckpt, &o, out[3], &r, &err));
+    CHECK_INT_EQ(restarts, 0);
+    o.work_dir = work[0];
+    CHECK_OK(dse_compress_run(&net, ckpt, &o, out[4], &r, &err));
+    CHECK_INT_EQ(restarts, 1);
+    CHECK_OK(dse_fs_read(out[3], &a, &la, &err));
+    CHECK_OK(dse_fs_read(out[4], &b, &lb, &err));
+    CHECK(la == lb && !memcmp(a, b, la));
+    free(a), free(b);
+    /* the same settings again: the stamp matches, the stages' files are used as they are */
+    CHECK_OK(dse_compress_run(&net, ckpt, &o, out[4], &r, &err));
+    CHECK_INT_EQ(restarts, 1);
+    o.density = 0.5, o.stage = NULL;
     /* the default work folder (OUT.work) goes once done */
     o.work_dir = NULL, o.finetune = 0, o.train.ckpt_every_steps = 0;
     CHECK_OK(dse_compress_run(&net, ckpt, &o, out[1], &r, &err));

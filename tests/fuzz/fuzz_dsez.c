@@ -1,12 +1,21 @@
-/* fuzz_dsez: a compressed model's file (engine/dsez.c dse_dsez_read: header, text block,
- * codebooks, Huffman-coded index and gap streams), as dse eval, predict, export and analyze
- * --compressed read it. The input's CRC-32 is set right before reading, so that mutations
+/* fuzz_dsez: a compressed model's file (engine/dsez.c: header, text block, codebooks,
+ * Huffman-coded index and gap streams) read as dse analyze --compressed reads it
+ * (dse_dsez_read_sizes) and loaded, as dse eval, predict and export do, into the model of
+ * tests/fuzz/tiny.cfg (dse_dsez_load). The input's CRC-32 is set right before reading, so that mutations
  * reach the decoder instead of stopping at the checksum (the seed, corpus/dsez/, is a
  * tests/fuzz/tiny.cfg model from dse compress). */
 #include <zlib.h>
 
 #include "engine/compress.h"
-#include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz_model.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    fuzz_model_make("fuzz_dsez");
+    return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,6 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(copy);
     struct dse_dsez z;
     struct dse_err err = {0};
-    if (dse_dsez_read(path, &z, &err) == DSE_OK) dse_dsez_free(&z);
+    if (dse_dsez_read_sizes(path, &z, &err) == DSE_OK) dse_dsez_free(&z);
+    enum dse_status st = dse_dsez_load(fuzz_model, path, &err);
+    if (getenv("DSE_FUZZ_VERBOSE")) /* does a seed load? (it must, or the values go unread) */
+        fprintf(stderr, "fuzz_dsez: %s%s%s\n", dse_status_str(st), st ? ": " : "", st ? err.msg : "");
     return 0;
 }
