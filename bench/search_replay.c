@@ -10,6 +10,8 @@
  *              each time a worker finds nothing left to claim; `--workers W` trainings run
  *              at once and finish in proposal order, so W - 1 proposals are still pending
  *              (excluded, their results unknown) when the next one is made.
+ *   bo         dse_bo_propose (sweep/bo.h), driven the same way: its initial design (n0 of
+ *              the budget) proposed at once, then one proposal per worker that finds nothing.
  *   random     uniform random search without replacement over the feasible candidates,
  *              in one random order per seed (the proposer with a population as large as
  *              the budget: all of it its initial random sample), so the first B of a run
@@ -35,7 +37,9 @@
  *
  * Usage: search_replay SPACE (TABLE.csv | --analytic) [--seeds N] [--pop P] [--workers W]
  *                      [--cost NAME] [--target F] [--budget B] [--curves FILE]
- *                      [--ref-quantile Q] [--aging] [--strata] */
+ *                      [--ref-quantile Q] [--aging] [--strata] [--strategy S[,S...]]
+ * (S: random, evolution, bo; random and evolution unless told: bo's model grows with the
+ * budget, too slow for the large space's 1,500 evaluations). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,17 +179,30 @@ static struct dse_evo_result result_of(const struct table *t, uint64_t k) {
     return r;
 }
 
-/* Evolution as a sweep drives it: proposals in order, W trained at once, finishing in
+/* A proposer: evolution's or bo's, with its options. */
+struct proposer {
+    const struct dse_evo_opts *evo; /* NULL: bo */
+    const struct dse_bo_opts  *bo;
+};
+
+static enum dse_status propose(const struct dse_space *s, const struct proposer *pr, const struct dse_evo_result *res,
+                               int n_res, const uint64_t *excl, int n_excl, int k, uint64_t *out, int *n_out,
+                               struct dse_err *err) {
+    return pr->evo ? dse_evo_propose(s, pr->evo, res, n_res, excl, n_excl, k, out, n_out, err)
+                   : dse_bo_propose(s, pr->bo, res, n_res, excl, n_excl, k, out, n_out, err);
+}
+
+/* A search as a sweep drives it: proposals in order, W trained at once, finishing in
  * proposal order. res[0 .. return) in recorded order. */
-static int run_evolution(const struct dse_space *s, const struct table *t, const struct dse_evo_opts *o, int budget,
-                         int workers, struct dse_evo_result *res) {
+static int run_search(const struct dse_space *s, const struct table *t, const struct proposer *pr, int first,
+                      int budget, int workers, struct dse_evo_result *res) {
     struct dse_err err = { 0 };
     char msg[600];
     uint64_t *pend = malloc(sizeof *pend * ((size_t)budget + 1));
-    int n_res = 0, n_pend = 0, proposed = 0;
-    /* the analytic phase: the initial population, min(pop, budget), at once */
-    int first = o->pop < budget ? o->pop : budget, got = 0;
-    if (dse_evo_propose(s, o, res, 0, NULL, 0, first, pend, &got, &err)) goto fail;
+    int n_res = 0, n_pend = 0, proposed = 0, got = 0;
+    /* the analytic phase: the initial population or design, min(first, budget), at once */
+    if (first > budget) first = budget;
+    if (propose(s, pr, res, 0, NULL, 0, first, pend, &got, &err)) goto fail;
     n_pend = got, proposed = got;
     while (n_pend) {
         /* the oldest pending training ends and is recorded */
@@ -193,7 +210,7 @@ static int run_evolution(const struct dse_space *s, const struct table *t, const
         memmove(pend, pend + 1, sizeof *pend * (size_t)--n_pend);
         /* workers that find nothing to claim step the search: one proposal each */
         while (n_pend < workers && proposed < budget) {
-            if (dse_evo_propose(s, o, res, n_res, pend, n_pend, 1, pend + n_pend, &got, &err)) goto fail;
+            if (propose(s, pr, res, n_res, pend, n_pend, 1, pend + n_pend, &got, &err)) goto fail;
             if (!got) break;
             n_pend++, proposed++;
         }
@@ -218,11 +235,11 @@ static double quantile(double *v, int n, double q) {
 static void usage(void) {
     fprintf(stderr, "usage: search_replay SPACE (TABLE.csv | --analytic) [--seeds N] [--pop P] [--workers W]\n"
                     "                     [--cost NAME] [--target F] [--budget B] [--curves FILE]\n"
-                    "                     [--ref-quantile Q] [--aging] [--strata]\n");
+                    "                     [--ref-quantile Q] [--aging] [--strata] [--strategy S[,S...]]\n");
 }
 
 int main(int argc, char **argv) {
-    const char *space_path = NULL, *table_path = NULL, *curves_path = NULL;
+    const char *space_path = NULL, *table_path = NULL, *curves_path = NULL, *strategies = "random,evolution";
     int seeds = 25, pop = 16, workers = 2, budget = 0, analytic = 0, aging = 0, strata = 0;
     double target = 0.95, ref_q = 0;
     enum dse_evo_cost cost = DSE_EVO_PARAMS;
@@ -242,6 +259,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--target")) target = atof(v);
             else if (!strcmp(a, "--ref-quantile")) ref_q = atof(v);
             else if (!strcmp(a, "--curves")) curves_path = v;
+            else if (!strcmp(a, "--strategy")) strategies = v;
             else if (!strcmp(a, "--cost")) {
                 int c = dse_evo_cost_find(v);
                 if (c < 0) return fprintf(stderr, "search_replay: --cost %s: not in sweep/objective.def\n", v), 2;
@@ -296,12 +314,22 @@ int main(int argc, char **argv) {
         if (!(cf = fopen(curves_path, "w"))) return perror(curves_path), 2;
         fprintf(cf, "strategy,seed,evals,hv_frac\n");
     }
-    enum { EVOLUTION, RANDOM, N_STRATEGIES };
-    static const char *const names[N_STRATEGIES] = { "evolution", "random" };
-    int *need[N_STRATEGIES];
-    double *hv_at[N_STRATEGIES]; /* [seed * budget + evals - 1] */
+    enum { EVOLUTION, RANDOM, BO, N_STRATEGIES };
+    static const char *const names[N_STRATEGIES] = { "evolution", "random", "bo" };
+    int run[N_STRATEGIES] = { 0 };
+    for (const char *p = strategies; *p;) {
+        size_t len = strcspn(p, ",");
+        int found = 0;
+        for (int st = 0; st < N_STRATEGIES; st++)
+            if (strlen(names[st]) == len && !strncmp(p, names[st], len)) run[st] = found = 1;
+        if (!found) return fprintf(stderr, "search_replay: --strategy %s: expected random, evolution, bo\n", strategies), 2;
+        p += len + (p[len] == ',');
+    }
+    int *need[N_STRATEGIES] = { 0 };
+    double *hv_at[N_STRATEGIES] = { 0 }; /* [seed * budget + evals - 1] */
     double t0 = bench_now_ms();
     for (int st = 0; st < N_STRATEGIES; st++) {
+        if (!run[st]) continue;
         need[st] = malloc(sizeof **need * (size_t)seeds);
         hv_at[st] = malloc(sizeof **hv_at * (size_t)seeds * (size_t)budget);
         for (int i = 0; i < seeds; i++) {
@@ -314,7 +342,11 @@ int main(int argc, char **argv) {
             o.seed = seed, o.n_obj = 2;
             if (st == EVOLUTION) o.pop = pop, o.aging = aging, o.strata = strata ? (int)cost : -1;
             else o.pop = budget;
-            int n = run_evolution(&s, &t, &o, budget, workers, res);
+            struct dse_bo_opts bo;
+            dse_bo_opts_default(&bo);
+            bo.seed = seed, bo.budget = budget, bo.cost = cost;
+            const struct proposer pr = { .evo = st == BO ? NULL : &o, .bo = &bo };
+            int n = run_search(&s, &t, &pr, st == BO ? dse_bo_n_init(budget) : o.pop, budget, workers, res);
             if (dse_evo_hv_prefixes(res, n, ref_top1, ref_cost, hv))
                 return fprintf(stderr, "search_replay: out of memory\n"), 1;
             for (int b = 1; b <= budget; b++) hv[b - 1] = (b <= n ? hv[b - 1] : hv[n - 1]) / hv_grid;
@@ -331,14 +363,23 @@ int main(int argc, char **argv) {
 
     int med[N_STRATEGIES];
     for (int st = 0; st < N_STRATEGIES; st++) {
+        if (!run[st]) continue;
+        /* the mean hypervolume fraction at the budget, with its standard error over the seeds */
+        double sum = 0, sq = 0;
+        for (int i = 0; i < seeds; i++) {
+            double h = hv_at[st][(size_t)i * (size_t)budget + (size_t)budget - 1];
+            sum += h, sq += h * h;
+        }
+        const double mean = sum / seeds, var = seeds > 1 ? (sq - seeds * mean * mean) / (seeds - 1) : 0;
         int *v = need[st];
         qsort(v, (size_t)seeds, sizeof *v, cmp_int);
         med[st] = v[seeds / 2];
         int reached = 0;
         for (int i = 0; i < seeds; i++) reached += v[i] <= budget;
-        printf("name=search_replay_%s evals_to_target_median=%d evals_to_target_q1=%d evals_to_target_q3=%d "
-               "reached=%d/%d",
-               names[st], med[st], v[seeds / 4], v[(3 * seeds) / 4], reached, seeds);
+        printf("name=search_replay_%s hv_mean_at_%d=%.4f hv_se_at_%d=%.4f evals_to_target_median=%d "
+               "evals_to_target_q1=%d evals_to_target_q3=%d reached=%d/%d",
+               names[st], budget, mean, budget, var > 0 ? sqrt(var / seeds) : 0, med[st], v[seeds / 4],
+               v[(3 * seeds) / 4], reached, seeds);
         /* the median hypervolume at a few budgets */
         double *col = malloc(sizeof *col * (size_t)seeds);
         static const double fracs[] = { 0.125, 0.25, 0.5 };
@@ -352,9 +393,12 @@ int main(int argc, char **argv) {
         free(col);
     }
     /* random's median past the budget: it did not reach the target, the ratio is a lower bound */
-    printf("name=search_replay_ratio random_over_evolution=%.2f lower_bound=%s target_ratio=3 met=%s replay_ms=%.0f\n",
-           (double)med[RANDOM] / med[EVOLUTION], med[RANDOM] > budget ? "yes" : "no",
-           med[EVOLUTION] <= budget && (double)med[RANDOM] >= 3.0 * med[EVOLUTION] ? "yes" : "no", ms);
+    if (run[RANDOM] && run[EVOLUTION])
+        printf("name=search_replay_ratio random_over_evolution=%.2f lower_bound=%s target_ratio=3 met=%s "
+               "replay_ms=%.0f\n", (double)med[RANDOM] / med[EVOLUTION], med[RANDOM] > budget ? "yes" : "no",
+               med[EVOLUTION] <= budget && (double)med[RANDOM] >= 3.0 * med[EVOLUTION] ? "yes" : "no", ms);
+    else
+        printf("name=search_replay_time replay_ms=%.0f\n", ms);
     for (int st = 0; st < N_STRATEGIES; st++) free(need[st]), free(hv_at[st]);
     free(all), free(res), free(t.top1), free(t.cost), free(t.pruned);
     dse_space_free(&s);

@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "sweep/bo.h"
 #include "sweep/evolve.h"
 #include "sweep/space.h"
 

@@ -190,7 +190,7 @@ enum dse_gpu_fit dse_sweep_gpu_fit(uint64_t free_bytes, uint64_t total_bytes, ui
  * including only headers of its floor or below (tests/layering.sh): the record and the
  * formats (record.h with record.def: a candidate record, its one writer and one reader;
  * json_read.h, objective.h) -> the space (space.h, prefilter.h) -> the search (evolve.h,
- * rank.h) -> the directory protocol (lease.h, search.h: the search log, sweep_impl.h: plan,
+ * bo.h, rank.h) -> the directory protocol (lease.h, search.h: the search log, sweep_impl.h: plan,
  * rungs, ASHA, tallies, sweep_read.h: the directory read strictly, slurm.h) -> the workers
  * (worker_impl.h, private to sweep/). */
 #include "sweep/json_read.h"

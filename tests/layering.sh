@@ -51,7 +51,7 @@ floor_of() { # a sweep/ file name -> its floor (0 record and formats, 1 space, 2
     case $1 in
         record.*|json_read.*|objective.*|*.def) echo 0 ;;
         space.*|prefilter.*) echo 1 ;;
-        evolve.*|rank.*) echo 2 ;;
+        evolve.*|bo.*|rank.*) echo 2 ;;
         worker_impl.h|sweep_train.c|sweep_loop.c|sweep_stretch.c|sweep_ranks.c|sweep_gpu.c|sweep_worker.c) echo 4 ;;
         *) echo 3 ;;
     esac

@@ -34,6 +34,21 @@
 
 #ifndef DSE_BINARY
 #define DSE_BINARY "build/dse"
+/* The proposers' made-up grid (evolve-*, bo-*): EVO_SPACE with each candidate's params and the
+ * constraints' verdict, a made-up top-1 over it, and the repeated indices of results. */
+#define EVO_SPACE "tests/spaces/evolve_small.cfg"
+struct evo_grid {
+    struct dse_space s;
+    uint64_t n;
+    double  *params;
+    int     *pruned;
+    int      n_feasible;
+};
+int    evo_grid_load(struct evo_grid *g, const char *path);
+void   evo_grid_free(struct evo_grid *g);
+double evo_top1(const struct evo_grid *g, uint64_t k);
+int    evo_dups(const struct dse_evo_result *r, int n);
+
 #endif
 
 #define TINY    "tests/spaces/sweep_tiny.cfg"
@@ -71,5 +86,20 @@ void crash_rng(struct dse_pcg32 *rng, uint64_t stream);
 int holds_lease(const char *dir, pid_t pid, double limit);
 int count_in(const char *path, const char *needle);
 int count_candidates(const char *dir);
+
+/* The proposers' made-up grid (evolve-*, bo-*): EVO_SPACE with each candidate's params and the
+ * constraints' verdict, a made-up top-1 over it, and the repeated indices of results. */
+#define EVO_SPACE "tests/spaces/evolve_small.cfg"
+struct evo_grid {
+    struct dse_space s;
+    uint64_t n;
+    double  *params;
+    int     *pruned;
+    int      n_feasible;
+};
+int    evo_grid_load(struct evo_grid *g, const char *path);
+void   evo_grid_free(struct evo_grid *g);
+double evo_top1(const struct evo_grid *g, uint64_t k);
+int    evo_dups(const struct dse_evo_result *r, int n);
 
 #endif

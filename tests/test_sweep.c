@@ -18,14 +18,17 @@
  * killed and restarted (sweep-asha, sweep-asha-crash), and two workers, every promotion
  * justified by its file (sweep-asha-multi). The multi-objective evolution proposer (sweep/evolve.c,
  * evolve-*: determinism, feasibility under constraints, no duplicates, exhaustion, the
- * hypervolume, and evolution beating random search on a made-up top-1). `dse sweep --slurm`
+ * hypervolume, and evolution beating random search on a made-up top-1). The cost-aware
+ * model-based proposer (sweep/bo.c, bo-*: the expected hypervolume improvement against Monte
+ * Carlo, the Gaussian process by hand, determinism, batches, strata, and bo beating random
+ * search on experiments/search_bench's table). `dse sweep --slurm`
  * (sweep/slurm.c): its script (slurm-script), and the command against stand-in Slurm
  * commands (slurm-fake; a real Slurm runs in tests/slurm_test.sh).
  *
  * The cases live in files by subject, all of them one program with this one table:
  * test_sweep_dir.c (leases, the directory's files, records), test_sweep_rungs.c (halving,
  * ASHA), test_sweep_workers.c (GPUs, workers, crashes), test_sweep_report.c (report, status,
- * export), test_sweep_evolve.c (the proposer), test_sweep_search.c (searching sweeps),
+ * export), test_sweep_evolve.c (the proposer), test_sweep_bo.c (bo's), test_sweep_search.c (searching sweeps),
  * test_sweep_slurm.c, test_sweep_compress.c (Deep Compression in sweeps); what they share is
  * in sweep_util.c. */
 #include "tests/sweep_util.h"
@@ -80,6 +83,12 @@
     X("evolve-quality",       test_evolve_quality) \
     X("evolve-strata",        test_evolve_strata) \
     X("evolve-aging",         test_evolve_aging) \
+    X("bo-ehvi",              test_bo_ehvi) \
+    X("bo-gp",                test_bo_gp) \
+    X("bo-determinism",       test_bo_determinism) \
+    X("bo-batch",             test_bo_batch) \
+    X("bo-strata",            test_bo_strata) \
+    X("bo-table",             test_bo_table) \
     X("compress-space",       test_compress_space) \
     X("compress-est-head",    test_compress_est_head) \
     X("compress-objective",   test_compress_objective) \

@@ -5,51 +5,6 @@
 
 /* ---- multi-objective evolution (sweep/evolve.c) -------------------------------------------- */
 
-#define EVO_SPACE "tests/spaces/evolve_small.cfg"
-
-/* The grid of EVO_SPACE with each candidate's params and the constraints' verdict. */
-struct evo_grid {
-    struct dse_space s;
-    uint64_t n;
-    double  *params;
-    int     *pruned;
-    int      n_feasible;
-};
-
-static int evo_grid_load(struct evo_grid *g, const char *path) {
-    struct dse_err err = { 0 };
-    memset(g, 0, sizeof *g);
-    if (dse_space_load(path, &g->s, &err)) {
-        fprintf(stderr, "%s\n", err.msg);
-        return -1;
-    }
-    g->n = g->s.count;
-    g->params = malloc(sizeof *g->params * g->n);
-    g->pruned = malloc(sizeof *g->pruned * g->n);
-    const enum dse_evo_cost cost = DSE_EVO_PARAMS;
-    for (uint64_t k = 0; k < g->n; k++) {
-        CHECK_OK(dse_evo_costs(&g->s, k, &cost, 1, &g->params[k], &g->pruned[k], &err));
-        g->n_feasible += !g->pruned[k];
-    }
-    return 0;
-}
-
-static void evo_grid_free(struct evo_grid *g) {
-    free(g->params);
-    free(g->pruned);
-    dse_space_free(&g->s);
-}
-
-/* A made-up top-1 with a real trade-off against params: more params help with diminishing
- * returns; pct3x3 best at 0.5; simple bypass helps most; a little deterministic noise. */
-static double evo_top1(const struct evo_grid *g, uint64_t k) {
-    struct dse_mp mp;
-    dse_space_candidate(&g->s, k, &mp);
-    double noise = (double)(dse_fnv1a64(DSE_FNV64_INIT, &k, sizeof k) % 1000) / 1000.0 - 0.5;
-    return 0.55 + 0.30 * (1 - exp(-g->params[k] / 15000.0)) + 0.04 * (1 - 4 * (mp.pct3x3 - 0.5) * (mp.pct3x3 - 0.5)) +
-           (mp.bypass == DSE_BYPASS_SIMPLE ? 0.03 : mp.bypass == DSE_BYPASS_COMPLEX ? 0.01 : 0) + 0.01 * noise;
-}
-
 /* Drive the proposer as a sweep would: ask for `batch`, "train" them, record them in
  * order, until budget results or the proposer has nothing left. Returns results made. */
 static int evo_drive(const struct evo_grid *g, const struct dse_evo_opts *o, int budget, int batch,
@@ -70,22 +25,6 @@ static int evo_drive(const struct evo_grid *g, const struct dse_evo_opts *o, int
         if (got < want) break;
     }
     return n;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Number of repeated values in a[0 .. n) (sorts a copy). */
-static int evo_dups(const struct dse_evo_result *r, int n) {
-    uint64_t *a = malloc(sizeof *a * (size_t)(n ? n : 1));
-    for (int i = 0; i < n; i++) a[i] = r[i].index;
-    qsort(a, (size_t)n, sizeof *a, cmp_u64);
-    int d = 0;
-    for (int i = 1; i < n; i++) d += a[i] == a[i - 1];
-    free(a);
-    return d;
 }
 
 void test_evolve_determinism(void) {

@@ -1,0 +1,311 @@
+/* test_sweep_bo.c: test_sweep's cases on the cost-aware model-based proposer (sweep/bo.c),
+ * pure functions: the expected hypervolume improvement against a Monte Carlo estimate, the
+ * Gaussian process against a 2-point case by hand, determinism and prefix stability, no
+ * duplicates in a batch, constraints, the initial design's cost strata, and bo beating
+ * random search on experiments/search_bench's 96-candidate table. */
+#include "tests/sweep_util.h"
+
+#include "sweep/bo.h"
+
+/* Drive bo as a sweep would: ask for `batch`, "train" them with evo_top1 (every nan_every-th
+ * result NaN, a failed training; 0: none), record them in order, until budget results or
+ * nothing is left. Returns results made. */
+static int bo_drive(const struct evo_grid *g, const struct dse_bo_opts *o, int budget, int batch, int nan_every,
+                    struct dse_evo_result *res) {
+    struct dse_err err = { 0 };
+    int n = 0;
+    while (n < budget) {
+        uint64_t out[64];
+        int want = budget - n < batch ? budget - n : batch, got = 0;
+        CHECK_OK(dse_bo_propose(&g->s, o, res, n, NULL, 0, want, out, &got, &err));
+        if (!got) break;
+        for (int i = 0; i < got; i++) {
+            res[n] = (struct dse_evo_result){ .index = out[i] };
+            res[n].obj[0] = nan_every && (n + 1) % nan_every == 0 ? NAN : evo_top1(g, out[i]);
+            res[n].obj[1] = g->params[out[i]];
+            n++;
+        }
+        if (got < want) break;
+    }
+    return n;
+}
+
+/* A standard normal draw (Box-Muller). */
+static double normal(struct dse_pcg32 *r) {
+    double u = ((double)dse_pcg32_next(r) + 0.5) / 4294967296.0, v = ((double)dse_pcg32_next(r) + 0.5) / 4294967296.0;
+    return sqrt(-2 * log(u)) * cos(2 * 3.14159265358979323846 * v);
+}
+
+/* The closed form against the hypervolume itself: with sd = 0, dse_evo_hypervolume2 of the
+ * front with the point minus without it, to the last bits; with sd > 0, a Monte Carlo mean
+ * of that gain over 200,000 draws, within 4 of its standard errors. Cases: left of the
+ * front, between its steps, on a step's cost, right of it, past the reference cost. */
+void test_bo_ehvi(void) {
+    const double t[4] = { 0.5, 0.7, 0.85, 0.6 }, c[4] = { 1, 2.5, 4, 3 }; /* (0.6, 3) is dominated */
+    const double ref_t = 0.3, ref_c = 5;
+    struct dse_evo_result r[5];
+    for (int i = 0; i < 4; i++) r[i] = (struct dse_evo_result){ .obj = { t[i], c[i] } };
+    const double hv0 = dse_evo_hypervolume2(r, 4, ref_t, ref_c);
+    static const struct { double c, mu, sd; } q[] = {
+        { 0.5, 0.45, 0.10 }, { 2.0, 0.75, 0.10 }, { 2.5, 0.60, 0.20 }, { 4.5, 0.90, 0.05 },
+        { 3.5, 0.55, 0.10 }, { 1.0, 0.90, 0.30 },
+    };
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+        /* sd = 0: the gain of y = mu exactly */
+        r[4] = (struct dse_evo_result){ .obj = { q[i].mu, q[i].c } };
+        CHECK_NEAR(dse_bo_ehvi2(t, c, 4, ref_t, ref_c, q[i].c, q[i].mu, 0), dse_evo_hypervolume2(r, 5, ref_t, ref_c) - hv0,
+                   1e-12);
+        struct dse_pcg32 g;
+        dse_pcg32_seed(&g, 7, i);
+        double sum = 0, sq = 0;
+        const int draws = 200000;
+        for (int k = 0; k < draws; k++) {
+            r[4].obj[0] = q[i].mu + q[i].sd * normal(&g);
+            double gain = dse_evo_hypervolume2(r, 5, ref_t, ref_c) - hv0;
+            sum += gain, sq += gain * gain;
+        }
+        const double mc = sum / draws, se = sqrt((sq / draws - mc * mc) / draws);
+        const double e = dse_bo_ehvi2(t, c, 4, ref_t, ref_c, q[i].c, q[i].mu, q[i].sd);
+        if (!(fabs(e - mc) <= 4 * se + 1e-12)) printf("  ehvi case %zu: closed %.6g, Monte Carlo %.6g +- %.2g\n", i, e, mc, se);
+        CHECK(fabs(e - mc) <= 4 * se + 1e-12);
+        CHECK(e > 0);
+    }
+    /* past the reference cost, or a front that is empty */
+    CHECK_NEAR(dse_bo_ehvi2(t, c, 4, ref_t, ref_c, 5.0, 0.9, 0.1), 0, 0);
+    CHECK_NEAR(dse_bo_ehvi2(t, c, 0, ref_t, ref_c, 1.0, 0.5, 0), 0.2 * 4, 1e-12);
+}
+
+/* Matern-5/2 of r, by hand. */
+static double m52(double r, double sf2) {
+    const double a = sqrt(5.0) * r;
+    return sf2 * (1 + a + a * a / 3) * exp(-a);
+}
+
+/* Two points by hand: K = [[sf2 + sn2, k1], [k1, sf2 + sn2]] inverted as a 2 x 2, the mean
+ * m + k*^T K^-1 (y - m), the variance sf2 - k*^T K^-1 k*. */
+void test_bo_gp(void) {
+    const double x[2] = { 0.0, 1.0 }, y[2] = { 0.7, 0.2 }, ell = 1.0, m = 0.5, sf2 = 2.0, sn2 = 0.1;
+    const double xq[4] = { 0.0, 0.5, 1.0, 8.0 };
+    double mu[4], sd[4];
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_bo_gp_posterior(x, y, 2, 1, &ell, m, sf2, sn2, xq, 4, mu, sd, &err));
+    const double a = sf2 + sn2, b = m52(1.0, sf2), det = a * a - b * b;
+    const double inv[2][2] = { { a / det, -b / det }, { -b / det, a / det } };
+    CHECK_NEAR(b, 2 * (1 + sqrt(5.0) + 5.0 / 3) * exp(-sqrt(5.0)), 1e-15); /* 1.04799 */
+    for (int i = 0; i < 4; i++) {
+        const double ks[2] = { m52(fabs(xq[i] - x[0]), sf2), m52(fabs(xq[i] - x[1]), sf2) };
+        const double w0 = inv[0][0] * ks[0] + inv[0][1] * ks[1], w1 = inv[1][0] * ks[0] + inv[1][1] * ks[1];
+        CHECK_NEAR(mu[i], m + w0 * (y[0] - m) + w1 * (y[1] - m), 1e-12);
+        CHECK_NEAR(sd[i], sqrt(sf2 - (w0 * ks[0] + w1 * ks[1])), 1e-12);
+    }
+    CHECK(mu[0] > mu[1] && mu[1] > mu[2]);  /* between the two, and pulled to the mean far away */
+    CHECK_NEAR(mu[3], m, 0.01);
+    CHECK(sd[1] > sd[0] && sd[3] > sd[1]);
+    /* a repeated point without noise: not positive definite, refused */
+    const double x2[2] = { 0.3, 0.3 };
+    CHECK_INT_EQ(dse_bo_gp_posterior(x2, y, 2, 1, &ell, m, sf2, 0, xq, 1, mu, sd, &err), DSE_ERR_CONFIG);
+}
+
+/* Same inputs, same proposals; prefix-stable; another seed draws another initial design;
+ * whole runs repeat; refusals. */
+void test_bo_determinism(void) {
+    struct evo_grid g;
+    if (evo_grid_load(&g, EVO_SPACE)) { CHECK(0); return; }
+    struct dse_err err = { 0 };
+    struct dse_bo_opts o;
+    dse_bo_opts_default(&o);
+    o.budget = 24; /* n0 = 6 */
+    struct dse_evo_result res[40];
+    CHECK_INT_EQ(bo_drive(&g, &o, 24, 4, 7, res), 24);
+    uint64_t a[8], b[8], c[8], p[3];
+    int na, nb, nc, np;
+    for (int n_res = 0; n_res <= 24; n_res += 24) { /* the initial design, then the model's */
+        o.seed = 1;
+        CHECK_OK(dse_bo_propose(&g.s, &o, res, n_res, NULL, 0, 8, a, &na, &err));
+        CHECK_OK(dse_bo_propose(&g.s, &o, res, n_res, NULL, 0, 8, b, &nb, &err));
+        CHECK_OK(dse_bo_propose(&g.s, &o, res, n_res, NULL, 0, 3, p, &np, &err));
+        CHECK_INT_EQ(na, 8);
+        CHECK_INT_EQ(nb, 8);
+        CHECK_INT_EQ(np, 3);
+        CHECK(!memcmp(a, b, sizeof a)); /* same inputs, same proposals */
+        CHECK(!memcmp(a, p, sizeof p)); /* prefix-stable */
+        if (n_res == 0) {               /* the strata's draws come from the seed */
+            o.seed = 2;
+            CHECK_OK(dse_bo_propose(&g.s, &o, res, n_res, NULL, 0, 8, c, &nc, &err));
+            CHECK(memcmp(a, c, sizeof a));
+        }
+    }
+    /* two whole runs from the same seed are the same run */
+    struct dse_evo_result again[40];
+    o.seed = 1;
+    CHECK_INT_EQ(bo_drive(&g, &o, 24, 4, 7, again), 24);
+    for (int i = 0; i < 24; i++) CHECK_INT_EQ(again[i].index, res[i].index);
+    /* refused: an index past the grid, a measured cost */
+    res[0].index = g.n;
+    CHECK_INT_EQ(dse_bo_propose(&g.s, &o, res, 1, NULL, 0, 1, a, &na, &err), DSE_ERR_CONFIG);
+    res[0].index = 0;
+    o.cost = DSE_EVO_LATENCY_MS;
+    CHECK_INT_EQ(dse_bo_propose(&g.s, &o, res, 1, NULL, 0, 1, a, &na, &err), DSE_ERR_CONFIG);
+    evo_grid_free(&g);
+}
+
+/* A batch of K from the model (kriging believer) holds no candidate twice, none recorded
+ * (NaN results included) or excluded, none the constraints prune; a long run under the
+ * constraint proposes only feasible candidates, each once. */
+void test_bo_batch(void) {
+    struct evo_grid g;
+    if (evo_grid_load(&g, EVO_SPACE)) { CHECK(0); return; }
+    struct dse_err err = { 0 };
+    struct dse_bo_opts o;
+    dse_bo_opts_default(&o);
+    o.budget = 40;
+    struct dse_evo_result *res = malloc(sizeof *res * 320);
+    CHECK_INT_EQ(bo_drive(&g, &o, 30, 3, 5, res), 30); /* every fifth a NaN */
+    uint64_t excl[6], out[16];
+    int ne = 0, got;
+    for (uint64_t k = 0; k < g.n && ne < 6; k++)
+        if (!g.pruned[k]) excl[ne++] = k;
+    CHECK_OK(dse_bo_propose(&g.s, &o, res, 30, excl, ne, 16, out, &got, &err));
+    CHECK_INT_EQ(got, 16);
+    int hit = 0, dup = 0;
+    for (int i = 0; i < got; i++) {
+        for (int e = 0; e < ne; e++) hit += out[i] == excl[e];
+        for (int r = 0; r < 30; r++) hit += out[i] == res[r].index;
+        for (int j = 0; j < i; j++) dup += out[i] == out[j];
+        hit += g.pruned[out[i]];
+    }
+    CHECK_INT_EQ(hit, 0);
+    CHECK_INT_EQ(dup, 0);
+    /* a long run in batches of 7, past the model's DSE_BO_MODEL_MAX points */
+    CHECK(g.n_feasible > 100 && g.n_feasible < 1000);
+    int n = bo_drive(&g, &o, 300, 7, 0, res);
+    CHECK_INT_EQ(n, 300);
+    int bad = 0;
+    for (int i = 0; i < n; i++) bad += g.pruned[res[i].index];
+    CHECK_INT_EQ(bad, 0);
+    CHECK_INT_EQ(evo_dups(res, n), 0);
+    free(res);
+    evo_grid_free(&g);
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The initial design: member j of n0 from the j-th equal-count slice of the feasible
+ * candidates sorted by params, so the design spans the cost axis; n0 from the budget. */
+void test_bo_strata(void) {
+    CHECK_INT_EQ(dse_bo_n_init(0), 8);
+    CHECK_INT_EQ(dse_bo_n_init(1), 3);
+    CHECK_INT_EQ(dse_bo_n_init(10), 3);
+    CHECK_INT_EQ(dse_bo_n_init(19), 4);
+    CHECK_INT_EQ(dse_bo_n_init(32), 8);
+    CHECK_INT_EQ(dse_bo_n_init(48), 8);
+    struct evo_grid g;
+    if (evo_grid_load(&g, EVO_SPACE)) { CHECK(0); return; }
+    struct dse_err err = { 0 };
+    double *sorted = malloc(sizeof *sorted * g.n);
+    int n = 0;
+    for (uint64_t k = 0; k < g.n; k++)
+        if (!g.pruned[k]) sorted[n++] = g.params[k];
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_dbl);
+    struct dse_bo_opts o;
+    dse_bo_opts_default(&o);
+    for (int n0 = 3; n0 <= 8; n0 += 5)
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+            o.seed = seed, o.n_init = n0;
+            uint64_t out[8];
+            int got = 0, off = 0;
+            CHECK_OK(dse_bo_propose(&g.s, &o, NULL, 0, NULL, 0, n0, out, &got, &err));
+            CHECK_INT_EQ(got, n0);
+            for (int j = 0; j < got; j++) {
+                const int lo = n * j / n0, hi = n * (j + 1) / n0;
+                off += !(g.params[out[j]] >= sorted[lo] && g.params[out[j]] <= sorted[hi - 1]);
+            }
+            CHECK_INT_EQ(off, 0);
+        }
+    free(sorted);
+    evo_grid_free(&g);
+}
+
+/* experiments/search_bench's table (96 candidates trained once): the top-1 of each grid index. */
+static int table_read(const struct dse_space *s, const char *path, double *top1) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[4096];
+    int col_index = -1, col_top1 = -1, rows = 0;
+    for (uint64_t k = 0; k < s->count; k++) top1[k] = NAN;
+    for (int ln = 0; fgets(line, sizeof line, f); ln++) {
+        char *field[64];
+        int nf = 0, quoted = 0;
+        field[nf++] = line;
+        for (char *p = line; *p && nf < 64; p++) { /* commas inside quotes (the pools) are not separators */
+            if (*p == '"') quoted = !quoted;
+            else if (*p == ',' && !quoted) *p = '\0', field[nf++] = p + 1;
+        }
+        if (ln == 0) {
+            for (int i = 0; i < nf; i++) {
+                if (!strcmp(field[i], "index")) col_index = i;
+                if (!strcmp(field[i], "top1")) col_top1 = i;
+            }
+            continue;
+        }
+        if (col_index < 0 || col_top1 < 0 || nf <= col_top1) break;
+        uint64_t k = strtoull(field[col_index], NULL, 10);
+        if (k < s->count && field[col_top1][0]) top1[k] = strtod(field[col_top1], NULL), rows++;
+    }
+    fclose(f);
+    return rows;
+}
+
+/* Budget 10 of the 96 (N/10), seeds 1 to 10, each search driven as a sweep drives it with
+ * one worker: bo's mean hypervolume fraction beats random search's (a uniform sample of 10,
+ * the evolution proposer with a population as large as the budget, as bench/search_replay
+ * measures it). Reference: the table's lowest top-1 and highest params x 1.01. */
+void test_bo_table(void) {
+    struct dse_space s;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_space_load("experiments/search_bench/table.cfg", &s, &err));
+    if (check_failures) return;
+    double *top1 = malloc(sizeof *top1 * s.count), *params = malloc(sizeof *params * s.count);
+    CHECK_INT_EQ(table_read(&s, "experiments/search_bench/results/table.csv", top1), 96);
+    struct dse_evo_result all[96], res[10];
+    double ref_t = INFINITY, ref_c = 0;
+    const enum dse_evo_cost cost = DSE_EVO_PARAMS;
+    for (uint64_t k = 0; k < s.count; k++) {
+        int pruned;
+        CHECK_OK(dse_evo_costs(&s, k, &cost, 1, &params[k], &pruned, &err));
+        all[k] = (struct dse_evo_result){ .index = k, .obj = { top1[k], params[k] } };
+        if (top1[k] < ref_t) ref_t = top1[k];
+        if (params[k] > ref_c) ref_c = params[k];
+    }
+    ref_c *= 1.01;
+    const double hv_grid = dse_evo_hypervolume2(all, 96, ref_t, ref_c);
+    const int budget = 10, seeds = 10;
+    double mean[2] = { 0, 0 };
+    for (int strat = 0; strat < 2; strat++) /* 0: bo, 1: random */
+        for (int seed = 1; seed <= seeds; seed++) {
+            struct dse_bo_opts bo;
+            struct dse_evo_opts evo;
+            dse_bo_opts_default(&bo);
+            dse_evo_opts_default(&evo);
+            bo.seed = evo.seed = (uint64_t)seed, bo.budget = budget, evo.pop = budget;
+            int n = 0;
+            while (n < budget) { /* the initial design (or sample) at once, then one at a time */
+                uint64_t out[10];
+                int want = n == 0 ? (strat ? budget : dse_bo_n_init(budget)) : 1, got = 0;
+                if (strat) CHECK_OK(dse_evo_propose(&s, &evo, res, n, NULL, 0, want, out, &got, &err));
+                else CHECK_OK(dse_bo_propose(&s, &bo, res, n, NULL, 0, want, out, &got, &err));
+                if (!got) break;
+                for (int i = 0; i < got; i++) res[n++] = all[out[i]];
+            }
+            CHECK_INT_EQ(n, budget);
+            mean[strat] += dse_evo_hypervolume2(res, n, ref_t, ref_c) / hv_grid / seeds;
+        }
+    printf("  table, budget %d, %d seeds: mean hypervolume fraction bo %.4f, random %.4f\n", budget, seeds, mean[0],
+           mean[1]);
+    CHECK(mean[0] > mean[1]);
+    free(top1), free(params);
+    dse_space_free(&s);
+}
