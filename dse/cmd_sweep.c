@@ -298,7 +298,7 @@ int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
                                   (unsigned long long)sum.skipped);
         char archs[160] = ""; /* counted as dse status and dse report count them */
         const int reps = s.train_present && s.replicates > 1 ? s.replicates : 1;
-        const int evo = s.search.strategy == DSE_SEARCH_EVOLUTION;
+        const int evo = dse_strategy_logged(s.search.strategy);
         if (reps > 1) snprintf(archs, sizeof archs, " (%llu architectures x %d replicates%s)",
                                (unsigned long long)sum.candidates / (unsigned long long)reps, reps,
                                evo ? ": the search's proposals so far" : "");

@@ -1,5 +1,5 @@
-/* search.c: an evolution sweep's log of proposals and results in DIR/search/ (search.h,
- * docs/sweep-dir.md, "Search"). */
+/* search.c: a searching sweep's log of proposals and results in DIR/search/ (search.h,
+ * docs/sweep-dir.md, "Search"): evolution's (sweep/evolve.h) or bo's (sweep/bo.h). */
 #include "sweep/search.h"
 
 #include <dirent.h>
@@ -29,6 +29,26 @@ void dse_search_evo_opts(const struct dse_space *s, struct dse_evo_opts *o) {
     o->seed = s->search.seed;
     o->pop = s->search.pop;
     o->n_obj = 1 + s->search.n_obj;
+}
+
+void dse_search_bo_opts(const struct dse_space *s, struct dse_bo_opts *o) {
+    dse_bo_opts_default(o);
+    o->seed = s->search.seed;
+    o->budget = dse_search_budget_candidates(s);
+    o->cost = (enum dse_evo_cost)s->search.obj[0];
+}
+
+enum dse_status dse_search_propose(const struct dse_space *s, const struct dse_evo_result *res, int n_res,
+                                   const uint64_t *excl, int n_excl, int k, uint64_t *out, int *n_out,
+                                   struct dse_err *err) {
+    if (s->search.strategy == DSE_SEARCH_BO) {
+        struct dse_bo_opts o;
+        dse_search_bo_opts(s, &o);
+        return dse_bo_propose(s, &o, res, n_res, excl, n_excl, k, out, n_out, err);
+    }
+    struct dse_evo_opts o;
+    dse_search_evo_opts(s, &o);
+    return dse_evo_propose(s, &o, res, n_res, excl, n_excl, k, out, n_out, err);
 }
 
 /* The highest gen of dir/search/log-<gen>; 0 if none. */
@@ -279,15 +299,15 @@ enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int
     enum dse_status st;
     if ((st = dse_search_read(dir, &lg, err))) return st;
     if (!lg.gen) {
-        struct dse_evo_opts o;
         int64_t b = dse_search_budget_candidates(s);
-        int k = b && b < s->search.pop ? (int)b : s->search.pop, n = 0;
+        /* the first proposals at once: evolution's population, bo's initial design */
+        const int first = s->search.strategy == DSE_SEARCH_BO ? dse_bo_n_init(b) : s->search.pop;
+        int k = b && b < first ? (int)b : first, n = 0;
         uint64_t *out = malloc(sizeof *out * (size_t)(k ? k : 1));
         struct buf add = { 0 };
         int won;
         if (!out) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-        dse_search_evo_opts(s, &o);
-        st = dse_evo_propose(s, &o, NULL, 0, NULL, 0, k, out, &n, err);
+        st = dse_search_propose(s, NULL, 0, NULL, 0, k, out, &n, err);
         struct dse_search_log empty = { 0 };
         put_header(&add, s);
         put(&add, "step 1\n");
@@ -322,8 +342,6 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
     if (what && what_size > 0) what[0] = '\0';
     if ((st = dse_search_read(dir, &lg, err))) return st;
     if (!lg.gen || lg.ended) goto out;
-    struct dse_evo_opts o;
-    dse_search_evo_opts(s, &o);
     const int n_cost = s->search.n_obj;
     enum dse_evo_cost costs[DSE_SEARCH_OBJ_MAX];
     for (int i = 0; i < n_cost; i++) costs[i] = (enum dse_evo_cost)s->search.obj[i];
@@ -406,7 +424,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
     if (!spent) {
         uint64_t next;
         int n = 0;
-        if ((st = dse_evo_propose(s, &o, res, n_res, excl, n_excl, 1, &next, &n, err))) goto free_out;
+        if ((st = dse_search_propose(s, res, n_res, excl, n_excl, 1, &next, &n, err))) goto free_out;
         if (n == 1) {
             struct dse_mp mp;
             char id[DSE_ID_SIZE];
@@ -467,9 +485,7 @@ out:
 
 enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_search_log *lg, int *same,
                                   struct dse_err *err) {
-    struct dse_evo_opts o;
     enum dse_status st = DSE_OK;
-    dse_search_evo_opts(s, &o);
     *same = 1;
     /* walk the log's lines: at each step, the results so far and the proposals not yet
      * recorded go in; the step's proposals must come out */
@@ -487,7 +503,7 @@ enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_se
             int n_excl = 0, n = 0;
             for (int i = 0; i < step_first; i++)
                 if (!rec_at[i]) excl[n_excl++] = lg->prop[i].index;
-            if ((st = dse_evo_propose(s, &o, lg->res, n_res, excl, n_excl, n_prop - step_first, out, &n, err)))
+            if ((st = dse_search_propose(s, lg->res, n_res, excl, n_excl, n_prop - step_first, out, &n, err)))
                 break;
             *same &= n == n_prop - step_first;
             for (int i = 0; *same && i < n; i++) *same &= out[i] == lg->prop[step_first + i].index;

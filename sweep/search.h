@@ -8,7 +8,8 @@
  * killed worker leaves gen g or gen g + 1, nothing in between, so no proposal is lost,
  * torn or made twice; its candidate files are made from the log (create-only) by whoever
  * reads it next. The proposals are a function of the seed and the results in the log's
- * order: replaying a log (dse_search_replay) gives its proposals again. */
+ * order: replaying a log (dse_search_replay) gives its proposals again. A bo sweep's
+ * (sweep/bo.h) are made the same way, by dse_bo_propose. */
 #ifndef DSE_SWEEP_SEARCH_H
 #define DSE_SWEEP_SEARCH_H
 
@@ -44,8 +45,9 @@ void dse_search_log_free(struct dse_search_log *lg);
 /* The current log of dir (lg->gen = 0 if none). DSE_ERR_CONFIG for a line it cannot read. */
 enum dse_status dse_search_read(const char *dir, struct dse_search_log *lg, struct dse_err *err);
 
-/* Evolution sweeps, the analytic phase: create search/log-1 with the initial population
- * (dse_evo_propose with no results: min(pop, budget) candidates) unless a log exists, then
+/* Evolution and bo sweeps, the analytic phase: create search/log-1 with the initial population
+ * (dse_evo_propose with no results: min(pop, budget) candidates) or design (dse_bo_propose:
+ * min(dse_bo_n_init(budget), budget)) unless a log exists, then
  * every candidate file of the current log that is missing. *n_prop: proposals in the log. */
 enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int *n_prop, struct dse_err *err);
 
@@ -75,7 +77,16 @@ enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_se
  * 0 when only budget_hours bounds it. What sweep.json lists as "candidates". */
 int64_t dse_search_budget_candidates(const struct dse_space *s);
 
-/* The proposer's options of a space's search section. */
+/* The proposers' options of a space's search section: evolution's, bo's (its budget:
+ * dse_search_budget_candidates, its cost the first objective). */
 void dse_search_evo_opts(const struct dse_space *s, struct dse_evo_opts *o);
+void dse_search_bo_opts(const struct dse_space *s, struct dse_bo_opts *o);
+
+/* The next k proposals of the space's strategy (evolution or bo) from the results in
+ * recorded order and the exclusions (proposed, not recorded): dse_evo_propose or
+ * dse_bo_propose with the section's options. */
+enum dse_status dse_search_propose(const struct dse_space *s, const struct dse_evo_result *res, int n_res,
+                                   const uint64_t *excl, int n_excl, int k, uint64_t *out, int *n_out,
+                                   struct dse_err *err);
 
 #endif

@@ -481,10 +481,20 @@ static enum dse_status read_compress(struct ctx *cx, const config_setting_t *g, 
 }
 
 static const char *const strategy_names[DSE_SEARCH_COUNT] = {
-#define DSE_STRATEGY_NAME(e, name) name,
+#define DSE_STRATEGY_NAME(e, name, logged) name,
     DSE_SEARCH_STRATEGIES(DSE_STRATEGY_NAME)
 #undef DSE_STRATEGY_NAME
 };
+
+static const int strategy_logged[DSE_SEARCH_COUNT] = {
+#define DSE_STRATEGY_LOGGED(e, name, logged) logged,
+    DSE_SEARCH_STRATEGIES(DSE_STRATEGY_LOGGED)
+#undef DSE_STRATEGY_LOGGED
+};
+
+int dse_strategy_logged(enum dse_strategy s) {
+    return (int)s >= 0 && s < DSE_SEARCH_COUNT && strategy_logged[s];
+}
 
 const char *dse_strategy_str(enum dse_strategy s) {
     return dse_name_of(strategy_names, DSE_SEARCH_COUNT, (int)s, "?");
@@ -494,7 +504,7 @@ int dse_strategy_find(const char *name) {
     return dse_name_find(strategy_names, DSE_SEARCH_COUNT, name);
 }
 
-/* search = { strategy = "grid" | "random" | "evolution"; budget = N; objectives = [...];
+/* search = { strategy = "grid" | "random" | "evolution" | "bo"; budget = N; objectives = [...];
  * pop = 16; seed = 1; } */
 static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, struct dse_space *out) {
     struct dse_search *se = &out->search;
@@ -562,12 +572,11 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
         return fail(cx, config_setting_get_member(g, "budget_hours"), "strategy \"random\" draws its candidates "
                     "before training, so budget_hours does not apply; give budget or budget_epochs, or limit the "
                     "command with dse sweep --budget Nh");
-    if (se->strategy != DSE_SEARCH_EVOLUTION && (config_setting_get_member(g, "pop") ||
-                                                 config_setting_get_member(g, "objectives")))
-        return fail(cx, config_setting_get_member(g, "pop") ? config_setting_get_member(g, "pop")
-                                                            : config_setting_get_member(g, "objectives"),
-                    "%s applies to strategy = \"evolution\" only",
-                    config_setting_get_member(g, "pop") ? "pop" : "objectives");
+    if (se->strategy != DSE_SEARCH_EVOLUTION && config_setting_get_member(g, "pop"))
+        return fail(cx, config_setting_get_member(g, "pop"), "pop applies to strategy = \"evolution\" only");
+    if (!dse_strategy_logged(se->strategy) && config_setting_get_member(g, "objectives"))
+        return fail(cx, config_setting_get_member(g, "objectives"),
+                    "objectives applies to strategy = \"evolution\" or \"bo\" only");
     return DSE_OK;
 }
 
@@ -576,11 +585,16 @@ enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st
     se->strategy = st;
     s->sample = s->file_sample, s->seed = s->file_seed;
     if (st == DSE_SEARCH_GRID) return DSE_OK; /* a budget in the file is for the other strategies */
-    if (!se->budget && !se->budget_epochs && !(st == DSE_SEARCH_EVOLUTION && se->budget_hours > 0))
+    if (!se->budget && !se->budget_epochs && !(dse_strategy_logged(st) && se->budget_hours > 0))
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "strategy \"%s\" needs a budget: search = { "
                            "strategy = \"%s\"; budget = <candidates to train>; } (or budget_epochs%s; "
                            "docs/space-format.md)", dse_strategy_str(st), dse_strategy_str(st),
-                           st == DSE_SEARCH_EVOLUTION ? ", budget_hours" : "");
+                           dse_strategy_logged(st) ? ", budget_hours" : "");
+    if (st == DSE_SEARCH_BO && dse_evo_cost_measured((enum dse_evo_cost)se->obj[0]))
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "strategy \"bo\" models top-1 against its first "
+                           "objective, \"%s\", which is measured after training; list a cost known before training "
+                           "first (objectives = [\"params\", \"%s\"])", dse_evo_cost_name((enum dse_evo_cost)se->obj[0]),
+                           dse_evo_cost_name((enum dse_evo_cost)se->obj[0]));
     if (st == DSE_SEARCH_RANDOM && se->budget_hours > 0)
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "strategy \"random\" draws its candidates "
                            "before training, so budget_hours does not apply; give budget or budget_epochs, or limit "

@@ -41,26 +41,32 @@ struct dse_constraints {
 /* A space file's train section trains this many epochs unless told (dse train: one). */
 #define DSE_SPACE_TRAIN_EPOCHS 10
 
-/* How a sweep chooses its candidates (the space file's `search` section, docs/space-format.md). */
-#define DSE_SEARCH_STRATEGIES(X) \
-    X(GRID,      "grid")         \
-    X(RANDOM,    "random")       \
-    X(EVOLUTION, "evolution")
+/* How a sweep chooses its candidates (the space file's `search` section, docs/space-format.md):
+ * its name, and whether it is a proposer whose proposals a sweep makes one step at a time
+ * through its search log (sweep/search.h: evolution, sweep/evolve.h; bo, sweep/bo.h), or
+ * chooses every candidate before training. */
+#define DSE_SEARCH_STRATEGIES(X)      \
+    X(GRID,      "grid",      0)      \
+    X(RANDOM,    "random",    0)      \
+    X(EVOLUTION, "evolution", 1)      \
+    X(BO,        "bo",        1)
 
 enum dse_strategy {
-#define DSE_STRATEGY_ENUM(e, name) DSE_SEARCH_##e,
+#define DSE_STRATEGY_ENUM(e, name, logged) DSE_SEARCH_##e,
     DSE_SEARCH_STRATEGIES(DSE_STRATEGY_ENUM)
 #undef DSE_STRATEGY_ENUM
     DSE_SEARCH_COUNT
 };
 
-/* "grid random evolution": the names in enum order (dse_word_index gives the value). */
-#define DSE_STRATEGY_WORD(e, name) name " "
+/* "grid random evolution bo": the names in enum order (dse_word_index gives the value). */
+#define DSE_STRATEGY_WORD(e, name, logged) name " "
 #define DSE_SEARCH_STRATEGY_NAMES DSE_SEARCH_STRATEGIES(DSE_STRATEGY_WORD)
 
 const char *dse_strategy_str(enum dse_strategy s);
 /* The strategy named name, or -1. */
 int dse_strategy_find(const char *name);
+/* 1 if strategy s proposes through the search log (the table's third column). */
+int dse_strategy_logged(enum dse_strategy s);
 
 #define DSE_SEARCH_OBJ_MAX 8
 #define DSE_SEARCH_BUDGET_MAX 10000000
@@ -68,15 +74,15 @@ int dse_strategy_find(const char *name);
 struct dse_search {
     int               present;     /* the file has a search section */
     enum dse_strategy strategy;    /* grid (the default): every candidate, or `sample` */
-    int64_t           budget;      /* random, evolution: candidates to train (>= 1); 0 unset */
+    int64_t           budget;      /* random, evolution, bo: candidates to train (>= 1); 0 unset */
     int               budget_epochs_line; /* where budget_epochs was set; 0 none */
-    int64_t           budget_epochs; /* evolution: epochs to train in all, replicates included (>= 1);
+    int64_t           budget_epochs; /* evolution, bo: epochs to train in all, replicates included (>= 1);
                                       random: budget_epochs / (train.epochs x replicates) candidates;
                                       0 unset */
-    double            budget_hours;  /* evolution: no proposal once the training time of its
+    double            budget_hours;  /* evolution, bo: no proposal once the training time of its
                                       candidates (summed, replicates included) reaches it; 0 unset */
     int               pop;         /* evolution: population size (default 16) */
-    uint64_t          seed;        /* random, evolution (default 1) */
+    uint64_t          seed;        /* random, evolution, bo (default 1) */
     int               n_obj;       /* costs minimized beside top-1 (objective.def names) */
     int               obj[DSE_SEARCH_OBJ_MAX]; /* enum dse_evo_cost */
     int               line;        /* the search section's line; 0 none */
@@ -84,7 +90,8 @@ struct dse_search {
 
 struct dse_space;
 /* Set the strategy (dse sweep --strategy overrides the file's): DSE_ERR_CONFIG, naming the
- * file, when random or evolution has no budget, or grid would be given a budget. */
+ * file, when random, evolution or bo has no budget, grid would be given a budget, or bo's
+ * first objective is measured (its model needs costs known before training). */
 enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st, struct dse_err *err);
 
 struct dse_space {

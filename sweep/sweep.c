@@ -96,7 +96,7 @@ enum dse_status dse_sweep_analytic(const struct dse_space *s, const char *dir, F
     struct dse_cost_layer *costs = NULL;
     size_t cap = 0;
     memset(sum, 0, sizeof *sum);
-    if (s->search.strategy == DSE_SEARCH_EVOLUTION) { /* the proposals so far: the initial population at first */
+    if (dse_strategy_logged(s->search.strategy)) { /* the proposals so far: the initial population or design at first */
         int n_prop = 0;
         snprintf(path, sizeof path, "%s/candidates", dir);
         if ((st = dse_fs_mkdirs(path, err)) || (st = claim_dir(s, dir, (uint64_t)dse_search_budget_candidates(s), err)) ||

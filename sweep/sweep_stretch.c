@@ -287,10 +287,11 @@ enum dse_status dse_worker_plan_supported(const struct dse_space *s, enum dse_sw
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with replicates = %d is not "
                            "supported yet: a rung would rank single replicates, not their mean", where, colon,
                            dse_sweep_halving_what(halving), dse_sweep_halving_str(halving), s->replicates);
-    if (halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
-        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with strategy \"evolution\" "
-                           "is not supported yet: evolution trains each proposal to the full budget", where, colon,
-                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving));
+    if (halving && dse_strategy_logged(s->search.strategy))
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with strategy \"%s\" "
+                           "is not supported yet: %s trains each proposal to the full budget", where, colon,
+                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving),
+                           dse_strategy_str(s->search.strategy), dse_strategy_str(s->search.strategy));
     if (s->search.budget_epochs && epochs != s->train.epochs)
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, s->search.line, "search.budget_epochs counts train.epochs "
                            "= %d per candidate, and %s trains %d: set train.epochs in the space instead",
@@ -299,7 +300,7 @@ enum dse_status dse_worker_plan_supported(const struct dse_space *s, enum dse_sw
 }
 
 int dse_worker_wants_measured(const struct dse_space *s) {
-    for (int i = 0; s->search.strategy == DSE_SEARCH_EVOLUTION && i < s->search.n_obj; i++)
+    for (int i = 0; dse_strategy_logged(s->search.strategy) && i < s->search.n_obj; i++)
         if (dse_evo_cost_measured((enum dse_evo_cost)s->search.obj[i])) return 1;
     return 0;
 }

@@ -268,7 +268,7 @@ enum dse_status dse_worker_init(struct worker *w, const struct dse_space *s, con
     dse_lease_me_init(&w->me);
     dse_lease_me_name(&w->me, w->name, sizeof w->name);
     w->deadline = deadline;
-    w->evolution = s->search.strategy == DSE_SEARCH_EVOLUTION;
+    w->evolution = dse_strategy_logged(s->search.strategy);
     enum dse_status st = w->evolution ? DSE_OK : dse_space_indices(s, 10000000ULL, &idx, &n, err);
     if (st) return st;
     const int reps = s->replicates; /* each index's replicates, one record each (dse_space_rep_id) */

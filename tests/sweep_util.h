@@ -54,6 +54,7 @@ int    evo_dups(const struct dse_evo_result *r, int n);
 #define TINY    "tests/spaces/sweep_tiny.cfg"
 #define DIVERGE "tests/spaces/sweep_diverge.cfg"
 #define EVO     "tests/spaces/sweep_evo.cfg"
+#define BO_SPACE "tests/spaces/sweep_bo.cfg"
 
 /* Running things */
 int  data_installed(void);

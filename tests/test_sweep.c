@@ -71,6 +71,7 @@
     X("sweep-crash-gpu",      test_crash_gpu) \
     X("sweep-stall",          test_stall) \
     X("sweep-evo-crash",      test_evo_crash) \
+    X("sweep-bo-crash",       test_bo_crash) \
     X("sweep-strategy",       test_strategy) \
     X("sweep-evo-budgets",    test_evo_budgets) \
     X("sweep-evo-latency",    test_evo_latency) \

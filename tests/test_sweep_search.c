@@ -172,6 +172,16 @@ void test_strategy(void) {
     CHECK_INT_EQ(lg.gen, 1);
     CHECK_INT_EQ(lg.n_prop, 4);
     dse_search_log_free(&lg);
+    /* --strategy bo on the same file: bo's initial design, max(3, min(7 / 4, 8)) = 3 */
+    char d4[200];
+    snprintf(d4, sizeof d4, "%s/strat_bo", scratch());
+    const char *b1[] = { "sweep", EVO, "--out", d4, "--strategy", "bo", "--analytic-only", NULL };
+    CHECK_INT_EQ(run_dse(log, b1, 60), 0);
+    CHECK_INT_EQ(count_candidates(d4), 3);
+    CHECK_OK(dse_search_read(d4, &lg, &err));
+    CHECK(lg.text && !strncmp(lg.text, "dse-search-1 bo ", 16));
+    CHECK_INT_EQ(lg.n_prop, 3);
+    dse_search_log_free(&lg);
     if (!data_installed()) {
         printf("  (training part skipped: dataset-fashion-mnist not installed)\n");
         return;
@@ -198,13 +208,13 @@ void test_strategy(void) {
 /* The current search log of dir (its text into *text, caller frees), checked: it ended, its
  * proposals are distinct, each has a final record in dir (and dir has no other), and
  * replaying it from the seed gives every proposal again. Returns its proposals' count. */
-static int evo_check(const char *dir, const struct recs *x, char **text) {
+static int evo_check(const char *space, const char *dir, const struct recs *x, char **text) {
     struct dse_space sp;
     struct dse_search_log lg;
     struct dse_err err = { 0 };
     int same = 0;
     *text = NULL;
-    CHECK_OK(dse_space_load(EVO, &sp, &err));
+    CHECK_OK(dse_space_load(space, &sp, &err));
     CHECK_OK(dse_search_read(dir, &lg, &err));
     CHECK(lg.ended);
     CHECK_INT_EQ(lg.n_res, lg.n_prop); /* every proposal's result recorded, once (the reader refuses twice) */
@@ -243,14 +253,16 @@ static int recs_common_same(const struct recs *a, const struct recs *b) {
     return common;
 }
 
-/* One run of test_evo_crash's killed search with `workers` workers at a time, compared
- * with the reference (records a, log text ta); returns the kills. */
-static int evo_crash_run(int workers, int attempt, struct dse_pcg32 *rng_, const struct recs *a, const char *ta) {
+/* One run of search_crash's killed search of space (its first proposals: `first`, made at
+ * once) with `workers` workers at a time, compared with the reference (records a, log text
+ * ta); returns the kills. */
+static int evo_crash_run(const char *space, const char *tag, int first, int workers, int attempt,
+                         struct dse_pcg32 *rng_, const struct recs *a, const char *ta) {
     struct dse_pcg32 rng = *rng_;
     char dir[200], log[260];
-    snprintf(dir, sizeof dir, "%s/evo_crash_%d_%d", scratch(), workers, attempt);
+    snprintf(dir, sizeof dir, "%s/%s_crash_%d_%d", scratch(), tag, workers, attempt);
     snprintf(log, sizeof log, "%s.log", dir);
-    const char *args[] = { "sweep", EVO, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--max-crashes",
+    const char *args[] = { "sweep", space, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--max-crashes",
                            "1000", NULL };
     double t0 = now_s();
     int kills = 0, bad = 0, done = 0;
@@ -286,14 +298,14 @@ static int evo_crash_run(int workers, int attempt, struct dse_pcg32 *rng_, const
     struct recs b;
     char *tb = NULL;
     recs_load(dir, &b);
-    CHECK_INT_EQ(evo_check(dir, &b, &tb), 7);
+    CHECK_INT_EQ(evo_check(space, dir, &b, &tb), 7);
     if (workers == 1) {
         CHECK(recs_same(a, &b));
         CHECK(ta && tb && !strcmp(ta, tb)); /* the same proposals and results, in the same order */
     } else {
         int common = recs_common_same(a, &b);
         printf("  %d candidates in common with the uninterrupted search\n", common);
-        CHECK(common >= 4); /* the initial population at least */
+        CHECK(common >= first); /* the initial population or design at least */
     }
     free(tb);
     recs_free(&b);
@@ -302,8 +314,9 @@ static int evo_crash_run(int workers, int attempt, struct dse_pcg32 *rng_, const
     return kills;
 }
 
-/* An evolution search (tests/spaces/sweep_evo.cfg: budget 7, population 4, one epoch)
- * run uninterrupted, then again with workers killed with SIGKILL at random moments and
+/* A search (tests/spaces/sweep_evo.cfg: evolution, budget 7, population 4, one epoch;
+ * tests/spaces/sweep_bo.cfg: the same space searched by bo, an initial design of 3) run
+ * uninterrupted, then again with workers killed with SIGKILL at random moments and
  * restarted:
  *  - one worker at a time: the search log (every proposal and every result, in order) and
  *    every record end as the uninterrupted run's, bit for bit; a worker also dies just
@@ -313,24 +326,24 @@ static int evo_crash_run(int workers, int attempt, struct dse_pcg32 *rng_, const
  *    what holds is that the budget is spent exactly (7 candidates, none twice, none lost),
  *    every result is recorded once, the log replays to the same proposals, and each
  *    candidate both runs trained has the same record, bit for bit. */
-void test_evo_crash(void) {
+static void search_crash(const char *space, const char *tag, int first, uint64_t stream) {
     if (!data_installed()) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
         return;
     }
     struct dse_pcg32 rng;
-    crash_rng(&rng, 13);
+    crash_rng(&rng, stream);
     char ref[200], log[260];
-    snprintf(ref, sizeof ref, "%s/evo_ref", scratch());
+    snprintf(ref, sizeof ref, "%s/%s_ref", scratch(), tag);
     snprintf(log, sizeof log, "%s.log", ref);
-    const char *rargs[] = { "sweep", EVO, "--out", ref, "--workers", "1", "--conv", "gemm_batch", NULL };
+    const char *rargs[] = { "sweep", space, "--out", ref, "--workers", "1", "--conv", "gemm_batch", NULL };
     double t0 = now_s();
     CHECK_INT_EQ(run_dse(log, rargs, 120), 0);
     printf("  reference: %.1f s\n", now_s() - t0);
     struct recs a;
     char *ta = NULL;
     recs_load(ref, &a);
-    CHECK_INT_EQ(evo_check(ref, &a, &ta), 7);
+    CHECK_INT_EQ(evo_check(space, ref, &a, &ta), 7);
     /* the report's search section: progress and the hypervolume of the log's results in
      * recorded order (dse_evo_hv_curve), in Markdown and JSON */
     {
@@ -364,11 +377,20 @@ void test_evo_crash(void) {
 
     for (int workers = 1; workers <= 2; workers++) { /* a search that ended before 3 kills: again, afresh */
         int kills = 0;
-        for (int attempt = 0; attempt < 4 && kills < 3; attempt++) kills += evo_crash_run(workers, attempt, &rng, &a, ta);
+        for (int attempt = 0; attempt < 4 && kills < 3; attempt++)
+            kills += evo_crash_run(space, tag, first, workers, attempt, &rng, &a, ta);
         CHECK(kills >= 3);
     }
     free(ta);
     recs_free(&a);
+}
+
+void test_evo_crash(void) {
+    search_crash(EVO, "evo", 4, 13);
+}
+
+void test_bo_crash(void) {
+    search_crash(BO_SPACE, "bo", 3, 14);
 }
 
 /* train.replicates = 3 on two tiny candidates: replicate r is its own record, id + "r" + r,
