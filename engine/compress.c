@@ -12,12 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "base/fs.h"
+#include "base/pcg32.h"
 #include "engine/ckpt_impl.h"
 #include "engine/compress_impl.h"
 
@@ -417,29 +420,44 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Whether name is one of ours in a stage folder (epoch-<k>.ckpt, epoch-<k>.part.ckpt) or a
+ * temporary file an interrupted atomic write of ours left (base/fs.c: ".NAME.host.pid.N.tmp"). */
+static int ours(const char *name, int stage) {
+    size_t len = strlen(name);
+    if (name[0] == '.' && len > 5 && !strcmp(name + len - 4, ".tmp")) return 1;
+    return stage && !strncmp(name, "epoch-", 6) && len >= 11 && !strcmp(name + len - 5, ".ckpt");
+}
+
+/* Remove what is ours (ours()) in dir, a folder reached without following a link. */
+static void clear_dir(const char *dir, int stage) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d));)
+        if (ours(e->d_name, stage)) unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
 /* The stage files of work (ours by name: the stages' epoch-*.ckpt and epoch-*.part.ckpt, the
- * three stage checkpoints and the stamp); nothing else is touched. */
+ * three stage checkpoints, the stamp, and our writes' temporary files); nothing else is touched,
+ * and no link followed. */
 static void work_clear(const char *work) {
     static const char *const stage[] = { "retrain", "finetune" };
     static const char *const file[] = { "pruned.ckpt", "shared.ckpt", "decoded.ckpt", STAMP };
     char path[4096];
     for (int s = 0; s < 2; s++) {
         pathf(path, sizeof path, "%s/%s", work, stage[s]);
-        DIR *d = opendir(path);
-        for (struct dirent *e; d && (e = readdir(d));) {
-            size_t len = strlen(e->d_name);
-            if (strncmp(e->d_name, "epoch-", 6) || len < 11 || strcmp(e->d_name + len - 5, ".ckpt")) continue;
-            pathf(path, sizeof path, "%s/%s/%s", work, stage[s], e->d_name);
-            unlink(path);
-        }
-        if (d) closedir(d);
-        pathf(path, sizeof path, "%s/%s", work, stage[s]);
+        clear_dir(path, 1);
         rmdir(path);
     }
     for (int f = 0; f < 4; f++) {
         pathf(path, sizeof path, "%s/%s", work, file[f]);
         unlink(path);
     }
+    clear_dir(work, 0);
 }
 
 void dse_compress_work_remove(const char *work) {
@@ -447,25 +465,52 @@ void dse_compress_work_remove(const char *work) {
     rmdir(work);
 }
 
-/* What the work folder's files were made from: the checkpoint's bytes (their CRC-32), the
- * settings, the layers' densities and the recipe (all but its epochs, set per stage), as text.
- * A folder whose stamp differs, or has none, is cleared before the run (dse_compress_run). */
-static enum dse_status stamp_text(const char *checkpoint, const struct dse_compress_opts *o, char *out, size_t size,
-                                  struct dse_err *err) {
-    char *data = NULL;
-    size_t len = 0;
-    enum dse_status st = dse_fs_read(checkpoint, &data, &len, err);
-    if (st) return st;
-    unsigned long crc = crc32(0L, Z_NULL, 0);
-    for (size_t at = 0; at < len;) { /* zlib's length is a uInt */
-        uInt n = len - at > (1u << 30) ? 1u << 30 : (uInt)(len - at);
-        crc = crc32(crc, (const Bytef *)data + at, n);
-        at += n;
+/* CRC-32 of path's bytes and their count, read a megabyte at a time. */
+static enum dse_status file_crc(const char *path, unsigned long *crc, size_t *len, struct dse_err *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return dse_err_set(err, DSE_ERR_IO, path, 0, "cannot open: %s", strerror(errno));
+    static const size_t chunk = 1 << 20;
+    unsigned char *buf = malloc(chunk);
+    *crc = crc32(0L, Z_NULL, 0), *len = 0;
+    size_t n;
+    while (buf && (n = fread(buf, 1, chunk, f)) > 0) *crc = crc32(*crc, buf, (uInt)n), *len += n;
+    int bad = !buf || ferror(f);
+    free(buf);
+    fclose(f);
+    return bad ? dse_err_set(err, buf ? DSE_ERR_IO : DSE_ERR_NOMEM, path, 0, "cannot read it") : DSE_OK;
+}
+
+/* A hash of net's layers, every field (the line a layer was read from aside): a network edited
+ * where shapes do not show (a dropout ratio, a slope, an epsilon) is another network here. */
+static uint64_t net_fields_hash(const struct dse_net *net) {
+    uint64_t h = dse_fnv1a64(0xcbf29ce484222325ull, net->name, strlen(net->name));
+    for (int i = 0; i < net->n_layers; i++) {
+        struct dse_layer l;
+        memcpy(&l, &net->layers[i], sizeof l);
+        l.line = 0;
+        h = dse_fnv1a64(h, &l, sizeof l);
     }
-    free(data);
+    return h;
+}
+
+/* What the work folder's files were made from: the checkpoint's bytes (their CRC-32), the
+ * network, the settings, the layers' densities, the data and the recipe settings that change
+ * the fine-tuning (not the epochs, set per stage, nor the test images or the initialization,
+ * which the checkpoint replaces), the threads and conv choices (the same bits need the same
+ * strategies), as text. A folder whose stamp differs, or has none, is cleared before the run
+ * (dse_compress_run). */
+static enum dse_status stamp_text(const struct dse_net *net, const char *checkpoint, const struct dse_compress_opts *o,
+                                  char *out, size_t size, struct dse_err *err) {
+    unsigned long crc = 0;
+    size_t len = 0;
+    enum dse_status st = file_crc(checkpoint, &crc, &len, err);
+    if (st) return st;
     size_t k = 0;
 #define ADD_(...) (k += (size_t)snprintf(out + (k < size ? k : size), k < size ? size - k : 0, __VA_ARGS__))
-    ADD_("dse compress work 1\ncheckpoint %zu bytes crc32 %08lx\ndata %s\n", len, crc, o->train.data ? o->train.data : "");
+    const struct dse_train_opts *t = &o->train;
+    ADD_("dse compress work 1\ncheckpoint %zu bytes crc32 %08lx\nnetwork %016llx\ndata %s\ndata_root %s\naug %d\n"
+         "threads %d\nconv %d %s\n", len, crc, (unsigned long long)net_fields_hash(net), t->data ? t->data : "",
+         t->data_root ? t->data_root : "", (int)t->aug, t->threads, (int)t->conv_algo, t->conv_cache ? t->conv_cache : "");
 #define C_INT(f)  ADD_(#f " %d\n", o->f)
 #define C_REAL(f) ADD_(#f " %.17g\n", o->f)
 #define C_(field, key, kind, def, lo, hi, cli, help) C_##kind(field);
@@ -476,7 +521,8 @@ static enum dse_status stamp_text(const char *checkpoint, const struct dse_compr
 #define R_U64(f)  ADD_("train." #f " %llu\n", (unsigned long long)o->train.f)
 #define R_REAL(f) ADD_("train." #f " %.9g\n", (double)o->train.f)
 #define R_ENUM(f) ADD_("train." #f " %d\n", (int)o->train.f)
-#define R_(field, key, kind, def, lo, hi, cli, words, help) if (strcmp(#field, "epochs")) R_##kind(field);
+#define R_(field, key, kind, def, lo, hi, cli, words, help) \
+    if (!strstr(" epochs limit_test init init_std classifier_bias ", " " #field " ")) R_##kind(field);
     DSE_TRAIN_RECIPE(R_)
 #undef R_
 #undef C_INT
@@ -541,7 +587,7 @@ enum dse_status dse_compress_run(const struct dse_net *net, const char *checkpoi
     char *stamp = malloc(STAMP_MAX);
     if (!stamp) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     if ((st = dse_model_new(net, &mo, &m, err)) || (st = dse_checkpoint_load(m, checkpoint, &epoch, &iter, err)) ||
-        (st = dse_checkpoint_info(checkpoint, &info, err)) || (st = stamp_text(checkpoint, o, stamp, STAMP_MAX, err)) ||
+        (st = dse_checkpoint_info(checkpoint, &info, err)) || (st = stamp_text(net, checkpoint, o, stamp, STAMP_MAX, err)) ||
         (st = dse_fs_mkdirs(work, err)) || (st = work_stamp(work, stamp, o, err)))
         goto done; /* the work folder only once the checkpoint is NET's */
     struct dse_ckpt_meta meta = { .seed = info.seed, .norm = info.norm, .classes = info.classes,

@@ -454,12 +454,13 @@ static void stretch_latency(struct worker *w, struct cand *c, struct dse_lease *
 struct compress_watch {
     struct worker    *w;
     struct heartbeat *hb;
+    int               budget; /* set when the budget stopped it */
 };
 
 static int compress_cancel(void *arg) {
-    const struct compress_watch *cw = arg;
+    struct compress_watch *cw = arg;
     if (atomic_load(&cw->hb->lost)) return 1;
-    return cw->w->deadline > 0 && dse_lease_mono() > cw->w->deadline;
+    return cw->budget = cw->w->deadline > 0 && dse_lease_mono() > cw->w->deadline;
 }
 
 /* A done candidate of a space with a compress section compressed (issue #35): its last
@@ -483,11 +484,15 @@ static enum dse_status stretch_compress(struct worker *w, struct cand *c, struct
     co.train.checkpoint_dir = NULL, co.train.resume = NULL, co.train.stop_after_epoch = 0;
     co.train.progress = NULL, co.train.cancel = NULL, co.train.progress_arg = NULL, co.train.note = NULL;
     co.train.dist = NULL; /* this process alone: a worker of several ranks does not take its followers along */
-    char cache[4096];
-    if (o->dev.device.kind != DSE_DEVICE_CPU) { /* fine-tuning's gradient hook runs on the CPU (docs/compress.md), with
-                                                   this machine's conv choices there, as dse compress's */
-        co.train.dev = (struct dse_model_device_opts){ 0 };
-        co.train.conv_cache = dse_conv_cache_machine(co.train.threads, cache, (int)sizeof cache) ? NULL : cache;
+    char conv[4200];
+    co.train.dev = (struct dse_model_device_opts){ 0 }; /* fine-tuning's gradient hook runs on the CPU (docs/compress.md) */
+    if (w->plan.conv == DSE_ALGO_AUTO) { /* with the candidate's own conv choices, training's on a CPU worker (timed
+                                            here on a GPU worker's), whichever worker compresses or resumes it: the
+                                            same bits (the work folder's stamp names the file) */
+        snprintf(conv, sizeof conv, "%s/checkpoints/%s/conv.txt", w->dir, c->id);
+        co.train.conv_algo = DSE_ALGO_AUTO, co.train.conv_cache = conv;
+        enum dse_status st = dse_worker_pretime_conv(net, &co.train, conv, err);
+        if (st) return st;
     }
 #define X(field, key, kind, def, lo, hi, cli, help) co.field = w->s->compress.field;
     DSE_COMPRESS_SETTINGS(X)
@@ -509,7 +514,7 @@ static enum dse_status stretch_compress(struct worker *w, struct cand *c, struct
         memset(err, 0, sizeof *err);
         return DSE_OK;
     }
-    if (st && w->deadline > 0 && dse_lease_mono() > w->deadline) { /* the budget: it stays pending */
+    if (st && cw.budget) { /* the budget: it stays pending */
         r->status = DSE_REC_PENDING;
         if (r->n_att) dse_strlcpy(r->att[r->n_att - 1].end, "budget", sizeof r->att[r->n_att - 1].end);
         dse_worker_say(w, "%s: time budget reached while compressing; it goes on from %s next time", c->id, work);
@@ -687,6 +692,10 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
         stretch_result(w, c, res);
         free(res);
     }
+    const int compress = r->status == DSE_REC_PENDING && target >= w->plan.epochs && w->s->compress_line &&
+                         r->compressed_bytes < 0;
+    if (compress && from >= target && (st = push_attempt(w, r, l, from, err))) /* compressing only: its own attempt */
+        goto out;
     if (r->status == DSE_REC_PENDING) {
         struct dse_rec_attempt *a = r->n_att ? &r->att[r->n_att - 1] : NULL;
         if (target >= w->plan.epochs) r->status = DSE_REC_DONE;
@@ -694,9 +703,7 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
     }
     if (r->status == DSE_REC_DONE && !isfinite(r->latency_ms) && dse_worker_wants_measured(w->s))
         stretch_latency(w, c, l, &net, o.threads);
-    if (r->status == DSE_REC_DONE && w->s->compress_line && r->compressed_bytes < 0 &&
-        (st = stretch_compress(w, c, l, &net, &o, err)))
-        goto out;
+    if (compress && r->status == DSE_REC_DONE && (st = stretch_compress(w, c, l, &net, &o, err))) goto out;
     int written;
     if ((st = commit_w(w, c, l, &written, err)) || !written) goto out;
     const struct dse_epoch_result *last = r->n_epochs ? &r->ep[r->n_epochs - 1] : NULL;

@@ -218,10 +218,16 @@ static void test_run(void) {
     CHECK_OK(dse_fs_read(out[3], &a, &la, &err));
     CHECK_OK(dse_fs_read(out[4], &b, &lb, &err));
     CHECK(la == lb && !memcmp(a, b, la));
-    free(a), free(b);
-    /* the same settings again: the stamp matches, the stages' files are used as they are */
+    free(b);
+    /* the same settings again, or fewer test images (evaluation only): the stamp matches, the
+     * stages' files are used as they are, the same bytes */
+    o.train.limit_test = 32;
     CHECK_OK(dse_compress_run(&net, ckpt, &o, out[4], &r, &err));
     CHECK_INT_EQ(restarts, 1);
+    CHECK_OK(dse_fs_read(out[4], &b, &lb, &err));
+    CHECK(la == lb && !memcmp(a, b, la));
+    free(a), free(b);
+    o.train.limit_test = 64;
     o.density = 0.5, o.stage = NULL;
     /* the default work folder (OUT.work) goes once done */
     o.work_dir = NULL, o.finetune = 0, o.train.ckpt_every_steps = 0;

@@ -284,8 +284,9 @@ void test_compress_sweep(void) {
         CHECK_OK(dse_rec_read(dir, x.r[0].id, &r, NULL));
         CHECK(r.status == DSE_REC_DONE);
         CHECK_INT_EQ(r.compressed_bytes, first); /* deterministic: the same file */
-        CHECK_INT_EQ(r.attempts_total, att);     /* not trained again */
-        CHECK_INT_EQ(r.n_epochs, 1);
+        CHECK_INT_EQ(r.n_epochs, 1);             /* not trained again: compressed in an attempt of its own */
+        CHECK_INT_EQ(r.attempts_total, att + 1);
+        CHECK(r.n_att > 0 && r.att[r.n_att - 1].from_epoch == 1 && !strcmp(r.att[r.n_att - 1].end, "done"));
         dse_rec_deinit(&r);
     }
     if (check_failures) show_log(log);
@@ -316,6 +317,11 @@ void test_compress_sweep(void) {
         struct stat sb;
         snprintf(work, sizeof work, "%s/checkpoints/%s/compress.work/stamp", dir, x.r[0].id);
         CHECK(x.r[0].status == DSE_REC_PENDING && x.r[0].compressed_bytes < 0);
+        struct dse_rec r;
+        dse_rec_init(&r);
+        CHECK_OK(dse_rec_read(dir, x.r[0].id, &r, NULL));
+        CHECK(r.n_att > 0 && (r.n_epochs == 0 || !strcmp(r.att[r.n_att - 1].end, "budget")));
+        dse_rec_deinit(&r);
         CHECK(x.r[0].n_epochs == 0 || stat(work, &sb) == 0); /* trained: compressing was under way */
         if (x.r[0].n_epochs == 0) printf("  note: the budget ran out in training here; compression not reached\n");
     }
