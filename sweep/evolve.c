@@ -46,8 +46,14 @@ enum dse_status dse_evo_costs(const struct dse_space *s, uint64_t k, const enum 
 }
 
 void dse_evo_opts_default(struct dse_evo_opts *o) {
-    *o = (struct dse_evo_opts){ .seed = 1, .pop = 16, .n_obj = 2, .p_crossover = 0.5, .max_tries = 32, .aging = 0,
-                                .strata = -1 };
+    *o = (struct dse_evo_opts){ .seed = 1, .pop = DSE_EVO_POP, .n_obj = 2, .p_crossover = 0.5, .max_tries = 32,
+                                .aging = 0, .strata = -1 };
+}
+
+int dse_evo_pop_for_budget(int64_t budget) {
+    if (budget <= 0) return DSE_EVO_POP;
+    const int64_t third = budget / 3;
+    return third < DSE_EVO_POP_MIN ? DSE_EVO_POP_MIN : third > DSE_EVO_POP ? DSE_EVO_POP : (int)third;
 }
 
 /* ---- a set of grid indices (open addressing; UINT64_MAX is never an index) --------------- */

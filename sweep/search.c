@@ -27,7 +27,7 @@ void dse_search_log_free(struct dse_search_log *lg) {
 void dse_search_evo_opts(const struct dse_space *s, struct dse_evo_opts *o) {
     dse_evo_opts_default(o);
     o->seed = s->search.seed;
-    o->pop = s->search.pop;
+    o->pop = s->search.pop ? s->search.pop : dse_evo_pop_for_budget(dse_search_budget_candidates(s));
     o->n_obj = 1 + s->search.n_obj;
 }
 
@@ -255,8 +255,10 @@ out:
 }
 
 static void put_header(struct buf *b, const struct dse_space *s) {
+    struct dse_evo_opts o;
+    dse_search_evo_opts(s, &o); /* the population evolution uses (given, or from the budget) */
     put(b, "dse-search-1 %s seed=%llu pop=%d budget=%lld objectives=top1", dse_strategy_str(s->search.strategy),
-        (unsigned long long)s->search.seed, s->search.pop, (long long)s->search.budget);
+        (unsigned long long)s->search.seed, o.pop, (long long)s->search.budget);
     for (int i = 0; i < s->search.n_obj; i++) put(b, ",%s", dse_evo_cost_name((enum dse_evo_cost)s->search.obj[i]));
     if (s->search.budget_epochs) put(b, " budget_epochs=%lld", (long long)s->search.budget_epochs);
     if (s->search.budget_hours > 0) put(b, " budget_hours=%g", s->search.budget_hours);
@@ -301,7 +303,9 @@ enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int
     if (!lg.gen) {
         int64_t b = dse_search_budget_candidates(s);
         /* the first proposals at once: evolution's population, bo's initial design */
-        const int first = s->search.strategy == DSE_SEARCH_BO ? dse_bo_n_init(b) : s->search.pop;
+        struct dse_evo_opts o;
+        dse_search_evo_opts(s, &o);
+        const int first = s->search.strategy == DSE_SEARCH_BO ? dse_bo_n_init(b) : o.pop;
         int k = b && b < first ? (int)b : first, n = 0;
         uint64_t *out = malloc(sizeof *out * (size_t)(k ? k : 1));
         struct buf add = { 0 };

@@ -77,7 +77,8 @@ enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_se
  * 0 when only budget_hours bounds it. What sweep.json lists as "candidates". */
 int64_t dse_search_budget_candidates(const struct dse_space *s);
 
-/* The proposers' options of a space's search section: evolution's, bo's (its budget:
+/* The proposers' options of a space's search section: evolution's (its pop the section's, else
+ * dse_evo_pop_for_budget of dse_search_budget_candidates), bo's (its budget:
  * dse_search_budget_candidates, its cost the first objective). */
 void dse_search_evo_opts(const struct dse_space *s, struct dse_evo_opts *o);
 void dse_search_bo_opts(const struct dse_space *s, struct dse_bo_opts *o);

@@ -645,7 +645,7 @@ enum dse_status dse_space_load(const char *path, struct dse_space *out, struct d
 
     memset(out, 0, sizeof *out);
     out->path = path;
-    out->search.pop = 16, out->search.seed = 1, out->search.n_obj = 1, out->search.obj[0] = DSE_EVO_PARAMS;
+    out->search.pop = 0, out->search.seed = 1, out->search.n_obj = 1, out->search.obj[0] = DSE_EVO_PARAMS;
     config_init(&cfg);
     /* The file must hold the whole space: its hash identifies the sweep directory's space,
      * and space.cfg is copied there. */

@@ -81,7 +81,8 @@ struct dse_search {
                                       0 unset */
     double            budget_hours;  /* evolution, bo: no proposal once the training time of its
                                       candidates (summed, replicates included) reaches it; 0 unset */
-    int               pop;         /* evolution: population size (default 16) */
+    int               pop;         /* evolution: population size; 0: not given, a third of the budget
+                                      (dse_evo_pop_for_budget) */
     uint64_t          seed;        /* random, evolution, bo (default 1) */
     int               n_obj;       /* costs minimized beside top-1 (objective.def names) */
     int               obj[DSE_SEARCH_OBJ_MAX]; /* enum dse_evo_cost */

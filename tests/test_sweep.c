@@ -84,6 +84,7 @@
     X("evolve-quality",       test_evolve_quality) \
     X("evolve-strata",        test_evolve_strata) \
     X("evolve-aging",         test_evolve_aging) \
+    X("evolve-pop",           test_evolve_pop) \
     X("bo-ehvi",              test_bo_ehvi) \
     X("bo-gp",                test_bo_gp) \
     X("bo-determinism",       test_bo_determinism) \

@@ -317,3 +317,19 @@ void test_evolve_quality(void) {
     free(all);
     evo_grid_free(&g);
 }
+
+/* The population a sweep gives evolution when its space sets no pop (dse_evo_pop_for_budget,
+ * issue #36 item 2): a third of the budget within 4 to 16; 16 for an unknown budget. From a
+ * budget of 12 on, the first generation is never more than a third of it. */
+void test_evolve_pop(void) {
+    static const struct { int64_t budget; int pop; } c[] = {
+        { 0, 16 },  { 1, 4 },   { 7, 4 },   { 11, 4 },  { 12, 4 },     { 14, 4 },
+        { 15, 5 },  { 19, 6 },  { 30, 10 }, { 48, 16 }, { 50, 16 },    { 1000000, 16 },
+    };
+    for (size_t i = 0; i < DSE_ARRAY_LEN(c); i++) {
+        const int pop = dse_evo_pop_for_budget(c[i].budget);
+        if (pop != c[i].pop) printf("  budget %lld: pop %d, expected %d\n", (long long)c[i].budget, pop, c[i].pop);
+        CHECK_INT_EQ(pop, c[i].pop);
+        if (c[i].budget >= 12) CHECK(3 * (int64_t)pop <= c[i].budget);
+    }
+}
