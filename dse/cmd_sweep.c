@@ -270,7 +270,9 @@ int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     if ((rc = sweep_options(c, a, &o)) >= 0) return rc;
     const int slurm = FLAG(SLURM), analytic = FLAG(ANALYTIC_ONLY);
     if (dse_space_load(a->pos[0], &s, &err)) return fail(&err);
-    if (OPT(STRATEGY) && dse_space_set_strategy(&s, (enum dse_strategy)dse_strategy_find(OPT(STRATEGY)), &err)) {
+    char said[1024];
+    if ((OPT(STRATEGY) && dse_space_set_strategy(&s, (enum dse_strategy)dse_strategy_find(OPT(STRATEGY)), &err)) ||
+        dse_search_resolve(&s, said, (int)sizeof said, &err)) { /* auto: chosen here, said below */
         dse_space_free(&s);
         return fail(&err);
     }
@@ -282,6 +284,7 @@ int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     struct dse_dist *dist = NULL;
     if (OPT(RANKS_PER_CAND) && (rc = sweep_ranks(c->name, a, &s, slurm, &o, &dist)) >= 0)
         return dse_space_free(&s), rc;
+    fputs(said, stdout); /* by rank 0 only */
     rc = 0;
     if (!analytic && !s.train_present) {
         dse_err_set(&err, DSE_ERR_CONFIG, a->pos[0], 0, "no train section, so nothing to train; add train = { dataset = "

@@ -116,8 +116,12 @@ static int cmd_count(const struct dse_opt_cmd *c, const struct dse_opt_args *a) 
         printf("sample = %lld (seed %llu): a sweep covers %llu of them\n", (long long)s.sample,
                (unsigned long long)s.seed,
                (unsigned long long)(!s.count_overflow && (uint64_t)s.sample > s.count ? s.count : (uint64_t)s.sample));
+    char said[1024];
+    int rc = 0;
+    if (dse_search_resolve(&s, said, (int)sizeof said, &err)) rc = fail(&err); /* what dse sweep would choose */
+    else fputs(said, stdout);
     dse_space_free(&s);
-    return 0;
+    return rc;
 }
 
 static enum dse_status write_candidate(FILE *f, const struct dse_space *s, uint64_t k, int prototxt,

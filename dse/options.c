@@ -95,7 +95,7 @@ static const char usage_generate[] =
 
 static const char usage_sweep[] =
     "usage: dse sweep SPACE [--out DIR] [--workers N] [--threads T] [--budget E|Nh|Nm]\n"
-    "                       [--strategy grid|random|evolution|bo]\n"
+    "                       [--strategy grid|random|evolution|bo|auto]\n"
     "                       [--early-stop none|sh|asha] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
     "                       [--conv auto|gemm_batch|gemm_image|winograd|direct] [--lease-seconds S]\n"
     "                       [--max-crashes N] [--data-root DIR] [--ranks-per-candidate P] [--progress-every S]\n"
@@ -104,7 +104,7 @@ static const char usage_sweep[] =
     "       dse sweep SPACE --out DIR --slurm [--array N] [--gpus-per-task K] [--sbatch \"ARGS\"] [--dry-run]\n"
     "                       [worker options above]\n"
     "       dse sweep DIR --slurm --cancel\n"
-    "       dse sweep SPACE --analytic-only [--out DIR] [--strategy grid|random|evolution|bo]\n"
+    "       dse sweep SPACE --analytic-only [--out DIR] [--strategy grid|random|evolution|bo|auto]\n"
     "\n"
     "Generate and cost every candidate of a design space (or its sample), prune by the\n"
     "space's constraints, record each candidate in DIR (default sweeps/<space name>), then\n"
@@ -349,9 +349,11 @@ static const struct dse_opt_line lines_sweep[] = {
     OWN(ANALYTIC_ONLY, "cost and prune only; train nothing"),
     OWN(STRATEGY, "grid (default: every candidate, or the space's sample), random (budget\n"
                   "candidates drawn uniformly), evolution (NSGA-II proposals, budget\n"
-                  "candidates in all) or bo (a model of top-1 against the known costs;\n"
-                  "proposals by expected hypervolume gain); overrides the space's\n"
-                  "search.strategy, whose budget it takes (docs/space-format.md, \"Search\")"),
+                  "candidates in all), bo (a model of top-1 against the known costs;\n"
+                  "proposals by expected hypervolume gain) or auto (grid, bo or evolution,\n"
+                  "chosen from the space's size and the budget, said in the output);\n"
+                  "overrides the space's search.strategy, whose budget it takes\n"
+                  "(docs/space-format.md, \"Search\")"),
     OWNB(WORKERS, "worker processes this command starts (default %D)", SWEEP(workers)),
     OWNB(THREADS, "engine threads per worker (default %D; 2 workers x 1 thread use two\n"
                   "cores best, docs/sweep-dir.md)", SWEEP(threads)),

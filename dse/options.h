@@ -100,7 +100,7 @@ enum dse_opt_kind {
     X(ETA,             "--eta",           "N",       INT,  2,   1000,               NULL, NULL)              \
     X(MIN_EPOCHS,      "--min-epochs",    "R",       INT,  1,   DSE_OPT_EPOCHS_MAX, NULL, NULL)              \
     X(RANK,            "--rank",          "K",       WORD, 0,   0,                  DSE_SWEEP_RANK_NAMES, "is not pareto or top1") \
-    X(STRATEGY,        "--strategy",      "S",       WORD, 0,   0,                  DSE_SEARCH_STRATEGY_NAMES, "is not grid, random, evolution or bo") \
+    X(STRATEGY,        "--strategy",      "S",       WORD, 0,   0,                  DSE_SEARCH_STRATEGY_NAMES, "is not grid, random, evolution, bo or auto") \
     X(LEASE_SECONDS,   "--lease-seconds", "S",       REAL, 0.5, 86400,              NULL, NULL)              \
     X(MAX_CRASHES,     "--max-crashes",   "N",       INT,  1,   1000000,            NULL, NULL)              \
     X(COMMAND_ID,      "--command-id",    "ID",      TEXT, 0,   0,                  NULL, NULL)              \

@@ -104,8 +104,9 @@ void dse_evo_opts_default(struct dse_evo_opts *o);
  * a population of 16 the rule gains nothing: on the table 0.928 (+-0.008) against 0.942
  * (+-0.005) at budget 10, 0.964 against 0.967 at 19, 0.981 against 0.983 at 32; on
  * bench/large_space.cfg (analytic objective, 25 seeds) 0.620 against 0.620 at 30. Neither
- * benchmark rewards early exploitation (experiments/search_bench/README.md says why). An
- * explicit pop is kept. */
+ * benchmark rewards early exploitation (experiments/search_bench/README.md says why), and
+ * dse_search_auto gives small spaces to bo. An explicit pop is kept; dse_search_resolve
+ * says so where it exceeds this rule's. */
 #define DSE_EVO_POP     16
 #define DSE_EVO_POP_MIN 4
 int dse_evo_pop_for_budget(int64_t budget);

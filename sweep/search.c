@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "analysis/analysis.h"
+#include "sweep/prefilter.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_impl.h"
 #include "sweep/sweep_read.h"
@@ -29,6 +31,101 @@ void dse_search_evo_opts(const struct dse_space *s, struct dse_evo_opts *o) {
     o->seed = s->search.seed;
     o->pop = s->search.pop ? s->search.pop : dse_evo_pop_for_budget(dse_search_budget_candidates(s));
     o->n_obj = 1 + s->search.n_obj;
+}
+
+/* The feasible candidates of s, *n, and those whose network does not build, *broken (a
+ * build error is not a failure here: the sweep says it); 0 if the grid is larger than
+ * DSE_EVO_SCAN_MAX (not counted), else 1. */
+static int count_feasible(const struct dse_space *s, uint64_t *n, uint64_t *broken) {
+    *n = 0, *broken = 0;
+    if (s->count_overflow || s->count > DSE_EVO_SCAN_MAX) return 0;
+    for (uint64_t k = 0; k < s->count; k++) {
+        struct dse_cost_totals one;
+        int64_t mem;
+        int pruned = 1;
+        struct dse_err e = { 0 };
+        if (dse_sweep_prefilter(s, k, &one, &mem, &pruned, &e)) (*broken)++;
+        else *n += !pruned;
+    }
+    return 1;
+}
+
+enum dse_strategy dse_search_auto(const struct dse_space *s, int64_t budget, char *why, int why_size) {
+    uint64_t n, broken;
+    char b[64], dummy[8];
+    if (!why || why_size < 1) why = dummy, why_size = (int)sizeof dummy;
+    const int counted = count_feasible(s, &n, &broken);
+    const enum dse_evo_cost first = (enum dse_evo_cost)s->search.obj[0];
+    if (budget > 0) snprintf(b, sizeof b, "the budget of %lld", (long long)budget);
+    else snprintf(b, sizeof b, "budget_hours");
+    if (budget > 0 && counted && !broken && (uint64_t)budget >= n) {
+        snprintf(why, (size_t)why_size, "%s covers all %llu feasible candidates of the grid of %llu: each trains once",
+                 b, (unsigned long long)n, (unsigned long long)s->count);
+        return DSE_SEARCH_GRID;
+    }
+    if (!counted) { /* counted only up to DSE_EVO_SCAN_MAX */
+        char c[32] = "more than 2^64";
+        if (!s->count_overflow) snprintf(c, sizeof c, "%llu", (unsigned long long)s->count);
+        snprintf(why, (size_t)why_size, "the grid of %s candidates is larger than bo's pool (%d): evolution's moves "
+                 "reach all of it", c, DSE_BO_SCAN_MAX);
+        return DSE_SEARCH_EVOLUTION;
+    }
+    if (dse_evo_cost_measured(first)) {
+        snprintf(why, (size_t)why_size, "the first objective, %s, is measured after training, which bo cannot model",
+                 dse_evo_cost_name(first));
+        return DSE_SEARCH_EVOLUTION;
+    }
+    if (s->count > DSE_BO_SCAN_MAX) {
+        snprintf(why, (size_t)why_size, "the grid of %llu candidates (%llu feasible) is larger than bo's pool (%d): "
+                 "evolution's moves reach all of it", (unsigned long long)s->count, (unsigned long long)n,
+                 DSE_BO_SCAN_MAX);
+        return DSE_SEARCH_EVOLUTION;
+    }
+    if (budget > DSE_BO_MODEL_MAX) {
+        snprintf(why, (size_t)why_size, "%s is more than bo's model holds (%d points)", b,
+                 DSE_BO_MODEL_MAX);
+        return DSE_SEARCH_EVOLUTION;
+    }
+    snprintf(why, (size_t)why_size, "%s %s the %llu feasible candidates, and bo's model sees the whole grid "
+             "of %llu: it spends a small budget best", b, budget > 0 ? "is less than" : "may not cover",
+             (unsigned long long)n, (unsigned long long)s->count);
+    return DSE_SEARCH_BO;
+}
+
+/* Append to said what fits. */
+__attribute__((format(printf, 3, 4)))
+static void say(char *said, int size, const char *fmt, ...) {
+    if (!said || size < 1) return;
+    size_t len = strlen(said);
+    va_list ap;
+    va_start(ap, fmt);
+    if (len < (size_t)size) vsnprintf(said + len, (size_t)size - len, fmt, ap);
+    va_end(ap);
+}
+
+enum dse_status dse_search_resolve(struct dse_space *s, char *said, int said_size, struct dse_err *err) {
+    enum dse_status st;
+    if (said && said_size > 0) said[0] = '\0';
+    const int64_t budget = dse_search_budget_candidates(s);
+    if (s->search.strategy == DSE_SEARCH_AUTO) {
+        char why[400];
+        const enum dse_strategy to = dse_search_auto(s, budget, why, (int)sizeof why);
+        if ((st = dse_space_set_strategy(s, to, err))) return st;
+        say(said, said_size, "search: strategy auto chose %s: %s\n", dse_strategy_str(to), why);
+    }
+    if (s->search.strategy == DSE_SEARCH_EVOLUTION && budget > 0) {
+        struct dse_evo_opts o;
+        dse_search_evo_opts(s, &o);
+        if (s->search.pop && s->search.pop > dse_evo_pop_for_budget(budget))
+            say(said, said_size, "search: pop = %d is more than a third of the budget of %lld: its first %d "
+                "proposals are a random sample, %lld evolved (without pop: %d)\n", s->search.pop, (long long)budget,
+                (int64_t)s->search.pop < budget ? s->search.pop : (int)budget,
+                (long long)(budget > s->search.pop ? budget - s->search.pop : 0), dse_evo_pop_for_budget(budget));
+        else if (!s->search.pop)
+            say(said, said_size, "search: evolution's population is %d: a third of the budget of %lld, within %d "
+                "to %d\n", o.pop, (long long)budget, DSE_EVO_POP_MIN, DSE_EVO_POP);
+    }
+    return DSE_OK;
 }
 
 void dse_search_bo_opts(const struct dse_space *s, struct dse_bo_opts *o) {

@@ -83,6 +83,37 @@ int64_t dse_search_budget_candidates(const struct dse_space *s);
 void dse_search_evo_opts(const struct dse_space *s, struct dse_evo_opts *o);
 void dse_search_bo_opts(const struct dse_space *s, struct dse_bo_opts *o);
 
+/* The strategy "auto" chooses for space s and a budget of `budget` candidates (0: unknown,
+ * only budget_hours bounds it), and why, in words, into why (a sentence without a final
+ * period; may be NULL). The rule (issue #36, item 2; the figures:
+ * experiments/search_bench/README.md), on the feasible candidates (dse_sweep_prefilter does
+ * not prune them, their networks build; counted for grids of up to DSE_EVO_SCAN_MAX):
+ *   - grid when the budget covers every feasible candidate (and every candidate builds, as
+ *     a grid sweep needs): nothing is left to chance;
+ *   - else bo when the grid fits bo's pool whole (at most DSE_BO_SCAN_MAX candidates), the
+ *     budget is at most DSE_BO_MODEL_MAX (the model's points) and the first objective is
+ *     known before training: on the 96-candidate table bo led random and evolution at
+ *     every budget from N/10 to N/2 (0.962 against 0.942 of the grid's hypervolume at 10),
+ *     and at such budgets evolution's first generation is most of the search;
+ *   - else evolution: a grid larger than bo's pool, which bo would see only through a
+ *     random DSE_BO_POOL of it while evolution's moves reach all of it (on
+ *     bench/large_space.cfg, 1.1 million candidates, evolution reached 0.884 of the
+ *     hypervolume in 188 evaluations against random's 0.781; bo's 0.917 against
+ *     evolution's 0.643 at 30 there, 11 seeds, is no evidence for bo: that replay's
+ *     stand-in top-1 is FLOPs, one of bo's own features), or a budget past what bo
+ *     models, or a measured first objective, which bo refuses.
+ * Deterministic: the same space and budget always choose the same. Never random (every
+ * replay measured it behind one of the others). */
+enum dse_strategy dse_search_auto(const struct dse_space *s, int64_t budget, char *why, int why_size);
+
+/* Before a sweep starts (dse sweep, dse count): a strategy "auto" is replaced by
+ * dse_search_auto's choice for the search's budget (dse_search_budget_candidates) and
+ * dse_space_set_strategy'd; said (may be NULL) gets the lines a sweep prints about its
+ * search, each ending in a newline: "search: strategy auto chose X: why", and for evolution
+ * with a pop given above a third of the budget, a note saying so ("" when there is nothing
+ * to say). Errors as dse_space_set_strategy's. */
+enum dse_status dse_search_resolve(struct dse_space *s, char *said, int said_size, struct dse_err *err);
+
 /* The next k proposals of the space's strategy (evolution or bo) from the results in
  * recorded order and the exclusions (proposed, not recorded): dse_evo_propose or
  * dse_bo_propose with the section's options. */

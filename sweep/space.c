@@ -504,8 +504,8 @@ int dse_strategy_find(const char *name) {
     return dse_name_find(strategy_names, DSE_SEARCH_COUNT, name);
 }
 
-/* search = { strategy = "grid" | "random" | "evolution" | "bo"; budget = N; objectives = [...];
- * pop = 16; seed = 1; } */
+/* search = { strategy = "grid" | "random" | "evolution" | "bo" | "auto"; budget = N; objectives = [...];
+ * pop = 16; seed = 1; }; without strategy, grid, or auto where a budget is given */
 static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, struct dse_space *out) {
     struct dse_search *se = &out->search;
     enum dse_status st;
@@ -561,22 +561,30 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
             return fail(cx, ob, "objectives is empty; expected at least one of: %s", names);
     }
     const char *bk = se->budget ? "budget" : se->budget_epochs ? "budget_epochs" : se->budget_hours > 0 ? "budget_hours" : NULL;
+    const int named = config_setting_get_member(g, "strategy") != NULL;
+    if (!named && bk) se->strategy = DSE_SEARCH_AUTO; /* a budget and no strategy: chosen for them */
     if (se->strategy == DSE_SEARCH_GRID && bk) {
         char val[40];
         dse_fmt_shortest(val, sizeof val, se->budget ? (double)se->budget : se->budget_epochs ? (double)se->budget_epochs
                                                                                             : se->budget_hours, 0);
         return fail(cx, config_setting_get_member(g, bk), "strategy \"grid\" trains the whole grid (or sample = "
-                    "N), so %s = %s does not apply; give strategy = \"random\" or \"evolution\" with it", bk, val);
+                    "N), so %s = %s does not apply; give strategy = \"random\", \"evolution\", \"bo\" or \"auto\" "
+                    "with it (or no strategy: a budget alone means \"auto\")", bk, val);
     }
     if (se->strategy == DSE_SEARCH_RANDOM && se->budget_hours > 0)
         return fail(cx, config_setting_get_member(g, "budget_hours"), "strategy \"random\" draws its candidates "
                     "before training, so budget_hours does not apply; give budget or budget_epochs, or limit the "
                     "command with dse sweep --budget Nh");
+    if (se->strategy == DSE_SEARCH_AUTO && config_setting_get_member(g, "pop"))
+        return fail(cx, config_setting_get_member(g, "pop"), "pop applies to strategy = \"evolution\" only; %s "
+                    "chooses the strategy, and sizes evolution's population from the budget (a third of it, 4 to "
+                    "16): give strategy = \"evolution\" with pop", named ? "strategy \"auto\"" : "a budget without "
+                    "strategy means \"auto\", which");
     if (se->strategy != DSE_SEARCH_EVOLUTION && config_setting_get_member(g, "pop"))
         return fail(cx, config_setting_get_member(g, "pop"), "pop applies to strategy = \"evolution\" only");
-    if (!dse_strategy_logged(se->strategy) && config_setting_get_member(g, "objectives"))
+    if (!dse_strategy_logged(se->strategy) && se->strategy != DSE_SEARCH_AUTO && config_setting_get_member(g, "objectives"))
         return fail(cx, config_setting_get_member(g, "objectives"),
-                    "objectives applies to strategy = \"evolution\" or \"bo\" only");
+                    "objectives applies to strategy = \"evolution\", \"bo\" or \"auto\" only");
     return DSE_OK;
 }
 
@@ -585,11 +593,12 @@ enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st
     se->strategy = st;
     s->sample = s->file_sample, s->seed = s->file_seed;
     if (st == DSE_SEARCH_GRID) return DSE_OK; /* a budget in the file is for the other strategies */
-    if (!se->budget && !se->budget_epochs && !(dse_strategy_logged(st) && se->budget_hours > 0))
+    const int hours_ok = dse_strategy_logged(st) || st == DSE_SEARCH_AUTO; /* auto never chooses random */
+    if (!se->budget && !se->budget_epochs && !(hours_ok && se->budget_hours > 0))
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "strategy \"%s\" needs a budget: search = { "
                            "strategy = \"%s\"; budget = <candidates to train>; } (or budget_epochs%s; "
                            "docs/space-format.md)", dse_strategy_str(st), dse_strategy_str(st),
-                           dse_strategy_logged(st) ? ", budget_hours" : "");
+                           hours_ok ? ", budget_hours" : "");
     if (st == DSE_SEARCH_BO && dse_evo_cost_measured((enum dse_evo_cost)se->obj[0]))
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "strategy \"bo\" models top-1 against its first "
                            "objective, \"%s\", which is measured after training; list a cost known before training "

@@ -44,12 +44,16 @@ struct dse_constraints {
 /* How a sweep chooses its candidates (the space file's `search` section, docs/space-format.md):
  * its name, and whether it is a proposer whose proposals a sweep makes one step at a time
  * through its search log (sweep/search.h: evolution, sweep/evolve.h; bo, sweep/bo.h), or
- * chooses every candidate before training. */
+ * chooses every candidate before training. auto is none of them itself: before a sweep
+ * starts, dse_search_resolve (sweep/search.h) replaces it by grid, evolution or bo, chosen
+ * from the space and the budget (dse_search_auto); a search section that gives a budget and
+ * no strategy means auto. */
 #define DSE_SEARCH_STRATEGIES(X)      \
     X(GRID,      "grid",      0)      \
     X(RANDOM,    "random",    0)      \
     X(EVOLUTION, "evolution", 1)      \
-    X(BO,        "bo",        1)
+    X(BO,        "bo",        1)      \
+    X(AUTO,      "auto",      0)
 
 enum dse_strategy {
 #define DSE_STRATEGY_ENUM(e, name, logged) DSE_SEARCH_##e,
@@ -58,7 +62,7 @@ enum dse_strategy {
     DSE_SEARCH_COUNT
 };
 
-/* "grid random evolution bo": the names in enum order (dse_word_index gives the value). */
+/* "grid random evolution bo auto": the names in enum order (dse_word_index gives the value). */
 #define DSE_STRATEGY_WORD(e, name, logged) name " "
 #define DSE_SEARCH_STRATEGY_NAMES DSE_SEARCH_STRATEGIES(DSE_STRATEGY_WORD)
 
@@ -91,8 +95,9 @@ struct dse_search {
 
 struct dse_space;
 /* Set the strategy (dse sweep --strategy overrides the file's): DSE_ERR_CONFIG, naming the
- * file, when random, evolution or bo has no budget, grid would be given a budget, or bo's
- * first objective is measured (its model needs costs known before training). */
+ * file, when random, evolution, bo or auto has no budget, grid would be given a budget, or bo's
+ * first objective is measured (its model needs costs known before training). auto stays
+ * auto here: dse_search_resolve chooses. */
 enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st, struct dse_err *err);
 
 struct dse_space {

@@ -10,7 +10,7 @@ void test_bad_spaces(void) {
         { "tests/bad_spaces/sr_range.cfg",
           "tests/bad_spaces/sr_range.cfg:3: sr = 1.5 is out of range; expected 0 < sr <= 1" },
         { "tests/bad_spaces/search_strategy.cfg",
-          "tests/bad_spaces/search_strategy.cfg:3: strategy = \"genetic\"; expected one of: grid random evolution bo" },
+          "tests/bad_spaces/search_strategy.cfg:3: strategy = \"genetic\"; expected one of: grid random evolution bo auto" },
         { "tests/bad_spaces/search_budget.cfg",
           "tests/bad_spaces/search_budget.cfg:3: strategy \"evolution\" needs a budget: search = { strategy = "
           "\"evolution\"; budget = <candidates to train>; } (or budget_epochs, budget_hours; docs/space-format.md)" },
@@ -29,13 +29,18 @@ void test_bad_spaces(void) {
           "tests/bad_spaces/search_budget_range.cfg:3: budget = 0 is out of range; expected 1 to 10000000" },
         { "tests/bad_spaces/search_grid_budget.cfg",
           "tests/bad_spaces/search_grid_budget.cfg:4: strategy \"grid\" trains the whole grid (or sample = N), so "
-          "budget = 4 does not apply; give strategy = \"random\" or \"evolution\" with it" },
+          "budget = 4 does not apply; give strategy = \"random\", \"evolution\", \"bo\" or \"auto\" with it (or no "
+          "strategy: a budget alone means \"auto\")" },
         { "tests/bad_spaces/search_bo_measured.cfg",
           "tests/bad_spaces/search_bo_measured.cfg:3: strategy \"bo\" models top-1 against its first objective, "
           "\"latency_ms\", which is measured after training; list a cost known before training first (objectives = "
           "[\"params\", \"latency_ms\"])" },
         { "tests/bad_spaces/search_bo_pop.cfg",
           "tests/bad_spaces/search_bo_pop.cfg:4: pop applies to strategy = \"evolution\" only" },
+        { "tests/bad_spaces/search_auto_pop.cfg", /* a budget without strategy is auto */
+          "tests/bad_spaces/search_auto_pop.cfg:4: pop applies to strategy = \"evolution\" only; a budget without "
+          "strategy means \"auto\", which chooses the strategy, and sizes evolution's population from the budget (a "
+          "third of it, 4 to 16): give strategy = \"evolution\" with pop" },
         { "tests/bad_spaces/search_objective.cfg",
           "tests/bad_spaces/search_objective.cfg:4: objectives: \"latency\" is not a cost; expected some of: params, "
           "model_mb, flops, macs, train_mem_mib, compressed_mb, latency_ms (top-1 is always the first objective)" },

@@ -73,6 +73,7 @@
     X("sweep-evo-crash",      test_evo_crash) \
     X("sweep-bo-crash",       test_bo_crash) \
     X("sweep-strategy",       test_strategy) \
+    X("sweep-auto",           test_search_auto) \
     X("sweep-evo-budgets",    test_evo_budgets) \
     X("sweep-evo-latency",    test_evo_latency) \
     X("sweep-replicates",     test_replicates) \

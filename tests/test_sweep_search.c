@@ -566,3 +566,111 @@ void test_evo_replicates(void) {
     dse_space_free(&sp);
     dse_search_log_free(&lg);
 }
+
+/* ---- strategy "auto" (issue #36 item 2): dse_search_auto's choice, said ------------------- */
+
+/* The choice on small and large spaces and budgets (a base space with its search section
+ * replaced), as dse_search_resolve makes it and says it; then a sweep says it too, and
+ * searches as the strategy chosen: tests/spaces/search_auto.cfg (a budget of 7, no strategy)
+ * as bo, --strategy auto with a budget covering the grid as grid, and evolution without pop
+ * with a population of a third of the budget. */
+void test_search_auto(void) {
+    static const struct {
+        const char *name, *base, *extra;
+        enum dse_strategy want;
+        const char *said; /* in dse_search_resolve's lines */
+    } c[] = {
+        { "auto_bo", EVO, "search = { budget = 7; };", DSE_SEARCH_BO,
+          "search: strategy auto chose bo: the budget of 7 is less than the 12 feasible candidates" },
+        { "auto_grid", EVO, "search = { budget = 12; };", DSE_SEARCH_GRID,
+          "search: strategy auto chose grid: the budget of 12 covers all 12 feasible candidates of the grid of 12" },
+        { "auto_pruned", EVO, "constraints = { max_params = 2500; };\nsearch = { budget = 8; };", DSE_SEARCH_GRID,
+          "auto chose grid: the budget of 8 covers all 8 feasible candidates of the grid of 12" },
+        { "auto_pruned_bo", EVO, "constraints = { max_params = 2500; };\nsearch = { budget = 7; };", DSE_SEARCH_BO,
+          "auto chose bo: the budget of 7 is less than the 8 feasible candidates" },
+        { "auto_hours", EVO, "search = { strategy = \"auto\"; budget_hours = 1.0; };", DSE_SEARCH_BO,
+          "auto chose bo: budget_hours may not cover the 12 feasible candidates" },
+        { "auto_measured", EVO, "search = { budget = 7; objectives = [\"latency_ms\"]; };", DSE_SEARCH_EVOLUTION,
+          "auto chose evolution: the first objective, latency_ms, is measured after training, which bo cannot model\n"
+          "search: evolution's population is 4: a third of the budget of 7, within 4 to 16\n" },
+        { "auto_model", EVO_SPACE, "constraints = { max_params = 60000; };\nsearch = { budget = 300; };",
+          DSE_SEARCH_EVOLUTION, "auto chose evolution: the budget of 300 is more than bo's model holds (256 points)" },
+        { "auto_large", "bench/large_space.cfg", "search = { budget = 30; };", DSE_SEARCH_EVOLUTION,
+          "auto chose evolution: the grid of 1105920 candidates is larger than bo's pool (4096): evolution's moves "
+          "reach all of it\nsearch: evolution's population is 10: a third of the budget of 30, within 4 to 16\n" },
+        { "auto_evo_pop", EVO, "search = { strategy = \"evolution\"; budget = 30; pop = 16; };", DSE_SEARCH_EVOLUTION,
+          "search: pop = 16 is more than a third of the budget of 30: its first 16 proposals are a random sample, 14 "
+          "evolved (without pop: 10)\n" },
+        { "auto_evo_kept", EVO, "search = { strategy = \"evolution\"; budget = 30; pop = 10; };", DSE_SEARCH_EVOLUTION,
+          "" },
+    };
+    for (size_t i = 0; i < DSE_ARRAY_LEN(c); i++) {
+        char path[300], said[1024] = "x", why[400] = "";
+        char *base = NULL;
+        struct dse_space s;
+        struct dse_err err = { 0 };
+        snprintf(path, sizeof path, "%s/%s.cfg", scratch(), c[i].name);
+        CHECK_OK(dse_fs_read(c[i].base, &base, NULL, NULL));
+        FILE *f = base ? fopen(path, "w") : NULL;
+        CHECK(f != NULL);
+        if (!f) { free(base); continue; }
+        for (char *p = base, *nl; *p; p = nl + 1) { /* the base without its search and constraints */
+            nl = strchr(p, '\n');
+            if (!nl) nl = p + strlen(p) - 1;
+            if (strncmp(p, "search", 6) && strncmp(p, "constraints", 11)) fprintf(f, "%.*s", (int)(nl - p + 1), p);
+        }
+        fprintf(f, "%s\n", c[i].extra);
+        fclose(f);
+        free(base);
+        CHECK_OK(dse_space_load(path, &s, &err));
+        if (err.msg[0]) printf("  %s: %s\n", c[i].name, err.msg);
+        const int was_auto = s.search.strategy == DSE_SEARCH_AUTO;
+        if (was_auto) {
+            CHECK_INT_EQ(dse_search_auto(&s, dse_search_budget_candidates(&s), why, (int)sizeof why), c[i].want);
+        }
+        CHECK_OK(dse_search_resolve(&s, said, (int)sizeof said, &err));
+        if (s.search.strategy != c[i].want || !strstr(said, c[i].said) || (!c[i].said[0] && said[0]))
+            printf("  %s: chose %s, said \"%s\"\n", c[i].name, dse_strategy_str(s.search.strategy), said);
+        CHECK_INT_EQ((int)s.search.strategy, (int)c[i].want);
+        CHECK(strstr(said, c[i].said) != NULL);
+        CHECK(c[i].said[0] || !said[0]); /* nothing to say: nothing said */
+        if (was_auto) CHECK(strstr(said, why) != NULL); /* the same reason as dse_search_auto's */
+        dse_space_free(&s);
+    }
+    /* dse sweep says it, and the sweep is the chosen strategy's */
+    static const struct {
+        const char *name, *space, *strategy, *said, *log_head;
+        int candidates; /* after the analytic phase */
+    } r[] = {
+        { "auto_sweep_bo", "tests/spaces/search_auto.cfg", NULL,
+          "search: strategy auto chose bo: the budget of 7 is less than", "dse-search-1 bo seed=3 pop=4 budget=7 ", 3 },
+        { "auto_sweep_grid", "auto_grid", "auto", "search: strategy auto chose grid", NULL, 12 },
+        { "auto_sweep_evo", "auto_large", NULL, "search: evolution's population is 10: a third of the budget of 30",
+          "dse-search-1 evolution seed=1 pop=10 budget=30 ", 10 },
+        { "auto_sweep_evo30", "auto_evo_pop", NULL, "search: pop = 16 is more than a third", NULL, 12 },
+    };
+    for (size_t i = 0; i < DSE_ARRAY_LEN(r); i++) {
+        char space[300], dir[300], log[320], *text = NULL;
+        if (strchr(r[i].space, '/')) snprintf(space, sizeof space, "%s", r[i].space);
+        else snprintf(space, sizeof space, "%s/%s.cfg", scratch(), r[i].space);
+        snprintf(dir, sizeof dir, "%s/%s", scratch(), r[i].name);
+        snprintf(log, sizeof log, "%s.log", dir);
+        const char *a[] = { "sweep", space, "--out", dir, "--analytic-only", r[i].strategy ? "--strategy" : NULL,
+                            r[i].strategy, NULL };
+        CHECK_INT_EQ(run_dse(log, a, 60), 0);
+        CHECK_INT_EQ(count_candidates(dir), r[i].candidates);
+        CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+        if (text && !strstr(text, r[i].said)) printf("  %s: said\n%s\n", r[i].name, text);
+        CHECK(text && strstr(text, r[i].said));
+        free(text);
+        struct dse_search_log lg;
+        struct dse_err err = { 0 };
+        CHECK_OK(dse_search_read(dir, &lg, &err));
+        if (r[i].log_head) {
+            if (!lg.text || strncmp(lg.text, r[i].log_head, strlen(r[i].log_head)))
+                printf("  %s: log %.80s\n", r[i].name, lg.text ? lg.text : "(none)");
+            CHECK(lg.text && !strncmp(lg.text, r[i].log_head, strlen(r[i].log_head)));
+        }
+        dse_search_log_free(&lg);
+    }
+}
