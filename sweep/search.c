@@ -192,6 +192,8 @@ static enum dse_status parse(const char *path, char *text, size_t len, int64_t g
             if (strncmp(p, "dse-search-1 ", 13)) return bad_line(err, path, 1, "not a dse-search-1 log");
             const char *o = strstr(p, " objectives=top1"); /* put_header's format */
             if (!o) return bad_line(err, path, 1, "no objectives=top1,... in the header");
+            const char *pp = strstr(p, " pop=");
+            if (pp) lg->pop = atoi(pp + 5);
             for (o += strlen(" objectives=top1"); *o == ',' && lg->n_cost < DSE_SEARCH_OBJ_MAX; lg->n_cost++) {
                 size_t k = strcspn(++o, ", ");
                 if (!k || k >= sizeof lg->cost[0]) return bad_line(err, path, 1, "an objective's name is empty or too long");
@@ -318,6 +320,17 @@ static int put(struct buf *b, const char *fmt, ...) {
 static void put_num(struct buf *b, double v) {
     if (isfinite(v)) put(b, " %.17g", v);
     else put(b, " null");
+}
+
+/* s, or a copy of it in *tmp whose pop is lg's header's: the population an evolution
+ * search began with stays its population (dse_evo_pop_for_budget's rule, or pop, may have
+ * changed since). */
+static const struct dse_space *log_space(const struct dse_space *s, const struct dse_search_log *lg,
+                                         struct dse_space *tmp) {
+    if (s->search.strategy != DSE_SEARCH_EVOLUTION || lg->pop < 1) return s;
+    *tmp = *s;
+    tmp->search.pop = lg->pop;
+    return tmp;
 }
 
 /* Write gen (lg->gen + 1) = lg's text + add. *won = 1 if this worker's link made it. */
@@ -525,7 +538,9 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
     if (!spent) {
         uint64_t next;
         int n = 0;
-        if ((st = dse_search_propose(s, res, n_res, excl, n_excl, 1, &next, &n, err))) goto free_out;
+        struct dse_space tmp;
+        if ((st = dse_search_propose(log_space(s, &lg, &tmp), res, n_res, excl, n_excl, 1, &next, &n, err)))
+            goto free_out;
         if (n == 1) {
             struct dse_mp mp;
             char id[DSE_ID_SIZE];
@@ -604,7 +619,9 @@ enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_se
             int n_excl = 0, n = 0;
             for (int i = 0; i < step_first; i++)
                 if (!rec_at[i]) excl[n_excl++] = lg->prop[i].index;
-            if ((st = dse_search_propose(s, lg->res, n_res, excl, n_excl, n_prop - step_first, out, &n, err)))
+            struct dse_space tmp;
+            if ((st = dse_search_propose(log_space(s, lg, &tmp), lg->res, n_res, excl, n_excl, n_prop - step_first,
+                                         out, &n, err)))
                 break;
             *same &= n == n_prop - step_first;
             for (int i = 0; *same && i < n; i++) *same &= out[i] == lg->prop[step_first + i].index;

@@ -34,6 +34,7 @@ struct dse_search_log {
     int                     n_res;
     struct dse_evo_result  *res;        /* in the order recorded */
     int                     ended;      /* "end" line: the budget is spent or the space exhausted */
+    int                     pop;        /* the header's pop=: the population the search began with (0: none) */
     int                     n_cost;     /* the costs minimized beside top-1, from the header's objectives */
     char                    cost[DSE_SEARCH_OBJ_MAX][32]; /* their names (sweep/objective.def) */
     char                   *text;       /* the file */
@@ -55,7 +56,9 @@ enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int
 enum dse_status dse_search_files(const struct dse_space *s, const char *dir, const struct dse_search_log *lg,
                                  struct dse_err *err);
 
-/* One step of the search, by a worker that found nothing to train: read the current log;
+/* One step of the search, by a worker that found nothing to train (its proposer's
+ * population the log header's pop=, so that a search begun with another rule or pop goes on
+ * as it began): read the current log;
  * record, in the log's order, the results of its proposals that rec_of says are final and
  * are not recorded yet; propose one more if the budget allows (or end the search when the
  * budget is spent, or the space holds no more feasible candidates, and nothing is left
@@ -68,7 +71,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
                                 int *changed, char *what, int what_size, struct dse_err *err);
 
 /* Replay lg from its start: every proposal again from the seed and the results in their
- * recorded order. *same = 1 if they match the log's, in order. */
+ * recorded order (evolution's population the header's). *same = 1 if they match the log's, in order. */
 enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_search_log *lg, int *same,
                                   struct dse_err *err);
 

@@ -74,6 +74,7 @@
     X("sweep-bo-crash",       test_bo_crash) \
     X("sweep-strategy",       test_strategy) \
     X("sweep-auto",           test_search_auto) \
+    X("sweep-log-pop",        test_search_log_pop) \
     X("sweep-evo-budgets",    test_evo_budgets) \
     X("sweep-evo-latency",    test_evo_latency) \
     X("sweep-replicates",     test_replicates) \

@@ -674,3 +674,61 @@ void test_search_auto(void) {
         dse_search_log_free(&lg);
     }
 }
+
+/* A search keeps the population its log began with (the header's pop=): a log made with
+ * pop 4 (tests/spaces/sweep_evo.cfg) replays with the space's pop changed to 12 (as an older
+ * dse's default, or an edited rule, would give), where pop 12 itself proposes otherwise. */
+void test_search_log_pop(void) {
+    struct dse_space s;
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_space_load(EVO, &s, &err));
+    CHECK_INT_EQ(s.search.pop, 4);
+    uint64_t p[4], q = 0, q12 = 0;
+    int n = 0;
+    struct dse_evo_result res[4];
+    char text[4096], id[DSE_ID_SIZE], dir[300], path[400];
+    int len = snprintf(text, sizeof text, "dse-search-1 evolution seed=3 pop=4 budget=7 objectives=top1,params\nstep 1\n");
+    CHECK_OK(dse_search_propose(&s, NULL, 0, NULL, 0, 4, p, &n, &err));
+    CHECK_INT_EQ(n, 4);
+    for (int i = 0; i < 4; i++) {
+        struct dse_mp mp;
+        enum dse_evo_cost c = DSE_EVO_PARAMS;
+        int pruned = 0;
+        dse_space_candidate(&s, p[i], &mp);
+        dse_space_id(&mp, id);
+        len += snprintf(text + len, sizeof text - (size_t)len, "propose %s %llu\n", id, (unsigned long long)p[i]);
+        res[i] = (struct dse_evo_result){ .index = p[i], .obj = { 0.5 + 0.1 * i } };
+        CHECK_OK(dse_evo_costs(&s, p[i], &c, 1, &res[i].obj[1], &pruned, &err));
+    }
+    len += snprintf(text + len, sizeof text - (size_t)len, "step 2\n");
+    for (int i = 0; i < 4; i++) {
+        struct dse_mp mp;
+        dse_space_candidate(&s, p[i], &mp);
+        dse_space_id(&mp, id);
+        len += snprintf(text + len, sizeof text - (size_t)len, "result %s %llu %.17g %.17g\n", id,
+                        (unsigned long long)p[i], res[i].obj[0], res[i].obj[1]);
+    }
+    CHECK_OK(dse_search_propose(&s, res, 4, NULL, 0, 1, &q, &n, &err)); /* a child of pop 4 */
+    CHECK_INT_EQ(n, 1);
+    struct dse_mp mp;
+    dse_space_candidate(&s, q, &mp);
+    dse_space_id(&mp, id);
+    len += snprintf(text + len, sizeof text - (size_t)len, "propose %s %llu\n", id, (unsigned long long)q);
+    s.search.pop = 12;
+    CHECK_OK(dse_search_propose(&s, res, 4, NULL, 0, 1, &q12, &n, &err)); /* pop 12: still its first sample */
+    CHECK(q12 != q); /* the premise: the header's pop matters here */
+    snprintf(dir, sizeof dir, "%s/log_pop", scratch());
+    snprintf(path, sizeof path, "%s/search", dir);
+    CHECK_OK(dse_fs_mkdirs(path, &err));
+    snprintf(path, sizeof path, "%s/search/log-2", dir);
+    CHECK_OK(dse_fs_write_atomic(path, text, (size_t)len, &err));
+    struct dse_search_log lg;
+    int same = 0;
+    CHECK_OK(dse_search_read(dir, &lg, &err));
+    CHECK_INT_EQ(lg.pop, 4);
+    CHECK_INT_EQ(lg.n_prop, 5);
+    CHECK_OK(dse_search_replay(&s, &lg, &same, &err));
+    CHECK(same);
+    dse_search_log_free(&lg);
+    dse_space_free(&s);
+}
