@@ -58,12 +58,14 @@
  * strategy sees, SD times the objective's standard deviation over the feasible candidates,
  * drawn from (seed, index) so every strategy sees the same noisy value of a candidate in a
  * run of the same seed; the hypervolume is scored on the noiseless values (what the
- * candidates chosen are really worth).
+ * candidates chosen are really worth). --bo-ref tells bo the reference top-1
+ * (dse_bo_opts.ref_top1: its front's reference and a prior mean rising with size) instead
+ * of its own (the lowest recorded).
  *
  * Usage: search_replay SPACE (TABLE.csv | --analytic) [--seeds N] [--pop P] [--workers W]
  *                      [--cost NAME] [--target F] [--budget B] [--curves FILE]
  *                      [--ref-quantile Q | --ref COST,TOP1] [--dump FILE] [--noise SD]
- *                      [--aging] [--strata] [--strategy S[,S...]]
+ *                      [--aging] [--strata] [--bo-ref] [--strategy S[,S...]]
  * (S: random, evolution, bo, auto; random and evolution unless told: bo's model grows with
  * the budget, too slow for the large space's 1,500 evaluations. auto: what `dse sweep`
  * chooses for the space and each budget, dse_search_auto.) */
@@ -361,7 +363,7 @@ static void usage(void) {
     fprintf(stderr, "usage: search_replay SPACE (TABLE.csv | --analytic) [--seeds N] [--pop P] [--workers W]\n"
                     "                     [--cost NAME] [--target F] [--budget B] [--curves FILE]\n"
                     "                     [--ref-quantile Q | --ref COST,TOP1] [--dump FILE] [--noise SD]\n"
-                    "                     [--aging] [--strata] [--strategy S[,S...]]\n"
+                    "                     [--aging] [--strata] [--bo-ref] [--strategy S[,S...]]\n"
                     "S: random, evolution, bo, auto\n");
 }
 
@@ -389,6 +391,8 @@ static int resolve(const struct dse_space *s, int st, int b) {
 
 /* One run of strategy st (resolved) at budget b with seed: res[0 .. return) recorded, scored
  * on the true values. */
+static double bo_ref_top1 = NAN; /* --bo-ref: bo told the reference top-1 (NaN: its own) */
+
 static int run_one(const struct dse_space *s, const struct table *t, int st, int b, uint64_t seed, int pop,
                    int workers, int aging, int strata, enum dse_evo_cost cost, struct dse_evo_result *res) {
     /* random: a uniform random order of the feasible candidates, the proposer with a
@@ -400,7 +404,7 @@ static int run_one(const struct dse_space *s, const struct table *t, int st, int
     else o.pop = b;
     struct dse_bo_opts bo;
     dse_bo_opts_default(&bo);
-    bo.seed = seed, bo.budget = b, bo.cost = cost;
+    bo.seed = seed, bo.budget = b, bo.cost = cost, bo.ref_top1 = bo_ref_top1;
     const struct proposer pr = { .evo = st == BO ? NULL : &o, .bo = &bo };
     return run_search(s, t, &pr, st == BO ? dse_bo_n_init(b) : o.pop, b, workers, seed, res);
 }
@@ -408,7 +412,7 @@ static int run_one(const struct dse_space *s, const struct table *t, int st, int
 int main(int argc, char **argv) {
     const char *space_path = NULL, *table_path = NULL, *curves_path = NULL, *dump_path = NULL,
                *strategies = "random,evolution";
-    int seeds = 25, pop = 16, workers = 2, budget = 0, analytic = 0, aging = 0, strata = 0, have_ref = 0;
+    int seeds = 25, pop = 16, workers = 2, budget = 0, analytic = 0, aging = 0, strata = 0, have_ref = 0, bo_ref = 0;
     double target = 0.95, ref_q = 0, noise = 0, user_ref[2] = { 0 };
     enum dse_evo_cost cost = (enum dse_evo_cost)dse_evo_cost_find("model_mb");
     for (int i = 1; i < argc; i++) {
@@ -417,6 +421,7 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--analytic")) { analytic = 1; continue; }
         if (!strcmp(a, "--aging")) { aging = 1; continue; }
         if (!strcmp(a, "--strata")) { strata = 1; continue; }
+        if (!strcmp(a, "--bo-ref")) { bo_ref = 1; continue; }
         if (a[0] == '-' && a[1] == '-') {
             if (!v) return fprintf(stderr, "search_replay: %s needs a value\n", a), usage(), 2;
             i++;
@@ -502,6 +507,7 @@ int main(int argc, char **argv) {
         t.noise_sd = noise * sd;
         free(v);
     }
+    if (bo_ref) bo_ref_top1 = ref_top1;
     double hv_grid = dse_evo_hypervolume2(all, n_all, ref_top1, ref_cost);
     if (!(hv_grid > 0))
         return fprintf(stderr, "search_replay: the grid dominates nothing beyond the reference point (top-1 %g): "
