@@ -35,11 +35,40 @@
  * candidate of a space too large to train (bench/large_space.cfg: 1.1 million) has exactly,
  * so the strategies can be replayed at that scale.
  *
+ * The honest benchmark of issue #36 (item 3): with M the budget (--budget, else every
+ * feasible candidate), each strategy is run again at the budgets b = M/10, M/5, M/3, M/2
+ * (rounded; bo's initial design depends on its budget) with the same seeds, and a
+ * `name=search_replay_at` line per strategy and b gives: the mean and the 10th percentile
+ * over the seeds of the hypervolume fraction at b; the paired difference to random search
+ * (seed for seed) with its 95% confidence interval (Student's t over the seeds); the area
+ * under the hypervolume-fraction curve over evaluations 1 .. b, divided by b (1: the whole
+ * grid's hypervolume from the first evaluation on); and the best possible subset of b
+ * candidates (the exact maximum hypervolume of b of them, best_subset_hv2 below), with the
+ * issue's target: at least halfway from random's mean to the best subset's, the paired
+ * interval above zero.
+ *
+ * --ref COST,TOP1 sets the reference point (COST in the --cost objective's units: model_mb,
+ * the default, is params x 4 / 10^6, so a fraction of the grid's hypervolume is the same
+ * as with params) instead of the table's lowest (or --ref-quantile) top-1 and 1.01 x the
+ * highest cost. --dump FILE writes the runs at M as CSV rows `strategy,seed,step,index`
+ * (step: proposal order, from 1; index: the grid index, the table's `index` column), so
+ * that any table with `index`, `model_mb` and `top1` columns (the only ones read; a
+ * model_mb that is not the space's for that index is refused, naming the line) can be
+ * scored by another program. --noise SD adds Gaussian noise to every observation a
+ * strategy sees, SD times the objective's standard deviation over the feasible candidates,
+ * drawn from (seed, index) so every strategy sees the same noisy value of a candidate in a
+ * run of the same seed; the hypervolume is scored on the noiseless values (what the
+ * candidates chosen are really worth). --bo-ref tells bo the reference top-1
+ * (dse_bo_opts.ref_top1: its front's reference and a prior mean rising with size) instead
+ * of its own (the lowest recorded).
+ *
  * Usage: search_replay SPACE (TABLE.csv | --analytic) [--seeds N] [--pop P] [--workers W]
  *                      [--cost NAME] [--target F] [--budget B] [--curves FILE]
- *                      [--ref-quantile Q] [--aging] [--strata] [--strategy S[,S...]]
- * (S: random, evolution, bo; random and evolution unless told: bo's model grows with the
- * budget, too slow for the large space's 1,500 evaluations). */
+ *                      [--ref-quantile Q | --ref COST,TOP1] [--dump FILE] [--noise SD]
+ *                      [--aging] [--strata] [--bo-ref] [--strategy S[,S...]]
+ * (S: random, evolution, bo, auto; random and evolution unless told: bo's model grows with
+ * the budget, too slow for the large space's 1,500 evaluations. auto: what `dse sweep`
+ * chooses for the space and each budget, dse_search_auto.) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +116,7 @@ struct table {
     double  *cost;       /* [n] */
     char    *pruned;     /* [n]: the constraints prune it (never trained) */
     int      n_feasible;
+    double   noise_sd;   /* the observations' noise, in top-1's units (0: none) */
 };
 
 /* The table of path, or with path NULL the analytic stand-in: forward FLOPs maximized in
@@ -124,12 +154,14 @@ static int table_load(const struct dse_space *s, const char *path, enum dse_evo_
     FILE *f = fopen(path, "r");
     if (!f) return perror(path), free(seen), -1;
     char line[LINE_MAX_LEN], *field[FIELDS_MAX];
-    int col_index = -1, col_top1 = -1, lineno = 1, rows = 0;
+    int col_index = -1, col_top1 = -1, col_mb = -1, lineno = 1, rows = 0;
+    const enum dse_evo_cost mb = (enum dse_evo_cost)dse_evo_cost_find("model_mb");
     if (!fgets(line, sizeof line, f)) return fprintf(stderr, "%s: empty\n", path), fclose(f), free(seen), -1;
     int nf = csv_split(line, field, FIELDS_MAX);
     for (int i = 0; i < nf; i++) {
         if (!strcmp(field[i], "index")) col_index = i;
         if (!strcmp(field[i], "top1")) col_top1 = i;
+        if (!strcmp(field[i], "model_mb")) col_mb = i;
     }
     if (col_index < 0 || col_top1 < 0)
         return fprintf(stderr, "%s:1: no \"index\" and \"top1\" columns (dse report DIR --format csv)\n", path),
@@ -150,6 +182,15 @@ static int table_load(const struct dse_space *s, const char *path, enum dse_evo_
             return fclose(f), free(seen), -1;
         }
         if (seen[k]++) return fprintf(stderr, "%s:%d: index %llu twice\n", path, lineno, k), fclose(f), free(seen), -1;
+        if (col_mb >= 0 && col_mb < nf && field[col_mb][0]) { /* a table of this space? */
+            double want = 0, v = strtod(field[col_mb], &end);
+            int pruned = 0;
+            if (dse_evo_costs(s, k, &mb, 1, &want, &pruned, &err)) return fclose(f), free(seen), -1;
+            if (*end || !(fabs(v - want) <= 1e-3 * want + 1e-6))
+                return fprintf(stderr, "%s:%d: model_mb \"%s\" is not candidate %llu's of %s (%.6f)\n", path, lineno,
+                               field[col_mb], k, s->path, want),
+                       fclose(f), free(seen), -1;
+        }
         if (field[col_top1][0]) {
             double v = strtod(field[col_top1], &end);
             if (*end || !(v >= 0 && v <= 1))
@@ -172,9 +213,25 @@ static int table_load(const struct dse_space *s, const char *path, enum dse_evo_
     return 0;
 }
 
-static struct dse_evo_result result_of(const struct table *t, uint64_t k) {
+/* A standard normal draw from (seed, k): splitmix64 twice, Box-Muller. */
+static double gauss_of(uint64_t seed, uint64_t k) {
+    double u[2];
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull ^ k;
+    for (int i = 0; i < 2; i++) {
+        uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        u[i] = ((double)(z >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+    }
+    return sqrt(-2 * log(u[0])) * cos(6.283185307179586 * u[1]);
+}
+
+/* Candidate k as a strategy sees it in the run of seed (noise added), or as it is (seed 0). */
+static struct dse_evo_result result_of(const struct table *t, uint64_t k, uint64_t seed) {
     struct dse_evo_result r = { .index = k };
     r.obj[0] = t->top1[k];
+    if (seed && t->noise_sd > 0 && isfinite(r.obj[0])) r.obj[0] += t->noise_sd * gauss_of(seed, k);
     r.obj[1] = t->cost[k];
     return r;
 }
@@ -195,7 +252,7 @@ static enum dse_status propose(const struct dse_space *s, const struct proposer 
 /* A search as a sweep drives it: proposals in order, W trained at once, finishing in
  * proposal order. res[0 .. return) in recorded order. */
 static int run_search(const struct dse_space *s, const struct table *t, const struct proposer *pr, int first,
-                      int budget, int workers, struct dse_evo_result *res) {
+                      int budget, int workers, uint64_t seed, struct dse_evo_result *res) {
     struct dse_err err = { 0 };
     char msg[600];
     uint64_t *pend = malloc(sizeof *pend * ((size_t)budget + 1));
@@ -206,7 +263,7 @@ static int run_search(const struct dse_space *s, const struct table *t, const st
     n_pend = got, proposed = got;
     while (n_pend) {
         /* the oldest pending training ends and is recorded */
-        res[n_res++] = result_of(t, pend[0]);
+        res[n_res++] = result_of(t, pend[0], seed);
         memmove(pend, pend + 1, sizeof *pend * (size_t)--n_pend);
         /* workers that find nothing to claim step the search: one proposal each */
         while (n_pend < workers && proposed < budget) {
@@ -216,6 +273,7 @@ static int run_search(const struct dse_space *s, const struct table *t, const st
         }
     }
     free(pend);
+    for (int i = 0; i < n_res; i++) res[i] = result_of(t, res[i].index, 0); /* scored on the true values */
     return n_res;
 fail:
     fprintf(stderr, "search_replay: %s\n", dse_err_format(&err, msg, sizeof msg));
@@ -232,23 +290,138 @@ static double quantile(double *v, int n, double q) {
     return v[(int)floor(q * (n - 1) + 0.5)];
 }
 
+/* The exact maximum hypervolume of b of the points res[0 .. n) against the reference (top-1
+ * up, cost down): only Pareto points can be in a best subset (a dominated one adds nothing
+ * its dominator does not), and for two objectives a subset's hypervolume, its points
+ * sorted by cost (so by top-1 too), is the sum of each one's rectangle (top-1 over the
+ * previous chosen one's) x (ref_cost - its cost). So with the P Pareto points sorted by
+ * cost, f[k][j] = the best of k points whose dearest is j = max over i < j of
+ * f[k-1][i] + (y_j - y_i)(ref_cost - c_j), f[1][j] = (y_j - ref_top1)(ref_cost - c_j): a
+ * dynamic program in O(b P^2) time, O(P) memory per row. b >= P: all of them, the grid's.
+ * NaN when b P^2 is past max_work (the large space), -1 when out of memory. */
+static int cmp_pt(const void *a, const void *b) {
+    const double *x = a, *y = b;
+    if (x[0] != y[0]) return (x[0] > y[0]) - (x[0] < y[0]); /* cost up */
+    return (x[1] < y[1]) - (x[1] > y[1]);                   /* top-1 down */
+}
+
+static double best_subset_hv2(const struct dse_evo_result *res, int n, double ref_top1, double ref_cost, int b,
+                              double max_work) {
+    double *pt = malloc(sizeof *pt * 2 * (size_t)(n + 1));
+    if (!pt) return -1;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(res[i].obj[0]) && res[i].obj[0] > ref_top1 && res[i].obj[1] < ref_cost)
+            pt[2 * m] = res[i].obj[1], pt[2 * m + 1] = res[i].obj[0], m++;
+    qsort(pt, (size_t)m, 2 * sizeof *pt, cmp_pt);
+    int p = 0; /* the Pareto points: top-1 strictly rising with cost */
+    for (int i = 0; i < m; i++)
+        if (!p || pt[2 * i + 1] > pt[2 * (p - 1) + 1]) pt[2 * p] = pt[2 * i], pt[2 * p + 1] = pt[2 * i + 1], p++;
+    if (b >= p) {
+        double area = 0, prev = ref_top1;
+        for (int j = 0; j < p; j++) area += (pt[2 * j + 1] - prev) * (ref_cost - pt[2 * j]), prev = pt[2 * j + 1];
+        return free(pt), area;
+    }
+    if ((double)b * p * p > max_work) return free(pt), NAN;
+    double *f = malloc(sizeof *f * (size_t)p), *g = malloc(sizeof *g * (size_t)p), best = 0;
+    if (!f || !g) return free(pt), free(f), free(g), -1;
+    for (int j = 0; j < p; j++) f[j] = (pt[2 * j + 1] - ref_top1) * (ref_cost - pt[2 * j]);
+    for (int k = 2; k <= b; k++) {
+        for (int j = 0; j < p; j++) {
+            g[j] = -INFINITY;
+            for (int i = k - 2; i < j; i++) { /* f[i] holds k - 1 points only from i = k - 2 on */
+                double v = f[i] + (pt[2 * j + 1] - pt[2 * i + 1]) * (ref_cost - pt[2 * j]);
+                if (v > g[j]) g[j] = v;
+            }
+        }
+        double *tmp = f;
+        f = g, g = tmp;
+    }
+    for (int j = 0; j < p; j++)
+        if (f[j] > best) best = f[j];
+    free(pt), free(f), free(g);
+    return best;
+}
+
+/* Student's t quantile 0.975 with df degrees of freedom: the Cornish-Fisher expansion around
+ * the normal's (Abramowitz & Stegun 26.7.5), within 0.001 of the tables from df = 4 on. */
+static double t975(int df) {
+    const double z = 1.959963984540054, z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z, v = df;
+    return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v) +
+           (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);
+}
+
+static void mean_sd(const double *v, int n, double *mean, double *sd) {
+    double sum = 0, sq = 0;
+    for (int i = 0; i < n; i++) sum += v[i];
+    *mean = sum / n;
+    for (int i = 0; i < n; i++) sq += (v[i] - *mean) * (v[i] - *mean);
+    *sd = n > 1 ? sqrt(sq / (n - 1)) : 0;
+}
+
 static void usage(void) {
     fprintf(stderr, "usage: search_replay SPACE (TABLE.csv | --analytic) [--seeds N] [--pop P] [--workers W]\n"
                     "                     [--cost NAME] [--target F] [--budget B] [--curves FILE]\n"
-                    "                     [--ref-quantile Q] [--aging] [--strata] [--strategy S[,S...]]\n");
+                    "                     [--ref-quantile Q | --ref COST,TOP1] [--dump FILE] [--noise SD]\n"
+                    "                     [--aging] [--strata] [--bo-ref] [--strategy S[,S...]]\n"
+                    "S: random, evolution, bo, auto\n");
+}
+
+enum { EVOLUTION, RANDOM, BO, AUTO, N_STRATEGIES };
+static const char *const names[N_STRATEGIES] = { "evolution", "random", "bo", "auto" };
+
+/* What a strategy runs as at budget b: auto is what `dse sweep` would choose (said on
+ * standard error), the others themselves. */
+static int resolve(const struct dse_space *s, int st, int b) {
+    if (st != AUTO) return st;
+#ifdef DSE_HAVE_SEARCH_AUTO
+    char why[256];
+    enum dse_strategy c = dse_search_auto(s, b, why, sizeof why);
+    int r = c == DSE_SEARCH_EVOLUTION ? EVOLUTION : c == DSE_SEARCH_BO ? BO : RANDOM;
+    fprintf(stderr, "search_replay: auto at budget %d: %s (%s)\n", b, names[r], why);
+    return r;
+#else
+    /* TODO(#36 item 2): dse_search_auto (sweep/search.h, which sweep/sweep.h includes) is on
+     * another branch; once it is on main, drop this #ifdef. Until then --strategy auto is
+     * refused, exit 2. */
+    (void)s, (void)b;
+    return -1;
+#endif
+}
+
+/* One run of strategy st (resolved) at budget b with seed: res[0 .. return) recorded, scored
+ * on the true values. */
+static double bo_ref_top1 = NAN; /* --bo-ref: bo told the reference top-1 (NaN: its own) */
+
+static int run_one(const struct dse_space *s, const struct table *t, int st, int b, uint64_t seed, int pop,
+                   int workers, int aging, int strata, enum dse_evo_cost cost, struct dse_evo_result *res) {
+    /* random: a uniform random order of the feasible candidates, the proposer with a
+     * population as large as the budget (all of it the initial sample) */
+    struct dse_evo_opts o;
+    dse_evo_opts_default(&o);
+    o.seed = seed, o.n_obj = 2;
+    if (st == EVOLUTION) o.pop = pop, o.aging = aging, o.strata = strata ? (int)cost : -1;
+    else o.pop = b;
+    struct dse_bo_opts bo;
+    dse_bo_opts_default(&bo);
+    bo.seed = seed, bo.budget = b, bo.cost = cost, bo.ref_top1 = bo_ref_top1;
+    const struct proposer pr = { .evo = st == BO ? NULL : &o, .bo = &bo };
+    return run_search(s, t, &pr, st == BO ? dse_bo_n_init(b) : o.pop, b, workers, seed, res);
 }
 
 int main(int argc, char **argv) {
-    const char *space_path = NULL, *table_path = NULL, *curves_path = NULL, *strategies = "random,evolution";
-    int seeds = 25, pop = 16, workers = 2, budget = 0, analytic = 0, aging = 0, strata = 0;
-    double target = 0.95, ref_q = 0;
-    enum dse_evo_cost cost = DSE_EVO_PARAMS;
+    const char *space_path = NULL, *table_path = NULL, *curves_path = NULL, *dump_path = NULL,
+               *strategies = "random,evolution";
+    int seeds = 25, pop = 16, workers = 2, budget = 0, analytic = 0, aging = 0, strata = 0, have_ref = 0, bo_ref = 0;
+    double target = 0.95, ref_q = 0, noise = 0, user_ref[2] = { 0 };
+    enum dse_evo_cost cost = (enum dse_evo_cost)dse_evo_cost_find("model_mb");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(), 0;
         if (!strcmp(a, "--analytic")) { analytic = 1; continue; }
         if (!strcmp(a, "--aging")) { aging = 1; continue; }
         if (!strcmp(a, "--strata")) { strata = 1; continue; }
+        if (!strcmp(a, "--bo-ref")) { bo_ref = 1; continue; }
         if (a[0] == '-' && a[1] == '-') {
             if (!v) return fprintf(stderr, "search_replay: %s needs a value\n", a), usage(), 2;
             i++;
@@ -258,9 +431,19 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--budget")) budget = atoi(v);
             else if (!strcmp(a, "--target")) target = atof(v);
             else if (!strcmp(a, "--ref-quantile")) ref_q = atof(v);
+            else if (!strcmp(a, "--noise")) noise = atof(v);
             else if (!strcmp(a, "--curves")) curves_path = v;
+            else if (!strcmp(a, "--dump")) dump_path = v;
             else if (!strcmp(a, "--strategy")) strategies = v;
-            else if (!strcmp(a, "--cost")) {
+            else if (!strcmp(a, "--ref")) {
+                char *end;
+                user_ref[0] = strtod(v, &end);
+                int comma = *end == ',';
+                if (comma) user_ref[1] = strtod(end + 1, &end);
+                if (!comma || *end || !(user_ref[0] > 0) || !isfinite(user_ref[1]))
+                    return fprintf(stderr, "search_replay: --ref %s: expected COST,TOP1 (COST > 0)\n", v), 2;
+                have_ref = 1;
+            } else if (!strcmp(a, "--cost")) {
                 int c = dse_evo_cost_find(v);
                 if (c < 0) return fprintf(stderr, "search_replay: --cost %s: not in sweep/objective.def\n", v), 2;
                 cost = (enum dse_evo_cost)c;
@@ -269,13 +452,27 @@ int main(int argc, char **argv) {
         else if (!table_path) table_path = a;
         else return usage(), 2;
     }
-    if (!space_path || !table_path == !analytic || !(ref_q >= 0 && ref_q < 1) || seeds < 1 || pop < 1 || workers < 1 || budget < 0 || !(target > 0 && target <= 1))
+    if (!space_path || !table_path == !analytic || !(ref_q >= 0 && ref_q < 1) || (have_ref && ref_q > 0) ||
+        seeds < 1 || pop < 1 || workers < 1 || budget < 0 || !(target > 0 && target <= 1) || !(noise >= 0))
         return usage(), 2;
+    int run[N_STRATEGIES] = { 0 };
+    for (const char *p = strategies; *p;) {
+        size_t len = strcspn(p, ",");
+        int found = 0;
+        for (int st = 0; st < N_STRATEGIES; st++)
+            if (strlen(names[st]) == len && !strncmp(p, names[st], len)) run[st] = found = 1;
+        if (!found)
+            return fprintf(stderr, "search_replay: --strategy %s: expected random, evolution, bo, auto\n", strategies), 2;
+        p += len + (p[len] == ',');
+    }
     struct dse_space s;
     struct dse_err err = { 0 };
     char msg[600];
     if (dse_space_load(space_path, &s, &err))
         return fprintf(stderr, "search_replay: %s\n", dse_err_format(&err, msg, sizeof msg)), 2;
+    if (run[AUTO] && resolve(&s, AUTO, 1) < 0)
+        return fprintf(stderr, "search_replay: --strategy auto: dse_search_auto is not in this build (issue #36 "
+                               "item 2)\n"), 2;
     struct table t;
     if (table_load(&s, table_path, cost, &t)) return 2;
     if (!budget) budget = analytic ? 1000 : t.n_feasible;
@@ -287,7 +484,7 @@ int main(int argc, char **argv) {
     int n_all = 0;
     for (uint64_t k = 0; k < t.n; k++) {
         if (t.pruned[k]) continue;
-        all[n_all++] = result_of(&t, k);
+        all[n_all++] = result_of(&t, k, 0);
         if (t.top1[k] < ref_top1) ref_top1 = t.top1[k];
         if (t.cost[k] > ref_cost) ref_cost = t.cost[k];
     }
@@ -300,53 +497,50 @@ int main(int argc, char **argv) {
         if (m) ref_top1 = quantile(v, m, ref_q);
         free(v);
     }
+    if (have_ref) ref_cost = user_ref[0], ref_top1 = user_ref[1];
+    if (noise > 0) { /* the noise's scale: the objective's spread over the feasible candidates */
+        double *v = malloc(sizeof *v * (size_t)n_all), mean, sd;
+        int m = 0;
+        for (int i = 0; i < n_all; i++)
+            if (isfinite(all[i].obj[0])) v[m++] = all[i].obj[0];
+        mean_sd(v, m, &mean, &sd);
+        t.noise_sd = noise * sd;
+        free(v);
+    }
+    if (bo_ref) bo_ref_top1 = ref_top1;
     double hv_grid = dse_evo_hypervolume2(all, n_all, ref_top1, ref_cost);
     if (!(hv_grid > 0))
         return fprintf(stderr, "search_replay: the grid dominates nothing beyond the reference point (top-1 %g): "
                                "lower --ref-quantile\n", ref_top1), 2;
     printf("name=search_replay space=%s table=%s trainable=%d cost=%s seeds=%d pop=%d workers=%d budget=%d "
-           "target=%.3f ref_top1=%.4f ref_cost=%.6g hv_grid=%.6g\n",
-           s.name, analytic ? "analytic(top1=flops)" : table_path, t.n_feasible, dse_evo_cost_name(cost), seeds, pop, workers, budget, target, ref_top1,
-           ref_cost, hv_grid);
+           "target=%.3f ref_top1=%.4f ref_cost=%.6g hv_grid=%.6g noise=%g noise_sd=%.6g\n",
+           s.name, analytic ? "analytic(top1=flops)" : table_path, t.n_feasible, dse_evo_cost_name(cost), seeds, pop,
+           workers, budget, target, ref_top1, ref_cost, hv_grid, noise, t.noise_sd);
 
-    FILE *cf = NULL;
+    FILE *cf = NULL, *df = NULL;
     if (curves_path) {
         if (!(cf = fopen(curves_path, "w"))) return perror(curves_path), 2;
         fprintf(cf, "strategy,seed,evals,hv_frac\n");
     }
-    enum { EVOLUTION, RANDOM, BO, N_STRATEGIES };
-    static const char *const names[N_STRATEGIES] = { "evolution", "random", "bo" };
-    int run[N_STRATEGIES] = { 0 };
-    for (const char *p = strategies; *p;) {
-        size_t len = strcspn(p, ",");
-        int found = 0;
-        for (int st = 0; st < N_STRATEGIES; st++)
-            if (strlen(names[st]) == len && !strncmp(p, names[st], len)) run[st] = found = 1;
-        if (!found) return fprintf(stderr, "search_replay: --strategy %s: expected random, evolution, bo\n", strategies), 2;
-        p += len + (p[len] == ',');
+    if (dump_path) {
+        if (!(df = fopen(dump_path, "w"))) return perror(dump_path), 2;
+        fprintf(df, "strategy,seed,step,index\n");
     }
     int *need[N_STRATEGIES] = { 0 };
     double *hv_at[N_STRATEGIES] = { 0 }; /* [seed * budget + evals - 1] */
     double t0 = bench_now_ms();
     for (int st = 0; st < N_STRATEGIES; st++) {
         if (!run[st]) continue;
+        const int as = resolve(&s, st, budget);
         need[st] = malloc(sizeof **need * (size_t)seeds);
         hv_at[st] = malloc(sizeof **hv_at * (size_t)seeds * (size_t)budget);
         for (int i = 0; i < seeds; i++) {
             uint64_t seed = 1 + (uint64_t)i;
             double *hv = hv_at[st] + (size_t)i * (size_t)budget;
-            /* random: a uniform random order of the feasible candidates, the proposer with a
-             * population as large as the budget (all of it the initial sample) */
-            struct dse_evo_opts o;
-            dse_evo_opts_default(&o);
-            o.seed = seed, o.n_obj = 2;
-            if (st == EVOLUTION) o.pop = pop, o.aging = aging, o.strata = strata ? (int)cost : -1;
-            else o.pop = budget;
-            struct dse_bo_opts bo;
-            dse_bo_opts_default(&bo);
-            bo.seed = seed, bo.budget = budget, bo.cost = cost;
-            const struct proposer pr = { .evo = st == BO ? NULL : &o, .bo = &bo };
-            int n = run_search(&s, &t, &pr, st == BO ? dse_bo_n_init(budget) : o.pop, budget, workers, res);
+            int n = run_one(&s, &t, as, budget, seed, pop, workers, aging, strata, cost, res);
+            if (df)
+                for (int j = 0; j < n; j++)
+                    fprintf(df, "%s,%d,%d,%llu\n", names[st], (int)seed, j + 1, (unsigned long long)res[j].index);
             if (dse_evo_hv_prefixes(res, n, ref_top1, ref_cost, hv))
                 return fprintf(stderr, "search_replay: out of memory\n"), 1;
             for (int b = 1; b <= budget; b++) hv[b - 1] = (b <= n ? hv[b - 1] : hv[n - 1]) / hv_grid;
@@ -360,6 +554,7 @@ int main(int argc, char **argv) {
     }
     double ms = bench_now_ms() - t0;
     if (cf) fclose(cf);
+    if (df) fclose(df);
 
     int med[N_STRATEGIES];
     for (int st = 0; st < N_STRATEGIES; st++) {
@@ -399,6 +594,50 @@ int main(int argc, char **argv) {
                med[EVOLUTION] <= budget && (double)med[RANDOM] >= 3.0 * med[EVOLUTION] ? "yes" : "no", ms);
     else
         printf("name=search_replay_time replay_ms=%.0f\n", ms);
+
+    /* issue #36's statistics at budgets M/10, M/5, M/3, M/2, each strategy run again at each
+     * (same seeds), random always run as the paired yardstick */
+    static const int divisors[] = { 10, 5, 3, 2 };
+    double *h = malloc(sizeof *h * (size_t)seeds * N_STRATEGIES), *area = malloc(sizeof *area * (size_t)seeds),
+           *hvp = malloc(sizeof *hvp * (size_t)budget);
+    for (int d = 0; d < 4; d++) {
+        const int b = (budget + divisors[d] / 2) / divisors[d];
+        if (b < 1) continue;
+        const double best = best_subset_hv2(all, n_all, ref_top1, ref_cost, b, 4e9) / hv_grid;
+        double rnd_mean = 0;
+        for (int pass = 0; pass < 2; pass++) /* random first: the others' differences need it */
+            for (int st = 0; st < N_STRATEGIES; st++) {
+                if ((pass == 0) != (st == RANDOM) || (!run[st] && st != RANDOM)) continue;
+                const int as = resolve(&s, st, b);
+                double *hs = h + (size_t)st * (size_t)seeds;
+                for (int i = 0; i < seeds; i++) {
+                    int n = run_one(&s, &t, as, b, 1 + (uint64_t)i, pop, workers, aging, strata, cost, res);
+                    if (dse_evo_hv_prefixes(res, n, ref_top1, ref_cost, hvp))
+                        return fprintf(stderr, "search_replay: out of memory\n"), 1;
+                    double a = 0;
+                    for (int e = 1; e <= b; e++) a += hvp[(e <= n ? e : n) - 1] / hv_grid;
+                    hs[i] = hvp[n - 1] / hv_grid, area[i] = a / b;
+                }
+                double mean, sd, amean, asd, p10, dmean = 0, dsd = 0;
+                mean_sd(hs, seeds, &mean, &sd);
+                mean_sd(area, seeds, &amean, &asd);
+                double *sorted = malloc(sizeof *sorted * (size_t)seeds), *diff = malloc(sizeof *diff * (size_t)seeds);
+                memcpy(sorted, hs, sizeof *sorted * (size_t)seeds);
+                p10 = quantile(sorted, seeds, 0.1);
+                if (st == RANDOM) rnd_mean = mean;
+                for (int i = 0; i < seeds; i++) diff[i] = hs[i] - h[(size_t)RANDOM * (size_t)seeds + (size_t)i];
+                mean_sd(diff, seeds, &dmean, &dsd);
+                const double half = seeds > 1 ? t975(seeds - 1) * dsd / sqrt(seeds) : 0,
+                             halfway = rnd_mean + 0.5 * (best - rnd_mean);
+                printf("name=search_replay_at strategy=%s budget=%d divisor=%d hv_mean=%.4f hv_sd=%.4f hv_p10=%.4f "
+                       "auc=%.4f diff_random=%+.4f diff_ci_lo=%+.4f diff_ci_hi=%+.4f best_subset=%.4f "
+                       "halfway=%.4f met_halfway=%s met_ci=%s\n",
+                       names[st], b, divisors[d], mean, sd, p10, amean, dmean, dmean - half, dmean + half, best,
+                       halfway, mean >= halfway - 1e-12 ? "yes" : "no", dmean - half > 0 ? "yes" : "no");
+                free(sorted), free(diff);
+            }
+    }
+    free(h), free(area), free(hvp);
     for (int st = 0; st < N_STRATEGIES; st++) free(need[st]), free(hv_at[st]);
     free(all), free(res), free(t.top1), free(t.cost), free(t.pruned);
     dse_space_free(&s);

@@ -28,7 +28,9 @@
  *     of the space, numeric ones (mp.def's INT, REAL) at their value's place in numeric
  *     order scaled to [0, 1], choices (bypass, pools) one-hot; then the logs of params and
  *     forward FLOPs, scaled to [0, 1] over the pool. Matern-5/2 kernel with one length
- *     scale per feature (ARD), a constant mean (the results' mean), the signal variance at
+ *     scale per feature (ARD), a constant mean (the results' mean; with opts.ref_top1 a
+ *     line in the log params feature, slope at least 0, by least squares: bo.c says
+ *     why), the signal variance at
  *     its maximum-likelihood value given the rest (closed form), and the length scales and
  *     noise chosen by coordinate search over fixed grids (bo.c) maximizing the log
  *     marginal likelihood: deterministic, no restarts. Cholesky in double. The model
@@ -41,9 +43,9 @@
  *     top-1 y is piecewise linear, sum over the front's steps right of c of
  *     width x (y - level)+, and E[(Y - h)+] for Y ~ N(mu, sd^2) is
  *     (mu - h) Phi(z) + sd phi(z), z = (mu - h) / sd. Reference point as
- *     dse_evo_hv_curve takes it: the lowest usable top-1 recorded and the pool's highest
- *     cost x 1.01. With more than one cost objective the acquisition uses the first
- *     (opts.cost) and the others are ignored;
+ *     dse_evo_hv_curve takes it: the lowest usable top-1 recorded (opts.ref_top1 instead
+ *     when it is given) and the pool's highest cost x 1.01. With more than one cost
+ *     objective the acquisition uses the first (opts.cost) and the others are ignored;
  *   - batch: the K proposals are chosen one after the other, each added to the model and
  *     the front at its predicted mean (kriging believer), so no two are the same and each
  *     looks elsewhere;
@@ -75,9 +77,12 @@ struct dse_bo_opts {
     int               n_init;  /* the initial design's size; 0: dse_bo_n_init(budget) */
     enum dse_evo_cost cost;    /* the cost objective (res[].obj[1]): analytic, known before
                                   training (objective.def's ANALYTIC) */
+    double            ref_top1; /* the reference top-1 of the hypervolume the search is
+                                   judged by, when the user knows it (a top-1 below which a
+                                   candidate is worth nothing); NaN: the lowest recorded */
 };
 
-/* seed 1, budget 0, n_init 0, cost params. */
+/* seed 1, budget 0, n_init 0, cost params, ref_top1 NaN. */
 void dse_bo_opts_default(struct dse_bo_opts *o);
 
 /* max(3, min(budget / 4, 8)); 8 for budget 0 (unknown). */

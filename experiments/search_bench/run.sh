@@ -4,13 +4,15 @@
 #     into results/table (about 40 minutes on 2 idle cores; resumes if interrupted) and
 #     writes results/table.csv (skipped when results/table.csv exists: it is the committed
 #     table; delete it and results/table to train again);
-#  2. replays evolution and random search against the table, 25 seeds each
-#     (BUILD/search_replay), and Optuna's NSGA-II as the yardstick
-#     (bench/optuna_replay.py, in a virtual environment of its own under sweeps/, made by
-#     this script with pip where it is missing; skipped with the reason without pip or
-#     network);
+#  2. replays evolution, random search and bo against the table, 25 seeds each
+#     (BUILD/search_replay; with issue #36's statistics at N/10, N/5, N/3, N/2), and
+#     Optuna's NSGA-II, TPE (25 seeds) and GPSampler (5 seeds: minutes a seed) as the
+#     yardsticks (bench/optuna_replay.py, in bench/torch_venv.sh's environment, which
+#     installs optuna, scipy and torch with pip where they are missing; skipped with the
+#     reason without pip or network);
 #  3. the same strategies on bench/large_space.cfg's 1.1 million candidates with an
-#     analytic objective (forward FLOPs up, params down);
+#     analytic objective (forward FLOPs up, params down), also with noise (--noise 0.1:
+#     observations off by 0.1 of the objective's spread, scored on the true values);
 #  4. writes results/replay.txt and the plots results/*.svg (the curves behind them:
 #     sweeps/search_bench/*.csv).
 # Run from anywhere. BUILD: the build directory (default build).
@@ -28,19 +30,18 @@ if [ ! -f "$out/table.csv" ]; then
     "$build/dse" report "$out/table" --format csv >"$out/table.csv.tmp"
     mv "$out/table.csv.tmp" "$out/table.csv"
 fi
-venv=sweeps/optuna-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import optuna" 2>/dev/null; then
-    python3 -m venv "$venv" && "$venv/bin/pip" install -q optuna || echo "optuna: could not install (pip or network); its rows are skipped"
-fi
-py=python3
-[ -x "$venv/bin/python" ] && py=$venv/bin/python
+py=$(sh bench/torch_venv.sh) || { echo "optuna: could not install (pip or network); its rows are skipped"; py=python3; }
 {
     echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -m) $(nproc) cores; $here/run.sh"
     for q in 0 0.5; do # the reference top-1: the table's lowest, then its median
         "$build/search_replay" "$here/table.cfg" "$out/table.csv" --seeds 25 --ref-quantile $q \
-            --curves "$cur/table_curves_q$q.csv"
-        "$py" bench/optuna_replay.py "$out/table.csv" --seeds 25 --ref-quantile $q \
-            --curves "$cur/table_curves_q$q.csv" || true
+            --strategy random,evolution,bo --curves "$cur/table_curves_q$q.csv" --dump "$cur/table_dump_q$q.csv"
+        echo "# bo told the reference (--bo-ref)"
+        "$build/search_replay" "$here/table.cfg" "$out/table.csv" --seeds 25 --ref-quantile $q --strategy bo --bo-ref |
+            grep -E "^name=search_replay_at strategy=bo"
+        "$py" bench/optuna_replay.py "$out/table.csv" --seeds 25 --ref-quantile $q --budget 48 \
+            --sampler nsga2,tpe --curves "$cur/table_curves_q$q.csv" || true
+        "$py" bench/optuna_replay.py "$out/table.csv" --seeds 5 --ref-quantile $q --budget 48 --sampler gp || true
         "$py" bench/surrogate_replay.py "$out/table.csv" --seeds 25 --ref-quantile $q || true
     done
     echo "# proposer variants on the table (evolution only; pop, aging, strata: sweep/evolve.h)"
@@ -50,6 +51,8 @@ py=python3
     done
     "$build/search_replay" bench/large_space.cfg --analytic --seeds 11 --budget 1500 \
         --curves "$cur/large_curves.csv"
+    echo "# the large space with noise (--noise 0.1), 25 seeds, budget 500"
+    "$build/search_replay" bench/large_space.cfg --analytic --seeds 25 --budget 500 --noise 0.1
     echo "# proposer variants on the large space"
     for v in "" "--strata" "--aging"; do
         echo "# ${v:-default} (budget 500)"
