@@ -364,7 +364,8 @@ static void usage(void) {
                     "                     [--cost NAME] [--target F] [--budget B] [--curves FILE]\n"
                     "                     [--ref-quantile Q | --ref COST,TOP1] [--dump FILE] [--noise SD]\n"
                     "                     [--aging] [--strata] [--bo-ref] [--strategy S[,S...]]\n"
-                    "S: random, evolution, bo, auto\n");
+                    "S: random, evolution, bo, auto (what dse sweep chooses: dse_search_auto)\n"
+                    "P: evolution's population (default: dse sweep's for the budget, dse_evo_pop_for_budget)\n");
 }
 
 enum { EVOLUTION, RANDOM, BO, AUTO, N_STRATEGIES };
@@ -374,19 +375,13 @@ static const char *const names[N_STRATEGIES] = { "evolution", "random", "bo", "a
  * standard error), the others themselves. */
 static int resolve(const struct dse_space *s, int st, int b) {
     if (st != AUTO) return st;
-#ifdef DSE_HAVE_SEARCH_AUTO
     char why[256];
     enum dse_strategy c = dse_search_auto(s, b, why, sizeof why);
+    /* grid (a budget that covers the space) trains everything: any order ends at the whole
+     * grid's hypervolume, and random's is the one replayed */
     int r = c == DSE_SEARCH_EVOLUTION ? EVOLUTION : c == DSE_SEARCH_BO ? BO : RANDOM;
     fprintf(stderr, "search_replay: auto at budget %d: %s (%s)\n", b, names[r], why);
     return r;
-#else
-    /* TODO(#36 item 2): dse_search_auto (sweep/search.h, which sweep/sweep.h includes) is on
-     * another branch; once it is on main, drop this #ifdef. Until then --strategy auto is
-     * refused, exit 2. */
-    (void)s, (void)b;
-    return -1;
-#endif
 }
 
 /* One run of strategy st (resolved) at budget b with seed: res[0 .. return) recorded, scored
@@ -400,7 +395,7 @@ static int run_one(const struct dse_space *s, const struct table *t, int st, int
     struct dse_evo_opts o;
     dse_evo_opts_default(&o);
     o.seed = seed, o.n_obj = 2;
-    if (st == EVOLUTION) o.pop = pop, o.aging = aging, o.strata = strata ? (int)cost : -1;
+    if (st == EVOLUTION) o.pop = pop ? pop : dse_evo_pop_for_budget(b), o.aging = aging, o.strata = strata ? (int)cost : -1;
     else o.pop = b;
     struct dse_bo_opts bo;
     dse_bo_opts_default(&bo);
@@ -412,7 +407,7 @@ static int run_one(const struct dse_space *s, const struct table *t, int st, int
 int main(int argc, char **argv) {
     const char *space_path = NULL, *table_path = NULL, *curves_path = NULL, *dump_path = NULL,
                *strategies = "random,evolution";
-    int seeds = 25, pop = 16, workers = 2, budget = 0, analytic = 0, aging = 0, strata = 0, have_ref = 0, bo_ref = 0;
+    int seeds = 25, pop = 0, workers = 2, budget = 0, analytic = 0, aging = 0, strata = 0, have_ref = 0, bo_ref = 0;
     double target = 0.95, ref_q = 0, noise = 0, user_ref[2] = { 0 };
     enum dse_evo_cost cost = (enum dse_evo_cost)dse_evo_cost_find("model_mb");
     for (int i = 1; i < argc; i++) {
@@ -453,7 +448,7 @@ int main(int argc, char **argv) {
         else return usage(), 2;
     }
     if (!space_path || !table_path == !analytic || !(ref_q >= 0 && ref_q < 1) || (have_ref && ref_q > 0) ||
-        seeds < 1 || pop < 1 || workers < 1 || budget < 0 || !(target > 0 && target <= 1) || !(noise >= 0))
+        seeds < 1 || pop < 0 || workers < 1 || budget < 0 || !(target > 0 && target <= 1) || !(noise >= 0))
         return usage(), 2;
     int run[N_STRATEGIES] = { 0 };
     for (const char *p = strategies; *p;) {
