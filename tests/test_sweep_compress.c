@@ -28,7 +28,7 @@ void test_compress_space(void) {
         int         bits, finetune;
     } cases[] = {
         { .text = "name = \"z\";\n", .line = 0 },
-        { .text = "name = \"z\";\ncompress = {};\n", .line = 2, .density = 0.33, .bits = 8, .finetune = 1 }, /* compress.def's */
+        { .text = "name = \"z\";\ncompress = {};\n", .line = 2, .density = 0.33, .bits = 6, .finetune = 3 }, /* compress.def's */
         { .text = "name = \"z\";\ncompress = {\n  density = 0.25;\n  bits = 6;\n  finetune = 0;\n};\n", .line = 2,
           .density = 0.25, .bits = 6, .finetune = 0 },
         { .text = "name = \"z\";\ncompress = { density = 1; bits = 16; };\n", .line = 2, .density = 1, .bits = 16,
