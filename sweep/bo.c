@@ -252,20 +252,6 @@ double dse_bo_ehvi2(const double *top1, const double *cost, int n, double ref_to
 
 /* ---- the proposer ------------------------------------------------------------------------- */
 
-static const int axis_numeric[DSE_AX_COUNT] = {
-#define T_INT    1
-#define T_REAL   1
-#define T_BYPASS 0
-#define T_POOLS  0
-#define DSE_MP(E, f, g, T, def, lo, hi, bnd, id, doc) [DSE_AX_##E] = T_##T,
-#include "metaparams/mp.def"
-#undef DSE_MP
-#undef T_INT
-#undef T_REAL
-#undef T_BYPASS
-#undef T_POOLS
-};
-
 /* A candidate of the pool, or a recorded result. */
 struct cand {
     uint64_t k;
@@ -372,7 +358,7 @@ static void features(const struct ctx *c, const struct cand *x, double *f) {
     for (int a = 0; a < DSE_AX_COUNT; a++) {
         const int n = c->s->axes[a].n;
         if (c->col[a] < 0) continue;
-        if (axis_numeric[a]) f[c->col[a]] = (double)c->place[a][pos[a]] / (n - 1);
+        if (dse_evo_axis_numeric(a)) f[c->col[a]] = (double)c->place[a][pos[a]] / (n - 1);
         else f[c->col[a] + pos[a]] = 1;
     }
     f[c->d - 2] = c->lp_hi > c->lp_lo ? (x->lp - c->lp_lo) / (c->lp_hi - c->lp_lo) : 0;
@@ -564,8 +550,8 @@ enum dse_status dse_bo_propose(const struct dse_space *s, const struct dse_bo_op
         c.col[a] = -1;
         if (s->axes[a].n < 2) continue;
         c.col[a] = c.d;
-        c.d += axis_numeric[a] ? 1 : s->axes[a].n;
-        if (axis_numeric[a] && (!(c.place[a] = malloc(sizeof(int) * (size_t)s->axes[a].n)) ||
+        c.d += dse_evo_axis_numeric(a) ? 1 : s->axes[a].n;
+        if (dse_evo_axis_numeric(a) && (!(c.place[a] = malloc(sizeof(int) * (size_t)s->axes[a].n)) ||
                                 axis_places(&s->axes[a], c.place[a]))) {
             st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
             goto done;

@@ -156,6 +156,8 @@ static const int axis_numeric[DSE_AX_COUNT] = {
 #undef T_POOLS
 };
 
+int dse_evo_axis_numeric(int axis) { return axis >= 0 && axis < DSE_AX_COUNT && axis_numeric[axis]; }
+
 struct pooled;
 
 struct ctx {

@@ -61,6 +61,11 @@ double dse_evo_cost_value(enum dse_evo_cost c, const struct dse_cost_totals *one
 enum dse_status dse_evo_costs(const struct dse_space *s, uint64_t k, const enum dse_evo_cost *costs, int n,
                               double *out, int *pruned, struct dse_err *err);
 
+/* 1 if the space key axis (enum dse_axis_key) is numeric (INT, REAL in metaparams/mp.def:
+ * neighbours in numeric order), 0 for a choice (bypass, pools): the one table evolution's
+ * mutation and bo's features read. */
+int dse_evo_axis_numeric(int axis);
+
 /* One recorded result. A NaN in obj[0 .. n_obj) marks a candidate trained without a
  * usable result: it counts as seen, never as a parent. */
 struct dse_evo_result {
