@@ -112,6 +112,9 @@ enum dse_status dse_search_resolve(struct dse_space *s, char *said, int said_siz
         const enum dse_strategy to = dse_search_auto(s, budget, why, (int)sizeof why);
         if ((st = dse_space_set_strategy(s, to, err))) return st;
         say(said, said_size, "search: strategy auto chose %s: %s\n", dse_strategy_str(to), why);
+        if (to != DSE_SEARCH_BO && s->search.min_top1_line)
+            say(said, said_size, "search: min_top1 (line %d) is bo's reference; %s does not use it\n",
+                s->search.min_top1_line, dse_strategy_str(to));
     }
     if (s->search.strategy == DSE_SEARCH_EVOLUTION && budget > 0) {
         struct dse_evo_opts o;
@@ -133,6 +136,7 @@ void dse_search_bo_opts(const struct dse_space *s, struct dse_bo_opts *o) {
     o->seed = s->search.seed;
     o->budget = dse_search_budget_candidates(s);
     o->cost = (enum dse_evo_cost)s->search.obj[0];
+    if (s->search.min_top1_line) o->ref_top1 = s->search.min_top1;
 }
 
 enum dse_status dse_search_propose(const struct dse_space *s, const struct dse_evo_result *res, int n_res,
@@ -372,6 +376,7 @@ static void put_header(struct buf *b, const struct dse_space *s) {
     for (int i = 0; i < s->search.n_obj; i++) put(b, ",%s", dse_evo_cost_name((enum dse_evo_cost)s->search.obj[i]));
     if (s->search.budget_epochs) put(b, " budget_epochs=%lld", (long long)s->search.budget_epochs);
     if (s->search.budget_hours > 0) put(b, " budget_hours=%g", s->search.budget_hours);
+    if (s->search.min_top1_line) put(b, " min_top1=%.17g", s->search.min_top1);
     put(b, "\n");
 }
 

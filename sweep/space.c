@@ -505,13 +505,13 @@ int dse_strategy_find(const char *name) {
 }
 
 /* search = { strategy = "grid" | "random" | "evolution" | "bo" | "auto"; budget = N; objectives = [...];
- * pop = 16; seed = 1; }; without strategy, grid, or auto where a budget is given */
+ * pop = 16; seed = 1; min_top1 = 0.7; }; without strategy, grid, or auto where a budget is given */
 static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, struct dse_space *out) {
     struct dse_search *se = &out->search;
     enum dse_status st;
     char name[32] = "grid", allowed[200] = "";
     double v;
-    if ((st = check_keys(cx, g, "search", "strategy budget budget_epochs budget_hours objectives pop seed"))) return st;
+    if ((st = check_keys(cx, g, "search", "strategy budget budget_epochs budget_hours objectives pop seed min_top1"))) return st;
     se->present = 1;
     se->line = (int)config_setting_source_line(g);
     for (int k = 0; k < DSE_SEARCH_COUNT; k++)
@@ -533,6 +533,11 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
     v = (double)se->seed;
     if ((st = get_num(cx, g, "seed", 0, 4294967295.0, 1, &v, NULL))) return st;
     se->seed = (uint64_t)v;
+    const config_setting_t *mt = config_setting_get_member(g, "min_top1");
+    if (mt && is_number(mt) && number(mt) > 1 && number(mt) <= 100)
+        return fail(cx, mt, "min_top1 is a fraction of the test images: %g%% is min_top1 = %g", number(mt),
+                    number(mt) / 100);
+    if ((st = get_num(cx, g, "min_top1", 0, 1, 0, &se->min_top1, &se->min_top1_line))) return st;
     const config_setting_t *ob = config_setting_get_member(g, "objectives");
     if (ob) {
         char names[200] = "";
@@ -580,6 +585,9 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
                     "chooses the strategy, and sizes evolution's population from the budget (a third of it, 4 to "
                     "16): give strategy = \"evolution\" with pop", named ? "strategy \"auto\"" : "a budget without "
                     "strategy means \"auto\", which");
+    if (se->strategy != DSE_SEARCH_BO && se->strategy != DSE_SEARCH_AUTO && mt)
+        return fail(cx, mt, "min_top1 applies to strategy = \"bo\" (or \"auto\", where it chooses bo) only: the "
+                    "reference top-1 of the hypervolume bo maximizes");
     if (se->strategy != DSE_SEARCH_EVOLUTION && config_setting_get_member(g, "pop"))
         return fail(cx, config_setting_get_member(g, "pop"), "pop applies to strategy = \"evolution\" only");
     if (!dse_strategy_logged(se->strategy) && se->strategy != DSE_SEARCH_AUTO && config_setting_get_member(g, "objectives"))

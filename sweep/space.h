@@ -88,6 +88,11 @@ struct dse_search {
     int               pop;         /* evolution: population size; 0: not given, a third of the budget
                                       (dse_evo_pop_for_budget) */
     uint64_t          seed;        /* random, evolution, bo (default 1) */
+    double            min_top1;    /* bo: the top-1 (a fraction) below which a result is worth
+                                      nothing to the user: the reference of the hypervolume bo
+                                      maximizes (dse_bo_opts.ref_top1); meaningful where
+                                      min_top1_line > 0 */
+    int               min_top1_line; /* where min_top1 was set; 0 none */
     int               n_obj;       /* costs minimized beside top-1 (objective.def names) */
     int               obj[DSE_SEARCH_OBJ_MAX]; /* enum dse_evo_cost */
     int               line;        /* the search section's line; 0 none */

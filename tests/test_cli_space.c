@@ -41,6 +41,14 @@ void test_bad_spaces(void) {
           "tests/bad_spaces/search_auto_pop.cfg:4: pop applies to strategy = \"evolution\" only; a budget without "
           "strategy means \"auto\", which chooses the strategy, and sizes evolution's population from the budget (a "
           "third of it, 4 to 16): give strategy = \"evolution\" with pop" },
+        { "tests/bad_spaces/search_min_top1_percent.cfg", /* a percentage for a fraction */
+          "tests/bad_spaces/search_min_top1_percent.cfg:4: min_top1 is a fraction of the test images: 74.5% is "
+          "min_top1 = 0.745" },
+        { "tests/bad_spaces/search_min_top1_range.cfg",
+          "tests/bad_spaces/search_min_top1_range.cfg:4: min_top1 = -0.5 is out of range; expected 0 to 1" },
+        { "tests/bad_spaces/search_min_top1_evolution.cfg",
+          "tests/bad_spaces/search_min_top1_evolution.cfg:4: min_top1 applies to strategy = \"bo\" (or \"auto\", "
+          "where it chooses bo) only: the reference top-1 of the hypervolume bo maximizes" },
         { "tests/bad_spaces/search_objective.cfg",
           "tests/bad_spaces/search_objective.cfg:4: objectives: \"latency\" is not a cost; expected some of: params, "
           "model_mb, flops, macs, train_mem_mib, compressed_mb, latency_ms (top-1 is always the first objective)" },

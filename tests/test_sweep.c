@@ -93,6 +93,7 @@
     X("bo-batch",             test_bo_batch) \
     X("bo-strata",            test_bo_strata) \
     X("bo-table",             test_bo_table) \
+    X("bo-min-top1",          test_bo_min_top1) \
     X("compress-space",       test_compress_space) \
     X("compress-est-head",    test_compress_est_head) \
     X("compress-objective",   test_compress_objective) \

@@ -326,3 +326,20 @@ void test_bo_table(void) {
     free(top1), free(params);
     dse_space_free(&s);
 }
+
+/* A space's search.min_top1 is bo's reference top-1 (dse_search_bo_opts), and only where
+ * the file gives it: without, bo takes the lowest top-1 recorded (NaN). */
+void test_bo_min_top1(void) {
+    struct dse_space s;
+    struct dse_err err = { 0 };
+    struct dse_bo_opts o;
+    CHECK_OK(dse_space_load("tests/spaces/sweep_bo.cfg", &s, &err));
+    if (check_failures) return;
+    dse_search_bo_opts(&s, &o);
+    CHECK(isnan(o.ref_top1));
+    CHECK_INT_EQ((int)o.budget, 7);
+    s.search.min_top1 = 0.745, s.search.min_top1_line = 22;
+    dse_search_bo_opts(&s, &o);
+    CHECK(o.ref_top1 == 0.745);
+    dse_space_free(&s);
+}
