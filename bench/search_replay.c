@@ -28,7 +28,8 @@
  *
  * Output: `name=... metric=value` lines (bench/ convention; the yardstick, random search,
  * measured in the same run) and, with --curves FILE, one CSV row per strategy, seed and
- * evaluation count (strategy,seed,evals,hv_frac) for plot_search.py.
+ * evaluation count (strategy,seed,evals,hv_frac) for plot_search.py, appended (the header
+ * only to an empty file; bench/optuna_replay.py appends its own rows the same way).
  *
  * With --analytic instead of a table, the stand-in for top-1 is the candidate's forward
  * FLOPs, maximized (compute bought per parameter, say): a real trade-off that every
@@ -388,6 +389,10 @@ static int resolve(const struct dse_space *s, int st, int b) {
  * on the true values. */
 static double bo_ref_top1 = NAN; /* --bo-ref: bo told the reference top-1 (NaN: its own) */
 
+/* A strategy's name in the output: bo told the reference is "bo_told", so that its curves
+ * and dumps sit beside bo's own in one file. */
+static const char *label(int st) { return st == BO && isfinite(bo_ref_top1) ? "bo_told" : names[st]; }
+
 static int run_one(const struct dse_space *s, const struct table *t, int st, int b, uint64_t seed, int pop,
                    int workers, int aging, int strata, enum dse_evo_cost cost, struct dse_evo_result *res) {
     /* random: a uniform random order of the feasible candidates, the proposer with a
@@ -514,8 +519,8 @@ int main(int argc, char **argv) {
 
     FILE *cf = NULL, *df = NULL;
     if (curves_path) {
-        if (!(cf = fopen(curves_path, "w"))) return perror(curves_path), 2;
-        fprintf(cf, "strategy,seed,evals,hv_frac\n");
+        if (!(cf = fopen(curves_path, "a"))) return perror(curves_path), 2; /* beside other runs' rows */
+        if (ftell(cf) == 0) fprintf(cf, "strategy,seed,evals,hv_frac\n");
     }
     if (dump_path) {
         if (!(df = fopen(dump_path, "w"))) return perror(dump_path), 2;
@@ -535,7 +540,7 @@ int main(int argc, char **argv) {
             int n = run_one(&s, &t, as, budget, seed, pop, workers, aging, strata, cost, res);
             if (df)
                 for (int j = 0; j < n; j++)
-                    fprintf(df, "%s,%d,%d,%llu\n", names[st], (int)seed, j + 1, (unsigned long long)res[j].index);
+                    fprintf(df, "%s,%d,%d,%llu\n", label(st), (int)seed, j + 1, (unsigned long long)res[j].index);
             if (dse_evo_hv_prefixes(res, n, ref_top1, ref_cost, hv))
                 return fprintf(stderr, "search_replay: out of memory\n"), 1;
             for (int b = 1; b <= budget; b++) hv[b - 1] = (b <= n ? hv[b - 1] : hv[n - 1]) / hv_grid;
@@ -544,7 +549,7 @@ int main(int argc, char **argv) {
                 if (hv[b - 1] >= target - 1e-12) { need[st][i] = b; break; }
             if (cf)
                 for (int b = 1; b <= budget; b++)
-                    fprintf(cf, "%s,%d,%d,%.6f\n", names[st], (int)seed, b, hv[b - 1]);
+                    fprintf(cf, "%s,%d,%d,%.6f\n", label(st), (int)seed, b, hv[b - 1]);
         }
     }
     double ms = bench_now_ms() - t0;
@@ -584,7 +589,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < seeds; i++) reached += v[i] <= budget;
         printf("name=search_replay_%s hv_mean_at_%d=%.4f hv_se_at_%d=%.4f evals_to_target_median=%d "
                "evals_to_target_q1=%d evals_to_target_q3=%d reached=%d/%d",
-               names[st], budget, mean, budget, var > 0 ? sqrt(var / seeds) : 0, med[st], v[seeds / 4],
+               label(st), budget, mean, budget, var > 0 ? sqrt(var / seeds) : 0, med[st], v[seeds / 4],
                v[(3 * seeds) / 4], reached, seeds);
         printf(" evals_to_target_mean=%.2f", need_mean[st]);
         if (run[RANDOM] && st != RANDOM)
@@ -647,7 +652,7 @@ int main(int argc, char **argv) {
                 printf("name=search_replay_at strategy=%s budget=%d divisor=%d hv_mean=%.4f hv_sd=%.4f hv_p10=%.4f "
                        "auc=%.4f diff_random=%+.4f diff_ci_lo=%+.4f diff_ci_hi=%+.4f best_subset=%.4f "
                        "halfway=%.4f met_halfway=%s met_ci=%s\n",
-                       names[st], b, divisors[d], mean, sd, p10, amean, dmean, dmean - half, dmean + half, best,
+                       label(st), b, divisors[d], mean, sd, p10, amean, dmean, dmean - half, dmean + half, best,
                        halfway, mean >= halfway - 1e-12 ? "yes" : "no", dmean - half > 0 ? "yes" : "no");
                 free(sorted), free(diff);
             }
