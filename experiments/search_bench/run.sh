@@ -87,8 +87,10 @@ py=$(sh bench/torch_venv.sh) || { echo "optuna: could not install (pip or networ
     done
 } 2>&1 | tee "$out/replay.txt"
 python3 bench/plot_search.py "$cur/table_curves_q0.csv" "$out/table_hv.svg" --ymin 0.7 \
+    --only random,evolution,optuna_nsga2,bo,bo_told \
     --title "Fashion-MNIST table (96): hypervolume of (top-1, params), reference at the lowest top-1"
 python3 bench/plot_search.py "$cur/table_curves_q0.5.csv" "$out/table_hv_median.svg" --ymin 0.3 \
+    --only random,evolution,optuna_nsga2,bo,bo_told \
     --title "Fashion-MNIST table (96): hypervolume of (top-1, params), reference at the median top-1"
 python3 bench/plot_search.py "$cur/table2_curves_q0.csv" "$out/table2_hv.svg" --ymin 0.7 --stat mean \
     --target 0.99 --only random,evolution,bo,bo_told,optuna_tpe \
