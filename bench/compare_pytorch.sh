@@ -5,7 +5,9 @@
 # NCHW and channels_last, all with glibc's malloc told to keep its memory (stock PyTorch
 # spends most of its time in page faults otherwise), interleaved with ours in one run.
 # Cases: SqueezeNet-FMNIST training at batch 128, SqueezeNet v1.0 training at batch 16 and
-# inference at batches 1 and 16, each at 1 and 2 threads. The machine's FMA and sgemm peaks
+# inference at batches 1 and 16, each at 1 and 2 threads, each in float32 and, where the CPU
+# has AVX512-BF16, in bf16 (issue #37: ours with --precision bf16, PyTorch under
+# torch.autocast("cpu", dtype=torch.bfloat16)). The machine's FMA, bf16 and sgemm peaks
 # (build/bench_peak) come first. Not a test (docs/conventions.md#benchmarks).
 #
 # Prints the machine facts and peaks, each run's own line (round=R added), then per case
@@ -14,12 +16,18 @@
 # and for training cases the step's FLOPs (analyzer: 3 x forward, conv and fc) per second
 # against T times the one-thread sgemm peak:
 #   name=peak_share.<net>.t<T> gflops=... sgemm_peak_gflops=... share=... target=0.6|0.5
+# bf16 cases are named compare.<net>.<mode>.b<batch>.t<T>.bf16 (target 1.2 against PyTorch's
+# best bf16), their training share is of T times the one-core bf16 peak
+# (name=peak_share.<net>.t<T>.bf16 ... bf16_peak_gflops=...), and each bf16 case adds
+#   name=bf16_speedup.<net>.<mode>.b<batch>.t<T> bf16_img_per_s=... fp32_img_per_s=... speedup=...
+#     target=1.5 (3 where the CPU has AMX, for SqueezeNet v1.0 training) met=yes|no
 # Each img_per_s is the median over the rounds of the runs' own figures.
 #
 # Usage: bench/compare_pytorch.sh [path/to/dse]     (default: build/dse; build/bench_peak beside it)
 # Environment: DSE_BEFORE (another dse, e.g. the build before a change: run interleaved
 #   too, its median added as before_img_per_s= and ours / it as speedup=), ROUNDS (default 2),
-#   THREADS (default "1 2"), TORCH_PYTHONS (interpreters to
+#   THREADS (default "1 2"), PRECISIONS (default "fp32 bf16" where the CPU has avx512_bf16,
+#   else "fp32"), TORCH_PYTHONS (interpreters to
 #   compare; default: the venv's and /usr/bin/python3 if it has torch), NO_VENV=1 (skip the
 #   venv), ITERS_FMNIST_TRAIN (6), ITERS_V10_TRAIN (3), ITERS_V10_INFER1 (20),
 #   ITERS_V10_INFER16 (5). About 15 minutes on 2 idle cores. Exit status 2: no dse, or no
@@ -32,6 +40,9 @@ case $dse in /*) ;; *) dse=$(pwd)/$dse ;; esac
 peak_bin=$(dirname "$dse")/bench_peak
 rounds=${ROUNDS:-2}
 threads_list=${THREADS:-1 2}
+if grep -qw avx512_bf16 /proc/cpuinfo; then precisions=${PRECISIONS:-fp32 bf16}; else precisions=${PRECISIONS:-fp32}; fi
+amx=0
+grep -qw amx_bf16 /proc/cpuinfo && amx=1
 tuned='glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295'
 ref=$root/bench/pytorch_ref.py
 
@@ -59,7 +70,8 @@ cd "$root" || exit 1
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "machine cores=$(nproc) cpu=\"$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -1)\"" \
-     "threads=\"$threads_list\" loadavg=\"$(loadavg)\" rounds=$rounds dse=$dse"
+     "flags=\"$(grep -m1 -ow -e avx2 -e avx512f -e avx512_bf16 -e amx_tile -e amx_bf16 /proc/cpuinfo | sort -u | tr '\n' ' ' | sed 's/ $//')\"" \
+     "precisions=\"$precisions\" threads=\"$threads_list\" loadavg=\"$(loadavg)\" rounds=$rounds dse=$dse"
 for py in "${pys[@]}"; do
     echo "pytorch python=$py $("$py" -c 'import torch; print("torch=" + torch.__version__ + " onednn=" + (".".join(map(str, torch.backends.mkldnn.version())) if hasattr(torch.backends.mkldnn, "version") else "?"))' 2>/dev/null)"
 done
@@ -69,6 +81,7 @@ fi
 peaks=$("$peak_bin") || { echo "compare_pytorch: bench_peak failed" >&2; exit 1; }
 echo "$peaks"
 sgemm_peak=$(sed -n 's/^name=peak.sgemm .* gflops=\([0-9.]*\).*/\1/p' <<<"$peaks")
+bf16_peak=$(sed -n 's/^name=peak.bf16 .* gflops=\([0-9.]*\).*/\1/p' <<<"$peaks")
 
 # Parameter counts: our analyzer's against the PyTorch models'.
 for pair in fmnist:squeezenet_fmnist v10:squeezenet_v1.0; do
@@ -83,12 +96,15 @@ img_per_s() { sed -n 's/.* img_per_s=\([0-9.]*\).*/\1/p'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2];
                                                 else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# run_case KEY NET MODE BATCH ITERS T
+declare -A fp32_ours=() # each case's float32 median, for its bf16 speedup
+
+# run_case KEY NET MODE BATCH ITERS T PRECISION
 run_case() {
-    local key=$1 net=$2 mode=$3 batch=$4 iters=$5 t=$6 r line cfg py fmt
+    local key=$1 net=$2 mode=$3 batch=$4 iters=$5 t=$6 prec=$7 r line cfg py fmt
     declare -A got=()
-    local -a cfgs=(ours)
-    [ -n "${DSE_BEFORE:-}" ] && cfgs+=(before)
+    local -a cfgs=(ours) popt=()
+    [ "$prec" != fp32 ] && popt=(--precision "$prec")
+    [ -n "${DSE_BEFORE:-}" ] && [ "$prec" = fp32 ] && cfgs+=(before)
     for py in "${pys[@]}"; do
         for fmt in nchw nhwc; do cfgs+=("$py|$fmt"); done
     done
@@ -96,13 +112,14 @@ run_case() {
         for cfg in "${cfgs[@]}"; do
             if [ "$cfg" = ours ] || [ "$cfg" = before ]; then
                 line=$("$([ "$cfg" = ours ] && echo "$dse" || echo "$DSE_BEFORE")" bench "experiments/squeezenet/$net.cfg" \
-                       --mode "$mode" --batch "$batch" --threads "$t" --iters "$iters") ||
+                       --mode "$mode" --batch "$batch" --threads "$t" --iters "$iters" "${popt[@]}") ||
                     { echo "compare_pytorch: dse bench failed" >&2; exit 1; }
                 line="$line impl=$cfg"
             else
                 py=${cfg%|*} fmt=${cfg#*|}
                 line=$(GLIBC_TUNABLES=$tuned "$py" "$ref" --net "$key" --mode "$mode" --batch "$batch" --threads "$t" \
-                       --iters "$iters" --memory-format "$fmt") || { echo "compare_pytorch: pytorch_ref failed" >&2; exit 1; }
+                       --iters "$iters" --memory-format "$fmt" --precision "$prec") ||
+                    { echo "compare_pytorch: pytorch_ref failed" >&2; exit 1; }
             fi
             echo "$line round=$r"
             got[$cfg]+="$(img_per_s <<<"$line")"$'\n'
@@ -122,25 +139,39 @@ run_case() {
         list+=" ${name}_img_per_s=$m"
         if awk -v a="$m" -v b="$best" 'BEGIN { exit !(a > b) }'; then best=$m best_cfg=$name; fi
     done
-    awk -v n="compare.$net.$mode.b$batch.t$t" -v o="$ours" -v b="$best" -v c="$best_cfg" -v l="$list" 'BEGIN {
+    local case="$net.$mode.b$batch.t$t" sfx="" tgt=1.3
+    [ "$prec" != fp32 ] && sfx=".$prec" tgt=1.2
+    awk -v n="compare.$case$sfx" -v o="$ours" -v b="$best" -v c="$best_cfg" -v l="$list" -v tg="$tgt" 'BEGIN {
         r = b > 0 ? o / b : 0
-        printf "name=%s ours_img_per_s=%s best_pytorch=%s best_img_per_s=%s ratio=%.2f target=1.3 met=%s%s\n",
-               n, o, c, b, r, (r >= 1.3 ? "yes" : "no"), l }'
+        printf "name=%s ours_img_per_s=%s best_pytorch=%s best_img_per_s=%s ratio=%.2f target=%s met=%s%s\n",
+               n, o, c, b, r, tg, (r >= tg ? "yes" : "no"), l }'
+    if [ "$prec" = fp32 ]; then
+        fp32_ours[$case]=$ours
+    elif [ -n "${fp32_ours[$case]:-}" ]; then
+        awk -v n="$case" -v o="$ours" -v f="${fp32_ours[$case]}" -v tg="$([ "$amx" = 1 ] && [ "$key.$mode" = v10.train ] && echo 3 || echo 1.5)" 'BEGIN {
+            s = f > 0 ? o / f : 0
+            printf "name=bf16_speedup.%s bf16_img_per_s=%s fp32_img_per_s=%s speedup=%.2f target=%s met=%s\n",
+                   n, o, f, s, tg, (s >= tg ? "yes" : "no") }'
+    fi
     if [ "$mode" = train ]; then
-        local fl
+        local fl peak=$sgemm_peak what=sgemm
+        [ "$prec" = bf16 ] && peak=$bf16_peak what=bf16
         fl=$("$dse" analyze "experiments/squeezenet/$net.cfg" | awk '$1 == "FLOPs" && $2 == "training" { gsub(",", "", $4); print $4 }')
-        awk -v n="$net" -v t="$t" -v f="$fl" -v o="$ours" -v p="$sgemm_peak" -v tg="$([ "$key" = v10 ] && echo 0.6 || echo 0.5)" 'BEGIN {
-            g = f * o / 1e9; sh = g / (p * t)
-            printf "name=peak_share.%s.t%d gflops=%.1f sgemm_peak_gflops=%.1f share=%.2f target=%s met=%s\n",
-                   n, t, g, p * t, sh, tg, (sh >= tg ? "yes" : "no") }'
+        awk -v n="$net" -v t="$t" -v f="$fl" -v o="$ours" -v p="$peak" -v w="$what" -v s="$sfx" \
+            -v tg="$([ "$key" = v10 ] && echo 0.6 || echo 0.5)" 'BEGIN {
+            g = f * o / 1e9; sh = p > 0 ? g / (p * t) : 0
+            printf "name=peak_share.%s.t%d%s gflops=%.1f %s_peak_gflops=%.1f share=%.2f target=%s met=%s\n",
+                   n, t, s, g, w, p * t, sh, tg, (sh >= tg ? "yes" : "no") }'
     fi
 }
 
 start=$(date +%s)
 for t in $threads_list; do
-    run_case fmnist squeezenet_fmnist train 128 "${ITERS_FMNIST_TRAIN:-6}" "$t"
-    run_case v10 squeezenet_v1.0 train 16 "${ITERS_V10_TRAIN:-3}" "$t"
-    run_case v10 squeezenet_v1.0 infer 1 "${ITERS_V10_INFER1:-20}" "$t"
-    run_case v10 squeezenet_v1.0 infer 16 "${ITERS_V10_INFER16:-5}" "$t"
+    for prec in $precisions; do
+        run_case fmnist squeezenet_fmnist train 128 "${ITERS_FMNIST_TRAIN:-6}" "$t" "$prec"
+        run_case v10 squeezenet_v1.0 train 16 "${ITERS_V10_TRAIN:-3}" "$t" "$prec"
+        run_case v10 squeezenet_v1.0 infer 1 "${ITERS_V10_INFER1:-20}" "$t" "$prec"
+        run_case v10 squeezenet_v1.0 infer 16 "${ITERS_V10_INFER16:-5}" "$t" "$prec"
+    done
 done
 echo "machine_end loadavg=\"$(loadavg)\" wall_s=$(($(date +%s) - start))"

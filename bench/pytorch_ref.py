@@ -26,7 +26,9 @@ Usage: pytorch_ref.py --net fmnist|v10 [--mode train|infer] [--batch B] [--threa
                       [--memory-format nchw|nhwc|both] [--params]
 On CUDA, cuDNN's benchmark mode is on (its best algorithm per shape) and each step ends with
 a device synchronisation, as `bench_cuda` times ours. fp16 and bf16 are PyTorch's automatic
-mixed precision (torch.autocast; fp16 with a GradScaler), its recommended 16-bit training.
+mixed precision (torch.autocast; fp16 with a GradScaler), its recommended 16-bit training;
+on a CPU bf16 only (torch.autocast("cpu", dtype=torch.bfloat16): oneDNN's AVX512-BF16 and
+AMX kernels where the CPU has them; issue #37), "all" meaning fp32 and bf16 there.
 nhwc is channels_last (model and input), which cuDNN's tensor-core kernels prefer and, on a
 CPU, oneDNN's blocked kernels (1.3x NCHW's speed here). "all" and "both" measure every
 combination in one process (one line each): the caller takes the best memory format per case
@@ -121,12 +123,13 @@ def main():
     torch.set_num_threads(a.threads)
     dev = torch.device(a.device)
     cuda = dev.type == "cuda"
-    precs = ["fp32", "tf32", "fp16", "bf16"] if a.precision == "all" else [a.precision]
+    precs = (["fp32", "tf32", "fp16", "bf16"] if cuda else ["fp32", "bf16"]) if a.precision == "all" else [a.precision]
     algos = a.algos or ("det" if a.deterministic else "any")
     algos = ["det", "any"] if algos == "both" else [algos]
     fmts = ["nchw", "nhwc"] if a.memory_format == "both" else [a.memory_format]
-    if not cuda and (precs != ["fp32"] or algos == ["det"]):
-        ap.error("--precision and --algos det are CUDA options")
+    if not cuda and (any(p not in ("fp32", "bf16") for p in precs) or algos == ["det"]):
+        ap.error("on the CPU --precision is fp32 or bf16 (autocast, oneDNN's bf16 kernels); tf32, fp16 and "
+                 "--algos det are CUDA options")
     model = model.to(dev)
     state = {k: v.clone() for k, v in model.state_dict().items()}
     rc = 0
@@ -153,7 +156,7 @@ def run_case(a, name, model, dev, cuda, cin, hw, classes, prec, alg, fmt):
     gen = torch.Generator().manual_seed(7)
     x = (torch.rand(a.batch, cin, hw, hw, generator=gen) - 0.5).to(dev).contiguous(memory_format=mf)
     y = (torch.arange(a.batch) % classes).to(dev)
-    autocast = (lambda: torch.autocast(device_type="cuda", dtype=amp)) if amp is not None else \
+    autocast = (lambda: torch.autocast(device_type=dev.type, dtype=amp)) if amp is not None else \
         (lambda: torch.autocast(device_type=dev.type, enabled=False))
     times = []
     if a.mode == "train":
@@ -194,7 +197,7 @@ def run_case(a, name, model, dev, cuda, cin, hw, classes, prec, alg, fmt):
     med = statistics.median(times)
     malloc = "tuned" if os.environ.get("GLIBC_TUNABLES") else "stock"
     where = (f"device={a.device} precision={prec} algos={alg} format={fmt}" if cuda
-             else f"threads={a.threads} format={fmt} torch={torch.__version__.split('+')[0]}")
+             else f"threads={a.threads} precision={prec} format={fmt} torch={torch.__version__.split('+')[0]}")
     print(f"name=bench.{name} impl=pytorch mode={a.mode} batch={a.batch} {where} "
           f"iters={a.iters} median_ms={med * 1e3:.3f} min_ms={min(times) * 1e3:.3f} "
           f"img_per_s={a.batch / med:.1f} malloc={malloc}", flush=True)
