@@ -128,6 +128,11 @@ enum dse_status dse_search_resolve(struct dse_space *s, char *said, int said_siz
             say(said, said_size, "search: evolution's population is %d: a third of the budget of %lld, within %d "
                 "to %d\n", o.pop, (long long)budget, DSE_EVO_POP_MIN, DSE_EVO_POP);
     }
+    if (s->search.strategy == DSE_SEARCH_BO)
+        say(said, said_size, s->search.min_top1_line ? "search: bo maximizes the hypervolume above top-1 %.4g "
+            "(min_top1)\n" : "search: bo values every result above the lowest top-1 it has seen; if only networks "
+            "above some top-1 interest you, say so with min_top1 = 0.7 (say) in the search section: at small "
+            "budgets that pays (docs/space-format.md)\n", s->search.min_top1);
     return DSE_OK;
 }
 

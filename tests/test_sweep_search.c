@@ -582,6 +582,13 @@ void test_search_auto(void) {
     } c[] = {
         { "auto_bo", EVO, "search = { budget = 7; };", DSE_SEARCH_BO,
           "search: strategy auto chose bo: the budget of 7 is less than the 12 feasible candidates" },
+        { "auto_bo_hint", EVO, "search = { budget = 7; };", DSE_SEARCH_BO,
+          "search: bo values every result above the lowest top-1 it has seen; if only networks above some top-1 "
+          "interest you, say so with min_top1 = 0.7 (say) in the search section" },
+        { "auto_bo_min_top1", EVO, "search = { budget = 7; min_top1 = 0.745; };", DSE_SEARCH_BO,
+          "search: bo maximizes the hypervolume above top-1 0.745 (min_top1)\n" },
+        { "auto_grid_min_top1", EVO, "search = { budget = 12;\n min_top1 = 0.745; };", DSE_SEARCH_GRID,
+          "search: min_top1 (line 22) is bo's reference; grid does not use it\n" },
         { "auto_grid", EVO, "search = { budget = 12; };", DSE_SEARCH_GRID,
           "search: strategy auto chose grid: the budget of 12 covers all 12 feasible candidates of the grid of 12" },
         { "auto_pruned", EVO, "constraints = { max_params = 2500; };\nsearch = { budget = 8; };", DSE_SEARCH_GRID,
