@@ -1029,7 +1029,23 @@ static void test_device_errors(void) {
                                          .math = DSE_CUDA_MATH_TF32 };
     CHECK_INT_EQ(dse_model_new_on(&net, &mo, &dev, &m, &err), DSE_ERR_CONFIG);
     CHECK(m == NULL);
-    CHECK_STR_EQ(err.msg, "precision tf32 needs a CUDA device; the CPU backend computes in fp32 only");
+    CHECK_STR_EQ(err.msg, "precision tf32 needs a CUDA device; the CPU backend computes in fp32 or bf16 only");
+    /* bf16 on the CPU (issue #37): built where the CPU has AVX512-BF16, refused naming why
+     * where it has not or DSE_CPU_NO_BF16 rules it out */
+    dev.math = DSE_CUDA_MATH_BF16;
+    if (!dse_cpu_bf16_why()) {
+        CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m, &err));
+        CHECK(m && m->cx.bf16 == 1);
+        dse_model_free(m);
+    } else {
+        printf("  skipped: no avx512_bf16 (%s)\n", dse_cpu_bf16_why());
+    }
+    setenv("DSE_CPU_NO_BF16", "1", 1);
+    CHECK_INT_EQ(dse_model_new_on(&net, &mo, &dev, &m, &err), DSE_ERR_CONFIG);
+    CHECK(m == NULL);
+    CHECK(strstr(err.msg, "precision bf16 on the CPU needs AVX512-BF16: ") == err.msg);
+    unsetenv("DSE_CPU_NO_BF16");
+    dev.math = DSE_CUDA_MATH_TF32;
     dse_net_deinit(&net);
     if (!data_installed()) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
@@ -1045,7 +1061,7 @@ static void test_device_errors(void) {
     o.batch = 32, o.limit_train = 64, o.limit_test = 32;
     o.dev.math = DSE_CUDA_MATH_TF32;
     CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_CONFIG);
-    CHECK(strstr(err.msg, "fp32 only") != NULL);
+    CHECK(strstr(err.msg, "fp32 or bf16 only") != NULL);
     o.dev.math = DSE_CUDA_MATH_FP32, o.dev.device.kind = DSE_DEVICE_CUDA;
     if (dse_cuda_device_count(why, sizeof why) == 0) {
         CHECK_INT_EQ(dse_train_run(&net, &o, r, &err), DSE_ERR_UNSUPPORTED);

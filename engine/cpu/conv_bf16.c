@@ -1,0 +1,336 @@
+/* conv_bf16.c: conv and fc in bf16 mixed precision (issue #37; cx->bf16, --precision bf16):
+ * the operands of every product rounded to bf16 as they are packed, the products summed in
+ * float by mm_bf16.c's kernels; weights, biases, activations, gradients and everything
+ * else stay float32. conv2d.c and fc.c call these instead of their float32 code when the ctx
+ * is in bf16; conv2d.c still applies the fused ReLU's mask and the bias gradient first.
+ *
+ * Conv (one group; any kernel, stride, pad, dilation), per image: the input lowered (im2col)
+ * two rows at a time straight into k-pairs, B [C R S / 2][P Q] (a 1x1 stride-1 unpadded
+ * conv packs its planes as they are), y = w B (+ bias, ReLU) by dse_cpu_mm_bf16; the data
+ * gradient dcol = w^T dy (the same kernel, dy packed), then col2im adds it to dx (a 1x1
+ * conv adds w^T dy straight into dx); the weight gradient dw += dy col^T over a chunk of a
+ * slice's images by dse_cpu_mm_nt_bf16, dy and col packed as bf16 rows. Images go to the
+ * threads forward; backward goes by the batch's slices (engine/slices.h), each slice's
+ * weight gradient in a buffer of its own, added in the slice tree's order: the same bits
+ * with any thread count. */
+#include "engine/cpu/bf16_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct bshape {
+    int64_t N, C, H, W, K, R, S, P, Q, sh, sw, ph, pw, dh, dw;
+    int64_t HW, PQ, CRS, KP;   /* KP: k-pairs of the lowered rows, (C R S + 1) / 2 */
+    int64_t Lp;                /* P Q rounded up to 32: a packed row of the weight gradient */
+    int     is_1x1;            /* 1x1, stride 1, no pad: the input is its own lowering */
+};
+
+static struct bshape bshape_of(const struct dse_node *n) {
+    const struct dse_layer *l = n->layer;
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    struct bshape s = { .N = x->n, .C = x->c, .H = x->h, .W = x->w, .K = y->c, .R = l->kernel_h, .S = l->kernel_w,
+                        .P = y->h, .Q = y->w, .sh = l->stride_h, .sw = l->stride_w, .ph = l->pad_h, .pw = l->pad_w,
+                        .dh = l->dilation_h, .dw = l->dilation_w };
+    s.HW = s.H * s.W, s.PQ = s.P * s.Q, s.CRS = s.C * s.R * s.S, s.KP = (s.CRS + 1) / 2;
+    s.Lp = (s.PQ + 31) / 32 * 32;
+    s.is_1x1 = s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
+    return s;
+}
+
+int dse_cpu_conv_bf16_ok(const struct dse_node *n) {
+    return n->layer->groups == 1;
+}
+
+/* Row k = (c, r, t) of image x's lowering: dst[p Q + q] = x[c][p sh - ph + r dh][q sw - pw + t dw],
+ * zero outside the image. */
+static void lower_row(const struct bshape *s, const float *x, int64_t k, float *dst) {
+    const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S;
+    const float *xc = x + c * s->HW;
+    for (int64_t p = 0; p < s->P; p++) {
+        float *d = dst + p * s->Q;
+        const int64_t ih = p * s->sh - s->ph + r * s->dh;
+        if (ih < 0 || ih >= s->H) {
+            memset(d, 0, (size_t)s->Q * sizeof(float));
+            continue;
+        }
+        for (int64_t q = 0; q < s->Q; q++) {
+            const int64_t iw = q * s->sw - s->pw + t * s->dw;
+            d[q] = iw >= 0 && iw < s->W ? xc[ih * s->W + iw] : 0.0f;
+        }
+    }
+}
+
+/* dx[c][ih][iw] += dcol[k][p Q + q] over the rows k in order (lower_row's positions). */
+static void col2im_add(const struct bshape *s, const float *dcol, float *dx) {
+    for (int64_t k = 0; k < s->CRS; k++) {
+        const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S;
+        float *dc = dx + c * s->HW;
+        for (int64_t p = 0; p < s->P; p++) {
+            const int64_t ih = p * s->sh - s->ph + r * s->dh;
+            if (ih < 0 || ih >= s->H) continue;
+            const float *src = dcol + k * s->PQ + p * s->Q;
+            for (int64_t q = 0; q < s->Q; q++) {
+                const int64_t iw = q * s->sw - s->pw + t * s->dw;
+                if (iw >= 0 && iw < s->W) dc[ih * s->W + iw] += src[q];
+            }
+        }
+    }
+}
+
+/* Image x lowered into k-pairs bp [KP][PQ]; tmp: 2 PQ floats. */
+static void lower_pairs(const struct bshape *s, const float *x, uint32_t *bp, float *tmp, int isa) {
+    if (s->is_1x1) {
+        dse_bf16_pack_b(x, s->C, s->PQ, s->HW, bp, s->PQ, isa);
+        return;
+    }
+    for (int64_t kp = 0; kp < s->KP; kp++) {
+        const int rows = 2 * kp + 1 < s->CRS ? 2 : 1;
+        for (int j = 0; j < rows; j++) lower_row(s, x, 2 * kp + j, tmp + j * s->PQ);
+        dse_bf16_pack_b(tmp, rows, s->PQ, s->PQ, bp + kp * s->PQ, s->PQ, isa);
+    }
+}
+
+/* Image x lowered into bf16 rows out [CRS][Lp]; tmp: PQ floats. */
+static void lower_rows(const struct bshape *s, const float *x, dse_bf16 *out, float *tmp, int isa) {
+    if (s->is_1x1) {
+        dse_bf16_pack_rows(x, s->C, s->PQ, s->HW, out, s->Lp, s->Lp, isa);
+        return;
+    }
+    for (int64_t k = 0; k < s->CRS; k++) {
+        lower_row(s, x, k, tmp);
+        dse_bf16_pack_rows(tmp, 1, s->PQ, s->PQ, out + k * s->Lp, s->Lp, s->Lp, isa);
+    }
+}
+
+static char *ws_at(struct dse_cpu_ctx *cx, int t) { return cx->ws[t].p; }
+
+/* Bytes rounded up to 64 (the workspace's pieces stay aligned). */
+static size_t al(size_t b) { return (b + 63) / 64 * 64; }
+
+/* ---- forward ---------------------------------------------------------------------------- */
+
+struct bjob {
+    struct dse_cpu_ctx   *cx;
+    struct dse_node      *n;
+    struct bshape         s;
+    int                   isa;
+    const uint32_t       *wp;      /* forward: w's pairs [K][KP]; backward: w^T's [CRS][(K + 1) / 2] */
+    struct dse_cpu_slices sl;
+    int64_t               chunk;   /* backward: images per weight-gradient chunk */
+    float                *bufs;    /* backward: [sl.count][K CRS] the slices' weight gradients */
+};
+
+static void fwd_part(void *arg, int t, int nt) {
+    const struct bjob *j = arg;
+    const struct bshape *s = &j->s;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    int64_t i0, i1;
+    dse_cpu_share(s->N, t, nt, &i0, &i1);
+    uint32_t *bp = (uint32_t *)ws_at(j->cx, t);
+    float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(s->KP * s->PQ) * sizeof(uint32_t)));
+    for (int64_t i = i0; i < i1; i++) {
+        lower_pairs(s, x->data + i * x->stride_n, bp, tmp, j->isa);
+        const struct dse_mm_bf16 m = { .M = s->K, .N = s->PQ, .KP = s->KP, .ap = j->wp, .lda = s->KP, .bp = bp,
+                                       .ldb = s->PQ, .c = y->data + i * y->stride_n, .ldc = s->PQ,
+                                       .bias = j->n->bias ? j->n->bias->data : NULL, .relu = j->n->relu_out };
+        dse_cpu_mm_bf16(&m, j->isa);
+    }
+}
+
+enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    struct bjob j = { .cx = cx, .n = n, .s = bshape_of(n), .isa = dse_cpu_bf16_isa() };
+    const struct bshape *s = &j.s;
+    const size_t wbytes = al((size_t)(s->K * s->KP) * sizeof(uint32_t));
+    const size_t own = al((size_t)(s->KP * s->PQ) * sizeof(uint32_t)) + al((size_t)(2 * s->PQ) * sizeof(float));
+    for (int t = 0; t < cx->threads; t++) {
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, own + (t ? 0 : wbytes), &p);
+        if (st) return st;
+    }
+    uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + own);
+    dse_bf16_pack_a(n->weight->data, s->K, s->CRS, s->CRS, 1, wp, s->KP);
+    j.wp = wp;
+    dse_cpu_run(cx, fwd_part, &j);
+    return DSE_OK;
+}
+
+/* ---- backward ----------------------------------------------------------------------------- */
+
+/* A thread's backward scratch, in its workspace: the chunk's dy as bf16 rows [chunk][K][Lp]
+ * and its lowered x [chunk][CRS][Lp] (weight gradient); one image's dy in k-pairs
+ * [(K + 1) / 2][PQ] and its dcol [CRS][PQ] (data gradient); a lowered row, 2 PQ floats. */
+struct bscratch {
+    size_t dyr, xr, dyp, dcol, tmp, total;
+};
+
+static struct bscratch bscratch_of(const struct bshape *s, int64_t chunk, int dw, int dx) {
+    struct bscratch b = { 0 };
+    b.dyr = 0;
+    b.xr = b.dyr + (dw ? al((size_t)(chunk * s->K * s->Lp) * sizeof(dse_bf16)) : 0);
+    b.dyp = b.xr + (dw ? al((size_t)(chunk * s->CRS * s->Lp) * sizeof(dse_bf16)) : 0);
+    b.dcol = b.dyp + (dx ? al((size_t)((s->K + 1) / 2 * s->PQ) * sizeof(uint32_t)) : 0);
+    b.tmp = b.dcol + (dx && !s->is_1x1 ? al((size_t)(s->CRS * s->PQ) * sizeof(float)) : 0);
+    b.total = b.tmp + al((size_t)(2 * s->PQ) * sizeof(float));
+    return b;
+}
+
+/* Images a weight-gradient chunk takes: its packed dy and x within 512 KiB (in L2 while the
+ * tiles sweep them, as conv2d.c's GEMM_BLOCK_BYTES), at least one, at most the largest
+ * slice; from the shape only, never the threads. */
+static int64_t bwd_chunk(const struct bshape *s, int64_t most) {
+    const double per = (double)(s->K + s->CRS) * (double)s->Lp * sizeof(dse_bf16);
+    const double nb = (double)((size_t)512 << 10) / per;
+    return nb < 1.0 ? 1 : nb > (double)most ? most : (int64_t)nb;
+}
+
+static void bwd_part(void *arg, int t, int nt) {
+    const struct bjob *j = arg;
+    const struct bshape *s = &j->s;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const int dw = j->n->weight->grad != NULL;
+    const struct bscratch b = bscratch_of(s, j->chunk, dw, x->grad != NULL);
+    char *ws = ws_at(j->cx, t);
+    dse_bf16 *dyr = (dse_bf16 *)(ws + b.dyr), *xr = (dse_bf16 *)(ws + b.xr);
+    uint32_t *dyp = (uint32_t *)(ws + b.dyp);
+    float *dcol = (float *)(ws + b.dcol), *tmp = (float *)(ws + b.tmp);
+    const int64_t nw = s->K * s->CRS, KP2 = (s->K + 1) / 2;
+    int64_t k0, k1;
+    dse_cpu_share(j->sl.count, t, nt, &k0, &k1);
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t i0, i1;
+        dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
+        float *buf = dw ? j->bufs + k * nw : NULL;
+        if (buf) memset(buf, 0, (size_t)nw * sizeof(float));
+        for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
+            const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
+            if (buf) { /* dw += dy col^T over the chunk's images */
+                for (int64_t i = 0; i < nb; i++) {
+                    dse_bf16_pack_rows(y->grad + (n0 + i) * y->stride_n, s->K, s->PQ, s->PQ,
+                                       dyr + i * s->K * s->Lp, s->Lp, s->Lp, j->isa);
+                    lower_rows(s, x->data + (n0 + i) * x->stride_n, xr + i * s->CRS * s->Lp, tmp, j->isa);
+                }
+                const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = s->Lp, .imgs = nb, .a = dyr,
+                                                  .lda = s->Lp, .a_is = s->K * s->Lp, .b = xr, .ldb = s->Lp,
+                                                  .b_is = s->CRS * s->Lp, .c = buf, .ldc = s->CRS };
+                dse_cpu_mm_nt_bf16(&m, j->isa);
+            }
+            for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += w^T dy_i */
+                float *dx = x->grad + i * x->stride_n;
+                dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
+                struct dse_mm_bf16 m = { .M = s->CRS, .N = s->PQ, .KP = KP2, .ap = j->wp, .lda = KP2, .bp = dyp,
+                                         .ldb = s->PQ, .c = dx, .ldc = s->PQ, .acc = 1 };
+                if (s->is_1x1) {
+                    dse_cpu_mm_bf16(&m, j->isa);
+                    continue;
+                }
+                m.c = dcol, m.acc = 0;
+                dse_cpu_mm_bf16(&m, j->isa);
+                col2im_add(s, dcol, dx);
+            }
+        }
+    }
+}
+
+/* The slices' weight gradients added by the slice tree over elements [lo, hi), into dw. */
+struct tree_job {
+    const struct bjob *j;
+    float             *dw;
+};
+
+static void tree_part(void *arg, int64_t lo, int64_t hi) {
+    const struct tree_job *r = arg;
+    const int64_t nw = r->j->s.K * r->j->s.CRS;
+    struct dse_slice_tree tr;
+    dse_slice_tree_init(&tr, r->j->sl.total);
+    for (int k = 0; k < r->j->sl.count; k++) dse_slice_push(&tr, 0, k, r->j->bufs + k * nw, lo, hi, NULL, NULL);
+    DSE_ASSERT(tr.n == 1 && tr.b[0].buf == r->j->bufs);
+    for (int64_t e = lo; e < hi; e++) r->dw[e] += r->j->bufs[e];
+}
+
+enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    float *dw = n->weight->grad;
+    const struct dse_tensor *x = n->in[0];
+    if (!dw && !x->grad) return DSE_OK;
+    if (cx->dist_batch)
+        return dse_cpu_fail(cx, n, DSE_ERR_UNSUPPORTED, "bf16 convs with data-parallel ranks are not built yet");
+    struct bjob j = { .cx = cx, .n = n, .s = bshape_of(n), .isa = dse_cpu_bf16_isa() };
+    const struct bshape *s = &j.s;
+    j.sl = dse_cpu_slices_of(cx, s->N);
+    j.chunk = bwd_chunk(s, dse_cpu_slice_most(&j.sl));
+    const struct bscratch b = bscratch_of(s, j.chunk, dw != NULL, x->grad != NULL);
+    const int64_t nw = s->K * s->CRS, KP2 = (s->K + 1) / 2;
+    const size_t wbytes = x->grad ? al((size_t)(s->CRS * KP2) * sizeof(uint32_t)) : 0;
+    const size_t bbytes = dw ? al((size_t)(j.sl.count * nw) * sizeof(float)) : 0;
+    for (int t = 0; t < cx->threads; t++) {
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, b.total + (t ? 0 : wbytes + bbytes), &p);
+        if (st) return st;
+    }
+    if (x->grad) { /* w^T's pairs: A[ci r s][k] = w[k][ci r s] */
+        uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + b.total);
+        dse_bf16_pack_a(n->weight->data, s->CRS, s->K, 1, s->CRS, wp, KP2);
+        j.wp = wp;
+    }
+    j.bufs = dw ? (float *)(ws_at(cx, 0) + b.total + wbytes) : NULL;
+    dse_cpu_run(cx, bwd_part, &j);
+    if (dw) {
+        struct tree_job r = { .j = &j, .dw = dw };
+        dse_cpu_for(cx, nw, nw * j.sl.count, tree_part, &r);
+    }
+    return DSE_OK;
+}
+
+/* ---- fc ----------------------------------------------------------------------------------- */
+/* x [N, D] (rows stride_n apart), w [K, D], y [N, K]; one thread (as fc.c's sgemms).
+ * Forward: y = x w^T as dot products (dse_cpu_mm_nt_bf16: x and w as bf16 rows, D padded to
+ * 32), + bias. Backward: dw += dy^T x and dx += dy w, each a chain over the summed index in
+ * order (dse_cpu_mm_bf16). */
+
+enum dse_status dse_cpu_fc_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int64_t N = x->n, K = y->c, D = dse_tensor_image(x), Dp = (D + 31) / 32 * 32;
+    const int isa = dse_cpu_bf16_isa();
+    void *p;
+    const size_t xb = al((size_t)(N * Dp) * sizeof(dse_bf16));
+    enum dse_status st = dse_cpu_ctx_workspace(cx, xb + (size_t)(K * Dp) * sizeof(dse_bf16), &p);
+    if (st) return st;
+    dse_bf16 *xr = p, *wr = (dse_bf16 *)((char *)p + xb);
+    dse_bf16_pack_rows(x->data, N, D, x->stride_n, xr, Dp, Dp, isa);
+    dse_bf16_pack_rows(n->weight->data, K, D, D, wr, Dp, Dp, isa);
+    for (int64_t i = 0; i < N; i++) memset(y->data + i * y->stride_n, 0, (size_t)K * sizeof(float));
+    const struct dse_mm_nt_bf16 m = { .M = N, .N = K, .L = Dp, .imgs = 1, .a = xr, .lda = Dp, .b = wr, .ldb = Dp,
+                                      .c = y->data, .ldc = y->stride_n };
+    dse_cpu_mm_nt_bf16(&m, isa);
+    for (int64_t i = 0; n->bias && i < N; i++)
+        for (int64_t k = 0; k < K; k++) y->data[i * y->stride_n + k] += n->bias->data[k];
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_fc_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int64_t N = x->n, K = y->c, D = dse_tensor_image(x), NP = (N + 1) / 2, KP = (K + 1) / 2;
+    const int isa = dse_cpu_bf16_isa();
+    if (!n->weight->grad && !x->grad) return DSE_OK;
+    const size_t wb = n->weight->grad ? al((size_t)(K * NP + NP * D) * sizeof(uint32_t)) : 0;
+    const size_t xb = x->grad ? al((size_t)(N * KP + KP * D) * sizeof(uint32_t)) : 0;
+    void *p;
+    enum dse_status st = dse_cpu_ctx_workspace(cx, wb + xb, &p);
+    if (st) return st;
+    if (n->weight->grad) { /* dw [K][D] += dy^T [K][N] x [N][D] */
+        uint32_t *ap = p, *bp = ap + K * NP;
+        dse_bf16_pack_a(y->grad, K, N, 1, y->stride_n, ap, NP);
+        dse_bf16_pack_b(x->data, N, D, x->stride_n, bp, D, isa);
+        const struct dse_mm_bf16 m = { .M = K, .N = D, .KP = NP, .ap = ap, .lda = NP, .bp = bp, .ldb = D,
+                                       .c = n->weight->grad, .ldc = D, .acc = 1 };
+        dse_cpu_mm_bf16(&m, isa);
+    }
+    if (x->grad) { /* dx [N][D] += dy [N][K] w [K][D] */
+        uint32_t *ap = (uint32_t *)((char *)p + wb), *bp = ap + N * KP;
+        dse_bf16_pack_a(y->grad, N, K, y->stride_n, 1, ap, KP);
+        dse_bf16_pack_b(n->weight->data, K, D, D, bp, D, isa);
+        const struct dse_mm_bf16 m = { .M = N, .N = D, .KP = KP, .ap = ap, .lda = KP, .bp = bp, .ldb = D,
+                                       .c = x->grad, .ldc = x->stride_n, .acc = 1 };
+        dse_cpu_mm_bf16(&m, isa);
+    }
+    return DSE_OK;
+}
