@@ -24,8 +24,8 @@ static int opt_device(const char *cmd, const char *device, const char *precision
         return bad_usage(cmd, "--device '%s' is not cpu, cuda or cuda:N", device);
     if (precision && dse_cuda_math_parse(precision, &d->math, &err))
         return bad_usage(cmd, "--precision '%s' is not fp32, tf32, fp16 or bf16", precision);
-    if (d->device.kind == DSE_DEVICE_CPU && d->math != DSE_CUDA_MATH_FP32)
-        return bad_usage(cmd, "--precision %s is for --device cuda; the CPU computes in fp32 only", precision);
+    if (d->device.kind == DSE_DEVICE_CPU && d->math != DSE_CUDA_MATH_FP32 && d->math != DSE_CUDA_MATH_BF16)
+        return bad_usage(cmd, "--precision %s is for --device cuda; the CPU computes in fp32 or bf16", precision);
     d->nondeterministic = algos && !strcmp(algos, "any");
     if (d->device.kind == DSE_DEVICE_CPU && d->nondeterministic)
         return bad_usage(cmd, "--algos %s is for --device cuda; the CPU's kernels are deterministic", algos);
