@@ -73,10 +73,10 @@ struct dse_mm_bf16 {
 };
 void dse_cpu_mm_bf16(const struct dse_mm_bf16 *p, int isa);
 
-/* C[m][n] += the sum over images i < imgs and l < L of a[i*a_is + m*lda + l] *
+/* C[m][n] += (set: =) the sum over images i < imgs and l < L of a[i*a_is + m*lda + l] *
  * b[i*b_is + n*ldb + l] (L a multiple of 32, zero past the data): 16 running float sums
  * per element (lane j takes the pairs l = 32 t + 2 j, + 1), images in order, added in
- * dse_cpu_mm_nt's tree, then added to C once. */
+ * dse_cpu_mm_nt's tree, then added to C once (or stored). */
 struct dse_mm_nt_bf16 {
     int64_t         M, N, L, imgs;
     const dse_bf16 *a;
@@ -85,6 +85,7 @@ struct dse_mm_nt_bf16 {
     int64_t         ldb, b_is;
     float          *c;
     int64_t         ldc;
+    int             set;
 };
 void dse_cpu_mm_nt_bf16(const struct dse_mm_nt_bf16 *p, int isa);
 

@@ -21,7 +21,6 @@
 struct bshape {
     int64_t N, C, H, W, K, R, S, P, Q, sh, sw, ph, pw, dh, dw;
     int64_t HW, PQ, CRS, KP;   /* KP: k-pairs of the lowered rows, (C R S + 1) / 2 */
-    int64_t Lp;                /* P Q rounded up to 32: a packed row of the weight gradient */
     int     is_1x1;            /* 1x1, stride 1, no pad: the input is its own lowering */
 };
 
@@ -32,7 +31,6 @@ static struct bshape bshape_of(const struct dse_node *n) {
                         .P = y->h, .Q = y->w, .sh = l->stride_h, .sw = l->stride_w, .ph = l->pad_h, .pw = l->pad_w,
                         .dh = l->dilation_h, .dw = l->dilation_w };
     s.HW = s.H * s.W, s.PQ = s.P * s.Q, s.CRS = s.C * s.R * s.S, s.KP = (s.CRS + 1) / 2;
-    s.Lp = (s.PQ + 31) / 32 * 32;
     s.is_1x1 = s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
     return s;
 }
@@ -41,38 +39,53 @@ int dse_cpu_conv_bf16_ok(const struct dse_node *n) {
     return n->layer->groups == 1;
 }
 
+/* The output columns [*q0, *q1) whose input column q sw - pw + t dw lies inside [0, W). */
+static void valid_q(const struct bshape *s, int64_t t, int64_t *q0, int64_t *q1) {
+    const int64_t off = t * s->dw - s->pw; /* iw = q sw + off */
+    int64_t a = off >= 0 ? 0 : (-off + s->sw - 1) / s->sw, b = s->W - 1 - off < 0 ? 0 : (s->W - 1 - off) / s->sw + 1;
+    if (b > s->Q) b = s->Q;
+    if (a > b) a = b;
+    *q0 = a, *q1 = b;
+}
+
 /* Row k = (c, r, t) of image x's lowering: dst[p Q + q] = x[c][p sh - ph + r dh][q sw - pw + t dw],
  * zero outside the image. */
 static void lower_row(const struct bshape *s, const float *x, int64_t k, float *dst) {
-    const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S;
+    const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S, off = t * s->dw - s->pw;
     const float *xc = x + c * s->HW;
+    int64_t q0, q1;
+    valid_q(s, t, &q0, &q1);
     for (int64_t p = 0; p < s->P; p++) {
         float *d = dst + p * s->Q;
         const int64_t ih = p * s->sh - s->ph + r * s->dh;
-        if (ih < 0 || ih >= s->H) {
+        if (ih < 0 || ih >= s->H || q0 >= q1) {
             memset(d, 0, (size_t)s->Q * sizeof(float));
             continue;
         }
-        for (int64_t q = 0; q < s->Q; q++) {
-            const int64_t iw = q * s->sw - s->pw + t * s->dw;
-            d[q] = iw >= 0 && iw < s->W ? xc[ih * s->W + iw] : 0.0f;
-        }
+        const float *src = xc + ih * s->W + off;
+        for (int64_t q = 0; q < q0; q++) d[q] = 0.0f;
+        if (s->sw == 1) memcpy(d + q0, src + q0, (size_t)(q1 - q0) * sizeof(float));
+        else
+            for (int64_t q = q0; q < q1; q++) d[q] = src[q * s->sw];
+        for (int64_t q = q1; q < s->Q; q++) d[q] = 0.0f;
     }
 }
 
 /* dx[c][ih][iw] += dcol[k][p Q + q] over the rows k in order (lower_row's positions). */
 static void col2im_add(const struct bshape *s, const float *dcol, float *dx) {
     for (int64_t k = 0; k < s->CRS; k++) {
-        const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S;
-        float *dc = dx + c * s->HW;
+        const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S, off = t * s->dw - s->pw;
+        int64_t q0, q1;
+        valid_q(s, t, &q0, &q1);
         for (int64_t p = 0; p < s->P; p++) {
             const int64_t ih = p * s->sh - s->ph + r * s->dh;
             if (ih < 0 || ih >= s->H) continue;
             const float *src = dcol + k * s->PQ + p * s->Q;
-            for (int64_t q = 0; q < s->Q; q++) {
-                const int64_t iw = q * s->sw - s->pw + t * s->dw;
-                if (iw >= 0 && iw < s->W) dc[ih * s->W + iw] += src[q];
-            }
+            float *d = dx + c * s->HW + ih * s->W + off;
+            if (s->sw == 1)
+                for (int64_t q = q0; q < q1; q++) d[q] += src[q];
+            else
+                for (int64_t q = q0; q < q1; q++) d[q * s->sw] += src[q];
         }
     }
 }
@@ -90,16 +103,27 @@ static void lower_pairs(const struct bshape *s, const float *x, uint32_t *bp, fl
     }
 }
 
-/* Image x lowered into bf16 rows out [CRS][Lp]; tmp: PQ floats. */
-static void lower_rows(const struct bshape *s, const float *x, dse_bf16 *out, float *tmp, int isa) {
+/* Image x lowered into bf16 rows: row k's P Q values at out + k ldo (a chunk's images
+ * side by side in each row); tmp: PQ floats. */
+static void lower_rows(const struct bshape *s, const float *x, dse_bf16 *out, int64_t ldo, float *tmp, int isa) {
     if (s->is_1x1) {
-        dse_bf16_pack_rows(x, s->C, s->PQ, s->HW, out, s->Lp, s->Lp, isa);
+        dse_bf16_pack_rows(x, s->C, s->PQ, s->HW, out, ldo, s->PQ, isa);
         return;
     }
     for (int64_t k = 0; k < s->CRS; k++) {
         lower_row(s, x, k, tmp);
-        dse_bf16_pack_rows(tmp, 1, s->PQ, s->PQ, out + k * s->Lp, s->Lp, s->Lp, isa);
+        dse_bf16_pack_rows(tmp, 1, s->PQ, s->PQ, out + k * ldo, ldo, s->PQ, isa);
     }
+}
+
+/* A chunk of nb images' row length: nb P Q rounded up to 32 (dse_mm_nt_bf16's L). */
+static int64_t chunk_row(const struct bshape *s, int64_t nb) {
+    return (nb * s->PQ + 31) / 32 * 32;
+}
+
+/* The tail [from, ld) of each of rows rows of ld zeroed. */
+static void zero_tails(dse_bf16 *rows_, int64_t rows, int64_t ld, int64_t from) {
+    for (int64_t r = 0; r < rows; r++) memset(rows_ + r * ld + from, 0, (size_t)(ld - from) * sizeof(dse_bf16));
 }
 
 static char *ws_at(struct dse_cpu_ctx *cx, int t) { return cx->ws[t].p; }
@@ -156,8 +180,8 @@ enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n
 
 /* ---- backward ----------------------------------------------------------------------------- */
 
-/* A thread's backward scratch, in its workspace: the chunk's dy as bf16 rows [chunk][K][Lp]
- * and its lowered x [chunk][CRS][Lp] (weight gradient); one image's dy in k-pairs
+/* A thread's backward scratch, in its workspace: the chunk's dy as bf16 rows [K][Lc] and its
+ * lowered x [CRS][Lc], Lc = chunk_row (weight gradient); one image's dy in k-pairs
  * [(K + 1) / 2][PQ] and its dcol [CRS][PQ] (data gradient); a lowered row, 2 PQ floats. */
 struct bscratch {
     size_t dyr, xr, dyp, dcol, tmp, total;
@@ -166,8 +190,8 @@ struct bscratch {
 static struct bscratch bscratch_of(const struct bshape *s, int64_t chunk, int dw, int dx) {
     struct bscratch b = { 0 };
     b.dyr = 0;
-    b.xr = b.dyr + (dw ? al((size_t)(chunk * s->K * s->Lp) * sizeof(dse_bf16)) : 0);
-    b.dyp = b.xr + (dw ? al((size_t)(chunk * s->CRS * s->Lp) * sizeof(dse_bf16)) : 0);
+    b.xr = b.dyr + (dw ? al((size_t)(s->K * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
+    b.dyp = b.xr + (dw ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
     b.dcol = b.dyp + (dx ? al((size_t)((s->K + 1) / 2 * s->PQ) * sizeof(uint32_t)) : 0);
     b.tmp = b.dcol + (dx && !s->is_1x1 ? al((size_t)(s->CRS * s->PQ) * sizeof(float)) : 0);
     b.total = b.tmp + al((size_t)(2 * s->PQ) * sizeof(float));
@@ -178,7 +202,7 @@ static struct bscratch bscratch_of(const struct bshape *s, int64_t chunk, int dw
  * tiles sweep them, as conv2d.c's GEMM_BLOCK_BYTES), at least one, at most the largest
  * slice; from the shape only, never the threads. */
 static int64_t bwd_chunk(const struct bshape *s, int64_t most) {
-    const double per = (double)(s->K + s->CRS) * (double)s->Lp * sizeof(dse_bf16);
+    const double per = (double)(s->K + s->CRS) * (double)s->PQ * sizeof(dse_bf16);
     const double nb = (double)((size_t)512 << 10) / per;
     return nb < 1.0 ? 1 : nb > (double)most ? most : (int64_t)nb;
 }
@@ -200,18 +224,18 @@ static void bwd_part(void *arg, int t, int nt) {
         int64_t i0, i1;
         dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
         float *buf = dw ? j->bufs + k * nw : NULL;
-        if (buf) memset(buf, 0, (size_t)nw * sizeof(float));
         for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
-            const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
-            if (buf) { /* dw += dy col^T over the chunk's images */
+            const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk, Lc = chunk_row(s, nb);
+            if (buf) { /* dw (= on the slice's first chunk) += dy col^T over the chunk's images, side by side */
                 for (int64_t i = 0; i < nb; i++) {
-                    dse_bf16_pack_rows(y->grad + (n0 + i) * y->stride_n, s->K, s->PQ, s->PQ,
-                                       dyr + i * s->K * s->Lp, s->Lp, s->Lp, j->isa);
-                    lower_rows(s, x->data + (n0 + i) * x->stride_n, xr + i * s->CRS * s->Lp, tmp, j->isa);
+                    dse_bf16_pack_rows(y->grad + (n0 + i) * y->stride_n, s->K, s->PQ, s->PQ, dyr + i * s->PQ, Lc,
+                                       s->PQ, j->isa);
+                    lower_rows(s, x->data + (n0 + i) * x->stride_n, xr + i * s->PQ, Lc, tmp, j->isa);
                 }
-                const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = s->Lp, .imgs = nb, .a = dyr,
-                                                  .lda = s->Lp, .a_is = s->K * s->Lp, .b = xr, .ldb = s->Lp,
-                                                  .b_is = s->CRS * s->Lp, .c = buf, .ldc = s->CRS };
+                zero_tails(dyr, s->K, Lc, nb * s->PQ);
+                zero_tails(xr, s->CRS, Lc, nb * s->PQ);
+                const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = Lc, .imgs = 1, .a = dyr, .lda = Lc,
+                                                  .b = xr, .ldb = Lc, .c = buf, .ldc = s->CRS, .set = n0 == i0 };
                 dse_cpu_mm_nt_bf16(&m, j->isa);
             }
             for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += w^T dy_i */
@@ -297,9 +321,8 @@ enum dse_status dse_cpu_fc_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
     dse_bf16 *xr = p, *wr = (dse_bf16 *)((char *)p + xb);
     dse_bf16_pack_rows(x->data, N, D, x->stride_n, xr, Dp, Dp, isa);
     dse_bf16_pack_rows(n->weight->data, K, D, D, wr, Dp, Dp, isa);
-    for (int64_t i = 0; i < N; i++) memset(y->data + i * y->stride_n, 0, (size_t)K * sizeof(float));
     const struct dse_mm_nt_bf16 m = { .M = N, .N = K, .L = Dp, .imgs = 1, .a = xr, .lda = Dp, .b = wr, .ldb = Dp,
-                                      .c = y->data, .ldc = y->stride_n };
+                                      .c = y->data, .ldc = y->stride_n, .set = 1 };
     dse_cpu_mm_nt_bf16(&m, isa);
     for (int64_t i = 0; n->bias && i < N; i++)
         for (int64_t k = 0; k < K; k++) y->data[i * y->stride_n + k] += n->bias->data[k];

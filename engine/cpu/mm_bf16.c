@@ -79,7 +79,8 @@ static void nt_ref(const struct dse_mm_nt_bf16 *p) {
                                           (uint32_t)y[0] | (uint32_t)y[1] << 16);
                     }
             }
-            p->c[m * p->ldc + n] += hsum_ref(lane);
+            float *c = p->c + m * p->ldc + n;
+            *c = p->set ? hsum_ref(lane) : *c + hsum_ref(lane);
         }
 }
 
@@ -185,7 +186,10 @@ TBF AI void nt_tile(const struct dse_mm_nt_bf16 *p, int64_t m0, int64_t n0, cons
         }
     }
     MM_UNROLL(4) for (int r = 0; r < mr; r++)
-        MM_UNROLL(6) for (int q = 0; q < nr; q++) p->c[(m0 + r) * p->ldc + n0 + q] += hsum512(acc[r][q]);
+        MM_UNROLL(6) for (int q = 0; q < nr; q++) {
+            float *c = p->c + (m0 + r) * p->ldc + n0 + q;
+            *c = p->set ? hsum512(acc[r][q]) : *c + hsum512(acc[r][q]);
+        }
 }
 
 TBF static void nt512(const struct dse_mm_nt_bf16 *p) {
