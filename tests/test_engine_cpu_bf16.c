@@ -217,10 +217,12 @@ static const struct op_case op_cases[] = {
     /* id              fc  N   C   H   W   K  k  s  p  d */
     { "bf16-1x1",       0, 3, 32, 9,  9,  16, 1, 1, 0, 1 },
     { "bf16-1x1-fire",  0, 3, 67, 7,  7,  38, 1, 1, 0, 1 }, /* odd channels: a half pair */
-    { "bf16-3x3",       0, 4, 16, 13, 13, 24, 3, 1, 1, 1 },
+    { "bf16-3x3",       0, 4, 16, 13, 13, 24, 3, 1, 1, 1 }, /* direct: 4 channels or more, stride 1 */
+    { "bf16-3x3-odd",   0, 3, 5,  6,  7,  9,  3, 1, 0, 1 }, /* direct: a half pair in and out, no pad */
+    { "bf16-5x5-pad2",  0, 2, 6,  9,  8,  5,  5, 1, 2, 1 },
     { "bf16-3x3-s2",    0, 2, 6,  11, 10, 12, 3, 2, 1, 1 },
-    { "bf16-3x3-dil2",  0, 2, 5,  9,  9,  7,  3, 1, 2, 2 },
-    { "bf16-conv1",     0, 4, 1,  28, 28, 16, 3, 1, 1, 1 }, /* SqueezeNet-FMNIST's conv1 */
+    { "bf16-3x3-dil2",  0, 2, 5,  9,  9,  7,  3, 1, 2, 2 }, /* direct, dilated */
+    { "bf16-conv1",     0, 4, 1,  28, 28, 16, 3, 1, 1, 1 }, /* SqueezeNet-FMNIST's conv1: lowered */
     { "bf16-7x7-s2",    0, 2, 3,  29, 29, 8,  7, 2, 0, 1 }, /* v1.0's conv1, smaller */
     { "bf16-fc",        1, 5, 7,  3,  3,  10, 0, 0, 0, 0 },
 };
@@ -388,7 +390,9 @@ static void quantize(struct dse_tensor *t) {
 static const struct op_case grad_cases[] = {
     /* id                fc  N  C  H   W   K  k  s  p  d */
     { "grad-1x1",         0, 2, 9, 4,  4,  6, 1, 1, 0, 1 },
-    { "grad-3x3",         0, 2, 4, 5,  5,  6, 3, 1, 1, 1 },
+    { "grad-3x3",         0, 2, 4, 5,  5,  6, 3, 1, 1, 1 }, /* direct */
+    { "grad-3x3-odd",     0, 2, 5, 5,  6,  3, 3, 1, 0, 1 }, /* direct, half pairs */
+    { "grad-5x5-dil2",    0, 1, 4, 11, 10, 3, 5, 1, 3, 2 }, /* direct, dilated */
     { "grad-3x3-s2",      0, 2, 3, 7,  6,  4, 3, 2, 1, 1 },
     { "grad-3x3-dil2",    0, 2, 3, 7,  7,  3, 3, 1, 2, 2 },
     { "grad-conv1",       0, 2, 1, 8,  9,  4, 3, 1, 1, 1 },

@@ -57,7 +57,8 @@ void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, ds
                         int64_t Lp, int isa);
 
 /* C = A B (+ bias[m], then ReLU), or C += A B (acc), on packed operands: C[m][n] =
- * c[m * ldc + n], A's pairs ap[m * lda + kp], B's bp[kp * ldb + n], kp < KP. Each C element
+ * c[m * ldc + n], A's pairs ap[m * lda + kp], B's bp[kp * ldb + n] (boff: bp[boff[kp] + n],
+ * a shifted view of padded planes, conv_bf16.c's direct convs), kp < KP. Each C element
  * is one chain of vdpbf16ps steps over kp in order, from 0 (or from C with acc), in float;
  * then + bias, ReLU (max with +0) as dse_cpu_mm. */
 struct dse_mm_bf16 {
@@ -66,6 +67,7 @@ struct dse_mm_bf16 {
     int64_t         lda;
     const uint32_t *bp;
     int64_t         ldb;
+    const int64_t  *boff; /* KP offsets into bp, or NULL: kp * ldb */
     float          *c;
     int64_t         ldc;
     const float    *bias; /* M values or NULL; not with acc */
@@ -74,7 +76,8 @@ struct dse_mm_bf16 {
 void dse_cpu_mm_bf16(const struct dse_mm_bf16 *p, int isa);
 
 /* C[m][n] += (set: =) the sum over images i < imgs and l < L of a[i*a_is + m*lda + l] *
- * b[i*b_is + n*ldb + l] (L a multiple of 32, zero past the data): 16 running float sums
+ * b[i*b_is + n*ldb + l] (boff: b[i*b_is + boff[n] + l]; L a multiple of 32, a zero past the
+ * data and b finite there): 16 running float sums
  * per element (lane j takes the pairs l = 32 t + 2 j, + 1), images in order, added in
  * dse_cpu_mm_nt's tree, then added to C once (or stored). */
 struct dse_mm_nt_bf16 {
@@ -83,6 +86,7 @@ struct dse_mm_nt_bf16 {
     int64_t         lda, a_is;
     const dse_bf16 *b;
     int64_t         ldb, b_is;
+    const int64_t  *boff; /* N offsets into b, or NULL: n * ldb */
     float          *c;
     int64_t         ldc;
     int             set;

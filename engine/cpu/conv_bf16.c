@@ -4,7 +4,9 @@
  * else stay float32. conv2d.c and fc.c call these instead of their float32 code when the ctx
  * is in bf16; conv2d.c still applies the fused ReLU's mask and the bias gradient first.
  *
- * Conv (one group; any kernel, stride, pad, dilation), per image: the input lowered (im2col)
+ * Convs of stride 1 with 4 input channels or more (SqueezeNet's 3x3s) go straight on padded
+ * planes, pairs over the channels (section "direct"); other convs of one group (any kernel,
+ * stride, pad, dilation), per image: the input lowered (im2col)
  * two rows at a time straight into k-pairs, B [C R S / 2][P Q] (a 1x1 stride-1 unpadded
  * conv packs its planes as they are), y = w B (+ bias, ReLU) by dse_cpu_mm_bf16; the data
  * gradient dcol = w^T dy (the same kernel, dy packed), then col2im adds it to dx (a 1x1
@@ -133,6 +135,8 @@ static size_t al(size_t b) { return (b + 63) / 64 * 64; }
 
 /* ---- forward ---------------------------------------------------------------------------- */
 
+struct dgeo;
+
 struct bjob {
     struct dse_cpu_ctx   *cx;
     struct dse_node      *n;
@@ -142,6 +146,11 @@ struct bjob {
     struct dse_cpu_slices sl;
     int64_t               chunk;   /* backward: images per weight-gradient chunk */
     float                *bufs;    /* backward: [sl.count][K CRS] the slices' weight gradients */
+    /* direct (section below) */
+    struct dgeo          *g;
+    const int64_t        *boff, *boff_w; /* forward's or the data gradient's B offsets; the
+                                            weight gradient's */
+    const uint32_t       *wx;      /* the data gradient's turned filters' pairs */
 };
 
 static void fwd_part(void *arg, int t, int nt) {
@@ -161,9 +170,13 @@ static void fwd_part(void *arg, int t, int nt) {
     }
 }
 
+static int direct_ok(const struct bshape *s);
+static enum dse_status fwd_direct(struct bjob *j);
+
 enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     struct bjob j = { .cx = cx, .n = n, .s = bshape_of(n), .isa = dse_cpu_bf16_isa() };
     const struct bshape *s = &j.s;
+    if (direct_ok(s)) return fwd_direct(&j);
     const size_t wbytes = al((size_t)(s->K * s->KP) * sizeof(uint32_t));
     const size_t own = al((size_t)(s->KP * s->PQ) * sizeof(uint32_t)) + al((size_t)(2 * s->PQ) * sizeof(float));
     for (int t = 0; t < cx->threads; t++) {
@@ -271,6 +284,238 @@ static void tree_part(void *arg, int64_t lo, int64_t hi) {
     for (int64_t e = lo; e < hi; e++) r->dw[e] += r->j->bufs[e];
 }
 
+/* ---- direct: stride-1 convs on padded planes -------------------------------------------- */
+/* A stride-1 conv (any kernel, dilation, and pads the kernel reaches over) multiplies the
+ * padded input planes themselves, nothing lowered: output pixel (p, q) is column n = p Wp + q
+ * of a grid as wide as the padded input, and k-pair (c2, r, t) (channels 2 c2, 2 c2 + 1) is
+ * pair plane c2 shifted by r dh Wp + t dw (dse_mm_bf16.boff); the grid's Wp - Q last columns
+ * are computed and dropped. The data gradient is the same product on dy padded by
+ * (R - 1) dh - ph and (S - 1) dw - pw with the filters turned (pairs over the output
+ * channels); the weight gradient dots dy on the grid (zero in the dropped columns) with x's
+ * padded bf16 planes shifted the same way (dse_mm_nt_bf16.boff). The lowering's R S passes
+ * over the input become one: it cost as much as the product on SqueezeNet's 3x3 convs. */
+#define DIRECT_MIN_CHANNELS 4 /* fewer inputs (conv1 on gray images) waste half a pair a tap */
+
+struct dgeo {
+    int64_t Hp, Wp, plane;  /* forward: the padded input's pair planes and their stride */
+    int64_t qh, qw, Wq, qplane; /* data gradient: dy's pads, padded width, pair plane stride */
+    int64_t L, bplane;      /* weight gradient: a dy grid row (P Wp rounded up to 32) and the
+                               stride of x's padded bf16 planes */
+    int64_t C2, K2, KPf, KPx; /* channel pairs in and out; k-pairs forward, data gradient */
+};
+
+static int direct_ok(const struct bshape *s) {
+    return !s->is_1x1 && s->sh == 1 && s->sw == 1 && s->ph <= (s->R - 1) * s->dh && s->pw <= (s->S - 1) * s->dw &&
+           s->C >= DIRECT_MIN_CHANNELS;
+}
+
+static int64_t up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+static struct dgeo dgeo_of(const struct bshape *s) {
+    struct dgeo g = { .Hp = s->H + 2 * s->ph, .Wp = s->W + 2 * s->pw };
+    const int64_t reach = (s->R - 1) * s->dh, side = (s->S - 1) * s->dw;
+    g.plane = up(g.Hp * g.Wp + side, 16); /* a shifted row read past the last one stays in */
+    g.qh = reach - s->ph, g.qw = side - s->pw, g.Wq = s->Q + 2 * g.qw;
+    g.qplane = up((s->P + 2 * g.qh) * g.Wq + side, 16);
+    g.L = up(s->P * g.Wp, 32);
+    g.bplane = up(g.L + reach * g.Wp + side, 32);
+    g.C2 = (s->C + 1) / 2, g.K2 = (s->K + 1) / 2;
+    g.KPf = g.C2 * s->R * s->S, g.KPx = g.K2 * s->R * s->S;
+    return g;
+}
+
+/* x's C planes [H][W] as pair planes (channels 2 c2, 2 c2 + 1), padded, out [C2][plane]. */
+static void pad_pairs(const float *x, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t Wp,
+                      int64_t plane, uint32_t *out, int isa) {
+    for (int64_t c2 = 0; c2 < (C + 1) / 2; c2++) {
+        uint32_t *o = out + c2 * plane;
+        memset(o, 0, (size_t)plane * sizeof *o);
+        const int64_t rows = 2 * c2 + 1 < C ? 2 : 1;
+        for (int64_t h = 0; h < H; h++)
+            dse_bf16_pack_b(x + 2 * c2 * H * W + h * W, rows, W, H * W, o + (h + ph) * Wp + pw, W, isa);
+    }
+}
+
+/* x's C planes as bf16, padded, out [C][bplane]. */
+static void pad_rows(const struct bshape *s, const struct dgeo *g, const float *x, dse_bf16 *out, int isa) {
+    for (int64_t c = 0; c < s->C; c++) {
+        dse_bf16 *o = out + c * g->bplane;
+        memset(o, 0, (size_t)g->bplane * sizeof *o);
+        for (int64_t h = 0; h < s->H; h++)
+            dse_bf16_pack_rows(x + c * s->HW + h * s->W, 1, s->W, s->W, o + (h + s->ph) * g->Wp + s->pw, s->W, s->W,
+                               isa);
+    }
+}
+
+/* dy's K planes [P][Q] on the grid: out[k][p Wp + q], zero for q >= Q and past P Wp to L. */
+static void grid_rows(const struct bshape *s, const struct dgeo *g, const float *dy, dse_bf16 *out, int isa) {
+    for (int64_t k = 0; k < s->K; k++) {
+        for (int64_t p = 0; p < s->P; p++)
+            dse_bf16_pack_rows(dy + k * s->PQ + p * s->Q, 1, s->Q, s->Q, out + k * g->L + p * g->Wp, g->Wp, g->Wp,
+                               isa);
+        memset(out + k * g->L + s->P * g->Wp, 0, (size_t)(g->L - s->P * g->Wp) * sizeof(dse_bf16));
+    }
+}
+
+static void fwd_direct_part(void *arg, int t, int nt) {
+    const struct bjob *j = arg;
+    const struct bshape *s = &j->s;
+    const struct dgeo *g = j->g;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const int64_t N = s->P * g->Wp;
+    int64_t i0, i1;
+    dse_cpu_share(s->N, t, nt, &i0, &i1);
+    uint32_t *xq = (uint32_t *)ws_at(j->cx, t);
+    float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(g->C2 * g->plane) * sizeof(uint32_t)));
+    for (int64_t i = i0; i < i1; i++) {
+        pad_pairs(x->data + i * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, g->Wp, g->plane, xq, j->isa);
+        const struct dse_mm_bf16 m = { .M = s->K, .N = N, .KP = g->KPf, .ap = j->wp, .lda = g->KPf, .bp = xq,
+                                       .boff = j->boff, .c = tmp, .ldc = N,
+                                       .bias = j->n->bias ? j->n->bias->data : NULL, .relu = j->n->relu_out };
+        dse_cpu_mm_bf16(&m, j->isa);
+        float *yi = y->data + i * y->stride_n;
+        for (int64_t k = 0; k < s->K; k++)
+            for (int64_t p = 0; p < s->P; p++)
+                memcpy(yi + k * s->PQ + p * s->Q, tmp + k * N + p * g->Wp, (size_t)s->Q * sizeof(float));
+    }
+}
+
+static enum dse_status fwd_direct(struct bjob *j) {
+    const struct bshape *s = &j->s;
+    struct dgeo g = dgeo_of(s);
+    j->g = &g;
+    const size_t own = al((size_t)(g.C2 * g.plane) * sizeof(uint32_t)) + al((size_t)(s->K * s->P * g.Wp) * sizeof(float));
+    const size_t wbytes = al((size_t)(s->K * g.KPf) * sizeof(uint32_t)), obytes = al((size_t)g.KPf * sizeof(int64_t));
+    for (int t = 0; t < j->cx->threads; t++) {
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(j->cx, t, own + (t ? 0 : wbytes + obytes), &p);
+        if (st) return st;
+    }
+    uint32_t *wp = (uint32_t *)(ws_at(j->cx, 0) + own);
+    int64_t *boff = (int64_t *)(ws_at(j->cx, 0) + own + wbytes);
+    const float *w = j->n->weight->data;
+    for (int64_t c2 = 0; c2 < g.C2; c2++)
+        for (int64_t r = 0; r < s->R; r++)
+            for (int64_t t = 0; t < s->S; t++) {
+                const int64_t kp = (c2 * s->R + r) * s->S + t;
+                boff[kp] = c2 * g.plane + r * s->dh * g.Wp + t * s->dw;
+                for (int64_t m = 0; m < s->K; m++) {
+                    const float *e = w + ((m * s->C + 2 * c2) * s->R + r) * s->S + t;
+                    wp[m * g.KPf + kp] = dse_bf16_pair(e[0], 2 * c2 + 1 < s->C ? e[s->R * s->S] : 0.0f);
+                }
+            }
+    j->wp = wp, j->boff = boff;
+    dse_cpu_run(j->cx, fwd_direct_part, j);
+    return DSE_OK;
+}
+
+/* A thread's direct backward scratch: the chunk's dy grids [chunk][K][L] and x's padded bf16
+ * planes [chunk][C][bplane] (weight gradient); one image's padded dy pairs [K2][qplane] and
+ * its dx grid [C][H Wq] (data gradient). */
+static size_t dscratch(const struct bshape *s, const struct dgeo *g, int64_t chunk, int dw, int dx, size_t *xb,
+                       size_t *dyq, size_t *tmp) {
+    *xb = dw ? al((size_t)(chunk * s->K * g->L) * sizeof(dse_bf16)) : 0;
+    *dyq = *xb + (dw ? al((size_t)(chunk * s->C * g->bplane) * sizeof(dse_bf16)) : 0);
+    *tmp = *dyq + (dx ? al((size_t)(g->K2 * g->qplane) * sizeof(uint32_t)) : 0);
+    return *tmp + (dx ? al((size_t)(s->C * s->H * g->Wq) * sizeof(float)) : 0);
+}
+
+static int64_t direct_chunk(const struct bshape *s, const struct dgeo *g, int64_t most) {
+    const double per = (double)(s->K * g->L + s->C * g->bplane) * sizeof(dse_bf16);
+    const double nb = (double)((size_t)512 << 10) / per;
+    return nb < 1.0 ? 1 : nb > (double)most ? most : (int64_t)nb;
+}
+
+static void bwd_direct_part(void *arg, int t, int nt) {
+    const struct bjob *j = arg;
+    const struct bshape *s = &j->s;
+    const struct dgeo *g = j->g;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const int dw = j->n->weight->grad != NULL;
+    size_t ob, oq, ot;
+    dscratch(s, g, j->chunk, dw, x->grad != NULL, &ob, &oq, &ot);
+    char *ws = ws_at(j->cx, t);
+    dse_bf16 *dyg = (dse_bf16 *)ws, *xb = (dse_bf16 *)(ws + ob);
+    uint32_t *dyq = (uint32_t *)(ws + oq);
+    float *tmp = (float *)(ws + ot);
+    const int64_t nw = s->K * s->CRS, NX = s->H * g->Wq;
+    int64_t k0, k1;
+    dse_cpu_share(j->sl.count, t, nt, &k0, &k1);
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t i0, i1;
+        dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
+        float *buf = dw ? j->bufs + k * nw : NULL;
+        for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
+            const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
+            if (buf) { /* dw (= on the slice's first chunk) += dy's grid . x's shifted planes */
+                for (int64_t i = 0; i < nb; i++) {
+                    grid_rows(s, g, y->grad + (n0 + i) * y->stride_n, dyg + i * s->K * g->L, j->isa);
+                    pad_rows(s, g, x->data + (n0 + i) * x->stride_n, xb + i * s->C * g->bplane, j->isa);
+                }
+                const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = g->L, .imgs = nb, .a = dyg,
+                                                  .lda = g->L, .a_is = s->K * g->L, .b = xb, .b_is = s->C * g->bplane,
+                                                  .boff = j->boff_w, .c = buf, .ldc = s->CRS, .set = n0 == i0 };
+                dse_cpu_mm_nt_bf16(&m, j->isa);
+            }
+            for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += the turned filters on dy padded */
+                pad_pairs(y->grad + i * y->stride_n, s->K, s->P, s->Q, g->qh, g->qw, g->Wq, g->qplane, dyq, j->isa);
+                const struct dse_mm_bf16 m = { .M = s->C, .N = NX, .KP = g->KPx, .ap = j->wx, .lda = g->KPx,
+                                               .bp = dyq, .boff = j->boff, .c = tmp, .ldc = NX };
+                dse_cpu_mm_bf16(&m, j->isa);
+                float *dx = x->grad + i * x->stride_n;
+                for (int64_t c = 0; c < s->C; c++)
+                    for (int64_t h = 0; h < s->H; h++) {
+                        float *d = dx + c * s->HW + h * s->W;
+                        const float *src = tmp + c * NX + h * g->Wq;
+                        for (int64_t w = 0; w < s->W; w++) d[w] += src[w];
+                    }
+            }
+        }
+    }
+}
+
+/* The direct backward's shared part in thread 0's workspace past `own`: the turned filters'
+ * pairs wx [C][KPx] and their offsets, the weight gradient's offsets, the slices' buffers. */
+static enum dse_status bwd_direct(struct bjob *j, int dw, int dx) {
+    const struct bshape *s = &j->s;
+    struct dgeo g = dgeo_of(s);
+    j->g = &g;
+    j->chunk = direct_chunk(s, &g, dse_cpu_slice_most(&j->sl));
+    size_t ob, oq, ot;
+    const size_t own = al(dscratch(s, &g, j->chunk, dw, dx, &ob, &oq, &ot));
+    const int64_t nw = s->K * s->CRS;
+    const size_t wbytes = dx ? al((size_t)(s->C * g.KPx) * sizeof(uint32_t)) : 0;
+    const size_t obytes = al((size_t)(g.KPx + s->CRS) * sizeof(int64_t));
+    const size_t bbytes = dw ? al((size_t)(j->sl.count * nw) * sizeof(float)) : 0;
+    for (int t = 0; t < j->cx->threads; t++) {
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(j->cx, t, own + (t ? 0 : wbytes + obytes + bbytes), &p);
+        if (st) return st;
+    }
+    char *sh = ws_at(j->cx, 0) + own;
+    uint32_t *wx = (uint32_t *)sh;
+    int64_t *boff = (int64_t *)(sh + wbytes), *boff_w = boff + g.KPx;
+    const float *w = j->n->weight->data;
+    for (int64_t k2 = 0; k2 < g.K2; k2++)
+        for (int64_t r = 0; r < s->R; r++)
+            for (int64_t t = 0; t < s->S; t++) {
+                const int64_t kp = (k2 * s->R + r) * s->S + t;
+                boff[kp] = k2 * g.qplane + r * s->dh * g.Wq + t * s->dw;
+                for (int64_t c = 0; dx && c < s->C; c++) { /* output channels 2 k2, + 1 of w turned 180 degrees */
+                    const float *e = w + ((2 * k2 * s->C + c) * s->R + (s->R - 1 - r)) * s->S + (s->S - 1 - t);
+                    wx[c * g.KPx + kp] = dse_bf16_pair(e[0], 2 * k2 + 1 < s->K ? e[s->C * s->R * s->S] : 0.0f);
+                }
+            }
+    for (int64_t c = 0; c < s->C; c++)
+        for (int64_t r = 0; r < s->R; r++)
+            for (int64_t t = 0; t < s->S; t++)
+                boff_w[(c * s->R + r) * s->S + t] = c * g.bplane + r * s->dh * g.Wp + t * s->dw;
+    j->wx = wx, j->boff = boff, j->boff_w = boff_w;
+    j->bufs = dw ? (float *)(sh + wbytes + obytes) : NULL;
+    dse_cpu_run(j->cx, bwd_direct_part, j);
+    return DSE_OK;
+}
+
 enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     float *dw = n->weight->grad;
     const struct dse_tensor *x = n->in[0];
@@ -280,9 +525,18 @@ enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n
     struct bjob j = { .cx = cx, .n = n, .s = bshape_of(n), .isa = dse_cpu_bf16_isa() };
     const struct bshape *s = &j.s;
     j.sl = dse_cpu_slices_of(cx, s->N);
+    const int64_t nw = s->K * s->CRS;
+    if (direct_ok(s)) {
+        enum dse_status st = bwd_direct(&j, dw != NULL, x->grad != NULL);
+        if (!st && dw) {
+            struct tree_job r = { .j = &j, .dw = dw };
+            dse_cpu_for(cx, nw, nw * j.sl.count, tree_part, &r);
+        }
+        return st;
+    }
     j.chunk = bwd_chunk(s, dse_cpu_slice_most(&j.sl));
     const struct bscratch b = bscratch_of(s, j.chunk, dw != NULL, x->grad != NULL);
-    const int64_t nw = s->K * s->CRS, KP2 = (s->K + 1) / 2;
+    const int64_t KP2 = (s->K + 1) / 2;
     const size_t wbytes = x->grad ? al((size_t)(s->CRS * KP2) * sizeof(uint32_t)) : 0;
     const size_t bbytes = dw ? al((size_t)(j.sl.count * nw) * sizeof(float)) : 0;
     for (int t = 0; t < cx->threads; t++) {

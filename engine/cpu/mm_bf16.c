@@ -52,7 +52,8 @@ static void mm_ref(const struct dse_mm_bf16 *p) {
         for (int64_t n = 0; n < p->N; n++) {
             float *c = p->c + m * p->ldc + n;
             float acc = p->acc ? *c : 0.0f;
-            for (int64_t k = 0; k < p->KP; k++) acc = dp_step(acc, p->ap[m * p->lda + k], p->bp[k * p->ldb + n]);
+            for (int64_t k = 0; k < p->KP; k++)
+                acc = dp_step(acc, p->ap[m * p->lda + k], p->bp[(p->boff ? p->boff[k] : k * p->ldb) + n]);
             if (!p->acc && p->bias) acc += p->bias[m];
             *c = !p->acc && p->relu ? dse_cpu_relu(acc) : acc;
         }
@@ -71,7 +72,8 @@ static void nt_ref(const struct dse_mm_nt_bf16 *p) {
         for (int64_t n = 0; n < p->N; n++) {
             float lane[16] = { 0 };
             for (int64_t i = 0; i < p->imgs; i++) {
-                const dse_bf16 *a = p->a + i * p->a_is + m * p->lda, *b = p->b + i * p->b_is + n * p->ldb;
+                const dse_bf16 *a = p->a + i * p->a_is + m * p->lda;
+                const dse_bf16 *b = p->b + i * p->b_is + (p->boff ? p->boff[n] : n * p->ldb);
                 for (int64_t l = 0; l < p->L; l += 32)
                     for (int j = 0; j < 16; j++) {
                         const dse_bf16 *x = a + l + 2 * j, *y = b + l + 2 * j;
@@ -114,8 +116,9 @@ TBF AI void mm_tile(const struct dse_mm_bf16 *p, int64_t m0, int64_t n0, int64_t
         MM_UNROLL(4) for (int v = 0; v < nv; v++)
             acc[r][v] = load ? _mm512_maskz_loadu_ps(v == nv - 1 ? tail : 0xffff, c + r * p->ldc + 16 * v)
                              : _mm512_setzero_ps();
-    const uint32_t *a = p->ap + m0 * p->lda + k0, *b = p->bp + k0 * p->ldb + n0;
-    for (int64_t k = k0; k < k1; k++, a++, b += p->ldb) {
+    const uint32_t *a = p->ap + m0 * p->lda + k0;
+    for (int64_t k = k0; k < k1; k++, a++) {
+        const uint32_t *b = p->bp + (p->boff ? p->boff[k] : k * p->ldb) + n0;
         __m512i bv[4];
         MM_UNROLL(4) for (int v = 0; v < nv; v++)
             bv[v] = _mm512_maskz_loadu_epi32(v == nv - 1 ? tail : 0xffff, b + 16 * v);
@@ -175,12 +178,14 @@ TBF AI void nt_tile(const struct dse_mm_nt_bf16 *p, int64_t m0, int64_t n0, cons
     MM_UNROLL(4) for (int r = 0; r < mr; r++)
         MM_UNROLL(6) for (int q = 0; q < nr; q++) acc[r][q] = _mm512_setzero_ps();
     for (int64_t i = 0; i < p->imgs; i++) {
-        const dse_bf16 *a = p->a + i * p->a_is + m0 * p->lda, *b = p->b + i * p->b_is + n0 * p->ldb;
+        const dse_bf16 *a = p->a + i * p->a_is + m0 * p->lda, *bq[6];
+        MM_UNROLL(6) for (int q = 0; q < nr; q++)
+            bq[q] = p->b + i * p->b_is + (p->boff ? p->boff[n0 + q] : (n0 + q) * p->ldb);
         for (int64_t l = 0; l < p->L; l += 32) {
             __m512i av[4];
             MM_UNROLL(4) for (int r = 0; r < mr; r++) av[r] = _mm512_loadu_si512(a + r * p->lda + l);
             MM_UNROLL(6) for (int q = 0; q < nr; q++) {
-                const __m512i bv = _mm512_loadu_si512(b + q * p->ldb + l);
+                const __m512i bv = _mm512_loadu_si512(bq[q] + l);
                 MM_UNROLL(4) for (int r = 0; r < mr; r++) acc[r][q] = dp512(acc[r][q], av[r], bv);
             }
         }
