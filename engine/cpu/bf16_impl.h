@@ -42,9 +42,15 @@ static inline uint32_t dse_bf16_pair(float lo, float hi) {
 }
 
 /* Where the bf16 kernels run: DSE_CPU_BF16_AVX512 where dse_cpu_bf16_why() (engine.h) is
- * NULL, else the C reference (DSE_CPU_BF16_REF), which gives the same bits and is slow. */
-enum { DSE_CPU_BF16_REF, DSE_CPU_BF16_AVX512 };
-int dse_cpu_bf16_isa(void);
+ * NULL, else the C reference (DSE_CPU_BF16_REF), which gives the same bits and is slow;
+ * DSE_CPU_BF16_AMX (C = A B on AMX tiles, mm_amx.c, the rest AVX512's) only where
+ * dse_cpu_bf16_amx_ok(): the CPU has AMX, Linux grants the tiles and DSE_CPU_BF16_AMX=1 asks
+ * for them (untested: no AMX machine was at hand; other bits than AVX512's). */
+enum { DSE_CPU_BF16_REF, DSE_CPU_BF16_AVX512, DSE_CPU_BF16_AMX };
+int  dse_cpu_bf16_isa(void);
+int  dse_cpu_bf16_amx_ok(void);
+struct dse_mm_bf16;
+void dse_cpu_mm_amx(const struct dse_mm_bf16 *p);
 
 /* ap[m * lda + kp] = (A[m][2kp], A[m][2kp + 1]) for m < M, kp < (K + 1) / 2, A[m][k] =
  * a[m * a_rs + k * a_ks], a missing odd k zero. */

@@ -35,7 +35,7 @@ const char *dse_cpu_bf16_why(void) {
 }
 
 int dse_cpu_bf16_isa(void) {
-    return dse_cpu_bf16_why() ? DSE_CPU_BF16_REF : DSE_CPU_BF16_AVX512;
+    return dse_cpu_bf16_why() ? DSE_CPU_BF16_REF : dse_cpu_bf16_amx_ok() ? DSE_CPU_BF16_AMX : DSE_CPU_BF16_AVX512;
 }
 
 /* ---- the C reference ------------------------------------------------------------------ */
@@ -262,7 +262,7 @@ void dse_bf16_pack_a(const float *a, int64_t M, int64_t K, int64_t a_rs, int64_t
 
 void dse_bf16_pack_b(const float *b, int64_t K, int64_t N, int64_t ldb, uint32_t *bp, int64_t ldp, int isa) {
 #ifdef DSE_CPU_HAS_AVX2_CODE
-    if (isa == DSE_CPU_BF16_AVX512) {
+    if (isa >= DSE_CPU_BF16_AVX512) { /* AMX's packing is AVX512's */
         pack_b512(b, K, N, ldb, bp, ldp);
         return;
     }
@@ -276,7 +276,7 @@ void dse_bf16_pack_b(const float *b, int64_t K, int64_t N, int64_t ldb, uint32_t
 void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, dse_bf16 *out, int64_t ldo,
                         int64_t Lp, int isa) {
 #ifdef DSE_CPU_HAS_AVX2_CODE
-    if (isa == DSE_CPU_BF16_AVX512) {
+    if (isa >= DSE_CPU_BF16_AVX512) {
         pack_rows512(x, rows, L, ldx, out, ldo, Lp);
         return;
     }
@@ -289,6 +289,10 @@ void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, ds
 void dse_cpu_mm_bf16(const struct dse_mm_bf16 *p, int isa) {
     if (p->M <= 0 || p->N <= 0) return;
 #ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa == DSE_CPU_BF16_AMX) {
+        dse_cpu_mm_amx(p);
+        return;
+    }
     if (isa == DSE_CPU_BF16_AVX512) {
         if (p->KP > 0) mm512(p);
         else mm_ref(p); /* nothing to multiply: C, bias and ReLU only */
@@ -303,7 +307,7 @@ void dse_cpu_mm_nt_bf16(const struct dse_mm_nt_bf16 *p, int isa) {
     if (p->M <= 0 || p->N <= 0 || p->imgs <= 0 || p->L <= 0) return;
     DSE_ASSERT(p->L % 32 == 0);
 #ifdef DSE_CPU_HAS_AVX2_CODE
-    if (isa == DSE_CPU_BF16_AVX512) {
+    if (isa >= DSE_CPU_BF16_AVX512) { /* AMX too: no tile kernel for the dot products yet */
         nt512(p);
         return;
     }
