@@ -252,6 +252,10 @@ static const struct op_case op_cases[] = {
     { "bf16-conv1",     0, 4, 1,  28, 28, 16, 3, 1, 1, 1 }, /* SqueezeNet-FMNIST's conv1: lowered */
     { "bf16-7x7-s2",    0, 2, 3,  29, 29, 8,  7, 2, 0, 1 }, /* v1.0's conv1, smaller */
     { "bf16-fc",        1, 5, 7,  3,  3,  10, 0, 0, 0, 0 },
+    /* one image: the forward's output channels in blocks among the threads */
+    { "bf16-batch1",    0, 1, 8,  10, 10, 13, 3, 1, 1, 1 },
+    { "bf16-batch1-s2", 0, 1, 3,  15, 15, 11, 3, 2, 1, 1 },
+    { "bf16-batch1-1x1",0, 1, 20, 6,  6,  9,  1, 1, 0, 1 },
 };
 
 static struct dse_layer op_layer(const struct op_case *c) {

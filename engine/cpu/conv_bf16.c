@@ -153,19 +153,42 @@ struct bjob {
     const uint32_t       *wx;      /* the data gradient's turned filters' pairs */
 };
 
+/* A forward pass's work for thread t of nt: images, and with fewer images than threads
+ * (inference at batch 1) blocks of output channels too, each packing its image again. An
+ * output's chain does not depend on the rows beside it: the same bits either way. */
+struct fwd_item {
+    int64_t i, k0, k1;
+};
+
+static int fwd_items(const struct bshape *s, int t, int nt, int64_t *a0, int64_t *a1) {
+    const int kb = s->N < nt ? nt : 1;
+    dse_cpu_share(s->N * kb, t, nt, a0, a1);
+    return kb;
+}
+
+static struct fwd_item fwd_item_of(const struct bshape *s, int kb, int64_t a) {
+    struct fwd_item it = { .i = a / kb };
+    dse_cpu_share(s->K, (int)(a % kb), kb, &it.k0, &it.k1);
+    return it;
+}
+
 static void fwd_part(void *arg, int t, int nt) {
     const struct bjob *j = arg;
     const struct bshape *s = &j->s;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
-    int64_t i0, i1;
-    dse_cpu_share(s->N, t, nt, &i0, &i1);
+    const float *bias = j->n->bias ? j->n->bias->data : NULL;
+    int64_t a0, a1;
+    const int kb = fwd_items(s, t, nt, &a0, &a1);
     uint32_t *bp = (uint32_t *)ws_at(j->cx, t);
     float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(s->KP * s->PQ) * sizeof(uint32_t)));
-    for (int64_t i = i0; i < i1; i++) {
-        lower_pairs(s, x->data + i * x->stride_n, bp, tmp, j->isa);
-        const struct dse_mm_bf16 m = { .M = s->K, .N = s->PQ, .KP = s->KP, .ap = j->wp, .lda = s->KP, .bp = bp,
-                                       .ldb = s->PQ, .c = y->data + i * y->stride_n, .ldc = s->PQ,
-                                       .bias = j->n->bias ? j->n->bias->data : NULL, .relu = j->n->relu_out };
+    for (int64_t a = a0; a < a1; a++) {
+        const struct fwd_item it = fwd_item_of(s, kb, a);
+        if (it.k0 >= it.k1) continue;
+        lower_pairs(s, x->data + it.i * x->stride_n, bp, tmp, j->isa);
+        const struct dse_mm_bf16 m = { .M = it.k1 - it.k0, .N = s->PQ, .KP = s->KP, .ap = j->wp + it.k0 * s->KP,
+                                       .lda = s->KP, .bp = bp, .ldb = s->PQ,
+                                       .c = y->data + it.i * y->stride_n + it.k0 * s->PQ, .ldc = s->PQ,
+                                       .bias = bias ? bias + it.k0 : NULL, .relu = j->n->relu_out };
         dse_cpu_mm_bf16(&m, j->isa);
     }
 }
@@ -363,18 +386,21 @@ static void fwd_direct_part(void *arg, int t, int nt) {
     const struct dgeo *g = j->g;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
     const int64_t N = s->P * g->Wp;
-    int64_t i0, i1;
-    dse_cpu_share(s->N, t, nt, &i0, &i1);
+    const float *bias = j->n->bias ? j->n->bias->data : NULL;
+    int64_t a0, a1;
+    const int kb = fwd_items(s, t, nt, &a0, &a1);
     uint32_t *xq = (uint32_t *)ws_at(j->cx, t);
     float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(g->C2 * g->plane) * sizeof(uint32_t)));
-    for (int64_t i = i0; i < i1; i++) {
-        pad_pairs(x->data + i * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, g->Wp, g->plane, xq, j->isa);
-        const struct dse_mm_bf16 m = { .M = s->K, .N = N, .KP = g->KPf, .ap = j->wp, .lda = g->KPf, .bp = xq,
-                                       .boff = j->boff, .c = tmp, .ldc = N,
-                                       .bias = j->n->bias ? j->n->bias->data : NULL, .relu = j->n->relu_out };
+    for (int64_t a = a0; a < a1; a++) {
+        const struct fwd_item it = fwd_item_of(s, kb, a);
+        if (it.k0 >= it.k1) continue;
+        pad_pairs(x->data + it.i * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, g->Wp, g->plane, xq, j->isa);
+        const struct dse_mm_bf16 m = { .M = it.k1 - it.k0, .N = N, .KP = g->KPf, .ap = j->wp + it.k0 * g->KPf,
+                                       .lda = g->KPf, .bp = xq, .boff = j->boff, .c = tmp + it.k0 * N, .ldc = N,
+                                       .bias = bias ? bias + it.k0 : NULL, .relu = j->n->relu_out };
         dse_cpu_mm_bf16(&m, j->isa);
-        float *yi = y->data + i * y->stride_n;
-        for (int64_t k = 0; k < s->K; k++)
+        float *yi = y->data + it.i * y->stride_n;
+        for (int64_t k = it.k0; k < it.k1; k++)
             for (int64_t p = 0; p < s->P; p++)
                 memcpy(yi + k * s->PQ + p * s->Q, tmp + k * N + p * g->Wp, (size_t)s->Q * sizeof(float));
     }
