@@ -240,7 +240,8 @@ static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args 
         if (dse_cuda_math_parse(OPT(PRECISION), &o->plan.precision, &err))
             return bad_usage(c->name, "--precision '%s' is not fp32, tf32, fp16 or bf16", OPT(PRECISION));
         if (!gpus && o->plan.precision != DSE_CUDA_MATH_FP32)
-            return bad_usage(c->name, "--precision %s needs --gpus; the CPU computes in fp32 only", OPT(PRECISION));
+            return bad_usage(c->name, "--precision %s needs --gpus; CPU sweeps compute in fp32 (bf16 on the CPU: "
+                             "dse train, bench)", OPT(PRECISION));
         o->set_precision = 1;
     }
     if (OPT(ALGOS) && !gpus)

@@ -24,11 +24,21 @@ static int opt_device(const char *cmd, const char *device, const char *precision
         return bad_usage(cmd, "--device '%s' is not cpu, cuda or cuda:N", device);
     if (precision && dse_cuda_math_parse(precision, &d->math, &err))
         return bad_usage(cmd, "--precision '%s' is not fp32, tf32, fp16 or bf16", precision);
-    if (d->device.kind == DSE_DEVICE_CPU && d->math != DSE_CUDA_MATH_FP32)
-        return bad_usage(cmd, "--precision %s is for --device cuda; the CPU computes in fp32 only", precision);
+    if (d->device.kind == DSE_DEVICE_CPU && d->math != DSE_CUDA_MATH_FP32 && d->math != DSE_CUDA_MATH_BF16)
+        return bad_usage(cmd, "--precision %s is for --device cuda; the CPU computes in fp32 or bf16", precision);
     d->nondeterministic = algos && !strcmp(algos, "any");
     if (d->device.kind == DSE_DEVICE_CPU && d->nondeterministic)
         return bad_usage(cmd, "--algos %s is for --device cuda; the CPU's kernels are deterministic", algos);
+    return -1;
+}
+
+/* --conv with --precision bf16 on the CPU: the bf16 convs take their path by a rule
+ * (engine/cpu/conv_bf16.c), not the float32 strategies --conv names; a usage error
+ * rather than an option silently ignored. -1: go on. */
+static int conv_in_bf16(const char *cmd, const char *conv, const struct dse_model_device_opts *d) {
+    if (d->device.kind == DSE_DEVICE_CPU && d->math == DSE_CUDA_MATH_BF16 && conv && strcmp(conv, "auto"))
+        return bad_usage(cmd, "--conv %s is a float32 conv strategy; in bf16 the CPU's convs take their own path "
+                         "(leave --conv out)", conv);
     return -1;
 }
 
@@ -126,7 +136,8 @@ int cmd_train(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     dse_opts_bind(c, a, &o); /* --threads, --loader-threads, --aug, --reduce, --checkpoint-dir, --resume */
     if (OPT(DATA)) o.data = dse_data_name_find(OPT(DATA)) ? dse_data_name_find(OPT(DATA)) : OPT(DATA); /* one spelling */
     if ((rc = opt_conv(c->name, OPT(CONV), &o.conv_algo)) >= 0 ||
-        (rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &o.dev)) >= 0)
+        (rc = opt_device(c->name, OPT(DEVICE), OPT(PRECISION), OPT(ALGOS), &o.dev)) >= 0 ||
+        (rc = conv_in_bf16(c->name, OPT(CONV), &o.dev)) >= 0)
         return rc;
     const int on_gpu = o.dev.device.kind != DSE_DEVICE_CPU;
     if (on_gpu && OPT(CONV) && strcmp(OPT(CONV), "auto"))
@@ -309,7 +320,8 @@ int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     if ((rc = timing_opts(c, a, &s, &dev, &in)) >= 0) return rc;
     const int batch = s.batch, threads = s.threads, iters = s.iters, train = !s.infer;
     int conv = DSE_ALGO_AUTO;
-    if ((rc = opt_conv(c->name, OPT(CONV), &conv)) >= 0) return rc;
+    if ((rc = opt_conv(c->name, OPT(CONV), &conv)) >= 0 || (rc = conv_in_bf16(c->name, OPT(CONV), &dev)) >= 0)
+        return rc;
     if ((rc = synthetic_model(c->name, a->pos[0], &in, batch, threads, !train, &dev, &m, &x, &labels)) >= 0) goto done;
     m->cx.conv_force = conv, m->cx.slices = s.slices; /* the CPU's; a device ignores them */
     double *t = malloc(sizeof *t * (size_t)iters);

@@ -487,7 +487,8 @@ static const struct dse_opt_line lines_train[] = {
                 "--conv is a CPU option (on a GPU cuDNN chooses)"),
     OWN(PRECISION, "arithmetic on a GPU: fp32 (default), tf32 (conv and fc on tensor cores,\n"
                    "inputs rounded to a 10-bit mantissa), or mixed precision: convs in fp16\n"
-                   "(dynamic loss scaling) or bf16, the rest fp32; the CPU computes in fp32 only"),
+                   "(dynamic loss scaling) or bf16, the rest fp32; on the CPU fp32 (default) or\n"
+                   "bf16 (conv and fc in bf16 with fp32 sums, on CPUs with AVX512-BF16)"),
     OWN(ALGOS, "cuDNN's algorithms on a GPU: det (default: deterministic ones only) or any\n"
                "(also those that add in a varying order; about 1.5x faster in FP32)"),
     RECIPE(OWN, clip_norm, NULL),
@@ -501,7 +502,8 @@ static const struct dse_opt_line lines_train[] = {
 /* bench and profile: where the model on synthetic data runs, and how it is fitted */
 #define SYNTHETIC_MODEL_LINES                                                                 \
     OWN(DEVICE, "cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)"),                    \
-    OWN(PRECISION, "on a GPU: fp32 (default), tf32, or fp16 / bf16 convs (mixed precision)"), \
+    OWN(PRECISION, "fp32 (default); on a GPU tf32, or fp16 / bf16 convs (mixed precision);\n" \
+                   "on the CPU bf16 (AVX512-BF16)"),                                           \
     OWN(ALGOS, "on a GPU: cuDNN's deterministic algorithms only (det, default) or any"),      \
     OWN(INPUT, "fit the network's input; --classes K: its classifier's outputs"),             \
     IN_TEXT(CLASSES)

@@ -292,6 +292,11 @@ const char *dse_cpu_conv_algo_str(int algo); /* "gemm_batch", "gemm_image", "win
 /* The instruction set DIRECT's kernels run on here: "avx512" or "avx2" (DSE_CPU_NO_AVX512
  * set: "avx2"), or NULL where they cannot run (no AVX2 + FMA, or DSE_CPU_NO_AVX2 set). */
 const char *dse_cpu_direct_isa(void);
+/* NULL where the CPU's bf16 kernels (engine/cpu/mm_bf16.c, --precision bf16) run on
+ * AVX512-BF16: the CPU has avx512_bf16 with AVX-512 F, BW and VL, and neither
+ * DSE_CPU_NO_BF16 nor DSE_CPU_NO_AVX512 is set; else why not, a sentence naming the missing
+ * flag or the variable. */
+const char *dse_cpu_bf16_why(void);
 
 /* The BLAS kernels (engine/cpu/blas.c). The CPU's features as dse ranks them (cpuid, and
  * the OS saving the registers): */
@@ -380,6 +385,9 @@ struct dse_cpu_ctx {
     size_t                      ws_limit_bytes; /* GEMM_BATCH lowers at most this much at once,
                                                    over all threads (default 256 MiB); one image
                                                    per thread always fits */
+    int                         bf16;           /* 1: convs (of one group) and fc multiply in bf16 with
+                                                   float sums (--precision bf16, issue #37;
+                                                   engine/cpu/conv_bf16.c); 0: float32 */
     int                         conv_force;     /* DSE_CPU_CONV_AUTO, or a strategy for every conv
                                                    whose node says AUTO (tests, benchmarks) */
     struct dse_cpu_conv_choice *conv_cache;     /* owned */

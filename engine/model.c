@@ -514,9 +514,13 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
     enum dse_status st;
     if (!dev) dev = &cpu;
     *out = NULL;
-    if (dev->device.kind == DSE_DEVICE_CPU && dev->math != DSE_CUDA_MATH_FP32)
+    const int cpu_bf16 = dev->device.kind == DSE_DEVICE_CPU && dev->math == DSE_CUDA_MATH_BF16;
+    if (dev->device.kind == DSE_DEVICE_CPU && dev->math != DSE_CUDA_MATH_FP32 && !cpu_bf16)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "precision %s needs a CUDA device; the CPU backend "
-                           "computes in fp32 only", dse_cuda_math_str(dev->math));
+                           "computes in fp32 or bf16 only", dse_cuda_math_str(dev->math));
+    if (cpu_bf16 && dse_cpu_bf16_why())
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "precision bf16 on the CPU needs AVX512-BF16: %s",
+                           dse_cpu_bf16_why());
     struct dse_model *m = calloc(1, sizeof *m);
     if (m) m->tally.diverged_at = -1;
     if (!m) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
@@ -534,6 +538,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
         free(m);
         return st;
     }
+    m->cx.bf16 = cpu_bf16; /* convs and fc in bf16 (engine/cpu/conv_bf16.c) */
     const int n = m->net.n_layers, B = opts->batch;
     const int on_gpu = dev->device.kind == DSE_DEVICE_CUDA;
     m->device = dev->device;
@@ -624,6 +629,9 @@ enum dse_status dse_model_set_dist(struct dse_model *m, struct dse_dist *d, enum
     if (m->gpu)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "data-parallel training on a CUDA device is not built yet; "
                            "train the ranks on the CPU (--device cpu)");
+    if (m->cx.bf16)
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "data-parallel training in bf16 on the CPU is not built "
+                           "yet; train the ranks in fp32");
     if (P > DSE_SLICES_MAX)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%d ranks on one batch; at most %d", P, DSE_SLICES_MAX);
     if (m->inference || count != m->batch)

@@ -29,7 +29,8 @@ struct dse_model_opts {
  * model itself). Zeroed = the CPU. */
 struct dse_model_device_opts {
     struct dse_device  device;           /* cpu or cuda:N */
-    enum dse_cuda_math math;             /* cuda: precision of conv and fc (fp32, tf32) */
+    enum dse_cuda_math math;             /* precision of conv and fc: cuda fp32, tf32, fp16,
+                                            bf16; cpu fp32, bf16 */
     int                nondeterministic; /* cuda: 1 lets cuDNN's find pick algorithms that
                                             add in a varying order (faster; runs then
                                             differ in the last bits) */
@@ -109,8 +110,10 @@ struct dse_model {
  * On failure *out is NULL. */
 enum dse_status dse_model_new(const struct dse_net *net, const struct dse_model_opts *opts,
                               struct dse_model **out, struct dse_err *err);
-/* The same on a device (dev NULL: the CPU, which is dse_model_new). A precision other
- * than fp32 on the CPU is DSE_ERR_CONFIG: the CPU backend computes in fp32 only. */
+/* The same on a device (dev NULL: the CPU, which is dse_model_new). On the CPU, bf16
+ * multiplies the convs (of one group) and fc in bf16 with float sums (issue #37), where the
+ * CPU has AVX512-BF16 (dse_cpu_bf16_why); elsewhere bf16, and tf32 and fp16 anywhere on the
+ * CPU, are DSE_ERR_CONFIG. */
 enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_model_opts *opts,
                                  const struct dse_model_device_opts *dev, struct dse_model **out,
                                  struct dse_err *err);

@@ -184,7 +184,12 @@ static void add_probe(struct gc *g, const char *name, struct dse_tensor *t) {
  * |numeric|, floor); floor keeps float rounding on near-zero gradients from counting.
  * Returns the worst ratio err / scale over all probed values. */
 double grad_check(struct dse_cpu_ctx *cx, struct dse_node *n, double eps, double tol, double floor_,
-                         const char *what) {
+                  const char *what) {
+    return grad_check_q(cx, n, eps, tol, floor_, what, 0.0);
+}
+
+double grad_check_q(struct dse_cpu_ctx *cx, struct dse_node *n, double eps, double tol, double floor_,
+                    const char *what, double r_step) {
     struct gc g = { .cx = cx, .n = n, .rng0 = cx->rng };
     static const char *in_names[] = { "in0", "in1", "in2", "in3", "in4", "in5", "in6", "in7" };
     for (int i = 0; i < n->n_in; i++) add_probe(&g, in_names[i], n->in[i]);
@@ -197,7 +202,10 @@ double grad_check(struct dse_cpu_ctx *cx, struct dse_node *n, double eps, double
     const struct dse_tensor *y = n->out;
     const int64_t ny = dse_tensor_count(y);
     g.r = malloc((size_t)ny * sizeof(double));
-    for (int64_t j = 0; j < ny; j++) g.r[j] = n->op == DSE_OP_SOFTMAX_XENT ? 1.0 : uniform(&r, -1.0f, 1.0f);
+    for (int64_t j = 0; j < ny; j++) {
+        g.r[j] = n->op == DSE_OP_SOFTMAX_XENT ? 1.0 : uniform(&r, -1.0f, 1.0f);
+        if (r_step > 0.0) g.r[j] = round(g.r[j] / r_step) * r_step;
+    }
 
     /* Analytic: zero every grad, set dL/dy = r, backward. */
     gc_loss(&g);

@@ -85,6 +85,10 @@ void fx_deinit(struct fx *f);
  * tests/engine_cpu_util.c). */
 double grad_check(struct dse_cpu_ctx *cx, struct dse_node *n, double eps, double tol, double floor_,
                   const char *what);
+/* The same with dL/dy rounded to multiples of r_step (0: not rounded): values bf16 holds
+ * exactly, for the bf16 ops' checks (tests/test_engine_cpu_bf16.c). */
+double grad_check_q(struct dse_cpu_ctx *cx, struct dse_node *n, double eps, double tol, double floor_,
+                    const char *what, double r_step);
 void ctx_init(struct dse_cpu_ctx *cx);
 
 #endif

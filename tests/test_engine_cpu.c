@@ -135,6 +135,13 @@ void test_node_check(void) {
     X("grad-conv-winograd",  test_grad_conv_wino) \
     X("grad-conv-direct",    test_grad_conv_direct) \
     X("conv-direct-exact",   test_conv_direct_exact) \
+    X("bf16-convert",        test_bf16_convert) \
+    X("bf16-mm",             test_bf16_mm) \
+    X("bf16-mm-nt",          test_bf16_mm_nt) \
+    X("bf16-amx",            test_bf16_amx) \
+    X("bf16-ops",            test_bf16_ops) \
+    X("bf16-threads",        test_bf16_threads) \
+    X("grad-bf16",           test_grad_bf16) \
     X("conv-agree",          test_conv_agree) \
     X("conv-wino-agree",     test_conv_wino_agree) \
     X("simd-exact",          test_simd_exact) \

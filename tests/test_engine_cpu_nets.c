@@ -152,10 +152,11 @@ static void fire_net(struct dse_net *net) {
 
 /* The expand convs write into their slices of the concat buffer: concat moves no byte
  * forward or backward, and everything equals the copying version bit for bit. */
-static void fire_views(int algo) {
+static void fire_views(int algo, int bf16) {
     struct dse_cpu_ctx cx;
     ctx_init(&cx);
     cx.conv_force = algo;
+    cx.bf16 = bf16; /* issue #37: the bf16 convs (conv_bf16.c), their strategy the rule's */
     struct mini a, b;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
@@ -202,10 +203,12 @@ static void fire_views(int algo) {
 }
 
 void test_fire_views(void) {
-    fire_views(DSE_CPU_CONV_GEMM_BATCH);
-    fire_views(DSE_CPU_CONV_GEMM_IMAGE);
-    fire_views(DSE_CPU_CONV_WINOGRAD);
-    fire_views(DSE_CPU_CONV_DIRECT);
+    fire_views(DSE_CPU_CONV_GEMM_BATCH, 0);
+    fire_views(DSE_CPU_CONV_GEMM_IMAGE, 0);
+    fire_views(DSE_CPU_CONV_WINOGRAD, 0);
+    fire_views(DSE_CPU_CONV_DIRECT, 0);
+    if (!dse_cpu_bf16_why()) fire_views(DSE_CPU_CONV_AUTO, 1);
+    else printf("  skipped in bf16: no avx512_bf16 (%s)\n", dse_cpu_bf16_why());
 }
 
 /* conv -> batchnorm -> relu -> dropout -> pool -> fire -> fc -> loss. */

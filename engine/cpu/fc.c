@@ -7,11 +7,12 @@
 
 #include <cblas.h>
 
-#include "engine/cpu/cpu_impl.h"
+#include "engine/cpu/bf16_impl.h"
 
 enum dse_status dse_cpu_fc_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const int N = x->n, K = y->c, D = (int)dse_tensor_image(x);
+    if (cx->bf16) return dse_cpu_fc_bf16_fwd(cx, n); /* conv_bf16.c */
     /* y = x w^T */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, K, D, 1.0f, x->data, (int)x->stride_n,
                 n->weight->data, D, 0.0f, y->data, (int)y->stride_n);
@@ -29,7 +30,11 @@ enum dse_status dse_cpu_fc_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
 enum dse_status dse_cpu_fc_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     const struct dse_tensor *x = n->in[0], *y = n->out;
     const int N = x->n, K = y->c, D = (int)dse_tensor_image(x);
-    if (n->weight->grad) /* dw += dy^T x */
+    if (cx->bf16) { /* the bias gradient below, the products in bf16 (conv_bf16.c) */
+        enum dse_status st = dse_cpu_fc_bf16_bwd(cx, n);
+        if (st) return st;
+    }
+    if (n->weight->grad && !cx->bf16) /* dw += dy^T x */
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, D, N, 1.0f, y->grad, (int)y->stride_n, x->data,
                     (int)x->stride_n, 1.0f, n->weight->grad, D);
     if (n->bias && n->bias->grad) { /* by the batch's slices, as conv's (dse_cpu_db_slices) */
@@ -41,7 +46,7 @@ enum dse_status dse_cpu_fc_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
             dse_cpu_db_slices(n, &sl, db, K, k, part);
         }
     }
-    if (x->grad) /* dx += dy w */
+    if (x->grad && !cx->bf16) /* dx += dy w */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, D, K, 1.0f, y->grad, (int)y->stride_n,
                     n->weight->data, D, 1.0f, x->grad, (int)x->stride_n);
     (void)cx;

@@ -1,0 +1,112 @@
+/* bf16_impl.h: bf16 mixed precision on the CPU (issue #37), private to engine/cpu/: the
+ * bfloat16 format, the packing of float operands into the k-pairs AVX512-BF16's vdpbf16ps
+ * multiplies, and the matrix kernels on them (mm_bf16.c), each with a portable C reference
+ * of the same arithmetic (the same bits on normal numbers); the conv and fc ops that use
+ * them are conv_bf16.c. Model and option: engine/model.h (dse_model_device_opts.math). */
+#ifndef DSE_ENGINE_CPU_BF16_IMPL_H
+#define DSE_ENGINE_CPU_BF16_IMPL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "engine/cpu/cpu_impl.h"
+
+/* A bfloat16: a float's upper 16 bits (sign, 8 exponent bits, 7 mantissa bits). */
+typedef uint16_t dse_bf16;
+
+/* float -> bf16 as vcvtneps2bf16 does (the same bits, tests bf16-convert): round to nearest
+ * even; a NaN stays a NaN (made quiet: a NaN whose payload sits in the low bits would
+ * otherwise become infinity); a denormal becomes a zero of its sign (the instruction treats
+ * denormal inputs as zero). */
+static inline dse_bf16 dse_bf16_of(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (dse_bf16)((u >> 16) | 0x40u);
+    if (!(u & 0x7f800000u)) return (dse_bf16)((u >> 16) & 0x8000u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (dse_bf16)(u >> 16);
+}
+
+static inline float dse_bf16_to_float(dse_bf16 h) {
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* A k-pair: elements 2i (low half) and 2i + 1 (high half) of a row as one 32-bit word,
+ * the unit vdpbf16ps multiplies: lane i += a.hi * b.hi, then += a.lo * b.lo (Intel's order,
+ * which Zen 4 keeps: each product exact in float, each addition rounded). */
+static inline uint32_t dse_bf16_pair(float lo, float hi) {
+    return (uint32_t)dse_bf16_of(lo) | (uint32_t)dse_bf16_of(hi) << 16;
+}
+
+/* Where the bf16 kernels run: DSE_CPU_BF16_AVX512 where dse_cpu_bf16_why() (engine.h) is
+ * NULL, else the C reference (DSE_CPU_BF16_REF), which gives the same bits and is slow;
+ * DSE_CPU_BF16_AMX (C = A B on AMX tiles, mm_amx.c, the rest AVX512's) only where
+ * dse_cpu_bf16_amx_ok(): the CPU has AMX, Linux grants the tiles and DSE_CPU_BF16_AMX=1 asks
+ * for them (untested: no AMX machine was at hand; other bits than AVX512's). */
+enum { DSE_CPU_BF16_REF, DSE_CPU_BF16_AVX512, DSE_CPU_BF16_AMX };
+int  dse_cpu_bf16_isa(void);
+int  dse_cpu_bf16_amx_ok(void);
+struct dse_mm_bf16;
+void dse_cpu_mm_amx(const struct dse_mm_bf16 *p);
+
+/* ap[m * lda + kp] = (A[m][2kp], A[m][2kp + 1]) for m < M, kp < (K + 1) / 2, A[m][k] =
+ * a[m * a_rs + k * a_ks], a missing odd k zero. */
+void dse_bf16_pack_a(const float *a, int64_t M, int64_t K, int64_t a_rs, int64_t a_ks, uint32_t *ap, int64_t lda);
+/* bp[kp * ldp + n] = (B[2kp][n], B[2kp + 1][n]) for kp < (K + 1) / 2, n < N, B[k][n] =
+ * b[k * ldb + n], a missing odd row zero. */
+void dse_bf16_pack_b(const float *b, int64_t K, int64_t N, int64_t ldb, uint32_t *bp, int64_t ldp, int isa);
+/* out[r * ldo + l] = bf16 of x[r * ldx + l] for r < rows, l < L; zero for L <= l < Lp. */
+void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, dse_bf16 *out, int64_t ldo,
+                        int64_t Lp, int isa);
+
+/* C = A B (+ bias[m], then ReLU), or C += A B (acc), on packed operands: C[m][n] =
+ * c[m * ldc + n], A's pairs ap[m * lda + kp], B's bp[kp * ldb + n] (boff: bp[boff[kp] + n],
+ * a shifted view of padded planes, conv_bf16.c's direct convs), kp < KP. Each C element
+ * is one chain of vdpbf16ps steps over kp in order, from 0 (or from C with acc), in float;
+ * then + bias, ReLU (max with +0) as dse_cpu_mm. */
+struct dse_mm_bf16 {
+    int64_t         M, N, KP;
+    const uint32_t *ap;
+    int64_t         lda;
+    const uint32_t *bp;
+    int64_t         ldb;
+    const int64_t  *boff; /* KP offsets into bp, or NULL: kp * ldb */
+    float          *c;
+    int64_t         ldc;
+    const float    *bias; /* M values or NULL; not with acc */
+    int             acc, relu;
+};
+void dse_cpu_mm_bf16(const struct dse_mm_bf16 *p, int isa);
+
+/* C[m][n] += (set: =) the sum over images i < imgs and l < L of a[i*a_is + m*lda + l] *
+ * b[i*b_is + n*ldb + l] (boff: b[i*b_is + boff[n] + l]; L a multiple of 32, a zero past the
+ * data and b finite there): 16 running float sums
+ * per element (lane j takes the pairs l = 32 t + 2 j, + 1), images in order, added in
+ * dse_cpu_mm_nt's tree, then added to C once (or stored). */
+struct dse_mm_nt_bf16 {
+    int64_t         M, N, L, imgs;
+    const dse_bf16 *a;
+    int64_t         lda, a_is;
+    const dse_bf16 *b;
+    int64_t         ldb, b_is;
+    const int64_t  *boff; /* N offsets into b, or NULL: n * ldb */
+    float          *c;
+    int64_t         ldc;
+    int             set;
+};
+void dse_cpu_mm_nt_bf16(const struct dse_mm_nt_bf16 *p, int isa);
+
+/* The bf16 ops (conv_bf16.c), run instead of the float32 strategies when cx->bf16: a conv
+ * of one group (any kernel, stride, pad, dilation) and fc. dse_cpu_conv_bf16_bwd computes
+ * the weight and data gradients; the fused ReLU's mask and the bias gradient are conv2d.c's,
+ * before it, as for every strategy. */
+int             dse_cpu_conv_bf16_ok(const struct dse_node *n);
+enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n);
+enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n);
+enum dse_status dse_cpu_fc_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n);
+enum dse_status dse_cpu_fc_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n);
+
+#endif

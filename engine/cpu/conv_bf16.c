@@ -1,0 +1,639 @@
+/* conv_bf16.c: conv and fc in bf16 mixed precision (issue #37; cx->bf16, --precision bf16):
+ * the operands of every product rounded to bf16 as they are packed, the products summed in
+ * float by mm_bf16.c's kernels; weights, biases, activations, gradients and everything
+ * else stay float32. conv2d.c and fc.c call these instead of their float32 code when the ctx
+ * is in bf16; conv2d.c still applies the fused ReLU's mask and the bias gradient first.
+ *
+ * Convs of stride 1 with 4 input channels or more (SqueezeNet's 3x3s) go straight on padded
+ * planes, pairs over the channels (section "direct"); other convs of one group (any kernel,
+ * stride, pad, dilation), per image: the input lowered (im2col)
+ * two rows at a time straight into k-pairs, B [C R S / 2][P Q] (a 1x1 stride-1 unpadded
+ * conv packs its planes as they are), y = w B (+ bias, ReLU) by dse_cpu_mm_bf16; the data
+ * gradient dcol = w^T dy (the same kernel, dy packed), then col2im adds it to dx (a 1x1
+ * conv adds w^T dy straight into dx); the weight gradient dw += dy col^T over a chunk of a
+ * slice's images by dse_cpu_mm_nt_bf16, dy and col packed as bf16 rows. Images go to the
+ * threads forward; backward goes by the batch's slices (engine/slices.h), each slice's
+ * weight gradient in a buffer of its own, added in the slice tree's order: the same bits
+ * with any thread count. */
+#include "engine/cpu/bf16_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct bshape {
+    int64_t N, C, H, W, K, R, S, P, Q, sh, sw, ph, pw, dh, dw;
+    int64_t HW, PQ, CRS, KP;   /* KP: k-pairs of the lowered rows, (C R S + 1) / 2 */
+    int     is_1x1;            /* 1x1, stride 1, no pad: the input is its own lowering */
+};
+
+static struct bshape bshape_of(const struct dse_node *n) {
+    const struct dse_layer *l = n->layer;
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    struct bshape s = { .N = x->n, .C = x->c, .H = x->h, .W = x->w, .K = y->c, .R = l->kernel_h, .S = l->kernel_w,
+                        .P = y->h, .Q = y->w, .sh = l->stride_h, .sw = l->stride_w, .ph = l->pad_h, .pw = l->pad_w,
+                        .dh = l->dilation_h, .dw = l->dilation_w };
+    s.HW = s.H * s.W, s.PQ = s.P * s.Q, s.CRS = s.C * s.R * s.S, s.KP = (s.CRS + 1) / 2;
+    s.is_1x1 = s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
+    return s;
+}
+
+int dse_cpu_conv_bf16_ok(const struct dse_node *n) {
+    return n->layer->groups == 1;
+}
+
+/* The output columns [*q0, *q1) whose input column q sw - pw + t dw lies inside [0, W). */
+static void valid_q(const struct bshape *s, int64_t t, int64_t *q0, int64_t *q1) {
+    const int64_t off = t * s->dw - s->pw; /* iw = q sw + off */
+    int64_t a = off >= 0 ? 0 : (-off + s->sw - 1) / s->sw, b = s->W - 1 - off < 0 ? 0 : (s->W - 1 - off) / s->sw + 1;
+    if (b > s->Q) b = s->Q;
+    if (a > b) a = b;
+    *q0 = a, *q1 = b;
+}
+
+/* Row k = (c, r, t) of image x's lowering: dst[p Q + q] = x[c][p sh - ph + r dh][q sw - pw + t dw],
+ * zero outside the image. */
+static void lower_row(const struct bshape *s, const float *x, int64_t k, float *dst) {
+    const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S, off = t * s->dw - s->pw;
+    const float *xc = x + c * s->HW;
+    int64_t q0, q1;
+    valid_q(s, t, &q0, &q1);
+    for (int64_t p = 0; p < s->P; p++) {
+        float *d = dst + p * s->Q;
+        const int64_t ih = p * s->sh - s->ph + r * s->dh;
+        if (ih < 0 || ih >= s->H || q0 >= q1) {
+            memset(d, 0, (size_t)s->Q * sizeof(float));
+            continue;
+        }
+        const float *src = xc + ih * s->W + off;
+        for (int64_t q = 0; q < q0; q++) d[q] = 0.0f;
+        if (s->sw == 1) memcpy(d + q0, src + q0, (size_t)(q1 - q0) * sizeof(float));
+        else
+            for (int64_t q = q0; q < q1; q++) d[q] = src[q * s->sw];
+        for (int64_t q = q1; q < s->Q; q++) d[q] = 0.0f;
+    }
+}
+
+/* dx[c][ih][iw] += dcol[k][p Q + q] over the rows k in order (lower_row's positions). */
+static void col2im_add(const struct bshape *s, const float *dcol, float *dx) {
+    for (int64_t k = 0; k < s->CRS; k++) {
+        const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S, off = t * s->dw - s->pw;
+        int64_t q0, q1;
+        valid_q(s, t, &q0, &q1);
+        for (int64_t p = 0; p < s->P; p++) {
+            const int64_t ih = p * s->sh - s->ph + r * s->dh;
+            if (ih < 0 || ih >= s->H) continue;
+            const float *src = dcol + k * s->PQ + p * s->Q;
+            float *d = dx + c * s->HW + ih * s->W + off;
+            if (s->sw == 1)
+                for (int64_t q = q0; q < q1; q++) d[q] += src[q];
+            else
+                for (int64_t q = q0; q < q1; q++) d[q * s->sw] += src[q];
+        }
+    }
+}
+
+/* Image x lowered into k-pairs bp [KP][PQ]; tmp: 2 PQ floats. */
+static void lower_pairs(const struct bshape *s, const float *x, uint32_t *bp, float *tmp, int isa) {
+    if (s->is_1x1) {
+        dse_bf16_pack_b(x, s->C, s->PQ, s->HW, bp, s->PQ, isa);
+        return;
+    }
+    for (int64_t kp = 0; kp < s->KP; kp++) {
+        const int rows = 2 * kp + 1 < s->CRS ? 2 : 1;
+        for (int j = 0; j < rows; j++) lower_row(s, x, 2 * kp + j, tmp + j * s->PQ);
+        dse_bf16_pack_b(tmp, rows, s->PQ, s->PQ, bp + kp * s->PQ, s->PQ, isa);
+    }
+}
+
+/* Image x lowered into bf16 rows: row k's P Q values at out + k ldo (a chunk's images
+ * side by side in each row); tmp: PQ floats. */
+static void lower_rows(const struct bshape *s, const float *x, dse_bf16 *out, int64_t ldo, float *tmp, int isa) {
+    if (s->is_1x1) {
+        dse_bf16_pack_rows(x, s->C, s->PQ, s->HW, out, ldo, s->PQ, isa);
+        return;
+    }
+    for (int64_t k = 0; k < s->CRS; k++) {
+        lower_row(s, x, k, tmp);
+        dse_bf16_pack_rows(tmp, 1, s->PQ, s->PQ, out + k * ldo, ldo, s->PQ, isa);
+    }
+}
+
+/* A chunk of nb images' row length: nb P Q rounded up to 32 (dse_mm_nt_bf16's L). */
+static int64_t chunk_row(const struct bshape *s, int64_t nb) {
+    return (nb * s->PQ + 31) / 32 * 32;
+}
+
+/* The tail [from, ld) of each of rows rows of ld zeroed. */
+static void zero_tails(dse_bf16 *rows_, int64_t rows, int64_t ld, int64_t from) {
+    for (int64_t r = 0; r < rows; r++) memset(rows_ + r * ld + from, 0, (size_t)(ld - from) * sizeof(dse_bf16));
+}
+
+static char *ws_at(struct dse_cpu_ctx *cx, int t) { return cx->ws[t].p; }
+
+/* Bytes rounded up to 64 (the workspace's pieces stay aligned). */
+static size_t al(size_t b) { return (b + 63) / 64 * 64; }
+
+/* ---- forward ---------------------------------------------------------------------------- */
+
+struct dgeo;
+
+struct bjob {
+    struct dse_cpu_ctx   *cx;
+    struct dse_node      *n;
+    struct bshape         s;
+    int                   isa;
+    const uint32_t       *wp;      /* forward: w's pairs [K][KP]; backward: w^T's [CRS][(K + 1) / 2] */
+    struct dse_cpu_slices sl;
+    int64_t               chunk;   /* backward: images per weight-gradient chunk */
+    float                *bufs;    /* backward: [sl.count][K CRS] the slices' weight gradients */
+    /* direct (section below) */
+    struct dgeo          *g;
+    const int64_t        *boff, *boff_w; /* forward's or the data gradient's B offsets; the
+                                            weight gradient's */
+    const uint32_t       *wx;      /* the data gradient's turned filters' pairs */
+};
+
+/* A forward pass's work for thread t of nt: images, and with fewer images than threads
+ * (inference at batch 1) blocks of output channels too, each packing its image again. An
+ * output's chain does not depend on the rows beside it: the same bits either way. */
+struct fwd_item {
+    int64_t i, k0, k1;
+};
+
+static int fwd_items(const struct bshape *s, int t, int nt, int64_t *a0, int64_t *a1) {
+    const int kb = s->N < nt ? nt : 1;
+    dse_cpu_share(s->N * kb, t, nt, a0, a1);
+    return kb;
+}
+
+static struct fwd_item fwd_item_of(const struct bshape *s, int kb, int64_t a) {
+    struct fwd_item it = { .i = a / kb };
+    dse_cpu_share(s->K, (int)(a % kb), kb, &it.k0, &it.k1);
+    return it;
+}
+
+static void fwd_part(void *arg, int t, int nt) {
+    const struct bjob *j = arg;
+    const struct bshape *s = &j->s;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const float *bias = j->n->bias ? j->n->bias->data : NULL;
+    int64_t a0, a1;
+    const int kb = fwd_items(s, t, nt, &a0, &a1);
+    uint32_t *bp = (uint32_t *)ws_at(j->cx, t);
+    float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(s->KP * s->PQ) * sizeof(uint32_t)));
+    for (int64_t a = a0; a < a1; a++) {
+        const struct fwd_item it = fwd_item_of(s, kb, a);
+        if (it.k0 >= it.k1) continue;
+        lower_pairs(s, x->data + it.i * x->stride_n, bp, tmp, j->isa);
+        const struct dse_mm_bf16 m = { .M = it.k1 - it.k0, .N = s->PQ, .KP = s->KP, .ap = j->wp + it.k0 * s->KP,
+                                       .lda = s->KP, .bp = bp, .ldb = s->PQ,
+                                       .c = y->data + it.i * y->stride_n + it.k0 * s->PQ, .ldc = s->PQ,
+                                       .bias = bias ? bias + it.k0 : NULL, .relu = j->n->relu_out };
+        dse_cpu_mm_bf16(&m, j->isa);
+    }
+}
+
+static int direct_ok(const struct bshape *s);
+static enum dse_status fwd_direct(struct bjob *j);
+
+enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    struct bjob j = { .cx = cx, .n = n, .s = bshape_of(n), .isa = dse_cpu_bf16_isa() };
+    const struct bshape *s = &j.s;
+    if (direct_ok(s)) return fwd_direct(&j);
+    const size_t wbytes = al((size_t)(s->K * s->KP) * sizeof(uint32_t));
+    const size_t own = al((size_t)(s->KP * s->PQ) * sizeof(uint32_t)) + al((size_t)(2 * s->PQ) * sizeof(float));
+    for (int t = 0; t < cx->threads; t++) {
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, own + (t ? 0 : wbytes), &p);
+        if (st) return st;
+    }
+    uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + own);
+    dse_bf16_pack_a(n->weight->data, s->K, s->CRS, s->CRS, 1, wp, s->KP);
+    j.wp = wp;
+    dse_cpu_run(cx, fwd_part, &j);
+    return DSE_OK;
+}
+
+/* ---- backward ----------------------------------------------------------------------------- */
+
+/* A thread's backward scratch, in its workspace: the chunk's dy as bf16 rows [K][Lc] and its
+ * lowered x [CRS][Lc], Lc = chunk_row (weight gradient); one image's dy in k-pairs
+ * [(K + 1) / 2][PQ] and its dcol [CRS][PQ] (data gradient); a lowered row, 2 PQ floats. */
+struct bscratch {
+    size_t dyr, xr, dyp, dcol, tmp, total;
+};
+
+static struct bscratch bscratch_of(const struct bshape *s, int64_t chunk, int dw, int dx) {
+    struct bscratch b = { 0 };
+    b.dyr = 0;
+    b.xr = b.dyr + (dw ? al((size_t)(s->K * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
+    b.dyp = b.xr + (dw ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
+    b.dcol = b.dyp + (dx ? al((size_t)((s->K + 1) / 2 * s->PQ) * sizeof(uint32_t)) : 0);
+    b.tmp = b.dcol + (dx && !s->is_1x1 ? al((size_t)(s->CRS * s->PQ) * sizeof(float)) : 0);
+    b.total = b.tmp + al((size_t)(2 * s->PQ) * sizeof(float));
+    return b;
+}
+
+/* Images a weight-gradient chunk takes: its packed dy and x within 512 KiB (in L2 while the
+ * tiles sweep them, as conv2d.c's GEMM_BLOCK_BYTES), at least one, at most the largest
+ * slice; from the shape only, never the threads. */
+static int64_t bwd_chunk(const struct bshape *s, int64_t most) {
+    const double per = (double)(s->K + s->CRS) * (double)s->PQ * sizeof(dse_bf16);
+    const double nb = (double)((size_t)512 << 10) / per;
+    return nb < 1.0 ? 1 : nb > (double)most ? most : (int64_t)nb;
+}
+
+static void bwd_part(void *arg, int t, int nt) {
+    const struct bjob *j = arg;
+    const struct bshape *s = &j->s;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const int dw = j->n->weight->grad != NULL;
+    const struct bscratch b = bscratch_of(s, j->chunk, dw, x->grad != NULL);
+    char *ws = ws_at(j->cx, t);
+    dse_bf16 *dyr = (dse_bf16 *)(ws + b.dyr), *xr = (dse_bf16 *)(ws + b.xr);
+    uint32_t *dyp = (uint32_t *)(ws + b.dyp);
+    float *dcol = (float *)(ws + b.dcol), *tmp = (float *)(ws + b.tmp);
+    const int64_t nw = s->K * s->CRS, KP2 = (s->K + 1) / 2;
+    int64_t k0, k1;
+    dse_cpu_share(j->sl.count, t, nt, &k0, &k1);
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t i0, i1;
+        dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
+        float *buf = dw ? j->bufs + k * nw : NULL;
+        for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
+            const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk, Lc = chunk_row(s, nb);
+            if (buf) { /* dw (= on the slice's first chunk) += dy col^T over the chunk's images, side by side */
+                for (int64_t i = 0; i < nb; i++) {
+                    dse_bf16_pack_rows(y->grad + (n0 + i) * y->stride_n, s->K, s->PQ, s->PQ, dyr + i * s->PQ, Lc,
+                                       s->PQ, j->isa);
+                    lower_rows(s, x->data + (n0 + i) * x->stride_n, xr + i * s->PQ, Lc, tmp, j->isa);
+                }
+                zero_tails(dyr, s->K, Lc, nb * s->PQ);
+                zero_tails(xr, s->CRS, Lc, nb * s->PQ);
+                const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = Lc, .imgs = 1, .a = dyr, .lda = Lc,
+                                                  .b = xr, .ldb = Lc, .c = buf, .ldc = s->CRS, .set = n0 == i0 };
+                dse_cpu_mm_nt_bf16(&m, j->isa);
+            }
+            for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += w^T dy_i */
+                float *dx = x->grad + i * x->stride_n;
+                dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
+                struct dse_mm_bf16 m = { .M = s->CRS, .N = s->PQ, .KP = KP2, .ap = j->wp, .lda = KP2, .bp = dyp,
+                                         .ldb = s->PQ, .c = dx, .ldc = s->PQ, .acc = 1 };
+                if (s->is_1x1) {
+                    dse_cpu_mm_bf16(&m, j->isa);
+                    continue;
+                }
+                m.c = dcol, m.acc = 0;
+                dse_cpu_mm_bf16(&m, j->isa);
+                col2im_add(s, dcol, dx);
+            }
+        }
+    }
+}
+
+/* The slices' weight gradients added by the slice tree over elements [lo, hi), into dw. */
+struct tree_job {
+    const struct bjob *j;
+    float             *dw;
+};
+
+static void tree_part(void *arg, int64_t lo, int64_t hi) {
+    const struct tree_job *r = arg;
+    const int64_t nw = r->j->s.K * r->j->s.CRS;
+    struct dse_slice_tree tr;
+    dse_slice_tree_init(&tr, r->j->sl.total);
+    for (int k = 0; k < r->j->sl.count; k++) dse_slice_push(&tr, 0, k, r->j->bufs + k * nw, lo, hi, NULL, NULL);
+    DSE_ASSERT(tr.n == 1 && tr.b[0].buf == r->j->bufs);
+    for (int64_t e = lo; e < hi; e++) r->dw[e] += r->j->bufs[e];
+}
+
+/* ---- direct: stride-1 convs on padded planes -------------------------------------------- */
+/* A stride-1 conv (any kernel, dilation, and pads the kernel reaches over) multiplies the
+ * padded input planes themselves, nothing lowered: output pixel (p, q) is column n = p Wp + q
+ * of a grid as wide as the padded input, and k-pair (c2, r, t) (channels 2 c2, 2 c2 + 1) is
+ * pair plane c2 shifted by r dh Wp + t dw (dse_mm_bf16.boff); the grid's Wp - Q last columns
+ * are computed and dropped. The data gradient is the same product on dy padded by
+ * (R - 1) dh - ph and (S - 1) dw - pw with the filters turned (pairs over the output
+ * channels); the weight gradient dots dy on the grid (zero in the dropped columns) with x's
+ * padded bf16 planes shifted the same way (dse_mm_nt_bf16.boff). The lowering's R S passes
+ * over the input become one: it cost as much as the product on SqueezeNet's 3x3 convs. */
+#define DIRECT_MIN_CHANNELS 4 /* fewer inputs (conv1 on gray images) waste half a pair a tap */
+
+struct dgeo {
+    int64_t Hp, Wp, plane;  /* forward: the padded input's pair planes and their stride */
+    int64_t qh, qw, Wq, qplane; /* data gradient: dy's pads, padded width, pair plane stride */
+    int64_t L, bplane;      /* weight gradient: a dy grid row (P Wp rounded up to 32) and the
+                               stride of x's padded bf16 planes */
+    int64_t C2, K2, KPf, KPx; /* channel pairs in and out; k-pairs forward, data gradient */
+};
+
+static int direct_ok(const struct bshape *s) {
+    return !s->is_1x1 && s->sh == 1 && s->sw == 1 && s->ph <= (s->R - 1) * s->dh && s->pw <= (s->S - 1) * s->dw &&
+           s->C >= DIRECT_MIN_CHANNELS;
+}
+
+static int64_t up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+static struct dgeo dgeo_of(const struct bshape *s) {
+    struct dgeo g = { .Hp = s->H + 2 * s->ph, .Wp = s->W + 2 * s->pw };
+    const int64_t reach = (s->R - 1) * s->dh, side = (s->S - 1) * s->dw;
+    g.plane = up(g.Hp * g.Wp + side, 16); /* a shifted row read past the last one stays in */
+    g.qh = reach - s->ph, g.qw = side - s->pw, g.Wq = s->Q + 2 * g.qw;
+    g.qplane = up((s->P + 2 * g.qh) * g.Wq + side, 16);
+    g.L = up(s->P * g.Wp, 32);
+    g.bplane = up(g.L + reach * g.Wp + side, 32);
+    g.C2 = (s->C + 1) / 2, g.K2 = (s->K + 1) / 2;
+    g.KPf = g.C2 * s->R * s->S, g.KPx = g.K2 * s->R * s->S;
+    return g;
+}
+
+/* x's C planes [H][W] as pair planes (channels 2 c2, 2 c2 + 1), padded, out [C2][plane]. */
+static void pad_pairs(const float *x, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t Wp,
+                      int64_t plane, uint32_t *out, int isa) {
+    for (int64_t c2 = 0; c2 < (C + 1) / 2; c2++) {
+        uint32_t *o = out + c2 * plane;
+        memset(o, 0, (size_t)plane * sizeof *o);
+        const int64_t rows = 2 * c2 + 1 < C ? 2 : 1;
+        for (int64_t h = 0; h < H; h++)
+            dse_bf16_pack_b(x + 2 * c2 * H * W + h * W, rows, W, H * W, o + (h + ph) * Wp + pw, W, isa);
+    }
+}
+
+/* x's C planes as bf16, padded, out [C][bplane]. */
+static void pad_rows(const struct bshape *s, const struct dgeo *g, const float *x, dse_bf16 *out, int isa) {
+    for (int64_t c = 0; c < s->C; c++) {
+        dse_bf16 *o = out + c * g->bplane;
+        memset(o, 0, (size_t)g->bplane * sizeof *o);
+        for (int64_t h = 0; h < s->H; h++)
+            dse_bf16_pack_rows(x + c * s->HW + h * s->W, 1, s->W, s->W, o + (h + s->ph) * g->Wp + s->pw, s->W, s->W,
+                               isa);
+    }
+}
+
+/* dy's K planes [P][Q] on the grid: out[k][p Wp + q], zero for q >= Q and past P Wp to L. */
+static void grid_rows(const struct bshape *s, const struct dgeo *g, const float *dy, dse_bf16 *out, int isa) {
+    for (int64_t k = 0; k < s->K; k++) {
+        for (int64_t p = 0; p < s->P; p++)
+            dse_bf16_pack_rows(dy + k * s->PQ + p * s->Q, 1, s->Q, s->Q, out + k * g->L + p * g->Wp, g->Wp, g->Wp,
+                               isa);
+        memset(out + k * g->L + s->P * g->Wp, 0, (size_t)(g->L - s->P * g->Wp) * sizeof(dse_bf16));
+    }
+}
+
+static void fwd_direct_part(void *arg, int t, int nt) {
+    const struct bjob *j = arg;
+    const struct bshape *s = &j->s;
+    const struct dgeo *g = j->g;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const int64_t N = s->P * g->Wp;
+    const float *bias = j->n->bias ? j->n->bias->data : NULL;
+    int64_t a0, a1;
+    const int kb = fwd_items(s, t, nt, &a0, &a1);
+    uint32_t *xq = (uint32_t *)ws_at(j->cx, t);
+    float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(g->C2 * g->plane) * sizeof(uint32_t)));
+    for (int64_t a = a0; a < a1; a++) {
+        const struct fwd_item it = fwd_item_of(s, kb, a);
+        if (it.k0 >= it.k1) continue;
+        pad_pairs(x->data + it.i * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, g->Wp, g->plane, xq, j->isa);
+        const struct dse_mm_bf16 m = { .M = it.k1 - it.k0, .N = N, .KP = g->KPf, .ap = j->wp + it.k0 * g->KPf,
+                                       .lda = g->KPf, .bp = xq, .boff = j->boff, .c = tmp + it.k0 * N, .ldc = N,
+                                       .bias = bias ? bias + it.k0 : NULL, .relu = j->n->relu_out };
+        dse_cpu_mm_bf16(&m, j->isa);
+        float *yi = y->data + it.i * y->stride_n;
+        for (int64_t k = it.k0; k < it.k1; k++)
+            for (int64_t p = 0; p < s->P; p++)
+                memcpy(yi + k * s->PQ + p * s->Q, tmp + k * N + p * g->Wp, (size_t)s->Q * sizeof(float));
+    }
+}
+
+static enum dse_status fwd_direct(struct bjob *j) {
+    const struct bshape *s = &j->s;
+    struct dgeo g = dgeo_of(s);
+    j->g = &g;
+    const size_t own = al((size_t)(g.C2 * g.plane) * sizeof(uint32_t)) + al((size_t)(s->K * s->P * g.Wp) * sizeof(float));
+    const size_t wbytes = al((size_t)(s->K * g.KPf) * sizeof(uint32_t)), obytes = al((size_t)g.KPf * sizeof(int64_t));
+    for (int t = 0; t < j->cx->threads; t++) {
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(j->cx, t, own + (t ? 0 : wbytes + obytes), &p);
+        if (st) return st;
+    }
+    uint32_t *wp = (uint32_t *)(ws_at(j->cx, 0) + own);
+    int64_t *boff = (int64_t *)(ws_at(j->cx, 0) + own + wbytes);
+    const float *w = j->n->weight->data;
+    for (int64_t c2 = 0; c2 < g.C2; c2++)
+        for (int64_t r = 0; r < s->R; r++)
+            for (int64_t t = 0; t < s->S; t++) {
+                const int64_t kp = (c2 * s->R + r) * s->S + t;
+                boff[kp] = c2 * g.plane + r * s->dh * g.Wp + t * s->dw;
+                for (int64_t m = 0; m < s->K; m++) {
+                    const float *e = w + ((m * s->C + 2 * c2) * s->R + r) * s->S + t;
+                    wp[m * g.KPf + kp] = dse_bf16_pair(e[0], 2 * c2 + 1 < s->C ? e[s->R * s->S] : 0.0f);
+                }
+            }
+    j->wp = wp, j->boff = boff;
+    dse_cpu_run(j->cx, fwd_direct_part, j);
+    return DSE_OK;
+}
+
+/* A thread's direct backward scratch: the chunk's dy grids [chunk][K][L] and x's padded bf16
+ * planes [chunk][C][bplane] (weight gradient); one image's padded dy pairs [K2][qplane] and
+ * its dx grid [C][H Wq] (data gradient). */
+static size_t dscratch(const struct bshape *s, const struct dgeo *g, int64_t chunk, int dw, int dx, size_t *xb,
+                       size_t *dyq, size_t *tmp) {
+    *xb = dw ? al((size_t)(chunk * s->K * g->L) * sizeof(dse_bf16)) : 0;
+    *dyq = *xb + (dw ? al((size_t)(chunk * s->C * g->bplane) * sizeof(dse_bf16)) : 0);
+    *tmp = *dyq + (dx ? al((size_t)(g->K2 * g->qplane) * sizeof(uint32_t)) : 0);
+    return *tmp + (dx ? al((size_t)(s->C * s->H * g->Wq) * sizeof(float)) : 0);
+}
+
+static int64_t direct_chunk(const struct bshape *s, const struct dgeo *g, int64_t most) {
+    const double per = (double)(s->K * g->L + s->C * g->bplane) * sizeof(dse_bf16);
+    const double nb = (double)((size_t)512 << 10) / per;
+    return nb < 1.0 ? 1 : nb > (double)most ? most : (int64_t)nb;
+}
+
+static void bwd_direct_part(void *arg, int t, int nt) {
+    const struct bjob *j = arg;
+    const struct bshape *s = &j->s;
+    const struct dgeo *g = j->g;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const int dw = j->n->weight->grad != NULL;
+    size_t ob, oq, ot;
+    dscratch(s, g, j->chunk, dw, x->grad != NULL, &ob, &oq, &ot);
+    char *ws = ws_at(j->cx, t);
+    dse_bf16 *dyg = (dse_bf16 *)ws, *xb = (dse_bf16 *)(ws + ob);
+    uint32_t *dyq = (uint32_t *)(ws + oq);
+    float *tmp = (float *)(ws + ot);
+    const int64_t nw = s->K * s->CRS, NX = s->H * g->Wq;
+    int64_t k0, k1;
+    dse_cpu_share(j->sl.count, t, nt, &k0, &k1);
+    for (int64_t k = k0; k < k1; k++) {
+        int64_t i0, i1;
+        dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
+        float *buf = dw ? j->bufs + k * nw : NULL;
+        for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
+            const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
+            if (buf) { /* dw (= on the slice's first chunk) += dy's grid . x's shifted planes */
+                for (int64_t i = 0; i < nb; i++) {
+                    grid_rows(s, g, y->grad + (n0 + i) * y->stride_n, dyg + i * s->K * g->L, j->isa);
+                    pad_rows(s, g, x->data + (n0 + i) * x->stride_n, xb + i * s->C * g->bplane, j->isa);
+                }
+                const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = g->L, .imgs = nb, .a = dyg,
+                                                  .lda = g->L, .a_is = s->K * g->L, .b = xb, .b_is = s->C * g->bplane,
+                                                  .boff = j->boff_w, .c = buf, .ldc = s->CRS, .set = n0 == i0 };
+                dse_cpu_mm_nt_bf16(&m, j->isa);
+            }
+            for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += the turned filters on dy padded */
+                pad_pairs(y->grad + i * y->stride_n, s->K, s->P, s->Q, g->qh, g->qw, g->Wq, g->qplane, dyq, j->isa);
+                const struct dse_mm_bf16 m = { .M = s->C, .N = NX, .KP = g->KPx, .ap = j->wx, .lda = g->KPx,
+                                               .bp = dyq, .boff = j->boff, .c = tmp, .ldc = NX };
+                dse_cpu_mm_bf16(&m, j->isa);
+                float *dx = x->grad + i * x->stride_n;
+                for (int64_t c = 0; c < s->C; c++)
+                    for (int64_t h = 0; h < s->H; h++) {
+                        float *d = dx + c * s->HW + h * s->W;
+                        const float *src = tmp + c * NX + h * g->Wq;
+                        for (int64_t w = 0; w < s->W; w++) d[w] += src[w];
+                    }
+            }
+        }
+    }
+}
+
+/* The direct backward's shared part in thread 0's workspace past `own`: the turned filters'
+ * pairs wx [C][KPx] and their offsets, the weight gradient's offsets, the slices' buffers. */
+static enum dse_status bwd_direct(struct bjob *j, int dw, int dx) {
+    const struct bshape *s = &j->s;
+    struct dgeo g = dgeo_of(s);
+    j->g = &g;
+    j->chunk = direct_chunk(s, &g, dse_cpu_slice_most(&j->sl));
+    size_t ob, oq, ot;
+    const size_t own = al(dscratch(s, &g, j->chunk, dw, dx, &ob, &oq, &ot));
+    const int64_t nw = s->K * s->CRS;
+    const size_t wbytes = dx ? al((size_t)(s->C * g.KPx) * sizeof(uint32_t)) : 0;
+    const size_t obytes = al((size_t)(g.KPx + s->CRS) * sizeof(int64_t));
+    const size_t bbytes = dw ? al((size_t)(j->sl.count * nw) * sizeof(float)) : 0;
+    for (int t = 0; t < j->cx->threads; t++) {
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(j->cx, t, own + (t ? 0 : wbytes + obytes + bbytes), &p);
+        if (st) return st;
+    }
+    char *sh = ws_at(j->cx, 0) + own;
+    uint32_t *wx = (uint32_t *)sh;
+    int64_t *boff = (int64_t *)(sh + wbytes), *boff_w = boff + g.KPx;
+    const float *w = j->n->weight->data;
+    for (int64_t k2 = 0; k2 < g.K2; k2++)
+        for (int64_t r = 0; r < s->R; r++)
+            for (int64_t t = 0; t < s->S; t++) {
+                const int64_t kp = (k2 * s->R + r) * s->S + t;
+                boff[kp] = k2 * g.qplane + r * s->dh * g.Wq + t * s->dw;
+                for (int64_t c = 0; dx && c < s->C; c++) { /* output channels 2 k2, + 1 of w turned 180 degrees */
+                    const float *e = w + ((2 * k2 * s->C + c) * s->R + (s->R - 1 - r)) * s->S + (s->S - 1 - t);
+                    wx[c * g.KPx + kp] = dse_bf16_pair(e[0], 2 * k2 + 1 < s->K ? e[s->C * s->R * s->S] : 0.0f);
+                }
+            }
+    for (int64_t c = 0; c < s->C; c++)
+        for (int64_t r = 0; r < s->R; r++)
+            for (int64_t t = 0; t < s->S; t++)
+                boff_w[(c * s->R + r) * s->S + t] = c * g.bplane + r * s->dh * g.Wp + t * s->dw;
+    j->wx = wx, j->boff = boff, j->boff_w = boff_w;
+    j->bufs = dw ? (float *)(sh + wbytes + obytes) : NULL;
+    dse_cpu_run(j->cx, bwd_direct_part, j);
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    float *dw = n->weight->grad;
+    const struct dse_tensor *x = n->in[0];
+    if (!dw && !x->grad) return DSE_OK;
+    if (cx->dist_batch)
+        return dse_cpu_fail(cx, n, DSE_ERR_UNSUPPORTED, "bf16 convs with data-parallel ranks are not built yet");
+    struct bjob j = { .cx = cx, .n = n, .s = bshape_of(n), .isa = dse_cpu_bf16_isa() };
+    const struct bshape *s = &j.s;
+    j.sl = dse_cpu_slices_of(cx, s->N);
+    const int64_t nw = s->K * s->CRS;
+    if (direct_ok(s)) {
+        enum dse_status st = bwd_direct(&j, dw != NULL, x->grad != NULL);
+        if (!st && dw) {
+            struct tree_job r = { .j = &j, .dw = dw };
+            dse_cpu_for(cx, nw, nw * j.sl.count, tree_part, &r);
+        }
+        return st;
+    }
+    j.chunk = bwd_chunk(s, dse_cpu_slice_most(&j.sl));
+    const struct bscratch b = bscratch_of(s, j.chunk, dw != NULL, x->grad != NULL);
+    const int64_t KP2 = (s->K + 1) / 2;
+    const size_t wbytes = x->grad ? al((size_t)(s->CRS * KP2) * sizeof(uint32_t)) : 0;
+    const size_t bbytes = dw ? al((size_t)(j.sl.count * nw) * sizeof(float)) : 0;
+    for (int t = 0; t < cx->threads; t++) {
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, b.total + (t ? 0 : wbytes + bbytes), &p);
+        if (st) return st;
+    }
+    if (x->grad) { /* w^T's pairs: A[ci r s][k] = w[k][ci r s] */
+        uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + b.total);
+        dse_bf16_pack_a(n->weight->data, s->CRS, s->K, 1, s->CRS, wp, KP2);
+        j.wp = wp;
+    }
+    j.bufs = dw ? (float *)(ws_at(cx, 0) + b.total + wbytes) : NULL;
+    dse_cpu_run(cx, bwd_part, &j);
+    if (dw) {
+        struct tree_job r = { .j = &j, .dw = dw };
+        dse_cpu_for(cx, nw, nw * j.sl.count, tree_part, &r);
+    }
+    return DSE_OK;
+}
+
+/* ---- fc ----------------------------------------------------------------------------------- */
+/* x [N, D] (rows stride_n apart), w [K, D], y [N, K]; one thread (as fc.c's sgemms).
+ * Forward: y = x w^T as dot products (dse_cpu_mm_nt_bf16: x and w as bf16 rows, D padded to
+ * 32), + bias. Backward: dw += dy^T x and dx += dy w, each a chain over the summed index in
+ * order (dse_cpu_mm_bf16). */
+
+enum dse_status dse_cpu_fc_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int64_t N = x->n, K = y->c, D = dse_tensor_image(x), Dp = (D + 31) / 32 * 32;
+    const int isa = dse_cpu_bf16_isa();
+    void *p;
+    const size_t xb = al((size_t)(N * Dp) * sizeof(dse_bf16));
+    enum dse_status st = dse_cpu_ctx_workspace(cx, xb + (size_t)(K * Dp) * sizeof(dse_bf16), &p);
+    if (st) return st;
+    dse_bf16 *xr = p, *wr = (dse_bf16 *)((char *)p + xb);
+    dse_bf16_pack_rows(x->data, N, D, x->stride_n, xr, Dp, Dp, isa);
+    dse_bf16_pack_rows(n->weight->data, K, D, D, wr, Dp, Dp, isa);
+    const struct dse_mm_nt_bf16 m = { .M = N, .N = K, .L = Dp, .imgs = 1, .a = xr, .lda = Dp, .b = wr, .ldb = Dp,
+                                      .c = y->data, .ldc = y->stride_n, .set = 1 };
+    dse_cpu_mm_nt_bf16(&m, isa);
+    for (int64_t i = 0; n->bias && i < N; i++)
+        for (int64_t k = 0; k < K; k++) y->data[i * y->stride_n + k] += n->bias->data[k];
+    return DSE_OK;
+}
+
+enum dse_status dse_cpu_fc_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    const int64_t N = x->n, K = y->c, D = dse_tensor_image(x), NP = (N + 1) / 2, KP = (K + 1) / 2;
+    const int isa = dse_cpu_bf16_isa();
+    if (!n->weight->grad && !x->grad) return DSE_OK;
+    const size_t wb = n->weight->grad ? al((size_t)(K * NP + NP * D) * sizeof(uint32_t)) : 0;
+    const size_t xb = x->grad ? al((size_t)(N * KP + KP * D) * sizeof(uint32_t)) : 0;
+    void *p;
+    enum dse_status st = dse_cpu_ctx_workspace(cx, wb + xb, &p);
+    if (st) return st;
+    if (n->weight->grad) { /* dw [K][D] += dy^T [K][N] x [N][D] */
+        uint32_t *ap = p, *bp = ap + K * NP;
+        dse_bf16_pack_a(y->grad, K, N, 1, y->stride_n, ap, NP);
+        dse_bf16_pack_b(x->data, N, D, x->stride_n, bp, D, isa);
+        const struct dse_mm_bf16 m = { .M = K, .N = D, .KP = NP, .ap = ap, .lda = NP, .bp = bp, .ldb = D,
+                                       .c = n->weight->grad, .ldc = D, .acc = 1 };
+        dse_cpu_mm_bf16(&m, isa);
+    }
+    if (x->grad) { /* dx [N][D] += dy [N][K] w [K][D] */
+        uint32_t *ap = (uint32_t *)((char *)p + wb), *bp = ap + N * KP;
+        dse_bf16_pack_a(y->grad, N, K, y->stride_n, 1, ap, KP);
+        dse_bf16_pack_b(n->weight->data, K, D, D, bp, D, isa);
+        const struct dse_mm_bf16 m = { .M = N, .N = D, .KP = KP, .ap = ap, .lda = KP, .bp = bp, .ldb = D,
+                                       .c = x->grad, .ldc = x->stride_n, .acc = 1 };
+        dse_cpu_mm_bf16(&m, isa);
+    }
+    return DSE_OK;
+}

@@ -1,0 +1,317 @@
+/* mm_bf16.c: the bf16 matrix kernels of issue #37 (declared in bf16_impl.h): the packing of
+ * float operands into bf16 k-pairs and rows, C = A B (+ bias, ReLU; or C += A B) and the
+ * weight gradient's C += A B^T summed over images, on AVX512-BF16's vdpbf16ps, with float
+ * accumulation. Each has a portable C reference doing the same arithmetic in the same
+ * order, so the two give the same bits on normal numbers (tests/test_engine_cpu_bf16.c;
+ * the hardware flushes denormal products and sums, which the reference does not copy).
+ *
+ * Every C element is one chain in a fixed order whatever the tile or thread (as mm.c's):
+ *   C = A B     k-pairs in order, in blocks of MM_KB pairs kept in C between blocks (a float
+ *               stored and loaded is the same float); tile 6 rows x 4 vectors of 16 columns;
+ *   C += A B^T  16 lanes over the images and 32-element blocks of l in order, added in
+ *               mm.c's tree (i + (i + 8), then + 4, + 2, + 1); tile 4 x 6 dot products.
+ * The functions carry target attributes (the build stays baseline x86-64) and run only
+ * where dse_cpu_bf16_isa() says so. */
+#include "engine/cpu/bf16_impl.h"
+
+#include <stdlib.h>
+
+static int env_off(const char *name) {
+    const char *v = getenv(name);
+    return v && v[0] && v[0] != '0';
+}
+
+const char *dse_cpu_bf16_why(void) {
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (!__builtin_cpu_supports("avx512bf16") || !__builtin_cpu_supports("avx512f") ||
+        !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl"))
+        return "this CPU lacks avx512_bf16 (AVX512-BF16's vdpbf16ps, with AVX-512 F, BW and VL)";
+    if (env_off("DSE_CPU_NO_BF16")) return "DSE_CPU_NO_BF16 is set";
+    if (env_off("DSE_CPU_NO_AVX512")) return "DSE_CPU_NO_AVX512 is set";
+    return NULL;
+#else
+    return "this build has no x86-64 AVX-512 code (avx512_bf16)";
+#endif
+}
+
+int dse_cpu_bf16_isa(void) {
+    return dse_cpu_bf16_why() ? DSE_CPU_BF16_REF : dse_cpu_bf16_amx_ok() ? DSE_CPU_BF16_AMX : DSE_CPU_BF16_AVX512;
+}
+
+/* ---- the C reference ------------------------------------------------------------------ */
+
+/* One vdpbf16ps lane step: acc + a.hi b.hi, then + a.lo b.lo (each product exact). */
+static inline float dp_step(float acc, uint32_t a, uint32_t b) {
+    acc += dse_bf16_to_float((dse_bf16)(a >> 16)) * dse_bf16_to_float((dse_bf16)(b >> 16));
+    acc += dse_bf16_to_float((dse_bf16)(a & 0xffffu)) * dse_bf16_to_float((dse_bf16)(b & 0xffffu));
+    return acc;
+}
+
+static void mm_ref(const struct dse_mm_bf16 *p) {
+    for (int64_t m = 0; m < p->M; m++)
+        for (int64_t n = 0; n < p->N; n++) {
+            float *c = p->c + m * p->ldc + n;
+            float acc = p->acc ? *c : 0.0f;
+            for (int64_t k = 0; k < p->KP; k++)
+                acc = dp_step(acc, p->ap[m * p->lda + k], p->bp[(p->boff ? p->boff[k] : k * p->ldb) + n]);
+            if (!p->acc && p->bias) acc += p->bias[m];
+            *c = !p->acc && p->relu ? dse_cpu_relu(acc) : acc;
+        }
+}
+
+/* mm.c's hsum512 tree on 16 lanes. */
+static float hsum_ref(const float *l) {
+    float s8[8], s4[4];
+    for (int i = 0; i < 8; i++) s8[i] = l[i] + l[i + 8];
+    for (int i = 0; i < 4; i++) s4[i] = s8[i] + s8[i + 4];
+    return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+
+static void nt_ref(const struct dse_mm_nt_bf16 *p) {
+    for (int64_t m = 0; m < p->M; m++)
+        for (int64_t n = 0; n < p->N; n++) {
+            float lane[16] = { 0 };
+            for (int64_t i = 0; i < p->imgs; i++) {
+                const dse_bf16 *a = p->a + i * p->a_is + m * p->lda;
+                const dse_bf16 *b = p->b + i * p->b_is + (p->boff ? p->boff[n] : n * p->ldb);
+                for (int64_t l = 0; l < p->L; l += 32)
+                    for (int j = 0; j < 16; j++) {
+                        const dse_bf16 *x = a + l + 2 * j, *y = b + l + 2 * j;
+                        lane[j] = dp_step(lane[j], (uint32_t)x[0] | (uint32_t)x[1] << 16,
+                                          (uint32_t)y[0] | (uint32_t)y[1] << 16);
+                    }
+            }
+            float *c = p->c + m * p->ldc + n;
+            *c = p->set ? hsum_ref(lane) : *c + hsum_ref(lane);
+        }
+}
+
+/* ---- AVX512-BF16 -------------------------------------------------------------------------- */
+
+#ifdef DSE_CPU_HAS_AVX2_CODE
+
+#define AI __attribute__((always_inline)) static inline
+#define TBF __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define MM_STR_(x) #x
+#define MM_UNROLL(n) _Pragma(MM_STR_(GCC unroll n))
+
+/* Pairs of k a block of C = A B: a block of B's panel (64 pairs of 64 columns, 16 KiB) stays
+ * in L1 while the row tiles sweep it, as mm.c's MM_KB of floats. */
+#define MM_KB 64
+
+TBF AI __mmask16 lanes16(int64_t count) {
+    return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1);
+}
+
+TBF AI __m512 dp512(__m512 acc, __m512i a, __m512i b) {
+    return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b);
+}
+
+TBF AI void mm_tile(const struct dse_mm_bf16 *p, int64_t m0, int64_t n0, int64_t k0, int64_t k1, const int mr,
+                    const int nv, __mmask16 tail) {
+    __m512 acc[6][4];
+    float *c = p->c + m0 * p->ldc + n0;
+    const int load = p->acc || k0 > 0, last = k1 == p->KP;
+    MM_UNROLL(6) for (int r = 0; r < mr; r++)
+        MM_UNROLL(4) for (int v = 0; v < nv; v++)
+            acc[r][v] = load ? _mm512_maskz_loadu_ps(v == nv - 1 ? tail : 0xffff, c + r * p->ldc + 16 * v)
+                             : _mm512_setzero_ps();
+    const uint32_t *a = p->ap + m0 * p->lda + k0;
+    for (int64_t k = k0; k < k1; k++, a++) {
+        const uint32_t *b = p->bp + (p->boff ? p->boff[k] : k * p->ldb) + n0;
+        __m512i bv[4];
+        MM_UNROLL(4) for (int v = 0; v < nv; v++)
+            bv[v] = _mm512_maskz_loadu_epi32(v == nv - 1 ? tail : 0xffff, b + 16 * v);
+        MM_UNROLL(6) for (int r = 0; r < mr; r++) {
+            const __m512i av = _mm512_set1_epi32((int)a[r * p->lda]);
+            MM_UNROLL(4) for (int v = 0; v < nv; v++) acc[r][v] = dp512(acc[r][v], av, bv[v]);
+        }
+    }
+    const int epi = last && !p->acc;
+    MM_UNROLL(6) for (int r = 0; r < mr; r++) {
+        const __m512 bias = _mm512_set1_ps(epi && p->bias ? p->bias[m0 + r] : 0.0f);
+        MM_UNROLL(4) for (int v = 0; v < nv; v++) {
+            __m512 o = acc[r][v];
+            if (epi && p->bias) o = _mm512_add_ps(o, bias);
+            if (epi && p->relu) o = _mm512_max_ps(o, _mm512_setzero_ps());
+            _mm512_mask_storeu_ps(c + r * p->ldc + 16 * v, v == nv - 1 ? tail : 0xffff, o);
+        }
+    }
+}
+
+TBF static void mm512(const struct dse_mm_bf16 *p) {
+    for (int64_t n0 = 0; n0 < p->N; n0 += 64) {
+        const int64_t rem = p->N - n0;
+        const int nv = rem >= 64 ? 4 : (int)((rem + 15) / 16);
+        const __mmask16 tail = lanes16(rem - 16 * (nv - 1));
+        for (int64_t k0 = 0; k0 < p->KP; k0 += MM_KB) {
+            const int64_t k1 = p->KP - k0 > MM_KB ? k0 + MM_KB : p->KP;
+            for (int64_t m0 = 0; m0 < p->M; m0 += 6) {
+                const int mr = p->M - m0 >= 6 ? 6 : (int)(p->M - m0);
+#define MMB(R)                                                      \
+    case R:                                                         \
+        switch (nv) {                                               \
+        case 1: mm_tile(p, m0, n0, k0, k1, R, 1, tail); break;       \
+        case 2: mm_tile(p, m0, n0, k0, k1, R, 2, tail); break;       \
+        case 3: mm_tile(p, m0, n0, k0, k1, R, 3, tail); break;       \
+        default: mm_tile(p, m0, n0, k0, k1, R, 4, tail); break;      \
+        }                                                           \
+        break;
+                switch (mr) { MMB(1) MMB(2) MMB(3) MMB(4) MMB(5) MMB(6) }
+#undef MMB
+            }
+        }
+    }
+}
+
+/* hsum_ref's tree (mm.c's hsum512). */
+TBF AI float hsum512(__m512 v) {
+    const __m256 lo = _mm512_castps512_ps256(v), hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    const __m256 s8 = _mm256_add_ps(lo, hi);
+    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+TBF AI void nt_tile(const struct dse_mm_nt_bf16 *p, int64_t m0, int64_t n0, const int mr, const int nr) {
+    __m512 acc[4][6];
+    MM_UNROLL(4) for (int r = 0; r < mr; r++)
+        MM_UNROLL(6) for (int q = 0; q < nr; q++) acc[r][q] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < p->imgs; i++) {
+        const dse_bf16 *a = p->a + i * p->a_is + m0 * p->lda, *bq[6];
+        MM_UNROLL(6) for (int q = 0; q < nr; q++)
+            bq[q] = p->b + i * p->b_is + (p->boff ? p->boff[n0 + q] : (n0 + q) * p->ldb);
+        for (int64_t l = 0; l < p->L; l += 32) {
+            __m512i av[4];
+            MM_UNROLL(4) for (int r = 0; r < mr; r++) av[r] = _mm512_loadu_si512(a + r * p->lda + l);
+            MM_UNROLL(6) for (int q = 0; q < nr; q++) {
+                const __m512i bv = _mm512_loadu_si512(bq[q] + l);
+                MM_UNROLL(4) for (int r = 0; r < mr; r++) acc[r][q] = dp512(acc[r][q], av[r], bv);
+            }
+        }
+    }
+    MM_UNROLL(4) for (int r = 0; r < mr; r++)
+        MM_UNROLL(6) for (int q = 0; q < nr; q++) {
+            float *c = p->c + (m0 + r) * p->ldc + n0 + q;
+            *c = p->set ? hsum512(acc[r][q]) : *c + hsum512(acc[r][q]);
+        }
+}
+
+TBF static void nt512(const struct dse_mm_nt_bf16 *p) {
+    for (int64_t m0 = 0; m0 < p->M; m0 += 4) {
+        const int mr = p->M - m0 >= 4 ? 4 : (int)(p->M - m0);
+        for (int64_t n0 = 0; n0 < p->N; n0 += 6) {
+            const int nr = p->N - n0 >= 6 ? 6 : (int)(p->N - n0);
+#define NTB(R)                                                 \
+    case R:                                                    \
+        switch (nr) {                                          \
+        case 1: nt_tile(p, m0, n0, R, 1); break;                \
+        case 2: nt_tile(p, m0, n0, R, 2); break;                \
+        case 3: nt_tile(p, m0, n0, R, 3); break;                \
+        case 4: nt_tile(p, m0, n0, R, 4); break;                \
+        case 5: nt_tile(p, m0, n0, R, 5); break;                \
+        default: nt_tile(p, m0, n0, R, 6); break;               \
+        }                                                      \
+        break;
+            switch (mr) { NTB(1) NTB(2) NTB(3) NTB(4) }
+#undef NTB
+        }
+    }
+}
+
+/* 16 floats (under mask mk) to bf16 as dse_bf16_of: vcvtneps2bf16. */
+TBF AI __m256i cvt16(const float *x, __mmask16 mk) {
+    return (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mk, x));
+}
+
+TBF static void pack_b512(const float *b, int64_t K, int64_t N, int64_t ldb, uint32_t *bp, int64_t ldp) {
+    for (int64_t kp = 0; kp < (K + 1) / 2; kp++) {
+        const float *r0 = b + 2 * kp * ldb, *r1 = r0 + ldb;
+        const int odd = 2 * kp + 1 < K;
+        for (int64_t n = 0; n < N; n += 16) {
+            const __mmask16 mk = lanes16(N - n);
+            const __m512i lo = _mm512_cvtepu16_epi32(cvt16(r0 + n, mk));
+            const __m512i hi = odd ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(cvt16(r1 + n, mk)), 16)
+                                   : _mm512_setzero_si512();
+            _mm512_mask_storeu_epi32(bp + kp * ldp + n, mk, _mm512_or_si512(lo, hi));
+        }
+    }
+}
+
+TBF static void pack_rows512(const float *x, int64_t rows, int64_t L, int64_t ldx, dse_bf16 *out, int64_t ldo,
+                             int64_t Lp) {
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t l = 0; l < Lp; l += 16) {
+            const __mmask16 st = lanes16(Lp - l);
+            const __m256i v = l < L ? cvt16(x + r * ldx + l, lanes16(L - l)) : _mm256_setzero_si256();
+            _mm256_mask_storeu_epi16(out + r * ldo + l, st, v);
+        }
+}
+
+#endif /* DSE_CPU_HAS_AVX2_CODE */
+
+/* ---- dispatch --------------------------------------------------------------------------- */
+
+void dse_bf16_pack_a(const float *a, int64_t M, int64_t K, int64_t a_rs, int64_t a_ks, uint32_t *ap, int64_t lda) {
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t kp = 0; kp < (K + 1) / 2; kp++) {
+            const float *e = a + m * a_rs + 2 * kp * a_ks;
+            ap[m * lda + kp] = dse_bf16_pair(e[0], 2 * kp + 1 < K ? e[a_ks] : 0.0f);
+        }
+}
+
+void dse_bf16_pack_b(const float *b, int64_t K, int64_t N, int64_t ldb, uint32_t *bp, int64_t ldp, int isa) {
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512) { /* AMX's packing is AVX512's */
+        pack_b512(b, K, N, ldb, bp, ldp);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t kp = 0; kp < (K + 1) / 2; kp++)
+        for (int64_t n = 0; n < N; n++)
+            bp[kp * ldp + n] = dse_bf16_pair(b[2 * kp * ldb + n], 2 * kp + 1 < K ? b[(2 * kp + 1) * ldb + n] : 0.0f);
+}
+
+void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, dse_bf16 *out, int64_t ldo,
+                        int64_t Lp, int isa) {
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512) {
+        pack_rows512(x, rows, L, ldx, out, ldo, Lp);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t l = 0; l < Lp; l++) out[r * ldo + l] = l < L ? dse_bf16_of(x[r * ldx + l]) : 0;
+}
+
+void dse_cpu_mm_bf16(const struct dse_mm_bf16 *p, int isa) {
+    if (p->M <= 0 || p->N <= 0) return;
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa == DSE_CPU_BF16_AMX) {
+        dse_cpu_mm_amx(p);
+        return;
+    }
+    if (isa == DSE_CPU_BF16_AVX512) {
+        if (p->KP > 0) mm512(p);
+        else mm_ref(p); /* nothing to multiply: C, bias and ReLU only */
+        return;
+    }
+#endif
+    (void)isa;
+    mm_ref(p);
+}
+
+void dse_cpu_mm_nt_bf16(const struct dse_mm_nt_bf16 *p, int isa) {
+    if (p->M <= 0 || p->N <= 0 || p->imgs <= 0 || p->L <= 0) return;
+    DSE_ASSERT(p->L % 32 == 0);
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512) { /* AMX too: no tile kernel for the dot products yet */
+        nt512(p);
+        return;
+    }
+#endif
+    (void)isa;
+    nt_ref(p);
+}
