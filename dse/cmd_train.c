@@ -512,7 +512,9 @@ int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     dse_train_opts_default(&o);
     if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
     dse_opts_bind(c, a, &o); /* --batch, --threads, --limit-test */
-    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    if ((rc = opt_fit(c->name, a, &in)) >= 0 || (rc = opt_device(c->name, NULL, OPT(PRECISION), NULL, &o.dev)) >= 0)
+        return rc;
+    const int bf16 = o.dev.math == DSE_CUDA_MATH_BF16;
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
     dse_netfile_fit_checkpoint(&in, &info);
     o.data = OPT(DATA) ? OPT(DATA) : info.data[0] ? info.data : "fashion-mnist";
@@ -528,7 +530,12 @@ int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
                              data_path, sizeof data_path, &err))
         return free(info.class_names), dse_net_deinit(&net), fail(&err);
     o.data = data_path;
-    if (dse_eval_run(&net, &o, OPT(CHECKPOINT), &r, &err)) {
+    /* in bf16, float32 on the same images too: the difference is what a user wants to know */
+    struct dse_eval_result r32 = { 0 };
+    struct dse_train_opts o32 = o;
+    o32.dev.math = DSE_CUDA_MATH_FP32;
+    if (dse_eval_run(&net, &o, OPT(CHECKPOINT), &r, &err) ||
+        (bf16 && dse_eval_run(&net, &o32, OPT(CHECKPOINT), &r32, &err))) {
         rc = fail_net(&err, a->pos[0]);
     } else {
         rc = 0;
@@ -544,10 +551,18 @@ int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
                 json_str(stdout, k < info.classes && info.class_names ? info.class_names[k] : "");
                 printf(", \"images\": %d, \"top1_hits\": %d}", r.class_n[k], r.class_hits[k]);
             }
-            printf("]}\n");
+            printf("]");
+            if (bf16)
+                printf(", \"precision\": \"bf16\", \"fp32\": {\"loss\": %.6f, \"top1\": %.6f, \"top5\": %.6f}, "
+                       "\"top1_minus_fp32\": %.6f", r32.loss, r32.top1, r32.top5, r.top1 - r32.top1);
+            printf("}\n");
         } else {
-            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%\n", OPT(CHECKPOINT), data_shown,
-                   r.images, r.loss, 100 * r.top1, 100 * r.top5);
+            printf("%s on %s: %d test images, loss %.4f, top-1 %.2f%%, top-5 %.2f%%%s\n", OPT(CHECKPOINT), data_shown,
+                   r.images, r.loss, 100 * r.top1, 100 * r.top5, bf16 ? " (bf16)" : "");
+            if (bf16)
+                printf("fp32 on the same images: loss %.4f, top-1 %.2f%%, top-5 %.2f%%; bf16 minus fp32: top-1 %+.2f "
+                       "points, top-5 %+.2f\n", r32.loss, 100 * r32.top1, 100 * r32.top5, 100 * (r.top1 - r32.top1),
+                       100 * (r.top5 - r32.top5));
             printf("%5s  %-24s %8s %8s %8s\n", "class", "name", "images", "top-1", "top-1 %");
             for (int k = 0; k < r.classes; k++)
                 if (r.class_n[k])
@@ -555,8 +570,9 @@ int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
                            k < info.classes && info.class_names ? info.class_names[k] : "", r.class_n[k],
                            r.class_hits[k], 100.0 * r.class_hits[k] / r.class_n[k]);
         }
-        dse_eval_result_free(&r);
     }
+    dse_eval_result_free(&r);
+    dse_eval_result_free(&r32);
     free(info.class_names);
     dse_net_deinit(&net);
     return rc;
@@ -677,7 +693,9 @@ static int predict_run(const struct dse_opt_cmd *c, const struct dse_opt_args *a
             return fail(&err);
         }
     }
-    if ((rc = opt_fit(c->name, a, &in)) >= 0) return rc;
+    struct dse_model_device_opts dev;
+    if ((rc = opt_fit(c->name, a, &in)) >= 0 || (rc = opt_device(c->name, NULL, OPT(PRECISION), NULL, &dev)) >= 0)
+        return rc;
     if (dse_fs_check_input(OPT(CHECKPOINT), &err)) return fail(&err); /* a FIFO would block the open */
     for (int i = -1; i < n; i++)
         if (dse_fs_check_input(i < 0 ? a->pos[0] : img[i], &err)) return fail(&err);
@@ -691,7 +709,7 @@ static int predict_run(const struct dse_opt_cmd *c, const struct dse_opt_args *a
         rc = fail(&err);
         goto out;
     }
-    if (dse_model_new(&net, &mo, &m, &err) || dse_checkpoint_load(m, OPT(CHECKPOINT), &next, &it, &err)) {
+    if (dse_model_new_on(&net, &mo, &dev, &m, &err) || dse_checkpoint_load(m, OPT(CHECKPOINT), &next, &it, &err)) {
         rc = fail_net(&err, a->pos[0]);
         goto out;
     }

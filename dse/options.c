@@ -185,7 +185,8 @@ static const char usage_profile[] =
 
 static const char usage_eval[] =
     "usage: dse eval NET --checkpoint FILE [--data D] [--pack-cache DIR] [--max-pixels N] [--batch B]\n"
-    "                    [--threads T] [--limit-test N] [--input C,H,W] [--classes K] [--json]\n"
+    "                    [--threads T] [--limit-test N] [--input C,H,W] [--classes K] [--precision P]\n"
+    "                    [--json]\n"
     "\n"
     "A trained checkpoint on a dataset's test split (val/ for image folders and packs): test loss,\n"
     "top-1, top-5 and a per-class table (images, top-1 hits, accuracy, with the class names the\n"
@@ -207,7 +208,7 @@ static const char usage_compress[] =
 
 static const char usage_predict[] =
     "usage: dse predict NET --checkpoint FILE [--top K] [--max-pixels N] [--input C,H,W] [--classes K]\n"
-    "                       [--json] IMAGE...\n"
+    "                       [--precision P] [--json] IMAGE...\n"
     "\n"
     "The top-K classes (default %D{--top}) of each image with their probabilities, by a trained checkpoint\n"
     "of NET. An IMAGE is a JPEG, PNG, BMP, PPM, PGM, TIFF or WebP file, a folder (its image files by\n"
@@ -540,6 +541,8 @@ static const struct dse_opt_line lines_eval[] = {
     OWNB(LIMIT_TEST, "evaluate the first N test images", TRAIN(limit_test)),
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
+    OWN(PRECISION, "fp32 (default) or bf16: conv and fc in bf16 with fp32 sums (CPUs with\n"
+                   "AVX512-BF16); bf16 evaluates in fp32 too and reports the difference"),
     OWN(JSON, "print {\"loss\", \"top1\", \"top5\", \"images\", \"per_class\": [...]} instead"),
 };
 
@@ -549,6 +552,8 @@ static const struct dse_opt_line lines_predict[] = {
     MAX_PIXELS_LINE,
     OWN(INPUT, "fit NET otherwise than the checkpoint records (default: as it was trained)"),
     JOIN(CLASSES, NULL),
+    OWN(PRECISION, "fp32 (default) or bf16: conv and fc in bf16 with fp32 sums (CPUs with\n"
+                   "AVX512-BF16)"),
     OWN(JSON, "one JSON object per image: {\"image\", \"top\": [{\"class\", \"name\", \"p\"}]}"),
 };
 

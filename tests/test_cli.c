@@ -969,6 +969,46 @@ static int cmd_output(const char *cmd, char *buf, size_t size) {
  * (a .dsez, dse_dsez_write of a trained checkpoint shared here) decoded, as a float checkpoint, and dse eval (loss, top-1, top-5, per class; all but the
  * checkpoint's name) and dse predict of it print what they print of the file it came from, to
  * the digit; --out naming the file read is refused before anything is written. */
+/* dse eval --precision bf16 (issue #37 item 4): bf16's figures, float32's on the same images
+ * beside them and the difference, the float32 ones equal to a plain dse eval's; dse predict
+ * takes it too. Skipped where the CPU lacks AVX512-BF16 (the model refuses bf16 there). */
+void test_eval_bf16(void) {
+    const char *net = "tests/fuzz/tiny.cfg", *trained = "tests/fuzz/corpus/ckpt_load/epoch-1.ckpt";
+    static char a[16384], b[16384];
+    char cmd[1024];
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!__builtin_cpu_supports("avx512bf16")) {
+        printf("  skipped: no avx512_bf16\n");
+        return;
+    }
+#else
+    printf("  skipped: not x86-64\n");
+    return;
+#endif
+    snprintf(cmd, sizeof cmd, "%s eval %s --checkpoint %s --data fashion-mnist --limit-test 300 --json 2>/dev/null",
+             DSE_BINARY, net, trained);
+    CHECK_INT_EQ(cmd_output(cmd, a, sizeof a), 0);
+    snprintf(cmd, sizeof cmd, "%s eval %s --checkpoint %s --data fashion-mnist --limit-test 300 --json --precision bf16 "
+             "2>/dev/null", DSE_BINARY, net, trained);
+    CHECK_INT_EQ(cmd_output(cmd, b, sizeof b), 0);
+    const char *t32 = strstr(a, "\"top1\": "), *fp = strstr(b, "\"fp32\": {"), *d = strstr(b, "\"top1_minus_fp32\": ");
+    CHECK(t32 && fp && d && strstr(b, "\"precision\": \"bf16\""));
+    if (!t32 || !fp || !d) return;
+    const double top32 = strtod(t32 + 8, NULL), top16 = strtod(strstr(b, "\"top1\": ") + 8, NULL),
+                 inner = strtod(strstr(fp, "\"top1\": ") + 8, NULL), diff = strtod(d + 19, NULL);
+    CHECK(inner == top32);                      /* float32 on the same images: a plain eval's figure */
+    CHECK(fabs(diff - (top16 - top32)) < 1e-6); /* the difference is the two figures' */
+    CHECK(fabs(diff) <= 0.02);                  /* 300 images: bf16 moves a handful of predictions at most */
+    snprintf(cmd, sizeof cmd, "%s eval %s --checkpoint %s --limit-test 300 --precision bf16 2>/dev/null", DSE_BINARY,
+             net, trained);
+    CHECK_INT_EQ(cmd_output(cmd, b, sizeof b), 0);
+    CHECK(strstr(b, " (bf16)\nfp32 on the same images: ") != NULL && strstr(b, "bf16 minus fp32: top-1 ") != NULL);
+    snprintf(cmd, sizeof cmd, "%s predict %s --checkpoint %s --precision bf16 fashion-mnist:test:0 --json 2>/dev/null",
+             DSE_BINARY, net, trained);
+    CHECK_INT_EQ(cmd_output(cmd, b, sizeof b), 0);
+    CHECK(strstr(b, "\"top\": [") != NULL);
+}
+
 void test_export_ckpt(void) {
     const char *dir = tmpdir(), *net = "tests/fuzz/tiny.cfg", *trained = "tests/fuzz/corpus/ckpt_load/epoch-1.ckpt";
     static char a[16384], b[16384];
@@ -1174,6 +1214,7 @@ void test_compress(void) {
     X("cli-import-classes",       test_import_classes) \
     X("cli-import-onnx-finetune", test_import_onnx_finetune) \
     X("cli-export-ckpt",          test_export_ckpt) \
+    X("cli-eval-bf16",            test_eval_bf16) \
     X("cli-compress",             test_compress) \
     X("opts-recipe-real",         test_recipe_real) \
     X("opts-recipe-help",         test_recipe_help) \
