@@ -110,11 +110,13 @@ enum dse_status dse_search_resolve(struct dse_space *s, char *said, int said_siz
     if (s->search.strategy == DSE_SEARCH_AUTO) {
         char why[400];
         const enum dse_strategy to = dse_search_auto(s, budget, why, (int)sizeof why);
-        if ((st = dse_space_set_strategy(s, to, err))) return st;
         say(said, said_size, "search: strategy auto chose %s: %s\n", dse_strategy_str(to), why);
-        if (to != DSE_SEARCH_BO && s->search.min_top1_line)
+        if (to != DSE_SEARCH_BO && s->search.min_top1_line) { /* said, then dropped: nothing uses it */
             say(said, said_size, "search: min_top1 (line %d) is bo's reference; %s does not use it\n",
                 s->search.min_top1_line, dse_strategy_str(to));
+            s->search.min_top1_line = 0;
+        }
+        if ((st = dse_space_set_strategy(s, to, err))) return st;
     }
     if (s->search.strategy == DSE_SEARCH_EVOLUTION && budget > 0) {
         struct dse_evo_opts o;
@@ -128,11 +130,14 @@ enum dse_status dse_search_resolve(struct dse_space *s, char *said, int said_siz
             say(said, said_size, "search: evolution's population is %d: a third of the budget of %lld, within %d "
                 "to %d\n", o.pop, (long long)budget, DSE_EVO_POP_MIN, DSE_EVO_POP);
     }
-    if (s->search.strategy == DSE_SEARCH_BO)
-        say(said, said_size, s->search.min_top1_line ? "search: bo maximizes the hypervolume above top-1 %.4g "
+    if (s->search.strategy == DSE_SEARCH_BO) {
+        char v[40];
+        dse_fmt_shortest(v, sizeof v, s->search.min_top1, 0);
+        say(said, said_size, s->search.min_top1_line ? "search: bo maximizes the hypervolume above top-1 %s "
             "(min_top1)\n" : "search: bo values every result above the lowest top-1 it has seen; if only networks "
             "above some top-1 interest you, say so with min_top1 = 0.7 (say) in the search section: at small "
-            "budgets that pays (docs/space-format.md)\n", s->search.min_top1);
+            "budgets that pays (docs/space-format.md)\n%s", s->search.min_top1_line ? v : "");
+    }
     return DSE_OK;
 }
 
@@ -381,7 +386,7 @@ static void put_header(struct buf *b, const struct dse_space *s) {
     for (int i = 0; i < s->search.n_obj; i++) put(b, ",%s", dse_evo_cost_name((enum dse_evo_cost)s->search.obj[i]));
     if (s->search.budget_epochs) put(b, " budget_epochs=%lld", (long long)s->search.budget_epochs);
     if (s->search.budget_hours > 0) put(b, " budget_hours=%g", s->search.budget_hours);
-    if (s->search.min_top1_line) put(b, " min_top1=%.17g", s->search.min_top1);
+    if (s->search.strategy == DSE_SEARCH_BO && s->search.min_top1_line) put(b, " min_top1=%.17g", s->search.min_top1);
     put(b, "\n");
 }
 

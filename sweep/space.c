@@ -534,10 +534,13 @@ static enum dse_status read_search(struct ctx *cx, const config_setting_t *g, st
     if ((st = get_num(cx, g, "seed", 0, 4294967295.0, 1, &v, NULL))) return st;
     se->seed = (uint64_t)v;
     const config_setting_t *mt = config_setting_get_member(g, "min_top1");
-    if (mt && is_number(mt) && number(mt) > 1 && number(mt) <= 100)
+    if (mt && is_number(mt) && number(mt) > 1 && number(mt) < 100)
         return fail(cx, mt, "min_top1 is a fraction of the test images: %g%% is min_top1 = %g", number(mt),
                     number(mt) / 100);
     if ((st = get_num(cx, g, "min_top1", 0, 1, 0, &se->min_top1, &se->min_top1_line))) return st;
+    if (se->min_top1_line && se->min_top1 >= 1)
+        return fail(cx, mt, "min_top1 = 1 leaves no top-1 above it; expected 0 to less than 1 (0.7: networks "
+                    "above 70%% top-1 interest you)");
     const config_setting_t *ob = config_setting_get_member(g, "objectives");
     if (ob) {
         char names[200] = "";
@@ -601,6 +604,10 @@ enum dse_status dse_space_set_strategy(struct dse_space *s, enum dse_strategy st
     se->strategy = st;
     s->sample = s->file_sample, s->seed = s->file_seed;
     if (st == DSE_SEARCH_GRID) return DSE_OK; /* a budget in the file is for the other strategies */
+    if ((st == DSE_SEARCH_RANDOM || st == DSE_SEARCH_EVOLUTION) && se->min_top1_line)
+        return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->min_top1_line, "min_top1 applies to strategy \"bo\" "
+                           "(or \"auto\", where it chooses bo) only, and strategy \"%s\" would leave it unused: "
+                           "take it out of the search section, or search with bo", dse_strategy_str(st));
     const int hours_ok = dse_strategy_logged(st) || st == DSE_SEARCH_AUTO; /* auto never chooses random */
     if (!se->budget && !se->budget_epochs && !(hours_ok && se->budget_hours > 0))
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, se->line, "strategy \"%s\" needs a budget: search = { "

@@ -46,6 +46,9 @@ void test_bad_spaces(void) {
           "min_top1 = 0.745" },
         { "tests/bad_spaces/search_min_top1_range.cfg",
           "tests/bad_spaces/search_min_top1_range.cfg:4: min_top1 = -0.5 is out of range; expected 0 to 1" },
+        { "tests/bad_spaces/search_min_top1_one.cfg",
+          "tests/bad_spaces/search_min_top1_one.cfg:4: min_top1 = 1 leaves no top-1 above it; expected 0 to less than "
+          "1 (0.7: networks above 70% top-1 interest you)" },
         { "tests/bad_spaces/search_min_top1_evolution.cfg",
           "tests/bad_spaces/search_min_top1_evolution.cfg:4: min_top1 applies to strategy = \"bo\" (or \"auto\", "
           "where it chooses bo) only: the reference top-1 of the hypervolume bo maximizes" },

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # run.sh [BUILD]: the search benchmark of README.md here (issue #16, item 5).
 #  1. trains the table: every candidate of table.cfg (96) on Fashion-MNIST with `dse sweep`
 #     into results/table (about 40 minutes on 2 idle cores; resumes if interrupted) and
@@ -20,7 +20,7 @@
 # The second table (table2.cfg, 36 candidates x 2 seeds) is trained first where
 # results/table2.csv is missing, as the first.
 # Run from anywhere. BUILD: the build directory (default build).
-set -eu
+set -euo pipefail # a failure inside a { ... } | tee block stops the script too
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 here=experiments/search_bench
@@ -55,6 +55,23 @@ py=$(sh bench/torch_venv.sh) || { echo "optuna: could not install (pip or networ
         "$py" bench/optuna_replay.py "$out/table.csv" --seeds 5 --ref-quantile $q --budget 48 --sampler gp || true
         "$py" bench/surrogate_replay.py "$out/table.csv" --seeds 25 --ref-quantile $q || true
     done
+    echo "# proposer variants on the table (evolution only; pop, aging, strata: sweep/evolve.h)"
+    for v in "--pop 8" "--pop 16 --strata" "--pop 16 --aging"; do
+        echo "# $v"
+        "$build/search_replay" "$here/table.cfg" "$out/table.csv" --seeds 25 $v | grep -E "^name=search_replay_evolution"
+    done
+    "$build/search_replay" bench/large_space.cfg --analytic --seeds 11 --budget 1500 \
+        --curves "$cur/large_curves.csv"
+    echo "# the large space with noise (--noise 0.1), 25 seeds, budget 500"
+    "$build/search_replay" bench/large_space.cfg --analytic --seeds 25 --budget 500 --noise 0.1
+    echo "# proposer variants on the large space"
+    for v in "" "--strata" "--aging"; do
+        echo "# ${v:-default} (budget 500)"
+        "$build/search_replay" bench/large_space.cfg --analytic --seeds 11 --budget 500 $v | grep -E "^name=search_replay_evolution"
+    done
+} 2>&1 | tee "$out/replay.txt"
+{ # the second table: its own file
+    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -m) $(nproc) cores; the second table's block of $here/run.sh"
     for q in 0 0.5; do # the second table (36 candidates, top-1 the mean of 2 seeds), as the first
         "$build/search_replay" "$here/table2.cfg" "$out/table2.csv" --seeds 25 --ref-quantile $q \
             --strategy random,evolution,bo --target 0.99 --curves "$cur/table2_curves_q$q.csv"
@@ -71,21 +88,7 @@ py=$(sh bench/torch_venv.sh) || { echo "optuna: could not install (pip or networ
         grep -E "^name=search_replay_(random|bo) "
     "$build/search_replay" "$here/table2.cfg" "$out/table2.csv" --seeds 25 --strategy random,bo --target 0.99 \
         --workers 1 --dump "$cur/table2_dump_w1.csv" | grep -E "^name=search_replay_(random|bo) "
-    echo "# proposer variants on the table (evolution only; pop, aging, strata: sweep/evolve.h)"
-    for v in "--pop 8" "--pop 16 --strata" "--pop 16 --aging"; do
-        echo "# $v"
-        "$build/search_replay" "$here/table.cfg" "$out/table.csv" --seeds 25 $v | grep -E "^name=search_replay_evolution"
-    done
-    "$build/search_replay" bench/large_space.cfg --analytic --seeds 11 --budget 1500 \
-        --curves "$cur/large_curves.csv"
-    echo "# the large space with noise (--noise 0.1), 25 seeds, budget 500"
-    "$build/search_replay" bench/large_space.cfg --analytic --seeds 25 --budget 500 --noise 0.1
-    echo "# proposer variants on the large space"
-    for v in "" "--strata" "--aging"; do
-        echo "# ${v:-default} (budget 500)"
-        "$build/search_replay" bench/large_space.cfg --analytic --seeds 11 --budget 500 $v | grep -E "^name=search_replay_evolution"
-    done
-} 2>&1 | tee "$out/replay.txt"
+} 2>&1 | tee "$out/replay_table2.txt"
 python3 bench/plot_search.py "$cur/table_curves_q0.csv" "$out/table_hv.svg" --ymin 0.7 \
     --only random,evolution,optuna_nsga2,bo,bo_told \
     --title "Fashion-MNIST table (96): hypervolume of (top-1, params), reference at the lowest top-1"
