@@ -241,7 +241,7 @@ static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args 
             return bad_usage(c->name, "--precision '%s' is not fp32, tf32, fp16 or bf16", OPT(PRECISION));
         if (!gpus && o->plan.precision != DSE_CUDA_MATH_FP32)
             return bad_usage(c->name, "--precision %s needs --gpus; CPU sweeps compute in fp32 (bf16 on the CPU: "
-                             "dse train, bench)", OPT(PRECISION));
+                             "dse train, bench, profile, eval, predict)", OPT(PRECISION));
         o->set_precision = 1;
     }
     if (OPT(ALGOS) && !gpus)

@@ -32,6 +32,14 @@ static int opt_device(const char *cmd, const char *device, const char *precision
     return -1;
 }
 
+/* --precision of a command that runs on the CPU only (eval, predict): fp32 or bf16. -1: go on. */
+static int opt_cpu_precision(const char *cmd, const char *precision, struct dse_model_device_opts *d) {
+    memset(d, 0, sizeof *d);
+    if (!precision || !strcmp(precision, "fp32")) return -1;
+    if (!strcmp(precision, "bf16")) return d->math = DSE_CUDA_MATH_BF16, -1;
+    return bad_usage(cmd, "--precision '%s': this command runs on the CPU, in fp32 (default) or bf16", precision);
+}
+
 /* --conv with --precision bf16 on the CPU: the bf16 convs take their path by a rule
  * (engine/cpu/conv_bf16.c), not the float32 strategies --conv names; a usage error
  * rather than an option silently ignored. -1: go on. */
@@ -512,7 +520,7 @@ int cmd_eval(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     dse_train_opts_default(&o);
     if (!OPT(CHECKPOINT)) return bad_usage(c->name, "--checkpoint FILE is required%s", "");
     dse_opts_bind(c, a, &o); /* --batch, --threads, --limit-test */
-    if ((rc = opt_fit(c->name, a, &in)) >= 0 || (rc = opt_device(c->name, NULL, OPT(PRECISION), NULL, &o.dev)) >= 0)
+    if ((rc = opt_fit(c->name, a, &in)) >= 0 || (rc = opt_cpu_precision(c->name, OPT(PRECISION), &o.dev)) >= 0)
         return rc;
     const int bf16 = o.dev.math == DSE_CUDA_MATH_BF16;
     if (dse_checkpoint_info(OPT(CHECKPOINT), &info, &err)) return fail(&err);
@@ -694,7 +702,7 @@ static int predict_run(const struct dse_opt_cmd *c, const struct dse_opt_args *a
         }
     }
     struct dse_model_device_opts dev;
-    if ((rc = opt_fit(c->name, a, &in)) >= 0 || (rc = opt_device(c->name, NULL, OPT(PRECISION), NULL, &dev)) >= 0)
+    if ((rc = opt_fit(c->name, a, &in)) >= 0 || (rc = opt_cpu_precision(c->name, OPT(PRECISION), &dev)) >= 0)
         return rc;
     if (dse_fs_check_input(OPT(CHECKPOINT), &err)) return fail(&err); /* a FIFO would block the open */
     for (int i = -1; i < n; i++)

@@ -965,10 +965,6 @@ static int cmd_output(const char *cmd, char *buf, size_t size) {
     return pclose(p);
 }
 
-/* dse export --format ckpt (issue #35): the weights of a checkpoint, or of a compressed model
- * (a .dsez, dse_dsez_write of a trained checkpoint shared here) decoded, as a float checkpoint, and dse eval (loss, top-1, top-5, per class; all but the
- * checkpoint's name) and dse predict of it print what they print of the file it came from, to
- * the digit; --out naming the file read is refused before anything is written. */
 /* dse eval --precision bf16 (issue #37 item 4): bf16's figures, float32's on the same images
  * beside them and the difference, the float32 ones equal to a plain dse eval's; dse predict
  * takes it too. Skipped where the CPU lacks AVX512-BF16 (the model refuses bf16 there). */
@@ -996,6 +992,8 @@ void test_eval_bf16(void) {
     if (!t32 || !fp || !d) return;
     const double top32 = strtod(t32 + 8, NULL), top16 = strtod(strstr(b, "\"top1\": ") + 8, NULL),
                  inner = strtod(strstr(fp, "\"top1\": ") + 8, NULL), diff = strtod(d + 19, NULL);
+    const char *l16 = strstr(b, "\"loss\": "), *l32 = strstr(fp, "\"loss\": ");
+    CHECK(l16 && l32 && strtod(l16 + 8, NULL) != strtod(l32 + 8, NULL)); /* bf16 did run: another loss */
     CHECK(inner == top32);                      /* float32 on the same images: a plain eval's figure */
     CHECK(fabs(diff - (top16 - top32)) < 1e-6); /* the difference is the two figures' */
     CHECK(fabs(diff) <= 0.02);                  /* 300 images: bf16 moves a handful of predictions at most */
@@ -1009,6 +1007,10 @@ void test_eval_bf16(void) {
     CHECK(strstr(b, "\"top\": [") != NULL);
 }
 
+/* dse export --format ckpt (issue #35): the weights of a checkpoint, or of a compressed model
+ * (a .dsez, dse_dsez_write of a trained checkpoint shared here) decoded, as a float checkpoint, and dse eval (loss, top-1, top-5, per class; all but the
+ * checkpoint's name) and dse predict of it print what they print of the file it came from, to
+ * the digit; --out naming the file read is refused before anything is written. */
 void test_export_ckpt(void) {
     const char *dir = tmpdir(), *net = "tests/fuzz/tiny.cfg", *trained = "tests/fuzz/corpus/ckpt_load/epoch-1.ckpt";
     static char a[16384], b[16384];

@@ -40,7 +40,8 @@ int dse_cpu_bf16_amx_ok(void) {
 #ifdef DSE_CPU_HAS_AMX_CODE
     const char *on = getenv("DSE_CPU_BF16_AMX");
     if (!on || strcmp(on, "1") || dse_cpu_bf16_why()) return 0;
-    if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return 0;
+    /* cpuid and the OS's state (dse_cpu_features): clang 14's __builtin_cpu_supports knows no AMX */
+    if (!(dse_cpu_features() & DSE_CPU_AMX)) return 0;
     return tile_permission();
 #else
     return 0;
