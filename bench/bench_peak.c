@@ -65,30 +65,36 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static float dp_
 }
 #endif
 
-/* GFLOP/s of vdpbf16ps on one core, the best of reps (0 where the CPU lacks avx512_bf16). */
-static double bf16_peak(int reps) {
-    double best = 0.0;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (!__builtin_cpu_supports("avx512bf16")) return 0.0;
-    const long iters = FMA_ITERS / 2;
-    const double flops = 2.0 * 12 * 32 * (double)iters;
+/* GFLOP/s of fn(iters), which does `flops` floating-point operations, the best of reps. */
+static double best_gflops(float (*fn)(long), long iters, double flops, int reps) {
+    double best = 0.0;
     volatile float sink = 0.0f;
     for (int r = 0; r < reps; r++) {
         const double t0 = bench_now_ms();
-        sink += dp_bf16(iters);
+        sink += fn(iters);
         const double g = flops / ((bench_now_ms() - t0) * 1e6);
         best = g > best ? g : best;
     }
     (void)sink;
+    return best;
+}
+#endif
+
+/* GFLOP/s of vdpbf16ps on one core, the best of reps (0 where the CPU lacks avx512_bf16). */
+static double bf16_peak(int reps) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!__builtin_cpu_supports("avx512bf16")) return 0.0;
+    const long iters = FMA_ITERS / 2;
+    return best_gflops(dp_bf16, iters, 2.0 * 12 * 32 * (double)iters, reps);
 #else
     (void)reps;
+    return 0.0;
 #endif
-    return best;
 }
 
 /* GFLOP/s of the widest FMA this CPU runs, the best of reps; *isa names it. */
 static double fma_peak(int reps, const char **isa) {
-    double best = 0.0;
     *isa = "none";
 #if defined(__x86_64__) && defined(__GNUC__)
     const int w512 = __builtin_cpu_supports("avx512f"), w256 = __builtin_cpu_supports("avx2") &&
@@ -97,18 +103,11 @@ static double fma_peak(int reps, const char **isa) {
     *isa = w512 ? "avx512" : "avx2";
     const long iters = w512 ? FMA_ITERS / 2 : FMA_ITERS;
     const double flops = 2.0 * 12 * (w512 ? 16 : 8) * (double)iters; /* 12 chains */
-    volatile float sink = 0.0f;
-    for (int r = 0; r < reps; r++) {
-        const double t0 = bench_now_ms();
-        sink += w512 ? fma_avx512(iters) : fma_avx2(iters);
-        const double g = flops / ((bench_now_ms() - t0) * 1e6);
-        best = g > best ? g : best;
-    }
-    (void)sink;
+    return best_gflops(w512 ? fma_avx512 : fma_avx2, iters, flops, reps);
 #else
     (void)reps;
+    return 0.0;
 #endif
-    return best;
 }
 
 int main(int argc, char **argv) {
