@@ -34,10 +34,13 @@ static int opt_device(const char *cmd, const char *device, const char *precision
 
 /* --precision of a command that runs on the CPU only (eval, predict): fp32 or bf16. -1: go on. */
 static int opt_cpu_precision(const char *cmd, const char *precision, struct dse_model_device_opts *d) {
+    struct dse_err err = { 0 };
     memset(d, 0, sizeof *d);
-    if (!precision || !strcmp(precision, "fp32")) return -1;
-    if (!strcmp(precision, "bf16")) return d->math = DSE_CUDA_MATH_BF16, -1;
-    return bad_usage(cmd, "--precision '%s': this command runs on the CPU, in fp32 (default) or bf16", precision);
+    if (!precision) return -1;
+    if (dse_cuda_math_parse(precision, &d->math, &err) ||
+        (d->math != DSE_CUDA_MATH_FP32 && d->math != DSE_CUDA_MATH_BF16))
+        return bad_usage(cmd, "--precision '%s': this command runs on the CPU, in fp32 (default) or bf16", precision);
+    return -1;
 }
 
 /* --conv with --precision bf16 on the CPU: the bf16 convs take their path by a rule
