@@ -281,6 +281,161 @@ fail:
     exit(1);
 }
 
+/* ---- multi-fidelity: bo under --early-stop asha (--rungs FILE) ---------------------------- */
+
+/* One rung's table: every trainable candidate's top-1 after `epoch` of the schedule's `of`. */
+struct rung_table {
+    int     epoch, of;
+    double *top1;        /* [n]: NaN where unknown */
+    int64_t *bytes;      /* [n]: model size, asha's ranking's second objective */
+    char   (*id)[DSE_ID_SIZE]; /* [n]: the candidates' ids, asha's ranking's last tie-break */
+};
+
+/* FILE: CSV with columns index, epoch, top1 (experiments/search_bench/rung_table.py writes it
+ * from a sweep's candidate files: top-1 at that epoch, the mean over the replicates). */
+static int rung_load(const struct dse_space *s, const struct table *t, const char *path, struct rung_table *r) {
+    FILE *f = fopen(path, "r");
+    if (!f) return perror(path), -1;
+    char line[LINE_MAX_LEN], *field[FIELDS_MAX];
+    int ci = -1, ce = -1, ct = -1, lineno = 1;
+    r->epoch = 0, r->of = s->train.epochs;
+    r->top1 = malloc(sizeof *r->top1 * t->n), r->bytes = malloc(sizeof *r->bytes * t->n);
+    r->id = malloc(sizeof *r->id * t->n);
+    if (!r->top1 || !r->bytes || !r->id || !fgets(line, sizeof line, f))
+        return fprintf(stderr, "%s: empty (or out of memory)\n", path), fclose(f), -1;
+    int nf = csv_split(line, field, FIELDS_MAX);
+    for (int i = 0; i < nf; i++) {
+        if (!strcmp(field[i], "index")) ci = i;
+        if (!strcmp(field[i], "epoch")) ce = i;
+        if (!strcmp(field[i], "top1")) ct = i;
+    }
+    if (ci < 0 || ce < 0 || ct < 0) return fprintf(stderr, "%s:1: expected columns index, epoch, top1\n", path), fclose(f), -1;
+    for (uint64_t k = 0; k < t->n; k++) {
+        struct dse_mp mp;
+        r->top1[k] = NAN;
+        r->bytes[k] = (int64_t)llround(t->cost[k] * 1e6); /* model_mb (main refuses --rungs with another cost) */
+        dse_space_candidate(s, k, &mp);
+        dse_space_id(&mp, r->id[k]);
+    }
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        nf = csv_split(line, field, FIELDS_MAX);
+        char *e1, *e2, *e3;
+        unsigned long long k = nf > ci ? strtoull(field[ci], &e1, 10) : 0;
+        long ep = nf > ce ? strtol(field[ce], &e2, 10) : 0;
+        double v = nf > ct ? strtod(field[ct], &e3) : NAN;
+        if (nf <= ci || nf <= ce || nf <= ct || *e1 || *e2 || *e3 || k >= t->n || ep < 1 || ep >= r->of ||
+            (r->epoch && ep != r->epoch) || !(v >= 0 && v <= 1))
+            return fprintf(stderr, "%s:%d: expected index < %llu, one epoch in 1 .. %d for all rows, top1 in [0, 1]\n",
+                           path, lineno, (unsigned long long)t->n, r->of - 1), fclose(f), -1;
+        r->epoch = (int)ep;
+        r->top1[k] = (double)(float)v; /* as a record holds a per-epoch top-1 (and the search log has it) */
+    }
+    fclose(f);
+    for (uint64_t k = 0; k < t->n; k++)
+        if (!t->pruned[k] && isfinite(t->top1[k]) && !isfinite(r->top1[k]))
+            return fprintf(stderr, "%s: grid index %llu has a result in the table and none at the rung\n", path,
+                           (unsigned long long)k), -1;
+    return r->epoch ? 0 : (fprintf(stderr, "%s: no rows\n", path), -1);
+}
+
+/* One bo search under asha (one rung: r.epoch of r.of, --eta eta) as a sweep's one worker
+ * drives it (sweep/sweep_loop.c, sweep/asha.c, sweep/search.c): stops first, then a
+ * promotion (trained on to the end), then a fresh proposal trained to the rung; when none is
+ * left, a search step records the rung results and the final ones (top-1 null for a stopped
+ * one) in proposal order and proposes one more while the epochs spent (pending proposals at
+ * the rung's) plus the rung's fit budget_epochs, else closes the rung ("last") and ends once
+ * nothing is pending. full[0 .. return): the results of the full schedule, in recorded
+ * order; *proposed, *epochs: proposals made, epochs trained; order[0 .. *proposed) (may be
+ * NULL; room for the trainable candidates): the proposals in order. */
+struct mf_prop {
+    uint64_t k;
+    int      phase;     /* 0 fresh, 1 at the rung, 2 trained to the end, 3 stopped */
+    int      rung_rec, res_rec;
+};
+
+static int run_asha(const struct dse_space *s, const struct table *t, const struct rung_table *r,
+                    const struct dse_bo_opts *o0, int budget_epochs, int eta, struct dse_evo_result *full,
+                    int *proposed, int *epochs, uint64_t *order) {
+    struct dse_err err = { 0 };
+    char msg[600];
+    const int n_max = t->n_feasible + 1, E = r->of, R = r->epoch;
+    struct mf_prop *p = calloc((size_t)n_max, sizeof *p);
+    struct dse_evo_result *res = malloc(sizeof *res * (size_t)n_max);
+    struct dse_bo_partial *part = malloc(sizeof *part * (size_t)n_max);
+    uint64_t *excl = malloc(sizeof *excl * (size_t)n_max), *out = malloc(sizeof *out * (size_t)n_max);
+    double *top1 = malloc(sizeof *top1 * (size_t)n_max);
+    int64_t *bytes = malloc(sizeof *bytes * (size_t)n_max);
+    const char **ids = malloc(sizeof *ids * (size_t)n_max);
+    int *promoted = malloc(sizeof *promoted * (size_t)n_max), *promotable = malloc(sizeof *promotable * (size_t)n_max),
+        *at = malloc(sizeof *at * (size_t)n_max);
+    if (!p || !res || !part || !excl || !out || !top1 || !bytes || !ids || !promoted || !promotable || !at)
+        return fprintf(stderr, "search_replay: out of memory\n"), exit(1), 0;
+    struct dse_bo_opts o = *o0;
+    int n = 0, n_res = 0, n_part = 0, n_full = 0, closed = 0, got = 0;
+    *epochs = 0;
+    o.part = part;
+    /* the initial design at once, as dse_search_start makes it */
+    const int b = budget_epochs / E, first = dse_bo_n_init(b) < b ? dse_bo_n_init(b) : b;
+    o.n_part = 0;
+    if (dse_bo_propose(s, &o, NULL, 0, NULL, 0, first, out, &got, &err)) goto fail;
+    for (int i = 0; i < got; i++) p[n++] = (struct mf_prop){ .k = out[i] };
+    for (;;) {
+        /* the rung: reached by phases 1-3; closed once no proposal can come or is fresh */
+        int m = 0, fresh = 0;
+        for (int i = 0; i < n; i++) {
+            fresh += p[i].phase == 0;
+            if (p[i].phase == 0) continue;
+            at[m] = i, top1[m] = r->top1[p[i].k], bytes[m] = r->bytes[p[i].k], ids[m] = r->id[p[i].k];
+            promoted[m++] = p[i].phase == 2;
+        }
+        const int rung_closed = closed && !fresh;
+        dse_asha_promotable(m, top1, bytes, ids, promoted, eta, DSE_SWEEP_RANK_PARETO, rung_closed, promotable, NULL);
+        int acted = 0;
+        for (int j = 0; j < m && rung_closed; j++) /* stops first */
+            if (p[at[j]].phase == 1 && !promotable[j]) p[at[j]].phase = 3, acted = 1;
+        for (int j = 0; j < m && !acted; j++) /* then a promotion, trained to the end */
+            if (p[at[j]].phase == 1 && promotable[j]) p[at[j]].phase = 2, *epochs += E - R, acted = 1;
+        for (int i = 0; i < n && !acted; i++) /* then a fresh one, to the rung */
+            if (p[i].phase == 0) p[i].phase = 1, *epochs += R, acted = 1;
+        if (acted) continue;
+        /* the search step: rung results, then final ones, in proposal order */
+        int n_excl = 0, spent = 0;
+        for (int i = 0; i < n; i++) {
+            if (p[i].phase >= 1 && !p[i].rung_rec) {
+                part[n_part++] = (struct dse_bo_partial){ .index = p[i].k, .epoch = R, .of = E, .top1 = r->top1[p[i].k] };
+                p[i].rung_rec = 1;
+            }
+            if (p[i].phase >= 2 && !p[i].res_rec) {
+                res[n_res] = result_of(t, p[i].k, 0);
+                if (p[i].phase == 3) res[n_res].obj[0] = NAN;
+                else full[n_full++] = res[n_res];
+                n_res++, p[i].res_rec = 1;
+            }
+            if (!p[i].res_rec) excl[n_excl++] = p[i].k;
+            spent += p[i].phase == 2 ? E : R; /* final: what it trained; pending: to the rung */
+        }
+        if (!closed && spent + R <= budget_epochs) {
+            o.n_part = n_part;
+            if (dse_bo_propose(s, &o, res, n_res, excl, n_excl, 1, out, &got, &err)) goto fail;
+            if (got) {
+                p[n++] = (struct mf_prop){ .k = out[0] };
+                continue;
+            }
+        }
+        closed = 1;
+        if (!n_excl) break;
+    }
+    *proposed = n;
+    for (int i = 0; order && i < n; i++) order[i] = p[i].k;
+    free(p), free(res), free(part), free(excl), free(out), free(top1), free(bytes), free(ids), free(promoted),
+        free(promotable), free(at);
+    return n_full;
+fail:
+    fprintf(stderr, "search_replay: %s\n", dse_err_format(&err, msg, sizeof msg));
+    exit(1);
+}
+
 static int cmp_int(const void *a, const void *b) {
     int x = *(const int *)a, y = *(const int *)b;
     return (x > y) - (x < y);
@@ -365,6 +520,7 @@ static void usage(void) {
                     "                     [--cost NAME] [--target F] [--budget B] [--curves FILE]\n"
                     "                     [--ref-quantile Q | --ref COST,TOP1] [--dump FILE] [--noise SD]\n"
                     "                     [--aging] [--strata] [--bo-ref] [--strategy S[,S...]]\n"
+                    "                     [--rungs RUNG.csv [--eta N]]\n"
                     "S: random, evolution, bo, auto (what dse sweep chooses: dse_search_auto)\n"
                     "P: evolution's population (default: dse sweep's for the budget, dse_evo_pop_for_budget)\n");
 }
@@ -411,7 +567,8 @@ static int run_one(const struct dse_space *s, const struct table *t, int st, int
 
 int main(int argc, char **argv) {
     const char *space_path = NULL, *table_path = NULL, *curves_path = NULL, *dump_path = NULL,
-               *strategies = "random,evolution";
+               *strategies = "random,evolution", *rungs_path = NULL;
+    int eta = 2;
     int seeds = 25, pop = 0, workers = 2, budget = 0, analytic = 0, aging = 0, strata = 0, have_ref = 0, bo_ref = 0;
     double target = 0.95, ref_q = 0, noise = 0, user_ref[2] = { 0 };
     enum dse_evo_cost cost = (enum dse_evo_cost)dse_evo_cost_find("model_mb");
@@ -435,6 +592,8 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--curves")) curves_path = v;
             else if (!strcmp(a, "--dump")) dump_path = v;
             else if (!strcmp(a, "--strategy")) strategies = v;
+            else if (!strcmp(a, "--rungs")) rungs_path = v;
+            else if (!strcmp(a, "--eta")) eta = atoi(v);
             else if (!strcmp(a, "--ref")) {
                 char *end;
                 user_ref[0] = strtod(v, &end);
@@ -453,7 +612,8 @@ int main(int argc, char **argv) {
         else return usage(), 2;
     }
     if (!space_path || !table_path == !analytic || !(ref_q >= 0 && ref_q < 1) || (have_ref && ref_q > 0) ||
-        seeds < 1 || pop < 0 || workers < 1 || budget < 0 || !(target > 0 && target <= 1) || !(noise >= 0))
+        seeds < 1 || pop < 0 || workers < 1 || budget < 0 || !(target > 0 && target <= 1) || !(noise >= 0) ||
+        eta < 2 || (rungs_path && (analytic || noise > 0 || cost != (enum dse_evo_cost)dse_evo_cost_find("model_mb"))))
         return usage(), 2;
     int run[N_STRATEGIES] = { 0 };
     for (const char *p = strategies; *p;) {
@@ -554,7 +714,6 @@ int main(int argc, char **argv) {
     }
     double ms = bench_now_ms() - t0;
     if (cf) fclose(cf);
-    if (df) fclose(df);
 
     int med[N_STRATEGIES];
     /* evaluations to the target: each strategy's mean, and its saving against random search
@@ -658,6 +817,59 @@ int main(int argc, char **argv) {
             }
     }
     free(h), free(area), free(hvp);
+
+    /* multi-fidelity (--rungs): at each budget b, b x E epochs for random, bo (b candidates
+     * trained to the end) and bo under asha (as many proposals as fit, each first to the
+     * rung), one worker, the same seeds; scored on the results of the full schedule only */
+    struct rung_table rt = { 0 };
+    uint64_t *mf_order = malloc(sizeof *mf_order * t.n);
+    if (rungs_path && rung_load(&s, &t, rungs_path, &rt)) return 2;
+    for (int d = 0; rungs_path && d < 4; d++) {
+        const int b = (budget + divisors[d] / 2) / divisors[d], E = rt.of;
+        if (b < 1) continue;
+        double *hr = malloc(sizeof *hr * (size_t)seeds * 3), *np = malloc(sizeof *np * (size_t)seeds),
+               *nf = malloc(sizeof *nf * (size_t)seeds), *ne = malloc(sizeof *ne * (size_t)seeds);
+        for (int i = 0; i < seeds; i++) {
+            const uint64_t seed = 1 + (uint64_t)i;
+            int n = run_one(&s, &t, RANDOM, b, seed, pop, 1, aging, strata, cost, res);
+            hr[i] = dse_evo_hypervolume2(res, n, ref_top1, ref_cost) / hv_grid;
+            n = run_one(&s, &t, BO, b, seed, pop, 1, aging, strata, cost, res);
+            hr[seeds + i] = dse_evo_hypervolume2(res, n, ref_top1, ref_cost) / hv_grid;
+            struct dse_bo_opts bo;
+            dse_bo_opts_default(&bo);
+            bo.seed = seed, bo.budget = b, bo.cost = cost, bo.ref_top1 = bo_ref_top1;
+            int proposed, ep;
+            n = run_asha(&s, &t, &rt, &bo, b * E, eta, res, &proposed, &ep, mf_order);
+            if (df) /* the proposals, for same_search.py: strategy bo_asha_e<budget_epochs> */
+                for (int j = 0; j < proposed; j++)
+                    fprintf(df, "bo_asha_e%d,%d,%d,%llu\n", b * E, (int)seed, j + 1, (unsigned long long)mf_order[j]);
+            hr[2 * seeds + i] = dse_evo_hypervolume2(res, n, ref_top1, ref_cost) / hv_grid;
+            np[i] = proposed, nf[i] = n, ne[i] = ep;
+        }
+        for (int k = 0; k < 3; k++) {
+            static const char *const mf_names[3] = { "random", "bo", "bo_asha" };
+            double mean, sd, dm[2], dh[2], *diff = malloc(sizeof *diff * (size_t)seeds), pm, fm, em, x;
+            const double *hk = hr + (size_t)k * (size_t)seeds;
+            mean_sd(hk, seeds, &mean, &sd);
+            for (int y = 0; y < 2; y++) { /* paired against random (0) and bo (1) */
+                for (int i = 0; i < seeds; i++) diff[i] = hk[i] - hr[(size_t)y * (size_t)seeds + (size_t)i];
+                mean_sd(diff, seeds, &dm[y], &x);
+                dh[y] = seeds > 1 ? t975(seeds - 1) * x / sqrt(seeds) : 0;
+            }
+            mean_sd(np, seeds, &pm, &x), mean_sd(nf, seeds, &fm, &x), mean_sd(ne, seeds, &em, &x);
+            printf("name=search_replay_mf strategy=%s%s budget=%d budget_epochs=%d rung=%d/%d eta=%d hv_mean=%.4f "
+                   "hv_sd=%.4f diff_random=%+.4f diff_random_ci_lo=%+.4f diff_random_ci_hi=%+.4f diff_bo=%+.4f "
+                   "diff_bo_ci_lo=%+.4f diff_bo_ci_hi=%+.4f proposed_mean=%.2f trained_full_mean=%.2f "
+                   "epochs_mean=%.2f\n", k == 0 ? "random" : isfinite(bo_ref_top1) ? "bo_told" : mf_names[k],
+                   k == 2 ? (isfinite(bo_ref_top1) ? "_asha" : "") : "", b, b * E, rt.epoch, E, eta, mean, sd, dm[0],
+                   dm[0] - dh[0], dm[0] + dh[0], dm[1], dm[1] - dh[1], dm[1] + dh[1], k == 2 ? pm : b,
+                   k == 2 ? fm : b, k == 2 ? em : (double)b * E);
+            free(diff);
+        }
+        free(hr), free(np), free(nf), free(ne);
+    }
+    free(rt.top1), free(rt.bytes), free(rt.id), free(mf_order);
+    if (df) fclose(df);
     for (int st = 0; st < N_STRATEGIES; st++) free(need[st]), free(hv_at[st]);
     free(all), free(res), free(t.top1), free(t.cost), free(t.pruned);
     dse_space_free(&s);

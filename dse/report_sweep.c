@@ -661,8 +661,11 @@ static int write_md_search(FILE *f, const struct dse_sweep_view *s) {
     struct search_view v;
     search_view_load(s, &v);
     if (!v.lg.gen) return 0;
-    fprintf(f, "\n## Search\n\nEvolution (search/log-%" PRId64 "): %d proposed, %d results recorded%s.\n", v.lg.gen,
-            v.lg.n_prop, v.lg.n_res, v.lg.ended ? ", ended" : "");
+    char rungs[80] = "";
+    if (v.lg.n_part) snprintf(rungs, sizeof rungs, " and %d at asha's rungs (its model's too)", v.lg.n_part);
+    fprintf(f, "\n## Search\n\n%s (search/log-%" PRId64 "): %d proposed, %d results recorded%s%s.\n",
+            !strcmp(v.lg.strategy, "bo") ? "Cost-aware Bayesian optimization, bo" : "Evolution", v.lg.gen, v.lg.n_prop,
+            v.lg.n_res, rungs, v.lg.ended ? ", ended" : v.lg.closed ? ", no more proposals" : "");
     int oom = 0;
     if (v.hv) {
         char b[64];

@@ -14,6 +14,7 @@
 
 #include "base/fs.h"
 #include "sweep/json_read.h"
+#include "sweep/search.h"
 
 /* The candidates that have reached rung k so far: unpruned, promoted from rung k - 1 (any, for
  * rung 0), with a finite top-1 at the rung's epoch. Their indices into recs go to idx[], their
@@ -89,13 +90,18 @@ enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, 
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto done;
     }
+    /* a search (bo) adds candidates to the first rung until its log says no more will come */
+    struct dse_search_log lg;
+    if ((st = dse_search_read(dir, &lg, err))) goto done;
+    const int more = lg.gen && !lg.closed;
+    dse_search_log_free(&lg);
     for (int k = 0; k < p->n_rungs && !st; k++) {
         struct dse_rung *r = &rungs[k];
         dse_rung_deinit(r);
         r->epoch = p->rungs[k];
         if ((st = read_promotions(dir, k, r, err))) break;
         /* closed: nobody can reach the rung any more */
-        int closed = k == 0 || (rungs[k - 1].decided && rungs[k - 1].n_promotable == 0);
+        int closed = k == 0 ? !more : rungs[k - 1].decided && rungs[k - 1].n_promotable == 0;
         for (int i = 0; i < n && closed; i++) {
             const struct dse_rec *c = recs[i];
             /* running: dse report's view marks a leased pending record so */

@@ -269,6 +269,7 @@ struct ctx {
     struct cand             *pool;      /* sorted by cost, then index */
     int                      n_pool;
     int                      d;         /* features */
+    int                      mf;        /* 1: the fidelity feature, at d - 3 (partial results given) */
     int                     *place[DSE_AX_COUNT];    /* numeric axes: a position's place in value order */
     int                      col[DSE_AX_COUNT];      /* first feature of each varied axis; -1: not varied */
     double                   lp_lo, lp_hi, lf_lo, lf_hi;
@@ -361,6 +362,7 @@ static void features(const struct ctx *c, const struct cand *x, double *f) {
         if (dse_evo_axis_numeric(a)) f[c->col[a]] = (double)c->place[a][pos[a]] / (n - 1);
         else f[c->col[a] + pos[a]] = 1;
     }
+    if (c->mf) f[c->d - 3] = 1; /* full fidelity; a partial result's point sets its own */
     f[c->d - 2] = c->lp_hi > c->lp_lo ? (x->lp - c->lp_lo) / (c->lp_hi - c->lp_lo) : 0;
     f[c->d - 1] = c->lf_hi > c->lf_lo ? (x->lf - c->lf_lo) / (c->lf_hi - c->lf_lo) : 0;
 }
@@ -423,6 +425,7 @@ struct model {
     double *top1, *cost;   /* [cap]: the front's points, in top-1's units */
     double  mean, scale;   /* top-1 = trend + scale x y, */
     double  slope, lp_bar; /* trend = mean + slope x (log params feature - lp_bar) */
+    double  fslope, f_bar; /*         + fslope x (fidelity - f_bar) (multi-fidelity) */
     double *ell;           /* [d]: length scales */
     double  g, sf2;
     double *l, *alpha, *kv; /* [(n - from)^2], [n - from], [n - from] */
@@ -430,7 +433,8 @@ struct model {
 
 /* The model's prior mean of top-1 at features f. */
 static double model_trend(const struct ctx *c, const struct model *m, const double *f) {
-    return m->mean + m->slope * (f[c->d - 2] - m->lp_bar);
+    const double t = m->mean + m->slope * (f[c->d - 2] - m->lp_bar);
+    return c->mf ? t + m->fslope * (f[c->d - 3] - m->f_bar) : t;
 }
 
 static void model_free(struct model *m) {
@@ -485,9 +489,21 @@ static int model_fit(const struct ctx *c, struct model *m) {
      * 96-candidate table's hypervolume at budget 10 there, test_sweep bo-table) */
     for (int i = 0; i < n; i++) sum += t[i], lsum += x[(size_t)i * (size_t)d + (size_t)d - 2];
     m->mean = sum / n, m->lp_bar = lsum / n;
+    m->fslope = m->f_bar = 0;
+    if (c->mf) { /* multi-fidelity: first a line in the fidelity (more epochs, not a lower top-1) */
+        double fsum = 0, fxx = 0, fxy = 0;
+        for (int i = 0; i < n; i++) fsum += x[(size_t)i * (size_t)d + (size_t)d - 3];
+        m->f_bar = fsum / n;
+        for (int i = 0; i < n; i++) {
+            const double df = x[(size_t)i * (size_t)d + (size_t)d - 3] - m->f_bar;
+            fxx += df * df, fxy += df * (t[i] - m->mean);
+        }
+        m->fslope = fxx > 0 && fxy > 0 ? fxy / fxx : 0;
+    }
     for (int i = 0; i < n; i++) {
-        const double dl = x[(size_t)i * (size_t)d + (size_t)d - 2] - m->lp_bar;
-        sxx += dl * dl, sxy += dl * (t[i] - m->mean);
+        const double *xi = x + (size_t)i * (size_t)d, dl = xi[d - 2] - m->lp_bar;
+        const double r = c->mf ? t[i] - m->mean - m->fslope * (xi[d - 3] - m->f_bar) : t[i] - m->mean;
+        sxx += dl * dl, sxy += dl * r;
     }
     m->slope = isfinite(c->o->ref_top1) && sxx > 0 && sxy > 0 ? sxy / sxx : 0;
     for (int i = 0; i < n; i++) {
@@ -513,7 +529,7 @@ enum dse_status dse_bo_propose(const struct dse_space *s, const struct dse_bo_op
                                const struct dse_evo_result *res, int n_res, const uint64_t *excl, int n_excl, int k,
                                uint64_t *out, int *n_out, struct dse_err *err) {
     *n_out = 0;
-    if (k < 0 || n_res < 0 || n_excl < 0 || o->n_init < 0 || o->budget < 0 || (int)o->cost < 0 ||
+    if (k < 0 || n_res < 0 || n_excl < 0 || o->n_part < 0 || o->n_init < 0 || o->budget < 0 || (int)o->cost < 0 ||
         o->cost >= DSE_EVO_COST_COUNT || dse_evo_cost_measured(o->cost))
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0,
                            "bo: k %d, n_init %d, budget %lld, cost %d: expected k >= 0, n_init >= 0, budget >= 0 "
@@ -526,6 +542,12 @@ enum dse_status dse_bo_propose(const struct dse_space *s, const struct dse_bo_op
         if (res[r].index >= s->count)
             return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "result %d: grid index %llu past the grid (%llu)", r,
                                (unsigned long long)res[r].index, (unsigned long long)s->count);
+    for (int r = 0; r < o->n_part; r++)
+        if (o->part[r].index >= s->count || o->part[r].epoch < 1 || o->part[r].epoch >= o->part[r].of)
+            return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "partial result %d: grid index %llu (grid %llu), epoch "
+                               "%d of %d: expected an index in the grid and 1 <= epoch < of", r,
+                               (unsigned long long)o->part[r].index, (unsigned long long)s->count, o->part[r].epoch,
+                               o->part[r].of);
     for (int r = 0; r < n_excl; r++)
         if (excl[r] >= s->count)
             return dse_err_set(err, DSE_ERR_CONFIG, s->path, 0, "exclusion %d: grid index %llu past the grid (%llu)",
@@ -557,13 +579,14 @@ enum dse_status dse_bo_propose(const struct dse_space *s, const struct dse_bo_op
             goto done;
         }
     }
-    c.d += 2; /* log params, log FLOPs */
+    c.mf = o->n_part > 0;
+    c.d += c.mf + 2; /* the fidelity, log params, log FLOPs */
     /* the stream: results and exclusions so far, so each call draws afresh */
     dse_pcg32_seed(&c.rng, o->seed, ((uint64_t)n_res << 32 ^ (uint64_t)n_excl) * 0x9e3779b97f4a7c15ULL ^ 0xb0);
     if ((st = pool_build(&c))) goto done;
 
     /* the usable results: the model's points and the front */
-    m.cap = n_res + k;
+    m.cap = n_res + o->n_part + k;
     m.x = malloc(sizeof *m.x * (size_t)m.cap * (size_t)c.d);
     m.y = malloc(sizeof *m.y * (size_t)m.cap);
     m.ell = malloc(sizeof *m.ell * (size_t)c.d);
@@ -577,10 +600,11 @@ enum dse_status dse_bo_propose(const struct dse_space *s, const struct dse_bo_op
     scratch = malloc(sizeof *scratch * 2 * (size_t)m.cap);
     front.t = malloc(sizeof *front.t * (size_t)m.cap);
     front.c = malloc(sizeof *front.c * (size_t)m.cap);
-    struct cand *rc = malloc(sizeof *rc * (size_t)(n_res ? n_res : 1));
+    struct cand *rc = malloc(sizeof *rc * (size_t)(n_res + o->n_part ? n_res + o->n_part : 1));
+    double *fid = malloc(sizeof *fid * (size_t)(n_res + o->n_part ? n_res + o->n_part : 1)); /* each point's */
     if (!m.x || !m.ell || !m.y || !m.top1 || !m.cost || !m.l || !m.alpha || !m.kv || !fq || !scratch || !front.t || !front.c ||
-        !rc) {
-        free(rc);
+        !rc || !fid) {
+        free(rc), free(fid);
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto done;
     }
@@ -590,12 +614,26 @@ enum dse_status dse_bo_propose(const struct dse_space *s, const struct dse_bo_op
         if (!isfinite(res[r].obj[0])) continue; /* seen, not in the model */
         int u = analyze(&c, res[r].index, &rc[n_rc]);
         if (u < 0) {
-            free(rc);
+            free(rc), free(fid);
             st = err->code;
             goto done;
         }
         if (!isfinite(rc[n_rc].cost)) continue;
+        fid[n_rc] = 1;
         m.top1[n_rc++] = res[r].obj[0];
+    }
+    const int n_full = n_rc; /* then the partial results: the model's, not the front's */
+    for (int r = 0; r < o->n_part; r++) {
+        if (!isfinite(o->part[r].top1)) continue;
+        int u = analyze(&c, o->part[r].index, &rc[n_rc]);
+        if (u < 0) {
+            free(rc), free(fid);
+            st = err->code;
+            goto done;
+        }
+        if (!isfinite(rc[n_rc].cost)) continue;
+        fid[n_rc] = (double)o->part[r].epoch / o->part[r].of;
+        m.top1[n_rc++] = o->part[r].top1;
     }
     double max_cost = -INFINITY;
     for (int q = 0; q < c.n_pool + n_rc; q++) {
@@ -606,13 +644,20 @@ enum dse_status dse_bo_propose(const struct dse_space *s, const struct dse_bo_op
         if (x->lf > c.lf_hi) c.lf_hi = x->lf;
         if (x->cost > max_cost) max_cost = x->cost;
     }
-    for (int i = 0; i < n_rc; i++) features(&c, &rc[i], m.x + (size_t)i * (size_t)c.d), m.cost[i] = rc[i].cost;
-    free(rc);
+    for (int i = 0; i < n_rc; i++) {
+        double *f = m.x + (size_t)i * (size_t)c.d;
+        features(&c, &rc[i], f);
+        m.cost[i] = i < n_full ? rc[i].cost : INFINITY; /* a partial result is never on the front */
+        if (c.mf) f[c.d - 3] = fid[i];
+    }
+    free(rc), free(fid);
     m.n = n_rc;
     m.from = n_rc > DSE_BO_MODEL_MAX ? n_rc - DSE_BO_MODEL_MAX : 0;
     front.ref_c = max_cost > 0 ? max_cost * 1.01 : max_cost + 1e-9;
     front.ref_t = INFINITY;
-    for (int i = 0; i < m.n; i++)
+    for (int i = 0; i < n_full; i++)
+        if (m.top1[i] < front.ref_t) front.ref_t = m.top1[i];
+    for (int i = n_full; i < m.n && !n_full; i++) /* before any full result: the rungs' lowest */
         if (m.top1[i] < front.ref_t) front.ref_t = m.top1[i];
     if (isfinite(o->ref_top1)) front.ref_t = o->ref_top1;
     const int model = m.n - m.from >= 2 && !model_fit(&c, &m);

@@ -52,9 +52,16 @@
  *   - until at least two usable results are known, proposals past n0 are drawn from the
  *     strata again (place modulo n0); when no candidate's improvement is above zero (far
  *     underflow), the one with the highest mean + 2 sd above the front at its cost wins.
- * Results of successive halving's rungs are not fed to the model: a search with a
- * strategy that logs proposals trains each to the full budget, as evolution does
- * (dse_worker_plan_supported refuses --early-stop with them).
+ *   - multi-fidelity (--early-stop asha): results at a rung of asynchronous successive
+ *     halving (opts.part: a proposal's top-1 after fewer epochs than the schedule's, one per
+ *     rung it reached) are points of the model too, with one feature more, the fidelity
+ *     epoch / epochs (1 for a full result), its own length scale, and the prior mean a line
+ *     in it (slope at least 0, by least squares, before the log params line): the model
+ *     learns from a candidate that asha stops, and from one still waiting at a rung, how
+ *     good it would have been. Predictions, the front and the reference are at full
+ *     fidelity only (a rung's top-1 never enters the front; the reference is the lowest
+ *     full result's, or the lowest rung result's before any). With no partial results the
+ *     model has no fidelity feature: the proposals are those of a search without them.
  *
  * Determinism: all randomness (the pool of a large grid, the draws within strata) comes
  * from one PCG32 seeded with the seed, on a stream chosen by the number of results and of
@@ -70,6 +77,14 @@
 
 #include "sweep/evolve.h"
 
+/* A result at lower fidelity: top-1 after `epoch` of the schedule's `of` epochs (a rung of
+ * --early-stop asha; 1 <= epoch < of), of a proposal still training, waiting or stopped. */
+struct dse_bo_partial {
+    uint64_t index;
+    int      epoch, of;
+    double   top1;
+};
+
 struct dse_bo_opts {
     uint64_t          seed;
     int64_t           budget;  /* candidates the search will train; sizes the initial design
@@ -80,9 +95,11 @@ struct dse_bo_opts {
     double            ref_top1; /* the reference top-1 of the hypervolume the search is
                                    judged by, when the user knows it (a top-1 below which a
                                    candidate is worth nothing); NaN: the lowest recorded */
+    const struct dse_bo_partial *part; /* results at lower fidelity, in recorded order */
+    int               n_part;
 };
 
-/* seed 1, budget 0, n_init 0, cost params, ref_top1 NaN. */
+/* seed 1, budget 0, n_init 0, cost params, ref_top1 NaN, no partial results. */
 void dse_bo_opts_default(struct dse_bo_opts *o);
 
 /* max(3, min(budget / 4, 8)); 8 for budget 0 (unknown). */

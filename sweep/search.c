@@ -22,6 +22,7 @@
 void dse_search_log_free(struct dse_search_log *lg) {
     free(lg->prop);
     free(lg->res);
+    free(lg->part);
     free(lg->text);
     memset(lg, 0, sizeof *lg);
 }
@@ -150,11 +151,12 @@ void dse_search_bo_opts(const struct dse_space *s, struct dse_bo_opts *o) {
 }
 
 enum dse_status dse_search_propose(const struct dse_space *s, const struct dse_evo_result *res, int n_res,
-                                   const uint64_t *excl, int n_excl, int k, uint64_t *out, int *n_out,
-                                   struct dse_err *err) {
+                                   const struct dse_bo_partial *part, int n_part, const uint64_t *excl, int n_excl,
+                                   int k, uint64_t *out, int *n_out, struct dse_err *err) {
     if (s->search.strategy == DSE_SEARCH_BO) {
         struct dse_bo_opts o;
         dse_search_bo_opts(s, &o);
+        o.part = part, o.n_part = n_part;
         return dse_bo_propose(s, &o, res, n_res, excl, n_excl, k, out, n_out, err);
     }
     struct dse_evo_opts o;
@@ -189,10 +191,19 @@ static enum dse_status bad_line(struct dse_err *err, const char *path, int line,
     return dse_err_set(err, DSE_ERR_CONFIG, path, line, "%s; expected the search log of docs/sweep-dir.md", what);
 }
 
+/* Room for twice *cap (64 at first) elements of size at *p. -1 if out of memory. */
+static int grow(void **p, int *cap, size_t size) {
+    const int c = *cap ? *cap * 2 : 64;
+    void *q = realloc(*p, size * (size_t)c);
+    if (!q) return -1;
+    *p = q, *cap = c;
+    return 0;
+}
+
 /* Parse text (the log of gen) into lg. */
 static enum dse_status parse(const char *path, char *text, size_t len, int64_t gen, struct dse_search_log *lg,
                              struct dse_err *err) {
-    int line = 0, cap_p = 0, cap_r = 0;
+    int line = 0, cap_p = 0, cap_r = 0, cap_q = 0;
     memset(lg, 0, sizeof *lg);
     lg->gen = gen, lg->text = text, lg->len = len;
     for (char *p = text; p && *p; line++) {
@@ -204,6 +215,10 @@ static enum dse_status parse(const char *path, char *text, size_t len, int64_t g
         int n;
         if (line == 0) {
             if (strncmp(p, "dse-search-1 ", 13)) return bad_line(err, path, 1, "not a dse-search-1 log");
+            size_t w = strcspn(p + 13, " ");
+            if (w >= sizeof lg->strategy) return bad_line(err, path, 1, "a strategy's name too long");
+            memcpy(lg->strategy, p + 13, w);
+            lg->strategy[w] = '\0';
             const char *o = strstr(p, " objectives=top1"); /* put_header's format */
             if (!o) return bad_line(err, path, 1, "no objectives=top1,... in the header");
             const char *pp = strstr(p, " pop=");
@@ -215,15 +230,31 @@ static enum dse_status parse(const char *path, char *text, size_t len, int64_t g
                 lg->cost[lg->n_cost][k] = '\0';
                 o += k;
             }
-        } else if (!strncmp(p, "step ", 5) || !strncmp(p, "end ", 4)) {
+        } else if (!strncmp(p, "step ", 5) || !strncmp(p, "end ", 4) || !strncmp(p, "last ", 5)) {
             lg->ended |= p[0] == 'e';
+            if (p[0] == 'l' && !lg->closed) lg->closed = strcmp(p, "last exhausted") ? 1 : 2;
+            if (p[0] == 'e' && !lg->closed) lg->closed = 1;
+        } else if (!strncmp(p, "rung ", 5)) { /* rung ID INDEX EPOCH OF TOP1 */
+            int epoch, of, k = -1;
+            char *end;
+            if (sscanf(p, "rung %63s %llu %d %d%n", id, &idx, &epoch, &of, &n) != 4 || p[n] != ' ')
+                return bad_line(err, path, line + 1, "a rung line that is not rung ID INDEX EPOCH OF TOP1");
+            double t = strtod(p + n + 1, &end);
+            for (int i = 0; i < lg->n_prop && k < 0; i++)
+                if (!strcmp(lg->prop[i].id, id)) k = i;
+            if (*end || end == p + n + 1 || !isfinite(t) || k < 0 || lg->prop[k].recorded || lg->prop[k].index != idx ||
+                epoch < 1 || epoch >= of)
+                return bad_line(err, path, line + 1, "a rung result of no pending proposal, or not at a rung below the "
+                                "schedule's epochs");
+            for (int i = 0; i < lg->n_part; i++)
+                if (lg->part[i].index == idx && lg->part[i].epoch == epoch)
+                    return bad_line(err, path, line + 1, "a rung result recorded twice");
+            if (lg->n_part == cap_q && grow((void **)&lg->part, &cap_q, sizeof *lg->part))
+                return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+            lg->part[lg->n_part++] = (struct dse_bo_partial){ .index = idx, .epoch = epoch, .of = of, .top1 = t };
         } else if (sscanf(p, "propose %63s %llu%n", id, &idx, &n) == 2 && !p[n] && dse_space_id_valid(id)) {
-            if (lg->n_prop == cap_p) {
-                cap_p = cap_p ? cap_p * 2 : 64;
-                void *q = realloc(lg->prop, sizeof *lg->prop * (size_t)cap_p);
-                if (!q) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-                lg->prop = q;
-            }
+            if (lg->n_prop == cap_p && grow((void **)&lg->prop, &cap_p, sizeof *lg->prop))
+                return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
             struct dse_search_prop *pr = &lg->prop[lg->n_prop++];
             memset(pr, 0, sizeof *pr);
             dse_strlcpy(pr->id, id, sizeof pr->id);
@@ -234,12 +265,8 @@ static enum dse_status parse(const char *path, char *text, size_t len, int64_t g
                 if (!strcmp(lg->prop[i].id, id)) k = i;
             if (k < 0 || lg->prop[k].recorded || lg->prop[k].index != idx)
                 return bad_line(err, path, line + 1, "a result of no proposal, or recorded twice");
-            if (lg->n_res == cap_r) {
-                cap_r = cap_r ? cap_r * 2 : 64;
-                void *q = realloc(lg->res, sizeof *lg->res * (size_t)cap_r);
-                if (!q) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-                lg->res = q;
-            }
+            if (lg->n_res == cap_r && grow((void **)&lg->res, &cap_r, sizeof *lg->res))
+                return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
             struct dse_evo_result *r = &lg->res[lg->n_res++];
             memset(r, 0, sizeof *r);
             r->index = idx;
@@ -256,7 +283,7 @@ static enum dse_status parse(const char *path, char *text, size_t len, int64_t g
             if (*q) return bad_line(err, path, line + 1, "a result line does not end after its objectives");
             lg->prop[k].recorded = 1;
         } else {
-            return bad_line(err, path, line + 1, "a line that is none of step, propose, result, end");
+            return bad_line(err, path, line + 1, "a line that is none of step, propose, rung, result, last, end");
         }
         p = nl + 1;
     }
@@ -399,11 +426,24 @@ int64_t dse_search_budget_candidates(const struct dse_space *s) {
     return n == INT64_MAX ? 0 : n;
 }
 
+/* plan's rungs when it is asha's (0: none). */
+static int asha_rungs(const struct dse_sweep_plan *plan) {
+    return plan && plan->halving == DSE_SWEEP_HALVING_ASHA ? plan->n_rungs : 0;
+}
+
+/* With asha: the epochs a candidate that has trained `done` is training to (or waits at):
+ * the first rung at or past done, else the schedule's end. */
+static int next_rung(const struct dse_sweep_plan *plan, int done) {
+    for (int k = 0; k < plan->n_rungs; k++)
+        if (plan->rungs[k] >= done) return plan->rungs[k];
+    return plan->epochs;
+}
+
 /* What the proposals of lg have spent, replicates included, as rec_of knows their records:
  * *epochs, each record's planned epochs (epochs done where it has ended; the space's
  * train.epochs where nothing is known yet), so that a proposal is made only when its
  * epochs fit; *seconds, training time so far. */
-static void budget_spent(const struct dse_space *s, const struct dse_search_log *lg,
+static void budget_spent(const struct dse_space *s, const struct dse_search_log *lg, const struct dse_sweep_plan *plan,
                          const struct dse_rec *(*rec_of)(void *arg, const char *id), void *arg, int64_t *epochs,
                          double *seconds) {
     *epochs = 0, *seconds = 0;
@@ -415,6 +455,7 @@ static void budget_spent(const struct dse_space *s, const struct dse_search_log 
             const struct dse_rec *r = rec_of(arg, id);
             int e = s->train.epochs;
             if (r && dse_rec_final(r)) e = r->epochs_done;
+            else if (asha_rungs(plan)) e = next_rung(plan, r ? r->n_epochs : 0);
             else if (r && r->epochs_planned > e) e = r->epochs_planned;
             *epochs += e;
             if (r && r->train_seconds > 0) *seconds += r->train_seconds;
@@ -436,7 +477,7 @@ enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int
         struct buf add = { 0 };
         int won;
         if (!out) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-        st = dse_search_propose(s, NULL, 0, NULL, 0, k, out, &n, err);
+        st = dse_search_propose(s, NULL, 0, NULL, 0, NULL, 0, k, out, &n, err);
         struct dse_search_log empty = { 0 };
         put_header(&add, s);
         put(&add, "step 1\n");
@@ -460,13 +501,13 @@ enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int
     return st;
 }
 
-enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
+enum dse_status dse_search_step(const struct dse_space *s, const char *dir, const struct dse_sweep_plan *plan,
                                 const struct dse_rec *(*rec_of)(void *arg, const char *id), void *arg,
                                 int *changed, char *what, int what_size, struct dse_err *err) {
     struct dse_search_log lg;
     enum dse_status st;
     struct buf add = { 0 };
-    char said[160] = "";
+    char said[300] = "";
     *changed = 0;
     if (what && what_size > 0) what[0] = '\0';
     if ((st = dse_search_read(dir, &lg, err))) return st;
@@ -477,17 +518,43 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
     /* results: the log's, then those newly final, in the proposals' order */
     struct dse_evo_result *res = malloc(sizeof *res * (size_t)(lg.n_prop + 1));
     uint64_t *excl = malloc(sizeof *excl * (size_t)(lg.n_prop + 1));
-    if (!res || !excl) {
-        free(res), free(excl);
+    const int n_rungs = s->replicates == 1 ? asha_rungs(plan) : 0; /* asha with replicates is refused */
+    struct dse_bo_partial *part = malloc(sizeof *part * (size_t)(lg.n_part + lg.n_prop * n_rungs + 1));
+    if (!res || !excl || !part) {
+        free(res), free(excl), free(part);
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto out;
     }
-    int n_res = lg.n_res, n_excl = 0, newly = 0;
+    int n_res = lg.n_res, n_excl = 0, newly = 0, n_part = lg.n_part, rungs_new = 0;
     if (lg.n_res) memcpy(res, lg.res, sizeof *res * (size_t)lg.n_res); /* lg.res is NULL before any result */
+    if (lg.n_part) memcpy(part, lg.part, sizeof *part * (size_t)lg.n_part);
     put(&add, "step %lld\n", (long long)lg.gen + 1);
     for (int i = 0; i < lg.n_prop; i++) {
         const struct dse_search_prop *p = &lg.prop[i];
         if (p->recorded) continue;
+        /* asha: its top-1 at each rung it has reached, once, as its file says it */
+        const struct dse_rec *at = n_rungs ? rec_of(arg, p->id) : NULL;
+        struct dse_rec rr;
+        int read = 0;
+        dse_rec_init(&rr);
+        for (int k = 0; at && k < n_rungs && at->n_epochs >= plan->rungs[k]; k++) {
+            const int e = plan->rungs[k];
+            int have = 0;
+            for (int j = 0; j < n_part && !have; j++) have = part[j].index == p->index && part[j].epoch == e;
+            if (have) continue;
+            if (!read && (st = dse_rec_read(dir, p->id, &rr, err))) {
+                dse_rec_deinit(&rr);
+                goto free_out;
+            }
+            read = 1;
+            if (rr.n_epochs < e || !isfinite(rr.ep[e - 1].top1)) break;
+            part[n_part++] = (struct dse_bo_partial){ .index = p->index, .epoch = e, .of = plan->epochs,
+                                                      .top1 = rr.ep[e - 1].top1 };
+            put(&add, "rung %s %llu %d %d %.17g\n", p->id, (unsigned long long)p->index, e, plan->epochs,
+                rr.ep[e - 1].top1);
+            rungs_new++;
+        }
+        dse_rec_deinit(&rr);
         /* every replicate's result as its file says it (a worker's own record of what it
          * trained holds top-1 unrounded; the file, the shortest form of the float: every
          * reader agrees); recorded once all are final, top-1 their mean (NaN if one has none) */
@@ -545,16 +612,20 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
     /* the budgets: candidates, epochs (the next proposal's must fit), hours (none once spent) */
     int64_t spent_epochs;
     double spent_s;
-    budget_spent(s, &lg, rec_of, arg, &spent_epochs, &spent_s);
-    const int64_t one = (int64_t)s->train.epochs * s->replicates;
+    budget_spent(s, &lg, plan, rec_of, arg, &spent_epochs, &spent_s);
+    /* what the next proposal trains at once: the schedule (x replicates), or asha's first rung */
+    const int64_t one = n_rungs ? plan->rungs[0] : (int64_t)s->train.epochs * s->replicates;
     const char *spent = s->search.budget && lg.n_prop >= s->search.budget ? "candidates"
                       : s->search.budget_epochs && spent_epochs + one > s->search.budget_epochs ? "epochs"
                       : s->search.budget_hours > 0 && spent_s >= s->search.budget_hours * 3600 ? "hours" : NULL;
-    if (!spent) {
+    const int reps = s->replicates;
+    int exhausted = lg.closed == 2;
+    if (!spent && !lg.closed) {
         uint64_t next;
         int n = 0;
         struct dse_space tmp;
-        if ((st = dse_search_propose(log_space(s, &lg, &tmp), res, n_res, excl, n_excl, 1, &next, &n, err)))
+        if ((st = dse_search_propose(log_space(s, &lg, &tmp), res, n_res, part, n_part, excl, n_excl, 1, &next, &n,
+                                     err)))
             goto free_out;
         if (n == 1) {
             struct dse_mp mp;
@@ -573,33 +644,49 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
             put(&add, "end exhausted\n");
             snprintf(said, sizeof said, "ended: the space holds no other feasible candidate");
             proposed = 1;
+        } else { /* the pending ones go on (with asha, its first rung closes: dse_asha_rungs) */
+            put(&add, "last exhausted\n");
+            snprintf(said, sizeof said, "no more proposals: the space holds no other feasible candidate; %d pending",
+                     n_excl);
+            proposed = 1;
         }
-    } else if (!n_excl) {
-        put(&add, "end budget\n");
-        const int reps = s->replicates;
+    } else if (!n_excl || !lg.closed) {
+        char why[200];
+        const char *each_one = reps > 1 ? "an architecture's replicates" : n_rungs ? "a proposal's first rung" : "a candidate";
         char each[80] = ""; /* the budget counts architectures; dse status counts a candidate per replicate */
         if (reps > 1) snprintf(each, sizeof each, " (x %d replicates: %lld candidates)", reps,
                                (long long)s->search.budget * reps);
-        if (!strcmp(spent, "candidates"))
-            snprintf(said, sizeof said, "ended: the budget of %lld %s%s is spent", (long long)s->search.budget,
+        if (exhausted) snprintf(why, sizeof why, "the space holds no other feasible candidate");
+        else if (!spent) /* spent when proposals ended ("last"); asha's stops have given epochs back since */
+            snprintf(why, sizeof why, "the budget is spent");
+        else if (!strcmp(spent, "candidates"))
+            snprintf(why, sizeof why, "the budget of %lld %s%s is spent", (long long)s->search.budget,
                      reps > 1 ? "architectures" : "candidates", each);
         else if (!strcmp(spent, "epochs"))
-            snprintf(said, sizeof said, "ended: %lld of the budget's %lld epochs are spent (%s takes %lld)",
-                     (long long)spent_epochs, (long long)s->search.budget_epochs,
-                     reps > 1 ? "an architecture's replicates" : "a candidate", (long long)one);
+            snprintf(why, sizeof why, "%lld of the budget's %lld epochs are spent (%s takes %lld)",
+                     (long long)spent_epochs, (long long)s->search.budget_epochs, each_one, (long long)one);
         else
-            snprintf(said, sizeof said, "ended: %.3g of the budget's %g hours of training are spent", spent_s / 3600,
+            snprintf(why, sizeof why, "%.3g of the budget's %g hours of training are spent", spent_s / 3600,
                      s->search.budget_hours);
+        if (!n_excl) {
+            put(&add, "end %s\n", exhausted ? "exhausted" : "budget");
+            snprintf(said, sizeof said, "ended: %s", why);
+        } else {
+            put(&add, "last budget\n");
+            snprintf(said, sizeof said, "no more proposals: %s; %d pending", why, n_excl);
+        }
         proposed = 1;
     }
     if (!add.p) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-    else if (newly || proposed) {
+    else if (newly || rungs_new || proposed) {
         int won = 0;
+        char rungs[64] = "";
         st = commit(dir, &lg, &add, &won, err);
         *changed = !st;
+        if (rungs_new) snprintf(rungs, sizeof rungs, " (and %d at a rung)", rungs_new);
         if (!st && won && what)
-            snprintf(what, (size_t)what_size, "search step %lld: %d result%s recorded%s%s", (long long)lg.gen + 1,
-                     newly, newly == 1 ? "" : "s", said[0] ? "; " : "", said);
+            snprintf(what, (size_t)what_size, "search step %lld: %d result%s recorded%s%s%s", (long long)lg.gen + 1,
+                     newly, newly == 1 ? "" : "s", rungs, said[0] ? "; " : "", said);
         /* tests only (test_sweep sweep-evo-crash): die as a kill -9 would, just after the
          * Nth step this process won, before anything made the new proposal's file */
         const char *kill_at = getenv("DSE_TEST_SEARCH_KILL");
@@ -607,7 +694,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
         if (!st && won && kill_at && ++won_steps == atoi(kill_at)) raise(SIGKILL);
     }
 free_out:
-    free(res), free(excl);
+    free(res), free(excl), free(part);
 out:
     free(add.p);
     dse_search_log_free(&lg);
@@ -626,7 +713,7 @@ enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_se
         free(excl), free(out), free(rec_at);
         return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     }
-    int n_res = 0, n_prop = 0, step_first = 0;
+    int n_res = 0, n_prop = 0, n_part = 0, step_first = 0;
     const char *p = lg->text, *end = lg->text + lg->len;
     for (;;) {
         int at_step = p >= end || !strncmp(p, "step ", 5) || !strncmp(p, "end ", 4);
@@ -635,8 +722,8 @@ enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_se
             for (int i = 0; i < step_first; i++)
                 if (!rec_at[i]) excl[n_excl++] = lg->prop[i].index;
             struct dse_space tmp;
-            if ((st = dse_search_propose(log_space(s, lg, &tmp), lg->res, n_res, excl, n_excl, n_prop - step_first,
-                                         out, &n, err)))
+            if ((st = dse_search_propose(log_space(s, lg, &tmp), lg->res, n_res, lg->part, n_part, excl, n_excl,
+                                         n_prop - step_first, out, &n, err)))
                 break;
             *same &= n == n_prop - step_first;
             for (int i = 0; *same && i < n; i++) *same &= out[i] == lg->prop[step_first + i].index;
@@ -644,6 +731,7 @@ enum dse_status dse_search_replay(const struct dse_space *s, const struct dse_se
         if (p >= end) break;
         if (at_step && p[0] == 's') step_first = n_prop;
         if (!strncmp(p, "propose ", 8)) n_prop++;
+        if (!strncmp(p, "rung ", 5)) n_part++;
         if (!strncmp(p, "result ", 7)) {
             n_res++;
             for (int i = 0; i < n_prop; i++)

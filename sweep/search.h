@@ -20,6 +20,7 @@
 #include "sweep/space.h"
 
 struct dse_rec;
+struct dse_sweep_plan;
 
 struct dse_search_prop {
     char     id[DSE_ID_SIZE];
@@ -33,7 +34,12 @@ struct dse_search_log {
     struct dse_search_prop *prop;       /* in the order proposed */
     int                     n_res;
     struct dse_evo_result  *res;        /* in the order recorded */
+    int                     n_part;
+    struct dse_bo_partial  *part;       /* "rung" lines: results at a rung of --early-stop asha, in
+                                           the order recorded */
+    int                     closed;     /* "last" or "end" line: no more proposals */
     int                     ended;      /* "end" line: the budget is spent or the space exhausted */
+    char                    strategy[16]; /* the header's: "evolution" or "bo" */
     int                     pop;        /* the header's pop=: the population the search began with (0: none) */
     int                     n_cost;     /* the costs minimized beside top-1, from the header's objectives */
     char                    cost[DSE_SEARCH_OBJ_MAX][32]; /* their names (sweep/objective.def) */
@@ -59,14 +65,21 @@ enum dse_status dse_search_files(const struct dse_space *s, const char *dir, con
 /* One step of the search, by a worker that found nothing to train (its proposer's
  * population the log header's pop=, so that a search begun with another rule or pop goes on
  * as it began): read the current log;
- * record, in the log's order, the results of its proposals that rec_of says are final and
- * are not recorded yet; propose one more if the budget allows (or end the search when the
- * budget is spent, or the space holds no more feasible candidates, and nothing is left
- * pending); write the next gen if anything changed. rec_of(arg, id) gives the worker's
+ * with plan's --early-stop asha (plan may be NULL: none), record, in the log's order, each
+ * proposal's top-1 at each rung it has reached that is not recorded yet ("rung" lines: bo's
+ * partial results); record, in the log's order, the results of its proposals that rec_of
+ * says are final and are not recorded yet (one stopped at a rung: top-1 null, as a failed
+ * one's: it is not a result of the full schedule); propose one more if the budget allows
+ * (or, once the budget is spent or the space holds no more feasible candidates: end the
+ * search when nothing is left pending, else say with a "last" line that nothing more will be
+ * proposed, which closes asha's first rung); write the next gen if anything changed.
+ * With asha a pending proposal counts, towards budget_epochs, the epochs it has trained or
+ * is training to (the next rung; promotions after the last proposal may add more), without
+ * it the full schedule's. rec_of(arg, id) gives the worker's
  * record of a candidate (NULL: not known yet, so not final). *changed = 1 if a log (this
  * worker's, or a racing worker's) newer than the one read exists now; what (may be NULL)
  * then says what this worker's step did ("" if another worker's won). */
-enum dse_status dse_search_step(const struct dse_space *s, const char *dir,
+enum dse_status dse_search_step(const struct dse_space *s, const char *dir, const struct dse_sweep_plan *plan,
                                 const struct dse_rec *(*rec_of)(void *arg, const char *id), void *arg,
                                 int *changed, char *what, int what_size, struct dse_err *err);
 
@@ -118,10 +131,11 @@ enum dse_strategy dse_search_auto(const struct dse_space *s, int64_t budget, cha
 enum dse_status dse_search_resolve(struct dse_space *s, char *said, int said_size, struct dse_err *err);
 
 /* The next k proposals of the space's strategy (evolution or bo) from the results in
- * recorded order and the exclusions (proposed, not recorded): dse_evo_propose or
- * dse_bo_propose with the section's options. */
+ * recorded order, the partial results (bo only; evolution has none: dse_worker_plan_supported
+ * refuses it with --early-stop) and the exclusions (proposed, not recorded): dse_evo_propose
+ * or dse_bo_propose with the section's options. */
 enum dse_status dse_search_propose(const struct dse_space *s, const struct dse_evo_result *res, int n_res,
-                                   const uint64_t *excl, int n_excl, int k, uint64_t *out, int *n_out,
-                                   struct dse_err *err);
+                                   const struct dse_bo_partial *part, int n_part, const uint64_t *excl, int n_excl,
+                                   int k, uint64_t *out, int *n_out, struct dse_err *err);
 
 #endif

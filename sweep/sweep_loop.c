@@ -249,17 +249,23 @@ static enum dse_status worker_loop(struct worker *w, struct dse_err *err) {
             nap = 0.05;
             continue;
         }
-        /* Nothing to train: record what has ended and propose the next, but only when every
-         * proposal that has not ended is being trained by a live worker. One that is free
-         * (a dead worker's, a lease being replaced, no memory for it on this GPU) is claimed
-         * on a later pass instead, so one worker at a time steps only when all have ended,
-         * and its search repeats exactly. */
+        /* Nothing to train: record what has ended (and, with asha, reached a rung) and propose
+         * the next, but only when every proposal that has not ended is being trained by a live
+         * worker or waits at an asha rung for results still to come (the next proposal's, among
+         * them: asha's rule, grow the bottom rung when nothing can be promoted). One that is
+         * free (a dead worker's, a lease being replaced, no memory for it on this GPU) is
+         * claimed on a later pass instead, so one worker at a time steps only when all have
+         * ended or wait, and its search repeats exactly. */
         int all_busy = 1;
-        for (int i = 0; i < w->n && all_busy; i++) all_busy = dse_rec_final(&w->c[i].rec) || w->c[i].live;
+        for (int i = 0; i < w->n && all_busy; i++) {
+            int target, rung;
+            all_busy = dse_rec_final(&w->c[i].rec) || w->c[i].live ||
+                       dse_sweep_next(&w->c[i].rec, &w->plan, w->rung, &target, &rung) == DSE_ACT_WAIT;
+        }
         if (w->evolution && !w->ended && all_busy) {
             int changed = 0;
-            char what[300];
-            if ((st = dse_search_step(w->s, w->dir, dse_worker_rec_of, w, &changed, what, sizeof what, err))) return st;
+            char what[600];
+            if ((st = dse_search_step(w->s, w->dir, &w->plan, dse_worker_rec_of, w, &changed, what, sizeof what, err))) return st;
             if (what[0]) dse_worker_say(w, "%s", what);
             if (changed) {
                 nap = 0.05;

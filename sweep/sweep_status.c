@@ -306,8 +306,10 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     dse_plan_describe(&plan, desc, sizeof desc);
     say(tf, "Plan: %s\n", desc);
     if (lg.gen)
-        say(tf, "Search: %d proposed, %d results recorded; %s\n", lg.n_prop, lg.n_res,
-            lg.ended ? "ended" : "more to propose as workers free up");
+        say(tf, "Search: %d proposed, %d results recorded%s; %s\n", lg.n_prop, lg.n_res,
+            lg.n_part ? " (and rung results for bo's model)" : "",
+            lg.ended ? "ended" : lg.closed ? "no more proposals; the last ones are still training or waiting at a rung"
+                     : "more to propose as workers free up");
     dse_search_log_free(&lg);
     status_progress(tf, &plan, &t, rung, final, unpruned);
     double eta = dse_tally_eta(&t);

@@ -287,11 +287,16 @@ enum dse_status dse_worker_plan_supported(const struct dse_space *s, enum dse_sw
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with replicates = %d is not "
                            "supported yet: a rung would rank single replicates, not their mean", where, colon,
                            dse_sweep_halving_what(halving), dse_sweep_halving_str(halving), s->replicates);
-    if (halving && dse_strategy_logged(s->search.strategy))
-        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with strategy \"%s\" "
-                           "is not supported yet: %s trains each proposal to the full budget", where, colon,
-                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving),
-                           dse_strategy_str(s->search.strategy), dse_strategy_str(s->search.strategy));
+    if (halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with strategy \"evolution\" "
+                           "is not supported yet: evolution ranks results of the full schedule only; strategy bo takes "
+                           "asha's rung results into its model (--strategy bo --early-stop asha)", where, colon,
+                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving));
+    if (halving == DSE_SWEEP_HALVING_SH && dse_strategy_logged(s->search.strategy))
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop sh) with strategy \"%s\" is not "
+                           "supported: sh decides a rung once every candidate has reached it, and a search adds "
+                           "candidates one at a time; --early-stop asha promotes as results arrive", where, colon,
+                           dse_sweep_halving_what(halving), dse_strategy_str(s->search.strategy));
     if (s->search.budget_epochs && epochs != s->train.epochs)
         return dse_err_set(err, DSE_ERR_CONFIG, s->path, s->search.line, "search.budget_epochs counts train.epochs "
                            "= %d per candidate, and %s trains %d: set train.epochs in the space instead",

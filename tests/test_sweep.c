@@ -72,6 +72,7 @@
     X("sweep-stall",          test_stall) \
     X("sweep-evo-crash",      test_evo_crash) \
     X("sweep-bo-crash",       test_bo_crash) \
+    X("sweep-bo-asha-crash",  test_bo_asha_crash) \
     X("sweep-strategy",       test_strategy) \
     X("sweep-auto",           test_search_auto) \
     X("sweep-log-pop",        test_search_log_pop) \
@@ -94,6 +95,7 @@
     X("bo-strata",            test_bo_strata) \
     X("bo-table",             test_bo_table) \
     X("bo-min-top1",          test_bo_min_top1) \
+    X("bo-partial",           test_bo_partial) \
     X("compress-space",       test_compress_space) \
     X("compress-est-head",    test_compress_est_head) \
     X("compress-objective",   test_compress_objective) \

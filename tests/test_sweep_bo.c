@@ -353,3 +353,57 @@ void test_bo_min_top1(void) {
     CHECK(o.ref_top1 == 0.745);
     dse_space_free(&s);
 }
+
+/* Multi-fidelity (--early-stop asha): results at a rung (opts.part: top-1 after `epoch` of
+ * `of`) are points of the model. Malformed ones are refused; proposals with them are
+ * deterministic and prefix-stable, never a recorded or pending candidate; they change what
+ * bo proposes (the model sees them), an empty list changes nothing; and before any result
+ * of the full schedule, rung results alone give bo its model (no draw from the strata). */
+void test_bo_partial(void) {
+    struct evo_grid g;
+    if (evo_grid_load(&g, EVO_SPACE)) { CHECK(0); return; }
+    struct dse_err err = { 0 };
+    struct dse_bo_opts o;
+    dse_bo_opts_default(&o);
+    o.budget = 24, o.n_init = 3;
+    struct dse_evo_result res[40];
+    CHECK_INT_EQ(bo_drive(&g, &o, 12, 4, 0, res), 12);
+    uint64_t pend[8], a[4], b[4], c[4], d[4], p2[2];
+    int np, na, nb, nc, nd, n2;
+    CHECK_OK(dse_bo_propose(&g.s, &o, res, 12, NULL, 0, 8, pend, &np, &err)); /* 8 pending at the rung */
+    CHECK_INT_EQ(np, 8);
+    struct dse_bo_partial part[8];
+    for (int i = 0; i < 8; i++) /* a rung's top-1 below the full schedule's */
+        part[i] = (struct dse_bo_partial){ .index = pend[i], .epoch = 1, .of = 4, .top1 = evo_top1(&g, pend[i]) - 0.1 };
+    CHECK_OK(dse_bo_propose(&g.s, &o, res, 12, pend, 8, 4, a, &na, &err));
+    o.part = part, o.n_part = 0;
+    CHECK_OK(dse_bo_propose(&g.s, &o, res, 12, pend, 8, 4, c, &nc, &err));
+    o.n_part = 8;
+    CHECK_OK(dse_bo_propose(&g.s, &o, res, 12, pend, 8, 4, b, &nb, &err));
+    CHECK_OK(dse_bo_propose(&g.s, &o, res, 12, pend, 8, 4, d, &nd, &err));
+    CHECK_OK(dse_bo_propose(&g.s, &o, res, 12, pend, 8, 2, p2, &n2, &err));
+    CHECK(na == 4 && nb == 4 && nc == 4 && nd == 4 && n2 == 2);
+    CHECK(!memcmp(a, c, sizeof a));  /* no partial results: as without the list */
+    CHECK(memcmp(a, b, sizeof a));   /* the model sees them */
+    CHECK(!memcmp(b, d, sizeof b));  /* deterministic */
+    CHECK(!memcmp(b, p2, sizeof p2)); /* prefix-stable */
+    for (int i = 0; i < 4; i++) {
+        for (int j = 0; j < 12; j++) CHECK(b[i] != res[j].index);
+        for (int j = 0; j < 8; j++) CHECK(b[i] != pend[j]);
+    }
+    /* rung results only: a model at once (n0 = 3 already proposed), not the strata */
+    o.n_part = 0;
+    CHECK_OK(dse_bo_propose(&g.s, &o, NULL, 0, pend, 8, 2, a, &na, &err));
+    o.n_part = 8;
+    CHECK_OK(dse_bo_propose(&g.s, &o, NULL, 0, pend, 8, 2, b, &nb, &err));
+    CHECK(na == 2 && nb == 2 && memcmp(a, b, 2 * sizeof *a));
+    /* refused: the full schedule's epoch (or past it), epoch 0, an index past the grid */
+    static const struct { int epoch, of; uint64_t past; } bad[] = { { 4, 4, 0 }, { 5, 4, 0 }, { 0, 4, 0 }, { 1, 4, 1 } };
+    for (size_t i = 0; i < DSE_ARRAY_LEN(bad); i++) {
+        struct dse_bo_partial x = { .index = bad[i].past ? g.n : pend[0], .epoch = bad[i].epoch, .of = bad[i].of,
+                                    .top1 = 0.5 };
+        o.part = &x, o.n_part = 1;
+        CHECK_INT_EQ(dse_bo_propose(&g.s, &o, res, 12, NULL, 0, 1, a, &na, &err), DSE_ERR_CONFIG);
+    }
+    evo_grid_free(&g);
+}

@@ -239,15 +239,24 @@ static int evo_check(const char *space, const char *dir, const struct recs *x, c
 }
 
 /* The records of a that b also has equal b's, bit for bit (training is deterministic per
- * candidate, whoever trains it and however often it is cut). Returns how many there were. */
-static int recs_common_same(const struct recs *a, const struct recs *b) {
+ * candidate, whoever trains it and however often it is cut). With asha (two workers: which
+ * candidates it promotes depends on the order results arrive) a candidate may have stopped
+ * at the rung in one and gone on in the other: then the epochs both trained are equal, bit
+ * for bit. Returns how many there were. */
+static int recs_common_same(const struct recs *a, const struct recs *b, int asha) {
     int common = 0;
     for (int i = 0; i < a->n; i++)
         for (int j = 0; j < b->n; j++) {
             if (strcmp(a->r[i].id, b->r[j].id)) continue;
             struct recs x = { .n = 1 }, y = { .n = 1 };
             x.r[0] = a->r[i], y.r[0] = b->r[j]; /* shallow: read only */
-            CHECK(recs_same(&x, &y));
+            if (asha && x.r[0].status != y.r[0].status) {
+                const int e = x.r[0].n_epochs < y.r[0].n_epochs ? x.r[0].n_epochs : y.r[0].n_epochs;
+                CHECK(e >= 1);
+                for (int k = 0; k < e; k++) CHECK(!memcmp(&x.r[0].ep[k].top1, &y.r[0].ep[k].top1, sizeof(float)) &&
+                                                  !memcmp(&x.r[0].ep[k].test_loss, &y.r[0].ep[k].test_loss, sizeof(float)));
+            } else
+                CHECK(recs_same(&x, &y));
             common++;
         }
     return common;
@@ -256,14 +265,14 @@ static int recs_common_same(const struct recs *a, const struct recs *b) {
 /* One run of search_crash's killed search of space (its first proposals: `first`, made at
  * once) with `workers` workers at a time, compared with the reference (records a, log text
  * ta); returns the kills. */
-static int evo_crash_run(const char *space, const char *tag, int first, int workers, int attempt,
+static int evo_crash_run(const char *space, const char *tag, int first, int asha, int workers, int attempt,
                          struct dse_pcg32 *rng_, const struct recs *a, const char *ta) {
     struct dse_pcg32 rng = *rng_;
     char dir[200], log[260];
     snprintf(dir, sizeof dir, "%s/%s_crash_%d_%d", scratch(), tag, workers, attempt);
     snprintf(log, sizeof log, "%s.log", dir);
     const char *args[] = { "sweep", space, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--max-crashes",
-                           "1000", NULL };
+                           "1000", asha ? "--early-stop" : NULL, "asha", "--eta", "2", "--min-epochs", "1", NULL };
     double t0 = now_s();
     int kills = 0, bad = 0, done = 0;
     if (workers == 1 && attempt == 0) { /* first: killed just after its second proposal reached the log */
@@ -303,7 +312,7 @@ static int evo_crash_run(const char *space, const char *tag, int first, int work
         CHECK(recs_same(a, &b));
         CHECK(ta && tb && !strcmp(ta, tb)); /* the same proposals and results, in the same order */
     } else {
-        int common = recs_common_same(a, &b);
+        int common = recs_common_same(a, &b, asha);
         printf("  %d candidates in common with the uninterrupted search\n", common);
         CHECK(common >= first); /* the initial population or design at least */
     }
@@ -326,7 +335,7 @@ static int evo_crash_run(const char *space, const char *tag, int first, int work
  *    what holds is that the budget is spent exactly (7 candidates, none twice, none lost),
  *    every result is recorded once, the log replays to the same proposals, and each
  *    candidate both runs trained has the same record, bit for bit. */
-static void search_crash(const char *space, const char *tag, int first, uint64_t stream) {
+static void search_crash(const char *space, const char *tag, int first, int asha, uint64_t stream) {
     if (!data_installed()) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
         return;
@@ -336,7 +345,8 @@ static void search_crash(const char *space, const char *tag, int first, uint64_t
     char ref[200], log[260];
     snprintf(ref, sizeof ref, "%s/%s_ref", scratch(), tag);
     snprintf(log, sizeof log, "%s.log", ref);
-    const char *rargs[] = { "sweep", space, "--out", ref, "--workers", "1", "--conv", "gemm_batch", NULL };
+    const char *rargs[] = { "sweep", space, "--out", ref, "--workers", "1", "--conv", "gemm_batch",
+                            asha ? "--early-stop" : NULL, "asha", "--eta", "2", "--min-epochs", "1", NULL };
     double t0 = now_s();
     CHECK_INT_EQ(run_dse(log, rargs, 120), 0);
     printf("  reference: %.1f s\n", now_s() - t0);
@@ -358,7 +368,22 @@ static void search_crash(const char *space, const char *tag, int first, uint64_t
         const char *mdargs[] = { "report", ref, NULL };
         CHECK_INT_EQ(run_dse(path, mdargs, 60), 0);
         CHECK(!dse_fs_read(path, &md, NULL, NULL) && strstr(md, "## Search") &&
-              strstr(md, "7 proposed, 7 results recorded, ended") && strstr(md, "|                  7 |"));
+              strstr(md, "7 proposed, 7 results recorded") && strstr(md, ", ended.") &&
+              strstr(md, "|                  7 |"));
+        if (asha) { /* rung results fed the model; some proposals stopped at the rung, some went on */
+            struct recs x;
+            int stopped = 0, done = 0, nulls = 0;
+            recs_load(ref, &x);
+            for (int i = 0; i < x.n; i++) stopped += x.r[i].status == DSE_REC_STOPPED, done += x.r[i].status == DSE_REC_DONE;
+            for (int i = 0; i < lg.n_res; i++) nulls += isnan(lg.res[i].obj[0]);
+            printf("  asha: %d rung results, %d proposals stopped at the rung, %d trained to the end\n", lg.n_part,
+                   stopped, done);
+            CHECK_INT_EQ(lg.n_part, 7); /* every proposal reached the one rung */
+            CHECK(stopped >= 1 && done >= 1 && stopped + done == 7);
+            CHECK_INT_EQ(nulls, stopped); /* a stopped one's result is no full result */
+            CHECK(lg.closed && strstr(md, "and 7 at asha's rungs"));
+            recs_free(&x);
+        }
         snprintf(path, sizeof path, "%s.json", ref);
         const char *jsargs[] = { "report", ref, "--format", "json", NULL };
         CHECK_INT_EQ(run_dse(path, jsargs, 60), 0);
@@ -378,7 +403,7 @@ static void search_crash(const char *space, const char *tag, int first, uint64_t
     for (int workers = 1; workers <= 2; workers++) { /* a search that ended before 3 kills: again, afresh */
         int kills = 0;
         for (int attempt = 0; attempt < 4 && kills < 3; attempt++)
-            kills += evo_crash_run(space, tag, first, workers, attempt, &rng, &a, ta);
+            kills += evo_crash_run(space, tag, first, asha, workers, attempt, &rng, &a, ta);
         CHECK(kills >= 3);
     }
     free(ta);
@@ -386,11 +411,16 @@ static void search_crash(const char *space, const char *tag, int first, uint64_t
 }
 
 void test_evo_crash(void) {
-    search_crash(EVO, "evo", 4, 13);
+    search_crash(EVO, "evo", 4, 0, 13);
 }
 
 void test_bo_crash(void) {
-    search_crash(BO_SPACE, "bo", 3, 14);
+    search_crash(BO_SPACE, "bo", 3, 0, 14);
+}
+
+/* bo under --early-stop asha (multi-fidelity): the same kills, the same guarantees */
+void test_bo_asha_crash(void) {
+    search_crash("tests/spaces/sweep_bo_asha.cfg", "bo_asha", 3, 1, 15);
 }
 
 /* train.replicates = 3 on two tiny candidates: replicate r is its own record, id + "r" + r,
@@ -695,7 +725,7 @@ void test_search_log_pop(void) {
     struct dse_evo_result res[4];
     char text[4096], id[DSE_ID_SIZE], dir[300], path[400];
     int len = snprintf(text, sizeof text, "dse-search-1 evolution seed=3 pop=4 budget=7 objectives=top1,params\nstep 1\n");
-    CHECK_OK(dse_search_propose(&s, NULL, 0, NULL, 0, 4, p, &n, &err));
+    CHECK_OK(dse_search_propose(&s, NULL, 0, NULL, 0, NULL, 0, 4, p, &n, &err));
     CHECK_INT_EQ(n, 4);
     for (int i = 0; i < 4; i++) {
         struct dse_mp mp;
@@ -715,14 +745,14 @@ void test_search_log_pop(void) {
         len += snprintf(text + len, sizeof text - (size_t)len, "result %s %llu %.17g %.17g\n", id,
                         (unsigned long long)p[i], res[i].obj[0], res[i].obj[1]);
     }
-    CHECK_OK(dse_search_propose(&s, res, 4, NULL, 0, 1, &q, &n, &err)); /* a child of pop 4 */
+    CHECK_OK(dse_search_propose(&s, res, 4, NULL, 0, NULL, 0, 1, &q, &n, &err)); /* a child of pop 4 */
     CHECK_INT_EQ(n, 1);
     struct dse_mp mp;
     dse_space_candidate(&s, q, &mp);
     dse_space_id(&mp, id);
     len += snprintf(text + len, sizeof text - (size_t)len, "propose %s %llu\n", id, (unsigned long long)q);
     s.search.pop = 12;
-    CHECK_OK(dse_search_propose(&s, res, 4, NULL, 0, 1, &q12, &n, &err)); /* pop 12: still its first sample */
+    CHECK_OK(dse_search_propose(&s, res, 4, NULL, 0, NULL, 0, 1, &q12, &n, &err)); /* pop 12: still its first sample */
     CHECK(q12 != q); /* the premise: the header's pop matters here */
     snprintf(dir, sizeof dir, "%s/log_pop", scratch());
     snprintf(path, sizeof path, "%s/search", dir);

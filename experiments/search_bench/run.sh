@@ -16,7 +16,8 @@
 #  4. writes results/replay.txt and the plots results/*.svg (the curves behind them:
 #     sweeps/search_bench/*.csv);
 #  5. a real evolution search with replicates; 6. a real bo search with replicates on the
-#     second table's space, checked against its replay (same_search.py).
+#     second table's space, checked against its replay (same_search.py); 7. multi-fidelity
+#     (bo under asha) replayed on both tables and run for real (results/replay_mf.txt).
 # The second table (table2.cfg, 36 candidates x 2 seeds) is trained first where
 # results/table2.csv is missing, as the first.
 # Run from anywhere. BUILD: the build directory (default build).
@@ -121,4 +122,34 @@ rm -f "$out/bo_replicates/"*.svg
 python3 "$here/same_search.py" "$out/bo_replicates" "$cur/bo_replicates_replay.csv" "$cur/bo_replicates.csv" \
     "$out/table2.csv" \
     | tee -a "$out/replay.txt"
+# 7. multi-fidelity (bo under asha, issue #36): replayed on both tables with their top-1 after
+#    the first of 2 epochs (rung_table.py), at the epochs of b candidates trained to the end;
+#    then a real one on the second table's space with one seed (bo_asha.cfg, 14 epochs, a few
+#    minutes), whose proposals must be the replay's, seed 1, on that seed's table
+python3 "$here/rung_table.py" "$out/table" 1 >"$out/table_rung1.csv"
+python3 "$here/rung_table.py" "$out/table2" 1 >"$out/table2_rung1.csv"
+python3 "$here/rung_table.py" "$out/table2" 1 0 >"$out/table2_seed1_rung1.csv"
+python3 "$here/rung_table.py" "$out/table2" 2 0 >"$out/table2_seed1.csv"
+{
+    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -m) $(nproc) cores; the multi-fidelity block of $here/run.sh"
+    for tb in table table2; do
+        for q in 0 0.5; do
+            for told in "" --bo-ref; do
+                echo "# $tb, reference quantile $q ${told:-(bo untold)}"
+                "$build/search_replay" "$here/$tb.cfg" "$out/$tb.csv" --seeds 25 --strategy random --ref-quantile $q \
+                    $told --rungs "$out/${tb}_rung1.csv" | grep -E "^name=search_replay_mf"
+            done
+        done
+    done
+} 2>&1 | tee "$out/replay_mf.txt"
+rm -rf "$out/bo_asha"
+"$build/dse" sweep "$here/bo_asha.cfg" --out "$out/bo_asha" --workers 1 --early-stop asha --eta 2 --min-epochs 1 >/dev/null
+rm -rf "$out/bo_asha/checkpoints" "$out/bo_asha/leases" "$out/bo_asha/"*.svg
+"$build/dse" report "$out/bo_asha" >"$out/bo_asha.md"
+rm -f "$out/bo_asha/"*.svg
+"$build/search_replay" "$here/table2.cfg" "$out/table2_seed1.csv" --seeds 1 --strategy bo --workers 1 \
+    --rungs "$out/table2_seed1_rung1.csv" --dump "$cur/bo_asha_replay.csv" >/dev/null
+"$build/dse" report "$out/bo_asha" --format csv >"$cur/bo_asha.csv"
+python3 "$here/same_search.py" "$out/bo_asha" "$cur/bo_asha_replay.csv" "$cur/bo_asha.csv" "$out/table2_seed1.csv" \
+    bo_asha_e14 "$out/table2_seed1_rung1.csv" | tee -a "$out/replay_mf.txt"
 echo "results: $out/bo_replicates.md, $out/evo_replicates.md, $out/evo_replicates.svg, $out/replay.txt, $out/table_hv.svg, $out/table_hv_median.svg, $out/large_hv.svg"
