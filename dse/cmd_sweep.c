@@ -286,6 +286,9 @@ int cmd_sweep(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     if (OPT(RANKS_PER_CAND) && (rc = sweep_ranks(c->name, a, &s, slurm, &o, &dist)) >= 0)
         return dse_space_free(&s), rc;
     fputs(said, stdout); /* by rank 0 only */
+    if (s.search.strategy == DSE_SEARCH_BO && o.plan.halving == DSE_SWEEP_HALVING_ASHA)
+        printf("search: multi-fidelity: each proposal trains to asha's first rung, and its top-1 at each rung goes "
+               "into bo's model (docs/sweep-dir.md, \"Multi-fidelity bo\")\n");
     rc = 0;
     if (!analytic && !s.train_present) {
         dse_err_set(&err, DSE_ERR_CONFIG, a->pos[0], 0, "no train section, so nothing to train; add train = { dataset = "

@@ -383,6 +383,9 @@ static void search_crash(const char *space, const char *tag, int first, int asha
             CHECK_INT_EQ(nulls, stopped); /* a stopped one's result is no full result */
             CHECK(lg.closed && strstr(md, "and 7 at asha's rungs"));
             recs_free(&x);
+            char *out = NULL; /* dse sweep says what bo does with the rungs */
+            CHECK(!dse_fs_read(log, &out, NULL, NULL) && strstr(out, "search: multi-fidelity: each proposal trains"));
+            free(out);
         }
         snprintf(path, sizeof path, "%s.json", ref);
         const char *jsargs[] = { "report", ref, "--format", "json", NULL };
