@@ -182,7 +182,7 @@ static void seg_progress(void *arg, const struct dse_train_progress *p) {
     w->tally.flop_epochs_timed += (double)r->flops;
     w->tally.flop_epochs_left = fmax(0, w->tally.flop_epochs_left - (double)r->flops);
     char prog[200];
-    dse_worker_progress_text(w, 1, prog, sizeof prog);
+    dse_worker_progress_text(w, !sg->c->live, prog, sizeof prog); /* asha refreshes after its claim: then counted */
     dse_worker_say(w, "%s epoch %d/%d: train loss %.4f, test loss %.4f, top-1 %.2f%%, top-5 %.2f%%, %.0f img/s | %s",
  sg->c->id, p->epoch + 1, w->plan.epochs, p->loss, p->ep.test_loss, 100 * p->ep.top1, 100 * p->ep.top5,
  p->img_per_s, prog);

@@ -142,7 +142,8 @@ enum dse_status dse_worker_refresh(struct worker *w, struct dse_err *err);
 /* 1 if every candidate is final (an evolution sweep: and its search has ended). */
 int dse_worker_all_final(const struct worker *w);
 /* "3 of 9 finished, 2 running, ETA 1m 10s" from the last dse_worker_refresh; self: this worker is
- * training one (its own lease was not counted then). */
+ * training one that was not counted then (its lease came after the refresh: not live; asha
+ * refreshes after the claim, and then it was). */
 void dse_worker_progress_text(const struct worker *w, int self, char *buf, int size);
 /* Rung k can be decided when every candidate that went on from rung k - 1 (every unpruned
  * one for rung 0) has reached its epoch or ended (diverged, failed). The decision is a
