@@ -16,20 +16,68 @@
 #include "sweep/json_read.h"
 #include "sweep/search.h"
 
-/* The candidates that have reached rung k so far: unpruned, promoted from rung k - 1 (any, for
- * rung 0), with a finite top-1 at the rung's epoch. Their indices into recs go to idx[], their
- * top-1, size and id to the other arrays (each of room n); returns the count. */
+/* A candidate's architecture: its id without a replicate's suffix (replicates = N: the N
+ * records of one architecture rise and stop together, ranked by their mean). */
+void dse_asha_arch(const char *id, char out[DSE_ID_SIZE]) {
+    dse_strlcpy(out, id, DSE_ID_SIZE);
+    if (strlen(out) > DSE_ID_BASE_LEN) dse_space_id_replicate(out, 0);
+}
+
+struct member {
+    char   arch[DSE_ID_SIZE];
+    int    i;     /* into recs */
+    int    ok, reps, live; /* the architecture's, at its first record (by index): kept in first[] */
+    double top1;
+};
+
+static int by_arch(const void *a, const void *b) {
+    const struct member *x = a, *y = b;
+    int c = strcmp(x->arch, y->arch);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The architectures (one per candidate without replicates) that have reached rung k so far:
+ * each of its records unpruned, with a finite top-1 at the rung's epoch, promoted from rung
+ * k - 1 (any, for rung 0). Into the arrays (each of room n), in the order of their first
+ * records in recs: idx[] that record's index, top1[] the records' mean top-1, bytes[] the
+ * size, ids[] the architecture's name (in names[], room n), reps[] (may be NULL) its
+ * records, live[] (may be NULL) 1 if any of them is pending or running. Returns the count;
+ * -1 if out of memory. */
 static int rung_set(const struct dse_sweep_plan *p, int k, const struct dse_rec *const *recs, int n,
-                    const struct dse_rung *rungs, int *idx, double *top1, int64_t *bytes, const char **ids) {
+                    const struct dse_rung *rungs, int *idx, double *top1, int64_t *bytes, const char **ids,
+                    char (*names)[DSE_ID_SIZE], int *reps, int *live) {
     const int epoch = p->rungs[k];
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-        const struct dse_rec *r = recs[i];
-        if (r->status == DSE_REC_PRUNED || r->n_epochs < epoch || !isfinite(r->ep[epoch - 1].top1)) continue;
-        if (k > 0 && !dse_rung_promoted(&rungs[k - 1], r->id)) continue;
-        idx[m] = i, top1[m] = r->ep[epoch - 1].top1, bytes[m] = r->model_bytes, ids[m] = r->id;
+    struct member *mem = malloc(sizeof *mem * (size_t)(n ? n : 1));
+    int *first = malloc(sizeof *first * (size_t)(n ? n : 1)), m = 0;
+    if (!mem || !first) return free(mem), free(first), -1;
+    for (int i = 0; i < n; i++) dse_asha_arch(recs[i]->id, mem[i].arch), mem[i].i = i, first[i] = -1;
+    qsort(mem, (size_t)n, sizeof *mem, by_arch);
+    for (int a = 0; a < n;) { /* each architecture: its records mem[a .. b), mem[a] the first in recs */
+        int b = a, ok = k == 0 || dse_rung_promoted(&rungs[k - 1], mem[a].arch), any_live = 0;
+        double sum = 0;
+        while (b < n && !strcmp(mem[b].arch, mem[a].arch)) b++;
+        for (int j = a; j < b; j++) {
+            const struct dse_rec *r = recs[mem[j].i];
+            ok = ok && r->status != DSE_REC_PRUNED && r->n_epochs >= epoch && isfinite(r->ep[epoch - 1].top1);
+            if (ok) sum += r->ep[epoch - 1].top1;
+            any_live |= r->status == DSE_REC_PENDING || r->status == DSE_REC_RUNNING;
+        }
+        mem[a].ok = ok, mem[a].reps = b - a, mem[a].live = any_live;
+        mem[a].top1 = !ok ? NAN : b - a == 1 ? recs[mem[a].i]->ep[epoch - 1].top1 : sum / (b - a);
+        first[mem[a].i] = a;
+        a = b;
+    }
+    for (int i = 0; i < n; i++) { /* in recs order, as without replicates */
+        const struct member *g = first[i] >= 0 ? &mem[first[i]] : NULL;
+        if (!g || !g->ok) continue;
+        idx[m] = i, top1[m] = g->top1, bytes[m] = recs[i]->model_bytes;
+        dse_strlcpy(names[m], g->arch, DSE_ID_SIZE);
+        ids[m] = names[m];
+        if (reps) reps[m] = g->reps;
+        if (live) live[m] = g->live;
         m++;
     }
+    free(mem), free(first);
     return m;
 }
 
@@ -86,7 +134,9 @@ enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, 
     double *top1 = malloc(sizeof *top1 * room);
     int64_t *bytes = malloc(sizeof *bytes * room);
     const char **ids = malloc(sizeof *ids * room);
-    if (!idx || !promoted || !promotable || !top1 || !bytes || !ids) {
+    char(*names)[DSE_ID_SIZE] = ids_new(n);
+    int *live = malloc(sizeof *live * room);
+    if (!idx || !promoted || !promotable || !top1 || !bytes || !ids || !names || !live) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto done;
     }
@@ -104,12 +154,18 @@ enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, 
         int closed = k == 0 ? !more : rungs[k - 1].decided && rungs[k - 1].n_promotable == 0;
         for (int i = 0; i < n && closed; i++) {
             const struct dse_rec *c = recs[i];
+            char arch[DSE_ID_SIZE];
+            dse_asha_arch(c->id, arch);
             /* running: dse report's view marks a leased pending record so */
             if ((c->status == DSE_REC_PENDING || c->status == DSE_REC_RUNNING) && c->n_epochs < r->epoch &&
-                (k == 0 || dse_rung_promoted(&rungs[k - 1], c->id)))
+                (k == 0 || dse_rung_promoted(&rungs[k - 1], arch)))
                 closed = 0;
         }
-        const int m = rung_set(p, k, recs, n, rungs, idx, top1, bytes, ids);
+        const int m = rung_set(p, k, recs, n, rungs, idx, top1, bytes, ids, names, NULL, live);
+        if (m < 0) {
+            st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+            break;
+        }
         for (int j = 0; j < m; j++) promoted[j] = dse_rung_promoted(r, ids[j]);
         dse_asha_promotable(m, top1, bytes, ids, promoted, p->eta, p->rank, closed, promotable, NULL);
         r->decided = closed;
@@ -119,14 +175,13 @@ enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, 
             break;
         }
         for (int j = 0; j < m; j++) /* a final one (failed, stopped) is promoted no more */
-            if (promotable[j] && (recs[idx[j]]->status == DSE_REC_PENDING || recs[idx[j]]->status == DSE_REC_RUNNING))
-                dse_strlcpy(r->promotable[r->n_promotable++], ids[j], DSE_ID_SIZE);
+            if (promotable[j] && live[j]) dse_strlcpy(r->promotable[r->n_promotable++], ids[j], DSE_ID_SIZE);
         for (int i = 0; i < n; i++)
             if (recs[i]->status == DSE_REC_STOPPED && recs[i]->stopped_rung == k)
                 dse_strlcpy(r->stopped[r->n_stopped++], recs[i]->id, DSE_ID_SIZE);
     }
 done:
-    free(idx), free(promoted), free(promotable), free(top1), free(bytes), free(ids);
+    free(idx), free(promoted), free(promotable), free(top1), free(bytes), free(ids), free(names), free(live);
     return st;
 }
 
@@ -140,20 +195,24 @@ enum dse_status dse_asha_promote(const char *dir, const struct dse_sweep_plan *p
     double *top1 = malloc(sizeof *top1 * room);
     int64_t *bytes = malloc(sizeof *bytes * room);
     const char **ids = malloc(sizeof *ids * room);
+    char(*names)[DSE_ID_SIZE] = ids_new(n), arch[DSE_ID_SIZE];
+    int *reps = malloc(sizeof *reps * room);
     char *text = NULL, path[4096], stamp[32];
     size_t len = 0;
     *existed = 0;
-    if (!idx || !promoted || !promotable || !order || !top1 || !bytes || !ids) {
+    dse_asha_arch(r->id, arch); /* replicates: the architecture is promoted, all its records go on */
+    const int m = !idx || !promoted || !promotable || !order || !top1 || !bytes || !ids || !names || !reps ? -1
+                : rung_set(p, k, recs, n, rungs, idx, top1, bytes, ids, names, reps, NULL);
+    if (m < 0) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto done;
     }
-    const int m = rung_set(p, k, recs, n, rungs, idx, top1, bytes, ids);
     int quota = 0, pos = -1;
     for (int j = 0; j < m; j++) promoted[j] = dse_rung_promoted(&rungs[k], ids[j]);
     dse_asha_promotable(m, top1, bytes, ids, promoted, p->eta, p->rank, rungs[k].decided, promotable, &quota);
     if (m) dse_sweep_rank_rung(m, top1, bytes, ids, p->rank, order, NULL);
     for (int j = 0; j < m; j++)
-        if (!strcmp(ids[order[j]], r->id)) pos = j;
+        if (!strcmp(ids[order[j]], arch)) pos = j;
     DSE_ASSERT(pos >= 0 && pos < quota); /* the caller promotes only a promotable candidate */
     FILE *f = open_memstream(&text, &len);
     if (!f) {
@@ -167,14 +226,14 @@ enum dse_status dse_asha_promote(const char *dir, const struct dse_sweep_plan *p
     /* the justification: the rung's ranking as this worker saw it, best first */
     fprintf(f, "{\n  \"id\": \"%s\",\n  \"rung\": %d,\n  \"epoch\": %d,\n  \"eta\": %d,\n  \"rank\": \"%s\",\n"
                "  \"closed\": %s,\n  \"reached\": %d,\n  \"quota\": %d,\n  \"position\": %d,\n  \"made\": \"%s\",\n"
-               "  \"by\": ", r->id, k, p->rungs[k], p->eta, dse_sweep_rank_str(p->rank),
+               "  \"by\": ", arch, k, p->rungs[k], p->eta, dse_sweep_rank_str(p->rank),
             rungs[k].decided ? "true" : "false", m, quota, pos, stamp);
     dse_json_write_str(f, by, strlen(by));
     fputs(",\n  \"ranking\": [", f);
     for (int j = 0; j < m; j++) {
         const int i = order[j];
         char t[40];
-        dse_fmt_shortest(t, sizeof t, top1[i], 1); /* as the candidate file has it */
+        dse_fmt_shortest(t, sizeof t, top1[i], reps[i] == 1); /* as the candidate file has it; a mean, whole */
         fprintf(f, "%s\n    {\"id\": \"%s\", \"top1\": %s, \"model_bytes\": %lld, \"promoted\": %s}", j ? "," : "",
                 ids[i], t, (long long)bytes[i], promoted[i] ? "true" : "false");
     }
@@ -185,10 +244,11 @@ enum dse_status dse_asha_promote(const char *dir, const struct dse_sweep_plan *p
     }
     snprintf(path, sizeof path, "%s/rungs/asha-%d", dir, k);
     if ((st = dse_fs_mkdirs(path, err))) goto done;
-    snprintf(path, sizeof path, "%s/rungs/asha-%d/%s", dir, k, r->id);
+    snprintf(path, sizeof path, "%s/rungs/asha-%d/%s", dir, k, arch);
     st = dse_fs_create_atomic(path, text, len, existed, err);
 done:
-    free(idx), free(promoted), free(promotable), free(order), free(top1), free(bytes), free(ids), free(text);
+    free(idx), free(promoted), free(promotable), free(order), free(top1), free(bytes), free(ids), free(names), free(reps),
+        free(text);
     return st;
 }
 

@@ -462,6 +462,52 @@ static void budget_spent(const struct dse_space *s, const struct dse_search_log 
         }
 }
 
+/* Proposal p's top-1 at each rung of plan (its first n_rungs) that all its replicates have
+ * reached and part[0 .. *n_part) does not hold yet, as their files say it, the mean over the
+ * replicates (as asha ranks the architecture): appended to part[] and as "rung" lines to
+ * add; *added counts them. A rung where a replicate has no top-1 (diverged) ends the list. */
+static enum dse_status rung_results(const struct dse_space *s, const char *dir, const struct dse_sweep_plan *plan,
+                                    int n_rungs, const struct dse_search_prop *p,
+                                    const struct dse_rec *(*rec_of)(void *arg, const char *id), void *arg,
+                                    struct dse_bo_partial *part, int *n_part, struct buf *add, int *added,
+                                    struct dse_err *err) {
+    const int reps = s->replicates;
+    int reached = plan->epochs, read = 0;
+    char id[DSE_TRAIN_REPLICATES_MAX][DSE_ID_SIZE];
+    for (int k = 0; k < reps; k++) { /* the epochs every replicate has (as this worker knows them) */
+        dse_strlcpy(id[k], p->id, sizeof id[k]);
+        dse_space_id_replicate(id[k], k);
+        const struct dse_rec *at = rec_of(arg, id[k]);
+        if (!at) return DSE_OK;
+        if (at->n_epochs < reached) reached = at->n_epochs;
+    }
+    struct dse_rec *rr = calloc((size_t)(reps > 0 ? reps : 1), sizeof *rr);
+    if (!rr) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int k = 0; k < reps; k++) dse_rec_init(&rr[k]);
+    enum dse_status st = DSE_OK;
+    for (int r = 0; r < n_rungs && reached >= plan->rungs[r] && !st; r++) {
+        const int e = plan->rungs[r];
+        int have = 0, ok = 1;
+        for (int j = 0; j < *n_part && !have; j++) have = part[j].index == p->index && part[j].epoch == e;
+        if (have) continue;
+        for (int k = 0; k < reps && !read && !st; k++) st = dse_rec_read(dir, id[k], &rr[k], err);
+        read = 1;
+        double sum = 0;
+        for (int k = 0; k < reps && ok && !st; k++) {
+            ok = rr[k].n_epochs >= e && isfinite(rr[k].ep[e - 1].top1);
+            if (ok) sum += rr[k].ep[e - 1].top1;
+        }
+        if (st || !ok) break;
+        const double t = reps == 1 ? rr[0].ep[e - 1].top1 : sum / reps;
+        part[(*n_part)++] = (struct dse_bo_partial){ .index = p->index, .epoch = e, .of = plan->epochs, .top1 = t };
+        put(add, "rung %s %llu %d %d %.17g\n", p->id, (unsigned long long)p->index, e, plan->epochs, t);
+        (*added)++;
+    }
+    for (int k = 0; k < reps; k++) dse_rec_deinit(&rr[k]);
+    free(rr);
+    return st;
+}
+
 enum dse_status dse_search_start(const struct dse_space *s, const char *dir, int *n_prop, struct dse_err *err) {
     struct dse_search_log lg;
     enum dse_status st;
@@ -518,7 +564,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir, cons
     /* results: the log's, then those newly final, in the proposals' order */
     struct dse_evo_result *res = malloc(sizeof *res * (size_t)(lg.n_prop + 1));
     uint64_t *excl = malloc(sizeof *excl * (size_t)(lg.n_prop + 1));
-    const int n_rungs = s->replicates == 1 ? asha_rungs(plan) : 0; /* asha with replicates is refused */
+    const int n_rungs = asha_rungs(plan);
     struct dse_bo_partial *part = malloc(sizeof *part * (size_t)(lg.n_part + lg.n_prop * n_rungs + 1));
     if (!res || !excl || !part) {
         free(res), free(excl), free(part);
@@ -532,29 +578,9 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir, cons
     for (int i = 0; i < lg.n_prop; i++) {
         const struct dse_search_prop *p = &lg.prop[i];
         if (p->recorded) continue;
-        /* asha: its top-1 at each rung it has reached, once, as its file says it */
-        const struct dse_rec *at = n_rungs ? rec_of(arg, p->id) : NULL;
-        struct dse_rec rr;
-        int read = 0;
-        dse_rec_init(&rr);
-        for (int k = 0; at && k < n_rungs && at->n_epochs >= plan->rungs[k]; k++) {
-            const int e = plan->rungs[k];
-            int have = 0;
-            for (int j = 0; j < n_part && !have; j++) have = part[j].index == p->index && part[j].epoch == e;
-            if (have) continue;
-            if (!read && (st = dse_rec_read(dir, p->id, &rr, err))) {
-                dse_rec_deinit(&rr);
-                goto free_out;
-            }
-            read = 1;
-            if (rr.n_epochs < e || !isfinite(rr.ep[e - 1].top1)) break;
-            part[n_part++] = (struct dse_bo_partial){ .index = p->index, .epoch = e, .of = plan->epochs,
-                                                      .top1 = rr.ep[e - 1].top1 };
-            put(&add, "rung %s %llu %d %d %.17g\n", p->id, (unsigned long long)p->index, e, plan->epochs,
-                rr.ep[e - 1].top1);
-            rungs_new++;
-        }
-        dse_rec_deinit(&rr);
+        /* asha: its top-1 at each rung it has reached, once, as its files say it */
+        if (n_rungs && (st = rung_results(s, dir, plan, n_rungs, p, rec_of, arg, part, &n_part, &add, &rungs_new, err)))
+            goto free_out;
         /* every replicate's result as its file says it (a worker's own record of what it
          * trained holds top-1 unrounded; the file, the shortest form of the float: every
          * reader agrees); recorded once all are final, top-1 their mean (NaN if one has none) */
@@ -614,7 +640,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir, cons
     double spent_s;
     budget_spent(s, &lg, plan, rec_of, arg, &spent_epochs, &spent_s);
     /* what the next proposal trains at once: the schedule (x replicates), or asha's first rung */
-    const int64_t one = n_rungs ? plan->rungs[0] : (int64_t)s->train.epochs * s->replicates;
+    const int64_t one = (int64_t)(n_rungs ? plan->rungs[0] : s->train.epochs) * s->replicates;
     const char *spent = s->search.budget && lg.n_prop >= s->search.budget ? "candidates"
                       : s->search.budget_epochs && spent_epochs + one > s->search.budget_epochs ? "epochs"
                       : s->search.budget_hours > 0 && spent_s >= s->search.budget_hours * 3600 ? "hours" : NULL;

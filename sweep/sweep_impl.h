@@ -64,6 +64,11 @@ enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, 
 
 /* ---- asynchronous successive halving (sweep/asha.c, docs/sweep-dir.md) ------------------- */
 
+/* The architecture a candidate id names at a rung: the id without a replicate's suffix
+ * (train.replicates = N: an architecture's N records are ranked by their mean top-1 and are
+ * promoted, or stopped, together; the promotion file is named by it). */
+void dse_asha_arch(const char *id, char out[DSE_ID_SIZE]);
+
 
 /* ASHA's rungs from DIR/rungs/asha-<k>/ and the records recs[n]: each rung's promotions
  * made, candidates reached and stopped there, whether it is closed (rung 0: every unpruned

@@ -224,10 +224,12 @@ enum dse_action dse_sweep_next(const struct dse_rec *r, const struct dse_sweep_p
             return DSE_ACT_TRAIN;
         }
         if (p->halving == DSE_SWEEP_HALVING_ASHA) { /* sweep/asha.c: promoted, promotable, or paused here */
-            if (dse_rung_promoted(&rungs[k], r->id)) continue;
+            char arch[DSE_ID_SIZE]; /* with replicates, its architecture's fate */
+            dse_asha_arch(r->id, arch);
+            if (dse_rung_promoted(&rungs[k], arch)) continue;
             *rung = k;
             for (int j = 0; j < rungs[k].n_promotable; j++)
-                if (!strcmp(rungs[k].promotable[j], r->id)) {
+                if (!strcmp(rungs[k].promotable[j], arch)) {
                     *target = k + 1 < p->n_rungs ? p->rungs[k + 1] : p->epochs;
                     return DSE_ACT_PROMOTE;
                 }

@@ -283,10 +283,11 @@ static enum dse_status push_attempt(struct worker *w, struct dse_rec *r, const s
 enum dse_status dse_worker_plan_supported(const struct dse_space *s, enum dse_sweep_halving halving, int epochs,
                                           const char *where, const char *who, struct dse_err *err) {
     const char *colon = where[0] ? ": " : "";
-    if (halving && s->replicates > 1)
-        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with replicates = %d is not "
-                           "supported yet: a rung would rank single replicates, not their mean", where, colon,
-                           dse_sweep_halving_what(halving), dse_sweep_halving_str(halving), s->replicates);
+    if (halving == DSE_SWEEP_HALVING_SH && s->replicates > 1)
+        return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop sh) with replicates = %d is not "
+                           "supported yet: its rungs would rank single replicates, not their mean; --early-stop asha "
+                           "ranks an architecture by its replicates' mean", where, colon, dse_sweep_halving_what(halving),
+                           s->replicates);
     if (halving && s->search.strategy == DSE_SEARCH_EVOLUTION)
         return dse_err_set(err, DSE_ERR_UNSUPPORTED, NULL, 0, "%s%s%s (--early-stop %s) with strategy \"evolution\" "
                            "is not supported yet: evolution ranks results of the full schedule only; strategy bo takes "

@@ -513,14 +513,39 @@ void test_replicates(void) {
     char plan[400];
     snprintf(plan, sizeof plan, "%s/plan.json", dir[2]);
     CHECK(access(plan, F_OK) != 0);
+    /* asha ranks an architecture by its replicates' mean and promotes or stops them together:
+     * 2 architectures x 3 replicates, a rung at epoch 1 of 2, eta 2 (one goes on) */
     unlink(log);
-    const char *asha[] = { "sweep", cfg[1], "--out", dir[2], "--workers", "1", "--early-stop", "asha", NULL };
-    CHECK_INT_EQ(run_dse(log, asha, 60), 2);
-    CHECK_OK(dse_fs_read(log, &out, NULL, NULL));
-    CHECK(out && strstr(out, "asynchronous successive halving (--early-stop asha) with replicates = 3 is not "
-                             "supported yet"));
+    const char *asha[] = { "sweep", cfg[1], "--out", dir[2], "--workers", "1", "--conv", "gemm_batch", "--early-stop",
+                           "asha", "--eta", "2", "--min-epochs", "1", NULL };
+    CHECK_INT_EQ(run_dse(log, asha, 120), 0);
+    struct recs c;
+    recs_load(dir[2], &c); /* by id: each architecture's 3 replicates in a row */
+    CHECK_INT_EQ(c.n, 6);
+    int went_on = -1;
+    double mean[2] = { 0, 0 };
+    for (int i = 0; i < c.n && c.n == 6; i++) {
+        const struct dse_rec *r = &c.r[i], *r0 = &c.r[i - i % 3];
+        CHECK_INT_EQ(r->status, r0->status); /* together */
+        CHECK(r->status == DSE_REC_DONE || (r->status == DSE_REC_STOPPED && r->n_epochs == 1));
+        if (r->status == DSE_REC_DONE) went_on = i / 3;
+        mean[i / 3] += r->ep[0].top1 / 3.0;
+    }
+    CHECK(went_on >= 0);
+    for (int i = 0; i < c.n && c.n == 6 && went_on >= 0; i++) CHECK_INT_EQ(c.r[i].status == DSE_REC_DONE, i / 3 == went_on);
+    /* the promotion is the architecture's, named by its id, justified by the replicates' mean */
+    char pf[800], arch[DSE_ID_SIZE];
+    snprintf(arch, sizeof arch, "%.17s", c.n == 6 && went_on >= 0 ? c.r[3 * went_on].id : "none");
+    snprintf(pf, sizeof pf, "%s/rungs/asha-0/%s", dir[2], arch);
+    out = NULL;
+    CHECK_OK(dse_fs_read(pf, &out, NULL, NULL));
+    char want[200];
+    snprintf(want, sizeof want, "{\"id\": \"%s\", \"top1\": ", arch);
+    const char *at = out ? strstr(out, want) : NULL;
+    CHECK(at != NULL);
+    if (at && went_on >= 0) CHECK_NEAR(strtod(at + strlen(want), NULL), mean[went_on], 1e-12);
     free(out);
-    CHECK(access(plan, F_OK) != 0);
+    recs_free(&c);
 }
 
 /* An evolution search with replicates = 2: each proposal is trained twice (seeds 7, 8), and
@@ -771,4 +796,57 @@ void test_search_log_pop(void) {
     CHECK(same);
     dse_search_log_free(&lg);
     dse_space_free(&s);
+}
+
+/* bo under asha with replicates = 2 (tests/spaces/sweep_bo_asha.cfg, budget 5): a rung
+ * result in the log is the mean of the architecture's replicates' top-1 at that epoch, as
+ * asha ranks it; an architecture's replicates are stopped or go on together; the log ends
+ * and replays. */
+void test_bo_asha_replicates(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char *base = NULL, space[300], dir[300], log[320];
+    CHECK_OK(dse_fs_read("tests/spaces/sweep_bo_asha.cfg", &base, NULL, NULL));
+    char *lim = base ? strstr(base, "limit_test = 200;") : NULL, *bud = base ? strstr(base, "budget = 7;") : NULL;
+    CHECK(lim && bud && lim < bud);
+    if (!lim || !bud || bud < lim) { free(base); return; }
+    snprintf(space, sizeof space, "%s/bo_asha_rep.cfg", scratch());
+    snprintf(dir, sizeof dir, "%s/bo_asha_rep", scratch());
+    snprintf(log, sizeof log, "%s.log", dir);
+    FILE *f = fopen(space, "w");
+    CHECK(f != NULL);
+    if (!f) { free(base); return; }
+    fprintf(f, "%.*slimit_test = 200; replicates = 2;%.*sbudget = 5;%s", (int)(lim - base), base,
+            (int)(bud - lim - strlen("limit_test = 200;")), lim + strlen("limit_test = 200;"), bud + strlen("budget = 7;"));
+    fclose(f);
+    free(base);
+    const char *a[] = { "sweep", space, "--out", dir, "--workers", "1", "--conv", "gemm_batch", "--early-stop", "asha",
+                        "--eta", "2", "--min-epochs", "1", NULL };
+    CHECK_INT_EQ(run_dse(log, a, 300), 0);
+    struct dse_search_log lg;
+    struct dse_space sp;
+    struct dse_err err = { 0 };
+    struct recs x;
+    int same = 0, stopped = 0;
+    CHECK_OK(dse_space_load(space, &sp, &err));
+    CHECK_OK(dse_search_read(dir, &lg, &err));
+    CHECK(lg.ended && lg.n_prop == 5 && lg.n_res == 5 && lg.n_part == 5);
+    CHECK_OK(dse_search_replay(&sp, &lg, &same, &err));
+    CHECK(same);
+    recs_load(dir, &x); /* by id: an architecture's replicate 0, then 1 */
+    CHECK_INT_EQ(x.n, 10);
+    for (int i = 0; i + 1 < x.n && x.n == 10; i += 2) {
+        const struct dse_rec *r0 = &x.r[i], *r1 = &x.r[i + 1];
+        CHECK(!strncmp(r0->id, r1->id, DSE_ID_BASE_LEN) && r1->replicate == 1);
+        CHECK_INT_EQ(r0->status, r1->status);
+        stopped += r0->status == DSE_REC_STOPPED;
+        for (int j = 0; j < lg.n_part; j++) /* its rung result: the two replicates' mean */
+            if (lg.part[j].index == (uint64_t)r0->index) CHECK(lg.part[j].top1 == ((double)r0->ep[0].top1 + r1->ep[0].top1) / 2);
+    }
+    CHECK(stopped >= 1 && stopped < 5);
+    recs_free(&x);
+    dse_search_log_free(&lg);
+    dse_space_free(&sp);
 }
