@@ -327,7 +327,7 @@ void test_bf16_ops(void) {
         for (int64_t e = 0; e < cnt[0]; e++) dy[e] = uniform(&r, -1, 1);
         cx.bf16 = 0;
         run_op(&cx, &f, dy, f32);
-        cx.bf16 = 1;
+        cx.bf16 = DSE_CPU_BF16_EVERY; /* the bf16 paths on small shapes too */
         run_op(&cx, &f, dy, b16);
         cx.bf16 = 0;
         double *mag[3];
@@ -362,6 +362,68 @@ void test_bf16_ops(void) {
     dse_cpu_ctx_deinit(&cx);
 }
 
+/* The rule choosing float32 for a conv where bf16 cannot win (dse_cpu_conv_bf16_fp32): its
+ * reason, and under DSE_CPU_BF16_BY_RULE (what --precision bf16 runs) float32's bits exactly
+ * where it says float32, other bits where it says bf16. */
+struct rule_case {
+    const char *id;
+    int         C, H, W, K, k, s, p, groups;
+    const char *why; /* NULL: bf16 */
+};
+
+static const struct rule_case rule_cases[] = {
+    /* id                     C   H   W   K  k  s  p  g  why */
+    { "rule-1x1-5x5",        32, 5,  5,  16, 1, 1, 0, 1, NULL },
+    { "rule-1x1-4x4",        32, 4,  4,  16, 1, 1, 0, 1, "a 4x4 output map" },
+    { "rule-3x3-3x3",        16, 3,  3,  8,  3, 1, 1, 1, "a 3x3 output map" },      /* FMNIST's fire9 */
+    { "rule-conv1-fmnist",   1,  12, 12, 8,  3, 1, 1, 1, "9 terms per output, under 16" },
+    { "rule-16-terms",       16, 6,  6,  8,  1, 1, 0, 1, NULL },
+    { "rule-15-terms",       15, 6,  6,  8,  1, 1, 0, 1, "15 terms per output, under 16" },
+    { "rule-7x7-s2",         3,  19, 19, 8,  7, 2, 0, 1, NULL },                    /* v1.0's conv1 */
+    { "rule-groups",         8,  9,  9,  8,  3, 1, 1, 2, "groups 2" },
+};
+
+void test_bf16_rule(void) {
+    if (!has_bf16()) return;
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    for (int i = 0; i < DSE_ARRAY_LEN(rule_cases); i++) {
+        const struct rule_case *c = &rule_cases[i];
+        struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, c->id);
+        l.num_output = c->K, l.groups = c->groups;
+        l.kernel_h = l.kernel_w = c->k, l.stride_h = l.stride_w = c->s, l.pad_h = l.pad_w = c->p;
+        l = infer_layer(l, 1, c->C, c->H, c->W);
+        struct fx f;
+        fx_init(&f, &cx, &l, 2, 1, NULL, 0, 130 + i);
+        char buf[64];
+        const char *why = dse_cpu_conv_bf16_fp32(&f.node, buf, sizeof buf);
+        if (!(why ? c->why && !strcmp(why, c->why) : !c->why))
+            fprintf(stderr, "  %s: rule says \"%s\", expected \"%s\"\n", c->id, why ? why : "bf16",
+                    c->why ? c->why : "bf16");
+        CHECK(why ? c->why && !strcmp(why, c->why) : !c->why);
+        const int64_t cnt[4] = { dse_tensor_count(&f.out), dse_tensor_count(&f.in[0]), dse_tensor_count(&f.w),
+                                 dse_tensor_count(&f.b) };
+        struct dse_pcg32 r;
+        dse_pcg32_seed(&r, 37, 5);
+        float *dy = malloc((size_t)cnt[0] * sizeof *dy), *f32[4], *b16[4];
+        for (int64_t e = 0; e < cnt[0]; e++) dy[e] = uniform(&r, -1, 1);
+        cx.bf16 = DSE_CPU_BF16_OFF;
+        run_op(&cx, &f, dy, f32);
+        cx.bf16 = DSE_CPU_BF16_BY_RULE;
+        run_op(&cx, &f, dy, b16);
+        cx.bf16 = DSE_CPU_BF16_OFF;
+        int same = 1;
+        for (int k = 0; k < 3; k++) same &= !memcmp(f32[k], b16[k], (size_t)cnt[k] * sizeof(float));
+        if (same != (c->why != NULL))
+            fprintf(stderr, "  %s: y, dx and dw %s float32's\n", c->id, same ? "equal" : "differ from");
+        CHECK(same == (c->why != NULL));
+        for (int k = 0; k < 4; k++) free(f32[k]), free(b16[k]);
+        free(dy);
+        fx_deinit(&f);
+    }
+    dse_cpu_ctx_deinit(&cx);
+}
+
 /* The same bits with 1 and 2 threads, and on the C reference (DSE_CPU_NO_BF16 set: the ops'
  * packing and kernels in C). */
 void test_bf16_threads(void) {
@@ -375,7 +437,7 @@ void test_bf16_threads(void) {
         static const char *names[4] = { "y", "dx", "dw", "db" };
         for (int v = 0; v < 3; v++) {
             CHECK_OK(dse_cpu_ctx_init(&cx[v], v == 1 ? 2 : 1, 1234, NULL));
-            cx[v].bf16 = 1;
+            cx[v].bf16 = DSE_CPU_BF16_EVERY;
         }
         fx_init(&f, &cx[0], &l, c->N, 1, NULL, 0, 90 + i);
         struct dse_pcg32 r;
@@ -435,7 +497,7 @@ void test_grad_bf16(void) {
     if (!has_bf16()) return;
     struct dse_cpu_ctx cx;
     ctx_init(&cx);
-    cx.bf16 = 1;
+    cx.bf16 = DSE_CPU_BF16_EVERY; /* the bf16 paths on small shapes too */
     for (int i = 0; i < DSE_ARRAY_LEN(grad_cases); i++) {
         const struct op_case *c = &grad_cases[i];
         struct dse_layer l = op_layer(c);

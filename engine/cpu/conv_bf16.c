@@ -17,6 +17,7 @@
  * with any thread count. */
 #include "engine/cpu/bf16_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,8 +38,33 @@ static struct bshape bshape_of(const struct dse_node *n) {
     return s;
 }
 
-int dse_cpu_conv_bf16_ok(const struct dse_node *n) {
-    return n->layer->groups == 1;
+/* The rule choosing float32 for a conv where bf16 cannot win (measured per layer with dse
+ * profile on the 2-core Zen 4, docs/training.md "bf16 on the CPU"), from the shape only, so
+ * a model's choices are fixed and the same with any thread count:
+ * - more than one group: no grouped path in bf16;
+ * - fewer than BF16_MIN_TERMS terms per output (C R S): packing and lowering cost more than
+ *   the short product (SqueezeNet-FMNIST's conv1, 1 channel 3x3: 9 terms, backward 2.1x
+ *   float32's time);
+ * - an output map of at most BF16_MAX_SMALL_MAP pixels: the weight gradient's rows are mostly
+ *   padding and its sums' tree runs per chunk (a 4x4 map: backward about 2x float32's time;
+ *   SqueezeNet-FMNIST's fire9 at 3x3: 1.6x). */
+#define BF16_MIN_TERMS     16
+#define BF16_MAX_SMALL_MAP 16
+
+const char *dse_cpu_conv_bf16_fp32(const struct dse_node *n, char *why, size_t size) {
+    const struct bshape s = bshape_of(n);
+    if (n->layer->groups != 1) snprintf(why, size, "groups %d", n->layer->groups);
+    else if (s.CRS < BF16_MIN_TERMS)
+        snprintf(why, size, "%lld terms per output, under %d", (long long)s.CRS, BF16_MIN_TERMS);
+    else if (s.PQ <= BF16_MAX_SMALL_MAP) snprintf(why, size, "a %lldx%lld output map", (long long)s.P, (long long)s.Q);
+    else return NULL;
+    return why;
+}
+
+int dse_cpu_conv_bf16_runs(const struct dse_cpu_ctx *cx, const struct dse_node *n) {
+    char why[64];
+    return cx->bf16 == DSE_CPU_BF16_EVERY ? n->layer->groups == 1
+                                          : cx->bf16 == DSE_CPU_BF16_BY_RULE && !dse_cpu_conv_bf16_fp32(n, why, sizeof why);
 }
 
 /* The output columns [*q0, *q1) whose input column q sw - pw + t dw lies inside [0, W). */
