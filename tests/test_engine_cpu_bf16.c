@@ -251,6 +251,9 @@ static const struct op_case op_cases[] = {
     { "bf16-3x3-dil2",  0, 2, 5,  9,  9,  7,  3, 1, 2, 2 }, /* direct, dilated */
     { "bf16-conv1",     0, 4, 1,  28, 28, 16, 3, 1, 1, 1 }, /* SqueezeNet-FMNIST's conv1: lowered */
     { "bf16-7x7-s2",    0, 2, 3,  29, 29, 8,  7, 2, 0, 1 }, /* v1.0's conv1, smaller */
+    /* 256 output channels or more: the weight gradient as C = A B (conv_bf16.c's dw_by_mm) */
+    { "bf16-1x1-wide",  0, 3, 21, 5,  5,  256, 1, 1, 0, 1 },
+    { "bf16-s2-wide",   0, 2, 3,  7,  7,  260, 3, 2, 1, 1 },
     { "bf16-fc",        1, 5, 7,  3,  3,  10, 0, 0, 0, 0 },
     /* one image: the forward's output channels in blocks among the threads */
     { "bf16-batch1",    0, 1, 8,  10, 10, 13, 3, 1, 1, 1 },

@@ -62,6 +62,11 @@ void dse_bf16_pack_b(const float *b, int64_t K, int64_t N, int64_t ldb, uint32_t
 void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, dse_bf16 *out, int64_t ldo,
                         int64_t Lp, int isa);
 
+/* out[kp * ldo + r] = the pair (rows[r ld + 2 kp], rows[r ld + 2 kp + 1]) for kp < L / 2, r < R
+ * (L and ld even): bf16 rows turned into k-pairs along them, B's layout for C = A B^T as
+ * C = A B (conv_bf16.c's weight gradient of short rows). */
+void dse_bf16_pair_cols(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, uint32_t *out, int64_t ldo, int isa);
+
 /* C = A B (+ bias[m], then ReLU), or C += A B (acc), on packed operands: C[m][n] =
  * c[m * ldc + n], A's pairs ap[m * lda + kp], B's bp[kp * ldb + n] (boff: bp[boff[kp] + n],
  * a shifted view of padded planes, conv_bf16.c's direct convs), kp < KP. Each C element

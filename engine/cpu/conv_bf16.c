@@ -242,18 +242,33 @@ enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n
 
 /* ---- backward ----------------------------------------------------------------------------- */
 
+/* The weight gradient of a lowered or 1x1 conv with DW_MM_MIN_K output channels or more is
+ * C = A B (dse_cpu_mm_bf16: dy's bf16 rows read as A's k-pairs, x's rows turned into B's by
+ * dse_bf16_pair_cols; one chain per element over the chunk, carried in C across chunks) instead
+ * of dot products (dse_cpu_mm_nt_bf16, whose 16 lanes are added once per chunk, dear where a
+ * slice holds one image of a small map). Fewer channels leave too few rows to share each
+ * packed B row (broadcast-bound: SqueezeNet's squeeze1x1s and conv1 were slower). From the
+ * shape only (dse profile, v1.0 batch 16, one thread: conv10 47 -> 37 ms backward, fire8 and
+ * fire9's expand1x1 about 10% less; 128 channels gained nothing measurable). */
+#define DW_MM_MIN_K 256
+
+static int dw_by_mm(const struct bshape *s) {
+    return s->K >= DW_MM_MIN_K;
+}
+
 /* A thread's backward scratch, in its workspace: the chunk's dy as bf16 rows [K][Lc] and its
  * lowered x [CRS][Lc], Lc = chunk_row (weight gradient); one image's dy in k-pairs
  * [(K + 1) / 2][PQ] and its dcol [CRS][PQ] (data gradient); a lowered row, 2 PQ floats. */
 struct bscratch {
-    size_t dyr, xr, dyp, dcol, tmp, total;
+    size_t dyr, xr, xt, dyp, dcol, tmp, total;
 };
 
 static struct bscratch bscratch_of(const struct bshape *s, int64_t chunk, int dw, int dx) {
     struct bscratch b = { 0 };
     b.dyr = 0;
     b.xr = b.dyr + (dw ? al((size_t)(s->K * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
-    b.dyp = b.xr + (dw ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
+    b.xt = b.xr + (dw ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
+    b.dyp = b.xt + (dw && dw_by_mm(s) ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
     b.dcol = b.dyp + (dx ? al((size_t)((s->K + 1) / 2 * s->PQ) * sizeof(uint32_t)) : 0);
     b.tmp = b.dcol + (dx && !s->is_1x1 ? al((size_t)(s->CRS * s->PQ) * sizeof(float)) : 0);
     b.total = b.tmp + al((size_t)(2 * s->PQ) * sizeof(float));
@@ -277,7 +292,8 @@ static void bwd_part(void *arg, int t, int nt) {
     const struct bscratch b = bscratch_of(s, j->chunk, dw, x->grad != NULL);
     char *ws = ws_at(j->cx, t);
     dse_bf16 *dyr = (dse_bf16 *)(ws + b.dyr), *xr = (dse_bf16 *)(ws + b.xr);
-    uint32_t *dyp = (uint32_t *)(ws + b.dyp);
+    uint32_t *dyp = (uint32_t *)(ws + b.dyp), *xt = (uint32_t *)(ws + b.xt);
+    const int by_mm = dw_by_mm(s);
     float *dcol = (float *)(ws + b.dcol), *tmp = (float *)(ws + b.tmp);
     const int64_t nw = s->K * s->CRS, KP2 = (s->K + 1) / 2;
     int64_t k0, k1;
@@ -296,9 +312,17 @@ static void bwd_part(void *arg, int t, int nt) {
                 }
                 zero_tails(dyr, s->K, Lc, nb * s->PQ);
                 zero_tails(xr, s->CRS, Lc, nb * s->PQ);
+                if (by_mm) { /* dw (= on the slice's first chunk) += dy's pairs x's pairs, in order */
+                    dse_bf16_pair_cols(xr, s->CRS, Lc, Lc, xt, s->CRS, j->isa);
+                    const struct dse_mm_bf16 mm = { .M = s->K, .N = s->CRS, .KP = Lc / 2, .ap = (const uint32_t *)dyr,
+                                                    .lda = Lc / 2, .bp = xt, .ldb = s->CRS, .c = buf, .ldc = s->CRS,
+                                                    .acc = n0 != i0 };
+                    dse_cpu_mm_bf16(&mm, j->isa);
+                } else {
                 const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = Lc, .imgs = 1, .a = dyr, .lda = Lc,
                                                   .b = xr, .ldb = Lc, .c = buf, .ldc = s->CRS, .set = n0 == i0 };
                 dse_cpu_mm_nt_bf16(&m, j->isa);
+                }
             }
             for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += w^T dy_i */
                 float *dx = x->grad + i * x->stride_n;

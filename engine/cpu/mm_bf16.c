@@ -248,6 +248,21 @@ TBF static void pack_rows512(const float *x, int64_t rows, int64_t L, int64_t ld
         }
 }
 
+/* 16 rows' pair kp at once: a gather of 32-bit words r * ld / 2 + kp apart. */
+TBF static void pair_cols512(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, uint32_t *out, int64_t ldo) {
+    const uint32_t *w = (const uint32_t *)(const void *)rows;
+    const __m512i step = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)(ld / 2)));
+    for (int64_t r0 = 0; r0 < R; r0 += 16) {
+        const __mmask16 mk = lanes16(R - r0);
+        const uint32_t *base = w + r0 * (ld / 2);
+        for (int64_t kp = 0; kp < L / 2; kp++) {
+            const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mk, step, base + kp, 4);
+            _mm512_mask_storeu_epi32(out + kp * ldo + r0, mk, v);
+        }
+    }
+}
+
 #endif /* DSE_CPU_HAS_AVX2_CODE */
 
 /* ---- dispatch --------------------------------------------------------------------------- */
@@ -284,6 +299,20 @@ void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, ds
     (void)isa;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t l = 0; l < Lp; l++) out[r * ldo + l] = l < L ? dse_bf16_of(x[r * ldx + l]) : 0;
+}
+
+void dse_bf16_pair_cols(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, uint32_t *out, int64_t ldo, int isa) {
+    DSE_ASSERT(L % 2 == 0 && ld % 2 == 0);
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512 && R * (ld / 2) < ((int64_t)1 << 31)) { /* the gather's int32 offsets */
+        pair_cols512(rows, R, L, ld, out, ldo);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t kp = 0; kp < L / 2; kp++)
+        for (int64_t r = 0; r < R; r++)
+            out[kp * ldo + r] = (uint32_t)rows[r * ld + 2 * kp] | (uint32_t)rows[r * ld + 2 * kp + 1] << 16;
 }
 
 void dse_cpu_mm_bf16(const struct dse_mm_bf16 *p, int isa) {
