@@ -248,6 +248,7 @@ static const struct op_case op_cases[] = {
     { "bf16-3x3-odd",   0, 3, 5,  6,  7,  9,  3, 1, 0, 1 }, /* direct: a half pair in and out, no pad */
     { "bf16-5x5-pad2",  0, 2, 6,  9,  8,  5,  5, 1, 2, 1 },
     { "bf16-3x3-s2",    0, 2, 6,  11, 10, 12, 3, 2, 1, 1 },
+    { "bf16-s2-long",   0, 2, 2,  5,  70, 4,  3, 2, 1, 1 }, /* 35 output columns: two vectors and a tail */
     { "bf16-3x3-dil2",  0, 2, 5,  9,  9,  7,  3, 1, 2, 2 }, /* direct, dilated */
     { "bf16-conv1",     0, 4, 1,  28, 28, 16, 3, 1, 1, 1 }, /* SqueezeNet-FMNIST's conv1: lowered */
     { "bf16-7x7-s2",    0, 2, 3,  29, 29, 8,  7, 2, 0, 1 }, /* v1.0's conv1, smaller */

@@ -67,6 +67,10 @@ void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, ds
  * C = A B (conv_bf16.c's weight gradient of short rows). */
 void dse_bf16_pair_cols(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, uint32_t *out, int64_t ldo, int isa);
 
+/* dst[q] = src[q stride] for q < n (a strided conv's lowering, conv_bf16.c; stride 2 on
+ * AVX-512 by permutes). */
+void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa);
+
 /* C = A B (+ bias[m], then ReLU), or C += A B (acc), on packed operands: C[m][n] =
  * c[m * ldc + n], A's pairs ap[m * lda + kp], B's bp[kp * ldb + n] (boff: bp[boff[kp] + n],
  * a shifted view of padded planes, conv_bf16.c's direct convs), kp < KP. Each C element

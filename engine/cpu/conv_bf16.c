@@ -78,7 +78,7 @@ static void valid_q(const struct bshape *s, int64_t t, int64_t *q0, int64_t *q1)
 
 /* Row k = (c, r, t) of image x's lowering: dst[p Q + q] = x[c][p sh - ph + r dh][q sw - pw + t dw],
  * zero outside the image. */
-static void lower_row(const struct bshape *s, const float *x, int64_t k, float *dst) {
+static void lower_row(const struct bshape *s, const float *x, int64_t k, float *dst, int isa) {
     const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S, off = t * s->dw - s->pw;
     const float *xc = x + c * s->HW;
     int64_t q0, q1;
@@ -93,8 +93,7 @@ static void lower_row(const struct bshape *s, const float *x, int64_t k, float *
         const float *src = xc + ih * s->W + off;
         for (int64_t q = 0; q < q0; q++) d[q] = 0.0f;
         if (s->sw == 1) memcpy(d + q0, src + q0, (size_t)(q1 - q0) * sizeof(float));
-        else
-            for (int64_t q = q0; q < q1; q++) d[q] = src[q * s->sw];
+        else dse_cpu_copy_strided(src + q0 * s->sw, q1 - q0, s->sw, d + q0, isa);
         for (int64_t q = q1; q < s->Q; q++) d[q] = 0.0f;
     }
 }
@@ -126,7 +125,7 @@ static void lower_pairs(const struct bshape *s, const float *x, uint32_t *bp, fl
     }
     for (int64_t kp = 0; kp < s->KP; kp++) {
         const int rows = 2 * kp + 1 < s->CRS ? 2 : 1;
-        for (int j = 0; j < rows; j++) lower_row(s, x, 2 * kp + j, tmp + j * s->PQ);
+        for (int j = 0; j < rows; j++) lower_row(s, x, 2 * kp + j, tmp + j * s->PQ, isa);
         dse_bf16_pack_b(tmp, rows, s->PQ, s->PQ, bp + kp * s->PQ, s->PQ, isa);
     }
 }
@@ -139,7 +138,7 @@ static void lower_rows(const struct bshape *s, const float *x, dse_bf16 *out, in
         return;
     }
     for (int64_t k = 0; k < s->CRS; k++) {
-        lower_row(s, x, k, tmp);
+        lower_row(s, x, k, tmp, isa);
         dse_bf16_pack_rows(tmp, 1, s->PQ, s->PQ, out + k * ldo, ldo, s->PQ, isa);
     }
 }

@@ -263,6 +263,18 @@ TBF static void pair_cols512(const dse_bf16 *rows, int64_t R, int64_t L, int64_t
     }
 }
 
+/* dst[q] = src[2 q], q < n: 32 floats loaded (under masks: nothing past src[2 (n - 1)] is
+ * read), their even ones kept. */
+TBF static void copy_s2_512(const float *src, int64_t n, float *dst) {
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    for (int64_t q = 0; q < n; q += 16) {
+        const int64_t rem = n - q < 16 ? n - q : 16, last = 2 * rem - 1; /* elements 0 .. last - 1 read */
+        const __m512 lo = _mm512_maskz_loadu_ps(lanes16(last), src + 2 * q);
+        const __m512 hi = _mm512_maskz_loadu_ps(lanes16(last - 16), src + 2 * q + 16);
+        _mm512_mask_storeu_ps(dst + q, lanes16(rem), _mm512_permutex2var_ps(lo, even, hi));
+    }
+}
+
 #endif /* DSE_CPU_HAS_AVX2_CODE */
 
 /* ---- dispatch --------------------------------------------------------------------------- */
@@ -313,6 +325,17 @@ void dse_bf16_pair_cols(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, 
     for (int64_t kp = 0; kp < L / 2; kp++)
         for (int64_t r = 0; r < R; r++)
             out[kp * ldo + r] = (uint32_t)rows[r * ld + 2 * kp] | (uint32_t)rows[r * ld + 2 * kp + 1] << 16;
+}
+
+void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa) {
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512 && stride == 2) {
+        copy_s2_512(src, n, dst);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t q = 0; q < n; q++) dst[q] = src[q * stride];
 }
 
 void dse_cpu_mm_bf16(const struct dse_mm_bf16 *p, int isa) {
