@@ -67,6 +67,12 @@ void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, ds
  * C = A B (conv_bf16.c's weight gradient of short rows). */
 void dse_bf16_pair_cols(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, uint32_t *out, int64_t ldo, int isa);
 
+/* bp[kp * ldp + n] = (rows[2 kp][n], rows[2 kp + 1][n]) for kp < (K + 1) / 2, n < N, rows[k][n]
+ * = rows[k * ld + n], a missing odd row zero: dse_bf16_pack_b's pairs from rows already in
+ * bf16 (the same bits as packing their floats). */
+void dse_bf16_pairs_of_rows(const dse_bf16 *rows, int64_t K, int64_t N, int64_t ld, uint32_t *bp, int64_t ldp,
+                            int isa);
+
 /* dst[q] = src[q stride] for q < n (a strided conv's lowering, conv_bf16.c; stride 2 on
  * AVX-512 by permutes). */
 void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa);

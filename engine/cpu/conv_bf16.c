@@ -325,7 +325,9 @@ static void bwd_part(void *arg, int t, int nt) {
             }
             for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += w^T dy_i */
                 float *dx = x->grad + i * x->stride_n;
-                dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
+                if (buf) /* dy's pairs from its rows packed above: dy rounded once */
+                    dse_bf16_pairs_of_rows(dyr + (i - n0) * s->PQ, s->K, s->PQ, Lc, dyp, s->PQ, j->isa);
+                else dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
                 struct dse_mm_bf16 m = { .M = s->CRS, .N = s->PQ, .KP = KP2, .ap = j->wp, .lda = KP2, .bp = dyp,
                                          .ldb = s->PQ, .c = dx, .ldc = s->PQ, .acc = 1 };
                 if (s->is_1x1) {

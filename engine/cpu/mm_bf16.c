@@ -263,6 +263,20 @@ TBF static void pair_cols512(const dse_bf16 *rows, int64_t R, int64_t L, int64_t
     }
 }
 
+TBF static void pairs_of_rows512(const dse_bf16 *rows, int64_t K, int64_t N, int64_t ld, uint32_t *bp, int64_t ldp) {
+    for (int64_t kp = 0; kp < (K + 1) / 2; kp++) {
+        const dse_bf16 *r0 = rows + 2 * kp * ld, *r1 = r0 + ld;
+        const int odd = 2 * kp + 1 < K;
+        for (int64_t n = 0; n < N; n += 16) {
+            const __mmask16 mk = lanes16(N - n);
+            const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, r0 + n));
+            const __m512i hi = odd ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, r1 + n)), 16)
+                                   : _mm512_setzero_si512();
+            _mm512_mask_storeu_epi32(bp + kp * ldp + n, mk, _mm512_or_si512(lo, hi));
+        }
+    }
+}
+
 /* dst[q] = src[2 q], q < n: 32 floats loaded (under masks: nothing past src[2 (n - 1)] is
  * read), their even ones kept. */
 TBF static void copy_s2_512(const float *src, int64_t n, float *dst) {
@@ -325,6 +339,20 @@ void dse_bf16_pair_cols(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, 
     for (int64_t kp = 0; kp < L / 2; kp++)
         for (int64_t r = 0; r < R; r++)
             out[kp * ldo + r] = (uint32_t)rows[r * ld + 2 * kp] | (uint32_t)rows[r * ld + 2 * kp + 1] << 16;
+}
+
+void dse_bf16_pairs_of_rows(const dse_bf16 *rows, int64_t K, int64_t N, int64_t ld, uint32_t *bp, int64_t ldp,
+                            int isa) {
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512) {
+        pairs_of_rows512(rows, K, N, ld, bp, ldp);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t kp = 0; kp < (K + 1) / 2; kp++)
+        for (int64_t n = 0; n < N; n++)
+            bp[kp * ldp + n] = (uint32_t)rows[2 * kp * ld + n] | (2 * kp + 1 < K ? (uint32_t)rows[(2 * kp + 1) * ld + n] << 16 : 0u);
 }
 
 void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa) {
