@@ -30,7 +30,21 @@ static float bits_f(uint32_t u) {
 
 /* ---- the conversion ------------------------------------------------------------------------ */
 
+/* The kernels' ISA by name (bench_bf16's isa=): the reference where DSE_CPU_NO_BF16 rules
+ * AVX512-BF16 out, avx512bf16 where the CPU has it and AMX is not asked for. */
+static void bf16_isa_names(void) {
+    CHECK_STR_EQ(dse_cpu_bf16_isa_str(DSE_CPU_BF16_REF), "reference");
+    CHECK_STR_EQ(dse_cpu_bf16_isa_str(DSE_CPU_BF16_AMX), "amx");
+    CHECK_STR_EQ(dse_cpu_bf16_isa_str(7), "?");
+    setenv("DSE_CPU_NO_BF16", "1", 1);
+    CHECK_STR_EQ(dse_cpu_bf16_isa_str(dse_cpu_bf16_isa()), "reference");
+    unsetenv("DSE_CPU_NO_BF16");
+    if (!dse_cpu_bf16_why() && !dse_cpu_bf16_amx_ok())
+        CHECK_STR_EQ(dse_cpu_bf16_isa_str(dse_cpu_bf16_isa()), "avx512bf16");
+}
+
 void test_bf16_convert(void) {
+    bf16_isa_names();
     static const struct {
         uint32_t in;
         dse_bf16 out;

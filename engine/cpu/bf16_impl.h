@@ -46,8 +46,12 @@ static inline uint32_t dse_bf16_pair(float lo, float hi) {
  * DSE_CPU_BF16_AMX (C = A B on AMX tiles, mm_amx.c, the rest AVX512's) only where
  * dse_cpu_bf16_amx_ok(): the CPU has AMX, Linux grants the tiles and DSE_CPU_BF16_AMX=1 asks
  * for them (untested: no AMX machine was at hand; other bits than AVX512's). */
-enum { DSE_CPU_BF16_REF, DSE_CPU_BF16_AVX512, DSE_CPU_BF16_AMX };
+#define DSE_CPU_BF16_ISAS(X) X(REF, "reference") X(AVX512, "avx512bf16") X(AMX, "amx")
+#define DSE_CPU_BF16_ENUM_(id, name) DSE_CPU_BF16_##id,
+enum { DSE_CPU_BF16_ISAS(DSE_CPU_BF16_ENUM_) };
+#undef DSE_CPU_BF16_ENUM_
 int  dse_cpu_bf16_isa(void);
+const char *dse_cpu_bf16_isa_str(int isa); /* "reference", "avx512bf16", "amx" (bench_bf16's isa=) */
 int  dse_cpu_bf16_amx_ok(void);
 struct dse_mm_bf16;
 void dse_cpu_mm_amx(const struct dse_mm_bf16 *p);

@@ -38,6 +38,13 @@ int dse_cpu_bf16_isa(void) {
     return dse_cpu_bf16_why() ? DSE_CPU_BF16_REF : dse_cpu_bf16_amx_ok() ? DSE_CPU_BF16_AMX : DSE_CPU_BF16_AVX512;
 }
 
+const char *dse_cpu_bf16_isa_str(int isa) {
+#define DSE_CPU_BF16_NAME_(id, name) [DSE_CPU_BF16_##id] = name,
+    static const char *const names[] = { DSE_CPU_BF16_ISAS(DSE_CPU_BF16_NAME_) };
+#undef DSE_CPU_BF16_NAME_
+    return isa >= 0 && isa < (int)(sizeof names / sizeof names[0]) ? names[isa] : "?";
+}
+
 /* ---- the C reference ------------------------------------------------------------------ */
 
 /* One vdpbf16ps lane step: acc + a.hi b.hi, then + a.lo b.lo (each product exact). */
