@@ -442,6 +442,34 @@ void test_bf16_rule(void) {
     dse_cpu_ctx_deinit(&cx);
 }
 
+/* The bf16 weight gradient's buffers: each thread holds the slice tree's few blocks at once
+ * (conv_bf16.c's wt_depth), not one buffer per slice of the batch: a 1x1 conv of 32,768
+ * weights on 16 images (16 slices) on one thread: 5 buffers and the scratch, 9.4 gradients' worth, not 16 buffers and more. */
+void test_bf16_dw_bytes(void) {
+    if (!has_bf16()) return;
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    cx.bf16 = DSE_CPU_BF16_EVERY;
+    struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "wide");
+    l.num_output = 512, l.kernel_h = l.kernel_w = 1, l.stride_h = l.stride_w = 1;
+    l = infer_layer(l, 1, 64, 4, 4);
+    struct fx f;
+    fx_init(&f, &cx, &l, 16, 1, NULL, 0, 150);
+    CHECK_OK(dse_cpu_node_prepare(&cx, &f.node, NULL));
+    CHECK_OK(dse_cpu_forward(&cx, &f.node));
+    dse_tensor_zero_grad(&f.in[0]);
+    dse_tensor_zero_grad(&f.w);
+    for (int64_t e = 0; e < dse_tensor_count(&f.out); e++) f.out.grad[e] = 1.0f;
+    CHECK_OK(dse_cpu_backward(&cx, &f.node));
+    const size_t per_slice = (size_t)512 * 64 * sizeof(float);
+    if (!(cx.ws_bytes < 12 * per_slice) || getenv("DSE_TEST_VERBOSE"))
+        fprintf(stderr, "  workspace %zu bytes: %.1f weight gradients' worth\n", cx.ws_bytes,
+                (double)cx.ws_bytes / (double)per_slice);
+    CHECK(cx.ws_bytes < 12 * per_slice);
+    fx_deinit(&f);
+    dse_cpu_ctx_deinit(&cx);
+}
+
 /* The same bits with 1 and 2 threads, and on the C reference (DSE_CPU_NO_BF16 set: the ops'
  * packing and kernels in C). */
 void test_bf16_threads(void) {

@@ -170,7 +170,8 @@ struct bjob {
     const uint32_t       *wp;      /* forward: w's pairs [K][KP]; backward: w^T's [CRS][(K + 1) / 2] */
     struct dse_cpu_slices sl;
     int64_t               chunk;   /* backward: images per weight-gradient chunk */
-    float                *bufs;    /* backward: [sl.count][K CRS] the slices' weight gradients */
+    int                   depth;   /* backward: weight-gradient buffers a thread holds (wt_depth) */
+    size_t                wt_at;   /* where its tree and buffers begin in each thread's workspace */
     /* direct (section below) */
     struct dgeo          *g;
     const int64_t        *boff, *boff_w; /* forward's or the data gradient's B offsets; the
@@ -255,6 +256,59 @@ static int dw_by_mm(const struct bshape *s) {
     return s->K >= DW_MM_MIN_K;
 }
 
+/* The slices' weight gradients (engine/slices.h): a thread adds its run of slices up as each
+ * is done, by the slice tree, in `depth` buffers of its own (the most blocks its run holds at
+ * once, as conv2d.c's float32 strategies), not one buffer per slice of the batch; tree_part
+ * then adds the threads' blocks where the tree adds them. The same additions on the same
+ * values whatever the threads: the same bits. */
+static int wt_depth(const struct dse_cpu_ctx *cx, const struct dse_cpu_slices *sl) {
+    int most = 0;
+    for (int t = 0; t < cx->threads; t++) {
+        int64_t k0, k1;
+        int depth = 0;
+        dse_cpu_share(sl->count, t, cx->threads, &k0, &k1);
+        if (k0 < k1) dse_slice_blocks(sl->total, sl->first + (int)k0, sl->first + (int)k1, NULL, &depth);
+        most = depth > most ? depth : most;
+    }
+    return most;
+}
+
+static size_t wt_bytes(int64_t nw, int depth) {
+    return al(sizeof(struct dse_slice_tree)) + (size_t)depth * al((size_t)nw * sizeof(float));
+}
+
+static struct dse_slice_tree *wt_tree(const struct bjob *j, int t) {
+    return (struct dse_slice_tree *)(void *)(ws_at(j->cx, t) + j->wt_at);
+}
+
+/* Thread t's run: its tree, and its free buffers. */
+struct wt_run {
+    struct dse_slice_tree *tr;
+    float                 *free_[DSE_SLICE_STACK];
+    int                    nfree;
+    int64_t                nw;
+};
+
+static void wt_start(struct wt_run *w, const struct bjob *j, int t, int dw) {
+    w->tr = dw ? wt_tree(j, t) : NULL, w->nfree = 0, w->nw = j->s.K * j->s.CRS;
+    if (!dw) return;
+    dse_slice_tree_init(w->tr, j->sl.total);
+    for (int d = j->depth - 1; d >= 0; d--)
+        w->free_[w->nfree++] = (float *)(void *)((char *)w->tr + al(sizeof(struct dse_slice_tree)) +
+                                                 (size_t)d * al((size_t)w->nw * sizeof(float)));
+}
+
+static float *wt_take(struct wt_run *w) {
+    if (!w->tr) return NULL;
+    DSE_ASSERT(w->nfree > 0);
+    return w->free_[--w->nfree];
+}
+
+/* Slice k's weight gradient, done in buf, into the thread's tree. */
+static void wt_give(struct wt_run *w, const struct bjob *j, int64_t k, float *buf) {
+    if (w->tr) dse_slice_push(w->tr, 0, j->sl.first + (int)k, buf, 0, w->nw, w->free_, &w->nfree);
+}
+
 /* A thread's backward scratch, in its workspace: the chunk's dy as bf16 rows [K][Lc] and its
  * lowered x [CRS][Lc], Lc = chunk_row (weight gradient); one image's dy in k-pairs
  * [(K + 1) / 2][PQ] and its dcol [CRS][PQ] (data gradient); a lowered row, 2 PQ floats. */
@@ -294,13 +348,15 @@ static void bwd_part(void *arg, int t, int nt) {
     uint32_t *dyp = (uint32_t *)(ws + b.dyp), *xt = (uint32_t *)(ws + b.xt);
     const int by_mm = dw_by_mm(s);
     float *dcol = (float *)(ws + b.dcol), *tmp = (float *)(ws + b.tmp);
-    const int64_t nw = s->K * s->CRS, KP2 = (s->K + 1) / 2;
+    const int64_t KP2 = (s->K + 1) / 2;
     int64_t k0, k1;
+    struct wt_run wr;
+    wt_start(&wr, j, t, dw);
     dse_cpu_share(j->sl.count, t, nt, &k0, &k1);
     for (int64_t k = k0; k < k1; k++) {
         int64_t i0, i1;
         dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
-        float *buf = dw ? j->bufs + k * nw : NULL;
+        float *buf = wt_take(&wr);
         for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk, Lc = chunk_row(s, nb);
             if (buf) { /* dw (= on the slice's first chunk) += dy col^T over the chunk's images, side by side */
@@ -339,10 +395,11 @@ static void bwd_part(void *arg, int t, int nt) {
                 col2im_add(s, dcol, dx);
             }
         }
+        wt_give(&wr, j, k, buf);
     }
 }
 
-/* The slices' weight gradients added by the slice tree over elements [lo, hi), into dw. */
+/* The threads' blocks added where the slice tree adds them, over elements [lo, hi), into dw. */
 struct tree_job {
     const struct bjob *j;
     float             *dw;
@@ -350,12 +407,14 @@ struct tree_job {
 
 static void tree_part(void *arg, int64_t lo, int64_t hi) {
     const struct tree_job *r = arg;
-    const int64_t nw = r->j->s.K * r->j->s.CRS;
     struct dse_slice_tree tr;
     dse_slice_tree_init(&tr, r->j->sl.total);
-    for (int k = 0; k < r->j->sl.count; k++) dse_slice_push(&tr, 0, k, r->j->bufs + k * nw, lo, hi, NULL, NULL);
-    DSE_ASSERT(tr.n == 1 && tr.b[0].buf == r->j->bufs);
-    for (int64_t e = lo; e < hi; e++) r->dw[e] += r->j->bufs[e];
+    for (int t = 0; t < r->j->cx->threads; t++) {
+        const struct dse_slice_tree *own = wt_tree(r->j, t);
+        for (int b = 0; b < own->n; b++) dse_slice_push(&tr, own->b[b].level, own->b[b].index, own->b[b].buf, lo, hi, NULL, NULL);
+    }
+    DSE_ASSERT(tr.n == 1);
+    for (int64_t e = lo; e < hi; e++) r->dw[e] += tr.b[0].buf[e];
 }
 
 /* ---- direct: stride-1 convs on padded planes -------------------------------------------- */
@@ -515,13 +574,15 @@ static void bwd_direct_part(void *arg, int t, int nt) {
     dse_bf16 *dyg = (dse_bf16 *)ws, *xb = (dse_bf16 *)(ws + ob);
     uint32_t *dyq = (uint32_t *)(ws + oq);
     float *tmp = (float *)(ws + ot);
-    const int64_t nw = s->K * s->CRS, NX = s->H * g->Wq;
+    const int64_t NX = s->H * g->Wq;
     int64_t k0, k1;
+    struct wt_run wr;
+    wt_start(&wr, j, t, dw);
     dse_cpu_share(j->sl.count, t, nt, &k0, &k1);
     for (int64_t k = k0; k < k1; k++) {
         int64_t i0, i1;
         dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
-        float *buf = dw ? j->bufs + k * nw : NULL;
+        float *buf = wt_take(&wr);
         for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
             if (buf) { /* dw (= on the slice's first chunk) += dy's grid . x's shifted planes */
@@ -548,6 +609,7 @@ static void bwd_direct_part(void *arg, int t, int nt) {
                     }
             }
         }
+        wt_give(&wr, j, k, buf);
     }
 }
 
@@ -563,13 +625,14 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx) {
     const int64_t nw = s->K * s->CRS;
     const size_t wbytes = dx ? al((size_t)(s->C * g.KPx) * sizeof(uint32_t)) : 0;
     const size_t obytes = al((size_t)(g.KPx + s->CRS) * sizeof(int64_t));
-    const size_t bbytes = dw ? al((size_t)(j->sl.count * nw) * sizeof(float)) : 0;
+    j->depth = dw ? wt_depth(j->cx, &j->sl) : 0, j->wt_at = own;
+    const size_t tb = dw ? wt_bytes(nw, j->depth) : 0;
     for (int t = 0; t < j->cx->threads; t++) {
         void *p;
-        enum dse_status st = dse_cpu_ctx_workspace_at(j->cx, t, own + (t ? 0 : wbytes + obytes + bbytes), &p);
+        enum dse_status st = dse_cpu_ctx_workspace_at(j->cx, t, own + tb + (t ? 0 : wbytes + obytes), &p);
         if (st) return st;
     }
-    char *sh = ws_at(j->cx, 0) + own;
+    char *sh = ws_at(j->cx, 0) + own + tb;
     uint32_t *wx = (uint32_t *)sh;
     int64_t *boff = (int64_t *)(sh + wbytes), *boff_w = boff + g.KPx;
     const float *w = j->n->weight->data;
@@ -588,7 +651,6 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx) {
             for (int64_t t = 0; t < s->S; t++)
                 boff_w[(c * s->R + r) * s->S + t] = c * g.bplane + r * s->dh * g.Wp + t * s->dw;
     j->wx = wx, j->boff = boff, j->boff_w = boff_w;
-    j->bufs = dw ? (float *)(sh + wbytes + obytes) : NULL;
     dse_cpu_run(j->cx, bwd_direct_part, j);
     return DSE_OK;
 }
@@ -615,18 +677,18 @@ enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n
     const struct bscratch b = bscratch_of(s, j.chunk, dw != NULL, x->grad != NULL);
     const int64_t KP2 = (s->K + 1) / 2;
     const size_t wbytes = x->grad ? al((size_t)(s->CRS * KP2) * sizeof(uint32_t)) : 0;
-    const size_t bbytes = dw ? al((size_t)(j.sl.count * nw) * sizeof(float)) : 0;
+    j.depth = dw ? wt_depth(cx, &j.sl) : 0, j.wt_at = b.total;
+    const size_t tb = dw ? wt_bytes(nw, j.depth) : 0;
     for (int t = 0; t < cx->threads; t++) {
         void *p;
-        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, b.total + (t ? 0 : wbytes + bbytes), &p);
+        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, b.total + tb + (t ? 0 : wbytes), &p);
         if (st) return st;
     }
     if (x->grad) { /* w^T's pairs: A[ci r s][k] = w[k][ci r s] */
-        uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + b.total);
+        uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + b.total + tb);
         dse_bf16_pack_a(n->weight->data, s->CRS, s->K, 1, s->CRS, wp, KP2);
         j.wp = wp;
     }
-    j.bufs = dw ? (float *)(ws_at(cx, 0) + b.total + wbytes) : NULL;
     dse_cpu_run(cx, bwd_part, &j);
     if (dw) {
         struct tree_job r = { .j = &j, .dw = dw };
