@@ -42,10 +42,11 @@ int main(int argc, char **argv) {
     char model[128];
     dse_cpu_model(model, (int)sizeof model);
     const char *why = dse_cpu_bf16_why();
-    printf("machine cpu=\"%s\" cores=%ld threads=1 fp32_isa=%s bf16=%s reps=%d\n", model, sysconf(_SC_NPROCESSORS_ONLN),
-           dse_cpu_direct_isa() ? dse_cpu_direct_isa() : "none", why ? "reference" : "avx512_bf16", reps);
-    if (why) printf("# bf16: %s; the C reference runs instead (slow)\n", why);
     const int isa32 = dse_cpu_mm_isa(), isa16 = dse_cpu_bf16_isa();
+    printf("machine cpu=\"%s\" cores=%ld threads=1 fp32_isa=%s bf16_isa=%s reps=%d\n", model,
+           sysconf(_SC_NPROCESSORS_ONLN), dse_cpu_direct_isa() ? dse_cpu_direct_isa() : "none",
+           dse_cpu_bf16_isa_str(isa16), reps);
+    if (why) printf("# bf16: %s; the C reference runs instead (slow)\n", why);
     if (isa32 == DSE_CPU_MM_NONE) {
         fprintf(stderr, "bench_bf16: no AVX2 + FMA: the float32 kernel does not run here\n");
         return 1;
@@ -79,9 +80,9 @@ int main(int argc, char **argv) {
         const struct bench_timing f = bench_summarize(ms[0], reps), h = bench_summarize(ms[1], reps),
                                   k = bench_summarize(ms[2], reps);
         const double flop = 2.0 * (double)sh->M * (double)sh->N * (double)sh->K;
-        printf("name=bf16.mm.%s M=%lld N=%lld K=%lld fp32_median_ms=%.4f fp32_min_ms=%.4f fp32_gflops=%.1f "
+        printf("name=bf16.mm.%s isa=%s M=%lld N=%lld K=%lld fp32_median_ms=%.4f fp32_min_ms=%.4f fp32_gflops=%.1f "
                "bf16_median_ms=%.4f bf16_min_ms=%.4f bf16_gflops=%.1f bf16_kernel_gflops=%.1f speedup=%.2f\n",
-               sh->name, (long long)sh->M, (long long)sh->N, (long long)sh->K, f.median_ms, f.min_ms,
+               sh->name, dse_cpu_bf16_isa_str(isa16), (long long)sh->M, (long long)sh->N, (long long)sh->K, f.median_ms, f.min_ms,
                flop / (f.median_ms * 1e6), h.median_ms, h.min_ms, flop / (h.median_ms * 1e6),
                flop / (k.median_ms * 1e6), f.median_ms / h.median_ms);
         free(a), free(b), free(bias), free(c), free(ap), free(bp);

@@ -479,11 +479,14 @@ int cmd_profile(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
     if (!rc) {
         double sf = 0, sb = 0;
         char where[64], name[32];
-        if (dev.device.kind == DSE_DEVICE_CPU) snprintf(where, sizeof where, "%d threads", threads);
+        if (dev.device.kind == DSE_DEVICE_CPU)
+            snprintf(where, sizeof where, "%d threads %s", threads, dse_cuda_math_str(dev.math));
         else snprintf(where, sizeof where, "%s %s", dse_device_str(&dev.device, name, (int)sizeof name),
                       dse_cuda_math_str(dev.math));
         printf("# dse profile %s: batch %d, %s, median of %d iterations; GFLOP/s counts 2 per "
                "multiply-add, backward = 2x forward FLOPs\n", a->pos[0], batch, where, iters);
+        char fp32[600];
+        if (dse_model_bf16_fp32(m, fp32, sizeof fp32)) printf("# %s\n", fp32);
         printf("%-28s %-12s %10s %10s %9s %9s\n", "layer", "op", "fwd_ms", "bwd_ms", "fwd_GF/s", "bwd_GF/s");
         for (int i = 0; i < n; i++) {
             qsort(tf + i * iters, (size_t)iters, sizeof *tf, cmp_double);

@@ -297,6 +297,14 @@ const char *dse_cpu_direct_isa(void);
  * DSE_CPU_NO_BF16 nor DSE_CPU_NO_AVX512 is set; else why not, a sentence naming the missing
  * flag or the variable. */
 const char *dse_cpu_bf16_why(void);
+/* cx->bf16's values: float32; bf16 for the convs the rule gives it (dse_cpu_conv_bf16_fp32
+ * NULL) and every fc, what --precision bf16 runs; bf16 for every conv of one group (the
+ * tests of conv_bf16.c's paths on small shapes). */
+enum { DSE_CPU_BF16_OFF, DSE_CPU_BF16_BY_RULE, DSE_CPU_BF16_EVERY };
+/* NULL where a conv node (its tensors inferred) multiplies in bf16 under DSE_CPU_BF16_BY_RULE,
+ * else why it computes in float32, written into why (size bytes; "groups 2", "a 4x4 output
+ * map": docs/training.md, "bf16 on the CPU"), which it returns. From the shape only. */
+const char *dse_cpu_conv_bf16_fp32(const struct dse_node *n, char *why, size_t size);
 
 /* The BLAS kernels (engine/cpu/blas.c). The CPU's features as dse ranks them (cpuid, and
  * the OS saving the registers): */
@@ -385,9 +393,9 @@ struct dse_cpu_ctx {
     size_t                      ws_limit_bytes; /* GEMM_BATCH lowers at most this much at once,
                                                    over all threads (default 256 MiB); one image
                                                    per thread always fits */
-    int                         bf16;           /* 1: convs (of one group) and fc multiply in bf16 with
+    int                         bf16;           /* DSE_CPU_BF16_*: convs and fc multiply in bf16 with
                                                    float sums (--precision bf16, issue #37;
-                                                   engine/cpu/conv_bf16.c); 0: float32 */
+                                                   engine/cpu/conv_bf16.c), or float32 (OFF) */
     int                         conv_force;     /* DSE_CPU_CONV_AUTO, or a strategy for every conv
                                                    whose node says AUTO (tests, benchmarks) */
     struct dse_cpu_conv_choice *conv_cache;     /* owned */

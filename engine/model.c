@@ -8,6 +8,7 @@
 #include "engine/kernels_shared.h" /* dse_clip_factor, the device step's too */
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -538,7 +539,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
         free(m);
         return st;
     }
-    m->cx.bf16 = cpu_bf16; /* convs and fc in bf16 (engine/cpu/conv_bf16.c) */
+    m->cx.bf16 = cpu_bf16 ? DSE_CPU_BF16_BY_RULE : DSE_CPU_BF16_OFF; /* convs (by the rule) and fc in bf16 (engine/cpu/conv_bf16.c) */
     const int n = m->net.n_layers, B = opts->batch;
     const int on_gpu = dev->device.kind == DSE_DEVICE_CUDA;
     m->device = dev->device;
@@ -974,6 +975,23 @@ void dse_model_hits(const struct dse_model *m, int count, int *top1, int *top5) 
         *top1 += rank == 0;
         *top5 += rank < 5;
     }
+}
+
+int dse_model_bf16_fp32(const struct dse_model *m, char *buf, size_t size) {
+    int count = 0;
+    size_t at = 0;
+    if (size) buf[0] = 0;
+    for (int i = 0; !m->gpu && m->cx.bf16 == DSE_CPU_BF16_BY_RULE && i < m->net.n_layers; i++) {
+        char why[64];
+        if (m->nodes[i].op != DSE_OP_CONV2D || !dse_cpu_conv_bf16_fp32(&m->nodes[i], why, sizeof why)) continue;
+        if (at < size) {
+            const int k = snprintf(buf + at, size - at, "%s%s (%s)", count ? ", " : "bf16: ", m->net.layers[i].name, why);
+            at = k > 0 ? at + (size_t)k : size; /* at >= size: cut short, nothing more written */
+        }
+        count++;
+    }
+    if (count && at < size) snprintf(buf + at, size - at, " compute%s in float32", count == 1 ? "s" : "");
+    return count;
 }
 
 int dse_model_nonfinite(const struct dse_model *m) {

@@ -162,6 +162,12 @@ const float *dse_model_probs(const struct dse_model *m);
 /* Values in params, momentum and buffers; 1 if any is NaN or infinite. */
 int dse_model_nonfinite(const struct dse_model *m);
 
+/* In bf16 on the CPU, the convs the rule leaves in float32 (engine.h's dse_cpu_conv_bf16_fp32),
+ * as one sentence into buf ("bf16: conv1 (9 terms per output, under 16), fire9/expand3x3
+ * (a 3x3 output map) compute in float32"; cut short to size); "" and 0 where none or not
+ * in bf16 on the CPU. Returns how many. */
+int dse_model_bf16_fp32(const struct dse_model *m, char *buf, size_t size);
+
 /* Measured memory: bytes the model allocated (arena, parameters, momentum, node state,
  * workspace), to set beside the analyzer's estimate. */
 size_t dse_model_bytes(const struct dse_model *m);

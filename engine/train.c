@@ -929,6 +929,8 @@ enum dse_status dse_train_run(const struct dse_net *net, const struct dse_train_
     m->cx.conv_force = o->conv_algo; /* the CPU's: on a device cuDNN's find chooses */
     struct pin_count pinned = { .found = 0, .shared = 0 };
     if ((st = choices_load(m, o, &pinned, err))) goto done;
+    char fp32[600];
+    if (o->note && dse_model_bf16_fp32(m, fp32, sizeof fp32)) o->note(o->progress_arg, DSE_NOTE_BF16_FP32, fp32);
     x = dse_model_host_alloc(m, sizeof *x * (size_t)dse_tensor_count(&m->input), &x_pinned); /* pinned on a GPU */
     labels = malloc(sizeof *labels * (size_t)o->batch);
     /* a rank reads every batch whole (the same order, augmentation and draws as one

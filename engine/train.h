@@ -44,8 +44,9 @@ struct dse_train_progress {
 };
 
 /* What dse_train_opts.note tells: a cuDNN choice file loaded, choices found and written to
- * it, or a file from another GPU or cuDNN set aside (the text says which). */
-enum dse_train_note { DSE_NOTE_CHOICES_LOADED, DSE_NOTE_CHOICES_PINNED, DSE_NOTE_CHOICES_STALE };
+ * it, or a file from another GPU or cuDNN set aside (the text says which); in bf16 on the
+ * CPU, the convs computing in float32 (dse_model_bf16_fp32), once before the first step. */
+enum dse_train_note { DSE_NOTE_CHOICES_LOADED, DSE_NOTE_CHOICES_PINNED, DSE_NOTE_CHOICES_STALE, DSE_NOTE_BF16_FP32 };
 
 /* How often a log gets a progress line within an epoch, in seconds, unless told
  * (--progress-every of dse train and dse sweep). */

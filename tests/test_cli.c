@@ -1005,6 +1005,16 @@ void test_eval_bf16(void) {
              DSE_BINARY, net, trained);
     CHECK_INT_EQ(cmd_output(cmd, b, sizeof b), 0);
     CHECK(strstr(b, "\"top\": [") != NULL);
+    /* dse profile names its precision and, in bf16, the convs the rule leaves in float32 */
+    snprintf(cmd, sizeof cmd, "%s profile %s --batch 2 --iters 1 --threads 1 --precision bf16", DSE_BINARY, net);
+    CHECK_INT_EQ(cmd_output(cmd, b, sizeof b), 0);
+    CHECK(strstr(b, ": batch 2, 1 threads bf16, median of 1 iterations;") != NULL);
+    CHECK(strstr(b, "\n# bf16: conv1 (9 terms per output, under 16), fire2/squeeze1x1 (4 terms per output, under 16), "
+                    "fire2/expand1x1 (2 terms per output, under 16), conv10 (8 terms per output, under 16) compute in "
+                    "float32\nlayer ") != NULL);
+    snprintf(cmd, sizeof cmd, "%s profile %s --batch 2 --iters 1 --threads 1", DSE_BINARY, net);
+    CHECK_INT_EQ(cmd_output(cmd, b, sizeof b), 0);
+    CHECK(strstr(b, ": batch 2, 1 threads fp32, median of 1 iterations;") != NULL && !strstr(b, "# bf16"));
 }
 
 /* dse export --format ckpt (issue #35): the weights of a checkpoint, or of a compressed model

@@ -140,7 +140,9 @@ void test_node_check(void) {
     X("bf16-mm-nt",          test_bf16_mm_nt) \
     X("bf16-amx",            test_bf16_amx) \
     X("bf16-ops",            test_bf16_ops) \
+    X("bf16-rule",           test_bf16_rule) \
     X("bf16-threads",        test_bf16_threads) \
+    X("bf16-dw-bytes",       test_bf16_dw_bytes) \
     X("grad-bf16",           test_grad_bf16) \
     X("conv-agree",          test_conv_agree) \
     X("conv-wino-agree",     test_conv_wino_agree) \

@@ -30,7 +30,21 @@ static float bits_f(uint32_t u) {
 
 /* ---- the conversion ------------------------------------------------------------------------ */
 
+/* The kernels' ISA by name (bench_bf16's isa=): the reference where DSE_CPU_NO_BF16 rules
+ * AVX512-BF16 out, avx512bf16 where the CPU has it and AMX is not asked for. */
+static void bf16_isa_names(void) {
+    CHECK_STR_EQ(dse_cpu_bf16_isa_str(DSE_CPU_BF16_REF), "reference");
+    CHECK_STR_EQ(dse_cpu_bf16_isa_str(DSE_CPU_BF16_AMX), "amx");
+    CHECK_STR_EQ(dse_cpu_bf16_isa_str(7), "?");
+    setenv("DSE_CPU_NO_BF16", "1", 1);
+    CHECK_STR_EQ(dse_cpu_bf16_isa_str(dse_cpu_bf16_isa()), "reference");
+    unsetenv("DSE_CPU_NO_BF16");
+    if (!dse_cpu_bf16_why() && !dse_cpu_bf16_amx_ok())
+        CHECK_STR_EQ(dse_cpu_bf16_isa_str(dse_cpu_bf16_isa()), "avx512bf16");
+}
+
 void test_bf16_convert(void) {
+    bf16_isa_names();
     static const struct {
         uint32_t in;
         dse_bf16 out;
@@ -248,9 +262,13 @@ static const struct op_case op_cases[] = {
     { "bf16-3x3-odd",   0, 3, 5,  6,  7,  9,  3, 1, 0, 1 }, /* direct: a half pair in and out, no pad */
     { "bf16-5x5-pad2",  0, 2, 6,  9,  8,  5,  5, 1, 2, 1 },
     { "bf16-3x3-s2",    0, 2, 6,  11, 10, 12, 3, 2, 1, 1 },
+    { "bf16-s2-long",   0, 2, 2,  5,  70, 4,  3, 2, 1, 1 }, /* 35 output columns: two vectors and a tail */
     { "bf16-3x3-dil2",  0, 2, 5,  9,  9,  7,  3, 1, 2, 2 }, /* direct, dilated */
     { "bf16-conv1",     0, 4, 1,  28, 28, 16, 3, 1, 1, 1 }, /* SqueezeNet-FMNIST's conv1: lowered */
     { "bf16-7x7-s2",    0, 2, 3,  29, 29, 8,  7, 2, 0, 1 }, /* v1.0's conv1, smaller */
+    /* 256 output channels or more: the weight gradient as C = A B (conv_bf16.c's dw_by_mm) */
+    { "bf16-1x1-wide",  0, 3, 21, 5,  5,  256, 1, 1, 0, 1 },
+    { "bf16-s2-wide",   0, 2, 3,  7,  7,  260, 3, 2, 1, 1 },
     { "bf16-fc",        1, 5, 7,  3,  3,  10, 0, 0, 0, 0 },
     /* one image: the forward's output channels in blocks among the threads */
     { "bf16-batch1",    0, 1, 8,  10, 10, 13, 3, 1, 1, 1 },
@@ -327,7 +345,7 @@ void test_bf16_ops(void) {
         for (int64_t e = 0; e < cnt[0]; e++) dy[e] = uniform(&r, -1, 1);
         cx.bf16 = 0;
         run_op(&cx, &f, dy, f32);
-        cx.bf16 = 1;
+        cx.bf16 = DSE_CPU_BF16_EVERY; /* the bf16 paths on small shapes too */
         run_op(&cx, &f, dy, b16);
         cx.bf16 = 0;
         double *mag[3];
@@ -362,6 +380,96 @@ void test_bf16_ops(void) {
     dse_cpu_ctx_deinit(&cx);
 }
 
+/* The rule choosing float32 for a conv where bf16 cannot win (dse_cpu_conv_bf16_fp32): its
+ * reason, and under DSE_CPU_BF16_BY_RULE (what --precision bf16 runs) float32's bits exactly
+ * where it says float32, other bits where it says bf16. */
+struct rule_case {
+    const char *id;
+    int         C, H, W, K, k, s, p, groups;
+    const char *why; /* NULL: bf16 */
+};
+
+static const struct rule_case rule_cases[] = {
+    /* id                     C   H   W   K  k  s  p  g  why */
+    { "rule-1x1-5x5",        32, 5,  5,  16, 1, 1, 0, 1, NULL },
+    { "rule-1x1-4x4",        32, 4,  4,  16, 1, 1, 0, 1, "a 4x4 output map" },
+    { "rule-3x3-3x3",        16, 3,  3,  8,  3, 1, 1, 1, "a 3x3 output map" },      /* FMNIST's fire9 */
+    { "rule-conv1-fmnist",   1,  12, 12, 8,  3, 1, 1, 1, "9 terms per output, under 16" },
+    { "rule-16-terms",       16, 6,  6,  8,  1, 1, 0, 1, NULL },
+    { "rule-15-terms",       15, 6,  6,  8,  1, 1, 0, 1, "15 terms per output, under 16" },
+    { "rule-7x7-s2",         3,  19, 19, 8,  7, 2, 0, 1, NULL },                    /* v1.0's conv1 */
+    { "rule-groups",         8,  9,  9,  8,  3, 1, 1, 2, "groups 2" },
+};
+
+void test_bf16_rule(void) {
+    if (!has_bf16()) return;
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    for (int i = 0; i < DSE_ARRAY_LEN(rule_cases); i++) {
+        const struct rule_case *c = &rule_cases[i];
+        struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, c->id);
+        l.num_output = c->K, l.groups = c->groups;
+        l.kernel_h = l.kernel_w = c->k, l.stride_h = l.stride_w = c->s, l.pad_h = l.pad_w = c->p;
+        l = infer_layer(l, 1, c->C, c->H, c->W);
+        struct fx f;
+        fx_init(&f, &cx, &l, 2, 1, NULL, 0, 130 + i);
+        char buf[64];
+        const char *why = dse_cpu_conv_bf16_fp32(&f.node, buf, sizeof buf);
+        if (!(why ? c->why && !strcmp(why, c->why) : !c->why))
+            fprintf(stderr, "  %s: rule says \"%s\", expected \"%s\"\n", c->id, why ? why : "bf16",
+                    c->why ? c->why : "bf16");
+        CHECK(why ? c->why && !strcmp(why, c->why) : !c->why);
+        const int64_t cnt[4] = { dse_tensor_count(&f.out), dse_tensor_count(&f.in[0]), dse_tensor_count(&f.w),
+                                 dse_tensor_count(&f.b) };
+        struct dse_pcg32 r;
+        dse_pcg32_seed(&r, 37, 5);
+        float *dy = malloc((size_t)cnt[0] * sizeof *dy), *f32[4], *b16[4];
+        for (int64_t e = 0; e < cnt[0]; e++) dy[e] = uniform(&r, -1, 1);
+        cx.bf16 = DSE_CPU_BF16_OFF;
+        run_op(&cx, &f, dy, f32);
+        cx.bf16 = DSE_CPU_BF16_BY_RULE;
+        run_op(&cx, &f, dy, b16);
+        cx.bf16 = DSE_CPU_BF16_OFF;
+        int same = 1;
+        for (int k = 0; k < 3; k++) same &= !memcmp(f32[k], b16[k], (size_t)cnt[k] * sizeof(float));
+        if (same != (c->why != NULL))
+            fprintf(stderr, "  %s: y, dx and dw %s float32's\n", c->id, same ? "equal" : "differ from");
+        CHECK(same == (c->why != NULL));
+        for (int k = 0; k < 4; k++) free(f32[k]), free(b16[k]);
+        free(dy);
+        fx_deinit(&f);
+    }
+    dse_cpu_ctx_deinit(&cx);
+}
+
+/* The bf16 weight gradient's buffers: each thread holds the slice tree's few blocks at once
+ * (conv_bf16.c's wt_depth), not one buffer per slice of the batch: a 1x1 conv of 32,768
+ * weights on 16 images (16 slices) on one thread: 5 buffers and the scratch, 9.4 gradients' worth, not 16 buffers and more. */
+void test_bf16_dw_bytes(void) {
+    if (!has_bf16()) return;
+    struct dse_cpu_ctx cx;
+    ctx_init(&cx);
+    cx.bf16 = DSE_CPU_BF16_EVERY;
+    struct dse_layer l = dse_layer_make(DSE_LAYER_CONV, "wide");
+    l.num_output = 512, l.kernel_h = l.kernel_w = 1, l.stride_h = l.stride_w = 1;
+    l = infer_layer(l, 1, 64, 4, 4);
+    struct fx f;
+    fx_init(&f, &cx, &l, 16, 1, NULL, 0, 150);
+    CHECK_OK(dse_cpu_node_prepare(&cx, &f.node, NULL));
+    CHECK_OK(dse_cpu_forward(&cx, &f.node));
+    dse_tensor_zero_grad(&f.in[0]);
+    dse_tensor_zero_grad(&f.w);
+    for (int64_t e = 0; e < dse_tensor_count(&f.out); e++) f.out.grad[e] = 1.0f;
+    CHECK_OK(dse_cpu_backward(&cx, &f.node));
+    const size_t per_slice = (size_t)512 * 64 * sizeof(float);
+    if (!(cx.ws_bytes < 12 * per_slice) || getenv("DSE_TEST_VERBOSE"))
+        fprintf(stderr, "  workspace %zu bytes: %.1f weight gradients' worth\n", cx.ws_bytes,
+                (double)cx.ws_bytes / (double)per_slice);
+    CHECK(cx.ws_bytes < 12 * per_slice);
+    fx_deinit(&f);
+    dse_cpu_ctx_deinit(&cx);
+}
+
 /* The same bits with 1 and 2 threads, and on the C reference (DSE_CPU_NO_BF16 set: the ops'
  * packing and kernels in C). */
 void test_bf16_threads(void) {
@@ -375,7 +483,7 @@ void test_bf16_threads(void) {
         static const char *names[4] = { "y", "dx", "dw", "db" };
         for (int v = 0; v < 3; v++) {
             CHECK_OK(dse_cpu_ctx_init(&cx[v], v == 1 ? 2 : 1, 1234, NULL));
-            cx[v].bf16 = 1;
+            cx[v].bf16 = DSE_CPU_BF16_EVERY;
         }
         fx_init(&f, &cx[0], &l, c->N, 1, NULL, 0, 90 + i);
         struct dse_pcg32 r;
@@ -435,7 +543,7 @@ void test_grad_bf16(void) {
     if (!has_bf16()) return;
     struct dse_cpu_ctx cx;
     ctx_init(&cx);
-    cx.bf16 = 1;
+    cx.bf16 = DSE_CPU_BF16_EVERY; /* the bf16 paths on small shapes too */
     for (int i = 0; i < DSE_ARRAY_LEN(grad_cases); i++) {
         const struct op_case *c = &grad_cases[i];
         struct dse_layer l = op_layer(c);

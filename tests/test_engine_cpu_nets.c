@@ -207,7 +207,7 @@ void test_fire_views(void) {
     fire_views(DSE_CPU_CONV_GEMM_IMAGE, 0);
     fire_views(DSE_CPU_CONV_WINOGRAD, 0);
     fire_views(DSE_CPU_CONV_DIRECT, 0);
-    if (!dse_cpu_bf16_why()) fire_views(DSE_CPU_CONV_AUTO, 1);
+    if (!dse_cpu_bf16_why()) fire_views(DSE_CPU_CONV_AUTO, DSE_CPU_BF16_EVERY);
     else printf("  skipped in bf16: no avx512_bf16 (%s)\n", dse_cpu_bf16_why());
 }
 

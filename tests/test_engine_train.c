@@ -1078,7 +1078,14 @@ static void test_device_errors(void) {
     dev.math = DSE_CUDA_MATH_BF16;
     if (!dse_cpu_bf16_why()) {
         CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m, &err));
-        CHECK(m && m->cx.bf16 == 1);
+        CHECK(m && m->cx.bf16 == DSE_CPU_BF16_BY_RULE);
+        /* the convs the rule leaves in float32, named once (dse train's note, dse profile) */
+        char fp32[400];
+        CHECK_INT_EQ(dse_model_bf16_fp32(m, fp32, sizeof fp32), 7); /* all but the two expand3x3s: short sums */
+        CHECK(strstr(fp32, "bf16: conv1 (9 terms per output, under 16), fire2/squeeze1x1 (6 terms per output, ") == fp32);
+        CHECK(strstr(fp32, ", conv4 (8 terms per output, under 16) compute in float32") != NULL);
+        CHECK_INT_EQ(dse_model_bf16_fp32(m, fp32, 12), 7); /* cut short */
+        CHECK_STR_EQ(fp32, "bf16: conv1");
         dse_model_free(m);
     } else {
         printf("  skipped: no avx512_bf16 (%s)\n", dse_cpu_bf16_why());

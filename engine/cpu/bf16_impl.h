@@ -46,8 +46,12 @@ static inline uint32_t dse_bf16_pair(float lo, float hi) {
  * DSE_CPU_BF16_AMX (C = A B on AMX tiles, mm_amx.c, the rest AVX512's) only where
  * dse_cpu_bf16_amx_ok(): the CPU has AMX, Linux grants the tiles and DSE_CPU_BF16_AMX=1 asks
  * for them (untested: no AMX machine was at hand; other bits than AVX512's). */
-enum { DSE_CPU_BF16_REF, DSE_CPU_BF16_AVX512, DSE_CPU_BF16_AMX };
+#define DSE_CPU_BF16_ISAS(X) X(REF, "reference") X(AVX512, "avx512bf16") X(AMX, "amx")
+#define DSE_CPU_BF16_ENUM_(id, name) DSE_CPU_BF16_##id,
+enum { DSE_CPU_BF16_ISAS(DSE_CPU_BF16_ENUM_) };
+#undef DSE_CPU_BF16_ENUM_
 int  dse_cpu_bf16_isa(void);
+const char *dse_cpu_bf16_isa_str(int isa); /* "reference", "avx512bf16", "amx" (bench_bf16's isa=) */
 int  dse_cpu_bf16_amx_ok(void);
 struct dse_mm_bf16;
 void dse_cpu_mm_amx(const struct dse_mm_bf16 *p);
@@ -61,6 +65,21 @@ void dse_bf16_pack_b(const float *b, int64_t K, int64_t N, int64_t ldb, uint32_t
 /* out[r * ldo + l] = bf16 of x[r * ldx + l] for r < rows, l < L; zero for L <= l < Lp. */
 void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, dse_bf16 *out, int64_t ldo,
                         int64_t Lp, int isa);
+
+/* out[kp * ldo + r] = the pair (rows[r ld + 2 kp], rows[r ld + 2 kp + 1]) for kp < L / 2, r < R
+ * (L and ld even): bf16 rows turned into k-pairs along them, B's layout for C = A B^T as
+ * C = A B (conv_bf16.c's weight gradient of short rows). */
+void dse_bf16_pair_cols(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, uint32_t *out, int64_t ldo, int isa);
+
+/* bp[kp * ldp + n] = (rows[2 kp][n], rows[2 kp + 1][n]) for kp < (K + 1) / 2, n < N, rows[k][n]
+ * = rows[k * ld + n], a missing odd row zero: dse_bf16_pack_b's pairs from rows already in
+ * bf16 (the same bits as packing their floats). */
+void dse_bf16_pairs_of_rows(const dse_bf16 *rows, int64_t K, int64_t N, int64_t ld, uint32_t *bp, int64_t ldp,
+                            int isa);
+
+/* dst[q] = src[q stride] for q < n (a strided conv's lowering, conv_bf16.c; stride 2 on
+ * AVX-512 by permutes). */
+void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa);
 
 /* C = A B (+ bias[m], then ReLU), or C += A B (acc), on packed operands: C[m][n] =
  * c[m * ldc + n], A's pairs ap[m * lda + kp], B's bp[kp * ldb + n] (boff: bp[boff[kp] + n],
@@ -100,10 +119,11 @@ struct dse_mm_nt_bf16 {
 void dse_cpu_mm_nt_bf16(const struct dse_mm_nt_bf16 *p, int isa);
 
 /* The bf16 ops (conv_bf16.c), run instead of the float32 strategies when cx->bf16: a conv
- * of one group (any kernel, stride, pad, dilation) and fc. dse_cpu_conv_bf16_bwd computes
- * the weight and data gradients; the fused ReLU's mask and the bias gradient are conv2d.c's,
- * before it, as for every strategy. */
-int             dse_cpu_conv_bf16_ok(const struct dse_node *n);
+ * of one group (any kernel, stride, pad, dilation) where dse_cpu_conv_bf16_runs (the rule of
+ * dse_cpu_conv_bf16_fp32, engine.h, or every one under DSE_CPU_BF16_EVERY), and fc.
+ * dse_cpu_conv_bf16_bwd computes the weight and data gradients; the fused ReLU's mask and
+ * the bias gradient are conv2d.c's, before it, as for every strategy. */
+int             dse_cpu_conv_bf16_runs(const struct dse_cpu_ctx *cx, const struct dse_node *n);
 enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n);
 enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n);
 enum dse_status dse_cpu_fc_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n);

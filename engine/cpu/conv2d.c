@@ -1435,7 +1435,7 @@ static enum dse_status pick(struct dse_cpu_ctx *cx, struct dse_node *n, const st
 }
 
 enum dse_status dse_cpu_conv2d_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    if (cx->bf16 && dse_cpu_conv_bf16_ok(n)) return dse_cpu_conv_bf16_fwd(cx, n); /* conv_bf16.c */
+    if (dse_cpu_conv_bf16_runs(cx, n)) return dse_cpu_conv_bf16_fwd(cx, n); /* conv_bf16.c */
     struct shape s = shape_of(n);
     int a = DSE_CPU_CONV_GEMM_BATCH;
     enum dse_status st = pick(cx, n, &s, 0, &a);
@@ -1447,7 +1447,7 @@ enum dse_status dse_cpu_conv2d_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
 enum dse_status dse_cpu_conv2d_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     struct shape s = shape_of(n);
     int a = DSE_CPU_CONV_GEMM_BATCH;
-    if (cx->bf16 && dse_cpu_conv_bf16_ok(n)) { /* bwd_whole's passes, then conv_bf16.c's */
+    if (dse_cpu_conv_bf16_runs(cx, n)) { /* bwd_whole's passes, then conv_bf16.c's */
         if (n->relu_out) mask_grad(cx, &s, n->out);
         if (n->bias && n->bias->grad) bias_grad(cx, n, &s, n->out, n->bias->grad);
         return dse_cpu_conv_bf16_bwd(cx, n);

@@ -17,6 +17,7 @@
  * with any thread count. */
 #include "engine/cpu/bf16_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,8 +38,33 @@ static struct bshape bshape_of(const struct dse_node *n) {
     return s;
 }
 
-int dse_cpu_conv_bf16_ok(const struct dse_node *n) {
-    return n->layer->groups == 1;
+/* The rule choosing float32 for a conv where bf16 cannot win (measured per layer with dse
+ * profile on the 2-core Zen 4, docs/training.md "bf16 on the CPU"), from the shape only, so
+ * a model's choices are fixed and the same with any thread count:
+ * - more than one group: no grouped path in bf16;
+ * - fewer than BF16_MIN_TERMS terms per output (C R S): packing and lowering cost more than
+ *   the short product (SqueezeNet-FMNIST's conv1, 1 channel 3x3: 9 terms, backward 2.1x
+ *   float32's time);
+ * - an output map of at most BF16_MAX_SMALL_MAP pixels: the weight gradient's rows are mostly
+ *   padding and its sums' tree runs per chunk (a 4x4 map: backward about 2x float32's time;
+ *   SqueezeNet-FMNIST's fire9 at 3x3: 1.6x). */
+#define BF16_MIN_TERMS     16
+#define BF16_MAX_SMALL_MAP 16
+
+const char *dse_cpu_conv_bf16_fp32(const struct dse_node *n, char *why, size_t size) {
+    const struct bshape s = bshape_of(n);
+    if (n->layer->groups != 1) snprintf(why, size, "groups %d", n->layer->groups);
+    else if (s.CRS < BF16_MIN_TERMS)
+        snprintf(why, size, "%lld terms per output, under %d", (long long)s.CRS, BF16_MIN_TERMS);
+    else if (s.PQ <= BF16_MAX_SMALL_MAP) snprintf(why, size, "a %lldx%lld output map", (long long)s.P, (long long)s.Q);
+    else return NULL;
+    return why;
+}
+
+int dse_cpu_conv_bf16_runs(const struct dse_cpu_ctx *cx, const struct dse_node *n) {
+    char why[64];
+    return cx->bf16 == DSE_CPU_BF16_EVERY ? n->layer->groups == 1
+                                          : cx->bf16 == DSE_CPU_BF16_BY_RULE && !dse_cpu_conv_bf16_fp32(n, why, sizeof why);
 }
 
 /* The output columns [*q0, *q1) whose input column q sw - pw + t dw lies inside [0, W). */
@@ -52,7 +78,7 @@ static void valid_q(const struct bshape *s, int64_t t, int64_t *q0, int64_t *q1)
 
 /* Row k = (c, r, t) of image x's lowering: dst[p Q + q] = x[c][p sh - ph + r dh][q sw - pw + t dw],
  * zero outside the image. */
-static void lower_row(const struct bshape *s, const float *x, int64_t k, float *dst) {
+static void lower_row(const struct bshape *s, const float *x, int64_t k, float *dst, int isa) {
     const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S, off = t * s->dw - s->pw;
     const float *xc = x + c * s->HW;
     int64_t q0, q1;
@@ -67,8 +93,7 @@ static void lower_row(const struct bshape *s, const float *x, int64_t k, float *
         const float *src = xc + ih * s->W + off;
         for (int64_t q = 0; q < q0; q++) d[q] = 0.0f;
         if (s->sw == 1) memcpy(d + q0, src + q0, (size_t)(q1 - q0) * sizeof(float));
-        else
-            for (int64_t q = q0; q < q1; q++) d[q] = src[q * s->sw];
+        else dse_cpu_copy_strided(src + q0 * s->sw, q1 - q0, s->sw, d + q0, isa);
         for (int64_t q = q1; q < s->Q; q++) d[q] = 0.0f;
     }
 }
@@ -100,7 +125,7 @@ static void lower_pairs(const struct bshape *s, const float *x, uint32_t *bp, fl
     }
     for (int64_t kp = 0; kp < s->KP; kp++) {
         const int rows = 2 * kp + 1 < s->CRS ? 2 : 1;
-        for (int j = 0; j < rows; j++) lower_row(s, x, 2 * kp + j, tmp + j * s->PQ);
+        for (int j = 0; j < rows; j++) lower_row(s, x, 2 * kp + j, tmp + j * s->PQ, isa);
         dse_bf16_pack_b(tmp, rows, s->PQ, s->PQ, bp + kp * s->PQ, s->PQ, isa);
     }
 }
@@ -113,7 +138,7 @@ static void lower_rows(const struct bshape *s, const float *x, dse_bf16 *out, in
         return;
     }
     for (int64_t k = 0; k < s->CRS; k++) {
-        lower_row(s, x, k, tmp);
+        lower_row(s, x, k, tmp, isa);
         dse_bf16_pack_rows(tmp, 1, s->PQ, s->PQ, out + k * ldo, ldo, s->PQ, isa);
     }
 }
@@ -145,7 +170,8 @@ struct bjob {
     const uint32_t       *wp;      /* forward: w's pairs [K][KP]; backward: w^T's [CRS][(K + 1) / 2] */
     struct dse_cpu_slices sl;
     int64_t               chunk;   /* backward: images per weight-gradient chunk */
-    float                *bufs;    /* backward: [sl.count][K CRS] the slices' weight gradients */
+    int                   depth;   /* backward: weight-gradient buffers a thread holds (wt_depth) */
+    size_t                wt_at;   /* where its tree and buffers begin in each thread's workspace */
     /* direct (section below) */
     struct dgeo          *g;
     const int64_t        *boff, *boff_w; /* forward's or the data gradient's B offsets; the
@@ -216,18 +242,86 @@ enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n
 
 /* ---- backward ----------------------------------------------------------------------------- */
 
+/* The weight gradient of a lowered or 1x1 conv with DW_MM_MIN_K output channels or more is
+ * C = A B (dse_cpu_mm_bf16: dy's bf16 rows read as A's k-pairs, x's rows turned into B's by
+ * dse_bf16_pair_cols; one chain per element over the chunk, carried in C across chunks) instead
+ * of dot products (dse_cpu_mm_nt_bf16, whose 16 lanes are added once per chunk, dear where a
+ * slice holds one image of a small map). Fewer channels leave too few rows to share each
+ * packed B row (broadcast-bound: SqueezeNet's squeeze1x1s and conv1 were slower). From the
+ * shape only (dse profile, v1.0 batch 16, one thread: conv10 47 -> 37 ms backward, fire8 and
+ * fire9's expand1x1 about 10% less; 128 channels gained nothing measurable). */
+#define DW_MM_MIN_K 256
+
+static int dw_by_mm(const struct bshape *s) {
+    return s->K >= DW_MM_MIN_K;
+}
+
+/* The slices' weight gradients (engine/slices.h): a thread adds its run of slices up as each
+ * is done, by the slice tree, in `depth` buffers of its own (the most blocks its run holds at
+ * once, as conv2d.c's float32 strategies), not one buffer per slice of the batch; tree_part
+ * then adds the threads' blocks where the tree adds them. The same additions on the same
+ * values whatever the threads: the same bits. */
+static int wt_depth(const struct dse_cpu_ctx *cx, const struct dse_cpu_slices *sl) {
+    int most = 0;
+    for (int t = 0; t < cx->threads; t++) {
+        int64_t k0, k1;
+        int depth = 0;
+        dse_cpu_share(sl->count, t, cx->threads, &k0, &k1);
+        if (k0 < k1) dse_slice_blocks(sl->total, sl->first + (int)k0, sl->first + (int)k1, NULL, &depth);
+        most = depth > most ? depth : most;
+    }
+    return most;
+}
+
+static size_t wt_bytes(int64_t nw, int depth) {
+    return al(sizeof(struct dse_slice_tree)) + (size_t)depth * al((size_t)nw * sizeof(float));
+}
+
+static struct dse_slice_tree *wt_tree(const struct bjob *j, int t) {
+    return (struct dse_slice_tree *)(void *)(ws_at(j->cx, t) + j->wt_at);
+}
+
+/* Thread t's run: its tree, and its free buffers. */
+struct wt_run {
+    struct dse_slice_tree *tr;
+    float                 *free_[DSE_SLICE_STACK];
+    int                    nfree;
+    int64_t                nw;
+};
+
+static void wt_start(struct wt_run *w, const struct bjob *j, int t, int dw) {
+    w->tr = dw ? wt_tree(j, t) : NULL, w->nfree = 0, w->nw = j->s.K * j->s.CRS;
+    if (!dw) return;
+    dse_slice_tree_init(w->tr, j->sl.total);
+    for (int d = j->depth - 1; d >= 0; d--)
+        w->free_[w->nfree++] = (float *)(void *)((char *)w->tr + al(sizeof(struct dse_slice_tree)) +
+                                                 (size_t)d * al((size_t)w->nw * sizeof(float)));
+}
+
+static float *wt_take(struct wt_run *w) {
+    if (!w->tr) return NULL;
+    DSE_ASSERT(w->nfree > 0);
+    return w->free_[--w->nfree];
+}
+
+/* Slice k's weight gradient, done in buf, into the thread's tree. */
+static void wt_give(struct wt_run *w, const struct bjob *j, int64_t k, float *buf) {
+    if (w->tr) dse_slice_push(w->tr, 0, j->sl.first + (int)k, buf, 0, w->nw, w->free_, &w->nfree);
+}
+
 /* A thread's backward scratch, in its workspace: the chunk's dy as bf16 rows [K][Lc] and its
  * lowered x [CRS][Lc], Lc = chunk_row (weight gradient); one image's dy in k-pairs
  * [(K + 1) / 2][PQ] and its dcol [CRS][PQ] (data gradient); a lowered row, 2 PQ floats. */
 struct bscratch {
-    size_t dyr, xr, dyp, dcol, tmp, total;
+    size_t dyr, xr, xt, dyp, dcol, tmp, total;
 };
 
 static struct bscratch bscratch_of(const struct bshape *s, int64_t chunk, int dw, int dx) {
     struct bscratch b = { 0 };
     b.dyr = 0;
     b.xr = b.dyr + (dw ? al((size_t)(s->K * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
-    b.dyp = b.xr + (dw ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
+    b.xt = b.xr + (dw ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
+    b.dyp = b.xt + (dw && dw_by_mm(s) ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
     b.dcol = b.dyp + (dx ? al((size_t)((s->K + 1) / 2 * s->PQ) * sizeof(uint32_t)) : 0);
     b.tmp = b.dcol + (dx && !s->is_1x1 ? al((size_t)(s->CRS * s->PQ) * sizeof(float)) : 0);
     b.total = b.tmp + al((size_t)(2 * s->PQ) * sizeof(float));
@@ -251,15 +345,18 @@ static void bwd_part(void *arg, int t, int nt) {
     const struct bscratch b = bscratch_of(s, j->chunk, dw, x->grad != NULL);
     char *ws = ws_at(j->cx, t);
     dse_bf16 *dyr = (dse_bf16 *)(ws + b.dyr), *xr = (dse_bf16 *)(ws + b.xr);
-    uint32_t *dyp = (uint32_t *)(ws + b.dyp);
+    uint32_t *dyp = (uint32_t *)(ws + b.dyp), *xt = (uint32_t *)(ws + b.xt);
+    const int by_mm = dw_by_mm(s);
     float *dcol = (float *)(ws + b.dcol), *tmp = (float *)(ws + b.tmp);
-    const int64_t nw = s->K * s->CRS, KP2 = (s->K + 1) / 2;
+    const int64_t KP2 = (s->K + 1) / 2;
     int64_t k0, k1;
+    struct wt_run wr;
+    wt_start(&wr, j, t, dw);
     dse_cpu_share(j->sl.count, t, nt, &k0, &k1);
     for (int64_t k = k0; k < k1; k++) {
         int64_t i0, i1;
         dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
-        float *buf = dw ? j->bufs + k * nw : NULL;
+        float *buf = wt_take(&wr);
         for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk, Lc = chunk_row(s, nb);
             if (buf) { /* dw (= on the slice's first chunk) += dy col^T over the chunk's images, side by side */
@@ -270,13 +367,23 @@ static void bwd_part(void *arg, int t, int nt) {
                 }
                 zero_tails(dyr, s->K, Lc, nb * s->PQ);
                 zero_tails(xr, s->CRS, Lc, nb * s->PQ);
+                if (by_mm) { /* dw (= on the slice's first chunk) += dy's pairs x's pairs, in order */
+                    dse_bf16_pair_cols(xr, s->CRS, Lc, Lc, xt, s->CRS, j->isa);
+                    const struct dse_mm_bf16 mm = { .M = s->K, .N = s->CRS, .KP = Lc / 2, .ap = (const uint32_t *)dyr,
+                                                    .lda = Lc / 2, .bp = xt, .ldb = s->CRS, .c = buf, .ldc = s->CRS,
+                                                    .acc = n0 != i0 };
+                    dse_cpu_mm_bf16(&mm, j->isa);
+                } else {
                 const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = Lc, .imgs = 1, .a = dyr, .lda = Lc,
                                                   .b = xr, .ldb = Lc, .c = buf, .ldc = s->CRS, .set = n0 == i0 };
                 dse_cpu_mm_nt_bf16(&m, j->isa);
+                }
             }
             for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += w^T dy_i */
                 float *dx = x->grad + i * x->stride_n;
-                dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
+                if (buf) /* dy's pairs from its rows packed above: dy rounded once */
+                    dse_bf16_pairs_of_rows(dyr + (i - n0) * s->PQ, s->K, s->PQ, Lc, dyp, s->PQ, j->isa);
+                else dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
                 struct dse_mm_bf16 m = { .M = s->CRS, .N = s->PQ, .KP = KP2, .ap = j->wp, .lda = KP2, .bp = dyp,
                                          .ldb = s->PQ, .c = dx, .ldc = s->PQ, .acc = 1 };
                 if (s->is_1x1) {
@@ -288,10 +395,11 @@ static void bwd_part(void *arg, int t, int nt) {
                 col2im_add(s, dcol, dx);
             }
         }
+        wt_give(&wr, j, k, buf);
     }
 }
 
-/* The slices' weight gradients added by the slice tree over elements [lo, hi), into dw. */
+/* The threads' blocks added where the slice tree adds them, over elements [lo, hi), into dw. */
 struct tree_job {
     const struct bjob *j;
     float             *dw;
@@ -299,12 +407,14 @@ struct tree_job {
 
 static void tree_part(void *arg, int64_t lo, int64_t hi) {
     const struct tree_job *r = arg;
-    const int64_t nw = r->j->s.K * r->j->s.CRS;
     struct dse_slice_tree tr;
     dse_slice_tree_init(&tr, r->j->sl.total);
-    for (int k = 0; k < r->j->sl.count; k++) dse_slice_push(&tr, 0, k, r->j->bufs + k * nw, lo, hi, NULL, NULL);
-    DSE_ASSERT(tr.n == 1 && tr.b[0].buf == r->j->bufs);
-    for (int64_t e = lo; e < hi; e++) r->dw[e] += r->j->bufs[e];
+    for (int t = 0; t < r->j->cx->threads; t++) {
+        const struct dse_slice_tree *own = wt_tree(r->j, t);
+        for (int b = 0; b < own->n; b++) dse_slice_push(&tr, own->b[b].level, own->b[b].index, own->b[b].buf, lo, hi, NULL, NULL);
+    }
+    DSE_ASSERT(tr.n == 1);
+    for (int64_t e = lo; e < hi; e++) r->dw[e] += tr.b[0].buf[e];
 }
 
 /* ---- direct: stride-1 convs on padded planes -------------------------------------------- */
@@ -464,13 +574,15 @@ static void bwd_direct_part(void *arg, int t, int nt) {
     dse_bf16 *dyg = (dse_bf16 *)ws, *xb = (dse_bf16 *)(ws + ob);
     uint32_t *dyq = (uint32_t *)(ws + oq);
     float *tmp = (float *)(ws + ot);
-    const int64_t nw = s->K * s->CRS, NX = s->H * g->Wq;
+    const int64_t NX = s->H * g->Wq;
     int64_t k0, k1;
+    struct wt_run wr;
+    wt_start(&wr, j, t, dw);
     dse_cpu_share(j->sl.count, t, nt, &k0, &k1);
     for (int64_t k = k0; k < k1; k++) {
         int64_t i0, i1;
         dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
-        float *buf = dw ? j->bufs + k * nw : NULL;
+        float *buf = wt_take(&wr);
         for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
             if (buf) { /* dw (= on the slice's first chunk) += dy's grid . x's shifted planes */
@@ -497,6 +609,7 @@ static void bwd_direct_part(void *arg, int t, int nt) {
                     }
             }
         }
+        wt_give(&wr, j, k, buf);
     }
 }
 
@@ -512,13 +625,14 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx) {
     const int64_t nw = s->K * s->CRS;
     const size_t wbytes = dx ? al((size_t)(s->C * g.KPx) * sizeof(uint32_t)) : 0;
     const size_t obytes = al((size_t)(g.KPx + s->CRS) * sizeof(int64_t));
-    const size_t bbytes = dw ? al((size_t)(j->sl.count * nw) * sizeof(float)) : 0;
+    j->depth = dw ? wt_depth(j->cx, &j->sl) : 0, j->wt_at = own;
+    const size_t tb = dw ? wt_bytes(nw, j->depth) : 0;
     for (int t = 0; t < j->cx->threads; t++) {
         void *p;
-        enum dse_status st = dse_cpu_ctx_workspace_at(j->cx, t, own + (t ? 0 : wbytes + obytes + bbytes), &p);
+        enum dse_status st = dse_cpu_ctx_workspace_at(j->cx, t, own + tb + (t ? 0 : wbytes + obytes), &p);
         if (st) return st;
     }
-    char *sh = ws_at(j->cx, 0) + own;
+    char *sh = ws_at(j->cx, 0) + own + tb;
     uint32_t *wx = (uint32_t *)sh;
     int64_t *boff = (int64_t *)(sh + wbytes), *boff_w = boff + g.KPx;
     const float *w = j->n->weight->data;
@@ -537,7 +651,6 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx) {
             for (int64_t t = 0; t < s->S; t++)
                 boff_w[(c * s->R + r) * s->S + t] = c * g.bplane + r * s->dh * g.Wp + t * s->dw;
     j->wx = wx, j->boff = boff, j->boff_w = boff_w;
-    j->bufs = dw ? (float *)(sh + wbytes + obytes) : NULL;
     dse_cpu_run(j->cx, bwd_direct_part, j);
     return DSE_OK;
 }
@@ -564,18 +677,18 @@ enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n
     const struct bscratch b = bscratch_of(s, j.chunk, dw != NULL, x->grad != NULL);
     const int64_t KP2 = (s->K + 1) / 2;
     const size_t wbytes = x->grad ? al((size_t)(s->CRS * KP2) * sizeof(uint32_t)) : 0;
-    const size_t bbytes = dw ? al((size_t)(j.sl.count * nw) * sizeof(float)) : 0;
+    j.depth = dw ? wt_depth(cx, &j.sl) : 0, j.wt_at = b.total;
+    const size_t tb = dw ? wt_bytes(nw, j.depth) : 0;
     for (int t = 0; t < cx->threads; t++) {
         void *p;
-        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, b.total + (t ? 0 : wbytes + bbytes), &p);
+        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, b.total + tb + (t ? 0 : wbytes), &p);
         if (st) return st;
     }
     if (x->grad) { /* w^T's pairs: A[ci r s][k] = w[k][ci r s] */
-        uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + b.total);
+        uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + b.total + tb);
         dse_bf16_pack_a(n->weight->data, s->CRS, s->K, 1, s->CRS, wp, KP2);
         j.wp = wp;
     }
-    j.bufs = dw ? (float *)(ws_at(cx, 0) + b.total + wbytes) : NULL;
     dse_cpu_run(cx, bwd_part, &j);
     if (dw) {
         struct tree_job r = { .j = &j, .dw = dw };

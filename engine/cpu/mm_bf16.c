@@ -38,6 +38,13 @@ int dse_cpu_bf16_isa(void) {
     return dse_cpu_bf16_why() ? DSE_CPU_BF16_REF : dse_cpu_bf16_amx_ok() ? DSE_CPU_BF16_AMX : DSE_CPU_BF16_AVX512;
 }
 
+const char *dse_cpu_bf16_isa_str(int isa) {
+#define DSE_CPU_BF16_NAME_(id, name) [DSE_CPU_BF16_##id] = name,
+    static const char *const names[] = { DSE_CPU_BF16_ISAS(DSE_CPU_BF16_NAME_) };
+#undef DSE_CPU_BF16_NAME_
+    return isa >= 0 && isa < (int)(sizeof names / sizeof names[0]) ? names[isa] : "?";
+}
+
 /* ---- the C reference ------------------------------------------------------------------ */
 
 /* One vdpbf16ps lane step: acc + a.hi b.hi, then + a.lo b.lo (each product exact). */
@@ -248,6 +255,47 @@ TBF static void pack_rows512(const float *x, int64_t rows, int64_t L, int64_t ld
         }
 }
 
+/* 16 rows' pair kp at once: a gather of 32-bit words r * ld / 2 + kp apart. */
+TBF static void pair_cols512(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, uint32_t *out, int64_t ldo) {
+    const uint32_t *w = (const uint32_t *)(const void *)rows;
+    const __m512i step = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)(ld / 2)));
+    for (int64_t r0 = 0; r0 < R; r0 += 16) {
+        const __mmask16 mk = lanes16(R - r0);
+        const uint32_t *base = w + r0 * (ld / 2);
+        for (int64_t kp = 0; kp < L / 2; kp++) {
+            const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mk, step, base + kp, 4);
+            _mm512_mask_storeu_epi32(out + kp * ldo + r0, mk, v);
+        }
+    }
+}
+
+TBF static void pairs_of_rows512(const dse_bf16 *rows, int64_t K, int64_t N, int64_t ld, uint32_t *bp, int64_t ldp) {
+    for (int64_t kp = 0; kp < (K + 1) / 2; kp++) {
+        const dse_bf16 *r0 = rows + 2 * kp * ld, *r1 = r0 + ld;
+        const int odd = 2 * kp + 1 < K;
+        for (int64_t n = 0; n < N; n += 16) {
+            const __mmask16 mk = lanes16(N - n);
+            const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, r0 + n));
+            const __m512i hi = odd ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, r1 + n)), 16)
+                                   : _mm512_setzero_si512();
+            _mm512_mask_storeu_epi32(bp + kp * ldp + n, mk, _mm512_or_si512(lo, hi));
+        }
+    }
+}
+
+/* dst[q] = src[2 q], q < n: 32 floats loaded (under masks: nothing past src[2 (n - 1)] is
+ * read), their even ones kept. */
+TBF static void copy_s2_512(const float *src, int64_t n, float *dst) {
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    for (int64_t q = 0; q < n; q += 16) {
+        const int64_t rem = n - q < 16 ? n - q : 16, last = 2 * rem - 1; /* elements 0 .. last - 1 read */
+        const __m512 lo = _mm512_maskz_loadu_ps(lanes16(last), src + 2 * q);
+        const __m512 hi = _mm512_maskz_loadu_ps(lanes16(last - 16), src + 2 * q + 16);
+        _mm512_mask_storeu_ps(dst + q, lanes16(rem), _mm512_permutex2var_ps(lo, even, hi));
+    }
+}
+
 #endif /* DSE_CPU_HAS_AVX2_CODE */
 
 /* ---- dispatch --------------------------------------------------------------------------- */
@@ -284,6 +332,45 @@ void dse_bf16_pack_rows(const float *x, int64_t rows, int64_t L, int64_t ldx, ds
     (void)isa;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t l = 0; l < Lp; l++) out[r * ldo + l] = l < L ? dse_bf16_of(x[r * ldx + l]) : 0;
+}
+
+void dse_bf16_pair_cols(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, uint32_t *out, int64_t ldo, int isa) {
+    DSE_ASSERT(L % 2 == 0 && ld % 2 == 0);
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512 && R * (ld / 2) < ((int64_t)1 << 31)) { /* the gather's int32 offsets */
+        pair_cols512(rows, R, L, ld, out, ldo);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t kp = 0; kp < L / 2; kp++)
+        for (int64_t r = 0; r < R; r++)
+            out[kp * ldo + r] = (uint32_t)rows[r * ld + 2 * kp] | (uint32_t)rows[r * ld + 2 * kp + 1] << 16;
+}
+
+void dse_bf16_pairs_of_rows(const dse_bf16 *rows, int64_t K, int64_t N, int64_t ld, uint32_t *bp, int64_t ldp,
+                            int isa) {
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512) {
+        pairs_of_rows512(rows, K, N, ld, bp, ldp);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t kp = 0; kp < (K + 1) / 2; kp++)
+        for (int64_t n = 0; n < N; n++)
+            bp[kp * ldp + n] = (uint32_t)rows[2 * kp * ld + n] | (2 * kp + 1 < K ? (uint32_t)rows[(2 * kp + 1) * ld + n] << 16 : 0u);
+}
+
+void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa) {
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512 && stride == 2) {
+        copy_s2_512(src, n, dst);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t q = 0; q < n; q++) dst[q] = src[q * stride];
 }
 
 void dse_cpu_mm_bf16(const struct dse_mm_bf16 *p, int isa) {
