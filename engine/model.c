@@ -978,19 +978,20 @@ void dse_model_hits(const struct dse_model *m, int count, int *top1, int *top5) 
 }
 
 int dse_model_bf16_fp32(const struct dse_model *m, char *buf, size_t size) {
-    int count = 0;
+    enum { TAIL = 48 }; /* room kept for ", and 1234 more compute in float32" */
+    int count = 0, more = 0;
     size_t at = 0;
     if (size) buf[0] = 0;
     for (int i = 0; !m->gpu && m->cx.bf16 == DSE_CPU_BF16_BY_RULE && i < m->net.n_layers; i++) {
-        char why[64];
+        char why[64], one[200];
         if (m->nodes[i].op != DSE_OP_CONV2D || !dse_cpu_conv_bf16_fp32(&m->nodes[i], why, sizeof why)) continue;
-        if (at < size) {
-            const int k = snprintf(buf + at, size - at, "%s%s (%s)", count ? ", " : "bf16: ", m->net.layers[i].name, why);
-            at = k > 0 ? at + (size_t)k : size; /* at >= size: cut short, nothing more written */
-        }
+        const int k = snprintf(one, sizeof one, "%s%s (%s)", count ? ", " : "bf16: ", m->net.layers[i].name, why);
+        if (!more && k > 0 && at + (size_t)k + TAIL < size) memcpy(buf + at, one, (size_t)k + 1), at += (size_t)k;
+        else more++; /* no room: counted, not named */
         count++;
     }
-    if (count && at < size) snprintf(buf + at, size - at, " compute%s in float32", count == 1 ? "s" : "");
+    if (more && at + TAIL < size) at += (size_t)snprintf(buf + at, size - at, ", and %d more", more);
+    if (count && at + TAIL < size + 1) snprintf(buf + at, size - at, " compute%s in float32", count == 1 ? "s" : "");
     return count;
 }
 

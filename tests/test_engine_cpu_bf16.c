@@ -269,6 +269,9 @@ static const struct op_case op_cases[] = {
     /* 256 output channels or more: the weight gradient as C = A B (conv_bf16.c's dw_by_mm) */
     { "bf16-1x1-wide",  0, 3, 21, 5,  5,  256, 1, 1, 0, 1 },
     { "bf16-s2-wide",   0, 2, 3,  7,  7,  260, 3, 2, 1, 1 },
+    /* more images than slices (16): slices of several images, chunks within them */
+    { "bf16-1x1-n40",   0, 40, 64, 20, 20, 256, 1, 1, 0, 1 }, /* a slice spanning two chunks: dw_by_mm's chain */
+    { "bf16-3x3-n19",   0, 19, 6,  8,  8,  10, 3, 1, 1, 1 },
     { "bf16-fc",        1, 5, 7,  3,  3,  10, 0, 0, 0, 0 },
     /* one image: the forward's output channels in blocks among the threads */
     { "bf16-batch1",    0, 1, 8,  10, 10, 13, 3, 1, 1, 1 },
@@ -382,7 +385,8 @@ void test_bf16_ops(void) {
 
 /* The rule choosing float32 for a conv where bf16 cannot win (dse_cpu_conv_bf16_fp32): its
  * reason, and under DSE_CPU_BF16_BY_RULE (what --precision bf16 runs) float32's bits exactly
- * where it says float32, other bits where it says bf16. */
+ * where it says float32 (GEMM_BATCH's, with nothing timed: the same with any thread count),
+ * other bits where it says bf16. */
 struct rule_case {
     const char *id;
     int         C, H, W, K, k, s, p, groups;
@@ -425,10 +429,12 @@ void test_bf16_rule(void) {
         dse_pcg32_seed(&r, 37, 5);
         float *dy = malloc((size_t)cnt[0] * sizeof *dy), *f32[4], *b16[4];
         for (int64_t e = 0; e < cnt[0]; e++) dy[e] = uniform(&r, -1, 1);
-        cx.bf16 = DSE_CPU_BF16_OFF;
+        cx.bf16 = DSE_CPU_BF16_OFF, cx.conv_force = DSE_CPU_CONV_GEMM_BATCH; /* what bf16 mode's float32 convs run */
         run_op(&cx, &f, dy, f32);
-        cx.bf16 = DSE_CPU_BF16_BY_RULE;
+        cx.bf16 = DSE_CPU_BF16_BY_RULE, cx.conv_force = DSE_CPU_CONV_AUTO;
+        const int64_t timed = cx.stats.conv_timings;
         run_op(&cx, &f, dy, b16);
+        CHECK_INT_EQ(cx.stats.conv_timings, timed); /* nothing timed: no choice per thread count */
         cx.bf16 = DSE_CPU_BF16_OFF;
         int same = 1;
         for (int k = 0; k < 3; k++) same &= !memcmp(f32[k], b16[k], (size_t)cnt[k] * sizeof(float));

@@ -1415,11 +1415,14 @@ enum dse_status dse_cpu_conv2d_choose(struct dse_cpu_ctx *cx, struct dse_node *n
     return choose(cx, n, &s, 1, 1, out);
 }
 
-/* The strategy to run: the node's override, the ctx's, or the cached (timed) choice. */
+/* The strategy to run: the node's override, the ctx's, or the cached (timed) choice; in bf16
+ * mode (a conv the rule leaves in float32) GEMM_BATCH, one fixed strategy, untimed: the
+ * timed choice is per thread count, and a bf16 run repeats its bits with any. */
 static enum dse_status pick(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s, int bwd,
                             int *algo) {
     int a = bwd ? n->algo_bwd : n->algo_fwd;
     if (a == DSE_CPU_CONV_AUTO) a = cx->conv_force;
+    if (a == DSE_CPU_CONV_AUTO && cx->bf16 != DSE_CPU_BF16_OFF) a = DSE_CPU_CONV_GEMM_BATCH;
     if (a == DSE_CPU_CONV_AUTO) {
         struct dse_cpu_conv_choice c;
         enum dse_status st = choose(cx, n, s, !bwd, bwd, &c);

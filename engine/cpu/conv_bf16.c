@@ -12,9 +12,9 @@
  * gradient dcol = w^T dy (the same kernel, dy packed), then col2im adds it to dx (a 1x1
  * conv adds w^T dy straight into dx); the weight gradient dw += dy col^T over a chunk of a
  * slice's images by dse_cpu_mm_nt_bf16, dy and col packed as bf16 rows. Images go to the
- * threads forward; backward goes by the batch's slices (engine/slices.h), each slice's
- * weight gradient in a buffer of its own, added in the slice tree's order: the same bits
- * with any thread count. */
+ * threads forward; backward goes by the batch's slices (engine/slices.h), each thread adding
+ * its run of slices' weight gradients up by the slice tree as they are done, in the few
+ * buffers the tree holds at once (wt_depth): the same bits with any thread count. */
 #include "engine/cpu/bf16_impl.h"
 
 #include <stdio.h>
