@@ -243,9 +243,9 @@ static enum dse_status parse(const char *path, char *text, size_t len, int64_t g
             for (int i = 0; i < lg->n_prop && k < 0; i++)
                 if (!strcmp(lg->prop[i].id, id)) k = i;
             if (*end || end == p + n + 1 || !isfinite(t) || k < 0 || lg->prop[k].recorded || lg->prop[k].index != idx ||
-                epoch < 1 || epoch >= of)
-                return bad_line(err, path, line + 1, "a rung result of no pending proposal, or not at a rung below the "
-                                "schedule's epochs");
+                epoch < 1 || epoch >= of || (lg->n_part && of != lg->part[0].of) || strcmp(lg->strategy, "bo"))
+                return bad_line(err, path, line + 1, "a rung result of no pending proposal, not at a rung below the "
+                                "schedule's epochs (one schedule for all), or in a search other than bo's");
             for (int i = 0; i < lg->n_part; i++)
                 if (lg->part[i].index == idx && lg->part[i].epoch == epoch)
                     return bad_line(err, path, line + 1, "a rung result recorded twice");
@@ -431,11 +431,17 @@ static int asha_rungs(const struct dse_sweep_plan *plan) {
     return plan && plan->halving == DSE_SWEEP_HALVING_ASHA ? plan->n_rungs : 0;
 }
 
-/* With asha: the epochs a candidate that has trained `done` is training to (or waits at):
- * the first rung at or past done, else the schedule's end. */
-static int next_rung(const struct dse_sweep_plan *plan, int done) {
-    for (int k = 0; k < plan->n_rungs; k++)
-        if (plan->rungs[k] >= done) return plan->rungs[k];
+/* With asha: the epochs candidate id (of dir), which has trained `done`, is training to or
+ * waits at: the first rung at or past done, or, where it has been promoted there (its
+ * architecture's file in rungs/asha-<k>/), the next one, else the schedule's end. */
+static int next_rung(const char *dir, const struct dse_sweep_plan *plan, const char *id, int done) {
+    for (int k = 0; k < plan->n_rungs; k++) {
+        if (plan->rungs[k] < done) continue;
+        char arch[DSE_ID_SIZE], path[4400];
+        dse_asha_arch(id, arch);
+        snprintf(path, sizeof path, "%s/rungs/asha-%d/%s", dir, k, arch);
+        if (plan->rungs[k] > done || access(path, F_OK) != 0) return plan->rungs[k];
+    }
     return plan->epochs;
 }
 
@@ -443,7 +449,8 @@ static int next_rung(const struct dse_sweep_plan *plan, int done) {
  * *epochs, each record's planned epochs (epochs done where it has ended; the space's
  * train.epochs where nothing is known yet), so that a proposal is made only when its
  * epochs fit; *seconds, training time so far. */
-static void budget_spent(const struct dse_space *s, const struct dse_search_log *lg, const struct dse_sweep_plan *plan,
+static void budget_spent(const struct dse_space *s, const char *dir, const struct dse_search_log *lg,
+                         const struct dse_sweep_plan *plan,
                          const struct dse_rec *(*rec_of)(void *arg, const char *id), void *arg, int64_t *epochs,
                          double *seconds) {
     *epochs = 0, *seconds = 0;
@@ -455,7 +462,7 @@ static void budget_spent(const struct dse_space *s, const struct dse_search_log 
             const struct dse_rec *r = rec_of(arg, id);
             int e = s->train.epochs;
             if (r && dse_rec_final(r)) e = r->epochs_done;
-            else if (asha_rungs(plan)) e = next_rung(plan, r ? r->n_epochs : 0);
+            else if (asha_rungs(plan)) e = next_rung(dir, plan, id, r ? r->n_epochs : 0);
             else if (r && r->epochs_planned > e) e = r->epochs_planned;
             *epochs += e;
             if (r && r->train_seconds > 0) *seconds += r->train_seconds;
@@ -638,7 +645,7 @@ enum dse_status dse_search_step(const struct dse_space *s, const char *dir, cons
     /* the budgets: candidates, epochs (the next proposal's must fit), hours (none once spent) */
     int64_t spent_epochs;
     double spent_s;
-    budget_spent(s, &lg, plan, rec_of, arg, &spent_epochs, &spent_s);
+    budget_spent(s, dir, &lg, plan, rec_of, arg, &spent_epochs, &spent_s);
     /* what the next proposal trains at once: the schedule (x replicates), or asha's first rung */
     const int64_t one = (int64_t)(n_rungs ? plan->rungs[0] : s->train.epochs) * s->replicates;
     const char *spent = s->search.budget && lg.n_prop >= s->search.budget ? "candidates"

@@ -253,7 +253,7 @@ void dse_tally_make(struct dse_tally *t, const struct dse_rec *recs, int n, cons
     t->n = n;
     int unpruned = 0, left_n = 0, no_flops = 0;
     double full_known = 0, left_flops = 0, left_fe = 0;
-    int full_known_n = 0;
+    int full_known_n = 0, archs = 0;
     for (int i = 0; i < n; i++) {
         const struct dse_rec *r = &recs[i];
         t->by_status[r->status]++;
@@ -262,6 +262,7 @@ void dse_tally_make(struct dse_tally *t, const struct dse_rec *recs, int n, cons
             continue;
         }
         unpruned++;
+        archs += r->replicate == 0; /* replicates: asha's rungs count architectures */
         if (r->status == DSE_REC_STOPPED && r->stopped_rung >= 0 && r->stopped_rung < DSE_SWEEP_RUNGS_MAX)
             t->stopped_at[r->stopped_rung]++;
         int tgt, rg;
@@ -296,14 +297,16 @@ void dse_tally_make(struct dse_tally *t, const struct dse_rec *recs, int n, cons
     if (!p->halving) {
         t->epochs_planned = (double)t->epochs_full;
     } else {
-        double cnt = unpruned, total = 0;
+        /* in architectures (a rung's unit), each of per records: 1 without replicates */
+        const double per = archs > 0 ? (double)unpruned / archs : 1;
+        double cnt = archs > 0 ? archs : unpruned, total = 0;
         int prev = 0;
         for (int k = 0; k < p->n_rungs; k++) {
-            total += cnt * (p->rungs[k] - prev);
+            total += cnt * per * (p->rungs[k] - prev);
             prev = p->rungs[k];
             cnt = rungs && rungs[k].decided ? rungs[k].n_promoted : dse_sweep_keep((int)cnt, p->eta);
         }
-        total += cnt * (p->epochs - prev);
+        total += cnt * per * (p->epochs - prev);
         t->epochs_planned = total;
     }
     /* the work left: exact without halving; with it, the expected epochs left at the mean FLOPs

@@ -74,6 +74,7 @@
     X("sweep-bo-crash",       test_bo_crash) \
     X("sweep-bo-asha-crash",  test_bo_asha_crash) \
     X("sweep-bo-asha-reps",   test_bo_asha_replicates) \
+    X("search-log-bad",       test_search_log_bad) \
     X("sweep-strategy",       test_strategy) \
     X("sweep-auto",           test_search_auto) \
     X("sweep-log-pop",        test_search_log_pop) \

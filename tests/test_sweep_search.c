@@ -850,3 +850,52 @@ void test_bo_asha_replicates(void) {
     dse_search_log_free(&lg);
     dse_space_free(&sp);
 }
+
+/* The search log's reader (docs/sweep-dir.md, "Search") on logs written by hand: a bo log
+ * with rung and last lines reads whole; each bad line is refused at its line, naming it. */
+static const struct { const char *id, *body, *want; int line; } bad_logs[] = {
+    /* id                 lines after the header and "step 1\npropose cdf083b2bf52c3e75 0\n" */
+    { "good",             "step 2\nrung cdf083b2bf52c3e75 0 1 2 0.5\nlast budget\nstep 3\nresult cdf083b2bf52c3e75 0 null null\nend budget\n", NULL, 0 },
+    { "rung-unknown",     "step 2\nrung c51e9243c5c2f1658 1 1 2 0.5\n", "a rung result of no pending proposal", 5 },
+    { "rung-after-result","step 2\nresult cdf083b2bf52c3e75 0 0.5 608\nrung cdf083b2bf52c3e75 0 1 2 0.5\n", "a rung result of no pending proposal", 6 },
+    { "rung-full-epoch",  "step 2\nrung cdf083b2bf52c3e75 0 2 2 0.5\n", "not at a rung below", 5 },
+    { "rung-two-schedules","step 2\nrung cdf083b2bf52c3e75 0 1 2 0.5\nrung cdf083b2bf52c3e75 0 2 4 0.6\n", "one schedule for all", 6 },
+    { "rung-twice",       "step 2\nrung cdf083b2bf52c3e75 0 1 2 0.5\nrung cdf083b2bf52c3e75 0 1 2 0.5\n", "a rung result recorded twice", 6 },
+    { "rung-not-number",  "step 2\nrung cdf083b2bf52c3e75 0 1 2 x\n", "not at a rung below", 5 },
+    { "rung-short",       "step 2\nrung cdf083b2bf52c3e75 0 1\n", "not rung ID INDEX EPOCH OF TOP1", 5 },
+    { "result-twice",     "step 2\nresult cdf083b2bf52c3e75 0 0.5 608\nresult cdf083b2bf52c3e75 0 0.5 608\n", "recorded twice", 6 },
+    { "unknown-line",     "step 2\nstop now\n", "none of step, propose, rung, result, last, end", 5 },
+};
+
+void test_search_log_bad(void) {
+    char dir[300], sub[320], path[340];
+    snprintf(dir, sizeof dir, "%s/log_bad", scratch());
+    snprintf(sub, sizeof sub, "%s/search", dir);
+    snprintf(path, sizeof path, "%s/log-1", sub);
+    struct dse_err err = { 0 };
+    CHECK_OK(dse_fs_mkdirs(sub, &err));
+    for (size_t i = 0; i < DSE_ARRAY_LEN(bad_logs) + 1; i++) { /* the last: a rung line in evolution's log */
+        const int evo = i == DSE_ARRAY_LEN(bad_logs);
+        char text[1200];
+        snprintf(text, sizeof text, "dse-search-1 %s seed=3 pop=4 budget=7 objectives=top1,params\nstep 1\n"
+                 "propose cdf083b2bf52c3e75 0\n%s", evo ? "evolution" : "bo",
+                 evo ? "step 2\nrung cdf083b2bf52c3e75 0 1 2 0.5\n" : bad_logs[i].body);
+        const char *want = evo ? "in a search other than bo's" : bad_logs[i].want;
+        const int line = evo ? 5 : bad_logs[i].line;
+        CHECK_OK(dse_fs_write_atomic(path, text, strlen(text), NULL));
+        struct dse_search_log lg;
+        memset(&err, 0, sizeof err);
+        enum dse_status st = dse_search_read(dir, &lg, &err);
+        if (!want) {
+            CHECK_OK(st);
+            CHECK(lg.n_part == 1 && lg.part[0].epoch == 1 && lg.part[0].of == 2 && lg.part[0].top1 == 0.5 &&
+                  lg.closed && lg.ended && lg.n_res == 1 && !strcmp(lg.strategy, "bo"));
+            dse_search_log_free(&lg);
+            continue;
+        }
+        if (st != DSE_ERR_CONFIG || !strstr(err.msg, want) || err.line != line)
+            fprintf(stderr, "  %s: status %d, line %d, \"%s\"\n", evo ? "rung-in-evolution" : bad_logs[i].id, st,
+                    err.line, err.msg);
+        CHECK(st == DSE_ERR_CONFIG && strstr(err.msg, want) && err.line == line);
+    }
+}
