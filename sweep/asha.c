@@ -26,6 +26,7 @@ void dse_asha_arch(const char *id, char out[DSE_ID_SIZE]) {
 struct member {
     char   arch[DSE_ID_SIZE];
     int    i;     /* into recs */
+    int    rep;   /* its replicate: an architecture's records in replicate order */
     int    ok, reps, live; /* the architecture's, at its first record (by index): kept in first[] */
     double top1;
 };
@@ -33,7 +34,16 @@ struct member {
 static int by_arch(const void *a, const void *b) {
     const struct member *x = a, *y = b;
     int c = strcmp(x->arch, y->arch);
-    return c ? c : (x->i > y->i) - (x->i < y->i);
+    return c ? c : (x->rep != y->rep) ? (x->rep > y->rep) - (x->rep < y->rep) : (x->i > y->i) - (x->i < y->i);
+}
+
+double dse_asha_rung_top1(const struct dse_rec *const *r, int n, int epoch) {
+    double sum = 0;
+    for (int k = 0; k < n; k++) {
+        if (r[k]->n_epochs < epoch || !isfinite(r[k]->ep[epoch - 1].top1)) return NAN;
+        sum += r[k]->ep[epoch - 1].top1;
+    }
+    return n == 1 ? r[0]->ep[epoch - 1].top1 : sum / n;
 }
 
 /* The architectures (one per candidate without replicates) that have reached rung k so far:
@@ -49,22 +59,24 @@ static int rung_set(const struct dse_sweep_plan *p, int k, const struct dse_rec 
     const int epoch = p->rungs[k];
     struct member *mem = malloc(sizeof *mem * (size_t)(n ? n : 1));
     int *first = malloc(sizeof *first * (size_t)(n ? n : 1)), m = 0;
-    if (!mem || !first) return free(mem), free(first), -1;
-    for (int i = 0; i < n; i++) dse_asha_arch(recs[i]->id, mem[i].arch), mem[i].i = i, first[i] = -1;
+    const struct dse_rec **grp = malloc(sizeof *grp * (size_t)(n ? n : 1));
+    if (!mem || !first || !grp) return free(mem), free(first), free(grp), -1;
+    for (int i = 0; i < n; i++)
+        dse_asha_arch(recs[i]->id, mem[i].arch), mem[i].i = i, mem[i].rep = recs[i]->replicate, first[i] = -1;
     qsort(mem, (size_t)n, sizeof *mem, by_arch);
-    for (int a = 0; a < n;) { /* each architecture: its records mem[a .. b), mem[a] the first in recs */
-        int b = a, ok = k == 0 || dse_rung_promoted(&rungs[k - 1], mem[a].arch), any_live = 0;
-        double sum = 0;
+    for (int a = 0; a < n;) { /* each architecture: its records mem[a .. b) in replicate order */
+        int b = a, ok = k == 0 || dse_rung_promoted(&rungs[k - 1], mem[a].arch), any_live = 0, head = a;
         while (b < n && !strcmp(mem[b].arch, mem[a].arch)) b++;
         for (int j = a; j < b; j++) {
             const struct dse_rec *r = recs[mem[j].i];
-            ok = ok && r->status != DSE_REC_PRUNED && r->n_epochs >= epoch && isfinite(r->ep[epoch - 1].top1);
-            if (ok) sum += r->ep[epoch - 1].top1;
+            grp[j - a] = r;
+            ok = ok && r->status != DSE_REC_PRUNED;
             any_live |= r->status == DSE_REC_PENDING || r->status == DSE_REC_RUNNING;
+            if (mem[j].i < mem[head].i) head = j; /* its first record in recs */
         }
-        mem[a].ok = ok, mem[a].reps = b - a, mem[a].live = any_live;
-        mem[a].top1 = !ok ? NAN : b - a == 1 ? recs[mem[a].i]->ep[epoch - 1].top1 : sum / (b - a);
-        first[mem[a].i] = a;
+        const double t = ok ? dse_asha_rung_top1(grp, b - a, epoch) : NAN;
+        mem[head].ok = ok && isfinite(t), mem[head].reps = b - a, mem[head].live = any_live, mem[head].top1 = t;
+        first[mem[head].i] = head;
         a = b;
     }
     for (int i = 0; i < n; i++) { /* in recs order, as without replicates */
@@ -77,7 +89,7 @@ static int rung_set(const struct dse_sweep_plan *p, int k, const struct dse_rec 
         if (live) live[m] = g->live;
         m++;
     }
-    free(mem), free(first);
+    free(mem), free(first), free(grp);
     return m;
 }
 

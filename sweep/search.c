@@ -435,10 +435,10 @@ static int asha_rungs(const struct dse_sweep_plan *plan) {
  * waits at: the first rung at or past done, or, where it has been promoted there (its
  * architecture's file in rungs/asha-<k>/), the next one, else the schedule's end. */
 static int next_rung(const char *dir, const struct dse_sweep_plan *plan, const char *id, int done) {
+    char arch[DSE_ID_SIZE], path[4400];
+    dse_asha_arch(id, arch);
     for (int k = 0; k < plan->n_rungs; k++) {
         if (plan->rungs[k] < done) continue;
-        char arch[DSE_ID_SIZE], path[4400];
-        dse_asha_arch(id, arch);
         snprintf(path, sizeof path, "%s/rungs/asha-%d/%s", dir, k, arch);
         if (plan->rungs[k] > done || access(path, F_OK) != 0) return plan->rungs[k];
     }
@@ -494,18 +494,16 @@ static enum dse_status rung_results(const struct dse_space *s, const char *dir, 
     enum dse_status st = DSE_OK;
     for (int r = 0; r < n_rungs && reached >= plan->rungs[r] && !st; r++) {
         const int e = plan->rungs[r];
-        int have = 0, ok = 1;
+        int have = 0;
         for (int j = 0; j < *n_part && !have; j++) have = part[j].index == p->index && part[j].epoch == e;
         if (have) continue;
         for (int k = 0; k < reps && !read && !st; k++) st = dse_rec_read(dir, id[k], &rr[k], err);
         read = 1;
-        double sum = 0;
-        for (int k = 0; k < reps && ok && !st; k++) {
-            ok = rr[k].n_epochs >= e && isfinite(rr[k].ep[e - 1].top1);
-            if (ok) sum += rr[k].ep[e - 1].top1;
-        }
-        if (st || !ok) break;
-        const double t = reps == 1 ? rr[0].ep[e - 1].top1 : sum / reps;
+        if (st) break;
+        const struct dse_rec *rp[DSE_TRAIN_REPLICATES_MAX];
+        for (int k = 0; k < reps; k++) rp[k] = &rr[k];
+        const double t = dse_asha_rung_top1(rp, reps, e); /* as asha ranks the architecture */
+        if (!isfinite(t)) break;
         part[(*n_part)++] = (struct dse_bo_partial){ .index = p->index, .epoch = e, .of = plan->epochs, .top1 = t };
         put(add, "rung %s %llu %d %d %.17g\n", p->id, (unsigned long long)p->index, e, plan->epochs, t);
         (*added)++;

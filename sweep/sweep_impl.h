@@ -69,6 +69,11 @@ enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, 
  * promoted, or stopped, together; the promotion file is named by it). */
 void dse_asha_arch(const char *id, char out[DSE_ID_SIZE]);
 
+/* An architecture's top-1 at a rung of `epoch` epochs from its n records r[] in replicate
+ * order: their mean (one record's own value when n is 1); NaN unless every one has a finite
+ * top-1 there. What asha ranks and bo's rung lines record (sweep/search.c). */
+double dse_asha_rung_top1(const struct dse_rec *const *r, int n, int epoch);
+
 
 /* ASHA's rungs from DIR/rungs/asha-<k>/ and the records recs[n]: each rung's promotions
  * made, candidates reached and stopped there, whether it is closed (rung 0: every unpruned
