@@ -169,6 +169,25 @@ void test_dropout_values(void) {
         dse_cpu_ctx_deinit(&cy);
     }
     CHECK_INT_EQ(bad, 0);
+    { /* blocks of 8192 and 3575 values (eltwise.c's draw_mask: four lanes, then a tail of 3) */
+        struct dse_layer lo = dse_layer_make(DSE_LAYER_DROPOUT, "drop-odd");
+        lo.dropout_ratio = 0.25f;
+        lo = infer_layer(lo, 1, 7, 41, 41);
+        struct fx g;
+        fx_init(&g, &cx, &lo, 3, 1, NULL, 0, 33);
+        const int64_t n = dse_tensor_count(&g.out);
+        for (int threads = 1; threads <= 3; threads += 2) {
+            struct dse_cpu_ctx cy;
+            CHECK_OK(dse_cpu_ctx_init(&cy, threads, 99, NULL));
+            struct dse_pcg32 ref = cy.rng;
+            CHECK_OK(dse_cpu_forward(&cy, &g.node));
+            for (int64_t j = 0; j < n; j++) bad += g.node.st.mask[j] != (dse_pcg32_next(&ref) >= 1073741824u);
+            CHECK(cy.rng.state == ref.state);
+            dse_cpu_ctx_deinit(&cy);
+        }
+        CHECK_INT_EQ(bad, 0);
+        fx_deinit(&g);
+    }
     CHECK_OK(dse_cpu_forward(&cx, &f.node));
     for (int64_t j = 0; j < count; j++) {
         kept += f.out.data[j] != 0.0f;

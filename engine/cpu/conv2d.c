@@ -133,10 +133,11 @@ struct bias_job {
 
 static void bias_part(void *p, int64_t lo, int64_t hi) {
     const struct bias_job *j = p;
-    double part[DSE_SLICES_MAX];
-    for (int64_t k = lo; k < hi; k++) {
-        dse_cpu_slice_sums(&j->sl, j->y->grad, j->y->stride_n, j->s->PQ, k, part);
-        dse_cpu_db_slices(j->n, &j->sl, j->db, j->s->K, k, part);
+    double part[4][DSE_SLICES_MAX];
+    for (int64_t k = lo; k < hi; k += 4) { /* four channels at once (dse_cpu_sum4) */
+        const int nk = hi - k < 4 ? (int)(hi - k) : 4;
+        dse_cpu_slice_sums(&j->sl, j->y->grad, j->y->stride_n, j->s->PQ, k, nk, part);
+        for (int c = 0; c < nk; c++) dse_cpu_db_slices(j->n, &j->sl, j->db, j->s->K, k + c, part[c]);
     }
 }
 
@@ -576,7 +577,13 @@ static void bwd_image_slice(const struct cj *j, int t, int slice, int64_t i0, in
         /* The fused ReLU's mask and the bias gradient, as the image's dy comes into cache
          * for the sgemms below. */
         if (j->relu) dse_cpu_relu_mask(y->data + i * y->stride_n, dyi, s->K * s->PQ);
-        for (int k = 0; db && k < s->K; k++) db[k] += dse_cpu_sum(dyi + k * s->PQ, s->PQ);
+        for (int k = 0; db && k < s->K; k += 4) { /* four channels at once (dse_cpu_sum4) */
+            const float *xs[4];
+            double got[4];
+            for (int c = 0; c < 4; c++) xs[c] = dyi + (k + c < s->K ? k + c : k) * s->PQ;
+            dse_cpu_sum4(xs, s->PQ, got);
+            for (int c = 0; c < 4 && k + c < s->K; c++) db[k + c] += got[c];
+        }
         /* A block of output rows at a time: dy_i's columns [c0, c0 + nc) (ld PQ). */
         for (int p0 = 0; p0 < s->P; p0 += prows) {
             const int p1 = p0 + prows < s->P ? p0 + prows : s->P;

@@ -76,15 +76,15 @@ static void valid_q(const struct bshape *s, int64_t t, int64_t *q0, int64_t *q1)
     *q0 = a, *q1 = b;
 }
 
-/* Row k = (c, r, t) of image x's lowering: dst[p Q + q] = x[c][p sh - ph + r dh][q sw - pw + t dw],
- * zero outside the image. */
-static void lower_row(const struct bshape *s, const float *x, int64_t k, float *dst, int isa) {
+/* Output rows [p0, p1) of row k = (c, r, t) of image x's lowering:
+ * dst[(p - p0) Q + q] = x[c][p sh - ph + r dh][q sw - pw + t dw], zero outside the image. */
+static void lower_row(const struct bshape *s, const float *x, int64_t k, int64_t p0, int64_t p1, float *dst, int isa) {
     const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S, off = t * s->dw - s->pw;
     const float *xc = x + c * s->HW;
     int64_t q0, q1;
     valid_q(s, t, &q0, &q1);
-    for (int64_t p = 0; p < s->P; p++) {
-        float *d = dst + p * s->Q;
+    for (int64_t p = p0; p < p1; p++) {
+        float *d = dst + (p - p0) * s->Q;
         const int64_t ih = p * s->sh - s->ph + r * s->dh;
         if (ih < 0 || ih >= s->H || q0 >= q1) {
             memset(d, 0, (size_t)s->Q * sizeof(float));
@@ -117,16 +117,19 @@ static void col2im_add(const struct bshape *s, const float *dcol, float *dx) {
     }
 }
 
-/* Image x lowered into k-pairs bp [KP][PQ]; tmp: 2 PQ floats. */
-static void lower_pairs(const struct bshape *s, const float *x, uint32_t *bp, float *tmp, int isa) {
-    if (s->is_1x1) {
-        dse_bf16_pack_b(x, s->C, s->PQ, s->HW, bp, s->PQ, isa);
+/* Output rows [p0, p1) of image x lowered into k-pairs bp [KP][n], n = (p1 - p0) Q; tmp:
+ * 2 n floats. */
+static void lower_pairs(const struct bshape *s, const float *x, int64_t p0, int64_t p1, uint32_t *bp, float *tmp,
+                        int isa) {
+    const int64_t n = (p1 - p0) * s->Q;
+    if (s->is_1x1) { /* stride 1, no pad: output pixel = input pixel */
+        dse_bf16_pack_b(x + p0 * s->Q, s->C, n, s->HW, bp, n, isa);
         return;
     }
     for (int64_t kp = 0; kp < s->KP; kp++) {
         const int rows = 2 * kp + 1 < s->CRS ? 2 : 1;
-        for (int j = 0; j < rows; j++) lower_row(s, x, 2 * kp + j, tmp + j * s->PQ, isa);
-        dse_bf16_pack_b(tmp, rows, s->PQ, s->PQ, bp + kp * s->PQ, s->PQ, isa);
+        for (int j = 0; j < rows; j++) lower_row(s, x, 2 * kp + j, p0, p1, tmp + j * n, isa);
+        dse_bf16_pack_b(tmp, rows, n, n, bp + kp * n, n, isa);
     }
 }
 
@@ -138,7 +141,7 @@ static void lower_rows(const struct bshape *s, const float *x, dse_bf16 *out, in
         return;
     }
     for (int64_t k = 0; k < s->CRS; k++) {
-        lower_row(s, x, k, tmp, isa);
+        lower_row(s, x, k, 0, s->P, tmp, isa);
         dse_bf16_pack_rows(tmp, 1, s->PQ, s->PQ, out + k * ldo, ldo, s->PQ, isa);
     }
 }
@@ -180,10 +183,13 @@ struct bjob {
 };
 
 /* A forward pass's work for thread t of nt: images, and with fewer images than threads
- * (inference at batch 1) blocks of output channels too, each packing its image again. An
- * output's chain does not depend on the rows beside it: the same bits either way. */
+ * (inference at batch 1) blocks of each image too: of output rows where the image is
+ * lowered (each block lowers only its rows; blocks of channels each lowered the whole image
+ * again, and 2 threads ran batch 1 at 1.3x one), of output channels on padded planes
+ * (section "direct", whose padding is cheap). An output's chain does not depend on the
+ * rows or columns beside it: the same bits either way. */
 struct fwd_item {
-    int64_t i, k0, k1;
+    int64_t i, k0, k1, p0, p1;
 };
 
 static int fwd_items(const struct bshape *s, int t, int nt, int64_t *a0, int64_t *a1) {
@@ -192,9 +198,9 @@ static int fwd_items(const struct bshape *s, int t, int nt, int64_t *a0, int64_t
     return kb;
 }
 
-static struct fwd_item fwd_item_of(const struct bshape *s, int kb, int64_t a) {
-    struct fwd_item it = { .i = a / kb };
-    dse_cpu_share(s->K, (int)(a % kb), kb, &it.k0, &it.k1);
+static struct fwd_item fwd_item_of(const struct bshape *s, int kb, int by_rows, int64_t a) {
+    struct fwd_item it = { .i = a / kb, .k0 = 0, .k1 = s->K, .p0 = 0, .p1 = s->P };
+    dse_cpu_share(by_rows ? s->P : s->K, (int)(a % kb), kb, by_rows ? &it.p0 : &it.k0, by_rows ? &it.p1 : &it.k1);
     return it;
 }
 
@@ -208,13 +214,13 @@ static void fwd_part(void *arg, int t, int nt) {
     uint32_t *bp = (uint32_t *)ws_at(j->cx, t);
     float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(s->KP * s->PQ) * sizeof(uint32_t)));
     for (int64_t a = a0; a < a1; a++) {
-        const struct fwd_item it = fwd_item_of(s, kb, a);
-        if (it.k0 >= it.k1) continue;
-        lower_pairs(s, x->data + it.i * x->stride_n, bp, tmp, j->isa);
-        const struct dse_mm_bf16 m = { .M = it.k1 - it.k0, .N = s->PQ, .KP = s->KP, .ap = j->wp + it.k0 * s->KP,
-                                       .lda = s->KP, .bp = bp, .ldb = s->PQ,
-                                       .c = y->data + it.i * y->stride_n + it.k0 * s->PQ, .ldc = s->PQ,
-                                       .bias = bias ? bias + it.k0 : NULL, .relu = j->n->relu_out };
+        const struct fwd_item it = fwd_item_of(s, kb, 1, a);
+        if (it.p0 >= it.p1) continue;
+        const int64_t n = (it.p1 - it.p0) * s->Q;
+        lower_pairs(s, x->data + it.i * x->stride_n, it.p0, it.p1, bp, tmp, j->isa);
+        const struct dse_mm_bf16 m = { .M = s->K, .N = n, .KP = s->KP, .ap = j->wp, .lda = s->KP, .bp = bp, .ldb = n,
+                                       .c = y->data + it.i * y->stride_n + it.p0 * s->Q, .ldc = s->PQ,
+                                       .bias = bias, .relu = j->n->relu_out };
         dse_cpu_mm_bf16(&m, j->isa);
     }
 }
@@ -502,7 +508,7 @@ static void fwd_direct_part(void *arg, int t, int nt) {
     uint32_t *xq = (uint32_t *)ws_at(j->cx, t);
     float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(g->C2 * g->plane) * sizeof(uint32_t)));
     for (int64_t a = a0; a < a1; a++) {
-        const struct fwd_item it = fwd_item_of(s, kb, a);
+        const struct fwd_item it = fwd_item_of(s, kb, 0, a);
         if (it.k0 >= it.k1) continue;
         pad_pairs(x->data + it.i * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, g->Wp, g->plane, xq, j->isa);
         const struct dse_mm_bf16 m = { .M = it.k1 - it.k0, .N = N, .KP = g->KPf, .ap = j->wp + it.k0 * g->KPf,

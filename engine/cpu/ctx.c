@@ -132,3 +132,50 @@ void dse_cpu_zero(struct dse_cpu_ctx *cx, float *p, int64_t n) {
 }
 
 double dse_cpu_sumsq(const float *x, int64_t n) { return dse_cpu_sum_of(x, n, 1); }
+
+/* dse_cpu_sum_of's tree and tail on its eight running sums p of the first n8 values. */
+static double sum_finish(const double p[8], const float *x, int64_t n8, int64_t n) {
+    double s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+    for (int64_t i = n8; i < n; i++) s += (double)x[i];
+    return s;
+}
+
+#ifdef DSE_CPU_HAS_AVX2_CODE
+/* Lane l of plane j's running sums adds x[j][i + l], i = 0, 8, 16, ...: dse_cpu_sum_of's p[l]. */
+__attribute__((target("avx512f"))) static void sum4_avx512(const float *const x[4], int64_t n8, double p[4][8]) {
+    __m512d a0 = _mm512_setzero_pd(), a1 = _mm512_setzero_pd(), a2 = _mm512_setzero_pd(), a3 = _mm512_setzero_pd();
+    for (int64_t i = 0; i < n8; i += 8) {
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm256_loadu_ps(x[0] + i)));
+        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_loadu_ps(x[1] + i)));
+        a2 = _mm512_add_pd(a2, _mm512_cvtps_pd(_mm256_loadu_ps(x[2] + i)));
+        a3 = _mm512_add_pd(a3, _mm512_cvtps_pd(_mm256_loadu_ps(x[3] + i)));
+    }
+    _mm512_storeu_pd(p[0], a0), _mm512_storeu_pd(p[1], a1), _mm512_storeu_pd(p[2], a2), _mm512_storeu_pd(p[3], a3);
+}
+
+__attribute__((target("avx2"))) static void sum4_avx2(const float *const x[4], int64_t n8, double p[4][8]) {
+    __m256d lo[4], hi[4];
+    for (int j = 0; j < 4; j++) lo[j] = _mm256_setzero_pd(), hi[j] = _mm256_setzero_pd();
+    for (int64_t i = 0; i < n8; i += 8)
+        for (int j = 0; j < 4; j++) {
+            lo[j] = _mm256_add_pd(lo[j], _mm256_cvtps_pd(_mm_loadu_ps(x[j] + i)));
+            hi[j] = _mm256_add_pd(hi[j], _mm256_cvtps_pd(_mm_loadu_ps(x[j] + i + 4)));
+        }
+    for (int j = 0; j < 4; j++) _mm256_storeu_pd(p[j], lo[j]), _mm256_storeu_pd(p[j] + 4, hi[j]);
+}
+#endif
+
+void dse_cpu_sum4(const float *const x[4], int64_t n, double s[4]) {
+    const int64_t n8 = n / 8 * 8;
+    double p[4][8];
+    const int isa = n8 ? dse_cpu_mm_isa() : DSE_CPU_MM_NONE;
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa == DSE_CPU_MM_AVX512) sum4_avx512(x, n8, p);
+    else if (isa == DSE_CPU_MM_AVX2) sum4_avx2(x, n8, p);
+#endif
+    if (isa == DSE_CPU_MM_NONE) {
+        for (int j = 0; j < 4; j++) s[j] = dse_cpu_sum(x[j], n);
+        return;
+    }
+    for (int j = 0; j < 4; j++) s[j] = sum_finish(p[j], x[j], n8, n);
+}

@@ -40,10 +40,10 @@ enum dse_status dse_cpu_fc_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     if (n->bias && n->bias->grad) { /* by the batch's slices, as conv's (dse_cpu_db_slices) */
         float *db = n->bias->grad;
         const struct dse_cpu_slices sl = dse_cpu_slices_of(cx, N);
-        double part[DSE_SLICES_MAX];
+        double part[4][DSE_SLICES_MAX];
         for (int k = 0; k < K; k++) {
-            dse_cpu_slice_sums(&sl, y->grad, y->stride_n, 1, k, part); /* channel k: one value an image */
-            dse_cpu_db_slices(n, &sl, db, K, k, part);
+            dse_cpu_slice_sums(&sl, y->grad, y->stride_n, 1, k, 1, part); /* channel k: one value an image */
+            dse_cpu_db_slices(n, &sl, db, K, k, part[0]);
         }
     }
     if (x->grad && !cx->bf16) /* dx += dy w */

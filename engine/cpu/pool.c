@@ -6,6 +6,8 @@
  * x: [N, C, H, W]   y: [N, C, P, Q]   argmax: [N, C, P, Q] (y*W+x in the input plane). */
 #include "engine/engine.h"
 
+#include <string.h>
+
 #include "engine/cpu/cpu_impl.h"
 #include "engine/kernels_shared.h" /* dse_pool_bounds, the CUDA kernels' too */
 
@@ -61,10 +63,13 @@ static int64_t plane_at(const struct dse_tensor *t, int64_t nc) {
  * h0 + nrows - 1 (nrows 1 to 3: a window clipped at the top or bottom edge). Does the
  * outputs of row p from the first (q = 0 here) whose windows are full in width and
  * inside the row; returns the first q it did not do. The last group of fewer than 8
- * (maps of 7 or 14 outputs a row: SqueezeNet-FMNIST's pools) loads and stores under a
- * mask, so no load leaves the row's columns. */
-__attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, int h0, int nrows, int w0q, int Q,
-                                                        float *yrow, int32_t *arow) {
+ * (maps of 3, 7 or 14 outputs a row: SqueezeNet-FMNIST's pools) loads under a mask, so
+ * no load leaves the row's columns, and stores through a buffer on the stack (a masked
+ * store, vmaskmovps, is microcoded on AMD's Zen; a row copied to the stack and loaded from
+ * there instead of masked loads was twice as slow: store forwarding fails). Without arow (inference, want_arg 0), the
+ * maxima alone: no argmax to blend or store. */
+__attribute__((target("avx2"))) static inline int max3s2_body(const float *xp, int W, int h0, int nrows, int w0q,
+                                                               int Q, float *yrow, int32_t *arow, const int want_arg) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i step = _mm256_add_epi32(lane, lane);
     /* outputs whose 3 columns w0q + 2q .. w0q + 2q + 2 are inside the row */
@@ -102,19 +107,33 @@ __attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, i
                 }
                 const __m256 more = _mm256_cmp_ps(vals[dw], best, _CMP_GT_OQ);
                 best = _mm256_blendv_ps(best, vals[dw], more);
-                arg = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(arg), _mm256_castsi256_ps(idx), more));
+                if (want_arg)
+                    arg = _mm256_castps_si256(
+                        _mm256_blendv_ps(_mm256_castsi256_ps(arg), _mm256_castsi256_ps(idx), more));
             }
         }
         if (full) {
             _mm256_storeu_ps(yrow + q, best);
-            _mm256_storeu_si256((__m256i *)(arow + q), arg);
-        } else { /* lanes of outputs q .. nq - 1 */
-            const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(nq - q), lane);
-            _mm256_maskstore_ps(yrow + q, keep, best);
-            _mm256_maskstore_epi32(arow + q, keep, arg);
+            if (want_arg) _mm256_storeu_si256((__m256i *)(arow + q), arg);
+        } else { /* lanes of outputs q .. nq - 1, through the stack */
+            float yb[8];
+            int32_t ab[8];
+            _mm256_storeu_ps(yb, best);
+            memcpy(yrow + q, yb, (size_t)(nq - q) * sizeof(float));
+            if (want_arg) {
+                _mm256_storeu_si256((__m256i *)(void *)ab, arg);
+                memcpy(arow + q, ab, (size_t)(nq - q) * sizeof(int32_t));
+            }
         }
     }
     return nq;
+}
+
+/* max3s2_body with the argmax (training) or without it (arow NULL), each compiled apart. */
+__attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, int h0, int nrows, int w0q, int Q,
+                                                        float *yrow, int32_t *arow) {
+    return arow ? max3s2_body(xp, W, h0, nrows, w0q, Q, yrow, arow, 1)
+                : max3s2_body(xp, W, h0, nrows, w0q, Q, yrow, NULL, 0);
 }
 #endif
 
@@ -136,7 +155,7 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
     for (int64_t nc = lo; nc < hi; nc++) {
         const float *xp = x->data + plane_at(x, nc);
         float *yp = y->data + plane_at(y, nc);
-        int32_t *ap = argmax + nc * P * Q;
+        int32_t *ap = argmax + nc * P * Q; /* the scalar loop's scratch in inference */
         for (int p = 0; p < P; p++) {
             /* Locals: stores to ap (int32_t) could alias the window arrays. */
             const int h0 = win.h0[p], h1 = win.h1[p], hn = win.hn[p];
@@ -145,7 +164,7 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
             if (fast && h1 > h0 && hn > 0 && q_first < Q) {
                 v0 = q_first;
                 v1 = v0 + max3s2_avx2(xp, W, h0, h1 - h0, 2 * q_first - l->pad_w, Q - q_first, yp + p * Q + v0,
-                                      ap + p * Q + v0);
+                                      n->training ? ap + p * Q + v0 : NULL);
             }
 #endif
             for (int q = 0; q < Q; q++) {
@@ -206,8 +225,12 @@ static void maxpool_bwd_part(void *arg, int64_t lo, int64_t hi) {
     }
 }
 
+/* The argmax of a training forward: an inference forward keeps none (maxpool_fwd_part). */
 enum dse_status dse_cpu_maxpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    return n->in[0]->grad ? run_planes(cx, n, 0, maxpool_bwd_part) : DSE_OK;
+    if (!n->in[0]->grad) return DSE_OK;
+    if (!n->training)
+        return dse_cpu_fail(cx, n, DSE_ERR_INTERNAL, "max pooling's backward after an inference forward (no argmax)");
+    return run_planes(cx, n, 0, maxpool_bwd_part);
 }
 
 static void avgpool_fwd_part(void *arg, int64_t lo, int64_t hi) {
