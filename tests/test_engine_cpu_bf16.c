@@ -272,6 +272,9 @@ static const struct op_case op_cases[] = {
     /* more images than slices (16): slices of several images, chunks within them */
     { "bf16-1x1-n40",   0, 40, 64, 20, 20, 256, 1, 1, 0, 1 }, /* a slice spanning two chunks: dw_by_mm's chain */
     { "bf16-3x3-n19",   0, 19, 6,  8,  8,  10, 3, 1, 1, 1 },
+    /* a lowering in several blocks of output rows forward (conv_bf16.c's fwd_rows) */
+    { "bf16-7x7-rows",  0, 2, 3, 115, 115, 16, 7, 2, 0, 1 }, /* 55 rows, 15 a block */
+    { "bf16-1x1-rows",  0, 2, 64, 64, 64,  16, 1, 1, 0, 1 }, /* 64 rows, 32 a block */
     { "bf16-fc",        1, 5, 7,  3,  3,  10, 0, 0, 0, 0 },
     /* one image: the forward's output channels in blocks among the threads */
     { "bf16-batch1",    0, 1, 8,  10, 10, 13, 3, 1, 1, 1 },
