@@ -25,7 +25,8 @@
 #
 # Usage: bench/compare_pytorch.sh [path/to/dse]     (default: build/dse; build/bench_peak beside it)
 # Environment: DSE_BEFORE (another dse, e.g. the build before a change: run interleaved
-#   too, its median added as before_img_per_s= and ours / it as speedup=), ROUNDS (default 2),
+#   too, in every precision, its median added as before_img_per_s= and ours / it as speedup=),
+#   ROUNDS (default 2),
 #   THREADS (default "1 2"), PRECISIONS (default "fp32 bf16" where the CPU has avx512_bf16,
 #   else "fp32"), TORCH_PYTHONS (interpreters to
 #   compare; default: the venv's and /usr/bin/python3 if it has torch), NO_VENV=1 (skip the
@@ -104,7 +105,7 @@ run_case() {
     declare -A got=()
     local -a cfgs=(ours) popt=()
     [ "$prec" != fp32 ] && popt=(--precision "$prec")
-    [ -n "${DSE_BEFORE:-}" ] && [ "$prec" = fp32 ] && cfgs+=(before)
+    [ -n "${DSE_BEFORE:-}" ] && cfgs+=(before)
     for py in "${pys[@]}"; do
         for fmt in nchw nhwc; do cfgs+=("$py|$fmt"); done
     done
