@@ -4,7 +4,7 @@
  * tests/test_engine_cpu.c). */
 #include "tests/engine_cpu_util.h"
 
-#include "engine/cpu/cpu_impl.h" /* dse_cpu_sum4, dse_cpu_sum (sum4-exact) */
+#include "engine/cpu/cpu_impl.h" /* dse_cpu_sum_channels, dse_cpu_sum (sum4-exact) */
 
 /* ---- conv ------------------------------------------------------------------------------- */
 
@@ -629,41 +629,38 @@ void test_simd_exact(void) {
     dse_cpu_ctx_deinit(&cx);
 }
 
-/* dse_cpu_sum4 (four planes' sums at once, for the bias gradients) gives dse_cpu_sum's bits
- * on each plane with AVX-512, with AVX2 (DSE_CPU_NO_AVX512) and without either
- * (DSE_CPU_NO_AVX2): the same eight running sums, tree and tail. Values of mixed magnitude
- * and sign, so another order of the adds would change the sums; lengths with and without
- * a tail, SqueezeNet's planes among them. */
+/* dse_cpu_sum_channels (four planes' sums at once, for the bias gradients) gives
+ * dse_cpu_sum's bits on each plane with AVX-512, with AVX2 (DSE_CPU_NO_AVX512, as
+ * dse_cpu_mm_isa then says) and without either (DSE_CPU_NO_AVX2): the same eight running
+ * sums, tree and tail. Values of mixed magnitude and sign, so another order of the adds would
+ * change the sums; planes with and without a tail, SqueezeNet's among them; 1 to 4 channels. */
 void test_sum4_exact(void) {
     static const int64_t lens[] = { 0, 1, 7, 8, 9, 15, 16, 17, 49, 169, 729, 3025 };
-    static const char *const modes[][2] = { { NULL, NULL }, { "DSE_CPU_NO_AVX512", NULL },
-                                            { "DSE_CPU_NO_AVX2", NULL } };
+    static const char *const modes[] = { NULL, "DSE_CPU_NO_AVX512", "DSE_CPU_NO_AVX2" };
     struct dse_pcg32 r;
     dse_pcg32_seed(&r, 2026, 37);
-    float *x[4];
-    for (int j = 0; j < 4; j++) {
-        x[j] = malloc(3025 * sizeof(float));
-        for (int64_t i = 0; i < 3025; i++)
-            x[j][i] = ((float)(dse_pcg32_next(&r) % 2001) - 1000.0f) * ldexpf(1.0f, (int)(dse_pcg32_next(&r) % 40) - 20);
-    }
+    float *x = malloc(4 * 3025 * sizeof *x);
+    for (int64_t i = 0; i < 4 * 3025; i++)
+        x[i] = ((float)(dse_pcg32_next(&r) % 2001) - 1000.0f) * ldexpf(1.0f, (int)(dse_pcg32_next(&r) % 40) - 20);
     int differ = 0;
     for (int m = 0; m < DSE_ARRAY_LEN(modes); m++) {
-        if (modes[m][0]) setenv(modes[m][0], "1", 1);
-        for (int l = 0; l < DSE_ARRAY_LEN(lens); l++) {
-            const float *const xs[4] = { x[0], x[1], x[2], x[3] };
-            double got[4];
-            dse_cpu_sum4(xs, lens[l], got);
-            for (int j = 0; j < 4; j++) {
-                const double want = dse_cpu_sum(x[j], lens[l]);
-                if (memcmp(&got[j], &want, sizeof want) != 0 && differ++ < 5)
-                    fprintf(stderr, "  %s, n %lld, plane %d: %.17g, dse_cpu_sum %.17g\n",
-                            modes[m][0] ? modes[m][0] : "fastest", (long long)lens[l], j, got[j], want);
+        if (modes[m]) setenv(modes[m], "1", 1);
+        const int isa = dse_cpu_mm_isa();
+        for (int l = 0; l < DSE_ARRAY_LEN(lens); l++)
+            for (int nk = 1; nk <= 4; nk++) {
+                double got[4];
+                dse_cpu_sum_channels(x, lens[l], nk, isa, got);
+                for (int j = 0; j < nk; j++) {
+                    const double want = dse_cpu_sum(x + j * lens[l], lens[l]);
+                    if (memcmp(&got[j], &want, sizeof want) != 0 && differ++ < 5)
+                        fprintf(stderr, "  %s, n %lld, %d channels, plane %d: %.17g, dse_cpu_sum %.17g\n",
+                                modes[m] ? modes[m] : "fastest", (long long)lens[l], nk, j, got[j], want);
+                }
             }
-        }
-        if (modes[m][0]) unsetenv(modes[m][0]);
+        if (modes[m]) unsetenv(modes[m]);
     }
     CHECK(differ == 0);
-    for (int j = 0; j < 4; j++) free(x[j]);
+    free(x);
 }
 
 /* DIRECT's two instruction sets give the same bits (mm.c: one chain of fused multiply-adds

@@ -134,9 +134,10 @@ struct bias_job {
 static void bias_part(void *p, int64_t lo, int64_t hi) {
     const struct bias_job *j = p;
     double part[4][DSE_SLICES_MAX];
-    for (int64_t k = lo; k < hi; k += 4) { /* four channels at once (dse_cpu_sum4) */
+    const int isa = dse_cpu_mm_isa(); /* once a range: it reads the environment */
+    for (int64_t k = lo; k < hi; k += 4) { /* four channels at once (dse_cpu_sum_channels) */
         const int nk = hi - k < 4 ? (int)(hi - k) : 4;
-        dse_cpu_slice_sums(&j->sl, j->y->grad, j->y->stride_n, j->s->PQ, k, nk, part);
+        dse_cpu_slice_sums(&j->sl, j->y->grad, j->y->stride_n, j->s->PQ, k, nk, isa, part);
         for (int c = 0; c < nk; c++) dse_cpu_db_slices(j->n, &j->sl, j->db, j->s->K, k + c, part[c]);
     }
 }
@@ -571,18 +572,18 @@ static void bwd_image_slice(const struct cj *j, int t, int slice, int64_t i0, in
     const int prows = image_rows(s);
     double *db = j->sum_db ? (double *)(col + j->db_off) + (int64_t)slice * s->K : NULL; /* 64-byte aligned */
     for (int k = 0; db && k < s->K; k++) db[k] = 0.0;
+    const int isa = db ? dse_cpu_mm_isa() : DSE_CPU_MM_NONE; /* once a slice: it reads the environment */
     for (int64_t i = i0; i < i1; i++) {
         const float *xi = x->data + i * x->stride_n;
         float *dyi = y->grad + i * y->stride_n;
         /* The fused ReLU's mask and the bias gradient, as the image's dy comes into cache
          * for the sgemms below. */
         if (j->relu) dse_cpu_relu_mask(y->data + i * y->stride_n, dyi, s->K * s->PQ);
-        for (int k = 0; db && k < s->K; k += 4) { /* four channels at once (dse_cpu_sum4) */
-            const float *xs[4];
+        for (int k = 0; db && k < s->K; k += 4) { /* four channels at once (dse_cpu_sum_channels) */
+            const int nk = s->K - k < 4 ? s->K - k : 4;
             double got[4];
-            for (int c = 0; c < 4; c++) xs[c] = dyi + (k + c < s->K ? k + c : k) * s->PQ;
-            dse_cpu_sum4(xs, s->PQ, got);
-            for (int c = 0; c < 4 && k + c < s->K; c++) db[k + c] += got[c];
+            dse_cpu_sum_channels(dyi + k * s->PQ, s->PQ, nk, isa, got);
+            for (int c = 0; c < nk; c++) db[k + c] += got[c];
         }
         /* A block of output rows at a time: dy_i's columns [c0, c0 + nc) (ld PQ). */
         for (int p0 = 0; p0 < s->P; p0 += prows) {

@@ -212,28 +212,27 @@ static inline double dse_cpu_sum_of(const float *x, int64_t n, int squares) {
 
 static inline double dse_cpu_sum(const float *x, int64_t n) { return dse_cpu_sum_of(x, n, 0); }
 
-/* s[j] = dse_cpu_sum(x[j], n) for j < 4, the same bits: four planes at once, so their chains
- * of adds overlap (one plane's eight running sums are one chain of vector adds, 4 cycles
- * every 8 values: the conv bias gradients took 4% of a bf16 step), with AVX-512 or AVX2
- * where the CPU has them (dse_cpu_mm_isa; DSE_CPU_NO_AVX512 / DSE_CPU_NO_AVX2 pick the
- * others, which tests compare). ctx.c. */
-void dse_cpu_sum4(const float *const x[4], int64_t n, double s[4]);
+/* s[j] = dse_cpu_sum(x + j plane, plane) for the nk <= 4 consecutive planes (channels) at x,
+ * the same bits: four planes at once, so their chains of adds overlap (one plane's eight
+ * running sums are one chain of vector adds, 4 cycles every 8 values: the conv bias gradients
+ * took 4% of a bf16 step), with AVX-512 or AVX2 as isa says (dse_cpu_mm_isa, asked once a
+ * pass, not once a plane: it reads the environment; DSE_CPU_NO_AVX512 / DSE_CPU_NO_AVX2 pick
+ * the others, which tests compare). ctx.c. */
+void dse_cpu_sum_channels(const float *x, int64_t plane, int nk, int isa, double s[4]);
 
 /* part[j][sc] = the sum over slice sc's images, one image after another, of channel k + j's
  * values (each image's plane of `plane` floats at x + i * stride + (k + j) * plane, summed
  * by dse_cpu_sum), for j < nk <= 4 and each of this ctx's slices: the slices' sums of a bias
- * gradient's channels, for dse_cpu_db_slices. */
+ * gradient's channels, for dse_cpu_db_slices; isa: dse_cpu_sum_channels'. */
 static inline void dse_cpu_slice_sums(const struct dse_cpu_slices *sl, const float *x, int64_t stride, int64_t plane,
-                                      int64_t k, int nk, double part[4][DSE_SLICES_MAX]) {
+                                      int64_t k, int nk, int isa, double part[4][DSE_SLICES_MAX]) {
     for (int sc = 0; sc < sl->count; sc++) {
         int64_t i0, i1;
         dse_cpu_slice(sl, sc, &i0, &i1);
         for (int j = 0; j < nk; j++) part[j][sc] = 0.0;
         for (int64_t i = i0; i < i1; i++) {
-            const float *xs[4];
             double got[4];
-            for (int j = 0; j < 4; j++) xs[j] = x + i * stride + (k + (j < nk ? j : 0)) * plane;
-            dse_cpu_sum4(xs, plane, got);
+            dse_cpu_sum_channels(x + i * stride + k * plane, plane, nk, isa, got);
             for (int j = 0; j < nk; j++) part[j][sc] += got[j];
         }
     }

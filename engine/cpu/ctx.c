@@ -165,17 +165,16 @@ __attribute__((target("avx2"))) static void sum4_avx2(const float *const x[4], i
 }
 #endif
 
-void dse_cpu_sum4(const float *const x[4], int64_t n, double s[4]) {
-    const int64_t n8 = n / 8 * 8;
+void dse_cpu_sum_channels(const float *x, int64_t plane, int nk, int isa, double s[4]) {
+    const float *xs[4]; /* planes past nk repeat plane 0: four chains run whatever nk */
+    for (int j = 0; j < 4; j++) xs[j] = x + (j < nk ? j : 0) * plane;
+    const int64_t n8 = plane / 8 * 8;
     double p[4][8];
-    const int isa = n8 ? dse_cpu_mm_isa() : DSE_CPU_MM_NONE;
+    if (!n8) isa = DSE_CPU_MM_NONE;
 #ifdef DSE_CPU_HAS_AVX2_CODE
-    if (isa == DSE_CPU_MM_AVX512) sum4_avx512(x, n8, p);
-    else if (isa == DSE_CPU_MM_AVX2) sum4_avx2(x, n8, p);
+    if (isa == DSE_CPU_MM_AVX512) sum4_avx512(xs, n8, p);
+    else if (isa == DSE_CPU_MM_AVX2) sum4_avx2(xs, n8, p);
 #endif
-    if (isa == DSE_CPU_MM_NONE) {
-        for (int j = 0; j < 4; j++) s[j] = dse_cpu_sum(x[j], n);
-        return;
-    }
-    for (int j = 0; j < 4; j++) s[j] = sum_finish(p[j], x[j], n8, n);
+    for (int j = 0; j < nk; j++)
+        s[j] = isa == DSE_CPU_MM_NONE ? dse_cpu_sum(xs[j], plane) : sum_finish(p[j], xs[j], n8, plane);
 }

@@ -42,7 +42,7 @@ enum dse_status dse_cpu_fc_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
         const struct dse_cpu_slices sl = dse_cpu_slices_of(cx, N);
         double part[4][DSE_SLICES_MAX];
         for (int k = 0; k < K; k++) {
-            dse_cpu_slice_sums(&sl, y->grad, y->stride_n, 1, k, 1, part); /* channel k: one value an image */
+            dse_cpu_slice_sums(&sl, y->grad, y->stride_n, 1, k, 1, DSE_CPU_MM_NONE, part); /* channel k: one value an image */
             dse_cpu_db_slices(n, &sl, db, K, k, part[0]);
         }
     }
