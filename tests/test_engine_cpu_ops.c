@@ -148,6 +148,24 @@ void test_grad_dropout(void) {
  * inference, the mask a function of the seed: value j kept iff draw j of the ctx's
  * generator is >= p * 2^32, drawn in index order by one thread or shared among three
  * (each from its own jump-ahead), the generator left after the last draw. */
+/* Mask values of node n's training forward that differ from the draws, in index order, of a
+ * ctx seeded `seed` and moved `skip` steps, at 1 and at 3 threads; checks that the forward
+ * leaves the generator after the last draw. p = 0.25: kept iff draw >= 2^30. */
+static int64_t mask_misses(struct dse_node *n, int64_t count, uint64_t seed, uint64_t skip) {
+    int64_t bad = 0;
+    for (int threads = 1; threads <= 3; threads += 2) {
+        struct dse_cpu_ctx cy;
+        CHECK_OK(dse_cpu_ctx_init(&cy, threads, seed, NULL));
+        cy.rng.state += skip;
+        struct dse_pcg32 ref = cy.rng;
+        CHECK_OK(dse_cpu_forward(&cy, n));
+        for (int64_t j = 0; j < count; j++) bad += n->st.mask[j] != (dse_pcg32_next(&ref) >= 1073741824u);
+        CHECK(cy.rng.state == ref.state);
+        dse_cpu_ctx_deinit(&cy);
+    }
+    return bad;
+}
+
 void test_dropout_values(void) {
     struct dse_cpu_ctx cx;
     ctx_init(&cx);
@@ -158,16 +176,7 @@ void test_dropout_values(void) {
     fx_init(&f, &cx, &l, 4, 1, NULL, 0, 32);
     dse_tensor_fill(&f.in[0], 3.0f);
     int64_t kept = 0, bad = 0, count = dse_tensor_count(&f.out);
-    for (int threads = 1; threads <= 3; threads += 2) {
-        struct dse_cpu_ctx cy;
-        CHECK_OK(dse_cpu_ctx_init(&cy, threads, 1234, NULL));
-        cy.rng.state += 99u; /* the first layer's draws start anywhere in the stream */
-        struct dse_pcg32 ref = cy.rng;
-        CHECK_OK(dse_cpu_forward(&cy, &f.node));
-        for (int64_t j = 0; j < count; j++) bad += f.node.st.mask[j] != (dse_pcg32_next(&ref) >= 1073741824u);
-        CHECK(cy.rng.state == ref.state);
-        dse_cpu_ctx_deinit(&cy);
-    }
+    bad += mask_misses(&f.node, count, 1234, 99u); /* the first layer's draws start anywhere in the stream */
     CHECK_INT_EQ(bad, 0);
     { /* blocks of 8192 and 3575 values (eltwise.c's draw_mask: four lanes, then a tail of 3) */
         struct dse_layer lo = dse_layer_make(DSE_LAYER_DROPOUT, "drop-odd");
@@ -175,16 +184,7 @@ void test_dropout_values(void) {
         lo = infer_layer(lo, 1, 7, 41, 41);
         struct fx g;
         fx_init(&g, &cx, &lo, 3, 1, NULL, 0, 33);
-        const int64_t n = dse_tensor_count(&g.out);
-        for (int threads = 1; threads <= 3; threads += 2) {
-            struct dse_cpu_ctx cy;
-            CHECK_OK(dse_cpu_ctx_init(&cy, threads, 99, NULL));
-            struct dse_pcg32 ref = cy.rng;
-            CHECK_OK(dse_cpu_forward(&cy, &g.node));
-            for (int64_t j = 0; j < n; j++) bad += g.node.st.mask[j] != (dse_pcg32_next(&ref) >= 1073741824u);
-            CHECK(cy.rng.state == ref.state);
-            dse_cpu_ctx_deinit(&cy);
-        }
+        bad += mask_misses(&g.node, dse_tensor_count(&g.out), 99, 0);
         CHECK_INT_EQ(bad, 0);
         fx_deinit(&g);
     }

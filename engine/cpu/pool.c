@@ -66,8 +66,8 @@ static int64_t plane_at(const struct dse_tensor *t, int64_t nc) {
  * (maps of 3, 7 or 14 outputs a row: SqueezeNet-FMNIST's pools) loads under a mask, so
  * no load leaves the row's columns, and stores through a buffer on the stack (a masked
  * store, vmaskmovps, is microcoded on AMD's Zen; a row copied to the stack and loaded from
- * there instead of masked loads was twice as slow: store forwarding fails). Without arow (inference, want_arg 0), the
- * maxima alone: no argmax to blend or store. */
+ * there instead of masked loads was twice as slow: store forwarding fails). Without arow
+ * (inference, want_arg 0), the maxima alone: no argmax to blend or store. */
 __attribute__((target("avx2"))) static inline int max3s2_body(const float *xp, int W, int h0, int nrows, int w0q,
                                                                int Q, float *yrow, int32_t *arow, const int want_arg) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
