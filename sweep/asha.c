@@ -31,6 +31,14 @@ struct member {
     double top1;
 };
 
+/* An architecture's record that ends it at every rung to come (dse_asha_gone): stopped at a
+ * rung, diverged, or failed for good (not failed_retry, for want of a worker that lived,
+ * which a later command reopens). */
+static int ends_arch(const struct dse_rec *r) {
+    return r->status == DSE_REC_STOPPED || r->status == DSE_REC_DIVERGED ||
+           (r->status == DSE_REC_FAILED && !r->failed_retry);
+}
+
 static int by_arch(const void *a, const void *b) {
     const struct member *x = a, *y = b;
     int c = strcmp(x->arch, y->arch);
@@ -47,13 +55,16 @@ double dse_asha_rung_top1(const struct dse_rec *const *r, int n, int epoch) {
 }
 
 /* The architectures (one per candidate without replicates) that have reached rung k so far:
- * each of its records unpruned, with a finite top-1 at the rung's epoch, promoted from rung
- * k - 1 (any, for rung 0). Into the arrays (each of room n), in the order of their first
- * records in recs: idx[] that record's index, top1[] the records' mean top-1, bytes[] the
- * size, ids[] the architecture's name (in names[], room n), reps[] (may be NULL) its
- * records, live[] (may be NULL) 1 if any of them is pending or running. Returns the count;
- * -1 if out of memory. */
-static int rung_set(const struct dse_sweep_plan *p, int k, const struct dse_rec *const *recs, int n,
+ * all `per` of its records there (a record file missing, as a kill between two replicates'
+ * files can leave it, is not a mean of fewer: the architecture has not reached the rung),
+ * each unpruned, with a finite top-1 at the rung's epoch, promoted from rung k - 1 (any, for
+ * rung 0). Into the arrays (each of room n), in the order of their first records in recs:
+ * idx[] that record's index, top1[] the records' mean top-1, bytes[] the size, ids[] the
+ * architecture's name (in names[], room n), reps[] (may be NULL) its records, live[] (may be
+ * NULL) 1 if it can go on: one of its records pending or running and none ending it
+ * (ends_arch: a replicate reopened after a sibling was stopped is not promoted alone).
+ * Returns the count; -1 if out of memory. */
+static int rung_set(const struct dse_sweep_plan *p, int k, const struct dse_rec *const *recs, int n, int per,
                     const struct dse_rung *rungs, int *idx, double *top1, int64_t *bytes, const char **ids,
                     char (*names)[DSE_ID_SIZE], int *reps, int *live) {
     const int epoch = p->rungs[k];
@@ -65,17 +76,20 @@ static int rung_set(const struct dse_sweep_plan *p, int k, const struct dse_rec 
         dse_asha_arch(recs[i]->id, mem[i].arch), mem[i].i = i, mem[i].rep = recs[i]->replicate, first[i] = -1;
     qsort(mem, (size_t)n, sizeof *mem, by_arch);
     for (int a = 0; a < n;) { /* each architecture: its records mem[a .. b) in replicate order */
-        int b = a, ok = k == 0 || dse_rung_promoted(&rungs[k - 1], mem[a].arch), any_live = 0, head = a;
+        int b = a, ok = k == 0 || dse_rung_promoted(&rungs[k - 1], mem[a].arch), any_live = 0, ended = 0, head = a;
         while (b < n && !strcmp(mem[b].arch, mem[a].arch)) b++;
+        ok = ok && b - a == per;
         for (int j = a; j < b; j++) {
             const struct dse_rec *r = recs[mem[j].i];
             grp[j - a] = r;
             ok = ok && r->status != DSE_REC_PRUNED;
             any_live |= r->status == DSE_REC_PENDING || r->status == DSE_REC_RUNNING;
+            ended |= ends_arch(r);
             if (mem[j].i < mem[head].i) head = j; /* its first record in recs */
         }
         const double t = ok ? dse_asha_rung_top1(grp, b - a, epoch) : NAN;
-        mem[head].ok = ok && isfinite(t), mem[head].reps = b - a, mem[head].live = any_live, mem[head].top1 = t;
+        mem[head].ok = ok && isfinite(t), mem[head].reps = b - a, mem[head].live = any_live && !ended;
+        mem[head].top1 = t;
         first[mem[head].i] = head;
         a = b;
     }
@@ -137,8 +151,51 @@ static char (*ids_new(int n))[DSE_ID_SIZE] {
     return calloc((size_t)(n ? n : 1), DSE_ID_SIZE);
 }
 
+struct gone {
+    char arch[DSE_ID_SIZE], by[DSE_ID_SIZE];
+    int  i; /* by's index in recs */
+};
+
+static int by_gone(const void *a, const void *b) {
+    const struct gone *x = a, *y = b;
+    int c = strcmp(x->arch, y->arch);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The architectures that go no further (replicates, per > 1): rungs[0].gone, sorted, each with
+ * the first of its records (in recs order) that ended it in gone_by. */
+static enum dse_status gone_list(const struct dse_rec *const *recs, int n, int per, struct dse_rung *r0,
+                                 struct dse_err *err) {
+    int m = 0;
+    for (int i = 0; per > 1 && i < n; i++) m += ends_arch(recs[i]);
+    if (!m) return DSE_OK;
+    struct gone *g = malloc(sizeof *g * (size_t)m);
+    r0->gone = ids_new(m), r0->gone_by = ids_new(m);
+    if (!g || !r0->gone || !r0->gone_by) return free(g), dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    for (int i = 0, j = 0; i < n; i++)
+        if (ends_arch(recs[i])) {
+            dse_asha_arch(recs[i]->id, g[j].arch);
+            dse_strlcpy(g[j].by, recs[i]->id, DSE_ID_SIZE);
+            g[j++].i = i;
+        }
+    qsort(g, (size_t)m, sizeof *g, by_gone);
+    for (int j = 0; j < m; j++)
+        if (!r0->n_gone || strcmp(r0->gone[r0->n_gone - 1], g[j].arch)) {
+            dse_strlcpy(r0->gone[r0->n_gone], g[j].arch, DSE_ID_SIZE);
+            dse_strlcpy(r0->gone_by[r0->n_gone++], g[j].by, DSE_ID_SIZE);
+        }
+    free(g);
+    return DSE_OK;
+}
+
+const char *dse_asha_gone(const struct dse_rung *rungs, const char *arch) {
+    const char(*hit)[DSE_ID_SIZE] = rungs[0].n_gone
+        ? bsearch(arch, rungs[0].gone, (size_t)rungs[0].n_gone, sizeof *rungs[0].gone, cmp_id) : NULL;
+    return hit ? rungs[0].gone_by[hit - rungs[0].gone] : NULL;
+}
+
 enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
-                               int n, struct dse_rung *rungs, struct dse_err *err) {
+                               int n, int per, struct dse_rung *rungs, struct dse_err *err) {
     enum dse_status st = DSE_OK;
     const size_t room = (size_t)(n ? n : 1);
     int *idx = malloc(sizeof *idx * room), *promoted = malloc(sizeof *promoted * room);
@@ -161,19 +218,20 @@ enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, 
         struct dse_rung *r = &rungs[k];
         dse_rung_deinit(r);
         r->epoch = p->rungs[k];
-        if ((st = read_promotions(dir, k, r, err))) break;
+        if ((st = read_promotions(dir, k, r, err)) || (k == 0 && (st = gone_list(recs, n, per, r, err)))) break;
         /* closed: nobody can reach the rung any more */
         int closed = k == 0 ? !more : rungs[k - 1].decided && rungs[k - 1].n_promotable == 0;
         for (int i = 0; i < n && closed; i++) {
             const struct dse_rec *c = recs[i];
             char arch[DSE_ID_SIZE];
             dse_asha_arch(c->id, arch);
-            /* running: dse report's view marks a leased pending record so */
+            /* running: dse report's view marks a leased pending record so; one whose architecture
+             * is gone stops before the rung (dse_sweep_next) */
             if ((c->status == DSE_REC_PENDING || c->status == DSE_REC_RUNNING) && c->n_epochs < r->epoch &&
-                (k == 0 || dse_rung_promoted(&rungs[k - 1], arch)))
+                (k == 0 || dse_rung_promoted(&rungs[k - 1], arch)) && !dse_asha_gone(rungs, arch))
                 closed = 0;
         }
-        const int m = rung_set(p, k, recs, n, rungs, idx, top1, bytes, ids, names, NULL, live);
+        const int m = rung_set(p, k, recs, n, per, rungs, idx, top1, bytes, ids, names, NULL, live);
         if (m < 0) {
             st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
             break;
@@ -198,7 +256,7 @@ done:
 }
 
 enum dse_status dse_asha_promote(const char *dir, const struct dse_sweep_plan *p, int k, const struct dse_rec *r,
-                                 const struct dse_rec *const *recs, int n, const struct dse_rung *rungs,
+                                 const struct dse_rec *const *recs, int n, int per, const struct dse_rung *rungs,
                                  const char *by, int *existed, struct dse_err *err) {
     enum dse_status st = DSE_OK;
     const size_t room = (size_t)(n ? n : 1);
@@ -214,7 +272,7 @@ enum dse_status dse_asha_promote(const char *dir, const struct dse_sweep_plan *p
     *existed = 0;
     dse_asha_arch(r->id, arch); /* replicates: the architecture is promoted, all its records go on */
     const int m = !idx || !promoted || !promotable || !order || !top1 || !bytes || !ids || !names || !reps ? -1
-                : rung_set(p, k, recs, n, rungs, idx, top1, bytes, ids, names, reps, NULL);
+                : rung_set(p, k, recs, n, per, rungs, idx, top1, bytes, ids, names, reps, NULL);
     if (m < 0) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         goto done;
@@ -267,8 +325,8 @@ done:
 /* ---- every rung, SH or ASHA (sweep_impl.h) ---- */
 
 enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
-                               int n, struct dse_rung *rungs, struct dse_err *err) {
-    if (p->halving == DSE_SWEEP_HALVING_ASHA) return dse_asha_rungs(dir, p, recs, n, rungs, err);
+                               int n, int per, struct dse_rung *rungs, struct dse_err *err) {
+    if (p->halving == DSE_SWEEP_HALVING_ASHA) return dse_asha_rungs(dir, p, recs, n, per, rungs, err);
     for (int k = 0; k < p->n_rungs; k++) { /* SH: a decision once written stays */
         int missing;
         enum dse_status st;

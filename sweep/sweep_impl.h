@@ -51,6 +51,10 @@ struct dse_rung {
     char (*promoted)[DSE_ID_SIZE], (*stopped)[DSE_ID_SIZE];
     int    n_reached, n_promotable;           /* ASHA */
     char (*promotable)[DSE_ID_SIZE];          /* ASHA */
+    int    n_gone;                            /* ASHA with replicates, rungs[0] only (the sweep's, not
+                                                 one rung's): the architectures that go no further, sorted
+                                                 (dse_asha_gone), and the record that ended each */
+    char (*gone)[DSE_ID_SIZE], (*gone_by)[DSE_ID_SIZE];
 };
 
 void dse_rung_deinit(struct dse_rung *r);
@@ -58,9 +62,10 @@ int  dse_rung_promoted(const struct dse_rung *r, const char *id);
 enum dse_status dse_rung_read(const char *dir, int k, struct dse_rung *r, int *missing, struct dse_err *err);
 
 /* Every rung of plan p as far as it stands: SH, the decisions written (up to the first
- * missing one); ASHA, dse_asha_rungs. recs[n] (pointers) are the sweep's candidates. */
+ * missing one); ASHA, dse_asha_rungs. recs[n] (pointers) are the sweep's candidates (every
+ * record, replicates included), per the records each architecture has (train.replicates). */
 enum dse_status dse_rungs_load(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
-                               int n, struct dse_rung *rungs, struct dse_err *err);
+                               int n, int per, struct dse_rung *rungs, struct dse_err *err);
 
 /* ---- asynchronous successive halving (sweep/asha.c, docs/sweep-dir.md) ------------------- */
 
@@ -75,20 +80,29 @@ void dse_asha_arch(const char *id, char out[DSE_ID_SIZE]);
 double dse_asha_rung_top1(const struct dse_rec *const *r, int n, int epoch);
 
 
-/* ASHA's rungs from DIR/rungs/asha-<k>/ and the records recs[n]: each rung's promotions
- * made, candidates reached and stopped there, whether it is closed (rung 0: every unpruned
- * candidate has reached it or ended; rung k: rung k - 1 is closed, none of it is still
- * promotable, and every candidate promoted from it has reached rung k or ended) and its
- * promotable candidates. */
+/* ASHA's rungs from DIR/rungs/asha-<k>/ and the records recs[n] (per of them an
+ * architecture): each rung's promotions made, candidates reached and stopped there, whether
+ * it is closed (rung 0: every unpruned candidate has reached it or ended; rung k: rung k - 1
+ * is closed, none of it is still promotable, and every candidate promoted from it has
+ * reached rung k or ended) and its promotable candidates; with replicates, the architectures
+ * gone (dse_asha_gone). An architecture reaches a rung when all per records have a result
+ * there and is promoted or stopped as one (docs/sweep-dir.md). */
 enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
-                               int n, struct dse_rung *rungs, struct dse_err *err);
+                               int n, int per, struct dse_rung *rungs, struct dse_err *err);
+
+/* With replicates: the record that ended architecture arch (stopped at a rung, or failed
+ * for good: not for want of a worker that lived), after which its other records stop at the
+ * next rung they come to, without training to it, and it is promoted no more (the final
+ * stretch after the last rung goes on: no decision is left to make there); NULL if none did.
+ * rungs as dse_asha_rungs made them. */
+const char *dse_asha_gone(const struct dse_rung *rungs, const char *arch);
 
 /* Promote candidate r at rung k: create DIR/rungs/asha-<k>/<id> once (link(): of any number of
  * workers exactly one creates it; a promotion once made stands), holding the rung's ranking
  * as this worker saw it in recs[n] (the justification) and `by` (the worker). *existed = 1
  * if it was there already. The caller holds r's lease and has checked that r is promotable. */
 enum dse_status dse_asha_promote(const char *dir, const struct dse_sweep_plan *p, int k, const struct dse_rec *r,
-                                 const struct dse_rec *const *recs, int n, const struct dse_rung *rungs,
+                                 const struct dse_rec *const *recs, int n, int per, const struct dse_rung *rungs,
                                  const char *by, int *existed, struct dse_err *err);
 
 /* ---- progress ------------------------------------------------------------------------------ */

@@ -57,11 +57,19 @@ static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_leas
     case DSE_ACT_STOP: {
         struct dse_rec *r = &c->rec;
         int epoch = w->plan.rungs[rung];
+        char arch[DSE_ID_SIZE];
+        dse_asha_arch(r->id, arch);
+        const char *by = w->plan.halving == DSE_SWEEP_HALVING_ASHA ? dse_asha_gone(w->rung, arch) : NULL;
+        const struct dse_rec *ender = by ? dse_worker_rec_of(w, by) : NULL;
         if (r->n_epochs > epoch) r->n_epochs = epoch;
         r->status = DSE_REC_STOPPED;
         r->stopped_rung = rung;
-        r->stopped_epoch = epoch;
-        if (w->plan.halving == DSE_SWEEP_HALVING_ASHA)
+        r->stopped_epoch = r->n_epochs; /* the rung's epoch, or fewer: one whose replicate ended it stops short */
+        if (by)
+            dse_worker_say(w, "%s stopped at rung %d after %d epoch%s: its replicate %s is %s, and an architecture's "
+                           "replicates go on or stop together", c->id, rung, r->n_epochs, r->n_epochs == 1 ? "" : "s", by,
+                           ender ? dse_rec_status_str(ender->status) : "ended");
+        else if (w->plan.halving == DSE_SWEEP_HALVING_ASHA)
             dse_worker_say(w, "%s stopped at rung %d (epoch %d): not in the top 1/%d of the %d that reached it, and none can "
          "reach it any more", c->id, rung, epoch, w->plan.eta, w->rung[rung].n_reached);
         else
@@ -76,7 +84,8 @@ static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_leas
         int existed = 0;
         if (!recs) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         for (int i = 0; i < w->n; i++) recs[i] = &w->c[i].rec;
-        st = dse_asha_promote(w->dir, &w->plan, rung, &c->rec, recs, w->n, w->rung, w->name, &existed, err);
+        st = dse_asha_promote(w->dir, &w->plan, rung, &c->rec, recs, w->n, w->s->replicates, w->rung, w->name, &existed,
+                              err);
         free(recs);
         if (st) return st;
         dse_worker_say(w, "%s promoted at rung %d (epoch %d): in the top 1/%d of the %d that have reached it so far%s", c->id,

@@ -434,10 +434,13 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
     if ((st = dse_plan_read(dir, &s->plan, &no_plan, err))) return st;
     s->has_plan = !no_plan;
     if (s->has_plan) {
-        const struct dse_rec **recs = malloc(sizeof *recs * (size_t)(s->n ? s->n : 1));
+        /* every record (with replicates, s->all: a row's record is the group's, not a replicate's) */
+        const struct dse_cand *own = s->all ? s->all : s->c;
+        const int n_own = s->all ? s->n_all : s->n;
+        const struct dse_rec **recs = malloc(sizeof *recs * (size_t)(n_own ? n_own : 1));
         if (!recs) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
-        for (int i = 0; i < s->n; i++) recs[i] = &s->c[i].rec;
-        st = dse_rungs_load(dir, &s->plan, recs, s->n, s->rung, err);
+        for (int i = 0; i < n_own; i++) recs[i] = &own[i].rec;
+        st = dse_rungs_load(dir, &s->plan, recs, n_own, s->replicates, s->rung, err);
         free(recs);
         if (st) return st;
     }

@@ -162,6 +162,8 @@ void dse_rung_deinit(struct dse_rung *r) {
     free(r->promoted);
     free(r->stopped);
     free(r->promotable);
+    free(r->gone);
+    free(r->gone_by);
     memset(r, 0, sizeof *r);
 }
 
@@ -218,16 +220,19 @@ enum dse_action dse_sweep_next(const struct dse_rec *r, const struct dse_sweep_p
     *rung = -1;
     if (dse_rec_final(r)) return DSE_ACT_NONE;
     int e = r->n_epochs;
+    const int asha = p->halving == DSE_SWEEP_HALVING_ASHA;
+    char arch[DSE_ID_SIZE]; /* with replicates, its architecture's fate */
+    dse_asha_arch(r->id, arch);
     for (int k = 0; p->halving && k < p->n_rungs; k++) {
         if (e < p->rungs[k]) {
             *target = p->rungs[k];
+            if (asha && dse_asha_gone(rungs, arch)) return *rung = k, DSE_ACT_STOP; /* not worth the epochs */
             return DSE_ACT_TRAIN;
         }
-        if (p->halving == DSE_SWEEP_HALVING_ASHA) { /* sweep/asha.c: promoted, promotable, or paused here */
-            char arch[DSE_ID_SIZE]; /* with replicates, its architecture's fate */
-            dse_asha_arch(r->id, arch);
+        if (asha) { /* sweep/asha.c: promoted, promotable, or paused here */
             if (dse_rung_promoted(&rungs[k], arch)) continue;
             *rung = k;
+            if (dse_asha_gone(rungs, arch)) return DSE_ACT_STOP;
             for (int j = 0; j < rungs[k].n_promotable; j++)
                 if (!strcmp(rungs[k].promotable[j], arch)) {
                     *target = k + 1 < p->n_rungs ? p->rungs[k + 1] : p->epochs;

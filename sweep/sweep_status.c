@@ -269,7 +269,12 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     if (!st && (!running || !recs || !ptrs)) st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     for (int i = 0; !st && i < x.n; i++) ptrs[i] = &x.c[i].rec;
     if (!st) st = dse_sweep_check_indices(dir, ptrs, x.n, err);
-    if (!st && !missing) st = dse_rungs_load(dir, &plan, ptrs, x.n, rung, err);
+    int reps = 1, archs = 0; /* train.replicates > 1: each record one replicate of an architecture */
+    for (int i = 0; !st && i < x.n; i++) {
+        if (x.c[i].rec.replicate + 1 > reps) reps = x.c[i].rec.replicate + 1;
+        archs += !i || x.c[i].rec.index != x.c[i - 1].rec.index;
+    }
+    if (!st && !missing) st = dse_rungs_load(dir, &plan, ptrs, x.n, reps, rung, err);
     free(ptrs);
     if (st) goto done;
     double now = dse_lease_wall();
@@ -281,11 +286,6 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
     for (int k = 0; k < DSE_REC_COUNT; k++)
         if (k != DSE_REC_PENDING && k != DSE_REC_PRUNED) final += t.by_status[k];
     int unpruned = t.n - t.pruned;
-    int reps = 1, archs = 0; /* train.replicates > 1: each record one replicate of an architecture */
-    for (int i = 0; i < x.n; i++) {
-        if (x.c[i].rec.replicate + 1 > reps) reps = x.c[i].rec.replicate + 1;
-        archs += !i || x.c[i].rec.index != x.c[i - 1].rec.index;
-    }
     char per[80] = "";
     if (reps > 1) snprintf(per, sizeof per, " (%d architectures x %d replicates)", archs, reps);
     say(tf, "Sweep %s in %s: %d candidate%s%s, %d pruned by constraints\n", space, dir, t.n, t.n == 1 ? "" : "s",

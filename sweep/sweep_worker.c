@@ -136,7 +136,7 @@ enum dse_status dse_worker_refresh(struct worker *w, struct dse_err *err) {
         return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     }
     for (int i = 0; i < w->n; i++) ptrs[i] = &w->c[i].rec;
-    st = dse_rungs_load(w->dir, &w->plan, ptrs, w->n, w->rung, err);
+    st = dse_rungs_load(w->dir, &w->plan, ptrs, w->n, w->s->replicates, w->rung, err);
     free(ptrs);
     if (st) {
         free(running), free(recs);

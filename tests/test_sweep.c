@@ -14,9 +14,10 @@
  * with a device the crash test on it (sweep-crash-gpu: pinned cuDNN choices make a
  * killed and resumed GPU sweep the uninterrupted one, bit for bit). Seed of the kill
  * times: DSE_CRASH_SEED (printed). Asynchronous successive halving (sweep/asha.c): the
- * promotion rule (asha-rule), a 1-worker sweep against an oracle, repeated bit for bit and
- * killed and restarted (sweep-asha, sweep-asha-crash), and two workers, every promotion
- * justified by its file (sweep-asha-multi). The multi-objective evolution proposer (sweep/evolve.c,
+ * promotion rule (asha-rule), an architecture's replicates decided together (asha-reps-fate),
+ * a 1-worker sweep against an oracle, repeated bit for bit and killed and restarted
+ * (sweep-asha, sweep-asha-crash), and two workers, every promotion justified by its file
+ * (sweep-asha-multi). The multi-objective evolution proposer (sweep/evolve.c,
  * evolve-*: determinism, feasibility under constraints, no duplicates, exhaustion, the
  * hypervolume, and evolution beating random search on a made-up top-1). The cost-aware
  * model-based proposer (sweep/bo.c, bo-*: the expected hypervolume improvement against Monte
@@ -48,6 +49,7 @@
     X("tally-eta",            test_tally_eta) \
     X("rank",                 test_rank) \
     X("asha-rule",            test_asha_rule) \
+    X("asha-reps-fate",       test_asha_reps_fate) \
     X("plan",                 test_plan) \
     X("gpu-fit",              test_gpu_fit) \
     X("gpu-oom",              test_gpu_oom) \

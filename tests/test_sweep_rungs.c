@@ -305,6 +305,123 @@ void test_asha_rule(void) {
 
 /* ---- ASHA sweeps ------------------------------------------------------------------------ */
 
+/* Replicates under asha: an architecture's fate is its records' together (dse_asha_rungs,
+ * dse_asha_gone, dse_sweep_next), on records made here, 2 replicates each, eta 2, rungs at
+ * epochs 1 and 2 of 4, ranked by top-1. */
+struct fate_rec {
+    const char *arch; /* its id: "c" and 16 hex digits */
+    int rep, status, retry, epochs;
+    double top1;      /* at every epoch it has */
+};
+
+static void fate_load(const struct fate_rec *f, int n, struct dse_rec *r, const struct dse_rec **p) {
+    for (int i = 0; i < n; i++) {
+        dse_rec_init(&r[i]);
+        dse_strlcpy(r[i].id, f[i].arch, sizeof r[i].id);
+        dse_space_id_replicate(r[i].id, f[i].rep);
+        r[i].index = (int64_t)i / 2, r[i].replicate = f[i].rep, r[i].status = f[i].status;
+        r[i].failed_retry = f[i].retry, r[i].model_bytes = 1000;
+        for (int e = 0; e < f[i].epochs; e++) {
+            struct dse_epoch_result v = { .top1 = (float)f[i].top1 };
+            CHECK_OK(dse_rec_set_epoch(&r[i], e, &v, NULL));
+        }
+        p[i] = &r[i];
+    }
+}
+
+/* What dse_sweep_next says to record i (its rung through *rung), the rungs loaded from dir
+ * with per records an architecture. */
+static enum dse_action fate_next(const char *dir, const struct dse_sweep_plan *plan, const struct dse_rec **p, int n,
+                                 int per, int i, struct dse_rung *rungs, int *target, int *rung) {
+    struct dse_err err = { 0 };
+    for (int k = 0; k < DSE_SWEEP_RUNGS_MAX; k++) dse_rung_deinit(&rungs[k]);
+    CHECK_OK(dse_asha_rungs(dir, plan, p, n, per, rungs, &err));
+    return dse_sweep_next(p[i], plan, rungs, target, rung);
+}
+
+void test_asha_reps_fate(void) {
+    enum { P = DSE_REC_PENDING, S = DSE_REC_STOPPED, F = DSE_REC_FAILED, V = DSE_REC_DIVERGED };
+    const char *A = "ca000000000000000", *B = "cb000000000000000", *C = "cc000000000000000", *D = "cd000000000000000";
+    struct dse_sweep_plan plan = { .epochs = 4, .halving = DSE_SWEEP_HALVING_ASHA, .eta = 2, .min_epochs = 1,
+                                   .rank = DSE_SWEEP_RANK_TOP1, .n_rungs = 2, .rungs = { 1, 2 } };
+    struct dse_rung rungs[DSE_SWEEP_RUNGS_MAX];
+    struct dse_rec r[8];
+    const struct dse_rec *p[8];
+    struct dse_err err = { 0 };
+    char dir[300], path[400];
+    int target, rung;
+    memset(rungs, 0, sizeof rungs);
+    snprintf(dir, sizeof dir, "%s/asha_fate", scratch());
+    CHECK_OK(dse_fs_mkdirs(dir, &err));
+
+    /* 1. A record file missing (B's replicate 1): B has not reached rung 0, whatever its one
+     * record says; of A and C (D's replicate 1 is still training) the better goes on. A mean
+     * of fewer ranked B first and promoted it. */
+    const struct fate_rec missing[] = { { A, 0, P, 0, 1, .80 }, { A, 1, P, 0, 1, .80 }, { B, 0, P, 0, 1, .95 },
+                                        { C, 0, P, 0, 1, .50 }, { C, 1, P, 0, 1, .50 }, { D, 0, P, 0, 1, .40 },
+                                        { D, 1, P, 0, 0, .40 } };
+    fate_load(missing, 7, r, p);
+    CHECK_INT_EQ(fate_next(dir, &plan, p, 7, 2, 2, rungs, &target, &rung), DSE_ACT_WAIT);
+    CHECK_INT_EQ(rungs[0].n_reached, 2);
+    CHECK(rungs[0].n_promotable == 1 && !strcmp(rungs[0].promotable[0], r[0].id));
+    for (int i = 0; i < 7; i++) dse_rec_deinit(&r[i]);
+
+    /* 2. A's replicate 0 reopened (failed by crashes before rung 0, then pending again) after
+     * rung 0 closed without A and stopped its replicate 1: A is gone. Replicate 0 stops at once,
+     * and, had it reached the rung already at the top of it, is still not promoted alone. */
+    struct fate_rec reopened[] = { { A, 0, P, 0, 0, .95 }, { A, 1, S, 0, 1, .90 }, { B, 0, P, 0, 1, .60 },
+                                   { B, 1, P, 0, 1, .60 }, { C, 0, P, 0, 1, .50 }, { C, 1, P, 0, 1, .50 },
+                                   { D, 0, P, 0, 1, .40 }, { D, 1, P, 0, 1, .40 } };
+    for (int e = 0; e < 2; e++) {
+        reopened[0].epochs = e;
+        fate_load(reopened, 8, r, p);
+        r[1].stopped_rung = 0, r[1].stopped_epoch = 1;
+        CHECK_INT_EQ(fate_next(dir, &plan, p, 8, 2, 0, rungs, &target, &rung), DSE_ACT_STOP);
+        CHECK_INT_EQ(rung, 0);
+        CHECK(dse_asha_gone(rungs, A) && !strcmp(dse_asha_gone(rungs, A), r[1].id));
+        CHECK(!dse_asha_gone(rungs, B));
+        for (int j = 0; j < rungs[0].n_promotable; j++) CHECK(strcmp(rungs[0].promotable[j], A));
+        CHECK_INT_EQ(rungs[0].n_reached, e ? 4 : 3); /* it reached the rung: it counts in the quota */
+        CHECK(rungs[0].decided); /* a gone architecture's records keep no rung open */
+        CHECK_INT_EQ(fate_next(dir, &plan, p, 8, 2, 2, rungs, &target, &rung), DSE_ACT_PROMOTE); /* B, the next best */
+        for (int i = 0; i < 8; i++) dse_rec_deinit(&r[i]);
+    }
+
+    /* 3. A promoted at rung 0, then its replicate 0 diverges (or fails for good) in epoch 2:
+     * replicate 1 stops at rung 1 without training to it, or at it without waiting; a replicate
+     * failed by crashes (retried by a later command) stops nothing; after the last rung the
+     * final stretch goes on. */
+    snprintf(path, sizeof path, "%s/rungs/asha-0", dir);
+    CHECK_OK(dse_fs_mkdirs(path, &err));
+    for (int k = 0; k < 2; k++) { /* B too, and its rung 1 result still to come: rung 1 is open */
+        snprintf(path, sizeof path, "%s/rungs/asha-0/%s", dir, k ? B : A);
+        CHECK_OK(dse_fs_write_atomic(path, "{}\n", 3, &err));
+    }
+    const struct { int status, retry, r1_epochs, promoted1; enum dse_action want; int want_rung; } after[] = {
+        { V, 0, 1, 0, DSE_ACT_STOP, 1 },   /* diverged: stops short of rung 1 */
+        { F, 0, 1, 0, DSE_ACT_STOP, 1 },   /* failed for good: the same */
+        { V, 0, 2, 0, DSE_ACT_STOP, 1 },   /* at rung 1: stops, not paused there */
+        { F, 1, 1, 0, DSE_ACT_TRAIN, -1 }, /* failed by crashes: trains on to rung 1 */
+        { V, 0, 2, 1, DSE_ACT_TRAIN, -1 }, /* promoted at rung 1 too: on to R */
+    };
+    for (size_t c = 0; c < DSE_ARRAY_LEN(after); c++) {
+        struct fate_rec f[] = { { A, 0, after[c].status, after[c].retry, 1, .80 }, { A, 1, P, 0, after[c].r1_epochs, .80 },
+                                { B, 0, P, 0, 1, .60 }, { B, 1, P, 0, 1, .60 } };
+        fate_load(f, 4, r, p);
+        snprintf(path, sizeof path, "%s/rungs/asha-1", dir);
+        CHECK_OK(dse_fs_mkdirs(path, &err));
+        snprintf(path, sizeof path, "%s/rungs/asha-1/%s", dir, A);
+        if (after[c].promoted1) CHECK_OK(dse_fs_write_atomic(path, "{}\n", 3, &err));
+        else unlink(path);
+        const enum dse_action a = fate_next(dir, &plan, p, 4, 2, 1, rungs, &target, &rung);
+        if (a != after[c].want || rung != after[c].want_rung)
+            printf("  case %zu: action %d at rung %d, want %d at %d\n", c, a, rung, after[c].want, after[c].want_rung);
+        CHECK(a == after[c].want && rung == after[c].want_rung);
+        for (int i = 0; i < 4; i++) dse_rec_deinit(&r[i]);
+    }
+    for (int k = 0; k < DSE_SWEEP_RUNGS_MAX; k++) dse_rung_deinit(&rungs[k]);
+}
+
 /* tests/spaces/sweep_tiny.cfg (4 candidates, 3 epochs) with --early-stop asha --eta 2: rungs
  * at 1 and 2 epochs. */
 #define ASHA_ETA 2
