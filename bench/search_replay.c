@@ -63,10 +63,20 @@
  * (dse_bo_opts.ref_top1: its front's reference and a prior mean rising with size) instead
  * of its own (the lowest recorded).
  *
+ * --oracle OTHER.csv: another training of the same grid (another seed: the same space with
+ * train.seed changed, its `dse report --format csv`). The best subset above is the oracle
+ * that knows this very table's top-1 before training anything, the noise of each training's
+ * seed included, which no search can know: it has to train a candidate to learn it. The
+ * knowable bound is the best subset chosen by OTHER's top-1 (everything about each
+ * architecture a perfect model could know, up to a training's seed), scored on this table
+ * (`name=search_replay_oracle ... knowable_subset=`), and each strategy's line gains the
+ * halfway mark to it (halfway_knowable, met_halfway_knowable).
+ *
  * Usage: search_replay SPACE (TABLE.csv | --analytic) [--seeds N] [--pop P] [--workers W]
  *                      [--cost NAME] [--target F] [--budget B] [--curves FILE]
  *                      [--ref-quantile Q | --ref COST,TOP1] [--dump FILE] [--noise SD]
  *                      [--aging] [--strata] [--bo-ref] [--strategy S[,S...]]
+ *                      [--rungs RUNG.csv [--eta N]] [--oracle OTHER.csv]
  * (S: random, evolution, bo, auto; random and evolution unless told: bo's model grows with
  * the budget, too slow for the large space's 1,500 evaluations. auto: what `dse sweep`
  * chooses for the space and each budget, dse_search_auto.) */
@@ -453,8 +463,10 @@ static double quantile(double *v, int n, double q) {
  * previous chosen one's) x (ref_cost - its cost). So with the P Pareto points sorted by
  * cost, f[k][j] = the best of k points whose dearest is j = max over i < j of
  * f[k-1][i] + (y_j - y_i)(ref_cost - c_j), f[1][j] = (y_j - ref_top1)(ref_cost - c_j): a
- * dynamic program in O(b P^2) time, O(P) memory per row. b >= P: all of them, the grid's.
- * NaN when b P^2 is past max_work (the large space), -1 when out of memory. */
+ * dynamic program in O(b P^2) time, O(b P) memory (the choices, to name the subset). b >= P:
+ * all of them, the grid's. chosen (may be NULL; room b) gets the subset's indices into res,
+ * *n_chosen their count. NaN when b P^2 is past max_work (the large space), -1 when out of
+ * memory. */
 static int cmp_pt(const void *a, const void *b) {
     const double *x = a, *y = b;
     if (x[0] != y[0]) return (x[0] > y[0]) - (x[0] < y[0]); /* cost up */
@@ -462,40 +474,49 @@ static int cmp_pt(const void *a, const void *b) {
 }
 
 static double best_subset_hv2(const struct dse_evo_result *res, int n, double ref_top1, double ref_cost, int b,
-                              double max_work) {
-    double *pt = malloc(sizeof *pt * 2 * (size_t)(n + 1));
+                              double max_work, int *chosen, int *n_chosen) {
+    double *pt = malloc(sizeof *pt * 3 * (size_t)(n + 1)); /* cost, top-1, index into res */
+    if (n_chosen) *n_chosen = 0;
     if (!pt) return -1;
     int m = 0;
     for (int i = 0; i < n; i++)
         if (isfinite(res[i].obj[0]) && res[i].obj[0] > ref_top1 && res[i].obj[1] < ref_cost)
-            pt[2 * m] = res[i].obj[1], pt[2 * m + 1] = res[i].obj[0], m++;
-    qsort(pt, (size_t)m, 2 * sizeof *pt, cmp_pt);
+            pt[3 * m] = res[i].obj[1], pt[3 * m + 1] = res[i].obj[0], pt[3 * m + 2] = i, m++;
+    qsort(pt, (size_t)m, 3 * sizeof *pt, cmp_pt);
     int p = 0; /* the Pareto points: top-1 strictly rising with cost */
     for (int i = 0; i < m; i++)
-        if (!p || pt[2 * i + 1] > pt[2 * (p - 1) + 1]) pt[2 * p] = pt[2 * i], pt[2 * p + 1] = pt[2 * i + 1], p++;
+        if (!p || pt[3 * i + 1] > pt[3 * (p - 1) + 1]) memmove(&pt[3 * p++], &pt[3 * i], 3 * sizeof *pt);
     if (b >= p) {
         double area = 0, prev = ref_top1;
-        for (int j = 0; j < p; j++) area += (pt[2 * j + 1] - prev) * (ref_cost - pt[2 * j]), prev = pt[2 * j + 1];
+        for (int j = 0; j < p; j++) {
+            area += (pt[3 * j + 1] - prev) * (ref_cost - pt[3 * j]), prev = pt[3 * j + 1];
+            if (chosen) chosen[(*n_chosen)++] = (int)pt[3 * j + 2];
+        }
         return free(pt), area;
     }
     if ((double)b * p * p > max_work) return free(pt), NAN;
     double *f = malloc(sizeof *f * (size_t)p), *g = malloc(sizeof *g * (size_t)p), best = 0;
-    if (!f || !g) return free(pt), free(f), free(g), -1;
-    for (int j = 0; j < p; j++) f[j] = (pt[2 * j + 1] - ref_top1) * (ref_cost - pt[2 * j]);
+    int *from = malloc(sizeof *from * (size_t)b * (size_t)p), last = -1; /* from[k][j]: the i of f[k][j] */
+    if (!f || !g || !from) return free(pt), free(f), free(g), free(from), -1;
+    for (int j = 0; j < p; j++) f[j] = (pt[3 * j + 1] - ref_top1) * (ref_cost - pt[3 * j]), from[j] = -1;
     for (int k = 2; k <= b; k++) {
         for (int j = 0; j < p; j++) {
-            g[j] = -INFINITY;
+            g[j] = -INFINITY, from[(size_t)(k - 1) * p + j] = -1;
             for (int i = k - 2; i < j; i++) { /* f[i] holds k - 1 points only from i = k - 2 on */
-                double v = f[i] + (pt[2 * j + 1] - pt[2 * i + 1]) * (ref_cost - pt[2 * j]);
-                if (v > g[j]) g[j] = v;
+                double v = f[i] + (pt[3 * j + 1] - pt[3 * i + 1]) * (ref_cost - pt[3 * j]);
+                if (v > g[j]) g[j] = v, from[(size_t)(k - 1) * p + j] = i;
             }
         }
         double *tmp = f;
         f = g, g = tmp;
     }
     for (int j = 0; j < p; j++)
-        if (f[j] > best) best = f[j];
-    free(pt), free(f), free(g);
+        if (f[j] > best) best = f[j], last = j;
+    for (int k = b, j = last; chosen && k >= 1 && j >= 0; k--) { /* back through the choices */
+        chosen[(*n_chosen)++] = (int)pt[3 * j + 2];
+        j = from[(size_t)(k - 1) * p + j];
+    }
+    free(pt), free(f), free(g), free(from);
     return best;
 }
 
@@ -520,7 +541,7 @@ static void usage(void) {
                     "                     [--cost NAME] [--target F] [--budget B] [--curves FILE]\n"
                     "                     [--ref-quantile Q | --ref COST,TOP1] [--dump FILE] [--noise SD]\n"
                     "                     [--aging] [--strata] [--bo-ref] [--strategy S[,S...]]\n"
-                    "                     [--rungs RUNG.csv [--eta N]]\n"
+                    "                     [--rungs RUNG.csv [--eta N]] [--oracle OTHER.csv]\n"
                     "S: random, evolution, bo, auto (what dse sweep chooses: dse_search_auto)\n"
                     "P: evolution's population (default: dse sweep's for the budget, dse_evo_pop_for_budget)\n");
 }
@@ -567,7 +588,7 @@ static int run_one(const struct dse_space *s, const struct table *t, int st, int
 
 int main(int argc, char **argv) {
     const char *space_path = NULL, *table_path = NULL, *curves_path = NULL, *dump_path = NULL,
-               *strategies = "random,evolution", *rungs_path = NULL;
+               *strategies = "random,evolution", *rungs_path = NULL, *oracle_path = NULL;
     int eta = 2;
     int seeds = 25, pop = 0, workers = 2, budget = 0, analytic = 0, aging = 0, strata = 0, have_ref = 0, bo_ref = 0;
     double target = 0.95, ref_q = 0, noise = 0, user_ref[2] = { 0 };
@@ -593,6 +614,7 @@ int main(int argc, char **argv) {
             else if (!strcmp(a, "--dump")) dump_path = v;
             else if (!strcmp(a, "--strategy")) strategies = v;
             else if (!strcmp(a, "--rungs")) rungs_path = v;
+            else if (!strcmp(a, "--oracle")) oracle_path = v;
             else if (!strcmp(a, "--eta")) eta = atoi(v);
             else if (!strcmp(a, "--ref")) {
                 char *end;
@@ -613,7 +635,8 @@ int main(int argc, char **argv) {
     }
     if (!space_path || !table_path == !analytic || !(ref_q >= 0 && ref_q < 1) || (have_ref && ref_q > 0) ||
         seeds < 1 || pop < 0 || workers < 1 || budget < 0 || !(target > 0 && target <= 1) || !(noise >= 0) ||
-        eta < 2 || (rungs_path && (analytic || noise > 0 || cost != (enum dse_evo_cost)dse_evo_cost_find("model_mb"))))
+        eta < 2 || (rungs_path && (analytic || noise > 0 || cost != (enum dse_evo_cost)dse_evo_cost_find("model_mb"))) ||
+        (oracle_path && analytic))
         return usage(), 2;
     int run[N_STRATEGIES] = { 0 };
     for (const char *p = strategies; *p;) {
@@ -669,6 +692,15 @@ int main(int argc, char **argv) {
     }
     if (bo_ref) bo_ref_top1 = ref_top1;
     double hv_grid = dse_evo_hypervolume2(all, n_all, ref_top1, ref_cost);
+    struct dse_evo_result *oth = NULL; /* --oracle: all[] with the other training's top-1 */
+    if (oracle_path) {
+        struct table t2;
+        if (table_load(&s, oracle_path, cost, &t2)) return 2;
+        if (!(oth = malloc(sizeof *oth * (size_t)(n_all ? n_all : 1))))
+            return fprintf(stderr, "search_replay: out of memory\n"), 1;
+        for (int i = 0; i < n_all; i++) oth[i] = all[i], oth[i].obj[0] = t2.top1[all[i].index];
+        free(t2.top1), free(t2.cost), free(t2.pruned);
+    }
     if (!(hv_grid > 0))
         return fprintf(stderr, "search_replay: the grid dominates nothing beyond the reference point (top-1 %g): "
                                "lower --ref-quantile\n", ref_top1), 2;
@@ -782,7 +814,20 @@ int main(int argc, char **argv) {
     for (int d = 0; d < 4; d++) {
         const int b = (budget + divisors[d] / 2) / divisors[d];
         if (b < 1) continue;
-        const double best = best_subset_hv2(all, n_all, ref_top1, ref_cost, b, 4e9) / hv_grid;
+        const double best = best_subset_hv2(all, n_all, ref_top1, ref_cost, b, 4e9, NULL, NULL) / hv_grid;
+        /* --oracle: the best subset by another training's top-1, worth what this table says */
+        double knowable = NAN;
+        if (oracle_path) {
+            int *pick = malloc(sizeof *pick * (size_t)b), got = 0;
+            struct dse_evo_result *sub = malloc(sizeof *sub * (size_t)b);
+            if (!pick || !sub || best_subset_hv2(oth, n_all, ref_top1, ref_cost, b, 4e9, pick, &got) < 0)
+                return fprintf(stderr, "search_replay: out of memory\n"), 1;
+            for (int j = 0; j < got; j++) sub[j] = all[pick[j]];
+            knowable = got ? dse_evo_hypervolume2(sub, got, ref_top1, ref_cost) / hv_grid : 0;
+            printf("name=search_replay_oracle budget=%d divisor=%d best_subset=%.4f knowable_subset=%.4f picked=%d\n", b,
+                   divisors[d], best, knowable, got);
+            free(pick), free(sub);
+        }
         double rnd_mean = 0;
         for (int pass = 0; pass < 2; pass++) /* random first: the others' differences need it */
             for (int st = 0; st < N_STRATEGIES; st++) {
@@ -807,12 +852,17 @@ int main(int argc, char **argv) {
                 for (int i = 0; i < seeds; i++) diff[i] = hs[i] - h[(size_t)RANDOM * (size_t)seeds + (size_t)i];
                 mean_sd(diff, seeds, &dmean, &dsd);
                 const double half = seeds > 1 ? t975(seeds - 1) * dsd / sqrt(seeds) : 0,
-                             halfway = rnd_mean + 0.5 * (best - rnd_mean);
+                             halfway = rnd_mean + 0.5 * (best - rnd_mean),
+                             halfway_k = rnd_mean + 0.5 * (knowable - rnd_mean);
                 printf("name=search_replay_at strategy=%s budget=%d divisor=%d hv_mean=%.4f hv_sd=%.4f hv_p10=%.4f "
                        "auc=%.4f diff_random=%+.4f diff_ci_lo=%+.4f diff_ci_hi=%+.4f best_subset=%.4f "
-                       "halfway=%.4f met_halfway=%s met_ci=%s\n",
+                       "halfway=%.4f met_halfway=%s met_ci=%s",
                        label(st), b, divisors[d], mean, sd, p10, amean, dmean, dmean - half, dmean + half, best,
                        halfway, mean >= halfway - 1e-12 ? "yes" : "no", dmean - half > 0 ? "yes" : "no");
+                if (oracle_path)
+                    printf(" knowable_subset=%.4f halfway_knowable=%.4f met_halfway_knowable=%s", knowable, halfway_k,
+                           mean >= halfway_k - 1e-12 ? "yes" : "no");
+                putchar('\n');
                 free(sorted), free(diff);
             }
     }
