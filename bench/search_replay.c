@@ -68,7 +68,8 @@
  * that knows this very table's top-1 before training anything, the noise of each training's
  * seed included, which no search can know: it has to train a candidate to learn it. The
  * knowable bound is the best subset chosen by OTHER's top-1 (everything about each
- * architecture a perfect model could know, up to a training's seed), scored on this table
+ * architecture a perfect model could know, up to a training's seed; past OTHER's front, the
+ * best subset of the candidates left, front after front), scored on this table
  * (`name=search_replay_oracle ... knowable_subset=`), and each strategy's line gains the
  * halfway mark to it (halfway_knowable, met_halfway_knowable).
  *
@@ -815,18 +816,30 @@ int main(int argc, char **argv) {
         const int b = (budget + divisors[d] / 2) / divisors[d];
         if (b < 1) continue;
         const double best = best_subset_hv2(all, n_all, ref_top1, ref_cost, b, 4e9, NULL, NULL) / hv_grid;
-        /* --oracle: the best subset by another training's top-1, worth what this table says */
+        /* --oracle: the best subset by another training's top-1, worth what this table says;
+         * a budget past that training's front is spent on the best subset of the candidates
+         * left, and so on (its next fronts: the insurance an oracle that knows each
+         * architecture only up to a seed would buy) */
         double knowable = NAN;
         if (oracle_path) {
-            int *pick = malloc(sizeof *pick * (size_t)b), got = 0;
-            struct dse_evo_result *sub = malloc(sizeof *sub * (size_t)b);
-            if (!pick || !sub || best_subset_hv2(oth, n_all, ref_top1, ref_cost, b, 4e9, pick, &got) < 0)
-                return fprintf(stderr, "search_replay: out of memory\n"), 1;
+            int *pick = malloc(sizeof *pick * (size_t)b), got = 0, *map = malloc(sizeof *map * (size_t)n_all);
+            struct dse_evo_result *sub = malloc(sizeof *sub * (size_t)(b > n_all ? b : n_all));
+            char *taken = calloc((size_t)n_all + 1, 1);
+            if (!pick || !sub || !map || !taken) return fprintf(stderr, "search_replay: out of memory\n"), 1;
+            for (int more = 1; more && got < b;) {
+                int left = 0, n_new = 0;
+                for (int i = 0; i < n_all; i++)
+                    if (!taken[i]) sub[left] = oth[i], map[left++] = i;
+                if (best_subset_hv2(sub, left, ref_top1, ref_cost, b - got, 4e9, pick + got, &n_new) < 0)
+                    return fprintf(stderr, "search_replay: out of memory\n"), 1;
+                for (int j = got; j < got + n_new; j++) pick[j] = map[pick[j]], taken[pick[j]] = 1;
+                got += n_new, more = n_new > 0;
+            }
             for (int j = 0; j < got; j++) sub[j] = all[pick[j]];
             knowable = got ? dse_evo_hypervolume2(sub, got, ref_top1, ref_cost) / hv_grid : 0;
             printf("name=search_replay_oracle budget=%d divisor=%d best_subset=%.4f knowable_subset=%.4f picked=%d\n", b,
                    divisors[d], best, knowable, got);
-            free(pick), free(sub);
+            free(pick), free(sub), free(map), free(taken);
         }
         double rnd_mean = 0;
         for (int pass = 0; pass < 2; pass++) /* random first: the others' differences need it */
