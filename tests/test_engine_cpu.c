@@ -148,6 +148,7 @@ void test_node_check(void) {
     X("conv-wino-agree",     test_conv_wino_agree) \
     X("simd-exact",          test_simd_exact) \
     X("sum4-exact",          test_sum4_exact) \
+    X("layout-moves",        test_layout_moves) \
     X("conv-threads",        test_conv_threads) \
     X("conv-threads-blas",   test_conv_threads_blas) \
     X("blas-choice",         test_blas_choice) \

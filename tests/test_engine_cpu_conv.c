@@ -4,7 +4,7 @@
  * tests/test_engine_cpu.c). */
 #include "tests/engine_cpu_util.h"
 
-#include "engine/cpu/cpu_impl.h" /* dse_cpu_sum_channels, dse_cpu_sum (sum4-exact) */
+#include "engine/cpu/cpu_impl.h" /* dse_cpu_sum_channels, dse_cpu_sum (sum4-exact); layout.c (layout-moves) */
 
 /* ---- conv ------------------------------------------------------------------------------- */
 
@@ -864,4 +864,53 @@ void test_conv_choose(void) {
     fx_deinit(&f);
     fx_deinit(&f2);
     dse_cpu_ctx_deinit(&cx);
+}
+
+/* The direct convolutions' layout moves (engine/cpu/layout.c) against the plain loops they
+ * replace: padded planes for pads 0 to 3 and maps 1 to 28 wide (rows of 8, 4, 2, 1 floats and
+ * their sums), and dy turned pixel-major with and without the AVX2 8x8 blocks, channel and
+ * pixel counts with and without tails. Every value must arrive where the loops put it. */
+void test_layout_moves(void) {
+    struct dse_pcg32 rng;
+    dse_pcg32_seed(&rng, 77, 1);
+    static const int dims[] = { 1, 3, 7, 13, 14, 28 };
+    float *x = malloc(sizeof *x * 3 * 28 * 28), *got = malloc(sizeof *got * 3 * 34 * 34),
+          *want = malloc(sizeof *want * 3 * 34 * 34);
+    for (int i = 0; i < 3 * 28 * 28; i++) x[i] = (float)dse_pcg32_next(&rng) / 4096.0f - 1e5f;
+    int bad = 0;
+    for (int a = 0; a < DSE_ARRAY_LEN(dims); a++)
+        for (int b = 0; b < DSE_ARRAY_LEN(dims); b++)
+            for (int ph = 0; ph <= 3; ph++)
+                for (int pw = 0; pw <= 3; pw++) {
+                    const int H = dims[a], W = dims[b], Hp = H + 2 * ph, Wp = W + 2 * pw;
+                    for (int i = 0; i < 3 * Hp * Wp; i++) got[i] = NAN, want[i] = 0.0f;
+                    for (int c = 0; c < 3; c++)
+                        for (int h = 0; h < H; h++)
+                            for (int w = 0; w < W; w++)
+                                want[(c * Hp + ph + h) * Wp + pw + w] = x[(c * H + h) * W + w];
+                    dse_cpu_pad_planes(x, 3, H, W, ph, pw, got);
+                    if (memcmp(got, want, sizeof *got * (size_t)(3 * Hp * Wp))) {
+                        if (!bad++) fprintf(stderr, "  pad_planes %dx%d, pads %d,%d: wrong\n", H, W, ph, pw);
+                    }
+                }
+    CHECK_INT_EQ(bad, 0);
+    static const int ks[] = { 1, 7, 8, 16, 23, 64 }, pqs[] = { 1, 7, 9, 16, 49, 196 };
+    float *g = malloc(sizeof *g * 64 * 196), *d = malloc(sizeof *d * 196 * 64), *e = malloc(sizeof *e * 196 * 64);
+    for (int i = 0; i < 64 * 196; i++) g[i] = (float)dse_pcg32_next(&rng) / 65536.0f;
+    bad = 0;
+    for (int isa = DSE_CPU_MM_NONE; isa <= DSE_CPU_MM_AVX2; isa++) {
+        if (isa == DSE_CPU_MM_AVX2 && dse_cpu_mm_isa() == DSE_CPU_MM_NONE) continue; /* no AVX2 here */
+        for (int a = 0; a < DSE_ARRAY_LEN(ks); a++)
+            for (int b = 0; b < DSE_ARRAY_LEN(pqs); b++) {
+                const int K = ks[a], PQ = pqs[b], kt = (K + 15) / 16 * 16;
+                for (int i = 0; i < PQ * kt; i++) d[i] = NAN;
+                for (int q = 0; q < PQ; q++)
+                    for (int k = 0; k < kt; k++) e[q * kt + k] = k < K ? g[k * PQ + q] : 0.0f;
+                dse_cpu_to_pixels(g, K, PQ, kt, d, isa);
+                if (memcmp(d, e, sizeof *d * (size_t)(PQ * kt)) && !bad++)
+                    fprintf(stderr, "  to_pixels K %d PQ %d (%s): wrong\n", K, PQ, isa ? "AVX2" : "scalar");
+            }
+    }
+    CHECK_INT_EQ(bad, 0);
+    free(x), free(got), free(want), free(g), free(d), free(e);
 }

@@ -1085,23 +1085,6 @@ static int direct_ok(const struct shape *s) {
     return s->G == 1 && (s->is_1x1 || direct_3x3(s)) && dse_cpu_mm_isa() != DSE_CPU_MM_NONE;
 }
 
-/* x_i's C planes [H, W] into xp [C, H + 2 ph, W + 2 pw] with zeros around. */
-static void pad_planes(const float *x, int64_t C, int H, int W, int ph, int pw, float *xp) {
-    const int64_t Wp = W + 2 * pw, Hp = H + 2 * ph;
-    for (int64_t c = 0; c < C; c++) {
-        float *d = xp + c * Hp * Wp;
-        const float *src = x + c * (int64_t)H * W;
-        memset(d, 0, (size_t)(ph * Wp) * sizeof(float));
-        for (int h = 0; h < H; h++) {
-            float *row = d + (ph + h) * Wp;
-            memset(row, 0, (size_t)pw * sizeof(float));
-            memcpy(row + pw, src + (int64_t)h * W, (size_t)W * sizeof(float));
-            memset(row + pw + W, 0, (size_t)pw * sizeof(float));
-        }
-        memset(d + (ph + H) * Wp, 0, (size_t)(ph * Wp) * sizeof(float));
-    }
-}
-
 static void fwd_direct_range(const struct cj *j, int t, int64_t i0, int64_t i1, int64_t k0, int64_t k1) {
     const struct shape *s = j->s;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
@@ -1117,7 +1100,7 @@ static void fwd_direct_range(const struct cj *j, int t, int64_t i0, int64_t i1, 
             continue;
         }
         float *xp = ws_of(j->cx, t) + (t ? 0 : j->nU); /* [k0, k1): output rows */
-        pad_planes(x->data + i * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, xp);
+        dse_cpu_pad_planes(x->data + i * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, xp);
         const struct dse_cv c = { .C = s->C, .K = s->K, .P = s->P, .Q = s->Q, .xp = xp,
                                   .xp_c = (int64_t)(s->H + 2 * s->ph) * (s->W + 2 * s->pw), .xp_w = s->W + 2 * s->pw,
                                   .wp = j->U, .y = y->data + i * y->stride_n, .ldy = s->PQ, .bias = b,
@@ -1192,13 +1175,8 @@ static void bwd_direct_slice(const struct cj *j, int t, int slice, int64_t i0, i
             dse_cpu_mm_nt(&m, j->isa);
         } else if (dw) {
             for (int64_t i = 0; i < nb; i++) {
-                pad_planes(x->data + (n0 + i) * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, xp + i * xp_n);
-                const float *dy = y->grad + (n0 + i) * y->stride_n;
-                float *d = dyt + i * dyt_n;
-                for (int64_t q = 0; q < s->PQ; q++) {
-                    for (int64_t k = 0; k < s->K; k++) d[q * kt + k] = dy[k * s->PQ + q];
-                    for (int64_t k = s->K; k < kt; k++) d[q * kt + k] = 0.0f;
-                }
+                dse_cpu_pad_planes(x->data + (n0 + i) * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, xp + i * xp_n);
+                dse_cpu_to_pixels(y->grad + (n0 + i) * y->stride_n, s->K, s->PQ, kt, dyt + i * dyt_n, j->isa);
             }
             const struct dse_cv_dw m = { .C = s->C, .K = s->K, .P = s->P, .Q = s->Q, .imgs = nb, .xp = xp,
                                          .xp_c = Hp * Wp, .xp_w = Wp, .xp_i = xp_n, .dyt = dyt, .dyt_k = kt,
@@ -1214,7 +1192,7 @@ static void bwd_direct_slice(const struct cj *j, int t, int slice, int64_t i0, i
                 dse_cpu_mm(&m, j->isa);
                 continue;
             }
-            pad_planes(dy, s->K, s->P, s->Q, qh, qw, dyp);
+            dse_cpu_pad_planes(dy, s->K, s->P, s->Q, qh, qw, dyp);
             const struct dse_cv c = { .C = s->K, .K = s->C, .P = s->H, .Q = s->W, .xp = dyp,
                                       .xp_c = (int64_t)(s->P + 2 * qh) * (s->Q + 2 * qw), .xp_w = s->Q + 2 * qw,
                                       .wp = j->U, .y = dx, .ldy = s->HW, .acc = 1 };

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/dist.h"
 #include "engine/engine.h"
@@ -219,6 +220,26 @@ static inline double dse_cpu_sum(const float *x, int64_t n) { return dse_cpu_sum
  * pass, not once a plane: it reads the environment; DSE_CPU_NO_AVX512 / DSE_CPU_NO_AVX2 pick
  * the others, which tests compare). ctx.c. */
 void dse_cpu_sum_channels(const float *x, int64_t plane, int nk, int isa, double s[4]);
+
+/* n 4-byte values (floats, int32 argmaxes) from s to d in pieces of constant size (8, 4, 2, 1
+ * values), which the compiler turns into moves: a short row (a map 3 to 28 wide) without a
+ * libc call. */
+static inline void dse_cpu_copy4(void *restrict d, const void *restrict s, int n) {
+    char *dc = d;
+    const char *sc = s;
+    int i = 0;
+    for (; i + 8 <= n; i += 8) memcpy(dc + 4 * i, sc + 4 * i, 32);
+    if (n - i >= 4) memcpy(dc + 4 * i, sc + 4 * i, 16), i += 4;
+    if (n - i >= 2) memcpy(dc + 4 * i, sc + 4 * i, 8), i += 2;
+    if (n - i >= 1) memcpy(dc + 4 * i, sc + 4 * i, 4);
+}
+
+/* layout.c: x_i's C planes [H, W] into xp [C, H + 2 ph, W + 2 pw] with zeros around. */
+void dse_cpu_pad_planes(const float *x, int64_t C, int H, int W, int ph, int pw, float *xp);
+/* g [K, PQ] (channel-major) into d [PQ, kt] pixel-major, channels K .. kt - 1 zero (kt >= K):
+ * the weight gradient's dy for dse_cpu_cv_dw. AVX2 in 8x8 blocks unless isa (dse_cpu_mm_isa,
+ * asked once by the caller) is DSE_CPU_MM_NONE. */
+void dse_cpu_to_pixels(const float *g, int64_t K, int64_t PQ, int64_t kt, float *d, int isa);
 
 /* part[j][sc] = the sum over slice sc's images, one image after another, of channel k + j's
  * values (each image's plane of `plane` floats at x + i * stride + (k + j) * plane, summed

@@ -64,8 +64,9 @@ static int64_t plane_at(const struct dse_tensor *t, int64_t nc) {
  * outputs of row p from the first (q = 0 here) whose windows are full in width and
  * inside the row; returns the first q it did not do. The last group of fewer than 8
  * (maps of 3, 7 or 14 outputs a row: SqueezeNet-FMNIST's pools) loads under a mask, so
- * no load leaves the row's columns, and stores through a buffer on the stack (a masked
- * store, vmaskmovps, is microcoded on AMD's Zen; a row copied to the stack and loaded from
+ * no load leaves the row's columns, and stores through a buffer on the stack, copied out in
+ * pieces of constant size (dse_cpu_copy4: no libc call per row; a masked store, vmaskmovps,
+ * is microcoded on AMD's Zen; a row copied to the stack and loaded from
  * there instead of masked loads was twice as slow: store forwarding fails). Without arow
  * (inference, want_arg 0), the maxima alone: no argmax to blend or store. */
 __attribute__((target("avx2"))) static inline int max3s2_body(const float *xp, int W, int h0, int nrows, int w0q,
@@ -119,10 +120,10 @@ __attribute__((target("avx2"))) static inline int max3s2_body(const float *xp, i
             float yb[8];
             int32_t ab[8];
             _mm256_storeu_ps(yb, best);
-            memcpy(yrow + q, yb, (size_t)(nq - q) * sizeof(float));
+            dse_cpu_copy4(yrow + q, yb, nq - q);
             if (want_arg) {
                 _mm256_storeu_si256((__m256i *)(void *)ab, arg);
-                memcpy(arow + q, ab, (size_t)(nq - q) * sizeof(int32_t));
+                dse_cpu_copy4(arow + q, ab, nq - q);
             }
         }
     }
