@@ -497,16 +497,22 @@ static double best_subset_hv2(const struct dse_evo_result *res, int n, double re
     }
     if ((double)b * p * p > max_work) return free(pt), NAN;
     double *f = malloc(sizeof *f * (size_t)p), *g = malloc(sizeof *g * (size_t)p), best = 0;
-    int *from = malloc(sizeof *from * (size_t)b * (size_t)p), last = -1; /* from[k][j]: the i of f[k][j] */
-    if (!f || !g || !from) return free(pt), free(f), free(g), free(from), -1;
-    for (int j = 0; j < p; j++) f[j] = (pt[3 * j + 1] - ref_top1) * (ref_cost - pt[3 * j]), from[j] = -1;
+    /* from[k][j]: the i of f[k][j], kept only to name the subset */
+    int *from = chosen ? malloc(sizeof *from * (size_t)b * (size_t)p) : NULL, last = -1;
+    if (!f || !g || (chosen && !from)) return free(pt), free(f), free(g), free(from), -1;
+    for (int j = 0; j < p; j++) {
+        f[j] = (pt[3 * j + 1] - ref_top1) * (ref_cost - pt[3 * j]);
+        if (from) from[j] = -1;
+    }
     for (int k = 2; k <= b; k++) {
         for (int j = 0; j < p; j++) {
-            g[j] = -INFINITY, from[(size_t)(k - 1) * p + j] = -1;
+            int at = -1;
+            g[j] = -INFINITY;
             for (int i = k - 2; i < j; i++) { /* f[i] holds k - 1 points only from i = k - 2 on */
                 double v = f[i] + (pt[3 * j + 1] - pt[3 * i + 1]) * (ref_cost - pt[3 * j]);
-                if (v > g[j]) g[j] = v, from[(size_t)(k - 1) * p + j] = i;
+                if (v > g[j]) g[j] = v, at = i;
             }
+            if (from) from[(size_t)(k - 1) * p + j] = at;
         }
         double *tmp = f;
         f = g, g = tmp;
@@ -826,17 +832,19 @@ int main(int argc, char **argv) {
             struct dse_evo_result *sub = malloc(sizeof *sub * (size_t)(b > n_all ? b : n_all));
             char *taken = calloc((size_t)n_all + 1, 1);
             if (!pick || !sub || !map || !taken) return fprintf(stderr, "search_replay: out of memory\n"), 1;
+            int too_big = 0; /* the program skipped (b P^2 past its work limit): no bound, NaN */
             for (int more = 1; more && got < b;) {
                 int left = 0, n_new = 0;
                 for (int i = 0; i < n_all; i++)
                     if (!taken[i]) sub[left] = oth[i], map[left++] = i;
-                if (best_subset_hv2(sub, left, ref_top1, ref_cost, b - got, 4e9, pick + got, &n_new) < 0)
-                    return fprintf(stderr, "search_replay: out of memory\n"), 1;
+                const double v = best_subset_hv2(sub, left, ref_top1, ref_cost, b - got, 4e9, pick + got, &n_new);
+                if (v < 0) return fprintf(stderr, "search_replay: out of memory\n"), 1;
+                too_big |= isnan(v);
                 for (int j = got; j < got + n_new; j++) pick[j] = map[pick[j]], taken[pick[j]] = 1;
-                got += n_new, more = n_new > 0;
+                got += n_new, more = n_new > 0 && !too_big;
             }
             for (int j = 0; j < got; j++) sub[j] = all[pick[j]];
-            knowable = got ? dse_evo_hypervolume2(sub, got, ref_top1, ref_cost) / hv_grid : 0;
+            knowable = too_big ? NAN : got ? dse_evo_hypervolume2(sub, got, ref_top1, ref_cost) / hv_grid : 0;
             printf("name=search_replay_oracle budget=%d divisor=%d best_subset=%.4f knowable_subset=%.4f picked=%d\n", b,
                    divisors[d], best, knowable, got);
             free(pick), free(sub), free(map), free(taken);
@@ -872,7 +880,7 @@ int main(int argc, char **argv) {
                        "halfway=%.4f met_halfway=%s met_ci=%s",
                        label(st), b, divisors[d], mean, sd, p10, amean, dmean, dmean - half, dmean + half, best,
                        halfway, mean >= halfway - 1e-12 ? "yes" : "no", dmean - half > 0 ? "yes" : "no");
-                if (oracle_path)
+                if (oracle_path) /* NaN (no bound): "no", never a target met by default */
                     printf(" knowable_subset=%.4f halfway_knowable=%.4f met_halfway_knowable=%s", knowable, halfway_k,
                            mean >= halfway_k - 1e-12 ? "yes" : "no");
                 putchar('\n');

@@ -189,9 +189,10 @@ static enum dse_status gone_list(const struct dse_rec *const *recs, int n, int p
 }
 
 const char *dse_asha_gone(const struct dse_rung *rungs, const char *arch) {
+    const char(*all)[DSE_ID_SIZE] = (const char(*)[DSE_ID_SIZE])rungs[0].gone;
     const char(*hit)[DSE_ID_SIZE] = rungs[0].n_gone
-        ? bsearch(arch, rungs[0].gone, (size_t)rungs[0].n_gone, sizeof *rungs[0].gone, cmp_id) : NULL;
-    return hit ? rungs[0].gone_by[hit - rungs[0].gone] : NULL;
+        ? bsearch(arch, all, (size_t)rungs[0].n_gone, sizeof *all, cmp_id) : NULL;
+    return hit ? rungs[0].gone_by[hit - all] : NULL;
 }
 
 enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
@@ -246,9 +247,14 @@ enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, 
         }
         for (int j = 0; j < m; j++) /* a final one (failed, stopped) is promoted no more */
             if (promotable[j] && live[j]) dse_strlcpy(r->promotable[r->n_promotable++], ids[j], DSE_ID_SIZE);
-        for (int i = 0; i < n; i++)
-            if (recs[i]->status == DSE_REC_STOPPED && recs[i]->stopped_rung == k)
-                dse_strlcpy(r->stopped[r->n_stopped++], recs[i]->id, DSE_ID_SIZE);
+        for (int i = 0; i < n; i++) /* with replicates, architectures (once: their records are adjacent) */
+            if (recs[i]->status == DSE_REC_STOPPED && recs[i]->stopped_rung == k) {
+                char id[DSE_ID_SIZE];
+                if (per > 1) dse_asha_arch(recs[i]->id, id);
+                else dse_strlcpy(id, recs[i]->id, DSE_ID_SIZE);
+                if (!r->n_stopped || strcmp(r->stopped[r->n_stopped - 1], id))
+                    dse_strlcpy(r->stopped[r->n_stopped++], id, DSE_ID_SIZE);
+            }
     }
 done:
     free(idx), free(promoted), free(promotable), free(top1), free(bytes), free(ids), free(names), free(live);

@@ -90,8 +90,8 @@ double dse_asha_rung_top1(const struct dse_rec *const *r, int n, int epoch);
 enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, const struct dse_rec *const *recs,
                                int n, int per, struct dse_rung *rungs, struct dse_err *err);
 
-/* With replicates: the record that ended architecture arch (stopped at a rung, or failed
- * for good: not for want of a worker that lived), after which its other records stop at the
+/* With replicates: the record that ended architecture arch (stopped at a rung, diverged, or
+ * failed for good: not for want of a worker that lived), after which its other records stop at the
  * next rung they come to, without training to it, and it is promoted no more (the final
  * stretch after the last rung goes on: no decision is left to make there); NULL if none did.
  * rungs as dse_asha_rungs made them. */

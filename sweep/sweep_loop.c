@@ -60,7 +60,14 @@ static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_leas
         char arch[DSE_ID_SIZE];
         dse_asha_arch(r->id, arch);
         const char *by = w->plan.halving == DSE_SWEEP_HALVING_ASHA ? dse_asha_gone(w->rung, arch) : NULL;
-        const struct dse_rec *ender = by ? dse_worker_rec_of(w, by) : NULL;
+        const struct dse_rec *ender = by ? dse_worker_rec_of(w, by) : NULL, *retry = NULL;
+        for (int k = 0; !by && w->plan.halving == DSE_SWEEP_HALVING_ASHA && k < w->s->replicates && !retry; k++) {
+            char sib[DSE_ID_SIZE]; /* a replicate failed by crashes kept its architecture from the rung */
+            dse_strlcpy(sib, arch, sizeof sib);
+            dse_space_id_replicate(sib, k);
+            const struct dse_rec *o = strcmp(sib, r->id) ? dse_worker_rec_of(w, sib) : NULL;
+            if (o && o->status == DSE_REC_FAILED && o->failed_retry) retry = o;
+        }
         if (r->n_epochs > epoch) r->n_epochs = epoch;
         r->status = DSE_REC_STOPPED;
         r->stopped_rung = rung;
@@ -69,13 +76,17 @@ static enum dse_status work_on(struct worker *w, struct cand *c, struct dse_leas
             dse_worker_say(w, "%s stopped at rung %d after %d epoch%s: its replicate %s is %s, and an architecture's "
                            "replicates go on or stop together", c->id, rung, r->n_epochs, r->n_epochs == 1 ? "" : "s", by,
                            ender ? dse_rec_status_str(ender->status) : "ended");
+        else if (retry)
+            dse_worker_say(w, "%s stopped at rung %d (epoch %d): its replicate %s failed for want of a worker that "
+                           "lived, so its architecture did not reach the rung before it closed (a later command "
+                           "retries that replicate, which then stops too)", c->id, rung, epoch, retry->id);
         else if (w->plan.halving == DSE_SWEEP_HALVING_ASHA)
             dse_worker_say(w, "%s stopped at rung %d (epoch %d): not in the top 1/%d of the %d that reached it, and none can "
          "reach it any more", c->id, rung, epoch, w->plan.eta, w->rung[rung].n_reached);
         else
             dse_worker_say(w, "%s stopped at rung %d (epoch %d): not in the top 1/%d", c->id, rung, epoch, w->plan.eta);
         if ((st = dse_worker_commit(w, c, l, err))) return st;
-        dse_worker_prune_checkpoints(w, c->id, epoch);
+        dse_worker_prune_checkpoints(w, c->id, r->n_epochs); /* its newest: the rung's, or fewer (stopped short) */
         dse_worker_let_go(w, l);
         return DSE_OK;
     }

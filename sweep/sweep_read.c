@@ -361,6 +361,16 @@ enum dse_status dse_sweep_check_indices(const char *dir, const struct dse_rec *c
     return DSE_OK;
 }
 
+int dse_sweep_replicates(const char *dir, int seen) {
+    char path[4200];
+    struct dse_space sp;
+    snprintf(path, sizeof path, "%s/space.cfg", dir);
+    if (access(path, R_OK) || dse_space_load(path, &sp, NULL)) return seen;
+    const int r = sp.replicates > seen ? sp.replicates : seen;
+    dse_space_free(&sp);
+    return r;
+}
+
 struct dse_sweep_limits dse_sweep_limits(const char *dir) {
     struct dse_sweep_limits lim = { .mb = 0, .gflop = 0 };
     char path[4200];
@@ -440,7 +450,7 @@ enum dse_status dse_sweep_read(struct dse_sweep_view *s, const char *dir, struct
         const struct dse_rec **recs = malloc(sizeof *recs * (size_t)(n_own ? n_own : 1));
         if (!recs) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
         for (int i = 0; i < n_own; i++) recs[i] = &own[i].rec;
-        st = dse_rungs_load(dir, &s->plan, recs, n_own, s->replicates, s->rung, err);
+        st = dse_rungs_load(dir, &s->plan, recs, n_own, dse_sweep_replicates(dir, s->replicates), s->rung, err);
         free(recs);
         if (st) return st;
     }

@@ -82,6 +82,12 @@ struct dse_sweep_limits {
 };
 struct dse_sweep_limits dse_sweep_limits(const char *dir);
 
+/* The records each architecture has: DIR/space.cfg's train.replicates, or `seen` (the most
+ * records of one index among the files) where the space file is missing or does not load, or
+ * says fewer. asha ranks an architecture only with all of them (a file missing is not a mean
+ * of fewer), in dse report's and dse status's view as in the workers'. */
+int dse_sweep_replicates(const char *dir, int seen);
+
 /* Whether every record's grid index (recs[n]) lies in DIR/space.cfg's space: one past it is
  * DSE_ERR_CONFIG, `DIR/candidates/<id>.json:line: "index" = N is outside the space`. A
  * directory without a space file that loads (a hand-made fixture), or a space too large to

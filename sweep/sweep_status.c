@@ -274,7 +274,7 @@ enum dse_status dse_sweep_status(FILE *f, const char *dir, int json, int *finish
         if (x.c[i].rec.replicate + 1 > reps) reps = x.c[i].rec.replicate + 1;
         archs += !i || x.c[i].rec.index != x.c[i - 1].rec.index;
     }
-    if (!st && !missing) st = dse_rungs_load(dir, &plan, ptrs, x.n, reps, rung, err);
+    if (!st && !missing) st = dse_rungs_load(dir, &plan, ptrs, x.n, dse_sweep_replicates(dir, reps), rung, err);
     free(ptrs);
     if (st) goto done;
     double now = dse_lease_wall();

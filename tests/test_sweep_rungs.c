@@ -419,6 +419,20 @@ void test_asha_reps_fate(void) {
         CHECK(a == after[c].want && rung == after[c].want_rung);
         for (int i = 0; i < 4; i++) dse_rec_deinit(&r[i]);
     }
+
+    /* 4. Two architectures gone, in reverse id order in recs, D by two records: each found,
+     * each named by its first record in recs; rung 0's stopped list names D once. */
+    const struct fate_rec two[] = { { D, 1, S, 0, 1, .40 }, { D, 0, S, 0, 1, .40 }, { C, 0, P, 0, 1, .50 },
+                                    { C, 1, V, 0, 1, .50 } };
+    fate_load(two, 4, r, p);
+    r[0].stopped_rung = r[1].stopped_rung = 0, r[0].stopped_epoch = r[1].stopped_epoch = 1;
+    fate_next(dir, &plan, p, 4, 2, 2, rungs, &target, &rung);
+    CHECK_INT_EQ(rungs[0].n_gone, 2);
+    CHECK(dse_asha_gone(rungs, C) && !strcmp(dse_asha_gone(rungs, C), r[3].id));
+    CHECK(dse_asha_gone(rungs, D) && !strcmp(dse_asha_gone(rungs, D), r[0].id));
+    CHECK(!dse_asha_gone(rungs, A));
+    CHECK(rungs[0].n_stopped == 1 && !strcmp(rungs[0].stopped[0], D));
+    for (int i = 0; i < 4; i++) dse_rec_deinit(&r[i]);
     for (int k = 0; k < DSE_SWEEP_RUNGS_MAX; k++) dse_rung_deinit(&rungs[k]);
 }
 
