@@ -417,10 +417,11 @@ void test_elementwise_threads(void) {
     }
 }
 
-/* Max pooling with many equal values (three levels, at random): every output and argmax equal a
- * plain row-major scan of its clipped window keeping the first maximum (Caffe's rule),
- * on shapes whose interior columns take the vectorized stride-2 path and whose edges
- * (padding, ceil overhang) take the general one. */
+/* Max pooling with many equal values (three levels, at random: -1, 0, 1, then all negative,
+ * so that a lane loaded past the row as 0 would win if it were ever used): every output and
+ * argmax equal a plain row-major scan of its clipped window keeping the first maximum
+ * (Caffe's rule), on shapes whose interior columns take the vectorized stride-2 path and
+ * whose edges (padding, ceil overhang) take the general one. */
 void test_pool_ties(void) {
     static const struct { int H, W, k, s, pad; } shapes[] = {
         { 28, 28, 3, 2, 0 }, { 13, 17, 3, 2, 1 }, { 9, 10, 2, 2, 0 }, { 11, 11, 5, 2, 2 }, { 8, 9, 3, 1, 1 },
@@ -442,29 +443,33 @@ void test_pool_ties(void) {
         l = infer_layer(l, 1, 3, shapes[sh].H, shapes[sh].W);
         struct fx f;
         fx_init(&f, &cx, &l, 2, 1, NULL, 0, 60 + sh);
-        /* -1, 0 or 1 at random: ties within rows and across them, maxima in any row */
-        struct dse_pcg32 r;
-        dse_pcg32_seed(&r, 61 + sh, 1);
-        for (int64_t j = 0; j < dse_tensor_count(&f.in[0]); j++)
-            f.in[0].data[j] = (float)dse_pcg32_bounded(&r, 3) - 1.0f;
-        CHECK_OK(dse_cpu_forward(&cx, &f.node));
-        const int H = l.in_h, W = l.in_w, P = l.out_h, Q = l.out_w, k = l.kernel_h, st = l.stride_h, pd = l.pad_h;
-        int bad = 0;
-        for (int nc = 0; nc < 2 * 3; nc++)
-            for (int p = 0; p < P; p++)
-                for (int q = 0; q < Q; q++) {
-                    int h0 = p * st - pd, w0 = q * st - pd, h1 = h0 + k, w1 = w0 + k;
-                    h0 = h0 < 0 ? 0 : h0, w0 = w0 < 0 ? 0 : w0, h1 = h1 > H ? H : h1, w1 = w1 > W ? W : w1;
-                    const float *xp = f.in[0].data + (int64_t)nc * H * W;
-                    int arg = h0 * W + w0;
-                    for (int h = h0; h < h1; h++)
-                        for (int w = w0; w < w1; w++)
-                            if (xp[h * W + w] > xp[arg]) arg = h * W + w;
-                    const int64_t o = ((int64_t)nc * P + p) * Q + q;
-                    bad += f.out.data[o] != xp[arg] || f.node.st.argmax[o] != arg;
-                }
-        if (bad) fprintf(stderr, "  pool shape %d: %d outputs differ from a plain scan\n", sh, bad);
-        CHECK_INT_EQ(bad, 0);
+        for (int neg = 0; neg < 2; neg++) {
+            /* -1, 0 or 1 (then -3, -2, -1) at random: ties within rows and across them, maxima in any row */
+            struct dse_pcg32 r;
+            dse_pcg32_seed(&r, 61 + sh, 1);
+            for (int64_t j = 0; j < dse_tensor_count(&f.in[0]); j++)
+                f.in[0].data[j] = (float)dse_pcg32_bounded(&r, 3) - 1.0f - 2.0f * (float)neg;
+            CHECK_OK(dse_cpu_forward(&cx, &f.node));
+            const int H = l.in_h, W = l.in_w, P = l.out_h, Q = l.out_w, k = l.kernel_h, st = l.stride_h, pd = l.pad_h;
+            int bad = 0;
+            for (int nc = 0; nc < 2 * 3; nc++)
+                for (int p = 0; p < P; p++)
+                    for (int q = 0; q < Q; q++) {
+                        int h0 = p * st - pd, w0 = q * st - pd, h1 = h0 + k, w1 = w0 + k;
+                        h0 = h0 < 0 ? 0 : h0, w0 = w0 < 0 ? 0 : w0, h1 = h1 > H ? H : h1, w1 = w1 > W ? W : w1;
+                        const float *xp = f.in[0].data + (int64_t)nc * H * W;
+                        int arg = h0 * W + w0;
+                        for (int h = h0; h < h1; h++)
+                            for (int w = w0; w < w1; w++)
+                                if (xp[h * W + w] > xp[arg]) arg = h * W + w;
+                        const int64_t o = ((int64_t)nc * P + p) * Q + q;
+                        bad += f.out.data[o] != xp[arg] || f.node.st.argmax[o] != arg;
+                    }
+            if (bad)
+                fprintf(stderr, "  pool shape %d%s: %d outputs differ from a plain scan\n", sh, neg ? " (negative)" : "",
+                        bad);
+            CHECK_INT_EQ(bad, 0);
+        }
         fx_deinit(&f);
     }
     dse_cpu_ctx_deinit(&cx);
