@@ -942,7 +942,7 @@ int main(int argc, char **argv) {
     free(rt.top1), free(rt.bytes), free(rt.id), free(mf_order);
     if (df) fclose(df);
     for (int st = 0; st < N_STRATEGIES; st++) free(need[st]), free(hv_at[st]);
-    free(all), free(res), free(t.top1), free(t.cost), free(t.pruned);
+    free(all), free(res), free(oth), free(t.top1), free(t.cost), free(t.pruned);
     dse_space_free(&s);
     return 0;
 }

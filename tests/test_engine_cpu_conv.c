@@ -449,6 +449,8 @@ void test_pool_ties(void) {
             dse_pcg32_seed(&r, 61 + sh, 1);
             for (int64_t j = 0; j < dse_tensor_count(&f.in[0]); j++)
                 f.in[0].data[j] = (float)dse_pcg32_bounded(&r, 3) - 1.0f - 2.0f * (float)neg;
+            for (int64_t j = 0; j < dse_tensor_count(&f.out); j++) /* nothing kept from the first pass */
+                f.out.data[j] = NAN, f.node.st.argmax[j] = -2;
             CHECK_OK(dse_cpu_forward(&cx, &f.node));
             const int H = l.in_h, W = l.in_w, P = l.out_h, Q = l.out_w, k = l.kernel_h, st = l.stride_h, pd = l.pad_h;
             int bad = 0;
@@ -874,13 +876,14 @@ void test_conv_choose(void) {
 /* The direct convolutions' layout moves (engine/cpu/layout.c) against the plain loops they
  * replace: padded planes for pads 0 to 3 and maps 1 to 28 wide (rows of 8, 4, 2, 1 floats and
  * their sums), and dy turned pixel-major with and without the AVX2 8x8 blocks, channel and
- * pixel counts with and without tails. Every value must arrive where the loops put it. */
+ * pixel counts with and without tails. Every value must arrive where the loops put it, and
+ * nothing be written before or after (the buffers' guard floats stay NaN). */
 void test_layout_moves(void) {
     struct dse_pcg32 rng;
     dse_pcg32_seed(&rng, 77, 1);
     static const int dims[] = { 1, 3, 7, 13, 14, 28 };
-    float *x = malloc(sizeof *x * 3 * 28 * 28), *got = malloc(sizeof *got * 3 * 34 * 34),
-          *want = malloc(sizeof *want * 3 * 34 * 34);
+    enum { G = 16, ROOM = 3 * 34 * 34 + 2 * G }; /* G guard floats before the output, more after */
+    float *x = malloc(sizeof *x * 3 * 28 * 28), *got = malloc(sizeof *got * ROOM), *want = malloc(sizeof *want * ROOM);
     for (int i = 0; i < 3 * 28 * 28; i++) x[i] = (float)dse_pcg32_next(&rng) / 4096.0f - 1e5f;
     int bad = 0;
     for (int a = 0; a < DSE_ARRAY_LEN(dims); a++)
@@ -888,19 +891,20 @@ void test_layout_moves(void) {
             for (int ph = 0; ph <= 3; ph++)
                 for (int pw = 0; pw <= 3; pw++) {
                     const int H = dims[a], W = dims[b], Hp = H + 2 * ph, Wp = W + 2 * pw;
-                    for (int i = 0; i < 3 * Hp * Wp; i++) got[i] = NAN, want[i] = 0.0f;
+                    for (int i = 0; i < ROOM; i++) got[i] = NAN, want[i] = i >= G && i < G + 3 * Hp * Wp ? 0.0f : NAN;
                     for (int c = 0; c < 3; c++)
                         for (int h = 0; h < H; h++)
                             for (int w = 0; w < W; w++)
-                                want[(c * Hp + ph + h) * Wp + pw + w] = x[(c * H + h) * W + w];
-                    dse_cpu_pad_planes(x, 3, H, W, ph, pw, got);
-                    if (memcmp(got, want, sizeof *got * (size_t)(3 * Hp * Wp))) {
+                                want[G + (c * Hp + ph + h) * Wp + pw + w] = x[(c * H + h) * W + w];
+                    dse_cpu_pad_planes(x, 3, H, W, ph, pw, got + G);
+                    if (memcmp(got, want, sizeof *got * ROOM)) {
                         if (!bad++) fprintf(stderr, "  pad_planes %dx%d, pads %d,%d: wrong\n", H, W, ph, pw);
                     }
                 }
     CHECK_INT_EQ(bad, 0);
     static const int ks[] = { 1, 7, 8, 16, 23, 64 }, pqs[] = { 1, 7, 9, 16, 49, 196 };
-    float *g = malloc(sizeof *g * 64 * 196), *d = malloc(sizeof *d * 196 * 64), *e = malloc(sizeof *e * 196 * 64);
+    enum { DROOM = 196 * 64 + 2 * G };
+    float *g = malloc(sizeof *g * 64 * 196), *d = malloc(sizeof *d * DROOM), *e = malloc(sizeof *e * DROOM);
     for (int i = 0; i < 64 * 196; i++) g[i] = (float)dse_pcg32_next(&rng) / 65536.0f;
     bad = 0;
     for (int isa = DSE_CPU_MM_NONE; isa <= DSE_CPU_MM_AVX2; isa++) {
@@ -908,11 +912,11 @@ void test_layout_moves(void) {
         for (int a = 0; a < DSE_ARRAY_LEN(ks); a++)
             for (int b = 0; b < DSE_ARRAY_LEN(pqs); b++) {
                 const int K = ks[a], PQ = pqs[b], kt = (K + 15) / 16 * 16;
-                for (int i = 0; i < PQ * kt; i++) d[i] = NAN;
+                for (int i = 0; i < DROOM; i++) d[i] = e[i] = NAN;
                 for (int q = 0; q < PQ; q++)
-                    for (int k = 0; k < kt; k++) e[q * kt + k] = k < K ? g[k * PQ + q] : 0.0f;
-                dse_cpu_to_pixels(g, K, PQ, kt, d, isa);
-                if (memcmp(d, e, sizeof *d * (size_t)(PQ * kt)) && !bad++)
+                    for (int k = 0; k < kt; k++) e[G + q * kt + k] = k < K ? g[k * PQ + q] : 0.0f;
+                dse_cpu_to_pixels(g, K, PQ, kt, d + G, isa);
+                if (memcmp(d, e, sizeof *d * DROOM) && !bad++)
                     fprintf(stderr, "  to_pixels K %d PQ %d (%s): wrong\n", K, PQ, isa ? "AVX2" : "scalar");
             }
     }

@@ -221,9 +221,10 @@ static inline double dse_cpu_sum(const float *x, int64_t n) { return dse_cpu_sum
  * the others, which tests compare). ctx.c. */
 void dse_cpu_sum_channels(const float *x, int64_t plane, int nk, int isa, double s[4]);
 
-/* n 4-byte values (floats, int32 argmaxes) from s to d in pieces of constant size (8, 4, 2, 1
- * values), which the compiler turns into moves: a short row (a map 3 to 28 wide) without a
- * libc call. */
+/* n 4-byte values (floats, int32 argmaxes) from s to d, which do not overlap, in pieces of
+ * constant size (8, 4, 2, 1 values), which GCC turns into moves: a short row (a map 3 to 28
+ * wide) without a libc call. (clang 14 makes the loop of 8s one memcpy call again: the
+ * product is built with the system's GCC; a clang build is slower here, not wrong.) */
 static inline void dse_cpu_copy4(void *restrict d, const void *restrict s, int n) {
     char *dc = d;
     const char *sc = s;
@@ -234,11 +235,13 @@ static inline void dse_cpu_copy4(void *restrict d, const void *restrict s, int n
     if (n - i >= 1) memcpy(dc + 4 * i, sc + 4 * i, 4);
 }
 
-/* layout.c: x_i's C planes [H, W] into xp [C, H + 2 ph, W + 2 pw] with zeros around. */
+/* layout.c: x_i's C planes [H, W] into xp [C, H + 2 ph, W + 2 pw] with zeros around (H, W >= 1;
+ * ph, pw >= 0; x and xp do not overlap). */
 void dse_cpu_pad_planes(const float *x, int64_t C, int H, int W, int ph, int pw, float *xp);
 /* g [K, PQ] (channel-major) into d [PQ, kt] pixel-major, channels K .. kt - 1 zero (kt >= K):
- * the weight gradient's dy for dse_cpu_cv_dw. AVX2 in 8x8 blocks unless isa (dse_cpu_mm_isa,
- * asked once by the caller) is DSE_CPU_MM_NONE. */
+ * the weight gradient's dy for dse_cpu_cv_dw. AVX2 in 8x8 blocks unless isa is
+ * DSE_CPU_MM_NONE; pass only what dse_cpu_mm_isa() said (asked once by the caller): the AVX2
+ * code runs without a check of its own. */
 void dse_cpu_to_pixels(const float *g, int64_t K, int64_t PQ, int64_t kt, float *d, int isa);
 
 /* part[j][sc] = the sum over slice sc's images, one image after another, of channel k + j's

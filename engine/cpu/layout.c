@@ -3,10 +3,9 @@
  * left, so the engine's bits do not depend on which path did the moving.
  *
  * SqueezeNet-FMNIST's maps are 28, 14, 7 and 3 floats wide: a libc memcpy and two memsets a
- * row (as these were written first) cost more than the copying, 3-4% of a training step
- * (perf, `dse bench` of the net at batch 128). Rows are copied in constant-size pieces the
- * compiler inlines, and the zeros between two rows (the right pad of one, the left of the
- * next) are one store. */
+ * row (as these were written first) cost more than the copying (figures: docs/training.md,
+ * 2026-11-29). Rows are copied in constant-size pieces (dse_cpu_copy4), and the zeros between
+ * two rows (the right pad of one, the left of the next) are one store for pads up to 2. */
 #include "engine/engine.h"
 
 #include <string.h>
@@ -38,7 +37,7 @@ void dse_cpu_pad_planes(const float *x, int64_t C, int H, int W, int ph, int pw,
 #ifdef DSE_CPU_HAS_AVX2_CODE
 /* 8 channels x 8 pixels of g (rows of ld floats) into 8 pixels x 8 channels of d (rows of
  * dld floats): the usual 8x8 transpose in unpacks and 128-bit swaps. */
-__attribute__((target("avx2"))) static void t8x8(const float *g, int64_t ld, float *d, int64_t dld) {
+__attribute__((target("avx2"))) static inline void t8x8(const float *g, int64_t ld, float *d, int64_t dld) {
     __m256 r[8], t[8];
     for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(g + i * ld);
     for (int i = 0; i < 8; i += 2) {
