@@ -61,8 +61,9 @@ double dse_asha_rung_top1(const struct dse_rec *const *r, int n, int epoch) {
  * rung 0). Into the arrays (each of room n), in the order of their first records in recs:
  * idx[] that record's index, top1[] the records' mean top-1, bytes[] the size, ids[] the
  * architecture's name (in names[], room n), reps[] (may be NULL) its records, live[] (may be
- * NULL) 1 if it can go on: one of its records pending or running and none ending it
- * (ends_arch: a replicate reopened after a sibling was stopped is not promoted alone).
+ * NULL) 1 if it can go on: one of its records pending or running and the architecture not
+ * gone (dse_asha_gone, rungs[0] as gone_list made it: a replicate reopened after a sibling
+ * was stopped is not promoted alone).
  * Returns the count; -1 if out of memory. */
 static int rung_set(const struct dse_sweep_plan *p, int k, const struct dse_rec *const *recs, int n, int per,
                     const struct dse_rung *rungs, int *idx, double *top1, int64_t *bytes, const char **ids,
@@ -76,7 +77,7 @@ static int rung_set(const struct dse_sweep_plan *p, int k, const struct dse_rec 
         dse_asha_arch(recs[i]->id, mem[i].arch), mem[i].i = i, mem[i].rep = recs[i]->replicate, first[i] = -1;
     qsort(mem, (size_t)n, sizeof *mem, by_arch);
     for (int a = 0; a < n;) { /* each architecture: its records mem[a .. b) in replicate order */
-        int b = a, ok = k == 0 || dse_rung_promoted(&rungs[k - 1], mem[a].arch), any_live = 0, ended = 0, head = a;
+        int b = a, ok = k == 0 || dse_rung_promoted(&rungs[k - 1], mem[a].arch), any_live = 0, head = a;
         while (b < n && !strcmp(mem[b].arch, mem[a].arch)) b++;
         ok = ok && b - a == per;
         for (int j = a; j < b; j++) {
@@ -84,11 +85,10 @@ static int rung_set(const struct dse_sweep_plan *p, int k, const struct dse_rec 
             grp[j - a] = r;
             ok = ok && r->status != DSE_REC_PRUNED;
             any_live |= r->status == DSE_REC_PENDING || r->status == DSE_REC_RUNNING;
-            ended |= ends_arch(r);
             if (mem[j].i < mem[head].i) head = j; /* its first record in recs */
         }
         const double t = ok ? dse_asha_rung_top1(grp, b - a, epoch) : NAN;
-        mem[head].ok = ok && isfinite(t), mem[head].reps = b - a, mem[head].live = any_live && !ended;
+        mem[head].ok = ok && isfinite(t), mem[head].reps = b - a, mem[head].live = any_live && !dse_asha_gone(rungs, mem[a].arch);
         mem[head].top1 = t;
         first[mem[head].i] = head;
         a = b;
@@ -250,8 +250,7 @@ enum dse_status dse_asha_rungs(const char *dir, const struct dse_sweep_plan *p, 
         for (int i = 0; i < n; i++) /* with replicates, architectures (once: their records are adjacent) */
             if (recs[i]->status == DSE_REC_STOPPED && recs[i]->stopped_rung == k) {
                 char id[DSE_ID_SIZE];
-                if (per > 1) dse_asha_arch(recs[i]->id, id);
-                else dse_strlcpy(id, recs[i]->id, DSE_ID_SIZE);
+                dse_asha_arch(recs[i]->id, id); /* a candidate's own id without replicates */
                 if (!r->n_stopped || strcmp(r->stopped[r->n_stopped - 1], id))
                     dse_strlcpy(r->stopped[r->n_stopped++], id, DSE_ID_SIZE);
             }
