@@ -12,7 +12,8 @@
 #
 # Prints the machine facts and peaks, each run's own line (round=R added), then per case
 #   name=compare.<net>.<mode>.b<batch>.t<T> ours_img_per_s=... best_pytorch=<config>
-#   best_img_per_s=... ratio=<ours/best> target=1.3 met=yes|no  <config>_img_per_s=...
+#   best_img_per_s=... ratio=<ours/best> target=1.0 met=yes|no  <config>_img_per_s=...
+#   (target 1.0: issue #37 asks float32 to be level with PyTorch at least, v1.0 to stay ahead)
 # and for training cases the step's FLOPs (analyzer: 3 x forward, conv and fc) per second
 # against T times the one-thread sgemm peak:
 #   name=peak_share.<net>.t<T> gflops=... sgemm_peak_gflops=... share=... target=0.6|0.5
@@ -140,7 +141,7 @@ run_case() {
         list+=" ${name}_img_per_s=$m"
         if awk -v a="$m" -v b="$best" 'BEGIN { exit !(a > b) }'; then best=$m best_cfg=$name; fi
     done
-    local case="$net.$mode.b$batch.t$t" sfx="" tgt=1.3
+    local case="$net.$mode.b$batch.t$t" sfx="" tgt=1.0
     [ "$prec" != fp32 ] && sfx=".$prec" tgt=1.2
     awk -v n="compare.$case$sfx" -v o="$ours" -v b="$best" -v c="$best_cfg" -v l="$list" -v tg="$tgt" 'BEGIN {
         r = b > 0 ? o / b : 0

@@ -876,7 +876,8 @@ void test_conv_choose(void) {
 /* The direct convolutions' layout moves (engine/cpu/layout.c) against the plain loops they
  * replace: padded planes for pads 0 to 3 and maps 1 to 28 wide (rows of 8, 4, 2, 1 floats and
  * their sums), and dy turned pixel-major with and without the AVX2 8x8 blocks, channel and
- * pixel counts with and without tails. Every value must arrive where the loops put it, and
+ * pixel counts with and without tails, and a stride-2 lowered row (dse_cpu_take2) of 1 to 41
+ * values. Every value must arrive where the loops put it, and
  * nothing be written before or after (the buffers' guard floats stay NaN). */
 void test_layout_moves(void) {
     struct dse_pcg32 rng;
@@ -919,6 +920,23 @@ void test_layout_moves(void) {
                 if (memcmp(d, e, sizeof *d * DROOM) && !bad++)
                     fprintf(stderr, "  to_pixels K %d PQ %d (%s): wrong\n", K, PQ, isa ? "AVX2" : "scalar");
             }
+    }
+    CHECK_INT_EQ(bad, 0);
+    /* a stride-2 lowered row: the source is exactly the 2 n - 1 floats it may read (ASan
+     * builds catch a read past them), the output has guard floats on both sides */
+    bad = 0;
+    for (int isa = DSE_CPU_MM_NONE; isa <= DSE_CPU_MM_AVX2; isa++) {
+        if (isa == DSE_CPU_MM_AVX2 && dse_cpu_mm_isa() == DSE_CPU_MM_NONE) continue;
+        for (int n = 1; n <= 41; n++) {
+            float *src = malloc(sizeof *src * (size_t)(2 * n - 1));
+            for (int i = 0; i < 2 * n - 1; i++) src[i] = (float)dse_pcg32_next(&rng) / 65536.0f;
+            for (int i = 0; i < n + 2 * G; i++) d[i] = e[i] = NAN;
+            for (int q = 0; q < n; q++) e[G + q] = src[2 * q];
+            dse_cpu_take2(d + G, src, n, isa);
+            if (memcmp(d, e, sizeof *d * (size_t)(n + 2 * G)) && !bad++)
+                fprintf(stderr, "  take2 n %d (%s): wrong\n", n, isa ? "AVX2" : "scalar");
+            free(src);
+        }
     }
     CHECK_INT_EQ(bad, 0);
     free(x), free(got), free(want), free(g), free(d), free(e);

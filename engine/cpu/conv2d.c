@@ -60,6 +60,7 @@ static void valid_cols(const struct shape *s, int off, int *lo, int *hi) {
  * an image a block of rows at a time (image_rows). */
 static void im2col(const struct shape *s, const float *x, int64_t sx, int nb, int p0, int p1, float *col) {
     const int64_t rows = (int64_t)s->C * s->RS, seg = (int64_t)(p1 - p0) * s->Q, ld = nb * seg;
+    const int isa = s->sw == 2 ? dse_cpu_mm_isa() : DSE_CPU_MM_NONE; /* once a call: it reads the environment */
     for (int64_t row = 0; row < rows; row++) {
         const int c = (int)(row / s->RS), r = (int)(row / s->S % s->R), t = (int)(row % s->S);
         const int off = t * s->dw - s->pw;
@@ -82,6 +83,8 @@ static void im2col(const struct shape *s, const float *x, int64_t sx, int nb, in
                 for (int q = 0; q < lo; q++) d[q] = 0.0f;
                 if (s->sw == 1)
                     memcpy(d + lo, xr + lo + off, (size_t)(hi - lo) * sizeof(float));
+                else if (s->sw == 2 && hi > lo)
+                    dse_cpu_take2(d + lo, xr + 2 * lo + off, hi - lo, isa);
                 else
                     for (int q = lo; q < hi; q++) d[q] = xr[q * s->sw + off];
                 for (int q = hi; q < s->Q; q++) d[q] = 0.0f;

@@ -243,6 +243,9 @@ void dse_cpu_pad_planes(const float *x, int64_t C, int H, int W, int ph, int pw,
  * DSE_CPU_MM_NONE; pass only what dse_cpu_mm_isa() said (asked once by the caller): the AVX2
  * code runs without a check of its own. */
 void dse_cpu_to_pixels(const float *g, int64_t K, int64_t PQ, int64_t kt, float *d, int isa);
+/* d[q] = s[2 q] for q < n: a stride-2 conv's lowered row (conv2d.c's im2col). Reads s[0, 2 n - 1)
+ * only; AVX2 in blocks of 8 unless isa is DSE_CPU_MM_NONE (isa as for dse_cpu_to_pixels). */
+void dse_cpu_take2(float *restrict d, const float *restrict s, int64_t n, int isa);
 
 /* part[j][sc] = the sum over slice sc's images, one image after another, of channel k + j's
  * values (each image's plane of `plane` floats at x + i * stride + (k + j) * plane, summed
