@@ -239,9 +239,11 @@ static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args 
     if (OPT(PRECISION)) {
         if (dse_cuda_math_parse(OPT(PRECISION), &o->plan.precision, &err))
             return bad_usage(c->name, "--precision '%s' is not fp32, tf32, fp16 or bf16", OPT(PRECISION));
-        if (!gpus && o->plan.precision != DSE_CUDA_MATH_FP32)
-            return bad_usage(c->name, "--precision %s needs --gpus; CPU sweeps compute in fp32 (bf16 on the CPU: "
-                             "dse train, bench, profile, eval, predict)", OPT(PRECISION));
+        if (!gpus && o->plan.precision != DSE_CUDA_MATH_FP32 && o->plan.precision != DSE_CUDA_MATH_BF16)
+            return bad_usage(c->name, "--precision %s needs --gpus; CPU sweeps compute in fp32 or bf16", OPT(PRECISION));
+        if (!gpus && o->plan.precision == DSE_CUDA_MATH_BF16 && OPT(CONV) && strcmp(OPT(CONV), "auto"))
+            return bad_usage(c->name, "--conv %s is a float32 conv strategy; in bf16 the CPU's convs take their own path "
+                             "(leave --conv out)", OPT(CONV));
         o->set_precision = 1;
     }
     if (OPT(ALGOS) && !gpus)

@@ -99,6 +99,7 @@ static const char usage_sweep[] =
     "                       [--early-stop none|sh|asha] [--eta N] [--min-epochs R] [--rank pareto|top1]\n"
     "                       [--conv auto|gemm_batch|gemm_image|winograd|direct] [--lease-seconds S]\n"
     "                       [--max-crashes N] [--data-root DIR] [--ranks-per-candidate P] [--progress-every S]\n"
+    "                       [--precision fp32|bf16]\n"
     "                       [--gpus LIST|all [--per-gpu K|auto] [--precision fp32|tf32|fp16|bf16] [--max-oom N]\n"
     "                        [--algos det|any]]\n"
     "       dse sweep SPACE --out DIR --slurm [--array N] [--gpus-per-task K] [--sbatch \"ARGS\"] [--dry-run]\n"
@@ -399,7 +400,8 @@ static const struct dse_opt_line lines_sweep[] = {
                  "a number, or auto (default: as many as fit, at most 8, at most the CPU\n"
                  "cores per GPU)"),
     OWN(PRECISION, "conv and fc arithmetic: fp32 (default), tf32 (tensor cores), or mixed:\n"
-                   "fp16 (with loss scaling) or bf16 convs; all but fp32 change results"),
+                   "fp16 (with loss scaling) or bf16 convs; all but fp32 change results.\n"
+                   "On the CPU fp32 or bf16 (AVX512-BF16; --conv then stays auto)"),
     OWNB(MAX_OOM, "a candidate that runs out of GPU memory is re-queued with a note and asks\n"
                   "for more next time; after N times in a row it is marked failed (default %D)", SWEEP(max_oom)),
     OWNB(ALGOS, "cuDNN's algorithms: %D (default: deterministic ones only) or any (also\n"

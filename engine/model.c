@@ -630,9 +630,6 @@ enum dse_status dse_model_set_dist(struct dse_model *m, struct dse_dist *d, enum
     if (m->gpu)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "data-parallel training on a CUDA device is not built yet; "
                            "train the ranks on the CPU (--device cpu)");
-    if (m->cx.bf16)
-        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "data-parallel training in bf16 on the CPU is not built "
-                           "yet; train the ranks in fp32");
     if (P > DSE_SLICES_MAX)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%d ranks on one batch; at most %d", P, DSE_SLICES_MAX);
     if (m->inference || count != m->batch)

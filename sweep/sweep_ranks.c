@@ -100,10 +100,10 @@ void dse_worker_train_opts(const struct worker *w, struct dse_train_opts *o) {
     o->dist = w->o.dist; /* --ranks-per-candidate: NULL alone */
     o->ckpt_every_s = w->o.ckpt_every_s, o->ckpt_every_steps = w->o.ckpt_every_steps;
     o->progress_every_s = w->o.progress_every_s;
+    o->dev.math = w->plan.precision; /* on the CPU fp32 or bf16 (sweep_train.c refuses the others there) */
     if (w->gpu >= 0) {
         o->dev.device.kind = DSE_DEVICE_CUDA;
         o->dev.device.index = w->gpu;
-        o->dev.math = w->plan.precision;
         o->dev.nondeterministic = w->plan.nondeterministic;
         o->dev.conv_pool = w->host ? w->host->pool : NULL;
         o->conv_algo = DSE_ALGO_AUTO; /* the plan's conv is the CPU's; cuDNN's find chooses here */

@@ -50,10 +50,12 @@ void dse_plan_describe(const struct dse_sweep_plan *p, char *buf, int size) {
             n += snprintf(buf + n, (size_t)(size - n), " epochs, ranked by %s", dse_sweep_rank_what(p->rank));
     }
     if (n < size)
-        n += snprintf(buf + n, (size_t)(size - n), "; conv %s", p->conv == DSE_ALGO_AUTO ?
-                      "auto (timed once per candidate)" : dse_cpu_conv_algo_str(p->conv));
-    if (n < size && p->precision != DSE_CUDA_MATH_FP32) /* fp32, the CPU's, goes without saying */
-        n += snprintf(buf + n, (size_t)(size - n), "; precision %s (GPUs only)", dse_cuda_math_str(p->precision));
+        n += snprintf(buf + n, (size_t)(size - n), "; conv %s", p->conv != DSE_ALGO_AUTO ? dse_cpu_conv_algo_str(p->conv)
+                      : p->precision == DSE_CUDA_MATH_FP32 ? "auto (timed once per candidate)"
+                      : "auto"); /* in bf16 the CPU's convs go by a rule, a GPU's by cuDNN's find */
+    if (n < size && p->precision != DSE_CUDA_MATH_FP32) /* fp32 goes without saying; bf16 on CPUs and GPUs */
+        n += snprintf(buf + n, (size_t)(size - n), "; precision %s%s", dse_cuda_math_str(p->precision),
+                      p->precision == DSE_CUDA_MATH_BF16 ? "" : " (GPUs only)");
     if (n < size && p->nondeterministic)
         snprintf(buf + n, (size_t)(size - n), "; any cuDNN algorithm (GPUs only; not bit-identical)");
 }

@@ -275,7 +275,7 @@ static enum dse_status push_attempt(struct worker *w, struct dse_rec *r, const s
                                     struct dse_err *err) {
     char dev[16];
     if (!dse_rec_push_attempt(r, w->name, l->gen, w->o.threads, worker_device(w, dev, sizeof dev),
-                              dse_cuda_math_str(w->gpu >= 0 ? w->plan.precision : DSE_CUDA_MATH_FP32), from))
+                              dse_cuda_math_str(w->plan.precision), from))
         return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
     return DSE_OK;
 }
@@ -642,7 +642,7 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
             snprintf(conv, sizeof conv, "%s/cudnn-%s-%s.txt", ckdir, dse_cuda_math_str(w->plan.precision),
                      w->plan.nondeterministic ? "any" : "det");
             o.conv_cache = conv, o.note = seg_note;
-        } else if (w->plan.conv == DSE_ALGO_AUTO) {
+        } else if (w->plan.conv == DSE_ALGO_AUTO && w->plan.precision == DSE_CUDA_MATH_FP32) { /* bf16: no timing */
             snprintf(conv, sizeof conv, "%s/conv.txt", ckdir); /* whatever the threads: the same bits */
             if ((st = dse_worker_pretime_conv(&net, &o, conv, err))) goto candidate_failed;
             o.conv_cache = conv;

@@ -171,10 +171,14 @@ static enum dse_status settle_plan(const struct dse_space *s, const char *dir, c
     if (have.nondeterministic && !o->n_gpus)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s/plan.json: this sweep trains with --algos any, which "
                            "only GPUs use; give --gpus (or use another --out)", dir);
-    if (have.precision != DSE_CUDA_MATH_FP32 && !o->n_gpus)
+    if (have.precision != DSE_CUDA_MATH_FP32 && have.precision != DSE_CUDA_MATH_BF16 && !o->n_gpus)
         return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s/plan.json: this sweep trains with --precision %s, which "
                            "only GPUs compute; give --gpus (or use another --out)", dir,
                            dse_cuda_math_str(have.precision));
+    if (have.precision == DSE_CUDA_MATH_BF16 && !o->n_gpus && dse_cpu_bf16_why()) /* before any worker claims */
+        return dse_err_set(err, DSE_ERR_CONFIG, NULL, 0, "%s/plan.json: this sweep trains in bf16, and this CPU cannot: "
+                           "%s; run its workers on a CPU with AVX512-BF16, give --gpus, or use another --out", dir,
+                           dse_cpu_bf16_why());
     *plan = have;
     return DSE_OK;
 }

@@ -75,6 +75,27 @@ for case in "2 ps gemm_batch 1" "2 tree gemm_batch 1" "2 allreduce gemm_batch 1"
         1) bad "mpirun -np $1 --threads $4 --reduce $2 --conv $3: checkpoint differs from 1 process" ;;
     esac
 done
+# 1b. The same in bf16 (issue #37: the bf16 convs' weight gradients leave a rank's blocks of
+# the slice tree, as the float32 strategies do), where the CPU has AVX512-BF16.
+bf16=0
+if "$dse" train "$net" $common --precision bf16 --threads 1 --checkpoint-dir one_bf16_1 >one_bf16_1.json 2>one_bf16_1.err; then
+    bf16=1
+    "$dse" train "$net" $common --precision bf16 --threads 2 --checkpoint-dir one_bf16_2 >one_bf16_2.json 2>&1 &&
+        cmp -s one_bf16_1/epoch-1.ckpt one_bf16_2/epoch-1.ckpt || bad "bf16: 1 process x 1 thread and x 2 threads differ"
+    for case in "2 ps 1" "3 tree 2" "5 ps 1" "2 allreduce 1"; do
+        set -- $case
+        d=mpi_bf16_$1_$2_$3
+        if ! mpirun --bind-to none -np "$1" "$dse" train "$net" $common --precision bf16 --threads "$3" --reduce "$2" \
+            --checkpoint-dir $d >$d.json 2>$d.err; then bad "bf16: mpirun -np $1 --reduce $2 failed: $(cat $d.err)"
+        elif cmp -s one_bf16_1/epoch-1.ckpt $d/epoch-1.ckpt && [ "$(metrics one_bf16_1.json)" = "$(metrics $d.json)" ]; then
+            echo "ok: bf16: mpirun -np $1 --threads $3 --reduce $2 = 1 process, bit for bit"
+        else bad "bf16: mpirun -np $1 --threads $3 --reduce $2: checkpoint or metrics differ from 1 process"; fi
+    done
+elif grep -q "needs AVX512-BF16" one_bf16_1.err; then
+    echo "skipped: bf16 ranks: $(grep -o 'needs AVX512-BF16.*' one_bf16_1.err | head -1)"
+else
+    bad "bf16, 1 process: $(cat one_bf16_1.err)"
+fi
 grep -q "data-parallel: 2 ranks, 12 images each of every batch of 24, gradients summed by ps" mpi_2_ps_gemm_batch_1.err ||
     bad "rank 0 did not say what it runs: $(cat mpi_2_ps_gemm_batch_1.err)"
 
@@ -163,6 +184,17 @@ grep -q "1 worker of 2 MPI ranks x 1 thread each; the ranks train every candidat
     echo "ok: sweep with --ranks-per-candidate 2 = 1 worker x 2 threads: the same report ($(grep -c ',done,' sw1.csv) done)" ||
     bad "sweep report of 2 ranks per candidate differs from 1 worker x 2 threads"
 for c in sw1/checkpoints/*/epoch-3.ckpt; do cmp -s "$c" "sw2/${c#sw1/}" || bad "sweep checkpoint ${c#sw1/} differs"; done
+if [ $bf16 = 1 ]; then # the same in bf16 (issue #37)
+    "$dse" sweep "$space" --out swb1 --workers 1 --threads 2 --precision bf16 --lease-seconds 2 >swb1.out 2>&1 ||
+        bad "1-worker bf16 sweep: $(tail -5 swb1.out)"
+    mpirun -np 2 "$dse" sweep "$space" --out swb2 --ranks-per-candidate 2 --threads 1 --precision bf16 --lease-seconds 2 \
+        >swb2.out 2>&1 || bad "mpirun -np 2 dse sweep --ranks-per-candidate 2 --precision bf16: $(tail -5 swb2.out)"
+    "$dse" report swb1 --format csv >swb1.csv 2>/dev/null && "$dse" report swb2 --format csv >swb2.csv 2>/dev/null &&
+        cmp -s swb1.csv swb2.csv && ! cmp -s sw1.csv swb1.csv &&
+        echo "ok: bf16 sweep with --ranks-per-candidate 2 = 1 worker x 2 threads: the same report, not float32's" ||
+        bad "bf16 sweep report of 2 ranks per candidate differs from 1 worker x 2 threads (or equals float32's)"
+    for c in swb1/checkpoints/*/epoch-3.ckpt; do cmp -s "$c" "swb2/${c#swb1/}" || bad "bf16 sweep checkpoint ${c#swb1/} differs"; done
+fi
 cat >die2.sh <<'EOF'
 #!/bin/sh
 if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then

@@ -57,6 +57,7 @@
     X("rec-reals",            test_rec_reals) \
     X("sweep-progress",       test_progress_every) \
     X("sweep-gpus",           test_sweep_gpus) \
+    X("sweep-bf16",           test_sweep_bf16) \
     X("sweep-diverge",        test_diverge) \
     X("sweep-clash",          test_plan_clash) \
     X("sweep-ckpt-file",      test_ckpt_file) \

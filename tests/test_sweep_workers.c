@@ -243,6 +243,65 @@ void test_sweep_gpus(void) {
     dse_space_free(&sp);
 }
 
+/* A CPU sweep in bf16 (issue #37): --precision bf16 without --gpus trains every candidate in
+ * bf16 on the CPU and each attempt records it; 2 workers of 1 thread repeat 1 worker of 2
+ * threads bit for bit (records and report), and the records are not the float32 reference's
+ * (bf16 ran). A CPU without AVX512-BF16 (DSE_CPU_NO_BF16=1 stands in for one) stops the
+ * command with exit 2 before any candidate is claimed, naming why: given --precision bf16,
+ * or working a sweep whose plan says bf16. */
+void test_sweep_bf16(void) {
+    if (!data_installed()) {
+        printf("SKIP: dataset-fashion-mnist not installed\n");
+        return;
+    }
+    char a[200], b[200], c[200], log[260];
+    snprintf(a, sizeof a, "%s/bf16_one", scratch());
+    snprintf(b, sizeof b, "%s/bf16_two", scratch());
+    snprintf(c, sizeof c, "%s/bf16_none", scratch());
+    snprintf(log, sizeof log, "%s/bf16.log", scratch());
+    const char *one[] = { "sweep", TINY, "--out", a, "--workers", "1", "--threads", "2", "--precision", "bf16", NULL };
+    const char *two[] = { "sweep", TINY, "--out", b, "--workers", "2", "--threads", "1", "--precision", "bf16", NULL };
+    const char *none[] = { "sweep", TINY, "--out", c, "--workers", "1", "--precision", "bf16", NULL };
+    const char *again[] = { "sweep", TINY, "--out", a, "--workers", "1", NULL };
+    char *text = NULL;
+    setenv("DSE_CPU_NO_BF16", "1", 1); /* a CPU without it: refused before a claim */
+    CHECK_INT_EQ(run_dse(log, none, 60), 2);
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "this sweep trains in bf16, and this CPU cannot: "));
+    free(text), text = NULL;
+    struct recs x;
+    recs_load(c, &x);
+    for (int i = 0; i < x.n; i++) CHECK_INT_EQ(x.r[i].n_att, 0);
+    recs_free(&x);
+    unsetenv("DSE_CPU_NO_BF16");
+    if (dse_cpu_bf16_why()) {
+        printf("  skipped the bf16 sweeps: %s\n", dse_cpu_bf16_why());
+        return;
+    }
+    CHECK_INT_EQ(run_dse(log, one, 300), 0);
+    CHECK_INT_EQ(run_dse(log, two, 300), 0);
+    struct recs ra, rb, rf;
+    recs_load(a, &ra), recs_load(b, &rb), recs_load(reference(0), &rf);
+    CHECK_INT_EQ(ra.n, 4);
+    CHECK(recs_same(&ra, &rb));
+    printf("  the float32 reference's records differ, as they must:\n");
+    CHECK(!recs_same(&ra, &rf));
+    for (int i = 0; i < ra.n; i++) {
+        CHECK_INT_EQ(ra.r[i].status, DSE_REC_DONE);
+        for (int k = 0; k < ra.r[i].n_att; k++) CHECK_STR_EQ(ra.r[i].att[k].precision, "bf16");
+    }
+    char *ca = report_csv(a), *cb = report_csv(b);
+    CHECK(ca && cb && !strcmp(ca, cb));
+    free(ca), free(cb);
+    recs_free(&ra), recs_free(&rb), recs_free(&rf);
+    setenv("DSE_CPU_NO_BF16", "1", 1); /* the plan says bf16: a worker here cannot */
+    CHECK_INT_EQ(run_dse(log, again, 60), 2);
+    unsetenv("DSE_CPU_NO_BF16");
+    CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
+    CHECK(text && strstr(text, "/plan.json: this sweep trains in bf16, and this CPU cannot: "));
+    free(text);
+}
+
 /* ---- whole sweeps ------------------------------------------------------------------------ */
 
 /* The sweep in dir ended as the uninterrupted reference ref did: its 4 records the same bit

@@ -419,7 +419,11 @@ static void bwd_part(void *arg, int t, int nt) {
     }
 }
 
-/* The threads' blocks added where the slice tree adds them, over elements [lo, hi), into dw. */
+/* The threads' blocks added where the slice tree adds them, over elements [lo, hi), into dw;
+ * the blocks that are left are one, unless this is one of several ranks whose run of slices
+ * is not a whole subtree: then the first goes to dw and the others to the node's dw_blocks
+ * (engine.h), which the ranks add where the tree does (engine/model.c), as conv2d.c's
+ * float32 strategies leave theirs. */
 struct tree_job {
     const struct bjob *j;
     float             *dw;
@@ -433,8 +437,11 @@ static void tree_part(void *arg, int64_t lo, int64_t hi) {
         const struct dse_slice_tree *own = wt_tree(r->j, t);
         for (int b = 0; b < own->n; b++) dse_slice_push(&tr, own->b[b].level, own->b[b].index, own->b[b].buf, lo, hi, NULL, NULL);
     }
-    DSE_ASSERT(tr.n == 1);
+    DSE_ASSERT(tr.n >= 1 && (tr.n == 1 || r->j->n->dw_blocks));
     for (int64_t e = lo; e < hi; e++) r->dw[e] += tr.b[0].buf[e];
+    const int64_t nw = r->j->s.K * r->j->s.CRS;
+    for (int b = 1; b < tr.n; b++)
+        memcpy(r->j->n->dw_blocks + (b - 1) * nw + lo, tr.b[b].buf + lo, (size_t)(hi - lo) * sizeof(float));
 }
 
 /* ---- direct: stride-1 convs on padded planes -------------------------------------------- */
@@ -679,8 +686,6 @@ enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n
     float *dw = n->weight->grad;
     const struct dse_tensor *x = n->in[0];
     if (!dw && !x->grad) return DSE_OK;
-    if (cx->dist_batch)
-        return dse_cpu_fail(cx, n, DSE_ERR_UNSUPPORTED, "bf16 convs with data-parallel ranks are not built yet");
     struct bjob j = { .cx = cx, .n = n, .s = bshape_of(n), .isa = dse_cpu_bf16_isa() };
     const struct bshape *s = &j.s;
     j.sl = dse_cpu_slices_of(cx, s->N);
