@@ -372,7 +372,11 @@ static const struct dse_opt_line lines_sweep[] = {
     OWNB(MIN_EPOCHS, "halving: rungs at R, R*eta, R*eta^2, ... epochs (default %D)", SWEEP(plan.min_epochs)),
     OWNB(RANK, "halving: %D (default: Pareto rank on top-1 and model size, so\n"
                "small models are not culled for being small) or top1", SWEEP(plan.rank)),
-    OWN(CONV, "conv strategy: auto (timed once per candidate; default) or a fixed one"),
+    OWN(CONV, "conv strategy: auto (timed once per candidate in fp32; default) or a fixed one"),
+    OWN(PRECISION, "conv and fc arithmetic: fp32 (default) or bf16 (mixed: bf16 products,\n"
+                   "float32 sums; on the CPU AVX512-BF16, --conv then stays auto); with --gpus\n"
+                   "also tf32 (tensor cores) or fp16 (with loss scaling); all but fp32 change\n"
+                   "results"),
     OWNB(LEASE_SECONDS, "a lease's time to live (default %D; renewed every S/10 seconds)", SWEEP(lease_s)),
     OWNB(CKPT_EVERY, "CPU workers also checkpoint within an epoch: every N steps, or\n"
                      "Ns / Nm (default %D; 0: only at epochs' ends); a killed worker's\n"
@@ -399,9 +403,6 @@ static const struct dse_opt_line lines_sweep[] = {
     OWN(PER_GPU, "workers per GPU, threads of one process so that their kernels overlap:\n"
                  "a number, or auto (default: as many as fit, at most 8, at most the CPU\n"
                  "cores per GPU)"),
-    OWN(PRECISION, "conv and fc arithmetic: fp32 (default), tf32 (tensor cores), or mixed:\n"
-                   "fp16 (with loss scaling) or bf16 convs; all but fp32 change results.\n"
-                   "On the CPU fp32 or bf16 (AVX512-BF16; --conv then stays auto)"),
     OWNB(MAX_OOM, "a candidate that runs out of GPU memory is re-queued with a note and asks\n"
                   "for more next time; after N times in a row it is marked failed (default %D)", SWEEP(max_oom)),
     OWNB(ALGOS, "cuDNN's algorithms: %D (default: deterministic ones only) or any (also\n"

@@ -58,10 +58,12 @@ struct dse_sweep_plan {
     int                 eta;         /* halving: the top 1/eta of a rung go on (>= 2) */
     int                 min_epochs;  /* halving: the first rung, r */
     enum dse_sweep_rank rank;        /* halving: how a rung is ranked */
-    int                 conv;        /* DSE_ALGO_AUTO (timed once per candidate) or one strategy;
-                                        CPU workers only (on a GPU cuDNN chooses) */
-    enum dse_cuda_math  precision;   /* conv and fc arithmetic: fp32 (the CPU's only one) or tf32
-                                        (GPUs only; changes results) */
+    int                 conv;        /* DSE_ALGO_AUTO (timed once per candidate in fp32) or one
+                                        strategy; CPU workers only (on a GPU cuDNN chooses, in
+                                        bf16 the CPU's rule) */
+    enum dse_cuda_math  precision;   /* conv and fc arithmetic: fp32, bf16 (GPUs, and CPUs with
+                                        AVX512-BF16), tf32 or fp16 (GPUs only); all but fp32
+                                        change results */
     int                 nondeterministic; /* GPUs: cuDNN may use algorithms that add in a varying
                                         order (--algos any): faster, not bit-identical */
     int                 n_rungs;     /* rungs at r eta^k epochs below R */

@@ -315,11 +315,13 @@ int dse_worker_wants_measured(const struct dse_space *s) {
  * threads, the median of 20 forward passes after 3 that warm up (and time the conv
  * strategies), in ms: what dse bench NET --mode infer --batch 1 measures. */
 #define LATENCY_RUNS 20
-static enum dse_status measure_latency(const struct dse_net *net, int threads, double *ms, struct dse_err *err) {
+static enum dse_status measure_latency(const struct dse_net *net, int threads, enum dse_cuda_math math, double *ms,
+                                       struct dse_err *err) {
     struct dse_model_opts mo = { .batch = 1, .threads = threads, .seed = 1, .init = DSE_INIT_MSRA, .init_std = 0.01f,
                                  .inference = 1 };
+    const struct dse_model_device_opts dev = { .math = math }; /* the CPU */
     struct dse_model *m = NULL;
-    enum dse_status st = dse_model_new(net, &mo, &m, err);
+    enum dse_status st = dse_model_new_on(net, &mo, &dev, &m, err);
     if (st) return st;
     float *x = calloc((size_t)dse_tensor_count(&m->input), sizeof *x), loss;
     int label = 0;
@@ -446,7 +448,8 @@ static void stretch_latency(struct worker *w, struct cand *c, struct dse_lease *
     int held = 0;
     /* not the candidate's fault: it stays done without a latency (its cost is then
      * unknown: never a parent), as the docs say */
-    if (measure_latency(net, threads, &r->latency_ms, &lerr))
+    /* in the arithmetic the candidate trained in on the CPU (fp32 or bf16); a GPU sweep's in fp32 */
+    if (measure_latency(net, threads, w->gpu < 0 ? w->plan.precision : DSE_CUDA_MATH_FP32, &r->latency_ms, &lerr))
         dse_worker_say(w, "%s: latency not measured: %s", c->id, dse_err_format(&lerr, msg, sizeof msg));
     /* the heartbeat has stopped: renew the lease the measurement ran under before the
      * commit checks it (a lost one makes the commit write nothing, as ever) */
@@ -642,7 +645,9 @@ enum dse_status dse_worker_train_stretch(struct worker *w, struct cand *c, struc
             snprintf(conv, sizeof conv, "%s/cudnn-%s-%s.txt", ckdir, dse_cuda_math_str(w->plan.precision),
                      w->plan.nondeterministic ? "any" : "det");
             o.conv_cache = conv, o.note = seg_note;
-        } else if (w->plan.conv == DSE_ALGO_AUTO && w->plan.precision == DSE_CUDA_MATH_FP32) { /* bf16: no timing */
+        } else if (w->plan.precision == DSE_CUDA_MATH_BF16) { /* no timing; which convs stay float32 is said as each stretch starts */
+            o.note = seg_note;
+        } else if (w->plan.conv == DSE_ALGO_AUTO) {
             snprintf(conv, sizeof conv, "%s/conv.txt", ckdir); /* whatever the threads: the same bits */
             if ((st = dse_worker_pretime_conv(&net, &o, conv, err))) goto candidate_failed;
             o.conv_cache = conv;

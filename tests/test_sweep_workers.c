@@ -250,10 +250,6 @@ void test_sweep_gpus(void) {
  * --precision bf16 is a usage error (exit 2, DIR not made), and a worker of a sweep whose
  * plan says bf16 stops with exit 2 before claiming anything; each names why. */
 void test_sweep_bf16(void) {
-    if (!data_installed()) {
-        printf("SKIP: dataset-fashion-mnist not installed\n");
-        return;
-    }
     char a[200], b[200], c[200], log[260];
     snprintf(a, sizeof a, "%s/bf16_one", scratch());
     snprintf(b, sizeof b, "%s/bf16_two", scratch());
@@ -264,14 +260,18 @@ void test_sweep_bf16(void) {
     const char *none[] = { "sweep", TINY, "--out", c, "--workers", "1", "--precision", "bf16", NULL };
     const char *again[] = { "sweep", TINY, "--out", a, "--workers", "1", NULL };
     char *text = NULL;
+    struct stat st;
     setenv("DSE_CPU_NO_BF16", "1", 1); /* a CPU without it: a usage error, DIR not made */
     CHECK_INT_EQ(run_dse(log, none, 60), 2);
     CHECK_OK(dse_fs_read(log, &text, NULL, NULL));
     CHECK(text && strstr(text, "dse sweep: --precision bf16 on the CPU needs AVX512-BF16: "));
     free(text), text = NULL;
-    struct stat st;
     CHECK(stat(c, &st) != 0);
     unsetenv("DSE_CPU_NO_BF16");
+    if (!data_installed()) {
+        printf("SKIP: the bf16 sweeps: dataset-fashion-mnist not installed\n");
+        return;
+    }
     if (dse_cpu_bf16_why()) {
         printf("  skipped the bf16 sweeps: %s\n", dse_cpu_bf16_why());
         return;
@@ -285,13 +285,17 @@ void test_sweep_bf16(void) {
     printf("  the float32 reference's records differ, as they must:\n");
     CHECK(!recs_same(&ra, &rf));
     for (int i = 0; i < ra.n; i++) {
+        char conv[400];
         CHECK_INT_EQ(ra.r[i].status, DSE_REC_DONE);
         for (int k = 0; k < ra.r[i].n_att; k++) CHECK_STR_EQ(ra.r[i].att[k].precision, "bf16");
+        snprintf(conv, sizeof conv, "%s/checkpoints/%s/conv.txt", a, ra.r[i].id); /* bf16 times no strategies */
+        CHECK(stat(conv, &st) != 0);
     }
     char *ca = report_csv(a), *cb = report_csv(b);
     CHECK(ca && cb && !strcmp(ca, cb));
     free(ca), free(cb);
     recs_free(&ra), recs_free(&rb), recs_free(&rf);
+    CHECK(count_in(log, "compute in float32") >= 1); /* the worker says which convs stay float32 */
     setenv("DSE_CPU_NO_BF16", "1", 1); /* the plan says bf16: a worker here cannot */
     CHECK_INT_EQ(run_dse(log, again, 60), 2);
     unsetenv("DSE_CPU_NO_BF16");
