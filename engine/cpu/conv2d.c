@@ -1095,6 +1095,7 @@ static void fwd_direct_range(const struct cj *j, int t, int64_t i0, int64_t i1, 
     if (k0 >= k1) return;
     for (int64_t i = i0; i < i1; i++) {
         if (s->is_1x1) { /* [k0, k1): output channels */
+            dse_cpu_touch(x->data + i * x->stride_n, (size_t)(s->C * s->HW) * sizeof(float));
             const struct dse_mm m = { .M = k1 - k0, .N = s->PQ, .K = s->C, .a = w + k0 * s->C, .a_rs = s->C,
                                       .a_ks = 1, .b = x->data + i * x->stride_n, .ldb = s->HW,
                                       .c = y->data + i * y->stride_n + k0 * s->PQ, .ldc = s->PQ,
@@ -1171,6 +1172,10 @@ static void bwd_direct_slice(const struct cj *j, int t, int slice, int64_t i0, i
     for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
         const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
         if (dw && s->is_1x1) {
+            for (int64_t i = n0; i < n0 + nb; i++) {
+                dse_cpu_touch(y->grad + i * y->stride_n, (size_t)(s->K * s->PQ) * sizeof(float));
+                dse_cpu_touch(x->data + i * x->stride_n, (size_t)(s->C * s->HW) * sizeof(float));
+            }
             const struct dse_mm_nt m = { .M = s->K, .N = s->C, .L = s->PQ, .imgs = nb,
                                          .a = y->grad + n0 * y->stride_n, .lda = s->PQ, .a_is = y->stride_n,
                                          .b = x->data + n0 * x->stride_n, .ldb = s->HW, .b_is = x->stride_n,
@@ -1190,6 +1195,7 @@ static void bwd_direct_slice(const struct cj *j, int t, int slice, int64_t i0, i
             const float *dy = y->grad + i * y->stride_n;
             float *dx = x->grad + i * x->stride_n;
             if (s->is_1x1) {
+                dse_cpu_touch(dx, (size_t)(s->C * s->HW) * sizeof(float));
                 const struct dse_mm m = { .M = s->C, .N = s->PQ, .K = s->K, .a = j->n->weight->data, .a_rs = 1,
                                           .a_ks = s->C, .b = dy, .ldb = s->PQ, .c = dx, .ldc = s->HW, .acc = 1 };
                 dse_cpu_mm(&m, j->isa);

@@ -243,6 +243,11 @@ void dse_cpu_pad_planes(const float *x, int64_t C, int H, int W, int ph, int pw,
  * DSE_CPU_MM_NONE; pass only what dse_cpu_mm_isa() said (asked once by the caller): the AVX2
  * code runs without a check of its own. */
 void dse_cpu_to_pixels(const float *g, int64_t K, int64_t PQ, int64_t kt, float *d, int isa);
+/* Reads [p, p + bytes) once, a line at a time in address order, and nothing else: before a
+ * kernel whose first pass over an operand goes by strided panels (mm.c's C = A B on a 1x1
+ * conv's planes, a row of 784 bytes read 256 at a time), so that the lines arrive as one
+ * stream instead of one miss each (SqueezeNet-FMNIST's 1x1 convs: docs/training.md). */
+void dse_cpu_touch(const void *p, size_t bytes);
 /* d[q] = s[2 q] for q < n: a stride-2 conv's lowered row (conv2d.c's im2col). Reads s[0, 2 n - 1)
  * only; AVX2 in blocks of 8 unless isa is DSE_CPU_MM_NONE (isa as for dse_cpu_to_pixels). */
 void dse_cpu_take2(float *restrict d, const float *restrict s, int64_t n, int isa);

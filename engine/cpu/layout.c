@@ -34,6 +34,14 @@ void dse_cpu_pad_planes(const float *x, int64_t C, int H, int W, int ph, int pw,
     }
 }
 
+/* One load a cache line, in address order: the lines come from L3 or memory as one stream
+ * the hardware prefetcher follows, ahead of a kernel that reads them in strided panels. */
+void dse_cpu_touch(const void *p, size_t bytes) {
+    const volatile char *b = p;
+    for (size_t o = 0; o < bytes; o += 64) (void)b[o];
+    if (bytes) (void)b[bytes - 1];
+}
+
 #ifdef DSE_CPU_HAS_AVX2_CODE
 /* 8 channels x 8 pixels of g (rows of ld floats) into 8 pixels x 8 channels of d (rows of
  * dld floats): the usual 8x8 transpose in unpacks and 128-bit swaps. */
@@ -71,14 +79,11 @@ __attribute__((target("avx2"))) static int64_t to_pixels_avx2(const float *g, in
 
 #ifdef DSE_CPU_HAS_AVX2_CODE
 /* The whole blocks of 8 of dse_cpu_take2 whose 16 floats lie below s[2 n - 1]; returns the
- * values done. Two loads, the even floats of each 128-bit lane, then the lanes in order. */
+ * values done. Two loads, their even floats (dse_avx2_half, as pooling's windows take them). */
 __attribute__((target("avx2"))) static int64_t take2_avx2(float *d, const float *s, int64_t n) {
     int64_t q = 0;
-    for (; q + 8 < n; q += 8) {
-        const __m256 a = _mm256_loadu_ps(s + 2 * q), b = _mm256_loadu_ps(s + 2 * q + 8);
-        const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 a4 a6 b4 b6 */
-        _mm256_storeu_ps(d + q, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
-    }
+    for (; q + 8 < n; q += 8)
+        _mm256_storeu_ps(d + q, dse_avx2_half(_mm256_loadu_ps(s + 2 * q), _mm256_loadu_ps(s + 2 * q + 8), 0));
     return q;
 }
 #endif
