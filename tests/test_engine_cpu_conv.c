@@ -925,8 +925,8 @@ void test_layout_moves(void) {
     /* a stride-2 lowered row: the source is exactly the 2 n - 1 floats it may read (ASan
      * builds catch a read past them), the output has guard floats on both sides */
     bad = 0;
-    for (int isa = DSE_CPU_MM_NONE; isa <= DSE_CPU_MM_AVX2; isa++) {
-        if (isa == DSE_CPU_MM_AVX2 && dse_cpu_mm_isa() == DSE_CPU_MM_NONE) continue;
+    for (int isa = DSE_CPU_MM_NONE; isa <= DSE_CPU_MM_AVX512; isa++) {
+        if (isa > dse_cpu_mm_isa()) continue; /* AVX2 / AVX-512 not here */
         for (int n = 1; n <= 41; n++) {
             float *src = malloc(sizeof *src * (size_t)(2 * n - 1));
             for (int i = 0; i < 2 * n - 1; i++) src[i] = (float)dse_pcg32_next(&rng) / 65536.0f;
@@ -934,7 +934,7 @@ void test_layout_moves(void) {
             for (int q = 0; q < n; q++) e[G + q] = src[2 * q];
             dse_cpu_take2(d + G, src, n, isa);
             if (memcmp(d, e, sizeof *d * (size_t)(n + 2 * G)) && !bad++)
-                fprintf(stderr, "  take2 n %d (%s): wrong\n", n, isa ? "AVX2" : "scalar");
+                fprintf(stderr, "  take2 n %d (%s): wrong\n", n, isa == DSE_CPU_MM_AVX512 ? "AVX-512" : isa ? "AVX2" : "scalar");
             free(src);
         }
     }

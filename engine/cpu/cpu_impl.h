@@ -248,8 +248,9 @@ void dse_cpu_to_pixels(const float *g, int64_t K, int64_t PQ, int64_t kt, float 
  * conv's planes, a row of 784 bytes read 256 at a time), so that the lines arrive as one
  * stream instead of one miss each (SqueezeNet-FMNIST's 1x1 convs: docs/training.md). */
 void dse_cpu_touch(const void *p, size_t bytes);
-/* d[q] = s[2 q] for q < n: a stride-2 conv's lowered row (conv2d.c's im2col). Reads s[0, 2 n - 1)
- * only; AVX2 in blocks of 8 unless isa is DSE_CPU_MM_NONE (isa as for dse_cpu_to_pixels). */
+/* d[q] = s[2 q] for q < n: a stride-2 conv's lowered row (conv2d.c's im2col, and the bf16
+ * lowering's through dse_cpu_copy_strided). Reads s[0, 2 n - 1) only; by isa (dse_cpu_mm_isa's
+ * value): AVX-512 in masked blocks of 16, AVX2 in blocks of 8 and a scalar tail, or scalar. */
 void dse_cpu_take2(float *restrict d, const float *restrict s, int64_t n, int isa);
 
 /* part[j][sc] = the sum over slice sc's images, one image after another, of channel k + j's

@@ -284,18 +284,6 @@ TBF static void pairs_of_rows512(const dse_bf16 *rows, int64_t K, int64_t N, int
     }
 }
 
-/* dst[q] = src[2 q], q < n: 32 floats loaded (under masks: nothing past src[2 (n - 1)] is
- * read), their even ones kept. */
-TBF static void copy_s2_512(const float *src, int64_t n, float *dst) {
-    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    for (int64_t q = 0; q < n; q += 16) {
-        const int64_t rem = n - q < 16 ? n - q : 16, last = 2 * rem - 1; /* elements 0 .. last - 1 read */
-        const __m512 lo = _mm512_maskz_loadu_ps(lanes16(last), src + 2 * q);
-        const __m512 hi = _mm512_maskz_loadu_ps(lanes16(last - 16), src + 2 * q + 16);
-        _mm512_mask_storeu_ps(dst + q, lanes16(rem), _mm512_permutex2var_ps(lo, even, hi));
-    }
-}
-
 #endif /* DSE_CPU_HAS_AVX2_CODE */
 
 /* ---- dispatch --------------------------------------------------------------------------- */
@@ -363,13 +351,10 @@ void dse_bf16_pairs_of_rows(const dse_bf16 *rows, int64_t K, int64_t N, int64_t 
 }
 
 void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa) {
-#ifdef DSE_CPU_HAS_AVX2_CODE
-    if (isa >= DSE_CPU_BF16_AVX512 && stride == 2) {
-        copy_s2_512(src, n, dst);
+    if (stride == 2) { /* layout.c's, also the float32 lowering's; a CPU with bf16 has AVX-512 */
+        dse_cpu_take2(dst, src, n, isa >= DSE_CPU_BF16_AVX512 ? DSE_CPU_MM_AVX512 : DSE_CPU_MM_NONE);
         return;
     }
-#endif
-    (void)isa;
     for (int64_t q = 0; q < n; q++) dst[q] = src[q * stride];
 }
 
