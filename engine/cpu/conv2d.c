@@ -1088,6 +1088,13 @@ static int direct_ok(const struct shape *s) {
     return s->G == 1 && (s->is_1x1 || direct_3x3(s)) && dse_cpu_mm_isa() != DSE_CPU_MM_NONE;
 }
 
+/* dse_cpu_touch for an image's plane set that fits GEMM_BLOCK_BYTES (it then stays in the
+ * core's L2 for the kernel); larger ones (SqueezeNet v1.0's 55x55 maps, over 1 MB) are left
+ * to the kernel's own pass. */
+static void touch_l2(const float *p, size_t bytes) {
+    if (bytes <= GEMM_BLOCK_BYTES) dse_cpu_touch(p, bytes);
+}
+
 static void fwd_direct_range(const struct cj *j, int t, int64_t i0, int64_t i1, int64_t k0, int64_t k1) {
     const struct shape *s = j->s;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
@@ -1095,7 +1102,7 @@ static void fwd_direct_range(const struct cj *j, int t, int64_t i0, int64_t i1, 
     if (k0 >= k1) return;
     for (int64_t i = i0; i < i1; i++) {
         if (s->is_1x1) { /* [k0, k1): output channels */
-            dse_cpu_touch(x->data + i * x->stride_n, (size_t)(s->C * s->HW) * sizeof(float));
+            touch_l2(x->data + i * x->stride_n, (size_t)(s->C * s->HW) * sizeof(float));
             const struct dse_mm m = { .M = k1 - k0, .N = s->PQ, .K = s->C, .a = w + k0 * s->C, .a_rs = s->C,
                                       .a_ks = 1, .b = x->data + i * x->stride_n, .ldb = s->HW,
                                       .c = y->data + i * y->stride_n + k0 * s->PQ, .ldc = s->PQ,
@@ -1173,8 +1180,8 @@ static void bwd_direct_slice(const struct cj *j, int t, int slice, int64_t i0, i
         const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
         if (dw && s->is_1x1) {
             for (int64_t i = n0; i < n0 + nb; i++) {
-                dse_cpu_touch(y->grad + i * y->stride_n, (size_t)(s->K * s->PQ) * sizeof(float));
-                dse_cpu_touch(x->data + i * x->stride_n, (size_t)(s->C * s->HW) * sizeof(float));
+                touch_l2(y->grad + i * y->stride_n, (size_t)(s->K * s->PQ) * sizeof(float));
+                touch_l2(x->data + i * x->stride_n, (size_t)(s->C * s->HW) * sizeof(float));
             }
             const struct dse_mm_nt m = { .M = s->K, .N = s->C, .L = s->PQ, .imgs = nb,
                                          .a = y->grad + n0 * y->stride_n, .lda = s->PQ, .a_is = y->stride_n,
@@ -1195,7 +1202,7 @@ static void bwd_direct_slice(const struct cj *j, int t, int slice, int64_t i0, i
             const float *dy = y->grad + i * y->stride_n;
             float *dx = x->grad + i * x->stride_n;
             if (s->is_1x1) {
-                dse_cpu_touch(dx, (size_t)(s->C * s->HW) * sizeof(float));
+                touch_l2(dx, (size_t)(s->C * s->HW) * sizeof(float));
                 const struct dse_mm m = { .M = s->C, .N = s->PQ, .K = s->K, .a = j->n->weight->data, .a_rs = 1,
                                           .a_ks = s->C, .b = dy, .ldb = s->PQ, .c = dx, .ldc = s->HW, .acc = 1 };
                 dse_cpu_mm(&m, j->isa);

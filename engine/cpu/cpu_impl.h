@@ -243,14 +243,19 @@ void dse_cpu_pad_planes(const float *x, int64_t C, int H, int W, int ph, int pw,
  * DSE_CPU_MM_NONE; pass only what dse_cpu_mm_isa() said (asked once by the caller): the AVX2
  * code runs without a check of its own. */
 void dse_cpu_to_pixels(const float *g, int64_t K, int64_t PQ, int64_t kt, float *d, int isa);
-/* Reads [p, p + bytes) once, a line at a time in address order, and nothing else: before a
- * kernel whose first pass over an operand goes by strided panels (mm.c's C = A B on a 1x1
- * conv's planes, a row of 784 bytes read 256 at a time), so that the lines arrive as one
- * stream instead of one miss each (SqueezeNet-FMNIST's 1x1 convs: docs/training.md). */
+/* Reads [p, p + bytes) a line at a time in address order (the last line maybe twice), and
+ * nothing else: before a kernel whose first pass over an operand goes by strided panels
+ * (mm.c's C = A B on a 1x1 conv's planes: a row of 784 bytes read 256 at a time with AVX-512,
+ * 64 with AVX2) or by several rows side by side (mm_nt's dot products), so that the lines
+ * arrive as one stream instead of one miss each (SqueezeNet-FMNIST's 1x1 convs:
+ * docs/training.md). Worth it only for what stays in the core's L2 until the kernel reads it
+ * (conv2d.c touches up to GEMM_BLOCK_BYTES). */
 void dse_cpu_touch(const void *p, size_t bytes);
 /* d[q] = s[2 q] for q < n: a stride-2 conv's lowered row (conv2d.c's im2col, and the bf16
- * lowering's through dse_cpu_copy_strided). Reads s[0, 2 n - 1) only; by isa (dse_cpu_mm_isa's
- * value): AVX-512 in masked blocks of 16, AVX2 in blocks of 8 and a scalar tail, or scalar. */
+ * lowering's through dse_cpu_copy_strided). Reads s[0, 2 n - 1) only; by isa: AVX-512 in masked
+ * blocks of 16, AVX2 in blocks of 8 and a scalar tail, or scalar. Pass dse_cpu_mm_isa()'s value,
+ * or DSE_CPU_MM_AVX512 where the caller knows the CPU has AVX-512F (the bf16 kernels run only
+ * there: dse_cpu_bf16_why). */
 void dse_cpu_take2(float *restrict d, const float *restrict s, int64_t n, int isa);
 
 /* part[j][sc] = the sum over slice sc's images, one image after another, of channel k + j's

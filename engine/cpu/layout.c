@@ -98,7 +98,8 @@ __attribute__((target("avx512f"))) static void take2_512(float *d, const float *
     for (int64_t q = 0; q < n; q += 16) {
         const int64_t rem = n - q < 16 ? n - q : 16, last = 2 * rem - 1; /* s[2 q, 2 q + last) */
         const __m512 lo = _mm512_maskz_loadu_ps(lanes16(last), s + 2 * q);
-        const __m512 hi = _mm512_maskz_loadu_ps(lanes16(last - 16), s + 2 * q + 16);
+        const __m512 hi = last > 16 ? _mm512_maskz_loadu_ps(lanes16(last - 16), s + 2 * q + 16)
+                                    : _mm512_setzero_ps(); /* no pointer past the row's end */
         _mm512_mask_storeu_ps(d + q, lanes16(rem), _mm512_permutex2var_ps(lo, even, hi));
     }
 }
