@@ -29,6 +29,7 @@ int             fail(const struct dse_err *err);
 int             fail_net(struct dse_err *err, const char *net_path);
 enum dse_format opt_format(const char *v, enum dse_format dflt);
 int             opt_conv(const char *cmd, const char *v, int *algo);
+int             conv_in_bf16(const char *cmd, const char *conv, const struct dse_model_device_opts *d);
 double          now_s(void);
 int             opt_progress_every(const char *cmd, const char *v, double *seconds);
 int             opt_ckpt_every(const char *cmd, const char *v, double *seconds, int *steps);

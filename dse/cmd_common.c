@@ -66,6 +66,16 @@ int opt_conv(const char *cmd, const char *v, int *algo) {
     return bad_usage(cmd, msg, v);
 }
 
+/* --conv with --precision bf16 on the CPU: the bf16 convs take their path by a rule
+ * (engine/cpu/conv_bf16.c), not the float32 strategies --conv names; a usage error
+ * rather than an option silently ignored (dse train, bench, profile, sweep). -1: go on. */
+int conv_in_bf16(const char *cmd, const char *conv, const struct dse_model_device_opts *d) {
+    if (d->device.kind == DSE_DEVICE_CPU && d->math == DSE_CUDA_MATH_BF16 && conv && strcmp(conv, "auto"))
+        return bad_usage(cmd, "--conv %s is a float32 conv strategy; in bf16 the CPU's convs take their own path "
+                         "(leave --conv out)", conv);
+    return -1;
+}
+
 double now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);

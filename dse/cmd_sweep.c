@@ -241,9 +241,8 @@ static int sweep_options(const struct dse_opt_cmd *c, const struct dse_opt_args 
             return bad_usage(c->name, "--precision '%s' is not fp32, tf32, fp16 or bf16", OPT(PRECISION));
         if (!gpus && o->plan.precision != DSE_CUDA_MATH_FP32 && o->plan.precision != DSE_CUDA_MATH_BF16)
             return bad_usage(c->name, "--precision %s needs --gpus; CPU sweeps compute in fp32 or bf16", OPT(PRECISION));
-        if (!gpus && o->plan.precision == DSE_CUDA_MATH_BF16 && OPT(CONV) && strcmp(OPT(CONV), "auto"))
-            return bad_usage(c->name, "--conv %s is a float32 conv strategy; in bf16 the CPU's convs take their own path "
-                             "(leave --conv out)", OPT(CONV));
+        const struct dse_model_device_opts cpu = { .math = o->plan.precision }; /* without --gpus */
+        if (!gpus && (rc = conv_in_bf16(c->name, OPT(CONV), &cpu)) >= 0) return rc;
         /* before DIR is touched; under --slurm the tasks' nodes train (their workers check there) */
         if (!gpus && !slurm && o->plan.precision == DSE_CUDA_MATH_BF16 && dse_cpu_bf16_why())
             return bad_usage(c->name, "--precision bf16 on the CPU needs AVX512-BF16: %s (or give --gpus)",

@@ -43,16 +43,6 @@ static int opt_cpu_precision(const char *cmd, const char *precision, struct dse_
     return -1;
 }
 
-/* --conv with --precision bf16 on the CPU: the bf16 convs take their path by a rule
- * (engine/cpu/conv_bf16.c), not the float32 strategies --conv names; a usage error
- * rather than an option silently ignored. -1: go on. */
-static int conv_in_bf16(const char *cmd, const char *conv, const struct dse_model_device_opts *d) {
-    if (d->device.kind == DSE_DEVICE_CPU && d->math == DSE_CUDA_MATH_BF16 && conv && strcmp(conv, "auto"))
-        return bad_usage(cmd, "--conv %s is a float32 conv strategy; in bf16 the CPU's convs take their own path "
-                         "(leave --conv out)", conv);
-    return -1;
-}
-
 /* Before any work (loading data, building a model): a CUDA device this build or this
  * machine does not have is one line naming why, and exit status 2 (as the model build
  * would fail); a usable one is named on stderr with its facts. -1: go on. */

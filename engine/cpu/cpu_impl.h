@@ -243,6 +243,10 @@ void dse_cpu_pad_planes(const float *x, int64_t C, int H, int W, int ph, int pw,
  * DSE_CPU_MM_NONE; pass only what dse_cpu_mm_isa() said (asked once by the caller): the AVX2
  * code runs without a check of its own. */
 void dse_cpu_to_pixels(const float *g, int64_t K, int64_t PQ, int64_t kt, float *d, int isa);
+/* The first k of 16 lanes as an AVX-512 mask (none for k <= 0, all for k >= 16). */
+static inline uint16_t dse_cpu_lanes16(int64_t k) {
+    return k <= 0 ? 0 : k >= 16 ? 0xffff : (uint16_t)((1u << k) - 1);
+}
 /* Reads [p, p + bytes) a line at a time in address order (the last line maybe twice), and
  * nothing else: before a kernel whose first pass over an operand goes by strided panels
  * (mm.c's C = A B on a 1x1 conv's planes: a row of 784 bytes read 256 at a time with AVX-512,

@@ -87,20 +87,16 @@ __attribute__((target("avx2"))) static int64_t take2_avx2(float *d, const float 
     return q;
 }
 
-static inline uint16_t lanes16(int64_t k) { /* the first k of 16 lanes */
-    return k <= 0 ? 0 : k >= 16 ? 0xffff : (uint16_t)((1u << k) - 1);
-}
-
 /* All of dse_cpu_take2 in blocks of 16: 32 floats loaded under masks (nothing at or past
  * s[2 n - 1] is read), their even ones kept. */
 __attribute__((target("avx512f"))) static void take2_512(float *d, const float *s, int64_t n) {
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     for (int64_t q = 0; q < n; q += 16) {
         const int64_t rem = n - q < 16 ? n - q : 16, last = 2 * rem - 1; /* s[2 q, 2 q + last) */
-        const __m512 lo = _mm512_maskz_loadu_ps(lanes16(last), s + 2 * q);
-        const __m512 hi = last > 16 ? _mm512_maskz_loadu_ps(lanes16(last - 16), s + 2 * q + 16)
+        const __m512 lo = _mm512_maskz_loadu_ps(dse_cpu_lanes16(last), s + 2 * q);
+        const __m512 hi = last > 16 ? _mm512_maskz_loadu_ps(dse_cpu_lanes16(last - 16), s + 2 * q + 16)
                                     : _mm512_setzero_ps(); /* no pointer past the row's end */
-        _mm512_mask_storeu_ps(d + q, lanes16(rem), _mm512_permutex2var_ps(lo, even, hi));
+        _mm512_mask_storeu_ps(d + q, dse_cpu_lanes16(rem), _mm512_permutex2var_ps(lo, even, hi));
     }
 }
 #endif

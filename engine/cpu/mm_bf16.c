@@ -106,10 +106,6 @@ static void nt_ref(const struct dse_mm_nt_bf16 *p) {
  * in L1 while the row tiles sweep it, as mm.c's MM_KB of floats. */
 #define MM_KB 64
 
-TBF AI __mmask16 lanes16(int64_t count) {
-    return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1);
-}
-
 TBF AI __m512 dp512(__m512 acc, __m512i a, __m512i b) {
     return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b);
 }
@@ -150,7 +146,7 @@ TBF static void mm512(const struct dse_mm_bf16 *p) {
     for (int64_t n0 = 0; n0 < p->N; n0 += 64) {
         const int64_t rem = p->N - n0;
         const int nv = rem >= 64 ? 4 : (int)((rem + 15) / 16);
-        const __mmask16 tail = lanes16(rem - 16 * (nv - 1));
+        const __mmask16 tail = dse_cpu_lanes16(rem - 16 * (nv - 1));
         for (int64_t k0 = 0; k0 < p->KP; k0 += MM_KB) {
             const int64_t k1 = p->KP - k0 > MM_KB ? k0 + MM_KB : p->KP;
             for (int64_t m0 = 0; m0 < p->M; m0 += 6) {
@@ -236,7 +232,7 @@ TBF static void pack_b512(const float *b, int64_t K, int64_t N, int64_t ldb, uin
         const float *r0 = b + 2 * kp * ldb, *r1 = r0 + ldb;
         const int odd = 2 * kp + 1 < K;
         for (int64_t n = 0; n < N; n += 16) {
-            const __mmask16 mk = lanes16(N - n);
+            const __mmask16 mk = dse_cpu_lanes16(N - n);
             const __m512i lo = _mm512_cvtepu16_epi32(cvt16(r0 + n, mk));
             const __m512i hi = odd ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(cvt16(r1 + n, mk)), 16)
                                    : _mm512_setzero_si512();
@@ -249,8 +245,8 @@ TBF static void pack_rows512(const float *x, int64_t rows, int64_t L, int64_t ld
                              int64_t Lp) {
     for (int64_t r = 0; r < rows; r++)
         for (int64_t l = 0; l < Lp; l += 16) {
-            const __mmask16 st = lanes16(Lp - l);
-            const __m256i v = l < L ? cvt16(x + r * ldx + l, lanes16(L - l)) : _mm256_setzero_si256();
+            const __mmask16 st = dse_cpu_lanes16(Lp - l);
+            const __m256i v = l < L ? cvt16(x + r * ldx + l, dse_cpu_lanes16(L - l)) : _mm256_setzero_si256();
             _mm256_mask_storeu_epi16(out + r * ldo + l, st, v);
         }
 }
@@ -261,7 +257,7 @@ TBF static void pair_cols512(const dse_bf16 *rows, int64_t R, int64_t L, int64_t
     const __m512i step = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                             _mm512_set1_epi32((int)(ld / 2)));
     for (int64_t r0 = 0; r0 < R; r0 += 16) {
-        const __mmask16 mk = lanes16(R - r0);
+        const __mmask16 mk = dse_cpu_lanes16(R - r0);
         const uint32_t *base = w + r0 * (ld / 2);
         for (int64_t kp = 0; kp < L / 2; kp++) {
             const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mk, step, base + kp, 4);
@@ -275,7 +271,7 @@ TBF static void pairs_of_rows512(const dse_bf16 *rows, int64_t K, int64_t N, int
         const dse_bf16 *r0 = rows + 2 * kp * ld, *r1 = r0 + ld;
         const int odd = 2 * kp + 1 < K;
         for (int64_t n = 0; n < N; n += 16) {
-            const __mmask16 mk = lanes16(N - n);
+            const __mmask16 mk = dse_cpu_lanes16(N - n);
             const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, r0 + n));
             const __m512i hi = odd ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, r1 + n)), 16)
                                    : _mm512_setzero_si512();
