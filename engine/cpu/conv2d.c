@@ -1323,54 +1323,26 @@ static struct dse_cpu_conv_choice *cache_add(struct dse_cpu_ctx *cx, const int k
 
 typedef enum dse_status (*whole_fn)(struct dse_cpu_ctx *, struct dse_node *, const struct shape *, int);
 
-/* Before each timed run, every thread reads EVICT_BYTES of its own (written once, so that
- * the pages are its own and not the shared zero page): the caches hold what they would hold
- * in the net's pass, not the previous strategy's operands. A layer's operands come from
- * the layer before it, from L3 or memory, so a strategy timed with its inputs warm in L2
- * from the run before (strategy a's, the same x and w) was timed in a state the pass never
- * has, and on v1.0's 55x55 maps at batch 1 the choice between winograd, direct and
- * gemm_image changed from run to run with it. 2 MiB: the largest per-core L2 of x86
- * servers (Intel's from Sapphire Rapids on; AMD Zen 4's is 1 MiB). */
-#define EVICT_BYTES ((int64_t)2 << 20)
-
-static void evict_part(void *p, int t, int nt) {
-    double *b = (double *)p + (size_t)t * (EVICT_BYTES / sizeof(double)), acc = 0;
-    (void)nt;
-    for (int64_t i = 0; i < EVICT_BYTES / (int64_t)sizeof(double); i += 8) acc += b[i]; /* one load a line */
-    b[0] = acc; /* the loads have a use */
-}
-
 static enum dse_status time_all(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s, whole_fn run,
                                 float *ms) {
     double best[DSE_CPU_CONV_COUNT];
-    double *evb = malloc((size_t)EVICT_BYTES * (size_t)cx->threads);
-    if (!evb) return dse_cpu_fail(cx, n, DSE_ERR_NOMEM, "out of memory timing conv strategies");
-    memset(evb, 1, (size_t)EVICT_BYTES * (size_t)cx->threads); /* not 0: malloc + memset 0 may become calloc */
     for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
         best[a] = -1.0;
         if (!algo_ok(a, s)) continue;
         enum dse_status st = run(cx, n, s, a);
-        if (st) {
-            free(evb);
-            return st;
-        }
+        if (st) return st;
         best[a] = 1e30;
     }
     for (int rep = 0; rep < TIMING_REPS; rep++) {
         for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) {
             if (!algo_ok(a, s)) continue;
-            dse_cpu_run(cx, evict_part, evb);
             double t0 = dse_cpu_now_ms();
             enum dse_status st = run(cx, n, s, a);
             double t = dse_cpu_now_ms() - t0;
-            if (st) {
-                free(evb);
-                return st;
-            }
+            if (st) return st;
             if (t < best[a]) best[a] = t;
         }
     }
-    free(evb);
     for (int a = 0; a < DSE_CPU_CONV_COUNT; a++) ms[a] = (float)best[a];
     return DSE_OK;
 }
