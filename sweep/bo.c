@@ -367,19 +367,44 @@ static void features(const struct ctx *c, const struct cand *x, double *f) {
     f[c->d - 1] = c->lf_hi > c->lf_lo ? (x->lf - c->lf_lo) / (c->lf_hi - c->lf_lo) : 0;
 }
 
-/* Member j of the initial design: an unseen candidate drawn uniformly from slice j of n0
- * of the pool (its place in the pool, 1), none left there (0). */
+/* The median of slice [lo, hi)'s log FLOPs (the value at place (hi - lo) / 2 in increasing
+ * order), seen candidates included (so a slice's median does not move as it is drawn from,
+ * and proposals stay prefix-stable): by counting, no allocation; a slice holds at most
+ * DSE_BO_SCAN_MAX / 3 candidates, about 1.9 million comparisons a pick, and picks are the
+ * initial design's few and those made before the model has two results. */
+static double slice_median_lf(const struct ctx *c, int lo, int hi) {
+    const int mid = (hi - lo) / 2;
+    for (int q = lo; q < hi; q++) {
+        int below = 0, upto = 0;
+        for (int r = lo; r < hi; r++) below += c->pool[r].lf < c->pool[q].lf, upto += c->pool[r].lf <= c->pool[q].lf;
+        if (below <= mid && mid < upto) return c->pool[q].lf;
+    }
+    return -INFINITY; /* not reached: some value holds the place */
+}
+
+/* Member j of the initial design: an unseen candidate of slice j of n0 of the pool (its
+ * place in the pool, 1), none left there (0), drawn uniformly from the slice's unseen
+ * candidates with at least its median forward FLOPs (half of the slice or more, with ties;
+ * all of its unseen ones when none of those is left). At equal cost, more compute per
+ * parameter is the better bet for top-1: the thesis's third strategy (downsample late:
+ * larger activation maps for the same weights), and the 3x3 share that raises FLOPs faster
+ * than params. Half, not the single richest candidate: one fixed pick per slice is the same
+ * bet for every seed. Measured in experiments/search_bench/README.md ("The initial design
+ * by FLOPs"). */
 static int stratum_pick(struct ctx *c, int j, int n0, int *at) {
     int lo = (int)((int64_t)c->n_pool * j / n0), hi = (int)((int64_t)c->n_pool * (j + 1) / n0);
     if (hi <= lo) return 0;
-    int start = (int)dse_pcg32_bounded(&c->rng, (uint32_t)(hi - lo));
-    for (int i = 0; i < hi - lo; i++) {
-        int q = lo + (start + i) % (hi - lo);
-        if (!c->pool[q].seen) {
+    const double mid = slice_median_lf(c, lo, hi);
+    int rich = 0, left = 0;
+    for (int q = lo; q < hi; q++)
+        if (!c->pool[q].seen) left++, rich += c->pool[q].lf >= mid;
+    if (!left) return 0;
+    int r = (int)dse_pcg32_bounded(&c->rng, (uint32_t)(rich ? rich : left));
+    for (int q = lo; q < hi; q++)
+        if (!c->pool[q].seen && (!rich || c->pool[q].lf >= mid) && r-- == 0) {
             *at = q;
             return 1;
         }
-    }
     return 0;
 }
 

@@ -17,7 +17,10 @@
  *   - initial design: while fewer than n0 candidates have been recorded or excluded
  *     (counting this call's proposals), proposal j is drawn uniformly from the j-th of n0
  *     equal-count slices of the pool sorted by the cost objective (quantile strata: the
- *     same in the cost and in its log), so the first n0 span the cost axis, cheap to dear.
+ *     same in the cost and in its log), so the first n0 span the cost axis, cheap to dear,
+ *     and from the slice's candidates with at least its median forward FLOPs (more
+ *     compute for the same cost: the better bet for top-1; bo.c stratum_pick says why),
+ *     any of the slice's when none of those is left;
  *     n0 = dse_bo_n_init(budget) = max(3, min(budget / 4, 8)): three points are the
  *     fewest that show a trend along cost with a point between; a quarter of the budget
  *     leaves three quarters to the model; past 8 a space of a few axes is covered well

@@ -194,7 +194,20 @@ static int cmp_dbl(const void *a, const void *b) {
 }
 
 /* The initial design: member j of n0 from the j-th equal-count slice of the feasible
- * candidates sorted by params, so the design spans the cost axis; n0 from the budget. */
+ * candidates sorted by params (ties by grid index, as bo.c's pool), so the design spans the
+ * cost axis, and from the slice's upper half by forward FLOPs (at least the slice's median:
+ * more compute per parameter, bo.c stratum_pick); n0 from the budget. */
+struct by_cost {
+    double   params;
+    uint64_t k;
+};
+
+static int cmp_by_cost(const void *a, const void *b) {
+    const struct by_cost *x = a, *y = b;
+    if (x->params != y->params) return x->params < y->params ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
 void test_bo_strata(void) {
     CHECK_INT_EQ(dse_bo_n_init(0), 8);
     CHECK_INT_EQ(dse_bo_n_init(1), 3);
@@ -205,27 +218,40 @@ void test_bo_strata(void) {
     struct evo_grid g;
     if (evo_grid_load(&g, EVO_SPACE)) { CHECK(0); return; }
     struct dse_err err = { 0 };
-    double *sorted = malloc(sizeof *sorted * g.n);
+    struct by_cost *order = malloc(sizeof *order * g.n);
+    double *flops = malloc(sizeof *flops * g.n), *slice = malloc(sizeof *slice * g.n);
+    const enum dse_evo_cost fc = DSE_EVO_FLOPS;
     int n = 0;
-    for (uint64_t k = 0; k < g.n; k++)
-        if (!g.pruned[k]) sorted[n++] = g.params[k];
-    qsort(sorted, (size_t)n, sizeof *sorted, cmp_dbl);
+    for (uint64_t k = 0; k < g.n; k++) {
+        int pruned;
+        CHECK_OK(dse_evo_costs(&g.s, k, &fc, 1, &flops[k], &pruned, &err));
+        if (!g.pruned[k]) order[n++] = (struct by_cost){ g.params[k], k };
+    }
+    qsort(order, (size_t)n, sizeof *order, cmp_by_cost);
     struct dse_bo_opts o;
     dse_bo_opts_default(&o);
+    int poor_seen = 0; /* a slice whose lower half by FLOPs is not empty: the check can fail */
     for (int n0 = 3; n0 <= 8; n0 += 5)
         for (uint64_t seed = 1; seed <= 4; seed++) {
             o.seed = seed, o.n_init = n0;
             uint64_t out[8];
-            int got = 0, off = 0;
+            int got = 0, off = 0, poor = 0;
             CHECK_OK(dse_bo_propose(&g.s, &o, NULL, 0, NULL, 0, n0, out, &got, &err));
             CHECK_INT_EQ(got, n0);
             for (int j = 0; j < got; j++) {
                 const int lo = n * j / n0, hi = n * (j + 1) / n0;
-                off += !(g.params[out[j]] >= sorted[lo] && g.params[out[j]] <= sorted[hi - 1]);
+                int in = 0;
+                for (int i = lo; i < hi; i++) in += order[i].k == out[j], slice[i - lo] = flops[order[i].k];
+                qsort(slice, (size_t)(hi - lo), sizeof *slice, cmp_dbl);
+                off += !in;
+                poor += flops[out[j]] < slice[(hi - lo) / 2];
+                poor_seen += slice[0] < slice[(hi - lo) / 2];
             }
             CHECK_INT_EQ(off, 0);
+            CHECK_INT_EQ(poor, 0);
         }
-    free(sorted);
+    CHECK(poor_seen > 0);
+    free(order), free(flops), free(slice);
     evo_grid_free(&g);
 }
 

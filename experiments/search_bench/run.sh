@@ -6,7 +6,8 @@
 #     table; delete it and results/table to train again);
 #  2. replays evolution, random search and bo against the table, 25 seeds each
 #     (BUILD/search_replay; with issue #36's statistics at N/10, N/5, N/3, N/2), and
-#     Optuna's NSGA-II, TPE (25 seeds) and GPSampler (5 seeds: minutes a seed) as the
+#     Optuna's NSGA-II, TPE and GPSampler (25 seeds each; GPSampler's take about 3 minutes a
+#     table and reference on 2 cores) as the
 #     yardsticks (bench/optuna_replay.py, in bench/torch_venv.sh's environment, which
 #     installs optuna, scipy and torch with pip where they are missing; skipped with the
 #     reason without pip or network);
@@ -22,6 +23,11 @@
 #     (results/replay_oracle.txt).
 # The second table (table2.cfg, 36 candidates x 2 seeds) is trained first where
 # results/table2.csv is missing, as the first.
+# REPLAYS_ONLY=1 skips what trains (steps 5, 6 and 7's real searches; the tables of steps 1
+# and 8 and the searches' sweep directories must exist, as committed): the replays,
+# statistics, plots and the real searches' comparisons with their replays again, about 12
+# minutes on 2 cores. After a change to a proposer run it whole: the real searches of steps 6
+# and 7 must be the new proposer's, and same_search.py stops the script where they are not.
 # Run from anywhere. BUILD: the build directory (default build).
 set -euo pipefail # a failure inside a { ... } | tee block stops the script too
 cd "$(dirname "$0")/../.."
@@ -55,7 +61,7 @@ py=$(sh bench/torch_venv.sh) || { echo "optuna: could not install (pip or networ
             grep -E "^name=search_replay_at strategy=bo"
         "$py" bench/optuna_replay.py "$out/table.csv" --seeds 25 --ref-quantile $q --budget 48 \
             --sampler nsga2,tpe --curves "$cur/table_curves_q$q.csv" || true
-        "$py" bench/optuna_replay.py "$out/table.csv" --seeds 5 --ref-quantile $q --budget 48 --sampler gp || true
+        "$py" bench/optuna_replay.py "$out/table.csv" --seeds 25 --ref-quantile $q --budget 48 --sampler gp || true
         "$py" bench/surrogate_replay.py "$out/table.csv" --seeds 25 --ref-quantile $q || true
     done
     echo "# proposer variants on the table (evolution only; pop, aging, strata: sweep/evolve.h)"
@@ -84,7 +90,7 @@ py=$(sh bench/torch_venv.sh) || { echo "optuna: could not install (pip or networ
             grep -E "^name=search_replay_at strategy=bo"
         "$py" bench/optuna_replay.py "$out/table2.csv" --seeds 25 --ref-quantile $q --budget 18 \
             --sampler nsga2,tpe --curves "$cur/table2_curves_q$q.csv" || true
-        "$py" bench/optuna_replay.py "$out/table2.csv" --seeds 5 --ref-quantile $q --budget 18 --sampler gp || true
+        "$py" bench/optuna_replay.py "$out/table2.csv" --seeds 25 --ref-quantile $q --budget 18 --sampler gp || true
     done
     echo "# evaluations to 99% of the grid's hypervolume (the frontier), both tables, one worker"
     "$build/search_replay" "$here/table.cfg" "$out/table.csv" --seeds 25 --strategy random,bo --target 0.99 --workers 1 |
@@ -106,18 +112,20 @@ python3 bench/plot_search.py "$cur/table2_curves_q0.5.csv" "$out/table2_hv_media
     --title "Fashion-MNIST table 2 (36 x 2 seeds): hypervolume of (top-1, size), reference at the median top-1"
 python3 bench/plot_search.py "$cur/large_curves.csv" "$out/large_hv.svg" --ymin 0.4 \
     --title "bench/large_space.cfg (913,304 feasible): hypervolume of (FLOPs up, params down)"
-# 5. a real evolution search with replicates (evo_replicates.cfg: 8 candidates x 3 seeds, 1 epoch
-#    each; about 5 minutes): its report and plot with error bars
-"$build/dse" sweep "$here/evo_replicates.cfg" --out "$out/evo_replicates" --workers 1 >/dev/null
-rm -rf "$out/evo_replicates/checkpoints" "$out/evo_replicates/leases" "$out/evo_replicates/"*.svg
-"$build/dse" report "$out/evo_replicates" --plot "$out/evo_replicates.svg" >"$out/evo_replicates.md"
-rm -f "$out/evo_replicates/"*.svg
-# 6. a real bo search with replicates (bo_replicates.cfg: table2's space, 7 candidates x 2 seeds;
-#    about 10 minutes): its proposals must be search_replay's bo, seed 1, one worker
-"$build/dse" sweep "$here/bo_replicates.cfg" --out "$out/bo_replicates" --workers 1 >/dev/null
-rm -rf "$out/bo_replicates/checkpoints" "$out/bo_replicates/leases" "$out/bo_replicates/"*.svg
-"$build/dse" report "$out/bo_replicates" --plot "$out/bo_replicates.svg" >"$out/bo_replicates.md"
-rm -f "$out/bo_replicates/"*.svg
+if [ "${REPLAYS_ONLY:-0}" = 0 ]; then
+    # 5. a real evolution search with replicates (evo_replicates.cfg: 8 candidates x 3 seeds, 1 epoch
+    #    each; about 5 minutes): its report and plot with error bars
+    "$build/dse" sweep "$here/evo_replicates.cfg" --out "$out/evo_replicates" --workers 1 >/dev/null
+    rm -rf "$out/evo_replicates/checkpoints" "$out/evo_replicates/leases" "$out/evo_replicates/"*.svg
+    "$build/dse" report "$out/evo_replicates" --plot "$out/evo_replicates.svg" >"$out/evo_replicates.md"
+    rm -f "$out/evo_replicates/"*.svg
+    # 6. a real bo search with replicates (bo_replicates.cfg: table2's space, 7 candidates x 2 seeds;
+    #    about 10 minutes): its proposals must be search_replay's bo, seed 1, one worker
+    "$build/dse" sweep "$here/bo_replicates.cfg" --out "$out/bo_replicates" --workers 1 >/dev/null
+    rm -rf "$out/bo_replicates/checkpoints" "$out/bo_replicates/leases" "$out/bo_replicates/"*.svg
+    "$build/dse" report "$out/bo_replicates" --plot "$out/bo_replicates.svg" >"$out/bo_replicates.md"
+    rm -f "$out/bo_replicates/"*.svg
+fi
 "$build/search_replay" "$here/table2.cfg" "$out/table2.csv" --seeds 1 --strategy bo --budget 7 --workers 1 \
     --dump "$cur/bo_replicates_replay.csv" >/dev/null
 "$build/dse" report "$out/bo_replicates" --format csv >"$cur/bo_replicates.csv"
@@ -144,11 +152,13 @@ python3 "$here/rung_table.py" "$out/table2" 2 0 >"$out/table2_seed1.csv"
         done
     done
 } 2>&1 | tee "$out/replay_mf.txt"
-rm -rf "$out/bo_asha"
-"$build/dse" sweep "$here/bo_asha.cfg" --out "$out/bo_asha" --workers 1 --early-stop asha --eta 2 --min-epochs 1 >/dev/null
-rm -rf "$out/bo_asha/checkpoints" "$out/bo_asha/leases" "$out/bo_asha/"*.svg
-"$build/dse" report "$out/bo_asha" >"$out/bo_asha.md"
-rm -f "$out/bo_asha/"*.svg
+if [ "${REPLAYS_ONLY:-0}" = 0 ]; then
+    rm -rf "$out/bo_asha"
+    "$build/dse" sweep "$here/bo_asha.cfg" --out "$out/bo_asha" --workers 1 --early-stop asha --eta 2 --min-epochs 1 >/dev/null
+    rm -rf "$out/bo_asha/checkpoints" "$out/bo_asha/leases" "$out/bo_asha/"*.svg
+    "$build/dse" report "$out/bo_asha" >"$out/bo_asha.md"
+    rm -f "$out/bo_asha/"*.svg
+fi
 "$build/search_replay" "$here/table2.cfg" "$out/table2_seed1.csv" --seeds 1 --strategy bo --workers 1 \
     --rungs "$out/table2_seed1_rung1.csv" --dump "$cur/bo_asha_replay.csv" >/dev/null
 "$build/dse" report "$out/bo_asha" --format csv >"$cur/bo_asha.csv"
