@@ -14,8 +14,9 @@ log's rung results. How far the real results are from the table is printed, not 
 Usage: real_table.py REPORT.csv TABLE.csv OUT.csv [DIR RUNG.csv RUNG_OUT.csv]
 Prints one `name=real_table` line."""
 import csv
-import os
 import sys
+
+from same_search import search_log  # the search log, read as same_search.py reads it
 
 
 def rewrite(path, out, new):
@@ -50,13 +51,11 @@ def main():
     line = f"name=real_table trained={len(real)} in_table={n} max_abs_diff={worst:.4f}"
     if len(sys.argv) == 7:
         d, rung_csv, rung_out = sys.argv[4:7]
-        logs = [x for x in os.listdir(os.path.join(d, "search")) if x.startswith("log-")]
-        rung = {}
-        with open(os.path.join(d, "search", max(logs, key=lambda x: int(x[4:])))) as f:
-            for ln in f:
-                w = ln.split()
-                if len(w) == 6 and w[0] == "rung":
-                    rung[int(w[2])] = float(w[5])
+        got_log = search_log(d)
+        if got_log is None:
+            print(f"real_table: {d}/search: no log", file=sys.stderr)
+            return 2
+        rung = got_log[1]
         rn, rworst = rewrite(rung_csv, rung_out, rung)
         line += f" rung_results={len(rung)} rung_in_table={rn} rung_max_abs_diff={rworst:.4f}"
     print(line)

@@ -20,6 +20,23 @@ import os
 import sys
 
 
+def search_log(d):
+    """DIR/search/log-<latest gen>'s proposals (grid indices, in order) and rung results
+    ({index: top-1}; `rung ID INDEX EPOCH OF TOP1` lines); None where there is no log."""
+    logs = [f for f in os.listdir(os.path.join(d, "search")) if f.startswith("log-")]
+    if not logs:
+        return None
+    real, rung = [], {}
+    with open(os.path.join(d, "search", max(logs, key=lambda f: int(f[4:])))) as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 3 and w[0] == "propose":
+                real.append(int(w[2]))
+            if len(w) == 6 and w[0] == "rung":
+                rung[int(w[2])] = float(w[5])
+    return real, rung
+
+
 def main():
     if len(sys.argv) not in (5, 6, 7):
         print(__doc__, file=sys.stderr)
@@ -27,19 +44,11 @@ def main():
     d, dump, report, table = sys.argv[1:5]
     strategy = sys.argv[5] if len(sys.argv) > 5 else "bo"
     rung_csv = sys.argv[6] if len(sys.argv) > 6 else None
-    logs = [f for f in os.listdir(os.path.join(d, "search")) if f.startswith("log-")]
-    if not logs:
+    got_log = search_log(d)
+    if got_log is None:
         print(f"same_search: {d}/search: no log", file=sys.stderr)
         return 2
-    log = max(logs, key=lambda f: int(f[4:]))
-    real, rung = [], {}
-    with open(os.path.join(d, "search", log)) as f:
-        for line in f:
-            w = line.split()
-            if len(w) == 3 and w[0] == "propose":
-                real.append(int(w[2]))
-            if len(w) == 6 and w[0] == "rung":
-                rung[int(w[2])] = float(w[5])
+    real, rung = got_log
     with open(dump, newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["strategy"] == strategy]
     if not rows:
