@@ -16,7 +16,8 @@ Prints one `name=real_table` line."""
 import csv
 import sys
 
-from same_search import search_log  # the search log, read as same_search.py reads it
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree by the import below
+from same_search import search_log  # noqa: E402  the search log, read as same_search.py reads it
 
 
 def rewrite(path, out, new):
