@@ -257,6 +257,7 @@ struct cand {
     uint64_t k;
     double   cost;          /* the cost objective */
     double   lp, lf;        /* log params, log forward FLOPs */
+    double   score;         /* the compute score in its slice, while the design draws (stratum_pick) */
     int      seen;          /* recorded, excluded, proposed */
 };
 
@@ -367,41 +368,68 @@ static void features(const struct ctx *c, const struct cand *x, double *f) {
     f[c->d - 1] = c->lf_hi > c->lf_lo ? (x->lf - c->lf_lo) / (c->lf_hi - c->lf_lo) : 0;
 }
 
-/* The median of slice [lo, hi)'s log FLOPs (the value at place (hi - lo) / 2 in increasing
+/* The slope of slice [lo, hi)'s least-squares line of log FLOPs on log params, 0 when the
+ * slice's params do not vary: how much of a slice's spread in FLOPs is only its spread in
+ * size. The logs are taken from the slice's first, so equal params give exactly 0. */
+static double slice_slope(const struct ctx *c, int lo, int hi) {
+    const double x0 = c->pool[lo].lp;
+    double mx = 0, my = 0, sxx = 0, sxy = 0;
+    for (int q = lo; q < hi; q++) mx += c->pool[q].lp - x0, my += c->pool[q].lf;
+    mx /= hi - lo, my /= hi - lo;
+    for (int q = lo; q < hi; q++) {
+        const double dx = c->pool[q].lp - x0 - mx;
+        sxx += dx * dx, sxy += dx * (c->pool[q].lf - my);
+    }
+    return sxx > 0 ? sxy / sxx : 0;
+}
+
+/* The median of slice [lo, hi)'s scores (the value at place (hi - lo) / 2 in increasing
  * order), seen candidates included (so a slice's median does not move as it is drawn from,
  * and proposals stay prefix-stable): by counting, no allocation; a slice holds at most
  * DSE_BO_SCAN_MAX / 3 candidates, about 1.9 million comparisons a pick, and picks are the
  * initial design's few and those made before the model has two results. */
-static double slice_median_lf(const struct ctx *c, int lo, int hi) {
+static double slice_median_score(const struct ctx *c, int lo, int hi) {
     const int mid = (hi - lo) / 2;
     for (int q = lo; q < hi; q++) {
         int below = 0, upto = 0;
-        for (int r = lo; r < hi; r++) below += c->pool[r].lf < c->pool[q].lf, upto += c->pool[r].lf <= c->pool[q].lf;
-        if (below <= mid && mid < upto) return c->pool[q].lf;
+        for (int r = lo; r < hi; r++) below += c->pool[r].score < c->pool[q].score, upto += c->pool[r].score <= c->pool[q].score;
+        if (below <= mid && mid < upto) return c->pool[q].score;
     }
     return -INFINITY; /* not reached: some value holds the place */
 }
 
 /* Member j of the initial design: an unseen candidate of slice j of n0 of the pool (its
  * place in the pool, 1), none left there (0), drawn uniformly from the slice's unseen
- * candidates with at least its median forward FLOPs (half of the slice or more, with ties;
+ * candidates with at least its median compute score (half of the slice or more, with ties;
  * all of its unseen ones when none of those is left). At equal cost, more compute per
  * parameter is the better bet for top-1: the thesis's third strategy (downsample late:
  * larger activation maps for the same weights), and the 3x3 share that raises FLOPs faster
  * than params. Half, not the single richest candidate: one fixed pick per slice is the same
- * bet for every seed. Measured in experiments/search_bench/README.md ("The initial design
- * by FLOPs"). */
+ * bet for every seed. The score:
+ *   - a design of at most DSE_BO_INIT_FLOPS_MAX: log FLOPs. Each slice is a third or a
+ *     quarter of the cost axis and its one member is all a search of that budget will see
+ *     of it, so the bet is the slice's best top-1, and the richer half leans to the slice's
+ *     dearer, more accurate end as well;
+ *   - a larger design (slices of a fifth to an eighth): log FLOPs less the slice's slope of
+ *     log FLOPs on log params (slice_slope) times log params: compute for the size, not
+ *     size itself. The design's work there is to teach the model, which will cover the
+ *     front; raw FLOPs in a narrow slice is mostly its dearer end, so the cheapest
+ *     candidates of the cheapest slice, the front's left end, were never drawn and the
+ *     model found them late.
+ * Measured in experiments/search_bench/README.md ("The initial design by FLOPs"). */
 static int stratum_pick(struct ctx *c, int j, int n0, int *at) {
     int lo = (int)((int64_t)c->n_pool * j / n0), hi = (int)((int64_t)c->n_pool * (j + 1) / n0);
     if (hi <= lo) return 0;
-    const double mid = slice_median_lf(c, lo, hi);
+    const double slope = n0 > DSE_BO_INIT_FLOPS_MAX ? slice_slope(c, lo, hi) : 0;
+    for (int q = lo; q < hi; q++) c->pool[q].score = c->pool[q].lf - slope * c->pool[q].lp;
+    const double mid = slice_median_score(c, lo, hi);
     int rich = 0, left = 0;
     for (int q = lo; q < hi; q++)
-        if (!c->pool[q].seen) left++, rich += c->pool[q].lf >= mid;
+        if (!c->pool[q].seen) left++, rich += c->pool[q].score >= mid;
     if (!left) return 0;
     int r = (int)dse_pcg32_bounded(&c->rng, (uint32_t)(rich ? rich : left));
     for (int q = lo; q < hi; q++)
-        if (!c->pool[q].seen && (!rich || c->pool[q].lf >= mid) && r-- == 0) {
+        if (!c->pool[q].seen && (!rich || c->pool[q].score >= mid) && r-- == 0) {
             *at = q;
             return 1;
         }

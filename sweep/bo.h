@@ -18,9 +18,12 @@
  *     (counting this call's proposals), proposal j is drawn uniformly from the j-th of n0
  *     equal-count slices of the pool sorted by the cost objective (quantile strata: the
  *     same in the cost and in its log), so the first n0 span the cost axis, cheap to dear,
- *     and from the slice's candidates with at least its median forward FLOPs (more
- *     compute for the same cost: the better bet for top-1; bo.c stratum_pick says why),
- *     any of the slice's when none of those is left;
+ *     and from the slice's candidates with at least its median compute score (more
+ *     compute for the same cost: the better bet for top-1): log forward FLOPs for a design
+ *     of at most DSE_BO_INIT_FLOPS_MAX (budgets under 20), log FLOPs above the slice's
+ *     least-squares line of log FLOPs on log params for a larger one (budgets of 20 and
+ *     more, or none; bo.c stratum_pick says why); any of the slice's when none of those
+ *     is left;
  *     n0 = dse_bo_n_init(budget) = max(3, min(budget / 4, 8)): three points are the
  *     fewest that show a trend along cost with a point between; a quarter of the budget
  *     leaves three quarters to the model; past 8 a space of a few axes is covered well
@@ -107,6 +110,10 @@ void dse_bo_opts_default(struct dse_bo_opts *o);
 
 /* max(3, min(budget / 4, 8)); 8 for budget 0 (unknown). */
 int dse_bo_n_init(int64_t budget);
+
+/* The largest initial design whose members are drawn by log FLOPs alone; larger ones draw
+ * by log FLOPs for the slice's params (the algorithm above). */
+#define DSE_BO_INIT_FLOPS_MAX 4
 
 /* The candidates a pool holds at most: the whole grid up to DSE_BO_SCAN_MAX, else a random
  * DSE_BO_POOL of them. */

@@ -195,8 +195,10 @@ static int cmp_dbl(const void *a, const void *b) {
 
 /* The initial design: member j of n0 from the j-th equal-count slice of the feasible
  * candidates sorted by params (ties by grid index, as bo.c's pool), so the design spans the
- * cost axis, and from the slice's upper half by forward FLOPs (at least the slice's median:
- * more compute per parameter, bo.c stratum_pick); n0 from the budget. */
+ * cost axis, and from the slice's upper half by a compute score (at least the slice's
+ * median, bo.c stratum_pick): log forward FLOPs for a design of at most
+ * DSE_BO_INIT_FLOPS_MAX, else log FLOPs less the slice's least-squares slope of log FLOPs on
+ * log params times log params; n0 from the budget. */
 struct by_cost {
     double   params;
     uint64_t k;
@@ -219,7 +221,8 @@ void test_bo_strata(void) {
     if (evo_grid_load(&g, EVO_SPACE)) { CHECK(0); return; }
     struct dse_err err = { 0 };
     struct by_cost *order = malloc(sizeof *order * g.n);
-    double *flops = malloc(sizeof *flops * g.n), *slice = malloc(sizeof *slice * g.n);
+    double *flops = malloc(sizeof *flops * g.n), *slice = malloc(sizeof *slice * g.n),
+           *score = malloc(sizeof *score * g.n);
     const enum dse_evo_cost fc = DSE_EVO_FLOPS;
     int n = 0;
     for (uint64_t k = 0; k < g.n; k++) {
@@ -230,9 +233,12 @@ void test_bo_strata(void) {
     qsort(order, (size_t)n, sizeof *order, cmp_by_cost);
     struct dse_bo_opts o;
     dse_bo_opts_default(&o);
-    int poor_seen = 0; /* a slice whose lower half by FLOPs is not empty: the check can fail */
-    for (int n0 = 3; n0 <= 8; n0 += 5)
+    int poor_seen = 0;   /* a slice whose lower half by score is not empty: the check can fail */
+    int rules_differ = 0; /* a narrow slice's FLOPs-rich half and score-rich half differ */
+    const int designs[] = { 3, DSE_BO_INIT_FLOPS_MAX + 1, 8 };
+    for (int d = 0; d < 3; d++)
         for (uint64_t seed = 1; seed <= 4; seed++) {
+            const int n0 = designs[d];
             o.seed = seed, o.n_init = n0;
             uint64_t out[8];
             int got = 0, off = 0, poor = 0;
@@ -240,18 +246,40 @@ void test_bo_strata(void) {
             CHECK_INT_EQ(got, n0);
             for (int j = 0; j < got; j++) {
                 const int lo = n * j / n0, hi = n * (j + 1) / n0;
+                double slope = 0, mx = 0, my = 0, sxx = 0, sxy = 0;
+                const double x0 = log(order[lo].params);
+                if (n0 > DSE_BO_INIT_FLOPS_MAX) { /* the slice's line of log FLOPs on log params */
+                    for (int i = lo; i < hi; i++) mx += log(order[i].params) - x0, my += log(flops[order[i].k]);
+                    mx /= hi - lo, my /= hi - lo;
+                    for (int i = lo; i < hi; i++) {
+                        const double dx = log(order[i].params) - x0 - mx;
+                        sxx += dx * dx, sxy += dx * (log(flops[order[i].k]) - my);
+                    }
+                    slope = sxx > 0 ? sxy / sxx : 0;
+                }
                 int in = 0;
-                for (int i = lo; i < hi; i++) in += order[i].k == out[j], slice[i - lo] = flops[order[i].k];
+                for (int i = lo; i < hi; i++) {
+                    score[order[i].k] = log(flops[order[i].k]) - slope * log(order[i].params);
+                    in += order[i].k == out[j], slice[i - lo] = score[order[i].k];
+                }
                 qsort(slice, (size_t)(hi - lo), sizeof *slice, cmp_dbl);
+                const double score_mid = slice[(hi - lo) / 2];
                 off += !in;
-                poor += flops[out[j]] < slice[(hi - lo) / 2];
-                poor_seen += slice[0] < slice[(hi - lo) / 2];
+                if (in) poor += score[out[j]] < score_mid;
+                poor_seen += slice[0] < score_mid;
+                if (n0 > DSE_BO_INIT_FLOPS_MAX) {
+                    for (int i = lo; i < hi; i++) slice[i - lo] = flops[order[i].k];
+                    qsort(slice, (size_t)(hi - lo), sizeof *slice, cmp_dbl);
+                    for (int i = lo; i < hi; i++)
+                        rules_differ += flops[order[i].k] >= slice[(hi - lo) / 2] && score[order[i].k] < score_mid;
+                }
             }
             CHECK_INT_EQ(off, 0);
             CHECK_INT_EQ(poor, 0);
         }
     CHECK(poor_seen > 0);
-    free(order), free(flops), free(slice);
+    CHECK(rules_differ > 0);
+    free(order), free(flops), free(slice), free(score);
     evo_grid_free(&g);
 }
 
