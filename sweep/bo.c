@@ -407,16 +407,17 @@ static double slice_median_score(const struct ctx *c, int lo, int hi) {
  * than params. Half, not the single richest candidate: one fixed pick per slice is the same
  * bet for every seed. The score:
  *   - a design of at most DSE_BO_INIT_FLOPS_MAX: log FLOPs. Each slice is a third or a
- *     quarter of the cost axis and its one member is all a search of that budget will see
- *     of it, so the bet is the slice's best top-1, and the richer half leans to the slice's
- *     dearer, more accurate end as well;
+ *     quarter of the cost axis and its member is the only one of it a search of that
+ *     budget is sure to see, so the bet is the slice's best top-1, and the richer half
+ *     leans to the slice's dearer, more accurate end as well;
  *   - a larger design (slices of a fifth to an eighth): log FLOPs less the slice's slope of
  *     log FLOPs on log params (slice_slope) times log params: compute for the size, not
  *     size itself. The design's work there is to teach the model, which will cover the
  *     front; raw FLOPs in a narrow slice is mostly its dearer end, so the cheapest
  *     candidates of the cheapest slice, the front's left end, were never drawn and the
  *     model found them late.
- * Measured in experiments/search_bench/README.md ("The initial design by FLOPs"). */
+ * Measured in experiments/search_bench/README.md ("The initial design by FLOPs" and
+ * "Larger designs: FLOPs for the slice's params"). */
 static int stratum_pick(struct ctx *c, int j, int n0, int *at) {
     int lo = (int)((int64_t)c->n_pool * j / n0), hi = (int)((int64_t)c->n_pool * (j + 1) / n0);
     if (hi <= lo) return 0;
