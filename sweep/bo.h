@@ -20,10 +20,10 @@
  *     same in the cost and in its log), so the first n0 span the cost axis, cheap to dear,
  *     and from the slice's candidates with at least its median compute score (more
  *     compute for the same cost: the better bet for top-1): log forward FLOPs for a design
- *     of at most DSE_BO_INIT_FLOPS_MAX (budgets under 20), log FLOPs above the slice's
- *     least-squares line of log FLOPs on log params for a larger one (budgets of 20 and
- *     more, or none; bo.c stratum_pick says why); any of the slice's when none of those
- *     is left;
+ *     of at most DSE_BO_INIT_FLOPS_MAX (budgets under 20), for a larger one (budgets of
+ *     20 and more, or no budget) log FLOPs less the slice's least-squares slope of log
+ *     FLOPs on log params times log params: compute for the size (bo.c stratum_pick says
+ *     why); any of the slice's when none of those is left;
  *     n0 = dse_bo_n_init(budget) = max(3, min(budget / 4, 8)): three points are the
  *     fewest that show a trend along cost with a point between; a quarter of the budget
  *     leaves three quarters to the model; past 8 a space of a few axes is covered well
