@@ -49,6 +49,10 @@ struct dse_tensor {
     float       *grad;        /* same layout as data; NULL when no gradient is needed */
     enum dse_mem mem;         /* address space of data and grad */
     unsigned     owns;        /* DSE_TENSOR_OWNS_*: what dse_tensor_deinit frees */
+    int          bf16;        /* 1: data holds bfloat16 values (uint16_t, the same element
+                                 indices: half the bytes), grad stays float; CPU models in
+                                 bf16 only, where every op that reads or writes the tensor
+                                 takes it (engine/model.c plan_bf16, issue #37) */
 };
 
 /* Flags for dse_tensor_init / dse_tensor_new. */
@@ -305,6 +309,13 @@ enum { DSE_CPU_BF16_OFF, DSE_CPU_BF16_BY_RULE, DSE_CPU_BF16_EVERY };
  * else why it computes in float32, written into why (size bytes; "groups 2", "a 4x4 output
  * map": docs/training.md, "bf16 on the CPU"), which it returns. From the shape only. */
 const char *dse_cpu_conv_bf16_fp32(const struct dse_node *n, char *why, size_t size);
+/* Whether node n's CPU op, in cx's bf16 mode, reads its input 0 (out 0) or writes its output
+ * (out 1) as bfloat16 where the tensor holds them (dse_tensor.bf16): a conv the rule gives
+ * bf16 writes either; it reads either if it is 1x1 (stride 1, unpadded) or runs on padded
+ * planes (stride 1); max pooling writes either and reads float32. engine/model.c keeps
+ * an activation in bf16 where its writers and readers all take it (plan_bf16). */
+struct dse_cpu_ctx;
+int dse_cpu_bf16_io(const struct dse_cpu_ctx *cx, const struct dse_node *n, int out);
 
 /* The BLAS kernels (engine/cpu/blas.c). The CPU's features as dse ranks them (cpuid, and
  * the OS saving the registers): */

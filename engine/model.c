@@ -414,6 +414,62 @@ static void fuse_relus(struct dse_model *m, const int *own) {
     }
 }
 
+/* Activations stored in bf16 (issue #37; dse_tensor.bf16): in a CPU model in bf16, a buffer
+ * (an owner's output, or a concat's with its views) holds bfloat16 values where every layer
+ * that writes it and every layer that reads it takes them (dse_cpu_bf16_io: the bf16 convs,
+ * max pooling; a concat whose inputs are all its views), so SqueezeNet's convs and pools pass
+ * 16-bit values and each pass moves half the bytes; their gradients stay float. The products
+ * are the same: a bf16 conv rounds its input to the same values either way. Max pooling
+ * picks among the rounded values (equal maxima: the first wins), and a ReLU's mask reads the
+ * rounded output. DSE_CPU_BF16_FLOAT_ACTS=1 keeps every activation in float32. */
+static int buf_of(const int *own, const int *view_of, int i) {
+    return view_of[own[i]] >= 0 ? view_of[own[i]] : own[i];
+}
+
+static void plan_bf16(struct dse_model *m, const int *own, const int *view_of, const int *view_c0) {
+    const char *off = getenv("DSE_CPU_BF16_FLOAT_ACTS");
+    const int n = m->net.n_layers;
+    if (m->gpu || m->cx.bf16 != DSE_CPU_BF16_BY_RULE || (off && off[0] && off[0] != '0')) return;
+    char *keep = calloc((size_t)n, 1);
+    if (!keep) return; /* float32 throughout: the same products */
+    for (int i = 0; i < n; i++) keep[buf_of(own, view_of, i)] = 1;
+    for (int changed = 1; changed;) { /* a buffer leaves bf16 for good: this ends */
+        changed = 0;
+#define DROP(b) (keep[b] ? (keep[b] = 0, changed = 1) : 0)
+        for (int i = 0; i < n; i++) {
+            const struct dse_layer *l = &m->net.layers[i];
+            const struct dse_node *nd = &m->nodes[i];
+            const int b = buf_of(own, view_of, i);
+            if (nd->fused) continue; /* a ReLU its conv applies */
+            if (l->type == DSE_LAYER_CONCAT) { /* writes only through its views */
+                for (int k = 0; k < l->n_inputs; k++)
+                    if (l->inputs[k] < 0 || view_of[own[l->inputs[k]]] != i) DROP(b);
+                continue;
+            }
+            if (own[i] != i || !dse_cpu_bf16_io(&m->cx, nd, 1)) DROP(b); /* in place, or not a bf16 writer */
+            for (int k = 0; k < l->n_inputs; k++) {
+                if (l->inputs[k] < 0) continue;
+                const int bi = buf_of(own, view_of, l->inputs[k]);
+                if (k > 0 || !dse_cpu_bf16_io(&m->cx, nd, 0)) DROP(bi);
+            }
+        }
+#undef DROP
+    }
+    for (int i = 0; i < n; i++) { /* in layer order: owners and views, then their aliases */
+        const struct dse_layer *l = &m->net.layers[i];
+        struct dse_tensor *t = &m->outs[i];
+        if (own[i] != i) {
+            t->data = m->outs[l->inputs[0]].data, t->bf16 = m->outs[l->inputs[0]].bf16;
+            continue;
+        }
+        t->bf16 = keep[buf_of(own, view_of, i)];
+        if (t->bf16 && view_of[i] >= 0) /* channel c0's plane in 16-bit units */
+            t->data = (float *)(void *)((uint16_t *)(void *)m->outs[view_of[i]].data +
+                                        (int64_t)view_c0[i] * t->h * t->w);
+    }
+    free(keep);
+}
+
 /* 1 if layer i (a flatten or reshape) runs as a view of its input: the same memory in its
  * own shape, nothing moved (a Flatten before an fc). Only where no other layer reads that
  * input, so that nothing else (an in-place layer's write, its gradient's overwrite) meets
@@ -589,6 +645,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
         if (!on_gpu && (st = dse_cpu_node_prepare(&m->cx, nd, err))) goto fail;
     }
     fuse_relus(m, own);
+    plan_bf16(m, own, view_of, view_c0);
     m->momentum = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *m->momentum);
     if (!m->momentum) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
@@ -972,6 +1029,12 @@ void dse_model_hits(const struct dse_model *m, int count, int *top1, int *top5) 
         *top1 += rank == 0;
         *top5 += rank < 5;
     }
+}
+
+int dse_model_bf16_acts(const struct dse_model *m) {
+    int count = 0;
+    for (int i = 0; i < m->net.n_layers; i++) count += m->outs[i].bf16;
+    return count;
 }
 
 int dse_model_bf16_fp32(const struct dse_model *m, char *buf, size_t size) {

@@ -167,6 +167,10 @@ int dse_model_nonfinite(const struct dse_model *m);
  * (a 3x3 output map) compute in float32"; cut short to size); "" and 0 where none or not
  * in bf16 on the CPU. Returns how many. */
 int dse_model_bf16_fp32(const struct dse_model *m, char *buf, size_t size);
+/* In bf16 on the CPU, how many layers' outputs are stored in bf16 between ops (engine/model.c
+ * plan_bf16; a concat's views and in-place layers count with their buffer's layers): 0 in
+ * float32, on a GPU, or with DSE_CPU_BF16_FLOAT_ACTS=1 set. */
+int dse_model_bf16_acts(const struct dse_model *m);
 
 /* Measured memory: bytes the model allocated (arena, parameters, momentum, node state,
  * workspace), to set beside the analyzer's estimate. */

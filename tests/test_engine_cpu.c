@@ -142,6 +142,7 @@ void test_node_check(void) {
     X("bf16-ops",            test_bf16_ops) \
     X("bf16-rule",           test_bf16_rule) \
     X("bf16-threads",        test_bf16_threads) \
+    X("bf16-acts",           test_bf16_acts) \
     X("bf16-dw-bytes",       test_bf16_dw_bytes) \
     X("grad-bf16",           test_grad_bf16) \
     X("conv-agree",          test_conv_agree) \

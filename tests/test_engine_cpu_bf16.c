@@ -522,6 +522,63 @@ void test_bf16_threads(void) {
     }
 }
 
+/* Activations stored in bf16 (dse_tensor.bf16, engine/model.c plan_bf16), each conv case on 1
+ * and 2 threads with a fused ReLU: the input stored in bf16 where the op reads it so
+ * (dse_cpu_bf16_io: 1x1 and padded-plane convs; float otherwise) and the output stored in
+ * bf16 give the same bits as float tensors: y as the float output rounded, dx, dw and db
+ * exactly (the conv rounds its input to those values either way; the mask reads y > 0 from
+ * the 16 bits). */
+void test_bf16_acts(void) {
+    if (!has_bf16()) return;
+    static const char *names[4] = { "y", "dx", "dw", "db" };
+    for (int i = 0; i < DSE_ARRAY_LEN(op_cases); i++) {
+        const struct op_case *c = &op_cases[i];
+        if (c->fc) continue;
+        for (int threads = 1; threads <= 2; threads++) {
+            struct dse_layer l = op_layer(c);
+            struct fx f;
+            struct dse_cpu_ctx cx;
+            CHECK_OK(dse_cpu_ctx_init(&cx, threads, 1234, NULL));
+            cx.bf16 = DSE_CPU_BF16_EVERY;
+            fx_init(&f, &cx, &l, c->N, 1, NULL, 0, 110 + i);
+            f.node.relu_out = 1;
+            struct dse_pcg32 r;
+            dse_pcg32_seed(&r, 37, 6);
+            const int64_t cnt[4] = { dse_tensor_count(&f.out), dse_tensor_count(&f.in[0]), dse_tensor_count(&f.w),
+                                     dse_tensor_count(&f.b) };
+            float *dy = malloc((size_t)cnt[0] * sizeof *dy), *ref[4], *got[4];
+            for (int64_t e = 0; e < cnt[0]; e++) dy[e] = uniform(&r, -1, 1);
+            run_op(&cx, &f, dy, ref);
+            /* the same node on 16-bit storage */
+            const int in16 = dse_cpu_bf16_io(&cx, &f.node, 0);
+            CHECK(dse_cpu_bf16_io(&cx, &f.node, 1));
+            const int want_in16 = c->k == 1 ? c->s == 1 && c->p == 0 : c->s == 1 && c->C >= 4;
+            CHECK_INT_EQ(in16, want_in16); /* 1x1 unpadded, or direct on padded planes */
+            dse_bf16 *x16 = malloc((size_t)cnt[1] * sizeof *x16), *y16 = malloc((size_t)cnt[0] * sizeof *y16);
+            for (int64_t e = 0; e < cnt[1]; e++) x16[e] = dse_bf16_of(f.in[0].data[e]);
+            float *xf = f.in[0].data, *yf = f.out.data;
+            if (in16) f.in[0].data = (float *)(void *)x16, f.in[0].bf16 = 1;
+            f.out.data = (float *)(void *)y16, f.out.bf16 = 1;
+            run_op(&cx, &f, dy, got); /* got[0]: y's 16-bit values, copied as floats' bytes */
+            int same_y = 1;
+            for (int64_t e = 0; e < cnt[0]; e++) same_y &= y16[e] == dse_bf16_of(ref[0][e]);
+            if (!same_y) fprintf(stderr, "  %s, %d threads: y stored in bf16 is not float32's rounded\n", c->id, threads);
+            CHECK(same_y);
+            for (int k = 1; k < 4; k++) {
+                const int same = !memcmp(ref[k], got[k], (size_t)cnt[k] * sizeof(float));
+                if (!same)
+                    fprintf(stderr, "  %s, %d threads: %s differs with bf16 activations\n", c->id, threads, names[k]);
+                CHECK(same);
+            }
+            f.in[0].data = xf, f.in[0].bf16 = 0, f.out.data = yf, f.out.bf16 = 0;
+            for (int k = 0; k < 4; k++) free(ref[k]), free(got[k]);
+            free(x16), free(y16), free(dy);
+            fx_deinit(&f);
+            dse_cpu_ctx_deinit(&cx);
+        }
+    }
+}
+
 /* Gradient checks in bf16 mode. The inputs, weights and dL/dy are multiples of 1/64 in
  * [-1, 1] and the step 1/64, so every value forward and backward multiply is a bf16 held
  * exactly and the products are exact: what is left is float32's order of addition, and

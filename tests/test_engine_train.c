@@ -995,7 +995,10 @@ static void test_fresh_runs_identical(void) {
 /* bf16 on the CPU (issue #37): a short training (2 epochs of 256 images) on tiny_fire_mp's
  * net whose loss falls, with the same checkpoint bytes from 1 and 2 threads without --conv
  * (the convs the rule leaves in float32 are not timed per thread count), and other bytes
- * than float32's (bf16 did run). Skipped where the CPU lacks avx512_bf16. */
+ * than float32's (bf16 did run). Its activations go between the convs, the concats' views and
+ * the pools in bf16 (model.c plan_bf16): the same bytes as with every activation in float32
+ * (DSE_CPU_BF16_FLOAT_ACTS=1), since each bf16 conv rounds its input to those values anyway.
+ * Skipped where the CPU lacks avx512_bf16. */
 static void test_train_bf16(void) {
     if (!data_installed()) {
         printf("SKIP: dataset-fashion-mnist not installed\n");
@@ -1005,7 +1008,7 @@ static void test_train_bf16(void) {
         printf("  skipped: no avx512_bf16 (%s)\n", dse_cpu_bf16_why());
         return;
     }
-    char dir[] = "/tmp/dse_bf16_XXXXXX", ck[3][64], file[3][96];
+    char dir[] = "/tmp/dse_bf16_XXXXXX", ck[4][64], file[4][96];
     if (!mkdtemp(dir)) {
         CHECK(0);
         return;
@@ -1015,24 +1018,46 @@ static void test_train_bf16(void) {
     struct dse_train_opts o;
     struct dse_train_result *r = malloc(sizeof *r);
     resume_setup(&mp, &net, &o);
+    /* wider than resume_setup's, without bypasses: its fires' convs take bf16 by the rule */
+    dse_net_deinit(&net);
+    mp.conv1_filters = 32, mp.base_e = 64, mp.bypass = DSE_BYPASS_NONE;
+    dse_net_init(&net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
     o.epochs = 2;
-    float loss[3][2];
-    for (int v = 0; v < 3; v++) { /* bf16 on 1 and 2 threads, float32 on 2 */
+    float loss[4][2];
+    for (int v = 0; v < 4; v++) { /* bf16 on 1 and 2 threads, float32 on 2, bf16 with float activations */
         snprintf(ck[v], sizeof ck[v], "%s/%d", dir, v);
         snprintf(file[v], sizeof file[v], "%s/epoch-2.ckpt", ck[v]);
-        o.dev.math = v < 2 ? DSE_CUDA_MATH_BF16 : DSE_CUDA_MATH_FP32;
+        o.dev.math = v != 2 ? DSE_CUDA_MATH_BF16 : DSE_CUDA_MATH_FP32;
         /* bf16 as dse train runs it (no --conv): the rule's float32 convs untimed, one strategy */
-        o.conv_algo = v < 2 ? DSE_CPU_CONV_AUTO : DSE_CPU_CONV_GEMM_BATCH;
+        o.conv_algo = v != 2 ? DSE_CPU_CONV_AUTO : DSE_CPU_CONV_GEMM_BATCH;
         o.threads = v == 0 ? 1 : 2, o.checkpoint_dir = ck[v];
+        if (v == 3) setenv("DSE_CPU_BF16_FLOAT_ACTS", "1", 1);
         CHECK_OK(dse_train_run(&net, &o, r, NULL));
+        unsetenv("DSE_CPU_BF16_FLOAT_ACTS");
         CHECK_STR_EQ(r->status, "done");
         loss[v][0] = r->epochs[0].train_loss, loss[v][1] = r->epochs[1].train_loss;
     }
+    /* which outputs the plan stores in bf16: the fire modules' and the pools' feeding bf16 convs */
+    struct dse_model *m = NULL;
+    const struct dse_model_opts mo = { .batch = 4, .threads = 1, .seed = 1 };
+    const struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CPU }, .math = DSE_CUDA_MATH_BF16 };
+    CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m, NULL));
+    const int acts = m ? dse_model_bf16_acts(m) : 0;
+    printf("  %d of %d layers' outputs stored in bf16\n", acts, net.n_layers);
+    CHECK(acts > 0);
+    dse_model_free(m);
+    setenv("DSE_CPU_BF16_FLOAT_ACTS", "1", 1);
+    CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m, NULL));
+    CHECK_INT_EQ(m ? dse_model_bf16_acts(m) : -1, 0);
+    unsetenv("DSE_CPU_BF16_FLOAT_ACTS");
+    dse_model_free(m);
     printf("  train loss by epoch: bf16 %.4f %.4f, float32 %.4f %.4f\n", loss[0][0], loss[0][1], loss[2][0],
            loss[2][1]);
     CHECK(loss[0][1] < loss[0][0]);
     CHECK(same_file(file[0], file[1]));
     CHECK(!same_file(file[0], file[2]));
+    CHECK(same_file(file[1], file[3])); /* bf16 activations: the same bytes as float ones */
     free(r);
     dse_net_deinit(&net);
     tmpdir_remove(dir);

@@ -9,11 +9,12 @@
 
 #include "engine/cpu/cpu_impl.h"
 
-/* 1 if p (an input's data or grad) is the output's q (data or grad) at offset off with
- * the output's image stride: nothing to move. */
-static int is_view(const float *p, const float *q, const struct dse_tensor *in, const struct dse_tensor *y,
-                   int64_t off) {
-    return q && p == q + off && in->stride_n == y->stride_n;
+/* 1 if p (an input's data or grad) is the output's q (data or grad) at offset off, in
+ * elements of `size` bytes (an output stored in bf16: 2, dse_tensor.bf16), with the output's
+ * image stride: nothing to move. */
+static int is_view(const float *p, const float *q, size_t size, const struct dse_tensor *in,
+                   const struct dse_tensor *y, int64_t off) {
+    return q && (const char *)p == (const char *)q + (size_t)off * size && in->stride_n == y->stride_n;
 }
 
 /* Forward copies each input into its channels of the output; backward (bwd) adds those
@@ -26,7 +27,9 @@ static enum dse_status concat(struct dse_cpu_ctx *cx, struct dse_node *n, int bw
         const struct dse_tensor *x = n->in[t];
         const int64_t img = dse_tensor_image(x);
         float *xs = bwd ? x->grad : x->data, *ys = bwd ? y->grad : y->data;
-        if ((!bwd || xs) && !is_view(xs, ys, x, y, off)) { /* backward: only inputs that take a grad */
+        const size_t size = !bwd && y->bf16 ? sizeof(uint16_t) : sizeof(float);
+        if ((!bwd || xs) && !is_view(xs, ys, size, x, y, off)) { /* backward: only inputs that take a grad */
+            DSE_ASSERT(size == sizeof(float)); /* a bf16 output is written only through its views (plan_bf16) */
             for (int i = 0; i < y->n; i++) {
                 float *xi = xs + i * x->stride_n, *yi = ys + i * y->stride_n + off;
                 if (bwd)

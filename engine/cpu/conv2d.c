@@ -161,7 +161,10 @@ static void relu_inplace(float *y, int64_t n) {
 static void mask_part(void *p, int64_t lo, int64_t hi) {
     const struct bias_job *j = p;
     for (int64_t i = lo; i < hi; i++)
-        dse_cpu_relu_mask(j->y->data + i * j->y->stride_n, j->y->grad + i * j->y->stride_n, j->s->K * j->s->PQ);
+        if (j->y->bf16) /* stored in bf16 (a bf16 conv's output) */
+            dse_cpu_relu_mask16((const uint16_t *)(const void *)j->y->data + i * j->y->stride_n,
+                                j->y->grad + i * j->y->stride_n, j->s->K * j->s->PQ);
+        else dse_cpu_relu_mask(j->y->data + i * j->y->stride_n, j->y->grad + i * j->y->stride_n, j->s->K * j->s->PQ);
 }
 
 static void mask_grad(struct dse_cpu_ctx *cx, const struct shape *s, const struct dse_tensor *y) {

@@ -67,6 +67,21 @@ int dse_cpu_conv_bf16_runs(const struct dse_cpu_ctx *cx, const struct dse_node *
                                           : cx->bf16 == DSE_CPU_BF16_BY_RULE && !dse_cpu_conv_bf16_fp32(n, why, sizeof why);
 }
 
+/* ---- activations stored in bf16 (dse_tensor.bf16, engine/model.c plan_bf16) ---------------
+ * A conv reads such an input as the values its packing would have rounded it to, and writes
+ * such an output rounded once from the float sums (+ bias, ReLU) it would have stored: the
+ * products are the same bits either way; the bytes each pass moves are halved. */
+static const dse_bf16 *data16(const struct dse_tensor *t) { return (const dse_bf16 *)(const void *)t->data; }
+
+/* rows rows of L bf16 values, ldx apart, to out (ldo apart), zero on to Lp. */
+static void copy_rows16(const dse_bf16 *x, int64_t rows, int64_t L, int64_t ldx, dse_bf16 *out, int64_t ldo,
+                        int64_t Lp) {
+    for (int64_t r = 0; r < rows; r++) {
+        memcpy(out + r * ldo, x + r * ldx, (size_t)L * sizeof(dse_bf16));
+        memset(out + r * ldo + L, 0, (size_t)(Lp - L) * sizeof(dse_bf16));
+    }
+}
+
 /* The output columns [*q0, *q1) whose input column q sw - pw + t dw lies inside [0, W). */
 static void valid_q(const struct bshape *s, int64_t t, int64_t *q0, int64_t *q1) {
     const int64_t off = t * s->dw - s->pw; /* iw = q sw + off */
@@ -119,9 +134,13 @@ static void col2im_add(const struct bshape *s, const float *dcol, float *dx) {
 
 /* Output rows [p0, p1) of image x lowered into k-pairs bp [KP][n], n = (p1 - p0) Q; tmp:
  * 2 n floats. */
-static void lower_pairs(const struct bshape *s, const float *x, int64_t p0, int64_t p1, uint32_t *bp, float *tmp,
-                        int isa) {
+static void lower_pairs(const struct bshape *s, const float *x, const dse_bf16 *x16, int64_t p0, int64_t p1,
+                        uint32_t *bp, float *tmp, int isa) {
     const int64_t n = (p1 - p0) * s->Q;
+    if (x16) { /* stored in bf16: a 1x1 conv (dse_cpu_bf16_io) */
+        dse_bf16_pairs_of_rows(x16 + p0 * s->Q, s->C, n, s->HW, bp, n, isa);
+        return;
+    }
     if (s->is_1x1) { /* stride 1, no pad: output pixel = input pixel */
         dse_bf16_pack_b(x + p0 * s->Q, s->C, n, s->HW, bp, n, isa);
         return;
@@ -135,7 +154,12 @@ static void lower_pairs(const struct bshape *s, const float *x, int64_t p0, int6
 
 /* Image x lowered into bf16 rows: row k's P Q values at out + k ldo (a chunk's images
  * side by side in each row); tmp: PQ floats. */
-static void lower_rows(const struct bshape *s, const float *x, dse_bf16 *out, int64_t ldo, float *tmp, int isa) {
+static void lower_rows(const struct bshape *s, const float *x, const dse_bf16 *x16, dse_bf16 *out, int64_t ldo,
+                       float *tmp, int isa) {
+    if (x16) { /* stored in bf16: a 1x1 conv */
+        copy_rows16(x16, s->C, s->PQ, s->HW, out, ldo, s->PQ);
+        return;
+    }
     if (s->is_1x1) {
         dse_bf16_pack_rows(x, s->C, s->PQ, s->HW, out, ldo, s->PQ, isa);
         return;
@@ -157,6 +181,8 @@ static void zero_tails(dse_bf16 *rows_, int64_t rows, int64_t ld, int64_t from) 
 }
 
 static char *ws_at(struct dse_cpu_ctx *cx, int t) { return cx->ws[t].p; }
+
+
 
 /* Bytes rounded up to 64 (the workspace's pieces stay aligned). */
 static size_t al(size_t b) { return (b + 63) / 64 * 64; }
@@ -215,6 +241,13 @@ static int64_t fwd_rows(const struct bshape *s) {
     return r < 1 ? 1 : r > s->P ? s->P : r;
 }
 
+/* Columns of a block whose K float sums are kept (within FWD_BLOCK_BYTES, a multiple of 64)
+ * before they are rounded into an output stored in bf16. */
+static int64_t out_cols(const struct bshape *s) {
+    const int64_t c = (int64_t)FWD_BLOCK_BYTES / (s->K * (int64_t)sizeof(float)) / 64 * 64;
+    return c < 64 ? 64 : c;
+}
+
 static void fwd_part(void *arg, int t, int nt) {
     const struct bjob *j = arg;
     const struct bshape *s = &j->s;
@@ -223,17 +256,28 @@ static void fwd_part(void *arg, int t, int nt) {
     int64_t a0, a1;
     const int kb = fwd_items(s, t, nt, &a0, &a1);
     uint32_t *bp = (uint32_t *)ws_at(j->cx, t);
-    const int64_t rows = fwd_rows(s);
+    const int64_t rows = fwd_rows(s), ncol = out_cols(s);
     float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(s->KP * rows * s->Q) * sizeof(uint32_t)));
+    float *yf = tmp + al((size_t)(2 * rows * s->Q) * sizeof(float)) / sizeof(float); /* y->bf16: [K][ncol] */
     for (int64_t a = a0; a < a1; a++) {
         const struct fwd_item it = fwd_item_of(s, kb, 1, a);
         for (int64_t p0 = it.p0; p0 < it.p1; p0 += rows) { /* lowered and multiplied while in L2 */
             const int64_t p1 = p0 + rows < it.p1 ? p0 + rows : it.p1, n = (p1 - p0) * s->Q;
-            lower_pairs(s, x->data + it.i * x->stride_n, p0, p1, bp, tmp, j->isa);
-            const struct dse_mm_bf16 m = { .M = s->K, .N = n, .KP = s->KP, .ap = j->wp, .lda = s->KP, .bp = bp,
-                                           .ldb = n, .c = y->data + it.i * y->stride_n + p0 * s->Q, .ldc = s->PQ,
-                                           .bias = bias, .relu = j->n->relu_out };
-            dse_cpu_mm_bf16(&m, j->isa);
+            lower_pairs(s, x->data + it.i * x->stride_n, x->bf16 ? data16(x) + it.i * x->stride_n : NULL, p0, p1,
+                        bp, tmp, j->isa);
+            struct dse_mm_bf16 m = { .M = s->K, .N = n, .KP = s->KP, .ap = j->wp, .lda = s->KP, .bp = bp,
+                                     .ldb = n, .c = y->data + it.i * y->stride_n + p0 * s->Q, .ldc = s->PQ,
+                                     .bias = bias, .relu = j->n->relu_out };
+            if (!y->bf16) {
+                dse_cpu_mm_bf16(&m, j->isa);
+                continue;
+            }
+            dse_bf16 *y16 = (dse_bf16 *)(void *)y->data + it.i * y->stride_n + p0 * s->Q;
+            for (int64_t n0 = 0; n0 < n; n0 += ncol) { /* columns' float sums in L2, then rounded into y */
+                m.N = n - n0 < ncol ? n - n0 : ncol, m.bp = bp + n0, m.c = yf, m.ldc = ncol;
+                dse_cpu_mm_bf16(&m, j->isa);
+                dse_bf16_pack_rows(yf, s->K, m.N, ncol, y16 + n0, s->PQ, m.N, j->isa);
+            }
         }
     }
 }
@@ -241,13 +285,22 @@ static void fwd_part(void *arg, int t, int nt) {
 static int direct_ok(const struct bshape *s);
 static enum dse_status fwd_direct(struct bjob *j);
 
+int dse_cpu_bf16_io(const struct dse_cpu_ctx *cx, const struct dse_node *n, int out) {
+    if (cx->bf16 == DSE_CPU_BF16_OFF) return 0;
+    if (n->op == DSE_OP_MAXPOOL) return out; /* pool.c: converting its input would cost more than it saves */
+    if (n->op != DSE_OP_CONV2D || !dse_cpu_conv_bf16_runs(cx, n)) return 0;
+    const struct bshape s = bshape_of(n);
+    return out || s.is_1x1 || direct_ok(&s);
+}
+
 enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     struct bjob j = { .cx = cx, .n = n, .s = bshape_of(n), .isa = dse_cpu_bf16_isa() };
     const struct bshape *s = &j.s;
     if (direct_ok(s)) return fwd_direct(&j);
     const size_t wbytes = al((size_t)(s->K * s->KP) * sizeof(uint32_t));
     const int64_t nb = fwd_rows(s) * s->Q; /* a block's columns */
-    const size_t own = al((size_t)(s->KP * nb) * sizeof(uint32_t)) + al((size_t)(2 * nb) * sizeof(float));
+    const size_t own = al((size_t)(s->KP * nb) * sizeof(uint32_t)) + al((size_t)(2 * nb) * sizeof(float)) +
+                       (n->out->bf16 ? al((size_t)(s->K * out_cols(s)) * sizeof(float)) : 0);
     for (int t = 0; t < cx->threads; t++) {
         void *p;
         enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, own + (t ? 0 : wbytes), &p);
@@ -383,7 +436,8 @@ static void bwd_part(void *arg, int t, int nt) {
                 for (int64_t i = 0; i < nb; i++) {
                     dse_bf16_pack_rows(y->grad + (n0 + i) * y->stride_n, s->K, s->PQ, s->PQ, dyr + i * s->PQ, Lc,
                                        s->PQ, j->isa);
-                    lower_rows(s, x->data + (n0 + i) * x->stride_n, xr + i * s->PQ, Lc, tmp, j->isa);
+                    lower_rows(s, x->data + (n0 + i) * x->stride_n,
+                               x->bf16 ? data16(x) + (n0 + i) * x->stride_n : NULL, xr + i * s->PQ, Lc, tmp, j->isa);
                 }
                 zero_tails(dyr, s->K, Lc, nb * s->PQ);
                 zero_tails(xr, s->CRS, Lc, nb * s->PQ);
@@ -484,23 +538,31 @@ static struct dgeo dgeo_of(const struct bshape *s) {
     return g;
 }
 
-/* x's C planes [H][W] as pair planes (channels 2 c2, 2 c2 + 1), padded, out [C2][plane]. */
-static void pad_pairs(const float *x, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t Wp,
-                      int64_t plane, uint32_t *out, int isa) {
+/* x's C planes [H][W] as pair planes (channels 2 c2, 2 c2 + 1), padded, out [C2][plane];
+ * x16: the planes stored in bf16 (x unused). */
+static void pad_pairs(const float *x, const dse_bf16 *x16, int64_t C, int64_t H, int64_t W, int64_t ph, int64_t pw,
+                      int64_t Wp, int64_t plane, uint32_t *out, int isa) {
     for (int64_t c2 = 0; c2 < (C + 1) / 2; c2++) {
         uint32_t *o = out + c2 * plane;
         memset(o, 0, (size_t)plane * sizeof *o);
-        const int64_t rows = 2 * c2 + 1 < C ? 2 : 1;
+        const int64_t rows = 2 * c2 + 1 < C ? 2 : 1, at = 2 * c2 * H * W;
         for (int64_t h = 0; h < H; h++)
-            dse_bf16_pack_b(x + 2 * c2 * H * W + h * W, rows, W, H * W, o + (h + ph) * Wp + pw, W, isa);
+            if (x16) dse_bf16_pairs_of_rows(x16 + at + h * W, rows, W, H * W, o + (h + ph) * Wp + pw, W, isa);
+            else dse_bf16_pack_b(x + at + h * W, rows, W, H * W, o + (h + ph) * Wp + pw, W, isa);
     }
 }
 
-/* x's C planes as bf16, padded, out [C][bplane]. */
-static void pad_rows(const struct bshape *s, const struct dgeo *g, const float *x, dse_bf16 *out, int isa) {
+/* x's C planes as bf16, padded, out [C][bplane]; x16: the planes stored in bf16 (x unused). */
+static void pad_rows(const struct bshape *s, const struct dgeo *g, const float *x, const dse_bf16 *x16,
+                     dse_bf16 *out, int isa) {
     for (int64_t c = 0; c < s->C; c++) {
         dse_bf16 *o = out + c * g->bplane;
         memset(o, 0, (size_t)g->bplane * sizeof *o);
+        if (x16) {
+            for (int64_t h = 0; h < s->H; h++)
+                memcpy(o + (h + s->ph) * g->Wp + s->pw, x16 + c * s->HW + h * s->W, (size_t)s->W * sizeof *o);
+            continue;
+        }
         for (int64_t h = 0; h < s->H; h++)
             dse_bf16_pack_rows(x + c * s->HW + h * s->W, 1, s->W, s->W, o + (h + s->ph) * g->Wp + s->pw, s->W, s->W,
                                isa);
@@ -531,11 +593,18 @@ static void fwd_direct_part(void *arg, int t, int nt) {
     for (int64_t a = a0; a < a1; a++) {
         const struct fwd_item it = fwd_item_of(s, kb, 0, a);
         if (it.k0 >= it.k1) continue;
-        pad_pairs(x->data + it.i * x->stride_n, s->C, s->H, s->W, s->ph, s->pw, g->Wp, g->plane, xq, j->isa);
+        pad_pairs(x->data + it.i * x->stride_n, x->bf16 ? data16(x) + it.i * x->stride_n : NULL, s->C, s->H, s->W,
+                  s->ph, s->pw, g->Wp, g->plane, xq, j->isa);
         const struct dse_mm_bf16 m = { .M = it.k1 - it.k0, .N = N, .KP = g->KPf, .ap = j->wp + it.k0 * g->KPf,
                                        .lda = g->KPf, .bp = xq, .boff = j->boff, .c = tmp + it.k0 * N, .ldc = N,
                                        .bias = bias ? bias + it.k0 : NULL, .relu = j->n->relu_out };
         dse_cpu_mm_bf16(&m, j->isa);
+        if (y->bf16) { /* rounded once, as the grid's rows are taken */
+            dse_bf16 *yi = (dse_bf16 *)(void *)y->data + it.i * y->stride_n;
+            for (int64_t k = it.k0; k < it.k1; k++)
+                dse_bf16_pack_rows(tmp + k * N, s->P, s->Q, g->Wp, yi + k * s->PQ, s->Q, s->Q, j->isa);
+            continue;
+        }
         float *yi = y->data + it.i * y->stride_n;
         for (int64_t k = it.k0; k < it.k1; k++)
             for (int64_t p = 0; p < s->P; p++)
@@ -615,7 +684,8 @@ static void bwd_direct_part(void *arg, int t, int nt) {
             if (buf) { /* dw (= on the slice's first chunk) += dy's grid . x's shifted planes */
                 for (int64_t i = 0; i < nb; i++) {
                     grid_rows(s, g, y->grad + (n0 + i) * y->stride_n, dyg + i * s->K * g->L, j->isa);
-                    pad_rows(s, g, x->data + (n0 + i) * x->stride_n, xb + i * s->C * g->bplane, j->isa);
+                    pad_rows(s, g, x->data + (n0 + i) * x->stride_n,
+                             x->bf16 ? data16(x) + (n0 + i) * x->stride_n : NULL, xb + i * s->C * g->bplane, j->isa);
                 }
                 const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = g->L, .imgs = nb, .a = dyg,
                                                   .lda = g->L, .a_is = s->K * g->L, .b = xb, .b_is = s->C * g->bplane,
@@ -623,7 +693,8 @@ static void bwd_direct_part(void *arg, int t, int nt) {
                 dse_cpu_mm_nt_bf16(&m, j->isa);
             }
             for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += the turned filters on dy padded */
-                pad_pairs(y->grad + i * y->stride_n, s->K, s->P, s->Q, g->qh, g->qw, g->Wq, g->qplane, dyq, j->isa);
+                pad_pairs(y->grad + i * y->stride_n, NULL, s->K, s->P, s->Q, g->qh, g->qw, g->Wq, g->qplane, dyq,
+                          j->isa);
                 const struct dse_mm_bf16 m = { .M = s->C, .N = NX, .KP = g->KPx, .ap = j->wx, .lda = g->KPx,
                                                .bp = dyq, .boff = j->boff, .c = tmp, .ldc = NX };
                 dse_cpu_mm_bf16(&m, j->isa);

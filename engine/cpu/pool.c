@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "engine/cpu/bf16_impl.h" /* activations stored in bf16 */
 #include "engine/cpu/cpu_impl.h"
 #include "engine/kernels_shared.h" /* dse_pool_bounds, the CUDA kernels' too */
 
@@ -40,6 +41,9 @@ static enum dse_status windows_of(struct dse_cpu_ctx *cx, const struct dse_node 
 struct pj {
     const struct dse_node *n;
     struct windows         win;
+    struct dse_cpu_ctx    *cx;     /* max pooling into bf16: each thread's output plane in float, */
+    size_t                 buf_at; /* in its workspace from here (thread 0: past the windows) */
+    int                    isa;    /* dse_cpu_bf16_isa(), read once */
 };
 
 /* An empty window (possible with ceil rounding when the kernel is smaller than the
@@ -138,8 +142,10 @@ __attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, i
 }
 #endif
 
-static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
-    const struct pj *a = job;
+/* Planes [lo, hi); with ybuf (an output stored in bf16, dse_tensor.bf16: the input stays
+ * float, which the loop reads faster than it would convert bf16), each plane is pooled into
+ * ybuf and rounded into y (the bf16 convs after it read the same values either way). */
+static void maxpool_fwd_planes(const struct pj *a, int64_t lo, int64_t hi, float *ybuf) {
     const struct dse_node *n = a->n;
     const struct windows win = a->win;
     const struct dse_tensor *x = n->in[0], *y = n->out;
@@ -155,7 +161,7 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
     (void)fast, (void)q_first;
     for (int64_t nc = lo; nc < hi; nc++) {
         const float *xp = x->data + plane_at(x, nc);
-        float *yp = y->data + plane_at(y, nc);
+        float *yp = ybuf ? ybuf : y->data + plane_at(y, nc);
         int32_t *ap = argmax + nc * P * Q; /* the scalar loop's scratch in inference */
         for (int p = 0; p < P; p++) {
             /* Locals: stores to ap (int32_t) could alias the window arrays. */
@@ -191,7 +197,25 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
                 ap[p * Q + q] = arg;
             }
         }
+        if (ybuf)
+            dse_bf16_pack_rows(ybuf, 1, (int64_t)P * Q, (int64_t)P * Q,
+                               (dse_bf16 *)(void *)y->data + plane_at(y, nc), (int64_t)P * Q, (int64_t)P * Q,
+                               a->isa);
     }
+}
+
+static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
+    maxpool_fwd_planes(job, lo, hi, NULL);
+}
+
+static size_t al64(size_t b) { return (b + 63) / 64 * 64; }
+
+static void maxpool_fwd16_job(void *job, int t, int nt) {
+    const struct pj *a = job;
+    const struct dse_tensor *x = a->n->in[0];
+    int64_t lo, hi;
+    dse_cpu_share((int64_t)x->n * x->c, t, nt, &lo, &hi);
+    maxpool_fwd_planes(a, lo, hi, (float *)(void *)((char *)a->cx->ws[t].p + (t ? 0 : a->buf_at)));
 }
 
 /* One share of planes per thread; windows_of's bounds, in thread 0's workspace, are
@@ -209,7 +233,21 @@ static enum dse_status run_planes(struct dse_cpu_ctx *cx, const struct dse_node 
 
 enum dse_status dse_cpu_maxpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     DSE_ASSERT(n->st.argmax);
-    return run_planes(cx, n, 1, maxpool_fwd_part);
+    DSE_ASSERT(!n->in[0]->bf16); /* read as floats only (dse_cpu_bf16_io) */
+    if (!n->out->bf16) return run_planes(cx, n, 1, maxpool_fwd_part);
+    const struct dse_tensor *y = n->out;
+    const size_t win = al64(3 * (size_t)(y->h + y->w) * sizeof(int)); /* windows_of's, thread 0 */
+    const size_t bufs = al64((size_t)y->h * y->w * sizeof(float));
+    struct pj a = { .n = n, .cx = cx, .buf_at = win, .isa = dse_cpu_bf16_isa() };
+    for (int t = 0; t < cx->threads; t++) { /* before windows_of: no reallocation after it */
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, (t ? 0 : win) + bufs, &p);
+        if (st) return st;
+    }
+    enum dse_status st = windows_of(cx, n, &a.win);
+    if (st) return st;
+    dse_cpu_run(cx, maxpool_fwd16_job, &a);
+    return DSE_OK;
 }
 
 static void maxpool_bwd_part(void *arg, int64_t lo, int64_t hi) {
