@@ -419,9 +419,11 @@ static void fuse_relus(struct dse_model *m, const int *own) {
  * that writes it and every layer that reads it takes them (dse_cpu_bf16_io: the bf16 convs,
  * max pooling; a concat whose inputs are all its views), so SqueezeNet's convs and pools pass
  * 16-bit values and each pass moves half the bytes; their gradients stay float. The products
- * are the same: a bf16 conv rounds its input to the same values either way. Max pooling
- * picks among the rounded values (equal maxima: the first wins), and a ReLU's mask reads the
- * rounded output. DSE_CPU_BF16_FLOAT_ACTS=1 keeps every activation in float32. */
+ * are the same bits: a bf16 conv rounds its input to the same values either way, max pooling
+ * reads floats and its maxima round to the rounded values' maxima, and a ReLU's mask reads
+ * y > 0 from the 16 bits (a positive denormal, flushed, the one exception). A buffer's
+ * conditions are its own layers', so one pass settles them; the loop says so by ending.
+ * DSE_CPU_BF16_FLOAT_ACTS=1 keeps every activation in float32. */
 static int buf_of(const int *own, const int *view_of, int i) {
     return view_of[own[i]] >= 0 ? view_of[own[i]] : own[i];
 }
@@ -441,9 +443,12 @@ static void plan_bf16(struct dse_model *m, const int *own, const int *view_of, c
             const struct dse_node *nd = &m->nodes[i];
             const int b = buf_of(own, view_of, i);
             if (nd->fused) continue; /* a ReLU its conv applies */
-            if (l->type == DSE_LAYER_CONCAT) { /* writes only through its views */
+            if (l->type == DSE_LAYER_CONCAT) { /* writes only through its views; copies others as floats */
                 for (int k = 0; k < l->n_inputs; k++)
-                    if (l->inputs[k] < 0 || view_of[own[l->inputs[k]]] != i) DROP(b);
+                    if (l->inputs[k] < 0 || view_of[own[l->inputs[k]]] != i) {
+                        DROP(b);
+                        if (l->inputs[k] >= 0) DROP(buf_of(own, view_of, l->inputs[k]));
+                    }
                 continue;
             }
             if (own[i] != i || !dse_cpu_bf16_io(&m->cx, nd, 1)) DROP(b); /* in place, or not a bf16 writer */

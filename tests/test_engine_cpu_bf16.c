@@ -554,7 +554,8 @@ void test_bf16_acts(void) {
             CHECK(dse_cpu_bf16_io(&cx, &f.node, 1));
             const int want_in16 = c->k == 1 ? c->s == 1 && c->p == 0 : c->s == 1 && c->C >= 4;
             CHECK_INT_EQ(in16, want_in16); /* 1x1 unpadded, or direct on padded planes */
-            dse_bf16 *x16 = malloc((size_t)cnt[1] * sizeof *x16), *y16 = malloc((size_t)cnt[0] * sizeof *y16);
+            /* y16 as many bytes as float y: run_op copies the output's cnt[0] floats' bytes */
+            dse_bf16 *x16 = malloc((size_t)cnt[1] * sizeof *x16), *y16 = calloc((size_t)cnt[0], sizeof(float));
             for (int64_t e = 0; e < cnt[1]; e++) x16[e] = dse_bf16_of(f.in[0].data[e]);
             float *xf = f.in[0].data, *yf = f.out.data;
             if (in16) f.in[0].data = (float *)(void *)x16, f.in[0].bf16 = 1;

@@ -29,7 +29,8 @@ static enum dse_status concat(struct dse_cpu_ctx *cx, struct dse_node *n, int bw
         float *xs = bwd ? x->grad : x->data, *ys = bwd ? y->grad : y->data;
         const size_t size = !bwd && y->bf16 ? sizeof(uint16_t) : sizeof(float);
         if ((!bwd || xs) && !is_view(xs, ys, size, x, y, off)) { /* backward: only inputs that take a grad */
-            DSE_ASSERT(size == sizeof(float)); /* a bf16 output is written only through its views (plan_bf16) */
+            /* a bf16 output is written only through its views, and a copied input is float (plan_bf16) */
+            DSE_ASSERT(size == sizeof(float) && !x->bf16);
             for (int i = 0; i < y->n; i++) {
                 float *xi = xs + i * x->stride_n, *yi = ys + i * y->stride_n + off;
                 if (bwd)

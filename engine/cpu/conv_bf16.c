@@ -1,7 +1,8 @@
 /* conv_bf16.c: conv and fc in bf16 mixed precision (issue #37; cx->bf16, --precision bf16):
  * the operands of every product rounded to bf16 as they are packed, the products summed in
- * float by mm_bf16.c's kernels; weights, biases, activations, gradients and everything
- * else stay float32. conv2d.c and fc.c call these instead of their float32 code when the ctx
+ * float by mm_bf16.c's kernels; weights, biases, gradients and everything else stay float32,
+ * and so do activations but those engine/model.c's plan_bf16 stores in bf16 (dse_tensor.bf16:
+ * section "activations stored in bf16" below). conv2d.c and fc.c call these instead of their float32 code when the ctx
  * is in bf16; conv2d.c still applies the fused ReLU's mask and the bias gradient first.
  *
  * Convs of stride 1 with 4 input channels or more (SqueezeNet's 3x3s) go straight on padded
@@ -138,6 +139,7 @@ static void lower_pairs(const struct bshape *s, const float *x, const dse_bf16 *
                         uint32_t *bp, float *tmp, int isa) {
     const int64_t n = (p1 - p0) * s->Q;
     if (x16) { /* stored in bf16: a 1x1 conv (dse_cpu_bf16_io) */
+        DSE_ASSERT(s->is_1x1);
         dse_bf16_pairs_of_rows(x16 + p0 * s->Q, s->C, n, s->HW, bp, n, isa);
         return;
     }
@@ -157,6 +159,7 @@ static void lower_pairs(const struct bshape *s, const float *x, const dse_bf16 *
 static void lower_rows(const struct bshape *s, const float *x, const dse_bf16 *x16, dse_bf16 *out, int64_t ldo,
                        float *tmp, int isa) {
     if (x16) { /* stored in bf16: a 1x1 conv */
+        DSE_ASSERT(s->is_1x1);
         copy_rows16(x16, s->C, s->PQ, s->HW, out, ldo, s->PQ);
         return;
     }
