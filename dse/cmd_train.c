@@ -477,9 +477,9 @@ int cmd_profile(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
                "multiply-add, backward = 2x forward FLOPs\n", a->pos[0], batch, where, iters);
         char fp32[600];
         if (dse_model_bf16_fp32(m, fp32, sizeof fp32)) printf("# %s\n", fp32);
-        if (dse_model_bf16_acts(m))
-            printf("# bf16: %d of %d layers' outputs stored in bf16 between ops (docs/training.md)\n",
-                   dse_model_bf16_acts(m), n);
+        const int acts16 = dse_model_bf16_acts(m);
+        if (acts16)
+            printf("# bf16: %d of %d layers' outputs stored in bf16 between ops (docs/training.md)\n", acts16, n);
         printf("%-28s %-12s %10s %10s %9s %9s\n", "layer", "op", "fwd_ms", "bwd_ms", "fwd_GF/s", "bwd_GF/s");
         for (int i = 0; i < n; i++) {
             qsort(tf + i * iters, (size_t)iters, sizeof *tf, cmp_double);

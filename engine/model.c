@@ -422,8 +422,8 @@ static void fuse_relus(struct dse_model *m, const int *own) {
  * are the same bits: a bf16 conv rounds its input to the same values either way, max pooling
  * reads floats and its maxima round to the rounded values' maxima, and a ReLU's mask reads
  * y > 0 from the 16 bits (a positive denormal, flushed, the one exception). A buffer's
- * conditions are its own layers', so one pass settles them; the loop says so by ending.
- * DSE_CPU_BF16_FLOAT_ACTS=1 keeps every activation in float32. */
+ * conditions are its own layers' (no reader's answer depends on another buffer's choice), so
+ * one pass over the layers settles them. DSE_CPU_BF16_FLOAT_ACTS=1 keeps every activation in float32. */
 static int buf_of(const int *own, const int *view_of, int i) {
     return view_of[own[i]] >= 0 ? view_of[own[i]] : own[i];
 }
@@ -435,30 +435,23 @@ static void plan_bf16(struct dse_model *m, const int *own, const int *view_of, c
     char *keep = calloc((size_t)n, 1);
     if (!keep) return; /* float32 throughout: the same products */
     for (int i = 0; i < n; i++) keep[buf_of(own, view_of, i)] = 1;
-    for (int changed = 1; changed;) { /* a buffer leaves bf16 for good: this ends */
-        changed = 0;
-#define DROP(b) (keep[b] ? (keep[b] = 0, changed = 1) : 0)
-        for (int i = 0; i < n; i++) {
-            const struct dse_layer *l = &m->net.layers[i];
-            const struct dse_node *nd = &m->nodes[i];
-            const int b = buf_of(own, view_of, i);
-            if (nd->fused) continue; /* a ReLU its conv applies */
-            if (l->type == DSE_LAYER_CONCAT) { /* writes only through its views; copies others as floats */
-                for (int k = 0; k < l->n_inputs; k++)
-                    if (l->inputs[k] < 0 || view_of[own[l->inputs[k]]] != i) {
-                        DROP(b);
-                        if (l->inputs[k] >= 0) DROP(buf_of(own, view_of, l->inputs[k]));
-                    }
-                continue;
-            }
-            if (own[i] != i || !dse_cpu_bf16_io(&m->cx, nd, 1)) DROP(b); /* in place, or not a bf16 writer */
-            for (int k = 0; k < l->n_inputs; k++) {
-                if (l->inputs[k] < 0) continue;
-                const int bi = buf_of(own, view_of, l->inputs[k]);
-                if (k > 0 || !dse_cpu_bf16_io(&m->cx, nd, 0)) DROP(bi);
-            }
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        const struct dse_node *nd = &m->nodes[i];
+        const int b = buf_of(own, view_of, i);
+        if (nd->fused) continue; /* a ReLU its conv applies */
+        if (l->type == DSE_LAYER_CONCAT) { /* writes only through its views; copies others as floats */
+            for (int k = 0; k < l->n_inputs; k++)
+                if (l->inputs[k] < 0 || view_of[own[l->inputs[k]]] != i) {
+                    keep[b] = 0;
+                    if (l->inputs[k] >= 0) keep[buf_of(own, view_of, l->inputs[k])] = 0;
+                }
+            continue;
         }
-#undef DROP
+        if (own[i] != i || !dse_cpu_bf16_io(&m->cx, nd, 1)) keep[b] = 0; /* in place, or not a bf16 writer */
+        for (int k = 0; k < l->n_inputs; k++)
+            if (l->inputs[k] >= 0 && (k > 0 || !dse_cpu_bf16_io(&m->cx, nd, 0)))
+                keep[buf_of(own, view_of, l->inputs[k])] = 0;
     }
     for (int i = 0; i < n; i++) { /* in layer order: owners and views, then their aliases */
         const struct dse_layer *l = &m->net.layers[i];

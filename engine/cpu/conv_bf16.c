@@ -2,8 +2,8 @@
  * the operands of every product rounded to bf16 as they are packed, the products summed in
  * float by mm_bf16.c's kernels; weights, biases, gradients and everything else stay float32,
  * and so do activations but those engine/model.c's plan_bf16 stores in bf16 (dse_tensor.bf16:
- * section "activations stored in bf16" below). conv2d.c and fc.c call these instead of their float32 code when the ctx
- * is in bf16; conv2d.c still applies the fused ReLU's mask and the bias gradient first.
+ * section "activations stored in bf16" below). conv2d.c and fc.c call these instead of their
+ * float32 code when the ctx is in bf16; conv2d.c still applies the fused ReLU's mask and the bias gradient first.
  *
  * Convs of stride 1 with 4 input channels or more (SqueezeNet's 3x3s) go straight on padded
  * planes, pairs over the channels (section "direct"); other convs of one group (any kernel,
@@ -185,10 +185,8 @@ static void zero_tails(dse_bf16 *rows_, int64_t rows, int64_t ld, int64_t from) 
 
 static char *ws_at(struct dse_cpu_ctx *cx, int t) { return cx->ws[t].p; }
 
-
-
-/* Bytes rounded up to 64 (the workspace's pieces stay aligned). */
-static size_t al(size_t b) { return (b + 63) / 64 * 64; }
+/* Bytes rounded up to 64 (the workspace's pieces stay aligned): a short name for the many uses. */
+static size_t al(size_t b) { return dse_cpu_al64(b); }
 
 /* ---- forward ---------------------------------------------------------------------------- */
 

@@ -292,6 +292,9 @@ static inline void dse_cpu_relu_mask(const float *y, float *g, int64_t n) {
     }
 }
 
+/* bytes rounded up to 64: workspace pieces laid end to end stay aligned (conv_bf16.c, pool.c). */
+static inline size_t dse_cpu_al64(size_t b) { return (b + 63) / 64 * 64; }
+
 /* The same on an output stored in bf16 (dse_tensor.bf16: a float's upper 16 bits): y > 0
  * where its bits are 0x0001 to 0x7f80 (positive, up to infinity; not NaN, not -0). A float
  * output and its bf16 agree on it but for a positive denormal, which bf16 flushes to +0. */

@@ -208,8 +208,6 @@ static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
     maxpool_fwd_planes(job, lo, hi, NULL);
 }
 
-static size_t al64(size_t b) { return (b + 63) / 64 * 64; }
-
 static void maxpool_fwd16_job(void *job, int t, int nt) {
     const struct pj *a = job;
     const struct dse_tensor *x = a->n->in[0];
@@ -236,8 +234,8 @@ enum dse_status dse_cpu_maxpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
     DSE_ASSERT(!n->in[0]->bf16); /* read as floats only (dse_cpu_bf16_io) */
     if (!n->out->bf16) return run_planes(cx, n, 1, maxpool_fwd_part);
     const struct dse_tensor *y = n->out;
-    const size_t win = al64(3 * (size_t)(y->h + y->w) * sizeof(int)); /* windows_of's, thread 0 */
-    const size_t bufs = al64((size_t)y->h * y->w * sizeof(float));
+    const size_t win = dse_cpu_al64(3 * (size_t)(y->h + y->w) * sizeof(int)); /* windows_of's, thread 0 */
+    const size_t bufs = dse_cpu_al64((size_t)y->h * y->w * sizeof(float));
     struct pj a = { .n = n, .cx = cx, .buf_at = win, .isa = dse_cpu_bf16_isa() };
     for (int t = 0; t < cx->threads; t++) { /* before windows_of: no reallocation after it */
         void *p;
