@@ -246,6 +246,43 @@ void test_bf16_mm_nt(void) {
     }
 }
 
+/* A stride-2 lowering straight to bf16 (dse_bf16_s2, pairs and rows): every row
+ * length, offset (the padding on either side) and count, each value a random bit pattern (a
+ * quarter denormal, NaNs too), the instruction against the reference; the reference against
+ * its definition, zero outside the row; and no write past n. */
+void test_bf16_s2(void) {
+    enum { WMAX = 70, NMAX = 44 };
+    float row[WMAX];
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 37, 9);
+    int bad = 0, cases = 0;
+    for (int W = 1; W <= WMAX; W += W < 34 ? 1 : 9)
+        for (int o = -4; o <= 3; o++)
+            for (int n = 0; n <= NMAX; n += n < 20 ? 1 : 7) {
+                for (int i = 0; i < WMAX; i++) /* past W too: values a lowering must not take */
+                    row[i] = bits_f(dse_pcg32_next(&r) & (i % 4 ? 0xffffffffu : 0x807fffffu));
+                uint32_t pr[2][NMAX + 1];
+                dse_bf16 tr[2][NMAX + 1];
+                for (int v = 0; v < (has_bf16() ? 2 : 1); v++) {
+                    const int isa = v ? DSE_CPU_BF16_AVX512 : DSE_CPU_BF16_REF;
+                    for (int q = 0; q <= NMAX; q++) pr[v][q] = 0xdeadbeefu, tr[v][q] = 0xbeef;
+                    dse_bf16_s2(row, W, o, n, 1, pr[v], isa);
+                    dse_bf16_s2(row, W, o, n, 0, tr[v], isa);
+                    bad += pr[v][n] != 0xdeadbeefu || tr[v][n] != 0xbeef; /* nothing past n */
+                }
+                for (int q = 0; q < n; q++) {
+                    const int a = 2 * q + o, b = a + 1;
+                    const dse_bf16 lo = a >= 0 && a < W ? dse_bf16_of(row[a]) : 0, hi = b >= 0 && b < W ? dse_bf16_of(row[b]) : 0;
+                    bad += pr[0][q] != ((uint32_t)lo | (uint32_t)hi << 16) || tr[0][q] != lo;
+                    if (has_bf16()) bad += pr[1][q] != pr[0][q] || tr[1][q] != tr[0][q];
+                }
+                cases++;
+            }
+    if (bad) fprintf(stderr, "  %d values differ in %d cases\n", bad, cases);
+    CHECK_INT_EQ(bad, 0);
+    CHECK(cases > 1000);
+}
+
 /* ---- the ops: bf16 against float32 ---------------------------------------------------------- */
 
 struct op_case {

@@ -77,6 +77,13 @@ void dse_bf16_pair_cols(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, 
 void dse_bf16_pairs_of_rows(const dse_bf16 *rows, int64_t K, int64_t N, int64_t ld, uint32_t *bp, int64_t ldp,
                             int isa);
 
+/* A stride-2 conv's lowering from one input row of W floats straight to bf16 (conv_bf16.c),
+ * each value zero where its index 2 q + o (+ 1) lies outside [0, W), for q < n: pairs, the
+ * uint32_t k-pair (row[2 q + o], row[2 q + o + 1]) of two adjacent taps; otherwise the
+ * dse_bf16 row[2 q + o] of a lowered row. The same bits as taking the floats and packing
+ * them (one conversion, vcvtne2ps2bf16 on AVX-512). */
+void dse_bf16_s2(const float *row, int64_t W, int64_t o, int64_t n, int pairs, void *out, int isa);
+
 /* dst[q] = src[q stride] for q < n (a strided conv's lowering, conv_bf16.c; stride 2 on
  * AVX-512 by permutes). */
 void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa);

@@ -133,6 +133,30 @@ static void col2im_add(const struct bshape *s, const float *dcol, float *dx) {
     }
 }
 
+/* A stride-2 conv's lowering straight from x's rows to bf16 (dse_bf16_s2):
+ * the same values as lower_row's packed, without the float row between. Row k's output rows
+ * [p0, p1), Q values each at out (pairs: the pair of rows k, k + 1, adjacent taps of one
+ * input row). */
+static int s2_lowers(const struct bshape *s) {
+    return s->sw == 2;
+}
+
+static int s2_pairs(const struct bshape *s, int64_t k) {
+    return s->sw == 2 && s->dw == 1 && k + 1 < s->CRS && k % s->S + 1 < s->S;
+}
+
+static void lower_s2(const struct bshape *s, const float *x, int64_t k, int64_t p0, int64_t p1, void *out, int pairs,
+                     int isa) {
+    const int64_t c = k / (s->R * s->S), r = k / s->S % s->R, t = k % s->S, off = t * s->dw - s->pw;
+    const size_t unit = pairs ? sizeof(uint32_t) : sizeof(dse_bf16);
+    for (int64_t p = p0; p < p1; p++) {
+        char *d = (char *)out + (size_t)((p - p0) * s->Q) * unit;
+        const int64_t ih = p * s->sh - s->ph + r * s->dh;
+        if (ih < 0 || ih >= s->H) memset(d, 0, (size_t)s->Q * unit);
+        else dse_bf16_s2(x + c * s->HW + ih * s->W, s->W, off, s->Q, pairs, d, isa);
+    }
+}
+
 /* Output rows [p0, p1) of image x lowered into k-pairs bp [KP][n], n = (p1 - p0) Q; tmp:
  * 2 n floats. */
 static void lower_pairs(const struct bshape *s, const float *x, const dse_bf16 *x16, int64_t p0, int64_t p1,
@@ -149,6 +173,10 @@ static void lower_pairs(const struct bshape *s, const float *x, const dse_bf16 *
     }
     for (int64_t kp = 0; kp < s->KP; kp++) {
         const int rows = 2 * kp + 1 < s->CRS ? 2 : 1;
+        if (s2_pairs(s, 2 * kp)) {
+            lower_s2(s, x, 2 * kp, p0, p1, bp + kp * n, 1, isa);
+            continue;
+        }
         for (int j = 0; j < rows; j++) lower_row(s, x, 2 * kp + j, p0, p1, tmp + j * n, isa);
         dse_bf16_pack_b(tmp, rows, n, n, bp + kp * n, n, isa);
     }
@@ -168,6 +196,10 @@ static void lower_rows(const struct bshape *s, const float *x, const dse_bf16 *x
         return;
     }
     for (int64_t k = 0; k < s->CRS; k++) {
+        if (s2_lowers(s)) {
+            lower_s2(s, x, k, 0, s->P, out + k * ldo, 0, isa);
+            continue;
+        }
         lower_row(s, x, k, 0, s->P, tmp, isa);
         dse_bf16_pack_rows(tmp, 1, s->PQ, s->PQ, out + k * ldo, ldo, s->PQ, isa);
     }

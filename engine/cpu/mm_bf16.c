@@ -276,6 +276,32 @@ TBF static void pairs_of_rows512(const dse_bf16 *rows, int64_t K, int64_t N, int
     }
 }
 
+/* Lanes [lo, hi) of 32 (each clamped to [0, 32]) as two 16-lane masks. */
+AI void s2_masks(int64_t lo, int64_t hi, __mmask16 *m0, __mmask16 *m1) {
+    lo = lo < 0 ? 0 : lo > 32 ? 32 : lo, hi = hi < 0 ? 0 : hi > 32 ? 32 : hi;
+    const uint32_t m = hi <= lo ? 0u : (hi == 32 ? ~0u : (1u << hi) - 1u) & ~((1u << lo) - 1u);
+    *m0 = (__mmask16)(m & 0xffffu), *m1 = (__mmask16)(m >> 16);
+}
+
+/* bf16 of row[2 q + o + e] for e < 32 (zero outside [0, W) and past q < n): 32 values in order. */
+TBF AI __m512i s2_load(const float *row, int64_t W, int64_t o, int64_t q, int64_t n) {
+    const int64_t at = 2 * q + o;
+    __mmask16 m0, m1;
+    s2_masks(-at, W - at < 2 * (n - q) ? W - at : 2 * (n - q), &m0, &m1);
+    const float *p = row + at; /* masked lanes are not read */
+    return (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(m1, p + 16), _mm512_maskz_loadu_ps(m0, p));
+}
+
+TBF static void pairs_s2_512(const float *row, int64_t W, int64_t o, int64_t n, uint32_t *out) {
+    for (int64_t q = 0; q < n; q += 16)
+        _mm512_mask_storeu_epi32(out + q, dse_cpu_lanes16(n - q), s2_load(row, W, o, q, n));
+}
+
+TBF static void take2_s2_512(const float *row, int64_t W, int64_t o, int64_t n, dse_bf16 *out) {
+    for (int64_t q = 0; q < n; q += 16) /* the even values: each pair's low 16 bits */
+        _mm256_mask_storeu_epi16(out + q, dse_cpu_lanes16(n - q), _mm512_cvtepi32_epi16(s2_load(row, W, o, q, n)));
+}
+
 #endif /* DSE_CPU_HAS_AVX2_CODE */
 
 /* ---- dispatch --------------------------------------------------------------------------- */
@@ -340,6 +366,27 @@ void dse_bf16_pairs_of_rows(const dse_bf16 *rows, int64_t K, int64_t N, int64_t 
     for (int64_t kp = 0; kp < (K + 1) / 2; kp++)
         for (int64_t n = 0; n < N; n++)
             bp[kp * ldp + n] = (uint32_t)rows[2 * kp * ld + n] | (2 * kp + 1 < K ? (uint32_t)rows[(2 * kp + 1) * ld + n] << 16 : 0u);
+}
+
+/* row[i] as bf16, zero for i outside [0, W) (the lowering's padding). */
+static dse_bf16 s2_at(const float *row, int64_t W, int64_t i) {
+    return i >= 0 && i < W ? dse_bf16_of(row[i]) : 0;
+}
+
+void dse_bf16_s2(const float *row, int64_t W, int64_t o, int64_t n, int pairs, void *out, int isa) {
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512) {
+        if (pairs) pairs_s2_512(row, W, o, n, out);
+        else take2_s2_512(row, W, o, n, out);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t q = 0; q < n; q++) {
+        const dse_bf16 lo = s2_at(row, W, 2 * q + o);
+        if (pairs) ((uint32_t *)out)[q] = (uint32_t)lo | (uint32_t)s2_at(row, W, 2 * q + o + 1) << 16;
+        else ((dse_bf16 *)out)[q] = lo;
+    }
 }
 
 void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa) {
