@@ -198,6 +198,14 @@ struct dse_node {
                                             bias gradient): the separate ReLU's bits, one
                                             pass fewer each way. Set by engine/model.c
                                             (fuse_relus), the one place that decides */
+    int                     relu_dy_masked; /* conv2d with relu_out, CPU: every layer reading its
+                                            output is a max pool that passes gradient only to
+                                            a maximum > 0 (pool_relu), so dy comes masked and
+                                            the mask's pass is left out. engine/model.c
+                                            (plan_relu_pools) decides */
+    int                     pool_relu;   /* maxpool, CPU: its input is such convs' ReLU'd output;
+                                            a window whose maximum is not > 0 (the mask's
+                                            rule) passes no gradient */
     int                     fused;       /* 1: the node before it does this node's work (that
                                             ReLU); forward and backward return at once on
                                             every backend */

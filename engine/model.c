@@ -414,6 +414,59 @@ static void fuse_relus(struct dse_model *m, const int *own) {
     }
 }
 
+/* A ReLU'd output read only by max pooling (SqueezeNet's conv1 -> pool1 and the concats of
+ * fire4 and fire8 -> pool4, pool8): on the CPU the pools pass a window's gradient only where
+ * its maximum is > 0 (dse_node.pool_relu), which is the ReLU's mask on every value the pools
+ * give gradient to; the others get none, zero as the mask would leave them. So the convs
+ * writing that buffer skip their mask's pass over y and dy (dse_node.relu_dy_masked): the
+ * same bits (test fused-relu: the whole arena against separate ReLU layers), two passes
+ * fewer over v1.0's largest tensors. A buffer qualifies where every layer writing it is a
+ * conv with its ReLU fused (a concat only through its views) and every layer reading it a
+ * max pool. */
+static int buf_of(const int *own, const int *view_of, int i);
+
+static void plan_relu_pools(struct dse_model *m, const int *own, const int *view_of) {
+    const int n = m->net.n_layers;
+    if (m->gpu) return;
+    char *ok = malloc((size_t)n), *read = calloc((size_t)n, 1);
+    if (!ok || !read) { /* the masks' passes stay: the same bits */
+        free(ok), free(read);
+        return;
+    }
+    memset(ok, 1, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        const struct dse_node *nd = &m->nodes[i];
+        if (nd->fused) continue; /* a ReLU its conv applies */
+        const int b = buf_of(own, view_of, i);
+        if (l->type == DSE_LAYER_CONCAT) {
+            for (int k = 0; k < l->n_inputs; k++)
+                if (l->inputs[k] < 0 || view_of[own[l->inputs[k]]] != i) ok[b] = 0; /* a copy: not a conv's */
+        } else if (own[i] != i || nd->op != DSE_OP_CONV2D || !nd->relu_out)
+            ok[b] = 0; /* in place on it, or a writer without the ReLU */
+        for (int k = 0; k < l->n_inputs; k++) {
+            const int in = l->inputs[k];
+            if (in < 0 || (l->type == DSE_LAYER_CONCAT && view_of[own[in]] == i)) continue; /* its own view */
+            if (nd->op == DSE_OP_MAXPOOL && k == 0) read[buf_of(own, view_of, in)] = 1;
+            else ok[buf_of(own, view_of, in)] = 0;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        struct dse_node *nd = &m->nodes[i];
+        if (nd->fused) continue;
+        if (nd->op == DSE_OP_CONV2D && nd->relu_out && own[i] == i) {
+            const int b = buf_of(own, view_of, i);
+            nd->relu_dy_masked = ok[b] && read[b];
+        }
+        if (nd->op == DSE_OP_MAXPOOL && l->inputs[0] >= 0) {
+            const int b = buf_of(own, view_of, l->inputs[0]);
+            nd->pool_relu = ok[b] && read[b];
+        }
+    }
+    free(ok), free(read);
+}
+
 /* Activations stored in bf16 (issue #37; dse_tensor.bf16): in a CPU model in bf16, a buffer
  * (an owner's output, or a concat's with its views) holds bfloat16 values where every layer
  * that writes it and every layer that reads it takes them (dse_cpu_bf16_io: the bf16 convs,
@@ -643,6 +696,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
         if (!on_gpu && (st = dse_cpu_node_prepare(&m->cx, nd, err))) goto fail;
     }
     fuse_relus(m, own);
+    plan_relu_pools(m, own, view_of);
     plan_bf16(m, own, view_of, view_c0);
     m->momentum = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *m->momentum);
     if (!m->momentum) {

@@ -312,7 +312,8 @@ done:
 }
 
 /* The CPU model fuses each conv's ReLU into the conv (dse_node.relu_out, engine/model.c
- * fuse_relus): against the same model built with DSE_NO_FUSE=1, every activation and
+ * fuse_relus; and leaves conv1's mask to pool1, plan_relu_pools): against the same model
+ * built with DSE_NO_FUSE=1, every activation and
  * gradient (the whole arena), the loss and the parameters after two SGD steps are the same
  * bits, for every conv strategy (each masks and adds its bias in its own place), on 1 and
  * 2 threads, at batch 3 and 1 (2 threads share a single image's output channels
@@ -337,13 +338,16 @@ static void test_fused_relu(void) {
         CHECK_OK(dse_model_new(&net, &mo, &m[1], &err));
         unsetenv("DSE_NO_FUSE");
         if (!m[0] || !m[1]) goto next;
-        int fused[2] = { 0, 0 };
+        int fused[2] = { 0, 0 }, cut[2] = { 0, 0 };
         for (int k = 0; k < 2; k++) {
             m[k]->cx.conv_force = algo;
-            for (int i = 0; i < m[k]->net.n_layers; i++) fused[k] += m[k]->nodes[i].fused;
+            for (int i = 0; i < m[k]->net.n_layers; i++)
+                fused[k] += m[k]->nodes[i].fused, cut[k] += m[k]->nodes[i].relu_dy_masked + m[k]->nodes[i].pool_relu;
         }
         CHECK(fused[0] >= 6); /* conv1, conv10, and each fire's squeeze and expands */
         CHECK_INT_EQ(fused[1], 0);
+        CHECK_INT_EQ(cut[0], 2); /* conv1's mask left to pool1 (engine/model.c plan_relu_pools) */
+        CHECK_INT_EQ(cut[1], 0);
         float x[3 * 144], loss[2];
         int labels[3] = { 0, 3, 1 };
         tiny_input(x, 9);

@@ -52,6 +52,11 @@ static int empty(const struct windows *w, int p, int q) {
     return w->h0[p] >= w->h1[p] || w->w0[q] >= w->w1[q] || w->hn[p] <= 0 || w->wn[q] <= 0;
 }
 
+/* An argmax that passes no gradient: an empty window's (at 0), or one cut by the ReLU's mask
+ * (dse_node.pool_relu) at its position i. Backward adds +0 there, which leaves every value
+ * as it is (a gradient sum starts at +0 and is never -0). */
+#define ARG_CUT(i) ((int32_t)((uint32_t)(i) | 0x80000000u))
+
 /* Where plane nc (image nc / C, channel nc % C) of t begins in its data or grad. */
 static int64_t plane_at(const struct dse_tensor *t, int64_t nc) {
     return (nc / t->c) * t->stride_n + (nc % t->c) * t->h * t->w;
@@ -74,7 +79,8 @@ static int64_t plane_at(const struct dse_tensor *t, int64_t nc) {
  * there instead of masked loads was twice as slow: store forwarding fails). Without arow
  * (inference, want_arg 0), the maxima alone: no argmax to blend or store. */
 __attribute__((target("avx2"))) static inline int max3s2_body(const float *xp, int W, int h0, int nrows, int w0q,
-                                                               int Q, float *yrow, int32_t *arow, const int want_arg) {
+                                                               int Q, float *yrow, int32_t *arow, const int want_arg,
+                                                               const int cut) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i step = _mm256_add_epi32(lane, lane);
     /* outputs whose 3 columns w0q + 2q .. w0q + 2q + 2 are inside the row */
@@ -117,6 +123,9 @@ __attribute__((target("avx2"))) static inline int max3s2_body(const float *xp, i
                         _mm256_blendv_ps(_mm256_castsi256_ps(arg), _mm256_castsi256_ps(idx), more));
             }
         }
+        if (cut) /* ARG_CUT where the maximum is not > 0 */
+            arg = _mm256_blendv_epi8(_mm256_or_si256(arg, _mm256_set1_epi32(INT32_MIN)), arg,
+                                     _mm256_castps_si256(_mm256_cmp_ps(best, _mm256_setzero_ps(), _CMP_GT_OQ)));
         if (full) {
             _mm256_storeu_ps(yrow + q, best);
             if (want_arg) _mm256_storeu_si256((__m256i *)(arow + q), arg);
@@ -134,11 +143,13 @@ __attribute__((target("avx2"))) static inline int max3s2_body(const float *xp, i
     return nq;
 }
 
-/* max3s2_body with the argmax (training) or without it (arow NULL), each compiled apart. */
+/* max3s2_body with the argmax (training; cut: dse_node.pool_relu) or without it (arow NULL),
+ * each compiled apart. */
 __attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, int h0, int nrows, int w0q, int Q,
-                                                        float *yrow, int32_t *arow) {
-    return arow ? max3s2_body(xp, W, h0, nrows, w0q, Q, yrow, arow, 1)
-                : max3s2_body(xp, W, h0, nrows, w0q, Q, yrow, NULL, 0);
+                                                        float *yrow, int32_t *arow, int cut) {
+    return !arow ? max3s2_body(xp, W, h0, nrows, w0q, Q, yrow, NULL, 0, 0)
+           : cut ? max3s2_body(xp, W, h0, nrows, w0q, Q, yrow, arow, 1, 1)
+                 : max3s2_body(xp, W, h0, nrows, w0q, Q, yrow, arow, 1, 0);
 }
 #endif
 
@@ -158,6 +169,7 @@ static void maxpool_fwd_planes(const struct pj *a, int64_t lo, int64_t hi, float
            dse_cpu_avx2();
 #endif
     const int q_first = (l->pad_w + 1) / 2; /* the first output whose window starts inside the row */
+    const int relu_cut = n->pool_relu && n->training; /* a local: stores to ap could alias n */
     (void)fast, (void)q_first;
     for (int64_t nc = lo; nc < hi; nc++) {
         const float *xp = x->data + plane_at(x, nc);
@@ -171,7 +183,7 @@ static void maxpool_fwd_planes(const struct pj *a, int64_t lo, int64_t hi, float
             if (fast && h1 > h0 && hn > 0 && q_first < Q) {
                 v0 = q_first;
                 v1 = v0 + max3s2_avx2(xp, W, h0, h1 - h0, 2 * q_first - l->pad_w, Q - q_first, yp + p * Q + v0,
-                                      n->training ? ap + p * Q + v0 : NULL);
+                                      n->training ? ap + p * Q + v0 : NULL, relu_cut);
             }
 #endif
             for (int q = 0; q < Q; q++) {
@@ -179,7 +191,7 @@ static void maxpool_fwd_planes(const struct pj *a, int64_t lo, int64_t hi, float
                 if (q >= Q) break;
                 const int w0 = win.w0[q], w1 = win.w1[q];
                 if (h0 >= h1 || w0 >= w1 || hn <= 0 || win.wn[q] <= 0) {
-                    yp[p * Q + q] = 0.0f, ap[p * Q + q] = -1;
+                    yp[p * Q + q] = 0.0f, ap[p * Q + q] = ARG_CUT(0);
                     continue;
                 }
                 /* The first of equal maxima wins, as in Caffe (strict >). */
@@ -194,7 +206,7 @@ static void maxpool_fwd_planes(const struct pj *a, int64_t lo, int64_t hi, float
                     }
                 }
                 yp[p * Q + q] = best;
-                ap[p * Q + q] = arg;
+                ap[p * Q + q] = relu_cut && !(best > 0.0f) ? ARG_CUT(arg) : arg; /* past the ReLU's mask: none */
             }
         }
         if (ybuf)
@@ -257,8 +269,15 @@ static void maxpool_bwd_part(void *arg, int64_t lo, int64_t hi) {
         float *dxp = x->grad + plane_at(x, nc);
         const float *dyp = y->grad + plane_at(y, nc);
         const int32_t *ap = argmax + nc * P * Q;
-        for (int64_t j = 0; j < (int64_t)P * Q; j++)
-            if (ap[j] >= 0) dxp[ap[j]] += dyp[j];
+        for (int64_t j = 0; j < (int64_t)P * Q; j++) { /* a cut one adds +0, by a mask: no branch */
+            const int32_t at = ap[j];
+            uint32_t g;
+            memcpy(&g, &dyp[j], sizeof g);
+            g &= at < 0 ? 0u : ~0u; /* the compiler's select of floats was a branch */
+            float v;
+            memcpy(&v, &g, sizeof v);
+            dxp[at & INT32_MAX] += v;
+        }
     }
 }
 
