@@ -139,6 +139,7 @@ void test_node_check(void) {
     X("bf16-mm",             test_bf16_mm) \
     X("bf16-mm-nt",          test_bf16_mm_nt) \
     X("bf16-s2",             test_bf16_s2) \
+    X("bf16-pack-dy",        test_bf16_pack_dy) \
     X("bf16-amx",            test_bf16_amx) \
     X("bf16-ops",            test_bf16_ops) \
     X("bf16-rule",           test_bf16_rule) \

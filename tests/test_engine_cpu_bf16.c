@@ -283,6 +283,47 @@ void test_bf16_s2(void) {
     CHECK(cases > 1000);
 }
 
+/* A conv's incoming gradient in one pass (dse_bf16_pack_dy): rows of every length to 40,
+ * masked by a float output, a bf16 output or nothing, against the passes it stands for
+ * (dse_cpu_relu_mask or dse_cpu_relu_mask16 in place, dse_cpu_sum, dse_bf16_pack_rows):
+ * the same bits, by the instruction and the reference; values past L not written. */
+void test_bf16_pack_dy(void) {
+    enum { R = 3, LMAX = 40 };
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 37, 10);
+    int bad = 0;
+    for (int L = 1; L <= LMAX; L++)
+        for (int how = 0; how < 3; how++) { /* mask by float y, by bf16 y, none */
+            float dy[R * LMAX], yf[R * LMAX], want[R * LMAX];
+            uint16_t y16[R * LMAX];
+            for (int e = 0; e < R * L; e++) {
+                dy[e] = uniform(&r, -1, 1);
+                yf[e] = e % 5 == 0 ? 0.0f : uniform(&r, -1, 1); /* zeros: the ReLU's */
+                y16[e] = dse_bf16_of(yf[e]);
+            }
+            memcpy(want, dy, sizeof want);
+            if (how == 0) dse_cpu_relu_mask(yf, want, R * L);
+            if (how == 1) dse_cpu_relu_mask16(y16, want, R * L);
+            dse_bf16 ref[R * (LMAX + 1)];
+            double want_s[R];
+            dse_bf16_pack_rows(want, R, L, L, ref, L + 1, L, DSE_CPU_BF16_REF);
+            for (int k = 0; k < R; k++) want_s[k] = 1.0 + dse_cpu_sum(want + k * L, L);
+            for (int v = 0; v < (has_bf16() ? 2 : 1); v++) {
+                dse_bf16 got[R * (LMAX + 1)];
+                double sums[R] = { 1.0, 1.0, 1.0 };
+                for (int e = 0; e < R * (L + 1); e++) got[e] = 0xbeef;
+                dse_bf16_pack_dy(dy, R, L, L, how == 0 ? yf : NULL, how == 1 ? y16 : NULL, got, L + 1, sums,
+                                 v ? DSE_CPU_BF16_AVX512 : DSE_CPU_BF16_REF);
+                for (int k = 0; k < R; k++) {
+                    bad += memcmp(&sums[k], &want_s[k], sizeof sums[k]) != 0 || got[k * (L + 1) + L] != 0xbeef;
+                    bad += memcmp(got + k * (L + 1), ref + k * (L + 1), (size_t)L * sizeof *got) != 0;
+                }
+            }
+        }
+    if (bad) fprintf(stderr, "  %d rows differ\n", bad);
+    CHECK_INT_EQ(bad, 0);
+}
+
 /* ---- the ops: bf16 against float32 ---------------------------------------------------------- */
 
 struct op_case {
@@ -586,6 +627,26 @@ void test_bf16_acts(void) {
             float *dy = malloc((size_t)cnt[0] * sizeof *dy), *ref[4], *got[4];
             for (int64_t e = 0; e < cnt[0]; e++) dy[e] = uniform(&r, -1, 1);
             run_op(&cx, &f, dy, ref);
+            { /* the ReLU's mask and the bias gradient as conv2d.c's passes would take them (a
+               * lowered conv takes them with dy's rows, dse_cpu_conv_bf16_fuses): dy masked by
+               * y > 0 beforehand and no ReLU gives dx, dw, db exactly, and float32's bias pass
+               * on it db exactly */
+                float *dm = malloc((size_t)cnt[0] * sizeof *dm), *pre[4], *f32[4];
+                for (int64_t e = 0; e < cnt[0]; e++) dm[e] = ref[0][e] > 0.0f ? dy[e] : 0.0f;
+                f.node.relu_out = 0;
+                run_op(&cx, &f, dm, pre);
+                cx.bf16 = 0;
+                run_op(&cx, &f, dm, f32);
+                cx.bf16 = DSE_CPU_BF16_EVERY, f.node.relu_out = 1;
+                for (int k = 1; k < 4; k++) {
+                    const int same = !memcmp(ref[k], pre[k], (size_t)cnt[k] * sizeof(float));
+                    if (!same) fprintf(stderr, "  %s, %d threads: %s differs from dy masked first\n", c->id, threads, names[k]);
+                    CHECK(same);
+                }
+                CHECK(!memcmp(ref[3], f32[3], (size_t)cnt[3] * sizeof(float)));
+                for (int k = 0; k < 4; k++) free(pre[k]), free(f32[k]);
+                free(dm);
+            }
             /* the same node on 16-bit storage */
             const int in16 = dse_cpu_bf16_io(&cx, &f.node, 0);
             CHECK(dse_cpu_bf16_io(&cx, &f.node, 1));

@@ -84,6 +84,14 @@ void dse_bf16_pairs_of_rows(const dse_bf16 *rows, int64_t K, int64_t N, int64_t 
  * them (one conversion, vcvtne2ps2bf16 on AVX-512). */
 void dse_bf16_s2(const float *row, int64_t W, int64_t o, int64_t n, int pairs, void *out, int isa);
 
+/* A conv's incoming gradient in one pass (conv_bf16.c's backward): rows rows of L values,
+ * ld apart, of dy masked by the fused ReLU's output (yf float or y16 bf16, laid out as dy;
+ * both NULL: none) by dse_cpu_relu_mask's and dse_cpu_relu_mask16's rules, to bf16 rows at
+ * out (ldo apart); with sums, sums[r] += each masked row's dse_cpu_sum (the same bits: eight
+ * double lanes, their tree, the tail), the bias gradient's per-image terms. */
+void dse_bf16_pack_dy(const float *dy, int64_t rows, int64_t L, int64_t ld, const float *yf, const uint16_t *y16,
+                      dse_bf16 *out, int64_t ldo, double *sums, int isa);
+
 /* dst[q] = src[q stride] for q < n (a strided conv's lowering, conv_bf16.c; stride 2 on
  * AVX-512 by permutes). */
 void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa);
@@ -132,6 +140,10 @@ void dse_cpu_mm_nt_bf16(const struct dse_mm_nt_bf16 *p, int isa);
  * the bias gradient are conv2d.c's, before it, as for every strategy. */
 int             dse_cpu_conv_bf16_runs(const struct dse_cpu_ctx *cx, const struct dse_node *n);
 enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n);
+/* 1 where dse_cpu_conv_bf16_bwd applies the fused ReLU's mask and the bias gradient itself,
+ * as it takes dy (the lowered and 1x1 convs with a weight gradient; the same bits as
+ * conv2d.c's passes before it, which then do not run). */
+int             dse_cpu_conv_bf16_fuses(const struct dse_cpu_ctx *cx, const struct dse_node *n);
 enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n);
 enum dse_status dse_cpu_fc_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n);
 enum dse_status dse_cpu_fc_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n);

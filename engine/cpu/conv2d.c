@@ -1460,9 +1460,10 @@ enum dse_status dse_cpu_conv2d_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
 enum dse_status dse_cpu_conv2d_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     struct shape s = shape_of(n);
     int a = DSE_CPU_CONV_GEMM_BATCH;
-    if (dse_cpu_conv_bf16_runs(cx, n)) { /* bwd_whole's passes, then conv_bf16.c's */
-        if (masks_dy(n)) mask_grad(cx, &s, n->out);
-        if (n->bias && n->bias->grad) bias_grad(cx, n, &s, n->out, n->bias->grad);
+    if (dse_cpu_conv_bf16_runs(cx, n)) { /* bwd_whole's passes (or conv_bf16.c's own), then conv_bf16.c's */
+        const int fused = dse_cpu_conv_bf16_fuses(cx, n);
+        if (masks_dy(n) && !fused) mask_grad(cx, &s, n->out);
+        if (n->bias && n->bias->grad && !fused) bias_grad(cx, n, &s, n->out, n->bias->grad);
         return dse_cpu_conv_bf16_bwd(cx, n);
     }
     if (n->weight->grad || n->in[0]->grad) {

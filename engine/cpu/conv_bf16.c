@@ -239,6 +239,9 @@ struct bjob {
     const int64_t        *boff, *boff_w; /* forward's or the data gradient's B offsets; the
                                             weight gradient's */
     const uint32_t       *wx;      /* the data gradient's turned filters' pairs */
+    int                   fuse;    /* lowered backward: the ReLU's mask and the bias gradient
+                                      taken with dy's rows (dse_cpu_conv_bf16_fuses) */
+    double               *db_part; /* then each slice's bias sums [slice][K] */
 };
 
 /* A forward pass's work for thread t of nt: images, and with fewer images than threads
@@ -443,6 +446,24 @@ static int64_t bwd_chunk(const struct bshape *s, int64_t most) {
     return nb < 1.0 ? 1 : nb > (double)most ? most : (int64_t)nb;
 }
 
+/* Image i's dy as bf16 rows [K] at out, ldo apart; with j->fuse, masked by the fused ReLU and
+ * its channels' sums added to part[K] in the same pass (dse_bf16_pack_dy: the bits of
+ * conv2d.c's mask and bias passes, dse_cpu_slice_sums' order), so dy is read once from
+ * memory instead of three times. */
+static void take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo, double *part) {
+    const struct bshape *s = &j->s;
+    const struct dse_tensor *y = j->n->out;
+    const float *dy = y->grad + i * y->stride_n;
+    if (!j->fuse) {
+        dse_bf16_pack_rows(dy, s->K, s->PQ, s->PQ, out, ldo, s->PQ, j->isa);
+        return;
+    }
+    const int mask = j->n->relu_out && !j->n->relu_dy_masked;
+    const float *yf = mask && !y->bf16 ? y->data + i * y->stride_n : NULL;
+    const uint16_t *y16 = mask && y->bf16 ? (const uint16_t *)(const void *)y->data + i * y->stride_n : NULL;
+    dse_bf16_pack_dy(dy, s->K, s->PQ, s->PQ, yf, y16, out, ldo, part, j->isa);
+}
+
 static void bwd_part(void *arg, int t, int nt) {
     const struct bjob *j = arg;
     const struct bshape *s = &j->s;
@@ -463,12 +484,13 @@ static void bwd_part(void *arg, int t, int nt) {
         int64_t i0, i1;
         dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
         float *buf = wt_take(&wr);
+        double *part = j->db_part ? j->db_part + k * s->K : NULL; /* this slice's bias sums */
+        for (int64_t c = 0; part && c < s->K; c++) part[c] = 0.0;
         for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk, Lc = chunk_row(s, nb);
             if (buf) { /* dw (= on the slice's first chunk) += dy col^T over the chunk's images, side by side */
                 for (int64_t i = 0; i < nb; i++) {
-                    dse_bf16_pack_rows(y->grad + (n0 + i) * y->stride_n, s->K, s->PQ, s->PQ, dyr + i * s->PQ, Lc,
-                                       s->PQ, j->isa);
+                    take_dy(j, n0 + i, dyr + i * s->PQ, Lc, part);
                     lower_rows(s, x->data + (n0 + i) * x->stride_n,
                                x->bf16 ? data16(x) + (n0 + i) * x->stride_n : NULL, xr + i * s->PQ, Lc, tmp, j->isa);
                 }
@@ -786,6 +808,11 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx) {
     return DSE_OK;
 }
 
+int dse_cpu_conv_bf16_fuses(const struct dse_cpu_ctx *cx, const struct dse_node *n) {
+    const struct bshape s = bshape_of(n);
+    return dse_cpu_conv_bf16_runs(cx, n) && !direct_ok(&s) && n->weight->grad != NULL;
+}
+
 enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     float *dw = n->weight->grad;
     const struct dse_tensor *x = n->in[0];
@@ -803,14 +830,17 @@ enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n
         return st;
     }
     j.chunk = bwd_chunk(s, dse_cpu_slice_most(&j.sl));
+    j.fuse = dse_cpu_conv_bf16_fuses(cx, n);
+    float *db = j.fuse && n->bias ? n->bias->grad : NULL;
     const struct bscratch b = bscratch_of(s, j.chunk, dw != NULL, x->grad != NULL);
     const int64_t KP2 = (s->K + 1) / 2;
     const size_t wbytes = x->grad ? al((size_t)(s->CRS * KP2) * sizeof(uint32_t)) : 0;
+    const size_t pbytes = db ? al((size_t)(s->K * j.sl.count) * sizeof(double)) : 0;
     j.depth = dw ? wt_depth(cx, &j.sl) : 0, j.wt_at = b.total;
     const size_t tb = dw ? wt_bytes(nw, j.depth) : 0;
     for (int t = 0; t < cx->threads; t++) {
         void *p;
-        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, b.total + tb + (t ? 0 : wbytes), &p);
+        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, b.total + tb + (t ? 0 : wbytes + pbytes), &p);
         if (st) return st;
     }
     if (x->grad) { /* w^T's pairs: A[ci r s][k] = w[k][ci r s] */
@@ -818,7 +848,13 @@ enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n
         dse_bf16_pack_a(n->weight->data, s->CRS, s->K, 1, s->CRS, wp, KP2);
         j.wp = wp;
     }
+    if (db) j.db_part = (double *)(void *)(ws_at(cx, 0) + b.total + tb + wbytes);
     dse_cpu_run(cx, bwd_part, &j);
+    for (int64_t k = 0; db && k < s->K; k++) { /* the slices' sums by the slice tree, as conv2d.c's bias pass */
+        double part[DSE_SLICES_MAX];
+        for (int sc = 0; sc < j.sl.count; sc++) part[sc] = j.db_part[sc * s->K + k];
+        dse_cpu_db_slices(n, &j.sl, db, s->K, k, part);
+    }
     if (dw) {
         struct tree_job r = { .j = &j, .dw = dw };
         dse_cpu_for(cx, nw, nw * j.sl.count, tree_part, &r);

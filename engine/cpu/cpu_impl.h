@@ -298,10 +298,12 @@ static inline size_t dse_cpu_al64(size_t b) { return (b + 63) / 64 * 64; }
 /* The same on an output stored in bf16 (dse_tensor.bf16: a float's upper 16 bits): y > 0
  * where its bits are 0x0001 to 0x7f80 (positive, up to infinity; not NaN, not -0). A float
  * output and its bf16 agree on it but for a positive denormal, which bf16 flushes to +0. */
+static inline int dse_cpu_relu_pos16(uint16_t y) { return (uint32_t)y - 1u < 0x7f80u; }
+
 static inline void dse_cpu_relu_mask16(const uint16_t *y, float *g, int64_t n) {
     for (int64_t e = 0; e < n; e++) {
         const float d = g[e];
-        g[e] = (uint32_t)y[e] - 1u < 0x7f80u ? d : 0.0f;
+        g[e] = dse_cpu_relu_pos16(y[e]) ? d : 0.0f;
     }
 }
 

@@ -93,6 +93,11 @@ static void nt_ref(const struct dse_mm_nt_bf16 *p) {
         }
 }
 
+/* dy[at] as the fused ReLU's mask leaves it (by yf's or y16's value at at; neither: kept). */
+static inline float dy_kept(const float *dy, const float *yf, const uint16_t *y16, int64_t at) {
+    return (yf ? yf[at] > 0.0f : y16 ? dse_cpu_relu_pos16(y16[at]) : 1) ? dy[at] : 0.0f;
+}
+
 /* ---- AVX512-BF16 -------------------------------------------------------------------------- */
 
 #ifdef DSE_CPU_HAS_AVX2_CODE
@@ -276,6 +281,38 @@ TBF static void pairs_of_rows512(const dse_bf16 *rows, int64_t K, int64_t N, int
     }
 }
 
+/* dse_bf16_pack_dy on AVX-512: 16 values a step, the first n8 of each row's also into eight
+ * double lanes (the low 8, then the high 8: lane l takes x[l], x[l + 8], ... in order). */
+TBF static void pack_dy512(const float *dy, int64_t rows, int64_t L, int64_t ld, const float *yf, const uint16_t *y16,
+                           dse_bf16 *out, int64_t ldo, double *sums) {
+    const int64_t n8 = L / 8 * 8;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = dy + r * ld;
+        __m512d acc = _mm512_setzero_pd();
+        for (int64_t l = 0; l < L; l += 16) {
+            const __mmask16 mk = dse_cpu_lanes16(L - l);
+            __m512 v = _mm512_maskz_loadu_ps(mk, x + l);
+            if (yf) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(mk, yf + r * ld + l),
+                                                               _mm512_setzero_ps(), _CMP_GT_OQ), v);
+            else if (y16) { /* dse_cpu_relu_mask16's rule: bits 0x0001 to 0x7f80 */
+                const __m256i y = _mm256_maskz_loadu_epi16(mk, y16 + r * ld + l);
+                v = _mm512_maskz_mov_ps(
+                    _mm256_cmplt_epu16_mask(_mm256_sub_epi16(y, _mm256_set1_epi16(1)), _mm256_set1_epi16(0x7f80)), v);
+            }
+            _mm256_mask_storeu_epi16(out + r * ldo + l, mk, (__m256i)_mm512_cvtneps_pbh(v));
+            if (sums && l + 8 <= n8) acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+            if (sums && l + 16 <= n8)
+                acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+        }
+        if (!sums) continue;
+        double p[8];
+        _mm512_storeu_pd(p, acc);
+        double s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+        for (int64_t i = n8; i < L; i++) s += (double)dy_kept(dy, yf, y16, r * ld + i);
+        sums[r] += s;
+    }
+}
+
 /* Lanes [lo, hi) of 32 (each clamped to [0, 32]) as two 16-lane masks. */
 AI void s2_masks(int64_t lo, int64_t hi, __mmask16 *m0, __mmask16 *m1) {
     lo = lo < 0 ? 0 : lo > 32 ? 32 : lo, hi = hi < 0 ? 0 : hi > 32 ? 32 : hi;
@@ -371,6 +408,28 @@ void dse_bf16_pairs_of_rows(const dse_bf16 *rows, int64_t K, int64_t N, int64_t 
 /* row[i] as bf16, zero for i outside [0, W) (the lowering's padding). */
 static dse_bf16 s2_at(const float *row, int64_t W, int64_t i) {
     return i >= 0 && i < W ? dse_bf16_of(row[i]) : 0;
+}
+
+void dse_bf16_pack_dy(const float *dy, int64_t rows, int64_t L, int64_t ld, const float *yf, const uint16_t *y16,
+                      dse_bf16 *out, int64_t ldo, double *sums, int isa) {
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512) {
+        pack_dy512(dy, rows, L, ld, yf, y16, out, ldo, sums);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t r = 0; r < rows; r++) {
+        double p[8] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 }, s;
+        for (int64_t l = 0; l < L; l++) {
+            const float v = dy_kept(dy, yf, y16, r * ld + l);
+            out[r * ldo + l] = dse_bf16_of(v);
+            if (l < L / 8 * 8) p[l % 8] += (double)v; /* dse_cpu_sum's lanes, */
+        }
+        s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7])); /* tree */
+        for (int64_t l = L / 8 * 8; l < L; l++) s += (double)dy_kept(dy, yf, y16, r * ld + l); /* and tail */
+        if (sums) sums[r] += s;
+    }
 }
 
 void dse_bf16_s2(const float *row, int64_t W, int64_t o, int64_t n, int pairs, void *out, int isa) {
