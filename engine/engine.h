@@ -196,8 +196,11 @@ struct dse_node {
                                             written (with the bias) and the incoming
                                             gradient masked by out > 0 before use (with the
                                             bias gradient): the separate ReLU's bits, one
-                                            pass fewer each way. Set by engine/model.c
-                                            (fuse_relus), the one place that decides */
+                                            pass fewer each way (a bf16 lowered or 1x1 conv
+                                            on the CPU masks dy as it packs it and leaves
+                                            out->grad unmasked; nothing reads it after).
+                                            Set by engine/model.c (fuse_relus), the one
+                                            place that decides */
     int                     relu_dy_masked; /* conv2d with relu_out, CPU: every layer reading its
                                             output is a max pool that passes gradient only to
                                             a maximum > 0 (pool_relu), so dy comes masked and

@@ -257,7 +257,7 @@ void test_bf16_s2(void) {
     dse_pcg32_seed(&r, 37, 9);
     int bad = 0, cases = 0;
     for (int W = 1; W <= WMAX; W += W < 34 ? 1 : 9)
-        for (int o = -4; o <= 3; o++)
+        for (int o = -4; o <= 7; o++) /* up to (S - 1) dw - pw: 6 for v1.0's conv1 */
             for (int n = 0; n <= NMAX; n += n < 20 ? 1 : 7) {
                 for (int i = 0; i < WMAX; i++) /* past W too: values a lowering must not take */
                     row[i] = bits_f(dse_pcg32_next(&r) & (i % 4 ? 0xffffffffu : 0x807fffffu));
@@ -283,36 +283,38 @@ void test_bf16_s2(void) {
     CHECK(cases > 1000);
 }
 
-/* A conv's incoming gradient in one pass (dse_bf16_pack_dy): rows of every length to 40,
- * masked by a float output, a bf16 output or nothing, against the passes it stands for
- * (dse_cpu_relu_mask or dse_cpu_relu_mask16 in place, dse_cpu_sum, dse_bf16_pack_rows):
- * the same bits, by the instruction and the reference; values past L not written. */
+/* A conv's incoming gradient in one pass (dse_bf16_pack_dy): rows of every length to 40, two
+ * apart from the next, masked by a float output, a bf16 output or nothing (outputs with +0,
+ * -0 and NaN among them; dy with -0, a denormal, infinity), against the passes it stands for
+ * (dse_cpu_relu_mask or dse_cpu_relu_mask16 in place, dse_cpu_sum, dse_bf16_pack_rows): the
+ * same bits, by the instruction and the reference; values past L not written. */
 void test_bf16_pack_dy(void) {
-    enum { R = 3, LMAX = 40 };
+    enum { R = 3, LMAX = 40, GAP = 2 };
     struct dse_pcg32 r;
     dse_pcg32_seed(&r, 37, 10);
     int bad = 0;
     for (int L = 1; L <= LMAX; L++)
         for (int how = 0; how < 3; how++) { /* mask by float y, by bf16 y, none */
-            float dy[R * LMAX], yf[R * LMAX], want[R * LMAX];
-            uint16_t y16[R * LMAX];
-            for (int e = 0; e < R * L; e++) {
-                dy[e] = uniform(&r, -1, 1);
-                yf[e] = e % 5 == 0 ? 0.0f : uniform(&r, -1, 1); /* zeros: the ReLU's */
+            const int ld = L + GAP;
+            float dy[R * (LMAX + GAP)], yf[R * (LMAX + GAP)], want[R * (LMAX + GAP)];
+            uint16_t y16[R * (LMAX + GAP)];
+            for (int e = 0; e < R * ld; e++) {
+                dy[e] = e % 13 == 7 ? -0.0f : e % 17 == 9 ? 1e-40f : e % 29 == 11 ? INFINITY : uniform(&r, -1, 1);
+                yf[e] = e % 5 == 0 ? 0.0f : e % 7 == 3 ? -0.0f : e % 11 == 4 ? NAN : uniform(&r, -1, 1);
                 y16[e] = dse_bf16_of(yf[e]);
             }
             memcpy(want, dy, sizeof want);
-            if (how == 0) dse_cpu_relu_mask(yf, want, R * L);
-            if (how == 1) dse_cpu_relu_mask16(y16, want, R * L);
+            if (how == 0) dse_cpu_relu_mask(yf, want, R * ld);
+            if (how == 1) dse_cpu_relu_mask16(y16, want, R * ld);
             dse_bf16 ref[R * (LMAX + 1)];
             double want_s[R];
-            dse_bf16_pack_rows(want, R, L, L, ref, L + 1, L, DSE_CPU_BF16_REF);
-            for (int k = 0; k < R; k++) want_s[k] = 1.0 + dse_cpu_sum(want + k * L, L);
+            dse_bf16_pack_rows(want, R, L, ld, ref, L + 1, L, DSE_CPU_BF16_REF);
+            for (int k = 0; k < R; k++) want_s[k] = 1.0 + dse_cpu_sum(want + k * ld, L);
             for (int v = 0; v < (has_bf16() ? 2 : 1); v++) {
                 dse_bf16 got[R * (LMAX + 1)];
                 double sums[R] = { 1.0, 1.0, 1.0 };
                 for (int e = 0; e < R * (L + 1); e++) got[e] = 0xbeef;
-                dse_bf16_pack_dy(dy, R, L, L, how == 0 ? yf : NULL, how == 1 ? y16 : NULL, got, L + 1, sums,
+                dse_bf16_pack_dy(dy, R, L, ld, how == 0 ? yf : NULL, how == 1 ? y16 : NULL, got, L + 1, sums,
                                  v ? DSE_CPU_BF16_AVX512 : DSE_CPU_BF16_REF);
                 for (int k = 0; k < R; k++) {
                     bad += memcmp(&sums[k], &want_s[k], sizeof sums[k]) != 0 || got[k * (L + 1) + L] != 0xbeef;

@@ -137,7 +137,8 @@ void dse_cpu_mm_nt_bf16(const struct dse_mm_nt_bf16 *p, int isa);
  * of one group (any kernel, stride, pad, dilation) where dse_cpu_conv_bf16_runs (the rule of
  * dse_cpu_conv_bf16_fp32, engine.h, or every one under DSE_CPU_BF16_EVERY), and fc.
  * dse_cpu_conv_bf16_bwd computes the weight and data gradients; the fused ReLU's mask and
- * the bias gradient are conv2d.c's, before it, as for every strategy. */
+ * the bias gradient are conv2d.c's, before it, as for every strategy, but where
+ * dse_cpu_conv_bf16_fuses (below): then its own, from dy's rows. */
 int             dse_cpu_conv_bf16_runs(const struct dse_cpu_ctx *cx, const struct dse_node *n);
 enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n);
 /* 1 where dse_cpu_conv_bf16_bwd applies the fused ReLU's mask and the bias gradient itself,

@@ -3,7 +3,9 @@
  * float by mm_bf16.c's kernels; weights, biases, gradients and everything else stay float32,
  * and so do activations but those engine/model.c's plan_bf16 stores in bf16 (dse_tensor.bf16:
  * section "activations stored in bf16" below). conv2d.c and fc.c call these instead of their
- * float32 code when the ctx is in bf16; conv2d.c still applies the fused ReLU's mask and the bias gradient first.
+ * float32 code when the ctx is in bf16; conv2d.c applies the fused ReLU's mask and the bias
+ * gradient first, but for a lowered or 1x1 conv with a weight gradient, which takes them with
+ * dy's rows (dse_cpu_conv_bf16_fuses, take_dy).
  *
  * Convs of stride 1 with 4 input channels or more (SqueezeNet's 3x3s) go straight on padded
  * planes, pairs over the channels (section "direct"); other convs of one group (any kernel,

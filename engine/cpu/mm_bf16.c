@@ -325,7 +325,8 @@ TBF AI __m512i s2_load(const float *row, int64_t W, int64_t o, int64_t q, int64_
     const int64_t at = 2 * q + o;
     __mmask16 m0, m1;
     s2_masks(-at, W - at < 2 * (n - q) ? W - at : 2 * (n - q), &m0, &m1);
-    const float *p = row + at; /* masked lanes are not read */
+    /* masked lanes are not read; the address by integers, since it may lie before the row */
+    const float *p = (const float *)(uintptr_t)((uintptr_t)row + (uintptr_t)(at * (int64_t)sizeof(float)));
     return (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(m1, p + 16), _mm512_maskz_loadu_ps(m0, p));
 }
 

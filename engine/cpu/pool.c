@@ -52,9 +52,10 @@ static int empty(const struct windows *w, int p, int q) {
     return w->h0[p] >= w->h1[p] || w->w0[q] >= w->w1[q] || w->hn[p] <= 0 || w->wn[q] <= 0;
 }
 
-/* An argmax that passes no gradient: an empty window's (at 0), or one cut by the ReLU's mask
- * (dse_node.pool_relu) at its position i. Backward adds +0 there, which leaves every value
- * as it is (a gradient sum starts at +0 and is never -0). */
+/* An argmax cut by the ReLU's mask (dse_node.pool_relu) at its position i: backward adds +0
+ * there, which leaves the value as it is (the buffer's readers are all max pools, whose
+ * gradients are sums from +0, never -0). An empty window's argmax stays -1, as the GPU's
+ * (tests compare them), and passes nothing. */
 #define ARG_CUT(i) ((int32_t)((uint32_t)(i) | 0x80000000u))
 
 /* Where plane nc (image nc / C, channel nc % C) of t begins in its data or grad. */
@@ -191,7 +192,7 @@ static void maxpool_fwd_planes(const struct pj *a, int64_t lo, int64_t hi, float
                 if (q >= Q) break;
                 const int w0 = win.w0[q], w1 = win.w1[q];
                 if (h0 >= h1 || w0 >= w1 || hn <= 0 || win.wn[q] <= 0) {
-                    yp[p * Q + q] = 0.0f, ap[p * Q + q] = ARG_CUT(0);
+                    yp[p * Q + q] = 0.0f, ap[p * Q + q] = -1;
                     continue;
                 }
                 /* The first of equal maxima wins, as in Caffe (strict >). */
@@ -271,6 +272,7 @@ static void maxpool_bwd_part(void *arg, int64_t lo, int64_t hi) {
         const int32_t *ap = argmax + nc * P * Q;
         for (int64_t j = 0; j < (int64_t)P * Q; j++) { /* a cut one adds +0, by a mask: no branch */
             const int32_t at = ap[j];
+            if (at == -1) continue; /* an empty window: rare, so a branch well predicted */
             uint32_t g;
             memcpy(&g, &dyp[j], sizeof g);
             g &= at < 0 ? 0u : ~0u; /* the compiler's select of floats was a branch */
