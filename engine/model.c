@@ -252,6 +252,17 @@ static size_t stack_buffers(const struct dse_net *net, int B, const int *own, co
     return total;
 }
 
+/* The buffer layer i's output lives in: its owner's, or the concat's its owner is a view of. */
+static int buf_of(const int *own, const int *view_of, int i) {
+    return view_of[own[i]] >= 0 ? view_of[own[i]] : own[i];
+}
+
+/* Whether input in (a layer index, or < 0 for the net's input) of concat i is one of its views,
+ * written by its producer straight into i's buffer, rather than copied by i. */
+static int view_input(const int *own, const int *view_of, int i, int in) {
+    return in >= 0 && view_of[own[in]] == i;
+}
+
 /* Inference: a buffer lives from the first layer that writes it (a concat buffer: its
  * first view's producer) to the last layer that reads it; buffers are placed first-fit,
  * in order of their first write, into space no live buffer holds. Returns the arena's
@@ -261,16 +272,15 @@ static size_t share_buffers(const struct dse_net *net, int B, const int *own, co
     int *first = malloc(sizeof *first * (size_t)n * 3), *last = first ? first + n : NULL, *order = last ? last + n : NULL;
     if (!first) return stack_buffers(net, B, own, view_of, offset);
     for (int i = 0; i < n; i++) first[i] = n, last[i] = -1;
-#define BUF(j) (view_of[own[j]] >= 0 ? view_of[own[j]] : own[j])
     for (int j = 0; j < n; j++) {
         const struct dse_layer *l = &net->layers[j];
-        const int b = BUF(j);
+        const int b = buf_of(own, view_of, j);
         if (j < first[b]) first[b] = j;
         if (j > last[b]) last[b] = j;
         for (int k = 0; k < l->n_inputs; k++)
-            if (l->inputs[k] >= 0 && last[BUF(l->inputs[k])] < j) last[BUF(l->inputs[k])] = j;
+            if (l->inputs[k] >= 0 && last[buf_of(own, view_of, l->inputs[k])] < j)
+                last[buf_of(own, view_of, l->inputs[k])] = j;
     }
-#undef BUF
     int nb = 0;
     for (int i = 0; i < n; i++)
         if (own[i] == i && view_of[i] < 0) order[nb++] = i;
@@ -423,8 +433,6 @@ static void fuse_relus(struct dse_model *m, const int *own) {
  * fewer over v1.0's largest tensors. A buffer qualifies where every layer writing it is a
  * conv with its ReLU fused (a concat only through its views) and every layer reading it a
  * max pool. */
-static int buf_of(const int *own, const int *view_of, int i);
-
 static void plan_relu_pools(struct dse_model *m, const int *own, const int *view_of) {
     const int n = m->net.n_layers;
     if (m->gpu) return;
@@ -441,12 +449,12 @@ static void plan_relu_pools(struct dse_model *m, const int *own, const int *view
         const int b = buf_of(own, view_of, i);
         if (l->type == DSE_LAYER_CONCAT) {
             for (int k = 0; k < l->n_inputs; k++)
-                if (l->inputs[k] < 0 || view_of[own[l->inputs[k]]] != i) ok[b] = 0; /* a copy: not a conv's */
+                if (!view_input(own, view_of, i, l->inputs[k])) ok[b] = 0; /* a copy: not a conv's */
         } else if (own[i] != i || nd->op != DSE_OP_CONV2D || !nd->relu_out)
             ok[b] = 0; /* in place on it, or a writer without the ReLU */
         for (int k = 0; k < l->n_inputs; k++) {
             const int in = l->inputs[k];
-            if (in < 0 || (l->type == DSE_LAYER_CONCAT && view_of[own[in]] == i)) continue; /* its own view */
+            if (in < 0 || (l->type == DSE_LAYER_CONCAT && view_input(own, view_of, i, in))) continue; /* its own view */
             if (nd->op == DSE_OP_MAXPOOL && k == 0) read[buf_of(own, view_of, in)] = 1;
             else ok[buf_of(own, view_of, in)] = 0;
         }
@@ -477,10 +485,6 @@ static void plan_relu_pools(struct dse_model *m, const int *own, const int *view
  * y > 0 from the 16 bits (a positive denormal, flushed, the one exception). A buffer's
  * conditions are its own layers' (no reader's answer depends on another buffer's choice), so
  * one pass over the layers settles them. DSE_CPU_BF16_FLOAT_ACTS=1 keeps every activation in float32. */
-static int buf_of(const int *own, const int *view_of, int i) {
-    return view_of[own[i]] >= 0 ? view_of[own[i]] : own[i];
-}
-
 static void plan_bf16(struct dse_model *m, const int *own, const int *view_of, const int *view_c0) {
     const char *off = getenv("DSE_CPU_BF16_FLOAT_ACTS");
     const int n = m->net.n_layers;
@@ -495,7 +499,7 @@ static void plan_bf16(struct dse_model *m, const int *own, const int *view_of, c
         if (nd->fused) continue; /* a ReLU its conv applies */
         if (l->type == DSE_LAYER_CONCAT) { /* writes only through its views; copies others as floats */
             for (int k = 0; k < l->n_inputs; k++)
-                if (l->inputs[k] < 0 || view_of[own[l->inputs[k]]] != i) {
+                if (!view_input(own, view_of, i, l->inputs[k])) {
                     keep[b] = 0;
                     if (l->inputs[k] >= 0) keep[buf_of(own, view_of, l->inputs[k])] = 0;
                 }

@@ -151,11 +151,6 @@ static void bias_grad(struct dse_cpu_ctx *cx, const struct dse_node *n, const st
     dse_cpu_for(cx, s->K, (int64_t)s->N * s->K * s->PQ, bias_part, &j);
 }
 
-/* Whether backward masks dy by the fused ReLU (not where the readers did: relu_dy_masked). */
-static int masks_dy(const struct dse_node *n) {
-    return n->relu_out && !n->relu_dy_masked;
-}
-
 /* A fused ReLU (dse_node.relu_out), by the relu kernels' rules (cpu_impl.h). */
 static void relu_inplace(float *y, int64_t n) {
     for (int64_t e = 0; e < n; e++) y[e] = dse_cpu_relu(y[e]);
@@ -634,9 +629,9 @@ static void bwd_image_part(void *p, int t, int nt) {
  * ran the slice, and the slices' sums added by the slice tree (bias_grad's bits). */
 static enum dse_status bwd_image(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s) {
     float *dw = n->weight->grad, *db = n->bias && n->bias->grad ? n->bias->grad : NULL;
-    if (!dw && !n->in[0]->grad && !db && !masks_dy(n)) return DSE_OK;
+    if (!dw && !n->in[0]->grad && !db && !dse_cpu_masks_dy(n)) return DSE_OK;
     struct sg g;
-    struct cj j = { .cx = cx, .n = n, .s = s, .relu = masks_dy(n), .sg = &g };
+    struct cj j = { .cx = cx, .n = n, .s = s, .relu = dse_cpu_masks_dy(n), .sg = &g };
     const int64_t ndw = (int64_t)s->K * s->CRSg;
     j.dw_off = s->is_1x1 ? 0 : (int64_t)s->C * s->RS * image_rows(s) * s->Q;
     j.dw_off = (j.dw_off + 15) / 16 * 16;
@@ -1270,7 +1265,7 @@ static const conv_fn bwd_fns[DSE_CPU_CONV_COUNT] = { bwd_batch, bwd_image, bwd_w
  * image by image (bwd_image). */
 static enum dse_status bwd_whole(struct dse_cpu_ctx *cx, struct dse_node *n, const struct shape *s, int a) {
     if (a == DSE_CPU_CONV_GEMM_IMAGE) return bwd_image(cx, n, s);
-    if (masks_dy(n)) mask_grad(cx, s, n->out);
+    if (dse_cpu_masks_dy(n)) mask_grad(cx, s, n->out);
     if (n->bias && n->bias->grad) bias_grad(cx, n, s, n->out, n->bias->grad);
     return bwd_fns[a](cx, n, s);
 }
@@ -1462,7 +1457,7 @@ enum dse_status dse_cpu_conv2d_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     int a = DSE_CPU_CONV_GEMM_BATCH;
     if (dse_cpu_conv_bf16_runs(cx, n)) { /* bwd_whole's passes (or conv_bf16.c's own), then conv_bf16.c's */
         const int fused = dse_cpu_conv_bf16_fuses(cx, n);
-        if (masks_dy(n) && !fused) mask_grad(cx, &s, n->out);
+        if (dse_cpu_masks_dy(n) && !fused) mask_grad(cx, &s, n->out);
         if (n->bias && n->bias->grad && !fused) bias_grad(cx, n, &s, n->out, n->bias->grad);
         return dse_cpu_conv_bf16_bwd(cx, n);
     }

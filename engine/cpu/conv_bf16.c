@@ -144,7 +144,7 @@ static int s2_lowers(const struct bshape *s) {
 }
 
 static int s2_pairs(const struct bshape *s, int64_t k) {
-    return s->sw == 2 && s->dw == 1 && k + 1 < s->CRS && k % s->S + 1 < s->S;
+    return s2_lowers(s) && s->dw == 1 && k + 1 < s->CRS && k % s->S + 1 < s->S;
 }
 
 static void lower_s2(const struct bshape *s, const float *x, int64_t k, int64_t p0, int64_t p1, void *out, int pairs,
@@ -460,7 +460,7 @@ static void take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo,
         dse_bf16_pack_rows(dy, s->K, s->PQ, s->PQ, out, ldo, s->PQ, j->isa);
         return;
     }
-    const int mask = j->n->relu_out && !j->n->relu_dy_masked;
+    const int mask = dse_cpu_masks_dy(j->n);
     const float *yf = mask && !y->bf16 ? y->data + i * y->stride_n : NULL;
     const uint16_t *y16 = mask && y->bf16 ? (const uint16_t *)(const void *)y->data + i * y->stride_n : NULL;
     dse_bf16_pack_dy(dy, s->K, s->PQ, s->PQ, yf, y16, out, ldo, part, j->isa);

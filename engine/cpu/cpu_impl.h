@@ -201,12 +201,17 @@ static inline int dse_cpu_in_place(const struct dse_node *n) {
  * dependent adds: 4 cycles a value, and conv bias gradients (every conv output summed each
  * step) took longer than conv1's weight gradient. `squares` is a constant at every call,
  * so each use compiles to its own loop. */
+/* The tree that adds dse_cpu_sum_of's eight running sums (every copy of its order calls it). */
+static inline double dse_cpu_sum_tree(const double p[8]) {
+    return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+}
+
 static inline double dse_cpu_sum_of(const float *x, int64_t n, int squares) {
     double p[8] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
         for (int l = 0; l < 8; l++) p[l] += squares ? (double)x[i + l] * (double)x[i + l] : (double)x[i + l];
-    double s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+    double s = dse_cpu_sum_tree(p);
     for (; i < n; i++) s += squares ? (double)x[i] * (double)x[i] : (double)x[i];
     return s;
 }
@@ -284,6 +289,12 @@ static inline void dse_cpu_slice_sums(const struct dse_cpu_slices *sl, const flo
  * their ReLU themselves (conv2d.c, dse_node.relu_out), so the two give the same bits:
  * the value, and the gradient g masked in place where the output y is not positive. */
 static inline float dse_cpu_relu(float v) { return v > 0.0f ? v : 0.0f; }
+
+/* Whether a conv's backward masks its dy by its fused ReLU itself: not where the layers
+ * reading its output passed a masked gradient already (dse_node.relu_dy_masked). */
+static inline int dse_cpu_masks_dy(const struct dse_node *n) {
+    return n->relu_out && !n->relu_dy_masked;
+}
 
 static inline void dse_cpu_relu_mask(const float *y, float *g, int64_t n) {
     for (int64_t e = 0; e < n; e++) { /* loads outside the select, so it vectorizes */

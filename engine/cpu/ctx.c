@@ -135,7 +135,7 @@ double dse_cpu_sumsq(const float *x, int64_t n) { return dse_cpu_sum_of(x, n, 1)
 
 /* dse_cpu_sum_of's tree and tail on its eight running sums p of the first n8 values. */
 static double sum_finish(const double p[8], const float *x, int64_t n8, int64_t n) {
-    double s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+    double s = dse_cpu_sum_tree(p);
     for (int64_t i = n8; i < n; i++) s += (double)x[i];
     return s;
 }

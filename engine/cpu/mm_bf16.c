@@ -307,7 +307,7 @@ TBF static void pack_dy512(const float *dy, int64_t rows, int64_t L, int64_t ld,
         if (!sums) continue;
         double p[8];
         _mm512_storeu_pd(p, acc);
-        double s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+        double s = dse_cpu_sum_tree(p);
         for (int64_t i = n8; i < L; i++) s += (double)dy_kept(dy, yf, y16, r * ld + i);
         sums[r] += s;
     }
@@ -427,7 +427,7 @@ void dse_bf16_pack_dy(const float *dy, int64_t rows, int64_t L, int64_t ld, cons
             out[r * ldo + l] = dse_bf16_of(v);
             if (l < L / 8 * 8) p[l % 8] += (double)v; /* dse_cpu_sum's lanes, */
         }
-        s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7])); /* tree */
+        s = dse_cpu_sum_tree(p); /* tree */
         for (int64_t l = L / 8 * 8; l < L; l++) s += (double)dy_kept(dy, yf, y16, r * ld + l); /* and tail */
         if (sums) sums[r] += s;
     }
