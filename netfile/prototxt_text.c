@@ -758,7 +758,7 @@ static enum dse_status check_msg(struct ptree *t, int node, const struct mspec *
 
 /* The tree of a whole file, checked: the reader's entry (prototxt_impl.h). */
 enum dse_status dse_pt_read(struct ptree *t) {
-    int root;
+    int root = -1; /* add_node sets it; GCC 12 at -O3 cannot see that */
     enum dse_status st = add_node(t, -1, NULL, &root);
     if (!st) st = parse_block(t, root, 0, 0);
     if (!st) st = check_msg(t, root, &net_spec, "at top level");

@@ -29,6 +29,8 @@
 /* OpenBLAS's DYNAMIC_ARCH selection, absent (NULL) from other builds and other BLAS. */
 extern void gotoblas_dynamic_init(void) __attribute__((weak));
 extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+/* Its server threads' end (pthread builds; started again by the next threaded call). */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
 
 /* OpenBLAS's x86-64 core types, best first, each with the instructions its kernels need and
  * the symbol a library that has it exports. `pick` 0: a core OpenBLAS chooses itself for
@@ -151,8 +153,15 @@ static int lib_has(const char *sym) { return dlsym(RTLD_DEFAULT, sym) != NULL; }
 static int can_switch(void) { return gotoblas_dynamic_init && gotoblas_dynamic_quit; }
 
 /* OpenBLAS's selection run again with OPENBLAS_CORETYPE = core (NULL: unset, its own
- * choice); the environment is put back as it was. */
+ * choice); the environment is put back as it was. Its server threads are ended first: one
+ * that is still starting when the selection is cleared runs the selection itself (its first
+ * buffer), at the same time as this one, and either can then read the table as NULL (a
+ * SIGSEGV in gotoblas_dynamic_init seen 2 times in 6,000 starts of dse on a 2-core Xeon with
+ * 4 starts at once; 0 in 6,000 with them ended first). The threads also size their
+ * buffers by the core type they start under; the next threaded call starts them again
+ * under the new one. */
 static void reselect(const char *core) {
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
     const char *was = getenv("OPENBLAS_CORETYPE");
     char *saved = was ? strdup(was) : NULL;
     if (core)
