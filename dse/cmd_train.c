@@ -336,13 +336,14 @@ int cmd_bench(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
         free(cl);
         char name[32];
         printf("name=bench.%s net=%s mode=%s batch=%d threads=%d conv=%s slices=%d device=%s precision=%s algos=%s iters=%d "
-               "median_ms=%.2f min_ms=%.2f img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld blas_core=%s\n",
+               "median_ms=%.2f min_ms=%.2f img_per_s=%.1f measured_bytes=%zu estimate_bytes=%lld blas_core=%s%s%s\n",
                m->net.name[0] ? m->net.name : "net", a->pos[0], train ? "train" : "infer", batch, threads,
                dse_cpu_conv_algo_str(conv), m->cx.slices ? m->cx.slices : DSE_SLICES,
                dse_device_str(&dev.device, name, (int)sizeof name), dse_cuda_math_str(dev.math),
                dev.nondeterministic ? "any" : "det", iters,
                1e3 * t[iters / 2], 1e3 * t[0], batch / t[iters / 2], dse_model_bytes(m),
-               (long long)(train ? tot.mem_train_bytes : tot.mem_infer_bytes), dse_blas_core());
+               (long long)(train ? tot.mem_train_bytes : tot.mem_infer_bytes), dse_blas_core(),
+               m->cx.bf16 ? " bf16_kernels=" : "", m->cx.bf16 ? dse_cpu_bf16_kernels() : "");
     }
     free(t);
 done:
@@ -479,7 +480,8 @@ int cmd_profile(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
         if (dse_model_bf16_fp32(m, fp32, sizeof fp32)) printf("# %s\n", fp32);
         const int acts16 = dse_model_bf16_acts(m);
         if (acts16)
-            printf("# bf16: %d of %d layers' outputs stored in bf16 between ops (docs/training.md)\n", acts16, n);
+            printf("# bf16: %d of %d layers' outputs stored in bf16 between ops; products on %s (docs/training.md)\n",
+                   acts16, n, dse_cpu_bf16_kernels());
         printf("%-28s %-12s %10s %10s %9s %9s\n", "layer", "op", "fwd_ms", "bwd_ms", "fwd_GF/s", "bwd_GF/s");
         for (int i = 0; i < n; i++) {
             qsort(tf + i * iters, (size_t)iters, sizeof *tf, cmp_double);

@@ -312,6 +312,10 @@ const char *dse_cpu_direct_isa(void);
  * DSE_CPU_NO_BF16 nor DSE_CPU_NO_AVX512 is set; else why not, a sentence naming the missing
  * flag or the variable. */
 const char *dse_cpu_bf16_why(void);
+/* Which kernels multiply in bf16 here: "amx" (Intel's AMX tiles, where the CPU has them, Linux
+ * grants them and DSE_CPU_BF16_AMX is not 0), "avx512bf16" or "reference" (the C code, where
+ * dse_cpu_bf16_why is not NULL). */
+const char *dse_cpu_bf16_kernels(void);
 /* cx->bf16's values: float32; bf16 for the convs the rule gives it (dse_cpu_conv_bf16_fp32
  * NULL) and every fc, what --precision bf16 runs; bf16 for every conv of one group (the
  * tests of conv_bf16.c's paths on small shapes). */

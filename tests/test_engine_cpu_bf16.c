@@ -31,7 +31,7 @@ static float bits_f(uint32_t u) {
 /* ---- the conversion ------------------------------------------------------------------------ */
 
 /* The kernels' ISA by name (bench_bf16's isa=): the reference where DSE_CPU_NO_BF16 rules
- * AVX512-BF16 out, avx512bf16 where the CPU has it and AMX is not asked for. */
+ * AVX512-BF16 out, avx512bf16 where the CPU has it and not AMX (or DSE_CPU_BF16_AMX=0). */
 static void bf16_isa_names(void) {
     CHECK_STR_EQ(dse_cpu_bf16_isa_str(DSE_CPU_BF16_REF), "reference");
     CHECK_STR_EQ(dse_cpu_bf16_isa_str(DSE_CPU_BF16_AMX), "amx");
@@ -41,6 +41,7 @@ static void bf16_isa_names(void) {
     unsetenv("DSE_CPU_NO_BF16");
     if (!dse_cpu_bf16_why() && !dse_cpu_bf16_amx_ok())
         CHECK_STR_EQ(dse_cpu_bf16_isa_str(dse_cpu_bf16_isa()), "avx512bf16");
+    if (dse_cpu_bf16_amx_ok()) CHECK_STR_EQ(dse_cpu_bf16_isa_str(dse_cpu_bf16_isa()), "amx");
 }
 
 void test_bf16_convert(void) {
@@ -167,30 +168,6 @@ void test_bf16_mm(void) {
     for (int i = 0; i < DSE_ARRAY_LEN(mm_cases); i++) mm_one(&mm_cases[i], &r, hw);
 }
 
-/* AMX's tiles (mm_amx.c) on the same cases and three tile-sized ones, against double
- * within the bound (TDPBF16PS adds in another order than the reference: no bit equality).
- * Runs only where the CPU has AMX; the development machine (Zen 4) has none, so this case
- * has never run (issue #37's closing note). */
-void test_bf16_amx(void) {
-    setenv("DSE_CPU_BF16_AMX", "1", 1);
-    const int ok = dse_cpu_bf16_amx_ok();
-    unsetenv("DSE_CPU_BF16_AMX");
-    if (!ok) {
-        printf("  skipped: no AMX (amx-tile, amx-bf16) or the tiles refused\n");
-        return;
-    }
-    static const struct mm_case amx_cases[] = {
-        { "amx-16",        16,  16,  32, 0, 0, 0, 0 },
-        { "amx-edges",     37,  70, 129, 1, 0, 1, 1 },
-        { "amx-acc",       48, 196,  64, 0, 1, 0, 0 },
-    };
-    struct dse_pcg32 r;
-    dse_pcg32_seed(&r, 37, 6);
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < (pass ? DSE_ARRAY_LEN(mm_cases) : DSE_ARRAY_LEN(amx_cases)); i++)
-            mm_one(pass ? &mm_cases[i] : &amx_cases[i], &r, DSE_CPU_BF16_AMX);
-}
-
 struct nt_case {
     const char *id;
     int64_t     M, N, L, imgs;
@@ -204,46 +181,82 @@ static const struct nt_case nt_cases[] = {
     { "nt-fire",  16, 13, 196, 4, 1 }, /* a squeeze1x1's weight gradient over 4 images of 14x14 */
 };
 
+/* One case on hw (DSE_CPU_BF16_AVX512: the same bits as the reference; DSE_CPU_BF16_AMX:
+ * the bound only; 0: the reference alone), against double within the bound. */
+static void nt_one(const struct nt_case *c, struct dse_pcg32 *r, int hw) {
+    const int64_t Lp = (c->L + 31) / 32 * 32, na = c->imgs * c->M * c->L, nb = c->imgs * c->N * c->L;
+    float *a = malloc((size_t)na * sizeof *a), *b = malloc((size_t)nb * sizeof *b), *out[2];
+    dse_bf16 *ar = malloc((size_t)(c->imgs * c->M * Lp) * sizeof *ar);
+    dse_bf16 *br = malloc((size_t)(c->imgs * c->N * Lp) * sizeof *br);
+    for (int64_t e = 0; e < na; e++) a[e] = uniform(r, -1, 1);
+    for (int64_t e = 0; e < nb; e++) b[e] = uniform(r, -1, 1);
+    dse_bf16_pack_rows(a, c->imgs * c->M, c->L, c->L, ar, Lp, Lp, hw ? DSE_CPU_BF16_AVX512 : DSE_CPU_BF16_REF);
+    dse_bf16_pack_rows(b, c->imgs * c->N, c->L, c->L, br, Lp, Lp, DSE_CPU_BF16_REF);
+    for (int p = 0; p < 2; p++) {
+        out[p] = calloc((size_t)(c->M * c->N), sizeof(float));
+        for (int64_t e = 0; e < c->M * c->N; e++) out[p][e] = 0.5f; /* C += */
+        const struct dse_mm_nt_bf16 m = { .M = c->M, .N = c->N, .L = Lp, .imgs = c->imgs, .a = ar, .lda = Lp,
+                                          .a_is = c->M * Lp, .b = br, .ldb = Lp, .b_is = c->N * Lp,
+                                          .c = out[p], .ldc = c->N, .set = c->set };
+        if (p == 0 || hw) dse_cpu_mm_nt_bf16(&m, p ? hw : DSE_CPU_BF16_REF);
+    }
+    if (hw == DSE_CPU_BF16_AVX512) CHECK(!memcmp(out[0], out[1], (size_t)(c->M * c->N) * sizeof(float)));
+    double worst = 0.0;
+    for (int64_t m = 0; m < c->M; m++)
+        for (int64_t n = 0; n < c->N; n++) {
+            double s = c->set ? 0.0 : 0.5, mag = c->set ? 0.0 : 0.5;
+            for (int64_t i = 0; i < c->imgs; i++)
+                for (int64_t l = 0; l < c->L; l++) {
+                    const double p = (double)a[(i * c->M + m) * c->L + l] * b[(i * c->N + n) * c->L + l];
+                    s += p, mag += fabs(p);
+                }
+            worst = fmax(worst, fabs(out[hw ? 1 : 0][m * c->N + n] - s) / (mag > 0.0 ? mag : 1.0));
+        }
+    const double bound = BF16_BOUND(c->imgs * Lp);
+    if (!(worst <= bound)) fprintf(stderr, "  %s: error %.3g of sum |a b| > %.3g\n", c->id, worst, bound);
+    CHECK(worst <= bound);
+    CHECK(worst > 0.0);
+    free(a), free(b), free(ar), free(br), free(out[0]), free(out[1]);
+}
+
 void test_bf16_mm_nt(void) {
-    const int hw = has_bf16();
     struct dse_pcg32 r;
     dse_pcg32_seed(&r, 37, 3);
-    for (int t = 0; t < DSE_ARRAY_LEN(nt_cases); t++) {
-        const struct nt_case *c = &nt_cases[t];
-        const int64_t Lp = (c->L + 31) / 32 * 32, na = c->imgs * c->M * c->L, nb = c->imgs * c->N * c->L;
-        float *a = malloc((size_t)na * sizeof *a), *b = malloc((size_t)nb * sizeof *b), *out[2];
-        dse_bf16 *ar = malloc((size_t)(c->imgs * c->M * Lp) * sizeof *ar);
-        dse_bf16 *br = malloc((size_t)(c->imgs * c->N * Lp) * sizeof *br);
-        for (int64_t e = 0; e < na; e++) a[e] = uniform(&r, -1, 1);
-        for (int64_t e = 0; e < nb; e++) b[e] = uniform(&r, -1, 1);
-        dse_bf16_pack_rows(a, c->imgs * c->M, c->L, c->L, ar, Lp, Lp, hw ? DSE_CPU_BF16_AVX512 : DSE_CPU_BF16_REF);
-        dse_bf16_pack_rows(b, c->imgs * c->N, c->L, c->L, br, Lp, Lp, DSE_CPU_BF16_REF);
-        for (int p = 0; p < 2; p++) {
-            out[p] = calloc((size_t)(c->M * c->N), sizeof(float));
-            for (int64_t e = 0; e < c->M * c->N; e++) out[p][e] = 0.5f; /* C += */
-            const struct dse_mm_nt_bf16 m = { .M = c->M, .N = c->N, .L = Lp, .imgs = c->imgs, .a = ar, .lda = Lp,
-                                              .a_is = c->M * Lp, .b = br, .ldb = Lp, .b_is = c->N * Lp,
-                                              .c = out[p], .ldc = c->N, .set = c->set };
-            if (p == 0 || hw) dse_cpu_mm_nt_bf16(&m, p ? DSE_CPU_BF16_AVX512 : DSE_CPU_BF16_REF);
-        }
-        if (hw) CHECK(!memcmp(out[0], out[1], (size_t)(c->M * c->N) * sizeof(float)));
-        double worst = 0.0;
-        for (int64_t m = 0; m < c->M; m++)
-            for (int64_t n = 0; n < c->N; n++) {
-                double s = c->set ? 0.0 : 0.5, mag = c->set ? 0.0 : 0.5;
-                for (int64_t i = 0; i < c->imgs; i++)
-                    for (int64_t l = 0; l < c->L; l++) {
-                        const double p = (double)a[(i * c->M + m) * c->L + l] * b[(i * c->N + n) * c->L + l];
-                        s += p, mag += fabs(p);
-                    }
-                worst = fmax(worst, fabs(out[0][m * c->N + n] - s) / (mag > 0.0 ? mag : 1.0));
-            }
-        const double bound = BF16_BOUND(c->imgs * Lp);
-        if (!(worst <= bound)) fprintf(stderr, "  %s: error %.3g of sum |a b| > %.3g\n", c->id, worst, bound);
-        CHECK(worst <= bound);
-        CHECK(worst > 0.0);
-        free(a), free(b), free(ar), free(br), free(out[0]), free(out[1]);
+    for (int t = 0; t < DSE_ARRAY_LEN(nt_cases); t++) nt_one(&nt_cases[t], &r, has_bf16() ? DSE_CPU_BF16_AVX512 : 0);
+}
+
+/* AMX's tiles (mm_amx.c) on the same cases and three tile-sized ones, C = A B and the dot
+ * products, against double within the bound (TDPBF16PS adds in another order than the
+ * reference: no bit equality). Runs only where the CPU has AMX (first run on a 2-core Xeon
+ * with AMX, 2026-11-29). */
+void test_bf16_amx(void) {
+    const int ok = dse_cpu_bf16_amx_ok();
+    setenv("DSE_CPU_BF16_AMX", "0", 1); /* asks for AVX512-BF16 alone */
+    CHECK(!dse_cpu_bf16_amx_ok());
+    CHECK(dse_cpu_bf16_isa() != DSE_CPU_BF16_AMX);
+    unsetenv("DSE_CPU_BF16_AMX");
+    if (!ok) {
+        printf("  skipped: no AMX (amx-tile, amx-bf16) or the tiles refused\n");
+        return;
     }
+    static const struct mm_case amx_cases[] = {
+        { "amx-16",        16,  16,  32, 0, 0, 0, 0 },
+        { "amx-edges",     37,  70, 129, 1, 0, 1, 1 },
+        { "amx-acc",       48, 196,  64, 0, 1, 0, 0 },
+    };
+    static const struct nt_case amx_nt[] = {
+        { "amx-nt-16",    16, 16,   32, 1, 1 },
+        { "amx-nt-edges", 37, 70,  200, 2, 0 }, /* rows past 32, columns past 64 on both */
+        { "amx-nt-long",  32, 33, 1100, 1, 1 }, /* more pairs than a panel holds */
+    };
+    struct dse_pcg32 r;
+    dse_pcg32_seed(&r, 37, 6);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < (pass ? DSE_ARRAY_LEN(mm_cases) : DSE_ARRAY_LEN(amx_cases)); i++)
+            mm_one(pass ? &mm_cases[i] : &amx_cases[i], &r, DSE_CPU_BF16_AMX);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < (pass ? DSE_ARRAY_LEN(nt_cases) : DSE_ARRAY_LEN(amx_nt)); i++)
+            nt_one(pass ? &nt_cases[i] : &amx_nt[i], &r, DSE_CPU_BF16_AMX);
 }
 
 /* A stride-2 lowering straight to bf16 (dse_bf16_s2, pairs and rows): every row
@@ -360,6 +373,9 @@ static const struct op_case op_cases[] = {
     { "bf16-batch1",    0, 1, 8,  10, 10, 13, 3, 1, 1, 1 },
     { "bf16-batch1-s2", 0, 1, 3,  15, 15, 11, 3, 2, 1, 1 },
     { "bf16-batch1-1x1",0, 1, 20, 6,  6,  9,  1, 1, 0, 1 },
+    /* 48 channels: halves of 24 would put rows 16-23 on AVX512-BF16 with 2 threads and on
+       AMX's tiles with 1 (the blocks go by 16 channels) */
+    { "bf16-batch1-48", 0, 1, 16, 9,  9,  48, 3, 1, 1, 1 },
 };
 
 static struct dse_layer op_layer(const struct op_case *c) {
@@ -560,7 +576,8 @@ void test_bf16_dw_bytes(void) {
 }
 
 /* The same bits with 1 and 2 threads, and on the C reference (DSE_CPU_NO_BF16 set: the ops'
- * packing and kernels in C). */
+ * packing and kernels in C) where the products run on AVX512-BF16 (AMX's tiles add in
+ * another order: bf16-amx and bf16-ops bound them). */
 void test_bf16_threads(void) {
     if (!has_bf16()) return;
     for (int i = 0; i < DSE_ARRAY_LEN(op_cases); i++) {
@@ -586,7 +603,7 @@ void test_bf16_threads(void) {
             run_op(&cx[v], &f, dy, res[v]);
             if (v == 2) unsetenv("DSE_CPU_NO_BF16");
         }
-        for (int v = 1; v < 3; v++)
+        for (int v = 1; v < (dse_cpu_bf16_isa() == DSE_CPU_BF16_AMX ? 2 : 3); v++)
             for (int k = 0; k < 4; k++) {
                 const int same = !memcmp(res[0][k], res[v][k], (size_t)cnt[k] * sizeof(float));
                 if (!same)
@@ -630,9 +647,9 @@ void test_bf16_acts(void) {
             for (int64_t e = 0; e < cnt[0]; e++) dy[e] = uniform(&r, -1, 1);
             run_op(&cx, &f, dy, ref);
             { /* the ReLU's mask and the bias gradient as conv2d.c's passes would take them (a
-               * lowered conv takes them with dy's rows, dse_cpu_conv_bf16_fuses): dy masked by
-               * y > 0 beforehand and no ReLU gives dx, dw, db exactly, and float32's bias pass
-               * on it db exactly */
+               * conv with a weight gradient, lowered or direct, takes them with dy's rows,
+               * dse_cpu_conv_bf16_fuses): dy masked by y > 0 beforehand and no ReLU gives dx,
+               * dw, db exactly, and float32's bias pass on it db exactly */
                 float *dm = malloc((size_t)cnt[0] * sizeof *dm), *pre[4], *f32[4];
                 for (int64_t e = 0; e < cnt[0]; e++) dm[e] = ref[0][e] > 0.0f ? dy[e] : 0.0f;
                 f.node.relu_out = 0;

@@ -43,9 +43,9 @@ static inline uint32_t dse_bf16_pair(float lo, float hi) {
 
 /* Where the bf16 kernels run: DSE_CPU_BF16_AVX512 where dse_cpu_bf16_why() (engine.h) is
  * NULL, else the C reference (DSE_CPU_BF16_REF), which gives the same bits and is slow;
- * DSE_CPU_BF16_AMX (C = A B on AMX tiles, mm_amx.c, the rest AVX512's) only where
- * dse_cpu_bf16_amx_ok(): the CPU has AMX, Linux grants the tiles and DSE_CPU_BF16_AMX=1 asks
- * for them (untested: no AMX machine was at hand; other bits than AVX512's). */
+ * DSE_CPU_BF16_AMX (the products on AMX tiles, mm_amx.c, the packing and the rest AVX512's)
+ * where dse_cpu_bf16_amx_ok(): the CPU has AMX, Linux grants the tiles and
+ * DSE_CPU_BF16_AMX is not 0 (other bits than AVX512's, the same with any thread count). */
 #define DSE_CPU_BF16_ISAS(X) X(REF, "reference") X(AVX512, "avx512bf16") X(AMX, "amx")
 #define DSE_CPU_BF16_ENUM_(id, name) DSE_CPU_BF16_##id,
 enum { DSE_CPU_BF16_ISAS(DSE_CPU_BF16_ENUM_) };
@@ -54,7 +54,12 @@ int  dse_cpu_bf16_isa(void);
 const char *dse_cpu_bf16_isa_str(int isa); /* "reference", "avx512bf16", "amx" (bench_bf16's isa=) */
 int  dse_cpu_bf16_amx_ok(void);
 struct dse_mm_bf16;
-void dse_cpu_mm_amx(const struct dse_mm_bf16 *p);
+struct dse_mm_nt_bf16;
+/* mm_amx.c: dse_cpu_mm_bf16 on the tiles (rows past a multiple of 16 on AVX512's kernel);
+ * dse_cpu_mm_nt_bf16's dot products on the tiles for the rows it returns (a multiple of 16,
+ * 0 where it cannot), the caller doing the rest. */
+void    dse_cpu_mm_amx(const struct dse_mm_bf16 *p);
+int64_t dse_cpu_mm_nt_amx(const struct dse_mm_nt_bf16 *p);
 
 /* ap[m * lda + kp] = (A[m][2kp], A[m][2kp + 1]) for m < M, kp < (K + 1) / 2, A[m][k] =
  * a[m * a_rs + k * a_ks], a missing odd k zero. */
@@ -142,7 +147,7 @@ void dse_cpu_mm_nt_bf16(const struct dse_mm_nt_bf16 *p, int isa);
 int             dse_cpu_conv_bf16_runs(const struct dse_cpu_ctx *cx, const struct dse_node *n);
 enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n);
 /* 1 where dse_cpu_conv_bf16_bwd applies the fused ReLU's mask and the bias gradient itself,
- * as it takes dy (the lowered and 1x1 convs with a weight gradient; the same bits as
+ * as it takes dy (every conv with a weight gradient, lowered or direct; the same bits as
  * conv2d.c's passes before it, which then do not run). */
 int             dse_cpu_conv_bf16_fuses(const struct dse_cpu_ctx *cx, const struct dse_node *n);
 enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n);

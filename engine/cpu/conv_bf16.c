@@ -4,8 +4,8 @@
  * and so do activations but those engine/model.c's plan_bf16 stores in bf16 (dse_tensor.bf16:
  * section "activations stored in bf16" below). conv2d.c and fc.c call these instead of their
  * float32 code when the ctx is in bf16; conv2d.c applies the fused ReLU's mask and the bias
- * gradient first, but for a lowered or 1x1 conv with a weight gradient, which takes them with
- * dy's rows (dse_cpu_conv_bf16_fuses, take_dy).
+ * gradient first, but for a conv with a weight gradient, which takes them with dy's rows
+ * (dse_cpu_conv_bf16_fuses, take_dy).
  *
  * Convs of stride 1 with 4 input channels or more (SqueezeNet's 3x3s) go straight on padded
  * planes, pairs over the channels (section "direct"); other convs of one group (any kernel,
@@ -241,8 +241,8 @@ struct bjob {
     const int64_t        *boff, *boff_w; /* forward's or the data gradient's B offsets; the
                                             weight gradient's */
     const uint32_t       *wx;      /* the data gradient's turned filters' pairs */
-    int                   fuse;    /* lowered backward: the ReLU's mask and the bias gradient
-                                      taken with dy's rows (dse_cpu_conv_bf16_fuses) */
+    int                   fuse;    /* backward: the ReLU's mask and the bias gradient taken
+                                      with dy's rows (dse_cpu_conv_bf16_fuses) */
     double               *db_part; /* then each slice's bias sums [slice][K] */
 };
 
@@ -262,9 +262,18 @@ static int fwd_items(const struct bshape *s, int t, int nt, int64_t *a0, int64_t
     return kb;
 }
 
+/* Blocks of output channels go by 16 (AMX's tile rows): every channel then runs on the
+ * same kernel whatever the blocks (mm_amx.c leaves a block's rows past a multiple of 16 to
+ * AVX512-BF16, which adds in another order). */
 static struct fwd_item fwd_item_of(const struct bshape *s, int kb, int by_rows, int64_t a) {
     struct fwd_item it = { .i = a / kb, .k0 = 0, .k1 = s->K, .p0 = 0, .p1 = s->P };
-    dse_cpu_share(by_rows ? s->P : s->K, (int)(a % kb), kb, by_rows ? &it.p0 : &it.k0, by_rows ? &it.p1 : &it.k1);
+    if (by_rows) {
+        dse_cpu_share(s->P, (int)(a % kb), kb, &it.p0, &it.p1);
+        return it;
+    }
+    int64_t u0, u1;
+    dse_cpu_share((s->K + 15) / 16, (int)(a % kb), kb, &u0, &u1);
+    it.k0 = 16 * u0 < s->K ? 16 * u0 : s->K, it.k1 = 16 * u1 < s->K ? 16 * u1 : s->K;
     return it;
 }
 
@@ -626,16 +635,6 @@ static void pad_rows(const struct bshape *s, const struct dgeo *g, const float *
     }
 }
 
-/* dy's K planes [P][Q] on the grid: out[k][p Wp + q], zero for q >= Q and past P Wp to L. */
-static void grid_rows(const struct bshape *s, const struct dgeo *g, const float *dy, dse_bf16 *out, int isa) {
-    for (int64_t k = 0; k < s->K; k++) {
-        for (int64_t p = 0; p < s->P; p++)
-            dse_bf16_pack_rows(dy + k * s->PQ + p * s->Q, 1, s->Q, s->Q, out + k * g->L + p * g->Wp, g->Wp, g->Wp,
-                               isa);
-        memset(out + k * g->L + s->P * g->Wp, 0, (size_t)(g->L - s->P * g->Wp) * sizeof(dse_bf16));
-    }
-}
-
 static void fwd_direct_part(void *arg, int t, int nt) {
     const struct bjob *j = arg;
     const struct bshape *s = &j->s;
@@ -700,13 +699,15 @@ static enum dse_status fwd_direct(struct bjob *j) {
 
 /* A thread's direct backward scratch: the chunk's dy grids [chunk][K][L] and x's padded bf16
  * planes [chunk][C][bplane] (weight gradient); one image's padded dy pairs [K2][qplane] and
- * its dx grid [C][H Wq] (data gradient). */
+ * its dx grid [C][H Wq] (data gradient); with j->fuse, one image's masked dy rows [K][P Q]
+ * in bf16, which the grid and the pairs are both taken from. */
 static size_t dscratch(const struct bshape *s, const struct dgeo *g, int64_t chunk, int dw, int dx, size_t *xb,
-                       size_t *dyq, size_t *tmp) {
+                       size_t *dyq, size_t *tmp, size_t *d16) {
     *xb = dw ? al((size_t)(chunk * s->K * g->L) * sizeof(dse_bf16)) : 0;
     *dyq = *xb + (dw ? al((size_t)(chunk * s->C * g->bplane) * sizeof(dse_bf16)) : 0);
     *tmp = *dyq + (dx ? al((size_t)(g->K2 * g->qplane) * sizeof(uint32_t)) : 0);
-    return *tmp + (dx ? al((size_t)(s->C * s->H * g->Wq) * sizeof(float)) : 0);
+    *d16 = *tmp + (dx ? al((size_t)(s->C * s->H * g->Wq) * sizeof(float)) : 0);
+    return *d16 + (dw ? al((size_t)(s->K * s->PQ) * sizeof(dse_bf16)) : 0);
 }
 
 static int64_t direct_chunk(const struct bshape *s, const struct dgeo *g, int64_t most) {
@@ -715,19 +716,55 @@ static int64_t direct_chunk(const struct bshape *s, const struct dgeo *g, int64_
     return nb < 1.0 ? 1 : nb > (double)most ? most : (int64_t)nb;
 }
 
+/* dy's bf16 rows [K][P Q] at d on the grid: out[k][p Wp + q], zero for q >= Q and past P Wp
+ * to L (grid_rows' layout and bits, from values already rounded). */
+static void grid_of_rows(const struct bshape *s, const struct dgeo *g, const dse_bf16 *d, dse_bf16 *out) {
+    for (int64_t k = 0; k < s->K; k++) {
+        dse_bf16 *o = out + k * g->L;
+        for (int64_t p = 0; p < s->P; p++) {
+            memcpy(o + p * g->Wp, d + k * s->PQ + p * s->Q, (size_t)s->Q * sizeof *o);
+            memset(o + p * g->Wp + s->Q, 0, (size_t)(g->Wp - s->Q) * sizeof *o);
+        }
+        memset(o + s->P * g->Wp, 0, (size_t)(g->L - s->P * g->Wp) * sizeof *o);
+    }
+}
+
+/* dx_i += the turned filters on image i's dy padded: dy's floats, or d16 its rows in bf16. */
+static void dx_direct(const struct bjob *j, int64_t i, const dse_bf16 *d16, uint32_t *dyq, float *tmp) {
+    const struct bshape *s = &j->s;
+    const struct dgeo *g = j->g;
+    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const int64_t NX = s->H * g->Wq;
+    pad_pairs(y->grad + i * y->stride_n, d16, s->K, s->P, s->Q, g->qh, g->qw, g->Wq, g->qplane, dyq, j->isa);
+    const struct dse_mm_bf16 m = { .M = s->C, .N = NX, .KP = g->KPx, .ap = j->wx, .lda = g->KPx, .bp = dyq,
+                                   .boff = j->boff, .c = tmp, .ldc = NX };
+    dse_cpu_mm_bf16(&m, j->isa);
+    float *dx = x->grad + i * x->stride_n;
+    for (int64_t c = 0; c < s->C; c++)
+        for (int64_t h = 0; h < s->H; h++) {
+            float *d = dx + c * s->HW + h * s->W;
+            const float *src = tmp + c * NX + h * g->Wq;
+            for (int64_t w = 0; w < s->W; w++) d[w] += src[w];
+        }
+}
+
+/* With a weight gradient (j->fuse), each image's dy is read from memory once (take_dy: masked,
+ * its bias sums, bf16 rows), its grid and its data gradient's pairs then taken from those rows
+ * while they are in cache, and its data gradient done before the next image's; without, dy's
+ * floats (conv2d.c masked them) are packed for the data gradient. The weight gradient's and
+ * the data gradient's chains are those of either order. */
 static void bwd_direct_part(void *arg, int t, int nt) {
     const struct bjob *j = arg;
     const struct bshape *s = &j->s;
     const struct dgeo *g = j->g;
-    const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
+    const struct dse_tensor *x = j->n->in[0];
     const int dw = j->n->weight->grad != NULL;
-    size_t ob, oq, ot;
-    dscratch(s, g, j->chunk, dw, x->grad != NULL, &ob, &oq, &ot);
+    size_t ob, oq, ot, o16;
+    dscratch(s, g, j->chunk, dw, x->grad != NULL, &ob, &oq, &ot, &o16);
     char *ws = ws_at(j->cx, t);
-    dse_bf16 *dyg = (dse_bf16 *)ws, *xb = (dse_bf16 *)(ws + ob);
+    dse_bf16 *dyg = (dse_bf16 *)ws, *xb = (dse_bf16 *)(ws + ob), *d16 = (dse_bf16 *)(ws + o16);
     uint32_t *dyq = (uint32_t *)(ws + oq);
     float *tmp = (float *)(ws + ot);
-    const int64_t NX = s->H * g->Wq;
     int64_t k0, k1;
     struct wt_run wr;
     wt_start(&wr, j, t, dw);
@@ -736,11 +773,15 @@ static void bwd_direct_part(void *arg, int t, int nt) {
         int64_t i0, i1;
         dse_cpu_slice(&j->sl, (int)k, &i0, &i1);
         float *buf = wt_take(&wr);
+        double *part = j->db_part ? j->db_part + k * s->K : NULL; /* this slice's bias sums */
+        for (int64_t c = 0; part && c < s->K; c++) part[c] = 0.0;
         for (int64_t n0 = i0; n0 < i1; n0 += j->chunk) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
             if (buf) { /* dw (= on the slice's first chunk) += dy's grid . x's shifted planes */
                 for (int64_t i = 0; i < nb; i++) {
-                    grid_rows(s, g, y->grad + (n0 + i) * y->stride_n, dyg + i * s->K * g->L, j->isa);
+                    take_dy(j, n0 + i, d16, s->PQ, part);
+                    grid_of_rows(s, g, d16, dyg + i * s->K * g->L);
+                    if (x->grad) dx_direct(j, n0 + i, d16, dyq, tmp);
                     pad_rows(s, g, x->data + (n0 + i) * x->stride_n,
                              x->bf16 ? data16(x) + (n0 + i) * x->stride_n : NULL, xb + i * s->C * g->bplane, j->isa);
                 }
@@ -748,21 +789,9 @@ static void bwd_direct_part(void *arg, int t, int nt) {
                                                   .lda = g->L, .a_is = s->K * g->L, .b = xb, .b_is = s->C * g->bplane,
                                                   .boff = j->boff_w, .c = buf, .ldc = s->CRS, .set = n0 == i0 };
                 dse_cpu_mm_nt_bf16(&m, j->isa);
+                continue;
             }
-            for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += the turned filters on dy padded */
-                pad_pairs(y->grad + i * y->stride_n, NULL, s->K, s->P, s->Q, g->qh, g->qw, g->Wq, g->qplane, dyq,
-                          j->isa);
-                const struct dse_mm_bf16 m = { .M = s->C, .N = NX, .KP = g->KPx, .ap = j->wx, .lda = g->KPx,
-                                               .bp = dyq, .boff = j->boff, .c = tmp, .ldc = NX };
-                dse_cpu_mm_bf16(&m, j->isa);
-                float *dx = x->grad + i * x->stride_n;
-                for (int64_t c = 0; c < s->C; c++)
-                    for (int64_t h = 0; h < s->H; h++) {
-                        float *d = dx + c * s->HW + h * s->W;
-                        const float *src = tmp + c * NX + h * g->Wq;
-                        for (int64_t w = 0; w < s->W; w++) d[w] += src[w];
-                    }
-            }
+            for (int64_t i = n0; x->grad && i < n0 + nb; i++) dx_direct(j, i, NULL, dyq, tmp);
         }
         wt_give(&wr, j, k, buf);
     }
@@ -770,13 +799,13 @@ static void bwd_direct_part(void *arg, int t, int nt) {
 
 /* The direct backward's shared part in thread 0's workspace past `own`: the turned filters'
  * pairs wx [C][KPx] and their offsets, the weight gradient's offsets, the slices' buffers. */
-static enum dse_status bwd_direct(struct bjob *j, int dw, int dx) {
+static enum dse_status bwd_direct(struct bjob *j, int dw, int dx, size_t pbytes) {
     const struct bshape *s = &j->s;
     struct dgeo g = dgeo_of(s);
     j->g = &g;
     j->chunk = direct_chunk(s, &g, dse_cpu_slice_most(&j->sl));
-    size_t ob, oq, ot;
-    const size_t own = al(dscratch(s, &g, j->chunk, dw, dx, &ob, &oq, &ot));
+    size_t ob, oq, ot, o16;
+    const size_t own = al(dscratch(s, &g, j->chunk, dw, dx, &ob, &oq, &ot, &o16));
     const int64_t nw = s->K * s->CRS;
     const size_t wbytes = dx ? al((size_t)(s->C * g.KPx) * sizeof(uint32_t)) : 0;
     const size_t obytes = al((size_t)(g.KPx + s->CRS) * sizeof(int64_t));
@@ -784,12 +813,13 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx) {
     const size_t tb = dw ? wt_bytes(nw, j->depth) : 0;
     for (int t = 0; t < j->cx->threads; t++) {
         void *p;
-        enum dse_status st = dse_cpu_ctx_workspace_at(j->cx, t, own + tb + (t ? 0 : wbytes + obytes), &p);
+        enum dse_status st = dse_cpu_ctx_workspace_at(j->cx, t, own + tb + (t ? 0 : wbytes + obytes + pbytes), &p);
         if (st) return st;
     }
     char *sh = ws_at(j->cx, 0) + own + tb;
     uint32_t *wx = (uint32_t *)sh;
     int64_t *boff = (int64_t *)(sh + wbytes), *boff_w = boff + g.KPx;
+    if (pbytes) j->db_part = (double *)(void *)(sh + wbytes + obytes);
     const float *w = j->n->weight->data;
     for (int64_t k2 = 0; k2 < g.K2; k2++)
         for (int64_t r = 0; r < s->R; r++)
@@ -811,10 +841,37 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx) {
 }
 
 int dse_cpu_conv_bf16_fuses(const struct dse_cpu_ctx *cx, const struct dse_node *n) {
-    const struct bshape s = bshape_of(n);
-    return dse_cpu_conv_bf16_runs(cx, n) && !direct_ok(&s) && n->weight->grad != NULL;
+    return dse_cpu_conv_bf16_runs(cx, n) && n->weight->grad != NULL;
 }
 
+/* The lowered backward (section "backward" above), its bias sums' pbytes in thread 0's
+ * workspace. */
+static enum dse_status bwd_lowered(struct bjob *j, int dw, int dx, size_t pbytes) {
+    const struct bshape *s = &j->s;
+    struct dse_cpu_ctx *cx = j->cx;
+    j->chunk = bwd_chunk(s, dse_cpu_slice_most(&j->sl));
+    const struct bscratch b = bscratch_of(s, j->chunk, dw, dx);
+    const int64_t KP2 = (s->K + 1) / 2;
+    const size_t wbytes = dx ? al((size_t)(s->CRS * KP2) * sizeof(uint32_t)) : 0;
+    j->depth = dw ? wt_depth(cx, &j->sl) : 0, j->wt_at = b.total;
+    const size_t tb = dw ? wt_bytes(s->K * s->CRS, j->depth) : 0;
+    for (int t = 0; t < cx->threads; t++) {
+        void *p;
+        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, b.total + tb + (t ? 0 : wbytes + pbytes), &p);
+        if (st) return st;
+    }
+    if (dx) { /* w^T's pairs: A[ci r s][k] = w[k][ci r s] */
+        uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + b.total + tb);
+        dse_bf16_pack_a(j->n->weight->data, s->CRS, s->K, 1, s->CRS, wp, KP2);
+        j->wp = wp;
+    }
+    if (pbytes) j->db_part = (double *)(void *)(ws_at(cx, 0) + b.total + tb + wbytes);
+    dse_cpu_run(cx, bwd_part, j);
+    return DSE_OK;
+}
+
+/* With a weight gradient (dse_cpu_conv_bf16_fuses) both ways take the fused ReLU's mask and
+ * the bias gradient with dy (take_dy), each slice's bias sums in db_part [slice][K]. */
 enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     float *dw = n->weight->grad;
     const struct dse_tensor *x = n->in[0];
@@ -822,42 +879,19 @@ enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n
     struct bjob j = { .cx = cx, .n = n, .s = bshape_of(n), .isa = dse_cpu_bf16_isa() };
     const struct bshape *s = &j.s;
     j.sl = dse_cpu_slices_of(cx, s->N);
-    const int64_t nw = s->K * s->CRS;
-    if (direct_ok(s)) {
-        enum dse_status st = bwd_direct(&j, dw != NULL, x->grad != NULL);
-        if (!st && dw) {
-            struct tree_job r = { .j = &j, .dw = dw };
-            dse_cpu_for(cx, nw, nw * j.sl.count, tree_part, &r);
-        }
-        return st;
-    }
-    j.chunk = bwd_chunk(s, dse_cpu_slice_most(&j.sl));
     j.fuse = dse_cpu_conv_bf16_fuses(cx, n);
     float *db = j.fuse && n->bias ? n->bias->grad : NULL;
-    const struct bscratch b = bscratch_of(s, j.chunk, dw != NULL, x->grad != NULL);
-    const int64_t KP2 = (s->K + 1) / 2;
-    const size_t wbytes = x->grad ? al((size_t)(s->CRS * KP2) * sizeof(uint32_t)) : 0;
     const size_t pbytes = db ? al((size_t)(s->K * j.sl.count) * sizeof(double)) : 0;
-    j.depth = dw ? wt_depth(cx, &j.sl) : 0, j.wt_at = b.total;
-    const size_t tb = dw ? wt_bytes(nw, j.depth) : 0;
-    for (int t = 0; t < cx->threads; t++) {
-        void *p;
-        enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, b.total + tb + (t ? 0 : wbytes + pbytes), &p);
-        if (st) return st;
-    }
-    if (x->grad) { /* w^T's pairs: A[ci r s][k] = w[k][ci r s] */
-        uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + b.total + tb);
-        dse_bf16_pack_a(n->weight->data, s->CRS, s->K, 1, s->CRS, wp, KP2);
-        j.wp = wp;
-    }
-    if (db) j.db_part = (double *)(void *)(ws_at(cx, 0) + b.total + tb + wbytes);
-    dse_cpu_run(cx, bwd_part, &j);
+    const enum dse_status st = direct_ok(s) ? bwd_direct(&j, dw != NULL, x->grad != NULL, pbytes)
+                                            : bwd_lowered(&j, dw != NULL, x->grad != NULL, pbytes);
+    if (st) return st;
     for (int64_t k = 0; db && k < s->K; k++) { /* the slices' sums by the slice tree, as conv2d.c's bias pass */
         double part[DSE_SLICES_MAX];
         for (int sc = 0; sc < j.sl.count; sc++) part[sc] = j.db_part[sc * s->K + k];
         dse_cpu_db_slices(n, &j.sl, db, s->K, k, part);
     }
     if (dw) {
+        const int64_t nw = s->K * s->CRS;
         struct tree_job r = { .j = &j, .dw = dw };
         dse_cpu_for(cx, nw, nw * j.sl.count, tree_part, &r);
     }

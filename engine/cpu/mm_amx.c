@@ -1,15 +1,19 @@
-/* mm_amx.c: dse_mm_bf16's C = A B on Intel AMX tiles (issue #37 item 4; Sapphire Rapids and
- * later: amx-tile, amx-bf16). The packed operands are already AMX's layout: A's k-pairs
- * [m][kp] are a tile of 16 rows of 16 pairs, B's [kp][n] pairs the "VNNI" rows TDPBF16PS
- * wants. 16 x 16 blocks of C go to the tiles (k in blocks of 16 pairs, a block short of 16
- * or a shifted B (boff) copied zero-padded first), the edges to the AVX512-BF16 kernel.
+/* mm_amx.c: the bf16 products on Intel AMX tiles (issue #37; Sapphire Rapids and later:
+ * amx-tile, amx-bf16), 32 x 32 blocks of C in four tiles, A's two row blocks and B's two
+ * column blocks in the other four (TDPBF16PS: 16 x 16 x 16 pairs an instruction). B goes
+ * through a panel of 32 columns (64 KiB at most, in L2 while every row block of A passes
+ * over it): for C = A B (dse_mm_bf16) its k-pairs' rows copied, shifted ones (boff, the
+ * direct convs) as plainly as the others, rows past KP zero; for the dot products
+ * (dse_mm_nt_bf16, the weight gradients) the rows turned into pairs along l by 16 x 16
+ * transposes. A's pairs are loaded as they lie (a short last k-block zero-padded first).
+ * Rows past a multiple of 16 go to the AVX512-BF16 kernels.
  *
- * UNTESTED: the development machine (AMD Zen 4) has no AMX and no emulator was at hand. So
- * the tiles run only where the CPU has AMX, Linux grants the process the tile state
- * (arch_prctl ARCH_REQ_XCOMP_PERM) and DSE_CPU_BF16_AMX=1 asks for them; otherwise
- * dse_cpu_bf16_isa() never returns DSE_CPU_BF16_AMX. TDPBF16PS's order of additions is not
- * vdpbf16ps's, so its bits differ from the reference's; test_engine_cpu bf16-amx holds it to
- * the bf16 error bound against double where it can run. */
+ * The tiles run where the CPU has AMX, Linux grants the process the tile state (arch_prctl
+ * ARCH_REQ_XCOMP_PERM) and DSE_CPU_BF16_AMX is not 0 (which asks for AVX512-BF16 alone).
+ * TDPBF16PS's order of additions is not vdpbf16ps's, so its bits differ from the
+ * reference's (the same with any number of threads, as every product is the same call):
+ * test_engine_cpu bf16-amx holds it to the bf16 error bound against double. First run on a
+ * 2-core Xeon with AMX on 2026-11-29. */
 #define _DEFAULT_SOURCE /* syscall(2), for arch_prctl, which glibc does not wrap */
 #include "engine/cpu/bf16_impl.h"
 
@@ -39,7 +43,7 @@ static int tile_permission(void) {
 int dse_cpu_bf16_amx_ok(void) {
 #ifdef DSE_CPU_HAS_AMX_CODE
     const char *on = getenv("DSE_CPU_BF16_AMX");
-    if (!on || strcmp(on, "1") || dse_cpu_bf16_why()) return 0;
+    if ((on && !strcmp(on, "0")) || dse_cpu_bf16_why()) return 0;
     /* cpuid and the OS's state (dse_cpu_features): clang 14's __builtin_cpu_supports knows no AMX */
     if (!(dse_cpu_features() & DSE_CPU_AMX)) return 0;
     return tile_permission();
@@ -52,80 +56,262 @@ int dse_cpu_bf16_amx_ok(void) {
 
 #define TAMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")))
 
-/* The tile configuration (palette 1): tile 0 C, 1 A, 2 B, each 16 rows of 64 bytes. */
+/* The tile configuration (palette 1): tiles 0-3 a 32 x 32 block of C (0 top left, 1 top
+ * right, 2 bottom left, 3 bottom right), 4-5 A's two row blocks, 6-7 B's two column blocks;
+ * each 16 rows of 64 bytes. */
 struct tilecfg {
     uint8_t  palette, start_row, reserved[14];
     uint16_t colsb[16];
     uint8_t  rows[16];
 };
 
-/* C's 16 x 16 block at (m0, n0): k-blocks of 16 pairs in order, summed in tile 0; then
- * stored, and (not acc) + bias, ReLU. abuf, bbuf: 256 words each, for a short k-block or a
- * shifted B. */
-TAMX static void amx_block(const struct dse_mm_bf16 *p, int64_t m0, int64_t n0, uint32_t *abuf, uint32_t *bbuf) {
-    float *c = p->c + m0 * p->ldc + n0;
-    if (p->acc) _tile_loadd(0, c, p->ldc * (int64_t)sizeof(float));
-    else _tile_zero(0);
-    for (int64_t k0 = 0; k0 < p->KP; k0 += 16) {
-        const int64_t kn = p->KP - k0 < 16 ? p->KP - k0 : 16;
-        const uint32_t *a = p->ap + m0 * p->lda + k0;
-        if (kn == 16 && !p->boff) {
-            _tile_loadd(1, a, p->lda * (int64_t)sizeof(uint32_t));
-            _tile_loadd(2, p->bp + k0 * p->ldb + n0, p->ldb * (int64_t)sizeof(uint32_t));
-        } else {
-            for (int r = 0; r < 16; r++)
-                for (int k = 0; k < 16; k++) abuf[r * 16 + k] = k < kn ? a[r * p->lda + k] : 0;
-            for (int k = 0; k < 16; k++) {
-                const uint32_t *row = k < kn ? p->bp + (p->boff ? p->boff[k0 + k] : (k0 + k) * p->ldb) + n0 : NULL;
-                for (int n = 0; n < 16; n++) bbuf[k * 16 + n] = row ? row[n] : 0;
-            }
-            _tile_loadd(1, abuf, 64);
-            _tile_loadd(2, bbuf, 64);
-        }
-        _tile_dpbf16ps(0, 1, 2);
+TAMX static void tiles_on(void) {
+    struct tilecfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) cfg.rows[t] = 16, cfg.colsb[t] = 64;
+    _tile_loadconfig(&cfg);
+}
+
+/* Panels: B's k-pairs for 32 columns, PANEL_KB blocks of 16 pairs at a time (64 KiB, on the
+ * stack: L2-resident while every row block of A passes over it). */
+#define PANEL_KB 32
+#define PANEL_WORDS (PANEL_KB * 16 * 32)
+
+/* The 32 x 32 block of C at (m0, n0), mt row blocks and nt column blocks of 16 (1 or 2),
+ * at cb (ldcb floats apart): from C (acc) or zero, += A's rows [m0, m0 + 16 mt) times kb
+ * blocks of 16 k-pairs of B (A's pairs [m][k0 + 16 b + j], lda apart; the last block from
+ * at (16 words a row) when at is not NULL; B's rows of 32 columns at bs, ldbs words apart:
+ * a panel's, or B's own). */
+TAMX static void block(const uint32_t *a, int64_t lda, const uint32_t *at, const uint32_t *bs, int64_t ldbs,
+                       int64_t kb, int mt, int nt, int acc, float *cb, int64_t ldcb) {
+    const int64_t sc = ldcb * (int64_t)sizeof(float), sa = lda * (int64_t)sizeof(uint32_t);
+    const int64_t sb = ldbs * (int64_t)sizeof(uint32_t);
+    if (acc) {
+        _tile_loadd(0, cb, sc);
+        if (nt > 1) _tile_loadd(1, cb + 16, sc);
+        if (mt > 1) _tile_loadd(2, cb + 16 * ldcb, sc);
+        if (mt > 1 && nt > 1) _tile_loadd(3, cb + 16 * ldcb + 16, sc);
+    } else {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
     }
-    _tile_stored(0, c, p->ldc * (int64_t)sizeof(float));
-    if (p->acc || (!p->bias && !p->relu)) return;
-    for (int r = 0; r < 16; r++) {
-        __m512 v = _mm512_loadu_ps(c + r * p->ldc);
-        if (p->bias) v = _mm512_add_ps(v, _mm512_set1_ps(p->bias[m0 + r]));
-        if (p->relu) v = _mm512_max_ps(v, _mm512_setzero_ps());
-        _mm512_storeu_ps(c + r * p->ldc, v);
+    for (int64_t b = 0; b < kb; b++) {
+        if (at && b == kb - 1) {
+            _tile_loadd(4, at, 64);
+            if (mt > 1) _tile_loadd(5, at + 16 * 16, 64);
+        } else {
+            _tile_loadd(4, a + 16 * b, sa);
+            if (mt > 1) _tile_loadd(5, a + 16 * lda + 16 * b, sa);
+        }
+        _tile_loadd(6, bs + b * 16 * ldbs, sb);
+        _tile_dpbf16ps(0, 4, 6);
+        if (mt > 1) _tile_dpbf16ps(2, 5, 6);
+        if (nt > 1) {
+            _tile_loadd(7, bs + b * 16 * ldbs + 16, sb);
+            _tile_dpbf16ps(1, 4, 7);
+            if (mt > 1) _tile_dpbf16ps(3, 5, 7);
+        }
+    }
+    _tile_stored(0, cb, sc);
+    if (nt > 1) _tile_stored(1, cb + 16, sc);
+    if (mt > 1) _tile_stored(2, cb + 16 * ldcb, sc);
+    if (mt > 1 && nt > 1) _tile_stored(3, cb + 16 * ldcb + 16, sc);
+}
+
+/* + bias[r], then ReLU, on rows x nv floats of C (ld apart): a block's, while it is in L1. */
+TAMX static void epilogue(float *c, int64_t ld, int rows, int64_t nv, const float *bias, int relu) {
+    const __mmask16 m0 = dse_cpu_lanes16(nv), m1 = dse_cpu_lanes16(nv - 16);
+    for (int r = 0; r < rows; r++)
+        for (int h = 0; h < 2; h++) {
+            float *x = c + r * ld + 16 * h;
+            const __mmask16 mk = h ? m1 : m0;
+            __m512 v = _mm512_maskz_loadu_ps(mk, x);
+            if (bias) v = _mm512_add_ps(v, _mm512_set1_ps(bias[r]));
+            if (relu) v = _mm512_max_ps(v, _mm512_setzero_ps());
+            _mm512_mask_storeu_ps(x, mk, v);
+        }
+}
+
+/* rows x nv floats between C (ldc apart) and a 32-wide scratch: to it (in) or back. */
+TAMX static void edge_copy(float *c, int64_t ldc, float *e, int rows, int64_t nv, int in) {
+    const __mmask16 m0 = dse_cpu_lanes16(nv), m1 = dse_cpu_lanes16(nv - 16);
+    for (int r = 0; r < rows; r++) {
+        float *x = c + r * ldc, *y = e + r * 32;
+        if (in) {
+            _mm512_storeu_ps(y, _mm512_maskz_loadu_ps(m0, x));
+            _mm512_storeu_ps(y + 16, _mm512_maskz_loadu_ps(m1, x + 16));
+        } else {
+            _mm512_mask_storeu_ps(x, m0, _mm512_loadu_ps(y));
+            _mm512_mask_storeu_ps(x + 16, m1, _mm512_loadu_ps(y + 16));
+        }
     }
 }
 
-TAMX static void amx_tiles(const struct dse_mm_bf16 *p, int64_t M16, int64_t N16) {
-    struct tilecfg cfg;
-    uint32_t abuf[256], bbuf[256];
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 3; t++) cfg.rows[t] = 16, cfg.colsb[t] = 64;
-    _tile_loadconfig(&cfg);
-    for (int64_t m0 = 0; m0 < M16; m0 += 16)
-        for (int64_t n0 = 0; n0 < N16; n0 += 16) amx_block(p, m0, n0, abuf, bbuf);
+/* The 32-column panel at n0 of C = A B's k-pairs [k0, k0 + 16 kb): rows past KP and columns
+ * past N zero. */
+TAMX static void panel_mm(const struct dse_mm_bf16 *p, int64_t n0, int64_t k0, int64_t kb, uint32_t *pan) {
+    const int64_t nv = p->N - n0;
+    const __mmask16 m0 = dse_cpu_lanes16(nv), m1 = dse_cpu_lanes16(nv - 16);
+    for (int64_t k = k0; k < k0 + 16 * kb; k++) {
+        uint32_t *o = pan + (k - k0) * 32;
+        if (k >= p->KP) {
+            _mm512_storeu_si512(o, _mm512_setzero_si512());
+            _mm512_storeu_si512(o + 16, _mm512_setzero_si512());
+            continue;
+        }
+        const uint32_t *row = p->bp + (p->boff ? p->boff[k] : k * p->ldb) + n0;
+        _mm512_storeu_si512(o, _mm512_maskz_loadu_epi32(m0, row));
+        _mm512_storeu_si512(o + 16, _mm512_maskz_loadu_epi32(m1, row + 16));
+    }
+}
+
+/* A's rows [m0, m0 + rows) at pairs [k0, KP), zero past KP to 16: the last, short k-block. */
+TAMX static void a_tail(const struct dse_mm_bf16 *p, int64_t m0, int rows, int64_t k0, uint32_t *at) {
+    const __mmask16 mk = dse_cpu_lanes16(p->KP - k0);
+    for (int r = 0; r < rows; r++)
+        _mm512_storeu_si512(at + r * 16, _mm512_maskz_loadu_epi32(mk, p->ap + (m0 + r) * p->lda + k0));
+}
+
+/* C = A B (+ bias, ReLU) or C += A B on rows [0, M16) (a multiple of 16): for each 32 columns
+ * and each PANEL_KB blocks of k-pairs, the panel of B, then every 32 rows of A over it. */
+TAMX static void amx_mm(const struct dse_mm_bf16 *p, int64_t M16) {
+    uint32_t pan[PANEL_WORDS] __attribute__((aligned(64))), at[32 * 16] __attribute__((aligned(64)));
+    float edge[32 * 32] __attribute__((aligned(64)));
+    const int64_t KB = (p->KP + 15) / 16;
+    const int short_k = p->KP % 16 != 0;
+    tiles_on();
+    for (int64_t n0 = 0; n0 < p->N; n0 += 32) {
+        const int64_t nv = p->N - n0 < 32 ? p->N - n0 : 32;
+        const int nt = nv > 16 ? 2 : 1;
+        for (int64_t b0 = 0; b0 < KB; b0 += PANEL_KB) {
+            const int64_t kb = KB - b0 < PANEL_KB ? KB - b0 : PANEL_KB;
+            const int last = b0 + kb == KB, acc = p->acc || b0 > 0;
+            /* whole blocks of B's own rows are loaded as they lie; the others through the panel */
+            const int own = !p->boff && nv == 32 && !short_k;
+            if (!own) panel_mm(p, n0, 16 * b0, kb, pan);
+            const uint32_t *bs = own ? p->bp + 16 * b0 * p->ldb + n0 : pan;
+            const int64_t ldbs = own ? p->ldb : 32;
+            for (int64_t m0 = 0; m0 < M16; m0 += 32) {
+                const int mt = M16 - m0 >= 32 ? 2 : 1;
+                if (last && short_k) a_tail(p, m0, 16 * mt, 16 * (KB - 1), at);
+                float *c = p->c + m0 * p->ldc + n0;
+                if (nv < 32 && acc) edge_copy(c, p->ldc, edge, 16 * mt, nv, 1);
+                float *cb = nv < 32 ? edge : c;
+                const int64_t ldcb = nv < 32 ? 32 : p->ldc;
+                block(p->ap + m0 * p->lda + 16 * b0, p->lda, last && short_k ? at : NULL, bs, ldbs, kb, mt, nt, acc,
+                      cb, ldcb);
+                if (last && !p->acc && (p->bias || p->relu))
+                    epilogue(cb, ldcb, 16 * mt, nv, p->bias ? p->bias + m0 : NULL, p->relu);
+                if (nv < 32) edge_copy(c, p->ldc, edge, 16 * mt, nv, 0);
+            }
+        }
+    }
+    _tile_release();
+}
+
+/* 16 x 16 words turned: r[i][j] becomes r[j][i]. */
+TAMX static void turn16(__m512i r[16]) {
+    __m512i t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+        r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+        r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+        r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+    }
+    for (int i = 0; i < 16; i += 8)
+        for (int j = 0; j < 4; j++) {
+            t[i + j] = _mm512_shuffle_i32x4(r[i + j], r[i + j + 4], 0x88);
+            t[i + j + 4] = _mm512_shuffle_i32x4(r[i + j], r[i + j + 4], 0xdd);
+        }
+    for (int j = 0; j < 8; j++) {
+        r[j] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0xdd);
+    }
+}
+
+/* The 32-column panel at n0 of the dot products' B for image i, pairs [k0, k0 + 16 kb) of
+ * each row (l = 2 k, 2 k + 1): pan[k][j] = row n0 + j's pair k, by 16 x 16 turns; rows past N
+ * zero. */
+TAMX static void panel_nt(const struct dse_mm_nt_bf16 *p, int64_t i, int64_t n0, int64_t k0, int64_t kb,
+                          uint32_t *pan) {
+    for (int h = 0; h < 2; h++) {
+        const dse_bf16 *row[16];
+        for (int j = 0; j < 16; j++) {
+            const int64_t n = n0 + 16 * h + j;
+            row[j] = n < p->N ? p->b + i * p->b_is + (p->boff ? p->boff[n] : n * p->ldb) : NULL;
+        }
+        for (int64_t b = 0; b < kb; b++) {
+            __m512i r[16];
+            for (int j = 0; j < 16; j++)
+                r[j] = row[j] ? _mm512_loadu_si512(row[j] + 2 * (k0 + 16 * b)) : _mm512_setzero_si512();
+            turn16(r);
+            for (int k = 0; k < 16; k++) _mm512_storeu_si512(pan + (16 * b + k) * 32 + 16 * h, r[k]);
+        }
+    }
+}
+
+/* The dot products of dse_mm_nt_bf16 on rows [0, M16): A's rows are pairs along l as they
+ * are (L a multiple of 32: whole blocks of 16 pairs), B's turned into panels; each block of
+ * C summed over the images and l in the tiles, from zero (set) or from C. */
+TAMX static void amx_nt(const struct dse_mm_nt_bf16 *p, int64_t M16) {
+    uint32_t pan[PANEL_WORDS] __attribute__((aligned(64)));
+    float edge[32 * 32] __attribute__((aligned(64)));
+    const int64_t KB = p->L / 32, lda = p->lda / 2;
+    tiles_on();
+    for (int64_t n0 = 0; n0 < p->N; n0 += 32) {
+        const int64_t nv = p->N - n0 < 32 ? p->N - n0 : 32;
+        const int nt = nv > 16 ? 2 : 1;
+        for (int64_t i = 0; i < p->imgs; i++)
+            for (int64_t b0 = 0; b0 < KB; b0 += PANEL_KB) {
+                const int64_t kb = KB - b0 < PANEL_KB ? KB - b0 : PANEL_KB;
+                const int acc = !p->set || i > 0 || b0 > 0;
+                panel_nt(p, i, n0, 16 * b0, kb, pan);
+                for (int64_t m0 = 0; m0 < M16; m0 += 32) {
+                    const int mt = M16 - m0 >= 32 ? 2 : 1;
+                    const uint32_t *a = (const uint32_t *)(const void *)(p->a + i * p->a_is + m0 * p->lda) + 16 * b0;
+                    float *c = p->c + m0 * p->ldc + n0;
+                    if (nv < 32 && acc) edge_copy(c, p->ldc, edge, 16 * mt, nv, 1);
+                    block(a, lda, NULL, pan, 32, kb, mt, nt, acc, nv < 32 ? edge : c, nv < 32 ? 32 : p->ldc);
+                    if (nv < 32) edge_copy(c, p->ldc, edge, 16 * mt, nv, 0);
+                }
+            }
+    }
     _tile_release();
 }
 
 #endif /* DSE_CPU_HAS_AMX_CODE */
 
 void dse_cpu_mm_amx(const struct dse_mm_bf16 *p) {
-    const int64_t M16 = p->M / 16 * 16, N16 = p->N / 16 * 16;
+    const int64_t M16 = p->M / 16 * 16;
 #ifdef DSE_CPU_HAS_AMX_CODE
-    if (M16 && N16 && p->KP > 0) amx_tiles(p, M16, N16);
-    const int64_t done_m = p->KP > 0 ? M16 : 0, done_n = p->KP > 0 ? N16 : 0;
+    const int64_t done_m = p->KP > 0 && M16 ? (amx_mm(p, M16), M16) : 0;
 #else
-    const int64_t done_m = 0, done_n = 0;
-    (void)M16, (void)N16;
+    const int64_t done_m = 0;
+    (void)M16;
 #endif
-    struct dse_mm_bf16 e = *p; /* the edges: rows past the tiles, then their columns past */
-    if (done_m < p->M) {
+    if (done_m < p->M) { /* the rows past the tiles */
+        struct dse_mm_bf16 e = *p;
         e.M = p->M - done_m, e.ap = p->ap + done_m * p->lda, e.c = p->c + done_m * p->ldc;
         e.bias = p->bias ? p->bias + done_m : NULL;
         dse_cpu_mm_bf16(&e, DSE_CPU_BF16_AVX512);
     }
-    if (done_m > 0 && done_n < p->N) {
-        e = *p;
-        e.M = done_m, e.N = p->N - done_n, e.bp = p->bp + done_n, e.c = p->c + done_n;
-        dse_cpu_mm_bf16(&e, DSE_CPU_BF16_AVX512);
+}
+
+int64_t dse_cpu_mm_nt_amx(const struct dse_mm_nt_bf16 *p) {
+    const int64_t M16 = p->M / 16 * 16;
+#ifdef DSE_CPU_HAS_AMX_CODE
+    if (M16 && p->lda % 2 == 0 && p->a_is % 2 == 0) {
+        amx_nt(p, M16);
+        return M16;
     }
+#endif
+    (void)M16;
+    return 0;
 }

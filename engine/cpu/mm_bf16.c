@@ -38,6 +38,8 @@ int dse_cpu_bf16_isa(void) {
     return dse_cpu_bf16_why() ? DSE_CPU_BF16_REF : dse_cpu_bf16_amx_ok() ? DSE_CPU_BF16_AMX : DSE_CPU_BF16_AVX512;
 }
 
+const char *dse_cpu_bf16_kernels(void) { return dse_cpu_bf16_isa_str(dse_cpu_bf16_isa()); }
+
 const char *dse_cpu_bf16_isa_str(int isa) {
 #define DSE_CPU_BF16_NAME_(id, name) [DSE_CPU_BF16_##id] = name,
     static const char *const names[] = { DSE_CPU_BF16_ISAS(DSE_CPU_BF16_NAME_) };
@@ -478,7 +480,15 @@ void dse_cpu_mm_nt_bf16(const struct dse_mm_nt_bf16 *p, int isa) {
     if (p->M <= 0 || p->N <= 0 || p->imgs <= 0 || p->L <= 0) return;
     DSE_ASSERT(p->L % 32 == 0);
 #ifdef DSE_CPU_HAS_AVX2_CODE
-    if (isa >= DSE_CPU_BF16_AVX512) { /* AMX too: no tile kernel for the dot products yet */
+    if (isa == DSE_CPU_BF16_AMX) { /* the rows past the tiles' on AVX512 */
+        const int64_t done = dse_cpu_mm_nt_amx(p);
+        if (done >= p->M) return;
+        struct dse_mm_nt_bf16 e = *p;
+        e.M = p->M - done, e.a = p->a + done * p->lda, e.c = p->c + done * p->ldc;
+        nt512(&e);
+        return;
+    }
+    if (isa == DSE_CPU_BF16_AVX512) {
         nt512(p);
         return;
     }
