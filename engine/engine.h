@@ -209,6 +209,12 @@ struct dse_node {
     int                     pool_relu;   /* maxpool, CPU: its input is such convs' ReLU'd output;
                                             a window whose maximum is not > 0 (the mask's
                                             rule) passes no gradient */
+    int                     pool_zeroes_dx; /* maxpool, CPU: the one layer reading its input's
+                                            whole buffer, whose gradient is then its dx alone:
+                                            backward zeroes each plane of it as it begins the
+                                            plane, and the step's zeroing of the gradients
+                                            leaves the buffer out. engine/model.c
+                                            (plan_pool_grads) decides */
     int                     fused;       /* 1: the node before it does this node's work (that
                                             ReLU); forward and backward return at once on
                                             every backend */

@@ -338,12 +338,17 @@ static void test_fused_relu(void) {
         CHECK_OK(dse_model_new(&net, &mo, &m[1], &err));
         unsetenv("DSE_NO_FUSE");
         if (!m[0] || !m[1]) goto next;
-        int fused[2] = { 0, 0 }, cut[2] = { 0, 0 };
+        int fused[2] = { 0, 0 }, cut[2] = { 0, 0 }, zeroes[2] = { 0, 0 };
         for (int k = 0; k < 2; k++) {
             m[k]->cx.conv_force = algo;
             for (int i = 0; i < m[k]->net.n_layers; i++)
-                fused[k] += m[k]->nodes[i].fused, cut[k] += m[k]->nodes[i].relu_dy_masked + m[k]->nodes[i].pool_relu;
+                fused[k] += m[k]->nodes[i].fused, cut[k] += m[k]->nodes[i].relu_dy_masked + m[k]->nodes[i].pool_relu,
+                    zeroes[k] += m[k]->nodes[i].pool_zeroes_dx;
         }
+        /* pool1 zeroes conv1's gradient itself (plan_pool_grads); unfused, the ReLU reads it too.
+           The arenas compared below hold the gradients of both steps */
+        CHECK_INT_EQ(zeroes[0], 1);
+        CHECK_INT_EQ(zeroes[1], 0);
         CHECK(fused[0] >= 6); /* conv1, conv10, and each fire's squeeze and expands */
         CHECK_INT_EQ(fused[1], 0);
         CHECK_INT_EQ(cut[0], 2); /* conv1's mask left to pool1 (engine/model.c plan_relu_pools) */
