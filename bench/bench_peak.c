@@ -6,6 +6,8 @@
  * Prints
  *   name=peak.fma isa=avx512|avx2|none threads=1 gflops=...
  *   name=peak.bf16 isa=avx512_bf16|none threads=1 gflops=... of_fma=<ratio>  (vdpbf16ps, issue #37)
+ *   name=peak.amx isa=amx threads=1 gflops=... of_fma=<ratio>  (TDPBF16PS; only where dse's bf16
+ *     products run on AMX tiles: dse_cpu_bf16_kernels() is "amx", which asks Linux for them)
  *   name=peak.sgemm M=2048 N=2048 K=2048 threads=1 median_ms=... gflops=... of_fma=<ratio>
  * (2 FLOPs per multiply-add, docs/conventions.md). Usage: bench_peak [--reps R] (default 5). */
 #include <cblas.h>
@@ -81,6 +83,56 @@ static double best_gflops(float (*fn)(long), long iters, double flops, int reps)
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Four independent tiles of C (0-3), each += A (4, 5) B (6, 7) a step: TDPBF16PS's 16 x 16
+ * outputs of 16 pairs, 8192 multiply-adds an instruction, the tiles never leaving the unit. */
+struct peak_tilecfg {
+    unsigned char  palette, start_row, reserved[14];
+    unsigned short colsb[16];
+    unsigned char  rows[16];
+};
+
+__attribute__((target("amx-tile,amx-bf16"))) static float amx_tdp(long iters) {
+    static unsigned short ab[2][16 * 32]; /* bf16 values near 1e-3 and 1 */
+    static float c[16 * 16];
+    for (int i = 0; i < 16 * 32; i++) ab[0][i] = 0x3a83, ab[1][i] = 0x3f80;
+    struct peak_tilecfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) cfg.rows[t] = 16, cfg.colsb[t] = 64;
+    _tile_loadconfig(&cfg);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, ab[0], 64);
+    _tile_loadd(5, ab[0], 64);
+    _tile_loadd(6, ab[1], 64);
+    _tile_loadd(7, ab[1], 64);
+    for (long n = 0; n < iters; n++) {
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(3, c, 64);
+    _tile_release();
+    return c[0];
+}
+#endif
+
+/* GFLOP/s of TDPBF16PS on one core, the best of reps (0 where dse's bf16 kernels are not AMX's). */
+static double amx_peak(int reps) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (strcmp(dse_cpu_bf16_kernels(), "amx")) return 0.0;
+    const long iters = 400000L;
+    return best_gflops(amx_tdp, iters, 2.0 * 4 * 8192 * (double)iters, reps);
+#else
+    (void)reps;
+    return 0.0;
+#endif
+}
+
 /* GFLOP/s of vdpbf16ps on one core, the best of reps (0 where the CPU lacks avx512_bf16). */
 static double bf16_peak(int reps) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -125,6 +177,8 @@ int main(int argc, char **argv) {
     const double bf16 = bf16_peak(reps);
     printf("name=peak.bf16 isa=%s threads=1 gflops=%.1f of_fma=%.2f\n", bf16 > 0 ? "avx512_bf16" : "none", bf16,
            fma > 0 ? bf16 / fma : 0.0);
+    const double amx = amx_peak(reps);
+    if (amx > 0) printf("name=peak.amx isa=amx threads=1 gflops=%.1f of_fma=%.2f\n", amx, fma > 0 ? amx / fma : 0.0);
 
     /* The kernels dse runs (engine/cpu/blas.c) and, where it replaced OpenBLAS's own choice,
      * that choice too, in the same run: the yardstick of the switch. */

@@ -19,7 +19,8 @@
 #   name=peak_share.<net>.t<T> gflops=... sgemm_peak_gflops=... share=... target=0.6|0.5
 # bf16 cases are named compare.<net>.<mode>.b<batch>.t<T>.bf16 (target 1.2 against PyTorch's
 # best bf16), their training share is of T times the one-core bf16 peak
-# (name=peak_share.<net>.t<T>.bf16 ... bf16_peak_gflops=...), and each bf16 case adds
+# (name=peak_share.<net>.t<T>.bf16 ... bf16_peak_gflops=..., or amx_peak_gflops=... of TDPBF16PS
+# where dse's bf16 products run on AMX tiles: bench_peak's name=peak.amx), and each bf16 case adds
 #   name=bf16_speedup.<net>.<mode>.b<batch>.t<T> bf16_img_per_s=... fp32_img_per_s=... speedup=...
 #     target=1.5 (3 where the CPU has AMX, for SqueezeNet v1.0 training) met=yes|no
 # Each img_per_s is the median over the rounds of the runs' own figures.
@@ -84,6 +85,9 @@ peaks=$("$peak_bin") || { echo "compare_pytorch: bench_peak failed" >&2; exit 1;
 echo "$peaks"
 sgemm_peak=$(sed -n 's/^name=peak.sgemm .* gflops=\([0-9.]*\).*/\1/p' <<<"$peaks")
 bf16_peak=$(sed -n 's/^name=peak.bf16 .* gflops=\([0-9.]*\).*/\1/p' <<<"$peaks")
+amx_peak=$(sed -n 's/^name=peak.amx .* gflops=\([0-9.]*\).*/\1/p' <<<"$peaks")
+bf16_what=bf16
+[ -n "$amx_peak" ] && bf16_peak=$amx_peak bf16_what=amx # bench_peak prints it where dse's bf16 products run on AMX
 
 # Parameter counts: our analyzer's against the PyTorch models'.
 for pair in fmnist:squeezenet_fmnist v10:squeezenet_v1.0; do
@@ -157,7 +161,7 @@ run_case() {
     fi
     if [ "$mode" = train ]; then
         local fl peak=$sgemm_peak what=sgemm
-        [ "$prec" = bf16 ] && peak=$bf16_peak what=bf16
+        [ "$prec" = bf16 ] && peak=$bf16_peak what=$bf16_what
         fl=$("$dse" analyze "experiments/squeezenet/$net.cfg" | awk '$1 == "FLOPs" && $2 == "training" { gsub(",", "", $4); print $4 }')
         awk -v n="$net" -v t="$t" -v f="$fl" -v o="$ours" -v p="$peak" -v w="$what" -v s="$sfx" \
             -v tg="$([ "$key" = v10 ] && echo 0.6 || echo 0.5)" 'BEGIN {

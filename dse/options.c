@@ -507,7 +507,7 @@ static const struct dse_opt_line lines_train[] = {
 #define SYNTHETIC_MODEL_LINES                                                                 \
     OWN(DEVICE, "cpu (default), cuda (= cuda:0) or cuda:N (docs/gpu.md)"),                    \
     OWN(PRECISION, "fp32 (default); on a GPU tf32, or fp16 / bf16 convs (mixed precision);\n" \
-                   "on the CPU bf16 (AVX512-BF16)"),                                           \
+                   "on the CPU bf16 (AVX512-BF16; AMX tiles where the CPU has them)"),         \
     OWN(ALGOS, "on a GPU: cuDNN's deterministic algorithms only (det, default) or any"),      \
     OWN(INPUT, "fit the network's input; --classes K: its classifier's outputs"),             \
     IN_TEXT(CLASSES)

@@ -105,7 +105,8 @@ void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *ds
  * c[m * ldc + n], A's pairs ap[m * lda + kp], B's bp[kp * ldb + n] (boff: bp[boff[kp] + n],
  * a shifted view of padded planes, conv_bf16.c's direct convs), kp < KP. Each C element
  * is one chain of vdpbf16ps steps over kp in order, from 0 (or from C with acc), in float;
- * then + bias, ReLU (max with +0) as dse_cpu_mm. */
+ * then + bias, ReLU (max with +0) as dse_cpu_mm. (On DSE_CPU_BF16_AMX: TDPBF16PS's sums in
+ * blocks of 16 pairs, its own order, within the same bound.) */
 struct dse_mm_bf16 {
     int64_t         M, N, KP;
     const uint32_t *ap;
@@ -124,7 +125,8 @@ void dse_cpu_mm_bf16(const struct dse_mm_bf16 *p, int isa);
  * b[i*b_is + n*ldb + l] (boff: b[i*b_is + boff[n] + l]; L a multiple of 32, a zero past the
  * data and b finite there): 16 running float sums
  * per element (lane j takes the pairs l = 32 t + 2 j, + 1), images in order, added in
- * dse_cpu_mm_nt's tree, then added to C once (or stored). */
+ * dse_cpu_mm_nt's tree, then added to C once (or stored). (On DSE_CPU_BF16_AMX: summed in
+ * the tiles from C, or from zero with set, in TDPBF16PS's order, within the same bound.) */
 struct dse_mm_nt_bf16 {
     int64_t         M, N, L, imgs;
     const dse_bf16 *a;

@@ -157,9 +157,8 @@ static int can_switch(void) { return gotoblas_dynamic_init && gotoblas_dynamic_q
  * that is still starting when the selection is cleared runs the selection itself (its first
  * buffer), at the same time as this one, and either can then read the table as NULL (a
  * SIGSEGV in gotoblas_dynamic_init seen 2 times in 6,000 starts of dse on a 2-core Xeon with
- * 4 starts at once; 0 in 6,000 with them ended first). The threads also size their
- * buffers by the core type they start under; the next threaded call starts them again
- * under the new one. */
+ * 4 starts at once; 0 in 12,000 with them ended first). The next threaded call starts them
+ * again (OpenBLAS's exec_blas, where its server is not up). */
 static void reselect(const char *core) {
     if (blas_thread_shutdown_) blas_thread_shutdown_();
     const char *was = getenv("OPENBLAS_CORETYPE");

@@ -262,18 +262,9 @@ static int fwd_items(const struct bshape *s, int t, int nt, int64_t *a0, int64_t
     return kb;
 }
 
-/* Blocks of output channels go by 16 (AMX's tile rows): every channel then runs on the
- * same kernel whatever the blocks (mm_amx.c leaves a block's rows past a multiple of 16 to
- * AVX512-BF16, which adds in another order). */
 static struct fwd_item fwd_item_of(const struct bshape *s, int kb, int by_rows, int64_t a) {
     struct fwd_item it = { .i = a / kb, .k0 = 0, .k1 = s->K, .p0 = 0, .p1 = s->P };
-    if (by_rows) {
-        dse_cpu_share(s->P, (int)(a % kb), kb, &it.p0, &it.p1);
-        return it;
-    }
-    int64_t u0, u1;
-    dse_cpu_share((s->K + 15) / 16, (int)(a % kb), kb, &u0, &u1);
-    it.k0 = 16 * u0 < s->K ? 16 * u0 : s->K, it.k1 = 16 * u1 < s->K ? 16 * u1 : s->K;
+    dse_cpu_share(by_rows ? s->P : s->K, (int)(a % kb), kb, by_rows ? &it.p0 : &it.k0, by_rows ? &it.p1 : &it.k1);
     return it;
 }
 

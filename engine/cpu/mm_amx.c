@@ -1,19 +1,21 @@
 /* mm_amx.c: the bf16 products on Intel AMX tiles (issue #37; Sapphire Rapids and later:
  * amx-tile, amx-bf16), 32 x 32 blocks of C in four tiles, A's two row blocks and B's two
- * column blocks in the other four (TDPBF16PS: 16 x 16 x 16 pairs an instruction). B goes
- * through a panel of 32 columns (64 KiB at most, in L2 while every row block of A passes
- * over it): for C = A B (dse_mm_bf16) its k-pairs' rows copied, shifted ones (boff, the
- * direct convs) as plainly as the others, rows past KP zero; for the dot products
- * (dse_mm_nt_bf16, the weight gradients) the rows turned into pairs along l by 16 x 16
- * transposes. A's pairs are loaded as they lie (a short last k-block zero-padded first).
- * Rows past a multiple of 16 go to the AVX512-BF16 kernels.
+ * column blocks in the other four (TDPBF16PS: 16 x 16 outputs of 16 pairs an instruction).
+ * C = A B (dse_mm_bf16): B's k-pairs loaded as they lie where a block is whole, and through
+ * a panel of 32 columns (64 KiB at most, in L2 while every row block of A passes over it)
+ * where they are shifted rows (boff, the direct convs) or the last columns; a short last
+ * k-block of B through a 16-row copy, of A zero-padded once a call. The weight gradients' dot
+ * products (dse_mm_nt_bf16): B's rows turned into pairs along l by 16 x 16 transposes into
+ * the panel, A's rows loaded as they are. Rows past the last multiple of 16 run on tiles of
+ * that many rows, so every output runs on the tiles whatever block of rows a caller passes.
  *
  * The tiles run where the CPU has AMX, Linux grants the process the tile state (arch_prctl
  * ARCH_REQ_XCOMP_PERM) and DSE_CPU_BF16_AMX is not 0 (which asks for AVX512-BF16 alone).
  * TDPBF16PS's order of additions is not vdpbf16ps's, so its bits differ from the
- * reference's (the same with any number of threads, as every product is the same call):
- * test_engine_cpu bf16-amx holds it to the bf16 error bound against double. First run on a
- * 2-core Xeon with AMX on 2026-11-29. */
+ * reference's (the same with any number of threads: every product is the same call, and an
+ * output's chain does not depend on the rows and columns beside it): test_engine_cpu
+ * bf16-amx holds it to the bf16 error bound against double. First run on a 2-core Xeon with
+ * AMX on 2026-11-29. Scratch on the stack, about 100 KiB (glibc's threads get 8 MiB). */
 #define _DEFAULT_SOURCE /* syscall(2), for arch_prctl, which glibc does not wrap */
 #include "engine/cpu/bf16_impl.h"
 
@@ -65,11 +67,13 @@ struct tilecfg {
     uint8_t  rows[16];
 };
 
-TAMX static void tiles_on(void) {
+/* tr rows in the tiles of C and A (16, or the rows past the last multiple of 16: those run on
+ * the tiles too, so no output's bits depend on where a caller's block of rows begins). */
+TAMX static void tiles_on(int tr) {
     struct tilecfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
-    for (int t = 0; t < 8; t++) cfg.rows[t] = 16, cfg.colsb[t] = 64;
+    for (int t = 0; t < 8; t++) cfg.rows[t] = (uint8_t)(t < 6 ? tr : 16), cfg.colsb[t] = 64;
     _tile_loadconfig(&cfg);
 }
 
@@ -82,9 +86,9 @@ TAMX static void tiles_on(void) {
  * at cb (ldcb floats apart): from C (acc) or zero, += A's rows [m0, m0 + 16 mt) times kb
  * blocks of 16 k-pairs of B (A's pairs [m][k0 + 16 b + j], lda apart; the last block from
  * at (16 words a row) when at is not NULL; B's rows of 32 columns at bs, ldbs words apart:
- * a panel's, or B's own). */
+ * a panel's, or B's own, the last block's from bt (32 words a row) when bt is not NULL). */
 TAMX static void block(const uint32_t *a, int64_t lda, const uint32_t *at, const uint32_t *bs, int64_t ldbs,
-                       int64_t kb, int mt, int nt, int acc, float *cb, int64_t ldcb) {
+                       const uint32_t *bt, int64_t kb, int mt, int nt, int acc, float *cb, int64_t ldcb) {
     const int64_t sc = ldcb * (int64_t)sizeof(float), sa = lda * (int64_t)sizeof(uint32_t);
     const int64_t sb = ldbs * (int64_t)sizeof(uint32_t);
     if (acc) {
@@ -106,11 +110,13 @@ TAMX static void block(const uint32_t *a, int64_t lda, const uint32_t *at, const
             _tile_loadd(4, a + 16 * b, sa);
             if (mt > 1) _tile_loadd(5, a + 16 * lda + 16 * b, sa);
         }
-        _tile_loadd(6, bs + b * 16 * ldbs, sb);
+        const uint32_t *bb = bt && b == kb - 1 ? bt : bs + b * 16 * ldbs;
+        const int64_t sbb = bt && b == kb - 1 ? 128 : sb;
+        _tile_loadd(6, bb, sbb);
         _tile_dpbf16ps(0, 4, 6);
         if (mt > 1) _tile_dpbf16ps(2, 5, 6);
         if (nt > 1) {
-            _tile_loadd(7, bs + b * 16 * ldbs + 16, sb);
+            _tile_loadd(7, bb + 16, sbb);
             _tile_dpbf16ps(1, 4, 7);
             if (mt > 1) _tile_dpbf16ps(3, 5, 7);
         }
@@ -175,37 +181,46 @@ TAMX static void a_tail(const struct dse_mm_bf16 *p, int64_t m0, int rows, int64
         _mm512_storeu_si512(at + r * 16, _mm512_maskz_loadu_epi32(mk, p->ap + (m0 + r) * p->lda + k0));
 }
 
-/* C = A B (+ bias, ReLU) or C += A B on rows [0, M16) (a multiple of 16): for each 32 columns
- * and each PANEL_KB blocks of k-pairs, the panel of B, then every 32 rows of A over it. */
-TAMX static void amx_mm(const struct dse_mm_bf16 *p, int64_t M16) {
-    uint32_t pan[PANEL_WORDS] __attribute__((aligned(64))), at[32 * 16] __attribute__((aligned(64)));
+/* C = A B (+ bias, ReLU) or C += A B on rows [mlo, mhi), tr rows a tile (16, or all of them
+ * when fewer): for each 32 columns and each PANEL_KB blocks of k-pairs, B's blocks (their
+ * own rows or the panel), then every 32 rows of A over them. */
+/* A's short last k-block kept for this many rows at once (32 KiB), else taken per block. */
+#define TAIL_ROWS 512
+
+TAMX static void amx_mm(const struct dse_mm_bf16 *p, int64_t mlo, int64_t mhi, int tr) {
+    uint32_t pan[PANEL_WORDS] __attribute__((aligned(64))), at[TAIL_ROWS * 16] __attribute__((aligned(64)));
+    uint32_t bt[16 * 32] __attribute__((aligned(64)));
     float edge[32 * 32] __attribute__((aligned(64)));
     const int64_t KB = (p->KP + 15) / 16;
-    const int short_k = p->KP % 16 != 0;
-    tiles_on();
+    const int short_k = p->KP % 16 != 0, tail_once = short_k && tr == 16 && mhi - mlo <= TAIL_ROWS;
+    tiles_on(tr);
+    if (tail_once) a_tail(p, mlo, (int)(mhi - mlo), 16 * (KB - 1), at);
     for (int64_t n0 = 0; n0 < p->N; n0 += 32) {
         const int64_t nv = p->N - n0 < 32 ? p->N - n0 : 32;
         const int nt = nv > 16 ? 2 : 1;
         for (int64_t b0 = 0; b0 < KB; b0 += PANEL_KB) {
             const int64_t kb = KB - b0 < PANEL_KB ? KB - b0 : PANEL_KB;
             const int last = b0 + kb == KB, acc = p->acc || b0 > 0;
-            /* whole blocks of B's own rows are loaded as they lie; the others through the panel */
-            const int own = !p->boff && nv == 32 && !short_k;
+            /* whole blocks of B's own rows are loaded as they lie (a short last one through bt);
+               shifted rows and the last columns through the panel */
+            const int own = !p->boff && nv == 32;
             if (!own) panel_mm(p, n0, 16 * b0, kb, pan);
+            else if (last && short_k) panel_mm(p, n0, 16 * (KB - 1), 1, bt);
             const uint32_t *bs = own ? p->bp + 16 * b0 * p->ldb + n0 : pan;
             const int64_t ldbs = own ? p->ldb : 32;
-            for (int64_t m0 = 0; m0 < M16; m0 += 32) {
-                const int mt = M16 - m0 >= 32 ? 2 : 1;
-                if (last && short_k) a_tail(p, m0, 16 * mt, 16 * (KB - 1), at);
+            for (int64_t m0 = mlo; m0 < mhi; m0 += 32) {
+                const int mt = tr == 16 && mhi - m0 >= 32 ? 2 : 1, rows = tr == 16 ? 16 * mt : tr;
+                if (last && short_k && !tail_once) a_tail(p, m0, rows, 16 * (KB - 1), at);
                 float *c = p->c + m0 * p->ldc + n0;
-                if (nv < 32 && acc) edge_copy(c, p->ldc, edge, 16 * mt, nv, 1);
+                if (nv < 32 && acc) edge_copy(c, p->ldc, edge, rows, nv, 1);
                 float *cb = nv < 32 ? edge : c;
                 const int64_t ldcb = nv < 32 ? 32 : p->ldc;
-                block(p->ap + m0 * p->lda + 16 * b0, p->lda, last && short_k ? at : NULL, bs, ldbs, kb, mt, nt, acc,
-                      cb, ldcb);
+                block(p->ap + m0 * p->lda + 16 * b0, p->lda,
+                      last && short_k ? at + (tail_once ? (m0 - mlo) * 16 : 0) : NULL, bs, ldbs,
+                      own && last && short_k ? bt : NULL, kb, mt, nt, acc, cb, ldcb);
                 if (last && !p->acc && (p->bias || p->relu))
-                    epilogue(cb, ldcb, 16 * mt, nv, p->bias ? p->bias + m0 : NULL, p->relu);
-                if (nv < 32) edge_copy(c, p->ldc, edge, 16 * mt, nv, 0);
+                    epilogue(cb, ldcb, rows, nv, p->bias ? p->bias + m0 : NULL, p->relu);
+                if (nv < 32) edge_copy(c, p->ldc, edge, rows, nv, 0);
             }
         }
     }
@@ -257,14 +272,14 @@ TAMX static void panel_nt(const struct dse_mm_nt_bf16 *p, int64_t i, int64_t n0,
     }
 }
 
-/* The dot products of dse_mm_nt_bf16 on rows [0, M16): A's rows are pairs along l as they
- * are (L a multiple of 32: whole blocks of 16 pairs), B's turned into panels; each block of
- * C summed over the images and l in the tiles, from zero (set) or from C. */
-TAMX static void amx_nt(const struct dse_mm_nt_bf16 *p, int64_t M16) {
+/* The dot products of dse_mm_nt_bf16 on rows [mlo, mhi), tr rows a tile: A's rows are pairs
+ * along l as they are (L a multiple of 32: whole blocks of 16 pairs), B's turned into panels;
+ * each block of C summed over the images and l in the tiles, from zero (set) or from C. */
+TAMX static void amx_nt(const struct dse_mm_nt_bf16 *p, int64_t mlo, int64_t mhi, int tr) {
     uint32_t pan[PANEL_WORDS] __attribute__((aligned(64)));
     float edge[32 * 32] __attribute__((aligned(64)));
     const int64_t KB = p->L / 32, lda = p->lda / 2;
-    tiles_on();
+    tiles_on(tr);
     for (int64_t n0 = 0; n0 < p->N; n0 += 32) {
         const int64_t nv = p->N - n0 < 32 ? p->N - n0 : 32;
         const int nt = nv > 16 ? 2 : 1;
@@ -273,13 +288,13 @@ TAMX static void amx_nt(const struct dse_mm_nt_bf16 *p, int64_t M16) {
                 const int64_t kb = KB - b0 < PANEL_KB ? KB - b0 : PANEL_KB;
                 const int acc = !p->set || i > 0 || b0 > 0;
                 panel_nt(p, i, n0, 16 * b0, kb, pan);
-                for (int64_t m0 = 0; m0 < M16; m0 += 32) {
-                    const int mt = M16 - m0 >= 32 ? 2 : 1;
+                for (int64_t m0 = mlo; m0 < mhi; m0 += 32) {
+                    const int mt = tr == 16 && mhi - m0 >= 32 ? 2 : 1, rows = tr == 16 ? 16 * mt : tr;
                     const uint32_t *a = (const uint32_t *)(const void *)(p->a + i * p->a_is + m0 * p->lda) + 16 * b0;
                     float *c = p->c + m0 * p->ldc + n0;
-                    if (nv < 32 && acc) edge_copy(c, p->ldc, edge, 16 * mt, nv, 1);
-                    block(a, lda, NULL, pan, 32, kb, mt, nt, acc, nv < 32 ? edge : c, nv < 32 ? 32 : p->ldc);
-                    if (nv < 32) edge_copy(c, p->ldc, edge, 16 * mt, nv, 0);
+                    if (nv < 32 && acc) edge_copy(c, p->ldc, edge, rows, nv, 1);
+                    block(a, lda, NULL, pan, 32, NULL, kb, mt, nt, acc, nv < 32 ? edge : c, nv < 32 ? 32 : p->ldc);
+                    if (nv < 32) edge_copy(c, p->ldc, edge, rows, nv, 0);
                 }
             }
     }
@@ -289,29 +304,27 @@ TAMX static void amx_nt(const struct dse_mm_nt_bf16 *p, int64_t M16) {
 #endif /* DSE_CPU_HAS_AMX_CODE */
 
 void dse_cpu_mm_amx(const struct dse_mm_bf16 *p) {
-    const int64_t M16 = p->M / 16 * 16;
 #ifdef DSE_CPU_HAS_AMX_CODE
-    const int64_t done_m = p->KP > 0 && M16 ? (amx_mm(p, M16), M16) : 0;
-#else
-    const int64_t done_m = 0;
-    (void)M16;
-#endif
-    if (done_m < p->M) { /* the rows past the tiles */
-        struct dse_mm_bf16 e = *p;
-        e.M = p->M - done_m, e.ap = p->ap + done_m * p->lda, e.c = p->c + done_m * p->ldc;
-        e.bias = p->bias ? p->bias + done_m : NULL;
-        dse_cpu_mm_bf16(&e, DSE_CPU_BF16_AVX512);
+    if (p->KP > 0) { /* whole tiles of rows, then the rest on tiles of fewer rows */
+        const int64_t M16 = p->M / 16 * 16;
+        if (M16) amx_mm(p, 0, M16, 16);
+        if (M16 < p->M) amx_mm(p, M16, p->M, (int)(p->M - M16));
+        return;
     }
+#endif
+    dse_cpu_mm_bf16(p, DSE_CPU_BF16_AVX512); /* nothing to multiply: C, bias and ReLU */
 }
 
 int64_t dse_cpu_mm_nt_amx(const struct dse_mm_nt_bf16 *p) {
-    const int64_t M16 = p->M / 16 * 16;
 #ifdef DSE_CPU_HAS_AMX_CODE
-    if (M16 && p->lda % 2 == 0 && p->a_is % 2 == 0) {
-        amx_nt(p, M16);
-        return M16;
+    /* A's rows read as words: its rows and images must begin on pairs */
+    if (p->lda % 2 == 0 && p->a_is % 2 == 0 && ((uintptr_t)(const void *)p->a & 3u) == 0) {
+        const int64_t M16 = p->M / 16 * 16;
+        if (M16) amx_nt(p, 0, M16, 16);
+        if (M16 < p->M) amx_nt(p, M16, p->M, (int)(p->M - M16));
+        return p->M;
     }
 #endif
-    (void)M16;
+    (void)p;
     return 0;
 }
