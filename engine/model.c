@@ -263,6 +263,14 @@ static int view_input(const int *own, const int *view_of, int i, int in) {
     return in >= 0 && view_of[own[in]] == i;
 }
 
+/* The buffer layer i reads as its input k: -1 for the net's input or, for a concat, one of
+ * its own views (written into its buffer by their producers, not read by it). */
+static int read_buf(const struct dse_net *net, const int *own, const int *view_of, int i, int k) {
+    const struct dse_layer *l = &net->layers[i];
+    const int in = l->inputs[k];
+    return in < 0 || (l->type == DSE_LAYER_CONCAT && view_input(own, view_of, i, in)) ? -1 : buf_of(own, view_of, in);
+}
+
 /* Inference: a buffer lives from the first layer that writes it (a concat buffer: its
  * first view's producer) to the last layer that reads it; buffers are placed first-fit,
  * in order of their first write, into space no live buffer holds. Returns the arena's
@@ -453,10 +461,10 @@ static void plan_relu_pools(struct dse_model *m, const int *own, const int *view
         } else if (own[i] != i || nd->op != DSE_OP_CONV2D || !nd->relu_out)
             ok[b] = 0; /* in place on it, or a writer without the ReLU */
         for (int k = 0; k < l->n_inputs; k++) {
-            const int in = l->inputs[k];
-            if (in < 0 || (l->type == DSE_LAYER_CONCAT && view_input(own, view_of, i, in))) continue; /* its own view */
-            if (nd->op == DSE_OP_MAXPOOL && k == 0) read[buf_of(own, view_of, in)] = 1;
-            else ok[buf_of(own, view_of, in)] = 0;
+            const int rb = read_buf(&m->net, own, view_of, i, k);
+            if (rb < 0) continue;
+            if (nd->op == DSE_OP_MAXPOOL && k == 0) read[rb] = 1;
+            else ok[rb] = 0;
         }
     }
     for (int i = 0; i < n; i++) {
@@ -485,15 +493,11 @@ static void plan_pool_grads(struct dse_model *m, const int *own, const int *view
     const int n = m->net.n_layers;
     int *readers = m->gpu ? NULL : calloc((size_t)n, sizeof *readers);
     if (!readers) return; /* every gradient zeroed: the same bits */
-    for (int i = 0; i < n; i++) {
-        const struct dse_layer *l = &m->net.layers[i];
-        if (m->nodes[i].fused) continue; /* a ReLU its conv applies */
-        for (int k = 0; k < l->n_inputs; k++) {
-            const int in = l->inputs[k];
-            if (in < 0 || (l->type == DSE_LAYER_CONCAT && view_input(own, view_of, i, in))) continue; /* its own view */
-            readers[buf_of(own, view_of, in)]++;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; !m->nodes[i].fused && k < m->net.layers[i].n_inputs; k++) { /* fused: a ReLU its conv applies */
+            const int rb = read_buf(&m->net, own, view_of, i, k);
+            if (rb >= 0) readers[rb]++;
         }
-    }
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &m->net.layers[i];
         struct dse_node *nd = &m->nodes[i];

@@ -225,21 +225,33 @@ void test_bf16_mm_nt(void) {
     for (int t = 0; t < DSE_ARRAY_LEN(nt_cases); t++) nt_one(&nt_cases[t], &r, has_bf16() ? DSE_CPU_BF16_AVX512 : 0);
 }
 
+/* DSE_CPU_BF16_AMX set to v (NULL: unset); returns the caller's value (a copy, NULL if unset)
+ * for amx_env_back, which puts it back and frees it. */
+static char *amx_env_set(const char *v) {
+    const char *was = getenv("DSE_CPU_BF16_AMX");
+    char *saved = was ? strdup(was) : NULL;
+    if (v) setenv("DSE_CPU_BF16_AMX", v, 1);
+    else unsetenv("DSE_CPU_BF16_AMX");
+    return saved;
+}
+
+static void amx_env_back(char *saved) {
+    if (saved) setenv("DSE_CPU_BF16_AMX", saved, 1);
+    else unsetenv("DSE_CPU_BF16_AMX");
+    free(saved);
+}
+
 /* AMX's tiles (mm_amx.c) on the same cases and three tile-sized ones, C = A B and the dot
  * products, against double within the bound (TDPBF16PS adds in another order than the
  * reference: no bit equality). Runs only where the CPU has AMX (first run on a 2-core Xeon
  * with AMX, 2026-11-29). */
 void test_bf16_amx(void) {
-    const char *was = getenv("DSE_CPU_BF16_AMX");
-    char *saved = was ? strdup(was) : NULL;
-    unsetenv("DSE_CPU_BF16_AMX");
+    char *saved = amx_env_set(NULL);
     const int ok = dse_cpu_bf16_amx_ok();
-    setenv("DSE_CPU_BF16_AMX", "0", 1); /* asks for AVX512-BF16 alone */
+    free(amx_env_set("0")); /* asks for AVX512-BF16 alone */
     CHECK(!dse_cpu_bf16_amx_ok());
     CHECK(dse_cpu_bf16_isa() != DSE_CPU_BF16_AMX);
-    if (saved) setenv("DSE_CPU_BF16_AMX", saved, 1); /* the caller's choice back */
-    else unsetenv("DSE_CPU_BF16_AMX");
-    free(saved);
+    amx_env_back(saved);
     if (!ok) {
         printf("  skipped: no AMX (amx-tile, amx-bf16) or the tiles refused\n");
         return;
@@ -591,13 +603,9 @@ void test_bf16_threads(void) {
     if (!has_bf16()) return;
     bf16_threads_on();
     if (dse_cpu_bf16_isa() != DSE_CPU_BF16_AMX) return;
-    const char *was = getenv("DSE_CPU_BF16_AMX"); /* and on AVX512-BF16 alone, against the reference */
-    char *saved = was ? strdup(was) : NULL;
-    setenv("DSE_CPU_BF16_AMX", "0", 1);
+    char *saved = amx_env_set("0"); /* and on AVX512-BF16 alone, against the reference */
     bf16_threads_on();
-    if (saved) setenv("DSE_CPU_BF16_AMX", saved, 1);
-    else unsetenv("DSE_CPU_BF16_AMX");
-    free(saved);
+    amx_env_back(saved);
 }
 
 static void bf16_threads_on(void) {

@@ -55,11 +55,11 @@ const char *dse_cpu_bf16_isa_str(int isa); /* "reference", "avx512bf16", "amx" (
 int  dse_cpu_bf16_amx_ok(void);
 struct dse_mm_bf16;
 struct dse_mm_nt_bf16;
-/* mm_amx.c: dse_cpu_mm_bf16 on the tiles (rows past a multiple of 16 on AVX512's kernel);
- * dse_cpu_mm_nt_bf16's dot products on the tiles for the rows it returns (a multiple of 16,
- * 0 where it cannot), the caller doing the rest. */
-void    dse_cpu_mm_amx(const struct dse_mm_bf16 *p);
-int64_t dse_cpu_mm_nt_amx(const struct dse_mm_nt_bf16 *p);
+/* mm_amx.c: dse_cpu_mm_bf16 on the tiles, every row (those past a multiple of 16 on tiles
+ * of fewer rows); dse_cpu_mm_nt_bf16's dot products on the tiles, 1, or 0 where A's rows do
+ * not begin on pairs (the caller then runs AVX512's). */
+void dse_cpu_mm_amx(const struct dse_mm_bf16 *p);
+int  dse_cpu_mm_nt_amx(const struct dse_mm_nt_bf16 *p);
 
 /* ap[m * lda + kp] = (A[m][2kp], A[m][2kp + 1]) for m < M, kp < (K + 1) / 2, A[m][k] =
  * a[m * a_rs + k * a_ks], a missing odd k zero. */

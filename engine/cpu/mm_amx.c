@@ -181,11 +181,12 @@ TAMX static void a_tail(const struct dse_mm_bf16 *p, int64_t m0, int rows, int64
         _mm512_storeu_si512(at + r * 16, _mm512_maskz_loadu_epi32(mk, p->ap + (m0 + r) * p->lda + k0));
 }
 
+/* A's short last k-block kept for this many rows at once (32 KiB), else taken per block. */
+#define TAIL_ROWS 512
+
 /* C = A B (+ bias, ReLU) or C += A B on rows [mlo, mhi), tr rows a tile (16, or all of them
  * when fewer): for each 32 columns and each PANEL_KB blocks of k-pairs, B's blocks (their
  * own rows or the panel), then every 32 rows of A over them. */
-/* A's short last k-block kept for this many rows at once (32 KiB), else taken per block. */
-#define TAIL_ROWS 512
 
 TAMX static void amx_mm(const struct dse_mm_bf16 *p, int64_t mlo, int64_t mhi, int tr) {
     uint32_t pan[PANEL_WORDS] __attribute__((aligned(64))), at[TAIL_ROWS * 16] __attribute__((aligned(64)));
@@ -312,17 +313,17 @@ void dse_cpu_mm_amx(const struct dse_mm_bf16 *p) {
         return;
     }
 #endif
-    dse_cpu_mm_bf16(p, DSE_CPU_BF16_AVX512); /* nothing to multiply: C, bias and ReLU */
+    dse_cpu_mm_bf16(p, DSE_CPU_BF16_AVX512); /* nothing to multiply (C, bias and ReLU), or no AMX code */
 }
 
-int64_t dse_cpu_mm_nt_amx(const struct dse_mm_nt_bf16 *p) {
+int dse_cpu_mm_nt_amx(const struct dse_mm_nt_bf16 *p) {
 #ifdef DSE_CPU_HAS_AMX_CODE
     /* A's rows read as words: its rows and images must begin on pairs */
     if (p->lda % 2 == 0 && p->a_is % 2 == 0 && ((uintptr_t)(const void *)p->a & 3u) == 0) {
         const int64_t M16 = p->M / 16 * 16;
         if (M16) amx_nt(p, 0, M16, 16);
         if (M16 < p->M) amx_nt(p, M16, p->M, (int)(p->M - M16));
-        return p->M;
+        return 1;
     }
 #endif
     (void)p;

@@ -480,15 +480,8 @@ void dse_cpu_mm_nt_bf16(const struct dse_mm_nt_bf16 *p, int isa) {
     if (p->M <= 0 || p->N <= 0 || p->imgs <= 0 || p->L <= 0) return;
     DSE_ASSERT(p->L % 32 == 0);
 #ifdef DSE_CPU_HAS_AVX2_CODE
-    if (isa == DSE_CPU_BF16_AMX) { /* the rows past the tiles' on AVX512 */
-        const int64_t done = dse_cpu_mm_nt_amx(p);
-        if (done >= p->M) return;
-        struct dse_mm_nt_bf16 e = *p;
-        e.M = p->M - done, e.a = p->a + done * p->lda, e.c = p->c + done * p->ldc;
-        nt512(&e);
-        return;
-    }
-    if (isa == DSE_CPU_BF16_AVX512) {
+    if (isa == DSE_CPU_BF16_AMX && dse_cpu_mm_nt_amx(p)) return;
+    if (isa >= DSE_CPU_BF16_AVX512) { /* AMX too, where A's rows do not begin on pairs */
         nt512(p);
         return;
     }
