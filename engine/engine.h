@@ -209,12 +209,14 @@ struct dse_node {
     int                     pool_relu;   /* maxpool, CPU: its input is such convs' ReLU'd output;
                                             a window whose maximum is not > 0 (the mask's
                                             rule) passes no gradient */
-    int                     pool_zeroes_dx; /* maxpool, CPU: the one layer reading its input's
-                                            whole buffer, whose gradient is then its dx alone:
-                                            backward zeroes each plane of it as it begins the
-                                            plane, and the step's zeroing of the gradients
+    int                     dx_whole;    /* CPU: the one layer reading its input's whole
+                                            buffer, whose gradient is then its dx alone, and
+                                            its op can write dx without reading it first
+                                            (dse_cpu_writes_dx: a max pool zeroes each plane
+                                            as it begins it, a bf16 1x1 conv stores its
+                                            products): the step's zeroing of the gradients
                                             leaves the buffer out. engine/model.c
-                                            (plan_pool_grads) decides */
+                                            (plan_whole_grads) decides */
     int                     fused;       /* 1: the node before it does this node's work (that
                                             ReLU); forward and backward return at once on
                                             every backend */
@@ -337,6 +339,11 @@ const char *dse_cpu_conv_bf16_fp32(const struct dse_node *n, char *why, size_t s
  * an activation in bf16 where its writers and readers all take it (plan_bf16). */
 struct dse_cpu_ctx;
 int dse_cpu_bf16_io(const struct dse_cpu_ctx *cx, const struct dse_node *n, int out);
+/* Whether node n's CPU backward, in cx's bf16 mode, can write its input's gradient whole
+ * without reading it (dse_node.dx_whole, where it is that gradient's one writer): max
+ * pooling, and a conv the rule gives bf16 that is 1x1 (its data gradient's products stored
+ * rather than added: the same bits, a sum from +0 either way). */
+int dse_cpu_writes_dx(const struct dse_cpu_ctx *cx, const struct dse_node *n);
 
 /* The BLAS kernels (engine/cpu/blas.c). The CPU's features as dse ranks them (cpuid, and
  * the OS saving the registers): */

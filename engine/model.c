@@ -483,13 +483,15 @@ static void plan_relu_pools(struct dse_model *m, const int *own, const int *view
     free(ok), free(read);
 }
 
-/* A buffer whose one reader is a max pool taking it whole (not a view of it): its gradient
- * is that pool's dx alone, as backward runs in reverse and nothing has added to it before, so
- * the pool zeroes each plane as it begins it (dse_node.pool_zeroes_dx) and dse_model_zero_grad
- * leaves the buffer out: the step's largest gradients (v1.0's conv1, fire4's and fire8's
- * concats: 150 of its 250 MB at batch 16) written once instead of zeroed through memory
- * first and then read back; the same bits (0 + each term in the same order). CPU only. */
-static void plan_pool_grads(struct dse_model *m, const int *own, const int *view_of) {
+/* A buffer whose one reader takes it whole (not a view of it): its gradient is that layer's
+ * dx alone, as backward runs in reverse and nothing has added to it before, so where the
+ * layer's op can write dx without reading it (dse_cpu_writes_dx: a max pool zeroes each plane
+ * as it begins it, a bf16 1x1 conv stores its products) it does (dse_node.dx_whole) and
+ * dse_model_zero_grad leaves the buffer out: the step's largest gradients (at batch 16,
+ * v1.0's conv1, fire4's and fire8's concats under their pools, 150 MB, and the squeeze
+ * convs' inputs, 133 MB) written once instead of zeroed through memory first and then read
+ * back; the same bits (+0 plus each term in the same order). CPU only. */
+static void plan_whole_grads(struct dse_model *m, const int *own, const int *view_of) {
     const int n = m->net.n_layers;
     int *readers = m->gpu ? NULL : calloc((size_t)n, sizeof *readers);
     if (!readers) return; /* every gradient zeroed: the same bits */
@@ -501,9 +503,9 @@ static void plan_pool_grads(struct dse_model *m, const int *own, const int *view
     for (int i = 0; i < n; i++) {
         const struct dse_layer *l = &m->net.layers[i];
         struct dse_node *nd = &m->nodes[i];
-        if (nd->fused || nd->op != DSE_OP_MAXPOOL || l->inputs[0] < 0 || !nd->in[0]->grad) continue;
+        if (nd->fused || l->inputs[0] < 0 || !nd->in[0]->grad || !dse_cpu_writes_dx(&m->cx, nd)) continue;
         const int in = l->inputs[0], b = buf_of(own, view_of, in);
-        nd->pool_zeroes_dx = readers[b] == 1 && b == own[in]; /* own[in]: a fused ReLU's is its conv's */
+        nd->dx_whole = readers[b] == 1 && b == own[in]; /* own[in]: a fused ReLU's is its conv's */
     }
     free(readers);
 }
@@ -734,7 +736,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
     }
     fuse_relus(m, own);
     plan_relu_pools(m, own, view_of);
-    plan_pool_grads(m, own, view_of);
+    plan_whole_grads(m, own, view_of);
     plan_bf16(m, own, view_of, view_c0);
     m->momentum = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *m->momentum);
     if (!m->momentum) {
@@ -911,12 +913,12 @@ enum dse_status dse_model_zero_grad(struct dse_model *m, struct dse_err *err) {
         if (!st) st = dse_cuda_zero(m->gpu, m->grad_base, m->grad_floats * sizeof(float), err);
         return st ? st : dse_cuda_zero(m->gpu, m->dev_block + m->param_floats, m->param_floats * sizeof(float), err);
     }
-    /* the runs between the buffers max pools zero themselves (plan_pool_grads), in address order */
+    /* the runs between the buffers their one writers write whole (plan_whole_grads), in address order */
     float *at = m->grad_base, *const end = m->grad_base + m->grad_floats;
     for (;;) {
         const struct dse_tensor *next = NULL;
         for (int i = 0; i < m->net.n_layers; i++) {
-            const struct dse_tensor *x = m->nodes[i].pool_zeroes_dx ? m->nodes[i].in[0] : NULL;
+            const struct dse_tensor *x = m->nodes[i].dx_whole ? m->nodes[i].in[0] : NULL;
             if (x && x->grad >= at && (!next || x->grad < next->grad)) next = x;
         }
         float *const stop = next ? next->grad : end;

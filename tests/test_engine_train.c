@@ -311,6 +311,30 @@ done:
     dse_net_deinit(&net);
 }
 
+/* Two SGD steps of two models on the same batch: whether the losses, the whole arenas
+ * (activations and gradients) and the parameters' gradients are the same bits after each
+ * step, and the parameters after both. */
+static int same_two_steps(struct dse_model *m[2], const float *x, const int *labels) {
+    int same = 1;
+    float loss[2];
+    for (int step = 0; step < 2; step++) {
+        for (int k = 0; k < 2; k++) {
+            CHECK_OK(dse_model_forward(m[k], x, labels, &loss[k], NULL));
+            CHECK_OK(dse_model_backward(m[k], NULL));
+        }
+        same &= !memcmp(&loss[0], &loss[1], sizeof loss[0]);
+        same &= !memcmp(m[0]->arena, m[1]->arena, m[0]->arena_floats * sizeof(float));
+        for (int p = 0; p < m[0]->n_params; p++)
+            same &= !memcmp(m[0]->params[p]->grad, m[1]->params[p]->grad,
+                            sizeof(float) * (size_t)dse_tensor_count(m[0]->params[p]));
+        for (int k = 0; k < 2; k++) dse_model_sgd(m[k], 0.05f, 0.9f, 1e-3f);
+    }
+    for (int p = 0; p < m[0]->n_params; p++)
+        same &= !memcmp(m[0]->params[p]->data, m[1]->params[p]->data,
+                        sizeof(float) * (size_t)dse_tensor_count(m[0]->params[p]));
+    return same;
+}
+
 /* The CPU model fuses each conv's ReLU into the conv (dse_node.relu_out, engine/model.c
  * fuse_relus; and leaves conv1's mask to pool1, plan_relu_pools): against the same model
  * built with DSE_NO_FUSE=1, every activation and
@@ -343,7 +367,7 @@ static void test_fused_relu(void) {
             m[k]->cx.conv_force = algo;
             for (int i = 0; i < m[k]->net.n_layers; i++)
                 fused[k] += m[k]->nodes[i].fused, cut[k] += m[k]->nodes[i].relu_dy_masked + m[k]->nodes[i].pool_relu,
-                    zeroes[k] += m[k]->nodes[i].pool_zeroes_dx;
+                    zeroes[k] += m[k]->nodes[i].dx_whole;
         }
         /* pool1 zeroes conv1's gradient itself (plan_pool_grads); unfused, the ReLU reads it too.
            The arenas compared below hold the gradients of both steps */
@@ -353,25 +377,10 @@ static void test_fused_relu(void) {
         CHECK_INT_EQ(fused[1], 0);
         CHECK_INT_EQ(cut[0], 2); /* conv1's mask left to pool1 (engine/model.c plan_relu_pools) */
         CHECK_INT_EQ(cut[1], 0);
-        float x[3 * 144], loss[2];
-        int labels[3] = { 0, 3, 1 };
+        float x[3 * 144];
+        const int labels[3] = { 0, 3, 1 };
         tiny_input(x, 9);
-        int same = 1;
-        for (int step = 0; step < 2; step++) {
-            for (int k = 0; k < 2; k++) {
-                CHECK_OK(dse_model_forward(m[k], x, labels, &loss[k], &err));
-                CHECK_OK(dse_model_backward(m[k], &err));
-            }
-            same &= !memcmp(&loss[0], &loss[1], sizeof loss[0]);
-            same &= !memcmp(m[0]->arena, m[1]->arena, m[0]->arena_floats * sizeof(float));
-            for (int p = 0; p < m[0]->n_params; p++)
-                same &= !memcmp(m[0]->params[p]->grad, m[1]->params[p]->grad,
-                                sizeof(float) * (size_t)dse_tensor_count(m[0]->params[p]));
-            for (int k = 0; k < 2; k++) dse_model_sgd(m[k], 0.05f, 0.9f, 1e-3f);
-        }
-        for (int p = 0; p < m[0]->n_params; p++)
-            same &= !memcmp(m[0]->params[p]->data, m[1]->params[p]->data,
-                            sizeof(float) * (size_t)dse_tensor_count(m[0]->params[p]));
+        const int same = same_two_steps(m, x, labels);
         if (!same) fprintf(stderr, "  fused-relu: %s, %d threads, batch %d, bypass %d: results differ\n",
                            dse_cpu_conv_algo_str(algo), threads, batch, (int)mp.bypass);
         CHECK(same);
@@ -1001,6 +1010,59 @@ static void test_fresh_runs_identical(void) {
     CHECK(system(cmd) == 0);
 }
 
+/* Gradients their one writer writes whole (dse_node.dx_whole, engine/model.c
+ * plan_whole_grads): in bf16, the squeezes' 1x1 convs store their data gradient and the pool
+ * zeroes its own, where dse_model_zero_grad leaves those buffers out. Against the same model
+ * with every dx_whole cleared (each gradient zeroed before the step, each added to), the
+ * whole arena, the parameters' gradients and the parameters after two SGD steps are the same
+ * bits, on 1 and 2 threads; a conv that added to a buffer left unzeroed would carry the first
+ * step's gradient into the second. Skipped where the CPU lacks avx512_bf16. */
+static void test_bf16_dx_whole(void) {
+    if (dse_cpu_bf16_why()) {
+        printf("  skipped: no avx512_bf16 (%s)\n", dse_cpu_bf16_why());
+        return;
+    }
+    struct dse_mp mp;
+    struct dse_net net;
+    struct dse_train_opts o;
+    resume_setup(&mp, &net, &o);
+    dse_net_deinit(&net); /* test_train_bf16's net: its fires' convs take bf16 by the rule */
+    mp.conv1_filters = 32, mp.base_e = 64, mp.bypass = DSE_BYPASS_NONE, mp.dropout = 0.0;
+    dse_net_init(&net, "t", 1, 1, 1);
+    CHECK_OK(dse_mp_build(&mp, &net, NULL));
+    const struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CPU }, .math = DSE_CUDA_MATH_BF16 };
+    for (int threads = 1; threads <= 2; threads++) {
+        const struct dse_model_opts mo = { .batch = 4, .threads = threads, .seed = 3, .init = DSE_INIT_MSRA };
+        struct dse_model *m[2] = { NULL, NULL };
+        float *x = NULL;
+        CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m[0], NULL));
+        CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m[1], NULL));
+        if (!m[0] || !m[1]) goto next;
+        int convs = 0, pools = 0;
+        for (int i = 0; i < m[0]->net.n_layers; i++) {
+            convs += m[0]->nodes[i].dx_whole && m[0]->nodes[i].op == DSE_OP_CONV2D;
+            pools += m[0]->nodes[i].dx_whole && m[0]->nodes[i].op == DSE_OP_MAXPOOL;
+            m[1]->nodes[i].dx_whole = 0;
+        }
+        CHECK_INT_EQ(convs, 3); /* fire2's squeeze (after pool1), fire3's and the classifier (after concats) */
+        CHECK(pools >= 1);
+        const int64_t in = dse_tensor_count(&m[0]->input);
+        x = malloc((size_t)in * sizeof *x);
+        if (!x) goto next;
+        struct dse_pcg32 r;
+        dse_pcg32_seed(&r, 7, 7);
+        for (int64_t i = 0; i < in; i++) x[i] = (float)dse_pcg32_next(&r) / 4294967296.0f - 0.5f;
+        const int labels[4] = { 0, 3, 9, 1 }, same = same_two_steps(m, x, labels);
+        if (!same) fprintf(stderr, "  bf16-dx-whole: %d threads: results differ\n", threads);
+        CHECK(same);
+    next:
+        free(x);
+        dse_model_free(m[0]);
+        dse_model_free(m[1]);
+    }
+    dse_net_deinit(&net);
+}
+
 /* bf16 on the CPU (issue #37): a short training (2 epochs of 256 images) on tiny_fire_mp's
  * net whose loss falls, with the same checkpoint bytes from 1 and 2 threads without --conv
  * (the convs the rule leaves in float32 are not timed per thread count), and other bytes
@@ -1409,6 +1471,7 @@ static const struct check_case cases[] = {
     { "clip-grad",       test_clip_grad },
     { "step-tally",      test_step_tally },
     { "fused-relu",      test_fused_relu },
+    { "bf16-dx-whole",   test_bf16_dx_whole },
     { "classifier-bias", test_classifier_bias },
     { "train-recipe",    test_default_recipe },
     { "train-unpredicted", test_unpredicted },

@@ -323,6 +323,11 @@ static void fwd_part(void *arg, int t, int nt) {
 static int direct_ok(const struct bshape *s);
 static enum dse_status fwd_direct(struct bjob *j);
 
+int dse_cpu_writes_dx(const struct dse_cpu_ctx *cx, const struct dse_node *n) {
+    if (n->op == DSE_OP_MAXPOOL) return 1; /* pool.c zeroes each plane as it begins it */
+    return n->op == DSE_OP_CONV2D && dse_cpu_conv_bf16_runs(cx, n) && bshape_of(n).is_1x1; /* bwd_part */
+}
+
 int dse_cpu_bf16_io(const struct dse_cpu_ctx *cx, const struct dse_node *n, int out) {
     if (cx->bf16 == DSE_CPU_BF16_OFF) return 0;
     if (n->op == DSE_OP_MAXPOOL) return out; /* pool.c: converting its input would cost more than it saves */
@@ -517,7 +522,8 @@ static void bwd_part(void *arg, int t, int nt) {
                 else dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
                 struct dse_mm_bf16 m = { .M = s->CRS, .N = s->PQ, .KP = KP2, .ap = j->wp, .lda = KP2, .bp = dyp,
                                          .ldb = s->PQ, .c = dx, .ldc = s->PQ, .acc = 1 };
-                if (s->is_1x1) {
+                if (s->is_1x1) { /* dx_whole: stored, not added to the zeroed gradient (the same bits) */
+                    m.acc = !j->n->dx_whole;
                     dse_cpu_mm_bf16(&m, j->isa);
                     continue;
                 }

@@ -281,13 +281,13 @@ TAMX static void amx_nt(const struct dse_mm_nt_bf16 *p, int64_t mlo, int64_t mhi
     float edge[32 * 32] __attribute__((aligned(64)));
     const int64_t KB = p->L / 32, lda = p->lda / 2;
     tiles_on(tr);
-    for (int64_t n0 = 0; n0 < p->N; n0 += 32) {
-        const int64_t nv = p->N - n0 < 32 ? p->N - n0 : 32;
-        const int nt = nv > 16 ? 2 : 1;
-        for (int64_t i = 0; i < p->imgs; i++)
-            for (int64_t b0 = 0; b0 < KB; b0 += PANEL_KB) {
-                const int64_t kb = KB - b0 < PANEL_KB ? KB - b0 : PANEL_KB;
-                const int acc = !p->set || i > 0 || b0 > 0;
+    for (int64_t i = 0; i < p->imgs; i++)
+        for (int64_t b0 = 0; b0 < KB; b0 += PANEL_KB) {
+            const int64_t kb = KB - b0 < PANEL_KB ? KB - b0 : PANEL_KB;
+            const int acc = !p->set || i > 0 || b0 > 0;
+            for (int64_t n0 = 0; n0 < p->N; n0 += 32) {
+                const int64_t nv = p->N - n0 < 32 ? p->N - n0 : 32;
+                const int nt = nv > 16 ? 2 : 1;
                 panel_nt(p, i, n0, 16 * b0, kb, pan);
                 for (int64_t m0 = mlo; m0 < mhi; m0 += 32) {
                     const int mt = tr == 16 && mhi - m0 >= 32 ? 2 : 1, rows = tr == 16 ? 16 * mt : tr;
@@ -298,7 +298,7 @@ TAMX static void amx_nt(const struct dse_mm_nt_bf16 *p, int64_t mlo, int64_t mhi
                     if (nv < 32) edge_copy(c, p->ldc, edge, rows, nv, 0);
                 }
             }
-    }
+        }
     _tile_release();
 }
 

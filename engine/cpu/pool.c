@@ -270,7 +270,7 @@ static void maxpool_bwd_part(void *arg, int64_t lo, int64_t hi) {
         float *dxp = x->grad + plane_at(x, nc);
         const float *dyp = y->grad + plane_at(y, nc);
         const int32_t *ap = argmax + nc * P * Q;
-        if (a->n->pool_zeroes_dx) memset(dxp, 0, (size_t)x->h * (size_t)x->w * sizeof *dxp); /* then in L1 */
+        if (a->n->dx_whole) memset(dxp, 0, (size_t)x->h * (size_t)x->w * sizeof *dxp); /* then in L1 */
         for (int64_t j = 0; j < (int64_t)P * Q; j++) { /* a cut one adds +0, by a mask: no branch */
             const int32_t at = ap[j];
             if (at == -1) continue; /* an empty window: rare, so a branch well predicted */
