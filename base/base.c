@@ -1,4 +1,5 @@
-/* base.c: status names, error records, assertions, small string helpers. */
+/* base.c: status names, error records, assertions, small string helpers, large buffers. */
+#define _DEFAULT_SOURCE /* madvise */
 #include "base/base.h"
 
 #include <math.h>
@@ -6,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #ifdef DSE_SANITIZED
 #include <sanitizer/asan_interface.h>
@@ -229,4 +233,16 @@ const char *dse_fmt_real(char *buf, size_t size, double v) {
     dse_fmt_shortest(buf, size, v, 0);
     if (isfinite(v) && !strpbrk(buf, ".e") && strlen(buf) + 3 <= size) strcat(buf, ".0");
     return buf;
+}
+
+void *dse_alloc_big(size_t bytes) {
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < huge) return aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+    if (bytes > SIZE_MAX - huge) return NULL;
+    const size_t whole = (bytes + huge - 1) / huge * huge;
+    void *p = aligned_alloc(huge, whole);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p) (void)madvise(p, whole, MADV_HUGEPAGE); /* advice: refused or ignored, the 4 KiB pages stay */
+#endif
+    return p;
 }

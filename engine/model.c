@@ -625,7 +625,7 @@ static enum dse_status place_outputs(struct dse_model *m, const struct dse_model
         if ((st = dse_cuda_alloc(m->gpu, arena_bytes, &p, err))) return st;
         m->arena = p;
     } else {
-        m->arena = aligned_alloc(64, arena_bytes);
+        m->arena = dse_alloc_big(arena_bytes);
         if (!m->arena)
             return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory for %zu activation values",
                                m->arena_floats);

@@ -481,6 +481,26 @@ static void test_clean_temps(void) {
     tmpdir_remove(dir);
 }
 
+/* dse_alloc_big: 64-byte aligned below 2 MiB, 2 MiB aligned from there (where the kernel
+ * can back it with transparent huge pages), every byte writable, NULL past what size_t holds.
+ * Whether the pages came huge depends on the kernel's setting: said, not checked. */
+static void test_alloc_big(void) {
+    static const size_t sizes[] = { 0, 1, 100, ((size_t)2 << 20) - 1, (size_t)2 << 20, ((size_t)3 << 20) + 5 };
+    for (int i = 0; i < DSE_ARRAY_LEN(sizes); i++) {
+        unsigned char *p = dse_alloc_big(sizes[i]);
+        CHECK(p != NULL);
+        if (!p) continue;
+        const size_t align = sizes[i] >= ((size_t)2 << 20) ? (size_t)2 << 20 : 64;
+        if ((uintptr_t)p % align) printf("  %zu bytes at %p: not %zu-aligned\n", sizes[i], (void *)p, align);
+        CHECK((uintptr_t)p % align == 0);
+        memset(p, 0xa5, sizes[i]);
+        CHECK(sizes[i] == 0 || (p[0] == 0xa5 && p[sizes[i] - 1] == 0xa5));
+        free(p);
+    }
+    CHECK(dse_alloc_big(SIZE_MAX) == NULL);
+    CHECK(dse_alloc_big(SIZE_MAX - ((size_t)1 << 20)) == NULL);
+}
+
 static const struct check_case cases[] = {
     { "base-errors",  test_errors },
     { "base-errors-own-file", test_error_owns_file },
@@ -496,6 +516,7 @@ static const struct check_case cases[] = {
     { "base-clean-temps", test_clean_temps },
     { "base-fs-target", test_fs_target },
     { "base-fs-input", test_fs_input },
+    { "base-alloc-big", test_alloc_big },
 };
 
 int main(int argc, char **argv) { return check_main(cases, DSE_ARRAY_LEN(cases), argc, argv); }

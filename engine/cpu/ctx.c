@@ -67,7 +67,7 @@ enum dse_status dse_cpu_ctx_workspace_at(struct dse_cpu_ctx *cx, int t, size_t b
         want = (want + ALIGN - 1) / ALIGN * ALIGN;
         free(w->p);
         cx->ws_bytes -= w->bytes;
-        w->p = aligned_alloc(ALIGN, want);
+        w->p = dse_alloc_big(want);
         w->bytes = w->p ? want : 0;
         cx->ws_bytes += w->bytes;
         if (!w->p) {
@@ -108,7 +108,7 @@ enum dse_status dse_cpu_node_prepare(struct dse_cpu_ctx *cx, struct dse_node *n,
         DSE_ASSERT(n->st.mem == DSE_MEM_HOST);
         free(n->st.block);
         memset(&n->st, 0, sizeof n->st);
-        n->st.block = aligned_alloc(ALIGN, bytes);
+        n->st.block = dse_alloc_big(bytes);
         if (!n->st.block)
             return dse_err_set(err, DSE_ERR_NOMEM, NULL, n->layer->line,
                                "layer '%s' (%s): out of memory for %zu bytes of op state", n->layer->name,
