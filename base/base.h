@@ -67,10 +67,9 @@ void dse_assert_fail(const char *file, int line, const char *cond);
 
 /* A large buffer, freed with free(): 64-byte aligned; from 2 MiB up, aligned to 2 MiB, its
  * size rounded up to 2 MiB, and on Linux advised onto transparent huge pages (madvise
- * MADV_HUGEPAGE, which kernels set to THP "madvise" wait for: without it, a pass over a
- * 76 MB activation crosses 18,500 4 KiB pages, each a TLB miss, and a page walk under a
- * hypervisor; v1.0 bf16 training about 8% faster on a 2-core Xeon VM). NULL when out of
- * memory. Not zeroed. */
+ * MADV_HUGEPAGE, which kernels set to THP "madvise" wait for: 4 KiB pages cost a TLB miss,
+ * and under a hypervisor a nested page walk, every 1,024 floats; docs/conventions.md,
+ * "Ownership"). NULL when out of memory. Not zeroed. */
 void *dse_alloc_big(size_t bytes);
 
 /* Copy src into dst of size n, always NUL-terminated. Returns 0 if it fitted, -1 if cut. */

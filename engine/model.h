@@ -217,8 +217,9 @@ enum dse_status dse_model_tally(struct dse_model *m, struct dse_step_tally *t, i
 
 /* The two halves of forward's and backward's set-up, for callers that run nodes one by
  * one: load_batch copies x [B, C, H, W] to the input (uploads it on a device) and the
- * labels; zero_grad zeroes every activation and parameter gradient (fails on a model
- * built for inference). */
+ * labels; zero_grad zeroes every activation and parameter gradient but those their one
+ * writer writes whole (dse_node.dx_whole: they hold the last step's values until it runs;
+ * fails on a model built for inference). */
 enum dse_status dse_model_load_batch(struct dse_model *m, const float *x, const int *labels,
                                      struct dse_err *err);
 enum dse_status dse_model_zero_grad(struct dse_model *m, struct dse_err *err);

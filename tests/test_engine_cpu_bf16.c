@@ -89,6 +89,20 @@ void test_bf16_convert(void) {
     int same = 0;
     for (int i = 0; i < N; i++) same += a[i] == b[i];
     CHECK_INT_EQ(same, N);
+    /* dse_bf16_pack_a on rows as they lie (AVX-512's conversion where the CPU has it): each
+     * pair dse_bf16_pair's, an odd row's last pair with a zero, the words past KP untouched */
+    enum { M = 64, K = 4095, KP = (K + 1) / 2, LDA = KP + 3 };
+    uint32_t *ap = malloc((size_t)M * LDA * sizeof *ap);
+    memset(ap, 0xab, (size_t)M * LDA * sizeof *ap);
+    dse_bf16_pack_a(x, M, K, K, 1, ap, LDA);
+    int pairs = 0;
+    for (int m = 0; m < M; m++)
+        for (int kp = 0; kp < LDA; kp++) {
+            const float *e = x + m * K + 2 * kp;
+            pairs += ap[m * LDA + kp] == (kp >= KP ? 0xababababu : dse_bf16_pair(e[0], 2 * kp + 1 < K ? e[1] : 0.0f));
+        }
+    CHECK_INT_EQ(pairs, M * LDA);
+    free(ap);
     free(x), free(a), free(b);
 }
 

@@ -437,8 +437,9 @@ void test_pool_ties(void) {
          * rows by padding or the ceil overhang */
         { 14, 14, 3, 2, 0 }, { 7, 7, 3, 2, 0 }, { 19, 20, 3, 2, 0 }, { 34, 35, 3, 2, 0 }, { 6, 5, 3, 2, 1 },
         { 3, 3, 3, 2, 0 }, { 4, 4, 3, 2, 1 },
-        /* AVX-512's 16 a step: rows of 32 outputs (the second group's last loads masked), 33
-         * (16 + 16 + 1) and 22 */
+        /* AVX-512's 16 a step: rows of 32 vector outputs (the second group's last loads under
+         * masks) and a last one clipped by the ceil overhang, of 33 (16 + 16 + 1), and of 21
+         * after a padded first */
         { 9, 66, 3, 2, 0 }, { 7, 67, 3, 2, 0 }, { 8, 45, 3, 2, 1 },
     };
     /* each path: AVX-512, AVX2 (DSE_CPU_NO_AVX512) and the scalar loop (DSE_CPU_NO_AVX2) */

@@ -369,7 +369,7 @@ static void test_fused_relu(void) {
                 fused[k] += m[k]->nodes[i].fused, cut[k] += m[k]->nodes[i].relu_dy_masked + m[k]->nodes[i].pool_relu,
                     zeroes[k] += m[k]->nodes[i].dx_whole;
         }
-        /* pool1 zeroes conv1's gradient itself (plan_pool_grads); unfused, the ReLU reads it too.
+        /* pool1 zeroes conv1's gradient itself (plan_whole_grads); unfused, the ReLU reads it too.
            The arenas compared below hold the gradients of both steps */
         CHECK_INT_EQ(zeroes[0], 1);
         CHECK_INT_EQ(zeroes[1], 0);

@@ -81,7 +81,7 @@ static unsigned long long xgetbv0(void) {
 #endif
 }
 
-unsigned dse_cpu_features(void) {
+static unsigned features_now(void) {
     unsigned f = 0, r[4], max, l7[4] = { 0 }, l71[4] = { 0 };
     cpuid(0, 0, r);
     max = r[0];
@@ -102,6 +102,19 @@ unsigned dse_cpu_features(void) {
     if ((f & DSE_CPU_AVX512) && (l71[0] & (1u << 5))) f |= DSE_CPU_AVX512BF16;
     if (tiles && (l7[3] & (1u << 24)) && (l7[3] & (1u << 22))) f |= DSE_CPU_AMX; /* AMX-TILE, AMX-BF16 */
     return f;
+}
+
+/* Read once (kept with a set bit above the features, so 0 means not yet): the bf16 ops ask on
+ * every call, and under a hypervisor each cpuid traps to it (five a call took 14% of v1.0's
+ * batch-1 bf16 inference on the 2-core Xeon VM). Two threads asking at once store the same. */
+unsigned dse_cpu_features(void) {
+    static unsigned known;
+    unsigned f = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = features_now() | 0x80000000u;
+        __atomic_store_n(&known, f, __ATOMIC_RELEASE);
+    }
+    return f & ~0x80000000u;
 }
 
 void dse_cpu_model(char *buf, int size) {

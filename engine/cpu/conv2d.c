@@ -1461,6 +1461,7 @@ enum dse_status dse_cpu_conv2d_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
         if (n->bias && n->bias->grad && !fused) bias_grad(cx, n, &s, n->out, n->bias->grad);
         return dse_cpu_conv_bf16_bwd(cx, n);
     }
+    DSE_ASSERT(!n->dx_whole); /* these strategies add to dx: engine/model.c planned by cx->bf16 */
     if (n->weight->grad || n->in[0]->grad) {
         enum dse_status st = pick(cx, n, &s, 1, &a);
         if (st) return st;

@@ -13,7 +13,7 @@
  * two rows at a time straight into k-pairs, B [C R S / 2][P Q] (a 1x1 stride-1 unpadded
  * conv packs its planes as they are), y = w B (+ bias, ReLU) by dse_cpu_mm_bf16; the data
  * gradient dcol = w^T dy (the same kernel, dy packed), then col2im adds it to dx (a 1x1
- * conv adds w^T dy straight into dx); the weight gradient dw += dy col^T over a chunk of a
+ * conv adds w^T dy straight into dx, or stores it there where dse_node.dx_whole); the weight gradient dw += dy col^T over a chunk of a
  * slice's images by dse_cpu_mm_nt_bf16, dy and col packed as bf16 rows. Images go to the
  * threads forward; backward goes by the batch's slices (engine/slices.h), each thread adding
  * its run of slices' weight gradients up by the slice tree as they are done, in the few
@@ -515,7 +515,7 @@ static void bwd_part(void *arg, int t, int nt) {
                 dse_cpu_mm_nt_bf16(&m, j->isa);
                 }
             }
-            for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += w^T dy_i */
+            for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += (dx_whole: =) w^T dy_i */
                 float *dx = x->grad + i * x->stride_n;
                 if (buf) /* dy's pairs from its rows packed above: dy rounded once */
                     dse_bf16_pairs_of_rows(dyr + (i - n0) * s->PQ, s->K, s->PQ, Lc, dyp, s->PQ, j->isa);

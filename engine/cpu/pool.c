@@ -144,13 +144,14 @@ __attribute__((target("avx2"))) static inline int max3s2_body(const float *xp, i
     return nq;
 }
 
-/* max3s2_body on AVX-512 (where dse_cpu_mm_isa allows it): 16 outputs a step, their window
- * columns the even and odd lanes of 32 consecutive inputs and the even ones of the next 32
- * (vpermt2ps), the maxima and argmaxes blended under compare masks in the same order and with
- * the same strict > as the scalar loop: the same bits (test pool-ties, on both paths). The
- * last group of fewer than 16 loads and stores under masks. v1.0's pools at batch 16 on one
- * thread: about 10 instructions an output on AVX2, 4 here. */
-#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+/* max3s2_body on AVX-512 (where dse_cpu_mm_isa allows it: AVX-512 F, all it uses): 16 outputs
+ * a step, their window columns the even and odd lanes of inputs 0..31 and the even lanes of
+ * inputs 2..33 (vpermt2ps), the maxima and argmaxes blended under compare masks in the same
+ * order and with the same strict > as the scalar loop: the same bits (test pool-ties, on
+ * AVX-512, AVX2 and the scalar loop). Loads past the row's end (the last group, or fewer than
+ * 48 inputs left) go under masks, and so do the last group's stores. Figures:
+ * docs/training.md "On AMX, 2026-11-30". */
+#define T512 __attribute__((target("avx512f")))
 T512 static inline int max3s2_512_body(const float *xp, int W, int h0, int nrows, int w0q, int Q, float *yrow,
                                        int32_t *arow, const int want_arg, const int cut) {
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -160,9 +161,8 @@ T512 static inline int max3s2_512_body(const float *xp, int W, int h0, int nrows
     if (nq > Q) nq = Q;
     for (int q = 0; q < nq; q += 16) {
         const int c0 = w0q + 2 * q, left = W - c0;
-        const int full = q + 16 <= nq && left >= 48;
-        const __mmask16 m0 = full ? 0xffff : dse_cpu_lanes16(left), m1 = full ? 0xffff : dse_cpu_lanes16(left - 16);
-        const __mmask16 m2 = full ? 0xffff : dse_cpu_lanes16(left - 32), out = dse_cpu_lanes16(nq - q);
+        const __mmask16 m0 = dse_cpu_lanes16(left), m1 = dse_cpu_lanes16(left - 16);
+        const __mmask16 m2 = dse_cpu_lanes16(left - 32), out = dse_cpu_lanes16(nq - q);
         __m512 best = _mm512_setzero_ps();
         __m512i arg = _mm512_setzero_si512();
         for (int dh = 0; dh < nrows; dh++) {
@@ -186,8 +186,13 @@ T512 static inline int max3s2_512_body(const float *xp, int W, int h0, int nrows
         if (cut) /* ARG_CUT where the maximum is not > 0 */
             arg = _mm512_mask_or_epi32(arg, (__mmask16)~_mm512_cmp_ps_mask(best, _mm512_setzero_ps(), _CMP_GT_OQ), arg,
                                        _mm512_set1_epi32(INT32_MIN));
-        _mm512_mask_storeu_ps(yrow + q, out, best);
-        if (want_arg) _mm512_mask_storeu_epi32(arow + q, out, arg);
+        if (q + 16 <= nq) {
+            _mm512_storeu_ps(yrow + q, best);
+            if (want_arg) _mm512_storeu_si512(arow + q, arg);
+        } else {
+            _mm512_mask_storeu_ps(yrow + q, out, best);
+            if (want_arg) _mm512_mask_storeu_epi32(arow + q, out, arg);
+        }
     }
     return nq;
 }
