@@ -353,7 +353,7 @@ enum {
     DSE_CPU_AVX512     = 4,  /* F, CD, BW, DQ and VL */
     DSE_CPU_AVX512BF16 = 8,
     DSE_CPU_AMX        = 16, /* tiles and bf16 */
-    DSE_CPU_SSE42      = 32,
+    DSE_CPU_SSE42      = 32, /* bit 31 stays free: dse_cpu_features' mark of a value read */
 };
 unsigned dse_cpu_features(void);
 /* The CPU's model name (/proc/cpuinfo's first "model name", one line; "" where there is none). */

@@ -104,9 +104,10 @@ static unsigned features_now(void) {
     return f;
 }
 
-/* Read once (kept with a set bit above the features, so 0 means not yet): the bf16 ops ask on
- * every call, and under a hypervisor each cpuid traps to it (five a call took 14% of v1.0's
- * batch-1 bf16 inference on the 2-core Xeon VM). Two threads asking at once store the same. */
+/* Read once (kept with bit 31 set, which no feature takes, so 0 means not yet): the bf16 ops
+ * ask on every call, and under a hypervisor each cpuid traps to it (four cpuids and an xgetbv
+ * a call took 14% of v1.0's batch-1 bf16 inference on the 2-core Xeon VM). Two threads asking
+ * at once store the same. */
 unsigned dse_cpu_features(void) {
     static unsigned known;
     unsigned f = __atomic_load_n(&known, __ATOMIC_ACQUIRE);

@@ -348,7 +348,7 @@ TBF static void take2_s2_512(const float *row, int64_t W, int64_t o, int64_t n, 
 
 void dse_bf16_pack_a(const float *a, int64_t M, int64_t K, int64_t a_rs, int64_t a_ks, uint32_t *ap, int64_t lda) {
 #ifdef DSE_CPU_HAS_AVX2_CODE
-    if (a_ks == 1 && !dse_cpu_bf16_why()) { /* rows as they lie (the filters forward, fc): each row's bf16 */
+    if (a_ks == 1 && !dse_cpu_bf16_why()) { /* rows as they lie (the filters forward, fc's backward): each row's bf16 */
         pack_rows512(a, M, K, a_rs, (dse_bf16 *)(void *)ap, 2 * lda, 2 * ((K + 1) / 2));
         return;
     }
