@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
         float *bias = malloc((size_t)sh->M * sizeof *bias), *c = malloc((size_t)(sh->M * sh->N) * sizeof *c);
         uint32_t *ap = malloc((size_t)(sh->M * KP) * sizeof *ap), *bp = malloc((size_t)(KP * sh->N) * sizeof *bp);
         fill(a, sh->M * sh->K, &r), fill(b, sh->K * sh->N, &r), fill(bias, sh->M, &r);
-        dse_bf16_pack_a(a, sh->M, sh->K, sh->K, 1, ap, KP);
+        dse_bf16_pack_a(a, sh->M, sh->K, sh->K, 1, ap, KP, isa16);
         const struct dse_mm m32 = { .M = sh->M, .N = sh->N, .K = sh->K, .a = a, .a_rs = sh->K, .a_ks = 1, .b = b,
                                     .ldb = sh->N, .c = c, .ldc = sh->N, .bias = bias, .relu = 1 };
         const struct dse_mm_bf16 m16 = { .M = sh->M, .N = sh->N, .KP = KP, .ap = ap, .lda = KP, .bp = bp,

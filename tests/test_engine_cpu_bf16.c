@@ -89,12 +89,12 @@ void test_bf16_convert(void) {
     int same = 0;
     for (int i = 0; i < N; i++) same += a[i] == b[i];
     CHECK_INT_EQ(same, N);
-    /* dse_bf16_pack_a on rows as they lie (AVX-512's conversion where the CPU has it): each
+    /* dse_bf16_pack_a on rows as they lie, by AVX-512's conversion: each
      * pair dse_bf16_pair's, an odd row's last pair with a zero, the words past KP untouched */
     enum { M = 64, K = 4095, KP = (K + 1) / 2, LDA = KP + 3 };
     uint32_t *ap = malloc((size_t)M * LDA * sizeof *ap);
     memset(ap, 0xab, (size_t)M * LDA * sizeof *ap);
-    dse_bf16_pack_a(x, M, K, K, 1, ap, LDA);
+    dse_bf16_pack_a(x, M, K, K, 1, ap, LDA, DSE_CPU_BF16_AVX512);
     int pairs = 0;
     for (int m = 0; m < M; m++)
         for (int kp = 0; kp < LDA; kp++) {
@@ -139,7 +139,7 @@ static void mm_one(const struct mm_case *t, struct dse_pcg32 *r, int hw) {
     for (int64_t e = 0; e < M; e++) bias[e] = uniform(r, -1, 1);
     for (int64_t e = 0; e < M * N; e++) c0[e] = uniform(r, -1, 1);
     const int64_t a_rs = t->trans_a ? 1 : K, a_ks = t->trans_a ? M : 1;
-    dse_bf16_pack_a(a, M, K, a_rs, a_ks, ap, KP);
+    dse_bf16_pack_a(a, M, K, a_rs, a_ks, ap, KP, DSE_CPU_BF16_REF);
     for (int p = 0; p < 2; p++) {
         bp[p] = malloc((size_t)(KP * N) * sizeof(uint32_t));
         dse_bf16_pack_b(b, K, N, N, bp[p], N, p ? hw : DSE_CPU_BF16_REF);

@@ -350,7 +350,7 @@ enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n
         if (st) return st;
     }
     uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + own);
-    dse_bf16_pack_a(n->weight->data, s->K, s->CRS, s->CRS, 1, wp, s->KP);
+    dse_bf16_pack_a(n->weight->data, s->K, s->CRS, s->CRS, 1, wp, s->KP, j.isa);
     j.wp = wp;
     dse_cpu_run(cx, fwd_part, &j);
     return DSE_OK;
@@ -859,7 +859,7 @@ static enum dse_status bwd_lowered(struct bjob *j, int dw, int dx, size_t pbytes
     }
     if (dx) { /* w^T's pairs: A[ci r s][k] = w[k][ci r s] */
         uint32_t *wp = (uint32_t *)(ws_at(cx, 0) + b.total + tb);
-        dse_bf16_pack_a(j->n->weight->data, s->CRS, s->K, 1, s->CRS, wp, KP2);
+        dse_bf16_pack_a(j->n->weight->data, s->CRS, s->K, 1, s->CRS, wp, KP2, j->isa);
         j->wp = wp;
     }
     if (pbytes) j->db_part = (double *)(void *)(ws_at(cx, 0) + b.total + tb + wbytes);
@@ -932,7 +932,7 @@ enum dse_status dse_cpu_fc_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
     if (st) return st;
     if (n->weight->grad) { /* dw [K][D] += dy^T [K][N] x [N][D] */
         uint32_t *ap = p, *bp = ap + K * NP;
-        dse_bf16_pack_a(y->grad, K, N, 1, y->stride_n, ap, NP);
+        dse_bf16_pack_a(y->grad, K, N, 1, y->stride_n, ap, NP, isa);
         dse_bf16_pack_b(x->data, N, D, x->stride_n, bp, D, isa);
         const struct dse_mm_bf16 m = { .M = K, .N = D, .KP = NP, .ap = ap, .lda = NP, .bp = bp, .ldb = D,
                                        .c = n->weight->grad, .ldc = D, .acc = 1 };
@@ -940,7 +940,7 @@ enum dse_status dse_cpu_fc_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
     }
     if (x->grad) { /* dx [N][D] += dy [N][K] w [K][D] */
         uint32_t *ap = (uint32_t *)((char *)p + wb), *bp = ap + N * KP;
-        dse_bf16_pack_a(y->grad, N, K, y->stride_n, 1, ap, KP);
+        dse_bf16_pack_a(y->grad, N, K, y->stride_n, 1, ap, KP, isa);
         dse_bf16_pack_b(n->weight->data, K, D, D, bp, D, isa);
         const struct dse_mm_bf16 m = { .M = N, .N = D, .KP = KP, .ap = ap, .lda = KP, .bp = bp, .ldb = D,
                                        .c = x->grad, .ldc = x->stride_n, .acc = 1 };

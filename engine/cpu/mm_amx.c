@@ -187,7 +187,6 @@ TAMX static void a_tail(const struct dse_mm_bf16 *p, int64_t m0, int rows, int64
 /* C = A B (+ bias, ReLU) or C += A B on rows [mlo, mhi), tr rows a tile (16, or all of them
  * when fewer): for each 32 columns and each PANEL_KB blocks of k-pairs, B's blocks (their
  * own rows or the panel), then every 32 rows of A over them. */
-
 TAMX static void amx_mm(const struct dse_mm_bf16 *p, int64_t mlo, int64_t mhi, int tr) {
     uint32_t pan[PANEL_WORDS] __attribute__((aligned(64))), at[TAIL_ROWS * 16] __attribute__((aligned(64)));
     uint32_t bt[16 * 32] __attribute__((aligned(64)));

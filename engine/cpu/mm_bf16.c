@@ -346,13 +346,15 @@ TBF static void take2_s2_512(const float *row, int64_t W, int64_t o, int64_t n, 
 
 /* ---- dispatch --------------------------------------------------------------------------- */
 
-void dse_bf16_pack_a(const float *a, int64_t M, int64_t K, int64_t a_rs, int64_t a_ks, uint32_t *ap, int64_t lda) {
+void dse_bf16_pack_a(const float *a, int64_t M, int64_t K, int64_t a_rs, int64_t a_ks, uint32_t *ap, int64_t lda,
+                     int isa) {
 #ifdef DSE_CPU_HAS_AVX2_CODE
-    if (a_ks == 1 && !dse_cpu_bf16_why()) { /* rows as they lie (the filters forward, fc's backward): each row's bf16 */
+    if (a_ks == 1 && isa >= DSE_CPU_BF16_AVX512) { /* rows as they lie (the filters forward, fc's backward) */
         pack_rows512(a, M, K, a_rs, (dse_bf16 *)(void *)ap, 2 * lda, 2 * ((K + 1) / 2));
         return;
     }
 #endif
+    (void)isa;
     for (int64_t m = 0; m < M; m++)
         for (int64_t kp = 0; kp < (K + 1) / 2; kp++) {
             const float *e = a + m * a_rs + 2 * kp * a_ks;
