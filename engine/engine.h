@@ -217,6 +217,15 @@ struct dse_node {
                                             products): the step's zeroing of the gradients
                                             leaves the buffer out. engine/model.c
                                             (plan_whole_grads) decides */
+    const struct dse_node  *dy_pool;     /* conv2d, CPU bf16: the max pool that is its output's
+                                            one reader, whose backward this conv does for its
+                                            own channels as it takes dy (dse_cpu_maxpool_dx_plane,
+                                            a plane at a time in cache) rather than the pool
+                                            writing the gradient whole through memory and the
+                                            conv reading it back; engine/model.c (plan_pool_dy)
+                                            decides */
+    int                     dx_to_writers; /* maxpool, CPU: the convs writing its input do its
+                                            backward (their dy_pool): its own does nothing */
     int                     fused;       /* 1: the node before it does this node's work (that
                                             ReLU); forward and backward return at once on
                                             every backend */
@@ -335,7 +344,7 @@ const char *dse_cpu_conv_bf16_fp32(const struct dse_node *n, char *why, size_t s
 /* Whether node n's CPU op, in cx's bf16 mode, reads its input 0 (out 0) or writes its output
  * (out 1) as bfloat16 where the tensor holds them (dse_tensor.bf16): a conv the rule gives
  * bf16 writes either; it reads either if it is 1x1 (stride 1, unpadded) or runs on padded
- * planes (stride 1); max pooling writes either and reads float32. engine/model.c keeps
+ * planes (stride 1); max pooling reads and writes either. engine/model.c keeps
  * an activation in bf16 where its writers and readers all take it (plan_bf16). */
 struct dse_cpu_ctx;
 int dse_cpu_bf16_io(const struct dse_cpu_ctx *cx, const struct dse_node *n, int out);
@@ -344,6 +353,10 @@ int dse_cpu_bf16_io(const struct dse_cpu_ctx *cx, const struct dse_node *n, int 
  * pooling, and a conv the rule gives bf16 that is 1x1 (its data gradient's products stored
  * rather than added: the same bits, a sum from +0 either way). */
 int dse_cpu_writes_dx(const struct dse_cpu_ctx *cx, const struct dse_node *n);
+/* Whether conv node n's CPU backward, in cx's bf16 mode, takes its incoming gradient in one
+ * place (its weight gradient's pass over dy) where it can as well make it from a max pool's
+ * (dse_node.dy_pool): a conv the rule gives bf16 that has a weight gradient. */
+int dse_cpu_takes_pool_dy(const struct dse_cpu_ctx *cx, const struct dse_node *n);
 
 /* The BLAS kernels (engine/cpu/blas.c). The CPU's features as dse ranks them (cpuid, and
  * the OS saving the registers): */

@@ -510,14 +510,51 @@ static void plan_whole_grads(struct dse_model *m, const int *own, const int *vie
     free(readers);
 }
 
+/* A max pool whose input's gradient is its dx alone (dse_node.dx_whole) and whose input every
+ * writer is a conv taking dy in its weight gradient's one pass (dse_cpu_takes_pool_dy; a
+ * concat only through its views): the pool's backward is left to those convs
+ * (dse_node.dy_pool, dx_to_writers), each making its dy a plane at a time in cache from the
+ * pool's dy and argmaxes, the same additions in the same order. The pool's input gradient
+ * (v1.0 at batch 16: conv1's 76 MB, fire4's and fire8's concats' 74 MB) is then never
+ * written and read back; nothing else reads it. CPU only, in training. */
+static void plan_pool_dy(struct dse_model *m, const int *own, const int *view_of) {
+    const int n = m->net.n_layers;
+    for (int p = 0; p < n && !m->gpu; p++) {
+        struct dse_node *pool = &m->nodes[p];
+        const int in = m->net.layers[p].inputs[0];
+        if (pool->op != DSE_OP_MAXPOOL || !pool->dx_whole || in < 0) continue;
+        const int b = buf_of(own, view_of, in);
+        int ok = 1, convs = 0;
+        for (int i = 0; i < n && ok; i++) {
+            const struct dse_layer *l = &m->net.layers[i];
+            if (m->nodes[i].fused || buf_of(own, view_of, i) != b) continue; /* fused: a ReLU its conv applies */
+            if (l->type == DSE_LAYER_CONCAT) {
+                for (int k = 0; k < l->n_inputs; k++) ok &= view_input(own, view_of, i, l->inputs[k]);
+                continue;
+            }
+            ok = own[i] == i && dse_cpu_takes_pool_dy(&m->cx, &m->nodes[i]);
+            convs++;
+        }
+        if (!ok || !convs) continue;
+        pool->dx_to_writers = 1;
+        for (int i = 0; i < n; i++)
+            if (!m->nodes[i].fused && buf_of(own, view_of, i) == b && m->net.layers[i].type != DSE_LAYER_CONCAT)
+                m->nodes[i].dy_pool = pool;
+    }
+}
+
 /* Activations stored in bf16 (issue #37; dse_tensor.bf16): in a CPU model in bf16, a buffer
  * (an owner's output, or a concat's with its views) holds bfloat16 values where every layer
  * that writes it and every layer that reads it takes them (dse_cpu_bf16_io: the bf16 convs,
  * max pooling; a concat whose inputs are all its views), so SqueezeNet's convs and pools pass
  * 16-bit values and each pass moves half the bytes; their gradients stay float. The products
- * are the same bits: a bf16 conv rounds its input to the same values either way, max pooling
- * reads floats and its maxima round to the rounded values' maxima, and a ReLU's mask reads
- * y > 0 from the 16 bits (a positive denormal, flushed, the one exception). A buffer's
+ * are the same bits: a bf16 conv rounds its input to the same values either way, and a
+ * ReLU's mask reads y > 0 from the 16 bits (a positive denormal, flushed, the one exception).
+ * A max pool reading a bf16 conv's output gives the same maxima (of rounded values, the
+ * rounded maxima), but where inputs differ as floats and are equal once rounded the first
+ * wins (Caffe's rule on the stored values, as PyTorch's autocast pools bf16 tensors), so its
+ * gradient may go to another of them than with float storage: since 2026-11-30, measured on
+ * accuracy (docs/training.md). A buffer's
  * conditions are its own layers' (no reader's answer depends on another buffer's choice), so
  * one pass over the layers settles them. DSE_CPU_BF16_FLOAT_ACTS=1 keeps every activation in float32. */
 static void plan_bf16(struct dse_model *m, const int *own, const int *view_of, const int *view_c0) {
@@ -737,6 +774,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
     fuse_relus(m, own);
     plan_relu_pools(m, own, view_of);
     plan_whole_grads(m, own, view_of);
+    plan_pool_dy(m, own, view_of);
     plan_bf16(m, own, view_of, view_c0);
     m->momentum = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *m->momentum);
     if (!m->momentum) {

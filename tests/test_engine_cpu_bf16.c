@@ -420,10 +420,14 @@ static struct dse_layer op_layer(const struct op_case *c) {
     return infer_layer(l, 1, c->C, c->H, c->W);
 }
 
-/* Forward and backward of f's node under cx, dy given: y, dx, dw, db into res (malloc'd). */
-static void run_op(struct dse_cpu_ctx *cx, struct fx *f, const float *dy, float *res[4]) {
+/* Forward and backward of f's node under cx, dy given: y, dx, dw, db into res (malloc'd);
+ * with no_dx, the input without a gradient (a network's first conv: a stride-2 conv then
+ * takes its weight gradient by phases, conv_bf16.c's by_phases), res[1] NULL. */
+static void run_op_as(struct dse_cpu_ctx *cx, struct fx *f, const float *dy, float *res[4], int no_dx) {
     const int64_t cnt[4] = { dse_tensor_count(&f->out), dse_tensor_count(&f->in[0]), dse_tensor_count(&f->w),
                              dse_tensor_count(&f->b) };
+    float *in_grad = f->in[0].grad;
+    if (no_dx) f->in[0].grad = NULL;
     CHECK_OK(dse_cpu_node_prepare(cx, &f->node, NULL));
     CHECK_OK(dse_cpu_forward(cx, &f->node));
     dse_tensor_zero_grad(&f->in[0]);
@@ -433,9 +437,14 @@ static void run_op(struct dse_cpu_ctx *cx, struct fx *f, const float *dy, float 
     CHECK_OK(dse_cpu_backward(cx, &f->node));
     const float *src[4] = { f->out.data, f->in[0].grad, f->w.grad, f->b.grad };
     for (int k = 0; k < 4; k++) {
-        res[k] = malloc((size_t)cnt[k] * sizeof(float));
-        memcpy(res[k], src[k], (size_t)cnt[k] * sizeof(float));
+        res[k] = src[k] ? malloc((size_t)cnt[k] * sizeof(float)) : NULL;
+        if (src[k]) memcpy(res[k], src[k], (size_t)cnt[k] * sizeof(float));
     }
+    f->in[0].grad = in_grad;
+}
+
+static void run_op(struct dse_cpu_ctx *cx, struct fx *f, const float *dy, float *res[4]) {
+    run_op_as(cx, f, dy, res, 0);
 }
 
 /* The sums of |terms| each of y, dx and dw adds (the bound's scale), in double: a conv's
@@ -490,23 +499,34 @@ void test_bf16_ops(void) {
         const int64_t R = c->fc ? 1 : c->k, C = c->fc ? c->C * c->H * c->W : c->C;
         const int64_t terms = (C + c->K) * R * R + (int64_t)c->N * f.out.h * f.out.w + 16;
         static const char *names[4] = { "y", "dx", "dw", "db" };
-        for (int k = 0; k < 3; k++) {
+        /* a stride-2 conv without a data gradient: its weight gradient by phases (k 3) */
+        float *by_phases[4] = { NULL, NULL, NULL, NULL };
+        if (!c->fc && c->s == 2) {
+            cx.bf16 = DSE_CPU_BF16_EVERY;
+            run_op_as(&cx, &f, dy, by_phases, 1);
+            cx.bf16 = 0;
+            CHECK(!memcmp(by_phases[0], b16[0], (size_t)cnt[0] * sizeof(float))); /* forward: the same op */
+        }
+        for (int k = 0; k < (by_phases[2] ? 4 : 3); k++) {
+            const int at = k < 3 ? k : 2;
+            const float *got = k < 3 ? b16[k] : by_phases[2];
             double worst = 0.0;
-            for (int64_t e = 0; e < cnt[k]; e++) {
+            for (int64_t e = 0; e < cnt[at]; e++) {
                 /* y carries the bias: its float addition's rounding, relative to |y| */
-                const double scale = mag[k][e] + (k == 0 ? fabs(f32[0][e]) : 0.0);
-                worst = fmax(worst, fabs((double)b16[k][e] - f32[k][e]) / (scale > 0.0 ? scale : 1.0));
+                const double scale = mag[at][e] + (at == 0 ? fabs(f32[0][e]) : 0.0);
+                worst = fmax(worst, fabs((double)got[e] - f32[at][e]) / (scale > 0.0 ? scale : 1.0));
             }
             if (!(worst <= BF16_BOUND(terms)) || !(worst > 0.0))
-                fprintf(stderr, "  %s: %s differs from float32's by %.3g of sum |terms| (bound %.3g)\n", c->id,
-                        names[k], worst, BF16_BOUND(terms));
+                fprintf(stderr, "  %s: %s%s differs from float32's by %.3g of sum |terms| (bound %.3g)\n", c->id,
+                        names[at], k < 3 ? "" : " without dx", worst, BF16_BOUND(terms));
             CHECK(worst <= BF16_BOUND(terms));
             CHECK(worst > 0.0); /* bf16 did run */
             if (getenv("DSE_TEST_VERBOSE"))
-                printf("  %-14s %-2s %.3g (bound %.3g)\n", c->id, names[k], worst, BF16_BOUND(terms));
+                printf("  %-14s %-2s %.3g (bound %.3g)\n", c->id, names[at], worst, BF16_BOUND(terms));
         }
         CHECK(!memcmp(b16[3], f32[3], (size_t)cnt[3] * sizeof(float))); /* the bias gradient: float32's */
-        for (int k = 0; k < 4; k++) free(f32[k]), free(b16[k]);
+        if (by_phases[3]) CHECK(!memcmp(by_phases[3], f32[3], (size_t)cnt[3] * sizeof(float)));
+        for (int k = 0; k < 4; k++) free(f32[k]), free(b16[k]), free(by_phases[k]);
         for (int k = 0; k < 3; k++) free(mag[k]);
         free(dy);
         fx_deinit(&f);
@@ -651,6 +671,21 @@ static void bf16_threads_on(void) {
                 const int same = !memcmp(res[0][k], res[v][k], (size_t)cnt[k] * sizeof(float));
                 if (!same)
                     fprintf(stderr, "  %s: %s differs %s\n", c->id, names[k], v == 1 ? "with 2 threads" : "on the reference");
+                CHECK(same);
+            }
+        for (int v = 0; v < 3; v++)
+            for (int k = 0; k < 4; k++) free(res[v][k]), res[v][k] = NULL;
+        for (int v = 0; !c->fc && c->s == 2 && v < 3; v++) { /* without dx: the weight gradient by phases */
+            if (v == 2) setenv("DSE_CPU_NO_BF16", "1", 1);
+            run_op_as(&cx[v], &f, dy, res[v], 1);
+            if (v == 2) unsetenv("DSE_CPU_NO_BF16");
+        }
+        for (int v = 1; res[0][2] && v < (dse_cpu_bf16_isa() == DSE_CPU_BF16_AMX ? 2 : 3); v++)
+            for (int k = 2; k < 4; k++) {
+                const int same = !memcmp(res[0][k], res[v][k], (size_t)cnt[k] * sizeof(float));
+                if (!same)
+                    fprintf(stderr, "  %s without dx: %s differs %s\n", c->id, names[k],
+                            v == 1 ? "with 2 threads" : "on the reference");
                 CHECK(same);
             }
         for (int v = 0; v < 3; v++) {

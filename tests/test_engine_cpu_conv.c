@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "engine/cpu/bf16_impl.h" /* pool-ties: an input stored in bf16 */
 #include "engine/cpu/cpu_impl.h" /* dse_cpu_sum_channels, dse_cpu_sum (sum4-exact); layout.c (layout-moves) */
 
 /* ---- conv ------------------------------------------------------------------------------- */
@@ -425,7 +426,9 @@ void test_elementwise_threads(void) {
  * so that a lane loaded past the row as 0 would win if it were ever used): every output and
  * argmax equal a plain row-major scan of its clipped window keeping the first maximum
  * (Caffe's rule), on shapes whose interior columns take the vectorized stride-2 path and
- * whose edges (padding, ceil overhang) take the general one. */
+ * whose edges (padding, ceil overhang) take the general one. A third pass stores the input
+ * in bf16 (a bf16 conv's output, dse_cpu_bf16_io): values distinct in float that round to
+ * a few bf16 ones, the scan over the rounded values (where bf16 is supported: bf16-convert). */
 void test_pool_ties(void) {
     static const struct { int H, W, k, s, pad; } shapes[] = {
         { 28, 28, 3, 2, 0 }, { 13, 17, 3, 2, 1 }, { 9, 10, 2, 2, 0 }, { 11, 11, 5, 2, 2 }, { 8, 9, 3, 1, 1 },
@@ -455,15 +458,28 @@ void test_pool_ties(void) {
         l = infer_layer(l, 1, 3, shapes[sh].H, shapes[sh].W);
         struct fx f;
         fx_init(&f, &cx, &l, 2, 1, NULL, 0, 60 + sh);
-        for (int neg = 0; neg < 2; neg++) {
+        const int64_t nx = dse_tensor_count(&f.in[0]);
+        dse_bf16 *x16 = malloc((size_t)nx * sizeof *x16);
+        float *xf = f.in[0].data;
+        for (int neg = 0; neg < 3; neg++) {
             /* -1, 0 or 1 (then -3, -2, -1) at random: ties within rows and across them, maxima in any row */
             struct dse_pcg32 r;
             dse_pcg32_seed(&r, 61 + sh, 1);
-            for (int64_t j = 0; j < dse_tensor_count(&f.in[0]); j++)
+            for (int64_t j = 0; j < nx; j++)
                 f.in[0].data[j] = (float)dse_pcg32_bounded(&r, 3) - 1.0f - 2.0f * (float)neg;
+            if (neg == 2) { /* 1 + k / 4096 (k < 48), negated at random: 13 bf16 values, most inputs tied */
+                for (int64_t j = 0; j < nx; j++) {
+                    const float m = 1.0f + (float)dse_pcg32_bounded(&r, 48) / 4096.0f;
+                    x16[j] = dse_bf16_of(dse_pcg32_bounded(&r, 2) ? m : -m);
+                    f.in[0].data[j] = dse_bf16_to_float(x16[j]); /* the scan's values */
+                }
+                f.in[0].data = (float *)(void *)x16, f.in[0].bf16 = 1;
+            }
             for (int64_t j = 0; j < dse_tensor_count(&f.out); j++) /* nothing kept from the first pass */
                 f.out.data[j] = NAN, f.node.st.argmax[j] = -2;
+            f.node.pool_relu = (sh + neg) % 2; /* windows whose maximum is not > 0 cut (ARG_CUT) */
             CHECK_OK(dse_cpu_forward(&cx, &f.node));
+            f.in[0].data = xf, f.in[0].bf16 = 0;
             const int H = l.in_h, W = l.in_w, P = l.out_h, Q = l.out_w, k = l.kernel_h, st = l.stride_h, pd = l.pad_h;
             int bad = 0;
             for (int nc = 0; nc < 2 * 3; nc++)
@@ -477,13 +493,36 @@ void test_pool_ties(void) {
                             for (int w = w0; w < w1; w++)
                                 if (xp[h * W + w] > xp[arg]) arg = h * W + w;
                         const int64_t o = ((int64_t)nc * P + p) * Q + q;
-                        bad += f.out.data[o] != xp[arg] || f.node.st.argmax[o] != arg;
+                        const int cut = f.node.pool_relu && !(xp[arg] > 0.0f);
+                        bad += f.out.data[o] != xp[arg] || f.node.st.argmax[o] != (cut ? (int32_t)((uint32_t)arg | 0x80000000u) : arg);
                     }
             if (bad)
                 fprintf(stderr, "  pool shape %d%s, %s: %d outputs differ from a plain scan\n", sh,
-                        neg ? " (negative)" : "", modes[mode] ? modes[mode] : "fastest", bad);
+                        neg == 2 ? " (bf16 input)" : neg ? " (negative)" : "", modes[mode] ? modes[mode] : "fastest", bad);
             CHECK_INT_EQ(bad, 0);
+            /* backward: each plane's gradient made apart (dse_cpu_maxpool_dx_plane, for a conv's
+             * dse_node.dy_pool: AVX-512's gather on 3x3/2 unpadded columns) against the pool's own,
+             * written whole (dx_whole), bit for bit: windows sharing an argmax (the ties), dy
+             * with -0 among its values, cut windows */
+            for (int64_t j = 0; j < dse_tensor_count(&f.out); j++)
+                f.out.grad[j] = j % 11 == 3 ? -0.0f : (float)((j * 7) % 13 - 6) / 4.0f + 1e-3f * (float)(j % 5);
+            f.node.dx_whole = 1;
+            CHECK_OK(dse_cpu_backward(&cx, &f.node));
+            f.node.dx_whole = 0;
+            float *plane = malloc((size_t)H * W * sizeof *plane);
+            int pbad = 0;
+            for (int nc = 0; nc < 2 * 3; nc++) {
+                for (int e = 0; e < H * W; e++) plane[e] = NAN; /* every value written */
+                dse_cpu_maxpool_dx_plane(&f.node, nc, plane);
+                pbad += memcmp(plane, f.in[0].grad + (int64_t)nc * H * W, (size_t)H * W * sizeof *plane) != 0;
+            }
+            if (pbad)
+                fprintf(stderr, "  pool shape %d%s, %s: %d planes' gradients differ from the pool's backward\n", sh,
+                        neg == 2 ? " (bf16 input)" : neg ? " (negative)" : "", modes[mode] ? modes[mode] : "fastest", pbad);
+            CHECK_INT_EQ(pbad, 0);
+            free(plane);
         }
+        free(x16);
         fx_deinit(&f);
         if (modes[mode]) unsetenv(modes[mode]);
     }

@@ -311,9 +311,28 @@ done:
     dse_net_deinit(&net);
 }
 
+/* Whether two models' arenas hold the same bits, but for the input gradients of max pools
+ * whose backward the convs before them do (dse_node.dx_to_writers, in either model): never
+ * written there, and read by nothing. */
+static int same_arenas(struct dse_model *m[2]) {
+    const size_t bytes = m[0]->arena_floats * sizeof(float);
+    float *a[2] = { malloc(bytes), malloc(bytes) };
+    int same = a[0] && a[1];
+    for (int k = 0; same && k < 2; k++) memcpy(a[k], m[k]->arena, bytes);
+    for (int i = 0; same && i < m[0]->net.n_layers; i++)
+        if (m[0]->nodes[i].dx_to_writers || m[1]->nodes[i].dx_to_writers) {
+            const struct dse_tensor *x = m[0]->nodes[i].in[0];
+            for (int k = 0; k < 2; k++)
+                memset(a[k] + (x->grad - m[0]->arena), 0, (size_t)dse_tensor_count(x) * sizeof(float));
+        }
+    same = same && !memcmp(a[0], a[1], bytes);
+    free(a[0]), free(a[1]);
+    return same;
+}
+
 /* Two SGD steps of two models on the same batch: whether the losses, the whole arenas
- * (activations and gradients) and the parameters' gradients are the same bits after each
- * step, and the parameters after both. */
+ * (activations and gradients, same_arenas) and the parameters' gradients are the same bits
+ * after each step, and the parameters after both. */
 static int same_two_steps(struct dse_model *m[2], const float *x, const int *labels) {
     int same = 1;
     float loss[2];
@@ -323,7 +342,7 @@ static int same_two_steps(struct dse_model *m[2], const float *x, const int *lab
             CHECK_OK(dse_model_backward(m[k], NULL));
         }
         same &= !memcmp(&loss[0], &loss[1], sizeof loss[0]);
-        same &= !memcmp(m[0]->arena, m[1]->arena, m[0]->arena_floats * sizeof(float));
+        same &= same_arenas(m);
         for (int p = 0; p < m[0]->n_params; p++)
             same &= !memcmp(m[0]->params[p]->grad, m[1]->params[p]->grad,
                             sizeof(float) * (size_t)dse_tensor_count(m[0]->params[p]));
@@ -1012,11 +1031,13 @@ static void test_fresh_runs_identical(void) {
 
 /* Gradients their one writer writes whole (dse_node.dx_whole, engine/model.c
  * plan_whole_grads): in bf16, the squeezes' 1x1 convs store their data gradient and the pool
- * zeroes its own, where dse_model_zero_grad leaves those buffers out. Against the same model
- * with every dx_whole cleared (each gradient zeroed before the step, each added to), the
- * whole arena, the parameters' gradients and the parameters after two SGD steps are the same
- * bits, on 1 and 2 threads; a conv that added to a buffer left unzeroed would carry the first
- * step's gradient into the second. Skipped where the CPU lacks avx512_bf16. */
+ * zeroes its own, where dse_model_zero_grad leaves those buffers out; and the pools whose
+ * backward the convs before them do (dse_node.dy_pool, plan_pool_dy). Against the same model
+ * with every dx_whole and dy_pool cleared (each gradient zeroed before the step, each added
+ * to, the pools' written whole and read back), the whole arena (but those pools' input
+ * gradients, same_arenas), the parameters' gradients and the parameters after two SGD steps
+ * are the same bits, on 1 and 2 threads; a conv that added to a buffer left unzeroed would
+ * carry the first step's gradient into the second. Skipped where the CPU lacks avx512_bf16. */
 static void test_bf16_dx_whole(void) {
     if (dse_cpu_bf16_why()) {
         printf("  skipped: no avx512_bf16 (%s)\n", dse_cpu_bf16_why());
@@ -1028,6 +1049,7 @@ static void test_bf16_dx_whole(void) {
     resume_setup(&mp, &net, &o);
     dse_net_deinit(&net); /* test_train_bf16's net: its fires' convs take bf16 by the rule */
     mp.conv1_filters = 32, mp.base_e = 64, mp.bypass = DSE_BYPASS_NONE, mp.dropout = 0.0;
+    mp.pools = DSE_MP_POOL_CONV1 | DSE_MP_POOL_FIRE(2); /* and one after fire2's bf16 expands */
     dse_net_init(&net, "t", 1, 1, 1);
     CHECK_OK(dse_mp_build(&mp, &net, NULL));
     const struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CPU }, .math = DSE_CUDA_MATH_BF16 };
@@ -1038,14 +1060,16 @@ static void test_bf16_dx_whole(void) {
         CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m[0], NULL));
         CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m[1], NULL));
         if (!m[0] || !m[1]) goto next;
-        int convs = 0, pools = 0;
+        int convs = 0, pools = 0, to_convs = 0, from_pool = 0;
         for (int i = 0; i < m[0]->net.n_layers; i++) {
             convs += m[0]->nodes[i].dx_whole && m[0]->nodes[i].op == DSE_OP_CONV2D;
             pools += m[0]->nodes[i].dx_whole && m[0]->nodes[i].op == DSE_OP_MAXPOOL;
-            m[1]->nodes[i].dx_whole = 0;
+            to_convs += m[0]->nodes[i].dx_to_writers, from_pool += m[0]->nodes[i].dy_pool != NULL;
+            m[1]->nodes[i].dx_whole = m[1]->nodes[i].dx_to_writers = 0, m[1]->nodes[i].dy_pool = NULL;
         }
         CHECK_INT_EQ(convs, 3); /* fire2's squeeze (after pool1), fire3's and the classifier (after concats) */
         CHECK(pools >= 1);
+        CHECK(to_convs == 1 && from_pool == 2); /* the pool after fire2: its concat's two expands */
         const int64_t in = dse_tensor_count(&m[0]->input);
         x = malloc((size_t)in * sizeof *x);
         if (!x) goto next;

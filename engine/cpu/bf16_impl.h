@@ -99,6 +99,9 @@ void dse_bf16_s2(const float *row, int64_t W, int64_t o, int64_t n, int pairs, v
 void dse_bf16_pack_dy(const float *dy, int64_t rows, int64_t L, int64_t ld, const float *yf, const uint16_t *y16,
                       dse_bf16 *out, int64_t ldo, double *sums, int isa);
 
+/* out[e] = the float of x[e] for e < n (exact: max pooling's bf16 input, pool.c). */
+void dse_bf16_floats(const dse_bf16 *x, int64_t n, float *out, int isa);
+
 /* dst[q] = src[q stride] for q < n (a strided conv's lowering, conv_bf16.c; stride 2 on
  * AVX-512 by permutes). */
 void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa);

@@ -321,6 +321,7 @@ static void fwd_part(void *arg, int t, int nt) {
 }
 
 static int direct_ok(const struct bshape *s);
+static int by_phases(const struct bshape *s);
 static enum dse_status fwd_direct(struct bjob *j);
 
 int dse_cpu_writes_dx(const struct dse_cpu_ctx *cx, const struct dse_node *n) {
@@ -328,12 +329,16 @@ int dse_cpu_writes_dx(const struct dse_cpu_ctx *cx, const struct dse_node *n) {
     return n->op == DSE_OP_CONV2D && dse_cpu_conv_bf16_runs(cx, n) && bshape_of(n).is_1x1; /* bwd_part */
 }
 
+int dse_cpu_takes_pool_dy(const struct dse_cpu_ctx *cx, const struct dse_node *n) {
+    return n->op == DSE_OP_CONV2D && dse_cpu_conv_bf16_fuses(cx, n); /* every dy read is take_dy's */
+}
+
 int dse_cpu_bf16_io(const struct dse_cpu_ctx *cx, const struct dse_node *n, int out) {
     if (cx->bf16 == DSE_CPU_BF16_OFF) return 0;
-    if (n->op == DSE_OP_MAXPOOL) return out; /* pool.c: converting its input would cost more than it saves */
+    if (n->op == DSE_OP_MAXPOOL) return 1; /* pool.c: an input's planes turned into floats in cache */
     if (n->op != DSE_OP_CONV2D || !dse_cpu_conv_bf16_runs(cx, n)) return 0;
     const struct bshape s = bshape_of(n);
-    return out || s.is_1x1 || direct_ok(&s);
+    return out || s.is_1x1 || (direct_ok(&s) && !by_phases(&s));
 }
 
 enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
@@ -457,7 +462,7 @@ static int64_t bwd_chunk(const struct bshape *s, int64_t most) {
  * its channels' sums added to part[K] in the same pass (dse_bf16_pack_dy: the bits of
  * conv2d.c's mask and bias passes, dse_cpu_slice_sums' order), so dy is read once from
  * memory instead of three times. */
-static void take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo, double *part) {
+static void take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo, double *part, float *plane) {
     const struct bshape *s = &j->s;
     const struct dse_tensor *y = j->n->out;
     const float *dy = y->grad + i * y->stride_n;
@@ -468,7 +473,20 @@ static void take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo,
     const int mask = dse_cpu_masks_dy(j->n);
     const float *yf = mask && !y->bf16 ? y->data + i * y->stride_n : NULL;
     const uint16_t *y16 = mask && y->bf16 ? (const uint16_t *)(const void *)y->data + i * y->stride_n : NULL;
-    dse_bf16_pack_dy(dy, s->K, s->PQ, s->PQ, yf, y16, out, ldo, part, j->isa);
+    const struct dse_node *pool = j->n->dy_pool;
+    if (!pool) {
+        dse_bf16_pack_dy(dy, s->K, s->PQ, s->PQ, yf, y16, out, ldo, part, j->isa);
+        return;
+    }
+    /* dy's planes made from the pool's (dse_node.dy_pool) into plane (PQ floats), each packed
+     * as its row would be: the same bits, dy never written whole */
+    const struct dse_tensor *px = pool->in[0];
+    const int64_t c0 = (int64_t)(y->grad - px->grad) / s->PQ; /* y: channels c0.. of the pool's input */
+    for (int64_t k = 0; k < s->K; k++) {
+        dse_cpu_maxpool_dx_plane(pool, i * px->c + c0 + k, plane);
+        dse_bf16_pack_dy(plane, 1, s->PQ, s->PQ, yf ? yf + k * s->PQ : NULL, y16 ? y16 + k * s->PQ : NULL,
+                         out + k * ldo, ldo, part ? part + k : NULL, j->isa);
+    }
 }
 
 static void bwd_part(void *arg, int t, int nt) {
@@ -497,7 +515,7 @@ static void bwd_part(void *arg, int t, int nt) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk, Lc = chunk_row(s, nb);
             if (buf) { /* dw (= on the slice's first chunk) += dy col^T over the chunk's images, side by side */
                 for (int64_t i = 0; i < nb; i++) {
-                    take_dy(j, n0 + i, dyr + i * s->PQ, Lc, part);
+                    take_dy(j, n0 + i, dyr + i * s->PQ, Lc, part, tmp);
                     lower_rows(s, x->data + (n0 + i) * x->stride_n,
                                x->bf16 ? data16(x) + (n0 + i) * x->stride_n : NULL, xr + i * s->PQ, Lc, tmp, j->isa);
                 }
@@ -573,7 +591,23 @@ static void tree_part(void *arg, int64_t lo, int64_t hi) {
  * over the input become one: it cost as much as the product on SqueezeNet's 3x3 convs. */
 #define DIRECT_MIN_CHANNELS 4 /* fewer inputs (conv1 on gray images) waste half a pair a tap */
 
+/* Stride 2 (dilation 1, a kernel of 2 x 2 or more) by phases: the padded input's element
+ * (2 u + a, 2 v + b) is element (u, v) of phase plane (a, b), and output (p, q) sums tap
+ * (r, s) times phase (r % 2, s % 2)'s element (p + r / 2, q + s / 2): a stride-1 product on
+ * planes half as wide, the grid W2 = ceil(Wp / 2) columns wide. Forward, the pairs are two
+ * adjacent taps of a row (2 s', 2 s' + 1; a missing last one zero): the pair plane of channel
+ * c and row parity a is the padded rows 2 u + a themselves in bf16 (pair v = elements 2 v,
+ * 2 v + 1), k-pair (c, r, s') shifted by (r / 2) W2 + s'; C R ceil(S / 2) pairs (v1.0's conv1:
+ * 84, against the lowering's 74, and nothing lowered). The weight gradient dots dy's grid
+ * with the four phase planes of each channel in bf16 rows, tap (c, r, s) shifted by
+ * (r / 2) W2 + s / 2. The data gradient stays the lowered one's (conv1 takes none). */
+static int by_phases(const struct bshape *s) {
+    return s->sh == 2 && s->sw == 2 && s->dh == 1 && s->dw == 1 && s->R >= 2 && s->S >= 2;
+}
+
 struct dgeo {
+    int     phases;         /* by_phases: Hp, Wp a phase plane's rows and pair columns */
+    int64_t rplanes;        /* the bf16 planes the weight gradient reads: C, or 4 C by phases */
     int64_t Hp, Wp, plane;  /* forward: the padded input's pair planes and their stride */
     int64_t qh, qw, Wq, qplane; /* data gradient: dy's pads, padded width, pair plane stride */
     int64_t L, bplane;      /* weight gradient: a dy grid row (P Wp rounded up to 32) and the
@@ -582,6 +616,7 @@ struct dgeo {
 };
 
 static int direct_ok(const struct bshape *s) {
+    if (by_phases(s)) return 1;
     return !s->is_1x1 && s->sh == 1 && s->sw == 1 && s->ph <= (s->R - 1) * s->dh && s->pw <= (s->S - 1) * s->dw &&
            s->C >= DIRECT_MIN_CHANNELS;
 }
@@ -589,7 +624,19 @@ static int direct_ok(const struct bshape *s) {
 static int64_t up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 static struct dgeo dgeo_of(const struct bshape *s) {
-    struct dgeo g = { .Hp = s->H + 2 * s->ph, .Wp = s->W + 2 * s->pw };
+    if (by_phases(s)) {
+        const int64_t R2 = (s->R + 1) / 2, S2 = (s->S + 1) / 2;
+        struct dgeo g = { .phases = 1, .rplanes = 4 * s->C, .Hp = (s->H + 2 * s->ph + 1) / 2,
+                          .Wp = (s->W + 2 * s->pw + 1) / 2 };
+        const int64_t reads = (s->P + R2 - 1) * g.Wp + S2; /* past the grid's last shifted read */
+        g.plane = up((reads > g.Hp * g.Wp ? reads : g.Hp * g.Wp), 16);
+        g.L = up(s->P * g.Wp, 32);
+        const int64_t breads = g.L + (R2 - 1) * g.Wp + S2;
+        g.bplane = up(breads > g.Hp * g.Wp ? breads : g.Hp * g.Wp, 32);
+        g.C2 = 2 * s->C, g.KPf = s->C * s->R * S2;
+        return g;
+    }
+    struct dgeo g = { .rplanes = s->C, .Hp = s->H + 2 * s->ph, .Wp = s->W + 2 * s->pw };
     const int64_t reach = (s->R - 1) * s->dh, side = (s->S - 1) * s->dw;
     g.plane = up(g.Hp * g.Wp + side, 16); /* a shifted row read past the last one stays in */
     g.qh = reach - s->ph, g.qw = side - s->pw, g.Wq = s->Q + 2 * g.qw;
@@ -632,12 +679,56 @@ static void pad_rows(const struct bshape *s, const struct dgeo *g, const float *
     }
 }
 
+/* By phases (by_phases): x's pair planes [2 C][plane], channel c's padded rows of parity a at
+ * plane 2 c + a, row u (padded row 2 u + a) as bf16 pairs. */
+static void phase_pairs(const struct bshape *s, const struct dgeo *g, const float *x, uint32_t *out, int isa) {
+    for (int64_t pl = 0; pl < 2 * s->C; pl++) {
+        uint32_t *o = out + pl * g->plane;
+        memset(o, 0, (size_t)g->plane * sizeof *o);
+        const int64_t c = pl / 2, a = pl % 2;
+        for (int64_t u = 0; u < g->Hp; u++) {
+            const int64_t h = 2 * u + a - s->ph;
+            if (h >= 0 && h < s->H)
+                dse_bf16_pack_rows(x + c * s->HW + h * s->W, 1, s->W, s->W,
+                                   (dse_bf16 *)(void *)(o + u * g->Wp) + s->pw, s->W, s->W, isa);
+        }
+    }
+}
+
+/* By phases: x's phase planes as bf16 rows [4 C][bplane], plane (2 c + a) 2 + b holding the
+ * padded elements (2 u + a, 2 v + b) at u Wp + v; tmp: Wp floats. */
+static void phase_rows(const struct bshape *s, const struct dgeo *g, const float *x, dse_bf16 *out, float *tmp,
+                       int isa) {
+    for (int64_t pl = 0; pl < 4 * s->C; pl++) {
+        dse_bf16 *o = out + pl * g->bplane;
+        memset(o, 0, (size_t)g->bplane * sizeof *o);
+        const int64_t c = pl / 4, a = pl / 2 % 2, b = pl % 2;
+        const int64_t v0 = s->pw > b ? (s->pw - b + 1) / 2 : 0, last = s->W - 1 + s->pw - b; /* 2 v + b - pw in [0, W) */
+        const int64_t n = (last >= 0 ? last / 2 + 1 : 0) - v0;
+        for (int64_t u = 0; n > 0 && u < g->Hp; u++) {
+            const int64_t h = 2 * u + a - s->ph;
+            if (h < 0 || h >= s->H) continue;
+            dse_cpu_copy_strided(x + c * s->HW + h * s->W + 2 * v0 + b - s->pw, n, 2, tmp, isa);
+            dse_bf16_pack_rows(tmp, 1, n, n, o + u * g->Wp + v0, n, n, isa);
+        }
+    }
+}
+
+/* Output rows a direct forward multiplies at once: the block's K float sums within
+ * FWD_BLOCK_BYTES (in L2 until they are copied or rounded into y; v1.0's conv1 grid is
+ * 4.9 MB an image), at least one; from the shape only (each output's chain is the same
+ * whatever the block). */
+static int64_t direct_rows(const struct bshape *s, const struct dgeo *g) {
+    const int64_t r = (int64_t)FWD_BLOCK_BYTES / (s->K * g->Wp * (int64_t)sizeof(float));
+    return r < 1 ? 1 : r > s->P ? s->P : r;
+}
+
 static void fwd_direct_part(void *arg, int t, int nt) {
     const struct bjob *j = arg;
     const struct bshape *s = &j->s;
     const struct dgeo *g = j->g;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
-    const int64_t N = s->P * g->Wp;
+    const int64_t rows = direct_rows(s, g);
     const float *bias = j->n->bias ? j->n->bias->data : NULL;
     int64_t a0, a1;
     const int kb = fwd_items(s, t, nt, &a0, &a1);
@@ -646,22 +737,30 @@ static void fwd_direct_part(void *arg, int t, int nt) {
     for (int64_t a = a0; a < a1; a++) {
         const struct fwd_item it = fwd_item_of(s, kb, 0, a);
         if (it.k0 >= it.k1) continue;
-        pad_pairs(x->data + it.i * x->stride_n, x->bf16 ? data16(x) + it.i * x->stride_n : NULL, s->C, s->H, s->W,
-                  s->ph, s->pw, g->Wp, g->plane, xq, j->isa);
-        const struct dse_mm_bf16 m = { .M = it.k1 - it.k0, .N = N, .KP = g->KPf, .ap = j->wp + it.k0 * g->KPf,
-                                       .lda = g->KPf, .bp = xq, .boff = j->boff, .c = tmp + it.k0 * N, .ldc = N,
-                                       .bias = bias ? bias + it.k0 : NULL, .relu = j->n->relu_out };
-        dse_cpu_mm_bf16(&m, j->isa);
-        if (y->bf16) { /* rounded once, as the grid's rows are taken */
-            dse_bf16 *yi = (dse_bf16 *)(void *)y->data + it.i * y->stride_n;
+        const float *xi = x->data + it.i * x->stride_n;
+        if (g->phases) {
+            DSE_ASSERT(!x->bf16); /* dse_cpu_bf16_io: a float input */
+            phase_pairs(s, g, xi, xq, j->isa);
+        } else pad_pairs(xi, x->bf16 ? data16(x) + it.i * x->stride_n : NULL, s->C, s->H, s->W, s->ph, s->pw, g->Wp,
+                         g->plane, xq, j->isa);
+        for (int64_t p0 = 0; p0 < s->P; p0 += rows) { /* the grid's rows p0.. (columns p0 Wp..) */
+            const int64_t pn = s->P - p0 < rows ? s->P - p0 : rows, N = pn * g->Wp;
+            const struct dse_mm_bf16 m = { .M = it.k1 - it.k0, .N = N, .KP = g->KPf, .ap = j->wp + it.k0 * g->KPf,
+                                           .lda = g->KPf, .bp = xq + p0 * g->Wp, .boff = j->boff,
+                                           .c = tmp + it.k0 * N, .ldc = N, .bias = bias ? bias + it.k0 : NULL,
+                                           .relu = j->n->relu_out };
+            dse_cpu_mm_bf16(&m, j->isa);
+            if (y->bf16) { /* rounded once, as the grid's rows are taken */
+                dse_bf16 *yi = (dse_bf16 *)(void *)y->data + it.i * y->stride_n + p0 * s->Q;
+                for (int64_t k = it.k0; k < it.k1; k++)
+                    dse_bf16_pack_rows(tmp + k * N, pn, s->Q, g->Wp, yi + k * s->PQ, s->Q, s->Q, j->isa);
+                continue;
+            }
+            float *yi = y->data + it.i * y->stride_n + p0 * s->Q;
             for (int64_t k = it.k0; k < it.k1; k++)
-                dse_bf16_pack_rows(tmp + k * N, s->P, s->Q, g->Wp, yi + k * s->PQ, s->Q, s->Q, j->isa);
-            continue;
+                for (int64_t p = 0; p < pn; p++)
+                    memcpy(yi + k * s->PQ + p * s->Q, tmp + k * N + p * g->Wp, (size_t)s->Q * sizeof(float));
         }
-        float *yi = y->data + it.i * y->stride_n;
-        for (int64_t k = it.k0; k < it.k1; k++)
-            for (int64_t p = 0; p < s->P; p++)
-                memcpy(yi + k * s->PQ + p * s->Q, tmp + k * N + p * g->Wp, (size_t)s->Q * sizeof(float));
     }
 }
 
@@ -669,7 +768,8 @@ static enum dse_status fwd_direct(struct bjob *j) {
     const struct bshape *s = &j->s;
     struct dgeo g = dgeo_of(s);
     j->g = &g;
-    const size_t own = al((size_t)(g.C2 * g.plane) * sizeof(uint32_t)) + al((size_t)(s->K * s->P * g.Wp) * sizeof(float));
+    const size_t own = al((size_t)(g.C2 * g.plane) * sizeof(uint32_t)) +
+                       al((size_t)(s->K * direct_rows(s, &g) * g.Wp) * sizeof(float));
     const size_t wbytes = al((size_t)(s->K * g.KPf) * sizeof(uint32_t)), obytes = al((size_t)g.KPf * sizeof(int64_t));
     for (int t = 0; t < j->cx->threads; t++) {
         void *p;
@@ -679,7 +779,18 @@ static enum dse_status fwd_direct(struct bjob *j) {
     uint32_t *wp = (uint32_t *)(ws_at(j->cx, 0) + own);
     int64_t *boff = (int64_t *)(ws_at(j->cx, 0) + own + wbytes);
     const float *w = j->n->weight->data;
-    for (int64_t c2 = 0; c2 < g.C2; c2++)
+    const int64_t S2 = (s->S + 1) / 2;
+    for (int64_t c = 0; g.phases && c < s->C; c++) /* pairs of adjacent taps 2 s2, 2 s2 + 1 */
+        for (int64_t r = 0; r < s->R; r++)
+            for (int64_t s2 = 0; s2 < S2; s2++) {
+                const int64_t kp = (c * s->R + r) * S2 + s2;
+                boff[kp] = (2 * c + r % 2) * g.plane + r / 2 * g.Wp + s2;
+                for (int64_t m = 0; m < s->K; m++) {
+                    const float *e = w + ((m * s->C + c) * s->R + r) * s->S + 2 * s2;
+                    wp[m * g.KPf + kp] = dse_bf16_pair(e[0], 2 * s2 + 1 < s->S ? e[1] : 0.0f);
+                }
+            }
+    for (int64_t c2 = 0; !g.phases && c2 < g.C2; c2++)
         for (int64_t r = 0; r < s->R; r++)
             for (int64_t t = 0; t < s->S; t++) {
                 const int64_t kp = (c2 * s->R + r) * s->S + t;
@@ -701,14 +812,17 @@ static enum dse_status fwd_direct(struct bjob *j) {
 static size_t dscratch(const struct bshape *s, const struct dgeo *g, int64_t chunk, int dw, int dx, size_t *xb,
                        size_t *dyq, size_t *tmp, size_t *d16) {
     *xb = dw ? al((size_t)(chunk * s->K * g->L) * sizeof(dse_bf16)) : 0;
-    *dyq = *xb + (dw ? al((size_t)(chunk * s->C * g->bplane) * sizeof(dse_bf16)) : 0);
+    *dyq = *xb + (dw ? al((size_t)(chunk * g->rplanes * g->bplane) * sizeof(dse_bf16)) : 0);
     *tmp = *dyq + (dx ? al((size_t)(g->K2 * g->qplane) * sizeof(uint32_t)) : 0);
-    *d16 = *tmp + (dx ? al((size_t)(s->C * s->H * g->Wq) * sizeof(float)) : 0);
+    size_t tb = (size_t)s->PQ * sizeof(float); /* take_dy's plane; then dx_direct's grid, or phase_rows' row */
+    if (dx && (size_t)(s->C * s->H * g->Wq) * sizeof(float) > tb) tb = (size_t)(s->C * s->H * g->Wq) * sizeof(float);
+    if (g->phases && (size_t)g->Wp * sizeof(float) > tb) tb = (size_t)g->Wp * sizeof(float);
+    *d16 = *tmp + al(tb);
     return *d16 + (dw ? al((size_t)(s->K * s->PQ) * sizeof(dse_bf16)) : 0);
 }
 
 static int64_t direct_chunk(const struct bshape *s, const struct dgeo *g, int64_t most) {
-    const double per = (double)(s->K * g->L + s->C * g->bplane) * sizeof(dse_bf16);
+    const double per = (double)(s->K * g->L + g->rplanes * g->bplane) * sizeof(dse_bf16);
     const double nb = (double)((size_t)512 << 10) / per;
     return nb < 1.0 ? 1 : nb > (double)most ? most : (int64_t)nb;
 }
@@ -776,14 +890,17 @@ static void bwd_direct_part(void *arg, int t, int nt) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
             if (buf) { /* dw (= on the slice's first chunk) += dy's grid . x's shifted planes */
                 for (int64_t i = 0; i < nb; i++) {
-                    take_dy(j, n0 + i, d16, s->PQ, part);
+                    take_dy(j, n0 + i, d16, s->PQ, part, tmp);
                     grid_of_rows(s, g, d16, dyg + i * s->K * g->L);
                     if (x->grad) dx_direct(j, n0 + i, d16, dyq, tmp);
-                    pad_rows(s, g, x->data + (n0 + i) * x->stride_n,
-                             x->bf16 ? data16(x) + (n0 + i) * x->stride_n : NULL, xb + i * s->C * g->bplane, j->isa);
+                    const float *xi = x->data + (n0 + i) * x->stride_n;
+                    dse_bf16 *xbi = xb + i * g->rplanes * g->bplane;
+                    if (g->phases) phase_rows(s, g, xi, xbi, tmp, j->isa);
+                    else pad_rows(s, g, xi, x->bf16 ? data16(x) + (n0 + i) * x->stride_n : NULL, xbi, j->isa);
                 }
                 const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = g->L, .imgs = nb, .a = dyg,
-                                                  .lda = g->L, .a_is = s->K * g->L, .b = xb, .b_is = s->C * g->bplane,
+                                                  .lda = g->L, .a_is = s->K * g->L, .b = xb,
+                                                  .b_is = g->rplanes * g->bplane,
                                                   .boff = j->boff_w, .c = buf, .ldc = s->CRS, .set = n0 == i0 };
                 dse_cpu_mm_nt_bf16(&m, j->isa);
                 continue;
@@ -818,7 +935,8 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx, size_t pbytes)
     int64_t *boff = (int64_t *)(sh + wbytes), *boff_w = boff + g.KPx;
     if (pbytes) j->db_part = (double *)(void *)(sh + wbytes + obytes);
     const float *w = j->n->weight->data;
-    for (int64_t k2 = 0; k2 < g.K2; k2++)
+    DSE_ASSERT(!(g.phases && dx)); /* dse_cpu_conv_bf16_bwd: the lowered data gradient */
+    for (int64_t k2 = 0; !g.phases && k2 < g.K2; k2++)
         for (int64_t r = 0; r < s->R; r++)
             for (int64_t t = 0; t < s->S; t++) {
                 const int64_t kp = (k2 * s->R + r) * s->S + t;
@@ -831,7 +949,8 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx, size_t pbytes)
     for (int64_t c = 0; c < s->C; c++)
         for (int64_t r = 0; r < s->R; r++)
             for (int64_t t = 0; t < s->S; t++)
-                boff_w[(c * s->R + r) * s->S + t] = c * g.bplane + r * s->dh * g.Wp + t * s->dw;
+                boff_w[(c * s->R + r) * s->S + t] = g.phases ? ((2 * c + r % 2) * 2 + t % 2) * g.bplane + r / 2 * g.Wp + t / 2
+                                                             : c * g.bplane + r * s->dh * g.Wp + t * s->dw;
     j->wx = wx, j->boff = boff, j->boff_w = boff_w;
     dse_cpu_run(j->cx, bwd_direct_part, j);
     return DSE_OK;
@@ -879,7 +998,8 @@ enum dse_status dse_cpu_conv_bf16_bwd(struct dse_cpu_ctx *cx, struct dse_node *n
     j.fuse = dse_cpu_conv_bf16_fuses(cx, n);
     float *db = j.fuse && n->bias ? n->bias->grad : NULL;
     const size_t pbytes = db ? al((size_t)(s->K * j.sl.count) * sizeof(double)) : 0;
-    const enum dse_status st = direct_ok(s) ? bwd_direct(&j, dw != NULL, x->grad != NULL, pbytes)
+    const int direct = direct_ok(s) && !(by_phases(s) && x->grad); /* by phases: no data gradient */
+    const enum dse_status st = direct ? bwd_direct(&j, dw != NULL, x->grad != NULL, pbytes)
                                             : bwd_lowered(&j, dw != NULL, x->grad != NULL, pbytes);
     if (st) return st;
     for (int64_t k = 0; db && k < s->K; k++) { /* the slices' sums by the slice tree, as conv2d.c's bias pass */

@@ -285,6 +285,11 @@ static inline void dse_cpu_slice_sums(const struct dse_cpu_slices *sl, const flo
     }
 }
 
+/* The gradient of plane nc (image nc / C, channel nc % C) of max pool n's input, whole, into
+ * out (its H W floats): +0, then each window's dy added at its argmax in window order, the
+ * bits of the pool's own backward (pool.c), which a conv with dse_node.dy_pool leaves to it. */
+void dse_cpu_maxpool_dx_plane(const struct dse_node *n, int64_t nc, float *out);
+
 /* The ReLU's rules, one copy for the relu kernels (eltwise.c) and the convs that apply
  * their ReLU themselves (conv2d.c, dse_node.relu_out), so the two give the same bits:
  * the value, and the gradient g masked in place where the output y is not positive. */

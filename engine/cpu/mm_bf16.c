@@ -459,6 +459,27 @@ void dse_bf16_s2(const float *row, int64_t W, int64_t o, int64_t n, int pairs, v
     }
 }
 
+#ifdef DSE_CPU_HAS_AVX2_CODE
+TBF static void floats_of512(const dse_bf16 *x, int64_t n, float *out) {
+    for (int64_t e = 0; e < n; e += 16) {
+        const __mmask16 mk = dse_cpu_lanes16(n - e);
+        const __m512i v = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, x + e)), 16);
+        _mm512_mask_storeu_ps(out + e, mk, _mm512_castsi512_ps(v));
+    }
+}
+#endif
+
+void dse_bf16_floats(const dse_bf16 *x, int64_t n, float *out, int isa) {
+#ifdef DSE_CPU_HAS_AVX2_CODE
+    if (isa >= DSE_CPU_BF16_AVX512) {
+        floats_of512(x, n, out);
+        return;
+    }
+#endif
+    (void)isa;
+    for (int64_t e = 0; e < n; e++) out[e] = dse_bf16_to_float(x[e]);
+}
+
 void dse_cpu_copy_strided(const float *src, int64_t n, int64_t stride, float *dst, int isa) {
     if (stride == 2) { /* layout.c's, also the float32 lowering's; a CPU with bf16 has AVX-512 */
         dse_cpu_take2(dst, src, n, isa >= DSE_CPU_BF16_AVX512 ? DSE_CPU_MM_AVX512 : DSE_CPU_MM_NONE);

@@ -214,10 +214,12 @@ __attribute__((target("avx2"))) static int max3s2_avx2(const float *xp, int W, i
 }
 #endif
 
-/* Planes [lo, hi); with ybuf (an output stored in bf16, dse_tensor.bf16: the input stays
- * float, which the loop reads faster than it would convert bf16), each plane is pooled into
- * ybuf and rounded into y (the bf16 convs after it read the same values either way). */
-static void maxpool_fwd_planes(const struct pj *a, int64_t lo, int64_t hi, float *ybuf) {
+/* Planes [lo, hi); with ybuf (an output stored in bf16, dse_tensor.bf16), each plane is
+ * pooled into ybuf and rounded into y (the bf16 convs after it read the same values either
+ * way); with xbuf (an input stored in bf16: a bf16 conv's output), each plane is first
+ * turned into floats there (exact, and in cache while the windows read it: its half the
+ * bytes from memory), its maxima then bf16 values, which the rounding into y keeps. */
+static void maxpool_fwd_planes(const struct pj *a, int64_t lo, int64_t hi, float *ybuf, float *xbuf) {
     const struct dse_node *n = a->n;
     const struct windows win = a->win;
     const struct dse_tensor *x = n->in[0], *y = n->out;
@@ -234,6 +236,10 @@ static void maxpool_fwd_planes(const struct pj *a, int64_t lo, int64_t hi, float
     (void)fast, (void)q_first;
     for (int64_t nc = lo; nc < hi; nc++) {
         const float *xp = x->data + plane_at(x, nc);
+        if (xbuf) {
+            dse_bf16_floats((const dse_bf16 *)(const void *)x->data + plane_at(x, nc), (int64_t)x->h * W, xbuf, a->isa);
+            xp = xbuf;
+        }
         float *yp = ybuf ? ybuf : y->data + plane_at(y, nc);
         int32_t *ap = argmax + nc * P * Q; /* the scalar loop's scratch in inference */
         for (int p = 0; p < P; p++) {
@@ -279,15 +285,21 @@ static void maxpool_fwd_planes(const struct pj *a, int64_t lo, int64_t hi, float
 }
 
 static void maxpool_fwd_part(void *job, int64_t lo, int64_t hi) {
-    maxpool_fwd_planes(job, lo, hi, NULL);
+    maxpool_fwd_planes(job, lo, hi, NULL, NULL);
 }
 
+/* Each thread's planes, its buffers in its workspace (thread 0's from buf_at): y's plane in
+ * float where y is stored in bf16, then x's where x is. */
 static void maxpool_fwd16_job(void *job, int t, int nt) {
     const struct pj *a = job;
-    const struct dse_tensor *x = a->n->in[0];
+    const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
     int64_t lo, hi;
     dse_cpu_share((int64_t)x->n * x->c, t, nt, &lo, &hi);
-    maxpool_fwd_planes(a, lo, hi, (float *)(void *)((char *)a->cx->ws[t].p + (t ? 0 : a->buf_at)));
+    char *at = (char *)a->cx->ws[t].p + (t ? 0 : a->buf_at);
+    float *ybuf = y->bf16 ? (float *)(void *)at : NULL;
+    float *xbuf = x->bf16 ? (float *)(void *)(at + (y->bf16 ? dse_cpu_al64((size_t)y->h * y->w * sizeof(float)) : 0))
+                          : NULL;
+    maxpool_fwd_planes(a, lo, hi, ybuf, xbuf);
 }
 
 /* One share of planes per thread; windows_of's bounds, in thread 0's workspace, are
@@ -305,11 +317,11 @@ static enum dse_status run_planes(struct dse_cpu_ctx *cx, const struct dse_node 
 
 enum dse_status dse_cpu_maxpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
     DSE_ASSERT(n->st.argmax);
-    DSE_ASSERT(!n->in[0]->bf16); /* read as floats only (dse_cpu_bf16_io) */
-    if (!n->out->bf16) return run_planes(cx, n, 1, maxpool_fwd_part);
-    const struct dse_tensor *y = n->out;
+    const struct dse_tensor *x = n->in[0], *y = n->out;
+    if (!n->out->bf16 && !x->bf16) return run_planes(cx, n, 1, maxpool_fwd_part);
     const size_t win = dse_cpu_al64(3 * (size_t)(y->h + y->w) * sizeof(int)); /* windows_of's, thread 0 */
-    const size_t bufs = dse_cpu_al64((size_t)y->h * y->w * sizeof(float));
+    const size_t bufs = (y->bf16 ? dse_cpu_al64((size_t)y->h * y->w * sizeof(float)) : 0) +
+                        (x->bf16 ? dse_cpu_al64((size_t)x->h * x->w * sizeof(float)) : 0);
     struct pj a = { .n = n, .cx = cx, .buf_at = win, .isa = dse_cpu_bf16_isa() };
     for (int t = 0; t < cx->threads; t++) { /* before windows_of: no reallocation after it */
         void *p;
@@ -322,32 +334,43 @@ enum dse_status dse_cpu_maxpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
     return DSE_OK;
 }
 
+/* dxp[argmax] += dy, window by window in order, over plane nc of max pool n. */
+static void scatter_plane(const struct dse_node *n, int64_t nc, float *dxp) {
+    const struct dse_tensor *y = n->out;
+    const int64_t PQ = (int64_t)y->h * y->w;
+    const float *dyp = y->grad + plane_at(y, nc);
+    const int32_t *ap = n->st.argmax + nc * PQ;
+    for (int64_t j = 0; j < PQ; j++) { /* a cut one adds +0, by a mask: no branch */
+        const int32_t at = ap[j];
+        if (at == -1) continue; /* an empty window: rare, so a branch well predicted */
+        uint32_t g;
+        memcpy(&g, &dyp[j], sizeof g);
+        g &= at < 0 ? 0u : ~0u; /* the compiler's select of floats was a branch */
+        float v;
+        memcpy(&v, &g, sizeof v);
+        dxp[at & INT32_MAX] += v;
+    }
+}
+
 static void maxpool_bwd_part(void *arg, int64_t lo, int64_t hi) {
     const struct pj *a = arg;
-    const struct dse_tensor *x = a->n->in[0], *y = a->n->out;
-    const int P = y->h, Q = y->w;
-    const int32_t *argmax = a->n->st.argmax;
+    const struct dse_tensor *x = a->n->in[0];
     for (int64_t nc = lo; nc < hi; nc++) {
         float *dxp = x->grad + plane_at(x, nc);
-        const float *dyp = y->grad + plane_at(y, nc);
-        const int32_t *ap = argmax + nc * P * Q;
         if (a->n->dx_whole) memset(dxp, 0, (size_t)x->h * (size_t)x->w * sizeof *dxp); /* then in L1 */
-        for (int64_t j = 0; j < (int64_t)P * Q; j++) { /* a cut one adds +0, by a mask: no branch */
-            const int32_t at = ap[j];
-            if (at == -1) continue; /* an empty window: rare, so a branch well predicted */
-            uint32_t g;
-            memcpy(&g, &dyp[j], sizeof g);
-            g &= at < 0 ? 0u : ~0u; /* the compiler's select of floats was a branch */
-            float v;
-            memcpy(&v, &g, sizeof v);
-            dxp[at & INT32_MAX] += v;
-        }
+        scatter_plane(a->n, nc, dxp);
     }
+}
+
+void dse_cpu_maxpool_dx_plane(const struct dse_node *n, int64_t nc, float *out) {
+    DSE_ASSERT(n->st.argmax && n->training);
+    memset(out, 0, (size_t)n->in[0]->h * (size_t)n->in[0]->w * sizeof *out);
+    scatter_plane(n, nc, out);
 }
 
 /* The argmax of a training forward: an inference forward keeps none (maxpool_fwd_part). */
 enum dse_status dse_cpu_maxpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    if (!n->in[0]->grad) return DSE_OK;
+    if (!n->in[0]->grad || n->dx_to_writers) return DSE_OK; /* dx_to_writers: the convs' take_dy does it */
     if (!n->training)
         return dse_cpu_fail(cx, n, DSE_ERR_INTERNAL, "max pooling's backward after an inference forward (no argmax)");
     return run_planes(cx, n, 0, maxpool_bwd_part);
