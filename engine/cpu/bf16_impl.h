@@ -99,6 +99,10 @@ void dse_bf16_s2(const float *row, int64_t W, int64_t o, int64_t n, int pairs, v
 void dse_bf16_pack_dy(const float *dy, int64_t rows, int64_t L, int64_t ld, const float *yf, const uint16_t *y16,
                       dse_bf16 *out, int64_t ldo, double *sums, int isa);
 
+/* out[r * ldo + l] = x[r * L + l] for l < L, zero for L <= l < ldo, r < rows: packed bf16
+ * rows spread onto a wider grid (a direct conv's dy, conv_bf16.c). */
+void dse_bf16_spread_rows(const dse_bf16 *x, int64_t rows, int64_t L, dse_bf16 *out, int64_t ldo, int isa);
+
 /* out[e] = the float of x[e] for e < n (exact: max pooling's bf16 input, pool.c). */
 void dse_bf16_floats(const dse_bf16 *x, int64_t n, float *out, int isa);
 

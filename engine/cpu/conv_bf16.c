@@ -829,13 +829,10 @@ static int64_t direct_chunk(const struct bshape *s, const struct dgeo *g, int64_
 
 /* dy's bf16 rows [K][P Q] at d on the grid: out[k][p Wp + q], zero for q >= Q and past P Wp
  * to L (grid_rows' layout and bits, from values already rounded). */
-static void grid_of_rows(const struct bshape *s, const struct dgeo *g, const dse_bf16 *d, dse_bf16 *out) {
+static void grid_of_rows(const struct bshape *s, const struct dgeo *g, const dse_bf16 *d, dse_bf16 *out, int isa) {
     for (int64_t k = 0; k < s->K; k++) {
         dse_bf16 *o = out + k * g->L;
-        for (int64_t p = 0; p < s->P; p++) {
-            memcpy(o + p * g->Wp, d + k * s->PQ + p * s->Q, (size_t)s->Q * sizeof *o);
-            memset(o + p * g->Wp + s->Q, 0, (size_t)(g->Wp - s->Q) * sizeof *o);
-        }
+        dse_bf16_spread_rows(d + k * s->PQ, s->P, s->Q, o, g->Wp, isa);
         memset(o + s->P * g->Wp, 0, (size_t)(g->L - s->P * g->Wp) * sizeof *o);
     }
 }
@@ -891,7 +888,7 @@ static void bwd_direct_part(void *arg, int t, int nt) {
             if (buf) { /* dw (= on the slice's first chunk) += dy's grid . x's shifted planes */
                 for (int64_t i = 0; i < nb; i++) {
                     take_dy(j, n0 + i, d16, s->PQ, part, tmp);
-                    grid_of_rows(s, g, d16, dyg + i * s->K * g->L);
+                    grid_of_rows(s, g, d16, dyg + i * s->K * g->L, j->isa);
                     if (x->grad) dx_direct(j, n0 + i, d16, dyq, tmp);
                     const float *xi = x->data + (n0 + i) * x->stride_n;
                     dse_bf16 *xbi = xb + i * g->rplanes * g->bplane;
