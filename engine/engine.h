@@ -217,8 +217,8 @@ struct dse_node {
                                             products): the step's zeroing of the gradients
                                             leaves the buffer out. engine/model.c
                                             (plan_whole_grads) decides */
-    const struct dse_node  *dy_pool;     /* conv2d, CPU bf16: the max pool that is its output's
-                                            one reader, whose backward this conv does for its
+    const struct dse_node  *dy_pool;     /* conv2d, CPU bf16: the max pool that is its output
+                                            buffer's one reader, whose backward this conv does for its
                                             own channels as it takes dy (dse_cpu_maxpool_dx_plane,
                                             a plane at a time in cache) rather than the pool
                                             writing the gradient whole through memory and the
@@ -420,6 +420,8 @@ struct dse_cpu_conv_choice {
 struct dse_cpu_stats {
     int64_t concat_copy_bytes; /* bytes concat forward/backward actually moved */
     int64_t conv_timings;      /* shapes timed by dse_cpu_conv2d_choose */
+    int64_t bf16_phases;       /* bf16 stride-2 convs' passes by phases (conv_bf16.c by_phases):
+                                  forwards and weight gradients */
 };
 
 /* Everything mutable the CPU kernels share; one per thread of control, owned by the

@@ -398,8 +398,17 @@ static const struct op_case op_cases[] = {
     { "bf16-1x1-n40",   0, 40, 64, 20, 20, 256, 1, 1, 0, 1 }, /* a slice spanning two chunks: dw_by_mm's chain */
     { "bf16-3x3-n19",   0, 19, 6,  8,  8,  10, 3, 1, 1, 1 },
     /* a lowering in several blocks of output rows forward (conv_bf16.c's fwd_rows) */
-    { "bf16-7x7-rows",  0, 2, 3, 115, 115, 16, 7, 2, 0, 1 }, /* 55 rows, 15 a block */
+    { "bf16-7x7-rows",  0, 2, 3, 115, 115, 16, 7, 2, 0, 1 }, /* by phases: 55 rows, one block */
     { "bf16-1x1-rows",  0, 2, 64, 64, 64,  16, 1, 1, 0, 1 }, /* 64 rows, 32 a block */
+    { "bf16-s2-d2-rows",0, 1, 16, 200, 200, 8, 3, 2, 2, 2 }, /* lowered (dilated): 100 rows, 9 a block */
+    /* a direct forward in several blocks of output rows (conv_bf16.c's direct_rows) */
+    { "bf16-s2-blocks", 0, 2, 2, 130, 130, 256, 3, 2, 1, 1 }, /* by phases: 65 rows, 3 a block */
+    { "bf16-3x3-blocks",0, 1, 8, 64, 64,   64, 3, 1, 1, 1 }, /* 64 rows, 15 a block */
+    /* by phases with an even kernel (no zero tap; 2x2: one row of taps a phase), and 1x1 at
+       stride 2, lowered */
+    { "bf16-4x4-s2",    0, 2, 3, 12, 11,  6, 4, 2, 1, 1 },
+    { "bf16-2x2-s2",    0, 2, 4, 10, 9,   5, 2, 2, 0, 1 },
+    { "bf16-1x1-s2",    0, 2, 24, 9, 9,   8, 1, 2, 0, 1 },
     { "bf16-fc",        1, 5, 7,  3,  3,  10, 0, 0, 0, 0 },
     /* one image: the forward's output channels in blocks among the threads */
     { "bf16-batch1",    0, 1, 8,  10, 10, 13, 3, 1, 1, 1 },
@@ -489,7 +498,10 @@ void test_bf16_ops(void) {
         cx.bf16 = 0;
         run_op(&cx, &f, dy, f32);
         cx.bf16 = DSE_CPU_BF16_EVERY; /* the bf16 paths on small shapes too */
+        const int phases = !c->fc && c->s == 2 && c->d == 1 && c->k >= 2; /* conv_bf16.c by_phases */
+        int64_t ran = cx.stats.bf16_phases;
         run_op(&cx, &f, dy, b16);
+        CHECK_INT_EQ(cx.stats.bf16_phases - ran, phases); /* forward by phases, data gradient lowered */
         cx.bf16 = 0;
         double *mag[3];
         for (int k = 0; k < 3; k++) mag[k] = calloc((size_t)cnt[k], sizeof(double));
@@ -503,7 +515,9 @@ void test_bf16_ops(void) {
         float *by_phases[4] = { NULL, NULL, NULL, NULL };
         if (!c->fc && c->s == 2) {
             cx.bf16 = DSE_CPU_BF16_EVERY;
+            ran = cx.stats.bf16_phases;
             run_op_as(&cx, &f, dy, by_phases, 1);
+            CHECK_INT_EQ(cx.stats.bf16_phases - ran, 2 * phases); /* and the weight gradient */
             cx.bf16 = 0;
             CHECK(!memcmp(by_phases[0], b16[0], (size_t)cnt[0] * sizeof(float))); /* forward: the same op */
         }

@@ -428,7 +428,8 @@ void test_elementwise_threads(void) {
  * (Caffe's rule), on shapes whose interior columns take the vectorized stride-2 path and
  * whose edges (padding, ceil overhang) take the general one. A third pass stores the input
  * in bf16 (a bf16 conv's output, dse_cpu_bf16_io): values distinct in float that round to
- * a few bf16 ones, the scan over the rounded values (where bf16 is supported: bf16-convert). */
+ * a few bf16 ones, the scan over the rounded values (on every CPU: the conversion to floats
+ * has a portable loop). */
 void test_pool_ties(void) {
     static const struct { int H, W, k, s, pad; } shapes[] = {
         { 28, 28, 3, 2, 0 }, { 13, 17, 3, 2, 1 }, { 9, 10, 2, 2, 0 }, { 11, 11, 5, 2, 2 }, { 8, 9, 3, 1, 1 },
@@ -467,7 +468,7 @@ void test_pool_ties(void) {
             dse_pcg32_seed(&r, 61 + sh, 1);
             for (int64_t j = 0; j < nx; j++)
                 f.in[0].data[j] = (float)dse_pcg32_bounded(&r, 3) - 1.0f - 2.0f * (float)neg;
-            if (neg == 2) { /* 1 + k / 4096 (k < 48), negated at random: 13 bf16 values, most inputs tied */
+            if (neg == 2) { /* 1 + k / 4096 (k < 48), negated at random: 1 or 1 + 1/128 rounded, most inputs tied */
                 for (int64_t j = 0; j < nx; j++) {
                     const float m = 1.0f + (float)dse_pcg32_bounded(&r, 48) / 4096.0f;
                     x16[j] = dse_bf16_of(dse_pcg32_bounded(&r, 2) ? m : -m);
@@ -494,14 +495,15 @@ void test_pool_ties(void) {
                                 if (xp[h * W + w] > xp[arg]) arg = h * W + w;
                         const int64_t o = ((int64_t)nc * P + p) * Q + q;
                         const int cut = f.node.pool_relu && !(xp[arg] > 0.0f);
-                        bad += f.out.data[o] != xp[arg] || f.node.st.argmax[o] != (cut ? (int32_t)((uint32_t)arg | 0x80000000u) : arg);
+                        const int32_t want = cut ? (int32_t)((uint32_t)arg | 0x80000000u) : arg;
+                        bad += f.out.data[o] != xp[arg] || f.node.st.argmax[o] != want;
                     }
-            if (bad)
-                fprintf(stderr, "  pool shape %d%s, %s: %d outputs differ from a plain scan\n", sh,
-                        neg == 2 ? " (bf16 input)" : neg ? " (negative)" : "", modes[mode] ? modes[mode] : "fastest", bad);
+            const char *pass = neg == 2 ? " (bf16 input)" : neg ? " (negative)" : "";
+            const char *path = modes[mode] ? modes[mode] : "fastest";
+            if (bad) fprintf(stderr, "  pool shape %d%s, %s: %d outputs differ from a plain scan\n", sh, pass, path, bad);
             CHECK_INT_EQ(bad, 0);
             /* backward: each plane's gradient made apart (dse_cpu_maxpool_dx_plane, for a conv's
-             * dse_node.dy_pool: AVX-512's gather on 3x3/2 unpadded columns) against the pool's own,
+             * dse_node.dy_pool, one plane into a buffer of its own) against the pool's own,
              * written whole (dx_whole), bit for bit: windows sharing an argmax (the ties), dy
              * with -0 among its values, cut windows */
             for (int64_t j = 0; j < dse_tensor_count(&f.out); j++)
@@ -518,7 +520,7 @@ void test_pool_ties(void) {
             }
             if (pbad)
                 fprintf(stderr, "  pool shape %d%s, %s: %d planes' gradients differ from the pool's backward\n", sh,
-                        neg == 2 ? " (bf16 input)" : neg ? " (negative)" : "", modes[mode] ? modes[mode] : "fastest", pbad);
+                        pass, path, pbad);
             CHECK_INT_EQ(pbad, 0);
             free(plane);
         }

@@ -14,29 +14,11 @@
 #include "data/pack.h"
 #include "data/synth.h"
 #include "metaparams/metaparams.h"
-#include "tests/check.h"
+#include "tests/engine_train_util.h"
 #include "tests/nets.h"
 #include "tests/testfs.h"
 
 #include <zlib.h>
-
-static int data_installed(void) {
-    return access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) == 0;
-}
-
-/* mp's network into net (initialized here). */
-static void mp_net(struct dse_net *net, const struct dse_mp *mp) {
-    dse_net_init(net, "tiny", 1, 1, 1);
-    CHECK_OK(dse_mp_build(mp, net, NULL));
-}
-
-/* tiny_fire_mp's network into net; fmnist: on Fashion-MNIST's 28x28 input with 10
- * classes. */
-static void tiny_net(struct dse_net *net, int fmnist) {
-    struct dse_mp mp = tiny_fire_mp();
-    if (fmnist) mp.input_h = mp.input_w = 28, mp.classes = 10;
-    mp_net(net, &mp);
-}
 
 /* Three 12x12 images of uniform values in [-0.5, 0.5) from PCG32 seed (seed, seed), the
  * input of the tests on tiny_net(net, 0). */
@@ -311,49 +293,6 @@ done:
     dse_net_deinit(&net);
 }
 
-/* Whether two models' arenas hold the same bits, but for the input gradients of max pools
- * whose backward the convs before them do (dse_node.dx_to_writers, in either model): never
- * written there, and read by nothing. */
-static int same_arenas(struct dse_model *m[2]) {
-    const size_t bytes = m[0]->arena_floats * sizeof(float);
-    float *a[2] = { malloc(bytes), malloc(bytes) };
-    int same = a[0] && a[1];
-    for (int k = 0; same && k < 2; k++) memcpy(a[k], m[k]->arena, bytes);
-    for (int i = 0; same && i < m[0]->net.n_layers; i++)
-        if (m[0]->nodes[i].dx_to_writers || m[1]->nodes[i].dx_to_writers) {
-            const struct dse_tensor *x = m[0]->nodes[i].in[0];
-            for (int k = 0; k < 2; k++)
-                memset(a[k] + (x->grad - m[0]->arena), 0, (size_t)dse_tensor_count(x) * sizeof(float));
-        }
-    same = same && !memcmp(a[0], a[1], bytes);
-    free(a[0]), free(a[1]);
-    return same;
-}
-
-/* Two SGD steps of two models on the same batch: whether the losses, the whole arenas
- * (activations and gradients, same_arenas) and the parameters' gradients are the same bits
- * after each step, and the parameters after both. */
-static int same_two_steps(struct dse_model *m[2], const float *x, const int *labels) {
-    int same = 1;
-    float loss[2];
-    for (int step = 0; step < 2; step++) {
-        for (int k = 0; k < 2; k++) {
-            CHECK_OK(dse_model_forward(m[k], x, labels, &loss[k], NULL));
-            CHECK_OK(dse_model_backward(m[k], NULL));
-        }
-        same &= !memcmp(&loss[0], &loss[1], sizeof loss[0]);
-        same &= same_arenas(m);
-        for (int p = 0; p < m[0]->n_params; p++)
-            same &= !memcmp(m[0]->params[p]->grad, m[1]->params[p]->grad,
-                            sizeof(float) * (size_t)dse_tensor_count(m[0]->params[p]));
-        for (int k = 0; k < 2; k++) dse_model_sgd(m[k], 0.05f, 0.9f, 1e-3f);
-    }
-    for (int p = 0; p < m[0]->n_params; p++)
-        same &= !memcmp(m[0]->params[p]->data, m[1]->params[p]->data,
-                        sizeof(float) * (size_t)dse_tensor_count(m[0]->params[p]));
-    return same;
-}
-
 /* The CPU model fuses each conv's ReLU into the conv (dse_node.relu_out, engine/model.c
  * fuse_relus; and leaves conv1's mask to pool1, plan_relu_pools): against the same model
  * built with DSE_NO_FUSE=1, every activation and
@@ -564,19 +503,6 @@ static void test_progress_every(void) {
     }
 }
 
-static int same_file(const char *a, const char *b) {
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb;
-    while (same) {
-        int ca = fgetc(fa), cb = fgetc(fb);
-        if (ca != cb) same = 0;
-        if (ca == EOF || cb == EOF) break;
-    }
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    return same;
-}
-
 /* Copy src to dst with byte `at` xor'ed with mask. */
 static int copy_flip(const char *src, const char *dst, size_t at, unsigned char mask) {
     size_t n;
@@ -614,18 +540,6 @@ static int write_format1(const char *v2, const char *v1) {
     }
     free(raw), free(b);
     return ok;
-}
-
-/* The resume tests' run: tiny_fire_mp at 28x28 with dropout (its generator must resume too),
- * 3 epochs of 8 steps (batch 32 of 256 images), 2 threads, GEMM_BATCH (no timed choice). */
-static void resume_setup(struct dse_mp *mp, struct dse_net *net, struct dse_train_opts *o) {
-    *mp = tiny_fire_mp();
-    mp->input_h = mp->input_w = 28, mp->classes = 10, mp->dropout = 0.5;
-    dse_net_init(net, "t", 1, 1, 1);
-    CHECK_OK(dse_mp_build(mp, net, NULL));
-    dse_train_opts_default(o);
-    o->epochs = 3, o->batch = 32, o->limit_train = 256, o->limit_test = 64, o->init = DSE_INIT_MSRA;
-    o->threads = 2, o->conv_algo = DSE_CPU_CONV_GEMM_BATCH;
 }
 
 /* Train 3 epochs with checkpoints; resume from epoch 1's checkpoint and train to 3: the
@@ -1027,135 +941,6 @@ static void test_fresh_runs_identical(void) {
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
-}
-
-/* Gradients their one writer writes whole (dse_node.dx_whole, engine/model.c
- * plan_whole_grads): in bf16, the squeezes' 1x1 convs store their data gradient and the pool
- * zeroes its own, where dse_model_zero_grad leaves those buffers out; and the pools whose
- * backward the convs before them do (dse_node.dy_pool, plan_pool_dy). Against the same model
- * with every dx_whole and dy_pool cleared (each gradient zeroed before the step, each added
- * to, the pools' written whole and read back), the whole arena (but those pools' input
- * gradients, same_arenas), the parameters' gradients and the parameters after two SGD steps
- * are the same bits, on 1 and 2 threads; a conv that added to a buffer left unzeroed would
- * carry the first step's gradient into the second. Skipped where the CPU lacks avx512_bf16. */
-static void test_bf16_dx_whole(void) {
-    if (dse_cpu_bf16_why()) {
-        printf("  skipped: no avx512_bf16 (%s)\n", dse_cpu_bf16_why());
-        return;
-    }
-    struct dse_mp mp;
-    struct dse_net net;
-    struct dse_train_opts o;
-    resume_setup(&mp, &net, &o);
-    dse_net_deinit(&net); /* test_train_bf16's net: its fires' convs take bf16 by the rule */
-    mp.conv1_filters = 32, mp.base_e = 64, mp.bypass = DSE_BYPASS_NONE, mp.dropout = 0.0;
-    mp.pools = DSE_MP_POOL_CONV1 | DSE_MP_POOL_FIRE(2); /* and one after fire2's bf16 expands */
-    dse_net_init(&net, "t", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, &net, NULL));
-    const struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CPU }, .math = DSE_CUDA_MATH_BF16 };
-    for (int threads = 1; threads <= 2; threads++) {
-        const struct dse_model_opts mo = { .batch = 4, .threads = threads, .seed = 3, .init = DSE_INIT_MSRA };
-        struct dse_model *m[2] = { NULL, NULL };
-        float *x = NULL;
-        CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m[0], NULL));
-        CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m[1], NULL));
-        if (!m[0] || !m[1]) goto next;
-        int convs = 0, pools = 0, to_convs = 0, from_pool = 0;
-        for (int i = 0; i < m[0]->net.n_layers; i++) {
-            convs += m[0]->nodes[i].dx_whole && m[0]->nodes[i].op == DSE_OP_CONV2D;
-            pools += m[0]->nodes[i].dx_whole && m[0]->nodes[i].op == DSE_OP_MAXPOOL;
-            to_convs += m[0]->nodes[i].dx_to_writers, from_pool += m[0]->nodes[i].dy_pool != NULL;
-            m[1]->nodes[i].dx_whole = m[1]->nodes[i].dx_to_writers = 0, m[1]->nodes[i].dy_pool = NULL;
-        }
-        CHECK_INT_EQ(convs, 3); /* fire2's squeeze (after pool1), fire3's and the classifier (after concats) */
-        CHECK(pools >= 1);
-        CHECK(to_convs == 1 && from_pool == 2); /* the pool after fire2: its concat's two expands */
-        const int64_t in = dse_tensor_count(&m[0]->input);
-        x = malloc((size_t)in * sizeof *x);
-        if (!x) goto next;
-        struct dse_pcg32 r;
-        dse_pcg32_seed(&r, 7, 7);
-        for (int64_t i = 0; i < in; i++) x[i] = (float)dse_pcg32_next(&r) / 4294967296.0f - 0.5f;
-        const int labels[4] = { 0, 3, 9, 1 }, same = same_two_steps(m, x, labels);
-        if (!same) fprintf(stderr, "  bf16-dx-whole: %d threads: results differ\n", threads);
-        CHECK(same);
-    next:
-        free(x);
-        dse_model_free(m[0]);
-        dse_model_free(m[1]);
-    }
-    dse_net_deinit(&net);
-}
-
-/* bf16 on the CPU (issue #37): a short training (2 epochs of 256 images) on tiny_fire_mp's
- * net whose loss falls, with the same checkpoint bytes from 1 and 2 threads without --conv
- * (the convs the rule leaves in float32 are not timed per thread count), and other bytes
- * than float32's (bf16 did run). Its activations go between the convs, the concats' views and
- * the pools in bf16 (model.c plan_bf16): the same bytes as with every activation in float32
- * (DSE_CPU_BF16_FLOAT_ACTS=1), since each bf16 conv rounds its input to those values anyway.
- * Skipped where the CPU lacks avx512_bf16. */
-static void test_train_bf16(void) {
-    if (!data_installed()) {
-        printf("SKIP: dataset-fashion-mnist not installed\n");
-        return;
-    }
-    if (dse_cpu_bf16_why()) {
-        printf("  skipped: no avx512_bf16 (%s)\n", dse_cpu_bf16_why());
-        return;
-    }
-    char dir[] = "/tmp/dse_bf16_XXXXXX", ck[4][64], file[4][96];
-    if (!mkdtemp(dir)) {
-        CHECK(0);
-        return;
-    }
-    struct dse_mp mp;
-    struct dse_net net;
-    struct dse_train_opts o;
-    struct dse_train_result *r = malloc(sizeof *r);
-    resume_setup(&mp, &net, &o);
-    /* wider than resume_setup's, without bypasses: its fires' convs take bf16 by the rule */
-    dse_net_deinit(&net);
-    mp.conv1_filters = 32, mp.base_e = 64, mp.bypass = DSE_BYPASS_NONE;
-    dse_net_init(&net, "t", 1, 1, 1);
-    CHECK_OK(dse_mp_build(&mp, &net, NULL));
-    o.epochs = 2;
-    float loss[4][2];
-    for (int v = 0; v < 4; v++) { /* bf16 on 1 and 2 threads, float32 on 2, bf16 with float activations */
-        snprintf(ck[v], sizeof ck[v], "%s/%d", dir, v);
-        snprintf(file[v], sizeof file[v], "%s/epoch-2.ckpt", ck[v]);
-        o.dev.math = v != 2 ? DSE_CUDA_MATH_BF16 : DSE_CUDA_MATH_FP32;
-        /* bf16 as dse train runs it (no --conv): the rule's float32 convs untimed, one strategy */
-        o.conv_algo = v != 2 ? DSE_CPU_CONV_AUTO : DSE_CPU_CONV_GEMM_BATCH;
-        o.threads = v == 0 ? 1 : 2, o.checkpoint_dir = ck[v];
-        if (v == 3) setenv("DSE_CPU_BF16_FLOAT_ACTS", "1", 1);
-        CHECK_OK(dse_train_run(&net, &o, r, NULL));
-        unsetenv("DSE_CPU_BF16_FLOAT_ACTS");
-        CHECK_STR_EQ(r->status, "done");
-        loss[v][0] = r->epochs[0].train_loss, loss[v][1] = r->epochs[1].train_loss;
-    }
-    /* which outputs the plan stores in bf16: the fire modules' and the pools' feeding bf16 convs */
-    struct dse_model *m = NULL;
-    const struct dse_model_opts mo = { .batch = 4, .threads = 1, .seed = 1 };
-    const struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CPU }, .math = DSE_CUDA_MATH_BF16 };
-    CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m, NULL));
-    const int acts = m ? dse_model_bf16_acts(m) : 0;
-    printf("  %d of %d layers' outputs stored in bf16\n", acts, net.n_layers);
-    CHECK_INT_EQ(acts, 10); /* pool1's, the squeezes' and fire2's concat with its expands (and ReLUs) */
-    dse_model_free(m);
-    setenv("DSE_CPU_BF16_FLOAT_ACTS", "1", 1);
-    CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m, NULL));
-    CHECK_INT_EQ(m ? dse_model_bf16_acts(m) : -1, 0);
-    unsetenv("DSE_CPU_BF16_FLOAT_ACTS");
-    dse_model_free(m);
-    printf("  train loss by epoch: bf16 %.4f %.4f, float32 %.4f %.4f\n", loss[0][0], loss[0][1], loss[2][0],
-           loss[2][1]);
-    CHECK(loss[0][1] < loss[0][0]);
-    CHECK(same_file(file[0], file[1]));
-    CHECK(!same_file(file[0], file[2]));
-    CHECK(same_file(file[1], file[3])); /* bf16 activations: the same bytes as float ones */
-    free(r);
-    dse_net_deinit(&net);
-    tmpdir_remove(dir);
 }
 
 /* A learning rate far too high, without gradient clipping (with the default clipping at

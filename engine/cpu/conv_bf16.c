@@ -8,7 +8,9 @@
  * (dse_cpu_conv_bf16_fuses, take_dy).
  *
  * Convs of stride 1 with 4 input channels or more (SqueezeNet's 3x3s) go straight on padded
- * planes, pairs over the channels (section "direct"); other convs of one group (any kernel,
+ * planes, pairs over the channels (section "direct"), and so do convs of stride 2 with a
+ * kernel of 2x2 or more (v1.0's conv1) by phases, pairs of adjacent taps, forward and for
+ * their weight gradient (by_phases); other convs of one group (any kernel,
  * stride, pad, dilation), per image: the input lowered (im2col)
  * two rows at a time straight into k-pairs, B [C R S / 2][P Q] (a 1x1 stride-1 unpadded
  * conv packs its planes as they are), y = w B (+ bias, ReLU) by dse_cpu_mm_bf16; the data
@@ -269,9 +271,9 @@ static struct fwd_item fwd_item_of(const struct bshape *s, int kb, int by_rows, 
 }
 
 /* Output rows an image's lowering takes at once forward: its pairs within FWD_BLOCK_BYTES,
- * so the product reads them from L2 rather than memory (v1.0's conv1 lowered 3.6 MB an
- * image: its forward went 40 -> 37.5 ms at batch 16), at least one row; from the shape
- * only. Each output's chain is the same whatever the block: the same bits. */
+ * so the product reads them from L2 rather than memory (v1.0's conv1, lowered until it went
+ * by phases, took 3.6 MB an image: its forward went 40 -> 37.5 ms at batch 16), at least one
+ * row; from the shape only. Each output's chain is the same whatever the block: the same bits. */
 #define FWD_BLOCK_BYTES ((size_t)256 << 10)
 
 static int64_t fwd_rows(const struct bshape *s) {
@@ -432,7 +434,8 @@ static void wt_give(struct wt_run *w, const struct bjob *j, int64_t k, float *bu
 
 /* A thread's backward scratch, in its workspace: the chunk's dy as bf16 rows [K][Lc] and its
  * lowered x [CRS][Lc], Lc = chunk_row (weight gradient); one image's dy in k-pairs
- * [(K + 1) / 2][PQ] and its dcol [CRS][PQ] (data gradient); a lowered row, 2 PQ floats. */
+ * [(K + 1) / 2][PQ] and its dcol [CRS][PQ] (data gradient); 2 PQ floats, a lowered row, or
+ * before it take_dy's plane (dse_node.dy_pool). */
 struct bscratch {
     size_t dyr, xr, xt, dyp, dcol, tmp, total;
 };
@@ -467,6 +470,7 @@ static void take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo,
     const struct dse_tensor *y = j->n->out;
     const float *dy = y->grad + i * y->stride_n;
     if (!j->fuse) {
+        DSE_ASSERT(!j->n->dy_pool); /* dse_cpu_takes_pool_dy: every such conv fuses */
         dse_bf16_pack_rows(dy, s->K, s->PQ, s->PQ, out, ldo, s->PQ, j->isa);
         return;
     }
@@ -537,7 +541,10 @@ static void bwd_part(void *arg, int t, int nt) {
                 float *dx = x->grad + i * x->stride_n;
                 if (buf) /* dy's pairs from its rows packed above: dy rounded once */
                     dse_bf16_pairs_of_rows(dyr + (i - n0) * s->PQ, s->K, s->PQ, Lc, dyp, s->PQ, j->isa);
-                else dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
+                else { /* no weight gradient: never a dy_pool conv's (dse_cpu_takes_pool_dy) */
+                    DSE_ASSERT(!j->n->dy_pool);
+                    dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
+                }
                 struct dse_mm_bf16 m = { .M = s->CRS, .N = s->PQ, .KP = KP2, .ap = j->wp, .lda = KP2, .bp = dyp,
                                          .ldb = s->PQ, .c = dx, .ldc = s->PQ, .acc = 1 };
                 if (s->is_1x1) { /* dx_whole: stored, not added to the zeroed gradient (the same bits) */
@@ -579,7 +586,7 @@ static void tree_part(void *arg, int64_t lo, int64_t hi) {
         memcpy(r->j->n->dw_blocks + (b - 1) * nw + lo, tr.b[b].buf + lo, (size_t)(hi - lo) * sizeof(float));
 }
 
-/* ---- direct: stride-1 convs on padded planes -------------------------------------------- */
+/* ---- direct: stride-1 convs on padded planes, stride 2 by phases -------------------------- */
 /* A stride-1 conv (any kernel, dilation, and pads the kernel reaches over) multiplies the
  * padded input planes themselves, nothing lowered: output pixel (p, q) is column n = p Wp + q
  * of a grid as wide as the padded input, and k-pair (c2, r, t) (channels 2 c2, 2 c2 + 1) is
@@ -600,7 +607,10 @@ static void tree_part(void *arg, int64_t lo, int64_t hi) {
  * 2 v + 1), k-pair (c, r, s') shifted by (r / 2) W2 + s'; C R ceil(S / 2) pairs (v1.0's conv1:
  * 84, against the lowering's 74, and nothing lowered). The weight gradient dots dy's grid
  * with the four phase planes of each channel in bf16 rows, tap (c, r, s) shifted by
- * (r / 2) W2 + s / 2. The data gradient stays the lowered one's (conv1 takes none). */
+ * (r / 2) W2 + s / 2. The data gradient stays the lowered one's (conv1 takes none). An odd
+ * kernel's last pair has a zero weight against a real input (the lowering put the zero in B):
+ * an infinite input there gives NaN rather than the output the other taps give; it matters
+ * only once activations are no longer finite. */
 static int by_phases(const struct bshape *s) {
     return s->sh == 2 && s->sw == 2 && s->dh == 1 && s->dw == 1 && s->R >= 2 && s->S >= 2;
 }
@@ -703,7 +713,8 @@ static void phase_rows(const struct bshape *s, const struct dgeo *g, const float
         dse_bf16 *o = out + pl * g->bplane;
         memset(o, 0, (size_t)g->bplane * sizeof *o);
         const int64_t c = pl / 4, a = pl / 2 % 2, b = pl % 2;
-        const int64_t v0 = s->pw > b ? (s->pw - b + 1) / 2 : 0, last = s->W - 1 + s->pw - b; /* 2 v + b - pw in [0, W) */
+        /* v with 2 v + b - pw in [0, W): from v0, n of them */
+        const int64_t v0 = s->pw > b ? (s->pw - b + 1) / 2 : 0, last = s->W - 1 + s->pw - b;
         const int64_t n = (last >= 0 ? last / 2 + 1 : 0) - v0;
         for (int64_t u = 0; n > 0 && u < g->Hp; u++) {
             const int64_t h = 2 * u + a - s->ph;
@@ -801,14 +812,16 @@ static enum dse_status fwd_direct(struct bjob *j) {
                 }
             }
     j->wp = wp, j->boff = boff;
+    j->cx->stats.bf16_phases += g.phases;
     dse_cpu_run(j->cx, fwd_direct_part, j);
     return DSE_OK;
 }
 
 /* A thread's direct backward scratch: the chunk's dy grids [chunk][K][L] and x's padded bf16
- * planes [chunk][C][bplane] (weight gradient); one image's padded dy pairs [K2][qplane] and
- * its dx grid [C][H Wq] (data gradient); with j->fuse, one image's masked dy rows [K][P Q]
- * in bf16, which the grid and the pairs are both taken from. */
+ * planes [chunk][rplanes][bplane] (weight gradient); one image's padded dy pairs
+ * [K2][qplane] (data gradient); tmp, at least PQ floats: take_dy's plane (dse_node.dy_pool),
+ * then the data gradient's grid [C][H Wq] or phase_rows' row; with j->fuse, one image's
+ * masked dy rows [K][P Q] in bf16, which the grid and the pairs are both taken from. */
 static size_t dscratch(const struct bshape *s, const struct dgeo *g, int64_t chunk, int dw, int dx, size_t *xb,
                        size_t *dyq, size_t *tmp, size_t *d16) {
     *xb = dw ? al((size_t)(chunk * s->K * g->L) * sizeof(dse_bf16)) : 0;
@@ -857,7 +870,8 @@ static void dx_direct(const struct bjob *j, int64_t i, const dse_bf16 *d16, uint
 }
 
 /* With a weight gradient (j->fuse), each image's dy is read from memory once (take_dy: masked,
- * its bias sums, bf16 rows), its grid and its data gradient's pairs then taken from those rows
+ * its bias sums, bf16 rows; with dse_node.dy_pool made from the pool's in cache instead), its
+ * grid and its data gradient's pairs then taken from those rows
  * while they are in cache, and its data gradient done before the next image's; without, dy's
  * floats (conv2d.c masked them) are packed for the data gradient. The weight gradient's and
  * the data gradient's chains are those of either order. */
@@ -892,7 +906,10 @@ static void bwd_direct_part(void *arg, int t, int nt) {
                     if (x->grad) dx_direct(j, n0 + i, d16, dyq, tmp);
                     const float *xi = x->data + (n0 + i) * x->stride_n;
                     dse_bf16 *xbi = xb + i * g->rplanes * g->bplane;
-                    if (g->phases) phase_rows(s, g, xi, xbi, tmp, j->isa);
+                    if (g->phases) {
+                        DSE_ASSERT(!x->bf16); /* dse_cpu_bf16_io: a float input */
+                        phase_rows(s, g, xi, xbi, tmp, j->isa);
+                    }
                     else pad_rows(s, g, xi, x->bf16 ? data16(x) + (n0 + i) * x->stride_n : NULL, xbi, j->isa);
                 }
                 const struct dse_mm_nt_bf16 m = { .M = s->K, .N = s->CRS, .L = g->L, .imgs = nb, .a = dyg,
@@ -902,6 +919,7 @@ static void bwd_direct_part(void *arg, int t, int nt) {
                 dse_cpu_mm_nt_bf16(&m, j->isa);
                 continue;
             }
+            DSE_ASSERT(!j->n->dy_pool); /* no weight gradient: never a dy_pool conv's */
             for (int64_t i = n0; x->grad && i < n0 + nb; i++) dx_direct(j, i, NULL, dyq, tmp);
         }
         wt_give(&wr, j, k, buf);
@@ -946,9 +964,11 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx, size_t pbytes)
     for (int64_t c = 0; c < s->C; c++)
         for (int64_t r = 0; r < s->R; r++)
             for (int64_t t = 0; t < s->S; t++)
-                boff_w[(c * s->R + r) * s->S + t] = g.phases ? ((2 * c + r % 2) * 2 + t % 2) * g.bplane + r / 2 * g.Wp + t / 2
-                                                             : c * g.bplane + r * s->dh * g.Wp + t * s->dw;
+                boff_w[(c * s->R + r) * s->S + t] =
+                    g.phases ? ((2 * c + r % 2) * 2 + t % 2) * g.bplane + r / 2 * g.Wp + t / 2 /* phase (r % 2, t % 2) */
+                             : c * g.bplane + r * s->dh * g.Wp + t * s->dw;
     j->wx = wx, j->boff = boff, j->boff_w = boff_w;
+    j->cx->stats.bf16_phases += g.phases && dw;
     dse_cpu_run(j->cx, bwd_direct_part, j);
     return DSE_OK;
 }

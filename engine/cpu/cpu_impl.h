@@ -287,7 +287,8 @@ static inline void dse_cpu_slice_sums(const struct dse_cpu_slices *sl, const flo
 
 /* The gradient of plane nc (image nc / C, channel nc % C) of max pool n's input, whole, into
  * out (its H W floats): +0, then each window's dy added at its argmax in window order, the
- * bits of the pool's own backward (pool.c), which a conv with dse_node.dy_pool leaves to it. */
+ * bits of the pool's own backward (pool.c). A conv with dse_node.dy_pool makes its dy with
+ * it, in place of the pool's backward. */
 void dse_cpu_maxpool_dx_plane(const struct dse_node *n, int64_t nc, float *out);
 
 /* The ReLU's rules, one copy for the relu kernels (eltwise.c) and the convs that apply

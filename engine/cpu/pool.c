@@ -370,9 +370,10 @@ void dse_cpu_maxpool_dx_plane(const struct dse_node *n, int64_t nc, float *out) 
 
 /* The argmax of a training forward: an inference forward keeps none (maxpool_fwd_part). */
 enum dse_status dse_cpu_maxpool_bwd(struct dse_cpu_ctx *cx, struct dse_node *n) {
-    if (!n->in[0]->grad || n->dx_to_writers) return DSE_OK; /* dx_to_writers: the convs' take_dy does it */
-    if (!n->training)
+    if (!n->in[0]->grad) return DSE_OK;
+    if (!n->training) /* before dx_to_writers: the convs' take_dy would assert */
         return dse_cpu_fail(cx, n, DSE_ERR_INTERNAL, "max pooling's backward after an inference forward (no argmax)");
+    if (n->dx_to_writers) return DSE_OK; /* the convs writing its input do it (dse_node.dy_pool) */
     return run_planes(cx, n, 0, maxpool_bwd_part);
 }
 
