@@ -490,8 +490,8 @@ static void plan_relu_pools(struct dse_model *m, const int *own, const int *view
  * dse_model_zero_grad leaves the buffer out: the step's largest gradients (at batch 16,
  * v1.0's conv1, fire4's and fire8's concats under their pools, 150 MB, and the squeeze
  * convs' inputs, 133 MB) written once instead of zeroed through memory first and then read
- * back (in bf16 the pools' are not written at all: plan_pool_dy); the same bits (+0 plus
- * each term in the same order). CPU only. */
+ * back (the pools' not written at all where plan_pool_dy gives their backward to the
+ * convs before them); the same bits (+0 plus each term in the same order). CPU only. */
 static void plan_whole_grads(struct dse_model *m, const int *own, const int *view_of) {
     const int n = m->net.n_layers;
     int *readers = m->gpu ? NULL : calloc((size_t)n, sizeof *readers);

@@ -398,10 +398,10 @@ static const struct op_case op_cases[] = {
     { "bf16-1x1-n40",   0, 40, 64, 20, 20, 256, 1, 1, 0, 1 }, /* a slice spanning two chunks: dw_by_mm's chain */
     { "bf16-3x3-n19",   0, 19, 6,  8,  8,  10, 3, 1, 1, 1 },
     /* a lowering in several blocks of output rows forward (conv_bf16.c's fwd_rows) */
-    { "bf16-7x7-rows",  0, 2, 3, 115, 115, 16, 7, 2, 0, 1 }, /* by phases: 55 rows, one block */
     { "bf16-1x1-rows",  0, 2, 64, 64, 64,  16, 1, 1, 0, 1 }, /* 64 rows, 32 a block */
     { "bf16-s2-d2-rows",0, 1, 16, 200, 200, 8, 3, 2, 2, 2 }, /* lowered (dilated): 100 rows, 9 a block */
     /* a direct forward in several blocks of output rows (conv_bf16.c's direct_rows) */
+    { "bf16-7x7-rows",  0, 2, 3, 115, 115, 64, 7, 2, 0, 1 }, /* v1.0's conv1 by phases: 55 rows, 17 a block */
     { "bf16-s2-blocks", 0, 2, 2, 130, 130, 256, 3, 2, 1, 1 }, /* by phases: 65 rows, 3 a block */
     { "bf16-3x3-blocks",0, 1, 8, 64, 64,   64, 3, 1, 1, 1 }, /* 64 rows, 15 a block */
     /* by phases with an even kernel (no zero tap; 2x2: one row of taps a phase), and 1x1 at
@@ -430,8 +430,8 @@ static struct dse_layer op_layer(const struct op_case *c) {
 }
 
 /* Forward and backward of f's node under cx, dy given: y, dx, dw, db into res (malloc'd);
- * with no_dx, the input without a gradient (a network's first conv: a stride-2 conv then
- * takes its weight gradient by phases, conv_bf16.c's by_phases), res[1] NULL. */
+ * with no_dx, the input without a gradient (a network's first conv: a stride-2 conv by
+ * phases, conv_bf16.c's by_phases, then takes its weight gradient by phases too), res[1] NULL. */
 static void run_op_as(struct dse_cpu_ctx *cx, struct fx *f, const float *dy, float *res[4], int no_dx) {
     const int64_t cnt[4] = { dse_tensor_count(&f->out), dse_tensor_count(&f->in[0]), dse_tensor_count(&f->w),
                              dse_tensor_count(&f->b) };
@@ -511,7 +511,8 @@ void test_bf16_ops(void) {
         const int64_t R = c->fc ? 1 : c->k, C = c->fc ? c->C * c->H * c->W : c->C;
         const int64_t terms = (C + c->K) * R * R + (int64_t)c->N * f.out.h * f.out.w + 16;
         static const char *names[4] = { "y", "dx", "dw", "db" };
-        /* a stride-2 conv without a data gradient: its weight gradient by phases (k 3) */
+        /* a stride-2 conv without a data gradient (a first conv): its weight gradient by phases
+           where the forward is (by_phases), lowered otherwise; compared as dw (k 3) */
         float *by_phases[4] = { NULL, NULL, NULL, NULL };
         if (!c->fc && c->s == 2) {
             cx.bf16 = DSE_CPU_BF16_EVERY;
@@ -689,7 +690,7 @@ static void bf16_threads_on(void) {
             }
         for (int v = 0; v < 3; v++)
             for (int k = 0; k < 4; k++) free(res[v][k]), res[v][k] = NULL;
-        for (int v = 0; !c->fc && c->s == 2 && v < 3; v++) { /* without dx: the weight gradient by phases */
+        for (int v = 0; !c->fc && c->s == 2 && v < 3; v++) { /* without dx: by phases where by_phases */
             if (v == 2) setenv("DSE_CPU_NO_BF16", "1", 1);
             run_op_as(&cx[v], &f, dy, res[v], 1);
             if (v == 2) unsetenv("DSE_CPU_NO_BF16");

@@ -22,7 +22,7 @@
  * are the same bits, on 1 and 2 threads; a conv that added to a buffer left unzeroed would
  * carry the first step's gradient into the second. Two nets: a pool after fire2's bf16
  * expands (two convs writing its input through the concat's views, the second at channel
- * offset 64); and a conv1 of 5x5 at stride 2 (25 terms: bf16 by the rule, by phases, no data
+ * offset 32); and a conv1 of 5x5 at stride 2 (25 terms: bf16 by the rule, by phases, no data
  * gradient) under pool1. Skipped where the CPU lacks avx512_bf16. */
 void test_bf16_dx_whole(void) {
     if (dse_cpu_bf16_why()) {
@@ -74,6 +74,14 @@ void test_bf16_dx_whole(void) {
         CHECK(same);
         /* conv1's forward and weight gradient by phases, 2 steps */
         CHECK_INT_EQ(m[0]->cx.stats.bf16_phases - phases, s2 ? 2 * 2 : 0);
+        /* a backward after an inference forward: the pool's status, before its convs would
+           take its argmaxes (dx_to_writers) */
+        float loss;
+        dse_model_set_training(m[0], 0);
+        CHECK_OK(dse_model_forward(m[0], x, labels, &loss, NULL));
+        struct dse_err err = { 0 };
+        CHECK_INT_EQ(dse_model_backward(m[0], &err), DSE_ERR_INTERNAL);
+        dse_model_set_training(m[0], 1);
     next:
         free(x);
         dse_model_free(m[0]);

@@ -9,8 +9,9 @@
  *
  * Convs of stride 1 with 4 input channels or more (SqueezeNet's 3x3s) go straight on padded
  * planes, pairs over the channels (section "direct"), and so do convs of stride 2 with a
- * kernel of 2x2 or more (v1.0's conv1) by phases, pairs of adjacent taps, forward and for
- * their weight gradient (by_phases); other convs of one group (any kernel,
+ * kernel of 2x2 or more (v1.0's conv1) by phases, pairs of adjacent taps: forward, and
+ * without a data gradient (a first conv) backward (by_phases; with one, the backward is
+ * lowered); other convs of one group (any kernel,
  * stride, pad, dilation), per image: the input lowered (im2col)
  * two rows at a time straight into k-pairs, B [C R S / 2][P Q] (a 1x1 stride-1 unpadded
  * conv packs its planes as they are), y = w B (+ bias, ReLU) by dse_cpu_mm_bf16; the data
@@ -607,7 +608,8 @@ static void tree_part(void *arg, int64_t lo, int64_t hi) {
  * 2 v + 1), k-pair (c, r, s') shifted by (r / 2) W2 + s'; C R ceil(S / 2) pairs (v1.0's conv1:
  * 84, against the lowering's 74, and nothing lowered). The weight gradient dots dy's grid
  * with the four phase planes of each channel in bf16 rows, tap (c, r, s) shifted by
- * (r / 2) W2 + s / 2. The data gradient stays the lowered one's (conv1 takes none). An odd
+ * (r / 2) W2 + s / 2. A conv with a data gradient takes the lowered backward whole (conv1
+ * takes none, so its backward goes by phases). An odd
  * kernel's last pair has a zero weight against a real input (the lowering put the zero in B):
  * an infinite input there gives NaN rather than the output the other taps give; it matters
  * only once activations are no longer finite. */
