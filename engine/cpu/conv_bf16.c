@@ -793,26 +793,28 @@ static enum dse_status fwd_direct(struct bjob *j) {
     int64_t *boff = (int64_t *)(ws_at(j->cx, 0) + own + wbytes);
     const float *w = j->n->weight->data;
     const int64_t S2 = (s->S + 1) / 2;
-    for (int64_t c = 0; g.phases && c < s->C; c++) /* pairs of adjacent taps 2 s2, 2 s2 + 1 */
-        for (int64_t r = 0; r < s->R; r++)
-            for (int64_t s2 = 0; s2 < S2; s2++) {
-                const int64_t kp = (c * s->R + r) * S2 + s2;
-                boff[kp] = (2 * c + r % 2) * g.plane + r / 2 * g.Wp + s2;
-                for (int64_t m = 0; m < s->K; m++) {
-                    const float *e = w + ((m * s->C + c) * s->R + r) * s->S + 2 * s2;
-                    wp[m * g.KPf + kp] = dse_bf16_pair(e[0], 2 * s2 + 1 < s->S ? e[1] : 0.0f);
+    if (g.phases) /* pairs of adjacent taps 2 s2, 2 s2 + 1 */
+        for (int64_t c = 0; c < s->C; c++)
+            for (int64_t r = 0; r < s->R; r++)
+                for (int64_t s2 = 0; s2 < S2; s2++) {
+                    const int64_t kp = (c * s->R + r) * S2 + s2;
+                    boff[kp] = (2 * c + r % 2) * g.plane + r / 2 * g.Wp + s2;
+                    for (int64_t m = 0; m < s->K; m++) {
+                        const float *e = w + ((m * s->C + c) * s->R + r) * s->S + 2 * s2;
+                        wp[m * g.KPf + kp] = dse_bf16_pair(e[0], 2 * s2 + 1 < s->S ? e[1] : 0.0f);
+                    }
                 }
-            }
-    for (int64_t c2 = 0; !g.phases && c2 < g.C2; c2++)
-        for (int64_t r = 0; r < s->R; r++)
-            for (int64_t t = 0; t < s->S; t++) {
-                const int64_t kp = (c2 * s->R + r) * s->S + t;
-                boff[kp] = c2 * g.plane + r * s->dh * g.Wp + t * s->dw;
-                for (int64_t m = 0; m < s->K; m++) {
-                    const float *e = w + ((m * s->C + 2 * c2) * s->R + r) * s->S + t;
-                    wp[m * g.KPf + kp] = dse_bf16_pair(e[0], 2 * c2 + 1 < s->C ? e[s->R * s->S] : 0.0f);
+    else /* pairs over the channels 2 c2, 2 c2 + 1 */
+        for (int64_t c2 = 0; c2 < g.C2; c2++)
+            for (int64_t r = 0; r < s->R; r++)
+                for (int64_t t = 0; t < s->S; t++) {
+                    const int64_t kp = (c2 * s->R + r) * s->S + t;
+                    boff[kp] = c2 * g.plane + r * s->dh * g.Wp + t * s->dw;
+                    for (int64_t m = 0; m < s->K; m++) {
+                        const float *e = w + ((m * s->C + 2 * c2) * s->R + r) * s->S + t;
+                        wp[m * g.KPf + kp] = dse_bf16_pair(e[0], 2 * c2 + 1 < s->C ? e[s->R * s->S] : 0.0f);
+                    }
                 }
-            }
     j->wp = wp, j->boff = boff;
     j->cx->stats.bf16_phases += g.phases;
     dse_cpu_run(j->cx, fwd_direct_part, j);
@@ -966,8 +968,8 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx, size_t pbytes)
     for (int64_t c = 0; c < s->C; c++)
         for (int64_t r = 0; r < s->R; r++)
             for (int64_t t = 0; t < s->S; t++)
-                boff_w[(c * s->R + r) * s->S + t] =
-                    g.phases ? ((2 * c + r % 2) * 2 + t % 2) * g.bplane + r / 2 * g.Wp + t / 2 /* phase (r % 2, t % 2) */
+                boff_w[(c * s->R + r) * s->S + t] = /* by phases: phase plane (r % 2, t % 2) */
+                    g.phases ? ((2 * c + r % 2) * 2 + t % 2) * g.bplane + r / 2 * g.Wp + t / 2
                              : c * g.bplane + r * s->dh * g.Wp + t * s->dw;
     j->wx = wx, j->boff = boff, j->boff_w = boff_w;
     j->cx->stats.bf16_phases += g.phases && dw;

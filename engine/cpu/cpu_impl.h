@@ -252,6 +252,10 @@ void dse_cpu_to_pixels(const float *g, int64_t K, int64_t PQ, int64_t kt, float 
 static inline uint16_t dse_cpu_lanes16(int64_t k) {
     return k <= 0 ? 0 : k >= 16 ? 0xffff : (uint16_t)((1u << k) - 1);
 }
+/* The same for 32 lanes of 16 bits. */
+static inline uint32_t dse_cpu_lanes32(int64_t k) {
+    return k <= 0 ? 0 : k >= 32 ? 0xffffffffu : (1u << k) - 1;
+}
 /* Reads [p, p + bytes) a line at a time in address order (the last line maybe twice), and
  * nothing else: before a kernel whose first pass over an operand goes by strided panels
  * (mm.c's C = A B on a 1x1 conv's planes: a row of 784 bytes read 256 at a time with AVX-512,

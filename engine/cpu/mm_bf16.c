@@ -472,12 +472,9 @@ TBF static void floats_of512(const dse_bf16 *x, int64_t n, float *out) {
 #ifdef DSE_CPU_HAS_AVX2_CODE
 TBF static void spread_rows512(const dse_bf16 *x, int64_t rows, int64_t L, dse_bf16 *out, int64_t ldo) {
     for (int64_t r = 0; r < rows; r++)
-        for (int64_t l = 0; l < ldo; l += 32) {
-            const int64_t have = L - l;
-            const __mmask32 in = have >= 32 ? ~0u : have > 0 ? (1u << have) - 1 : 0u;
-            const __mmask32 st = ldo - l >= 32 ? ~0u : (1u << (ldo - l)) - 1;
-            _mm512_mask_storeu_epi16(out + r * ldo + l, st, _mm512_maskz_loadu_epi16(in, x + r * L + l));
-        }
+        for (int64_t l = 0; l < ldo; l += 32)
+            _mm512_mask_storeu_epi16(out + r * ldo + l, dse_cpu_lanes32(ldo - l),
+                                     _mm512_maskz_loadu_epi16(dse_cpu_lanes32(L - l), x + r * L + l));
 }
 #endif
 

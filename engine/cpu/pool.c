@@ -41,8 +41,9 @@ static enum dse_status windows_of(struct dse_cpu_ctx *cx, const struct dse_node 
 struct pj {
     const struct dse_node *n;
     struct windows         win;
-    struct dse_cpu_ctx    *cx;     /* max pooling into bf16: each thread's output plane in float, */
-    size_t                 buf_at; /* in its workspace from here (thread 0: past the windows) */
+    struct dse_cpu_ctx    *cx;     /* max pooling with bf16: each thread's output plane in float, */
+    size_t                 buf_at; /* in its workspace from here (thread 0: past the windows), */
+    size_t                 x_at;   /* then its input plane in float, this far past it */
     int                    isa;    /* dse_cpu_bf16_isa(), read once */
 };
 
@@ -296,9 +297,7 @@ static void maxpool_fwd16_job(void *job, int t, int nt) {
     int64_t lo, hi;
     dse_cpu_share((int64_t)x->n * x->c, t, nt, &lo, &hi);
     char *at = (char *)a->cx->ws[t].p + (t ? 0 : a->buf_at);
-    float *ybuf = y->bf16 ? (float *)(void *)at : NULL;
-    float *xbuf = x->bf16 ? (float *)(void *)(at + (y->bf16 ? dse_cpu_al64((size_t)y->h * y->w * sizeof(float)) : 0))
-                          : NULL;
+    float *ybuf = y->bf16 ? (float *)(void *)at : NULL, *xbuf = x->bf16 ? (float *)(void *)(at + a->x_at) : NULL;
     maxpool_fwd_planes(a, lo, hi, ybuf, xbuf);
 }
 
@@ -320,9 +319,9 @@ enum dse_status dse_cpu_maxpool_fwd(struct dse_cpu_ctx *cx, struct dse_node *n) 
     const struct dse_tensor *x = n->in[0], *y = n->out;
     if (!n->out->bf16 && !x->bf16) return run_planes(cx, n, 1, maxpool_fwd_part);
     const size_t win = dse_cpu_al64(3 * (size_t)(y->h + y->w) * sizeof(int)); /* windows_of's, thread 0 */
-    const size_t bufs = (y->bf16 ? dse_cpu_al64((size_t)y->h * y->w * sizeof(float)) : 0) +
-                        (x->bf16 ? dse_cpu_al64((size_t)x->h * x->w * sizeof(float)) : 0);
-    struct pj a = { .n = n, .cx = cx, .buf_at = win, .isa = dse_cpu_bf16_isa() };
+    const size_t x_at = y->bf16 ? dse_cpu_al64((size_t)y->h * y->w * sizeof(float)) : 0;
+    const size_t bufs = x_at + (x->bf16 ? dse_cpu_al64((size_t)x->h * x->w * sizeof(float)) : 0);
+    struct pj a = { .n = n, .cx = cx, .buf_at = win, .x_at = x_at, .isa = dse_cpu_bf16_isa() };
     for (int t = 0; t < cx->threads; t++) { /* before windows_of: no reallocation after it */
         void *p;
         enum dse_status st = dse_cpu_ctx_workspace_at(cx, t, (t ? 0 : win) + bufs, &p);
