@@ -53,6 +53,15 @@ struct dse_tensor {
                                  indices: half the bytes), grad stays float; CPU models in
                                  bf16 only, where every op that reads or writes the tensor
                                  takes it (engine/model.c plan_bf16, issue #37) */
+    int          grad16;      /* 1: grad holds bfloat16 values too (the same element indices),
+                                 dL/d(the ReLU's input) of the convs writing data, already
+                                 masked by their fused ReLUs, written whole by the one conv
+                                 reading data; CPU bf16 training only (engine/model.c
+                                 plan_grad16) */
+    double      *gsum;        /* with grad16: gsum[i * gsum_ld + c], image i's channel c sum of
+                                 those masked values before rounding (its writer's bias
+                                 gradient terms); borrowed from the model */
+    int64_t      gsum_ld;
 };
 
 /* Flags for dse_tensor_init / dse_tensor_new. */
@@ -357,6 +366,9 @@ int dse_cpu_writes_dx(const struct dse_cpu_ctx *cx, const struct dse_node *n);
  * place (its weight gradient's pass over dy) where it can as well make it from a max pool's
  * (dse_node.dy_pool): a conv the rule gives bf16 that has a weight gradient. */
 int dse_cpu_takes_pool_dy(const struct dse_cpu_ctx *cx, const struct dse_node *n);
+/* Whether it takes it, too, as bf16 rows already masked, with their channel sums
+ * (dse_tensor.grad16): such a conv whose fused ReLU masks dy by its bf16 output. */
+int dse_cpu_takes_dy16(const struct dse_cpu_ctx *cx, const struct dse_node *n);
 
 /* The BLAS kernels (engine/cpu/blas.c). The CPU's features as dse ranks them (cpuid, and
  * the OS saving the registers): */
@@ -510,6 +522,11 @@ extern const struct dse_cpu_kernel dse_cpu_kernels[DSE_OP_COUNT];
 
 /* p[0 .. n) = 0, shared among the ctx's threads (a model's gradients each step). */
 void dse_cpu_zero(struct dse_cpu_ctx *cx, float *p, int64_t n);
+/* One SGD step on n parameters w with gradients g (scaled by s) and velocities v, shared
+ * among the ctx's threads: v = momentum v + lr (s g + wd w), w -= v, each element alone (the
+ * same bits with any thread count). */
+void dse_cpu_sgd(struct dse_cpu_ctx *cx, float *w, const float *g, float *v, int64_t n, float lr, float momentum,
+                 float wd, float s);
 /* Sum of the squares of x[0 .. n) in double, in a fixed order (gradient clipping's norm). */
 double dse_cpu_sumsq(const float *x, int64_t n);
 

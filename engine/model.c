@@ -117,6 +117,7 @@ void dse_model_free(struct dse_model *m) {
     } else {
         free(m->arena);
     }
+    free(m->gsums);
     dse_tensor_deinit(&m->input);
     if (m->gpu) dse_cuda_ctx_deinit(m->gpu);
     free(m->gpu);
@@ -598,6 +599,73 @@ static void plan_bf16(struct dse_model *m, const int *own, const int *view_of, c
     free(keep);
 }
 
+/* Gradients kept in bf16 (dse_tensor.grad16): a bf16 buffer whose one reader is a bf16 1x1
+ * conv writing its gradient whole (dse_node.dx_whole: a squeeze on its concat) and whose every
+ * writer is a bf16 conv taking dy in its weight gradient's one pass (dse_cpu_takes_pool_dy; a
+ * concat only through its views) with its fused ReLU's mask on bf16 outputs: the reader masks
+ * its products by those ReLUs, rounds them and sums each channel as the writers' take_dy did
+ * (dse_bf16_pack_dy, on the products while in cache), and the writers take the bf16 rows and
+ * the sums as they are. The same bits: the same function on the same floats, only where it
+ * runs; the gradient (v1.0 at batch 16: fire2's, fire3's, fire5-7's concats, 24 million
+ * values) then goes through memory in 16 bits once instead of 32 bits written and read back.
+ * CPU only, in training. DSE_CPU_BF16_FLOAT_GRADS=1 keeps every gradient in float32. */
+static enum dse_status plan_grad16(struct dse_model *m, const int *own, const int *view_of, const int *view_c0,
+                                   struct dse_err *err) {
+    const char *off = getenv("DSE_CPU_BF16_FLOAT_GRADS");
+    const int n = m->net.n_layers;
+    if (m->gpu || m->inference || m->cx.bf16 != DSE_CPU_BF16_BY_RULE || (off && off[0] && off[0] != '0'))
+        return DSE_OK;
+    char *keep = calloc((size_t)n, 1);
+    if (!keep) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    int64_t total = 0;
+    for (int r = 0; r < n; r++) {
+        const struct dse_node *rd = &m->nodes[r];
+        const int in = m->net.layers[r].inputs[0];
+        if (rd->fused || in < 0 || !rd->dx_whole || rd->op != DSE_OP_CONV2D || !dse_cpu_writes_dx(&m->cx, rd))
+            continue;
+        const int b = buf_of(own, view_of, in);
+        int ok = m->outs[b].bf16, convs = 0;
+        for (int i = 0; i < n && ok; i++) {
+            const struct dse_layer *l = &m->net.layers[i];
+            const struct dse_node *nd = &m->nodes[i];
+            if (nd->fused || buf_of(own, view_of, i) != b) continue; /* fused: a ReLU its conv applies */
+            if (l->type == DSE_LAYER_CONCAT) {
+                for (int k = 0; k < l->n_inputs; k++) ok &= view_input(own, view_of, i, l->inputs[k]);
+                continue;
+            }
+            ok = own[i] == i && dse_cpu_takes_dy16(&m->cx, nd) && !nd->dy_pool;
+            convs++;
+        }
+        if (ok && convs && !keep[b]) keep[b] = 1, total += (int64_t)m->outs[b].n * m->outs[b].c;
+    }
+    if (total && !(m->gsums = calloc((size_t)total, sizeof *m->gsums))) {
+        free(keep);
+        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    }
+    int64_t at = 0;
+    for (int b = 0; b < n; b++) /* the buffers' own tensors first: their views point into them */
+        if (keep[b]) {
+            struct dse_tensor *t = &m->outs[b];
+            t->grad16 = 1, t->gsum = m->gsums + at, t->gsum_ld = t->c;
+            at += (int64_t)t->n * t->c;
+        }
+    for (int i = 0; i < n; i++) { /* in layer order: views, then their aliases */
+        const struct dse_layer *l = &m->net.layers[i];
+        struct dse_tensor *t = &m->outs[i];
+        if (own[i] != i) {
+            const struct dse_tensor *o = &m->outs[l->inputs[0]];
+            if (o->grad16) t->grad = o->grad, t->grad16 = 1, t->gsum = o->gsum, t->gsum_ld = o->gsum_ld;
+            continue;
+        }
+        if (view_of[i] < 0 || !keep[view_of[i]]) continue;
+        const struct dse_tensor *p = &m->outs[view_of[i]];
+        t->grad16 = 1, t->gsum = p->gsum + view_c0[i], t->gsum_ld = p->gsum_ld;
+        t->grad = (float *)(void *)((uint16_t *)(void *)p->grad + (int64_t)view_c0[i] * t->h * t->w);
+    }
+    free(keep);
+    return DSE_OK;
+}
+
 /* 1 if layer i (a flatten or reshape) runs as a view of its input: the same memory in its
  * own shape, nothing moved (a Flatten before an fc). Only where no other layer reads that
  * input, so that nothing else (an in-place layer's write, its gradient's overwrite) meets
@@ -777,6 +845,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
     plan_whole_grads(m, own, view_of);
     plan_pool_dy(m, own, view_of);
     plan_bf16(m, own, view_of, view_c0);
+    if ((st = plan_grad16(m, own, view_of, view_c0, err))) goto fail;
     m->momentum = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *m->momentum);
     if (!m->momentum) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
@@ -1022,12 +1091,8 @@ void dse_model_sgd(struct dse_model *m, float lr, float momentum, float weight_d
     }
     for (int p = 0; p < m->n_params && !m->inference; p++) {
         struct dse_tensor *t = m->params[p];
-        float *v = m->momentum[p], wd = m->decay[p] ? weight_decay : 0.0f;
-        int64_t n = dse_tensor_count(t);
-        for (int64_t i = 0; i < n; i++) {
-            v[i] = momentum * v[i] + lr * (s * t->grad[i] + wd * t->data[i]);
-            t->data[i] -= v[i];
-        }
+        dse_cpu_sgd(&m->cx, t->data, t->grad, m->momentum[p], dse_tensor_count(t), lr, momentum,
+                    m->decay[p] ? weight_decay : 0.0f, s);
     }
 }
 

@@ -60,6 +60,7 @@ struct dse_model {
     size_t             arena_floats;
     size_t             grad_floats; /* the gradient half of the arena, zeroed every step */
     float             *grad_base;
+    double            *gsums;     /* the grad16 buffers' channel sums (dse_tensor.gsum); owned */
     struct dse_cpu_ctx cx;        /* the CPU backend (on a device model: its generator is
                                      the dropout generator both backends draw from, which
                                      checkpoints store) */

@@ -90,6 +90,7 @@ void dse_tensor_wrap(struct dse_tensor *t, int n, int c, int h, int w, int64_t s
     t->mem = mem;
     t->owns = 0;
     t->bf16 = 0;
+    t->grad16 = 0, t->gsum = NULL, t->gsum_ld = 0;
 }
 
 void dse_tensor_view_channels(struct dse_tensor *v, const struct dse_tensor *parent, int c0, int c) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/cpu/bf16_impl.h" /* dse_bf16_of */
 #include "tests/nets.h"
 
 int check_failures, check_count, check_skips;
@@ -56,18 +57,28 @@ void resume_setup(struct dse_mp *mp, struct dse_net *net, struct dse_train_opts 
 
 /* Whether two models' arenas hold the same bits, but for the input gradients of max pools
  * whose backward the convs before them do (dse_node.dx_to_writers, in either model): never
- * written there, and read by nothing. */
+ * written there, and read by nothing; and for gradients m[0] keeps in bf16 (dse_tensor.grad16)
+ * where m[1] keeps them in float: each of m[0]'s values must be m[1]'s masked by the ReLU's
+ * rule on the bf16 activation (bits 0x0001 to 0x7f80 are > 0) and rounded to bf16. */
 int same_arenas(struct dse_model *m[2]) {
     const size_t bytes = m[0]->arena_floats * sizeof(float);
     float *a[2] = { malloc(bytes), malloc(bytes) };
     int same = a[0] && a[1];
     for (int k = 0; same && k < 2; k++) memcpy(a[k], m[k]->arena, bytes);
-    for (int i = 0; same && i < m[0]->net.n_layers; i++)
-        if (m[0]->nodes[i].dx_to_writers || m[1]->nodes[i].dx_to_writers) {
-            const struct dse_tensor *x = m[0]->nodes[i].in[0];
+    for (int i = 0; same && i < m[0]->net.n_layers; i++) {
+        const struct dse_tensor *x = m[0]->nodes[i].in[0], *x1 = m[1]->nodes[i].in[0];
+        if (m[0]->nodes[i].dx_to_writers || m[1]->nodes[i].dx_to_writers)
             for (int k = 0; k < 2; k++)
                 memset(a[k] + (x->grad - m[0]->arena), 0, (size_t)dse_tensor_count(x) * sizeof(float));
-        }
+        if (m[0]->nodes[i].op != DSE_OP_CONV2D || !x->grad16 || x1->grad16) continue;
+        DSE_ASSERT(x->n * x->stride_n == dse_tensor_count(x)); /* a whole buffer: its reader's input */
+        const int64_t cnt = dse_tensor_count(x);
+        const uint16_t *g16 = (const uint16_t *)(const void *)x->grad, *y16 = (const uint16_t *)(const void *)x->data;
+        for (int64_t e = 0; e < cnt; e++)
+            same &= g16[e] == dse_bf16_of((uint16_t)(y16[e] - 1u) < 0x7f80u ? x1->grad[e] : 0.0f);
+        for (int k = 0; k < 2; k++)
+            memset(a[k] + (x->grad - m[0]->arena), 0, (size_t)cnt * sizeof(float));
+    }
     same = same && !memcmp(a[0], a[1], bytes);
     free(a[0]), free(a[1]);
     return same;

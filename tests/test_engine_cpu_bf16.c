@@ -102,6 +102,32 @@ void test_bf16_convert(void) {
             pairs += ap[m * LDA + kp] == (kp >= KP ? 0xababababu : dse_bf16_pair(e[0], 2 * kp + 1 < K ? e[1] : 0.0f));
         }
     CHECK_INT_EQ(pairs, M * LDA);
+    /* and on columns (a_rs 1: w^T, A[m][k] = x[k M2 + m]) by the scatter: M2 rows past 16 */
+    enum { M2 = 37, K2 = 301, KP2 = (K2 + 1) / 2, LDA2 = KP2 + 2 };
+    memset(ap, 0xab, (size_t)M2 * LDA2 * sizeof *ap);
+    dse_bf16_pack_a(x, M2, K2, 1, M2, ap, LDA2, DSE_CPU_BF16_AVX512);
+    pairs = 0;
+    for (int m = 0; m < M2; m++)
+        for (int kp = 0; kp < LDA2; kp++) {
+            const float *e = x + 2 * kp * M2 + m;
+            pairs += ap[m * LDA2 + kp] == (kp >= KP2 ? 0xababababu : dse_bf16_pair(e[0], 2 * kp + 1 < K2 ? e[M2] : 0.0f));
+        }
+    CHECK_INT_EQ(pairs, M2 * LDA2);
+    /* dse_bf16_pairs_turned (filters turned 180 degrees): 3 rows of 9, 25 and 40 taps, with a
+       second row and without, against the pairs of the reversed taps; words past n untouched */
+    const int taps[3] = { 9, 25, 40 };
+    for (int v = 0; v < 6; v++) {
+        const int n = taps[v % 3], two = v < 3, ldo = n + 5;
+        memset(ap, 0xab, (size_t)3 * ldo * sizeof *ap);
+        dse_bf16_pairs_turned(x, two ? x + 1000 : NULL, 3, n, ap, ldo, DSE_CPU_BF16_AVX512);
+        pairs = 0;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < ldo; j++) {
+                const int at = i * n + n - 1 - j;
+                pairs += ap[i * ldo + j] == (j >= n ? 0xababababu : dse_bf16_pair(x[at], two ? x[1000 + at] : 0.0f));
+            }
+        CHECK_INT_EQ(pairs, 3 * ldo);
+    }
     free(ap);
     free(x), free(a), free(b);
 }

@@ -46,10 +46,14 @@ void test_bf16_dx_whole(void) {
         struct dse_model *m[2] = { NULL, NULL };
         float *x = NULL;
         CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m[0], NULL));
+        setenv("DSE_CPU_BF16_FLOAT_GRADS", "1", 1);
         CHECK_OK(dse_model_new_on(&net, &mo, &dev, &m[1], NULL));
+        unsetenv("DSE_CPU_BF16_FLOAT_GRADS");
         if (!m[0] || !m[1]) goto next;
-        int convs = 0, pools = 0, to_convs = 0, from_pool = 0;
+        int convs = 0, pools = 0, to_convs = 0, from_pool = 0, g16[2] = { 0, 0 };
         for (int i = 0; i < m[0]->net.n_layers; i++) {
+            for (int k = 0; k < 2; k++) /* buffers in bf16: their readers' */
+                g16[k] += m[k]->nodes[i].op == DSE_OP_CONV2D && m[k]->nodes[i].in[0]->grad16;
             convs += m[0]->nodes[i].dx_whole && m[0]->nodes[i].op == DSE_OP_CONV2D;
             pools += m[0]->nodes[i].dx_whole && m[0]->nodes[i].op == DSE_OP_MAXPOOL;
             to_convs += m[0]->nodes[i].dx_to_writers, from_pool += m[0]->nodes[i].dy_pool != NULL;
@@ -60,6 +64,10 @@ void test_bf16_dx_whole(void) {
         /* the pool after fire2: its concat's two expands; or pool1: conv1 */
         CHECK_INT_EQ(to_convs, 1);
         CHECK_INT_EQ(from_pool, s2 ? 1 : 2);
+        /* fire2's concat under fire3's squeeze (unless the pool reads it), fire3's under the
+           classifier; none with DSE_CPU_BF16_FLOAT_GRADS */
+        CHECK_INT_EQ(g16[0], s2 ? 2 : 1);
+        CHECK_INT_EQ(g16[1], 0);
         const int64_t phases = m[0]->cx.stats.bf16_phases;
         const int64_t in = dse_tensor_count(&m[0]->input);
         x = malloc((size_t)in * sizeof *x);

@@ -62,10 +62,15 @@ void dse_cpu_mm_amx(const struct dse_mm_bf16 *p);
 int  dse_cpu_mm_nt_amx(const struct dse_mm_nt_bf16 *p);
 
 /* ap[m * lda + kp] = (A[m][2kp], A[m][2kp + 1]) for m < M, kp < (K + 1) / 2, A[m][k] =
- * a[m * a_rs + k * a_ks], a missing odd k zero (rows as they lie, a_ks 1, by AVX-512's
- * conversion where isa allows it: the same bits). */
+ * a[m * a_rs + k * a_ks], a missing odd k zero (rows as they lie, a_ks 1, or columns, a_rs 1,
+ * by AVX-512's conversion where isa allows it: the same bits). */
 void dse_bf16_pack_a(const float *a, int64_t M, int64_t K, int64_t a_rs, int64_t a_ks, uint32_t *ap, int64_t lda,
                      int isa);
+/* out[i ldo + j] = the pair (r0[i n + n - 1 - j], r1[i n + n - 1 - j]) for i < rows, j < n, r1
+ * NULL: zero; filters' taps of two output channels turned 180 degrees, in k-pairs, for each
+ * of rows input channels (the direct data gradient's). */
+void dse_bf16_pairs_turned(const float *r0, const float *r1, int64_t rows, int64_t n, uint32_t *out, int64_t ldo,
+                           int isa);
 /* bp[kp * ldp + n] = (B[2kp][n], B[2kp + 1][n]) for kp < (K + 1) / 2, n < N, B[k][n] =
  * b[k * ldb + n], a missing odd row zero. */
 void dse_bf16_pack_b(const float *b, int64_t K, int64_t N, int64_t ldb, uint32_t *bp, int64_t ldp, int isa);

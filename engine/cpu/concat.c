@@ -10,7 +10,8 @@
 #include "engine/cpu/cpu_impl.h"
 
 /* 1 if p (an input's data or grad) is the output's q (data or grad) at offset off, in
- * elements of `size` bytes (an output stored in bf16: 2, dse_tensor.bf16), with the output's
+ * elements of `size` bytes (an output or gradient stored in bf16: 2, dse_tensor.bf16 and
+ * grad16), with the output's
  * image stride: nothing to move. */
 static int is_view(const float *p, const float *q, size_t size, const struct dse_tensor *in,
                    const struct dse_tensor *y, int64_t off) {
@@ -27,9 +28,10 @@ static enum dse_status concat(struct dse_cpu_ctx *cx, struct dse_node *n, int bw
         const struct dse_tensor *x = n->in[t];
         const int64_t img = dse_tensor_image(x);
         float *xs = bwd ? x->grad : x->data, *ys = bwd ? y->grad : y->data;
-        const size_t size = !bwd && y->bf16 ? sizeof(uint16_t) : sizeof(float);
+        const size_t size = (bwd ? y->grad16 : y->bf16) ? sizeof(uint16_t) : sizeof(float);
         if ((!bwd || xs) && !is_view(xs, ys, size, x, y, off)) { /* backward: only inputs that take a grad */
-            /* a bf16 output is written only through its views, and a copied input is float (plan_bf16) */
+            /* a bf16 output, or gradient, is written only through its views, and a copied input
+               is float (plan_bf16, plan_grad16) */
             DSE_ASSERT(size == sizeof(float) && !x->bf16);
             for (int i = 0; i < y->n; i++) {
                 float *xi = xs + i * x->stride_n, *yi = ys + i * y->stride_n + off;

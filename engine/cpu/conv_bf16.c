@@ -336,6 +336,10 @@ int dse_cpu_takes_pool_dy(const struct dse_cpu_ctx *cx, const struct dse_node *n
     return n->op == DSE_OP_CONV2D && dse_cpu_conv_bf16_fuses(cx, n); /* every dy read is take_dy's */
 }
 
+int dse_cpu_takes_dy16(const struct dse_cpu_ctx *cx, const struct dse_node *n) {
+    return dse_cpu_takes_pool_dy(cx, n) && dse_cpu_masks_dy(n) && n->out->bf16; /* take_dy's y16 rule */
+}
+
 int dse_cpu_bf16_io(const struct dse_cpu_ctx *cx, const struct dse_node *n, int out) {
     if (cx->bf16 == DSE_CPU_BF16_OFF) return 0;
     if (n->op == DSE_OP_MAXPOOL) return 1; /* pool.c: an input's planes turned into floats in cache */
@@ -441,7 +445,9 @@ struct bscratch {
     size_t dyr, xr, xt, dyp, dcol, tmp, total;
 };
 
-static struct bscratch bscratch_of(const struct bshape *s, int64_t chunk, int dw, int dx) {
+static int64_t dx16_rows(const struct bshape *s);
+
+static struct bscratch bscratch_of(const struct bshape *s, int64_t chunk, int dw, int dx, int dx16) {
     struct bscratch b = { 0 };
     b.dyr = 0;
     b.xr = b.dyr + (dw ? al((size_t)(s->K * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
@@ -449,7 +455,7 @@ static struct bscratch bscratch_of(const struct bshape *s, int64_t chunk, int dw
     b.dyp = b.xt + (dw && dw_by_mm(s) ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
     b.dcol = b.dyp + (dx ? al((size_t)((s->K + 1) / 2 * s->PQ) * sizeof(uint32_t)) : 0);
     b.tmp = b.dcol + (dx && !s->is_1x1 ? al((size_t)(s->CRS * s->PQ) * sizeof(float)) : 0);
-    b.total = b.tmp + al((size_t)(2 * s->PQ) * sizeof(float));
+    b.total = b.tmp + al((size_t)((dx16 ? dx16_rows(s) : 2) * s->PQ) * sizeof(float));
     return b;
 }
 
@@ -465,15 +471,26 @@ static int64_t bwd_chunk(const struct bshape *s, int64_t most) {
 /* Image i's dy as bf16 rows [K] at out, ldo apart; with j->fuse, masked by the fused ReLU and
  * its channels' sums added to part[K] in the same pass (dse_bf16_pack_dy: the bits of
  * conv2d.c's mask and bias passes, dse_cpu_slice_sums' order), so dy is read once from
- * memory instead of three times. */
-static void take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo, double *part, float *plane) {
+ * memory instead of three times. Where dy is kept in bf16 (dse_tensor.grad16) its reader
+ * did that pass (dx16): its rows are copied, its sums added. Returns where the rows are:
+ * out, or with ldo = PQ and dy in bf16 its own rows. */
+static const dse_bf16 *take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo, double *part,
+                               float *plane) {
     const struct bshape *s = &j->s;
     const struct dse_tensor *y = j->n->out;
     const float *dy = y->grad + i * y->stride_n;
+    if (y->grad16) {
+        DSE_ASSERT(j->fuse && !j->n->dy_pool); /* dse_cpu_takes_dy16 */
+        const dse_bf16 *d = (const dse_bf16 *)(const void *)y->grad + i * y->stride_n;
+        for (int64_t k = 0; part && k < s->K; k++) part[k] += y->gsum[i * y->gsum_ld + k];
+        if (ldo == s->PQ) return d;
+        copy_rows16(d, s->K, s->PQ, s->PQ, out, ldo, s->PQ);
+        return out;
+    }
     if (!j->fuse) {
         DSE_ASSERT(!j->n->dy_pool); /* dse_cpu_takes_pool_dy: every such conv fuses */
         dse_bf16_pack_rows(dy, s->K, s->PQ, s->PQ, out, ldo, s->PQ, j->isa);
-        return;
+        return out;
     }
     const int mask = dse_cpu_masks_dy(j->n);
     const float *yf = mask && !y->bf16 ? y->data + i * y->stride_n : NULL;
@@ -481,7 +498,7 @@ static void take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo,
     const struct dse_node *pool = j->n->dy_pool;
     if (!pool) {
         dse_bf16_pack_dy(dy, s->K, s->PQ, s->PQ, yf, y16, out, ldo, part, j->isa);
-        return;
+        return out;
     }
     /* dy's planes made from the pool's (dse_node.dy_pool) into plane (PQ floats), each packed
      * as its row would be: the same bits, dy never written whole */
@@ -492,6 +509,38 @@ static void take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo,
         dse_bf16_pack_dy(plane, 1, s->PQ, s->PQ, yf ? yf + k * s->PQ : NULL, y16 ? y16 + k * s->PQ : NULL,
                          out + k * ldo, ldo, part ? part + k : NULL, j->isa);
     }
+    return out;
+}
+
+/* Channels of the data gradient dx16 multiplies at once: their float products within
+ * FWD_BLOCK_BYTES (in L2 while they are masked and rounded), a multiple of 16, at least 16,
+ * at most C. Each product's chain is the same whatever the block: the same bits. */
+static int64_t dx16_rows(const struct bshape *s) {
+    int64_t r = (int64_t)FWD_BLOCK_BYTES / (s->PQ * (int64_t)sizeof(float)) / 16 * 16;
+    r = r < 16 ? 16 : r;
+    return r > s->C ? s->C : r;
+}
+
+/* Image i's data gradient of a 1x1 conv into its input's bf16 gradient (dse_tensor.grad16):
+ * w^T dy's products (dyp: dy's pairs) in blocks of channels in cache at tmp, each channel
+ * masked by the ReLU of the conv writing it, rounded and summed by dse_bf16_pack_dy as that
+ * conv's take_dy would have done from the products stored as floats: the same bits. */
+static void dx16(const struct bjob *j, int64_t i, const uint32_t *dyp, float *tmp) {
+    const struct bshape *s = &j->s;
+    const struct dse_tensor *x = j->n->in[0];
+    const int64_t KP2 = (s->K + 1) / 2, rows = dx16_rows(s);
+    dse_bf16 *g = (dse_bf16 *)(void *)x->grad + i * x->stride_n;
+    const uint16_t *x16 = (const uint16_t *)(const void *)x->data + i * x->stride_n;
+    double *sums = x->gsum + i * x->gsum_ld;
+    DSE_ASSERT(s->is_1x1 && x->bf16 && j->n->dx_whole);
+    for (int64_t c0 = 0; c0 < s->C; c0 += rows) {
+        const int64_t nr = s->C - c0 < rows ? s->C - c0 : rows;
+        const struct dse_mm_bf16 m = { .M = nr, .N = s->PQ, .KP = KP2, .ap = j->wp + c0 * KP2, .lda = KP2,
+                                       .bp = dyp, .ldb = s->PQ, .c = tmp, .ldc = s->PQ };
+        dse_cpu_mm_bf16(&m, j->isa);
+        for (int64_t c = c0; c < c0 + nr; c++) sums[c] = 0.0;
+        dse_bf16_pack_dy(tmp, nr, s->PQ, s->PQ, NULL, x16 + c0 * s->PQ, g + c0 * s->PQ, s->PQ, sums + c0, j->isa);
+    }
 }
 
 static void bwd_part(void *arg, int t, int nt) {
@@ -499,7 +548,7 @@ static void bwd_part(void *arg, int t, int nt) {
     const struct bshape *s = &j->s;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
     const int dw = j->n->weight->grad != NULL;
-    const struct bscratch b = bscratch_of(s, j->chunk, dw, x->grad != NULL);
+    const struct bscratch b = bscratch_of(s, j->chunk, dw, x->grad != NULL, x->grad16);
     char *ws = ws_at(j->cx, t);
     dse_bf16 *dyr = (dse_bf16 *)(ws + b.dyr), *xr = (dse_bf16 *)(ws + b.xr);
     uint32_t *dyp = (uint32_t *)(ws + b.dyp), *xt = (uint32_t *)(ws + b.xt);
@@ -542,12 +591,16 @@ static void bwd_part(void *arg, int t, int nt) {
                 float *dx = x->grad + i * x->stride_n;
                 if (buf) /* dy's pairs from its rows packed above: dy rounded once */
                     dse_bf16_pairs_of_rows(dyr + (i - n0) * s->PQ, s->K, s->PQ, Lc, dyp, s->PQ, j->isa);
-                else { /* no weight gradient: never a dy_pool conv's (dse_cpu_takes_pool_dy) */
-                    DSE_ASSERT(!j->n->dy_pool);
+                else { /* no weight gradient: never a dy_pool or grad16 conv's (dse_cpu_takes_pool_dy) */
+                    DSE_ASSERT(!j->n->dy_pool && !y->grad16);
                     dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
                 }
                 struct dse_mm_bf16 m = { .M = s->CRS, .N = s->PQ, .KP = KP2, .ap = j->wp, .lda = KP2, .bp = dyp,
                                          .ldb = s->PQ, .c = dx, .ldc = s->PQ, .acc = 1 };
+                if (x->grad16) { /* kept in bf16 (plan_grad16) */
+                    dx16(j, i, dyp, tmp);
+                    continue;
+                }
                 if (s->is_1x1) { /* dx_whole: stored, not added to the zeroed gradient (the same bits) */
                     m.acc = !j->n->dx_whole;
                     dse_cpu_mm_bf16(&m, j->isa);
@@ -793,28 +846,22 @@ static enum dse_status fwd_direct(struct bjob *j) {
     int64_t *boff = (int64_t *)(ws_at(j->cx, 0) + own + wbytes);
     const float *w = j->n->weight->data;
     const int64_t S2 = (s->S + 1) / 2;
-    if (g.phases) /* pairs of adjacent taps 2 s2, 2 s2 + 1 */
+    const int64_t RS = s->R * s->S;
+    if (g.phases) { /* pairs of adjacent taps 2 s2, 2 s2 + 1: kp = (c R + r) S2 + s2 */
         for (int64_t c = 0; c < s->C; c++)
             for (int64_t r = 0; r < s->R; r++)
-                for (int64_t s2 = 0; s2 < S2; s2++) {
-                    const int64_t kp = (c * s->R + r) * S2 + s2;
-                    boff[kp] = (2 * c + r % 2) * g.plane + r / 2 * g.Wp + s2;
-                    for (int64_t m = 0; m < s->K; m++) {
-                        const float *e = w + ((m * s->C + c) * s->R + r) * s->S + 2 * s2;
-                        wp[m * g.KPf + kp] = dse_bf16_pair(e[0], 2 * s2 + 1 < s->S ? e[1] : 0.0f);
-                    }
-                }
-    else /* pairs over the channels 2 c2, 2 c2 + 1 */
+                for (int64_t s2 = 0; s2 < S2; s2++)
+                    boff[(c * s->R + r) * S2 + s2] = (2 * c + r % 2) * g.plane + r / 2 * g.Wp + s2;
+        for (int64_t m = 0; m < s->K; m++) /* filter m's rows of taps (c, r) as A's rows */
+            dse_bf16_pack_a(w + m * s->C * RS, s->C * s->R, s->S, s->S, 1, wp + m * g.KPf, S2, j->isa);
+    } else { /* pairs over the channels 2 c2, 2 c2 + 1: kp = c2 R S + r S + t */
         for (int64_t c2 = 0; c2 < g.C2; c2++)
             for (int64_t r = 0; r < s->R; r++)
-                for (int64_t t = 0; t < s->S; t++) {
-                    const int64_t kp = (c2 * s->R + r) * s->S + t;
-                    boff[kp] = c2 * g.plane + r * s->dh * g.Wp + t * s->dw;
-                    for (int64_t m = 0; m < s->K; m++) {
-                        const float *e = w + ((m * s->C + 2 * c2) * s->R + r) * s->S + t;
-                        wp[m * g.KPf + kp] = dse_bf16_pair(e[0], 2 * c2 + 1 < s->C ? e[s->R * s->S] : 0.0f);
-                    }
-                }
+                for (int64_t t = 0; t < s->S; t++)
+                    boff[(c2 * s->R + r) * s->S + t] = c2 * g.plane + r * s->dh * g.Wp + t * s->dw;
+        for (int64_t m = 0; m < s->K; m++) /* filter m's channels as B's rows, its taps as columns */
+            dse_bf16_pack_b(w + m * s->C * RS, s->C, RS, RS, wp + m * g.KPf, RS, j->isa);
+    }
     j->wp = wp, j->boff = boff;
     j->cx->stats.bf16_phases += g.phases;
     dse_cpu_run(j->cx, fwd_direct_part, j);
@@ -905,9 +952,9 @@ static void bwd_direct_part(void *arg, int t, int nt) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
             if (buf) { /* dw (= on the slice's first chunk) += dy's grid . x's shifted planes */
                 for (int64_t i = 0; i < nb; i++) {
-                    take_dy(j, n0 + i, d16, s->PQ, part, tmp);
-                    grid_of_rows(s, g, d16, dyg + i * s->K * g->L, j->isa);
-                    if (x->grad) dx_direct(j, n0 + i, d16, dyq, tmp);
+                    const dse_bf16 *d = take_dy(j, n0 + i, d16, s->PQ, part, tmp);
+                    grid_of_rows(s, g, d, dyg + i * s->K * g->L, j->isa);
+                    if (x->grad) dx_direct(j, n0 + i, d, dyq, tmp);
                     const float *xi = x->data + (n0 + i) * x->stride_n;
                     dse_bf16 *xbi = xb + i * g->rplanes * g->bplane;
                     if (g->phases) {
@@ -923,7 +970,7 @@ static void bwd_direct_part(void *arg, int t, int nt) {
                 dse_cpu_mm_nt_bf16(&m, j->isa);
                 continue;
             }
-            DSE_ASSERT(!j->n->dy_pool); /* no weight gradient: never a dy_pool conv's */
+            DSE_ASSERT(!j->n->dy_pool && !j->n->out->grad16); /* no weight gradient: never such a conv's */
             for (int64_t i = n0; x->grad && i < n0 + nb; i++) dx_direct(j, i, NULL, dyq, tmp);
         }
         wt_give(&wr, j, k, buf);
@@ -955,16 +1002,14 @@ static enum dse_status bwd_direct(struct bjob *j, int dw, int dx, size_t pbytes)
     if (pbytes) j->db_part = (double *)(void *)(sh + wbytes + obytes);
     const float *w = j->n->weight->data;
     DSE_ASSERT(!(g.phases && dx)); /* dse_cpu_conv_bf16_bwd: the lowered data gradient */
-    for (int64_t k2 = 0; !g.phases && k2 < g.K2; k2++)
+    const int64_t RS = s->R * s->S;
+    for (int64_t k2 = 0; !g.phases && k2 < g.K2; k2++) {
         for (int64_t r = 0; r < s->R; r++)
-            for (int64_t t = 0; t < s->S; t++) {
-                const int64_t kp = (k2 * s->R + r) * s->S + t;
-                boff[kp] = k2 * g.qplane + r * s->dh * g.Wq + t * s->dw;
-                for (int64_t c = 0; dx && c < s->C; c++) { /* output channels 2 k2, + 1 of w turned 180 degrees */
-                    const float *e = w + ((2 * k2 * s->C + c) * s->R + (s->R - 1 - r)) * s->S + (s->S - 1 - t);
-                    wx[c * g.KPx + kp] = dse_bf16_pair(e[0], 2 * k2 + 1 < s->K ? e[s->C * s->R * s->S] : 0.0f);
-                }
-            }
+            for (int64_t t = 0; t < s->S; t++)
+                boff[(k2 * s->R + r) * s->S + t] = k2 * g.qplane + r * s->dh * g.Wq + t * s->dw;
+        const float *e = w + 2 * k2 * s->C * RS; /* output channels 2 k2, + 1 of w turned 180 degrees */
+        if (dx) dse_bf16_pairs_turned(e, 2 * k2 + 1 < s->K ? e + s->C * RS : NULL, s->C, RS, wx + k2 * RS, g.KPx, j->isa);
+    }
     for (int64_t c = 0; c < s->C; c++)
         for (int64_t r = 0; r < s->R; r++)
             for (int64_t t = 0; t < s->S; t++)
@@ -987,7 +1032,7 @@ static enum dse_status bwd_lowered(struct bjob *j, int dw, int dx, size_t pbytes
     const struct bshape *s = &j->s;
     struct dse_cpu_ctx *cx = j->cx;
     j->chunk = bwd_chunk(s, dse_cpu_slice_most(&j->sl));
-    const struct bscratch b = bscratch_of(s, j->chunk, dw, dx);
+    const struct bscratch b = bscratch_of(s, j->chunk, dw, dx, j->n->in[0]->grad16);
     const int64_t KP2 = (s->K + 1) / 2;
     const size_t wbytes = dx ? al((size_t)(s->CRS * KP2) * sizeof(uint32_t)) : 0;
     j->depth = dw ? wt_depth(cx, &j->sl) : 0, j->wt_at = b.total;

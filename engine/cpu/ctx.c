@@ -131,6 +131,26 @@ void dse_cpu_zero(struct dse_cpu_ctx *cx, float *p, int64_t n) {
     dse_cpu_for(cx, n, n, zero_part, p);
 }
 
+struct sgd_job {
+    float       *w, *v;
+    const float *g;
+    float        lr, momentum, wd, s;
+};
+
+static void sgd_part(void *p, int64_t lo, int64_t hi) {
+    const struct sgd_job *j = p;
+    for (int64_t i = lo; i < hi; i++) {
+        j->v[i] = j->momentum * j->v[i] + j->lr * (j->s * j->g[i] + j->wd * j->w[i]);
+        j->w[i] -= j->v[i];
+    }
+}
+
+void dse_cpu_sgd(struct dse_cpu_ctx *cx, float *w, const float *g, float *v, int64_t n, float lr, float momentum,
+                 float wd, float s) {
+    struct sgd_job j = { .w = w, .v = v, .g = g, .lr = lr, .momentum = momentum, .wd = wd, .s = s };
+    dse_cpu_for(cx, n, n, sgd_part, &j);
+}
+
 double dse_cpu_sumsq(const float *x, int64_t n) { return dse_cpu_sum_of(x, n, 1); }
 
 /* dse_cpu_sum_of's tree and tail on its eight running sums p of the first n8 values. */

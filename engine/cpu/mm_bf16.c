@@ -254,6 +254,40 @@ TBF static void pack_rows512(const float *x, int64_t rows, int64_t L, int64_t ld
         }
 }
 
+/* dse_bf16_pack_a of columns (a_rs 1): 16 rows' pair kp at once from two runs of A's
+ * columns, scattered lda words apart. */
+TBF static void pack_cols512(const float *a, int64_t M, int64_t K, int64_t a_ks, uint32_t *ap, int64_t lda) {
+    const __m512i step = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32((int)lda));
+    for (int64_t kp = 0; kp < (K + 1) / 2; kp++) {
+        const float *c0 = a + 2 * kp * a_ks, *c1 = c0 + a_ks;
+        const int odd = 2 * kp + 1 < K;
+        for (int64_t m = 0; m < M; m += 16) {
+            const __mmask16 mk = dse_cpu_lanes16(M - m);
+            const __m512i lo = _mm512_cvtepu16_epi32(cvt16(c0 + m, mk));
+            const __m512i hi = odd ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(cvt16(c1 + m, mk)), 16)
+                                   : _mm512_setzero_si512();
+            _mm512_mask_i32scatter_epi32(ap + m * lda + kp, mk, step, _mm512_or_si512(lo, hi), 4);
+        }
+    }
+}
+
+/* dse_bf16_pairs_turned on AVX-512: 16 pairs a step, their lanes reversed. */
+TBF static void pairs_turned512(const float *r0, const float *r1, int64_t n, uint32_t *out) {
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    for (int64_t j0 = 0; j0 < n; j0 += 16) {
+        const int64_t cnt = n - j0 < 16 ? n - j0 : 16, at = n - j0 - cnt;
+        const __mmask16 mk = dse_cpu_lanes16(cnt);
+        const __m512i rev = _mm512_sub_epi32(_mm512_set1_epi32((int)cnt - 1), lane); /* lane i: cnt - 1 - i */
+        const __m512 a = _mm512_permutexvar_ps(rev, _mm512_maskz_loadu_ps(mk, r0 + at));
+        const __m512 b = r1 ? _mm512_permutexvar_ps(rev, _mm512_maskz_loadu_ps(mk, r1 + at)) : _mm512_setzero_ps();
+        const __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(a));
+        const __m512i hi = r1 ? _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(b)), 16)
+                              : _mm512_setzero_si512();
+        _mm512_mask_storeu_epi32(out + j0, mk, _mm512_or_si512(lo, hi));
+    }
+}
+
 /* 16 rows' pair kp at once: a gather of 32-bit words r * ld / 2 + kp apart. */
 TBF static void pair_cols512(const dse_bf16 *rows, int64_t R, int64_t L, int64_t ld, uint32_t *out, int64_t ldo) {
     const uint32_t *w = (const uint32_t *)(const void *)rows;
@@ -353,6 +387,10 @@ void dse_bf16_pack_a(const float *a, int64_t M, int64_t K, int64_t a_rs, int64_t
         pack_rows512(a, M, K, a_rs, (dse_bf16 *)(void *)ap, 2 * lda, 2 * ((K + 1) / 2));
         return;
     }
+    if (a_rs == 1 && isa >= DSE_CPU_BF16_AVX512 && 16 * lda < ((int64_t)1 << 31)) { /* columns (w^T) */
+        pack_cols512(a, M, K, a_ks, ap, lda);
+        return;
+    }
 #endif
     (void)isa;
     for (int64_t m = 0; m < M; m++)
@@ -360,6 +398,21 @@ void dse_bf16_pack_a(const float *a, int64_t M, int64_t K, int64_t a_rs, int64_t
             const float *e = a + m * a_rs + 2 * kp * a_ks;
             ap[m * lda + kp] = dse_bf16_pair(e[0], 2 * kp + 1 < K ? e[a_ks] : 0.0f);
         }
+}
+
+void dse_bf16_pairs_turned(const float *r0, const float *r1, int64_t rows, int64_t n, uint32_t *out, int64_t ldo,
+                           int isa) {
+    for (int64_t i = 0; i < rows; i++) {
+        const float *a = r0 + i * n, *b = r1 ? r1 + i * n : NULL;
+        uint32_t *o = out + i * ldo;
+#ifdef DSE_CPU_HAS_AVX2_CODE
+        if (isa >= DSE_CPU_BF16_AVX512) {
+            pairs_turned512(a, b, n, o);
+            continue;
+        }
+#endif
+        for (int64_t j = 0; j < n; j++) o[j] = dse_bf16_pair(a[n - 1 - j], b ? b[n - 1 - j] : 0.0f);
+    }
 }
 
 void dse_bf16_pack_b(const float *b, int64_t K, int64_t N, int64_t ldb, uint32_t *bp, int64_t ldp, int isa) {
