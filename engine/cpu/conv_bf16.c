@@ -162,30 +162,35 @@ static void lower_s2(const struct bshape *s, const float *x, int64_t k, int64_t 
     }
 }
 
-/* Output rows [p0, p1) of image x lowered into k-pairs bp [KP][n], n = (p1 - p0) Q; tmp:
- * 2 n floats. */
+/* Output rows [p0, p1) of image x lowered into k-pairs bp [KP][ldb], n = (p1 - p0) Q of each
+ * row; tmp: 2 n floats. */
 static void lower_pairs(const struct bshape *s, const float *x, const dse_bf16 *x16, int64_t p0, int64_t p1,
-                        uint32_t *bp, float *tmp, int isa) {
+                        uint32_t *bp, int64_t ldb, float *tmp, int isa) {
     const int64_t n = (p1 - p0) * s->Q;
     if (x16) { /* stored in bf16: a 1x1 conv (dse_cpu_bf16_io) */
         DSE_ASSERT(s->is_1x1);
-        dse_bf16_pairs_of_rows(x16 + p0 * s->Q, s->C, n, s->HW, bp, n, isa);
+        dse_bf16_pairs_of_rows(x16 + p0 * s->Q, s->C, n, s->HW, bp, ldb, isa);
         return;
     }
     if (s->is_1x1) { /* stride 1, no pad: output pixel = input pixel */
-        dse_bf16_pack_b(x + p0 * s->Q, s->C, n, s->HW, bp, n, isa);
+        dse_bf16_pack_b(x + p0 * s->Q, s->C, n, s->HW, bp, ldb, isa);
         return;
     }
     for (int64_t kp = 0; kp < s->KP; kp++) {
         const int rows = 2 * kp + 1 < s->CRS ? 2 : 1;
         if (s2_pairs(s, 2 * kp)) {
-            lower_s2(s, x, 2 * kp, p0, p1, bp + kp * n, 1, isa);
+            lower_s2(s, x, 2 * kp, p0, p1, bp + kp * ldb, 1, isa);
             continue;
         }
         for (int j = 0; j < rows; j++) lower_row(s, x, 2 * kp + j, p0, p1, tmp + j * n, isa);
-        dse_bf16_pack_b(tmp, rows, n, n, bp + kp * n, n, isa);
+        dse_bf16_pack_b(tmp, rows, n, n, bp + kp * ldb, ldb, isa);
     }
 }
+
+/* A row length of k-pairs rounded up to whole cache lines (16 words): an AMX tile's 16 rows
+ * then take 16 lines, not up to 32 (v1.0's conv10 forward, C = A B at N = 169, 1000 x 256
+ * pairs: 213 -> 156 us). */
+static int64_t lines16(int64_t n) { return (n + 15) / 16 * 16; }
 
 /* Image x lowered into bf16 rows: row k's P Q values at out + k ldo (a chunk's images
  * side by side in each row); tmp: PQ floats. */
@@ -298,16 +303,17 @@ static void fwd_part(void *arg, int t, int nt) {
     const int kb = fwd_items(s, t, nt, &a0, &a1);
     uint32_t *bp = (uint32_t *)ws_at(j->cx, t);
     const int64_t rows = fwd_rows(s), ncol = out_cols(s);
-    float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(s->KP * rows * s->Q) * sizeof(uint32_t)));
+    float *tmp = (float *)(ws_at(j->cx, t) + al((size_t)(s->KP * lines16(rows * s->Q)) * sizeof(uint32_t)));
     float *yf = tmp + al((size_t)(2 * rows * s->Q) * sizeof(float)) / sizeof(float); /* y->bf16: [K][ncol] */
     for (int64_t a = a0; a < a1; a++) {
         const struct fwd_item it = fwd_item_of(s, kb, 1, a);
         for (int64_t p0 = it.p0; p0 < it.p1; p0 += rows) { /* lowered and multiplied while in L2 */
             const int64_t p1 = p0 + rows < it.p1 ? p0 + rows : it.p1, n = (p1 - p0) * s->Q;
+            const int64_t ldb = lines16(n);
             lower_pairs(s, x->data + it.i * x->stride_n, x->bf16 ? data16(x) + it.i * x->stride_n : NULL, p0, p1,
-                        bp, tmp, j->isa);
+                        bp, ldb, tmp, j->isa);
             struct dse_mm_bf16 m = { .M = s->K, .N = n, .KP = s->KP, .ap = j->wp, .lda = s->KP, .bp = bp,
-                                     .ldb = n, .c = y->data + it.i * y->stride_n + p0 * s->Q, .ldc = s->PQ,
+                                     .ldb = ldb, .c = y->data + it.i * y->stride_n + p0 * s->Q, .ldc = s->PQ,
                                      .bias = bias, .relu = j->n->relu_out };
             if (!y->bf16) {
                 dse_cpu_mm_bf16(&m, j->isa);
@@ -354,7 +360,7 @@ enum dse_status dse_cpu_conv_bf16_fwd(struct dse_cpu_ctx *cx, struct dse_node *n
     if (direct_ok(s)) return fwd_direct(&j);
     const size_t wbytes = al((size_t)(s->K * s->KP) * sizeof(uint32_t));
     const int64_t nb = fwd_rows(s) * s->Q; /* a block's columns */
-    const size_t own = al((size_t)(s->KP * nb) * sizeof(uint32_t)) + al((size_t)(2 * nb) * sizeof(float)) +
+    const size_t own = al((size_t)(s->KP * lines16(nb)) * sizeof(uint32_t)) + al((size_t)(2 * nb) * sizeof(float)) +
                        (n->out->bf16 ? al((size_t)(s->K * out_cols(s)) * sizeof(float)) : 0);
     for (int t = 0; t < cx->threads; t++) {
         void *p;
@@ -453,9 +459,9 @@ static struct bscratch bscratch_of(const struct bshape *s, int64_t chunk, int dw
     b.xr = b.dyr + (dw ? al((size_t)(s->K * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
     b.xt = b.xr + (dw ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
     b.dyp = b.xt + (dw && dw_by_mm(s) ? al((size_t)(s->CRS * chunk_row(s, chunk)) * sizeof(dse_bf16)) : 0);
-    b.dcol = b.dyp + (dx ? al((size_t)((s->K + 1) / 2 * s->PQ) * sizeof(uint32_t)) : 0);
+    b.dcol = b.dyp + (dx ? al((size_t)((s->K + 1) / 2 * lines16(s->PQ)) * sizeof(uint32_t)) : 0);
     b.tmp = b.dcol + (dx && !s->is_1x1 ? al((size_t)(s->CRS * s->PQ) * sizeof(float)) : 0);
-    b.total = b.tmp + al((size_t)((dx16 ? dx16_rows(s) : 2) * s->PQ) * sizeof(float));
+    b.total = b.tmp + al((size_t)(dx16 ? dx16_rows(s) * lines16(s->PQ) : 2 * s->PQ) * sizeof(float));
     return b;
 }
 
@@ -516,7 +522,7 @@ static const dse_bf16 *take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, i
  * FWD_BLOCK_BYTES (in L2 while they are masked and rounded), a multiple of 16, at least 16,
  * at most C. Each product's chain is the same whatever the block: the same bits. */
 static int64_t dx16_rows(const struct bshape *s) {
-    int64_t r = (int64_t)FWD_BLOCK_BYTES / (s->PQ * (int64_t)sizeof(float)) / 16 * 16;
+    int64_t r = (int64_t)FWD_BLOCK_BYTES / (lines16(s->PQ) * (int64_t)sizeof(float)) / 16 * 16;
     r = r < 16 ? 16 : r;
     return r > s->C ? s->C : r;
 }
@@ -536,10 +542,12 @@ static void dx16(const struct bjob *j, int64_t i, const uint32_t *dyp, float *tm
     for (int64_t c0 = 0; c0 < s->C; c0 += rows) {
         const int64_t nr = s->C - c0 < rows ? s->C - c0 : rows;
         const struct dse_mm_bf16 m = { .M = nr, .N = s->PQ, .KP = KP2, .ap = j->wp + c0 * KP2, .lda = KP2,
-                                       .bp = dyp, .ldb = s->PQ, .c = tmp, .ldc = s->PQ };
+                                       .bp = dyp, .ldb = lines16(s->PQ), .c = tmp, .ldc = lines16(s->PQ) };
         dse_cpu_mm_bf16(&m, j->isa);
         for (int64_t c = c0; c < c0 + nr; c++) sums[c] = 0.0;
-        dse_bf16_pack_dy(tmp, nr, s->PQ, s->PQ, NULL, x16 + c0 * s->PQ, g + c0 * s->PQ, s->PQ, sums + c0, j->isa);
+        for (int64_t c = c0; c < c0 + nr; c++) /* each row: tmp's are lines16(PQ) apart, the mask's PQ */
+            dse_bf16_pack_dy(tmp + (c - c0) * lines16(s->PQ), 1, s->PQ, s->PQ, NULL, x16 + c * s->PQ, g + c * s->PQ,
+                             s->PQ, sums + c, j->isa);
     }
 }
 
@@ -590,13 +598,13 @@ static void bwd_part(void *arg, int t, int nt) {
             for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += (dx_whole: =) w^T dy_i */
                 float *dx = x->grad + i * x->stride_n;
                 if (buf) /* dy's pairs from its rows packed above: dy rounded once */
-                    dse_bf16_pairs_of_rows(dyr + (i - n0) * s->PQ, s->K, s->PQ, Lc, dyp, s->PQ, j->isa);
+                    dse_bf16_pairs_of_rows(dyr + (i - n0) * s->PQ, s->K, s->PQ, Lc, dyp, lines16(s->PQ), j->isa);
                 else { /* no weight gradient: never a dy_pool or grad16 conv's (dse_cpu_takes_pool_dy) */
                     DSE_ASSERT(!j->n->dy_pool && !y->grad16);
-                    dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, s->PQ, j->isa);
+                    dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, lines16(s->PQ), j->isa);
                 }
                 struct dse_mm_bf16 m = { .M = s->CRS, .N = s->PQ, .KP = KP2, .ap = j->wp, .lda = KP2, .bp = dyp,
-                                         .ldb = s->PQ, .c = dx, .ldc = s->PQ, .acc = 1 };
+                                         .ldb = lines16(s->PQ), .c = dx, .ldc = s->PQ, .acc = 1 };
                 if (x->grad16) { /* kept in bf16 (plan_grad16) */
                     dx16(j, i, dyp, tmp);
                     continue;
@@ -810,22 +818,22 @@ static void fwd_direct_part(void *arg, int t, int nt) {
         } else pad_pairs(xi, x->bf16 ? data16(x) + it.i * x->stride_n : NULL, s->C, s->H, s->W, s->ph, s->pw, g->Wp,
                          g->plane, xq, j->isa);
         for (int64_t p0 = 0; p0 < s->P; p0 += rows) { /* the grid's rows p0.. (columns p0 Wp..) */
-            const int64_t pn = s->P - p0 < rows ? s->P - p0 : rows, N = pn * g->Wp;
+            const int64_t pn = s->P - p0 < rows ? s->P - p0 : rows, N = pn * g->Wp, ldt = lines16(N);
             const struct dse_mm_bf16 m = { .M = it.k1 - it.k0, .N = N, .KP = g->KPf, .ap = j->wp + it.k0 * g->KPf,
                                            .lda = g->KPf, .bp = xq + p0 * g->Wp, .boff = j->boff,
-                                           .c = tmp + it.k0 * N, .ldc = N, .bias = bias ? bias + it.k0 : NULL,
+                                           .c = tmp + it.k0 * ldt, .ldc = ldt, .bias = bias ? bias + it.k0 : NULL,
                                            .relu = j->n->relu_out };
             dse_cpu_mm_bf16(&m, j->isa);
             if (y->bf16) { /* rounded once, as the grid's rows are taken */
                 dse_bf16 *yi = (dse_bf16 *)(void *)y->data + it.i * y->stride_n + p0 * s->Q;
                 for (int64_t k = it.k0; k < it.k1; k++)
-                    dse_bf16_pack_rows(tmp + k * N, pn, s->Q, g->Wp, yi + k * s->PQ, s->Q, s->Q, j->isa);
+                    dse_bf16_pack_rows(tmp + k * ldt, pn, s->Q, g->Wp, yi + k * s->PQ, s->Q, s->Q, j->isa);
                 continue;
             }
             float *yi = y->data + it.i * y->stride_n + p0 * s->Q;
             for (int64_t k = it.k0; k < it.k1; k++)
                 for (int64_t p = 0; p < pn; p++)
-                    memcpy(yi + k * s->PQ + p * s->Q, tmp + k * N + p * g->Wp, (size_t)s->Q * sizeof(float));
+                    memcpy(yi + k * s->PQ + p * s->Q, tmp + k * ldt + p * g->Wp, (size_t)s->Q * sizeof(float));
         }
     }
 }
@@ -835,7 +843,7 @@ static enum dse_status fwd_direct(struct bjob *j) {
     struct dgeo g = dgeo_of(s);
     j->g = &g;
     const size_t own = al((size_t)(g.C2 * g.plane) * sizeof(uint32_t)) +
-                       al((size_t)(s->K * direct_rows(s, &g) * g.Wp) * sizeof(float));
+                       al((size_t)(s->K * lines16(direct_rows(s, &g) * g.Wp)) * sizeof(float));
     const size_t wbytes = al((size_t)(s->K * g.KPf) * sizeof(uint32_t)), obytes = al((size_t)g.KPf * sizeof(int64_t));
     for (int t = 0; t < j->cx->threads; t++) {
         void *p;
@@ -879,7 +887,8 @@ static size_t dscratch(const struct bshape *s, const struct dgeo *g, int64_t chu
     *dyq = *xb + (dw ? al((size_t)(chunk * g->rplanes * g->bplane) * sizeof(dse_bf16)) : 0);
     *tmp = *dyq + (dx ? al((size_t)(g->K2 * g->qplane) * sizeof(uint32_t)) : 0);
     size_t tb = (size_t)s->PQ * sizeof(float); /* take_dy's plane; then dx_direct's grid, or phase_rows' row */
-    if (dx && (size_t)(s->C * s->H * g->Wq) * sizeof(float) > tb) tb = (size_t)(s->C * s->H * g->Wq) * sizeof(float);
+    if (dx && (size_t)(s->C * lines16(s->H * g->Wq)) * sizeof(float) > tb)
+        tb = (size_t)(s->C * lines16(s->H * g->Wq)) * sizeof(float);
     if (g->phases && (size_t)g->Wp * sizeof(float) > tb) tb = (size_t)g->Wp * sizeof(float);
     *d16 = *tmp + al(tb);
     return *d16 + (dw ? al((size_t)(s->K * s->PQ) * sizeof(dse_bf16)) : 0);
@@ -906,16 +915,16 @@ static void dx_direct(const struct bjob *j, int64_t i, const dse_bf16 *d16, uint
     const struct bshape *s = &j->s;
     const struct dgeo *g = j->g;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
-    const int64_t NX = s->H * g->Wq;
+    const int64_t NX = s->H * g->Wq, ldt = lines16(NX); /* tmp's rows on whole lines */
     pad_pairs(y->grad + i * y->stride_n, d16, s->K, s->P, s->Q, g->qh, g->qw, g->Wq, g->qplane, dyq, j->isa);
     const struct dse_mm_bf16 m = { .M = s->C, .N = NX, .KP = g->KPx, .ap = j->wx, .lda = g->KPx, .bp = dyq,
-                                   .boff = j->boff, .c = tmp, .ldc = NX };
+                                   .boff = j->boff, .c = tmp, .ldc = ldt };
     dse_cpu_mm_bf16(&m, j->isa);
     float *dx = x->grad + i * x->stride_n;
     for (int64_t c = 0; c < s->C; c++)
         for (int64_t h = 0; h < s->H; h++) {
             float *d = dx + c * s->HW + h * s->W;
-            const float *src = tmp + c * NX + h * g->Wq;
+            const float *src = tmp + c * ldt + h * g->Wq;
             for (int64_t w = 0; w < s->W; w++) d[w] += src[w];
         }
 }

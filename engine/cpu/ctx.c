@@ -139,9 +139,12 @@ struct sgd_job {
 
 static void sgd_part(void *p, int64_t lo, int64_t hi) {
     const struct sgd_job *j = p;
+    float *restrict w = j->w, *restrict v = j->v;
+    const float *restrict g = j->g;
+    const float lr = j->lr, momentum = j->momentum, wd = j->wd, s = j->s;
     for (int64_t i = lo; i < hi; i++) {
-        j->v[i] = j->momentum * j->v[i] + j->lr * (j->s * j->g[i] + j->wd * j->w[i]);
-        j->w[i] -= j->v[i];
+        v[i] = momentum * v[i] + lr * (s * g[i] + wd * w[i]);
+        w[i] -= v[i];
     }
 }
 
