@@ -184,22 +184,9 @@ TAMX static void a_tail(const struct dse_mm_bf16 *p, int64_t m0, int rows, int64
 /* A's short last k-block kept for this many rows at once (32 KiB), else taken per block. */
 #define TAIL_ROWS 512
 
-/* Rows of A a pass over C's columns takes (a multiple of 32): their k-pairs of a panel's
- * depth within A_BLOCK_BYTES, so they stay in L2 while B's columns pass (conv10's filters,
- * 1000 x 256 pairs, 1 MB, were read again for every 32 columns, from beyond L2 once C and B
- * took the rest of it: C = A B at N = 169 ran at 830 GFLOP/s, at N = 64 at 1,450). */
-#define A_BLOCK_BYTES ((int64_t)384 << 10)
-
-static int64_t a_rows(const struct dse_mm_bf16 *p) {
-    const int64_t kp = p->KP < 16 * PANEL_KB ? p->KP : 16 * PANEL_KB;
-    const int64_t r = A_BLOCK_BYTES / (kp * (int64_t)sizeof(uint32_t)) / 32 * 32;
-    return r < 32 ? 32 : r;
-}
-
 /* C = A B (+ bias, ReLU) or C += A B on rows [mlo, mhi), tr rows a tile (16, or all of them
- * when fewer): for each block of a_rows rows, each 32 columns and each PANEL_KB blocks of
- * k-pairs, B's blocks (their own rows or the panel), then every 32 rows of the block over
- * them. Each output's chain is the same whatever the blocks: the same bits. */
+ * when fewer): for each 32 columns and each PANEL_KB blocks of k-pairs, B's blocks (their
+ * own rows or the panel), then every 32 rows of A over them. */
 TAMX static void amx_mm(const struct dse_mm_bf16 *p, int64_t mlo, int64_t mhi, int tr) {
     uint32_t pan[PANEL_WORDS] __attribute__((aligned(64))), at[TAIL_ROWS * 16] __attribute__((aligned(64)));
     uint32_t bt[16 * 32] __attribute__((aligned(64)));
@@ -208,8 +195,6 @@ TAMX static void amx_mm(const struct dse_mm_bf16 *p, int64_t mlo, int64_t mhi, i
     const int short_k = p->KP % 16 != 0, tail_once = short_k && tr == 16 && mhi - mlo <= TAIL_ROWS;
     tiles_on(tr);
     if (tail_once) a_tail(p, mlo, (int)(mhi - mlo), 16 * (KB - 1), at);
-    const int64_t MB = a_rows(p);
-    for (int64_t mb = mlo; mb < mhi; mb += MB)
     for (int64_t n0 = 0; n0 < p->N; n0 += 32) {
         const int64_t nv = p->N - n0 < 32 ? p->N - n0 : 32;
         const int nt = nv > 16 ? 2 : 1;
@@ -223,7 +208,7 @@ TAMX static void amx_mm(const struct dse_mm_bf16 *p, int64_t mlo, int64_t mhi, i
             else if (last && short_k) panel_mm(p, n0, 16 * (KB - 1), 1, bt);
             const uint32_t *bs = own ? p->bp + 16 * b0 * p->ldb + n0 : pan;
             const int64_t ldbs = own ? p->ldb : 32;
-            for (int64_t m0 = mb; m0 < mhi && m0 < mb + MB; m0 += 32) {
+            for (int64_t m0 = mlo; m0 < mhi; m0 += 32) {
                 const int mt = tr == 16 && mhi - m0 >= 32 ? 2 : 1, rows = tr == 16 ? 16 * mt : tr;
                 if (last && short_k && !tail_once) a_tail(p, m0, rows, 16 * (KB - 1), at);
                 float *c = p->c + m0 * p->ldc + n0;
