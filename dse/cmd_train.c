@@ -480,8 +480,8 @@ int cmd_profile(const struct dse_opt_cmd *c, const struct dse_opt_args *a) {
         if (dse_model_bf16_fp32(m, fp32, sizeof fp32)) printf("# %s\n", fp32);
         const int acts16 = dse_model_bf16_acts(m);
         if (acts16)
-            printf("# bf16: %d of %d layers' outputs stored in bf16 between ops; products on %s (docs/training.md)\n",
-                   acts16, n, dse_cpu_bf16_kernels());
+            printf("# bf16: %d of %d layers' outputs stored in bf16 between ops, %d of their gradients; products on "
+                   "%s (docs/training.md)\n", acts16, n, dse_model_bf16_grads(m), dse_cpu_bf16_kernels());
         printf("%-28s %-12s %10s %10s %9s %9s\n", "layer", "op", "fwd_ms", "bwd_ms", "fwd_GF/s", "bwd_GF/s");
         for (int i = 0; i < n; i++) {
             qsort(tf + i * iters, (size_t)iters, sizeof *tf, cmp_double);

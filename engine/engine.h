@@ -50,7 +50,7 @@ struct dse_tensor {
     enum dse_mem mem;         /* address space of data and grad */
     unsigned     owns;        /* DSE_TENSOR_OWNS_*: what dse_tensor_deinit frees */
     int          bf16;        /* 1: data holds bfloat16 values (uint16_t, the same element
-                                 indices: half the bytes), grad stays float; CPU models in
+                                 indices: half the bytes), grad stays float (but grad16); CPU models in
                                  bf16 only, where every op that reads or writes the tensor
                                  takes it (engine/model.c plan_bf16, issue #37) */
     int          grad16;      /* 1: grad holds bfloat16 values too (the same element indices),
@@ -61,7 +61,7 @@ struct dse_tensor {
     double      *gsum;        /* with grad16: gsum[i * gsum_ld + c], image i's channel c sum of
                                  those masked values before rounding (its writer's bias
                                  gradient terms); borrowed from the model */
-    int64_t      gsum_ld;
+    int64_t      gsum_ld;     /* doubles from one image's sums to the next (the buffer's channels) */
 };
 
 /* Flags for dse_tensor_init / dse_tensor_new. */

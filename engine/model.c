@@ -549,7 +549,8 @@ static void plan_pool_dy(struct dse_model *m, const int *own, const int *view_of
  * (an owner's output, or a concat's with its views) holds bfloat16 values where every layer
  * that writes it and every layer that reads it takes them (dse_cpu_bf16_io: the bf16 convs,
  * max pooling; a concat whose inputs are all its views), so SqueezeNet's convs and pools pass
- * 16-bit values and each pass moves half the bytes; their gradients stay float. The products
+ * 16-bit values and each pass moves half the bytes; their gradients stay float (but
+ * plan_grad16's). The products
  * are the same bits: a bf16 conv rounds its input to the same values either way, and a
  * ReLU's mask reads y > 0 from the 16 bits (a positive denormal, flushed, the one exception).
  * A max pool reading a bf16 conv's output gives the same maxima (of rounded values, the
@@ -601,22 +602,21 @@ static void plan_bf16(struct dse_model *m, const int *own, const int *view_of, c
 
 /* Gradients kept in bf16 (dse_tensor.grad16): a bf16 buffer whose one reader is a bf16 1x1
  * conv writing its gradient whole (dse_node.dx_whole: a squeeze on its concat) and whose every
- * writer is a bf16 conv taking dy in its weight gradient's one pass (dse_cpu_takes_pool_dy; a
- * concat only through its views) with its fused ReLU's mask on bf16 outputs: the reader masks
- * its products by those ReLUs, rounds them and sums each channel as the writers' take_dy did
- * (dse_bf16_pack_dy, on the products while in cache), and the writers take the bf16 rows and
- * the sums as they are. The same bits: the same function on the same floats, only where it
- * runs; the gradient (v1.0 at batch 16: fire2's, fire3's, fire5-7's concats, 24 million
- * values) then goes through memory in 16 bits once instead of 32 bits written and read back.
- * CPU only, in training. DSE_CPU_BF16_FLOAT_GRADS=1 keeps every gradient in float32. */
-static enum dse_status plan_grad16(struct dse_model *m, const int *own, const int *view_of, const int *view_c0,
-                                   struct dse_err *err) {
+ * writer is a bf16 conv taking dy in its weight gradient's one pass with its fused ReLU's mask
+ * on bf16 outputs (dse_cpu_takes_dy16; a concat only through its views; none a pool's dy_pool
+ * conv): the reader masks its products by those ReLUs, rounds them and sums each channel as
+ * the writers' take_dy did (dse_bf16_pack_dy, on the products while in cache), and the
+ * writers take the bf16 rows and the sums as they are. The same bits: the same function on
+ * the same floats, only where it runs; the gradient (v1.0 at batch 16: fire2's, fire3's,
+ * fire5-7's concats, 24 million values) then goes through memory in 16 bits once instead of
+ * 32 bits written and read back. CPU only, in training; out of memory, every gradient stays
+ * float (the same bits). DSE_CPU_BF16_FLOAT_GRADS=1 keeps every gradient in float32. */
+static void plan_grad16(struct dse_model *m, const int *own, const int *view_of, const int *view_c0) {
     const char *off = getenv("DSE_CPU_BF16_FLOAT_GRADS");
     const int n = m->net.n_layers;
-    if (m->gpu || m->inference || m->cx.bf16 != DSE_CPU_BF16_BY_RULE || (off && off[0] && off[0] != '0'))
-        return DSE_OK;
+    if (m->gpu || m->inference || m->cx.bf16 != DSE_CPU_BF16_BY_RULE || (off && off[0] && off[0] != '0')) return;
     char *keep = calloc((size_t)n, 1);
-    if (!keep) return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+    if (!keep) return; /* every gradient float: the same bits */
     int64_t total = 0;
     for (int r = 0; r < n; r++) {
         const struct dse_node *rd = &m->nodes[r];
@@ -640,8 +640,9 @@ static enum dse_status plan_grad16(struct dse_model *m, const int *own, const in
     }
     if (total && !(m->gsums = calloc((size_t)total, sizeof *m->gsums))) {
         free(keep);
-        return dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
+        return; /* every gradient float: the same bits */
     }
+    m->n_gsums = total;
     int64_t at = 0;
     for (int b = 0; b < n; b++) /* the buffers' own tensors first: their views point into them */
         if (keep[b]) {
@@ -663,7 +664,6 @@ static enum dse_status plan_grad16(struct dse_model *m, const int *own, const in
         t->grad = (float *)(void *)((uint16_t *)(void *)p->grad + (int64_t)view_c0[i] * t->h * t->w);
     }
     free(keep);
-    return DSE_OK;
 }
 
 /* 1 if layer i (a flatten or reshape) runs as a view of its input: the same memory in its
@@ -845,7 +845,7 @@ enum dse_status dse_model_new_on(const struct dse_net *net, const struct dse_mod
     plan_whole_grads(m, own, view_of);
     plan_pool_dy(m, own, view_of);
     plan_bf16(m, own, view_of, view_c0);
-    if ((st = plan_grad16(m, own, view_of, view_c0, err))) goto fail;
+    plan_grad16(m, own, view_of, view_c0);
     m->momentum = calloc((size_t)(m->n_params ? m->n_params : 1), sizeof *m->momentum);
     if (!m->momentum) {
         st = dse_err_set(err, DSE_ERR_NOMEM, NULL, 0, "out of memory");
@@ -1245,6 +1245,12 @@ int dse_model_bf16_acts(const struct dse_model *m) {
     return count;
 }
 
+int dse_model_bf16_grads(const struct dse_model *m) {
+    int count = 0;
+    for (int i = 0; i < m->net.n_layers; i++) count += m->outs[i].grad16;
+    return count;
+}
+
 int dse_model_bf16_fp32(const struct dse_model *m, char *buf, size_t size) {
     enum { TAIL = 48 }; /* room kept for ", and 1234 more compute in float32" */
     int count = 0, more = 0;
@@ -1289,7 +1295,7 @@ size_t dse_model_bytes(const struct dse_model *m) {
     for (int p = 0; p < m->n_params; p++) /* weights, and for training their grads and momentum */
         b += (m->inference ? 1 : 3) * (size_t)dse_tensor_count(m->params[p]) * sizeof(float);
     for (int i = 0; i < m->net.n_layers; i++) b += m->nodes[i].st.bytes;
-    return b + m->cx.ws_bytes;
+    return b + (size_t)m->n_gsums * sizeof(double) + m->cx.ws_bytes;
 }
 
 /* ---- devices (issue #6) ------------------------------------------------------------------ */

@@ -61,6 +61,7 @@ struct dse_model {
     size_t             grad_floats; /* the gradient half of the arena, zeroed every step */
     float             *grad_base;
     double            *gsums;     /* the grad16 buffers' channel sums (dse_tensor.gsum); owned */
+    int64_t            n_gsums;
     struct dse_cpu_ctx cx;        /* the CPU backend (on a device model: its generator is
                                      the dropout generator both backends draw from, which
                                      checkpoints store) */
@@ -172,6 +173,10 @@ int dse_model_bf16_fp32(const struct dse_model *m, char *buf, size_t size);
  * plan_bf16; a concat's views and in-place layers count with their buffer's layers): 0 in
  * float32, on a GPU, or with DSE_CPU_BF16_FLOAT_ACTS=1 set. */
 int dse_model_bf16_acts(const struct dse_model *m);
+/* How many layers' output gradients are kept in bf16 (engine/model.c plan_grad16; counted as
+ * dse_model_bf16_acts counts): 0 in float32, on a GPU, in inference or with
+ * DSE_CPU_BF16_FLOAT_GRADS=1 set. */
+int dse_model_bf16_grads(const struct dse_model *m);
 
 /* Measured memory: bytes the model allocated (arena, parameters, momentum, node state,
  * workspace), to set beside the analyzer's estimate. */

@@ -57,9 +57,10 @@ void resume_setup(struct dse_mp *mp, struct dse_net *net, struct dse_train_opts 
 
 /* Whether two models' arenas hold the same bits, but for the input gradients of max pools
  * whose backward the convs before them do (dse_node.dx_to_writers, in either model): never
- * written there, and read by nothing; and for gradients m[0] keeps in bf16 (dse_tensor.grad16)
- * where m[1] keeps them in float: each of m[0]'s values must be m[1]'s masked by the ReLU's
- * rule on the bf16 activation (bits 0x0001 to 0x7f80 are > 0) and rounded to bf16. */
+ * written there, and read by nothing; and for gradients one model keeps in bf16
+ * (dse_tensor.grad16) where the other keeps them in float: each bf16 value must be the float
+ * masked by the ReLU's rule on the bf16 activation (bits 0x0001 to 0x7f80 are > 0) and rounded
+ * to bf16. */
 int same_arenas(struct dse_model *m[2]) {
     const size_t bytes = m[0]->arena_floats * sizeof(float);
     float *a[2] = { malloc(bytes), malloc(bytes) };
@@ -70,12 +71,13 @@ int same_arenas(struct dse_model *m[2]) {
         if (m[0]->nodes[i].dx_to_writers || m[1]->nodes[i].dx_to_writers)
             for (int k = 0; k < 2; k++)
                 memset(a[k] + (x->grad - m[0]->arena), 0, (size_t)dse_tensor_count(x) * sizeof(float));
-        if (m[0]->nodes[i].op != DSE_OP_CONV2D || !x->grad16 || x1->grad16) continue;
-        DSE_ASSERT(x->n * x->stride_n == dse_tensor_count(x)); /* a whole buffer: its reader's input */
-        const int64_t cnt = dse_tensor_count(x);
-        const uint16_t *g16 = (const uint16_t *)(const void *)x->grad, *y16 = (const uint16_t *)(const void *)x->data;
+        if (m[0]->nodes[i].op != DSE_OP_CONV2D || x->grad16 == x1->grad16) continue;
+        const struct dse_tensor *h = x->grad16 ? x : x1, *f = x->grad16 ? x1 : x; /* bf16, float */
+        DSE_ASSERT(h->n * h->stride_n == dse_tensor_count(h)); /* a whole buffer: its reader's input */
+        const int64_t cnt = dse_tensor_count(h);
+        const uint16_t *g16 = (const uint16_t *)(const void *)h->grad, *y16 = (const uint16_t *)(const void *)h->data;
         for (int64_t e = 0; e < cnt; e++)
-            same &= g16[e] == dse_bf16_of((uint16_t)(y16[e] - 1u) < 0x7f80u ? x1->grad[e] : 0.0f);
+            same &= g16[e] == dse_bf16_of((uint16_t)(y16[e] - 1u) < 0x7f80u ? f->grad[e] : 0.0f);
         for (int k = 0; k < 2; k++)
             memset(a[k] + (x->grad - m[0]->arena), 0, (size_t)cnt * sizeof(float));
     }

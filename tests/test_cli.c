@@ -1034,8 +1034,9 @@ void test_bf16_acts_concat(void) {
     if (!dir) return;
     snprintf(cmd, sizeof cmd, "%s profile %s --batch 4 --iters 1 --threads 1 --precision bf16 2>&1", DSE_BINARY, net);
     CHECK_INT_EQ(cmd_output(cmd, out, sizeof out), 0);
-    CHECK(strstr(out, "\n# bf16: 2 of 15 layers' outputs stored in bf16 between ops; products on ") != NULL);
-    CHECK(strstr(out, "between ops; products on amx (") || strstr(out, "between ops; products on avx512bf16 ("));
+    CHECK(strstr(out, "\n# bf16: 2 of 15 layers' outputs stored in bf16 between ops, 0 of their gradients; "
+                      "products on ") != NULL);
+    CHECK(strstr(out, "gradients; products on amx (") || strstr(out, "gradients; products on avx512bf16 ("));
     for (int v = 0; v < 2; v++) {
         snprintf(ck[v], sizeof ck[v], "%s/%d/epoch-1.ckpt", dir, v);
         snprintf(cmd, sizeof cmd, "%s %s train %s --data fashion-mnist --epochs 1 --batch 32 --limit-train 256 "

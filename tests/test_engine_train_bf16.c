@@ -20,17 +20,21 @@
  * to, the pools' written whole and read back), the whole arena (but those pools' input
  * gradients, same_arenas), the parameters' gradients and the parameters after two SGD steps
  * are the same bits, on 1 and 2 threads; a conv that added to a buffer left unzeroed would
- * carry the first step's gradient into the second. Two nets: a pool after fire2's bf16
- * expands (two convs writing its input through the concat's views, the second at channel
- * offset 32); and a conv1 of 5x5 at stride 2 (25 terms: bf16 by the rule, by phases, no data
- * gradient) under pool1. Skipped where the CPU lacks avx512_bf16. */
+ * carry the first step's gradient into the second. Gradients kept in bf16 (plan_grad16:
+ * the reference model is made with DSE_CPU_BF16_FLOAT_GRADS=1) hold the reference's floats
+ * masked and rounded. Three nets: a pool after fire2's bf16 expands (two convs writing its
+ * input through the concat's views, the second at channel offset 32); the same on a 32x32
+ * input, whose fires' maps (16x16, 8x8) are whole multiples of 32 values (an image's dy rows
+ * then fill a chunk's row exactly: take_dy must still copy them); and a conv1 of 5x5 at
+ * stride 2 (25 terms: bf16 by the rule, by phases, no data gradient) under pool1. Skipped
+ * where the CPU lacks avx512_bf16. */
 void test_bf16_dx_whole(void) {
     if (dse_cpu_bf16_why()) {
         printf("  skipped: no avx512_bf16 (%s)\n", dse_cpu_bf16_why());
         return;
     }
-    for (int v = 0; v < 2 * 2; v++) {
-        const int s2 = v / 2, threads = 1 + v % 2;
+    for (int v = 0; v < 3 * 2; v++) {
+        const int s2 = v / 2 == 2, wide = v / 2 == 1, threads = 1 + v % 2;
         struct dse_mp mp;
         struct dse_net net;
         struct dse_train_opts o;
@@ -39,6 +43,7 @@ void test_bf16_dx_whole(void) {
         mp.conv1_filters = 32, mp.base_e = 64, mp.bypass = DSE_BYPASS_NONE, mp.dropout = 0.0;
         mp.pools = s2 ? DSE_MP_POOL_CONV1 : DSE_MP_POOL_CONV1 | DSE_MP_POOL_FIRE(2);
         if (s2) mp.conv1_kernel = 5, mp.conv1_stride = 2, mp.conv1_pad = 0; /* 28 -> 12, pool1 -> 6 */
+        if (wide) mp.input_h = mp.input_w = 32; /* pool1 -> 16x16, the pool after fire2 -> 8x8 */
         dse_net_init(&net, "t", 1, 1, 1);
         CHECK_OK(dse_mp_build(&mp, &net, NULL));
         const struct dse_model_device_opts dev = { .device = { .kind = DSE_DEVICE_CPU }, .math = DSE_CUDA_MATH_BF16 };
@@ -78,7 +83,7 @@ void test_bf16_dx_whole(void) {
         const int labels[4] = { 0, 3, 9, 1 }, same = same_two_steps(m, x, labels);
         if (!same)
             fprintf(stderr, "  bf16-dx-whole: %s, %d threads: results differ\n",
-                    s2 ? "conv1 5x5/2" : "pool after fire2", threads);
+                    s2 ? "conv1 5x5/2" : wide ? "pool after fire2, 32x32" : "pool after fire2", threads);
         CHECK(same);
         /* conv1's forward and weight gradient by phases, 2 steps */
         CHECK_INT_EQ(m[0]->cx.stats.bf16_phases - phases, s2 ? 2 * 2 : 0);

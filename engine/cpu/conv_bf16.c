@@ -2,7 +2,9 @@
  * the operands of every product rounded to bf16 as they are packed, the products summed in
  * float by mm_bf16.c's kernels; weights, biases, gradients and everything else stay float32,
  * and so do activations but those engine/model.c's plan_bf16 stores in bf16 (dse_tensor.bf16:
- * section "activations stored in bf16" below). conv2d.c and fc.c call these instead of their
+ * section "activations stored in bf16" below), and gradients but those plan_grad16 keeps in
+ * bf16 (dse_tensor.grad16: a squeeze's data gradient, masked and summed for the expands
+ * before it by dx16, taken by their take_dy). conv2d.c and fc.c call these instead of their
  * float32 code when the ctx is in bf16; conv2d.c applies the fused ReLU's mask and the bias
  * gradient first, but for a conv with a weight gradient, which takes them with dy's rows
  * (dse_cpu_conv_bf16_fuses, take_dy).
@@ -16,7 +18,8 @@
  * two rows at a time straight into k-pairs, B [C R S / 2][P Q] (a 1x1 stride-1 unpadded
  * conv packs its planes as they are), y = w B (+ bias, ReLU) by dse_cpu_mm_bf16; the data
  * gradient dcol = w^T dy (the same kernel, dy packed), then col2im adds it to dx (a 1x1
- * conv adds w^T dy straight into dx, or stores it there where dse_node.dx_whole); the weight gradient dw += dy col^T over a chunk of a
+ * conv adds w^T dy straight into dx, or stores it there where dse_node.dx_whole, or rounds it
+ * into a bf16 gradient, dx16); the weight gradient dw += dy col^T over a chunk of a
  * slice's images by dse_cpu_mm_nt_bf16, dy and col packed as bf16 rows. Images go to the
  * threads forward; backward goes by the batch's slices (engine/slices.h), each thread adding
  * its run of slices' weight gradients up by the slice tree as they are done, in the few
@@ -445,8 +448,9 @@ static void wt_give(struct wt_run *w, const struct bjob *j, int64_t k, float *bu
 
 /* A thread's backward scratch, in its workspace: the chunk's dy as bf16 rows [K][Lc] and its
  * lowered x [CRS][Lc], Lc = chunk_row (weight gradient); one image's dy in k-pairs
- * [(K + 1) / 2][PQ] and its dcol [CRS][PQ] (data gradient); 2 PQ floats, a lowered row, or
- * before it take_dy's plane (dse_node.dy_pool). */
+ * [(K + 1) / 2][lines16(PQ)] and its dcol [CRS][PQ] (data gradient); 2 PQ floats, a lowered
+ * row, or before it take_dy's plane (dse_node.dy_pool), or with dx16 its block of
+ * dx16_rows x lines16(PQ) floats. */
 struct bscratch {
     size_t dyr, xr, xt, dyp, dcol, tmp, total;
 };
@@ -479,20 +483,21 @@ static int64_t bwd_chunk(const struct bshape *s, int64_t most) {
  * conv2d.c's mask and bias passes, dse_cpu_slice_sums' order), so dy is read once from
  * memory instead of three times. Where dy is kept in bf16 (dse_tensor.grad16) its reader
  * did that pass (dx16): its rows are copied, its sums added. Returns where the rows are:
- * out, or with ldo = PQ and dy in bf16 its own rows. */
+ * out, or with borrow (a caller reading the rows it is given back, PQ apart) and dy in bf16,
+ * dy's own rows, nothing copied. */
 static const dse_bf16 *take_dy(const struct bjob *j, int64_t i, dse_bf16 *out, int64_t ldo, double *part,
-                               float *plane) {
+                               float *plane, int borrow) {
     const struct bshape *s = &j->s;
     const struct dse_tensor *y = j->n->out;
-    const float *dy = y->grad + i * y->stride_n;
     if (y->grad16) {
         DSE_ASSERT(j->fuse && !j->n->dy_pool); /* dse_cpu_takes_dy16 */
         const dse_bf16 *d = (const dse_bf16 *)(const void *)y->grad + i * y->stride_n;
         for (int64_t k = 0; part && k < s->K; k++) part[k] += y->gsum[i * y->gsum_ld + k];
-        if (ldo == s->PQ) return d;
+        if (borrow) return d;
         copy_rows16(d, s->K, s->PQ, s->PQ, out, ldo, s->PQ);
         return out;
     }
+    const float *dy = y->grad + i * y->stride_n;
     if (!j->fuse) {
         DSE_ASSERT(!j->n->dy_pool); /* dse_cpu_takes_pool_dy: every such conv fuses */
         dse_bf16_pack_rows(dy, s->K, s->PQ, s->PQ, out, ldo, s->PQ, j->isa);
@@ -577,7 +582,7 @@ static void bwd_part(void *arg, int t, int nt) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk, Lc = chunk_row(s, nb);
             if (buf) { /* dw (= on the slice's first chunk) += dy col^T over the chunk's images, side by side */
                 for (int64_t i = 0; i < nb; i++) {
-                    take_dy(j, n0 + i, dyr + i * s->PQ, Lc, part, tmp);
+                    take_dy(j, n0 + i, dyr + i * s->PQ, Lc, part, tmp, 0); /* the rows in dyr */
                     lower_rows(s, x->data + (n0 + i) * x->stride_n,
                                x->bf16 ? data16(x) + (n0 + i) * x->stride_n : NULL, xr + i * s->PQ, Lc, tmp, j->isa);
                 }
@@ -916,7 +921,8 @@ static void dx_direct(const struct bjob *j, int64_t i, const dse_bf16 *d16, uint
     const struct dgeo *g = j->g;
     const struct dse_tensor *x = j->n->in[0], *y = j->n->out;
     const int64_t NX = s->H * g->Wq, ldt = lines16(NX); /* tmp's rows on whole lines */
-    pad_pairs(y->grad + i * y->stride_n, d16, s->K, s->P, s->Q, g->qh, g->qw, g->Wq, g->qplane, dyq, j->isa);
+    pad_pairs(d16 ? NULL : y->grad + i * y->stride_n, d16, s->K, s->P, s->Q, g->qh, g->qw, g->Wq, g->qplane, dyq,
+              j->isa);
     const struct dse_mm_bf16 m = { .M = s->C, .N = NX, .KP = g->KPx, .ap = j->wx, .lda = g->KPx, .bp = dyq,
                                    .boff = j->boff, .c = tmp, .ldc = ldt };
     dse_cpu_mm_bf16(&m, j->isa);
@@ -961,7 +967,7 @@ static void bwd_direct_part(void *arg, int t, int nt) {
             const int64_t nb = i1 - n0 < j->chunk ? i1 - n0 : j->chunk;
             if (buf) { /* dw (= on the slice's first chunk) += dy's grid . x's shifted planes */
                 for (int64_t i = 0; i < nb; i++) {
-                    const dse_bf16 *d = take_dy(j, n0 + i, d16, s->PQ, part, tmp);
+                    const dse_bf16 *d = take_dy(j, n0 + i, d16, s->PQ, part, tmp, 1);
                     grid_of_rows(s, g, d, dyg + i * s->K * g->L, j->isa);
                     if (x->grad) dx_direct(j, n0 + i, d, dyq, tmp);
                     const float *xi = x->data + (n0 + i) * x->stride_n;
