@@ -230,16 +230,20 @@ TBF AI __m256i cvt16(const float *x, __mmask16 mk) {
     return (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mk, x));
 }
 
+/* 16 k-pairs from 16 bf16 values each: lo's in the low halves, hi's in the high
+ * (dse_bf16_pair's layout). */
+TBF AI __m512i pair_words(__m256i lo, __m256i hi) {
+    return _mm512_or_si512(_mm512_cvtepu16_epi32(lo), _mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16));
+}
+
 TBF static void pack_b512(const float *b, int64_t K, int64_t N, int64_t ldb, uint32_t *bp, int64_t ldp) {
     for (int64_t kp = 0; kp < (K + 1) / 2; kp++) {
         const float *r0 = b + 2 * kp * ldb, *r1 = r0 + ldb;
         const int odd = 2 * kp + 1 < K;
         for (int64_t n = 0; n < N; n += 16) {
             const __mmask16 mk = dse_cpu_lanes16(N - n);
-            const __m512i lo = _mm512_cvtepu16_epi32(cvt16(r0 + n, mk));
-            const __m512i hi = odd ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(cvt16(r1 + n, mk)), 16)
-                                   : _mm512_setzero_si512();
-            _mm512_mask_storeu_epi32(bp + kp * ldp + n, mk, _mm512_or_si512(lo, hi));
+            const __m512i v = pair_words(cvt16(r0 + n, mk), odd ? cvt16(r1 + n, mk) : _mm256_setzero_si256());
+            _mm512_mask_storeu_epi32(bp + kp * ldp + n, mk, v);
         }
     }
 }
@@ -264,10 +268,8 @@ TBF static void pack_cols512(const float *a, int64_t M, int64_t K, int64_t a_ks,
         const int odd = 2 * kp + 1 < K;
         for (int64_t m = 0; m < M; m += 16) {
             const __mmask16 mk = dse_cpu_lanes16(M - m);
-            const __m512i lo = _mm512_cvtepu16_epi32(cvt16(c0 + m, mk));
-            const __m512i hi = odd ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(cvt16(c1 + m, mk)), 16)
-                                   : _mm512_setzero_si512();
-            _mm512_mask_i32scatter_epi32(ap + m * lda + kp, mk, step, _mm512_or_si512(lo, hi), 4);
+            const __m512i v = pair_words(cvt16(c0 + m, mk), odd ? cvt16(c1 + m, mk) : _mm256_setzero_si256());
+            _mm512_mask_i32scatter_epi32(ap + m * lda + kp, mk, step, v, 4);
         }
     }
 }
@@ -281,10 +283,9 @@ TBF static void pairs_turned512(const float *r0, const float *r1, int64_t n, uin
         const __m512i rev = _mm512_sub_epi32(_mm512_set1_epi32((int)cnt - 1), lane); /* lane i: cnt - 1 - i */
         const __m512 a = _mm512_permutexvar_ps(rev, _mm512_maskz_loadu_ps(mk, r0 + at));
         const __m512 b = r1 ? _mm512_permutexvar_ps(rev, _mm512_maskz_loadu_ps(mk, r1 + at)) : _mm512_setzero_ps();
-        const __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(a));
-        const __m512i hi = r1 ? _mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(b)), 16)
-                              : _mm512_setzero_si512();
-        _mm512_mask_storeu_epi32(out + j0, mk, _mm512_or_si512(lo, hi));
+        const __m512i v = pair_words((__m256i)_mm512_cvtneps_pbh(a), r1 ? (__m256i)_mm512_cvtneps_pbh(b)
+                                                                         : _mm256_setzero_si256());
+        _mm512_mask_storeu_epi32(out + j0, mk, v);
     }
 }
 
@@ -309,10 +310,9 @@ TBF static void pairs_of_rows512(const dse_bf16 *rows, int64_t K, int64_t N, int
         const int odd = 2 * kp + 1 < K;
         for (int64_t n = 0; n < N; n += 16) {
             const __mmask16 mk = dse_cpu_lanes16(N - n);
-            const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, r0 + n));
-            const __m512i hi = odd ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, r1 + n)), 16)
-                                   : _mm512_setzero_si512();
-            _mm512_mask_storeu_epi32(bp + kp * ldp + n, mk, _mm512_or_si512(lo, hi));
+            const __m512i v = pair_words(_mm256_maskz_loadu_epi16(mk, r0 + n),
+                                         odd ? _mm256_maskz_loadu_epi16(mk, r1 + n) : _mm256_setzero_si256());
+            _mm512_mask_storeu_epi32(bp + kp * ldp + n, mk, v);
         }
     }
 }
