@@ -61,7 +61,7 @@ struct dse_model {
     size_t             grad_floats; /* the gradient half of the arena, zeroed every step */
     float             *grad_base;
     double            *gsums;     /* the grad16 buffers' channel sums (dse_tensor.gsum); owned */
-    int64_t            n_gsums;
+    int64_t            n_gsums;   /* how many doubles gsums holds (0: no gradient in bf16) */
     struct dse_cpu_ctx cx;        /* the CPU backend (on a device model: its generator is
                                      the dropout generator both backends draw from, which
                                      checkpoints store) */
@@ -178,8 +178,8 @@ int dse_model_bf16_acts(const struct dse_model *m);
  * DSE_CPU_BF16_FLOAT_GRADS=1 set. */
 int dse_model_bf16_grads(const struct dse_model *m);
 
-/* Measured memory: bytes the model allocated (arena, parameters, momentum, node state,
- * workspace), to set beside the analyzer's estimate. */
+/* Measured memory: bytes the model allocated (arena, parameters, momentum, node state, the
+ * bf16 gradients' channel sums, workspace), to set beside the analyzer's estimate. */
 size_t dse_model_bytes(const struct dse_model *m);
 
 /* Host memory of bytes for the batches a caller hands to dse_model_forward: pinned on a

@@ -22,8 +22,8 @@ int  same_file(const char *a, const char *b);
  * of 256 images), 2 threads, GEMM_BATCH. */
 void resume_setup(struct dse_mp *mp, struct dse_net *net, struct dse_train_opts *o);
 /* Whether two models' arenas hold the same bits, but for the input gradients of max pools
- * whose backward the convs before them do (dse_node.dx_to_writers), and m[0]'s gradients in
- * bf16 against m[1]'s floats, masked and rounded (dse_tensor.grad16). */
+ * whose backward the convs before them do (dse_node.dx_to_writers), and gradients one model
+ * keeps in bf16 against the other's floats, masked and rounded (dse_tensor.grad16). */
 int  same_arenas(struct dse_model *m[2]);
 /* Two SGD steps of two models on the same batch: the losses, arenas (same_arenas) and the
  * parameters' gradients the same bits after each step, and the parameters after both. */

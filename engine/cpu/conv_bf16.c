@@ -601,19 +601,19 @@ static void bwd_part(void *arg, int t, int nt) {
                 }
             }
             for (int64_t i = n0; x->grad && i < n0 + nb; i++) { /* dx_i += (dx_whole: =) w^T dy_i */
-                float *dx = x->grad + i * x->stride_n;
                 if (buf) /* dy's pairs from its rows packed above: dy rounded once */
                     dse_bf16_pairs_of_rows(dyr + (i - n0) * s->PQ, s->K, s->PQ, Lc, dyp, lines16(s->PQ), j->isa);
                 else { /* no weight gradient: never a dy_pool or grad16 conv's (dse_cpu_takes_pool_dy) */
                     DSE_ASSERT(!j->n->dy_pool && !y->grad16);
                     dse_bf16_pack_b(y->grad + i * y->stride_n, s->K, s->PQ, s->PQ, dyp, lines16(s->PQ), j->isa);
                 }
-                struct dse_mm_bf16 m = { .M = s->CRS, .N = s->PQ, .KP = KP2, .ap = j->wp, .lda = KP2, .bp = dyp,
-                                         .ldb = lines16(s->PQ), .c = dx, .ldc = s->PQ, .acc = 1 };
                 if (x->grad16) { /* kept in bf16 (plan_grad16) */
                     dx16(j, i, dyp, tmp);
                     continue;
                 }
+                float *dx = x->grad + i * x->stride_n;
+                struct dse_mm_bf16 m = { .M = s->CRS, .N = s->PQ, .KP = KP2, .ap = j->wp, .lda = KP2, .bp = dyp,
+                                         .ldb = lines16(s->PQ), .c = dx, .ldc = s->PQ, .acc = 1 };
                 if (s->is_1x1) { /* dx_whole: stored, not added to the zeroed gradient (the same bits) */
                     m.acc = !j->n->dx_whole;
                     dse_cpu_mm_bf16(&m, j->isa);
