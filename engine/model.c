@@ -512,6 +512,26 @@ static void plan_whole_grads(struct dse_model *m, const int *own, const int *vie
     free(readers);
 }
 
+/* The number of layers writing buffer b if every one is a conv that takes(cx, node) allows
+ * (a concat only through its views; none in place), else 0: plan_pool_dy's and plan_grad16's
+ * condition on a buffer's writers. */
+static int writers_all(const struct dse_model *m, const int *own, const int *view_of, int b,
+                       int (*takes)(const struct dse_cpu_ctx *, const struct dse_node *)) {
+    int convs = 0;
+    for (int i = 0; i < m->net.n_layers; i++) {
+        const struct dse_layer *l = &m->net.layers[i];
+        if (m->nodes[i].fused || buf_of(own, view_of, i) != b) continue; /* fused: a ReLU its conv applies */
+        if (l->type == DSE_LAYER_CONCAT) {
+            for (int k = 0; k < l->n_inputs; k++)
+                if (!view_input(own, view_of, i, l->inputs[k])) return 0;
+            continue;
+        }
+        if (own[i] != i || !takes(&m->cx, &m->nodes[i])) return 0;
+        convs++;
+    }
+    return convs;
+}
+
 /* A max pool whose input's gradient is its dx alone (dse_node.dx_whole) and whose input every
  * writer is a conv taking dy in its weight gradient's one pass (dse_cpu_takes_pool_dy; a
  * concat only through its views): the pool's backward is left to those convs
@@ -526,18 +546,7 @@ static void plan_pool_dy(struct dse_model *m, const int *own, const int *view_of
         const int in = m->net.layers[p].inputs[0];
         if (pool->op != DSE_OP_MAXPOOL || !pool->dx_whole || in < 0) continue;
         const int b = buf_of(own, view_of, in);
-        int ok = 1, convs = 0;
-        for (int i = 0; i < n && ok; i++) {
-            const struct dse_layer *l = &m->net.layers[i];
-            if (m->nodes[i].fused || buf_of(own, view_of, i) != b) continue; /* fused: a ReLU its conv applies */
-            if (l->type == DSE_LAYER_CONCAT) {
-                for (int k = 0; k < l->n_inputs; k++) ok &= view_input(own, view_of, i, l->inputs[k]);
-                continue;
-            }
-            ok = own[i] == i && dse_cpu_takes_pool_dy(&m->cx, &m->nodes[i]);
-            convs++;
-        }
-        if (!ok || !convs) continue;
+        if (!writers_all(m, own, view_of, b, dse_cpu_takes_pool_dy)) continue;
         pool->dx_to_writers = 1;
         for (int i = 0; i < n; i++)
             if (!m->nodes[i].fused && buf_of(own, view_of, i) == b && m->net.layers[i].type != DSE_LAYER_CONCAT)
@@ -600,6 +609,11 @@ static void plan_bf16(struct dse_model *m, const int *own, const int *view_of, c
     free(keep);
 }
 
+/* A writer of a gradient kept in bf16 (plan_grad16): dy taken as bf16 rows, from no pool. */
+static int grad16_writer(const struct dse_cpu_ctx *cx, const struct dse_node *n) {
+    return dse_cpu_takes_dy16(cx, n) && !n->dy_pool;
+}
+
 /* Gradients kept in bf16 (dse_tensor.grad16): a bf16 buffer whose one reader is a bf16 1x1
  * conv writing its gradient whole (dse_node.dx_whole: a squeeze on its concat) and whose every
  * writer is a bf16 conv taking dy in its weight gradient's one pass with its fused ReLU's mask
@@ -624,19 +638,8 @@ static void plan_grad16(struct dse_model *m, const int *own, const int *view_of,
         if (rd->fused || in < 0 || !rd->dx_whole || rd->op != DSE_OP_CONV2D || !dse_cpu_writes_dx(&m->cx, rd))
             continue;
         const int b = buf_of(own, view_of, in);
-        int ok = m->outs[b].bf16, convs = 0;
-        for (int i = 0; i < n && ok; i++) {
-            const struct dse_layer *l = &m->net.layers[i];
-            const struct dse_node *nd = &m->nodes[i];
-            if (nd->fused || buf_of(own, view_of, i) != b) continue; /* fused: a ReLU its conv applies */
-            if (l->type == DSE_LAYER_CONCAT) {
-                for (int k = 0; k < l->n_inputs; k++) ok &= view_input(own, view_of, i, l->inputs[k]);
-                continue;
-            }
-            ok = own[i] == i && dse_cpu_takes_dy16(&m->cx, nd) && !nd->dy_pool;
-            convs++;
-        }
-        if (ok && convs && !keep[b]) keep[b] = 1, total += (int64_t)m->outs[b].n * m->outs[b].c;
+        if (!m->outs[b].bf16 || !writers_all(m, own, view_of, b, grad16_writer)) continue;
+        if (!keep[b]) keep[b] = 1, total += (int64_t)m->outs[b].n * m->outs[b].c;
     }
     if (total && !(m->gsums = calloc((size_t)total, sizeof *m->gsums))) {
         free(keep);
